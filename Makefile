@@ -1,0 +1,113 @@
+# ktrace top-level Makefile.
+#
+#   make                 build/libktrace.so and every tool in build/
+#   make test            CPU test suite (what CI runs)
+#   make check-asan      the CPU test suite under AddressSanitizer + UBSan (build-asan/)
+#   make install PREFIX=/usr/local DESTDIR=
+#   make V=1             show full commands
+#
+# Settings: CUDA_HOME (default /usr/local/cuda), CC, BUILD (output folder),
+# HASHKERN_ARCHS (SASS targets of ktrace's checksum kernel), SAN=1 (sanitizers).
+#
+# Each folder owns a module.mk fragment that adds its sources to the lists
+# below; folder dependency rules are in docs/architecture.md.
+
+CUDA_HOME ?= /usr/local/cuda
+NVCC ?= $(CUDA_HOME)/bin/nvcc
+CC ?= cc
+BUILD ?= build
+PREFIX ?= /usr/local
+DESTDIR ?=
+VERSION := 0.1.0
+
+ifeq ($(V),1)
+Q :=
+else
+Q := @
+endif
+
+PKGS := libelf libzstd liblz4
+PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS))
+PKG_LIBS := $(shell pkg-config --libs $(PKGS))
+
+WARN := -Wall -Wextra -Werror -Wshadow -Wformat=2 -Wno-format-nonliteral -Wvla -Wstrict-prototypes
+OPT ?= -O2 -g
+CFLAGS_ALL := -std=c11 -D_GNU_SOURCE -DKTRACE_VERSION=\"$(VERSION)\" $(WARN) $(OPT) -fPIC \
+	-fvisibility=hidden -fno-semantic-interposition -pthread \
+	-I. -I$(CUDA_HOME)/include $(PKG_CFLAGS) $(CFLAGS)
+LDFLAGS_ALL := -pthread $(LDFLAGS)
+ifeq ($(SAN),1)
+CFLAGS_ALL += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+LDFLAGS_ALL += -fsanitize=address,undefined
+endif
+
+# Filled by the module.mk fragments.
+CORE_SRCS :=       # common+format+meta+hashkern C: linked into the library and the tools
+LIB_SRCS :=        # interpose/: only in libktrace.so
+LIB_EXTRA_OBJS :=  # e.g. the embedded checksum-kernel fatbin
+TOOLS :=           # tool names; each defines <name>_SRCS
+TESTS :=           # CPU test programs; each defines <name>_SRCS, run by `make test`
+TEST_DEPS :=       # files the tests need built first (cubins, fixtures)
+BENCHES :=         # benchmark programs; each defines <name>_SRCS
+GPU_PROGS :=       # programs for test/gpu (built here, run on the GPU machine)
+EXTRA_TARGETS :=
+
+CORE_SRCS += common/log.c
+-include format/module.mk
+-include meta/module.mk
+-include hashkern/module.mk
+-include interpose/module.mk
+-include tools/module.mk
+-include test/module.mk
+-include bench/module.mk
+
+obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(filter %.c,$(1)))
+CORE_OBJS := $(call obj,$(CORE_SRCS))
+LIB_OBJS := $(call obj,$(LIB_SRCS))
+
+.PHONY: all test check check-asan install clean gpu-bundle bench
+all: $(BUILD)/libktrace.so $(addprefix $(BUILD)/,$(TOOLS)) $(EXTRA_TARGETS)
+
+$(BUILD)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) $(CFLAGS_ALL) -MMD -MP -c $< -o $@
+
+$(BUILD)/libktcore.a: $(CORE_OBJS)
+	@$(if $(Q),echo "  AR      $@")
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(BUILD)/libktrace.so: $(LIB_OBJS) $(CORE_OBJS) $(LIB_EXTRA_OBJS) interpose/libktrace.map
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) -shared -o $@ $(LIB_OBJS) $(CORE_OBJS) $(LIB_EXTRA_OBJS) \
+		-Wl,--version-script=interpose/libktrace.map -Wl,-z,defs -Wl,-z,now \
+		$(LDFLAGS_ALL) $(PKG_LIBS) -ldl
+
+define prog_rule
+$(BUILD)/$(1): $(call obj,$($(1)_SRCS)) $(BUILD)/libktcore.a
+	@$$(if $$(Q),echo "  LINK    $$@")
+	$$(Q)$$(CC) -o $$@ $$(call obj,$$($(1)_SRCS)) $(BUILD)/libktcore.a $$(LDFLAGS_ALL) $$(PKG_LIBS) $($(1)_LIBS) -ldl -lm
+endef
+$(foreach p,$(TOOLS) $(TESTS) $(BENCHES),$(eval $(call prog_rule,$(p))))
+
+test: all $(addprefix $(BUILD)/,$(TESTS)) $(TEST_DEPS)
+	$(Q)BUILD=$(BUILD) sh test/run_unit.sh $(addprefix $(BUILD)/,$(TESTS))
+
+check: test
+
+check-asan:
+	$(Q)$(MAKE) --no-print-directory BUILD=build-asan SAN=1 OPT="-O1 -g" test
+
+bench: $(addprefix $(BUILD)/,$(BENCHES))
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/doc/ktrace $(DESTDIR)$(PREFIX)/share/man/man1
+	install -m 0755 $(BUILD)/libktrace.so $(DESTDIR)$(PREFIX)/lib/libktrace.so
+	for t in $(TOOLS); do install -m 0755 $(BUILD)/$$t $(DESTDIR)$(PREFIX)/bin/$$t; done
+	install -m 0644 README.md docs/*.md $(DESTDIR)$(PREFIX)/share/doc/ktrace/
+	for m in docs/man/*.1; do [ -f "$$m" ] && install -m 0644 $$m $(DESTDIR)$(PREFIX)/share/man/man1/ || true; done
+
+clean:
+	rm -rf $(BUILD) build-asan
+
+-include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

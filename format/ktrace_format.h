@@ -1,0 +1,379 @@
+/* format/ktrace_format.h: the ktrace trace format, version 1 (see docs/format.md).
+ *
+ * Owns the on-disk layout shared by libktrace.so and every tool: the file
+ * preamble, the common record prefix, the record types, and the in-memory
+ * views used to encode and decode each record.  Nothing here knows about CUDA
+ * or the interposer; tools/ include only this header, trace_writer.h and
+ * trace_reader.h.
+ *
+ * On disk everything is little-endian.  A file is a 16-byte uncompressed
+ * preamble followed by one or more concatenated zstd frames whose decompressed
+ * bytes are a stream of records.  Every record starts with the 24-byte prefix
+ * {type, flags, size, seq, time_ns}; size counts the whole record and is a
+ * multiple of 8, so a reader skips any record type it does not know.
+ */
+#ifndef KTRACE_FORMAT_H
+#define KTRACE_FORMAT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* ---- preamble ---------------------------------------------------------- */
+
+/* 0x8B 'K' 'T' 'R' 'C' '\r' '\n' 0x1A: the high first byte catches 7-bit
+ * channels and text sniffing, CR LF catches line-ending conversion, ^Z stops
+ * DOS `type`.  (The PNG signature's reasoning.) */
+#define KTRACE_MAGIC "\x8bKTRC\r\n\x1a"
+#define KTRACE_MAGIC_LEN 8
+#define KTRACE_PREAMBLE_SIZE 16
+#define KTRACE_FORMAT_MAJOR 1 /* readers refuse a larger major */
+#define KTRACE_FORMAT_MINOR 0 /* additions that old readers can skip */
+
+/* Preamble: magic[8], u16 major, u16 minor, u32 flags (0). */
+
+/* ---- records ----------------------------------------------------------- */
+
+#define KTRACE_RECORD_PREFIX_SIZE 24
+#define KTRACE_RECORD_ALIGN 8
+#define KTRACE_RECORD_MAX_SIZE (64u << 20) /* readers reject larger sizes */
+
+enum ktrace_record_type {
+	KTRACE_REC_HEADER = 1,       /* process identity; first record of a file */
+	KTRACE_REC_MODULE = 2,       /* a loaded module or library */
+	KTRACE_REC_MODULE_IMAGE = 3, /* the bytes of a module image, once per digest */
+	KTRACE_REC_KERNEL = 4,       /* a kernel and its parameter layout */
+	KTRACE_REC_LAUNCH = 5,       /* one kernel launch */
+	KTRACE_REC_ALLOC = 6,        /* a device/managed/host-mapped allocation */
+	KTRACE_REC_FREE = 7,         /* release of an allocation */
+	KTRACE_REC_MEMCPY = 8,       /* a copy */
+	KTRACE_REC_MEMSET = 9,       /* a memset */
+	KTRACE_REC_NOTE = 10,        /* a message: info, warning, error, disabled feature */
+	KTRACE_REC_COUNTERS = 11,    /* drop and skip counters (cumulative) */
+	KTRACE_REC_END = 12,         /* how the process ended; last record */
+	KTRACE_REC_MODULE_UNLOAD = 13,
+};
+
+/* Common prefix of every record. */
+struct ktrace_record_prefix {
+	uint16_t type;    /* enum ktrace_record_type */
+	uint16_t flags;   /* per type; 0 unless stated */
+	uint32_t size;    /* whole record in bytes, multiple of 8, >= 24 */
+	uint64_t seq;     /* record sequence number, unique in the file, from 0 */
+	uint64_t time_ns; /* CLOCK_MONOTONIC nanoseconds (HEADER gives the realtime offset) */
+};
+
+/* A string inside a record: u16 length then the bytes, no NUL on disk.
+ * Decoded views point into the record buffer and are NOT NUL-terminated. */
+struct ktrace_str {
+	const char *ptr;
+	uint16_t len;
+};
+
+/* ---- HEADER ------------------------------------------------------------ */
+struct ktrace_rec_header {
+	uint32_t pid, ppid;
+	uint32_t rank;             /* from RANK / LOCAL_RANK, else 0 */
+	uint32_t digest_alg;       /* KTRACE_DIGEST_ALG_* (hashkern/ktrace_digest.h) */
+	uint64_t start_realtime_ns;/* CLOCK_REALTIME at start */
+	uint64_t start_monotonic_ns;/* CLOCK_MONOTONIC at the same instant */
+	struct ktrace_str host;
+	struct ktrace_str cmdline; /* argv joined by single spaces */
+	struct ktrace_str ktrace_version;
+	struct ktrace_str config;  /* effective settings, "KEY=VALUE" joined by ' ' */
+};
+
+/* ---- MODULE ------------------------------------------------------------ */
+enum ktrace_module_kind {
+	KTRACE_MODULE_UNKNOWN = 0,
+	KTRACE_MODULE_CUBIN = 1,
+	KTRACE_MODULE_FATBIN = 2,  /* container (0xBA55ED50) */
+	KTRACE_MODULE_FATBIN_WRAPPER = 3, /* __cudaRegisterFatBinary struct */
+	KTRACE_MODULE_PTX = 4,
+};
+enum ktrace_module_source {
+	KTRACE_MODSRC_MODULE_LOAD = 1,       /* cuModuleLoad (file) */
+	KTRACE_MODSRC_MODULE_LOAD_DATA = 2,  /* cuModuleLoadData / Ex */
+	KTRACE_MODSRC_MODULE_LOAD_FATBIN = 3,
+	KTRACE_MODSRC_LIBRARY_LOAD_DATA = 4,
+	KTRACE_MODSRC_LIBRARY_LOAD_FILE = 5,
+	KTRACE_MODSRC_UNKNOWN = 6,           /* handle first seen at a launch */
+};
+struct ktrace_rec_module {
+	uint64_t module_id;     /* ktrace's id, unique in the file */
+	uint64_t handle;        /* CUmodule or CUlibrary value */
+	uint64_t image_digest;  /* ktrace digest of the image bytes (0 if none) */
+	uint64_t image_size;
+	uint32_t kind;          /* enum ktrace_module_kind */
+	uint32_t source;        /* enum ktrace_module_source */
+	struct ktrace_str path; /* file path when loaded from a file */
+};
+
+/* ---- MODULE_IMAGE (stored once per digest) ------------------------------ */
+struct ktrace_rec_module_image {
+	uint64_t image_digest;
+	uint64_t image_size;   /* full size of the image */
+	uint64_t chunk_offset; /* images larger than one record are split */
+	uint32_t chunk_len;
+	const uint8_t *bytes;
+};
+
+/* ---- KERNEL ------------------------------------------------------------ */
+enum ktrace_param_kind {
+	KTRACE_PARAM_UNKNOWN = 0,
+	KTRACE_PARAM_SCALAR = 1,
+	KTRACE_PARAM_POINTER = 2,
+	KTRACE_PARAM_STRUCT = 3, /* by-value aggregate (may hide pointers) */
+};
+/* Where a parameter's name came from, best first. */
+enum ktrace_name_source {
+	KTRACE_NAME_NONE = 0,         /* generated "argN" */
+	KTRACE_NAME_DWARF = 1,        /* DW_TAG_formal_parameter (-G builds) */
+	KTRACE_NAME_TRITON_CACHE = 2, /* <name>.ttir / .source beside the matching cubin */
+	KTRACE_NAME_INDUCTOR = 3,     /* triton_meta signature of an Inductor module */
+	KTRACE_NAME_PTX = 4,          /* hand-written PTX .entry parameter names */
+	KTRACE_NAME_DEMANGLED = 5,    /* generated name; type from the Itanium-mangled name */
+	KTRACE_NAME_TRITON_SCRATCH = 6, /* Triton's trailing scratch pointers */
+};
+/* Where the layout (offsets/sizes) came from. */
+enum ktrace_layout_source {
+	KTRACE_LAYOUT_NONE = 0,
+	KTRACE_LAYOUT_NVINFO = 1,  /* EIATTR_KPARAM_INFO in the cubin */
+	KTRACE_LAYOUT_PTX = 2,     /* .entry signature */
+	KTRACE_LAYOUT_DRIVER = 3,  /* cuFuncGetParamInfo / cuKernelGetParamInfo */
+};
+struct ktrace_param_desc {
+	uint16_t ordinal;
+	uint8_t kind;        /* enum ktrace_param_kind */
+	uint8_t name_source; /* enum ktrace_name_source */
+	uint32_t offset;     /* byte offset in the parameter buffer */
+	uint32_t size;       /* bytes */
+	uint32_t flags;      /* KTRACE_PARAMF_* */
+	struct ktrace_str name;
+	struct ktrace_str type; /* "const float*", "*fp32", "i32", "" if unknown */
+};
+#define KTRACE_PARAMF_CONST    0x1u /* pointer to const (read-only by declaration) */
+#define KTRACE_PARAMF_SCRATCH  0x2u /* Triton scratch pointer */
+#define KTRACE_PARAMF_HIDDEN   0x4u /* not written by the user (compiler-added) */
+
+struct ktrace_rec_kernel {
+	uint64_t kernel_id;   /* ktrace's id, unique in the file */
+	uint64_t module_id;   /* 0 when unknown */
+	uint64_t handle;      /* CUfunction or CUkernel value first seen */
+	uint32_t layout_source; /* enum ktrace_layout_source */
+	uint32_t param_bytes;   /* total size of the parameter buffer */
+	uint32_t nparams;
+	struct ktrace_str name;      /* mangled (as the driver knows it) */
+	struct ktrace_str demangled; /* "" when not a C++ name */
+	/* nparams ktrace_param_desc follow on disk; decode with
+	 * ktrace_kernel_param(): */
+	const uint8_t *params_raw;
+	uint32_t params_raw_len;
+};
+
+/* ---- LAUNCH ------------------------------------------------------------ */
+enum ktrace_launch_api {
+	KTRACE_API_LAUNCH_KERNEL = 1,
+	KTRACE_API_LAUNCH_KERNEL_EX = 2,
+	KTRACE_API_LAUNCH_COOPERATIVE = 3,
+};
+#define KTRACE_LAUNCHF_PTSZ       0x0001u /* per-thread default stream variant */
+#define KTRACE_LAUNCHF_EXTRA      0x0002u /* parameters came through `extra` */
+#define KTRACE_LAUNCHF_CAPTURING  0x0004u /* stream was capturing (graph) */
+#define KTRACE_LAUNCHF_HASHED     0x0008u /* hashing was attempted */
+#define KTRACE_LAUNCHF_HASH_SKIPPED 0x0010u /* hashing wanted but skipped (see counters) */
+#define KTRACE_LAUNCHF_FAILED     0x0020u /* the real launch returned an error */
+#define KTRACE_LAUNCHF_PARAMS_TRUNCATED 0x0040u /* parameter bytes cut (layout unknown) */
+
+/* One pointer word found in the parameter buffer. */
+struct ktrace_region {
+	uint32_t param_offset; /* byte offset of the pointer word in the parameter buffer */
+	uint16_t ordinal;      /* parameter it lies in (0xffff: unknown) */
+	uint16_t flags;        /* KTRACE_REGIONF_* */
+	uint64_t ptr;          /* the pointer value */
+	uint64_t alloc_base;   /* base of the tracked allocation holding ptr */
+	uint64_t alloc_size;
+	uint64_t hash_len;     /* bytes hashed from ptr (extent policy); 0: not hashed */
+	uint64_t pre_hash;     /* digest before the launch (valid if REGIONF_PRE) */
+	uint64_t post_hash;    /* digest after the launch (valid if REGIONF_POST) */
+};
+#define KTRACE_REGION_DISK_SIZE 56
+#define KTRACE_REGION_PRE_HASH_OFF 40  /* byte offset of pre_hash inside a disk region */
+#define KTRACE_REGION_POST_HASH_OFF 48
+#define KTRACE_REGIONF_IN_STRUCT 0x01u /* found inside a by-value struct parameter */
+#define KTRACE_REGIONF_PRE       0x02u /* pre_hash valid */
+#define KTRACE_REGIONF_POST      0x04u /* post_hash valid */
+#define KTRACE_REGIONF_CAPPED    0x08u /* extent cut by KTRACE_HASH_MAX */
+#define KTRACE_REGIONF_UNHASHED  0x10u /* pointer recorded but not hashed */
+
+struct ktrace_rec_launch {
+	uint64_t launch_seq;   /* launch number in this process, from 0 */
+	uint64_t kernel_id;
+	uint64_t context;      /* CUcontext value */
+	uint64_t stream;       /* CUstream value as given (0 legacy, 2 per-thread...) */
+	uint32_t tid;
+	int32_t device;        /* CUdevice ordinal, -1 unknown */
+	uint32_t api;          /* enum ktrace_launch_api */
+	uint32_t flags;        /* KTRACE_LAUNCHF_* */
+	uint32_t grid[3], block[3], cluster[3];
+	uint32_t shared_mem;
+	int32_t result;        /* CUresult returned by the real launch */
+	uint32_t param_bytes_len;
+	uint32_t nregions;
+	const uint8_t *param_bytes;
+	/* nregions disk regions (KTRACE_REGION_DISK_SIZE each); decode with
+	 * ktrace_launch_region(): */
+	const uint8_t *regions_raw;
+};
+
+/* ---- ALLOC / FREE ------------------------------------------------------ */
+enum ktrace_alloc_kind {
+	KTRACE_ALLOC_DEVICE = 1,   /* cuMemAlloc, cuMemAllocPitch */
+	KTRACE_ALLOC_ASYNC = 2,    /* cuMemAllocAsync, cuMemAllocFromPoolAsync */
+	KTRACE_ALLOC_MANAGED = 3,
+	KTRACE_ALLOC_VMM = 4,      /* cuMemMap of a cuMemCreate handle */
+	KTRACE_ALLOC_HOST = 5,     /* cuMemHostAlloc / cuMemHostRegister (mapped) */
+	KTRACE_ALLOC_RESERVE = 6,  /* cuMemAddressReserve (no backing) */
+};
+struct ktrace_rec_alloc {
+	uint64_t base, size;
+	uint64_t stream;  /* async forms; else 0 */
+	int32_t device;
+	uint32_t kind;    /* enum ktrace_alloc_kind */
+};
+struct ktrace_rec_free {
+	uint64_t base;
+	uint64_t size;    /* size of the tracked allocation, 0 if unknown */
+	uint64_t stream;
+	uint32_t kind;
+	uint32_t reserved;
+};
+
+/* ---- MEMCPY / MEMSET --------------------------------------------------- */
+enum ktrace_copy_dir {
+	KTRACE_COPY_UNKNOWN = 0, KTRACE_COPY_HTOD = 1, KTRACE_COPY_DTOH = 2,
+	KTRACE_COPY_DTOD = 3, KTRACE_COPY_HTOH = 4, KTRACE_COPY_PEER = 5,
+};
+#define KTRACE_COPYF_ASYNC 0x1u
+#define KTRACE_COPYF_2D    0x2u
+#define KTRACE_COPYF_3D    0x4u
+#define KTRACE_COPYF_SRC_DIGEST 0x8u /* src_digest valid (host source hashed on the CPU) */
+struct ktrace_rec_memcpy {
+	uint64_t op_seq;     /* shares the launch_seq counter: orders copies among launches */
+	uint64_t dst, src, bytes;
+	uint64_t stream, context;
+	uint64_t src_digest; /* digest of the source bytes when known */
+	uint32_t dir;        /* enum ktrace_copy_dir */
+	uint32_t flags;      /* KTRACE_COPYF_* */
+	uint32_t tid;
+	int32_t result;
+};
+struct ktrace_rec_memset {
+	uint64_t op_seq;
+	uint64_t dst, count;  /* elements */
+	uint64_t value;
+	uint64_t stream, context;
+	uint32_t elem_size;   /* 1, 2 or 4 */
+	uint32_t flags;       /* KTRACE_COPYF_ASYNC, _2D */
+	uint32_t tid;
+	int32_t result;
+};
+
+/* ---- NOTE / COUNTERS / END --------------------------------------------- */
+enum ktrace_note_level { KTRACE_NOTE_INFO = 0, KTRACE_NOTE_WARN = 1, KTRACE_NOTE_ERROR = 2, KTRACE_NOTE_DISABLED = 3 };
+struct ktrace_rec_note {
+	uint32_t level; /* enum ktrace_note_level */
+	uint32_t code;  /* KTRACE_NOTE_CODE_* (docs/format.md) */
+	struct ktrace_str text;
+};
+/* Counter identifiers; a COUNTERS record carries (id, value) pairs. */
+enum ktrace_counter_id {
+	KTRACE_CTR_RECORDS_DROPPED = 1,  /* writer buffer full past the bounded wait */
+	KTRACE_CTR_BYTES_DROPPED = 2,
+	KTRACE_CTR_PRODUCER_WAITS = 3,   /* times a producer waited for buffer space */
+	KTRACE_CTR_PRODUCER_WAIT_NS = 4,
+	KTRACE_CTR_LAUNCHES_SEEN = 5,
+	KTRACE_CTR_LAUNCHES_FILTERED = 6,/* not traced by KTRACE_KERNELS / KTRACE_LAUNCHES */
+	KTRACE_CTR_HASH_SKIPPED_CAPTURE = 7,
+	KTRACE_CTR_HASH_SKIPPED_NOSLOT = 8,
+	KTRACE_CTR_HASH_WAITS = 9,
+	KTRACE_CTR_HASH_WAIT_NS = 10,
+	KTRACE_CTR_HASH_BYTES = 11,
+	KTRACE_CTR_HASH_LAUNCHES = 12,
+	KTRACE_CTR_HASH_INCOMPLETE = 13, /* results never arrived (crash, context destroyed) */
+	KTRACE_CTR_UNKNOWN_FUNCTIONS = 14,
+	KTRACE_CTR_HASH_SKIPPED_ERROR = 15,
+};
+struct ktrace_counter { uint32_t id; uint32_t reserved; uint64_t value; };
+struct ktrace_rec_counters {
+	uint32_t ncounters;
+	const uint8_t *raw; /* ncounters * 16 bytes: u32 id, u32 0, u64 value */
+};
+enum ktrace_end_reason {
+	KTRACE_END_EXIT = 1,    /* exit() or return from main; code in `status` */
+	KTRACE_END_SIGNAL = 2,  /* fatal signal; number in `status` */
+	KTRACE_END_ABORT = 3,
+	KTRACE_END_DETACH = 4,  /* library unloaded / tracing stopped */
+};
+struct ktrace_rec_end {
+	uint32_t reason; /* enum ktrace_end_reason */
+	int32_t status;
+	uint64_t records_written; /* records before this one */
+	uint64_t launches;
+};
+struct ktrace_rec_module_unload { uint64_t module_id; };
+
+/* ---- encoding and decoding --------------------------------------------- */
+
+/* Encoding: `ktrace_encode_*` write one whole record (prefix included, seq and
+ * time_ns left 0 for the writer to fill) into buf and return its size, or the
+ * size needed if cap is too small (nothing written then).  Sizes are always
+ * multiples of 8.  Strings longer than 65535 bytes are cut. */
+size_t ktrace_encode_header(void *buf, size_t cap, const struct ktrace_rec_header *r);
+size_t ktrace_encode_module(void *buf, size_t cap, const struct ktrace_rec_module *r);
+size_t ktrace_encode_module_image(void *buf, size_t cap, const struct ktrace_rec_module_image *r);
+/* params: array of nparams descriptors (name/type views). */
+size_t ktrace_encode_kernel(void *buf, size_t cap, const struct ktrace_rec_kernel *r,
+			    const struct ktrace_param_desc *params);
+/* regions: array of r->nregions; r->param_bytes / param_bytes_len give the raw bytes.
+ * *regions_off (optional) receives the byte offset of the first disk region in
+ * the encoded record, so hash fields can be patched in place later at
+ * regions_off + i*KTRACE_REGION_DISK_SIZE + KTRACE_REGION_{PRE,POST}_HASH_OFF. */
+size_t ktrace_encode_launch(void *buf, size_t cap, const struct ktrace_rec_launch *r,
+			    const struct ktrace_region *regions, size_t *regions_off);
+size_t ktrace_encode_alloc(void *buf, size_t cap, const struct ktrace_rec_alloc *r);
+size_t ktrace_encode_free(void *buf, size_t cap, const struct ktrace_rec_free *r);
+size_t ktrace_encode_memcpy(void *buf, size_t cap, const struct ktrace_rec_memcpy *r);
+size_t ktrace_encode_memset(void *buf, size_t cap, const struct ktrace_rec_memset *r);
+size_t ktrace_encode_note(void *buf, size_t cap, const struct ktrace_rec_note *r);
+size_t ktrace_encode_counters(void *buf, size_t cap, const struct ktrace_counter *c, uint32_t n);
+size_t ktrace_encode_end(void *buf, size_t cap, const struct ktrace_rec_end *r);
+size_t ktrace_encode_module_unload(void *buf, size_t cap, const struct ktrace_rec_module_unload *r);
+
+/* Decoding: `rec` points at a whole record of `len` bytes (prefix included).
+ * Return 0 on success, -1 if the record is malformed (every length is checked
+ * against len; nothing is read outside [rec, rec+len)).  Views point into rec. */
+int ktrace_decode_prefix(const void *rec, size_t len, struct ktrace_record_prefix *p);
+int ktrace_decode_header(const void *rec, size_t len, struct ktrace_rec_header *r);
+int ktrace_decode_module(const void *rec, size_t len, struct ktrace_rec_module *r);
+int ktrace_decode_module_image(const void *rec, size_t len, struct ktrace_rec_module_image *r);
+int ktrace_decode_kernel(const void *rec, size_t len, struct ktrace_rec_kernel *r);
+int ktrace_kernel_param(const struct ktrace_rec_kernel *r, uint32_t i, struct ktrace_param_desc *out);
+int ktrace_decode_launch(const void *rec, size_t len, struct ktrace_rec_launch *r);
+void ktrace_launch_region(const struct ktrace_rec_launch *r, uint32_t i, struct ktrace_region *out);
+int ktrace_decode_alloc(const void *rec, size_t len, struct ktrace_rec_alloc *r);
+int ktrace_decode_free(const void *rec, size_t len, struct ktrace_rec_free *r);
+int ktrace_decode_memcpy(const void *rec, size_t len, struct ktrace_rec_memcpy *r);
+int ktrace_decode_memset(const void *rec, size_t len, struct ktrace_rec_memset *r);
+int ktrace_decode_note(const void *rec, size_t len, struct ktrace_rec_note *r);
+int ktrace_decode_counters(const void *rec, size_t len, struct ktrace_rec_counters *r);
+void ktrace_counters_get(const struct ktrace_rec_counters *r, uint32_t i, struct ktrace_counter *out);
+int ktrace_decode_end(const void *rec, size_t len, struct ktrace_rec_end *r);
+int ktrace_decode_module_unload(const void *rec, size_t len, struct ktrace_rec_module_unload *r);
+
+/* Names for printing ("launch", "kernel", ...); "unknown" for others. */
+const char *ktrace_record_type_name(uint16_t type);
+const char *ktrace_param_kind_name(uint8_t kind);
+const char *ktrace_name_source_name(uint8_t src);
+const char *ktrace_counter_name(uint32_t id);
+
+#endif

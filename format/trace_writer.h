@@ -1,0 +1,76 @@
+/* format/trace_writer.h: the crash-safe trace writer (implemented in trace_writer.c).
+ *
+ * Producers (any thread) reserve space for one encoded record in a per-thread
+ * buffer, fill it, and commit it; one background thread drains every buffer,
+ * compresses with zstd streaming and writes the file.  The writer flushes a
+ * zstd block (ZSTD_e_flush) at record boundaries at least every flush_bytes or
+ * flush_ms, and ends the frame every frame_bytes, so a process killed with
+ * SIGKILL leaves a file that decodes up to the last flush.
+ *
+ * A producer never blocks longer than max_wait_ns: past that the record is
+ * dropped and counted (KTRACE_CTR_RECORDS_DROPPED), and the counters are
+ * written to the trace.
+ */
+#ifndef KTRACE_TRACE_WRITER_H
+#define KTRACE_TRACE_WRITER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ktrace_format.h"
+
+struct ktrace_writer;
+
+struct ktrace_writer_opts {
+	const char *path;          /* already expanded (see output_path.h) */
+	int overwrite;             /* 0: fail if the file exists */
+	int zstd_level;            /* default 3 when 0 */
+	uint32_t flush_bytes;      /* default 64 KiB */
+	uint32_t flush_ms;         /* default 100 */
+	uint32_t frame_bytes;      /* default 4 MiB of input per zstd frame */
+	uint32_t thread_buf_bytes; /* per-producer buffer, default 1 MiB */
+	uint64_t max_wait_ns;      /* bounded producer wait, default 2 ms */
+	const struct ktrace_rec_header *header; /* written as record 0 */
+};
+
+/* Create the file (mode 0600, O_NOFOLLOW, O_EXCL unless overwrite) and start the
+ * background thread.  On failure returns NULL and puts a one-line reason that
+ * names the path into err. */
+struct ktrace_writer *ktrace_writer_open(const struct ktrace_writer_opts *o, char *err, size_t errlen);
+
+/* Reserve `size` bytes (a multiple of 8, >= prefix) for one record in this
+ * thread's buffer.  Returns NULL when the record had to be dropped (counted).
+ * Must be followed by ktrace_writer_commit() on the same thread. */
+void *ktrace_writer_reserve(struct ktrace_writer *w, size_t size);
+/* Publish a reserved record: fills prefix.seq and prefix.time_ns (time_ns only if 0). */
+void ktrace_writer_commit(struct ktrace_writer *w, void *rec);
+/* reserve + memcpy + commit.  Returns 0, or -1 if dropped. */
+int ktrace_writer_append(struct ktrace_writer *w, const void *rec, size_t size);
+
+/* Add to a counter (enum ktrace_counter_id); written in COUNTERS records. */
+void ktrace_writer_count(struct ktrace_writer *w, uint32_t id, uint64_t delta);
+uint64_t ktrace_writer_counter(const struct ktrace_writer *w, uint32_t id);
+
+/* Wait until every record committed before the call is compressed, flushed
+ * and written.  Returns 0, or -1 on an I/O error (reported once). */
+int ktrace_writer_flush(struct ktrace_writer *w);
+
+/* Write counters and the END record, finish the frame, join the thread,
+ * close the file and free everything.  `end` may be NULL (reason DETACH). */
+void ktrace_writer_close(struct ktrace_writer *w, const struct ktrace_rec_end *end);
+
+/* Fatal-signal path: best-effort, bounded (<= timeout_ms) flush of everything
+ * committed, END record with the given reason, from a signal handler.  Does
+ * not free.  Safe to call once; later calls return at once. */
+void ktrace_writer_emergency_close(struct ktrace_writer *w, const struct ktrace_rec_end *end,
+				   unsigned timeout_ms);
+
+/* In a child after fork(): forget the parent's writer without touching its
+ * file (its thread does not exist in the child).  Frees nothing that could be
+ * locked; a small leak in the child is accepted. */
+void ktrace_writer_abandon_after_fork(struct ktrace_writer *w);
+
+/* Monotonic nanoseconds, the clock of every record. */
+uint64_t ktrace_now_ns(void);
+
+#endif

@@ -1,0 +1,103 @@
+/* meta/kernel_meta.h: kernel parameter metadata recovered from module images.
+ *
+ * The one implementation used by both libktrace.so (on its background thread)
+ * and build/ktrace-inspect.  Given the bytes of a module image (ELF cubin,
+ * fatbin container, __cudaRegisterFatBinary wrapper, or PTX text) it returns
+ * every kernel with its parameters: ordinal, offset, size, kind, type and name,
+ * and where the name came from (enum ktrace_name_source in ktrace_format.h).
+ *
+ * Names, best source first: DWARF (libdw via dlopen), the Triton cache
+ * (cubin matched byte for byte), Inductor's triton_meta, hand-written PTX
+ * names, demangled C++ types, then "argN".
+ *
+ * Images are untrusted input: every offset is bounds-checked, malformed
+ * sections are rejected with a message, nothing crashes.
+ */
+#ifndef KTRACE_KERNEL_META_H
+#define KTRACE_KERNEL_META_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../format/ktrace_format.h"
+
+struct ktrace_meta_param {
+	uint32_t ordinal;
+	uint32_t offset;
+	uint32_t size;
+	uint8_t kind;        /* enum ktrace_param_kind */
+	uint8_t name_source; /* enum ktrace_name_source */
+	uint8_t log_align;   /* from KPARAM_INFO, 0 if unknown */
+	uint8_t space;       /* KPARAM_INFO space field (4 global pointer, ...) */
+	uint32_t flags;      /* KTRACE_PARAMF_* */
+	char *name;          /* never NULL */
+	char *type;          /* never NULL ("" if unknown) */
+};
+
+struct ktrace_meta_kernel {
+	char *name;          /* mangled symbol name, as cuModuleGetFunction takes it */
+	char *demangled;     /* "" if not a C++ name */
+	uint32_t nparams;
+	struct ktrace_meta_param *params; /* sorted by ordinal */
+	uint32_t param_bytes;   /* total parameter buffer size */
+	uint32_t layout_source; /* enum ktrace_layout_source */
+	uint32_t reqntid[3];    /* 0 when absent */
+	uint32_t max_threads;
+	uint32_t sm;            /* architecture of the entry used (90 = sm_90), 0 for PTX-only */
+};
+
+enum ktrace_image_kind_meta {
+	KTRACE_IMAGE_UNKNOWN = 0,
+	KTRACE_IMAGE_CUBIN = 1,
+	KTRACE_IMAGE_FATBIN = 2,
+	KTRACE_IMAGE_FATBIN_WRAPPER = 3,
+	KTRACE_IMAGE_PTX = 4,
+	KTRACE_IMAGE_HOST_ELF = 5, /* executable / shared library with .nv_fatbin */
+};
+
+struct ktrace_meta_image {
+	int kind;                   /* enum ktrace_image_kind_meta */
+	uint32_t nkernels;
+	struct ktrace_meta_kernel *kernels; /* sorted by name */
+	uint32_t nwarnings;
+	char **warnings;            /* one line each (skipped entries, unknown attributes...) */
+};
+
+struct ktrace_meta_opts {
+	uint32_t device_sm;              /* e.g. 90; 0: take the newest ELF entry */
+	const char *const *triton_dirs;  /* extra Triton cache directories, NULL-terminated, may be NULL */
+	int use_env_caches;              /* also $TRITON_CACHE_DIR, ~/.triton/cache, Inductor caches */
+	int use_dwarf;                   /* try libdw (dlopen) for -G names */
+	const char *source_path;         /* for messages: file name or "module 0x..." */
+};
+
+/* Classify an image by its first bytes (enum ktrace_image_kind_meta). */
+int ktrace_meta_classify(const void *img, size_t avail);
+
+/* Size of an image whose length the caller does not know (cuModuleLoadData
+ * takes only a pointer): from ELF headers, fatbin container sizes, or PTX
+ * strlen, never reading beyond `limit` bytes.  0 if unknown/invalid. */
+size_t ktrace_meta_image_size(const void *img, size_t limit);
+
+/* Parse an image.  Returns 0 and *out (free with ktrace_meta_free), or -1 with
+ * a one-line reason naming opts->source_path in err. */
+int ktrace_meta_parse(const void *img, size_t len, const struct ktrace_meta_opts *opts,
+		      struct ktrace_meta_image **out, char *err, size_t errlen);
+
+/* Parse a file: any image kind above, including host ELF files carrying
+ * .nv_fatbin sections (every fatbin in them). */
+int ktrace_meta_parse_file(const char *path, const struct ktrace_meta_opts *opts,
+			   struct ktrace_meta_image **out, char *err, size_t errlen);
+
+/* Find a kernel by mangled name (binary search); NULL if absent. */
+const struct ktrace_meta_kernel *ktrace_meta_find(const struct ktrace_meta_image *img, const char *name);
+
+void ktrace_meta_free(struct ktrace_meta_image *img);
+
+/* Demangle an Itanium C++ name into a newly allocated string ("" -> NULL if
+ * not mangled), and the parameter types list of a function name
+ * ("float const*", "int", ...): returns count, fills up to max malloc'd strings. */
+char *ktrace_demangle(const char *mangled);
+int ktrace_demangle_param_types(const char *mangled, char **types, int max);
+
+#endif
