@@ -53,19 +53,26 @@ GPU_PROGS :=       # programs for test/gpu (built here, run on the GPU machine)
 EXTRA_TARGETS :=
 
 CORE_SRCS += common/log.c
--include format/module.mk
--include meta/module.mk
--include hashkern/module.mk
--include interpose/module.mk
--include tools/module.mk
--include test/module.mk
--include bench/module.mk
+# Fragments: <folder>/module.mk, one tools/<tool>.mk per tool, test/<area>/*.mk, bench/*.mk.
+FRAGMENTS := $(sort $(wildcard format/*.mk meta/*.mk hashkern/*.mk interpose/*.mk tools/*.mk \
+	test/*.mk test/*/*.mk bench/*.mk))
+include $(FRAGMENTS)
 
 obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(filter %.c,$(1)))
 CORE_OBJS := $(call obj,$(CORE_SRCS))
 LIB_OBJS := $(call obj,$(LIB_SRCS))
 
-.PHONY: all test check check-asan install clean gpu-bundle bench
+.PHONY: all test check check-asan install clean gpu bench
+
+# GPU test programs (test/gpu/<name>.cu -> build/gpu/<name>), built here and
+# carried to the GPU machine.  <name>_NVFLAGS adds per-program flags (e.g. -lcuda).
+GPU_GENCODE ?= -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 \
+	-gencode arch=compute_100,code=sm_100 -gencode arch=compute_120,code=[sm_120,compute_120]
+$(BUILD)/gpu/%: test/gpu/%.cu
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  NVCC    $<")
+	$(Q)$(NVCC) -O2 -std=c++17 $(GPU_GENCODE) -o $@ $< $($*_NVFLAGS)
+gpu: all $(addprefix $(BUILD)/gpu/,$(GPU_PROGS)) $(addprefix $(BUILD)/,$(BENCHES))
 all: $(BUILD)/libktrace.so $(addprefix $(BUILD)/,$(TOOLS)) $(EXTRA_TARGETS)
 
 $(BUILD)/obj/%.o: %.c

@@ -1,0 +1,52 @@
+/* interpose/tracer.h: the tracer's process-wide state and configuration.
+ *
+ * init.c owns the lifecycle (lazy initialisation from the constructor and
+ * from every wrapper, exit/signal/fork handling); config.c parses the
+ * environment into struct ktrace_config.  Everything else reads them.
+ */
+#ifndef KTRACE_TRACER_H
+#define KTRACE_TRACER_H
+
+#include <limits.h>
+#include <regex.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+struct ktrace_writer;
+
+struct ktrace_config {
+	char output[PATH_MAX];   /* expanded KTRACE_OUTPUT */
+	int overwrite;           /* KTRACE_OVERWRITE=1 */
+	int hash;                /* KTRACE_HASH (default 1) */
+	uint64_t hash_max;       /* KTRACE_HASH_MAX bytes per region (default 256 MiB) */
+	int have_kernel_filter;  /* KTRACE_KERNELS given */
+	regex_t kernel_filter;   /* POSIX extended regex over the (mangled and demangled) name */
+	uint64_t launch_lo, launch_hi; /* KTRACE_LAUNCHES "A:B" (half-open), default 0:UINT64_MAX */
+	int quiet;               /* KTRACE_QUIET */
+	int store_modules;       /* KTRACE_STORE_MODULES (default 1) */
+};
+
+struct ktrace_tracer {
+	atomic_int active;           /* 1 while tracing; wrappers check it first */
+	struct ktrace_writer *writer;
+	struct ktrace_config cfg;
+	atomic_ullong launch_seq;    /* next launch / copy operation number */
+};
+
+extern struct ktrace_tracer ktrace_tracer __attribute__((visibility("hidden")));
+
+static inline int ktrace_tracer_active(void)
+{
+	return atomic_load_explicit(&ktrace_tracer.active, memory_order_acquire);
+}
+
+/* Initialise once (idempotent, thread-safe, safe to call from any wrapper).
+ * Returns ktrace_tracer_active(). */
+int ktrace_tracer_ensure_init(void) __attribute__((visibility("hidden")));
+
+/* Turn a feature off for the rest of the run: one line on stderr (once per
+ * code) and a NOTE record (level DISABLED) in the trace. */
+void ktrace_tracer_disable_feature(uint32_t code, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3), visibility("hidden")));
+
+#endif
