@@ -3,13 +3,18 @@
  * 64-bit, bitwise, position-sensitive; the same value for the same bytes
  * whatever the GPU, grid size or alignment of the range.  The GPU kernel
  * (hashkern/hashkern.cu) computes exactly this.  Specified in docs/format.md
- * ("Digest"), algorithm id KTRACE_DIGEST_ALG_KT64V1.
+ * ("Digest"), algorithm id KTRACE_DIGEST_ALG_KT64V1; constants and the word
+ * mixer are in hashkern/kt64v1.h.
  */
 #ifndef KTRACE_DIGEST_H
 #define KTRACE_DIGEST_H
 
 #include <stddef.h>
 #include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
 
 #define KTRACE_DIGEST_ALG_KT64V1 1u
 
@@ -28,7 +33,15 @@ void ktrace_digest_init(struct ktrace_digest_state *s);
 void ktrace_digest_update(struct ktrace_digest_state *s, const void *data, size_t len);
 uint64_t ktrace_digest_final(const struct ktrace_digest_state *s);
 
+/* The accumulator of len bytes before finalisation (what the GPU kernel sums):
+ * ktrace_digest(d, n) == ktrace_digest_finalize(ktrace_digest_acc(d, n), n). */
+uint64_t ktrace_digest_acc(const void *data, size_t len);
+
 /* The finalisation applied to a GPU accumulator: digest = finalize(acc, len). */
 uint64_t ktrace_digest_finalize(uint64_t acc, uint64_t len);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -1,0 +1,238 @@
+/* hashkern/hashkern.cu: ktrace's checksum kernel, the GPU side of KT64V1.
+ *
+ * One launch hashes every region of one traced launch (interface in
+ * hashkern_abi.h).  Work is cut into KT_HASH_CHUNK_BYTES chunks of the
+ * concatenated regions; warps take chunks in a grid-stride loop, sum word
+ * mixes per lane, reduce per warp into shared per-region accumulators, and
+ * each block adds its sums into the device scratch with one atomic per
+ * region.  The last block (atomic ticket) moves the sums to host-mapped
+ * memory, leaves the scratch zero, and writes the completion word last.
+ * Integer sums make the result independent of grid size and block order;
+ * word indices are taken from each region's start, so alignment does not
+ * matter either: 16-byte aligned starts use vector loads, others narrower
+ * aligned loads, and the partial last word is read byte by byte.
+ *
+ * Built as a fatbin (hashkern/module.mk) embedded in libktrace.so.
+ */
+#include <stdint.h>
+
+#include "hashkern/hashkern_abi.h"
+#include "hashkern/kt64v1.h"
+
+#define LANES 32u
+#define VEC_PER_LANE (KT_HASH_CHUNK_BYTES / (LANES * 16u))   /* 4 */
+#define WORDS_PER_CHUNK (KT_HASH_CHUNK_BYTES / 8u)            /* 256 */
+
+static_assert(VEC_PER_LANE * LANES * 16u == KT_HASH_CHUNK_BYTES, "chunk = whole warp vectors");
+
+/* The partial word at index wi: bytes [8*wi, len) zero-padded. */
+static __device__ __forceinline__ uint64_t load_partial(const uint8_t *p, uint64_t wi, uint64_t len)
+{
+	uint64_t w = 0;
+	unsigned n = (unsigned)(len - wi * 8u);
+
+	for (unsigned b = 0; b < n; b++)
+		w |= (uint64_t)p[wi * 8u + b] << (8u * b);
+	return w;
+}
+
+/* Whole word wi of a region whose start is A-byte aligned (A < 16). */
+template <int A>
+static __device__ __forceinline__ uint64_t load_word(const uint8_t *p, uint64_t wi)
+{
+	const uint8_t *q = p + wi * 8u;
+
+	if (A == 8) {
+		return *(const uint64_t *)q;
+	} else if (A == 4) {
+		const uint32_t *h = (const uint32_t *)q;
+		return (uint64_t)h[0] | ((uint64_t)h[1] << 32);
+	} else if (A == 2) {
+		const uint16_t *h = (const uint16_t *)q;
+		return (uint64_t)h[0] | ((uint64_t)h[1] << 16) | ((uint64_t)h[2] << 32) | ((uint64_t)h[3] << 48);
+	} else {
+		uint64_t w = 0;
+#pragma unroll
+		for (int b = 0; b < 8; b++)
+			w |= (uint64_t)q[b] << (8 * b);
+		return w;
+	}
+}
+
+/* Chunk cl of a region with an A-aligned start (A in 8, 4, 2, 1): lane takes
+ * words cl*256 + u*32 + lane. */
+template <int A>
+static __device__ __forceinline__ uint64_t chunk_narrow(const uint8_t *p, uint64_t len, uint64_t cl, unsigned lane)
+{
+	const uint64_t nw = len / 8u;
+	const uint64_t w0 = cl * WORDS_PER_CHUNK + lane;
+	uint64_t key = kt64_key(w0);
+	uint64_t acc = 0;
+
+#pragma unroll
+	for (unsigned u = 0; u < WORDS_PER_CHUNK / LANES; u++) {
+		uint64_t wi = w0 + u * LANES;
+		if (wi < nw)
+			acc += kt64_mix_keyed(load_word<A>(p, wi), key + (uint64_t)(u * LANES) * KT64_POS_MUL);
+	}
+	return acc;
+}
+
+/* Chunk cl of a region with a 16-byte aligned start: lane takes vectors
+ * cl*128 + u*32 + lane, i.e. words 2v and 2v+1. */
+static __device__ __forceinline__ uint64_t chunk_vec(const uint8_t *p, uint64_t len, uint64_t cl, unsigned lane)
+{
+	const uint4 *v = (const uint4 *)p;
+	const uint64_t nv = len / 16u;
+	const uint64_t v0 = cl * (VEC_PER_LANE * LANES) + lane;
+	const uint64_t key = kt64_key(2u * v0);
+	uint4 x[VEC_PER_LANE];
+	uint64_t acc = 0;
+
+	if (cl * (VEC_PER_LANE * LANES) + VEC_PER_LANE * LANES <= nv) {
+		/* full chunk: all loads in flight before the first use */
+#pragma unroll
+		for (unsigned u = 0; u < VEC_PER_LANE; u++)
+			x[u] = v[v0 + u * LANES];
+	} else {
+#pragma unroll
+		for (unsigned u = 0; u < VEC_PER_LANE; u++) {
+			if (v0 + u * LANES < nv)
+				x[u] = v[v0 + u * LANES];
+			else
+				x[u] = make_uint4(0, 0, 0, 0);
+		}
+	}
+#pragma unroll
+	for (unsigned u = 0; u < VEC_PER_LANE; u++) {
+		uint64_t w0 = (uint64_t)x[u].x | ((uint64_t)x[u].y << 32);
+		uint64_t w1 = (uint64_t)x[u].z | ((uint64_t)x[u].w << 32);
+		uint64_t k = key + (uint64_t)(2u * u * LANES) * KT64_POS_MUL;
+		uint64_t m = kt64_mix_keyed(w0, k) + kt64_mix_keyed(w1, k + KT64_POS_MUL);
+		if (v0 + u * LANES < nv)
+			acc += m;
+	}
+	return acc;
+}
+
+/* Sum of mixes of the words of chunk cl of region [p, p+len) that fall to
+ * this lane; the last chunk also takes the words after the vectors/whole words. */
+static __device__ __forceinline__ uint64_t hash_chunk(const uint8_t *p, uint64_t len, uint64_t cl,
+						       uint64_t nchunks, unsigned lane)
+{
+	const unsigned a = (unsigned)((uintptr_t)p & 15u);
+	uint64_t acc;
+
+	if (a == 0) {
+		acc = chunk_vec(p, len, cl, lane);
+		if (cl + 1 == nchunks && (len & 15u) && lane < 2) {
+			/* words after the last whole vector: one whole and/or one partial */
+			uint64_t wi = (len / 16u) * 2u + lane;
+			if (wi * 8u + 8u <= len)
+				acc += kt64_mix(*(const uint64_t *)(p + wi * 8u), wi);
+			else if (wi * 8u < len)
+				acc += kt64_mix(load_partial(p, wi, len), wi);
+		}
+		return acc;
+	}
+	if ((a & 7u) == 0)
+		acc = chunk_narrow<8>(p, len, cl, lane);
+	else if ((a & 3u) == 0)
+		acc = chunk_narrow<4>(p, len, cl, lane);
+	else if ((a & 1u) == 0)
+		acc = chunk_narrow<2>(p, len, cl, lane);
+	else
+		acc = chunk_narrow<1>(p, len, cl, lane);
+	if (cl + 1 == nchunks && (len & 7u) && lane == 0)
+		acc += kt64_mix(load_partial(p, len / 8u, len), len / 8u);
+	return acc;
+}
+
+static __device__ __forceinline__ uint64_t warp_sum(uint64_t v)
+{
+#pragma unroll
+	for (int o = 16; o > 0; o >>= 1)
+		v += __shfl_xor_sync(0xffffffffu, v, o);
+	return v;
+}
+
+template <class P, unsigned R>
+static __device__ __forceinline__ void hash_body(const P &prm)
+{
+	__shared__ unsigned long long sacc[R];
+	__shared__ unsigned is_last;
+	const unsigned n = prm.h.n;
+	const unsigned lane = threadIdx.x % LANES;
+	const uint64_t total = prm.chunk_end[n - 1];
+	const uint64_t nwarps = (uint64_t)gridDim.x * (blockDim.x / LANES);
+	unsigned long long *scratch = (unsigned long long *)prm.h.scratch;
+	unsigned long long *result = (unsigned long long *)prm.h.result;
+	unsigned r = 0;
+	uint64_t acc = 0;
+
+	for (unsigned i = threadIdx.x; i < n; i += blockDim.x)
+		sacc[i] = 0;
+	__syncthreads();
+
+	for (uint64_t c = (uint64_t)blockIdx.x * (blockDim.x / LANES) + threadIdx.x / LANES; c < total; c += nwarps) {
+		if (c >= prm.chunk_end[r]) {
+			uint64_t s = warp_sum(acc);
+			if (lane == 0 && s)
+				atomicAdd(&sacc[r], (unsigned long long)s);
+			acc = 0;
+			do
+				r++;
+			while (c >= prm.chunk_end[r]);
+		}
+		const uint64_t first = r ? prm.chunk_end[r - 1] : 0;
+		acc += hash_chunk((const uint8_t *)prm.ptr[r], prm.len[r], c - first, prm.chunk_end[r] - first, lane);
+	}
+	{
+		uint64_t s = warp_sum(acc);
+		if (lane == 0 && s)
+			atomicAdd(&sacc[r], (unsigned long long)s);
+	}
+	__syncthreads();
+
+	if (gridDim.x == 1) {
+		for (unsigned i = threadIdx.x; i < n; i += blockDim.x)
+			result[i] = sacc[i];
+		__threadfence_system();
+		__syncthreads();
+		if (threadIdx.x == 0)
+			*(volatile unsigned long long *)&result[n] = prm.h.done_value;
+		return;
+	}
+
+	for (unsigned i = threadIdx.x; i < n; i += blockDim.x)
+		if (sacc[i])
+			atomicAdd(&scratch[i], sacc[i]);
+	__threadfence();
+	__syncthreads();
+	if (threadIdx.x == 0)
+		is_last = atomicAdd((unsigned *)&scratch[n], 1u) == gridDim.x - 1;
+	__syncthreads();
+	if (!is_last)
+		return;
+	__threadfence();
+	for (unsigned i = threadIdx.x; i < n; i += blockDim.x)
+		result[i] = atomicExch(&scratch[i], 0ull);
+	__threadfence_system();
+	__syncthreads();
+	if (threadIdx.x == 0) {
+		atomicExch(&scratch[n], 0ull);
+		__threadfence_system();
+		*(volatile unsigned long long *)&result[n] = prm.h.done_value;
+	}
+}
+
+#define KT_HASH_ENTRY(R) \
+	extern "C" __global__ void __launch_bounds__(KT_HASH_BLOCK) \
+	ktrace_hash_r##R(const __grid_constant__ struct kt_hash_params_r##R prm) \
+	{ \
+		hash_body<struct kt_hash_params_r##R, R>(prm); \
+	}
+
+KT_HASH_ENTRY(8)
+KT_HASH_ENTRY(32)
+KT_HASH_ENTRY(160)

@@ -1,0 +1,65 @@
+/* hashkern/hashkern_abi.h: the interface between ktrace's checksum kernel
+ * (hashkern.cu) and the code that launches it (interpose/hash_pipeline.c).
+ *
+ * One launch of ktrace_hash_r<R> hashes up to R byte ranges ("regions").  Its
+ * only parameter, passed by value, is struct kt_hash_params_r<R>:
+ *
+ *   h.scratch   device memory, u64[n + 1]: per-region accumulators, then a u32
+ *               block ticket in the low half of word n.  Must be zero before
+ *               the launch; the kernel leaves it zero again (reusable).
+ *   h.result    device address of host-mapped memory, u64[n + 1]: the kernel
+ *               writes the n accumulators, then __threadfence_system(), then
+ *               h.done_value into word n, last.
+ *   ptr/len     the regions; len > 0.
+ *   chunk_end   inclusive prefix sums of kt_hash_chunks(len[i]): region i owns
+ *               work chunks [chunk_end[i-1], chunk_end[i]).
+ *
+ * The accumulators are KT64V1 sums (kt64v1.h); the digest of region i is
+ * kt64_finalize(result[i], len[i]).  Any grid size gives the same sums.
+ * Blocks must have KT_HASH_BLOCK threads.
+ */
+#ifndef KTRACE_HASHKERN_ABI_H
+#define KTRACE_HASHKERN_ABI_H
+
+#include <stdint.h>
+
+#define KT_HASH_BLOCK 256u          /* threads per block */
+#define KT_HASH_WARPS_PER_BLOCK (KT_HASH_BLOCK / 32u)
+#define KT_HASH_CHUNK_BYTES 2048u   /* one warp iteration: 32 lanes x 4 x 16 bytes */
+#define KT_HASH_MAX_REGIONS 160u    /* regions of the largest variant */
+
+struct kt_hash_hdr {
+	uint64_t scratch;    /* CUdeviceptr of u64[n + 1] */
+	uint64_t result;     /* device address of host-mapped u64[n + 1] */
+	uint64_t done_value; /* nonzero; written to result[n] last */
+	uint32_t n;          /* regions, 1..R */
+	uint32_t reserved;
+};
+
+#define KT_HASH_PARAMS_STRUCT(R) \
+	struct kt_hash_params_r##R { \
+		struct kt_hash_hdr h; \
+		uint64_t ptr[R]; \
+		uint64_t len[R]; \
+		uint64_t chunk_end[R]; \
+	}
+
+KT_HASH_PARAMS_STRUCT(8);
+KT_HASH_PARAMS_STRUCT(32);
+KT_HASH_PARAMS_STRUCT(160);
+
+/* Kernel entry points, smallest first: the launcher picks the smallest
+ * variant that holds n regions (smaller parameter blocks launch faster). */
+#define KT_HASH_NVARIANTS 3
+#define KT_HASH_VARIANT_REGIONS { 8u, 32u, 160u }
+#define KT_HASH_VARIANT_NAMES { "ktrace_hash_r8", "ktrace_hash_r32", "ktrace_hash_r160" }
+#define KT_HASH_VARIANT_SIZES { sizeof(struct kt_hash_params_r8), sizeof(struct kt_hash_params_r32), \
+				sizeof(struct kt_hash_params_r160) }
+
+/* Work chunks of a region of len bytes. */
+static inline uint64_t kt_hash_chunks(uint64_t len)
+{
+	return (len + KT_HASH_CHUNK_BYTES - 1) / KT_HASH_CHUNK_BYTES;
+}
+
+#endif
