@@ -1,0 +1,9 @@
+# test/unit/hash.mk: CPU tests of the digest, the allocation map, the hash
+# pipeline (against a simulated driver) and ktrace-hash.
+TESTS += hash_digest_test
+hash_digest_test_SRCS := test/unit/hash_digest_test.c
+hash_digest_test_LIBS := -lcmocka
+TESTS += hash_tool_test
+hash_tool_test_SRCS := test/unit/hash_tool_test.c
+hash_tool_test_LIBS := -lcmocka
+TEST_DEPS += $(BUILD)/ktrace-hash
