@@ -1,0 +1,195 @@
+/* tools/diff.h: the determinism diff of two loaded traces, and its reports.
+ *
+ * diff_align.c matches streams between the runs and aligns their launches;
+ * diff_engine.c compares aligned launches, finds divergences and classifies
+ * them (kernel non-deterministic, or inputs differ with the last writer of
+ * each differing input); diff_report.c prints text and JSON, diff_ci.c the
+ * JUnit, GitHub annotation and Markdown reports.  ktrace-diff (diff_main.c)
+ * and `ktrace check` (ktrace_run.c) share all of it.
+ */
+#ifndef KTRACE_TOOLS_DIFF_H
+#define KTRACE_TOOLS_DIFF_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "trace_model.h"
+
+struct diff_opts {
+	int all;             /* classify and report every divergence */
+	int strict;          /* launches in one run only, and unverified launches, count as divergence */
+	int allow_truncated; /* accept traces that end inside a frame (crashed runs) */
+	const char *label_a, *label_b; /* names in reports (default: the paths) */
+};
+
+/* How a matched launch compared. */
+enum diff_status {
+	DIFF_EQUAL = 0,
+	DIFF_DIVERGED = 1,   /* an output (post-hash) differs */
+	DIFF_UNVERIFIED = 2, /* no output differs, but some could not be compared */
+};
+
+enum diff_class {
+	DIFF_CLASS_NONE = 0,               /* not classified (only the first is, without --all) */
+	DIFF_CLASS_KERNEL_NONDET = 1,      /* every input identical: the kernel is non-deterministic */
+	DIFF_CLASS_INPUTS_DIFFER = 2,      /* an input differs: the divergence comes from upstream */
+	DIFF_CLASS_INPUTS_UNVERIFIED = 3,  /* no input is seen to differ, but some were not hashed */
+};
+
+enum diff_writer_type {
+	DIFF_WRITER_NONE = 0,   /* no recorded write before the launch */
+	DIFF_WRITER_LAUNCH = 1, /* a launch whose region changed (post != pre) */
+	DIFF_WRITER_LAUNCH_UNHASHED = 2, /* a launch that may have written it (not hashed) */
+	DIFF_WRITER_MEMCPY = 3,
+	DIFF_WRITER_MEMSET = 4,
+};
+
+/* The last writer of an input region in one run. */
+struct diff_writer {
+	int type;                       /* enum diff_writer_type */
+	uint64_t seq;                   /* launch_seq / op_seq */
+	const struct tm_launch *launch; /* LAUNCH types */
+	const struct tm_op *op;         /* MEMCPY / MEMSET */
+	char arg[96];                   /* the writer launch's argument */
+	int only_here;                  /* the writer launch has no counterpart in the other run */
+};
+
+enum diff_arg_kind { DIFF_ARG_POINTER = 1, DIFF_ARG_SCALAR = 2 };
+
+/* One argument of a divergent launch, compared between the runs. */
+struct diff_arg {
+	int kind;                 /* enum diff_arg_kind */
+	char name[96];            /* "out", "tensors+16" (pointer inside a struct), "arg2" */
+	int ordinal;              /* -1 when unknown */
+	uint32_t param_offset;
+	const struct tm_region *ra, *rb; /* pointers: the regions in A and B (NULL when absent) */
+	uint32_t size;            /* scalars: bytes compared */
+	const char *type;         /* scalars: declared type ("" unknown) */
+	const uint8_t *va, *vb;   /* scalars: values (param bytes) */
+	uint32_t size_b;          /* scalars: bytes in B (differs when layouts differ) */
+	uint32_t diff_at;         /* scalars: first differing byte (relative to the argument) */
+	const char *why;          /* unverified: the reason */
+	struct diff_writer wa, wb;/* inputs that differ: last writers */
+};
+
+struct diff_divergence {
+	const struct tm_launch *la, *lb;
+	int device;
+	size_t stream;            /* index into diff_result.streams */
+	int cls;                  /* enum diff_class */
+	struct diff_arg *outputs; size_t noutputs;     /* post-hash differs */
+	struct diff_arg *inputs; size_t ninputs;       /* differs before the launch */
+	struct diff_arg *unverified; size_t nunverified; /* inputs that could not be compared */
+	size_t equal_pointers, equal_scalars; /* inputs seen identical */
+};
+
+struct diff_kernel_stat {
+	const char *name;
+	uint64_t matched, diverged, unverified, only_a, only_b;
+	uint64_t first_seq_a;     /* A launch_seq of its first divergence (UINT64_MAX none) */
+	size_t first_div;         /* index in divs of that divergence */
+};
+
+struct diff_stream {
+	int device;
+	int in_a, in_b;           /* present in run A / run B */
+	uint64_t stream_a, stream_b;
+	uint64_t launches_a, launches_b, matched;
+};
+
+struct diff_result {
+	const struct tm_trace *a, *b;
+	const char *label_a, *label_b;
+	uint64_t launches_a, launches_b, matched, only_a, only_b, unverified, diverged;
+	struct diff_stream *streams; size_t nstreams;
+	struct diff_divergence *divs; size_t ndivs; /* in run A's launch order */
+	/* classified (cls != 0, arguments filled): the first divergence, the first
+	 * of each kernel, and with --all every one */
+	struct diff_kernel_stat *kernels; size_t nkernels; /* by first appearance */
+	char **warnings; size_t nwarnings;
+	int status;               /* 0 identical, 1 diverged (exit code) */
+	int strict;               /* compared with --strict */
+	void *priv;               /* engine state (alignment) */
+};
+
+/* ---- alignment (diff_align.c) ------------------------------------------ */
+
+struct diff_align {
+	long *match_a;            /* per launch of A: index of its match in B, or -1 */
+	long *match_b;
+	uint32_t *stream_a;       /* per launch: index into the result's streams */
+	uint32_t *stream_b;
+	struct diff_stream *streams;
+	size_t nstreams;
+};
+
+/* Match streams and align launches.  Returns 0 or -1 (out of memory). */
+int ktrace_diff_align(const struct tm_trace *a, const struct tm_trace *b, struct diff_align *al);
+void ktrace_diff_align_free(struct diff_align *al);
+
+/* Myers' O(ND) alignment of two key sequences (exported for tests):
+ * eq(i, j, ctx) says whether a[i] and b[j] align.  On return match_a[i] is the
+ * index in b aligned with i, or -1 (and match_b likewise).  Returns 0 or -1. */
+int ktrace_diff_lcs(size_t na, size_t nb, int (*eq)(size_t i, size_t j, void *ctx), void *ctx,
+		    long *match_a, long *match_b);
+
+/* ---- comparison (diff_engine.c) ---------------------------------------- */
+
+/* How well two launches of the same key agree (scalars, pre-hashes, module):
+ * higher is better; used to refine the alignment. */
+int ktrace_diff_launch_affinity(const struct tm_launch *la, const struct tm_launch *lb);
+
+/* Compare two loaded traces.  Returns 0 with *r filled (r->status says
+ * identical or diverged), or -1 with a one-line message in err. */
+int ktrace_diff_compare(const struct tm_trace *a, const struct tm_trace *b, const struct diff_opts *o,
+			struct diff_result *r, char *err, size_t errlen);
+void ktrace_diff_result_free(struct diff_result *r);
+
+/* ---- reports (diff_report.c, diff_ci.c) -------------------------------- */
+
+const char *ktrace_diff_class_name(int cls);   /* "kernel_nondeterministic", ... */
+const char *ktrace_diff_copy_dir_name(uint32_t dir); /* "host-to-device", ... */
+/* One short line describing a writer ("memcpy host-to-device op 3 (4096 bytes)"). */
+void ktrace_diff_writer_str(const struct diff_writer *w, char *buf, size_t cap);
+/* A scalar value for printing. */
+void ktrace_diff_scalar_str(const uint8_t *v, uint32_t size, const char *type, char *buf, size_t cap);
+
+void ktrace_diff_report_text(FILE *f, const struct diff_result *r, const struct diff_opts *o);
+/* The text block of one divergence (title line, arguments, verdict). */
+void ktrace_diff_text_divergence(FILE *f, const struct diff_divergence *d, const char *title);
+/* One sentence about a classified divergence ("output out differs; all inputs identical: ..."). */
+void ktrace_diff_summary_line(const struct diff_divergence *d, char *buf, size_t cap);
+/* One JSON object (pretty-printed, `indent` spaces before each line). */
+void ktrace_diff_report_json(FILE *f, const struct diff_result *r, const struct diff_opts *o, int indent);
+/* JUnit XML for one or more comparisons: a testsuite per comparison, a
+ * testcase per kernel name.  Returns 0 or -1 with a message naming the file. */
+int ktrace_diff_report_junit(const char *path, const struct diff_result *const *rs, size_t n,
+			     char *err, size_t errlen);
+/* GitHub Actions workflow commands (::error / ::warning / ::notice). */
+void ktrace_diff_report_github(FILE *f, const struct diff_result *r, const struct diff_opts *o);
+/* Markdown summary, APPENDED to path (like $GITHUB_STEP_SUMMARY wants). */
+int ktrace_diff_report_markdown(const char *path, const struct diff_result *const *rs, size_t n,
+				char *err, size_t errlen);
+
+/* ---- command line (diff_cli.c), shared by ktrace-diff and `ktrace check` --- */
+
+struct diff_cli {
+	struct diff_opts o;
+	int json, github, quiet;
+	const char *junit, *markdown;
+};
+
+/* Consume the diff option at argv[*i] (and its value).  Returns 1 when it was
+ * one (*i advanced past it), 0 when argv[*i] is not a diff option, -1 on a
+ * bad use (message in err). */
+int ktrace_diff_cli_arg(struct diff_cli *c, int argc, char **argv, int *i, char *err, size_t errlen);
+/* The option lines of the usage text. */
+void ktrace_diff_cli_help(FILE *f);
+/* Emit every report the options ask for: text or JSON on `out` (n > 1 JSON:
+ * an array), GitHub annotations (on `out`, or stderr with --json), JUnit and
+ * Markdown files.  Returns 0, or -1 with a message when a file fails. */
+int ktrace_diff_cli_report(const struct diff_cli *c, const struct diff_result *const *rs, size_t n, FILE *out,
+			   char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,669 @@
+/* tools/diff_engine.c: comparing aligned launches and classifying divergences.
+ *
+ * Owns the comparison of two launches of the same kernel (pointer regions by
+ * their position in the parameter buffer, never by raw address: post-hashes
+ * for outputs, pre-hashes and scalar bytes for inputs; hashes that are
+ * missing or cover different extents make a launch "unverified", never
+ * equal), the classification of a divergence (all inputs identical: the
+ * kernel is non-deterministic; an input differs: the last writer of that
+ * input in each run), the per-kernel summary, warnings about the traces,
+ * and the exit status.
+ */
+#include "diff.h"
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { H_EQ = 0, H_DIFF = 1, H_UNV = 2 };
+
+/* ---- small helpers --------------------------------------------------------- */
+
+static int hash_cmp(const struct tm_region *x, const struct tm_region *y, int post, const char **why)
+{
+	uint16_t f = post ? KTRACE_REGIONF_POST : KTRACE_REGIONF_PRE;
+	if (!x || !y) {
+		*why = !x ? "pointer not tracked in run A" : "pointer not tracked in run B";
+		return H_UNV;
+	}
+	if ((x->flags & KTRACE_REGIONF_UNHASHED) || !(x->flags & f)) {
+		*why = "not hashed in run A";
+		return H_UNV;
+	}
+	if ((y->flags & KTRACE_REGIONF_UNHASHED) || !(y->flags & f)) {
+		*why = "not hashed in run B";
+		return H_UNV;
+	}
+	if (x->hash_len != y->hash_len) {
+		*why = "hashed extents differ between the runs";
+		return H_UNV;
+	}
+	uint64_t hx = post ? x->post_hash : x->pre_hash, hy = post ? y->post_hash : y->pre_hash;
+	*why = NULL;
+	return hx == hy ? H_EQ : H_DIFF;
+}
+
+static const struct tm_param *param_of_region(const struct tm_kernel *k, const struct tm_region *r)
+{
+	if (r->ordinal != 0xffff)
+		for (uint32_t i = 0; i < k->nparams; i++)
+			if (k->params[i].ordinal == r->ordinal)
+				return &k->params[i];
+	return ktrace_tm_param_at(k, r->param_offset);
+}
+
+static void region_name(const struct tm_kernel *k, const struct tm_region *r, char *buf, size_t cap,
+			int *ordinal)
+{
+	const struct tm_param *p = param_of_region(k, r);
+	if (!p) {
+		snprintf(buf, cap, "param@%" PRIu32, r->param_offset);
+		*ordinal = r->ordinal == 0xffff ? -1 : r->ordinal;
+		return;
+	}
+	*ordinal = p->ordinal;
+	char base[80];
+	if (p->name[0])
+		snprintf(base, sizeof base, "%s", p->name);
+	else
+		snprintf(base, sizeof base, "arg%u", (unsigned)p->ordinal);
+	if (r->param_offset != p->offset)
+		snprintf(buf, cap, "%s+%" PRIu32, base, r->param_offset - p->offset);
+	else
+		snprintf(buf, cap, "%s", base);
+}
+
+static int region_is_const(const struct tm_kernel *k, const struct tm_region *r)
+{
+	const struct tm_param *p = param_of_region(k, r);
+	return p && (p->flags & KTRACE_PARAMF_CONST) && !(r->flags & KTRACE_REGIONF_IN_STRUCT);
+}
+
+/* Is byte `off` of the parameter buffer part of a pointer word of either run? */
+static int masked(const struct tm_launch *la, const struct tm_launch *lb, uint32_t off)
+{
+	for (uint32_t i = 0; i < la->nregions; i++)
+		if (off >= la->regions[i].param_offset && off - la->regions[i].param_offset < 8)
+			return 1;
+	for (uint32_t i = 0; i < lb->nregions; i++)
+		if (off >= lb->regions[i].param_offset && off - lb->regions[i].param_offset < 8)
+			return 1;
+	return 0;
+}
+
+/* Compare bytes [off, off+size) outside pointer words.  Returns the first
+ * differing offset relative to off, or -1 when equal. */
+static long bytes_differ(const struct tm_launch *la, const struct tm_launch *lb, uint32_t off, uint32_t size)
+{
+	for (uint32_t q = 0; q < size; q++) {
+		uint32_t o = off + q;
+		if (o >= la->param_bytes_len || o >= lb->param_bytes_len)
+			return la->param_bytes_len == lb->param_bytes_len ? -1 : (long)q;
+		if (la->param_bytes[o] != lb->param_bytes[o] && !masked(la, lb, o))
+			return (long)q;
+	}
+	return -1;
+}
+
+struct arg_list {
+	struct diff_arg *v;
+	size_t n, cap;
+};
+
+static struct diff_arg *arg_push(struct arg_list *l)
+{
+	if (l->n == l->cap) {
+		size_t nc = l->cap ? l->cap * 2 : 4;
+		struct diff_arg *nv = realloc(l->v, nc * sizeof *nv);
+		if (!nv)
+			return NULL;
+		l->v = nv;
+		l->cap = nc;
+	}
+	struct diff_arg *a = &l->v[l->n++];
+	memset(a, 0, sizeof *a);
+	return a;
+}
+
+/* Scalar (non-pointer) arguments.  Differences are appended to diff (when
+ * not NULL) and unverifiable ones to unv.  Returns 1 all equal, 0 some
+ * differ, -1 could not be checked (truncated parameters); -2 out of memory. */
+static int compare_scalars(const struct tm_launch *la, const struct tm_launch *lb, struct arg_list *diff,
+			   struct arg_list *unv, size_t *nequal)
+{
+	const struct tm_kernel *k = la->kernel;
+	int res = 1;
+	if ((la->flags | lb->flags) & KTRACE_LAUNCHF_PARAMS_TRUNCATED) {
+		if (unv) {
+			struct diff_arg *a = arg_push(unv);
+			if (!a)
+				return -2;
+			a->kind = DIFF_ARG_SCALAR;
+			snprintf(a->name, sizeof a->name, "params");
+			a->ordinal = -1;
+			a->type = "";
+			a->why = "parameter bytes were cut (layout unknown)";
+		}
+		return -1;
+	}
+	if (k->nparams == 0) {
+		uint32_t n = la->param_bytes_len > lb->param_bytes_len ? la->param_bytes_len : lb->param_bytes_len;
+		long d = bytes_differ(la, lb, 0, n);
+		if (d < 0 && la->param_bytes_len == lb->param_bytes_len) {
+			if (nequal && n)
+				(*nequal)++;
+			return 1;
+		}
+		if (diff) {
+			struct diff_arg *a = arg_push(diff);
+			if (!a)
+				return -2;
+			a->kind = DIFF_ARG_SCALAR;
+			snprintf(a->name, sizeof a->name, "params");
+			a->ordinal = -1;
+			a->size = la->param_bytes_len;
+			a->size_b = lb->param_bytes_len;
+			a->type = "";
+			a->va = la->param_bytes;
+			a->vb = lb->param_bytes;
+			a->diff_at = d < 0 ? 0 : (uint32_t)d;
+		}
+		return 0;
+	}
+	for (uint32_t i = 0; i < k->nparams; i++) {
+		const struct tm_param *p = &k->params[i];
+		if (p->kind == KTRACE_PARAM_POINTER)
+			continue; /* compared through its region */
+		int out_of_range = (uint64_t)p->offset + p->size > la->param_bytes_len ||
+				   (uint64_t)p->offset + p->size > lb->param_bytes_len;
+		long d = out_of_range ? 0 : bytes_differ(la, lb, p->offset, p->size);
+		if (d < 0) {
+			if (nequal)
+				(*nequal)++;
+			continue;
+		}
+		res = 0;
+		if (!diff)
+			break;
+		struct diff_arg *a = arg_push(diff);
+		if (!a)
+			return -2;
+		a->kind = DIFF_ARG_SCALAR;
+		if (p->name[0])
+			snprintf(a->name, sizeof a->name, "%s", p->name);
+		else
+			snprintf(a->name, sizeof a->name, "arg%u", (unsigned)p->ordinal);
+		a->ordinal = p->ordinal;
+		a->param_offset = p->offset;
+		a->size = p->size;
+		a->size_b = out_of_range ? 0 : p->size;
+		a->type = p->type;
+		a->va = out_of_range ? NULL : la->param_bytes + p->offset;
+		a->vb = out_of_range ? NULL : lb->param_bytes + p->offset;
+		a->diff_at = (uint32_t)d;
+	}
+	return res;
+}
+
+int ktrace_diff_launch_affinity(const struct tm_launch *la, const struct tm_launch *lb)
+{
+	int s = 0;
+	if (compare_scalars(la, lb, NULL, NULL, NULL) == 1)
+		s += 1000;
+	uint32_t i = 0, j = 0;
+	while (i < la->nregions && j < lb->nregions) {
+		const struct tm_region *x = &la->regions[i], *y = &lb->regions[j];
+		if (x->param_offset < y->param_offset) {
+			i++;
+		} else if (x->param_offset > y->param_offset) {
+			j++;
+		} else {
+			const char *why;
+			int c = hash_cmp(x, y, 0, &why);
+			s += c == H_EQ ? 10 : c == H_DIFF ? -10 : 0;
+			i++;
+			j++;
+		}
+	}
+	if (la->kernel->module_digest && la->kernel->module_digest == lb->kernel->module_digest)
+		s += 1;
+	return s;
+}
+
+/* ---- launch comparison ---------------------------------------------------------- */
+
+/* Walk the regions of both launches merged by parameter offset. */
+#define FOR_REGION_PAIRS(la, lb, x, y, body)                                                   \
+	do {                                                                                   \
+		uint32_t i_ = 0, j_ = 0;                                                       \
+		while (i_ < (la)->nregions || j_ < (lb)->nregions) {                           \
+			const struct tm_region *x = NULL, *y = NULL;                           \
+			if (j_ >= (lb)->nregions ||                                            \
+			    (i_ < (la)->nregions &&                                            \
+			     (la)->regions[i_].param_offset < (lb)->regions[j_].param_offset)) \
+				x = &(la)->regions[i_++];                                      \
+			else if (i_ >= (la)->nregions ||                                       \
+				 (lb)->regions[j_].param_offset < (la)->regions[i_].param_offset) \
+				y = &(lb)->regions[j_++];                                      \
+			else {                                                                 \
+				x = &(la)->regions[i_++];                                      \
+				y = &(lb)->regions[j_++];                                      \
+			}                                                                      \
+			body                                                                   \
+		}                                                                              \
+	} while (0)
+
+static int launch_status(const struct tm_launch *la, const struct tm_launch *lb)
+{
+	int diverged = 0, unverified = 0;
+	if ((la->flags | lb->flags) & (KTRACE_LAUNCHF_HASH_SKIPPED | KTRACE_LAUNCHF_PARAMS_TRUNCATED))
+		unverified = 1;
+	FOR_REGION_PAIRS(la, lb, x, y, {
+		const char *why;
+		int c = hash_cmp(x, y, 1, &why);
+		if (c == H_DIFF)
+			diverged = 1;
+		else if (c == H_UNV) {
+			const struct tm_region *r = x ? x : y;
+			const struct tm_kernel *k = x ? la->kernel : lb->kernel;
+			/* a read-only argument cannot change: its missing post-hash hides nothing */
+			if (!(region_is_const(k, r) && x && y))
+				unverified = 1;
+		}
+	});
+	return diverged ? DIFF_DIVERGED : unverified ? DIFF_UNVERIFIED : DIFF_EQUAL;
+}
+
+/* ---- last writer ------------------------------------------------------------------- */
+
+static int overlaps(uint64_t a, uint64_t alen, uint64_t b, uint64_t blen)
+{
+	if (!alen)
+		alen = 1;
+	if (!blen)
+		blen = 1;
+	uint64_t aend = a + alen < a ? UINT64_MAX : a + alen;
+	uint64_t bend = b + blen < b ? UINT64_MAX : b + blen;
+	return a < bend && b < aend;
+}
+
+static int copy_writes_device(const struct tm_op *o)
+{
+	if (o->result != 0)
+		return 0;
+	if (o->type == TM_OP_MEMSET)
+		return 1;
+	return o->dir == KTRACE_COPY_HTOD || o->dir == KTRACE_COPY_DTOD || o->dir == KTRACE_COPY_PEER ||
+	       o->dir == KTRACE_COPY_UNKNOWN;
+}
+
+/* The most recent operation before launch index `li` of t that wrote (or, not
+ * hashed, may have written) bytes overlapping [addr, addr+len). */
+static void last_writer(const struct tm_trace *t, const long *match, size_t li, uint64_t addr, uint64_t len,
+			struct diff_writer *w)
+{
+	memset(w, 0, sizeof *w);
+	w->type = DIFF_WRITER_NONE;
+	uint64_t before = t->launches[li].seq;
+	long i = (long)li - 1;
+	long o = (long)ktrace_tm_op_lower_bound(t, before) - 1;
+	while (i >= 0 || o >= 0) {
+		int take_launch = o < 0 || (i >= 0 && t->launches[i].seq > t->ops[o].seq);
+		if (!take_launch) {
+			const struct tm_op *op = &t->ops[o--];
+			if (copy_writes_device(op) && overlaps(op->dst, op->bytes, addr, len)) {
+				w->type = op->type == TM_OP_MEMCPY ? DIFF_WRITER_MEMCPY : DIFF_WRITER_MEMSET;
+				w->seq = op->seq;
+				w->op = op;
+				return;
+			}
+			continue;
+		}
+		const struct tm_launch *l = &t->launches[i];
+		long idx = i--;
+		if (l->flags & KTRACE_LAUNCHF_FAILED)
+			continue;
+		for (uint32_t r = 0; r < l->nregions; r++) {
+			const struct tm_region *g = &l->regions[r];
+			if (!overlaps(g->ptr, g->hash_len, addr, len))
+				continue;
+			int hashed = (g->flags & KTRACE_REGIONF_PRE) && (g->flags & KTRACE_REGIONF_POST) &&
+				     !(g->flags & KTRACE_REGIONF_UNHASHED);
+			int changed = hashed && g->pre_hash != g->post_hash;
+			int maybe = !hashed && !region_is_const(l->kernel, g);
+			if (!changed && !maybe)
+				continue;
+			w->type = changed ? DIFF_WRITER_LAUNCH : DIFF_WRITER_LAUNCH_UNHASHED;
+			w->seq = l->seq;
+			w->launch = l;
+			w->only_here = match[idx] < 0;
+			int ord;
+			region_name(l->kernel, g, w->arg, sizeof w->arg, &ord);
+			return;
+		}
+	}
+}
+
+/* ---- classification ---------------------------------------------------------------- */
+
+static int classify(struct diff_result *res, const struct diff_align *al, struct diff_divergence *d)
+{
+	const struct tm_launch *la = d->la, *lb = d->lb;
+	struct arg_list outs = { 0 }, ins = { 0 }, unv = { 0 };
+	size_t ia = (size_t)(la - res->a->launches), ib = (size_t)(lb - res->b->launches);
+	int rc = -1;
+	if (compare_scalars(la, lb, &ins, &unv, &d->equal_scalars) == -2)
+		goto out;
+	FOR_REGION_PAIRS(la, lb, x, y, {
+		const char *why = NULL;
+		const struct tm_region *r = x ? x : y;
+		const struct tm_kernel *k = x ? la->kernel : lb->kernel;
+		char name[96];
+		int ord;
+		region_name(k, r, name, sizeof name, &ord);
+		int post = hash_cmp(x, y, 1, &why);
+		if (post == H_DIFF) {
+			struct diff_arg *a = arg_push(&outs);
+			if (!a)
+				goto out;
+			a->kind = DIFF_ARG_POINTER;
+			memcpy(a->name, name, sizeof a->name);
+			a->ordinal = ord;
+			a->param_offset = r->param_offset;
+			a->ra = x;
+			a->rb = y;
+		}
+		int pre = hash_cmp(x, y, 0, &why);
+		if (pre == H_EQ) {
+			d->equal_pointers++;
+			continue;
+		}
+		struct diff_arg *a = arg_push(pre == H_DIFF ? &ins : &unv);
+		if (!a)
+			goto out;
+		a->kind = DIFF_ARG_POINTER;
+		memcpy(a->name, name, sizeof a->name);
+		a->ordinal = ord;
+		a->param_offset = r->param_offset;
+		a->ra = x;
+		a->rb = y;
+		a->why = why;
+		if (pre == H_DIFF) {
+			last_writer(res->a, al->match_a, ia, x->ptr, x->hash_len, &a->wa);
+			last_writer(res->b, al->match_b, ib, y->ptr, y->hash_len, &a->wb);
+		}
+	});
+	d->outputs = outs.v;
+	d->noutputs = outs.n;
+	d->inputs = ins.v;
+	d->ninputs = ins.n;
+	d->unverified = unv.v;
+	d->nunverified = unv.n;
+	d->cls = ins.n ? DIFF_CLASS_INPUTS_DIFFER : unv.n ? DIFF_CLASS_INPUTS_UNVERIFIED : DIFF_CLASS_KERNEL_NONDET;
+	return 0;
+out:
+	free(outs.v);
+	free(ins.v);
+	free(unv.v);
+	return rc;
+}
+
+/* ---- per-kernel summary -------------------------------------------------------------- */
+
+struct ktab {
+	struct diff_kernel_stat *v;
+	size_t n, cap;
+	long *tab;
+	size_t tabcap;
+};
+
+static uint64_t str_hash(const char *s)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+	for (; *s; s++) {
+		h ^= (unsigned char)*s;
+		h *= 0x100000001b3ull;
+	}
+	return h;
+}
+
+static struct diff_kernel_stat *kstat(struct ktab *kt, const char *name)
+{
+	if (kt->n * 2 >= kt->tabcap) {
+		size_t nc = kt->tabcap ? kt->tabcap * 2 : 64;
+		long *nt = malloc(nc * sizeof *nt);
+		if (!nt)
+			return NULL;
+		for (size_t i = 0; i < nc; i++)
+			nt[i] = -1;
+		for (size_t i = 0; i < kt->n; i++) {
+			size_t p = str_hash(kt->v[i].name) & (nc - 1);
+			while (nt[p] >= 0)
+				p = (p + 1) & (nc - 1);
+			nt[p] = (long)i;
+		}
+		free(kt->tab);
+		kt->tab = nt;
+		kt->tabcap = nc;
+	}
+	size_t p = str_hash(name) & (kt->tabcap - 1);
+	while (kt->tab[p] >= 0) {
+		if (!strcmp(kt->v[kt->tab[p]].name, name))
+			return &kt->v[kt->tab[p]];
+		p = (p + 1) & (kt->tabcap - 1);
+	}
+	if (kt->n == kt->cap) {
+		size_t nc = kt->cap ? kt->cap * 2 : 32;
+		struct diff_kernel_stat *nv = realloc(kt->v, nc * sizeof *nv);
+		if (!nv)
+			return NULL;
+		kt->v = nv;
+		kt->cap = nc;
+	}
+	struct diff_kernel_stat *s = &kt->v[kt->n];
+	memset(s, 0, sizeof *s);
+	s->name = name;
+	s->first_seq_a = UINT64_MAX;
+	kt->tab[p] = (long)kt->n++;
+	return s;
+}
+
+/* ---- warnings ------------------------------------------------------------------------ */
+
+static int warn(struct diff_result *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int warn(struct diff_result *r, const char *fmt, ...)
+{
+	char buf[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof buf, fmt, ap);
+	va_end(ap);
+	char **nw = realloc(r->warnings, (r->nwarnings + 1) * sizeof *nw);
+	if (!nw)
+		return -1;
+	r->warnings = nw;
+	r->warnings[r->nwarnings] = strdup(buf);
+	if (!r->warnings[r->nwarnings])
+		return -1;
+	r->nwarnings++;
+	return 0;
+}
+
+static int trace_warnings(struct diff_result *r, const struct tm_trace *t, const char *run)
+{
+	int rc = 0;
+	if (t->truncated)
+		rc |= warn(r, "run %s: %s; compared up to the last complete record", run, t->truncated_msg);
+	else if (!t->have_end)
+		rc |= warn(r, "run %s: the trace has no END record (the process did not finish cleanly)", run);
+	uint64_t v = t->counters[KTRACE_CTR_RECORDS_DROPPED];
+	if (v)
+		rc |= warn(r, "run %s: %" PRIu64 " records were dropped by the writer", run, v);
+	uint64_t skipped = t->counters[KTRACE_CTR_HASH_SKIPPED_CAPTURE] + t->counters[KTRACE_CTR_HASH_SKIPPED_NOSLOT] +
+			   t->counters[KTRACE_CTR_HASH_SKIPPED_ERROR];
+	if (skipped)
+		rc |= warn(r, "run %s: %" PRIu64 " launches were not hashed (graph capture, no free slot or error)",
+			   run, skipped);
+	if (t->counters[KTRACE_CTR_HASH_INCOMPLETE])
+		rc |= warn(r, "run %s: %" PRIu64 " hash results never arrived", run,
+			   t->counters[KTRACE_CTR_HASH_INCOMPLETE]);
+	if (t->counters[KTRACE_CTR_LAUNCHES_FILTERED])
+		rc |= warn(r, "run %s: %" PRIu64 " launches were filtered out (KTRACE_KERNELS / KTRACE_LAUNCHES)",
+			   run, t->counters[KTRACE_CTR_LAUNCHES_FILTERED]);
+	size_t hashed = 0;
+	for (size_t i = 0; i < t->nlaunches; i++)
+		if (t->launches[i].flags & KTRACE_LAUNCHF_HASHED)
+			hashed++;
+	if (t->nlaunches && !hashed)
+		rc |= warn(r, "run %s: no launch was hashed (hashing off?): outputs cannot be compared", run);
+	size_t shown = 0;
+	for (size_t i = 0; i < t->nnotes && shown < 8; i++) {
+		const struct tm_note *n = &t->notes[i];
+		if (n->level == KTRACE_NOTE_INFO)
+			continue;
+		int dup = 0;
+		for (size_t j = 0; j < i && !dup; j++)
+			dup = t->notes[j].level == n->level && !strcmp(t->notes[j].text, n->text);
+		if (dup)
+			continue;
+		rc |= warn(r, "run %s: %s: %s", run,
+			   n->level == KTRACE_NOTE_DISABLED ? "disabled" : n->level == KTRACE_NOTE_ERROR ? "error" : "warning",
+			   n->text);
+		shown++;
+	}
+	return rc;
+}
+
+/* ---- the comparison ------------------------------------------------------------------- */
+
+int ktrace_diff_compare(const struct tm_trace *a, const struct tm_trace *b, const struct diff_opts *o,
+			struct diff_result *r, char *err, size_t errlen)
+{
+	memset(r, 0, sizeof *r);
+	r->a = a;
+	r->b = b;
+	r->label_a = o->label_a ? o->label_a : a->path;
+	r->label_b = o->label_b ? o->label_b : b->path;
+	if (a->digest_alg != b->digest_alg) {
+		snprintf(err, errlen, "%s and %s use different digest algorithms (%u and %u): hashes cannot be compared",
+			 a->path, b->path, a->digest_alg, b->digest_alg);
+		return -1;
+	}
+	struct diff_align *al = calloc(1, sizeof *al);
+	struct ktab kt = { 0 };
+	if (!al || ktrace_diff_align(a, b, al) != 0) {
+		free(al);
+		snprintf(err, errlen, "out of memory while aligning %s and %s", a->path, b->path);
+		return -1;
+	}
+	r->priv = al;
+	r->streams = al->streams;
+	r->nstreams = al->nstreams;
+	r->launches_a = a->nlaunches;
+	r->launches_b = b->nlaunches;
+	size_t cap = 0;
+	for (size_t i = 0; i < a->nlaunches; i++) {
+		const struct tm_launch *la = &a->launches[i];
+		struct diff_kernel_stat *ks = kstat(&kt, ktrace_tm_kernel_name(la->kernel));
+		if (!ks)
+			goto oom;
+		if (al->match_a[i] < 0) {
+			r->only_a++;
+			ks->only_a++;
+			continue;
+		}
+		const struct tm_launch *lb = &b->launches[al->match_a[i]];
+		r->matched++;
+		ks->matched++;
+		int st = launch_status(la, lb);
+		if (st == DIFF_UNVERIFIED) {
+			r->unverified++;
+			ks->unverified++;
+		} else if (st == DIFF_DIVERGED) {
+			r->diverged++;
+			ks->diverged++;
+			if (r->ndivs == cap) {
+				cap = cap ? cap * 2 : 16;
+				struct diff_divergence *nd = realloc(r->divs, cap * sizeof *nd);
+				if (!nd)
+					goto oom;
+				r->divs = nd;
+			}
+			struct diff_divergence *d = &r->divs[r->ndivs];
+			memset(d, 0, sizeof *d);
+			d->la = la;
+			d->lb = lb;
+			d->device = la->device;
+			d->stream = al->stream_a[i];
+			if (ks->first_seq_a == UINT64_MAX) {
+				ks->first_seq_a = la->seq;
+				ks->first_div = r->ndivs;
+			}
+			r->ndivs++;
+		}
+	}
+	for (size_t j = 0; j < b->nlaunches; j++) {
+		if (al->match_b[j] >= 0)
+			continue;
+		struct diff_kernel_stat *ks = kstat(&kt, ktrace_tm_kernel_name(b->launches[j].kernel));
+		if (!ks)
+			goto oom;
+		r->only_b++;
+		ks->only_b++;
+	}
+	free(kt.tab);
+	kt.tab = NULL;
+	r->kernels = kt.v;
+	r->nkernels = kt.n;
+	kt.v = NULL;
+
+	/* classify the first divergence, or all of them, and the first of each kernel */
+	for (size_t i = 0; i < r->ndivs; i++) {
+		int want = o->all || i == 0;
+		if (!want)
+			continue;
+		if (classify(r, al, &r->divs[i]) != 0)
+			goto oom;
+	}
+	if (!o->all)
+		for (size_t k = 0; k < r->nkernels; k++) {
+			struct diff_kernel_stat *ks = &r->kernels[k];
+			if (ks->first_seq_a != UINT64_MAX && !r->divs[ks->first_div].cls &&
+			    classify(r, al, &r->divs[ks->first_div]) != 0)
+				goto oom;
+		}
+
+	if (trace_warnings(r, a, "A") || trace_warnings(r, b, "B"))
+		goto oom;
+	r->strict = o->strict;
+	r->status = r->diverged ? 1 : 0;
+	if (o->strict && (r->only_a || r->only_b || r->unverified))
+		r->status = 1;
+	return 0;
+oom:
+	free(kt.tab);
+	free(kt.v);
+	ktrace_diff_result_free(r);
+	snprintf(err, errlen, "out of memory while comparing %s and %s", a->path, b->path);
+	return -1;
+}
+
+void ktrace_diff_result_free(struct diff_result *r)
+{
+	for (size_t i = 0; i < r->ndivs; i++) {
+		free(r->divs[i].outputs);
+		free(r->divs[i].inputs);
+		free(r->divs[i].unverified);
+	}
+	free(r->divs);
+	free(r->kernels);
+	for (size_t i = 0; i < r->nwarnings; i++)
+		free(r->warnings[i]);
+	free(r->warnings);
+	if (r->priv) {
+		ktrace_diff_align_free(r->priv);
+		free(r->priv);
+	}
+	memset(r, 0, sizeof *r);
+}

@@ -1,0 +1,601 @@
+/* tools/diff_report.c: the text and JSON reports of a determinism diff.
+ *
+ * Owns how a divergence is told to a person (text) and to programs (JSON),
+ * and the small formatters both share with the CI reports (diff_ci.c):
+ * classification names, copy directions, writers, scalar values.
+ */
+#include "diff.h"
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <string.h>
+
+/* ---- shared formatters ----------------------------------------------------------- */
+
+const char *ktrace_diff_class_name(int cls)
+{
+	switch (cls) {
+	case DIFF_CLASS_KERNEL_NONDET: return "kernel_nondeterministic";
+	case DIFF_CLASS_INPUTS_DIFFER: return "inputs_differ";
+	case DIFF_CLASS_INPUTS_UNVERIFIED: return "inputs_unverified";
+	default: return "unclassified";
+	}
+}
+
+const char *ktrace_diff_copy_dir_name(uint32_t dir)
+{
+	switch (dir) {
+	case KTRACE_COPY_HTOD: return "host-to-device";
+	case KTRACE_COPY_DTOH: return "device-to-host";
+	case KTRACE_COPY_DTOD: return "device-to-device";
+	case KTRACE_COPY_HTOH: return "host-to-host";
+	case KTRACE_COPY_PEER: return "peer";
+	default: return "unknown-direction";
+	}
+}
+
+static const char *writer_type_name(int t)
+{
+	switch (t) {
+	case DIFF_WRITER_LAUNCH: return "launch";
+	case DIFF_WRITER_LAUNCH_UNHASHED: return "launch_unhashed";
+	case DIFF_WRITER_MEMCPY: return "memcpy";
+	case DIFF_WRITER_MEMSET: return "memset";
+	default: return "none";
+	}
+}
+
+void ktrace_diff_writer_str(const struct diff_writer *w, char *buf, size_t cap)
+{
+	switch (w->type) {
+	case DIFF_WRITER_LAUNCH:
+	case DIFF_WRITER_LAUNCH_UNHASHED:
+		snprintf(buf, cap, "%s (launch %" PRIu64 ", argument %s)%s%s",
+			 ktrace_tm_kernel_name(w->launch->kernel), w->seq, w->arg,
+			 w->type == DIFF_WRITER_LAUNCH_UNHASHED ? ", not hashed: it may have written it" : "",
+			 w->only_here ? ", a launch the other run does not have" : "");
+		break;
+	case DIFF_WRITER_MEMCPY: {
+		char dig[64] = "";
+		if (w->op->dir == KTRACE_COPY_HTOD) {
+			if (w->op->flags & KTRACE_COPYF_SRC_DIGEST)
+				snprintf(dig, sizeof dig, ", source digest %016" PRIx64, w->op->src_digest);
+			else
+				snprintf(dig, sizeof dig, ", source not hashed");
+		}
+		snprintf(buf, cap, "%s memcpy (op %" PRIu64 ", %" PRIu64 " bytes%s%s)",
+			 ktrace_diff_copy_dir_name(w->op->dir), w->seq, w->op->bytes,
+			 (w->op->flags & KTRACE_COPYF_ASYNC) ? ", async" : "", dig);
+		break;
+	}
+	case DIFF_WRITER_MEMSET:
+		snprintf(buf, cap, "memset (op %" PRIu64 ", %" PRIu64 " bytes of value 0x%" PRIx64 ")", w->seq,
+			 w->op->bytes, w->op->value);
+		break;
+	default:
+		snprintf(buf, cap, "none recorded (uninitialised memory, or written outside the trace)");
+		break;
+	}
+}
+
+/* What the two writers of a differing input say, when they say something. */
+static const char *writer_verdict(const struct diff_arg *a)
+{
+	const struct diff_writer *x = &a->wa, *y = &a->wb;
+	if (x->type == DIFF_WRITER_MEMCPY && y->type == DIFF_WRITER_MEMCPY && x->op->dir == KTRACE_COPY_HTOD &&
+	    y->op->dir == KTRACE_COPY_HTOD) {
+		if ((x->op->flags & y->op->flags & KTRACE_COPYF_SRC_DIGEST) == 0)
+			return "both runs copied it from the host (source not hashed in both: the host data probably differ)";
+		if (x->op->src_digest != y->op->src_digest)
+			return "the host data copied to the device differ between the runs";
+		return "the host data copied to the device are identical; a later or partial write differs";
+	}
+	if ((x->type == DIFF_WRITER_MEMCPY && x->op->dir == KTRACE_COPY_HTOD) ||
+	    (y->type == DIFF_WRITER_MEMCPY && y->op->dir == KTRACE_COPY_HTOD))
+		return "it came from the host in at least one run";
+	if (x->type == DIFF_WRITER_NONE && y->type == DIFF_WRITER_NONE)
+		return "no recorded writer in either run: uninitialised memory, or written outside the trace";
+	if ((x->type == DIFF_WRITER_LAUNCH && x->only_here) || (y->type == DIFF_WRITER_LAUNCH && y->only_here))
+		return "written by a launch that only one run made";
+	return NULL;
+}
+
+static int type_has(const char *type, const char *w)
+{
+	return type && strstr(type, w) != NULL;
+}
+
+void ktrace_diff_scalar_str(const uint8_t *v, uint32_t size, const char *type, char *buf, size_t cap)
+{
+	if (!v) {
+		snprintf(buf, cap, "(absent)");
+		return;
+	}
+	uint64_t u = 0;
+	if (size <= 8)
+		for (uint32_t i = 0; i < size; i++)
+			u |= (uint64_t)v[i] << (8 * i);
+	int isf = type_has(type, "float") || type_has(type, "fp32") || type_has(type, "f32");
+	int isd = type_has(type, "double") || type_has(type, "fp64") || type_has(type, "f64");
+	if (size == 4 && isf) {
+		float f;
+		uint32_t w = (uint32_t)u;
+		memcpy(&f, &w, 4);
+		snprintf(buf, cap, "%.9g", (double)f);
+	} else if (size == 8 && isd) {
+		double d;
+		memcpy(&d, &u, 8);
+		snprintf(buf, cap, "%.17g", d);
+	} else if (size == 1 || size == 2 || size == 4 || size == 8) {
+		int64_t sv = size == 8 ? (int64_t)u : (int64_t)(u << (64 - 8 * size)) >> (64 - 8 * size);
+		snprintf(buf, cap, "%" PRId64 " (0x%" PRIx64 ")", sv, u);
+	} else {
+		size_t o = 0;
+		for (uint32_t i = 0; i < size && o + 3 < cap; i++)
+			o += (size_t)snprintf(buf + o, cap - o, "%02x", v[i]);
+	}
+}
+
+/* A scalar argument's two values as "A <x>, B <y>" (structs: the first
+ * differing bytes). */
+static void scalar_pair_str(const struct diff_arg *a, char *buf, size_t cap)
+{
+	char x[64], y[64];
+	if (a->size <= 8 && a->size == a->size_b) {
+		ktrace_diff_scalar_str(a->va, a->size, a->type, x, sizeof x);
+		ktrace_diff_scalar_str(a->vb, a->size, a->type, y, sizeof y);
+		snprintf(buf, cap, "A %s, B %s", x, y);
+		return;
+	}
+	if (a->size != a->size_b) {
+		snprintf(buf, cap, "%" PRIu32 " bytes in A, %" PRIu32 " bytes in B", a->size, a->size_b);
+		return;
+	}
+	uint32_t at = a->diff_at, n = a->size - at < 8 ? a->size - at : 8;
+	ktrace_diff_scalar_str(a->va + at, n, "", x, sizeof x);
+	ktrace_diff_scalar_str(a->vb + at, n, "", y, sizeof y);
+	snprintf(buf, cap, "%" PRIu32 "-byte value differs at byte %" PRIu32 ": A %s, B %s", a->size, at, x, y);
+}
+
+static const char *class_sentence(int cls)
+{
+	switch (cls) {
+	case DIFF_CLASS_KERNEL_NONDET:
+		return "all inputs identical: the kernel itself is non-deterministic";
+	case DIFF_CLASS_INPUTS_DIFFER:
+		return "inputs differ: the divergence comes from upstream (see the writers above)";
+	case DIFF_CLASS_INPUTS_UNVERIFIED:
+		return "no input is seen to differ, but some inputs were not hashed: cannot tell";
+	default:
+		return "not classified (use --all)";
+	}
+}
+
+/* ---- text ---------------------------------------------------------------------------- */
+
+void ktrace_diff_text_divergence(FILE *f, const struct diff_divergence *d, const char *title)
+{
+	fprintf(f, "%s: %s\n", title, ktrace_tm_kernel_name(d->la->kernel));
+	fprintf(f, "  launch %" PRIu64 " in A, %" PRIu64 " in B; device %d, stream #%zu", d->la->seq, d->lb->seq,
+		d->device, d->stream);
+	fprintf(f, "; grid %ux%ux%u block %ux%ux%u\n", d->la->grid[0], d->la->grid[1], d->la->grid[2],
+		d->la->block[0], d->la->block[1], d->la->block[2]);
+	for (size_t i = 0; i < d->noutputs; i++) {
+		const struct diff_arg *a = &d->outputs[i];
+		fprintf(f, "  output differs: %s  (post-hash A %016" PRIx64 ", B %016" PRIx64 "; %" PRIu64 " bytes)\n",
+			a->name, a->ra->post_hash, a->rb->post_hash, a->ra->hash_len);
+	}
+	for (size_t i = 0; i < d->ninputs; i++) {
+		const struct diff_arg *a = &d->inputs[i];
+		char buf[256];
+		if (a->kind == DIFF_ARG_SCALAR) {
+			scalar_pair_str(a, buf, sizeof buf);
+			fprintf(f, "  input differs: %s  (scalar: %s)\n", a->name, buf);
+			continue;
+		}
+		fprintf(f, "  input differs: %s  (pre-hash A %016" PRIx64 ", B %016" PRIx64 ")\n", a->name,
+			a->ra->pre_hash, a->rb->pre_hash);
+		ktrace_diff_writer_str(&a->wa, buf, sizeof buf);
+		fprintf(f, "    last writer in A: %s\n", buf);
+		ktrace_diff_writer_str(&a->wb, buf, sizeof buf);
+		fprintf(f, "    last writer in B: %s\n", buf);
+		const char *v = writer_verdict(a);
+		if (v)
+			fprintf(f, "    %s\n", v);
+	}
+	for (size_t i = 0; i < d->nunverified; i++)
+		fprintf(f, "  input not compared: %s  (%s)\n", d->unverified[i].name, d->unverified[i].why);
+	if (d->cls == DIFF_CLASS_KERNEL_NONDET || d->ninputs == 0)
+		fprintf(f, "  inputs identical: %zu pointer argument%s (pre-hashes), %zu scalar argument%s\n",
+			d->equal_pointers, d->equal_pointers == 1 ? "" : "s", d->equal_scalars,
+			d->equal_scalars == 1 ? "" : "s");
+	fprintf(f, "  => %s\n", class_sentence(d->cls));
+}
+
+/* Append to buf (cap > 0), cutting what does not fit. */
+static void addf(char *buf, size_t cap, size_t *o, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static void addf(char *buf, size_t cap, size_t *o, const char *fmt, ...)
+{
+	if (*o + 1 >= cap)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(buf + *o, cap - *o, fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		*o += (size_t)n;
+	if (*o >= cap)
+		*o = cap - 1;
+}
+
+void ktrace_diff_summary_line(const struct diff_divergence *d, char *buf, size_t cap)
+{
+	size_t o = 0;
+	buf[0] = '\0';
+#define ADD(...) addf(buf, cap, &o, __VA_ARGS__)
+	ADD("%s: launch %" PRIu64 " in A, %" PRIu64 " in B: ", ktrace_tm_kernel_name(d->la->kernel), d->la->seq,
+	    d->lb->seq);
+	if (d->noutputs) {
+		ADD("output%s ", d->noutputs == 1 ? "" : "s");
+		for (size_t i = 0; i < d->noutputs; i++)
+			ADD("%s%s", i ? ", " : "", d->outputs[i].name);
+		ADD(" differ%s; ", d->noutputs == 1 ? "s" : "");
+	}
+	if (d->cls == DIFF_CLASS_INPUTS_DIFFER) {
+		ADD("input%s ", d->ninputs == 1 ? "" : "s");
+		for (size_t i = 0; i < d->ninputs; i++)
+			ADD("%s%s", i ? ", " : "", d->inputs[i].name);
+		ADD(" differ%s", d->ninputs == 1 ? "s" : "");
+		const struct diff_arg *a = &d->inputs[0];
+		if (a->kind == DIFF_ARG_POINTER) {
+			char w[200];
+			ktrace_diff_writer_str(&a->wa, w, sizeof w);
+			ADD(" (last writer of %s in A: %s)", a->name, w);
+		}
+		ADD(": the divergence comes from upstream");
+	} else {
+		ADD("%s", class_sentence(d->cls));
+	}
+#undef ADD
+}
+
+static void text_kernel_table(FILE *f, const struct diff_result *r, int all)
+{
+	size_t shown = 0;
+	for (size_t k = 0; k < r->nkernels; k++) {
+		const struct diff_kernel_stat *s = &r->kernels[k];
+		if (!all && !s->diverged && !s->unverified && !s->only_a && !s->only_b)
+			continue;
+		if (!shown++)
+			fprintf(f, "\n%8s %8s %10s %7s %7s  %s\n", "matched", "diverged", "unverified", "only-A",
+				"only-B", "kernel");
+		fprintf(f, "%8" PRIu64 " %8" PRIu64 " %10" PRIu64 " %7" PRIu64 " %7" PRIu64 "  %s\n", s->matched,
+			s->diverged, s->unverified, s->only_a, s->only_b, s->name);
+	}
+}
+
+void ktrace_diff_report_text(FILE *f, const struct diff_result *r, const struct diff_opts *o)
+{
+	size_t sm = 0, sa = 0, sb = 0, nk = 0;
+	for (size_t i = 0; i < r->nstreams; i++) {
+		if (r->streams[i].in_a && r->streams[i].in_b)
+			sm++;
+		else if (r->streams[i].in_a)
+			sa++;
+		else
+			sb++;
+	}
+	for (size_t k = 0; k < r->nkernels; k++)
+		nk += r->kernels[k].diverged != 0;
+	fprintf(f, "A: %s (pid %u: %s)\n", r->label_a, r->a->pid, r->a->cmdline);
+	fprintf(f, "B: %s (pid %u: %s)\n", r->label_b, r->b->pid, r->b->cmdline);
+	fprintf(f, "streams: %zu matched, %zu only in A, %zu only in B\n", sm, sa, sb);
+	fprintf(f, "launches: %" PRIu64 " in A, %" PRIu64 " in B; %" PRIu64 " matched, %" PRIu64
+		   " only in A, %" PRIu64 " only in B, %" PRIu64 " unverified\n",
+		r->launches_a, r->launches_b, r->matched, r->only_a, r->only_b, r->unverified);
+	for (size_t i = 0; i < r->nwarnings; i++)
+		fprintf(f, "warning: %s\n", r->warnings[i]);
+	fprintf(f, "\n");
+	if (!r->ndivs) {
+		if (r->unverified || r->only_a || r->only_b)
+			fprintf(f, "result: no divergence in %" PRIu64 " compared launches (%" PRIu64
+				   " unverified, %" PRIu64 " in one run only)%s\n",
+				r->matched - r->unverified, r->unverified, r->only_a + r->only_b,
+				r->status ? "; --strict: counted as a failure" : "");
+		else
+			fprintf(f, "result: identical (%" PRIu64 " launches compared)\n", r->matched);
+		text_kernel_table(f, r, o->all);
+		return;
+	}
+	fprintf(f, "result: DIVERGED: %" PRIu64 " launch%s of %zu kernel%s differ\n\n", r->diverged,
+		r->diverged == 1 ? "" : "es", nk, nk == 1 ? "" : "s");
+	ktrace_diff_text_divergence(f, &r->divs[0], "first divergence");
+	if (o->all) {
+		for (size_t i = 1; i < r->ndivs; i++) {
+			char title[64];
+			snprintf(title, sizeof title, "\ndivergence %zu", i + 1);
+			ktrace_diff_text_divergence(f, &r->divs[i], title);
+		}
+	} else if (r->ndivs > 1) {
+		fprintf(f, "\n%zu more divergent launch%s (--all lists them)\n", r->ndivs - 1,
+			r->ndivs == 2 ? "" : "es");
+	}
+	text_kernel_table(f, r, o->all);
+}
+
+/* ---- JSON ------------------------------------------------------------------------------- */
+
+struct jw {
+	FILE *f;
+	int depth, base;
+	int first[32];
+};
+
+static void j_indent(struct jw *j)
+{
+	fprintf(j->f, "%*s", j->base + 2 * j->depth, "");
+}
+
+static void j_string(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; s && *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		if (c == '"' || c == '\\')
+			fprintf(f, "\\%c", c);
+		else if (c == '\n')
+			fputs("\\n", f);
+		else if (c == '\t')
+			fputs("\\t", f);
+		else if (c == '\r')
+			fputs("\\r", f);
+		else if (c < 0x20 || c == 0x7f)
+			fprintf(f, "\\u%04x", c);
+		else
+			fputc(c, f);
+	}
+	fputc('"', f);
+}
+
+static void j_key(struct jw *j, const char *key)
+{
+	if (!j->first[j->depth])
+		fputc(',', j->f);
+	fputc('\n', j->f);
+	j->first[j->depth] = 0;
+	j_indent(j);
+	if (key) {
+		j_string(j->f, key);
+		fputs(": ", j->f);
+	}
+}
+
+static void j_open(struct jw *j, const char *key, char c)
+{
+	if (j->depth > 0)
+		j_key(j, key);
+	else
+		fprintf(j->f, "%*s", j->base, "");
+	fputc(c, j->f);
+	j->depth++;
+	j->first[j->depth] = 1;
+}
+
+static void j_close(struct jw *j, char c)
+{
+	int empty = j->first[j->depth];
+	j->depth--;
+	if (!empty) {
+		fputc('\n', j->f);
+		j_indent(j);
+	}
+	fputc(c, j->f);
+}
+
+static void j_str(struct jw *j, const char *key, const char *v)
+{
+	j_key(j, key);
+	j_string(j->f, v);
+}
+
+static void j_u64(struct jw *j, const char *key, uint64_t v)
+{
+	j_key(j, key);
+	fprintf(j->f, "%" PRIu64, v);
+}
+
+static void j_int(struct jw *j, const char *key, long long v)
+{
+	j_key(j, key);
+	fprintf(j->f, "%lld", v);
+}
+
+static void j_hex(struct jw *j, const char *key, uint64_t v)
+{
+	j_key(j, key);
+	fprintf(j->f, "\"%016" PRIx64 "\"", v);
+}
+
+static void j_null(struct jw *j, const char *key)
+{
+	j_key(j, key);
+	fputs("null", j->f);
+}
+
+static void j_bool(struct jw *j, const char *key, int v)
+{
+	j_key(j, key);
+	fputs(v ? "true" : "false", j->f);
+}
+
+static void j_writer(struct jw *j, const char *key, const struct diff_writer *w)
+{
+	j_open(j, key, '{');
+	j_str(j, "type", writer_type_name(w->type));
+	if (w->type == DIFF_WRITER_LAUNCH || w->type == DIFF_WRITER_LAUNCH_UNHASHED) {
+		j_u64(j, "seq", w->seq);
+		j_str(j, "kernel", ktrace_tm_kernel_name(w->launch->kernel));
+		j_str(j, "arg", w->arg);
+		j_bool(j, "only_in_this_run", w->only_here);
+	} else if (w->type == DIFF_WRITER_MEMCPY) {
+		j_u64(j, "seq", w->seq);
+		j_str(j, "direction", ktrace_diff_copy_dir_name(w->op->dir));
+		j_u64(j, "bytes", w->op->bytes);
+		j_bool(j, "async", (w->op->flags & KTRACE_COPYF_ASYNC) != 0);
+		if (w->op->flags & KTRACE_COPYF_SRC_DIGEST)
+			j_hex(j, "src_digest", w->op->src_digest);
+		else
+			j_null(j, "src_digest");
+	} else if (w->type == DIFF_WRITER_MEMSET) {
+		j_u64(j, "seq", w->seq);
+		j_u64(j, "bytes", w->op->bytes);
+		j_u64(j, "value", w->op->value);
+	}
+	j_close(j, '}');
+}
+
+static void j_region_hashes(struct jw *j, const struct diff_arg *a, int post)
+{
+	const struct tm_region *x = a->ra, *y = a->rb;
+	uint16_t f = post ? KTRACE_REGIONF_POST : KTRACE_REGIONF_PRE;
+	const char *ka = post ? "post_a" : "pre_a", *kb = post ? "post_b" : "pre_b";
+	if (x && (x->flags & f))
+		j_hex(j, ka, post ? x->post_hash : x->pre_hash);
+	else
+		j_null(j, ka);
+	if (y && (y->flags & f))
+		j_hex(j, kb, post ? y->post_hash : y->pre_hash);
+	else
+		j_null(j, kb);
+}
+
+static void j_arg(struct jw *j, const struct diff_arg *a, int output)
+{
+	j_open(j, NULL, '{');
+	j_str(j, "arg", a->name);
+	j_int(j, "ordinal", a->ordinal);
+	j_str(j, "kind", a->kind == DIFF_ARG_SCALAR ? "scalar" : "pointer");
+	if (a->kind == DIFF_ARG_SCALAR) {
+		char x[96], y[96];
+		if (a->size <= 8 && a->size == a->size_b) {
+			ktrace_diff_scalar_str(a->va, a->size, a->type, x, sizeof x);
+			ktrace_diff_scalar_str(a->vb, a->size, a->type, y, sizeof y);
+			j_str(j, "value_a", x);
+			j_str(j, "value_b", y);
+		}
+		j_u64(j, "size_a", a->size);
+		j_u64(j, "size_b", a->size_b);
+		if (a->why)
+			j_str(j, "reason", a->why);
+	} else {
+		j_region_hashes(j, a, output);
+		if (a->why)
+			j_str(j, "reason", a->why);
+		if (a->ra && a->rb)
+			j_u64(j, "bytes", a->ra->hash_len);
+		if (!output && !a->why) {
+			j_writer(j, "writer_a", &a->wa);
+			j_writer(j, "writer_b", &a->wb);
+			const char *v = writer_verdict(a);
+			if (v)
+				j_str(j, "verdict", v);
+		}
+	}
+	j_close(j, '}');
+}
+
+static void j_divergence(struct jw *j, const struct diff_divergence *d)
+{
+	j_open(j, NULL, '{');
+	j_str(j, "kernel", ktrace_tm_kernel_name(d->la->kernel));
+	j_str(j, "mangled", d->la->kernel->name);
+	j_u64(j, "seq_a", d->la->seq);
+	j_u64(j, "seq_b", d->lb->seq);
+	j_int(j, "device", d->device);
+	j_u64(j, "stream", d->stream);
+	j_str(j, "classification", ktrace_diff_class_name(d->cls));
+	if (d->cls) {
+		j_open(j, "outputs", '[');
+		for (size_t i = 0; i < d->noutputs; i++)
+			j_arg(j, &d->outputs[i], 1);
+		j_close(j, ']');
+		j_open(j, "inputs_differ", '[');
+		for (size_t i = 0; i < d->ninputs; i++)
+			j_arg(j, &d->inputs[i], 0);
+		j_close(j, ']');
+		j_open(j, "inputs_unverified", '[');
+		for (size_t i = 0; i < d->nunverified; i++)
+			j_arg(j, &d->unverified[i], 0);
+		j_close(j, ']');
+		j_u64(j, "inputs_equal_pointers", d->equal_pointers);
+		j_u64(j, "inputs_equal_scalars", d->equal_scalars);
+	}
+	j_close(j, '}');
+}
+
+void ktrace_diff_report_json(FILE *f, const struct diff_result *r, const struct diff_opts *o, int indent)
+{
+	struct jw j = { f, 0, indent, { 0 } };
+	j_open(&j, NULL, '{');
+	j_str(&j, "a", r->label_a);
+	j_str(&j, "b", r->label_b);
+	j_str(&j, "result", r->ndivs ? "diverged" : "identical");
+	j_int(&j, "exit_code", r->status);
+	j_open(&j, "launches", '{');
+	j_u64(&j, "a", r->launches_a);
+	j_u64(&j, "b", r->launches_b);
+	j_u64(&j, "matched", r->matched);
+	j_u64(&j, "only_a", r->only_a);
+	j_u64(&j, "only_b", r->only_b);
+	j_u64(&j, "unverified", r->unverified);
+	j_u64(&j, "diverged", r->diverged);
+	j_close(&j, '}');
+	j_open(&j, "streams", '[');
+	for (size_t i = 0; i < r->nstreams; i++) {
+		const struct diff_stream *s = &r->streams[i];
+		j_open(&j, NULL, '{');
+		j_u64(&j, "index", i);
+		j_int(&j, "device", s->device);
+		if (s->in_a)
+			j_hex(&j, "stream_a", s->stream_a);
+		else
+			j_null(&j, "stream_a");
+		if (s->in_b)
+			j_hex(&j, "stream_b", s->stream_b);
+		else
+			j_null(&j, "stream_b");
+		j_u64(&j, "launches_a", s->launches_a);
+		j_u64(&j, "launches_b", s->launches_b);
+		j_u64(&j, "matched", s->matched);
+		j_close(&j, '}');
+	}
+	j_close(&j, ']');
+	j_open(&j, "divergences", '[');
+	for (size_t i = 0; i < r->ndivs; i++)
+		if (i == 0 || o->all)
+			j_divergence(&j, &r->divs[i]);
+	j_close(&j, ']');
+	j_open(&j, "kernels", '[');
+	for (size_t k = 0; k < r->nkernels; k++) {
+		const struct diff_kernel_stat *s = &r->kernels[k];
+		j_open(&j, NULL, '{');
+		j_str(&j, "name", s->name);
+		j_u64(&j, "matched", s->matched);
+		j_u64(&j, "diverged", s->diverged);
+		j_u64(&j, "unverified", s->unverified);
+		j_u64(&j, "only_a", s->only_a);
+		j_u64(&j, "only_b", s->only_b);
+		if (s->diverged) {
+			j_u64(&j, "first_divergence_seq_a", s->first_seq_a);
+			j_str(&j, "first_divergence_classification",
+			      ktrace_diff_class_name(r->divs[s->first_div].cls));
+		}
+		j_close(&j, '}');
+	}
+	j_close(&j, ']');
+	j_open(&j, "warnings", '[');
+	for (size_t i = 0; i < r->nwarnings; i++)
+		j_str(&j, NULL, r->warnings[i]);
+	j_close(&j, ']');
+	j_close(&j, '}');
+}

@@ -1,0 +1,133 @@
+/* tools/trace_model.h: a whole trace file loaded into memory (trace_model.c).
+ *
+ * Shared by ktrace-diff and the `ktrace` front end.  Loading decodes every
+ * record with format/trace_reader.h, keeps what the determinism tools need
+ * (kernels, launches with their regions and hashes, copies and sets, notes,
+ * counters, the header and end records), resolves each launch's kernel
+ * (a LAUNCH may come before its KERNEL record), and sorts launches and
+ * copy/set operations by their sequence number (records of different threads
+ * are not in sequence order in the file).  All memory lives in one arena
+ * freed by ktrace_tm_free().
+ */
+#ifndef KTRACE_TOOLS_TRACE_MODEL_H
+#define KTRACE_TOOLS_TRACE_MODEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "format/ktrace_format.h"
+
+struct tm_arena_block;
+
+struct tm_param {
+	uint16_t ordinal;
+	uint8_t kind;        /* enum ktrace_param_kind */
+	uint8_t name_source; /* enum ktrace_name_source */
+	uint32_t offset, size, flags;
+	const char *name;    /* NUL-terminated, never NULL ("" if none) */
+	const char *type;
+};
+
+struct tm_kernel {
+	uint64_t id, module_id, handle;
+	uint64_t module_digest; /* image digest of its module, 0 if unknown */
+	uint32_t layout_source, param_bytes, nparams;
+	const char *name;       /* mangled; "" if the trace has no KERNEL record for it */
+	const char *demangled;  /* "" when none */
+	struct tm_param *params;
+	int known;              /* a KERNEL record was seen */
+};
+
+struct tm_region {
+	uint32_t param_offset;
+	uint16_t ordinal, flags;
+	uint64_t ptr, alloc_base, alloc_size, hash_len, pre_hash, post_hash;
+};
+
+struct tm_launch {
+	uint64_t seq;            /* launch_seq */
+	uint64_t rec_seq;        /* record sequence number */
+	uint64_t kernel_id;
+	const struct tm_kernel *kernel; /* never NULL after loading */
+	uint64_t context, stream;
+	uint32_t tid;
+	int32_t device;
+	uint32_t api, flags;
+	uint32_t grid[3], block[3], cluster[3];
+	uint32_t shared_mem;
+	int32_t result;
+	uint32_t param_bytes_len, nregions;
+	const uint8_t *param_bytes;
+	struct tm_region *regions; /* sorted by param_offset */
+};
+
+enum tm_op_type { TM_OP_MEMCPY = 1, TM_OP_MEMSET = 2 };
+struct tm_op {
+	uint64_t seq;            /* op_seq (shares the launch counter) */
+	uint32_t type;           /* enum tm_op_type */
+	uint32_t dir;            /* memcpy: enum ktrace_copy_dir */
+	uint32_t flags;          /* KTRACE_COPYF_* */
+	uint32_t elem_size;      /* memset */
+	int32_t result;
+	uint32_t tid;
+	uint64_t dst, src;
+	uint64_t bytes;          /* memcpy bytes; memset count * elem_size */
+	uint64_t value;          /* memset */
+	uint64_t stream, context;
+	uint64_t src_digest;     /* valid with KTRACE_COPYF_SRC_DIGEST */
+};
+
+struct tm_note {
+	uint32_t level, code;
+	const char *text;
+};
+
+struct tm_trace {
+	const char *path;        /* as given (for messages) */
+	/* HEADER */
+	int have_header;
+	uint32_t pid, rank, digest_alg;
+	const char *host, *cmdline, *version, *config;
+	/* END */
+	int have_end;
+	uint32_t end_reason;
+	int32_t end_status;
+
+	struct tm_kernel *kernels; size_t nkernels;   /* sorted by id */
+	struct tm_launch *launches; size_t nlaunches; /* sorted by seq */
+	struct tm_op *ops; size_t nops;               /* sorted by seq */
+	struct tm_note *notes; size_t nnotes;         /* file order */
+	uint64_t counters[32];   /* latest value per enum ktrace_counter_id (< 32) */
+	size_t nrecords;
+	int truncated;           /* the file ended inside a frame or record */
+	char truncated_msg[256];
+
+	struct tm_arena_block *arena;
+};
+
+/* Load a whole trace.  Returns 0, or -1 with a one-line message naming the
+ * file in err.  A truncated file is an error unless allow_truncated (then
+ * t->truncated is set and t->truncated_msg holds the reader's message). */
+int ktrace_tm_load(struct tm_trace *t, const char *path, int allow_truncated, char *err, size_t errlen);
+/* Same from memory (tests); name is used in messages. */
+int ktrace_tm_load_mem(struct tm_trace *t, const void *data, size_t len, const char *name,
+		      int allow_truncated, char *err, size_t errlen);
+void ktrace_tm_free(struct tm_trace *t);
+
+/* Name for reports: the demangled name when there is one, else the mangled
+ * one, else "kernel#<id>". */
+const char *ktrace_tm_kernel_name(const struct tm_kernel *k);
+
+/* The parameter that holds byte `param_offset` of the parameter buffer, or NULL. */
+const struct tm_param *ktrace_tm_param_at(const struct tm_kernel *k, uint32_t param_offset);
+
+/* Index of the first launch with seq >= `seq` (binary search). */
+size_t ktrace_tm_launch_lower_bound(const struct tm_trace *t, uint64_t seq);
+size_t ktrace_tm_op_lower_bound(const struct tm_trace *t, uint64_t seq);
+
+/* Find how many LAUNCH records a file holds without keeping them (the front
+ * end uses it to pick the traced process).  Returns the count, or -1 on error
+ * (message in err).  *rank receives the header's rank (0 without header). */
+long ktrace_tm_count_launches(const char *path, uint32_t *rank, char *err, size_t errlen);
+
+#endif
