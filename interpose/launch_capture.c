@@ -1,0 +1,181 @@
+/* interpose/launch_capture.c: ktrace_on_launch, the per-launch hot path.
+ *
+ * For each launch: take a sequence number, apply KTRACE_LAUNCHES and the
+ * kernel filter (decided once per kernel), rebuild the parameter buffer by
+ * the kernel's real layout, find the pointer words in it, encode the LAUNCH
+ * record in thread-local scratch, then either hand it to the hash pipeline
+ * around the real launch or append it after the real launch.  No lock, no
+ * malloc and one driver call (cuCtxGetCurrent) per launch once a kernel and
+ * a thread have been seen; the application's streams are never synchronised.
+ */
+#include <stdatomic.h>
+#include <stddef.h>
+#include <string.h>
+
+#include "../format/trace_writer.h"
+#include "capture_thread.h"
+#include "events.h"
+#include "hash_pipeline.h"
+#include "param_scan.h"
+#include "registry.h"
+#include "tracer.h"
+
+/* Encode r into t->rec (growing it if needed); 0 on failure. */
+static size_t encode_launch(struct ktrace_capture_tls *t, const struct ktrace_rec_launch *r, size_t *regions_off)
+{
+	size_t need = ktrace_encode_launch(t->rec, t->rec_cap, r, t->regions, regions_off);
+
+	if (need > t->rec_cap) {
+		if (ktrace_capture_tls_rec(t, need))
+			return 0;
+		need = ktrace_encode_launch(t->rec, t->rec_cap, r, t->regions, regions_off);
+		if (need > t->rec_cap)
+			return 0;
+	}
+	return need;
+}
+
+/* The record's timestamp is the time of the call, not of the commit. */
+static inline void set_time(uint8_t *rec, uint64_t ns)
+{
+	memcpy(rec + offsetof(struct ktrace_record_prefix, time_ns), &ns, sizeof(ns));
+}
+
+/* Work out extents of the regions (hash mode); returns how many get hashed. */
+static uint32_t plan_hash(struct ktrace_capture_tls *t, uint32_t n)
+{
+	uint32_t i, hashed = 0;
+
+	if (!n)
+		return 0;
+	for (i = 0; i < n; i++)
+		t->ptrs[i] = t->regions[i].ptr;
+	ktrace_alloc_map_extents(t->ptrs, t->allocs, n, ktrace_tracer.cfg.hash_max, t->lens, t->capped);
+	for (i = 0; i < n; i++) {
+		t->regions[i].hash_len = t->lens[i];
+		if (t->capped[i])
+			t->regions[i].flags |= KTRACE_REGIONF_CAPPED;
+		if (t->lens[i])
+			hashed++;
+		else
+			t->regions[i].flags |= KTRACE_REGIONF_UNHASHED;
+	}
+	return hashed;
+}
+
+static CUresult capture(const struct ktrace_launch_args *a, ktrace_real_launch_fn real, void *rctx,
+			const struct ktrace_kernel_entry *k, struct ktrace_capture_tls *t, uint64_t seq,
+			struct ktrace_writer *w)
+{
+	const struct ktrace_param_layout *l = k->layout;
+	struct ktrace_rec_launch r;
+	uint64_t t0 = ktrace_now_ns();
+	uint32_t pflags = 0, len, n, maxn, i;
+	size_t size, regions_off = 0;
+	int32_t dev;
+	CUcontext cctx;
+	CUresult res;
+
+	len = ktrace_params_assemble(l, a->kernel_params, a->extra, t->params, KTRACE_PARAM_MAX_BYTES, &pflags);
+	maxn = (len + 7) / 8;
+	if (maxn > t->region_cap && ktrace_capture_tls_regions(t, maxn))
+		maxn = t->region_cap;
+	n = ktrace_params_scan(l, t->params, len, t->regions, t->allocs, maxn);
+	cctx = ktrace_capture_context(&dev);
+
+	memset(&r, 0, sizeof(r));
+	r.launch_seq = seq;
+	r.kernel_id = k->id;
+	r.context = (uint64_t)(uintptr_t)cctx;
+	r.stream = (uint64_t)(uintptr_t)a->stream;
+	r.tid = ktrace_capture_tid();
+	r.device = dev;
+	r.api = a->api;
+	r.flags = pflags | (a->ptsz ? KTRACE_LAUNCHF_PTSZ : 0);
+	for (i = 0; i < 3; i++) {
+		r.grid[i] = a->grid[i];
+		r.block[i] = a->block[i];
+		r.cluster[i] = a->cluster[i];
+	}
+	r.shared_mem = a->shared_mem;
+	r.param_bytes_len = len;
+	r.nregions = n;
+	r.param_bytes = t->params;
+
+	if (ktrace_tracer.cfg.hash) {
+		int skipped = n && !cctx;
+
+		if (cctx && plan_hash(t, n)) {
+			struct ktrace_hash_job *job = NULL;
+			CUstream s = a->stream;
+
+			if (a->ptsz && !s)
+				s = CU_STREAM_PER_THREAD;
+			r.flags |= KTRACE_LAUNCHF_HASHED;
+			size = encode_launch(t, &r, &regions_off);
+			if (size) {
+				set_time(t->rec, t0);
+				job = ktrace_hash_pre(cctx, s, t->rec, size, regions_off);
+			}
+			res = real(a, rctx);
+			if (job) {
+				ktrace_hash_post(job, res);
+				return res;
+			}
+			skipped = 1;
+		} else {
+			res = real(a, rctx);
+		}
+		if (skipped) {
+			/* Hashing wanted but not done for this launch. */
+			r.flags = (r.flags & ~KTRACE_LAUNCHF_HASHED) | KTRACE_LAUNCHF_HASH_SKIPPED;
+			for (i = 0; i < n; i++) {
+				t->regions[i].hash_len = 0;
+				t->regions[i].flags |= KTRACE_REGIONF_UNHASHED;
+				t->regions[i].flags &= (uint16_t)~KTRACE_REGIONF_CAPPED;
+			}
+		}
+	} else {
+		res = real(a, rctx);
+	}
+	r.result = (int32_t)res;
+	if (res != CUDA_SUCCESS)
+		r.flags |= KTRACE_LAUNCHF_FAILED;
+	size = encode_launch(t, &r, &regions_off);
+	if (size) {
+		set_time(t->rec, t0);
+		ktrace_writer_append(w, t->rec, size);
+	}
+	return res;
+}
+
+CUresult ktrace_on_launch(const struct ktrace_launch_args *a, ktrace_real_launch_fn real, void *ctx)
+{
+	struct ktrace_writer *w = ktrace_tracer.writer;
+	struct ktrace_kernel_entry *k;
+	struct ktrace_capture_tls *t;
+	uint64_t seq;
+
+	seq = atomic_fetch_add_explicit(&ktrace_tracer.launch_seq, 1, memory_order_relaxed);
+	if (!w)
+		return real(a, ctx);
+	ktrace_writer_count(w, KTRACE_CTR_LAUNCHES_SEEN, 1);
+	if (seq < ktrace_tracer.cfg.launch_lo || seq >= ktrace_tracer.cfg.launch_hi)
+		goto filtered;
+	k = ktrace_registry_lookup((uint64_t)(uintptr_t)a->f);
+	if (!k)
+		k = ktrace_registry_add_unknown((uint64_t)(uintptr_t)a->f);
+	if (!k)
+		return real(a, ctx);
+	if (!atomic_load_explicit(&k->ready, memory_order_acquire))
+		ktrace_registry_first_launch(k);
+	if (k->filter != KTRACE_FILTER_TRACE)
+		goto filtered;
+	t = ktrace_capture_tls();
+	if (!t)
+		return real(a, ctx);
+	return capture(a, real, ctx, k, t, seq, w);
+filtered:
+	ktrace_writer_count(w, KTRACE_CTR_LAUNCHES_FILTERED, 1);
+	return real(a, ctx);
+}

@@ -1,0 +1,190 @@
+/* interpose/param_scan.c: rebuild a launch's parameter buffer and find the
+ * pointer words in it (see param_scan.h). */
+#include "param_scan.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include <cuda.h>
+
+struct ktrace_param_layout *ktrace_param_layout_new(uint32_t nparams, const uint32_t *offsets,
+						    const uint32_t *sizes, const uint8_t *kinds,
+						    uint32_t source)
+{
+	struct ktrace_param_layout *l;
+	uint32_t i, w, end = 0, nwords;
+	size_t bytes;
+	uint8_t *p;
+	uint32_t *off, *sz;
+	uint8_t *kd, *ws;
+	uint16_t *wo;
+
+	if (nparams > KTRACE_PARAM_MAX_COUNT)
+		return NULL;
+	for (i = 0; i < nparams; i++) {
+		if (offsets[i] > KTRACE_PARAM_MAX_BYTES || sizes[i] > KTRACE_PARAM_MAX_BYTES - offsets[i])
+			return NULL;
+		if (offsets[i] + sizes[i] > end)
+			end = offsets[i] + sizes[i];
+	}
+	nwords = (end + 7) / 8;
+	bytes = sizeof(*l) + (size_t)nparams * (2 * sizeof(uint32_t) + 1) + (size_t)nwords * 3 + 16;
+	l = calloc(1, bytes);
+	if (!l)
+		return NULL;
+	p = (uint8_t *)(l + 1);
+	off = (uint32_t *)p;
+	sz = off + nparams;
+	wo = (uint16_t *)(sz + nparams);
+	kd = (uint8_t *)(wo + nwords);
+	ws = kd + nparams;
+
+	for (w = 0; w < nwords; w++)
+		wo[w] = KTRACE_WORD_NONE;
+	for (i = 0; i < nparams; i++) {
+		uint32_t lo = offsets[i], hi = offsets[i] + sizes[i];
+		uint8_t k = kinds ? kinds[i] : KTRACE_PARAM_UNKNOWN;
+		int agg = k == KTRACE_PARAM_STRUCT || (k == KTRACE_PARAM_UNKNOWN && sizes[i] > 8);
+
+		off[i] = lo;
+		sz[i] = sizes[i];
+		kd[i] = k;
+		if (sizes[i] < 8)
+			continue;
+		for (w = (lo + 7) / 8; 8 * w + 8 <= hi; w++) {
+			wo[w] = (uint16_t)(i < KTRACE_WORD_NONE ? i : KTRACE_WORD_NONE - 1);
+			ws[w] = (uint8_t)agg;
+		}
+	}
+	l->nparams = nparams;
+	l->param_bytes = end;
+	l->source = source;
+	l->nwords = nwords;
+	l->offset = off;
+	l->size = sz;
+	l->kind = kd;
+	l->word_ordinal = wo;
+	l->word_struct = ws;
+	return l;
+}
+
+int ktrace_param_layout_same(const struct ktrace_param_layout *a, const struct ktrace_param_layout *b)
+{
+	if (!a || !b || a->nparams != b->nparams || a->param_bytes != b->param_bytes)
+		return 0;
+	return !memcmp(a->offset, b->offset, a->nparams * sizeof(uint32_t)) &&
+	       !memcmp(a->size, b->size, a->nparams * sizeof(uint32_t));
+}
+
+/* The CU_LAUNCH_PARAM_BUFFER_POINTER / _SIZE pair of an `extra` array. */
+static int extra_buffer(void **extra, const void **ptr, size_t *size)
+{
+	const void *p = NULL;
+	const size_t *sp = NULL;
+	unsigned i;
+
+	/* Pairs (key, value) up to CU_LAUNCH_PARAM_END; bounded against junk. */
+	for (i = 0; i < 64 && extra[i] != CU_LAUNCH_PARAM_END; i += 2) {
+		if (extra[i] == CU_LAUNCH_PARAM_BUFFER_POINTER)
+			p = extra[i + 1];
+		else if (extra[i] == CU_LAUNCH_PARAM_BUFFER_SIZE)
+			sp = extra[i + 1];
+	}
+	if (!p || !sp)
+		return -1;
+	*ptr = p;
+	*size = *sp;
+	return 0;
+}
+
+uint32_t ktrace_params_assemble(const struct ktrace_param_layout *l, void **kernel_params, void **extra,
+				uint8_t *buf, uint32_t cap, uint32_t *flags)
+{
+	uint32_t i, len;
+
+	*flags = 0;
+	if (kernel_params) {
+		if (!l) {
+			*flags |= KTRACE_LAUNCHF_PARAMS_TRUNCATED;
+			return 0;
+		}
+		len = l->param_bytes;
+		if (len > cap) {
+			*flags |= KTRACE_LAUNCHF_PARAMS_TRUNCATED;
+			len = cap;
+		}
+		/* Zero the padding between parameters (whole words: cheap). */
+		memset(buf, 0, (len + 7) & ~7u);
+		for (i = 0; i < l->nparams; i++) {
+			uint32_t o = l->offset[i], s = l->size[i];
+
+			if (!kernel_params[i] || o >= len)
+				continue;
+			if (s > len - o)
+				s = len - o;
+			memcpy(buf + o, kernel_params[i], s);
+		}
+		return len;
+	}
+	if (extra) {
+		const void *p;
+		size_t sz;
+
+		*flags |= KTRACE_LAUNCHF_EXTRA;
+		if (extra_buffer(extra, &p, &sz))
+			return 0;
+		if (sz > cap) {
+			*flags |= KTRACE_LAUNCHF_PARAMS_TRUNCATED;
+			sz = cap;
+		}
+		len = (uint32_t)sz;
+		if (len & 7)
+			memset(buf + (len & ~7u), 0, 8);
+		memcpy(buf, p, len);
+		return len;
+	}
+	/* No parameters given: right for a kernel without any. */
+	if (l && l->nparams)
+		*flags |= KTRACE_LAUNCHF_PARAMS_TRUNCATED;
+	return 0;
+}
+
+static inline int try_word(uint64_t v, struct ktrace_alloc_info *a)
+{
+	return v && ktrace_alloc_map_maybe(v) && ktrace_alloc_map_lookup(v, a);
+}
+
+uint32_t ktrace_params_scan(const struct ktrace_param_layout *l, const uint8_t *buf, uint32_t len,
+			    struct ktrace_region *out, struct ktrace_alloc_info *allocs, uint32_t max)
+{
+	uint32_t w, nwords = len / 8, n = 0;
+	uint64_t v;
+
+	if (l && l->nwords < nwords)
+		nwords = l->nwords;
+	for (w = 0; w < nwords && n < max; w++) {
+		uint16_t ord = KTRACE_WORD_NONE;
+		uint16_t fl = 0;
+
+		if (l) {
+			ord = l->word_ordinal[w];
+			if (ord == KTRACE_WORD_NONE)
+				continue;
+			fl = l->word_struct[w] ? KTRACE_REGIONF_IN_STRUCT : 0;
+		}
+		memcpy(&v, buf + 8 * w, 8);
+		if (!try_word(v, &allocs[n]))
+			continue;
+		out[n].param_offset = 8 * w;
+		out[n].ordinal = ord;
+		out[n].flags = fl;
+		out[n].ptr = v;
+		out[n].alloc_base = allocs[n].base;
+		out[n].alloc_size = allocs[n].size;
+		out[n].hash_len = 0;
+		out[n].pre_hash = 0;
+		out[n].post_hash = 0;
+		n++;
+	}
+	return n;
+}
