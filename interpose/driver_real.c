@@ -98,6 +98,14 @@ static int load_locked(void)
 	return 0;
 }
 
+void ktrace_real_driver_after_fork(void)
+{
+	/* Only the forking thread exists in the child: a load another thread
+	 * was doing in the parent never finishes here, so start over. */
+	pthread_mutex_init(&load_lock, NULL);
+	loading_here = 0;
+}
+
 int ktrace_real_driver_load(void)
 {
 	int st = atomic_load_explicit(&load_state, memory_order_acquire);

@@ -40,7 +40,10 @@
 	X(cuKernelGetName, CUresult, (const char **, CUkernel)) \
 	X(cuFuncGetParamInfo, CUresult, (CUfunction, size_t, size_t *, size_t *)) \
 	X(cuKernelGetParamInfo, CUresult, (CUkernel, size_t, size_t *, size_t *)) \
-	X(cuPointerGetAttribute, CUresult, (void *, CUpointer_attribute, CUdeviceptr))
+	X(cuPointerGetAttribute, CUresult, (void *, CUpointer_attribute, CUdeviceptr)) \
+	X(cuDevicePrimaryCtxGetState, CUresult, (CUdevice, unsigned int *, int *)) \
+	X(cuDevicePrimaryCtxRetain, CUresult, (CUcontext *, CUdevice)) \
+	X(cuDevicePrimaryCtxRelease_v2, CUresult, (CUdevice))
 
 #define KTRACE_REAL_DECLARE_PTR(name, ret, params) ret (*name) params;
 struct ktrace_real_driver {

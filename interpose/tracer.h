@@ -24,6 +24,11 @@ struct ktrace_config {
 	uint64_t launch_lo, launch_hi; /* KTRACE_LAUNCHES "A:B" (half-open), default 0:UINT64_MAX */
 	int quiet;               /* KTRACE_QUIET */
 	int store_modules;       /* KTRACE_STORE_MODULES (default 1) */
+	/* Added by init.c/config.c (H4a): */
+	char output_pattern[PATH_MAX]; /* KTRACE_OUTPUT as given (re-expanded in a fork child) */
+	int debug;               /* KTRACE_DEBUG */
+	int follow_fork;         /* KTRACE_FOLLOW_FORK=1: a fork child traces to its own file */
+	char kernel_pattern[1024]; /* KTRACE_KERNELS as given ("" when unset) */
 };
 
 struct ktrace_tracer {
@@ -43,6 +48,18 @@ static inline int ktrace_tracer_active(void)
 /* Initialise once (idempotent, thread-safe, safe to call from any wrapper).
  * Returns ktrace_tracer_active(). */
 int ktrace_tracer_ensure_init(void) __attribute__((visibility("hidden")));
+
+/* Feature codes for ktrace_tracer_disable_feature() and NOTE records
+ * (the `code` field; reported once per code, codes below 256). */
+enum ktrace_feature_code {
+	KTRACE_FEATURE_OTHER = 0,
+	KTRACE_FEATURE_HASH = 1,          /* buffer hashing (pipeline, checksum kernel) */
+	KTRACE_FEATURE_KERNEL_NAMES = 2,  /* kernel names from the driver (cuFuncGetName ...) */
+	KTRACE_FEATURE_PARAM_LAYOUT = 3,  /* parameter layouts (cuFuncGetParamInfo ...) */
+	KTRACE_FEATURE_MODULE_IMAGES = 4, /* storing module images */
+	KTRACE_FEATURE_METADATA = 5,      /* cubin/PTX/DWARF/Triton metadata */
+	KTRACE_FEATURE_OUTPUT = 6,        /* the trace file itself (I/O error, disk full) */
+};
 
 /* Turn a feature off for the rest of the run: one line on stderr (once per
  * code) and a NOTE record (level DISABLED) in the trace. */

@@ -1,0 +1,252 @@
+/* interpose/config.c: the KTRACE_* environment -> struct ktrace_config.
+ *
+ * Owns validation of every setting (config.h lists them).  Values are
+ * untrusted: each is checked completely (no trailing garbage, no overflow),
+ * and an error message quotes the value with non-printable bytes escaped and
+ * long values cut, so a hostile environment cannot garble the terminal.
+ */
+#include "interpose/config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <regex.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "format/output_path.h"
+
+int ktrace_parse_bool(const char *s, int *out)
+{
+	static const char *const yes[] = { "1", "true", "yes", "on" };
+	static const char *const no[] = { "0", "false", "no", "off" };
+
+	for (size_t i = 0; i < sizeof(yes) / sizeof(yes[0]); i++) {
+		if (strcasecmp(s, yes[i]) == 0) {
+			*out = 1;
+			return 0;
+		}
+		if (strcasecmp(s, no[i]) == 0) {
+			*out = 0;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+/* Decimal digits only (no sign, no spaces); -1 on overflow or no digit. */
+static int parse_u64(const char **sp, uint64_t *out)
+{
+	const char *s = *sp;
+	uint64_t v = 0;
+
+	if (!isdigit((unsigned char)*s))
+		return -1;
+	for (; isdigit((unsigned char)*s); s++) {
+		unsigned d = (unsigned)(*s - '0');
+
+		if (v > (UINT64_MAX - d) / 10)
+			return -1;
+		v = v * 10 + d;
+	}
+	*sp = s;
+	*out = v;
+	return 0;
+}
+
+int ktrace_parse_size(const char *s, uint64_t *out)
+{
+	uint64_t v, mul = 1;
+	int shift = 0;
+
+	if (parse_u64(&s, &v))
+		return -1;
+	switch (toupper((unsigned char)*s)) {
+	case 'K': shift = 10; break;
+	case 'M': shift = 20; break;
+	case 'G': shift = 30; break;
+	case 'T': shift = 40; break;
+	default: break;
+	}
+	if (shift) {
+		s++;
+		if (*s == 'i' || *s == 'I')
+			s++;
+		if (*s == 'B' || *s == 'b')
+			s++;
+	} else if (*s == 'B' || *s == 'b') {
+		s++;
+	}
+	if (*s)
+		return -1;
+	mul <<= shift;
+	if (v > UINT64_MAX / mul)
+		return -1;
+	*out = v * mul;
+	return 0;
+}
+
+int ktrace_parse_range(const char *s, uint64_t *lo, uint64_t *hi)
+{
+	uint64_t a = 0, b = UINT64_MAX;
+	const char *colon = strchr(s, ':');
+
+	if (!colon) { /* "N": launch N only */
+		if (parse_u64(&s, &a) || *s || a == UINT64_MAX)
+			return -1;
+		*lo = a;
+		*hi = a + 1;
+		return 0;
+	}
+	if (s != colon && (parse_u64(&s, &a) || s != colon))
+		return -1;
+	s = colon + 1;
+	if (*s && (parse_u64(&s, &b) || *s))
+		return -1;
+	if (a >= b)
+		return -1;
+	*lo = a;
+	*hi = b;
+	return 0;
+}
+
+/* The value as it may be printed: printable ASCII kept, the rest \xNN, cut at 120 bytes. */
+static void quote(const char *v, char *buf, size_t len)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; v[i] && n + 5 < len; i++) {
+		unsigned char ch = (unsigned char)v[i];
+
+		if (i >= 120) {
+			memcpy(buf + n, "...", 3);
+			n += 3;
+			break;
+		}
+		if (ch >= 0x20 && ch < 0x7f && ch != '\\')
+			buf[n++] = (char)ch;
+		else
+			n += (size_t)snprintf(buf + n, len - n, "\\x%02x", ch);
+	}
+	buf[n] = '\0';
+}
+
+static int bad(char *err, size_t errlen, const char *name, const char *value, const char *why)
+{
+	char q[512];
+
+	quote(value, q, sizeof q);
+	snprintf(err, errlen, "%s=\"%s\": %s; tracing is off", name, q, why);
+	return -1;
+}
+
+static const char *get(ktrace_env_fn env, void *ctx, const char *name)
+{
+	const char *v = env(name, ctx);
+
+	return (v && *v) ? v : NULL;
+}
+
+static int get_bool(ktrace_env_fn env, void *ctx, const char *name, int def, int *out, char *err, size_t errlen)
+{
+	const char *v = get(env, ctx, name);
+
+	*out = def;
+	if (v && ktrace_parse_bool(v, out))
+		return bad(err, errlen, name, v, "expected 0 or 1");
+	return 0;
+}
+
+int ktrace_config_load(struct ktrace_config *c, ktrace_env_fn env, void *ctx, char *err, size_t errlen)
+{
+	const char *v;
+	char why[256];
+
+	memset(c, 0, sizeof(*c));
+	c->hash_max = KTRACE_HASH_MAX_DEFAULT;
+	c->launch_hi = UINT64_MAX;
+	if (get_bool(env, ctx, "KTRACE_OVERWRITE", 0, &c->overwrite, err, errlen) ||
+	    get_bool(env, ctx, "KTRACE_HASH", 1, &c->hash, err, errlen) ||
+	    get_bool(env, ctx, "KTRACE_QUIET", 0, &c->quiet, err, errlen) ||
+	    get_bool(env, ctx, "KTRACE_STORE_MODULES", 1, &c->store_modules, err, errlen) ||
+	    get_bool(env, ctx, "KTRACE_DEBUG", 0, &c->debug, err, errlen) ||
+	    get_bool(env, ctx, "KTRACE_FOLLOW_FORK", 0, &c->follow_fork, err, errlen))
+		return -1;
+
+	v = get(env, ctx, "KTRACE_HASH_MAX");
+	if (v) {
+		if (ktrace_parse_size(v, &c->hash_max))
+			return bad(err, errlen, "KTRACE_HASH_MAX", v,
+				   "expected a byte count such as 1048576, 64K, 256M or 2G");
+		if (c->hash_max == 0)
+			return bad(err, errlen, "KTRACE_HASH_MAX", v,
+				   "must be at least 1 byte (KTRACE_HASH=0 turns hashing off)");
+	}
+
+	v = get(env, ctx, "KTRACE_LAUNCHES");
+	if (v && ktrace_parse_range(v, &c->launch_lo, &c->launch_hi))
+		return bad(err, errlen, "KTRACE_LAUNCHES", v,
+			   "expected A:B with A < B (launches A..B-1), A:, :B or N");
+
+	v = get(env, ctx, "KTRACE_OUTPUT");
+	if (!v)
+		v = KTRACE_DEFAULT_OUTPUT;
+	if (strlen(v) >= sizeof(c->output_pattern))
+		return bad(err, errlen, "KTRACE_OUTPUT", v, "path too long");
+	strcpy(c->output_pattern, v);
+	if (ktrace_output_path_expand(v, c->output, sizeof(c->output), why, sizeof(why)))
+		return bad(err, errlen, "KTRACE_OUTPUT", v, why);
+
+	v = get(env, ctx, "KTRACE_KERNELS");
+	if (v) {
+		if (strlen(v) >= sizeof(c->kernel_pattern))
+			return bad(err, errlen, "KTRACE_KERNELS", v, "regular expression too long");
+		strcpy(c->kernel_pattern, v);
+		int rc = regcomp(&c->kernel_filter, v, REG_EXTENDED | REG_NOSUB);
+
+		if (rc) {
+			regerror(rc, &c->kernel_filter, why, sizeof(why));
+			return bad(err, errlen, "KTRACE_KERNELS", v, why);
+		}
+		c->have_kernel_filter = 1;
+	}
+	return 0;
+}
+
+static const char *getenv_fn(const char *name, void *ctx)
+{
+	(void)ctx;
+	return getenv(name);
+}
+
+int ktrace_config_from_environ(struct ktrace_config *c, char *err, size_t errlen)
+{
+	return ktrace_config_load(c, getenv_fn, NULL, err, errlen);
+}
+
+void ktrace_config_free(struct ktrace_config *c)
+{
+	if (c->have_kernel_filter) {
+		regfree(&c->kernel_filter);
+		c->have_kernel_filter = 0;
+	}
+}
+
+void ktrace_config_describe(const struct ktrace_config *c, char *buf, size_t len)
+{
+	char launches[64];
+
+	if (c->launch_lo == 0 && c->launch_hi == UINT64_MAX)
+		snprintf(launches, sizeof(launches), "all");
+	else if (c->launch_hi == UINT64_MAX)
+		snprintf(launches, sizeof(launches), "%llu:", (unsigned long long)c->launch_lo);
+	else
+		snprintf(launches, sizeof(launches), "%llu:%llu", (unsigned long long)c->launch_lo,
+			 (unsigned long long)c->launch_hi);
+	snprintf(buf, len,
+		 "KTRACE_OUTPUT=%s KTRACE_OVERWRITE=%d KTRACE_HASH=%d KTRACE_HASH_MAX=%llu KTRACE_LAUNCHES=%s "
+		 "KTRACE_STORE_MODULES=%d KTRACE_FOLLOW_FORK=%d KTRACE_KERNELS=%s",
+		 c->output_pattern, c->overwrite, c->hash, (unsigned long long)c->hash_max, launches,
+		 c->store_modules, c->follow_fork, c->kernel_pattern);
+}

@@ -1,0 +1,52 @@
+/* interpose/config.h: parsing the KTRACE_* environment (config.c).
+ *
+ *   KTRACE_OUTPUT         trace path pattern (format/output_path.h: %p %h %r %t %%),
+ *                         default "ktrace-%p.ktrace"
+ *   KTRACE_OVERWRITE      0/1: replace an existing file (default 0)
+ *   KTRACE_HASH           0/1: hash pointer arguments before/after launches (default 1)
+ *   KTRACE_HASH_MAX       bytes hashed per region: N, NK, NM, NG, NT (binary
+ *                         units; "KiB"/"KB"/"B" spellings accepted), default 256M
+ *   KTRACE_KERNELS        POSIX extended regex: trace only kernels whose name matches
+ *   KTRACE_LAUNCHES       launch numbers to trace: "A:B" (A <= n < B), "A:", ":B", "N"
+ *   KTRACE_QUIET          0/1: no start-up line
+ *   KTRACE_STORE_MODULES  0/1: store module images in the trace (default 1)
+ *   KTRACE_DEBUG          0/1: debug messages on stderr
+ *   KTRACE_FOLLOW_FORK    0/1: a fork()ed child traces to its own file (default 0)
+ *
+ * Booleans accept 0/1, true/false, yes/no, on/off (any case); an empty value
+ * means the default.  Anything else is an error: one line naming the variable
+ * and its value, and the caller turns tracing off.
+ */
+#ifndef KTRACE_CONFIG_H
+#define KTRACE_CONFIG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "interpose/tracer.h"
+
+#define KTRACE_HASH_MAX_DEFAULT (256ull << 20)
+
+/* Where values come from: getenv in the library, a table in the tests. */
+typedef const char *(*ktrace_env_fn)(const char *name, void *ctx);
+
+/* Fill *c from the environment.  Returns 0, or -1 with one line in err naming
+ * the variable and value at fault (c is then unusable; nothing to free).
+ * On success free with ktrace_config_free(). */
+int ktrace_config_load(struct ktrace_config *c, ktrace_env_fn env, void *ctx, char *err, size_t errlen)
+	__attribute__((visibility("hidden")));
+/* ktrace_config_load with getenv. */
+int ktrace_config_from_environ(struct ktrace_config *c, char *err, size_t errlen)
+	__attribute__((visibility("hidden")));
+void ktrace_config_free(struct ktrace_config *c) __attribute__((visibility("hidden")));
+
+/* The effective settings as "KEY=VALUE" pairs joined by spaces (HEADER.config). */
+void ktrace_config_describe(const struct ktrace_config *c, char *buf, size_t len)
+	__attribute__((visibility("hidden")));
+
+/* Building blocks, exposed for the tests.  Each returns 0 or -1. */
+int ktrace_parse_bool(const char *s, int *out) __attribute__((visibility("hidden")));
+int ktrace_parse_size(const char *s, uint64_t *out) __attribute__((visibility("hidden")));
+int ktrace_parse_range(const char *s, uint64_t *lo, uint64_t *hi) __attribute__((visibility("hidden")));
+
+#endif

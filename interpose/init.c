@@ -1,0 +1,441 @@
+/* interpose/init.c: the tracer's lifecycle.
+ *
+ * Owns ktrace_tracer, initialisation, the end of the trace (exit, _exit,
+ * fatal signals) and fork.
+ *
+ * Initialisation is lazy: the constructor only notes the start time; the
+ * first driver entry point the process reaches (any wrapper, a mapped
+ * cuGetProcAddress) runs ktrace_tracer_ensure_init(), which reads the
+ * configuration, loads the driver, opens the trace (HEADER first), starts the
+ * hash pipeline, installs the end handlers and prints one start-up line.  So
+ * a process that never uses CUDA (a shell, ptxas, a compiler worker started
+ * with LD_PRELOAD inherited) writes no file and prints nothing.  The state is
+ * marked "in progress" before the initialiser runs: re-entry from the same
+ * thread gets "not tracing", other threads wait for it (at most 1 s).
+ *
+ * Ending: exit() and return from main run an on_exit handler (registered at
+ * initialisation, so it runs before handlers registered earlier, while the
+ * driver is alive): hash pipeline drained (bounded), END {EXIT, status}.
+ * _exit()/_Exit() (Python's os._exit) are wrapped to do the same.  Fatal
+ * signals (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT) always, and SIGTERM,
+ * SIGINT, SIGQUIT when their previous disposition was the default
+ * (termination), write END {SIGNAL/ABORT, signo} through
+ * ktrace_writer_emergency_close() and then chain to the previous handler, or
+ * restore the default action and re-raise.  A signal whose disposition was
+ * SIG_IGN is left alone.  A handler the application installs after
+ * initialisation replaces ktrace's (ktrace does not wrap sigaction/signal):
+ * the application's behaviour wins, and the writer's periodic flush (100 ms)
+ * bounds what such a crash loses.  The writer is never freed at the end:
+ * other threads may still be inside a hook while the process exits.
+ *
+ * fork(): nothing is locked across fork (prepare/parent do nothing); the
+ * child abandons the parent's writer and hash pipeline without touching
+ * their locks or threads.  By default the child is not traced; with
+ * KTRACE_FOLLOW_FORK=1 it initialises again on its first driver call and
+ * writes its own file: the KTRACE_OUTPUT pattern re-expanded with the child's
+ * pid, with ".<pid>" appended when the pattern has no %p.  Only the process
+ * whose pid opened the trace ever writes its END (a vfork()ed child calling
+ * _exit shares our memory and must not).
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/log.h"
+#include "format/ktrace_format.h"
+#include "format/output_path.h"
+#include "format/trace_writer.h"
+#include "hashkern/ktrace_digest.h"
+#include "interpose/config.h"
+#include "interpose/hash_pipeline.h"
+#include "interpose/intercept.h"
+
+struct ktrace_tracer ktrace_tracer;
+
+enum { INIT_NONE = 0, INIT_RUNNING = 1, INIT_DONE = 2 };
+static atomic_int init_state;
+static __thread __attribute__((tls_model("initial-exec"))) int init_here;
+
+static uint64_t start_rt_ns, start_mono_ns;
+static atomic_int traced_pid;     /* pid whose trace is open, 0 if none */
+static atomic_int ending;         /* the END record is being / was written */
+static int hash_started;
+static int fork_child;            /* this process is a fork child following the parent */
+static int handlers_installed;    /* on_exit, signals, atfork: once per process image */
+
+#define END_DRAIN_MS 2000
+#define END_FLUSH_MS 10000
+#define SIGNAL_FLUSH_MS 2000
+
+static const int end_signals[] = { SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTERM, SIGINT, SIGQUIT };
+static struct sigaction prev_action[NSIG];
+static unsigned char have_prev[NSIG];
+
+static void capture_start_time(void)
+{
+	struct timespec rt, mono;
+
+	clock_gettime(CLOCK_REALTIME, &rt);
+	clock_gettime(CLOCK_MONOTONIC, &mono);
+	start_rt_ns = (uint64_t)rt.tv_sec * 1000000000ull + (uint64_t)rt.tv_nsec;
+	start_mono_ns = (uint64_t)mono.tv_sec * 1000000000ull + (uint64_t)mono.tv_nsec;
+}
+
+/* ---- disabled features -------------------------------------------------- */
+
+static _Atomic uint64_t disabled_codes[4]; /* codes 0..255 reported once */
+
+void ktrace_tracer_disable_feature(uint32_t code, const char *fmt, ...)
+{
+	char text[512];
+	va_list ap;
+	struct ktrace_writer *w;
+
+	if (code < 256) {
+		uint64_t bit = 1ull << (code % 64);
+
+		if (atomic_fetch_or(&disabled_codes[code / 64], bit) & bit)
+			return;
+	}
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	KT_WARN("%s", text);
+	w = ktrace_tracer.writer;
+	if (w && !atomic_load(&ending)) {
+		_Alignas(8) uint8_t rec[640];
+		struct ktrace_rec_note n = {
+			.level = KTRACE_NOTE_DISABLED,
+			.code = code,
+			.text = { text, (uint16_t)strlen(text) },
+		};
+		size_t size = ktrace_encode_note(rec, sizeof(rec), &n);
+
+		if (size && size <= sizeof(rec))
+			ktrace_writer_append(w, rec, size);
+	}
+}
+
+/* ---- the end of the trace -------------------------------------------------- */
+
+/* Only the process that opened the trace ends it, once. */
+static int claim_end(void)
+{
+	struct ktrace_writer *w = ktrace_tracer.writer;
+
+	if (!w || atomic_load(&traced_pid) != (int)syscall(SYS_getpid))
+		return 0;
+	if (atomic_exchange(&ending, 1))
+		return 0;
+	atomic_store_explicit(&ktrace_tracer.active, 0, memory_order_release);
+	return 1;
+}
+
+static void end_normally(uint32_t reason, int status)
+{
+	struct ktrace_rec_end e = { .reason = reason, .status = status };
+
+	if (!claim_end())
+		return;
+	if (hash_started) {
+		ktrace_hash_pipeline_drain(END_DRAIN_MS);
+		ktrace_hash_pipeline_stop();
+	}
+	e.launches = atomic_load(&ktrace_tracer.launch_seq);
+	/* Not ktrace_writer_close(): it frees the writer, and a thread the
+	 * application did not stop may still be inside a hook. */
+	ktrace_writer_emergency_close(ktrace_tracer.writer, &e, END_FLUSH_MS);
+}
+
+static void on_exit_handler(int status, void *arg)
+{
+	(void)arg;
+	end_normally(KTRACE_END_EXIT, status);
+}
+
+typedef void (*exit_fn)(int) __attribute__((noreturn));
+
+static exit_fn real_exit_fn(const char *name)
+{
+	ktrace_dlsym_fn rd = ktrace_real_dlsym_get();
+	exit_fn f = rd ? (exit_fn)rd(RTLD_NEXT, name) : NULL;
+
+	return f;
+}
+
+KTRACE_EXPORT void _exit(int status)
+{
+	static exit_fn real;
+	exit_fn f = __atomic_load_n(&real, __ATOMIC_RELAXED);
+
+	end_normally(KTRACE_END_EXIT, status);
+	if (!f) {
+		f = real_exit_fn("_exit");
+		__atomic_store_n(&real, f, __ATOMIC_RELAXED);
+	}
+	if (f)
+		f(status);
+	syscall(SYS_exit_group, status);
+	__builtin_unreachable();
+}
+
+KTRACE_EXPORT void _Exit(int status)
+{
+	_exit(status);
+}
+
+static int is_fault(int sig)
+{
+	return sig == SIGSEGV || sig == SIGBUS || sig == SIGFPE || sig == SIGILL || sig == SIGABRT;
+}
+
+static void on_signal(int sig, siginfo_t *si, void *uc)
+{
+	int saved = errno;
+	struct sigaction *p = &prev_action[sig];
+	int dfl = !(p->sa_flags & SA_SIGINFO) && p->sa_handler == SIG_DFL;
+
+	if ((is_fault(sig) || dfl) && claim_end()) {
+		struct ktrace_rec_end e = {
+			.reason = sig == SIGABRT ? KTRACE_END_ABORT : KTRACE_END_SIGNAL,
+			.status = sig,
+			.launches = atomic_load(&ktrace_tracer.launch_seq),
+		};
+
+		ktrace_writer_emergency_close(ktrace_tracer.writer, &e, SIGNAL_FLUSH_MS);
+	}
+	if (p->sa_flags & SA_SIGINFO) {
+		if (p->sa_sigaction)
+			p->sa_sigaction(sig, si, uc);
+	} else if (dfl) {
+		/* Default action: restore it and let the signal take the
+		 * process (a re-raised signal is delivered when this handler
+		 * returns; a fault also recurs on return). */
+		struct sigaction d;
+
+		memset(&d, 0, sizeof(d));
+		d.sa_handler = SIG_DFL;
+		sigemptyset(&d.sa_mask);
+		sigaction(sig, &d, NULL);
+		raise(sig);
+	} else if (p->sa_handler != SIG_IGN) {
+		p->sa_handler(sig);
+	}
+	errno = saved;
+}
+
+static void install_signal_handlers(void)
+{
+	for (size_t i = 0; i < sizeof(end_signals) / sizeof(end_signals[0]); i++) {
+		int sig = end_signals[i];
+		struct sigaction cur, mine;
+
+		if (sigaction(sig, NULL, &cur) != 0)
+			continue;
+		if (!(cur.sa_flags & SA_SIGINFO) && cur.sa_handler == SIG_IGN)
+			continue; /* never over SIG_IGN */
+		prev_action[sig] = cur;
+		have_prev[sig] = 1;
+		memset(&mine, 0, sizeof(mine));
+		mine.sa_sigaction = on_signal;
+		mine.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESTART;
+		sigemptyset(&mine.sa_mask);
+		if (sigaction(sig, &mine, NULL) != 0)
+			have_prev[sig] = 0;
+	}
+}
+
+/* ---- fork ------------------------------------------------------------------- */
+
+static void after_fork_child(void)
+{
+	int was_tracing = atomic_load(&traced_pid) != 0 && ktrace_tracer.writer;
+
+	atomic_store(&ktrace_tracer.active, 0);
+	if (ktrace_tracer.writer)
+		ktrace_writer_abandon_after_fork(ktrace_tracer.writer);
+	ktrace_tracer.writer = NULL;
+	if (hash_started)
+		ktrace_hash_pipeline_abandon_after_fork();
+	hash_started = 0;
+	atomic_store(&traced_pid, 0);
+	atomic_store(&ending, 0);
+	atomic_store(&ktrace_tracer.launch_seq, 0);
+	ktrace_real_driver_after_fork();
+	if (was_tracing && ktrace_tracer.cfg.follow_fork) {
+		fork_child = 1;
+		atomic_store(&init_state, INIT_NONE);
+	}
+}
+
+/* ---- initialisation --------------------------------------------------------- */
+
+static size_t read_cmdline(char *buf, size_t cap)
+{
+	int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+	size_t n = 0;
+
+	if (fd < 0)
+		return 0;
+	while (n < cap) {
+		ssize_t r = read(fd, buf + n, cap - n);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		n += (size_t)r;
+	}
+	close(fd);
+	while (n && buf[n - 1] == '\0')
+		n--;
+	for (size_t i = 0; i < n; i++)
+		if (buf[i] == '\0')
+			buf[i] = ' ';
+	return n;
+}
+
+/* The output path of a fork child: the pattern re-expanded with its pid,
+ * ".<pid>" appended when the pattern has no %p. */
+static int child_output(struct ktrace_config *c, char *err, size_t errlen)
+{
+	char pattern[PATH_MAX + 32];
+	const char *p = c->output_pattern;
+	int has_pid = 0;
+
+	for (; *p; p++) {
+		if (*p != '%')
+			continue;
+		if (p[1] == 'p')
+			has_pid = 1;
+		if (p[1])
+			p++;
+	}
+	snprintf(pattern, sizeof(pattern), "%s%s", c->output_pattern, has_pid ? "" : ".%p");
+	return ktrace_output_path_expand(pattern, c->output, sizeof(c->output), err, errlen);
+}
+
+static int open_trace(struct ktrace_config *c)
+{
+	static char cmdline[16384];
+	char host[256], cfgstr[PATH_MAX + 1536], err[512];
+	struct ktrace_rec_header h;
+	struct ktrace_writer_opts o;
+	size_t clen;
+
+	if (gethostname(host, sizeof(host)) != 0)
+		strcpy(host, "unknown");
+	host[sizeof(host) - 1] = '\0';
+	clen = read_cmdline(cmdline, sizeof(cmdline));
+	ktrace_config_describe(c, cfgstr, sizeof(cfgstr));
+
+	memset(&h, 0, sizeof(h));
+	h.pid = (uint32_t)getpid();
+	h.ppid = (uint32_t)getppid();
+	h.rank = ktrace_output_rank();
+	h.digest_alg = KTRACE_DIGEST_ALG_KT64V1;
+	h.start_realtime_ns = start_rt_ns;
+	h.start_monotonic_ns = start_mono_ns;
+	h.host = (struct ktrace_str){ host, (uint16_t)strlen(host) };
+	h.cmdline = (struct ktrace_str){ cmdline, (uint16_t)(clen > 65535 ? 65535 : clen) };
+	h.ktrace_version = (struct ktrace_str){ KTRACE_VERSION, (uint16_t)strlen(KTRACE_VERSION) };
+	h.config = (struct ktrace_str){ cfgstr, (uint16_t)strlen(cfgstr) };
+
+	memset(&o, 0, sizeof(o));
+	o.path = c->output;
+	o.overwrite = c->overwrite;
+	o.header = &h;
+	ktrace_tracer.writer = ktrace_writer_open(&o, err, sizeof(err));
+	if (!ktrace_tracer.writer) {
+		KT_ERR("%s; tracing is off", err);
+		return -1;
+	}
+	atomic_store(&traced_pid, (int)getpid());
+	return 0;
+}
+
+static void initialise(void)
+{
+	struct ktrace_config *c = &ktrace_tracer.cfg;
+	char err[1024];
+
+	ktrace_log_configure();
+	if (fork_child) {
+		capture_start_time();
+		if (child_output(c, err, sizeof(err))) {
+			KT_ERR("%s; tracing is off in child %d", err, (int)getpid());
+			return;
+		}
+	} else if (ktrace_config_from_environ(c, err, sizeof(err))) {
+		KT_ERR("%s", err);
+		return;
+	}
+	if (ktrace_real_driver_load() != 0) {
+		KT_WARN("cannot load the CUDA driver (libcuda.so.1); tracing is off");
+		return;
+	}
+	if (open_trace(c) != 0)
+		return;
+	if (!handlers_installed) {
+		handlers_installed = 1;
+		on_exit(on_exit_handler, NULL);
+		pthread_atfork(NULL, NULL, after_fork_child);
+		install_signal_handlers();
+	}
+	atomic_store(&ktrace_tracer.launch_seq, 0);
+	atomic_store_explicit(&ktrace_tracer.active, 1, memory_order_release);
+	if (c->hash) {
+		struct ktrace_hash_opts ho = { 0 };
+
+		if (ktrace_hash_pipeline_start(ktrace_tracer.writer, &ho) == 0)
+			hash_started = 1;
+		else
+			ktrace_tracer_disable_feature(KTRACE_FEATURE_HASH,
+						      "hash pipeline could not start; buffers are not hashed "
+						      "(launches are still recorded)");
+	}
+	if (!c->quiet)
+		KT_INFO("tracing to %s (hashing %s)", c->output, hash_started ? "on" : "off");
+}
+
+int ktrace_tracer_ensure_init(void)
+{
+	int st = atomic_load_explicit(&init_state, memory_order_acquire);
+	int expect = INIT_NONE;
+
+	if (kt_likely(st == INIT_DONE))
+		return ktrace_tracer_active();
+	if (init_here)
+		return 0;
+	if (st == INIT_NONE && atomic_compare_exchange_strong(&init_state, &expect, INIT_RUNNING)) {
+		init_here = 1;
+		initialise();
+		init_here = 0;
+		atomic_store_explicit(&init_state, INIT_DONE, memory_order_release);
+		return ktrace_tracer_active();
+	}
+	for (int i = 0; i < 20000; i++) { /* another thread initialises: 1 s at most */
+		struct timespec ts = { 0, 50000 };
+
+		if (atomic_load_explicit(&init_state, memory_order_acquire) == INIT_DONE)
+			return ktrace_tracer_active();
+		nanosleep(&ts, NULL);
+	}
+	return 0;
+}
+
+__attribute__((constructor)) static void ktrace_constructor(void)
+{
+	capture_start_time();
+	(void)ktrace_real_dlsym_get();
+}
