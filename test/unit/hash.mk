@@ -7,3 +7,6 @@ TESTS += hash_tool_test
 hash_tool_test_SRCS := test/unit/hash_tool_test.c
 hash_tool_test_LIBS := -lcmocka
 TEST_DEPS += $(BUILD)/ktrace-hash
+TESTS += hash_alloc_map_test
+hash_alloc_map_test_SRCS := test/unit/hash_alloc_map_test.c interpose/alloc_map.c
+hash_alloc_map_test_LIBS := -lcmocka
