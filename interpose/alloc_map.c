@@ -228,6 +228,10 @@ static void seen_drop_range(uint64_t lo, uint64_t hi)
 	size_t i, j;
 
 	pthread_mutex_lock(&seen_lock);
+	if (!seen_n) {
+		pthread_mutex_unlock(&seen_lock);
+		return;
+	}
 	i = seen_lower(lo);
 	for (j = i; j < seen_n && seen_tab[j]->alloc_base < hi; j++)
 		seen_free(seen_tab[j]);
