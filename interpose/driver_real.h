@@ -43,7 +43,12 @@
 	X(cuPointerGetAttribute, CUresult, (void *, CUpointer_attribute, CUdeviceptr)) \
 	X(cuDevicePrimaryCtxGetState, CUresult, (CUdevice, unsigned int *, int *)) \
 	X(cuDevicePrimaryCtxRetain, CUresult, (CUcontext *, CUdevice)) \
-	X(cuDevicePrimaryCtxRelease_v2, CUresult, (CUdevice))
+	X(cuDevicePrimaryCtxRelease_v2, CUresult, (CUdevice)) \
+	X(cuStreamCreate, CUresult, (CUstream *, unsigned int)) \
+	X(cuStreamDestroy_v2, CUresult, (CUstream)) \
+	X(cuStreamSynchronize, CUresult, (CUstream)) \
+	X(cuMemsetD8Async, CUresult, (CUdeviceptr, unsigned char, size_t, CUstream)) \
+	X(cuOccupancyMaxActiveBlocksPerMultiprocessor, CUresult, (int *, CUfunction, int, size_t))
 
 #define KTRACE_REAL_DECLARE_PTR(name, ret, params) ret (*name) params;
 struct ktrace_real_driver {
