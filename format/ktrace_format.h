@@ -199,6 +199,9 @@ struct ktrace_region {
 #define KTRACE_REGION_DISK_SIZE 56
 #define KTRACE_REGION_PRE_HASH_OFF 40  /* byte offset of pre_hash inside a disk region */
 #define KTRACE_REGION_POST_HASH_OFF 48
+#define KTRACE_REGION_FLAGS_OFF 6      /* u16 flags inside a disk region (patchable) */
+/* Disk regions of a LAUNCH record start at this fixed record offset. */
+#define KTRACE_LAUNCH_REGIONS_OFF 128
 #define KTRACE_REGIONF_IN_STRUCT 0x01u /* found inside a by-value struct parameter */
 #define KTRACE_REGIONF_PRE       0x02u /* pre_hash valid */
 #define KTRACE_REGIONF_POST      0x04u /* post_hash valid */

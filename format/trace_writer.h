@@ -30,8 +30,11 @@ struct ktrace_writer_opts {
 	uint32_t frame_bytes;      /* default 4 MiB of input per zstd frame */
 	uint32_t thread_buf_bytes; /* per-producer buffer, default 1 MiB */
 	uint64_t max_wait_ns;      /* bounded producer wait, default 2 ms */
-	const struct ktrace_rec_header *header; /* written as record 0 */
+	const struct ktrace_rec_header *header; /* written as record 0 (NULL: pid, host, times only) */
+	uint32_t flags;            /* KTRACE_WRITER_* */
 };
+/* Drop at once when a producer's buffer is full (no bounded wait at all). */
+#define KTRACE_WRITER_NO_WAIT 0x1u
 
 /* Create the file (mode 0600, O_NOFOLLOW, O_EXCL unless overwrite) and start the
  * background thread.  On failure returns NULL and puts a one-line reason that

@@ -1,0 +1,76 @@
+/* format/format_names.c: printable names of the trace format's enumerations. */
+#include "ktrace_format.h"
+
+#include <stddef.h>
+
+static const char *pick(const char *const *names, size_t n, unsigned v)
+{
+	return v < n && names[v] ? names[v] : "unknown";
+}
+
+const char *ktrace_record_type_name(uint16_t type)
+{
+	static const char *const names[] = {
+		[KTRACE_REC_HEADER] = "header",
+		[KTRACE_REC_MODULE] = "module",
+		[KTRACE_REC_MODULE_IMAGE] = "module_image",
+		[KTRACE_REC_KERNEL] = "kernel",
+		[KTRACE_REC_LAUNCH] = "launch",
+		[KTRACE_REC_ALLOC] = "alloc",
+		[KTRACE_REC_FREE] = "free",
+		[KTRACE_REC_MEMCPY] = "memcpy",
+		[KTRACE_REC_MEMSET] = "memset",
+		[KTRACE_REC_NOTE] = "note",
+		[KTRACE_REC_COUNTERS] = "counters",
+		[KTRACE_REC_END] = "end",
+		[KTRACE_REC_MODULE_UNLOAD] = "module_unload",
+	};
+	return pick(names, sizeof names / sizeof names[0], type);
+}
+
+const char *ktrace_param_kind_name(uint8_t kind)
+{
+	static const char *const names[] = {
+		[KTRACE_PARAM_UNKNOWN] = "unknown",
+		[KTRACE_PARAM_SCALAR] = "scalar",
+		[KTRACE_PARAM_POINTER] = "pointer",
+		[KTRACE_PARAM_STRUCT] = "struct",
+	};
+	return pick(names, sizeof names / sizeof names[0], kind);
+}
+
+const char *ktrace_name_source_name(uint8_t src)
+{
+	static const char *const names[] = {
+		[KTRACE_NAME_NONE] = "none",
+		[KTRACE_NAME_DWARF] = "dwarf",
+		[KTRACE_NAME_TRITON_CACHE] = "triton_cache",
+		[KTRACE_NAME_INDUCTOR] = "inductor",
+		[KTRACE_NAME_PTX] = "ptx",
+		[KTRACE_NAME_DEMANGLED] = "demangled",
+		[KTRACE_NAME_TRITON_SCRATCH] = "triton_scratch",
+	};
+	return pick(names, sizeof names / sizeof names[0], src);
+}
+
+const char *ktrace_counter_name(uint32_t id)
+{
+	static const char *const names[] = {
+		[KTRACE_CTR_RECORDS_DROPPED] = "records_dropped",
+		[KTRACE_CTR_BYTES_DROPPED] = "bytes_dropped",
+		[KTRACE_CTR_PRODUCER_WAITS] = "producer_waits",
+		[KTRACE_CTR_PRODUCER_WAIT_NS] = "producer_wait_ns",
+		[KTRACE_CTR_LAUNCHES_SEEN] = "launches_seen",
+		[KTRACE_CTR_LAUNCHES_FILTERED] = "launches_filtered",
+		[KTRACE_CTR_HASH_SKIPPED_CAPTURE] = "hash_skipped_capture",
+		[KTRACE_CTR_HASH_SKIPPED_NOSLOT] = "hash_skipped_noslot",
+		[KTRACE_CTR_HASH_WAITS] = "hash_waits",
+		[KTRACE_CTR_HASH_WAIT_NS] = "hash_wait_ns",
+		[KTRACE_CTR_HASH_BYTES] = "hash_bytes",
+		[KTRACE_CTR_HASH_LAUNCHES] = "hash_launches",
+		[KTRACE_CTR_HASH_INCOMPLETE] = "hash_incomplete",
+		[KTRACE_CTR_UNKNOWN_FUNCTIONS] = "unknown_functions",
+		[KTRACE_CTR_HASH_SKIPPED_ERROR] = "hash_skipped_error",
+	};
+	return pick(names, sizeof names / sizeof names[0], id);
+}

@@ -1,0 +1,700 @@
+/* format/ktrace_format.c: encode and decode every record type of the trace format.
+ *
+ * Owns the byte layout documented in docs/format.md.  Every field is written
+ * and read explicitly little-endian, byte by byte through the le_* helpers,
+ * so the layout does not depend on the host or on struct padding.  Decoders
+ * check every length against the record size before touching a byte.
+ */
+#include "ktrace_format.h"
+
+#include <string.h>
+
+/* ---- little-endian helpers --------------------------------------------- */
+
+static void le16(uint8_t *p, uint16_t v)
+{
+	p[0] = (uint8_t)v;
+	p[1] = (uint8_t)(v >> 8);
+}
+
+static void le32(uint8_t *p, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static void le64(uint8_t *p, uint64_t v)
+{
+	for (int i = 0; i < 8; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static uint16_t rd16(const uint8_t *p)
+{
+	return (uint16_t)(p[0] | (p[1] << 8));
+}
+
+static uint32_t rd32(const uint8_t *p)
+{
+	return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24);
+}
+
+static uint64_t rd64(const uint8_t *p)
+{
+	return (uint64_t)rd32(p) | ((uint64_t)rd32(p + 4) << 32);
+}
+
+static size_t pad8(size_t n)
+{
+	return (n + 7) & ~(size_t)7;
+}
+
+static uint16_t str_len(const struct ktrace_str *s)
+{
+	return s->ptr ? s->len : 0;
+}
+
+/* Write a string (u16 length + bytes) at p; returns the bytes written. */
+static size_t put_str(uint8_t *p, const struct ktrace_str *s)
+{
+	uint16_t n = str_len(s);
+	le16(p, n);
+	if (n)
+		memcpy(p + 2, s->ptr, n);
+	return 2u + n;
+}
+
+/* Start a record: zero it (padding and reserved fields) and write the prefix. */
+static void put_prefix(uint8_t *b, uint16_t type, size_t size)
+{
+	memset(b, 0, size);
+	le16(b + 0, type);
+	le16(b + 2, 0);
+	le32(b + 4, (uint32_t)size);
+}
+
+/* ---- decode cursor ----------------------------------------------------- */
+
+struct cur {
+	const uint8_t *p;
+	size_t off, len;
+	int bad;
+};
+
+static int cur_has(struct cur *c, size_t n)
+{
+	if (c->bad || n > c->len - c->off) {
+		c->bad = 1;
+		return 0;
+	}
+	return 1;
+}
+
+static struct ktrace_str cur_str(struct cur *c)
+{
+	struct ktrace_str s = { "", 0 };
+	if (!cur_has(c, 2))
+		return s;
+	uint16_t n = rd16(c->p + c->off);
+	if (!cur_has(c, 2u + n))
+		return s;
+	s.ptr = (const char *)c->p + c->off + 2;
+	s.len = n;
+	c->off += 2u + n;
+	return s;
+}
+
+/* Check the prefix of rec against the expected type and a minimum size. */
+static const uint8_t *check(const void *rec, size_t len, uint16_t type, size_t min)
+{
+	struct ktrace_record_prefix p;
+	if (ktrace_decode_prefix(rec, len, &p) || p.size != len || p.type != type || len < min)
+		return NULL;
+	return rec;
+}
+
+/* ---- prefix ------------------------------------------------------------ */
+
+int ktrace_decode_prefix(const void *rec, size_t len, struct ktrace_record_prefix *p)
+{
+	const uint8_t *b = rec;
+	if (!rec || len < KTRACE_RECORD_PREFIX_SIZE)
+		return -1;
+	p->type = rd16(b);
+	p->flags = rd16(b + 2);
+	p->size = rd32(b + 4);
+	p->seq = rd64(b + 8);
+	p->time_ns = rd64(b + 16);
+	if (p->size < KTRACE_RECORD_PREFIX_SIZE || p->size % KTRACE_RECORD_ALIGN ||
+	    p->size > KTRACE_RECORD_MAX_SIZE || p->size > len)
+		return -1;
+	return 0;
+}
+
+/* ---- HEADER ------------------------------------------------------------ */
+
+#define HEADER_FIXED 56
+
+size_t ktrace_encode_header(void *buf, size_t cap, const struct ktrace_rec_header *r)
+{
+	size_t size = pad8(HEADER_FIXED + 8u + str_len(&r->host) + str_len(&r->cmdline) +
+			   str_len(&r->ktrace_version) + str_len(&r->config));
+	if (size > cap)
+		return size;
+	uint8_t *b = buf;
+	put_prefix(b, KTRACE_REC_HEADER, size);
+	le32(b + 24, r->pid);
+	le32(b + 28, r->ppid);
+	le32(b + 32, r->rank);
+	le32(b + 36, r->digest_alg);
+	le64(b + 40, r->start_realtime_ns);
+	le64(b + 48, r->start_monotonic_ns);
+	size_t o = HEADER_FIXED;
+	o += put_str(b + o, &r->host);
+	o += put_str(b + o, &r->cmdline);
+	o += put_str(b + o, &r->ktrace_version);
+	put_str(b + o, &r->config);
+	return size;
+}
+
+int ktrace_decode_header(const void *rec, size_t len, struct ktrace_rec_header *r)
+{
+	const uint8_t *b = check(rec, len, KTRACE_REC_HEADER, HEADER_FIXED + 8);
+	if (!b)
+		return -1;
+	r->pid = rd32(b + 24);
+	r->ppid = rd32(b + 28);
+	r->rank = rd32(b + 32);
+	r->digest_alg = rd32(b + 36);
+	r->start_realtime_ns = rd64(b + 40);
+	r->start_monotonic_ns = rd64(b + 48);
+	struct cur c = { b, HEADER_FIXED, len, 0 };
+	r->host = cur_str(&c);
+	r->cmdline = cur_str(&c);
+	r->ktrace_version = cur_str(&c);
+	r->config = cur_str(&c);
+	return c.bad ? -1 : 0;
+}
+
+/* ---- MODULE ------------------------------------------------------------ */
+
+#define MODULE_FIXED 64
+
+size_t ktrace_encode_module(void *buf, size_t cap, const struct ktrace_rec_module *r)
+{
+	size_t size = pad8(MODULE_FIXED + 2u + str_len(&r->path));
+	if (size > cap)
+		return size;
+	uint8_t *b = buf;
+	put_prefix(b, KTRACE_REC_MODULE, size);
+	le64(b + 24, r->module_id);
+	le64(b + 32, r->handle);
+	le64(b + 40, r->image_digest);
+	le64(b + 48, r->image_size);
+	le32(b + 56, r->kind);
+	le32(b + 60, r->source);
+	put_str(b + MODULE_FIXED, &r->path);
+	return size;
+}
+
+int ktrace_decode_module(const void *rec, size_t len, struct ktrace_rec_module *r)
+{
+	const uint8_t *b = check(rec, len, KTRACE_REC_MODULE, MODULE_FIXED + 8);
+	if (!b)
+		return -1;
+	r->module_id = rd64(b + 24);
+	r->handle = rd64(b + 32);
+	r->image_digest = rd64(b + 40);
+	r->image_size = rd64(b + 48);
+	r->kind = rd32(b + 56);
+	r->source = rd32(b + 60);
+	struct cur c = { b, MODULE_FIXED, len, 0 };
+	r->path = cur_str(&c);
+	return c.bad ? -1 : 0;
+}
+
+/* ---- MODULE_IMAGE ------------------------------------------------------ */
+
+#define IMAGE_FIXED 56
+
+size_t ktrace_encode_module_image(void *buf, size_t cap, const struct ktrace_rec_module_image *r)
+{
+	size_t size = pad8(IMAGE_FIXED + (size_t)r->chunk_len);
+	if (size > cap)
+		return size;
+	uint8_t *b = buf;
+	put_prefix(b, KTRACE_REC_MODULE_IMAGE, size);
+	le64(b + 24, r->image_digest);
+	le64(b + 32, r->image_size);
+	le64(b + 40, r->chunk_offset);
+	le32(b + 48, r->chunk_len);
+	if (r->chunk_len)
+		memcpy(b + IMAGE_FIXED, r->bytes, r->chunk_len);
+	return size;
+}
+
+int ktrace_decode_module_image(const void *rec, size_t len, struct ktrace_rec_module_image *r)
+{
+	const uint8_t *b = check(rec, len, KTRACE_REC_MODULE_IMAGE, IMAGE_FIXED);
+	if (!b)
+		return -1;
+	r->image_digest = rd64(b + 24);
+	r->image_size = rd64(b + 32);
+	r->chunk_offset = rd64(b + 40);
+	r->chunk_len = rd32(b + 48);
+	r->bytes = b + IMAGE_FIXED;
+	if (r->chunk_len > len - IMAGE_FIXED || r->chunk_offset > r->image_size ||
+	    r->chunk_len > r->image_size - r->chunk_offset)
+		return -1;
+	return 0;
+}
+
+/* ---- KERNEL ------------------------------------------------------------ */
+
+#define KERNEL_FIXED 64
+#define PARAM_ENTRY 24
+
+size_t ktrace_encode_kernel(void *buf, size_t cap, const struct ktrace_rec_kernel *r,
+			    const struct ktrace_param_desc *params)
+{
+	uint32_t n = params ? r->nparams : 0;
+	size_t strs = 4u + str_len(&r->name) + str_len(&r->demangled);
+	for (uint32_t i = 0; i < n; i++)
+		strs += 4u + str_len(&params[i].name) + str_len(&params[i].type);
+	size_t table = (size_t)n * PARAM_ENTRY;
+	size_t size = pad8(KERNEL_FIXED + table + strs);
+	if (size > cap)
+		return size;
+	uint8_t *b = buf;
+	put_prefix(b, KTRACE_REC_KERNEL, size);
+	le64(b + 24, r->kernel_id);
+	le64(b + 32, r->module_id);
+	le64(b + 40, r->handle);
+	le32(b + 48, r->layout_source);
+	le32(b + 52, r->param_bytes);
+	le32(b + 56, n);
+	uint8_t *t = b + KERNEL_FIXED;	/* parameter table; string offsets relative to it */
+	size_t o = table;
+	o += put_str(t + o, &r->name);
+	o += put_str(t + o, &r->demangled);
+	for (uint32_t i = 0; i < n; i++) {
+		const struct ktrace_param_desc *d = &params[i];
+		uint8_t *e = t + (size_t)i * PARAM_ENTRY;
+		le16(e + 0, d->ordinal);
+		e[2] = d->kind;
+		e[3] = d->name_source;
+		le32(e + 4, d->offset);
+		le32(e + 8, d->size);
+		le32(e + 12, d->flags);
+		le32(e + 16, (uint32_t)o);
+		o += put_str(t + o, &d->name);
+		o += put_str(t + o, &d->type);
+	}
+	return size;
+}
+
+int ktrace_decode_kernel(const void *rec, size_t len, struct ktrace_rec_kernel *r)
+{
+	const uint8_t *b = check(rec, len, KTRACE_REC_KERNEL, KERNEL_FIXED + 8);
+	if (!b)
+		return -1;
+	r->kernel_id = rd64(b + 24);
+	r->module_id = rd64(b + 32);
+	r->handle = rd64(b + 40);
+	r->layout_source = rd32(b + 48);
+	r->param_bytes = rd32(b + 52);
+	r->nparams = rd32(b + 56);
+	r->params_raw = b + KERNEL_FIXED;
+	r->params_raw_len = (uint32_t)(len - KERNEL_FIXED);
+	uint64_t table = (uint64_t)r->nparams * PARAM_ENTRY;
+	if (table > r->params_raw_len)
+		return -1;
+	struct cur c = { r->params_raw, (size_t)table, r->params_raw_len, 0 };
+	r->name = cur_str(&c);
+	r->demangled = cur_str(&c);
+	if (c.bad)
+		return -1;
+	struct ktrace_param_desc d;
+	for (uint32_t i = 0; i < r->nparams; i++)
+		if (ktrace_kernel_param(r, i, &d))
+			return -1;
+	return 0;
+}
+
+int ktrace_kernel_param(const struct ktrace_rec_kernel *r, uint32_t i, struct ktrace_param_desc *out)
+{
+	if (i >= r->nparams || (uint64_t)(i + 1ull) * PARAM_ENTRY > r->params_raw_len)
+		return -1;
+	const uint8_t *e = r->params_raw + (size_t)i * PARAM_ENTRY;
+	out->ordinal = rd16(e);
+	out->kind = e[2];
+	out->name_source = e[3];
+	out->offset = rd32(e + 4);
+	out->size = rd32(e + 8);
+	out->flags = rd32(e + 12);
+	uint32_t so = rd32(e + 16);
+	if (so > r->params_raw_len)
+		return -1;
+	struct cur c = { r->params_raw, so, r->params_raw_len, 0 };
+	out->name = cur_str(&c);
+	out->type = cur_str(&c);
+	return c.bad ? -1 : 0;
+}
+
+/* ---- LAUNCH ------------------------------------------------------------ */
+
+size_t ktrace_encode_launch(void *buf, size_t cap, const struct ktrace_rec_launch *r,
+			    const struct ktrace_region *regions, size_t *regions_off)
+{
+	uint32_t nreg = regions ? r->nregions : 0;
+	uint32_t np = r->param_bytes ? r->param_bytes_len : 0;
+	size_t size = pad8(KTRACE_LAUNCH_REGIONS_OFF + (size_t)nreg * KTRACE_REGION_DISK_SIZE + np);
+	if (regions_off)
+		*regions_off = KTRACE_LAUNCH_REGIONS_OFF;
+	if (size > cap)
+		return size;
+	uint8_t *b = buf;
+	put_prefix(b, KTRACE_REC_LAUNCH, size);
+	le64(b + 24, r->launch_seq);
+	le64(b + 32, r->kernel_id);
+	le64(b + 40, r->context);
+	le64(b + 48, r->stream);
+	le32(b + 56, r->tid);
+	le32(b + 60, (uint32_t)r->device);
+	le32(b + 64, r->api);
+	le32(b + 68, r->flags);
+	for (int i = 0; i < 3; i++) {
+		le32(b + 72 + 4 * i, r->grid[i]);
+		le32(b + 84 + 4 * i, r->block[i]);
+		le32(b + 96 + 4 * i, r->cluster[i]);
+	}
+	le32(b + 108, r->shared_mem);
+	le32(b + 112, (uint32_t)r->result);
+	le32(b + 116, np);
+	le32(b + 120, nreg);
+	for (uint32_t i = 0; i < nreg; i++) {
+		const struct ktrace_region *g = &regions[i];
+		uint8_t *e = b + KTRACE_LAUNCH_REGIONS_OFF + (size_t)i * KTRACE_REGION_DISK_SIZE;
+		le32(e + 0, g->param_offset);
+		le16(e + 4, g->ordinal);
+		le16(e + KTRACE_REGION_FLAGS_OFF, g->flags);
+		le64(e + 8, g->ptr);
+		le64(e + 16, g->alloc_base);
+		le64(e + 24, g->alloc_size);
+		le64(e + 32, g->hash_len);
+		le64(e + KTRACE_REGION_PRE_HASH_OFF, g->pre_hash);
+		le64(e + KTRACE_REGION_POST_HASH_OFF, g->post_hash);
+	}
+	if (np)
+		memcpy(b + KTRACE_LAUNCH_REGIONS_OFF + (size_t)nreg * KTRACE_REGION_DISK_SIZE,
+		       r->param_bytes, np);
+	return size;
+}
+
+int ktrace_decode_launch(const void *rec, size_t len, struct ktrace_rec_launch *r)
+{
+	const uint8_t *b = check(rec, len, KTRACE_REC_LAUNCH, KTRACE_LAUNCH_REGIONS_OFF);
+	if (!b)
+		return -1;
+	r->launch_seq = rd64(b + 24);
+	r->kernel_id = rd64(b + 32);
+	r->context = rd64(b + 40);
+	r->stream = rd64(b + 48);
+	r->tid = rd32(b + 56);
+	r->device = (int32_t)rd32(b + 60);
+	r->api = rd32(b + 64);
+	r->flags = rd32(b + 68);
+	for (int i = 0; i < 3; i++) {
+		r->grid[i] = rd32(b + 72 + 4 * i);
+		r->block[i] = rd32(b + 84 + 4 * i);
+		r->cluster[i] = rd32(b + 96 + 4 * i);
+	}
+	r->shared_mem = rd32(b + 108);
+	r->result = (int32_t)rd32(b + 112);
+	r->param_bytes_len = rd32(b + 116);
+	r->nregions = rd32(b + 120);
+	uint64_t need = KTRACE_LAUNCH_REGIONS_OFF + (uint64_t)r->nregions * KTRACE_REGION_DISK_SIZE +
+			r->param_bytes_len;
+	if (need > len)
+		return -1;
+	r->regions_raw = b + KTRACE_LAUNCH_REGIONS_OFF;
+	r->param_bytes = r->regions_raw + (size_t)r->nregions * KTRACE_REGION_DISK_SIZE;
+	return 0;
+}
+
+/* Only valid for i < r->nregions of a successfully decoded record. */
+void ktrace_launch_region(const struct ktrace_rec_launch *r, uint32_t i, struct ktrace_region *out)
+{
+	memset(out, 0, sizeof *out);
+	if (i >= r->nregions)
+		return;
+	const uint8_t *e = r->regions_raw + (size_t)i * KTRACE_REGION_DISK_SIZE;
+	out->param_offset = rd32(e);
+	out->ordinal = rd16(e + 4);
+	out->flags = rd16(e + KTRACE_REGION_FLAGS_OFF);
+	out->ptr = rd64(e + 8);
+	out->alloc_base = rd64(e + 16);
+	out->alloc_size = rd64(e + 24);
+	out->hash_len = rd64(e + 32);
+	out->pre_hash = rd64(e + KTRACE_REGION_PRE_HASH_OFF);
+	out->post_hash = rd64(e + KTRACE_REGION_POST_HASH_OFF);
+}
+
+/* ---- ALLOC / FREE ------------------------------------------------------ */
+
+#define ALLOC_SIZE 56
+#define FREE_SIZE 56
+
+size_t ktrace_encode_alloc(void *buf, size_t cap, const struct ktrace_rec_alloc *r)
+{
+	if (ALLOC_SIZE > cap)
+		return ALLOC_SIZE;
+	uint8_t *b = buf;
+	put_prefix(b, KTRACE_REC_ALLOC, ALLOC_SIZE);
+	le64(b + 24, r->base);
+	le64(b + 32, r->size);
+	le64(b + 40, r->stream);
+	le32(b + 48, (uint32_t)r->device);
+	le32(b + 52, r->kind);
+	return ALLOC_SIZE;
+}
+
+int ktrace_decode_alloc(const void *rec, size_t len, struct ktrace_rec_alloc *r)
+{
+	const uint8_t *b = check(rec, len, KTRACE_REC_ALLOC, ALLOC_SIZE);
+	if (!b)
+		return -1;
+	r->base = rd64(b + 24);
+	r->size = rd64(b + 32);
+	r->stream = rd64(b + 40);
+	r->device = (int32_t)rd32(b + 48);
+	r->kind = rd32(b + 52);
+	return 0;
+}
+
+size_t ktrace_encode_free(void *buf, size_t cap, const struct ktrace_rec_free *r)
+{
+	if (FREE_SIZE > cap)
+		return FREE_SIZE;
+	uint8_t *b = buf;
+	put_prefix(b, KTRACE_REC_FREE, FREE_SIZE);
+	le64(b + 24, r->base);
+	le64(b + 32, r->size);
+	le64(b + 40, r->stream);
+	le32(b + 48, r->kind);
+	le32(b + 52, r->reserved);
+	return FREE_SIZE;
+}
+
+int ktrace_decode_free(const void *rec, size_t len, struct ktrace_rec_free *r)
+{
+	const uint8_t *b = check(rec, len, KTRACE_REC_FREE, FREE_SIZE);
+	if (!b)
+		return -1;
+	r->base = rd64(b + 24);
+	r->size = rd64(b + 32);
+	r->stream = rd64(b + 40);
+	r->kind = rd32(b + 48);
+	r->reserved = rd32(b + 52);
+	return 0;
+}
+
+/* ---- MEMCPY / MEMSET --------------------------------------------------- */
+
+#define MEMCPY_SIZE 96
+#define MEMSET_SIZE 88
+
+size_t ktrace_encode_memcpy(void *buf, size_t cap, const struct ktrace_rec_memcpy *r)
+{
+	if (MEMCPY_SIZE > cap)
+		return MEMCPY_SIZE;
+	uint8_t *b = buf;
+	put_prefix(b, KTRACE_REC_MEMCPY, MEMCPY_SIZE);
+	le64(b + 24, r->op_seq);
+	le64(b + 32, r->dst);
+	le64(b + 40, r->src);
+	le64(b + 48, r->bytes);
+	le64(b + 56, r->stream);
+	le64(b + 64, r->context);
+	le64(b + 72, r->src_digest);
+	le32(b + 80, r->dir);
+	le32(b + 84, r->flags);
+	le32(b + 88, r->tid);
+	le32(b + 92, (uint32_t)r->result);
+	return MEMCPY_SIZE;
+}
+
+int ktrace_decode_memcpy(const void *rec, size_t len, struct ktrace_rec_memcpy *r)
+{
+	const uint8_t *b = check(rec, len, KTRACE_REC_MEMCPY, MEMCPY_SIZE);
+	if (!b)
+		return -1;
+	r->op_seq = rd64(b + 24);
+	r->dst = rd64(b + 32);
+	r->src = rd64(b + 40);
+	r->bytes = rd64(b + 48);
+	r->stream = rd64(b + 56);
+	r->context = rd64(b + 64);
+	r->src_digest = rd64(b + 72);
+	r->dir = rd32(b + 80);
+	r->flags = rd32(b + 84);
+	r->tid = rd32(b + 88);
+	r->result = (int32_t)rd32(b + 92);
+	return 0;
+}
+
+size_t ktrace_encode_memset(void *buf, size_t cap, const struct ktrace_rec_memset *r)
+{
+	if (MEMSET_SIZE > cap)
+		return MEMSET_SIZE;
+	uint8_t *b = buf;
+	put_prefix(b, KTRACE_REC_MEMSET, MEMSET_SIZE);
+	le64(b + 24, r->op_seq);
+	le64(b + 32, r->dst);
+	le64(b + 40, r->count);
+	le64(b + 48, r->value);
+	le64(b + 56, r->stream);
+	le64(b + 64, r->context);
+	le32(b + 72, r->elem_size);
+	le32(b + 76, r->flags);
+	le32(b + 80, r->tid);
+	le32(b + 84, (uint32_t)r->result);
+	return MEMSET_SIZE;
+}
+
+int ktrace_decode_memset(const void *rec, size_t len, struct ktrace_rec_memset *r)
+{
+	const uint8_t *b = check(rec, len, KTRACE_REC_MEMSET, MEMSET_SIZE);
+	if (!b)
+		return -1;
+	r->op_seq = rd64(b + 24);
+	r->dst = rd64(b + 32);
+	r->count = rd64(b + 40);
+	r->value = rd64(b + 48);
+	r->stream = rd64(b + 56);
+	r->context = rd64(b + 64);
+	r->elem_size = rd32(b + 72);
+	r->flags = rd32(b + 76);
+	r->tid = rd32(b + 80);
+	r->result = (int32_t)rd32(b + 84);
+	return 0;
+}
+
+/* ---- NOTE / COUNTERS / END / MODULE_UNLOAD ----------------------------- */
+
+#define NOTE_FIXED 32
+#define COUNTERS_FIXED 32
+#define COUNTER_ENTRY 16
+#define END_SIZE 48
+#define UNLOAD_SIZE 32
+
+size_t ktrace_encode_note(void *buf, size_t cap, const struct ktrace_rec_note *r)
+{
+	size_t size = pad8(NOTE_FIXED + 2u + str_len(&r->text));
+	if (size > cap)
+		return size;
+	uint8_t *b = buf;
+	put_prefix(b, KTRACE_REC_NOTE, size);
+	le32(b + 24, r->level);
+	le32(b + 28, r->code);
+	put_str(b + NOTE_FIXED, &r->text);
+	return size;
+}
+
+int ktrace_decode_note(const void *rec, size_t len, struct ktrace_rec_note *r)
+{
+	const uint8_t *b = check(rec, len, KTRACE_REC_NOTE, NOTE_FIXED + 8);
+	if (!b)
+		return -1;
+	r->level = rd32(b + 24);
+	r->code = rd32(b + 28);
+	struct cur c = { b, NOTE_FIXED, len, 0 };
+	r->text = cur_str(&c);
+	return c.bad ? -1 : 0;
+}
+
+size_t ktrace_encode_counters(void *buf, size_t cap, const struct ktrace_counter *c, uint32_t n)
+{
+	if (!c)
+		n = 0;
+	size_t size = COUNTERS_FIXED + (size_t)n * COUNTER_ENTRY;
+	if (size > cap)
+		return size;
+	uint8_t *b = buf;
+	put_prefix(b, KTRACE_REC_COUNTERS, size);
+	le32(b + 24, n);
+	for (uint32_t i = 0; i < n; i++) {
+		uint8_t *e = b + COUNTERS_FIXED + (size_t)i * COUNTER_ENTRY;
+		le32(e, c[i].id);
+		le64(e + 8, c[i].value);
+	}
+	return size;
+}
+
+int ktrace_decode_counters(const void *rec, size_t len, struct ktrace_rec_counters *r)
+{
+	const uint8_t *b = check(rec, len, KTRACE_REC_COUNTERS, COUNTERS_FIXED);
+	if (!b)
+		return -1;
+	r->ncounters = rd32(b + 24);
+	r->raw = b + COUNTERS_FIXED;
+	if ((uint64_t)r->ncounters * COUNTER_ENTRY > len - COUNTERS_FIXED)
+		return -1;
+	return 0;
+}
+
+/* Only valid for i < r->ncounters of a successfully decoded record. */
+void ktrace_counters_get(const struct ktrace_rec_counters *r, uint32_t i, struct ktrace_counter *out)
+{
+	memset(out, 0, sizeof *out);
+	if (i >= r->ncounters)
+		return;
+	const uint8_t *e = r->raw + (size_t)i * COUNTER_ENTRY;
+	out->id = rd32(e);
+	out->reserved = rd32(e + 4);
+	out->value = rd64(e + 8);
+}
+
+size_t ktrace_encode_end(void *buf, size_t cap, const struct ktrace_rec_end *r)
+{
+	if (END_SIZE > cap)
+		return END_SIZE;
+	uint8_t *b = buf;
+	put_prefix(b, KTRACE_REC_END, END_SIZE);
+	le32(b + 24, r->reason);
+	le32(b + 28, (uint32_t)r->status);
+	le64(b + 32, r->records_written);
+	le64(b + 40, r->launches);
+	return END_SIZE;
+}
+
+int ktrace_decode_end(const void *rec, size_t len, struct ktrace_rec_end *r)
+{
+	const uint8_t *b = check(rec, len, KTRACE_REC_END, END_SIZE);
+	if (!b)
+		return -1;
+	r->reason = rd32(b + 24);
+	r->status = (int32_t)rd32(b + 28);
+	r->records_written = rd64(b + 32);
+	r->launches = rd64(b + 40);
+	return 0;
+}
+
+size_t ktrace_encode_module_unload(void *buf, size_t cap, const struct ktrace_rec_module_unload *r)
+{
+	if (UNLOAD_SIZE > cap)
+		return UNLOAD_SIZE;
+	uint8_t *b = buf;
+	put_prefix(b, KTRACE_REC_MODULE_UNLOAD, UNLOAD_SIZE);
+	le64(b + 24, r->module_id);
+	return UNLOAD_SIZE;
+}
+
+int ktrace_decode_module_unload(const void *rec, size_t len, struct ktrace_rec_module_unload *r)
+{
+	const uint8_t *b = check(rec, len, KTRACE_REC_MODULE_UNLOAD, UNLOAD_SIZE);
+	if (!b)
+		return -1;
+	r->module_id = rd64(b + 24);
+	return 0;
+}

@@ -1,0 +1,351 @@
+/* test/tools/ktgen.c: test-only generator of synthetic ktrace traces (build/ktgen).
+ *
+ * Drives the real writer (format/trace_writer.c) with deterministic content:
+ * fixed header, ids, pointers and digests, and explicit record timestamps, so
+ * ktrace-dump output on these files can be compared with golden files.  The
+ * writer's own COUNTERS and END records carry real timestamps (normalise
+ * time_ns of those in JSON).  Not a substitute for traces of real programs.
+ *
+ *   ktgen [--scenario basic|many] [--frame-bytes N] [--cut-at-flush K]
+ *         [--major N] OUT
+ *
+ * basic  every record type once or more, a launch before its KERNEL record,
+ *        a launch whose kernel never appears, a kernel without a layout, an
+ *        unknown record type, [OUT] regions.
+ * many   a header, 3 kernels and 300 launches (several zstd frames with
+ *        --frame-bytes 4096).
+ * --cut-at-flush K  flush after every group of records, then cut the file at
+ *        the end of flush K (>= 1): the file ends inside a zstd frame.
+ * --major N  patch the preamble's major version.
+ */
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "format/ktrace_format.h"
+#include "format/trace_writer.h"
+
+#define START_MONO 1000000000ull
+#define S(x) { x, (uint16_t)(sizeof(x) - 1) }
+
+static struct ktrace_writer *w;
+static uint64_t tick;
+static int cut_at;
+static off_t flush_sizes[64];
+static int nflush;
+static const char *out_path;
+
+static void die(const char *msg)
+{
+	fprintf(stderr, "ktgen: %s\n", msg);
+	exit(1);
+}
+
+/* Append an encoded record with the next deterministic timestamp. */
+static void put(void *rec, size_t size)
+{
+	uint8_t *b = rec;
+	uint64_t t = START_MONO + (++tick) * 1000ull;
+	for (int i = 0; i < 8; i++)
+		b[16 + i] = (uint8_t)(t >> (8 * i));
+	if (ktrace_writer_append(w, rec, size))
+		die("record dropped");
+}
+
+static void group_done(void)
+{
+	if (!cut_at)
+		return;
+	if (ktrace_writer_flush(w))
+		die("flush failed");
+	struct stat st;
+	if (stat(out_path, &st) || nflush >= 64)
+		die("cannot stat the output");
+	flush_sizes[nflush++] = st.st_size;
+}
+
+static uint8_t buf[1 << 16];
+
+static void module(uint64_t id, const char *path)
+{
+	struct ktrace_rec_module m = { .module_id = id, .handle = 0x5550000 + id, .image_digest = 0x1111000000000000ull + id,
+				       .image_size = 4096 * id, .kind = KTRACE_MODULE_CUBIN,
+				       .source = KTRACE_MODSRC_MODULE_LOAD_DATA };
+	m.path.ptr = path;
+	m.path.len = (uint16_t)strlen(path);
+	put(buf, ktrace_encode_module(buf, sizeof buf, &m));
+}
+
+static void kernel(uint64_t id, const char *name, const char *dem, uint32_t layout,
+		   const struct ktrace_param_desc *p, uint32_t n, uint32_t pbytes)
+{
+	struct ktrace_rec_kernel k = { .kernel_id = id, .module_id = 1, .handle = 0x7770000 + id,
+				       .layout_source = layout, .param_bytes = pbytes, .nparams = n };
+	k.name.ptr = name;
+	k.name.len = (uint16_t)strlen(name);
+	k.demangled.ptr = dem;
+	k.demangled.len = (uint16_t)strlen(dem);
+	put(buf, ktrace_encode_kernel(buf, sizeof buf, &k, p));
+}
+
+static void le64(uint8_t *p, uint64_t v)
+{
+	for (int i = 0; i < 8; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static void le32(uint8_t *p, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static uint64_t launch_no;
+
+static void launch(uint64_t kid, const uint8_t *params, uint32_t np, const struct ktrace_region *r, uint32_t nr,
+		   uint32_t flags)
+{
+	struct ktrace_rec_launch l = { .launch_seq = launch_no++, .kernel_id = kid, .context = 0xc0ffee00,
+				       .stream = 0x5000 + (kid % 2), .tid = 4243, .device = 0,
+				       .api = KTRACE_API_LAUNCH_KERNEL, .flags = flags,
+				       .grid = { 4, 1, 1 }, .block = { 256, 1, 1 }, .cluster = { 0, 0, 0 },
+				       .shared_mem = 0, .result = 0, .param_bytes_len = np, .nregions = nr,
+				       .param_bytes = params };
+	put(buf, ktrace_encode_launch(buf, sizeof buf, &l, r, NULL));
+}
+
+static struct ktrace_region region(uint32_t off, uint16_t ord, uint64_t ptr, uint64_t base, uint64_t len,
+				   uint64_t pre, uint64_t post)
+{
+	struct ktrace_region g = { .param_offset = off, .ordinal = ord,
+				   .flags = KTRACE_REGIONF_PRE | KTRACE_REGIONF_POST, .ptr = ptr,
+				   .alloc_base = base, .alloc_size = 1 << 20, .hash_len = len,
+				   .pre_hash = pre, .post_hash = post };
+	return g;
+}
+
+static const struct ktrace_param_desc vecadd_params[] = {
+	{ 0, KTRACE_PARAM_POINTER, KTRACE_NAME_DWARF, 0, 8, KTRACE_PARAMF_CONST, S("a"), S("const float*") },
+	{ 1, KTRACE_PARAM_POINTER, KTRACE_NAME_DWARF, 8, 8, KTRACE_PARAMF_CONST, S("b"), S("const float*") },
+	{ 2, KTRACE_PARAM_POINTER, KTRACE_NAME_DWARF, 16, 8, 0, S("c"), S("float*") },
+	{ 3, KTRACE_PARAM_SCALAR, KTRACE_NAME_DWARF, 24, 4, 0, S("n"), S("int") },
+};
+
+static const struct ktrace_param_desc triton_params[] = {
+	{ 0, KTRACE_PARAM_POINTER, KTRACE_NAME_INDUCTOR, 0, 8, 0, S("in_ptr0"), S("*fp32") },
+	{ 1, KTRACE_PARAM_POINTER, KTRACE_NAME_INDUCTOR, 8, 8, 0, S("out_ptr0"), S("*fp32") },
+	{ 2, KTRACE_PARAM_SCALAR, KTRACE_NAME_INDUCTOR, 16, 4, 0, S("xnumel"), S("i32") },
+	{ 3, KTRACE_PARAM_SCALAR, KTRACE_NAME_TRITON_CACHE, 20, 4, 0, S("scale"), S("fp32") },
+	{ 4, KTRACE_PARAM_SCALAR, KTRACE_NAME_TRITON_CACHE, 24, 8, 0, S("eps"), S("fp64") },
+	{ 5, KTRACE_PARAM_SCALAR, KTRACE_NAME_TRITON_CACHE, 32, 2, 0, S("h"), S("fp16") },
+	{ 6, KTRACE_PARAM_STRUCT, KTRACE_NAME_DEMANGLED, 40, 16, 0, S("meta"), S("struct Meta") },
+	{ 7, KTRACE_PARAM_POINTER, KTRACE_NAME_TRITON_SCRATCH, 56, 8, KTRACE_PARAMF_SCRATCH | KTRACE_PARAMF_HIDDEN,
+	  S("global_scratch"), S("*i8") },
+	{ 8, KTRACE_PARAM_SCALAR, KTRACE_NAME_NONE, 64, 8, 0, S(""), S("") },
+};
+
+static void scenario_basic(void)
+{
+	module(1, "/tmp/kernels.cubin");
+	struct ktrace_rec_alloc a = { .base = 0x7f0000000000ull, .size = 1 << 20, .device = 0, .kind = KTRACE_ALLOC_DEVICE };
+	put(buf, ktrace_encode_alloc(buf, sizeof buf, &a));
+	a.base = 0x7f0000100000ull;
+	a.kind = KTRACE_ALLOC_ASYNC;
+	a.stream = 0x5001;
+	put(buf, ktrace_encode_alloc(buf, sizeof buf, &a));
+	kernel(1, "_Z6vecAddPKfS0_Pfi", "vecAdd(float const*, float const*, float*, int)", KTRACE_LAYOUT_NVINFO,
+	       vecadd_params, 4, 28);
+	group_done();
+
+	/* launch 0: vecAdd, c written ([OUT]) */
+	uint8_t p[72];
+	memset(p, 0, sizeof p);
+	le64(p, 0x7f0000000000ull);
+	le64(p + 8, 0x7f0000001000ull);
+	le64(p + 16, 0x7f0000100000ull);
+	le32(p + 24, 1024);
+	struct ktrace_region r[4] = {
+		region(0, 0, 0x7f0000000000ull, 0x7f0000000000ull, 4096, 0x0123456789abcdefull, 0x0123456789abcdefull),
+		region(8, 1, 0x7f0000001000ull, 0x7f0000000000ull, 4096, 0x1111222233334444ull, 0x1111222233334444ull),
+		region(16, 2, 0x7f0000100000ull, 0x7f0000100000ull, 4096, 0xaaaabbbbccccddddull, 0x5555666677778888ull),
+	};
+	launch(1, p, 28, r, 3, KTRACE_LAUNCHF_HASHED);
+
+	struct ktrace_rec_memcpy mc = { .op_seq = launch_no++, .dst = 0x7f0000000000ull, .src = 0x600000, .bytes = 4096,
+					.stream = 0x5000, .context = 0xc0ffee00,
+					.src_digest = 0x6b74726163650001ull, .dir = KTRACE_COPY_HTOD,
+					.flags = KTRACE_COPYF_ASYNC | KTRACE_COPYF_SRC_DIGEST, .tid = 4243 };
+	put(buf, ktrace_encode_memcpy(buf, sizeof buf, &mc));
+	struct ktrace_rec_memset ms = { .op_seq = launch_no++, .dst = 0x7f0000100000ull, .count = 1024, .value = 0,
+					.stream = 0x5001, .context = 0xc0ffee00, .elem_size = 4,
+					.flags = KTRACE_COPYF_ASYNC, .tid = 4243 };
+	put(buf, ktrace_encode_memset(buf, sizeof buf, &ms));
+	group_done();
+
+	/* launch 3 of kernel 2 arrives before kernel 2's record */
+	memset(p, 0, sizeof p);
+	le64(p, 0x7f0000100000ull);
+	le64(p + 8, 0x7f0000000000ull);
+	le32(p + 16, (uint32_t)-7);
+	float scale = 0.5f;
+	memcpy(p + 20, &scale, 4);
+	double eps = 1e-5;
+	memcpy(p + 24, &eps, 8);
+	p[32] = 0x00;
+	p[33] = 0x3c; /* 1.0 in fp16 */
+	for (int i = 0; i < 16; i++)
+		p[40 + i] = (uint8_t)(0xa0 + i);
+	le64(p + 56, 0x7f00000f0000ull);
+	le64(p + 64, 0xffffffffffffffffull);
+	struct ktrace_region r2[3] = {
+		region(0, 0, 0x7f0000100000ull, 0x7f0000100000ull, 4096, 0x5555666677778888ull, 0x5555666677778888ull),
+		region(8, 1, 0x7f0000000000ull, 0x7f0000000000ull, 4096, 0x0123456789abcdefull, 0x0fedcba987654321ull),
+		region(56, 7, 0x7f00000f0000ull, 0, 0, 0, 0),
+	};
+	r2[2].flags = KTRACE_REGIONF_UNHASHED;
+	r2[2].alloc_size = 0;
+	launch(2, p, 72, r2, 3, KTRACE_LAUNCHF_HASHED);
+	kernel(2, "triton_poi_fused_add_0", "", KTRACE_LAYOUT_NVINFO, triton_params, 9, 72);
+	group_done();
+
+	/* launch 4: kernel 99 never appears */
+	memset(p, 0, sizeof p);
+	le64(p, 0x7f0000000000ull);
+	struct ktrace_region r3 = region(0, 0, 0x7f0000000000ull, 0x7f0000000000ull, 64, 1, 2);
+	launch(99, p, 8, &r3, 1, KTRACE_LAUNCHF_HASHED);
+
+	/* launch 5: kernel without a layout, a pointer found by scanning */
+	kernel(3, "opaque_kernel", "", KTRACE_LAYOUT_NONE, NULL, 0, 0);
+	memset(p, 0, sizeof p);
+	le64(p + 8, 0x7f0000000100ull);
+	struct ktrace_region r4 = region(8, 0xffff, 0x7f0000000100ull, 0x7f0000000000ull, 256, 7, 7);
+	r4.flags |= KTRACE_REGIONF_CAPPED;
+	launch(3, p, 16, &r4, 1, KTRACE_LAUNCHF_HASHED | KTRACE_LAUNCHF_PTSZ);
+
+	/* launch 6: vecAdd again, hashing skipped (capture) */
+	memset(p, 0, sizeof p);
+	le64(p, 0x7f0000000000ull);
+	le64(p + 8, 0x7f0000001000ull);
+	le64(p + 16, 0x7f0000100000ull);
+	le32(p + 24, 1024);
+	launch(1, p, 28, NULL, 0, KTRACE_LAUNCHF_CAPTURING | KTRACE_LAUNCHF_HASH_SKIPPED);
+
+	struct ktrace_rec_note n = { .level = KTRACE_NOTE_WARN, .code = 3 };
+	n.text.ptr = "hashing skipped during stream capture \"graph\"\tonce";
+	n.text.len = (uint16_t)strlen(n.text.ptr);
+	put(buf, ktrace_encode_note(buf, sizeof buf, &n));
+	n.level = KTRACE_NOTE_INFO;
+	n.code = 1;
+	n.text.ptr = "r\xc3\xa9sum\xc3\xa9 \xff bytes";
+	n.text.len = (uint16_t)strlen(n.text.ptr);
+	put(buf, ktrace_encode_note(buf, sizeof buf, &n));
+
+	/* a record type from the future: readers skip it by size */
+	memset(buf, 0, 40);
+	buf[0] = 200;
+	buf[4] = 40;
+	put(buf, 40);
+
+	struct ktrace_rec_module_image mi = { .image_digest = 0x1111000000000001ull, .image_size = 8,
+					      .chunk_offset = 0, .chunk_len = 8, .bytes = (const uint8_t *)"\x7f" "ELF\x02\x01\x01\x00" };
+	put(buf, ktrace_encode_module_image(buf, sizeof buf, &mi));
+	struct ktrace_rec_free f = { .base = 0x7f0000100000ull, .size = 1 << 20, .stream = 0x5001, .kind = KTRACE_ALLOC_ASYNC };
+	put(buf, ktrace_encode_free(buf, sizeof buf, &f));
+	struct ktrace_rec_module_unload mu = { .module_id = 1 };
+	put(buf, ktrace_encode_module_unload(buf, sizeof buf, &mu));
+	ktrace_writer_count(w, KTRACE_CTR_LAUNCHES_SEEN, 6);
+	ktrace_writer_count(w, KTRACE_CTR_HASH_SKIPPED_CAPTURE, 1);
+	group_done();
+}
+
+static uint64_t mix(uint64_t x)
+{
+	x = (x + 1) * 0xbf58476d1ce4e5b9ull;
+	return x ^ (x >> 31);
+}
+
+static void scenario_many(void)
+{
+	module(1, "/tmp/many.cubin");
+	kernel(1, "_Z6vecAddPKfS0_Pfi", "vecAdd(float const*, float const*, float*, int)", KTRACE_LAYOUT_NVINFO,
+	       vecadd_params, 4, 28);
+	kernel(2, "triton_poi_fused_add_0", "", KTRACE_LAYOUT_NVINFO, triton_params, 9, 72);
+	kernel(3, "reduce_sum", "", KTRACE_LAYOUT_PTX, vecadd_params, 2, 16);
+	uint8_t p[72];
+	for (int i = 0; i < 300; i++) {
+		uint64_t kid = 1 + (uint64_t)(i % 3);
+		memset(p, 0, sizeof p);
+		le64(p, 0x7f0000000000ull + (uint64_t)(i % 7) * 4096);
+		le64(p + 8, 0x7f0000100000ull);
+		le32(p + 24, (uint32_t)i);
+		struct ktrace_region r[2] = {
+			region(0, 0, 0x7f0000000000ull + (uint64_t)(i % 7) * 4096, 0x7f0000000000ull, 4096,
+			       mix((uint64_t)i), mix((uint64_t)i)),
+			region(8, 1, 0x7f0000100000ull, 0x7f0000100000ull, 8192, (uint64_t)i * 0x9e3779b97f4a7c15ull,
+			       (uint64_t)(i + 1) * 0x9e3779b97f4a7c15ull),
+		};
+		launch(kid, p, kid == 2 ? 72 : 28, r, i % 5 == 4 ? 1 : 2, KTRACE_LAUNCHF_HASHED);
+		if (i % 50 == 49)
+			group_done();
+	}
+	ktrace_writer_count(w, KTRACE_CTR_LAUNCHES_SEEN, 300);
+}
+
+int main(int argc, char **argv)
+{
+	const char *scenario = "basic";
+	uint32_t frame_bytes = 0;
+	int major = -1;
+	int i;
+	for (i = 1; i < argc - 1; i++) {
+		if (!strcmp(argv[i], "--scenario"))
+			scenario = argv[++i];
+		else if (!strcmp(argv[i], "--frame-bytes"))
+			frame_bytes = (uint32_t)strtoul(argv[++i], NULL, 0);
+		else if (!strcmp(argv[i], "--cut-at-flush"))
+			cut_at = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--major"))
+			major = atoi(argv[++i]);
+		else
+			break;
+	}
+	if (i != argc - 1)
+		die("usage: ktgen [--scenario basic|many] [--frame-bytes N] [--cut-at-flush K] [--major N] OUT");
+	out_path = argv[argc - 1];
+
+	struct ktrace_rec_header h = { .pid = 4242, .ppid = 1, .rank = 0, .digest_alg = 1,
+				       .start_realtime_ns = 1700000000123456789ull, .start_monotonic_ns = START_MONO,
+				       .host = S("testhost"), .cmdline = S("python train.py --lr 0.1"),
+				       .ktrace_version = S("0.1.0"), .config = S("KTRACE_HASH=1 KTRACE_OUTPUT=t.ktrace") };
+	struct ktrace_writer_opts o = { .path = out_path, .overwrite = 1, .frame_bytes = frame_bytes,
+					.flush_ms = 10000, .header = &h };
+	char err[512];
+	w = ktrace_writer_open(&o, err, sizeof err);
+	if (!w)
+		die(err);
+	if (!strcmp(scenario, "basic"))
+		scenario_basic();
+	else if (!strcmp(scenario, "many"))
+		scenario_many();
+	else
+		die("unknown scenario");
+	struct ktrace_rec_end e = { .reason = KTRACE_END_EXIT, .status = 0, .launches = launch_no };
+	ktrace_writer_close(w, &e);
+
+	if (cut_at) {
+		if (cut_at > nflush)
+			die("--cut-at-flush: not that many flushes");
+		if (truncate(out_path, flush_sizes[cut_at - 1]))
+			die("cannot truncate the output");
+	}
+	if (major >= 0) {
+		int fd = open(out_path, O_WRONLY);
+		uint8_t v[2] = { (uint8_t)major, (uint8_t)(major >> 8) };
+		if (fd < 0 || pwrite(fd, v, 2, 8) != 2 || close(fd))
+			die("cannot patch the version");
+	}
+	return 0;
+}

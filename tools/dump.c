@@ -1,0 +1,667 @@
+/* tools/dump.c: ktrace-dump, print trace files as text or JSON Lines.
+ *
+ * Owns the command line, the per-file record loop, the kernel table that
+ * resolves launches to names and parameter layouts (a LAUNCH may come before
+ * its KERNEL record when several threads wrote the file: it is held until
+ * the kernel arrives, or printed at the end with its id), the filters and
+ * the --summary tables.  Printing is in dump_text.c and dump_json.c.
+ */
+#include <getopt.h>
+#include <regex.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dump_internal.h"
+#include "format/trace_reader.h"
+
+#define PENDING_MAX_BYTES (512ull << 20) /* past this, launches are printed unresolved */
+#define NOTES_KEPT 32
+
+static const char usage_text[] =
+	"usage: ktrace-dump [--json] [--kernel REGEX] [--range A:B] [--summary] FILE...\n"
+	"Print ktrace trace files (\"-\" reads standard input).\n"
+	"  --json          JSON Lines: one object per record, every field\n"
+	"  --kernel REGEX  only launches of kernels whose mangled or demangled name\n"
+	"                  matches (POSIX extended regex), and those kernels' records\n"
+	"  --range A:B     only launches, copies and memsets numbered A <= n < B\n"
+	"                  (A or B may be left out; a single N means N:N+1)\n"
+	"  --summary       launches and bytes hashed per kernel, counters and notes,\n"
+	"                  instead of the records\n"
+	"  -h, --help      show this help\n"
+	"Exit status: 0 when every file was read to its end; 2 for a bad option, or a\n"
+	"file that is empty, not a ktrace trace, of a newer format version, corrupt or\n"
+	"truncated (everything decodable is printed first, then one line on stderr).\n";
+
+struct opts {
+	int json, summary;
+	int have_re;
+	regex_t re;
+	int have_range;
+	uint64_t lo, hi;
+};
+
+struct pend {
+	uint8_t *rec;
+	size_t len;
+	uint64_t kernel_id;
+	size_t next; /* index + 1 of the next launch held for the same kernel */
+};
+
+struct kslot {
+	struct dump_kernel k;
+	int used, known;
+	size_t pend_first, pend_last; /* index + 1 into pends */
+};
+
+struct file_state {
+	const struct opts *o;
+	struct dump_ctx ctx;
+	struct kslot *tab;
+	size_t tab_cap, tab_n;
+	struct pend *pends;
+	size_t npend, pend_cap;
+	uint64_t pend_bytes;
+	uint64_t records, launches, malformed;
+	uint64_t notes[4], notes_other;
+	char *note_text[NOTES_KEPT];
+	size_t nnote_text;
+	uint8_t *counters;	/* last COUNTERS record */
+	size_t counters_len;
+	uint8_t *end;		/* END record */
+	size_t end_len;
+};
+
+static void usage(FILE *f)
+{
+	fputs(usage_text, f);
+}
+
+static void *xmalloc(size_t n)
+{
+	void *p = malloc(n ? n : 1);
+	if (!p) {
+		fputs("ktrace-dump: out of memory\n", stderr);
+		exit(2);
+	}
+	return p;
+}
+
+static uint8_t *dup_bytes(const void *p, size_t n)
+{
+	uint8_t *q = xmalloc(n);
+	memcpy(q, p, n);
+	return q;
+}
+
+/* ---- kernel table (open addressing on the kernel id) ------------------- */
+
+static uint64_t mix(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdull;
+	x ^= x >> 33;
+	return x;
+}
+
+static struct kslot *kslot_get(struct file_state *s, uint64_t id, int create)
+{
+	if (create && (s->tab_n + 1) * 2 > s->tab_cap) {
+		size_t cap = s->tab_cap ? s->tab_cap * 2 : 64;
+		struct kslot *t = calloc(cap, sizeof *t);
+		if (!t) {
+			fputs("ktrace-dump: out of memory\n", stderr);
+			exit(2);
+		}
+		for (size_t i = 0; i < s->tab_cap; i++) {
+			if (!s->tab[i].used)
+				continue;
+			size_t j = mix(s->tab[i].k.id) & (cap - 1);
+			while (t[j].used)
+				j = (j + 1) & (cap - 1);
+			t[j] = s->tab[i];
+		}
+		free(s->tab);
+		s->tab = t;
+		s->tab_cap = cap;
+	}
+	if (!s->tab_cap)
+		return NULL;
+	size_t j = mix(id) & (s->tab_cap - 1);
+	while (s->tab[j].used) {
+		if (s->tab[j].k.id == id)
+			return &s->tab[j];
+		j = (j + 1) & (s->tab_cap - 1);
+	}
+	if (!create)
+		return NULL;
+	memset(&s->tab[j], 0, sizeof s->tab[j]);
+	s->tab[j].used = 1;
+	s->tab[j].k.id = id;
+	s->tab[j].k.match = !s->o->have_re;
+	s->tab_n++;
+	return &s->tab[j];
+}
+
+static int name_matches(const regex_t *re, struct ktrace_str a, struct ktrace_str b)
+{
+	struct ktrace_str v[2] = { a, b };
+	for (int i = 0; i < 2; i++) {
+		if (!v[i].len)
+			continue;
+		char *z = xmalloc((size_t)v[i].len + 1);
+		memcpy(z, v[i].ptr, v[i].len);
+		z[v[i].len] = '\0';
+		int m = regexec(re, z, 0, NULL, 0) == 0;
+		free(z);
+		if (m)
+			return 1;
+	}
+	return 0;
+}
+
+/* ---- records ------------------------------------------------------------ */
+
+static int print_record(struct file_state *s, const struct ktrace_record_prefix *p, const void *rec, size_t len,
+			const struct dump_kernel *k)
+{
+	if (s->o->summary)
+		return 0;
+	if (s->o->json)
+		return dump_json_record(&s->ctx, p, rec, len, k);
+	return dump_text_record(&s->ctx, p, rec, len, k);
+}
+
+/* A launch of the kernel in slot ks, known or not (then printed with its id). */
+static void emit_launch(struct file_state *s, const void *rec, size_t len, struct kslot *ks)
+{
+	struct dump_kernel *k = ks && ks->known ? &ks->k : NULL;
+	struct ktrace_record_prefix p;
+	struct ktrace_rec_launch l;
+	if (ktrace_decode_prefix(rec, len, &p) || ktrace_decode_launch(rec, len, &l)) {
+		s->malformed++;
+		print_record(s, &p, rec, len, k);
+		return;
+	}
+	if (s->o->have_re && (!k || !k->match))
+		return;
+	s->launches++;
+	if (ks) {
+		ks->k.launches++;
+		for (uint32_t i = 0; i < l.nregions; i++) {
+			struct ktrace_region g;
+			ktrace_launch_region(&l, i, &g);
+			if (g.flags & (KTRACE_REGIONF_PRE | KTRACE_REGIONF_POST))
+				ks->k.hashed_bytes += g.hash_len;
+			ks->k.out_regions += (uint64_t)dump_region_out(&g);
+		}
+	}
+	if (print_record(s, &p, rec, len, k))
+		s->malformed++;
+}
+
+static void hold_launch(struct file_state *s, struct kslot *ks, const void *rec, size_t len)
+{
+	if (s->npend == s->pend_cap) {
+		size_t cap = s->pend_cap ? s->pend_cap * 2 : 64;
+		struct pend *pp = realloc(s->pends, cap * sizeof *pp);
+		if (!pp) {
+			fputs("ktrace-dump: out of memory\n", stderr);
+			exit(2);
+		}
+		s->pends = pp;
+		s->pend_cap = cap;
+	}
+	struct pend *pe = &s->pends[s->npend++];
+	pe->rec = dup_bytes(rec, len);
+	pe->len = len;
+	pe->kernel_id = ks->k.id;
+	pe->next = 0;
+	s->pend_bytes += len;
+	if (ks->pend_last)
+		s->pends[ks->pend_last - 1].next = s->npend;
+	else
+		ks->pend_first = s->npend;
+	ks->pend_last = s->npend;
+}
+
+static void release_pending(struct file_state *s, struct kslot *ks)
+{
+	for (size_t i = ks->pend_first; i; i = s->pends[i - 1].next) {
+		struct pend *pe = &s->pends[i - 1];
+		emit_launch(s, pe->rec, pe->len, ks);
+		s->pend_bytes -= pe->len;
+		free(pe->rec);
+		pe->rec = NULL;
+	}
+	ks->pend_first = ks->pend_last = 0;
+}
+
+static int in_range(const struct opts *o, uint64_t n)
+{
+	return !o->have_range || (n >= o->lo && n < o->hi);
+}
+
+static void on_kernel(struct file_state *s, const struct ktrace_record_prefix *p, const void *rec, size_t len)
+{
+	struct ktrace_rec_kernel k;
+	if (ktrace_decode_kernel(rec, len, &k)) {
+		s->malformed++;
+		if (!s->o->have_re && !s->o->have_range)
+			print_record(s, p, rec, len, NULL);
+		return;
+	}
+	struct kslot *ks = kslot_get(s, k.kernel_id, 1);
+	if (!ks->known) {
+		ks->known = 1;
+		ks->k.rec = dup_bytes(rec, len);
+		ktrace_decode_kernel(ks->k.rec, len, &ks->k.k);
+		if (s->o->have_re)
+			ks->k.match = name_matches(&s->o->re, k.name, k.demangled);
+	}
+	int show = s->o->have_re ? name_matches(&s->o->re, k.name, k.demangled) : !s->o->have_range;
+	if (show)
+		print_record(s, p, rec, len, NULL);
+	release_pending(s, ks);
+}
+
+static void on_launch(struct file_state *s, const struct ktrace_record_prefix *p, const void *rec, size_t len)
+{
+	struct ktrace_rec_launch l;
+	if (ktrace_decode_launch(rec, len, &l)) {
+		s->malformed++;
+		print_record(s, p, rec, len, NULL);
+		return;
+	}
+	if (!in_range(s->o, l.launch_seq))
+		return;
+	struct kslot *ks = kslot_get(s, l.kernel_id, 1);
+	if (ks->known || s->pend_bytes + len > PENDING_MAX_BYTES)
+		emit_launch(s, rec, len, ks);
+	else
+		hold_launch(s, ks, rec, len);
+}
+
+static void keep_note(struct file_state *s, const void *rec, size_t len)
+{
+	struct ktrace_rec_note n;
+	if (ktrace_decode_note(rec, len, &n))
+		return;
+	if (n.level < 4)
+		s->notes[n.level]++;
+	else
+		s->notes_other++;
+	if (s->nnote_text < NOTES_KEPT && n.level >= KTRACE_NOTE_WARN) {
+		size_t cap = (size_t)n.text.len + 64;
+		char *t = xmalloc(cap);
+		snprintf(t, cap, "%s code %u: %.*s", dump_note_level_name(n.level), n.code, (int)n.text.len,
+			 n.text.ptr);
+		s->note_text[s->nnote_text++] = t;
+	}
+}
+
+static void keep_copy(uint8_t **dst, size_t *dlen, const void *rec, size_t len)
+{
+	free(*dst);
+	*dst = dup_bytes(rec, len);
+	*dlen = len;
+}
+
+static void on_record(struct file_state *s, const void *rec, size_t len)
+{
+	struct ktrace_record_prefix p;
+	s->records++;
+	if (ktrace_decode_prefix(rec, len, &p)) { /* the reader checked the size already */
+		s->malformed++;
+		return;
+	}
+	int filtered = s->o->have_re || s->o->have_range;
+	switch (p.type) {
+	case KTRACE_REC_KERNEL:
+		on_kernel(s, &p, rec, len);
+		return;
+	case KTRACE_REC_LAUNCH:
+		on_launch(s, &p, rec, len);
+		return;
+	case KTRACE_REC_HEADER: {
+		struct ktrace_rec_header h;
+		if (!s->ctx.have_header && !ktrace_decode_header(rec, len, &h)) {
+			s->ctx.have_header = 1;
+			s->ctx.start_mono_ns = h.start_monotonic_ns;
+			s->ctx.start_real_ns = h.start_realtime_ns;
+		}
+		break;
+	}
+	case KTRACE_REC_MEMCPY:
+	case KTRACE_REC_MEMSET: {
+		struct ktrace_rec_memcpy c;
+		struct ktrace_rec_memset m;
+		uint64_t op;
+		if (p.type == KTRACE_REC_MEMCPY ? ktrace_decode_memcpy(rec, len, &c) : ktrace_decode_memset(rec, len, &m))
+			break; /* printed as malformed below */
+		op = p.type == KTRACE_REC_MEMCPY ? c.op_seq : m.op_seq;
+		if (s->o->have_re || !in_range(s->o, op))
+			return;
+		if (print_record(s, &p, rec, len, NULL))
+			s->malformed++;
+		return;
+	}
+	case KTRACE_REC_NOTE:
+		keep_note(s, rec, len);
+		break;
+	case KTRACE_REC_COUNTERS:
+		keep_copy(&s->counters, &s->counters_len, rec, len);
+		break;
+	case KTRACE_REC_END:
+		keep_copy(&s->end, &s->end_len, rec, len);
+		break;
+	default:
+		break;
+	}
+	if (filtered)
+		return;
+	if (print_record(s, &p, rec, len, NULL))
+		s->malformed++;
+}
+
+/* Launches whose kernel never appeared: printed last, in file order. */
+static void flush_unresolved(struct file_state *s)
+{
+	for (size_t i = 0; i < s->npend; i++) {
+		struct pend *pe = &s->pends[i];
+		if (!pe->rec)
+			continue;
+		emit_launch(s, pe->rec, pe->len, kslot_get(s, pe->kernel_id, 0));
+		free(pe->rec);
+		pe->rec = NULL;
+	}
+	s->npend = 0;
+	s->pend_bytes = 0;
+	for (size_t i = 0; i < s->tab_cap; i++)
+		s->tab[i].pend_first = s->tab[i].pend_last = 0;
+}
+
+/* ---- summary ------------------------------------------------------------ */
+
+static int cmp_slot(const void *a, const void *b)
+{
+	const struct kslot *x = *(struct kslot *const *)a, *y = *(struct kslot *const *)b;
+	return x->k.id < y->k.id ? -1 : x->k.id > y->k.id;
+}
+
+static void summary(struct file_state *s, const char *file)
+{
+	FILE *f = s->ctx.out;
+	int json = s->o->json;
+	struct kslot **v = xmalloc((s->tab_n ? s->tab_n : 1) * sizeof *v);
+	size_t n = 0;
+	for (size_t i = 0; i < s->tab_cap; i++)
+		if (s->tab[i].used && s->tab[i].k.launches)
+			v[n++] = &s->tab[i];
+	qsort(v, n, sizeof *v, cmp_slot);
+	uint64_t hashed = 0;
+	for (size_t i = 0; i < n; i++)
+		hashed += v[i]->k.hashed_bytes;
+	if (json) {
+		for (size_t i = 0; i < n; i++) {
+			struct dump_kernel *k = &v[i]->k;
+			fprintf(f, "{\"summary\":\"kernel\",\"kernel_id\":%llu,\"kernel\":", (unsigned long long)k->id);
+			if (v[i]->known) {
+				dump_put_json_string(f, k->k.name.ptr, k->k.name.len);
+				fputs(",\"demangled\":", f);
+				dump_put_json_string(f, k->k.demangled.ptr, k->k.demangled.len);
+			} else {
+				fputs("null,\"demangled\":null", f);
+			}
+			fprintf(f, ",\"launches\":%llu,\"hashed_bytes\":%llu,\"out_regions\":%llu}\n",
+				(unsigned long long)k->launches, (unsigned long long)k->hashed_bytes,
+				(unsigned long long)k->out_regions);
+		}
+	} else {
+		fprintf(f, "summary of %s: %llu records, %llu launches of %zu kernels, %llu bytes hashed\n", file,
+			(unsigned long long)s->records, (unsigned long long)s->launches, n,
+			(unsigned long long)hashed);
+		if (n)
+			fprintf(f, "  %10s %14s %11s  %s\n", "launches", "hashed_bytes", "out_regions", "kernel");
+		for (size_t i = 0; i < n; i++) {
+			struct dump_kernel *k = &v[i]->k;
+			fprintf(f, "  %10llu %14llu %11llu  ", (unsigned long long)k->launches,
+				(unsigned long long)k->hashed_bytes, (unsigned long long)k->out_regions);
+			if (!v[i]->known)
+				fprintf(f, "<unknown kernel %llu>", (unsigned long long)k->id);
+			else if (k->k.demangled.len)
+				dump_put_escaped(f, k->k.demangled.ptr, k->k.demangled.len);
+			else
+				dump_put_escaped(f, k->k.name.ptr, k->k.name.len);
+			fputc('\n', f);
+		}
+	}
+	free(v);
+
+	struct ktrace_rec_counters c;
+	int have_c = s->counters && !ktrace_decode_counters(s->counters, s->counters_len, &c);
+	if (json) {
+		fputs("{\"summary\":\"counters\"", f);
+		for (uint32_t i = 0; have_c && i < c.ncounters; i++) {
+			struct ktrace_counter k;
+			ktrace_counters_get(&c, i, &k);
+			const char *nm = ktrace_counter_name(k.id);
+			if (strcmp(nm, "unknown"))
+				fprintf(f, ",\"%s\":%llu", nm, (unsigned long long)k.value);
+			else
+				fprintf(f, ",\"counter%u\":%llu", k.id, (unsigned long long)k.value);
+		}
+		fputs("}\n", f);
+	} else {
+		fputs("  counters:", f);
+		if (!have_c)
+			fputs(" none recorded", f);
+		for (uint32_t i = 0; have_c && i < c.ncounters; i++) {
+			struct ktrace_counter k;
+			ktrace_counters_get(&c, i, &k);
+			const char *nm = ktrace_counter_name(k.id);
+			if (strcmp(nm, "unknown"))
+				fprintf(f, " %s=%llu", nm, (unsigned long long)k.value);
+			else
+				fprintf(f, " counter%u=%llu", k.id, (unsigned long long)k.value);
+		}
+		fputc('\n', f);
+	}
+
+	unsigned long long nt[4] = { s->notes[0], s->notes[1], s->notes[2], s->notes[3] };
+	if (json) {
+		fprintf(f, "{\"summary\":\"notes\",\"info\":%llu,\"warn\":%llu,\"error\":%llu,\"disabled\":%llu,\"texts\":[",
+			nt[0], nt[1], nt[2], nt[3]);
+		for (size_t i = 0; i < s->nnote_text; i++) {
+			fputs(i ? "," : "", f);
+			dump_put_json_string(f, s->note_text[i], strlen(s->note_text[i]));
+		}
+		fputs("]}\n", f);
+	} else {
+		fprintf(f, "  notes: %llu info, %llu warn, %llu error, %llu disabled\n", nt[0], nt[1], nt[2], nt[3]);
+		for (size_t i = 0; i < s->nnote_text; i++) {
+			fputs("    ", f);
+			dump_put_escaped(f, s->note_text[i], strlen(s->note_text[i]));
+			fputc('\n', f);
+		}
+	}
+
+	struct ktrace_rec_end e;
+	int have_e = s->end && !ktrace_decode_end(s->end, s->end_len, &e);
+	if (json) {
+		fprintf(f, "{\"summary\":\"totals\",\"records\":%llu,\"launches\":%llu,\"kernels\":%zu,\"hashed_bytes\":%llu,\"malformed\":%llu,\"end\":",
+			(unsigned long long)s->records, (unsigned long long)s->launches, n,
+			(unsigned long long)hashed, (unsigned long long)s->malformed);
+		if (have_e)
+			fprintf(f, "{\"reason\":\"%s\",\"status\":%d}}\n", dump_end_reason_name(e.reason), e.status);
+		else
+			fputs("null}\n", f);
+	} else if (have_e) {
+		fprintf(f, "  end: %s status %d\n", dump_end_reason_name(e.reason), e.status);
+	} else {
+		fputs("  end: no END record (the process did not finish tracing)\n", f);
+	}
+}
+
+static void state_free(struct file_state *s)
+{
+	for (size_t i = 0; i < s->tab_cap; i++)
+		free(s->tab[i].k.rec);
+	free(s->tab);
+	for (size_t i = 0; i < s->npend; i++)
+		free(s->pends[i].rec);
+	free(s->pends);
+	for (size_t i = 0; i < s->nnote_text; i++)
+		free(s->note_text[i]);
+	free(s->counters);
+	free(s->end);
+}
+
+/* Dump one file; 0 when read to a clean end, 2 otherwise. */
+static int dump_file(const struct opts *o, const char *path, int several)
+{
+	char err[512];
+	struct ktrace_reader *r = ktrace_reader_open(path, err, sizeof err);
+	if (!r) {
+		fflush(stdout);
+		fprintf(stderr, "ktrace-dump: %s\n", err);
+		return 2;
+	}
+	struct file_state s;
+	memset(&s, 0, sizeof s);
+	s.o = o;
+	s.ctx.out = stdout;
+	if (several) {
+		if (o->json)
+			s.ctx.file = path;
+		else
+			printf("== %s\n", path);
+	}
+	const void *rec;
+	size_t len;
+	enum ktrace_read_status st;
+	while ((st = ktrace_reader_next(r, &rec, &len)) == KTRACE_READ_RECORD)
+		on_record(&s, rec, len);
+	flush_unresolved(&s);
+	if (o->summary)
+		summary(&s, path);
+	fflush(stdout);
+	int rc = 0;
+	if (s.malformed) {
+		fprintf(stderr, "ktrace-dump: %s: %llu malformed records (shown as such)\n", path,
+			(unsigned long long)s.malformed);
+		rc = 2;
+	}
+	if (st == KTRACE_READ_TRUNCATED) {
+		fprintf(stderr, "ktrace-dump: warning: %s\n", ktrace_reader_error(r));
+		rc = 2;
+	} else if (st != KTRACE_READ_EOF) {
+		fprintf(stderr, "ktrace-dump: %s\n", ktrace_reader_error(r));
+		rc = 2;
+	}
+	state_free(&s);
+	ktrace_reader_close(r);
+	return rc;
+}
+
+static int parse_u64(const char *s, const char *e, uint64_t *v)
+{
+	if (s == e)
+		return -1;
+	uint64_t x = 0;
+	for (; s < e; s++) {
+		if (*s < '0' || *s > '9' || x > (UINT64_MAX - 9) / 10)
+			return -1;
+		x = x * 10 + (uint64_t)(*s - '0');
+	}
+	*v = x;
+	return 0;
+}
+
+static int parse_range(const char *arg, uint64_t *lo, uint64_t *hi)
+{
+	const char *colon = strchr(arg, ':');
+	const char *end = arg + strlen(arg);
+	if (!colon) {
+		if (parse_u64(arg, end, lo) || *lo == UINT64_MAX)
+			return -1;
+		*hi = *lo + 1;
+		return 0;
+	}
+	*lo = 0;
+	*hi = UINT64_MAX;
+	if (colon > arg && parse_u64(arg, colon, lo))
+		return -1;
+	if (colon + 1 < end && parse_u64(colon + 1, end, hi))
+		return -1;
+	return *lo <= *hi ? 0 : -1;
+}
+
+static int bad_usage(const char *fmt, const char *arg)
+{
+	fputs("ktrace-dump: ", stderr);
+	fprintf(stderr, fmt, arg);
+	fputc('\n', stderr);
+	usage(stderr);
+	return 2;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "kernel", required_argument, NULL, 'k' },
+		{ "range", required_argument, NULL, 'r' },
+		{ "summary", no_argument, NULL, 's' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct opts o;
+	memset(&o, 0, sizeof o);
+	opterr = 0;
+	int c;
+	while ((c = getopt_long(argc, argv, "+:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'j':
+			o.json = 1;
+			break;
+		case 's':
+			o.summary = 1;
+			break;
+		case 'k': {
+			if (o.have_re)
+				regfree(&o.re);
+			int e = regcomp(&o.re, optarg, REG_EXTENDED | REG_NOSUB);
+			if (e) {
+				char msg[256];
+				regerror(e, &o.re, msg, sizeof msg);
+				fprintf(stderr, "ktrace-dump: bad --kernel regex '%s': %s\n", optarg, msg);
+				return 2;
+			}
+			o.have_re = 1;
+			break;
+		}
+		case 'r':
+			if (parse_range(optarg, &o.lo, &o.hi))
+				return bad_usage("bad --range '%s' (expected A:B, A:, :B or N)", optarg);
+			o.have_range = 1;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		case ':':
+			return bad_usage("option '%s' needs an argument", argv[optind - 1]);
+		default:
+			return bad_usage("unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind >= argc)
+		return bad_usage("%s", "no trace file given");
+	int rc = 0;
+	for (int i = optind; i < argc; i++)
+		if (dump_file(&o, argv[i], argc - optind > 1))
+			rc = 2;
+	if (o.have_re)
+		regfree(&o.re);
+	return rc;
+}

@@ -1,0 +1,66 @@
+/* tools/dump_internal.h: what the files of ktrace-dump share (dump.c, dump_text.c,
+ * dump_json.c, dump_value.c).  Not a public header.
+ */
+#ifndef KTRACE_DUMP_INTERNAL_H
+#define KTRACE_DUMP_INTERNAL_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "format/ktrace_format.h"
+
+/* A KERNEL record kept for the launches that refer to it. */
+struct dump_kernel {
+	uint64_t id;
+	uint8_t *rec;		/* owned copy of the record */
+	struct ktrace_rec_kernel k; /* views into rec */
+	int match;		/* passes --kernel (1 when no filter) */
+	uint64_t launches, hashed_bytes, out_regions;
+};
+
+/* Everything the printers need to know about the file being dumped. */
+struct dump_ctx {
+	FILE *out;
+	const char *file;	/* set when several files are dumped (JSON "file") */
+	int have_header;
+	uint64_t start_mono_ns;
+	uint64_t start_real_ns;
+};
+
+/* Printers (dump_text.c / dump_json.c).  `k` is NULL when the launch's
+ * kernel never appeared in the file.  Return 0, or -1 when the record is
+ * malformed (a marker line is printed instead). */
+int dump_text_record(struct dump_ctx *c, const struct ktrace_record_prefix *p, const void *rec, size_t len,
+		      const struct dump_kernel *k);
+int dump_json_record(struct dump_ctx *c, const struct ktrace_record_prefix *p, const void *rec, size_t len,
+		      const struct dump_kernel *k);
+
+/* Value of a parameter read from a launch's parameter bytes (dump_value.c).
+ * Writes the text form (json=0) or a JSON value (json=1) into out; returns
+ * out.  Bytes outside the captured parameter buffer give "<not captured>"
+ * (JSON null). */
+const char *dump_param_value(const struct ktrace_param_desc *d, const uint8_t *bytes, uint32_t nbytes,
+			     int json, char *out, size_t cap);
+
+/* Text helpers (dump_value.c). */
+void dump_put_escaped(FILE *f, const char *s, size_t n);      /* control bytes as \xNN */
+void dump_put_json_string(FILE *f, const char *s, size_t n);  /* "..." with escapes, valid UTF-8 */
+void dump_put_hex(FILE *f, const uint8_t *p, size_t n);
+const char *dump_launch_flag_names(uint32_t flags, char *out, size_t cap, const char *sep);
+const char *dump_region_flag_names(uint16_t flags, char *out, size_t cap, const char *sep);
+const char *dump_module_kind_name(uint32_t kind);
+const char *dump_module_source_name(uint32_t src);
+const char *dump_layout_source_name(uint32_t src);
+const char *dump_api_name(uint32_t api);
+const char *dump_alloc_kind_name(uint32_t kind);
+const char *dump_copy_dir_name(uint32_t dir);
+const char *dump_note_level_name(uint32_t level);
+const char *dump_end_reason_name(uint32_t reason);
+
+/* A region is written by the launch ([OUT]) when both digests are valid and differ. */
+static inline int dump_region_out(const struct ktrace_region *g)
+{
+	return (g->flags & KTRACE_REGIONF_PRE) && (g->flags & KTRACE_REGIONF_POST) && g->pre_hash != g->post_hash;
+}
+
+#endif

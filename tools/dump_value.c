@@ -1,0 +1,262 @@
+/* tools/dump_value.c: ktrace-dump's value formatting: parameter values decoded
+ * by kind, size and type name, escaped strings (text and JSON), enum names.
+ */
+#include "dump_internal.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#define STRUCT_SHOW_MAX 64
+
+static uint64_t rd_le(const uint8_t *p, unsigned n)
+{
+	uint64_t v = 0;
+	for (unsigned i = n; i-- > 0;)
+		v = (v << 8) | p[i];
+	return v;
+}
+
+/* Case-insensitive substring test on a non-terminated type name. */
+static int has(const struct ktrace_str *t, const char *word)
+{
+	size_t w = strlen(word);
+	for (size_t i = 0; i + w <= t->len; i++) {
+		size_t j = 0;
+		while (j < w && tolower((unsigned char)t->ptr[i + j]) == word[j])
+			j++;
+		if (j == w)
+			return 1;
+	}
+	return 0;
+}
+
+static float half_to_float(uint16_t h)
+{
+	int s = h >> 15, e = (h >> 10) & 0x1f, m = h & 0x3ff;
+	float v;
+	if (e == 0)
+		v = ldexpf((float)m, -24);
+	else if (e == 31)
+		v = m ? NAN : INFINITY;
+	else
+		v = ldexpf((float)(m | 0x400), e - 25);
+	return s ? -v : v;
+}
+
+static float bits_to_float(uint32_t u)
+{
+	float f;
+	memcpy(&f, &u, sizeof f);
+	return f;
+}
+
+static const char *fmt_float(double v, int sig, int json, char *out, size_t cap)
+{
+	if (isnan(v))
+		snprintf(out, cap, json ? "\"nan\"" : "nan");
+	else if (isinf(v))
+		snprintf(out, cap, json ? "\"%sinf\"" : "%sinf", v < 0 ? "-" : "");
+	else
+		snprintf(out, cap, "%.*g", sig, v);
+	return out;
+}
+
+static const char *fmt_hex_bytes(const uint8_t *p, uint32_t n, int json, char *out, size_t cap)
+{
+	size_t o = 0;
+	uint32_t show = n > STRUCT_SHOW_MAX && !json ? STRUCT_SHOW_MAX : n;
+	o += (size_t)snprintf(out, cap, json ? "\"" : "{");
+	for (uint32_t i = 0; i < show && o + 3 < cap; i++)
+		o += (size_t)snprintf(out + o, cap - o, "%02x", p[i]);
+	if (o < cap) {
+		if (json)
+			snprintf(out + o, cap - o, "\"");
+		else if (show < n)
+			snprintf(out + o, cap - o, "...} (%u bytes)", n);
+		else
+			snprintf(out + o, cap - o, "}");
+	}
+	return out;
+}
+
+const char *dump_param_value(const struct ktrace_param_desc *d, const uint8_t *bytes, uint32_t nbytes,
+			     int json, char *out, size_t cap)
+{
+	if (d->size == 0 || d->offset > nbytes || d->size > nbytes - d->offset) {
+		snprintf(out, cap, json ? "null" : "<not captured>");
+		return out;
+	}
+	const uint8_t *p = bytes + d->offset;
+	unsigned n = d->size;
+	const struct ktrace_str *t = &d->type;
+	if (d->kind == KTRACE_PARAM_POINTER && n == 8) {
+		snprintf(out, cap, json ? "\"0x%llx\"" : "0x%llx", (unsigned long long)rd_le(p, 8));
+		return out;
+	}
+	if (d->kind != KTRACE_PARAM_SCALAR || (n != 1 && n != 2 && n != 4 && n != 8))
+		return fmt_hex_bytes(p, n, json, out, cap);
+	uint64_t u = rd_le(p, n);
+	if (n == 2 && (has(t, "bf16") || has(t, "bfloat16")))
+		return fmt_float(bits_to_float((uint32_t)u << 16), 4, json, out, cap);
+	if (n == 2 && (has(t, "fp16") || has(t, "half") || has(t, "f16")))
+		return fmt_float(half_to_float((uint16_t)u), 5, json, out, cap);
+	if (n == 4 && (has(t, "float") || has(t, "fp32") || has(t, "f32")))
+		return fmt_float(bits_to_float((uint32_t)u), 9, json, out, cap);
+	if (n == 8 && (has(t, "double") || has(t, "fp64") || has(t, "f64"))) {
+		double v;
+		memcpy(&v, &u, sizeof v);
+		return fmt_float(v, 17, json, out, cap);
+	}
+	int known = t->len > 0 && !has(t, "fp") && !has(t, "float") && !has(t, "double") && !has(t, "half");
+	int is_unsigned = (t->len && tolower((unsigned char)t->ptr[0]) == 'u') || has(t, "unsigned") ||
+			  has(t, "size_t") || has(t, "bool") || (t->len == 2 && has(t, "i1"));
+	int64_t s = n == 8 ? (int64_t)u : (int64_t)(u ^ (1ull << (8 * n - 1))) - (int64_t)(1ull << (8 * n - 1));
+	if (is_unsigned)
+		snprintf(out, cap, "%llu", (unsigned long long)u);
+	else
+		snprintf(out, cap, "%lld", (long long)s);
+	if (!known && !json) { /* no usable type: show the bits as well */
+		size_t o = strlen(out);
+		snprintf(out + o, cap - o, " (0x%llx)", (unsigned long long)u);
+	}
+	return out;
+}
+
+/* Length of a valid UTF-8 sequence at s (n bytes left), 0 if invalid. */
+static size_t utf8_len(const unsigned char *s, size_t n)
+{
+	unsigned char c = s[0];
+	size_t len;
+	uint32_t cp;
+	if (c < 0x80)
+		return 1;
+	if (c >= 0xc2 && c <= 0xdf) {
+		len = 2;
+		cp = c & 0x1f;
+	} else if (c >= 0xe0 && c <= 0xef) {
+		len = 3;
+		cp = c & 0x0f;
+	} else if (c >= 0xf0 && c <= 0xf4) {
+		len = 4;
+		cp = c & 0x07;
+	} else {
+		return 0;
+	}
+	if (len > n)
+		return 0;
+	for (size_t i = 1; i < len; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = (cp << 6) | (s[i] & 0x3f);
+	}
+	if ((len == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) || (len == 4 && (cp < 0x10000 || cp > 0x10ffff)))
+		return 0;
+	return len;
+}
+
+/* Text form: valid UTF-8 as is; control characters, backslash and invalid
+ * bytes as \xNN, so a trace cannot drive the terminal. */
+void dump_put_escaped(FILE *f, const char *s, size_t n)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	for (size_t i = 0; i < n;) {
+		unsigned char c = u[i];
+		size_t l = c < 0x20 || c == 0x7f || c == '\\' ? 0 : utf8_len(u + i, n - i);
+		if (l == 0) {
+			fprintf(f, c == '\\' ? "\\\\" : "\\x%02x", c);
+			i++;
+		} else {
+			fwrite(u + i, 1, l, f);
+			i += l;
+		}
+	}
+}
+
+void dump_put_json_string(FILE *f, const char *s, size_t n)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	fputc('"', f);
+	for (size_t i = 0; i < n;) {
+		unsigned char c = u[i];
+		if (c == '"' || c == '\\') {
+			fputc('\\', f);
+			fputc(c, f);
+			i++;
+		} else if (c < 0x20 || c == 0x7f) {
+			switch (c) {
+			case '\n': fputs("\\n", f); break;
+			case '\t': fputs("\\t", f); break;
+			case '\r': fputs("\\r", f); break;
+			default: fprintf(f, "\\u%04x", c); break;
+			}
+			i++;
+		} else {
+			size_t l = utf8_len(u + i, n - i);
+			if (l == 0) {
+				fputs("\\ufffd", f);
+				i++;
+			} else {
+				fwrite(u + i, 1, l, f);
+				i += l;
+			}
+		}
+	}
+	fputc('"', f);
+}
+
+void dump_put_hex(FILE *f, const uint8_t *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		fprintf(f, "%02x", p[i]);
+}
+
+static const char *join_flags(uint32_t flags, const char *const *names, unsigned nnames, char *out, size_t cap,
+			      const char *sep)
+{
+	size_t o = 0;
+	out[0] = '\0';
+	for (unsigned b = 0; b < 32; b++) {
+		if (!(flags & (1u << b)))
+			continue;
+		char unk[16];
+		const char *nm = b < nnames && names[b] ? names[b] : (snprintf(unk, sizeof unk, "0x%x", 1u << b), unk);
+		int k = snprintf(out + o, cap - o, "%s%s", o ? sep : "", nm);
+		if (k < 0 || (size_t)k >= cap - o)
+			break;
+		o += (size_t)k;
+	}
+	return out;
+}
+
+const char *dump_launch_flag_names(uint32_t flags, char *out, size_t cap, const char *sep)
+{
+	static const char *const names[] = { "ptsz", "extra", "capturing", "hashed", "hash_skipped", "failed",
+					     "params_truncated" };
+	return join_flags(flags, names, sizeof names / sizeof names[0], out, cap, sep);
+}
+
+const char *dump_region_flag_names(uint16_t flags, char *out, size_t cap, const char *sep)
+{
+	static const char *const names[] = { "in_struct", "pre", "post", "capped", "unhashed" };
+	return join_flags(flags, names, sizeof names / sizeof names[0], out, cap, sep);
+}
+
+#define NAME_TABLE(fn, ...)                                                   \
+	const char *fn(uint32_t v)                                            \
+	{                                                                     \
+		static const char *const names[] = { __VA_ARGS__ };           \
+		return v < sizeof names / sizeof names[0] && names[v] ? names[v] : "unknown"; \
+	}
+
+NAME_TABLE(dump_module_kind_name, "unknown", "cubin", "fatbin", "fatbin_wrapper", "ptx")
+NAME_TABLE(dump_module_source_name, NULL, "module_load", "module_load_data", "module_load_fatbin",
+	   "library_load_data", "library_load_file", "unknown")
+NAME_TABLE(dump_layout_source_name, "none", "nvinfo", "ptx", "driver")
+NAME_TABLE(dump_api_name, NULL, "launch_kernel", "launch_kernel_ex", "launch_cooperative")
+NAME_TABLE(dump_alloc_kind_name, NULL, "device", "async", "managed", "vmm", "host", "reserve")
+NAME_TABLE(dump_copy_dir_name, "unknown", "htod", "dtoh", "dtod", "htoh", "peer")
+NAME_TABLE(dump_note_level_name, "info", "warn", "error", "disabled")
+NAME_TABLE(dump_end_reason_name, NULL, "exit", "signal", "abort", "detach")
