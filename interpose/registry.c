@@ -28,7 +28,6 @@
 
 #define IMAGE_MAX_BYTES (1ull << 30)   /* images kept in memory, at most */
 #define IMAGE_SIZE_LIMIT (1ull << 40)  /* bound given to ktrace_meta_image_size */
-#define FATBIN_WRAPPER_MAGIC 0x466243b1u
 
 pthread_mutex_t ktrace_registry_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t parse_done = PTHREAD_COND_INITIALIZER;
@@ -567,11 +566,13 @@ static uint32_t module_kind(int meta_kind)
 }
 
 /* Keep m's image: referenced in place when it lies in a read-only segment
- * of a loaded object, else copied; a fatbin wrapper is replaced by the
- * container it points to; file loads read the file. */
+ * of a loaded object (it lives as long as the object), else copied; a
+ * __cudaRegisterFatBinary wrapper is replaced by the container it points to;
+ * file loads read the file. */
 static void keep_image(struct ktrace_module_entry *m, const void *image, size_t len, const char *path)
 {
-	size_t ro, probe;
+	const void *data = image;
+	size_t ro, size = len;
 
 	if (path)
 		m->path = strdup(path);
@@ -585,36 +586,24 @@ static void keep_image(struct ktrace_module_entry *m, const void *image, size_t 
 	if (!image)
 		return;
 	ro = static_readonly_bytes(image);
-	probe = len ? len : ro ? ro : 16;
-	if (ktrace_meta_classify(image, probe < 16 ? probe : 16) == KTRACE_IMAGE_FATBIN_WRAPPER) {
-		const void *container = NULL;
-		uint32_t magic;
-
-		memcpy(&magic, image, 4);
-		if (magic == FATBIN_WRAPPER_MAGIC)
-			memcpy(&container, (const uint8_t *)image + 8, sizeof(container));
-		if (!container)
-			return;
-		image = container;
-		len = 0;
-		ro = static_readonly_bytes(image);
-	}
-	if (!len)
-		len = ktrace_meta_image_size(image, ro ? ro : IMAGE_SIZE_LIMIT);
-	if (!len || len > IMAGE_MAX_BYTES)
+	if (!size)
+		data = ktrace_meta_unwrap(image, ro ? ro : IMAGE_SIZE_LIMIT, &size);
+	if (!data || !size || size > IMAGE_MAX_BYTES)
 		return;
-	m->kind = module_kind(ktrace_meta_classify(image, len));
-	m->image_size = len;
-	if (ro && len <= ro) {
-		m->image = image;
+	if (data != image)
+		ro = static_readonly_bytes(data);
+	m->kind = module_kind(ktrace_meta_classify(data, size));
+	m->image_size = size;
+	if (ro && size <= ro) {
+		m->image = data;
 		return;
 	}
-	m->image = malloc(len);
+	m->image = malloc(size);
 	if (!m->image) {
 		m->image_size = 0;
 		return;
 	}
-	memcpy((void *)m->image, image, len);
+	memcpy((void *)m->image, data, size);
 	m->image_owned = 1;
 }
 

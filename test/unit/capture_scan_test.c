@@ -1,0 +1,481 @@
+/* test/unit/capture_scan_test.c: parameter layouts, parameter-buffer
+ * assembly from kernelParams and from `extra`, the pointer scan (aligned
+ * words, by-value structs, junk that only looks like a pointer), and the
+ * lock-free handle map.  Uses the real allocation map. */
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <cuda.h>
+
+#include "interpose/alloc_map.h"
+#include "interpose/handle_map.h"
+#include "interpose/param_scan.h"
+
+#define A_BASE 0x7f0000100000ull /* tracked allocation A: 1 MiB */
+#define A_SIZE (1ull << 20)
+#define B_BASE 0x7f0000400000ull /* tracked allocation B: 4 KiB */
+#define B_SIZE 4096ull
+
+static int setup(void **state)
+{
+	(void)state;
+	ktrace_alloc_map_reset();
+	ktrace_alloc_map_insert(A_BASE, A_SIZE, KTRACE_ALLOC_DEVICE, 0);
+	ktrace_alloc_map_insert(B_BASE, B_SIZE, KTRACE_ALLOC_ASYNC, 1);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	ktrace_alloc_map_reset();
+	return 0;
+}
+
+/* int n @0 (4), float *p @8, struct {void *a; void *b; int c;} s @16 (24),
+ * char c @40 (1), double d @48 (8): 56 bytes. */
+static struct ktrace_param_layout *mixed_layout(const uint8_t *kinds)
+{
+	static const uint32_t off[] = { 0, 8, 16, 40, 48 };
+	static const uint32_t sz[] = { 4, 8, 24, 1, 8 };
+
+	return ktrace_param_layout_new(5, off, sz, kinds, KTRACE_LAYOUT_DRIVER);
+}
+
+static void test_layout_words(void **state)
+{
+	struct ktrace_param_layout *l = mixed_layout(NULL);
+
+	(void)state;
+	assert_non_null(l);
+	assert_int_equal(l->nparams, 5);
+	assert_int_equal(l->param_bytes, 56);
+	assert_int_equal(l->nwords, 7);
+	assert_int_equal(l->word_ordinal[0], KTRACE_WORD_NONE); /* 4-byte int */
+	assert_int_equal(l->word_ordinal[1], 1);
+	assert_int_equal(l->word_struct[1], 0);
+	assert_int_equal(l->word_ordinal[2], 2);                /* struct words */
+	assert_int_equal(l->word_ordinal[3], 2);
+	assert_int_equal(l->word_ordinal[4], 2);
+	assert_int_equal(l->word_struct[2], 1);
+	assert_int_equal(l->word_struct[4], 1);
+	assert_int_equal(l->word_ordinal[5], KTRACE_WORD_NONE); /* char */
+	assert_int_equal(l->word_ordinal[6], 4);
+	free(l);
+
+	/* Kinds given: an 8-byte struct is an aggregate, a 16-byte POINTER... is not. */
+	{
+		static const uint32_t off[] = { 0, 8 };
+		static const uint32_t sz[] = { 8, 16 };
+		static const uint8_t kinds[] = { KTRACE_PARAM_STRUCT, KTRACE_PARAM_SCALAR };
+
+		l = ktrace_param_layout_new(2, off, sz, kinds, KTRACE_LAYOUT_NVINFO);
+		assert_non_null(l);
+		assert_int_equal(l->word_struct[0], 1);
+		assert_int_equal(l->word_struct[1], 0);
+		assert_int_equal(l->word_struct[2], 0);
+		assert_int_equal(l->source, KTRACE_LAYOUT_NVINFO);
+		free(l);
+	}
+	/* A parameter at an unaligned offset covers no whole word it does not own. */
+	{
+		static const uint32_t off[] = { 0, 4, 12 };
+		static const uint32_t sz[] = { 4, 8, 12 };
+
+		l = ktrace_param_layout_new(3, off, sz, NULL, KTRACE_LAYOUT_DRIVER);
+		assert_non_null(l);
+		assert_int_equal(l->nwords, 3);
+		assert_int_equal(l->word_ordinal[0], KTRACE_WORD_NONE); /* [0,8) spans params 0 and 1 */
+		assert_int_equal(l->word_ordinal[1], KTRACE_WORD_NONE); /* [8,16) spans params 1 and 2 */
+		assert_int_equal(l->word_ordinal[2], 2);                /* [16,24) inside param 2 */
+		free(l);
+	}
+	/* Zero parameters. */
+	l = ktrace_param_layout_new(0, NULL, NULL, NULL, KTRACE_LAYOUT_DRIVER);
+	assert_non_null(l);
+	assert_int_equal(l->param_bytes, 0);
+	assert_int_equal(l->nwords, 0);
+	free(l);
+	/* Out of range. */
+	{
+		uint32_t off = KTRACE_PARAM_MAX_BYTES - 4, sz = 8;
+
+		assert_null(ktrace_param_layout_new(1, &off, &sz, NULL, KTRACE_LAYOUT_DRIVER));
+		off = 0xfffffff0u;
+		assert_null(ktrace_param_layout_new(1, &off, &sz, NULL, KTRACE_LAYOUT_DRIVER));
+		assert_null(ktrace_param_layout_new(KTRACE_PARAM_MAX_COUNT + 1, &off, &sz, NULL, 0));
+	}
+}
+
+static void test_layout_same(void **state)
+{
+	struct ktrace_param_layout *a = mixed_layout(NULL), *b = mixed_layout(NULL), *c;
+	static const uint32_t off[] = { 0, 8, 16, 40, 48 };
+	static const uint32_t sz[] = { 4, 8, 24, 1, 4 };
+
+	(void)state;
+	c = ktrace_param_layout_new(5, off, sz, NULL, KTRACE_LAYOUT_DRIVER);
+	assert_true(ktrace_param_layout_same(a, b));
+	assert_false(ktrace_param_layout_same(a, c));
+	assert_false(ktrace_param_layout_same(a, NULL));
+	free(a);
+	free(b);
+	free(c);
+}
+
+struct s24 {
+	uint64_t a, b;
+	int32_t c;
+};
+
+static void test_assemble_kernel_params(void **state)
+{
+	struct ktrace_param_layout *l = mixed_layout(NULL);
+	int32_t n = 77;
+	uint64_t p = A_BASE + 64;
+	struct s24 s = { B_BASE, 0x1234, -5 };
+	char c = 'x';
+	double d = 2.5;
+	void *kp[] = { &n, &p, &s, &c, &d };
+	uint8_t buf[KTRACE_PARAM_MAX_BYTES + 8];
+	uint8_t expect[56];
+	uint32_t flags = 99, len;
+
+	(void)state;
+	memset(buf, 0xee, sizeof(buf));
+	memset(expect, 0, sizeof(expect));
+	memcpy(expect + 0, &n, 4);
+	memcpy(expect + 8, &p, 8);
+	memcpy(expect + 16, &s, 24);
+	memcpy(expect + 40, &c, 1);
+	memcpy(expect + 48, &d, 8);
+	len = ktrace_params_assemble(l, kp, NULL, buf, KTRACE_PARAM_MAX_BYTES, &flags);
+	assert_int_equal(len, 56);
+	assert_int_equal(flags, 0);
+	assert_memory_equal(buf, expect, 56); /* padding bytes are zero, not 0xee */
+
+	/* Buffer smaller than the layout: cut and flagged. */
+	memset(buf, 0xee, sizeof(buf));
+	len = ktrace_params_assemble(l, kp, NULL, buf, 24, &flags);
+	assert_int_equal(len, 24);
+	assert_int_equal(flags, KTRACE_LAUNCHF_PARAMS_TRUNCATED);
+	assert_memory_equal(buf, expect, 24);
+	assert_int_equal(buf[24], 0xee);
+
+	/* kernelParams without a layout: nothing can be sized. */
+	len = ktrace_params_assemble(NULL, kp, NULL, buf, sizeof(buf) - 8, &flags);
+	assert_int_equal(len, 0);
+	assert_int_equal(flags, KTRACE_LAUNCHF_PARAMS_TRUNCATED);
+
+	/* No parameters at all: fine for a kernel without any, flagged otherwise. */
+	len = ktrace_params_assemble(l, NULL, NULL, buf, sizeof(buf) - 8, &flags);
+	assert_int_equal(len, 0);
+	assert_int_equal(flags, KTRACE_LAUNCHF_PARAMS_TRUNCATED);
+	{
+		struct ktrace_param_layout *z = ktrace_param_layout_new(0, NULL, NULL, NULL, KTRACE_LAYOUT_DRIVER);
+
+		len = ktrace_params_assemble(z, NULL, NULL, buf, sizeof(buf) - 8, &flags);
+		assert_int_equal(len, 0);
+		assert_int_equal(flags, 0);
+		free(z);
+	}
+	free(l);
+}
+
+static void test_assemble_extra(void **state)
+{
+	uint8_t argbuf[40];
+	size_t argsize = sizeof(argbuf);
+	uint8_t buf[KTRACE_PARAM_MAX_BYTES + 8];
+	uint32_t flags, len, i;
+	struct ktrace_param_layout *l = mixed_layout(NULL);
+
+	(void)state;
+	for (i = 0; i < sizeof(argbuf); i++)
+		argbuf[i] = (uint8_t)(i * 7 + 1);
+	{
+		void *extra[] = { CU_LAUNCH_PARAM_BUFFER_POINTER, argbuf, CU_LAUNCH_PARAM_BUFFER_SIZE, &argsize,
+				  CU_LAUNCH_PARAM_END };
+
+		len = ktrace_params_assemble(NULL, NULL, extra, buf, KTRACE_PARAM_MAX_BYTES, &flags);
+		assert_int_equal(len, 40);
+		assert_int_equal(flags, KTRACE_LAUNCHF_EXTRA);
+		assert_memory_equal(buf, argbuf, 40);
+		/* The given buffer wins over the layout's size. */
+		len = ktrace_params_assemble(l, NULL, extra, buf, KTRACE_PARAM_MAX_BYTES, &flags);
+		assert_int_equal(len, 40);
+	}
+	{
+		/* Size first, pointer second; odd size. */
+		size_t odd = 13;
+		void *extra[] = { CU_LAUNCH_PARAM_BUFFER_SIZE, &odd, CU_LAUNCH_PARAM_BUFFER_POINTER, argbuf,
+				  CU_LAUNCH_PARAM_END };
+
+		memset(buf, 0xee, sizeof(buf));
+		len = ktrace_params_assemble(NULL, NULL, extra, buf, KTRACE_PARAM_MAX_BYTES, &flags);
+		assert_int_equal(len, 13);
+		assert_memory_equal(buf, argbuf, 13);
+		assert_int_equal(buf[13], 0); /* the partial last word is zero-padded */
+		assert_int_equal(buf[15], 0);
+	}
+	{
+		/* Pointer without a size: no buffer (the driver ignores it too). */
+		void *extra[] = { CU_LAUNCH_PARAM_BUFFER_POINTER, argbuf, CU_LAUNCH_PARAM_END };
+
+		len = ktrace_params_assemble(NULL, NULL, extra, buf, KTRACE_PARAM_MAX_BYTES, &flags);
+		assert_int_equal(len, 0);
+		assert_int_equal(flags, KTRACE_LAUNCHF_EXTRA);
+	}
+	{
+		/* Larger than the scratch: cut. */
+		size_t big = 1 << 20;
+		uint8_t *huge = calloc(1, big);
+		void *extra[] = { CU_LAUNCH_PARAM_BUFFER_POINTER, huge, CU_LAUNCH_PARAM_BUFFER_SIZE, &big,
+				  CU_LAUNCH_PARAM_END };
+
+		huge[KTRACE_PARAM_MAX_BYTES - 1] = 0x5a;
+		len = ktrace_params_assemble(NULL, NULL, extra, buf, KTRACE_PARAM_MAX_BYTES, &flags);
+		assert_int_equal(len, KTRACE_PARAM_MAX_BYTES);
+		assert_int_equal(flags, KTRACE_LAUNCHF_EXTRA | KTRACE_LAUNCHF_PARAMS_TRUNCATED);
+		assert_int_equal(buf[KTRACE_PARAM_MAX_BYTES - 1], 0x5a);
+		free(huge);
+	}
+	free(l);
+}
+
+static void test_scan_layout(void **state)
+{
+	struct ktrace_param_layout *l = mixed_layout(NULL);
+	uint8_t buf[64];
+	struct ktrace_region r[16];
+	struct ktrace_alloc_info a[16];
+	uint64_t v;
+	uint32_t n, w;
+
+	(void)state;
+	memset(buf, 0, sizeof(buf));
+	/* word 0: int param + padding: even a pointer-looking value is skipped. */
+	v = A_BASE + 8;
+	memcpy(buf + 0, &v, 8);
+	v = A_BASE + 64; /* p: interior pointer of A */
+	memcpy(buf + 8, &v, 8);
+	v = B_BASE; /* s.a */
+	memcpy(buf + 16, &v, 8);
+	v = B_BASE + B_SIZE; /* s.b: one past the end of B: not inside anything */
+	memcpy(buf + 24, &v, 8);
+	v = A_BASE + A_SIZE - 1; /* s.c and padding: last byte of A */
+	memcpy(buf + 32, &v, 8);
+	v = A_BASE; /* word 5: char param + padding */
+	memcpy(buf + 40, &v, 8);
+	v = 0; /* d: NULL */
+	memcpy(buf + 48, &v, 8);
+
+	n = ktrace_params_scan(l, buf, 56, r, a, 16);
+	assert_int_equal(n, 3);
+	assert_int_equal(r[0].param_offset, 8);
+	assert_int_equal(r[0].ordinal, 1);
+	assert_int_equal(r[0].flags, 0);
+	assert_int_equal(r[0].ptr, A_BASE + 64);
+	assert_int_equal(r[0].alloc_base, A_BASE);
+	assert_int_equal(r[0].alloc_size, A_SIZE);
+	assert_int_equal(r[0].hash_len, 0);
+	assert_int_equal(a[0].kind, KTRACE_ALLOC_DEVICE);
+	assert_int_equal(r[1].param_offset, 16);
+	assert_int_equal(r[1].ordinal, 2);
+	assert_int_equal(r[1].flags, KTRACE_REGIONF_IN_STRUCT);
+	assert_int_equal(r[1].alloc_base, B_BASE);
+	assert_int_equal(a[1].device, 1);
+	assert_int_equal(r[2].param_offset, 32);
+	assert_int_equal(r[2].ordinal, 2);
+	assert_int_equal(r[2].flags, KTRACE_REGIONF_IN_STRUCT);
+	assert_int_equal(r[2].ptr, A_BASE + A_SIZE - 1);
+
+	/* max bounds the output. */
+	n = ktrace_params_scan(l, buf, 56, r, a, 2);
+	assert_int_equal(n, 2);
+	/* A shorter buffer (truncated) is scanned as far as it goes. */
+	n = ktrace_params_scan(l, buf, 20, r, a, 16);
+	assert_int_equal(n, 1);
+
+	/* Unaligned junk: the pointer value written at an odd offset is not a word. */
+	memset(buf, 0, sizeof(buf));
+	v = A_BASE + 128;
+	memcpy(buf + 12, &v, 8);
+	for (w = 0; w < 7; w++) {
+		uint64_t x;
+
+		memcpy(&x, buf + 8 * w, 8);
+		assert_int_equal(ktrace_alloc_map_maybe(x) && ktrace_alloc_map_lookup(x, &a[0]), 0);
+	}
+	assert_int_equal(ktrace_params_scan(l, buf, 56, r, a, 16), 0);
+	assert_int_equal(ktrace_params_scan(NULL, buf, 56, r, a, 16), 0);
+	free(l);
+}
+
+static void test_scan_two_ints_look_like_pointer(void **state)
+{
+	/* Two 4-byte ints whose bits together equal a tracked address. */
+	static const uint32_t off[] = { 0, 4 };
+	static const uint32_t sz[] = { 4, 4 };
+	struct ktrace_param_layout *l = ktrace_param_layout_new(2, off, sz, NULL, KTRACE_LAYOUT_DRIVER);
+	uint64_t v = A_BASE + 16;
+	struct ktrace_region r[4];
+	struct ktrace_alloc_info a[4];
+
+	(void)state;
+	assert_int_equal(ktrace_params_scan(l, (const uint8_t *)&v, 8, r, a, 4), 0);
+	/* Without a layout (extra buffer of unknown shape) every word counts. */
+	assert_int_equal(ktrace_params_scan(NULL, (const uint8_t *)&v, 8, r, a, 4), 1);
+	assert_int_equal(r[0].ordinal, 0xffff);
+	free(l);
+}
+
+static void test_scan_aten_array_and_tensor_lists(void **state)
+{
+	/* ATen's Array<char*, 3> (24 bytes) then an int64 numel, then a
+	 * multi-tensor-apply style block: 4 addresses then 4 sizes. */
+	static const uint32_t off[] = { 0, 24, 32 };
+	static const uint32_t sz[] = { 24, 8, 64 };
+	struct ktrace_param_layout *l = ktrace_param_layout_new(3, off, sz, NULL, KTRACE_LAYOUT_DRIVER);
+	uint64_t words[12] = {
+		A_BASE, A_BASE + 4096, B_BASE + 8, /* Array<char*,3> */
+		4096,                               /* numel */
+		A_BASE + 8192, A_BASE + 12288, B_BASE + 256, 0x10, /* addresses (last one junk) */
+		1024, 1024, 64, 0,                  /* sizes */
+	};
+	struct ktrace_region r[16];
+	struct ktrace_alloc_info a[16];
+	uint32_t n, i;
+
+	(void)state;
+	n = ktrace_params_scan(l, (const uint8_t *)words, sizeof(words), r, a, 16);
+	assert_int_equal(n, 6);
+	for (i = 0; i < 3; i++) {
+		assert_int_equal(r[i].ordinal, 0);
+		assert_int_equal(r[i].flags, KTRACE_REGIONF_IN_STRUCT);
+		assert_int_equal(r[i].param_offset, 8 * i);
+	}
+	for (i = 3; i < 6; i++) {
+		assert_int_equal(r[i].ordinal, 2);
+		assert_int_equal(r[i].flags, KTRACE_REGIONF_IN_STRUCT);
+		assert_int_equal(r[i].param_offset, 32 + 8 * (i - 3));
+	}
+	assert_int_equal(r[5].alloc_base, B_BASE);
+	free(l);
+}
+
+/* ---- handle map ------------------------------------------------------------ */
+
+static void test_handle_map_basic(void **state)
+{
+	struct ktrace_handle_map m = KTRACE_HANDLE_MAP_INIT;
+	static int vals[5000];
+	uint64_t i;
+
+	(void)state;
+	assert_null(ktrace_handle_map_get(&m, 1));
+	assert_ptr_equal(ktrace_handle_map_put(&m, 0, &vals[0]), (void *)-1);
+	assert_null(ktrace_handle_map_get(&m, 0));
+	for (i = 1; i < 5000; i++)
+		assert_null(ktrace_handle_map_put(&m, i * 0x1000, &vals[i]));
+	for (i = 1; i < 5000; i++)
+		assert_ptr_equal(ktrace_handle_map_get(&m, i * 0x1000), &vals[i]);
+	assert_null(ktrace_handle_map_get(&m, 0x1001));
+	/* Replace, remove, re-add. */
+	assert_ptr_equal(ktrace_handle_map_put(&m, 0x2000, &vals[0]), &vals[2]);
+	assert_ptr_equal(ktrace_handle_map_get(&m, 0x2000), &vals[0]);
+	assert_ptr_equal(ktrace_handle_map_put(&m, 0x2000, NULL), &vals[0]);
+	assert_null(ktrace_handle_map_get(&m, 0x2000));
+	assert_null(ktrace_handle_map_put(&m, 0x2000, NULL));
+	assert_int_equal(m.live, 4998);
+	assert_null(ktrace_handle_map_put(&m, 0x2000, &vals[2]));
+	assert_ptr_equal(ktrace_handle_map_get(&m, 0x2000), &vals[2]);
+	/* Remove many, then grow again: removed keys stay gone. */
+	for (i = 1; i < 2500; i++)
+		ktrace_handle_map_put(&m, i * 0x1000, NULL);
+	for (i = 5000; i < 9000; i++)
+		ktrace_handle_map_put(&m, i * 0x1000, &vals[i % 5000]);
+	for (i = 1; i < 2500; i++)
+		assert_null(ktrace_handle_map_get(&m, i * 0x1000));
+	for (i = 2500; i < 9000; i++)
+		assert_ptr_equal(ktrace_handle_map_get(&m, i * 0x1000), &vals[i % 5000]);
+	ktrace_handle_map_destroy(&m);
+	assert_null(ktrace_handle_map_get(&m, 0x3000));
+}
+
+struct reader_arg {
+	struct ktrace_handle_map *m;
+	atomic_int *stop;
+	atomic_ullong *published;
+	unsigned long checks, misses;
+};
+
+static void *reader(void *p)
+{
+	struct reader_arg *ra = p;
+
+	while (!atomic_load(ra->stop)) {
+		uint64_t n = atomic_load(ra->published), i;
+
+		for (i = 1; i <= n; i++) {
+			uint64_t *v = ktrace_handle_map_get(ra->m, i * 0x40);
+
+			ra->checks++;
+			if (!v || *v != i)
+				ra->misses++;
+		}
+	}
+	return NULL;
+}
+
+static void test_handle_map_concurrent(void **state)
+{
+	struct ktrace_handle_map m = KTRACE_HANDLE_MAP_INIT;
+	static uint64_t vals[20001];
+	atomic_int stop = 0;
+	atomic_ullong published = 0;
+	struct reader_arg ra[3];
+	pthread_t th[3];
+	uint64_t i;
+	int t;
+
+	(void)state;
+	for (t = 0; t < 3; t++) {
+		ra[t] = (struct reader_arg){ &m, &stop, &published, 0, 0 };
+		pthread_create(&th[t], NULL, reader, &ra[t]);
+	}
+	for (i = 1; i <= 20000; i++) {
+		vals[i] = i;
+		ktrace_handle_map_put(&m, i * 0x40, &vals[i]);
+		atomic_store(&published, i);
+	}
+	atomic_store(&stop, 1);
+	for (t = 0; t < 3; t++) {
+		pthread_join(th[t], NULL);
+		assert_int_equal(ra[t].misses, 0);
+	}
+	ktrace_handle_map_destroy(&m);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_layout_words),
+		cmocka_unit_test(test_layout_same),
+		cmocka_unit_test(test_assemble_kernel_params),
+		cmocka_unit_test(test_assemble_extra),
+		cmocka_unit_test_setup_teardown(test_scan_layout, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_scan_two_ints_look_like_pointer, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_scan_aten_array_and_tensor_lists, setup, teardown),
+		cmocka_unit_test(test_handle_map_basic),
+		cmocka_unit_test(test_handle_map_concurrent),
+	};
+
+	return cmocka_run_group_tests_name("capture_scan", tests, NULL, NULL);
+}
