@@ -69,6 +69,11 @@ struct ktrace_meta_opts {
 	int use_env_caches;              /* also $TRITON_CACHE_DIR, ~/.triton/cache, Inductor caches */
 	int use_dwarf;                   /* try libdw (dlopen) for -G names */
 	const char *source_path;         /* for messages: file name or "module 0x..." */
+	/* Additions (zero keeps the old behaviour): */
+	const char *const *inductor_dirs;/* extra Inductor cache roots (holding <xx>/<hash>.py and
+					  * triton/<device>/), NULL-terminated, may be NULL */
+	int live;                        /* img is memory of this process: a __cudaRegisterFatBinary
+					  * wrapper's data pointer may be followed */
 };
 
 /* Classify an image by its first bytes (enum ktrace_image_kind_meta). */
@@ -76,16 +81,40 @@ int ktrace_meta_classify(const void *img, size_t avail);
 
 /* Size of an image whose length the caller does not know (cuModuleLoadData
  * takes only a pointer): from ELF headers, fatbin container sizes, or PTX
- * strlen, never reading beyond `limit` bytes.  0 if unknown/invalid. */
+ * strlen, never reading beyond `limit` bytes.  0 if unknown/invalid.
+ *   ELF cubin: the furthest end of the ELF header, program and section header
+ *     tables and section contents.
+ *   fatbin container: the first container only (header + fat_size), which is
+ *     what the driver reads.
+ *   PTX: strlen + 1 (the NUL is part of the image).
+ *   __cudaRegisterFatBinary wrapper: its own 24 bytes; the container lies
+ *     elsewhere (ktrace_meta_unwrap gives it). */
 size_t ktrace_meta_image_size(const void *img, size_t limit);
 
+/* For a wrapper in this process's memory: the container it points to and that
+ * container's size (bounded by limit).  For any other image: img itself and
+ * ktrace_meta_image_size(img, limit).  NULL (size 0) if invalid. */
+const void *ktrace_meta_unwrap(const void *img, size_t limit, size_t *size);
+
 /* Parse an image.  Returns 0 and *out (free with ktrace_meta_free), or -1 with
- * a one-line reason naming opts->source_path in err. */
+ * a one-line reason naming opts->source_path in err.  opts may be NULL (no
+ * caches, no DWARF, newest ELF entry).  A wrapper is followed only when its
+ * data pointer lies inside [img, img+len) or opts->live is set.
+ * Fatbin entry choice for opts->device_sm = D (0: the newest ELF):
+ *   1. an ELF entry for exactly sm D (uncompressed preferred),
+ *   2. else the newest ELF of the same major below D that is not
+ *      arch-specific (sm_90a-style entries run only on their own sm),
+ *   3. else a PTX entry for an architecture <= D (JIT), newest first,
+ *   4. else the newest ELF entry, with a warning (the layout of a kernel is
+ *      the same in every entry, only the set of kernels may differ).
+ * Kernels come out sorted by name (duplicates, from several containers of a
+ * host ELF, kept in file order). */
 int ktrace_meta_parse(const void *img, size_t len, const struct ktrace_meta_opts *opts,
 		      struct ktrace_meta_image **out, char *err, size_t errlen);
 
 /* Parse a file: any image kind above, including host ELF files carrying
- * .nv_fatbin sections (every fatbin in them). */
+ * .nv_fatbin sections (every fatbin in them).  The file is mapped, not read;
+ * source_path defaults to path. */
 int ktrace_meta_parse_file(const char *path, const struct ktrace_meta_opts *opts,
 			   struct ktrace_meta_image **out, char *err, size_t errlen);
 

@@ -1,0 +1,140 @@
+/* meta/meta_internal.h: what the meta/ files share and nothing else sees.
+ *
+ * A parse fills a struct kt_mb (the "meta builder"): kernels are appended by
+ * the layout parsers (cubin.c, ptx.c), named by names.c from the sources
+ * (dwarf.c, triton_cache.c, inductor.c, ptx.c, demangle.c), then sorted and
+ * handed out as a struct ktrace_meta_image.  Little-endian readers that never
+ * read outside the given bounds live here too.
+ */
+#ifndef KTRACE_META_INTERNAL_H
+#define KTRACE_META_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "kernel_meta.h"
+
+#define KT_EM_CUDA 190
+#define KT_SHT_CUDA_INFO 0x70000000u
+#define KT_FATBIN_WRAPPER_MAGIC 0x466243B1u
+#define KT_FATBIN_MAGIC 0xBA55ED50u
+#define KT_FATBIN_WRAPPER_SIZE 24
+#define KT_META_MAX_PARAMS 8192      /* > 32764 bytes / 4 */
+#define KT_META_MAX_WARNINGS 200
+
+struct kt_mb {
+	const struct ktrace_meta_opts *opts;
+	const char *src;            /* for messages, never NULL */
+	struct ktrace_meta_image *img;
+	uint32_t kcap, wcap;
+	uint32_t wdropped;          /* warnings beyond KT_META_MAX_WARNINGS */
+	int oom;
+};
+
+/* ---- bounded little-endian reads ---------------------------------------- */
+static inline uint16_t kt_rd16(const uint8_t *p) { return (uint16_t)(p[0] | (p[1] << 8)); }
+static inline uint32_t kt_rd32(const uint8_t *p)
+{
+	return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24);
+}
+static inline uint64_t kt_rd64(const uint8_t *p) { return kt_rd32(p) | ((uint64_t)kt_rd32(p + 4) << 32); }
+
+/* ---- builder (meta_image.c) --------------------------------------------- */
+/* Append a zeroed kernel (name NULL); NULL on allocation failure (b->oom set). */
+struct ktrace_meta_kernel *kt_mb_new_kernel(struct kt_mb *b);
+/* Drop kernels appended after index `keep` (a failed sub-image). */
+void kt_mb_truncate(struct kt_mb *b, uint32_t keep);
+void kt_mb_warn(struct kt_mb *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Allocate k->params (nparams zeroed entries); -1 on failure. */
+int kt_mb_alloc_params(struct kt_mb *b, struct ktrace_meta_kernel *k, uint32_t nparams);
+void kt_meta_free_kernel(struct ktrace_meta_kernel *k);
+char *kt_strndup(const char *s, size_t n);
+void kt_errf(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* ---- layout parsers ----------------------------------------------------- */
+/* cubin.c: one ELF cubin.  Appends its kernels with layouts (names unset).
+ * *sm_out gets the cubin's architecture.  0, or -1 with err. */
+int kt_cubin_parse(struct kt_mb *b, const uint8_t *img, size_t len, uint32_t *sm_out,
+		   char *err, size_t errlen);
+/* sm of an ELF cubin from its header; 0 if not a cubin. */
+uint32_t kt_cubin_sm(const uint8_t *img, size_t len);
+
+/* fatbin.c: containers (several may follow each other) and their entries. */
+int kt_fatbin_parse(struct kt_mb *b, const uint8_t *img, size_t len, char *err, size_t errlen);
+/* Size of the first container at img (header + fat_size), 0 if invalid. */
+size_t kt_fatbin_container_size(const uint8_t *img, size_t limit);
+
+/* host_elf.c: every .nv_fatbin / __nv_relfatbin section of a host ELF file. */
+int kt_host_elf_parse(struct kt_mb *b, const uint8_t *img, size_t len, char *err, size_t errlen);
+/* 1 if img is an ELF file that is not a cubin (e_machine != EM_CUDA). */
+int kt_is_host_elf(const uint8_t *img, size_t len);
+/* Size of an ELF image from its headers (max of header tables and section ends). */
+size_t kt_elf_image_size(const uint8_t *img, size_t limit);
+
+/* ptx.c: .entry signatures of PTX text.  If `names_only`, nothing is
+ * appended: hand-written names are copied onto existing kernels of b from
+ * index `first` on (same name, same parameter count). */
+int kt_ptx_parse(struct kt_mb *b, const char *text, size_t len, char *err, size_t errlen);
+void kt_ptx_merge_names(struct kt_mb *b, uint32_t first, const char *text, size_t len);
+/* 1 if the bytes look like PTX text. */
+int kt_ptx_looks_like(const uint8_t *img, size_t len);
+
+/* ---- name sources -------------------------------------------------------- */
+/* names.c: fill names/types/kinds of kernels [first, img->nkernels) that came
+ * from one cubin (bytes given; may be NULL for PTX). */
+void kt_names_resolve(struct kt_mb *b, uint32_t first, const uint8_t *cubin, size_t cubin_len,
+		      int top_level);
+/* Final pass over every kernel: argN names, "" types, kinds. */
+void kt_names_finish(struct kt_mb *b);
+/* Set a parameter's name/type if its current source is worse (higher rank). */
+void kt_param_set_name(struct ktrace_meta_param *p, const char *name, size_t nlen, uint8_t src);
+void kt_param_set_type(struct ktrace_meta_param *p, const char *type, size_t tlen, int prio);
+/* The parameter's type is a struct/class/union/array (kind STRUCT at the end). */
+void kt_param_mark_aggregate(struct ktrace_meta_param *p);
+/* Type priorities for kt_param_set_type. */
+#define KT_TPRIO_PTX 1
+#define KT_TPRIO_DEMANGLED 2
+#define KT_TPRIO_TRITON 3
+#define KT_TPRIO_DWARF 4
+
+/* dwarf.c: DW_TAG_formal_parameter names (and types) through dlopen'd libdw. */
+void kt_dwarf_names(struct kt_mb *b, uint32_t first, const uint8_t *cubin, size_t len);
+
+/* triton_cache.c: find the cache entry holding these exact cubin bytes; on a
+ * match fills the path of the .ttir/.source beside it.  1 found, 0 not. */
+int kt_triton_find(const struct ktrace_meta_opts *opts, const uint8_t *cubin, size_t len,
+		   const char *kernel, char *dir, size_t dirlen);
+/* Names of the kernel's parameters from the cache entry in `dir`. */
+void kt_triton_names(struct kt_mb *b, struct ktrace_meta_kernel *k, const char *dir);
+
+/* inductor.c: names and Triton types from an Inductor module's triton_meta. */
+struct kt_sig_arg { char *name; char *type; };
+/* Parse the signature of `kernel` in the module text: returns count (constexprs
+ * dropped), fills args (malloc'd strings), -1 if not found. */
+int kt_inductor_signature(const char *text, size_t len, const char *kernel,
+			  struct kt_sig_arg *args, int max);
+/* Module path from the first `#loc = loc("PATH":...)` of TTIR text. */
+int kt_ttir_module_path(const char *text, size_t len, char *path, size_t pathlen);
+/* Locate and read a module (as named by TTIR), trying the Inductor cache roots
+ * for a moved cache.  Returns a malloc'd NUL-terminated text or NULL. */
+char *kt_inductor_read_module(const struct ktrace_meta_opts *opts, const char *path, size_t *len);
+/* Names from Inductor modules for a Triton kernel that no cache entry matched. */
+int kt_inductor_lookup(const struct ktrace_meta_opts *opts, const char *kernel, uint32_t nargs,
+		       struct kt_sig_arg *args, int max);
+void kt_sig_args_free(struct kt_sig_arg *args, int n);
+/* Triton MLIR type ("!tt.ptr<f32>", "i32", "f32") to signature notation ("*fp32", "i32", "fp32"). */
+void kt_triton_type_to_sig(const char *mlir, size_t len, char *out, size_t outlen);
+
+/* demangle.c: types from the mangled name. */
+int kt_is_mangled(const char *name);
+
+/* Cache roots: Triton cache directories and Inductor cache roots to search,
+ * from opts and (if use_env_caches) the environment.  Returns count. */
+int kt_triton_roots(const struct ktrace_meta_opts *opts, char roots[][4096], int max);
+int kt_inductor_roots(const struct ktrace_meta_opts *opts, char roots[][4096], int max);
+
+/* Read a whole (small) file; NULL on error or if larger than max. */
+char *kt_read_file(const char *path, size_t max, size_t *len);
+
+#endif
