@@ -149,6 +149,7 @@ void ktrace_diff_result_free(struct diff_result *r);
 /* ---- reports (diff_report.c, diff_ci.c) -------------------------------- */
 
 const char *ktrace_diff_class_name(int cls);   /* "kernel_nondeterministic", ... */
+const char *ktrace_diff_class_label(int cls);  /* "kernel non-deterministic", ... */
 const char *ktrace_diff_copy_dir_name(uint32_t dir); /* "host-to-device", ... */
 /* One short line describing a writer ("memcpy host-to-device op 3 (4096 bytes)"). */
 void ktrace_diff_writer_str(const struct diff_writer *w, char *buf, size_t cap);

@@ -318,7 +318,7 @@ static void md_one(FILE *f, const struct diff_result *r)
 			s->diverged, s->unverified, s->only_a, s->only_b);
 		if (s->diverged)
 			fprintf(f, "launch %" PRIu64 ": %s", s->first_seq_a,
-				ktrace_diff_class_name(r->divs[s->first_div].cls));
+				ktrace_diff_class_label(r->divs[s->first_div].cls));
 		fprintf(f, " |\n");
 	}
 	if (hidden)

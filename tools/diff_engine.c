@@ -44,6 +44,28 @@ static int hash_cmp(const struct tm_region *x, const struct tm_region *y, int po
 	return hx == hy ? H_EQ : H_DIFF;
 }
 
+/* Did the launch (possibly) write the region?  Unchanged (pre == post) is no;
+ * without both hashes we cannot tell: yes. */
+static int region_written(const struct tm_region *r)
+{
+	if (!r)
+		return 0;
+	if ((r->flags & KTRACE_REGIONF_PRE) && (r->flags & KTRACE_REGIONF_POST) && !(r->flags & KTRACE_REGIONF_UNHASHED))
+		return r->pre_hash != r->post_hash;
+	return 1;
+}
+
+/* An output divergence: the post-hashes differ and the launch wrote the
+ * region in at least one run (a read-only input that already differed before
+ * the launch differs after it too, but that is not this launch's doing). */
+static int output_differs(const struct tm_region *x, const struct tm_region *y, const char **why)
+{
+	int c = hash_cmp(x, y, 1, why);
+	if (c == H_DIFF && !region_written(x) && !region_written(y))
+		return H_EQ;
+	return c;
+}
+
 static const struct tm_param *param_of_region(const struct tm_kernel *k, const struct tm_region *r)
 {
 	if (r->ordinal != 0xffff)
@@ -261,7 +283,7 @@ static int launch_status(const struct tm_launch *la, const struct tm_launch *lb)
 		unverified = 1;
 	FOR_REGION_PAIRS(la, lb, x, y, {
 		const char *why;
-		int c = hash_cmp(x, y, 1, &why);
+		int c = output_differs(x, y, &why);
 		if (c == H_DIFF)
 			diverged = 1;
 		else if (c == H_UNV) {
@@ -362,7 +384,7 @@ static int classify(struct diff_result *res, const struct diff_align *al, struct
 		char name[96];
 		int ord;
 		region_name(k, r, name, sizeof name, &ord);
-		int post = hash_cmp(x, y, 1, &why);
+		int post = output_differs(x, y, &why);
 		if (post == H_DIFF) {
 			struct diff_arg *a = arg_push(&outs);
 			if (!a)

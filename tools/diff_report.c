@@ -85,7 +85,7 @@ static const char *writer_verdict(const struct diff_arg *a)
 	if (x->type == DIFF_WRITER_MEMCPY && y->type == DIFF_WRITER_MEMCPY && x->op->dir == KTRACE_COPY_HTOD &&
 	    y->op->dir == KTRACE_COPY_HTOD) {
 		if ((x->op->flags & y->op->flags & KTRACE_COPYF_SRC_DIGEST) == 0)
-			return "both runs copied it from the host (source not hashed in both: the host data probably differ)";
+			return "both runs copied it from the host (source bytes not hashed: the host data are the likely difference)";
 		if (x->op->src_digest != y->op->src_digest)
 			return "the host data copied to the device differ between the runs";
 		return "the host data copied to the device are identical; a later or partial write differs";
@@ -93,6 +93,8 @@ static const char *writer_verdict(const struct diff_arg *a)
 	if ((x->type == DIFF_WRITER_MEMCPY && x->op->dir == KTRACE_COPY_HTOD) ||
 	    (y->type == DIFF_WRITER_MEMCPY && y->op->dir == KTRACE_COPY_HTOD))
 		return "it came from the host in at least one run";
+	if (x->type == DIFF_WRITER_LAUNCH_UNHASHED || y->type == DIFF_WRITER_LAUNCH_UNHASHED)
+		return "a writer was not hashed: the divergence may have started at or before it";
 	if (x->type == DIFF_WRITER_NONE && y->type == DIFF_WRITER_NONE)
 		return "no recorded writer in either run: uninitialised memory, or written outside the trace";
 	if ((x->type == DIFF_WRITER_LAUNCH && x->only_here) || (y->type == DIFF_WRITER_LAUNCH && y->only_here))
@@ -173,12 +175,22 @@ static const char *class_sentence(int cls)
 
 /* ---- text ---------------------------------------------------------------------------- */
 
+const char *ktrace_diff_class_label(int cls)
+{
+	switch (cls) {
+	case DIFF_CLASS_KERNEL_NONDET: return "kernel non-deterministic";
+	case DIFF_CLASS_INPUTS_DIFFER: return "inputs differ";
+	case DIFF_CLASS_INPUTS_UNVERIFIED: return "inputs not hashed";
+	default: return "not classified";
+	}
+}
+
 void ktrace_diff_text_divergence(FILE *f, const struct diff_divergence *d, const char *title)
 {
 	fprintf(f, "%s: %s\n", title, ktrace_tm_kernel_name(d->la->kernel));
-	fprintf(f, "  launch %" PRIu64 " in A, %" PRIu64 " in B; device %d, stream #%zu", d->la->seq, d->lb->seq,
-		d->device, d->stream);
-	fprintf(f, "; grid %ux%ux%u block %ux%ux%u\n", d->la->grid[0], d->la->grid[1], d->la->grid[2],
+	fprintf(f, "  launch %" PRIu64 " in A, %" PRIu64 " in B; device %d, stream #%zu (%" PRIx64 " in A, %" PRIx64
+		   " in B)\n", d->la->seq, d->lb->seq, d->device, d->stream, d->la->stream, d->lb->stream);
+	fprintf(f, "  grid %ux%ux%u block %ux%ux%u\n", d->la->grid[0], d->la->grid[1], d->la->grid[2],
 		d->la->block[0], d->la->block[1], d->la->block[2]);
 	for (size_t i = 0; i < d->noutputs; i++) {
 		const struct diff_arg *a = &d->outputs[i];

@@ -1,0 +1,430 @@
+/* test/unit/diff_sim.c: writes synthetic training-step traces (see diff_sim.h). */
+#include "diff_sim.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "format/ktrace_format.h"
+#include "format/trace_writer.h"
+#include "hashkern/ktrace_digest.h"
+
+/* ---- the simulated device ----------------------------------------------------- */
+
+enum { B_X, B_Y, B_W, B_Z, B_S, B_G, B_T, NBUF };
+static const uint64_t buf_off[NBUF] = { 0x00000, 0x10000, 0x20000, 0x30000, 0x40000, 0x50000, 0x60000 };
+static const uint64_t buf_len[NBUF] = { 4096, 4096, 4096, 4096, 256, 4096, 4096 };
+#define SEG_SIZE 0x100000ull
+
+enum { K_SCALE = 1, K_MATMUL, K_REDUCE, K_AXPY, K_MTA, NKERN };
+
+struct pdesc {
+	const char *name, *type;
+	uint8_t kind;
+	uint32_t offset, size, flags;
+};
+
+struct kdesc {
+	const char *name, *demangled;
+	uint32_t nparams, param_bytes;
+	struct pdesc p[8];
+};
+
+static const struct kdesc kernels[NKERN] = {
+	[K_SCALE] = { "_Z5scalePKfPfif", "scale(float const*, float*, int, float)", 4, 24,
+		      { { "in", "float const*", KTRACE_PARAM_POINTER, 0, 8, KTRACE_PARAMF_CONST },
+			{ "out", "float*", KTRACE_PARAM_POINTER, 8, 8, 0 },
+			{ "n", "int", KTRACE_PARAM_SCALAR, 16, 4, 0 },
+			{ "alpha", "float", KTRACE_PARAM_SCALAR, 20, 4, 0 } } },
+	[K_MATMUL] = { "matmul_kernel", "", 8, 48,
+		       { { "a_ptr", "*fp32", KTRACE_PARAM_POINTER, 0, 8, 0 },
+			 { "b_ptr", "*fp32", KTRACE_PARAM_POINTER, 8, 8, 0 },
+			 { "c_ptr", "*fp32", KTRACE_PARAM_POINTER, 16, 8, 0 },
+			 { "M", "i32", KTRACE_PARAM_SCALAR, 24, 4, 0 },
+			 { "N", "i32", KTRACE_PARAM_SCALAR, 28, 4, 0 },
+			 { "K", "i32", KTRACE_PARAM_SCALAR, 32, 4, 0 },
+			 { "global_scratch", "*i8", KTRACE_PARAM_POINTER, 36, 8,
+			   KTRACE_PARAMF_SCRATCH | KTRACE_PARAMF_HIDDEN },
+			 { "profile_scratch", "*i8", KTRACE_PARAM_POINTER, 40, 8,
+			   KTRACE_PARAMF_SCRATCH | KTRACE_PARAMF_HIDDEN } } },
+	[K_REDUCE] = { "_Z10reduce_sumPKfPfi", "reduce_sum(float const*, float*, int)", 3, 24,
+		       { { "in", "float const*", KTRACE_PARAM_POINTER, 0, 8, KTRACE_PARAMF_CONST },
+			 { "out", "float*", KTRACE_PARAM_POINTER, 8, 8, 0 },
+			 { "n", "int", KTRACE_PARAM_SCALAR, 16, 4, 0 } } },
+	[K_AXPY] = { "_Z4axpyfPKfPf", "axpy(float, float const*, float*)", 3, 24,
+		     { { "a", "float", KTRACE_PARAM_SCALAR, 0, 4, 0 },
+		       { "x", "float const*", KTRACE_PARAM_POINTER, 8, 8, KTRACE_PARAMF_CONST },
+		       { "y", "float*", KTRACE_PARAM_POINTER, 16, 8, 0 } } },
+	[K_MTA] = { "_Z25multi_tensor_apply_kernel8TensorListf", "multi_tensor_apply_kernel(TensorList, float)", 2, 40,
+		    { { "tl", "TensorList", KTRACE_PARAM_STRUCT, 0, 32, 0 },
+		      { "lr", "float", KTRACE_PARAM_SCALAR, 32, 4, 0 } } },
+};
+
+static uint64_t mix(uint64_t x)
+{
+	x += 0x9e3779b97f4a7c15ull;
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+	return x ^ (x >> 31);
+}
+
+struct sim {
+	const struct sim_opts *o;
+	struct ktrace_writer *w;
+	uint64_t content[NBUF];
+	uint64_t seq;
+	int iter;
+	/* records held back when shuffling */
+	unsigned char **held;
+	size_t *held_len, nheld, cap;
+	int direct; /* bypass holding (shuffle: the KERNEL records written last) */
+	int failed;
+};
+
+static uint64_t addr(const struct sim *s, int b)
+{
+	return s->o->addr_base + buf_off[b];
+}
+
+static void emit(struct sim *s, const void *rec, size_t len)
+{
+	if (!s->o->shuffle || s->direct) {
+		if (ktrace_writer_append(s->w, rec, len) != 0)
+			s->failed = 1;
+		return;
+	}
+	if (s->nheld == s->cap) {
+		s->cap = s->cap ? s->cap * 2 : 64;
+		s->held = realloc(s->held, s->cap * sizeof *s->held);
+		s->held_len = realloc(s->held_len, s->cap * sizeof *s->held_len);
+		if (!s->held || !s->held_len) {
+			s->failed = 1;
+			return;
+		}
+	}
+	s->held[s->nheld] = malloc(len);
+	if (!s->held[s->nheld]) {
+		s->failed = 1;
+		return;
+	}
+	memcpy(s->held[s->nheld], rec, len);
+	s->held_len[s->nheld++] = len;
+}
+
+static void emit_kernel(struct sim *s, int id)
+{
+	const struct kdesc *k = &kernels[id];
+	struct ktrace_param_desc pd[8];
+	for (uint32_t i = 0; i < k->nparams; i++) {
+		pd[i].ordinal = (uint16_t)i;
+		pd[i].kind = k->p[i].kind;
+		pd[i].name_source = KTRACE_NAME_DWARF;
+		pd[i].offset = k->p[i].offset;
+		pd[i].size = k->p[i].size;
+		pd[i].flags = k->p[i].flags;
+		pd[i].name.ptr = k->p[i].name;
+		pd[i].name.len = (uint16_t)strlen(k->p[i].name);
+		pd[i].type.ptr = k->p[i].type;
+		pd[i].type.len = (uint16_t)strlen(k->p[i].type);
+	}
+	struct ktrace_rec_kernel r;
+	memset(&r, 0, sizeof r);
+	r.kernel_id = (uint64_t)id + 100;
+	r.module_id = 1;
+	r.handle = s->o->addr_base + 0x9000000 + (uint64_t)id * 64;
+	r.layout_source = KTRACE_LAYOUT_NVINFO;
+	r.param_bytes = k->param_bytes;
+	r.nparams = k->nparams;
+	r.name.ptr = k->name;
+	r.name.len = (uint16_t)strlen(k->name);
+	r.demangled.ptr = k->demangled;
+	r.demangled.len = (uint16_t)strlen(k->demangled);
+	unsigned char buf[2048];
+	size_t n = ktrace_encode_kernel(buf, sizeof buf, &r, pd);
+	if (n > sizeof buf) {
+		s->failed = 1;
+		return;
+	}
+	emit(s, buf, n);
+}
+
+static void put32(unsigned char *p, uint32_t v)
+{
+	memcpy(p, &v, 4);
+}
+
+static void put64(unsigned char *p, uint64_t v)
+{
+	memcpy(p, &v, 8);
+}
+
+static void putf(unsigned char *p, float f)
+{
+	memcpy(p, &f, 4);
+}
+
+struct use {
+	int buf;          /* B_* */
+	uint32_t off;     /* parameter offset of the pointer word */
+	uint16_t ordinal;
+	int writes;       /* the kernel writes it */
+	int in_struct;
+};
+
+/* One launch: nu pointer uses, params already filled except pointer words;
+ * `result` is the new content of the written buffers. */
+static void launch(struct sim *s, int kid, int stream, const uint32_t grid[3], const uint32_t block[3],
+		   unsigned char *params, const struct use *u, int nu, uint64_t result)
+{
+	const struct kdesc *k = &kernels[kid];
+	struct ktrace_region rg[8];
+	int unhashed = s->iter == s->o->unhashed_iter;
+	for (int i = 0; i < nu; i++) {
+		put64(params + u[i].off, addr(s, u[i].buf));
+		memset(&rg[i], 0, sizeof rg[i]);
+		rg[i].param_offset = u[i].off;
+		rg[i].ordinal = u[i].ordinal;
+		rg[i].ptr = addr(s, u[i].buf);
+		rg[i].alloc_base = s->o->addr_base;
+		rg[i].alloc_size = SEG_SIZE;
+		rg[i].hash_len = buf_len[u[i].buf];
+		rg[i].flags = u[i].in_struct ? KTRACE_REGIONF_IN_STRUCT : 0;
+		if (unhashed) {
+			rg[i].flags |= KTRACE_REGIONF_UNHASHED;
+			continue;
+		}
+		rg[i].flags |= KTRACE_REGIONF_PRE | KTRACE_REGIONF_POST;
+		rg[i].pre_hash = s->content[u[i].buf];
+	}
+	for (int i = 0; i < nu; i++)
+		if (u[i].writes)
+			s->content[u[i].buf] = result;
+	if (!unhashed)
+		for (int i = 0; i < nu; i++)
+			rg[i].post_hash = s->content[u[i].buf];
+	struct ktrace_rec_launch l;
+	memset(&l, 0, sizeof l);
+	l.launch_seq = s->seq++;
+	l.kernel_id = (uint64_t)kid + 100;
+	l.context = s->o->ctx;
+	l.stream = s->o->stream_base + 0x10 * (uint64_t)stream;
+	l.tid = s->o->pid;
+	l.device = 0;
+	l.api = KTRACE_API_LAUNCH_KERNEL;
+	l.flags = unhashed ? KTRACE_LAUNCHF_HASH_SKIPPED : KTRACE_LAUNCHF_HASHED;
+	memcpy(l.grid, grid, sizeof l.grid);
+	memcpy(l.block, block, sizeof l.block);
+	l.cluster[0] = l.cluster[1] = l.cluster[2] = 1;
+	l.param_bytes_len = k->param_bytes;
+	l.nregions = (uint32_t)nu;
+	l.param_bytes = params;
+	unsigned char buf[2048];
+	size_t n = ktrace_encode_launch(buf, sizeof buf, &l, rg, NULL);
+	if (n > sizeof buf) {
+		s->failed = 1;
+		return;
+	}
+	emit(s, buf, n);
+}
+
+static void memcpy_htod(struct sim *s, int b, uint64_t data, int stream)
+{
+	struct ktrace_rec_memcpy m;
+	memset(&m, 0, sizeof m);
+	m.op_seq = s->seq++;
+	m.dst = addr(s, b);
+	m.src = 0x7ff000000000ull + buf_off[b];
+	m.bytes = buf_len[b];
+	m.stream = s->o->stream_base + 0x10 * (uint64_t)stream;
+	m.context = s->o->ctx;
+	m.dir = KTRACE_COPY_HTOD;
+	m.tid = s->o->pid;
+	if (s->o->no_src_digest) {
+		m.flags = KTRACE_COPYF_ASYNC;
+	} else {
+		m.flags = KTRACE_COPYF_SRC_DIGEST;
+		m.src_digest = data;
+	}
+	s->content[b] = data;
+	unsigned char buf[256];
+	size_t n = ktrace_encode_memcpy(buf, sizeof buf, &m);
+	emit(s, buf, n);
+}
+
+static void memset_zero(struct sim *s, int b, int stream)
+{
+	struct ktrace_rec_memset m;
+	memset(&m, 0, sizeof m);
+	m.op_seq = s->seq++;
+	m.dst = addr(s, b);
+	m.count = buf_len[b] / 4;
+	m.elem_size = 4;
+	m.stream = s->o->stream_base + 0x10 * (uint64_t)stream;
+	m.context = s->o->ctx;
+	m.flags = KTRACE_COPYF_ASYNC;
+	m.tid = s->o->pid;
+	s->content[b] = ktrace_digest("", 0) ^ buf_len[b]; /* zeros */
+	unsigned char buf[256];
+	size_t n = ktrace_encode_memset(buf, sizeof buf, &m);
+	emit(s, buf, n);
+}
+
+static const uint32_t G1[3] = { 4, 1, 1 }, B256[3] = { 256, 1, 1 };
+
+static void op_scale(struct sim *s, int in, int out, float alpha)
+{
+	unsigned char p[24] = { 0 };
+	put32(p + 16, 1024);
+	putf(p + 20, alpha);
+	struct use u[2] = { { in, 0, 0, 0, 0 }, { out, 8, 1, 1, 0 } };
+	launch(s, K_SCALE, 1, G1, B256, p, u, 2, mix(s->content[in] ^ 0x5ca1e));
+}
+
+static void op_matmul(struct sim *s, int out, const uint32_t grid[3], const uint32_t block[3])
+{
+	unsigned char p[48] = { 0 };
+	put32(p + 24, 64);
+	put32(p + 28, 64);
+	put32(p + 32, 64);
+	struct use u[3] = { { B_Y, 0, 0, 0, 0 }, { B_W, 8, 1, 0, 0 }, { out, 16, 2, 1, 0 } };
+	launch(s, K_MATMUL, 1, grid, block, p, u, 3, mix(s->content[B_Y] * 3 + s->content[B_W]));
+}
+
+static void step(struct sim *s)
+{
+	const struct sim_opts *o = s->o;
+	memcpy_htod(s, B_X, mix(o->host_seed * 1000 + (uint64_t)s->iter), 1);
+	op_scale(s, B_X, B_Y, 2.0f);
+	if (o->autotune && s->iter == 0) {
+		/* the first benchmark run has the final configuration: only its
+		 * arguments (output buffer) tell it from the real launch */
+		static const uint32_t cg[3][3] = { { 4, 4, 1 }, { 8, 8, 1 }, { 2, 2, 1 } };
+		static const uint32_t cb[3][3] = { { 128, 1, 1 }, { 64, 1, 1 }, { 256, 1, 1 } };
+		for (int c = 0; c < 3; c++)
+			op_matmul(s, B_T, cg[c], cb[c]);
+	}
+	static const uint32_t mg[3] = { 4, 4, 1 }, mb[3] = { 128, 1, 1 };
+	op_matmul(s, B_Z, mg, mb);
+	memset_zero(s, B_S, 2);
+	{
+		unsigned char p[24] = { 0 };
+		put32(p + 16, 1024);
+		struct use u[2] = { { B_Z, 0, 0, 0, 0 }, { B_S, 8, 1, 1, 0 } };
+		uint64_t r = mix(s->content[B_Z] ^ 0x5e4d);
+		if (s->iter == o->nondet_iter)
+			r ^= 0x1; /* atomics summed in another order: a last-bit difference */
+		static const uint32_t rg[3] = { 16, 1, 1 };
+		launch(s, K_REDUCE, 2, rg, B256, p, u, 2, r);
+	}
+	if (!o->skip_axpy) {
+		unsigned char p[24] = { 0 };
+		putf(p, 0.5f);
+		struct use u[2] = { { B_S, 8, 1, 0, 0 }, { B_G, 16, 2, 1, 0 } };
+		launch(s, K_AXPY, 1, G1, B256, p, u, 2, mix(s->content[B_G] + 7 * s->content[B_S]));
+	}
+	{
+		unsigned char p[40] = { 0 };
+		put32(p + 16, 2);    /* tensor count */
+		put32(p + 20, 1024); /* numel */
+		putf(p + 32, 0.01f);
+		struct use u[2] = { { B_W, 0, 0, 1, 1 }, { B_G, 8, 0, 0, 1 } };
+		static const uint32_t tg[3] = { 2, 1, 1 }, tb[3] = { 512, 1, 1 };
+		launch(s, K_MTA, 1, tg, tb, p, u, 2, mix(s->content[B_W] ^ (s->content[B_G] << 1)));
+	}
+}
+
+void sim_defaults(struct sim_opts *o, int run_b)
+{
+	memset(o, 0, sizeof *o);
+	o->pid = run_b ? 2002 : 1001;
+	o->addr_base = run_b ? 0x7f4a00000000ull : 0x7f1200000000ull;
+	o->stream_base = run_b ? 0x55d0c0de0000ull : 0x5600aaaa0000ull;
+	o->ctx = run_b ? 0x55d0c0001000ull : 0x5600aaa01000ull;
+	o->host_seed = 42;
+	o->iters = 3;
+	o->nondet_iter = -1;
+	o->unhashed_iter = -1;
+}
+
+int sim_write(const char *path, const struct sim_opts *o, char *err, size_t errlen)
+{
+	struct ktrace_rec_header h;
+	memset(&h, 0, sizeof h);
+	h.pid = o->pid;
+	h.ppid = 1;
+	h.digest_alg = KTRACE_DIGEST_ALG_KT64V1;
+	h.start_realtime_ns = 1700000000000000000ull;
+	h.start_monotonic_ns = 1000;
+	h.host.ptr = "testhost";
+	h.host.len = 8;
+	h.cmdline.ptr = "python train.py";
+	h.cmdline.len = 15;
+	h.ktrace_version.ptr = "0.1.0";
+	h.ktrace_version.len = 5;
+	struct ktrace_writer_opts wo;
+	memset(&wo, 0, sizeof wo);
+	wo.path = path;
+	wo.overwrite = 1;
+	wo.header = &h;
+	struct sim s;
+	memset(&s, 0, sizeof s);
+	s.o = o;
+	s.w = ktrace_writer_open(&wo, err, errlen);
+	if (!s.w)
+		return -1;
+	{
+		struct ktrace_rec_module m;
+		memset(&m, 0, sizeof m);
+		m.module_id = 1;
+		m.handle = o->addr_base + 0x8000000;
+		m.image_digest = 0xabcdef;
+		m.image_size = 4096;
+		m.kind = KTRACE_MODULE_FATBIN;
+		m.source = KTRACE_MODSRC_LIBRARY_LOAD_DATA;
+		unsigned char buf[256];
+		emit(&s, buf, ktrace_encode_module(buf, sizeof buf, &m));
+		struct ktrace_rec_alloc a;
+		memset(&a, 0, sizeof a);
+		a.base = o->addr_base;
+		a.size = SEG_SIZE;
+		a.kind = KTRACE_ALLOC_DEVICE;
+		emit(&s, buf, ktrace_encode_alloc(buf, sizeof buf, &a));
+	}
+	if (!o->shuffle)
+		for (int k = 1; k < NKERN; k++)
+			emit_kernel(&s, k);
+	memcpy_htod(&s, B_W, mix(1234), 1);
+	memset_zero(&s, B_G, 1);
+	s.content[B_Y] = s.content[B_Z] = 0x1111; /* uninitialised, the same in every run */
+	s.content[B_T] = 0x2222;
+	for (s.iter = 0; s.iter < (o->iters ? o->iters : 3); s.iter++)
+		step(&s);
+	if (o->shuffle) {
+		/* records in a scrambled order (odd ones first, then even ones
+		 * backwards), then the KERNEL records after every launch */
+		size_t n = s.nheld;
+		for (size_t i = 1; i < n; i += 2)
+			if (ktrace_writer_append(s.w, s.held[i], s.held_len[i]))
+				s.failed = 1;
+		for (size_t i = (n - 1) & ~(size_t)1;; i -= 2) {
+			if (ktrace_writer_append(s.w, s.held[i], s.held_len[i]))
+				s.failed = 1;
+			if (i < 2)
+				break;
+		}
+		s.direct = 1;
+		for (int k = 1; k < NKERN; k++)
+			emit_kernel(&s, k);
+		for (size_t i = 0; i < n; i++)
+			free(s.held[i]);
+		free(s.held);
+		free(s.held_len);
+	}
+	struct ktrace_rec_end e = { KTRACE_END_EXIT, 0, 0, s.seq };
+	ktrace_writer_close(s.w, &e);
+	if (s.failed) {
+		snprintf(err, errlen, "%s: the simulator could not write every record", path);
+		return -1;
+	}
+	return 0;
+}

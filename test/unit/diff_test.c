@@ -1,0 +1,620 @@
+/* test/unit/diff_test.c: ktrace-diff's engine on synthetic trace pairs (cmocka).
+ *
+ * Each case writes two traces with the real writer (diff_sim.c), loads them,
+ * compares them, and checks the classification, names, sequence numbers and
+ * exit status, plus golden text/JSON/JUnit/Markdown/GitHub output in
+ * test/golden/diff/ (KTRACE_UPDATE_GOLDEN=1 rewrites them; review the diff).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "diff_sim.h"
+#include "tools/diff.h"
+
+static char tmpdir[256];
+
+/* ---- helpers -------------------------------------------------------------------- */
+
+static void path_of(char *buf, size_t cap, const char *name)
+{
+	snprintf(buf, cap, "%s/%s", tmpdir, name);
+}
+
+static void write_run(const char *name, const struct sim_opts *o)
+{
+	char p[512], err[512];
+	path_of(p, sizeof p, name);
+	if (sim_write(p, o, err, sizeof err) != 0)
+		fail_msg("sim_write: %s", err);
+}
+
+struct pair {
+	struct tm_trace a, b;
+	struct diff_result r;
+	struct diff_opts o;
+};
+
+static void compare(struct pair *p, const struct sim_opts *oa, const struct sim_opts *ob, int all, int strict)
+{
+	char pa[512], pb[512], err[512];
+	write_run("a.ktrace", oa);
+	write_run("b.ktrace", ob);
+	path_of(pa, sizeof pa, "a.ktrace");
+	path_of(pb, sizeof pb, "b.ktrace");
+	memset(p, 0, sizeof *p);
+	if (ktrace_tm_load(&p->a, pa, 0, err, sizeof err))
+		fail_msg("load A: %s", err);
+	if (ktrace_tm_load(&p->b, pb, 0, err, sizeof err))
+		fail_msg("load B: %s", err);
+	p->o.all = all;
+	p->o.strict = strict;
+	p->o.label_a = "a.ktrace";
+	p->o.label_b = "b.ktrace";
+	if (ktrace_diff_compare(&p->a, &p->b, &p->o, &p->r, err, sizeof err))
+		fail_msg("compare: %s", err);
+}
+
+static void release(struct pair *p)
+{
+	ktrace_diff_result_free(&p->r);
+	ktrace_tm_free(&p->a);
+	ktrace_tm_free(&p->b);
+}
+
+static char *slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return NULL;
+	char *buf = NULL;
+	size_t n = 0, cap = 0;
+	for (;;) {
+		if (n + 4096 + 1 > cap) {
+			cap = cap ? cap * 2 : 8192;
+			buf = realloc(buf, cap);
+			assert_non_null(buf);
+		}
+		size_t got = fread(buf + n, 1, 4096, f);
+		n += got;
+		if (got == 0)
+			break;
+	}
+	fclose(f);
+	buf[n] = '\0';
+	if (len)
+		*len = n;
+	return buf;
+}
+
+/* Compare `got` with test/golden/diff/<name>, or rewrite it when asked. */
+static void golden(const char *name, const char *got)
+{
+	char path[512];
+	snprintf(path, sizeof path, "test/golden/diff/%s", name);
+	const char *upd = getenv("KTRACE_UPDATE_GOLDEN");
+	if (upd && *upd && strcmp(upd, "0")) {
+		FILE *f = fopen(path, "w");
+		assert_non_null(f);
+		fputs(got, f);
+		fclose(f);
+		return;
+	}
+	char *want = slurp(path, NULL);
+	if (!want)
+		fail_msg("%s: missing golden file (run with KTRACE_UPDATE_GOLDEN=1 and review it)", path);
+	if (strcmp(want, got) != 0) {
+		size_t line = 1, i = 0;
+		while (want[i] && want[i] == got[i]) {
+			if (want[i] == '\n')
+				line++;
+			i++;
+		}
+		fprintf(stderr, "--- %s differs at line %zu\n--- got:\n%s\n", path, line, got);
+		free(want);
+		fail_msg("%s: output differs from the golden file at line %zu", path, line);
+	}
+	free(want);
+}
+
+typedef void (*render_fn)(FILE *f, const struct pair *p);
+
+static char *render(render_fn fn, const struct pair *p)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&buf, &len);
+	assert_non_null(m);
+	fn(m, p);
+	fclose(m);
+	return buf;
+}
+
+static void r_text(FILE *f, const struct pair *p) { ktrace_diff_report_text(f, &p->r, &p->o); }
+static void r_json(FILE *f, const struct pair *p) { ktrace_diff_report_json(f, &p->r, &p->o, 0); fputc('\n', f); }
+static void r_github(FILE *f, const struct pair *p) { ktrace_diff_report_github(f, &p->r, &p->o); }
+
+static void golden_render(const char *name, render_fn fn, const struct pair *p)
+{
+	char *s = render(fn, p);
+	golden(name, s);
+	free(s);
+}
+
+static void golden_file_report(const char *name, int junit, const struct pair *p)
+{
+	char path[512], err[512];
+	path_of(path, sizeof path, name);
+	unlink(path);
+	const struct diff_result *rs[1] = { &p->r };
+	if (junit)
+		assert_int_equal(ktrace_diff_report_junit(path, rs, 1, err, sizeof err), 0);
+	else
+		assert_int_equal(ktrace_diff_report_markdown(path, rs, 1, err, sizeof err), 0);
+	char *s = slurp(path, NULL);
+	assert_non_null(s);
+	golden(name, s);
+	free(s);
+}
+
+static const struct tm_launch *launch_of(const struct tm_trace *t, uint64_t seq)
+{
+	size_t i = ktrace_tm_launch_lower_bound(t, seq);
+	assert_true(i < t->nlaunches && t->launches[i].seq == seq);
+	return &t->launches[i];
+}
+
+static const struct diff_kernel_stat *kernel_stat(const struct diff_result *r, const char *prefix)
+{
+	for (size_t k = 0; k < r->nkernels; k++)
+		if (!strncmp(r->kernels[k].name, prefix, strlen(prefix)))
+			return &r->kernels[k];
+	fail_msg("no kernel %s in the summary", prefix);
+	return NULL;
+}
+
+/* ---- the LCS itself -------------------------------------------------------------- */
+
+struct strs {
+	const char *a, *b;
+};
+
+static int str_eq(size_t i, size_t j, void *ctx)
+{
+	const struct strs *s = ctx;
+	return s->a[i] == s->b[j];
+}
+
+static size_t dp_lcs(const char *a, size_t na, const char *b, size_t nb)
+{
+	size_t *dp = calloc((na + 1) * (nb + 1), sizeof *dp);
+	for (size_t i = na; i-- > 0;)
+		for (size_t j = nb; j-- > 0;)
+			dp[i * (nb + 1) + j] = a[i] == b[j] ? dp[(i + 1) * (nb + 1) + j + 1] + 1
+				: (dp[(i + 1) * (nb + 1) + j] > dp[i * (nb + 1) + j + 1] ? dp[(i + 1) * (nb + 1) + j]
+											    : dp[i * (nb + 1) + j + 1]);
+	size_t r = dp[0];
+	free(dp);
+	return r;
+}
+
+/* Matches are strictly increasing on both sides, consistent both ways, and
+ * between equal elements; returns their number. */
+static size_t check_matching(const char *a, size_t na, const char *b, size_t nb, const long *ma, const long *mb)
+{
+	long last = -1;
+	size_t n = 0;
+	for (size_t i = 0; i < na; i++) {
+		if (ma[i] < 0)
+			continue;
+		assert_true(ma[i] > last);
+		assert_true((size_t)ma[i] < nb);
+		assert_int_equal(mb[ma[i]], (long)i);
+		assert_int_equal(a[i], b[ma[i]]);
+		last = ma[i];
+		n++;
+	}
+	for (size_t j = 0; j < nb; j++)
+		if (mb[j] >= 0)
+			assert_int_equal(ma[mb[j]], (long)j);
+	return n;
+}
+
+static void test_lcs_examples(void **state)
+{
+	(void)state;
+	static const char *cases[][2] = {
+		{ "ABCABBA", "CBABAC" }, { "", "abc" }, { "abc", "" }, { "abc", "abc" },
+		{ "xaxbxc", "abc" }, { "abcdef", "fedcba" }, { "aaaaab", "baaaaa" },
+	};
+	for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+		const char *a = cases[c][0], *b = cases[c][1];
+		size_t na = strlen(a), nb = strlen(b);
+		long ma[16], mb[16];
+		struct strs s = { a, b };
+		assert_int_equal(ktrace_diff_lcs(na, nb, str_eq, &s, ma, mb), 0);
+		assert_int_equal(check_matching(a, na, b, nb, ma, mb), dp_lcs(a, na, b, nb));
+	}
+}
+
+static void test_lcs_random(void **state)
+{
+	(void)state;
+	unsigned seed = 12345;
+	char a[300], b[300];
+	long ma[300], mb[300];
+	for (int round = 0; round < 400; round++) {
+		size_t na = (size_t)(rand_r(&seed) % 200), nb = (size_t)(rand_r(&seed) % 200);
+		int alpha = 2 + rand_r(&seed) % 6;
+		for (size_t i = 0; i < na; i++)
+			a[i] = (char)('a' + rand_r(&seed) % alpha);
+		if (round % 3 == 0) { /* mostly equal sequences: the common case */
+			nb = na;
+			memcpy(b, a, na);
+			for (int e = 0; e < 5 && nb; e++) {
+				size_t at = (size_t)rand_r(&seed) % nb;
+				if (rand_r(&seed) % 2) {
+					memmove(b + at, b + at + 1, nb - at - 1);
+					nb--;
+				} else if (nb < 299) {
+					memmove(b + at + 1, b + at, nb - at);
+					b[at] = 'z';
+					nb++;
+				}
+			}
+		} else {
+			for (size_t i = 0; i < nb; i++)
+				b[i] = (char)('a' + rand_r(&seed) % alpha);
+		}
+		struct strs s = { a, b };
+		assert_int_equal(ktrace_diff_lcs(na, nb, str_eq, &s, ma, mb), 0);
+		assert_int_equal(check_matching(a, na, b, nb, ma, mb), dp_lcs(a, na, b, nb));
+	}
+}
+
+/* ---- scenarios ------------------------------------------------------------------------- */
+
+/* 3 steps x (scale, matmul, reduce_sum, axpy, multi_tensor_apply) */
+#define LAUNCHES_PER_STEP 5
+#define STEPS 3
+
+static void test_identical(void **state)
+{
+	(void)state;
+	struct sim_opts oa, ob;
+	sim_defaults(&oa, 0);
+	sim_defaults(&ob, 1); /* other stream handles, contexts, addresses, pid */
+	struct pair p;
+	compare(&p, &oa, &ob, 0, 0);
+	assert_int_equal(p.r.status, 0);
+	assert_int_equal(p.r.launches_a, LAUNCHES_PER_STEP * STEPS);
+	assert_int_equal(p.r.matched, LAUNCHES_PER_STEP * STEPS);
+	assert_int_equal(p.r.only_a + p.r.only_b + p.r.unverified + p.r.diverged, 0);
+	assert_int_equal(p.r.ndivs, 0);
+	assert_int_equal(p.r.nstreams, 2);
+	for (size_t s = 0; s < p.r.nstreams; s++)
+		assert_true(p.r.streams[s].in_a && p.r.streams[s].in_b);
+	/* first used stream first: stream 1 of the program in both runs */
+	assert_int_equal(p.r.streams[0].stream_a, oa.stream_base + 0x10);
+	assert_int_equal(p.r.streams[0].stream_b, ob.stream_base + 0x10);
+	golden_render("identical.txt", r_text, &p);
+	golden_render("identical.json", r_json, &p);
+	golden_render("identical.github", r_github, &p);
+	release(&p);
+}
+
+static void test_out_of_order_records(void **state)
+{
+	(void)state;
+	struct sim_opts oa, ob;
+	sim_defaults(&oa, 0);
+	sim_defaults(&ob, 1);
+	oa.shuffle = 1; /* launches out of order in the file, KERNEL records after their launches */
+	struct pair p;
+	compare(&p, &oa, &ob, 0, 0);
+	assert_int_equal(p.r.status, 0);
+	assert_int_equal(p.r.matched, LAUNCHES_PER_STEP * STEPS);
+	assert_int_equal(p.r.ndivs, 0);
+	for (size_t i = 0; i < p.a.nlaunches; i++) {
+		assert_true(p.a.launches[i].kernel->known);
+		if (i)
+			assert_true(p.a.launches[i].seq > p.a.launches[i - 1].seq);
+	}
+	release(&p);
+}
+
+static void test_nondeterministic_kernel(void **state)
+{
+	(void)state;
+	struct sim_opts oa, ob;
+	sim_defaults(&oa, 0);
+	sim_defaults(&ob, 1);
+	ob.nondet_iter = 1;
+	struct pair p;
+	compare(&p, &oa, &ob, 0, 0);
+	assert_int_equal(p.r.status, 1);
+	assert_true(p.r.ndivs >= 1);
+	const struct diff_divergence *d = &p.r.divs[0];
+	assert_string_equal(ktrace_tm_kernel_name(d->la->kernel), "reduce_sum(float const*, float*, int)");
+	/* 2 setup ops, 7 ops in step 0; reduce_sum is op 4 (from 0) of a step */
+	assert_int_equal(d->la->seq, 2 + 7 + 4);
+	assert_int_equal(d->lb->seq, 2 + 7 + 4);
+	assert_int_equal(d->cls, DIFF_CLASS_KERNEL_NONDET);
+	assert_int_equal(d->noutputs, 1);
+	assert_string_equal(d->outputs[0].name, "out");
+	assert_int_equal(d->outputs[0].ordinal, 1);
+	assert_int_equal(d->ninputs, 0);
+	assert_int_equal(d->nunverified, 0);
+	assert_int_equal(d->equal_pointers, 2);
+	assert_int_equal(d->equal_scalars, 1);
+	/* everything downstream differs too; only the first is classified, and the
+	 * first of each other kernel */
+	const struct diff_kernel_stat *ax = kernel_stat(&p.r, "axpy");
+	assert_int_equal(ax->diverged, 2);
+	assert_int_equal(p.r.divs[ax->first_div].cls, DIFF_CLASS_INPUTS_DIFFER);
+	golden_render("nondet.txt", r_text, &p);
+	golden_render("nondet.json", r_json, &p);
+	golden_render("nondet.github", r_github, &p);
+	golden_file_report("nondet.junit.xml", 1, &p);
+	golden_file_report("nondet.md", 0, &p);
+	release(&p);
+}
+
+static void test_nondeterministic_all(void **state)
+{
+	(void)state;
+	struct sim_opts oa, ob;
+	sim_defaults(&oa, 0);
+	sim_defaults(&ob, 1);
+	ob.nondet_iter = 1;
+	struct pair p;
+	compare(&p, &oa, &ob, 1, 0);
+	assert_int_equal(p.r.status, 1);
+	/* reduce in step 1 and its consequences: axpy (steps 1, 2), mta (1, 2),
+	 * scale/matmul/reduce of step 2 read the updated weights only through matmul */
+	for (size_t i = 0; i < p.r.ndivs; i++) {
+		assert_int_not_equal(p.r.divs[i].cls, DIFF_CLASS_NONE);
+		if (i)
+			assert_true(p.r.divs[i].la->seq > p.r.divs[i - 1].la->seq);
+	}
+	/* the axpy after the bad reduce: input x differs, written by reduce_sum in both runs */
+	const struct diff_divergence *d = &p.r.divs[1];
+	assert_string_equal(ktrace_tm_kernel_name(d->la->kernel), "axpy(float, float const*, float*)");
+	assert_int_equal(d->cls, DIFF_CLASS_INPUTS_DIFFER);
+	assert_int_equal(d->ninputs, 1);
+	assert_string_equal(d->inputs[0].name, "x");
+	assert_int_equal(d->inputs[0].wa.type, DIFF_WRITER_LAUNCH);
+	assert_int_equal(d->inputs[0].wb.type, DIFF_WRITER_LAUNCH);
+	assert_int_equal(d->inputs[0].wa.seq, p.r.divs[0].la->seq);
+	assert_int_equal(d->inputs[0].wb.seq, p.r.divs[0].lb->seq);
+	assert_string_equal(d->inputs[0].wa.arg, "out");
+	golden_render("nondet_all.txt", r_text, &p);
+	golden_render("nondet_all.json", r_json, &p);
+	release(&p);
+}
+
+static void test_host_input_differs(void **state)
+{
+	(void)state;
+	struct sim_opts oa, ob;
+	sim_defaults(&oa, 0);
+	sim_defaults(&ob, 1);
+	ob.host_seed = 43; /* another data seed */
+	struct pair p;
+	compare(&p, &oa, &ob, 0, 0);
+	assert_int_equal(p.r.status, 1);
+	const struct diff_divergence *d = &p.r.divs[0];
+	assert_string_equal(ktrace_tm_kernel_name(d->la->kernel), "scale(float const*, float*, int, float)");
+	assert_int_equal(d->la->seq, 3); /* W copy, G memset, X copy, then scale */
+	assert_int_equal(d->cls, DIFF_CLASS_INPUTS_DIFFER);
+	assert_int_equal(d->ninputs, 1);
+	const struct diff_arg *in = &d->inputs[0];
+	assert_string_equal(in->name, "in");
+	assert_int_equal(in->kind, DIFF_ARG_POINTER);
+	assert_int_equal(in->wa.type, DIFF_WRITER_MEMCPY);
+	assert_int_equal(in->wb.type, DIFF_WRITER_MEMCPY);
+	assert_int_equal(in->wa.op->dir, KTRACE_COPY_HTOD);
+	assert_int_equal(in->wa.seq, 2);
+	assert_true(in->wa.op->flags & KTRACE_COPYF_SRC_DIGEST);
+	assert_true(in->wa.op->src_digest != in->wb.op->src_digest);
+	assert_string_equal(d->outputs[0].name, "out");
+	golden_render("host_input.txt", r_text, &p);
+	golden_render("host_input.json", r_json, &p);
+	release(&p);
+
+	/* the same without source digests (async copies): still named, but unhashed */
+	oa.no_src_digest = ob.no_src_digest = 1;
+	compare(&p, &oa, &ob, 0, 0);
+	d = &p.r.divs[0];
+	assert_int_equal(d->cls, DIFF_CLASS_INPUTS_DIFFER);
+	assert_int_equal(d->inputs[0].wa.type, DIFF_WRITER_MEMCPY);
+	assert_false(d->inputs[0].wa.op->flags & KTRACE_COPYF_SRC_DIGEST);
+	golden_render("host_input_nodigest.txt", r_text, &p);
+	release(&p);
+}
+
+static void test_autotune_extra_launches(void **state)
+{
+	(void)state;
+	struct sim_opts oa, ob;
+	sim_defaults(&oa, 0);
+	sim_defaults(&ob, 1);
+	oa.autotune = 1; /* 3 benchmark launches of matmul before the first real one */
+	struct pair p;
+	compare(&p, &oa, &ob, 0, 0);
+	assert_int_equal(p.r.status, 0);
+	assert_int_equal(p.r.only_a, 3);
+	assert_int_equal(p.r.only_b, 0);
+	assert_int_equal(p.r.matched, LAUNCHES_PER_STEP * STEPS);
+	assert_int_equal(p.r.ndivs, 0);
+	/* B's first matmul (seq 4) is matched with A's real one (seq 7), not with
+	 * the benchmark launch of the same configuration (seq 4) */
+	const struct diff_align *al = p.r.priv;
+	const struct tm_launch *lb = launch_of(&p.b, 4);
+	long ia = al->match_b[lb - p.b.launches];
+	assert_true(ia >= 0);
+	assert_int_equal(p.a.launches[ia].seq, 7);
+	const struct diff_kernel_stat *mm = kernel_stat(&p.r, "matmul_kernel");
+	assert_int_equal(mm->only_a, 3);
+	golden_render("autotune.txt", r_text, &p);
+	release(&p);
+
+	compare(&p, &oa, &ob, 0, 1); /* --strict */
+	assert_int_equal(p.r.status, 1);
+	release(&p);
+}
+
+static void test_missing_kernel(void **state)
+{
+	(void)state;
+	struct sim_opts oa, ob;
+	sim_defaults(&oa, 0);
+	sim_defaults(&ob, 1);
+	ob.skip_axpy = 1; /* run B never launches axpy */
+	struct pair p;
+	compare(&p, &oa, &ob, 0, 0);
+	assert_int_equal(p.r.status, 1);
+	assert_int_equal(p.r.only_a, STEPS);
+	const struct diff_kernel_stat *ax = kernel_stat(&p.r, "axpy");
+	assert_int_equal(ax->only_a, STEPS);
+	assert_int_equal(ax->matched, 0);
+	const struct diff_divergence *d = &p.r.divs[0];
+	assert_string_equal(ktrace_tm_kernel_name(d->la->kernel), "multi_tensor_apply_kernel(TensorList, float)");
+	assert_int_equal(d->cls, DIFF_CLASS_INPUTS_DIFFER);
+	assert_int_equal(d->noutputs, 1);
+	assert_string_equal(d->outputs[0].name, "tl"); /* first pointer of the struct */
+	assert_int_equal(d->ninputs, 1);
+	assert_string_equal(d->inputs[0].name, "tl+8");
+	assert_int_equal(d->inputs[0].wa.type, DIFF_WRITER_LAUNCH);
+	assert_true(d->inputs[0].wa.only_here);
+	assert_string_equal(ktrace_tm_kernel_name(d->inputs[0].wa.launch->kernel), "axpy(float, float const*, float*)");
+	assert_int_equal(d->inputs[0].wb.type, DIFF_WRITER_MEMSET);
+	golden_render("missing_kernel.txt", r_text, &p);
+	release(&p);
+}
+
+static void test_unverified_launches(void **state)
+{
+	(void)state;
+	struct sim_opts oa, ob;
+	sim_defaults(&oa, 0);
+	sim_defaults(&ob, 1);
+	ob.unhashed_iter = 1; /* hashing skipped for one step in B */
+	ob.nondet_iter = 1;   /* ... the step where reduce_sum goes wrong: invisible */
+	struct pair p;
+	compare(&p, &oa, &ob, 0, 0);
+	/* step 1 cannot be compared; step 2 reads what it produced */
+	assert_int_equal(p.r.unverified, LAUNCHES_PER_STEP);
+	assert_int_equal(p.r.status, 1);
+	const struct diff_divergence *d = &p.r.divs[0];
+	assert_true(d->la->seq > 2 + 7 + 6); /* in step 2 */
+	assert_int_equal(d->cls, DIFF_CLASS_INPUTS_DIFFER);
+	/* the writer in B was not hashed: named as a possible writer */
+	int any_unhashed = 0;
+	for (size_t i = 0; i < d->ninputs; i++)
+		any_unhashed |= d->inputs[i].wb.type == DIFF_WRITER_LAUNCH_UNHASHED;
+	assert_true(any_unhashed);
+	golden_render("unverified_diverged.txt", r_text, &p);
+	release(&p);
+
+	/* unhashed but deterministic: no divergence, never "identical" */
+	ob.nondet_iter = -1;
+	compare(&p, &oa, &ob, 0, 0);
+	assert_int_equal(p.r.status, 0);
+	assert_int_equal(p.r.ndivs, 0);
+	assert_int_equal(p.r.unverified, LAUNCHES_PER_STEP);
+	char *s = render(r_text, &p);
+	assert_null(strstr(s, "identical"));
+	golden("unverified.txt", s);
+	free(s);
+	golden_file_report("unverified.junit.xml", 1, &p);
+	release(&p);
+	compare(&p, &oa, &ob, 0, 1);
+	assert_int_equal(p.r.status, 1);
+	release(&p);
+}
+
+static void test_truncated_trace(void **state)
+{
+	(void)state;
+	struct sim_opts o;
+	sim_defaults(&o, 0);
+	write_run("t.ktrace", &o);
+	char p[512], err[512];
+	path_of(p, sizeof p, "t.ktrace");
+	struct stat st;
+	assert_int_equal(stat(p, &st), 0);
+	assert_int_equal(truncate(p, st.st_size * 2 / 3), 0);
+	struct tm_trace t;
+	err[0] = '\0';
+	assert_int_equal(ktrace_tm_load(&t, p, 0, err, sizeof err), -1);
+	assert_non_null(strstr(err, p));
+	assert_null(strchr(err, '\n'));
+	/* --partial: loads what was written */
+	if (ktrace_tm_load(&t, p, 1, err, sizeof err) == 0) {
+		assert_true(t.truncated);
+		ktrace_tm_free(&t);
+	}
+}
+
+static void test_garbage_and_missing(void **state)
+{
+	(void)state;
+	char p[512], err[512];
+	struct tm_trace t;
+	path_of(p, sizeof p, "garbage.ktrace");
+	FILE *f = fopen(p, "w");
+	assert_non_null(f);
+	fputs("this is not a trace at all, just text\n", f);
+	fclose(f);
+	assert_int_equal(ktrace_tm_load(&t, p, 0, err, sizeof err), -1);
+	assert_non_null(strstr(err, p));
+	path_of(p, sizeof p, "does-not-exist.ktrace");
+	assert_int_equal(ktrace_tm_load(&t, p, 0, err, sizeof err), -1);
+	assert_non_null(strstr(err, p));
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	const char *t = getenv("TMPDIR");
+	snprintf(tmpdir, sizeof tmpdir, "%s/ktrace-diff-test.XXXXXX", t && *t ? t : "/tmp");
+	return mkdtemp(tmpdir) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	char cmd[600];
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_lcs_examples),
+		cmocka_unit_test(test_lcs_random),
+		cmocka_unit_test(test_identical),
+		cmocka_unit_test(test_out_of_order_records),
+		cmocka_unit_test(test_nondeterministic_kernel),
+		cmocka_unit_test(test_nondeterministic_all),
+		cmocka_unit_test(test_host_input_differs),
+		cmocka_unit_test(test_autotune_extra_launches),
+		cmocka_unit_test(test_missing_kernel),
+		cmocka_unit_test(test_unverified_launches),
+		cmocka_unit_test(test_truncated_trace),
+		cmocka_unit_test(test_garbage_and_missing),
+	};
+	return cmocka_run_group_tests_name("diff", tests, setup, teardown);
+}
