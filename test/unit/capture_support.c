@@ -1,0 +1,348 @@
+/* test/unit/capture_support.c: fake driver and trace round-trips for the
+ * capture tests (see capture_support.h). */
+#include "capture_support.h"
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "format/trace_reader.h"
+#include "format/trace_writer.h"
+#include "interpose/driver_real.h"
+#include "interpose/meta_worker.h"
+#include "interpose/registry.h"
+#include "interpose/tracer.h"
+
+struct ktrace_tracer ktrace_tracer;
+struct ktrace_real_driver ktrace_real;
+
+/* ---- fake driver ------------------------------------------------------------ */
+
+#define MAX_FAKE 64
+static struct fake_func fakes[MAX_FAKE];
+static unsigned nfakes;
+static unsigned long ncalls;
+static CUcontext cur_ctx;
+static int cur_dev, cur_sm;
+
+static const struct fake_func *find(uint64_t h, int is_kernel)
+{
+	unsigned i;
+
+	for (i = 0; i < nfakes; i++)
+		if (fakes[i].handle == h && fakes[i].is_kernel == is_kernel)
+			return &fakes[i];
+	return NULL;
+}
+
+static CUresult get_name(const char **name, uint64_t h, int is_kernel)
+{
+	const struct fake_func *f = find(h, is_kernel);
+
+	__atomic_fetch_add(&ncalls, 1, __ATOMIC_RELAXED);
+	if (!f || !f->name)
+		return CUDA_ERROR_INVALID_HANDLE;
+	*name = f->name;
+	return CUDA_SUCCESS;
+}
+
+static CUresult param_info(uint64_t h, int is_kernel, size_t i, size_t *off, size_t *size)
+{
+	const struct fake_func *f = find(h, is_kernel);
+
+	__atomic_fetch_add(&ncalls, 1, __ATOMIC_RELAXED);
+	if (!f || f->nparams == (uint32_t)-1)
+		return CUDA_ERROR_INVALID_HANDLE;
+	if (i >= f->nparams)
+		return CUDA_ERROR_INVALID_VALUE;
+	*off = f->offset[i];
+	*size = f->size[i];
+	return CUDA_SUCCESS;
+}
+
+static CUresult fake_cuFuncGetName(const char **name, CUfunction f)
+{
+	return get_name(name, (uint64_t)(uintptr_t)f, 0);
+}
+
+static CUresult fake_cuKernelGetName(const char **name, CUkernel k)
+{
+	return get_name(name, (uint64_t)(uintptr_t)k, 1);
+}
+
+static CUresult fake_cuFuncGetParamInfo(CUfunction f, size_t i, size_t *off, size_t *size)
+{
+	return param_info((uint64_t)(uintptr_t)f, 0, i, off, size);
+}
+
+static CUresult fake_cuKernelGetParamInfo(CUkernel k, size_t i, size_t *off, size_t *size)
+{
+	return param_info((uint64_t)(uintptr_t)k, 1, i, off, size);
+}
+
+static CUresult fake_cuCtxGetCurrent(CUcontext *c)
+{
+	*c = cur_ctx;
+	return CUDA_SUCCESS;
+}
+
+static CUresult fake_cuCtxGetDevice(CUdevice *d)
+{
+	if (!cur_ctx)
+		return CUDA_ERROR_INVALID_CONTEXT;
+	*d = cur_dev;
+	return CUDA_SUCCESS;
+}
+
+static CUresult fake_cuDeviceGetAttribute(int *v, CUdevice_attribute a, CUdevice d)
+{
+	(void)d;
+	if (a == CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)
+		*v = cur_sm / 10;
+	else if (a == CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)
+		*v = cur_sm % 10;
+	else
+		return CUDA_ERROR_INVALID_VALUE;
+	return CUDA_SUCCESS;
+}
+
+void fake_driver_reset(void)
+{
+	memset(&ktrace_real, 0, sizeof(ktrace_real));
+	ktrace_real.cuFuncGetName = fake_cuFuncGetName;
+	ktrace_real.cuKernelGetName = fake_cuKernelGetName;
+	ktrace_real.cuFuncGetParamInfo = fake_cuFuncGetParamInfo;
+	ktrace_real.cuKernelGetParamInfo = fake_cuKernelGetParamInfo;
+	ktrace_real.cuCtxGetCurrent = fake_cuCtxGetCurrent;
+	ktrace_real.cuCtxGetDevice = fake_cuCtxGetDevice;
+	ktrace_real.cuDeviceGetAttribute = fake_cuDeviceGetAttribute;
+	nfakes = 0;
+	ncalls = 0;
+	cur_ctx = (CUcontext)(uintptr_t)0xc0;
+	cur_dev = 0;
+	cur_sm = 90;
+}
+
+void fake_driver_add(const struct fake_func *f)
+{
+	assert_true(nfakes < MAX_FAKE);
+	fakes[nfakes++] = *f;
+}
+
+unsigned long fake_driver_calls(void)
+{
+	return __atomic_load_n(&ncalls, __ATOMIC_RELAXED);
+}
+
+void fake_driver_set_context(CUcontext c, int dev, int sm)
+{
+	cur_ctx = c;
+	cur_dev = dev;
+	cur_sm = sm;
+}
+
+/* ---- traces ------------------------------------------------------------------ */
+
+static char trace_path[256];
+static uint8_t *rec_store;
+struct loaded_rec *trace_recs;
+size_t trace_nrecs;
+
+void trace_begin(int hash, int store_modules)
+{
+	struct ktrace_writer_opts o;
+	char err[256];
+	int fd;
+
+	ktrace_meta_worker_stop();
+	ktrace_registry_reset();
+	free(trace_recs);
+	free(rec_store);
+	trace_recs = NULL;
+	rec_store = NULL;
+	trace_nrecs = 0;
+	snprintf(trace_path, sizeof(trace_path), "/tmp/ktrace-capture-test.XXXXXX");
+	fd = mkstemp(trace_path);
+	assert_true(fd >= 0);
+	close(fd);
+	memset(&o, 0, sizeof(o));
+	o.path = trace_path;
+	o.overwrite = 1;
+	o.flush_ms = 10;
+	o.thread_buf_bytes = 4u << 20;
+	o.max_wait_ns = 1000000000ull;
+	ktrace_tracer.writer = ktrace_writer_open(&o, err, sizeof(err));
+	if (!ktrace_tracer.writer)
+		fail_msg("%s", err);
+	ktrace_tracer.cfg.hash = hash;
+	ktrace_tracer.cfg.hash_max = 256u << 20;
+	ktrace_tracer.cfg.store_modules = store_modules;
+	ktrace_tracer.cfg.launch_lo = 0;
+	ktrace_tracer.cfg.launch_hi = UINT64_MAX;
+	if (ktrace_tracer.cfg.have_kernel_filter)
+		regfree(&ktrace_tracer.cfg.kernel_filter);
+	ktrace_tracer.cfg.have_kernel_filter = 0;
+	atomic_store(&ktrace_tracer.launch_seq, 0);
+	atomic_store(&ktrace_tracer.active, 1);
+}
+
+void trace_end(void)
+{
+	struct ktrace_reader *r;
+	const void *rec;
+	size_t len, used = 0, cap = 1 << 20, rcap = 256, i;
+	char err[256];
+	enum ktrace_read_status st;
+	size_t *offs;
+
+	ktrace_meta_worker_drain(10000);
+	ktrace_meta_worker_stop();
+	ktrace_writer_close(ktrace_tracer.writer, NULL);
+	ktrace_tracer.writer = NULL;
+	atomic_store(&ktrace_tracer.active, 0);
+
+	r = ktrace_reader_open(trace_path, err, sizeof(err));
+	if (!r)
+		fail_msg("%s", err);
+	rec_store = malloc(cap);
+	offs = malloc(rcap * sizeof(*offs));
+	trace_recs = malloc(rcap * sizeof(*trace_recs));
+	assert_non_null(rec_store);
+	while ((st = ktrace_reader_next(r, &rec, &len)) == KTRACE_READ_RECORD) {
+		struct ktrace_record_prefix p;
+
+		assert_int_equal(ktrace_decode_prefix(rec, len, &p), 0);
+		while (used + len > cap) {
+			cap *= 2;
+			rec_store = realloc(rec_store, cap);
+			assert_non_null(rec_store);
+		}
+		if (trace_nrecs == rcap) {
+			rcap *= 2;
+			offs = realloc(offs, rcap * sizeof(*offs));
+			trace_recs = realloc(trace_recs, rcap * sizeof(*trace_recs));
+		}
+		memcpy(rec_store + used, rec, len);
+		offs[trace_nrecs] = used;
+		trace_recs[trace_nrecs].type = p.type;
+		trace_recs[trace_nrecs].len = len;
+		trace_nrecs++;
+		used += len;
+	}
+	if (st != KTRACE_READ_EOF)
+		fail_msg("reading %s: %s", trace_path, ktrace_reader_error(r));
+	for (i = 0; i < trace_nrecs; i++)
+		trace_recs[i].data = rec_store + offs[i];
+	free(offs);
+	ktrace_reader_close(r);
+	unlink(trace_path);
+}
+
+size_t trace_count(uint16_t type)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < trace_nrecs; i++)
+		n += trace_recs[i].type == type;
+	return n;
+}
+
+const struct loaded_rec *trace_nth(uint16_t type, size_t nth)
+{
+	size_t i;
+
+	for (i = 0; i < trace_nrecs; i++)
+		if (trace_recs[i].type == type && nth-- == 0)
+			return &trace_recs[i];
+	return NULL;
+}
+
+int trace_kernel(uint64_t kernel_id, struct ktrace_rec_kernel *out)
+{
+	size_t i, found = 0;
+
+	for (i = 0; i < trace_nrecs; i++) {
+		struct ktrace_rec_kernel k;
+
+		if (trace_recs[i].type != KTRACE_REC_KERNEL)
+			continue;
+		assert_int_equal(ktrace_decode_kernel(trace_recs[i].data, trace_recs[i].len, &k), 0);
+		if (k.kernel_id == kernel_id) {
+			*out = k;
+			found++;
+		}
+	}
+	assert_true(found <= 1); /* one KERNEL record per kernel */
+	return found ? 0 : -1;
+}
+
+uint64_t trace_counter(uint32_t id)
+{
+	size_t i;
+	uint64_t v = 0;
+
+	for (i = 0; i < trace_nrecs; i++) {
+		struct ktrace_rec_counters c;
+		uint32_t j;
+
+		if (trace_recs[i].type != KTRACE_REC_COUNTERS)
+			continue;
+		assert_int_equal(ktrace_decode_counters(trace_recs[i].data, trace_recs[i].len, &c), 0);
+		for (j = 0; j < c.ncounters; j++) {
+			struct ktrace_counter k;
+
+			ktrace_counters_get(&c, j, &k);
+			if (k.id == id)
+				v = k.value;
+		}
+	}
+	return v;
+}
+
+const char *kstr_c(struct ktrace_str s)
+{
+	static char buf[4][1024];
+	static int which;
+	char *b = buf[which++ & 3];
+	size_t n = s.len < sizeof(buf[0]) - 1 ? s.len : sizeof(buf[0]) - 1;
+
+	memcpy(b, s.ptr, n);
+	b[n] = 0;
+	return b;
+}
+
+const char *build_path(const char *rel)
+{
+	static char p[512];
+	const char *b = getenv("BUILD");
+
+	snprintf(p, sizeof(p), "%s/%s", b && *b ? b : "build", rel);
+	return p;
+}
+
+void *read_whole(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	void *buf;
+	long n;
+
+	if (!f)
+		return NULL;
+	fseek(f, 0, SEEK_END);
+	n = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	buf = malloc(n > 0 ? (size_t)n : 1);
+	if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
+		free(buf);
+		buf = NULL;
+	}
+	fclose(f);
+	*len = (size_t)n;
+	return buf;
+}
