@@ -1,0 +1,26 @@
+# test/unit/interpose.mk: CPU tests of the interposer (H4a): configuration
+# parsing, and interception through a fake libcuda.so.1 (test/fakecuda).
+#
+# build/fakecuda/libcuda.so.1   the fake driver (soname libcuda.so.1, -Bsymbolic)
+# build/interpose_app           the application the interception test runs under
+#                               LD_PRELOAD=build/libktrace.so
+TESTS += interpose_config_test
+interpose_config_test_SRCS := test/unit/interpose_config_test.c interpose/config.c
+interpose_config_test_LIBS := -lcmocka
+
+TESTS += interpose_intercept_test
+interpose_intercept_test_SRCS := test/unit/interpose_intercept_test.c
+interpose_intercept_test_LIBS := -lcmocka
+
+FAKECUDA := $(BUILD)/fakecuda/libcuda.so.1
+TEST_DEPS += $(FAKECUDA) $(BUILD)/interpose_app $(BUILD)/libktrace.so
+
+$(FAKECUDA): test/fakecuda/fakecuda.c
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $@")
+	$(Q)$(CC) $(CFLAGS_ALL) -fvisibility=default -shared -Wl,-soname,libcuda.so.1 -Wl,-Bsymbolic \
+		-o $@ $< $(LDFLAGS_ALL)
+
+$(BUILD)/interpose_app: test/unit/interpose_app.c $(FAKECUDA)
+	@$(if $(Q),echo "  LINK    $@")
+	$(Q)$(CC) $(CFLAGS_ALL) -o $@ $< -L$(BUILD)/fakecuda -l:libcuda.so.1 $(LDFLAGS_ALL) -ldl

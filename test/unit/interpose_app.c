@@ -1,0 +1,399 @@
+/* test/unit/interpose_app.c: the application run by interpose_intercept_test.
+ *
+ * Linked against the fake libcuda.so.1 (test/fakecuda) and run with
+ * LD_PRELOAD=libktrace.so.  It reaches the driver through all four paths
+ * (direct ELF reference, dlsym on the libcuda handle, cuGetProcAddress with
+ * flags 0 and per-thread, the resolver cuGetProcAddress hands out for
+ * itself), checks in-process what only it can see (which function each
+ * pointer is, which real entry each call reached, return codes, dlerror()),
+ * and prints what it launched so the test can compare with the trace:
+ *   LAUNCHES total=N ptsz=P failed=F ex=E coop=C extra=X
+ * Any in-process check that fails prints "FAIL: ..." and exits 99.
+ *
+ * Usage: interpose_app MODE [ARG]; modes: paths, none, exit N, return,
+ * _exit N, abort, segv, term, sigign, apphandler, fork, threads N.
+ */
+#include <dlfcn.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cuda.h>
+
+#undef cuGetProcAddress
+
+const char *fake_last_call(void);
+CUresult cuLaunchKernel_ptsz(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+			     unsigned bz, unsigned shm, CUstream s, void **params, void **extra);
+
+typedef CUresult (*lk_t)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+			 CUstream, void **, void **);
+typedef CUresult (*gpa2_t)(const char *, void **, int, cuuint64_t, CUdriverProcAddressQueryResult *);
+typedef CUresult (*gpa1_t)(const char *, void **, int, cuuint64_t);
+typedef CUresult (*alloc_t)(CUdeviceptr *, size_t);
+
+static int failures;
+static unsigned n_total, n_ptsz, n_failed, n_ex, n_coop, n_extra;
+static CUfunction fa, fb;
+static CUdeviceptr dbuf;
+static int nval = 1000;
+static void *kparams[2];
+
+#define CHECK(cond, ...) \
+	do { \
+		if (!(cond)) { \
+			printf("FAIL: " __VA_ARGS__); \
+			printf(" (line %d)\n", __LINE__); \
+			failures++; \
+		} \
+	} while (0)
+
+/* Where p lives: "ktrace", "cuda" or "?" and its symbol name. */
+static const char *owner(const void *p, const char **sname)
+{
+	Dl_info info;
+
+	*sname = "";
+	if (!p || !dladdr(p, &info) || !info.dli_fname)
+		return "?";
+	*sname = info.dli_sname ? info.dli_sname : "";
+	if (strstr(info.dli_fname, "libktrace"))
+		return "ktrace";
+	if (strstr(info.dli_fname, "libcuda"))
+		return "cuda";
+	return "?";
+}
+
+static void expect_wrapper(const void *p, const char *name, const char *what)
+{
+	const char *s;
+	const char *o = owner(p, &s);
+
+	CHECK(strcmp(o, "ktrace") == 0 && strcmp(s, name) == 0, "%s: got %s:%s, want ktrace:%s", what, o, s, name);
+}
+
+static void expect_real(const void *p, const char *name, const char *what)
+{
+	const char *s;
+	const char *o = owner(p, &s);
+
+	CHECK(strcmp(o, "cuda") == 0 && (!name || strcmp(s, name) == 0), "%s: got %s:%s, want cuda:%s", what, o, s,
+	      name ? name : "*");
+}
+
+/* One launch through fn; `entry` is the fake entry it must reach. */
+static void launch(lk_t fn, const char *entry, int ptsz, unsigned gx, CUfunction f, CUresult want)
+{
+	CUresult r = fn(f, gx, 1, 1, 32, 1, 1, 0, NULL, kparams, NULL);
+
+	CHECK(r == want, "%s returned %d, want %d", entry, (int)r, (int)want);
+	CHECK(strcmp(fake_last_call(), entry) == 0, "reached %s, want %s", fake_last_call(), entry);
+	n_total++;
+	n_ptsz += ptsz;
+	n_failed += r != CUDA_SUCCESS;
+}
+
+static void setup(void)
+{
+	static const char image[] = "not a real cubin";
+	CUmodule m;
+
+	CHECK(cuInit(0) == CUDA_SUCCESS, "cuInit");
+	CHECK(cuModuleLoadData(&m, image) == CUDA_SUCCESS, "cuModuleLoadData");
+	CHECK(cuModuleGetFunction(&fa, m, "fake_kernel_a") == CUDA_SUCCESS, "cuModuleGetFunction a");
+	CHECK(cuModuleGetFunction(&fb, m, "_Z13fake_kernel_bPfS_i") == CUDA_SUCCESS, "cuModuleGetFunction b");
+	CHECK(cuModuleGetFunction(&fb, m, "missing") == CUDA_ERROR_NOT_FOUND, "cuModuleGetFunction error code");
+	CHECK(cuMemAlloc_v2(&dbuf, 4096) == CUDA_SUCCESS, "cuMemAlloc_v2");
+	CHECK(cuMemAlloc_v2(&dbuf, 0) == CUDA_ERROR_INVALID_VALUE, "cuMemAlloc_v2 error code");
+	CHECK(cuMemAlloc_v2(&dbuf, 4096) == CUDA_SUCCESS, "cuMemAlloc_v2");
+	kparams[0] = &dbuf;
+	kparams[1] = &nval;
+}
+
+static void one_launch(void)
+{
+	setup();
+	launch(cuLaunchKernel, "cuLaunchKernel", 0, 1, fa, CUDA_SUCCESS);
+}
+
+static void print_counts(void)
+{
+	printf("LAUNCHES total=%u ptsz=%u failed=%u ex=%u coop=%u extra=%u\n", n_total, n_ptsz, n_failed, n_ex,
+	       n_coop, n_extra);
+	fflush(stdout);
+}
+
+static void mode_paths(void)
+{
+	void *h, *p;
+	gpa2_t gpa, gpa_self, gpa_pt;
+	gpa1_t gpa1;
+	CUresult r;
+	CUdriverProcAddressQueryResult st;
+	const char *err;
+
+	setup();
+
+	/* 1. direct ELF references */
+	launch(cuLaunchKernel, "cuLaunchKernel", 0, 1, fa, CUDA_SUCCESS);
+	launch(cuLaunchKernel, "cuLaunchKernel", 0, 0, fa, CUDA_ERROR_INVALID_VALUE);
+	launch(cuLaunchKernel, "cuLaunchKernel", 0, 1, NULL, CUDA_ERROR_INVALID_HANDLE);
+	launch(cuLaunchKernel_ptsz, "cuLaunchKernel_ptsz", 1, 2, fb, CUDA_SUCCESS);
+	{
+		CUlaunchAttribute at[2];
+		CUlaunchConfig cfg = { 4, 1, 1, 64, 1, 1, 0, NULL, at, 2 };
+
+		memset(at, 0, sizeof(at));
+		at[0].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+		at[0].value.clusterDim.x = 2;
+		at[0].value.clusterDim.y = 1;
+		at[0].value.clusterDim.z = 1;
+		at[1].id = CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
+		at[1].value.cooperative = 1;
+		r = cuLaunchKernelEx(&cfg, fa, kparams, NULL);
+		CHECK(r == CUDA_SUCCESS && strcmp(fake_last_call(), "cuLaunchKernelEx") == 0, "cuLaunchKernelEx");
+		r = cuLaunchKernelEx(NULL, fa, kparams, NULL);
+		CHECK(r == CUDA_ERROR_INVALID_VALUE, "cuLaunchKernelEx(NULL) returned %d", (int)r);
+		n_total++;
+		n_ex++;
+	}
+	r = cuLaunchCooperativeKernel(fa, 1, 1, 1, 32, 1, 1, 0, NULL, kparams);
+	CHECK(r == CUDA_SUCCESS && strcmp(fake_last_call(), "cuLaunchCooperativeKernel") == 0, "cooperative");
+	n_total++;
+	n_coop++;
+	{
+		struct { CUdeviceptr p; int n; } __attribute__((packed, aligned(8))) buf = { dbuf, 7 };
+		size_t size = 12;
+		void *extra[] = { CU_LAUNCH_PARAM_BUFFER_POINTER, &buf, CU_LAUNCH_PARAM_BUFFER_SIZE, &size,
+				  CU_LAUNCH_PARAM_END };
+
+		r = cuLaunchKernel(fa, 1, 1, 1, 32, 1, 1, 0, NULL, NULL, extra);
+		CHECK(r == CUDA_SUCCESS, "extra launch");
+		n_total++;
+		n_extra++;
+	}
+
+	/* 2. dlsym on the driver's handle */
+	h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+	CHECK(h != NULL, "dlopen libcuda.so.1: %s", dlerror());
+	if (!h)
+		return;
+	static const char *const wrapped[] = {
+		"cuLaunchKernel", "cuLaunchKernel_ptsz", "cuLaunchKernelEx", "cuLaunchCooperativeKernel",
+		"cuMemAlloc_v2", "cuMemFree_v2", "cuMemcpyHtoD_v2", "cuMemcpyHtoD_v2_ptds", "cuMemsetD32Async_ptsz",
+		"cuModuleLoadData", "cuModuleGetFunction", "cuLibraryLoadData", "cuGetProcAddress",
+		"cuGetProcAddress_v2", "cuCtxDestroy_v2",
+	};
+	for (size_t i = 0; i < sizeof(wrapped) / sizeof(wrapped[0]); i++) {
+		dlerror();
+		p = dlsym(h, wrapped[i]);
+		err = dlerror();
+		CHECK(err == NULL, "dlerror() after dlsym(%s): %s", wrapped[i], err);
+		expect_wrapper(p, wrapped[i], "dlsym(handle)");
+	}
+	/* Not wrapped: the old-ABI cuMemAlloc, cuInit, the fake's helpers. */
+	expect_real(dlsym(h, "cuMemAlloc"), "cuMemAlloc", "dlsym(cuMemAlloc)");
+	expect_real(dlsym(h, "cuInit"), "cuInit", "dlsym(cuInit)");
+	expect_real(dlsym(h, "fake_last_call"), "fake_last_call", "dlsym(fake_last_call)");
+	CHECK(dlerror() == NULL, "dlerror() not clean after unwrapped lookups");
+	dlerror();
+	p = dlsym(h, "cuDoesNotExist");
+	err = dlerror();
+	CHECK(p == NULL && err != NULL, "missing symbol: p=%p err=%s", p, err ? err : "(none)");
+	CHECK(dlerror() == NULL, "dlerror() must clear");
+	/* RTLD_DEFAULT finds the exported wrapper, RTLD_NEXT from here too. */
+	expect_wrapper(dlsym(RTLD_DEFAULT, "cuLaunchKernel"), "cuLaunchKernel", "dlsym(RTLD_DEFAULT)");
+	expect_wrapper(dlsym(RTLD_NEXT, "cuLaunchKernel"), "cuLaunchKernel", "dlsym(RTLD_NEXT)");
+	expect_real(dlsym(RTLD_NEXT, "fake_calls"), "fake_calls", "dlsym(RTLD_NEXT, fake_calls)");
+	CHECK(dlsym(RTLD_DEFAULT, "ktrace_tracer") == NULL, "ktrace internals must not be exported");
+	dlerror();
+
+	launch((lk_t)dlsym(h, "cuLaunchKernel"), "cuLaunchKernel", 0, 1, fa, CUDA_SUCCESS);
+	launch((lk_t)dlsym(h, "cuLaunchKernel_ptsz"), "cuLaunchKernel_ptsz", 1, 1, fa, CUDA_SUCCESS);
+	launch((lk_t)dlsym(h, "cuLaunchKernel_ptsz"), "cuLaunchKernel_ptsz", 1, 0, fa, CUDA_ERROR_INVALID_VALUE);
+
+	/* 3. cuGetProcAddress, flags 0 and per-thread */
+	gpa = (gpa2_t)dlsym(h, "cuGetProcAddress_v2");
+	r = gpa("cuGetProcAddress", (void **)&gpa_self, 12000, 0, &st);
+	CHECK(r == CUDA_SUCCESS, "gpa(cuGetProcAddress)");
+	expect_wrapper((void *)gpa_self, "cuGetProcAddress_v2", "gpa(cuGetProcAddress, 0)");
+	r = gpa("cuLaunchKernel", &p, 12000, 0, &st);
+	CHECK(r == CUDA_SUCCESS && st == CU_GET_PROC_ADDRESS_SUCCESS, "gpa(cuLaunchKernel)");
+	expect_wrapper(p, "cuLaunchKernel", "gpa(cuLaunchKernel, 0)");
+	launch((lk_t)p, "cuLaunchKernel", 0, 3, fa, CUDA_SUCCESS);
+	r = gpa_self("cuLaunchKernel", &p, 12000, CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM, &st);
+	CHECK(r == CUDA_SUCCESS, "gpa(cuLaunchKernel, ptds)");
+	expect_wrapper(p, "cuLaunchKernel_ptsz", "gpa(cuLaunchKernel, 2)");
+	launch((lk_t)p, "cuLaunchKernel_ptsz", 1, 3, fa, CUDA_SUCCESS);
+	r = gpa("cuMemAlloc", &p, 12000, 0, &st);
+	expect_wrapper(p, "cuMemAlloc_v2", "gpa(cuMemAlloc)");
+	{
+		CUdeviceptr d2 = 0;
+
+		CHECK(((alloc_t)p)(&d2, 128) == CUDA_SUCCESS && d2, "cuMemAlloc_v2 through gpa");
+		CHECK(strcmp(fake_last_call(), "cuMemAlloc_v2") == 0, "gpa cuMemAlloc reached %s", fake_last_call());
+	}
+	r = gpa("cuMemcpyHtoD", &p, 12000, CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM, &st);
+	expect_wrapper(p, "cuMemcpyHtoD_v2_ptds", "gpa(cuMemcpyHtoD, 2)");
+	r = gpa("cuMemsetD32Async", &p, 12000, CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM, &st);
+	expect_wrapper(p, "cuMemsetD32Async_ptsz", "gpa(cuMemsetD32Async, 2)");
+	r = gpa("cuInit", &p, 12000, 0, &st);
+	expect_real(p, "cuInit", "gpa(cuInit) untouched");
+	p = (void *)1;
+	r = gpa("cuNope", &p, 12000, 0, &st);
+	CHECK(r == CUDA_ERROR_NOT_FOUND && p == NULL && st == CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND,
+	      "gpa(cuNope): r=%d p=%p", (int)r, p);
+
+	/* 4. the per-thread resolver the driver does not export */
+	r = gpa("cuGetProcAddress", (void **)&gpa_pt, 12000, CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM, &st);
+	CHECK(r == CUDA_SUCCESS, "gpa(cuGetProcAddress, 2)");
+	expect_wrapper((void *)gpa_pt, "cuGetProcAddress_v2_ptsz", "gpa(cuGetProcAddress, 2)");
+	r = gpa_pt("cuLaunchKernel", &p, 12000, 0, &st);
+	CHECK(r == CUDA_SUCCESS && strcmp(fake_last_call(), "gpa_ptsz") == 0, "ptsz resolver reached %s",
+	      fake_last_call());
+	expect_wrapper(p, "cuLaunchKernel_ptsz", "ptsz resolver(cuLaunchKernel)");
+	launch((lk_t)p, "cuLaunchKernel_ptsz", 1, 5, fb, CUDA_SUCCESS);
+	/* The 4-argument resolver, asked for itself with an old version. */
+	gpa1 = (gpa1_t)dlsym(h, "cuGetProcAddress");
+	r = gpa1("cuGetProcAddress", &p, 11000, 0);
+	CHECK(r == CUDA_SUCCESS, "gpa1");
+	expect_wrapper(p, "cuGetProcAddress", "gpa1(cuGetProcAddress, 11000)");
+	r = gpa1("cuLaunchKernel", &p, 11000, 0);
+	expect_wrapper(p, "cuLaunchKernel", "gpa1(cuLaunchKernel)");
+
+	/* 5. a library kernel launched as a CUfunction */
+	{
+		CUlibrary lib;
+		CUkernel k;
+
+		CHECK(cuLibraryLoadData(&lib, "lib", NULL, NULL, 0, NULL, NULL, 0) == CUDA_SUCCESS, "library");
+		CHECK(cuLibraryGetKernel(&k, lib, "_Z13fake_kernel_bPfS_i") == CUDA_SUCCESS, "library kernel");
+		launch(cuLaunchKernel, "cuLaunchKernel", 0, 1, (CUfunction)k, CUDA_SUCCESS);
+	}
+	/* Copies and memsets: return codes unchanged, right entries. */
+	{
+		char host[64] = { 0 };
+
+		CHECK(cuMemcpyHtoD_v2(dbuf, host, sizeof(host)) == CUDA_SUCCESS, "HtoD");
+		CHECK(strcmp(fake_last_call(), "cuMemcpyHtoD_v2") == 0, "HtoD entry");
+		CHECK(cuMemsetD8_v2(dbuf, 1, 16) == CUDA_SUCCESS, "memset");
+		CHECK(cuMemFree_v2(0) == CUDA_ERROR_INVALID_VALUE, "cuMemFree_v2(0) code");
+		/* A driver function the fake lacks: ktrace's export answers NOT_SUPPORTED. */
+		CUresult (*dtod)(CUdeviceptr, CUdeviceptr, size_t) =
+			(CUresult (*)(CUdeviceptr, CUdeviceptr, size_t))dlsym(RTLD_DEFAULT, "cuMemcpyDtoD_v2");
+		expect_wrapper((void *)dtod, "cuMemcpyDtoD_v2", "dlsym(RTLD_DEFAULT, cuMemcpyDtoD_v2)");
+		if (dtod)
+			CHECK(dtod(dbuf, dbuf, 4) == CUDA_ERROR_NOT_SUPPORTED, "missing function");
+	}
+	dlclose(h);
+}
+
+static pthread_barrier_t start_line;
+
+/* Each thread's first driver call races the others' into ktrace's
+ * initialisation. */
+static void *thread_main(void *arg)
+{
+	unsigned n = *(unsigned *)arg;
+	CUmodule m;
+	CUfunction f;
+	CUdeviceptr d;
+	void *params[2] = { &d, &nval };
+
+	pthread_barrier_wait(&start_line);
+	if (cuModuleLoadData(&m, "img") != CUDA_SUCCESS || cuModuleGetFunction(&f, m, "fake_kernel_a") ||
+	    cuMemAlloc_v2(&d, 256) != CUDA_SUCCESS) {
+		__atomic_add_fetch(&failures, 1, __ATOMIC_RELAXED);
+		return NULL;
+	}
+	for (unsigned i = 0; i < n; i++)
+		if (cuLaunchKernel_ptsz(f, 1, 1, 1, 32, 1, 1, 0, NULL, params, NULL) != CUDA_SUCCESS)
+			__atomic_add_fetch(&failures, 1, __ATOMIC_RELAXED);
+	return NULL;
+}
+
+static void on_term(int sig)
+{
+	(void)sig;
+	exit(42);
+}
+
+int main(int argc, char **argv)
+{
+	const char *mode = argc > 1 ? argv[1] : "paths";
+	int arg = argc > 2 ? atoi(argv[2]) : 0;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (strcmp(mode, "paths") == 0) {
+		mode_paths();
+	} else if (strcmp(mode, "none") == 0) {
+		puts("no CUDA");
+	} else if (strcmp(mode, "exit") == 0) {
+		one_launch();
+		print_counts();
+		exit(arg);
+	} else if (strcmp(mode, "return") == 0) {
+		one_launch();
+	} else if (strcmp(mode, "_exit") == 0) {
+		one_launch();
+		print_counts();
+		_exit(arg);
+	} else if (strcmp(mode, "abort") == 0) {
+		one_launch();
+		print_counts();
+		abort();
+	} else if (strcmp(mode, "segv") == 0) {
+		one_launch();
+		print_counts();
+		*(volatile int *)(uintptr_t)arg = 1;
+	} else if (strcmp(mode, "term") == 0) {
+		one_launch();
+		print_counts();
+		kill(getpid(), SIGTERM);
+		pause();
+	} else if (strcmp(mode, "sigign") == 0) {
+		signal(SIGTERM, SIG_IGN);
+		one_launch();
+		raise(SIGTERM);
+		puts("survived SIGTERM");
+	} else if (strcmp(mode, "apphandler") == 0) {
+		one_launch();
+		print_counts();
+		signal(SIGTERM, on_term);
+		raise(SIGTERM);
+	} else if (strcmp(mode, "fork") == 0) {
+		pid_t pid;
+		int status = 0;
+
+		one_launch();
+		pid = fork();
+		if (pid == 0) {
+			launch(cuLaunchKernel, "cuLaunchKernel", 0, 1, fa, CUDA_SUCCESS);
+			launch(cuLaunchKernel, "cuLaunchKernel", 0, 1, fa, CUDA_SUCCESS);
+			printf("CHILD %d\n", (int)getpid());
+			exit(failures ? 99 : 0);
+		}
+		waitpid(pid, &status, 0);
+		CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child status %d", status);
+		launch(cuLaunchKernel, "cuLaunchKernel", 0, 1, fa, CUDA_SUCCESS);
+	} else if (strcmp(mode, "threads") == 0) {
+		pthread_t t[8];
+		unsigned per = arg > 0 ? (unsigned)arg : 1000;
+
+		pthread_barrier_init(&start_line, NULL, 8);
+		for (int i = 0; i < 8; i++)
+			pthread_create(&t[i], NULL, thread_main, &per);
+		for (int i = 0; i < 8; i++)
+			pthread_join(t[i], NULL);
+		n_total = n_ptsz = 8 * per;
+	} else {
+		fprintf(stderr, "unknown mode %s\n", mode);
+		return 2;
+	}
+	print_counts();
+	return failures ? 99 : 0;
+}

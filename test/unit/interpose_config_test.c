@@ -1,0 +1,250 @@
+/* test/unit/interpose_config_test.c: KTRACE_* environment parsing (interpose/config.c). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "interpose/config.h"
+
+/* A fake environment: NULL-terminated name/value pairs. */
+static const char *env_table(const char *name, void *ctx)
+{
+	const char *const *kv = ctx;
+
+	for (; kv[0]; kv += 2)
+		if (strcmp(kv[0], name) == 0)
+			return kv[1];
+	return NULL;
+}
+
+static void test_bool(void **state)
+{
+	int v = -1;
+
+	(void)state;
+	assert_int_equal(ktrace_parse_bool("1", &v), 0);
+	assert_int_equal(v, 1);
+	assert_int_equal(ktrace_parse_bool("TRUE", &v), 0);
+	assert_int_equal(v, 1);
+	assert_int_equal(ktrace_parse_bool("on", &v), 0);
+	assert_int_equal(v, 1);
+	assert_int_equal(ktrace_parse_bool("0", &v), 0);
+	assert_int_equal(v, 0);
+	assert_int_equal(ktrace_parse_bool("No", &v), 0);
+	assert_int_equal(v, 0);
+	assert_int_equal(ktrace_parse_bool("2", &v), -1);
+	assert_int_equal(ktrace_parse_bool("1 ", &v), -1);
+	assert_int_equal(ktrace_parse_bool("yess", &v), -1);
+	assert_int_equal(ktrace_parse_bool("", &v), -1);
+}
+
+static void test_size(void **state)
+{
+	uint64_t v = 0;
+
+	(void)state;
+	assert_int_equal(ktrace_parse_size("1", &v), 0);
+	assert_int_equal(v, 1);
+	assert_int_equal(ktrace_parse_size("64K", &v), 0);
+	assert_int_equal(v, 65536);
+	assert_int_equal(ktrace_parse_size("256M", &v), 0);
+	assert_int_equal(v, 256ull << 20);
+	assert_int_equal(ktrace_parse_size("2g", &v), 0);
+	assert_int_equal(v, 2ull << 30);
+	assert_int_equal(ktrace_parse_size("3KiB", &v), 0);
+	assert_int_equal(v, 3072);
+	assert_int_equal(ktrace_parse_size("5kb", &v), 0);
+	assert_int_equal(v, 5120);
+	assert_int_equal(ktrace_parse_size("100B", &v), 0);
+	assert_int_equal(v, 100);
+	assert_int_equal(ktrace_parse_size("1T", &v), 0);
+	assert_int_equal(v, 1ull << 40);
+	assert_int_equal(ktrace_parse_size("18446744073709551615", &v), 0);
+	assert_true(v == UINT64_MAX);
+	assert_int_equal(ktrace_parse_size("18446744073709551616", &v), -1); /* overflow */
+	assert_int_equal(ktrace_parse_size("17179869184G", &v), -1);         /* 2^64 */
+	assert_int_equal(ktrace_parse_size("", &v), -1);
+	assert_int_equal(ktrace_parse_size("-1", &v), -1);
+	assert_int_equal(ktrace_parse_size(" 5", &v), -1);
+	assert_int_equal(ktrace_parse_size("5 ", &v), -1);
+	assert_int_equal(ktrace_parse_size("12X", &v), -1);
+	assert_int_equal(ktrace_parse_size("1.5M", &v), -1);
+	assert_int_equal(ktrace_parse_size("M", &v), -1);
+	assert_int_equal(ktrace_parse_size("4MBB", &v), -1);
+}
+
+static void test_range(void **state)
+{
+	uint64_t lo = 0, hi = 0;
+
+	(void)state;
+	assert_int_equal(ktrace_parse_range("3:7", &lo, &hi), 0);
+	assert_true(lo == 3 && hi == 7);
+	assert_int_equal(ktrace_parse_range("10:", &lo, &hi), 0);
+	assert_true(lo == 10 && hi == UINT64_MAX);
+	assert_int_equal(ktrace_parse_range(":5", &lo, &hi), 0);
+	assert_true(lo == 0 && hi == 5);
+	assert_int_equal(ktrace_parse_range("42", &lo, &hi), 0);
+	assert_true(lo == 42 && hi == 43);
+	assert_int_equal(ktrace_parse_range(":", &lo, &hi), 0);
+	assert_true(lo == 0 && hi == UINT64_MAX);
+	assert_int_equal(ktrace_parse_range("7:3", &lo, &hi), -1);
+	assert_int_equal(ktrace_parse_range("3:3", &lo, &hi), -1);
+	assert_int_equal(ktrace_parse_range("a:b", &lo, &hi), -1);
+	assert_int_equal(ktrace_parse_range("1:2:3", &lo, &hi), -1);
+	assert_int_equal(ktrace_parse_range("-1:4", &lo, &hi), -1);
+	assert_int_equal(ktrace_parse_range("4 :9", &lo, &hi), -1);
+	assert_int_equal(ktrace_parse_range("", &lo, &hi), -1);
+	assert_int_equal(ktrace_parse_range("18446744073709551615", &lo, &hi), -1);
+	assert_int_equal(ktrace_parse_range("99999999999999999999:", &lo, &hi), -1);
+}
+
+static void test_defaults(void **state)
+{
+	const char *env[] = { NULL };
+	struct ktrace_config c;
+	char err[512] = "", want[64];
+
+	(void)state;
+	assert_int_equal(ktrace_config_load(&c, env_table, env, err, sizeof(err)), 0);
+	assert_int_equal(c.overwrite, 0);
+	assert_int_equal(c.hash, 1);
+	assert_true(c.hash_max == KTRACE_HASH_MAX_DEFAULT);
+	assert_int_equal(c.have_kernel_filter, 0);
+	assert_true(c.launch_lo == 0 && c.launch_hi == UINT64_MAX);
+	assert_int_equal(c.quiet, 0);
+	assert_int_equal(c.store_modules, 1);
+	assert_int_equal(c.follow_fork, 0);
+	assert_string_equal(c.output_pattern, "ktrace-%p.ktrace");
+	snprintf(want, sizeof(want), "ktrace-%d.ktrace", (int)getpid());
+	assert_string_equal(c.output, want);
+	ktrace_config_free(&c);
+}
+
+static void test_values(void **state)
+{
+	const char *env[] = {
+		"KTRACE_OUTPUT", "/tmp/x-%p-%%.kt",
+		"KTRACE_OVERWRITE", "yes",
+		"KTRACE_HASH", "0",
+		"KTRACE_HASH_MAX", "16M",
+		"KTRACE_KERNELS", "^(gemm|fake_kernel_[ab])$",
+		"KTRACE_LAUNCHES", "100:200",
+		"KTRACE_QUIET", "1",
+		"KTRACE_STORE_MODULES", "off",
+		"KTRACE_DEBUG", "0",
+		"KTRACE_FOLLOW_FORK", "1",
+		NULL,
+	};
+	struct ktrace_config c;
+	char err[512] = "", want[64], desc[4096];
+
+	(void)state;
+	assert_int_equal(ktrace_config_load(&c, env_table, env, err, sizeof(err)), 0);
+	snprintf(want, sizeof(want), "/tmp/x-%d-%%.kt", (int)getpid());
+	assert_string_equal(c.output, want);
+	assert_int_equal(c.overwrite, 1);
+	assert_int_equal(c.hash, 0);
+	assert_true(c.hash_max == (16ull << 20));
+	assert_int_equal(c.have_kernel_filter, 1);
+	assert_int_equal(regexec(&c.kernel_filter, "fake_kernel_b", 0, NULL, 0), 0);
+	assert_int_equal(regexec(&c.kernel_filter, "gemm", 0, NULL, 0), 0);
+	assert_int_not_equal(regexec(&c.kernel_filter, "gemm2", 0, NULL, 0), 0);
+	assert_true(c.launch_lo == 100 && c.launch_hi == 200);
+	assert_int_equal(c.quiet, 1);
+	assert_int_equal(c.store_modules, 0);
+	assert_int_equal(c.follow_fork, 1);
+	ktrace_config_describe(&c, desc, sizeof(desc));
+	assert_non_null(strstr(desc, "KTRACE_OUTPUT=/tmp/x-%p-%%.kt "));
+	assert_non_null(strstr(desc, "KTRACE_HASH=0 "));
+	assert_non_null(strstr(desc, "KTRACE_HASH_MAX=16777216 "));
+	assert_non_null(strstr(desc, "KTRACE_LAUNCHES=100:200 "));
+	assert_non_null(strstr(desc, "KTRACE_KERNELS=^(gemm|fake_kernel_[ab])$"));
+	ktrace_config_free(&c);
+	assert_int_equal(c.have_kernel_filter, 0);
+}
+
+/* An empty value means "unset". */
+static void test_empty_is_default(void **state)
+{
+	const char *env[] = { "KTRACE_HASH", "", "KTRACE_KERNELS", "", "KTRACE_OUTPUT", "", NULL };
+	struct ktrace_config c;
+	char err[512] = "";
+
+	(void)state;
+	assert_int_equal(ktrace_config_load(&c, env_table, env, err, sizeof(err)), 0);
+	assert_int_equal(c.hash, 1);
+	assert_int_equal(c.have_kernel_filter, 0);
+	assert_string_equal(c.output_pattern, "ktrace-%p.ktrace");
+	ktrace_config_free(&c);
+}
+
+/* Each bad value: -1 and one line naming the variable and the value. */
+static void expect_bad(const char *name, const char *value, const char *quoted)
+{
+	const char *env[] = { name, value, NULL };
+	struct ktrace_config c;
+	char err[1024] = "", head[256];
+
+	assert_int_equal(ktrace_config_load(&c, env_table, env, err, sizeof(err)), -1);
+	snprintf(head, sizeof(head), "%s=\"%s\": ", name, quoted ? quoted : value);
+	if (strncmp(err, head, strlen(head)) != 0)
+		fail_msg("message for %s=%s: \"%s\" does not start with \"%s\"", name, value, err, head);
+	assert_null(strchr(err, '\n'));
+	assert_non_null(strstr(err, "tracing is off"));
+}
+
+static void test_bad_values(void **state)
+{
+	char long_value[400];
+
+	(void)state;
+	expect_bad("KTRACE_HASH", "2", NULL);
+	expect_bad("KTRACE_HASH", "enabled", NULL);
+	expect_bad("KTRACE_OVERWRITE", "maybe", NULL);
+	expect_bad("KTRACE_QUIET", "-1", NULL);
+	expect_bad("KTRACE_STORE_MODULES", "1x", NULL);
+	expect_bad("KTRACE_DEBUG", "verbose", NULL);
+	expect_bad("KTRACE_FOLLOW_FORK", "2", NULL);
+	expect_bad("KTRACE_HASH_MAX", "12X", NULL);
+	expect_bad("KTRACE_HASH_MAX", "0", NULL);
+	expect_bad("KTRACE_HASH_MAX", "99999999999999999999", NULL);
+	expect_bad("KTRACE_LAUNCHES", "9:3", NULL);
+	expect_bad("KTRACE_LAUNCHES", "x", NULL);
+	expect_bad("KTRACE_KERNELS", "(unclosed", NULL);
+	expect_bad("KTRACE_KERNELS", "a{2,1}", NULL);
+	expect_bad("KTRACE_OUTPUT", "trace-%q.kt", NULL);
+	/* Control bytes are escaped, long values cut. */
+	expect_bad("KTRACE_HASH", "\x1b[31mred", "\\x1b[31mred");
+	memset(long_value, 'z', sizeof(long_value) - 1);
+	long_value[sizeof(long_value) - 1] = '\0';
+	{
+		const char *env[] = { "KTRACE_LAUNCHES", long_value, NULL };
+		struct ktrace_config c;
+		char err[1024];
+
+		assert_int_equal(ktrace_config_load(&c, env_table, env, err, sizeof(err)), -1);
+		assert_non_null(strstr(err, "zzz...\""));
+		assert_true(strlen(err) < 300);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_bool),
+		cmocka_unit_test(test_size),
+		cmocka_unit_test(test_range),
+		cmocka_unit_test(test_defaults),
+		cmocka_unit_test(test_values),
+		cmocka_unit_test(test_empty_is_default),
+		cmocka_unit_test(test_bad_values),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
