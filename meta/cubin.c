@@ -351,12 +351,18 @@ int kt_cubin_parse(struct kt_mb *b, const uint8_t *img, size_t len, uint32_t *sm
 			GElf_Sym sym;
 			if (!gelf_getsym(sd, (int)i, &sym))
 				break;
-			if (GELF_ST_TYPE(sym.st_info) != STT_FUNC || !(sym.st_other & STO_CUDA_ENTRY) ||
-			    sym.st_shndx == SHN_UNDEF)
+			if (GELF_ST_TYPE(sym.st_info) != STT_FUNC || sym.st_shndx == SHN_UNDEF)
 				continue;
 			const char *nm = elf_strptr(e, symsh.sh_link, sym.st_name);
 			if (!nm || !*nm)
 				continue;
+			if (!(sym.st_other & STO_CUDA_ENTRY)) {
+				/* a device function (-G builds keep them, with their own .nv.info.<name>) */
+				struct info_sec *ds = find_isec(isec, nisec, nm);
+				if (ds)
+					ds->used = 1;
+				continue;
+			}
 			if (sym.st_shndx < SHN_LORESERVE) {
 				Elf_Scn *ts = elf_getscn(e, sym.st_shndx);
 				GElf_Shdr tsh;
@@ -383,7 +389,7 @@ int kt_cubin_parse(struct kt_mb *b, const uint8_t *img, size_t len, uint32_t *sm
 			}
 		}
 	}
-	/* info sections without an entry symbol (stripped symbol table) */
+	/* info sections of no function symbol at all (stripped symbol table) */
 	for (size_t i = 0; i < nisec; i++) {
 		if (isec[i].used)
 			continue;

@@ -66,14 +66,19 @@ int ktrace_demangle_param_types(const char *mangled, char **types, int max)
 	char *d = ktrace_demangle(mangled);
 	if (!d)
 		return -1;
+	int n = kt_split_param_types(d, types, max);
+	free(d);
+	return n;
+}
+
+int kt_split_param_types(const char *d, char **types, int max)
+{
 	size_t n = strlen(d);
 	/* the parameter list is the last balanced (...) group, ending the string */
 	while (n && isspace((unsigned char)d[n - 1]))
 		n--;
-	if (!n || d[n - 1] != ')') {
-		free(d);
+	if (!n || d[n - 1] != ')')
 		return -1;
-	}
 	size_t close = n - 1, open = 0;
 	int depth = 0, found = 0;
 	for (size_t i = close + 1; i-- > 0;) {
@@ -85,10 +90,8 @@ int ktrace_demangle_param_types(const char *mangled, char **types, int max)
 			break;
 		}
 	}
-	if (!found) {
-		free(d);
+	if (!found)
 		return -1;
-	}
 	const char *s = d + open + 1;
 	size_t len = close - open - 1;
 	int count = 0;
@@ -96,7 +99,6 @@ int ktrace_demangle_param_types(const char *mangled, char **types, int max)
 	char *whole = trim_dup(s, len);
 	if (!whole || !*whole || !strcmp(whole, "void")) {
 		free(whole);
-		free(d);
 		return 0;
 	}
 	free(whole);
@@ -120,7 +122,6 @@ int ktrace_demangle_param_types(const char *mangled, char **types, int max)
 					if (!types[count]) {
 						for (int j = 0; j < count; j++)
 							free(types[j]);
-						free(d);
 						return -1;
 					}
 				}
@@ -131,6 +132,5 @@ int ktrace_demangle_param_types(const char *mangled, char **types, int max)
 		default: break;
 		}
 	}
-	free(d);
 	return count;
 }

@@ -128,6 +128,8 @@ void kt_triton_type_to_sig(const char *mlir, size_t len, char *out, size_t outle
 
 /* demangle.c: types from the mangled name. */
 int kt_is_mangled(const char *name);
+/* Split the parameter list of a demangled function name; count or -1. */
+int kt_split_param_types(const char *demangled, char **types, int max);
 
 /* Cache roots: Triton cache directories and Inductor cache roots to search,
  * from opts and (if use_env_caches) the environment.  Returns count. */

@@ -91,7 +91,7 @@ static void apply_demangled(struct ktrace_meta_kernel *k)
 			return;
 		max = (int)k->nparams;
 	}
-	int n = ktrace_demangle_param_types(k->name, tv, max);
+	int n = k->demangled && k->demangled[0] ? kt_split_param_types(k->demangled, tv, max) : -1;
 	if (n == (int)k->nparams)
 		for (int i = 0; i < n; i++)
 			kt_param_set_type(&k->params[i], tv[i], strlen(tv[i]), KT_TPRIO_DEMANGLED);

@@ -394,6 +394,8 @@ void kt_ptx_merge_names(struct kt_mb *b, uint32_t first, const char *text, size_
 						break;
 					if (pp->name_source == KTRACE_NAME_PTX)
 						kt_param_set_name(&k->params[q], pp->name, strlen(pp->name), KTRACE_NAME_PTX);
+					if (pp->type)
+						kt_param_set_type(&k->params[q], pp->type, strlen(pp->type), KT_TPRIO_PTX);
 				}
 				break;
 			}

@@ -138,8 +138,16 @@ void ktrace_inspect_print_summary(FILE *f, const char *path, const struct ktrace
 {
 	uint64_t nparams = 0, bysrc[8] = {0}, bykind[4] = {0};
 	uint32_t nolayout = 0;
+	uint32_t sms[32] = {0}, smn[32] = {0}, nsm = 0;
 	for (uint32_t i = 0; i < img->nkernels; i++) {
 		const struct ktrace_meta_kernel *k = &img->kernels[i];
+		uint32_t s;
+		for (s = 0; s < nsm && sms[s] != k->sm; s++)
+			;
+		if (s == nsm && nsm < 32)
+			sms[nsm++] = k->sm;
+		if (s < nsm)
+			smn[s]++;
 		if (k->layout_source == KTRACE_LAYOUT_NONE)
 			nolayout++;
 		nparams += k->nparams;
@@ -159,6 +167,9 @@ void ktrace_inspect_print_summary(FILE *f, const char *path, const struct ktrace
 		for (int s = 0; s < 7; s++)
 			fprintf(f, "%s\"%s\": %llu", s ? ", " : "", ktrace_name_source_name((uint8_t)s),
 				(unsigned long long)bysrc[s]);
+		fputs("}, \"kernels_by_sm\": {", f);
+		for (uint32_t s = 0; s < nsm; s++)
+			fprintf(f, "%s\"%u\": %u", s ? ", " : "", sms[s], smn[s]);
 		fprintf(f, "}, \"warnings\": %u, \"parse_ms\": %.3f}\n", img->nwarnings, parse_ms);
 		return;
 	}
@@ -169,5 +180,11 @@ void ktrace_inspect_print_summary(FILE *f, const char *path, const struct ktrace
 	for (int s = 0; s < 7; s++)
 		if (bysrc[s])
 			fprintf(f, " %s %llu", ktrace_name_source_name((uint8_t)s), (unsigned long long)bysrc[s]);
+	fputs("; kernels by sm:", f);
+	for (uint32_t s = 0; s < nsm; s++)
+		if (sms[s])
+			fprintf(f, " sm_%u %u", sms[s], smn[s]);
+		else
+			fprintf(f, " ptx %u", smn[s]);
 	fprintf(f, "; %u warnings; parsed in %.1f ms\n", img->nwarnings, parse_ms);
 }
