@@ -48,6 +48,7 @@ struct trace_summary {
 	unsigned api[4];
 	unsigned ex_cluster_ok;
 	unsigned unnamed;   /* successful launches whose kernel has no known name */
+	uint64_t dropped;   /* KTRACE_CTR_RECORDS_DROPPED (last COUNTERS record) */
 	int have_header, have_end;
 	struct ktrace_rec_end end;
 	uint32_t header_pid;
@@ -202,6 +203,19 @@ static void summarise(const char *trace, struct trace_summary *s)
 			}
 			break;
 		}
+		case KTRACE_REC_COUNTERS: {
+			struct ktrace_rec_counters rc;
+
+			assert_int_equal(ktrace_decode_counters(rec, len, &rc), 0);
+			for (uint32_t i = 0; i < rc.ncounters; i++) {
+				struct ktrace_counter ctr;
+
+				ktrace_counters_get(&rc, i, &ctr);
+				if (ctr.id == KTRACE_CTR_RECORDS_DROPPED)
+					s->dropped = ctr.value;
+			}
+			break;
+		}
 		case KTRACE_REC_END:
 			assert_int_equal(ktrace_decode_end(rec, len, &s->end), 0);
 			s->have_end = 1;
@@ -290,8 +304,12 @@ static void test_threads_race_init(void **state)
 	summarise("threads.ktrace", &s);
 	if (!s.ok)
 		fail_msg("trace unreadable: %s", s.error);
-	assert_int_equal(s.launches, 16000);
-	assert_int_equal(s.launch_ptsz, 16000);
+	/* Every launch reached the tracer: recorded, or dropped by the writer's
+	 * bounded producer wait (counted; it happens on a loaded machine). */
+	if (s.dropped)
+		print_message("note: the writer dropped %llu records\n", (unsigned long long)s.dropped);
+	assert_true(s.launches <= 16000 && s.launches + s.dropped >= 16000);
+	assert_int_equal(s.launch_ptsz, s.launches);
 	assert_int_equal(s.unnamed, 0);
 }
 
@@ -350,7 +368,7 @@ static void test_signals(void **state)
 	assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT);
 	check_end("abort.ktrace", KTRACE_END_ABORT, SIGABRT, 1);
 
-	status = run_app("segv.ktrace", NULL, "segv", "0");
+	status = run_app("segv.ktrace", NULL, "segv", "64"); /* a real fault (not NULL: UBSan would catch that first) */
 	assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGSEGV);
 	check_end("segv.ktrace", KTRACE_END_SIGNAL, SIGSEGV, 1);
 
