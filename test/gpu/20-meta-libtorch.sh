@@ -8,6 +8,7 @@ set -u
 name=meta_libtorch
 B=${KT_BUILD:-build}
 LOGS=${KT_LOGS:-/tmp}
+TMP=${KT_TMP:-/tmp}
 inspect=$B/ktrace-inspect
 [ -x "$inspect" ] || { echo "RESULT|$name|SKIP|$inspect not built"; exit 0; }
 lib=$(python3 -c 'import torch,os;print(os.path.join(os.path.dirname(torch.__file__),"lib","libtorch_cuda.so"))' 2>/dev/null)
@@ -38,12 +39,12 @@ echo "BENCH|meta_libtorch_parse|$parse_ms|ms|ktrace-inspect --sm $sm on libtorch
 command -v cuobjdump >/dev/null 2>&1 || { echo "RESULT|$name|SKIP|cuobjdump not installed (ktrace: $ours_sm sm_$sm kernels)"; exit 0; }
 nelf=$(timeout 50 cuobjdump --list-elf "$lib" 2>/dev/null | grep -c "sm_${sm}[a-z]*\.cubin")
 t2=$(date +%s%N)
-timeout 100 cuobjdump -symbols -arch "sm_$sm" "$lib" >"$LOGS/meta-libtorch-symbols.txt" 2>&1
+timeout 100 cuobjdump -symbols -arch "sm_$sm" "$lib" >"$TMP/meta-libtorch-symbols.txt" 2>&1
 crc=$?
 t3=$(date +%s%N)
-theirs=$(grep -c "STO_ENTRY" "$LOGS/meta-libtorch-symbols.txt")
+theirs=$(grep -c "STO_ENTRY" "$TMP/meta-libtorch-symbols.txt")
 echo "cuobjdump: $nelf sm_$sm ELF files, $theirs entry symbols (exit $crc, $(( (t3 - t2) / 1000000 )) ms)"
-head -20 "$LOGS/meta-libtorch-symbols.txt"
+head -20 "$TMP/meta-libtorch-symbols.txt"
 echo "BENCH|meta_libtorch_cuobjdump_symbols|$(( (t3 - t2) / 1000000 ))|ms|cuobjdump -symbols -arch sm_$sm, for comparison"
 if [ "$crc" != 0 ]; then
 	echo "RESULT|$name|FAIL|cuobjdump -symbols exit $crc"
