@@ -24,3 +24,7 @@ CAPTURE_TEST_OBJS_SRCS := test/unit/capture_support.c interpose/registry.c inter
 TESTS += capture_registry_test
 capture_registry_test_SRCS := test/unit/capture_registry_test.c $(CAPTURE_TEST_OBJS_SRCS)
 capture_registry_test_LIBS := -lcmocka
+TESTS += capture_launch_test
+capture_launch_test_SRCS := test/unit/capture_launch_test.c interpose/launch_capture.c interpose/memory_events.c \
+	$(CAPTURE_TEST_OBJS_SRCS)
+capture_launch_test_LIBS := -lcmocka

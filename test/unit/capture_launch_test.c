@@ -1,0 +1,668 @@
+/* test/unit/capture_launch_test.c: ktrace_on_launch and the memory hooks,
+ * end to end through the real writer and reader: LAUNCH records (parameter
+ * bytes from kernelParams and from extra, pointer regions, context, device,
+ * thread, flags, result), KTRACE_LAUNCHES and KTRACE_KERNELS filtering, the
+ * hash-pipeline handshake (stream normalisation, skipped hashing), ALLOC /
+ * FREE with VMM merging, MEMCPY / MEMSET ordering and source digests, context
+ * destruction, and many threads launching at once. */
+#include <pthread.h>
+#include <regex.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "capture_support.h"
+#include "format/trace_writer.h"
+#include "hashkern/ktrace_digest.h"
+#include "interpose/alloc_map.h"
+#include "interpose/events.h"
+#include "interpose/hash_pipeline.h"
+#include "interpose/meta_worker.h"
+#include "interpose/registry.h"
+#include "interpose/tracer.h"
+
+#define A_BASE 0x7f0000100000ull
+#define A_SIZE (1ull << 20)
+#define B_BASE 0x7f0000400000ull
+#define B_SIZE 8192ull
+#define CTX ((CUcontext)(uintptr_t)0xc0)
+
+/* ---- fake hash pipeline ------------------------------------------------------ */
+
+static int events[64];
+static unsigned nevents;
+enum { EV_PRE = 1, EV_REAL = 2, EV_POST = 3 };
+static int pre_returns_job;
+static CUcontext pre_ctx, destroyed_ctx;
+static CUstream pre_stream;
+static uint8_t pre_rec[1 << 16];
+static size_t pre_size, pre_regions_off;
+static CUresult post_result;
+static int job_token;
+
+struct ktrace_hash_job *ktrace_hash_pre(CUcontext ctx, CUstream stream, const void *rec, size_t size,
+					size_t regions_off)
+{
+	events[nevents++ % 64] = EV_PRE;
+	pre_ctx = ctx;
+	pre_stream = stream;
+	assert_true(size <= sizeof(pre_rec));
+	memcpy(pre_rec, rec, size);
+	pre_size = size;
+	pre_regions_off = regions_off;
+	return pre_returns_job ? (struct ktrace_hash_job *)&job_token : NULL;
+}
+
+void ktrace_hash_post(struct ktrace_hash_job *job, CUresult launch_result)
+{
+	assert_ptr_equal(job, &job_token);
+	events[nevents++ % 64] = EV_POST;
+	post_result = launch_result;
+	/* What the pipeline does once the hashes landed. */
+	ktrace_writer_append(ktrace_tracer.writer, pre_rec, pre_size);
+}
+
+void ktrace_hash_context_destroyed(CUcontext ctx)
+{
+	destroyed_ctx = ctx;
+}
+
+/* ---- the application's launch ------------------------------------------------- */
+
+static int real_marker;
+static atomic_ulong real_calls;
+static CUresult real_result;
+
+static CUresult fake_real(const struct ktrace_launch_args *a, void *ctx)
+{
+	(void)a;
+	assert_ptr_equal(ctx, &real_marker);
+	atomic_fetch_add(&real_calls, 1);
+	events[nevents++ % 64] = EV_REAL;
+	return real_result;
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	fake_driver_reset();
+	ktrace_alloc_map_reset();
+	trace_begin(0, 1);
+	atomic_store(&real_calls, 0);
+	real_result = CUDA_SUCCESS;
+	nevents = 0;
+	pre_returns_job = 1;
+	destroyed_ctx = NULL;
+	return 0;
+}
+
+static void fake_axpy(uint64_t h)
+{
+	struct fake_func f = { h, 0, "kt_axpy", 4, { 0, 8, 16, 20 }, { 8, 8, 4, 4 } };
+
+	fake_driver_add(&f);
+}
+
+struct axpy_args {
+	uint64_t out, x;
+	float a;
+	int32_t n;
+	void *kp[4];
+};
+
+static void axpy_init(struct axpy_args *g, uint64_t out, uint64_t x)
+{
+	g->out = out;
+	g->x = x;
+	g->a = 2.0f;
+	g->n = 1000;
+	g->kp[0] = &g->out;
+	g->kp[1] = &g->x;
+	g->kp[2] = &g->a;
+	g->kp[3] = &g->n;
+}
+
+static struct ktrace_launch_args launch_args(uint64_t f, void **kp, void **extra)
+{
+	struct ktrace_launch_args a;
+
+	memset(&a, 0, sizeof(a));
+	a.api = KTRACE_API_LAUNCH_KERNEL;
+	a.f = (CUfunction)(uintptr_t)f;
+	a.grid[0] = 4;
+	a.grid[1] = 2;
+	a.grid[2] = 1;
+	a.block[0] = 128;
+	a.block[1] = 1;
+	a.block[2] = 1;
+	a.shared_mem = 256;
+	a.stream = (CUstream)(uintptr_t)0x5700;
+	a.kernel_params = kp;
+	a.extra = extra;
+	return a;
+}
+
+static void decode_launch(size_t i, struct ktrace_rec_launch *r)
+{
+	const struct loaded_rec *l = trace_nth(KTRACE_REC_LAUNCH, i);
+
+	assert_non_null(l);
+	assert_int_equal(ktrace_decode_launch(l->data, l->len, r), 0);
+}
+
+static void test_launch_kernel_params(void **state)
+{
+	struct axpy_args g;
+	struct ktrace_launch_args a;
+	struct ktrace_rec_launch r;
+	struct ktrace_region reg;
+	struct ktrace_record_prefix p;
+	uint64_t t0, t1;
+	CUresult res;
+	uint8_t expect[24];
+
+	(void)state;
+	fake_axpy(0xf1);
+	ktrace_on_alloc(A_BASE, A_SIZE, KTRACE_ALLOC_DEVICE, NULL);
+	ktrace_on_alloc(B_BASE, B_SIZE, KTRACE_ALLOC_ASYNC, (CUstream)(uintptr_t)0x5700);
+	axpy_init(&g, A_BASE + 4096, B_BASE);
+	a = launch_args(0xf1, g.kp, NULL);
+	t0 = ktrace_now_ns();
+	res = ktrace_on_launch(&a, fake_real, &real_marker);
+	t1 = ktrace_now_ns();
+	assert_int_equal(res, CUDA_SUCCESS);
+	assert_int_equal(atomic_load(&real_calls), 1);
+	trace_end();
+
+	assert_int_equal(trace_count(KTRACE_REC_ALLOC), 2);
+	assert_int_equal(trace_count(KTRACE_REC_LAUNCH), 1);
+	assert_int_equal(trace_count(KTRACE_REC_KERNEL), 1);
+	decode_launch(0, &r);
+	assert_int_equal(ktrace_decode_prefix(trace_nth(KTRACE_REC_LAUNCH, 0)->data,
+					      trace_nth(KTRACE_REC_LAUNCH, 0)->len, &p), 0);
+	assert_true(p.time_ns >= t0 && p.time_ns <= t1);
+	assert_int_equal(r.launch_seq, 0);
+	assert_int_equal(r.context, 0xc0);
+	assert_int_equal(r.stream, 0x5700);
+	assert_int_equal(r.tid, (uint32_t)syscall(SYS_gettid));
+	assert_int_equal(r.device, 0);
+	assert_int_equal(r.api, KTRACE_API_LAUNCH_KERNEL);
+	assert_int_equal(r.flags, 0);
+	assert_int_equal(r.grid[0], 4);
+	assert_int_equal(r.grid[1], 2);
+	assert_int_equal(r.block[0], 128);
+	assert_int_equal(r.cluster[0], 0);
+	assert_int_equal(r.shared_mem, 256);
+	assert_int_equal(r.result, 0);
+	assert_int_equal(r.param_bytes_len, 24);
+	memcpy(expect, &g.out, 8);
+	memcpy(expect + 8, &g.x, 8);
+	memcpy(expect + 16, &g.a, 4);
+	memcpy(expect + 20, &g.n, 4);
+	assert_memory_equal(r.param_bytes, expect, 24);
+	assert_int_equal(r.nregions, 2);
+	ktrace_launch_region(&r, 0, &reg);
+	assert_int_equal(reg.param_offset, 0);
+	assert_int_equal(reg.ordinal, 0);
+	assert_int_equal(reg.ptr, A_BASE + 4096);
+	assert_int_equal(reg.alloc_base, A_BASE);
+	assert_int_equal(reg.alloc_size, A_SIZE);
+	assert_int_equal(reg.hash_len, 0);
+	ktrace_launch_region(&r, 1, &reg);
+	assert_int_equal(reg.param_offset, 8);
+	assert_int_equal(reg.ordinal, 1);
+	assert_int_equal(reg.alloc_base, B_BASE);
+	assert_int_equal(reg.flags, 0);
+	{
+		struct ktrace_rec_kernel k;
+
+		assert_int_equal(trace_kernel(r.kernel_id, &k), 0);
+		assert_string_equal(kstr_c(k.name), "kt_axpy");
+	}
+	assert_int_equal(trace_counter(KTRACE_CTR_LAUNCHES_SEEN), 1);
+}
+
+static void test_launch_failed_and_ptsz(void **state)
+{
+	struct axpy_args g;
+	struct ktrace_launch_args a;
+	struct ktrace_rec_launch r;
+
+	(void)state;
+	fake_axpy(0xf1);
+	axpy_init(&g, 1, 2);
+	a = launch_args(0xf1, g.kp, NULL);
+	a.ptsz = 1;
+	a.stream = NULL;
+	a.api = KTRACE_API_LAUNCH_KERNEL_EX;
+	a.cluster[0] = 2;
+	a.cluster[1] = 1;
+	a.cluster[2] = 1;
+	real_result = CUDA_ERROR_INVALID_VALUE;
+	assert_int_equal(ktrace_on_launch(&a, fake_real, &real_marker), CUDA_ERROR_INVALID_VALUE);
+	trace_end();
+	decode_launch(0, &r);
+	assert_int_equal(r.result, CUDA_ERROR_INVALID_VALUE);
+	assert_int_equal(r.flags, KTRACE_LAUNCHF_FAILED | KTRACE_LAUNCHF_PTSZ);
+	assert_int_equal(r.stream, 0); /* as given */
+	assert_int_equal(r.api, KTRACE_API_LAUNCH_KERNEL_EX);
+	assert_int_equal(r.cluster[0], 2);
+	assert_int_equal(r.nregions, 0);
+}
+
+static void test_launch_extra(void **state)
+{
+	uint64_t buf[3] = { A_BASE + 8, 42, B_BASE + 16 };
+	size_t size = sizeof(buf);
+	void *extra[] = { CU_LAUNCH_PARAM_BUFFER_POINTER, buf, CU_LAUNCH_PARAM_BUFFER_SIZE, &size, CU_LAUNCH_PARAM_END };
+	struct fake_func f = { 0xf2, 0, "three", 3, { 0, 8, 16 }, { 8, 8, 8 } };
+	struct ktrace_launch_args a;
+	struct ktrace_rec_launch r;
+
+	(void)state;
+	fake_driver_add(&f);
+	ktrace_on_alloc(A_BASE, A_SIZE, KTRACE_ALLOC_DEVICE, NULL);
+	ktrace_on_alloc(B_BASE, B_SIZE, KTRACE_ALLOC_DEVICE, NULL);
+	a = launch_args(0xf2, NULL, extra);
+	assert_int_equal(ktrace_on_launch(&a, fake_real, &real_marker), CUDA_SUCCESS);
+	trace_end();
+	decode_launch(0, &r);
+	assert_int_equal(r.flags, KTRACE_LAUNCHF_EXTRA);
+	assert_int_equal(r.param_bytes_len, 24);
+	assert_memory_equal(r.param_bytes, buf, 24);
+	assert_int_equal(r.nregions, 2);
+}
+
+static void test_launch_range_filter(void **state)
+{
+	struct axpy_args g;
+	struct ktrace_launch_args a;
+	struct ktrace_rec_launch r;
+	int i;
+
+	(void)state;
+	fake_axpy(0xf1);
+	axpy_init(&g, 1, 2);
+	a = launch_args(0xf1, g.kp, NULL);
+	ktrace_tracer.cfg.launch_lo = 2;
+	ktrace_tracer.cfg.launch_hi = 4;
+	for (i = 0; i < 6; i++)
+		ktrace_on_launch(&a, fake_real, &real_marker);
+	assert_int_equal(atomic_load(&real_calls), 6);
+	trace_end();
+	assert_int_equal(trace_count(KTRACE_REC_LAUNCH), 2);
+	decode_launch(0, &r);
+	assert_int_equal(r.launch_seq, 2);
+	decode_launch(1, &r);
+	assert_int_equal(r.launch_seq, 3);
+	assert_int_equal(trace_counter(KTRACE_CTR_LAUNCHES_SEEN), 6);
+	assert_int_equal(trace_counter(KTRACE_CTR_LAUNCHES_FILTERED), 4);
+}
+
+static void test_launch_kernel_filter(void **state)
+{
+	struct axpy_args g;
+	struct ktrace_launch_args a, b;
+	struct fake_func f = { 0xf3, 0, "other", 0, { 0 }, { 0 } };
+	struct ktrace_rec_launch r;
+	unsigned long calls;
+	int i;
+
+	(void)state;
+	fake_axpy(0xf1);
+	fake_driver_add(&f);
+	assert_int_equal(regcomp(&ktrace_tracer.cfg.kernel_filter, "axpy", REG_EXTENDED | REG_NOSUB), 0);
+	ktrace_tracer.cfg.have_kernel_filter = 1;
+	axpy_init(&g, 1, 2);
+	a = launch_args(0xf1, g.kp, NULL);
+	b = launch_args(0xf3, NULL, NULL);
+	for (i = 0; i < 3; i++) {
+		ktrace_on_launch(&a, fake_real, &real_marker);
+		ktrace_on_launch(&b, fake_real, &real_marker);
+	}
+	/* The decision is cached: no driver call for later launches. */
+	calls = fake_driver_calls();
+	ktrace_on_launch(&b, fake_real, &real_marker);
+	ktrace_on_launch(&a, fake_real, &real_marker);
+	assert_int_equal(fake_driver_calls(), calls);
+	assert_int_equal(atomic_load(&real_calls), 8);
+	trace_end();
+	regfree(&ktrace_tracer.cfg.kernel_filter);
+	ktrace_tracer.cfg.have_kernel_filter = 0;
+	assert_int_equal(trace_count(KTRACE_REC_LAUNCH), 4);
+	decode_launch(3, &r);
+	assert_int_equal(r.launch_seq, 7);
+	assert_int_equal(trace_counter(KTRACE_CTR_LAUNCHES_FILTERED), 4);
+	assert_int_equal(trace_count(KTRACE_REC_KERNEL), 1);
+}
+
+static void test_hash_handshake(void **state)
+{
+	struct axpy_args g;
+	struct ktrace_launch_args a;
+	struct ktrace_rec_launch r;
+	struct ktrace_region reg;
+
+	(void)state;
+	ktrace_tracer.cfg.hash = 1;
+	fake_axpy(0xf1);
+	ktrace_on_alloc(A_BASE, A_SIZE, KTRACE_ALLOC_DEVICE, NULL);
+	ktrace_on_alloc(B_BASE, B_SIZE, KTRACE_ALLOC_DEVICE, NULL);
+	axpy_init(&g, A_BASE, B_BASE);
+	a = launch_args(0xf1, g.kp, NULL);
+	a.ptsz = 1;
+	a.stream = NULL;
+
+	/* 1: hashed: pre, real launch, post, in that order; stream normalised. */
+	assert_int_equal(ktrace_on_launch(&a, fake_real, &real_marker), CUDA_SUCCESS);
+	assert_int_equal(nevents, 3);
+	assert_int_equal(events[0], EV_PRE);
+	assert_int_equal(events[1], EV_REAL);
+	assert_int_equal(events[2], EV_POST);
+	assert_ptr_equal(pre_ctx, CTX);
+	assert_ptr_equal(pre_stream, CU_STREAM_PER_THREAD);
+	assert_int_equal(pre_regions_off, KTRACE_LAUNCH_REGIONS_OFF);
+	assert_int_equal(post_result, CUDA_SUCCESS);
+
+	/* 2: the pipeline refuses (capture, no slot): recorded unhashed. */
+	pre_returns_job = 0;
+	a.stream = (CUstream)(uintptr_t)0x5700;
+	assert_int_equal(ktrace_on_launch(&a, fake_real, &real_marker), CUDA_SUCCESS);
+	assert_ptr_equal(pre_stream, (CUstream)(uintptr_t)0x5700);
+
+	/* 3: no current context: no pipeline call at all. */
+	fake_driver_set_context(NULL, 0, 0);
+	nevents = 0;
+	ktrace_on_launch(&a, fake_real, &real_marker);
+	assert_int_equal(nevents, 1);
+	assert_int_equal(events[0], EV_REAL);
+
+	/* 4: nothing to hash (no pointers): appended directly, no flags. */
+	fake_driver_set_context(CTX, 0, 90);
+	axpy_init(&g, 1, 2);
+	nevents = 0;
+	ktrace_on_launch(&a, fake_real, &real_marker);
+	assert_int_equal(nevents, 1);
+	trace_end();
+
+	assert_int_equal(trace_count(KTRACE_REC_LAUNCH), 4);
+	decode_launch(0, &r);
+	assert_int_equal(r.launch_seq, 0);
+	assert_int_equal(r.flags, KTRACE_LAUNCHF_HASHED | KTRACE_LAUNCHF_PTSZ);
+	assert_int_equal(r.nregions, 2);
+	ktrace_launch_region(&r, 0, &reg);
+	assert_true(reg.hash_len > 0 && reg.hash_len <= A_SIZE);
+	ktrace_launch_region(&r, 1, &reg);
+	assert_true(reg.hash_len > 0 && reg.hash_len <= B_SIZE);
+	decode_launch(1, &r);
+	assert_int_equal(r.launch_seq, 1);
+	assert_int_equal(r.flags, KTRACE_LAUNCHF_HASH_SKIPPED | KTRACE_LAUNCHF_PTSZ);
+	ktrace_launch_region(&r, 0, &reg);
+	assert_int_equal(reg.hash_len, 0);
+	assert_int_equal(reg.flags & KTRACE_REGIONF_UNHASHED, KTRACE_REGIONF_UNHASHED);
+	decode_launch(2, &r);
+	assert_int_equal(r.context, 0);
+	assert_int_equal(r.device, -1);
+	assert_int_equal(r.flags, KTRACE_LAUNCHF_HASH_SKIPPED | KTRACE_LAUNCHF_PTSZ);
+	decode_launch(3, &r);
+	assert_int_equal(r.nregions, 0);
+	assert_int_equal(r.flags, KTRACE_LAUNCHF_PTSZ);
+	ktrace_tracer.cfg.hash = 0;
+}
+
+static void test_many_pointers_in_a_struct(void **state)
+{
+	/* One 4 KiB by-value struct holding 512 pointers (more than the initial scratch). */
+	struct fake_func f = { 0xf4, 0, "mta", 2, { 0, 8 }, { 4, 4096 } };
+	static uint64_t blob[513];
+	int32_t n = 512;
+	void *kp[2] = { &n, &blob[1] };
+	struct ktrace_launch_args a;
+	struct ktrace_rec_launch r;
+	struct ktrace_region reg;
+	uint32_t i;
+
+	(void)state;
+	fake_driver_add(&f);
+	ktrace_on_alloc(A_BASE, A_SIZE, KTRACE_ALLOC_DEVICE, NULL);
+	for (i = 1; i <= 512; i++)
+		blob[i] = A_BASE + 64 * i;
+	a = launch_args(0xf4, kp, NULL);
+	ktrace_on_launch(&a, fake_real, &real_marker);
+	trace_end();
+	decode_launch(0, &r);
+	assert_int_equal(r.param_bytes_len, 4104);
+	assert_int_equal(r.nregions, 512);
+	for (i = 0; i < 512; i++) {
+		ktrace_launch_region(&r, i, &reg);
+		assert_int_equal(reg.param_offset, 8 + 8 * i);
+		assert_int_equal(reg.ordinal, 1);
+		assert_int_equal(reg.flags, KTRACE_REGIONF_IN_STRUCT);
+		assert_int_equal(reg.ptr, A_BASE + 64 * (i + 1));
+	}
+}
+
+static void test_alloc_free_vmm(void **state)
+{
+	struct ktrace_alloc_info ai;
+	struct ktrace_rec_free fr;
+	struct ktrace_rec_alloc ar;
+	const uint64_t V = 0x7e0000000000ull, P = 2ull << 20;
+
+	(void)state;
+	ktrace_on_alloc(V - (64ull << 20), 128ull << 20, KTRACE_ALLOC_RESERVE, NULL);
+	assert_int_equal(ktrace_alloc_map_lookup(V, &ai), 0); /* reservation: not tracked */
+	ktrace_on_alloc(V, P, KTRACE_ALLOC_VMM, NULL);
+	ktrace_on_alloc(V + P, P, KTRACE_ALLOC_VMM, NULL);
+	ktrace_on_alloc(V + 3 * P, P, KTRACE_ALLOC_VMM, NULL); /* gap at V+2P */
+	ktrace_on_alloc(V + 2 * P, P, KTRACE_ALLOC_VMM, NULL); /* fills it: one range */
+	assert_int_equal(ktrace_alloc_map_lookup(V + P + 5, &ai), 1);
+	assert_int_equal(ai.base, V);
+	assert_int_equal(ai.size, 4 * P);
+	/* Unmap the second page: two ranges remain. */
+	ktrace_on_unmap(V + P, P);
+	assert_int_equal(ktrace_alloc_map_lookup(V + P + 5, &ai), 0);
+	assert_int_equal(ktrace_alloc_map_lookup(V + 5, &ai), 1);
+	assert_int_equal(ai.base, V);
+	assert_int_equal(ai.size, P);
+	assert_int_equal(ktrace_alloc_map_lookup(V + 4 * P - 1, &ai), 1);
+	assert_int_equal(ai.base, V + 2 * P);
+	assert_int_equal(ai.size, 2 * P);
+	/* Plain allocations. */
+	ktrace_on_alloc(A_BASE, A_SIZE, KTRACE_ALLOC_MANAGED, NULL);
+	ktrace_on_free(A_BASE, KTRACE_ALLOC_MANAGED, NULL);
+	assert_int_equal(ktrace_alloc_map_lookup(A_BASE, &ai), 0);
+	ktrace_on_free(0x1234000, KTRACE_ALLOC_DEVICE, NULL); /* unknown */
+	trace_end();
+	assert_int_equal(trace_count(KTRACE_REC_ALLOC), 6);
+	assert_int_equal(ktrace_decode_alloc(trace_nth(KTRACE_REC_ALLOC, 1)->data,
+					     trace_nth(KTRACE_REC_ALLOC, 1)->len, &ar), 0);
+	assert_int_equal(ar.base, V);
+	assert_int_equal(ar.size, P); /* the record is the call, not the merged range */
+	assert_int_equal(ar.kind, KTRACE_ALLOC_VMM);
+	assert_int_equal(ar.device, 0);
+	assert_int_equal(trace_count(KTRACE_REC_FREE), 3);
+	assert_int_equal(ktrace_decode_free(trace_nth(KTRACE_REC_FREE, 0)->data,
+					    trace_nth(KTRACE_REC_FREE, 0)->len, &fr), 0);
+	assert_int_equal(fr.base, V + P);
+	assert_int_equal(fr.size, P);
+	assert_int_equal(fr.kind, KTRACE_ALLOC_VMM);
+	assert_int_equal(ktrace_decode_free(trace_nth(KTRACE_REC_FREE, 1)->data,
+					    trace_nth(KTRACE_REC_FREE, 1)->len, &fr), 0);
+	assert_int_equal(fr.size, A_SIZE);
+	assert_int_equal(ktrace_decode_free(trace_nth(KTRACE_REC_FREE, 2)->data,
+					    trace_nth(KTRACE_REC_FREE, 2)->len, &fr), 0);
+	assert_int_equal(fr.size, 0);
+}
+
+static void test_copies_and_sets(void **state)
+{
+	struct axpy_args g;
+	struct ktrace_launch_args a;
+	struct ktrace_rec_memcpy c;
+	struct ktrace_rec_memset s;
+	struct ktrace_rec_launch r;
+	static uint8_t host[8u << 20];
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(host); i++)
+		host[i] = (uint8_t)(i * 131 + 7);
+	fake_axpy(0xf1);
+	axpy_init(&g, 1, 2);
+	a = launch_args(0xf1, g.kp, NULL);
+	ktrace_on_launch(&a, fake_real, &real_marker);                                          /* 0 */
+	ktrace_on_memcpy(A_BASE, (uint64_t)(uintptr_t)host, 1000, KTRACE_COPY_HTOD, 0, NULL,
+			 CUDA_SUCCESS, host);                                                    /* 1 */
+	ktrace_on_memcpy(A_BASE, (uint64_t)(uintptr_t)host, 1u << 20, KTRACE_COPY_HTOD, KTRACE_COPYF_ASYNC,
+			 (CUstream)(uintptr_t)0x5700, CUDA_SUCCESS, host);                      /* 2 */
+	ktrace_on_memcpy(A_BASE, (uint64_t)(uintptr_t)host, sizeof(host), KTRACE_COPY_HTOD, 0, NULL,
+			 CUDA_SUCCESS, host);                                                    /* 3 */
+	ktrace_on_memcpy(A_BASE, (uint64_t)(uintptr_t)host, 1000, KTRACE_COPY_HTOD, 0, NULL,
+			 CUDA_ERROR_INVALID_VALUE, host);                                        /* 4 */
+	ktrace_on_memcpy((uint64_t)(uintptr_t)host, A_BASE, 1000, KTRACE_COPY_DTOH, 0, NULL, CUDA_SUCCESS,
+			 NULL);                                                                  /* 5 */
+	ktrace_on_memcpy(A_BASE, (uint64_t)(uintptr_t)host, 4096, KTRACE_COPY_HTOD, KTRACE_COPYF_ASYNC,
+			 NULL, CUDA_SUCCESS, host);                                              /* 6 */
+	ktrace_on_memset(A_BASE, 0xab, 1, 4096, KTRACE_COPYF_ASYNC, (CUstream)(uintptr_t)0x5700,
+			 CUDA_SUCCESS);                                                          /* 7 */
+	ktrace_on_launch(&a, fake_real, &real_marker);                                          /* 8 */
+	trace_end();
+
+	assert_int_equal(trace_count(KTRACE_REC_MEMCPY), 6);
+	assert_int_equal(ktrace_decode_memcpy(trace_nth(KTRACE_REC_MEMCPY, 0)->data,
+					      trace_nth(KTRACE_REC_MEMCPY, 0)->len, &c), 0);
+	assert_int_equal(c.op_seq, 1);
+	assert_int_equal(c.dir, KTRACE_COPY_HTOD);
+	assert_int_equal(c.bytes, 1000);
+	assert_int_equal(c.dst, A_BASE);
+	assert_int_equal(c.context, 0xc0);
+	assert_int_equal(c.tid, (uint32_t)syscall(SYS_gettid));
+	assert_int_equal(c.flags, KTRACE_COPYF_SRC_DIGEST);
+	assert_int_equal(c.src_digest, ktrace_digest(host, 1000));
+	assert_int_equal(ktrace_decode_memcpy(trace_nth(KTRACE_REC_MEMCPY, 1)->data,
+					      trace_nth(KTRACE_REC_MEMCPY, 1)->len, &c), 0);
+	assert_int_equal(c.op_seq, 2);
+	assert_int_equal(c.flags, KTRACE_COPYF_ASYNC); /* 1 MiB async: not digested */
+	assert_int_equal(c.stream, 0x5700);
+	assert_int_equal(ktrace_decode_memcpy(trace_nth(KTRACE_REC_MEMCPY, 2)->data,
+					      trace_nth(KTRACE_REC_MEMCPY, 2)->len, &c), 0);
+	assert_int_equal(c.flags, 0); /* 8 MiB: too large */
+	assert_int_equal(ktrace_decode_memcpy(trace_nth(KTRACE_REC_MEMCPY, 3)->data,
+					      trace_nth(KTRACE_REC_MEMCPY, 3)->len, &c), 0);
+	assert_int_equal(c.flags, 0); /* failed */
+	assert_int_equal(c.result, CUDA_ERROR_INVALID_VALUE);
+	assert_int_equal(ktrace_decode_memcpy(trace_nth(KTRACE_REC_MEMCPY, 4)->data,
+					      trace_nth(KTRACE_REC_MEMCPY, 4)->len, &c), 0);
+	assert_int_equal(c.dir, KTRACE_COPY_DTOH);
+	assert_int_equal(c.flags, 0);
+	assert_int_equal(ktrace_decode_memcpy(trace_nth(KTRACE_REC_MEMCPY, 5)->data,
+					      trace_nth(KTRACE_REC_MEMCPY, 5)->len, &c), 0);
+	assert_int_equal(c.flags, KTRACE_COPYF_ASYNC | KTRACE_COPYF_SRC_DIGEST);
+	assert_int_equal(c.src_digest, ktrace_digest(host, 4096));
+	assert_int_equal(ktrace_decode_memset(trace_nth(KTRACE_REC_MEMSET, 0)->data,
+					      trace_nth(KTRACE_REC_MEMSET, 0)->len, &s), 0);
+	assert_int_equal(s.op_seq, 7);
+	assert_int_equal(s.dst, A_BASE);
+	assert_int_equal(s.value, 0xab);
+	assert_int_equal(s.elem_size, 1);
+	assert_int_equal(s.count, 4096);
+	assert_int_equal(s.flags, KTRACE_COPYF_ASYNC);
+	assert_int_equal(s.stream, 0x5700);
+	decode_launch(1, &r);
+	assert_int_equal(r.launch_seq, 8);
+}
+
+static void test_context_destroy_hook(void **state)
+{
+	(void)state;
+	ktrace_on_context_destroy(CTX);
+	assert_null(destroyed_ctx); /* hashing off: the pipeline is not involved */
+	ktrace_tracer.cfg.hash = 1;
+	ktrace_on_context_destroy(CTX);
+	assert_ptr_equal(destroyed_ctx, CTX);
+	ktrace_tracer.cfg.hash = 0;
+	trace_end();
+}
+
+#define NTHREADS 8
+#define PER_THREAD 2000
+
+static void *launcher(void *p)
+{
+	struct axpy_args g;
+	struct ktrace_launch_args a;
+	int i;
+
+	axpy_init(&g, A_BASE + 64 * (uintptr_t)p, B_BASE);
+	for (i = 0; i < PER_THREAD; i++) {
+		a = launch_args(i & 1 ? 0xf1 : 0xf2, g.kp, NULL);
+		ktrace_on_launch(&a, fake_real, &real_marker);
+	}
+	return NULL;
+}
+
+static void test_threads(void **state)
+{
+	pthread_t th[NTHREADS];
+	struct fake_func f2 = { 0xf2, 0, "kt_axpy2", 4, { 0, 8, 16, 20 }, { 8, 8, 4, 4 } };
+	uint8_t *seen = calloc(NTHREADS * PER_THREAD, 1);
+	size_t i;
+	long t;
+
+	(void)state;
+	fake_axpy(0xf1);
+	fake_driver_add(&f2);
+	ktrace_on_alloc(A_BASE, A_SIZE, KTRACE_ALLOC_DEVICE, NULL);
+	ktrace_on_alloc(B_BASE, B_SIZE, KTRACE_ALLOC_DEVICE, NULL);
+	for (t = 0; t < NTHREADS; t++)
+		pthread_create(&th[t], NULL, launcher, (void *)t);
+	for (t = 0; t < NTHREADS; t++)
+		pthread_join(th[t], NULL);
+	trace_end();
+	assert_int_equal(trace_count(KTRACE_REC_LAUNCH), NTHREADS * PER_THREAD);
+	assert_int_equal(trace_count(KTRACE_REC_KERNEL), 2);
+	for (i = 0; i < trace_nrecs; i++) {
+		struct ktrace_rec_launch r;
+
+		if (trace_recs[i].type != KTRACE_REC_LAUNCH)
+			continue;
+		assert_int_equal(ktrace_decode_launch(trace_recs[i].data, trace_recs[i].len, &r), 0);
+		assert_true(r.launch_seq < NTHREADS * PER_THREAD);
+		assert_int_equal(seen[r.launch_seq], 0);
+		seen[r.launch_seq] = 1;
+		assert_int_equal(r.nregions, 2);
+	}
+	free(seen);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup(test_launch_kernel_params, setup),
+		cmocka_unit_test_setup(test_launch_failed_and_ptsz, setup),
+		cmocka_unit_test_setup(test_launch_extra, setup),
+		cmocka_unit_test_setup(test_launch_range_filter, setup),
+		cmocka_unit_test_setup(test_launch_kernel_filter, setup),
+		cmocka_unit_test_setup(test_hash_handshake, setup),
+		cmocka_unit_test_setup(test_many_pointers_in_a_struct, setup),
+		cmocka_unit_test_setup(test_alloc_free_vmm, setup),
+		cmocka_unit_test_setup(test_copies_and_sets, setup),
+		cmocka_unit_test_setup(test_context_destroy_hook, setup),
+		cmocka_unit_test_setup(test_threads, setup),
+	};
+	int rc = cmocka_run_group_tests_name("capture_launch", tests, NULL, NULL);
+
+	ktrace_meta_worker_stop();
+	ktrace_registry_reset();
+	ktrace_alloc_map_reset();
+	free(trace_recs);
+	return rc;
+}
