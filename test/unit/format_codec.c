@@ -1,0 +1,564 @@
+/* test/unit/format_codec.c: record encode/decode (format/ktrace_format.c).
+ *
+ * Round trip of every record type, the documented byte offsets, size
+ * queries, every truncated prefix rejected (exact-size heap copies so ASan
+ * sees any overread), type confusion, hostile counts and random records.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "format/ktrace_format.h"
+
+#define S(x) { x, (uint16_t)(sizeof(x) - 1) }
+
+static uint64_t rd(const uint8_t *p, int n)
+{
+	uint64_t v = 0;
+	for (int i = n - 1; i >= 0; i--)
+		v = (v << 8) | p[i];
+	return v;
+}
+
+static void assert_str(struct ktrace_str got, const char *want)
+{
+	assert_int_equal(got.len, strlen(want));
+	assert_memory_equal(got.ptr, want, got.len);
+}
+
+/* Every encoding in the suite, made on demand. */
+enum { N_KINDS = 13 };
+static const struct ktrace_param_desc params[] = {
+	{ 0, KTRACE_PARAM_POINTER, KTRACE_NAME_DWARF, 0, 8, KTRACE_PARAMF_CONST, S("in"), S("const float*") },
+	{ 1, KTRACE_PARAM_SCALAR, KTRACE_NAME_PTX, 8, 4, 0, S("n"), S("i32") },
+	{ 2, KTRACE_PARAM_STRUCT, KTRACE_NAME_NONE, 16, 24, KTRACE_PARAMF_HIDDEN, S(""), S("") },
+};
+static const uint8_t pbytes[40] = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20 };
+static const struct ktrace_region regions[2] = {
+	{ 0, 0, KTRACE_REGIONF_PRE | KTRACE_REGIONF_POST, 0x7f00aa, 0x7f0000, 1 << 20, 4096, 0x1122334455667788ull,
+	  0x8877665544332211ull },
+	{ 16, 2, KTRACE_REGIONF_IN_STRUCT | KTRACE_REGIONF_UNHASHED, 0x7f10, 0, 0, 0, 0, 0 },
+};
+static const struct ktrace_counter ctrs[3] = { { KTRACE_CTR_RECORDS_DROPPED, 0, 5 },
+					      { KTRACE_CTR_BYTES_DROPPED, 0, 1 << 20 },
+					      { 63, 0, UINT64_MAX } };
+static const uint8_t image[13] = { 0x7f, 'E', 'L', 'F', 1, 2, 3, 4, 5, 6, 7, 8, 9 };
+
+static size_t encode_kind(int kind, void *buf, size_t cap)
+{
+	switch (kind) {
+	case 0: {
+		struct ktrace_rec_header h = { 11, 22, 3, 1, 1700000000000000001ull, 99, S("host-a"), S("a b c"),
+					       S("0.1.0"), S("K=V") };
+		return ktrace_encode_header(buf, cap, &h);
+	}
+	case 1: {
+		struct ktrace_rec_module m = { 7, 0xdead, 0xfeedfacecafebeefull, 12345, KTRACE_MODULE_FATBIN,
+					       KTRACE_MODSRC_LIBRARY_LOAD_FILE, S("/lib/x.so") };
+		return ktrace_encode_module(buf, cap, &m);
+	}
+	case 2: {
+		struct ktrace_rec_module_image m = { 0xabc, 100, 50, sizeof image, image };
+		return ktrace_encode_module_image(buf, cap, &m);
+	}
+	case 3: {
+		struct ktrace_rec_kernel k = { .kernel_id = 9, .module_id = 7, .handle = 0xf00, .layout_source = 1,
+					       .param_bytes = 40, .nparams = 3, .name = S("_Z1kPKfi"),
+					       .demangled = S("k(float const*, int)") };
+		return ktrace_encode_kernel(buf, cap, &k, params);
+	}
+	case 4: {
+		struct ktrace_rec_launch l = { 42, 9, 0xc7, 0x57, 1234, -1, KTRACE_API_LAUNCH_KERNEL_EX,
+					       KTRACE_LAUNCHF_HASHED | KTRACE_LAUNCHF_PTSZ, { 1, 2, 3 }, { 4, 5, 6 },
+					       { 7, 8, 9 }, 4096, -3, 37, 2, pbytes, NULL };
+		return ktrace_encode_launch(buf, cap, &l, regions, NULL);
+	}
+	case 5: {
+		struct ktrace_rec_alloc a = { 0x7f0000, 1 << 20, 0x57, 2, KTRACE_ALLOC_MANAGED };
+		return ktrace_encode_alloc(buf, cap, &a);
+	}
+	case 6: {
+		struct ktrace_rec_free f = { 0x7f0000, 1 << 20, 0x57, KTRACE_ALLOC_VMM, 0 };
+		return ktrace_encode_free(buf, cap, &f);
+	}
+	case 7: {
+		struct ktrace_rec_memcpy m = { 5, 0xd, 0x5, 77, 0x57, 0xc7, 0x1234, KTRACE_COPY_PEER, 3, 99, -2 };
+		return ktrace_encode_memcpy(buf, cap, &m);
+	}
+	case 8: {
+		struct ktrace_rec_memset m = { 6, 0xd, 1000, 0xabcd, 0x57, 0xc7, 2, 1, 99, 0 };
+		return ktrace_encode_memset(buf, cap, &m);
+	}
+	case 9: {
+		struct ktrace_rec_note n = { KTRACE_NOTE_DISABLED, 17, S("hashing disabled: no kernel image") };
+		return ktrace_encode_note(buf, cap, &n);
+	}
+	case 10:
+		return ktrace_encode_counters(buf, cap, ctrs, 3);
+	case 11: {
+		struct ktrace_rec_end e = { KTRACE_END_SIGNAL, 11, 1000, 500 };
+		return ktrace_encode_end(buf, cap, &e);
+	}
+	default: {
+		struct ktrace_rec_module_unload u = { 7 };
+		return ktrace_encode_module_unload(buf, cap, &u);
+	}
+	}
+}
+
+static uint8_t *make(int kind, size_t *len)
+{
+	size_t n = encode_kind(kind, NULL, 0);
+	assert_true(n >= KTRACE_RECORD_PREFIX_SIZE);
+	assert_int_equal(n % 8, 0);
+	uint8_t *b = malloc(n);
+	assert_non_null(b);
+	assert_int_equal(encode_kind(kind, b, n), n);
+	*len = n;
+	return b;
+}
+
+/* Decode with the decoder for its type; 0 on success. */
+static int decode_any(const uint8_t *rec, size_t len)
+{
+	struct ktrace_record_prefix p;
+	if (ktrace_decode_prefix(rec, len, &p))
+		return -1;
+	union {
+		struct ktrace_rec_header h;
+		struct ktrace_rec_module m;
+		struct ktrace_rec_module_image mi;
+		struct ktrace_rec_kernel k;
+		struct ktrace_rec_launch l;
+		struct ktrace_rec_alloc a;
+		struct ktrace_rec_free f;
+		struct ktrace_rec_memcpy mc;
+		struct ktrace_rec_memset ms;
+		struct ktrace_rec_note n;
+		struct ktrace_rec_counters c;
+		struct ktrace_rec_end e;
+		struct ktrace_rec_module_unload u;
+	} v;
+	switch (p.type) {
+	case KTRACE_REC_HEADER: return ktrace_decode_header(rec, len, &v.h);
+	case KTRACE_REC_MODULE: return ktrace_decode_module(rec, len, &v.m);
+	case KTRACE_REC_MODULE_IMAGE: return ktrace_decode_module_image(rec, len, &v.mi);
+	case KTRACE_REC_KERNEL: return ktrace_decode_kernel(rec, len, &v.k);
+	case KTRACE_REC_LAUNCH: return ktrace_decode_launch(rec, len, &v.l);
+	case KTRACE_REC_ALLOC: return ktrace_decode_alloc(rec, len, &v.a);
+	case KTRACE_REC_FREE: return ktrace_decode_free(rec, len, &v.f);
+	case KTRACE_REC_MEMCPY: return ktrace_decode_memcpy(rec, len, &v.mc);
+	case KTRACE_REC_MEMSET: return ktrace_decode_memset(rec, len, &v.ms);
+	case KTRACE_REC_NOTE: return ktrace_decode_note(rec, len, &v.n);
+	case KTRACE_REC_COUNTERS: return ktrace_decode_counters(rec, len, &v.c);
+	case KTRACE_REC_END: return ktrace_decode_end(rec, len, &v.e);
+	case KTRACE_REC_MODULE_UNLOAD: return ktrace_decode_module_unload(rec, len, &v.u);
+	default: return -1;
+	}
+}
+
+static void test_round_trip_all(void **state)
+{
+	(void)state;
+	size_t n;
+	uint8_t *b;
+
+	b = make(0, &n);
+	struct ktrace_rec_header h;
+	assert_int_equal(ktrace_decode_header(b, n, &h), 0);
+	assert_int_equal(h.pid, 11);
+	assert_int_equal(h.ppid, 22);
+	assert_int_equal(h.rank, 3);
+	assert_int_equal(h.digest_alg, 1);
+	assert_true(h.start_realtime_ns == 1700000000000000001ull);
+	assert_int_equal(h.start_monotonic_ns, 99);
+	assert_str(h.host, "host-a");
+	assert_str(h.cmdline, "a b c");
+	assert_str(h.ktrace_version, "0.1.0");
+	assert_str(h.config, "K=V");
+	free(b);
+
+	b = make(1, &n);
+	struct ktrace_rec_module m;
+	assert_int_equal(ktrace_decode_module(b, n, &m), 0);
+	assert_int_equal(m.module_id, 7);
+	assert_int_equal(m.handle, 0xdead);
+	assert_true(m.image_digest == 0xfeedfacecafebeefull);
+	assert_int_equal(m.image_size, 12345);
+	assert_int_equal(m.kind, KTRACE_MODULE_FATBIN);
+	assert_int_equal(m.source, KTRACE_MODSRC_LIBRARY_LOAD_FILE);
+	assert_str(m.path, "/lib/x.so");
+	free(b);
+
+	b = make(2, &n);
+	struct ktrace_rec_module_image mi;
+	assert_int_equal(ktrace_decode_module_image(b, n, &mi), 0);
+	assert_int_equal(mi.image_digest, 0xabc);
+	assert_int_equal(mi.image_size, 100);
+	assert_int_equal(mi.chunk_offset, 50);
+	assert_int_equal(mi.chunk_len, sizeof image);
+	assert_memory_equal(mi.bytes, image, sizeof image);
+	free(b);
+
+	b = make(3, &n);
+	struct ktrace_rec_kernel k;
+	assert_int_equal(ktrace_decode_kernel(b, n, &k), 0);
+	assert_int_equal(k.kernel_id, 9);
+	assert_int_equal(k.module_id, 7);
+	assert_int_equal(k.handle, 0xf00);
+	assert_int_equal(k.layout_source, 1);
+	assert_int_equal(k.param_bytes, 40);
+	assert_int_equal(k.nparams, 3);
+	assert_str(k.name, "_Z1kPKfi");
+	assert_str(k.demangled, "k(float const*, int)");
+	for (uint32_t i = 0; i < 3; i++) {
+		struct ktrace_param_desc d;
+		assert_int_equal(ktrace_kernel_param(&k, i, &d), 0);
+		assert_int_equal(d.ordinal, params[i].ordinal);
+		assert_int_equal(d.kind, params[i].kind);
+		assert_int_equal(d.name_source, params[i].name_source);
+		assert_int_equal(d.offset, params[i].offset);
+		assert_int_equal(d.size, params[i].size);
+		assert_int_equal(d.flags, params[i].flags);
+		assert_int_equal(d.name.len, params[i].name.len);
+		assert_memory_equal(d.name.ptr, params[i].name.ptr, d.name.len);
+		assert_int_equal(d.type.len, params[i].type.len);
+		assert_memory_equal(d.type.ptr, params[i].type.ptr, d.type.len);
+	}
+	struct ktrace_param_desc d;
+	assert_int_equal(ktrace_kernel_param(&k, 3, &d), -1);
+	free(b);
+
+	b = make(4, &n);
+	struct ktrace_rec_launch l;
+	assert_int_equal(ktrace_decode_launch(b, n, &l), 0);
+	assert_int_equal(l.launch_seq, 42);
+	assert_int_equal(l.kernel_id, 9);
+	assert_int_equal(l.context, 0xc7);
+	assert_int_equal(l.stream, 0x57);
+	assert_int_equal(l.tid, 1234);
+	assert_int_equal(l.device, -1);
+	assert_int_equal(l.api, KTRACE_API_LAUNCH_KERNEL_EX);
+	assert_int_equal(l.flags, KTRACE_LAUNCHF_HASHED | KTRACE_LAUNCHF_PTSZ);
+	for (int i = 0; i < 3; i++) {
+		assert_int_equal(l.grid[i], 1 + i);
+		assert_int_equal(l.block[i], 4 + i);
+		assert_int_equal(l.cluster[i], 7 + i);
+	}
+	assert_int_equal(l.shared_mem, 4096);
+	assert_int_equal(l.result, -3);
+	assert_int_equal(l.param_bytes_len, 37);
+	assert_memory_equal(l.param_bytes, pbytes, 37);
+	assert_int_equal(l.nregions, 2);
+	for (uint32_t i = 0; i < 2; i++) {
+		struct ktrace_region g;
+		ktrace_launch_region(&l, i, &g);
+		assert_memory_equal(&g, &regions[i], sizeof g);
+	}
+	free(b);
+
+	b = make(5, &n);
+	struct ktrace_rec_alloc a;
+	assert_int_equal(ktrace_decode_alloc(b, n, &a), 0);
+	assert_int_equal(a.base, 0x7f0000);
+	assert_int_equal(a.size, 1 << 20);
+	assert_int_equal(a.stream, 0x57);
+	assert_int_equal(a.device, 2);
+	assert_int_equal(a.kind, KTRACE_ALLOC_MANAGED);
+	free(b);
+
+	b = make(6, &n);
+	struct ktrace_rec_free f;
+	assert_int_equal(ktrace_decode_free(b, n, &f), 0);
+	assert_int_equal(f.base, 0x7f0000);
+	assert_int_equal(f.size, 1 << 20);
+	assert_int_equal(f.stream, 0x57);
+	assert_int_equal(f.kind, KTRACE_ALLOC_VMM);
+	free(b);
+
+	b = make(7, &n);
+	struct ktrace_rec_memcpy mc;
+	assert_int_equal(ktrace_decode_memcpy(b, n, &mc), 0);
+	assert_int_equal(mc.op_seq, 5);
+	assert_int_equal(mc.dst, 0xd);
+	assert_int_equal(mc.src, 0x5);
+	assert_int_equal(mc.bytes, 77);
+	assert_int_equal(mc.stream, 0x57);
+	assert_int_equal(mc.context, 0xc7);
+	assert_int_equal(mc.src_digest, 0x1234);
+	assert_int_equal(mc.dir, KTRACE_COPY_PEER);
+	assert_int_equal(mc.flags, 3);
+	assert_int_equal(mc.tid, 99);
+	assert_int_equal(mc.result, -2);
+	free(b);
+
+	b = make(8, &n);
+	struct ktrace_rec_memset ms;
+	assert_int_equal(ktrace_decode_memset(b, n, &ms), 0);
+	assert_int_equal(ms.op_seq, 6);
+	assert_int_equal(ms.dst, 0xd);
+	assert_int_equal(ms.count, 1000);
+	assert_int_equal(ms.value, 0xabcd);
+	assert_int_equal(ms.stream, 0x57);
+	assert_int_equal(ms.context, 0xc7);
+	assert_int_equal(ms.elem_size, 2);
+	assert_int_equal(ms.flags, 1);
+	assert_int_equal(ms.tid, 99);
+	assert_int_equal(ms.result, 0);
+	free(b);
+
+	b = make(9, &n);
+	struct ktrace_rec_note no;
+	assert_int_equal(ktrace_decode_note(b, n, &no), 0);
+	assert_int_equal(no.level, KTRACE_NOTE_DISABLED);
+	assert_int_equal(no.code, 17);
+	assert_str(no.text, "hashing disabled: no kernel image");
+	free(b);
+
+	b = make(10, &n);
+	struct ktrace_rec_counters c;
+	assert_int_equal(ktrace_decode_counters(b, n, &c), 0);
+	assert_int_equal(c.ncounters, 3);
+	for (uint32_t i = 0; i < 3; i++) {
+		struct ktrace_counter kc;
+		ktrace_counters_get(&c, i, &kc);
+		assert_int_equal(kc.id, ctrs[i].id);
+		assert_true(kc.value == ctrs[i].value);
+	}
+	free(b);
+
+	b = make(11, &n);
+	struct ktrace_rec_end e;
+	assert_int_equal(ktrace_decode_end(b, n, &e), 0);
+	assert_int_equal(e.reason, KTRACE_END_SIGNAL);
+	assert_int_equal(e.status, 11);
+	assert_int_equal(e.records_written, 1000);
+	assert_int_equal(e.launches, 500);
+	free(b);
+
+	b = make(12, &n);
+	struct ktrace_rec_module_unload u;
+	assert_int_equal(ktrace_decode_module_unload(b, n, &u), 0);
+	assert_int_equal(u.module_id, 7);
+	free(b);
+}
+
+/* The prefix and a few fields sit where docs/format.md says, little-endian. */
+static void test_documented_offsets(void **state)
+{
+	(void)state;
+	size_t n, roff = 0;
+	uint8_t *b = make(4, &n);
+	assert_int_equal(rd(b, 2), KTRACE_REC_LAUNCH);
+	assert_int_equal(rd(b + 2, 2), 0);
+	assert_int_equal(rd(b + 4, 4), n);
+	assert_int_equal(rd(b + 8, 8), 0);  /* seq: filled by the writer */
+	assert_int_equal(rd(b + 16, 8), 0); /* time */
+	assert_int_equal(rd(b + 24, 8), 42);
+	assert_int_equal(rd(b + 72, 4), 1);
+	assert_int_equal(rd(b + 84, 4), 4);
+	assert_int_equal(rd(b + 120, 4), 2);
+	/* regions at a fixed offset; hashes and flags patchable in place */
+	struct ktrace_rec_launch l0 = { .nregions = 2, .param_bytes_len = 3, .param_bytes = pbytes };
+	uint8_t tmp[512];
+	ktrace_encode_launch(tmp, sizeof tmp, &l0, regions, &roff);
+	assert_int_equal(roff, KTRACE_LAUNCH_REGIONS_OFF);
+	uint8_t *r1 = b + roff + KTRACE_REGION_DISK_SIZE;
+	assert_true(rd(b + roff + KTRACE_REGION_PRE_HASH_OFF, 8) == 0x1122334455667788ull);
+	assert_true(rd(b + roff + KTRACE_REGION_POST_HASH_OFF, 8) == 0x8877665544332211ull);
+	for (int i = 0; i < 8; i++) {
+		r1[KTRACE_REGION_PRE_HASH_OFF + i] = (uint8_t)(0xa0 + i);
+		r1[KTRACE_REGION_POST_HASH_OFF + i] = (uint8_t)(0xb0 + i);
+	}
+	r1[KTRACE_REGION_FLAGS_OFF] = KTRACE_REGIONF_PRE | KTRACE_REGIONF_POST | KTRACE_REGIONF_IN_STRUCT;
+	r1[KTRACE_REGION_FLAGS_OFF + 1] = 0;
+	struct ktrace_rec_launch l;
+	struct ktrace_region g;
+	assert_int_equal(ktrace_decode_launch(b, n, &l), 0);
+	ktrace_launch_region(&l, 1, &g);
+	assert_true(g.pre_hash == 0xa7a6a5a4a3a2a1a0ull);
+	assert_true(g.post_hash == 0xb7b6b5b4b3b2b1b0ull);
+	assert_int_equal(g.flags, KTRACE_REGIONF_PRE | KTRACE_REGIONF_POST | KTRACE_REGIONF_IN_STRUCT);
+	assert_int_equal(g.ordinal, 2);
+	assert_int_equal(g.param_offset, 16);
+	free(b);
+
+	/* counters: u32 id, u32 0, u64 value, 16 bytes each from offset 32 */
+	b = make(10, &n);
+	assert_int_equal(n, 32 + 3 * 16);
+	assert_int_equal(rd(b + 24, 4), 3);
+	assert_int_equal(rd(b + 32 + 16, 4), KTRACE_CTR_BYTES_DROPPED);
+	assert_int_equal(rd(b + 32 + 16 + 8, 8), 1 << 20);
+	free(b);
+}
+
+/* A short buffer gets nothing written and the needed size back. */
+static void test_size_query(void **state)
+{
+	(void)state;
+	for (int kind = 0; kind < N_KINDS; kind++) {
+		size_t need = encode_kind(kind, NULL, 0);
+		uint8_t *b = malloc(need);
+		memset(b, 0xaa, need);
+		assert_int_equal(encode_kind(kind, b, need - 8), need);
+		for (size_t i = 0; i < need; i++)
+			assert_int_equal(b[i], 0xaa);
+		free(b);
+	}
+}
+
+/* Every truncated prefix is rejected, with the record's size field left as is
+ * and with it rewritten to the truncated length. */
+static void test_truncated_prefixes(void **state)
+{
+	(void)state;
+	for (int kind = 0; kind < N_KINDS; kind++) {
+		size_t n;
+		uint8_t *full = make(kind, &n);
+		assert_int_equal(decode_any(full, n), 0);
+		for (size_t k = 0; k < n; k++) {
+			uint8_t *cut = malloc(k ? k : 1);
+			memcpy(cut, full, k);
+			assert_int_not_equal(decode_any(cut, k), 0);
+			if (k >= 8) {
+				cut[4] = (uint8_t)k;
+				cut[5] = (uint8_t)(k >> 8);
+				cut[6] = cut[7] = 0;
+				if (decode_any(cut, k) == 0)
+					fail_msg("kind %d: a %zu-byte prefix of a %zu-byte record decoded", kind, k, n);
+			}
+			free(cut);
+		}
+		free(full);
+	}
+}
+
+/* A decoder refuses a record of another type; size fields are checked. */
+static void test_type_and_size_checks(void **state)
+{
+	(void)state;
+	size_t n;
+	uint8_t *b = make(5, &n); /* ALLOC */
+	struct ktrace_rec_free f;
+	struct ktrace_rec_alloc a;
+	assert_int_equal(ktrace_decode_free(b, n, &f), -1);
+	/* longer than the fields: accepted (fields added by a minor version) */
+	uint8_t *big = calloc(1, n + 16);
+	memcpy(big, b, n);
+	big[4] = (uint8_t)(n + 16);
+	assert_int_equal(ktrace_decode_alloc(big, n + 16, &a), 0);
+	/* size field disagreeing with the length */
+	assert_int_equal(ktrace_decode_alloc(big, n + 8, &a), -1);
+	/* size not a multiple of 8, or below the prefix */
+	b[4] = (uint8_t)(n - 4);
+	assert_int_equal(ktrace_decode_alloc(b, n - 4, &a), -1);
+	struct ktrace_record_prefix p;
+	b[4] = 16;
+	assert_int_equal(ktrace_decode_prefix(b, n, &p), -1);
+	free(big);
+	free(b);
+}
+
+static void put32(uint8_t *p, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+/* Hostile counts and offsets inside otherwise well-sized records. */
+static void test_hostile_counts(void **state)
+{
+	(void)state;
+	size_t n;
+	uint8_t *b = make(3, &n); /* KERNEL */
+	struct ktrace_rec_kernel k;
+	put32(b + 56, 0xffffffffu); /* nparams */
+	assert_int_equal(ktrace_decode_kernel(b, n, &k), -1);
+	put32(b + 56, 3);
+	put32(b + 64 + 24 + 16, 0xfffffff0u); /* param 1 string offset */
+	assert_int_equal(ktrace_decode_kernel(b, n, &k), -1);
+	put32(b + 64 + 24 + 16, (uint32_t)(n - 64 - 1)); /* string length past the end */
+	assert_int_equal(ktrace_decode_kernel(b, n, &k), -1);
+	free(b);
+
+	b = make(4, &n); /* LAUNCH */
+	struct ktrace_rec_launch l;
+	put32(b + 120, 0x7fffffffu); /* nregions */
+	assert_int_equal(ktrace_decode_launch(b, n, &l), -1);
+	put32(b + 120, 2);
+	put32(b + 116, 0xffffffffu); /* param bytes */
+	assert_int_equal(ktrace_decode_launch(b, n, &l), -1);
+	free(b);
+
+	b = make(10, &n); /* COUNTERS */
+	struct ktrace_rec_counters c;
+	put32(b + 24, 0x10000000u);
+	assert_int_equal(ktrace_decode_counters(b, n, &c), -1);
+	free(b);
+
+	b = make(2, &n); /* MODULE_IMAGE: chunk beyond the image */
+	struct ktrace_rec_module_image mi;
+	put32(b + 32, 10); /* image_size 10 < offset 50 */
+	assert_int_equal(ktrace_decode_module_image(b, n, &mi), -1);
+	free(b);
+}
+
+/* Random records of every type id: decoding never reads outside them. */
+static void test_random_records(void **state)
+{
+	(void)state;
+	uint64_t x = 0x123456789abcdefull;
+	for (int it = 0; it < 200000; it++) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		size_t len = 24 + 8 * (size_t)(x % 40);
+		uint8_t *b = malloc(len);
+		uint64_t y = x;
+		for (size_t i = 0; i < len; i++) {
+			y = y * 6364136223846793005ull + 1442695040888963407ull;
+			/* mostly small bytes so counts and lengths are often plausible */
+			b[i] = (uint8_t)((y >> 56) % ((it & 1) ? 256 : 8));
+		}
+		b[0] = (uint8_t)(1 + x % 14);
+		b[1] = 0;
+		put32(b + 4, (uint32_t)len);
+		(void)decode_any(b, len);
+		free(b);
+	}
+}
+
+static void test_names(void **state)
+{
+	(void)state;
+	assert_string_equal(ktrace_record_type_name(KTRACE_REC_LAUNCH), "launch");
+	assert_string_equal(ktrace_record_type_name(KTRACE_REC_MODULE_UNLOAD), "module_unload");
+	assert_string_equal(ktrace_record_type_name(0), "unknown");
+	assert_string_equal(ktrace_record_type_name(999), "unknown");
+	assert_string_equal(ktrace_param_kind_name(KTRACE_PARAM_STRUCT), "struct");
+	assert_string_equal(ktrace_param_kind_name(200), "unknown");
+	assert_string_equal(ktrace_name_source_name(KTRACE_NAME_INDUCTOR), "inductor");
+	assert_string_equal(ktrace_counter_name(KTRACE_CTR_RECORDS_DROPPED), "records_dropped");
+	assert_string_equal(ktrace_counter_name(KTRACE_CTR_HASH_SKIPPED_ERROR), "hash_skipped_error");
+	assert_string_equal(ktrace_counter_name(0), "unknown");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_round_trip_all),
+		cmocka_unit_test(test_documented_offsets),
+		cmocka_unit_test(test_size_query),
+		cmocka_unit_test(test_truncated_prefixes),
+		cmocka_unit_test(test_type_and_size_checks),
+		cmocka_unit_test(test_hostile_counts),
+		cmocka_unit_test(test_random_records),
+		cmocka_unit_test(test_names),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
