@@ -10,3 +10,8 @@ TEST_DEPS += $(BUILD)/ktrace-hash
 TESTS += hash_alloc_map_test
 hash_alloc_map_test_SRCS := test/unit/hash_alloc_map_test.c interpose/alloc_map.c
 hash_alloc_map_test_LIBS := -lcmocka
+TESTS += hash_pipeline_test
+hash_pipeline_test_SRCS := test/unit/hash_pipeline_test.c interpose/hash_pipeline.c
+hash_pipeline_test_LIBS := $(HASHKERN_FATBIN_OBJ) -lcmocka
+TEST_DEPS += $(HASHKERN_FATBIN_OBJ)
+$(BUILD)/hash_pipeline_test: $(HASHKERN_FATBIN_OBJ)
