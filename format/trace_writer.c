@@ -855,6 +855,14 @@ void ktrace_writer_emergency_close(struct ktrace_writer *w, const struct ktrace_
 	}
 }
 
+unsigned ktrace_writer_nbuffers(const struct ktrace_writer *w)
+{
+	unsigned n = 0;
+	for (struct tbuf *b = w ? atomic_load(&((struct ktrace_writer *)w)->bufs) : NULL; b; b = b->next)
+		n++;
+	return n;
+}
+
 void ktrace_writer_abandon_after_fork(struct ktrace_writer *w)
 {
 	if (!w)

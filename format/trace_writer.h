@@ -73,6 +73,11 @@ void ktrace_writer_emergency_close(struct ktrace_writer *w, const struct ktrace_
  * locked; a small leak in the child is accepted. */
 void ktrace_writer_abandon_after_fork(struct ktrace_writer *w);
 
+/* Number of per-thread buffers allocated so far (diagnostics and tests:
+ * buffers of exited threads are reused, so this stays near the peak number
+ * of live producer threads). */
+unsigned ktrace_writer_nbuffers(const struct ktrace_writer *w);
+
 /* Monotonic nanoseconds, the clock of every record. */
 uint64_t ktrace_now_ns(void);
 

@@ -1,7 +1,7 @@
 # test/unit/format.mk: tests of the trace format module and ktrace-dump, and the
 # trace-reader fuzzer (make fuzz-trace; see test/fuzz/fuzz_trace_reader.c).
 
-TESTS += format_codec format_reader
+TESTS += format_codec format_reader format_writer
 format_codec_SRCS := test/unit/format_codec.c
 format_codec_LIBS := -lcmocka
 format_reader_SRCS := test/unit/format_reader.c test/unit/format_testutil.c
