@@ -1,0 +1,502 @@
+/* test/unit/diff_cli_test.c: ktrace-diff and the `ktrace` front end as programs (cmocka).
+ *
+ * Runs build/ktrace-diff and build/ktrace ($BUILD) on synthetic traces and
+ * checks exit codes, one-line errors and report files.  `ktrace check` is
+ * driven with a fake traced program (diff_fakeprog, which writes synthetic
+ * traces) under a fake preloaded library (diff_fakelib.so via KTRACE_LIB);
+ * the real libktrace.so is then loaded into plain CPU programs when it is
+ * built (it must load and do nothing harmful without a GPU driver).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "diff_sim.h"
+#include "tools/trace_model.h"
+
+static char tmpdir[256];
+static char build[256];
+
+struct res {
+	int status; /* exit status, or 128 + signal */
+	char *out, *err;
+};
+
+static char *slurp(const char *path)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return strdup("");
+	char *buf = NULL;
+	size_t n = 0, cap = 0, got;
+	do {
+		if (n + 4097 > cap) {
+			cap = cap ? cap * 2 : 8192;
+			buf = realloc(buf, cap);
+			assert_non_null(buf);
+		}
+		got = fread(buf + n, 1, 4096, f);
+		n += got;
+	} while (got);
+	fclose(f);
+	buf[n] = '\0';
+	return buf;
+}
+
+/* Run argv (NULL-terminated) with stdout/stderr captured. */
+static struct res run(char *const *argv)
+{
+	char o[512], e[512];
+	snprintf(o, sizeof o, "%s/stdout", tmpdir);
+	snprintf(e, sizeof e, "%s/stderr", tmpdir);
+	fflush(NULL);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		int fo = open(o, O_WRONLY | O_CREAT | O_TRUNC, 0600), fe = open(e, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+		if (fo < 0 || fe < 0)
+			_exit(120);
+		dup2(fo, 1);
+		dup2(fe, 2);
+		execv(argv[0], argv);
+		_exit(121);
+	}
+	int st;
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	struct res r;
+	r.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+	r.out = slurp(o);
+	r.err = slurp(e);
+	return r;
+}
+
+static void res_free(struct res *r)
+{
+	free(r->out);
+	free(r->err);
+}
+
+static int count_lines(const char *s)
+{
+	int n = 0;
+	for (; *s; s++)
+		n += *s == '\n';
+	return n;
+}
+
+static void path_of(char *buf, size_t cap, const char *name)
+{
+	snprintf(buf, cap, "%s/%s", tmpdir, name);
+}
+
+static void tool(char *buf, size_t cap, const char *name)
+{
+	snprintf(buf, cap, "%s/%s", build, name);
+}
+
+static void write_pair(int nondet)
+{
+	struct sim_opts oa, ob;
+	char pa[512], pb[512], err[512];
+	sim_defaults(&oa, 0);
+	sim_defaults(&ob, 1);
+	if (nondet)
+		ob.nondet_iter = 1;
+	path_of(pa, sizeof pa, "a.ktrace");
+	path_of(pb, sizeof pb, "b.ktrace");
+	if (sim_write(pa, &oa, err, sizeof err) || sim_write(pb, &ob, err, sizeof err))
+		fail_msg("sim_write: %s", err);
+}
+
+/* An error: exit 2, exactly one line on stderr, mentioning `must`. */
+static void expect_error(struct res *r, const char *must)
+{
+	if (r->status != 2 || count_lines(r->err) != 1 || (must && !strstr(r->err, must)))
+		fail_msg("expected one error line with '%s' and exit 2, got %d: %s", must ? must : "", r->status, r->err);
+}
+
+/* ---- ktrace-diff ------------------------------------------------------------------ */
+
+static void test_diff_identical_and_diverged(void **state)
+{
+	(void)state;
+	char t[512], a[512], b[512];
+	tool(t, sizeof t, "ktrace-diff");
+	path_of(a, sizeof a, "a.ktrace");
+	path_of(b, sizeof b, "b.ktrace");
+	write_pair(0);
+	struct res r = run((char *[]){ t, a, b, NULL });
+	assert_int_equal(r.status, 0);
+	assert_non_null(strstr(r.out, "result: identical (15 launches compared)"));
+	assert_string_equal(r.err, "");
+	res_free(&r);
+
+	write_pair(1);
+	r = run((char *[]){ t, a, b, NULL });
+	assert_int_equal(r.status, 1);
+	assert_non_null(strstr(r.out, "first divergence: reduce_sum(float const*, float*, int)"));
+	assert_non_null(strstr(r.out, "the kernel itself is non-deterministic"));
+	res_free(&r);
+
+	r = run((char *[]){ t, "--json", a, b, NULL });
+	assert_int_equal(r.status, 1);
+	assert_true(r.out[0] == '{');
+	assert_non_null(strstr(r.out, "\"classification\": \"kernel_nondeterministic\""));
+	res_free(&r);
+
+	/* `ktrace diff` is the same tool */
+	char k[512];
+	tool(k, sizeof k, "ktrace");
+	r = run((char *[]){ k, "diff", "--all", a, b, NULL });
+	assert_int_equal(r.status, 1);
+	assert_non_null(strstr(r.out, "divergence 7: multi_tensor_apply_kernel"));
+	res_free(&r);
+}
+
+static void test_diff_report_files(void **state)
+{
+	(void)state;
+	char t[512], a[512], b[512], ju[512], md[512];
+	tool(t, sizeof t, "ktrace-diff");
+	path_of(a, sizeof a, "a.ktrace");
+	path_of(b, sizeof b, "b.ktrace");
+	path_of(ju, sizeof ju, "report.xml");
+	path_of(md, sizeof md, "summary.md");
+	write_pair(1);
+	unlink(md);
+	for (int i = 0; i < 2; i++) {
+		struct res r = run((char *[]){ t, "--quiet", "--github", "--junit", ju, "--markdown", md, a, b, NULL });
+		assert_int_equal(r.status, 1);
+		assert_true(!strncmp(r.out, "::error title=ktrace%3A non-deterministic kernel in reduce_sum", 61));
+		res_free(&r);
+	}
+	char *x = slurp(ju);
+	assert_non_null(strstr(x, "<testsuites name=\"ktrace determinism\" tests=\"5\" failures=\"4\""));
+	assert_non_null(strstr(x, "<failure type=\"kernel_nondeterministic\""));
+	free(x);
+	char *m = slurp(md);
+	/* appended, as $GITHUB_STEP_SUMMARY wants */
+	char *first = strstr(m, "### ktrace determinism check: DIVERGED");
+	assert_non_null(first);
+	assert_non_null(strstr(first + 1, "### ktrace determinism check: DIVERGED"));
+	free(m);
+	/* an unwritable report file: one line, exit 2 */
+	struct res r = run((char *[]){ t, "--quiet", "--junit", "/nonexistent-dir/r.xml", a, b, NULL });
+	expect_error(&r, "/nonexistent-dir/r.xml");
+	res_free(&r);
+}
+
+static void test_diff_errors(void **state)
+{
+	(void)state;
+	char t[512], a[512], tr[512], junk[512], empty[512];
+	tool(t, sizeof t, "ktrace-diff");
+	path_of(a, sizeof a, "a.ktrace");
+	path_of(tr, sizeof tr, "truncated.ktrace");
+	path_of(junk, sizeof junk, "junk.ktrace");
+	path_of(empty, sizeof empty, "empty.ktrace");
+	write_pair(0);
+	/* truncated: a copy of a.ktrace cut in the middle */
+	char *full = NULL;
+	size_t len;
+	{
+		FILE *f = fopen(a, "rb");
+		assert_non_null(f);
+		fseek(f, 0, SEEK_END);
+		len = (size_t)ftell(f);
+		fseek(f, 0, SEEK_SET);
+		full = malloc(len);
+		assert_int_equal(fread(full, 1, len, f), len);
+		fclose(f);
+		f = fopen(tr, "wb");
+		fwrite(full, 1, len / 2, f);
+		fclose(f);
+		f = fopen(junk, "wb");
+		fputs("#!/bin/sh\necho not a trace\n", f);
+		fclose(f);
+		f = fopen(empty, "wb");
+		fclose(f);
+		free(full);
+	}
+	struct res r = run((char *[]){ t, a, tr, NULL });
+	expect_error(&r, tr);
+	assert_string_equal(r.out, "");
+	res_free(&r);
+	r = run((char *[]){ t, junk, a, NULL });
+	expect_error(&r, junk);
+	res_free(&r);
+	r = run((char *[]){ t, a, empty, NULL });
+	expect_error(&r, empty);
+	res_free(&r);
+	r = run((char *[]){ t, a, "/nonexistent/x.ktrace", NULL });
+	expect_error(&r, "/nonexistent/x.ktrace");
+	res_free(&r);
+	r = run((char *[]){ t, a, NULL });
+	expect_error(&r, "two traces");
+	res_free(&r);
+	r = run((char *[]){ t, "--bogus", a, a, NULL });
+	expect_error(&r, "--bogus");
+	res_free(&r);
+	r = run((char *[]){ t, "--junit", NULL });
+	expect_error(&r, "--junit");
+	res_free(&r);
+	/* --partial accepts the crashed run and still compares */
+	r = run((char *[]){ t, "--partial", a, tr, NULL });
+	assert_true(r.status == 0 || r.status == 1);
+	assert_non_null(strstr(r.out, "warning: run B:"));
+	res_free(&r);
+	r = run((char *[]){ t, "--help", NULL });
+	assert_int_equal(r.status, 0);
+	assert_non_null(strstr(r.out, "usage: ktrace-diff"));
+	res_free(&r);
+}
+
+/* ---- ktrace run / check with the fake library ---------------------------------------- */
+
+static void fake_env(const char *mode)
+{
+	char lib[512], counter[512];
+	tool(lib, sizeof lib, "diff_fakelib.so");
+	path_of(counter, sizeof counter, "counter");
+	unlink(counter);
+	setenv("KTRACE_LIB", lib, 1);
+	setenv("DIFF_FAKE_MODE", mode, 1);
+	setenv("DIFF_FAKE_COUNTER", counter, 1);
+	setenv("ASAN_OPTIONS", "verify_asan_link_order=0", 1);
+	unsetenv("LD_PRELOAD");
+}
+
+static void test_check_fake(void **state)
+{
+	(void)state;
+	char k[512], prog[512], dir[512], ju[512];
+	tool(k, sizeof k, "ktrace");
+	tool(prog, sizeof prog, "diff_fakeprog");
+
+	fake_env("same");
+	struct res r = run((char *[]){ k, "check", "--quiet", "--", prog, NULL });
+	if (r.status != 0)
+		fail_msg("check of identical runs: %d\n%s%s", r.status, r.out, r.err);
+	assert_non_null(strstr(r.out, "A: run 1 (pid 1001"));
+	assert_non_null(strstr(r.out, "B: run 2 (pid 2002"));
+	assert_non_null(strstr(r.out, "result: identical"));
+	res_free(&r);
+
+	fake_env("nondet");
+	path_of(ju, sizeof ju, "check.xml");
+	path_of(dir, sizeof dir, "checkdir");
+	r = run((char *[]){ k, "check", "--runs", "3", "--dir", dir, "--junit", ju, prog, NULL });
+	assert_int_equal(r.status, 1);
+	/* run 1 vs run 2 diverges (even runs go wrong), run 1 vs run 3 does not */
+	assert_non_null(strstr(r.out, "first divergence: reduce_sum(float const*, float*, int)"));
+	assert_non_null(strstr(r.out, "B: run 3"));
+	assert_non_null(strstr(r.err, "ktrace check: run 3 of 3: "));
+	assert_non_null(strstr(r.err, "traces kept in"));
+	res_free(&r);
+	char *x = slurp(ju);
+	assert_non_null(strstr(x, "<testsuite name=\"run 1 vs run 2\""));
+	assert_non_null(strstr(x, "<testsuite name=\"run 1 vs run 3\" tests=\"5\" failures=\"0\""));
+	free(x);
+	/* the traces are kept in --dir; a second check there refuses to mix them */
+	r = run((char *[]){ k, "check", "--dir", dir, "--", prog, NULL });
+	expect_error(&r, "already holds traces");
+	res_free(&r);
+
+	fake_env("hostdata");
+	r = run((char *[]){ k, "check", "--quiet", "--json", "--", prog, NULL });
+	assert_int_equal(r.status, 1);
+	assert_non_null(strstr(r.out, "\"classification\": \"inputs_differ\""));
+	assert_non_null(strstr(r.out, "\"direction\": \"host-to-device\""));
+	res_free(&r);
+}
+
+static void test_check_failures(void **state)
+{
+	(void)state;
+	char k[512], prog[512];
+	tool(k, sizeof k, "ktrace");
+	tool(prog, sizeof prog, "diff_fakeprog");
+	fake_env("exit3");
+	struct res r = run((char *[]){ k, "check", "--quiet", "--", prog, NULL });
+	expect_error(&r, "run 1 of 2 failed (exit status 3)");
+	res_free(&r);
+	fake_env("notrace");
+	r = run((char *[]){ k, "check", "--quiet", "--", prog, NULL });
+	expect_error(&r, "run 1 left no trace");
+	res_free(&r);
+	fake_env("same");
+	r = run((char *[]){ k, "check", "--quiet", "--", "/nonexistent/program", NULL });
+	assert_int_equal(r.status, 2);
+	assert_non_null(strstr(r.err, "cannot run '/nonexistent/program'"));
+	assert_non_null(strstr(r.err, "run 1 of 2 failed"));
+	res_free(&r);
+	r = run((char *[]){ k, "check", "--runs", "1", "--", prog, NULL });
+	expect_error(&r, "--runs '1'");
+	res_free(&r);
+	r = run((char *[]){ k, "check", "--no-hash", "--", prog, NULL });
+	expect_error(&r, "--no-hash");
+	res_free(&r);
+	r = run((char *[]){ k, "check", NULL });
+	expect_error(&r, "no command given");
+	res_free(&r);
+	setenv("KTRACE_LIB", "/nonexistent/libktrace.so", 1);
+	r = run((char *[]){ k, "check", "--", prog, NULL });
+	expect_error(&r, "KTRACE_LIB=/nonexistent/libktrace.so");
+	res_free(&r);
+}
+
+static void test_run_fake(void **state)
+{
+	(void)state;
+	char k[512], prog[512], out[512];
+	tool(k, sizeof k, "ktrace");
+	tool(prog, sizeof prog, "diff_fakeprog");
+	path_of(out, sizeof out, "run-%p.ktrace");
+	fake_env("exit3");
+	struct res r = run((char *[]){ k, "run", "-o", out, "--kernels", "reduce|scale", "--launches", "0:100",
+				       "--hash-max", "64M", "--quiet", "--", prog, NULL });
+	assert_int_equal(r.status, 3); /* the command's own status */
+	res_free(&r);
+	r = run((char *[]){ k, "run", "--", "/bin/sh", "-c", "test \"$KTRACE_HASH\" = 0 && exit 7", NULL });
+	assert_int_equal(r.status, 1);
+	res_free(&r);
+	r = run((char *[]){ k, "run", "--no-hash", "--", "/bin/sh", "-c",
+			    "test \"$KTRACE_HASH\" = 0 && test -n \"$DIFF_FAKELIB_LOADED\" && exit 7", NULL });
+	assert_int_equal(r.status, 7);
+	res_free(&r);
+	r = run((char *[]){ k, "run", "--launches", "9:3", "--", prog, NULL });
+	expect_error(&r, "--launches '9:3'");
+	res_free(&r);
+	r = run((char *[]){ k, "run", "--kernels", "(", "--", prog, NULL });
+	expect_error(&r, "--kernels '('");
+	res_free(&r);
+	r = run((char *[]){ k, "run", "--hash-max", "12Q", "--", prog, NULL });
+	expect_error(&r, "--hash-max '12Q'");
+	res_free(&r);
+	r = run((char *[]){ k, "run", NULL });
+	expect_error(&r, "no command given");
+	res_free(&r);
+	r = run((char *[]){ k, "frobnicate", NULL });
+	expect_error(&r, "unknown command 'frobnicate'");
+	res_free(&r);
+	const char *subs[] = { "run", "check", "diff", "--help" };
+	for (size_t i = 0; i < 4; i++) {
+		r = run((char *[]){ k, (char *)subs[i], i < 3 ? "--help" : NULL, NULL });
+		assert_int_equal(r.status, 0);
+		assert_non_null(strstr(r.out, "usage: ktrace"));
+		res_free(&r);
+	}
+}
+
+/* ---- the real library on a CPU-only program ---------------------------------------------- */
+
+static void test_real_library(void **state)
+{
+	(void)state;
+#if defined(__SANITIZE_ADDRESS__)
+	skip(); /* a sanitized libktrace.so cannot be preloaded into plain programs */
+#else
+	char k[512], lib[512], out[512];
+	tool(k, sizeof k, "ktrace");
+	tool(lib, sizeof lib, "libktrace.so");
+	fake_env("same");
+	if (access(lib, R_OK) != 0) {
+		print_message("skipped: %s is not built\n", lib);
+		skip();
+	}
+	unsetenv("KTRACE_LIB"); /* found next to build/ktrace */
+	unsetenv("LD_PRELOAD");
+	unsetenv("LD_LIBRARY_PATH");
+	path_of(out, sizeof out, "real.ktrace");
+	unlink(out);
+	/* a program that never touches CUDA: runs as usual, no output, no trace */
+	struct res r = run((char *[]){ k, "run", "-o", out, "--", "/bin/sh", "-c", "echo hello; exit 3", NULL });
+	assert_int_equal(r.status, 3);
+	assert_string_equal(r.out, "hello\n");
+	if (*r.err)
+		fail_msg("%s printed: %s", lib, r.err);
+	assert_int_not_equal(access(out, F_OK), 0);
+	res_free(&r);
+	r = run((char *[]){ k, "check", "--quiet", "--", "/bin/true", NULL });
+	expect_error(&r, "run 1 left no trace");
+	res_free(&r);
+
+	/* the fake driver of the interposer tests: real traces, launches recorded */
+	char app[512], fake[512];
+	tool(app, sizeof app, "interpose_app");
+	tool(fake, sizeof fake, "fakecuda");
+	if (access(app, X_OK) != 0) {
+		print_message("skipped: %s is not built\n", app);
+		skip();
+	}
+	setenv("LD_LIBRARY_PATH", fake, 1);
+	r = run((char *[]){ k, "check", "--quiet", "--", app, "threads", "2", NULL });
+	if (r.status != 0)
+		fail_msg("ktrace check of %s threads 2 (fake driver): exit %d\n%s%s", app, r.status, r.out, r.err);
+	/* the fake driver cannot run the checksum kernel: compared, never "identical" */
+	assert_non_null(strstr(r.out, "result: no divergence in 0 compared launches (16 unverified"));
+	res_free(&r);
+	r = run((char *[]){ k, "check", "--quiet", "--", app, "segv", NULL });
+	unsetenv("LD_LIBRARY_PATH");
+	assert_int_equal(r.status, 2); /* the library's own lines come first */
+	assert_non_null(strstr(r.err, "ktrace check: run 1 of 2 failed (killed by signal 11"));
+	res_free(&r);
+#endif
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	const char *t = getenv("TMPDIR");
+	const char *b = getenv("BUILD");
+	snprintf(tmpdir, sizeof tmpdir, "%s/ktrace-diffcli-test.XXXXXX", t && *t ? t : "/tmp");
+	if (!mkdtemp(tmpdir))
+		return -1;
+	if (!b || !*b)
+		b = "build";
+	if (b[0] == '/') {
+		snprintf(build, sizeof build, "%s", b);
+	} else {
+		char cwd[200];
+		if (!getcwd(cwd, sizeof cwd))
+			return -1;
+		snprintf(build, sizeof build, "%s/%s", cwd, b);
+	}
+	unsetenv("KTRACE_OUTPUT");
+	unsetenv("KTRACE_HASH");
+	setenv("TMPDIR", tmpdir, 1); /* ktrace check's own temporary directories */
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	char cmd[600];
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_diff_identical_and_diverged),
+		cmocka_unit_test(test_diff_report_files),
+		cmocka_unit_test(test_diff_errors),
+		cmocka_unit_test(test_check_fake),
+		cmocka_unit_test(test_check_failures),
+		cmocka_unit_test(test_run_fake),
+		cmocka_unit_test(test_real_library),
+	};
+	return cmocka_run_group_tests_name("diff_cli", tests, setup, teardown);
+}

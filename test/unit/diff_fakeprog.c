@@ -1,0 +1,60 @@
+/* test/unit/diff_fakeprog.c: a fake traced program for the `ktrace check` tests.
+ *
+ * Instead of running CUDA under libktrace.so it writes a synthetic trace
+ * (diff_sim.c) to the path KTRACE_OUTPUT expands to, as the library would.
+ *   DIFF_FAKE_COUNTER  file holding the number of earlier runs (incremented)
+ *   DIFF_FAKE_MODE     same: every run identical; nondet: reduce_sum goes wrong
+ *                      in even runs; hostdata: even runs read other input data;
+ *                      notrace: write no trace; exit3: exit 3 after tracing
+ * Exits 99 if the preloaded library (diff_fakelib.so) is not loaded.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "diff_sim.h"
+#include "format/output_path.h"
+
+int main(void)
+{
+	if (!getenv("DIFF_FAKELIB_LOADED")) {
+		fprintf(stderr, "diff_fakeprog: the preloaded library was not loaded\n");
+		return 99;
+	}
+	const char *mode = getenv("DIFF_FAKE_MODE");
+	const char *counter = getenv("DIFF_FAKE_COUNTER");
+	const char *pattern = getenv("KTRACE_OUTPUT");
+	mode = mode ? mode : "same";
+	int run = 0;
+	if (counter) {
+		FILE *f = fopen(counter, "r");
+		if (f) {
+			if (fscanf(f, "%d", &run) != 1)
+				run = 0;
+			fclose(f);
+		}
+		f = fopen(counter, "w");
+		if (f) {
+			fprintf(f, "%d\n", run + 1);
+			fclose(f);
+		}
+	}
+	if (!strcmp(mode, "notrace"))
+		return 0;
+	char path[4096], err[512];
+	if (ktrace_output_path_expand(pattern ? pattern : KTRACE_DEFAULT_OUTPUT, path, sizeof path, err, sizeof err)) {
+		fprintf(stderr, "diff_fakeprog: %s\n", err);
+		return 98;
+	}
+	struct sim_opts o;
+	sim_defaults(&o, run % 2);
+	if (!strcmp(mode, "nondet") && run % 2)
+		o.nondet_iter = 1;
+	if (!strcmp(mode, "hostdata") && run % 2)
+		o.host_seed = 7;
+	if (sim_write(path, &o, err, sizeof err)) {
+		fprintf(stderr, "diff_fakeprog: %s\n", err);
+		return 97;
+	}
+	return !strcmp(mode, "exit3") ? 3 : 0;
+}
