@@ -13,7 +13,9 @@
  *  48 u64 -    56 u64 decompressed_size
  * (verified against nvcc 13.0 `-fatbin`, `-Xfatbin -compress-all` and
  * `--compress-mode=default|size|speed|balance|none` output).
- * One entry per container is used; the choice rule is in kernel_meta.h.
+ * One entry per container is used (the choice rule is in kernel_meta.h), plus
+ * the other ELF entries of the same sm number (sm_90 and sm_90a both), whose
+ * kernels are added once per name: the driver picks one of them.
  */
 #include "meta_internal.h"
 
@@ -25,7 +27,7 @@
 #define FB_KIND_ELF 2
 #define FB_FLAG_LZ4 0x2000ull
 #define FB_FLAG_ZSTD 0x8000ull
-#define FB_FLAG_ARCH_SPECIFIC 0x100000ull
+#define FB_FLAG_ARCH_SPECIFIC 0x100000ull /* sm_90a: runs only on its own sm */
 #define FB_MAX_DECOMPRESSED (1ull << 31)
 #define FB_PTX_NAME_MERGE_MAX (8u << 20)
 
@@ -204,6 +206,49 @@ static int use_entry(struct kt_mb *b, const struct fb_entry *e, const struct fb_
 	return 0;
 }
 
+static int cmp_name_ptr(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Other ELF entries of the same sm (sm_90 and sm_90a, sm_100 and sm_100f):
+ * which of them the driver loads is its choice, so the kernels of all of
+ * them are kept, once per name (the layout of a name is the same in each). */
+static void add_twins(struct kt_mb *b, const struct fb_entry *used, const struct fb_entry *all, int n,
+		      uint32_t first, int ci)
+{
+	for (int i = 0; i < n; i++) {
+		const struct fb_entry *e = &all[i];
+		if (e == used || e->kind != FB_KIND_ELF || e->arch != used->arch)
+			continue;
+		uint32_t mid = b->img->nkernels;
+		if (use_entry(b, e, all, n, b->opts->device_sm, ci) != 0 || b->oom)
+			continue;
+		uint32_t end = b->img->nkernels, nk = mid - first;
+		char **names = malloc((size_t)(nk ? nk : 1) * sizeof *names);
+		if (!names) {
+			b->oom = 1;
+			return;
+		}
+		for (uint32_t j = 0; j < nk; j++)
+			names[j] = b->img->kernels[first + j].name;
+		qsort(names, nk, sizeof *names, cmp_name_ptr);
+		uint32_t w = mid;
+		for (uint32_t j = mid; j < end; j++) {
+			struct ktrace_meta_kernel *kj = &b->img->kernels[j];
+			if (bsearch(&kj->name, names, nk, sizeof *names, cmp_name_ptr)) {
+				kt_meta_free_kernel(kj);
+				continue;
+			}
+			if (w != j)
+				b->img->kernels[w] = *kj;
+			w++;
+		}
+		b->img->nkernels = w;
+		free(names);
+	}
+}
+
 /* One container at c (clen bytes including its header).  0 if some entry was
  * used or the container holds nothing usable, -1 on a malformed header. */
 static int parse_container(struct kt_mb *b, const uint8_t *c, size_t clen, int ci, char *err, size_t errlen)
@@ -255,9 +300,14 @@ static int parse_container(struct kt_mb *b, const uint8_t *c, size_t clen, int c
 		return 0;
 	int order[256];
 	int k = rank_entries(ents, n, b->opts->device_sm, order);
+	uint32_t first = b->img->nkernels;
 	for (int i = 0; i < k; i++) {
-		if (use_entry(b, &ents[order[i]], ents, n, b->opts->device_sm, ci) == 0)
+		const struct fb_entry *e = &ents[order[i]];
+		if (use_entry(b, e, ents, n, b->opts->device_sm, ci) == 0) {
+			if (e->kind == FB_KIND_ELF)
+				add_twins(b, e, ents, n, first, ci);
 			return 0;
+		}
 		if (b->oom)
 			return 0;
 	}
