@@ -7,9 +7,10 @@
  * real driver, the addresses it hands out from cuGetProcAddress are its own
  * functions and never the preloaded wrappers of the same names.
  *
- * Every entry point records its own name (fake_last_call()) and counts calls
- * (fake_calls()), so a test can check that a wrapper reached exactly the real
- * function it stands for (legacy vs _ptsz/_ptds).  Error paths return
+ * Every entry point counts its calls (fake_count(name)), so a test can check
+ * that a wrapper reached exactly the real function it stands for (legacy vs
+ * _ptsz/_ptds), exactly once: ktrace's own driver calls (from its hooks) land
+ * on other entry points, or are seen as extra calls.  Error paths return
  * distinctive codes so tests can check a wrapper returns them unchanged:
  *   launches: f == NULL -> CUDA_ERROR_INVALID_HANDLE, grid x == 0 ->
  *   CUDA_ERROR_INVALID_VALUE; cuMemAlloc_v2 of 0 bytes -> CUDA_ERROR_INVALID_VALUE;
@@ -18,6 +19,7 @@
  * returns a resolver that is not exported (like the real driver's
  * cuGetProcAddress_v2_ptsz).
  */
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -31,16 +33,40 @@
 
 static char last_call[64];
 static unsigned long ncalls;
+static struct { const char *fn; unsigned long n; } counts[128];
+static pthread_mutex_t count_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static void note(const char *fn)
 {
+	pthread_mutex_lock(&count_lock);
 	snprintf(last_call, sizeof(last_call), "%s", fn);
-	__atomic_add_fetch(&ncalls, 1, __ATOMIC_RELAXED);
+	ncalls++;
+	for (unsigned i = 0; i < 128; i++) {
+		if (!counts[i].fn)
+			counts[i].fn = fn;
+		if (counts[i].fn == fn || strcmp(counts[i].fn, fn) == 0) {
+			counts[i].n++;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&count_lock);
 }
 #define NOTE() note(__func__)
 
 API const char *fake_last_call(void) { return last_call; }
 API unsigned long fake_calls(void) { return ncalls; }
+/* How many times the entry point `fn` was called. */
+API unsigned long fake_count(const char *fn)
+{
+	unsigned long n = 0;
+
+	pthread_mutex_lock(&count_lock);
+	for (unsigned i = 0; i < 128 && counts[i].fn; i++)
+		if (strcmp(counts[i].fn, fn) == 0)
+			n = counts[i].n;
+	pthread_mutex_unlock(&count_lock);
+	return n;
+}
 
 /* ---- objects ---------------------------------------------------------- */
 
