@@ -716,7 +716,9 @@ void ktrace_on_module_loaded(void *handle, int is_library, const void *image, si
 	ktrace_handle_map_put(module_map(is_library), m->handle, m);
 	m->next_all = all_modules;
 	all_modules = m;
-	if (!is_library && m->image && m->image_size <= KTRACE_EAGER_PARSE_MAX)
+	if (!m->image)
+		m->state = KTRACE_MOD_PARSED; /* nothing to parse, ever */
+	else if (!is_library && m->image_size <= KTRACE_EAGER_PARSE_MAX)
 		ktrace_meta_worker_enqueue_locked(m);
 	registry_unlock();
 }
@@ -910,9 +912,15 @@ void ktrace_registry_first_launch(struct ktrace_kernel_entry *k)
 	}
 	if (!k->layout) {
 		/* The driver's layout is exact and cheap; the cubin's adds names.
-		 * Parse here only when the driver cannot tell (drivers < 12.4). */
+		 * A small module (not library) not parsed yet (Triton, Inductor,
+		 * JIT output: tens of microseconds) is parsed here, or its parse
+		 * on the worker waited for, so the KERNEL record precedes the
+		 * first LAUNCH; libraries (cudart's fatbins) and large modules
+		 * stay on the worker unless the driver cannot tell the layout
+		 * (drivers < 12.4). */
 		drv = driver_layout(k);
-		if (!drv && m && !m->unloaded)
+		if (m && !m->unloaded && m->state != KTRACE_MOD_PARSED &&
+		    (!drv || (!m->is_library && m->image_size <= KTRACE_SYNC_PARSE_MAX)))
 			parse_module_locked(m);
 		if (m && m->state == KTRACE_MOD_PARSED && m->meta && k->name)
 			mk = ktrace_meta_find(m->meta, k->name);
