@@ -418,8 +418,8 @@ static void summary(struct file_state *s, const char *file)
 				(unsigned long long)k->out_regions);
 		}
 	} else {
-		fprintf(f, "summary of %s: %llu records, %llu launches of %zu kernels, %llu bytes hashed\n", file,
-			(unsigned long long)s->records, (unsigned long long)s->launches, n,
+		fprintf(f, "summary of %s: %llu records, %llu launches of %zu kernel%s, %llu bytes hashed\n", file,
+			(unsigned long long)s->records, (unsigned long long)s->launches, n, n == 1 ? "" : "s",
 			(unsigned long long)hashed);
 		if (n)
 			fprintf(f, "  %10s %14s %11s  %s\n", "launches", "hashed_bytes", "out_regions", "kernel");
@@ -620,7 +620,7 @@ int main(int argc, char **argv)
 	memset(&o, 0, sizeof o);
 	opterr = 0;
 	int c;
-	while ((c = getopt_long(argc, argv, "+:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'j':
 			o.json = 1;

@@ -1,14 +1,14 @@
 # test/unit/format.mk: tests of the trace format module and ktrace-dump, and the
 # trace-reader fuzzer (make fuzz-trace; see test/fuzz/fuzz_trace_reader.c).
 
-TESTS += format_codec format_reader format_writer
+TESTS += format_codec format_reader format_writer format_output_path format_cli
 format_codec_SRCS := test/unit/format_codec.c
 format_codec_LIBS := -lcmocka
 format_reader_SRCS := test/unit/format_reader.c test/unit/format_testutil.c
 format_reader_LIBS := -lcmocka
 format_writer_SRCS := test/unit/format_writer.c test/unit/format_testutil.c
 format_writer_LIBS := -lcmocka
-format_output_path_SRCS := test/unit/format_output_path.c
+format_output_path_SRCS := test/unit/format_output_path.c test/unit/format_testutil.c
 format_output_path_LIBS := -lcmocka
 format_cli_SRCS := test/unit/format_cli.c
 format_cli_LIBS := -lcmocka
