@@ -100,6 +100,13 @@ struct load_state {
 
 /* ---- sorting and lookup -------------------------------------------------- */
 
+/* qsort, which must not see a NULL base even for 0 elements. */
+static void sort(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *))
+{
+	if (n > 1)
+		qsort(base, n, size, cmp);
+}
+
 static int cmp_kernel(const void *a, const void *b)
 {
 	const struct tm_kernel *x = a, *y = b;
@@ -286,7 +293,7 @@ static int take_launch(struct load_state *s, const void *rec, size_t len, uint64
 			d->pre_hash = r.pre_hash;
 			d->post_hash = r.post_hash;
 		}
-		qsort(o->regions, l.nregions, sizeof *o->regions, cmp_region);
+		sort(o->regions, l.nregions, sizeof *o->regions, cmp_region);
 	}
 	o->nregions = l.nregions;
 	t->nlaunches++;
@@ -442,7 +449,7 @@ static int dedup_kernels(struct load_state *s)
 		ord[i].id = t->kernels[i].id;
 		ord[i].idx = i;
 	}
-	qsort(ord, n, sizeof *ord, cmp_kidx);
+	sort(ord, n, sizeof *ord, cmp_kidx);
 	size_t m = 0;
 	for (size_t i = 0; i < n; i++) {
 		const struct tm_kernel *src = &t->kernels[ord[i].idx];
@@ -477,7 +484,7 @@ static int add_placeholders(struct load_state *s)
 	}
 	if (!nids)
 		return 0;
-	qsort(ids, nids, sizeof *ids, cmp_u64);
+	sort(ids, nids, sizeof *ids, cmp_u64);
 	if (grow((void **)&t->kernels, &s->cap_k, t->nkernels + nids, sizeof *t->kernels)) {
 		free(ids);
 		return oom(s);
@@ -492,7 +499,7 @@ static int add_placeholders(struct load_state *s)
 		k->demangled = "";
 	}
 	free(ids);
-	qsort(t->kernels, t->nkernels, sizeof *t->kernels, cmp_kernel);
+	sort(t->kernels, t->nkernels, sizeof *t->kernels, cmp_kernel);
 	return 0;
 }
 
@@ -502,7 +509,7 @@ static int finish(struct load_state *s)
 	struct tm_trace *t = s->t;
 	if (dedup_kernels(s) || add_placeholders(s))
 		return -1;
-	qsort(s->mods, s->nmods, sizeof *s->mods, cmp_mod);
+	sort(s->mods, s->nmods, sizeof *s->mods, cmp_mod);
 	for (size_t i = 0; i < t->nkernels; i++) {
 		struct tm_kernel *k = &t->kernels[i];
 		size_t lo = 0, hi = s->nmods;
@@ -517,10 +524,10 @@ static int finish(struct load_state *s)
 		k->module_digest = k->module_id && lo > 0 && s->mods[lo - 1].id == k->module_id
 			? s->mods[lo - 1].digest : 0;
 	}
-	qsort(t->launches, t->nlaunches, sizeof *t->launches, cmp_launch);
+	sort(t->launches, t->nlaunches, sizeof *t->launches, cmp_launch);
 	for (size_t i = 0; i < t->nlaunches; i++)
 		t->launches[i].kernel = find_kernel(t->kernels, t->nkernels, t->launches[i].kernel_id);
-	qsort(t->ops, t->nops, sizeof *t->ops, cmp_op);
+	sort(t->ops, t->nops, sizeof *t->ops, cmp_op);
 	return 0;
 }
 
