@@ -662,7 +662,7 @@ static void test_reserve_rules(void **state)
 	assert_int_equal(ktrace_writer_append(w, buf, len), 0);
 	uint64_t t1 = ktrace_now_ns();
 	for (int i = 0; i < 8; i++)
-		buf[16 + i] = (uint8_t)(12345 >> (8 * i));
+		buf[16 + i] = (uint8_t)(12345ull >> (8 * i));
 	assert_int_equal(ktrace_writer_append(w, buf, len), 0);
 
 	ktrace_writer_count(w, KTRACE_CTR_HASH_BYTES, 100);
