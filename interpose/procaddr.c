@@ -125,6 +125,19 @@ static void *adopt_resolver(void *p, int cudaVersion, cuuint64_t flags)
 	return NULL;
 }
 
+/* Does ktrace wrap some version of this base name ("cuMemcpyHtoD" for
+ * cuMemcpyHtoD_v2_ptds)?  Only for the debug message of an unmapped pointer. */
+static int wraps_base(const char *symbol)
+{
+	size_t n = strlen(symbol);
+
+	for (size_t t = 0; t < sizeof(tables) / sizeof(tables[0]); t++)
+		for (const struct ktrace_wrap_entry *e = tables[t]; e->name; e++)
+			if (strncmp(e->name, symbol, n) == 0 && (e->name[n] == '\0' || e->name[n] == '_'))
+				return 1;
+	return 0;
+}
+
 /* After a successful real lookup: swap in the wrapper of *pfn. */
 static void map_result(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags)
 {
@@ -137,9 +150,10 @@ static void map_result(const char *symbol, void **pfn, int cudaVersion, cuuint64
 		w = adopt_resolver(*pfn, cudaVersion, flags);
 	if (w)
 		*pfn = w;
-	else if (symbol && symbol[0] == 'c' && symbol[1] == 'u')
-		KT_DEBUG("cuGetProcAddress(%s, version %d, flags %llu): driver pointer not wrapped", symbol,
-			 cudaVersion, (unsigned long long)flags);
+	else if (symbol && wraps_base(symbol))
+		KT_DEBUG("cuGetProcAddress(%s, version %d, flags %llu): driver pointer %p is no function ktrace "
+			 "wraps; calls through it are not traced", symbol, cudaVersion, (unsigned long long)flags,
+			 *pfn);
 }
 
 KTRACE_EXPORT CUresult cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags)

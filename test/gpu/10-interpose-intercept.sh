@@ -128,6 +128,12 @@ run_prog() { # NAME EXE
 			continue
 		fi
 		out=$(check_trace "$tag" "$T/$name.plain" "$T/$tag.out" "$T/$tag.err" "$T/$tag.ktrace")
+		# Resolver answers for wrapped base names that did not map to a
+		# wrapper (KTRACE_DEBUG): calls through them would be untraced.
+		grep 'no function ktrace wraps' "$T/$tag.err" >"$L/$tag.unmapped" 2>/dev/null
+		nu=$(wc -l <"$L/$tag.unmapped")
+		[ "$nu" -gt 0 ] && out="$out; $nu unmapped resolver answers ($(head -n 3 "$L/$tag.unmapped" | sed 's/.*cuGetProcAddress(\([^,]*\).*/\1/' | tr '\n' ' '))"
+		cp "$T/$tag.err" "$L/$tag.stderr" 2>/dev/null
 		case "$out" in
 		OK*) result "interpose-$tag" PASS "${out#OK }" ;;
 		*)
