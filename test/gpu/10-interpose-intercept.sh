@@ -113,7 +113,7 @@ run_prog() { # NAME EXE
 		result "interpose-$name" SKIP "$exe not built (make gpu)"
 		return
 	fi
-	if ! "$exe" >"$T/$name.plain" 2>"$T/$name.plain.err"; then
+	if ! timeout 90 "$exe" >"$T/$name.plain" 2>"$T/$name.plain.err"; then
 		result "interpose-$name" FAIL "runs without ktrace failed: $(tail -n 1 "$T/$name.plain.err")"
 		return
 	fi
@@ -121,7 +121,7 @@ run_prog() { # NAME EXE
 		local tag=$name
 		[ $mode = 1 ] && tag=$name-hash
 		rm -f "$T/$tag.ktrace"
-		if ! KTRACE_OUTPUT="$T/$tag.ktrace" KTRACE_HASH=$mode KTRACE_DEBUG=1 LD_PRELOAD="$lib" \
+		if ! KTRACE_OUTPUT="$T/$tag.ktrace" KTRACE_HASH=$mode KTRACE_DEBUG=1 LD_PRELOAD="$lib" timeout 90 \
 			"$exe" >"$T/$tag.out" 2>"$T/$tag.err"; then
 			cp "$T/$tag.err" "$L/$tag.stderr" 2>/dev/null
 			result "interpose-$tag" FAIL "run under ktrace failed: $(grep -v '^ktrace\[' "$T/$tag.err" | tail -n 1)"
@@ -151,10 +151,10 @@ run_prog driver "$B/gpu/intercept_driver"
 # Host time added per launch in metadata mode (KTRACE_HASH=0).
 drv=$B/gpu/intercept_driver
 if [ -x "$drv" ]; then
-	plain=$("$drv" bench 100000 2>/dev/null | awk '/^NS_PER_LAUNCH/{print $2}')
+	plain=$(timeout 60 "$drv" bench 100000 2>/dev/null | awk '/^NS_PER_LAUNCH/{print $2}')
 	rm -f "$T/bench.ktrace"
 	traced=$(KTRACE_OUTPUT="$T/bench.ktrace" KTRACE_HASH=0 KTRACE_QUIET=1 LD_PRELOAD="$lib" \
-		"$drv" bench 100000 2>/dev/null | awk '/^NS_PER_LAUNCH/{print $2}')
+		timeout 60 "$drv" bench 100000 2>/dev/null | awk '/^NS_PER_LAUNCH/{print $2}')
 	if [ -n "$plain" ] && [ -n "$traced" ]; then
 		delta=$(awk -v a="$traced" -v b="$plain" 'BEGIN{printf "%.1f", a-b}')
 		echo "BENCH|interpose-launch-overhead-metadata|$delta|ns|per launch, median of 5x100k empty launches: plain $plain ns, traced $traced ns"
