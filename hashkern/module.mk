@@ -28,3 +28,10 @@ $(HASHKERN_FATBIN_OBJ): hashkern/hashkern_fatbin.S $(HASHKERN_FATBIN)
 hashkern-usage:
 	$(NVCC) $(HASHKERN_NVFLAGS) -I. --resource-usage -cubin -arch=sm_90 -o /dev/null hashkern/hashkern.cu
 .PHONY: hashkern-usage
+
+# GPU benchmark of the kernel (bench/gpu/hash_bandwidth.c; run by
+# test/gpu/30-hash-bench.sh beside bench/gpu/torch_sum.py).
+BENCHES += hash_bandwidth
+hash_bandwidth_SRCS := bench/gpu/hash_bandwidth.c
+hash_bandwidth_LIBS := $(HASHKERN_FATBIN_OBJ)
+$(BUILD)/hash_bandwidth: $(HASHKERN_FATBIN_OBJ)

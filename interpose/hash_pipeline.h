@@ -25,6 +25,10 @@
 
 #include <cuda.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 struct ktrace_writer;
 struct ktrace_hash_job;
 
@@ -61,5 +65,9 @@ void ktrace_hash_pipeline_stop(void);
 
 /* Child after fork: forget everything without touching the GPU. */
 void ktrace_hash_pipeline_abandon_after_fork(void);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif
