@@ -5,3 +5,6 @@ META_TEST_SRCS := test/unit/meta_testutil.c
 TESTS += meta_cuobjdump_test
 meta_cuobjdump_test_SRCS := test/unit/meta_cuobjdump_test.c $(META_TEST_SRCS)
 meta_cuobjdump_test_LIBS := -lcmocka
+TESTS += meta_layout_test
+meta_layout_test_SRCS := test/unit/meta_layout_test.c $(META_TEST_SRCS)
+meta_layout_test_LIBS := -lcmocka
