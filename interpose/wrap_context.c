@@ -1,7 +1,10 @@
 /* interpose/wrap_context.c: context teardown entry points.
  *
  * Owns the exported wrappers of cuCtxDestroy_v2, cuDevicePrimaryCtxReset_v2,
- * cuDevicePrimaryCtxRelease_v2 and cuDevicePrimaryCtxRetain.  The hook
+ * cuDevicePrimaryCtxRelease_v2, their pre-11.0 forms (cudart 13 still asks
+ * cuGetProcAddress for cuDevicePrimaryCtxRelease/Reset with version 7000 and
+ * gets the unsuffixed functions; same signatures) and
+ * cuDevicePrimaryCtxRetain.  The hook
  * ktrace_on_context_destroy() runs BEFORE the real call, while the context
  * can still be used to finish ktrace's work in it.
  *
@@ -20,6 +23,15 @@
 #include "interpose/events.h"
 #include "interpose/intercept.h"
 
+/* cuda.h maps these names to their _v2 forms; here they are the old exports. */
+#undef cuCtxDestroy
+#undef cuDevicePrimaryCtxRelease
+#undef cuDevicePrimaryCtxReset
+
+CUresult cuCtxDestroy(CUcontext c);
+CUresult cuDevicePrimaryCtxRelease(CUdevice d);
+CUresult cuDevicePrimaryCtxReset(CUdevice d);
+
 #define KT_MAX_DEVICES 128
 
 struct primary {
@@ -29,21 +41,38 @@ struct primary {
 static struct primary primaries[KT_MAX_DEVICES];
 
 KT_WRAP_REAL(cuCtxDestroy_v2, (CUcontext c))
+KT_WRAP_REAL(cuCtxDestroy, (CUcontext c))
 KT_WRAP_REAL(cuDevicePrimaryCtxRetain, (CUcontext *c, CUdevice d))
 KT_WRAP_REAL(cuDevicePrimaryCtxRelease_v2, (CUdevice d))
+KT_WRAP_REAL(cuDevicePrimaryCtxRelease, (CUdevice d))
 KT_WRAP_REAL(cuDevicePrimaryCtxReset_v2, (CUdevice d))
+KT_WRAP_REAL(cuDevicePrimaryCtxReset, (CUdevice d))
+
+typedef CUresult (*ctx_fn)(CUcontext);
+typedef CUresult (*dev_fn)(CUdevice);
 
 static struct primary *primary_of(CUdevice d)
 {
 	return (d >= 0 && d < KT_MAX_DEVICES) ? &primaries[d] : NULL;
 }
 
-KTRACE_EXPORT CUresult cuCtxDestroy_v2(CUcontext c)
+static CUresult ctx_destroy(ctx_fn fn, CUcontext c)
 {
-	KT_WRAP_FN(cuCtxDestroy_v2);
 	if (c && ktrace_wrap_on())
 		ktrace_on_context_destroy(c);
 	return fn(c);
+}
+
+KTRACE_EXPORT CUresult cuCtxDestroy_v2(CUcontext c)
+{
+	KT_WRAP_FN(cuCtxDestroy_v2);
+	return ctx_destroy(fn, c);
+}
+
+KTRACE_EXPORT CUresult cuCtxDestroy(CUcontext c)
+{
+	KT_WRAP_FN(cuCtxDestroy);
+	return ctx_destroy(fn, c);
 }
 
 KTRACE_EXPORT CUresult cuDevicePrimaryCtxRetain(CUcontext *c, CUdevice d)
@@ -61,12 +90,11 @@ KTRACE_EXPORT CUresult cuDevicePrimaryCtxRetain(CUcontext *c, CUdevice d)
 	return res;
 }
 
-KTRACE_EXPORT CUresult cuDevicePrimaryCtxRelease_v2(CUdevice d)
+static CUresult primary_release(dev_fn fn, CUdevice d)
 {
 	struct primary *p = primary_of(d);
 	CUresult res;
 
-	KT_WRAP_FN(cuDevicePrimaryCtxRelease_v2);
 	if (p && atomic_load_explicit(&p->retains, memory_order_relaxed) == 1 && ktrace_wrap_on()) {
 		CUcontext c = atomic_load_explicit(&p->ctx, memory_order_relaxed);
 
@@ -77,6 +105,18 @@ KTRACE_EXPORT CUresult cuDevicePrimaryCtxRelease_v2(CUdevice d)
 	if (res == CUDA_SUCCESS && p && atomic_load_explicit(&p->retains, memory_order_relaxed) > 0)
 		atomic_fetch_sub_explicit(&p->retains, 1, memory_order_relaxed);
 	return res;
+}
+
+KTRACE_EXPORT CUresult cuDevicePrimaryCtxRelease_v2(CUdevice d)
+{
+	KT_WRAP_FN(cuDevicePrimaryCtxRelease_v2);
+	return primary_release(fn, d);
+}
+
+KTRACE_EXPORT CUresult cuDevicePrimaryCtxRelease(CUdevice d)
+{
+	KT_WRAP_FN(cuDevicePrimaryCtxRelease);
+	return primary_release(fn, d);
 }
 
 /* The primary context of d while it is active, from the real driver. */
@@ -97,12 +137,11 @@ static CUcontext active_primary(CUdevice d)
 	return c;
 }
 
-KTRACE_EXPORT CUresult cuDevicePrimaryCtxReset_v2(CUdevice d)
+static CUresult primary_reset(dev_fn fn, CUdevice d)
 {
 	struct primary *p = primary_of(d);
 	CUresult res;
 
-	KT_WRAP_FN(cuDevicePrimaryCtxReset_v2);
 	if (ktrace_wrap_on()) {
 		CUcontext c = active_primary(d);
 
@@ -115,10 +154,25 @@ KTRACE_EXPORT CUresult cuDevicePrimaryCtxReset_v2(CUdevice d)
 	return res;
 }
 
+KTRACE_EXPORT CUresult cuDevicePrimaryCtxReset_v2(CUdevice d)
+{
+	KT_WRAP_FN(cuDevicePrimaryCtxReset_v2);
+	return primary_reset(fn, d);
+}
+
+KTRACE_EXPORT CUresult cuDevicePrimaryCtxReset(CUdevice d)
+{
+	KT_WRAP_FN(cuDevicePrimaryCtxReset);
+	return primary_reset(fn, d);
+}
+
 const struct ktrace_wrap_entry ktrace_wrap_context[] = {
 	KT_WRAP_ENTRY(cuCtxDestroy_v2)
+	KT_WRAP_ENTRY(cuCtxDestroy)
 	KT_WRAP_ENTRY(cuDevicePrimaryCtxRetain)
 	KT_WRAP_ENTRY(cuDevicePrimaryCtxRelease_v2)
+	KT_WRAP_ENTRY(cuDevicePrimaryCtxRelease)
 	KT_WRAP_ENTRY(cuDevicePrimaryCtxReset_v2)
+	KT_WRAP_ENTRY(cuDevicePrimaryCtxReset)
 	{ NULL, NULL, NULL },
 };

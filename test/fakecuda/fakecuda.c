@@ -28,6 +28,7 @@
 
 #undef cuGetProcAddress
 #undef cuMemAlloc
+#undef cuDevicePrimaryCtxRelease
 
 #define API __attribute__((visibility("default")))
 
@@ -130,6 +131,8 @@ API CUresult cuDevicePrimaryCtxRetain(CUcontext *c, CUdevice d)
 	(void)d; NOTE(); *c = (CUcontext)&the_context; return CUDA_SUCCESS;
 }
 API CUresult cuDevicePrimaryCtxRelease_v2(CUdevice d) { (void)d; NOTE(); return CUDA_SUCCESS; }
+/* The pre-11.0 export, handed out for cudaVersion < 11000 (cudart 13 asks with 7000). */
+API CUresult cuDevicePrimaryCtxRelease(CUdevice d) { (void)d; NOTE(); return CUDA_SUCCESS; }
 API CUresult cuDevicePrimaryCtxGetState(CUdevice d, unsigned *flags, int *active)
 {
 	(void)d; NOTE(); *flags = 0; *active = 1; return CUDA_SUCCESS;
@@ -313,6 +316,7 @@ static const struct sym syms[] = {
 	{ "cuLibraryLoadData", (void *)cuLibraryLoadData, (void *)cuLibraryLoadData },
 	{ "cuLibraryGetKernel", (void *)cuLibraryGetKernel, (void *)cuLibraryGetKernel },
 	{ "cuCtxGetCurrent", (void *)cuCtxGetCurrent, (void *)cuCtxGetCurrent },
+	{ "cuDevicePrimaryCtxRelease", (void *)cuDevicePrimaryCtxRelease_v2, (void *)cuDevicePrimaryCtxRelease_v2 },
 	{ "cuGetProcAddress", (void *)cuGetProcAddress_v2, (void *)gpa_ptsz },
 };
 
@@ -328,6 +332,8 @@ static CUresult lookup(const char *symbol, void **pfn, int ver, cuuint64_t flags
 			continue;
 		if (strcmp(symbol, "cuGetProcAddress") == 0 && ver < 12000)
 			*pfn = (void *)cuGetProcAddress;
+		else if (strcmp(symbol, "cuDevicePrimaryCtxRelease") == 0 && ver < 11000)
+			*pfn = (void *)cuDevicePrimaryCtxRelease;
 		else
 			*pfn = pt ? syms[i].per_thread : syms[i].legacy;
 		if (st)

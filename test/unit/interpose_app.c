@@ -252,6 +252,10 @@ static void mode_paths(void)
 	expect_wrapper(p, "cuMemcpyHtoD_v2_ptds", "gpa(cuMemcpyHtoD, 2)");
 	r = gpa("cuMemsetD32Async", &p, 12000, CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM, &st);
 	expect_wrapper(p, "cuMemsetD32Async_ptsz", "gpa(cuMemsetD32Async, 2)");
+	r = gpa("cuDevicePrimaryCtxRelease", &p, 7000, 0, &st);
+	expect_wrapper(p, "cuDevicePrimaryCtxRelease", "gpa(cuDevicePrimaryCtxRelease, 7000)");
+	r = gpa("cuDevicePrimaryCtxRelease", &p, 12000, 0, &st);
+	expect_wrapper(p, "cuDevicePrimaryCtxRelease_v2", "gpa(cuDevicePrimaryCtxRelease, 12000)");
 	r = gpa("cuInit", &p, 12000, 0, &st);
 	expect_real(p, "cuInit", "gpa(cuInit) untouched");
 	p = (void *)1;
