@@ -4,7 +4,7 @@
  * $TRITON_CACHE_DIR (else ~/.triton/cache) and <inductor root>/triton (for
  * each Inductor cache root, see inductor.c).  Every `*.cubin` up to three
  * levels below a root is indexed by size (one process-wide index, guarded by
- * a mutex).  A loaded image is matched byte for byte against the cubins of
+ * a mutex; a lookup considers only the roots its options name).  A loaded image is matched byte for byte against the cubins of
  * its size (the file named <kernel>.cubin first); on a miss the roots are
  * rescanned, at most once every KT_TRITON_RESCAN_MS.  Beside the matching
  * cubin, <kernel>.ttir (else .source) carries
@@ -118,6 +118,7 @@ int kt_triton_roots(const struct ktrace_meta_opts *opts, char roots[][4096], int
 struct tc_file {
 	uint64_t size;
 	char *path;
+	int root; /* index in tc.roots */
 };
 
 static struct {
@@ -138,7 +139,7 @@ static int cmp_file(const void *a, const void *b)
 	return strcmp(x->path, y->path);
 }
 
-static void scan_dir(const char *dir, int depth)
+static void scan_dir(const char *dir, int depth, int root)
 {
 	DIR *d = opendir(dir);
 	if (!d)
@@ -155,7 +156,7 @@ static void scan_dir(const char *dir, int depth)
 		int is_cubin = l > 6 && !strcmp(nm + l - 6, ".cubin");
 		if (de->d_type == DT_DIR || (de->d_type == DT_UNKNOWN && !is_cubin)) {
 			if (depth > 0 && strncmp(nm, "tmp.", 4) != 0)
-				scan_dir(p, depth - 1);
+				scan_dir(p, depth - 1, root);
 			continue;
 		}
 		if (!is_cubin)
@@ -174,7 +175,7 @@ static void scan_dir(const char *dir, int depth)
 		char *dup = strdup(p);
 		if (!dup)
 			break;
-		tc.files[tc.n++] = (struct tc_file){.size = (uint64_t)st.st_size, .path = dup};
+		tc.files[tc.n++] = (struct tc_file){.size = (uint64_t)st.st_size, .path = dup, .root = root};
 	}
 	closedir(d);
 }
@@ -185,7 +186,7 @@ static void rescan_locked(void)
 		free(tc.files[i].path);
 	tc.n = 0;
 	for (int i = 0; i < tc.nroots; i++)
-		scan_dir(tc.roots[i], 3);
+		scan_dir(tc.roots[i], 3, i);
 	if (tc.n > 1)
 		qsort(tc.files, tc.n, sizeof *tc.files, cmp_file);
 	clock_gettime(CLOCK_MONOTONIC, &tc.last_scan);
@@ -225,8 +226,10 @@ static int same_bytes(const char *path, const uint8_t *img, size_t len)
 	return same;
 }
 
-/* Search the index; fills dir on a match.  Caller holds the lock. */
-static int lookup_locked(const uint8_t *img, size_t len, const char *kernel, char *dir, size_t dirlen)
+/* Search the files under the wanted roots; fills dir on a match.  Caller
+ * holds the lock. */
+static int lookup_locked(const uint8_t *img, size_t len, const char *kernel, const char *want_root,
+			 char *dir, size_t dirlen)
 {
 	size_t lo = 0, hi = tc.n;
 	while (lo < hi) {
@@ -243,6 +246,8 @@ static int lookup_locked(const uint8_t *img, size_t len, const char *kernel, cha
 	for (int pass = 0; pass < 2; pass++) {
 		for (size_t i = lo; i < tc.n && tc.files[i].size == len; i++) {
 			const char *p = tc.files[i].path;
+			if (!want_root[tc.files[i].root])
+				continue;
 			size_t pl = strlen(p);
 			int named = pl >= wl && !strcmp(p + pl - wl, want);
 			if (named != (pass == 0))
@@ -271,25 +276,29 @@ int kt_triton_find(const struct ktrace_meta_opts *opts, const uint8_t *cubin, si
 	int found = 0;
 	pthread_mutex_lock(&tc.mu);
 	int added = 0;
+	char want[KT_TRITON_MAX_ROOTS] = {0};
 	for (int i = 0; i < nr; i++) {
-		int known = 0;
+		int known = -1;
 		for (int j = 0; j < tc.nroots; j++)
 			if (!strcmp(tc.roots[j], roots[i]))
-				known = 1;
-		if (!known && tc.nroots < KT_TRITON_MAX_ROOTS) {
+				known = j;
+		if (known < 0 && tc.nroots < KT_TRITON_MAX_ROOTS) {
 			char *d = strdup(roots[i]);
 			if (d) {
+				known = tc.nroots;
 				tc.roots[tc.nroots++] = d;
 				added = 1;
 			}
 		}
+		if (known >= 0)
+			want[known] = 1;
 	}
 	if (added || !tc.scanned)
 		rescan_locked();
-	found = lookup_locked(cubin, len, kernel, dir, dirlen);
+	found = lookup_locked(cubin, len, kernel, want, dir, dirlen);
 	if (!found && !added && ms_since(&tc.last_scan) >= KT_TRITON_RESCAN_MS) {
 		rescan_locked();
-		found = lookup_locked(cubin, len, kernel, dir, dirlen);
+		found = lookup_locked(cubin, len, kernel, want, dir, dirlen);
 	}
 	pthread_mutex_unlock(&tc.mu);
 	free(roots);

@@ -8,3 +8,6 @@ meta_cuobjdump_test_LIBS := -lcmocka
 TESTS += meta_layout_test
 meta_layout_test_SRCS := test/unit/meta_layout_test.c $(META_TEST_SRCS)
 meta_layout_test_LIBS := -lcmocka
+TESTS += meta_names_test
+meta_names_test_SRCS := test/unit/meta_names_test.c $(META_TEST_SRCS)
+meta_names_test_LIBS := -lcmocka
