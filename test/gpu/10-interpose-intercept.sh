@@ -155,9 +155,16 @@ if [ -x "$drv" ]; then
 	rm -f "$T/bench.ktrace"
 	traced=$(KTRACE_OUTPUT="$T/bench.ktrace" KTRACE_HASH=0 KTRACE_QUIET=1 LD_PRELOAD="$lib" \
 		timeout 60 "$drv" bench 100000 2>/dev/null | awk '/^NS_PER_LAUNCH/{print $2}')
+	# Wrappers only: tracing switched off by a bad setting (one stderr line).
+	off=$(KTRACE_HASH=invalid LD_PRELOAD="$lib" timeout 60 "$drv" bench 100000 2>/dev/null |
+		awk '/^NS_PER_LAUNCH/{print $2}')
+	if [ -n "$plain" ] && [ -n "$off" ]; then
+		d=$(awk -v a="$off" -v b="$plain" 'BEGIN{printf "%.1f", a-b}')
+		echo "BENCH|interpose-wrapper-passthrough|$d|ns|tracing off (wrappers only): plain $plain ns, with libktrace.so $off ns"
+	fi
 	if [ -n "$plain" ] && [ -n "$traced" ]; then
 		delta=$(awk -v a="$traced" -v b="$plain" 'BEGIN{printf "%.1f", a-b}')
-		echo "BENCH|interpose-launch-overhead-metadata|$delta|ns|per launch, median of 5x100k empty launches: plain $plain ns, traced $traced ns"
+		echo "BENCH|interpose-launch-overhead-metadata|$delta|ns|host time per cuLaunchKernel, median of 5x100k empty launches in batches of 256: plain $plain ns, traced $traced ns"
 		if awk -v d="$delta" 'BEGIN{exit !(d <= 500)}'; then
 			result interpose-launch-overhead PASS "$delta ns added per launch (target <= 500)"
 		else

@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -395,6 +396,19 @@ int main(int argc, char **argv)
 		waitpid(pid, &status, 0);
 		CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child status %d", status);
 		launch(cuLaunchKernel, "cuLaunchKernel", 0, 1, fa, CUDA_SUCCESS);
+	} else if (strcmp(mode, "bench") == 0) {
+		/* ns per call of the fake's empty cuMemsetD16_v2 (through ktrace's wrapper when preloaded) */
+		unsigned long n = arg > 0 ? (unsigned long)arg : 10000000ul;
+		struct timespec t0, t1;
+
+		setup();
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		for (unsigned long i = 0; i < n; i++)
+			cuMemsetD16_v2(dbuf, 0, 1);
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		printf("NS_PER_CALL %.2f\n",
+		       ((double)(t1.tv_sec - t0.tv_sec) * 1e9 + (double)(t1.tv_nsec - t0.tv_nsec)) / (double)n);
+		return 0;
 	} else if (strcmp(mode, "threads") == 0) {
 		pthread_t t[8];
 		unsigned per = arg > 0 ? (unsigned)arg : 1000;
