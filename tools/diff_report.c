@@ -63,9 +63,10 @@ void ktrace_diff_writer_str(const struct diff_writer *w, char *buf, size_t cap)
 			else
 				snprintf(dig, sizeof dig, ", source not hashed");
 		}
-		snprintf(buf, cap, "%s memcpy (op %" PRIu64 ", %" PRIu64 " bytes%s%s)",
+		snprintf(buf, cap, "%s memcpy (op %" PRIu64 ", %" PRIu64 " bytes%s%s%s)",
 			 ktrace_diff_copy_dir_name(w->op->dir), w->seq, w->op->bytes,
-			 (w->op->flags & KTRACE_COPYF_ASYNC) ? ", async" : "", dig);
+			 (w->op->flags & KTRACE_COPYF_ASYNC) ? ", async" : "",
+			 w->op->dir_inferred ? ", direction from the allocations" : "", dig);
 		break;
 	}
 	case DIFF_WRITER_MEMSET:
@@ -188,7 +189,7 @@ const char *ktrace_diff_class_label(int cls)
 void ktrace_diff_text_divergence(FILE *f, const struct diff_divergence *d, const char *title)
 {
 	fprintf(f, "%s: %s\n", title, ktrace_tm_kernel_name(d->la->kernel));
-	fprintf(f, "  launch %" PRIu64 " in A, %" PRIu64 " in B; device %d, stream #%zu (%" PRIx64 " in A, %" PRIx64
+	fprintf(f, "  launch %" PRIu64 " in A, %" PRIu64 " in B; device %d, stream #%zu (0x%" PRIx64 " in A, 0x%" PRIx64
 		   " in B)\n", d->la->seq, d->lb->seq, d->device, d->stream, d->la->stream, d->lb->stream);
 	fprintf(f, "  grid %ux%ux%u block %ux%ux%u\n", d->la->grid[0], d->la->grid[1], d->la->grid[2],
 		d->la->block[0], d->la->block[1], d->la->block[2]);
@@ -454,6 +455,7 @@ static void j_writer(struct jw *j, const char *key, const struct diff_writer *w)
 		j_str(j, "direction", ktrace_diff_copy_dir_name(w->op->dir));
 		j_u64(j, "bytes", w->op->bytes);
 		j_bool(j, "async", (w->op->flags & KTRACE_COPYF_ASYNC) != 0);
+		j_bool(j, "direction_inferred", w->op->dir_inferred != 0);
 		if (w->op->flags & KTRACE_COPYF_SRC_DIGEST)
 			j_hex(j, "src_digest", w->op->src_digest);
 		else

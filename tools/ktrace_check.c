@@ -8,6 +8,7 @@
  * workers leave empty traces), and diffs run 1 against every other run with
  * the ktrace-diff engine and reports.  Exit status: 0 no divergence, 1
  * diverged, 2 error (a run failed: which one and how; no trace; bad trace).
+ * With --json the command's stdout goes to stderr: stdout is the JSON alone.
  */
 #include "ktrace_cli.h"
 
@@ -50,7 +51,8 @@ static void check_usage(FILE *f)
 	      "  --runs N            how many runs (default 2, at most 100)\n"
 	      "  --dir DIR           write the traces into DIR and keep them (default: a temporary\n"
 	      "                      directory, removed unless the runs diverged)\n"
-	      "  --keep              keep the temporary directory in any case\n",
+	      "  --keep              keep the temporary directory in any case\n"
+	      "  (with --json the command's own stdout goes to stderr, so stdout is JSON only)\n",
 	      f);
 	ktrace_run_opts_help(f, 0);
 	ktrace_diff_cli_help(f);
@@ -69,7 +71,7 @@ static void describe_status(int st, char *buf, size_t cap)
 
 /* Run CMD once; 0 when it exited with status 0. */
 static int run_once(int k, int nruns, const struct ktrace_run_opts *o, const char *lib, const char *dir,
-		    char **cmd, const char *cmdline)
+		    char **cmd, const char *cmdline, int stdout_to_stderr)
 {
 	char pattern[PATH_MAX + 64], err[PATH_MAX + 256];
 	snprintf(pattern, sizeof pattern, "%s/run%d-r%%r-p%%p.ktrace", dir, k);
@@ -87,6 +89,8 @@ static int run_once(int k, int nruns, const struct ktrace_run_opts *o, const cha
 			_exit(127);
 		}
 		unsetenv("KTRACE_OVERWRITE");
+		if (stdout_to_stderr && dup2(STDERR_FILENO, STDOUT_FILENO) < 0)
+			_exit(127);
 		execvp(cmd[0], cmd);
 		fprintf(stderr, "ktrace check: cannot run '%s': %s\n", cmd[0], strerror(errno));
 		_exit(127);
@@ -314,7 +318,7 @@ int ktrace_cmd_check(int argc, char **argv)
 		goto out;
 	}
 	for (int k = 1; k <= nruns; k++)
-		if (run_once(k, nruns, &o, lib, dir, argv + cmd, cmdline) || collect(k, dir, &runs[k]))
+		if (run_once(k, nruns, &o, lib, dir, argv + cmd, cmdline, dc.json) || collect(k, dir, &runs[k]))
 			goto out;
 	for (int k = 2; k <= nruns; k++) {
 		int same = runs[k].n == runs[1].n;

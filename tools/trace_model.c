@@ -89,11 +89,18 @@ struct tm_module_digest {
 	uint64_t id, digest;
 };
 
+struct tm_range {
+	uint64_t base, size;
+	uint32_t host; /* host memory (pinned / registered) */
+};
+
 struct load_state {
 	struct tm_trace *t;
-	size_t cap_k, cap_l, cap_o, cap_n, cap_m;
+	size_t cap_k, cap_l, cap_o, cap_n, cap_m, cap_r;
 	struct tm_module_digest *mods;
 	size_t nmods;
+	struct tm_range *ranges; /* ALLOC records: to infer unknown copy directions */
+	size_t nranges;
 	char *err;
 	size_t errlen;
 };
@@ -198,6 +205,22 @@ static int take_module(struct load_state *s, const void *rec, size_t len, uint64
 	s->mods[s->nmods].id = m.module_id;
 	s->mods[s->nmods].digest = m.image_digest;
 	s->nmods++;
+	return 0;
+}
+
+static int take_alloc(struct load_state *s, const void *rec, size_t len, uint64_t seq)
+{
+	struct ktrace_rec_alloc a;
+	if (ktrace_decode_alloc(rec, len, &a) != 0)
+		return fail(s, "alloc", seq);
+	if (!a.size)
+		return 0;
+	if (grow((void **)&s->ranges, &s->cap_r, s->nranges + 1, sizeof *s->ranges))
+		return oom(s);
+	s->ranges[s->nranges].base = a.base;
+	s->ranges[s->nranges].size = a.size;
+	s->ranges[s->nranges].host = a.kind == KTRACE_ALLOC_HOST;
+	s->nranges++;
 	return 0;
 }
 
@@ -401,6 +424,7 @@ static int take_record(struct load_state *s, const void *rec, size_t len)
 	case KTRACE_REC_HEADER: return take_header(s, rec, len, p.seq);
 	case KTRACE_REC_MODULE: return take_module(s, rec, len, p.seq);
 	case KTRACE_REC_KERNEL: return take_kernel(s, rec, len, p.seq);
+	case KTRACE_REC_ALLOC: return take_alloc(s, rec, len, p.seq);
 	case KTRACE_REC_LAUNCH: return take_launch(s, rec, len, p.seq);
 	case KTRACE_REC_MEMCPY:
 	case KTRACE_REC_MEMSET: return take_op(s, p.type, rec, len, p.seq);
@@ -503,6 +527,50 @@ static int add_placeholders(struct load_state *s)
 	return 0;
 }
 
+static int cmp_range(const void *a, const void *b)
+{
+	const struct tm_range *x = a, *y = b;
+	return x->base < y->base ? -1 : x->base > y->base;
+}
+
+/* 1 device memory, 0 host memory (pinned allocation or untracked), by the
+ * ALLOC records (the last allocation starting at or below addr). */
+static int on_device(const struct load_state *s, uint64_t addr)
+{
+	size_t lo = 0, hi = s->nranges;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (s->ranges[mid].base <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t i = lo; i-- > 0;) {
+		const struct tm_range *r = &s->ranges[i];
+		if (addr - r->base < r->size)
+			return !r->host;
+		if (lo - i > 64)
+			break; /* ranges below are far away: do not scan them all */
+	}
+	return 0;
+}
+
+/* cuMemcpy / cuMemcpyAsync record no direction: take it from where the
+ * source and destination lie. */
+static void infer_copy_dirs(struct load_state *s)
+{
+	struct tm_trace *t = s->t;
+	sort(s->ranges, s->nranges, sizeof *s->ranges, cmp_range);
+	for (size_t i = 0; i < t->nops; i++) {
+		struct tm_op *o = &t->ops[i];
+		if (o->type != TM_OP_MEMCPY || o->dir != KTRACE_COPY_UNKNOWN || !s->nranges)
+			continue;
+		int d = on_device(s, o->dst), sr = on_device(s, o->src);
+		o->dir = sr ? (d ? KTRACE_COPY_DTOD : KTRACE_COPY_DTOH) : (d ? KTRACE_COPY_HTOD : KTRACE_COPY_HTOH);
+		o->dir_inferred = 1;
+	}
+}
+
 /* Sort everything, resolve modules and kernels. */
 static int finish(struct load_state *s)
 {
@@ -528,6 +596,7 @@ static int finish(struct load_state *s)
 	for (size_t i = 0; i < t->nlaunches; i++)
 		t->launches[i].kernel = find_kernel(t->kernels, t->nkernels, t->launches[i].kernel_id);
 	sort(t->ops, t->nops, sizeof *t->ops, cmp_op);
+	infer_copy_dirs(s);
 	return 0;
 }
 
@@ -575,6 +644,7 @@ static int load(struct tm_trace *t, struct ktrace_reader *r, int allow_truncated
 	if (rc == 0)
 		rc = finish(&s);
 	free(s.mods);
+	free(s.ranges);
 	if (rc != 0)
 		ktrace_tm_free(t);
 	return rc;

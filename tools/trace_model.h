@@ -65,7 +65,8 @@ enum tm_op_type { TM_OP_MEMCPY = 1, TM_OP_MEMSET = 2 };
 struct tm_op {
 	uint64_t seq;            /* op_seq (shares the launch counter) */
 	uint32_t type;           /* enum tm_op_type */
-	uint32_t dir;            /* memcpy: enum ktrace_copy_dir */
+	uint32_t dir;            /* memcpy: enum ktrace_copy_dir (inferred when recorded unknown) */
+	uint32_t dir_inferred;   /* 1: recorded KTRACE_COPY_UNKNOWN, direction from the ALLOC records */
 	uint32_t flags;          /* KTRACE_COPYF_* */
 	uint32_t elem_size;      /* memset */
 	int32_t result;

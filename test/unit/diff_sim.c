@@ -237,7 +237,7 @@ static void memcpy_htod(struct sim *s, int b, uint64_t data, int stream)
 	m.bytes = buf_len[b];
 	m.stream = s->o->stream_base + 0x10 * (uint64_t)stream;
 	m.context = s->o->ctx;
-	m.dir = KTRACE_COPY_HTOD;
+	m.dir = s->o->unknown_dir ? KTRACE_COPY_UNKNOWN : KTRACE_COPY_HTOD;
 	m.tid = s->o->pid;
 	if (s->o->no_src_digest) {
 		m.flags = KTRACE_COPYF_ASYNC;

@@ -27,6 +27,7 @@ struct sim_opts {
 	int unhashed_iter;    /* step whose launches were not hashed (-1: none) */
 	int shuffle;          /* records out of sequence order, KERNEL records last */
 	int no_src_digest;    /* host copies without a source digest (async copies) */
+	int unknown_dir;      /* host copies recorded without direction (cuMemcpyAsync) */
 };
 
 /* Defaults for run A / run B (different handles and addresses, same program). */

@@ -441,6 +441,19 @@ static void test_host_input_differs(void **state)
 	assert_false(d->inputs[0].wa.op->flags & KTRACE_COPYF_SRC_DIGEST);
 	golden_render("host_input_nodigest.txt", r_text, &p);
 	release(&p);
+
+	/* recorded without a direction (cuMemcpyAsync): inferred from the ALLOC records */
+	oa.unknown_dir = ob.unknown_dir = 1;
+	compare(&p, &oa, &ob, 0, 0);
+	d = &p.r.divs[0];
+	assert_int_equal(d->cls, DIFF_CLASS_INPUTS_DIFFER);
+	assert_int_equal(d->inputs[0].wa.type, DIFF_WRITER_MEMCPY);
+	assert_int_equal(d->inputs[0].wa.op->dir, KTRACE_COPY_HTOD);
+	assert_true(d->inputs[0].wa.op->dir_inferred);
+	char *s = render(r_text, &p);
+	assert_non_null(strstr(s, "host-to-device memcpy (op 2, 4096 bytes, async, direction from the allocations"));
+	free(s);
+	release(&p);
 }
 
 static void test_autotune_extra_launches(void **state)
