@@ -49,6 +49,7 @@ struct trace_summary {
 	unsigned ex_cluster_ok;
 	unsigned unnamed;   /* successful launches whose kernel has no known name */
 	uint64_t dropped;   /* KTRACE_CTR_RECORDS_DROPPED (last COUNTERS record) */
+	unsigned notes_disabled, notes_disabled_hash;
 	int have_header, have_end;
 	struct ktrace_rec_end end;
 	uint32_t header_pid;
@@ -93,14 +94,14 @@ static int run_app(const char *trace, const char *const *env, const char *mode, 
 	snprintf(output, sizeof(output), "KTRACE_OUTPUT=%s/%s", tmp_dir, trace);
 	snprintf(outp, sizeof(outp), "%s/stdout", tmp_dir);
 	snprintf(errp, sizeof(errp), "%s/stderr", tmp_dir);
+	for (; env && *env && n < 24; env++) /* first: getenv() returns the first match */
+		envp[n++] = *env;
 	envp[n++] = preload;
 	envp[n++] = libpath;
 	envp[n++] = output;
 	envp[n++] = "KTRACE_HASH=0";
 	envp[n++] = "ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=0:handle_segv=0:handle_abort=0:allow_user_segv_handler=1";
 	envp[n++] = "UBSAN_OPTIONS=halt_on_error=1";
-	for (; env && *env && n < 30; env++)
-		envp[n++] = *env;
 	envp[n] = NULL;
 
 	pid = fork();
@@ -203,6 +204,16 @@ static void summarise(const char *trace, struct trace_summary *s)
 			}
 			break;
 		}
+		case KTRACE_REC_NOTE: {
+			struct ktrace_rec_note nt;
+
+			assert_int_equal(ktrace_decode_note(rec, len, &nt), 0);
+			if (nt.level == KTRACE_NOTE_DISABLED) {
+				s->notes_disabled++;
+				s->notes_disabled_hash += nt.code == 1; /* KTRACE_FEATURE_HASH (interpose/tracer.h) */
+			}
+			break;
+		}
 		case KTRACE_REC_COUNTERS: {
 			struct ktrace_rec_counters rc;
 
@@ -287,6 +298,31 @@ static void test_all_paths(void **state)
 	assert_true(s.have_end);
 	assert_int_equal(s.end.reason, KTRACE_END_EXIT);
 	assert_int_equal(s.end.status, 0);
+}
+
+/* Degradation: the fake driver cannot load ktrace's checksum kernel, so
+ * hashing turns itself off: one stderr line and one NOTE (DISABLED, hash),
+ * however many launches follow; every launch is still recorded. */
+static void test_disabled_feature(void **state)
+{
+	const char *hash_on[] = { "KTRACE_HASH=1", NULL };
+	struct app_counts c;
+	struct trace_summary s;
+	int status;
+
+	(void)state;
+	status = run_app("hash.ktrace", hash_on, "paths", NULL);
+	ASSERT_EXIT(status, 0);
+	assert_null(strstr(out_buf, "FAIL"));
+	assert_int_equal(parse_counts(&c), 0);
+	if (count_lines_with(err_buf, "\n") != 2) /* start-up line + the one warning */
+		fail_msg("stderr:\n%s", err_buf);
+	summarise("hash.ktrace", &s);
+	if (!s.ok)
+		fail_msg("trace unreadable: %s", s.error);
+	assert_int_equal(s.launches, c.total);
+	assert_int_equal(s.notes_disabled, 1);
+	assert_int_equal(s.notes_disabled_hash, 1);
 }
 
 static void test_threads_race_init(void **state)
@@ -509,6 +545,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_all_paths),
+		cmocka_unit_test(test_disabled_feature),
 		cmocka_unit_test(test_threads_race_init),
 		cmocka_unit_test(test_no_cuda_no_file),
 		cmocka_unit_test(test_exit_paths),
