@@ -11,3 +11,19 @@ meta_layout_test_LIBS := -lcmocka
 TESTS += meta_names_test
 meta_names_test_SRCS := test/unit/meta_names_test.c $(META_TEST_SRCS)
 meta_names_test_LIBS := -lcmocka
+
+# libFuzzer target for ktrace_meta_parse (clang); seeds in test/fuzz/corpus/meta.
+META_FUZZ_CC ?= clang
+META_FUZZ_CFLAGS := -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined \
+	-fno-sanitize-recover=undefined -I. $(shell pkg-config --cflags libelf libzstd liblz4)
+META_FUZZ_SRCS := test/fuzz/fuzz_meta.c $(filter meta/%.c,$(CORE_SRCS))
+.PHONY: fuzz-meta
+fuzz-meta: $(BUILD)/fuzz/fuzz_meta
+$(BUILD)/fuzz/fuzz_meta: $(META_FUZZ_SRCS) $(wildcard meta/*.h)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  FUZZ    $@")
+	$(Q)$(META_FUZZ_CC) $(META_FUZZ_CFLAGS) -o $@ $(META_FUZZ_SRCS) \
+		$(shell pkg-config --libs libelf libzstd liblz4) -ldl -lpthread
+TESTS += meta_robust_test
+meta_robust_test_SRCS := test/unit/meta_robust_test.c $(META_TEST_SRCS)
+meta_robust_test_LIBS := -lcmocka

@@ -1,0 +1,53 @@
+/* test/fuzz/fuzz_meta.c: libFuzzer target for meta/'s image parser.
+ *
+ * Every input goes through ktrace_meta_classify, ktrace_meta_image_size and
+ * ktrace_meta_parse (cubin, fatbin, wrapper, PTX or host ELF, whatever the
+ * bytes say), for a device sm taken from the input's length, with no caches
+ * and no followed pointers.  DWARF (libdw, not ours) is read only when
+ * KTRACE_FUZZ_DWARF is set.  Build and run: `make fuzz-meta`, then
+ *   build/fuzz/fuzz_meta -max_total_time=600 build/fuzz/meta-corpus test/fuzz/corpus/meta
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "meta/kernel_meta.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static const uint32_t sms[] = {0, 80, 86, 90, 100, 120, 130};
+	static int dwarf = -1;
+	if (dwarf < 0)
+		dwarf = getenv("KTRACE_FUZZ_DWARF") != NULL;
+	/* an exact-size copy, so that any overread is caught */
+	uint8_t *copy = malloc(size ? size : 1);
+	if (!copy)
+		return 0;
+	memcpy(copy, data, size);
+	(void)ktrace_meta_classify(copy, size);
+	size_t isz = ktrace_meta_image_size(copy, size);
+	if (isz > size)
+		abort(); /* never beyond the limit */
+	struct ktrace_meta_opts o = {.device_sm = sms[size % 7], .use_dwarf = dwarf, .source_path = "fuzz"};
+	struct ktrace_meta_image *img = NULL;
+	char err[256];
+	if (ktrace_meta_parse(copy, size, &o, &img, err, sizeof err) == 0) {
+		for (uint32_t i = 0; i < img->nkernels; i++) {
+			const struct ktrace_meta_kernel *k = &img->kernels[i];
+			if (!k->name || !k->demangled || (k->nparams && !k->params))
+				abort();
+			for (uint32_t j = 0; j < k->nparams; j++)
+				if (!k->params[j].name || !k->params[j].type || k->params[j].ordinal != j)
+					abort();
+			if (ktrace_meta_find(img, k->name) == NULL)
+				abort();
+		}
+		ktrace_meta_free(img);
+	} else if (img != NULL || !err[0]) {
+		abort(); /* failures leave nothing and say why */
+	}
+	free(copy);
+	return 0;
+}
