@@ -27,3 +27,7 @@ $(BUILD)/fuzz/fuzz_meta: $(META_FUZZ_SRCS) $(wildcard meta/*.h)
 TESTS += meta_robust_test
 meta_robust_test_SRCS := test/unit/meta_robust_test.c $(META_TEST_SRCS)
 meta_robust_test_LIBS := -lcmocka
+TESTS += meta_inspect_test
+meta_inspect_test_SRCS := test/unit/meta_inspect_test.c $(META_TEST_SRCS)
+meta_inspect_test_LIBS := -lcmocka
+TEST_DEPS += $(BUILD)/ktrace-inspect

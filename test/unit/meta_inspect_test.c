@@ -1,0 +1,139 @@
+/* test/unit/meta_inspect_test.c: build/ktrace-inspect as a user runs it:
+ * text, JSON (checked with python3's json module when present) and summary
+ * output for the Triton fixtures, --help, and one-line errors with exit
+ * status 2 for bad files and bad options. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "meta_testutil.h"
+
+#define ADD_CUBIN META_TRITON "/3H6TEFVES2CIR7XPX32JHY4HEAGSY7SRJT2RIJ4V24D7PZYGOBYA/add_kernel.cubin"
+#define PER_CUBIN META_TRITON "/VE4TBTR2YOO3K2ZCOOEMA5K64277NE57VMZQLK66T63YFXF74LJA/triton_per_fused_add_gelu_sum_0.cubin"
+
+static char out_buf[1 << 20], err_buf[1 << 16];
+
+/* Run ktrace-inspect with args (shell words); returns the exit status. */
+static int run(const char *args)
+{
+	const char *b = getenv("BUILD");
+	char cmd[4096];
+	snprintf(cmd, sizeof cmd, "%s/ktrace-inspect %s >/tmp/ktrace-inspect-test.out 2>/tmp/ktrace-inspect-test.err",
+		 b && *b ? b : "build", args);
+	int st = system(cmd);
+	assert_true(WIFEXITED(st));
+	FILE *f = fopen("/tmp/ktrace-inspect-test.out", "r");
+	size_t n = fread(out_buf, 1, sizeof out_buf - 1, f);
+	out_buf[n] = 0;
+	fclose(f);
+	f = fopen("/tmp/ktrace-inspect-test.err", "r");
+	n = fread(err_buf, 1, sizeof err_buf - 1, f);
+	err_buf[n] = 0;
+	fclose(f);
+	return WEXITSTATUS(st);
+}
+
+static int lines(const char *s)
+{
+	int n = 0;
+	for (; *s; s++)
+		n += *s == '\n';
+	return n;
+}
+
+static void test_text(void **s)
+{
+	(void)s;
+	assert_int_equal(run("--no-env-caches --triton-cache " META_TRITON " " ADD_CUBIN), 0);
+	assert_non_null(strstr(out_buf, "add_kernel.cubin: cubin, 1 kernel\n"));
+	assert_non_null(strstr(out_buf, "  sm_90, layout nvinfo, 6 parameters, 48 bytes, reqntid 128x1x1\n"));
+	assert_non_null(strstr(out_buf, "     0      0      8  pointer  x_ptr                triton_cache    *fp32\n"));
+	assert_non_null(strstr(out_buf, "     3     24      4  scalar   n_elements           triton_cache    i32\n"));
+	assert_non_null(strstr(out_buf, "     5     40      8  pointer  profile_scratch      triton_scratch  *i8  [scratch hidden]\n"));
+	assert_string_equal(err_buf, "");
+}
+
+static void test_json(void **s)
+{
+	(void)s;
+	assert_int_equal(run("--json --no-env-caches --triton-cache " META_TRITON " --inductor-cache " META_INDUCTOR
+			     " " ADD_CUBIN " " PER_CUBIN),
+			 0);
+	assert_int_equal(out_buf[0], '[');
+	assert_non_null(strstr(out_buf, "{\"ordinal\": 3, \"offset\": 20, \"size\": 4, \"kind\": \"scalar\", "
+					"\"name\": \"r0_numel\", \"name_source\": \"triton_cache\", \"type\": \"i32\""));
+	if (system("command -v python3 >/dev/null 2>&1") != 0) {
+		print_message("SKIP: python3 not installed; JSON syntax not checked\n");
+		return;
+	}
+	/* valid JSON with the right structure */
+	assert_int_equal(system("python3 -c 'import json,sys; d=json.load(open(\"/tmp/ktrace-inspect-test.out\")); "
+				"assert len(d)==2; k=d[0][\"kernels\"][0]; assert k[\"name\"]==\"add_kernel\"; "
+				"assert [p[\"name\"] for p in k[\"params\"]]==[\"x_ptr\",\"y_ptr\",\"out_ptr\",\"n_elements\","
+				"\"global_scratch\",\"profile_scratch\"]; assert k[\"params\"][4][\"scratch\"] is True'"),
+			 0);
+}
+
+static void test_summary(void **s)
+{
+	(void)s;
+	assert_int_equal(run("--summary --no-env-caches --triton-cache " META_TRITON " " ADD_CUBIN), 0);
+	assert_non_null(strstr(out_buf, "cubin, 1 kernels (0 without layout), 6 parameters (pointer 5, scalar 1, struct 0); "
+					"names: triton_cache 4 triton_scratch 2; kernels by sm: sm_90 1; 0 warnings"));
+	assert_int_equal(lines(out_buf), 1);
+}
+
+static void test_errors(void **s)
+{
+	(void)s;
+	/* a bad file among good ones: one line, exit 2, the good file printed */
+	assert_int_equal(run("--summary --no-env-caches /nonexistent.cubin test/cubins/kernels.cu " ADD_CUBIN), 2);
+	assert_string_equal(err_buf, "ktrace-inspect: /nonexistent.cubin: No such file or directory\n"
+				     "ktrace-inspect: test/cubins/kernels.cu: not PTX (no .version directive)\n");
+	assert_int_equal(lines(out_buf), 1);
+	assert_int_equal(run("--sm nine " ADD_CUBIN), 2);
+	assert_string_equal(err_buf, "ktrace-inspect: --sm nine: expected an architecture such as 90 or sm_90\n");
+	assert_int_equal(run(""), 2);
+	assert_string_equal(err_buf, "ktrace-inspect: no FILE given (try --help)\n");
+	assert_int_equal(run("--bogus " ADD_CUBIN), 2);
+	assert_non_null(strstr(err_buf, "ktrace-inspect: bad usage (try --help)\n"));
+	assert_int_equal(run("--help"), 0);
+	assert_non_null(strstr(out_buf, "usage: ktrace-inspect [options] FILE..."));
+	assert_int_equal(run("--sm sm_90 --no-env-caches " ADD_CUBIN), 0);
+}
+
+static void test_built_images(void **s)
+{
+	(void)s;
+	char buf[512], args[1024];
+	const char *p = meta_cubin("libkernels.so", buf, sizeof buf);
+	META_NEED(p, "libkernels.so");
+	snprintf(args, sizeof args, "--sm 80 --no-env-caches %s", p);
+	assert_int_equal(run(args), 0);
+	assert_non_null(strstr(out_buf, ": host-elf, 13 kernels\n"));
+	assert_non_null(strstr(out_buf, "\n_Z16second_tu_kernelPfPKfj\n  second_tu_kernel(float*, float const*, unsigned int)\n"
+					"  sm_80, layout nvinfo, 3 parameters, 20 bytes\n"));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_text),
+		cmocka_unit_test(test_json),
+		cmocka_unit_test(test_summary),
+		cmocka_unit_test(test_errors),
+		cmocka_unit_test(test_built_images),
+	};
+	int rc = cmocka_run_group_tests_name("meta_inspect", tests, NULL, NULL);
+	unlink("/tmp/ktrace-inspect-test.out");
+	unlink("/tmp/ktrace-inspect-test.err");
+	return rc;
+}
