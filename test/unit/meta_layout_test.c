@@ -147,7 +147,7 @@ static void test_types_and_kinds(void **s)
 	static const uint8_t kinds[] = {KTRACE_PARAM_POINTER, KTRACE_PARAM_POINTER, KTRACE_PARAM_SCALAR,
 					KTRACE_PARAM_SCALAR};
 	for (int i = 0; i < 4; i++) {
-		char nm[8];
+		char nm[16];
 		snprintf(nm, sizeof nm, "arg%d", i);
 		assert_string_equal(k->params[i].name, nm);
 		assert_int_equal(k->params[i].name_source, KTRACE_NAME_DEMANGLED);
@@ -353,7 +353,7 @@ static void test_dwarf_names(void **s)
 		assert_int_equal(meta_kernel(img, "_Z9by_struct5SmallPf4Vec4")->params[0].kind, KTRACE_PARAM_STRUCT);
 		const struct ktrace_meta_kernel *m = meta_kernel(img, MANY);
 		for (uint32_t i = 0; i < 64; i++) {
-			char nm[8];
+			char nm[16];
 			snprintf(nm, sizeof nm, "%c%u", "picd"[i % 4], i / 4);
 			assert_string_equal(m->params[i].name, nm);
 		}

@@ -137,7 +137,7 @@ static void test_no_match_no_names(void **s)
 	struct ktrace_meta_image *img = parse_fixture(ADD_DIR "/add_kernel.cubin", troot, NULL, 1);
 	const struct ktrace_meta_kernel *k = meta_kernel(img, "add_kernel");
 	for (uint32_t i = 0; i < k->nparams; i++) {
-		char nm[8];
+		char nm[16];
 		snprintf(nm, sizeof nm, "arg%u", i & 0xff);
 		assert_string_equal(k->params[i].name, nm);
 		assert_int_equal(k->params[i].name_source, KTRACE_NAME_NONE);
