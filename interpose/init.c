@@ -370,6 +370,8 @@ static void initialise(void)
 	char err[1024];
 
 	ktrace_log_configure();
+	if (!start_mono_ns) /* a library constructor reached CUDA before ours ran */
+		capture_start_time();
 	if (fork_child) {
 		capture_start_time();
 		if (child_output(c, err, sizeof(err))) {
@@ -436,6 +438,7 @@ int ktrace_tracer_ensure_init(void)
 
 __attribute__((constructor)) static void ktrace_constructor(void)
 {
-	capture_start_time();
+	if (!start_mono_ns)
+		capture_start_time();
 	(void)ktrace_real_dlsym_get();
 }

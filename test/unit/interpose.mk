@@ -21,6 +21,12 @@ $(FAKECUDA): test/fakecuda/fakecuda.c
 	$(Q)$(CC) $(CFLAGS_ALL) -fvisibility=default -shared -Wl,-soname,libcuda.so.1 -Wl,-Bsymbolic \
 		-o $@ $< $(LDFLAGS_ALL)
 
-$(BUILD)/interpose_app: test/unit/interpose_app.c $(FAKECUDA)
+# A library whose constructor calls CUDA (before ktrace's constructor may run).
+$(BUILD)/fakecuda/libinterpose_ctor.so: test/unit/interpose_ctorlib.c $(FAKECUDA)
+	@$(if $(Q),echo "  CC      $@")
+	$(Q)$(CC) $(CFLAGS_ALL) -shared -o $@ $< -L$(BUILD)/fakecuda -l:libcuda.so.1 $(LDFLAGS_ALL)
+
+$(BUILD)/interpose_app: test/unit/interpose_app.c $(FAKECUDA) $(BUILD)/fakecuda/libinterpose_ctor.so
 	@$(if $(Q),echo "  LINK    $@")
-	$(Q)$(CC) $(CFLAGS_ALL) -o $@ $< -L$(BUILD)/fakecuda -l:libcuda.so.1 $(LDFLAGS_ALL) -ldl
+	$(Q)$(CC) $(CFLAGS_ALL) -o $@ $< -L$(BUILD)/fakecuda -l:libinterpose_ctor.so -l:libcuda.so.1 \
+		$(LDFLAGS_ALL) -ldl

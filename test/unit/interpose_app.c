@@ -11,7 +11,7 @@
  * Any in-process check that fails prints "FAIL: ..." and exits 99.
  *
  * Usage: interpose_app MODE [ARG]; modes: paths, none, exit N, return,
- * _exit N, abort, segv, term, sigign, apphandler, fork, threads N.
+ * _exit N, abort, segv, term, sigign, apphandler, fork, threads N, ctor, bench N.
  */
 #include <dlfcn.h>
 #include <pthread.h>
@@ -28,6 +28,7 @@
 #undef cuGetProcAddress
 
 unsigned long fake_count(const char *fn);
+extern int interpose_ctor_launched; /* test/unit/interpose_ctorlib.c */
 CUresult cuLaunchKernel_ptsz(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
 			     unsigned bz, unsigned shm, CUstream s, void **params, void **extra);
 
@@ -352,6 +353,10 @@ int main(int argc, char **argv)
 		one_launch();
 		print_counts();
 		exit(arg);
+	} else if (strcmp(mode, "ctor") == 0) {
+		/* the library constructor launched once before main */
+		CHECK(interpose_ctor_launched == 1, "constructor launch");
+		n_total = 1;
 	} else if (strcmp(mode, "return") == 0) {
 		one_launch();
 	} else if (strcmp(mode, "_exit") == 0) {

@@ -53,6 +53,7 @@ struct trace_summary {
 	int have_header, have_end;
 	struct ktrace_rec_end end;
 	uint32_t header_pid;
+	uint64_t start_realtime_ns;
 	char cmdline[256];
 	char error[512];
 };
@@ -170,6 +171,7 @@ static void summarise(const char *trace, struct trace_summary *s)
 			assert_int_equal(ktrace_decode_header(rec, len, &h), 0);
 			s->have_header = 1;
 			s->header_pid = h.pid;
+			s->start_realtime_ns = h.start_realtime_ns;
 			snprintf(s->cmdline, sizeof(s->cmdline), "%.*s", (int)h.cmdline.len, h.cmdline.ptr);
 			break;
 		}
@@ -323,6 +325,27 @@ static void test_disabled_feature(void **state)
 	assert_int_equal(s.launches, c.total);
 	assert_int_equal(s.notes_disabled, 1);
 	assert_int_equal(s.notes_disabled_hash, 1);
+}
+
+/* CUDA used from a library constructor, before main and possibly before
+ * libktrace.so's constructor: the first wrapper initialises ktrace. */
+static void test_constructor_first(void **state)
+{
+	const char *ctor[] = { "INTERPOSE_CTOR=1", NULL };
+	struct trace_summary s;
+	int status;
+
+	(void)state;
+	status = run_app("ctor.ktrace", ctor, "ctor", NULL);
+	ASSERT_EXIT(status, 0);
+	assert_int_equal(count_lines_with(err_buf, "tracing to "), 1);
+	summarise("ctor.ktrace", &s);
+	if (!s.ok)
+		fail_msg("trace unreadable: %s", s.error);
+	assert_true(s.have_header);
+	assert_int_equal(s.launches, 1);
+	assert_int_equal(s.unnamed, 0);
+	assert_true(s.start_realtime_ns > 0);
 }
 
 static void test_threads_race_init(void **state)
@@ -546,6 +569,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_all_paths),
 		cmocka_unit_test(test_disabled_feature),
+		cmocka_unit_test(test_constructor_first),
 		cmocka_unit_test(test_threads_race_init),
 		cmocka_unit_test(test_no_cuda_no_file),
 		cmocka_unit_test(test_exit_paths),
