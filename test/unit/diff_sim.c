@@ -366,6 +366,8 @@ int sim_write(const char *path, const struct sim_opts *o, char *err, size_t errl
 	wo.path = path;
 	wo.overwrite = 1;
 	wo.header = &h;
+	wo.max_wait_ns = 30000000000ull; /* never drop: the tests count every record */
+	wo.thread_buf_bytes = 4u << 20;
 	struct sim s;
 	memset(&s, 0, sizeof s);
 	s.o = o;

@@ -20,6 +20,8 @@
 #include <unistd.h>
 
 #include "diff_sim.h"
+#include "format/ktrace_format.h"
+#include "format/trace_writer.h"
 #include "tools/diff.h"
 
 static char tmpdir[256];
@@ -597,6 +599,177 @@ static void test_garbage_and_missing(void **state)
 	assert_non_null(strstr(err, p));
 }
 
+/* ---- hostile but well-formed traces ------------------------------------------------ */
+
+static uint64_t rnd(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
+/* A trace of random records: kernels with odd layouts (overlapping, out of
+ * range, missing), launches of unknown kernels, duplicate sequence numbers,
+ * random regions and flags, copies and sets everywhere, records in any order. */
+static void write_random(const char *path, uint64_t seed)
+{
+	static const char *const names[] = { "k_a", "k_b", "_Z3fooPfi", "k_d" };
+	struct ktrace_rec_header h;
+	memset(&h, 0, sizeof h);
+	h.pid = (uint32_t)seed;
+	h.digest_alg = 1;
+	struct ktrace_writer_opts wo;
+	memset(&wo, 0, sizeof wo);
+	wo.path = path;
+	wo.overwrite = 1;
+	wo.header = &h;
+	wo.max_wait_ns = 30000000000ull;
+	char err[512];
+	struct ktrace_writer *w = ktrace_writer_open(&wo, err, sizeof err);
+	if (!w)
+		fail_msg("%s", err);
+	uint64_t s = seed * 2654435761u + 1;
+	unsigned char buf[4096];
+	int n = 50 + (int)(rnd(&s) % 300);
+	for (int i = 0; i < n; i++) {
+		unsigned what = (unsigned)(rnd(&s) % 10);
+		size_t len = 0;
+		if (what == 0) {
+			struct ktrace_param_desc pd[6];
+			struct ktrace_rec_kernel k;
+			memset(&k, 0, sizeof k);
+			k.kernel_id = rnd(&s) % 6;
+			k.nparams = (uint32_t)(rnd(&s) % 7);
+			for (uint32_t q = 0; q < k.nparams; q++) {
+				memset(&pd[q], 0, sizeof pd[q]);
+				pd[q].ordinal = (uint16_t)(rnd(&s) % 8);
+				pd[q].kind = (uint8_t)(rnd(&s) % 4);
+				pd[q].offset = (uint32_t)(rnd(&s) % 80);
+				pd[q].size = (uint32_t)(rnd(&s) % 3 ? 8 : rnd(&s) % 100);
+				pd[q].flags = (uint32_t)(rnd(&s) % 8);
+				pd[q].name.ptr = "p";
+				pd[q].name.len = (uint16_t)(rnd(&s) % 2);
+				pd[q].type.ptr = "float";
+				pd[q].type.len = (uint16_t)(rnd(&s) % 6);
+			}
+			k.name.ptr = names[rnd(&s) % 4];
+			k.name.len = (uint16_t)strlen(k.name.ptr);
+			k.module_id = rnd(&s) % 3;
+			len = ktrace_encode_kernel(buf, sizeof buf, &k, pd);
+		} else if (what <= 6) {
+			struct ktrace_region rg[5];
+			unsigned char pb[64];
+			struct ktrace_rec_launch l;
+			memset(&l, 0, sizeof l);
+			l.launch_seq = rnd(&s) % 200;
+			l.kernel_id = rnd(&s) % 8;
+			l.stream = rnd(&s) % 3;
+			l.device = (int32_t)(rnd(&s) % 2);
+			l.tid = (uint32_t)(rnd(&s) % 3);
+			l.flags = (uint32_t)(rnd(&s) % 128);
+			l.grid[0] = (uint32_t)(rnd(&s) % 2 + 1);
+			l.block[0] = 32;
+			l.param_bytes_len = (uint32_t)(rnd(&s) % 65);
+			for (unsigned q = 0; q < sizeof pb; q++)
+				pb[q] = (unsigned char)(rnd(&s) % 4);
+			l.param_bytes = pb;
+			l.nregions = (uint32_t)(rnd(&s) % 6);
+			for (uint32_t q = 0; q < l.nregions; q++) {
+				memset(&rg[q], 0, sizeof rg[q]);
+				rg[q].param_offset = (uint32_t)(rnd(&s) % 72);
+				rg[q].ordinal = (uint16_t)(rnd(&s) % 3 ? rnd(&s) % 8 : 0xffff);
+				rg[q].flags = (uint16_t)(rnd(&s) % 32);
+				rg[q].ptr = 0x1000 + rnd(&s) % 0x400;
+				rg[q].hash_len = rnd(&s) % 3 ? 64 : (rnd(&s) % 2 ? 0 : UINT64_MAX - 8);
+				rg[q].pre_hash = rnd(&s) % 3;
+				rg[q].post_hash = rnd(&s) % 3;
+			}
+			len = ktrace_encode_launch(buf, sizeof buf, &l, rg, NULL);
+		} else if (what == 7) {
+			struct ktrace_rec_memcpy m;
+			memset(&m, 0, sizeof m);
+			m.op_seq = rnd(&s) % 200;
+			m.dst = 0x1000 + rnd(&s) % 0x400;
+			m.src = rnd(&s) % 0x3000;
+			m.bytes = rnd(&s) % 2 ? rnd(&s) % 512 : UINT64_MAX;
+			m.dir = (uint32_t)(rnd(&s) % 7);
+			m.flags = (uint32_t)(rnd(&s) % 16);
+			m.src_digest = rnd(&s) % 3;
+			len = ktrace_encode_memcpy(buf, sizeof buf, &m);
+		} else if (what == 8) {
+			struct ktrace_rec_memset m;
+			memset(&m, 0, sizeof m);
+			m.op_seq = rnd(&s) % 200;
+			m.dst = 0x1000 + rnd(&s) % 0x400;
+			m.count = rnd(&s) % 2 ? rnd(&s) % 512 : UINT64_MAX / 2;
+			m.elem_size = (uint32_t)(rnd(&s) % 5);
+			len = ktrace_encode_memset(buf, sizeof buf, &m);
+		} else {
+			struct ktrace_rec_alloc a;
+			memset(&a, 0, sizeof a);
+			a.base = 0x1000 + rnd(&s) % 0x800;
+			a.size = rnd(&s) % 2 ? 0x100 : UINT64_MAX;
+			a.kind = (uint32_t)(rnd(&s) % 7);
+			len = ktrace_encode_alloc(buf, sizeof buf, &a);
+		}
+		assert_true(len <= sizeof buf);
+		assert_int_equal(ktrace_writer_append(w, buf, len), 0);
+	}
+	ktrace_writer_close(w, NULL);
+}
+
+static int null_render(FILE *f, const struct pair *p)
+{
+	ktrace_diff_report_text(f, &p->r, &p->o);
+	ktrace_diff_report_json(f, &p->r, &p->o, 2);
+	ktrace_diff_report_github(f, &p->r, &p->o);
+	for (size_t i = 0; i < p->r.ndivs; i++) {
+		char line[600];
+		if (p->r.divs[i].cls)
+			ktrace_diff_summary_line(&p->r.divs[i], line, sizeof line);
+	}
+	return 0;
+}
+
+static void test_random_traces(void **state)
+{
+	(void)state;
+	char pa[512], pb[512], ju[512], md[512], err[512];
+	path_of(pa, sizeof pa, "ra.ktrace");
+	path_of(pb, sizeof pb, "rb.ktrace");
+	path_of(ju, sizeof ju, "r.xml");
+	path_of(md, sizeof md, "r.md");
+	for (uint64_t round = 1; round <= 60; round++) {
+		write_random(pa, round);
+		write_random(pb, round % 3 ? round + 1000 : round); /* sometimes the same */
+		struct pair p;
+		memset(&p, 0, sizeof p);
+		if (ktrace_tm_load(&p.a, pa, 0, err, sizeof err) || ktrace_tm_load(&p.b, pb, 0, err, sizeof err))
+			fail_msg("load: %s", err);
+		p.o.all = (int)(round & 1);
+		p.o.strict = (int)((round >> 1) & 1);
+		if (ktrace_diff_compare(&p.a, &p.b, &p.o, &p.r, err, sizeof err))
+			fail_msg("compare: %s", err);
+		assert_true(p.r.status == 0 || p.r.status == 1);
+		assert_int_equal(p.r.matched + p.r.only_a, p.r.launches_a);
+		assert_int_equal(p.r.matched + p.r.only_b, p.r.launches_b);
+		assert_int_equal(p.r.ndivs, p.r.diverged);
+		if (round % 3 == 0) /* the same trace twice: nothing diverges */
+			assert_int_equal(p.r.diverged, 0);
+		char *buf = NULL;
+		size_t len = 0;
+		FILE *m = open_memstream(&buf, &len);
+		null_render(m, &p);
+		fclose(m);
+		free(buf);
+		const struct diff_result *rs[1] = { &p.r };
+		assert_int_equal(ktrace_diff_report_junit(ju, rs, 1, err, sizeof err), 0);
+		assert_int_equal(ktrace_diff_report_markdown(md, rs, 1, err, sizeof err), 0);
+		release(&p);
+	}
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -628,6 +801,7 @@ int main(void)
 		cmocka_unit_test(test_unverified_launches),
 		cmocka_unit_test(test_truncated_trace),
 		cmocka_unit_test(test_garbage_and_missing),
+		cmocka_unit_test(test_random_traces),
 	};
 	return cmocka_run_group_tests_name("diff", tests, setup, teardown);
 }
