@@ -28,7 +28,8 @@
 #define FB_FLAG_LZ4 0x2000ull
 #define FB_FLAG_ZSTD 0x8000ull
 #define FB_FLAG_ARCH_SPECIFIC 0x100000ull /* sm_90a: runs only on its own sm */
-#define FB_MAX_DECOMPRESSED (1ull << 31)
+#define FB_MAX_DECOMPRESSED (1ull << 30)
+#define FB_MAX_RATIO 1024
 #define FB_PTX_NAME_MERGE_MAX (8u << 20)
 
 struct fb_entry {
@@ -65,10 +66,23 @@ static const uint8_t *entry_bytes(struct kt_mb *b, const struct fb_entry *e, siz
 		*len = e->plen;
 		return e->payload;
 	}
-	if (e->dsize == 0 || e->dsize > FB_MAX_DECOMPRESSED) {
-		kt_mb_warn(b, "fatbin entry %u (sm_%u): bad decompressed size %llu", e->index, e->arch,
-			   (unsigned long long)e->dsize);
+	/* a corrupt header must not make us allocate gigabytes: cubins and PTX
+	 * compress by 5 to 50 times, far below this bound */
+	uint64_t bound = (uint64_t)e->plen * FB_MAX_RATIO;
+	if (bound < (1u << 20))
+		bound = 1u << 20;
+	if (e->dsize == 0 || e->dsize > FB_MAX_DECOMPRESSED || e->dsize > bound) {
+		kt_mb_warn(b, "fatbin entry %u (sm_%u): implausible decompressed size %llu for %zu compressed bytes",
+			   e->index, e->arch, (unsigned long long)e->dsize, e->plen);
 		return NULL;
+	}
+	if (e->flags & FB_FLAG_ZSTD) {
+		unsigned long long fcs = ZSTD_getFrameContentSize(e->payload, e->plen);
+		if (fcs == ZSTD_CONTENTSIZE_ERROR || (fcs != ZSTD_CONTENTSIZE_UNKNOWN && fcs != e->dsize)) {
+			kt_mb_warn(b, "fatbin entry %u (sm_%u): zstd frame does not match the entry header",
+				   e->index, e->arch);
+			return NULL;
+		}
 	}
 	uint8_t *out = malloc((size_t)e->dsize + 1);
 	if (!out) {
