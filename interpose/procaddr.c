@@ -145,7 +145,9 @@ static void map_result(const char *symbol, void **pfn, int cudaVersion, cuuint64
 
 	if (!pfn || !*pfn)
 		return;
-	w = lookup((uintptr_t)*pfn);
+	/* Through ktrace_wrapper_for_real(): the real resolver may have been
+	 * published while another thread still builds the table. */
+	w = ktrace_wrapper_for_real(*pfn);
 	if (!w && symbol && strcmp(symbol, "cuGetProcAddress") == 0)
 		w = adopt_resolver(*pfn, cudaVersion, flags);
 	if (w)
