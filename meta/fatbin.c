@@ -364,7 +364,8 @@ int kt_fatbin_parse(struct kt_mb *b, const uint8_t *img, size_t len, char *err, 
 		if (parse_container(b, img + off, clen, ci, err, errlen) != 0) {
 			if (ci == 0)
 				return -1;
-			kt_mb_warn(b, "%s", err);
+			size_t sl = strlen(b->src);
+			kt_mb_warn(b, "%s", !strncmp(err, b->src, sl) && err[sl] == ':' ? err + sl + 2 : err);
 		}
 		if (b->oom)
 			return 0;

@@ -135,10 +135,13 @@ int kt_host_elf_parse(struct kt_mb *b, const uint8_t *img, size_t len, char *err
 			kt_mb_warn(b, "section %s lies outside the file; skipped", nm);
 			continue;
 		}
-		if (kt_fatbin_parse(b, img + sh.sh_offset, (size_t)sh.sh_size, serr, sizeof serr) == 0)
+		if (kt_fatbin_parse(b, img + sh.sh_offset, (size_t)sh.sh_size, serr, sizeof serr) == 0) {
 			nok++;
-		else
-			kt_mb_warn(b, "section %s: %s", nm, serr);
+		} else {
+			size_t sl = strlen(b->src);
+			kt_mb_warn(b, "section %s: %s", nm,
+				   !strncmp(serr, b->src, sl) && serr[sl] == ':' ? serr + sl + 2 : serr);
+		}
 		if (b->oom)
 			break;
 	}
