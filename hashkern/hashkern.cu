@@ -22,6 +22,7 @@
 #define LANES 32u
 #define VEC_PER_LANE (KT_HASH_CHUNK_BYTES / (LANES * 16u))   /* 4 */
 #define WORDS_PER_CHUNK (KT_HASH_CHUNK_BYTES / 8u)            /* 256 */
+#define FEW_REGIONS 32u /* up to this many results are written by one thread */
 
 static_assert(VEC_PER_LANE * LANES * 16u == KT_HASH_CHUNK_BYTES, "chunk = whole warp vectors");
 
@@ -195,6 +196,16 @@ static __device__ __forceinline__ void hash_body(const P &prm)
 	__syncthreads();
 
 	if (gridDim.x == 1) {
+		if (n <= FEW_REGIONS) {
+			/* one thread writes everything: a single system fence */
+			if (threadIdx.x == 0) {
+				for (unsigned i = 0; i < n; i++)
+					result[i] = sacc[i];
+				__threadfence_system();
+				*(volatile unsigned long long *)&result[n] = prm.h.done_value;
+			}
+			return;
+		}
 		for (unsigned i = threadIdx.x; i < n; i += blockDim.x)
 			result[i] = sacc[i];
 		__threadfence_system();
@@ -215,6 +226,16 @@ static __device__ __forceinline__ void hash_body(const P &prm)
 	if (!is_last)
 		return;
 	__threadfence();
+	if (n <= FEW_REGIONS) {
+		if (threadIdx.x == 0) {
+			for (unsigned i = 0; i < n; i++)
+				result[i] = atomicExch(&scratch[i], 0ull);
+			atomicExch(&scratch[n], 0ull);
+			__threadfence_system();
+			*(volatile unsigned long long *)&result[n] = prm.h.done_value;
+		}
+		return;
+	}
 	for (unsigned i = threadIdx.x; i < n; i += blockDim.x)
 		result[i] = atomicExch(&scratch[i], 0ull);
 	__threadfence_system();

@@ -142,7 +142,9 @@ def parent(a):
         print(f"RESULT|hash-amplification-{mode}|FAIL|ktrace-dump exited {dump.returncode}: {dump.stderr.strip()[:200]}")
         return 1
     recs = [json.loads(line) for line in dump.stdout.splitlines() if line.startswith("{")]
-    launches = [r for r in recs if r.get("type") == "launch"]
+    # records of hashed launches are written when their hashes land, later
+    # than unhashed ones (the markers): order by launch number
+    launches = sorted((r for r in recs if r.get("type") == "launch"), key=lambda r: r.get("launch_seq", 0))
 
     def is_marker(r):
         n = (r.get("kernel") or "") + " " + (r.get("kernel_demangled") or "")

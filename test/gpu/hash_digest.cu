@@ -344,6 +344,46 @@ static void test_kernel(struct kern *k, CUdeviceptr dbuf, const uint8_t *hbuf, s
 	}
 }
 
+/* baselines for the small-hash GPU time: an empty launch, and a launch that
+ * writes two words to mapped host memory with a system fence between */
+__global__ void empty_kernel(void) {}
+
+__global__ void fence_kernel(unsigned long long *res, unsigned long long v)
+{
+	if (threadIdx.x == 0) {
+		res[0] = v;
+		__threadfence_system();
+		*(volatile unsigned long long *)&res[1] = v;
+	}
+}
+
+static void bench_baselines(struct kern *k)
+{
+	cudaEvent_t e0, e1;
+	float ms;
+	unsigned long long *res = (unsigned long long *)(uintptr_t)k->host_dev;
+
+	cudaEventCreate(&e0);
+	cudaEventCreate(&e1);
+	empty_kernel<<<1, 256>>>();
+	cudaEventRecord(e0);
+	for (int i = 0; i < 10000; i++)
+		empty_kernel<<<1, 256>>>();
+	cudaEventRecord(e1);
+	cudaEventSynchronize(e1);
+	cudaEventElapsedTime(&ms, e0, e1);
+	printf("BENCH|gpu_empty_launch|%.2f|us|GPU time per empty 256-thread launch, 10000 back to back\n", ms * 100.0);
+	cudaEventRecord(e0);
+	for (int i = 0; i < 10000; i++)
+		fence_kernel<<<1, 256>>>(res, (unsigned long long)i + 1);
+	cudaEventRecord(e1);
+	cudaEventSynchronize(e1);
+	cudaEventElapsedTime(&ms, e0, e1);
+	printf("BENCH|gpu_mapped_write_fence_launch|%.2f|us|GPU time per launch writing 2 mapped words with a system fence\n",
+	       ms * 100.0);
+	cudaDeviceSynchronize();
+}
+
 /* ---- the pipeline around real kernels ---------------------------------------- */
 
 __global__ void fill_kernel(uint32_t *out, size_t n, uint32_t seed)
@@ -614,7 +654,9 @@ int main(int argc, char **argv)
 	CK(ktrace_real.cuMemAlloc_v2(&dbuf, cap));
 	CK(p_cuMemcpyHtoD(dbuf, h.data(), cap));
 	test_kernel(&k, dbuf, h.data(), cap, sms * occ);
-	if (!quick)
+	if (!quick) {
+		bench_baselines(&k);
 		test_pipeline(ctx, sms * occ);
+	}
 	return failures ? 1 : 0;
 }
