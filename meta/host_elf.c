@@ -150,9 +150,12 @@ int kt_host_elf_parse(struct kt_mb *b, const uint8_t *img, size_t len, char *err
 		goto out;
 	}
 	if (nok == 0) {
+		const char *last = b->img->nwarnings ? b->img->warnings[b->img->nwarnings - 1] : "";
+		size_t sl = strlen(b->src);
+		if (!strncmp(last, b->src, sl) && last[sl] == ':')
+			last += sl + 2;
 		kt_errf(err, errlen, "%s: no usable fatbin in %d .nv_fatbin section(s)%s%s", b->src, nsec,
-			b->img->nwarnings ? ": " : "",
-			b->img->nwarnings ? b->img->warnings[b->img->nwarnings - 1] : "");
+			*last ? ": " : "", last);
 		goto out;
 	}
 	rc = 0;
