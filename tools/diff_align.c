@@ -203,8 +203,9 @@ int ktrace_diff_lcs(size_t na, size_t nb, int (*eq)(size_t i, size_t j, void *ct
 /* ---- launch keys ------------------------------------------------------------- */
 
 struct lkey {
-	const char *name;
-	uint64_t h;
+	const char *name; /* NULL: unknown kernel, matches any name */
+	uint64_t nh;      /* hash of the name */
+	uint64_t h;       /* hash of the launch shape */
 	uint32_t grid[3], block[3], cluster[3], shmem;
 };
 
@@ -218,15 +219,17 @@ static uint64_t fnv(const void *p, size_t n, uint64_t h)
 	return h;
 }
 
+/* The name is left out of the quick hash: a kernel the trace never
+ * described (its KERNEL record lost) has no name and matches any name. */
 static void make_key(const struct tm_launch *l, struct lkey *k)
 {
-	k->name = l->kernel->name;
+	k->name = l->kernel->known ? l->kernel->name : NULL;
+	k->nh = k->name ? fnv(k->name, strlen(k->name), 0xcbf29ce484222325ull) : 0;
 	memcpy(k->grid, l->grid, sizeof k->grid);
 	memcpy(k->block, l->block, sizeof k->block);
 	memcpy(k->cluster, l->cluster, sizeof k->cluster);
 	k->shmem = l->shared_mem;
-	uint64_t h = fnv(k->name, strlen(k->name), 0xcbf29ce484222325ull);
-	h = fnv(k->grid, sizeof k->grid, h);
+	uint64_t h = fnv(k->grid, sizeof k->grid, 0xcbf29ce484222325ull);
 	h = fnv(k->block, sizeof k->block, h);
 	h = fnv(k->cluster, sizeof k->cluster, h);
 	k->h = fnv(&k->shmem, sizeof k->shmem, h);
@@ -237,7 +240,7 @@ static int key_eq(const struct lkey *x, const struct lkey *y)
 	return x->h == y->h && !memcmp(x->grid, y->grid, sizeof x->grid) &&
 	       !memcmp(x->block, y->block, sizeof x->block) &&
 	       !memcmp(x->cluster, y->cluster, sizeof x->cluster) && x->shmem == y->shmem &&
-	       !strcmp(x->name, y->name);
+	       (!x->name || !y->name || (x->nh == y->nh && !strcmp(x->name, y->name)));
 }
 
 /* ---- streams ----------------------------------------------------------------- */

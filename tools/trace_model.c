@@ -520,7 +520,14 @@ static int add_placeholders(struct load_state *s)
 		memset(k, 0, sizeof *k);
 		k->id = ids[i];
 		k->name = "";
-		k->demangled = "";
+		char label[64];
+		int n = snprintf(label, sizeof label, "kernel#%llu (no KERNEL record)", (unsigned long long)ids[i]);
+		struct ktrace_str ls = { label, (uint16_t)n };
+		k->demangled = arena_str(t, &ls);
+		if (!k->demangled) {
+			free(ids);
+			return oom(s);
+		}
 	}
 	free(ids);
 	sort(t->kernels, t->nkernels, sizeof *t->kernels, cmp_kernel);
@@ -694,7 +701,7 @@ const char *ktrace_tm_kernel_name(const struct tm_kernel *k)
 		return k->demangled;
 	if (k->name && *k->name)
 		return k->name;
-	return "(unnamed kernel)";
+	return "(unnamed kernel)"; /* a KERNEL record with an empty name */
 }
 
 const struct tm_param *ktrace_tm_param_at(const struct tm_kernel *k, uint32_t off)

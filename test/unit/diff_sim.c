@@ -114,6 +114,8 @@ static void emit(struct sim *s, const void *rec, size_t len)
 static void emit_kernel(struct sim *s, int id)
 {
 	const struct kdesc *k = &kernels[id];
+	if (id == K_AXPY && s->o->lose_axpy_kernel)
+		return;
 	struct ktrace_param_desc pd[8];
 	for (uint32_t i = 0; i < k->nparams; i++) {
 		pd[i].ordinal = (uint16_t)i;

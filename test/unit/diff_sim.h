@@ -28,6 +28,7 @@ struct sim_opts {
 	int shuffle;          /* records out of sequence order, KERNEL records last */
 	int no_src_digest;    /* host copies without a source digest (async copies) */
 	int unknown_dir;      /* host copies recorded without direction (cuMemcpyAsync) */
+	int lose_axpy_kernel; /* no KERNEL record for axpy (lost): its launches are nameless */
 };
 
 /* Defaults for run A / run B (different handles and addresses, same program). */

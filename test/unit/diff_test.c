@@ -518,6 +518,31 @@ static void test_missing_kernel(void **state)
 	release(&p);
 }
 
+static void test_lost_kernel_records(void **state)
+{
+	(void)state;
+	struct sim_opts oa, ob;
+	sim_defaults(&oa, 0);
+	sim_defaults(&ob, 1);
+	ob.lose_axpy_kernel = 1; /* B's launches of axpy reference a kernel it never described */
+	struct pair p;
+	compare(&p, &oa, &ob, 0, 0);
+	assert_int_equal(p.r.status, 0);
+	assert_int_equal(p.r.matched, LAUNCHES_PER_STEP * STEPS); /* matched by shape and position */
+	assert_int_equal(p.r.only_a + p.r.only_b, 0);
+	const struct tm_launch *lb = launch_of(&p.b, 7);
+	assert_false(lb->kernel->known);
+	assert_string_equal(ktrace_tm_kernel_name(lb->kernel), "kernel#104 (no KERNEL record)");
+	release(&p);
+
+	ob.nondet_iter = 1; /* and a divergence just before: still found, axpy named from A */
+	compare(&p, &oa, &ob, 1, 0);
+	assert_string_equal(ktrace_tm_kernel_name(p.r.divs[0].la->kernel), "reduce_sum(float const*, float*, int)");
+	assert_string_equal(ktrace_tm_kernel_name(p.r.divs[1].la->kernel), "axpy(float, float const*, float*)");
+	assert_int_equal(p.r.divs[1].cls, DIFF_CLASS_INPUTS_DIFFER);
+	release(&p);
+}
+
 static void test_unverified_launches(void **state)
 {
 	(void)state;
@@ -798,6 +823,7 @@ int main(void)
 		cmocka_unit_test(test_host_input_differs),
 		cmocka_unit_test(test_autotune_extra_launches),
 		cmocka_unit_test(test_missing_kernel),
+		cmocka_unit_test(test_lost_kernel_records),
 		cmocka_unit_test(test_unverified_launches),
 		cmocka_unit_test(test_truncated_trace),
 		cmocka_unit_test(test_garbage_and_missing),
