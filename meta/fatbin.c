@@ -184,7 +184,7 @@ static int use_entry(struct kt_mb *b, const struct fb_entry *e, const struct fb_
 		uint32_t sm;
 		rc = kt_cubin_parse(b, bytes, len, &sm, err, sizeof err);
 		if (rc == 0) {
-			kt_names_resolve(b, first, bytes, len, 0);
+			kt_names_resolve(b, first, bytes, len);
 			/* hand-written PTX names, when this container has PTX for unmangled kernels */
 			if (has_unmangled_unnamed(b, first)) {
 				for (int i = 0; i < n; i++) {
@@ -207,7 +207,7 @@ static int use_entry(struct kt_mb *b, const struct fb_entry *e, const struct fb_
 		const uint8_t *z = memchr(bytes, 0, len);
 		rc = kt_ptx_parse(b, (const char *)bytes, z ? (size_t)(z - bytes) : len, err, sizeof err);
 		if (rc == 0)
-			kt_names_resolve(b, first, NULL, 0, 0);
+			kt_names_resolve(b, first, NULL, 0);
 	}
 	free(owned);
 	if (rc != 0) {

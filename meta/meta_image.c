@@ -272,7 +272,7 @@ int ktrace_meta_parse(const void *vimg, size_t len, const struct ktrace_meta_opt
 	case KTRACE_IMAGE_CUBIN:
 		rc = kt_cubin_parse(&b, img, len, &sm, err, errlen);
 		if (rc == 0)
-			kt_names_resolve(&b, 0, img, len, 1);
+			kt_names_resolve(&b, 0, img, len);
 		break;
 	case KTRACE_IMAGE_FATBIN:
 		rc = kt_fatbin_parse(&b, img, len, err, errlen);
@@ -285,7 +285,7 @@ int ktrace_meta_parse(const void *vimg, size_t len, const struct ktrace_meta_opt
 		size_t tlen = z ? (size_t)(z - img) : len;
 		rc = kt_ptx_parse(&b, (const char *)img, tlen, err, errlen);
 		if (rc == 0)
-			kt_names_resolve(&b, 0, NULL, 0, 1);
+			kt_names_resolve(&b, 0, NULL, 0);
 		break;
 	}
 	case KTRACE_IMAGE_HOST_ELF:

@@ -72,19 +72,19 @@ int kt_is_host_elf(const uint8_t *img, size_t len);
 /* Size of an ELF image from its headers (max of header tables and section ends). */
 size_t kt_elf_image_size(const uint8_t *img, size_t limit);
 
-/* ptx.c: .entry signatures of PTX text.  If `names_only`, nothing is
- * appended: hand-written names are copied onto existing kernels of b from
- * index `first` on (same name, same parameter count). */
+/* ptx.c: .entry signatures of PTX text, appended as kernels (layout PTX). */
 int kt_ptx_parse(struct kt_mb *b, const char *text, size_t len, char *err, size_t errlen);
+/* Hand-written names (and PTX types) of a PTX text copied onto the kernels of
+ * b from index `first` on that have the same name and layout. */
 void kt_ptx_merge_names(struct kt_mb *b, uint32_t first, const char *text, size_t len);
 /* 1 if the bytes look like PTX text. */
 int kt_ptx_looks_like(const uint8_t *img, size_t len);
 
 /* ---- name sources -------------------------------------------------------- */
-/* names.c: fill names/types/kinds of kernels [first, img->nkernels) that came
- * from one cubin (bytes given; may be NULL for PTX). */
-void kt_names_resolve(struct kt_mb *b, uint32_t first, const uint8_t *cubin, size_t cubin_len,
-		      int top_level);
+/* names.c: names and types of kernels [first, img->nkernels) that came from
+ * one cubin (its bytes; NULL for PTX): DWARF, Triton cache, Inductor,
+ * demangled types.  Kinds and argN names are given by kt_names_finish. */
+void kt_names_resolve(struct kt_mb *b, uint32_t first, const uint8_t *cubin, size_t cubin_len);
 /* Final pass over every kernel: argN names, "" types, kinds. */
 void kt_names_finish(struct kt_mb *b);
 /* Set a parameter's name/type if its current source is worse (higher rank). */

@@ -101,11 +101,10 @@ static void apply_demangled(struct ktrace_meta_kernel *k)
 		free(tv);
 }
 
-void kt_names_resolve(struct kt_mb *b, uint32_t first, const uint8_t *cubin, size_t cubin_len, int top_level)
+void kt_names_resolve(struct kt_mb *b, uint32_t first, const uint8_t *cubin, size_t cubin_len)
 {
 	const struct ktrace_meta_opts *o = b->opts;
 	uint32_t n = b->img->nkernels;
-	(void)top_level;
 	if (first >= n)
 		return;
 	if (cubin && o->use_dwarf)
