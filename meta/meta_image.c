@@ -271,6 +271,7 @@ int ktrace_meta_parse(const void *vimg, size_t len, const struct ktrace_meta_opt
 	switch (kind) {
 	case KTRACE_IMAGE_CUBIN:
 		rc = kt_cubin_parse(&b, img, len, &sm, err, errlen);
+		b.top_cubin = 1;
 		if (rc == 0)
 			kt_names_resolve(&b, 0, img, len);
 		break;

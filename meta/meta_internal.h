@@ -30,6 +30,7 @@ struct kt_mb {
 	uint32_t kcap, wcap;
 	uint32_t wdropped;          /* warnings beyond KT_META_MAX_WARNINGS */
 	int oom;
+	int top_cubin;              /* the image itself is a cubin (Triton loads only those) */
 };
 
 /* ---- bounded little-endian reads ---------------------------------------- */

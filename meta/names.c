@@ -111,8 +111,8 @@ void kt_names_resolve(struct kt_mb *b, uint32_t first, const uint8_t *cubin, siz
 		kt_dwarf_names(b, first, cubin, cubin_len);
 	int caches = o->use_env_caches || (o->triton_dirs && o->triton_dirs[0]) ||
 		     (o->inductor_dirs && o->inductor_dirs[0]);
-	/* Triton compiles one kernel per cubin */
-	if (cubin && caches && n - first == 1) {
+	/* Triton loads one cubin per kernel, never a fatbin */
+	if (cubin && b->top_cubin && caches && n - first == 1) {
 		struct ktrace_meta_kernel *k = &b->img->kernels[first];
 		char dir[4096];
 		if (kt_triton_find(o, cubin, cubin_len, k->name, dir, sizeof dir))
