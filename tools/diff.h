@@ -102,6 +102,7 @@ struct diff_result {
 	const struct tm_trace *a, *b;
 	const char *label_a, *label_b;
 	uint64_t launches_a, launches_b, matched, only_a, only_b, unverified, diverged;
+	const struct tm_launch *first_only_a, *first_only_b; /* earliest launch without counterpart */
 	struct diff_stream *streams; size_t nstreams;
 	struct diff_divergence *divs; size_t ndivs; /* in run A's launch order */
 	/* classified (cls != 0, arguments filled): the first divergence, the first

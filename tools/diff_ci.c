@@ -193,10 +193,11 @@ void ktrace_diff_report_github(FILE *f, const struct diff_result *r, const struc
 			first_of_kernel = strcmp(ktrace_tm_kernel_name(r->divs[j].la->kernel), name) != 0;
 		if (!first_of_kernel)
 			continue;
-		snprintf(title, sizeof title, "ktrace: %s in %s",
+		/* titles stay short: long template names are cut */
+		snprintf(title, sizeof title, "ktrace: %s in %.120s%s",
 			 d->cls == DIFF_CLASS_KERNEL_NONDET ? "non-deterministic kernel" :
 			 d->cls == DIFF_CLASS_INPUTS_DIFFER ? "divergence (inputs differ)" : "divergence",
-			 name);
+			 name, strlen(name) > 120 ? "..." : "");
 		ktrace_diff_summary_line(d, line, sizeof line);
 		fputs("::error title=", f);
 		gh_escape(f, title, 1);

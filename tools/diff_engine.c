@@ -591,7 +591,8 @@ int ktrace_diff_compare(const struct tm_trace *a, const struct tm_trace *b, cons
 		if (!ks)
 			goto oom;
 		if (al->match_a[i] < 0) {
-			r->only_a++;
+			if (!r->only_a++)
+				r->first_only_a = la;
 			ks->only_a++;
 			continue;
 		}
@@ -631,7 +632,8 @@ int ktrace_diff_compare(const struct tm_trace *a, const struct tm_trace *b, cons
 		struct diff_kernel_stat *ks = kstat(&kt, ktrace_tm_kernel_name(b->launches[j].kernel));
 		if (!ks)
 			goto oom;
-		r->only_b++;
+		if (!r->only_b++)
+			r->first_only_b = &b->launches[j];
 		ks->only_b++;
 	}
 	free(kt.tab);

@@ -306,6 +306,12 @@ void ktrace_diff_report_text(FILE *f, const struct diff_result *r, const struct 
 	fprintf(f, "launches: %" PRIu64 " in A, %" PRIu64 " in B; %" PRIu64 " matched, %" PRIu64
 		   " only in A, %" PRIu64 " only in B, %" PRIu64 " unverified\n",
 		r->launches_a, r->launches_b, r->matched, r->only_a, r->only_b, r->unverified);
+	if (r->first_only_a)
+		fprintf(f, "first launch only in A: %s (launch %" PRIu64 ")\n", ktrace_tm_kernel_name(r->first_only_a->kernel),
+			r->first_only_a->seq);
+	if (r->first_only_b)
+		fprintf(f, "first launch only in B: %s (launch %" PRIu64 ")\n", ktrace_tm_kernel_name(r->first_only_b->kernel),
+			r->first_only_b->seq);
 	for (size_t i = 0; i < r->nwarnings; i++)
 		fprintf(f, "warning: %s\n", r->warnings[i]);
 	fprintf(f, "\n");
@@ -564,6 +570,18 @@ void ktrace_diff_report_json(FILE *f, const struct diff_result *r, const struct 
 	j_u64(&j, "unverified", r->unverified);
 	j_u64(&j, "diverged", r->diverged);
 	j_close(&j, '}');
+	const struct tm_launch *fo[2] = { r->first_only_a, r->first_only_b };
+	for (int w = 0; w < 2; w++) {
+		const char *key = w ? "first_only_b" : "first_only_a";
+		if (!fo[w]) {
+			j_null(&j, key);
+			continue;
+		}
+		j_open(&j, key, '{');
+		j_u64(&j, "seq", fo[w]->seq);
+		j_str(&j, "kernel", ktrace_tm_kernel_name(fo[w]->kernel));
+		j_close(&j, '}');
+	}
 	j_open(&j, "streams", '[');
 	for (size_t i = 0; i < r->nstreams; i++) {
 		const struct diff_stream *s = &r->streams[i];
