@@ -15,9 +15,9 @@
  * finds ktrace's exported wrappers before libcuda.so.1.
  *
  * Everything else runs in C with no heavy initialisation: one real dlsym, a
- * two-byte name test, and for "cu*" names a table look-up (the first one may
- * dlopen the driver, which the application has already loaded if it holds a
- * handle that defines the name).  A thread-local guard answers re-entrant
+ * three-byte name test, and for "cuX*" names a table look-up (the first one
+ * fills the driver table, only if the application has loaded libcuda.so.1:
+ * a lookup in some other library never loads the driver).  A thread-local guard answers re-entrant
  * calls (from inside the driver loader) with the plain result.  dlerror() is
  * left as glibc's dlsym left it: the extra work happens only after a
  * successful lookup, whose error state is "none", and its own errors are
@@ -50,7 +50,8 @@ void *ktrace_dlsym_handle(void *handle, const char *name)
 	if (kt_unlikely(!rd))
 		return NULL;
 	r = rd(handle, name);
-	if (!r || in_hook || !name || name[0] != 'c' || name[1] != 'u')
+	/* Driver entry points are cuXxx; "curl_easy_init" and the like pass. */
+	if (!r || in_hook || !name || name[0] != 'c' || name[1] != 'u' || name[2] < 'A' || name[2] > 'Z')
 		return r;
 	in_hook = 1;
 	w = ktrace_wrapper_for_real(r);

@@ -98,6 +98,11 @@ static int load_locked(void)
 	return 0;
 }
 
+int ktrace_real_driver_loaded(void)
+{
+	return atomic_load_explicit(&load_state, memory_order_acquire) > 0;
+}
+
 void ktrace_real_driver_after_fork(void)
 {
 	/* Only the forking thread exists in the child: a load another thread

@@ -31,6 +31,8 @@ void *ktrace_real_driver_handle(void) KTRACE_HIDDEN;
 void *ktrace_real_driver_sym(const char *name) KTRACE_HIDDEN;
 /* 1 while this thread is inside ktrace_real_driver_load() (re-entry guard). */
 int ktrace_real_driver_loading(void) KTRACE_HIDDEN;
+/* 1 once the driver table is loaded (no side effect). */
+int ktrace_real_driver_loaded(void) KTRACE_HIDDEN;
 /* In a fork child: reset the loader's lock (the parent may have held it). */
 void ktrace_real_driver_after_fork(void) KTRACE_HIDDEN;
 
@@ -39,7 +41,8 @@ void ktrace_real_driver_after_fork(void) KTRACE_HIDDEN;
 void ktrace_wrappers_resolve(ktrace_dlsym_fn rd, void *libcuda) KTRACE_HIDDEN;
 
 /* The wrapper with the same ABI as the real driver function p, or NULL when
- * p is not a function ktrace wraps.  Loads the driver on first use unless
+ * p is not a function ktrace wraps.  Fills the driver table on first use when
+ * the application has loaded libcuda.so.1 (never loads it otherwise), unless
  * called re-entrantly from inside the loader. */
 void *ktrace_wrapper_for_real(const void *p) KTRACE_HIDDEN;
 

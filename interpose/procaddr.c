@@ -20,6 +20,7 @@
  * driver's contract and is adopted as the real function of ktrace's
  * cuGetProcAddress_v2_ptsz (or _v2 without the per-thread flag) wrapper.
  */
+#include <dlfcn.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -94,9 +95,26 @@ static void *lookup(uintptr_t p)
 	return NULL;
 }
 
+/* The driver is in the process already (the application loaded it).  A
+ * lookup must never be the reason libcuda.so.1 gets loaded. */
+static int driver_present(void)
+{
+	void *h;
+
+	if (ktrace_real_driver_loaded())
+		return 1;
+	h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+	if (!h) {
+		(void)dlerror();
+		return 0;
+	}
+	dlclose(h);
+	return 1;
+}
+
 void *ktrace_wrapper_for_real(const void *p)
 {
-	if (!p || ktrace_real_driver_loading() || ktrace_real_driver_load() != 0)
+	if (!p || ktrace_real_driver_loading() || !driver_present() || ktrace_real_driver_load() != 0)
 		return NULL;
 	return lookup((uintptr_t)p);
 }

@@ -13,7 +13,8 @@ interpose_intercept_test_SRCS := test/unit/interpose_intercept_test.c
 interpose_intercept_test_LIBS := -lcmocka
 
 FAKECUDA := $(BUILD)/fakecuda/libcuda.so.1
-TEST_DEPS += $(FAKECUDA) $(BUILD)/interpose_app $(BUILD)/libktrace.so
+TEST_DEPS += $(FAKECUDA) $(BUILD)/interpose_app $(BUILD)/libktrace.so $(BUILD)/interpose_nocuda \
+	$(BUILD)/fakecuda/libinterpose_cusym.so
 
 $(FAKECUDA): test/fakecuda/fakecuda.c
 	@mkdir -p $(dir $@)
@@ -30,3 +31,13 @@ $(BUILD)/interpose_app: test/unit/interpose_app.c $(FAKECUDA) $(BUILD)/fakecuda/
 	@$(if $(Q),echo "  LINK    $@")
 	$(Q)$(CC) $(CFLAGS_ALL) -o $@ $< -L$(BUILD)/fakecuda -l:libinterpose_ctor.so -l:libcuda.so.1 \
 		$(LDFLAGS_ALL) -ldl
+
+# A program that never uses CUDA, and a library with a cuXxx name that is not the driver's.
+$(BUILD)/fakecuda/libinterpose_cusym.so: test/unit/interpose_nocuda.c
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $@")
+	$(Q)$(CC) $(CFLAGS_ALL) -DNOCUDA_LIB -shared -o $@ $< $(LDFLAGS_ALL)
+
+$(BUILD)/interpose_nocuda: test/unit/interpose_nocuda.c
+	@$(if $(Q),echo "  LINK    $@")
+	$(Q)$(CC) $(CFLAGS_ALL) -o $@ $< $(LDFLAGS_ALL) -ldl

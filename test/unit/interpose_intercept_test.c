@@ -80,6 +80,8 @@ static unsigned count_lines_with(const char *buf, const char *needle)
 	return n;
 }
 
+static const char *app_name = "interpose_app";
+
 /* Run the app; returns the wait status.  env: extra NULL-terminated "K=V". */
 static int run_app(const char *trace, const char *const *env, const char *mode, const char *arg)
 {
@@ -89,7 +91,7 @@ static int run_app(const char *trace, const char *const *env, const char *mode, 
 	int n = 0, status = 0;
 	pid_t pid;
 
-	snprintf(app, sizeof(app), "%s/interpose_app", build_dir);
+	snprintf(app, sizeof(app), "%s/%s", build_dir, app_name);
 	snprintf(preload, sizeof(preload), "LD_PRELOAD=%s/libktrace.so", build_dir);
 	snprintf(libpath, sizeof(libpath), "LD_LIBRARY_PATH=%s/fakecuda", build_dir);
 	snprintf(output, sizeof(output), "KTRACE_OUTPUT=%s/%s", tmp_dir, trace);
@@ -385,6 +387,24 @@ static void test_no_cuda_no_file(void **state)
 	assert_string_equal(err_buf, "");
 }
 
+/* A dlsym of a cuXxx name in a library that is not the driver, in a process
+ * that never loaded the driver: answered untouched, the driver not loaded. */
+static void test_no_cuda_dlsym(void **state)
+{
+	char lib[PATH_MAX + 64];
+	int status;
+
+	(void)state;
+	snprintf(lib, sizeof(lib), "%s/fakecuda/libinterpose_cusym.so", build_dir);
+	app_name = "interpose_nocuda";
+	status = run_app("nocuda2.ktrace", NULL, lib, NULL);
+	app_name = "interpose_app";
+	ASSERT_EXIT(status, 0);
+	assert_non_null(strstr(out_buf, "NOCUDA OK"));
+	assert_false(file_exists("nocuda2.ktrace"));
+	assert_string_equal(err_buf, "");
+}
+
 static void check_end(const char *trace, uint32_t reason, int32_t code, unsigned launches)
 {
 	struct trace_summary s;
@@ -572,6 +592,7 @@ int main(void)
 		cmocka_unit_test(test_constructor_first),
 		cmocka_unit_test(test_threads_race_init),
 		cmocka_unit_test(test_no_cuda_no_file),
+		cmocka_unit_test(test_no_cuda_dlsym),
 		cmocka_unit_test(test_exit_paths),
 		cmocka_unit_test(test_signals),
 		cmocka_unit_test(test_fork),
