@@ -131,6 +131,13 @@ static struct {
 	int scanned;
 } tc = {.mu = PTHREAD_MUTEX_INITIALIZER};
 
+/* fork() while the background thread holds the lock must not leave the
+ * child with a lock nobody will release */
+static pthread_once_t tc_atfork_once = PTHREAD_ONCE_INIT;
+static void tc_prepare(void) { pthread_mutex_lock(&tc.mu); }
+static void tc_release(void) { pthread_mutex_unlock(&tc.mu); }
+static void tc_atfork(void) { pthread_atfork(tc_prepare, tc_release, tc_release); }
+
 static int cmp_file(const void *a, const void *b)
 {
 	const struct tc_file *x = a, *y = b;
@@ -274,6 +281,7 @@ int kt_triton_find(const struct ktrace_meta_opts *opts, const uint8_t *cubin, si
 		return 0;
 	int nr = kt_triton_roots(opts, roots, KT_TRITON_MAX_ROOTS);
 	int found = 0;
+	pthread_once(&tc_atfork_once, tc_atfork);
 	pthread_mutex_lock(&tc.mu);
 	int added = 0;
 	char want[KT_TRITON_MAX_ROOTS] = {0};
