@@ -14,7 +14,7 @@ CUBIN_FILES := \
 	$(CUBIN_DIR)/kernels_mode_size.fatbin $(CUBIN_DIR)/kernels_mode_speed.fatbin \
 	$(CUBIN_DIR)/kernels_mode_none.fatbin $(CUBIN_DIR)/kernels_sm90.ptx \
 	$(CUBIN_DIR)/handwritten_sm90.cubin $(CUBIN_DIR)/handwritten.fatbin \
-	$(CUBIN_DIR)/libkernels.so
+	$(CUBIN_DIR)/libkernels.so $(CUBIN_DIR)/arch_specific.fatbin
 
 ifeq ($(HAVE_NVCC),1)
 TEST_DEPS += $(CUBIN_FILES)
@@ -74,3 +74,7 @@ $(CUBIN_DIR)/libkernels.so: $(CUBIN_SRC) test/cubins/second.cu
 	$(cubin_msg)
 	$(Q)$(NVCC) $(CUBIN_NVFLAGS) -shared -Xcompiler -fPIC -gencode arch=compute_80,code=sm_80 \
 		-gencode arch=compute_90,code=[sm_90,compute_90] -o $@ $(CUBIN_SRC) test/cubins/second.cu
+$(CUBIN_DIR)/arch_specific.fatbin: test/cubins/arch_specific.cu
+	$(cubin_msg)
+	$(Q)$(NVCC) $(CUBIN_NVFLAGS) -fatbin -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 \
+		-gencode arch=compute_90a,code=sm_90a -o $@ $<

@@ -519,6 +519,24 @@ static void test_wrapper(void **s)
 	free(fat);
 }
 
+static void test_arch_specific_twins(void **s)
+{
+	(void)s;
+	/* sm_90 and sm_90a ELFs in one container: the kernels of both, once each */
+	PARSE_OR_SKIP(img, "arch_specific.fatbin", 90, 0);
+	assert_int_equal(img->nkernels, 2);
+	assert_int_equal(meta_kernel(img, "_Z10everywherePf")->sm, 90);
+	const struct ktrace_meta_kernel *k = meta_kernel(img, "_Z10only_sm90aPfi");
+	assert_int_equal(k->nparams, 2);
+	assert_int_equal(k->params[1].offset, 8);
+	ktrace_meta_free(img);
+	/* sm_89: the sm_80 ELF (arch-specific entries never run elsewhere) */
+	PARSE_OR_SKIP(i89, "arch_specific.fatbin", 89, 0);
+	assert_int_equal(i89->nkernels, 1);
+	assert_int_equal(i89->kernels[0].sm, 80);
+	ktrace_meta_free(i89);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -535,6 +553,7 @@ int main(void)
 		cmocka_unit_test(test_host_elf),
 		cmocka_unit_test(test_image_size),
 		cmocka_unit_test(test_wrapper),
+		cmocka_unit_test(test_arch_specific_twins),
 	};
 	return cmocka_run_group_tests_name("meta_layout", tests, NULL, NULL);
 }
