@@ -16,7 +16,10 @@ tensors every op receives and returns.  The parent reads the trace with
                   (per op, each distinct (data_ptr, nbytes) once)
   coverage      = for tensors whose data_ptr starts a hashed region, the share
                   of their bytes inside the longest region seen from that ptr
-                  (below 100%: regions cut short by the extent policy)
+                  (below 100%: regions cut short by the extent policy, or a
+                  tensor whose parts are passed as separate views)
+  union coverage = share of all op tensor bytes inside some hashed region of
+                  the step
 
 Prints BENCH|hash_amplification_<mode>|..., BENCH|hash_coverage_<mode>|...,
 BENCH|hash_launches_per_launch_<mode>|... and a RESULT line (target <= 2x).
@@ -159,6 +162,7 @@ def parent(a):
     regions = 0
     skipped = 0
     longest = {}
+    spans = []
     for r in step_launches:
         if "hash_skipped" in [f.lower() for f in r.get("launch_flags", [])]:
             skipped += 1
@@ -168,12 +172,34 @@ def parent(a):
                 regions += 1
                 p = int(g["ptr"], 16) if isinstance(g["ptr"], str) else g["ptr"]
                 longest[p] = max(longest.get(p, 0), g["hash_len"])
+                spans.append((p, p + g["hash_len"]))
     ops = json.load(open(opsf))
     tensor_bytes = sum(n for _, ts in ops for _, n in ts)
     sizes = {}
     for _, ts in ops:
         for p, n in ts:
             sizes[p] = max(sizes.get(p, 0), n)
+    # union coverage: share of all op tensor bytes inside some hashed region of the step
+    iv = sorted(spans)
+    merged = []
+    for lo, hi in iv:
+        if merged and lo <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], hi)
+        else:
+            merged.append([lo, hi])
+    starts = [m[0] for m in merged]
+
+    def covered(lo, hi):
+        import bisect
+        i = max(bisect.bisect_right(starts, lo) - 1, 0)
+        c = 0
+        while i < len(merged) and merged[i][0] < hi:
+            c += max(0, min(hi, merged[i][1]) - max(lo, merged[i][0]))
+            i += 1
+        return c
+
+    uni_den = sum(sizes.values())
+    uni = 100.0 * sum(covered(p, p + n) for p, n in sizes.items()) / uni_den if uni_den else float("nan")
     cov_num = sum(min(longest[p], n) for p, n in sizes.items() if p in longest)
     cov_den = sum(n for p, n in sizes.items() if p in longest)
     seen_ptrs = sum(1 for p in sizes if p in longest)
@@ -189,6 +215,7 @@ def parent(a):
     print(f"counters: {counters}")
     print(f"BENCH|hash_amplification_{mode}|{amp:.2f}|x|bytes hashed / bytes of op tensors, {a.steps} steps")
     print(f"BENCH|hash_coverage_{mode}|{cov:.1f}|%|tensor bytes inside the longest region from their pointer")
+    print(f"BENCH|hash_coverage_union_{mode}|{uni:.1f}|%|op tensor bytes inside any hashed region of the step")
     hl = counters.get("hash_launches")
     seen = counters.get("launches_seen")
     if hl is not None and seen:
