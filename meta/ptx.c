@@ -27,9 +27,22 @@ struct lexer {
 	const char *p, *end;
 };
 
-static int is_id(char c)
+/* character classes: 1 identifier, 2 space */
+static const uint8_t cls[256] = {
+	['\t'] = 2, ['\n'] = 2, ['\v'] = 2, ['\f'] = 2, ['\r'] = 2, [' '] = 2,
+	['$'] = 1, ['%'] = 1, ['.'] = 1, ['_'] = 1,
+	['0'] = 1, ['1'] = 1, ['2'] = 1, ['3'] = 1, ['4'] = 1, ['5'] = 1, ['6'] = 1, ['7'] = 1, ['8'] = 1, ['9'] = 1,
+	['A'] = 1, ['B'] = 1, ['C'] = 1, ['D'] = 1, ['E'] = 1, ['F'] = 1, ['G'] = 1, ['H'] = 1, ['I'] = 1,
+	['J'] = 1, ['K'] = 1, ['L'] = 1, ['M'] = 1, ['N'] = 1, ['O'] = 1, ['P'] = 1, ['Q'] = 1, ['R'] = 1,
+	['S'] = 1, ['T'] = 1, ['U'] = 1, ['V'] = 1, ['W'] = 1, ['X'] = 1, ['Y'] = 1, ['Z'] = 1,
+	['a'] = 1, ['b'] = 1, ['c'] = 1, ['d'] = 1, ['e'] = 1, ['f'] = 1, ['g'] = 1, ['h'] = 1, ['i'] = 1,
+	['j'] = 1, ['k'] = 1, ['l'] = 1, ['m'] = 1, ['n'] = 1, ['o'] = 1, ['p'] = 1, ['q'] = 1, ['r'] = 1,
+	['s'] = 1, ['t'] = 1, ['u'] = 1, ['v'] = 1, ['w'] = 1, ['x'] = 1, ['y'] = 1, ['z'] = 1,
+};
+
+static inline int is_id(char c)
 {
-	return isalnum((unsigned char)c) || c == '_' || c == '$' || c == '.' || c == '%';
+	return cls[(unsigned char)c] == 1;
 }
 
 /* Next token; 0 at the end. */
@@ -37,7 +50,7 @@ static int lex(struct lexer *lx, struct tok *t)
 {
 	const char *p = lx->p, *e = lx->end;
 	for (;;) {
-		while (p < e && isspace((unsigned char)*p))
+		while (p < e && cls[(unsigned char)*p] == 2)
 			p++;
 		if (p + 1 < e && p[0] == '/' && p[1] == '/') {
 			while (p < e && *p != '\n')
@@ -350,6 +363,42 @@ out:
 	return rc;
 }
 
+/* Skip a { ... } body (the '{' consumed): braces counted outside comments. */
+static void skip_body(struct lexer *lx)
+{
+	const char *p = lx->p, *e = lx->end;
+	int depth = 1;
+	while (p < e) {
+		char c = *p;
+		if (c == '}') {
+			if (--depth == 0) {
+				p++;
+				break;
+			}
+		} else if (c == '{') {
+			depth++;
+		} else if (c == '/' && p + 1 < e && p[1] == '/') {
+			const char *nl = memchr(p, '\n', (size_t)(e - p));
+			p = nl ? nl : e;
+			continue;
+		} else if (c == '/' && p + 1 < e && p[1] == '*') {
+			const char *q = p + 2;
+			while (q + 1 < e && !(q[0] == '*' && q[1] == '/'))
+				q++;
+			p = q + 1 < e ? q + 2 : e;
+			continue;
+		} else if (c == '"') {
+			const char *q = p + 1;
+			while (q < e && *q != '"' && *q != '\n')
+				q++;
+			p = q < e ? q + 1 : e;
+			continue;
+		}
+		p++;
+	}
+	lx->p = p;
+}
+
 int kt_ptx_parse(struct kt_mb *b, const char *text, size_t len, char *err, size_t errlen)
 {
 	struct lexer lx = {text, text + len};
@@ -357,6 +406,11 @@ int kt_ptx_parse(struct kt_mb *b, const char *text, size_t len, char *err, size_
 	uint32_t first = b->img->nkernels;
 	int have_version = 0;
 	while (lex(&lx, &t)) {
+		if (tok_is(&t, "{")) {
+			skip_body(&lx); /* function bodies hold no .entry */
+			prev = t;
+			continue;
+		}
 		if (tok_is(&t, ".version"))
 			have_version = 1;
 		if (tok_is(&t, ".entry")) {
@@ -376,8 +430,26 @@ int kt_ptx_parse(struct kt_mb *b, const char *text, size_t len, char *err, size_
 	return 0;
 }
 
+/* 1 if some unmangled, unnamed kernel of b from `first` on is declared in
+ * the text without nvcc's generated <entry>_param_0 name. */
+static int may_have_names(const struct kt_mb *b, uint32_t first, const char *text, size_t len)
+{
+	for (uint32_t i = first; i < b->img->nkernels; i++) {
+		const struct ktrace_meta_kernel *k = &b->img->kernels[i];
+		if (!k->nparams || kt_is_mangled(k->name) || k->params[0].name_source != KTRACE_NAME_NONE)
+			continue;
+		char pat[600];
+		int n = snprintf(pat, sizeof pat, "%s_param_0", k->name);
+		if (n <= 0 || (size_t)n >= sizeof pat || !memmem(text, len, pat, (size_t)n))
+			return 1;
+	}
+	return 0;
+}
+
 void kt_ptx_merge_names(struct kt_mb *b, uint32_t first, const char *text, size_t len)
 {
+	if (!may_have_names(b, first, text, len))
+		return;
 	struct ktrace_meta_image tmp_img = {0};
 	struct kt_mb tmp = {.opts = b->opts, .src = b->src, .img = &tmp_img};
 	char err[256];
