@@ -29,6 +29,7 @@ static void usage(FILE *f)
 	      "\n"
 	      "  --json                 JSON output (one array, one object per file)\n"
 	      "  --summary              one line per file: kernels, parameters, name sources, time\n"
+	      "                         (with --json: one JSON object per line)\n"
 	      "  --sm N                 choose fatbin entries for sm_N (default: newest ELF)\n"
 	      "  --triton-cache DIR     also search this Triton cache (repeatable)\n"
 	      "  --inductor-cache DIR   also search this Inductor cache root (repeatable)\n"
