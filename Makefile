@@ -63,7 +63,7 @@ obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(filter %.c,$(1)))
 CORE_OBJS := $(call obj,$(CORE_SRCS))
 LIB_OBJS := $(call obj,$(LIB_SRCS))
 
-.PHONY: all test check check-asan install clean gpu bench
+.PHONY: all test check check-asan install clean gpu bench demo
 
 # GPU test programs (test/gpu/<name>.cu -> build/gpu/<name>), built here and
 # carried to the GPU machine.  <name>_NVFLAGS adds per-program flags (e.g. -lcuda).
@@ -73,7 +73,18 @@ $(BUILD)/gpu/%: test/gpu/%.cu
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  NVCC    $<")
 	$(Q)$(NVCC) -O2 -std=c++17 $(GPU_GENCODE) -o $@ $< $($*_NVFLAGS)
-gpu: all $(addprefix $(BUILD)/gpu/,$(GPU_PROGS)) $(addprefix $(BUILD)/,$(BENCHES))
+# The bundled example (examples/<name>.cu -> build/examples/<name>).
+EXAMPLES := atomic_sum
+$(BUILD)/examples/%: examples/%.cu
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  NVCC    $<")
+	$(Q)$(NVCC) -O2 -std=c++17 $(GPU_GENCODE) -o $@ $<
+gpu: all $(addprefix $(BUILD)/gpu/,$(GPU_PROGS)) $(addprefix $(BUILD)/,$(BENCHES)) \
+	$(addprefix $(BUILD)/examples/,$(EXAMPLES))
+
+# Demo on the bundled example: live with a GPU, else on the traces recorded on an H200.
+demo: all $(addprefix $(BUILD)/examples/,$(EXAMPLES))
+	$(Q)BUILD=$(BUILD) sh scripts/demo.sh
 all: $(BUILD)/libktrace.so $(addprefix $(BUILD)/,$(TOOLS)) $(EXTRA_TARGETS)
 
 $(BUILD)/obj/%.o: %.c

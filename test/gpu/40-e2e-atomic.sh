@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # test/gpu/40-e2e-atomic.sh: determinism proofs with a CUDA C program (issue 6).
 #
-# build/gpu/e2e_atomic (test/gpu/e2e_atomic.cu) under `ktrace check`:
+# build/examples/atomic_sum (examples/atomic_sum.cu) under `ktrace check`:
 #   e2e-atomic-nondet          float atomicAdd reduction, 3 runs: the first
 #                              divergence is atomic_sum, its output (ordinal 1,
 #                              `sums`) differs, classified "inputs identical:
@@ -21,7 +21,7 @@ R=${KT_ROOT:-$PWD}
 T=${KT_TMP:-$(mktemp -d)}
 L=${KT_LOGS:-$T}
 k=$B/ktrace
-prog=$B/gpu/e2e_atomic
+prog=$B/examples/atomic_sum
 verify=$R/test/gpu/workloads/e2e_verify.py
 names="e2e-atomic-nondet e2e-atomic-deterministic e2e-atomic-input-seed"
 

@@ -1,4 +1,5 @@
-// test/gpu/e2e_atomic.cu: the CUDA C program of the determinism proofs (40-e2e-atomic.sh).
+// examples/atomic_sum.cu: the bundled example, also the CUDA C program of the determinism proofs
+// (test/gpu/40-e2e-atomic.sh).
 //
 // One "step", repeated --iters times on the legacy default stream:
 //   scale       y = 2 * x                        (deterministic)
