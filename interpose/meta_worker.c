@@ -6,7 +6,10 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "../common/log.h"
 #include "registry.h"
@@ -37,6 +40,8 @@ static void *worker_main(void *arg)
 	struct ktrace_module_entry *m;
 
 	(void)arg;
+	/* Background work: yield the CPU to the application's threads. */
+	setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 10);
 	pthread_mutex_lock(&ktrace_registry_lock);
 	for (;;) {
 		while (!q_head && !stopping)

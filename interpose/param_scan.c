@@ -149,15 +149,14 @@ uint32_t ktrace_params_assemble(const struct ktrace_param_layout *l, void **kern
 	return 0;
 }
 
-static inline int try_word(uint64_t v, struct ktrace_alloc_info *a)
-{
-	return v && ktrace_alloc_map_maybe(v) && ktrace_alloc_map_lookup(v, a);
-}
-
 uint32_t ktrace_params_scan(const struct ktrace_param_layout *l, const uint8_t *buf, uint32_t len,
 			    struct ktrace_region *out, struct ktrace_alloc_info *allocs, uint32_t max)
 {
 	uint32_t w, nwords = len / 8, n = 0;
+	/* The allocation of the previous hit: a launch's pointers mostly fall
+	 * into a few allocations (a caching allocator's segments), so most
+	 * words skip the map.  Valid for this launch only. */
+	struct ktrace_alloc_info last = { 0, 0, 0, -1 };
 	uint64_t v;
 
 	if (l && l->nwords < nwords)
@@ -173,8 +172,13 @@ uint32_t ktrace_params_scan(const struct ktrace_param_layout *l, const uint8_t *
 			fl = l->word_struct[w] ? KTRACE_REGIONF_IN_STRUCT : 0;
 		}
 		memcpy(&v, buf + 8 * w, 8);
-		if (!try_word(v, &allocs[n]))
-			continue;
+		if (v - last.base < last.size) {
+			allocs[n] = last;
+		} else {
+			if (!v || !ktrace_alloc_map_maybe(v) || !ktrace_alloc_map_lookup(v, &allocs[n]))
+				continue;
+			last = allocs[n];
+		}
 		out[n].param_offset = 8 * w;
 		out[n].ordinal = ord;
 		out[n].flags = fl;

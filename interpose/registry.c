@@ -163,7 +163,9 @@ static void store_image(struct ktrace_module_entry *m)
 	void *buf;
 	unsigned nchunks = 0;
 
-	if (!m->image || !m->image_size || !ktrace_tracer.cfg.store_modules || !ktrace_tracer.writer)
+	/* Images inside loaded ELF objects are named by their file instead. */
+	if (!m->image || !m->image_size || m->in_place || !ktrace_tracer.cfg.store_modules ||
+	    !ktrace_tracer.writer)
 		return;
 	if (ktrace_handle_map_put(&stored_digests, key, (void *)1))
 		return; /* stored already (or no memory to remember it) */
@@ -183,10 +185,16 @@ static void store_image(struct ktrace_module_entry *m)
 		r.chunk_len = (uint32_t)n;
 		r.bytes = m->image + off;
 		sz = ktrace_encode_module_image(buf, cap, &r);
-		if (sz <= cap)
-			append_record(buf, sz);
-		/* Pace large images so the writer's buffers never overflow. */
-		if (++nchunks % 32 == 0)
+		if (sz > cap)
+			break;
+		/* Pace the chunks to the writer, so this thread's buffer never
+		 * overflows and the application's records never queue behind
+		 * megabytes of image; one retry after a flush if dropped. */
+		if (ktrace_writer_append(ktrace_tracer.writer, buf, sz)) {
+			ktrace_writer_flush(ktrace_tracer.writer);
+			ktrace_writer_append(ktrace_tracer.writer, buf, sz);
+		}
+		if (++nchunks % 4 == 0)
 			ktrace_writer_flush(ktrace_tracer.writer);
 	}
 	free(buf);
@@ -440,6 +448,15 @@ static void parse_module_locked(struct ktrace_module_entry *m)
 		m->state = KTRACE_MOD_PARSED;
 		return;
 	}
+#ifdef KTRACE_CAPTURE_LAZY_INPLACE
+	/* Experiment: libraries inside loaded ELF objects (cudart's fatbins)
+	 * are neither digested nor parsed; their kernels keep the driver's
+	 * layout and types from their mangled names. */
+	if (m->in_place && m->is_library) {
+		m->state = KTRACE_MOD_PARSED;
+		return;
+	}
+#endif
 	m->state = KTRACE_MOD_PARSING;
 	registry_unlock();
 
@@ -489,7 +506,8 @@ void ktrace_registry_process_module(struct ktrace_module_entry *m)
 
 struct ro_query {
 	uintptr_t addr;
-	size_t avail; /* bytes readable from addr to the end of its read-only segment */
+	size_t avail;     /* bytes readable from addr to the end of its read-only segment */
+	char object[256]; /* file of the object holding it */
 };
 
 static int ro_segment_cb(struct dl_phdr_info *info, size_t size, void *arg)
@@ -507,6 +525,7 @@ static int ro_segment_cb(struct dl_phdr_info *info, size_t size, void *arg)
 		if (q->addr >= lo && q->addr < hi) {
 			/* Only the file-backed part (p_filesz) holds image bytes. */
 			q->avail = ph->p_filesz > q->addr - lo ? lo + ph->p_filesz - q->addr : 0;
+			snprintf(q->object, sizeof(q->object), "%s", info->dlpi_name ? info->dlpi_name : "");
 			return 1;
 		}
 	}
@@ -514,12 +533,25 @@ static int ro_segment_cb(struct dl_phdr_info *info, size_t size, void *arg)
 }
 
 /* Bytes readable from p inside a read-only segment of a loaded ELF object
- * (such images live as long as the object: no copy needed), else 0. */
-static size_t static_readonly_bytes(const void *p)
+ * (such images live as long as the object: no copy needed), else 0; *object
+ * gets the object's file (the main program: its /proc/self/exe target). */
+static size_t static_readonly_bytes(const void *p, char *object, size_t objlen)
 {
-	struct ro_query q = { (uintptr_t)p, 0 };
+	struct ro_query q;
 
+	memset(&q, 0, sizeof(q));
+	q.addr = (uintptr_t)p;
 	dl_iterate_phdr(ro_segment_cb, &q);
+	if (object && objlen) {
+		object[0] = 0;
+		if (q.avail && q.object[0]) {
+			snprintf(object, objlen, "%s", q.object);
+		} else if (q.avail) {
+			ssize_t n = readlink("/proc/self/exe", object, objlen - 1);
+
+			object[n > 0 ? n : 0] = 0;
+		}
+	}
 	return q.avail;
 }
 
@@ -566,13 +598,15 @@ static uint32_t module_kind(int meta_kind)
 }
 
 /* Keep m's image: referenced in place when it lies in a read-only segment
- * of a loaded object (it lives as long as the object), else copied; a
+ * of a loaded object (it lives as long as the object; m->path then names the
+ * object and the image is not copied into the trace), else copied; a
  * __cudaRegisterFatBinary wrapper is replaced by the container it points to;
  * file loads read the file. */
 static void keep_image(struct ktrace_module_entry *m, const void *image, size_t len, const char *path)
 {
 	const void *data = image;
 	size_t ro, size = len;
+	char object[256];
 
 	if (path)
 		m->path = strdup(path);
@@ -585,17 +619,19 @@ static void keep_image(struct ktrace_module_entry *m, const void *image, size_t 
 	}
 	if (!image)
 		return;
-	ro = static_readonly_bytes(image);
+	ro = static_readonly_bytes(image, NULL, 0);
 	if (!size)
 		data = ktrace_meta_unwrap(image, ro ? ro : IMAGE_SIZE_LIMIT, &size);
 	if (!data || !size || size > IMAGE_MAX_BYTES)
 		return;
-	if (data != image)
-		ro = static_readonly_bytes(data);
+	ro = static_readonly_bytes(data, object, sizeof(object));
 	m->kind = module_kind(ktrace_meta_classify(data, size));
 	m->image_size = size;
 	if (ro && size <= ro) {
 		m->image = data;
+		m->in_place = 1;
+		if (!m->path && object[0])
+			m->path = strdup(object);
 		return;
 	}
 	m->image = malloc(size);

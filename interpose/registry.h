@@ -52,6 +52,8 @@ struct ktrace_module_entry {
 	const uint8_t *image;    /* NULL when none could be kept */
 	size_t image_size;
 	int image_owned;         /* image is ours to free */
+	int in_place;            /* image lies in a read-only segment of a loaded
+				  * ELF object named by path: not stored in the trace */
 	char *path;              /* file loads */
 	/* Below: guarded by the registry lock. */
 	int state;               /* enum ktrace_mod_state */

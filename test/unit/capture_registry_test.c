@@ -558,6 +558,47 @@ static void test_kernel_filter(void **state)
 	ktrace_tracer.cfg.have_kernel_filter = 0;
 }
 
+/* An image inside a read-only segment of a loaded ELF object (here: this
+ * program's .rodata) is referenced, not copied, and named by its file. */
+static const char ro_ptx[] = ".version 7.0\n.target sm_70\n.address_size 64\n"
+			     ".visible .entry kt_ro(.param .u64 kt_ro_p)\n{\n\tret;\n}\n";
+
+static void test_in_place_image(void **state)
+{
+	struct fake_func f = { 0xfe, 0, "kt_ro", 1, { 0 }, { 8 } };
+	struct ktrace_module_entry *m;
+	struct ktrace_rec_module mr;
+	struct ktrace_rec_kernel kr;
+	char exe[512];
+	ssize_t n;
+
+	(void)state;
+	fake_driver_add(&f);
+	ktrace_on_module_loaded((void *)0xaf, 0, ro_ptx, 0, NULL, KTRACE_MODSRC_MODULE_LOAD_DATA);
+	m = ktrace_registry_module(0xaf, 0);
+	assert_non_null(m);
+	assert_int_equal(m->in_place, 1);
+	assert_ptr_equal(m->image, ro_ptx);
+	assert_int_equal(m->image_size, sizeof(ro_ptx));
+	ktrace_on_function((CUfunction)(uintptr_t)0xfe, (CUmodule)(uintptr_t)0xaf, "kt_ro");
+	launch_once(0xfe);
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	assert_true(n > 0);
+	exe[n] = 0;
+	trace_end();
+	assert_int_equal(trace_count(KTRACE_REC_MODULE), 1);
+	assert_int_equal(ktrace_decode_module(trace_nth(KTRACE_REC_MODULE, 0)->data,
+					      trace_nth(KTRACE_REC_MODULE, 0)->len, &mr), 0);
+	assert_string_equal(kstr_c(mr.path), exe);
+	assert_int_equal(mr.image_digest, ktrace_digest(ro_ptx, sizeof(ro_ptx)));
+	assert_int_equal(mr.kind, KTRACE_MODULE_PTX);
+	assert_int_equal(trace_count(KTRACE_REC_MODULE_IMAGE), 0);
+	assert_int_equal(trace_count(KTRACE_REC_KERNEL), 1);
+	assert_int_equal(ktrace_decode_kernel(trace_nth(KTRACE_REC_KERNEL, 0)->data,
+					      trace_nth(KTRACE_REC_KERNEL, 0)->len, &kr), 0);
+	assert_int_equal(kr.layout_source, KTRACE_LAYOUT_PTX);
+}
+
 /* In a fork child every record must be written again (its own trace). */
 static void test_fork_child_forgets_emitted(void **state)
 {
@@ -599,6 +640,7 @@ int main(void)
 		cmocka_unit_test_setup(test_unload, setup),
 		cmocka_unit_test_setup(test_context_destroyed, setup),
 		cmocka_unit_test_setup(test_kernel_filter, setup),
+		cmocka_unit_test_setup(test_in_place_image, setup),
 		cmocka_unit_test_setup(test_fork_child_forgets_emitted, setup),
 	};
 

@@ -370,6 +370,34 @@ static void test_scan_aten_array_and_tensor_lists(void **state)
 	free(l);
 }
 
+/* Pointers alternate between allocations; an allocation freed between two
+ * scans is not found by the second (the last-hit shortcut lives for one
+ * launch). */
+static void test_scan_alternating_and_freed(void **state)
+{
+	uint64_t words[6] = { A_BASE + 8, A_BASE + 16, B_BASE, A_BASE + 24, B_BASE + 8, A_BASE + A_SIZE };
+	struct ktrace_region r[8];
+	struct ktrace_alloc_info a[8];
+	struct ktrace_alloc_info old;
+	uint32_t n, i;
+
+	(void)state;
+	n = ktrace_params_scan(NULL, (const uint8_t *)words, sizeof(words), r, a, 8);
+	assert_int_equal(n, 5);
+	for (i = 0; i < 5; i++) {
+		uint64_t want = words[i] >= B_BASE ? B_BASE : A_BASE;
+
+		assert_int_equal(r[i].alloc_base, want);
+		assert_int_equal(a[i].base, want);
+		assert_int_equal(r[i].alloc_size, want == A_BASE ? A_SIZE : B_SIZE);
+	}
+	assert_int_equal(ktrace_alloc_map_remove(A_BASE, &old), 0);
+	n = ktrace_params_scan(NULL, (const uint8_t *)words, sizeof(words), r, a, 8);
+	assert_int_equal(n, 2);
+	assert_int_equal(r[0].ptr, B_BASE);
+	assert_int_equal(r[1].ptr, B_BASE + 8);
+}
+
 /* ---- handle map ------------------------------------------------------------ */
 
 static void test_handle_map_basic(void **state)
@@ -473,6 +501,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_scan_layout, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_scan_two_ints_look_like_pointer, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_scan_aten_array_and_tensor_lists, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_scan_alternating_and_freed, setup, teardown),
 		cmocka_unit_test(test_handle_map_basic),
 		cmocka_unit_test(test_handle_map_concurrent),
 	};
