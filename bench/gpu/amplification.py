@@ -13,7 +13,8 @@ tensors every op receives and returns.  The parent reads the trace with
 
   amplification = bytes hashed (sum of hash_len of pre-hashed regions)
                   / bytes of the tensors the ops receive and return
-                  (per op, each distinct (data_ptr, nbytes) once)
+                  (per op, each distinct (data_ptr, addressable span) once;
+                  view and allocation ops, which launch nothing, left out)
   coverage      = for tensors whose data_ptr starts a hashed region, the share
                   of their bytes inside the longest region seen from that ptr
                   (below 100%: regions cut short by the extent policy, or a
@@ -78,14 +79,30 @@ def worker(a):
 
     ops = []
 
+    def span(t):
+        # bytes a kernel can address through t: an expanded (stride 0) or
+        # strided tensor covers less or more than numel * element_size
+        n = 1 + sum((s - 1) * abs(st) for s, st in zip(t.shape, t.stride()))
+        return n * t.element_size()
+
+    def launches_nothing(func):
+        # views and allocations change no memory and launch no kernel
+        rets = func._schema.returns
+        if any(r.alias_info is not None and not r.alias_info.is_write for r in rets):
+            return True
+        name = func.__name__
+        return "empty" in name or name.startswith(("detach", "alias", "lift_fresh", "_reshape_alias"))
+
     class Log(TorchDispatchMode):
         def __torch_dispatch__(self, func, types, args=(), kwargs=None):
             out = func(*args, **(kwargs or {}))
+            if launches_nothing(func):
+                return out
             seen = {}
             for t in tree_flatten((args, kwargs or {}, out))[0]:
                 if isinstance(t, torch.Tensor) and t.is_cuda and t.numel() > 0:
                     try:
-                        seen[(t.data_ptr(), t.numel() * t.element_size())] = 1
+                        seen[(t.data_ptr(), span(t))] = 1
                     except Exception:
                         pass
             ops.append((str(func), [[p, n] for (p, n) in seen]))
