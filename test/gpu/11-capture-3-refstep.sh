@@ -21,20 +21,35 @@ export TORCHINDUCTOR_CACHE_DIR=$T/inductor-cache TRITON_CACHE_DIR=$T/triton-cach
 ms() { sed -n 's/.*ms_per_step=\([0-9.]*\).*/\1/p' "$1"; }
 sum() { sed -n 's/.*checksum=\([0-9a-f]*\).*/\1/p' "$1"; }
 
+# Extra configurations to compare in eager mode (experiments):
+# KT_REFSTEP_EXTRA="name=path/libktrace.so[,VAR=VALUE] ..."
+extra=${KT_REFSTEP_EXTRA:-}
+
 for mode in eager compile; do
 	flag=
 	[ $mode = compile ] && flag=--compile
-	# plain, traced, plain, traced (eager); compile: the first plain run also
-	# fills the compiler caches (compilation happens in its warm-up steps).
-	reps=2
+	# eager: plain, traced (and extras) interleaved, 3 rounds; compile: one
+	# round (the plain run also fills the compiler caches; compilation
+	# happens in the warm-up steps, outside the timing).
+	reps=3
+	[ $mode = compile ] && reps=1
 	for r in $(seq $reps); do
 		timeout 150 python3 "$REF" $flag --steps 30 >"$T/$mode.plain.$r" 2>"$T/$mode.plain.err.$r"
 		KTRACE_OUTPUT="$T/$mode-%p.ktrace" KTRACE_HASH=0 KTRACE_QUIET=1 LD_PRELOAD="$B/libktrace.so" \
 			timeout 150 python3 "$REF" $flag --steps 30 >"$T/$mode.traced.$r" 2>"$T/$mode.traced.err.$r"
-		[ $mode = compile ] && break
+		[ $mode = eager ] || continue
+		for e in $extra; do
+			xl=${e#*=}
+			xv=KTRACE_QUIET=1
+			case "$xl" in *,*) xv=${xl#*,}; xl=${xl%%,*} ;; esac
+			env KTRACE_OUTPUT="$T/x-%p.ktrace" KTRACE_HASH=0 KTRACE_QUIET=1 "$xv" LD_PRELOAD="$xl" \
+				timeout 150 python3 "$REF" $flag --steps 30 >"$T/$mode.x-${e%%=*}.$r" 2>/dev/null
+		done
+		rm -f "$T"/x-*.ktrace
 	done
 	p=$(for f in "$T/$mode".plain.[0-9]; do ms "$f"; done | sort -n | head -n 1)
 	t=$(for f in "$T/$mode".traced.[0-9]; do ms "$f"; done | sort -n | head -n 1)
+	echo "$mode ms/step plain: $(for f in "$T/$mode".plain.[0-9]; do ms "$f"; done | tr '\n' ' ') traced: $(for f in "$T/$mode".traced.[0-9]; do ms "$f"; done | tr '\n' ' ')"
 	cp=$(sum "$T/$mode.plain.1")
 	ct=$(sum "$T/$mode.traced.1")
 	if [ -z "$p" ] || [ -z "$t" ]; then
@@ -42,7 +57,12 @@ for mode in eager compile; do
 		continue
 	fi
 	o=$(awk -v p="$p" -v t="$t" 'BEGIN{printf "%.2f", (t / p - 1) * 100}')
-	echo "BENCH|capture-refstep-$mode-overhead|$o|%|plain $p ms/step, ktrace $t ms/step (best of runs, 30 steps, KTRACE_HASH=0)"
+	echo "BENCH|capture-refstep-$mode-overhead|$o|%|plain $p ms/step, ktrace $t ms/step (best of $reps runs, 30 steps, KTRACE_HASH=0)"
+	for e in $extra; do
+		[ $mode = eager ] || continue
+		x=$(for f in "$T/$mode.x-${e%%=*}".[0-9]; do ms "$f"; done | sort -n | head -n 1)
+		[ -n "$x" ] && echo "BENCH|capture-refstep-$mode-overhead-${e%%=*}|$(awk -v p="$p" -v t="$x" 'BEGIN{printf "%.2f", (t / p - 1) * 100}')|%|plain $p ms/step, ${e%%=*} $x ms/step"
+	done
 	tr=$(ls "$T"/$mode-*.ktrace 2>/dev/null | head -n 1)
 	[ -n "$tr" ] && [ -x "$B/ktrace-dump" ] && "$B/ktrace-dump" --summary "$tr" 2>&1 | grep -m 3 "summary\|counters" | cut -c1-300
 	ok=$(awk -v o="$o" 'BEGIN{print (o <= 3.0) ? 1 : 0}')
