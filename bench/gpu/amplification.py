@@ -216,6 +216,16 @@ def parent(a):
         return c
 
     uni_den = sum(sizes.values())
+    # where the uncovered bytes are: the tensors missing most, with their ops
+    users = {}
+    for name, ts in ops:
+        for p, n in ts:
+            users.setdefault(p, set()).add(name.split(".")[0].replace("aten::", ""))
+    miss = sorted(((n - covered(p, p + n), p, n) for p, n in sizes.items()), reverse=True)[:10]
+    for m, p, n in miss:
+        if m > 0:
+            print(f"  uncovered {m} of {n} bytes at 0x{p:x} (longest region from it {longest.get(p, 0)}); "
+                  f"ops: {', '.join(sorted(users.get(p, ()))[:6])}")
     uni = 100.0 * sum(covered(p, p + n) for p, n in sizes.items()) / uni_den if uni_den else float("nan")
     cov_num = sum(min(longest[p], n) for p, n in sizes.items() if p in longest)
     cov_den = sum(n for p, n in sizes.items() if p in longest)
