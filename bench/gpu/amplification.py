@@ -162,6 +162,11 @@ def parent(a):
         print(f"RESULT|hash-amplification-{mode}|FAIL|ktrace-dump exited {dump.returncode}: {dump.stderr.strip()[:200]}")
         return 1
     recs = [json.loads(line) for line in dump.stdout.splitlines() if line.startswith("{")]
+    ops = json.load(open(opsf))
+    return analyze(recs, ops, mode, a.steps, a.compile)
+
+
+def analyze(recs, ops, mode, steps, compiled):
     # records of hashed launches are written when their hashes land, later
     # than unhashed ones (the markers): order by launch number
     launches = sorted((r for r in recs if r.get("type") == "launch"), key=lambda r: r.get("launch_seq", 0))
@@ -190,7 +195,6 @@ def parent(a):
                 p = int(g["ptr"], 16) if isinstance(g["ptr"], str) else g["ptr"]
                 longest[p] = max(longest.get(p, 0), g["hash_len"])
                 spans.append((p, p + g["hash_len"]))
-    ops = json.load(open(opsf))
     tensor_bytes = sum(n for _, ts in ops for _, n in ts)
     sizes = {}
     for _, ts in ops:
@@ -240,14 +244,14 @@ def parent(a):
           f"hashed bytes {hashed}, op tensor bytes {tensor_bytes} over {len(ops)} ops, "
           f"tensors whose pointer starts a region: {seen_ptrs} of {len(sizes)}")
     print(f"counters: {counters}")
-    print(f"BENCH|hash_amplification_{mode}|{amp:.2f}|x|bytes hashed / bytes of op tensors, {a.steps} steps")
+    print(f"BENCH|hash_amplification_{mode}|{amp:.2f}|x|bytes hashed / bytes of op tensors, {steps} steps")
     print(f"BENCH|hash_coverage_{mode}|{cov:.1f}|%|tensor bytes inside the longest region from their pointer")
     print(f"BENCH|hash_coverage_union_{mode}|{uni:.1f}|%|op tensor bytes inside any hashed region of the step")
     hl = counters.get("hash_launches")
     seen = counters.get("launches_seen")
     if hl is not None and seen:
         print(f"BENCH|hash_launches_per_launch_{mode}|{hl / seen:.2f}|ratio|whole run, from the COUNTERS record")
-    note = " (Inductor kernels are outside the dispatcher: denominator incomplete)" if a.compile else ""
+    note = " (Inductor kernels are outside the dispatcher: denominator incomplete)" if compiled else ""
     print(f"RESULT|hash-amplification-{mode}|{'PASS' if amp <= 2.0 else 'FAIL'}|amplification {amp:.2f}x "
           f"(target <= 2x), coverage {cov:.1f}%{note}")
     return 0
