@@ -18,10 +18,20 @@
  * cuGetProcAddress_v2 asked for "cuGetProcAddress" with the per-thread flag
  * returns a resolver that is not exported (like the real driver's
  * cuGetProcAddress_v2_ptsz).
+ *
+ * Degraded drivers, for test/reliability (all off by default):
+ *   built with -DFAKECUDA_NO_FUNCGETNAME  cuFuncGetName and cuKernelGetName
+ *                                  are not exported (an old driver);
+ *   FAKECUDA_ANY_KERNEL=1          cuModuleGetFunction finds any name (a
+ *                                  kernel with no parameters), so ktrace's own
+ *                                  checksum module "loads";
+ *   FAKECUDA_OOM_MIN=N             cuMemAlloc_v2 of N bytes or more fails with
+ *                                  OUT_OF_MEMORY (cuMemHostAlloc always does).
  */
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cuda.h>
@@ -83,6 +93,7 @@ struct fake_module {
 static struct fake_func funcs[] = {
 	{ "fake_kernel_a", 2, { 0, 8 }, { 8, 4 } },      /* (float *p, int n) */
 	{ "_Z13fake_kernel_bPfS_i", 3, { 0, 8, 16 }, { 8, 8, 4 } },
+	{ "fake_any_kernel", 0, { 0 }, { 0 } },          /* FAKECUDA_ANY_KERNEL */
 };
 #define NFUNCS (sizeof(funcs) / sizeof(funcs[0]))
 static struct fake_module modules[64];
@@ -90,11 +101,21 @@ static unsigned nmodules;
 static int the_context;
 static uint64_t next_dev = 0x7f0000000000ull;
 
+/* A FAKECUDA_* setting: its numeric value, 0 when unset. */
+static unsigned long long env_num(const char *name)
+{
+	const char *v = getenv(name);
+
+	return v && *v ? strtoull(v, NULL, 0) : 0;
+}
+
 static struct fake_func *find_func(const char *name)
 {
-	for (unsigned i = 0; i < NFUNCS; i++)
+	for (unsigned i = 0; i < NFUNCS - 1; i++)
 		if (strcmp(funcs[i].name, name) == 0)
 			return &funcs[i];
+	if (env_num("FAKECUDA_ANY_KERNEL"))
+		return &funcs[NFUNCS - 1];
 	return NULL;
 }
 
@@ -199,15 +220,17 @@ API CUresult cuLibraryGetKernel(CUkernel *k, CUlibrary l, const char *name)
 	return CUDA_SUCCESS;
 }
 API CUresult cuKernelGetFunction(CUfunction *f, CUkernel k) { NOTE(); *f = (CUfunction)k; return CUDA_SUCCESS; }
-API CUresult cuFuncGetName(const char **name, CUfunction f)
+#ifndef FAKECUDA_NO_FUNCGETNAME
+static CUresult func_name(const char **name, CUfunction f)
 {
-	NOTE();
 	if (!is_func(f))
 		return CUDA_ERROR_INVALID_HANDLE;
 	*name = ((struct fake_func *)f)->name;
 	return CUDA_SUCCESS;
 }
-API CUresult cuKernelGetName(const char **name, CUkernel k) { return cuFuncGetName(name, (CUfunction)k); }
+API CUresult cuFuncGetName(const char **name, CUfunction f) { NOTE(); return func_name(name, f); }
+API CUresult cuKernelGetName(const char **name, CUkernel k) { NOTE(); return func_name(name, (CUfunction)k); }
+#endif
 API CUresult cuFuncGetParamInfo(CUfunction f, size_t i, size_t *off, size_t *size)
 {
 	struct fake_func *ff = (struct fake_func *)f;
@@ -260,9 +283,13 @@ API CUresult cuLaunchKernelEx_ptsz(const CUlaunchConfig *c, CUfunction f, void *
 
 API CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t n)
 {
+	unsigned long long oom = env_num("FAKECUDA_OOM_MIN");
+
 	NOTE();
 	if (!n)
 		return CUDA_ERROR_INVALID_VALUE;
+	if (oom && n >= oom)
+		return CUDA_ERROR_OUT_OF_MEMORY;
 	*p = __atomic_fetch_add(&next_dev, (n + 255) & ~(uint64_t)255, __ATOMIC_RELAXED);
 	return CUDA_SUCCESS;
 }

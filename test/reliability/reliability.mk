@@ -1,0 +1,24 @@
+# test/reliability/reliability.mk: reliability and security tests (H6, issue 7):
+# crashes, fork, threads, degradation, bad input, output-file safety, settings.
+# They run build/rel_app under LD_PRELOAD=build/libktrace.so with the fake
+# driver of test/fakecuda (built by test/unit/interpose.mk); see
+# docs/reliability.md.
+REL_UTIL := test/reliability/rel_util.c
+
+TESTS += rel_crash_test
+rel_crash_test_SRCS := test/reliability/rel_crash_test.c $(REL_UTIL)
+rel_crash_test_LIBS := -lcmocka
+
+TEST_DEPS += $(BUILD)/rel_app $(BUILD)/fakecuda-noname/libcuda.so.1
+
+$(BUILD)/rel_app: test/reliability/rel_app.c $(BUILD)/fakecuda/libcuda.so.1
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  LINK    $@")
+	$(Q)$(CC) $(CFLAGS_ALL) -o $@ $< -L$(BUILD)/fakecuda -l:libcuda.so.1 $(LDFLAGS_ALL)
+
+# The fake driver without cuFuncGetName / cuKernelGetName (an old driver).
+$(BUILD)/fakecuda-noname/libcuda.so.1: test/fakecuda/fakecuda.c
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $@")
+	$(Q)$(CC) $(CFLAGS_ALL) -DFAKECUDA_NO_FUNCGETNAME -fvisibility=default -shared \
+		-Wl,-soname,libcuda.so.1 -Wl,-Bsymbolic -o $@ $< $(LDFLAGS_ALL)
