@@ -10,9 +10,10 @@
  *                         ns} (two u64) to FD; the test kills it (SIGKILL)
  *   end HOW N             N launches, print "LAUNCHES N", then end by HOW:
  *                         return exit _exit abort segv term int kill
- *   threads T N           T threads, each on its own stream with its own
- *                         buffer, N launches each; prints LAUNCHES T*N
- *   forkstorm F           4 threads launching while the main thread forks F
+ *   threads T N [US]      T threads, each on its own stream with its own
+ *                         buffer, N launches each, sleeping US microseconds
+ *                         after each (default 0); prints LAUNCHES T*N
+ *   forkstorm F           4 threads launching (20 us pauses) while the main thread forks F
  *                         times; children in turn: launch twice and exit(0),
  *                         exec this program ("end return 3"), exec /bin/true,
  *                         _exit(0) at once.  Each child must end within 10 s
@@ -131,6 +132,7 @@ static void mode_end(const char *how, int n)
 struct worker {
 	pthread_t t;
 	unsigned n;
+	unsigned pace_us;   /* sleep after each launch (a real launch costs microseconds) */
 	CUstream stream;
 	volatile int *stop; /* forkstorm: run until set */
 };
@@ -140,17 +142,23 @@ static void *worker_main(void *arg)
 	struct worker *w = arg;
 	CUdeviceptr d = alloc();
 
-	for (unsigned i = 0; w->stop ? !*w->stop : i < w->n; i++)
+	struct timespec ts = { 0, (long)w->pace_us * 1000 };
+
+	for (unsigned i = 0; w->stop ? !*w->stop : i < w->n; i++) {
 		launch(&d, (int)i, w->stream);
+		if (w->pace_us)
+			nanosleep(&ts, NULL);
+	}
 	return NULL;
 }
 
-static void mode_threads(unsigned nt, unsigned n)
+static void mode_threads(unsigned nt, unsigned n, unsigned pace_us)
 {
 	struct worker *w = calloc(nt, sizeof(*w));
 
 	for (unsigned i = 0; i < nt; i++) {
 		w[i].n = n;
+		w[i].pace_us = pace_us;
 		w[i].stream = (CUstream)(uintptr_t)(0x5000 + 16 * i); /* distinct handles per thread */
 		if (pthread_create(&w[i].t, NULL, worker_main, &w[i]))
 			FAIL("pthread_create");
@@ -189,6 +197,7 @@ static void mode_forkstorm(int nforks)
 	memset(w, 0, sizeof(w));
 	for (int i = 0; i < 4; i++) {
 		w[i].stop = &stop;
+		w[i].pace_us = 20;
 		w[i].stream = (CUstream)(uintptr_t)(0x7000 + 16 * i);
 		pthread_create(&w[i].t, NULL, worker_main, &w[i]);
 	}
@@ -254,7 +263,7 @@ int main(int argc, char **argv)
 	} else if (strcmp(mode, "end") == 0 && argc > 3) {
 		mode_end(argv[2], atoi(argv[3]));
 	} else if (strcmp(mode, "threads") == 0 && argc > 3) {
-		mode_threads((unsigned)atoi(argv[2]), (unsigned)atoi(argv[3]));
+		mode_threads((unsigned)atoi(argv[2]), (unsigned)atoi(argv[3]), argc > 4 ? (unsigned)atoi(argv[4]) : 0);
 	} else if (strcmp(mode, "forkstorm") == 0 && argc > 2) {
 		mode_forkstorm(atoi(argv[2]));
 	} else if (strcmp(mode, "pipeline") == 0) {

@@ -22,3 +22,7 @@ $(BUILD)/fakecuda-noname/libcuda.so.1: test/fakecuda/fakecuda.c
 	@$(if $(Q),echo "  CC      $@")
 	$(Q)$(CC) $(CFLAGS_ALL) -DFAKECUDA_NO_FUNCGETNAME -fvisibility=default -shared \
 		-Wl,-soname,libcuda.so.1 -Wl,-Bsymbolic -o $@ $< $(LDFLAGS_ALL)
+
+TESTS += rel_concurrency_test
+rel_concurrency_test_SRCS := test/reliability/rel_concurrency_test.c $(REL_UTIL)
+rel_concurrency_test_LIBS := -lcmocka
