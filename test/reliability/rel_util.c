@@ -143,7 +143,6 @@ pid_t rel_start(struct rel_run *r)
 		if (r->fsize_limit > 0) {
 			struct rlimit rl = { (rlim_t)r->fsize_limit, (rlim_t)r->fsize_limit };
 
-			signal(SIGXFSZ, SIG_IGN);
 			setrlimit(RLIMIT_FSIZE, &rl);
 		}
 		execve(argv[0], (char *const *)argv, (char *const *)envp);

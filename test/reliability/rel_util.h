@@ -28,7 +28,7 @@ struct rel_run {
 	const char *libpath;         /* LD_LIBRARY_PATH; NULL: $BUILD/fakecuda */
 	const char *output;          /* KTRACE_OUTPUT (NULL: not set) */
 	const char *stdin_path;      /* NULL: /dev/null */
-	long fsize_limit;            /* > 0: RLIMIT_FSIZE in the child, SIGXFSZ ignored */
+	long fsize_limit;            /* > 0: RLIMIT_FSIZE in the child (SIGXFSZ left default) */
 	int keep_fd;                 /* >= 0: a fd the child keeps open (pipe) */
 	unsigned timeout_ms;         /* 0: 60 s */
 	/* results */

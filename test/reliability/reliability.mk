@@ -26,3 +26,13 @@ $(BUILD)/fakecuda-noname/libcuda.so.1: test/fakecuda/fakecuda.c
 TESTS += rel_concurrency_test
 rel_concurrency_test_SRCS := test/reliability/rel_concurrency_test.c $(REL_UTIL)
 rel_concurrency_test_LIBS := -lcmocka
+
+TESTS += rel_degrade_test
+rel_degrade_test_SRCS := test/reliability/rel_degrade_test.c $(REL_UTIL)
+rel_degrade_test_LIBS := -lcmocka
+TEST_DEPS += $(BUILD)/rel_nodrv
+
+$(BUILD)/rel_nodrv: test/reliability/rel_nodrv.c
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  LINK    $@")
+	$(Q)$(CC) $(CFLAGS_ALL) -o $@ $< $(LDFLAGS_ALL) -ldl
