@@ -36,3 +36,8 @@ $(BUILD)/rel_nodrv: test/reliability/rel_nodrv.c
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LINK    $@")
 	$(Q)$(CC) $(CFLAGS_ALL) -o $@ $< $(LDFLAGS_ALL) -ldl
+
+TESTS += rel_badinput_test
+rel_badinput_test_SRCS := test/reliability/rel_badinput_test.c $(REL_UTIL)
+rel_badinput_test_LIBS := -lcmocka
+TEST_DEPS += $(BUILD)/ktgen $(BUILD)/ktrace-dump $(BUILD)/ktrace-diff $(BUILD)/ktrace-inspect
