@@ -41,3 +41,7 @@ TESTS += rel_badinput_test
 rel_badinput_test_SRCS := test/reliability/rel_badinput_test.c $(REL_UTIL)
 rel_badinput_test_LIBS := -lcmocka
 TEST_DEPS += $(BUILD)/ktgen $(BUILD)/ktrace-dump $(BUILD)/ktrace-diff $(BUILD)/ktrace-inspect
+
+TESTS += rel_security_test
+rel_security_test_SRCS := test/reliability/rel_security_test.c $(REL_UTIL)
+rel_security_test_LIBS := -lcmocka
