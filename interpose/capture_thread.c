@@ -149,4 +149,6 @@ void ktrace_capture_context_gone(void)
 void ktrace_capture_after_fork_child(void)
 {
 	atomic_fetch_add_explicit(&fork_gen, 1, memory_order_relaxed);
+	/* The allocation map may be reset in the child. */
+	ktrace_alloc_cache_invalidate();
 }

@@ -29,6 +29,7 @@ struct ktrace_capture_tls {
 	size_t rec_cap;
 	uint32_t tid;
 	unsigned fork_gen;
+	struct ktrace_alloc_cache allocs_cache; /* allocation-map answers (param_scan.h) */
 	CUcontext ctx;                   /* device cache key */
 	unsigned ctx_gen;
 	int32_t dev;

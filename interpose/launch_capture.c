@@ -80,7 +80,7 @@ static CUresult capture(const struct ktrace_launch_args *a, ktrace_real_launch_f
 	maxn = (len + 7) / 8;
 	if (maxn > t->region_cap && ktrace_capture_tls_regions(t, maxn))
 		maxn = t->region_cap;
-	n = ktrace_params_scan(l, t->params, len, t->regions, t->allocs, maxn);
+	n = ktrace_params_scan(l, t->params, len, t->regions, t->allocs, maxn, &t->allocs_cache);
 	cctx = ktrace_capture_context(&dev);
 
 	memset(&r, 0, sizeof(r));
@@ -141,10 +141,16 @@ static CUresult capture(const struct ktrace_launch_args *a, ktrace_real_launch_f
 	r.result = (int32_t)res;
 	if (res != CUDA_SUCCESS)
 		r.flags |= KTRACE_LAUNCHF_FAILED;
-	size = encode_launch(t, &r, &regions_off);
-	if (size) {
-		set_time(t->rec, t0);
-		ktrace_writer_append(w, t->rec, size);
+	/* Encoded straight into the writer's buffer (no copy). */
+	size = ktrace_encode_launch(NULL, 0, &r, t->regions, NULL);
+	{
+		uint8_t *p = ktrace_writer_reserve(w, size);
+
+		if (p) {
+			ktrace_encode_launch(p, size, &r, t->regions, NULL);
+			set_time(p, t0);
+			ktrace_writer_commit(w, p);
+		}
 	}
 	return res;
 }

@@ -22,6 +22,7 @@
 #include "capture_thread.h"
 #include "events.h"
 #include "hash_pipeline.h"
+#include "param_scan.h"
 #include "registry.h"
 #include "tracer.h"
 
@@ -78,6 +79,7 @@ static void vmm_insert(uint64_t base, uint64_t size, int32_t dev)
 		ktrace_alloc_map_remove(p.base, &p);
 	}
 	ktrace_alloc_map_insert(lo, hi - lo, KTRACE_ALLOC_VMM, dev);
+	ktrace_alloc_cache_invalidate();
 	pthread_mutex_unlock(&vmm_lock);
 }
 
@@ -89,8 +91,10 @@ void ktrace_on_alloc(uint64_t base, uint64_t size, uint32_t kind, CUstream strea
 	ktrace_capture_context(&dev);
 	if (kind == KTRACE_ALLOC_VMM)
 		vmm_insert(base, size, dev);
-	else if (kind != KTRACE_ALLOC_RESERVE && size)
+	else if (kind != KTRACE_ALLOC_RESERVE && size) {
 		ktrace_alloc_map_insert(base, size, kind, dev);
+		ktrace_alloc_cache_invalidate();
+	}
 	memset(&r, 0, sizeof(r));
 	r.base = base;
 	r.size = size;
@@ -106,8 +110,10 @@ void ktrace_on_free(uint64_t base, uint32_t kind, CUstream stream)
 	struct ktrace_alloc_info old;
 
 	memset(&r, 0, sizeof(r));
-	if (ktrace_alloc_map_remove(base, &old) == 0)
+	if (ktrace_alloc_map_remove(base, &old) == 0) {
 		r.size = old.size;
+		ktrace_alloc_cache_invalidate();
+	}
 	r.base = base;
 	r.stream = (uint64_t)(uintptr_t)stream;
 	r.kind = kind;
@@ -130,6 +136,7 @@ void ktrace_on_unmap(uint64_t base, uint64_t size)
 			ktrace_alloc_map_insert(lo.base, base - lo.base, lo.kind, lo.device);
 		if (have_hi && hi.base + hi.size > base + size)
 			ktrace_alloc_map_insert(base + size, hi.base + hi.size - (base + size), hi.kind, hi.device);
+		ktrace_alloc_cache_invalidate();
 		pthread_mutex_unlock(&vmm_lock);
 	}
 	memset(&r, 0, sizeof(r));

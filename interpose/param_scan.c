@@ -2,6 +2,7 @@
  * pointer words in it (see param_scan.h). */
 #include "param_scan.h"
 
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -149,14 +150,50 @@ uint32_t ktrace_params_assemble(const struct ktrace_param_layout *l, void **kern
 	return 0;
 }
 
+/* Generation of the allocation map; starts at 1 so empty cache slots (gen 0)
+ * never match. */
+static _Atomic uint64_t alloc_gen = 1;
+
+void ktrace_alloc_cache_invalidate(void)
+{
+	atomic_fetch_add_explicit(&alloc_gen, 1, memory_order_release);
+}
+
+/* The allocation holding v, from the cache or the map (then cached). */
+static inline int find_alloc(uint64_t v, struct ktrace_alloc_info *a, struct ktrace_alloc_cache *c, uint64_t gen)
+{
+	struct ktrace_alloc_cache_slot *s;
+
+	if (!c)
+		return v && ktrace_alloc_map_maybe(v) && ktrace_alloc_map_lookup(v, a);
+	s = &c->slot[((v >> 21) * 0x9e3779b97f4a7c15ull) >> 54 & (KTRACE_ALLOC_CACHE_SLOTS - 1)];
+	if (s->gen == gen && v - s->base < s->size) {
+		a->base = s->base;
+		a->size = s->size;
+		a->kind = s->kind;
+		a->device = s->device;
+		return 1;
+	}
+	if (!v || !ktrace_alloc_map_maybe(v) || !ktrace_alloc_map_lookup(v, a))
+		return 0;
+	s->base = a->base;
+	s->size = a->size;
+	s->kind = a->kind;
+	s->device = a->device;
+	s->gen = gen;
+	return 1;
+}
+
 uint32_t ktrace_params_scan(const struct ktrace_param_layout *l, const uint8_t *buf, uint32_t len,
-			    struct ktrace_region *out, struct ktrace_alloc_info *allocs, uint32_t max)
+			    struct ktrace_region *out, struct ktrace_alloc_info *allocs, uint32_t max,
+			    struct ktrace_alloc_cache *cache)
 {
 	uint32_t w, nwords = len / 8, n = 0;
-	/* The allocation of the previous hit: a launch's pointers mostly fall
-	 * into a few allocations (a caching allocator's segments), so most
-	 * words skip the map.  Valid for this launch only. */
+	/* The allocation of the previous hit: a launch's pointers often fall
+	 * into one allocation (a caching allocator's segment).  Valid for
+	 * this launch only. */
 	struct ktrace_alloc_info last = { 0, 0, 0, -1 };
+	uint64_t gen = atomic_load_explicit(&alloc_gen, memory_order_acquire);
 	uint64_t v;
 
 	if (l && l->nwords < nwords)
@@ -175,7 +212,7 @@ uint32_t ktrace_params_scan(const struct ktrace_param_layout *l, const uint8_t *
 		if (v - last.base < last.size) {
 			allocs[n] = last;
 		} else {
-			if (!v || !ktrace_alloc_map_maybe(v) || !ktrace_alloc_map_lookup(v, &allocs[n]))
+			if (!find_alloc(v, &allocs[n], cache, gen))
 				continue;
 			last = allocs[n];
 		}

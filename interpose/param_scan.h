@@ -59,14 +59,33 @@ int ktrace_param_layout_same(const struct ktrace_param_layout *a, const struct k
 uint32_t ktrace_params_assemble(const struct ktrace_param_layout *l, void **kernel_params, void **extra,
 				uint8_t *buf, uint32_t cap, uint32_t *flags) __attribute__((visibility("hidden")));
 
+/* A per-thread cache of allocation-map answers: the slot of a 2 MiB block
+ * (hashed block number) holds the last allocation found in that block, valid
+ * while the map's generation is unchanged.  Multi-tensor launches carry hundreds of pointers
+ * into the same few hundred allocations launch after launch; with the cache
+ * they cost a compare each instead of a map search. */
+#define KTRACE_ALLOC_CACHE_SLOTS 1024u /* power of two */
+struct ktrace_alloc_cache_slot {
+	uint64_t base, size, gen;
+	uint32_t kind;
+	int32_t device;
+};
+struct ktrace_alloc_cache {
+	struct ktrace_alloc_cache_slot slot[KTRACE_ALLOC_CACHE_SLOTS];
+};
+
+/* Every change of the allocation map (insert, remove, reset) must be
+ * followed by this (memory_events.c does it): cached answers become void. */
+void ktrace_alloc_cache_invalidate(void) __attribute__((visibility("hidden")));
+
 /* Find pointer words of buf[0, len) that land in tracked allocations.  With a
  * layout only words wholly inside one parameter of >= 8 bytes are looked at
  * (words beyond the layout are ignored); without one, every aligned word
  * (ordinal 0xffff).  Fills out[i] (param_offset, ordinal, flags IN_STRUCT,
  * ptr, alloc_base, alloc_size; hash fields 0) and allocs[i]; returns the
- * count (at most max). */
+ * count (at most max).  cache may be NULL. */
 uint32_t ktrace_params_scan(const struct ktrace_param_layout *l, const uint8_t *buf, uint32_t len,
-			    struct ktrace_region *out, struct ktrace_alloc_info *allocs, uint32_t max)
-	__attribute__((visibility("hidden")));
+			    struct ktrace_region *out, struct ktrace_alloc_info *allocs, uint32_t max,
+			    struct ktrace_alloc_cache *cache) __attribute__((visibility("hidden")));
 
 #endif

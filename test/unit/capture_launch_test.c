@@ -229,6 +229,40 @@ static void test_launch_kernel_params(void **state)
 	assert_int_equal(trace_counter(KTRACE_CTR_LAUNCHES_SEEN), 1);
 }
 
+/* A freed allocation stops being found at the next launch (the per-thread
+ * allocation cache is voided by the free), a new one is found. */
+static void test_launch_after_free(void **state)
+{
+	struct axpy_args g;
+	struct ktrace_launch_args a;
+	struct ktrace_rec_launch r;
+	struct ktrace_region reg;
+
+	(void)state;
+	fake_axpy(0xf1);
+	ktrace_on_alloc(A_BASE, A_SIZE, KTRACE_ALLOC_DEVICE, NULL);
+	ktrace_on_alloc(B_BASE, B_SIZE, KTRACE_ALLOC_DEVICE, NULL);
+	axpy_init(&g, A_BASE + 64, B_BASE);
+	a = launch_args(0xf1, g.kp, NULL);
+	ktrace_on_launch(&a, fake_real, &real_marker);
+	ktrace_on_launch(&a, fake_real, &real_marker);
+	ktrace_on_free(A_BASE, KTRACE_ALLOC_DEVICE, NULL);
+	ktrace_on_launch(&a, fake_real, &real_marker);
+	ktrace_on_alloc(A_BASE, 4096, KTRACE_ALLOC_DEVICE, NULL);
+	ktrace_on_launch(&a, fake_real, &real_marker);
+	trace_end();
+	decode_launch(1, &r);
+	assert_int_equal(r.nregions, 2);
+	decode_launch(2, &r);
+	assert_int_equal(r.nregions, 1);
+	ktrace_launch_region(&r, 0, &reg);
+	assert_int_equal(reg.ptr, B_BASE);
+	decode_launch(3, &r);
+	assert_int_equal(r.nregions, 2);
+	ktrace_launch_region(&r, 0, &reg);
+	assert_int_equal(reg.alloc_size, 4096);
+}
+
 static void test_launch_failed_and_ptsz(void **state)
 {
 	struct axpy_args g;
@@ -647,6 +681,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup(test_launch_kernel_params, setup),
+		cmocka_unit_test_setup(test_launch_after_free, setup),
 		cmocka_unit_test_setup(test_launch_failed_and_ptsz, setup),
 		cmocka_unit_test_setup(test_launch_extra, setup),
 		cmocka_unit_test_setup(test_launch_range_filter, setup),

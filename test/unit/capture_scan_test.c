@@ -276,7 +276,7 @@ static void test_scan_layout(void **state)
 	v = 0; /* d: NULL */
 	memcpy(buf + 48, &v, 8);
 
-	n = ktrace_params_scan(l, buf, 56, r, a, 16);
+	n = ktrace_params_scan(l, buf, 56, r, a, 16, NULL);
 	assert_int_equal(n, 3);
 	assert_int_equal(r[0].param_offset, 8);
 	assert_int_equal(r[0].ordinal, 1);
@@ -297,10 +297,10 @@ static void test_scan_layout(void **state)
 	assert_int_equal(r[2].ptr, A_BASE + A_SIZE - 1);
 
 	/* max bounds the output. */
-	n = ktrace_params_scan(l, buf, 56, r, a, 2);
+	n = ktrace_params_scan(l, buf, 56, r, a, 2, NULL);
 	assert_int_equal(n, 2);
 	/* A shorter buffer (truncated) is scanned as far as it goes. */
-	n = ktrace_params_scan(l, buf, 20, r, a, 16);
+	n = ktrace_params_scan(l, buf, 20, r, a, 16, NULL);
 	assert_int_equal(n, 1);
 
 	/* Unaligned junk: the pointer value written at an odd offset is not a word. */
@@ -313,8 +313,8 @@ static void test_scan_layout(void **state)
 		memcpy(&x, buf + 8 * w, 8);
 		assert_int_equal(ktrace_alloc_map_maybe(x) && ktrace_alloc_map_lookup(x, &a[0]), 0);
 	}
-	assert_int_equal(ktrace_params_scan(l, buf, 56, r, a, 16), 0);
-	assert_int_equal(ktrace_params_scan(NULL, buf, 56, r, a, 16), 0);
+	assert_int_equal(ktrace_params_scan(l, buf, 56, r, a, 16, NULL), 0);
+	assert_int_equal(ktrace_params_scan(NULL, buf, 56, r, a, 16, NULL), 0);
 	free(l);
 }
 
@@ -329,9 +329,9 @@ static void test_scan_two_ints_look_like_pointer(void **state)
 	struct ktrace_alloc_info a[4];
 
 	(void)state;
-	assert_int_equal(ktrace_params_scan(l, (const uint8_t *)&v, 8, r, a, 4), 0);
+	assert_int_equal(ktrace_params_scan(l, (const uint8_t *)&v, 8, r, a, 4, NULL), 0);
 	/* Without a layout (extra buffer of unknown shape) every word counts. */
-	assert_int_equal(ktrace_params_scan(NULL, (const uint8_t *)&v, 8, r, a, 4), 1);
+	assert_int_equal(ktrace_params_scan(NULL, (const uint8_t *)&v, 8, r, a, 4, NULL), 1);
 	assert_int_equal(r[0].ordinal, 0xffff);
 	free(l);
 }
@@ -354,7 +354,7 @@ static void test_scan_aten_array_and_tensor_lists(void **state)
 	uint32_t n, i;
 
 	(void)state;
-	n = ktrace_params_scan(l, (const uint8_t *)words, sizeof(words), r, a, 16);
+	n = ktrace_params_scan(l, (const uint8_t *)words, sizeof(words), r, a, 16, NULL);
 	assert_int_equal(n, 6);
 	for (i = 0; i < 3; i++) {
 		assert_int_equal(r[i].ordinal, 0);
@@ -382,7 +382,7 @@ static void test_scan_alternating_and_freed(void **state)
 	uint32_t n, i;
 
 	(void)state;
-	n = ktrace_params_scan(NULL, (const uint8_t *)words, sizeof(words), r, a, 8);
+	n = ktrace_params_scan(NULL, (const uint8_t *)words, sizeof(words), r, a, 8, NULL);
 	assert_int_equal(n, 5);
 	for (i = 0; i < 5; i++) {
 		uint64_t want = words[i] >= B_BASE ? B_BASE : A_BASE;
@@ -392,10 +392,42 @@ static void test_scan_alternating_and_freed(void **state)
 		assert_int_equal(r[i].alloc_size, want == A_BASE ? A_SIZE : B_SIZE);
 	}
 	assert_int_equal(ktrace_alloc_map_remove(A_BASE, &old), 0);
-	n = ktrace_params_scan(NULL, (const uint8_t *)words, sizeof(words), r, a, 8);
+	n = ktrace_params_scan(NULL, (const uint8_t *)words, sizeof(words), r, a, 8, NULL);
 	assert_int_equal(n, 2);
 	assert_int_equal(r[0].ptr, B_BASE);
 	assert_int_equal(r[1].ptr, B_BASE + 8);
+}
+
+/* The per-thread cache answers repeated pointers without the map, and a
+ * generation change (any map update) voids it. */
+static void test_scan_cache(void **state)
+{
+	static struct ktrace_alloc_cache cache;
+	uint64_t words[4] = { A_BASE + 8, B_BASE + 16, A_BASE + 4096, 0x10 };
+	struct ktrace_region r[8];
+	struct ktrace_alloc_info a[8], old;
+	int round;
+
+	(void)state;
+	for (round = 0; round < 3; round++) {
+		assert_int_equal(ktrace_params_scan(NULL, (const uint8_t *)words, sizeof(words), r, a, 8, &cache), 3);
+		assert_int_equal(r[0].alloc_base, A_BASE);
+		assert_int_equal(r[0].alloc_size, A_SIZE);
+		assert_int_equal(r[1].alloc_base, B_BASE);
+		assert_int_equal(a[1].kind, KTRACE_ALLOC_ASYNC);
+		assert_int_equal(a[1].device, 1);
+		assert_int_equal(r[2].alloc_base, A_BASE);
+	}
+	/* B goes away: after the invalidation the cache no longer answers for it. */
+	assert_int_equal(ktrace_alloc_map_remove(B_BASE, &old), 0);
+	ktrace_alloc_cache_invalidate();
+	assert_int_equal(ktrace_params_scan(NULL, (const uint8_t *)words, sizeof(words), r, a, 8, &cache), 2);
+	assert_int_equal(r[1].ptr, A_BASE + 4096);
+	/* A replaced by a smaller allocation at the same base. */
+	ktrace_alloc_map_insert(A_BASE, 4096, KTRACE_ALLOC_DEVICE, 0);
+	ktrace_alloc_cache_invalidate();
+	assert_int_equal(ktrace_params_scan(NULL, (const uint8_t *)words, sizeof(words), r, a, 8, &cache), 1);
+	assert_int_equal(r[0].alloc_size, 4096);
 }
 
 /* ---- handle map ------------------------------------------------------------ */
@@ -502,6 +534,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_scan_two_ints_look_like_pointer, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_scan_aten_array_and_tensor_lists, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_scan_alternating_and_freed, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_scan_cache, setup, teardown),
 		cmocka_unit_test(test_handle_map_basic),
 		cmocka_unit_test(test_handle_map_concurrent),
 	};
