@@ -85,7 +85,7 @@ static CUresult fake_real(const struct ktrace_launch_args *a, void *ctx)
 	(void)a;
 	assert_ptr_equal(ctx, &real_marker);
 	atomic_fetch_add(&real_calls, 1);
-	events[nevents++ % 64] = EV_REAL;
+	__atomic_store_n(&events[__atomic_fetch_add(&nevents, 1, __ATOMIC_RELAXED) % 64], EV_REAL, __ATOMIC_RELAXED);
 	return real_result;
 }
 
