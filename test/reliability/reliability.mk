@@ -45,3 +45,7 @@ TEST_DEPS += $(BUILD)/ktgen $(BUILD)/ktrace-dump $(BUILD)/ktrace-diff $(BUILD)/k
 TESTS += rel_security_test
 rel_security_test_SRCS := test/reliability/rel_security_test.c $(REL_UTIL)
 rel_security_test_LIBS := -lcmocka
+
+# GPU program of test/gpu/50-reliability-multigpu.sh (built by `make gpu`).
+GPU_PROGS += rel_multictx
+rel_multictx_NVFLAGS := -lcuda
