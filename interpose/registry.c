@@ -448,15 +448,7 @@ static void parse_module_locked(struct ktrace_module_entry *m)
 		m->state = KTRACE_MOD_PARSED;
 		return;
 	}
-#ifdef KTRACE_CAPTURE_LAZY_INPLACE
-	/* Experiment: libraries inside loaded ELF objects (cudart's fatbins)
-	 * are neither digested nor parsed; their kernels keep the driver's
-	 * layout and types from their mangled names. */
-	if (m->in_place && m->is_library) {
-		m->state = KTRACE_MOD_PARSED;
-		return;
-	}
-#endif
+
 	m->state = KTRACE_MOD_PARSING;
 	registry_unlock();
 
