@@ -8,7 +8,8 @@
  *   stream FD             launch forever (paced: batches of 16, then 100 us
  *                         sleep); after each batch write {count, CLOCK_MONOTONIC
  *                         ns} (two u64) to FD; the test kills it (SIGKILL)
- *   end HOW N             N launches, print "LAUNCHES N", then end by HOW:
+ *   end HOW N             N launches (paced like stream), print "LAUNCHES N",
+ *                         then end by HOW:
  *                         return exit _exit abort segv term int kill
  *   threads T N [US]      T threads, each on its own stream with its own
  *                         buffer, N launches each, sleeping US microseconds
@@ -101,9 +102,13 @@ static void mode_stream(int fd)
 static void mode_end(const char *how, int n)
 {
 	CUdeviceptr d = alloc();
+	struct timespec pause_ts = { 0, 100000 };
 
-	for (int i = 0; i < n; i++)
+	for (int i = 0; i < n; i++) {
 		launch(&d, i, NULL);
+		if (i % 16 == 15)
+			nanosleep(&pause_ts, NULL);
+	}
 	printf("LAUNCHES %d\n", n);
 	fflush(stdout);
 	if (strcmp(how, "return") == 0)

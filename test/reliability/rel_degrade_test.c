@@ -208,16 +208,17 @@ static void check_disk_full(const char *trace, const struct outcome *plain, cons
 	rel_read_trace(trace, &t, NULL, NULL);
 	assert_true(t.opened && t.have_header);
 	assert_true(t.clean_eof || t.truncated);
-	assert_true(t.launches > 0 && t.launches < 200000);
-	assert_int_equal(t.launch_holes, 0);
-	assert_int_equal(t.launch_dups, 0);
+	assert_true(t.launches > 0 && t.launches < 60000);
+	if (t.launch_holes || t.launch_dups)
+		fail_msg("%s: %llu launches, %llu missing in between, %llu twice", trace, (unsigned long long)t.launches,
+			 (unsigned long long)t.launch_holes, (unsigned long long)t.launch_dups);
 }
 
 static void test_file_size_limit(void **state)
 {
 	static struct outcome plain, traced;
 	char trace[PATH_MAX + 32];
-	const char *argv[] = { "end", "exit", "200000", NULL };
+	const char *argv[] = { "end", "exit", "60000", NULL };
 
 	(void)state;
 	path_in_tmp(trace, sizeof(trace), "fsize.ktrace");
@@ -230,7 +231,7 @@ static void test_tmpfs_full(void **state)
 {
 	static struct outcome plain, traced;
 	char mnt[PATH_MAX + 32], trace[PATH_MAX + 64];
-	const char *argv[] = { "end", "exit", "200000", NULL };
+	const char *argv[] = { "end", "exit", "60000", NULL };
 
 	(void)state;
 	path_in_tmp(mnt, sizeof(mnt), "mnt");
