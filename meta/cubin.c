@@ -7,7 +7,8 @@
  *   formats 1..3 (NVAL, BVAL, HVAL) carry their value in x.
  * Used attributes: KPARAM_INFO (0x17), KPARAM_INFO_V2 (0x45, parameters of
  * kernels with more than 4 KiB of parameters), PARAM_CBANK (0x0a),
- * CBANK_PARAM_SIZE (0x19), MAX_THREADS (0x05), REQNTID (0x10); the others
+ * CBANK_PARAM_SIZE (0x19), MAX_THREADS (0x05), REQNTID (0x10),
+ * CUDA_API_VERSION (0x37); the others
  * are skipped by the length rule.  A record that overruns its section or
  * has an unknown format rejects the cubin.
  */
@@ -28,6 +29,7 @@
 #define EIATTR_REQNTID 0x10
 #define EIATTR_KPARAM_INFO 0x17
 #define EIATTR_CBANK_PARAM_SIZE 0x19
+#define EIATTR_CUDA_API_VERSION 0x37
 #define EIATTR_KPARAM_INFO_V2 0x45
 
 #define STO_CUDA_ENTRY 0x10
@@ -195,6 +197,10 @@ static int parse_kernel_info(struct kt_mb *b, struct ktrace_meta_kernel *k, cons
 				uint64_t t = (uint64_t)kt_rd32(pl) * kt_rd32(pl + 4) * kt_rd32(pl + 8);
 				k->max_threads = t > UINT32_MAX ? UINT32_MAX : (uint32_t)t;
 			}
+			break;
+		case EIATTR_CUDA_API_VERSION:
+			if (pl && plen >= 4)
+				k->cuda_api_version = kt_rd32(pl);
 			break;
 		default:
 			break; /* skipped by the length rule */

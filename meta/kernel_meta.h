@@ -44,6 +44,7 @@ struct ktrace_meta_kernel {
 	uint32_t reqntid[3];    /* 0 when absent */
 	uint32_t max_threads;
 	uint32_t sm;            /* architecture of the entry used (90 = sm_90), 0 for PTX-only */
+	uint32_t cuda_api_version; /* EIATTR_CUDA_API_VERSION (130 = CUDA 13.0), 0 if absent */
 };
 
 enum ktrace_image_kind_meta {

@@ -58,6 +58,8 @@ void ktrace_inspect_print_text(FILE *f, const char *path, const struct ktrace_me
 			fprintf(f, ", reqntid %ux%ux%u", k->reqntid[0], k->reqntid[1], k->reqntid[2]);
 		if (k->max_threads)
 			fprintf(f, ", max threads %u", k->max_threads);
+		if (k->cuda_api_version)
+			fprintf(f, ", CUDA API %u.%u", k->cuda_api_version / 10, k->cuda_api_version % 10);
 		fputc('\n', f);
 		if (!k->nparams)
 			continue;
@@ -113,9 +115,9 @@ void ktrace_inspect_print_json(FILE *f, const char *path, const struct ktrace_me
 		fputs(", \"demangled\": ", f);
 		json_str(f, k->demangled);
 		fprintf(f, ", \"sm\": %u, \"layout_source\": \"%s\", \"param_bytes\": %u, "
-			"\"reqntid\": [%u, %u, %u], \"max_threads\": %u, \"params\": [",
+			"\"reqntid\": [%u, %u, %u], \"max_threads\": %u, \"cuda_api_version\": %u, \"params\": [",
 			k->sm, ktrace_inspect_layout_name(k->layout_source), k->param_bytes, k->reqntid[0],
-			k->reqntid[1], k->reqntid[2], k->max_threads);
+			k->reqntid[1], k->reqntid[2], k->max_threads, k->cuda_api_version);
 		for (uint32_t j = 0; j < k->nparams; j++) {
 			const struct ktrace_meta_param *p = &k->params[j];
 			fprintf(f, "%s{\"ordinal\": %u, \"offset\": %u, \"size\": %u, \"kind\": \"%s\", \"name\": ",

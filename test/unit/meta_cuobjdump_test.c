@@ -64,6 +64,7 @@ static int compare(const char *dump, const char *image)
 			assert_int_equal(k->max_threads, 0);
 		for (int r = 0; r < 3; r++)
 			assert_int_equal(k->reqntid[r], dk[i].reqntid[r]);
+		assert_int_equal(k->cuda_api_version, dk[i].cuda_api_version);
 	}
 	/* and nothing extra on our side */
 	assert_int_equal(matched, img->nkernels);

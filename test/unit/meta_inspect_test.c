@@ -54,7 +54,7 @@ static void test_text(void **s)
 	(void)s;
 	assert_int_equal(run("--no-env-caches --triton-cache " META_TRITON " " ADD_CUBIN), 0);
 	assert_non_null(strstr(out_buf, "add_kernel.cubin: cubin, 1 kernel\n"));
-	assert_non_null(strstr(out_buf, "  sm_90, layout nvinfo, 6 parameters, 48 bytes, reqntid 128x1x1\n"));
+	assert_non_null(strstr(out_buf, "  sm_90, layout nvinfo, 6 parameters, 48 bytes, reqntid 128x1x1, CUDA API 12.8\n"));
 	assert_non_null(strstr(out_buf, "     0      0      8  pointer  x_ptr                triton_cache    *fp32\n"));
 	assert_non_null(strstr(out_buf, "     3     24      4  scalar   n_elements           triton_cache    i32\n"));
 	assert_non_null(strstr(out_buf, "     5     40      8  pointer  profile_scratch      triton_scratch  *i8  [scratch hidden]\n"));
@@ -120,7 +120,7 @@ static void test_built_images(void **s)
 	assert_int_equal(run(args), 0);
 	assert_non_null(strstr(out_buf, ": host-elf, 13 kernels\n"));
 	assert_non_null(strstr(out_buf, "\n_Z16second_tu_kernelPfPKfj\n  second_tu_kernel(float*, float const*, unsigned int)\n"
-					"  sm_80, layout nvinfo, 3 parameters, 20 bytes\n"));
+					"  sm_80, layout nvinfo, 3 parameters, 20 bytes, CUDA API 13.0\n"));
 }
 
 int main(void)

@@ -86,6 +86,8 @@ int meta_read_dump(const char *path, struct dump_kernel *out, int max)
 		vals_for = 0;
 		if (!strcmp(attr, "EIATTR_CBANK_PARAM_SIZE"))
 			k->cbank_param_size = (int)strtol(v, NULL, 0);
+		else if (!strcmp(attr, "EIATTR_CUDA_API_VERSION"))
+			k->cuda_api_version = (int)strtol(v, NULL, 0);
 		else if (!strcmp(attr, "EIATTR_MAX_THREADS") || !strcmp(attr, "EIATTR_REQNTID")) {
 			int *dst = attr[7] == 'M' ? k->max_threads : k->reqntid;
 			char *e;

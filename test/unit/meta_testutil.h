@@ -36,6 +36,7 @@ struct dump_kernel {
 	int cbank_param_size; /* -1 if absent */
 	int max_threads[3];   /* 0 if absent */
 	int reqntid[3];
+	int cuda_api_version; /* 0 if absent */
 };
 /* Read a cuobjdump -elf dump; returns the number of .nv.info.<kernel>
  * sections (kernels or device functions), -1 if the file cannot be read. */
