@@ -59,6 +59,7 @@
 #include "interpose/config.h"
 #include "interpose/hash_pipeline.h"
 #include "interpose/intercept.h"
+#include "interpose/meta_worker.h"
 
 struct ktrace_tracer ktrace_tracer;
 
@@ -147,6 +148,10 @@ static void end_normally(uint32_t reason, int status)
 
 	if (!claim_end())
 		return;
+	/* KERNEL and MODULE records still being resolved go out first (the
+	 * worker's own atexit handler does this on exit(), not on _exit()). */
+	ktrace_meta_worker_drain(END_DRAIN_MS);
+	ktrace_meta_worker_stop();
 	if (hash_started) {
 		ktrace_hash_pipeline_drain(END_DRAIN_MS);
 		ktrace_hash_pipeline_stop();
