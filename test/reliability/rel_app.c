@@ -18,11 +18,14 @@
  *                         times; children in turn: launch twice and exit(0),
  *                         exec this program ("end return 3"), exec /bin/true,
  *                         _exit(0) at once.  Each child must end within 10 s
- *                         (else FAIL).  Prints "CHILD <pid> <kind>" per child.
+ *                         (else FAIL).  Prints "CHILD <pid> <kind>" per child,
+ *                         and "CHILDTHREADS <pid> <n>" from each launching child
+ *                         (its thread count after its launches).
  *   pipeline              two launches, then copies stdin to stdout (a
  *                         program whose output must not change under ktrace)
  * Exit status 99 with "FAIL: ..." on stdout when an in-process check fails.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
@@ -191,6 +194,21 @@ static int wait_child(pid_t pid, int *status)
 	return -1;
 }
 
+/* Threads of this process (/proc/self/task entries). */
+static int count_threads(void)
+{
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *e;
+	int n = 0;
+
+	if (!d)
+		return -1;
+	while ((e = readdir(d)))
+		n += e->d_name[0] != '.';
+	closedir(d);
+	return n;
+}
+
 static void mode_forkstorm(int nforks)
 {
 	static const char *const kinds[] = { "launch", "exec-self", "exec-true", "quick" };
@@ -221,6 +239,7 @@ static void mode_forkstorm(int nforks)
 			if (kind == 0) {
 				launch(&d, 0, NULL);
 				launch(&d, 1, NULL);
+				printf("CHILDTHREADS %d %d\n", (int)getpid(), count_threads());
 				exit(failures ? 99 : 0);
 			} else if (kind == 1) {
 				execl(self_path, self_path, "end", "return", "3", (char *)NULL);

@@ -10,7 +10,7 @@
  *  - fork while 4 threads are launching, 40 times, children of four kinds
  *    (launch and exit, exec a traced program, exec /bin/true, _exit at once):
  *    no child hangs, the parent's trace is complete and clean; by default no
- *    fork child writes a file, with KTRACE_FOLLOW_FORK=1 each launching child
+ *    fork child writes a file or runs a ktrace thread, with KTRACE_FOLLOW_FORK=1 each launching child
  *    writes its own complete file; every exec'd traced program writes its own
  *    file (%p in KTRACE_OUTPUT), complete.
  */
@@ -180,6 +180,14 @@ static void check_children(const char *out, const char *prefix, int follow)
 	}
 	assert_true(execs > 0);
 	assert_int_equal(count_files(prefix), 1 + execs + launchers);
+	/* a child that is not traced runs no ktrace thread (metadata worker, writer) */
+	for (p = out; !follow && (p = strstr(p, "CHILDTHREADS ")); p++) {
+		int cpid = 0, nthreads = 0;
+
+		assert_int_equal(sscanf(p, "CHILDTHREADS %d %d", &cpid, &nthreads), 2);
+		if (nthreads != 1)
+			fail_msg("untraced fork child %d runs %d threads", cpid, nthreads);
+	}
 }
 
 static void run_forkstorm(const char *prefix, int follow)
