@@ -11,8 +11,9 @@
  * compressed bytes per record.
  *
  *   build/writer_bench [--threads N] [--seconds S] [--level L]
- *                      [--max-wait-ms M] [--buf-kib K] [--out PATH]
+ *                      [--max-wait-ms M] [--buf-kib K] [--out PATH] [--keep]
  */
+#include <dirent.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -112,6 +113,39 @@ static void *producer(void *arg)
 	return NULL;
 }
 
+/* CPU seconds used so far by the writer's thread ("ktrace-writer"), -1 if not found. */
+static double writer_thread_cpu(void)
+{
+	DIR *d = opendir("/proc/self/task");
+	double cpu = -1;
+	struct dirent *e;
+	while (d && (e = readdir(d))) {
+		char path[300], buf[1024];
+		snprintf(path, sizeof path, "/proc/self/task/%s/comm", e->d_name);
+		FILE *f = fopen(path, "r");
+		if (!f)
+			continue;
+		int is_writer = fgets(buf, sizeof buf, f) && !strncmp(buf, "ktrace-writer", 13);
+		fclose(f);
+		if (!is_writer)
+			continue;
+		snprintf(path, sizeof path, "/proc/self/task/%s/stat", e->d_name);
+		f = fopen(path, "r");
+		if (f && fgets(buf, sizeof buf, f)) {
+			char *p = strrchr(buf, ')');
+			unsigned long ut = 0, st = 0;
+			/* fields after the name: state ppid ... utime(14) stime(15) */
+			if (p && sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut, &st) == 2)
+				cpu = (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
+		}
+		if (f)
+			fclose(f);
+	}
+	if (d)
+		closedir(d);
+	return cpu;
+}
+
 static int cmp_u32(const void *a, const void *b)
 {
 	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
@@ -135,6 +169,7 @@ int main(int argc, char **argv)
 	double seconds = 5;
 	unsigned max_wait_ms = 1000, buf_kib = 1024;
 	const char *out = "/tmp/ktrace-writer-bench.ktrace";
+	int keep = 0;
 	for (int i = 1; i < argc; i++) {
 		if (i + 1 < argc && !strcmp(argv[i], "--threads"))
 			threads = atoi(argv[++i]);
@@ -148,9 +183,11 @@ int main(int argc, char **argv)
 			buf_kib = (unsigned)atoi(argv[++i]);
 		else if (i + 1 < argc && !strcmp(argv[i], "--out"))
 			out = argv[++i];
+		else if (!strcmp(argv[i], "--keep"))
+			keep = 1;
 		else {
 			fprintf(stderr, "usage: writer_bench [--threads N] [--seconds S] [--level L] "
-					"[--max-wait-ms M] [--buf-kib K] [--out PATH]\n");
+					"[--max-wait-ms M] [--buf-kib K] [--out PATH] [--keep]\n");
 			return 2;
 		}
 	}
@@ -183,6 +220,7 @@ int main(int argc, char **argv)
 	uint64_t waits = ktrace_writer_counter(w, KTRACE_CTR_PRODUCER_WAITS);
 	uint64_t wait_ns = ktrace_writer_counter(w, KTRACE_CTR_PRODUCER_WAIT_NS);
 	uint64_t dropped = ktrace_writer_counter(w, KTRACE_CTR_RECORDS_DROPPED);
+	double wcpu = writer_thread_cpu();
 	ktrace_writer_close(w, NULL);
 	uint64_t t_end = ktrace_now_ns();
 
@@ -206,7 +244,7 @@ int main(int argc, char **argv)
 	stat(out, &st);
 	double secs = (double)(t_end - t0) / 1e9;
 	printf("writer_bench: %d producers, %.1f s (+%.3f s drain), zstd level %d, %u KiB buffers, max wait %u ms\n",
-	       threads, (double)(t_prod - t0) / 1e9, (double)(t_end - t_prod) / 1e9, level ? level : 3, buf_kib,
+	       threads, (double)(t_prod - t0) / 1e9, (double)(t_end - t_prod) / 1e9, level ? level : 1, buf_kib,
 	       max_wait_ms);
 	printf("  committed %llu of %llu records, dropped %llu; avg record %.0f bytes\n",
 	       (unsigned long long)committed, (unsigned long long)attempted, (unsigned long long)dropped,
@@ -222,14 +260,18 @@ int main(int argc, char **argv)
 		       all[ns / 2], all[ns * 9 / 10], all[ns * 99 / 100], all[ns * 999 / 1000], all[ns - 1], ns,
 		       (unsigned long long)clock_overhead_ns);
 	printf("  producer waits %llu (%.3f s total)\n", (unsigned long long)waits, (double)wait_ns / 1e9);
+	if (wcpu >= 0 && committed)
+		printf("  writer thread CPU %.2f s: %.0f ns per record, so one core sustains %.0f records/s\n", wcpu,
+		       wcpu * 1e9 / (double)committed, (double)committed / wcpu);
 	printf("BENCH|writer_records_per_s|%.0f|records/s|%d producers, level %d\n", (double)committed / secs,
-	       threads, level ? level : 3);
+	       threads, level ? level : 1);
 	if (ns)
 		printf("BENCH|writer_reserve_commit_median|%u|ns|p99 %u ns\n", all[ns / 2], all[ns * 99 / 100]);
 	printf("BENCH|writer_bytes_per_record|%.1f|bytes|compressed\n",
 	       committed ? (double)st.st_size / (double)committed : 0.0);
 	free(all);
 	free(wk);
-	unlink(out);
+	if (!keep)
+		unlink(out);
 	return 0;
 }

@@ -8,17 +8,23 @@
  * threads that exited are marked by a pthread key destructor and claimed
  * again by new threads; the consumer keeps draining them in order meanwhile.
  *
- * Consumer: one thread with every signal blocked drains the rings, feeds the
- * records to ZSTD_compressStream2, flushes a block at record boundaries when
- * flush_bytes of input or flush_ms/2 of age have accumulated (it also never
- * sleeps longer than flush_ms/2, so a committed record is on disk within
- * about flush_ms), and ends the frame every frame_bytes.  It takes no lock a
- * producer could hold and does not allocate after open(), which is what makes
- * the signal-handler path below safe.
+ * A producer whose ring is full spins briefly, yields, then sleeps in 20 us
+ * steps (leaving the CPU to the writer thread on small machines) until
+ * max_wait_ns, then drops and counts the record.
+ *
+ * Consumer: one thread ("ktrace-writer", every signal blocked) drains the
+ * rings, feeding runs of contiguous records to ZSTD_compressStream2 in one
+ * call each; it flushes a block at a record boundary before flush_bytes of
+ * input accumulate or when the oldest unflushed record is flush_ms/2 old (it
+ * never sleeps longer than flush_ms/2, so a committed record is on disk
+ * within about flush_ms), and ends the frame before frame_bytes.  It takes no
+ * lock a producer could hold and does not allocate after open(), which is
+ * what makes the signal-handler path below safe.
  *
  * Emergency close (fatal signal): the handler marks the writer dead, posts
- * the END record, wakes the consumer with a futex and waits in a bounded
- * nanosleep loop for it to drain, write COUNTERS and END and end the frame.
+ * the END record, lets other threads finish a commit in progress (bounded),
+ * wakes the consumer with a futex and waits in a bounded nanosleep loop for
+ * it to drain, write COUNTERS and END and end the frame.
  * When the signal lands on the consumer thread itself nothing more is
  * written: the file then holds everything up to the last flush.
  */
@@ -299,10 +305,14 @@ static int wait_space(struct ktrace_writer *w, struct tbuf *b, uint64_t head, ui
 			break;
 		if (atomic_load_explicit(&w->sleeping, memory_order_relaxed) || (spin & 63) == 0)
 			wake_consumer(w);
-		if (spin < 16)
+		if (spin < 16) {
 			cpu_relax();
-		else
+		} else if (spin < 20) {
 			sched_yield();
+		} else { /* leave the CPU to the writer thread (2 cores, many producers) */
+			struct timespec ts = { 0, 20000 };
+			nanosleep(&ts, NULL);
+		}
 		b->cached_tail = atomic_load_explicit(&b->tail, memory_order_acquire);
 		if (head + need - b->cached_tail <= cap) {
 			ok = 0;
@@ -478,22 +488,35 @@ static void end_frame(struct ktrace_writer *w)
 	write_out(w);
 }
 
-static void feed(struct ktrace_writer *w, const uint8_t *rec, uint32_t size)
+/* Compress a run of whole records (bytes in all, nrec records). */
+static void feed(struct ktrace_writer *w, const uint8_t *recs, uint64_t bytes, uint64_t nrec)
 {
 	if (atomic_load_explicit(&w->io_failed, memory_order_relaxed)) {
-		w->records_lost++;
-		ktrace_writer_count(w, KTRACE_CTR_RECORDS_DROPPED, 1);
-		ktrace_writer_count(w, KTRACE_CTR_BYTES_DROPPED, size);
+		w->records_lost += nrec;
+		ktrace_writer_count(w, KTRACE_CTR_RECORDS_DROPPED, nrec);
+		ktrace_writer_count(w, KTRACE_CTR_BYTES_DROPPED, bytes);
 		return;
 	}
-	z_run(w, rec, size, ZSTD_e_continue);
-	w->frame_in += size;
+	z_run(w, recs, bytes, ZSTD_e_continue);
+	w->frame_in += bytes;
 	if (!w->unflushed)
 		w->first_unflushed_ns = w->now_ns;
-	w->unflushed += size;
+	w->unflushed += bytes;
 	if (w->frame_in >= w->frame_bytes)
 		end_frame(w);
 	else if (w->unflushed >= w->flush_bytes)
+		do_flush(w);
+}
+
+/* Before `size` more bytes: end the frame or flush the block if they would
+ * carry it past frame_bytes / flush_bytes (so both happen at record
+ * boundaries and never later than those sizes, unless one record alone is
+ * larger). */
+static void make_room(struct ktrace_writer *w, uint64_t size)
+{
+	if (w->frame_in && w->frame_in + size > w->frame_bytes)
+		end_frame(w);
+	else if (w->unflushed && w->unflushed + size > w->flush_bytes)
 		do_flush(w);
 }
 
@@ -502,9 +525,12 @@ static void feed_own(struct ktrace_writer *w, uint8_t *rec, size_t size)
 {
 	put_le64(rec + 8, atomic_fetch_add(&w->seq, 1));
 	put_le64(rec + 16, ktrace_now_ns());
-	feed(w, rec, (uint32_t)size);
+	make_room(w, size);
+	feed(w, rec, size, 1);
 }
 
+/* Drain one ring: runs of contiguous whole records go to zstd in one call
+ * each, cut where make_room() must act between two records. */
 static size_t drain_buf(struct ktrace_writer *w, struct tbuf *b)
 {
 	uint64_t tail = atomic_load_explicit(&b->tail, memory_order_relaxed);
@@ -513,17 +539,30 @@ static size_t drain_buf(struct ktrace_writer *w, struct tbuf *b)
 	while (tail < head) {
 		uint64_t pos = tail & b->mask;
 		const uint8_t *p = b->data + pos;
-		if (p[0] == 0 && p[1] == 0) { /* pad marker */
+		if (p[0] == 0 && p[1] == 0) { /* pad marker: continue at the start */
 			tail += b->mask + 1 - pos;
 			continue;
 		}
-		uint32_t size = get_le32(p + 4);
-		feed(w, p, size);
-		tail += size;
-		if ((++n & 255) == 0)
-			atomic_store_explicit(&b->tail, tail, memory_order_release);
+		make_room(w, get_le32(p + 4));
+		uint64_t room_flush = w->flush_bytes > w->unflushed ? w->flush_bytes - w->unflushed : 0;
+		uint64_t room_frame = w->frame_bytes > w->frame_in ? w->frame_bytes - w->frame_in : 0;
+		uint64_t room = room_flush < room_frame ? room_flush : room_frame;
+		uint64_t span = 0, nrec = 0;
+		while (tail + span < head && pos + span <= b->mask) {
+			const uint8_t *q = p + span;
+			if (q[0] == 0 && q[1] == 0)
+				break;
+			uint32_t size = get_le32(q + 4);
+			if (nrec && span + size > room)
+				break;
+			span += size;
+			nrec++;
+		}
+		feed(w, p, span, nrec);
+		tail += span;
+		n += nrec;
+		atomic_store_explicit(&b->tail, tail, memory_order_release);
 	}
-	atomic_store_explicit(&b->tail, tail, memory_order_release);
 	return n;
 }
 
@@ -581,6 +620,7 @@ static void *consumer_main(void *arg)
 {
 	struct ktrace_writer *w = arg;
 	atomic_store(&w->consumer_tid, (long)syscall(SYS_gettid));
+	pthread_setname_np(pthread_self(), "ktrace-writer");
 	int cmd;
 	for (;;) {
 		cmd = atomic_load(&w->cmd);
@@ -691,7 +731,7 @@ static int write_start(struct ktrace_writer *w, const struct ktrace_rec_header *
 	put_le64(rec + 8, atomic_fetch_add(&w->seq, 1));
 	put_le64(rec + 16, h->start_monotonic_ns ? h->start_monotonic_ns : ktrace_now_ns());
 	w->now_ns = ktrace_now_ns();
-	feed(w, rec, (uint32_t)size);
+	feed(w, rec, size, 1);
 	free(rec);
 	do_flush(w);
 	return atomic_load(&w->io_failed) ? -1 : 0;
@@ -732,7 +772,7 @@ struct ktrace_writer *ktrace_writer_open(const struct ktrace_writer_opts *o, cha
 
 	/* Levels up to 19 use windows of at most 8 MiB (windowLog 23), which
 	 * readers accept (docs/format.md). */
-	int level = o->zstd_level ? o->zstd_level : 3;
+	int level = o->zstd_level ? o->zstd_level : 1;
 	if (level > 19)
 		level = 19;
 	if (level < ZSTD_minCLevel())
@@ -843,12 +883,22 @@ void ktrace_writer_emergency_close(struct ktrace_writer *w, const struct ktrace_
 		return;
 	if (end)
 		w->end = *end;
-	atomic_store(&w->dead, 1);
+	atomic_store(&w->dead, 1); /* seq_cst: producers see it, or we see them busy */
 	if ((long)syscall(SYS_gettid) == atomic_load(&w->consumer_tid))
 		return; /* the writer thread itself: keep what is flushed, touch nothing */
+	/* Let other threads inside reserve..commit publish their record, so the
+	 * file has no hole in its seqs (bounded; this thread's own reservation,
+	 * if the signal interrupted one, is abandoned). */
+	uint64_t t0 = ktrace_now_ns();
+	uint64_t budget = (uint64_t)(timeout_ms / 4 < 100 ? timeout_ms / 4 : 100) * 1000000ull;
+	struct tbuf *own = tl.gen == w->gen ? tl.buf : NULL;
+	for (struct tbuf *b = atomic_load(&w->bufs); b; b = b->next)
+		while (b != own && atomic_load(&b->busy) && ktrace_now_ns() - t0 < budget) {
+			struct timespec ts = { 0, 50000 };
+			nanosleep(&ts, NULL);
+		}
 	atomic_store(&w->cmd, CMD_EMERGENCY);
 	wake_consumer(w);
-	uint64_t t0 = ktrace_now_ns();
 	while (!atomic_load(&w->emerg_done) && ktrace_now_ns() - t0 < (uint64_t)timeout_ms * 1000000ull) {
 		struct timespec ts = { 0, 1000000 };
 		nanosleep(&ts, NULL);

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <zstd.h>
 
 #include "format/ktrace_format.h"
 #include "format/trace_reader.h"
@@ -627,6 +628,60 @@ static void test_flush_makes_records_readable(void **state)
 	free(path);
 }
 
+/* Frames end at record boundaries, never past frame_bytes; blocks are
+ * flushed every flush_bytes without any flush call or timer. */
+static void test_frame_and_flush_cadence(void **state)
+{
+	(void)state;
+	char *path;
+	struct ktrace_writer_opts o = { .flush_ms = 60000, .flush_bytes = 4096, .frame_bytes = 16384,
+					.thread_buf_bytes = 16384, .max_wait_ns = 5000000000ull };
+	struct ktrace_writer *w = open_w("cadence.ktrace", &o, &path);
+	append_n(w, 1, 0, 2000);
+	/* the ring is small: the writer thread drains it as it fills; wait for it */
+	uint64_t in_file = 0;
+	for (int i = 0; i < 200 && in_file < 1900; i++) {
+		sleep_ms(10);
+		struct tu_trace t;
+		tu_read_file(path, &t);
+		in_file = t.n;
+		tu_trace_free(&t);
+	}
+	/* everything but the last flush_bytes (plus what the ring still holds) is on disk */
+	assert_true(in_file >= 1900);
+	ktrace_writer_close(w, NULL);
+
+	size_t len;
+	uint8_t *f = tu_slurp(path, &len);
+	size_t off = KTRACE_PREAMBLE_SIZE;
+	int frames = 0;
+	uint8_t *out = malloc(1 << 20);
+	while (off < len) {
+		size_t fl = ZSTD_findFrameCompressedSize(f + off, len - off);
+		assert_false(ZSTD_isError(fl));
+		ZSTD_DCtx *d = ZSTD_createDCtx();
+		ZSTD_inBuffer in = { f + off, fl, 0 };
+		ZSTD_outBuffer ob = { out, 1 << 20, 0 };
+		assert_int_equal(ZSTD_decompressStream(d, &ob, &in), 0);
+		ZSTD_freeDCtx(d);
+		assert_true(ob.pos <= 16384);
+		/* whole records only */
+		size_t p = 0;
+		while (p < ob.pos) {
+			uint32_t sz = (uint32_t)out[p + 4] | ((uint32_t)out[p + 5] << 8) | ((uint32_t)out[p + 6] << 16);
+			assert_true(sz >= 24 && p + sz <= ob.pos);
+			p += sz;
+		}
+		assert_int_equal(p, ob.pos);
+		frames++;
+		off += fl;
+	}
+	assert_true(frames >= 2000 * 150 / 16384);
+	free(out);
+	free(f);
+	free(path);
+}
+
 static void test_reserve_rules(void **state)
 {
 	(void)state;
@@ -731,6 +786,7 @@ int main(void)
 		cmocka_unit_test(test_open_on_full_device),
 		cmocka_unit_test(test_write_error_reported_once),
 		cmocka_unit_test(test_flush_makes_records_readable),
+		cmocka_unit_test(test_frame_and_flush_cadence),
 		cmocka_unit_test(test_reserve_rules),
 		cmocka_unit_test(test_open_refusals),
 	};
