@@ -186,6 +186,9 @@ static int json_fields(FILE *f, const struct ktrace_record_prefix *p, const void
 		ju(f, "image_size", m.image_size);
 		ju(f, "chunk_offset", m.chunk_offset);
 		ju(f, "chunk_len", m.chunk_len);
+		fputs(",\"data_hex\":\"", f);
+		dump_put_hex(f, m.bytes, m.chunk_len);
+		fputc('"', f);
 		return 0;
 	}
 	case KTRACE_REC_KERNEL: {

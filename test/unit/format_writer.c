@@ -690,6 +690,39 @@ static void test_frame_and_flush_cadence(void **state)
 	free(path);
 }
 
+/* Changed counters reach the file within about a second, at most once a second. */
+static void test_counters_periodic(void **state)
+{
+	(void)state;
+	char *path;
+	struct ktrace_writer_opts o = { .flush_ms = 50 };
+	struct ktrace_writer *w = open_w("counters.ktrace", &o, &path);
+	uint64_t t0 = ktrace_now_ns();
+	while (ktrace_now_ns() - t0 < 2600000000ull) {
+		ktrace_writer_count(w, KTRACE_CTR_LAUNCHES_SEEN, 1);
+		sleep_ms(10);
+	}
+	assert_int_equal(ktrace_writer_flush(w), 0);
+	struct tu_trace t;
+	tu_read_file(path, &t);
+	int periodic = 0;
+	for (size_t i = 0; i < t.n; i++)
+		periodic += tu_type(t.recs[i].bytes) == KTRACE_REC_COUNTERS;
+	/* one after about 1 s, one after about 2 s (never more often) */
+	if (periodic < 1 || periodic > 3)
+		fail_msg("%d COUNTERS records in 2.6 s", periodic);
+	assert_true(file_counter(&t, KTRACE_CTR_LAUNCHES_SEEN) > 50);
+	tu_trace_free(&t);
+	ktrace_writer_count(w, KTRACE_CTR_LAUNCHES_SEEN, 1000000);
+	uint64_t total = ktrace_writer_counter(w, KTRACE_CTR_LAUNCHES_SEEN);
+	ktrace_writer_close(w, NULL);
+	tu_read_file(path, &t);
+	assert_int_equal(file_counter(&t, KTRACE_CTR_LAUNCHES_SEEN), total);
+	check_seqs(&t);
+	tu_trace_free(&t);
+	free(path);
+}
+
 static void test_reserve_rules(void **state)
 {
 	(void)state;
@@ -795,6 +828,7 @@ int main(void)
 		cmocka_unit_test(test_write_error_reported_once),
 		cmocka_unit_test(test_flush_makes_records_readable),
 		cmocka_unit_test(test_frame_and_flush_cadence),
+		cmocka_unit_test(test_counters_periodic),
 		cmocka_unit_test(test_reserve_rules),
 		cmocka_unit_test(test_open_refusals),
 	};
