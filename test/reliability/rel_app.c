@@ -194,17 +194,35 @@ static int wait_child(pid_t pid, int *status)
 	return -1;
 }
 
-/* Threads of this process (/proc/self/task entries). */
-static int count_threads(void)
+/* Threads of this process (/proc/self/task entries); their names in names. */
+static int count_threads(char *names, size_t cap)
 {
 	DIR *d = opendir("/proc/self/task");
 	struct dirent *e;
 	int n = 0;
+	size_t used = 0;
 
+	names[0] = '\0';
 	if (!d)
 		return -1;
-	while ((e = readdir(d)))
-		n += e->d_name[0] != '.';
+	while ((e = readdir(d))) {
+		char path[300], comm[32] = "";
+		FILE *f;
+
+		if (e->d_name[0] == '.')
+			continue;
+		n++;
+		snprintf(path, sizeof(path), "/proc/self/task/%s/comm", e->d_name);
+		f = fopen(path, "r");
+		if (f) {
+			if (!fgets(comm, sizeof(comm), f))
+				comm[0] = '\0';
+			fclose(f);
+		}
+		comm[strcspn(comm, "\n")] = '\0';
+		if (used + strlen(comm) + 2 < cap)
+			used += (size_t)snprintf(names + used, cap - used, " %s", comm);
+	}
 	closedir(d);
 	return n;
 }
@@ -241,7 +259,10 @@ static void mode_forkstorm(int nforks)
 			if (kind == 0) {
 				launch(&d, 0, NULL);
 				launch(&d, 1, NULL);
-				printf("CHILDTHREADS %d %d\n", (int)getpid(), count_threads());
+				char names[256];
+				int nt = count_threads(names, sizeof(names));
+
+				printf("CHILDTHREADS %d %d%s\n", (int)getpid(), nt, names);
 				exit(failures != failed_before ? 99 : 0);
 			} else if (kind == 1) {
 				execl(self_path, self_path, "end", "return", "3", (char *)NULL);

@@ -239,6 +239,14 @@ static void test_fork_storm_default(void **state)
 static void test_fork_storm_follow(void **state)
 {
 	(void)state;
+#if defined(__SANITIZE_ADDRESS__)
+	/* GCC 12's libasan does not intercept fork(): a child that mallocs can
+	 * block forever on an allocator lock another thread held at the fork
+	 * (glibc's malloc is fork-safe).  A followed child starts a writer, so
+	 * under ASan it hangs now and then, whatever ktrace does. */
+	print_message("SKIP: followed fork children under ASan (libasan allocator is not fork-safe)\n");
+	skip();
+#endif
 	run_forkstorm("fork1", 1);
 }
 
