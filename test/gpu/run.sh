@@ -13,7 +13,7 @@ set -u
 cd "$(dirname "$0")/../.."
 export KT_ROOT=$PWD
 export KT_BUILD=${KT_BUILD:-$PWD/build}
-export KT_LOGS=${OUT:-/tmp}/ktrace-gpu-logs
+export KT_LOGS=${KT_LOGS:-${OUT:-/tmp}/ktrace-gpu-logs}
 export KT_TMP=$(mktemp -d /tmp/ktrace-gpu.XXXXXX)
 mkdir -p "$KT_LOGS"
 export PYTHONUNBUFFERED=1
