@@ -24,8 +24,8 @@ struct ktrace_writer;
 struct ktrace_writer_opts {
 	const char *path;          /* already expanded (see output_path.h) */
 	int overwrite;             /* 0: fail if the file exists */
-	int zstd_level;            /* default 1 when 0 (3 compresses ~20% better at ~60% of
-	                            * the speed: docs/perf-writer.md); negative: faster */
+	int zstd_level;            /* default 1 when 0 (3: ~19% smaller files for ~6% more
+	                            * writer CPU, docs/perf-writer.md); capped at 19 */
 	uint32_t flush_bytes;      /* default 64 KiB */
 	uint32_t flush_ms;         /* default 100 */
 	uint32_t frame_bytes;      /* default 4 MiB of input per zstd frame */
