@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -132,7 +133,23 @@ int ktrace_output_open(const char *path, int overwrite, char *err, size_t errlen
 		return -1;
 	}
 	struct stat st;
-	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && overwrite) {
+	/* A trace being written holds an exclusive flock for the writer's life, so
+	 * another process given the same path (an exec'd child inheriting
+	 * KTRACE_OUTPUT without %p, with KTRACE_OVERWRITE=1) never truncates it. */
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && flock(fd, LOCK_EX | LOCK_NB) != 0) {
+		int e = errno;
+		if (e == EWOULDBLOCK) {
+			snprintf(err, errlen, "%s: being written by another traced process", path);
+			e = EBUSY;
+		} else {
+			snprintf(err, errlen, "%s: cannot lock trace file: %s", path,
+				 strerror_r(e, eb, sizeof eb));
+		}
+		close(fd);
+		errno = e;
+		return -1;
+	}
+	if (S_ISREG(st.st_mode) && overwrite) {
 		if (ftruncate(fd, 0)) {
 			int e = errno;
 			snprintf(err, errlen, "%s: cannot truncate existing file: %s", path,

@@ -16,7 +16,10 @@ int ktrace_output_path_expand(const char *pattern, char *out, size_t cap, char *
 
 /* Open path for writing: O_WRONLY|O_CREAT|O_CLOEXEC|O_NOFOLLOW, mode 0600,
  * O_EXCL unless overwrite (then an existing regular file is truncated, never
- * a symlink).  Returns the fd, or -1 with a one-line reason naming the path. */
+ * a symlink).  A regular file is locked (flock, exclusive) for as long as the
+ * fd is open; if another process holds the lock, nothing is truncated and
+ * -1 is returned with errno EBUSY.  Returns the fd, or -1 with a one-line
+ * reason naming the path. */
 int ktrace_output_open(const char *path, int overwrite, char *err, size_t errlen);
 
 /* The rank used for %r. */

@@ -361,6 +361,19 @@ static int open_trace(struct ktrace_config *c)
 	o.overwrite = c->overwrite;
 	o.header = &h;
 	ktrace_tracer.writer = ktrace_writer_open(&o, err, sizeof(err));
+	if (!ktrace_tracer.writer && errno == EBUSY) {
+		/* Same path as a live traced process (a child inheriting a
+		 * KTRACE_OUTPUT without %p): write beside it, never over it. */
+		size_t n = strlen(c->output);
+		int m = snprintf(c->output + n, sizeof(c->output) - n, ".%d", (int)getpid());
+
+		if (m > 0 && (size_t)m < sizeof(c->output) - n) {
+			KT_INFO("%s; this process writes %s", err, c->output);
+			ktrace_tracer.writer = ktrace_writer_open(&o, err, sizeof(err));
+		} else {
+			c->output[n] = '\0';
+		}
+	}
 	if (!ktrace_tracer.writer) {
 		KT_ERR("%s; tracing is off", err);
 		return -1;

@@ -18,6 +18,8 @@ static pthread_cond_t work_cond = PTHREAD_COND_INITIALIZER;
 static pthread_cond_t idle_cond = PTHREAD_COND_INITIALIZER;
 static struct ktrace_module_entry *q_head, *q_tail;
 static int running, stopping, busy, atexit_registered;
+
+#define STOP_JOIN_TIMEOUT_S 3
 static pthread_t worker;
 static unsigned long jobs_done;
 
@@ -141,7 +143,13 @@ void ktrace_meta_worker_stop(void)
 	t = worker;
 	pthread_cond_broadcast(&work_cond);
 	pthread_mutex_unlock(&ktrace_registry_lock);
-	pthread_join(t, NULL);
+	/* Bounded: exit must never hang on ktrace (a fork child under a
+	 * sanitizer, a parse stuck on a lock taken before fork()). */
+	struct timespec dl;
+	clock_gettime(CLOCK_REALTIME, &dl);
+	dl.tv_sec += STOP_JOIN_TIMEOUT_S;
+	if (pthread_timedjoin_np(t, NULL, &dl) != 0)
+		pthread_detach(t);
 	pthread_mutex_lock(&ktrace_registry_lock);
 	running = 0;
 	stopping = 0;

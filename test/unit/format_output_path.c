@@ -125,6 +125,20 @@ static void test_open_rules(void **state)
 	assert_int_equal(fstat(fd, &st), 0);
 	assert_int_equal(st.st_size, 0);
 	assert_int_equal(st.st_mode & 0777, 0600);
+
+	/* while a writer holds it, another opener (even with overwrite) gets
+	 * EBUSY and truncates nothing */
+	assert_int_equal(write(fd, "live", 4), 4);
+	errno = 0;
+	assert_int_equal(ktrace_output_open(p, 1, err, sizeof err), -1);
+	assert_int_equal(errno, EBUSY);
+	snprintf(want, sizeof want, "%s: being written by another traced process", p);
+	assert_string_equal(err, want);
+	assert_int_equal(stat(p, &st), 0);
+	assert_int_equal(st.st_size, 4);
+	close(fd);
+	fd = ktrace_output_open(p, 1, err, sizeof err); /* released on close */
+	assert_true(fd >= 0);
 	close(fd);
 
 	/* a symlink is never followed, with or without overwrite, dangling or not */
