@@ -81,6 +81,11 @@ struct diff_divergence {
 	struct diff_arg *outputs; size_t noutputs;     /* post-hash differs */
 	struct diff_arg *inputs; size_t ninputs;       /* differs before the launch */
 	struct diff_arg *unverified; size_t nunverified; /* inputs that could not be compared */
+	/* by-value bytes that differ while every buffer input is identical, and
+	 * that look host-side rather than data: bytes of a by-value struct outside
+	 * its pointer words (uninitialised padding, unused array slots) or 8-byte
+	 * values shaped like host addresses.  Reported, not counted as inputs. */
+	struct diff_arg *host_noise; size_t nhost_noise;
 	size_t equal_pointers, equal_scalars; /* inputs seen identical */
 };
 

@@ -369,10 +369,54 @@ static void last_writer(const struct tm_trace *t, const long *match, size_t li, 
 
 /* ---- classification ---------------------------------------------------------------- */
 
+/* An 8-byte value in the range where x86-64 Linux puts heap, mmap and stack
+ * addresses: a host pointer passed by value (a C++ reference to a host
+ * functor, say) differs between runs by ASLR and means nothing to the GPU. */
+static int looks_like_host_address(const uint8_t *v)
+{
+	uint64_t x = 0;
+	for (int i = 7; i >= 0; i--)
+		x = x << 8 | v[i];
+	return x >= 0x550000000000ull && x < 0x800000000000ull;
+}
+
+static int is_host_noise(const struct diff_arg *a)
+{
+	if (a->kind != DIFF_ARG_SCALAR || !a->va || !a->vb || a->size != a->size_b)
+		return 0;
+	if (a->size > 8)
+		return 1; /* by-value struct: its pointer words are compared as regions */
+	return a->size == 8 && looks_like_host_address(a->va) && looks_like_host_address(a->vb);
+}
+
+/* When no buffer input differs, move by-value differences that look
+ * host-side (is_host_noise) from ins to noise: with identical buffers the
+ * kernel is then judged non-deterministic, and the report lists them.  Real
+ * scalar differences (a learning rate, a size) stay inputs. */
+static int separate_host_noise(struct arg_list *ins, struct arg_list *noise)
+{
+	for (size_t i = 0; i < ins->n; i++)
+		if (ins->v[i].kind == DIFF_ARG_POINTER)
+			return 0;
+	size_t keep = 0;
+	for (size_t i = 0; i < ins->n; i++) {
+		if (is_host_noise(&ins->v[i])) {
+			struct diff_arg *a = arg_push(noise);
+			if (!a)
+				return -1;
+			*a = ins->v[i];
+		} else {
+			ins->v[keep++] = ins->v[i];
+		}
+	}
+	ins->n = keep;
+	return 0;
+}
+
 static int classify(struct diff_result *res, const struct diff_align *al, struct diff_divergence *d)
 {
 	const struct tm_launch *la = d->la, *lb = d->lb;
-	struct arg_list outs = { 0 }, ins = { 0 }, unv = { 0 };
+	struct arg_list outs = { 0 }, ins = { 0 }, unv = { 0 }, noise = { 0 };
 	size_t ia = (size_t)(la - res->a->launches), ib = (size_t)(lb - res->b->launches);
 	int rc = -1;
 	if (compare_scalars(la, lb, &ins, &unv, &d->equal_scalars) == -2)
@@ -416,6 +460,10 @@ static int classify(struct diff_result *res, const struct diff_align *al, struct
 			last_writer(res->b, al->match_b, ib, y->ptr, y->hash_len, &a->wb);
 		}
 	});
+	if (separate_host_noise(&ins, &noise) < 0)
+		goto out;
+	d->host_noise = noise.v;
+	d->nhost_noise = noise.n;
 	d->outputs = outs.v;
 	d->noutputs = outs.n;
 	d->inputs = ins.v;
@@ -428,6 +476,7 @@ out:
 	free(outs.v);
 	free(ins.v);
 	free(unv.v);
+	free(noise.v);
 	return rc;
 }
 
@@ -678,6 +727,7 @@ void ktrace_diff_result_free(struct diff_result *r)
 	for (size_t i = 0; i < r->ndivs; i++) {
 		free(r->divs[i].outputs);
 		free(r->divs[i].inputs);
+		free(r->divs[i].host_noise);
 		free(r->divs[i].unverified);
 	}
 	free(r->divs);

@@ -218,6 +218,13 @@ void ktrace_diff_text_divergence(FILE *f, const struct diff_divergence *d, const
 	}
 	for (size_t i = 0; i < d->nunverified; i++)
 		fprintf(f, "  input not compared: %s  (%s)\n", d->unverified[i].name, d->unverified[i].why);
+	for (size_t i = 0; i < d->nhost_noise; i++) {
+		char buf[256];
+		scalar_pair_str(&d->host_noise[i], buf, sizeof buf);
+		fprintf(f, "  by-value bytes differ, not counted as input: %s  (%s; %s)\n", d->host_noise[i].name,
+			buf, d->host_noise[i].size > 8 ? "struct bytes outside its pointers: padding or unused slots?"
+							: "looks like a host address");
+	}
 	if (d->cls == DIFF_CLASS_KERNEL_NONDET || d->ninputs == 0)
 		fprintf(f, "  inputs identical: %zu pointer argument%s (pre-hashes), %zu scalar argument%s\n",
 			d->equal_pointers, d->equal_pointers == 1 ? "" : "s", d->equal_scalars,
@@ -546,6 +553,10 @@ static void j_divergence(struct jw *j, const struct diff_divergence *d)
 		j_open(j, "inputs_unverified", '[');
 		for (size_t i = 0; i < d->nunverified; i++)
 			j_arg(j, &d->unverified[i], 0);
+		j_close(j, ']');
+		j_open(j, "host_side_differences", '[');
+		for (size_t i = 0; i < d->nhost_noise; i++)
+			j_arg(j, &d->host_noise[i], 0);
 		j_close(j, ']');
 		j_u64(j, "inputs_equal_pointers", d->equal_pointers);
 		j_u64(j, "inputs_equal_scalars", d->equal_scalars);

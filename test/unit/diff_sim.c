@@ -328,10 +328,17 @@ static void step(struct sim *s)
 		unsigned char p[40] = { 0 };
 		put32(p + 16, 2);    /* tensor count */
 		put32(p + 20, 1024); /* numel */
-		putf(p + 32, 0.01f);
+		put64(p + 24, o->pad_noise); /* padding: whatever the host stack held */
+		putf(p + 32, o->lr != 0.0f ? o->lr : 0.01f); /* a real scalar: the result depends on it */
 		struct use u[2] = { { B_W, 0, 0, 1, 1 }, { B_G, 8, 0, 0, 1 } };
 		static const uint32_t tg[3] = { 2, 1, 1 }, tb[3] = { 512, 1, 1 };
-		launch(s, K_MTA, 1, tg, tb, p, u, 2, mix(s->content[B_W] ^ (s->content[B_G] << 1)));
+		float lr = o->lr != 0.0f ? o->lr : 0.01f;
+		uint32_t lr_bits;
+		memcpy(&lr_bits, &lr, sizeof lr_bits);
+		uint64_t r = mix(s->content[B_W] ^ (s->content[B_G] << 1) ^ (lr == 0.01f ? 0 : lr_bits));
+		if (s->iter == o->mta_nondet_iter)
+			r = mix(r ^ 0x5eed);
+		launch(s, K_MTA, 1, tg, tb, p, u, 2, r);
 	}
 }
 
@@ -346,6 +353,7 @@ void sim_defaults(struct sim_opts *o, int run_b)
 	o->iters = 3;
 	o->nondet_iter = -1;
 	o->unhashed_iter = -1;
+	o->mta_nondet_iter = -1;
 }
 
 int sim_write(const char *path, const struct sim_opts *o, char *err, size_t errlen)

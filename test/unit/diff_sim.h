@@ -29,6 +29,9 @@ struct sim_opts {
 	int no_src_digest;    /* host copies without a source digest (async copies) */
 	int unknown_dir;      /* host copies recorded without direction (cuMemcpyAsync) */
 	int lose_axpy_kernel; /* no KERNEL record for axpy (lost): its launches are nameless */
+	int mta_nondet_iter;  /* step in which multi_tensor_apply's result is perturbed (-1: never) */
+	uint64_t pad_noise;   /* value of the unused padding bytes 24..31 of the TensorList struct */
+	float lr;             /* multi_tensor_apply's scalar (0: 0.01) */
 };
 
 /* Defaults for run A / run B (different handles and addresses, same program). */

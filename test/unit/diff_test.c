@@ -372,6 +372,43 @@ static void test_nondeterministic_kernel(void **state)
 	release(&p);
 }
 
+/* Uninitialised struct padding differs between the runs, the buffers do not:
+ * the kernel is judged non-deterministic and the padding is reported as a
+ * host-side difference.  A real scalar difference stays an input. */
+static void test_struct_padding_is_host_side(void **state)
+{
+	(void)state;
+	struct sim_opts oa, ob;
+	sim_defaults(&oa, 0);
+	sim_defaults(&ob, 1);
+	oa.pad_noise = 0x00007ffd1234abcdull;
+	ob.pad_noise = 0x00007ffc9876fe01ull;
+	ob.mta_nondet_iter = 0;
+	struct pair p;
+	compare(&p, &oa, &ob, 0, 0);
+	assert_int_equal(p.r.status, 1);
+	const struct diff_divergence *d = &p.r.divs[0];
+	assert_string_equal(ktrace_tm_kernel_name(d->la->kernel), "multi_tensor_apply_kernel(TensorList, float)");
+	assert_int_equal(d->cls, DIFF_CLASS_KERNEL_NONDET);
+	assert_int_equal(d->ninputs, 0);
+	assert_int_equal(d->nhost_noise, 1);
+	assert_string_equal(d->host_noise[0].name, "tl");
+	assert_int_equal(d->host_noise[0].diff_at, 24);
+	release(&p);
+
+	sim_defaults(&oa, 0);
+	sim_defaults(&ob, 1);
+	ob.lr = 0.02f;
+	compare(&p, &oa, &ob, 0, 0);
+	assert_int_equal(p.r.status, 1);
+	d = &p.r.divs[0];
+	assert_int_equal(d->cls, DIFF_CLASS_INPUTS_DIFFER);
+	assert_int_equal(d->ninputs, 1);
+	assert_string_equal(d->inputs[0].name, "lr");
+	assert_int_equal(d->nhost_noise, 0);
+	release(&p);
+}
+
 static void test_nondeterministic_all(void **state)
 {
 	(void)state;
@@ -820,6 +857,7 @@ int main(void)
 		cmocka_unit_test(test_out_of_order_records),
 		cmocka_unit_test(test_nondeterministic_kernel),
 		cmocka_unit_test(test_nondeterministic_all),
+		cmocka_unit_test(test_struct_padding_is_host_side),
 		cmocka_unit_test(test_host_input_differs),
 		cmocka_unit_test(test_autotune_extra_launches),
 		cmocka_unit_test(test_missing_kernel),
