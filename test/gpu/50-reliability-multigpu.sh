@@ -121,10 +121,19 @@ for r in 0 1; do
 	files=$(ls "$T"/rank$r-*.ktrace 2>/dev/null | wc -l)
 	pid=$(awk -v r=$r '$1=="RANK" && $2==r {print $4}' "$T/tr.out")
 	f=$T/rank$r-$pid.ktrace
-	if [ "$files" != 1 ] || [ ! -f "$f" ]; then
-		bad="$bad rank $r: $files trace file(s), want exactly $f;"
+	if [ ! -f "$f" ]; then
+		bad="$bad rank $r: no trace $f from the worker;"
 		continue
 	fi
+	# Other processes with this rank number (torchrun's own agent, which
+	# initialises CUDA but has no RANK and so expands %r to 0) may leave a
+	# trace too: it must hold no launch.
+	for g in "$T"/rank$r-*.ktrace; do
+		[ "$g" = "$f" ] && continue
+		n=$("$dump" --summary "$g" 2>/dev/null | sed -n 's/.* \([0-9][0-9]*\) launches.*/\1/p' | head -n 1)
+		echo "rank $r: also $g (${n:-?} launches: not a worker)"
+		[ "${n:-1}" = 0 ] || bad="$bad rank $r: a second trace with launches ($g);"
+	done
 	"$dump" --summary "$f" >"$L/rank$r.summary.txt" 2>&1
 	nccl=$("$dump" --kernel 'nccl|NCCL' "$f" 2>/dev/null | grep -c '^launch')
 	endok=$(grep -c 'end: exit status 0' "$L/rank$r.summary.txt")
@@ -135,6 +144,6 @@ done
 if [ -n "$bad" ]; then
 	result torchrun-nccl FAIL "$bad"
 else
-	result torchrun-nccl PASS "one trace per rank (rank%r), NCCL kernels in each, all-reduce sums right"
+	result torchrun-nccl PASS "one trace with launches per rank (rank%r), NCCL kernels in each, all-reduce sums right"
 fi
 rm -f "$T"/*.ktrace
