@@ -17,8 +17,8 @@ echo "== no GPU here: the kernels of the example, from its fatbin"
 t1=examples/traces/atomic_sum-run1.ktrace
 t2=examples/traces/atomic_sum-run2.ktrace
 echo
-echo "== one launch of the recorded trace (ktrace-dump --range 2:3 $t1)"
-"$B/ktrace-dump" --range 2:3 "$t1" || exit 1
+echo "== one launch of the recorded trace (ktrace-dump --range 3:4 $t1)"
+"$B/ktrace-dump" --range 3:4 "$t1" || exit 1
 echo
 echo "== ktrace-diff $t1 $t2"
 "$B/ktrace-diff" "$t1" "$t2"
