@@ -30,6 +30,7 @@
 #define POOL_MAX 64          /* snapshot buffers, all sizes together */
 #define SEEN_MAX 1024        /* seen starts kept per allocation (LRU beyond) */
 #define EXTENT_SORT_MIN 24   /* launches with more pointers sort them first */
+#define POOL_OPEN_MIN (1ull << 20) /* open-ended region in a pool: at least 1 MiB */
 
 struct entry {
 	uint64_t base, end;
@@ -46,6 +47,7 @@ struct snap {
 
 struct seen_set {
 	uint64_t alloc_base;
+	uint64_t max_closed; /* longest extent bounded by a known start, for pools */
 	uint32_t n, cap;
 	uint64_t *start;    /* sorted */
 	uint64_t *last_use; /* parallel to start */
@@ -503,12 +505,15 @@ static uint64_t extent_one(const struct ext_ctx *x, uint64_t p, const struct ktr
 	cap_end = max_bytes && p + max_bytes > p ? p + max_bytes : UINT64_MAX;
 	limit = end;
 	/* seen starts of this allocation */
+	struct seen_set *ss = seen_get(a->base, 0);
+	int closed = 0;
 	{
-		struct seen_set *ss = seen_get(a->base, 0);
 		uint64_t s = seen_next(ss, p);
 
-		if (s < limit)
+		if (s < limit) {
 			limit = s;
+			closed = 1;
+		}
 	}
 	/* VMM pieces mapped back to back form one range (expandable segments) */
 	if (same && a->kind == KTRACE_ALLOC_VMM && limit == end) {
@@ -521,12 +526,36 @@ static uint64_t extent_one(const struct ext_ctx *x, uint64_t p, const struct ktr
 			s = seen_next(seen_get(e->base, 0), e->base - 1);
 			if (s < e->end) {
 				limit = s;
+				closed = 1;
 				break;
 			}
 			limit = e->end;
 		}
 	}
-	limit = next_launch_ptr(x, p, limit);
+	{
+		uint64_t l = next_launch_ptr(x, p, limit);
+
+		if (l < limit) {
+			limit = l;
+			closed = 1;
+		}
+	}
+	if (closed) {
+		if (!ss)
+			ss = seen_get(a->base, 1);
+		if (ss && limit - p > ss->max_closed)
+			ss->max_closed = limit - p;
+	} else if (max_bytes && a->size > max_bytes) {
+		/* A pool (XLA preallocates most of the GPU): nothing known above p,
+		 * and the allocation end means nothing.  Hash as much as the
+		 * longest bounded region of this pool, at least POOL_OPEN_MIN. */
+		uint64_t open = ss && ss->max_closed > POOL_OPEN_MIN ? ss->max_closed : POOL_OPEN_MIN;
+
+		if (p + open > p && p + open < limit && p + open < cap_end) {
+			limit = p + open;
+			*capped = 1;
+		}
+	}
 	if (cap_end < limit) {
 		*capped = 1;
 		limit = cap_end;

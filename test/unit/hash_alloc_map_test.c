@@ -284,6 +284,33 @@ static void test_extent_cap(void **st)
 	assert_int_equal(c, 0);
 }
 
+/* A pool larger than the cap (XLA's preallocated arena): a region with no
+ * known start above it is cut at the longest bounded region seen in that
+ * pool (at least 1 MiB), not at the cap. */
+static void test_extent_pool_open_end(void **st)
+{
+	uint64_t base = 0x200000000ull, p[2], len[2];
+	uint8_t c[2];
+
+	(void)st;
+	ktrace_alloc_map_insert(base, 1024 * MiB, KTRACE_ALLOC_DEVICE, 0);
+	/* first sight: nothing bounded yet, 1 MiB */
+	assert_int_equal(ext1(base + 8 * MiB, 256 * MiB, &c[0]), 1 * MiB);
+	assert_int_equal(c[0], 1);
+	/* two tensors of one launch: the first bounded (4 MiB), the last open */
+	p[0] = base + 16 * MiB;
+	p[1] = base + 20 * MiB;
+	extents(p, 2, 256 * MiB, len, c);
+	assert_int_equal(len[0], 4 * MiB);
+	assert_int_equal(c[0], 0);
+	assert_int_equal(len[1], 4 * MiB); /* longest bounded region so far */
+	assert_int_equal(c[1], 1);
+	/* an allocation no larger than the cap keeps "to the end" */
+	ktrace_alloc_map_insert(0x10000000, 64 * MiB, KTRACE_ALLOC_DEVICE, 0);
+	assert_int_equal(ext1(0x10000000 + 4096, 256 * MiB, &c[0]), 64 * MiB - 4096);
+	assert_int_equal(c[0], 0);
+}
+
 static void test_extent_same_launch(void **st)
 {
 	uint64_t p[4] = { 0x10000000 + 8192, 0x10000000, 0x10000000 + 4096, 0x30000000 + 16 };
@@ -436,6 +463,7 @@ int main(void)
 		cmocka_unit_test_setup(test_concurrent_readers, reset_map),
 		cmocka_unit_test_setup(test_extent_alone, reset_map),
 		cmocka_unit_test_setup(test_extent_cap, reset_map),
+		cmocka_unit_test_setup(test_extent_pool_open_end, reset_map),
 		cmocka_unit_test_setup(test_extent_same_launch, reset_map),
 		cmocka_unit_test_setup(test_extent_seen_starts, reset_map),
 		cmocka_unit_test_setup(test_extent_reserve_not_hashed, reset_map),
