@@ -52,6 +52,7 @@
 #define MAX_BUFS 4096
 #define MIN_BUF 256u
 #define COUNTERS_EVERY_NS 1000000000ull
+#define COUNTERS_DROPS_EVERY_NS 50000000ull
 
 #if defined(__x86_64__) || defined(__i386__)
 #define cpu_relax() __builtin_ia32_pause()
@@ -116,6 +117,7 @@ struct ktrace_writer {
 	uint32_t flush_bytes, frame_bytes;
 	uint64_t half_flush_ns;
 	uint64_t unflushed, frame_in, first_unflushed_ns, last_ctr_ns, now_ns;
+	uint64_t drops_written; /* RECORDS_DROPPED in the last COUNTERS record */
 	uint32_t flush_seen;
 	uint64_t records_lost;
 
@@ -170,7 +172,7 @@ static uint32_t get_le32(const uint8_t *p)
 static void report(const char *fmt, ...)
 {
 	char line[512];
-	int n = snprintf(line, sizeof line, "ktrace[%d]: ", (int)getpid());
+	int n = snprintf(line, sizeof line, "ktrace[%d/%ld]: ", (int)getpid(), (long)syscall(SYS_gettid));
 	va_list ap;
 	va_start(ap, fmt);
 	int m = vsnprintf(line + n, sizeof line - (size_t)n - 1, fmt, ap);
@@ -587,8 +589,15 @@ static int have_work(struct ktrace_writer *w)
 
 static void write_counters(struct ktrace_writer *w, int force)
 {
-	if (!force && (!atomic_load(&w->ctr_changed) || w->now_ns - w->last_ctr_ns < COUNTERS_EVERY_NS))
+	/* New drops go out within COUNTERS_DROPS_EVERY_NS (before the next
+	 * flush), so a killed process's trace still says what it lost; other
+	 * counter changes at most once a second. */
+	uint64_t drops = atomic_load_explicit(&w->ctr[KTRACE_CTR_RECORDS_DROPPED], memory_order_relaxed);
+	uint64_t since = w->now_ns - w->last_ctr_ns;
+	int urgent = drops != w->drops_written && since >= COUNTERS_DROPS_EVERY_NS;
+	if (!force && !urgent && (!atomic_load(&w->ctr_changed) || since < COUNTERS_EVERY_NS))
 		return;
+	w->drops_written = drops;
 	atomic_store(&w->ctr_changed, 0);
 	w->last_ctr_ns = w->now_ns;
 	struct ktrace_counter c[MAX_COUNTERS];

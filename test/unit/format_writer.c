@@ -272,6 +272,30 @@ static void test_tiny_buffer_drops_counted(void **state)
 	free(path);
 }
 
+/* Drops reach the file within a flush interval, not a second: a process
+ * killed right after losing records still says so. */
+static void test_drops_counted_promptly(void **state)
+{
+	(void)state;
+	char *path;
+	struct ktrace_writer_opts o = { .thread_buf_bytes = 1024, .flush_ms = 50, .flags = KTRACE_WRITER_NO_WAIT };
+	struct ktrace_writer *w = open_w("prompt.ktrace", &o, &path);
+	struct prod p[8];
+	run_producers(w, p, 8, 20000);
+	uint64_t dropped = 0;
+	for (int i = 0; i < 8; i++)
+		dropped += (uint64_t)p[i].dropped;
+	assert_true(dropped > 0);
+	sleep_ms(200);
+	assert_int_equal(ktrace_writer_flush(w), 0);
+	struct tu_trace t;
+	tu_read_file(path, &t); /* still open: no closing COUNTERS yet */
+	assert_int_equal(file_counter(&t, KTRACE_CTR_RECORDS_DROPPED), dropped);
+	tu_trace_free(&t);
+	ktrace_writer_close(w, NULL);
+	free(path);
+}
+
 static void test_bounded_wait(void **state)
 {
 	(void)state;
@@ -818,6 +842,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_16_producers_exact),
 		cmocka_unit_test(test_tiny_buffer_drops_counted),
+		cmocka_unit_test(test_drops_counted_promptly),
 		cmocka_unit_test(test_bounded_wait),
 		cmocka_unit_test(test_thread_exit_reuse),
 		cmocka_unit_test(test_fork_child_abandons),
