@@ -312,7 +312,7 @@ int main(int argc, char **argv)
 		else
 			break;
 	}
-	if (i != argc - 1)
+	if (i != argc - 1 || argv[argc - 1][0] == '-')
 		die("usage: ktgen [--scenario basic|many] [--frame-bytes N] [--cut-at-flush K] [--major N] OUT");
 	out_path = argv[argc - 1];
 
