@@ -285,6 +285,31 @@ static void mode_forkstorm(int nforks)
 	printf("FORKS %d\n", nforks);
 }
 
+/* n launches, an exec'd child ("end return m") inheriting the environment
+ * (the same KTRACE_OUTPUT), then n more launches. */
+static void mode_execchild(int n, int m)
+{
+	CUdeviceptr d = alloc();
+	char ms[16];
+	int status = 0;
+	pid_t pid;
+
+	for (int i = 0; i < n; i++)
+		launch(&d, i, NULL);
+	snprintf(ms, sizeof(ms), "%d", m);
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0) {
+		execl(self_path, self_path, "end", "return", ms, (char *)NULL);
+		_exit(97);
+	}
+	if (pid < 0 || wait_child(pid, &status) || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		FAIL("exec'd child %d status 0x%x", (int)pid, status);
+	printf("CHILD %d\n", (int)pid);
+	for (int i = n; i < 2 * n; i++)
+		launch(&d, i, NULL);
+}
+
 static void mode_pipeline(void)
 {
 	CUdeviceptr d = alloc();
@@ -313,6 +338,8 @@ int main(int argc, char **argv)
 		mode_threads((unsigned)atoi(argv[2]), (unsigned)atoi(argv[3]), argc > 4 ? (unsigned)atoi(argv[4]) : 0);
 	} else if (strcmp(mode, "forkstorm") == 0 && argc > 2) {
 		mode_forkstorm(atoi(argv[2]));
+	} else if (strcmp(mode, "execchild") == 0 && argc > 3) {
+		mode_execchild(atoi(argv[2]), atoi(argv[3]));
 	} else if (strcmp(mode, "pipeline") == 0) {
 		mode_pipeline();
 	} else {

@@ -116,6 +116,48 @@ static void run_threads(const char *pace_us, int burst)
 }
 
 /* Launches at the pace of a real driver (a launch costs microseconds). */
+/* A traced program and an exec'd traced child given the same KTRACE_OUTPUT
+ * (no %p) with KTRACE_OVERWRITE=1: the child must not truncate the parent's
+ * live trace; it writes <path>.<pid> and says so in one line. */
+static void test_exec_child_same_path(void **state)
+{
+	struct rel_run *r = calloc(1, sizeof(*r));
+	char trace[PATH_MAX + 32], child_trace[PATH_MAX + 64];
+	struct rel_trace t;
+	int child = 0;
+
+	(void)state;
+	assert_non_null(r);
+	snprintf(trace, sizeof(trace), "%s/shared-path.ktrace", rel_tmp);
+	const char *argv[] = { "execchild", "50", "30", NULL };
+	const char *env[] = { "KTRACE_OVERWRITE=1", NULL };
+	r->argv = argv;
+	r->env = env;
+	r->preload = 1;
+	r->output = trace;
+	r->keep_fd = -1;
+	rel_exec(r);
+	if (!WIFEXITED(r->status) || WEXITSTATUS(r->status) != 0)
+		fail_msg("status 0x%x\nstdout: %s\nstderr: %s", r->status, r->out, r->err);
+	const char *c = strstr(r->out, "CHILD ");
+	assert_non_null(c);
+	child = atoi(c + 6);
+	assert_true(child > 0);
+	if (!strstr(r->err, "being written by another traced process"))
+		fail_msg("no notice of the shared path on stderr: %s", r->err);
+	rel_read_trace(trace, &t, NULL, NULL);
+	if (!t.clean_eof)
+		fail_msg("parent trace: %s", t.error);
+	assert_int_equal(t.launches, 100);
+	snprintf(child_trace, sizeof(child_trace), "%s.%d", trace, child);
+	rel_read_trace(child_trace, &t, NULL, NULL);
+	if (!t.clean_eof)
+		fail_msg("child trace %s: %s", child_trace, t.error);
+	assert_int_equal(t.launches, 30);
+	assert_int_equal(t.header_pid, (uint32_t)child);
+	free(r);
+}
+
 static void test_16_threads_exact(void **state)
 {
 	(void)state;
@@ -266,6 +308,7 @@ static int teardown_all(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_exec_child_same_path),
 		cmocka_unit_test(test_16_threads_exact),
 		cmocka_unit_test(test_16_threads_burst),
 		cmocka_unit_test(test_fork_storm_default),
