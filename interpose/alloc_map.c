@@ -242,20 +242,26 @@ static void seen_drop_range(uint64_t lo, uint64_t hi)
 	pthread_mutex_unlock(&seen_lock);
 }
 
-/* First index with start > p. */
-static uint32_t seen_upper(const struct seen_set *s, uint64_t p)
+/* First index of the sorted a[0..n) with a[i] > p (n if none). */
+static size_t upper_bound_u64(const uint64_t *a, size_t n, uint64_t p)
 {
-	uint32_t lo = 0, hi = s->n;
+	size_t lo = 0, hi = n;
 
 	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
+		size_t mid = lo + (hi - lo) / 2;
 
-		if (s->start[mid] <= p)
+		if (a[mid] <= p)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
 	return lo;
+}
+
+/* First index with start > p. */
+static uint32_t seen_upper(const struct seen_set *s, uint64_t p)
+{
+	return (uint32_t)upper_bound_u64(s->start, s->n, p);
 }
 
 /* Smallest seen start > p, or UINT64_MAX. */
@@ -466,17 +472,9 @@ struct ext_ctx {
 static uint64_t next_launch_ptr(const struct ext_ctx *x, uint64_t p, uint64_t limit)
 {
 	if (x->sorted) {
-		unsigned lo = 0, hi = x->n;
+		size_t i = upper_bound_u64(x->sorted, x->n, p);
 
-		while (lo < hi) {
-			unsigned mid = lo + (hi - lo) / 2;
-
-			if (x->sorted[mid] <= p)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
-		return lo < x->n && x->sorted[lo] < limit ? x->sorted[lo] : limit;
+		return i < x->n && x->sorted[i] < limit ? x->sorted[i] : limit;
 	}
 	for (unsigned j = 0; j < x->n; j++)
 		if (x->ptrs[j] > p && x->ptrs[j] < limit)

@@ -42,6 +42,12 @@ static void elf_init(void)
 	elf_ready = elf_version(EV_CURRENT) != EV_NONE;
 }
 
+int kt_elf_ready(void)
+{
+	pthread_once(&elf_once, elf_init);
+	return elf_ready;
+}
+
 uint32_t kt_cubin_sm(const uint8_t *img, size_t len)
 {
 	if (len < 52 || img[0] != 0x7f || img[1] != 'E' || img[2] != 'L' || img[3] != 'F')
@@ -252,9 +258,8 @@ static const char *sec_name(Elf *e, size_t shstrndx, const GElf_Shdr *sh)
 int kt_cubin_parse(struct kt_mb *b, const uint8_t *img, size_t len, uint32_t *sm_out,
 		   char *err, size_t errlen)
 {
-	pthread_once(&elf_once, elf_init);
 	*sm_out = 0;
-	if (!elf_ready) {
+	if (!kt_elf_ready()) {
 		kt_errf(err, errlen, "%s: libelf: %s", b->src, elf_errmsg(-1));
 		return -1;
 	}

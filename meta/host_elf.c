@@ -10,15 +10,6 @@
 
 #include <gelf.h>
 #include <libelf.h>
-#include <pthread.h>
-
-static pthread_once_t host_elf_once = PTHREAD_ONCE_INIT;
-static int host_elf_ready;
-
-static void host_elf_init(void)
-{
-	host_elf_ready = elf_version(EV_CURRENT) != EV_NONE;
-}
 
 int kt_is_host_elf(const uint8_t *img, size_t len)
 {
@@ -95,8 +86,7 @@ size_t kt_elf_image_size(const uint8_t *p, size_t limit)
 
 int kt_host_elf_parse(struct kt_mb *b, const uint8_t *img, size_t len, char *err, size_t errlen)
 {
-	pthread_once(&host_elf_once, host_elf_init);
-	if (!host_elf_ready) {
+	if (!kt_elf_ready()) {
 		kt_errf(err, errlen, "%s: libelf: %s", b->src, elf_errmsg(-1));
 		return -1;
 	}

@@ -60,6 +60,8 @@ int kt_cubin_parse(struct kt_mb *b, const uint8_t *img, size_t len, uint32_t *sm
 		   char *err, size_t errlen);
 /* sm of an ELF cubin from its header; 0 if not a cubin. */
 uint32_t kt_cubin_sm(const uint8_t *img, size_t len);
+/* libelf's version handshake, done once for all of meta/; 0 if libelf refuses. */
+int kt_elf_ready(void);
 
 /* fatbin.c: containers (several may follow each other) and their entries. */
 int kt_fatbin_parse(struct kt_mb *b, const uint8_t *img, size_t len, char *err, size_t errlen);
