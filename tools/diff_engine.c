@@ -369,6 +369,22 @@ static void last_writer(const struct tm_trace *t, const long *match, size_t li, 
 
 /* ---- classification ---------------------------------------------------------------- */
 
+/* Append a pointer argument (regions x in A, y in B; r is whichever exists). */
+static struct diff_arg *push_pointer_arg(struct arg_list *l, const char *name, int ord, const struct tm_region *r,
+					 const struct tm_region *x, const struct tm_region *y)
+{
+	struct diff_arg *a = arg_push(l);
+	if (!a)
+		return NULL;
+	a->kind = DIFF_ARG_POINTER;
+	snprintf(a->name, sizeof a->name, "%s", name);
+	a->ordinal = ord;
+	a->param_offset = r->param_offset;
+	a->ra = x;
+	a->rb = y;
+	return a;
+}
+
 /* An 8-byte value in the range where x86-64 Linux puts heap, mmap and stack
  * addresses: a host pointer passed by value (a C++ reference to a host
  * functor, say) differs between runs by ASLR and means nothing to the GPU. */
@@ -429,31 +445,16 @@ static int classify(struct diff_result *res, const struct diff_align *al, struct
 		int ord;
 		region_name(k, r, name, sizeof name, &ord);
 		int post = output_differs(x, y, &why);
-		if (post == H_DIFF) {
-			struct diff_arg *a = arg_push(&outs);
-			if (!a)
-				goto out;
-			a->kind = DIFF_ARG_POINTER;
-			memcpy(a->name, name, sizeof a->name);
-			a->ordinal = ord;
-			a->param_offset = r->param_offset;
-			a->ra = x;
-			a->rb = y;
-		}
+		if (post == H_DIFF && !push_pointer_arg(&outs, name, ord, r, x, y))
+			goto out;
 		int pre = hash_cmp(x, y, 0, &why);
 		if (pre == H_EQ) {
 			d->equal_pointers++;
 			continue;
 		}
-		struct diff_arg *a = arg_push(pre == H_DIFF ? &ins : &unv);
+		struct diff_arg *a = push_pointer_arg(pre == H_DIFF ? &ins : &unv, name, ord, r, x, y);
 		if (!a)
 			goto out;
-		a->kind = DIFF_ARG_POINTER;
-		memcpy(a->name, name, sizeof a->name);
-		a->ordinal = ord;
-		a->param_offset = r->param_offset;
-		a->ra = x;
-		a->rb = y;
 		a->why = why;
 		if (pre == H_DIFF) {
 			last_writer(res->a, al->match_a, ia, x->ptr, x->hash_len, &a->wa);
