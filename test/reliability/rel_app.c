@@ -227,7 +227,9 @@ static int count_threads(char *names, size_t cap)
 	return n;
 }
 
-static void mode_forkstorm(int nforks)
+/* no_malloc_children: children only exec or _exit (see the ASan note in
+ * rel_concurrency_test.c); the parent's threads launch all the same. */
+static void mode_forkstorm(int nforks, int no_malloc_children)
 {
 	static const char *const kinds[] = { "launch", "exec-self", "exec-true", "quick" };
 	volatile int stop = 0;
@@ -244,7 +246,7 @@ static void mode_forkstorm(int nforks)
 		pthread_create(&w[i].t, NULL, worker_main, &w[i]);
 	}
 	for (int f = 0; f < nforks; f++) {
-		int kind = f % 4, status = 0;
+		int kind = no_malloc_children ? 1 + f % 3 : f % 4, status = 0;
 		pid_t pid;
 
 		launch(&d, (int)main_launches++, NULL);
@@ -337,7 +339,7 @@ int main(int argc, char **argv)
 	} else if (strcmp(mode, "threads") == 0 && argc > 3) {
 		mode_threads((unsigned)atoi(argv[2]), (unsigned)atoi(argv[3]), argc > 4 ? (unsigned)atoi(argv[4]) : 0);
 	} else if (strcmp(mode, "forkstorm") == 0 && argc > 2) {
-		mode_forkstorm(atoi(argv[2]));
+		mode_forkstorm(atoi(argv[2]), argc > 3 && strcmp(argv[3], "no-malloc-children") == 0);
 	} else if (strcmp(mode, "execchild") == 0 && argc > 3) {
 		mode_execchild(atoi(argv[2]), atoi(argv[3]));
 	} else if (strcmp(mode, "pipeline") == 0) {
