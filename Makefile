@@ -120,8 +120,9 @@ check-asan:
 bench: $(addprefix $(BUILD)/,$(BENCHES))
 
 install: all
-	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/doc/ktrace $(DESTDIR)$(PREFIX)/share/man/man1
+	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/share/doc/ktrace $(DESTDIR)$(PREFIX)/share/man/man1
 	install -m 0755 $(BUILD)/libktrace.so $(DESTDIR)$(PREFIX)/lib/libktrace.so
+	install -m 0644 include/ktrace.h $(DESTDIR)$(PREFIX)/include/ktrace.h
 	for t in $(TOOLS); do install -m 0755 $(BUILD)/$$t $(DESTDIR)$(PREFIX)/bin/$$t; done
 	install -m 0644 README.md docs/*.md $(DESTDIR)$(PREFIX)/share/doc/ktrace/
 	for m in docs/man/*.1; do [ -f "$$m" ] && install -m 0644 $$m $(DESTDIR)$(PREFIX)/share/man/man1/ || true; done

@@ -27,7 +27,7 @@
 #define KTRACE_MAGIC_LEN 8
 #define KTRACE_PREAMBLE_SIZE 16
 #define KTRACE_FORMAT_MAJOR 1 /* readers refuse a larger major */
-#define KTRACE_FORMAT_MINOR 0 /* additions that old readers can skip */
+#define KTRACE_FORMAT_MINOR 1 /* additions that old readers can skip */
 
 /* Preamble: magic[8], u16 major, u16 minor, u32 flags (0). */
 
@@ -283,6 +283,11 @@ struct ktrace_rec_memset {
 
 /* ---- NOTE / COUNTERS / END --------------------------------------------- */
 enum ktrace_note_level { KTRACE_NOTE_INFO = 0, KTRACE_NOTE_WARN = 1, KTRACE_NOTE_ERROR = 2, KTRACE_NOTE_DISABLED = 3 };
+/* Codes of info notes (level 0); feature codes of level 3 stay below 256. */
+enum ktrace_note_code {
+	KTRACE_NOTE_CODE_PAUSED = 256,  /* ktrace_pause(): launches from here on not recorded */
+	KTRACE_NOTE_CODE_RESUMED = 257, /* ktrace_resume() */
+};
 struct ktrace_rec_note {
 	uint32_t level; /* enum ktrace_note_level */
 	uint32_t code;  /* KTRACE_NOTE_CODE_* (docs/format.md) */
@@ -305,6 +310,7 @@ enum ktrace_counter_id {
 	KTRACE_CTR_HASH_INCOMPLETE = 13, /* results never arrived (crash, context destroyed) */
 	KTRACE_CTR_UNKNOWN_FUNCTIONS = 14,
 	KTRACE_CTR_HASH_SKIPPED_ERROR = 15,
+	KTRACE_CTR_LAUNCHES_PAUSED = 16, /* not traced: between ktrace_pause() and ktrace_resume() */
 };
 struct ktrace_counter { uint32_t id; uint32_t reserved; uint64_t value; };
 struct ktrace_rec_counters {

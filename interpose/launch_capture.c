@@ -166,6 +166,10 @@ CUresult ktrace_on_launch(const struct ktrace_launch_args *a, ktrace_real_launch
 	if (!w)
 		return real(a, ctx);
 	ktrace_writer_count(w, KTRACE_CTR_LAUNCHES_SEEN, 1);
+	if (atomic_load_explicit(&ktrace_tracer.paused, memory_order_relaxed)) {
+		ktrace_writer_count(w, KTRACE_CTR_LAUNCHES_PAUSED, 1);
+		return real(a, ctx);
+	}
 	if (seq < ktrace_tracer.cfg.launch_lo || seq >= ktrace_tracer.cfg.launch_hi)
 		goto filtered;
 	k = ktrace_registry_lookup((uint64_t)(uintptr_t)a->f);

@@ -155,6 +155,8 @@ void ktrace_on_memcpy(uint64_t dst, uint64_t src, uint64_t bytes, uint32_t dir, 
 
 	memset(&r, 0, sizeof(r));
 	r.op_seq = atomic_fetch_add_explicit(&ktrace_tracer.launch_seq, 1, memory_order_relaxed);
+	if (atomic_load_explicit(&ktrace_tracer.paused, memory_order_relaxed))
+		return;
 	r.dst = dst;
 	r.src = src;
 	r.bytes = bytes;
@@ -180,6 +182,8 @@ void ktrace_on_memset(uint64_t dst, uint64_t value, uint32_t elem_size, uint64_t
 
 	memset(&r, 0, sizeof(r));
 	r.op_seq = atomic_fetch_add_explicit(&ktrace_tracer.launch_seq, 1, memory_order_relaxed);
+	if (atomic_load_explicit(&ktrace_tracer.paused, memory_order_relaxed))
+		return;
 	r.dst = dst;
 	r.count = count;
 	r.value = value;

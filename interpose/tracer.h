@@ -36,6 +36,7 @@ struct ktrace_tracer {
 	struct ktrace_writer *writer;
 	struct ktrace_config cfg;
 	atomic_ullong launch_seq;    /* next launch / copy operation number */
+	atomic_int paused;           /* ktrace_pause(): launches and copies not recorded */
 };
 
 extern struct ktrace_tracer ktrace_tracer __attribute__((visibility("hidden")));

@@ -36,6 +36,8 @@ import subprocess
 import sys
 import tempfile
 
+from replay_lens import apply_lens
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 
@@ -297,10 +299,21 @@ def main():
     p.add_argument("--ops")
     p.add_argument("--time", action="store_true")
     p.add_argument("--overhead", action="store_true")
+    p.add_argument("--analyze", nargs=2, metavar=("TRACE", "OPS"), help="only analyse a recorded trace and ops log")
+    p.add_argument("--lens", help="with --analyze: region lengths from build/extent_replay")
     a = p.parse_args()
     if a.worker:
         worker(a)
         return 0
+    if a.analyze:
+        dump = subprocess.run([a.dump, "--json", a.analyze[0]], capture_output=True, text=True, timeout=a.timeout)
+        if dump.returncode != 0:
+            print(f"RESULT|hash-amplification|FAIL|ktrace-dump exited {dump.returncode}: {dump.stderr.strip()[:200]}")
+            return 1
+        recs = [json.loads(line) for line in dump.stdout.splitlines() if line.startswith("{")]
+        if a.lens:
+            apply_lens([r for r in recs if r.get("type") == "launch"], a.lens)
+        return analyze(recs, json.load(open(a.analyze[1])), "compile" if a.compile else "eager", a.steps, a.compile)
     return overhead(a) if a.overhead else parent(a)
 
 

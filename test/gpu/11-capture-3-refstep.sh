@@ -3,8 +3,18 @@
 # training step (test/gpu/workloads/ref_step.py, a copy of
 # ../shared/bench/ref_step.py): eager and --compile, without and with
 # LD_PRELOAD=build/libktrace.so in metadata mode (KTRACE_HASH=0).
-#   BENCH  capture-refstep-<mode>-overhead  (traced / plain - 1) in %, median ms/step
-#   RESULT capture-refstep-<mode>           checksum identical, overhead <= 3 %
+#
+# Method: the step time of one process varies by more than the 3 % target
+# from one process to the next (CPU placement, clocks), so one run of each
+# says nothing.  Plain and traced processes are interleaved in ABBA order
+# (P T T P P T ...), KT_REFSTEP_PAIRS pairs per mode (default 10 eager, 6
+# compile), each timing 100 steps after 5 warm-up steps, all pinned to the
+# same CPUs.  The overhead is median(traced) / median(plain) - 1 over the
+# per-process medians; the spread of the plain runs is printed beside it.
+# Compile mode first runs once untimed so that both sides load Inductor's
+# and Triton's kernels from the same warm caches.
+#   BENCH  capture-refstep-<mode>-overhead  in %, with medians and spreads
+#   RESULT capture-refstep-<mode>           checksums identical, overhead <= 3 %
 set -u
 cd "$(dirname "$0")/../.."
 B=${KT_BUILD:-$PWD/build}
@@ -17,61 +27,79 @@ if ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi -L >/dev/null 2>&1; t
 fi
 [ -f "$B/libktrace.so" ] || { echo "RESULT|capture-refstep|SKIP|libktrace.so not built"; exit 0; }
 export TORCHINDUCTOR_CACHE_DIR=$T/inductor-cache TRITON_CACHE_DIR=$T/triton-cache
+STEPS=${KT_REFSTEP_STEPS:-100}
+PIN=
+ncpu=$(nproc)
+if command -v taskset >/dev/null 2>&1 && [ "$ncpu" -ge 8 ]; then
+	PIN="taskset -c 2-7"
+fi
 
 ms() { sed -n 's/.*ms_per_step=\([0-9.]*\).*/\1/p' "$1"; }
 sum() { sed -n 's/.*checksum=\([0-9a-f]*\).*/\1/p' "$1"; }
 
-# Extra configurations to compare in eager mode (experiments):
-# KT_REFSTEP_EXTRA="name=path/libktrace.so[,VAR=VALUE] ..."
-extra=${KT_REFSTEP_EXTRA:-}
+plain() { # mode flag out
+	$PIN timeout 200 python3 "$REF" $2 --steps "$STEPS" --warmup 5 >"$3" 2>"$3.err"
+}
+traced() {
+	KTRACE_OUTPUT="$T/$1-%p.ktrace" KTRACE_HASH=0 KTRACE_QUIET=1 KTRACE_OVERWRITE=1 LD_PRELOAD="$B/libktrace.so" \
+		$PIN timeout 200 python3 "$REF" $2 --steps "$STEPS" --warmup 5 >"$3" 2>"$3.err"
+}
 
 for mode in eager compile; do
 	flag=
-	[ $mode = compile ] && flag=--compile
-	# eager: plain, traced (and extras) interleaved, 3 rounds; compile: one
-	# round (the plain run also fills the compiler caches; compilation
-	# happens in the warm-up steps, outside the timing).
-	reps=3
-	[ $mode = compile ] && reps=1
-	for r in $(seq $reps); do
-		timeout 150 python3 "$REF" $flag --steps 30 >"$T/$mode.plain.$r" 2>"$T/$mode.plain.err.$r"
-		KTRACE_OUTPUT="$T/$mode-%p.ktrace" KTRACE_HASH=0 KTRACE_QUIET=1 LD_PRELOAD="$B/libktrace.so" \
-			timeout 150 python3 "$REF" $flag --steps 30 >"$T/$mode.traced.$r" 2>"$T/$mode.traced.err.$r"
-		[ $mode = eager ] || continue
-		for e in $extra; do
-			xl=${e#*=}
-			xv=KTRACE_QUIET=1
-			case "$xl" in *,*) xv=${xl#*,}; xl=${xl%%,*} ;; esac
-			env KTRACE_OUTPUT="$T/x-%p.ktrace" KTRACE_HASH=0 KTRACE_QUIET=1 "$xv" LD_PRELOAD="$xl" \
-				timeout 150 python3 "$REF" $flag --steps 30 >"$T/$mode.x-${e%%=*}.$r" 2>/dev/null
-		done
-		rm -f "$T"/x-*.ktrace
+	pairs=${KT_REFSTEP_PAIRS:-10}
+	if [ $mode = compile ]; then
+		flag=--compile
+		pairs=${KT_REFSTEP_PAIRS_COMPILE:-6}
+		plain $mode $flag "$T/$mode.warm"
+	fi
+	for r in $(seq "$pairs"); do
+		if [ $((r % 2)) = 1 ]; then
+			plain $mode "$flag" "$T/$mode.plain.$r"
+			traced $mode "$flag" "$T/$mode.traced.$r"
+		else
+			traced $mode "$flag" "$T/$mode.traced.$r"
+			plain $mode "$flag" "$T/$mode.plain.$r"
+		fi
 	done
-	p=$(for f in "$T/$mode".plain.[0-9]; do ms "$f"; done | sort -n | head -n 1)
-	t=$(for f in "$T/$mode".traced.[0-9]; do ms "$f"; done | sort -n | head -n 1)
-	echo "$mode ms/step plain: $(for f in "$T/$mode".plain.[0-9]; do ms "$f"; done | tr '\n' ' ') traced: $(for f in "$T/$mode".traced.[0-9]; do ms "$f"; done | tr '\n' ' ')"
+	P=$(for r in $(seq "$pairs"); do ms "$T/$mode.plain.$r"; done | tr '\n' ' ')
+	Q=$(for r in $(seq "$pairs"); do ms "$T/$mode.traced.$r"; done | tr '\n' ' ')
+	echo "$mode ms/step ($STEPS steps per process, ${PIN:-unpinned}) plain: $P"
+	echo "$mode ms/step ($STEPS steps per process, ${PIN:-unpinned}) traced: $Q"
+	stats=$(python3 - "$P" "$Q" <<'PY'
+import statistics as st, sys
+p = [float(v) for v in sys.argv[1].split()]
+q = [float(v) for v in sys.argv[2].split()]
+if len(p) < 2 or len(q) < 2:
+    print("none"); sys.exit()
+mp, mq = st.median(p), st.median(q)
+pairs = [b / a - 1 for a, b in zip(p, q)]
+print(f"{(mq / mp - 1) * 100:.2f} {mp:.3f} {mq:.3f} {min(p):.3f} {max(p):.3f} {min(q):.3f} {max(q):.3f} "
+      f"{st.median(pairs) * 100:.2f} {len(p)} {len(q)}")
+PY
+)
 	cp=$(sum "$T/$mode.plain.1")
 	ct=$(sum "$T/$mode.traced.1")
-	if [ -z "$p" ] || [ -z "$t" ]; then
-		echo "RESULT|capture-refstep-$mode|FAIL|no timing: $(tail -n 2 "$T/$mode".*err* 2>/dev/null | tr '\n' ' ' | cut -c1-300)"
+	if [ "$stats" = none ] || [ -z "$stats" ]; then
+		echo "RESULT|capture-refstep-$mode|FAIL|no timing: $(tail -n 2 "$T/$mode".*err 2>/dev/null | tr '\n' ' ' | cut -c1-300)"
 		continue
 	fi
-	o=$(awk -v p="$p" -v t="$t" 'BEGIN{printf "%.2f", (t / p - 1) * 100}')
-	echo "BENCH|capture-refstep-$mode-overhead|$o|%|plain $p ms/step, ktrace $t ms/step (best of $reps runs, 30 steps, KTRACE_HASH=0)"
-	for e in $extra; do
-		[ $mode = eager ] || continue
-		x=$(for f in "$T/$mode.x-${e%%=*}".[0-9]; do ms "$f"; done | sort -n | head -n 1)
-		[ -n "$x" ] && echo "BENCH|capture-refstep-$mode-overhead-${e%%=*}|$(awk -v p="$p" -v t="$x" 'BEGIN{printf "%.2f", (t / p - 1) * 100}')|%|plain $p ms/step, ${e%%=*} $x ms/step"
-	done
-	tr=$(ls "$T"/$mode-*.ktrace 2>/dev/null | head -n 1)
+	set -- $stats
+	o=$1
+	echo "BENCH|capture-refstep-$mode-overhead|$o|%|median ms/step plain $2 (range $4-$5), ktrace $3 (range $6-$7); median paired $8 %; $9 + ${10} processes x $STEPS steps, KTRACE_HASH=0"
+	tr=$(ls -t "$T"/$mode-*.ktrace 2>/dev/null | head -n 1)
 	[ -n "$tr" ] && [ -x "$B/ktrace-dump" ] && "$B/ktrace-dump" --summary "$tr" 2>&1 | grep -m 3 "summary\|counters" | cut -c1-300
 	ok=$(awk -v o="$o" 'BEGIN{print (o <= 3.0) ? 1 : 0}')
-	if [ "$cp" != "$ct" ]; then
-		echo "RESULT|capture-refstep-$mode|FAIL|checksum $ct with ktrace != $cp without"
+	bad=0
+	for r in $(seq "$pairs"); do
+		[ "$(sum "$T/$mode.traced.$r")" = "$cp" ] || bad=$((bad + 1))
+	done
+	if [ -z "$cp" ] || [ "$cp" != "$ct" ] || [ $bad != 0 ]; then
+		echo "RESULT|capture-refstep-$mode|FAIL|checksum with ktrace differs from $cp without in $bad of $pairs runs"
 	elif [ "$ok" = 1 ]; then
-		echo "RESULT|capture-refstep-$mode|PASS|overhead $o % <= 3 %, checksum $ct identical"
+		echo "RESULT|capture-refstep-$mode|PASS|overhead $o % <= 3 % (median of $pairs interleaved processes each), checksums identical"
 	else
-		echo "RESULT|capture-refstep-$mode|FAIL|overhead $o % > 3 % (plain $p ms, ktrace $t ms), checksum identical"
+		echo "RESULT|capture-refstep-$mode|FAIL|overhead $o % > 3 % (median of $pairs interleaved processes each), checksums identical"
 	fi
 	rm -f "$T"/*.ktrace
 done

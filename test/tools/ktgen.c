@@ -16,7 +16,7 @@
  *        --frame-bytes 4096).
  * --cut-at-flush K  flush after every group of records, then cut the file at
  *        the end of flush K (>= 1): the file ends inside a zstd frame.
- * --major N  patch the preamble's major version.
+ * --major N  patch the preamble's version to N.0.
  */
 #include <fcntl.h>
 #include <stdio.h>
@@ -343,8 +343,9 @@ int main(int argc, char **argv)
 	}
 	if (major >= 0) {
 		int fd = open(out_path, O_WRONLY);
-		uint8_t v[2] = { (uint8_t)major, (uint8_t)(major >> 8) };
-		if (fd < 0 || pwrite(fd, v, 2, 8) != 2 || close(fd))
+		/* major N, minor 0 */
+		uint8_t v[4] = { (uint8_t)major, (uint8_t)(major >> 8), 0, 0 };
+		if (fd < 0 || pwrite(fd, v, 4, 8) != 4 || close(fd))
 			die("cannot patch the version");
 	}
 	return 0;

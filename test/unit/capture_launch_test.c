@@ -27,6 +27,7 @@
 #include "interpose/meta_worker.h"
 #include "interpose/registry.h"
 #include "interpose/tracer.h"
+#include "../../include/ktrace.h"
 
 #define A_BASE 0x7f0000100000ull
 #define A_SIZE (1ull << 20)
@@ -338,6 +339,64 @@ static void test_launch_range_filter(void **state)
 	assert_int_equal(r.launch_seq, 3);
 	assert_int_equal(trace_counter(KTRACE_CTR_LAUNCHES_SEEN), 6);
 	assert_int_equal(trace_counter(KTRACE_CTR_LAUNCHES_FILTERED), 4);
+}
+
+/* ktrace_pause()/ktrace_resume(): launches and copies in between run but are
+ * not recorded; they keep their sequence numbers, are counted, and NOTE
+ * records mark both ends; allocations stay tracked. */
+static void test_pause_resume(void **state)
+{
+	struct axpy_args g;
+	struct ktrace_launch_args a;
+	struct ktrace_rec_launch r;
+	struct ktrace_rec_note n;
+	int i;
+
+	(void)state;
+	fake_axpy(0xf1);
+	ktrace_on_alloc(A_BASE, A_SIZE, KTRACE_ALLOC_DEVICE, NULL);
+	axpy_init(&g, A_BASE, A_BASE + 4096);
+	a = launch_args(0xf1, g.kp, NULL);
+	ktrace_on_launch(&a, fake_real, &real_marker);            /* 0: recorded */
+	assert_int_equal(ktrace_is_paused(), 0);
+	ktrace_pause();
+	ktrace_pause();                                           /* idempotent: one NOTE */
+	assert_int_equal(ktrace_is_paused(), 1);
+	for (i = 0; i < 3; i++)
+		ktrace_on_launch(&a, fake_real, &real_marker);    /* 1..3: not recorded */
+	ktrace_on_memcpy(A_BASE, 0x1000, 64, KTRACE_COPY_HTOD, 0, NULL, CUDA_SUCCESS, NULL); /* 4 */
+	ktrace_on_memset(A_BASE, 0, 1, 64, 0, NULL, CUDA_SUCCESS);                           /* 5 */
+	ktrace_on_alloc(B_BASE, B_SIZE, KTRACE_ALLOC_DEVICE, NULL); /* still tracked */
+	ktrace_resume();
+	assert_int_equal(ktrace_is_paused(), 0);
+	axpy_init(&g, B_BASE, A_BASE);
+	ktrace_on_launch(&a, fake_real, &real_marker);            /* 6: recorded */
+	assert_int_equal(atomic_load(&real_calls), 5);
+	trace_end();
+	assert_int_equal(trace_count(KTRACE_REC_LAUNCH), 2);
+	assert_int_equal(trace_count(KTRACE_REC_MEMCPY), 0);
+	assert_int_equal(trace_count(KTRACE_REC_MEMSET), 0);
+	assert_int_equal(trace_count(KTRACE_REC_ALLOC), 2);
+	decode_launch(0, &r);
+	assert_int_equal(r.launch_seq, 0);
+	decode_launch(1, &r);
+	assert_int_equal(r.launch_seq, 6);
+	assert_int_equal(r.nregions, 2); /* B (allocated while paused) and A */
+	assert_int_equal(trace_counter(KTRACE_CTR_LAUNCHES_SEEN), 5);
+	assert_int_equal(trace_counter(KTRACE_CTR_LAUNCHES_PAUSED), 3);
+	assert_int_equal(trace_count(KTRACE_REC_NOTE), 2);
+	{
+		const struct loaded_rec *l = trace_nth(KTRACE_REC_NOTE, 0);
+
+		assert_int_equal(ktrace_decode_note(l->data, l->len, &n), 0);
+		assert_int_equal(n.code, KTRACE_NOTE_CODE_PAUSED);
+		assert_int_equal(n.level, KTRACE_NOTE_INFO);
+		assert_memory_equal(n.text.ptr, "tracing paused at launch_seq 1", n.text.len);
+		l = trace_nth(KTRACE_REC_NOTE, 1);
+		assert_int_equal(ktrace_decode_note(l->data, l->len, &n), 0);
+		assert_int_equal(n.code, KTRACE_NOTE_CODE_RESUMED);
+		assert_memory_equal(n.text.ptr, "tracing resumed at launch_seq 6", n.text.len);
+	}
 }
 
 static void test_launch_kernel_filter(void **state)
@@ -686,6 +745,7 @@ int main(void)
 		cmocka_unit_test_setup(test_launch_extra, setup),
 		cmocka_unit_test_setup(test_launch_range_filter, setup),
 		cmocka_unit_test_setup(test_launch_kernel_filter, setup),
+		cmocka_unit_test_setup(test_pause_resume, setup),
 		cmocka_unit_test_setup(test_hash_handshake, setup),
 		cmocka_unit_test_setup(test_many_pointers_in_a_struct, setup),
 		cmocka_unit_test_setup(test_alloc_free_vmm, setup),

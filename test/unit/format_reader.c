@@ -205,6 +205,7 @@ static void test_preamble_errors(void **state)
 
 	memcpy(p, t->data, t->len);
 	p[8] = 2;
+	p[10] = 0; /* minor */
 	assert_null(ktrace_reader_open_mem(p, t->len, "v2.ktrace", err, sizeof err));
 	assert_string_equal(err, "v2.ktrace: trace format version 2.0 is newer than this ktrace reads (1.x); "
 				 "use a newer ktrace");

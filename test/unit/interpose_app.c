@@ -11,7 +11,8 @@
  * Any in-process check that fails prints "FAIL: ..." and exits 99.
  *
  * Usage: interpose_app MODE [ARG]; modes: paths, none, exit N, return,
- * _exit N, abort, segv, term, sigign, apphandler, fork, threads N, ctor, bench N.
+ * _exit N, abort, segv, term, sigign, apphandler, fork, threads N, ctor, bench N,
+ * pause.
  */
 #include <dlfcn.h>
 #include <pthread.h>
@@ -414,6 +415,27 @@ int main(int argc, char **argv)
 		printf("NS_PER_CALL %.2f\n",
 		       ((double)(t1.tv_sec - t0.tv_sec) * 1e9 + (double)(t1.tv_nsec - t0.tv_nsec)) / (double)n);
 		return 0;
+	} else if (strcmp(mode, "pause") == 0) {
+		/* the control API, found as a program would (include/ktrace.h):
+		 * 2 launches recorded, 3 paused, 1 recorded */
+		void (*pause_fn)(void) = (void (*)(void))dlsym(RTLD_DEFAULT, "ktrace_pause");
+		void (*resume_fn)(void) = (void (*)(void))dlsym(RTLD_DEFAULT, "ktrace_resume");
+		int (*paused_fn)(void) = (int (*)(void))dlsym(RTLD_DEFAULT, "ktrace_is_paused");
+
+		setup();
+		CHECK(pause_fn && resume_fn && paused_fn, "ktrace_pause/resume/is_paused not exported");
+		if (!pause_fn || !resume_fn || !paused_fn)
+			return 99;
+		CHECK(dlerror() == NULL, "dlerror() set after the control API lookups");
+		launch(cuLaunchKernel, "cuLaunchKernel", 0, 1, fa, CUDA_SUCCESS);
+		launch(cuLaunchKernel, "cuLaunchKernel", 0, 1, fa, CUDA_SUCCESS);
+		pause_fn();
+		CHECK(paused_fn() == 1, "not paused after ktrace_pause()");
+		for (int i = 0; i < 3; i++)
+			launch(cuLaunchKernel, "cuLaunchKernel", 0, 1, fa, CUDA_SUCCESS);
+		resume_fn();
+		CHECK(paused_fn() == 0, "paused after ktrace_resume()");
+		launch(cuLaunchKernel, "cuLaunchKernel", 0, 1, fa, CUDA_SUCCESS);
 	} else if (strcmp(mode, "threads") == 0) {
 		pthread_t t[8];
 		unsigned per = arg > 0 ? (unsigned)arg : 1000;

@@ -49,6 +49,8 @@ struct trace_summary {
 	unsigned ex_cluster_ok;
 	unsigned unnamed;   /* successful launches whose kernel has no known name */
 	uint64_t dropped;   /* KTRACE_CTR_RECORDS_DROPPED (last COUNTERS record) */
+	uint64_t paused;    /* KTRACE_CTR_LAUNCHES_PAUSED */
+	unsigned notes_paused, notes_resumed;
 	unsigned notes_disabled, notes_disabled_hash;
 	int have_header, have_end;
 	struct ktrace_rec_end end;
@@ -216,6 +218,8 @@ static void summarise(const char *trace, struct trace_summary *s)
 				s->notes_disabled++;
 				s->notes_disabled_hash += nt.code == 1; /* KTRACE_FEATURE_HASH (interpose/tracer.h) */
 			}
+			s->notes_paused += nt.level == KTRACE_NOTE_INFO && nt.code == KTRACE_NOTE_CODE_PAUSED;
+			s->notes_resumed += nt.level == KTRACE_NOTE_INFO && nt.code == KTRACE_NOTE_CODE_RESUMED;
 			break;
 		}
 		case KTRACE_REC_COUNTERS: {
@@ -228,6 +232,8 @@ static void summarise(const char *trace, struct trace_summary *s)
 				ktrace_counters_get(&rc, i, &ctr);
 				if (ctr.id == KTRACE_CTR_RECORDS_DROPPED)
 					s->dropped = ctr.value;
+				if (ctr.id == KTRACE_CTR_LAUNCHES_PAUSED)
+					s->paused = ctr.value;
 			}
 			break;
 		}
@@ -372,6 +378,29 @@ static void test_threads_race_init(void **state)
 	assert_true(s.launches <= 16000 && s.launches + s.dropped >= 16000);
 	assert_int_equal(s.launch_ptsz, s.launches);
 	assert_int_equal(s.unnamed, 0);
+}
+
+/* The control API (include/ktrace.h) through the real library: exported,
+ * found by dlsym(RTLD_DEFAULT), and launches in a paused window not recorded
+ * but counted. */
+static void test_pause_resume_api(void **state)
+{
+	struct app_counts c;
+	struct trace_summary s;
+	int status;
+
+	(void)state;
+	status = run_app("pause.ktrace", NULL, "pause", NULL);
+	ASSERT_EXIT(status, 0);
+	assert_int_equal(parse_counts(&c), 0);
+	assert_int_equal(c.total, 6);
+	summarise("pause.ktrace", &s);
+	if (!s.ok)
+		fail_msg("trace unreadable: %s", s.error);
+	assert_int_equal(s.launches, 3);
+	assert_int_equal(s.paused, 3);
+	assert_int_equal(s.notes_paused, 1);
+	assert_int_equal(s.notes_resumed, 1);
 }
 
 /* ---- lifecycle ------------------------------------------------------------ */
@@ -591,6 +620,7 @@ int main(void)
 		cmocka_unit_test(test_disabled_feature),
 		cmocka_unit_test(test_constructor_first),
 		cmocka_unit_test(test_threads_race_init),
+		cmocka_unit_test(test_pause_resume_api),
 		cmocka_unit_test(test_no_cuda_no_file),
 		cmocka_unit_test(test_no_cuda_dlsym),
 		cmocka_unit_test(test_exit_paths),

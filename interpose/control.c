@@ -1,0 +1,54 @@
+/* interpose/control.c: the control API (include/ktrace.h).
+ *
+ * Owns ktrace_pause(), ktrace_resume() and ktrace_is_paused(): one flag,
+ * ktrace_tracer.paused, read by the launch path (launch_capture.c) and the
+ * copy hooks (memory_events.c), and a NOTE record at each change of state.
+ */
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "../include/ktrace.h"
+#include "format/ktrace_format.h"
+#include "format/trace_writer.h"
+#include "interpose/intercept.h"
+#include "interpose/tracer.h"
+
+static void set_paused(int on)
+{
+	struct ktrace_writer *w;
+	char text[96];
+	uint8_t rec[192];
+	size_t size;
+
+	if (atomic_exchange(&ktrace_tracer.paused, on) == on)
+		return;
+	w = ktrace_tracer.writer;
+	if (!w)
+		return;
+	snprintf(text, sizeof(text), "tracing %s at launch_seq %llu", on ? "paused" : "resumed",
+		 (unsigned long long)atomic_load_explicit(&ktrace_tracer.launch_seq, memory_order_relaxed));
+	struct ktrace_rec_note n = {
+		.level = KTRACE_NOTE_INFO,
+		.code = on ? KTRACE_NOTE_CODE_PAUSED : KTRACE_NOTE_CODE_RESUMED,
+		.text = { text, (uint16_t)strlen(text) },
+	};
+	size = ktrace_encode_note(rec, sizeof(rec), &n);
+	if (size && size <= sizeof(rec))
+		ktrace_writer_append(w, rec, size);
+}
+
+KTRACE_EXPORT void ktrace_pause(void)
+{
+	set_paused(1);
+}
+
+KTRACE_EXPORT void ktrace_resume(void)
+{
+	set_paused(0);
+}
+
+KTRACE_EXPORT int ktrace_is_paused(void)
+{
+	return atomic_load_explicit(&ktrace_tracer.paused, memory_order_relaxed);
+}
