@@ -26,7 +26,7 @@ static int replay_launch(const void *rec, size_t len, uint64_t max_bytes)
 	struct ktrace_rec_launch l;
 	uint64_t *ptrs, *lens;
 	struct ktrace_alloc_info *allocs;
-	uint8_t *capped;
+	uint8_t *capped, *in_struct;
 	unsigned n, i;
 
 	if (ktrace_decode_launch(rec, len, &l))
@@ -36,8 +36,9 @@ static int replay_launch(const void *rec, size_t len, uint64_t max_bytes)
 	lens = calloc(n + 1, sizeof(*lens));
 	allocs = calloc(n + 1, sizeof(*allocs));
 	capped = calloc(n + 1, 1);
-	if (!ptrs || !lens || !allocs || !capped) {
-		free(ptrs), free(lens), free(allocs), free(capped);
+	in_struct = calloc(n + 1, 1);
+	if (!ptrs || !lens || !allocs || !capped || !in_struct) {
+		free(ptrs), free(lens), free(allocs), free(capped), free(in_struct);
 		return -1;
 	}
 	for (i = 0; i < n; i++) {
@@ -45,6 +46,7 @@ static int replay_launch(const void *rec, size_t len, uint64_t max_bytes)
 
 		ktrace_launch_region(&l, i, &g);
 		ptrs[i] = g.ptr;
+		in_struct[i] = (g.flags & KTRACE_REGIONF_IN_STRUCT) != 0;
 		allocs[i].base = g.alloc_base;
 		allocs[i].size = g.alloc_size;
 		if (!ktrace_alloc_map_lookup(g.alloc_base, &allocs[i]) || allocs[i].base != g.alloc_base) {
@@ -57,7 +59,7 @@ static int replay_launch(const void *rec, size_t len, uint64_t max_bytes)
 		}
 	}
 	n = i;
-	ktrace_alloc_map_extents(ptrs, allocs, n, max_bytes, lens, capped);
+	ktrace_alloc_map_extents(ptrs, allocs, in_struct, n, max_bytes, lens, capped);
 	printf("{\"launch_seq\":%llu,\"lens\":[", (unsigned long long)l.launch_seq);
 	for (i = 0; i < n; i++)
 		printf("%s%llu", i ? "," : "", (unsigned long long)lens[i]);
@@ -65,7 +67,7 @@ static int replay_launch(const void *rec, size_t len, uint64_t max_bytes)
 	for (i = 0; i < n; i++)
 		printf("%s%u", i ? "," : "", capped[i]);
 	printf("]}\n");
-	free(ptrs), free(lens), free(allocs), free(capped);
+	free(ptrs), free(lens), free(allocs), free(capped), free(in_struct);
 	return 0;
 }
 

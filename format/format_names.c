@@ -63,6 +63,8 @@ const char *ktrace_counter_name(uint32_t id)
 		[KTRACE_CTR_LAUNCHES_SEEN] = "launches_seen",
 		[KTRACE_CTR_LAUNCHES_FILTERED] = "launches_filtered",
 		[KTRACE_CTR_LAUNCHES_PAUSED] = "launches_paused",
+		[KTRACE_CTR_SELF_SAMPLES] = "self_samples",
+		[KTRACE_CTR_SELF_NS] = "self_ns",
 		[KTRACE_CTR_HASH_SKIPPED_CAPTURE] = "hash_skipped_capture",
 		[KTRACE_CTR_HASH_SKIPPED_NOSLOT] = "hash_skipped_noslot",
 		[KTRACE_CTR_HASH_WAITS] = "hash_waits",

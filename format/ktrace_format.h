@@ -311,6 +311,8 @@ enum ktrace_counter_id {
 	KTRACE_CTR_UNKNOWN_FUNCTIONS = 14,
 	KTRACE_CTR_HASH_SKIPPED_ERROR = 15,
 	KTRACE_CTR_LAUNCHES_PAUSED = 16, /* not traced: between ktrace_pause() and ktrace_resume() */
+	KTRACE_CTR_SELF_SAMPLES = 17,    /* traced launches whose host time in ktrace was measured */
+	KTRACE_CTR_SELF_NS = 18,         /* host ns ktrace added to those launches (driver call excluded) */
 };
 struct ktrace_counter { uint32_t id; uint32_t reserved; uint64_t value; };
 struct ktrace_rec_counters {

@@ -30,7 +30,7 @@
 #define POOL_MAX 64          /* snapshot buffers, all sizes together */
 #define SEEN_MAX 1024        /* seen starts kept per allocation (LRU beyond) */
 #define EXTENT_SORT_MIN 24   /* launches with more pointers sort them first */
-#define POOL_OPEN_MIN (1ull << 20) /* open-ended region in a pool: at least 1 MiB */
+#define POOL_OPEN (1ull << 20)  /* open-ended region in a pool: 1 MiB */
 
 struct entry {
 	uint64_t base, end;
@@ -47,7 +47,6 @@ struct snap {
 
 struct seen_set {
 	uint64_t alloc_base;
-	uint64_t max_closed; /* longest extent bounded by a known start, for pools */
 	uint32_t n, cap;
 	uint64_t *start;    /* sorted */
 	uint64_t *last_use; /* parallel to start */
@@ -491,7 +490,7 @@ static int cmp_u64(const void *a, const void *b)
 
 /* Bytes to hash from p inside allocation a (seen_lock held). */
 static uint64_t extent_one(const struct ext_ctx *x, uint64_t p, const struct ktrace_alloc_info *a,
-			   uint64_t max_bytes, uint8_t *capped)
+			   int in_struct, uint64_t max_bytes, uint8_t *capped)
 {
 	uint64_t end = a->base + a->size, limit, cap_end;
 	long k = x->s ? snap_find(x->s, p) : -1;
@@ -504,13 +503,13 @@ static uint64_t extent_one(const struct ext_ctx *x, uint64_t p, const struct ktr
 	limit = end;
 	/* seen starts of this allocation */
 	struct seen_set *ss = seen_get(a->base, 0);
-	int closed = 0;
+	int closed = 0, seen_closed = 0, in_pool = max_bytes && a->size > max_bytes;
 	{
 		uint64_t s = seen_next(ss, p);
 
 		if (s < limit) {
 			limit = s;
-			closed = 1;
+			closed = seen_closed = 1;
 		}
 	}
 	/* VMM pieces mapped back to back form one range (expandable segments) */
@@ -538,19 +537,12 @@ static uint64_t extent_one(const struct ext_ctx *x, uint64_t p, const struct ktr
 			closed = 1;
 		}
 	}
-	if (closed) {
-		if (!ss)
-			ss = seen_get(a->base, 1);
-		if (ss && limit - p > ss->max_closed)
-			ss->max_closed = limit - p;
-	} else if (max_bytes && a->size > max_bytes) {
+	if (in_pool && (!closed || (in_struct && !seen_closed))) {
 		/* A pool (XLA preallocates most of the GPU): nothing known above p,
-		 * and the allocation end means nothing.  Hash as much as the
-		 * longest bounded region of this pool, at least POOL_OPEN_MIN. */
-		uint64_t open = ss && ss->max_closed > POOL_OPEN_MIN ? ss->max_closed : POOL_OPEN_MIN;
-
-		if (p + open > p && p + open < limit && p + open < cap_end) {
-			limit = p + open;
+		 * and the allocation end means nothing; or a struct word (maybe
+		 * two integers) bounded only by other words of its launch. */
+		if (p + POOL_OPEN > p && p + POOL_OPEN < limit && p + POOL_OPEN < cap_end) {
+			limit = p + POOL_OPEN;
 			*capped = 1;
 		}
 	}
@@ -561,32 +553,54 @@ static uint64_t extent_one(const struct ext_ctx *x, uint64_t p, const struct ktr
 	return limit - p;
 }
 
-void ktrace_alloc_map_extents(const uint64_t *ptrs, const struct ktrace_alloc_info *allocs, unsigned n,
-			      uint64_t max_bytes, uint64_t *len, uint8_t *capped)
+/* In a pool, a word of a by-value struct (cuBLAS/CUTLASS argument blocks)
+ * that lands in the pool is often two 32-bit integers, not an address: a
+ * 64 GiB arena spans every pair (small, 3..17).  Such a word is hashed, but
+ * not trusted to bound anything: not another region of its launch, and not
+ * later regions as a seen start. */
+static int untrusted(const uint8_t *in_struct, const struct ktrace_alloc_info *a, unsigned i, uint64_t max_bytes)
 {
-	uint64_t sorted_buf[256], *sorted = NULL;
-	struct ext_ctx x = { .ptrs = ptrs, .n = n };
+	return in_struct && in_struct[i] && max_bytes && a[i].size > max_bytes;
+}
+
+void ktrace_alloc_map_extents(const uint64_t *ptrs, const struct ktrace_alloc_info *allocs,
+			      const uint8_t *in_struct, unsigned n, uint64_t max_bytes, uint64_t *len,
+			      uint8_t *capped)
+{
+	uint64_t bounds_buf[256], *bounds = bounds_buf;
+	struct ext_ctx x = { 0 };
+	unsigned nb = 0;
 	uint64_t now;
 
 	if (n == 0)
 		return;
-	if (n >= EXTENT_SORT_MIN) {
-		sorted = n <= 256 ? sorted_buf : malloc(n * sizeof(uint64_t));
-		if (sorted) {
-			memcpy(sorted, ptrs, n * sizeof(uint64_t));
-			qsort(sorted, n, sizeof(uint64_t), cmp_u64);
+	/* The launch's pointers that bound its other regions (rule 2). */
+	if (n > 256) {
+		bounds = malloc(n * sizeof(uint64_t));
+		if (!bounds) {
+			memset(len, 0, n * sizeof(*len));
+			memset(capped, 0, n);
+			return; /* nothing hashed rather than unbounded */
 		}
 	}
-	x.sorted = sorted;
+	for (unsigned i = 0; i < n; i++)
+		if (!untrusted(in_struct, allocs, i, max_bytes))
+			bounds[nb++] = ptrs[i];
+	if (nb >= EXTENT_SORT_MIN) {
+		qsort(bounds, nb, sizeof(uint64_t), cmp_u64);
+		x.sorted = bounds;
+	}
+	x.ptrs = bounds;
+	x.n = nb;
 	x.s = read_enter();
 	pthread_mutex_lock(&seen_lock);
 	for (unsigned i = 0; i < n; i++)
-		len[i] = extent_one(&x, ptrs[i], &allocs[i], max_bytes, &capped[i]);
+		len[i] = extent_one(&x, ptrs[i], &allocs[i], in_struct && in_struct[i], max_bytes, &capped[i]);
 	now = ++seen_clock;
 	for (unsigned i = 0; i < n; i++) {
 		struct seen_set *ss;
 
-		if (!len[i])
+		if (!len[i] || untrusted(in_struct, allocs, i, max_bytes))
 			continue;
 		ss = seen_get(allocs[i].base, 1);
 		if (ss)
@@ -594,8 +608,8 @@ void ktrace_alloc_map_extents(const uint64_t *ptrs, const struct ktrace_alloc_in
 	}
 	pthread_mutex_unlock(&seen_lock);
 	read_exit((struct snap *)x.s);
-	if (sorted && sorted != sorted_buf)
-		free(sorted);
+	if (bounds != bounds_buf)
+		free(bounds);
 }
 
 /* ---- reset ------------------------------------------------------------------------- */

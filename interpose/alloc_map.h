@@ -34,11 +34,14 @@ int ktrace_alloc_map_maybe(uint64_t addr);
 
 /* Extent policy for hashing the buffer a pointer refers to (docs/format.md,
  * "Hash extents").  ptrs[0..n) are the pointer words of ONE launch with their
- * allocations; fills len[i] with the number of bytes to hash from ptrs[i] and
- * capped[i] with 1 when cut by max_bytes.  Also records the pointers as seen
- * starts of their allocations for later launches. */
-void ktrace_alloc_map_extents(const uint64_t *ptrs, const struct ktrace_alloc_info *allocs, unsigned n,
-			      uint64_t max_bytes, uint64_t *len, uint8_t *capped);
+ * allocations; in_struct[i] (NULL: none) says the word lies inside a
+ * by-value struct parameter.  Fills len[i] with the number of bytes to hash
+ * from ptrs[i] and capped[i] with 1 when cut by max_bytes or the pool rule.
+ * Also records the pointers as seen starts of their allocations for later
+ * launches (not struct words in a pool: see the policy). */
+void ktrace_alloc_map_extents(const uint64_t *ptrs, const struct ktrace_alloc_info *allocs,
+			      const uint8_t *in_struct, unsigned n, uint64_t max_bytes, uint64_t *len,
+			      uint8_t *capped);
 
 /* Drop everything (fork child, shutdown). */
 void ktrace_alloc_map_reset(void);

@@ -60,7 +60,7 @@ int ktrace_capture_tls_regions(struct ktrace_capture_tls *t, uint32_t n)
 	l = realloc(t->lens, cap * sizeof(*t->lens));
 	if (l)
 		t->lens = l;
-	c = realloc(t->capped, cap);
+	c = realloc(t->capped, 2 * (size_t)cap);
 	if (c)
 		t->capped = c;
 	if (!r || !a || !p || !l || !c)

@@ -389,6 +389,26 @@ static int cmp_slot(const void *a, const void *b)
 	return x->k.id < y->k.id ? -1 : x->k.id > y->k.id;
 }
 
+
+/* ktrace's own host cost per traced launch, from the self-timing counters. */
+static void print_self_cost(FILE *f, const struct ktrace_rec_counters *c, int have_c)
+{
+	uint64_t samples = 0, ns = 0;
+
+	for (uint32_t i = 0; have_c && i < c->ncounters; i++) {
+		struct ktrace_counter k;
+
+		ktrace_counters_get(c, i, &k);
+		if (k.id == KTRACE_CTR_SELF_SAMPLES)
+			samples = k.value;
+		else if (k.id == KTRACE_CTR_SELF_NS)
+			ns = k.value;
+	}
+	if (samples)
+		fprintf(f, "  ktrace host time per traced launch: %.0f ns (mean of %llu sampled launches)\n",
+			(double)ns / (double)samples, (unsigned long long)samples);
+}
+
 static void summary(struct file_state *s, const char *file)
 {
 	FILE *f = s->ctx.out;
@@ -466,6 +486,7 @@ static void summary(struct file_state *s, const char *file)
 				fprintf(f, " counter%u=%llu", k.id, (unsigned long long)k.value);
 		}
 		fputc('\n', f);
+		print_self_cost(f, &c, have_c);
 	}
 
 	unsigned long long nt[4] = { s->notes[0], s->notes[1], s->notes[2], s->notes[3] };

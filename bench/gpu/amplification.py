@@ -44,40 +44,12 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 
 def worker(a):
     import torch
-    import torch.nn as nn
     from torch.utils._python_dispatch import TorchDispatchMode
     from torch.utils._pytree import tree_flatten
 
-    torch.manual_seed(0)
-    torch.backends.cuda.matmul.allow_tf32 = False
-    torch.backends.cudnn.allow_tf32 = False
+    from ref_model import build, checksum
 
-    # the model of ../shared/bench/ref_step.py
-    class Block(nn.Module):
-        def __init__(self, d):
-            super().__init__()
-            self.ln1, self.ln2 = nn.LayerNorm(d), nn.LayerNorm(d)
-            self.att = nn.MultiheadAttention(d, 8, batch_first=True)
-            self.mlp = nn.Sequential(nn.Linear(d, 4 * d), nn.GELU(), nn.Linear(4 * d, d))
-
-        def forward(self, x):
-            h = self.ln1(x)
-            x = x + self.att(h, h, h, need_weights=False)[0]
-            return x + self.mlp(self.ln2(x))
-
-    d = 512
-    model = nn.Sequential(*[Block(d) for _ in range(4)], nn.Linear(d, 1000)).cuda()
-    opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
-    fwd = torch.compile(model) if a.compile else model
-    x = torch.randn(16, 128, d, device="cuda")
-    y = torch.randint(0, 1000, (16, 128), device="cuda")
-
-    def step():
-        out = fwd(x)
-        loss = nn.functional.cross_entropy(out.flatten(0, 1), y.flatten())
-        loss.backward()
-        opt.step()
-        opt.zero_grad(set_to_none=True)
+    model, step, fwd = build(a.compile)
 
     ops = []
 
@@ -120,7 +92,6 @@ def worker(a):
         # for the eager parts (optimizer, loss); see the report's note.
         pass
     if a.time:
-        import hashlib
         import time
         times = []
         for _ in range(20):
@@ -129,10 +100,7 @@ def worker(a):
             torch.cuda.synchronize()
             times.append(time.perf_counter() - t)
         times.sort()
-        h = hashlib.sha256()
-        for prm in model.parameters():
-            h.update(prm.detach().cpu().numpy().tobytes())
-        print(f"STEP ms_per_step={times[len(times) // 2] * 1e3:.3f} checksum={h.hexdigest()[:16]}")
+        print(f"STEP ms_per_step={times[len(times) // 2] * 1e3:.3f} checksum={checksum(model)}")
         return
     with Log():
         for _ in range(a.steps):

@@ -5,16 +5,21 @@
 # LD_PRELOAD=build/libktrace.so in metadata mode (KTRACE_HASH=0).
 #
 # Method: the step time of one process varies by more than the 3 % target
-# from one process to the next (CPU placement, clocks), so one run of each
-# says nothing.  Plain and traced processes are interleaved in ABBA order
-# (P T T P P T ...), KT_REFSTEP_PAIRS pairs per mode (default 10 eager, 6
-# compile), each timing 100 steps after 5 warm-up steps, all pinned to the
-# same CPUs.  The overhead is median(traced) / median(plain) - 1 over the
-# per-process medians; the spread of the plain runs is printed beside it.
-# Compile mode first runs once untimed so that both sides load Inductor's
-# and Triton's kernels from the same warm caches.
-#   BENCH  capture-refstep-<mode>-overhead  in %, with medians and spreads
-#   RESULT capture-refstep-<mode>           checksums identical, overhead <= 3 %
+# from one process to the next (on an H100: 8.4 to 12.1 ms for the same
+# plain eager step), so one run of each says nothing.  Two measurements:
+#  1. in one traced process (bench/gpu/refstep_ab.py): blocks of 10 steps
+#     traced and paused (ktrace_pause(), include/ktrace.h) alternate in ABBA
+#     order, 30 rounds; this removes the process-to-process spread and is
+#     what the 3 % target is checked on;
+#  2. across processes: plain and traced ref_step.py processes interleaved
+#     in ABBA order, KT_REFSTEP_PAIRS pairs (default 6 eager, 4 compile),
+#     100 steps each after 5 warm-up steps, pinned to the same CPUs; the
+#     overhead of the median per-process step time, with both ranges.
+# Compile mode runs (1) first, which also fills Inductor's and Triton's
+# caches, so every process of (2) loads the same compiled kernels.
+#   BENCH  capture-refstep-<mode>-overhead-inprocess  (1), in %
+#   BENCH  capture-refstep-<mode>-overhead            (2), in %, with ranges
+#   RESULT capture-refstep-<mode>   (1) <= 3 %, and checksums of (2) identical
 set -u
 cd "$(dirname "$0")/../.."
 B=${KT_BUILD:-$PWD/build}
@@ -47,11 +52,27 @@ traced() {
 
 for mode in eager compile; do
 	flag=
-	pairs=${KT_REFSTEP_PAIRS:-10}
+	pairs=${KT_REFSTEP_PAIRS:-6}
 	if [ $mode = compile ]; then
 		flag=--compile
-		pairs=${KT_REFSTEP_PAIRS_COMPILE:-6}
-		plain $mode $flag "$T/$mode.warm"
+		pairs=${KT_REFSTEP_PAIRS_COMPILE:-4}
+	fi
+	KTRACE_OUTPUT="$T/ab-$mode-%p.ktrace" KTRACE_HASH=0 KTRACE_QUIET=1 KTRACE_OVERWRITE=1 LD_PRELOAD="$B/libktrace.so" \
+		$PIN timeout 300 python3 bench/gpu/refstep_ab.py $flag >"$T/$mode.ab" 2>"$T/$mode.ab.err"
+	grep -v '^OVERHEAD' "$T/$mode.ab"
+	abt=$(ls -t "$T"/ab-$mode-*.ktrace 2>/dev/null | head -n 1)
+	[ -n "$abt" ] && "$B/ktrace-dump" --summary "$abt" 2>&1 | grep "counters\|host time" | cut -c1-400
+	ab=$(sed -n 's/^OVERHEAD //p' "$T/$mode.ab")
+	if [ "$pairs" = 0 ]; then # KT_REFSTEP_PAIRS=0: the in-process measurement only
+		if [ -z "$ab" ]; then
+			echo "RESULT|capture-refstep-$mode|FAIL|in-process measurement failed: $(tail -n 2 "$T/$mode.ab.err" | tr '\n' ' ' | cut -c1-300)"
+		elif [ "$(awk -v o="$ab" 'BEGIN{print (o <= 3.0) ? 1 : 0}')" = 1 ]; then
+			echo "RESULT|capture-refstep-$mode|PASS|overhead $ab % <= 3 % in one process (process pairs not run)"
+		else
+			echo "RESULT|capture-refstep-$mode|FAIL|overhead $ab % > 3 % in one process (process pairs not run)"
+		fi
+		rm -f "$T"/*.ktrace
+		continue
 	fi
 	for r in $(seq "$pairs"); do
 		if [ $((r % 2)) = 1 ]; then
@@ -89,17 +110,20 @@ PY
 	echo "BENCH|capture-refstep-$mode-overhead|$o|%|median ms/step plain $2 (range $4-$5), ktrace $3 (range $6-$7); median paired $8 %; $9 + ${10} processes x $STEPS steps, KTRACE_HASH=0"
 	tr=$(ls -t "$T"/$mode-*.ktrace 2>/dev/null | head -n 1)
 	[ -n "$tr" ] && [ -x "$B/ktrace-dump" ] && "$B/ktrace-dump" --summary "$tr" 2>&1 | grep -m 3 "summary\|counters" | cut -c1-300
-	ok=$(awk -v o="$o" 'BEGIN{print (o <= 3.0) ? 1 : 0}')
+	ok=0
+	[ -n "$ab" ] && ok=$(awk -v o="$ab" 'BEGIN{print (o <= 3.0) ? 1 : 0}')
 	bad=0
 	for r in $(seq "$pairs"); do
 		[ "$(sum "$T/$mode.traced.$r")" = "$cp" ] || bad=$((bad + 1))
 	done
 	if [ -z "$cp" ] || [ "$cp" != "$ct" ] || [ $bad != 0 ]; then
 		echo "RESULT|capture-refstep-$mode|FAIL|checksum with ktrace differs from $cp without in $bad of $pairs runs"
+	elif [ -z "$ab" ]; then
+		echo "RESULT|capture-refstep-$mode|FAIL|in-process measurement failed: $(tail -n 2 "$T/$mode.ab.err" | tr '\n' ' ' | cut -c1-300)"
 	elif [ "$ok" = 1 ]; then
-		echo "RESULT|capture-refstep-$mode|PASS|overhead $o % <= 3 % (median of $pairs interleaved processes each), checksums identical"
+		echo "RESULT|capture-refstep-$mode|PASS|overhead $ab % <= 3 % in one process (across $pairs+$pairs processes: $o %), checksums identical"
 	else
-		echo "RESULT|capture-refstep-$mode|FAIL|overhead $o % > 3 % (median of $pairs interleaved processes each), checksums identical"
+		echo "RESULT|capture-refstep-$mode|FAIL|overhead $ab % > 3 % in one process (across $pairs+$pairs processes: $o %), checksums identical"
 	fi
 	rm -f "$T"/*.ktrace
 done

@@ -399,6 +399,26 @@ static void test_pause_resume(void **state)
 	}
 }
 
+/* Self-timing: every 16th launch of a kernel already seen is timed (the
+ * first launch, with its one-time work, is not). */
+static void test_self_timing(void **state)
+{
+	struct axpy_args g;
+	struct ktrace_launch_args a;
+	int i;
+
+	(void)state;
+	fake_axpy(0xf1);
+	axpy_init(&g, 1, 2);
+	a = launch_args(0xf1, g.kp, NULL);
+	for (i = 0; i < 33; i++) /* seq 0 (first launch), 16 and 32 */
+		ktrace_on_launch(&a, fake_real, &real_marker);
+	trace_end();
+	assert_int_equal(trace_count(KTRACE_REC_LAUNCH), 33);
+	assert_int_equal(trace_counter(KTRACE_CTR_SELF_SAMPLES), 2);
+	assert_true(trace_counter(KTRACE_CTR_SELF_NS) > 0);
+}
+
 static void test_launch_kernel_filter(void **state)
 {
 	struct axpy_args g;
@@ -746,6 +766,7 @@ int main(void)
 		cmocka_unit_test_setup(test_launch_range_filter, setup),
 		cmocka_unit_test_setup(test_launch_kernel_filter, setup),
 		cmocka_unit_test_setup(test_pause_resume, setup),
+		cmocka_unit_test_setup(test_self_timing, setup),
 		cmocka_unit_test_setup(test_hash_handshake, setup),
 		cmocka_unit_test_setup(test_many_pointers_in_a_struct, setup),
 		cmocka_unit_test_setup(test_alloc_free_vmm, setup),

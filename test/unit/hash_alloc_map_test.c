@@ -242,7 +242,7 @@ static void extents(const uint64_t *p, unsigned n, uint64_t max, uint64_t *len, 
 	for (unsigned i = 0; i < n; i++)
 		if (!ktrace_alloc_map_lookup(p[i], &a[i]))
 			memset(&a[i], 0, sizeof(a[i]));
-	ktrace_alloc_map_extents(p, a, n, max, len, capped);
+	ktrace_alloc_map_extents(p, a, NULL, n, max, len, capped);
 }
 
 static uint64_t ext1(uint64_t p, uint64_t max, uint8_t *capped)
@@ -285,8 +285,7 @@ static void test_extent_cap(void **st)
 }
 
 /* A pool larger than the cap (XLA's preallocated arena): a region with no
- * known start above it is cut at the longest bounded region seen in that
- * pool (at least 1 MiB), not at the cap. */
+ * known start above it is cut at 1 MiB, not at the cap. */
 static void test_extent_pool_open_end(void **st)
 {
 	uint64_t base = 0x200000000ull, p[2], len[2];
@@ -294,7 +293,7 @@ static void test_extent_pool_open_end(void **st)
 
 	(void)st;
 	ktrace_alloc_map_insert(base, 1024 * MiB, KTRACE_ALLOC_DEVICE, 0);
-	/* first sight: nothing bounded yet, 1 MiB */
+	/* first sight: nothing bounded, 1 MiB */
 	assert_int_equal(ext1(base + 8 * MiB, 256 * MiB, &c[0]), 1 * MiB);
 	assert_int_equal(c[0], 1);
 	/* two tensors of one launch: the first bounded (4 MiB), the last open */
@@ -303,11 +302,46 @@ static void test_extent_pool_open_end(void **st)
 	extents(p, 2, 256 * MiB, len, c);
 	assert_int_equal(len[0], 4 * MiB);
 	assert_int_equal(c[0], 0);
-	assert_int_equal(len[1], 4 * MiB); /* longest bounded region so far */
+	assert_int_equal(len[1], 1 * MiB);
 	assert_int_equal(c[1], 1);
+	/* a later launch: the seen start 20 MiB bounds 16 MiB again */
+	assert_int_equal(ext1(base + 16 * MiB, 256 * MiB, &c[0]), 4 * MiB);
+	assert_int_equal(c[0], 0);
 	/* an allocation no larger than the cap keeps "to the end" */
 	ktrace_alloc_map_insert(0x10000000, 64 * MiB, KTRACE_ALLOC_DEVICE, 0);
 	assert_int_equal(ext1(0x10000000 + 4096, 256 * MiB, &c[0]), 64 * MiB - 4096);
+	assert_int_equal(c[0], 0);
+}
+
+/* Struct words in a pool (cuBLAS/CUTLASS argument blocks: integer pairs
+ * that happen to fall in a 64 GiB arena): hashed at most 1 MiB when only
+ * other words of the launch bound them, and never recorded as seen starts,
+ * so they cannot bound the regions of later launches. */
+static void test_extent_pool_struct_words(void **st)
+{
+	uint64_t base = 0x300000000ull, p[3], len[3];
+	uint8_t c[3], in_struct[3] = { 1, 1, 0 };
+	struct ktrace_alloc_info a[3];
+
+	(void)st;
+	ktrace_alloc_map_insert(base, 16384 * MiB, KTRACE_ALLOC_VMM, 0);
+	p[0] = base + 4096 * MiB + 0x64; /* (100, 4) read as one word */
+	p[1] = base + 8192 * MiB + 8;    /* (8, 8) */
+	p[2] = base + 2 * MiB;           /* a real pointer argument */
+	for (int i = 0; i < 3; i++)
+		assert_true(ktrace_alloc_map_lookup(p[i], &a[i]));
+	ktrace_alloc_map_extents(p, a, in_struct, 3, 256 * MiB, len, c);
+	assert_int_equal(len[0], 1 * MiB); /* bounded only by p[1], 4 GiB away */
+	assert_int_equal(c[0], 1);
+	assert_int_equal(len[1], 1 * MiB);
+	assert_int_equal(c[1], 1);
+	assert_int_equal(len[2], 1 * MiB); /* open-ended: the struct words above do not bound it */
+	assert_int_equal(c[2], 1);
+	/* later: a tensor below the integer pair is not bounded by it */
+	assert_int_equal(ext1(base + 4095 * MiB, 256 * MiB, &c[0]), 1 * MiB);
+	assert_int_equal(c[0], 1);
+	/* but by the real pointer seen before */
+	assert_int_equal(ext1(base + 1 * MiB, 256 * MiB, &c[0]), 1 * MiB);
 	assert_int_equal(c[0], 0);
 }
 
@@ -464,6 +498,7 @@ int main(void)
 		cmocka_unit_test_setup(test_extent_alone, reset_map),
 		cmocka_unit_test_setup(test_extent_cap, reset_map),
 		cmocka_unit_test_setup(test_extent_pool_open_end, reset_map),
+		cmocka_unit_test_setup(test_extent_pool_struct_words, reset_map),
 		cmocka_unit_test_setup(test_extent_same_launch, reset_map),
 		cmocka_unit_test_setup(test_extent_seen_starts, reset_map),
 		cmocka_unit_test_setup(test_extent_reserve_not_hashed, reset_map),
