@@ -1,46 +1,86 @@
 /* format/ktrace_format.c: encode and decode every record type of the trace format.
  *
  * Owns the byte layout documented in docs/format.md.  Every field is written
- * and read explicitly little-endian, byte by byte through the le_* helpers,
- * so the layout does not depend on the host or on struct padding.  Decoders
+ * and read explicitly little-endian through the le / rd helpers (one move on
+ * a little-endian host, bytes elsewhere), so the layout does not depend on
+ * the host or on struct padding.  Decoders
  * check every length against the record size before touching a byte.
  */
 #include "ktrace_format.h"
 
 #include <string.h>
+#include "common/hotpath.h"
 
-/* ---- little-endian helpers --------------------------------------------- */
+/* ---- little-endian helpers ---------------------------------------------
+ * On a little-endian host a field is one unaligned move (memcpy); elsewhere
+ * it is assembled byte by byte.  Either way the bytes on disk are the same. */
 
-static void le16(uint8_t *p, uint16_t v)
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define KT_HOST_LE 1
+#else
+#define KT_HOST_LE 0
+#endif
+
+static inline void le16(uint8_t *p, uint16_t v)
 {
+	if (KT_HOST_LE) {
+		memcpy(p, &v, 2);
+		return;
+	}
 	p[0] = (uint8_t)v;
 	p[1] = (uint8_t)(v >> 8);
 }
 
-static void le32(uint8_t *p, uint32_t v)
+static inline void le32(uint8_t *p, uint32_t v)
 {
+	if (KT_HOST_LE) {
+		memcpy(p, &v, 4);
+		return;
+	}
 	for (int i = 0; i < 4; i++)
 		p[i] = (uint8_t)(v >> (8 * i));
 }
 
-static void le64(uint8_t *p, uint64_t v)
+static inline void le64(uint8_t *p, uint64_t v)
 {
+	if (KT_HOST_LE) {
+		memcpy(p, &v, 8);
+		return;
+	}
 	for (int i = 0; i < 8; i++)
 		p[i] = (uint8_t)(v >> (8 * i));
 }
 
-static uint16_t rd16(const uint8_t *p)
+static inline uint16_t rd16(const uint8_t *p)
 {
+	uint16_t v;
+
+	if (KT_HOST_LE) {
+		memcpy(&v, p, 2);
+		return v;
+	}
 	return (uint16_t)(p[0] | (p[1] << 8));
 }
 
-static uint32_t rd32(const uint8_t *p)
+static inline uint32_t rd32(const uint8_t *p)
 {
+	uint32_t v;
+
+	if (KT_HOST_LE) {
+		memcpy(&v, p, 4);
+		return v;
+	}
 	return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24);
 }
 
-static uint64_t rd64(const uint8_t *p)
+static inline uint64_t rd64(const uint8_t *p)
 {
+	uint64_t v;
+
+	if (KT_HOST_LE) {
+		memcpy(&v, p, 8);
+		return v;
+	}
 	return (uint64_t)rd32(p) | ((uint64_t)rd32(p + 4) << 32);
 }
 
@@ -342,7 +382,7 @@ int ktrace_kernel_param(const struct ktrace_rec_kernel *r, uint32_t i, struct kt
 }
 
 /* ---- LAUNCH ------------------------------------------------------------ */
-
+KT_HOT
 size_t ktrace_encode_launch(void *buf, size_t cap, const struct ktrace_rec_launch *r,
 			    const struct ktrace_region *regions, size_t *regions_off)
 {

@@ -47,6 +47,7 @@
 #include <zstd.h>
 
 #include "output_path.h"
+#include "common/hotpath.h"
 
 #define MAX_COUNTERS 64
 #define MAX_BUFS 4096
@@ -141,7 +142,7 @@ static pthread_once_t tls_once = PTHREAD_ONCE_INIT;
 static pthread_mutex_t live_mu = PTHREAD_MUTEX_INITIALIZER;
 static struct ktrace_writer *live_list;
 static _Atomic uint64_t next_gen = 1;
-
+KT_HOT
 uint64_t ktrace_now_ns(void)
 {
 	struct timespec ts;
@@ -195,7 +196,7 @@ static void futex_wait(_Atomic uint32_t *a, uint32_t v, uint64_t ns)
 	struct timespec ts = { (time_t)(ns / 1000000000ull), (long)(ns % 1000000000ull) };
 	syscall(SYS_futex, (uint32_t *)a, FUTEX_WAIT_PRIVATE, v, &ts, NULL, 0);
 }
-
+KT_COLD
 static void wake_consumer(struct ktrace_writer *w)
 {
 	atomic_fetch_add(&w->wake, 1);
@@ -203,7 +204,7 @@ static void wake_consumer(struct ktrace_writer *w)
 }
 
 /* ---- counters ------------------------------------------------------------ */
-
+KT_HOT
 void ktrace_writer_count(struct ktrace_writer *w, uint32_t id, uint64_t delta)
 {
 	if (!w || id >= MAX_COUNTERS || !delta)
@@ -219,7 +220,7 @@ uint64_t ktrace_writer_counter(const struct ktrace_writer *w, uint32_t id)
 		return 0;
 	return atomic_load_explicit(&((struct ktrace_writer *)w)->ctr[id], memory_order_relaxed);
 }
-
+KT_COLD
 static void drop(struct ktrace_writer *w, size_t size)
 {
 	ktrace_writer_count(w, KTRACE_CTR_RECORDS_DROPPED, 1);
@@ -247,7 +248,7 @@ static void make_key(void)
 	if (pthread_key_create(&tls_key, tls_exit))
 		report("trace writer: pthread_key_create failed; buffers of exited threads are not reused");
 }
-
+KT_COLD
 static struct tbuf *claim_buf(struct ktrace_writer *w)
 {
 	struct tbuf *b = NULL;
@@ -292,7 +293,7 @@ static struct tbuf *claim_buf(struct ktrace_writer *w)
 }
 
 /* Wait (bounded) until `need` bytes are free after head.  0 when they are. */
-static int wait_space(struct ktrace_writer *w, struct tbuf *b, uint64_t head, uint64_t need)
+KT_COLD static int wait_space(struct ktrace_writer *w, struct tbuf *b, uint64_t head, uint64_t need)
 {
 	uint64_t cap = b->mask + 1;
 	b->cached_tail = atomic_load_explicit(&b->tail, memory_order_acquire);
@@ -327,7 +328,7 @@ static int wait_space(struct ktrace_writer *w, struct tbuf *b, uint64_t head, ui
 	ktrace_writer_count(w, KTRACE_CTR_PRODUCER_WAIT_NS, ktrace_now_ns() - t0);
 	return ok;
 }
-
+KT_HOT
 void *ktrace_writer_reserve(struct ktrace_writer *w, size_t size)
 {
 	if (!w)
@@ -365,7 +366,7 @@ dropped:
 	drop(w, size);
 	return NULL;
 }
-
+KT_HOT
 void ktrace_writer_commit(struct ktrace_writer *w, void *rec)
 {
 	if (!w || !rec || tl.gen != w->gen || !tl.buf)
@@ -388,12 +389,25 @@ void ktrace_writer_commit(struct ktrace_writer *w, void *rec)
 	uint64_t head = b->res_pos + size;
 	atomic_store_explicit(&b->head, head, memory_order_release);
 	atomic_store_explicit(&b->busy, 0, memory_order_release);
+
 	if (head - b->cached_tail > (b->mask + 1) / 4 &&
 	    atomic_load_explicit(&w->sleeping, memory_order_relaxed)) {
 		b->cached_tail = atomic_load_explicit(&b->tail, memory_order_acquire);
 		if (head - b->cached_tail > (b->mask + 1) / 4)
 			wake_consumer(w);
 	}
+}
+KT_HOT
+void ktrace_writer_prefetch(struct ktrace_writer *w, size_t size)
+{
+	if (!w || tl.gen != w->gen || !tl.buf)
+		return;
+	struct tbuf *b = tl.buf;
+	uint64_t head = atomic_load_explicit(&b->head, memory_order_relaxed);
+	if (size > 4096)
+		size = 4096;
+	for (uint64_t off = 0; off < size; off += 64)
+		__builtin_prefetch(b->data + ((head + off) & b->mask), 1, 3);
 }
 
 int ktrace_writer_append(struct ktrace_writer *w, const void *rec, size_t size)

@@ -26,6 +26,7 @@
 #include "common/log.h"
 #include "format/ktrace_format.h"
 #include "interpose/alloc_map.h"
+#include "common/hotpath.h"
 
 #define POOL_MAX 64          /* snapshot buffers, all sizes together */
 #define SEEN_MAX 1024        /* seen starts kept per allocation (LRU beyond) */
@@ -426,13 +427,13 @@ void ktrace_alloc_map_remove_range(uint64_t base, uint64_t size)
 }
 
 /* ---- public: queries ---------------------------------------------------------- */
-
+KT_HOT
 int ktrace_alloc_map_maybe(uint64_t addr)
 {
 	return addr >= atomic_load_explicit(&range_lo, memory_order_relaxed) &&
 	       addr < atomic_load_explicit(&range_hi, memory_order_relaxed);
 }
-
+KT_HOT
 int ktrace_alloc_map_lookup(uint64_t addr, struct ktrace_alloc_info *out)
 {
 	struct snap *s;

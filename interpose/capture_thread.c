@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "driver_real.h"
+#include "common/hotpath.h"
 
 static __thread struct ktrace_capture_tls *tls_scratch __attribute__((tls_model("initial-exec")));
 static __thread uint32_t tls_tid __attribute__((tls_model("initial-exec")));
@@ -85,7 +86,7 @@ int ktrace_capture_tls_rec(struct ktrace_capture_tls *t, size_t n)
 	t->rec_cap = cap;
 	return 0;
 }
-
+KT_HOT
 struct ktrace_capture_tls *ktrace_capture_tls(void)
 {
 	struct ktrace_capture_tls *t = tls_scratch;
@@ -105,7 +106,7 @@ struct ktrace_capture_tls *ktrace_capture_tls(void)
 	tls_scratch = t;
 	return t;
 }
-
+KT_HOT
 uint32_t ktrace_capture_tid(void)
 {
 	unsigned g = atomic_load_explicit(&fork_gen, memory_order_relaxed);
@@ -116,7 +117,7 @@ uint32_t ktrace_capture_tid(void)
 	}
 	return tls_tid;
 }
-
+KT_HOT
 CUcontext ktrace_capture_context(int32_t *device)
 {
 	struct ktrace_capture_tls *t = tls_scratch;

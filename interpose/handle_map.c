@@ -3,6 +3,7 @@
 #include "handle_map.h"
 
 #include <stdlib.h>
+#include "common/hotpath.h"
 
 struct ktrace_hm_slot {
 	_Atomic uint64_t key;
@@ -34,7 +35,7 @@ static struct ktrace_hm_table *hm_alloc(uint64_t cap)
 		t->mask = cap - 1;
 	return t;
 }
-
+KT_HOT
 void *ktrace_handle_map_get(struct ktrace_handle_map *m, uint64_t key)
 {
 	struct ktrace_hm_table *t = atomic_load_explicit(&m->table, memory_order_acquire);

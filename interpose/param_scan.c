@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include <cuda.h>
+#include "common/hotpath.h"
 
 struct ktrace_param_layout *ktrace_param_layout_new(uint32_t nparams, const uint32_t *offsets,
 						    const uint32_t *sizes, const uint8_t *kinds,
@@ -97,7 +98,7 @@ static int extra_buffer(void **extra, const void **ptr, size_t *size)
 	*size = *sp;
 	return 0;
 }
-
+KT_HOT
 uint32_t ktrace_params_assemble(const struct ktrace_param_layout *l, void **kernel_params, void **extra,
 				uint8_t *buf, uint32_t cap, uint32_t *flags)
 {
@@ -159,6 +160,11 @@ void ktrace_alloc_cache_invalidate(void)
 	atomic_fetch_add_explicit(&alloc_gen, 1, memory_order_release);
 }
 
+static inline struct ktrace_alloc_cache_slot *cache_slot(struct ktrace_alloc_cache *c, uint64_t v)
+{
+	return &c->slot[((v >> 21) * 0x9e3779b97f4a7c15ull) >> 54 & (KTRACE_ALLOC_CACHE_SLOTS - 1)];
+}
+
 /* The allocation holding v, from the cache or the map (then cached). */
 static inline int find_alloc(uint64_t v, struct ktrace_alloc_info *a, struct ktrace_alloc_cache *c, uint64_t gen)
 {
@@ -166,7 +172,7 @@ static inline int find_alloc(uint64_t v, struct ktrace_alloc_info *a, struct ktr
 
 	if (!c)
 		return v && ktrace_alloc_map_maybe(v) && ktrace_alloc_map_lookup(v, a);
-	s = &c->slot[((v >> 21) * 0x9e3779b97f4a7c15ull) >> 54 & (KTRACE_ALLOC_CACHE_SLOTS - 1)];
+	s = cache_slot(c, v);
 	if (s->gen == gen && v - s->base < s->size) {
 		a->base = s->base;
 		a->size = s->size;
@@ -183,7 +189,7 @@ static inline int find_alloc(uint64_t v, struct ktrace_alloc_info *a, struct ktr
 	s->gen = gen;
 	return 1;
 }
-
+KT_HOT
 uint32_t ktrace_params_scan(const struct ktrace_param_layout *l, const uint8_t *buf, uint32_t len,
 			    struct ktrace_region *out, struct ktrace_alloc_info *allocs, uint32_t max,
 			    struct ktrace_alloc_cache *cache)

@@ -22,6 +22,7 @@
 #include "meta_worker.h"
 #include "module_image.h"
 #include "tracer.h"
+#include "common/hotpath.h"
 
 pthread_mutex_t ktrace_registry_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t parse_done = PTHREAD_COND_INITIALIZER;
@@ -468,7 +469,7 @@ void ktrace_on_kernel_function(CUkernel kh, CUfunction f)
 out:
 	registry_unlock();
 }
-
+KT_HOT
 struct ktrace_kernel_entry *ktrace_registry_lookup(uint64_t handle)
 {
 	return ktrace_handle_map_get(&kernels_by_handle, handle);

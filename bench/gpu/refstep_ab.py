@@ -32,7 +32,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--compile", action="store_true")
-    p.add_argument("--rounds", type=int, default=30)
+    p.add_argument("--rounds", type=int, default=60)
     p.add_argument("--block", type=int, default=10)
     p.add_argument("--warmup", type=int, default=5)
     p.add_argument("--label", default=None)

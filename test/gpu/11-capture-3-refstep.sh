@@ -9,7 +9,7 @@
 # plain eager step), so one run of each says nothing.  Two measurements:
 #  1. in one traced process (bench/gpu/refstep_ab.py): blocks of 10 steps
 #     traced and paused (ktrace_pause(), include/ktrace.h) alternate in ABBA
-#     order, 30 rounds; this removes the process-to-process spread and is
+#     order, 60 rounds; this removes the process-to-process spread and is
 #     what the 3 % target is checked on;
 #  2. across processes: plain and traced ref_step.py processes interleaved
 #     in ABBA order, KT_REFSTEP_PAIRS pairs (default 6 eager, 4 compile),
