@@ -434,6 +434,13 @@ int ktrace_alloc_map_maybe(uint64_t addr)
 	       addr < atomic_load_explicit(&range_hi, memory_order_relaxed);
 }
 KT_HOT
+void ktrace_alloc_map_range(uint64_t *lo, uint64_t *hi)
+{
+	*lo = atomic_load_explicit(&range_lo, memory_order_relaxed);
+	*hi = atomic_load_explicit(&range_hi, memory_order_relaxed);
+}
+
+KT_HOT
 int ktrace_alloc_map_lookup(uint64_t addr, struct ktrace_alloc_info *out)
 {
 	struct snap *s;

@@ -31,6 +31,8 @@ void ktrace_alloc_map_remove_range(uint64_t base, uint64_t size);
 int ktrace_alloc_map_lookup(uint64_t addr, struct ktrace_alloc_info *out);
 /* Quick reject: 0 if addr is outside [lowest base, highest end) of all allocations. */
 int ktrace_alloc_map_maybe(uint64_t addr);
+/* That range, read once (a launch's scan tests every word against it). */
+void ktrace_alloc_map_range(uint64_t *lo, uint64_t *hi);
 
 /* Extent policy for hashing the buffer a pointer refers to (docs/format.md,
  * "Hash extents").  ptrs[0..n) are the pointer words of ONE launch with their

@@ -160,6 +160,8 @@ void ktrace_alloc_cache_invalidate(void)
 	atomic_fetch_add_explicit(&alloc_gen, 1, memory_order_release);
 }
 
+#define SCAN_MRU 4 /* allocations of one launch's last hits, checked first */
+
 static inline struct ktrace_alloc_cache_slot *cache_slot(struct ktrace_alloc_cache *c, uint64_t v)
 {
 	return &c->slot[((v >> 21) * 0x9e3779b97f4a7c15ull) >> 54 & (KTRACE_ALLOC_CACHE_SLOTS - 1)];
@@ -195,13 +197,16 @@ uint32_t ktrace_params_scan(const struct ktrace_param_layout *l, const uint8_t *
 			    struct ktrace_alloc_cache *cache)
 {
 	uint32_t w, nwords = len / 8, n = 0;
-	/* The allocation of the previous hit: a launch's pointers often fall
-	 * into one allocation (a caching allocator's segment).  Valid for
+	/* The allocations of the last hits: a launch's pointers often fall
+	 * into a few allocations (a caching allocator's segments).  Valid for
 	 * this launch only. */
-	struct ktrace_alloc_info last = { 0, 0, 0, -1 };
+	struct ktrace_alloc_info last[SCAN_MRU];
+	unsigned nlast = 0, k;
 	uint64_t gen = atomic_load_explicit(&alloc_gen, memory_order_acquire);
-	uint64_t v;
+	uint64_t v, lo, span;
 
+	ktrace_alloc_map_range(&lo, &span);
+	span -= lo; /* words with v - lo >= span lie outside every allocation */
 	if (l && l->nwords < nwords)
 		nwords = l->nwords;
 	for (w = 0; w < nwords && n < max; w++) {
@@ -215,12 +220,16 @@ uint32_t ktrace_params_scan(const struct ktrace_param_layout *l, const uint8_t *
 			fl = l->word_struct[w] ? KTRACE_REGIONF_IN_STRUCT : 0;
 		}
 		memcpy(&v, buf + 8 * w, 8);
-		if (v - last.base < last.size) {
-			allocs[n] = last;
+		if (v - lo >= span)
+			continue; /* most words: sizes, strides, flags */
+		for (k = 0; k < nlast && v - last[k].base >= last[k].size; k++)
+			;
+		if (k < nlast) {
+			allocs[n] = last[k];
 		} else {
 			if (!find_alloc(v, &allocs[n], cache, gen))
 				continue;
-			last = allocs[n];
+			last[nlast < SCAN_MRU ? nlast++ : (n % SCAN_MRU)] = allocs[n];
 		}
 		out[n].param_offset = 8 * w;
 		out[n].ordinal = ord;
