@@ -15,6 +15,8 @@
 #     in ABBA order, KT_REFSTEP_PAIRS pairs (default 6 eager, 4 compile),
 #     100 steps each after 5 warm-up steps, pinned to the same CPUs; the
 #     overhead of the median per-process step time, with both ranges.
+# KT_REFSTEP_PIN=0 runs the processes unpinned, KT_REFSTEP_AB=0 skips (1),
+# KT_REFSTEP_MODES picks the modes (default "eager compile").
 # Compile mode runs (1) first, which also fills Inductor's and Triton's
 # caches, so every process of (2) loads the same compiled kernels.
 #   BENCH  capture-refstep-<mode>-overhead-inprocess  (1), in %
@@ -35,7 +37,7 @@ export TORCHINDUCTOR_CACHE_DIR=$T/inductor-cache TRITON_CACHE_DIR=$T/triton-cach
 STEPS=${KT_REFSTEP_STEPS:-100}
 PIN=
 ncpu=$(nproc)
-if command -v taskset >/dev/null 2>&1 && [ "$ncpu" -ge 8 ]; then
+if [ "${KT_REFSTEP_PIN:-1}" = 1 ] && command -v taskset >/dev/null 2>&1 && [ "$ncpu" -ge 8 ]; then
 	PIN="taskset -c 2-7"
 fi
 
@@ -50,13 +52,14 @@ traced() {
 		$PIN timeout 200 python3 "$REF" $2 --steps "$STEPS" --warmup 5 >"$3" 2>"$3.err"
 }
 
-for mode in eager compile; do
+for mode in ${KT_REFSTEP_MODES:-eager compile}; do
 	flag=
 	pairs=${KT_REFSTEP_PAIRS:-6}
 	if [ $mode = compile ]; then
 		flag=--compile
 		pairs=${KT_REFSTEP_PAIRS_COMPILE:-4}
 	fi
+	[ "${KT_REFSTEP_AB:-1}" = 1 ] &&
 	KTRACE_OUTPUT="$T/ab-$mode-%p.ktrace" KTRACE_HASH=0 KTRACE_QUIET=1 KTRACE_OVERWRITE=1 LD_PRELOAD="$B/libktrace.so" \
 		$PIN timeout 300 python3 bench/gpu/refstep_ab.py $flag >"$T/$mode.ab" 2>"$T/$mode.ab.err"
 	grep -v '^OVERHEAD' "$T/$mode.ab"
