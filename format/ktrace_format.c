@@ -382,15 +382,18 @@ int ktrace_kernel_param(const struct ktrace_rec_kernel *r, uint32_t i, struct kt
 }
 
 /* ---- LAUNCH ------------------------------------------------------------ */
-KT_HOT
-size_t ktrace_encode_launch(void *buf, size_t cap, const struct ktrace_rec_launch *r,
-			    const struct ktrace_region *regions, size_t *regions_off)
+/* LAUNCH without (params_off != NULL) or with its parameter bytes. */
+static inline __attribute__((always_inline)) size_t
+encode_launch(void *buf, size_t cap, const struct ktrace_rec_launch *r, const struct ktrace_region *regions,
+	      size_t *regions_off, size_t *params_off)
 {
 	uint32_t nreg = regions ? r->nregions : 0;
-	uint32_t np = r->param_bytes ? r->param_bytes_len : 0;
+	uint32_t np = r->param_bytes || params_off ? r->param_bytes_len : 0;
 	size_t size = pad8(KTRACE_LAUNCH_REGIONS_OFF + (size_t)nreg * KTRACE_REGION_DISK_SIZE + np);
 	if (regions_off)
 		*regions_off = KTRACE_LAUNCH_REGIONS_OFF;
+	if (params_off)
+		*params_off = KTRACE_LAUNCH_REGIONS_OFF + (size_t)nreg * KTRACE_REGION_DISK_SIZE;
 	if (size > cap)
 		return size;
 	uint8_t *b = buf;
@@ -425,9 +428,28 @@ size_t ktrace_encode_launch(void *buf, size_t cap, const struct ktrace_rec_launc
 		le64(e + KTRACE_REGION_PRE_HASH_OFF, g->pre_hash);
 		le64(e + KTRACE_REGION_POST_HASH_OFF, g->post_hash);
 	}
-	if (np)
+	if (!params_off && np)
 		memcpy(b + KTRACE_LAUNCH_REGIONS_OFF + (size_t)nreg * KTRACE_REGION_DISK_SIZE,
 		       r->param_bytes, np);
+	return size;
+}
+
+KT_HOT
+size_t ktrace_encode_launch(void *buf, size_t cap, const struct ktrace_rec_launch *r,
+			    const struct ktrace_region *regions, size_t *regions_off)
+{
+	return encode_launch(buf, cap, r, regions, regions_off, NULL);
+}
+
+KT_HOT
+size_t ktrace_encode_launch_head(void *buf, size_t cap, const struct ktrace_rec_launch *r,
+				 const struct ktrace_region *regions, size_t *params_off)
+{
+	size_t off = 0;
+	size_t size = encode_launch(buf, cap, r, regions, NULL, &off);
+
+	if (params_off)
+		*params_off = off;
 	return size;
 }
 

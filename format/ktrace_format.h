@@ -369,6 +369,12 @@ int ktrace_decode_module(const void *rec, size_t len, struct ktrace_rec_module *
 int ktrace_decode_module_image(const void *rec, size_t len, struct ktrace_rec_module_image *r);
 int ktrace_decode_kernel(const void *rec, size_t len, struct ktrace_rec_kernel *r);
 int ktrace_kernel_param(const struct ktrace_rec_kernel *r, uint32_t i, struct ktrace_param_desc *out);
+/* The same record without writing its parameter bytes: the size counts
+ * r->param_bytes_len of them (r->param_bytes is ignored) and *params_off says
+ * where the caller writes them (the encoder stops before).  For producers
+ * that assemble the parameters in place. */
+size_t ktrace_encode_launch_head(void *buf, size_t cap, const struct ktrace_rec_launch *r,
+				 const struct ktrace_region *regions, size_t *params_off);
 int ktrace_decode_launch(const void *rec, size_t len, struct ktrace_rec_launch *r);
 void ktrace_launch_region(const struct ktrace_rec_launch *r, uint32_t i, struct ktrace_region *out);
 int ktrace_decode_alloc(const void *rec, size_t len, struct ktrace_rec_alloc *r);

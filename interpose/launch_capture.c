@@ -99,12 +99,73 @@ static void prefetch_launch(const struct ktrace_param_layout *l, struct ktrace_c
 		prefetch_range(l->offset, (size_t)l->nparams * sizeof(uint32_t), 0);
 		prefetch_range(l->size, (size_t)l->nparams * sizeof(uint32_t), 0);
 	}
-	prefetch_range(t->params, bytes, 1);
-	if (nreg <= t->region_cap) {
-		prefetch_range(t->regions, nreg * sizeof(*t->regions), 1);
-		prefetch_range(t->allocs, nreg * sizeof(*t->allocs), 1);
+	if (t) {
+		prefetch_range(t->params, bytes, 1);
+		if (nreg <= t->region_cap) {
+			prefetch_range(t->regions, nreg * sizeof(*t->regions), 1);
+			prefetch_range(t->allocs, nreg * sizeof(*t->allocs), 1);
+		}
 	}
 	ktrace_writer_prefetch(w, 128 + (size_t)nreg * 56 + bytes);
+}
+
+/* Metadata mode with kernelParams and at most DIRECT_REGIONS candidate words
+ * (nearly every launch): the pointer scan reads the application's parameters
+ * where they are, the regions live on the stack, and the record is built in
+ * place in the writer's buffer with the parameters assembled straight into
+ * it.  The only memory written is the record itself: on a real program's
+ * cold cache the thread-local copies of the general path cost more than the
+ * work.  Same record as the general path. */
+#define DIRECT_REGIONS 32
+
+static CUresult capture_direct(const struct ktrace_launch_args *a, ktrace_real_launch_fn real, void *rctx,
+			       const struct ktrace_kernel_entry *k, struct ktrace_capture_tls *t, uint64_t seq,
+			       struct ktrace_writer *w)
+{
+	const struct ktrace_param_layout *l = k->layout;
+	struct ktrace_region regs[DIRECT_REGIONS];
+	struct ktrace_rec_launch r;
+	uint64_t t0 = ktrace_now_ns();
+	uint32_t n, i, pflags = 0;
+	size_t size, off = 0;
+	int32_t dev;
+	CUcontext cctx;
+	CUresult res;
+	uint8_t *p;
+
+	prefetch_launch(l, NULL, w);
+	n = ktrace_params_scan_kp(l, a->kernel_params, regs, DIRECT_REGIONS, &t->allocs_cache);
+	cctx = ktrace_capture_context(&dev);
+	memset(&r, 0, sizeof(r));
+	r.launch_seq = seq;
+	r.kernel_id = k->id;
+	r.context = (uint64_t)(uintptr_t)cctx;
+	r.stream = (uint64_t)(uintptr_t)a->stream;
+	r.tid = ktrace_capture_tid();
+	r.device = dev;
+	r.api = a->api;
+	r.flags = a->ptsz ? KTRACE_LAUNCHF_PTSZ : 0;
+	for (i = 0; i < 3; i++) {
+		r.grid[i] = a->grid[i];
+		r.block[i] = a->block[i];
+		r.cluster[i] = a->cluster[i];
+	}
+	r.shared_mem = a->shared_mem;
+	r.param_bytes_len = l->param_bytes;
+	r.nregions = n;
+	res = real(a, rctx);
+	r.result = (int32_t)res;
+	if (res != CUDA_SUCCESS)
+		r.flags |= KTRACE_LAUNCHF_FAILED;
+	size = ktrace_encode_launch_head(NULL, 0, &r, regs, &off);
+	p = ktrace_writer_reserve(w, size);
+	if (p) {
+		ktrace_encode_launch_head(p, size, &r, regs, &off);
+		ktrace_params_assemble(l, a->kernel_params, NULL, p + off, (uint32_t)(size - off), &pflags);
+		set_time(p, t0);
+		ktrace_writer_commit(w, p);
+	}
+	return res;
 }
 KT_HOT
 static CUresult capture(const struct ktrace_launch_args *a, ktrace_real_launch_fn real, void *rctx,
@@ -120,6 +181,8 @@ static CUresult capture(const struct ktrace_launch_args *a, ktrace_real_launch_f
 	CUcontext cctx;
 	CUresult res;
 
+	if (!ktrace_tracer.cfg.hash && a->kernel_params && l && l->ncand <= DIRECT_REGIONS)
+		return capture_direct(a, real, rctx, k, t, seq, w);
 	prefetch_launch(l, t, w);
 	len = ktrace_params_assemble(l, a->kernel_params, a->extra, t->params, KTRACE_PARAM_MAX_BYTES, &pflags);
 	maxn = (len + 7) / 8;

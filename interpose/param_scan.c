@@ -62,6 +62,8 @@ struct ktrace_param_layout *ktrace_param_layout_new(uint32_t nparams, const uint
 	l->param_bytes = end;
 	l->source = source;
 	l->nwords = nwords;
+	for (w = 0; w < nwords; w++)
+		l->ncand += wo[w] != KTRACE_WORD_NONE;
 	l->offset = off;
 	l->size = sz;
 	l->kind = kd;
@@ -191,24 +193,26 @@ static inline int find_alloc(uint64_t v, struct ktrace_alloc_info *a, struct ktr
 	s->gen = gen;
 	return 1;
 }
-KT_HOT
-uint32_t ktrace_params_scan(const struct ktrace_param_layout *l, const uint8_t *buf, uint32_t len,
-			    struct ktrace_region *out, struct ktrace_alloc_info *allocs, uint32_t max,
-			    struct ktrace_alloc_cache *cache)
+/* The scan of one launch's words.  The words come from an assembled buffer
+ * (buf) or straight from the application's kernelParams (kp: word w lies
+ * wholly inside parameter word_ordinal[w], by the layout's construction);
+ * allocs may be NULL.  Inlined into both entry points below. */
+static inline __attribute__((always_inline)) uint32_t
+scan_words(const struct ktrace_param_layout *l, const uint8_t *buf, void **kp, uint32_t nwords,
+	   struct ktrace_region *out, struct ktrace_alloc_info *allocs, uint32_t max,
+	   struct ktrace_alloc_cache *cache)
 {
-	uint32_t w, nwords = len / 8, n = 0;
+	uint32_t w, n = 0;
 	/* The allocations of the last hits: a launch's pointers often fall
 	 * into a few allocations (a caching allocator's segments).  Valid for
 	 * this launch only. */
-	struct ktrace_alloc_info last[SCAN_MRU];
+	struct ktrace_alloc_info last[SCAN_MRU], hit;
 	unsigned nlast = 0, k;
 	uint64_t gen = atomic_load_explicit(&alloc_gen, memory_order_acquire);
 	uint64_t v, lo, span;
 
 	ktrace_alloc_map_range(&lo, &span);
 	span -= lo; /* words with v - lo >= span lie outside every allocation */
-	if (l && l->nwords < nwords)
-		nwords = l->nwords;
 	for (w = 0; w < nwords && n < max; w++) {
 		uint16_t ord = KTRACE_WORD_NONE;
 		uint16_t fl = 0;
@@ -219,28 +223,59 @@ uint32_t ktrace_params_scan(const struct ktrace_param_layout *l, const uint8_t *
 				continue;
 			fl = l->word_struct[w] ? KTRACE_REGIONF_IN_STRUCT : 0;
 		}
-		memcpy(&v, buf + 8 * w, 8);
+		if (kp) {
+			const uint8_t *src = kp[ord];
+
+			if (!src)
+				continue;
+			memcpy(&v, src + (8 * w - l->offset[ord]), 8);
+		} else {
+			memcpy(&v, buf + 8 * w, 8);
+		}
 		if (v - lo >= span)
 			continue; /* most words: sizes, strides, flags */
 		for (k = 0; k < nlast && v - last[k].base >= last[k].size; k++)
 			;
 		if (k < nlast) {
-			allocs[n] = last[k];
+			hit = last[k];
 		} else {
-			if (!find_alloc(v, &allocs[n], cache, gen))
+			if (!find_alloc(v, &hit, cache, gen))
 				continue;
-			last[nlast < SCAN_MRU ? nlast++ : (n % SCAN_MRU)] = allocs[n];
+			last[nlast < SCAN_MRU ? nlast++ : (n % SCAN_MRU)] = hit;
 		}
+		if (allocs)
+			allocs[n] = hit;
 		out[n].param_offset = 8 * w;
 		out[n].ordinal = ord;
 		out[n].flags = fl;
 		out[n].ptr = v;
-		out[n].alloc_base = allocs[n].base;
-		out[n].alloc_size = allocs[n].size;
+		out[n].alloc_base = hit.base;
+		out[n].alloc_size = hit.size;
 		out[n].hash_len = 0;
 		out[n].pre_hash = 0;
 		out[n].post_hash = 0;
 		n++;
 	}
 	return n;
+}
+
+KT_HOT
+uint32_t ktrace_params_scan(const struct ktrace_param_layout *l, const uint8_t *buf, uint32_t len,
+			    struct ktrace_region *out, struct ktrace_alloc_info *allocs, uint32_t max,
+			    struct ktrace_alloc_cache *cache)
+{
+	uint32_t nwords = len / 8;
+
+	if (l && l->nwords < nwords)
+		nwords = l->nwords;
+	return scan_words(l, buf, NULL, nwords, out, allocs, max, cache);
+}
+
+KT_HOT
+uint32_t ktrace_params_scan_kp(const struct ktrace_param_layout *l, void **kernel_params,
+			       struct ktrace_region *out, uint32_t max, struct ktrace_alloc_cache *cache)
+{
+	if (!l || !kernel_params)
+		return 0;
+	return scan_words(l, NULL, kernel_params, l->nwords, out, NULL, max, cache);
 }

@@ -30,6 +30,7 @@ struct ktrace_param_layout {
 	uint32_t param_bytes;   /* end of the last parameter */
 	uint32_t source;        /* enum ktrace_layout_source */
 	uint32_t nwords;        /* ceil(param_bytes / 8) */
+	uint32_t ncand;         /* words that may hold a pointer (word_ordinal != NONE) */
 	const uint32_t *offset; /* [nparams] */
 	const uint32_t *size;   /* [nparams] */
 	const uint8_t *kind;    /* [nparams] enum ktrace_param_kind */
@@ -87,5 +88,12 @@ void ktrace_alloc_cache_invalidate(void) __attribute__((visibility("hidden")));
 uint32_t ktrace_params_scan(const struct ktrace_param_layout *l, const uint8_t *buf, uint32_t len,
 			    struct ktrace_region *out, struct ktrace_alloc_info *allocs, uint32_t max,
 			    struct ktrace_alloc_cache *cache) __attribute__((visibility("hidden")));
+
+/* The same scan reading the words straight from the application's
+ * kernelParams (no assembled copy), for a layout l; regions only.  Gives the
+ * regions ktrace_params_scan() gives on the assembled buffer. */
+uint32_t ktrace_params_scan_kp(const struct ktrace_param_layout *l, void **kernel_params,
+			       struct ktrace_region *out, uint32_t max, struct ktrace_alloc_cache *cache)
+	__attribute__((visibility("hidden")));
 
 #endif

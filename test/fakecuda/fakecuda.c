@@ -46,9 +46,29 @@ static char last_call[64];
 static unsigned long ncalls;
 static struct { const char *fn; unsigned long n; } counts[128];
 static pthread_mutex_t count_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+
+/* Fork-safe like a driver must be: a child forked while another thread
+ * was counting a call must not inherit count_lock held (the fork-storm
+ * tests launch in such children). */
+static void fork_prepare(void)
+{
+	pthread_mutex_lock(&count_lock);
+}
+
+static void fork_release(void)
+{
+	pthread_mutex_unlock(&count_lock);
+}
+
+static void register_atfork(void)
+{
+	pthread_atfork(fork_prepare, fork_release, fork_release);
+}
 
 static void note(const char *fn)
 {
+	pthread_once(&atfork_once, register_atfork);
 	pthread_mutex_lock(&count_lock);
 	snprintf(last_call, sizeof(last_call), "%s", fn);
 	ncalls++;

@@ -336,6 +336,46 @@ static void test_scan_two_ints_look_like_pointer(void **state)
 	free(l);
 }
 
+/* The scan straight from kernelParams (the metadata-mode launch path) finds
+ * exactly what assemble + scan find, skips a NULL parameter pointer, and
+ * the layout counts its candidate words. */
+static void test_scan_kernel_params_direct(void **state)
+{
+	struct ktrace_param_layout *l = mixed_layout(NULL);
+	struct s24 { uint64_t a, b, c; } st = { B_BASE, B_BASE + B_SIZE, A_BASE + A_SIZE - 1 };
+	int32_t n32 = 5;
+	uint64_t p = A_BASE + 64, d = A_BASE + 8;
+	char c = 'x';
+	void *kp[] = { &n32, &p, &st, &c, &d };
+	uint8_t buf[KTRACE_PARAM_MAX_BYTES + 8];
+	struct ktrace_region r1[16], r2[16];
+	struct ktrace_alloc_info a[16];
+	uint32_t flags, len, n1, n2, i;
+
+	(void)state;
+	assert_int_equal(l->ncand, 5); /* p, st (3 words), d */
+	len = ktrace_params_assemble(l, kp, NULL, buf, KTRACE_PARAM_MAX_BYTES, &flags);
+	n1 = ktrace_params_scan(l, buf, len, r1, a, 16, NULL);
+	n2 = ktrace_params_scan_kp(l, kp, r2, 16, NULL);
+	assert_int_equal(n1, 4);
+	assert_int_equal(n2, n1);
+	for (i = 0; i < n1; i++) {
+		assert_int_equal(r2[i].param_offset, r1[i].param_offset);
+		assert_int_equal(r2[i].ordinal, r1[i].ordinal);
+		assert_int_equal(r2[i].flags, r1[i].flags);
+		assert_int_equal(r2[i].ptr, r1[i].ptr);
+		assert_int_equal(r2[i].alloc_base, r1[i].alloc_base);
+		assert_int_equal(r2[i].alloc_size, r1[i].alloc_size);
+	}
+	/* max bounds it; a NULL parameter pointer is skipped, as assemble does */
+	assert_int_equal(ktrace_params_scan_kp(l, kp, r2, 2, NULL), 2);
+	kp[2] = NULL;
+	assert_int_equal(ktrace_params_scan_kp(l, kp, r2, 16, NULL), 2);
+	assert_int_equal(r2[1].param_offset, 48);
+	assert_int_equal(ktrace_params_scan_kp(NULL, kp, r2, 16, NULL), 0);
+	free(l);
+}
+
 static void test_scan_aten_array_and_tensor_lists(void **state)
 {
 	/* ATen's Array<char*, 3> (24 bytes) then an int64 numel, then a
@@ -532,6 +572,7 @@ int main(void)
 		cmocka_unit_test(test_assemble_extra),
 		cmocka_unit_test_setup_teardown(test_scan_layout, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_scan_two_ints_look_like_pointer, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_scan_kernel_params_direct, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_scan_aten_array_and_tensor_lists, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_scan_alternating_and_freed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_scan_cache, setup, teardown),
