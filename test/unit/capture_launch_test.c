@@ -530,6 +530,69 @@ static void test_hash_handshake(void **state)
 	ktrace_tracer.cfg.hash = 0;
 }
 
+/* Metadata mode has two builders of a LAUNCH record: the direct one
+ * (kernelParams, at most 32 candidate words: built in the writer's buffer
+ * from the application's parameters) and the general one (extra, or more
+ * candidates).  The same launch gives the same record through both, bar the
+ * EXTRA flag and the sequence number. */
+static void test_direct_and_general_records_equal(void **state)
+{
+	struct fake_func f = { 0xf5, 0, "mixed", 5, { 0, 8, 16, 40, 48 }, { 4, 8, 24, 1, 8 } };
+	uint8_t buf[56];
+	int32_t n32 = 7;
+	uint64_t p = A_BASE + 64, d = B_BASE + 8, st[3] = { B_BASE, 0x1234, A_BASE + A_SIZE - 8 };
+	char c = 'q';
+	void *kp[5] = { &n32, &p, st, &c, &d };
+	size_t size = sizeof(buf);
+	void *extra[] = { CU_LAUNCH_PARAM_BUFFER_POINTER, buf, CU_LAUNCH_PARAM_BUFFER_SIZE, &size, CU_LAUNCH_PARAM_END };
+	struct ktrace_launch_args a;
+	struct ktrace_rec_launch r1, r2;
+	struct ktrace_region g1, g2;
+	uint32_t i;
+
+	(void)state;
+	memset(buf, 0, sizeof(buf));
+	memcpy(buf + 0, &n32, 4);
+	memcpy(buf + 8, &p, 8);
+	memcpy(buf + 16, st, 24);
+	memcpy(buf + 40, &c, 1);
+	memcpy(buf + 48, &d, 8);
+	fake_driver_add(&f);
+	ktrace_on_alloc(A_BASE, A_SIZE, KTRACE_ALLOC_DEVICE, NULL);
+	ktrace_on_alloc(B_BASE, B_SIZE, KTRACE_ALLOC_DEVICE, NULL);
+	a = launch_args(0xf5, kp, NULL);
+	ktrace_on_launch(&a, fake_real, &real_marker);   /* first launch: registry work */
+	ktrace_on_launch(&a, fake_real, &real_marker);   /* direct */
+	a = launch_args(0xf5, NULL, extra);
+	ktrace_on_launch(&a, fake_real, &real_marker);   /* general */
+	trace_end();
+	decode_launch(1, &r1);
+	decode_launch(2, &r2);
+	assert_int_equal(r1.flags, 0);
+	assert_int_equal(r2.flags, KTRACE_LAUNCHF_EXTRA);
+	assert_int_equal(r1.kernel_id, r2.kernel_id);
+	assert_int_equal(r1.param_bytes_len, 56);
+	assert_int_equal(r2.param_bytes_len, 56);
+	assert_memory_equal(r1.param_bytes, buf, 56);
+	assert_memory_equal(r2.param_bytes, buf, 56);
+	assert_int_equal(r1.nregions, 4); /* p, st[0], st[2], d */
+	assert_int_equal(r2.nregions, r1.nregions);
+	for (i = 0; i < r1.nregions; i++) {
+		ktrace_launch_region(&r1, i, &g1);
+		ktrace_launch_region(&r2, i, &g2);
+		assert_int_equal(g1.param_offset, g2.param_offset);
+		assert_int_equal(g1.ordinal, g2.ordinal);
+		assert_int_equal(g1.flags, g2.flags);
+		assert_int_equal(g1.ptr, g2.ptr);
+		assert_int_equal(g1.alloc_base, g2.alloc_base);
+		assert_int_equal(g1.alloc_size, g2.alloc_size);
+	}
+	assert_int_equal(r1.grid[0], r2.grid[0]);
+	assert_int_equal(r1.stream, r2.stream);
+	assert_int_equal(r1.context, r2.context);
+	assert_int_equal(r1.result, r2.result);
+}
+
 static void test_many_pointers_in_a_struct(void **state)
 {
 	/* One 4 KiB by-value struct holding 512 pointers (more than the initial scratch). */
@@ -768,6 +831,7 @@ int main(void)
 		cmocka_unit_test_setup(test_pause_resume, setup),
 		cmocka_unit_test_setup(test_self_timing, setup),
 		cmocka_unit_test_setup(test_hash_handshake, setup),
+		cmocka_unit_test_setup(test_direct_and_general_records_equal, setup),
 		cmocka_unit_test_setup(test_many_pointers_in_a_struct, setup),
 		cmocka_unit_test_setup(test_alloc_free_vmm, setup),
 		cmocka_unit_test_setup(test_copies_and_sets, setup),
