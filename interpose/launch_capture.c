@@ -109,6 +109,33 @@ static void prefetch_launch(const struct ktrace_param_layout *l, struct ktrace_c
 	ktrace_writer_prefetch(w, 128 + (size_t)nreg * 56 + bytes);
 }
 
+/* The fields of a LAUNCH record every builder fills the same way (regions
+ * and parameter bytes are the builder's).  Returns the current context. */
+static CUcontext fill_launch(struct ktrace_rec_launch *r, const struct ktrace_launch_args *a,
+			     const struct ktrace_kernel_entry *k, uint64_t seq, uint32_t pflags)
+{
+	CUcontext cctx;
+	int32_t dev;
+
+	cctx = ktrace_capture_context(&dev);
+	memset(r, 0, sizeof(*r));
+	r->launch_seq = seq;
+	r->kernel_id = k->id;
+	r->context = (uint64_t)(uintptr_t)cctx;
+	r->stream = (uint64_t)(uintptr_t)a->stream;
+	r->tid = ktrace_capture_tid();
+	r->device = dev;
+	r->api = a->api;
+	r->flags = pflags | (a->ptsz ? KTRACE_LAUNCHF_PTSZ : 0);
+	for (int i = 0; i < 3; i++) {
+		r->grid[i] = a->grid[i];
+		r->block[i] = a->block[i];
+		r->cluster[i] = a->cluster[i];
+	}
+	r->shared_mem = a->shared_mem;
+	return cctx;
+}
+
 /* Metadata mode with kernelParams and at most DIRECT_REGIONS candidate words
  * (nearly every launch): the pointer scan reads the application's parameters
  * where they are, the regions live on the stack, and the record is built in
@@ -126,31 +153,14 @@ static CUresult capture_direct(const struct ktrace_launch_args *a, ktrace_real_l
 	struct ktrace_region regs[DIRECT_REGIONS];
 	struct ktrace_rec_launch r;
 	uint64_t t0 = ktrace_now_ns();
-	uint32_t n, i, pflags = 0;
+	uint32_t n, pflags = 0;
 	size_t size, off = 0;
-	int32_t dev;
-	CUcontext cctx;
 	CUresult res;
 	uint8_t *p;
 
 	prefetch_launch(l, NULL, w);
 	n = ktrace_params_scan_kp(l, a->kernel_params, regs, DIRECT_REGIONS, &t->allocs_cache);
-	cctx = ktrace_capture_context(&dev);
-	memset(&r, 0, sizeof(r));
-	r.launch_seq = seq;
-	r.kernel_id = k->id;
-	r.context = (uint64_t)(uintptr_t)cctx;
-	r.stream = (uint64_t)(uintptr_t)a->stream;
-	r.tid = ktrace_capture_tid();
-	r.device = dev;
-	r.api = a->api;
-	r.flags = a->ptsz ? KTRACE_LAUNCHF_PTSZ : 0;
-	for (i = 0; i < 3; i++) {
-		r.grid[i] = a->grid[i];
-		r.block[i] = a->block[i];
-		r.cluster[i] = a->cluster[i];
-	}
-	r.shared_mem = a->shared_mem;
+	fill_launch(&r, a, k, seq, 0);
 	r.param_bytes_len = l->param_bytes;
 	r.nregions = n;
 	res = real(a, rctx);
@@ -177,7 +187,6 @@ static CUresult capture(const struct ktrace_launch_args *a, ktrace_real_launch_f
 	uint64_t t0 = ktrace_now_ns();
 	uint32_t pflags = 0, len, n, maxn, i;
 	size_t size, regions_off = 0;
-	int32_t dev;
 	CUcontext cctx;
 	CUresult res;
 
@@ -189,23 +198,7 @@ static CUresult capture(const struct ktrace_launch_args *a, ktrace_real_launch_f
 	if (maxn > t->region_cap && ktrace_capture_tls_regions(t, maxn))
 		maxn = t->region_cap;
 	n = ktrace_params_scan(l, t->params, len, t->regions, t->allocs, maxn, &t->allocs_cache);
-	cctx = ktrace_capture_context(&dev);
-
-	memset(&r, 0, sizeof(r));
-	r.launch_seq = seq;
-	r.kernel_id = k->id;
-	r.context = (uint64_t)(uintptr_t)cctx;
-	r.stream = (uint64_t)(uintptr_t)a->stream;
-	r.tid = ktrace_capture_tid();
-	r.device = dev;
-	r.api = a->api;
-	r.flags = pflags | (a->ptsz ? KTRACE_LAUNCHF_PTSZ : 0);
-	for (i = 0; i < 3; i++) {
-		r.grid[i] = a->grid[i];
-		r.block[i] = a->block[i];
-		r.cluster[i] = a->cluster[i];
-	}
-	r.shared_mem = a->shared_mem;
+	cctx = fill_launch(&r, a, k, seq, pflags);
 	r.param_bytes_len = len;
 	r.nregions = n;
 	r.param_bytes = t->params;
