@@ -2,5 +2,5 @@
 # a cold CPU cache (fake driver; see docs/perf-capture.md).
 BENCHES += capture_cold
 capture_cold_SRCS = bench/capture_cold.c interpose/launch_capture.c interpose/memory_events.c \
-	interpose/control.c $(CAPTURE_TEST_OBJS_SRCS)
+	interpose/control.c interpose/tracer_note.c $(CAPTURE_TEST_OBJS_SRCS)
 capture_cold_LIBS := -lcmocka

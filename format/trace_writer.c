@@ -142,6 +142,7 @@ static pthread_once_t tls_once = PTHREAD_ONCE_INIT;
 static pthread_mutex_t live_mu = PTHREAD_MUTEX_INITIALIZER;
 static struct ktrace_writer *live_list;
 static _Atomic uint64_t next_gen = 1;
+
 KT_HOT
 uint64_t ktrace_now_ns(void)
 {
@@ -196,6 +197,7 @@ static void futex_wait(_Atomic uint32_t *a, uint32_t v, uint64_t ns)
 	struct timespec ts = { (time_t)(ns / 1000000000ull), (long)(ns % 1000000000ull) };
 	syscall(SYS_futex, (uint32_t *)a, FUTEX_WAIT_PRIVATE, v, &ts, NULL, 0);
 }
+
 KT_COLD
 static void wake_consumer(struct ktrace_writer *w)
 {
@@ -204,6 +206,7 @@ static void wake_consumer(struct ktrace_writer *w)
 }
 
 /* ---- counters ------------------------------------------------------------ */
+
 KT_HOT
 void ktrace_writer_count(struct ktrace_writer *w, uint32_t id, uint64_t delta)
 {
@@ -220,6 +223,7 @@ uint64_t ktrace_writer_counter(const struct ktrace_writer *w, uint32_t id)
 		return 0;
 	return atomic_load_explicit(&((struct ktrace_writer *)w)->ctr[id], memory_order_relaxed);
 }
+
 KT_COLD
 static void drop(struct ktrace_writer *w, size_t size)
 {
@@ -248,6 +252,7 @@ static void make_key(void)
 	if (pthread_key_create(&tls_key, tls_exit))
 		report("trace writer: pthread_key_create failed; buffers of exited threads are not reused");
 }
+
 KT_COLD
 static struct tbuf *claim_buf(struct ktrace_writer *w)
 {
@@ -328,6 +333,7 @@ KT_COLD static int wait_space(struct ktrace_writer *w, struct tbuf *b, uint64_t 
 	ktrace_writer_count(w, KTRACE_CTR_PRODUCER_WAIT_NS, ktrace_now_ns() - t0);
 	return ok;
 }
+
 KT_HOT
 void *ktrace_writer_reserve(struct ktrace_writer *w, size_t size)
 {
@@ -366,6 +372,7 @@ dropped:
 	drop(w, size);
 	return NULL;
 }
+
 KT_HOT
 void ktrace_writer_commit(struct ktrace_writer *w, void *rec)
 {
@@ -389,7 +396,6 @@ void ktrace_writer_commit(struct ktrace_writer *w, void *rec)
 	uint64_t head = b->res_pos + size;
 	atomic_store_explicit(&b->head, head, memory_order_release);
 	atomic_store_explicit(&b->busy, 0, memory_order_release);
-
 	if (head - b->cached_tail > (b->mask + 1) / 4 &&
 	    atomic_load_explicit(&w->sleeping, memory_order_relaxed)) {
 		b->cached_tail = atomic_load_explicit(&b->tail, memory_order_acquire);
@@ -397,6 +403,7 @@ void ktrace_writer_commit(struct ktrace_writer *w, void *rec)
 			wake_consumer(w);
 	}
 }
+
 KT_HOT
 void ktrace_writer_prefetch(struct ktrace_writer *w, size_t size)
 {

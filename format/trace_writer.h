@@ -48,11 +48,11 @@ struct ktrace_writer *ktrace_writer_open(const struct ktrace_writer_opts *o, cha
 void *ktrace_writer_reserve(struct ktrace_writer *w, size_t size);
 /* Publish a reserved record: fills prefix.seq and prefix.time_ns (time_ns only if 0). */
 void ktrace_writer_commit(struct ktrace_writer *w, void *rec);
-/* reserve + memcpy + commit.  Returns 0, or -1 if dropped. */
 /* Start fetching, for writing, the next `size` bytes (at most 4 KiB) of the
  * calling thread's buffer, so that a record reserved a little later does not
  * stall on cache misses (a hint; does nothing for a thread without one). */
 void ktrace_writer_prefetch(struct ktrace_writer *w, size_t size);
+/* reserve + memcpy + commit.  Returns 0, or -1 if dropped. */
 int ktrace_writer_append(struct ktrace_writer *w, const void *rec, size_t size);
 
 /* Add to a counter (enum ktrace_counter_id); written in COUNTERS records. */

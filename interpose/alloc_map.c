@@ -427,12 +427,14 @@ void ktrace_alloc_map_remove_range(uint64_t base, uint64_t size)
 }
 
 /* ---- public: queries ---------------------------------------------------------- */
+
 KT_HOT
 int ktrace_alloc_map_maybe(uint64_t addr)
 {
 	return addr >= atomic_load_explicit(&range_lo, memory_order_relaxed) &&
 	       addr < atomic_load_explicit(&range_hi, memory_order_relaxed);
 }
+
 KT_HOT
 void ktrace_alloc_map_range(uint64_t *lo, uint64_t *hi)
 {

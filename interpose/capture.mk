@@ -3,5 +3,5 @@
 CAPTURE_SRCS := interpose/handle_map.c interpose/param_scan.c interpose/capture_thread.c \
 	interpose/registry.c interpose/meta_worker.c interpose/launch_capture.c \
 	interpose/memory_events.c interpose/module_image.c interpose/kernel_record.c \
-	interpose/control.c
+	interpose/control.c interpose/tracer_note.c
 LIB_SRCS += $(CAPTURE_SRCS)

@@ -86,6 +86,7 @@ int ktrace_capture_tls_rec(struct ktrace_capture_tls *t, size_t n)
 	t->rec_cap = cap;
 	return 0;
 }
+
 KT_HOT
 struct ktrace_capture_tls *ktrace_capture_tls(void)
 {
@@ -106,6 +107,7 @@ struct ktrace_capture_tls *ktrace_capture_tls(void)
 	tls_scratch = t;
 	return t;
 }
+
 KT_HOT
 uint32_t ktrace_capture_tid(void)
 {
@@ -117,6 +119,7 @@ uint32_t ktrace_capture_tid(void)
 	}
 	return tls_tid;
 }
+
 KT_HOT
 CUcontext ktrace_capture_context(int32_t *device)
 {

@@ -10,32 +10,18 @@
 
 #include "../include/ktrace.h"
 #include "format/ktrace_format.h"
-#include "format/trace_writer.h"
 #include "interpose/intercept.h"
 #include "interpose/tracer.h"
 
 static void set_paused(int on)
 {
-	struct ktrace_writer *w;
 	char text[96];
-	uint8_t rec[192];
-	size_t size;
 
 	if (atomic_exchange(&ktrace_tracer.paused, on) == on)
 		return;
-	w = ktrace_tracer.writer;
-	if (!w)
-		return;
 	snprintf(text, sizeof(text), "tracing %s at launch_seq %llu", on ? "paused" : "resumed",
 		 (unsigned long long)atomic_load_explicit(&ktrace_tracer.launch_seq, memory_order_relaxed));
-	struct ktrace_rec_note n = {
-		.level = KTRACE_NOTE_INFO,
-		.code = on ? KTRACE_NOTE_CODE_PAUSED : KTRACE_NOTE_CODE_RESUMED,
-		.text = { text, (uint16_t)strlen(text) },
-	};
-	size = ktrace_encode_note(rec, sizeof(rec), &n);
-	if (size && size <= sizeof(rec))
-		ktrace_writer_append(w, rec, size);
+	ktrace_tracer_note(KTRACE_NOTE_INFO, on ? KTRACE_NOTE_CODE_PAUSED : KTRACE_NOTE_CODE_RESUMED, text);
 }
 
 KTRACE_EXPORT void ktrace_pause(void)

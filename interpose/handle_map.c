@@ -35,6 +35,7 @@ static struct ktrace_hm_table *hm_alloc(uint64_t cap)
 		t->mask = cap - 1;
 	return t;
 }
+
 KT_HOT
 void *ktrace_handle_map_get(struct ktrace_handle_map *m, uint64_t key)
 {

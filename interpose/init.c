@@ -69,7 +69,6 @@ static __thread __attribute__((tls_model("initial-exec"))) int init_here;
 
 static uint64_t start_rt_ns, start_mono_ns;
 static atomic_int traced_pid;     /* pid whose trace is open, 0 if none */
-static atomic_int ending;         /* the END record is being / was written */
 static int hash_started;
 static int fork_child;            /* this process is a fork child following the parent */
 static int handlers_installed;    /* on_exit, signals, atfork: once per process image */
@@ -100,7 +99,6 @@ void ktrace_tracer_disable_feature(uint32_t code, const char *fmt, ...)
 {
 	char text[512];
 	va_list ap;
-	struct ktrace_writer *w;
 
 	if (code < 256) {
 		uint64_t bit = 1ull << (code % 64);
@@ -112,19 +110,7 @@ void ktrace_tracer_disable_feature(uint32_t code, const char *fmt, ...)
 	vsnprintf(text, sizeof(text), fmt, ap);
 	va_end(ap);
 	KT_WARN("%s", text);
-	w = ktrace_tracer.writer;
-	if (w && !atomic_load(&ending)) {
-		_Alignas(8) uint8_t rec[640];
-		struct ktrace_rec_note n = {
-			.level = KTRACE_NOTE_DISABLED,
-			.code = code,
-			.text = { text, (uint16_t)strlen(text) },
-		};
-		size_t size = ktrace_encode_note(rec, sizeof(rec), &n);
-
-		if (size && size <= sizeof(rec))
-			ktrace_writer_append(w, rec, size);
-	}
+	ktrace_tracer_note(KTRACE_NOTE_DISABLED, code, text);
 }
 
 /* ---- the end of the trace -------------------------------------------------- */
@@ -136,7 +122,7 @@ static int claim_end(void)
 
 	if (!w || atomic_load(&traced_pid) != (int)syscall(SYS_getpid))
 		return 0;
-	if (atomic_exchange(&ending, 1))
+	if (atomic_exchange(&ktrace_tracer.ending, 1))
 		return 0;
 	atomic_store_explicit(&ktrace_tracer.active, 0, memory_order_release);
 	return 1;
@@ -274,7 +260,7 @@ static void after_fork_child(void)
 		ktrace_hash_pipeline_abandon_after_fork();
 	hash_started = 0;
 	atomic_store(&traced_pid, 0);
-	atomic_store(&ending, 0);
+	atomic_store(&ktrace_tracer.ending, 0);
 	atomic_store(&ktrace_tracer.launch_seq, 0);
 	ktrace_real_driver_after_fork();
 	if (was_tracing && ktrace_tracer.cfg.follow_fork) {

@@ -177,6 +177,7 @@ static CUresult capture_direct(const struct ktrace_launch_args *a, ktrace_real_l
 	}
 	return res;
 }
+
 KT_HOT
 static CUresult capture(const struct ktrace_launch_args *a, ktrace_real_launch_fn real, void *rctx,
 			const struct ktrace_kernel_entry *k, struct ktrace_capture_tls *t, uint64_t seq,
@@ -290,6 +291,7 @@ static CUresult capture_timed(const struct ktrace_launch_args *a, ktrace_real_la
 	ktrace_writer_count(w, KTRACE_CTR_SELF_NS, total > tr.ns ? total - tr.ns : 0);
 	return res;
 }
+
 KT_HOT
 CUresult ktrace_on_launch(const struct ktrace_launch_args *a, ktrace_real_launch_fn real, void *ctx)
 {

@@ -146,6 +146,15 @@ void ktrace_on_unmap(uint64_t base, uint64_t size)
 	APPEND(ktrace_encode_free, &r);
 }
 
+/* The operation number of a copy or set (shared with launches, so they
+ * order among them); 0 when tracing is paused (ktrace_pause()): the number is
+ * taken anyway, as a paused launch takes one, and nothing is recorded. */
+static int take_op_seq(uint64_t *op_seq)
+{
+	*op_seq = atomic_fetch_add_explicit(&ktrace_tracer.launch_seq, 1, memory_order_relaxed);
+	return !atomic_load_explicit(&ktrace_tracer.paused, memory_order_relaxed);
+}
+
 void ktrace_on_memcpy(uint64_t dst, uint64_t src, uint64_t bytes, uint32_t dir, uint32_t flags, CUstream stream,
 		      CUresult res, const void *host_src)
 {
@@ -154,8 +163,7 @@ void ktrace_on_memcpy(uint64_t dst, uint64_t src, uint64_t bytes, uint32_t dir, 
 	uint64_t max = (flags & KTRACE_COPYF_ASYNC) ? SRC_DIGEST_ASYNC_MAX : SRC_DIGEST_SYNC_MAX;
 
 	memset(&r, 0, sizeof(r));
-	r.op_seq = atomic_fetch_add_explicit(&ktrace_tracer.launch_seq, 1, memory_order_relaxed);
-	if (atomic_load_explicit(&ktrace_tracer.paused, memory_order_relaxed))
+	if (!take_op_seq(&r.op_seq))
 		return;
 	r.dst = dst;
 	r.src = src;
@@ -181,8 +189,7 @@ void ktrace_on_memset(uint64_t dst, uint64_t value, uint32_t elem_size, uint64_t
 	int32_t dev;
 
 	memset(&r, 0, sizeof(r));
-	r.op_seq = atomic_fetch_add_explicit(&ktrace_tracer.launch_seq, 1, memory_order_relaxed);
-	if (atomic_load_explicit(&ktrace_tracer.paused, memory_order_relaxed))
+	if (!take_op_seq(&r.op_seq))
 		return;
 	r.dst = dst;
 	r.count = count;

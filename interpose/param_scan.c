@@ -100,6 +100,7 @@ static int extra_buffer(void **extra, const void **ptr, size_t *size)
 	*size = *sp;
 	return 0;
 }
+
 KT_HOT
 uint32_t ktrace_params_assemble(const struct ktrace_param_layout *l, void **kernel_params, void **extra,
 				uint8_t *buf, uint32_t cap, uint32_t *flags)
@@ -193,6 +194,7 @@ static inline int find_alloc(uint64_t v, struct ktrace_alloc_info *a, struct ktr
 	s->gen = gen;
 	return 1;
 }
+
 /* The scan of one launch's words.  The words come from an assembled buffer
  * (buf) or straight from the application's kernelParams (kp: word w lies
  * wholly inside parameter word_ordinal[w], by the layout's construction);

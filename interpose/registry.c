@@ -469,6 +469,7 @@ void ktrace_on_kernel_function(CUkernel kh, CUfunction f)
 out:
 	registry_unlock();
 }
+
 KT_HOT
 struct ktrace_kernel_entry *ktrace_registry_lookup(uint64_t handle)
 {

@@ -37,6 +37,7 @@ struct ktrace_tracer {
 	struct ktrace_config cfg;
 	atomic_ullong launch_seq;    /* next launch / copy operation number */
 	atomic_int paused;           /* ktrace_pause(): launches and copies not recorded */
+	atomic_int ending;           /* the END record is being / was written */
 };
 
 extern struct ktrace_tracer ktrace_tracer __attribute__((visibility("hidden")));
@@ -66,5 +67,9 @@ enum ktrace_feature_code {
  * code) and a NOTE record (level DISABLED) in the trace. */
 void ktrace_tracer_disable_feature(uint32_t code, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3), visibility("hidden")));
+
+/* Append a NOTE record (enum ktrace_note_level, code, text) to the trace, if
+ * one is open and not being ended. */
+void ktrace_tracer_note(uint32_t level, uint32_t code, const char *text) __attribute__((visibility("hidden")));
 
 #endif

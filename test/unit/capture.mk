@@ -26,6 +26,6 @@ capture_registry_test_SRCS := test/unit/capture_registry_test.c $(CAPTURE_TEST_O
 capture_registry_test_LIBS := -lcmocka
 TESTS += capture_launch_test
 capture_launch_test_SRCS := test/unit/capture_launch_test.c interpose/launch_capture.c interpose/memory_events.c \
-	interpose/control.c \
+	interpose/control.c interpose/tracer_note.c \
 	$(CAPTURE_TEST_OBJS_SRCS)
 capture_launch_test_LIBS := -lcmocka

@@ -1,0 +1,27 @@
+/* interpose/tracer_note.c: NOTE records from the tracer (features turned
+ * off, tracing paused and resumed): ktrace_tracer_note(), see tracer.h. */
+#include <stdatomic.h>
+#include <string.h>
+
+#include "format/ktrace_format.h"
+#include "format/trace_writer.h"
+#include "interpose/tracer.h"
+
+void ktrace_tracer_note(uint32_t level, uint32_t code, const char *text)
+{
+	struct ktrace_writer *w = ktrace_tracer.writer;
+	_Alignas(8) uint8_t rec[640];
+	size_t len = strlen(text);
+	struct ktrace_rec_note n = {
+		.level = level,
+		.code = code,
+		.text = { text, (uint16_t)(len < 512 ? len : 511) },
+	};
+	size_t size;
+
+	if (!w || atomic_load(&ktrace_tracer.ending))
+		return;
+	size = ktrace_encode_note(rec, sizeof(rec), &n);
+	if (size && size <= sizeof(rec))
+		ktrace_writer_append(w, rec, size);
+}
