@@ -46,6 +46,7 @@
 
 #include <zstd.h>
 
+#include "le_bytes.h"
 #include "output_path.h"
 #include "common/hotpath.h"
 
@@ -149,25 +150,6 @@ uint64_t ktrace_now_ns(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static void put_le64(uint8_t *p, uint64_t v)
-{
-	for (int i = 0; i < 8; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static uint64_t get_le64(const uint8_t *p)
-{
-	uint64_t v = 0;
-	for (int i = 7; i >= 0; i--)
-		v = (v << 8) | p[i];
-	return v;
-}
-
-static uint32_t get_le32(const uint8_t *p)
-{
-	return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24);
 }
 
 /* One line on stderr with a single write(2); format/ depends on libc only. */
@@ -382,7 +364,7 @@ void ktrace_writer_commit(struct ktrace_writer *w, void *rec)
 	uint8_t *p = rec;
 	if (!atomic_load_explicit(&b->busy, memory_order_relaxed) || p != b->data + (b->res_pos & b->mask))
 		return;
-	uint32_t size = get_le32(p + 4);
+	uint32_t size = rd32(p + 4);
 	uint16_t type = (uint16_t)(p[0] | (p[1] << 8));
 	if (type == 0 || size < KTRACE_RECORD_PREFIX_SIZE || size % KTRACE_RECORD_ALIGN ||
 	    size > b->res_size) {
@@ -390,9 +372,9 @@ void ktrace_writer_commit(struct ktrace_writer *w, void *rec)
 		drop(w, b->res_size);
 		return;
 	}
-	put_le64(p + 8, atomic_fetch_add_explicit(&w->seq, 1, memory_order_relaxed));
-	if (!get_le64(p + 16))
-		put_le64(p + 16, ktrace_now_ns());
+	le64(p + 8, atomic_fetch_add_explicit(&w->seq, 1, memory_order_relaxed));
+	if (!rd64(p + 16))
+		le64(p + 16, ktrace_now_ns());
 	uint64_t head = b->res_pos + size;
 	atomic_store_explicit(&b->head, head, memory_order_release);
 	atomic_store_explicit(&b->busy, 0, memory_order_release);
@@ -546,8 +528,8 @@ static void make_room(struct ktrace_writer *w, uint64_t size)
 /* A record made by the consumer itself (COUNTERS, END): seq and time here. */
 static void feed_own(struct ktrace_writer *w, uint8_t *rec, size_t size)
 {
-	put_le64(rec + 8, atomic_fetch_add(&w->seq, 1));
-	put_le64(rec + 16, ktrace_now_ns());
+	le64(rec + 8, atomic_fetch_add(&w->seq, 1));
+	le64(rec + 16, ktrace_now_ns());
 	make_room(w, size);
 	feed(w, rec, size, 1);
 }
@@ -566,7 +548,7 @@ static size_t drain_buf(struct ktrace_writer *w, struct tbuf *b)
 			tail += b->mask + 1 - pos;
 			continue;
 		}
-		make_room(w, get_le32(p + 4));
+		make_room(w, rd32(p + 4));
 		uint64_t room_flush = w->flush_bytes > w->unflushed ? w->flush_bytes - w->unflushed : 0;
 		uint64_t room_frame = w->frame_bytes > w->frame_in ? w->frame_bytes - w->frame_in : 0;
 		uint64_t room = room_flush < room_frame ? room_flush : room_frame;
@@ -575,7 +557,7 @@ static size_t drain_buf(struct ktrace_writer *w, struct tbuf *b)
 			const uint8_t *q = p + span;
 			if (q[0] == 0 && q[1] == 0)
 				break;
-			uint32_t size = get_le32(q + 4);
+			uint32_t size = rd32(q + 4);
 			if (nrec && span + size > room)
 				break;
 			span += size;
@@ -758,8 +740,8 @@ static int write_start(struct ktrace_writer *w, const struct ktrace_rec_header *
 		return -1;
 	}
 	ktrace_encode_header(rec, size, h);
-	put_le64(rec + 8, atomic_fetch_add(&w->seq, 1));
-	put_le64(rec + 16, h->start_monotonic_ns ? h->start_monotonic_ns : ktrace_now_ns());
+	le64(rec + 8, atomic_fetch_add(&w->seq, 1));
+	le64(rec + 16, h->start_monotonic_ns ? h->start_monotonic_ns : ktrace_now_ns());
 	w->now_ns = ktrace_now_ns();
 	feed(w, rec, size, 1);
 	free(rec);

@@ -28,6 +28,7 @@
 
 #include "common/log.h"
 #include "format/ktrace_format.h"
+#include "format/le_bytes.h"
 #include "format/trace_writer.h"
 #include "hashkern/hashkern_abi.h"
 #include "hashkern/ktrace_digest.h"
@@ -340,23 +341,6 @@ static int job_done(const struct job *j)
 	return 1;
 }
 
-static inline void put_le64(uint8_t *p, uint64_t v)
-{
-	for (int i = 0; i < 8; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static inline uint16_t get_le16(const uint8_t *p)
-{
-	return (uint16_t)(p[0] | (p[1] << 8));
-}
-
-static inline void put_le16(uint8_t *p, uint16_t v)
-{
-	p[0] = (uint8_t)v;
-	p[1] = (uint8_t)(v >> 8);
-}
-
 /* Patch the results that landed into j->rec and append it.  with_post: the
  * post-hash may be used (not for abandoned jobs whose post never ran). */
 static void job_emit(struct job *j, int ring_valid)
@@ -372,19 +356,19 @@ static void job_emit(struct job *j, int ring_valid)
 		for (uint32_t k = 0; k < gr->n; k++) {
 			uint32_t h = gr->first + k;
 			uint8_t *e = j->rec + j->regions_off + (size_t)j->ridx[h] * KTRACE_REGION_DISK_SIZE;
-			uint16_t fl = get_le16(e + KTRACE_REGION_FLAGS_OFF);
+			uint16_t fl = rd16(e + KTRACE_REGION_FLAGS_OFF);
 
 			if (pre_ok) {
-				put_le64(e + KTRACE_REGION_PRE_HASH_OFF,
+				le64(e + KTRACE_REGION_PRE_HASH_OFF,
 					 ktrace_digest_finalize(j->c->host[gr->pre_off + k], j->len[h]));
 				fl |= KTRACE_REGIONF_PRE;
 			}
 			if (post_ok) {
-				put_le64(e + KTRACE_REGION_POST_HASH_OFF,
+				le64(e + KTRACE_REGION_POST_HASH_OFF,
 					 ktrace_digest_finalize(j->c->host[gr->post_off + k], j->len[h]));
 				fl |= KTRACE_REGIONF_POST;
 			}
-			put_le16(e + KTRACE_REGION_FLAGS_OFF, fl);
+			le16(e + KTRACE_REGION_FLAGS_OFF, fl);
 		}
 	}
 	if (missing)
