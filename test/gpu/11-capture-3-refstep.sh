@@ -52,6 +52,17 @@ traced() {
 		$PIN timeout 200 python3 "$REF" $2 --steps "$STEPS" --warmup 5 >"$3" 2>"$3.err"
 }
 
+# The RESULT line of a mode from the in-process overhead $ab (target <= 3 %).
+ab_result() {
+	if [ -z "$ab" ]; then
+		echo "RESULT|capture-refstep-$mode|FAIL|in-process measurement failed: $(tail -n 2 "$T/$mode.ab.err" | tr '\n' ' ' | cut -c1-300)"
+	elif [ "$(awk -v o="$ab" 'BEGIN{print (o <= 3.0) ? 1 : 0}')" = 1 ]; then
+		echo "RESULT|capture-refstep-$mode|PASS|overhead $ab % <= 3 % in one process $1"
+	else
+		echo "RESULT|capture-refstep-$mode|FAIL|overhead $ab % > 3 % in one process $1"
+	fi
+}
+
 for mode in ${KT_REFSTEP_MODES:-eager compile}; do
 	flag=
 	pairs=${KT_REFSTEP_PAIRS:-6}
@@ -59,21 +70,21 @@ for mode in ${KT_REFSTEP_MODES:-eager compile}; do
 		flag=--compile
 		pairs=${KT_REFSTEP_PAIRS_COMPILE:-4}
 	fi
-	[ "${KT_REFSTEP_AB:-1}" = 1 ] &&
-	KTRACE_OUTPUT="$T/ab-$mode-%p.ktrace" KTRACE_HASH=0 KTRACE_QUIET=1 KTRACE_OVERWRITE=1 LD_PRELOAD="$B/libktrace.so" \
-		$PIN timeout 300 python3 bench/gpu/refstep_ab.py $flag >"$T/$mode.ab" 2>"$T/$mode.ab.err"
+	: >"$T/$mode.ab"
+	: >"$T/$mode.ab.err"
+	if [ "${KT_REFSTEP_AB:-1}" = 1 ]; then
+		KTRACE_OUTPUT="$T/ab-$mode-%p.ktrace" KTRACE_HASH=0 KTRACE_QUIET=1 KTRACE_OVERWRITE=1 \
+			LD_PRELOAD="$B/libktrace.so" $PIN timeout 300 python3 bench/gpu/refstep_ab.py $flag \
+			>"$T/$mode.ab" 2>"$T/$mode.ab.err"
+	else
+		echo "not run (KT_REFSTEP_AB=0)" >"$T/$mode.ab.err"
+	fi
 	grep -v '^OVERHEAD' "$T/$mode.ab"
 	abt=$(ls -t "$T"/ab-$mode-*.ktrace 2>/dev/null | head -n 1)
 	[ -n "$abt" ] && "$B/ktrace-dump" --summary "$abt" 2>&1 | grep "counters\|host time" | cut -c1-400
 	ab=$(sed -n 's/^OVERHEAD //p' "$T/$mode.ab")
 	if [ "$pairs" = 0 ]; then # KT_REFSTEP_PAIRS=0: the in-process measurement only
-		if [ -z "$ab" ]; then
-			echo "RESULT|capture-refstep-$mode|FAIL|in-process measurement failed: $(tail -n 2 "$T/$mode.ab.err" | tr '\n' ' ' | cut -c1-300)"
-		elif [ "$(awk -v o="$ab" 'BEGIN{print (o <= 3.0) ? 1 : 0}')" = 1 ]; then
-			echo "RESULT|capture-refstep-$mode|PASS|overhead $ab % <= 3 % in one process (process pairs not run)"
-		else
-			echo "RESULT|capture-refstep-$mode|FAIL|overhead $ab % > 3 % in one process (process pairs not run)"
-		fi
+		ab_result "(process pairs not run)"
 		rm -f "$T"/*.ktrace
 		continue
 	fi
@@ -113,20 +124,14 @@ PY
 	echo "BENCH|capture-refstep-$mode-overhead|$o|%|median ms/step plain $2 (range $4-$5), ktrace $3 (range $6-$7); median paired $8 %; $9 + ${10} processes x $STEPS steps, KTRACE_HASH=0"
 	tr=$(ls -t "$T"/$mode-*.ktrace 2>/dev/null | head -n 1)
 	[ -n "$tr" ] && [ -x "$B/ktrace-dump" ] && "$B/ktrace-dump" --summary "$tr" 2>&1 | grep -m 3 "summary\|counters" | cut -c1-300
-	ok=0
-	[ -n "$ab" ] && ok=$(awk -v o="$ab" 'BEGIN{print (o <= 3.0) ? 1 : 0}')
 	bad=0
 	for r in $(seq "$pairs"); do
 		[ "$(sum "$T/$mode.traced.$r")" = "$cp" ] || bad=$((bad + 1))
 	done
 	if [ -z "$cp" ] || [ "$cp" != "$ct" ] || [ $bad != 0 ]; then
 		echo "RESULT|capture-refstep-$mode|FAIL|checksum with ktrace differs from $cp without in $bad of $pairs runs"
-	elif [ -z "$ab" ]; then
-		echo "RESULT|capture-refstep-$mode|FAIL|in-process measurement failed: $(tail -n 2 "$T/$mode.ab.err" | tr '\n' ' ' | cut -c1-300)"
-	elif [ "$ok" = 1 ]; then
-		echo "RESULT|capture-refstep-$mode|PASS|overhead $ab % <= 3 % in one process (across $pairs+$pairs processes: $o %), checksums identical"
 	else
-		echo "RESULT|capture-refstep-$mode|FAIL|overhead $ab % > 3 % in one process (across $pairs+$pairs processes: $o %), checksums identical"
+		ab_result "(across $pairs+$pairs processes: $o %), checksums identical"
 	fi
 	rm -f "$T"/*.ktrace
 done
