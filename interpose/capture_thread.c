@@ -30,6 +30,7 @@ static void scratch_free(void *p)
 	free(t->ptrs);
 	free(t->lens);
 	free(t->capped);
+	free(t->in_struct);
 	free(t->rec);
 	free(t);
 	tls_scratch = NULL;
@@ -43,7 +44,7 @@ static void scratch_key_make(void)
 int ktrace_capture_tls_regions(struct ktrace_capture_tls *t, uint32_t n)
 {
 	uint32_t cap = t->region_cap ? t->region_cap : 64;
-	void *r, *a, *p, *l, *c;
+	void *r, *a, *p, *l, *c, *s;
 
 	if (n <= t->region_cap)
 		return 0;
@@ -61,10 +62,13 @@ int ktrace_capture_tls_regions(struct ktrace_capture_tls *t, uint32_t n)
 	l = realloc(t->lens, cap * sizeof(*t->lens));
 	if (l)
 		t->lens = l;
-	c = realloc(t->capped, 2 * (size_t)cap);
+	c = realloc(t->capped, cap);
 	if (c)
 		t->capped = c;
-	if (!r || !a || !p || !l || !c)
+	s = realloc(t->in_struct, cap);
+	if (s)
+		t->in_struct = s;
+	if (!r || !a || !p || !l || !c || !s)
 		return -1;
 	t->region_cap = cap;
 	return 0;

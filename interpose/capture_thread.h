@@ -24,7 +24,7 @@ struct ktrace_capture_tls {
 	struct ktrace_region *regions;
 	struct ktrace_alloc_info *allocs;
 	uint64_t *ptrs, *lens;
-	uint8_t *capped;                 /* 2 x region_cap: capped flags, then struct-word flags */
+	uint8_t *capped, *in_struct;
 	uint8_t *rec;                    /* encoded record */
 	size_t rec_cap;
 	uint32_t tid;

@@ -49,13 +49,12 @@ static uint32_t plan_hash(struct ktrace_capture_tls *t, uint32_t n)
 
 	if (!n)
 		return 0;
-	uint8_t *in_struct = t->capped + t->region_cap;
-
 	for (i = 0; i < n; i++) {
 		t->ptrs[i] = t->regions[i].ptr;
-		in_struct[i] = (t->regions[i].flags & KTRACE_REGIONF_IN_STRUCT) != 0;
+		t->in_struct[i] = (t->regions[i].flags & KTRACE_REGIONF_IN_STRUCT) != 0;
 	}
-	ktrace_alloc_map_extents(t->ptrs, t->allocs, in_struct, n, ktrace_tracer.cfg.hash_max, t->lens, t->capped);
+	ktrace_alloc_map_extents(t->ptrs, t->allocs, t->in_struct, n, ktrace_tracer.cfg.hash_max, t->lens,
+				 t->capped);
 	for (i = 0; i < n; i++) {
 		t->regions[i].hash_len = t->lens[i];
 		if (t->capped[i])
