@@ -53,7 +53,7 @@ GPU_PROGS :=       # programs for test/gpu (built here, run on the GPU machine)
 EXTRA_TARGETS :=
 
 .DEFAULT_GOAL := all
-CORE_SRCS += common/log.c
+CORE_SRCS += common/log.c common/spawn.c
 # Fragments: <folder>/module.mk, one tools/<tool>.mk per tool, test/<area>/*.mk, bench/*.mk.
 FRAGMENTS := $(sort $(wildcard format/*.mk meta/*.mk hashkern/*.mk interpose/*.mk tools/*.mk \
 	test/*.mk test/*/*.mk bench/*.mk))

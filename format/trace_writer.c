@@ -34,7 +34,6 @@
 #include <limits.h>
 #include <linux/futex.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -49,6 +48,7 @@
 #include "le_bytes.h"
 #include "output_path.h"
 #include "common/hotpath.h"
+#include "common/spawn.h"
 
 #define MAX_COUNTERS 64
 #define MAX_BUFS 4096
@@ -632,7 +632,6 @@ static void *consumer_main(void *arg)
 {
 	struct ktrace_writer *w = arg;
 	atomic_store(&w->consumer_tid, (long)syscall(SYS_gettid));
-	pthread_setname_np(pthread_self(), "ktrace-writer");
 	int cmd;
 	for (;;) {
 		cmd = atomic_load(&w->cmd);
@@ -808,11 +807,7 @@ struct ktrace_writer *ktrace_writer_open(const struct ktrace_writer_opts *o, cha
 	w->opening = 0;
 	w->last_ctr_ns = ktrace_now_ns();
 
-	sigset_t all, old;
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	int rc = pthread_create(&w->thread, NULL, consumer_main, w);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	int rc = ktrace_spawn(&w->thread, "ktrace-writer", consumer_main, w);
 	if (rc) {
 		snprintf(err, errlen, "%s: cannot start the writer thread: %s", o->path, strerror(rc));
 		goto fail;

@@ -19,7 +19,6 @@
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
-#include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -27,6 +26,7 @@
 #include <time.h>
 
 #include "common/log.h"
+#include "common/spawn.h"
 #include "format/ktrace_format.h"
 #include "format/le_bytes.h"
 #include "format/trace_writer.h"
@@ -502,14 +502,8 @@ static int ensure_thread(void)
 
 	pthread_mutex_lock(&P.lock);
 	if (!P.thread_started && !atomic_load(&P.stop)) {
-		sigset_t all, old;
-
-		/* the thread takes no application signals */
-		sigfillset(&all);
-		pthread_sigmask(SIG_SETMASK, &all, &old);
-		if (pthread_create(&P.thread, NULL, bg_main, NULL) == 0)
+		if (ktrace_spawn(&P.thread, "ktrace-hash", bg_main, NULL) == 0)
 			P.thread_started = 1;
-		pthread_sigmask(SIG_SETMASK, &old, NULL);
 	}
 	ok = P.thread_started;
 	pthread_mutex_unlock(&P.lock);

@@ -28,9 +28,12 @@
  * bounds what such a crash loses.  The writer is never freed at the end:
  * other threads may still be inside a hook while the process exits.
  *
- * fork(): nothing is locked across fork (prepare/parent do nothing); the
- * child abandons the parent's writer and hash pipeline without touching
- * their locks or threads.  By default the child is not traced; with
+ * fork(): this file's handler runs in the child only: the child abandons
+ * the parent's writer and hash pipeline without touching their locks or
+ * threads.  So that the child inherits no lock one of ktrace's threads held
+ * (an allocator's above all), those threads are never mid-start-up
+ * (common/spawn.h) and the metadata worker is held between jobs across
+ * fork() (meta_worker.h).  By default the child is not traced; with
  * KTRACE_FOLLOW_FORK=1 it initialises again on its first driver call and
  * writes its own file: the KTRACE_OUTPUT pattern re-expanded with the child's
  * pid, with ".<pid>" appended when the pattern has no %p.  Only the process

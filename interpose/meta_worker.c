@@ -4,7 +4,6 @@
 
 #include <errno.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
@@ -12,16 +11,31 @@
 #include <unistd.h>
 
 #include "../common/log.h"
+#include "../common/spawn.h"
 #include "registry.h"
 
 static pthread_cond_t work_cond = PTHREAD_COND_INITIALIZER;
 static pthread_cond_t idle_cond = PTHREAD_COND_INITIALIZER;
 static struct ktrace_module_entry *q_head, *q_tail;
 static int running, stopping, busy, atexit_registered;
+static int fork_hold; /* a fork() is in progress: start no job */
 
 #define STOP_JOIN_TIMEOUT_S 3
+/* fork() waits at most this long for a module parse in progress to end. */
+#define FORK_QUIESCE_MS 250
 static pthread_t worker;
 static unsigned long jobs_done;
+
+static void deadline_in(struct timespec *dl, unsigned ms)
+{
+	clock_gettime(CLOCK_REALTIME, dl);
+	dl->tv_sec += ms / 1000;
+	dl->tv_nsec += (long)(ms % 1000) * 1000000L;
+	if (dl->tv_nsec >= 1000000000L) {
+		dl->tv_sec++;
+		dl->tv_nsec -= 1000000000L;
+	}
+}
 
 static struct ktrace_module_entry *pop_locked(void)
 {
@@ -46,7 +60,7 @@ static void *worker_main(void *arg)
 	setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 10);
 	pthread_mutex_lock(&ktrace_registry_lock);
 	for (;;) {
-		while (!q_head && !stopping)
+		while ((!q_head || fork_hold) && !stopping)
 			pthread_cond_wait(&work_cond, &ktrace_registry_lock);
 		m = pop_locked();
 		if (!m)
@@ -70,23 +84,18 @@ static void worker_atexit(void)
 	ktrace_meta_worker_stop();
 }
 
-/* Start the thread with every signal blocked (lock held). */
+/* Start the thread (lock held; the thread takes it only once started). */
 static void start_locked(void)
 {
-	sigset_t all, old;
-
 	if (running || stopping)
 		return;
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	if (pthread_create(&worker, NULL, worker_main, NULL) == 0) {
+	if (ktrace_spawn(&worker, "ktrace-meta", worker_main, NULL) == 0) {
 		running = 1;
 		if (!atexit_registered && atexit(worker_atexit) == 0)
 			atexit_registered = 1;
 	} else {
 		KT_DEBUG("metadata worker thread not started; modules are parsed at exit");
 	}
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
 void ktrace_meta_worker_enqueue_locked(struct ktrace_module_entry *m)
@@ -109,13 +118,7 @@ void ktrace_meta_worker_drain(unsigned timeout_ms)
 	struct timespec dl;
 	struct ktrace_module_entry *m;
 
-	clock_gettime(CLOCK_REALTIME, &dl);
-	dl.tv_sec += timeout_ms / 1000;
-	dl.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
-	if (dl.tv_nsec >= 1000000000L) {
-		dl.tv_sec++;
-		dl.tv_nsec -= 1000000000L;
-	}
+	deadline_in(&dl, timeout_ms);
 	pthread_mutex_lock(&ktrace_registry_lock);
 	while (running && (q_head || busy))
 		if (pthread_cond_timedwait(&idle_cond, &ktrace_registry_lock, &dl) == ETIMEDOUT)
@@ -156,6 +159,25 @@ void ktrace_meta_worker_stop(void)
 	pthread_mutex_unlock(&ktrace_registry_lock);
 }
 
+void ktrace_meta_worker_fork_prepare_locked(void)
+{
+	struct timespec dl;
+
+	fork_hold = 1;
+	if (!running || !busy)
+		return;
+	deadline_in(&dl, FORK_QUIESCE_MS);
+	while (busy)
+		if (pthread_cond_timedwait(&idle_cond, &ktrace_registry_lock, &dl) == ETIMEDOUT)
+			break;
+}
+
+void ktrace_meta_worker_fork_parent_locked(void)
+{
+	fork_hold = 0;
+	pthread_cond_broadcast(&work_cond);
+}
+
 void ktrace_meta_worker_after_fork_child(void)
 {
 	/* The thread does not exist here; the registry re-queues what it needs. */
@@ -165,6 +187,7 @@ void ktrace_meta_worker_after_fork_child(void)
 	running = 0;
 	stopping = 0;
 	busy = 0;
+	fork_hold = 0;
 }
 
 unsigned long ktrace_meta_worker_jobs_done(void)

@@ -40,10 +40,12 @@ static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
 static void fork_prepare(void)
 {
 	pthread_mutex_lock(&ktrace_registry_lock);
+	ktrace_meta_worker_fork_prepare_locked();
 }
 
 static void fork_parent(void)
 {
+	ktrace_meta_worker_fork_parent_locked();
 	pthread_mutex_unlock(&ktrace_registry_lock);
 }
 
