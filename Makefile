@@ -3,6 +3,8 @@
 #   make                 build/libktrace.so and every tool in build/
 #   make test            CPU test suite (what CI runs)
 #   make check-asan      the CPU test suite under AddressSanitizer + UBSan (build-asan/)
+#   make gpu             also the GPU test programs, benchmarks and example (for test/gpu/run.sh)
+#   make ablate          benchmark-only ablated libraries in build/ablate/ (common/ablate.h)
 #   make install PREFIX=/usr/local DESTDIR=
 #   make V=1             show full commands
 #
@@ -63,7 +65,7 @@ obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(filter %.c,$(1)))
 CORE_OBJS := $(call obj,$(CORE_SRCS))
 LIB_OBJS := $(call obj,$(LIB_SRCS))
 
-.PHONY: all test check check-asan install clean gpu bench demo
+.PHONY: all test check check-asan install clean gpu bench demo ablate
 
 # GPU test programs (test/gpu/<name>.cu -> build/gpu/<name>), built here and
 # carried to the GPU machine.  <name>_NVFLAGS adds per-program flags (e.g. -lcuda).
@@ -81,6 +83,15 @@ $(BUILD)/examples/%: examples/%.cu
 	$(Q)$(NVCC) -O2 -std=c++17 $(GPU_GENCODE) -o $@ $<
 gpu: all $(addprefix $(BUILD)/gpu/,$(GPU_PROGS)) $(addprefix $(BUILD)/,$(BENCHES)) \
 	$(addprefix $(BUILD)/examples/,$(EXAMPLES))
+
+# Ablated libraries for test/gpu/12-capture-4-ablate.sh (common/ablate.h):
+# build/ablate/<name>/libktrace.so, sharing build/'s checksum-kernel fatbin.
+ABLATIONS := capture:1 scan:2 record:4 compress:8
+ablate: $(BUILD)/libktrace.so
+	$(Q)for v in $(ABLATIONS); do n=$${v%%:*}; b=$${v##*:}; d=$(BUILD)/ablate/$$n; \
+		mkdir -p $$d/hashkern $$d/obj/hashkern && \
+		cp -p $(HASHKERN_FATBIN) $$d/hashkern/ && cp -p $(HASHKERN_FATBIN_OBJ) $$d/obj/hashkern/ && \
+		$(MAKE) --no-print-directory BUILD=$$d CFLAGS="-DKTRACE_ABLATE=$$b" $$d/libktrace.so || exit 1; done
 
 # Demo on the bundled example: live with a GPU, else on the traces recorded on an H200.
 demo: all $(addprefix $(BUILD)/examples/,$(EXAMPLES))

@@ -47,6 +47,7 @@
 
 #include "le_bytes.h"
 #include "output_path.h"
+#include "common/ablate.h"
 #include "common/hotpath.h"
 #include "common/spawn.h"
 
@@ -563,7 +564,8 @@ static size_t drain_buf(struct ktrace_writer *w, struct tbuf *b)
 			span += size;
 			nrec++;
 		}
-		feed(w, p, span, nrec);
+		if (!KTRACE_ABLATING(KTRACE_ABLATE_COMPRESS))
+			feed(w, p, span, nrec);
 		tail += span;
 		n += nrec;
 		atomic_store_explicit(&b->tail, tail, memory_order_release);

@@ -19,6 +19,7 @@
 #include "param_scan.h"
 #include "registry.h"
 #include "tracer.h"
+#include "common/ablate.h"
 #include "common/hotpath.h"
 
 /* Encode r into t->rec (growing it if needed); 0 on failure. */
@@ -158,7 +159,8 @@ static CUresult capture_direct(const struct ktrace_launch_args *a, ktrace_real_l
 	uint8_t *p;
 
 	prefetch_launch(l, NULL, w);
-	n = ktrace_params_scan_kp(l, a->kernel_params, regs, DIRECT_REGIONS, &t->allocs_cache);
+	n = KTRACE_ABLATING(KTRACE_ABLATE_SCAN) ? 0
+		: ktrace_params_scan_kp(l, a->kernel_params, regs, DIRECT_REGIONS, &t->allocs_cache);
 	fill_launch(&r, a, k, seq, 0);
 	r.param_bytes_len = l->param_bytes;
 	r.nregions = n;
@@ -167,7 +169,7 @@ static CUresult capture_direct(const struct ktrace_launch_args *a, ktrace_real_l
 	if (res != CUDA_SUCCESS)
 		r.flags |= KTRACE_LAUNCHF_FAILED;
 	size = ktrace_encode_launch_head(NULL, 0, &r, regs, &off);
-	p = ktrace_writer_reserve(w, size);
+	p = KTRACE_ABLATING(KTRACE_ABLATE_RECORD) ? NULL : ktrace_writer_reserve(w, size);
 	if (p) {
 		ktrace_encode_launch_head(p, size, &r, regs, &off);
 		ktrace_params_assemble(l, a->kernel_params, NULL, p + off, (uint32_t)(size - off), &pflags);
@@ -190,6 +192,8 @@ static CUresult capture(const struct ktrace_launch_args *a, ktrace_real_launch_f
 	CUcontext cctx;
 	CUresult res;
 
+	if (KTRACE_ABLATING(KTRACE_ABLATE_CAPTURE))
+		return real(a, rctx);
 	if (!ktrace_tracer.cfg.hash && a->kernel_params && l && l->ncand <= DIRECT_REGIONS)
 		return capture_direct(a, real, rctx, k, t, seq, w);
 	prefetch_launch(l, t, w);
@@ -197,7 +201,8 @@ static CUresult capture(const struct ktrace_launch_args *a, ktrace_real_launch_f
 	maxn = (len + 7) / 8;
 	if (maxn > t->region_cap && ktrace_capture_tls_regions(t, maxn))
 		maxn = t->region_cap;
-	n = ktrace_params_scan(l, t->params, len, t->regions, t->allocs, maxn, &t->allocs_cache);
+	n = KTRACE_ABLATING(KTRACE_ABLATE_SCAN) ? 0
+		: ktrace_params_scan(l, t->params, len, t->regions, t->allocs, maxn, &t->allocs_cache);
 	cctx = fill_launch(&r, a, k, seq, pflags);
 	r.param_bytes_len = len;
 	r.nregions = n;
@@ -245,7 +250,7 @@ static CUresult capture(const struct ktrace_launch_args *a, ktrace_real_launch_f
 	/* Encoded straight into the writer's buffer (no copy). */
 	size = ktrace_encode_launch(NULL, 0, &r, t->regions, NULL);
 	{
-		uint8_t *p = ktrace_writer_reserve(w, size);
+		uint8_t *p = KTRACE_ABLATING(KTRACE_ABLATE_RECORD) ? NULL : ktrace_writer_reserve(w, size);
 
 		if (p) {
 			ktrace_encode_launch(p, size, &r, t->regions, NULL);
