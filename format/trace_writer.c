@@ -66,6 +66,11 @@
 #endif
 
 enum { CMD_RUN = 0, CMD_STOP = 1, CMD_EMERGENCY = 2 };
+/* Counters kept per producer buffer: the per-launch ones, and the self-timing pair. */
+#define LOCAL_CTRS (KTRACE_CTR_SELF_NS + 1)
+#define IS_LOCAL_CTR(id) ((id) == KTRACE_CTR_LAUNCHES_SEEN || (id) == KTRACE_CTR_LAUNCHES_FILTERED || \
+			  (id) == KTRACE_CTR_LAUNCHES_PAUSED || (id) == KTRACE_CTR_SELF_SAMPLES || \
+			  (id) == KTRACE_CTR_SELF_NS)
 enum { BUF_OWNED = 0, BUF_EXITED = 1 };
 
 struct tbuf {
@@ -75,6 +80,9 @@ struct tbuf {
 	uint64_t res_size;
 	uint64_t cached_tail;
 	_Atomic int busy;	/* inside reserve..commit */
+	/* counters this thread adds on every launch (ids 0..LOCAL_CTRS-1; the
+	 * consumer sums them): no locked instruction on a shared line per launch */
+	_Alignas(64) _Atomic uint64_t lctr[LOCAL_CTRS];
 	/* consumer side */
 	_Alignas(64) _Atomic uint64_t tail; /* bytes consumed */
 	/* rarely written */
@@ -98,6 +106,7 @@ struct ktrace_writer {
 	_Atomic uint32_t sleeping;
 	_Alignas(64) _Atomic uint64_t ctr[MAX_COUNTERS];
 	_Atomic int ctr_changed;
+	uint64_t local_written[LOCAL_CTRS]; /* consumer: sums in the last COUNTERS record */
 
 	_Alignas(64) _Atomic uint32_t flush_req;
 	_Atomic uint32_t flush_done;
@@ -195,16 +204,45 @@ void ktrace_writer_count(struct ktrace_writer *w, uint32_t id, uint64_t delta)
 {
 	if (!w || id >= MAX_COUNTERS || !delta)
 		return;
+	if (IS_LOCAL_CTR(id) && tl.gen == w->gen && tl.buf) {
+		/* this thread's own line: a plain add, read by the consumer */
+		_Atomic uint64_t *c = &tl.buf->lctr[id];
+
+		atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + delta,
+				      memory_order_relaxed);
+		return;
+	}
 	atomic_fetch_add_explicit(&w->ctr[id], delta, memory_order_relaxed);
 	if (!atomic_load_explicit(&w->ctr_changed, memory_order_relaxed))
 		atomic_store_explicit(&w->ctr_changed, 1, memory_order_relaxed);
+}
+
+/* A counter's value: the shared one plus, for the per-launch ones, every
+ * producer buffer's share. */
+static uint64_t counter_total(struct ktrace_writer *w, uint32_t id)
+{
+	uint64_t v = atomic_load_explicit(&w->ctr[id], memory_order_relaxed);
+
+	if (IS_LOCAL_CTR(id))
+		for (struct tbuf *b = atomic_load_explicit(&w->bufs, memory_order_acquire); b; b = b->next)
+			v += atomic_load_explicit(&b->lctr[id], memory_order_relaxed);
+	return v;
 }
 
 uint64_t ktrace_writer_counter(const struct ktrace_writer *w, uint32_t id)
 {
 	if (!w || id >= MAX_COUNTERS)
 		return 0;
-	return atomic_load_explicit(&((struct ktrace_writer *)w)->ctr[id], memory_order_relaxed);
+	return counter_total((struct ktrace_writer *)w, id);
+}
+
+/* Whether a per-buffer counter moved since the last COUNTERS record (consumer). */
+static int local_counters_changed(struct ktrace_writer *w)
+{
+	for (uint32_t id = 0; id < LOCAL_CTRS; id++)
+		if (IS_LOCAL_CTR(id) && counter_total(w, id) != w->local_written[id])
+			return 1;
+	return 0;
 }
 
 KT_COLD
@@ -600,7 +638,8 @@ static void write_counters(struct ktrace_writer *w, int force)
 	uint64_t drops = atomic_load_explicit(&w->ctr[KTRACE_CTR_RECORDS_DROPPED], memory_order_relaxed);
 	uint64_t since = w->now_ns - w->last_ctr_ns;
 	int urgent = drops != w->drops_written && since >= COUNTERS_DROPS_EVERY_NS;
-	if (!force && !urgent && (!atomic_load(&w->ctr_changed) || since < COUNTERS_EVERY_NS))
+	if (!force && !urgent &&
+	    (since < COUNTERS_EVERY_NS || (!atomic_load(&w->ctr_changed) && !local_counters_changed(w))))
 		return;
 	w->drops_written = drops;
 	atomic_store(&w->ctr_changed, 0);
@@ -608,7 +647,9 @@ static void write_counters(struct ktrace_writer *w, int force)
 	struct ktrace_counter c[MAX_COUNTERS];
 	uint32_t n = 0;
 	for (uint32_t id = 1; id < MAX_COUNTERS; id++) {
-		uint64_t v = atomic_load_explicit(&w->ctr[id], memory_order_relaxed);
+		uint64_t v = counter_total(w, id);
+		if (id < LOCAL_CTRS)
+			w->local_written[id] = v;
 		if (v) {
 			c[n].id = id;
 			c[n].reserved = 0;
