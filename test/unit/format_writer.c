@@ -747,6 +747,78 @@ static void test_counters_periodic(void **state)
 	free(path);
 }
 
+/* Per-launch counters live in each thread's buffer once it has one (summed
+ * by the writer thread), in the writer before: every add is counted once,
+ * through threads that exit and buffers that are reused, and a change of a
+ * buffer's share alone brings a COUNTERS record. */
+struct counting {
+	struct ktrace_writer *w;
+	int with_buffer;
+	unsigned n;
+};
+
+static void *count_launches_thread(void *arg)
+{
+	struct counting *c = arg;
+
+	if (c->with_buffer) {
+		_Alignas(8) uint8_t rec[32] = { 0 };
+		rec[0] = 0x7f; /* an unknown type: readers skip it */
+		rec[4] = sizeof(rec);
+		assert_int_equal(ktrace_writer_append(c->w, rec, sizeof(rec)), 0);
+	}
+	for (unsigned i = 0; i < c->n; i++) {
+		ktrace_writer_count(c->w, KTRACE_CTR_LAUNCHES_SEEN, 1);
+		ktrace_writer_count(c->w, KTRACE_CTR_SELF_NS, 3);
+	}
+	return NULL;
+}
+
+static void test_counters_per_buffer(void **state)
+{
+	(void)state;
+	char *path;
+	struct ktrace_writer_opts o = { .flush_ms = 50 };
+	struct ktrace_writer *w = open_w("lctr.ktrace", &o, &path);
+	struct counting c[6];
+	pthread_t th[6];
+	uint64_t want = 0;
+
+	for (int round = 0; round < 2; round++) { /* round 2 reuses round 1's buffers */
+		for (int i = 0; i < 6; i++) {
+			c[i] = (struct counting){ w, i % 3 != 0, 10000u + (unsigned)i };
+			want += c[i].n;
+			assert_int_equal(pthread_create(&th[i], NULL, count_launches_thread, &c[i]), 0);
+		}
+		for (int i = 0; i < 6; i++)
+			pthread_join(th[i], NULL);
+	}
+	assert_true(ktrace_writer_nbuffers(w) <= 4);
+	assert_int_equal(ktrace_writer_counter(w, KTRACE_CTR_LAUNCHES_SEEN), want);
+	assert_int_equal(ktrace_writer_counter(w, KTRACE_CTR_SELF_NS), 3 * want);
+
+	/* only a buffer's share changes: a COUNTERS record within about a second */
+	sleep_ms(1100);
+	c[0] = (struct counting){ w, 1, 5 };
+	want += 5;
+	assert_int_equal(pthread_create(&th[0], NULL, count_launches_thread, &c[0]), 0);
+	pthread_join(th[0], NULL);
+	sleep_ms(1300);
+	assert_int_equal(ktrace_writer_flush(w), 0);
+	struct tu_trace t;
+	tu_read_file(path, &t);
+	assert_int_equal(file_counter(&t, KTRACE_CTR_LAUNCHES_SEEN), want);
+	tu_trace_free(&t);
+
+	ktrace_writer_close(w, NULL);
+	tu_read_file(path, &t);
+	assert_int_equal(t.status, KTRACE_READ_EOF);
+	assert_int_equal(file_counter(&t, KTRACE_CTR_LAUNCHES_SEEN), want);
+	assert_int_equal(file_counter(&t, KTRACE_CTR_SELF_NS), 3 * want);
+	tu_trace_free(&t);
+	free(path);
+}
+
 static void test_reserve_rules(void **state)
 {
 	(void)state;
@@ -854,6 +926,7 @@ int main(void)
 		cmocka_unit_test(test_flush_makes_records_readable),
 		cmocka_unit_test(test_frame_and_flush_cadence),
 		cmocka_unit_test(test_counters_periodic),
+		cmocka_unit_test(test_counters_per_buffer),
 		cmocka_unit_test(test_reserve_rules),
 		cmocka_unit_test(test_open_refusals),
 	};
