@@ -36,6 +36,7 @@
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -80,9 +81,11 @@ struct tbuf {
 	uint64_t res_size;
 	uint64_t cached_tail;
 	_Atomic int busy;	/* inside reserve..commit */
-	/* counters this thread adds on every launch (ids 0..LOCAL_CTRS-1; the
-	 * consumer sums them): no locked instruction on a shared line per launch */
-	_Alignas(64) _Atomic uint64_t lctr[LOCAL_CTRS];
+	/* Counters this thread adds (the consumer sums them): no locked
+	 * instruction on a shared line per launch.  The three every launch
+	 * touches share the line above; the self-timing pair follows. */
+	_Atomic uint64_t lctr_launch[3];
+	_Atomic uint64_t lctr_self[2];
 	/* consumer side */
 	_Alignas(64) _Atomic uint64_t tail; /* bytes consumed */
 	/* rarely written */
@@ -199,6 +202,26 @@ static void wake_consumer(struct ktrace_writer *w)
 
 /* ---- counters ------------------------------------------------------------ */
 
+_Static_assert(offsetof(struct tbuf, lctr_launch) + sizeof(((struct tbuf *)0)->lctr_launch) <= 64,
+	       "the per-launch counters share the producer's first cache line");
+
+/* A buffer's share of counter id (IS_LOCAL_CTR(id)). */
+static inline _Atomic uint64_t *local_ctr(struct tbuf *b, uint32_t id)
+{
+	switch (id) {
+	case KTRACE_CTR_LAUNCHES_SEEN:
+		return &b->lctr_launch[0];
+	case KTRACE_CTR_LAUNCHES_FILTERED:
+		return &b->lctr_launch[1];
+	case KTRACE_CTR_LAUNCHES_PAUSED:
+		return &b->lctr_launch[2];
+	case KTRACE_CTR_SELF_SAMPLES:
+		return &b->lctr_self[0];
+	default:
+		return &b->lctr_self[1];
+	}
+}
+
 KT_HOT
 void ktrace_writer_count(struct ktrace_writer *w, uint32_t id, uint64_t delta)
 {
@@ -206,7 +229,7 @@ void ktrace_writer_count(struct ktrace_writer *w, uint32_t id, uint64_t delta)
 		return;
 	if (IS_LOCAL_CTR(id) && tl.gen == w->gen && tl.buf) {
 		/* this thread's own line: a plain add, read by the consumer */
-		_Atomic uint64_t *c = &tl.buf->lctr[id];
+		_Atomic uint64_t *c = local_ctr(tl.buf, id);
 
 		atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + delta,
 				      memory_order_relaxed);
@@ -225,7 +248,7 @@ static uint64_t counter_total(struct ktrace_writer *w, uint32_t id)
 
 	if (IS_LOCAL_CTR(id))
 		for (struct tbuf *b = atomic_load_explicit(&w->bufs, memory_order_acquire); b; b = b->next)
-			v += atomic_load_explicit(&b->lctr[id], memory_order_relaxed);
+			v += atomic_load_explicit(local_ctr(b, id), memory_order_relaxed);
 	return v;
 }
 

@@ -10,18 +10,20 @@
 #include <limits.h>
 #include <regex.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdint.h>
 
 struct ktrace_writer;
 
 struct ktrace_config {
+	/* read on every launch: first, in the tracer's first cache line */
+	int hash;                /* KTRACE_HASH (default 1) */
+	uint64_t launch_lo, launch_hi; /* KTRACE_LAUNCHES "A:B" (half-open), default 0:UINT64_MAX */
+	uint64_t hash_max;       /* KTRACE_HASH_MAX bytes per region (default 256 MiB) */
 	char output[PATH_MAX];   /* expanded KTRACE_OUTPUT */
 	int overwrite;           /* KTRACE_OVERWRITE=1 */
-	int hash;                /* KTRACE_HASH (default 1) */
-	uint64_t hash_max;       /* KTRACE_HASH_MAX bytes per region (default 256 MiB) */
 	int have_kernel_filter;  /* KTRACE_KERNELS given */
 	regex_t kernel_filter;   /* POSIX extended regex over the (mangled and demangled) name */
-	uint64_t launch_lo, launch_hi; /* KTRACE_LAUNCHES "A:B" (half-open), default 0:UINT64_MAX */
 	int quiet;               /* KTRACE_QUIET */
 	int store_modules;       /* KTRACE_STORE_MODULES (default 1) */
 	/* Added by init.c/config.c (H4a): */
@@ -32,13 +34,18 @@ struct ktrace_config {
 };
 
 struct ktrace_tracer {
-	atomic_int active;           /* 1 while tracing; wrappers check it first */
+	/* The launch path reads active, paused, writer and cfg's first fields:
+	 * one cache line.  launch_seq, the one field it writes, has its own. */
+	_Alignas(64) atomic_int active; /* 1 while tracing; wrappers check it first */
+	atomic_int paused;           /* ktrace_pause(): launches and copies not recorded */
 	struct ktrace_writer *writer;
 	struct ktrace_config cfg;
-	atomic_ullong launch_seq;    /* next launch / copy operation number */
-	atomic_int paused;           /* ktrace_pause(): launches and copies not recorded */
+	_Alignas(64) atomic_ullong launch_seq; /* next launch / copy operation number */
 	atomic_int ending;           /* the END record is being / was written */
 };
+
+_Static_assert(offsetof(struct ktrace_tracer, cfg.launch_hi) + sizeof(uint64_t) <= 64,
+	       "what the launch path reads of the tracer fits one cache line");
 
 extern struct ktrace_tracer ktrace_tracer __attribute__((visibility("hidden")));
 
