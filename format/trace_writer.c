@@ -67,11 +67,11 @@
 #endif
 
 enum { CMD_RUN = 0, CMD_STOP = 1, CMD_EMERGENCY = 2 };
-/* Counters kept per producer buffer: the per-launch ones, and the self-timing pair. */
-#define LOCAL_CTRS (KTRACE_CTR_SELF_NS + 1)
-#define IS_LOCAL_CTR(id) ((id) == KTRACE_CTR_LAUNCHES_SEEN || (id) == KTRACE_CTR_LAUNCHES_FILTERED || \
-			  (id) == KTRACE_CTR_LAUNCHES_PAUSED || (id) == KTRACE_CTR_SELF_SAMPLES || \
-			  (id) == KTRACE_CTR_SELF_NS)
+/* Counters kept per producer buffer (tbuf.lctr, same order): the three
+ * every launch adds, then the self-timing pair. */
+static const uint32_t local_ids[] = { KTRACE_CTR_LAUNCHES_SEEN, KTRACE_CTR_LAUNCHES_FILTERED,
+				      KTRACE_CTR_LAUNCHES_PAUSED, KTRACE_CTR_SELF_SAMPLES, KTRACE_CTR_SELF_NS };
+#define LOCAL_CTRS (sizeof(local_ids) / sizeof(local_ids[0]))
 enum { BUF_OWNED = 0, BUF_EXITED = 1 };
 
 struct tbuf {
@@ -81,11 +81,10 @@ struct tbuf {
 	uint64_t res_size;
 	uint64_t cached_tail;
 	_Atomic int busy;	/* inside reserve..commit */
-	/* Counters this thread adds (the consumer sums them): no locked
-	 * instruction on a shared line per launch.  The three every launch
-	 * touches share the line above; the self-timing pair follows. */
-	_Atomic uint64_t lctr_launch[3];
-	_Atomic uint64_t lctr_self[2];
+	/* Counters this thread adds (local_ids; the consumer sums them): no
+	 * locked instruction on a shared line per launch.  The three every
+	 * launch touches share the line above; the self-timing pair follows. */
+	_Atomic uint64_t lctr[LOCAL_CTRS];
 	/* consumer side */
 	_Alignas(64) _Atomic uint64_t tail; /* bytes consumed */
 	/* rarely written */
@@ -109,7 +108,7 @@ struct ktrace_writer {
 	_Atomic uint32_t sleeping;
 	_Alignas(64) _Atomic uint64_t ctr[MAX_COUNTERS];
 	_Atomic int ctr_changed;
-	uint64_t local_written[LOCAL_CTRS]; /* consumer: sums in the last COUNTERS record */
+	uint64_t local_written[LOCAL_CTRS]; /* consumer: sums in the last COUNTERS record, by slot */
 
 	_Alignas(64) _Atomic uint32_t flush_req;
 	_Atomic uint32_t flush_done;
@@ -202,24 +201,16 @@ static void wake_consumer(struct ktrace_writer *w)
 
 /* ---- counters ------------------------------------------------------------ */
 
-_Static_assert(offsetof(struct tbuf, lctr_launch) + sizeof(((struct tbuf *)0)->lctr_launch) <= 64,
+_Static_assert(offsetof(struct tbuf, lctr) + 3 * sizeof(uint64_t) <= 64,
 	       "the per-launch counters share the producer's first cache line");
 
-/* A buffer's share of counter id (IS_LOCAL_CTR(id)). */
-static inline _Atomic uint64_t *local_ctr(struct tbuf *b, uint32_t id)
+/* The slot of counter id in tbuf.lctr, or -1 for a counter kept only in the writer. */
+static inline int local_slot(uint32_t id)
 {
-	switch (id) {
-	case KTRACE_CTR_LAUNCHES_SEEN:
-		return &b->lctr_launch[0];
-	case KTRACE_CTR_LAUNCHES_FILTERED:
-		return &b->lctr_launch[1];
-	case KTRACE_CTR_LAUNCHES_PAUSED:
-		return &b->lctr_launch[2];
-	case KTRACE_CTR_SELF_SAMPLES:
-		return &b->lctr_self[0];
-	default:
-		return &b->lctr_self[1];
-	}
+	for (int s = 0; s < (int)LOCAL_CTRS; s++)
+		if (local_ids[s] == id)
+			return s;
+	return -1;
 }
 
 KT_HOT
@@ -227,9 +218,11 @@ void ktrace_writer_count(struct ktrace_writer *w, uint32_t id, uint64_t delta)
 {
 	if (!w || id >= MAX_COUNTERS || !delta)
 		return;
-	if (IS_LOCAL_CTR(id) && tl.gen == w->gen && tl.buf) {
+	int slot = local_slot(id);
+
+	if (slot >= 0 && tl.gen == w->gen && tl.buf) {
 		/* this thread's own line: a plain add, read by the consumer */
-		_Atomic uint64_t *c = local_ctr(tl.buf, id);
+		_Atomic uint64_t *c = &tl.buf->lctr[slot];
 
 		atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + delta,
 				      memory_order_relaxed);
@@ -245,10 +238,11 @@ void ktrace_writer_count(struct ktrace_writer *w, uint32_t id, uint64_t delta)
 static uint64_t counter_total(struct ktrace_writer *w, uint32_t id)
 {
 	uint64_t v = atomic_load_explicit(&w->ctr[id], memory_order_relaxed);
+	int slot = local_slot(id);
 
-	if (IS_LOCAL_CTR(id))
+	if (slot >= 0)
 		for (struct tbuf *b = atomic_load_explicit(&w->bufs, memory_order_acquire); b; b = b->next)
-			v += atomic_load_explicit(local_ctr(b, id), memory_order_relaxed);
+			v += atomic_load_explicit(&b->lctr[slot], memory_order_relaxed);
 	return v;
 }
 
@@ -262,8 +256,8 @@ uint64_t ktrace_writer_counter(const struct ktrace_writer *w, uint32_t id)
 /* Whether a per-buffer counter moved since the last COUNTERS record (consumer). */
 static int local_counters_changed(struct ktrace_writer *w)
 {
-	for (uint32_t id = 0; id < LOCAL_CTRS; id++)
-		if (IS_LOCAL_CTR(id) && counter_total(w, id) != w->local_written[id])
+	for (size_t s = 0; s < LOCAL_CTRS; s++)
+		if (counter_total(w, local_ids[s]) != w->local_written[s])
 			return 1;
 	return 0;
 }
@@ -671,8 +665,9 @@ static void write_counters(struct ktrace_writer *w, int force)
 	uint32_t n = 0;
 	for (uint32_t id = 1; id < MAX_COUNTERS; id++) {
 		uint64_t v = counter_total(w, id);
-		if (id < LOCAL_CTRS)
-			w->local_written[id] = v;
+		int slot = local_slot(id);
+		if (slot >= 0)
+			w->local_written[slot] = v;
 		if (v) {
 			c[n].id = id;
 			c[n].reserved = 0;
