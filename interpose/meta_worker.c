@@ -149,8 +149,7 @@ void ktrace_meta_worker_stop(void)
 	/* Bounded: exit must never hang on ktrace (a fork child under a
 	 * sanitizer, a parse stuck on a lock taken before fork()). */
 	struct timespec dl;
-	clock_gettime(CLOCK_REALTIME, &dl);
-	dl.tv_sec += STOP_JOIN_TIMEOUT_S;
+	deadline_in(&dl, STOP_JOIN_TIMEOUT_S * 1000u);
 	if (pthread_timedjoin_np(t, NULL, &dl) != 0)
 		pthread_detach(t);
 	pthread_mutex_lock(&ktrace_registry_lock);
