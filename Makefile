@@ -86,7 +86,7 @@ gpu: all $(addprefix $(BUILD)/gpu/,$(GPU_PROGS)) $(addprefix $(BUILD)/,$(BENCHES
 
 # Ablated libraries for test/gpu/12-capture-4-ablate.sh (common/ablate.h):
 # build/ablate/<name>/libktrace.so, sharing build/'s checksum-kernel fatbin.
-ABLATIONS := capture:1 scan:2 record:4 compress:8
+ABLATIONS := capture:1 scan:2 record:4 compress:8 profile:16
 ablate: $(BUILD)/libktrace.so
 	$(Q)for v in $(ABLATIONS); do n=$${v%%:*}; b=$${v##*:}; d=$(BUILD)/ablate/$$n; \
 		mkdir -p $$d/hashkern $$d/obj/hashkern && \

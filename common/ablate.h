@@ -20,6 +20,8 @@
 #define KTRACE_ABLATE_RECORD 4   /* the scan runs, no record is written */
 #define KTRACE_ABLATE_COMPRESS 8 /* the writer thread drains the rings and discards what it reads
                                   * (its own COUNTERS and END are still written) */
+#define KTRACE_ABLATE_PROFILE 16 /* not an ablation: every launch is self-timed, per kernel, and
+                                  * the kernels that cost most are printed on stderr at exit */
 
 #define KTRACE_ABLATING(bit) ((KTRACE_ABLATE & (bit)) != 0)
 

@@ -261,11 +261,11 @@ static CUresult capture(const struct ktrace_launch_args *a, ktrace_real_launch_f
 	return res;
 }
 
-/* Self-timing: every SELF_SAMPLE_EVERY-th traced launch of a kernel seen
- * before measures the host time ktrace adds to it (the driver's own call
- * excluded), into the self_samples / self_ns counters, so a trace says what
- * tracing cost the program.  Four clock reads on one launch in 16. */
-#define SELF_SAMPLE_EVERY 16
+/* Self-timing: one traced launch in 16 (of kernels seen before) measures
+ * the host time ktrace adds to it (the driver's own call excluded), into the
+ * self_samples / self_ns counters, so a trace says what tracing cost the
+ * program.  Four clock reads on one launch in 16. */
+#define SELF_SAMPLE_SHIFT 60 /* a launch is timed when the top 4 bits of its hash are 0 */
 
 struct timed_real {
 	ktrace_real_launch_fn real;
@@ -284,7 +284,7 @@ static CUresult timed_real_call(const struct ktrace_launch_args *a, void *ctx)
 }
 
 static CUresult capture_timed(const struct ktrace_launch_args *a, ktrace_real_launch_fn real, void *rctx,
-			      const struct ktrace_kernel_entry *k, struct ktrace_capture_tls *t, uint64_t seq,
+			      struct ktrace_kernel_entry *k, struct ktrace_capture_tls *t, uint64_t seq,
 			      struct ktrace_writer *w, uint64_t t_enter)
 {
 	struct timed_real tr = { real, rctx, 0 };
@@ -293,6 +293,10 @@ static CUresult capture_timed(const struct ktrace_launch_args *a, ktrace_real_la
 
 	ktrace_writer_count(w, KTRACE_CTR_SELF_SAMPLES, 1);
 	ktrace_writer_count(w, KTRACE_CTR_SELF_NS, total > tr.ns ? total - tr.ns : 0);
+#if KTRACE_ABLATING(KTRACE_ABLATE_PROFILE)
+	atomic_fetch_add_explicit(&k->prof_n, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&k->prof_ns, total > tr.ns ? total - tr.ns : 0, memory_order_relaxed);
+#endif
 	return res;
 }
 
@@ -315,7 +319,11 @@ CUresult ktrace_on_launch(const struct ktrace_launch_args *a, ktrace_real_launch
 	}
 	if (seq < ktrace_tracer.cfg.launch_lo || seq >= ktrace_tracer.cfg.launch_hi)
 		goto filtered;
-	sample = seq % SELF_SAMPLE_EVERY == 0;
+	/* Which launches are timed: a hash of the sequence number, not every
+	 * 16th, which would time the same few kernels of a program whose steps
+	 * launch a multiple of 2, 4 or 8 kernels. */
+	sample = KTRACE_ABLATING(KTRACE_ABLATE_PROFILE) ||
+		 (seq * 0x9e3779b97f4a7c15ull) >> SELF_SAMPLE_SHIFT == 0;
 	if (sample)
 		t_enter = ktrace_now_ns();
 	k = ktrace_registry_lookup((uint64_t)(uintptr_t)a->f);

@@ -584,6 +584,54 @@ out:
 
 /* ---- whole registry -------------------------------------------------------------- */
 
+#if KTRACE_ABLATING(KTRACE_ABLATE_PROFILE)
+static int by_prof_ns(const void *a, const void *b)
+{
+	uint64_t x = atomic_load(&(*(struct ktrace_kernel_entry *const *)a)->prof_ns);
+	uint64_t y = atomic_load(&(*(struct ktrace_kernel_entry *const *)b)->prof_ns);
+
+	return x < y ? 1 : x > y ? -1 : 0;
+}
+
+void ktrace_registry_profile_print(void)
+{
+	struct ktrace_kernel_entry *k, **v;
+	uint64_t total = 0, launches = 0;
+	size_t n = 0, i;
+
+	registry_lock();
+	v = calloc(nkernels + 1, sizeof(*v));
+	for (k = all_kernels; v && k; k = k->next_all) {
+		v[n++] = k;
+		total += atomic_load(&k->prof_ns);
+		launches += atomic_load(&k->prof_n);
+	}
+	registry_unlock();
+	if (!v)
+		return;
+	qsort(v, n, sizeof(*v), by_prof_ns);
+	fprintf(stderr, "ktrace profile: %llu launches, %llu ns of ktrace host time (%.0f ns each)\n",
+		(unsigned long long)launches, (unsigned long long)total, launches ? (double)total / launches : 0.0);
+	fprintf(stderr, "ktrace profile: %6s %8s %8s %6s %6s  kernel\n", "share", "launches", "ns/each", "bytes",
+		"cand");
+	for (i = 0; i < n && i < 30; i++) {
+		uint64_t ns = atomic_load(&v[i]->prof_ns), c = atomic_load(&v[i]->prof_n);
+		const char *name = v[i]->demangled ? v[i]->demangled : v[i]->name ? v[i]->name : "?";
+
+		if (!c)
+			break;
+		fprintf(stderr, "ktrace profile: %5.1f%% %8llu %8.0f %6u %6u  %.110s\n",
+			total ? 100.0 * (double)ns / (double)total : 0.0, (unsigned long long)c, (double)ns / (double)c,
+			v[i]->layout ? v[i]->layout->param_bytes : 0, v[i]->layout ? v[i]->layout->ncand : 0, name);
+	}
+	free(v);
+}
+#else
+void ktrace_registry_profile_print(void)
+{
+}
+#endif
+
 unsigned long ktrace_registry_kernel_count(void)
 {
 	unsigned long n;

@@ -30,6 +30,7 @@
 #include <stdint.h>
 
 #include "param_scan.h"
+#include "common/ablate.h"
 
 struct ktrace_meta_image;
 
@@ -89,6 +90,9 @@ struct ktrace_kernel_entry {
 	int emitted;                    /* KERNEL record written */
 	struct ktrace_kernel_entry *next_in_module;
 	struct ktrace_kernel_entry *next_all;
+#if KTRACE_ABLATING(KTRACE_ABLATE_PROFILE)
+	_Atomic uint64_t prof_n, prof_ns; /* self-timed launches and their host time */
+#endif
 };
 
 /* ---- launch path --------------------------------------------------------- */
@@ -120,6 +124,9 @@ void ktrace_registry_context_destroyed(uint64_t ctx) __attribute__((visibility("
 
 /* Free everything (tests, after the worker stopped). */
 void ktrace_registry_reset(void) __attribute__((visibility("hidden")));
+/* Profile build only (KTRACE_ABLATE_PROFILE): the kernels that cost most
+ * host time, on stderr. */
+void ktrace_registry_profile_print(void) __attribute__((visibility("hidden")));
 /* Counts for tests. */
 unsigned long ktrace_registry_kernel_count(void) __attribute__((visibility("hidden")));
 struct ktrace_module_entry *ktrace_registry_module(uint64_t handle, int is_library)
