@@ -16,7 +16,7 @@
 #endif
 
 #define KTRACE_ABLATE_CAPTURE 1  /* launch path ends after the kernel lookup: no scan, no record */
-#define KTRACE_ABLATE_SCAN 2     /* no pointer scan: records without regions */
+#define KTRACE_ABLATE_SCAN 2     /* no pointer scan (the writer thread's, in metadata mode): no regions */
 #define KTRACE_ABLATE_RECORD 4   /* the scan runs, no record is written */
 #define KTRACE_ABLATE_COMPRESS 8 /* the writer thread drains the rings and discards what it reads
                                   * (its own COUNTERS and END are still written) */

@@ -384,6 +384,10 @@ size_t ktrace_encode_launch_head(void *buf, size_t cap, const struct ktrace_rec_
 int ktrace_decode_launch(const void *rec, size_t len, struct ktrace_rec_launch *r)
 {
 	const uint8_t *b = check(rec, len, KTRACE_REC_LAUNCH, KTRACE_LAUNCH_REGIONS_OFF);
+	if (!b && len >= KTRACE_LAUNCH_REGIONS_OFF + KTRACE_LAUNCH_DEFERRED_TAIL) {
+		b = check(rec, len, KTRACE_REC_LAUNCH_DEFERRED, KTRACE_LAUNCH_REGIONS_OFF + KTRACE_LAUNCH_DEFERRED_TAIL);
+		len -= KTRACE_LAUNCH_DEFERRED_TAIL;
+	}
 	if (!b)
 		return -1;
 	r->launch_seq = rd64(b + 24);

@@ -52,6 +52,15 @@ enum ktrace_record_type {
 	KTRACE_REC_END = 12,         /* how the process ended; last record */
 	KTRACE_REC_MODULE_UNLOAD = 13,
 };
+/* Types from here up exist only inside a tracing process (the writer's
+ * rings), never in a file: the writer's expander turns each into a record of
+ * a type above (trace_writer.h, "Deferred records"). */
+#define KTRACE_REC_INTERNAL_MIN 0xff00u
+/* A LAUNCH record (same bytes) whose regions are not filled in yet, followed
+ * by KTRACE_LAUNCH_DEFERRED_TAIL bytes of the producer's own (interpose/
+ * launch_expand.c); its size covers them. */
+#define KTRACE_REC_LAUNCH_DEFERRED 0xff01u
+#define KTRACE_LAUNCH_DEFERRED_TAIL 24u
 
 /* Common prefix of every record. */
 struct ktrace_record_prefix {
@@ -202,6 +211,7 @@ struct ktrace_region {
 #define KTRACE_REGION_FLAGS_OFF 6      /* u16 flags inside a disk region (patchable) */
 /* Disk regions of a LAUNCH record start at this fixed record offset. */
 #define KTRACE_LAUNCH_REGIONS_OFF 128
+#define KTRACE_LAUNCH_FLAGS_OFF 68 /* u32 flags inside a LAUNCH record (patchable) */
 #define KTRACE_REGIONF_IN_STRUCT 0x01u /* found inside a by-value struct parameter */
 #define KTRACE_REGIONF_PRE       0x02u /* pre_hash valid */
 #define KTRACE_REGIONF_POST      0x04u /* post_hash valid */

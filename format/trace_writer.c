@@ -78,9 +78,10 @@ struct tbuf {
 	/* producer side */
 	_Alignas(64) _Atomic uint64_t head; /* bytes published */
 	uint64_t res_pos;	/* start of the open reservation */
-	uint64_t res_size;
 	uint64_t cached_tail;
+	uint32_t res_size;
 	_Atomic int busy;	/* inside reserve..commit */
+	void *hold;		/* the producer's hold slot (ktrace_writer_hold) */
 	/* Counters this thread adds (local_ids; the consumer sums them): no
 	 * locked instruction on a shared line per launch.  The three every
 	 * launch touches share the line above; the self-timing pair follows. */
@@ -132,6 +133,10 @@ struct ktrace_writer {
 	uint64_t half_flush_ns;
 	uint64_t unflushed, frame_in, first_unflushed_ns, last_ctr_ns, now_ns;
 	uint64_t drops_written; /* RECORDS_DROPPED in the last COUNTERS record */
+	struct ktrace_writer_expander x; /* deferred records (x.expand NULL: none) */
+	uint8_t *stage;		/* expanded records not yet compressed */
+	size_t stage_len, stage_cap;
+	uint64_t stage_n;
 	uint32_t flush_seen;
 	uint64_t records_lost;
 
@@ -402,7 +407,7 @@ void *ktrace_writer_reserve(struct ktrace_writer *w, size_t size)
 		pos = 0;
 	}
 	b->res_pos = head;
-	b->res_size = size;
+	b->res_size = (uint32_t)size;
 	return b->data + pos;
 dropped_busy:
 	atomic_store_explicit(&b->busy, 0, memory_order_release);
@@ -453,6 +458,18 @@ void ktrace_writer_prefetch(struct ktrace_writer *w, size_t size)
 		size = 4096;
 	for (uint64_t off = 0; off < size; off += 64)
 		__builtin_prefetch(b->data + ((head + off) & b->mask), 1, 3);
+}
+
+void ktrace_writer_wake(struct ktrace_writer *w)
+{
+	if (w)
+		wake_consumer(w);
+}
+
+void **ktrace_writer_hold(struct ktrace_writer *w)
+{
+	(void)w; /* reserve() made tl.buf this thread's buffer of w */
+	return &tl.buf->hold;
 }
 
 int ktrace_writer_append(struct ktrace_writer *w, const void *rec, size_t size)
@@ -590,8 +607,50 @@ static void feed_own(struct ktrace_writer *w, uint8_t *rec, size_t size)
 	feed(w, rec, size, 1);
 }
 
+/* ---- consumer: deferred records ------------------------------------------ */
+
+/* Bytes that may still be compressed before a flush or the frame's end is due. */
+static uint64_t room_left(const struct ktrace_writer *w)
+{
+	uint64_t room_flush = w->flush_bytes > w->unflushed ? w->flush_bytes - w->unflushed : 0;
+	uint64_t room_frame = w->frame_bytes > w->frame_in ? w->frame_bytes - w->frame_in : 0;
+	return room_flush < room_frame ? room_flush : room_frame;
+}
+
+/* Compress the staged (expanded) records: before any other record, so the
+ * stream keeps ring order, and at the end of each drain pass. */
+static void stage_flush(struct ktrace_writer *w)
+{
+	if (!w->stage_len)
+		return;
+	feed(w, w->stage, w->stage_len, w->stage_n);
+	w->stage_len = 0;
+	w->stage_n = 0;
+}
+
+void *ktrace_writer_emit_reserve(struct ktrace_writer *w, size_t size)
+{
+	if (size > w->stage_cap || size < KTRACE_RECORD_PREFIX_SIZE || size % KTRACE_RECORD_ALIGN) {
+		drop(w, size);
+		return NULL;
+	}
+	/* Staged records form one run: cut it where make_room() must act. */
+	if (w->stage_len && (w->stage_len + size > w->stage_cap || w->stage_len + size > room_left(w)))
+		stage_flush(w);
+	if (!w->stage_len)
+		make_room(w, size);
+	return w->stage + w->stage_len;
+}
+
+void ktrace_writer_emit_commit(struct ktrace_writer *w, size_t size)
+{
+	w->stage_len += size;
+	w->stage_n++;
+}
+
 /* Drain one ring: runs of contiguous whole records go to zstd in one call
- * each, cut where make_room() must act between two records. */
+ * each, cut where make_room() must act between two records; a deferred
+ * record goes to the expander. */
 static size_t drain_buf(struct ktrace_writer *w, struct tbuf *b)
 {
 	uint64_t tail = atomic_load_explicit(&b->tail, memory_order_relaxed);
@@ -604,14 +663,22 @@ static size_t drain_buf(struct ktrace_writer *w, struct tbuf *b)
 			tail += b->mask + 1 - pos;
 			continue;
 		}
+		if (rd16(p) >= KTRACE_REC_INTERNAL_MIN) {
+			uint32_t size = rd32(p + 4);
+			if (w->x.expand && !KTRACE_ABLATING(KTRACE_ABLATE_COMPRESS))
+				w->x.expand(w->x.ctx, w, p, size);
+			tail += size;
+			n++;
+			atomic_store_explicit(&b->tail, tail, memory_order_release);
+			continue;
+		}
+		stage_flush(w);
 		make_room(w, rd32(p + 4));
-		uint64_t room_flush = w->flush_bytes > w->unflushed ? w->flush_bytes - w->unflushed : 0;
-		uint64_t room_frame = w->frame_bytes > w->frame_in ? w->frame_bytes - w->frame_in : 0;
-		uint64_t room = room_flush < room_frame ? room_flush : room_frame;
+		uint64_t room = room_left(w);
 		uint64_t span = 0, nrec = 0;
 		while (tail + span < head && pos + span <= b->mask) {
 			const uint8_t *q = p + span;
-			if (q[0] == 0 && q[1] == 0)
+			if ((q[0] == 0 && q[1] == 0) || rd16(q) >= KTRACE_REC_INTERNAL_MIN)
 				break;
 			uint32_t size = rd32(q + 4);
 			if (nrec && span + size > room)
@@ -634,6 +701,7 @@ static size_t drain_all(struct ktrace_writer *w)
 	w->now_ns = ktrace_now_ns();
 	for (struct tbuf *b = atomic_load_explicit(&w->bufs, memory_order_acquire); b; b = b->next)
 		n += drain_buf(w, b);
+	stage_flush(w);
 	return n;
 }
 
@@ -725,6 +793,11 @@ static void *consumer_main(void *arg)
 	/* Producers are stopped (dead is set): drain what they committed. */
 	while (drain_all(w))
 		;
+	for (struct tbuf *b = atomic_load(&w->bufs); b; b = b->next) {
+		if (b->hold && w->x.release)
+			w->x.release(w->x.ctx, b->hold);
+		b->hold = NULL;
+	}
 	write_counters(w, 1);
 	write_end(w);
 	end_frame(w);
@@ -759,6 +832,7 @@ static void free_writer(struct ktrace_writer *w)
 	}
 	ZSTD_freeCCtx(w->cctx);
 	free(w->zout);
+	free(w->stage);
 	pthread_mutex_destroy(&w->reg_mu);
 	free(w);
 }
@@ -841,6 +915,15 @@ struct ktrace_writer *ktrace_writer_open(const struct ktrace_writer_opts *o, cha
 	w->half_flush_ns = (uint64_t)flush_ms * 500000ull;
 	w->end.reason = KTRACE_END_DETACH;
 	pthread_mutex_init(&w->reg_mu, NULL);
+	if (o->expander && o->expander->expand) {
+		w->x = *o->expander;
+		w->stage_cap = 1u << 20; /* many records, and more than the largest LAUNCH */
+		w->stage = malloc(w->stage_cap);
+		if (!w->stage) {
+			snprintf(err, errlen, "%s: out of memory", o->path);
+			goto fail;
+		}
+	}
 
 	/* Levels up to 19 use windows of at most 8 MiB (windowLog 23), which
 	 * readers accept (docs/format.md). */

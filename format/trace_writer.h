@@ -33,9 +33,37 @@ struct ktrace_writer_opts {
 	uint64_t max_wait_ns;      /* bounded producer wait, default 2 ms */
 	const struct ktrace_rec_header *header; /* written as record 0 (NULL: pid, host, times only) */
 	uint32_t flags;            /* KTRACE_WRITER_* */
+	const struct ktrace_writer_expander *expander; /* deferred records (below); NULL: none */
 };
 /* Drop at once when a producer's buffer is full (no bounded wait at all). */
 #define KTRACE_WRITER_NO_WAIT 0x1u
+
+/* Deferred records.  A producer may commit a record of an internal type
+ * (KTRACE_REC_INTERNAL_MIN and up, ktrace_format.h): the consumer thread
+ * never writes it as it is but hands it to expand(), which writes the record
+ * that replaces it with ktrace_writer_emit_reserve() / _commit().  This
+ * moves work off the producing thread (the launch path defers its pointer
+ * scan this way).  A producer buffer also has a hold slot
+ * (ktrace_writer_hold): an opaque reference the producer's deferred records
+ * need until they are expanded.  The slot belongs to the buffer, so a thread
+ * that claims an exited thread's buffer inherits it, and release() is called
+ * on each non-NULL slot when the writer is closed, after the last drain.
+ * Both callbacks run on the consumer thread (also in an emergency close):
+ * no lock a producer can hold, no malloc. */
+struct ktrace_writer_expander {
+	void (*expand)(void *ctx, struct ktrace_writer *w, const uint8_t *rec, size_t size);
+	void (*release)(void *ctx, void *hold);
+	void *ctx;
+};
+/* Inside expand(): room for one record of `size` bytes (NULL: larger than
+ * the writer can stage, counted as dropped), then publish it; the caller
+ * fills every byte, prefix seq and time included. */
+void *ktrace_writer_emit_reserve(struct ktrace_writer *w, size_t size);
+void ktrace_writer_emit_commit(struct ktrace_writer *w, size_t size);
+/* Wake the consumer thread now (it drains and expands what is committed). */
+void ktrace_writer_wake(struct ktrace_writer *w);
+/* Between reserve and commit on the producing thread: its buffer's hold slot. */
+void **ktrace_writer_hold(struct ktrace_writer *w);
 
 /* Create the file (mode 0600, O_NOFOLLOW, O_EXCL unless overwrite) and start the
  * background thread.  On failure returns NULL and puts a one-line reason that

@@ -21,6 +21,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "common/log.h"
@@ -32,6 +33,7 @@
 #define SEEN_MAX 1024        /* seen starts kept per allocation (LRU beyond) */
 #define EXTENT_SORT_MIN 24   /* launches with more pointers sort them first */
 #define POOL_OPEN (1ull << 20)  /* open-ended region in a pool: 1 MiB */
+#define HOLD_WAIT_NS 1000000ull /* wait for held snapshots before the pool grows past POOL_MAX */
 
 struct entry {
 	uint64_t base, end;
@@ -43,6 +45,7 @@ struct snap {
 	atomic_long readers;
 	char pad[64 - sizeof(atomic_long)];
 	size_t cap, n;
+	uint64_t gen; /* set when published */
 	struct entry e[];
 };
 
@@ -57,8 +60,11 @@ static pthread_mutex_t write_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t seen_lock = PTHREAD_MUTEX_INITIALIZER;
 static _Atomic(struct snap *) cur;
 static atomic_ullong range_lo = UINT64_MAX, range_hi = 0;
-static struct snap *pool[POOL_MAX];
-static unsigned npool;
+static struct snap **pool; /* grows past POOL_MAX only while snapshots are held */
+static unsigned npool, pool_cap;
+static uint64_t publish_gen;
+static atomic_long nheld; /* references taken by ktrace_alloc_map_hold() and not released */
+static void (*_Atomic hold_waker)(void); /* asks the holder to release (ktrace_alloc_map_set_waker) */
 static pid_t owner_pid;
 static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
 
@@ -87,6 +93,11 @@ static void read_exit(struct snap *s)
 {
 	if (s)
 		atomic_fetch_sub_explicit(&s->readers, 1, memory_order_release);
+}
+
+static long held_count(void)
+{
+	return atomic_load_explicit(&nheld, memory_order_relaxed);
 }
 
 /* Index of the entry holding addr, or -1. */
@@ -132,36 +143,78 @@ static void register_atfork(void)
 	pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
 }
 
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static struct snap *new_buffer(size_t need)
+{
+	size_t cap = need < 32 ? 64 : need * 2;
+	struct snap *b;
+
+	if (npool == pool_cap) {
+		unsigned ncap = pool_cap ? 2 * pool_cap : POOL_MAX;
+		struct snap **np = realloc(pool, ncap * sizeof(*np));
+
+		if (!np)
+			return NULL;
+		pool = np;
+		pool_cap = ncap;
+	}
+	b = calloc(1, sizeof(*b) + cap * sizeof(struct entry));
+	if (!b)
+		return NULL;
+	atomic_init(&b->readers, 0);
+	b->cap = cap;
+	pool[npool++] = b;
+	return b;
+}
+
 /* A buffer for `need` entries that is not current and has no readers
- * (write_lock held).  NULL only if memory runs out. */
+ * (write_lock held).  NULL only if memory runs out.  Up to POOL_MAX buffers
+ * are made as needed; past that only when none is large enough, or when
+ * snapshots held for deferred scans stay held for HOLD_WAIT_NS after the
+ * writer thread was asked to expand (and so release) them.  A lookup leaves
+ * a buffer within microseconds: for those it just waits. */
 static struct snap *writable_buffer(size_t need)
 {
 	struct snap *c = atomic_load(&cur);
+	uint64_t t0 = 0;
 
 	for (;;) {
+		int fits = 0;
+
 		for (unsigned i = 0; i < npool; i++) {
 			struct snap *b = pool[i];
 
-			if (b != c && b->cap >= need && atomic_load(&b->readers) == 0)
+			if (b == c || b->cap < need)
+				continue;
+			fits = 1;
+			if (atomic_load(&b->readers) == 0)
 				return b;
 		}
-		if (npool < POOL_MAX) {
-			size_t cap = need < 32 ? 64 : need * 2;
-			struct snap *b = calloc(1, sizeof(*b) + cap * sizeof(struct entry));
-
-			if (!b)
-				return NULL;
-			atomic_init(&b->readers, 0);
-			b->cap = cap;
-			pool[npool++] = b;
-			return b;
+		if (npool < POOL_MAX || !fits)
+			return new_buffer(need);
+		if (held_count() > 0) {
+			if (!t0) {
+				t0 = mono_ns();
+				if (hold_waker)
+					hold_waker();
+			} else if (mono_ns() - t0 >= HOLD_WAIT_NS) {
+				return new_buffer(need);
+			}
 		}
-		sched_yield(); /* every buffer busy: readers leave within microseconds */
+		sched_yield();
 	}
 }
 
 static void publish(struct snap *b)
 {
+	b->gen = ++publish_gen;
 	if (b->n) {
 		atomic_store(&range_lo, b->e[0].base);
 		atomic_store(&range_hi, b->e[b->n - 1].end);
@@ -459,6 +512,78 @@ int ktrace_alloc_map_lookup(uint64_t addr, struct ktrace_alloc_info *out)
 	return k >= 0;
 }
 
+/* ---- public: snapshots held for deferred scans ----------------------------------- */
+
+KT_HOT
+const struct ktrace_alloc_snap *ktrace_alloc_map_current(void)
+{
+	return (const struct ktrace_alloc_snap *)atomic_load_explicit(&cur, memory_order_acquire);
+}
+
+void ktrace_alloc_map_set_waker(void (*fn)(void))
+{
+	atomic_store(&hold_waker, fn);
+}
+
+const struct ktrace_alloc_snap *ktrace_alloc_map_hold(void)
+{
+	struct snap *s = read_enter();
+
+	if (s)
+		atomic_fetch_add_explicit(&nheld, 1, memory_order_relaxed);
+	return (const struct ktrace_alloc_snap *)s;
+}
+
+void ktrace_alloc_map_release(const struct ktrace_alloc_snap *h)
+{
+	struct snap *s = (struct snap *)h;
+
+	if (!s)
+		return;
+	atomic_fetch_sub_explicit(&nheld, 1, memory_order_relaxed);
+	read_exit(s);
+}
+
+int ktrace_alloc_snap_lookup(const struct ktrace_alloc_snap *h, uint64_t addr, struct ktrace_alloc_info *out)
+{
+	const struct snap *s = (const struct snap *)h;
+	long k = s ? snap_find(s, addr) : -1;
+
+	if (k < 0)
+		return 0;
+	*out = (struct ktrace_alloc_info){ .base = s->e[k].base, .size = s->e[k].end - s->e[k].base,
+					   .kind = s->e[k].kind, .device = s->e[k].device };
+	return 1;
+}
+
+void ktrace_alloc_snap_range(const struct ktrace_alloc_snap *h, uint64_t *lo, uint64_t *hi)
+{
+	const struct snap *s = (const struct snap *)h;
+
+	if (!s || !s->n) {
+		*lo = UINT64_MAX;
+		*hi = 0;
+		return;
+	}
+	*lo = s->e[0].base;
+	*hi = s->e[s->n - 1].end;
+}
+
+uint64_t ktrace_alloc_snap_gen(const struct ktrace_alloc_snap *h)
+{
+	return h ? ((const struct snap *)h)->gen : 0;
+}
+
+unsigned ktrace_alloc_map_buffers(void)
+{
+	unsigned n;
+
+	pthread_mutex_lock(&write_lock);
+	n = npool;
+	pthread_mutex_unlock(&write_lock);
+	return n;
+}
+
 unsigned long ktrace_alloc_map_count(void)
 {
 	struct snap *s = read_enter();
@@ -635,6 +760,7 @@ void ktrace_alloc_map_reset(void)
 		pthread_mutex_init(&seen_lock, NULL);
 		for (unsigned i = 0; i < npool; i++)
 			atomic_store(&pool[i]->readers, 0);
+		atomic_store(&nheld, 0);
 	}
 	writer_begin();
 	owner_pid = me;

@@ -34,6 +34,27 @@ int ktrace_alloc_map_maybe(uint64_t addr);
 /* That range, read once (a launch's scan tests every word against it). */
 void ktrace_alloc_map_range(uint64_t *lo, uint64_t *hi);
 
+/* Snapshots, for scans that run after the launch (interpose/launch_expand.c):
+ * the launching thread keeps a reference on the map as it was at the launch,
+ * the writer thread scans against it later and drops the reference.  A
+ * snapshot is immutable while referenced. */
+struct ktrace_alloc_snap;
+/* The current snapshot, without a reference (to compare with one held). */
+const struct ktrace_alloc_snap *ktrace_alloc_map_current(void);
+/* A reference on the current snapshot; NULL when the map was never filled. */
+const struct ktrace_alloc_snap *ktrace_alloc_map_hold(void);
+void ktrace_alloc_map_release(const struct ktrace_alloc_snap *s);
+/* Called (from an allocating thread, write lock held) when the map has run
+ * out of spare snapshot buffers while some are held: the holder should
+ * release what it can soon.  NULL: none. */
+void ktrace_alloc_map_set_waker(void (*fn)(void));
+/* Lookups in a held snapshot (s may be NULL: empty). */
+int ktrace_alloc_snap_lookup(const struct ktrace_alloc_snap *s, uint64_t addr, struct ktrace_alloc_info *out);
+void ktrace_alloc_snap_range(const struct ktrace_alloc_snap *s, uint64_t *lo, uint64_t *hi);
+/* Distinct for every published state of the map (0 for NULL): cached
+ * answers keyed by it stay valid as long as the key is the same. */
+uint64_t ktrace_alloc_snap_gen(const struct ktrace_alloc_snap *s);
+
 /* Extent policy for hashing the buffer a pointer refers to (docs/format.md,
  * "Hash extents").  ptrs[0..n) are the pointer words of ONE launch with their
  * allocations; in_struct[i] (NULL: none) says the word lies inside a
@@ -48,5 +69,7 @@ void ktrace_alloc_map_extents(const uint64_t *ptrs, const struct ktrace_alloc_in
 /* Drop everything (fork child, shutdown). */
 void ktrace_alloc_map_reset(void);
 unsigned long ktrace_alloc_map_count(void);
+/* Snapshot buffers made so far (tests: the pool stays bounded). */
+unsigned ktrace_alloc_map_buffers(void);
 
 #endif

@@ -62,6 +62,7 @@
 #include "interpose/config.h"
 #include "interpose/hash_pipeline.h"
 #include "interpose/intercept.h"
+#include "interpose/launch_expand.h"
 #include "interpose/meta_worker.h"
 #include "interpose/registry.h"
 
@@ -351,6 +352,7 @@ static int open_trace(struct ktrace_config *c)
 	o.path = c->output;
 	o.overwrite = c->overwrite;
 	o.header = &h;
+	o.expander = ktrace_launch_expander();
 	ktrace_tracer.writer = ktrace_writer_open(&o, err, sizeof(err));
 	if (!ktrace_tracer.writer && errno == EBUSY) {
 		/* Same path as a live traced process (a child inheriting a

@@ -12,10 +12,12 @@
 #include <stddef.h>
 #include <string.h>
 
+#include "../format/le_bytes.h"
 #include "../format/trace_writer.h"
 #include "capture_thread.h"
 #include "events.h"
 #include "hash_pipeline.h"
+#include "launch_expand.h"
 #include "param_scan.h"
 #include "registry.h"
 #include "tracer.h"
@@ -136,43 +138,46 @@ static CUcontext fill_launch(struct ktrace_rec_launch *r, const struct ktrace_la
 	return cctx;
 }
 
-/* Metadata mode with kernelParams and at most DIRECT_REGIONS candidate words
- * (nearly every launch): the pointer scan reads the application's parameters
- * where they are, the regions live on the stack, and the record is built in
- * place in the writer's buffer with the parameters assembled straight into
- * it.  The only memory written is the record itself: on a real program's
- * cold cache the thread-local copies of the general path cost more than the
- * work.  Same record as the general path. */
-#define DIRECT_REGIONS 32
-
-static CUresult capture_direct(const struct ktrace_launch_args *a, ktrace_real_launch_fn real, void *rctx,
-			       const struct ktrace_kernel_entry *k, struct ktrace_capture_tls *t, uint64_t seq,
-			       struct ktrace_writer *w)
+/* Metadata mode: the record is written with its parameter bytes and without
+ * regions, as a deferred record whose pointer scan runs on the writer thread
+ * against the allocation map as it was at this launch (launch_expand.h).
+ * The launching thread touches only the layout, the record it writes and
+ * the current-snapshot pointer: on a real program's cold cache every line
+ * costs (docs/perf-capture.md).  The context is read after the real launch,
+ * which has just brought the driver's per-thread state into the cache. */
+static CUresult capture_deferred(const struct ktrace_launch_args *a, ktrace_real_launch_fn real, void *rctx,
+				 const struct ktrace_kernel_entry *k, uint64_t seq, struct ktrace_writer *w)
 {
 	const struct ktrace_param_layout *l = k->layout;
-	struct ktrace_region regs[DIRECT_REGIONS];
 	struct ktrace_rec_launch r;
 	uint64_t t0 = ktrace_now_ns();
-	uint32_t n, pflags = 0;
+	uint32_t len, pflags = 0;
 	size_t size, off = 0;
 	CUresult res;
 	uint8_t *p;
 
-	prefetch_launch(l, NULL, w);
-	n = KTRACE_ABLATING(KTRACE_ABLATE_SCAN) ? 0
-		: ktrace_params_scan_kp(l, a->kernel_params, regs, DIRECT_REGIONS, &t->allocs_cache);
-	fill_launch(&r, a, k, seq, 0);
-	r.param_bytes_len = l->param_bytes;
-	r.nregions = n;
+	len = ktrace_params_length(l, a->kernel_params, a->extra, KTRACE_PARAM_MAX_BYTES);
+	if (l && a->kernel_params) {
+		prefetch_range(l->offset, (size_t)l->nparams * sizeof(uint32_t), 0);
+		prefetch_range(l->size, (size_t)l->nparams * sizeof(uint32_t), 0);
+	}
+	ktrace_writer_prefetch(w, KTRACE_LAUNCH_REGIONS_OFF + len + KTRACE_LAUNCH_DEFERRED_TAIL);
 	res = real(a, rctx);
+	fill_launch(&r, a, k, seq, 0);
 	r.result = (int32_t)res;
 	if (res != CUDA_SUCCESS)
 		r.flags |= KTRACE_LAUNCHF_FAILED;
-	size = ktrace_encode_launch_head(NULL, 0, &r, regs, &off);
+	r.param_bytes_len = len;
+	size = ktrace_encode_launch_head(NULL, 0, &r, NULL, &off) + KTRACE_LAUNCH_DEFERRED_TAIL;
 	p = KTRACE_ABLATING(KTRACE_ABLATE_RECORD) ? NULL : ktrace_writer_reserve(w, size);
 	if (p) {
-		ktrace_encode_launch_head(p, size, &r, regs, &off);
-		ktrace_params_assemble(l, a->kernel_params, NULL, p + off, (uint32_t)(size - off), &pflags);
+		/* Head first (it clears the record), then the parameters (the
+		 * same length: ktrace_params_length). */
+		ktrace_encode_launch_head(p, size, &r, NULL, &off);
+		ktrace_params_assemble(l, a->kernel_params, a->extra, p + off, len, &pflags);
+		if (pflags)
+			le32(p + KTRACE_LAUNCH_FLAGS_OFF, r.flags | pflags);
+		ktrace_launch_defer(w, p, size, l);
 		set_time(p, t0);
 		ktrace_writer_commit(w, p);
 	}
@@ -194,8 +199,8 @@ static CUresult capture(const struct ktrace_launch_args *a, ktrace_real_launch_f
 
 	if (KTRACE_ABLATING(KTRACE_ABLATE_CAPTURE))
 		return real(a, rctx);
-	if (!ktrace_tracer.cfg.hash && a->kernel_params && l && l->ncand <= DIRECT_REGIONS)
-		return capture_direct(a, real, rctx, k, t, seq, w);
+	if (!ktrace_tracer.cfg.hash)
+		return capture_deferred(a, real, rctx, k, seq, w);
 	prefetch_launch(l, t, w);
 	len = ktrace_params_assemble(l, a->kernel_params, a->extra, t->params, KTRACE_PARAM_MAX_BYTES, &pflags);
 	maxn = (len + 7) / 8;
@@ -337,8 +342,8 @@ CUresult ktrace_on_launch(const struct ktrace_launch_args *a, ktrace_real_launch
 	}
 	if (k->filter != KTRACE_FILTER_TRACE)
 		goto filtered;
-	t = ktrace_capture_tls();
-	if (!t)
+	t = NULL; /* scratch for the inline path (hashing) only */
+	if (ktrace_tracer.cfg.hash && !(t = ktrace_capture_tls()))
 		return real(a, ctx);
 	if (sample)
 		return capture_timed(a, real, ctx, k, t, seq, w, t_enter);

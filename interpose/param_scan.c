@@ -154,6 +154,19 @@ uint32_t ktrace_params_assemble(const struct ktrace_param_layout *l, void **kern
 	return 0;
 }
 
+KT_HOT
+uint32_t ktrace_params_length(const struct ktrace_param_layout *l, void **kernel_params, void **extra, uint32_t cap)
+{
+	const void *p;
+	size_t sz;
+
+	if (kernel_params)
+		return l ? (l->param_bytes < cap ? l->param_bytes : cap) : 0;
+	if (extra && !extra_buffer(extra, &p, &sz))
+		return sz < cap ? (uint32_t)sz : cap;
+	return 0;
+}
+
 /* Generation of the allocation map; starts at 1 so empty cache slots (gen 0)
  * never match. */
 static _Atomic uint64_t alloc_gen = 1;
@@ -170,13 +183,25 @@ static inline struct ktrace_alloc_cache_slot *cache_slot(struct ktrace_alloc_cac
 	return &c->slot[((v >> 21) * 0x9e3779b97f4a7c15ull) >> 54 & (KTRACE_ALLOC_CACHE_SLOTS - 1)];
 }
 
+/* The allocation holding v in the current map (snap NULL, use_snap 0) or in
+ * a held snapshot. */
+static inline __attribute__((always_inline)) int
+map_lookup(uint64_t v, struct ktrace_alloc_info *a, const struct ktrace_alloc_snap *snap, int use_snap)
+{
+	if (use_snap)
+		return ktrace_alloc_snap_lookup(snap, v, a);
+	return ktrace_alloc_map_maybe(v) && ktrace_alloc_map_lookup(v, a);
+}
+
 /* The allocation holding v, from the cache or the map (then cached). */
-static inline int find_alloc(uint64_t v, struct ktrace_alloc_info *a, struct ktrace_alloc_cache *c, uint64_t gen)
+static inline __attribute__((always_inline)) int
+find_alloc(uint64_t v, struct ktrace_alloc_info *a, struct ktrace_alloc_cache *c, uint64_t gen,
+	   const struct ktrace_alloc_snap *snap, int use_snap)
 {
 	struct ktrace_alloc_cache_slot *s;
 
 	if (!c)
-		return v && ktrace_alloc_map_maybe(v) && ktrace_alloc_map_lookup(v, a);
+		return v && map_lookup(v, a, snap, use_snap);
 	s = cache_slot(c, v);
 	if (s->gen == gen && v - s->base < s->size) {
 		a->base = s->base;
@@ -185,7 +210,7 @@ static inline int find_alloc(uint64_t v, struct ktrace_alloc_info *a, struct ktr
 		a->device = s->device;
 		return 1;
 	}
-	if (!v || !ktrace_alloc_map_maybe(v) || !ktrace_alloc_map_lookup(v, a))
+	if (!v || !map_lookup(v, a, snap, use_snap))
 		return 0;
 	s->base = a->base;
 	s->size = a->size;
@@ -195,14 +220,13 @@ static inline int find_alloc(uint64_t v, struct ktrace_alloc_info *a, struct ktr
 	return 1;
 }
 
-/* The scan of one launch's words.  The words come from an assembled buffer
- * (buf) or straight from the application's kernelParams (kp: word w lies
- * wholly inside parameter word_ordinal[w], by the layout's construction);
- * allocs may be NULL.  Inlined into both entry points below. */
+/* The scan of one launch's assembled words against the current map or
+ * (use_snap) a held snapshot; allocs may be NULL.  Inlined into both entry
+ * points below. */
 static inline __attribute__((always_inline)) uint32_t
-scan_words(const struct ktrace_param_layout *l, const uint8_t *buf, void **kp, uint32_t nwords,
+scan_words(const struct ktrace_param_layout *l, const uint8_t *buf, uint32_t nwords,
 	   struct ktrace_region *out, struct ktrace_alloc_info *allocs, uint32_t max,
-	   struct ktrace_alloc_cache *cache)
+	   struct ktrace_alloc_cache *cache, const struct ktrace_alloc_snap *snap, int use_snap)
 {
 	uint32_t w, n = 0;
 	/* The allocations of the last hits: a launch's pointers often fall
@@ -210,10 +234,13 @@ scan_words(const struct ktrace_param_layout *l, const uint8_t *buf, void **kp, u
 	 * this launch only. */
 	struct ktrace_alloc_info last[SCAN_MRU], hit;
 	unsigned nlast = 0, k;
-	uint64_t gen = atomic_load_explicit(&alloc_gen, memory_order_acquire);
+	uint64_t gen = use_snap ? ktrace_alloc_snap_gen(snap) : atomic_load_explicit(&alloc_gen, memory_order_acquire);
 	uint64_t v, lo, span;
 
-	ktrace_alloc_map_range(&lo, &span);
+	if (use_snap)
+		ktrace_alloc_snap_range(snap, &lo, &span);
+	else
+		ktrace_alloc_map_range(&lo, &span);
 	span -= lo; /* words with v - lo >= span lie outside every allocation */
 	for (w = 0; w < nwords && n < max; w++) {
 		uint16_t ord = KTRACE_WORD_NONE;
@@ -225,15 +252,7 @@ scan_words(const struct ktrace_param_layout *l, const uint8_t *buf, void **kp, u
 				continue;
 			fl = l->word_struct[w] ? KTRACE_REGIONF_IN_STRUCT : 0;
 		}
-		if (kp) {
-			const uint8_t *src = kp[ord];
-
-			if (!src)
-				continue;
-			memcpy(&v, src + (8 * w - l->offset[ord]), 8);
-		} else {
-			memcpy(&v, buf + 8 * w, 8);
-		}
+		memcpy(&v, buf + 8 * w, 8);
 		if (v - lo >= span)
 			continue; /* most words: sizes, strides, flags */
 		for (k = 0; k < nlast && v - last[k].base >= last[k].size; k++)
@@ -241,7 +260,7 @@ scan_words(const struct ktrace_param_layout *l, const uint8_t *buf, void **kp, u
 		if (k < nlast) {
 			hit = last[k];
 		} else {
-			if (!find_alloc(v, &hit, cache, gen))
+			if (!find_alloc(v, &hit, cache, gen, snap, use_snap))
 				continue;
 			last[nlast < SCAN_MRU ? nlast++ : (n % SCAN_MRU)] = hit;
 		}
@@ -270,14 +289,18 @@ uint32_t ktrace_params_scan(const struct ktrace_param_layout *l, const uint8_t *
 
 	if (l && l->nwords < nwords)
 		nwords = l->nwords;
-	return scan_words(l, buf, NULL, nwords, out, allocs, max, cache);
+	return scan_words(l, buf, nwords, out, allocs, max, cache, NULL, 0);
 }
 
-KT_HOT
-uint32_t ktrace_params_scan_kp(const struct ktrace_param_layout *l, void **kernel_params,
-			       struct ktrace_region *out, uint32_t max, struct ktrace_alloc_cache *cache)
+uint32_t ktrace_params_scan_snap(const struct ktrace_param_layout *l, const uint8_t *buf, uint32_t len,
+				 struct ktrace_region *out, uint32_t max, const struct ktrace_alloc_snap *snap,
+				 struct ktrace_alloc_cache *cache)
 {
-	if (!l || !kernel_params)
+	uint32_t nwords = len / 8;
+
+	if (l && l->nwords < nwords)
+		nwords = l->nwords;
+	if (!snap) /* the map was never filled: no word is a pointer */
 		return 0;
-	return scan_words(l, NULL, kernel_params, l->nwords, out, NULL, max, cache);
+	return scan_words(l, buf, nwords, out, NULL, max, cache, snap, 1);
 }

@@ -89,11 +89,18 @@ uint32_t ktrace_params_scan(const struct ktrace_param_layout *l, const uint8_t *
 			    struct ktrace_region *out, struct ktrace_alloc_info *allocs, uint32_t max,
 			    struct ktrace_alloc_cache *cache) __attribute__((visibility("hidden")));
 
-/* The same scan reading the words straight from the application's
- * kernelParams (no assembled copy), for a layout l; regions only.  Gives the
- * regions ktrace_params_scan() gives on the assembled buffer. */
-uint32_t ktrace_params_scan_kp(const struct ktrace_param_layout *l, void **kernel_params,
-			       struct ktrace_region *out, uint32_t max, struct ktrace_alloc_cache *cache)
-	__attribute__((visibility("hidden")));
+/* The same scan against a held allocation-map snapshot (alloc_map.h) instead
+ * of the current map: the writer thread's scan of a launch that happened
+ * earlier (interpose/launch_expand.c).  Gives the regions ktrace_params_scan()
+ * gave at the time the snapshot was current.  snap may be NULL (no
+ * allocations); cache entries are keyed by the snapshot's generation. */
+uint32_t ktrace_params_scan_snap(const struct ktrace_param_layout *l, const uint8_t *buf, uint32_t len,
+				 struct ktrace_region *out, uint32_t max, const struct ktrace_alloc_snap *snap,
+				 struct ktrace_alloc_cache *cache) __attribute__((visibility("hidden")));
+
+/* The number of bytes ktrace_params_assemble() writes for these arguments
+ * (at most cap). */
+uint32_t ktrace_params_length(const struct ktrace_param_layout *l, void **kernel_params, void **extra,
+			      uint32_t cap) __attribute__((visibility("hidden")));
 
 #endif

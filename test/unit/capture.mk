@@ -20,7 +20,8 @@ $(CAPTURE_PTX): test/unit/capture_kernels.cu
 TEST_DEPS += $(CAPTURE_CUBIN) $(CAPTURE_PTX)
 
 CAPTURE_TEST_OBJS_SRCS := test/unit/capture_support.c interpose/registry.c interpose/meta_worker.c interpose/module_image.c interpose/kernel_record.c \
-	interpose/handle_map.c interpose/param_scan.c interpose/capture_thread.c interpose/alloc_map.c
+	interpose/handle_map.c interpose/param_scan.c interpose/capture_thread.c interpose/alloc_map.c \
+	interpose/launch_expand.c
 TESTS += capture_registry_test
 capture_registry_test_SRCS := test/unit/capture_registry_test.c $(CAPTURE_TEST_OBJS_SRCS)
 capture_registry_test_LIBS := -lcmocka

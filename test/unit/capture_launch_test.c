@@ -824,6 +824,112 @@ static void test_threads(void **state)
 	free(seen);
 }
 
+/* Metadata mode scans on the writer thread, later, against the allocation
+ * map as it was at each launch (interpose/launch_expand.h): a launch whose
+ * allocation is freed and re-made with another size right after it still
+ * gets the size it had, whether the writer scanned before or after. */
+static void test_deferred_scan_sees_map_at_launch(void **state)
+{
+	struct axpy_args g;
+	struct ktrace_launch_args a;
+	struct ktrace_rec_launch r;
+	struct ktrace_region reg;
+	uint32_t i, n = 3000;
+
+	(void)state;
+	fake_axpy(0xf1);
+	axpy_init(&g, A_BASE + 64, 0);
+	a = launch_args(0xf1, g.kp, NULL);
+	for (i = 0; i < n; i++) {
+		ktrace_on_alloc(A_BASE, 4096 * (1 + i % 7), KTRACE_ALLOC_DEVICE, NULL);
+		ktrace_on_launch(&a, fake_real, &real_marker);
+		ktrace_on_free(A_BASE, KTRACE_ALLOC_DEVICE, NULL);
+	}
+	ktrace_on_launch(&a, fake_real, &real_marker); /* nothing allocated now */
+	/* Held snapshots come back as the writer expands: the map asks it to
+	 * (measured: 64 buffers, the spare pool, for these 6000 map states). */
+	assert_true(ktrace_alloc_map_buffers() <= 256);
+	trace_end();
+	assert_int_equal(trace_count(KTRACE_REC_LAUNCH), n + 1);
+	for (i = 0; i < n; i++) {
+		decode_launch(i, &r);
+		assert_int_equal(r.launch_seq, i);
+		assert_int_equal(r.nregions, 1);
+		ktrace_launch_region(&r, 0, &reg);
+		assert_int_equal(reg.ptr, A_BASE + 64);
+		assert_int_equal(reg.alloc_base, A_BASE);
+		assert_int_equal(reg.alloc_size, 4096 * (1 + i % 7));
+	}
+	decode_launch(n, &r);
+	assert_int_equal(r.nregions, 0);
+}
+
+/* Each producer buffer holds the snapshot of its last launch until a later
+ * launch of it releases it: with more threads alive than the map keeps
+ * spare snapshots (64), each holding another one, the map must still
+ * change (no wait for a snapshot to be released), and every launch gets its
+ * own allocation. */
+#define HOLDERS 96
+static pthread_barrier_t hold_bar;
+
+static void *holder(void *arg)
+{
+	long t = (long)arg;
+	struct axpy_args g;
+	struct ktrace_launch_args a;
+
+	axpy_init(&g, 0x800000000ull + (uint64_t)t * 0x100000ull + 8, 0);
+	a = launch_args(0xf1, g.kp, NULL);
+	pthread_barrier_wait(&hold_bar);
+	ktrace_on_launch(&a, fake_real, &real_marker);
+	pthread_barrier_wait(&hold_bar); /* every thread holds a snapshot now */
+	pthread_barrier_wait(&hold_bar); /* the map changed meanwhile */
+	ktrace_on_launch(&a, fake_real, &real_marker);
+	return NULL;
+}
+
+static void test_snapshot_holds_many_threads(void **state)
+{
+	pthread_t th[HOLDERS];
+	long t;
+	size_t i;
+	unsigned with_region = 0;
+
+	(void)state;
+	fake_axpy(0xf1);
+	pthread_barrier_init(&hold_bar, NULL, HOLDERS + 1);
+	for (t = 0; t < HOLDERS; t++)
+		pthread_create(&th[t], NULL, holder, (void *)t);
+	for (t = 0; t < HOLDERS; t++) /* one map state per launch, most likely */
+		ktrace_on_alloc(0x800000000ull + (uint64_t)t * 0x100000ull, 4096, KTRACE_ALLOC_DEVICE, NULL);
+	pthread_barrier_wait(&hold_bar);
+	pthread_barrier_wait(&hold_bar);
+	for (t = 0; t < 200; t++) {
+		ktrace_on_alloc(0x900000000ull + (uint64_t)t * 0x100000ull, 4096, KTRACE_ALLOC_DEVICE, NULL);
+		ktrace_on_free(0x900000000ull + (uint64_t)t * 0x100000ull, KTRACE_ALLOC_DEVICE, NULL);
+	}
+	pthread_barrier_wait(&hold_bar);
+	for (t = 0; t < HOLDERS; t++)
+		pthread_join(th[t], NULL);
+	pthread_barrier_destroy(&hold_bar);
+	trace_end();
+	assert_int_equal(trace_count(KTRACE_REC_LAUNCH), 2 * HOLDERS);
+	for (i = 0; i < trace_nrecs; i++) {
+		struct ktrace_rec_launch r;
+		struct ktrace_region reg;
+
+		if (trace_recs[i].type != KTRACE_REC_LAUNCH)
+			continue;
+		assert_int_equal(ktrace_decode_launch(trace_recs[i].data, trace_recs[i].len, &r), 0);
+		assert_int_equal(r.nregions, 1);
+		ktrace_launch_region(&r, 0, &reg);
+		assert_int_equal(reg.alloc_base + 8, reg.ptr);
+		assert_int_equal(reg.alloc_size, 4096);
+		with_region++;
+	}
+	assert_int_equal(with_region, 2 * HOLDERS);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -842,6 +948,8 @@ int main(void)
 		cmocka_unit_test_setup(test_copies_and_sets, setup),
 		cmocka_unit_test_setup(test_context_destroy_hook, setup),
 		cmocka_unit_test_setup(test_threads, setup),
+		cmocka_unit_test_setup(test_deferred_scan_sees_map_at_launch, setup),
+		cmocka_unit_test_setup(test_snapshot_holds_many_threads, setup),
 	};
 	int rc = cmocka_run_group_tests_name("capture_launch", tests, NULL, NULL);
 

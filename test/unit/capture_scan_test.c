@@ -336,10 +336,23 @@ static void test_scan_two_ints_look_like_pointer(void **state)
 	free(l);
 }
 
-/* The scan straight from kernelParams (the metadata-mode launch path) finds
- * exactly what assemble + scan find, skips a NULL parameter pointer, and
- * the layout counts its candidate words. */
-static void test_scan_kernel_params_direct(void **state)
+static void assert_same_regions(const struct ktrace_region *r1, const struct ktrace_region *r2, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		assert_int_equal(r2[i].param_offset, r1[i].param_offset);
+		assert_int_equal(r2[i].ordinal, r1[i].ordinal);
+		assert_int_equal(r2[i].flags, r1[i].flags);
+		assert_int_equal(r2[i].ptr, r1[i].ptr);
+		assert_int_equal(r2[i].alloc_base, r1[i].alloc_base);
+		assert_int_equal(r2[i].alloc_size, r1[i].alloc_size);
+	}
+}
+
+/* The writer thread's scan (metadata mode): against a snapshot held at the
+ * launch it finds exactly what the scan of the map found then, after the map
+ * has changed many times (the held buffer is never reused), with and without
+ * its cache; the length of the assembled bytes is known before assembling. */
+static void test_scan_held_snapshot(void **state)
 {
 	struct ktrace_param_layout *l = mixed_layout(NULL);
 	struct s24 { uint64_t a, b, c; } st = { B_BASE, B_BASE + B_SIZE, A_BASE + A_SIZE - 1 };
@@ -349,30 +362,53 @@ static void test_scan_kernel_params_direct(void **state)
 	void *kp[] = { &n32, &p, &st, &c, &d };
 	uint8_t buf[KTRACE_PARAM_MAX_BYTES + 8];
 	struct ktrace_region r1[16], r2[16];
-	struct ktrace_alloc_info a[16];
-	uint32_t flags, len, n1, n2, i;
+	struct ktrace_alloc_info a[16], old;
+	static struct ktrace_alloc_cache cache;
+	const struct ktrace_alloc_snap *snap;
+	uint32_t flags, len, n1, i;
 
 	(void)state;
 	assert_int_equal(l->ncand, 5); /* p, st (3 words), d */
+	assert_int_equal(ktrace_params_length(l, kp, NULL, KTRACE_PARAM_MAX_BYTES), l->param_bytes);
+	assert_int_equal(ktrace_params_length(l, kp, NULL, 16), 16);
+	assert_int_equal(ktrace_params_length(NULL, kp, NULL, 64), 0);
 	len = ktrace_params_assemble(l, kp, NULL, buf, KTRACE_PARAM_MAX_BYTES, &flags);
+	assert_int_equal(len, l->param_bytes);
 	n1 = ktrace_params_scan(l, buf, len, r1, a, 16, NULL);
-	n2 = ktrace_params_scan_kp(l, kp, r2, 16, NULL);
 	assert_int_equal(n1, 4);
-	assert_int_equal(n2, n1);
-	for (i = 0; i < n1; i++) {
-		assert_int_equal(r2[i].param_offset, r1[i].param_offset);
-		assert_int_equal(r2[i].ordinal, r1[i].ordinal);
-		assert_int_equal(r2[i].flags, r1[i].flags);
-		assert_int_equal(r2[i].ptr, r1[i].ptr);
-		assert_int_equal(r2[i].alloc_base, r1[i].alloc_base);
-		assert_int_equal(r2[i].alloc_size, r1[i].alloc_size);
+	snap = ktrace_alloc_map_hold();
+	assert_non_null(snap);
+	assert_ptr_equal(snap, ktrace_alloc_map_current());
+	/* The map changes: A freed, other allocations come and go. */
+	assert_int_equal(ktrace_alloc_map_remove(A_BASE, &old), 0);
+	for (i = 0; i < 200; i++) {
+		ktrace_alloc_map_insert(0x900000000ull + i * 0x10000ull, 0x1000, KTRACE_ALLOC_DEVICE, 0);
+		if (i % 3 == 0)
+			ktrace_alloc_map_remove(0x900000000ull + i * 0x10000ull, &old);
 	}
-	/* max bounds it; a NULL parameter pointer is skipped, as assemble does */
-	assert_int_equal(ktrace_params_scan_kp(l, kp, r2, 2, NULL), 2);
-	kp[2] = NULL;
-	assert_int_equal(ktrace_params_scan_kp(l, kp, r2, 16, NULL), 2);
-	assert_int_equal(r2[1].param_offset, 48);
-	assert_int_equal(ktrace_params_scan_kp(NULL, kp, r2, 16, NULL), 0);
+	assert_ptr_not_equal(snap, ktrace_alloc_map_current());
+	assert_true(ktrace_params_scan(l, buf, len, r2, a, 16, NULL) < n1); /* A is gone now */
+	for (i = 0; i < 2; i++) { /* cold, then warm cache */
+		memset(r2, 0, sizeof(r2));
+		assert_int_equal(ktrace_params_scan_snap(l, buf, len, r2, 16, snap, i ? &cache : NULL), n1);
+		assert_same_regions(r1, r2, n1);
+		assert_int_equal(ktrace_params_scan_snap(l, buf, len, r2, 16, snap, &cache), n1);
+		assert_same_regions(r1, r2, n1);
+	}
+	assert_int_equal(ktrace_params_scan_snap(l, buf, len, r2, 2, snap, &cache), 2);
+	assert_int_equal(ktrace_params_scan_snap(l, buf, len, r2, 16, NULL, &cache), 0);
+	/* A current snapshot with the same words scanned through the same
+	 * cache: answers of the old one are not reused (other generation). */
+	{
+		const struct ktrace_alloc_snap *now = ktrace_alloc_map_hold();
+
+		assert_true(ktrace_alloc_snap_gen(now) != ktrace_alloc_snap_gen(snap));
+		assert_int_equal(ktrace_params_scan_snap(l, buf, len, r2, 16, now, &cache),
+				 ktrace_params_scan(l, buf, len, r1, a, 16, NULL));
+		assert_same_regions(r1, r2, ktrace_params_scan(l, buf, len, r1, a, 16, NULL));
+		ktrace_alloc_map_release(now);
+	}
+	ktrace_alloc_map_release(snap);
 	free(l);
 }
 
@@ -572,7 +608,7 @@ int main(void)
 		cmocka_unit_test(test_assemble_extra),
 		cmocka_unit_test_setup_teardown(test_scan_layout, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_scan_two_ints_look_like_pointer, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_scan_kernel_params_direct, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_scan_held_snapshot, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_scan_aten_array_and_tensor_lists, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_scan_alternating_and_freed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_scan_cache, setup, teardown),

@@ -15,6 +15,7 @@
 #include "format/trace_reader.h"
 #include "format/trace_writer.h"
 #include "interpose/driver_real.h"
+#include "interpose/launch_expand.h"
 #include "interpose/meta_worker.h"
 #include "interpose/registry.h"
 #include "interpose/tracer.h"
@@ -177,6 +178,7 @@ void trace_begin(int hash, int store_modules)
 	o.flush_ms = 10;
 	o.thread_buf_bytes = 4u << 20;
 	o.max_wait_ns = 1000000000ull;
+	o.expander = ktrace_launch_expander();
 	ktrace_tracer.writer = ktrace_writer_open(&o, err, sizeof(err));
 	if (!ktrace_tracer.writer)
 		fail_msg("%s", err);
