@@ -374,10 +374,12 @@ void ktrace_registry_context_destroyed(uint64_t ctx)
 static struct ktrace_kernel_entry *kernel_new_locked(uint64_t handle, struct ktrace_module_entry *m,
 						      const char *name)
 {
-	struct ktrace_kernel_entry *k = calloc(1, sizeof(*k));
+	/* Line-aligned: the launch path reads one line of it. */
+	struct ktrace_kernel_entry *k = aligned_alloc(64, (sizeof(*k) + 63) & ~(size_t)63);
 
 	if (!k)
 		return NULL;
+	memset(k, 0, sizeof(*k));
 	k->id = next_kernel_id++;
 	k->first_handle = handle;
 	k->mod = m;

@@ -74,6 +74,11 @@ struct ktrace_module_entry {
 enum ktrace_filter_state { KTRACE_FILTER_UNKNOWN = 0, KTRACE_FILTER_TRACE = 1, KTRACE_FILTER_SKIP = 2 };
 
 struct ktrace_kernel_entry {
+	/* What the launch path reads (without a lock once `ready` is set), in
+	 * the entry's first cache line. */
+	atomic_int ready;               /* first-launch work done */
+	int filter;                     /* enum ktrace_filter_state */
+	const struct ktrace_param_layout *layout; /* NULL: unknown */
 	uint64_t id;                    /* kernel_id in the trace */
 	uint64_t first_handle;          /* handle first seen (KERNEL record) */
 	uint64_t func;                  /* a CUfunction of it, 0 if none */
@@ -81,10 +86,6 @@ struct ktrace_kernel_entry {
 	struct ktrace_module_entry *mod; /* NULL when unknown */
 	char *name;                     /* mangled; NULL until resolved */
 	char *demangled;                /* NULL when not a C++ name */
-	/* Launch path reads these without a lock once `ready` is set. */
-	atomic_int ready;               /* first-launch work done */
-	int filter;                     /* enum ktrace_filter_state */
-	const struct ktrace_param_layout *layout; /* NULL: unknown */
 	/* Below: guarded by the registry lock. */
 	int wanted;                     /* launched: a KERNEL record must be written */
 	int emitted;                    /* KERNEL record written */

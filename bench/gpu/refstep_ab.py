@@ -72,9 +72,26 @@ def main():
     rounds.sort()
     lo, hi = rounds[len(rounds) // 10], rounds[(len(rounds) * 9) // 10]
     ovh = (on / off - 1) * 100
+    # 90 % interval of the overhead: bootstrap over rounds (each round keeps
+    # its traced and its paused block together, so slow phases of the
+    # process weigh on both sides alike).
+    import random
+    rng = random.Random(1)
+    nb = a.block
+    tr = [times[1][i * nb:(i + 1) * nb] for i in range(a.rounds)]
+    pa = [times[0][i * nb:(i + 1) * nb] for i in range(a.rounds)]
+    boot = []
+    for _ in range(300):
+        pick = [rng.randrange(a.rounds) for _ in range(a.rounds)]
+        t1 = [x for i in pick for x in tr[i]]
+        t0 = [x for i in pick for x in pa[i]]
+        boot.append((st.median(t1) / st.median(t0) - 1) * 100)
+    boot.sort()
+    ci = (boot[len(boot) // 20], boot[(len(boot) * 19) // 20])
     print(f"{mode}: traced {on:.3f} ms/step, paused {off:.3f} ms/step over {a.rounds} x {a.block} steps each")
     print(f"BENCH|{label}|{ovh:.2f}|%|median ms/step traced {on:.3f} / paused {off:.3f}; per-round ratio median "
           f"{st.median(rounds) * 100:.2f} % (10th-90th pct {lo * 100:.2f} to {hi * 100:.2f} %); "
+          f"90 % bootstrap interval of the overhead {ci[0]:.2f} to {ci[1]:.2f} %; "
           f"{a.rounds} ABBA rounds x {a.block} steps, one process")
     print(f"OVERHEAD {ovh:.3f}")
     return 0

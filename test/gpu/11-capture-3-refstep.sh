@@ -16,7 +16,8 @@
 #     100 steps each after 5 warm-up steps, pinned to the same CPUs; the
 #     overhead of the median per-process step time, with both ranges.
 # KT_REFSTEP_PIN=0 runs the processes unpinned, KT_REFSTEP_AB=0 skips (1),
-# KT_REFSTEP_MODES picks the modes (default "eager compile").
+# KT_REFSTEP_MODES picks the modes (default "eager compile"); KT_REFSTEP_ROUNDS
+# and KT_REFSTEP_BLOCK the in-process rounds (default 60) and steps per block (10).
 # Compile mode runs (1) first, which also fills Inductor's and Triton's
 # caches, so every process of (2) loads the same compiled kernels.
 #   BENCH  capture-refstep-<mode>-overhead-inprocess  (1), in %
@@ -75,6 +76,7 @@ for mode in ${KT_REFSTEP_MODES:-eager compile}; do
 	if [ "${KT_REFSTEP_AB:-1}" = 1 ]; then
 		KTRACE_OUTPUT="$T/ab-$mode-%p.ktrace" KTRACE_HASH=0 KTRACE_QUIET=1 KTRACE_OVERWRITE=1 \
 			LD_PRELOAD="$B/libktrace.so" $PIN timeout 300 python3 bench/gpu/refstep_ab.py $flag \
+			--rounds "${KT_REFSTEP_ROUNDS:-60}" --block "${KT_REFSTEP_BLOCK:-10}" \
 			>"$T/$mode.ab" 2>"$T/$mode.ab.err"
 	else
 		echo "not run (KT_REFSTEP_AB=0)" >"$T/$mode.ab.err"

@@ -14,7 +14,8 @@
 # The difference between two rows is what that piece of work costs the
 # program, cache pollution included.  Opt-in (about a minute per row):
 #   KT_ABLATE=1 bash test/gpu/run.sh ablate
-# KT_ABLATE_MODES (default eager), KT_ABLATE_ROUNDS (default 40), KT_ABLATE_ROWS.
+# KT_ABLATE_MODES (default eager), KT_ABLATE_ROUNDS (default 40), KT_ABLATE_BLOCK (steps per
+# block, default 10), KT_ABLATE_ROWS (any build/ablate/<name>/libktrace.so, e.g. an older build).
 #   BENCH  capture-ablate-<mode>-<row>   in-process overhead, in %
 #   RESULT capture-ablate                every row measured
 set -u
@@ -50,7 +51,7 @@ for mode in ${KT_ABLATE_MODES:-eager}; do
 		fi
 		rm -f "$T"/*.ktrace
 		KTRACE_OUTPUT="$T/$row-%p.ktrace" KTRACE_HASH=0 KTRACE_QUIET=1 KTRACE_OVERWRITE=1 LD_PRELOAD="$lib" \
-			$PIN timeout 300 python3 bench/gpu/refstep_ab.py $flag --rounds "$rounds" \
+			$PIN timeout 300 python3 bench/gpu/refstep_ab.py $flag --rounds "$rounds" --block "${KT_ABLATE_BLOCK:-10}" \
 			--label "capture-ablate-$mode-$row" >"$T/$row.out" 2>"$T/$row.err"
 		grep '^BENCH|' "$T/$row.out" || { echo "$row: $(tail -n 2 "$T/$row.err" | tr '\n' ' ' | cut -c1-300)"; failed=1; }
 		own=$(ls -t "$T"/$row-*.ktrace 2>/dev/null | head -n 1)
