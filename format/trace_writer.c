@@ -466,6 +466,7 @@ void ktrace_writer_wake(struct ktrace_writer *w)
 		wake_consumer(w);
 }
 
+KT_HOT
 void **ktrace_writer_hold(struct ktrace_writer *w)
 {
 	(void)w; /* reserve() made tl.buf this thread's buffer of w */

@@ -14,6 +14,11 @@
 static __thread struct ktrace_capture_tls *tls_scratch __attribute__((tls_model("initial-exec")));
 static __thread uint32_t tls_tid __attribute__((tls_model("initial-exec")));
 static __thread unsigned tls_tid_gen __attribute__((tls_model("initial-exec")));
+/* The device of the current context, cached per thread and context (plain
+ * thread-locals: metadata-mode launches never allocate the scratch). */
+static __thread CUcontext tls_ctx __attribute__((tls_model("initial-exec")));
+static __thread unsigned tls_ctx_gen __attribute__((tls_model("initial-exec")));
+static __thread int32_t tls_dev __attribute__((tls_model("initial-exec")));
 static pthread_key_t scratch_key;
 static pthread_once_t scratch_once = PTHREAD_ONCE_INIT;
 static atomic_uint fork_gen = 1;
@@ -102,7 +107,6 @@ struct ktrace_capture_tls *ktrace_capture_tls(void)
 	t = calloc(1, sizeof(*t));
 	if (!t)
 		return NULL;
-	t->dev = -1;
 	if (ktrace_capture_tls_regions(t, 256) || ktrace_capture_tls_rec(t, 16384)) {
 		scratch_free(t);
 		return NULL;
@@ -127,7 +131,6 @@ uint32_t ktrace_capture_tid(void)
 KT_HOT
 CUcontext ktrace_capture_context(int32_t *device)
 {
-	struct ktrace_capture_tls *t = tls_scratch;
 	unsigned g = atomic_load_explicit(&ctx_gen, memory_order_relaxed);
 	CUcontext c = NULL;
 	CUdevice d;
@@ -135,17 +138,15 @@ CUcontext ktrace_capture_context(int32_t *device)
 	*device = -1;
 	if (!ktrace_real.cuCtxGetCurrent || ktrace_real.cuCtxGetCurrent(&c) != CUDA_SUCCESS || !c)
 		return NULL;
-	if (t && t->ctx == c && t->ctx_gen == g) {
-		*device = t->dev;
+	if (tls_ctx == c && tls_ctx_gen == g) {
+		*device = tls_dev;
 		return c;
 	}
 	if (ktrace_real.cuCtxGetDevice && ktrace_real.cuCtxGetDevice(&d) == CUDA_SUCCESS)
 		*device = (int32_t)d;
-	if (t) {
-		t->ctx = c;
-		t->ctx_gen = g;
-		t->dev = *device;
-	}
+	tls_ctx = c;
+	tls_ctx_gen = g;
+	tls_dev = *device;
 	return c;
 }
 
@@ -157,6 +158,8 @@ void ktrace_capture_context_gone(void)
 void ktrace_capture_after_fork_child(void)
 {
 	atomic_fetch_add_explicit(&fork_gen, 1, memory_order_relaxed);
+	/* The child's contexts are its own: no cached device of the parent's. */
+	atomic_fetch_add_explicit(&ctx_gen, 1, memory_order_relaxed);
 	/* The allocation map may be reset in the child. */
 	ktrace_alloc_cache_invalidate();
 }

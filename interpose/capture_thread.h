@@ -30,9 +30,6 @@ struct ktrace_capture_tls {
 	uint32_t tid;
 	unsigned fork_gen;
 	struct ktrace_alloc_cache allocs_cache; /* allocation-map answers (param_scan.h) */
-	CUcontext ctx;                   /* device cache key */
-	unsigned ctx_gen;
-	int32_t dev;
 };
 
 /* This thread's scratch (NULL if out of memory). */

@@ -145,6 +145,7 @@ static CUcontext fill_launch(struct ktrace_rec_launch *r, const struct ktrace_la
  * the current-snapshot pointer: on a real program's cold cache every line
  * costs (docs/perf-capture.md).  The context is read after the real launch,
  * which has just brought the driver's per-thread state into the cache. */
+KT_HOT
 static CUresult capture_deferred(const struct ktrace_launch_args *a, ktrace_real_launch_fn real, void *rctx,
 				 const struct ktrace_kernel_entry *k, uint64_t seq, struct ktrace_writer *w)
 {

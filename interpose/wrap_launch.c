@@ -19,6 +19,7 @@
 #include "format/ktrace_format.h"
 #include "interpose/events.h"
 #include "interpose/intercept.h"
+#include "common/hotpath.h"
 
 #define KT_LK_PARAMS (CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, \
 		      unsigned bz, unsigned shm, CUstream s, void **params, void **extra)
@@ -42,7 +43,7 @@ KT_WRAP_REAL(cuLaunchCooperativeKernel, KT_LC_PARAMS)
 KT_WRAP_REAL(cuLaunchCooperativeKernel_ptsz, KT_LC_PARAMS)
 
 /* Callbacks: ctx is the real function pointer, passed by address. */
-static CUresult call_lk(const struct ktrace_launch_args *a, void *ctx)
+KT_HOT static CUresult call_lk(const struct ktrace_launch_args *a, void *ctx)
 {
 	lk_fn fn = *(lk_fn *)ctx;
 
@@ -50,14 +51,14 @@ static CUresult call_lk(const struct ktrace_launch_args *a, void *ctx)
 		  a->shared_mem, a->stream, a->kernel_params, a->extra);
 }
 
-static CUresult call_lkx(const struct ktrace_launch_args *a, void *ctx)
+KT_HOT static CUresult call_lkx(const struct ktrace_launch_args *a, void *ctx)
 {
 	lkx_fn fn = *(lkx_fn *)ctx;
 
 	return fn(a->config, a->f, a->kernel_params, a->extra);
 }
 
-static CUresult call_lc(const struct ktrace_launch_args *a, void *ctx)
+KT_HOT static CUresult call_lc(const struct ktrace_launch_args *a, void *ctx)
 {
 	lc_fn fn = *(lc_fn *)ctx;
 
@@ -73,7 +74,7 @@ static CUresult call_lc(const struct ktrace_launch_args *a, void *ctx)
 	}
 
 #define KT_DEFINE_LK(name, ptsz) \
-KTRACE_EXPORT CUresult name KT_LK_PARAMS \
+KTRACE_EXPORT KT_HOT CUresult name KT_LK_PARAMS \
 { \
 	KT_WRAP_FN(name); \
 	if (!ktrace_wrap_on()) \
@@ -84,7 +85,7 @@ KTRACE_EXPORT CUresult name KT_LK_PARAMS \
 }
 
 #define KT_DEFINE_LC(name, ptsz) \
-KTRACE_EXPORT CUresult name KT_LC_PARAMS \
+KTRACE_EXPORT KT_HOT CUresult name KT_LC_PARAMS \
 { \
 	KT_WRAP_FN(name); \
 	if (!ktrace_wrap_on()) \
@@ -116,7 +117,7 @@ static void fill_from_config(struct ktrace_launch_args *a, const CUlaunchConfig 
 
 /* A NULL config is the driver's to reject: pass it through untraced. */
 #define KT_DEFINE_LKX(name, PTSZ) \
-KTRACE_EXPORT CUresult name KT_LKX_PARAMS \
+KTRACE_EXPORT KT_HOT CUresult name KT_LKX_PARAMS \
 { \
 	KT_WRAP_FN(name); \
 	if (!cfg || !ktrace_wrap_on()) \

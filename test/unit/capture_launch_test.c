@@ -407,18 +407,22 @@ static void test_self_timing(void **state)
 	struct axpy_args g;
 	struct ktrace_launch_args a;
 	uint64_t seq, want = 0;
+	unsigned long dev_calls0;
 	int i;
 
 	(void)state;
 	fake_axpy(0xf1);
 	axpy_init(&g, 1, 2);
 	a = launch_args(0xf1, g.kp, NULL);
+	dev_calls0 = fake_driver_device_calls();
 	for (i = 0; i < 512; i++)
 		ktrace_on_launch(&a, fake_real, &real_marker);
 	trace_end();
 	for (seq = 1; seq < 512; seq++)
 		want += (seq * 0x9e3779b97f4a7c15ull) >> 60 == 0;
 	assert_int_equal(trace_count(KTRACE_REC_LAUNCH), 512);
+	/* The device of the context is asked once per thread and context. */
+	assert_true(fake_driver_device_calls() - dev_calls0 <= 1);
 	assert_true(want >= 16 && want <= 48); /* about 512 / 16 */
 	assert_int_equal(trace_counter(KTRACE_CTR_SELF_SAMPLES), want);
 	assert_true(trace_counter(KTRACE_CTR_SELF_NS) > 0);

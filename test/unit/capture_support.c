@@ -93,8 +93,16 @@ static CUresult fake_cuCtxGetCurrent(CUcontext *c)
 	return CUDA_SUCCESS;
 }
 
+static unsigned long ndevice_calls;
+
+unsigned long fake_driver_device_calls(void)
+{
+	return __atomic_load_n(&ndevice_calls, __ATOMIC_RELAXED);
+}
+
 static CUresult fake_cuCtxGetDevice(CUdevice *d)
 {
+	__atomic_fetch_add(&ndevice_calls, 1, __ATOMIC_RELAXED);
 	if (!cur_ctx)
 		return CUDA_ERROR_INVALID_CONTEXT;
 	*d = cur_dev;

@@ -29,6 +29,8 @@ void fake_driver_reset(void);
 void fake_driver_add(const struct fake_func *f);
 /* Calls made to the fake's name / param-info functions so far. */
 unsigned long fake_driver_calls(void);
+/* Calls made to the fake's cuCtxGetDevice so far. */
+unsigned long fake_driver_device_calls(void);
 /* Current context and its device (NULL: no context). */
 void fake_driver_set_context(CUcontext c, int dev, int sm);
 
