@@ -157,10 +157,16 @@ static CUresult capture_deferred(const struct ktrace_launch_args *a, ktrace_real
 	CUresult res;
 	uint8_t *p;
 
-	len = ktrace_params_length(l, a->kernel_params, a->extra, KTRACE_PARAM_MAX_BYTES);
-	if (l && a->kernel_params) {
-		prefetch_range(l->offset, (size_t)l->nparams * sizeof(uint32_t), 0);
-		prefetch_range(l->size, (size_t)l->nparams * sizeof(uint32_t), 0);
+	int small = k->small.valid && a->kernel_params;
+
+	if (small) {
+		len = k->small.param_bytes;
+	} else {
+		len = ktrace_params_length(l, a->kernel_params, a->extra, KTRACE_PARAM_MAX_BYTES);
+		if (l && a->kernel_params) {
+			prefetch_range(l->offset, (size_t)l->nparams * sizeof(uint32_t), 0);
+			prefetch_range(l->size, (size_t)l->nparams * sizeof(uint32_t), 0);
+		}
 	}
 	ktrace_writer_prefetch(w, KTRACE_LAUNCH_REGIONS_OFF + len + KTRACE_LAUNCH_DEFERRED_TAIL);
 	res = real(a, rctx);
@@ -175,7 +181,10 @@ static CUresult capture_deferred(const struct ktrace_launch_args *a, ktrace_real
 		/* Head first (it clears the record), then the parameters (the
 		 * same length: ktrace_params_length). */
 		ktrace_encode_launch_head(p, size, &r, NULL, &off);
-		ktrace_params_assemble(l, a->kernel_params, a->extra, p + off, len, &pflags);
+		if (small)
+			ktrace_params_assemble_small(&k->small, a->kernel_params, p + off);
+		else
+			ktrace_params_assemble(l, a->kernel_params, a->extra, p + off, len, &pflags);
 		if (pflags)
 			le32(p + KTRACE_LAUNCH_FLAGS_OFF, r.flags | pflags);
 		ktrace_launch_defer(w, p, size, l);

@@ -80,6 +80,32 @@ int ktrace_param_layout_same(const struct ktrace_param_layout *a, const struct k
 	       !memcmp(a->size, b->size, a->nparams * sizeof(uint32_t));
 }
 
+void ktrace_small_layout_set(struct ktrace_small_layout *s, const struct ktrace_param_layout *l)
+{
+	memset(s, 0, sizeof(*s));
+	if (!l || l->nparams > KTRACE_SMALL_PARAMS || l->param_bytes > KTRACE_PARAM_MAX_BYTES)
+		return;
+	for (uint32_t i = 0; i < l->nparams; i++) {
+		s->off[i] = (uint16_t)l->offset[i];
+		s->size[i] = (uint16_t)l->size[i];
+	}
+	s->param_bytes = l->param_bytes;
+	s->n = (uint8_t)l->nparams;
+	s->valid = 1;
+}
+
+KT_HOT
+uint32_t ktrace_params_assemble_small(const struct ktrace_small_layout *s, void **kernel_params, uint8_t *buf)
+{
+	uint32_t len = s->param_bytes;
+
+	memset(buf, 0, (len + 7) & ~7u);
+	for (uint32_t i = 0; i < s->n; i++)
+		if (kernel_params[i])
+			memcpy(buf + s->off[i], kernel_params[i], s->size[i]);
+	return len;
+}
+
 /* The CU_LAUNCH_PARAM_BUFFER_POINTER / _SIZE pair of an `extra` array. */
 static int extra_buffer(void **extra, const void **ptr, size_t *size)
 {

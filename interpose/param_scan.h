@@ -98,6 +98,26 @@ uint32_t ktrace_params_scan_snap(const struct ktrace_param_layout *l, const uint
 				 struct ktrace_region *out, uint32_t max, const struct ktrace_alloc_snap *snap,
 				 struct ktrace_alloc_cache *cache) __attribute__((visibility("hidden")));
 
+/* A layout of at most KTRACE_SMALL_PARAMS parameters, kept inside the kernel
+ * entry's first cache line so that a launch of a small kernel (most of them:
+ * fills, elementwise ops, Triton kernels) assembles its parameters without
+ * touching the layout itself. */
+#define KTRACE_SMALL_PARAMS 8
+struct ktrace_small_layout {
+	uint32_t param_bytes;
+	uint8_t valid;          /* 1: off/size below describe every parameter */
+	uint8_t n;
+	uint16_t reserved;
+	uint16_t off[KTRACE_SMALL_PARAMS], size[KTRACE_SMALL_PARAMS];
+};
+/* Fill s from l (valid only when l has at most KTRACE_SMALL_PARAMS parameters). */
+void ktrace_small_layout_set(struct ktrace_small_layout *s, const struct ktrace_param_layout *l)
+	__attribute__((visibility("hidden")));
+/* ktrace_params_assemble() for kernelParams with a valid small layout: the
+ * same bytes, s->param_bytes of them (at most KTRACE_PARAM_MAX_BYTES). */
+uint32_t ktrace_params_assemble_small(const struct ktrace_small_layout *s, void **kernel_params, uint8_t *buf)
+	__attribute__((visibility("hidden")));
+
 /* The number of bytes ktrace_params_assemble() writes for these arguments
  * (at most cap). */
 uint32_t ktrace_params_length(const struct ktrace_param_layout *l, void **kernel_params, void **extra,

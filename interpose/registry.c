@@ -371,6 +371,9 @@ void ktrace_registry_context_destroyed(uint64_t ctx)
 
 /* ---- kernels ------------------------------------------------------------------ */
 
+_Static_assert(offsetof(struct ktrace_kernel_entry, small) + sizeof(struct ktrace_small_layout) <= 64,
+	       "what the launch path reads of a kernel entry fits its first cache line");
+
 static struct ktrace_kernel_entry *kernel_new_locked(uint64_t handle, struct ktrace_module_entry *m,
 						      const char *name)
 {
@@ -563,6 +566,7 @@ void ktrace_registry_first_launch(struct ktrace_kernel_entry *k)
 			k->layout = drv;
 		}
 	}
+	ktrace_small_layout_set(&k->small, k->layout);
 	k->filter = filter_decision(k);
 	if (k->filter == KTRACE_FILTER_TRACE) {
 		k->wanted = 1;

@@ -80,6 +80,7 @@ struct ktrace_kernel_entry {
 	int filter;                     /* enum ktrace_filter_state */
 	const struct ktrace_param_layout *layout; /* NULL: unknown */
 	uint64_t id;                    /* kernel_id in the trace */
+	struct ktrace_small_layout small; /* layout, when small enough */
 	uint64_t first_handle;          /* handle first seen (KERNEL record) */
 	uint64_t func;                  /* a CUfunction of it, 0 if none */
 	uint64_t kern;                  /* its CUkernel, 0 if none */

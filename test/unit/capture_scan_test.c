@@ -412,6 +412,55 @@ static void test_scan_held_snapshot(void **state)
 	free(l);
 }
 
+/* Small layouts (kept in the kernel entry): the same bytes as the full
+ * assembly, NULL parameter pointers included; valid only up to
+ * KTRACE_SMALL_PARAMS parameters. */
+static void test_small_layout_assembles_the_same(void **state)
+{
+	struct ktrace_param_layout *l = mixed_layout(NULL);
+	struct s24 { uint64_t a, b, c; } st = { B_BASE, B_BASE + B_SIZE, A_BASE + A_SIZE - 1 };
+	int32_t n32 = 5;
+	uint64_t p = A_BASE + 64, d = A_BASE + 8;
+	char c = 'x';
+	void *kp[] = { &n32, &p, &st, &c, &d };
+	uint8_t b1[128], b2[128];
+	struct ktrace_small_layout sl;
+	uint32_t flags, len, i;
+
+	(void)state;
+	ktrace_small_layout_set(&sl, l);
+	assert_int_equal(sl.valid, 1);
+	assert_int_equal(sl.n, 5);
+	for (i = 0; i < 2; i++) {
+		memset(b1, 0xee, sizeof(b1));
+		memset(b2, 0xee, sizeof(b2));
+		len = ktrace_params_assemble(l, kp, NULL, b1, KTRACE_PARAM_MAX_BYTES, &flags);
+		assert_int_equal(ktrace_params_assemble_small(&sl, kp, b2), len);
+		assert_memory_equal(b1, b2, sizeof(b1)); /* padding and the bytes after alike */
+		kp[2] = NULL; /* then with a NULL parameter pointer */
+	}
+	free(l);
+	{
+		uint32_t off[9], sz[9];
+
+		for (i = 0; i < 9; i++) {
+			off[i] = 8 * i;
+			sz[i] = 8;
+		}
+		l = ktrace_param_layout_new(9, off, sz, NULL, KTRACE_LAYOUT_DRIVER);
+		ktrace_small_layout_set(&sl, l);
+		assert_int_equal(sl.valid, 0);
+		free(l);
+		l = ktrace_param_layout_new(0, off, sz, NULL, KTRACE_LAYOUT_DRIVER);
+		ktrace_small_layout_set(&sl, l);
+		assert_int_equal(sl.valid, 1);
+		assert_int_equal(ktrace_params_assemble_small(&sl, kp, b2), 0);
+		free(l);
+	}
+	ktrace_small_layout_set(&sl, NULL);
+	assert_int_equal(sl.valid, 0);
+}
+
 static void test_scan_aten_array_and_tensor_lists(void **state)
 {
 	/* ATen's Array<char*, 3> (24 bytes) then an int64 numel, then a
@@ -609,6 +658,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_scan_layout, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_scan_two_ints_look_like_pointer, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_scan_held_snapshot, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_small_layout_assembles_the_same, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_scan_aten_array_and_tensor_lists, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_scan_alternating_and_freed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_scan_cache, setup, teardown),
