@@ -348,6 +348,32 @@ static void assert_same_regions(const struct ktrace_region *r1, const struct ktr
 	}
 }
 
+/* Arguments of a mixed_layout() kernel: (int, pointer, a 24-byte struct of
+ * two pointers and one word, char, pointer), as kernelParams. */
+struct mixed_args {
+	struct { uint64_t a, b, c; } st;
+	int32_t n32;
+	uint64_t p, d;
+	char c;
+	void *kp[5];
+};
+
+static void mixed_args_init(struct mixed_args *m)
+{
+	m->st.a = B_BASE;
+	m->st.b = B_BASE + B_SIZE;
+	m->st.c = A_BASE + A_SIZE - 1;
+	m->n32 = 5;
+	m->p = A_BASE + 64;
+	m->d = A_BASE + 8;
+	m->c = 'x';
+	m->kp[0] = &m->n32;
+	m->kp[1] = &m->p;
+	m->kp[2] = &m->st;
+	m->kp[3] = &m->c;
+	m->kp[4] = &m->d;
+}
+
 /* The writer thread's scan (metadata mode): against a snapshot held at the
  * launch it finds exactly what the scan of the map found then, after the map
  * has changed many times (the held buffer is never reused), with and without
@@ -355,11 +381,8 @@ static void assert_same_regions(const struct ktrace_region *r1, const struct ktr
 static void test_scan_held_snapshot(void **state)
 {
 	struct ktrace_param_layout *l = mixed_layout(NULL);
-	struct s24 { uint64_t a, b, c; } st = { B_BASE, B_BASE + B_SIZE, A_BASE + A_SIZE - 1 };
-	int32_t n32 = 5;
-	uint64_t p = A_BASE + 64, d = A_BASE + 8;
-	char c = 'x';
-	void *kp[] = { &n32, &p, &st, &c, &d };
+	struct mixed_args m;
+	void **kp = m.kp;
 	uint8_t buf[KTRACE_PARAM_MAX_BYTES + 8];
 	struct ktrace_region r1[16], r2[16];
 	struct ktrace_alloc_info a[16], old;
@@ -368,6 +391,7 @@ static void test_scan_held_snapshot(void **state)
 	uint32_t flags, len, n1, i;
 
 	(void)state;
+	mixed_args_init(&m);
 	assert_int_equal(l->ncand, 5); /* p, st (3 words), d */
 	assert_int_equal(ktrace_params_length(l, kp, NULL, KTRACE_PARAM_MAX_BYTES), l->param_bytes);
 	assert_int_equal(ktrace_params_length(l, kp, NULL, 16), 16);
@@ -418,16 +442,14 @@ static void test_scan_held_snapshot(void **state)
 static void test_small_layout_assembles_the_same(void **state)
 {
 	struct ktrace_param_layout *l = mixed_layout(NULL);
-	struct s24 { uint64_t a, b, c; } st = { B_BASE, B_BASE + B_SIZE, A_BASE + A_SIZE - 1 };
-	int32_t n32 = 5;
-	uint64_t p = A_BASE + 64, d = A_BASE + 8;
-	char c = 'x';
-	void *kp[] = { &n32, &p, &st, &c, &d };
+	struct mixed_args m;
+	void **kp = m.kp;
 	uint8_t b1[128], b2[128];
 	struct ktrace_small_layout sl;
 	uint32_t flags, len, i;
 
 	(void)state;
+	mixed_args_init(&m);
 	ktrace_small_layout_set(&sl, l);
 	assert_int_equal(sl.valid, 1);
 	assert_int_equal(sl.n, 5);
