@@ -1,11 +1,12 @@
 /* interpose/capture_thread.h: per-thread state of the capture path.
  *
- * Scratch buffers for one launch (parameter bytes, regions, the encoded
- * record), the thread id, and a cache of the current context's device, so a
- * traced launch needs no malloc and one cheap driver call (cuCtxGetCurrent).
- * The scratch is allocated at a thread's first traced launch, grown only
- * when a kernel with more pointer words than ever before appears, and freed
- * when the thread exits.
+ * The thread id and a cache of the current context's device (thread-locals),
+ * so a traced launch makes one cheap driver call (cuCtxGetCurrent); and, for
+ * the inline path of hash mode, scratch buffers for one launch (parameter
+ * bytes, regions, the encoded record), allocated at the thread's first
+ * hashed launch, grown only when a kernel with more pointer words than ever
+ * before appears, and freed when the thread exits.  Metadata-mode launches
+ * write straight into the trace writer's buffer and need no scratch.
  */
 #ifndef KTRACE_CAPTURE_THREAD_H
 #define KTRACE_CAPTURE_THREAD_H
