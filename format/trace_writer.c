@@ -624,7 +624,8 @@ static void stage_flush(struct ktrace_writer *w)
 {
 	if (!w->stage_len)
 		return;
-	feed(w, w->stage, w->stage_len, w->stage_n);
+	if (!KTRACE_ABLATING(KTRACE_ABLATE_COMPRESS))
+		feed(w, w->stage, w->stage_len, w->stage_n);
 	w->stage_len = 0;
 	w->stage_n = 0;
 }
@@ -666,7 +667,7 @@ static size_t drain_buf(struct ktrace_writer *w, struct tbuf *b)
 		}
 		if (rd16(p) >= KTRACE_REC_INTERNAL_MIN) {
 			uint32_t size = rd32(p + 4);
-			if (w->x.expand && !KTRACE_ABLATING(KTRACE_ABLATE_COMPRESS))
+			if (w->x.expand)
 				w->x.expand(w->x.ctx, w, p, size);
 			tail += size;
 			n++;
