@@ -156,8 +156,7 @@ static CUresult capture_deferred(const struct ktrace_launch_args *a, ktrace_real
 	size_t size, off = 0;
 	CUresult res;
 	uint8_t *p;
-
-	int small = k->small.valid && a->kernel_params;
+	int small = k->small.valid && a->kernel_params; /* layout in the entry's first line */
 
 	if (small) {
 		len = k->small.param_bytes;
