@@ -3,7 +3,8 @@
  * Exact record accounting under many producers (no drops with big buffers;
  * committed + dropped == attempted with tiny ones), bounded waits, buffer
  * reuse after thread exit, fork (abandon), SIGKILL mid-write, emergency close
- * from a fatal signal, I/O errors, flush and the reserve/commit rules.
+ * from a fatal signal, I/O errors, flush, the reserve/commit rules and
+ * deferred records (expander, staging order, hold slots).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -11,6 +12,7 @@
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -358,6 +360,108 @@ static void test_thread_exit_reuse(void **state)
 	int per[200];
 	count_launches(&t, 200, 50, per, 1);
 	check_seqs(&t);
+	tu_trace_free(&t);
+	free(path);
+}
+
+/* ---- deferred records ---------------------------------------------------- */
+
+/* A deferred record of the test: an internal type whose payload is the
+ * launch_seq of the LAUNCH record that replaces it. */
+#define TEST_DEFERRED 0xff7fu
+static _Atomic int expanded, released_sum, released_calls, oversize_refused;
+
+static void test_expand(void *ctx, struct ktrace_writer *w, const uint8_t *rec, size_t size)
+{
+	uint64_t v;
+	uint8_t tmp[1024];
+
+	assert_ptr_equal(ctx, &expanded);
+	assert_int_equal(size, 32);
+	memcpy(&v, rec + 24, 8);
+	if (atomic_fetch_add(&expanded, 1) == 0 && !ktrace_writer_emit_reserve(w, 64u << 20))
+		atomic_store(&oversize_refused, 1);
+	size_t n = tu_make_launch(tmp, sizeof tmp, v, (uint32_t)(v >> 32), 1);
+	uint8_t *out = ktrace_writer_emit_reserve(w, n);
+	assert_non_null(out);
+	tu_make_launch(out, n, v, (uint32_t)(v >> 32), 1);
+	memcpy(out + 8, rec + 8, 16); /* seq and time of the deferred record */
+	ktrace_writer_emit_commit(w, n);
+}
+
+static void test_release(void *ctx, void *hold)
+{
+	assert_ptr_equal(ctx, &expanded);
+	atomic_fetch_add(&released_sum, (int)(uintptr_t)hold);
+	atomic_fetch_add(&released_calls, 1);
+}
+
+struct defer_prod {
+	struct ktrace_writer *w;
+	uint32_t id;
+	int count;
+};
+
+/* Alternately a plain LAUNCH and a deferred record, each numbered in order;
+ * the buffer's hold slot set to the producer id. */
+static void *defer_producer(void *arg)
+{
+	struct defer_prod *p = arg;
+	for (int i = 0; i < p->count; i++) {
+		uint64_t v = ((uint64_t)p->id << 32) | (uint64_t)i;
+		if (i & 1) {
+			uint8_t *r = ktrace_writer_reserve(p->w, 32);
+			assert_non_null(r);
+			memset(r, 0, 32);
+			r[0] = TEST_DEFERRED & 0xff;
+			r[1] = TEST_DEFERRED >> 8;
+			r[4] = 32;
+			memcpy(r + 24, &v, 8);
+			*ktrace_writer_hold(p->w) = (void *)(uintptr_t)p->id;
+			ktrace_writer_commit(p->w, r);
+		} else {
+			uint8_t buf[1024];
+			size_t n = tu_make_launch(buf, sizeof buf, v, p->id, 1);
+			assert_int_equal(ktrace_writer_append(p->w, buf, n), 0);
+		}
+	}
+	return NULL;
+}
+
+/* Deferred records reach the file as what the expander made of them, in each
+ * producer's order among its plain records, under their own seq; an
+ * oversized emit is refused; each buffer's hold is released once, at close. */
+static void test_deferred_records(void **state)
+{
+	(void)state;
+	char *path;
+	const struct ktrace_writer_expander x = { test_expand, test_release, &expanded };
+	struct ktrace_writer_opts o = { .thread_buf_bytes = 64u << 10, .max_wait_ns = 1000000000ull,
+					.flush_bytes = 4096, .frame_bytes = 64u << 10, .expander = &x };
+	struct ktrace_writer *w = open_w("deferred.ktrace", &o, &path);
+	struct defer_prod p[4];
+	pthread_t th[4];
+
+	for (int i = 0; i < 4; i++) {
+		p[i] = (struct defer_prod){ .w = w, .id = (uint32_t)i + 1, .count = 5000 };
+		assert_int_equal(pthread_create(&th[i], NULL, defer_producer, &p[i]), 0);
+	}
+	for (int i = 0; i < 4; i++)
+		pthread_join(th[i], NULL);
+	ktrace_writer_close(w, NULL);
+	assert_int_equal(atomic_load(&expanded), 4 * 2500);
+	assert_int_equal(atomic_load(&oversize_refused), 1);
+	assert_int_equal(atomic_load(&released_calls), 4);
+	assert_int_equal(atomic_load(&released_sum), 1 + 2 + 3 + 4);
+	struct tu_trace t;
+	tu_read_file(path, &t);
+	assert_int_equal(t.status, KTRACE_READ_EOF);
+	int per[4];
+	count_launches(&t, 4, 5000, per, 1); /* every one, in order per producer */
+	check_seqs(&t);
+	for (size_t i = 0; i < t.n; i++)
+		assert_true(tu_type(t.recs[i].bytes) < KTRACE_REC_INTERNAL_MIN);
+	assert_int_equal(file_counter(&t, KTRACE_CTR_RECORDS_DROPPED), 1); /* the refused emit */
 	tu_trace_free(&t);
 	free(path);
 }
@@ -917,6 +1021,7 @@ int main(void)
 		cmocka_unit_test(test_drops_counted_promptly),
 		cmocka_unit_test(test_bounded_wait),
 		cmocka_unit_test(test_thread_exit_reuse),
+		cmocka_unit_test(test_deferred_records),
 		cmocka_unit_test(test_fork_child_abandons),
 		cmocka_unit_test(test_sigkill_keeps_flushed_records),
 		cmocka_unit_test(test_emergency_close_on_signal),
