@@ -4,7 +4,7 @@
 #   make test            CPU test suite (what CI runs)
 #   make check-asan      the CPU test suite under AddressSanitizer + UBSan (build-asan/)
 #   make gpu             also the GPU test programs, benchmarks and example (for test/gpu/run.sh)
-#   make ablate          benchmark-only ablated libraries in build/ablate/ (common/ablate.h)
+#   make ablate          benchmark-only ablated and per-kernel profiling libraries in build/ablate/ (common/ablate.h)
 #   make install PREFIX=/usr/local DESTDIR=
 #   make V=1             show full commands
 #
@@ -84,7 +84,7 @@ $(BUILD)/examples/%: examples/%.cu
 gpu: all $(addprefix $(BUILD)/gpu/,$(GPU_PROGS)) $(addprefix $(BUILD)/,$(BENCHES)) \
 	$(addprefix $(BUILD)/examples/,$(EXAMPLES))
 
-# Ablated libraries for test/gpu/12-capture-4-ablate.sh (common/ablate.h):
+# Ablated libraries for test/gpu/12-capture-4-ablate.sh and the profile build (common/ablate.h):
 # build/ablate/<name>/libktrace.so, sharing build/'s checksum-kernel fatbin.
 ABLATIONS := capture:1 scan:2 record:4 compress:8 profile:16
 ablate: $(BUILD)/libktrace.so
