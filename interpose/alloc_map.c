@@ -118,6 +118,31 @@ static long snap_find(const struct snap *s, uint64_t addr)
 	return (long)(lo - 1);
 }
 
+/* The allocation of s holding addr into *out (out may be NULL); 1 if any. */
+static int snap_info(const struct snap *s, uint64_t addr, struct ktrace_alloc_info *out)
+{
+	long k = s ? snap_find(s, addr) : -1;
+
+	if (k < 0)
+		return 0;
+	if (out)
+		*out = (struct ktrace_alloc_info){ .base = s->e[k].base, .size = s->e[k].end - s->e[k].base,
+						   .kind = s->e[k].kind, .device = s->e[k].device };
+	return 1;
+}
+
+/* [lowest base, highest end) of s's allocations; empty: lo > hi. */
+static void snap_bounds(const struct snap *s, uint64_t *lo, uint64_t *hi)
+{
+	if (!s || !s->n) {
+		*lo = UINT64_MAX;
+		*hi = 0;
+		return;
+	}
+	*lo = s->e[0].base;
+	*hi = s->e[s->n - 1].end;
+}
+
 /* ---- writer ----------------------------------------------------------------- */
 
 static void atfork_prepare(void)
@@ -214,14 +239,12 @@ static struct snap *writable_buffer(size_t need)
 
 static void publish(struct snap *b)
 {
+	uint64_t lo, hi;
+
 	b->gen = ++publish_gen;
-	if (b->n) {
-		atomic_store(&range_lo, b->e[0].base);
-		atomic_store(&range_hi, b->e[b->n - 1].end);
-	} else {
-		atomic_store(&range_lo, UINT64_MAX);
-		atomic_store(&range_hi, 0);
-	}
+	snap_bounds(b, &lo, &hi);
+	atomic_store(&range_lo, lo);
+	atomic_store(&range_hi, hi);
 	atomic_store(&cur, b);
 }
 
@@ -499,17 +522,14 @@ KT_HOT
 int ktrace_alloc_map_lookup(uint64_t addr, struct ktrace_alloc_info *out)
 {
 	struct snap *s;
-	long k;
+	int found;
 
 	if (!ktrace_alloc_map_maybe(addr))
 		return 0;
 	s = read_enter();
-	k = s ? snap_find(s, addr) : -1;
-	if (k >= 0 && out)
-		*out = (struct ktrace_alloc_info){ .base = s->e[k].base, .size = s->e[k].end - s->e[k].base,
-						   .kind = s->e[k].kind, .device = s->e[k].device };
+	found = snap_info(s, addr, out);
 	read_exit(s);
-	return k >= 0;
+	return found;
 }
 
 /* ---- public: snapshots held for deferred scans ----------------------------------- */
@@ -546,27 +566,12 @@ void ktrace_alloc_map_release(const struct ktrace_alloc_snap *h)
 
 int ktrace_alloc_snap_lookup(const struct ktrace_alloc_snap *h, uint64_t addr, struct ktrace_alloc_info *out)
 {
-	const struct snap *s = (const struct snap *)h;
-	long k = s ? snap_find(s, addr) : -1;
-
-	if (k < 0)
-		return 0;
-	*out = (struct ktrace_alloc_info){ .base = s->e[k].base, .size = s->e[k].end - s->e[k].base,
-					   .kind = s->e[k].kind, .device = s->e[k].device };
-	return 1;
+	return snap_info((const struct snap *)h, addr, out);
 }
 
 void ktrace_alloc_snap_range(const struct ktrace_alloc_snap *h, uint64_t *lo, uint64_t *hi)
 {
-	const struct snap *s = (const struct snap *)h;
-
-	if (!s || !s->n) {
-		*lo = UINT64_MAX;
-		*hi = 0;
-		return;
-	}
-	*lo = s->e[0].base;
-	*hi = s->e[s->n - 1].end;
+	snap_bounds((const struct snap *)h, lo, hi);
 }
 
 uint64_t ktrace_alloc_snap_gen(const struct ktrace_alloc_snap *h)
