@@ -16,7 +16,13 @@
 #   KT_ABLATE=1 bash test/gpu/run.sh ablate
 # KT_ABLATE_MODES (default eager), KT_ABLATE_ROUNDS (default 40), KT_ABLATE_BLOCK (steps per
 # block, default 10), KT_ABLATE_ROWS (any build/ablate/<name>/libktrace.so, e.g. an older build).
+# Mode `cold` runs no reference step: build/launch_overhead with 64 kernels in
+# turn and a 4 MiB buffer walked between launches (-K 64 -e 4096: a real
+# program's cold caches), every row once per round, KT_ABLATE_ROUNDS rounds
+# (default 40 here too; about 1 s a run), and prints each row's median own
+# time per launch from the self-timing counters.
 #   BENCH  capture-ablate-<mode>-<row>   in-process overhead, in %
+#   BENCH  capture-ablate-cold-<row>     own ns per launch, median over rounds
 #   RESULT capture-ablate                every row measured
 set -u
 cd "$(dirname "$0")/../.."
@@ -38,12 +44,45 @@ if command -v taskset >/dev/null 2>&1 && [ "$(nproc)" -ge 8 ]; then
 fi
 rounds=${KT_ABLATE_ROUNDS:-40}
 failed=0
+row_lib() {
+	if [ "$1" = full ]; then echo "$B/libktrace.so"; else echo "$B/ablate/$1/libktrace.so"; fi
+}
+median() { sort -n | awk '{a[NR]=$1} END{if (NR) print a[int((NR+1)/2)]; else print "nan"}'; }
+# Cold launches: rows alternate within each round, so a host's drift hits
+# every row alike.
+cold_rows() {
+	local r row lib own
+	for r in $(seq "$rounds"); do
+		for row in ${KT_ABLATE_ROWS:-full capture scan record compress}; do
+			lib=$(row_lib "$row")
+			[ -f "$lib" ] || continue
+			rm -f "$T/cold.ktrace"
+			KTRACE_OUTPUT="$T/cold.ktrace" KTRACE_HASH=0 KTRACE_QUIET=1 KTRACE_OVERWRITE=1 LD_PRELOAD="$lib" \
+				$PIN timeout 60 "$B/launch_overhead" -m args -K 64 -e 4096 -n "${KT_ABLATE_COLD_N:-20000}" \
+				>>"$T/cold-$row.wall" 2>>"$T/cold.err"
+			own=$("$B/ktrace-dump" --summary "$T/cold.ktrace" 2>/dev/null |
+				sed -n 's/.*host time per traced launch: \([0-9][0-9.]*\) ns.*/\1/p' | head -n 1)
+			[ -n "$own" ] && echo "$own" >>"$T/cold-$row.own"
+		done
+	done
+	for row in ${KT_ABLATE_ROWS:-full capture scan record compress}; do
+		if [ ! -s "$T/cold-$row.own" ]; then
+			echo "RESULT|capture-ablate-cold-$row|FAIL|no self-timing ($(row_lib "$row")): $(tail -n 1 "$T/cold.err" | cut -c1-200)"
+			failed=1
+			continue
+		fi
+		echo "BENCH|capture-ablate-cold-$row|$(median <"$T/cold-$row.own")|ns|own time per launch, median of $(wc -l <"$T/cold-$row.own") runs (min $(sort -n "$T/cold-$row.own" | head -n 1), max $(sort -n "$T/cold-$row.own" | tail -n 1)); wall median per launch $(sed -n 's/.*median_ns=\([0-9]*\).*/\1/p' "$T/cold-$row.wall" | median) ns; launch_overhead -m args -K 64 -e 4096"
+	done
+}
 for mode in ${KT_ABLATE_MODES:-eager}; do
+	if [ "$mode" = cold ]; then
+		cold_rows
+		continue
+	fi
 	flag=
 	[ "$mode" = compile ] && flag=--compile
 	for row in ${KT_ABLATE_ROWS:-full capture scan record compress}; do
-		lib=$B/libktrace.so
-		[ "$row" = full ] || lib=$B/ablate/$row/libktrace.so
+		lib=$(row_lib "$row")
 		if [ ! -f "$lib" ]; then
 			echo "RESULT|capture-ablate-$mode-$row|FAIL|$lib missing (make ablate)"
 			failed=1
