@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "driver_real.h"
+#include "tracer.h"
 #include "common/hotpath.h"
 
 static __thread struct ktrace_capture_tls *tls_scratch __attribute__((tls_model("initial-exec")));
@@ -21,8 +22,6 @@ static __thread unsigned tls_ctx_gen __attribute__((tls_model("initial-exec")));
 static __thread int32_t tls_dev __attribute__((tls_model("initial-exec")));
 static pthread_key_t scratch_key;
 static pthread_once_t scratch_once = PTHREAD_ONCE_INIT;
-static atomic_uint fork_gen = 1;
-static atomic_uint ctx_gen = 1;
 
 static void scratch_free(void *p)
 {
@@ -119,9 +118,9 @@ struct ktrace_capture_tls *ktrace_capture_tls(void)
 KT_HOT
 uint32_t ktrace_capture_tid(void)
 {
-	unsigned g = atomic_load_explicit(&fork_gen, memory_order_relaxed);
+	unsigned g = atomic_load_explicit(&ktrace_tracer.fork_gen, memory_order_relaxed);
 
-	if (tls_tid_gen != g) {
+	if (tls_tid_gen != g || !tls_tid) {
 		tls_tid = (uint32_t)syscall(SYS_gettid);
 		tls_tid_gen = g;
 	}
@@ -131,7 +130,7 @@ uint32_t ktrace_capture_tid(void)
 KT_HOT
 CUcontext ktrace_capture_context(int32_t *device)
 {
-	unsigned g = atomic_load_explicit(&ctx_gen, memory_order_relaxed);
+	unsigned g = atomic_load_explicit(&ktrace_tracer.ctx_gen, memory_order_relaxed);
 	CUcontext c = NULL;
 	CUdevice d;
 
@@ -152,14 +151,14 @@ CUcontext ktrace_capture_context(int32_t *device)
 
 void ktrace_capture_context_gone(void)
 {
-	atomic_fetch_add_explicit(&ctx_gen, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&ktrace_tracer.ctx_gen, 1, memory_order_relaxed);
 }
 
 void ktrace_capture_after_fork_child(void)
 {
-	atomic_fetch_add_explicit(&fork_gen, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&ktrace_tracer.fork_gen, 1, memory_order_relaxed);
 	/* The child's contexts are its own: no cached device of the parent's. */
-	atomic_fetch_add_explicit(&ctx_gen, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&ktrace_tracer.ctx_gen, 1, memory_order_relaxed);
 	/* The allocation map may be reset in the child. */
 	ktrace_alloc_cache_invalidate();
 }

@@ -17,6 +17,7 @@
 #include "capture_thread.h"
 #include "events.h"
 #include "hash_pipeline.h"
+#include "kernel_cache.h"
 #include "launch_expand.h"
 #include "param_scan.h"
 #include "registry.h"
@@ -340,7 +341,7 @@ CUresult ktrace_on_launch(const struct ktrace_launch_args *a, ktrace_real_launch
 		 (seq * 0x9e3779b97f4a7c15ull) >> SELF_SAMPLE_SHIFT == 0;
 	if (sample)
 		t_enter = ktrace_now_ns();
-	k = ktrace_registry_lookup((uint64_t)(uintptr_t)a->f);
+	k = ktrace_kernel_cache_lookup((uint64_t)(uintptr_t)a->f);
 	if (!k)
 		k = ktrace_registry_add_unknown((uint64_t)(uintptr_t)a->f);
 	if (!k)

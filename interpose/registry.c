@@ -18,6 +18,7 @@
 #include "driver_real.h"
 #include "events.h"
 #include "handle_map.h"
+#include "kernel_cache.h"
 #include "kernel_record.h"
 #include "meta_worker.h"
 #include "module_image.h"
@@ -34,6 +35,14 @@ static struct ktrace_kernel_entry *all_kernels;
 static uint64_t next_module_id = 1, next_kernel_id = 1;
 static unsigned long nkernels;
 static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
+
+/* Every change of kernels_by_handle goes through here: the launching
+ * threads' caches of it (kernel_cache.h) are stale after it. */
+static void kernels_put(uint64_t handle, struct ktrace_kernel_entry *k)
+{
+	ktrace_handle_map_put(&kernels_by_handle, handle, k);
+	ktrace_kernel_cache_invalidate();
+}
 
 /* ---- fork ------------------------------------------------------------------ */
 
@@ -72,6 +81,7 @@ static void fork_child(void)
 		atomic_store_explicit(&k->ready, 0, memory_order_relaxed);
 	}
 	ktrace_module_image_after_fork_child();
+	ktrace_kernel_cache_invalidate();
 	pthread_mutex_unlock(&ktrace_registry_lock);
 	ktrace_capture_after_fork_child();
 }
@@ -297,7 +307,7 @@ static void detach_module_locked(struct ktrace_module_entry *m)
 
 		for (i = 0; i < 3; i++)
 			if (hs[i] && ktrace_handle_map_get(&kernels_by_handle, hs[i]) == k)
-				ktrace_handle_map_put(&kernels_by_handle, hs[i], NULL);
+				kernels_put(hs[i], NULL);
 	}
 	if (m->emitted) {
 		struct ktrace_rec_module_unload r = { m->id };
@@ -422,7 +432,7 @@ static void register_handle(uint64_t h, int is_kernel, uint64_t mod_handle, int 
 		k->kern = h;
 	else
 		k->func = h;
-	ktrace_handle_map_put(&kernels_by_handle, h, k);
+	kernels_put(h, k);
 out:
 	registry_unlock();
 }
@@ -467,12 +477,12 @@ void ktrace_on_kernel_function(CUkernel kh, CUfunction f)
 		if (!k)
 			goto out;
 		k->kern = kv;
-		ktrace_handle_map_put(&kernels_by_handle, kv, k);
+		kernels_put(kv, k);
 	}
 	if (!k->func)
 		k->func = fv;
 	if (ktrace_handle_map_get(&kernels_by_handle, fv) != k)
-		ktrace_handle_map_put(&kernels_by_handle, fv, k);
+		kernels_put(fv, k);
 out:
 	registry_unlock();
 }
@@ -499,7 +509,7 @@ struct ktrace_kernel_entry *ktrace_registry_add_unknown(uint64_t handle)
 	ktrace_kernel_resolve_name(k);
 	if (!k->func && !k->kern)
 		k->func = handle;
-	ktrace_handle_map_put(&kernels_by_handle, handle, k);
+	kernels_put(handle, k);
 	if (ktrace_tracer.writer)
 		ktrace_writer_count(ktrace_tracer.writer, KTRACE_CTR_UNKNOWN_FUNCTIONS, 1);
 out:
@@ -671,6 +681,7 @@ void ktrace_registry_reset(void)
 	all_modules = NULL;
 	nkernels = 0;
 	ktrace_handle_map_destroy(&kernels_by_handle);
+	ktrace_kernel_cache_invalidate();
 	ktrace_handle_map_destroy(&modules_by_handle);
 	ktrace_handle_map_destroy(&libraries_by_handle);
 	ktrace_module_image_reset();

@@ -39,6 +39,11 @@ struct ktrace_tracer {
 	_Alignas(64) atomic_int active; /* 1 while tracing; wrappers check it first */
 	atomic_int paused;           /* ktrace_pause(): launches and copies not recorded */
 	struct ktrace_writer *writer;
+	/* Generations the launch path compares its thread-local caches with,
+	 * here rather than beside their owners so as to cost no extra line. */
+	atomic_uint kernels_gen;     /* kernel_cache.c: the handle -> kernel map changed */
+	atomic_uint ctx_gen;         /* capture_thread.c: a context was destroyed, or fork */
+	atomic_uint fork_gen;        /* capture_thread.c: thread ids are stale (fork child) */
 	struct ktrace_config cfg;
 	_Alignas(64) atomic_ullong launch_seq; /* next launch / copy operation number */
 	atomic_int ending;           /* the END record is being / was written */

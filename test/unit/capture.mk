@@ -19,7 +19,7 @@ $(CAPTURE_PTX): test/unit/capture_kernels.cu
 	$(Q)$(NVCC) -ptx -arch=sm_90 -o $@ $<
 TEST_DEPS += $(CAPTURE_CUBIN) $(CAPTURE_PTX)
 
-CAPTURE_TEST_OBJS_SRCS := test/unit/capture_support.c interpose/registry.c interpose/meta_worker.c interpose/module_image.c interpose/kernel_record.c \
+CAPTURE_TEST_OBJS_SRCS := test/unit/capture_support.c interpose/registry.c interpose/kernel_cache.c interpose/meta_worker.c interpose/module_image.c interpose/kernel_record.c \
 	interpose/handle_map.c interpose/param_scan.c interpose/capture_thread.c interpose/alloc_map.c \
 	interpose/launch_expand.c
 TESTS += capture_registry_test

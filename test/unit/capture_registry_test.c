@@ -4,6 +4,7 @@
  * unknown handles, driver vs cubin layouts, KERNEL/MODULE/MODULE_IMAGE/
  * MODULE_UNLOAD records, images stored once per digest, unload, the kernel
  * filter, context destruction and fork. */
+#include <pthread.h>
 #include <regex.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -21,6 +22,7 @@
 #include "interpose/driver_real.h"
 #include "interpose/events.h"
 #include "interpose/meta_worker.h"
+#include "interpose/kernel_cache.h"
 #include "interpose/registry.h"
 #include "interpose/tracer.h"
 #include "meta/kernel_meta.h"
@@ -87,9 +89,10 @@ static void load_and_free(uint64_t handle, int is_library, const uint8_t *img, s
 	free(copy);
 }
 
+/* What the launch path does: the thread's cache in front of the registry. */
 static struct ktrace_kernel_entry *launch_once(uint64_t handle)
 {
-	struct ktrace_kernel_entry *k = ktrace_registry_lookup(handle);
+	struct ktrace_kernel_entry *k = ktrace_kernel_cache_lookup(handle);
 
 	if (!k)
 		k = ktrace_registry_add_unknown(handle);
@@ -490,15 +493,18 @@ static void test_unload(void **state)
 	ktrace_on_function((CUfunction)(uintptr_t)0xfb, (CUmodule)(uintptr_t)0xab, "kt_axpy");
 	k = launch_once(0xfb);
 	mid = ktrace_registry_module(0xab, 0)->id;
+	assert_ptr_equal(ktrace_kernel_cache_lookup(0xfb), k); /* cached now */
 	ktrace_on_module_unloaded((void *)0xab, 0);
 	assert_null(ktrace_registry_module(0xab, 0));
 	assert_null(ktrace_registry_lookup(0xfb));
+	assert_null(ktrace_kernel_cache_lookup(0xfb)); /* the cache saw the unload */
 	/* The handle comes back for another module: a new kernel entry. */
 	load_and_free(0xab, 0, cubin, cubin_len, KTRACE_MODSRC_MODULE_LOAD_DATA);
 	assert_int_not_equal(ktrace_registry_module(0xab, 0)->id, mid);
 	ktrace_on_function((CUfunction)(uintptr_t)0xfb, (CUmodule)(uintptr_t)0xab, "kt_axpy");
 	k2 = launch_once(0xfb);
 	assert_ptr_not_equal(k2, k);
+	assert_ptr_equal(ktrace_kernel_cache_lookup(0xfb), k2);
 	assert_int_not_equal(k2->id, k->id);
 	/* A module never used leaves no MODULE and no MODULE_UNLOAD. */
 	load_and_free(0xac, 0, cubin, cubin_len, KTRACE_MODSRC_MODULE_LOAD_DATA);
@@ -530,6 +536,7 @@ static void test_context_destroyed(void **state)
 	ktrace_registry_context_destroyed(0xc1);
 	assert_null(ktrace_registry_module(0xad, 0));
 	assert_null(ktrace_registry_lookup(0xfc));
+	assert_null(ktrace_kernel_cache_lookup(0xfc));
 	assert_non_null(ktrace_registry_module(0xae, 0));
 	trace_end();
 	assert_int_equal(trace_count(KTRACE_REC_MODULE_UNLOAD), 1);
@@ -625,6 +632,72 @@ static void test_fork_child_forgets_emitted(void **state)
 	trace_end();
 }
 
+/* The per-thread cache answers what the map answers: for 600 handles (more
+ * than its 256 slots, so slots are shared and entries evicted), from two
+ * threads, and again after a module unload and reload hands the same handles
+ * to new kernels while the other thread's cache still holds the old ones. */
+struct cache_thread_arg {
+	uint64_t base;
+	unsigned n;
+	struct ktrace_kernel_entry **want;
+	int bad;
+};
+
+static void *cache_thread(void *p)
+{
+	struct cache_thread_arg *a = p;
+
+	for (int round = 0; round < 3; round++)
+		for (unsigned i = 0; i < a->n; i++)
+			if (ktrace_kernel_cache_lookup(a->base + 16 * i) != a->want[i])
+				a->bad++;
+	return NULL;
+}
+
+static void register_many(uint64_t mod, uint64_t base, unsigned n, struct ktrace_kernel_entry **out)
+{
+	load_and_free(mod, 0, cubin, cubin_len, KTRACE_MODSRC_MODULE_LOAD_DATA);
+	for (unsigned i = 0; i < n; i++) {
+		ktrace_on_function((CUfunction)(uintptr_t)(base + 16 * i), (CUmodule)(uintptr_t)mod, "kt_axpy");
+		out[i] = ktrace_registry_lookup(base + 16 * i);
+		assert_non_null(out[i]);
+	}
+}
+
+static void test_kernel_cache(void **state)
+{
+	enum { N = 600 };
+	static struct ktrace_kernel_entry *first[N], *second[N];
+	struct cache_thread_arg a = { 0x700000, N, first, 0 };
+	pthread_t th;
+	unsigned i;
+
+	(void)state;
+	register_many(0xc0, 0x700000, N, first);
+	for (i = 0; i < N; i++)
+		assert_ptr_equal(ktrace_kernel_cache_lookup(0x700000 + 16 * i), first[i]);
+	assert_int_equal(pthread_create(&th, NULL, cache_thread, &a), 0);
+	pthread_join(th, NULL);
+	assert_int_equal(a.bad, 0);
+	assert_null(ktrace_kernel_cache_lookup(0x6ffff0)); /* never registered */
+	assert_null(ktrace_kernel_cache_lookup(0));
+	/* Same handles, new kernels: neither this thread's warm cache nor a new
+	 * thread may answer with the old entries. */
+	ktrace_on_module_unloaded((void *)0xc0, 0);
+	for (i = 0; i < N; i++)
+		assert_null(ktrace_kernel_cache_lookup(0x700000 + 16 * i));
+	register_many(0xc0, 0x700000, N, second);
+	for (i = 0; i < N; i++) {
+		assert_ptr_not_equal(second[i], first[i]);
+		assert_ptr_equal(ktrace_kernel_cache_lookup(0x700000 + 16 * i), second[i]);
+	}
+	a.want = second;
+	assert_int_equal(pthread_create(&th, NULL, cache_thread, &a), 0);
+	pthread_join(th, NULL);
+	assert_int_equal(a.bad, 0);
+	trace_end();
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -642,6 +715,7 @@ int main(void)
 		cmocka_unit_test_setup(test_kernel_filter, setup),
 		cmocka_unit_test_setup(test_in_place_image, setup),
 		cmocka_unit_test_setup(test_fork_child_forgets_emitted, setup),
+		cmocka_unit_test_setup(test_kernel_cache, setup),
 	};
 
 	return cmocka_run_group_tests_name("capture_registry", tests, group_setup, group_teardown);
