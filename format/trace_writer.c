@@ -103,8 +103,9 @@ struct ktrace_writer {
 	uint64_t max_wait_ns;
 	int no_wait;
 	_Atomic(struct tbuf *) bufs;
+	_Atomic uint64_t *seq;	/* record numbers: &own_seq or ktrace_writer_opts.seq */
 
-	_Alignas(64) _Atomic uint64_t seq;
+	_Alignas(64) _Atomic uint64_t own_seq;
 	_Alignas(64) _Atomic uint32_t wake;
 	_Atomic uint32_t sleeping;
 	_Alignas(64) _Atomic uint64_t ctr[MAX_COUNTERS];
@@ -433,7 +434,7 @@ void ktrace_writer_commit(struct ktrace_writer *w, void *rec)
 		drop(w, b->res_size);
 		return;
 	}
-	le64(p + 8, atomic_fetch_add_explicit(&w->seq, 1, memory_order_relaxed));
+	le64(p + 8, atomic_fetch_add_explicit(w->seq, 1, memory_order_relaxed));
 	if (!rd64(p + 16))
 		le64(p + 16, ktrace_now_ns());
 	uint64_t head = b->res_pos + size;
@@ -602,7 +603,7 @@ static void make_room(struct ktrace_writer *w, uint64_t size)
 /* A record made by the consumer itself (COUNTERS, END): seq and time here. */
 static void feed_own(struct ktrace_writer *w, uint8_t *rec, size_t size)
 {
-	le64(rec + 8, atomic_fetch_add(&w->seq, 1));
+	le64(rec + 8, atomic_fetch_add(w->seq, 1));
 	le64(rec + 16, ktrace_now_ns());
 	make_room(w, size);
 	feed(w, rec, size, 1);
@@ -754,7 +755,7 @@ static void write_end(struct ktrace_writer *w)
 {
 	_Alignas(8) uint8_t rec[64];
 	struct ktrace_rec_end e = w->end;
-	e.records_written = atomic_load(&w->seq);
+	e.records_written = atomic_load(w->seq);
 	size_t size = ktrace_encode_end(rec, sizeof rec, &e);
 	feed_own(w, rec, size);
 }
@@ -876,7 +877,7 @@ static int write_start(struct ktrace_writer *w, const struct ktrace_rec_header *
 		return -1;
 	}
 	ktrace_encode_header(rec, size, h);
-	le64(rec + 8, atomic_fetch_add(&w->seq, 1));
+	le64(rec + 8, atomic_fetch_add(w->seq, 1));
 	le64(rec + 16, h->start_monotonic_ns ? h->start_monotonic_ns : ktrace_now_ns());
 	w->now_ns = ktrace_now_ns();
 	feed(w, rec, size, 1);
@@ -908,6 +909,8 @@ struct ktrace_writer *ktrace_writer_open(const struct ktrace_writer_opts *o, cha
 	w->fd = fd;
 	strcpy(w->path, o->path);
 	w->gen = atomic_fetch_add(&next_gen, 1);
+	w->seq = o->seq ? o->seq : &w->own_seq;
+	atomic_store(w->seq, 0);
 	w->cap = pow2_at_least(o->thread_buf_bytes ? o->thread_buf_bytes : (1u << 20));
 	w->max_wait_ns = o->max_wait_ns ? o->max_wait_ns : 2000000;
 	w->no_wait = !!(o->flags & KTRACE_WRITER_NO_WAIT);

@@ -34,6 +34,11 @@ struct ktrace_writer_opts {
 	const struct ktrace_rec_header *header; /* written as record 0 (NULL: pid, host, times only) */
 	uint32_t flags;            /* KTRACE_WRITER_* */
 	const struct ktrace_writer_expander *expander; /* deferred records (below); NULL: none */
+	/* Where record numbers come from (set to 0 at open; NULL: the writer's
+	 * own counter).  A producer that numbers its own operations next to
+	 * every record (the tracer's launch_seq) puts both counters in one
+	 * cache line, so a record costs one line of shared counters, not two. */
+	_Atomic uint64_t *seq;
 };
 /* Drop at once when a producer's buffer is full (no bounded wait at all). */
 #define KTRACE_WRITER_NO_WAIT 0x1u

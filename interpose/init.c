@@ -353,6 +353,7 @@ static int open_trace(struct ktrace_config *c)
 	o.overwrite = c->overwrite;
 	o.header = &h;
 	o.expander = ktrace_launch_expander();
+	o.seq = &ktrace_tracer.record_seq;
 	ktrace_tracer.writer = ktrace_writer_open(&o, err, sizeof(err));
 	if (!ktrace_tracer.writer && errno == EBUSY) {
 		/* Same path as a live traced process (a child inheriting a

@@ -35,7 +35,8 @@ struct ktrace_config {
 
 struct ktrace_tracer {
 	/* The launch path reads active, paused, writer and cfg's first fields:
-	 * one cache line.  launch_seq, the one field it writes, has its own. */
+	 * one cache line.  launch_seq and record_seq, the fields it writes, have
+	 * their own. */
 	_Alignas(64) atomic_int active; /* 1 while tracing; wrappers check it first */
 	atomic_int paused;           /* ktrace_pause(): launches and copies not recorded */
 	struct ktrace_writer *writer;
@@ -46,6 +47,8 @@ struct ktrace_tracer {
 	atomic_uint fork_gen;        /* capture_thread.c: thread ids are stale (fork child) */
 	struct ktrace_config cfg;
 	_Alignas(64) atomic_ullong launch_seq; /* next launch / copy operation number */
+	_Atomic uint64_t record_seq; /* the writer's record numbers (ktrace_writer_opts.seq):
+	                              * a launch takes both, from one line */
 	atomic_int ending;           /* the END record is being / was written */
 };
 

@@ -235,6 +235,30 @@ static void test_16_producers_exact(void **state)
 	free(path);
 }
 
+/* opts.seq: record numbers come from the caller's counter, reset to 0 at
+ * open; the file is numbered exactly as with the writer's own. */
+static void test_external_seq_counter(void **state)
+{
+	(void)state;
+	char *path;
+	_Atomic uint64_t counter = 12345;
+	struct ktrace_writer_opts o = { .thread_buf_bytes = 8u << 20, .max_wait_ns = 2000000000ull, .seq = &counter };
+	struct ktrace_writer *w = open_w("extseq.ktrace", &o, &path);
+	struct prod p[4];
+	run_producers(w, p, 4, 5000);
+	assert_int_equal(atomic_load(&counter), 1 + 4 * 5000); /* the header, then every record */
+	ktrace_writer_close(w, NULL);
+	struct tu_trace t;
+	tu_read_file(path, &t);
+	assert_int_equal(t.status, KTRACE_READ_EOF);
+	int per[4];
+	count_launches(&t, 4, 5000, per, 1);
+	check_seqs(&t);
+	assert_int_equal(atomic_load(&counter), t.n);
+	tu_trace_free(&t);
+	free(path);
+}
+
 static void test_tiny_buffer_drops_counted(void **state)
 {
 	(void)state;
@@ -1017,6 +1041,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_16_producers_exact),
+		cmocka_unit_test(test_external_seq_counter),
 		cmocka_unit_test(test_tiny_buffer_drops_counted),
 		cmocka_unit_test(test_drops_counted_promptly),
 		cmocka_unit_test(test_bounded_wait),
