@@ -38,7 +38,11 @@ struct ktrace_writer_opts {
 	 * own counter).  A producer that numbers its own operations next to
 	 * every record (the tracer's launch_seq) puts both counters in one
 	 * cache line, so a record costs one line of shared counters, not two. */
+#ifndef __cplusplus
 	_Atomic uint64_t *seq;
+#else
+	void *seq; /* (C++ has no _Atomic; the GPU tests' C++ never opens a writer) */
+#endif
 };
 /* Drop at once when a producer's buffer is full (no bounded wait at all). */
 #define KTRACE_WRITER_NO_WAIT 0x1u

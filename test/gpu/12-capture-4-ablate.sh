@@ -17,10 +17,10 @@
 # KT_ABLATE_MODES (default eager), KT_ABLATE_ROUNDS (default 40), KT_ABLATE_BLOCK (steps per
 # block, default 10), KT_ABLATE_ROWS (any build/ablate/<name>/libktrace.so, e.g. an older build).
 # Mode `cold` runs no reference step: build/launch_overhead with 64 kernels in
-# turn and a 4 MiB buffer walked between launches (-K 64 -e 4096: a real
-# program's cold caches), every row once per round, KT_ABLATE_ROUNDS rounds
-# (default 40 here too; about 1 s a run), and prints each row's median own
-# time per launch from the self-timing counters.
+# turn and a buffer walked between launches (-K 64 -e KT_ABLATE_COLD_KIB,
+# default 2048: a real program's cold caches; KT_ABLATE_COLD_N launches,
+# default 5000), every row once per round, KT_ABLATE_ROUNDS rounds, and
+# prints each row's median own time per launch from the self-timing counters.
 #   BENCH  capture-ablate-<mode>-<row>   in-process overhead, in %
 #   BENCH  capture-ablate-cold-<row>     own ns per launch, median over rounds
 #   RESULT capture-ablate                every row measured
@@ -58,7 +58,7 @@ cold_rows() {
 			[ -f "$lib" ] || continue
 			rm -f "$T/cold.ktrace"
 			KTRACE_OUTPUT="$T/cold.ktrace" KTRACE_HASH=0 KTRACE_QUIET=1 KTRACE_OVERWRITE=1 LD_PRELOAD="$lib" \
-				$PIN timeout 60 "$B/launch_overhead" -m args -K 64 -e 4096 -n "${KT_ABLATE_COLD_N:-20000}" \
+				$PIN timeout 60 "$B/launch_overhead" -m args -K 64 -e "${KT_ABLATE_COLD_KIB:-2048}" -n "${KT_ABLATE_COLD_N:-5000}" \
 				>>"$T/cold-$row.wall" 2>>"$T/cold.err"
 			own=$("$B/ktrace-dump" --summary "$T/cold.ktrace" 2>/dev/null |
 				sed -n 's/.*host time per traced launch: \([0-9][0-9.]*\) ns.*/\1/p' | head -n 1)
@@ -71,7 +71,7 @@ cold_rows() {
 			failed=1
 			continue
 		fi
-		echo "BENCH|capture-ablate-cold-$row|$(median <"$T/cold-$row.own")|ns|own time per launch, median of $(wc -l <"$T/cold-$row.own") runs (min $(sort -n "$T/cold-$row.own" | head -n 1), max $(sort -n "$T/cold-$row.own" | tail -n 1)); wall median per launch $(sed -n 's/.*median_ns=\([0-9]*\).*/\1/p' "$T/cold-$row.wall" | median) ns; launch_overhead -m args -K 64 -e 4096"
+		echo "BENCH|capture-ablate-cold-$row|$(median <"$T/cold-$row.own")|ns|own time per launch, median of $(wc -l <"$T/cold-$row.own") runs (min $(sort -n "$T/cold-$row.own" | head -n 1), max $(sort -n "$T/cold-$row.own" | tail -n 1)); wall median per launch $(sed -n 's/.*median_ns=\([0-9]*\).*/\1/p' "$T/cold-$row.wall" | median) ns; launch_overhead -m args -K 64 -e ${KT_ABLATE_COLD_KIB:-2048} -n ${KT_ABLATE_COLD_N:-5000}"
 	done
 }
 for mode in ${KT_ABLATE_MODES:-eager}; do
