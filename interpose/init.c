@@ -63,6 +63,7 @@
 #include "interpose/hash_pipeline.h"
 #include "interpose/intercept.h"
 #include "interpose/launch_expand.h"
+#include "interpose/launch_profile.h"
 #include "interpose/meta_worker.h"
 #include "interpose/registry.h"
 
@@ -149,6 +150,7 @@ static void end_normally(uint32_t reason, int status)
 	}
 	e.launches = atomic_load(&ktrace_tracer.launch_seq);
 	ktrace_registry_profile_print();
+	ktrace_seg_print();
 	/* Not ktrace_writer_close(): it frees the writer, and a thread the
 	 * application did not stop may still be inside a hook. */
 	ktrace_writer_emergency_close(ktrace_tracer.writer, &e, END_FLUSH_MS);

@@ -19,6 +19,7 @@
 #include "hash_pipeline.h"
 #include "kernel_cache.h"
 #include "launch_expand.h"
+#include "launch_profile.h"
 #include "param_scan.h"
 #include "registry.h"
 #include "tracer.h"
@@ -169,14 +170,18 @@ static CUresult capture_deferred(const struct ktrace_launch_args *a, ktrace_real
 		}
 	}
 	ktrace_writer_prefetch(w, KTRACE_LAUNCH_REGIONS_OFF + len + KTRACE_LAUNCH_DEFERRED_TAIL);
+	KT_SEG(KT_SEG_PRELAUNCH);
 	res = real(a, rctx);
+	KT_SEG(KT_SEG_LAUNCHED);
 	fill_launch(&r, a, k, seq, 0);
 	r.result = (int32_t)res;
 	if (res != CUDA_SUCCESS)
 		r.flags |= KTRACE_LAUNCHF_FAILED;
 	r.param_bytes_len = len;
 	size = ktrace_encode_launch_head(NULL, 0, &r, NULL, &off) + KTRACE_LAUNCH_DEFERRED_TAIL;
+	KT_SEG(KT_SEG_FILLED);
 	p = KTRACE_ABLATING(KTRACE_ABLATE_RECORD) ? NULL : ktrace_writer_reserve(w, size);
+	KT_SEG(KT_SEG_RESERVED);
 	if (p) {
 		/* Head first (it clears the record), then the parameters (the
 		 * same length: ktrace_params_length). */
@@ -187,9 +192,13 @@ static CUresult capture_deferred(const struct ktrace_launch_args *a, ktrace_real
 			ktrace_params_assemble(l, a->kernel_params, a->extra, p + off, len, &pflags);
 		if (pflags)
 			le32(p + KTRACE_LAUNCH_FLAGS_OFF, r.flags | pflags);
+		KT_SEG(KT_SEG_ASSEMBLED);
 		ktrace_launch_defer(w, p, size, l);
+		KT_SEG(KT_SEG_DEFERRED);
 		set_time(p, t0);
 		ktrace_writer_commit(w, p);
+		KT_SEG(KT_SEG_COMMITTED);
+		ktrace_seg_finish();
 	}
 	return res;
 }
@@ -324,6 +333,7 @@ CUresult ktrace_on_launch(const struct ktrace_launch_args *a, ktrace_real_launch
 	uint64_t seq, t_enter = 0;
 	int sample;
 
+	ktrace_seg_begin();
 	seq = atomic_fetch_add_explicit(&ktrace_tracer.launch_seq, 1, memory_order_relaxed);
 	if (!w)
 		return real(a, ctx);
@@ -341,6 +351,7 @@ CUresult ktrace_on_launch(const struct ktrace_launch_args *a, ktrace_real_launch
 		 (seq * 0x9e3779b97f4a7c15ull) >> SELF_SAMPLE_SHIFT == 0;
 	if (sample)
 		t_enter = ktrace_now_ns();
+	KT_SEG(KT_SEG_COUNTED);
 	k = ktrace_kernel_cache_lookup((uint64_t)(uintptr_t)a->f);
 	if (!k)
 		k = ktrace_registry_add_unknown((uint64_t)(uintptr_t)a->f);
@@ -352,6 +363,7 @@ CUresult ktrace_on_launch(const struct ktrace_launch_args *a, ktrace_real_launch
 	}
 	if (k->filter != KTRACE_FILTER_TRACE)
 		goto filtered;
+	KT_SEG(KT_SEG_LOOKUP);
 	t = NULL; /* scratch for the inline path (hashing) only */
 	if (ktrace_tracer.cfg.hash && !(t = ktrace_capture_tls()))
 		return real(a, ctx);
