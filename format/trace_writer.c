@@ -461,6 +461,15 @@ void ktrace_writer_prefetch(struct ktrace_writer *w, size_t size)
 		__builtin_prefetch(b->data + ((head + off) & b->mask), 1, 3);
 }
 
+KT_HOT
+void ktrace_writer_prefetch_producer(struct ktrace_writer *w)
+{
+	__builtin_prefetch(w, 0, 3);
+	/* tl.buf may belong to an older writer: a prefetch never faults, and
+	 * reserve checks the generation before use. */
+	__builtin_prefetch(tl.buf, 1, 3);
+}
+
 void ktrace_writer_wake(struct ktrace_writer *w)
 {
 	if (w)

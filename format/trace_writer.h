@@ -89,6 +89,10 @@ void ktrace_writer_commit(struct ktrace_writer *w, void *rec);
  * calling thread's buffer, so that a record reserved a little later does not
  * stall on cache misses (a hint; does nothing for a thread without one). */
 void ktrace_writer_prefetch(struct ktrace_writer *w, size_t size);
+/* Start fetching the writer's and the calling thread's buffer state that
+ * the next reserve/commit reads (a hint: on a cold cache the first thing a
+ * producer does, so that these misses overlap its others). */
+void ktrace_writer_prefetch_producer(struct ktrace_writer *w);
 /* reserve + memcpy + commit.  Returns 0, or -1 if dropped. */
 int ktrace_writer_append(struct ktrace_writer *w, const void *rec, size_t size);
 

@@ -540,6 +540,12 @@ const struct ktrace_alloc_snap *ktrace_alloc_map_current(void)
 	return (const struct ktrace_alloc_snap *)atomic_load_explicit(&cur, memory_order_acquire);
 }
 
+KT_HOT
+void ktrace_alloc_map_prefetch(void)
+{
+	__builtin_prefetch(&cur, 0, 3);
+}
+
 void ktrace_alloc_map_set_waker(void (*fn)(void))
 {
 	atomic_store(&hold_waker, fn);

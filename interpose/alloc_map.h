@@ -41,6 +41,8 @@ void ktrace_alloc_map_range(uint64_t *lo, uint64_t *hi);
 struct ktrace_alloc_snap;
 /* The current snapshot, without a reference (to compare with one held). */
 const struct ktrace_alloc_snap *ktrace_alloc_map_current(void);
+/* Start fetching what ktrace_alloc_map_current() reads (a hint). */
+void ktrace_alloc_map_prefetch(void);
 /* A reference on the current snapshot; NULL when the map was never filled. */
 const struct ktrace_alloc_snap *ktrace_alloc_map_hold(void);
 void ktrace_alloc_map_release(const struct ktrace_alloc_snap *s);

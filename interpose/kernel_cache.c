@@ -1,4 +1,4 @@
-/* interpose/kernel_cache.c: per-thread handle -> kernel entry cache (see
+/* interpose/kernel_cache.c: per-thread handle -> launch fields cache (see
  * kernel_cache.h). */
 #include "kernel_cache.h"
 
@@ -11,28 +11,38 @@
 #include "tracer.h"
 #include "common/hotpath.h"
 
-/* 256 slots of 16 bytes: a 4 KiB cache per launching thread holds the
- * kernels of a training step (a few dozen to a few hundred) with few
- * collisions; a collision only costs a lookup in the shared map. */
+/* 256 slots of one line: 16 KiB per launching thread holds the kernels of a
+ * training step (a few dozen to a few hundred) with few collisions; a
+ * collision costs a lookup in the registry. */
 #define KCACHE_BITS 8
 #define KCACHE_SLOTS (1u << KCACHE_BITS)
 
+_Static_assert(sizeof(struct ktrace_kernel_hot) == 64, "a cache slot is one line");
+
 struct kcache {
-	unsigned gen; /* ktrace_tracer.kernels_gen the slots belong to */
-	struct {
-		uint64_t handle;
-		struct ktrace_kernel_entry *k;
-	} slot[KCACHE_SLOTS];
+	struct ktrace_kernel_hot slot[KCACHE_SLOTS];
 };
 
+/* The cache and its generation share the thread's TLS line. */
 static __thread struct kcache *tls_kcache __attribute__((tls_model("initial-exec")));
+static __thread unsigned tls_kcache_gen __attribute__((tls_model("initial-exec")));
 static pthread_key_t kcache_key;
 static pthread_once_t kcache_once = PTHREAD_ONCE_INIT;
 static int kcache_key_ok;
 
+/* Handles are driver pointers, often at a regular stride: mix the low bits
+ * into the top ones before taking them (a plain multiply clusters). */
 static inline unsigned slot_of(uint64_t handle)
 {
+	handle ^= handle >> 29;
+	handle *= 0xbf58476d1ce4e5b9ull;
+	handle ^= handle >> 32;
 	return (unsigned)((handle * 0x9e3779b97f4a7c15ull) >> (64 - KCACHE_BITS));
+}
+
+static inline unsigned current_gen(void)
+{
+	return atomic_load_explicit(&ktrace_tracer.kernels_gen, memory_order_acquire);
 }
 
 static void kcache_free(void *p)
@@ -46,45 +56,61 @@ static void kcache_key_make(void)
 	kcache_key_ok = pthread_key_create(&kcache_key, kcache_free) == 0;
 }
 
-/* A miss: ask the map, then remember the answer under generation g (read
- * before the map, so that a change after it is seen at the next launch). */
-static struct ktrace_kernel_entry *lookup_miss(uint64_t handle, unsigned g)
+KT_HOT
+const struct ktrace_kernel_hot *ktrace_kernel_cache_lookup(uint64_t handle)
 {
-	struct ktrace_kernel_entry *k = ktrace_registry_lookup(handle);
 	struct kcache *c = tls_kcache;
 
-	if (!k)
-		return NULL;
-	if (!c) {
-		pthread_once(&kcache_once, kcache_key_make);
-		if (!kcache_key_ok || !(c = calloc(1, sizeof(*c))))
-			return k; /* uncached: every launch asks the map */
-		c->gen = g;
-		pthread_setspecific(kcache_key, c);
-		tls_kcache = c;
+	if (c && tls_kcache_gen == current_gen()) {
+		const struct ktrace_kernel_hot *s = &c->slot[slot_of(handle)];
+
+		if (s->handle == handle && handle)
+			return s;
 	}
-	if (c->gen != g) {
-		memset(c->slot, 0, sizeof(c->slot));
-		c->gen = g;
-	}
-	c->slot[slot_of(handle)].handle = handle;
-	c->slot[slot_of(handle)].k = k;
-	return k;
+	return NULL;
 }
 
 KT_HOT
-struct ktrace_kernel_entry *ktrace_kernel_cache_lookup(uint64_t handle)
+void ktrace_kernel_cache_prefetch(uint64_t handle)
 {
-	unsigned g = atomic_load_explicit(&ktrace_tracer.kernels_gen, memory_order_acquire);
 	struct kcache *c = tls_kcache;
 
-	if (c && c->gen == g) {
-		unsigned i = slot_of(handle);
+	if (c)
+		__builtin_prefetch(&c->slot[slot_of(handle)], 0, 3);
+}
 
-		if (c->slot[i].handle == handle && handle)
-			return c->slot[i].k;
+unsigned ktrace_kernel_cache_gen(void)
+{
+	return current_gen();
+}
+
+const struct ktrace_kernel_hot *ktrace_kernel_cache_put(uint64_t handle, const struct ktrace_kernel_entry *k,
+							 unsigned gen)
+{
+	struct kcache *c = tls_kcache;
+	struct ktrace_kernel_hot *s;
+
+	if (!handle || !k)
+		return NULL;
+	if (!c) {
+		pthread_once(&kcache_once, kcache_key_make);
+		if (!kcache_key_ok || !(c = aligned_alloc(64, sizeof(*c))))
+			return NULL;
+		memset(c, 0, sizeof(*c));
+		pthread_setspecific(kcache_key, c);
+		tls_kcache = c;
+		tls_kcache_gen = gen;
 	}
-	return lookup_miss(handle, g);
+	if (tls_kcache_gen != gen) {
+		memset(c, 0, sizeof(*c));
+		tls_kcache_gen = gen;
+	}
+	s = &c->slot[slot_of(handle)];
+	s->handle = handle;
+	s->id = k->id;
+	s->layout = k->layout;
+	s->small = k->small;
+	return s;
 }
 
 void ktrace_kernel_cache_invalidate(void)

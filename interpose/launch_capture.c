@@ -14,7 +14,9 @@
 
 #include "../format/le_bytes.h"
 #include "../format/trace_writer.h"
+#include "alloc_map.h"
 #include "capture_thread.h"
+#include "driver_real.h"
 #include "events.h"
 #include "hash_pipeline.h"
 #include "kernel_cache.h"
@@ -116,7 +118,7 @@ static void prefetch_launch(const struct ktrace_param_layout *l, struct ktrace_c
 /* The fields of a LAUNCH record every builder fills the same way (regions
  * and parameter bytes are the builder's).  Returns the current context. */
 static CUcontext fill_launch(struct ktrace_rec_launch *r, const struct ktrace_launch_args *a,
-			     const struct ktrace_kernel_entry *k, uint64_t seq, uint32_t pflags)
+			     const struct ktrace_kernel_hot *k, uint64_t seq, uint32_t pflags)
 {
 	CUcontext cctx;
 	int32_t dev;
@@ -149,7 +151,7 @@ static CUcontext fill_launch(struct ktrace_rec_launch *r, const struct ktrace_la
  * which has just brought the driver's per-thread state into the cache. */
 KT_HOT
 static CUresult capture_deferred(const struct ktrace_launch_args *a, ktrace_real_launch_fn real, void *rctx,
-				 const struct ktrace_kernel_entry *k, uint64_t seq, struct ktrace_writer *w)
+				 const struct ktrace_kernel_hot *k, uint64_t seq, struct ktrace_writer *w)
 {
 	const struct ktrace_param_layout *l = k->layout;
 	struct ktrace_rec_launch r;
@@ -158,7 +160,7 @@ static CUresult capture_deferred(const struct ktrace_launch_args *a, ktrace_real
 	size_t size, off = 0;
 	CUresult res;
 	uint8_t *p;
-	int small = k->small.valid && a->kernel_params; /* layout in the entry's first line */
+	int small = k->small.valid && a->kernel_params; /* layout in the cache slot's line */
 
 	if (small) {
 		len = k->small.param_bytes;
@@ -205,7 +207,7 @@ static CUresult capture_deferred(const struct ktrace_launch_args *a, ktrace_real
 
 KT_HOT
 static CUresult capture(const struct ktrace_launch_args *a, ktrace_real_launch_fn real, void *rctx,
-			const struct ktrace_kernel_entry *k, struct ktrace_capture_tls *t, uint64_t seq,
+			const struct ktrace_kernel_hot *k, struct ktrace_capture_tls *t, uint64_t seq,
 			struct ktrace_writer *w)
 {
 	const struct ktrace_param_layout *l = k->layout;
@@ -308,7 +310,7 @@ static CUresult timed_real_call(const struct ktrace_launch_args *a, void *ctx)
 }
 
 static CUresult capture_timed(const struct ktrace_launch_args *a, ktrace_real_launch_fn real, void *rctx,
-			      struct ktrace_kernel_entry *k, struct ktrace_capture_tls *t, uint64_t seq,
+			      const struct ktrace_kernel_hot *k, struct ktrace_capture_tls *t, uint64_t seq,
 			      struct ktrace_writer *w, uint64_t t_enter)
 {
 	struct timed_real tr = { real, rctx, 0 };
@@ -318,22 +320,78 @@ static CUresult capture_timed(const struct ktrace_launch_args *a, ktrace_real_la
 	ktrace_writer_count(w, KTRACE_CTR_SELF_SAMPLES, 1);
 	ktrace_writer_count(w, KTRACE_CTR_SELF_NS, total > tr.ns ? total - tr.ns : 0);
 #if KTRACE_ABLATING(KTRACE_ABLATE_PROFILE)
-	atomic_fetch_add_explicit(&k->prof_n, 1, memory_order_relaxed);
-	atomic_fetch_add_explicit(&k->prof_ns, total > tr.ns ? total - tr.ns : 0, memory_order_relaxed);
+	{
+		struct ktrace_kernel_entry *e = ktrace_registry_lookup(k->handle); /* after the timing */
+
+		if (e) {
+			atomic_fetch_add_explicit(&e->prof_n, 1, memory_order_relaxed);
+			atomic_fetch_add_explicit(&e->prof_ns, total > tr.ns ? total - tr.ns : 0,
+						  memory_order_relaxed);
+		}
+	}
 #endif
 	return res;
+}
+
+/* Every line the launch path will touch that can be named before the first
+ * of them arrives: fetched at once, so that the misses of a cold cache
+ * overlap instead of following one another (docs/perf-capture.md). */
+static inline void prefetch_launch_lines(struct ktrace_writer *w, uint64_t handle)
+{
+	__builtin_prefetch(&ktrace_tracer.launch_seq, 1, 3);
+	ktrace_writer_prefetch_producer(w);
+	ktrace_kernel_cache_prefetch(handle);
+	ktrace_alloc_map_prefetch();
+	__builtin_prefetch(&ktrace_real.cuCtxGetCurrent, 0, 3);
+}
+
+/* The kernel is not in this thread's cache: the registry (its first launch
+ * does the one-time work), then the cache.  NULL: not traced (*filtered) or
+ * not known at all. */
+KT_COLD
+static const struct ktrace_kernel_hot *kernel_miss(uint64_t handle, struct ktrace_kernel_hot *tmp, int *first,
+						   int *filtered)
+{
+	unsigned gen = ktrace_kernel_cache_gen();
+	struct ktrace_kernel_entry *k = ktrace_registry_lookup(handle);
+	const struct ktrace_kernel_hot *hot;
+
+	if (!k)
+		k = ktrace_registry_add_unknown(handle);
+	if (!k)
+		return NULL;
+	if (!atomic_load_explicit(&k->ready, memory_order_acquire)) {
+		ktrace_registry_first_launch(k);
+		*first = 1;
+	}
+	if (k->filter != KTRACE_FILTER_TRACE) {
+		*filtered = 1;
+		return NULL;
+	}
+	hot = ktrace_kernel_cache_put(handle, k, gen);
+	if (hot)
+		return hot;
+	tmp->handle = handle; /* no cache for this thread: work from the entry */
+	tmp->id = k->id;
+	tmp->layout = k->layout;
+	tmp->small = k->small;
+	return tmp;
 }
 
 KT_HOT
 CUresult ktrace_on_launch(const struct ktrace_launch_args *a, ktrace_real_launch_fn real, void *ctx)
 {
 	struct ktrace_writer *w = ktrace_tracer.writer;
-	struct ktrace_kernel_entry *k;
+	uint64_t handle = (uint64_t)(uintptr_t)a->f;
+	const struct ktrace_kernel_hot *k;
+	struct ktrace_kernel_hot tmp;
 	struct ktrace_capture_tls *t;
 	uint64_t seq, t_enter = 0;
-	int sample;
+	int sample, first = 0, filtered = 0;
 
 	ktrace_seg_begin();
+	if (w)
+		prefetch_launch_lines(w, handle);
 	seq = atomic_fetch_add_explicit(&ktrace_tracer.launch_seq, 1, memory_order_relaxed);
 	if (!w)
 		return real(a, ctx);
@@ -352,17 +410,16 @@ CUresult ktrace_on_launch(const struct ktrace_launch_args *a, ktrace_real_launch
 	if (sample)
 		t_enter = ktrace_now_ns();
 	KT_SEG(KT_SEG_COUNTED);
-	k = ktrace_kernel_cache_lookup((uint64_t)(uintptr_t)a->f);
-	if (!k)
-		k = ktrace_registry_add_unknown((uint64_t)(uintptr_t)a->f);
-	if (!k)
-		return real(a, ctx);
-	if (!atomic_load_explicit(&k->ready, memory_order_acquire)) {
-		ktrace_registry_first_launch(k);
-		sample = 0; /* the one-time work of a first launch is not the steady cost */
+	k = ktrace_kernel_cache_lookup(handle);
+	if (!k) {
+		k = kernel_miss(handle, &tmp, &first, &filtered);
+		if (first)
+			sample = 0; /* the one-time work of a first launch is not the steady cost */
+		if (filtered)
+			goto filtered;
+		if (!k)
+			return real(a, ctx);
 	}
-	if (k->filter != KTRACE_FILTER_TRACE)
-		goto filtered;
 	KT_SEG(KT_SEG_LOOKUP);
 	t = NULL; /* scratch for the inline path (hashing) only */
 	if (ktrace_tracer.cfg.hash && !(t = ktrace_capture_tls()))

@@ -89,10 +89,9 @@ static void load_and_free(uint64_t handle, int is_library, const uint8_t *img, s
 	free(copy);
 }
 
-/* What the launch path does: the thread's cache in front of the registry. */
 static struct ktrace_kernel_entry *launch_once(uint64_t handle)
 {
-	struct ktrace_kernel_entry *k = ktrace_kernel_cache_lookup(handle);
+	struct ktrace_kernel_entry *k = ktrace_registry_lookup(handle);
 
 	if (!k)
 		k = ktrace_registry_add_unknown(handle);
@@ -493,7 +492,8 @@ static void test_unload(void **state)
 	ktrace_on_function((CUfunction)(uintptr_t)0xfb, (CUmodule)(uintptr_t)0xab, "kt_axpy");
 	k = launch_once(0xfb);
 	mid = ktrace_registry_module(0xab, 0)->id;
-	assert_ptr_equal(ktrace_kernel_cache_lookup(0xfb), k); /* cached now */
+	assert_non_null(ktrace_kernel_cache_put(0xfb, k, ktrace_kernel_cache_gen()));
+	assert_int_equal(ktrace_kernel_cache_lookup(0xfb)->id, k->id); /* cached */
 	ktrace_on_module_unloaded((void *)0xab, 0);
 	assert_null(ktrace_registry_module(0xab, 0));
 	assert_null(ktrace_registry_lookup(0xfb));
@@ -504,7 +504,6 @@ static void test_unload(void **state)
 	ktrace_on_function((CUfunction)(uintptr_t)0xfb, (CUmodule)(uintptr_t)0xab, "kt_axpy");
 	k2 = launch_once(0xfb);
 	assert_ptr_not_equal(k2, k);
-	assert_ptr_equal(ktrace_kernel_cache_lookup(0xfb), k2);
 	assert_int_not_equal(k2->id, k->id);
 	/* A module never used leaves no MODULE and no MODULE_UNLOAD. */
 	load_and_free(0xac, 0, cubin, cubin_len, KTRACE_MODSRC_MODULE_LOAD_DATA);
@@ -533,6 +532,7 @@ static void test_context_destroyed(void **state)
 	assert_int_equal(ktrace_registry_module(0xae, 0)->device_sm, 80);
 	ktrace_on_function((CUfunction)(uintptr_t)0xfc, (CUmodule)(uintptr_t)0xad, "kt_axpy");
 	launch_once(0xfc);
+	assert_non_null(ktrace_kernel_cache_put(0xfc, ktrace_registry_lookup(0xfc), ktrace_kernel_cache_gen()));
 	ktrace_registry_context_destroyed(0xc1);
 	assert_null(ktrace_registry_module(0xad, 0));
 	assert_null(ktrace_registry_lookup(0xfc));
@@ -632,25 +632,54 @@ static void test_fork_child_forgets_emitted(void **state)
 	trace_end();
 }
 
-/* The per-thread cache answers what the map answers: for 600 handles (more
- * than its 256 slots, so slots are shared and entries evicted), from two
- * threads, and again after a module unload and reload hands the same handles
- * to new kernels while the other thread's cache still holds the old ones. */
+/* The per-thread cache, used as the launch path uses it (lookup; on a miss
+ * the registry, then put): for 600 handles (more than its 256 slots, so
+ * slots are shared and evicted), from two threads, it answers each handle's
+ * own id and layout; after a module unload and reload hands the same handles
+ * to new kernels, neither a warm cache nor another thread's answers with the
+ * old ones; a fork child's cache is emptied with the entries' ready state. */
 struct cache_thread_arg {
 	uint64_t base;
 	unsigned n;
 	struct ktrace_kernel_entry **want;
-	int bad;
+	int bad, misses;
 };
+
+static const struct ktrace_kernel_hot *cached_launch(uint64_t h, int *misses)
+{
+	const struct ktrace_kernel_hot *s = ktrace_kernel_cache_lookup(h);
+	unsigned gen;
+	struct ktrace_kernel_entry *k;
+
+	if (s)
+		return s;
+	(*misses)++;
+	gen = ktrace_kernel_cache_gen();
+	k = ktrace_registry_lookup(h);
+	if (!k)
+		return NULL;
+	if (!atomic_load(&k->ready))
+		ktrace_registry_first_launch(k);
+	return ktrace_kernel_cache_put(h, k, gen);
+}
+
+static int hot_matches(const struct ktrace_kernel_hot *s, uint64_t h, const struct ktrace_kernel_entry *k)
+{
+	return s && k && s->handle == h && s->id == k->id && s->layout == k->layout &&
+	       !memcmp(&s->small, &k->small, sizeof(s->small));
+}
 
 static void *cache_thread(void *p)
 {
 	struct cache_thread_arg *a = p;
 
 	for (int round = 0; round < 3; round++)
-		for (unsigned i = 0; i < a->n; i++)
-			if (ktrace_kernel_cache_lookup(a->base + 16 * i) != a->want[i])
+		for (unsigned i = 0; i < a->n; i++) {
+			uint64_t h = a->base + 16 * i;
+
+			if (!hot_matches(cached_launch(h, &a->misses), h, a->want[i]))
 				a->bad++;
+		}
 	return NULL;
 }
 
@@ -668,33 +697,66 @@ static void test_kernel_cache(void **state)
 {
 	enum { N = 600 };
 	static struct ktrace_kernel_entry *first[N], *second[N];
-	struct cache_thread_arg a = { 0x700000, N, first, 0 };
+	struct cache_thread_arg a = { 0x700000, N, first, 0, 0 };
+	const struct ktrace_kernel_hot *s;
+	int misses = 0;
 	pthread_t th;
+	pid_t pid;
 	unsigned i;
 
 	(void)state;
 	register_many(0xc0, 0x700000, N, first);
+	assert_null(ktrace_kernel_cache_lookup(0x700000)); /* nothing cached yet */
 	for (i = 0; i < N; i++)
-		assert_ptr_equal(ktrace_kernel_cache_lookup(0x700000 + 16 * i), first[i]);
+		assert_true(hot_matches(cached_launch(0x700000 + 16 * i, &misses), 0x700000 + 16 * i, first[i]));
+	assert_int_equal(misses, N);
+	assert_non_null(first[0]->layout);
+	assert_true(first[0]->small.valid);
+	/* The last 20 handles were cached last; at most a few share a slot. */
+	misses = 0;
+	for (i = N - 20; i < N; i++)
+		cached_launch(0x700000 + 16 * i, &misses);
+	assert_true(misses < 5);
 	assert_int_equal(pthread_create(&th, NULL, cache_thread, &a), 0);
 	pthread_join(th, NULL);
 	assert_int_equal(a.bad, 0);
+	assert_true(a.misses >= N && a.misses < 3 * N); /* its own cache, filled in round 1 */
 	assert_null(ktrace_kernel_cache_lookup(0x6ffff0)); /* never registered */
 	assert_null(ktrace_kernel_cache_lookup(0));
-	/* Same handles, new kernels: neither this thread's warm cache nor a new
-	 * thread may answer with the old entries. */
+	assert_null(ktrace_kernel_cache_put(0, first[0], ktrace_kernel_cache_gen()));
+	/* Same handles, new kernels. */
+	s = ktrace_kernel_cache_lookup(0x700000 + 16 * (N - 1));
+	assert_non_null(s);
 	ktrace_on_module_unloaded((void *)0xc0, 0);
 	for (i = 0; i < N; i++)
 		assert_null(ktrace_kernel_cache_lookup(0x700000 + 16 * i));
 	register_many(0xc0, 0x700000, N, second);
 	for (i = 0; i < N; i++) {
 		assert_ptr_not_equal(second[i], first[i]);
-		assert_ptr_equal(ktrace_kernel_cache_lookup(0x700000 + 16 * i), second[i]);
+		assert_int_not_equal(second[i]->id, first[i]->id);
+		assert_true(hot_matches(cached_launch(0x700000 + 16 * i, &misses), 0x700000 + 16 * i, second[i]));
 	}
 	a.want = second;
+	a.misses = 0;
 	assert_int_equal(pthread_create(&th, NULL, cache_thread, &a), 0);
 	pthread_join(th, NULL);
 	assert_int_equal(a.bad, 0);
+	/* A fork child must run each kernel's first launch again (its KERNEL
+	 * records): its inherited cache answers nothing. */
+	assert_non_null(ktrace_kernel_cache_lookup(0x700000 + 16 * (N - 1)));
+	pid = fork();
+	if (pid == 0) {
+		int ok = ktrace_kernel_cache_lookup(0x700000 + 16 * (N - 1)) == NULL &&
+			 !atomic_load(&second[N - 1]->ready);
+		_exit(ok ? 0 : 1);
+	}
+	assert_true(pid > 0);
+	{
+		int st = 0;
+
+		assert_int_equal(waitpid(pid, &st, 0), pid);
+		assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	}
 	trace_end();
 }
 
