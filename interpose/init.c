@@ -62,6 +62,7 @@
 #include "interpose/config.h"
 #include "interpose/hash_pipeline.h"
 #include "interpose/intercept.h"
+#include "interpose/launch_clock.h"
 #include "interpose/launch_expand.h"
 #include "interpose/launch_profile.h"
 #include "interpose/meta_worker.h"
@@ -400,6 +401,7 @@ static void initialise(void)
 		KT_WARN("cannot load the CUDA driver (libcuda.so.1); tracing is off");
 		return;
 	}
+	ktrace_launch_clock_init(-1); /* before the writer thread and any launch */
 	if (open_trace(c) != 0)
 		return;
 	if (!handlers_installed) {

@@ -20,6 +20,7 @@
 #include "events.h"
 #include "hash_pipeline.h"
 #include "kernel_cache.h"
+#include "launch_clock.h"
 #include "launch_expand.h"
 #include "launch_profile.h"
 #include "param_scan.h"
@@ -155,7 +156,7 @@ static CUresult capture_deferred(const struct ktrace_launch_args *a, ktrace_real
 {
 	const struct ktrace_param_layout *l = k->layout;
 	struct ktrace_rec_launch r;
-	uint64_t t0 = ktrace_now_ns();
+	uint64_t t0 = ktrace_launch_clock_now(); /* converted by the expander */
 	uint32_t len, pflags = 0;
 	size_t size, off = 0;
 	CUresult res;
@@ -302,10 +303,10 @@ struct timed_real {
 static CUresult timed_real_call(const struct ktrace_launch_args *a, void *ctx)
 {
 	struct timed_real *tr = ctx;
-	uint64_t t0 = ktrace_now_ns();
+	uint64_t t0 = ktrace_launch_clock_now();
 	CUresult res = tr->real(a, tr->ctx);
 
-	tr->ns += ktrace_now_ns() - t0;
+	tr->ns += ktrace_launch_clock_now() - t0;
 	return res;
 }
 
@@ -315,18 +316,18 @@ static CUresult capture_timed(const struct ktrace_launch_args *a, ktrace_real_la
 {
 	struct timed_real tr = { real, rctx, 0 };
 	CUresult res = capture(a, timed_real_call, &tr, k, t, seq, w);
-	uint64_t total = ktrace_now_ns() - t_enter;
+	uint64_t total = ktrace_launch_clock_now() - t_enter;
 
+	total = ktrace_launch_clock_delta_ns(total > tr.ns ? total - tr.ns : 0);
 	ktrace_writer_count(w, KTRACE_CTR_SELF_SAMPLES, 1);
-	ktrace_writer_count(w, KTRACE_CTR_SELF_NS, total > tr.ns ? total - tr.ns : 0);
+	ktrace_writer_count(w, KTRACE_CTR_SELF_NS, total);
 #if KTRACE_ABLATING(KTRACE_ABLATE_PROFILE)
 	{
 		struct ktrace_kernel_entry *e = ktrace_registry_lookup(k->handle); /* after the timing */
 
 		if (e) {
 			atomic_fetch_add_explicit(&e->prof_n, 1, memory_order_relaxed);
-			atomic_fetch_add_explicit(&e->prof_ns, total > tr.ns ? total - tr.ns : 0,
-						  memory_order_relaxed);
+			atomic_fetch_add_explicit(&e->prof_ns, total, memory_order_relaxed);
 		}
 	}
 #endif
@@ -408,7 +409,7 @@ CUresult ktrace_on_launch(const struct ktrace_launch_args *a, ktrace_real_launch
 	sample = KTRACE_ABLATING(KTRACE_ABLATE_PROFILE) ||
 		 (seq * 0x9e3779b97f4a7c15ull) >> SELF_SAMPLE_SHIFT == 0;
 	if (sample)
-		t_enter = ktrace_now_ns();
+		t_enter = ktrace_launch_clock_now();
 	KT_SEG(KT_SEG_COUNTED);
 	k = ktrace_kernel_cache_lookup(handle);
 	if (!k) {

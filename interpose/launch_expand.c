@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "alloc_map.h"
+#include "launch_clock.h"
 #include "tracer.h"
 #include "common/ablate.h"
 #include "common/hotpath.h"
@@ -68,7 +69,8 @@ static void expand(void *ctx, struct ktrace_writer *w, const uint8_t *rec, size_
 		out = ktrace_writer_emit_reserve(w, out_size);
 		if (out) {
 			ktrace_encode_launch(out, out_size, &r, x.regions, NULL);
-			memcpy(out + 8, rec + 8, 16); /* seq and time of the launch */
+			memcpy(out + 8, rec + 8, 8); /* seq of the launch */
+			le64(out + 16, ktrace_launch_clock_ns(rd64(rec + 16))); /* and its time */
 			ktrace_writer_emit_commit(w, out_size);
 		}
 	}

@@ -45,6 +45,7 @@ struct ktrace_tracer {
 	atomic_uint kernels_gen;     /* kernel_cache.c: the handle -> kernel map changed */
 	atomic_uint ctx_gen;         /* capture_thread.c: a context was destroyed, or fork */
 	atomic_uint fork_gen;        /* capture_thread.c: thread ids are stale (fork child) */
+	int tsc_clock;               /* launch_clock.h: the launch path reads the TSC */
 	struct ktrace_config cfg;
 	_Alignas(64) atomic_ullong launch_seq; /* next launch / copy operation number */
 	_Atomic uint64_t record_seq; /* the writer's record numbers (ktrace_writer_opts.seq):

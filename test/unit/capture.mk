@@ -21,7 +21,7 @@ TEST_DEPS += $(CAPTURE_CUBIN) $(CAPTURE_PTX)
 
 CAPTURE_TEST_OBJS_SRCS := test/unit/capture_support.c interpose/registry.c interpose/kernel_cache.c interpose/meta_worker.c interpose/module_image.c interpose/kernel_record.c \
 	interpose/handle_map.c interpose/param_scan.c interpose/capture_thread.c interpose/alloc_map.c \
-	interpose/launch_expand.c
+	interpose/launch_expand.c interpose/launch_clock.c
 TESTS += capture_registry_test
 capture_registry_test_SRCS := test/unit/capture_registry_test.c $(CAPTURE_TEST_OBJS_SRCS)
 capture_registry_test_LIBS := -lcmocka
@@ -30,3 +30,6 @@ capture_launch_test_SRCS := test/unit/capture_launch_test.c interpose/launch_cap
 	interpose/control.c interpose/tracer_note.c \
 	$(CAPTURE_TEST_OBJS_SRCS)
 capture_launch_test_LIBS := -lcmocka
+TESTS += capture_clock_test
+capture_clock_test_SRCS := test/unit/capture_clock_test.c interpose/launch_clock.c
+capture_clock_test_LIBS := -lcmocka

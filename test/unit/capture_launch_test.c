@@ -24,6 +24,7 @@
 #include "interpose/alloc_map.h"
 #include "interpose/events.h"
 #include "interpose/hash_pipeline.h"
+#include "interpose/launch_clock.h"
 #include "interpose/meta_worker.h"
 #include "interpose/registry.h"
 #include "interpose/tracer.h"
@@ -426,6 +427,56 @@ static void test_self_timing(void **state)
 	assert_true(want >= 16 && want <= 48); /* about 512 / 16 */
 	assert_int_equal(trace_counter(KTRACE_CTR_SELF_SAMPLES), want);
 	assert_true(trace_counter(KTRACE_CTR_SELF_NS) > 0);
+}
+
+/* With the TSC as the launch path's clock (interpose/launch_clock.h), a
+ * LAUNCH record still carries CLOCK_MONOTONIC: the writer converts it.  The
+ * self-timing counters stay in ns. */
+static void test_launch_time_tsc(void **state)
+{
+#if defined(__x86_64__)
+	struct axpy_args g;
+	struct ktrace_launch_args a;
+	struct ktrace_record_prefix p;
+	uint64_t t0[64], t1[64], samples;
+	int i;
+
+	(void)state;
+	ktrace_launch_clock_init(1);
+	fake_axpy(0xf1);
+	axpy_init(&g, 1, 2);
+	a = launch_args(0xf1, g.kp, NULL);
+	for (i = 0; i < 64; i++) {
+		t0[i] = ktrace_now_ns();
+		ktrace_on_launch(&a, fake_real, &real_marker);
+		t1[i] = ktrace_now_ns();
+	}
+	trace_end();
+	ktrace_launch_clock_init(0);
+	assert_int_equal(trace_count(KTRACE_REC_LAUNCH), 64);
+	for (i = 0; i < 64; i++) {
+		const struct loaded_rec *l = trace_nth(KTRACE_REC_LAUNCH, (size_t)i);
+
+		assert_int_equal(ktrace_decode_prefix(l->data, l->len, &p), 0);
+		/* within its call, give or take a calibration pair's error */
+		if (p.time_ns + 5000 < t0[i] || p.time_ns > t1[i] + 5000)
+			fail_msg("launch %d: time %llu outside [%llu, %llu]", i, (unsigned long long)p.time_ns,
+				 (unsigned long long)t0[i], (unsigned long long)t1[i]);
+	}
+	samples = trace_counter(KTRACE_CTR_SELF_SAMPLES);
+	assert_true(samples > 0);
+	assert_true(trace_counter(KTRACE_CTR_SELF_NS) > 0);
+	{
+		uint64_t longest = 0; /* ns, not ticks: no sample exceeds the longest whole call */
+
+		for (i = 0; i < 64; i++)
+			longest = t1[i] - t0[i] > longest ? t1[i] - t0[i] : longest;
+		assert_true(trace_counter(KTRACE_CTR_SELF_NS) / samples <= longest);
+	}
+#else
+	(void)state;
+	skip();
+#endif
 }
 
 static void test_launch_kernel_filter(void **state)
@@ -945,6 +996,7 @@ int main(void)
 		cmocka_unit_test_setup(test_launch_kernel_filter, setup),
 		cmocka_unit_test_setup(test_pause_resume, setup),
 		cmocka_unit_test_setup(test_self_timing, setup),
+		cmocka_unit_test_setup(test_launch_time_tsc, setup),
 		cmocka_unit_test_setup(test_hash_handshake, setup),
 		cmocka_unit_test_setup(test_direct_and_general_records_equal, setup),
 		cmocka_unit_test_setup(test_many_pointers_in_a_struct, setup),
