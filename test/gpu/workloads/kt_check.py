@@ -9,6 +9,8 @@ TRACE.jsonl is `ktrace-dump --json` of the traced run's trace.  Prints
 RESULT|capture-NAME-<check>|PASS|FAIL|SKIP|detail lines:
   count   LAUNCH records in the window == kernels the profiler counted there
           (or the workload's EXPECT when the profiler is unavailable)
+  clock   in each thread, LAUNCH times rise with launch_seq (to 1 us: the
+          writer converts the launch path's TSC readings, interpose/launch_clock.h)
   names   every launch in the window has a name, and the multiset of names
           equals the profiler's (demangled; whitespace ignored)
   output  the outputs' sha256 are identical with and without ktrace
@@ -81,6 +83,7 @@ def main():
     t0, t1 = (int(v) for v in traced["WINDOW"][-1].split())
 
     kernels, modules, launches = {}, {}, []
+    by_tid = collections.defaultdict(list)
     counters, notes, nrec, bad_json = {}, [], 0, 0
     with open(a.json, errors="replace") as f:
         for line in f:
@@ -96,6 +99,7 @@ def main():
             elif t == "module":
                 modules[r.get("module_id")] = r
             elif t == "launch":
+                by_tid[r.get("tid")].append((int(r.get("launch_seq", -1)), int(r.get("time_ns", -1))))
                 if t0 <= int(r.get("time_ns", -1)) <= t1:
                     launches.append(r)
             elif t == "counters":
@@ -128,6 +132,23 @@ def main():
         result(tag + "-count", "PASS", "%d launch records == %d kernels (%s)" % (len(launches), want, src))
     else:
         result(tag + "-count", "FAIL", "%d launch records != %d kernels (%s)" % (len(launches), want, src))
+
+    # ---- clock
+    back, worst, total = 0, 0, 0
+    for recs in by_tid.values():
+        recs.sort()
+        total += len(recs)
+        for (_, ta), (_, tb) in zip(recs, recs[1:]):
+            if tb < ta - 1000:
+                back += 1
+                worst = max(worst, ta - tb)
+    if not total:
+        result(tag + "-clock", "SKIP", "no launch records")
+    elif back:
+        result(tag + "-clock", "FAIL", "%d of %d launches earlier than the thread's previous one (by up to %d ns)" %
+               (back, total, worst))
+    else:
+        result(tag + "-clock", "PASS", "%d launches in %d threads: times rise with launch_seq" % (total, len(by_tid)))
 
     # ---- names
     unnamed = [r for r in launches if not kname(r)[0]]
