@@ -85,6 +85,19 @@ typedef CUresult (*ctx_get_fn)(CUcontext *);
 enum { P_CLOCK, P_RDTSC, P_CTX, NPRIM };
 static const char *const prim_name[NPRIM] = { "clock_gettime(CLOCK_MONOTONIC)", "rdtscp", "cuCtxGetCurrent" };
 
+/* One call of primitive p; its result keeps the call. */
+static inline uint64_t call_prim(int p, ctx_get_fn ctx_get)
+{
+	CUcontext c = NULL;
+
+	if (p == P_CLOCK)
+		return mono_ns();
+	if (p == P_RDTSC)
+		return tsc();
+	ctx_get(&c);
+	return (uintptr_t)c;
+}
+
 int main(int argc, char **argv)
 {
 	size_t words = (size_t)2048 * 1024 / 8;
@@ -135,16 +148,7 @@ int main(int argc, char **argv)
 		for (long i = 0; i < n; i++) {
 			uint64_t t0 = tsc();
 
-			if (p == P_CLOCK) {
-				sink += mono_ns();
-			} else if (p == P_RDTSC) {
-				sink += tsc();
-			} else {
-				CUcontext c;
-
-				ctx_get(&c);
-				sink += (uintptr_t)c;
-			}
+			sink += call_prim(p, ctx_get);
 			hot[p] += tsc() - t0;
 		}
 		for (long i = 0; i < ncold; i++) {
@@ -152,16 +156,7 @@ int main(int argc, char **argv)
 
 			evict(ebuf, words);
 			t0 = tsc();
-			if (p == P_CLOCK) {
-				sink += mono_ns();
-			} else if (p == P_RDTSC) {
-				sink += tsc();
-			} else {
-				CUcontext c;
-
-				ctx_get(&c);
-				sink += (uintptr_t)c;
-			}
+			sink += call_prim(p, ctx_get);
 			cold[p] += tsc() - t0;
 		}
 	}
