@@ -21,10 +21,10 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "common/log.h"
+#include "format/trace_writer.h"
 #include "format/ktrace_format.h"
 #include "interpose/alloc_map.h"
 #include "common/hotpath.h"
@@ -168,14 +168,6 @@ static void register_atfork(void)
 	pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
 }
 
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 static struct snap *new_buffer(size_t need)
 {
 	size_t cap = need < 32 ? 64 : need * 2;
@@ -226,10 +218,10 @@ static struct snap *writable_buffer(size_t need)
 			return new_buffer(need);
 		if (held_count() > 0) {
 			if (!t0) {
-				t0 = mono_ns();
+				t0 = ktrace_now_ns();
 				if (hold_waker)
 					hold_waker();
-			} else if (mono_ns() - t0 >= HOLD_WAIT_NS) {
+			} else if (ktrace_now_ns() - t0 >= HOLD_WAIT_NS) {
 				return new_buffer(need);
 			}
 		}

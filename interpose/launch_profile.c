@@ -6,7 +6,8 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
+
+#include "format/trace_writer.h"
 
 __thread uint64_t ktrace_seg_tsc[KT_NSEG] __attribute__((tls_model("initial-exec")));
 
@@ -17,14 +18,6 @@ static const char *const seg_name[KT_NSEG] = {
 	"enter", "seq, counters, pause", "kernel lookup", "length, time, prefetch", "real launch (excluded)",
 	"context, device, tid", "ring reserve", "head + parameters", "deferred tail", "commit",
 };
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 /* Stamps of an abandoned launch (filtered, failed reservation) never reach
  * finish: each launch starts from a clean slate. */
@@ -46,7 +39,7 @@ void ktrace_seg_finish(void)
 					  memory_order_relaxed);
 	atomic_fetch_add_explicit(&seg_n, 1, memory_order_relaxed);
 	if (atomic_compare_exchange_strong(&tsc0, &zero, ktrace_seg_tsc[0]))
-		atomic_store(&ns0, mono_ns());
+		atomic_store(&ns0, ktrace_now_ns());
 }
 
 void ktrace_seg_print(void)
@@ -58,7 +51,7 @@ void ktrace_seg_print(void)
 	if (!n || !t0)
 		return;
 	dt = __builtin_ia32_rdtscp(&aux) - t0;
-	dns = mono_ns() - atomic_load(&ns0);
+	dns = ktrace_now_ns() - atomic_load(&ns0);
 	if (!dt || !dns)
 		return;
 	ns_per_tick = (double)dns / (double)dt;
