@@ -106,11 +106,16 @@ const struct ktrace_kernel_hot *ktrace_kernel_cache_put(uint64_t handle, const s
 		tls_kcache_gen = gen;
 	}
 	s = &c->slot[slot_of(handle)];
+	ktrace_kernel_hot_set(s, handle, k);
+	return s;
+}
+
+void ktrace_kernel_hot_set(struct ktrace_kernel_hot *s, uint64_t handle, const struct ktrace_kernel_entry *k)
+{
 	s->handle = handle;
 	s->id = k->id;
 	s->layout = k->layout;
 	s->small = k->small;
-	return s;
 }
 
 void ktrace_kernel_cache_invalidate(void)

@@ -34,6 +34,10 @@ struct ktrace_kernel_hot {
 	struct ktrace_small_layout small;         /* the layout, when small enough */
 };
 
+/* Fill s with handle and the launch fields of k (ready). */
+void ktrace_kernel_hot_set(struct ktrace_kernel_hot *s, uint64_t handle, const struct ktrace_kernel_entry *k)
+	__attribute__((visibility("hidden")));
+
 /* This thread's cached slot for handle, or NULL (not cached: ask the
  * registry, then ktrace_kernel_cache_put). */
 const struct ktrace_kernel_hot *ktrace_kernel_cache_lookup(uint64_t handle) __attribute__((visibility("hidden")));

@@ -372,10 +372,7 @@ static const struct ktrace_kernel_hot *kernel_miss(uint64_t handle, struct ktrac
 	hot = ktrace_kernel_cache_put(handle, k, gen);
 	if (hot)
 		return hot;
-	tmp->handle = handle; /* no cache for this thread: work from the entry */
-	tmp->id = k->id;
-	tmp->layout = k->layout;
-	tmp->small = k->small;
+	ktrace_kernel_hot_set(tmp, handle, k); /* no cache for this thread: a copy on the stack */
 	return tmp;
 }
 
