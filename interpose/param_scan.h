@@ -98,10 +98,10 @@ uint32_t ktrace_params_scan_snap(const struct ktrace_param_layout *l, const uint
 				 struct ktrace_region *out, uint32_t max, const struct ktrace_alloc_snap *snap,
 				 struct ktrace_alloc_cache *cache) __attribute__((visibility("hidden")));
 
-/* A layout of at most KTRACE_SMALL_PARAMS parameters, kept inside the kernel
- * entry's first cache line so that a launch of a small kernel (most of them:
- * fills, elementwise ops, Triton kernels) assembles its parameters without
- * touching the layout itself. */
+/* A layout of at most KTRACE_SMALL_PARAMS parameters, copied into the
+ * launching thread's kernel-cache line (kernel_cache.h) so that a launch of a
+ * small kernel (most of them: fills, elementwise ops, Triton kernels)
+ * assembles its parameters without touching the layout itself. */
 #define KTRACE_SMALL_PARAMS 8
 struct ktrace_small_layout {
 	uint32_t param_bytes;

@@ -381,18 +381,13 @@ void ktrace_registry_context_destroyed(uint64_t ctx)
 
 /* ---- kernels ------------------------------------------------------------------ */
 
-_Static_assert(offsetof(struct ktrace_kernel_entry, small) + sizeof(struct ktrace_small_layout) <= 64,
-	       "what the launch path reads of a kernel entry fits its first cache line");
-
 static struct ktrace_kernel_entry *kernel_new_locked(uint64_t handle, struct ktrace_module_entry *m,
 						      const char *name)
 {
-	/* Line-aligned: the launch path reads one line of it. */
-	struct ktrace_kernel_entry *k = aligned_alloc(64, (sizeof(*k) + 63) & ~(size_t)63);
+	struct ktrace_kernel_entry *k = calloc(1, sizeof(*k));
 
 	if (!k)
 		return NULL;
-	memset(k, 0, sizeof(*k));
 	k->id = next_kernel_id++;
 	k->first_handle = handle;
 	k->mod = m;

@@ -74,8 +74,9 @@ struct ktrace_module_entry {
 enum ktrace_filter_state { KTRACE_FILTER_UNKNOWN = 0, KTRACE_FILTER_TRACE = 1, KTRACE_FILTER_SKIP = 2 };
 
 struct ktrace_kernel_entry {
-	/* What the launch path reads (without a lock once `ready` is set), in
-	 * the entry's first cache line. */
+	/* What a launch reads (without a lock once `ready` is set): the launch
+	 * path itself reads copies of id, layout and small in its thread's
+	 * kernel cache (kernel_cache.h), the entry only on a miss. */
 	atomic_int ready;               /* first-launch work done */
 	int filter;                     /* enum ktrace_filter_state */
 	const struct ktrace_param_layout *layout; /* NULL: unknown */
