@@ -28,8 +28,6 @@ struct ktrace_capture_tls {
 	uint8_t *capped, *in_struct;
 	uint8_t *rec;                    /* encoded record */
 	size_t rec_cap;
-	uint32_t tid;
-	unsigned fork_gen;
 	struct ktrace_alloc_cache allocs_cache; /* allocation-map answers (param_scan.h) */
 };
 

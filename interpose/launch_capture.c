@@ -1,10 +1,12 @@
 /* interpose/launch_capture.c: ktrace_on_launch, the per-launch hot path.
  *
  * For each launch: take a sequence number, apply KTRACE_LAUNCHES and the
- * kernel filter (decided once per kernel), rebuild the parameter buffer by
- * the kernel's real layout, find the pointer words in it, encode the LAUNCH
- * record in thread-local scratch, then either hand it to the hash pipeline
- * around the real launch or append it after the real launch.  No lock, no
+ * kernel filter (decided once per kernel), find the kernel's launch fields
+ * in the thread's kernel cache, then either (metadata mode) write the LAUNCH
+ * record with its parameter bytes straight into the writer's buffer after
+ * the real launch, its pointer scan deferred to the writer thread, or (hash
+ * mode) rebuild the parameters and scan them in thread-local scratch and
+ * hand the record to the hash pipeline around the real launch.  No lock, no
  * malloc and one driver call (cuCtxGetCurrent) per launch once a kernel and
  * a thread have been seen; the application's streams are never synchronised.
  */
