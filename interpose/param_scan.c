@@ -246,15 +246,15 @@ find_alloc(uint64_t v, struct ktrace_alloc_info *a, struct ktrace_alloc_cache *c
 	return 1;
 }
 
-/* The scan of one launch's assembled words against the current map or
- * (use_snap) a held snapshot; allocs may be NULL.  Inlined into both entry
- * points below. */
+/* The scan of one launch's assembled words (len bytes, at most the layout's
+ * words) against the current map or (use_snap) a held snapshot; allocs may
+ * be NULL.  Inlined into both entry points below. */
 static inline __attribute__((always_inline)) uint32_t
-scan_words(const struct ktrace_param_layout *l, const uint8_t *buf, uint32_t nwords,
+scan_words(const struct ktrace_param_layout *l, const uint8_t *buf, uint32_t len,
 	   struct ktrace_region *out, struct ktrace_alloc_info *allocs, uint32_t max,
 	   struct ktrace_alloc_cache *cache, const struct ktrace_alloc_snap *snap, int use_snap)
 {
-	uint32_t w, n = 0;
+	uint32_t w, n = 0, nwords = len / 8;
 	/* The allocations of the last hits: a launch's pointers often fall
 	 * into a few allocations (a caching allocator's segments).  Valid for
 	 * this launch only. */
@@ -263,6 +263,8 @@ scan_words(const struct ktrace_param_layout *l, const uint8_t *buf, uint32_t nwo
 	uint64_t gen = use_snap ? ktrace_alloc_snap_gen(snap) : atomic_load_explicit(&alloc_gen, memory_order_acquire);
 	uint64_t v, lo, span;
 
+	if (l && l->nwords < nwords)
+		nwords = l->nwords;
 	if (use_snap)
 		ktrace_alloc_snap_range(snap, &lo, &span);
 	else
@@ -311,22 +313,14 @@ uint32_t ktrace_params_scan(const struct ktrace_param_layout *l, const uint8_t *
 			    struct ktrace_region *out, struct ktrace_alloc_info *allocs, uint32_t max,
 			    struct ktrace_alloc_cache *cache)
 {
-	uint32_t nwords = len / 8;
-
-	if (l && l->nwords < nwords)
-		nwords = l->nwords;
-	return scan_words(l, buf, nwords, out, allocs, max, cache, NULL, 0);
+	return scan_words(l, buf, len, out, allocs, max, cache, NULL, 0);
 }
 
 uint32_t ktrace_params_scan_snap(const struct ktrace_param_layout *l, const uint8_t *buf, uint32_t len,
 				 struct ktrace_region *out, uint32_t max, const struct ktrace_alloc_snap *snap,
 				 struct ktrace_alloc_cache *cache)
 {
-	uint32_t nwords = len / 8;
-
-	if (l && l->nwords < nwords)
-		nwords = l->nwords;
 	if (!snap) /* the map was never filled: no word is a pointer */
 		return 0;
-	return scan_words(l, buf, nwords, out, NULL, max, cache, snap, 1);
+	return scan_words(l, buf, len, out, NULL, max, cache, snap, 1);
 }
