@@ -11,8 +11,9 @@
 # Settings: CUDA_HOME (default /usr/local/cuda), CC, BUILD (output folder),
 # HASHKERN_ARCHS (SASS targets of ktrace's checksum kernel), SAN=1 (sanitizers).
 #
-# Each folder owns a module.mk fragment that adds its sources to the lists
-# below; folder dependency rules are in docs/architecture.md.
+# Each folder owns one fragment, <folder>/<folder>.mk, that adds its sources to
+# the lists below; folder dependency rules are in docs/architecture.md
+# (checked by `make check-layout`).
 
 CUDA_HOME ?= /usr/local/cuda
 NVCC ?= $(CUDA_HOME)/bin/nvcc
@@ -43,7 +44,7 @@ CFLAGS_ALL += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize
 LDFLAGS_ALL += -fsanitize=address,undefined
 endif
 
-# Filled by the module.mk fragments.
+# Filled by the folder fragments.
 CORE_SRCS :=       # common+format+meta+hashkern C: linked into the library and the tools
 LIB_SRCS :=        # interpose/: only in libktrace.so
 LIB_EXTRA_OBJS :=  # e.g. the embedded checksum-kernel fatbin
@@ -55,10 +56,11 @@ GPU_PROGS :=       # programs for test/gpu (built here, run on the GPU machine)
 EXTRA_TARGETS :=
 
 .DEFAULT_GOAL := all
-CORE_SRCS += common/log.c common/spawn.c
-# Fragments: <folder>/module.mk, one tools/<tool>.mk per tool, test/<area>/*.mk, bench/*.mk.
-FRAGMENTS := $(sort $(wildcard format/*.mk meta/*.mk hashkern/*.mk interpose/*.mk tools/*.mk \
-	test/*.mk test/*/*.mk bench/*.mk))
+# One fragment per folder, in dependency order (the test and bench fragments
+# use lists the earlier ones define).
+FRAGMENTS := common/common.mk format/format.mk meta/meta.mk hashkern/hashkern.mk \
+	interpose/interpose.mk $(sort $(wildcard interpose/*/*.mk)) tools/tools.mk \
+	$(sort $(wildcard test/*/*.mk)) bench/bench.mk
 include $(FRAGMENTS)
 
 obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(filter %.c,$(1)))

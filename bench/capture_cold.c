@@ -26,10 +26,10 @@
 
 #include <cmocka.h>
 
-#include "../test/unit/capture_support.h"
+#include "test/unit/capture_support.h"
 #include "format/trace_writer.h"
-#include "interpose/events.h"
-#include "interpose/hash_pipeline.h"
+#include "interpose/driver/events.h"
+#include "interpose/hash/hash_pipeline.h"
 #include "interpose/tracer.h"
 
 /* metadata mode: the hash pipeline is never reached */

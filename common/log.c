@@ -1,5 +1,5 @@
 /* common/log.c: implementation of common/log.h (stderr lines, once-only warnings). */
-#include "log.h"
+#include "common/log.h"
 
 #include <errno.h>
 #include <stdatomic.h>

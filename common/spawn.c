@@ -1,5 +1,5 @@
 /* common/spawn.c: ktrace_spawn() (see spawn.h). */
-#include "spawn.h"
+#include "common/spawn.h"
 
 #include <errno.h>
 #include <signal.h>

@@ -1,5 +1,5 @@
 /* format/format_names.c: printable names of the trace format's enumerations. */
-#include "ktrace_format.h"
+#include "format/ktrace_format.h"
 
 #include <stddef.h>
 

@@ -6,8 +6,8 @@
  * the host or on struct padding.  Decoders
  * check every length against the record size before touching a byte.
  */
-#include "ktrace_format.h"
-#include "le_bytes.h"
+#include "format/ktrace_format.h"
+#include "format/le_bytes.h"
 
 #include <string.h>
 #include "common/hotpath.h"

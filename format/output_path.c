@@ -5,7 +5,7 @@
  * with mode 0600, never through a symbolic link (O_NOFOLLOW on the last
  * component), and never over an existing file unless asked to.
  */
-#include "output_path.h"
+#include "format/output_path.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -7,7 +7,7 @@
  * KTRACE_RECORD_MAX_SIZE plus the zstd window (at most 2^KTRACE_READER_WINDOW_LOG);
  * every loop consumes input or produces output, so nothing hangs.
  */
-#include "trace_reader.h"
+#include "format/trace_reader.h"
 
 #include <errno.h>
 #include <fcntl.h>

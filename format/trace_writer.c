@@ -28,7 +28,7 @@
  * When the signal lands on the consumer thread itself nothing more is
  * written: the file then holds everything up to the last flush.
  */
-#include "trace_writer.h"
+#include "format/trace_writer.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -46,8 +46,8 @@
 
 #include <zstd.h>
 
-#include "le_bytes.h"
-#include "output_path.h"
+#include "format/le_bytes.h"
+#include "format/output_path.h"
 #include "common/ablate.h"
 #include "common/hotpath.h"
 #include "common/spawn.h"

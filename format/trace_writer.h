@@ -17,7 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "ktrace_format.h"
+#include "format/ktrace_format.h"
 
 struct ktrace_writer;
 

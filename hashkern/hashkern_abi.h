@@ -1,5 +1,5 @@
 /* hashkern/hashkern_abi.h: the interface between ktrace's checksum kernel
- * (hashkern.cu) and the code that launches it (interpose/hash_pipeline.c).
+ * (hashkern.cu) and the code that launches it (interpose/hash/hash_pipeline.c).
  *
  * One launch of ktrace_hash_r<R> hashes up to R byte ranges ("regions").  Its
  * only parameter, passed by value, is struct kt_hash_params_r<R>:

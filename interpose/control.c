@@ -8,9 +8,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../include/ktrace.h"
+#include "include/ktrace.h"
 #include "format/ktrace_format.h"
-#include "interpose/intercept.h"
+#include "interpose/driver/intercept.h"
 #include "interpose/tracer.h"
 
 static void set_paused(int on)

@@ -60,13 +60,13 @@
 #include "format/trace_writer.h"
 #include "hashkern/ktrace_digest.h"
 #include "interpose/config.h"
-#include "interpose/hash_pipeline.h"
-#include "interpose/intercept.h"
-#include "interpose/launch_clock.h"
-#include "interpose/launch_expand.h"
-#include "interpose/launch_profile.h"
-#include "interpose/meta_worker.h"
-#include "interpose/registry.h"
+#include "interpose/hash/hash_pipeline.h"
+#include "interpose/driver/intercept.h"
+#include "interpose/capture/launch_clock.h"
+#include "interpose/capture/launch_expand.h"
+#include "interpose/capture/launch_profile.h"
+#include "interpose/registry/meta_worker.h"
+#include "interpose/registry/registry.h"
 
 struct ktrace_tracer ktrace_tracer;
 

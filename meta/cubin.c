@@ -12,7 +12,7 @@
  * are skipped by the length rule.  A record that overruns its section or
  * has an unknown format rejects the cubin.
  */
-#include "meta_internal.h"
+#include "meta/meta_internal.h"
 
 #include <gelf.h>
 #include <libelf.h>

@@ -6,7 +6,7 @@
  * of a demangled function name "void k<float>(float const*, int)" is split
  * at top-level commas.
  */
-#include "meta_internal.h"
+#include "meta/meta_internal.h"
 
 #include <ctype.h>
 #include <dlfcn.h>

@@ -8,7 +8,7 @@
  * kernels, by name; its DW_TAG_formal_parameter children give the names and
  * the types ("float const*", "Small").
  */
-#include "meta_internal.h"
+#include "meta/meta_internal.h"
 
 #include <dlfcn.h>
 #include <gelf.h>

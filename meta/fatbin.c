@@ -17,7 +17,7 @@
  * the other ELF entries of the same sm number (sm_90 and sm_90a both), whose
  * kernels are added once per name: the driver picks one of them.
  */
-#include "meta_internal.h"
+#include "meta/meta_internal.h"
 
 #include <lz4.h>
 #include <stdlib.h>

@@ -6,7 +6,7 @@
  * owns the size of an ELF image computed from its headers alone, used for
  * images whose length the caller does not know.
  */
-#include "meta_internal.h"
+#include "meta/meta_internal.h"
 
 #include <gelf.h>
 #include <libelf.h>

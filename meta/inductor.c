@@ -12,7 +12,7 @@
  * once every KT_INDUCTOR_RESCAN_MS).  Constexpr arguments are dropped, as in
  * the cubin.
  */
-#include "meta_internal.h"
+#include "meta/meta_internal.h"
 
 #include <dirent.h>
 #include <pthread.h>

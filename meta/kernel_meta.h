@@ -19,7 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../format/ktrace_format.h"
+#include "format/ktrace_format.h"
 
 struct ktrace_meta_param {
 	uint32_t ordinal;

@@ -5,7 +5,7 @@
  * sorting, lookup and freeing.  Format details live in cubin.c, fatbin.c,
  * host_elf.c and ptx.c; names in names.c.
  */
-#include "meta_internal.h"
+#include "meta/meta_internal.h"
 
 #include <errno.h>
 #include <fcntl.h>

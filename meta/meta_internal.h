@@ -13,7 +13,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "kernel_meta.h"
+#include "meta/kernel_meta.h"
 
 #define KT_EM_CUDA 190
 #define KT_SHT_CUDA_INFO 0x70000000u

@@ -8,7 +8,7 @@
  * space is a pointer space or the type says pointer, struct when larger than
  * 8 bytes or an aggregate type, else scalar.
  */
-#include "meta_internal.h"
+#include "meta/meta_internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -12,7 +12,7 @@
  * TTIR argument i is cubin parameter i (constexprs are gone); the one or two
  * parameters after them are Triton's global and profile scratch pointers.
  */
-#include "meta_internal.h"
+#include "meta/meta_internal.h"
 
 #include <dirent.h>
 #include <errno.h>

@@ -14,7 +14,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "trace_model.h"
+#include "tools/trace_model.h"
 
 struct diff_opts {
 	int all;             /* classify and report every divergence */

@@ -11,7 +11,7 @@
  * whose scalar arguments and pre-hashes agree (warm-up and autotuning repeat
  * the same launch).
  */
-#include "diff.h"
+#include "tools/diff.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -4,7 +4,7 @@
  * GitHub Actions workflow commands (::error annotations, one per divergent
  * kernel) and the Markdown summary appended to $GITHUB_STEP_SUMMARY.
  */
-#include "diff.h"
+#include "tools/diff.h"
 
 #include <errno.h>
 #include <inttypes.h>

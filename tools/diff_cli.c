@@ -1,7 +1,7 @@
 /* tools/diff_cli.c: the diff options and report dispatch shared by ktrace-diff
  * and `ktrace check`.
  */
-#include "diff.h"
+#include "tools/diff.h"
 
 #include <string.h>
 

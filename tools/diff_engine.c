@@ -9,7 +9,7 @@
  * input in each run), the per-kernel summary, warnings about the traces,
  * and the exit status.
  */
-#include "diff.h"
+#include "tools/diff.h"
 
 #include <inttypes.h>
 #include <stdarg.h>

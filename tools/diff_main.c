@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "diff.h"
+#include "tools/diff.h"
 
 static void usage(FILE *f)
 {

@@ -4,7 +4,7 @@
  * and the small formatters both share with the CI reports (diff_ci.c):
  * classification names, copy directions, writers, scalar values.
  */
-#include "diff.h"
+#include "tools/diff.h"
 
 #include <inttypes.h>
 #include <stdarg.h>

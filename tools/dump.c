@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dump_internal.h"
+#include "tools/dump_internal.h"
 #include "format/trace_reader.h"
 
 #define PENDING_MAX_BYTES (512ull << 20) /* past this, launches are printed unresolved */

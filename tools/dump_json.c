@@ -3,7 +3,7 @@
  * 16-digit digests) so 64-bit values survive JavaScript and pandas; counts
  * and sizes are numbers.
  */
-#include "dump_internal.h"
+#include "tools/dump_internal.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -2,7 +2,7 @@
  * (then one line per argument and per pointer region), one line for every
  * other record.
  */
-#include "dump_internal.h"
+#include "tools/dump_internal.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,7 +1,7 @@
 /* tools/dump_value.c: ktrace-dump's value formatting: parameter values decoded
  * by kind, size and type name, escaped strings (text and JSON), enum names.
  */
-#include "dump_internal.h"
+#include "tools/dump_internal.h"
 
 #include <ctype.h>
 #include <math.h>

@@ -15,8 +15,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "../meta/kernel_meta.h"
-#include "inspect_print.h"
+#include "meta/kernel_meta.h"
+#include "tools/inspect_print.h"
 
 #define MAX_DIRS 32
 

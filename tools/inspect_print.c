@@ -1,9 +1,9 @@
 /* tools/inspect_print.c: text, JSON and summary output of ktrace-inspect. */
-#include "inspect_print.h"
+#include "tools/inspect_print.h"
 
 #include <string.h>
 
-#include "../format/ktrace_format.h"
+#include "format/ktrace_format.h"
 
 const char *ktrace_inspect_image_kind_name(int kind)
 {

@@ -4,7 +4,7 @@
 
 #include <stdio.h>
 
-#include "../meta/kernel_meta.h"
+#include "meta/kernel_meta.h"
 
 const char *ktrace_inspect_image_kind_name(int kind);
 const char *ktrace_inspect_layout_name(uint32_t src);

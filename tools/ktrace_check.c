@@ -10,7 +10,7 @@
  * diverged, 2 error (a run failed: which one and how; no trace; bad trace).
  * With --json the command's stdout goes to stderr: stdout is the JSON alone.
  */
-#include "ktrace_cli.h"
+#include "tools/ktrace_cli.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -23,7 +23,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "diff.h"
+#include "tools/diff.h"
 
 #define MAX_RUNS 100
 #define MAX_TRACES 64 /* traced processes with launches, per run */

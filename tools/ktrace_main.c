@@ -12,7 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "ktrace_cli.h"
+#include "tools/ktrace_cli.h"
 
 static void usage(FILE *f)
 {

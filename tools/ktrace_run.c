@@ -8,7 +8,7 @@
  * typo is one line and exit 2, not an untraced run.  CMD then replaces this
  * process (exec), so its exit status and signals are CMD's own.
  */
-#include "ktrace_cli.h"
+#include "tools/ktrace_cli.h"
 
 #include <ctype.h>
 #include <errno.h>

@@ -4,7 +4,7 @@
  * byte array of a loaded trace, kernel resolution for launches, and the
  * ordering of launches and copy/set operations by sequence number.
  */
-#include "trace_model.h"
+#include "tools/trace_model.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -35,9 +35,9 @@ extern "C" {
 #include "format/trace_writer.h"
 #include "hashkern/hashkern_abi.h"
 #include "hashkern/ktrace_digest.h"
-#include "interpose/driver_real.h"
+#include "interpose/driver/driver_real.h"
 }
-#include "interpose/hash_pipeline.h"
+#include "interpose/hash/hash_pipeline.h"
 
 extern "C" {
 struct ktrace_real_driver ktrace_real;

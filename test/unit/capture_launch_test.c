@@ -18,17 +18,17 @@
 
 #include <cmocka.h>
 
-#include "capture_support.h"
+#include "test/unit/capture_support.h"
 #include "format/trace_writer.h"
 #include "hashkern/ktrace_digest.h"
-#include "interpose/alloc_map.h"
-#include "interpose/events.h"
-#include "interpose/hash_pipeline.h"
-#include "interpose/launch_clock.h"
-#include "interpose/meta_worker.h"
-#include "interpose/registry.h"
+#include "interpose/hash/alloc_map.h"
+#include "interpose/driver/events.h"
+#include "interpose/hash/hash_pipeline.h"
+#include "interpose/capture/launch_clock.h"
+#include "interpose/registry/meta_worker.h"
+#include "interpose/registry/registry.h"
 #include "interpose/tracer.h"
-#include "../../include/ktrace.h"
+#include "include/ktrace.h"
 
 #define A_BASE 0x7f0000100000ull
 #define A_SIZE (1ull << 20)
@@ -401,7 +401,7 @@ static void test_pause_resume(void **state)
 }
 
 /* Self-timing: one launch in 16, chosen by a hash of the sequence number
- * (interpose/launch_capture.c), of a kernel already seen is timed (the first
+ * (interpose/capture/launch_capture.c), of a kernel already seen is timed (the first
  * launch, with its one-time work, is not). */
 static void test_self_timing(void **state)
 {
@@ -429,7 +429,7 @@ static void test_self_timing(void **state)
 	assert_true(trace_counter(KTRACE_CTR_SELF_NS) > 0);
 }
 
-/* With the TSC as the launch path's clock (interpose/launch_clock.h), a
+/* With the TSC as the launch path's clock (interpose/capture/launch_clock.h), a
  * LAUNCH record still carries CLOCK_MONOTONIC: the writer converts it.  The
  * self-timing counters stay in ns. */
 static void test_launch_time_tsc(void **state)
@@ -880,7 +880,7 @@ static void test_threads(void **state)
 }
 
 /* Metadata mode scans on the writer thread, later, against the allocation
- * map as it was at each launch (interpose/launch_expand.h): a launch whose
+ * map as it was at each launch (interpose/capture/launch_expand.h): a launch whose
  * allocation is freed and re-made with another size right after it still
  * gets the size it had, whether the writer scanned before or after. */
 static void test_deferred_scan_sees_map_at_launch(void **state)

@@ -17,13 +17,13 @@
 
 #include <cmocka.h>
 
-#include "capture_support.h"
+#include "test/unit/capture_support.h"
 #include "hashkern/ktrace_digest.h"
-#include "interpose/driver_real.h"
-#include "interpose/events.h"
-#include "interpose/meta_worker.h"
-#include "interpose/kernel_cache.h"
-#include "interpose/registry.h"
+#include "interpose/driver/driver_real.h"
+#include "interpose/driver/events.h"
+#include "interpose/registry/meta_worker.h"
+#include "interpose/registry/kernel_cache.h"
+#include "interpose/registry/registry.h"
 #include "interpose/tracer.h"
 #include "meta/kernel_meta.h"
 

@@ -1,6 +1,6 @@
 /* test/unit/capture_support.c: fake driver and trace round-trips for the
  * capture tests (see capture_support.h). */
-#include "capture_support.h"
+#include "test/unit/capture_support.h"
 
 #include <stdarg.h>
 #include <stddef.h>
@@ -14,10 +14,10 @@
 
 #include "format/trace_reader.h"
 #include "format/trace_writer.h"
-#include "interpose/driver_real.h"
-#include "interpose/launch_expand.h"
-#include "interpose/meta_worker.h"
-#include "interpose/registry.h"
+#include "interpose/driver/driver_real.h"
+#include "interpose/capture/launch_expand.h"
+#include "interpose/registry/meta_worker.h"
+#include "interpose/registry/registry.h"
 #include "interpose/tracer.h"
 
 struct ktrace_tracer ktrace_tracer;

@@ -22,7 +22,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "diff_sim.h"
+#include "test/unit/diff_sim.h"
 #include "tools/trace_model.h"
 
 static char tmpdir[256];

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "diff_sim.h"
+#include "test/unit/diff_sim.h"
 #include "format/output_path.h"
 
 int main(void)

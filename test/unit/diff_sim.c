@@ -1,5 +1,5 @@
 /* test/unit/diff_sim.c: writes synthetic training-step traces (see diff_sim.h). */
-#include "diff_sim.h"
+#include "test/unit/diff_sim.h"
 
 #include <stdio.h>
 #include <stdlib.h>

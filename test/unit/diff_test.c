@@ -19,7 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "diff_sim.h"
+#include "test/unit/diff_sim.h"
 #include "format/ktrace_format.h"
 #include "format/trace_writer.h"
 #include "tools/diff.h"

@@ -15,7 +15,7 @@
 #include <cmocka.h>
 
 #include "format/output_path.h"
-#include "format_testutil.h"
+#include "test/unit/format_testutil.h"
 
 static char *expand_ok(const char *pattern)
 {

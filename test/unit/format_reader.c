@@ -17,7 +17,7 @@
 #include "format/ktrace_format.h"
 #include "format/trace_reader.h"
 #include "format/trace_writer.h"
-#include "format_testutil.h"
+#include "test/unit/format_testutil.h"
 
 struct small_trace {
 	char *dir, *path;

@@ -1,5 +1,5 @@
 /* test/unit/format_testutil.c: helpers shared by the format tests (see format_testutil.h). */
-#include "format_testutil.h"
+#include "test/unit/format_testutil.h"
 
 #include <stdarg.h>
 #include <stddef.h>

@@ -1,4 +1,4 @@
-/* test/unit/hash_pipeline_test.c: the hash pipeline (interpose/hash_pipeline.c)
+/* test/unit/hash_pipeline_test.c: the hash pipeline (interpose/hash/hash_pipeline.c)
  * against a simulated driver and GPU.
  *
  * The test supplies ktrace_real (driver_real.h) with fakes: device memory is
@@ -25,8 +25,8 @@
 #include "format/trace_writer.h"
 #include "hashkern/hashkern_abi.h"
 #include "hashkern/ktrace_digest.h"
-#include "interpose/driver_real.h"
-#include "interpose/hash_pipeline.h"
+#include "interpose/driver/driver_real.h"
+#include "interpose/hash/hash_pipeline.h"
 #include "interpose/tracer.h"
 
 struct ktrace_real_driver ktrace_real;

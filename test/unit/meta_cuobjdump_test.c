@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "meta_testutil.h"
+#include "test/unit/meta_testutil.h"
 
 static struct dump_kernel dk[256];
 

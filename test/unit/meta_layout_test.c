@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "meta_testutil.h"
+#include "test/unit/meta_testutil.h"
 
 static const char *const kernel_names[] = {
 	"_Z10huge_paramPi4Huged",

@@ -15,7 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "meta_testutil.h"
+#include "test/unit/meta_testutil.h"
 
 #define ADD_DIR META_TRITON "/3H6TEFVES2CIR7XPX32JHY4HEAGSY7SRJT2RIJ4V24D7PZYGOBYA"
 #define ROWSUM_DIR META_TRITON "/ANDSX3QEQPUZ7CHZPUUHTGKRH5WLSTFEHIRXDY33CE3HHPKKCAHA"

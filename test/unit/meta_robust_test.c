@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "meta_testutil.h"
+#include "test/unit/meta_testutil.h"
 
 #define ADD_CUBIN META_TRITON "/3H6TEFVES2CIR7XPX32JHY4HEAGSY7SRJT2RIJ4V24D7PZYGOBYA/add_kernel.cubin"
 

@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "meta_testutil.h"
+#include "test/unit/meta_testutil.h"
 
 const char *meta_cubin(const char *name, char *buf, size_t cap)
 {

@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../../meta/kernel_meta.h"
+#include "meta/kernel_meta.h"
 
 #define META_FIXTURES "test/fixtures/cuobjdump"
 #define META_TRITON META_FIXTURES "/triton-3.6/triton-cache"

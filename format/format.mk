@@ -1,0 +1,3 @@
+# format/format.mk: the trace format module (record codec, writer, reader, output paths).
+CORE_SRCS += format/ktrace_format.c format/format_names.c format/output_path.c \
+	format/trace_writer.c format/trace_reader.c

@@ -1,0 +1,164 @@
+/* interpose/capture/capture_thread.c: per-thread scratch, thread id and context cache
+ * of the capture path (see capture_thread.h). */
+#include "interpose/capture/capture_thread.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "interpose/driver/driver_real.h"
+#include "interpose/tracer.h"
+#include "common/hotpath.h"
+
+static __thread struct ktrace_capture_tls *tls_scratch __attribute__((tls_model("initial-exec")));
+static __thread uint32_t tls_tid __attribute__((tls_model("initial-exec")));
+static __thread unsigned tls_tid_gen __attribute__((tls_model("initial-exec")));
+/* The device of the current context, cached per thread and context (plain
+ * thread-locals: metadata-mode launches never allocate the scratch). */
+static __thread CUcontext tls_ctx __attribute__((tls_model("initial-exec")));
+static __thread unsigned tls_ctx_gen __attribute__((tls_model("initial-exec")));
+static __thread int32_t tls_dev __attribute__((tls_model("initial-exec")));
+static pthread_key_t scratch_key;
+static pthread_once_t scratch_once = PTHREAD_ONCE_INIT;
+
+static void scratch_free(void *p)
+{
+	struct ktrace_capture_tls *t = p;
+
+	if (!t)
+		return;
+	free(t->regions);
+	free(t->allocs);
+	free(t->ptrs);
+	free(t->lens);
+	free(t->capped);
+	free(t->in_struct);
+	free(t->rec);
+	free(t);
+	tls_scratch = NULL;
+}
+
+static void scratch_key_make(void)
+{
+	pthread_key_create(&scratch_key, scratch_free);
+}
+
+int ktrace_capture_tls_regions(struct ktrace_capture_tls *t, uint32_t n)
+{
+	uint32_t cap = t->region_cap ? t->region_cap : 64;
+	void *r, *a, *p, *l, *c, *s;
+
+	if (n <= t->region_cap)
+		return 0;
+	while (cap < n)
+		cap *= 2;
+	r = realloc(t->regions, cap * sizeof(*t->regions));
+	if (r)
+		t->regions = r;
+	a = realloc(t->allocs, cap * sizeof(*t->allocs));
+	if (a)
+		t->allocs = a;
+	p = realloc(t->ptrs, cap * sizeof(*t->ptrs));
+	if (p)
+		t->ptrs = p;
+	l = realloc(t->lens, cap * sizeof(*t->lens));
+	if (l)
+		t->lens = l;
+	c = realloc(t->capped, cap);
+	if (c)
+		t->capped = c;
+	s = realloc(t->in_struct, cap);
+	if (s)
+		t->in_struct = s;
+	if (!r || !a || !p || !l || !c || !s)
+		return -1;
+	t->region_cap = cap;
+	return 0;
+}
+
+int ktrace_capture_tls_rec(struct ktrace_capture_tls *t, size_t n)
+{
+	size_t cap = t->rec_cap ? t->rec_cap : 4096;
+	void *r;
+
+	if (n <= t->rec_cap)
+		return 0;
+	while (cap < n)
+		cap *= 2;
+	r = realloc(t->rec, cap);
+	if (!r)
+		return -1;
+	t->rec = r;
+	t->rec_cap = cap;
+	return 0;
+}
+
+KT_HOT
+struct ktrace_capture_tls *ktrace_capture_tls(void)
+{
+	struct ktrace_capture_tls *t = tls_scratch;
+
+	if (t)
+		return t;
+	pthread_once(&scratch_once, scratch_key_make);
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return NULL;
+	if (ktrace_capture_tls_regions(t, 256) || ktrace_capture_tls_rec(t, 16384)) {
+		scratch_free(t);
+		return NULL;
+	}
+	pthread_setspecific(scratch_key, t);
+	tls_scratch = t;
+	return t;
+}
+
+KT_HOT
+uint32_t ktrace_capture_tid(void)
+{
+	unsigned g = atomic_load_explicit(&ktrace_tracer.fork_gen, memory_order_relaxed);
+
+	if (tls_tid_gen != g || !tls_tid) {
+		tls_tid = (uint32_t)syscall(SYS_gettid);
+		tls_tid_gen = g;
+	}
+	return tls_tid;
+}
+
+KT_HOT
+CUcontext ktrace_capture_context(int32_t *device)
+{
+	unsigned g = atomic_load_explicit(&ktrace_tracer.ctx_gen, memory_order_relaxed);
+	CUcontext c = NULL;
+	CUdevice d;
+
+	*device = -1;
+	if (!ktrace_real.cuCtxGetCurrent || ktrace_real.cuCtxGetCurrent(&c) != CUDA_SUCCESS || !c)
+		return NULL;
+	if (tls_ctx == c && tls_ctx_gen == g) {
+		*device = tls_dev;
+		return c;
+	}
+	if (ktrace_real.cuCtxGetDevice && ktrace_real.cuCtxGetDevice(&d) == CUDA_SUCCESS)
+		*device = (int32_t)d;
+	tls_ctx = c;
+	tls_ctx_gen = g;
+	tls_dev = *device;
+	return c;
+}
+
+void ktrace_capture_context_gone(void)
+{
+	atomic_fetch_add_explicit(&ktrace_tracer.ctx_gen, 1, memory_order_relaxed);
+}
+
+void ktrace_capture_after_fork_child(void)
+{
+	atomic_fetch_add_explicit(&ktrace_tracer.fork_gen, 1, memory_order_relaxed);
+	/* The child's contexts are its own: no cached device of the parent's. */
+	atomic_fetch_add_explicit(&ktrace_tracer.ctx_gen, 1, memory_order_relaxed);
+	/* The allocation map may be reset in the child. */
+	ktrace_alloc_cache_invalidate();
+}

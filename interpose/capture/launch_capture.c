@@ -1,0 +1,433 @@
+/* interpose/capture/launch_capture.c: ktrace_on_launch, the per-launch hot path.
+ *
+ * For each launch: take a sequence number, apply KTRACE_LAUNCHES and the
+ * kernel filter (decided once per kernel), find the kernel's launch fields
+ * in the thread's kernel cache, then either (metadata mode) write the LAUNCH
+ * record with its parameter bytes straight into the writer's buffer after
+ * the real launch, its pointer scan deferred to the writer thread, or (hash
+ * mode) rebuild the parameters and scan them in thread-local scratch and
+ * hand the record to the hash pipeline around the real launch.  No lock, no
+ * malloc and one driver call (cuCtxGetCurrent) per launch once a kernel and
+ * a thread have been seen; the application's streams are never synchronised.
+ */
+#include <stdatomic.h>
+#include <stddef.h>
+#include <string.h>
+
+#include "format/le_bytes.h"
+#include "format/trace_writer.h"
+#include "interpose/hash/alloc_map.h"
+#include "interpose/capture/capture_thread.h"
+#include "interpose/driver/driver_real.h"
+#include "interpose/driver/events.h"
+#include "interpose/hash/hash_pipeline.h"
+#include "interpose/registry/kernel_cache.h"
+#include "interpose/capture/launch_clock.h"
+#include "interpose/capture/launch_expand.h"
+#include "interpose/capture/launch_profile.h"
+#include "interpose/capture/param_scan.h"
+#include "interpose/registry/registry.h"
+#include "interpose/tracer.h"
+#include "common/ablate.h"
+#include "common/hotpath.h"
+
+/* Encode r into t->rec (growing it if needed); 0 on failure. */
+static size_t encode_launch(struct ktrace_capture_tls *t, const struct ktrace_rec_launch *r, size_t *regions_off)
+{
+	size_t need = ktrace_encode_launch(t->rec, t->rec_cap, r, t->regions, regions_off);
+
+	if (need > t->rec_cap) {
+		if (ktrace_capture_tls_rec(t, need))
+			return 0;
+		need = ktrace_encode_launch(t->rec, t->rec_cap, r, t->regions, regions_off);
+		if (need > t->rec_cap)
+			return 0;
+	}
+	return need;
+}
+
+/* The record's timestamp is the time of the call, not of the commit. */
+static inline void set_time(uint8_t *rec, uint64_t ns)
+{
+	memcpy(rec + offsetof(struct ktrace_record_prefix, time_ns), &ns, sizeof(ns));
+}
+
+/* Work out extents of the regions (hash mode); returns how many get hashed. */
+static uint32_t plan_hash(struct ktrace_capture_tls *t, uint32_t n)
+{
+	uint32_t i, hashed = 0;
+
+	if (!n)
+		return 0;
+	for (i = 0; i < n; i++) {
+		t->ptrs[i] = t->regions[i].ptr;
+		t->in_struct[i] = (t->regions[i].flags & KTRACE_REGIONF_IN_STRUCT) != 0;
+	}
+	ktrace_alloc_map_extents(t->ptrs, t->allocs, t->in_struct, n, ktrace_tracer.cfg.hash_max, t->lens,
+				 t->capped);
+	for (i = 0; i < n; i++) {
+		t->regions[i].hash_len = t->lens[i];
+		if (t->capped[i])
+			t->regions[i].flags |= KTRACE_REGIONF_CAPPED;
+		if (t->lens[i])
+			hashed++;
+		else
+			t->regions[i].flags |= KTRACE_REGIONF_UNHASHED;
+	}
+	return hashed;
+}
+
+/* Between two launches a real program runs enough code of its own to push
+ * ktrace's data out of the CPU caches; the launch path then stalls on one
+ * miss after another (measured on an H100 host: 2.1 us per launch of a
+ * PyTorch step, 0.6 us in a tight loop).  Issue every miss that can be
+ * known up front at once, so that they overlap. */
+static inline void prefetch_range(const void *p, size_t n, int for_write)
+{
+	const char *c = p;
+
+	if (n > 4096)
+		n = 4096;
+	for (size_t off = 0; off < n; off += 64) {
+		if (for_write)
+			__builtin_prefetch(c + off, 1, 3);
+		else
+			__builtin_prefetch(c + off, 0, 3);
+	}
+}
+
+static void prefetch_launch(const struct ktrace_param_layout *l, struct ktrace_capture_tls *t,
+			    struct ktrace_writer *w)
+{
+	uint32_t bytes = l ? l->param_bytes : 256, words = (bytes + 7) / 8;
+	uint32_t nreg = words < 16 ? words : 16;
+
+	if (l) {
+		prefetch_range(l->word_ordinal, (size_t)l->nwords * sizeof(uint16_t), 0);
+		prefetch_range(l->word_struct, l->nwords, 0);
+		prefetch_range(l->offset, (size_t)l->nparams * sizeof(uint32_t), 0);
+		prefetch_range(l->size, (size_t)l->nparams * sizeof(uint32_t), 0);
+	}
+	if (t) {
+		prefetch_range(t->params, bytes, 1);
+		if (nreg <= t->region_cap) {
+			prefetch_range(t->regions, nreg * sizeof(*t->regions), 1);
+			prefetch_range(t->allocs, nreg * sizeof(*t->allocs), 1);
+		}
+	}
+	ktrace_writer_prefetch(w, 128 + (size_t)nreg * 56 + bytes);
+}
+
+/* The fields of a LAUNCH record every builder fills the same way (regions
+ * and parameter bytes are the builder's).  Returns the current context. */
+static CUcontext fill_launch(struct ktrace_rec_launch *r, const struct ktrace_launch_args *a,
+			     const struct ktrace_kernel_hot *k, uint64_t seq, uint32_t pflags)
+{
+	CUcontext cctx;
+	int32_t dev;
+
+	cctx = ktrace_capture_context(&dev);
+	memset(r, 0, sizeof(*r));
+	r->launch_seq = seq;
+	r->kernel_id = k->id;
+	r->context = (uint64_t)(uintptr_t)cctx;
+	r->stream = (uint64_t)(uintptr_t)a->stream;
+	r->tid = ktrace_capture_tid();
+	r->device = dev;
+	r->api = a->api;
+	r->flags = pflags | (a->ptsz ? KTRACE_LAUNCHF_PTSZ : 0);
+	for (int i = 0; i < 3; i++) {
+		r->grid[i] = a->grid[i];
+		r->block[i] = a->block[i];
+		r->cluster[i] = a->cluster[i];
+	}
+	r->shared_mem = a->shared_mem;
+	return cctx;
+}
+
+/* Metadata mode: the record is written with its parameter bytes and without
+ * regions, as a deferred record whose pointer scan runs on the writer thread
+ * against the allocation map as it was at this launch (launch_expand.h).
+ * The launching thread touches only the layout, the record it writes and
+ * the current-snapshot pointer: on a real program's cold cache every line
+ * costs (docs/perf-capture.md).  The context is read after the real launch,
+ * which has just brought the driver's per-thread state into the cache. */
+KT_HOT
+static CUresult capture_deferred(const struct ktrace_launch_args *a, ktrace_real_launch_fn real, void *rctx,
+				 const struct ktrace_kernel_hot *k, uint64_t seq, struct ktrace_writer *w)
+{
+	const struct ktrace_param_layout *l = k->layout;
+	struct ktrace_rec_launch r;
+	uint64_t t0 = ktrace_launch_clock_now(); /* converted by the expander */
+	uint32_t len, pflags = 0;
+	size_t size, off = 0;
+	CUresult res;
+	uint8_t *p;
+	int small = k->small.valid && a->kernel_params; /* layout in the cache slot's line */
+
+	if (small) {
+		len = k->small.param_bytes;
+	} else {
+		len = ktrace_params_length(l, a->kernel_params, a->extra, KTRACE_PARAM_MAX_BYTES);
+		if (l && a->kernel_params) {
+			prefetch_range(l->offset, (size_t)l->nparams * sizeof(uint32_t), 0);
+			prefetch_range(l->size, (size_t)l->nparams * sizeof(uint32_t), 0);
+		}
+	}
+	ktrace_writer_prefetch(w, KTRACE_LAUNCH_REGIONS_OFF + len + KTRACE_LAUNCH_DEFERRED_TAIL);
+	KT_SEG(KT_SEG_PRELAUNCH);
+	res = real(a, rctx);
+	KT_SEG(KT_SEG_LAUNCHED);
+	fill_launch(&r, a, k, seq, 0);
+	r.result = (int32_t)res;
+	if (res != CUDA_SUCCESS)
+		r.flags |= KTRACE_LAUNCHF_FAILED;
+	r.param_bytes_len = len;
+	size = ktrace_encode_launch_head(NULL, 0, &r, NULL, &off) + KTRACE_LAUNCH_DEFERRED_TAIL;
+	KT_SEG(KT_SEG_FILLED);
+	p = KTRACE_ABLATING(KTRACE_ABLATE_RECORD) ? NULL : ktrace_writer_reserve(w, size);
+	KT_SEG(KT_SEG_RESERVED);
+	if (p) {
+		/* Head first (it clears the record), then the parameters (the
+		 * same length: ktrace_params_length). */
+		ktrace_encode_launch_head(p, size, &r, NULL, &off);
+		if (small)
+			ktrace_params_assemble_small(&k->small, a->kernel_params, p + off);
+		else
+			ktrace_params_assemble(l, a->kernel_params, a->extra, p + off, len, &pflags);
+		if (pflags)
+			le32(p + KTRACE_LAUNCH_FLAGS_OFF, r.flags | pflags);
+		KT_SEG(KT_SEG_ASSEMBLED);
+		ktrace_launch_defer(w, p, size, l);
+		KT_SEG(KT_SEG_DEFERRED);
+		set_time(p, t0);
+		ktrace_writer_commit(w, p);
+		KT_SEG(KT_SEG_COMMITTED);
+		ktrace_seg_finish();
+	}
+	return res;
+}
+
+KT_HOT
+static CUresult capture(const struct ktrace_launch_args *a, ktrace_real_launch_fn real, void *rctx,
+			const struct ktrace_kernel_hot *k, struct ktrace_capture_tls *t, uint64_t seq,
+			struct ktrace_writer *w)
+{
+	const struct ktrace_param_layout *l = k->layout;
+	struct ktrace_rec_launch r;
+	uint64_t t0 = ktrace_now_ns();
+	uint32_t pflags = 0, len, n, maxn, i;
+	size_t size, regions_off = 0;
+	CUcontext cctx;
+	CUresult res;
+
+	if (KTRACE_ABLATING(KTRACE_ABLATE_CAPTURE))
+		return real(a, rctx);
+	if (!ktrace_tracer.cfg.hash)
+		return capture_deferred(a, real, rctx, k, seq, w);
+	prefetch_launch(l, t, w);
+	len = ktrace_params_assemble(l, a->kernel_params, a->extra, t->params, KTRACE_PARAM_MAX_BYTES, &pflags);
+	maxn = (len + 7) / 8;
+	if (maxn > t->region_cap && ktrace_capture_tls_regions(t, maxn))
+		maxn = t->region_cap;
+	n = KTRACE_ABLATING(KTRACE_ABLATE_SCAN) ? 0
+		: ktrace_params_scan(l, t->params, len, t->regions, t->allocs, maxn, &t->allocs_cache);
+	cctx = fill_launch(&r, a, k, seq, pflags);
+	r.param_bytes_len = len;
+	r.nregions = n;
+	r.param_bytes = t->params;
+
+	if (ktrace_tracer.cfg.hash) {
+		int skipped = n && !cctx;
+
+		if (cctx && plan_hash(t, n)) {
+			struct ktrace_hash_job *job = NULL;
+			CUstream s = a->stream;
+
+			if (a->ptsz && !s)
+				s = CU_STREAM_PER_THREAD;
+			r.flags |= KTRACE_LAUNCHF_HASHED;
+			size = encode_launch(t, &r, &regions_off);
+			if (size) {
+				set_time(t->rec, t0);
+				job = ktrace_hash_pre(cctx, s, t->rec, size, regions_off);
+			}
+			res = real(a, rctx);
+			if (job) {
+				ktrace_hash_post(job, res);
+				return res;
+			}
+			skipped = 1;
+		} else {
+			res = real(a, rctx);
+		}
+		if (skipped) {
+			/* Hashing wanted but not done for this launch. */
+			r.flags = (r.flags & ~KTRACE_LAUNCHF_HASHED) | KTRACE_LAUNCHF_HASH_SKIPPED;
+			for (i = 0; i < n; i++) {
+				t->regions[i].hash_len = 0;
+				t->regions[i].flags |= KTRACE_REGIONF_UNHASHED;
+				t->regions[i].flags &= (uint16_t)~KTRACE_REGIONF_CAPPED;
+			}
+		}
+	} else {
+		res = real(a, rctx);
+	}
+	r.result = (int32_t)res;
+	if (res != CUDA_SUCCESS)
+		r.flags |= KTRACE_LAUNCHF_FAILED;
+	/* Encoded straight into the writer's buffer (no copy). */
+	size = ktrace_encode_launch(NULL, 0, &r, t->regions, NULL);
+	{
+		uint8_t *p = KTRACE_ABLATING(KTRACE_ABLATE_RECORD) ? NULL : ktrace_writer_reserve(w, size);
+
+		if (p) {
+			ktrace_encode_launch(p, size, &r, t->regions, NULL);
+			set_time(p, t0);
+			ktrace_writer_commit(w, p);
+		}
+	}
+	return res;
+}
+
+/* Self-timing: one traced launch in 16 (of kernels seen before) measures
+ * the host time ktrace adds to it (the driver's own call excluded), into the
+ * self_samples / self_ns counters, so a trace says what tracing cost the
+ * program.  Four clock reads on one launch in 16. */
+#define SELF_SAMPLE_SHIFT 60 /* a launch is timed when the top 4 bits of its hash are 0 */
+
+struct timed_real {
+	ktrace_real_launch_fn real;
+	void *ctx;
+	uint64_t ns;
+};
+
+static CUresult timed_real_call(const struct ktrace_launch_args *a, void *ctx)
+{
+	struct timed_real *tr = ctx;
+	uint64_t t0 = ktrace_launch_clock_now();
+	CUresult res = tr->real(a, tr->ctx);
+
+	tr->ns += ktrace_launch_clock_now() - t0;
+	return res;
+}
+
+static CUresult capture_timed(const struct ktrace_launch_args *a, ktrace_real_launch_fn real, void *rctx,
+			      const struct ktrace_kernel_hot *k, struct ktrace_capture_tls *t, uint64_t seq,
+			      struct ktrace_writer *w, uint64_t t_enter)
+{
+	struct timed_real tr = { real, rctx, 0 };
+	CUresult res = capture(a, timed_real_call, &tr, k, t, seq, w);
+	uint64_t total = ktrace_launch_clock_now() - t_enter;
+
+	total = ktrace_launch_clock_delta_ns(total > tr.ns ? total - tr.ns : 0);
+	ktrace_writer_count(w, KTRACE_CTR_SELF_SAMPLES, 1);
+	ktrace_writer_count(w, KTRACE_CTR_SELF_NS, total);
+#if KTRACE_ABLATING(KTRACE_ABLATE_PROFILE)
+	{
+		struct ktrace_kernel_entry *e = ktrace_registry_lookup(k->handle); /* after the timing */
+
+		if (e) {
+			atomic_fetch_add_explicit(&e->prof_n, 1, memory_order_relaxed);
+			atomic_fetch_add_explicit(&e->prof_ns, total, memory_order_relaxed);
+		}
+	}
+#endif
+	return res;
+}
+
+/* Every line the launch path will touch that can be named before the first
+ * of them arrives: fetched at once, so that the misses of a cold cache
+ * overlap instead of following one another (docs/perf-capture.md). */
+static inline void prefetch_launch_lines(struct ktrace_writer *w, uint64_t handle)
+{
+	__builtin_prefetch(&ktrace_tracer.launch_seq, 1, 3);
+	ktrace_writer_prefetch_producer(w);
+	ktrace_kernel_cache_prefetch(handle);
+	ktrace_alloc_map_prefetch();
+	__builtin_prefetch(&ktrace_real.cuCtxGetCurrent, 0, 3);
+}
+
+/* The kernel is not in this thread's cache: the registry (its first launch
+ * does the one-time work), then the cache.  NULL: not traced (*filtered) or
+ * not known at all. */
+KT_COLD
+static const struct ktrace_kernel_hot *kernel_miss(uint64_t handle, struct ktrace_kernel_hot *tmp, int *first,
+						   int *filtered)
+{
+	unsigned gen = ktrace_kernel_cache_gen();
+	struct ktrace_kernel_entry *k = ktrace_registry_lookup(handle);
+	const struct ktrace_kernel_hot *hot;
+
+	if (!k)
+		k = ktrace_registry_add_unknown(handle);
+	if (!k)
+		return NULL;
+	if (!atomic_load_explicit(&k->ready, memory_order_acquire)) {
+		ktrace_registry_first_launch(k);
+		*first = 1;
+	}
+	if (k->filter != KTRACE_FILTER_TRACE) {
+		*filtered = 1;
+		return NULL;
+	}
+	hot = ktrace_kernel_cache_put(handle, k, gen);
+	if (hot)
+		return hot;
+	ktrace_kernel_hot_set(tmp, handle, k); /* no cache for this thread: a copy on the stack */
+	return tmp;
+}
+
+KT_HOT
+CUresult ktrace_on_launch(const struct ktrace_launch_args *a, ktrace_real_launch_fn real, void *ctx)
+{
+	struct ktrace_writer *w = ktrace_tracer.writer;
+	uint64_t handle = (uint64_t)(uintptr_t)a->f;
+	const struct ktrace_kernel_hot *k;
+	struct ktrace_kernel_hot tmp;
+	struct ktrace_capture_tls *t;
+	uint64_t seq, t_enter = 0;
+	int sample, first = 0, filtered = 0;
+
+	ktrace_seg_begin();
+	if (w)
+		prefetch_launch_lines(w, handle);
+	seq = atomic_fetch_add_explicit(&ktrace_tracer.launch_seq, 1, memory_order_relaxed);
+	if (!w)
+		return real(a, ctx);
+	ktrace_writer_count(w, KTRACE_CTR_LAUNCHES_SEEN, 1);
+	if (atomic_load_explicit(&ktrace_tracer.paused, memory_order_relaxed)) {
+		ktrace_writer_count(w, KTRACE_CTR_LAUNCHES_PAUSED, 1);
+		return real(a, ctx);
+	}
+	if (seq < ktrace_tracer.cfg.launch_lo || seq >= ktrace_tracer.cfg.launch_hi)
+		goto filtered;
+	/* Which launches are timed: a hash of the sequence number, not every
+	 * 16th, which would time the same few kernels of a program whose steps
+	 * launch a multiple of 2, 4 or 8 kernels. */
+	sample = KTRACE_ABLATING(KTRACE_ABLATE_PROFILE) ||
+		 (seq * 0x9e3779b97f4a7c15ull) >> SELF_SAMPLE_SHIFT == 0;
+	if (sample)
+		t_enter = ktrace_launch_clock_now();
+	KT_SEG(KT_SEG_COUNTED);
+	k = ktrace_kernel_cache_lookup(handle);
+	if (!k) {
+		k = kernel_miss(handle, &tmp, &first, &filtered);
+		if (first)
+			sample = 0; /* the one-time work of a first launch is not the steady cost */
+		if (filtered)
+			goto filtered;
+		if (!k)
+			return real(a, ctx);
+	}
+	KT_SEG(KT_SEG_LOOKUP);
+	t = NULL; /* scratch for the inline path (hashing) only */
+	if (ktrace_tracer.cfg.hash && !(t = ktrace_capture_tls()))
+		return real(a, ctx);
+	if (sample)
+		return capture_timed(a, real, ctx, k, t, seq, w, t_enter);
+	return capture(a, real, ctx, k, t, seq, w);
+filtered:
+	ktrace_writer_count(w, KTRACE_CTR_LAUNCHES_FILTERED, 1);
+	return real(a, ctx);
+}

@@ -1,0 +1,326 @@
+/* interpose/capture/param_scan.c: rebuild a launch's parameter buffer and find the
+ * pointer words in it (see param_scan.h). */
+#include "interpose/capture/param_scan.h"
+
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cuda.h>
+#include "common/hotpath.h"
+
+struct ktrace_param_layout *ktrace_param_layout_new(uint32_t nparams, const uint32_t *offsets,
+						    const uint32_t *sizes, const uint8_t *kinds,
+						    uint32_t source)
+{
+	struct ktrace_param_layout *l;
+	uint32_t i, w, end = 0, nwords;
+	size_t bytes;
+	uint8_t *p;
+	uint32_t *off, *sz;
+	uint8_t *kd, *ws;
+	uint16_t *wo;
+
+	if (nparams > KTRACE_PARAM_MAX_COUNT)
+		return NULL;
+	for (i = 0; i < nparams; i++) {
+		if (offsets[i] > KTRACE_PARAM_MAX_BYTES || sizes[i] > KTRACE_PARAM_MAX_BYTES - offsets[i])
+			return NULL;
+		if (offsets[i] + sizes[i] > end)
+			end = offsets[i] + sizes[i];
+	}
+	nwords = (end + 7) / 8;
+	bytes = sizeof(*l) + (size_t)nparams * (2 * sizeof(uint32_t) + 1) + (size_t)nwords * 3 + 16;
+	l = calloc(1, bytes);
+	if (!l)
+		return NULL;
+	p = (uint8_t *)(l + 1);
+	off = (uint32_t *)p;
+	sz = off + nparams;
+	wo = (uint16_t *)(sz + nparams);
+	kd = (uint8_t *)(wo + nwords);
+	ws = kd + nparams;
+
+	for (w = 0; w < nwords; w++)
+		wo[w] = KTRACE_WORD_NONE;
+	for (i = 0; i < nparams; i++) {
+		uint32_t lo = offsets[i], hi = offsets[i] + sizes[i];
+		uint8_t k = kinds ? kinds[i] : KTRACE_PARAM_UNKNOWN;
+		int agg = k == KTRACE_PARAM_STRUCT || (k == KTRACE_PARAM_UNKNOWN && sizes[i] > 8);
+
+		off[i] = lo;
+		sz[i] = sizes[i];
+		kd[i] = k;
+		if (sizes[i] < 8)
+			continue;
+		for (w = (lo + 7) / 8; 8 * w + 8 <= hi; w++) {
+			wo[w] = (uint16_t)(i < KTRACE_WORD_NONE ? i : KTRACE_WORD_NONE - 1);
+			ws[w] = (uint8_t)agg;
+		}
+	}
+	l->nparams = nparams;
+	l->param_bytes = end;
+	l->source = source;
+	l->nwords = nwords;
+	for (w = 0; w < nwords; w++)
+		l->ncand += wo[w] != KTRACE_WORD_NONE;
+	l->offset = off;
+	l->size = sz;
+	l->kind = kd;
+	l->word_ordinal = wo;
+	l->word_struct = ws;
+	return l;
+}
+
+int ktrace_param_layout_same(const struct ktrace_param_layout *a, const struct ktrace_param_layout *b)
+{
+	if (!a || !b || a->nparams != b->nparams || a->param_bytes != b->param_bytes)
+		return 0;
+	return !memcmp(a->offset, b->offset, a->nparams * sizeof(uint32_t)) &&
+	       !memcmp(a->size, b->size, a->nparams * sizeof(uint32_t));
+}
+
+void ktrace_small_layout_set(struct ktrace_small_layout *s, const struct ktrace_param_layout *l)
+{
+	memset(s, 0, sizeof(*s));
+	if (!l || l->nparams > KTRACE_SMALL_PARAMS || l->param_bytes > KTRACE_PARAM_MAX_BYTES)
+		return;
+	for (uint32_t i = 0; i < l->nparams; i++) {
+		s->off[i] = (uint16_t)l->offset[i];
+		s->size[i] = (uint16_t)l->size[i];
+	}
+	s->param_bytes = l->param_bytes;
+	s->n = (uint8_t)l->nparams;
+	s->valid = 1;
+}
+
+KT_HOT
+uint32_t ktrace_params_assemble_small(const struct ktrace_small_layout *s, void **kernel_params, uint8_t *buf)
+{
+	uint32_t len = s->param_bytes;
+
+	memset(buf, 0, (len + 7) & ~7u);
+	for (uint32_t i = 0; i < s->n; i++)
+		if (kernel_params[i])
+			memcpy(buf + s->off[i], kernel_params[i], s->size[i]);
+	return len;
+}
+
+/* The CU_LAUNCH_PARAM_BUFFER_POINTER / _SIZE pair of an `extra` array. */
+static int extra_buffer(void **extra, const void **ptr, size_t *size)
+{
+	const void *p = NULL;
+	const size_t *sp = NULL;
+	unsigned i;
+
+	/* Pairs (key, value) up to CU_LAUNCH_PARAM_END; bounded against junk. */
+	for (i = 0; i < 64 && extra[i] != CU_LAUNCH_PARAM_END; i += 2) {
+		if (extra[i] == CU_LAUNCH_PARAM_BUFFER_POINTER)
+			p = extra[i + 1];
+		else if (extra[i] == CU_LAUNCH_PARAM_BUFFER_SIZE)
+			sp = extra[i + 1];
+	}
+	if (!p || !sp)
+		return -1;
+	*ptr = p;
+	*size = *sp;
+	return 0;
+}
+
+KT_HOT
+uint32_t ktrace_params_assemble(const struct ktrace_param_layout *l, void **kernel_params, void **extra,
+				uint8_t *buf, uint32_t cap, uint32_t *flags)
+{
+	uint32_t i, len;
+
+	*flags = 0;
+	if (kernel_params) {
+		if (!l) {
+			*flags |= KTRACE_LAUNCHF_PARAMS_TRUNCATED;
+			return 0;
+		}
+		len = l->param_bytes;
+		if (len > cap) {
+			*flags |= KTRACE_LAUNCHF_PARAMS_TRUNCATED;
+			len = cap;
+		}
+		/* Zero the padding between parameters (whole words: cheap). */
+		memset(buf, 0, (len + 7) & ~7u);
+		for (i = 0; i < l->nparams; i++) {
+			uint32_t o = l->offset[i], s = l->size[i];
+
+			if (!kernel_params[i] || o >= len)
+				continue;
+			if (s > len - o)
+				s = len - o;
+			memcpy(buf + o, kernel_params[i], s);
+		}
+		return len;
+	}
+	if (extra) {
+		const void *p;
+		size_t sz;
+
+		*flags |= KTRACE_LAUNCHF_EXTRA;
+		if (extra_buffer(extra, &p, &sz))
+			return 0;
+		if (sz > cap) {
+			*flags |= KTRACE_LAUNCHF_PARAMS_TRUNCATED;
+			sz = cap;
+		}
+		len = (uint32_t)sz;
+		if (len & 7)
+			memset(buf + (len & ~7u), 0, 8);
+		memcpy(buf, p, len);
+		return len;
+	}
+	/* No parameters given: right for a kernel without any. */
+	if (l && l->nparams)
+		*flags |= KTRACE_LAUNCHF_PARAMS_TRUNCATED;
+	return 0;
+}
+
+KT_HOT
+uint32_t ktrace_params_length(const struct ktrace_param_layout *l, void **kernel_params, void **extra, uint32_t cap)
+{
+	const void *p;
+	size_t sz;
+
+	if (kernel_params)
+		return l ? (l->param_bytes < cap ? l->param_bytes : cap) : 0;
+	if (extra && !extra_buffer(extra, &p, &sz))
+		return sz < cap ? (uint32_t)sz : cap;
+	return 0;
+}
+
+/* Generation of the allocation map; starts at 1 so empty cache slots (gen 0)
+ * never match. */
+static _Atomic uint64_t alloc_gen = 1;
+
+void ktrace_alloc_cache_invalidate(void)
+{
+	atomic_fetch_add_explicit(&alloc_gen, 1, memory_order_release);
+}
+
+#define SCAN_MRU 4 /* allocations of one launch's last hits, checked first */
+
+static inline struct ktrace_alloc_cache_slot *cache_slot(struct ktrace_alloc_cache *c, uint64_t v)
+{
+	return &c->slot[((v >> 21) * 0x9e3779b97f4a7c15ull) >> 54 & (KTRACE_ALLOC_CACHE_SLOTS - 1)];
+}
+
+/* The allocation holding v in the current map (snap NULL, use_snap 0) or in
+ * a held snapshot. */
+static inline __attribute__((always_inline)) int
+map_lookup(uint64_t v, struct ktrace_alloc_info *a, const struct ktrace_alloc_snap *snap, int use_snap)
+{
+	if (use_snap)
+		return ktrace_alloc_snap_lookup(snap, v, a);
+	return ktrace_alloc_map_maybe(v) && ktrace_alloc_map_lookup(v, a);
+}
+
+/* The allocation holding v, from the cache or the map (then cached). */
+static inline __attribute__((always_inline)) int
+find_alloc(uint64_t v, struct ktrace_alloc_info *a, struct ktrace_alloc_cache *c, uint64_t gen,
+	   const struct ktrace_alloc_snap *snap, int use_snap)
+{
+	struct ktrace_alloc_cache_slot *s;
+
+	if (!c)
+		return v && map_lookup(v, a, snap, use_snap);
+	s = cache_slot(c, v);
+	if (s->gen == gen && v - s->base < s->size) {
+		a->base = s->base;
+		a->size = s->size;
+		a->kind = s->kind;
+		a->device = s->device;
+		return 1;
+	}
+	if (!v || !map_lookup(v, a, snap, use_snap))
+		return 0;
+	s->base = a->base;
+	s->size = a->size;
+	s->kind = a->kind;
+	s->device = a->device;
+	s->gen = gen;
+	return 1;
+}
+
+/* The scan of one launch's assembled words (len bytes, at most the layout's
+ * words) against the current map or (use_snap) a held snapshot; allocs may
+ * be NULL.  Inlined into both entry points below. */
+static inline __attribute__((always_inline)) uint32_t
+scan_words(const struct ktrace_param_layout *l, const uint8_t *buf, uint32_t len,
+	   struct ktrace_region *out, struct ktrace_alloc_info *allocs, uint32_t max,
+	   struct ktrace_alloc_cache *cache, const struct ktrace_alloc_snap *snap, int use_snap)
+{
+	uint32_t w, n = 0, nwords = len / 8;
+	/* The allocations of the last hits: a launch's pointers often fall
+	 * into a few allocations (a caching allocator's segments).  Valid for
+	 * this launch only. */
+	struct ktrace_alloc_info last[SCAN_MRU], hit;
+	unsigned nlast = 0, k;
+	uint64_t gen = use_snap ? ktrace_alloc_snap_gen(snap) : atomic_load_explicit(&alloc_gen, memory_order_acquire);
+	uint64_t v, lo, span;
+
+	if (l && l->nwords < nwords)
+		nwords = l->nwords;
+	if (use_snap)
+		ktrace_alloc_snap_range(snap, &lo, &span);
+	else
+		ktrace_alloc_map_range(&lo, &span);
+	span -= lo; /* words with v - lo >= span lie outside every allocation */
+	for (w = 0; w < nwords && n < max; w++) {
+		uint16_t ord = KTRACE_WORD_NONE;
+		uint16_t fl = 0;
+
+		if (l) {
+			ord = l->word_ordinal[w];
+			if (ord == KTRACE_WORD_NONE)
+				continue;
+			fl = l->word_struct[w] ? KTRACE_REGIONF_IN_STRUCT : 0;
+		}
+		memcpy(&v, buf + 8 * w, 8);
+		if (v - lo >= span)
+			continue; /* most words: sizes, strides, flags */
+		for (k = 0; k < nlast && v - last[k].base >= last[k].size; k++)
+			;
+		if (k < nlast) {
+			hit = last[k];
+		} else {
+			if (!find_alloc(v, &hit, cache, gen, snap, use_snap))
+				continue;
+			last[nlast < SCAN_MRU ? nlast++ : (n % SCAN_MRU)] = hit;
+		}
+		if (allocs)
+			allocs[n] = hit;
+		out[n].param_offset = 8 * w;
+		out[n].ordinal = ord;
+		out[n].flags = fl;
+		out[n].ptr = v;
+		out[n].alloc_base = hit.base;
+		out[n].alloc_size = hit.size;
+		out[n].hash_len = 0;
+		out[n].pre_hash = 0;
+		out[n].post_hash = 0;
+		n++;
+	}
+	return n;
+}
+
+KT_HOT
+uint32_t ktrace_params_scan(const struct ktrace_param_layout *l, const uint8_t *buf, uint32_t len,
+			    struct ktrace_region *out, struct ktrace_alloc_info *allocs, uint32_t max,
+			    struct ktrace_alloc_cache *cache)
+{
+	return scan_words(l, buf, len, out, allocs, max, cache, NULL, 0);
+}
+
+uint32_t ktrace_params_scan_snap(const struct ktrace_param_layout *l, const uint8_t *buf, uint32_t len,
+				 struct ktrace_region *out, uint32_t max, const struct ktrace_alloc_snap *snap,
+				 struct ktrace_alloc_cache *cache)
+{
+	if (!snap) /* the map was never filled: no word is a pointer */
+		return 0;
+	return scan_words(l, buf, len, out, NULL, max, cache, snap, 1);
+}

@@ -1,0 +1,126 @@
+/* interpose/capture/param_scan.h: a launch's parameter buffer and the pointers in it.
+ *
+ * A kernel's parameter layout (offset and size of each parameter, from the
+ * cubin or from the driver) becomes an immutable ktrace_param_layout with a
+ * per-8-byte-word table, so the launch path can (1) rebuild the exact
+ * parameter buffer the kernel receives from `kernelParams` or from the
+ * `extra` buffer, and (2) look at every 8-byte aligned word that lies wholly
+ * inside one parameter of at least 8 bytes for a pointer into a tracked
+ * allocation.  Words inside by-value aggregates (ATen's Array<char*, N>,
+ * multi-tensor-apply metadata) are marked KTRACE_REGIONF_IN_STRUCT.
+ * Pure functions apart from the allocation-map queries; no locks, no malloc.
+ */
+#ifndef KTRACE_PARAM_SCAN_H
+#define KTRACE_PARAM_SCAN_H
+
+#include <stdint.h>
+
+#include "format/ktrace_format.h"
+#include "interpose/hash/alloc_map.h"
+
+/* Largest parameter buffer a launch may carry (CUDA 12.1+: 32764 bytes). */
+#define KTRACE_PARAM_MAX_BYTES 32768u
+#define KTRACE_PARAM_MAX_WORDS (KTRACE_PARAM_MAX_BYTES / 8u)
+#define KTRACE_PARAM_MAX_COUNT 8192u
+
+#define KTRACE_WORD_NONE 0xffffu /* word_ordinal: not a pointer candidate */
+
+struct ktrace_param_layout {
+	uint32_t nparams;
+	uint32_t param_bytes;   /* end of the last parameter */
+	uint32_t source;        /* enum ktrace_layout_source */
+	uint32_t nwords;        /* ceil(param_bytes / 8) */
+	uint32_t ncand;         /* words that may hold a pointer (word_ordinal != NONE) */
+	const uint32_t *offset; /* [nparams] */
+	const uint32_t *size;   /* [nparams] */
+	const uint8_t *kind;    /* [nparams] enum ktrace_param_kind */
+	const uint16_t *word_ordinal; /* [nwords]: parameter holding the word, or KTRACE_WORD_NONE */
+	const uint8_t *word_struct;   /* [nwords]: 1 when inside a by-value aggregate */
+};
+
+/* Build a layout (one allocation, free with free()).  kinds may be NULL
+ * (unknown: a parameter larger than 8 bytes counts as an aggregate).
+ * Returns NULL on a parameter that ends past KTRACE_PARAM_MAX_BYTES, too many
+ * parameters, or no memory. */
+struct ktrace_param_layout *ktrace_param_layout_new(uint32_t nparams, const uint32_t *offsets,
+						    const uint32_t *sizes, const uint8_t *kinds,
+						    uint32_t source) __attribute__((visibility("hidden")));
+
+/* Do two layouts describe the same offsets and sizes? */
+int ktrace_param_layout_same(const struct ktrace_param_layout *a, const struct ktrace_param_layout *b)
+	__attribute__((visibility("hidden")));
+
+/* Copy the parameter buffer of one launch into buf (cap bytes, a multiple of
+ * 8, >= 8).  kernel_params[i] is copied at offset_i with size_i; else the
+ * `extra` array's CU_LAUNCH_PARAM_BUFFER_POINTER/SIZE buffer is copied
+ * (layout may then be NULL).  Bytes between parameters are zero.  Returns the
+ * buffer length; *flags gets KTRACE_LAUNCHF_EXTRA and/or
+ * KTRACE_LAUNCHF_PARAMS_TRUNCATED (layout unknown with kernelParams, or a
+ * buffer larger than cap). */
+uint32_t ktrace_params_assemble(const struct ktrace_param_layout *l, void **kernel_params, void **extra,
+				uint8_t *buf, uint32_t cap, uint32_t *flags) __attribute__((visibility("hidden")));
+
+/* A per-thread cache of allocation-map answers: the slot of a 2 MiB block
+ * (hashed block number) holds the last allocation found in that block, valid
+ * while the map's generation is unchanged.  Multi-tensor launches carry hundreds of pointers
+ * into the same few hundred allocations launch after launch; with the cache
+ * they cost a compare each instead of a map search. */
+#define KTRACE_ALLOC_CACHE_SLOTS 1024u /* power of two */
+struct ktrace_alloc_cache_slot {
+	uint64_t base, size, gen;
+	uint32_t kind;
+	int32_t device;
+};
+struct ktrace_alloc_cache {
+	struct ktrace_alloc_cache_slot slot[KTRACE_ALLOC_CACHE_SLOTS];
+};
+
+/* Every change of the allocation map (insert, remove, reset) must be
+ * followed by this (memory_events.c does it): cached answers become void. */
+void ktrace_alloc_cache_invalidate(void) __attribute__((visibility("hidden")));
+
+/* Find pointer words of buf[0, len) that land in tracked allocations.  With a
+ * layout only words wholly inside one parameter of >= 8 bytes are looked at
+ * (words beyond the layout are ignored); without one, every aligned word
+ * (ordinal 0xffff).  Fills out[i] (param_offset, ordinal, flags IN_STRUCT,
+ * ptr, alloc_base, alloc_size; hash fields 0) and allocs[i]; returns the
+ * count (at most max).  cache may be NULL. */
+uint32_t ktrace_params_scan(const struct ktrace_param_layout *l, const uint8_t *buf, uint32_t len,
+			    struct ktrace_region *out, struct ktrace_alloc_info *allocs, uint32_t max,
+			    struct ktrace_alloc_cache *cache) __attribute__((visibility("hidden")));
+
+/* The same scan against a held allocation-map snapshot (alloc_map.h) instead
+ * of the current map: the writer thread's scan of a launch that happened
+ * earlier (interpose/capture/launch_expand.c).  Gives the regions ktrace_params_scan()
+ * gave at the time the snapshot was current.  snap may be NULL (no
+ * allocations); cache entries are keyed by the snapshot's generation. */
+uint32_t ktrace_params_scan_snap(const struct ktrace_param_layout *l, const uint8_t *buf, uint32_t len,
+				 struct ktrace_region *out, uint32_t max, const struct ktrace_alloc_snap *snap,
+				 struct ktrace_alloc_cache *cache) __attribute__((visibility("hidden")));
+
+/* A layout of at most KTRACE_SMALL_PARAMS parameters, copied into the
+ * launching thread's kernel-cache line (kernel_cache.h) so that a launch of a
+ * small kernel (most of them: fills, elementwise ops, Triton kernels)
+ * assembles its parameters without touching the layout itself. */
+#define KTRACE_SMALL_PARAMS 8
+struct ktrace_small_layout {
+	uint32_t param_bytes;
+	uint8_t valid;          /* 1: off/size below describe every parameter */
+	uint8_t n;
+	uint16_t reserved;
+	uint16_t off[KTRACE_SMALL_PARAMS], size[KTRACE_SMALL_PARAMS];
+};
+/* Fill s from l (valid only when l has at most KTRACE_SMALL_PARAMS parameters). */
+void ktrace_small_layout_set(struct ktrace_small_layout *s, const struct ktrace_param_layout *l)
+	__attribute__((visibility("hidden")));
+/* ktrace_params_assemble() for kernelParams with a valid small layout: the
+ * same bytes, s->param_bytes of them (at most KTRACE_PARAM_MAX_BYTES). */
+uint32_t ktrace_params_assemble_small(const struct ktrace_small_layout *s, void **kernel_params, uint8_t *buf)
+	__attribute__((visibility("hidden")));
+
+/* The number of bytes ktrace_params_assemble() writes for these arguments
+ * (at most cap). */
+uint32_t ktrace_params_length(const struct ktrace_param_layout *l, void **kernel_params, void **extra,
+			      uint32_t cap) __attribute__((visibility("hidden")));
+
+#endif

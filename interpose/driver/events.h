@@ -1,0 +1,86 @@
+/* interpose/driver/events.h: what the driver wrappers tell the tracer.
+ *
+ * The wrappers (driver_wrappers.c, procaddr.c) call the real driver and then
+ * report what happened through these hooks; launch_capture.c, registry.c and
+ * memory_events.c implement them.  Hooks never change a return code, never
+ * synchronise, and return quickly.  They are only called while tracing is
+ * active (ktrace_tracer_active()); ktrace's own driver calls go straight to
+ * ktrace_real and never reach a hook.
+ */
+#ifndef KTRACE_EVENTS_H
+#define KTRACE_EVENTS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cuda.h>
+
+/* ---- launches ---------------------------------------------------------- */
+
+/* One kernel launch as the application asked for it. */
+struct ktrace_launch_args {
+	uint32_t api;         /* enum ktrace_launch_api (format/ktrace_format.h) */
+	uint32_t ptsz;        /* 1: a _ptsz entry point (stream 0 = per-thread stream) */
+	CUfunction f;         /* may be a CUkernel cast to CUfunction */
+	unsigned grid[3], block[3], cluster[3];
+	unsigned shared_mem;
+	CUstream stream;      /* as given */
+	void **kernel_params;
+	void **extra;
+	const CUlaunchConfig *config; /* cuLaunchKernelEx only, else NULL */
+};
+
+/* Performs the real launch exactly as the application asked (the wrapper
+ * supplies it; `ctx` is the wrapper's). */
+typedef CUresult (*ktrace_real_launch_fn)(const struct ktrace_launch_args *a, void *ctx);
+
+/* Decide whether to trace, record, hash around the launch, and call
+ * real(a, ctx) exactly once.  Returns exactly what real returned. */
+CUresult ktrace_on_launch(const struct ktrace_launch_args *a, ktrace_real_launch_fn real, void *ctx)
+	__attribute__((visibility("hidden")));
+
+/* ---- modules and kernels ------------------------------------------------ */
+
+/* A module (is_library=0, handle is CUmodule) or library (is_library=1,
+ * handle is CUlibrary) was loaded successfully.  image: the bytes given to the
+ * driver (NULL for file loads), image_len: 0 when unknown (cuModuleLoadData
+ * gives no length), path: file name for file loads, else NULL.  The hook
+ * copies what it keeps; the caller's buffer may be freed after return. */
+void ktrace_on_module_loaded(void *handle, int is_library, const void *image, size_t image_len,
+			     const char *path, uint32_t source /* enum ktrace_module_source */)
+	__attribute__((visibility("hidden")));
+void ktrace_on_module_unloaded(void *handle, int is_library) __attribute__((visibility("hidden")));
+
+/* cuModuleGetFunction succeeded. */
+void ktrace_on_function(CUfunction f, CUmodule mod, const char *name) __attribute__((visibility("hidden")));
+/* cuLibraryGetKernel succeeded. */
+void ktrace_on_kernel(CUkernel k, CUlibrary lib, const char *name) __attribute__((visibility("hidden")));
+/* cuKernelGetFunction succeeded: f (in the current context) is kernel k. */
+void ktrace_on_kernel_function(CUkernel k, CUfunction f) __attribute__((visibility("hidden")));
+/* cuModuleEnumerateFunctions / cuLibraryEnumerateKernels succeeded (names unknown to the caller). */
+void ktrace_on_module_functions(CUmodule m, const CUfunction *fs, unsigned n) __attribute__((visibility("hidden")));
+void ktrace_on_library_kernels(CUlibrary l, const CUkernel *ks, unsigned n) __attribute__((visibility("hidden")));
+
+/* ---- memory -------------------------------------------------------------- */
+
+void ktrace_on_alloc(uint64_t base, uint64_t size, uint32_t kind /* enum ktrace_alloc_kind */,
+		     CUstream stream) __attribute__((visibility("hidden")));
+void ktrace_on_free(uint64_t base, uint32_t kind, CUstream stream) __attribute__((visibility("hidden")));
+/* cuMemUnmap: every tracked allocation overlapping the range goes. */
+void ktrace_on_unmap(uint64_t base, uint64_t size) __attribute__((visibility("hidden")));
+/* A copy was issued (res is what the driver returned).  host_src: the host
+ * source of a host-to-device copy (may be hashed on the CPU for synchronous
+ * copies), else NULL. */
+void ktrace_on_memcpy(uint64_t dst, uint64_t src, uint64_t bytes, uint32_t dir /* enum ktrace_copy_dir */,
+		      uint32_t flags /* KTRACE_COPYF_* */, CUstream stream, CUresult res, const void *host_src)
+	__attribute__((visibility("hidden")));
+void ktrace_on_memset(uint64_t dst, uint64_t value, uint32_t elem_size, uint64_t count, uint32_t flags,
+		      CUstream stream, CUresult res) __attribute__((visibility("hidden")));
+
+/* ---- contexts -------------------------------------------------------------- */
+
+/* cuCtxDestroy / cuDevicePrimaryCtxReset / last cuDevicePrimaryCtxRelease:
+ * called BEFORE the real call, so the hook can still use the context. */
+void ktrace_on_context_destroy(CUcontext ctx) __attribute__((visibility("hidden")));
+
+#endif

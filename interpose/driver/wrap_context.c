@@ -1,0 +1,178 @@
+/* interpose/driver/wrap_context.c: context teardown entry points.
+ *
+ * Owns the exported wrappers of cuCtxDestroy_v2, cuDevicePrimaryCtxReset_v2,
+ * cuDevicePrimaryCtxRelease_v2, their pre-11.0 forms (cudart 13 still asks
+ * cuGetProcAddress for cuDevicePrimaryCtxRelease/Reset with version 7000 and
+ * gets the unsuffixed functions; same signatures) and
+ * cuDevicePrimaryCtxRetain.  The hook
+ * ktrace_on_context_destroy() runs BEFORE the real call, while the context
+ * can still be used to finish ktrace's work in it.
+ *
+ * A primary context dies on the release that balances the last retain.  The
+ * driver does not expose its reference count, so the wrappers count the
+ * application's retains and releases per device (ktrace's own retains go to
+ * the real driver and are not counted; they only keep the context alive
+ * longer, which makes the hook early, never late).  A release for a device
+ * whose retains were never seen calls no hook.  Reset destroys the primary
+ * context whatever its count; its handle comes from the driver (a balanced
+ * real retain/release while it is active).
+ */
+#include <stdatomic.h>
+#include <stddef.h>
+
+#include "interpose/driver/events.h"
+#include "interpose/driver/intercept.h"
+
+/* cuda.h maps these names to their _v2 forms; here they are the old exports. */
+#undef cuCtxDestroy
+#undef cuDevicePrimaryCtxRelease
+#undef cuDevicePrimaryCtxReset
+
+CUresult cuCtxDestroy(CUcontext c);
+CUresult cuDevicePrimaryCtxRelease(CUdevice d);
+CUresult cuDevicePrimaryCtxReset(CUdevice d);
+
+#define KT_MAX_DEVICES 128
+
+struct primary {
+	_Atomic(CUcontext) ctx;
+	atomic_long retains;
+};
+static struct primary primaries[KT_MAX_DEVICES];
+
+KT_WRAP_REAL(cuCtxDestroy_v2, (CUcontext c))
+KT_WRAP_REAL(cuCtxDestroy, (CUcontext c))
+KT_WRAP_REAL(cuDevicePrimaryCtxRetain, (CUcontext *c, CUdevice d))
+KT_WRAP_REAL(cuDevicePrimaryCtxRelease_v2, (CUdevice d))
+KT_WRAP_REAL(cuDevicePrimaryCtxRelease, (CUdevice d))
+KT_WRAP_REAL(cuDevicePrimaryCtxReset_v2, (CUdevice d))
+KT_WRAP_REAL(cuDevicePrimaryCtxReset, (CUdevice d))
+
+typedef CUresult (*ctx_fn)(CUcontext);
+typedef CUresult (*dev_fn)(CUdevice);
+
+static struct primary *primary_of(CUdevice d)
+{
+	return (d >= 0 && d < KT_MAX_DEVICES) ? &primaries[d] : NULL;
+}
+
+static CUresult ctx_destroy(ctx_fn fn, CUcontext c)
+{
+	if (c && ktrace_wrap_on())
+		ktrace_on_context_destroy(c);
+	return fn(c);
+}
+
+KTRACE_EXPORT CUresult cuCtxDestroy_v2(CUcontext c)
+{
+	KT_WRAP_FN(cuCtxDestroy_v2);
+	return ctx_destroy(fn, c);
+}
+
+KTRACE_EXPORT CUresult cuCtxDestroy(CUcontext c)
+{
+	KT_WRAP_FN(cuCtxDestroy);
+	return ctx_destroy(fn, c);
+}
+
+KTRACE_EXPORT CUresult cuDevicePrimaryCtxRetain(CUcontext *c, CUdevice d)
+{
+	struct primary *p = primary_of(d);
+	CUresult res;
+
+	KT_WRAP_FN(cuDevicePrimaryCtxRetain);
+	(void)ktrace_wrap_on(); /* initialise the tracer on first CUDA use */
+	res = fn(c, d);
+	if (res == CUDA_SUCCESS && p && c) {
+		atomic_store_explicit(&p->ctx, *c, memory_order_relaxed);
+		atomic_fetch_add_explicit(&p->retains, 1, memory_order_relaxed);
+	}
+	return res;
+}
+
+static CUresult primary_release(dev_fn fn, CUdevice d)
+{
+	struct primary *p = primary_of(d);
+	CUresult res;
+
+	if (p && atomic_load_explicit(&p->retains, memory_order_relaxed) == 1 && ktrace_wrap_on()) {
+		CUcontext c = atomic_load_explicit(&p->ctx, memory_order_relaxed);
+
+		if (c)
+			ktrace_on_context_destroy(c);
+	}
+	res = fn(d);
+	if (res == CUDA_SUCCESS && p && atomic_load_explicit(&p->retains, memory_order_relaxed) > 0)
+		atomic_fetch_sub_explicit(&p->retains, 1, memory_order_relaxed);
+	return res;
+}
+
+KTRACE_EXPORT CUresult cuDevicePrimaryCtxRelease_v2(CUdevice d)
+{
+	KT_WRAP_FN(cuDevicePrimaryCtxRelease_v2);
+	return primary_release(fn, d);
+}
+
+KTRACE_EXPORT CUresult cuDevicePrimaryCtxRelease(CUdevice d)
+{
+	KT_WRAP_FN(cuDevicePrimaryCtxRelease);
+	return primary_release(fn, d);
+}
+
+/* The primary context of d while it is active, from the real driver. */
+static CUcontext active_primary(CUdevice d)
+{
+	unsigned flags = 0;
+	int active = 0;
+	CUcontext c = NULL;
+
+	if (!ktrace_real.cuDevicePrimaryCtxGetState || !ktrace_real.cuDevicePrimaryCtxRetain ||
+	    !ktrace_real.cuDevicePrimaryCtxRelease_v2)
+		return NULL;
+	if (ktrace_real.cuDevicePrimaryCtxGetState(d, &flags, &active) != CUDA_SUCCESS || !active)
+		return NULL;
+	if (ktrace_real.cuDevicePrimaryCtxRetain(&c, d) != CUDA_SUCCESS)
+		return NULL;
+	ktrace_real.cuDevicePrimaryCtxRelease_v2(d);
+	return c;
+}
+
+static CUresult primary_reset(dev_fn fn, CUdevice d)
+{
+	struct primary *p = primary_of(d);
+	CUresult res;
+
+	if (ktrace_wrap_on()) {
+		CUcontext c = active_primary(d);
+
+		if (c)
+			ktrace_on_context_destroy(c);
+	}
+	res = fn(d);
+	if (res == CUDA_SUCCESS && p)
+		atomic_store_explicit(&p->retains, 0, memory_order_relaxed);
+	return res;
+}
+
+KTRACE_EXPORT CUresult cuDevicePrimaryCtxReset_v2(CUdevice d)
+{
+	KT_WRAP_FN(cuDevicePrimaryCtxReset_v2);
+	return primary_reset(fn, d);
+}
+
+KTRACE_EXPORT CUresult cuDevicePrimaryCtxReset(CUdevice d)
+{
+	KT_WRAP_FN(cuDevicePrimaryCtxReset);
+	return primary_reset(fn, d);
+}
+
+const struct ktrace_wrap_entry ktrace_wrap_context[] = {
+	KT_WRAP_ENTRY(cuCtxDestroy_v2)
+	KT_WRAP_ENTRY(cuCtxDestroy)
+	KT_WRAP_ENTRY(cuDevicePrimaryCtxRetain)
+	KT_WRAP_ENTRY(cuDevicePrimaryCtxRelease_v2)
+	KT_WRAP_ENTRY(cuDevicePrimaryCtxRelease)
+	KT_WRAP_ENTRY(cuDevicePrimaryCtxReset_v2)
+	KT_WRAP_ENTRY(cuDevicePrimaryCtxReset)
+	{ NULL, NULL, NULL },
+};

@@ -1,0 +1,946 @@
+/* interpose/hash/hash_pipeline.c: pre/post hashing of a launch's buffers on the GPU.
+ *
+ * Owns the pipeline behind interpose/hash/hash_pipeline.h:
+ *  - per context (created at its first hashed launch): ktrace's checksum
+ *    module (the embedded fatbin, loaded with ktrace_real.cuModuleLoadData),
+ *    a ring of result words in mapped pinned memory (the kernel's output)
+ *    and a parallel ring of device scratch words (its accumulators), a FIFO
+ *    of jobs;
+ *  - the launching thread reserves ring space for a job's pre and post hash
+ *    launches, queues the job and launches the pre-hash on the
+ *    application's stream; after the application's launch, the post-hash;
+ *  - one background thread polls the head job of each context (completion
+ *    word == the launch's ticket), finalises the digests, patches them into
+ *    the job's copy of the LAUNCH record and appends it to the writer.
+ * Nothing here synchronises an application stream.  Every driver call goes
+ * through ktrace_real, inside cuThreadExchangeStreamCaptureMode(RELAXED)
+ * where it could disturb another thread's stream capture.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "common/log.h"
+#include "common/spawn.h"
+#include "format/ktrace_format.h"
+#include "format/le_bytes.h"
+#include "format/trace_writer.h"
+#include "hashkern/hashkern_abi.h"
+#include "hashkern/ktrace_digest.h"
+#include "interpose/driver/driver_real.h"
+#include "interpose/hash/hash_pipeline.h"
+#include "interpose/tracer.h"
+
+extern const unsigned char ktrace_hashkern_fatbin[] __attribute__((visibility("hidden")));
+
+#define MAX_CONTEXTS 64
+#define WORDS_PER_SLOT 16       /* ring words per in-flight launch (pre + post, a few regions) */
+#define DEFAULT_SLOTS 16384
+#define DEFAULT_MAX_WAIT_NS 1000000ull
+#define POLL_MIN_NS 2000
+#define POLL_MAX_NS 100000
+
+enum job_state { JOB_PRE = 0, JOB_READY = 1, JOB_ABANDONED = 2, JOB_CANCELLED = 3 };
+
+/* One hash launch's worth of regions (up to KT_HASH_MAX_REGIONS). */
+struct group {
+	uint32_t first, n;          /* hashed regions [first, first + n) of the job */
+	uint64_t pre_off, post_off; /* ring word offsets of the result areas */
+	uint64_t pre_ticket, post_ticket;
+	uint8_t pre_launched, post_launched;
+};
+
+struct hctx;
+
+struct job {
+	struct job *next;
+	struct hctx *c;
+	CUstream stream;
+	_Atomic int state;          /* enum job_state */
+	CUresult launch_result;
+	uint64_t ring_end;          /* ring head after this job's reservation */
+	uint32_t nhashed, ngroups;
+	struct group *groups;
+	uint32_t *ridx;             /* record region index of each hashed region */
+	uint64_t *len;              /* hash_len of each hashed region */
+	uint64_t *ptr;
+	size_t size, regions_off;
+	uint8_t *rec;               /* the job's copy of the LAUNCH record */
+};
+
+struct hctx {
+	CUcontext ctx;
+	_Atomic int state;          /* 0 usable, -1 failed (hashing off here), 2 destroyed */
+	CUmodule mod;
+	CUfunction fn[KT_HASH_NVARIANTS];
+	uint32_t max_blocks[KT_HASH_NVARIANTS];
+	uint64_t *host;             /* mapped pinned result ring */
+	CUdeviceptr host_dev, scratch;
+	uint64_t words;
+	pthread_mutex_t lock;       /* head, tail, queue, njobs, next_ticket */
+	uint64_t head, tail;
+	struct job *q_head, *q_tail;
+	uint32_t njobs;
+	uint64_t next_ticket;
+	struct hctx *dead_next;     /* replaced destroyed contexts, kept reachable */
+};
+
+static struct {
+	pthread_mutex_t lock;       /* contexts creation, thread start, condvar */
+	pthread_cond_t cond;        /* wakes the background thread */
+	pthread_cond_t drained;     /* signalled when pending reaches 0 */
+	struct ktrace_writer *w;
+	struct ktrace_hash_opts opts;
+	atomic_int running;
+	atomic_int stop;
+	int thread_started;
+	pthread_t thread;
+	_Atomic(struct hctx *) ctxs[MAX_CONTEXTS];
+	atomic_uint nctxs;
+	atomic_long pending;        /* jobs queued and not yet completed */
+	atomic_int bg_idle;
+	struct hctx *graveyard;     /* destroyed contexts whose slot was reused */
+} P = {
+	.lock = PTHREAD_MUTEX_INITIALIZER,
+	.cond = PTHREAD_COND_INITIALIZER,
+	.drained = PTHREAD_COND_INITIALIZER,
+};
+
+static const uint32_t variant_regions[KT_HASH_NVARIANTS] = KT_HASH_VARIANT_REGIONS;
+static const char *const variant_names[KT_HASH_NVARIANTS] = KT_HASH_VARIANT_NAMES;
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void sleep_ns(uint64_t ns)
+{
+	struct timespec ts = { (time_t)(ns / 1000000000ull), (long)(ns % 1000000000ull) };
+
+	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+		;
+}
+
+static void count(uint32_t id, uint64_t delta)
+{
+	if (P.w && delta)
+		ktrace_writer_count(P.w, id, delta);
+}
+
+static const char *cu_err(CUresult r)
+{
+	const char *s = NULL;
+
+	if (ktrace_real.cuGetErrorString && ktrace_real.cuGetErrorString(r, &s) != CUDA_SUCCESS)
+		s = NULL;
+	return s ? s : "unknown CUDA error";
+}
+
+/* ---- per-context resources ---------------------------------------------- */
+
+static void ctx_release_gpu(struct hctx *c)
+{
+	if (c->scratch && ktrace_real.cuMemFree_v2)
+		ktrace_real.cuMemFree_v2(c->scratch);
+	if (c->host && ktrace_real.cuMemFreeHost)
+		ktrace_real.cuMemFreeHost(c->host);
+	if (c->mod && ktrace_real.cuModuleUnload)
+		ktrace_real.cuModuleUnload(c->mod);
+	c->scratch = 0;
+	c->host = NULL;
+	c->mod = NULL;
+}
+
+#define NEED(fn) \
+	do { \
+		if (!ktrace_real.fn) { \
+			what = #fn " missing in the driver"; \
+			goto fail; \
+		} \
+	} while (0)
+#define CHECK(call, name) \
+	do { \
+		CUresult r_ = (call); \
+		if (r_ != CUDA_SUCCESS) { \
+			what = name; \
+			res = r_; \
+			goto fail; \
+		} \
+	} while (0)
+
+/* Load the module and allocate the rings in c->ctx (current).  0 or -1. */
+static int ctx_setup(struct hctx *c)
+{
+	CUstreamCaptureMode mode = CU_STREAM_CAPTURE_MODE_RELAXED;
+	const char *what = NULL;
+	CUresult res = CUDA_SUCCESS;
+	CUstream s = NULL;
+	CUdevice dev;
+	int sms = 0, mode_set = 0;
+	size_t bytes;
+
+	NEED(cuThreadExchangeStreamCaptureMode);
+	NEED(cuModuleLoadData);
+	NEED(cuModuleGetFunction);
+	NEED(cuLaunchKernel);
+	NEED(cuMemAlloc_v2);
+	NEED(cuMemHostAlloc);
+	NEED(cuMemHostGetDevicePointer_v2);
+	NEED(cuStreamIsCapturing);
+	CHECK(ktrace_real.cuThreadExchangeStreamCaptureMode(&mode), "cuThreadExchangeStreamCaptureMode");
+	mode_set = 1;
+	CHECK(ktrace_real.cuModuleLoadData(&c->mod, ktrace_hashkern_fatbin), "loading the checksum kernel");
+	for (int v = 0; v < KT_HASH_NVARIANTS; v++)
+		CHECK(ktrace_real.cuModuleGetFunction(&c->fn[v], c->mod, variant_names[v]), "cuModuleGetFunction");
+	if (ktrace_real.cuCtxGetDevice && ktrace_real.cuDeviceGetAttribute &&
+	    ktrace_real.cuCtxGetDevice(&dev) == CUDA_SUCCESS)
+		ktrace_real.cuDeviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev);
+	if (sms <= 0)
+		sms = 16;
+	for (int v = 0; v < KT_HASH_NVARIANTS; v++) {
+		int occ = 0;
+
+		if (ktrace_real.cuOccupancyMaxActiveBlocksPerMultiprocessor)
+			ktrace_real.cuOccupancyMaxActiveBlocksPerMultiprocessor(&occ, c->fn[v], KT_HASH_BLOCK, 0);
+		if (occ <= 0)
+			occ = 4;
+		c->max_blocks[v] = (uint32_t)sms * (uint32_t)occ;
+	}
+	c->words = (uint64_t)P.opts.slots * WORDS_PER_SLOT;
+	bytes = (size_t)c->words * sizeof(uint64_t);
+	CHECK(ktrace_real.cuMemAlloc_v2(&c->scratch, bytes), "cuMemAlloc of the hash scratch");
+	CHECK(ktrace_real.cuMemHostAlloc((void **)&c->host, bytes,
+					 CU_MEMHOSTALLOC_DEVICEMAP | CU_MEMHOSTALLOC_PORTABLE),
+	      "cuMemHostAlloc of the hash result ring");
+	CHECK(ktrace_real.cuMemHostGetDevicePointer_v2(&c->host_dev, c->host, 0), "cuMemHostGetDevicePointer");
+	memset(c->host, 0, bytes);
+	/* the scratch must start zero: clear it on a private stream, never on an
+	 * application stream or the legacy stream */
+	if (ktrace_real.cuStreamCreate && ktrace_real.cuMemsetD8Async && ktrace_real.cuStreamSynchronize) {
+		CHECK(ktrace_real.cuStreamCreate(&s, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+		CHECK(ktrace_real.cuMemsetD8Async(c->scratch, 0, bytes, s), "cuMemsetD8Async");
+		CHECK(ktrace_real.cuStreamSynchronize(s), "cuStreamSynchronize");
+		if (ktrace_real.cuStreamDestroy_v2)
+			ktrace_real.cuStreamDestroy_v2(s);
+		s = NULL;
+	} else {
+		NEED(cuMemsetD8_v2);
+		CHECK(ktrace_real.cuMemsetD8_v2(c->scratch, 0, bytes), "cuMemsetD8");
+	}
+	ktrace_real.cuThreadExchangeStreamCaptureMode(&mode);
+	return 0;
+fail:
+	if (s && ktrace_real.cuStreamDestroy_v2)
+		ktrace_real.cuStreamDestroy_v2(s);
+	ctx_release_gpu(c);
+	if (mode_set)
+		ktrace_real.cuThreadExchangeStreamCaptureMode(&mode);
+	if (res != CUDA_SUCCESS)
+		ktrace_tracer_disable_feature(KTRACE_FEATURE_HASH,
+					      "hashing is off in CUDA context %p: %s failed: %s (launches are still recorded)",
+					      (void *)c->ctx, what, cu_err(res));
+	else
+		ktrace_tracer_disable_feature(KTRACE_FEATURE_HASH,
+					      "hashing is off in CUDA context %p: %s (launches are still recorded)",
+					      (void *)c->ctx, what);
+	return -1;
+}
+
+/* The live state of ctx, created on first use; NULL if hashing is off there. */
+static struct hctx *ctx_get(CUcontext ctx)
+{
+	unsigned n = atomic_load_explicit(&P.nctxs, memory_order_acquire);
+	struct hctx *c;
+
+	for (unsigned i = 0; i < n; i++) {
+		c = atomic_load_explicit(&P.ctxs[i], memory_order_acquire);
+		if (c && c->ctx == ctx && c->state != 2)
+			return c->state == 0 ? c : NULL;
+	}
+	pthread_mutex_lock(&P.lock);
+	n = atomic_load(&P.nctxs);
+	for (unsigned i = 0; i < n; i++) {
+		c = atomic_load(&P.ctxs[i]);
+		if (c && c->ctx == ctx && c->state != 2) {
+			pthread_mutex_unlock(&P.lock);
+			return c->state == 0 ? c : NULL;
+		}
+	}
+	c = calloc(1, sizeof(*c));
+	if (!c) {
+		pthread_mutex_unlock(&P.lock);
+		return NULL;
+	}
+	c->ctx = ctx;
+	c->next_ticket = 1;
+	pthread_mutex_init(&c->lock, NULL);
+	if (ctx_setup(c) != 0)
+		c->state = -1;
+	/* reuse the slot of a destroyed context, else append */
+	{
+		unsigned slot = n;
+
+		for (unsigned i = 0; i < n; i++) {
+			struct hctx *o = atomic_load(&P.ctxs[i]);
+			if (o && o->state == 2 && !o->q_head) {
+				slot = i;
+				break;
+			}
+		}
+		if (slot == n && n == MAX_CONTEXTS) {
+			pthread_mutex_unlock(&P.lock);
+			ktrace_tracer_disable_feature(KTRACE_FEATURE_HASH,
+						      "hashing is off in CUDA context %p: more than %d contexts",
+						      (void *)ctx, MAX_CONTEXTS);
+			ctx_release_gpu(c);
+			pthread_mutex_destroy(&c->lock);
+			free(c);
+			return NULL;
+		}
+		/* a replaced destroyed context stays allocated: a late reader may hold it */
+		if (slot < n) {
+			struct hctx *o = atomic_load(&P.ctxs[slot]);
+			o->dead_next = P.graveyard;
+			P.graveyard = o;
+		}
+		atomic_store(&P.ctxs[slot], c);
+		if (slot == n)
+			atomic_store_explicit(&P.nctxs, n + 1, memory_order_release);
+	}
+	pthread_mutex_unlock(&P.lock);
+	return c->state == 0 ? c : NULL;
+}
+
+/* ---- the background thread ------------------------------------------------ */
+
+static int landed(const struct hctx *c, uint64_t off, uint32_t n, uint64_t ticket)
+{
+	return __atomic_load_n(&c->host[off + n], __ATOMIC_ACQUIRE) == ticket;
+}
+
+/* Every launched hash of j has landed (j in READY state). */
+static int job_done(const struct job *j)
+{
+	for (uint32_t g = 0; g < j->ngroups; g++) {
+		const struct group *gr = &j->groups[g];
+
+		if (gr->pre_launched && !landed(j->c, gr->pre_off, gr->n, gr->pre_ticket))
+			return 0;
+		if (gr->post_launched && !landed(j->c, gr->post_off, gr->n, gr->post_ticket))
+			return 0;
+	}
+	return 1;
+}
+
+/* Patch the results that landed into j->rec and append it.  with_post: the
+ * post-hash may be used (not for abandoned jobs whose post never ran). */
+static void job_emit(struct job *j, int ring_valid)
+{
+	uint64_t missing = 0;
+
+	for (uint32_t g = 0; g < j->ngroups; g++) {
+		const struct group *gr = &j->groups[g];
+		int pre_ok = ring_valid && gr->pre_launched && landed(j->c, gr->pre_off, gr->n, gr->pre_ticket);
+		int post_ok = ring_valid && gr->post_launched && landed(j->c, gr->post_off, gr->n, gr->post_ticket);
+
+		missing += (uint64_t)(gr->pre_launched && !pre_ok) + (uint64_t)(gr->post_launched && !post_ok);
+		for (uint32_t k = 0; k < gr->n; k++) {
+			uint32_t h = gr->first + k;
+			uint8_t *e = j->rec + j->regions_off + (size_t)j->ridx[h] * KTRACE_REGION_DISK_SIZE;
+			uint16_t fl = rd16(e + KTRACE_REGION_FLAGS_OFF);
+
+			if (pre_ok) {
+				le64(e + KTRACE_REGION_PRE_HASH_OFF,
+					 ktrace_digest_finalize(j->c->host[gr->pre_off + k], j->len[h]));
+				fl |= KTRACE_REGIONF_PRE;
+			}
+			if (post_ok) {
+				le64(e + KTRACE_REGION_POST_HASH_OFF,
+					 ktrace_digest_finalize(j->c->host[gr->post_off + k], j->len[h]));
+				fl |= KTRACE_REGIONF_POST;
+			}
+			le16(e + KTRACE_REGION_FLAGS_OFF, fl);
+		}
+	}
+	if (missing)
+		count(KTRACE_CTR_HASH_INCOMPLETE, missing);
+	if (j->launch_result != CUDA_SUCCESS) {
+		/* the record was encoded before the launch: set its result */
+		struct ktrace_rec_launch r;
+		struct ktrace_region *regs = NULL;
+		uint8_t *out = NULL;
+		size_t sz = 0;
+
+		if (ktrace_decode_launch(j->rec, j->size, &r) == 0 &&
+		    (regs = calloc(r.nregions ? r.nregions : 1, sizeof(*regs))) &&
+		    (out = malloc(j->size))) {
+			for (uint32_t i = 0; i < r.nregions; i++)
+				ktrace_launch_region(&r, i, &regs[i]);
+			r.result = (int32_t)j->launch_result;
+			r.flags |= KTRACE_LAUNCHF_FAILED;
+			sz = ktrace_encode_launch(out, j->size, &r, regs, NULL);
+			if (sz == j->size) {
+				memcpy(out + 8, j->rec + 8, 16); /* seq, time_ns of the call */
+				memcpy(j->rec, out, sz);
+			}
+		}
+		free(regs);
+		free(out);
+	}
+	if (P.w)
+		ktrace_writer_append(P.w, j->rec, j->size);
+}
+
+static void job_free(struct job *j)
+{
+	free(j);
+}
+
+/* Pop and complete every finished job at the head of c's queue. */
+static int ctx_harvest(struct hctx *c)
+{
+	int done = 0;
+
+	for (;;) {
+		struct job *j;
+		int st;
+
+		pthread_mutex_lock(&c->lock);
+		j = c->q_head;
+		if (!j) {
+			pthread_mutex_unlock(&c->lock);
+			return done;
+		}
+		st = atomic_load_explicit(&j->state, memory_order_acquire);
+		if (st == JOB_PRE || (st == JOB_READY && !job_done(j))) {
+			pthread_mutex_unlock(&c->lock);
+			return done;
+		}
+		c->q_head = j->next;
+		if (!c->q_head)
+			c->q_tail = NULL;
+		c->tail = j->ring_end;
+		c->njobs--;
+		pthread_mutex_unlock(&c->lock);
+		if (st == JOB_READY)
+			job_emit(j, 1);
+		job_free(j);
+		done++;
+		if (atomic_fetch_sub(&P.pending, 1) == 1) {
+			pthread_mutex_lock(&P.lock);
+			pthread_cond_broadcast(&P.drained);
+			pthread_mutex_unlock(&P.lock);
+		}
+	}
+}
+
+static void *bg_main(void *arg)
+{
+	uint64_t nap = POLL_MIN_NS;
+
+	(void)arg;
+	while (!atomic_load(&P.stop)) {
+		unsigned n;
+		int done = 0;
+
+		if (atomic_load(&P.pending) == 0) {
+			pthread_mutex_lock(&P.lock);
+			atomic_store(&P.bg_idle, 1);
+			while (atomic_load(&P.pending) == 0 && !atomic_load(&P.stop)) {
+				struct timespec ts;
+
+				clock_gettime(CLOCK_REALTIME, &ts);
+				ts.tv_nsec += 100 * 1000 * 1000;
+				if (ts.tv_nsec >= 1000000000) {
+					ts.tv_sec++;
+					ts.tv_nsec -= 1000000000;
+				}
+				pthread_cond_timedwait(&P.cond, &P.lock, &ts);
+			}
+			atomic_store(&P.bg_idle, 0);
+			pthread_mutex_unlock(&P.lock);
+			continue;
+		}
+		n = atomic_load_explicit(&P.nctxs, memory_order_acquire);
+		for (unsigned i = 0; i < n; i++) {
+			struct hctx *c = atomic_load(&P.ctxs[i]);
+
+			if (c && c->state == 0)
+				done += ctx_harvest(c);
+		}
+		if (done) {
+			nap = POLL_MIN_NS;
+		} else {
+			sleep_ns(nap);
+			nap = nap * 2 > POLL_MAX_NS ? POLL_MAX_NS : nap * 2;
+		}
+	}
+	return NULL;
+}
+
+static void wake_bg(void)
+{
+	if (atomic_load(&P.bg_idle)) {
+		pthread_mutex_lock(&P.lock);
+		pthread_cond_signal(&P.cond);
+		pthread_mutex_unlock(&P.lock);
+	}
+}
+
+static int ensure_thread(void)
+{
+	int ok;
+
+	pthread_mutex_lock(&P.lock);
+	if (!P.thread_started && !atomic_load(&P.stop)) {
+		if (ktrace_spawn(&P.thread, "ktrace-hash", bg_main, NULL) == 0)
+			P.thread_started = 1;
+	}
+	ok = P.thread_started;
+	pthread_mutex_unlock(&P.lock);
+	return ok;
+}
+
+/* ---- launching -------------------------------------------------------------- */
+
+/* Reserve k words in c's ring and queue j (c->lock held).  0 or -1 (no room). */
+static int ring_reserve(struct hctx *c, struct job *j)
+{
+	uint64_t used = c->head - c->tail, pos = c->head % c->words;
+
+	if (c->njobs >= P.opts.slots)
+		return -1;
+	for (uint32_t g = 0; g < j->ngroups; g++) {
+		uint64_t k = 2 * ((uint64_t)j->groups[g].n + 1);
+		uint64_t waste = pos + k > c->words ? c->words - pos : 0;
+
+		if (used + waste + k > c->words)
+			return -1;
+		used += waste + k;
+		pos = (pos + waste + k) % c->words;
+	}
+	/* commit */
+	for (uint32_t g = 0; g < j->ngroups; g++) {
+		struct group *gr = &j->groups[g];
+		uint64_t k = 2 * ((uint64_t)gr->n + 1);
+
+		pos = c->head % c->words;
+		if (pos + k > c->words) {
+			c->head += c->words - pos;
+			pos = 0;
+		}
+		gr->pre_off = pos;
+		gr->post_off = pos + gr->n + 1;
+		gr->pre_ticket = c->next_ticket++;
+		gr->post_ticket = c->next_ticket++;
+		c->head += k;
+	}
+	j->ring_end = c->head;
+	j->next = NULL;
+	if (c->q_tail)
+		c->q_tail->next = j;
+	else
+		c->q_head = j;
+	c->q_tail = j;
+	c->njobs++;
+	return 0;
+}
+
+/* Launch the hash of group gr (pre or post) on j->stream.  1 if launched. */
+static int launch_group(struct job *j, struct group *gr, int post)
+{
+	union {
+		struct kt_hash_params_r8 r8;
+		struct kt_hash_params_r32 r32;
+		struct kt_hash_params_r160 r160;
+	} u;
+	struct hctx *c = j->c;
+	struct kt_hash_hdr *h = &u.r8.h;
+	uint64_t *ptr, *len, *cend, total = 0, bytes = 0, blocks;
+	uint64_t off = post ? gr->post_off : gr->pre_off;
+	int v = 0;
+	void *args[1] = { &u };
+
+	while (variant_regions[v] < gr->n)
+		v++;
+	if (v == 0) {
+		ptr = u.r8.ptr, len = u.r8.len, cend = u.r8.chunk_end;
+	} else if (v == 1) {
+		ptr = u.r32.ptr, len = u.r32.len, cend = u.r32.chunk_end;
+	} else {
+		ptr = u.r160.ptr, len = u.r160.len, cend = u.r160.chunk_end;
+	}
+	h->scratch = c->scratch + off * sizeof(uint64_t);
+	h->result = c->host_dev + off * sizeof(uint64_t);
+	h->done_value = post ? gr->post_ticket : gr->pre_ticket;
+	h->n = gr->n;
+	h->reserved = 0;
+	for (uint32_t k = 0; k < gr->n; k++) {
+		ptr[k] = j->ptr[gr->first + k];
+		len[k] = j->len[gr->first + k];
+		total += kt_hash_chunks(len[k]);
+		cend[k] = total;
+		bytes += len[k];
+	}
+	blocks = (total + KT_HASH_WARPS_PER_BLOCK - 1) / KT_HASH_WARPS_PER_BLOCK;
+	if (blocks > c->max_blocks[v])
+		blocks = c->max_blocks[v];
+	if (blocks < 1)
+		blocks = 1;
+	if (ktrace_real.cuLaunchKernel(c->fn[v], (unsigned)blocks, 1, 1, KT_HASH_BLOCK, 1, 1, 0, j->stream, args,
+				       NULL) != CUDA_SUCCESS)
+		return 0;
+	count(KTRACE_CTR_HASH_LAUNCHES, 1);
+	count(KTRACE_CTR_HASH_BYTES, bytes);
+	return 1;
+}
+
+struct ktrace_hash_job *ktrace_hash_pre(CUcontext ctx, CUstream stream, const void *rec, size_t size,
+					size_t regions_off)
+{
+	struct ktrace_rec_launch r;
+	CUstreamCaptureStatus cap = CU_STREAM_CAPTURE_STATUS_NONE;
+	struct hctx *c;
+	struct job *j;
+	uint32_t nh = 0, ng;
+	uint64_t waited = 0, t0 = 0;
+	size_t off;
+	int any;
+
+	if (!atomic_load_explicit(&P.running, memory_order_acquire) || !rec)
+		return NULL;
+	if (ktrace_decode_launch(rec, size, &r) != 0 || regions_off + (size_t)r.nregions * KTRACE_REGION_DISK_SIZE > size)
+		return NULL;
+	for (uint32_t i = 0; i < r.nregions; i++) {
+		struct ktrace_region g;
+
+		ktrace_launch_region(&r, i, &g);
+		nh += g.hash_len > 0;
+	}
+	if (!nh)
+		return NULL;
+	if (!ktrace_real.cuStreamIsCapturing || ktrace_real.cuStreamIsCapturing(stream, &cap) != CUDA_SUCCESS ||
+	    cap != CU_STREAM_CAPTURE_STATUS_NONE) {
+		/* a capturing stream (or one that cannot say): never add nodes to a graph */
+		count(KTRACE_CTR_HASH_SKIPPED_CAPTURE, 1);
+		return NULL;
+	}
+	c = ctx_get(ctx);
+	if (!c) {
+		count(KTRACE_CTR_HASH_SKIPPED_ERROR, 1);
+		return NULL;
+	}
+	if (!ensure_thread()) {
+		count(KTRACE_CTR_HASH_SKIPPED_ERROR, 1);
+		return NULL;
+	}
+
+	/* one allocation: job, groups, per-region arrays, record copy */
+	ng = (nh + KT_HASH_MAX_REGIONS - 1) / KT_HASH_MAX_REGIONS;
+	off = sizeof(*j);
+	size_t g_off = off;
+	off += ng * sizeof(struct group);
+	off = (off + 7) & ~(size_t)7;
+	size_t len_off = off;
+	off += nh * sizeof(uint64_t);
+	size_t ptr_off = off;
+	off += nh * sizeof(uint64_t);
+	size_t ridx_off = off;
+	off += nh * sizeof(uint32_t);
+	off = (off + 7) & ~(size_t)7;
+	size_t rec_off = off;
+	off += size;
+	j = malloc(off);
+	if (!j) {
+		count(KTRACE_CTR_HASH_SKIPPED_ERROR, 1);
+		return NULL;
+	}
+	memset(j, 0, sizeof(*j));
+	j->c = c;
+	j->stream = stream;
+	j->groups = (struct group *)((char *)j + g_off);
+	j->len = (uint64_t *)((char *)j + len_off);
+	j->ptr = (uint64_t *)((char *)j + ptr_off);
+	j->ridx = (uint32_t *)((char *)j + ridx_off);
+	j->rec = (uint8_t *)j + rec_off;
+	j->size = size;
+	j->regions_off = regions_off;
+	j->nhashed = nh;
+	j->ngroups = ng;
+	j->launch_result = CUDA_SUCCESS;
+	atomic_init(&j->state, JOB_PRE);
+	memcpy(j->rec, rec, size);
+	{
+		struct ktrace_rec_launch rc;
+		uint32_t h = 0;
+
+		ktrace_decode_launch(j->rec, size, &rc);
+		for (uint32_t i = 0; i < rc.nregions; i++) {
+			struct ktrace_region g;
+
+			ktrace_launch_region(&rc, i, &g);
+			if (!g.hash_len)
+				continue;
+			j->ridx[h] = i;
+			j->len[h] = g.hash_len;
+			j->ptr[h] = g.ptr;
+			h++;
+		}
+	}
+	for (uint32_t g = 0; g < ng; g++) {
+		j->groups[g].first = g * KT_HASH_MAX_REGIONS;
+		j->groups[g].n = nh - g * KT_HASH_MAX_REGIONS < KT_HASH_MAX_REGIONS ? nh - g * KT_HASH_MAX_REGIONS
+										   : KT_HASH_MAX_REGIONS;
+	}
+
+	/* ring space, with a bounded wait */
+	{
+		uint64_t need = 0;
+
+		for (uint32_t g = 0; g < ng; g++)
+			need += 2 * ((uint64_t)j->groups[g].n + 1);
+		if (need > c->words / 2) {
+			free(j);
+			count(KTRACE_CTR_HASH_SKIPPED_NOSLOT, 1);
+			return NULL;
+		}
+	}
+	for (;;) {
+		int ok;
+
+		pthread_mutex_lock(&c->lock);
+		ok = c->state == 0 && ring_reserve(c, j) == 0;
+		pthread_mutex_unlock(&c->lock);
+		if (ok)
+			break;
+		if (c->state != 0) {
+			free(j);
+			count(KTRACE_CTR_HASH_SKIPPED_ERROR, 1);
+			return NULL;
+		}
+		if (!t0) {
+			t0 = now_ns();
+			count(KTRACE_CTR_HASH_WAITS, 1);
+		}
+		waited = now_ns() - t0;
+		if (waited >= P.opts.max_wait_ns) {
+			count(KTRACE_CTR_HASH_WAIT_NS, waited);
+			count(KTRACE_CTR_HASH_SKIPPED_NOSLOT, 1);
+			free(j);
+			return NULL;
+		}
+		wake_bg();
+		sched_yield();
+	}
+	if (t0)
+		count(KTRACE_CTR_HASH_WAIT_NS, now_ns() - t0);
+	atomic_fetch_add(&P.pending, 1);
+	wake_bg();
+
+	any = 0;
+	for (uint32_t g = 0; g < ng; g++) {
+		j->groups[g].pre_launched = (uint8_t)launch_group(j, &j->groups[g], 0);
+		any |= j->groups[g].pre_launched;
+	}
+	if (!any) {
+		/* nothing launched: the caller records the launch unhashed; the
+		 * background thread only releases the ring space */
+		int expect = JOB_PRE;
+
+		if (!atomic_compare_exchange_strong(&j->state, &expect, JOB_CANCELLED))
+			job_free(j); /* already flushed by a context destruction */
+		count(KTRACE_CTR_HASH_SKIPPED_ERROR, 1);
+		return NULL;
+	}
+	return (struct ktrace_hash_job *)j;
+}
+
+void ktrace_hash_post(struct ktrace_hash_job *job, CUresult launch_result)
+{
+	struct job *j = (struct job *)job;
+	int expect = JOB_PRE;
+
+	if (!j)
+		return;
+	j->launch_result = launch_result;
+	if (launch_result == CUDA_SUCCESS && atomic_load(&j->state) == JOB_PRE)
+		for (uint32_t g = 0; g < j->ngroups; g++)
+			if (j->groups[g].pre_launched)
+				j->groups[g].post_launched = (uint8_t)launch_group(j, &j->groups[g], 1);
+	if (!atomic_compare_exchange_strong_explicit(&j->state, &expect, JOB_READY, memory_order_acq_rel,
+						     memory_order_acquire)) {
+		/* abandoned by a context destruction or the final drain: its record
+		 * is already written */
+		job_free(j);
+		return;
+	}
+	wake_bg();
+}
+
+/* ---- forced completion ------------------------------------------------------ */
+
+/* Complete every job of c now (results not landed are missing).  Jobs whose
+ * launching thread is still between pre and post are written without the
+ * post-hash and freed by ktrace_hash_post. */
+static void ctx_flush_all(struct hctx *c, int ring_valid)
+{
+	struct job *list;
+
+	pthread_mutex_lock(&c->lock);
+	list = c->q_head;
+	c->q_head = c->q_tail = NULL;
+	c->njobs = 0;
+	c->tail = c->head;
+	pthread_mutex_unlock(&c->lock);
+	while (list) {
+		struct job *j = list;
+		int expect = JOB_PRE;
+
+		list = j->next;
+		if (atomic_compare_exchange_strong(&j->state, &expect, JOB_ABANDONED)) {
+			/* post not yet launched: record without it; ktrace_hash_post frees */
+			for (uint32_t g = 0; g < j->ngroups; g++)
+				j->groups[g].post_launched = 0;
+			count(KTRACE_CTR_HASH_INCOMPLETE, 1);
+			job_emit(j, ring_valid);
+		} else {
+			if (expect == JOB_READY)
+				job_emit(j, ring_valid);
+			job_free(j);
+		}
+		if (atomic_fetch_sub(&P.pending, 1) == 1) {
+			pthread_mutex_lock(&P.lock);
+			pthread_cond_broadcast(&P.drained);
+			pthread_mutex_unlock(&P.lock);
+		}
+	}
+}
+
+void ktrace_hash_context_destroyed(CUcontext ctx)
+{
+	unsigned n = atomic_load_explicit(&P.nctxs, memory_order_acquire);
+
+	for (unsigned i = 0; i < n; i++) {
+		struct hctx *c = atomic_load(&P.ctxs[i]);
+		CUstreamCaptureMode mode = CU_STREAM_CAPTURE_MODE_RELAXED;
+		int was;
+
+		if (!c || c->ctx != ctx || c->state == 2)
+			continue;
+		pthread_mutex_lock(&c->lock);
+		was = c->state;
+		c->state = 2; /* no new jobs; the background thread skips it */
+		pthread_mutex_unlock(&c->lock);
+		ctx_flush_all(c, was == 0);
+		if (was == 0 && ktrace_real.cuThreadExchangeStreamCaptureMode &&
+		    ktrace_real.cuThreadExchangeStreamCaptureMode(&mode) == CUDA_SUCCESS) {
+			ctx_release_gpu(c);
+			ktrace_real.cuThreadExchangeStreamCaptureMode(&mode);
+		}
+	}
+}
+
+/* ---- lifecycle --------------------------------------------------------------- */
+
+int ktrace_hash_pipeline_start(struct ktrace_writer *w, const struct ktrace_hash_opts *o)
+{
+	if (atomic_load(&P.running))
+		return 0;
+	P.w = w;
+	P.opts.slots = o && o->slots ? o->slots : DEFAULT_SLOTS;
+	P.opts.max_wait_ns = o && o->max_wait_ns ? o->max_wait_ns : DEFAULT_MAX_WAIT_NS;
+	if (P.opts.slots < 4)
+		P.opts.slots = 4;
+	if (P.opts.slots > (1u << 22))
+		P.opts.slots = 1u << 22;
+	atomic_store(&P.stop, 0);
+	atomic_store_explicit(&P.running, 1, memory_order_release);
+	return 0;
+}
+
+void ktrace_hash_pipeline_drain(unsigned timeout_ms)
+{
+	uint64_t deadline = now_ns() + (uint64_t)timeout_ms * 1000000ull;
+	unsigned n;
+
+	if (!atomic_load(&P.running))
+		return;
+	pthread_mutex_lock(&P.lock);
+	while (atomic_load(&P.pending) > 0 && P.thread_started) {
+		struct timespec ts;
+		uint64_t now = now_ns();
+
+		if (now >= deadline)
+			break;
+		pthread_cond_signal(&P.cond);
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += 1000000; /* re-check every millisecond */
+		if (ts.tv_nsec >= 1000000000) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000;
+		}
+		pthread_cond_timedwait(&P.drained, &P.lock, &ts);
+	}
+	pthread_mutex_unlock(&P.lock);
+	if (atomic_load(&P.pending) == 0)
+		return;
+	/* out of time: write what is there, the rest as missing */
+	n = atomic_load_explicit(&P.nctxs, memory_order_acquire);
+	for (unsigned i = 0; i < n; i++) {
+		struct hctx *c = atomic_load(&P.ctxs[i]);
+
+		if (c && c->state == 0)
+			ctx_flush_all(c, 1);
+	}
+}
+
+void ktrace_hash_pipeline_stop(void)
+{
+	unsigned n;
+
+	if (!atomic_exchange(&P.running, 0))
+		return;
+	pthread_mutex_lock(&P.lock);
+	atomic_store(&P.stop, 1);
+	pthread_cond_broadcast(&P.cond);
+	pthread_mutex_unlock(&P.lock);
+	if (P.thread_started)
+		pthread_join(P.thread, NULL);
+	P.thread_started = 0;
+	/* jobs still queued are written with what landed.  GPU resources are
+	 * left to the driver: at exit it may already be shutting down. */
+	n = atomic_load_explicit(&P.nctxs, memory_order_acquire);
+	for (unsigned i = 0; i < n; i++) {
+		struct hctx *c = atomic_load(&P.ctxs[i]);
+
+		if (c && c->state == 0)
+			ctx_flush_all(c, 1);
+	}
+}
+
+void ktrace_hash_pipeline_abandon_after_fork(void)
+{
+	/* the parent's thread, locks and GPU state do not exist here: forget
+	 * them (the memory is leaked on purpose) */
+	pthread_mutex_init(&P.lock, NULL);
+	pthread_cond_init(&P.cond, NULL);
+	pthread_cond_init(&P.drained, NULL);
+	for (unsigned i = 0; i < MAX_CONTEXTS; i++)
+		atomic_store(&P.ctxs[i], NULL);
+	atomic_store(&P.nctxs, 0);
+	atomic_store(&P.pending, 0);
+	atomic_store(&P.bg_idle, 0);
+	atomic_store(&P.running, 0);
+	atomic_store(&P.stop, 0);
+	P.thread_started = 0;
+	P.w = NULL;
+}

@@ -1,0 +1,73 @@
+/* interpose/hash/hash_pipeline.h: pre/post hashing of a launch's buffers on the GPU.
+ *
+ * For one traced launch the launching thread encodes the complete LAUNCH
+ * record first (regions with ptr and hash_len set, hashes zero), then:
+ *
+ *   job = ktrace_hash_pre(ctx, stream, rec, size, regions_off);  // pre-hash launched on stream
+ *   res = real launch of the application's kernel on the same stream
+ *   ktrace_hash_post(job, res);                                   // post-hash launched (if res ok)
+ *
+ * Stream order makes both hashes exact.  Results land in mapped pinned host
+ * memory; the pipeline's background thread polls them, patches pre_hash /
+ * post_hash and the REGIONF_PRE/POST flags into the record, and appends it to
+ * the trace writer.  No host synchronisation of application streams, ever.
+ * When result slots run out the launching thread waits a bounded time, then
+ * the launch is recorded unhashed; both are counted.
+ *
+ * Streams given here are already normalised: a _ptsz entry point's stream 0
+ * is passed as CU_STREAM_PER_THREAD.
+ */
+#ifndef KTRACE_HASH_PIPELINE_H
+#define KTRACE_HASH_PIPELINE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cuda.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct ktrace_writer;
+struct ktrace_hash_job;
+
+struct ktrace_hash_opts {
+	uint32_t slots;          /* launches in flight per context (default 16384) */
+	uint64_t max_wait_ns;    /* bounded wait for a free slot (default 1 ms) */
+};
+
+/* Start the pipeline (its thread starts lazily).  0 on success. */
+int ktrace_hash_pipeline_start(struct ktrace_writer *w, const struct ktrace_hash_opts *o);
+
+/* Launch the pre-hash for the regions of an encoded LAUNCH record whose
+ * hash_len > 0, on `stream` in context `ctx` (current on this thread).  Copies
+ * the record.  Returns a job, or NULL when hashing was skipped (capturing
+ * stream, no slot, ktrace's kernel unavailable in this context); the caller
+ * then appends the record itself with KTRACE_LAUNCHF_HASH_SKIPPED. */
+struct ktrace_hash_job *ktrace_hash_pre(CUcontext ctx, CUstream stream, const void *rec, size_t size,
+					size_t regions_off);
+
+/* After the application's launch returned `launch_result`: launch the
+ * post-hash (if it succeeded) and queue the job for completion. */
+void ktrace_hash_post(struct ktrace_hash_job *job, CUresult launch_result);
+
+/* A context is being destroyed: complete its jobs without waiting (hashes
+ * that have not landed are marked missing) and free its resources. */
+void ktrace_hash_context_destroyed(CUcontext ctx);
+
+/* Wait (at most timeout_ms) for results in flight and append every pending
+ * record.  Called at exit and before ktrace_writer_flush in tests. */
+void ktrace_hash_pipeline_drain(unsigned timeout_ms);
+
+/* Stop the thread and release resources (at exit). */
+void ktrace_hash_pipeline_stop(void);
+
+/* Child after fork: forget everything without touching the GPU. */
+void ktrace_hash_pipeline_abandon_after_fork(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,212 @@
+/* interpose/hash/memory_events.c: the memory and context hooks of events.h.
+ *
+ * Allocations go into the allocation map (alloc_map.h) and become ALLOC /
+ * FREE records.  VMM mappings (cuMemMap) that touch each other are merged
+ * into one tracked range, so a tensor of PyTorch's expandable segments that
+ * spans two mapped pages is one allocation; cuMemUnmap cuts the range again.
+ * Address reservations are recorded but not tracked (no memory behind them).
+ * Copies and memsets become MEMCPY / MEMSET records numbered from the launch
+ * sequence, so they order among launches; the host source of a host-to-device
+ * copy is digested on the CPU (KTRACE_COPYF_SRC_DIGEST) when the copy is
+ * synchronous and at most SRC_DIGEST_SYNC_MAX bytes, or asynchronous and at
+ * most SRC_DIGEST_ASYNC_MAX (the driver has consumed a pageable source when
+ * the call returns; a pinned one may not be changed before the copy ran).
+ */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <string.h>
+
+#include "format/trace_writer.h"
+#include "hashkern/ktrace_digest.h"
+#include "interpose/hash/alloc_map.h"
+#include "interpose/capture/capture_thread.h"
+#include "interpose/driver/events.h"
+#include "interpose/hash/hash_pipeline.h"
+#include "interpose/capture/param_scan.h"
+#include "interpose/registry/registry.h"
+#include "interpose/tracer.h"
+
+#define SRC_DIGEST_SYNC_MAX (4ull << 20)
+#define SRC_DIGEST_ASYNC_MAX (64ull << 10)
+
+/* Serialises the merge/split of VMM ranges (lookups and inserts of the map
+ * are each atomic, a merge is several). */
+static pthread_mutex_t vmm_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_once_t vmm_once = PTHREAD_ONCE_INIT;
+
+static void vmm_fork_prepare(void)
+{
+	pthread_mutex_lock(&vmm_lock);
+}
+
+static void vmm_fork_release(void)
+{
+	pthread_mutex_unlock(&vmm_lock);
+}
+
+static void vmm_fork_register(void)
+{
+	pthread_atfork(vmm_fork_prepare, vmm_fork_release, vmm_fork_release);
+}
+
+static void vmm_lock_take(void)
+{
+	pthread_once(&vmm_once, vmm_fork_register);
+	pthread_mutex_lock(&vmm_lock);
+}
+
+#define APPEND(enc, r)                                                     \
+	do {                                                               \
+		uint64_t buf_[32];                                         \
+		size_t n_ = enc(buf_, sizeof(buf_), r);                    \
+		if (ktrace_tracer.writer && n_ <= sizeof(buf_))            \
+			ktrace_writer_append(ktrace_tracer.writer, buf_, n_); \
+	} while (0)
+
+static void vmm_insert(uint64_t base, uint64_t size, int32_t dev)
+{
+	struct ktrace_alloc_info p;
+	uint64_t lo = base, hi = base + size;
+
+	vmm_lock_take();
+	if (lo && ktrace_alloc_map_lookup(lo - 1, &p) && p.kind == KTRACE_ALLOC_VMM && p.device == dev &&
+	    p.base + p.size == lo) {
+		lo = p.base;
+		ktrace_alloc_map_remove(p.base, &p);
+	}
+	if (ktrace_alloc_map_lookup(hi, &p) && p.kind == KTRACE_ALLOC_VMM && p.device == dev && p.base == hi) {
+		hi = p.base + p.size;
+		ktrace_alloc_map_remove(p.base, &p);
+	}
+	ktrace_alloc_map_insert(lo, hi - lo, KTRACE_ALLOC_VMM, dev);
+	ktrace_alloc_cache_invalidate();
+	pthread_mutex_unlock(&vmm_lock);
+}
+
+void ktrace_on_alloc(uint64_t base, uint64_t size, uint32_t kind, CUstream stream)
+{
+	struct ktrace_rec_alloc r;
+	int32_t dev;
+
+	ktrace_capture_context(&dev);
+	if (kind == KTRACE_ALLOC_VMM)
+		vmm_insert(base, size, dev);
+	else if (kind != KTRACE_ALLOC_RESERVE && size) {
+		ktrace_alloc_map_insert(base, size, kind, dev);
+		ktrace_alloc_cache_invalidate();
+	}
+	memset(&r, 0, sizeof(r));
+	r.base = base;
+	r.size = size;
+	r.stream = (uint64_t)(uintptr_t)stream;
+	r.device = dev;
+	r.kind = kind;
+	APPEND(ktrace_encode_alloc, &r);
+}
+
+void ktrace_on_free(uint64_t base, uint32_t kind, CUstream stream)
+{
+	struct ktrace_rec_free r;
+	struct ktrace_alloc_info old;
+
+	memset(&r, 0, sizeof(r));
+	if (ktrace_alloc_map_remove(base, &old) == 0) {
+		r.size = old.size;
+		ktrace_alloc_cache_invalidate();
+	}
+	r.base = base;
+	r.stream = (uint64_t)(uintptr_t)stream;
+	r.kind = kind;
+	APPEND(ktrace_encode_free, &r);
+}
+
+void ktrace_on_unmap(uint64_t base, uint64_t size)
+{
+	struct ktrace_rec_free r;
+	struct ktrace_alloc_info lo, hi;
+	int have_lo, have_hi;
+
+	if (size) {
+		vmm_lock_take();
+		have_lo = ktrace_alloc_map_lookup(base, &lo);
+		have_hi = ktrace_alloc_map_lookup(base + size - 1, &hi);
+		ktrace_alloc_map_remove_range(base, size);
+		/* Parts of merged ranges outside [base, base+size) stay mapped. */
+		if (have_lo && lo.base < base)
+			ktrace_alloc_map_insert(lo.base, base - lo.base, lo.kind, lo.device);
+		if (have_hi && hi.base + hi.size > base + size)
+			ktrace_alloc_map_insert(base + size, hi.base + hi.size - (base + size), hi.kind, hi.device);
+		ktrace_alloc_cache_invalidate();
+		pthread_mutex_unlock(&vmm_lock);
+	}
+	memset(&r, 0, sizeof(r));
+	r.base = base;
+	r.size = size;
+	r.kind = KTRACE_ALLOC_VMM;
+	APPEND(ktrace_encode_free, &r);
+}
+
+/* The operation number of a copy or set (shared with launches, so they
+ * order among them); 0 when tracing is paused (ktrace_pause()): the number is
+ * taken anyway, as a paused launch takes one, and nothing is recorded. */
+static int take_op_seq(uint64_t *op_seq)
+{
+	*op_seq = atomic_fetch_add_explicit(&ktrace_tracer.launch_seq, 1, memory_order_relaxed);
+	return !atomic_load_explicit(&ktrace_tracer.paused, memory_order_relaxed);
+}
+
+void ktrace_on_memcpy(uint64_t dst, uint64_t src, uint64_t bytes, uint32_t dir, uint32_t flags, CUstream stream,
+		      CUresult res, const void *host_src)
+{
+	struct ktrace_rec_memcpy r;
+	int32_t dev;
+	uint64_t max = (flags & KTRACE_COPYF_ASYNC) ? SRC_DIGEST_ASYNC_MAX : SRC_DIGEST_SYNC_MAX;
+
+	memset(&r, 0, sizeof(r));
+	if (!take_op_seq(&r.op_seq))
+		return;
+	r.dst = dst;
+	r.src = src;
+	r.bytes = bytes;
+	r.stream = (uint64_t)(uintptr_t)stream;
+	r.context = (uint64_t)(uintptr_t)ktrace_capture_context(&dev);
+	r.dir = dir;
+	r.flags = flags & ~KTRACE_COPYF_SRC_DIGEST;
+	r.tid = ktrace_capture_tid();
+	r.result = (int32_t)res;
+	if (dir == KTRACE_COPY_HTOD && host_src && res == CUDA_SUCCESS && bytes <= max &&
+	    !(flags & (KTRACE_COPYF_2D | KTRACE_COPYF_3D))) {
+		r.src_digest = ktrace_digest(host_src, bytes);
+		r.flags |= KTRACE_COPYF_SRC_DIGEST;
+	}
+	APPEND(ktrace_encode_memcpy, &r);
+}
+
+void ktrace_on_memset(uint64_t dst, uint64_t value, uint32_t elem_size, uint64_t count, uint32_t flags,
+		      CUstream stream, CUresult res)
+{
+	struct ktrace_rec_memset r;
+	int32_t dev;
+
+	memset(&r, 0, sizeof(r));
+	if (!take_op_seq(&r.op_seq))
+		return;
+	r.dst = dst;
+	r.count = count;
+	r.value = value;
+	r.stream = (uint64_t)(uintptr_t)stream;
+	r.context = (uint64_t)(uintptr_t)ktrace_capture_context(&dev);
+	r.elem_size = elem_size;
+	r.flags = flags;
+	r.tid = ktrace_capture_tid();
+	r.result = (int32_t)res;
+	APPEND(ktrace_encode_memset, &r);
+}
+
+void ktrace_on_context_destroy(CUcontext ctx)
+{
+	ktrace_capture_context_gone();
+	if (ktrace_tracer.cfg.hash)
+		ktrace_hash_context_destroyed(ctx);
+	ktrace_registry_context_destroyed((uint64_t)(uintptr_t)ctx);
+}

@@ -1,0 +1,241 @@
+/* interpose/registry/kernel_record.c: a kernel's layout and its KERNEL record (see
+ * kernel_record.h): parameter layouts from the driver or the parsed cubin,
+ * names from the driver, and the record's parameter descriptors (cubin
+ * metadata, else generic names with types from the mangled name). */
+#include "interpose/registry/kernel_record.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/log.h"
+#include "format/trace_writer.h"
+#include "meta/kernel_meta.h"
+#include "interpose/driver/driver_real.h"
+#include "interpose/registry/registry.h"
+#include "interpose/tracer.h"
+
+static struct ktrace_str kstr(const char *s)
+{
+	struct ktrace_str v = { s ? s : "", 0 };
+	size_t n = s ? strlen(s) : 0;
+
+	v.len = (uint16_t)(n > 65535 ? 65535 : n);
+	return v;
+}
+
+int ktrace_kernel_meta_matches(const struct ktrace_meta_kernel *mk, const struct ktrace_param_layout *l)
+{
+	uint32_t i;
+
+	if (mk->nparams != l->nparams)
+		return 0;
+	for (i = 0; i < l->nparams; i++)
+		if (mk->params[i].offset != l->offset[i] || mk->params[i].size != l->size[i])
+			return 0;
+	return 1;
+}
+
+struct ktrace_param_layout *ktrace_kernel_meta_layout(const struct ktrace_meta_kernel *mk)
+{
+	uint32_t n = mk->nparams, i;
+	uint32_t *off = malloc((n + 1) * sizeof(uint32_t)), *sz = malloc((n + 1) * sizeof(uint32_t));
+	uint8_t *kd = malloc(n + 1);
+	struct ktrace_param_layout *l = NULL;
+
+	if (off && sz && kd) {
+		for (i = 0; i < n; i++) {
+			off[i] = mk->params[i].offset;
+			sz[i] = mk->params[i].size;
+			kd[i] = mk->params[i].kind;
+		}
+		l = ktrace_param_layout_new(n, off, sz, kd, mk->layout_source);
+	}
+	free(off);
+	free(sz);
+	free(kd);
+	return l;
+}
+
+/* The driver's layout of k: cuKernelGetParamInfo for a CUkernel, else
+ * cuFuncGetParamInfo; the other one when the first refuses the handle. */
+struct ktrace_param_layout *ktrace_kernel_driver_layout(const struct ktrace_kernel_entry *k)
+{
+	uint32_t cap = 64, n = 0;
+	uint32_t *off = malloc(cap * sizeof(uint32_t)), *sz = malloc(cap * sizeof(uint32_t));
+	struct ktrace_param_layout *l = NULL;
+	int attempt;
+
+	for (attempt = 0; attempt < 2 && off && sz; attempt++) {
+		int use_kernel = (k->kern != 0) ^ attempt;
+		uint64_t h = use_kernel ? k->kern : k->func;
+		CUresult res = CUDA_SUCCESS;
+
+		if (!h)
+			h = k->first_handle;
+		if (use_kernel ? !ktrace_real.cuKernelGetParamInfo : !ktrace_real.cuFuncGetParamInfo)
+			continue;
+		for (n = 0; n < KTRACE_PARAM_MAX_COUNT; n++) {
+			size_t o = 0, s = 0;
+
+			res = use_kernel ? ktrace_real.cuKernelGetParamInfo((CUkernel)(uintptr_t)h, n, &o, &s)
+					 : ktrace_real.cuFuncGetParamInfo((CUfunction)(uintptr_t)h, n, &o, &s);
+			if (res != CUDA_SUCCESS)
+				break;
+			if (n == cap) {
+				uint32_t *o2 = realloc(off, 2 * cap * sizeof(uint32_t));
+				uint32_t *s2 = o2 ? realloc(sz, 2 * cap * sizeof(uint32_t)) : NULL;
+
+				if (o2)
+					off = o2;
+				if (!s2) {
+					res = CUDA_ERROR_OUT_OF_MEMORY;
+					break;
+				}
+				sz = s2;
+				cap *= 2;
+			}
+			off[n] = (uint32_t)(o > UINT32_MAX ? UINT32_MAX : o);
+			sz[n] = (uint32_t)(s > UINT32_MAX ? UINT32_MAX : s);
+		}
+		if (res == CUDA_ERROR_INVALID_VALUE) {
+			l = ktrace_param_layout_new(n, off, sz, NULL, KTRACE_LAYOUT_DRIVER);
+			break;
+		}
+	}
+	free(off);
+	free(sz);
+	return l;
+}
+
+/* Fill k->name from the driver (cuFuncGetName, then cuKernelGetName). */
+void ktrace_kernel_resolve_name(struct ktrace_kernel_entry *k)
+{
+	const char *nm = NULL;
+	uint64_t f = k->func ? k->func : k->first_handle;
+	uint64_t kk = k->kern ? k->kern : k->first_handle;
+
+	if (!k->kern && ktrace_real.cuFuncGetName &&
+	    ktrace_real.cuFuncGetName(&nm, (CUfunction)(uintptr_t)f) == CUDA_SUCCESS && nm) {
+		k->func = f;
+	} else if (ktrace_real.cuKernelGetName &&
+		   ktrace_real.cuKernelGetName(&nm, (CUkernel)(uintptr_t)kk) == CUDA_SUCCESS && nm) {
+		k->kern = kk;
+	} else if (k->kern && ktrace_real.cuFuncGetName &&
+		   ktrace_real.cuFuncGetName(&nm, (CUfunction)(uintptr_t)f) == CUDA_SUCCESS && nm) {
+		k->func = f;
+	} else {
+		nm = NULL;
+	}
+	if (nm)
+		k->name = strdup(nm);
+}
+
+/* Trim, then: pointer if a '*' ends the type (maybe followed by const),
+ * const pointee if "const" precedes the last '*'. */
+static void classify_type(const char *t, uint8_t *kind, uint32_t *flags)
+{
+	const char *star = strrchr(t, '*');
+	const char *c;
+
+	*flags = 0;
+	if (star && !strpbrk(star, "()[]<>,")) {
+		*kind = KTRACE_PARAM_POINTER;
+		c = strstr(t, "const");
+		if (c && c < star)
+			*flags |= KTRACE_PARAMF_CONST;
+		return;
+	}
+	*kind = 0;
+}
+
+void ktrace_kernel_record_write(const struct ktrace_kernel_entry *k, const struct ktrace_meta_kernel *mk,
+				uint64_t module_id)
+{
+	const struct ktrace_param_layout *l = k->layout;
+	struct ktrace_rec_kernel r;
+	struct ktrace_param_desc *d = NULL;
+	char *argnames = NULL;
+	char **types = NULL;
+	int ntypes = -1;
+	uint32_t n = l ? l->nparams : 0, i;
+
+	if (mk && (!l || !ktrace_kernel_meta_matches(mk, l))) {
+		if (l)
+			KT_DEBUG("kernel %s: cubin layout (%u parameters) differs from the driver's (%u); using the driver's",
+				 k->name, mk->nparams, l->nparams);
+		mk = NULL;
+	}
+	memset(&r, 0, sizeof(r));
+	r.kernel_id = k->id;
+	r.module_id = module_id;
+	r.handle = k->first_handle;
+	r.layout_source = l ? l->source : KTRACE_LAYOUT_NONE;
+	r.param_bytes = l ? l->param_bytes : 0;
+	r.nparams = n;
+	r.name = kstr(k->name);
+	r.demangled = kstr(mk && mk->demangled && *mk->demangled ? mk->demangled : k->demangled);
+
+	if (n) {
+		d = calloc(n, sizeof(*d));
+		argnames = malloc((size_t)n * 16);
+		if (!d || !argnames)
+			goto out;
+		if (!mk && k->name) {
+			types = calloc(n, sizeof(char *));
+			if (types)
+				ntypes = ktrace_demangle_param_types(k->name, types, (int)n);
+		}
+		for (i = 0; i < n; i++) {
+			snprintf(argnames + 16 * i, 16, "arg%u", i);
+			d[i].ordinal = (uint16_t)i;
+			d[i].offset = l->offset[i];
+			d[i].size = l->size[i];
+			if (mk) {
+				const struct ktrace_meta_param *p = &mk->params[i];
+
+				d[i].kind = p->kind;
+				d[i].name_source = p->name_source;
+				d[i].flags = p->flags;
+				d[i].name = kstr(p->name);
+				d[i].type = kstr(p->type);
+				continue;
+			}
+			d[i].name = kstr(argnames + 16 * i);
+			d[i].kind = d[i].size < 8 ? KTRACE_PARAM_SCALAR
+				  : d[i].size > 8 ? KTRACE_PARAM_STRUCT : KTRACE_PARAM_UNKNOWN;
+			if (ntypes == (int)n && types[i]) {
+				uint8_t kind;
+				uint32_t fl;
+
+				classify_type(types[i], &kind, &fl);
+				d[i].type = kstr(types[i]);
+				d[i].name_source = KTRACE_NAME_DEMANGLED;
+				d[i].flags = fl;
+				if (kind)
+					d[i].kind = kind;
+				else if (d[i].size <= 8)
+					d[i].kind = KTRACE_PARAM_SCALAR;
+			} else {
+				d[i].type = kstr("");
+			}
+		}
+	}
+	{
+		size_t need = ktrace_encode_kernel(NULL, 0, &r, d);
+		void *buf = malloc(need);
+
+		if (buf && ktrace_encode_kernel(buf, need, &r, d) == need && ktrace_tracer.writer)
+			ktrace_writer_append(ktrace_tracer.writer, buf, need);
+		free(buf);
+	}
+out:
+	if (types) {
+		for (i = 0; ntypes > 0 && i < (uint32_t)ntypes && i < n; i++)
+			free(types[i]);
+		free(types);
+	}
+	free(argnames);
+	free(d);
+}
+

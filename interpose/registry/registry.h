@@ -1,0 +1,152 @@
+/* interpose/registry/registry.h: modules, libraries and kernels the process loaded.
+ *
+ * Modules (CUmodule) and libraries (CUlibrary) are registered when loaded,
+ * with their image (a private copy, a reference into a read-only segment of a
+ * loaded ELF object, or the bytes of the file they came from).  Kernels are
+ * registered by every handle the application can launch with: CUfunction
+ * from cuModuleGetFunction / cuModuleEnumerateFunctions, CUkernel from
+ * cuLibraryGetKernel / cuLibraryEnumerateKernels, and the CUfunction of
+ * cuKernelGetFunction, which maps to the same entry as its CUkernel (so does
+ * a CUkernel cast to CUfunction).  A handle never seen before is resolved at
+ * its first launch through the driver (cuFuncGetName, then cuKernelGetName).
+ *
+ * The launch path calls ktrace_registry_lookup() (no lock, no driver call)
+ * and, once per kernel, ktrace_registry_first_launch(), which settles the
+ * kernel's name, launch layout and filter decision and makes sure a KERNEL
+ * record is written: at once when the module's metadata is parsed, else by
+ * the metadata worker (meta_worker.h) when parsing ends.  Layout used by the
+ * launch path: the parsed cubin's when the module was parsed already
+ * (checked against the driver's; a small module is parsed on the spot, see
+ * KTRACE_SYNC_PARSE_MAX), else the driver's cuFuncGetParamInfo /
+ * cuKernelGetParamInfo layout (cached per kernel), else the module is parsed
+ * synchronously.  The KERNEL record always describes the layout launches use.
+ */
+#ifndef KTRACE_REGISTRY_H
+#define KTRACE_REGISTRY_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "interpose/capture/param_scan.h"
+#include "common/ablate.h"
+
+struct ktrace_meta_image;
+
+enum ktrace_mod_state {
+	KTRACE_MOD_NEW = 0,     /* registered, not parsed */
+	KTRACE_MOD_PARSING = 1, /* a thread parses it now */
+	KTRACE_MOD_PARSED = 2,  /* digest and metadata final (meta may be NULL: failed) */
+};
+
+struct ktrace_kernel_entry;
+
+struct ktrace_module_entry {
+	uint64_t id;             /* module_id in the trace */
+	uint64_t handle;         /* CUmodule or CUlibrary */
+	uint64_t ctx;            /* current context at load (modules only; 0 for libraries) */
+	int is_library;
+	uint32_t source;         /* enum ktrace_module_source */
+	uint32_t kind;           /* enum ktrace_module_kind (after unwrapping a fatbin wrapper) */
+	uint32_t device_sm;      /* 90 for sm_90; 0 unknown */
+	const uint8_t *image;    /* NULL when none could be kept */
+	size_t image_size;
+	int image_owned;         /* image is ours to free */
+	int in_place;            /* image lies in a read-only segment of a loaded
+				  * ELF object named by path: not stored in the trace */
+	char *path;              /* file loads */
+	/* Below: guarded by the registry lock. */
+	int state;               /* enum ktrace_mod_state */
+	int unloaded;
+	int queued;              /* on the worker's queue */
+	int store_wanted;        /* a kernel of it was launched: store the image */
+	int emitted;             /* MODULE record written */
+	int image_done;          /* MODULE_IMAGE handled (stored, deduplicated or off) */
+	int pinned;              /* image being stored without the lock: no unload */
+	uint64_t digest;         /* valid once PARSED */
+	struct ktrace_meta_image *meta;
+	struct ktrace_kernel_entry *kernels; /* kernels of this module (next_in_module) */
+	struct ktrace_module_entry *next_all;
+	struct ktrace_module_entry *next_queued;
+};
+
+enum ktrace_filter_state { KTRACE_FILTER_UNKNOWN = 0, KTRACE_FILTER_TRACE = 1, KTRACE_FILTER_SKIP = 2 };
+
+struct ktrace_kernel_entry {
+	/* What a launch reads (without a lock once `ready` is set): the launch
+	 * path itself reads copies of id, layout and small in its thread's
+	 * kernel cache (kernel_cache.h), the entry only on a miss. */
+	atomic_int ready;               /* first-launch work done */
+	int filter;                     /* enum ktrace_filter_state */
+	const struct ktrace_param_layout *layout; /* NULL: unknown */
+	uint64_t id;                    /* kernel_id in the trace */
+	struct ktrace_small_layout small; /* layout, when small enough */
+	uint64_t first_handle;          /* handle first seen (KERNEL record) */
+	uint64_t func;                  /* a CUfunction of it, 0 if none */
+	uint64_t kern;                  /* its CUkernel, 0 if none */
+	struct ktrace_module_entry *mod; /* NULL when unknown */
+	char *name;                     /* mangled; NULL until resolved */
+	char *demangled;                /* NULL when not a C++ name */
+	/* Below: guarded by the registry lock. */
+	int wanted;                     /* launched: a KERNEL record must be written */
+	int emitted;                    /* KERNEL record written */
+	struct ktrace_kernel_entry *next_in_module;
+	struct ktrace_kernel_entry *next_all;
+#if KTRACE_ABLATING(KTRACE_ABLATE_PROFILE)
+	_Atomic uint64_t prof_n, prof_ns; /* self-timed launches and their host time */
+#endif
+};
+
+/* ---- launch path --------------------------------------------------------- */
+
+/* The entry for a launched handle (CUfunction or CUkernel cast), or NULL. */
+struct ktrace_kernel_entry *ktrace_registry_lookup(uint64_t handle) __attribute__((visibility("hidden")));
+
+/* A handle never registered: ask the driver for its name and make an entry
+ * (counts KTRACE_CTR_UNKNOWN_FUNCTIONS).  Never NULL unless out of memory. */
+struct ktrace_kernel_entry *ktrace_registry_add_unknown(uint64_t handle) __attribute__((visibility("hidden")));
+
+/* First traced launch of k (call while !k->ready): name, layout, filter, and
+ * the KERNEL record.  Sets k->ready. */
+void ktrace_registry_first_launch(struct ktrace_kernel_entry *k) __attribute__((visibility("hidden")));
+
+/* ---- metadata worker ------------------------------------------------------ */
+
+/* Parse m (digest + ktrace_meta_parse) unless done or being done elsewhere;
+ * waits for another thread's parse.  Then writes the KERNEL records of its
+ * launched kernels and, if wanted, its image. */
+void ktrace_registry_process_module(struct ktrace_module_entry *m) __attribute__((visibility("hidden")));
+
+/* ---- contexts ------------------------------------------------------------- */
+
+/* A context is being destroyed: its modules are unloaded with it. */
+void ktrace_registry_context_destroyed(uint64_t ctx) __attribute__((visibility("hidden")));
+
+/* ---- whole registry -------------------------------------------------------- */
+
+/* Free everything (tests, after the worker stopped). */
+void ktrace_registry_reset(void) __attribute__((visibility("hidden")));
+/* Profile build only (KTRACE_ABLATE_PROFILE): the kernels that cost most
+ * host time, on stderr. */
+void ktrace_registry_profile_print(void) __attribute__((visibility("hidden")));
+/* Counts for tests. */
+unsigned long ktrace_registry_kernel_count(void) __attribute__((visibility("hidden")));
+struct ktrace_module_entry *ktrace_registry_module(uint64_t handle, int is_library)
+	__attribute__((visibility("hidden")));
+/* Module images up to this size are parsed on the worker right after
+ * loading; larger ones and libraries when one of their kernels is first
+ * launched. */
+#define KTRACE_EAGER_PARSE_MAX (4u << 20)
+/* At a kernel's first launch, a module (not a library) up to this size that
+ * is not parsed yet is parsed on the launching thread (measured: 8-35 us for Triton cubins and
+ * small nvcc cubins with warm caches, about 2 ms for the very first parse of
+ * a process, which opens libdw and indexes the Triton cache). */
+#define KTRACE_SYNC_PARSE_MAX (1u << 20)
+/* MODULE_IMAGE chunk size. */
+#define KTRACE_IMAGE_CHUNK (128u << 10)
+
+/* Lock for the fields marked "guarded" (also taken around fork). */
+extern pthread_mutex_t ktrace_registry_lock __attribute__((visibility("hidden")));
+
+#endif

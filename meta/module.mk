@@ -1,4 +1,0 @@
-# meta/module.mk: kernel parameter metadata (cubin/fatbin/PTX/host ELF layouts;
-# names from DWARF, Triton and Inductor caches, PTX and demangled C++ names).
-CORE_SRCS += meta/meta_image.c meta/cubin.c meta/fatbin.c meta/host_elf.c meta/ptx.c \
-	meta/names.c meta/demangle.c meta/dwarf.c meta/triton_cache.c meta/inductor.c

@@ -1,0 +1,182 @@
+# test/unit/unit.mk: the CPU unit tests (cmocka), by area: format/, meta/, the digest and
+# hash pipeline, the capture side, interception, the diff and the front end; and the fuzzers.
+
+# ---- format/ and ktrace-dump, and the trace-reader fuzzer (make fuzz-trace; see test/fuzz/fuzz_trace_reader.c).
+
+TESTS += format_codec format_reader format_writer format_output_path format_cli
+format_codec_SRCS := test/unit/format_codec.c
+format_codec_LIBS := -lcmocka
+format_reader_SRCS := test/unit/format_reader.c test/unit/format_testutil.c
+format_reader_LIBS := -lcmocka
+format_writer_SRCS := test/unit/format_writer.c test/unit/format_testutil.c
+format_writer_LIBS := -lcmocka
+format_output_path_SRCS := test/unit/format_output_path.c test/unit/format_testutil.c
+format_output_path_LIBS := -lcmocka
+format_cli_SRCS := test/unit/format_cli.c
+format_cli_LIBS := -lcmocka
+
+FUZZ_CC ?= clang
+FUZZ_CFLAGS := -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined \
+	-fno-sanitize-recover=undefined -I. $(shell pkg-config --cflags libzstd)
+FUZZ_TRACE_SRCS := test/fuzz/fuzz_trace_reader.c format/ktrace_format.c format/format_names.c \
+	format/trace_reader.c
+.PHONY: fuzz-trace
+fuzz-trace: $(BUILD)/fuzz/fuzz_trace_reader
+$(BUILD)/fuzz/fuzz_trace_reader: $(FUZZ_TRACE_SRCS) format/ktrace_format.h format/trace_reader.h
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  FUZZ    $@")
+	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $(FUZZ_TRACE_SRCS) $(shell pkg-config --libs libzstd)
+
+# ---- meta/ (kernel parameter metadata) and ktrace-inspect, and the image-parser
+# fuzzer (make fuzz-meta).
+# Tests needing nvcc-built images (test/cubins/cubins.mk) skip without them.
+META_TEST_SRCS := test/unit/meta_testutil.c
+TESTS += meta_cuobjdump_test
+meta_cuobjdump_test_SRCS := test/unit/meta_cuobjdump_test.c $(META_TEST_SRCS)
+meta_cuobjdump_test_LIBS := -lcmocka
+TESTS += meta_layout_test
+meta_layout_test_SRCS := test/unit/meta_layout_test.c $(META_TEST_SRCS)
+meta_layout_test_LIBS := -lcmocka
+TESTS += meta_names_test
+meta_names_test_SRCS := test/unit/meta_names_test.c $(META_TEST_SRCS)
+meta_names_test_LIBS := -lcmocka
+
+# libFuzzer target for ktrace_meta_parse (clang); seeds in test/fuzz/corpus/meta.
+META_FUZZ_CC ?= clang
+META_FUZZ_CFLAGS := -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined \
+	-fno-sanitize-recover=undefined -I. $(shell pkg-config --cflags libelf libzstd liblz4)
+META_FUZZ_SRCS := test/fuzz/fuzz_meta.c $(filter meta/%.c,$(CORE_SRCS))
+.PHONY: fuzz-meta
+fuzz-meta: $(BUILD)/fuzz/fuzz_meta
+$(BUILD)/fuzz/fuzz_meta: $(META_FUZZ_SRCS) $(wildcard meta/*.h)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  FUZZ    $@")
+	$(Q)$(META_FUZZ_CC) $(META_FUZZ_CFLAGS) -o $@ $(META_FUZZ_SRCS) \
+		$(shell pkg-config --libs libelf libzstd liblz4) -ldl -lpthread
+TESTS += meta_robust_test
+meta_robust_test_SRCS := test/unit/meta_robust_test.c $(META_TEST_SRCS)
+meta_robust_test_LIBS := -lcmocka
+TESTS += meta_inspect_test
+meta_inspect_test_SRCS := test/unit/meta_inspect_test.c $(META_TEST_SRCS)
+meta_inspect_test_LIBS := -lcmocka
+TEST_DEPS += $(BUILD)/ktrace-inspect
+
+# ---- the digest, the allocation map, the hash pipeline (against a simulated driver) and ktrace-hash.
+TESTS += hash_digest_test
+hash_digest_test_SRCS := test/unit/hash_digest_test.c
+hash_digest_test_LIBS := -lcmocka
+TESTS += hash_tool_test
+hash_tool_test_SRCS := test/unit/hash_tool_test.c
+hash_tool_test_LIBS := -lcmocka
+TEST_DEPS += $(BUILD)/ktrace-hash
+TESTS += hash_alloc_map_test
+hash_alloc_map_test_SRCS := test/unit/hash_alloc_map_test.c interpose/hash/alloc_map.c
+hash_alloc_map_test_LIBS := -lcmocka
+TESTS += hash_pipeline_test
+hash_pipeline_test_SRCS := test/unit/hash_pipeline_test.c interpose/hash/hash_pipeline.c
+hash_pipeline_test_LIBS := $(HASHKERN_FATBIN_OBJ) -lcmocka
+TEST_DEPS += $(HASHKERN_FATBIN_OBJ)
+$(BUILD)/hash_pipeline_test: $(HASHKERN_FATBIN_OBJ)
+
+# ---- the capture side: layouts,
+# parameter assembly and pointer scan, handle map, registry + metadata worker
+# against a scripted fake driver, launch capture and memory events.
+TESTS += capture_scan_test
+capture_scan_test_SRCS := test/unit/capture_scan_test.c interpose/capture/param_scan.c interpose/registry/handle_map.c \
+	interpose/hash/alloc_map.c
+capture_scan_test_LIBS := -lcmocka
+
+# Kernels the registry tests load as module images.
+CAPTURE_CUBIN := $(BUILD)/test/capture/kernels.cubin
+CAPTURE_PTX := $(BUILD)/test/capture/kernels.ptx
+$(CAPTURE_CUBIN): test/unit/capture_kernels.cu
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  NVCC    $@")
+	$(Q)$(NVCC) -cubin -G -arch=sm_90 -o $@ $<
+$(CAPTURE_PTX): test/unit/capture_kernels.cu
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  NVCC    $@")
+	$(Q)$(NVCC) -ptx -arch=sm_90 -o $@ $<
+TEST_DEPS += $(CAPTURE_CUBIN) $(CAPTURE_PTX)
+
+CAPTURE_TEST_OBJS_SRCS := test/unit/capture_support.c interpose/registry/registry.c interpose/registry/kernel_cache.c interpose/registry/meta_worker.c interpose/registry/module_image.c interpose/registry/kernel_record.c \
+	interpose/registry/handle_map.c interpose/capture/param_scan.c interpose/capture/capture_thread.c interpose/hash/alloc_map.c \
+	interpose/capture/launch_expand.c interpose/capture/launch_clock.c
+TESTS += capture_registry_test
+capture_registry_test_SRCS := test/unit/capture_registry_test.c $(CAPTURE_TEST_OBJS_SRCS)
+capture_registry_test_LIBS := -lcmocka
+TESTS += capture_launch_test
+capture_launch_test_SRCS := test/unit/capture_launch_test.c interpose/capture/launch_capture.c interpose/hash/memory_events.c \
+	interpose/control.c interpose/tracer_note.c \
+	$(CAPTURE_TEST_OBJS_SRCS)
+capture_launch_test_LIBS := -lcmocka
+TESTS += capture_clock_test
+capture_clock_test_SRCS := test/unit/capture_clock_test.c interpose/capture/launch_clock.c
+capture_clock_test_LIBS := -lcmocka
+
+# ---- the interposer: configuration
+# parsing, and interception through a fake libcuda.so.1 (test/fakecuda).
+#
+# build/fakecuda/libcuda.so.1   the fake driver (soname libcuda.so.1, -Bsymbolic)
+# build/interpose_app           the application the interception test runs under
+#                               LD_PRELOAD=build/libktrace.so
+TESTS += interpose_config_test
+interpose_config_test_SRCS := test/unit/interpose_config_test.c interpose/config.c
+interpose_config_test_LIBS := -lcmocka
+
+TESTS += interpose_intercept_test
+interpose_intercept_test_SRCS := test/unit/interpose_intercept_test.c
+interpose_intercept_test_LIBS := -lcmocka
+
+FAKECUDA := $(BUILD)/fakecuda/libcuda.so.1
+TEST_DEPS += $(FAKECUDA) $(BUILD)/interpose_app $(BUILD)/libktrace.so $(BUILD)/interpose_nocuda \
+	$(BUILD)/fakecuda/libinterpose_cusym.so
+
+$(FAKECUDA): test/fakecuda/fakecuda.c
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $@")
+	$(Q)$(CC) $(CFLAGS_ALL) -fvisibility=default -shared -Wl,-soname,libcuda.so.1 -Wl,-Bsymbolic \
+		-o $@ $< $(LDFLAGS_ALL)
+
+# A library whose constructor calls CUDA (before ktrace's constructor may run).
+$(BUILD)/fakecuda/libinterpose_ctor.so: test/unit/interpose_ctorlib.c $(FAKECUDA)
+	@$(if $(Q),echo "  CC      $@")
+	$(Q)$(CC) $(CFLAGS_ALL) -shared -o $@ $< -L$(BUILD)/fakecuda -l:libcuda.so.1 $(LDFLAGS_ALL)
+
+$(BUILD)/interpose_app: test/unit/interpose_app.c $(FAKECUDA) $(BUILD)/fakecuda/libinterpose_ctor.so
+	@$(if $(Q),echo "  LINK    $@")
+	$(Q)$(CC) $(CFLAGS_ALL) -o $@ $< -L$(BUILD)/fakecuda -l:libinterpose_ctor.so -l:libcuda.so.1 \
+		$(LDFLAGS_ALL) -ldl
+
+# A program that never uses CUDA, and a library with a cuXxx name that is not the driver's.
+$(BUILD)/fakecuda/libinterpose_cusym.so: test/unit/interpose_nocuda.c
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $@")
+	$(Q)$(CC) $(CFLAGS_ALL) -DNOCUDA_LIB -shared -o $@ $< $(LDFLAGS_ALL)
+
+$(BUILD)/interpose_nocuda: test/unit/interpose_nocuda.c
+	@$(if $(Q),echo "  LINK    $@")
+	$(Q)$(CC) $(CFLAGS_ALL) -o $@ $< $(LDFLAGS_ALL) -ldl
+
+# ---- ktrace-diff and the `ktrace` front end.  Recursive `=` because
+# DIFF_CORE_SRCS comes from tools/tools.mk, included after this file.
+TESTS += diff_test diff_cli_test
+diff_test_SRCS = test/unit/diff_test.c test/unit/diff_sim.c $(DIFF_CORE_SRCS)
+diff_test_LIBS := -lcmocka
+diff_cli_test_SRCS = test/unit/diff_cli_test.c test/unit/diff_sim.c $(DIFF_CORE_SRCS)
+diff_cli_test_LIBS := -lcmocka
+
+# The front-end tests run a fake traced program under a fake preloaded
+# library.  The library is built without sanitizers: it is preloaded into
+# ordinary programs (the tests set ASAN_OPTIONS=verify_asan_link_order=0 for
+# the sanitized fake program).
+DIFF_FAKEPROG_OBJS := $(BUILD)/obj/test/unit/diff_fakeprog.o $(BUILD)/obj/test/unit/diff_sim.o
+$(BUILD)/diff_fakeprog: $(DIFF_FAKEPROG_OBJS) $(BUILD)/libktcore.a
+	@$(if $(Q),echo "  LINK    $@")
+	$(Q)$(CC) -o $@ $(DIFF_FAKEPROG_OBJS) $(BUILD)/libktcore.a $(LDFLAGS_ALL) $(PKG_LIBS) -ldl -lm
+$(BUILD)/diff_fakelib.so: test/unit/diff_fakelib.c
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $@")
+	$(Q)$(CC) -shared -fPIC -O2 -Wall -Werror -o $@ $<
+TEST_DEPS += $(BUILD)/diff_fakeprog $(BUILD)/diff_fakelib.so $(BUILD)/ktrace $(BUILD)/ktrace-diff
+
