@@ -6,13 +6,13 @@
  * A real program runs thousands of instructions of its own between two
  * launches (Python, PyTorch's dispatcher), so ktrace's data are no longer in
  * the CPU caches when the next launch comes: on an H100 host the self-timing
- * counters measured 2.1 us per launch of PyTorch's step against 0.6 us in a
- * tight launch loop.  This benchmark launches a kernel shaped like a PyTorch
- * elementwise kernel (two pointers, an int, a 432-byte struct with six more
- * pointers: 456 parameter bytes, 8 regions) N times, hot (back to back) and
- * cold (an 8 MiB buffer is walked between launches, then the launch's
- * arguments written again, as the application would), metadata mode, and
- * prints the mean ns per launch of each.  Run it under
+ * counters measure 0.5-0.7 us per launch of PyTorch's step against 0.2-0.35 us
+ * in a tight launch loop (docs/perf-capture.md).  This benchmark launches a
+ * kernel shaped like a PyTorch elementwise kernel (two pointers, an int, a
+ * 432-byte struct with six more pointers: 456 parameter bytes, 8 regions) N
+ * times, hot (back to back) and cold (an 8 MiB buffer is walked between
+ * launches, then the launch's arguments written again, as the application
+ * would), metadata mode, and prints the mean ns per launch of each.  Run it under
  * `valgrind --tool=cachegrind` to see where the misses are.
  */
 #include <setjmp.h>

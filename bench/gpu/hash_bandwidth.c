@@ -6,7 +6,7 @@
  * kernel, timed with CUDA events, and prints
  *   BENCH|hash_bw_<size>|<GB/s>|GB/s|<median us per launch, reps, blocks>
  * GB/s counts bytes read (10^9 B/s), like torch.sum in bench/gpu/torch_sum.py,
- * which test/gpu/30-hash-bench.sh runs in the same session to compare.
+ * which test/gpu/30-hash-bench.sh runs in the same call to compare.
  * Also checks the 64 MiB digest against the CPU reference.  Driver API only
  * (libcuda.so.1 through dlopen); no CUDA toolkit needed at run time.
  */

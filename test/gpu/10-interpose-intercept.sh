@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# test/gpu/10-interpose-intercept.sh: proof of interception on a real GPU (issue 3).
+# test/gpu/10-interpose-intercept.sh: proof of interception on a real GPU.
 #
 # For build/gpu/intercept_runtime (CUDA C through cudart: <<<>>>,
 # cudaLaunchKernelEx with cluster dims, a cooperative launch) and

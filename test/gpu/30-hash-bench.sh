@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # test/gpu/30-hash-bench.sh: digest bandwidth of ktrace's checksum kernel against
-# torch.sum, 4 KiB .. 4 GiB, in the same session on the same GPU (issue 5).
+# torch.sum, 4 KiB .. 4 GiB, in the same call on the same GPU.
 #
 #   build/hash_bandwidth           the kernel, CUDA events (bench/gpu/hash_bandwidth.c)
 #   bench/gpu/torch_sum.py         torch.sum over fp32 tensors, same method

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# test/gpu/30-hash-digest.sh: ktrace's checksum kernel and hash pipeline on the GPU (issue 5).
+# test/gpu/30-hash-digest.sh: ktrace's checksum kernel and hash pipeline on the GPU.
 #
 #   build/gpu/hash_digest          GPU digests == CPU reference (sizes 1 .. 64 MiB+5,
 #                                  start offsets 0..15, grid sizes, 1..160 regions per

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# test/gpu/30-hash-jax.sh: hash amplification on a JAX training step (issue 5):
+# test/gpu/30-hash-jax.sh: hash amplification on a JAX training step:
 # bench/gpu/jax_amplification.py, XLA's preallocated pool, hashing on.
 set -u
 B=${KT_BUILD:-$PWD/build}

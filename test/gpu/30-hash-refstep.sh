@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# test/gpu/30-hash-refstep.sh: ktrace's hashing on the reference training step (issue 5).
+# test/gpu/30-hash-refstep.sh: ktrace's hashing on the reference training step.
 #
 #   bench/gpu/amplification.py             hash amplification and region coverage
 #                                          (bytes hashed / bytes of the op tensors)

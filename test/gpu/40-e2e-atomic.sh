@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# test/gpu/40-e2e-atomic.sh: determinism proofs with a CUDA C program (issue 6).
+# test/gpu/40-e2e-atomic.sh: determinism proofs with a CUDA C program.
 #
 # build/examples/atomic_sum (examples/atomic_sum.cu) under `ktrace check`:
 #   e2e-atomic-nondet          float atomicAdd reduction, 3 runs: the first

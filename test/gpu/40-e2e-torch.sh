@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# test/gpu/40-e2e-torch.sh: determinism proofs with a PyTorch training step (issue 6).
+# test/gpu/40-e2e-torch.sh: determinism proofs with a PyTorch training step.
 #
 # test/gpu/workloads/e2e_torch_step.py (MLP, MSE, SGD; fixed seeds,
 # torch.use_deterministic_algorithms(True), CUBLAS_WORKSPACE_CONFIG) under

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # test/gpu/50-reliability-memcheck.sh: compute-sanitizer --tool memcheck on a
 # small PyTorch training step under LD_PRELOAD=libktrace.so with hashing on
-# (issue 7, item 8): PASS when memcheck reports no error at all; FAIL naming
-# whether an error is in ktrace's own kernel (ktrace_hash_*) or elsewhere.
+# (docs/reliability.md, guarantee 8): PASS when memcheck reports no error at
+# all; FAIL naming whether an error is in ktrace's own kernel (ktrace_hash_*)
+# or elsewhere.
 # ktrace's LD_PRELOAD is prepended to the sanitizer's own.
 set -u
 cd "$(dirname "$0")/../.."

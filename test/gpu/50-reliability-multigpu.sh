@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # test/gpu/50-reliability-multigpu.sh: several contexts and devices in one
-# process, and one trace per rank under torchrun (issue 7, item 4).
+# process, and one trace per rank under torchrun (docs/reliability.md, guarantee 4).
 #
 # 1. build/gpu/rel_multictx (test/gpu/rel_multictx.cu) under ktrace, hashing
 #    on: every device's primary context from its own thread, a second context

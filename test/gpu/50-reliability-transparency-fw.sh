@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# test/gpu/50-reliability-transparency-fw.sh: ktrace changes no result (issue 7, item 8):
+# test/gpu/50-reliability-transparency-fw.sh: ktrace changes no result
+# (docs/reliability.md, guarantee 8):
 # the Triton, JAX and CuPy workloads of test/gpu/workloads/
 #
 # Bitwise transparency with hashing ON (KTRACE_HASH=1, the default): each

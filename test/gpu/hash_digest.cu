@@ -1,7 +1,7 @@
 /* test/gpu/hash_digest.cu: ktrace's checksum kernel and hash pipeline on a real GPU.
  *
  * Run by test/gpu/30-hash-digest.sh.  Links the embedded fatbin object and
- * interpose/hash_pipeline.o; supplies the real driver table itself (dlopen of
+ * interpose/hash/hash_pipeline.o; supplies the real driver table itself (dlopen of
  * libcuda.so.1) and a record collector in place of the trace writer.
  *
  *  kernel  GPU accumulators == CPU reference (KT64V1) for sizes 1..64 MiB+5
@@ -120,8 +120,8 @@ static void load_driver(void)
 		printf("RESULT|hash-gpu-setup|FAIL|dlopen libcuda.so.1: %s\n", dlerror());
 		exit(1);
 	}
-#define RESOLVE(name, ret, params) ktrace_real.name = (ret(*) params)dlsym(h, #name);
-	KTRACE_REAL_OWN_FUNCS(RESOLVE)
+#define RESOLVE(name, params) ktrace_real.name = (CUresult(*) params)dlsym(h, #name);
+	KTRACE_REAL_DRIVER_FUNCS(RESOLVE, RESOLVE)
 #undef RESOLVE
 	p_cuMemcpyHtoD = (CUresult(*)(CUdeviceptr, const void *, size_t))dlsym(h, "cuMemcpyHtoD_v2");
 	p_cuMemcpyDtoH = (CUresult(*)(void *, CUdeviceptr, size_t))dlsym(h, "cuMemcpyDtoH_v2");

@@ -1,7 +1,7 @@
 # test/reliability/reliability.mk: reliability and security tests :
 # crashes, fork, threads, degradation, bad input, output-file safety, settings.
 # They run build/rel_app under LD_PRELOAD=build/libktrace.so with the fake
-# driver of test/fakecuda (built by test/unit/interpose.mk); see
+# driver of test/fakecuda (built by test/unit/unit.mk); see
 # docs/reliability.md.
 REL_UTIL := test/reliability/rel_util.c
 
