@@ -3,6 +3,7 @@
  * Owns ktrace_pause(), ktrace_resume() and ktrace_is_paused(): one flag,
  * ktrace_tracer.paused, read by the launch path (launch_capture.c) and the
  * copy hooks (memory_events.c), and a NOTE record at each change of state.
+ * May call: ktrace_tracer_note() (tracer_note.c).
  */
 #include <stdatomic.h>
 #include <stdio.h>
@@ -10,7 +11,6 @@
 
 #include "include/ktrace.h"
 #include "format/ktrace_format.h"
-#include "interpose/driver/intercept.h"
 #include "interpose/tracer.h"
 
 static void set_paused(int on)

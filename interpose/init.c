@@ -61,7 +61,7 @@
 #include "hashkern/ktrace_digest.h"
 #include "interpose/config.h"
 #include "interpose/hash/hash_pipeline.h"
-#include "interpose/driver/intercept.h"
+#include "interpose/driver/driver_real.h"
 #include "interpose/capture/launch_clock.h"
 #include "interpose/capture/launch_expand.h"
 #include "interpose/capture/launch_profile.h"
@@ -271,7 +271,7 @@ static void after_fork_child(void)
 	atomic_store(&traced_pid, 0);
 	atomic_store(&ktrace_tracer.ending, 0);
 	atomic_store(&ktrace_tracer.launch_seq, 0);
-	ktrace_real_driver_after_fork();
+	ktrace_real_driver_fork_child();
 	if (was_tracing && ktrace_tracer.cfg.follow_fork) {
 		fork_child = 1;
 		atomic_store(&init_state, INIT_NONE);

@@ -1,8 +1,12 @@
 /* interpose/tracer.h: the tracer's process-wide state and configuration.
  *
- * init.c owns the lifecycle (lazy initialisation from the constructor and
- * from every wrapper, exit/signal/fork handling); config.c parses the
- * environment into struct ktrace_config.  Everything else reads them.
+ * Owns the declarations of struct ktrace_tracer (defined in init.c, which
+ * owns the lifecycle: lazy initialisation from the constructor and from
+ * every wrapper, the end of the trace), struct ktrace_config (filled by
+ * config.c from the environment), the tracer's NOTE records
+ * (tracer_note.c) and the symbol attributes every interposer file uses.
+ * Everything else in interpose/ reads them.  May call: nothing
+ * (declarations and one inline atomic load).
  */
 #ifndef KTRACE_TRACER_H
 #define KTRACE_TRACER_H
@@ -12,6 +16,13 @@
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
+
+/* What libktrace.so exports (interpose/libktrace.map lists it; everything
+ * else is built hidden), and branch hints for the wrappers' fast paths. */
+#define KTRACE_HIDDEN __attribute__((visibility("hidden")))
+#define KTRACE_EXPORT __attribute__((visibility("default")))
+#define kt_likely(x) __builtin_expect(!!(x), 1)
+#define kt_unlikely(x) __builtin_expect(!!(x), 0)
 
 struct ktrace_writer;
 
@@ -26,7 +37,6 @@ struct ktrace_config {
 	regex_t kernel_filter;   /* POSIX extended regex over the (mangled and demangled) name */
 	int quiet;               /* KTRACE_QUIET */
 	int store_modules;       /* KTRACE_STORE_MODULES (default 1) */
-	/* Added by init.c/config.c (H4a): */
 	char output_pattern[PATH_MAX]; /* KTRACE_OUTPUT as given (re-expanded in a fork child) */
 	int debug;               /* KTRACE_DEBUG */
 	int follow_fork;         /* KTRACE_FOLLOW_FORK=1: a fork child traces to its own file */

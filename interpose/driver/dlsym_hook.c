@@ -22,11 +22,13 @@
  * left as glibc's dlsym left it: the extra work happens only after a
  * successful lookup, whose error state is "none", and its own errors are
  * consumed.
+ *
+ * May call: glibc's dlsym (driver_real.h), ktrace_wrapper_for_real() (wrap.h).
  */
 #include <dlfcn.h>
 #include <stddef.h>
 
-#include "interpose/driver/intercept.h"
+#include "interpose/driver/wrap.h"
 
 static __thread __attribute__((tls_model("initial-exec"))) int in_hook;
 
@@ -44,19 +46,19 @@ void *ktrace_dlsym_real_ptr KTRACE_HIDDEN;
 void *ktrace_dlsym_handle(void *handle, const char *name) KTRACE_HIDDEN;
 void *ktrace_dlsym_handle(void *handle, const char *name)
 {
-	ktrace_dlsym_fn rd = ktrace_real_dlsym_get();
-	void *r, *w;
+	ktrace_dlsym_fn real_dlsym = ktrace_real_dlsym_get();
+	void *found, *wrapper;
 
-	if (kt_unlikely(!rd))
+	if (kt_unlikely(!real_dlsym))
 		return NULL;
-	r = rd(handle, name);
+	found = real_dlsym(handle, name);
 	/* Driver entry points are cuXxx; "curl_easy_init" and the like pass. */
-	if (!r || in_hook || !name || name[0] != 'c' || name[1] != 'u' || name[2] < 'A' || name[2] > 'Z')
-		return r;
+	if (!found || in_hook || !name || name[0] != 'c' || name[1] != 'u' || name[2] < 'A' || name[2] > 'Z')
+		return found;
 	in_hook = 1;
-	w = ktrace_wrapper_for_real(r);
+	wrapper = ktrace_wrapper_for_real(found);
 	in_hook = 0;
-	return w ? w : r;
+	return wrapper ? wrapper : found;
 }
 
 #if defined(__x86_64__)

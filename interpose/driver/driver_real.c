@@ -1,10 +1,14 @@
 /* interpose/driver/driver_real.c: the table of real CUDA driver functions.
  *
- * Owns ktrace_real (driver_real.h) and the real dlsym.  libcuda.so.1 is opened
- * with dlopen (libktrace.so never links it) and every function is resolved
- * with glibc's own dlsym, taken through dlvsym so that ktrace's dlsym override
- * (dlsym_hook.c) never sees these lookups and every pointer here is the
- * driver's own, never a wrapper.
+ * Owns ktrace_real (driver_real.h), its loader and the real dlsym.
+ * libcuda.so.1 is opened with dlopen (libktrace.so never links it) and every
+ * function of KTRACE_REAL_DRIVER_FUNCS is resolved once, by its exact name,
+ * with glibc's own dlsym, taken through dlvsym so that ktrace's dlsym
+ * override (dlsym_hook.c) never sees these lookups and every pointer here is
+ * the driver's own, never a wrapper.  Then, still under the loader's lock,
+ * procaddr.c builds its real pointer -> wrapper map from the filled table.
+ * May call: libdl, the real driver's functions only through the table,
+ * ktrace_wrapper_map_build() (wrap.h), logging.
  *
  * The driver is opened RTLD_NOW | RTLD_LOCAL: RTLD_LOCAL so that ktrace
  * loading the driver (possibly before the application does) never adds the
@@ -23,11 +27,13 @@
 
 #include "common/log.h"
 #include "interpose/driver/driver_real.h"
-#include "interpose/driver/intercept.h"
+#include "interpose/driver/wrap.h"
 
-struct ktrace_real_driver ktrace_real;
+/* Line-aligned: the launch path's members share the first line. */
+__attribute__((aligned(64))) struct ktrace_real_driver ktrace_real;
+_Static_assert(offsetof(struct ktrace_real_driver, cuStreamIsCapturing) + sizeof(void *) <= 64,
+	       "KTRACE_REAL_LAUNCH_PATH_FUNCS fits the table's first cache line");
 
-static void *libcuda_handle;
 static atomic_int load_state; /* 0 not tried, 1 loaded, -1 no driver */
 static pthread_mutex_t load_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -59,42 +65,34 @@ ktrace_dlsym_fn ktrace_real_dlsym_get(void)
 	return f;
 }
 
-void *ktrace_real_driver_handle(void)
+/* Every member once, each with a relaxed atomic store: wrappers of other
+ * threads may read their member (relaxed) while the table is filled. */
+static void resolve_all(ktrace_dlsym_fn real_dlsym, void *libcuda)
 {
-	return ktrace_real_driver_load() == 0 ? libcuda_handle : NULL;
-}
-
-void *ktrace_real_driver_sym(const char *name)
-{
-	ktrace_dlsym_fn rd = ktrace_real_dlsym_get();
-
-	if (!rd || ktrace_real_driver_load() != 0)
-		return NULL;
-	return rd(libcuda_handle, name);
+#define RESOLVE_ONE(name, params) \
+	__atomic_store_n(&ktrace_real.name, (CUresult(*) params)real_dlsym(libcuda, #name), __ATOMIC_RELAXED);
+	KTRACE_REAL_DRIVER_FUNCS(RESOLVE_ONE, RESOLVE_ONE)
+#undef RESOLVE_ONE
 }
 
 static int load_locked(void)
 {
-	ktrace_dlsym_fn rd = ktrace_real_dlsym_get();
-	void *h;
+	ktrace_dlsym_fn real_dlsym = ktrace_real_dlsym_get();
+	void *libcuda;
 
-	if (!rd) {
+	if (!real_dlsym) {
 		KT_WARN("cannot find the C library's dlsym (dlvsym failed); CUDA tracing is off");
 		return -1;
 	}
-	h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-	if (!h) {
+	libcuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+	if (!libcuda) {
 		const char *e = dlerror();
 
 		KT_DEBUG("dlopen libcuda.so.1 failed: %s", e ? e : "unknown error");
 		return -1;
 	}
-	libcuda_handle = h;
-#define KTRACE_REAL_RESOLVE(name, ret, params) \
-	ktrace_real.name = (ret(*) params)rd(h, #name);
-	KTRACE_REAL_OWN_FUNCS(KTRACE_REAL_RESOLVE)
-#undef KTRACE_REAL_RESOLVE
-	ktrace_wrappers_resolve(rd, h);
+	resolve_all(real_dlsym, libcuda);
+	ktrace_wrapper_map_build();
 	return 0;
 }
 
@@ -103,7 +101,7 @@ int ktrace_real_driver_loaded(void)
 	return atomic_load_explicit(&load_state, memory_order_acquire) > 0;
 }
 
-void ktrace_real_driver_after_fork(void)
+void ktrace_real_driver_fork_child(void)
 {
 	/* Only the forking thread exists in the child: a load another thread
 	 * was doing in the parent never finishes here, so start over. */

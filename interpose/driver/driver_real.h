@@ -1,67 +1,224 @@
-/* interpose/driver/driver_real.h: the table of real CUDA driver functions.
+/* interpose/driver/driver_real.h: the one table of real CUDA driver functions.
  *
- * Every driver call ktrace makes for itself goes through these pointers, which
- * point into the real libcuda.so.1 (opened with dlopen on first use), so
- * ktrace's own calls and its checksum kernel are never traced.  Filled once by
- * ktrace_real_driver_load() (driver_real.c); a function the driver lacks stays
- * NULL and its users degrade.
+ * Owns the list of every driver function ktrace calls or wraps, each listed
+ * once, and the table ktrace_real holding their addresses in the real
+ * libcuda.so.1, filled once by ktrace_real_driver_load() (driver_real.c).
+ * ktrace's own driver calls (hash pipeline, registry, capture) and the
+ * wrappers' calls of the function they wrap (wrap.h) both go through it, so
+ * neither is ever traced.  A function the driver lacks stays NULL and its
+ * users degrade.  May call: nothing (declarations only; C and C++).
  *
- * KTRACE_REAL_FUNCS(X) lists each function once: X(name, return, params).
- * The interposer extends this list; hash_pipeline.c uses only what it needs.
+ * KTRACE_REAL_DRIVER_FUNCS(CALLED, WRAPPED) expands, in table order,
+ *   CALLED(name, params)   for a function ktrace only calls, and
+ *   WRAPPED(name, params)  for one libktrace.so also exports a wrapper of
+ *                          (same name, same ABI: wrap_*.c, procaddr.c),
+ * where params is the parenthesised parameter list; every function returns
+ * CUresult.  The name is the exact exported symbol (cuMemAlloc_v2,
+ * cuMemcpyHtoD_v2_ptds): cuda.h's version macros for the four legacy names
+ * ktrace wraps are undone below, so each name means itself.
+ *
+ * The launch path reads the first group, which fills the table's first
+ * cache line (the table is line-aligned, see driver_real.c).
  */
 #ifndef KTRACE_DRIVER_REAL_H
 #define KTRACE_DRIVER_REAL_H
 
 #include <cuda.h>
 
-/* Functions ktrace itself calls (not wrapped-only entry points). */
-#define KTRACE_REAL_OWN_FUNCS(X) \
-	X(cuInit, CUresult, (unsigned int)) \
-	X(cuGetErrorString, CUresult, (CUresult, const char **)) \
-	X(cuCtxGetCurrent, CUresult, (CUcontext *)) \
-	X(cuCtxGetDevice, CUresult, (CUdevice *)) \
-	X(cuCtxPushCurrent_v2, CUresult, (CUcontext)) \
-	X(cuCtxPopCurrent_v2, CUresult, (CUcontext *)) \
-	X(cuDeviceGetAttribute, CUresult, (int *, CUdevice_attribute, CUdevice)) \
-	X(cuStreamIsCapturing, CUresult, (CUstream, CUstreamCaptureStatus *)) \
-	X(cuStreamGetCtx, CUresult, (CUstream, CUcontext *)) \
-	X(cuThreadExchangeStreamCaptureMode, CUresult, (CUstreamCaptureMode *)) \
-	X(cuModuleLoadData, CUresult, (CUmodule *, const void *)) \
-	X(cuModuleUnload, CUresult, (CUmodule)) \
-	X(cuModuleGetFunction, CUresult, (CUfunction *, CUmodule, const char *)) \
-	X(cuLaunchKernel, CUresult, (CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, CUstream, void **, void **)) \
-	X(cuMemAlloc_v2, CUresult, (CUdeviceptr *, size_t)) \
-	X(cuMemFree_v2, CUresult, (CUdeviceptr)) \
-	X(cuMemsetD8_v2, CUresult, (CUdeviceptr, unsigned char, size_t)) \
-	X(cuMemHostAlloc, CUresult, (void **, size_t, unsigned int)) \
-	X(cuMemHostGetDevicePointer_v2, CUresult, (CUdeviceptr *, void *, unsigned int)) \
-	X(cuMemFreeHost, CUresult, (void *)) \
-	X(cuFuncGetName, CUresult, (const char **, CUfunction)) \
-	X(cuKernelGetName, CUresult, (const char **, CUkernel)) \
-	X(cuFuncGetParamInfo, CUresult, (CUfunction, size_t, size_t *, size_t *)) \
-	X(cuKernelGetParamInfo, CUresult, (CUkernel, size_t, size_t *, size_t *)) \
-	X(cuPointerGetAttribute, CUresult, (void *, CUpointer_attribute, CUdeviceptr)) \
-	X(cuDevicePrimaryCtxGetState, CUresult, (CUdevice, unsigned int *, int *)) \
-	X(cuDevicePrimaryCtxRetain, CUresult, (CUcontext *, CUdevice)) \
-	X(cuDevicePrimaryCtxRelease_v2, CUresult, (CUdevice)) \
-	X(cuStreamCreate, CUresult, (CUstream *, unsigned int)) \
-	X(cuStreamDestroy_v2, CUresult, (CUstream)) \
-	X(cuStreamSynchronize, CUresult, (CUstream)) \
-	X(cuMemsetD8Async, CUresult, (CUdeviceptr, unsigned char, size_t, CUstream)) \
-	X(cuOccupancyMaxActiveBlocksPerMultiprocessor, CUresult, (int *, CUfunction, int, size_t))
+/* ktrace names the old exports; cuda.h maps these names to newer versions. */
+#undef cuCtxDestroy
+#undef cuDevicePrimaryCtxRelease
+#undef cuDevicePrimaryCtxReset
+#undef cuGetProcAddress
 
-#define KTRACE_REAL_DECLARE_PTR(name, ret, params) ret (*name) params;
+/* Every launch: the current context, the launch itself, stream capture. */
+#define KTRACE_REAL_LAUNCH_PATH_FUNCS(CALLED, WRAPPED) \
+	CALLED(cuCtxGetCurrent, (CUcontext *)) \
+	WRAPPED(cuLaunchKernel, (CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, \
+				 CUstream, void **, void **)) \
+	WRAPPED(cuLaunchKernel_ptsz, (CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, \
+				      unsigned, CUstream, void **, void **)) \
+	WRAPPED(cuLaunchKernelEx, (const CUlaunchConfig *, CUfunction, void **, void **)) \
+	WRAPPED(cuLaunchKernelEx_ptsz, (const CUlaunchConfig *, CUfunction, void **, void **)) \
+	WRAPPED(cuLaunchCooperativeKernel, (CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, \
+					    unsigned, CUstream, void **)) \
+	WRAPPED(cuLaunchCooperativeKernel_ptsz, (CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, \
+						 unsigned, unsigned, CUstream, void **)) \
+	CALLED(cuStreamIsCapturing, (CUstream, CUstreamCaptureStatus *))
+
+/* Devices, contexts and streams. */
+#define KTRACE_REAL_CONTEXT_FUNCS(CALLED, WRAPPED) \
+	CALLED(cuInit, (unsigned int)) \
+	CALLED(cuGetErrorString, (CUresult, const char **)) \
+	CALLED(cuCtxGetDevice, (CUdevice *)) \
+	CALLED(cuCtxPushCurrent_v2, (CUcontext)) \
+	CALLED(cuCtxPopCurrent_v2, (CUcontext *)) \
+	CALLED(cuDeviceGetAttribute, (int *, CUdevice_attribute, CUdevice)) \
+	CALLED(cuDevicePrimaryCtxGetState, (CUdevice, unsigned int *, int *)) \
+	CALLED(cuPointerGetAttribute, (void *, CUpointer_attribute, CUdeviceptr)) \
+	CALLED(cuStreamGetCtx, (CUstream, CUcontext *)) \
+	CALLED(cuStreamCreate, (CUstream *, unsigned int)) \
+	CALLED(cuStreamDestroy_v2, (CUstream)) \
+	CALLED(cuStreamSynchronize, (CUstream)) \
+	CALLED(cuThreadExchangeStreamCaptureMode, (CUstreamCaptureMode *)) \
+	CALLED(cuOccupancyMaxActiveBlocksPerMultiprocessor, (int *, CUfunction, int, size_t)) \
+	WRAPPED(cuCtxDestroy_v2, (CUcontext)) \
+	WRAPPED(cuCtxDestroy, (CUcontext)) \
+	WRAPPED(cuDevicePrimaryCtxRetain, (CUcontext *, CUdevice)) \
+	WRAPPED(cuDevicePrimaryCtxRelease_v2, (CUdevice)) \
+	WRAPPED(cuDevicePrimaryCtxRelease, (CUdevice)) \
+	WRAPPED(cuDevicePrimaryCtxReset_v2, (CUdevice)) \
+	WRAPPED(cuDevicePrimaryCtxReset, (CUdevice))
+
+/* Modules, libraries and kernel handles. */
+#define KTRACE_REAL_MODULE_FUNCS(CALLED, WRAPPED) \
+	CALLED(cuFuncGetName, (const char **, CUfunction)) \
+	CALLED(cuKernelGetName, (const char **, CUkernel)) \
+	CALLED(cuFuncGetParamInfo, (CUfunction, size_t, size_t *, size_t *)) \
+	CALLED(cuKernelGetParamInfo, (CUkernel, size_t, size_t *, size_t *)) \
+	WRAPPED(cuModuleLoad, (CUmodule *, const char *)) \
+	WRAPPED(cuModuleLoadData, (CUmodule *, const void *)) \
+	WRAPPED(cuModuleLoadDataEx, (CUmodule *, const void *, unsigned, CUjit_option *, void **)) \
+	WRAPPED(cuModuleLoadFatBinary, (CUmodule *, const void *)) \
+	WRAPPED(cuModuleUnload, (CUmodule)) \
+	WRAPPED(cuModuleGetFunction, (CUfunction *, CUmodule, const char *)) \
+	WRAPPED(cuModuleEnumerateFunctions, (CUfunction *, unsigned, CUmodule)) \
+	WRAPPED(cuLibraryLoadData, (CUlibrary *, const void *, CUjit_option *, void **, unsigned, CUlibraryOption *, \
+				    void **, unsigned)) \
+	WRAPPED(cuLibraryLoadFromFile, (CUlibrary *, const char *, CUjit_option *, void **, unsigned, \
+					CUlibraryOption *, void **, unsigned)) \
+	WRAPPED(cuLibraryUnload, (CUlibrary)) \
+	WRAPPED(cuLibraryGetKernel, (CUkernel *, CUlibrary, const char *)) \
+	WRAPPED(cuLibraryEnumerateKernels, (CUkernel *, unsigned, CUlibrary)) \
+	WRAPPED(cuKernelGetFunction, (CUfunction *, CUkernel))
+
+/* Allocations: device, stream-ordered, managed, pinned host, virtual memory. */
+#define KTRACE_REAL_MEMORY_FUNCS(CALLED, WRAPPED) \
+	CALLED(cuMemHostGetDevicePointer_v2, (CUdeviceptr *, void *, unsigned int)) \
+	WRAPPED(cuMemAlloc_v2, (CUdeviceptr *, size_t)) \
+	WRAPPED(cuMemAllocPitch_v2, (CUdeviceptr *, size_t *, size_t, size_t, unsigned)) \
+	WRAPPED(cuMemAllocAsync, (CUdeviceptr *, size_t, CUstream)) \
+	WRAPPED(cuMemAllocAsync_ptsz, (CUdeviceptr *, size_t, CUstream)) \
+	WRAPPED(cuMemAllocFromPoolAsync, (CUdeviceptr *, size_t, CUmemoryPool, CUstream)) \
+	WRAPPED(cuMemAllocFromPoolAsync_ptsz, (CUdeviceptr *, size_t, CUmemoryPool, CUstream)) \
+	WRAPPED(cuMemAllocManaged, (CUdeviceptr *, size_t, unsigned)) \
+	WRAPPED(cuMemFree_v2, (CUdeviceptr)) \
+	WRAPPED(cuMemFreeAsync, (CUdeviceptr, CUstream)) \
+	WRAPPED(cuMemFreeAsync_ptsz, (CUdeviceptr, CUstream)) \
+	WRAPPED(cuMemHostAlloc, (void **, size_t, unsigned)) \
+	WRAPPED(cuMemAllocHost_v2, (void **, size_t)) \
+	WRAPPED(cuMemHostRegister_v2, (void *, size_t, unsigned)) \
+	WRAPPED(cuMemHostUnregister, (void *)) \
+	WRAPPED(cuMemFreeHost, (void *)) \
+	WRAPPED(cuMemAddressReserve, (CUdeviceptr *, size_t, size_t, CUdeviceptr, unsigned long long)) \
+	WRAPPED(cuMemAddressFree, (CUdeviceptr, size_t)) \
+	WRAPPED(cuMemMap, (CUdeviceptr, size_t, size_t, CUmemGenericAllocationHandle, unsigned long long)) \
+	WRAPPED(cuMemUnmap, (CUdeviceptr, size_t))
+
+/* Copies: linear, peer, host/device, 2D, 3D; synchronous ones with their
+ * _ptds twin, asynchronous ones with their _ptsz twin. */
+#define KTRACE_REAL_COPY_FUNCS(CALLED, WRAPPED) \
+	WRAPPED(cuMemcpy, (CUdeviceptr, CUdeviceptr, size_t)) \
+	WRAPPED(cuMemcpy_ptds, (CUdeviceptr, CUdeviceptr, size_t)) \
+	WRAPPED(cuMemcpyAsync, (CUdeviceptr, CUdeviceptr, size_t, CUstream)) \
+	WRAPPED(cuMemcpyAsync_ptsz, (CUdeviceptr, CUdeviceptr, size_t, CUstream)) \
+	WRAPPED(cuMemcpyPeer, (CUdeviceptr, CUcontext, CUdeviceptr, CUcontext, size_t)) \
+	WRAPPED(cuMemcpyPeer_ptds, (CUdeviceptr, CUcontext, CUdeviceptr, CUcontext, size_t)) \
+	WRAPPED(cuMemcpyPeerAsync, (CUdeviceptr, CUcontext, CUdeviceptr, CUcontext, size_t, CUstream)) \
+	WRAPPED(cuMemcpyPeerAsync_ptsz, (CUdeviceptr, CUcontext, CUdeviceptr, CUcontext, size_t, CUstream)) \
+	WRAPPED(cuMemcpyHtoD_v2, (CUdeviceptr, const void *, size_t)) \
+	WRAPPED(cuMemcpyHtoD_v2_ptds, (CUdeviceptr, const void *, size_t)) \
+	WRAPPED(cuMemcpyHtoDAsync_v2, (CUdeviceptr, const void *, size_t, CUstream)) \
+	WRAPPED(cuMemcpyHtoDAsync_v2_ptsz, (CUdeviceptr, const void *, size_t, CUstream)) \
+	WRAPPED(cuMemcpyDtoH_v2, (void *, CUdeviceptr, size_t)) \
+	WRAPPED(cuMemcpyDtoH_v2_ptds, (void *, CUdeviceptr, size_t)) \
+	WRAPPED(cuMemcpyDtoHAsync_v2, (void *, CUdeviceptr, size_t, CUstream)) \
+	WRAPPED(cuMemcpyDtoHAsync_v2_ptsz, (void *, CUdeviceptr, size_t, CUstream)) \
+	WRAPPED(cuMemcpyDtoD_v2, (CUdeviceptr, CUdeviceptr, size_t)) \
+	WRAPPED(cuMemcpyDtoD_v2_ptds, (CUdeviceptr, CUdeviceptr, size_t)) \
+	WRAPPED(cuMemcpyDtoDAsync_v2, (CUdeviceptr, CUdeviceptr, size_t, CUstream)) \
+	WRAPPED(cuMemcpyDtoDAsync_v2_ptsz, (CUdeviceptr, CUdeviceptr, size_t, CUstream)) \
+	WRAPPED(cuMemcpy2D_v2, (const CUDA_MEMCPY2D *)) \
+	WRAPPED(cuMemcpy2D_v2_ptds, (const CUDA_MEMCPY2D *)) \
+	WRAPPED(cuMemcpy2DUnaligned_v2, (const CUDA_MEMCPY2D *)) \
+	WRAPPED(cuMemcpy2DUnaligned_v2_ptds, (const CUDA_MEMCPY2D *)) \
+	WRAPPED(cuMemcpy2DAsync_v2, (const CUDA_MEMCPY2D *, CUstream)) \
+	WRAPPED(cuMemcpy2DAsync_v2_ptsz, (const CUDA_MEMCPY2D *, CUstream)) \
+	WRAPPED(cuMemcpy3D_v2, (const CUDA_MEMCPY3D *)) \
+	WRAPPED(cuMemcpy3D_v2_ptds, (const CUDA_MEMCPY3D *)) \
+	WRAPPED(cuMemcpy3DAsync_v2, (const CUDA_MEMCPY3D *, CUstream)) \
+	WRAPPED(cuMemcpy3DAsync_v2_ptsz, (const CUDA_MEMCPY3D *, CUstream))
+
+/* Memsets of 8, 16 and 32-bit elements, linear and 2D, in the same forms. */
+#define KTRACE_REAL_SET_FUNCS(CALLED, WRAPPED) \
+	WRAPPED(cuMemsetD8_v2, (CUdeviceptr, unsigned char, size_t)) \
+	WRAPPED(cuMemsetD8_v2_ptds, (CUdeviceptr, unsigned char, size_t)) \
+	WRAPPED(cuMemsetD8Async, (CUdeviceptr, unsigned char, size_t, CUstream)) \
+	WRAPPED(cuMemsetD8Async_ptsz, (CUdeviceptr, unsigned char, size_t, CUstream)) \
+	WRAPPED(cuMemsetD2D8_v2, (CUdeviceptr, size_t, unsigned char, size_t, size_t)) \
+	WRAPPED(cuMemsetD2D8_v2_ptds, (CUdeviceptr, size_t, unsigned char, size_t, size_t)) \
+	WRAPPED(cuMemsetD2D8Async, (CUdeviceptr, size_t, unsigned char, size_t, size_t, CUstream)) \
+	WRAPPED(cuMemsetD2D8Async_ptsz, (CUdeviceptr, size_t, unsigned char, size_t, size_t, CUstream)) \
+	WRAPPED(cuMemsetD16_v2, (CUdeviceptr, unsigned short, size_t)) \
+	WRAPPED(cuMemsetD16_v2_ptds, (CUdeviceptr, unsigned short, size_t)) \
+	WRAPPED(cuMemsetD16Async, (CUdeviceptr, unsigned short, size_t, CUstream)) \
+	WRAPPED(cuMemsetD16Async_ptsz, (CUdeviceptr, unsigned short, size_t, CUstream)) \
+	WRAPPED(cuMemsetD2D16_v2, (CUdeviceptr, size_t, unsigned short, size_t, size_t)) \
+	WRAPPED(cuMemsetD2D16_v2_ptds, (CUdeviceptr, size_t, unsigned short, size_t, size_t)) \
+	WRAPPED(cuMemsetD2D16Async, (CUdeviceptr, size_t, unsigned short, size_t, size_t, CUstream)) \
+	WRAPPED(cuMemsetD2D16Async_ptsz, (CUdeviceptr, size_t, unsigned short, size_t, size_t, CUstream)) \
+	WRAPPED(cuMemsetD32_v2, (CUdeviceptr, unsigned int, size_t)) \
+	WRAPPED(cuMemsetD32_v2_ptds, (CUdeviceptr, unsigned int, size_t)) \
+	WRAPPED(cuMemsetD32Async, (CUdeviceptr, unsigned int, size_t, CUstream)) \
+	WRAPPED(cuMemsetD32Async_ptsz, (CUdeviceptr, unsigned int, size_t, CUstream)) \
+	WRAPPED(cuMemsetD2D32_v2, (CUdeviceptr, size_t, unsigned int, size_t, size_t)) \
+	WRAPPED(cuMemsetD2D32_v2_ptds, (CUdeviceptr, size_t, unsigned int, size_t, size_t)) \
+	WRAPPED(cuMemsetD2D32Async, (CUdeviceptr, size_t, unsigned int, size_t, size_t, CUstream)) \
+	WRAPPED(cuMemsetD2D32Async_ptsz, (CUdeviceptr, size_t, unsigned int, size_t, size_t, CUstream))
+
+/* The resolvers (their wrappers keep cudart's later look-ups behind ktrace). */
+#define KTRACE_REAL_PROCADDR_FUNCS(CALLED, WRAPPED) \
+	WRAPPED(cuGetProcAddress, (const char *, void **, int, cuuint64_t)) \
+	WRAPPED(cuGetProcAddress_v2, (const char *, void **, int, cuuint64_t, CUdriverProcAddressQueryResult *)) \
+	WRAPPED(cuGetProcAddress_v2_ptsz, (const char *, void **, int, cuuint64_t, CUdriverProcAddressQueryResult *))
+
+#define KTRACE_REAL_DRIVER_FUNCS(CALLED, WRAPPED) \
+	KTRACE_REAL_LAUNCH_PATH_FUNCS(CALLED, WRAPPED) \
+	KTRACE_REAL_CONTEXT_FUNCS(CALLED, WRAPPED) \
+	KTRACE_REAL_MODULE_FUNCS(CALLED, WRAPPED) \
+	KTRACE_REAL_MEMORY_FUNCS(CALLED, WRAPPED) \
+	KTRACE_REAL_COPY_FUNCS(CALLED, WRAPPED) \
+	KTRACE_REAL_SET_FUNCS(CALLED, WRAPPED) \
+	KTRACE_REAL_PROCADDR_FUNCS(CALLED, WRAPPED)
+
+#define KTRACE_REAL_DRIVER_MEMBER(name, params) CUresult (*name) params;
 struct ktrace_real_driver {
-	KTRACE_REAL_OWN_FUNCS(KTRACE_REAL_DECLARE_PTR)
+	KTRACE_REAL_DRIVER_FUNCS(KTRACE_REAL_DRIVER_MEMBER, KTRACE_REAL_DRIVER_MEMBER)
 };
-#undef KTRACE_REAL_DECLARE_PTR
+#undef KTRACE_REAL_DRIVER_MEMBER
 
 /* The table; valid (possibly with NULL members) once ktrace_real_driver_load()
- * returned 0. */
+ * returned 0.  A wrapper reads its member with one relaxed atomic load
+ * (wrap.h); the loader stores each member once, before it reports success. */
 extern struct ktrace_real_driver ktrace_real __attribute__((visibility("hidden")));
 
 /* dlopen libcuda.so.1 and fill the table (idempotent, thread-safe).
  * Returns 0, or -1 when no driver can be opened. */
 int ktrace_real_driver_load(void) __attribute__((visibility("hidden")));
+
+/* 1 once the table is filled (no side effect). */
+int ktrace_real_driver_loaded(void) __attribute__((visibility("hidden")));
+
+/* 1 while this thread is inside ktrace_real_driver_load() (re-entry guard). */
+int ktrace_real_driver_loading(void) __attribute__((visibility("hidden")));
+
+/* glibc's dlsym (never ktrace's override, dlsym_hook.c), or NULL if it
+ * cannot be found. */
+typedef void *(*ktrace_dlsym_fn)(void *handle, const char *name);
+ktrace_dlsym_fn ktrace_real_dlsym_get(void) __attribute__((visibility("hidden")));
+
+/* Fork child hook (interpose/fork.c): reset the loader's lock, which
+ * another thread of the parent may have held. */
+void ktrace_real_driver_fork_child(void) __attribute__((visibility("hidden")));
 
 #endif

@@ -1,11 +1,12 @@
 /* interpose/driver/events.h: what the driver wrappers tell the tracer.
  *
- * The wrappers (driver_wrappers.c, procaddr.c) call the real driver and then
- * report what happened through these hooks; launch_capture.c, registry.c and
- * memory_events.c implement them.  Hooks never change a return code, never
- * synchronise, and return quickly.  They are only called while tracing is
- * active (ktrace_tracer_active()); ktrace's own driver calls go straight to
- * ktrace_real and never reach a hook.
+ * Owns the hooks' declarations.  The wrappers (wrap_*.c) call the real
+ * driver and report what happened through these hooks; launch_capture.c,
+ * registry.c and memory_events.c implement them.  Hooks never change a
+ * return code, never synchronise, and return quickly.  They are only called
+ * while tracing is active (ktrace_tracer_active()); ktrace's own driver calls
+ * go straight to ktrace_real and never reach a hook.  May call: nothing
+ * (declarations only).
  */
 #ifndef KTRACE_EVENTS_H
 #define KTRACE_EVENTS_H

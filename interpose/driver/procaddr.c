@@ -19,6 +19,9 @@
  * "cuGetProcAddress" with cudaVersion >= 12000, has the 5-argument ABI by the
  * driver's contract and is adopted as the real function of ktrace's
  * cuGetProcAddress_v2_ptsz (or _v2 without the per-thread flag) wrapper.
+ *
+ * May call: the real driver through ktrace_real, the driver loader, libdl
+ * (to ask whether the application loaded libcuda.so.1), logging.
  */
 #include <dlfcn.h>
 #include <stdint.h>
@@ -26,27 +29,22 @@
 #include <string.h>
 
 #include "common/log.h"
-#include "interpose/driver/intercept.h"
+#include "interpose/driver/wrap.h"
 
-#undef cuGetProcAddress
-
-CUresult cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags);
-CUresult cuGetProcAddress_v2_ptsz(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags,
-				  CUdriverProcAddressQueryResult *status);
+/* The name of every function ktrace wraps, in table order. */
+#define NOT_WRAPPED(name, params)
+#define WRAPPED_NAME(name, params) #name,
+static const char *const wrapped_names[] = { KTRACE_REAL_DRIVER_FUNCS(NOT_WRAPPED, WRAPPED_NAME) };
+#define NWRAPPED (sizeof(wrapped_names) / sizeof(wrapped_names[0]))
 
 struct ptr_pair {
 	uintptr_t real;
 	void *wrapper;
 };
 
-#define KT_MAX_WRAPPED 256
-static struct ptr_pair pairs[KT_MAX_WRAPPED];
+/* Sorted by real address; filled once, before any lookup is answered. */
+static struct ptr_pair pairs[NWRAPPED];
 static unsigned npairs;
-
-static const struct ktrace_wrap_entry *const tables[] = {
-	ktrace_wrap_launch, ktrace_wrap_module, ktrace_wrap_memory,
-	ktrace_wrap_copy, ktrace_wrap_context, ktrace_wrap_procaddr,
-};
 
 static int pair_cmp(const void *a, const void *b)
 {
@@ -55,27 +53,20 @@ static int pair_cmp(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* Runs once, under the driver loader's lock, before any lookup is answered. */
-void ktrace_wrappers_resolve(ktrace_dlsym_fn rd, void *libcuda)
+static void add_pair(void *real, void *wrapper)
 {
-	unsigned n = 0;
+	if (real && npairs < NWRAPPED)
+		pairs[npairs++] = (struct ptr_pair){ (uintptr_t)real, wrapper };
+}
 
-	for (size_t t = 0; t < sizeof(tables) / sizeof(tables[0]); t++) {
-		for (const struct ktrace_wrap_entry *e = tables[t]; e->name; e++) {
-			void *p = rd(libcuda, e->name);
-
-			if (!p)
-				continue;
-			__atomic_store_n(e->real, p, __ATOMIC_RELEASE);
-			if (n < KT_MAX_WRAPPED)
-				pairs[n++] = (struct ptr_pair){ (uintptr_t)p, e->wrapper };
-			else
-				KT_WARN("internal: more than %d wrapped driver functions; %s not intercepted "
-					"through dlsym/cuGetProcAddress", KT_MAX_WRAPPED, e->name);
-		}
-	}
-	qsort(pairs, n, sizeof(pairs[0]), pair_cmp);
-	npairs = n;
+/* Runs once, under the driver loader's lock, once ktrace_real is filled. */
+void ktrace_wrapper_map_build(void)
+{
+	npairs = 0;
+#define ADD_PAIR(name, params) add_pair((void *)__atomic_load_n(&ktrace_real.name, __ATOMIC_RELAXED), (void *)name);
+	KTRACE_REAL_DRIVER_FUNCS(NOT_WRAPPED, ADD_PAIR)
+#undef ADD_PAIR
+	qsort(pairs, npairs, sizeof(pairs[0]), pair_cmp);
 }
 
 static void *lookup(uintptr_t p)
@@ -119,12 +110,6 @@ void *ktrace_wrapper_for_real(const void *p)
 	return lookup((uintptr_t)p);
 }
 
-KT_WRAP_REAL(cuGetProcAddress, (const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags))
-KT_WRAP_REAL(cuGetProcAddress_v2, (const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags,
-				   CUdriverProcAddressQueryResult *status))
-KT_WRAP_REAL(cuGetProcAddress_v2_ptsz, (const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags,
-					CUdriverProcAddressQueryResult *status))
-
 /* Adopt a resolver pointer the driver does not export (see the top). */
 static void *adopt_resolver(void *p, int cudaVersion, cuuint64_t flags)
 {
@@ -134,12 +119,12 @@ static void *adopt_resolver(void *p, int cudaVersion, cuuint64_t flags)
 	if (cudaVersion < 12000)
 		return NULL;
 	if (flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM)
-		slot = (void **)&real_cuGetProcAddress_v2_ptsz;
+		slot = (void **)&ktrace_real.cuGetProcAddress_v2_ptsz;
 	else
-		slot = (void **)&real_cuGetProcAddress_v2;
+		slot = (void **)&ktrace_real.cuGetProcAddress_v2;
 	if (__atomic_compare_exchange_n(slot, &expected, p, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE) || expected == p)
-		return slot == (void **)&real_cuGetProcAddress_v2 ? (void *)cuGetProcAddress_v2
-								  : (void *)cuGetProcAddress_v2_ptsz;
+		return slot == (void **)&ktrace_real.cuGetProcAddress_v2 ? (void *)cuGetProcAddress_v2
+									 : (void *)cuGetProcAddress_v2_ptsz;
 	return NULL;
 }
 
@@ -149,10 +134,10 @@ static int wraps_base(const char *symbol)
 {
 	size_t n = strlen(symbol);
 
-	for (size_t t = 0; t < sizeof(tables) / sizeof(tables[0]); t++)
-		for (const struct ktrace_wrap_entry *e = tables[t]; e->name; e++)
-			if (strncmp(e->name, symbol, n) == 0 && (e->name[n] == '\0' || e->name[n] == '_'))
-				return 1;
+	for (size_t i = 0; i < NWRAPPED; i++)
+		if (strncmp(wrapped_names[i], symbol, n) == 0 &&
+		    (wrapped_names[i][n] == '\0' || wrapped_names[i][n] == '_'))
+			return 1;
 	return 0;
 }
 
@@ -180,8 +165,8 @@ KTRACE_EXPORT CUresult cuGetProcAddress(const char *symbol, void **pfn, int cuda
 {
 	CUresult res;
 
-	KT_WRAP_FN(cuGetProcAddress);
-	(void)ktrace_wrap_on();
+	KT_REAL_OR_NOT_SUPPORTED(cuGetProcAddress);
+	(void)ktrace_tracing_on();
 	res = fn(symbol, pfn, cudaVersion, flags);
 	if (res == CUDA_SUCCESS)
 		map_result(symbol, pfn, cudaVersion, flags);
@@ -193,8 +178,8 @@ KTRACE_EXPORT CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int c
 {
 	CUresult res;
 
-	KT_WRAP_FN(cuGetProcAddress_v2);
-	(void)ktrace_wrap_on();
+	KT_REAL_OR_NOT_SUPPORTED(cuGetProcAddress_v2);
+	(void)ktrace_tracing_on();
 	res = fn(symbol, pfn, cudaVersion, flags, status);
 	if (res == CUDA_SUCCESS)
 		map_result(symbol, pfn, cudaVersion, flags);
@@ -206,17 +191,10 @@ KTRACE_EXPORT CUresult cuGetProcAddress_v2_ptsz(const char *symbol, void **pfn, 
 {
 	CUresult res;
 
-	KT_WRAP_FN(cuGetProcAddress_v2_ptsz);
-	(void)ktrace_wrap_on();
+	KT_REAL_OR_NOT_SUPPORTED(cuGetProcAddress_v2_ptsz);
+	(void)ktrace_tracing_on();
 	res = fn(symbol, pfn, cudaVersion, flags, status);
 	if (res == CUDA_SUCCESS)
 		map_result(symbol, pfn, cudaVersion, flags);
 	return res;
 }
-
-const struct ktrace_wrap_entry ktrace_wrap_procaddr[] = {
-	KT_WRAP_ENTRY(cuGetProcAddress)
-	KT_WRAP_ENTRY(cuGetProcAddress_v2)
-	KT_WRAP_ENTRY(cuGetProcAddress_v2_ptsz)
-	{ NULL, NULL, NULL },
-};

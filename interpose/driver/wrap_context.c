@@ -4,9 +4,12 @@
  * cuDevicePrimaryCtxRelease_v2, their pre-11.0 forms (cudart 13 still asks
  * cuGetProcAddress for cuDevicePrimaryCtxRelease/Reset with version 7000 and
  * gets the unsuffixed functions; same signatures) and
- * cuDevicePrimaryCtxRetain.  The hook
- * ktrace_on_context_destroy() runs BEFORE the real call, while the context
- * can still be used to finish ktrace's work in it.
+ * cuDevicePrimaryCtxRetain, and the per-device count of the application's
+ * primary-context retains.  May call: the real driver through ktrace_real,
+ * ktrace_on_context_destroy() (events.h).
+ *
+ * The hook ktrace_on_context_destroy() runs BEFORE the real call, while the
+ * context can still be used to finish ktrace's work in it.
  *
  * A primary context dies on the release that balances the last retain.  The
  * driver does not expose its reference count, so the wrappers count the
@@ -21,67 +24,52 @@
 #include <stddef.h>
 
 #include "interpose/driver/events.h"
-#include "interpose/driver/intercept.h"
-
-/* cuda.h maps these names to their _v2 forms; here they are the old exports. */
-#undef cuCtxDestroy
-#undef cuDevicePrimaryCtxRelease
-#undef cuDevicePrimaryCtxReset
-
-CUresult cuCtxDestroy(CUcontext c);
-CUresult cuDevicePrimaryCtxRelease(CUdevice d);
-CUresult cuDevicePrimaryCtxReset(CUdevice d);
+#include "interpose/driver/wrap.h"
 
 #define KT_MAX_DEVICES 128
 
-struct primary {
+/* A device's primary context as the application sees it: its handle and
+ * the application's retains not released yet. */
+struct primary_context {
 	_Atomic(CUcontext) ctx;
 	atomic_long retains;
 };
-static struct primary primaries[KT_MAX_DEVICES];
-
-KT_WRAP_REAL(cuCtxDestroy_v2, (CUcontext c))
-KT_WRAP_REAL(cuCtxDestroy, (CUcontext c))
-KT_WRAP_REAL(cuDevicePrimaryCtxRetain, (CUcontext *c, CUdevice d))
-KT_WRAP_REAL(cuDevicePrimaryCtxRelease_v2, (CUdevice d))
-KT_WRAP_REAL(cuDevicePrimaryCtxRelease, (CUdevice d))
-KT_WRAP_REAL(cuDevicePrimaryCtxReset_v2, (CUdevice d))
-KT_WRAP_REAL(cuDevicePrimaryCtxReset, (CUdevice d))
+static struct primary_context primaries[KT_MAX_DEVICES];
 
 typedef CUresult (*ctx_fn)(CUcontext);
 typedef CUresult (*dev_fn)(CUdevice);
 
-static struct primary *primary_of(CUdevice d)
+static struct primary_context *primary_of(CUdevice d)
 {
 	return (d >= 0 && d < KT_MAX_DEVICES) ? &primaries[d] : NULL;
 }
 
 static CUresult ctx_destroy(ctx_fn fn, CUcontext c)
 {
-	if (c && ktrace_wrap_on())
+	if (c && ktrace_tracing_on())
 		ktrace_on_context_destroy(c);
 	return fn(c);
 }
 
 KTRACE_EXPORT CUresult cuCtxDestroy_v2(CUcontext c)
 {
-	KT_WRAP_FN(cuCtxDestroy_v2);
+	KT_REAL_OR_NOT_SUPPORTED(cuCtxDestroy_v2);
 	return ctx_destroy(fn, c);
 }
 
 KTRACE_EXPORT CUresult cuCtxDestroy(CUcontext c)
 {
-	KT_WRAP_FN(cuCtxDestroy);
+	KT_REAL_OR_NOT_SUPPORTED(cuCtxDestroy);
 	return ctx_destroy(fn, c);
 }
 
 KTRACE_EXPORT CUresult cuDevicePrimaryCtxRetain(CUcontext *c, CUdevice d)
 {
-	struct primary *p = primary_of(d);
+	struct primary_context *p = primary_of(d);
 	CUresult res;
 
-	KT_WRAP_FN(cuDevicePrimaryCtxRetain);
-	(void)ktrace_wrap_on(); /* initialise the tracer on first CUDA use */
+	KT_REAL_OR_NOT_SUPPORTED(cuDevicePrimaryCtxRetain);
+	(void)ktrace_tracing_on(); /* initialise the tracer on first CUDA use */
 	res = fn(c, d);
 	if (res == CUDA_SUCCESS && p && c) {
 		atomic_store_explicit(&p->ctx, *c, memory_order_relaxed);
@@ -92,10 +80,10 @@ KTRACE_EXPORT CUresult cuDevicePrimaryCtxRetain(CUcontext *c, CUdevice d)
 
 static CUresult primary_release(dev_fn fn, CUdevice d)
 {
-	struct primary *p = primary_of(d);
+	struct primary_context *p = primary_of(d);
 	CUresult res;
 
-	if (p && atomic_load_explicit(&p->retains, memory_order_relaxed) == 1 && ktrace_wrap_on()) {
+	if (p && atomic_load_explicit(&p->retains, memory_order_relaxed) == 1 && ktrace_tracing_on()) {
 		CUcontext c = atomic_load_explicit(&p->ctx, memory_order_relaxed);
 
 		if (c)
@@ -109,13 +97,13 @@ static CUresult primary_release(dev_fn fn, CUdevice d)
 
 KTRACE_EXPORT CUresult cuDevicePrimaryCtxRelease_v2(CUdevice d)
 {
-	KT_WRAP_FN(cuDevicePrimaryCtxRelease_v2);
+	KT_REAL_OR_NOT_SUPPORTED(cuDevicePrimaryCtxRelease_v2);
 	return primary_release(fn, d);
 }
 
 KTRACE_EXPORT CUresult cuDevicePrimaryCtxRelease(CUdevice d)
 {
-	KT_WRAP_FN(cuDevicePrimaryCtxRelease);
+	KT_REAL_OR_NOT_SUPPORTED(cuDevicePrimaryCtxRelease);
 	return primary_release(fn, d);
 }
 
@@ -139,10 +127,10 @@ static CUcontext active_primary(CUdevice d)
 
 static CUresult primary_reset(dev_fn fn, CUdevice d)
 {
-	struct primary *p = primary_of(d);
+	struct primary_context *p = primary_of(d);
 	CUresult res;
 
-	if (ktrace_wrap_on()) {
+	if (ktrace_tracing_on()) {
 		CUcontext c = active_primary(d);
 
 		if (c)
@@ -156,23 +144,12 @@ static CUresult primary_reset(dev_fn fn, CUdevice d)
 
 KTRACE_EXPORT CUresult cuDevicePrimaryCtxReset_v2(CUdevice d)
 {
-	KT_WRAP_FN(cuDevicePrimaryCtxReset_v2);
+	KT_REAL_OR_NOT_SUPPORTED(cuDevicePrimaryCtxReset_v2);
 	return primary_reset(fn, d);
 }
 
 KTRACE_EXPORT CUresult cuDevicePrimaryCtxReset(CUdevice d)
 {
-	KT_WRAP_FN(cuDevicePrimaryCtxReset);
+	KT_REAL_OR_NOT_SUPPORTED(cuDevicePrimaryCtxReset);
 	return primary_reset(fn, d);
 }
-
-const struct ktrace_wrap_entry ktrace_wrap_context[] = {
-	KT_WRAP_ENTRY(cuCtxDestroy_v2)
-	KT_WRAP_ENTRY(cuCtxDestroy)
-	KT_WRAP_ENTRY(cuDevicePrimaryCtxRetain)
-	KT_WRAP_ENTRY(cuDevicePrimaryCtxRelease_v2)
-	KT_WRAP_ENTRY(cuDevicePrimaryCtxRelease)
-	KT_WRAP_ENTRY(cuDevicePrimaryCtxReset_v2)
-	KT_WRAP_ENTRY(cuDevicePrimaryCtxReset)
-	{ NULL, NULL, NULL },
-};

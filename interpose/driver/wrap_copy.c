@@ -10,107 +10,81 @@
  *
  * The stream given to the hooks is the one the copy runs on: 0 for the
  * legacy synchronous calls, CU_STREAM_PER_THREAD for _ptds ones and for a
- * _ptsz call given stream 0.
+ * _ptsz call given stream 0.  May call: the real driver through ktrace_real,
+ * ktrace_on_memcpy() and ktrace_on_memset() (events.h).
  */
 #include <stddef.h>
 #include <stdint.h>
 
 #include "format/ktrace_format.h"
 #include "interpose/driver/events.h"
-#include "interpose/driver/intercept.h"
+#include "interpose/driver/wrap.h"
 
-#define KT_HP(p) ((uint64_t)(uintptr_t)(p))
-#define PTS CU_STREAM_PER_THREAD
+#define HOST_ADDR(p) ((uint64_t)(uintptr_t)(p))
+#define PER_THREAD CU_STREAM_PER_THREAD
+#define ASYNC KTRACE_COPYF_ASYNC
 
-/* Declarations of the per-thread variants (cuda.h declares them only when
- * CUDA_API_PER_THREAD_DEFAULT_STREAM is set). */
-CUresult cuMemcpy_ptds(CUdeviceptr d, CUdeviceptr s, size_t n);
-CUresult cuMemcpyAsync_ptsz(CUdeviceptr d, CUdeviceptr s, size_t n, CUstream st);
-CUresult cuMemcpyPeer_ptds(CUdeviceptr d, CUcontext dc, CUdeviceptr s, CUcontext sc, size_t n);
-CUresult cuMemcpyPeerAsync_ptsz(CUdeviceptr d, CUcontext dc, CUdeviceptr s, CUcontext sc, size_t n, CUstream st);
-CUresult cuMemcpyHtoD_v2_ptds(CUdeviceptr d, const void *s, size_t n);
-CUresult cuMemcpyDtoH_v2_ptds(void *d, CUdeviceptr s, size_t n);
-CUresult cuMemcpyDtoD_v2_ptds(CUdeviceptr d, CUdeviceptr s, size_t n);
-CUresult cuMemcpyHtoDAsync_v2_ptsz(CUdeviceptr d, const void *s, size_t n, CUstream st);
-CUresult cuMemcpyDtoHAsync_v2_ptsz(void *d, CUdeviceptr s, size_t n, CUstream st);
-CUresult cuMemcpyDtoDAsync_v2_ptsz(CUdeviceptr d, CUdeviceptr s, size_t n, CUstream st);
-CUresult cuMemcpy2D_v2_ptds(const CUDA_MEMCPY2D *c);
-CUresult cuMemcpy2DUnaligned_v2_ptds(const CUDA_MEMCPY2D *c);
-CUresult cuMemcpy2DAsync_v2_ptsz(const CUDA_MEMCPY2D *c, CUstream st);
-CUresult cuMemcpy3D_v2_ptds(const CUDA_MEMCPY3D *c);
-CUresult cuMemcpy3DAsync_v2_ptsz(const CUDA_MEMCPY3D *c, CUstream st);
-CUresult cuMemsetD8_v2_ptds(CUdeviceptr d, unsigned char v, size_t n);
-CUresult cuMemsetD16_v2_ptds(CUdeviceptr d, unsigned short v, size_t n);
-CUresult cuMemsetD32_v2_ptds(CUdeviceptr d, unsigned int v, size_t n);
-CUresult cuMemsetD8Async_ptsz(CUdeviceptr d, unsigned char v, size_t n, CUstream st);
-CUresult cuMemsetD16Async_ptsz(CUdeviceptr d, unsigned short v, size_t n, CUstream st);
-CUresult cuMemsetD32Async_ptsz(CUdeviceptr d, unsigned int v, size_t n, CUstream st);
-CUresult cuMemsetD2D8_v2_ptds(CUdeviceptr d, size_t pitch, unsigned char v, size_t w, size_t h);
-CUresult cuMemsetD2D16_v2_ptds(CUdeviceptr d, size_t pitch, unsigned short v, size_t w, size_t h);
-CUresult cuMemsetD2D32_v2_ptds(CUdeviceptr d, size_t pitch, unsigned int v, size_t w, size_t h);
-CUresult cuMemsetD2D8Async_ptsz(CUdeviceptr d, size_t pitch, unsigned char v, size_t w, size_t h, CUstream st);
-CUresult cuMemsetD2D16Async_ptsz(CUdeviceptr d, size_t pitch, unsigned short v, size_t w, size_t h, CUstream st);
-CUresult cuMemsetD2D32Async_ptsz(CUdeviceptr d, size_t pitch, unsigned int v, size_t w, size_t h, CUstream st);
-
-/* Real call, then the hook with the result (reported even on failure). */
-#define KT_OP(name, params, args, hook) \
-	KT_WRAP_REAL(name, params) \
+/* The wrapper of `name`: the real call, then `report`, which sees the
+ * driver's result as `res` (reported even on failure).  The lists below give
+ * WRAPPER(name, params, args, report) for each entry point. */
+#define DEFINE_REPORTING_WRAPPER(name, params, args, report) \
 	KTRACE_EXPORT CUresult name params \
 	{ \
-		KT_WRAP_FN(name); \
-		if (!ktrace_wrap_on()) \
+		KT_REAL_OR_NOT_SUPPORTED(name); \
+		if (!ktrace_tracing_on()) \
 			return fn args; \
 		CUresult res = fn args; \
-		hook; \
+		report; \
 		return res; \
 	}
 
-#define CPY(dst, src, n, dir, fl, st, host) ktrace_on_memcpy((dst), (src), (n), (dir), (fl), (st), res, (host))
-#define ASYNC KTRACE_COPYF_ASYNC
+#define REPORT_COPY(dst, src, n, dir, flags, stream, host_src) \
+	ktrace_on_memcpy((dst), (src), (n), (dir), (flags), (stream), res, (host_src))
 
 /* ---- linear copies --------------------------------------------------------- */
 
-#define KT_COPY_LINEAR(X) \
-	X(cuMemcpy, (CUdeviceptr d, CUdeviceptr s, size_t n), (d, s, n), \
-	  CPY(d, s, n, KTRACE_COPY_UNKNOWN, 0, NULL, NULL)) \
-	X(cuMemcpy_ptds, (CUdeviceptr d, CUdeviceptr s, size_t n), (d, s, n), \
-	  CPY(d, s, n, KTRACE_COPY_UNKNOWN, 0, PTS, NULL)) \
-	X(cuMemcpyAsync, (CUdeviceptr d, CUdeviceptr s, size_t n, CUstream st), (d, s, n, st), \
-	  CPY(d, s, n, KTRACE_COPY_UNKNOWN, ASYNC, st, NULL)) \
-	X(cuMemcpyAsync_ptsz, (CUdeviceptr d, CUdeviceptr s, size_t n, CUstream st), (d, s, n, st), \
-	  CPY(d, s, n, KTRACE_COPY_UNKNOWN, ASYNC, ktrace_wrap_stream(st, 1), NULL)) \
-	X(cuMemcpyPeer, (CUdeviceptr d, CUcontext dc, CUdeviceptr s, CUcontext sc, size_t n), (d, dc, s, sc, n), \
-	  CPY(d, s, n, KTRACE_COPY_PEER, 0, NULL, NULL)) \
-	X(cuMemcpyPeer_ptds, (CUdeviceptr d, CUcontext dc, CUdeviceptr s, CUcontext sc, size_t n), (d, dc, s, sc, n), \
-	  CPY(d, s, n, KTRACE_COPY_PEER, 0, PTS, NULL)) \
-	X(cuMemcpyPeerAsync, (CUdeviceptr d, CUcontext dc, CUdeviceptr s, CUcontext sc, size_t n, CUstream st), \
-	  (d, dc, s, sc, n, st), CPY(d, s, n, KTRACE_COPY_PEER, ASYNC, st, NULL)) \
-	X(cuMemcpyPeerAsync_ptsz, (CUdeviceptr d, CUcontext dc, CUdeviceptr s, CUcontext sc, size_t n, CUstream st), \
-	  (d, dc, s, sc, n, st), CPY(d, s, n, KTRACE_COPY_PEER, ASYNC, ktrace_wrap_stream(st, 1), NULL)) \
-	X(cuMemcpyHtoD_v2, (CUdeviceptr d, const void *s, size_t n), (d, s, n), \
-	  CPY(d, KT_HP(s), n, KTRACE_COPY_HTOD, 0, NULL, s)) \
-	X(cuMemcpyHtoD_v2_ptds, (CUdeviceptr d, const void *s, size_t n), (d, s, n), \
-	  CPY(d, KT_HP(s), n, KTRACE_COPY_HTOD, 0, PTS, s)) \
-	X(cuMemcpyHtoDAsync_v2, (CUdeviceptr d, const void *s, size_t n, CUstream st), (d, s, n, st), \
-	  CPY(d, KT_HP(s), n, KTRACE_COPY_HTOD, ASYNC, st, s)) \
-	X(cuMemcpyHtoDAsync_v2_ptsz, (CUdeviceptr d, const void *s, size_t n, CUstream st), (d, s, n, st), \
-	  CPY(d, KT_HP(s), n, KTRACE_COPY_HTOD, ASYNC, ktrace_wrap_stream(st, 1), s)) \
-	X(cuMemcpyDtoH_v2, (void *d, CUdeviceptr s, size_t n), (d, s, n), \
-	  CPY(KT_HP(d), s, n, KTRACE_COPY_DTOH, 0, NULL, NULL)) \
-	X(cuMemcpyDtoH_v2_ptds, (void *d, CUdeviceptr s, size_t n), (d, s, n), \
-	  CPY(KT_HP(d), s, n, KTRACE_COPY_DTOH, 0, PTS, NULL)) \
-	X(cuMemcpyDtoHAsync_v2, (void *d, CUdeviceptr s, size_t n, CUstream st), (d, s, n, st), \
-	  CPY(KT_HP(d), s, n, KTRACE_COPY_DTOH, ASYNC, st, NULL)) \
-	X(cuMemcpyDtoHAsync_v2_ptsz, (void *d, CUdeviceptr s, size_t n, CUstream st), (d, s, n, st), \
-	  CPY(KT_HP(d), s, n, KTRACE_COPY_DTOH, ASYNC, ktrace_wrap_stream(st, 1), NULL)) \
-	X(cuMemcpyDtoD_v2, (CUdeviceptr d, CUdeviceptr s, size_t n), (d, s, n), \
-	  CPY(d, s, n, KTRACE_COPY_DTOD, 0, NULL, NULL)) \
-	X(cuMemcpyDtoD_v2_ptds, (CUdeviceptr d, CUdeviceptr s, size_t n), (d, s, n), \
-	  CPY(d, s, n, KTRACE_COPY_DTOD, 0, PTS, NULL)) \
-	X(cuMemcpyDtoDAsync_v2, (CUdeviceptr d, CUdeviceptr s, size_t n, CUstream st), (d, s, n, st), \
-	  CPY(d, s, n, KTRACE_COPY_DTOD, ASYNC, st, NULL)) \
-	X(cuMemcpyDtoDAsync_v2_ptsz, (CUdeviceptr d, CUdeviceptr s, size_t n, CUstream st), (d, s, n, st), \
-	  CPY(d, s, n, KTRACE_COPY_DTOD, ASYNC, ktrace_wrap_stream(st, 1), NULL))
+#define LINEAR_COPY_WRAPPERS(WRAPPER) \
+	WRAPPER(cuMemcpy, (CUdeviceptr d, CUdeviceptr s, size_t n), (d, s, n), \
+	  REPORT_COPY(d, s, n, KTRACE_COPY_UNKNOWN, 0, NULL, NULL)) \
+	WRAPPER(cuMemcpy_ptds, (CUdeviceptr d, CUdeviceptr s, size_t n), (d, s, n), \
+	  REPORT_COPY(d, s, n, KTRACE_COPY_UNKNOWN, 0, PER_THREAD, NULL)) \
+	WRAPPER(cuMemcpyAsync, (CUdeviceptr d, CUdeviceptr s, size_t n, CUstream st), (d, s, n, st), \
+	  REPORT_COPY(d, s, n, KTRACE_COPY_UNKNOWN, ASYNC, st, NULL)) \
+	WRAPPER(cuMemcpyAsync_ptsz, (CUdeviceptr d, CUdeviceptr s, size_t n, CUstream st), (d, s, n, st), \
+	  REPORT_COPY(d, s, n, KTRACE_COPY_UNKNOWN, ASYNC, ktrace_ptsz_stream(st), NULL)) \
+	WRAPPER(cuMemcpyPeer, (CUdeviceptr d, CUcontext dc, CUdeviceptr s, CUcontext sc, size_t n), \
+	  (d, dc, s, sc, n), REPORT_COPY(d, s, n, KTRACE_COPY_PEER, 0, NULL, NULL)) \
+	WRAPPER(cuMemcpyPeer_ptds, (CUdeviceptr d, CUcontext dc, CUdeviceptr s, CUcontext sc, size_t n), \
+	  (d, dc, s, sc, n), REPORT_COPY(d, s, n, KTRACE_COPY_PEER, 0, PER_THREAD, NULL)) \
+	WRAPPER(cuMemcpyPeerAsync, (CUdeviceptr d, CUcontext dc, CUdeviceptr s, CUcontext sc, size_t n, CUstream st), \
+	  (d, dc, s, sc, n, st), REPORT_COPY(d, s, n, KTRACE_COPY_PEER, ASYNC, st, NULL)) \
+	WRAPPER(cuMemcpyPeerAsync_ptsz, \
+	  (CUdeviceptr d, CUcontext dc, CUdeviceptr s, CUcontext sc, size_t n, CUstream st), \
+	  (d, dc, s, sc, n, st), REPORT_COPY(d, s, n, KTRACE_COPY_PEER, ASYNC, ktrace_ptsz_stream(st), NULL)) \
+	WRAPPER(cuMemcpyHtoD_v2, (CUdeviceptr d, const void *s, size_t n), (d, s, n), \
+	  REPORT_COPY(d, HOST_ADDR(s), n, KTRACE_COPY_HTOD, 0, NULL, s)) \
+	WRAPPER(cuMemcpyHtoD_v2_ptds, (CUdeviceptr d, const void *s, size_t n), (d, s, n), \
+	  REPORT_COPY(d, HOST_ADDR(s), n, KTRACE_COPY_HTOD, 0, PER_THREAD, s)) \
+	WRAPPER(cuMemcpyHtoDAsync_v2, (CUdeviceptr d, const void *s, size_t n, CUstream st), (d, s, n, st), \
+	  REPORT_COPY(d, HOST_ADDR(s), n, KTRACE_COPY_HTOD, ASYNC, st, s)) \
+	WRAPPER(cuMemcpyHtoDAsync_v2_ptsz, (CUdeviceptr d, const void *s, size_t n, CUstream st), (d, s, n, st), \
+	  REPORT_COPY(d, HOST_ADDR(s), n, KTRACE_COPY_HTOD, ASYNC, ktrace_ptsz_stream(st), s)) \
+	WRAPPER(cuMemcpyDtoH_v2, (void *d, CUdeviceptr s, size_t n), (d, s, n), \
+	  REPORT_COPY(HOST_ADDR(d), s, n, KTRACE_COPY_DTOH, 0, NULL, NULL)) \
+	WRAPPER(cuMemcpyDtoH_v2_ptds, (void *d, CUdeviceptr s, size_t n), (d, s, n), \
+	  REPORT_COPY(HOST_ADDR(d), s, n, KTRACE_COPY_DTOH, 0, PER_THREAD, NULL)) \
+	WRAPPER(cuMemcpyDtoHAsync_v2, (void *d, CUdeviceptr s, size_t n, CUstream st), (d, s, n, st), \
+	  REPORT_COPY(HOST_ADDR(d), s, n, KTRACE_COPY_DTOH, ASYNC, st, NULL)) \
+	WRAPPER(cuMemcpyDtoHAsync_v2_ptsz, (void *d, CUdeviceptr s, size_t n, CUstream st), (d, s, n, st), \
+	  REPORT_COPY(HOST_ADDR(d), s, n, KTRACE_COPY_DTOH, ASYNC, ktrace_ptsz_stream(st), NULL)) \
+	WRAPPER(cuMemcpyDtoD_v2, (CUdeviceptr d, CUdeviceptr s, size_t n), (d, s, n), \
+	  REPORT_COPY(d, s, n, KTRACE_COPY_DTOD, 0, NULL, NULL)) \
+	WRAPPER(cuMemcpyDtoD_v2_ptds, (CUdeviceptr d, CUdeviceptr s, size_t n), (d, s, n), \
+	  REPORT_COPY(d, s, n, KTRACE_COPY_DTOD, 0, PER_THREAD, NULL)) \
+	WRAPPER(cuMemcpyDtoDAsync_v2, (CUdeviceptr d, CUdeviceptr s, size_t n, CUstream st), (d, s, n, st), \
+	  REPORT_COPY(d, s, n, KTRACE_COPY_DTOD, ASYNC, st, NULL)) \
+	WRAPPER(cuMemcpyDtoDAsync_v2_ptsz, (CUdeviceptr d, CUdeviceptr s, size_t n, CUstream st), (d, s, n, st), \
+	  REPORT_COPY(d, s, n, KTRACE_COPY_DTOD, ASYNC, ktrace_ptsz_stream(st), NULL))
 
 /* ---- 2D and 3D copies -------------------------------------------------------- */
 
@@ -121,7 +95,7 @@ static uint64_t side_addr(CUmemorytype t, const void *host, CUdeviceptr dev, siz
 
 	switch (t) {
 	case CU_MEMORYTYPE_HOST:
-		return KT_HP(host) + off;
+		return HOST_ADDR(host) + off;
 	case CU_MEMORYTYPE_DEVICE:
 	case CU_MEMORYTYPE_UNIFIED:
 		return dev + off;
@@ -170,54 +144,52 @@ static void copy3d(const CUDA_MEMCPY3D *c, uint32_t flags, CUstream st, CUresult
 			 copy_dir(c->srcMemoryType, c->dstMemoryType), flags | KTRACE_COPYF_3D, st, res, NULL);
 }
 
-#define KT_COPY_ND(X) \
-	X(cuMemcpy2D_v2, (const CUDA_MEMCPY2D *c), (c), copy2d(c, 0, NULL, res)) \
-	X(cuMemcpy2D_v2_ptds, (const CUDA_MEMCPY2D *c), (c), copy2d(c, 0, PTS, res)) \
-	X(cuMemcpy2DUnaligned_v2, (const CUDA_MEMCPY2D *c), (c), copy2d(c, 0, NULL, res)) \
-	X(cuMemcpy2DUnaligned_v2_ptds, (const CUDA_MEMCPY2D *c), (c), copy2d(c, 0, PTS, res)) \
-	X(cuMemcpy2DAsync_v2, (const CUDA_MEMCPY2D *c, CUstream st), (c, st), copy2d(c, ASYNC, st, res)) \
-	X(cuMemcpy2DAsync_v2_ptsz, (const CUDA_MEMCPY2D *c, CUstream st), (c, st), \
-	  copy2d(c, ASYNC, ktrace_wrap_stream(st, 1), res)) \
-	X(cuMemcpy3D_v2, (const CUDA_MEMCPY3D *c), (c), copy3d(c, 0, NULL, res)) \
-	X(cuMemcpy3D_v2_ptds, (const CUDA_MEMCPY3D *c), (c), copy3d(c, 0, PTS, res)) \
-	X(cuMemcpy3DAsync_v2, (const CUDA_MEMCPY3D *c, CUstream st), (c, st), copy3d(c, ASYNC, st, res)) \
-	X(cuMemcpy3DAsync_v2_ptsz, (const CUDA_MEMCPY3D *c, CUstream st), (c, st), \
-	  copy3d(c, ASYNC, ktrace_wrap_stream(st, 1), res))
+#define COPY_2D_3D_WRAPPERS(WRAPPER) \
+	WRAPPER(cuMemcpy2D_v2, (const CUDA_MEMCPY2D *c), (c), copy2d(c, 0, NULL, res)) \
+	WRAPPER(cuMemcpy2D_v2_ptds, (const CUDA_MEMCPY2D *c), (c), copy2d(c, 0, PER_THREAD, res)) \
+	WRAPPER(cuMemcpy2DUnaligned_v2, (const CUDA_MEMCPY2D *c), (c), copy2d(c, 0, NULL, res)) \
+	WRAPPER(cuMemcpy2DUnaligned_v2_ptds, (const CUDA_MEMCPY2D *c), (c), copy2d(c, 0, PER_THREAD, res)) \
+	WRAPPER(cuMemcpy2DAsync_v2, (const CUDA_MEMCPY2D *c, CUstream st), (c, st), copy2d(c, ASYNC, st, res)) \
+	WRAPPER(cuMemcpy2DAsync_v2_ptsz, (const CUDA_MEMCPY2D *c, CUstream st), (c, st), \
+	  copy2d(c, ASYNC, ktrace_ptsz_stream(st), res)) \
+	WRAPPER(cuMemcpy3D_v2, (const CUDA_MEMCPY3D *c), (c), copy3d(c, 0, NULL, res)) \
+	WRAPPER(cuMemcpy3D_v2_ptds, (const CUDA_MEMCPY3D *c), (c), copy3d(c, 0, PER_THREAD, res)) \
+	WRAPPER(cuMemcpy3DAsync_v2, (const CUDA_MEMCPY3D *c, CUstream st), (c, st), copy3d(c, ASYNC, st, res)) \
+	WRAPPER(cuMemcpy3DAsync_v2_ptsz, (const CUDA_MEMCPY3D *c, CUstream st), (c, st), \
+	  copy3d(c, ASYNC, ktrace_ptsz_stream(st), res))
 
 /* ---- memsets ----------------------------------------------------------------- */
 
-#define SET(d, v, es, n, fl, st) ktrace_on_memset((d), (v), (es), (n), (fl), (st), res)
-#define SET2(d, v, es, w, h, fl, st) SET(d, v, es, (uint64_t)(w) * (h), (fl) | KTRACE_COPYF_2D, st)
+#define REPORT_SET(dst, value, elem_size, n, flags, stream) \
+	ktrace_on_memset((dst), (value), (elem_size), (n), (flags), (stream), res)
+#define REPORT_SET_2D(dst, value, elem_size, w, h, flags, stream) \
+	REPORT_SET(dst, value, elem_size, (uint64_t)(w) * (h), (flags) | KTRACE_COPYF_2D, stream)
 
-#define KT_SET_ONE(X, sfx, T, es) \
-	X(cuMemsetD##sfx##_v2, (CUdeviceptr d, T v, size_t n), (d, v, n), SET(d, v, es, n, 0, NULL)) \
-	X(cuMemsetD##sfx##_v2_ptds, (CUdeviceptr d, T v, size_t n), (d, v, n), SET(d, v, es, n, 0, PTS)) \
-	X(cuMemsetD##sfx##Async, (CUdeviceptr d, T v, size_t n, CUstream st), (d, v, n, st), \
-	  SET(d, v, es, n, ASYNC, st)) \
-	X(cuMemsetD##sfx##Async_ptsz, (CUdeviceptr d, T v, size_t n, CUstream st), (d, v, n, st), \
-	  SET(d, v, es, n, ASYNC, ktrace_wrap_stream(st, 1))) \
-	X(cuMemsetD2D##sfx##_v2, (CUdeviceptr d, size_t p, T v, size_t w, size_t h), (d, p, v, w, h), \
-	  SET2(d, v, es, w, h, 0, NULL)) \
-	X(cuMemsetD2D##sfx##_v2_ptds, (CUdeviceptr d, size_t p, T v, size_t w, size_t h), (d, p, v, w, h), \
-	  SET2(d, v, es, w, h, 0, PTS)) \
-	X(cuMemsetD2D##sfx##Async, (CUdeviceptr d, size_t p, T v, size_t w, size_t h, CUstream st), \
-	  (d, p, v, w, h, st), SET2(d, v, es, w, h, ASYNC, st)) \
-	X(cuMemsetD2D##sfx##Async_ptsz, (CUdeviceptr d, size_t p, T v, size_t w, size_t h, CUstream st), \
-	  (d, p, v, w, h, st), SET2(d, v, es, w, h, ASYNC, ktrace_wrap_stream(st, 1)))
+/* The eight memsets of one element size (bits: 8, 16 or 32). */
+#define MEMSET_WRAPPERS_OF(WRAPPER, bits, elem_type, elem_size) \
+	WRAPPER(cuMemsetD##bits##_v2, (CUdeviceptr d, elem_type v, size_t n), (d, v, n), \
+	  REPORT_SET(d, v, elem_size, n, 0, NULL)) \
+	WRAPPER(cuMemsetD##bits##_v2_ptds, (CUdeviceptr d, elem_type v, size_t n), (d, v, n), \
+	  REPORT_SET(d, v, elem_size, n, 0, PER_THREAD)) \
+	WRAPPER(cuMemsetD##bits##Async, (CUdeviceptr d, elem_type v, size_t n, CUstream st), (d, v, n, st), \
+	  REPORT_SET(d, v, elem_size, n, ASYNC, st)) \
+	WRAPPER(cuMemsetD##bits##Async_ptsz, (CUdeviceptr d, elem_type v, size_t n, CUstream st), (d, v, n, st), \
+	  REPORT_SET(d, v, elem_size, n, ASYNC, ktrace_ptsz_stream(st))) \
+	WRAPPER(cuMemsetD2D##bits##_v2, (CUdeviceptr d, size_t p, elem_type v, size_t w, size_t h), (d, p, v, w, h), \
+	  REPORT_SET_2D(d, v, elem_size, w, h, 0, NULL)) \
+	WRAPPER(cuMemsetD2D##bits##_v2_ptds, (CUdeviceptr d, size_t p, elem_type v, size_t w, size_t h), \
+	  (d, p, v, w, h), REPORT_SET_2D(d, v, elem_size, w, h, 0, PER_THREAD)) \
+	WRAPPER(cuMemsetD2D##bits##Async, (CUdeviceptr d, size_t p, elem_type v, size_t w, size_t h, CUstream st), \
+	  (d, p, v, w, h, st), REPORT_SET_2D(d, v, elem_size, w, h, ASYNC, st)) \
+	WRAPPER(cuMemsetD2D##bits##Async_ptsz, \
+	  (CUdeviceptr d, size_t p, elem_type v, size_t w, size_t h, CUstream st), \
+	  (d, p, v, w, h, st), REPORT_SET_2D(d, v, elem_size, w, h, ASYNC, ktrace_ptsz_stream(st)))
 
-#define KT_SETS(X) \
-	KT_SET_ONE(X, 8, unsigned char, 1) \
-	KT_SET_ONE(X, 16, unsigned short, 2) \
-	KT_SET_ONE(X, 32, unsigned int, 4)
+#define MEMSET_WRAPPERS(WRAPPER) \
+	MEMSET_WRAPPERS_OF(WRAPPER, 8, unsigned char, 1) \
+	MEMSET_WRAPPERS_OF(WRAPPER, 16, unsigned short, 2) \
+	MEMSET_WRAPPERS_OF(WRAPPER, 32, unsigned int, 4)
 
-KT_COPY_LINEAR(KT_OP)
-KT_COPY_ND(KT_OP)
-KT_SETS(KT_OP)
-
-#define KT_ROW(name, params, args, hook) KT_WRAP_ENTRY(name)
-const struct ktrace_wrap_entry ktrace_wrap_copy[] = {
-	KT_COPY_LINEAR(KT_ROW)
-	KT_COPY_ND(KT_ROW)
-	KT_SETS(KT_ROW)
-	{ NULL, NULL, NULL },
-};
+LINEAR_COPY_WRAPPERS(DEFINE_REPORTING_WRAPPER)
+COPY_2D_3D_WRAPPERS(DEFINE_REPORTING_WRAPPER)
+MEMSET_WRAPPERS(DEFINE_REPORTING_WRAPPER)

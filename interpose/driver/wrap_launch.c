@@ -5,7 +5,8 @@
  * its arguments into a struct ktrace_launch_args and hands the launch to
  * ktrace_on_launch() (launch_capture.c) together with a callback that makes
  * the real call with exactly the application's arguments.  When tracing is
- * off the wrapper is one atomic load and a tail call.
+ * off the wrapper is one atomic load of its real function (ktrace_real) and
+ * a call.  May call: the real driver through ktrace_real, ktrace_on_launch().
  *
  * Conventions for the hook: `stream` is the stream as given (ptsz = 1 says a
  * _ptsz entry point, whose stream 0 is the per-thread stream); `cluster` is
@@ -18,80 +19,72 @@
 
 #include "format/ktrace_format.h"
 #include "interpose/driver/events.h"
-#include "interpose/driver/intercept.h"
+#include "interpose/driver/wrap.h"
 #include "common/hotpath.h"
 
-#define KT_LK_PARAMS (CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, \
-		      unsigned bz, unsigned shm, CUstream s, void **params, void **extra)
-#define KT_LKX_PARAMS (const CUlaunchConfig *cfg, CUfunction f, void **params, void **extra)
-#define KT_LC_PARAMS (CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, \
-		      unsigned bz, unsigned shm, CUstream s, void **params)
+/* The parameters of each entry point, named as the wrappers use them. */
+#define LAUNCH_KERNEL_PARAMS (CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, \
+			      unsigned bz, unsigned shm, CUstream s, void **params, void **extra)
+#define LAUNCH_KERNEL_EX_PARAMS (const CUlaunchConfig *cfg, CUfunction f, void **params, void **extra)
+#define LAUNCH_COOPERATIVE_PARAMS (CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, \
+				   unsigned by, unsigned bz, unsigned shm, CUstream s, void **params)
 
-CUresult cuLaunchKernel_ptsz KT_LK_PARAMS;
-CUresult cuLaunchKernelEx_ptsz KT_LKX_PARAMS;
-CUresult cuLaunchCooperativeKernel_ptsz KT_LC_PARAMS;
+typedef __typeof__(ktrace_real.cuLaunchKernel) launch_kernel_fn;
+typedef __typeof__(ktrace_real.cuLaunchKernelEx) launch_kernel_ex_fn;
+typedef __typeof__(ktrace_real.cuLaunchCooperativeKernel) launch_cooperative_fn;
 
-typedef CUresult (*lk_fn) KT_LK_PARAMS;
-typedef CUresult (*lkx_fn) KT_LKX_PARAMS;
-typedef CUresult (*lc_fn) KT_LC_PARAMS;
-
-KT_WRAP_REAL(cuLaunchKernel, KT_LK_PARAMS)
-KT_WRAP_REAL(cuLaunchKernel_ptsz, KT_LK_PARAMS)
-KT_WRAP_REAL(cuLaunchKernelEx, KT_LKX_PARAMS)
-KT_WRAP_REAL(cuLaunchKernelEx_ptsz, KT_LKX_PARAMS)
-KT_WRAP_REAL(cuLaunchCooperativeKernel, KT_LC_PARAMS)
-KT_WRAP_REAL(cuLaunchCooperativeKernel_ptsz, KT_LC_PARAMS)
-
-/* Callbacks: ctx is the real function pointer, passed by address. */
-KT_HOT static CUresult call_lk(const struct ktrace_launch_args *a, void *ctx)
+/* The real launch, called back by ktrace_on_launch(): ctx points at the
+ * wrapper's copy of its real function. */
+KT_HOT static CUresult call_launch_kernel(const struct ktrace_launch_args *a, void *ctx)
 {
-	lk_fn fn = *(lk_fn *)ctx;
+	launch_kernel_fn fn = *(launch_kernel_fn *)ctx;
 
 	return fn(a->f, a->grid[0], a->grid[1], a->grid[2], a->block[0], a->block[1], a->block[2],
 		  a->shared_mem, a->stream, a->kernel_params, a->extra);
 }
 
-KT_HOT static CUresult call_lkx(const struct ktrace_launch_args *a, void *ctx)
+KT_HOT static CUresult call_launch_kernel_ex(const struct ktrace_launch_args *a, void *ctx)
 {
-	lkx_fn fn = *(lkx_fn *)ctx;
+	launch_kernel_ex_fn fn = *(launch_kernel_ex_fn *)ctx;
 
 	return fn(a->config, a->f, a->kernel_params, a->extra);
 }
 
-KT_HOT static CUresult call_lc(const struct ktrace_launch_args *a, void *ctx)
+KT_HOT static CUresult call_launch_cooperative(const struct ktrace_launch_args *a, void *ctx)
 {
-	lc_fn fn = *(lc_fn *)ctx;
+	launch_cooperative_fn fn = *(launch_cooperative_fn *)ctx;
 
 	return fn(a->f, a->grid[0], a->grid[1], a->grid[2], a->block[0], a->block[1], a->block[2],
 		  a->shared_mem, a->stream, a->kernel_params);
 }
 
-#define KT_LAUNCH_ARGS(API, PTSZ) \
+/* `a`, the hook's view of a launch given by grid and block dimensions. */
+#define DECLARE_GRID_LAUNCH_ARGS(api_code, is_ptsz) \
 	struct ktrace_launch_args a = { \
-		.api = (API), .ptsz = (PTSZ), .f = f, \
+		.api = (api_code), .ptsz = (is_ptsz), .f = f, \
 		.grid = { gx, gy, gz }, .block = { bx, by, bz }, .cluster = { 0, 0, 0 }, \
 		.shared_mem = shm, .stream = s, .kernel_params = params, \
 	}
 
-#define KT_DEFINE_LK(name, ptsz) \
-KTRACE_EXPORT KT_HOT CUresult name KT_LK_PARAMS \
+#define DEFINE_LAUNCH_KERNEL_WRAPPER(name, is_ptsz) \
+KTRACE_EXPORT KT_HOT CUresult name LAUNCH_KERNEL_PARAMS \
 { \
-	KT_WRAP_FN(name); \
-	if (!ktrace_wrap_on()) \
+	KT_REAL_OR_NOT_SUPPORTED(name); \
+	if (!ktrace_tracing_on()) \
 		return fn(f, gx, gy, gz, bx, by, bz, shm, s, params, extra); \
-	KT_LAUNCH_ARGS(KTRACE_API_LAUNCH_KERNEL, ptsz); \
+	DECLARE_GRID_LAUNCH_ARGS(KTRACE_API_LAUNCH_KERNEL, is_ptsz); \
 	a.extra = extra; \
-	return ktrace_on_launch(&a, call_lk, &fn); \
+	return ktrace_on_launch(&a, call_launch_kernel, &fn); \
 }
 
-#define KT_DEFINE_LC(name, ptsz) \
-KTRACE_EXPORT KT_HOT CUresult name KT_LC_PARAMS \
+#define DEFINE_LAUNCH_COOPERATIVE_WRAPPER(name, is_ptsz) \
+KTRACE_EXPORT KT_HOT CUresult name LAUNCH_COOPERATIVE_PARAMS \
 { \
-	KT_WRAP_FN(name); \
-	if (!ktrace_wrap_on()) \
+	KT_REAL_OR_NOT_SUPPORTED(name); \
+	if (!ktrace_tracing_on()) \
 		return fn(f, gx, gy, gz, bx, by, bz, shm, s, params); \
-	KT_LAUNCH_ARGS(KTRACE_API_LAUNCH_COOPERATIVE, ptsz); \
-	return ktrace_on_launch(&a, call_lc, &fn); \
+	DECLARE_GRID_LAUNCH_ARGS(KTRACE_API_LAUNCH_COOPERATIVE, is_ptsz); \
+	return ktrace_on_launch(&a, call_launch_cooperative, &fn); \
 }
 
 static void fill_from_config(struct ktrace_launch_args *a, const CUlaunchConfig *cfg)
@@ -116,33 +109,23 @@ static void fill_from_config(struct ktrace_launch_args *a, const CUlaunchConfig 
 }
 
 /* A NULL config is the driver's to reject: pass it through untraced. */
-#define KT_DEFINE_LKX(name, PTSZ) \
-KTRACE_EXPORT KT_HOT CUresult name KT_LKX_PARAMS \
+#define DEFINE_LAUNCH_KERNEL_EX_WRAPPER(name, is_ptsz) \
+KTRACE_EXPORT KT_HOT CUresult name LAUNCH_KERNEL_EX_PARAMS \
 { \
-	KT_WRAP_FN(name); \
-	if (!cfg || !ktrace_wrap_on()) \
+	KT_REAL_OR_NOT_SUPPORTED(name); \
+	if (!cfg || !ktrace_tracing_on()) \
 		return fn(cfg, f, params, extra); \
 	struct ktrace_launch_args a = { \
-		.api = KTRACE_API_LAUNCH_KERNEL_EX, .ptsz = (PTSZ), .f = f, \
+		.api = KTRACE_API_LAUNCH_KERNEL_EX, .ptsz = (is_ptsz), .f = f, \
 		.kernel_params = params, .extra = extra, .config = cfg, \
 	}; \
 	fill_from_config(&a, cfg); \
-	return ktrace_on_launch(&a, call_lkx, &fn); \
+	return ktrace_on_launch(&a, call_launch_kernel_ex, &fn); \
 }
 
-KT_DEFINE_LK(cuLaunchKernel, 0)
-KT_DEFINE_LK(cuLaunchKernel_ptsz, 1)
-KT_DEFINE_LKX(cuLaunchKernelEx, 0)
-KT_DEFINE_LKX(cuLaunchKernelEx_ptsz, 1)
-KT_DEFINE_LC(cuLaunchCooperativeKernel, 0)
-KT_DEFINE_LC(cuLaunchCooperativeKernel_ptsz, 1)
-
-const struct ktrace_wrap_entry ktrace_wrap_launch[] = {
-	KT_WRAP_ENTRY(cuLaunchKernel)
-	KT_WRAP_ENTRY(cuLaunchKernel_ptsz)
-	KT_WRAP_ENTRY(cuLaunchKernelEx)
-	KT_WRAP_ENTRY(cuLaunchKernelEx_ptsz)
-	KT_WRAP_ENTRY(cuLaunchCooperativeKernel)
-	KT_WRAP_ENTRY(cuLaunchCooperativeKernel_ptsz)
-	{ NULL, NULL, NULL },
-};
+DEFINE_LAUNCH_KERNEL_WRAPPER(cuLaunchKernel, 0)
+DEFINE_LAUNCH_KERNEL_WRAPPER(cuLaunchKernel_ptsz, 1)
+DEFINE_LAUNCH_KERNEL_EX_WRAPPER(cuLaunchKernelEx, 0)
+DEFINE_LAUNCH_KERNEL_EX_WRAPPER(cuLaunchKernelEx_ptsz, 1)
+DEFINE_LAUNCH_COOPERATIVE_WRAPPER(cuLaunchCooperativeKernel, 0)
+DEFINE_LAUNCH_COOPERATIVE_WRAPPER(cuLaunchCooperativeKernel_ptsz, 1)

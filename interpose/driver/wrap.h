@@ -1,0 +1,70 @@
+/* interpose/driver/wrap.h: what the driver wrappers share.
+ *
+ * Owns the declarations of every exported wrapper (one per WRAPPED entry of
+ * KTRACE_REAL_DRIVER_FUNCS, driver_real.h: same name and ABI as the real
+ * function; wrap_*.c and procaddr.c define them), the real pointer -> wrapper
+ * map procaddr.c keeps for cuGetProcAddress and the dlsym override
+ * (dlsym_hook.c), and the helpers each wrapper uses to reach its real
+ * function and to ask whether tracing is on.  May call: the tracer's
+ * initialisation (tracer.h), the driver loader (driver_real.h).
+ */
+#ifndef KTRACE_DRIVER_WRAP_H
+#define KTRACE_DRIVER_WRAP_H
+
+#include <cuda.h>
+
+#include "interpose/driver/driver_real.h"
+#include "interpose/tracer.h"
+
+/* Every wrapper, declared from the table so that a definition whose ABI
+ * differs from the table's fails to compile (cuda.h declares most of them
+ * too; the _ptds/_ptsz twins and the legacy names only here). */
+#define KTRACE_WRAP_NOT_WRAPPED(name, params)
+#define KTRACE_WRAP_DECLARE(name, params) CUresult name params;
+KTRACE_REAL_DRIVER_FUNCS(KTRACE_WRAP_NOT_WRAPPED, KTRACE_WRAP_DECLARE)
+#undef KTRACE_WRAP_DECLARE
+
+/* Called once by ktrace_real_driver_load(), under its lock, once the table is
+ * filled: builds the map from each wrapped function's real address to its
+ * wrapper. */
+void ktrace_wrapper_map_build(void) KTRACE_HIDDEN;
+
+/* The wrapper with the same ABI as the real driver function p, or NULL when
+ * p is not a function ktrace wraps.  Fills the driver table on first use when
+ * the application has loaded libcuda.so.1 (never loads it otherwise), unless
+ * called re-entrantly from inside the loader. */
+void *ktrace_wrapper_for_real(const void *p) KTRACE_HIDDEN;
+
+/* KT_REAL_OR_NOT_SUPPORTED(name) declares `fn`, the real function of wrapper
+ * `name`: one relaxed atomic load of ktrace_real.name once the driver is
+ * loaded.  Before that it loads the driver; when the driver lacks the
+ * function the wrapper returns CUDA_ERROR_NOT_SUPPORTED (the application
+ * would have got no pointer for it from the real driver either). */
+#define KT_REAL_OR_NOT_SUPPORTED(name) \
+	__typeof__(ktrace_real.name) fn = __atomic_load_n(&ktrace_real.name, __ATOMIC_RELAXED); \
+	if (kt_unlikely(!fn)) { \
+		if (ktrace_real_driver_load() != 0) \
+			return CUDA_ERROR_NOT_SUPPORTED; \
+		fn = __atomic_load_n(&ktrace_real.name, __ATOMIC_RELAXED); \
+		if (!fn) \
+			return CUDA_ERROR_NOT_SUPPORTED; \
+	}
+
+/* The stream a _ptsz entry point given stream s runs on: its stream 0 is
+ * the per-thread default stream. */
+static inline CUstream ktrace_ptsz_stream(CUstream s)
+{
+	return s == NULL ? CU_STREAM_PER_THREAD : s;
+}
+
+/* Tracing on?  One atomic load when it is; else make sure the tracer was
+ * initialised (the first driver call of the process does it) and answer
+ * again. */
+static inline int ktrace_tracing_on(void)
+{
+	if (kt_likely(ktrace_tracer_active()))
+		return 1;
+	return ktrace_tracer_ensure_init();
+}
+
+#endif
