@@ -1,21 +1,24 @@
 /* interpose/config.c: the KTRACE_* environment -> struct ktrace_config.
  *
- * Owns validation of every setting (config.h lists them).  Values are
+ * Owns validation of every setting (config.h lists them).  Sizes, launch
+ * ranges and the kernel regex are parsed by common/value_parse.c, the parser
+ * `ktrace run` and the other tools use for the same values.  Values are
  * untrusted: each is checked completely (no trailing garbage, no overflow),
  * and an error message quotes the value with non-printable bytes escaped and
  * long values cut, so a hostile environment cannot garble the terminal.
  */
 #include "interpose/config.h"
 
-#include <ctype.h>
-#include <errno.h>
-#include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
+#include "common/value_parse.h"
 #include "format/output_path.h"
+
+_Static_assert(sizeof(((struct ktrace_config *)0)->kernel_pattern) > KTRACE_REGEX_MAX_LEN,
+	       "KTRACE_KERNELS must fit the configuration's copy of it");
 
 int ktrace_parse_bool(const char *s, int *out)
 {
@@ -33,82 +36,6 @@ int ktrace_parse_bool(const char *s, int *out)
 		}
 	}
 	return -1;
-}
-
-/* Decimal digits only (no sign, no spaces); -1 on overflow or no digit. */
-static int parse_u64(const char **sp, uint64_t *out)
-{
-	const char *s = *sp;
-	uint64_t v = 0;
-
-	if (!isdigit((unsigned char)*s))
-		return -1;
-	for (; isdigit((unsigned char)*s); s++) {
-		unsigned d = (unsigned)(*s - '0');
-
-		if (v > (UINT64_MAX - d) / 10)
-			return -1;
-		v = v * 10 + d;
-	}
-	*sp = s;
-	*out = v;
-	return 0;
-}
-
-int ktrace_parse_size(const char *s, uint64_t *out)
-{
-	uint64_t v, mul = 1;
-	int shift = 0;
-
-	if (parse_u64(&s, &v))
-		return -1;
-	switch (toupper((unsigned char)*s)) {
-	case 'K': shift = 10; break;
-	case 'M': shift = 20; break;
-	case 'G': shift = 30; break;
-	case 'T': shift = 40; break;
-	default: break;
-	}
-	if (shift) {
-		s++;
-		if (*s == 'i' || *s == 'I')
-			s++;
-		if (*s == 'B' || *s == 'b')
-			s++;
-	} else if (*s == 'B' || *s == 'b') {
-		s++;
-	}
-	if (*s)
-		return -1;
-	mul <<= shift;
-	if (v > UINT64_MAX / mul)
-		return -1;
-	*out = v * mul;
-	return 0;
-}
-
-int ktrace_parse_range(const char *s, uint64_t *lo, uint64_t *hi)
-{
-	uint64_t a = 0, b = UINT64_MAX;
-	const char *colon = strchr(s, ':');
-
-	if (!colon) { /* "N": launch N only */
-		if (parse_u64(&s, &a) || *s || a == UINT64_MAX)
-			return -1;
-		*lo = a;
-		*hi = a + 1;
-		return 0;
-	}
-	if (s != colon && (parse_u64(&s, &a) || s != colon))
-		return -1;
-	s = colon + 1;
-	if (*s && (parse_u64(&s, &b) || *s))
-		return -1;
-	if (a >= b)
-		return -1;
-	*lo = a;
-	*hi = b;
-	return 0;
 }
 
 /* The value as it may be printed: printable ASCII kept, the rest \xNN, cut at 120 bytes. */
@@ -176,18 +103,16 @@ int ktrace_config_load(struct ktrace_config *c, ktrace_env_fn env, void *ctx, ch
 
 	v = get(env, ctx, "KTRACE_HASH_MAX");
 	if (v) {
-		if (ktrace_parse_size(v, &c->hash_max))
-			return bad(err, errlen, "KTRACE_HASH_MAX", v,
-				   "expected a byte count such as 1048576, 64K, 256M or 2G");
+		if (ktrace_parse_size(v, &c->hash_max, why, sizeof(why)))
+			return bad(err, errlen, "KTRACE_HASH_MAX", v, why);
 		if (c->hash_max == 0)
 			return bad(err, errlen, "KTRACE_HASH_MAX", v,
 				   "must be at least 1 byte (KTRACE_HASH=0 turns hashing off)");
 	}
 
 	v = get(env, ctx, "KTRACE_LAUNCHES");
-	if (v && ktrace_parse_range(v, &c->launch_lo, &c->launch_hi))
-		return bad(err, errlen, "KTRACE_LAUNCHES", v,
-			   "expected A:B with A < B (launches A..B-1), A:, :B or N");
+	if (v && ktrace_parse_range(v, &c->launch_lo, &c->launch_hi, why, sizeof(why)))
+		return bad(err, errlen, "KTRACE_LAUNCHES", v, why);
 
 	v = get(env, ctx, "KTRACE_OUTPUT");
 	if (!v)
@@ -200,15 +125,9 @@ int ktrace_config_load(struct ktrace_config *c, ktrace_env_fn env, void *ctx, ch
 
 	v = get(env, ctx, "KTRACE_KERNELS");
 	if (v) {
-		if (strlen(v) >= sizeof(c->kernel_pattern))
-			return bad(err, errlen, "KTRACE_KERNELS", v, "regular expression too long");
-		strcpy(c->kernel_pattern, v);
-		int rc = regcomp(&c->kernel_filter, v, REG_EXTENDED | REG_NOSUB);
-
-		if (rc) {
-			regerror(rc, &c->kernel_filter, why, sizeof(why));
+		if (ktrace_regex_compile(&c->kernel_filter, v, why, sizeof(why)))
 			return bad(err, errlen, "KTRACE_KERNELS", v, why);
-		}
+		strcpy(c->kernel_pattern, v); /* fits: at most KTRACE_REGEX_MAX_LEN bytes */
 		c->have_kernel_filter = 1;
 	}
 	return 0;

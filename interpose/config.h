@@ -8,6 +8,8 @@
  *                         units; "KiB"/"KB"/"B" spellings accepted), default 256M
  *   KTRACE_KERNELS        POSIX extended regex: trace only kernels whose name matches
  *   KTRACE_LAUNCHES       launch numbers to trace: "A:B" (A <= n < B), "A:", ":B", "N"
+ *                         (these three are parsed by common/value_parse.h, as the
+ *                         tools' options of the same meaning are)
  *   KTRACE_QUIET          0/1: no start-up line
  *   KTRACE_STORE_MODULES  0/1: store module images in the trace (default 1)
  *   KTRACE_DEBUG          0/1: debug messages on stderr
@@ -44,9 +46,8 @@ void ktrace_config_free(struct ktrace_config *c) __attribute__((visibility("hidd
 void ktrace_config_describe(const struct ktrace_config *c, char *buf, size_t len)
 	__attribute__((visibility("hidden")));
 
-/* Building blocks, exposed for the tests.  Each returns 0 or -1. */
+/* 0/1, true/false, yes/no, on/off (any case): 0, or -1 for anything else.
+ * (Sizes, ranges and regexes: common/value_parse.h.) */
 int ktrace_parse_bool(const char *s, int *out) __attribute__((visibility("hidden")));
-int ktrace_parse_size(const char *s, uint64_t *out) __attribute__((visibility("hidden")));
-int ktrace_parse_range(const char *s, uint64_t *lo, uint64_t *hi) __attribute__((visibility("hidden")));
 
 #endif

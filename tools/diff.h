@@ -4,12 +4,14 @@
  * diff_engine.c compares aligned launches, finds divergences and classifies
  * them (kernel non-deterministic, or inputs differ with the last writer of
  * each differing input); diff_report.c prints text and JSON, diff_ci.c the
- * JUnit, GitHub annotation and Markdown reports.  ktrace-diff (diff_main.c)
- * and `ktrace check` (ktrace_run.c) share all of it.
+ * JUnit, GitHub annotation and Markdown reports; diff_cli.c the options and
+ * the report dispatch.  ktrace-diff (diff_main.c) and `ktrace check`
+ * (ktrace_check.c) share all of it.
  */
 #ifndef KTRACE_TOOLS_DIFF_H
 #define KTRACE_TOOLS_DIFF_H
 
+#include <getopt.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -187,12 +189,30 @@ struct diff_cli {
 	const char *junit, *markdown;
 };
 
-/* Consume the diff option at argv[*i] (and its value).  Returns 1 when it was
- * one (*i advanced past it), 0 when argv[*i] is not a diff option, -1 on a
- * bad use (message in err). */
-int ktrace_diff_cli_arg(struct diff_cli *c, int argc, char **argv, int *i, char *err, size_t errlen);
-/* The option lines of the usage text. */
-void ktrace_diff_cli_help(FILE *f);
+/* getopt_long codes of the diff options. */
+enum diff_cli_option {
+	DIFF_OPT_ALL = 0x200,
+	DIFF_OPT_JSON,
+	DIFF_OPT_JUNIT,
+	DIFF_OPT_GITHUB,
+	DIFF_OPT_MARKDOWN,
+	DIFF_OPT_STRICT,
+	DIFF_OPT_PARTIAL,
+	DIFF_OPT_QUIET,
+};
+
+/* The diff options as getopt_long tables (each ends with a zeroed entry):
+ * the report options, shared by ktrace-diff and `ktrace check`, and
+ * ktrace-diff's --quiet (in `ktrace check`, --quiet is the tracing option). */
+extern const struct option ktrace_diff_report_options[];
+extern const struct option ktrace_diff_quiet_option[];
+
+/* Apply the diff option `code` with its value (optarg; NULL for a flag).
+ * Returns 1 when code is a diff option, 0 when it is not, -1 for a bad
+ * value (message in err). */
+int ktrace_diff_cli_opt(struct diff_cli *c, int code, const char *value, char *err, size_t errlen);
+/* The option lines of the usage text (with_quiet: ktrace-diff's --quiet). */
+void ktrace_diff_cli_help(FILE *f, int with_quiet);
 /* Emit every report the options ask for: text or JSON on `out` (n > 1 JSON:
  * an array), GitHub annotations (on `out`, or stderr with --json), JUnit and
  * Markdown files.  Returns 0, or -1 with a message when a file fails. */

@@ -1,72 +1,59 @@
-/* tools/diff_cli.c: the diff options and report dispatch shared by ktrace-diff
- * and `ktrace check`.
+/* tools/diff_cli.c: the diff options (getopt_long tables and what each sets)
+ * and the report dispatch, shared by ktrace-diff and `ktrace check`.
  */
 #include "tools/diff.h"
 
 #include <string.h>
 
-/* "--name VALUE" or "--name=VALUE": returns the value or NULL. */
-static const char *opt_value(const char *name, int argc, char **argv, int *i, int *matched)
+const struct option ktrace_diff_report_options[] = {
+	{ "all", no_argument, NULL, DIFF_OPT_ALL },
+	{ "json", no_argument, NULL, DIFF_OPT_JSON },
+	{ "junit", required_argument, NULL, DIFF_OPT_JUNIT },
+	{ "github", no_argument, NULL, DIFF_OPT_GITHUB },
+	{ "markdown", required_argument, NULL, DIFF_OPT_MARKDOWN },
+	{ "strict", no_argument, NULL, DIFF_OPT_STRICT },
+	{ "partial", no_argument, NULL, DIFF_OPT_PARTIAL },
+	{ NULL, 0, NULL, 0 },
+};
+
+const struct option ktrace_diff_quiet_option[] = {
+	{ "quiet", no_argument, NULL, DIFF_OPT_QUIET },
+	{ NULL, 0, NULL, 0 },
+};
+
+/* A report file option: the value is a file name. */
+static int set_report_file(const char **slot, const char *option, const char *value, char *err, size_t errlen)
 {
-	size_t n = strlen(name);
-	const char *a = argv[*i];
-	*matched = 0;
-	if (strncmp(a, name, n) != 0)
-		return NULL;
-	if (a[n] == '=') {
-		*matched = 1;
-		return a + n + 1;
+	if (!*value) {
+		snprintf(err, errlen, "%s needs a file name", option);
+		return -1;
 	}
-	if (a[n] != '\0')
-		return NULL;
-	*matched = 1;
-	if (*i + 1 >= argc)
-		return NULL;
-	(*i)++;
-	return argv[*i];
+	*slot = value;
+	return 1;
 }
 
-int ktrace_diff_cli_arg(struct diff_cli *c, int argc, char **argv, int *i, char *err, size_t errlen)
+static int set_flag(int *flag)
 {
-	const char *a = argv[*i];
-	static const struct {
-		const char *name;
-		size_t off;
-	} flags[] = {
-		{ "--all", offsetof(struct diff_cli, o.all) },
-		{ "--strict", offsetof(struct diff_cli, o.strict) },
-		{ "--partial", offsetof(struct diff_cli, o.allow_truncated) },
-		{ "--json", offsetof(struct diff_cli, json) },
-		{ "--github", offsetof(struct diff_cli, github) },
-		{ "--quiet", offsetof(struct diff_cli, quiet) },
-	};
-	for (size_t k = 0; k < sizeof flags / sizeof flags[0]; k++)
-		if (!strcmp(a, flags[k].name)) {
-			*(int *)((char *)c + flags[k].off) = 1;
-			(*i)++;
-			return 1;
-		}
-	static const char *const valued[] = { "--junit", "--markdown" };
-	for (size_t k = 0; k < 2; k++) {
-		int matched;
-		const char *v = opt_value(valued[k], argc, argv, i, &matched);
-		if (!matched)
-			continue;
-		if (!v || !*v) {
-			snprintf(err, errlen, "%s needs a file name", valued[k]);
-			return -1;
-		}
-		if (k == 0)
-			c->junit = v;
-		else
-			c->markdown = v;
-		(*i)++;
-		return 1;
-	}
-	return 0;
+	*flag = 1;
+	return 1;
 }
 
-void ktrace_diff_cli_help(FILE *f)
+int ktrace_diff_cli_opt(struct diff_cli *c, int code, const char *value, char *err, size_t errlen)
+{
+	switch (code) {
+	case DIFF_OPT_ALL: return set_flag(&c->o.all);
+	case DIFF_OPT_STRICT: return set_flag(&c->o.strict);
+	case DIFF_OPT_PARTIAL: return set_flag(&c->o.allow_truncated);
+	case DIFF_OPT_JSON: return set_flag(&c->json);
+	case DIFF_OPT_GITHUB: return set_flag(&c->github);
+	case DIFF_OPT_QUIET: return set_flag(&c->quiet);
+	case DIFF_OPT_JUNIT: return set_report_file(&c->junit, "--junit", value, err, errlen);
+	case DIFF_OPT_MARKDOWN: return set_report_file(&c->markdown, "--markdown", value, err, errlen);
+	default: return 0;
+	}
+}
+
+void ktrace_diff_cli_help(FILE *f, int with_quiet)
 {
 	fputs("  --all             report every divergence (default: the first) and count all kernels\n"
 	      "  --json            print the report as JSON instead of text\n"
@@ -74,9 +61,10 @@ void ktrace_diff_cli_help(FILE *f)
 	      "  --github          also print GitHub Actions annotations (::error ...); on stderr with --json\n"
 	      "  --markdown FILE   also append a Markdown summary to FILE (e.g. $GITHUB_STEP_SUMMARY)\n"
 	      "  --strict          launches found in one run only, or not hashed, also fail\n"
-	      "  --partial         accept truncated traces (crashed runs): compare what was written\n"
-	      "  --quiet           print no text report (exit code and report files only)\n",
+	      "  --partial         accept truncated traces (crashed runs): compare what was written\n",
 	      f);
+	if (with_quiet)
+		fputs("  --quiet           print no text report (exit code and report files only)\n", f);
 }
 
 int ktrace_diff_cli_report(const struct diff_cli *c, const struct diff_result *const *rs, size_t n, FILE *out,

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tools/cli_options.h"
 #include "tools/diff.h"
 
 static void usage(FILE *f)
@@ -18,71 +19,69 @@ static void usage(FILE *f)
 	      "\n"
 	      "options:\n",
 	      f);
-	ktrace_diff_cli_help(f);
+	ktrace_diff_cli_help(f, 1);
 	fputs("  -h, --help        this text\n"
 	      "\n"
 	      "exit status: 0 no divergence, 1 diverged, 2 error\n",
 	      f);
 }
 
-int main(int argc, char **argv)
+/* Read the options into *c; -1 to go on (the traces are argv[optind..]), else the exit status. */
+static int parse_options(int argc, char **argv, struct diff_cli *c)
 {
-	struct diff_cli c;
-	const char *files[2];
-	int nfiles = 0, only_files = 0;
+	static const struct option help_option[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct option longopts[16];
 	char err[1024];
-	memset(&c, 0, sizeof c);
-	for (int i = 1; i < argc;) {
-		const char *a = argv[i];
-		if (!only_files && (!strcmp(a, "-h") || !strcmp(a, "--help"))) {
+	int code;
+
+	memset(c, 0, sizeof *c);
+	if (ktrace_cli_join(longopts, 16, ktrace_diff_report_options, ktrace_diff_quiet_option, help_option,
+			    NULL) < 0)
+		return ktrace_cli_fail("ktrace-diff", "too many options (internal error)");
+	ktrace_cli_begin();
+	while ((code = ktrace_cli_next(argc, argv, ":h", longopts, err, sizeof err)) != -1) {
+		if (code == 'h') {
 			usage(stdout);
 			return 0;
 		}
-		if (!only_files && !strcmp(a, "--")) {
-			only_files = 1;
-			i++;
-			continue;
-		}
-		if (!only_files && a[0] == '-' && a[1]) {
-			int rc = ktrace_diff_cli_arg(&c, argc, argv, &i, err, sizeof err);
-			if (rc < 0) {
-				fprintf(stderr, "ktrace-diff: %s\n", err);
-				return 2;
-			}
-			if (rc == 0) {
-				fprintf(stderr, "ktrace-diff: unknown option '%s' (see ktrace-diff --help)\n", a);
-				return 2;
-			}
-			continue;
-		}
-		if (nfiles == 2) {
-			fprintf(stderr, "ktrace-diff: too many files ('%s'): give exactly two traces\n", a);
-			return 2;
-		}
-		files[nfiles++] = a;
-		i++;
+		if (code == '?')
+			return ktrace_cli_usage_error("ktrace-diff", err);
+		if (ktrace_diff_cli_opt(c, code, optarg, err, sizeof err) < 0)
+			return ktrace_cli_fail("ktrace-diff", err);
 	}
-	if (nfiles != 2) {
+	if (argc - optind > 2) {
+		fprintf(stderr, "ktrace-diff: too many files ('%s'): give exactly two traces\n", argv[optind + 2]);
+		return 2;
+	}
+	if (argc - optind < 2) {
 		fprintf(stderr, "ktrace-diff: give two traces to compare (see ktrace-diff --help)\n");
 		return 2;
 	}
+	return -1;
+}
+
+/* Compare the traces a and b and report: the exit status. */
+static int compare_files(const struct diff_cli *c, const char *a, const char *b)
+{
 	struct tm_trace ta, tb;
-	if (ktrace_tm_load(&ta, files[0], c.o.allow_truncated, err, sizeof err)) {
-		fprintf(stderr, "ktrace-diff: %s\n", err);
-		return 2;
-	}
-	if (ktrace_tm_load(&tb, files[1], c.o.allow_truncated, err, sizeof err)) {
-		fprintf(stderr, "ktrace-diff: %s\n", err);
-		ktrace_tm_free(&ta);
-		return 2;
-	}
 	struct diff_result r;
+	char err[1024];
 	int status = 2;
-	if (ktrace_diff_compare(&ta, &tb, &c.o, &r, err, sizeof err)) {
+
+	if (ktrace_tm_load(&ta, a, c->o.allow_truncated, err, sizeof err))
+		return ktrace_cli_fail("ktrace-diff", err);
+	if (ktrace_tm_load(&tb, b, c->o.allow_truncated, err, sizeof err)) {
+		ktrace_tm_free(&ta);
+		return ktrace_cli_fail("ktrace-diff", err);
+	}
+	if (ktrace_diff_compare(&ta, &tb, &c->o, &r, err, sizeof err)) {
 		fprintf(stderr, "ktrace-diff: %s\n", err);
 	} else {
 		const struct diff_result *rs[1] = { &r };
-		if (ktrace_diff_cli_report(&c, rs, 1, stdout, err, sizeof err))
+		if (ktrace_diff_cli_report(c, rs, 1, stdout, err, sizeof err))
 			fprintf(stderr, "ktrace-diff: %s\n", err);
 		else
 			status = r.status;
@@ -90,6 +89,17 @@ int main(int argc, char **argv)
 	}
 	ktrace_tm_free(&ta);
 	ktrace_tm_free(&tb);
+	return status;
+}
+
+int main(int argc, char **argv)
+{
+	struct diff_cli c;
+	int status = parse_options(argc, argv, &c);
+
+	if (status >= 0)
+		return status;
+	status = compare_files(&c, argv[optind], argv[optind + 1]);
 	if (fflush(stdout) != 0 && status != 2) {
 		fprintf(stderr, "ktrace-diff: error writing the report to stdout\n");
 		status = 2;

@@ -6,14 +6,15 @@
  * the kernel arrives, or printed at the end with its id), the filters and
  * the --summary tables.  Printing is in dump_text.c and dump_json.c.
  */
-#include <getopt.h>
 #include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "tools/dump_internal.h"
+#include "common/value_parse.h"
 #include "format/trace_reader.h"
+#include "tools/cli_options.h"
+#include "tools/dump_internal.h"
 
 #define PENDING_MAX_BYTES (512ull << 20) /* past this, launches are printed unresolved */
 #define NOTES_KEPT 32
@@ -585,49 +586,32 @@ static int dump_file(const struct opts *o, const char *path, int several)
 	return rc;
 }
 
-static int parse_u64(const char *s, const char *e, uint64_t *v)
+/* --kernel: compiled once, for every name of every file. */
+static int set_kernel_filter(struct opts *o, const char *v, char *err, size_t errlen)
 {
-	if (s == e)
-		return -1;
-	uint64_t x = 0;
-	for (; s < e; s++) {
-		if (*s < '0' || *s > '9' || x > (UINT64_MAX - 9) / 10)
-			return -1;
-		x = x * 10 + (uint64_t)(*s - '0');
-	}
-	*v = x;
+	char why[300];
+
+	if (o->have_re)
+		regfree(&o->re);
+	o->have_re = 0;
+	if (ktrace_regex_compile(&o->re, v, why, sizeof why))
+		return ktrace_cli_bad_value(err, errlen, "--kernel", v, why);
+	o->have_re = 1;
 	return 0;
 }
 
-static int parse_range(const char *arg, uint64_t *lo, uint64_t *hi)
+static int set_range(struct opts *o, const char *v, char *err, size_t errlen)
 {
-	const char *colon = strchr(arg, ':');
-	const char *end = arg + strlen(arg);
-	if (!colon) {
-		if (parse_u64(arg, end, lo) || *lo == UINT64_MAX)
-			return -1;
-		*hi = *lo + 1;
-		return 0;
-	}
-	*lo = 0;
-	*hi = UINT64_MAX;
-	if (colon > arg && parse_u64(arg, colon, lo))
-		return -1;
-	if (colon + 1 < end && parse_u64(colon + 1, end, hi))
-		return -1;
-	return *lo <= *hi ? 0 : -1;
+	char why[200];
+
+	if (ktrace_parse_range(v, &o->lo, &o->hi, why, sizeof why))
+		return ktrace_cli_bad_value(err, errlen, "--range", v, why);
+	o->have_range = 1;
+	return 0;
 }
 
-static int bad_usage(const char *fmt, const char *arg)
-{
-	fputs("ktrace-dump: ", stderr);
-	fprintf(stderr, fmt, arg);
-	fputc('\n', stderr);
-	usage(stderr);
-	return 2;
-}
-
-int main(int argc, char **argv)
+/* Read the options into *o; -1 to go on (the files are argv[optind..]), else the exit status. */
+static int parse_options(int argc, char **argv, struct opts *o)
 {
 	static const struct option longopts[] = {
 		{ "json", no_argument, NULL, 'j' },
@@ -637,51 +621,40 @@ int main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct opts o;
-	memset(&o, 0, sizeof o);
-	opterr = 0;
-	int c;
-	while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'j':
-			o.json = 1;
-			break;
-		case 's':
-			o.summary = 1;
-			break;
-		case 'k': {
-			if (o.have_re)
-				regfree(&o.re);
-			int e = regcomp(&o.re, optarg, REG_EXTENDED | REG_NOSUB);
-			if (e) {
-				char msg[256];
-				regerror(e, &o.re, msg, sizeof msg);
-				fprintf(stderr, "ktrace-dump: bad --kernel regex '%s': %s\n", optarg, msg);
-				return 2;
-			}
-			o.have_re = 1;
-			break;
+	char err[512];
+	int code, rc = 0;
+
+	while ((code = ktrace_cli_next(argc, argv, ":h", longopts, err, sizeof err)) != -1) {
+		switch (code) {
+		case 'j': o->json = 1; break;
+		case 's': o->summary = 1; break;
+		case 'k': rc = set_kernel_filter(o, optarg, err, sizeof err); break;
+		case 'r': rc = set_range(o, optarg, err, sizeof err); break;
+		case 'h': usage(stdout); return 0;
+		default: return ktrace_cli_usage_error("ktrace-dump", err);
 		}
-		case 'r':
-			if (parse_range(optarg, &o.lo, &o.hi))
-				return bad_usage("bad --range '%s' (expected A:B, A:, :B or N)", optarg);
-			o.have_range = 1;
-			break;
-		case 'h':
-			usage(stdout);
-			return 0;
-		case ':':
-			return bad_usage("option '%s' needs an argument", argv[optind - 1]);
-		default:
-			return bad_usage("unknown option '%s'", argv[optind - 1]);
-		}
+		if (rc)
+			return ktrace_cli_fail("ktrace-dump", err);
 	}
 	if (optind >= argc)
-		return bad_usage("%s", "no trace file given");
-	int rc = 0;
-	for (int i = optind; i < argc; i++)
-		if (dump_file(&o, argv[i], argc - optind > 1))
-			rc = 2;
+		return ktrace_cli_usage_error("ktrace-dump", "no trace file given");
+	return -1;
+}
+
+int main(int argc, char **argv)
+{
+	struct opts o;
+	int rc;
+
+	memset(&o, 0, sizeof o);
+	ktrace_cli_begin();
+	rc = parse_options(argc, argv, &o);
+	if (rc < 0) {
+		rc = 0;
+		for (int i = optind; i < argc; i++)
+			if (dump_file(&o, argv[i], argc - optind > 1))
+				rc = 2;
+	}
 	if (o.have_re)
 		regfree(&o.re);
 	return rc;

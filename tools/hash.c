@@ -1,6 +1,7 @@
 /* tools/hash.c: ktrace-hash, the KT64V1 digest of files.
  *
  *   ktrace-hash [FILE...]     prints "<16 hex digits>  <file>" per file
+ *   ktrace-hash -h|--help|--version
  *
  * FILE "-" (or no FILE) reads standard input.  The digest is the one ktrace
  * records for a GPU buffer holding the same bytes (docs/format.md, "Digest"),
@@ -15,6 +16,7 @@
 #include <unistd.h>
 
 #include "hashkern/ktrace_digest.h"
+#include "tools/cli_options.h"
 
 #define BUF_SIZE (1u << 20)
 
@@ -71,25 +73,31 @@ static int hash_one(const char *path)
 
 int main(int argc, char **argv)
 {
-	int first = 1, failed = 0;
+	enum { OPT_VERSION = 0x100 };
+	static const struct option longopts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, OPT_VERSION },
+		{ NULL, 0, NULL, 0 },
+	};
+	char err[256];
+	int code, failed = 0;
 
-	if (argc > 1 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
-		usage(stdout);
-		return 0;
+	ktrace_cli_begin();
+	/* "+": options come first; every later argument is a file */
+	while ((code = ktrace_cli_next(argc, argv, "+:h", longopts, err, sizeof err)) != -1) {
+		if (code == 'h') {
+			usage(stdout);
+			return 0;
+		}
+		if (code == OPT_VERSION) {
+			printf("ktrace-hash %s (digest KT64V1)\n", KTRACE_VERSION);
+			return 0;
+		}
+		return ktrace_cli_usage_error("ktrace-hash", err);
 	}
-	if (argc > 1 && !strcmp(argv[1], "--version")) {
-		printf("ktrace-hash %s (digest KT64V1)\n", KTRACE_VERSION);
-		return 0;
-	}
-	if (argc > 1 && !strcmp(argv[1], "--"))
-		first = 2;
-	else if (argc > 1 && argv[1][0] == '-' && argv[1][1]) {
-		fprintf(stderr, "ktrace-hash: unknown option '%s' (try --help)\n", argv[1]);
-		return 2;
-	}
-	if (first >= argc)
+	if (optind >= argc)
 		failed |= hash_one("-") < 0;
-	for (int i = first; i < argc; i++)
+	for (int i = optind; i < argc; i++)
 		failed |= hash_one(argv[i]) < 0;
 	if (fflush(stdout) != 0 || ferror(stdout)) {
 		fprintf(stderr, "ktrace-hash: standard output: %s\n", strerror(errno));

@@ -9,13 +9,13 @@
  * the code libktrace.so runs.  A bad file gives one line on stderr and exit
  * status 2 (the other files are still printed).  Output in inspect_print.c.
  */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "meta/kernel_meta.h"
+#include "tools/cli_options.h"
 #include "tools/inspect_print.h"
 
 #define MAX_DIRS 32
@@ -55,7 +55,27 @@ static int parse_sm(const char *s, uint32_t *out)
 	return 0;
 }
 
-int main(int argc, char **argv)
+/* What the command line asks for. */
+struct inspect_opts {
+	int json, summary;
+	struct ktrace_meta_opts meta;
+	const char *triton_dirs[MAX_DIRS + 1], *inductor_dirs[MAX_DIRS + 1]; /* NULL-terminated */
+	int ntriton, ninductor;
+};
+
+/* A --triton-cache or --inductor-cache directory, added to dirs. */
+static int add_dir(const char **dirs, int *n, const char *dir, const char *option, char *err, size_t errlen)
+{
+	if (*n == MAX_DIRS) {
+		snprintf(err, errlen, "%s: at most %d directories", option, MAX_DIRS);
+		return -1;
+	}
+	dirs[(*n)++] = dir;
+	return 0;
+}
+
+/* Read the options into *o; -1 to go on (the files are argv[optind..]), else the exit status. */
+static int parse_options(int argc, char **argv, struct inspect_opts *o)
 {
 	enum { OPT_JSON = 256, OPT_SUMMARY, OPT_SM, OPT_TRITON, OPT_INDUCTOR, OPT_NOENV, OPT_NODWARF, OPT_VERSION };
 	static const struct option longopts[] = {
@@ -70,76 +90,84 @@ int main(int argc, char **argv)
 		{"version", no_argument, NULL, OPT_VERSION},
 		{NULL, 0, NULL, 0},
 	};
-	const char *tdirs[MAX_DIRS + 1] = {0}, *idirs[MAX_DIRS + 1] = {0};
-	int ntd = 0, nid = 0, json = 0, summary = 0;
-	struct ktrace_meta_opts opts = {.use_env_caches = 1, .use_dwarf = 1};
-	int c;
-	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-		switch (c) {
-		case OPT_JSON: json = 1; break;
-		case OPT_SUMMARY: summary = 1; break;
+	char err[512];
+	int code, rc = 0;
+
+	ktrace_cli_begin();
+	while ((code = ktrace_cli_next(argc, argv, ":h", longopts, err, sizeof err)) != -1) {
+		switch (code) {
+		case OPT_JSON: o->json = 1; break;
+		case OPT_SUMMARY: o->summary = 1; break;
 		case OPT_SM:
-			if (parse_sm(optarg, &opts.device_sm) != 0) {
-				fprintf(stderr, "ktrace-inspect: --sm %s: expected an architecture such as 90 or sm_90\n", optarg);
-				return 2;
-			}
+			if (parse_sm(optarg, &o->meta.device_sm) != 0)
+				rc = ktrace_cli_bad_value(err, sizeof err, "--sm", optarg,
+							  "expected an architecture such as 90 or sm_90");
 			break;
 		case OPT_TRITON:
-			if (ntd == MAX_DIRS) {
-				fprintf(stderr, "ktrace-inspect: --triton-cache: at most %d directories\n", MAX_DIRS);
-				return 2;
-			}
-			tdirs[ntd++] = optarg;
+			rc = add_dir(o->triton_dirs, &o->ntriton, optarg, "--triton-cache", err, sizeof err);
 			break;
 		case OPT_INDUCTOR:
-			if (nid == MAX_DIRS) {
-				fprintf(stderr, "ktrace-inspect: --inductor-cache: at most %d directories\n", MAX_DIRS);
-				return 2;
-			}
-			idirs[nid++] = optarg;
+			rc = add_dir(o->inductor_dirs, &o->ninductor, optarg, "--inductor-cache", err, sizeof err);
 			break;
-		case OPT_NOENV: opts.use_env_caches = 0; break;
-		case OPT_NODWARF: opts.use_dwarf = 0; break;
+		case OPT_NOENV: o->meta.use_env_caches = 0; break;
+		case OPT_NODWARF: o->meta.use_dwarf = 0; break;
 		case 'h': usage(stdout); return 0;
 		case OPT_VERSION: printf("ktrace-inspect %s\n", KTRACE_VERSION); return 0;
-		default:
-			fprintf(stderr, "ktrace-inspect: bad usage (try --help)\n");
-			return 2;
+		default: return ktrace_cli_usage_error("ktrace-inspect", err);
 		}
+		if (rc)
+			return ktrace_cli_fail("ktrace-inspect", err);
 	}
-	if (optind >= argc) {
-		fprintf(stderr, "ktrace-inspect: no FILE given (try --help)\n");
+	if (optind >= argc)
+		return ktrace_cli_usage_error("ktrace-inspect", "no FILE given");
+	return -1;
+}
+
+/* Parse and print one file; 0, or 2 when it could not be parsed. */
+static int inspect_file(const struct inspect_opts *o, const char *path, int nprinted)
+{
+	struct ktrace_meta_image *img;
+	char err[1024];
+	struct timespec t0, t1;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	int rc = ktrace_meta_parse_file(path, &o->meta, &img, err, sizeof err);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	double ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
+	if (rc != 0) {
+		fflush(stdout);
+		fprintf(stderr, "ktrace-inspect: %s\n", err);
 		return 2;
 	}
-	opts.triton_dirs = tdirs;
-	opts.inductor_dirs = idirs;
-	int status = 0, nprinted = 0;
-	if (json && !summary)
+	if (o->summary)
+		ktrace_inspect_print_summary(stdout, path, img, ms, o->json);
+	else if (o->json)
+		ktrace_inspect_print_json(stdout, path, img, nprinted > 0);
+	else
+		ktrace_inspect_print_text(stdout, path, img);
+	ktrace_meta_free(img);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct inspect_opts o = { .meta = { .use_env_caches = 1, .use_dwarf = 1 } };
+	int status = parse_options(argc, argv, &o), nprinted = 0;
+
+	if (status >= 0)
+		return status;
+	o.meta.triton_dirs = o.triton_dirs;
+	o.meta.inductor_dirs = o.inductor_dirs;
+	status = 0;
+	if (o.json && !o.summary)
 		fputs("[\n", stdout);
 	for (int i = optind; i < argc; i++) {
-		struct ktrace_meta_image *img;
-		char err[1024];
-		struct timespec t0, t1;
-		clock_gettime(CLOCK_MONOTONIC, &t0);
-		int rc = ktrace_meta_parse_file(argv[i], &opts, &img, err, sizeof err);
-		clock_gettime(CLOCK_MONOTONIC, &t1);
-		double ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
-		if (rc != 0) {
-			fflush(stdout);
-			fprintf(stderr, "ktrace-inspect: %s\n", err);
+		if (inspect_file(&o, argv[i], nprinted))
 			status = 2;
-			continue;
-		}
-		if (summary)
-			ktrace_inspect_print_summary(stdout, argv[i], img, ms, json);
-		else if (json)
-			ktrace_inspect_print_json(stdout, argv[i], img, nprinted > 0);
 		else
-			ktrace_inspect_print_text(stdout, argv[i], img);
-		nprinted++;
-		ktrace_meta_free(img);
+			nprinted++;
 	}
-	if (json && !summary)
+	if (o.json && !o.summary)
 		fputs("\n]\n", stdout);
 	if (fflush(stdout) != 0) {
 		fprintf(stderr, "ktrace-inspect: writing output failed\n");

@@ -23,6 +23,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "tools/cli_options.h"
 #include "tools/diff.h"
 
 #define MAX_RUNS 100
@@ -55,7 +56,7 @@ static void check_usage(FILE *f)
 	      "  (with --json the command's own stdout goes to stderr, so stdout is JSON only)\n",
 	      f);
 	ktrace_run_opts_help(f, 0);
-	ktrace_diff_cli_help(f);
+	ktrace_diff_cli_help(f, 0); /* --quiet is the tracing option here */
 	fputs("  -h, --help          this text\n", f);
 }
 
@@ -173,6 +174,13 @@ static int collect(int k, const char *dir, struct run_info *ri)
 	return 0;
 }
 
+/* A trace ktrace check wrote: run<k>-....ktrace. */
+static int is_run_trace_name(const char *name)
+{
+	size_t len = strlen(name);
+	return !strncmp(name, "run", 3) && len > 7 && !strcmp(name + len - 7, ".ktrace");
+}
+
 static void remove_dir(const char *dir)
 {
 	DIR *d = opendir(dir);
@@ -181,8 +189,7 @@ static void remove_dir(const char *dir)
 	struct dirent *e;
 	char p[PATH_MAX + 300];
 	while ((e = readdir(d))) {
-		size_t len = strlen(e->d_name);
-		if (!strncmp(e->d_name, "run", 3) && len > 7 && !strcmp(e->d_name + len - 7, ".ktrace")) {
+		if (is_run_trace_name(e->d_name)) {
 			snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
 			unlink(p);
 		}
@@ -191,207 +198,319 @@ static void remove_dir(const char *dir)
 	rmdir(dir);
 }
 
-int ktrace_cmd_check(int argc, char **argv)
+/* ---- the command line --------------------------------------------------------------- */
+
+enum check_option {
+	CHECK_OPT_RUNS = 0x300,
+	CHECK_OPT_DIR,
+	CHECK_OPT_KEEP,
+};
+
+static const struct option check_own_options[] = {
+	{ "runs", required_argument, NULL, CHECK_OPT_RUNS },
+	{ "dir", required_argument, NULL, CHECK_OPT_DIR },
+	{ "keep", no_argument, NULL, CHECK_OPT_KEEP },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+/* What the command line asks for. */
+struct check_opts {
+	struct ktrace_run_opts run;
+	struct diff_cli diff;
+	int nruns, keep;
+	const char *user_dir; /* --dir, or NULL */
+	char **cmd;	      /* the command line to run, NULL-terminated */
+	int cmd_argc;
+};
+
+/* Not an error: go on with the check (else an exit status). */
+#define CHECK_GO_ON (-1)
+
+static int check_own_opt(struct check_opts *co, int code, const char *value, char *err, size_t errlen)
 {
-	struct ktrace_run_opts o;
-	struct diff_cli dc;
-	char err[PATH_MAX + 256];
-	int nruns = 2, keep = 0, cmd = -1;
-	const char *user_dir = NULL;
-	memset(&o, 0, sizeof o);
-	memset(&dc, 0, sizeof dc);
-	for (int i = 1; i < argc;) {
-		const char *a = argv[i];
-		if (!strcmp(a, "--")) {
-			cmd = i + 1;
-			break;
+	char *end;
+	long n;
+
+	switch (code) {
+	case CHECK_OPT_RUNS:
+		n = strtol(value, &end, 10);
+		if (!*value || *end || n < 2 || n > MAX_RUNS) {
+			snprintf(err, errlen, "--runs '%s': expected a number from 2 to %d", value, MAX_RUNS);
+			return -1;
 		}
-		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+		co->nruns = (int)n;
+		return 1;
+	case CHECK_OPT_DIR:
+		if (!*value) {
+			snprintf(err, errlen, "--dir needs a directory");
+			return -1;
+		}
+		co->user_dir = value;
+		return 1;
+	case CHECK_OPT_KEEP:
+		co->keep = 1;
+		return 1;
+	case KTRACE_RUN_OPT_OUTPUT:
+	case KTRACE_RUN_OPT_NO_HASH:
+	case KTRACE_RUN_OPT_OVERWRITE:
+		snprintf(err, errlen, "%s is a `ktrace run` option: check writes its own hashed traces (see --dir)",
+			 code == KTRACE_RUN_OPT_OUTPUT ? "-o/--output" :
+			 code == KTRACE_RUN_OPT_NO_HASH ? "--no-hash" : "--overwrite");
+		return -1;
+	default:
+		return 0;
+	}
+}
+
+/* Read the options into *co; CHECK_GO_ON, or the exit status. */
+static int parse_check_options(int argc, char **argv, struct check_opts *co)
+{
+	struct option longopts[32];
+	char err[PATH_MAX + 256];
+	int code, rc;
+
+	memset(co, 0, sizeof *co);
+	co->nruns = 2;
+	/* the run file options are listed only to be refused with a reason */
+	if (ktrace_cli_join(longopts, 32, check_own_options, ktrace_run_file_options, ktrace_run_trace_options,
+			    ktrace_diff_report_options, NULL) < 0)
+		return ktrace_cli_fail("ktrace check", "too many options (internal error)");
+	ktrace_cli_begin();
+	while ((code = ktrace_cli_next(argc, argv, "+:ho:", longopts, err, sizeof err)) != -1) {
+		if (code == 'h') {
 			check_usage(stdout);
 			return 0;
 		}
-		if (a[0] != '-') {
-			cmd = i;
-			break;
-		}
-		if (!strcmp(a, "--runs") || !strncmp(a, "--runs=", 7)) {
-			const char *v = a[6] == '=' ? a + 7 : (i + 1 < argc ? argv[++i] : "");
-			char *end;
-			long n = strtol(v, &end, 10);
-			if (!*v || *end || n < 2 || n > MAX_RUNS) {
-				fprintf(stderr, "ktrace check: --runs '%s': expected a number from 2 to %d\n", v, MAX_RUNS);
-				return 2;
-			}
-			nruns = (int)n;
-			i++;
-			continue;
-		}
-		if (!strcmp(a, "--dir") || !strncmp(a, "--dir=", 6)) {
-			user_dir = a[5] == '=' ? a + 6 : (i + 1 < argc ? argv[++i] : "");
-			if (!*user_dir) {
-				fprintf(stderr, "ktrace check: --dir needs a directory\n");
-				return 2;
-			}
-			i++;
-			continue;
-		}
-		if (!strcmp(a, "--keep")) {
-			keep = 1;
-			i++;
-			continue;
-		}
-		if (!strcmp(a, "--no-hash") || !strcmp(a, "-o") || !strncmp(a, "--output", 8) ||
-		    !strcmp(a, "--overwrite")) {
-			fprintf(stderr, "ktrace check: %s is a `ktrace run` option: check writes its own hashed traces "
-					"(see --dir)\n", a);
-			return 2;
-		}
-		int rc = ktrace_run_opt(&o, 0, argc, argv, &i, err, sizeof err);
+		if (code == '?')
+			return ktrace_cli_usage_error("ktrace check", err);
+		rc = check_own_opt(co, code, optarg, err, sizeof err);
 		if (rc == 0)
-			rc = ktrace_diff_cli_arg(&dc, argc, argv, &i, err, sizeof err);
-		if (rc < 0) {
-			fprintf(stderr, "ktrace check: %s\n", err);
-			return 2;
-		}
-		if (rc == 0) {
-			fprintf(stderr, "ktrace check: unknown option '%s' (see ktrace check --help)\n", a);
-			return 2;
-		}
+			rc = ktrace_run_opt(&co->run, code, optarg, err, sizeof err);
+		if (rc == 0)
+			rc = ktrace_diff_cli_opt(&co->diff, code, optarg, err, sizeof err);
+		if (rc < 0)
+			return ktrace_cli_fail("ktrace check", err);
 	}
-	if (cmd < 0 || cmd >= argc) {
-		fprintf(stderr, "ktrace check: no command given (ktrace check [options] -- CMD ...)\n");
-		return 2;
-	}
-	char lib[PATH_MAX];
-	if (ktrace_find_lib(lib, sizeof lib, err, sizeof err)) {
-		fprintf(stderr, "ktrace check: %s\n", err);
-		return 2;
-	}
-	char dir[PATH_MAX];
-	if (user_dir) {
-		if (mkdir(user_dir, 0700) != 0 && errno != EEXIST) {
-			fprintf(stderr, "ktrace check: --dir %s: %s\n", user_dir, strerror(errno));
-			return 2;
-		}
-		snprintf(dir, sizeof dir, "%s", user_dir);
-		/* traces of an earlier check in the same directory would be mixed in */
-		DIR *d = opendir(dir);
-		if (!d) {
-			fprintf(stderr, "ktrace check: --dir %s: %s\n", dir, strerror(errno));
-			return 2;
-		}
-		struct dirent *e;
-		while ((e = readdir(d))) {
-			size_t len = strlen(e->d_name);
-			if (!strncmp(e->d_name, "run", 3) && len > 7 && !strcmp(e->d_name + len - 7, ".ktrace")) {
-				fprintf(stderr, "ktrace check: --dir %s already holds traces (%s): use an empty "
-						"directory\n", dir, e->d_name);
-				closedir(d);
-				return 2;
-			}
-		}
-		closedir(d);
-	} else {
-		const char *tmp = getenv("TMPDIR");
-		snprintf(dir, sizeof dir, "%s/ktrace-check.XXXXXX", tmp && *tmp ? tmp : "/tmp");
-		if (!mkdtemp(dir)) {
-			fprintf(stderr, "ktrace check: cannot create a directory %s: %s\n", dir, strerror(errno));
-			return 2;
-		}
-	}
+	if (optind >= argc)
+		return ktrace_cli_fail("ktrace check", "no command given (ktrace check [options] -- CMD ...)");
+	co->cmd = argv + optind;
+	co->cmd_argc = argc - optind;
+	return CHECK_GO_ON;
+}
 
-	/* the command line, for messages */
-	char cmdline[512];
-	size_t cl = 0;
-	cmdline[0] = '\0';
-	for (int i = cmd; i < argc && cl + 1 < sizeof cmdline; i++)
-		cl += (size_t)snprintf(cmdline + cl, sizeof cmdline - cl, "%s%s", i > cmd ? " " : "", argv[i]);
+/* ---- the trace directory ---------------------------------------------------------------- */
 
-	int status = 2;
-	struct run_info *runs = calloc((size_t)nruns + 1, sizeof *runs);
-	struct tm_trace *traces = NULL;
-	struct diff_result *results = NULL;
-	const struct diff_result **rp = NULL;
-	size_t nres = 0, ntr = 0;
-	if (!runs) {
-		fprintf(stderr, "ktrace check: out of memory\n");
-		goto out;
+/* --dir: created if needed, and without traces of an earlier check (they would be mixed in). */
+static int use_user_dir(const char *user_dir, char *dir, size_t cap)
+{
+	if (mkdir(user_dir, 0700) != 0 && errno != EEXIST) {
+		fprintf(stderr, "ktrace check: --dir %s: %s\n", user_dir, strerror(errno));
+		return -1;
 	}
-	for (int k = 1; k <= nruns; k++)
-		if (run_once(k, nruns, &o, lib, dir, argv + cmd, cmdline, dc.json) || collect(k, dir, &runs[k]))
-			goto out;
-	for (int k = 2; k <= nruns; k++) {
-		int same = runs[k].n == runs[1].n;
-		for (size_t i = 0; same && i < runs[1].n; i++)
-			same = runs[k].t[i].rank == runs[1].t[i].rank;
+	snprintf(dir, cap, "%s", user_dir);
+	DIR *d = opendir(dir);
+	if (!d) {
+		fprintf(stderr, "ktrace check: --dir %s: %s\n", dir, strerror(errno));
+		return -1;
+	}
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		if (is_run_trace_name(e->d_name)) {
+			fprintf(stderr, "ktrace check: --dir %s already holds traces (%s): use an empty directory\n", dir,
+				e->d_name);
+			closedir(d);
+			return -1;
+		}
+	}
+	closedir(d);
+	return 0;
+}
+
+static int make_temp_dir(char *dir, size_t cap)
+{
+	const char *tmp = getenv("TMPDIR");
+	snprintf(dir, cap, "%s/ktrace-check.XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	if (mkdtemp(dir))
+		return 0;
+	fprintf(stderr, "ktrace check: cannot create a directory %s: %s\n", dir, strerror(errno));
+	return -1;
+}
+
+/* ---- running and comparing -------------------------------------------------------------- */
+
+/* Everything one check holds; freed by check_state_free. */
+struct check_state {
+	const struct check_opts *co;
+	char lib[PATH_MAX], dir[PATH_MAX];
+	char cmdline[512];	  /* the command, for messages */
+	struct run_info *runs;	  /* runs[1..nruns] */
+	size_t nranks;		  /* traced processes per run */
+	struct tm_trace *traces;  /* [(k - 1) * nranks + r] for run k, rank index r */
+	size_t ntraces;		  /* loaded so far */
+	char (*labels)[48];	  /* "run k" or "run k rank R", as traces */
+	struct diff_result *results; /* run 1 against run k, per rank */
+	const struct diff_result **result_ptrs;
+	size_t nresults;
+};
+
+static void join_cmdline(char **cmd, int n, char *out, size_t cap)
+{
+	size_t used = 0;
+	out[0] = '\0';
+	for (int i = 0; i < n && used + 1 < cap; i++)
+		used += (size_t)snprintf(out + used, cap - used, "%s%s", i ? " " : "", cmd[i]);
+}
+
+/* Every run traced the same ranks (in collect()'s order). */
+static int same_ranks(const struct check_state *s)
+{
+	const struct run_info *first = &s->runs[1];
+	for (int k = 2; k <= s->co->nruns; k++) {
+		const struct run_info *ri = &s->runs[k];
+		int same = ri->n == first->n;
+		for (size_t i = 0; same && i < first->n; i++)
+			same = ri->t[i].rank == first->t[i].rank;
 		if (!same) {
 			fprintf(stderr, "ktrace check: run 1 and run %d traced different ranks (%zu and %zu traced "
-					"processes): compare them with ktrace-diff\n", k, runs[1].n, runs[k].n);
-			goto out;
+					"processes): compare them with ktrace-diff\n", k, first->n, ri->n);
+			return -1;
 		}
 	}
-	size_t nranks = runs[1].n;
-	traces = calloc((size_t)nruns * nranks, sizeof *traces);
-	results = calloc((size_t)(nruns - 1) * nranks, sizeof *results);
-	rp = calloc((size_t)(nruns - 1) * nranks, sizeof *rp);
-	char (*labels)[48] = calloc((size_t)nruns * nranks, sizeof *labels);
-	if (!traces || !results || !rp || !labels) {
-		free(labels);
-		fprintf(stderr, "ktrace check: out of memory\n");
-		goto out;
-	}
-	for (int k = 1; k <= nruns; k++)
-		for (size_t r = 0; r < nranks; r++) {
-			size_t idx = (size_t)(k - 1) * nranks + r;
-			if (ktrace_tm_load(&traces[idx], runs[k].t[r].path, dc.o.allow_truncated, err, sizeof err)) {
+	return 0;
+}
+
+static int run_all(struct check_state *s)
+{
+	const struct check_opts *co = s->co;
+	for (int k = 1; k <= co->nruns; k++)
+		if (run_once(k, co->nruns, &co->run, s->lib, s->dir, co->cmd, s->cmdline, co->diff.json) ||
+		    collect(k, s->dir, &s->runs[k]))
+			return -1;
+	return same_ranks(s);
+}
+
+static int alloc_comparisons(struct check_state *s)
+{
+	size_t nruns = (size_t)s->co->nruns, n = s->nranks;
+	s->traces = calloc(nruns * n, sizeof *s->traces);
+	s->labels = calloc(nruns * n, sizeof *s->labels);
+	s->results = calloc((nruns - 1) * n, sizeof *s->results);
+	s->result_ptrs = calloc((nruns - 1) * n, sizeof *s->result_ptrs);
+	if (s->traces && s->labels && s->results && s->result_ptrs)
+		return 0;
+	fprintf(stderr, "ktrace check: out of memory\n");
+	return -1;
+}
+
+static int load_traces(struct check_state *s)
+{
+	char err[PATH_MAX + 256];
+	for (int k = 1; k <= s->co->nruns; k++)
+		for (size_t r = 0; r < s->nranks; r++) {
+			size_t idx = (size_t)(k - 1) * s->nranks + r;
+			const struct run_trace *t = &s->runs[k].t[r];
+			if (ktrace_tm_load(&s->traces[idx], t->path, s->co->diff.o.allow_truncated, err, sizeof err)) {
 				fprintf(stderr, "ktrace check: run %d: %s\n", k, err);
-				free(labels);
-				goto out;
+				return -1;
 			}
-			ntr = idx + 1;
-			if (nranks > 1)
-				snprintf(labels[idx], sizeof labels[idx], "run %d rank %u", k, runs[k].t[r].rank);
+			s->ntraces = idx + 1;
+			if (s->nranks > 1)
+				snprintf(s->labels[idx], sizeof s->labels[idx], "run %d rank %u", k, t->rank);
 			else
-				snprintf(labels[idx], sizeof labels[idx], "run %d", k);
+				snprintf(s->labels[idx], sizeof s->labels[idx], "run %d", k);
 		}
-	for (size_t r = 0; r < nranks; r++)
-		for (int k = 2; k <= nruns; k++) {
-			size_t ia = r, ib = (size_t)(k - 1) * nranks + r;
-			struct diff_opts dopts = dc.o;
-			dopts.label_a = labels[ia];
-			dopts.label_b = labels[ib];
-			if (ktrace_diff_compare(&traces[ia], &traces[ib], &dopts, &results[nres], err, sizeof err)) {
+	return 0;
+}
+
+/* Run 1 against every other run, rank by rank. */
+static int compare_runs(struct check_state *s)
+{
+	char err[PATH_MAX + 256];
+	for (size_t r = 0; r < s->nranks; r++)
+		for (int k = 2; k <= s->co->nruns; k++) {
+			size_t ia = r, ib = (size_t)(k - 1) * s->nranks + r;
+			struct diff_opts dopts = s->co->diff.o;
+			struct diff_result *res = &s->results[s->nresults];
+			dopts.label_a = s->labels[ia];
+			dopts.label_b = s->labels[ib];
+			if (ktrace_diff_compare(&s->traces[ia], &s->traces[ib], &dopts, res, err, sizeof err)) {
 				fprintf(stderr, "ktrace check: %s\n", err);
-				free(labels);
-				goto out;
+				return -1;
 			}
-			rp[nres] = &results[nres];
-			nres++;
+			s->result_ptrs[s->nresults++] = res;
 		}
-	status = 0;
-	for (size_t i = 0; i < nres; i++)
-		if (results[i].status > status)
-			status = results[i].status;
-	if (ktrace_diff_cli_report(&dc, rp, nres, stdout, err, sizeof err)) {
+	return 0;
+}
+
+/* The worst result, after the reports: 0 identical, 1 diverged, 2 a report failed. */
+static int report(const struct check_state *s)
+{
+	char err[PATH_MAX + 256];
+	int status = 0;
+	for (size_t i = 0; i < s->nresults; i++)
+		if (s->results[i].status > status)
+			status = s->results[i].status;
+	if (ktrace_diff_cli_report(&s->co->diff, s->result_ptrs, s->nresults, stdout, err, sizeof err)) {
 		fprintf(stderr, "ktrace check: %s\n", err);
 		status = 2;
 	}
-	free(labels);
-out:
-	for (size_t i = 0; i < nres; i++)
-		ktrace_diff_result_free(&results[i]);
-	for (size_t i = 0; i < ntr; i++)
-		ktrace_tm_free(&traces[i]);
-	free(results);
-	free(rp);
-	free(traces);
-	free(runs);
+	return status;
+}
+
+/* Run, load, compare, report: the exit status. */
+static int run_and_compare(struct check_state *s)
+{
+	s->runs = calloc((size_t)s->co->nruns + 1, sizeof *s->runs);
+	if (!s->runs) {
+		fprintf(stderr, "ktrace check: out of memory\n");
+		return 2;
+	}
+	if (run_all(s))
+		return 2;
+	s->nranks = s->runs[1].n;
+	if (alloc_comparisons(s) || load_traces(s) || compare_runs(s))
+		return 2;
+	return report(s);
+}
+
+static void check_state_free(struct check_state *s)
+{
+	for (size_t i = 0; i < s->nresults; i++)
+		ktrace_diff_result_free(&s->results[i]);
+	for (size_t i = 0; i < s->ntraces; i++)
+		ktrace_tm_free(&s->traces[i]);
+	free(s->results);
+	free(s->result_ptrs);
+	free(s->labels);
+	free(s->traces);
+	free(s->runs);
+}
+
+int ktrace_cmd_check(int argc, char **argv)
+{
+	struct check_opts co;
+	struct check_state s;
+	char err[PATH_MAX + 256];
+	int status = parse_check_options(argc, argv, &co);
+
+	if (status != CHECK_GO_ON)
+		return status;
+	memset(&s, 0, sizeof s);
+	s.co = &co;
+	if (ktrace_find_lib(s.lib, sizeof s.lib, err, sizeof err))
+		return ktrace_cli_fail("ktrace check", err);
+	if (co.user_dir ? use_user_dir(co.user_dir, s.dir, sizeof s.dir) : make_temp_dir(s.dir, sizeof s.dir))
+		return 2;
+	join_cmdline(co.cmd, co.cmd_argc, s.cmdline, sizeof s.cmdline);
+	status = run_and_compare(&s);
+	check_state_free(&s);
 	/* kept when asked, and when the runs diverged (to look at them); an
 	 * error already said its one line (--keep keeps a failed run's traces) */
-	if (user_dir || keep || status == 1)
-		fprintf(stderr, "ktrace check: traces kept in %s\n", dir);
+	if (co.user_dir || co.keep || status == 1)
+		fprintf(stderr, "ktrace check: traces kept in %s\n", s.dir);
 	else
-		remove_dir(dir);
+		remove_dir(s.dir);
 	fflush(stdout);
 	return status;
 }

@@ -7,6 +7,7 @@
 #ifndef KTRACE_TOOLS_KTRACE_CLI_H
 #define KTRACE_TOOLS_KTRACE_CLI_H
 
+#include <getopt.h>
 #include <stddef.h>
 #include <stdio.h>
 
@@ -19,12 +20,33 @@ struct ktrace_run_opts {
 	int no_hash, quiet, overwrite, follow_fork, debug, no_modules;
 };
 
-/* Consume the tracing option at argv[*i] (and its value); with_output allows
- * -o/--output.  Returns 1 (consumed, *i advanced), 0 (not one), -1 (bad use,
- * message in err). */
-int ktrace_run_opt(struct ktrace_run_opts *o, int with_output, int argc, char **argv, int *i, char *err,
-		   size_t errlen);
-void ktrace_run_opts_help(FILE *f, int with_output);
+/* getopt_long codes of the tracing options. */
+enum ktrace_run_option {
+	KTRACE_RUN_OPT_OUTPUT = 'o',
+	KTRACE_RUN_OPT_NO_HASH = 0x100,
+	KTRACE_RUN_OPT_OVERWRITE,
+	KTRACE_RUN_OPT_KERNELS,
+	KTRACE_RUN_OPT_LAUNCHES,
+	KTRACE_RUN_OPT_HASH_MAX,
+	KTRACE_RUN_OPT_QUIET,
+	KTRACE_RUN_OPT_FOLLOW_FORK,
+	KTRACE_RUN_OPT_NO_MODULES,
+	KTRACE_RUN_OPT_DEBUG,
+};
+
+/* The tracing options as getopt_long tables (each ends with a zeroed entry):
+ * those about the trace file, -o/--output, --overwrite and --no-hash (`ktrace
+ * run` only: `ktrace check` writes its own hashed traces), and the others. */
+extern const struct option ktrace_run_file_options[];
+extern const struct option ktrace_run_trace_options[];
+
+/* Apply the tracing option `code` with its value (optarg; NULL for a flag),
+ * checking the value as the library would (common/value_parse.h).  Returns
+ * 1 when code is a tracing option, 0 when it is not, -1 for a bad value
+ * (err: "<option> '<value>': <why>"). */
+int ktrace_run_opt(struct ktrace_run_opts *o, int code, const char *value, char *err, size_t errlen);
+/* The option lines of the usage text; with_file adds the trace-file ones. */
+void ktrace_run_opts_help(FILE *f, int with_file);
 
 /* The library to preload: $KTRACE_LIB, else <bindir>/../lib/libktrace.so,
  * else <bindir>/libktrace.so.  Returns 0 with an absolute path, or -1 + err. */
@@ -39,6 +61,7 @@ int ktrace_prepare_env(const struct ktrace_run_opts *o, const char *lib, const c
 /* Directory holding the running executable. */
 int ktrace_self_dir(char *buf, size_t cap);
 
+/* The subcommands: argv[0] is the subcommand's name. */
 int ktrace_cmd_run(int argc, char **argv);
 int ktrace_cmd_check(int argc, char **argv);
 

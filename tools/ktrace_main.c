@@ -4,7 +4,8 @@
  *   ktrace check [options] -- CMD ...   run CMD N times and diff the traces (ktrace_check.c)
  *   ktrace dump|diff|inspect|hash ...   exec the sibling tool ktrace-<name>
  *
- * Errors: one line on stderr, exit status 2.
+ * Options before the command: -h/--help, --version.  Errors: one line on
+ * stderr, exit status 2.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -12,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "tools/cli_options.h"
 #include "tools/ktrace_cli.h"
 
 static void usage(FILE *f)
@@ -68,29 +70,56 @@ static int exec_tool(const char *name, int argc, char **argv)
 	return 2;
 }
 
-int main(int argc, char **argv)
+/* The subcommand named cmd with its arguments (cmd is args[0]). */
+static int run_command(const char *cmd, int argc, char **args)
 {
-	if (argc < 2) {
-		usage(stderr);
-		return 2;
-	}
-	const char *cmd = argv[1];
-	if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help") || !strcmp(cmd, "help")) {
+	static const char *const tools[] = { "dump", "diff", "inspect", "hash" };
+
+	if (!strcmp(cmd, "help")) {
 		usage(stdout);
 		return 0;
 	}
-	if (!strcmp(cmd, "--version") || !strcmp(cmd, "version")) {
+	if (!strcmp(cmd, "version")) {
 		printf("ktrace %s\n", KTRACE_VERSION);
 		return 0;
 	}
 	if (!strcmp(cmd, "run"))
-		return ktrace_cmd_run(argc - 1, argv + 1);
+		return ktrace_cmd_run(argc, args);
 	if (!strcmp(cmd, "check"))
-		return ktrace_cmd_check(argc - 1, argv + 1);
-	static const char *const tools[] = { "dump", "diff", "inspect", "hash" };
+		return ktrace_cmd_check(argc, args);
 	for (size_t i = 0; i < sizeof tools / sizeof tools[0]; i++)
 		if (!strcmp(cmd, tools[i]))
-			return exec_tool(cmd, argc - 1, argv + 1);
+			return exec_tool(cmd, argc, args);
 	fprintf(stderr, "ktrace: unknown command '%s' (ktrace --help lists them)\n", cmd);
 	return 2;
+}
+
+int main(int argc, char **argv)
+{
+	enum { OPT_VERSION = 0x100 };
+	static const struct option longopts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, OPT_VERSION },
+		{ NULL, 0, NULL, 0 },
+	};
+	char err[256];
+	int code;
+
+	ktrace_cli_begin();
+	while ((code = ktrace_cli_next(argc, argv, "+:h", longopts, err, sizeof err)) != -1) {
+		if (code == 'h') {
+			usage(stdout);
+			return 0;
+		}
+		if (code == OPT_VERSION) {
+			printf("ktrace %s\n", KTRACE_VERSION);
+			return 0;
+		}
+		return ktrace_cli_usage_error("ktrace", err);
+	}
+	if (optind >= argc) {
+		usage(stderr);
+		return 2;
+	}
+	return run_command(argv[optind], argc - optind, argv + optind);
 }

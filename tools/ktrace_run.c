@@ -4,175 +4,129 @@
  *              [--hash-max N] [--quiet] ... -- CMD ...
  *
  * Each option becomes the KTRACE_* setting of the same meaning
- * (interpose/config.h documents them); values are checked here first so a
- * typo is one line and exit 2, not an untraced run.  CMD then replaces this
- * process (exec), so its exit status and signals are CMD's own.
+ * (interpose/config.h documents them); values are checked here first, by
+ * the parser the library uses (common/value_parse.h), so a typo is one line
+ * and exit 2, not an untraced run.  CMD then replaces this process (exec),
+ * so its exit status and signals are CMD's own.
  */
 #include "tools/ktrace_cli.h"
 
-#include <ctype.h>
 #include <errno.h>
 #include <limits.h>
-#include <regex.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-/* ---- value checks (the library's rules, interpose/config.c) ------------------------- */
-
-static int digits(const char **s, uint64_t *v)
-{
-	if (!isdigit((unsigned char)**s))
-		return -1;
-	*v = 0;
-	for (; isdigit((unsigned char)**s); (*s)++) {
-		unsigned d = (unsigned)(**s - '0');
-		if (*v > (UINT64_MAX - d) / 10)
-			return -1;
-		*v = *v * 10 + d;
-	}
-	return 0;
-}
-
-/* "A:B", "A:", ":B" or "N" with A < B. */
-static int check_range(const char *s)
-{
-	uint64_t a = 0, b = UINT64_MAX;
-	const char *colon = strchr(s, ':');
-	if (!colon)
-		return digits(&s, &a) || *s ? -1 : 0;
-	if (s != colon && (digits(&s, &a) || s != colon))
-		return -1;
-	s = colon + 1;
-	if (*s && (digits(&s, &b) || *s))
-		return -1;
-	return a < b ? 0 : -1;
-}
-
-/* N with an optional K/M/G/T (binary) unit, optional "i" and "B"; at least 1. */
-static int check_size(const char *s)
-{
-	uint64_t v;
-	if (digits(&s, &v) || v == 0)
-		return -1;
-	if (*s && strchr("KkMmGgTt", *s)) {
-		s++;
-		if (*s == 'i' || *s == 'I')
-			s++;
-	}
-	if (*s == 'B' || *s == 'b')
-		s++;
-	return *s ? -1 : 0;
-}
+#include "common/value_parse.h"
+#include "format/output_path.h"
+#include "tools/cli_options.h"
 
 /* ---- options -------------------------------------------------------------------------- */
 
-static const char *value_of(const char *name, const char *alias, int argc, char **argv, int *i, int *matched)
-{
-	const char *a = argv[*i];
-	*matched = 0;
-	const char *names[2] = { name, alias };
-	for (int k = 0; k < 2; k++) {
-		if (!names[k])
-			continue;
-		size_t n = strlen(names[k]);
-		if (strncmp(a, names[k], n))
-			continue;
-		if (a[n] == '=' && names[k][1] == '-') {
-			*matched = 1;
-			return a + n + 1;
-		}
-		if (a[n])
-			continue;
-		*matched = 1;
-		return *i + 1 < argc ? argv[++*i] : NULL;
-	}
-	return NULL;
-}
+const struct option ktrace_run_file_options[] = {
+	{ "output", required_argument, NULL, KTRACE_RUN_OPT_OUTPUT },
+	{ "no-hash", no_argument, NULL, KTRACE_RUN_OPT_NO_HASH },
+	{ "overwrite", no_argument, NULL, KTRACE_RUN_OPT_OVERWRITE },
+	{ NULL, 0, NULL, 0 },
+};
 
-int ktrace_run_opt(struct ktrace_run_opts *o, int with_output, int argc, char **argv, int *i, char *err,
-		   size_t errlen)
+const struct option ktrace_run_trace_options[] = {
+	{ "kernels", required_argument, NULL, KTRACE_RUN_OPT_KERNELS },
+	{ "launches", required_argument, NULL, KTRACE_RUN_OPT_LAUNCHES },
+	{ "hash-max", required_argument, NULL, KTRACE_RUN_OPT_HASH_MAX },
+	{ "quiet", no_argument, NULL, KTRACE_RUN_OPT_QUIET },
+	{ "follow-fork", no_argument, NULL, KTRACE_RUN_OPT_FOLLOW_FORK },
+	{ "no-modules", no_argument, NULL, KTRACE_RUN_OPT_NO_MODULES },
+	{ "debug", no_argument, NULL, KTRACE_RUN_OPT_DEBUG },
+	{ NULL, 0, NULL, 0 },
+};
+
+/* -o: a pattern the library will expand (format/output_path.h). */
+static int check_output(const char *v, char *err, size_t errlen)
 {
-	const char *a = argv[*i];
-	static const struct {
-		const char *name;
-		size_t off;
-	} flags[] = {
-		{ "--no-hash", offsetof(struct ktrace_run_opts, no_hash) },
-		{ "--quiet", offsetof(struct ktrace_run_opts, quiet) },
-		{ "--overwrite", offsetof(struct ktrace_run_opts, overwrite) },
-		{ "--follow-fork", offsetof(struct ktrace_run_opts, follow_fork) },
-		{ "--debug", offsetof(struct ktrace_run_opts, debug) },
-		{ "--no-modules", offsetof(struct ktrace_run_opts, no_modules) },
-	};
-	for (size_t k = 0; k < sizeof flags / sizeof flags[0]; k++) {
-		if (strcmp(a, flags[k].name))
-			continue;
-		if (!with_output && (!strcmp(a, "--no-hash") || !strcmp(a, "--overwrite")))
-			return 0; /* check needs hashes and its own files */
-		*(int *)((char *)o + flags[k].off) = 1;
-		(*i)++;
-		return 1;
+	char path[PATH_MAX], why[256];
+
+	if (!*v) {
+		snprintf(err, errlen, "-o/--output needs a file name");
+		return -1;
 	}
-	int m;
-	const char *v;
-	if (with_output) {
-		v = value_of("--output", "-o", argc, argv, i, &m);
-		if (m) {
-			if (!v || !*v) {
-				snprintf(err, errlen, "-o/--output needs a file name");
-				return -1;
-			}
-			o->output = v;
-			(*i)++;
-			return 1;
-		}
-	}
-	v = value_of("--kernels", NULL, argc, argv, i, &m);
-	if (m) {
-		regex_t re;
-		int rc = v && *v ? regcomp(&re, v, REG_EXTENDED | REG_NOSUB) : REG_BADPAT;
-		if (rc) {
-			char why[200] = "empty";
-			if (v && *v)
-				regerror(rc, &re, why, sizeof why);
-			snprintf(err, errlen, "--kernels '%s': not a valid extended regular expression (%s)", v ? v : "",
-				 why);
-			return -1;
-		}
-		regfree(&re);
-		o->kernels = v;
-		(*i)++;
-		return 1;
-	}
-	v = value_of("--launches", NULL, argc, argv, i, &m);
-	if (m) {
-		if (!v || check_range(v)) {
-			snprintf(err, errlen, "--launches '%s': expected A:B (A <= launch < B), A:, :B or N", v ? v : "");
-			return -1;
-		}
-		o->launches = v;
-		(*i)++;
-		return 1;
-	}
-	v = value_of("--hash-max", NULL, argc, argv, i, &m);
-	if (m) {
-		if (!v || check_size(v)) {
-			snprintf(err, errlen, "--hash-max '%s': expected a size in bytes, e.g. 1048576, 64K, 256M, 1G",
-				 v ? v : "");
-			return -1;
-		}
-		o->hash_max = v;
-		(*i)++;
-		return 1;
+	if (ktrace_output_path_expand(v, path, sizeof path, why, sizeof why)) {
+		snprintf(err, errlen, "-o/--output: %s", why); /* why quotes the pattern */
+		return -1;
 	}
 	return 0;
 }
 
-void ktrace_run_opts_help(FILE *f, int with_output)
+static int check_kernels(const char *v, char *err, size_t errlen)
 {
-	if (with_output)
+	regex_t re;
+	char why[300];
+
+	if (ktrace_regex_compile(&re, v, why, sizeof why))
+		return ktrace_cli_bad_value(err, errlen, "--kernels", v, why);
+	regfree(&re);
+	return 0;
+}
+
+static int check_launches(const char *v, char *err, size_t errlen)
+{
+	uint64_t lo, hi;
+	char why[200];
+
+	if (ktrace_parse_range(v, &lo, &hi, why, sizeof why))
+		return ktrace_cli_bad_value(err, errlen, "--launches", v, why);
+	return 0;
+}
+
+static int check_hash_max(const char *v, char *err, size_t errlen)
+{
+	uint64_t bytes;
+	char why[200];
+
+	if (ktrace_parse_size(v, &bytes, why, sizeof why))
+		return ktrace_cli_bad_value(err, errlen, "--hash-max", v, why);
+	if (bytes == 0)
+		return ktrace_cli_bad_value(err, errlen, "--hash-max", v, "must be at least 1 byte");
+	return 0;
+}
+
+/* A tracing option that takes a value: checked, then kept in *slot. */
+static int set_value(const char **slot, const char *v, int (*check)(const char *, char *, size_t), char *err,
+		     size_t errlen)
+{
+	if (check(v, err, errlen))
+		return -1;
+	*slot = v;
+	return 1;
+}
+
+static int set_flag(int *flag)
+{
+	*flag = 1;
+	return 1;
+}
+
+int ktrace_run_opt(struct ktrace_run_opts *o, int code, const char *value, char *err, size_t errlen)
+{
+	switch (code) {
+	case KTRACE_RUN_OPT_OUTPUT: return set_value(&o->output, value, check_output, err, errlen);
+	case KTRACE_RUN_OPT_KERNELS: return set_value(&o->kernels, value, check_kernels, err, errlen);
+	case KTRACE_RUN_OPT_LAUNCHES: return set_value(&o->launches, value, check_launches, err, errlen);
+	case KTRACE_RUN_OPT_HASH_MAX: return set_value(&o->hash_max, value, check_hash_max, err, errlen);
+	case KTRACE_RUN_OPT_NO_HASH: return set_flag(&o->no_hash);
+	case KTRACE_RUN_OPT_OVERWRITE: return set_flag(&o->overwrite);
+	case KTRACE_RUN_OPT_QUIET: return set_flag(&o->quiet);
+	case KTRACE_RUN_OPT_FOLLOW_FORK: return set_flag(&o->follow_fork);
+	case KTRACE_RUN_OPT_NO_MODULES: return set_flag(&o->no_modules);
+	case KTRACE_RUN_OPT_DEBUG: return set_flag(&o->debug);
+	default: return 0;
+	}
+}
+
+void ktrace_run_opts_help(FILE *f, int with_file)
+{
+	if (with_file)
 		fputs("  -o, --output FILE   trace file (KTRACE_OUTPUT; %p pid, %h host, %r rank, %t time)\n"
 		      "  --no-hash           record launches without hashing buffers (KTRACE_HASH=0)\n"
 		      "  --overwrite         replace an existing trace file (KTRACE_OVERWRITE=1)\n",
@@ -286,48 +240,40 @@ static void run_usage(FILE *f)
 	fputs("  -h, --help          this text\n", f);
 }
 
+static const struct option run_own_options[] = {
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
 int ktrace_cmd_run(int argc, char **argv)
 {
 	struct ktrace_run_opts o;
-	char err[PATH_MAX + 256];
-	int cmd = -1;
+	struct option longopts[16];
+	char err[PATH_MAX + 256], lib[PATH_MAX];
+	int code;
+
 	memset(&o, 0, sizeof o);
-	for (int i = 1; i < argc;) {
-		const char *a = argv[i];
-		if (!strcmp(a, "--")) {
-			cmd = i + 1;
-			break;
-		}
-		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+	if (ktrace_cli_join(longopts, 16, ktrace_run_file_options, ktrace_run_trace_options, run_own_options,
+			    NULL) < 0)
+		return ktrace_cli_fail("ktrace run", "too many options (internal error)");
+	ktrace_cli_begin();
+	while ((code = ktrace_cli_next(argc, argv, "+:ho:", longopts, err, sizeof err)) != -1) {
+		if (code == 'h') {
 			run_usage(stdout);
 			return 0;
 		}
-		if (a[0] != '-') {
-			cmd = i;
-			break;
-		}
-		int rc = ktrace_run_opt(&o, 1, argc, argv, &i, err, sizeof err);
-		if (rc < 0) {
-			fprintf(stderr, "ktrace run: %s\n", err);
-			return 2;
-		}
-		if (rc == 0) {
-			fprintf(stderr, "ktrace run: unknown option '%s' (see ktrace run --help)\n", a);
-			return 2;
-		}
+		if (code == '?')
+			return ktrace_cli_usage_error("ktrace run", err);
+		if (ktrace_run_opt(&o, code, optarg, err, sizeof err) < 0)
+			return ktrace_cli_fail("ktrace run", err);
 	}
-	if (cmd < 0 || cmd >= argc) {
-		fprintf(stderr, "ktrace run: no command given (ktrace run [options] -- CMD ...)\n");
-		return 2;
-	}
-	char lib[PATH_MAX];
+	if (optind >= argc)
+		return ktrace_cli_fail("ktrace run", "no command given (ktrace run [options] -- CMD ...)");
 	if (ktrace_find_lib(lib, sizeof lib, err, sizeof err) ||
-	    ktrace_prepare_env(&o, lib, NULL, err, sizeof err)) {
-		fprintf(stderr, "ktrace run: %s\n", err);
-		return 2;
-	}
+	    ktrace_prepare_env(&o, lib, NULL, err, sizeof err))
+		return ktrace_cli_fail("ktrace run", err);
 	fflush(NULL);
-	execvp(argv[cmd], argv + cmd);
-	fprintf(stderr, "ktrace run: cannot run '%s': %s\n", argv[cmd], strerror(errno));
+	execvp(argv[optind], argv + optind);
+	fprintf(stderr, "ktrace run: cannot run '%s': %s\n", argv[optind], strerror(errno));
 	return 2;
 }

@@ -1,24 +1,27 @@
 # tools/tools.mk: the command-line tools.  Each tool is one main file plus the
 # modules it shares with others; `ktrace` runs the others as subcommands.
 
+# Every tool reads its command line through getopt_long with the same rules and messages.
+CLI_SRCS := tools/cli_options.c
+
 # ktrace-diff: the determinism diff of two traces (the diff core is shared with `ktrace check`).
 DIFF_CORE_SRCS := tools/trace_model.c tools/diff_align.c tools/diff_engine.c tools/diff_report.c \
 	tools/diff_ci.c tools/diff_cli.c
 TOOLS += ktrace-diff
-ktrace-diff_SRCS := tools/diff_main.c $(DIFF_CORE_SRCS)
+ktrace-diff_SRCS := tools/diff_main.c $(DIFF_CORE_SRCS) $(CLI_SRCS)
 
 # ktrace-dump: trace files as text or JSON Lines.
 TOOLS += ktrace-dump
-ktrace-dump_SRCS := tools/dump.c tools/dump_text.c tools/dump_json.c tools/dump_value.c
+ktrace-dump_SRCS := tools/dump.c tools/dump_text.c tools/dump_json.c tools/dump_value.c $(CLI_SRCS)
 
 # ktrace-hash: the KT64V1 digest of files.
 TOOLS += ktrace-hash
-ktrace-hash_SRCS := tools/hash.c
+ktrace-hash_SRCS := tools/hash.c $(CLI_SRCS)
 
 # ktrace-inspect: kernel parameter metadata of CUDA images.
 TOOLS += ktrace-inspect
-ktrace-inspect_SRCS := tools/inspect.c tools/inspect_print.c
+ktrace-inspect_SRCS := tools/inspect.c tools/inspect_print.c $(CLI_SRCS)
 
 # ktrace: the front end (run, check, and the other tools as subcommands).
 TOOLS += ktrace
-ktrace_SRCS = tools/ktrace_main.c tools/ktrace_run.c tools/ktrace_check.c $(DIFF_CORE_SRCS)
+ktrace_SRCS = tools/ktrace_main.c tools/ktrace_run.c tools/ktrace_check.c $(DIFF_CORE_SRCS) $(CLI_SRCS)

@@ -399,6 +399,71 @@ static void test_run_fake(void **state)
 	}
 }
 
+/* Every tool reads its options with getopt_long under the same rules:
+ * one line and exit 2 for a mistake, and "--" is never an option's value. */
+static void expect_exact_error(char *const *argv, const char *line)
+{
+	struct res r = run(argv);
+	if (r.status != 2 || strcmp(r.err, line))
+		fail_msg("%s %s: exit %d, stderr \"%s\", expected \"%s\"", argv[0], argv[1], r.status, r.err, line);
+	res_free(&r);
+}
+
+static void test_option_errors(void **state)
+{
+	(void)state;
+	char k[512], d[512], prog[512], a[512];
+	tool(k, sizeof k, "ktrace");
+	tool(d, sizeof d, "ktrace-diff");
+	tool(prog, sizeof prog, "diff_fakeprog");
+	path_of(a, sizeof a, "a.ktrace");
+	write_pair(0);
+	fake_env("same");
+	expect_exact_error((char *[]){ k, "run", "--hash-max", "20000000T", "--", "true", NULL },
+			   "ktrace run: --hash-max '20000000T': too large (more than 2^64-1 bytes)\n");
+	expect_exact_error((char *[]){ k, "run", "--hash-max", "0", "--", "true", NULL },
+			   "ktrace run: --hash-max '0': must be at least 1 byte\n");
+	expect_exact_error((char *[]){ k, "run", "--kernels", "--", prog, NULL },
+			   "ktrace run: option '--kernels' needs an argument (try --help)\n");
+	expect_exact_error((char *[]){ k, "run", "-o", "--", prog, NULL },
+			   "ktrace run: option '-o' needs an argument (try --help)\n");
+	expect_exact_error((char *[]){ k, "run", "--bogus", "--", prog, NULL },
+			   "ktrace run: unknown option '--bogus' (try --help)\n");
+	expect_exact_error((char *[]){ k, "run", "-x", "--", prog, NULL },
+			   "ktrace run: unknown option '-x' (try --help)\n");
+	expect_exact_error((char *[]){ k, "run", "--quiet=1", "--", prog, NULL },
+			   "ktrace run: option '--quiet' takes no value (try --help)\n");
+	expect_exact_error((char *[]){ k, "run", "--no", "--", prog, NULL },
+			   "ktrace run: option '--no' is ambiguous (--no-hash, --no-modules) (try --help)\n");
+	expect_exact_error((char *[]){ k, "run", "-o", "t-%q.ktrace", "--", prog, NULL },
+			   "ktrace run: -o/--output: KTRACE_OUTPUT 't-%q.ktrace': unknown escape '%q' (use %p %h %r %t %%)\n");
+	expect_exact_error((char *[]){ k, "check", "--dir", "--", prog, NULL },
+			   "ktrace check: option '--dir' needs an argument (try --help)\n");
+	expect_exact_error((char *[]){ k, "check", "-o", "x.ktrace", "--", prog, NULL },
+			   "ktrace check: -o/--output is a `ktrace run` option: check writes its own hashed traces "
+			   "(see --dir)\n");
+	expect_exact_error((char *[]){ k, "check", "--launches", "5:5", "--", prog, NULL },
+			   "ktrace check: --launches '5:5': A must be less than B (A:B is A <= n < B)\n");
+	expect_exact_error((char *[]){ k, "--bogus", NULL }, "ktrace: unknown option '--bogus' (try --help)\n");
+	expect_exact_error((char *[]){ d, "--junit", "--", a, a, NULL },
+			   "ktrace-diff: option '--junit' needs an argument (try --help)\n");
+	expect_exact_error((char *[]){ d, "--markdown=", a, a, NULL }, "ktrace-diff: --markdown needs a file name\n");
+
+	/* options after the operands (ktrace-diff), values with '=', abbreviations */
+	struct res r = run((char *[]){ d, a, a, "--json", NULL });
+	assert_int_equal(r.status, 0);
+	assert_true(r.out[0] == '{');
+	res_free(&r);
+	r = run((char *[]){ k, "run", "--hash=64K", "--launch", "0:10", "--", "/bin/sh", "-c",
+			    "test \"$KTRACE_HASH_MAX\" = 64K && test \"$KTRACE_LAUNCHES\" = 0:10 && exit 7", NULL });
+	assert_int_equal(r.status, 7);
+	res_free(&r);
+	/* the command's own options are its own: parsing stops at the command */
+	r = run((char *[]){ k, "run", "/bin/sh", "-c", "exit 5", "--bogus", NULL });
+	assert_int_equal(r.status, 5);
+	res_free(&r);
+}
+
 /* ---- the real library on a CPU-only program ---------------------------------------------- */
 
 static void test_real_library(void **state)
@@ -460,6 +525,124 @@ static void test_real_library(void **state)
 	res_free(&r);
 }
 
+/* ---- ktrace run and the library agree on every value ------------------------------------ */
+
+struct agree_case {
+	const char *option, *variable, *value;
+	int accepted;
+};
+
+static const struct agree_case agree_cases[] = {
+	{ "--hash-max", "KTRACE_HASH_MAX", "1", 1 },
+	{ "--hash-max", "KTRACE_HASH_MAX", "64K", 1 },
+	{ "--hash-max", "KTRACE_HASH_MAX", "256m", 1 },
+	{ "--hash-max", "KTRACE_HASH_MAX", "3KiB", 1 },
+	{ "--hash-max", "KTRACE_HASH_MAX", "16777215T", 1 },
+	{ "--hash-max", "KTRACE_HASH_MAX", "18446744073709551615", 1 },
+	{ "--hash-max", "KTRACE_HASH_MAX", "20000000T", 0 },
+	{ "--hash-max", "KTRACE_HASH_MAX", "16777216T", 0 },
+	{ "--hash-max", "KTRACE_HASH_MAX", "99999999999999999999", 0 },
+	{ "--hash-max", "KTRACE_HASH_MAX", "0", 0 },
+	{ "--hash-max", "KTRACE_HASH_MAX", "12Q", 0 },
+	{ "--hash-max", "KTRACE_HASH_MAX", "1.5M", 0 },
+	{ "--hash-max", "KTRACE_HASH_MAX", "-1", 0 },
+	{ "--launches", "KTRACE_LAUNCHES", "0:100", 1 },
+	{ "--launches", "KTRACE_LAUNCHES", ":", 1 },
+	{ "--launches", "KTRACE_LAUNCHES", "7", 1 },
+	{ "--launches", "KTRACE_LAUNCHES", "9:3", 0 },
+	{ "--launches", "KTRACE_LAUNCHES", "5:5", 0 },
+	{ "--launches", "KTRACE_LAUNCHES", "1:2:3", 0 },
+	{ "--launches", "KTRACE_LAUNCHES", "18446744073709551615", 0 },
+	{ "--kernels", "KTRACE_KERNELS", "fake_kernel_[ab]|gemm", 1 },
+	{ "--kernels", "KTRACE_KERNELS", "(", 0 },
+	{ "--kernels", "KTRACE_KERNELS", "a{2,1}", 0 },
+};
+
+static void sanitizer_preload_env(void)
+{
+#if defined(__SANITIZE_ADDRESS__)
+	setenv("ASAN_OPTIONS", "verify_asan_link_order=0:detect_leaks=0:handle_segv=0:handle_abort=0:"
+			       "allow_user_segv_handler=1", 1);
+#endif
+}
+
+/* `ktrace run OPTION VALUE -- app`: 1 when it ran traced, 0 when refused (one line naming the option). */
+static int cli_accepts(const struct agree_case *c, char *k, const char *app, const char *out)
+{
+	unlink(out);
+	struct res r = run((char *[]){ k, "run", "--quiet", "-o", (char *)out, (char *)c->option, (char *)c->value,
+				       "--", (char *)app, "exit", "0", NULL });
+	int ok = r.status == 0;
+	if (ok && (access(out, F_OK) != 0 || strstr(r.err, "tracing is off")))
+		fail_msg("ktrace run %s '%s': ran, but untraced: %s", c->option, c->value, r.err);
+	if (!ok) {
+		char want[256];
+		snprintf(want, sizeof want, "ktrace run: %s '%s': ", c->option, c->value);
+		if (r.status != 2 || count_lines(r.err) != 1 || strncmp(r.err, want, strlen(want)))
+			fail_msg("ktrace run %s '%s': exit %d, %s", c->option, c->value, r.status, r.err);
+		assert_int_not_equal(access(out, F_OK), 0);
+	}
+	res_free(&r);
+	return ok;
+}
+
+/* The library preloaded with VARIABLE=VALUE: 1 when it traced, 0 when it
+ * said one line naming the variable and left the program running untraced. */
+static int library_accepts(const struct agree_case *c, const char *lib, const char *app, const char *out)
+{
+	unlink(out);
+	setenv(c->variable, c->value, 1);
+	setenv("KTRACE_OUTPUT", out, 1);
+	setenv("KTRACE_QUIET", "1", 1);
+	setenv("LD_PRELOAD", lib, 1);
+	struct res r = run((char *[]){ (char *)app, "exit", "0", NULL });
+	unsetenv("LD_PRELOAD");
+	unsetenv(c->variable);
+	unsetenv("KTRACE_OUTPUT");
+	unsetenv("KTRACE_QUIET");
+	assert_int_equal(r.status, 0); /* the program runs either way */
+	int traced = access(out, F_OK) == 0;
+	if (traced && (strstr(r.err, c->variable) || strstr(r.err, "tracing is off")))
+		fail_msg("%s=%s: traced, but said: %s", c->variable, c->value, r.err);
+	if (!traced) {
+		char want[256];
+		snprintf(want, sizeof want, "%s=\"%s\": ", c->variable, c->value);
+		if (count_lines(r.err) != 1 || !strstr(r.err, want) || !strstr(r.err, "tracing is off"))
+			fail_msg("%s=%s: untraced, and said: %s", c->variable, c->value, r.err);
+	}
+	res_free(&r);
+	return traced;
+}
+
+static void test_run_and_library_agree(void **state)
+{
+	(void)state;
+	char k[512], lib[512], app[512], fake[512], out[512];
+	tool(k, sizeof k, "ktrace");
+	tool(lib, sizeof lib, "libktrace.so");
+	tool(app, sizeof app, "interpose_app");
+	tool(fake, sizeof fake, "fakecuda");
+	if (access(lib, R_OK) != 0 || access(app, X_OK) != 0) {
+		print_message("skipped: %s or %s is not built\n", lib, app);
+		skip();
+	}
+	fake_env("same");
+	unsetenv("KTRACE_LIB"); /* the real library, found next to ktrace */
+	sanitizer_preload_env();
+	setenv("LD_LIBRARY_PATH", fake, 1);
+	path_of(out, sizeof out, "agree.ktrace");
+	for (size_t i = 0; i < sizeof agree_cases / sizeof agree_cases[0]; i++) {
+		const struct agree_case *c = &agree_cases[i];
+		int by_cli = cli_accepts(c, k, app, out);
+		int by_lib = library_accepts(c, lib, app, out);
+		if (by_cli != c->accepted || by_lib != c->accepted)
+			fail_msg("%s / %s '%s': ktrace run %s it, the library %s it (expected %s)", c->option, c->variable,
+				 c->value, by_cli ? "takes" : "refuses", by_lib ? "takes" : "refuses",
+				 c->accepted ? "taken" : "refused");
+	}
+	unsetenv("LD_LIBRARY_PATH");
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -501,7 +684,9 @@ int main(void)
 		cmocka_unit_test(test_check_fake),
 		cmocka_unit_test(test_check_failures),
 		cmocka_unit_test(test_run_fake),
+		cmocka_unit_test(test_option_errors),
 		cmocka_unit_test(test_real_library),
+		cmocka_unit_test(test_run_and_library_agree),
 	};
 	return cmocka_run_group_tests_name("diff_cli", tests, setup, teardown);
 }

@@ -91,6 +91,9 @@ case_ bad-range 2 --range 5:x basic.ktrace
 case_ bad-regex 2 --kernel '(' basic.ktrace
 case_ no-file 2
 case_ missing-arg 2 basic.ktrace --kernel
+case_ dashdash-value 2 --kernel -- basic.ktrace
+case_ flag-value 2 --json=yes basic.ktrace
+case_ empty-range 2 --range 5:5 basic.ktrace
 case_ help 0 --help
 
 # standard input gives the same as the file

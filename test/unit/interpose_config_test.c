@@ -1,4 +1,5 @@
-/* test/unit/interpose_config_test.c: KTRACE_* environment parsing (interpose/config.c). */
+/* test/unit/interpose_config_test.c: KTRACE_* environment parsing (interpose/config.c).
+ * The value parsers it shares with the tools are tested in common_value_parse_test.c. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -41,67 +42,6 @@ static void test_bool(void **state)
 	assert_int_equal(ktrace_parse_bool("1 ", &v), -1);
 	assert_int_equal(ktrace_parse_bool("yess", &v), -1);
 	assert_int_equal(ktrace_parse_bool("", &v), -1);
-}
-
-static void test_size(void **state)
-{
-	uint64_t v = 0;
-
-	(void)state;
-	assert_int_equal(ktrace_parse_size("1", &v), 0);
-	assert_int_equal(v, 1);
-	assert_int_equal(ktrace_parse_size("64K", &v), 0);
-	assert_int_equal(v, 65536);
-	assert_int_equal(ktrace_parse_size("256M", &v), 0);
-	assert_int_equal(v, 256ull << 20);
-	assert_int_equal(ktrace_parse_size("2g", &v), 0);
-	assert_int_equal(v, 2ull << 30);
-	assert_int_equal(ktrace_parse_size("3KiB", &v), 0);
-	assert_int_equal(v, 3072);
-	assert_int_equal(ktrace_parse_size("5kb", &v), 0);
-	assert_int_equal(v, 5120);
-	assert_int_equal(ktrace_parse_size("100B", &v), 0);
-	assert_int_equal(v, 100);
-	assert_int_equal(ktrace_parse_size("1T", &v), 0);
-	assert_int_equal(v, 1ull << 40);
-	assert_int_equal(ktrace_parse_size("18446744073709551615", &v), 0);
-	assert_true(v == UINT64_MAX);
-	assert_int_equal(ktrace_parse_size("18446744073709551616", &v), -1); /* overflow */
-	assert_int_equal(ktrace_parse_size("17179869184G", &v), -1);         /* 2^64 */
-	assert_int_equal(ktrace_parse_size("", &v), -1);
-	assert_int_equal(ktrace_parse_size("-1", &v), -1);
-	assert_int_equal(ktrace_parse_size(" 5", &v), -1);
-	assert_int_equal(ktrace_parse_size("5 ", &v), -1);
-	assert_int_equal(ktrace_parse_size("12X", &v), -1);
-	assert_int_equal(ktrace_parse_size("1.5M", &v), -1);
-	assert_int_equal(ktrace_parse_size("M", &v), -1);
-	assert_int_equal(ktrace_parse_size("4MBB", &v), -1);
-}
-
-static void test_range(void **state)
-{
-	uint64_t lo = 0, hi = 0;
-
-	(void)state;
-	assert_int_equal(ktrace_parse_range("3:7", &lo, &hi), 0);
-	assert_true(lo == 3 && hi == 7);
-	assert_int_equal(ktrace_parse_range("10:", &lo, &hi), 0);
-	assert_true(lo == 10 && hi == UINT64_MAX);
-	assert_int_equal(ktrace_parse_range(":5", &lo, &hi), 0);
-	assert_true(lo == 0 && hi == 5);
-	assert_int_equal(ktrace_parse_range("42", &lo, &hi), 0);
-	assert_true(lo == 42 && hi == 43);
-	assert_int_equal(ktrace_parse_range(":", &lo, &hi), 0);
-	assert_true(lo == 0 && hi == UINT64_MAX);
-	assert_int_equal(ktrace_parse_range("7:3", &lo, &hi), -1);
-	assert_int_equal(ktrace_parse_range("3:3", &lo, &hi), -1);
-	assert_int_equal(ktrace_parse_range("a:b", &lo, &hi), -1);
-	assert_int_equal(ktrace_parse_range("1:2:3", &lo, &hi), -1);
-	assert_int_equal(ktrace_parse_range("-1:4", &lo, &hi), -1);
-	assert_int_equal(ktrace_parse_range("4 :9", &lo, &hi), -1);
-	assert_int_equal(ktrace_parse_range("", &lo, &hi), -1);
-	assert_int_equal(ktrace_parse_range("18446744073709551615", &lo, &hi), -1);
-	assert_int_equal(ktrace_parse_range("99999999999999999999:", &lo, &hi), -1);
 }
 
 static void test_defaults(void **state)
@@ -234,16 +174,54 @@ static void test_bad_values(void **state)
 	}
 }
 
+/* Sizes, ranges and regexes are refused with the shared parser's reason,
+ * the one `ktrace run` gives for its options of the same meaning. */
+static void expect_reason(const char *name, const char *value, const char *reason)
+{
+	const char *env[] = { name, value, NULL };
+	struct ktrace_config c;
+	char err[1024] = "";
+
+	assert_int_equal(ktrace_config_load(&c, env_table, env, err, sizeof(err)), -1);
+	if (!strstr(err, reason))
+		fail_msg("message for %s=%s: \"%s\" lacks \"%s\"", name, value, err, reason);
+	assert_null(strchr(err, '\n'));
+}
+
+static void test_shared_reasons(void **state)
+{
+	char long_re[1100];
+
+	(void)state;
+	expect_reason("KTRACE_HASH_MAX", "20000000T", "KTRACE_HASH_MAX=\"20000000T\": too large (more than 2^64-1 bytes); tracing is off");
+	expect_reason("KTRACE_HASH_MAX", "12Q", "expected a byte count such as 1048576, 64K, 256M or 2G");
+	expect_reason("KTRACE_LAUNCHES", "9:3", "A must be less than B");
+	expect_reason("KTRACE_LAUNCHES", "5:x", "expected A:B (A <= n < B), A:, :B or N");
+	expect_reason("KTRACE_KERNELS", "(", "not a POSIX extended regular expression (");
+	memset(long_re, 'k', sizeof(long_re) - 1);
+	long_re[sizeof(long_re) - 1] = '\0';
+	expect_reason("KTRACE_KERNELS", long_re, "regular expression too long (more than 1023 bytes)");
+	/* the longest accepted pattern is kept whole */
+	{
+		const char *env[] = { "KTRACE_KERNELS", long_re + (sizeof(long_re) - 1 - 1023), NULL };
+		struct ktrace_config c;
+		char err[1024] = "";
+
+		assert_int_equal(ktrace_config_load(&c, env_table, env, err, sizeof(err)), 0);
+		assert_int_equal(strlen(c.kernel_pattern), 1023);
+		ktrace_config_free(&c);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_bool),
-		cmocka_unit_test(test_size),
-		cmocka_unit_test(test_range),
 		cmocka_unit_test(test_defaults),
 		cmocka_unit_test(test_values),
 		cmocka_unit_test(test_empty_is_default),
 		cmocka_unit_test(test_bad_values),
+		cmocka_unit_test(test_shared_reasons),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -100,11 +100,18 @@ static void test_errors(void **s)
 				     "ktrace-inspect: test/cubins/kernels.cu: not PTX (no .version directive)\n");
 	assert_int_equal(lines(out_buf), 1);
 	assert_int_equal(run("--sm nine " ADD_CUBIN), 2);
-	assert_string_equal(err_buf, "ktrace-inspect: --sm nine: expected an architecture such as 90 or sm_90\n");
+	assert_string_equal(err_buf, "ktrace-inspect: --sm 'nine': expected an architecture such as 90 or sm_90\n");
 	assert_int_equal(run(""), 2);
 	assert_string_equal(err_buf, "ktrace-inspect: no FILE given (try --help)\n");
 	assert_int_equal(run("--bogus " ADD_CUBIN), 2);
-	assert_non_null(strstr(err_buf, "ktrace-inspect: bad usage (try --help)\n"));
+	assert_string_equal(err_buf, "ktrace-inspect: unknown option '--bogus' (try --help)\n");
+	assert_int_equal(run("--sm -- " ADD_CUBIN), 2); /* "--" is never an option's value */
+	assert_string_equal(err_buf, "ktrace-inspect: option '--sm' needs an argument (try --help)\n");
+	assert_int_equal(run("--json=1 " ADD_CUBIN), 2);
+	assert_string_equal(err_buf, "ktrace-inspect: option '--json' takes no value (try --help)\n");
+	assert_int_equal(run("--no " ADD_CUBIN), 2);
+	assert_string_equal(err_buf,
+			    "ktrace-inspect: option '--no' is ambiguous (--no-env-caches, --no-dwarf) (try --help)\n");
 	assert_int_equal(run("--help"), 0);
 	assert_non_null(strstr(out_buf, "usage: ktrace-inspect [options] FILE..."));
 	assert_int_equal(run("--sm sm_90 --no-env-caches " ADD_CUBIN), 0);

@@ -114,6 +114,11 @@ TESTS += capture_clock_test
 capture_clock_test_SRCS := test/unit/capture_clock_test.c interpose/capture/launch_clock.c
 capture_clock_test_LIBS := -lcmocka
 
+# ---- common/: the parser of sizes, ranges and regexes the library and the tools share.
+TESTS += common_value_parse_test
+common_value_parse_test_SRCS := test/unit/common_value_parse_test.c
+common_value_parse_test_LIBS := -lcmocka
+
 # ---- the interposer: configuration
 # parsing, and interception through a fake libcuda.so.1 (test/fakecuda).
 #
