@@ -12,7 +12,10 @@
  * matter either: 16-byte aligned starts use vector loads, others narrower
  * aligned loads, and the partial last word is read byte by byte.
  *
- * Built as a fatbin (hashkern/module.mk) embedded in libktrace.so.
+ * Built as a fatbin (hashkern/hashkern.mk) embedded in libktrace.so.
+ * Owns the kernel entry points ktrace_hash_r8/r32/r160.  Includes only
+ * hashkern/hashkern_abi.h and hashkern/kt64v1.h; calls nothing but CUDA
+ * device intrinsics.
  */
 #include <stdint.h>
 
@@ -26,22 +29,22 @@
 
 static_assert(VEC_PER_LANE * LANES * 16u == KT_HASH_CHUNK_BYTES, "chunk = whole warp vectors");
 
-/* The partial word at index wi: bytes [8*wi, len) zero-padded. */
-static __device__ __forceinline__ uint64_t load_partial(const uint8_t *p, uint64_t wi, uint64_t len)
+/* The partial word at index word: bytes [8*word, len) zero-padded. */
+static __device__ __forceinline__ uint64_t load_partial(const uint8_t *p, uint64_t word, uint64_t len)
 {
 	uint64_t w = 0;
-	unsigned n = (unsigned)(len - wi * 8u);
+	unsigned n = (unsigned)(len - word * 8u);
 
 	for (unsigned b = 0; b < n; b++)
-		w |= (uint64_t)p[wi * 8u + b] << (8u * b);
+		w |= (uint64_t)p[word * 8u + b] << (8u * b);
 	return w;
 }
 
-/* Whole word wi of a region whose start is A-byte aligned (A < 16). */
+/* Whole word `word` of a region whose start is A-byte aligned (A < 16). */
 template <int A>
-static __device__ __forceinline__ uint64_t load_word(const uint8_t *p, uint64_t wi)
+static __device__ __forceinline__ uint64_t load_word(const uint8_t *p, uint64_t word)
 {
-	const uint8_t *q = p + wi * 8u;
+	const uint8_t *q = p + word * 8u;
 
 	if (A == 8) {
 		return *(const uint64_t *)q;
@@ -60,46 +63,47 @@ static __device__ __forceinline__ uint64_t load_word(const uint8_t *p, uint64_t 
 	}
 }
 
-/* Chunk cl of a region with an A-aligned start (A in 8, 4, 2, 1): lane takes
- * words cl*256 + u*32 + lane. */
+/* Chunk `chunk` of a region with an A-aligned start (A in 8, 4, 2, 1): lane
+ * takes words chunk*256 + u*32 + lane. */
 template <int A>
-static __device__ __forceinline__ uint64_t chunk_narrow(const uint8_t *p, uint64_t len, uint64_t cl, unsigned lane)
+static __device__ __forceinline__ uint64_t chunk_narrow(const uint8_t *p, uint64_t len, uint64_t chunk,
+							 unsigned lane)
 {
-	const uint64_t nw = len / 8u;
-	const uint64_t w0 = cl * WORDS_PER_CHUNK + lane;
-	uint64_t key = kt64_key(w0);
+	const uint64_t nwords = len / 8u;
+	const uint64_t first_word = chunk * WORDS_PER_CHUNK + lane;
+	uint64_t key = kt64_key(first_word);
 	uint64_t acc = 0;
 
 #pragma unroll
 	for (unsigned u = 0; u < WORDS_PER_CHUNK / LANES; u++) {
-		uint64_t wi = w0 + u * LANES;
-		if (wi < nw)
-			acc += kt64_mix_keyed(load_word<A>(p, wi), key + (uint64_t)(u * LANES) * KT64_POS_MUL);
+		uint64_t word = first_word + u * LANES;
+		if (word < nwords)
+			acc += kt64_mix_keyed(load_word<A>(p, word), key + (uint64_t)(u * LANES) * KT64_POS_MUL);
 	}
 	return acc;
 }
 
-/* Chunk cl of a region with a 16-byte aligned start: lane takes vectors
- * cl*128 + u*32 + lane, i.e. words 2v and 2v+1. */
-static __device__ __forceinline__ uint64_t chunk_vec(const uint8_t *p, uint64_t len, uint64_t cl, unsigned lane)
+/* Chunk `chunk` of a region with a 16-byte aligned start: lane takes vectors
+ * chunk*128 + u*32 + lane, i.e. words 2v and 2v+1. */
+static __device__ __forceinline__ uint64_t chunk_vec(const uint8_t *p, uint64_t len, uint64_t chunk, unsigned lane)
 {
-	const uint4 *v = (const uint4 *)p;
-	const uint64_t nv = len / 16u;
-	const uint64_t v0 = cl * (VEC_PER_LANE * LANES) + lane;
-	const uint64_t key = kt64_key(2u * v0);
+	const uint4 *vectors = (const uint4 *)p;
+	const uint64_t nvectors = len / 16u;
+	const uint64_t first_vector = chunk * (VEC_PER_LANE * LANES) + lane;
+	const uint64_t key = kt64_key(2u * first_vector);
 	uint4 x[VEC_PER_LANE];
 	uint64_t acc = 0;
 
-	if (cl * (VEC_PER_LANE * LANES) + VEC_PER_LANE * LANES <= nv) {
+	if (chunk * (VEC_PER_LANE * LANES) + VEC_PER_LANE * LANES <= nvectors) {
 		/* full chunk: all loads in flight before the first use */
 #pragma unroll
 		for (unsigned u = 0; u < VEC_PER_LANE; u++)
-			x[u] = v[v0 + u * LANES];
+			x[u] = vectors[first_vector + u * LANES];
 	} else {
 #pragma unroll
 		for (unsigned u = 0; u < VEC_PER_LANE; u++) {
-			if (v0 + u * LANES < nv)
-				x[u] = v[v0 + u * LANES];
+			if (first_vector + u * LANES < nvectors)
+				x[u] = vectors[first_vector + u * LANES];
 			else
 				x[u] = make_uint4(0, 0, 0, 0);
 		}
@@ -110,45 +114,47 @@ static __device__ __forceinline__ uint64_t chunk_vec(const uint8_t *p, uint64_t 
 		uint64_t w1 = (uint64_t)x[u].z | ((uint64_t)x[u].w << 32);
 		uint64_t k = key + (uint64_t)(2u * u * LANES) * KT64_POS_MUL;
 		uint64_t m = kt64_mix_keyed(w0, k) + kt64_mix_keyed(w1, k + KT64_POS_MUL);
-		if (v0 + u * LANES < nv)
+		if (first_vector + u * LANES < nvectors)
 			acc += m;
 	}
 	return acc;
 }
 
-/* Sum of mixes of the words of chunk cl of region [p, p+len) that fall to
- * this lane; the last chunk also takes the words after the vectors/whole words. */
-static __device__ __forceinline__ uint64_t hash_chunk(const uint8_t *p, uint64_t len, uint64_t cl,
+/* Sum of mixes of the words of chunk `chunk` of region [p, p+len) that fall
+ * to this lane; the last chunk also takes the words after the vectors/whole
+ * words. */
+static __device__ __forceinline__ uint64_t hash_chunk(const uint8_t *p, uint64_t len, uint64_t chunk,
 						       uint64_t nchunks, unsigned lane)
 {
-	const unsigned a = (unsigned)((uintptr_t)p & 15u);
+	const unsigned misalign = (unsigned)((uintptr_t)p & 15u);
 	uint64_t acc;
 
-	if (a == 0) {
-		acc = chunk_vec(p, len, cl, lane);
-		if (cl + 1 == nchunks && (len & 15u) && lane < 2) {
+	if (misalign == 0) {
+		acc = chunk_vec(p, len, chunk, lane);
+		if (chunk + 1 == nchunks && (len & 15u) && lane < 2) {
 			/* words after the last whole vector: one whole and/or one partial */
-			uint64_t wi = (len / 16u) * 2u + lane;
-			if (wi * 8u + 8u <= len)
-				acc += kt64_mix(*(const uint64_t *)(p + wi * 8u), wi);
-			else if (wi * 8u < len)
-				acc += kt64_mix(load_partial(p, wi, len), wi);
+			uint64_t word = (len / 16u) * 2u + lane;
+			if (word * 8u + 8u <= len)
+				acc += kt64_mix(*(const uint64_t *)(p + word * 8u), word);
+			else if (word * 8u < len)
+				acc += kt64_mix(load_partial(p, word, len), word);
 		}
 		return acc;
 	}
-	if ((a & 7u) == 0)
-		acc = chunk_narrow<8>(p, len, cl, lane);
-	else if ((a & 3u) == 0)
-		acc = chunk_narrow<4>(p, len, cl, lane);
-	else if ((a & 1u) == 0)
-		acc = chunk_narrow<2>(p, len, cl, lane);
+	if ((misalign & 7u) == 0)
+		acc = chunk_narrow<8>(p, len, chunk, lane);
+	else if ((misalign & 3u) == 0)
+		acc = chunk_narrow<4>(p, len, chunk, lane);
+	else if ((misalign & 1u) == 0)
+		acc = chunk_narrow<2>(p, len, chunk, lane);
 	else
-		acc = chunk_narrow<1>(p, len, cl, lane);
-	if (cl + 1 == nchunks && (len & 7u) && lane == 0)
+		acc = chunk_narrow<1>(p, len, chunk, lane);
+	if (chunk + 1 == nchunks && (len & 7u) && lane == 0)
 		acc += kt64_mix(load_partial(p, len / 8u, len), len / 8u);
 	return acc;
 }
 
+/* The sum of v over the warp, in every lane. */
 static __device__ __forceinline__ uint64_t warp_sum(uint64_t v)
 {
 #pragma unroll
@@ -157,41 +163,52 @@ static __device__ __forceinline__ uint64_t warp_sum(uint64_t v)
 	return v;
 }
 
+/* The kernel of a variant holding up to R regions.  Each warp takes chunks
+ * in a grid-stride loop and adds its lanes' sums into the block's per-region
+ * sums (shared memory) whenever it moves on to a later region, and once at
+ * the end.  A grid of one block writes those sums as the results.  With
+ * several blocks, each adds its sums into the device scratch; the last one
+ * to finish (atomic ticket in scratch[n]) moves the totals to the results
+ * and leaves the scratch zero.  Either way the completion word goes last,
+ * after a system fence.  It stays one function: split into helpers, it
+ * compiles to different machine code. */
 template <class P, unsigned R>
-static __device__ __forceinline__ void hash_body(const P &prm)
+static __device__ __forceinline__ void hash_regions(const P &params)
 {
-	__shared__ unsigned long long sacc[R];
+	__shared__ unsigned long long region_sums[R];
 	__shared__ unsigned is_last;
-	const unsigned n = prm.h.n;
+	const unsigned n = params.h.n;
 	const unsigned lane = threadIdx.x % LANES;
-	const uint64_t total = prm.chunk_end[n - 1];
+	const uint64_t total = params.chunk_end[n - 1];
 	const uint64_t nwarps = (uint64_t)gridDim.x * (blockDim.x / LANES);
-	unsigned long long *scratch = (unsigned long long *)prm.h.scratch;
-	unsigned long long *result = (unsigned long long *)prm.h.result;
-	unsigned r = 0;
+	unsigned long long *scratch = (unsigned long long *)params.h.scratch;
+	unsigned long long *result = (unsigned long long *)params.h.result;
+	unsigned region = 0;
 	uint64_t acc = 0;
 
 	for (unsigned i = threadIdx.x; i < n; i += blockDim.x)
-		sacc[i] = 0;
+		region_sums[i] = 0;
 	__syncthreads();
 
-	for (uint64_t c = (uint64_t)blockIdx.x * (blockDim.x / LANES) + threadIdx.x / LANES; c < total; c += nwarps) {
-		if (c >= prm.chunk_end[r]) {
+	for (uint64_t chunk = (uint64_t)blockIdx.x * (blockDim.x / LANES) + threadIdx.x / LANES; chunk < total;
+	     chunk += nwarps) {
+		if (chunk >= params.chunk_end[region]) {
 			uint64_t s = warp_sum(acc);
 			if (lane == 0 && s)
-				atomicAdd(&sacc[r], (unsigned long long)s);
+				atomicAdd(&region_sums[region], (unsigned long long)s);
 			acc = 0;
 			do
-				r++;
-			while (c >= prm.chunk_end[r]);
+				region++;
+			while (chunk >= params.chunk_end[region]);
 		}
-		const uint64_t first = r ? prm.chunk_end[r - 1] : 0;
-		acc += hash_chunk((const uint8_t *)prm.ptr[r], prm.len[r], c - first, prm.chunk_end[r] - first, lane);
+		const uint64_t first = region ? params.chunk_end[region - 1] : 0;
+		acc += hash_chunk((const uint8_t *)params.ptr[region], params.len[region], chunk - first,
+				  params.chunk_end[region] - first, lane);
 	}
 	{
 		uint64_t s = warp_sum(acc);
 		if (lane == 0 && s)
-			atomicAdd(&sacc[r], (unsigned long long)s);
+			atomicAdd(&region_sums[region], (unsigned long long)s);
 	}
 	__syncthreads();
 
@@ -200,24 +217,24 @@ static __device__ __forceinline__ void hash_body(const P &prm)
 			/* one thread writes everything: a single system fence */
 			if (threadIdx.x == 0) {
 				for (unsigned i = 0; i < n; i++)
-					result[i] = sacc[i];
+					result[i] = region_sums[i];
 				__threadfence_system();
-				*(volatile unsigned long long *)&result[n] = prm.h.done_value;
+				*(volatile unsigned long long *)&result[n] = params.h.done_value;
 			}
 			return;
 		}
 		for (unsigned i = threadIdx.x; i < n; i += blockDim.x)
-			result[i] = sacc[i];
+			result[i] = region_sums[i];
 		__threadfence_system();
 		__syncthreads();
 		if (threadIdx.x == 0)
-			*(volatile unsigned long long *)&result[n] = prm.h.done_value;
+			*(volatile unsigned long long *)&result[n] = params.h.done_value;
 		return;
 	}
 
 	for (unsigned i = threadIdx.x; i < n; i += blockDim.x)
-		if (sacc[i])
-			atomicAdd(&scratch[i], sacc[i]);
+		if (region_sums[i])
+			atomicAdd(&scratch[i], region_sums[i]);
 	__threadfence();
 	__syncthreads();
 	if (threadIdx.x == 0)
@@ -232,7 +249,7 @@ static __device__ __forceinline__ void hash_body(const P &prm)
 				result[i] = atomicExch(&scratch[i], 0ull);
 			atomicExch(&scratch[n], 0ull);
 			__threadfence_system();
-			*(volatile unsigned long long *)&result[n] = prm.h.done_value;
+			*(volatile unsigned long long *)&result[n] = params.h.done_value;
 		}
 		return;
 	}
@@ -243,15 +260,15 @@ static __device__ __forceinline__ void hash_body(const P &prm)
 	if (threadIdx.x == 0) {
 		atomicExch(&scratch[n], 0ull);
 		__threadfence_system();
-		*(volatile unsigned long long *)&result[n] = prm.h.done_value;
+		*(volatile unsigned long long *)&result[n] = params.h.done_value;
 	}
 }
 
 #define KT_HASH_ENTRY(R) \
 	extern "C" __global__ void __launch_bounds__(KT_HASH_BLOCK) \
-	ktrace_hash_r##R(const __grid_constant__ struct kt_hash_params_r##R prm) \
+	ktrace_hash_r##R(const __grid_constant__ struct kt_hash_params_r##R params) \
 	{ \
-		hash_body<struct kt_hash_params_r##R, R>(prm); \
+		hash_regions<struct kt_hash_params_r##R, R>(params); \
 	}
 
 KT_HASH_ENTRY(8)

@@ -17,6 +17,9 @@
  * The accumulators are KT64V1 sums (kt64v1.h); the digest of region i is
  * kt64_finalize(result[i], len[i]).  Any grid size gives the same sums.
  * Blocks must have KT_HASH_BLOCK threads.
+ *
+ * Owns the parameter blocks, the variant table and the chunk size.  Read as
+ * C (the launcher) and as CUDA C++ (the kernel); includes only <stdint.h>.
  */
 #ifndef KTRACE_HASHKERN_ABI_H
 #define KTRACE_HASHKERN_ABI_H

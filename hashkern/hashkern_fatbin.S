@@ -1,8 +1,9 @@
 /* hashkern/hashkern_fatbin.S: embeds the checksum-kernel fatbin (built from
- * hashkern.cu by hashkern/module.mk) in libktrace.so as
+ * hashkern.cu by hashkern/hashkern.mk) in libktrace.so as
  *   ktrace_hashkern_fatbin[] .. ktrace_hashkern_fatbin_end
- * (hidden symbols), which hash_pipeline.c gives to cuModuleLoadData.
- * The assembler finds hashkern.fatbin through -I $(BUILD)/hashkern.
+ * (hidden symbols), which interpose/hash/hash_pipeline.c gives to
+ * cuModuleLoadData.  Owns those two symbols; includes nothing (the
+ * assembler finds hashkern.fatbin through -I $(BUILD)/hashkern).
  */
 	.section .rodata.ktrace_hashkern, "a"
 	.balign 64

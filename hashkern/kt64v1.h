@@ -8,6 +8,9 @@
  *   mix   = m(m(w_i ^ (i*KT64_POS_MUL + KT64_POS_ADD)))   with m(x) = xs32(x) * KT64_MIX, final xs32
  *   acc   = sum of mix(w_i, i) mod 2^64
  *   digest = fmix64(acc ^ (len*KT64_LEN_MUL + KT64_LEN_ADD))
+ *
+ * Owns the digest's constants and its mix and finalisation functions.
+ * Includes only <stdint.h>; calls nothing.
  */
 #ifndef KTRACE_KT64V1_H
 #define KTRACE_KT64V1_H

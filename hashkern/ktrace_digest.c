@@ -2,7 +2,8 @@
  *
  * Owns the one-shot and streaming digests that tools and tests compare with
  * the GPU kernel's results.  The function itself (constants, mixer,
- * finalisation) lives in kt64v1.h, shared with hashkern.cu.
+ * finalisation) lives in kt64v1.h, shared with hashkern.cu.  Calls only
+ * kt64v1.h and libc.
  */
 #include <string.h>
 

@@ -5,6 +5,9 @@
  * (hashkern/hashkern.cu) computes exactly this.  Specified in docs/format.md
  * ("Digest"), algorithm id KTRACE_DIGEST_ALG_KT64V1; constants and the word
  * mixer are in hashkern/kt64v1.h.
+ *
+ * Owns the digest's C interface, used by the library, the tools and the
+ * tests; includes only libc headers.
  */
 #ifndef KTRACE_DIGEST_H
 #define KTRACE_DIGEST_H

@@ -11,6 +11,10 @@
  * CUDA_API_VERSION (0x37); the others
  * are skipped by the length rule.  A record that overruns its section or
  * has an unknown format rejects the cubin.
+ *
+ * Owns kt_cubin_parse, kt_cubin_sm and libelf's one-time version handshake
+ * (kt_elf_ready, shared by meta/).  Calls libelf and the builder of
+ * meta_internal.h; names are left to names.c.
  */
 #include "meta/meta_internal.h"
 
@@ -52,38 +56,39 @@ uint32_t kt_cubin_sm(const uint8_t *img, size_t len)
 {
 	if (len < 52 || img[0] != 0x7f || img[1] != 'E' || img[2] != 'L' || img[3] != 'F')
 		return 0;
-	if (img[5] != 1 /* ELFDATA2LSB */ || kt_rd16(img + 18) != KT_EM_CUDA)
+	if (img[5] != 1 /* ELFDATA2LSB */ || kt_read_le16(img + 18) != KT_EM_CUDA)
 		return 0;
 	uint32_t flags;
 	if (img[4] == 2) { /* ELFCLASS64 */
 		if (len < 64)
 			return 0;
-		flags = kt_rd32(img + 48);
+		flags = kt_read_le32(img + 48);
 	} else {
-		flags = kt_rd32(img + 36);
+		flags = kt_read_le32(img + 36);
 	}
 	/* ELF ABI version 8 (CUDA 12.8+) moved the sm to bits 8..15 */
 	return img[8] >= 8 ? (flags >> 8) & 0xff : flags & 0xff;
 }
 
-struct info_sec {
-	const char *kname;
+struct nv_info_section {
+	const char *kernel_name; /* the <name> of .nv.info.<name> */
 	const uint8_t *data;
 	size_t size;
-	int used;
+	int used;                /* a kernel or device function claimed it */
 };
 
-static int cmp_isec(const void *a, const void *b)
+static int cmp_info_section(const void *a, const void *b)
 {
-	return strcmp(((const struct info_sec *)a)->kname, ((const struct info_sec *)b)->kname);
+	return strcmp(((const struct nv_info_section *)a)->kernel_name,
+		      ((const struct nv_info_section *)b)->kernel_name);
 }
 
-static struct info_sec *find_isec(struct info_sec *v, size_t n, const char *name)
+static struct nv_info_section *find_info_section(struct nv_info_section *v, size_t n, const char *name)
 {
 	size_t lo = 0, hi = n;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		int c = strcmp(v[mid].kname, name);
+		int c = strcmp(v[mid].kernel_name, name);
 		if (c == 0)
 			return &v[mid];
 		if (c < 0)
@@ -94,336 +99,435 @@ static struct info_sec *find_isec(struct info_sec *v, size_t n, const char *name
 	return NULL;
 }
 
-struct praw {
+/* One EIATTR record: its header and, for SVAL records, its payload. */
+struct eiattr_record {
+	uint8_t format, attribute;
+	uint16_t value;          /* the payload length for SVAL, the value otherwise */
+	const uint8_t *payload;  /* NULL unless SVAL */
+	size_t payload_len;
+};
+
+/* One parameter as its KPARAM_INFO record describes it. */
+struct param_record {
 	uint32_t offset, size;
 	uint8_t space, log_align, seen;
 };
 
-/* Walk one kernel's EIATTR records and fill k.  -1 (with err) on a malformed
- * section; 0 otherwise (semantic problems become warnings). */
-static int parse_kernel_info(struct kt_mb *b, struct ktrace_meta_kernel *k, const struct info_sec *s,
-			     char *err, size_t errlen)
+/* What the EIATTR walk of one kernel's section collects beside k's fields. */
+struct kernel_info {
+	struct param_record *params; /* indexed by ordinal */
+	uint32_t nparams;            /* highest ordinal described + 1 */
+	uint32_t cbank_size;         /* PARAM_CBANK: size of the parameter bank */
+	uint32_t cbank_param_size;   /* CBANK_PARAM_SIZE: the parameter buffer size */
+	int have_cbank, have_cbank_param_size;
+};
+
+/* Read the record at *off and advance past it.  -1 (with err) when it
+ * overruns the section or has an unknown format. */
+static int next_record(struct kt_meta_builder *b, const struct nv_info_section *s, size_t *off,
+		       struct eiattr_record *rec, char *err, size_t errlen)
 {
-	struct praw *pr = NULL;
-	uint32_t npr = 0, maxord = 0, nrec = 0;
-	uint32_t cbank_size = 0, cbank_param_size = 0;
-	int have_cbank = 0, have_cps = 0;
+	const uint8_t *r = s->data + *off;
+	*rec = (struct eiattr_record){.format = r[0], .attribute = r[1], .value = kt_read_le16(r + 2)};
+	if (rec->format == EIFMT_SVAL) {
+		if (*off + 4 + rec->value > s->size) {
+			kt_set_error(err, errlen, "%s: section .nv.info.%s: attribute 0x%02x at offset %zu "
+				     "overruns the section (%u bytes, %zu left)", b->source_name, s->kernel_name, rec->attribute,
+				*off, rec->value, s->size - *off - 4);
+			return -1;
+		}
+		rec->payload = r + 4;
+		rec->payload_len = rec->value;
+		*off += 4 + (size_t)rec->value;
+		return 0;
+	}
+	if (rec->format == EIFMT_NVAL || rec->format == EIFMT_BVAL || rec->format == EIFMT_HVAL) {
+		*off += 4;
+		return 0;
+	}
+	kt_set_error(err, errlen, "%s: section .nv.info.%s: unknown attribute format %u at offset %zu",
+		     b->source_name, s->kernel_name, rec->format, *off);
+	return -1;
+}
+
+/* A KPARAM_INFO or KPARAM_INFO_V2 record: u32 index, u16 ordinal, u16 offset,
+ * u32 packed size, space and alignment.  Problems become warnings; -1 only
+ * when memory runs out (b->oom set). */
+static int add_param_record(struct kt_meta_builder *b, const struct nv_info_section *s,
+			    struct kernel_info *info,
+			    const struct eiattr_record *rec)
+{
+	const uint8_t *payload = rec->payload;
+	if (!payload || rec->payload_len < 12) {
+		kt_meta_warn(b, "kernel %s: short parameter record (attribute 0x%02x, %zu bytes)",
+			     s->kernel_name, rec->attribute, rec->payload_len);
+		return 0;
+	}
+	uint32_t ordinal = kt_read_le16(payload + 4), offset = kt_read_le16(payload + 6);
+	uint32_t packed = kt_read_le32(payload + 8);
+	struct param_record p = {.offset = offset, .seen = 1};
+	if (rec->attribute == EIATTR_KPARAM_INFO) {
+		p.size = packed >> 18;
+		p.space = (packed >> 8) & 0xf;
+		p.log_align = packed & 0xff;
+	} else {
+		p.size = packed & 0xffff;
+		p.log_align = (packed >> 16) & 0xff;
+		p.space = (packed >> 24) & 0xf;
+	}
+	if (ordinal >= KT_META_MAX_PARAMS) {
+		kt_meta_warn(b, "kernel %s: parameter ordinal %u out of range", s->kernel_name, ordinal);
+		return 0;
+	}
+	if (ordinal >= info->nparams) {
+		uint32_t grown = ordinal + 1;
+		struct param_record *v = realloc(info->params, (size_t)grown * sizeof *v);
+		if (!v) {
+			b->oom = 1;
+			return -1;
+		}
+		memset(v + info->nparams, 0, (size_t)(grown - info->nparams) * sizeof *v);
+		info->params = v;
+		info->nparams = grown;
+	}
+	if (info->params[ordinal].seen) {
+		kt_meta_warn(b, "kernel %s: parameter %u described twice", s->kernel_name, ordinal);
+		return 0;
+	}
+	info->params[ordinal] = p;
+	return 0;
+}
+
+/* Apply one record to k and info; attributes not listed at the top are
+ * skipped.  -1 only when memory runs out. */
+static int apply_record(struct kt_meta_builder *b, struct ktrace_meta_kernel *k,
+			const struct nv_info_section *s,
+			struct kernel_info *info, const struct eiattr_record *rec)
+{
+	const uint8_t *payload = rec->payload;
+	size_t len = rec->payload_len;
+	switch (rec->attribute) {
+	case EIATTR_KPARAM_INFO:
+	case EIATTR_KPARAM_INFO_V2:
+		return add_param_record(b, s, info, rec);
+	case EIATTR_PARAM_CBANK:
+		if (payload && len >= 8) {
+			info->cbank_size = kt_read_le16(payload + 6);
+			info->have_cbank = 1;
+		}
+		break;
+	case EIATTR_CBANK_PARAM_SIZE:
+		if (rec->format == EIFMT_HVAL) {
+			info->cbank_param_size = rec->value;
+			info->have_cbank_param_size = 1;
+		}
+		break;
+	case EIATTR_REQNTID:
+		if (payload && len >= 12)
+			for (int i = 0; i < 3; i++)
+				k->reqntid[i] = kt_read_le32(payload + 4 * i);
+		break;
+	case EIATTR_MAX_THREADS:
+		if (payload && len >= 12) {
+			uint64_t t = (uint64_t)kt_read_le32(payload) * kt_read_le32(payload + 4) * kt_read_le32(payload + 8);
+			k->max_threads = t > UINT32_MAX ? UINT32_MAX : (uint32_t)t;
+		}
+		break;
+	case EIATTR_CUDA_API_VERSION:
+		if (payload && len >= 4)
+			k->cuda_api_version = kt_read_le32(payload);
+		break;
+	default:
+		break; /* skipped by the length rule */
+	}
+	return 0;
+}
+
+/* k's parameters and buffer size from the collected records: the layout is
+ * unknown (no parameters) when an ordinal below the highest has no record. */
+static void fill_layout(struct kt_meta_builder *b, struct ktrace_meta_kernel *k,
+			const struct nv_info_section *s,
+			const struct kernel_info *info)
+{
+	uint32_t nparams = info->nparams, end = 0;
+	k->layout_source = KTRACE_LAYOUT_NVINFO;
+	for (uint32_t i = 0; i < nparams; i++) {
+		if (!info->params[i].seen) {
+			kt_meta_warn(b, "kernel %s: no record for parameter %u of %u; layout unknown",
+				     s->kernel_name, i, nparams);
+			k->layout_source = KTRACE_LAYOUT_NONE;
+			nparams = 0;
+			break;
+		}
+		if (info->params[i].offset + info->params[i].size > end)
+			end = info->params[i].offset + info->params[i].size;
+	}
+	if (kt_meta_alloc_params(b, k, nparams) != 0)
+		return;
+	for (uint32_t i = 0; i < nparams; i++) {
+		struct ktrace_meta_param *p = &k->params[i];
+		p->ordinal = i;
+		p->offset = info->params[i].offset;
+		p->size = info->params[i].size;
+		p->space = info->params[i].space;
+		p->log_align = info->params[i].log_align;
+	}
+	k->param_bytes = info->have_cbank_param_size ? info->cbank_param_size
+			 : info->have_cbank ? info->cbank_size : end;
+	if (nparams && k->param_bytes < end) {
+		kt_meta_warn(b, "kernel %s: parameter size %u smaller than the last parameter's end %u",
+			     s->kernel_name, k->param_bytes, end);
+		k->param_bytes = end;
+	}
+}
+
+/* Walk one kernel's EIATTR records and fill k.  -1 (with err) on a malformed
+ * section; 0 otherwise (semantic problems become warnings, running out of
+ * memory sets b->oom). */
+static int parse_kernel_info(struct kt_meta_builder *b, struct ktrace_meta_kernel *k,
+			     const struct nv_info_section *s, char *err, size_t errlen)
+{
+	struct kernel_info info = {0};
+	struct eiattr_record rec;
 	size_t off = 0;
 	int rc = 0;
-
 	while (off + 4 <= s->size) {
-		const uint8_t *r = s->data + off;
-		uint8_t fmt = r[0], attr = r[1];
-		uint16_t x = kt_rd16(r + 2);
-		const uint8_t *pl = NULL;
-		size_t plen = 0;
-		if (fmt == EIFMT_SVAL) {
-			if (off + 4 + x > s->size) {
-				kt_errf(err, errlen, "%s: section .nv.info.%s: attribute 0x%02x at offset %zu "
-					"overruns the section (%u bytes, %zu left)", b->src, s->kname, attr, off, x,
-					s->size - off - 4);
-				rc = -1;
-				goto out;
-			}
-			pl = r + 4;
-			plen = x;
-			off += 4 + (size_t)x;
-		} else if (fmt == EIFMT_NVAL || fmt == EIFMT_BVAL || fmt == EIFMT_HVAL) {
-			off += 4;
-		} else {
-			kt_errf(err, errlen, "%s: section .nv.info.%s: unknown attribute format %u at offset %zu",
-				b->src, s->kname, fmt, off);
+		if (next_record(b, s, &off, &rec, err, errlen) != 0) {
 			rc = -1;
 			goto out;
 		}
-		nrec++;
-		switch (attr) {
-		case EIATTR_KPARAM_INFO:
-		case EIATTR_KPARAM_INFO_V2: {
-			if (!pl || plen < 12) {
-				kt_mb_warn(b, "kernel %s: short parameter record (attribute 0x%02x, %zu bytes)",
-					   s->kname, attr, plen);
-				break;
-			}
-			uint32_t ord = kt_rd16(pl + 4), poff = kt_rd16(pl + 6), w = kt_rd32(pl + 8);
-			uint32_t psize;
-			uint8_t space, la;
-			if (attr == EIATTR_KPARAM_INFO) {
-				psize = w >> 18;
-				space = (w >> 8) & 0xf;
-				la = w & 0xff;
-			} else {
-				psize = w & 0xffff;
-				la = (w >> 16) & 0xff;
-				space = (w >> 24) & 0xf;
-			}
-			if (ord >= KT_META_MAX_PARAMS) {
-				kt_mb_warn(b, "kernel %s: parameter ordinal %u out of range", s->kname, ord);
-				break;
-			}
-			if (ord >= npr) {
-				uint32_t nn = ord + 1;
-				struct praw *np = realloc(pr, (size_t)nn * sizeof *np);
-				if (!np) {
-					b->oom = 1;
-					goto out;
-				}
-				memset(np + npr, 0, (size_t)(nn - npr) * sizeof *np);
-				pr = np;
-				npr = nn;
-			}
-			if (pr[ord].seen) {
-				kt_mb_warn(b, "kernel %s: parameter %u described twice", s->kname, ord);
-				break;
-			}
-			pr[ord] = (struct praw){.offset = poff, .size = psize, .space = space, .log_align = la, .seen = 1};
-			if (ord > maxord)
-				maxord = ord;
-			break;
-		}
-		case EIATTR_PARAM_CBANK:
-			if (pl && plen >= 8) {
-				cbank_size = kt_rd16(pl + 6);
-				have_cbank = 1;
-			}
-			break;
-		case EIATTR_CBANK_PARAM_SIZE:
-			if (fmt == EIFMT_HVAL) {
-				cbank_param_size = x;
-				have_cps = 1;
-			}
-			break;
-		case EIATTR_REQNTID:
-			if (pl && plen >= 12)
-				for (int i = 0; i < 3; i++)
-					k->reqntid[i] = kt_rd32(pl + 4 * i);
-			break;
-		case EIATTR_MAX_THREADS:
-			if (pl && plen >= 12) {
-				uint64_t t = (uint64_t)kt_rd32(pl) * kt_rd32(pl + 4) * kt_rd32(pl + 8);
-				k->max_threads = t > UINT32_MAX ? UINT32_MAX : (uint32_t)t;
-			}
-			break;
-		case EIATTR_CUDA_API_VERSION:
-			if (pl && plen >= 4)
-				k->cuda_api_version = kt_rd32(pl);
-			break;
-		default:
-			break; /* skipped by the length rule */
-		}
+		if (apply_record(b, k, s, &info, &rec) != 0)
+			goto out;
 	}
 	if (off != s->size)
-		kt_mb_warn(b, "kernel %s: %zu trailing bytes in .nv.info.%s", s->kname, s->size - off, s->kname);
-	(void)nrec;
-
-	k->layout_source = KTRACE_LAYOUT_NVINFO;
-	uint32_t end = 0;
-	for (uint32_t i = 0; i < npr; i++) {
-		if (!pr[i].seen) {
-			kt_mb_warn(b, "kernel %s: no record for parameter %u of %u; layout unknown",
-				   s->kname, i, npr);
-			k->layout_source = KTRACE_LAYOUT_NONE;
-			npr = 0;
-			break;
-		}
-		if (pr[i].offset + pr[i].size > end)
-			end = pr[i].offset + pr[i].size;
-	}
-	if (kt_mb_alloc_params(b, k, npr) != 0)
-		goto out;
-	for (uint32_t i = 0; i < npr; i++) {
-		struct ktrace_meta_param *p = &k->params[i];
-		p->ordinal = i;
-		p->offset = pr[i].offset;
-		p->size = pr[i].size;
-		p->space = pr[i].space;
-		p->log_align = pr[i].log_align;
-	}
-	k->param_bytes = have_cps ? cbank_param_size : have_cbank ? cbank_size : end;
-	if (npr && k->param_bytes < end) {
-		kt_mb_warn(b, "kernel %s: parameter size %u smaller than the last parameter's end %u",
-			   s->kname, k->param_bytes, end);
-		k->param_bytes = end;
-	}
+		kt_meta_warn(b, "kernel %s: %zu trailing bytes in .nv.info.%s", s->kernel_name, s->size - off,
+			     s->kernel_name);
+	fill_layout(b, k, s, &info);
 out:
-	free(pr);
+	free(info.params);
 	return rc;
 }
 
-static const char *sec_name(Elf *e, size_t shstrndx, const GElf_Shdr *sh)
+static const char *section_name(Elf *e, size_t shstrndx, const GElf_Shdr *sh)
 {
 	return elf_strptr(e, shstrndx, sh->sh_name);
 }
 
-int kt_cubin_parse(struct kt_mb *b, const uint8_t *img, size_t len, uint32_t *sm_out,
-		   char *err, size_t errlen)
+/* What the section pass of one cubin finds. */
+struct cubin_sections {
+	size_t shstrndx;                 /* section name table */
+	Elf_Scn *symtab;                 /* the first SHT_SYMTAB, NULL if none */
+	GElf_Shdr symtab_header;
+	struct nv_info_section *info;    /* the .nv.info.<name> sections, sorted by name */
+	size_t ninfo, info_cap;
+};
+
+/* The ELF header of a cubin and its section name table.  -1 with err. */
+static int check_cubin_header(struct kt_meta_builder *b, Elf *e, const uint8_t *img, size_t len,
+			      uint32_t *sm_out,
+			      size_t *shstrndx, char *err, size_t errlen)
 {
-	*sm_out = 0;
-	if (!kt_elf_ready()) {
-		kt_errf(err, errlen, "%s: libelf: %s", b->src, elf_errmsg(-1));
-		return -1;
-	}
-	if (len < 64) {
-		kt_errf(err, errlen, "%s: cubin truncated (%zu bytes)", b->src, len);
-		return -1;
-	}
-	Elf *e = elf_memory((char *)(uintptr_t)img, len);
-	if (!e) {
-		kt_errf(err, errlen, "%s: not an ELF image: %s", b->src, elf_errmsg(-1));
-		return -1;
-	}
-	int rc = -1;
-	struct info_sec *isec = NULL;
-	size_t nisec = 0, capisec = 0;
-	uint32_t first = b->img->nkernels;
 	GElf_Ehdr eh;
 	if (elf_kind(e) != ELF_K_ELF || !gelf_getehdr(e, &eh)) {
-		kt_errf(err, errlen, "%s: not an ELF image: %s", b->src, elf_errmsg(-1));
-		goto out;
+		kt_set_error(err, errlen, "%s: not an ELF image: %s", b->source_name, elf_errmsg(-1));
+		return -1;
 	}
-	int cls = gelf_getclass(e);
-	if (cls != ELFCLASS64 && cls != ELFCLASS32) {
-		kt_errf(err, errlen, "%s: bad ELF class %d", b->src, cls);
-		goto out;
+	int elf_class = gelf_getclass(e);
+	if (elf_class != ELFCLASS64 && elf_class != ELFCLASS32) {
+		kt_set_error(err, errlen, "%s: bad ELF class %d", b->source_name, elf_class);
+		return -1;
 	}
 	if (eh.e_machine != KT_EM_CUDA) {
-		kt_errf(err, errlen, "%s: not a CUDA cubin (e_machine %u, want %u)", b->src,
-			(unsigned)eh.e_machine, KT_EM_CUDA);
-		goto out;
+		kt_set_error(err, errlen, "%s: not a CUDA cubin (e_machine %u, want %u)", b->source_name,
+			     (unsigned)eh.e_machine, KT_EM_CUDA);
+		return -1;
 	}
 	*sm_out = kt_cubin_sm(img, len);
-	size_t shstrndx;
-	if (elf_getshdrstrndx(e, &shstrndx) != 0) {
-		kt_errf(err, errlen, "%s: no section name table: %s", b->src, elf_errmsg(-1));
-		goto out;
+	if (elf_getshdrstrndx(e, shstrndx) != 0) {
+		kt_set_error(err, errlen, "%s: no section name table: %s", b->source_name, elf_errmsg(-1));
+		return -1;
 	}
-	Elf_Scn *shstr = elf_getscn(e, shstrndx);
+	Elf_Scn *shstr = elf_getscn(e, *shstrndx);
 	if (!shstr || !elf_getdata(shstr, NULL)) {
-		kt_errf(err, errlen, "%s: unreadable section name table: %s", b->src, elf_errmsg(-1));
-		goto out;
+		kt_set_error(err, errlen, "%s: unreadable section name table: %s", b->source_name,
+			     elf_errmsg(-1));
+		return -1;
 	}
+	return 0;
+}
 
-	/* pass 1: the .nv.info.<kernel> sections and the symbol table */
-	Elf_Scn *symscn = NULL;
-	GElf_Shdr symsh;
+static int add_info_section(struct kt_meta_builder *b, struct cubin_sections *cs, const char *kernel_name,
+			    const uint8_t *data, size_t size, char *err, size_t errlen)
+{
+	if (cs->ninfo == cs->info_cap) {
+		size_t cap = cs->info_cap ? cs->info_cap * 2 : 16;
+		struct nv_info_section *v = realloc(cs->info, cap * sizeof *v);
+		if (!v) {
+			b->oom = 1;
+			kt_set_error(err, errlen, "%s: out of memory", b->source_name);
+			return -1;
+		}
+		cs->info = v;
+		cs->info_cap = cap;
+	}
+	cs->info[cs->ninfo++] = (struct nv_info_section){.kernel_name = kernel_name, .data = data, .size = size};
+	return 0;
+}
+
+/* Section pass: every section must lie inside the image; finds the symbol
+ * table and the .nv.info.<kernel> sections.  -1 with err. */
+static int find_sections(struct kt_meta_builder *b, Elf *e, const uint8_t *img, size_t len,
+			 struct cubin_sections *cs,
+			 char *err, size_t errlen)
+{
 	for (Elf_Scn *scn = elf_nextscn(e, NULL); scn; scn = elf_nextscn(e, scn)) {
 		GElf_Shdr sh;
 		if (!gelf_getshdr(scn, &sh)) {
-			kt_errf(err, errlen, "%s: bad section header: %s", b->src, elf_errmsg(-1));
-			goto out;
+			kt_set_error(err, errlen, "%s: bad section header: %s", b->source_name,
+				     elf_errmsg(-1));
+			return -1;
 		}
 		if (sh.sh_type != SHT_NOBITS && (sh.sh_offset > len || sh.sh_size > len - sh.sh_offset)) {
-			kt_errf(err, errlen, "%s: section %zu lies outside the image (offset %llu, size %llu, image %zu)",
-				b->src, elf_ndxscn(scn), (unsigned long long)sh.sh_offset,
+			kt_set_error(err, errlen,
+				     "%s: section %zu lies outside the image (offset %llu, size %llu, image %zu)",
+				     b->source_name, elf_ndxscn(scn), (unsigned long long)sh.sh_offset,
 				(unsigned long long)sh.sh_size, len);
-			goto out;
+			return -1;
 		}
-		if (sh.sh_type == SHT_SYMTAB && !symscn) {
-			symscn = scn;
-			symsh = sh;
+		if (sh.sh_type == SHT_SYMTAB && !cs->symtab) {
+			cs->symtab = scn;
+			cs->symtab_header = sh;
 			continue;
 		}
 		if (sh.sh_type != KT_SHT_CUDA_INFO)
 			continue;
-		const char *nm = sec_name(e, shstrndx, &sh);
-		if (!nm) {
-			kt_errf(err, errlen, "%s: section %zu has no name: %s", b->src, elf_ndxscn(scn), elf_errmsg(-1));
-			goto out;
+		const char *name = section_name(e, cs->shstrndx, &sh);
+		if (!name) {
+			kt_set_error(err, errlen, "%s: section %zu has no name: %s", b->source_name,
+				     elf_ndxscn(scn), elf_errmsg(-1));
+			return -1;
 		}
-		if (strncmp(nm, ".nv.info.", 9) != 0 || !nm[9])
+		if (strncmp(name, ".nv.info.", 9) != 0 || !name[9])
 			continue;
-		if (nisec == capisec) {
-			size_t nc = capisec ? capisec * 2 : 16;
-			struct info_sec *ni = realloc(isec, nc * sizeof *ni);
-			if (!ni) {
-				b->oom = 1;
-				kt_errf(err, errlen, "%s: out of memory", b->src);
-				goto out;
-			}
-			isec = ni;
-			capisec = nc;
-		}
-		isec[nisec++] = (struct info_sec){.kname = nm + 9, .data = img + sh.sh_offset, .size = sh.sh_size};
+		if (add_info_section(b, cs, name + 9, img + sh.sh_offset, sh.sh_size, err, errlen) != 0)
+			return -1;
 	}
-	if (nisec > 1)
-		qsort(isec, nisec, sizeof *isec, cmp_isec);
+	if (cs->ninfo > 1)
+		qsort(cs->info, cs->ninfo, sizeof *cs->info, cmp_info_section);
+	return 0;
+}
 
-	/* pass 2: kernels in symbol order */
-	if (symscn) {
-		Elf_Data *sd = elf_getdata(symscn, NULL);
-		Elf_Scn *strscn = elf_getscn(e, symsh.sh_link);
-		if (!sd || !strscn || !elf_getdata(strscn, NULL)) {
-			kt_errf(err, errlen, "%s: unreadable symbol table: %s", b->src, elf_errmsg(-1));
-			goto out;
-		}
-		size_t entsz = gelf_fsize(e, ELF_T_SYM, 1, EV_CURRENT);
-		size_t nsym = entsz ? sd->d_size / entsz : 0;
-		for (size_t i = 1; i < nsym; i++) {
-			GElf_Sym sym;
-			if (!gelf_getsym(sd, (int)i, &sym))
-				break;
-			if (GELF_ST_TYPE(sym.st_info) != STT_FUNC || sym.st_shndx == SHN_UNDEF)
-				continue;
-			const char *nm = elf_strptr(e, symsh.sh_link, sym.st_name);
-			if (!nm || !*nm)
-				continue;
-			if (!(sym.st_other & STO_CUDA_ENTRY)) {
-				/* a device function (-G builds keep them, with their own .nv.info.<name>) */
-				struct info_sec *ds = find_isec(isec, nisec, nm);
-				if (ds)
-					ds->used = 1;
-				continue;
-			}
-			if (sym.st_shndx < SHN_LORESERVE) {
-				Elf_Scn *ts = elf_getscn(e, sym.st_shndx);
-				GElf_Shdr tsh;
-				const char *tn = ts && gelf_getshdr(ts, &tsh) ? sec_name(e, shstrndx, &tsh) : NULL;
-				if (!tn || strncmp(tn, ".text.", 6) != 0 || strcmp(tn + 6, nm) != 0)
-					continue; /* not a kernel entry */
-			}
-			struct info_sec *s = find_isec(isec, nisec, nm);
-			if (s && s->used)
-				continue; /* duplicate symbol */
-			struct ktrace_meta_kernel *k = kt_mb_new_kernel(b);
-			if (!k || !(k->name = strdup(nm))) {
-				b->oom = 1;
-				kt_errf(err, errlen, "%s: out of memory", b->src);
-				goto out;
-			}
-			k->sm = *sm_out;
-			if (s) {
-				s->used = 1;
-				if (parse_kernel_info(b, k, s, err, errlen) != 0)
-					goto out;
-			} else {
-				kt_mb_warn(b, "kernel %s: no .nv.info.%s section; parameter layout unknown", nm, nm);
-			}
-		}
+/* Append a kernel named `name` of architecture sm and fill its layout from
+ * its info section s (NULL: layout unknown).  -1 with err. */
+static int add_kernel(struct kt_meta_builder *b, const char *name, uint32_t sm, struct nv_info_section *s,
+		      char *err, size_t errlen)
+{
+	struct ktrace_meta_kernel *k = kt_meta_add_kernel(b);
+	if (!k || !(k->name = strdup(name))) {
+		b->oom = 1;
+		kt_set_error(err, errlen, "%s: out of memory", b->source_name);
+		return -1;
 	}
-	/* info sections of no function symbol at all (stripped symbol table) */
-	for (size_t i = 0; i < nisec; i++) {
-		if (isec[i].used)
+	k->sm = sm;
+	if (!s) {
+		kt_meta_warn(b, "kernel %s: no .nv.info.%s section; parameter layout unknown", name, name);
+		return 0;
+	}
+	s->used = 1;
+	return parse_kernel_info(b, k, s, err, errlen);
+}
+
+/* 1 if the entry symbol `name` is defined in its own .text.<name> section
+ * (symbols with a special section index are taken as kernels too). */
+static int in_own_text_section(Elf *e, size_t shstrndx, const GElf_Sym *sym, const char *name)
+{
+	if (sym->st_shndx >= SHN_LORESERVE)
+		return 1;
+	Elf_Scn *text = elf_getscn(e, sym->st_shndx);
+	GElf_Shdr text_header;
+	const char *text_name = text && gelf_getshdr(text, &text_header) ? section_name(e, shstrndx,
+						     &text_header)
+									 : NULL;
+	return text_name && strncmp(text_name, ".text.", 6) == 0 && strcmp(text_name + 6, name) == 0;
+}
+
+/* Symbol pass: kernels in symbol order.  A device function's info section
+ * (-G builds keep them) is marked used so that it is not taken for a
+ * kernel; a second symbol of a kernel already added is skipped.  -1 with err. */
+static int add_symbol_kernels(struct kt_meta_builder *b, Elf *e, struct cubin_sections *cs, uint32_t sm,
+			      char *err, size_t errlen)
+{
+	Elf_Data *symbols = elf_getdata(cs->symtab, NULL);
+	Elf_Scn *strtab = elf_getscn(e, cs->symtab_header.sh_link);
+	if (!symbols || !strtab || !elf_getdata(strtab, NULL)) {
+		kt_set_error(err, errlen, "%s: unreadable symbol table: %s", b->source_name, elf_errmsg(-1));
+		return -1;
+	}
+	size_t entsz = gelf_fsize(e, ELF_T_SYM, 1, EV_CURRENT);
+	size_t nsym = entsz ? symbols->d_size / entsz : 0;
+	for (size_t i = 1; i < nsym; i++) {
+		GElf_Sym sym;
+		if (!gelf_getsym(symbols, (int)i, &sym))
+			break;
+		if (GELF_ST_TYPE(sym.st_info) != STT_FUNC || sym.st_shndx == SHN_UNDEF)
 			continue;
-		struct ktrace_meta_kernel *k = kt_mb_new_kernel(b);
-		if (!k || !(k->name = strdup(isec[i].kname))) {
-			b->oom = 1;
-			kt_errf(err, errlen, "%s: out of memory", b->src);
-			goto out;
+		const char *name = elf_strptr(e, cs->symtab_header.sh_link, sym.st_name);
+		if (!name || !*name)
+			continue;
+		struct nv_info_section *s = find_info_section(cs->info, cs->ninfo, name);
+		if (!(sym.st_other & STO_CUDA_ENTRY)) {
+			if (s)
+				s->used = 1; /* a device function's */
+			continue;
 		}
-		k->sm = *sm_out;
-		isec[i].used = 1;
-		if (parse_kernel_info(b, k, &isec[i], err, errlen) != 0)
-			goto out;
+		if (!in_own_text_section(e, cs->shstrndx, &sym, name))
+			continue; /* not a kernel entry */
+		if (s && s->used)
+			continue; /* duplicate symbol */
+		if (add_kernel(b, name, sm, s, err, errlen) != 0)
+			return -1;
 	}
+	return 0;
+}
+
+int kt_cubin_parse(struct kt_meta_builder *b, const uint8_t *img, size_t len, uint32_t *sm_out,
+		   char *err, size_t errlen)
+{
+	*sm_out = 0;
+	if (!kt_elf_ready()) {
+		kt_set_error(err, errlen, "%s: libelf: %s", b->source_name, elf_errmsg(-1));
+		return -1;
+	}
+	if (len < 64) {
+		kt_set_error(err, errlen, "%s: cubin truncated (%zu bytes)", b->source_name, len);
+		return -1;
+	}
+	Elf *e = elf_memory((char *)(uintptr_t)img, len);
+	if (!e) {
+		kt_set_error(err, errlen, "%s: not an ELF image: %s", b->source_name, elf_errmsg(-1));
+		return -1;
+	}
+	struct cubin_sections cs = {0};
+	uint32_t first = b->img->nkernels;
+	int rc = -1;
+	if (check_cubin_header(b, e, img, len, sm_out, &cs.shstrndx, err, errlen) != 0 ||
+	    find_sections(b, e, img, len, &cs, err, errlen) != 0)
+		goto out;
+	if (cs.symtab && add_symbol_kernels(b, e, &cs, *sm_out, err, errlen) != 0)
+		goto out;
+	/* info sections of no function symbol at all (stripped symbol table) */
+	for (size_t i = 0; i < cs.ninfo; i++)
+		if (!cs.info[i].used && add_kernel(b, cs.info[i].kernel_name, *sm_out, &cs.info[i], err, errlen) != 0)
+			goto out;
 	if (b->oom) {
-		kt_errf(err, errlen, "%s: out of memory", b->src);
+		kt_set_error(err, errlen, "%s: out of memory", b->source_name);
 		goto out;
 	}
 	rc = 0;
 out:
 	if (rc != 0)
-		kt_mb_truncate(b, first);
-	free(isec);
+		kt_meta_truncate_kernels(b, first);
+	free(cs.info);
 	elf_end(e);
 	return rc;
 }

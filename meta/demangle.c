@@ -5,6 +5,9 @@
  * libstdc++ dependency; without it nothing is demangled.  The parameter list
  * of a demangled function name "void k<float>(float const*, int)" is split
  * at top-level commas.
+ *
+ * Owns ktrace_demangle, ktrace_demangle_param_types, kt_is_mangled and
+ * kt_split_param_types.  Calls __cxa_demangle (through dlsym) and libc.
  */
 #include "meta/meta_internal.h"
 
@@ -15,10 +18,10 @@
 
 typedef char *(*cxa_demangle_fn)(const char *, char *, size_t *, int *);
 
-static pthread_once_t dm_once = PTHREAD_ONCE_INIT;
-static cxa_demangle_fn dm_fn;
+static pthread_once_t demangler_once = PTHREAD_ONCE_INIT;
+static cxa_demangle_fn demangler; /* NULL: no C++ runtime found */
 
-static void dm_init(void)
+static void find_demangler(void)
 {
 	void *f = dlsym(RTLD_DEFAULT, "__cxa_demangle");
 	if (!f) {
@@ -26,7 +29,7 @@ static void dm_init(void)
 		if (h)
 			f = dlsym(h, "__cxa_demangle");
 	}
-	dm_fn = (cxa_demangle_fn)f;
+	demangler = (cxa_demangle_fn)f;
 }
 
 int kt_is_mangled(const char *name)
@@ -38,11 +41,11 @@ char *ktrace_demangle(const char *mangled)
 {
 	if (!kt_is_mangled(mangled))
 		return NULL;
-	pthread_once(&dm_once, dm_init);
-	if (!dm_fn)
+	pthread_once(&demangler_once, find_demangler);
+	if (!demangler)
 		return NULL;
 	int status = 0;
-	char *d = dm_fn(mangled, NULL, NULL, &status);
+	char *d = demangler(mangled, NULL, NULL, &status);
 	if (status != 0) {
 		free(d);
 		return NULL;
@@ -71,29 +74,36 @@ int ktrace_demangle_param_types(const char *mangled, char **types, int max)
 	return n;
 }
 
-int kt_split_param_types(const char *d, char **types, int max)
+/* The parameter list of a demangled function name: the last balanced (...)
+ * group, ending the string.  Sets *list and *len to the text inside the
+ * parentheses; -1 if there is none. */
+static int find_param_list(const char *demangled, const char **list, size_t *len)
 {
-	size_t n = strlen(d);
-	/* the parameter list is the last balanced (...) group, ending the string */
-	while (n && isspace((unsigned char)d[n - 1]))
+	size_t n = strlen(demangled);
+	while (n && isspace((unsigned char)demangled[n - 1]))
 		n--;
-	if (!n || d[n - 1] != ')')
+	if (!n || demangled[n - 1] != ')')
 		return -1;
-	size_t close = n - 1, open = 0;
-	int depth = 0, found = 0;
+	size_t close = n - 1;
+	int depth = 0;
 	for (size_t i = close + 1; i-- > 0;) {
-		if (d[i] == ')')
+		if (demangled[i] == ')') {
 			depth++;
-		else if (d[i] == '(' && --depth == 0) {
-			open = i;
-			found = 1;
-			break;
+		} else if (demangled[i] == '(' && --depth == 0) {
+			*list = demangled + i + 1;
+			*len = close - i - 1;
+			return 0;
 		}
 	}
-	if (!found)
+	return -1;
+}
+
+int kt_split_param_types(const char *demangled, char **types, int max)
+{
+	const char *s;
+	size_t len;
+	if (find_param_list(demangled, &s, &len) != 0)
 		return -1;
-	const char *s = d + open + 1;
-	size_t len = close - open - 1;
 	int count = 0;
 	/* "()" and "(void)" have no parameters */
 	char *whole = trim_dup(s, len);
@@ -102,21 +112,21 @@ int kt_split_param_types(const char *d, char **types, int max)
 		return 0;
 	}
 	free(whole);
-	int dp = 0, da = 0, db = 0, dc = 0;
+	int parens = 0, angles = 0, brackets = 0, braces = 0;
 	size_t start = 0;
 	for (size_t i = 0; i <= len; i++) {
 		char c = i < len ? s[i] : ',';
 		switch (c) {
-		case '(': dp++; break;
-		case ')': dp--; break;
-		case '<': da++; break;
-		case '>': if (da) da--; break;
-		case '[': db++; break;
-		case ']': db--; break;
-		case '{': dc++; break;
-		case '}': dc--; break;
+		case '(': parens++; break;
+		case ')': parens--; break;
+		case '<': angles++; break;
+		case '>': if (angles) angles--; break;
+		case '[': brackets++; break;
+		case ']': brackets--; break;
+		case '{': braces++; break;
+		case '}': braces--; break;
 		case ',':
-			if (dp == 0 && da == 0 && db == 0 && dc == 0) {
+			if (parens == 0 && angles == 0 && brackets == 0 && braces == 0) {
 				if (count < max) {
 					types[count] = trim_dup(s + start, i - start);
 					if (!types[count]) {

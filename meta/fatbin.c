@@ -16,6 +16,9 @@
  * One entry per container is used (the choice rule is in kernel_meta.h), plus
  * the other ELF entries of the same sm number (sm_90 and sm_90a both), whose
  * kernels are added once per name: the driver picks one of them.
+ *
+ * Owns kt_fatbin_parse and kt_fatbin_container_size.  Calls cubin.c, ptx.c
+ * and names.c through meta_internal.h, liblz4 and libzstd.
  */
 #include "meta/meta_internal.h"
 
@@ -44,13 +47,13 @@ struct fb_entry {
 
 size_t kt_fatbin_container_size(const uint8_t *img, size_t limit)
 {
-	if (!img || limit < 16 || kt_rd32(img) != KT_FATBIN_MAGIC)
+	if (!img || limit < 16 || kt_read_le32(img) != KT_FATBIN_MAGIC)
 		return 0;
-	uint16_t hsz = kt_rd16(img + 6);
-	uint64_t fsz = kt_rd64(img + 8);
-	if (hsz < 16 || fsz > limit || hsz > limit - fsz)
+	uint16_t header_size = kt_read_le16(img + 6);
+	uint64_t fat_size = kt_read_le64(img + 8);
+	if (header_size < 16 || fat_size > limit || header_size > limit - fat_size)
 		return 0;
-	return (size_t)hsz + (size_t)fsz;
+	return (size_t)header_size + (size_t)fat_size;
 }
 
 static int is_compressed(const struct fb_entry *e)
@@ -59,7 +62,8 @@ static int is_compressed(const struct fb_entry *e)
 }
 
 /* Decompressed bytes of an entry: *owned is set when the result must be freed. */
-static const uint8_t *entry_bytes(struct kt_mb *b, const struct fb_entry *e, size_t *len, uint8_t **owned)
+static const uint8_t *entry_bytes(struct kt_meta_builder *b, const struct fb_entry *e, size_t *len,
+				  uint8_t **owned)
 {
 	*owned = NULL;
 	if (!is_compressed(e)) {
@@ -72,15 +76,16 @@ static const uint8_t *entry_bytes(struct kt_mb *b, const struct fb_entry *e, siz
 	if (bound < (1u << 20))
 		bound = 1u << 20;
 	if (e->dsize == 0 || e->dsize > FB_MAX_DECOMPRESSED || e->dsize > bound) {
-		kt_mb_warn(b, "fatbin entry %u (sm_%u): implausible decompressed size %llu for %zu compressed bytes",
-			   e->index, e->arch, (unsigned long long)e->dsize, e->plen);
+		kt_meta_warn(b,
+			     "fatbin entry %u (sm_%u): implausible decompressed size %llu for %zu compressed bytes",
+			     e->index, e->arch, (unsigned long long)e->dsize, e->plen);
 		return NULL;
 	}
 	if (e->flags & FB_FLAG_ZSTD) {
 		unsigned long long fcs = ZSTD_getFrameContentSize(e->payload, e->plen);
 		if (fcs == ZSTD_CONTENTSIZE_ERROR || (fcs != ZSTD_CONTENTSIZE_UNKNOWN && fcs != e->dsize)) {
-			kt_mb_warn(b, "fatbin entry %u (sm_%u): zstd frame does not match the entry header",
-				   e->index, e->arch);
+			kt_meta_warn(b, "fatbin entry %u (sm_%u): zstd frame does not match the entry header",
+				     e->index, e->arch);
 			return NULL;
 		}
 	}
@@ -93,7 +98,8 @@ static const uint8_t *entry_bytes(struct kt_mb *b, const struct fb_entry *e, siz
 	if (e->flags & FB_FLAG_ZSTD) {
 		size_t r = ZSTD_decompress(out, (size_t)e->dsize, e->payload, e->plen);
 		if (ZSTD_isError(r)) {
-			kt_mb_warn(b, "fatbin entry %u (sm_%u): zstd: %s", e->index, e->arch, ZSTD_getErrorName(r));
+			kt_meta_warn(b, "fatbin entry %u (sm_%u): zstd: %s", e->index, e->arch,
+				     ZSTD_getErrorName(r));
 			free(out);
 			return NULL;
 		}
@@ -103,17 +109,18 @@ static const uint8_t *entry_bytes(struct kt_mb *b, const struct fb_entry *e, siz
 			free(out);
 			return NULL;
 		}
-		int r = LZ4_decompress_safe((const char *)e->payload, (char *)out, (int)e->plen, (int)e->dsize);
+		int r = LZ4_decompress_safe((const char *)e->payload, (char *)out, (int)e->plen,
+					    (int)e->dsize);
 		if (r < 0) {
-			kt_mb_warn(b, "fatbin entry %u (sm_%u): LZ4 data corrupt", e->index, e->arch);
+			kt_meta_warn(b, "fatbin entry %u (sm_%u): LZ4 data corrupt", e->index, e->arch);
 			free(out);
 			return NULL;
 		}
 		got = (size_t)r;
 	}
 	if (got != e->dsize)
-		kt_mb_warn(b, "fatbin entry %u (sm_%u): decompressed %zu bytes, header says %llu", e->index,
-			   e->arch, got, (unsigned long long)e->dsize);
+		kt_meta_warn(b, "fatbin entry %u (sm_%u): decompressed %zu bytes, header says %llu", e->index,
+			     e->arch, got, (unsigned long long)e->dsize);
 	out[got] = 0;
 	*len = got;
 	*owned = out;
@@ -121,7 +128,7 @@ static const uint8_t *entry_bytes(struct kt_mb *b, const struct fb_entry *e, siz
 }
 
 /* Order the candidate entries by the choice rule; returns how many. */
-static int rank_entries(const struct fb_entry *v, int n, uint32_t dev, int *order)
+static int rank_entries(const struct fb_entry *v, int n, uint32_t device_sm, int *order)
 {
 	int k = 0;
 	uint8_t used[256] = {0};
@@ -144,11 +151,11 @@ static int rank_entries(const struct fb_entry *v, int n, uint32_t dev, int *orde
 		used[best] = 1;                                                    \
 		order[k++] = best;                                                 \
 	}
-	if (dev) {
-		TAKE(e->kind == FB_KIND_ELF && e->arch == dev)
-		TAKE(e->kind == FB_KIND_ELF && e->arch < dev && e->arch / 10 == dev / 10 &&
+	if (device_sm) {
+		TAKE(e->kind == FB_KIND_ELF && e->arch == device_sm)
+		TAKE(e->kind == FB_KIND_ELF && e->arch < device_sm && e->arch / 10 == device_sm / 10 &&
 		     !(e->flags & FB_FLAG_ARCH_SPECIFIC))
-		TAKE(e->kind == FB_KIND_PTX && e->arch <= dev)
+		TAKE(e->kind == FB_KIND_PTX && e->arch <= device_sm)
 		TAKE(e->kind == FB_KIND_ELF)
 	} else {
 		TAKE(e->kind == FB_KIND_ELF)
@@ -158,7 +165,7 @@ static int rank_entries(const struct fb_entry *v, int n, uint32_t dev, int *orde
 	return k;
 }
 
-static int has_unmangled_unnamed(const struct kt_mb *b, uint32_t first)
+static int has_unmangled_unnamed(const struct kt_meta_builder *b, uint32_t first)
 {
 	for (uint32_t i = first; i < b->img->nkernels; i++) {
 		const struct ktrace_meta_kernel *k = &b->img->kernels[i];
@@ -168,9 +175,29 @@ static int has_unmangled_unnamed(const struct kt_mb *b, uint32_t first)
 	return 0;
 }
 
+/* Hand-written names from the container's first PTX entry (when it is not
+ * too large) for the kernels of b from `first` on. */
+static void merge_ptx_names(struct kt_meta_builder *b, uint32_t first, const struct fb_entry *all, int n)
+{
+	for (int i = 0; i < n; i++) {
+		if (all[i].kind != FB_KIND_PTX ||
+		    (is_compressed(&all[i]) ? all[i].dsize : all[i].plen) > FB_PTX_NAME_MERGE_MAX)
+			continue;
+		uint8_t *owned = NULL;
+		size_t len = 0;
+		const uint8_t *text = entry_bytes(b, &all[i], &len, &owned);
+		if (text) {
+			const uint8_t *z = memchr(text, 0, len);
+			kt_ptx_merge_names(b, first, (const char *)text, z ? (size_t)(z - text) : len);
+		}
+		free(owned);
+		return;
+	}
+}
+
 /* Use one entry of a container: parse it, name its kernels.  0 ok, -1 try the next. */
-static int use_entry(struct kt_mb *b, const struct fb_entry *e, const struct fb_entry *all, int n,
-		     uint32_t dev, int ci)
+static int use_entry(struct kt_meta_builder *b, const struct fb_entry *e, const struct fb_entry *all, int n,
+		     uint32_t device_sm, int container)
 {
 	uint8_t *owned = NULL;
 	size_t len = 0;
@@ -186,22 +213,8 @@ static int use_entry(struct kt_mb *b, const struct fb_entry *e, const struct fb_
 		if (rc == 0) {
 			kt_names_resolve(b, first, bytes, len);
 			/* hand-written PTX names, when this container has PTX for unmangled kernels */
-			if (has_unmangled_unnamed(b, first)) {
-				for (int i = 0; i < n; i++) {
-					if (all[i].kind != FB_KIND_PTX ||
-					    (is_compressed(&all[i]) ? all[i].dsize : all[i].plen) > FB_PTX_NAME_MERGE_MAX)
-						continue;
-					uint8_t *pown = NULL;
-					size_t plen = 0;
-					const uint8_t *pt = entry_bytes(b, &all[i], &plen, &pown);
-					if (pt) {
-						const uint8_t *z = memchr(pt, 0, plen);
-						kt_ptx_merge_names(b, first, (const char *)pt, z ? (size_t)(z - pt) : plen);
-					}
-					free(pown);
-					break;
-				}
-			}
+			if (has_unmangled_unnamed(b, first))
+				merge_ptx_names(b, first, all, n);
 		}
 	} else {
 		const uint8_t *z = memchr(bytes, 0, len);
@@ -211,12 +224,14 @@ static int use_entry(struct kt_mb *b, const struct fb_entry *e, const struct fb_
 	}
 	free(owned);
 	if (rc != 0) {
-		kt_mb_warn(b, "container %d entry %u (%s sm_%u) skipped: %s", ci, e->index,
-			   e->kind == FB_KIND_ELF ? "ELF" : "PTX", e->arch, err);
+		kt_meta_warn(b, "container %d entry %u (%s sm_%u) skipped: %s", container, e->index,
+			     e->kind == FB_KIND_ELF ? "ELF" : "PTX", e->arch, err);
 		return -1;
 	}
-	if (dev && e->kind == FB_KIND_ELF && e->arch / 10 != dev / 10)
-		kt_mb_warn(b, "container %d: no entry for sm_%u; layout taken from the sm_%u ELF", ci, dev, e->arch);
+	if (device_sm && e->kind == FB_KIND_ELF && e->arch / 10 != device_sm / 10)
+		kt_meta_warn(b, "container %d: no entry for sm_%u; layout taken from the sm_%u ELF",
+			     container,
+			     device_sm, e->arch);
 	return 0;
 }
 
@@ -225,155 +240,178 @@ static int cmp_name_ptr(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+/* Drop the kernels from index `added` on whose names a kernel in
+ * [first, added) already has.  -1 when memory runs out (b->oom set). */
+static int drop_known_kernels(struct kt_meta_builder *b, uint32_t first, uint32_t added)
+{
+	uint32_t end = b->img->nkernels, nknown = added - first;
+	char **known = malloc((size_t)(nknown ? nknown : 1) * sizeof *known);
+	if (!known) {
+		b->oom = 1;
+		return -1;
+	}
+	for (uint32_t j = 0; j < nknown; j++)
+		known[j] = b->img->kernels[first + j].name;
+	qsort(known, nknown, sizeof *known, cmp_name_ptr);
+	uint32_t kept = added;
+	for (uint32_t j = added; j < end; j++) {
+		struct ktrace_meta_kernel *k = &b->img->kernels[j];
+		if (bsearch(&k->name, known, nknown, sizeof *known, cmp_name_ptr)) {
+			kt_meta_free_kernel(k);
+			continue;
+		}
+		if (kept != j)
+			b->img->kernels[kept] = *k;
+		kept++;
+	}
+	b->img->nkernels = kept;
+	free(known);
+	return 0;
+}
+
 /* Other ELF entries of the same sm (sm_90 and sm_90a, sm_100 and sm_100f):
  * which of them the driver loads is its choice, so the kernels of all of
  * them are kept, once per name (the layout of a name is the same in each). */
-static void add_twins(struct kt_mb *b, const struct fb_entry *used, const struct fb_entry *all, int n,
-		      uint32_t first, int ci)
+static void add_same_sm_entries(struct kt_meta_builder *b, const struct fb_entry *used,
+				const struct fb_entry *all,
+				int n, uint32_t first, int container)
 {
 	for (int i = 0; i < n; i++) {
 		const struct fb_entry *e = &all[i];
 		if (e == used || e->kind != FB_KIND_ELF || e->arch != used->arch)
 			continue;
-		uint32_t mid = b->img->nkernels;
-		if (use_entry(b, e, all, n, b->opts->device_sm, ci) != 0 || b->oom)
+		uint32_t added = b->img->nkernels;
+		if (use_entry(b, e, all, n, b->opts->device_sm, container) != 0 || b->oom)
 			continue;
-		uint32_t end = b->img->nkernels, nk = mid - first;
-		char **names = malloc((size_t)(nk ? nk : 1) * sizeof *names);
-		if (!names) {
-			b->oom = 1;
+		if (drop_known_kernels(b, first, added) != 0)
 			return;
-		}
-		for (uint32_t j = 0; j < nk; j++)
-			names[j] = b->img->kernels[first + j].name;
-		qsort(names, nk, sizeof *names, cmp_name_ptr);
-		uint32_t w = mid;
-		for (uint32_t j = mid; j < end; j++) {
-			struct ktrace_meta_kernel *kj = &b->img->kernels[j];
-			if (bsearch(&kj->name, names, nk, sizeof *names, cmp_name_ptr)) {
-				kt_meta_free_kernel(kj);
-				continue;
-			}
-			if (w != j)
-				b->img->kernels[w] = *kj;
-			w++;
-		}
-		b->img->nkernels = w;
-		free(names);
 	}
 }
 
-/* One container at c (clen bytes including its header).  0 if some entry was
- * used or the container holds nothing usable, -1 on a malformed header. */
-static int parse_container(struct kt_mb *b, const uint8_t *c, size_t clen, int ci, char *err, size_t errlen)
+/* The PTX and ELF entries of one container (clen bytes at c, header
+ * included), at most 256.  Returns how many, or -1 (with err) when the first
+ * entry header overruns the container; a later one ends the list with a
+ * warning. */
+static int collect_entries(struct kt_meta_builder *b, const uint8_t *c, size_t clen, int container,
+			   struct fb_entry entries[256], char *err, size_t errlen)
 {
-	uint16_t hsz = kt_rd16(c + 6);
-	struct fb_entry ents[256];
 	int n = 0;
-	size_t q = hsz;
-	uint32_t idx = 0;
-	while (q + 16 <= clen) {
-		const uint8_t *h = c + q;
-		uint16_t kind = kt_rd16(h);
-		uint32_t ehsz = kt_rd32(h + 4);
-		uint64_t size = kt_rd64(h + 8);
-		if (ehsz < 16 || ehsz > clen - q || size > clen - q - ehsz) {
+	size_t off = kt_read_le16(c + 6); /* the container header's size */
+	for (uint32_t index = 0; off + 16 <= clen; index++) {
+		const uint8_t *h = c + off;
+		uint16_t kind = kt_read_le16(h);
+		uint32_t header_size = kt_read_le32(h + 4);
+		uint64_t size = kt_read_le64(h + 8);
+		if (header_size < 16 || header_size > clen - off || size > clen - off - header_size) {
 			if (n == 0) {
-				kt_errf(err, errlen, "%s: container %d: entry %u at offset %zu overruns the container",
-					b->src, ci, idx, q);
+				kt_set_error(err, errlen,
+					     "%s: container %d: entry %u at offset %zu overruns the container",
+					     b->source_name, container, index, off);
 				return -1;
 			}
-			kt_mb_warn(b, "container %d: entry %u at offset %zu overruns the container; rest skipped",
-				   ci, idx, q);
+			kt_meta_warn(b,
+				     "container %d: entry %u at offset %zu overruns the container; rest skipped",
+				     container, index, off);
 			break;
 		}
-		if ((kind == FB_KIND_PTX || kind == FB_KIND_ELF) && ehsz >= 64 && n < 256) {
-			struct fb_entry *e = &ents[n];
+		if ((kind == FB_KIND_PTX || kind == FB_KIND_ELF) && header_size >= 64 && n < 256) {
+			struct fb_entry *e = &entries[n++];
 			e->kind = kind;
-			e->arch = kt_rd32(h + 28);
-			e->flags = kt_rd64(h + 40);
-			e->dsize = kt_rd64(h + 56);
-			e->payload = h + ehsz;
+			e->arch = kt_read_le32(h + 28);
+			e->flags = kt_read_le64(h + 40);
+			e->dsize = kt_read_le64(h + 56);
+			e->payload = h + header_size;
 			e->plen = (size_t)size;
-			e->index = idx;
+			e->index = index;
 			if (is_compressed(e)) {
-				uint32_t cs = kt_rd32(h + 16);
-				if (cs && cs <= size)
-					e->plen = cs;
+				uint32_t compressed_size = kt_read_le32(h + 16);
+				if (compressed_size && compressed_size <= size)
+					e->plen = compressed_size;
 			}
-			n++;
 		} else if (kind == FB_KIND_PTX || kind == FB_KIND_ELF) {
-			kt_mb_warn(b, "container %d: entry %u has a %u-byte header; skipped", ci, idx, ehsz);
+			kt_meta_warn(b, "container %d: entry %u has a %u-byte header; skipped",
+				     container, index,
+				     header_size);
 		}
-		q += ehsz + (size_t)size;
-		idx++;
-		if (size == 0 && ehsz == 0)
-			break;
+		off += header_size + (size_t)size;
 	}
-	if (n == 0)
-		return 0;
+	return n;
+}
+
+/* One container at c (clen bytes including its header): its entries tried
+ * in the order of the choice rule until one is used.  0 if some entry was
+ * used or the container holds nothing usable, -1 on a malformed header. */
+static int parse_container(struct kt_meta_builder *b, const uint8_t *c, size_t clen, int container,
+			   char *err, size_t errlen)
+{
+	struct fb_entry entries[256];
+	int n = collect_entries(b, c, clen, container, entries, err, errlen);
+	if (n <= 0)
+		return n;
 	int order[256];
-	int k = rank_entries(ents, n, b->opts->device_sm, order);
+	int ranked = rank_entries(entries, n, b->opts->device_sm, order);
 	uint32_t first = b->img->nkernels;
-	for (int i = 0; i < k; i++) {
-		const struct fb_entry *e = &ents[order[i]];
-		if (use_entry(b, e, ents, n, b->opts->device_sm, ci) == 0) {
+	for (int i = 0; i < ranked; i++) {
+		const struct fb_entry *e = &entries[order[i]];
+		if (use_entry(b, e, entries, n, b->opts->device_sm, container) == 0) {
 			if (e->kind == FB_KIND_ELF)
-				add_twins(b, e, ents, n, first, ci);
+				add_same_sm_entries(b, e, entries, n, first, container);
 			return 0;
 		}
 		if (b->oom)
 			return 0;
 	}
-	if (k)
-		kt_mb_warn(b, "container %d: no entry could be used", ci);
+	if (ranked)
+		kt_meta_warn(b, "container %d: no entry could be used", container);
 	return 0;
 }
 
-int kt_fatbin_parse(struct kt_mb *b, const uint8_t *img, size_t len, char *err, size_t errlen)
+int kt_fatbin_parse(struct kt_meta_builder *b, const uint8_t *img, size_t len, char *err, size_t errlen)
 {
 	size_t off = 0;
-	int ci = 0;
+	int container = 0;
 	while (off + 16 <= len) {
-		if (kt_rd32(img + off) != KT_FATBIN_MAGIC) {
+		if (kt_read_le32(img + off) != KT_FATBIN_MAGIC) {
 			/* zero padding between containers */
 			size_t z = off;
 			while (z < len && z - off < 64 && img[z] == 0)
 				z++;
-			if (z + 16 <= len && z > off && kt_rd32(img + z) == KT_FATBIN_MAGIC) {
+			if (z + 16 <= len && z > off && kt_read_le32(img + z) == KT_FATBIN_MAGIC) {
 				off = z;
 				continue;
 			}
-			if (ci == 0) {
-				kt_errf(err, errlen, "%s: no fatbin container (magic 0x%08x)", b->src, kt_rd32(img + off));
+			if (container == 0) {
+				kt_set_error(err, errlen, "%s: no fatbin container (magic 0x%08x)",
+					     b->source_name, kt_read_le32(img + off));
 				return -1;
 			}
 			break;
 		}
 		size_t clen = kt_fatbin_container_size(img + off, len - off);
 		if (!clen) {
-			if (ci == 0) {
-				kt_errf(err, errlen, "%s: fatbin container at offset %zu is truncated or has a bad header "
-					"(size %llu, %zu bytes left)", b->src, off,
-					(unsigned long long)kt_rd64(img + off + 8), len - off);
+			if (container == 0) {
+				kt_set_error(err, errlen,
+					     "%s: fatbin container at offset %zu is truncated or has a bad header "
+					     "(size %llu, %zu bytes left)", b->source_name, off,
+					(unsigned long long)kt_read_le64(img + off + 8), len - off);
 				return -1;
 			}
-			kt_mb_warn(b, "container %d at offset %zu is truncated; rest skipped", ci, off);
+			kt_meta_warn(b, "container %d at offset %zu is truncated; rest skipped",
+				     container, off);
 			break;
 		}
-		if (parse_container(b, img + off, clen, ci, err, errlen) != 0) {
-			if (ci == 0)
+		if (parse_container(b, img + off, clen, container, err, errlen) != 0) {
+			if (container == 0)
 				return -1;
-			size_t sl = strlen(b->src);
-			kt_mb_warn(b, "%s", !strncmp(err, b->src, sl) && err[sl] == ':' ? err + sl + 2 : err);
+			kt_meta_warn(b, "%s", kt_meta_strip_source_name(b, err));
 		}
 		if (b->oom)
 			return 0;
 		off += clen;
-		ci++;
+		container++;
 	}
-	if (ci == 0) {
-		kt_errf(err, errlen, "%s: fatbin truncated (%zu bytes)", b->src, len);
+	if (container == 0) {
+		kt_set_error(err, errlen, "%s: fatbin truncated (%zu bytes)", b->source_name, len);
 		return -1;
 	}
 	return 0;

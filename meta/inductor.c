@@ -11,6 +11,10 @@
  * triton_*` lines of every module under the roots (rebuilt on a miss at most
  * once every KT_INDUCTOR_RESCAN_MS).  Constexpr arguments are dropped, as in
  * the cubin.
+ *
+ * Owns the module index, kt_inductor_signature, kt_inductor_lookup,
+ * kt_inductor_read_module and kt_ttir_module_path.  Calls kt_read_file and
+ * kt_inductor_roots (triton_cache.c) through meta_internal.h, and libc.
  */
 #include "meta/meta_internal.h"
 
@@ -179,14 +183,15 @@ char *kt_inductor_read_module(const struct ktrace_meta_opts *opts, const char *p
 
 /* ---- fallback index: kernel name -> module --------------------------------- */
 
-struct ind_def {
+/* One `def triton_*(` line: the kernel it defines and its module. */
+struct kernel_def {
 	char *kernel;
 	char *path;
 };
 
 static struct {
 	pthread_mutex_t mu;
-	struct ind_def *defs;
+	struct kernel_def *defs;
 	size_t n, cap;
 	struct timespec last_scan;
 	int scanned;
@@ -200,48 +205,50 @@ static void ind_atfork(void) { pthread_atfork(ind_prepare, ind_release, ind_rele
 
 static int cmp_def(const void *a, const void *b)
 {
-	const struct ind_def *x = a, *y = b;
+	const struct kernel_def *x = a, *y = b;
 	int c = strcmp(x->kernel, y->kernel);
 	return c ? c : strcmp(x->path, y->path);
 }
 
+/* Add the `def triton_*(` lines of the module at path to the index. */
 static void index_module(const char *path)
 {
 	size_t len;
-	char *t = kt_read_file(path, KT_INDUCTOR_MAX_MODULE, &len);
-	if (!t)
+	char *text = kt_read_file(path, KT_INDUCTOR_MAX_MODULE, &len);
+	if (!text)
 		return;
-	const char *p = t, *e = t + len;
+	const char *p = text, *e = text + len;
 	while (p < e && ind.n < KT_INDUCTOR_MAX_DEFS) {
-		const char *d = memmem(p, (size_t)(e - p), "def triton_", 11);
-		if (!d)
+		const char *def = memmem(p, (size_t)(e - p), "def triton_", 11);
+		if (!def)
 			break;
-		const char *nm = d + 4, *q = nm;
-		while (q < e && (*q == '_' || (*q >= '0' && *q <= '9') || (*q >= 'a' && *q <= 'z') ||
-				 (*q >= 'A' && *q <= 'Z')))
-			q++;
-		p = q;
-		if (q >= e || *q != '(' || (d != t && d[-1] != '\n' && d[-1] != ' '))
+		const char *name = def + 4, *name_end = name;
+		while (name_end < e && (*name_end == '_' || (*name_end >= '0' && *name_end <= '9') ||
+					(*name_end >= 'a' && *name_end <= 'z') || (*name_end >= 'A' && *name_end <= 'Z')))
+			name_end++;
+		p = name_end;
+		if (name_end >= e || *name_end != '(' || (def != text && def[-1] != '\n' && def[-1] != ' '))
 			continue;
 		if (ind.n == ind.cap) {
-			size_t nc = ind.cap ? ind.cap * 2 : 64;
-			struct ind_def *nd = realloc(ind.defs, nc * sizeof *nd);
-			if (!nd)
+			size_t cap = ind.cap ? ind.cap * 2 : 64;
+			struct kernel_def *v = realloc(ind.defs, cap * sizeof *v);
+			if (!v)
 				break;
-			ind.defs = nd;
-			ind.cap = nc;
+			ind.defs = v;
+			ind.cap = cap;
 		}
-		char *k = kt_strndup(nm, (size_t)(q - nm)), *pp = strdup(path);
-		if (!k || !pp) {
-			free(k);
-			free(pp);
+		char *kernel = kt_strndup(name, (size_t)(name_end - name)), *module = strdup(path);
+		if (!kernel || !module) {
+			free(kernel);
+			free(module);
 			break;
 		}
-		ind.defs[ind.n++] = (struct ind_def){.kernel = k, .path = pp};
+		ind.defs[ind.n++] = (struct kernel_def){.kernel = kernel, .path = module};
 	}
-	free(t);
+	free(text);
 }
 
+/* Index every module <root>/<xx>/<name>.py. */
 static void scan_root(const char *root)
 {
 	DIR *d = opendir(root);
@@ -253,19 +260,19 @@ static void scan_root(const char *root)
 			continue;
 		char sub[4200];
 		snprintf(sub, sizeof sub, "%s/%s", root, de->d_name);
-		DIR *s = opendir(sub);
-		if (!s)
+		DIR *subdir = opendir(sub);
+		if (!subdir)
 			continue;
 		struct dirent *fe;
-		while ((fe = readdir(s)) != NULL) {
-			size_t l = strlen(fe->d_name);
-			if (l < 4 || strcmp(fe->d_name + l - 3, ".py") != 0)
+		while ((fe = readdir(subdir)) != NULL) {
+			size_t len = strlen(fe->d_name);
+			if (len < 4 || strcmp(fe->d_name + len - 3, ".py") != 0)
 				continue;
-			char p[4500];
-			snprintf(p, sizeof p, "%s/%s", sub, fe->d_name);
-			index_module(p);
+			char path[4500];
+			snprintf(path, sizeof path, "%s/%s", sub, fe->d_name);
+			index_module(path);
 		}
-		closedir(s);
+		closedir(subdir);
 	}
 	closedir(d);
 }

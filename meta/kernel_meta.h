@@ -12,6 +12,10 @@
  *
  * Images are untrusted input: every offset is bounds-checked, malformed
  * sections are rejected with a message, nothing crashes.
+ *
+ * The public interface of meta/, implemented by the .c files beside it.
+ * Includes format/ktrace_format.h for its enums only (layout source, name
+ * source, parameter kind).
  */
 #ifndef KTRACE_KERNEL_META_H
 #define KTRACE_KERNEL_META_H

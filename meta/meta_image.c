@@ -3,7 +3,8 @@
  * Owns image classification, image sizes, the parse dispatch (cubin, fatbin,
  * wrapper, PTX, host ELF), the kernel/warning builder shared by the parsers,
  * sorting, lookup and freeing.  Format details live in cubin.c, fatbin.c,
- * host_elf.c and ptx.c; names in names.c.
+ * host_elf.c and ptx.c; names in names.c.  Calls those files through
+ * meta_internal.h, and libc (mmap for files).
  */
 #include "meta/meta_internal.h"
 
@@ -28,7 +29,7 @@ char *kt_strndup(const char *s, size_t n)
 	return d;
 }
 
-void kt_errf(char *err, size_t errlen, const char *fmt, ...)
+void kt_set_error(char *err, size_t errlen, const char *fmt, ...)
 {
 	if (!err || !errlen)
 		return;
@@ -40,18 +41,18 @@ void kt_errf(char *err, size_t errlen, const char *fmt, ...)
 
 /* ---- builder ------------------------------------------------------------ */
 
-struct ktrace_meta_kernel *kt_mb_new_kernel(struct kt_mb *b)
+struct ktrace_meta_kernel *kt_meta_add_kernel(struct kt_meta_builder *b)
 {
 	struct ktrace_meta_image *img = b->img;
-	if (img->nkernels == b->kcap) {
-		uint32_t ncap = b->kcap ? b->kcap * 2 : 16;
-		struct ktrace_meta_kernel *nk = realloc(img->kernels, (size_t)ncap * sizeof *nk);
-		if (!nk) {
+	if (img->nkernels == b->kernels_cap) {
+		uint32_t cap = b->kernels_cap ? b->kernels_cap * 2 : 16;
+		struct ktrace_meta_kernel *v = realloc(img->kernels, (size_t)cap * sizeof *v);
+		if (!v) {
 			b->oom = 1;
 			return NULL;
 		}
-		img->kernels = nk;
-		b->kcap = ncap;
+		img->kernels = v;
+		b->kernels_cap = cap;
 	}
 	struct ktrace_meta_kernel *k = &img->kernels[img->nkernels++];
 	memset(k, 0, sizeof *k);
@@ -70,13 +71,13 @@ void kt_meta_free_kernel(struct ktrace_meta_kernel *k)
 	memset(k, 0, sizeof *k);
 }
 
-void kt_mb_truncate(struct kt_mb *b, uint32_t keep)
+void kt_meta_truncate_kernels(struct kt_meta_builder *b, uint32_t keep)
 {
 	while (b->img->nkernels > keep)
 		kt_meta_free_kernel(&b->img->kernels[--b->img->nkernels]);
 }
 
-int kt_mb_alloc_params(struct kt_mb *b, struct ktrace_meta_kernel *k, uint32_t nparams)
+int kt_meta_alloc_params(struct kt_meta_builder *b, struct ktrace_meta_kernel *k, uint32_t nparams)
 {
 	k->nparams = 0;
 	if (nparams == 0)
@@ -90,23 +91,23 @@ int kt_mb_alloc_params(struct kt_mb *b, struct ktrace_meta_kernel *k, uint32_t n
 	return 0;
 }
 
-void kt_mb_warn(struct kt_mb *b, const char *fmt, ...)
+void kt_meta_warn(struct kt_meta_builder *b, const char *fmt, ...)
 {
 	struct ktrace_meta_image *img = b->img;
 	if (img->nwarnings >= KT_META_MAX_WARNINGS) {
-		b->wdropped++;
+		b->warnings_dropped++;
 		return;
 	}
-	if (img->nwarnings == b->wcap) {
-		uint32_t ncap = b->wcap ? b->wcap * 2 : 8;
-		char **nw = realloc(img->warnings, (size_t)ncap * sizeof *nw);
-		if (!nw)
+	if (img->nwarnings == b->warnings_cap) {
+		uint32_t cap = b->warnings_cap ? b->warnings_cap * 2 : 8;
+		char **v = realloc(img->warnings, (size_t)cap * sizeof *v);
+		if (!v)
 			return;
-		img->warnings = nw;
-		b->wcap = ncap;
+		img->warnings = v;
+		b->warnings_cap = cap;
 	}
 	char line[512];
-	int n = snprintf(line, sizeof line, "%s: ", b->src);
+	int n = snprintf(line, sizeof line, "%s: ", b->source_name);
 	if (n < 0 || (size_t)n >= sizeof line)
 		n = 0;
 	va_list ap;
@@ -118,6 +119,12 @@ void kt_mb_warn(struct kt_mb *b, const char *fmt, ...)
 		img->warnings[img->nwarnings++] = s;
 }
 
+const char *kt_meta_strip_source_name(const struct kt_meta_builder *b, const char *msg)
+{
+	size_t n = strlen(b->source_name);
+	return !strncmp(msg, b->source_name, n) && msg[n] == ':' ? msg + n + 2 : msg;
+}
+
 /* ---- classification and sizes ------------------------------------------ */
 
 int ktrace_meta_classify(const void *vimg, size_t avail)
@@ -125,7 +132,7 @@ int ktrace_meta_classify(const void *vimg, size_t avail)
 	const uint8_t *p = vimg;
 	if (!p || avail < 4)
 		return KTRACE_IMAGE_UNKNOWN;
-	uint32_t magic = kt_rd32(p);
+	uint32_t magic = kt_read_le32(p);
 	if (magic == KT_FATBIN_WRAPPER_MAGIC)
 		return KTRACE_IMAGE_FATBIN_WRAPPER;
 	if (magic == KT_FATBIN_MAGIC)
@@ -170,7 +177,7 @@ const void *ktrace_meta_unwrap(const void *img, size_t limit, size_t *size)
 	}
 	if (limit < KT_FATBIN_WRAPPER_SIZE)
 		return NULL;
-	const uint8_t *data = (const uint8_t *)(uintptr_t)kt_rd64((const uint8_t *)img + 8);
+	const uint8_t *data = (const uint8_t *)(uintptr_t)kt_read_le64((const uint8_t *)img + 8);
 	if (!data)
 		return NULL;
 	*size = kt_fatbin_container_size(data, limit);
@@ -179,18 +186,18 @@ const void *ktrace_meta_unwrap(const void *img, size_t limit, size_t *size)
 
 /* ---- parse -------------------------------------------------------------- */
 
-/* Stable sort by name: qsort on an index array, ties by original index. */
-struct kidx {
+/* Stable sort by name: qsort on (name, original index) pairs, ties by index. */
+struct kernel_position {
 	const char *name;
-	uint32_t i;
+	uint32_t index;
 };
-static int cmp_kidx(const void *a, const void *b)
+static int cmp_kernel_position(const void *a, const void *b)
 {
-	const struct kidx *x = a, *y = b;
+	const struct kernel_position *x = a, *y = b;
 	int c = strcmp(x->name, y->name);
 	if (c)
 		return c;
-	return x->i < y->i ? -1 : x->i > y->i;
+	return x->index < y->index ? -1 : x->index > y->index;
 }
 
 static int sort_kernels(struct ktrace_meta_image *img)
@@ -198,33 +205,33 @@ static int sort_kernels(struct ktrace_meta_image *img)
 	uint32_t n = img->nkernels;
 	if (n < 2)
 		return 0;
-	struct kidx *ix = malloc((size_t)n * sizeof *ix);
-	struct ktrace_meta_kernel *nk = malloc((size_t)n * sizeof *nk);
-	if (!ix || !nk) {
-		free(ix);
-		free(nk);
+	struct kernel_position *order = malloc((size_t)n * sizeof *order);
+	struct ktrace_meta_kernel *sorted = malloc((size_t)n * sizeof *sorted);
+	if (!order || !sorted) {
+		free(order);
+		free(sorted);
 		return -1;
 	}
 	for (uint32_t i = 0; i < n; i++) {
-		ix[i].name = img->kernels[i].name;
-		ix[i].i = i;
+		order[i].name = img->kernels[i].name;
+		order[i].index = i;
 	}
-	qsort(ix, n, sizeof *ix, cmp_kidx);
+	qsort(order, n, sizeof *order, cmp_kernel_position);
 	for (uint32_t i = 0; i < n; i++)
-		nk[i] = img->kernels[ix[i].i];
+		sorted[i] = img->kernels[order[i].index];
 	free(img->kernels);
-	img->kernels = nk;
-	free(ix);
+	img->kernels = sorted;
+	free(order);
 	return 0;
 }
 
-static int parse_wrapper(struct kt_mb *b, const uint8_t *img, size_t len, char *err, size_t errlen)
+static int parse_wrapper(struct kt_meta_builder *b, const uint8_t *img, size_t len, char *err, size_t errlen)
 {
 	if (len < KT_FATBIN_WRAPPER_SIZE) {
-		kt_errf(err, errlen, "%s: fatbin wrapper truncated (%zu bytes)", b->src, len);
+		kt_set_error(err, errlen, "%s: fatbin wrapper truncated (%zu bytes)", b->source_name, len);
 		return -1;
 	}
-	uint64_t data = kt_rd64(img + 8);
+	uint64_t data = kt_read_le64(img + 8);
 	uintptr_t base = (uintptr_t)img;
 	if (data >= base && data - base < len) {
 		size_t off = (size_t)(data - base);
@@ -234,14 +241,64 @@ static int parse_wrapper(struct kt_mb *b, const uint8_t *img, size_t len, char *
 		const uint8_t *c = (const uint8_t *)(uintptr_t)data;
 		size_t clen = kt_fatbin_container_size(c, (size_t)1 << 34);
 		if (!clen) {
-			kt_errf(err, errlen, "%s: fatbin wrapper points to no fatbin container", b->src);
+			kt_set_error(err, errlen,
+				     "%s: fatbin wrapper points to no fatbin container", b->source_name);
 			return -1;
 		}
 		return kt_fatbin_parse(b, c, clen, err, errlen);
 	}
-	kt_errf(err, errlen, "%s: fatbin wrapper's data pointer 0x%llx lies outside the image "
-		"(parse the container it points to)", b->src, (unsigned long long)data);
+	kt_set_error(err, errlen, "%s: fatbin wrapper's data pointer 0x%llx lies outside the image "
+		     "(parse the container it points to)", b->source_name, (unsigned long long)data);
 	return -1;
+}
+
+/* The parser of the image's kind, then the names of a cubin's or PTX text's
+ * kernels (a fatbin or host ELF names each entry as it parses it). */
+static int parse_by_kind(struct kt_meta_builder *b, int kind, const uint8_t *img, size_t len,
+			 char *err, size_t errlen)
+{
+	int rc;
+	uint32_t sm;
+	switch (kind) {
+	case KTRACE_IMAGE_CUBIN:
+		rc = kt_cubin_parse(b, img, len, &sm, err, errlen);
+		b->image_is_cubin = 1;
+		if (rc == 0)
+			kt_names_resolve(b, 0, img, len);
+		return rc;
+	case KTRACE_IMAGE_FATBIN:
+		return kt_fatbin_parse(b, img, len, err, errlen);
+	case KTRACE_IMAGE_FATBIN_WRAPPER:
+		return parse_wrapper(b, img, len, err, errlen);
+	case KTRACE_IMAGE_PTX: {
+		const uint8_t *z = memchr(img, 0, len);
+		size_t text_len = z ? (size_t)(z - img) : len;
+		rc = kt_ptx_parse(b, (const char *)img, text_len, err, errlen);
+		if (rc == 0)
+			kt_names_resolve(b, 0, NULL, 0);
+		return rc;
+	}
+	case KTRACE_IMAGE_HOST_ELF:
+		return kt_host_elf_parse(b, img, len, err, errlen);
+	default:
+		kt_set_error(err, errlen, "%s: not a CUDA image (no ELF, fatbin or PTX signature)",
+			     b->source_name);
+		return -1;
+	}
+}
+
+/* Replace the last warning with a count of the dropped ones. */
+static void note_dropped_warnings(struct kt_meta_builder *b)
+{
+	char line[160];
+	snprintf(line, sizeof line, "%s: %u more warnings not shown", b->source_name, b->warnings_dropped);
+	char *s = strdup(line);
+	if (s && b->img->nwarnings) {
+		free(b->img->warnings[b->img->nwarnings - 1]);
+		b->img->warnings[b->img->nwarnings - 1] = s;
+	} else {
+		free(s);
+	}
 }
 
 int ktrace_meta_parse(const void *vimg, size_t len, const struct ktrace_meta_opts *opts,
@@ -254,56 +311,27 @@ int ktrace_meta_parse(const void *vimg, size_t len, const struct ktrace_meta_opt
 		err[0] = 0;
 	if (!opts)
 		opts = &no_opts;
-	struct kt_mb b = {.opts = opts, .src = opts->source_path ? opts->source_path : "image"};
+	struct kt_meta_builder b = {.opts = opts, .source_name = opts->source_path ? opts->source_path : "image"};
 	if (!img || len == 0) {
-		kt_errf(err, errlen, "%s: empty image", b.src);
+		kt_set_error(err, errlen, "%s: empty image", b.source_name);
 		return -1;
 	}
 	b.img = calloc(1, sizeof *b.img);
 	if (!b.img) {
-		kt_errf(err, errlen, "%s: out of memory", b.src);
+		kt_set_error(err, errlen, "%s: out of memory", b.source_name);
 		return -1;
 	}
 	int kind = ktrace_meta_classify(img, len);
 	b.img->kind = kind;
-	int rc;
-	uint32_t sm;
-	switch (kind) {
-	case KTRACE_IMAGE_CUBIN:
-		rc = kt_cubin_parse(&b, img, len, &sm, err, errlen);
-		b.top_cubin = 1;
-		if (rc == 0)
-			kt_names_resolve(&b, 0, img, len);
-		break;
-	case KTRACE_IMAGE_FATBIN:
-		rc = kt_fatbin_parse(&b, img, len, err, errlen);
-		break;
-	case KTRACE_IMAGE_FATBIN_WRAPPER:
-		rc = parse_wrapper(&b, img, len, err, errlen);
-		break;
-	case KTRACE_IMAGE_PTX: {
-		const uint8_t *z = memchr(img, 0, len);
-		size_t tlen = z ? (size_t)(z - img) : len;
-		rc = kt_ptx_parse(&b, (const char *)img, tlen, err, errlen);
-		if (rc == 0)
-			kt_names_resolve(&b, 0, NULL, 0);
-		break;
-	}
-	case KTRACE_IMAGE_HOST_ELF:
-		rc = kt_host_elf_parse(&b, img, len, err, errlen);
-		break;
-	default:
-		kt_errf(err, errlen, "%s: not a CUDA image (no ELF, fatbin or PTX signature)", b.src);
-		rc = -1;
-	}
+	int rc = parse_by_kind(&b, kind, img, len, err, errlen);
 	if (rc == 0 && b.oom) {
-		kt_errf(err, errlen, "%s: out of memory", b.src);
+		kt_set_error(err, errlen, "%s: out of memory", b.source_name);
 		rc = -1;
 	}
 	if (rc == 0) {
 		kt_names_finish(&b);
 		if (b.oom || sort_kernels(b.img) != 0) {
-			kt_errf(err, errlen, "%s: out of memory", b.src);
+			kt_set_error(err, errlen, "%s: out of memory", b.source_name);
 			rc = -1;
 		}
 	}
@@ -311,18 +339,8 @@ int ktrace_meta_parse(const void *vimg, size_t len, const struct ktrace_meta_opt
 		ktrace_meta_free(b.img);
 		return -1;
 	}
-	if (b.wdropped) {
-		/* replace the last warning with a count of the dropped ones */
-		char line[160];
-		snprintf(line, sizeof line, "%s: %u more warnings not shown", b.src, b.wdropped);
-		char *s = strdup(line);
-		if (s && b.img->nwarnings) {
-			free(b.img->warnings[b.img->nwarnings - 1]);
-			b.img->warnings[b.img->nwarnings - 1] = s;
-		} else {
-			free(s);
-		}
-	}
+	if (b.warnings_dropped)
+		note_dropped_warnings(&b);
 	*out = b.img;
 	return 0;
 }
@@ -333,22 +351,22 @@ int ktrace_meta_parse_file(const char *path, const struct ktrace_meta_opts *opts
 	*out = NULL;
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
-		kt_errf(err, errlen, "%s: %s", path, strerror(errno));
+		kt_set_error(err, errlen, "%s: %s", path, strerror(errno));
 		return -1;
 	}
 	struct stat st;
 	if (fstat(fd, &st) != 0) {
-		kt_errf(err, errlen, "%s: %s", path, strerror(errno));
+		kt_set_error(err, errlen, "%s: %s", path, strerror(errno));
 		close(fd);
 		return -1;
 	}
 	if (!S_ISREG(st.st_mode)) {
-		kt_errf(err, errlen, "%s: not a regular file", path);
+		kt_set_error(err, errlen, "%s: not a regular file", path);
 		close(fd);
 		return -1;
 	}
 	if (st.st_size == 0) {
-		kt_errf(err, errlen, "%s: empty file", path);
+		kt_set_error(err, errlen, "%s: empty file", path);
 		close(fd);
 		return -1;
 	}
@@ -356,7 +374,7 @@ int ktrace_meta_parse_file(const char *path, const struct ktrace_meta_opts *opts
 	void *map = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
 	close(fd);
 	if (map == MAP_FAILED) {
-		kt_errf(err, errlen, "%s: mmap: %s", path, strerror(errno));
+		kt_set_error(err, errlen, "%s: mmap: %s", path, strerror(errno));
 		return -1;
 	}
 	struct ktrace_meta_opts o = opts ? *opts : (struct ktrace_meta_opts){0};
@@ -369,7 +387,7 @@ int ktrace_meta_parse_file(const char *path, const struct ktrace_meta_opts *opts
 		char *t = kt_strndup(map, len);
 		if (!t) {
 			munmap(map, len);
-			kt_errf(err, errlen, "%s: out of memory", path);
+			kt_set_error(err, errlen, "%s: out of memory", path);
 			return -1;
 		}
 		rc = ktrace_meta_parse(t, len + 1, &o, out, err, errlen);

@@ -1,10 +1,13 @@
 /* meta/meta_internal.h: what the meta/ files share and nothing else sees.
  *
- * A parse fills a struct kt_mb (the "meta builder"): kernels are appended by
- * the layout parsers (cubin.c, ptx.c), named by names.c from the sources
- * (dwarf.c, triton_cache.c, inductor.c, ptx.c, demangle.c), then sorted and
- * handed out as a struct ktrace_meta_image.  Little-endian readers that never
- * read outside the given bounds live here too.
+ * Owns the parse state, struct kt_meta_builder: kernels are appended by the
+ * layout parsers (cubin.c, fatbin.c, host_elf.c, ptx.c), named by names.c from
+ * the name sources (dwarf.c, triton_cache.c, inductor.c, ptx.c, demangle.c),
+ * then sorted and handed out as a struct ktrace_meta_image (meta_image.c).
+ * Also the little-endian readers, which never read outside the bounds their
+ * callers checked.
+ *
+ * May include: meta/kernel_meta.h and libc.
  */
 #ifndef KTRACE_META_INTERNAL_H
 #define KTRACE_META_INTERNAL_H
@@ -23,40 +26,48 @@
 #define KT_META_MAX_PARAMS 8192      /* > 32764 bytes / 4 */
 #define KT_META_MAX_WARNINGS 200
 
-struct kt_mb {
+struct kt_meta_builder {
 	const struct ktrace_meta_opts *opts;
-	const char *src;            /* for messages, never NULL */
+	const char *source_name;    /* the image's name in messages, never NULL */
 	struct ktrace_meta_image *img;
-	uint32_t kcap, wcap;
-	uint32_t wdropped;          /* warnings beyond KT_META_MAX_WARNINGS */
-	int oom;
-	int top_cubin;              /* the image itself is a cubin (Triton loads only those) */
+	uint32_t kernels_cap;       /* allocated entries of img->kernels */
+	uint32_t warnings_cap;      /* allocated entries of img->warnings */
+	uint32_t warnings_dropped;  /* warnings beyond KT_META_MAX_WARNINGS */
+	int oom;                    /* an allocation failed: the parse fails */
+	int image_is_cubin;         /* the image itself is a cubin (Triton loads only those) */
 };
 
 /* ---- bounded little-endian reads ---------------------------------------- */
-static inline uint16_t kt_rd16(const uint8_t *p) { return (uint16_t)(p[0] | (p[1] << 8)); }
-static inline uint32_t kt_rd32(const uint8_t *p)
+static inline uint16_t kt_read_le16(const uint8_t *p) { return (uint16_t)(p[0] | (p[1] << 8)); }
+static inline uint32_t kt_read_le32(const uint8_t *p)
 {
 	return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24);
 }
-static inline uint64_t kt_rd64(const uint8_t *p) { return kt_rd32(p) | ((uint64_t)kt_rd32(p + 4) << 32); }
+static inline uint64_t kt_read_le64(const uint8_t *p)
+{
+	return kt_read_le32(p) | ((uint64_t)kt_read_le32(p + 4) << 32);
+}
 
 /* ---- builder (meta_image.c) --------------------------------------------- */
 /* Append a zeroed kernel (name NULL); NULL on allocation failure (b->oom set). */
-struct ktrace_meta_kernel *kt_mb_new_kernel(struct kt_mb *b);
-/* Drop kernels appended after index `keep` (a failed sub-image). */
-void kt_mb_truncate(struct kt_mb *b, uint32_t keep);
-void kt_mb_warn(struct kt_mb *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+struct ktrace_meta_kernel *kt_meta_add_kernel(struct kt_meta_builder *b);
+/* Drop the kernels from index `keep` on (those of a failed sub-image). */
+void kt_meta_truncate_kernels(struct kt_meta_builder *b, uint32_t keep);
+void kt_meta_warn(struct kt_meta_builder *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* A message without its leading "<source_name>: " (one of a sub-image, to be
+ * repeated inside a message of this image). */
+const char *kt_meta_strip_source_name(const struct kt_meta_builder *b, const char *msg);
 /* Allocate k->params (nparams zeroed entries); -1 on failure. */
-int kt_mb_alloc_params(struct kt_mb *b, struct ktrace_meta_kernel *k, uint32_t nparams);
+int kt_meta_alloc_params(struct kt_meta_builder *b, struct ktrace_meta_kernel *k, uint32_t nparams);
 void kt_meta_free_kernel(struct ktrace_meta_kernel *k);
 char *kt_strndup(const char *s, size_t n);
-void kt_errf(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* printf into err (a one-line reason for the caller); nothing if err is NULL. */
+void kt_set_error(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /* ---- layout parsers ----------------------------------------------------- */
 /* cubin.c: one ELF cubin.  Appends its kernels with layouts (names unset).
  * *sm_out gets the cubin's architecture.  0, or -1 with err. */
-int kt_cubin_parse(struct kt_mb *b, const uint8_t *img, size_t len, uint32_t *sm_out,
+int kt_cubin_parse(struct kt_meta_builder *b, const uint8_t *img, size_t len, uint32_t *sm_out,
 		   char *err, size_t errlen);
 /* sm of an ELF cubin from its header; 0 if not a cubin. */
 uint32_t kt_cubin_sm(const uint8_t *img, size_t len);
@@ -64,22 +75,22 @@ uint32_t kt_cubin_sm(const uint8_t *img, size_t len);
 int kt_elf_ready(void);
 
 /* fatbin.c: containers (several may follow each other) and their entries. */
-int kt_fatbin_parse(struct kt_mb *b, const uint8_t *img, size_t len, char *err, size_t errlen);
+int kt_fatbin_parse(struct kt_meta_builder *b, const uint8_t *img, size_t len, char *err, size_t errlen);
 /* Size of the first container at img (header + fat_size), 0 if invalid. */
 size_t kt_fatbin_container_size(const uint8_t *img, size_t limit);
 
 /* host_elf.c: every .nv_fatbin / __nv_relfatbin section of a host ELF file. */
-int kt_host_elf_parse(struct kt_mb *b, const uint8_t *img, size_t len, char *err, size_t errlen);
+int kt_host_elf_parse(struct kt_meta_builder *b, const uint8_t *img, size_t len, char *err, size_t errlen);
 /* 1 if img is an ELF file that is not a cubin (e_machine != EM_CUDA). */
 int kt_is_host_elf(const uint8_t *img, size_t len);
 /* Size of an ELF image from its headers (max of header tables and section ends). */
 size_t kt_elf_image_size(const uint8_t *img, size_t limit);
 
 /* ptx.c: .entry signatures of PTX text, appended as kernels (layout PTX). */
-int kt_ptx_parse(struct kt_mb *b, const char *text, size_t len, char *err, size_t errlen);
+int kt_ptx_parse(struct kt_meta_builder *b, const char *text, size_t len, char *err, size_t errlen);
 /* Hand-written names (and PTX types) of a PTX text copied onto the kernels of
  * b from index `first` on that have the same name and layout. */
-void kt_ptx_merge_names(struct kt_mb *b, uint32_t first, const char *text, size_t len);
+void kt_ptx_merge_names(struct kt_meta_builder *b, uint32_t first, const char *text, size_t len);
 /* 1 if the bytes look like PTX text. */
 int kt_ptx_looks_like(const uint8_t *img, size_t len);
 
@@ -87,9 +98,9 @@ int kt_ptx_looks_like(const uint8_t *img, size_t len);
 /* names.c: names and types of kernels [first, img->nkernels) that came from
  * one cubin (its bytes; NULL for PTX): DWARF, Triton cache, Inductor,
  * demangled types.  Kinds and argN names are given by kt_names_finish. */
-void kt_names_resolve(struct kt_mb *b, uint32_t first, const uint8_t *cubin, size_t cubin_len);
+void kt_names_resolve(struct kt_meta_builder *b, uint32_t first, const uint8_t *cubin, size_t cubin_len);
 /* Final pass over every kernel: argN names, "" types, kinds. */
-void kt_names_finish(struct kt_mb *b);
+void kt_names_finish(struct kt_meta_builder *b);
 /* Set a parameter's name/type if its current source is worse (higher rank). */
 void kt_param_set_name(struct ktrace_meta_param *p, const char *name, size_t nlen, uint8_t src);
 void kt_param_set_type(struct ktrace_meta_param *p, const char *type, size_t tlen, int prio);
@@ -102,14 +113,14 @@ void kt_param_mark_aggregate(struct ktrace_meta_param *p);
 #define KT_TPRIO_DWARF 4
 
 /* dwarf.c: DW_TAG_formal_parameter names (and types) through dlopen'd libdw. */
-void kt_dwarf_names(struct kt_mb *b, uint32_t first, const uint8_t *cubin, size_t len);
+void kt_dwarf_names(struct kt_meta_builder *b, uint32_t first, const uint8_t *cubin, size_t len);
 
 /* triton_cache.c: find the cache entry holding these exact cubin bytes; on a
  * match fills the path of the .ttir/.source beside it.  1 found, 0 not. */
 int kt_triton_find(const struct ktrace_meta_opts *opts, const uint8_t *cubin, size_t len,
 		   const char *kernel, char *dir, size_t dirlen);
 /* Names of the kernel's parameters from the cache entry in `dir`. */
-void kt_triton_names(struct kt_mb *b, struct ktrace_meta_kernel *k, const char *dir);
+void kt_triton_names(struct kt_meta_builder *b, struct ktrace_meta_kernel *k, const char *dir);
 
 /* inductor.c: names and Triton types from an Inductor module's triton_meta. */
 struct kt_sig_arg { char *name; char *type; };

@@ -7,6 +7,10 @@
  * Triton/Inductor > demangled > PTX declaration).  Kinds: pointer when the
  * space is a pointer space or the type says pointer, struct when larger than
  * 8 bytes or an aggregate type, else scalar.
+ *
+ * Owns kt_names_resolve, kt_names_finish and the name/type setters.  Calls
+ * the name sources (dwarf.c, triton_cache.c, inductor.c, demangle.c) through
+ * meta_internal.h.
  */
 #include "meta/meta_internal.h"
 
@@ -19,9 +23,10 @@
 #define KT_PARAMF_AGGREGATE 0x10000000u /* type is a struct/class/union (private) */
 #define KT_PRIVATE_FLAGS (KT_TPRIO_MASK | KT_PARAMF_AGGREGATE)
 
-static int name_rank(uint8_t src)
+/* Lower is better. */
+static int name_rank(uint8_t source)
 {
-	switch (src) {
+	switch (source) {
 	case KTRACE_NAME_DWARF: return 1;
 	case KTRACE_NAME_TRITON_CACHE:
 	case KTRACE_NAME_TRITON_SCRATCH: return 2;
@@ -32,18 +37,18 @@ static int name_rank(uint8_t src)
 	}
 }
 
-void kt_param_set_name(struct ktrace_meta_param *p, const char *name, size_t nlen, uint8_t src)
+void kt_param_set_name(struct ktrace_meta_param *p, const char *name, size_t nlen, uint8_t source)
 {
 	if (!name || !nlen)
 		return;
-	if (p->name && name_rank(src) >= name_rank(p->name_source))
+	if (p->name && name_rank(source) >= name_rank(p->name_source))
 		return;
 	char *s = kt_strndup(name, nlen);
 	if (!s)
 		return;
 	free(p->name);
 	p->name = s;
-	p->name_source = src;
+	p->name_source = source;
 }
 
 void kt_param_set_type(struct ktrace_meta_param *p, const char *type, size_t tlen, int prio)
@@ -74,6 +79,8 @@ static int kernel_unnamed(const struct ktrace_meta_kernel *k)
 	return 1;
 }
 
+/* The demangled name, and parameter types from it when it lists as many
+ * parameters as the layout has. */
 static void apply_demangled(struct ktrace_meta_kernel *k)
 {
 	if (!k->demangled) {
@@ -82,26 +89,51 @@ static void apply_demangled(struct ktrace_meta_kernel *k)
 	}
 	if (!k->nparams || !kt_is_mangled(k->name))
 		return;
-	char *types[64];
-	char **tv = types;
+	char *on_stack[64];
+	char **types = on_stack;
 	int max = 64;
 	if (k->nparams > 64) {
-		tv = calloc(k->nparams, sizeof *tv);
-		if (!tv)
+		types = calloc(k->nparams, sizeof *types);
+		if (!types)
 			return;
 		max = (int)k->nparams;
 	}
-	int n = k->demangled && k->demangled[0] ? kt_split_param_types(k->demangled, tv, max) : -1;
+	int n = k->demangled && k->demangled[0] ? kt_split_param_types(k->demangled, types, max) : -1;
 	if (n == (int)k->nparams)
 		for (int i = 0; i < n; i++)
-			kt_param_set_type(&k->params[i], tv[i], strlen(tv[i]), KT_TPRIO_DEMANGLED);
+			kt_param_set_type(&k->params[i], types[i], strlen(types[i]), KT_TPRIO_DEMANGLED);
 	for (int i = 0; i < n && i < max; i++)
-		free(tv[i]);
-	if (tv != types)
-		free(tv);
+		free(types[i]);
+	if (types != on_stack)
+		free(types);
 }
 
-void kt_names_resolve(struct kt_mb *b, uint32_t first, const uint8_t *cubin, size_t cubin_len)
+/* Names and Triton types from an Inductor module for a Triton kernel no
+ * cache entry named: the signature's arguments, then up to two scratch
+ * pointers Triton appends. */
+static void apply_inductor_names(const struct ktrace_meta_opts *opts, struct ktrace_meta_kernel *k)
+{
+	static const char *const scratch[2] = {"global_scratch", "profile_scratch"};
+	struct kt_sig_arg args[256];
+	int nargs = kt_inductor_lookup(opts, k->name, k->nparams, args, 256);
+	if (nargs > 0 && (uint32_t)nargs <= k->nparams && k->nparams - (uint32_t)nargs <= 2) {
+		for (int j = 0; j < nargs; j++) {
+			kt_param_set_name(&k->params[j], args[j].name, strlen(args[j].name),
+					  KTRACE_NAME_INDUCTOR);
+			kt_param_set_type(&k->params[j], args[j].type, strlen(args[j].type), KT_TPRIO_TRITON);
+		}
+		for (uint32_t j = (uint32_t)nargs; j < k->nparams; j++) {
+			struct ktrace_meta_param *p = &k->params[j];
+			const char *name = scratch[j - (uint32_t)nargs];
+			kt_param_set_name(p, name, strlen(name), KTRACE_NAME_TRITON_SCRATCH);
+			p->flags |= KTRACE_PARAMF_SCRATCH | KTRACE_PARAMF_HIDDEN;
+		}
+	}
+	if (nargs > 0)
+		kt_sig_args_free(args, nargs);
+}
+
+void kt_names_resolve(struct kt_meta_builder *b, uint32_t first, const uint8_t *cubin, size_t cubin_len)
 {
 	const struct ktrace_meta_opts *o = b->opts;
 	uint32_t n = b->img->nkernels;
@@ -112,7 +144,7 @@ void kt_names_resolve(struct kt_mb *b, uint32_t first, const uint8_t *cubin, siz
 	int caches = o->use_env_caches || (o->triton_dirs && o->triton_dirs[0]) ||
 		     (o->inductor_dirs && o->inductor_dirs[0]);
 	/* Triton loads one cubin per kernel, never a fatbin */
-	if (cubin && b->top_cubin && caches && n - first == 1) {
+	if (cubin && b->image_is_cubin && caches && n - first == 1) {
 		struct ktrace_meta_kernel *k = &b->img->kernels[first];
 		char dir[4096];
 		if (kt_triton_find(o, cubin, cubin_len, k->name, dir, sizeof dir))
@@ -120,25 +152,8 @@ void kt_names_resolve(struct kt_mb *b, uint32_t first, const uint8_t *cubin, siz
 	}
 	for (uint32_t i = first; i < n; i++) {
 		struct ktrace_meta_kernel *k = &b->img->kernels[i];
-		if (caches && k->nparams && strncmp(k->name, "triton_", 7) == 0 && kernel_unnamed(k)) {
-			struct kt_sig_arg args[256];
-			int na = kt_inductor_lookup(o, k->name, k->nparams, args, 256);
-			if (na > 0 && (uint32_t)na <= k->nparams && k->nparams - (uint32_t)na <= 2) {
-				for (int j = 0; j < na; j++) {
-					kt_param_set_name(&k->params[j], args[j].name, strlen(args[j].name), KTRACE_NAME_INDUCTOR);
-					kt_param_set_type(&k->params[j], args[j].type, strlen(args[j].type), KT_TPRIO_TRITON);
-				}
-				static const char *scratch[2] = {"global_scratch", "profile_scratch"};
-				for (uint32_t j = (uint32_t)na; j < k->nparams; j++) {
-					struct ktrace_meta_param *p = &k->params[j];
-					kt_param_set_name(p, scratch[j - (uint32_t)na], strlen(scratch[j - (uint32_t)na]),
-							  KTRACE_NAME_TRITON_SCRATCH);
-					p->flags |= KTRACE_PARAMF_SCRATCH | KTRACE_PARAMF_HIDDEN;
-				}
-			}
-			if (na > 0)
-				kt_sig_args_free(args, na);
-		}
+		if (caches && k->nparams && strncmp(k->name, "triton_", 7) == 0 && kernel_unnamed(k))
+			apply_inductor_names(o, k);
 		apply_demangled(k);
 	}
 }
@@ -207,7 +222,7 @@ static int type_points_to_const(const char *t)
 	return !strncmp(t, "const ", 6) && strchr(t, '*') == t + n - 1;
 }
 
-void kt_names_finish(struct kt_mb *b)
+void kt_names_finish(struct kt_meta_builder *b)
 {
 	for (uint32_t i = 0; i < b->img->nkernels; i++) {
 		struct ktrace_meta_kernel *k = &b->img->kernels[i];

@@ -4,13 +4,18 @@
  * $TRITON_CACHE_DIR (else ~/.triton/cache) and <inductor root>/triton (for
  * each Inductor cache root, see inductor.c).  Every `*.cubin` up to three
  * levels below a root is indexed by size (one process-wide index, guarded by
- * a mutex; a lookup considers only the roots its options name).  A loaded image is matched byte for byte against the cubins of
- * its size (the file named <kernel>.cubin first); on a miss the roots are
- * rescanned, at most once every KT_TRITON_RESCAN_MS.  Beside the matching
- * cubin, <kernel>.ttir (else .source) carries
+ * a mutex; a lookup considers only the roots its options name).  A loaded
+ * image is matched byte for byte against the cubins of its size (the file
+ * named <kernel>.cubin first); on a miss the roots are rescanned, at most
+ * once every KT_TRITON_RESCAN_MS.  Beside the matching cubin, <kernel>.ttir
+ * (else .source) carries
  *   tt.func public @k(%x_ptr: !tt.ptr<f32> {...} loc("x_ptr"(#loc)), ...)
  * TTIR argument i is cubin parameter i (constexprs are gone); the one or two
  * parameters after them are Triton's global and profile scratch pointers.
+ *
+ * Owns the cubin index, kt_triton_find, kt_triton_names, the cache roots
+ * (kt_triton_roots, kt_inductor_roots) and kt_read_file.  Calls inductor.c
+ * and the name setters through meta_internal.h, and libc.
  */
 #include "meta/meta_internal.h"
 
@@ -115,7 +120,8 @@ int kt_triton_roots(const struct ktrace_meta_opts *opts, char roots[][4096], int
 
 /* ---- the process-wide index ------------------------------------------- */
 
-struct tc_file {
+/* One *.cubin under a root. */
+struct cached_cubin {
 	uint64_t size;
 	char *path;
 	int root; /* index in tc.roots */
@@ -123,7 +129,7 @@ struct tc_file {
 
 static struct {
 	pthread_mutex_t mu;
-	struct tc_file *files;
+	struct cached_cubin *files;
 	size_t n, cap;
 	char *roots[KT_TRITON_MAX_ROOTS];
 	int nroots;
@@ -140,12 +146,14 @@ static void tc_atfork(void) { pthread_atfork(tc_prepare, tc_release, tc_release)
 
 static int cmp_file(const void *a, const void *b)
 {
-	const struct tc_file *x = a, *y = b;
+	const struct cached_cubin *x = a, *y = b;
 	if (x->size != y->size)
 		return x->size < y->size ? -1 : 1;
 	return strcmp(x->path, y->path);
 }
 
+/* Add the *.cubin files under dir, `depth` levels of folders down (Triton's
+ * tmp.* folders skipped), to the index. */
 static void scan_dir(const char *dir, int depth, int root)
 {
 	DIR *d = opendir(dir);
@@ -153,36 +161,36 @@ static void scan_dir(const char *dir, int depth, int root)
 		return;
 	struct dirent *de;
 	while ((de = readdir(d)) != NULL && tc.n < KT_TRITON_MAX_FILES) {
-		const char *nm = de->d_name;
-		if (nm[0] == '.')
+		const char *name = de->d_name;
+		if (name[0] == '.')
 			continue;
-		char p[4096];
-		if (snprintf(p, sizeof p, "%s/%s", dir, nm) >= (int)sizeof p)
+		char path[4096];
+		if (snprintf(path, sizeof path, "%s/%s", dir, name) >= (int)sizeof path)
 			continue;
-		size_t l = strlen(nm);
-		int is_cubin = l > 6 && !strcmp(nm + l - 6, ".cubin");
+		size_t len = strlen(name);
+		int is_cubin = len > 6 && !strcmp(name + len - 6, ".cubin");
 		if (de->d_type == DT_DIR || (de->d_type == DT_UNKNOWN && !is_cubin)) {
-			if (depth > 0 && strncmp(nm, "tmp.", 4) != 0)
-				scan_dir(p, depth - 1, root);
+			if (depth > 0 && strncmp(name, "tmp.", 4) != 0)
+				scan_dir(path, depth - 1, root);
 			continue;
 		}
 		if (!is_cubin)
 			continue;
 		struct stat st;
-		if (stat(p, &st) != 0 || !S_ISREG(st.st_mode))
+		if (stat(path, &st) != 0 || !S_ISREG(st.st_mode))
 			continue;
 		if (tc.n == tc.cap) {
 			size_t nc = tc.cap ? tc.cap * 2 : 64;
-			struct tc_file *nf = realloc(tc.files, nc * sizeof *nf);
+			struct cached_cubin *nf = realloc(tc.files, nc * sizeof *nf);
 			if (!nf)
 				break;
 			tc.files = nf;
 			tc.cap = nc;
 		}
-		char *dup = strdup(p);
+		char *dup = strdup(path);
 		if (!dup)
 			break;
-		tc.files[tc.n++] = (struct tc_file){.size = (uint64_t)st.st_size, .path = dup, .root = root};
+		tc.files[tc.n++] = (struct cached_cubin){.size = (uint64_t)st.st_size, .path = dup, .root = root};
 	}
 	closedir(d);
 }
@@ -341,12 +349,45 @@ void kt_triton_type_to_sig(const char *t, size_t n, char *out, size_t outlen)
 	snprintf(out, outlen, "%s%s", ptr ? "*" : "", s);
 }
 
+/* One TTIR argument: its name (the loc("...") name, else the SSA name) and
+ * MLIR type, pointing into the text. */
 struct ttir_arg {
 	const char *name;
 	size_t nlen;
 	const char *type;
 	size_t tlen;
 };
+
+/* Skip an argument's attributes and location, up to the next top-level ','
+ * or ')'; a `loc("name"` inside gives the argument's name. */
+static const char *skip_arg_attributes(const char *p, const char *e, const char *type, struct ttir_arg *arg)
+{
+	int parens = 0, braces = 0;
+	while (p < e) {
+		if (*p == '(') {
+			parens++;
+		} else if (*p == ')') {
+			if (!parens)
+				break;
+			parens--;
+		} else if (*p == '{') {
+			braces++;
+		} else if (*p == '}') {
+			braces--;
+		} else if (*p == ',' && !parens && !braces) {
+			break;
+		} else if (*p == '"' && parens == 1 && p >= type + 5 && !memcmp(p - 4, "loc(", 4)) {
+			const char *q = memchr(p + 1, '"', (size_t)(e - p - 1));
+			if (q) {
+				arg->name = p + 1;
+				arg->nlen = (size_t)(q - p - 1);
+				p = q;
+			}
+		}
+		p++;
+	}
+	return p;
+}
 
 /* Arguments of `tt.func ... @kernel(` in TTIR text; count or -1. */
 static int ttir_args(const char *text, size_t len, const char *kernel, struct ttir_arg *args, int max)
@@ -366,54 +407,28 @@ static int ttir_args(const char *text, size_t len, const char *kernel, struct tt
 			break;
 		if (*p != '%')
 			return -1;
-		const char *ssa = ++p;
+		const char *ssa_name = ++p;
 		while (p < e && *p != ':' && *p != ' ')
 			p++;
-		size_t ssalen = (size_t)(p - ssa);
+		struct ttir_arg arg = {.name = ssa_name, .nlen = (size_t)(p - ssa_name)};
 		if (p >= e || *p != ':')
 			return -1;
 		p++;
 		while (p < e && *p == ' ')
 			p++;
-		const char *ty = p;
-		int da = 0;
-		while (p < e && (da || (*p != ' ' && *p != ',' && *p != ')'))) {
+		arg.type = p;
+		int angles = 0;
+		while (p < e && (angles || (*p != ' ' && *p != ',' && *p != ')'))) {
 			if (*p == '<')
-				da++;
+				angles++;
 			else if (*p == '>')
-				da--;
+				angles--;
 			p++;
 		}
-		size_t tylen = (size_t)(p - ty);
-		const char *nm = ssa;
-		size_t nl = ssalen;
-		/* attributes and location up to the next top-level ',' or ')' */
-		int dp = 0, db = 0;
-		while (p < e) {
-			if (*p == '(')
-				dp++;
-			else if (*p == ')') {
-				if (!dp)
-					break;
-				dp--;
-			} else if (*p == '{')
-				db++;
-			else if (*p == '}')
-				db--;
-			else if (*p == ',' && !dp && !db)
-				break;
-			else if (*p == '"' && dp == 1 && p >= ty + 5 && !memcmp(p - 4, "loc(", 4)) {
-				const char *q = memchr(p + 1, '"', (size_t)(e - p - 1));
-				if (q) {
-					nm = p + 1;
-					nl = (size_t)(q - p - 1);
-					p = q;
-				}
-			}
-			p++;
-		}
+		arg.tlen = (size_t)(p - arg.type);
+		p = skip_arg_attributes(p, e, arg.type, &arg);
 		if (n < max)
-			args[n] = (struct ttir_arg){.name = nm, .nlen = nl, .type = ty, .tlen = tylen};
+			args[n] = arg;
 		n++;
 		if (n > KT_META_MAX_PARAMS)
 			return -1;
@@ -421,7 +436,32 @@ static int ttir_args(const char *text, size_t len, const char *kernel, struct tt
 	return n;
 }
 
-void kt_triton_names(struct kt_mb *b, struct ktrace_meta_kernel *k, const char *dir)
+/* Inductor's module, when the TTIR names one that can be found: its
+ * signature's names and types for the n arguments of k. */
+static void apply_module_signature(const struct ktrace_meta_opts *opts, struct ktrace_meta_kernel *k,
+				   const char *ttir, size_t ttir_len, int n)
+{
+	char module_path[4096];
+	if (kt_ttir_module_path(ttir, ttir_len, module_path, sizeof module_path) != 0)
+		return;
+	size_t module_len;
+	char *module = kt_inductor_read_module(opts, module_path, &module_len);
+	if (!module)
+		return;
+	struct kt_sig_arg sig[512];
+	int nsig = kt_inductor_signature(module, module_len, k->name, sig, 512);
+	if (nsig == n) {
+		for (int i = 0; i < nsig; i++) {
+			kt_param_set_name(&k->params[i], sig[i].name, strlen(sig[i].name), KTRACE_NAME_INDUCTOR);
+			kt_param_set_type(&k->params[i], sig[i].type, strlen(sig[i].type), KT_TPRIO_TRITON + 1);
+		}
+	}
+	if (nsig > 0)
+		kt_sig_args_free(sig, nsig < 512 ? nsig : 512);
+	free(module);
+}
+
+void kt_triton_names(struct kt_meta_builder *b, struct ktrace_meta_kernel *k, const char *dir)
 {
 	static const char *const exts[] = {"ttir", "source"};
 	char path[4600];
@@ -432,14 +472,14 @@ void kt_triton_names(struct kt_mb *b, struct ktrace_meta_kernel *k, const char *
 		text = kt_read_file(path, 64u << 20, &len);
 	}
 	if (!text) {
-		kt_mb_warn(b, "kernel %s: Triton cache entry %s has no .ttir or .source", k->name, dir);
+		kt_meta_warn(b, "kernel %s: Triton cache entry %s has no .ttir or .source", k->name, dir);
 		return;
 	}
 	struct ttir_arg args[512];
 	int n = ttir_args(text, len, k->name, args, 512);
 	if (n < 0 || n > 512 || (uint32_t)n > k->nparams || k->nparams - (uint32_t)n > 2) {
-		kt_mb_warn(b, "kernel %s: %s lists %d arguments for %u parameters; names not used", k->name,
-			   path, n, k->nparams);
+		kt_meta_warn(b, "kernel %s: %s lists %d arguments for %u parameters; names not used", k->name,
+			     path, n, k->nparams);
 		free(text);
 		return;
 	}
@@ -458,24 +498,6 @@ void kt_triton_names(struct kt_mb *b, struct ktrace_meta_kernel *k, const char *
 		kt_param_set_type(p, "*i8", 3, KT_TPRIO_TRITON);
 		p->flags |= KTRACE_PARAMF_SCRATCH | KTRACE_PARAMF_HIDDEN;
 	}
-	/* Inductor's module, when the TTIR names one we can find: its types */
-	char mod[4096];
-	if (kt_ttir_module_path(text, len, mod, sizeof mod) == 0) {
-		size_t mlen;
-		char *mt = kt_inductor_read_module(b->opts, mod, &mlen);
-		if (mt) {
-			struct kt_sig_arg sa[512];
-			int ns = kt_inductor_signature(mt, mlen, k->name, sa, 512);
-			if (ns == n) {
-				for (int i = 0; i < ns; i++) {
-					kt_param_set_name(&k->params[i], sa[i].name, strlen(sa[i].name), KTRACE_NAME_INDUCTOR);
-					kt_param_set_type(&k->params[i], sa[i].type, strlen(sa[i].type), KT_TPRIO_TRITON + 1);
-				}
-			}
-			if (ns > 0)
-				kt_sig_args_free(sa, ns < 512 ? ns : 512);
-			free(mt);
-		}
-	}
+	apply_module_signature(b->opts, k, text, len, n);
 	free(text);
 }
