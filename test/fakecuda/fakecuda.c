@@ -27,6 +27,34 @@
  *                                  checksum module "loads";
  *   FAKECUDA_OOM_MIN=N             cuMemAlloc_v2 of N bytes or more fails with
  *                                  OUT_OF_MEMORY (cuMemHostAlloc always does).
+ *
+ * Real memory, for tests that need data to move (test/unit/replay_confirm_test.c):
+ * built with -DFAKECUDA_REAL_MEMORY (build/fakecuda-real/libcuda.so.1).  That
+ * build also exports cuMemcpyDtoD_v2, cuMemcpy{HtoD,DtoH,DtoD}Async_v2,
+ * cuMemAllocHost_v2, cuMemGetInfo_v2, cuCtxSynchronize, cuStreamSynchronize
+ * and cuGetErrorName, which the default build lacks (the interception tests
+ * rely on a function the driver lacks).  In it:
+ *   - device memory is host memory (a device pointer is a host address),
+ *     checked: a copy touching bytes outside a live allocation fails with
+ *     INVALID_VALUE, a kernel with ILLEGAL_ADDRESS;
+ *   - cuMemcpy*, cuMemsetD8_v2 move bytes; cuMemHostAlloc and
+ *     cuMemAllocHost_v2 succeed; synchronisation returns at once (kernels run
+ *     during their launch);
+ *   - launches of these kernels run their host behaviour, counted under their
+ *     names (fake_count):
+ *       fake_add_one(float *x, int n)          x[i] += 1 (deterministic)
+ *       fake_nondet_sum(float *out, const float *in, int n)
+ *                                          out[0] = sum of in, in an order that
+ *                                          changes from launch to launch
+ *       fake_nondet_rows(float *out, const float *in, int rows, int cols)
+ *                                          out[r] = sum of row r, likewise
+ *   - FAKECUDA_MEM_LIMIT=N: live device bytes at most N (OUT_OF_MEMORY beyond),
+ *     the total cuMemGetInfo_v2 reports (default 16 GiB, not enforced);
+ *   - FAKECUDA_HOST_OOM_MIN=N: host allocations of N bytes or more fail with
+ *     OUT_OF_MEMORY;
+ *   - fake_live_device_bytes() and fake_live_allocations() tell what is live.
+ * fake_fail (no parameters) fails every launch with LAUNCH_OUT_OF_RESOURCES,
+ * with or without real memory.
  */
 #include <pthread.h>
 #include <stdint.h>
@@ -51,13 +79,17 @@ static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
 /* Fork-safe like a driver must be: a child forked while another thread
  * was counting a call must not inherit count_lock held (the fork-storm
  * tests launch in such children). */
+static pthread_mutex_t real_lock = PTHREAD_MUTEX_INITIALIZER;     /* real memory's blocks */
+
 static void fork_prepare(void)
 {
 	pthread_mutex_lock(&count_lock);
+	pthread_mutex_lock(&real_lock);
 }
 
 static void fork_release(void)
 {
+	pthread_mutex_unlock(&real_lock);
 	pthread_mutex_unlock(&count_lock);
 }
 
@@ -101,19 +133,27 @@ API unsigned long fake_count(const char *fn)
 
 /* ---- objects ---------------------------------------------------------- */
 
+/* Host behaviour of a kernel (the real-memory build; FK_FAIL in both builds). */
+enum fake_kernel_kind { FK_NONE = 0, FK_ADD_ONE, FK_NONDET_SUM, FK_NONDET_ROWS, FK_FAIL };
+
 struct fake_func {
 	const char *name;
 	unsigned nparams;
 	size_t off[4], size[4];
+	enum fake_kernel_kind kind;
 };
 struct fake_module {
 	int loaded;
 };
 
 static struct fake_func funcs[] = {
-	{ "fake_kernel_a", 2, { 0, 8 }, { 8, 4 } },      /* (float *p, int n) */
-	{ "_Z13fake_kernel_bPfS_i", 3, { 0, 8, 16 }, { 8, 8, 4 } },
-	{ "fake_any_kernel", 0, { 0 }, { 0 } },          /* FAKECUDA_ANY_KERNEL */
+	{ "fake_kernel_a", 2, { 0, 8 }, { 8, 4 }, FK_NONE },      /* (float *p, int n) */
+	{ "_Z13fake_kernel_bPfS_i", 3, { 0, 8, 16 }, { 8, 8, 4 }, FK_NONE },
+	{ "fake_add_one", 2, { 0, 8 }, { 8, 4 }, FK_ADD_ONE },
+	{ "fake_nondet_sum", 3, { 0, 8, 16 }, { 8, 8, 4 }, FK_NONDET_SUM },
+	{ "fake_nondet_rows", 4, { 0, 8, 16, 20 }, { 8, 8, 4, 4 }, FK_NONDET_ROWS },
+	{ "fake_fail", 0, { 0 }, { 0 }, FK_FAIL },
+	{ "fake_any_kernel", 0, { 0 }, { 0 }, FK_NONE },          /* FAKECUDA_ANY_KERNEL */
 };
 #define NFUNCS (sizeof(funcs) / sizeof(funcs[0]))
 static struct fake_module modules[64];
@@ -145,6 +185,190 @@ static int is_func(const void *p)
 		if (p == (const void *)&funcs[i])
 			return 1;
 	return 0;
+}
+
+/* ---- real memory (built with -DFAKECUDA_REAL_MEMORY) --------------------------- */
+
+struct real_block {
+	uintptr_t base;
+	size_t n;
+	int host;           /* cuMemHostAlloc / cuMemAllocHost_v2 */
+};
+static struct real_block *real_blocks;
+static size_t nreal, real_cap;
+static uint64_t real_live_device;
+static unsigned nondet_launches;
+
+static int real_memory(void)
+{
+#ifdef FAKECUDA_REAL_MEMORY
+	return 1;
+#else
+	return 0;
+#endif
+}
+
+static CUresult real_alloc(void **p, size_t n, int host)
+{
+	unsigned long long oom = env_num(host ? "FAKECUDA_HOST_OOM_MIN" : "FAKECUDA_OOM_MIN");
+	unsigned long long limit = env_num("FAKECUDA_MEM_LIMIT");
+	CUresult r = CUDA_ERROR_OUT_OF_MEMORY;
+	void *mem = NULL;
+
+	if (!p || !n)
+		return CUDA_ERROR_INVALID_VALUE;
+	*p = NULL;
+	if (oom && n >= oom)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	pthread_mutex_lock(&real_lock);
+	if (!host && limit && real_live_device + n > limit)
+		goto out;
+	if (nreal == real_cap) {
+		size_t cap = real_cap ? real_cap * 2 : 64;
+		struct real_block *nb = realloc(real_blocks, cap * sizeof(*nb));
+
+		if (!nb)
+			goto out;
+		real_blocks = nb;
+		real_cap = cap;
+	}
+	mem = aligned_alloc(256, (n + 255) & ~(size_t)255);
+	if (!mem)
+		goto out;
+	real_blocks[nreal++] = (struct real_block){ (uintptr_t)mem, n, host };
+	if (!host)
+		real_live_device += n;
+	*p = mem;
+	r = CUDA_SUCCESS;
+out:
+	pthread_mutex_unlock(&real_lock);
+	return r;
+}
+
+static CUresult real_free(uintptr_t p, int host)
+{
+	CUresult r = CUDA_ERROR_INVALID_VALUE;
+
+	pthread_mutex_lock(&real_lock);
+	for (size_t i = 0; i < nreal; i++) {
+		if (real_blocks[i].base != p || real_blocks[i].host != host)
+			continue;
+		if (!host)
+			real_live_device -= real_blocks[i].n;
+		free((void *)p);
+		real_blocks[i] = real_blocks[--nreal];
+		r = CUDA_SUCCESS;
+		break;
+	}
+	if (nreal == 0) {   /* nothing live: the table goes too (leak checkers stay quiet) */
+		free(real_blocks);
+		real_blocks = NULL;
+		real_cap = 0;
+	}
+	pthread_mutex_unlock(&real_lock);
+	return r;
+}
+
+/* 1 when [p, p+n) lies inside one live device allocation. */
+static int real_device_range(uintptr_t p, size_t n)
+{
+	int ok = 0;
+
+	pthread_mutex_lock(&real_lock);
+	for (size_t i = 0; i < nreal && !ok; i++)
+		ok = !real_blocks[i].host && p >= real_blocks[i].base && n <= real_blocks[i].n &&
+		     p - real_blocks[i].base <= real_blocks[i].n - n;
+	pthread_mutex_unlock(&real_lock);
+	return ok;
+}
+
+/* Live device bytes and allocations (device and host), for tests that check
+ * nothing leaked. */
+API unsigned long long fake_live_device_bytes(void)
+{
+	unsigned long long n;
+
+	pthread_mutex_lock(&real_lock);
+	n = real_live_device;
+	pthread_mutex_unlock(&real_lock);
+	return n;
+}
+
+API unsigned long fake_live_allocations(void)
+{
+	unsigned long n;
+
+	pthread_mutex_lock(&real_lock);
+	n = nreal;
+	pthread_mutex_unlock(&real_lock);
+	return n;
+}
+
+/* A memcpy between device ranges (dev_dst / dev_src: which side is device memory). */
+static CUresult real_copy(void *dst, const void *src, size_t n, int dev_dst, int dev_src)
+{
+	if (n == 0)
+		return CUDA_SUCCESS;
+	if ((dev_dst && !real_device_range((uintptr_t)dst, n)) || (dev_src && !real_device_range((uintptr_t)src, n)))
+		return CUDA_ERROR_INVALID_VALUE;
+	memmove(dst, src, n);
+	return CUDA_SUCCESS;
+}
+
+/* The sum of v[0..n) in an order that depends on `launch`: a rotated start,
+ * forwards or backwards, accumulated in float. */
+static float order_dependent_sum(const float *v, unsigned n, unsigned launch)
+{
+	unsigned start = n ? (launch * 2654435761u) % n : 0;
+	float acc = 0.0f;
+
+	for (unsigned k = 0; k < n; k++)
+		acc += v[(launch & 1) ? (start + n - k) % n : (start + k) % n];
+	return acc;
+}
+
+static CUresult run_kernel(const struct fake_func *ff, void **params)
+{
+	unsigned launch = __atomic_fetch_add(&nondet_launches, 1, __ATOMIC_RELAXED);
+	float *out, *x;
+	const float *in;
+	int n, rows, cols;
+
+	note(ff->name);
+	if (!params)
+		return CUDA_ERROR_INVALID_VALUE;
+	switch (ff->kind) {
+	case FK_ADD_ONE:
+		memcpy(&x, params[0], sizeof(x));
+		memcpy(&n, params[1], sizeof(n));
+		if (n < 0 || (n && !real_device_range((uintptr_t)x, (size_t)n * 4)))
+			return CUDA_ERROR_ILLEGAL_ADDRESS;
+		for (int i = 0; i < n; i++)
+			x[i] += 1.0f;
+		return CUDA_SUCCESS;
+	case FK_NONDET_SUM:
+		memcpy(&out, params[0], sizeof(out));
+		memcpy(&in, params[1], sizeof(in));
+		memcpy(&n, params[2], sizeof(n));
+		if (n < 0 || !real_device_range((uintptr_t)out, 4) ||
+		    (n && !real_device_range((uintptr_t)in, (size_t)n * 4)))
+			return CUDA_ERROR_ILLEGAL_ADDRESS;
+		out[0] = order_dependent_sum(in, (unsigned)n, launch);
+		return CUDA_SUCCESS;
+	case FK_NONDET_ROWS:
+		memcpy(&out, params[0], sizeof(out));
+		memcpy(&in, params[1], sizeof(in));
+		memcpy(&rows, params[2], sizeof(rows));
+		memcpy(&cols, params[3], sizeof(cols));
+		if (rows <= 0 || cols <= 0 || !real_device_range((uintptr_t)out, (size_t)rows * 4) ||
+		    !real_device_range((uintptr_t)in, (size_t)rows * (size_t)cols * 4))
+			return CUDA_ERROR_ILLEGAL_ADDRESS;
+		for (int r = 0; r < rows; r++)
+			out[r] = order_dependent_sum(in + (size_t)r * (size_t)cols, (unsigned)cols, launch + (unsigned)r);
+		return CUDA_SUCCESS;
+	default:
+		return CUDA_SUCCESS;
+	}
 }
 
 /* ---- basics ------------------------------------------------------------ */
@@ -280,23 +504,36 @@ static CUresult launch_check(CUfunction f, unsigned gx)
 	return CUDA_SUCCESS;
 }
 
+/* The checks, then a known kernel's behaviour (fake_fail; the others with real memory). */
+static CUresult launch_run(CUfunction f, unsigned gx, void **params)
+{
+	const struct fake_func *ff = (const struct fake_func *)f;
+	CUresult r = launch_check(f, gx);
+
+	if (r != CUDA_SUCCESS || ff < funcs || ff >= funcs + NFUNCS || ff->kind == FK_NONE)
+		return r;
+	if (ff->kind == FK_FAIL)
+		return CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES;
+	return real_memory() ? run_kernel(ff, params) : r;
+}
+
 #define LK_PARAMS CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, \
 	unsigned bz, unsigned shm, CUstream s, void **params
 #define LK_UNUSED (void)gy; (void)gz; (void)bx; (void)by; (void)bz; (void)shm; (void)s; (void)params
 
-API CUresult cuLaunchKernel(LK_PARAMS, void **extra) { LK_UNUSED; (void)extra; NOTE(); return launch_check(f, gx); }
-API CUresult cuLaunchKernel_ptsz(LK_PARAMS, void **extra) { LK_UNUSED; (void)extra; NOTE(); return launch_check(f, gx); }
-API CUresult cuLaunchCooperativeKernel(LK_PARAMS) { LK_UNUSED; NOTE(); return launch_check(f, gx); }
-API CUresult cuLaunchCooperativeKernel_ptsz(LK_PARAMS) { LK_UNUSED; NOTE(); return launch_check(f, gx); }
+API CUresult cuLaunchKernel(LK_PARAMS, void **extra) { LK_UNUSED; (void)extra; NOTE(); return launch_run(f, gx, params); }
+API CUresult cuLaunchKernel_ptsz(LK_PARAMS, void **extra) { LK_UNUSED; (void)extra; NOTE(); return launch_run(f, gx, params); }
+API CUresult cuLaunchCooperativeKernel(LK_PARAMS) { LK_UNUSED; NOTE(); return launch_run(f, gx, params); }
+API CUresult cuLaunchCooperativeKernel_ptsz(LK_PARAMS) { LK_UNUSED; NOTE(); return launch_run(f, gx, params); }
 API CUresult cuLaunchKernelEx(const CUlaunchConfig *c, CUfunction f, void **params, void **extra)
 {
-	(void)params; (void)extra; NOTE();
-	return c ? launch_check(f, c->gridDimX) : CUDA_ERROR_INVALID_VALUE;
+	(void)extra; NOTE();
+	return c ? launch_run(f, c->gridDimX, params) : CUDA_ERROR_INVALID_VALUE;
 }
 API CUresult cuLaunchKernelEx_ptsz(const CUlaunchConfig *c, CUfunction f, void **params, void **extra)
 {
-	(void)params; (void)extra; NOTE();
-	return c ? launch_check(f, c->gridDimX) : CUDA_ERROR_INVALID_VALUE;
+	(void)extra; NOTE();
+	return c ? launch_run(f, c->gridDimX, params) : CUDA_ERROR_INVALID_VALUE;
 }
 
 /* ---- memory ---------------------------------------------------------------- */
@@ -306,6 +543,8 @@ API CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t n)
 	unsigned long long oom = env_num("FAKECUDA_OOM_MIN");
 
 	NOTE();
+	if (real_memory())
+		return real_alloc((void **)p, n, 0);
 	if (!n)
 		return CUDA_ERROR_INVALID_VALUE;
 	if (oom && n >= oom)
@@ -315,13 +554,43 @@ API CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t n)
 }
 /* The pre-3.2 32-bit ABI entry (unsigned int *): must never be mapped to cuMemAlloc_v2's wrapper. */
 API CUresult cuMemAlloc(unsigned int *p, unsigned int n) { NOTE(); (void)n; *p = 0x1000; return CUDA_SUCCESS; }
-API CUresult cuMemFree_v2(CUdeviceptr p) { NOTE(); return p ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE; }
-API CUresult cuMemcpyHtoD_v2(CUdeviceptr d, const void *s, size_t n) { (void)d; (void)s; (void)n; NOTE(); return CUDA_SUCCESS; }
-API CUresult cuMemcpyHtoD_v2_ptds(CUdeviceptr d, const void *s, size_t n) { (void)d; (void)s; (void)n; NOTE(); return CUDA_SUCCESS; }
-API CUresult cuMemcpyDtoH_v2(void *d, CUdeviceptr s, size_t n) { (void)s; memset(d, 0, n); NOTE(); return CUDA_SUCCESS; }
+API CUresult cuMemFree_v2(CUdeviceptr p)
+{
+	NOTE();
+	if (real_memory())
+		return real_free((uintptr_t)p, 0);
+	return p ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+API CUresult cuMemcpyHtoD_v2(CUdeviceptr d, const void *s, size_t n)
+{
+	NOTE();
+	return real_memory() ? real_copy((void *)(uintptr_t)d, s, n, 1, 0) : CUDA_SUCCESS;
+}
+API CUresult cuMemcpyHtoD_v2_ptds(CUdeviceptr d, const void *s, size_t n)
+{
+	NOTE();
+	return real_memory() ? real_copy((void *)(uintptr_t)d, s, n, 1, 0) : CUDA_SUCCESS;
+}
+API CUresult cuMemcpyDtoH_v2(void *d, CUdeviceptr s, size_t n)
+{
+	NOTE();
+	if (real_memory())
+		return real_copy(d, (const void *)(uintptr_t)s, n, 0, 1);
+	memset(d, 0, n);
+	return CUDA_SUCCESS;
+}
 /* Does nothing, counts nothing: the cheapest entry, for timing wrappers. */
 API CUresult cuMemsetD16_v2(CUdeviceptr d, unsigned short v, size_t n) { (void)d; (void)v; (void)n; return CUDA_SUCCESS; }
-API CUresult cuMemsetD8_v2(CUdeviceptr d, unsigned char v, size_t n) { (void)d; (void)v; (void)n; NOTE(); return CUDA_SUCCESS; }
+API CUresult cuMemsetD8_v2(CUdeviceptr d, unsigned char v, size_t n)
+{
+	NOTE();
+	if (!real_memory() || n == 0)
+		return CUDA_SUCCESS;
+	if (!real_device_range((uintptr_t)d, n))
+		return CUDA_ERROR_INVALID_VALUE;
+	memset((void *)(uintptr_t)d, v, n);
+	return CUDA_SUCCESS;
+}
 API CUresult cuMemsetD32Async(CUdeviceptr d, unsigned v, size_t n, CUstream s)
 {
 	(void)d; (void)v; (void)n; (void)s; NOTE(); return CUDA_SUCCESS;
@@ -330,13 +599,81 @@ API CUresult cuMemsetD32Async_ptsz(CUdeviceptr d, unsigned v, size_t n, CUstream
 {
 	(void)d; (void)v; (void)n; (void)s; NOTE(); return CUDA_SUCCESS;
 }
-API CUresult cuMemHostAlloc(void **pp, size_t n, unsigned flags) { (void)n; (void)flags; NOTE(); *pp = NULL; return CUDA_ERROR_OUT_OF_MEMORY; }
+API CUresult cuMemHostAlloc(void **pp, size_t n, unsigned flags)
+{
+	(void)flags;
+	NOTE();
+	if (real_memory())
+		return real_alloc(pp, n, 1);
+	*pp = NULL;
+	return CUDA_ERROR_OUT_OF_MEMORY;
+}
 API CUresult cuMemHostGetDevicePointer_v2(CUdeviceptr *d, void *p, unsigned f) { (void)f; NOTE(); *d = (CUdeviceptr)(uintptr_t)p; return CUDA_SUCCESS; }
-API CUresult cuMemFreeHost(void *p) { (void)p; NOTE(); return CUDA_SUCCESS; }
+API CUresult cuMemFreeHost(void *p) { NOTE(); return real_memory() ? real_free((uintptr_t)p, 1) : CUDA_SUCCESS; }
 API CUresult cuPointerGetAttribute(void *d, CUpointer_attribute a, CUdeviceptr p)
 {
 	(void)d; (void)a; (void)p; NOTE(); return CUDA_ERROR_NOT_SUPPORTED;
 }
+
+#ifdef FAKECUDA_REAL_MEMORY
+/* Copies, host allocations, memory information and synchronisation (this
+ * build only). */
+API CUresult cuMemAllocHost_v2(void **pp, size_t n)
+{
+	NOTE();
+	return real_alloc(pp, n, 1);
+}
+API CUresult cuMemcpyDtoD_v2(CUdeviceptr d, CUdeviceptr s, size_t n)
+{
+	NOTE();
+	return real_copy((void *)(uintptr_t)d, (const void *)(uintptr_t)s, n, 1, 1);
+}
+API CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr d, CUdeviceptr s, size_t n, CUstream st)
+{
+	(void)st;
+	NOTE();
+	return real_copy((void *)(uintptr_t)d, (const void *)(uintptr_t)s, n, 1, 1);
+}
+API CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr d, const void *s, size_t n, CUstream st)
+{
+	(void)st;
+	NOTE();
+	return real_copy((void *)(uintptr_t)d, s, n, 1, 0);
+}
+API CUresult cuMemcpyDtoHAsync_v2(void *d, CUdeviceptr s, size_t n, CUstream st)
+{
+	(void)st;
+	NOTE();
+	return real_copy(d, (const void *)(uintptr_t)s, n, 0, 1);
+}
+API CUresult cuMemGetInfo_v2(size_t *free_bytes, size_t *total)
+{
+	unsigned long long limit = env_num("FAKECUDA_MEM_LIMIT");
+	unsigned long long live = fake_live_device_bytes();
+
+	NOTE();
+	if (!limit)
+		limit = 16ull << 30;
+	*total = (size_t)limit;
+	*free_bytes = (size_t)(live < limit ? limit - live : 0);
+	return CUDA_SUCCESS;
+}
+API CUresult cuCtxSynchronize(void) { NOTE(); return CUDA_SUCCESS; }
+API CUresult cuStreamSynchronize(CUstream s) { (void)s; NOTE(); return CUDA_SUCCESS; }
+API CUresult cuGetErrorName(CUresult e, const char **s)
+{
+	NOTE();
+	switch (e) {
+	case CUDA_SUCCESS: *s = "CUDA_SUCCESS"; break;
+	case CUDA_ERROR_INVALID_VALUE: *s = "CUDA_ERROR_INVALID_VALUE"; break;
+	case CUDA_ERROR_OUT_OF_MEMORY: *s = "CUDA_ERROR_OUT_OF_MEMORY"; break;
+	case CUDA_ERROR_ILLEGAL_ADDRESS: *s = "CUDA_ERROR_ILLEGAL_ADDRESS"; break;
+	case CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES: *s = "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES"; break;
+	default: *s = NULL; return CUDA_ERROR_INVALID_VALUE;
+	}
+	return CUDA_SUCCESS;
+}
+#endif
 
 /* ---- entry-point lookup ------------------------------------------------------ */
 

@@ -185,3 +185,26 @@ $(BUILD)/diff_fakelib.so: test/unit/diff_fakelib.c
 	$(Q)$(CC) -shared -fPIC -O2 -Wall -Werror -o $@ $<
 TEST_DEPS += $(BUILD)/diff_fakeprog $(BUILD)/diff_fakelib.so $(BUILD)/ktrace $(BUILD)/ktrace-diff
 
+# ---- replay confirmation (interpose/replay/): the spec and the matcher, the
+# difference measures, the report as text and blob, and the confirmation itself
+# against the fake driver with real memory (built with -DFAKECUDA_REAL_MEMORY, dlopened).
+REPLAY_TEST_SRCS := interpose/replay/replay_spec.c interpose/replay/replay_confirm.c \
+	interpose/replay/replay_snapshot.c interpose/replay/replay_diff.c interpose/replay/replay_report.c
+TESTS += replay_spec_test replay_diff_test replay_report_test replay_confirm_test
+replay_spec_test_SRCS := test/unit/replay_spec_test.c $(REPLAY_TEST_SRCS)
+replay_spec_test_LIBS := -lcmocka
+replay_diff_test_SRCS := test/unit/replay_diff_test.c $(REPLAY_TEST_SRCS)
+replay_diff_test_LIBS := -lcmocka
+replay_report_test_SRCS := test/unit/replay_report_test.c $(REPLAY_TEST_SRCS)
+replay_report_test_LIBS := -lcmocka
+replay_confirm_test_SRCS := test/unit/replay_confirm_test.c interpose/replay/replay_driver.c $(REPLAY_TEST_SRCS)
+replay_confirm_test_LIBS := -lcmocka
+# The fake driver with real memory and the extra entry points (test/fakecuda/fakecuda.c).
+FAKECUDA_REAL := $(BUILD)/fakecuda-real/libcuda.so.1
+$(FAKECUDA_REAL): test/fakecuda/fakecuda.c
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $@")
+	$(Q)$(CC) $(CFLAGS_ALL) -DFAKECUDA_REAL_MEMORY -fvisibility=default -shared -Wl,-soname,libcuda.so.1 \
+		-Wl,-Bsymbolic -o $@ $< $(LDFLAGS_ALL)
+TEST_DEPS += $(FAKECUDA_REAL)
+$(BUILD)/replay_confirm_test: $(FAKECUDA_REAL)

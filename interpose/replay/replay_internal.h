@@ -1,0 +1,59 @@
+/* interpose/replay/replay_internal.h: the confirmation's state, shared by
+ * replay_confirm.c (the sequence and the verdict) and replay_snapshot.c (the
+ * copies of the buffers, their digests and comparisons).  Not for other folders.
+ */
+#ifndef KTRACE_REPLAY_INTERNAL_H
+#define KTRACE_REPLAY_INTERNAL_H
+
+#include "interpose/replay/replay.h"
+
+/* Host staging for digests and comparisons: at most this many bytes per read
+ * (a multiple of 8, so element boundaries line up across chunks). */
+#define RP_STAGE_MAX (8u << 20)
+
+/* One copy of one buffer. */
+struct rp_copy {
+	uint8_t place;          /* enum ktrace_replay_place */
+	CUdeviceptr dev;
+	void *host;
+};
+
+struct rp_state {
+	const struct ktrace_replay_driver *drv;
+	const struct ktrace_replay_launch *launch;
+	const struct ktrace_replay_buffer *bufs;
+	uint32_t n;
+	uint32_t runs;
+	uint64_t budget, host_budget;
+	struct rp_copy *input;          /* the buffers before the program's launch */
+	struct rp_copy *result;         /* R0: after it */
+	uint64_t *r0_digest, *cur_digest;
+	uint64_t *distinct;             /* distinct digest vectors, n each */
+	uint32_t ndistinct;
+	unsigned char *stage_a, *stage_b;
+	size_t stage_len;
+	int buffers_touched;            /* a restore of the inputs began: R0 must go back */
+	struct ktrace_replay_report *report;
+};
+
+/* Record a failure (the first one wins, except RESTORE_FAILED, which always
+ * does): reason, the driver's result (0 if none) and a detail line. */
+void rp_fail(struct rp_state *s, enum ktrace_replay_reason reason, CUresult res, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5))) KTRACE_REPLAY_HIDDEN;
+/* "CUDA_ERROR_OUT_OF_MEMORY" or "CUresult 2". */
+const char *rp_error_name(const struct rp_state *s, CUresult res, char *buf, size_t len) KTRACE_REPLAY_HIDDEN;
+
+/* Allocate and fill one copy per buffer (device scratch while it fits the
+ * budget and device memory, else host).  0, or -1 after rp_fail. */
+int rp_copies_take(struct rp_state *s, struct rp_copy *copies) KTRACE_REPLAY_HIDDEN;
+/* Copy every buffer back from its copy.  0, or -1 after rp_fail. */
+int rp_copies_restore(struct rp_state *s, const struct rp_copy *copies) KTRACE_REPLAY_HIDDEN;
+/* Free the copies (safe on partly taken or released ones). */
+void rp_copies_release(struct rp_state *s, struct rp_copy *copies) KTRACE_REPLAY_HIDDEN;
+
+/* KT64V1 digest of every live buffer into out[n].  0, or -1 after rp_fail. */
+int rp_digest_all(struct rp_state *s, uint64_t *out) KTRACE_REPLAY_HIDDEN;
+/* Compare live buffer i with its R0 copy into *d.  0, or -1 after rp_fail. */
+int rp_compare(struct rp_state *s, uint32_t i, struct ktrace_replay_diff *d) KTRACE_REPLAY_HIDDEN;
+
+#endif
