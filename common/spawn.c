@@ -1,4 +1,5 @@
-/* common/spawn.c: ktrace_spawn() (see spawn.h). */
+/* common/spawn.c: ktrace_spawn(), which starts ktrace's background threads with
+ * every signal blocked and waits until each runs ktrace code (spawn.h says why). */
 #include "common/spawn.h"
 
 #include <errno.h>

@@ -202,14 +202,15 @@ int ktrace_diff_lcs(size_t na, size_t nb, int (*eq)(size_t i, size_t j, void *ct
 
 /* ---- launch keys ------------------------------------------------------------- */
 
-struct lkey {
+/* What two launches must share to be aligned: kernel name and launch shape. */
+struct launch_key {
 	const char *name; /* NULL: unknown kernel, matches any name */
 	uint64_t nh;      /* hash of the name */
 	uint64_t h;       /* hash of the launch shape */
 	uint32_t grid[3], block[3], cluster[3], shmem;
 };
 
-static uint64_t fnv(const void *p, size_t n, uint64_t h)
+static uint64_t fnv1a(const void *p, size_t n, uint64_t h)
 {
 	const unsigned char *s = p;
 	for (size_t i = 0; i < n; i++) {
@@ -221,21 +222,21 @@ static uint64_t fnv(const void *p, size_t n, uint64_t h)
 
 /* The name is left out of the quick hash: a kernel the trace never
  * described (its KERNEL record lost) has no name and matches any name. */
-static void make_key(const struct tm_launch *l, struct lkey *k)
+static void launch_key_of(const struct tm_launch *l, struct launch_key *k)
 {
 	k->name = l->kernel->known ? l->kernel->name : NULL;
-	k->nh = k->name ? fnv(k->name, strlen(k->name), 0xcbf29ce484222325ull) : 0;
+	k->nh = k->name ? fnv1a(k->name, strlen(k->name), 0xcbf29ce484222325ull) : 0;
 	memcpy(k->grid, l->grid, sizeof k->grid);
 	memcpy(k->block, l->block, sizeof k->block);
 	memcpy(k->cluster, l->cluster, sizeof k->cluster);
 	k->shmem = l->shared_mem;
-	uint64_t h = fnv(k->grid, sizeof k->grid, 0xcbf29ce484222325ull);
-	h = fnv(k->block, sizeof k->block, h);
-	h = fnv(k->cluster, sizeof k->cluster, h);
-	k->h = fnv(&k->shmem, sizeof k->shmem, h);
+	uint64_t h = fnv1a(k->grid, sizeof k->grid, 0xcbf29ce484222325ull);
+	h = fnv1a(k->block, sizeof k->block, h);
+	h = fnv1a(k->cluster, sizeof k->cluster, h);
+	k->h = fnv1a(&k->shmem, sizeof k->shmem, h);
 }
 
-static int key_eq(const struct lkey *x, const struct lkey *y)
+static int launch_key_eq(const struct launch_key *x, const struct launch_key *y)
 {
 	return x->h == y->h && !memcmp(x->grid, y->grid, sizeof x->grid) &&
 	       !memcmp(x->block, y->block, sizeof x->block) &&
@@ -247,22 +248,25 @@ static int key_eq(const struct lkey *x, const struct lkey *y)
 
 #define CU_STREAM_PER_THREAD_VALUE 2u
 
-struct skey {
+/* A stream as a run names it. */
+struct stream_id {
 	int device;
 	uint64_t ctx, stream;
 	uint32_t tid; /* only for per-thread default streams */
 };
 
-struct sinfo {
-	struct skey key;
+/* One stream of a run: its launches in order, and its partner in the other run. */
+struct stream_info {
+	struct stream_id key;
 	size_t first;   /* index of its first launch */
 	size_t n;       /* launches */
 	size_t *idx;    /* launch indices in seq order */
 	long match;     /* index of the matched stream of the other run, -1 */
 };
 
-struct slist {
-	struct sinfo *s;
+/* The streams of a run, in order of first use. */
+struct stream_list {
+	struct stream_info *s;
 	size_t n, cap;
 	uint32_t *of_launch; /* per launch: stream index */
 	/* open-addressing table key -> stream index */
@@ -270,7 +274,7 @@ struct slist {
 	size_t tabcap;
 };
 
-static void stream_key(const struct tm_launch *l, struct skey *k)
+static void stream_id_of(const struct tm_launch *l, struct stream_id *k)
 {
 	memset(k, 0, sizeof *k);
 	k->device = l->device;
@@ -284,23 +288,23 @@ static void stream_key(const struct tm_launch *l, struct skey *k)
 	}
 }
 
-static uint64_t skey_hash(const struct skey *k)
+static uint64_t stream_id_hash(const struct stream_id *k)
 {
 	uint64_t h = 0xcbf29ce484222325ull;
-	h = fnv(&k->device, sizeof k->device, h);
-	h = fnv(&k->ctx, sizeof k->ctx, h);
-	h = fnv(&k->stream, sizeof k->stream, h);
-	return fnv(&k->tid, sizeof k->tid, h);
+	h = fnv1a(&k->device, sizeof k->device, h);
+	h = fnv1a(&k->ctx, sizeof k->ctx, h);
+	h = fnv1a(&k->stream, sizeof k->stream, h);
+	return fnv1a(&k->tid, sizeof k->tid, h);
 }
 
-static int skey_eq(const struct skey *x, const struct skey *y)
+static int stream_id_eq(const struct stream_id *x, const struct stream_id *y)
 {
 	return x->device == y->device && x->ctx == y->ctx && x->stream == y->stream && x->tid == y->tid;
 }
 
-static void slist_free(struct slist *sl);
+static void stream_list_free(struct stream_list *sl);
 
-static int slist_build_inner(const struct tm_trace *t, struct slist *sl)
+static int stream_list_fill(const struct tm_trace *t, struct stream_list *sl)
 {
 	sl->of_launch = malloc((t->nlaunches + 1) * sizeof *sl->of_launch);
 	sl->tabcap = 64;
@@ -310,16 +314,16 @@ static int slist_build_inner(const struct tm_trace *t, struct slist *sl)
 	for (size_t i = 0; i < sl->tabcap; i++)
 		sl->tab[i] = -1;
 	for (size_t i = 0; i < t->nlaunches; i++) {
-		struct skey k;
-		stream_key(&t->launches[i], &k);
-		size_t pos = skey_hash(&k) & (sl->tabcap - 1);
-		while (sl->tab[pos] >= 0 && !skey_eq(&sl->s[sl->tab[pos]].key, &k))
+		struct stream_id k;
+		stream_id_of(&t->launches[i], &k);
+		size_t pos = stream_id_hash(&k) & (sl->tabcap - 1);
+		while (sl->tab[pos] >= 0 && !stream_id_eq(&sl->s[sl->tab[pos]].key, &k))
 			pos = (pos + 1) & (sl->tabcap - 1);
 		long si = sl->tab[pos];
 		if (si < 0) {
 			if (sl->n == sl->cap) {
 				size_t nc = sl->cap ? sl->cap * 2 : 16;
-				struct sinfo *ns = realloc(sl->s, nc * sizeof *ns);
+				struct stream_info *ns = realloc(sl->s, nc * sizeof *ns);
 				if (!ns)
 					return -1;
 				sl->s = ns;
@@ -339,7 +343,7 @@ static int slist_build_inner(const struct tm_trace *t, struct slist *sl)
 				for (size_t q = 0; q < nc; q++)
 					nt[q] = -1;
 				for (size_t q = 0; q < sl->n; q++) {
-					size_t p = skey_hash(&sl->s[q].key) & (nc - 1);
+					size_t p = stream_id_hash(&sl->s[q].key) & (nc - 1);
 					while (nt[p] >= 0)
 						p = (p + 1) & (nc - 1);
 					nt[p] = (long)q;
@@ -359,22 +363,22 @@ static int slist_build_inner(const struct tm_trace *t, struct slist *sl)
 		sl->s[s].n = 0;
 	}
 	for (size_t i = 0; i < t->nlaunches; i++) {
-		struct sinfo *s = &sl->s[sl->of_launch[i]];
+		struct stream_info *s = &sl->s[sl->of_launch[i]];
 		s->idx[s->n++] = i;
 	}
 	return 0;
 }
 
-static int slist_build(const struct tm_trace *t, struct slist *sl)
+static int stream_list_build(const struct tm_trace *t, struct stream_list *sl)
 {
 	memset(sl, 0, sizeof *sl);
-	if (slist_build_inner(t, sl) == 0)
+	if (stream_list_fill(t, sl) == 0)
 		return 0;
-	slist_free(sl);
+	stream_list_free(sl);
 	return -1;
 }
 
-static void slist_free(struct slist *sl)
+static void stream_list_free(struct stream_list *sl)
 {
 	for (size_t s = 0; s < sl->n; s++)
 		free(sl->s[s].idx);
@@ -385,7 +389,7 @@ static void slist_free(struct slist *sl)
 
 /* Streams of one device, in order of first use (streams are created in that
  * order already). */
-static size_t device_streams(const struct slist *sl, int device, size_t *out)
+static size_t device_streams(const struct stream_list *sl, int device, size_t *out)
 {
 	size_t n = 0;
 	for (size_t s = 0; s < sl->n; s++)
@@ -398,8 +402,8 @@ static size_t device_streams(const struct slist *sl, int device, size_t *out)
 
 /* Match the streams of one device: LCS over the key of each stream's first
  * launch, then pair what is left positionally between matched anchors. */
-static int match_device_streams(struct slist *sa, const size_t *xa, size_t na, const struct lkey *ka,
-				struct slist *sb, const size_t *xb, size_t nb, const struct lkey *kb)
+static int match_device_streams(struct stream_list *sa, const size_t *xa, size_t na, const struct launch_key *ka,
+				struct stream_list *sb, const size_t *xb, size_t nb, const struct launch_key *kb)
 {
 	if (!na || !nb)
 		return 0;
@@ -410,14 +414,14 @@ static int match_device_streams(struct slist *sa, const size_t *xa, size_t na, c
 #define DP(i, j) dp[(size_t)(i) * (nb + 1) + (j)]
 		for (size_t i = na; i-- > 0;)
 			for (size_t j = nb; j-- > 0;) {
-				if (key_eq(&ka[sa->s[xa[i]].first], &kb[sb->s[xb[j]].first]))
+				if (launch_key_eq(&ka[sa->s[xa[i]].first], &kb[sb->s[xb[j]].first]))
 					DP(i, j) = DP(i + 1, j + 1) + 1;
 				else
 					DP(i, j) = DP(i + 1, j) > DP(i, j + 1) ? DP(i + 1, j) : DP(i, j + 1);
 			}
 		size_t i = 0, j = 0;
 		while (i < na && j < nb) {
-			if (key_eq(&ka[sa->s[xa[i]].first], &kb[sb->s[xb[j]].first]) &&
+			if (launch_key_eq(&ka[sa->s[xa[i]].first], &kb[sb->s[xb[j]].first]) &&
 			    DP(i, j) == DP(i + 1, j + 1) + 1) {
 				sa->s[xa[i]].match = (long)xb[j];
 				sb->s[xb[j]].match = (long)xa[i];
@@ -448,7 +452,7 @@ static int match_device_streams(struct slist *sa, const size_t *xa, size_t na, c
 			nj = (long)nb;
 		}
 		for (long p = 0; pi + 1 + p < ni && pj + 1 + p < nj; p++) {
-			struct sinfo *x = &sa->s[xa[pi + 1 + p]], *y = &sb->s[xb[pj + 1 + p]];
+			struct stream_info *x = &sa->s[xa[pi + 1 + p]], *y = &sb->s[xb[pj + 1 + p]];
 			if (y->match >= 0)
 				break;
 			x->match = (long)xb[pj + 1 + p];
@@ -464,15 +468,16 @@ static int match_device_streams(struct slist *sa, const size_t *xa, size_t na, c
 
 /* ---- per-stream launch alignment ---------------------------------------------- */
 
-struct seq_ctx {
+/* The launches of a matched pair of streams (indices into each trace) and their keys. */
+struct stream_pair_keys {
 	const size_t *ia, *ib;
-	const struct lkey *ka, *kb;
+	const struct launch_key *ka, *kb;
 };
 
-static int seq_eq(size_t i, size_t j, void *p)
+static int stream_pair_keys_eq(size_t i, size_t j, void *p)
 {
-	const struct seq_ctx *c = p;
-	return key_eq(&c->ka[c->ia[i]], &c->kb[c->ib[j]]);
+	const struct stream_pair_keys *c = p;
+	return launch_key_eq(&c->ka[c->ia[i]], &c->kb[c->ib[j]]);
 }
 
 #define REFINE_MAX 64
@@ -480,7 +485,7 @@ static int seq_eq(size_t i, size_t j, void *p)
 /* Move each match to the best-agreeing launch among those of the same key
  * that could take its place without crossing another match. */
 static void refine(const struct tm_trace *a, const struct tm_trace *b, const size_t *ia, size_t na,
-		   const size_t *ib, size_t nb, const struct lkey *ka, const struct lkey *kb,
+		   const size_t *ib, size_t nb, const struct launch_key *ka, const struct launch_key *kb,
 		   long *ma, long *mb)
 {
 	long prev_i = -1, prev_j = -1;
@@ -496,14 +501,14 @@ static void refine(const struct tm_trace *a, const struct tm_trace *b, const siz
 				next_j = ma[q];
 				break;
 			}
-		const struct lkey *k = &ka[ia[i]];
+		const struct launch_key *k = &ka[ia[i]];
 		long ci[REFINE_MAX], cj[REFINE_MAX];
 		size_t nci = 0, ncj = 0;
 		for (long q = prev_i + 1; q < next_i && nci < REFINE_MAX; q++)
-			if ((q == (long)i || ma[q] < 0) && key_eq(&ka[ia[q]], k))
+			if ((q == (long)i || ma[q] < 0) && launch_key_eq(&ka[ia[q]], k))
 				ci[nci++] = q;
 		for (long q = prev_j + 1; q < next_j && ncj < REFINE_MAX; q++)
-			if ((q == j || mb[q] < 0) && key_eq(&kb[ib[q]], k))
+			if ((q == j || mb[q] < 0) && launch_key_eq(&kb[ib[q]], k))
 				cj[ncj++] = q;
 		if (nci > 1 || ncj > 1) {
 			long bi = (long)i, bj = j;
@@ -540,123 +545,139 @@ static void refine(const struct tm_trace *a, const struct tm_trace *b, const siz
 	}
 }
 
-int ktrace_diff_align(const struct tm_trace *a, const struct tm_trace *b, struct diff_align *al)
-{
-	memset(al, 0, sizeof *al);
-	struct slist sa, sb;
-	struct lkey *ka = malloc((a->nlaunches + 1) * sizeof *ka);
-	struct lkey *kb = malloc((b->nlaunches + 1) * sizeof *kb);
-	size_t *xa = NULL, *xb = NULL;
-	long *sma = NULL, *smb = NULL;
-	int rc = -1;
-	int sa_ok = slist_build(a, &sa) == 0, sb_ok = slist_build(b, &sb) == 0;
-	al->match_a = malloc((a->nlaunches + 1) * sizeof *al->match_a);
-	al->match_b = malloc((b->nlaunches + 1) * sizeof *al->match_b);
-	al->stream_a = malloc((a->nlaunches + 1) * sizeof *al->stream_a);
-	al->stream_b = malloc((b->nlaunches + 1) * sizeof *al->stream_b);
-	if (!ka || !kb || !sa_ok || !sb_ok || !al->match_a || !al->match_b || !al->stream_a ||
-	    !al->stream_b)
-		goto out;
-	for (size_t i = 0; i < a->nlaunches; i++) {
-		make_key(&a->launches[i], &ka[i]);
-		al->match_a[i] = -1;
-	}
-	for (size_t i = 0; i < b->nlaunches; i++) {
-		make_key(&b->launches[i], &kb[i]);
-		al->match_b[i] = -1;
-	}
+/* ---- the alignment of two traces --------------------------------------------- */
 
-	/* devices: match streams device by device */
-	xa = malloc((sa.n + 1) * sizeof *xa);
-	xb = malloc((sb.n + 1) * sizeof *xb);
-	if (!xa || !xb)
-		goto out;
-	for (size_t s = 0; s < sa.n; s++) {
-		int dev = sa.s[s].key.device;
+/* Match the streams of A and B device by device (sinfo.match). */
+static int match_streams(struct stream_list *sa, const struct launch_key *ka, struct stream_list *sb,
+			 const struct launch_key *kb)
+{
+	size_t *xa = malloc((sa->n + 1) * sizeof *xa);
+	size_t *xb = malloc((sb->n + 1) * sizeof *xb);
+	int rc = xa && xb ? 0 : -1;
+	for (size_t s = 0; rc == 0 && s < sa->n; s++) {
+		int dev = sa->s[s].key.device;
 		int seen = 0;
 		for (size_t q = 0; q < s && !seen; q++)
-			seen = sa.s[q].key.device == dev;
+			seen = sa->s[q].key.device == dev;
 		if (seen)
 			continue;
-		size_t na = device_streams(&sa, dev, xa), nb = device_streams(&sb, dev, xb);
-		if (match_device_streams(&sa, xa, na, ka, &sb, xb, nb, kb))
-			goto out;
+		size_t na = device_streams(sa, dev, xa), nb = device_streams(sb, dev, xb);
+		rc = match_device_streams(sa, xa, na, ka, sb, xb, nb, kb);
 	}
+	free(xa);
+	free(xb);
+	return rc ? -1 : 0;
+}
 
-	/* result streams: A's in first-use order (with their partners), then B-only */
-	al->streams = calloc(sa.n + sb.n + 1, sizeof *al->streams);
-	if (!al->streams)
-		goto out;
-	uint32_t *bmap = malloc((sb.n + 1) * sizeof *bmap);
-	if (!bmap)
-		goto out;
-	for (size_t s = 0; s < sa.n; s++) {
+/* The result's streams: A's in first-use order (with their partners), then
+ * B's alone; and each launch's stream index (al->stream_a, al->stream_b). */
+static int list_streams(struct diff_align *al, const struct stream_list *sa, const struct stream_list *sb)
+{
+	al->streams = calloc(sa->n + sb->n + 1, sizeof *al->streams);
+	uint32_t *bmap = malloc((sb->n + 1) * sizeof *bmap);
+	if (!al->streams || !bmap) {
+		free(bmap);
+		return -1;
+	}
+	for (size_t s = 0; s < sa->n; s++) {
 		struct diff_stream *d = &al->streams[al->nstreams];
-		d->device = sa.s[s].key.device;
+		d->device = sa->s[s].key.device;
 		d->in_a = 1;
-		d->stream_a = sa.s[s].key.stream;
-		d->launches_a = sa.s[s].n;
-		if (sa.s[s].match >= 0) {
-			const struct sinfo *o = &sb.s[sa.s[s].match];
+		d->stream_a = sa->s[s].key.stream;
+		d->launches_a = sa->s[s].n;
+		if (sa->s[s].match >= 0) {
+			const struct stream_info *o = &sb->s[sa->s[s].match];
 			d->in_b = 1;
 			d->stream_b = o->key.stream;
 			d->launches_b = o->n;
-			bmap[sa.s[s].match] = (uint32_t)al->nstreams;
+			bmap[sa->s[s].match] = (uint32_t)al->nstreams;
 		}
-		for (size_t q = 0; q < sa.s[s].n; q++)
-			al->stream_a[sa.s[s].idx[q]] = (uint32_t)al->nstreams;
+		for (size_t q = 0; q < sa->s[s].n; q++)
+			al->stream_a[sa->s[s].idx[q]] = (uint32_t)al->nstreams;
 		al->nstreams++;
 	}
-	for (size_t s = 0; s < sb.n; s++) {
-		if (sb.s[s].match < 0) {
+	for (size_t s = 0; s < sb->n; s++) {
+		if (sb->s[s].match < 0) {
 			struct diff_stream *d = &al->streams[al->nstreams];
-			d->device = sb.s[s].key.device;
+			d->device = sb->s[s].key.device;
 			d->in_b = 1;
-			d->stream_b = sb.s[s].key.stream;
-			d->launches_b = sb.s[s].n;
+			d->stream_b = sb->s[s].key.stream;
+			d->launches_b = sb->s[s].n;
 			bmap[s] = (uint32_t)al->nstreams++;
 		}
-		for (size_t q = 0; q < sb.s[s].n; q++)
-			al->stream_b[sb.s[s].idx[q]] = bmap[s];
+		for (size_t q = 0; q < sb->s[s].n; q++)
+			al->stream_b[sb->s[s].idx[q]] = bmap[s];
 	}
 	free(bmap);
+	return 0;
+}
 
-	/* align each matched pair of streams */
-	for (size_t s = 0; s < sa.n; s++) {
-		if (sa.s[s].match < 0)
-			continue;
-		const struct sinfo *A = &sa.s[s], *B = &sb.s[sa.s[s].match];
-		free(sma);
-		free(smb);
-		sma = malloc((A->n + 1) * sizeof *sma);
-		smb = malloc((B->n + 1) * sizeof *smb);
-		if (!sma || !smb)
-			goto out;
-		struct seq_ctx c = { A->idx, B->idx, ka, kb };
-		if (ktrace_diff_lcs(A->n, B->n, seq_eq, &c, sma, smb))
-			goto out;
-		refine(a, b, A->idx, A->n, B->idx, B->n, ka, kb, sma, smb);
-		uint64_t matched = 0;
-		for (size_t i = 0; i < A->n; i++)
-			if (sma[i] >= 0) {
-				al->match_a[A->idx[i]] = (long)B->idx[sma[i]];
-				al->match_b[B->idx[sma[i]]] = (long)A->idx[i];
-				matched++;
-			}
-		al->streams[al->stream_a[A->idx[0]]].matched = matched;
-	}
+/* Align the launches of the matched streams A (of trace a) and B (of b). */
+static int align_stream_pair(const struct tm_trace *a, const struct tm_trace *b, const struct stream_info *A,
+			     const struct stream_info *B, const struct launch_key *ka, const struct launch_key *kb,
+			     struct diff_align *al)
+{
+	long *sma = malloc((A->n + 1) * sizeof *sma);
+	long *smb = malloc((B->n + 1) * sizeof *smb);
+	struct stream_pair_keys c = { A->idx, B->idx, ka, kb };
+	int rc = -1;
+	if (!sma || !smb || ktrace_diff_lcs(A->n, B->n, stream_pair_keys_eq, &c, sma, smb))
+		goto out;
+	refine(a, b, A->idx, A->n, B->idx, B->n, ka, kb, sma, smb);
+	uint64_t matched = 0;
+	for (size_t i = 0; i < A->n; i++)
+		if (sma[i] >= 0) {
+			al->match_a[A->idx[i]] = (long)B->idx[sma[i]];
+			al->match_b[B->idx[sma[i]]] = (long)A->idx[i];
+			matched++;
+		}
+	al->streams[al->stream_a[A->idx[0]]].matched = matched;
 	rc = 0;
 out:
 	free(sma);
 	free(smb);
-	free(xa);
-	free(xb);
+	return rc;
+}
+
+/* Every launch's key, and no match yet. */
+static struct launch_key *launch_keys(const struct tm_trace *t, long **match, uint32_t **stream)
+{
+	struct launch_key *k = malloc((t->nlaunches + 1) * sizeof *k);
+	*match = malloc((t->nlaunches + 1) * sizeof **match);
+	*stream = malloc((t->nlaunches + 1) * sizeof **stream);
+	if (!k || !*match || !*stream) {
+		free(k);
+		return NULL;
+	}
+	for (size_t i = 0; i < t->nlaunches; i++) {
+		launch_key_of(&t->launches[i], &k[i]);
+		(*match)[i] = -1;
+	}
+	return k;
+}
+
+int ktrace_diff_align(const struct tm_trace *a, const struct tm_trace *b, struct diff_align *al)
+{
+	memset(al, 0, sizeof *al);
+	struct stream_list sa, sb;
+	int rc = -1;
+	int sa_ok = stream_list_build(a, &sa) == 0, sb_ok = stream_list_build(b, &sb) == 0;
+	struct launch_key *ka = launch_keys(a, &al->match_a, &al->stream_a);
+	struct launch_key *kb = launch_keys(b, &al->match_b, &al->stream_b);
+	if (!ka || !kb || !sa_ok || !sb_ok || match_streams(&sa, ka, &sb, kb) || list_streams(al, &sa, &sb))
+		goto out;
+	for (size_t s = 0; s < sa.n; s++)
+		if (sa.s[s].match >= 0 &&
+		    align_stream_pair(a, b, &sa.s[s], &sb.s[sa.s[s].match], ka, kb, al))
+			goto out;
+	rc = 0;
+out:
 	free(ka);
 	free(kb);
 	if (sa_ok)
-		slist_free(&sa);
+		stream_list_free(&sa);
 	if (sb_ok)
-		slist_free(&sb);
+		stream_list_free(&sb);
 	if (rc)
 		ktrace_diff_align_free(al);
 	return rc;

@@ -263,7 +263,7 @@ static void md_text(FILE *f, const char *s)
 
 #define MD_MAX_ROWS 50
 
-static void md_one(FILE *f, const struct diff_result *r)
+static void md_comparison(FILE *f, const struct diff_result *r)
 {
 	fprintf(f, "### ktrace determinism check: %s\n\n",
 		r->ndivs ? "DIVERGED" : r->status ? "FAILED (--strict)" : "no divergence");
@@ -350,7 +350,7 @@ int ktrace_diff_report_markdown(const char *path, const struct diff_result *cons
 		return -1;
 	}
 	for (size_t i = 0; i < n; i++)
-		md_one(f, rs[i]);
+		md_comparison(f, rs[i]);
 	if (ferror(f) | fclose(f)) {
 		snprintf(err, errlen, "%s: error writing the Markdown summary", path);
 		return -1;

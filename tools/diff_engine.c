@@ -483,7 +483,7 @@ out:
 
 /* ---- per-kernel summary -------------------------------------------------------------- */
 
-struct ktab {
+struct kernel_table {
 	struct diff_kernel_stat *v;
 	size_t n, cap;
 	long *tab;
@@ -500,7 +500,7 @@ static uint64_t str_hash(const char *s)
 	return h;
 }
 
-static struct diff_kernel_stat *kstat(struct ktab *kt, const char *name)
+static struct diff_kernel_stat *kernel_stat_of(struct kernel_table *kt, const char *name)
 {
 	if (kt->n * 2 >= kt->tabcap) {
 		size_t nc = kt->tabcap ? kt->tabcap * 2 : 64;
@@ -609,37 +609,43 @@ static int trace_warnings(struct diff_result *r, const struct tm_trace *t, const
 
 /* ---- the comparison ------------------------------------------------------------------- */
 
-int ktrace_diff_compare(const struct tm_trace *a, const struct tm_trace *b, const struct diff_opts *o,
-			struct diff_result *r, char *err, size_t errlen)
+/* A new divergence of the matched pair la (launch i of A) and lb, counted
+ * for its kernel ks.  *cap is the capacity of r->divs. */
+static int add_divergence(struct diff_result *r, size_t *cap, const struct diff_align *al, size_t i,
+			  const struct tm_launch *la, const struct tm_launch *lb, struct diff_kernel_stat *ks)
 {
-	memset(r, 0, sizeof *r);
-	r->a = a;
-	r->b = b;
-	r->label_a = o->label_a ? o->label_a : a->path;
-	r->label_b = o->label_b ? o->label_b : b->path;
-	if (a->digest_alg != b->digest_alg) {
-		snprintf(err, errlen, "%s and %s use different digest algorithms (%u and %u): hashes cannot be compared",
-			 a->path, b->path, a->digest_alg, b->digest_alg);
-		return -1;
+	if (r->ndivs == *cap) {
+		size_t ncap = *cap ? *cap * 2 : 16;
+		struct diff_divergence *nd = realloc(r->divs, ncap * sizeof *nd);
+		if (!nd)
+			return -1;
+		r->divs = nd;
+		*cap = ncap;
 	}
-	struct diff_align *al = calloc(1, sizeof *al);
-	struct ktab kt = { 0 };
-	if (!al || ktrace_diff_align(a, b, al) != 0) {
-		free(al);
-		snprintf(err, errlen, "out of memory while aligning %s and %s", a->path, b->path);
-		return -1;
+	struct diff_divergence *d = &r->divs[r->ndivs];
+	memset(d, 0, sizeof *d);
+	d->la = la;
+	d->lb = lb;
+	d->device = la->device;
+	d->stream = al->stream_a[i];
+	if (ks->first_seq_a == UINT64_MAX) {
+		ks->first_seq_a = la->seq;
+		ks->first_div = r->ndivs;
 	}
-	r->priv = al;
-	r->streams = al->streams;
-	r->nstreams = al->nstreams;
-	r->launches_a = a->nlaunches;
-	r->launches_b = b->nlaunches;
+	r->ndivs++;
+	return 0;
+}
+
+/* Every launch of A: matched (equal, diverged or unverified) or in A only. */
+static int compare_launches_of_a(struct diff_result *r, const struct diff_align *al, struct kernel_table *kt)
+{
+	const struct tm_trace *a = r->a, *b = r->b;
 	size_t cap = 0;
 	for (size_t i = 0; i < a->nlaunches; i++) {
 		const struct tm_launch *la = &a->launches[i];
-		struct diff_kernel_stat *ks = kstat(&kt, ktrace_tm_kernel_name(la->kernel));
+		struct diff_kernel_stat *ks = kernel_stat_of(kt, ktrace_tm_kernel_name(la->kernel));
 		if (!ks)
-			goto oom;
+			return -1;
 		if (al->match_a[i] < 0) {
 			if (!r->only_a++)
 				r->first_only_a = la;
@@ -656,59 +662,92 @@ int ktrace_diff_compare(const struct tm_trace *a, const struct tm_trace *b, cons
 		} else if (st == DIFF_DIVERGED) {
 			r->diverged++;
 			ks->diverged++;
-			if (r->ndivs == cap) {
-				cap = cap ? cap * 2 : 16;
-				struct diff_divergence *nd = realloc(r->divs, cap * sizeof *nd);
-				if (!nd)
-					goto oom;
-				r->divs = nd;
-			}
-			struct diff_divergence *d = &r->divs[r->ndivs];
-			memset(d, 0, sizeof *d);
-			d->la = la;
-			d->lb = lb;
-			d->device = la->device;
-			d->stream = al->stream_a[i];
-			if (ks->first_seq_a == UINT64_MAX) {
-				ks->first_seq_a = la->seq;
-				ks->first_div = r->ndivs;
-			}
-			r->ndivs++;
+			if (add_divergence(r, &cap, al, i, la, lb, ks))
+				return -1;
 		}
 	}
+	return 0;
+}
+
+/* The launches of B that A has no match for. */
+static int count_launches_of_b_only(struct diff_result *r, const struct diff_align *al, struct kernel_table *kt)
+{
+	const struct tm_trace *b = r->b;
 	for (size_t j = 0; j < b->nlaunches; j++) {
 		if (al->match_b[j] >= 0)
 			continue;
-		struct diff_kernel_stat *ks = kstat(&kt, ktrace_tm_kernel_name(b->launches[j].kernel));
+		struct diff_kernel_stat *ks = kernel_stat_of(kt, ktrace_tm_kernel_name(b->launches[j].kernel));
 		if (!ks)
-			goto oom;
+			return -1;
 		if (!r->only_b++)
 			r->first_only_b = &b->launches[j];
 		ks->only_b++;
 	}
+	return 0;
+}
+
+/* Classify the first divergence, or all of them, and the first of each kernel. */
+static int classify_divergences(struct diff_result *r, const struct diff_align *al, const struct diff_opts *o)
+{
+	for (size_t i = 0; i < r->ndivs; i++) {
+		int want = o->all || i == 0;
+		if (want && classify(r, al, &r->divs[i]) != 0)
+			return -1;
+	}
+	if (o->all)
+		return 0;
+	for (size_t k = 0; k < r->nkernels; k++) {
+		struct diff_kernel_stat *ks = &r->kernels[k];
+		if (ks->first_seq_a != UINT64_MAX && !r->divs[ks->first_div].cls &&
+		    classify(r, al, &r->divs[ks->first_div]) != 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* Align a and b for r (r->priv holds the alignment).  Returns it, or NULL with err. */
+static struct diff_align *align_traces(struct diff_result *r, char *err, size_t errlen)
+{
+	const struct tm_trace *a = r->a, *b = r->b;
+	if (a->digest_alg != b->digest_alg) {
+		snprintf(err, errlen, "%s and %s use different digest algorithms (%u and %u): hashes cannot be compared",
+			 a->path, b->path, a->digest_alg, b->digest_alg);
+		return NULL;
+	}
+	struct diff_align *al = calloc(1, sizeof *al);
+	if (!al || ktrace_diff_align(a, b, al) != 0) {
+		free(al);
+		snprintf(err, errlen, "out of memory while aligning %s and %s", a->path, b->path);
+		return NULL;
+	}
+	r->priv = al;
+	r->streams = al->streams;
+	r->nstreams = al->nstreams;
+	return al;
+}
+
+int ktrace_diff_compare(const struct tm_trace *a, const struct tm_trace *b, const struct diff_opts *o,
+			struct diff_result *r, char *err, size_t errlen)
+{
+	memset(r, 0, sizeof *r);
+	r->a = a;
+	r->b = b;
+	r->label_a = o->label_a ? o->label_a : a->path;
+	r->label_b = o->label_b ? o->label_b : b->path;
+	struct diff_align *al = align_traces(r, err, errlen);
+	struct kernel_table kt = { 0 };
+	if (!al)
+		return -1;
+	r->launches_a = a->nlaunches;
+	r->launches_b = b->nlaunches;
+	if (compare_launches_of_a(r, al, &kt) || count_launches_of_b_only(r, al, &kt))
+		goto oom;
 	free(kt.tab);
 	kt.tab = NULL;
 	r->kernels = kt.v;
 	r->nkernels = kt.n;
 	kt.v = NULL;
-
-	/* classify the first divergence, or all of them, and the first of each kernel */
-	for (size_t i = 0; i < r->ndivs; i++) {
-		int want = o->all || i == 0;
-		if (!want)
-			continue;
-		if (classify(r, al, &r->divs[i]) != 0)
-			goto oom;
-	}
-	if (!o->all)
-		for (size_t k = 0; k < r->nkernels; k++) {
-			struct diff_kernel_stat *ks = &r->kernels[k];
-			if (ks->first_seq_a != UINT64_MAX && !r->divs[ks->first_div].cls &&
-			    classify(r, al, &r->divs[ks->first_div]) != 0)
-				goto oom;
-		}
-
-	if (trace_warnings(r, a, "A") || trace_warnings(r, b, "B"))
+	if (classify_divergences(r, al, o) || trace_warnings(r, a, "A") || trace_warnings(r, b, "B"))
 		goto oom;
 	r->strict = o->strict;
 	r->status = r->diverged ? 1 : 0;

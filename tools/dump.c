@@ -16,7 +16,7 @@
 #include "tools/cli_options.h"
 #include "tools/dump_internal.h"
 
-#define PENDING_MAX_BYTES (512ull << 20) /* past this, launches are printed unresolved */
+#define HELD_MAX_BYTES (512ull << 20) /* past this, launches are printed unresolved */
 #define NOTES_KEPT 32
 
 static const char usage_text[] =
@@ -34,6 +34,7 @@ static const char usage_text[] =
 	"file that is empty, not a ktrace trace, of a newer format version, corrupt or\n"
 	"truncated (everything decodable is printed first, then one line on stderr).\n";
 
+/* What the command line asks for. */
 struct opts {
 	int json, summary;
 	int have_re;
@@ -42,27 +43,30 @@ struct opts {
 	uint64_t lo, hi;
 };
 
-struct pend {
+/* A LAUNCH whose KERNEL record has not come yet: a copy, held until it does. */
+struct held_launch {
 	uint8_t *rec;
 	size_t len;
 	uint64_t kernel_id;
 	size_t next; /* index + 1 of the next launch held for the same kernel */
 };
 
-struct kslot {
+/* One kernel of the file, by id: its KERNEL record once seen, its counts,
+ * and the chain of its held launches. */
+struct kernel_slot {
 	struct dump_kernel k;
 	int used, known;
-	size_t pend_first, pend_last; /* index + 1 into pends */
+	size_t held_first, held_last; /* index + 1 into held */
 };
 
 struct file_state {
 	const struct opts *o;
 	struct dump_ctx ctx;
-	struct kslot *tab;
+	struct kernel_slot *tab;
 	size_t tab_cap, tab_n;
-	struct pend *pends;
-	size_t npend, pend_cap;
-	uint64_t pend_bytes;
+	struct held_launch *held;
+	size_t nheld, held_cap;
+	uint64_t held_bytes;
 	uint64_t records, launches, malformed;
 	uint64_t notes[4], notes_other;
 	char *note_text[NOTES_KEPT];
@@ -97,7 +101,7 @@ static uint8_t *dup_bytes(const void *p, size_t n)
 
 /* ---- kernel table (open addressing on the kernel id) ------------------- */
 
-static uint64_t mix(uint64_t x)
+static uint64_t hash_kernel_id(uint64_t x)
 {
 	x ^= x >> 33;
 	x *= 0xff51afd7ed558ccdull;
@@ -105,11 +109,11 @@ static uint64_t mix(uint64_t x)
 	return x;
 }
 
-static struct kslot *kslot_get(struct file_state *s, uint64_t id, int create)
+static struct kernel_slot *kernel_slot_get(struct file_state *s, uint64_t id, int create)
 {
 	if (create && (s->tab_n + 1) * 2 > s->tab_cap) {
 		size_t cap = s->tab_cap ? s->tab_cap * 2 : 64;
-		struct kslot *t = calloc(cap, sizeof *t);
+		struct kernel_slot *t = calloc(cap, sizeof *t);
 		if (!t) {
 			fputs("ktrace-dump: out of memory\n", stderr);
 			exit(2);
@@ -117,7 +121,7 @@ static struct kslot *kslot_get(struct file_state *s, uint64_t id, int create)
 		for (size_t i = 0; i < s->tab_cap; i++) {
 			if (!s->tab[i].used)
 				continue;
-			size_t j = mix(s->tab[i].k.id) & (cap - 1);
+			size_t j = hash_kernel_id(s->tab[i].k.id) & (cap - 1);
 			while (t[j].used)
 				j = (j + 1) & (cap - 1);
 			t[j] = s->tab[i];
@@ -128,7 +132,7 @@ static struct kslot *kslot_get(struct file_state *s, uint64_t id, int create)
 	}
 	if (!s->tab_cap)
 		return NULL;
-	size_t j = mix(id) & (s->tab_cap - 1);
+	size_t j = hash_kernel_id(id) & (s->tab_cap - 1);
 	while (s->tab[j].used) {
 		if (s->tab[j].k.id == id)
 			return &s->tab[j];
@@ -173,10 +177,10 @@ static int print_record(struct file_state *s, const struct ktrace_record_prefix 
 	return dump_text_record(&s->ctx, p, rec, len, k);
 }
 
-/* A launch of the kernel in slot ks, known or not (then printed with its id). */
-static void emit_launch(struct file_state *s, const void *rec, size_t len, struct kslot *ks)
+/* A launch of the kernel in slot, known or not (then printed with its id). */
+static void emit_launch(struct file_state *s, const void *rec, size_t len, struct kernel_slot *slot)
 {
-	struct dump_kernel *k = ks && ks->known ? &ks->k : NULL;
+	struct dump_kernel *k = slot && slot->known ? &slot->k : NULL;
 	struct ktrace_record_prefix p;
 	struct ktrace_rec_launch l;
 	if (ktrace_decode_prefix(rec, len, &p) || ktrace_decode_launch(rec, len, &l)) {
@@ -187,55 +191,55 @@ static void emit_launch(struct file_state *s, const void *rec, size_t len, struc
 	if (s->o->have_re && (!k || !k->match))
 		return;
 	s->launches++;
-	if (ks) {
-		ks->k.launches++;
+	if (slot) {
+		slot->k.launches++;
 		for (uint32_t i = 0; i < l.nregions; i++) {
 			struct ktrace_region g;
 			ktrace_launch_region(&l, i, &g);
 			if (g.flags & (KTRACE_REGIONF_PRE | KTRACE_REGIONF_POST))
-				ks->k.hashed_bytes += g.hash_len;
-			ks->k.out_regions += (uint64_t)dump_region_out(&g);
+				slot->k.hashed_bytes += g.hash_len;
+			slot->k.out_regions += (uint64_t)dump_region_out(&g);
 		}
 	}
 	if (print_record(s, &p, rec, len, k))
 		s->malformed++;
 }
 
-static void hold_launch(struct file_state *s, struct kslot *ks, const void *rec, size_t len)
+static void hold_launch(struct file_state *s, struct kernel_slot *slot, const void *rec, size_t len)
 {
-	if (s->npend == s->pend_cap) {
-		size_t cap = s->pend_cap ? s->pend_cap * 2 : 64;
-		struct pend *pp = realloc(s->pends, cap * sizeof *pp);
-		if (!pp) {
+	if (s->nheld == s->held_cap) {
+		size_t cap = s->held_cap ? s->held_cap * 2 : 64;
+		struct held_launch *grown = realloc(s->held, cap * sizeof *grown);
+		if (!grown) {
 			fputs("ktrace-dump: out of memory\n", stderr);
 			exit(2);
 		}
-		s->pends = pp;
-		s->pend_cap = cap;
+		s->held = grown;
+		s->held_cap = cap;
 	}
-	struct pend *pe = &s->pends[s->npend++];
-	pe->rec = dup_bytes(rec, len);
-	pe->len = len;
-	pe->kernel_id = ks->k.id;
-	pe->next = 0;
-	s->pend_bytes += len;
-	if (ks->pend_last)
-		s->pends[ks->pend_last - 1].next = s->npend;
+	struct held_launch *h = &s->held[s->nheld++];
+	h->rec = dup_bytes(rec, len);
+	h->len = len;
+	h->kernel_id = slot->k.id;
+	h->next = 0;
+	s->held_bytes += len;
+	if (slot->held_last)
+		s->held[slot->held_last - 1].next = s->nheld;
 	else
-		ks->pend_first = s->npend;
-	ks->pend_last = s->npend;
+		slot->held_first = s->nheld;
+	slot->held_last = s->nheld;
 }
 
-static void release_pending(struct file_state *s, struct kslot *ks)
+static void release_held(struct file_state *s, struct kernel_slot *slot)
 {
-	for (size_t i = ks->pend_first; i; i = s->pends[i - 1].next) {
-		struct pend *pe = &s->pends[i - 1];
-		emit_launch(s, pe->rec, pe->len, ks);
-		s->pend_bytes -= pe->len;
-		free(pe->rec);
-		pe->rec = NULL;
+	for (size_t i = slot->held_first; i; i = s->held[i - 1].next) {
+		struct held_launch *h = &s->held[i - 1];
+		emit_launch(s, h->rec, h->len, slot);
+		s->held_bytes -= h->len;
+		free(h->rec);
+		h->rec = NULL;
 	}
-	ks->pend_first = ks->pend_last = 0;
+	slot->held_first = slot->held_last = 0;
 }
 
 static int in_range(const struct opts *o, uint64_t n)
@@ -252,18 +256,18 @@ static void on_kernel(struct file_state *s, const struct ktrace_record_prefix *p
 			print_record(s, p, rec, len, NULL);
 		return;
 	}
-	struct kslot *ks = kslot_get(s, k.kernel_id, 1);
-	if (!ks->known) {
-		ks->known = 1;
-		ks->k.rec = dup_bytes(rec, len);
-		ktrace_decode_kernel(ks->k.rec, len, &ks->k.k);
+	struct kernel_slot *slot = kernel_slot_get(s, k.kernel_id, 1);
+	if (!slot->known) {
+		slot->known = 1;
+		slot->k.rec = dup_bytes(rec, len);
+		ktrace_decode_kernel(slot->k.rec, len, &slot->k.k);
 		if (s->o->have_re)
-			ks->k.match = name_matches(&s->o->re, k.name, k.demangled);
+			slot->k.match = name_matches(&s->o->re, k.name, k.demangled);
 	}
 	int show = s->o->have_re ? name_matches(&s->o->re, k.name, k.demangled) : !s->o->have_range;
 	if (show)
 		print_record(s, p, rec, len, NULL);
-	release_pending(s, ks);
+	release_held(s, slot);
 }
 
 static void on_launch(struct file_state *s, const struct ktrace_record_prefix *p, const void *rec, size_t len)
@@ -276,11 +280,11 @@ static void on_launch(struct file_state *s, const struct ktrace_record_prefix *p
 	}
 	if (!in_range(s->o, l.launch_seq))
 		return;
-	struct kslot *ks = kslot_get(s, l.kernel_id, 1);
-	if (ks->known || s->pend_bytes + len > PENDING_MAX_BYTES)
-		emit_launch(s, rec, len, ks);
+	struct kernel_slot *slot = kernel_slot_get(s, l.kernel_id, 1);
+	if (slot->known || s->held_bytes + len > HELD_MAX_BYTES)
+		emit_launch(s, rec, len, slot);
 	else
-		hold_launch(s, ks, rec, len);
+		hold_launch(s, slot, rec, len);
 }
 
 static void keep_note(struct file_state *s, const void *rec, size_t len)
@@ -368,25 +372,25 @@ static void on_record(struct file_state *s, const void *rec, size_t len)
 /* Launches whose kernel never appeared: printed last, in file order. */
 static void flush_unresolved(struct file_state *s)
 {
-	for (size_t i = 0; i < s->npend; i++) {
-		struct pend *pe = &s->pends[i];
-		if (!pe->rec)
+	for (size_t i = 0; i < s->nheld; i++) {
+		struct held_launch *h = &s->held[i];
+		if (!h->rec)
 			continue;
-		emit_launch(s, pe->rec, pe->len, kslot_get(s, pe->kernel_id, 0));
-		free(pe->rec);
-		pe->rec = NULL;
+		emit_launch(s, h->rec, h->len, kernel_slot_get(s, h->kernel_id, 0));
+		free(h->rec);
+		h->rec = NULL;
 	}
-	s->npend = 0;
-	s->pend_bytes = 0;
+	s->nheld = 0;
+	s->held_bytes = 0;
 	for (size_t i = 0; i < s->tab_cap; i++)
-		s->tab[i].pend_first = s->tab[i].pend_last = 0;
+		s->tab[i].held_first = s->tab[i].held_last = 0;
 }
 
 /* ---- summary ------------------------------------------------------------ */
 
-static int cmp_slot(const void *a, const void *b)
+static int cmp_kernel_slot(const void *a, const void *b)
 {
-	const struct kslot *x = *(struct kslot *const *)a, *y = *(struct kslot *const *)b;
+	const struct kernel_slot *x = *(struct kernel_slot *const *)a, *y = *(struct kernel_slot *const *)b;
 	return x->k.id < y->k.id ? -1 : x->k.id > y->k.id;
 }
 
@@ -410,86 +414,73 @@ static void print_self_cost(FILE *f, const struct ktrace_rec_counters *c, int ha
 			(double)ns / (double)samples, (unsigned long long)samples);
 }
 
-static void summary(struct file_state *s, const char *file)
+static void summary_kernels_json(FILE *f, struct kernel_slot *const *v, size_t n)
 {
-	FILE *f = s->ctx.out;
-	int json = s->o->json;
-	struct kslot **v = xmalloc((s->tab_n ? s->tab_n : 1) * sizeof *v);
-	size_t n = 0;
-	for (size_t i = 0; i < s->tab_cap; i++)
-		if (s->tab[i].used && s->tab[i].k.launches)
-			v[n++] = &s->tab[i];
-	qsort(v, n, sizeof *v, cmp_slot);
-	uint64_t hashed = 0;
-	for (size_t i = 0; i < n; i++)
-		hashed += v[i]->k.hashed_bytes;
-	if (json) {
-		for (size_t i = 0; i < n; i++) {
-			struct dump_kernel *k = &v[i]->k;
-			fprintf(f, "{\"summary\":\"kernel\",\"kernel_id\":%llu,\"kernel\":", (unsigned long long)k->id);
-			if (v[i]->known) {
-				dump_put_json_string(f, k->k.name.ptr, k->k.name.len);
-				fputs(",\"demangled\":", f);
-				dump_put_json_string(f, k->k.demangled.ptr, k->k.demangled.len);
-			} else {
-				fputs("null,\"demangled\":null", f);
-			}
-			fprintf(f, ",\"launches\":%llu,\"hashed_bytes\":%llu,\"out_regions\":%llu}\n",
-				(unsigned long long)k->launches, (unsigned long long)k->hashed_bytes,
-				(unsigned long long)k->out_regions);
+	for (size_t i = 0; i < n; i++) {
+		const struct dump_kernel *k = &v[i]->k;
+		fprintf(f, "{\"summary\":\"kernel\",\"kernel_id\":%llu,\"kernel\":", (unsigned long long)k->id);
+		if (v[i]->known) {
+			dump_put_json_string(f, k->k.name.ptr, k->k.name.len);
+			fputs(",\"demangled\":", f);
+			dump_put_json_string(f, k->k.demangled.ptr, k->k.demangled.len);
+		} else {
+			fputs("null,\"demangled\":null", f);
 		}
-	} else {
-		fprintf(f, "summary of %s: %llu records, %llu launches of %zu kernel%s, %llu bytes hashed\n", file,
-			(unsigned long long)s->records, (unsigned long long)s->launches, n, n == 1 ? "" : "s",
-			(unsigned long long)hashed);
-		if (n)
-			fprintf(f, "  %10s %14s %11s  %s\n", "launches", "hashed_bytes", "out_regions", "kernel");
-		for (size_t i = 0; i < n; i++) {
-			struct dump_kernel *k = &v[i]->k;
-			fprintf(f, "  %10llu %14llu %11llu  ", (unsigned long long)k->launches,
-				(unsigned long long)k->hashed_bytes, (unsigned long long)k->out_regions);
-			if (!v[i]->known)
-				fprintf(f, "<unknown kernel %llu>", (unsigned long long)k->id);
-			else if (k->k.demangled.len)
-				dump_put_escaped(f, k->k.demangled.ptr, k->k.demangled.len);
-			else
-				dump_put_escaped(f, k->k.name.ptr, k->k.name.len);
-			fputc('\n', f);
-		}
+		fprintf(f, ",\"launches\":%llu,\"hashed_bytes\":%llu,\"out_regions\":%llu}\n",
+			(unsigned long long)k->launches, (unsigned long long)k->hashed_bytes,
+			(unsigned long long)k->out_regions);
 	}
-	free(v);
+}
 
+static void summary_kernels_text(FILE *f, const struct file_state *s, const char *file, struct kernel_slot *const *v,
+				 size_t n, uint64_t hashed)
+{
+	fprintf(f, "summary of %s: %llu records, %llu launches of %zu kernel%s, %llu bytes hashed\n", file,
+		(unsigned long long)s->records, (unsigned long long)s->launches, n, n == 1 ? "" : "s",
+		(unsigned long long)hashed);
+	if (n)
+		fprintf(f, "  %10s %14s %11s  %s\n", "launches", "hashed_bytes", "out_regions", "kernel");
+	for (size_t i = 0; i < n; i++) {
+		const struct dump_kernel *k = &v[i]->k;
+		fprintf(f, "  %10llu %14llu %11llu  ", (unsigned long long)k->launches,
+			(unsigned long long)k->hashed_bytes, (unsigned long long)k->out_regions);
+		if (!v[i]->known)
+			fprintf(f, "<unknown kernel %llu>", (unsigned long long)k->id);
+		else if (k->k.demangled.len)
+			dump_put_escaped(f, k->k.demangled.ptr, k->k.demangled.len);
+		else
+			dump_put_escaped(f, k->k.name.ptr, k->k.name.len);
+		fputc('\n', f);
+	}
+}
+
+/* The last COUNTERS record: " name=value" each (text), ",\"name\":value" each (JSON). */
+static void summary_counters(FILE *f, const struct file_state *s, int json)
+{
 	struct ktrace_rec_counters c;
 	int have_c = s->counters && !ktrace_decode_counters(s->counters, s->counters_len, &c);
-	if (json) {
-		fputs("{\"summary\":\"counters\"", f);
-		for (uint32_t i = 0; have_c && i < c.ncounters; i++) {
-			struct ktrace_counter k;
-			ktrace_counters_get(&c, i, &k);
-			const char *nm = ktrace_counter_name(k.id);
-			if (strcmp(nm, "unknown"))
-				fprintf(f, ",\"%s\":%llu", nm, (unsigned long long)k.value);
-			else
-				fprintf(f, ",\"counter%u\":%llu", k.id, (unsigned long long)k.value);
-		}
-		fputs("}\n", f);
-	} else {
-		fputs("  counters:", f);
-		if (!have_c)
-			fputs(" none recorded", f);
-		for (uint32_t i = 0; have_c && i < c.ncounters; i++) {
-			struct ktrace_counter k;
-			ktrace_counters_get(&c, i, &k);
-			const char *nm = ktrace_counter_name(k.id);
-			if (strcmp(nm, "unknown"))
-				fprintf(f, " %s=%llu", nm, (unsigned long long)k.value);
-			else
-				fprintf(f, " counter%u=%llu", k.id, (unsigned long long)k.value);
-		}
-		fputc('\n', f);
-		print_self_cost(f, &c, have_c);
-	}
+	const char *fmt_named = json ? ",\"%s\":%llu" : " %s=%llu";
+	const char *fmt_numbered = json ? ",\"counter%u\":%llu" : " counter%u=%llu";
 
+	fputs(json ? "{\"summary\":\"counters\"" : "  counters:", f);
+	if (!have_c && !json)
+		fputs(" none recorded", f);
+	for (uint32_t i = 0; have_c && i < c.ncounters; i++) {
+		struct ktrace_counter k;
+		ktrace_counters_get(&c, i, &k);
+		const char *nm = ktrace_counter_name(k.id);
+		if (strcmp(nm, "unknown"))
+			fprintf(f, fmt_named, nm, (unsigned long long)k.value);
+		else
+			fprintf(f, fmt_numbered, k.id, (unsigned long long)k.value);
+	}
+	fputs(json ? "}\n" : "\n", f);
+	if (!json)
+		print_self_cost(f, &c, have_c);
+}
+
+static void summary_notes(FILE *f, const struct file_state *s, int json)
+{
 	unsigned long long nt[4] = { s->notes[0], s->notes[1], s->notes[2], s->notes[3] };
 	if (json) {
 		fprintf(f, "{\"summary\":\"notes\",\"info\":%llu,\"warn\":%llu,\"error\":%llu,\"disabled\":%llu,\"texts\":[",
@@ -499,20 +490,25 @@ static void summary(struct file_state *s, const char *file)
 			dump_put_json_string(f, s->note_text[i], strlen(s->note_text[i]));
 		}
 		fputs("]}\n", f);
-	} else {
-		fprintf(f, "  notes: %llu info, %llu warn, %llu error, %llu disabled\n", nt[0], nt[1], nt[2], nt[3]);
-		for (size_t i = 0; i < s->nnote_text; i++) {
-			fputs("    ", f);
-			dump_put_escaped(f, s->note_text[i], strlen(s->note_text[i]));
-			fputc('\n', f);
-		}
+		return;
 	}
+	fprintf(f, "  notes: %llu info, %llu warn, %llu error, %llu disabled\n", nt[0], nt[1], nt[2], nt[3]);
+	for (size_t i = 0; i < s->nnote_text; i++) {
+		fputs("    ", f);
+		dump_put_escaped(f, s->note_text[i], strlen(s->note_text[i]));
+		fputc('\n', f);
+	}
+}
 
+/* The END record (text), or the totals with it (JSON). */
+static void summary_end(FILE *f, const struct file_state *s, size_t nkernels, uint64_t hashed, int json)
+{
 	struct ktrace_rec_end e;
 	int have_e = s->end && !ktrace_decode_end(s->end, s->end_len, &e);
 	if (json) {
-		fprintf(f, "{\"summary\":\"totals\",\"records\":%llu,\"launches\":%llu,\"kernels\":%zu,\"hashed_bytes\":%llu,\"malformed\":%llu,\"end\":",
-			(unsigned long long)s->records, (unsigned long long)s->launches, n,
+		fprintf(f, "{\"summary\":\"totals\",\"records\":%llu,\"launches\":%llu,\"kernels\":%zu,"
+			   "\"hashed_bytes\":%llu,\"malformed\":%llu,\"end\":",
+			(unsigned long long)s->records, (unsigned long long)s->launches, nkernels,
 			(unsigned long long)hashed, (unsigned long long)s->malformed);
 		if (have_e)
 			fprintf(f, "{\"reason\":\"%s\",\"status\":%d}}\n", dump_end_reason_name(e.reason), e.status);
@@ -525,14 +521,39 @@ static void summary(struct file_state *s, const char *file)
 	}
 }
 
+/* --summary: the kernels that launched (by id), counters, notes, the end. */
+static void summary(struct file_state *s, const char *file)
+{
+	FILE *f = s->ctx.out;
+	int json = s->o->json;
+	struct kernel_slot **v = xmalloc((s->tab_n ? s->tab_n : 1) * sizeof *v);
+	size_t n = 0;
+	uint64_t hashed = 0;
+
+	for (size_t i = 0; i < s->tab_cap; i++)
+		if (s->tab[i].used && s->tab[i].k.launches)
+			v[n++] = &s->tab[i];
+	qsort(v, n, sizeof *v, cmp_kernel_slot);
+	for (size_t i = 0; i < n; i++)
+		hashed += v[i]->k.hashed_bytes;
+	if (json)
+		summary_kernels_json(f, v, n);
+	else
+		summary_kernels_text(f, s, file, v, n, hashed);
+	free(v);
+	summary_counters(f, s, json);
+	summary_notes(f, s, json);
+	summary_end(f, s, n, hashed, json);
+}
+
 static void state_free(struct file_state *s)
 {
 	for (size_t i = 0; i < s->tab_cap; i++)
 		free(s->tab[i].k.rec);
 	free(s->tab);
-	for (size_t i = 0; i < s->npend; i++)
-		free(s->pends[i].rec);
-	free(s->pends);
+	for (size_t i = 0; i < s->nheld; i++)
+		free(s->held[i].rec);
+	free(s->held);
 	for (size_t i = 0; i < s->nnote_text; i++)
 		free(s->note_text[i]);
 	free(s->counters);

@@ -57,6 +57,12 @@ const char *dump_copy_dir_name(uint32_t dir);
 const char *dump_note_level_name(uint32_t level);
 const char *dump_end_reason_name(uint32_t reason);
 
+/* A 64-bit value for printf's %llu and %llx. */
+static inline unsigned long long as_ull(uint64_t v)
+{
+	return v;
+}
+
 /* A region is written by the launch ([OUT]) when both digests are valid and differ. */
 static inline int dump_region_out(const struct ktrace_region *g)
 {

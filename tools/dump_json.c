@@ -8,41 +8,42 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define X(v) ((unsigned long long)(v))
-
-static void ju(FILE *f, const char *k, uint64_t v)
+/* ,"key":value members: a number, a hex string "0x..." (pointers, handles),
+ * a 16-digit digest string, a JSON string, a list of names. */
+static void json_put_u64(FILE *f, const char *k, uint64_t v)
 {
-	fprintf(f, ",\"%s\":%llu", k, X(v));
+	fprintf(f, ",\"%s\":%llu", k, as_ull(v));
 }
 
-static void ji(FILE *f, const char *k, int64_t v)
+static void json_put_i64(FILE *f, const char *k, int64_t v)
 {
 	fprintf(f, ",\"%s\":%lld", k, (long long)v);
 }
 
-static void jx(FILE *f, const char *k, uint64_t v)
+static void json_put_hex(FILE *f, const char *k, uint64_t v)
 {
-	fprintf(f, ",\"%s\":\"0x%llx\"", k, X(v));
+	fprintf(f, ",\"%s\":\"0x%llx\"", k, as_ull(v));
 }
 
-static void jd(FILE *f, const char *k, uint64_t v)
+static void json_put_digest(FILE *f, const char *k, uint64_t v)
 {
-	fprintf(f, ",\"%s\":\"%016llx\"", k, X(v));
+	fprintf(f, ",\"%s\":\"%016llx\"", k, as_ull(v));
 }
 
-static void js(FILE *f, const char *k, struct ktrace_str s)
+static void json_put_str(FILE *f, const char *k, struct ktrace_str s)
 {
 	fprintf(f, ",\"%s\":", k);
 	dump_put_json_string(f, s.ptr, s.len);
 }
 
-static void jc(FILE *f, const char *k, const char *s)
+static void json_put_cstr(FILE *f, const char *k, const char *s)
 {
 	fprintf(f, ",\"%s\":", k);
 	dump_put_json_string(f, s, strlen(s));
 }
 
-static void jflags(FILE *f, const char *k, const char *names)
+/* names: comma-separated, as the flag-name helpers of dump_value.c write them. */
+static void json_put_name_list(FILE *f, const char *k, const char *names)
 {
 	fprintf(f, ",\"%s\":[", k);
 	int first = 1;
@@ -61,17 +62,17 @@ static void json_region(FILE *f, const struct ktrace_region *g)
 {
 	char fl[96];
 	fprintf(f, "{\"param_offset\":%u,\"ordinal\":%u", g->param_offset, g->ordinal);
-	jflags(f, "flags", dump_region_flag_names(g->flags, fl, sizeof fl, ","));
-	jx(f, "ptr", g->ptr);
-	jx(f, "alloc_base", g->alloc_base);
-	ju(f, "alloc_size", g->alloc_size);
-	ju(f, "hash_len", g->hash_len);
+	json_put_name_list(f, "flags", dump_region_flag_names(g->flags, fl, sizeof fl, ","));
+	json_put_hex(f, "ptr", g->ptr);
+	json_put_hex(f, "alloc_base", g->alloc_base);
+	json_put_u64(f, "alloc_size", g->alloc_size);
+	json_put_u64(f, "hash_len", g->hash_len);
 	if (g->flags & KTRACE_REGIONF_PRE)
-		jd(f, "pre_hash", g->pre_hash);
+		json_put_digest(f, "pre_hash", g->pre_hash);
 	else
 		fputs(",\"pre_hash\":null", f);
 	if (g->flags & KTRACE_REGIONF_POST)
-		jd(f, "post_hash", g->post_hash);
+		json_put_digest(f, "post_hash", g->post_hash);
 	else
 		fputs(",\"post_hash\":null", f);
 	fprintf(f, ",\"out\":%s}", dump_region_out(g) ? "true" : "false");
@@ -88,13 +89,13 @@ static void json_param_desc(FILE *f, const struct ktrace_param_desc *d)
 	if (d->flags & KTRACE_PARAMF_HIDDEN)
 		snprintf(fl + o, sizeof fl - o, "%shidden", o ? "," : "");
 	fprintf(f, "{\"ordinal\":%u", d->ordinal);
-	js(f, "name", d->name);
-	js(f, "type", d->type);
-	jc(f, "kind", ktrace_param_kind_name(d->kind));
-	jc(f, "name_source", ktrace_name_source_name(d->name_source));
-	ju(f, "offset", d->offset);
-	ju(f, "size", d->size);
-	jflags(f, "flags", fl);
+	json_put_str(f, "name", d->name);
+	json_put_str(f, "type", d->type);
+	json_put_cstr(f, "kind", ktrace_param_kind_name(d->kind));
+	json_put_cstr(f, "name_source", ktrace_name_source_name(d->name_source));
+	json_put_u64(f, "offset", d->offset);
+	json_put_u64(f, "size", d->size);
+	json_put_name_list(f, "flags", fl);
 }
 
 static int json_launch(FILE *f, const void *rec, size_t len, const struct dump_kernel *k)
@@ -103,24 +104,24 @@ static int json_launch(FILE *f, const void *rec, size_t len, const struct dump_k
 	char fl[160];
 	if (ktrace_decode_launch(rec, len, &l))
 		return -1;
-	ju(f, "launch_seq", l.launch_seq);
-	ju(f, "kernel_id", l.kernel_id);
+	json_put_u64(f, "launch_seq", l.launch_seq);
+	json_put_u64(f, "kernel_id", l.kernel_id);
 	if (k) {
-		js(f, "kernel", k->k.name);
-		js(f, "kernel_demangled", k->k.demangled);
+		json_put_str(f, "kernel", k->k.name);
+		json_put_str(f, "kernel_demangled", k->k.demangled);
 	} else {
 		fputs(",\"kernel\":null,\"kernel_demangled\":null", f);
 	}
-	jx(f, "context", l.context);
-	jx(f, "stream", l.stream);
-	ju(f, "tid", l.tid);
-	ji(f, "device", l.device);
-	jc(f, "api", dump_api_name(l.api));
-	jflags(f, "launch_flags", dump_launch_flag_names(l.flags, fl, sizeof fl, ","));
+	json_put_hex(f, "context", l.context);
+	json_put_hex(f, "stream", l.stream);
+	json_put_u64(f, "tid", l.tid);
+	json_put_i64(f, "device", l.device);
+	json_put_cstr(f, "api", dump_api_name(l.api));
+	json_put_name_list(f, "launch_flags", dump_launch_flag_names(l.flags, fl, sizeof fl, ","));
 	fprintf(f, ",\"grid\":[%u,%u,%u],\"block\":[%u,%u,%u],\"cluster\":[%u,%u,%u]", l.grid[0], l.grid[1],
 		l.grid[2], l.block[0], l.block[1], l.block[2], l.cluster[0], l.cluster[1], l.cluster[2]);
-	ju(f, "shared_mem", l.shared_mem);
-	ji(f, "result", l.result);
+	json_put_u64(f, "shared_mem", l.shared_mem);
+	json_put_i64(f, "result", l.result);
 	fputs(",\"param_bytes\":\"", f);
 	dump_put_hex(f, l.param_bytes, l.param_bytes_len);
 	fputs("\",\"args\":[", f);
@@ -145,179 +146,217 @@ static int json_launch(FILE *f, const void *rec, size_t len, const struct dump_k
 	return 0;
 }
 
+/* ---- one function per record type: the fields after "type", "seq", ... ---- */
+
+static int json_header(FILE *f, const void *rec, size_t len)
+{
+	struct ktrace_rec_header h;
+	if (ktrace_decode_header(rec, len, &h))
+		return -1;
+	json_put_u64(f, "pid", h.pid);
+	json_put_u64(f, "ppid", h.ppid);
+	json_put_u64(f, "rank", h.rank);
+	json_put_u64(f, "digest_alg", h.digest_alg);
+	json_put_u64(f, "start_realtime_ns", h.start_realtime_ns);
+	json_put_u64(f, "start_monotonic_ns", h.start_monotonic_ns);
+	json_put_str(f, "host", h.host);
+	json_put_str(f, "cmdline", h.cmdline);
+	json_put_str(f, "ktrace_version", h.ktrace_version);
+	json_put_str(f, "config", h.config);
+	return 0;
+}
+
+static int json_module(FILE *f, const void *rec, size_t len)
+{
+	struct ktrace_rec_module m;
+	if (ktrace_decode_module(rec, len, &m))
+		return -1;
+	json_put_u64(f, "module_id", m.module_id);
+	json_put_hex(f, "handle", m.handle);
+	json_put_digest(f, "image_digest", m.image_digest);
+	json_put_u64(f, "image_size", m.image_size);
+	json_put_cstr(f, "kind", dump_module_kind_name(m.kind));
+	json_put_cstr(f, "source", dump_module_source_name(m.source));
+	json_put_str(f, "path", m.path);
+	return 0;
+}
+
+static int json_module_image(FILE *f, const void *rec, size_t len)
+{
+	struct ktrace_rec_module_image m;
+	if (ktrace_decode_module_image(rec, len, &m))
+		return -1;
+	json_put_digest(f, "image_digest", m.image_digest);
+	json_put_u64(f, "image_size", m.image_size);
+	json_put_u64(f, "chunk_offset", m.chunk_offset);
+	json_put_u64(f, "chunk_len", m.chunk_len);
+	fputs(",\"data_hex\":\"", f);
+	dump_put_hex(f, m.bytes, m.chunk_len);
+	fputc('"', f);
+	return 0;
+}
+
+static int json_kernel(FILE *f, const void *rec, size_t len)
+{
+	struct ktrace_rec_kernel kr;
+	if (ktrace_decode_kernel(rec, len, &kr))
+		return -1;
+	json_put_u64(f, "kernel_id", kr.kernel_id);
+	json_put_u64(f, "module_id", kr.module_id);
+	json_put_hex(f, "handle", kr.handle);
+	json_put_cstr(f, "layout_source", dump_layout_source_name(kr.layout_source));
+	json_put_u64(f, "param_bytes", kr.param_bytes);
+	json_put_str(f, "name", kr.name);
+	json_put_str(f, "demangled", kr.demangled);
+	fputs(",\"params\":[", f);
+	for (uint32_t i = 0; i < kr.nparams; i++) {
+		struct ktrace_param_desc d;
+		if (ktrace_kernel_param(&kr, i, &d))
+			return -1;
+		fputs(i ? "," : "", f);
+		json_param_desc(f, &d);
+		fputc('}', f);
+	}
+	fputc(']', f);
+	return 0;
+}
+
+static int json_alloc(FILE *f, const void *rec, size_t len)
+{
+	struct ktrace_rec_alloc a;
+	if (ktrace_decode_alloc(rec, len, &a))
+		return -1;
+	json_put_hex(f, "base", a.base);
+	json_put_u64(f, "bytes", a.size);
+	json_put_hex(f, "stream", a.stream);
+	json_put_i64(f, "device", a.device);
+	json_put_cstr(f, "kind", dump_alloc_kind_name(a.kind));
+	return 0;
+}
+
+static int json_free(FILE *f, const void *rec, size_t len)
+{
+	struct ktrace_rec_free a;
+	if (ktrace_decode_free(rec, len, &a))
+		return -1;
+	json_put_hex(f, "base", a.base);
+	json_put_u64(f, "bytes", a.size);
+	json_put_hex(f, "stream", a.stream);
+	json_put_cstr(f, "kind", dump_alloc_kind_name(a.kind));
+	return 0;
+}
+
+static int json_memcpy(FILE *f, const void *rec, size_t len)
+{
+	struct ktrace_rec_memcpy m;
+	if (ktrace_decode_memcpy(rec, len, &m))
+		return -1;
+	json_put_u64(f, "op_seq", m.op_seq);
+	json_put_cstr(f, "dir", dump_copy_dir_name(m.dir));
+	json_put_hex(f, "dst", m.dst);
+	json_put_hex(f, "src", m.src);
+	json_put_u64(f, "bytes", m.bytes);
+	json_put_hex(f, "stream", m.stream);
+	json_put_hex(f, "context", m.context);
+	if (m.flags & KTRACE_COPYF_SRC_DIGEST)
+		json_put_digest(f, "src_digest", m.src_digest);
+	else
+		fputs(",\"src_digest\":null", f);
+	json_put_u64(f, "copy_flags", m.flags);
+	json_put_u64(f, "tid", m.tid);
+	json_put_i64(f, "result", m.result);
+	return 0;
+}
+
+static int json_memset(FILE *f, const void *rec, size_t len)
+{
+	struct ktrace_rec_memset m;
+	if (ktrace_decode_memset(rec, len, &m))
+		return -1;
+	json_put_u64(f, "op_seq", m.op_seq);
+	json_put_hex(f, "dst", m.dst);
+	json_put_u64(f, "count", m.count);
+	json_put_u64(f, "elem_size", m.elem_size);
+	json_put_hex(f, "value", m.value);
+	json_put_hex(f, "stream", m.stream);
+	json_put_hex(f, "context", m.context);
+	json_put_u64(f, "copy_flags", m.flags);
+	json_put_u64(f, "tid", m.tid);
+	json_put_i64(f, "result", m.result);
+	return 0;
+}
+
+static int json_note(FILE *f, const void *rec, size_t len)
+{
+	struct ktrace_rec_note n;
+	if (ktrace_decode_note(rec, len, &n))
+		return -1;
+	json_put_cstr(f, "level", dump_note_level_name(n.level));
+	json_put_u64(f, "code", n.code);
+	json_put_str(f, "text", n.text);
+	return 0;
+}
+
+static int json_counters(FILE *f, const void *rec, size_t len)
+{
+	struct ktrace_rec_counters r;
+	if (ktrace_decode_counters(rec, len, &r))
+		return -1;
+	fputs(",\"counters\":{", f);
+	for (uint32_t i = 0; i < r.ncounters; i++) {
+		struct ktrace_counter c;
+		ktrace_counters_get(&r, i, &c);
+		const char *nm = ktrace_counter_name(c.id);
+		if (strcmp(nm, "unknown"))
+			fprintf(f, "%s\"%s\":%llu", i ? "," : "", nm, as_ull(c.value));
+		else
+			fprintf(f, "%s\"counter%u\":%llu", i ? "," : "", c.id, as_ull(c.value));
+	}
+	fputc('}', f);
+	return 0;
+}
+
+static int json_end(FILE *f, const void *rec, size_t len)
+{
+	struct ktrace_rec_end e;
+	if (ktrace_decode_end(rec, len, &e))
+		return -1;
+	json_put_cstr(f, "reason", dump_end_reason_name(e.reason));
+	json_put_i64(f, "status", e.status);
+	json_put_u64(f, "records_written", e.records_written);
+	json_put_u64(f, "launches", e.launches);
+	return 0;
+}
+
+static int json_module_unload(FILE *f, const void *rec, size_t len)
+{
+	struct ktrace_rec_module_unload m;
+	if (ktrace_decode_module_unload(rec, len, &m))
+		return -1;
+	json_put_u64(f, "module_id", m.module_id);
+	return 0;
+}
+
+/* The record's own fields; -1 when it does not decode. */
 static int json_fields(FILE *f, const struct ktrace_record_prefix *p, const void *rec, size_t len,
 		       const struct dump_kernel *k)
 {
 	switch (p->type) {
-	case KTRACE_REC_HEADER: {
-		struct ktrace_rec_header h;
-		if (ktrace_decode_header(rec, len, &h))
-			return -1;
-		ju(f, "pid", h.pid);
-		ju(f, "ppid", h.ppid);
-		ju(f, "rank", h.rank);
-		ju(f, "digest_alg", h.digest_alg);
-		ju(f, "start_realtime_ns", h.start_realtime_ns);
-		ju(f, "start_monotonic_ns", h.start_monotonic_ns);
-		js(f, "host", h.host);
-		js(f, "cmdline", h.cmdline);
-		js(f, "ktrace_version", h.ktrace_version);
-		js(f, "config", h.config);
-		return 0;
-	}
-	case KTRACE_REC_MODULE: {
-		struct ktrace_rec_module m;
-		if (ktrace_decode_module(rec, len, &m))
-			return -1;
-		ju(f, "module_id", m.module_id);
-		jx(f, "handle", m.handle);
-		jd(f, "image_digest", m.image_digest);
-		ju(f, "image_size", m.image_size);
-		jc(f, "kind", dump_module_kind_name(m.kind));
-		jc(f, "source", dump_module_source_name(m.source));
-		js(f, "path", m.path);
-		return 0;
-	}
-	case KTRACE_REC_MODULE_IMAGE: {
-		struct ktrace_rec_module_image m;
-		if (ktrace_decode_module_image(rec, len, &m))
-			return -1;
-		jd(f, "image_digest", m.image_digest);
-		ju(f, "image_size", m.image_size);
-		ju(f, "chunk_offset", m.chunk_offset);
-		ju(f, "chunk_len", m.chunk_len);
-		fputs(",\"data_hex\":\"", f);
-		dump_put_hex(f, m.bytes, m.chunk_len);
-		fputc('"', f);
-		return 0;
-	}
-	case KTRACE_REC_KERNEL: {
-		struct ktrace_rec_kernel kr;
-		if (ktrace_decode_kernel(rec, len, &kr))
-			return -1;
-		ju(f, "kernel_id", kr.kernel_id);
-		ju(f, "module_id", kr.module_id);
-		jx(f, "handle", kr.handle);
-		jc(f, "layout_source", dump_layout_source_name(kr.layout_source));
-		ju(f, "param_bytes", kr.param_bytes);
-		js(f, "name", kr.name);
-		js(f, "demangled", kr.demangled);
-		fputs(",\"params\":[", f);
-		for (uint32_t i = 0; i < kr.nparams; i++) {
-			struct ktrace_param_desc d;
-			if (ktrace_kernel_param(&kr, i, &d))
-				return -1;
-			fputs(i ? "," : "", f);
-			json_param_desc(f, &d);
-			fputc('}', f);
-		}
-		fputc(']', f);
-		return 0;
-	}
-	case KTRACE_REC_LAUNCH:
-		return json_launch(f, rec, len, k);
-	case KTRACE_REC_ALLOC: {
-		struct ktrace_rec_alloc a;
-		if (ktrace_decode_alloc(rec, len, &a))
-			return -1;
-		jx(f, "base", a.base);
-		ju(f, "bytes", a.size);
-		jx(f, "stream", a.stream);
-		ji(f, "device", a.device);
-		jc(f, "kind", dump_alloc_kind_name(a.kind));
-		return 0;
-	}
-	case KTRACE_REC_FREE: {
-		struct ktrace_rec_free a;
-		if (ktrace_decode_free(rec, len, &a))
-			return -1;
-		jx(f, "base", a.base);
-		ju(f, "bytes", a.size);
-		jx(f, "stream", a.stream);
-		jc(f, "kind", dump_alloc_kind_name(a.kind));
-		return 0;
-	}
-	case KTRACE_REC_MEMCPY: {
-		struct ktrace_rec_memcpy m;
-		if (ktrace_decode_memcpy(rec, len, &m))
-			return -1;
-		ju(f, "op_seq", m.op_seq);
-		jc(f, "dir", dump_copy_dir_name(m.dir));
-		jx(f, "dst", m.dst);
-		jx(f, "src", m.src);
-		ju(f, "bytes", m.bytes);
-		jx(f, "stream", m.stream);
-		jx(f, "context", m.context);
-		if (m.flags & KTRACE_COPYF_SRC_DIGEST)
-			jd(f, "src_digest", m.src_digest);
-		else
-			fputs(",\"src_digest\":null", f);
-		ju(f, "copy_flags", m.flags);
-		ju(f, "tid", m.tid);
-		ji(f, "result", m.result);
-		return 0;
-	}
-	case KTRACE_REC_MEMSET: {
-		struct ktrace_rec_memset m;
-		if (ktrace_decode_memset(rec, len, &m))
-			return -1;
-		ju(f, "op_seq", m.op_seq);
-		jx(f, "dst", m.dst);
-		ju(f, "count", m.count);
-		ju(f, "elem_size", m.elem_size);
-		jx(f, "value", m.value);
-		jx(f, "stream", m.stream);
-		jx(f, "context", m.context);
-		ju(f, "copy_flags", m.flags);
-		ju(f, "tid", m.tid);
-		ji(f, "result", m.result);
-		return 0;
-	}
-	case KTRACE_REC_NOTE: {
-		struct ktrace_rec_note n;
-		if (ktrace_decode_note(rec, len, &n))
-			return -1;
-		jc(f, "level", dump_note_level_name(n.level));
-		ju(f, "code", n.code);
-		js(f, "text", n.text);
-		return 0;
-	}
-	case KTRACE_REC_COUNTERS: {
-		struct ktrace_rec_counters r;
-		if (ktrace_decode_counters(rec, len, &r))
-			return -1;
-		fputs(",\"counters\":{", f);
-		for (uint32_t i = 0; i < r.ncounters; i++) {
-			struct ktrace_counter c;
-			ktrace_counters_get(&r, i, &c);
-			const char *nm = ktrace_counter_name(c.id);
-			if (strcmp(nm, "unknown"))
-				fprintf(f, "%s\"%s\":%llu", i ? "," : "", nm, X(c.value));
-			else
-				fprintf(f, "%s\"counter%u\":%llu", i ? "," : "", c.id, X(c.value));
-		}
-		fputc('}', f);
-		return 0;
-	}
-	case KTRACE_REC_END: {
-		struct ktrace_rec_end e;
-		if (ktrace_decode_end(rec, len, &e))
-			return -1;
-		jc(f, "reason", dump_end_reason_name(e.reason));
-		ji(f, "status", e.status);
-		ju(f, "records_written", e.records_written);
-		ju(f, "launches", e.launches);
-		return 0;
-	}
-	case KTRACE_REC_MODULE_UNLOAD: {
-		struct ktrace_rec_module_unload m;
-		if (ktrace_decode_module_unload(rec, len, &m))
-			return -1;
-		ju(f, "module_id", m.module_id);
-		return 0;
-	}
+	case KTRACE_REC_HEADER: return json_header(f, rec, len);
+	case KTRACE_REC_MODULE: return json_module(f, rec, len);
+	case KTRACE_REC_MODULE_IMAGE: return json_module_image(f, rec, len);
+	case KTRACE_REC_KERNEL: return json_kernel(f, rec, len);
+	case KTRACE_REC_LAUNCH: return json_launch(f, rec, len, k);
+	case KTRACE_REC_ALLOC: return json_alloc(f, rec, len);
+	case KTRACE_REC_FREE: return json_free(f, rec, len);
+	case KTRACE_REC_MEMCPY: return json_memcpy(f, rec, len);
+	case KTRACE_REC_MEMSET: return json_memset(f, rec, len);
+	case KTRACE_REC_NOTE: return json_note(f, rec, len);
+	case KTRACE_REC_COUNTERS: return json_counters(f, rec, len);
+	case KTRACE_REC_END: return json_end(f, rec, len);
+	case KTRACE_REC_MODULE_UNLOAD: return json_module_unload(f, rec, len);
 	default:
-		ju(f, "type_id", p->type);
+		json_put_u64(f, "type_id", p->type);
 		return 0;
 	}
 }
@@ -340,13 +379,13 @@ int dump_json_record(struct dump_ctx *c, const struct ktrace_record_prefix *p, c
 	const char *tn = ktrace_record_type_name(p->type);
 	fputs("{\"type\":", f);
 	dump_put_json_string(f, tn, strlen(tn));
-	ju(f, "seq", p->seq);
-	ju(f, "time_ns", p->time_ns);
-	ju(f, "size", len);
+	json_put_u64(f, "seq", p->seq);
+	json_put_u64(f, "time_ns", p->time_ns);
+	json_put_u64(f, "size", len);
 	if (p->flags)
-		ju(f, "record_flags", p->flags);
+		json_put_u64(f, "record_flags", p->flags);
 	if (c->file)
-		jc(f, "file", c->file);
+		json_put_cstr(f, "file", c->file);
 	if (rc == 0 && body)
 		fwrite(body, 1, blen, f);
 	else

@@ -20,7 +20,7 @@ static uint64_t rd_le(const uint8_t *p, unsigned n)
 }
 
 /* Case-insensitive substring test on a non-terminated type name. */
-static int has(const struct ktrace_str *t, const char *word)
+static int type_has_word(const struct ktrace_str *t, const char *word)
 {
 	size_t w = strlen(word);
 	for (size_t i = 0; i + w <= t->len; i++) {
@@ -99,20 +99,22 @@ const char *dump_param_value(const struct ktrace_param_desc *d, const uint8_t *b
 	if (d->kind != KTRACE_PARAM_SCALAR || (n != 1 && n != 2 && n != 4 && n != 8))
 		return fmt_hex_bytes(p, n, json, out, cap);
 	uint64_t u = rd_le(p, n);
-	if (n == 2 && (has(t, "bf16") || has(t, "bfloat16")))
+	if (n == 2 && (type_has_word(t, "bf16") || type_has_word(t, "bfloat16")))
 		return fmt_float(bits_to_float((uint32_t)u << 16), 4, json, out, cap);
-	if (n == 2 && (has(t, "fp16") || has(t, "half") || has(t, "f16")))
+	if (n == 2 && (type_has_word(t, "fp16") || type_has_word(t, "half") || type_has_word(t, "f16")))
 		return fmt_float(half_to_float((uint16_t)u), 5, json, out, cap);
-	if (n == 4 && (has(t, "float") || has(t, "fp32") || has(t, "f32")))
+	if (n == 4 && (type_has_word(t, "float") || type_has_word(t, "fp32") || type_has_word(t, "f32")))
 		return fmt_float(bits_to_float((uint32_t)u), 9, json, out, cap);
-	if (n == 8 && (has(t, "double") || has(t, "fp64") || has(t, "f64"))) {
+	if (n == 8 && (type_has_word(t, "double") || type_has_word(t, "fp64") || type_has_word(t, "f64"))) {
 		double v;
 		memcpy(&v, &u, sizeof v);
 		return fmt_float(v, 17, json, out, cap);
 	}
-	int known = t->len > 0 && !has(t, "fp") && !has(t, "float") && !has(t, "double") && !has(t, "half");
-	int is_unsigned = (t->len && tolower((unsigned char)t->ptr[0]) == 'u') || has(t, "unsigned") ||
-			  has(t, "size_t") || has(t, "bool") || (t->len == 2 && has(t, "i1"));
+	int known = t->len > 0 && !type_has_word(t, "fp") && !type_has_word(t, "float") &&
+		    !type_has_word(t, "double") && !type_has_word(t, "half");
+	int is_unsigned = (t->len && tolower((unsigned char)t->ptr[0]) == 'u') || type_has_word(t, "unsigned") ||
+			  type_has_word(t, "size_t") || type_has_word(t, "bool") ||
+			  (t->len == 2 && type_has_word(t, "i1"));
 	int64_t s = n == 8 ? (int64_t)u : (int64_t)(u ^ (1ull << (8 * n - 1))) - (int64_t)(1ull << (8 * n - 1));
 	if (is_unsigned)
 		snprintf(out, cap, "%llu", (unsigned long long)u);

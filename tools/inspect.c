@@ -1,4 +1,4 @@
-/* tools/inspect.c: build/ktrace-inspect, kernel parameter metadata of CUDA images.
+/* tools/inspect.c: ktrace-inspect, kernel parameter metadata of CUDA images.
  *
  *   ktrace-inspect [--json] [--summary] [--sm N] [--triton-cache DIR]...
  *                  [--inductor-cache DIR]... [--no-env-caches] [--no-dwarf] FILE...
@@ -7,7 +7,8 @@
  * kernel with its parameters (ordinal, offset, size, kind, type, name, name
  * source) and the layout source.  Parsing is meta/'s ktrace_meta_parse_file,
  * the code libktrace.so runs.  A bad file gives one line on stderr and exit
- * status 2 (the other files are still printed).  Output in inspect_print.c.
+ * status 2 (the other files are still printed).  Owns the command line and
+ * the loop over the files; the output is inspect_print.c's.
  */
 #include <stdio.h>
 #include <stdlib.h>

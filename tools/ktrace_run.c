@@ -143,7 +143,8 @@ void ktrace_run_opts_help(FILE *f, int with_file)
 
 /* ---- the library and the environment ---------------------------------------------------- */
 
-static int usable(const char *path, char *out, size_t cap)
+/* path as an absolute path in out, when it names a readable file. */
+static int readable_path(const char *path, char *out, size_t cap)
 {
 	char real[PATH_MAX];
 	if (!realpath(path, real) || access(real, R_OK) != 0 || strlen(real) >= cap)
@@ -156,7 +157,7 @@ int ktrace_find_lib(char *out, size_t cap, char *err, size_t errlen)
 {
 	const char *env = getenv("KTRACE_LIB");
 	if (env && *env) {
-		if (!usable(env, out, cap)) {
+		if (!readable_path(env, out, cap)) {
 			snprintf(err, errlen, "KTRACE_LIB=%s: %s", env, errno ? strerror(errno) : "not readable");
 			return -1;
 		}
@@ -167,9 +168,9 @@ int ktrace_find_lib(char *out, size_t cap, char *err, size_t errlen)
 			return -1;
 		}
 		snprintf(p, sizeof p, "%s/../lib/libktrace.so", dir);
-		if (!usable(p, out, cap)) {
+		if (!readable_path(p, out, cap)) {
 			snprintf(p, sizeof p, "%s/libktrace.so", dir);
-			if (!usable(p, out, cap)) {
+			if (!readable_path(p, out, cap)) {
 				snprintf(err, errlen, "cannot find libktrace.so in %s/../lib or %s (set KTRACE_LIB)", dir, dir);
 				return -1;
 			}
@@ -182,7 +183,7 @@ int ktrace_find_lib(char *out, size_t cap, char *err, size_t errlen)
 	return 0;
 }
 
-static int set(const char *name, const char *value, char *err, size_t errlen)
+static int set_env(const char *name, const char *value, char *err, size_t errlen)
 {
 	if (setenv(name, value, 1) == 0)
 		return 0;
@@ -202,26 +203,26 @@ int ktrace_prepare_env(const struct ktrace_run_opts *o, const char *lib, const c
 			return -1;
 		}
 		snprintf(v, n, "%s %s", lib, old);
-		int rc = set("LD_PRELOAD", v, err, errlen);
+		int rc = set_env("LD_PRELOAD", v, err, errlen);
 		free(v);
 		if (rc)
 			return -1;
 	} else if (!old || !*old) {
-		if (set("LD_PRELOAD", lib, err, errlen))
+		if (set_env("LD_PRELOAD", lib, err, errlen))
 			return -1;
 	}
 	if (!output)
 		output = o->output;
-	if ((output && set("KTRACE_OUTPUT", output, err, errlen)) ||
-	    (o->no_hash && set("KTRACE_HASH", "0", err, errlen)) ||
-	    (o->kernels && set("KTRACE_KERNELS", o->kernels, err, errlen)) ||
-	    (o->launches && set("KTRACE_LAUNCHES", o->launches, err, errlen)) ||
-	    (o->hash_max && set("KTRACE_HASH_MAX", o->hash_max, err, errlen)) ||
-	    (o->quiet && set("KTRACE_QUIET", "1", err, errlen)) ||
-	    (o->overwrite && set("KTRACE_OVERWRITE", "1", err, errlen)) ||
-	    (o->follow_fork && set("KTRACE_FOLLOW_FORK", "1", err, errlen)) ||
-	    (o->no_modules && set("KTRACE_STORE_MODULES", "0", err, errlen)) ||
-	    (o->debug && set("KTRACE_DEBUG", "1", err, errlen)))
+	if ((output && set_env("KTRACE_OUTPUT", output, err, errlen)) ||
+	    (o->no_hash && set_env("KTRACE_HASH", "0", err, errlen)) ||
+	    (o->kernels && set_env("KTRACE_KERNELS", o->kernels, err, errlen)) ||
+	    (o->launches && set_env("KTRACE_LAUNCHES", o->launches, err, errlen)) ||
+	    (o->hash_max && set_env("KTRACE_HASH_MAX", o->hash_max, err, errlen)) ||
+	    (o->quiet && set_env("KTRACE_QUIET", "1", err, errlen)) ||
+	    (o->overwrite && set_env("KTRACE_OVERWRITE", "1", err, errlen)) ||
+	    (o->follow_fork && set_env("KTRACE_FOLLOW_FORK", "1", err, errlen)) ||
+	    (o->no_modules && set_env("KTRACE_STORE_MODULES", "0", err, errlen)) ||
+	    (o->debug && set_env("KTRACE_DEBUG", "1", err, errlen)))
 		return -1;
 	return 0;
 }

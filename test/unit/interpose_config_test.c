@@ -193,7 +193,8 @@ static void test_shared_reasons(void **state)
 	char long_re[1100];
 
 	(void)state;
-	expect_reason("KTRACE_HASH_MAX", "20000000T", "KTRACE_HASH_MAX=\"20000000T\": too large (more than 2^64-1 bytes); tracing is off");
+	expect_reason("KTRACE_HASH_MAX", "20000000T",
+		      "KTRACE_HASH_MAX=\"20000000T\": too large (more than 2^64-1 bytes); tracing is off");
 	expect_reason("KTRACE_HASH_MAX", "12Q", "expected a byte count such as 1048576, 64K, 256M or 2G");
 	expect_reason("KTRACE_LAUNCHES", "9:3", "A must be less than B");
 	expect_reason("KTRACE_LAUNCHES", "5:x", "expected A:B (A <= n < B), A:, :B or N");
