@@ -3,6 +3,7 @@
 #   make                 build/libktrace.so and every tool in build/
 #   make test            CPU test suite (what CI runs)
 #   make check-asan      the CPU test suite under AddressSanitizer + UBSan (build-asan/)
+#   make check-layout    the include rules of docs/architecture.md (scripts/check-layout.py; part of make test)
 #   make gpu             also the GPU test programs, benchmarks and example (for test/gpu/run.sh)
 #   make ablate          benchmark-only ablated and per-kernel profiling libraries in build/ablate/ (common/ablate.h)
 #   make install PREFIX=/usr/local DESTDIR=
@@ -67,7 +68,7 @@ obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(filter %.c,$(1)))
 CORE_OBJS := $(call obj,$(CORE_SRCS))
 LIB_OBJS := $(call obj,$(LIB_SRCS))
 
-.PHONY: all test check check-asan install clean gpu bench demo ablate
+.PHONY: all test check check-asan check-layout install clean gpu bench demo ablate
 
 # GPU test programs (test/gpu/<name>.cu -> build/gpu/<name>), built here and
 # carried to the GPU machine.  <name>_NVFLAGS adds per-program flags (e.g. -lcuda).
@@ -122,8 +123,15 @@ $(BUILD)/$(1): $(call obj,$($(1)_SRCS)) $(BUILD)/libktcore.a
 endef
 $(foreach p,$(TOOLS) $(TESTS) $(BENCHES),$(eval $(call prog_rule,$(p))))
 
+# The unit tests, then the layout check, which runs (and reports) even when a test failed.
 test: all $(addprefix $(BUILD)/,$(TESTS)) $(TEST_DEPS)
-	$(Q)BUILD=$(BUILD) sh test/run_unit.sh $(addprefix $(BUILD)/,$(TESTS))
+	$(Q)BUILD=$(BUILD) sh test/run_unit.sh $(addprefix $(BUILD)/,$(TESTS)); rc=$$?; \
+		$(MAKE) --no-print-directory check-layout || rc=1; exit $$rc
+
+# The checker's own test (a tree with broken includes must fail), then the tree.
+check-layout:
+	$(Q)sh test/layout/check_layout_test.sh scripts/check-layout.py
+	$(Q)python3 scripts/check-layout.py
 
 check: test
 
