@@ -1,7 +1,11 @@
 /* interpose/init.c: the tracer's lifecycle.
  *
  * Owns ktrace_tracer, initialisation, the end of the trace (exit, _exit,
- * fatal signals) and fork.
+ * fatal signals) and the tracer's part of fork.  May call: the
+ * configuration (config.c), the driver loader, the trace writer and output
+ * paths (format/), the hash pipeline, the metadata worker and registry (to
+ * finish the trace), the launch clock and expander, the fork handler's
+ * installation (fork.c), logging.
  *
  * Initialisation is lazy: the constructor only notes the start time; the
  * first driver entry point the process reaches (any wrapper, a mapped
@@ -28,17 +32,18 @@
  * bounds what such a crash loses.  The writer is never freed at the end:
  * other threads may still be inside a hook while the process exits.
  *
- * fork(): this file's handler runs in the child only: the child abandons
- * the parent's writer and hash pipeline without touching their locks or
- * threads.  So that the child inherits no lock one of ktrace's threads held
- * (an allocator's above all), those threads are never mid-start-up
- * (common/spawn.h) and the metadata worker is held between jobs across
- * fork() (meta_worker.h).  By default the child is not traced; with
- * KTRACE_FOLLOW_FORK=1 it initialises again on its first driver call and
- * writes its own file: the KTRACE_OUTPUT pattern re-expanded with the child's
- * pid, with ".<pid>" appended when the pattern has no %p.  Only the process
- * whose pid opened the trace ever writes its END (a vfork()ed child calling
- * _exit shares our memory and must not).
+ * fork(): the initialisation installs the one fork handler (fork.c, which
+ * states the order of every module's hooks); this file's part runs first in
+ * the child: it abandons the parent's writer and hash pipeline without
+ * touching their locks or threads.  So that the child inherits no lock one
+ * of ktrace's threads held (an allocator's above all), those threads are
+ * never mid-start-up (common/spawn.h) and the metadata worker is held
+ * between jobs across fork() (meta_worker.h).  By default the child is not
+ * traced; with KTRACE_FOLLOW_FORK=1 it initialises again on its first driver
+ * call and writes its own file: the KTRACE_OUTPUT pattern re-expanded with
+ * the child's pid, with ".<pid>" appended when the pattern has no %p.  Only
+ * the process whose pid opened the trace ever writes its END (a vfork()ed
+ * child calling _exit shares our memory and must not).
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -257,7 +262,9 @@ static void install_signal_handlers(void)
 
 /* ---- fork ------------------------------------------------------------------- */
 
-static void after_fork_child(void)
+/* The tracer's part of the fork handler's child step (fork.c), before any
+ * module's: stop tracing and forget the parent's writer and hash pipeline. */
+void ktrace_tracer_fork_child(void)
 {
 	int was_tracing = atomic_load(&traced_pid) != 0 && ktrace_tracer.writer;
 
@@ -271,7 +278,6 @@ static void after_fork_child(void)
 	atomic_store(&traced_pid, 0);
 	atomic_store(&ktrace_tracer.ending, 0);
 	atomic_store(&ktrace_tracer.launch_seq, 0);
-	ktrace_real_driver_fork_child();
 	if (was_tracing && ktrace_tracer.cfg.follow_fork) {
 		fork_child = 1;
 		atomic_store(&init_state, INIT_NONE);
@@ -407,7 +413,7 @@ static void initialise(void)
 	if (!handlers_installed) {
 		handlers_installed = 1;
 		on_exit(on_exit_handler, NULL);
-		pthread_atfork(NULL, NULL, after_fork_child);
+		ktrace_fork_handler_install();
 		install_signal_handlers();
 	}
 	atomic_store(&ktrace_tracer.launch_seq, 0);

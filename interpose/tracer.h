@@ -75,7 +75,16 @@ static inline int ktrace_tracer_active(void)
 
 /* Initialise once (idempotent, thread-safe, safe to call from any wrapper).
  * Returns ktrace_tracer_active(). */
-int ktrace_tracer_ensure_init(void) __attribute__((visibility("hidden")));
+int ktrace_tracer_ensure_init(void) KTRACE_HIDDEN;
+
+/* Register the interposer's one fork handler (fork.c; idempotent).  The
+ * initialisation calls it before tracing turns on. */
+void ktrace_fork_handler_install(void) KTRACE_HIDDEN;
+
+/* The tracer's fork child hook (init.c), called first by the fork handler:
+ * tracing off, the parent's writer and hash pipeline abandoned; with
+ * KTRACE_FOLLOW_FORK=1 the child initialises again on its first driver call. */
+void ktrace_tracer_fork_child(void) KTRACE_HIDDEN;
 
 /* Feature codes for ktrace_tracer_disable_feature() and NOTE records
  * (the `code` field; reported once per code, codes below 256). */

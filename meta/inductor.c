@@ -198,10 +198,11 @@ static struct {
 	char roots_key[1024];
 } ind = {.mu = PTHREAD_MUTEX_INITIALIZER};
 
-static pthread_once_t ind_atfork_once = PTHREAD_ONCE_INIT;
-static void ind_prepare(void) { pthread_mutex_lock(&ind.mu); }
-static void ind_release(void) { pthread_mutex_unlock(&ind.mu); }
-static void ind_atfork(void) { pthread_atfork(ind_prepare, ind_release, ind_release); }
+/* Fork hooks (kernel_meta.h), called by libktrace.so's fork handler: a
+ * fork never lands while a thread holds the index lock. */
+void ktrace_inductor_cache_fork_prepare(void) { pthread_mutex_lock(&ind.mu); }
+void ktrace_inductor_cache_fork_parent(void) { pthread_mutex_unlock(&ind.mu); }
+void ktrace_inductor_cache_fork_child(void) { pthread_mutex_unlock(&ind.mu); }
 
 static int cmp_def(const void *a, const void *b)
 {
@@ -322,7 +323,6 @@ int kt_inductor_lookup(const struct ktrace_meta_opts *opts, const char *kernel, 
 		snprintf(key + l, sizeof key - l, "%s:", roots[i]);
 	}
 	int n = -1;
-	pthread_once(&ind_atfork_once, ind_atfork);
 	pthread_mutex_lock(&ind.mu);
 	struct timespec now;
 	clock_gettime(CLOCK_MONOTONIC, &now);

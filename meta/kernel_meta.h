@@ -134,4 +134,14 @@ void ktrace_meta_free(struct ktrace_meta_image *img);
 char *ktrace_demangle(const char *mangled);
 int ktrace_demangle_param_types(const char *mangled, char **types, int max);
 
+/* Fork hooks of the process-wide Triton and Inductor cache indexes: prepare
+ * takes the index's lock, parent and child release it.  libktrace.so's fork
+ * handler (interpose/fork.c) calls them; the tools never fork and need not. */
+void ktrace_triton_cache_fork_prepare(void);
+void ktrace_triton_cache_fork_parent(void);
+void ktrace_triton_cache_fork_child(void);
+void ktrace_inductor_cache_fork_prepare(void);
+void ktrace_inductor_cache_fork_parent(void);
+void ktrace_inductor_cache_fork_child(void);
+
 #endif

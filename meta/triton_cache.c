@@ -137,12 +137,11 @@ static struct {
 	int scanned;
 } tc = {.mu = PTHREAD_MUTEX_INITIALIZER};
 
-/* fork() while the background thread holds the lock must not leave the
- * child with a lock nobody will release */
-static pthread_once_t tc_atfork_once = PTHREAD_ONCE_INIT;
-static void tc_prepare(void) { pthread_mutex_lock(&tc.mu); }
-static void tc_release(void) { pthread_mutex_unlock(&tc.mu); }
-static void tc_atfork(void) { pthread_atfork(tc_prepare, tc_release, tc_release); }
+/* Fork hooks (kernel_meta.h), called by libktrace.so's fork handler: a
+ * fork never lands while a thread holds the index lock. */
+void ktrace_triton_cache_fork_prepare(void) { pthread_mutex_lock(&tc.mu); }
+void ktrace_triton_cache_fork_parent(void) { pthread_mutex_unlock(&tc.mu); }
+void ktrace_triton_cache_fork_child(void) { pthread_mutex_unlock(&tc.mu); }
 
 static int cmp_file(const void *a, const void *b)
 {
@@ -289,7 +288,6 @@ int kt_triton_find(const struct ktrace_meta_opts *opts, const uint8_t *cubin, si
 		return 0;
 	int nr = kt_triton_roots(opts, roots, KT_TRITON_MAX_ROOTS);
 	int found = 0;
-	pthread_once(&tc_atfork_once, tc_atfork);
 	pthread_mutex_lock(&tc.mu);
 	int added = 0;
 	char want[KT_TRITON_MAX_ROOTS] = {0};

@@ -66,7 +66,6 @@ static uint64_t publish_gen;
 static atomic_long nheld; /* references taken by ktrace_alloc_map_hold() and not released */
 static void (*_Atomic hold_waker)(void); /* asks the holder to release (ktrace_alloc_map_set_waker) */
 static pid_t owner_pid;
-static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
 
 /* seen table: sorted by alloc_base, under seen_lock */
 static struct seen_set **seen_tab;
@@ -145,27 +144,23 @@ static void snap_bounds(const struct snap *s, uint64_t *lo, uint64_t *hi)
 
 /* ---- writer ----------------------------------------------------------------- */
 
-static void atfork_prepare(void)
+/* Fork hooks (interpose/fork.c calls them): no fork lands inside an update. */
+void ktrace_alloc_map_fork_prepare(void)
 {
 	pthread_mutex_lock(&write_lock);
 	pthread_mutex_lock(&seen_lock);
 }
 
-static void atfork_parent(void)
+void ktrace_alloc_map_fork_parent(void)
 {
 	pthread_mutex_unlock(&seen_lock);
 	pthread_mutex_unlock(&write_lock);
 }
 
-static void atfork_child(void)
+void ktrace_alloc_map_fork_child(void)
 {
 	pthread_mutex_unlock(&seen_lock);
 	pthread_mutex_unlock(&write_lock);
-}
-
-static void register_atfork(void)
-{
-	pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
 }
 
 static struct snap *new_buffer(size_t need)
@@ -420,7 +415,6 @@ static struct snap *copy_without(uint64_t lo, uint64_t hi, size_t extra, uint64_
 
 static void writer_begin(void)
 {
-	pthread_once(&atfork_once, register_atfork);
 	pthread_mutex_lock(&write_lock);
 	if (!owner_pid)
 		owner_pid = getpid();

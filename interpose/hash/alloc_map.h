@@ -68,6 +68,12 @@ void ktrace_alloc_map_extents(const uint64_t *ptrs, const struct ktrace_alloc_in
 			      const uint8_t *in_struct, unsigned n, uint64_t max_bytes, uint64_t *len,
 			      uint8_t *capped);
 
+/* Fork hooks, called by interpose/fork.c: prepare takes the write lock, then
+ * the seen-table lock; parent and child release them. */
+void ktrace_alloc_map_fork_prepare(void);
+void ktrace_alloc_map_fork_parent(void);
+void ktrace_alloc_map_fork_child(void);
+
 /* Drop everything (fork child, shutdown). */
 void ktrace_alloc_map_reset(void);
 unsigned long ktrace_alloc_map_count(void);

@@ -22,6 +22,7 @@
 #include "interpose/capture/capture_thread.h"
 #include "interpose/driver/events.h"
 #include "interpose/hash/hash_pipeline.h"
+#include "interpose/hash/memory_events.h"
 #include "interpose/capture/param_scan.h"
 #include "interpose/registry/registry.h"
 #include "interpose/tracer.h"
@@ -32,27 +33,21 @@
 /* Serialises the merge/split of VMM ranges (lookups and inserts of the map
  * are each atomic, a merge is several). */
 static pthread_mutex_t vmm_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_once_t vmm_once = PTHREAD_ONCE_INIT;
 
-static void vmm_fork_prepare(void)
+/* Fork hooks (memory_events.h). */
+void ktrace_memory_events_fork_prepare(void)
 {
 	pthread_mutex_lock(&vmm_lock);
 }
 
-static void vmm_fork_release(void)
+void ktrace_memory_events_fork_parent(void)
 {
 	pthread_mutex_unlock(&vmm_lock);
 }
 
-static void vmm_fork_register(void)
+void ktrace_memory_events_fork_child(void)
 {
-	pthread_atfork(vmm_fork_prepare, vmm_fork_release, vmm_fork_release);
-}
-
-static void vmm_lock_take(void)
-{
-	pthread_once(&vmm_once, vmm_fork_register);
-	pthread_mutex_lock(&vmm_lock);
+	pthread_mutex_unlock(&vmm_lock);
 }
 
 #define APPEND(enc, r)                                                     \
@@ -68,7 +63,7 @@ static void vmm_insert(uint64_t base, uint64_t size, int32_t dev)
 	struct ktrace_alloc_info p;
 	uint64_t lo = base, hi = base + size;
 
-	vmm_lock_take();
+	pthread_mutex_lock(&vmm_lock);
 	if (lo && ktrace_alloc_map_lookup(lo - 1, &p) && p.kind == KTRACE_ALLOC_VMM && p.device == dev &&
 	    p.base + p.size == lo) {
 		lo = p.base;
@@ -127,7 +122,7 @@ void ktrace_on_unmap(uint64_t base, uint64_t size)
 	int have_lo, have_hi;
 
 	if (size) {
-		vmm_lock_take();
+		pthread_mutex_lock(&vmm_lock);
 		have_lo = ktrace_alloc_map_lookup(base, &lo);
 		have_hi = ktrace_alloc_map_lookup(base + size - 1, &hi);
 		ktrace_alloc_map_remove_range(base, size);

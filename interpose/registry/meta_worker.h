@@ -28,12 +28,13 @@ void ktrace_meta_worker_drain(unsigned timeout_ms) __attribute__((visibility("hi
 /* Drain (bounded) and join the thread.  Idempotent; a later enqueue starts a new thread. */
 void ktrace_meta_worker_stop(void) __attribute__((visibility("hidden")));
 
-/* Fork handlers (registered by the registry, which holds ktrace_registry_lock
- * from prepare to parent/child).  Prepare lets a module parse in progress end
- * (at most FORK_QUIESCE_MS) and holds the thread between jobs until parent:
- * the child must not inherit a lock, the allocator's above all, that the
- * worker held mid-parse (GCC 12's ASan allocator is not fork-safe; an
- * application's allocator may not be either). */
+/* Fork hooks, called by the registry's (registry.h), which holds
+ * ktrace_registry_lock from prepare to parent/child.  Prepare lets a module
+ * parse in progress end (at most FORK_QUIESCE_MS) and holds the thread
+ * between jobs until parent: the child must not inherit a lock, the
+ * allocator's above all, that the worker held mid-parse (GCC 12's ASan
+ * allocator is not fork-safe; an application's allocator may not be
+ * either). */
 void ktrace_meta_worker_fork_prepare_locked(void) __attribute__((visibility("hidden")));
 void ktrace_meta_worker_fork_parent_locked(void) __attribute__((visibility("hidden")));
 void ktrace_meta_worker_after_fork_child(void) __attribute__((visibility("hidden")));

@@ -1,7 +1,12 @@
 /* interpose/registry/registry.c: the module/library and kernel registry (see
- * registry.h): the hooks of events.h for loads, unloads and kernel handles,
- * the first-launch resolution of a kernel, and the MODULE, MODULE_IMAGE,
- * KERNEL and MODULE_UNLOAD records.
+ * registry.h).
+ *
+ * Owns the hooks of events.h for loads, unloads and kernel handles, the
+ * first-launch resolution of a kernel, the MODULE, MODULE_IMAGE, KERNEL and
+ * MODULE_UNLOAD records, and the registry's fork hooks.  May call: meta/
+ * (parsing, demangling), the real driver through ktrace_real, the trace
+ * writer, the rest of registry/ (handle maps, kernel cache, kernel records,
+ * module images, metadata worker).
  */
 #include "interpose/registry/registry.h"
 
@@ -14,7 +19,6 @@
 #include "format/trace_writer.h"
 #include "hashkern/ktrace_digest.h"
 #include "meta/kernel_meta.h"
-#include "interpose/capture/capture_thread.h"
 #include "interpose/driver/driver_real.h"
 #include "interpose/driver/events.h"
 #include "interpose/registry/handle_map.h"
@@ -34,7 +38,6 @@ static struct ktrace_module_entry *all_modules;
 static struct ktrace_kernel_entry *all_kernels;
 static uint64_t next_module_id = 1, next_kernel_id = 1;
 static unsigned long nkernels;
-static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
 
 /* Every change of kernels_by_handle goes through here: the launching
  * threads' caches of it (kernel_cache.h) are stale after it. */
@@ -44,15 +47,15 @@ static void kernels_put(uint64_t handle, struct ktrace_kernel_entry *k)
 	ktrace_kernel_cache_invalidate();
 }
 
-/* ---- fork ------------------------------------------------------------------ */
+/* ---- fork (interpose/fork.c calls these) ------------------------------------- */
 
-static void fork_prepare(void)
+void ktrace_registry_fork_prepare(void)
 {
 	pthread_mutex_lock(&ktrace_registry_lock);
 	ktrace_meta_worker_fork_prepare_locked();
 }
 
-static void fork_parent(void)
+void ktrace_registry_fork_parent(void)
 {
 	ktrace_meta_worker_fork_parent_locked();
 	pthread_mutex_unlock(&ktrace_registry_lock);
@@ -60,7 +63,7 @@ static void fork_parent(void)
 
 /* The child writes a trace of its own (if traced at all): every record must
  * be written again there, and the parent's worker does not exist. */
-static void fork_child(void)
+void ktrace_registry_fork_child(void)
 {
 	struct ktrace_module_entry *m;
 	struct ktrace_kernel_entry *k;
@@ -83,17 +86,10 @@ static void fork_child(void)
 	ktrace_module_image_after_fork_child();
 	ktrace_kernel_cache_invalidate();
 	pthread_mutex_unlock(&ktrace_registry_lock);
-	ktrace_capture_after_fork_child();
-}
-
-static void fork_register(void)
-{
-	pthread_atfork(fork_prepare, fork_parent, fork_child);
 }
 
 static void registry_lock(void)
 {
-	pthread_once(&fork_once, fork_register);
 	pthread_mutex_lock(&ktrace_registry_lock);
 }
 

@@ -146,7 +146,16 @@ struct ktrace_module_entry *ktrace_registry_module(uint64_t handle, int is_libra
 /* MODULE_IMAGE chunk size. */
 #define KTRACE_IMAGE_CHUNK (128u << 10)
 
-/* Lock for the fields marked "guarded" (also taken around fork). */
+/* Fork hooks, called by interpose/fork.c in its stated order.  Prepare takes
+ * ktrace_registry_lock and holds the metadata worker between jobs (it lets
+ * a module parse in progress end, at most FORK_QUIESCE_MS); parent releases
+ * both; child forgets the worker and every record written (the child's
+ * trace, if any, is a new one) and releases the lock. */
+void ktrace_registry_fork_prepare(void) __attribute__((visibility("hidden")));
+void ktrace_registry_fork_parent(void) __attribute__((visibility("hidden")));
+void ktrace_registry_fork_child(void) __attribute__((visibility("hidden")));
+
+/* Lock for the fields marked "guarded" (also held across fork). */
 extern pthread_mutex_t ktrace_registry_lock __attribute__((visibility("hidden")));
 
 #endif

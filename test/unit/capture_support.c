@@ -2,6 +2,7 @@
  * capture tests (see capture_support.h). */
 #include "test/unit/capture_support.h"
 
+#include <pthread.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -15,6 +16,7 @@
 #include "format/trace_reader.h"
 #include "format/trace_writer.h"
 #include "interpose/driver/driver_real.h"
+#include "interpose/capture/capture_thread.h"
 #include "interpose/capture/launch_expand.h"
 #include "interpose/registry/meta_worker.h"
 #include "interpose/registry/registry.h"
@@ -163,12 +165,28 @@ static uint8_t *rec_store;
 struct loaded_rec *trace_recs;
 size_t trace_nrecs;
 
+/* In place of the library's fork handler (interpose/fork.c, not linked
+ * here): the registry's hooks and the capture side's child hook, in its
+ * order. */
+static void fork_child_hooks(void)
+{
+	ktrace_registry_fork_child();
+	ktrace_capture_after_fork_child();
+}
+
+static void install_fork_hooks(void)
+{
+	pthread_atfork(ktrace_registry_fork_prepare, ktrace_registry_fork_parent, fork_child_hooks);
+}
+
 void trace_begin(int hash, int store_modules)
 {
+	static pthread_once_t fork_hooks_once = PTHREAD_ONCE_INIT;
 	struct ktrace_writer_opts o;
 	char err[256];
 	int fd;
 
+	pthread_once(&fork_hooks_once, install_fork_hooks);
 	ktrace_meta_worker_stop();
 	ktrace_registry_reset();
 	free(trace_recs);
