@@ -10,7 +10,8 @@
 #include "format/le_bytes.h"
 
 #include <string.h>
-#include "common/hotpath.h"
+
+#include "format/hot.h"
 
 static size_t pad8(size_t n)
 {
@@ -362,14 +363,14 @@ encode_launch(void *buf, size_t cap, const struct ktrace_rec_launch *r, const st
 	return size;
 }
 
-KT_HOT
+FMT_HOT
 size_t ktrace_encode_launch(void *buf, size_t cap, const struct ktrace_rec_launch *r,
 			    const struct ktrace_region *regions, size_t *regions_off)
 {
 	return encode_launch(buf, cap, r, regions, regions_off, NULL);
 }
 
-KT_HOT
+FMT_HOT
 size_t ktrace_encode_launch_head(void *buf, size_t cap, const struct ktrace_rec_launch *r,
 				 const struct ktrace_region *regions, size_t *params_off)
 {

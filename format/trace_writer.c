@@ -27,6 +27,11 @@
  * it to drain, write COUNTERS and END and end the frame.
  * When the signal lands on the consumer thread itself nothing more is
  * written: the file then holds everything up to the last flush.
+ *
+ * Calls libc, pthreads, libzstd and format/ only (the codec for its own
+ * COUNTERS and END records, output_path.c to create the file); it knows
+ * nothing of its producers' internal record types beyond handing them to
+ * the expander.
  */
 #include "format/trace_writer.h"
 
@@ -34,6 +39,7 @@
 #include <limits.h>
 #include <linux/futex.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stddef.h>
@@ -46,17 +52,16 @@
 
 #include <zstd.h>
 
+#include "format/hot.h"
 #include "format/le_bytes.h"
 #include "format/output_path.h"
-#include "common/ablate.h"
-#include "common/hotpath.h"
-#include "common/spawn.h"
 
 #define MAX_COUNTERS 64
 #define MAX_BUFS 4096
 #define MIN_BUF 256u
 #define COUNTERS_EVERY_NS 1000000000ull
 #define COUNTERS_DROPS_EVERY_NS 50000000ull
+#define START_WAIT_US 2000000u /* bounded wait for the consumer thread to run */
 
 #if defined(__x86_64__) || defined(__i386__)
 #define cpu_relax() __builtin_ia32_pause()
@@ -102,6 +107,7 @@ struct ktrace_writer {
 	uint64_t cap;
 	uint64_t max_wait_ns;
 	int no_wait;
+	int discard;		/* KTRACE_WRITER_DISCARD: drained records are not compressed */
 	_Atomic(struct tbuf *) bufs;
 	_Atomic uint64_t *seq;	/* record numbers: &own_seq or ktrace_writer_opts.seq */
 
@@ -162,7 +168,7 @@ static pthread_mutex_t live_mu = PTHREAD_MUTEX_INITIALIZER;
 static struct ktrace_writer *live_list;
 static _Atomic uint64_t next_gen = 1;
 
-KT_HOT
+FMT_HOT
 uint64_t ktrace_now_ns(void)
 {
 	struct timespec ts;
@@ -198,7 +204,7 @@ static void futex_wait(_Atomic uint32_t *a, uint32_t v, uint64_t ns)
 	syscall(SYS_futex, (uint32_t *)a, FUTEX_WAIT_PRIVATE, v, &ts, NULL, 0);
 }
 
-KT_COLD
+FMT_COLD
 static void wake_consumer(struct ktrace_writer *w)
 {
 	atomic_fetch_add(&w->wake, 1);
@@ -219,7 +225,7 @@ static inline int local_slot(uint32_t id)
 	return -1;
 }
 
-KT_HOT
+FMT_HOT
 void ktrace_writer_count(struct ktrace_writer *w, uint32_t id, uint64_t delta)
 {
 	if (!w || id >= MAX_COUNTERS || !delta)
@@ -268,7 +274,7 @@ static int local_counters_changed(struct ktrace_writer *w)
 	return 0;
 }
 
-KT_COLD
+FMT_COLD
 static void drop(struct ktrace_writer *w, size_t size)
 {
 	ktrace_writer_count(w, KTRACE_CTR_RECORDS_DROPPED, 1);
@@ -297,7 +303,7 @@ static void make_key(void)
 		report("trace writer: pthread_key_create failed; buffers of exited threads are not reused");
 }
 
-KT_COLD
+FMT_COLD
 static struct tbuf *claim_buf(struct ktrace_writer *w)
 {
 	struct tbuf *b = NULL;
@@ -342,7 +348,7 @@ static struct tbuf *claim_buf(struct ktrace_writer *w)
 }
 
 /* Wait (bounded) until `need` bytes are free after head.  0 when they are. */
-KT_COLD static int wait_space(struct ktrace_writer *w, struct tbuf *b, uint64_t head, uint64_t need)
+FMT_COLD static int wait_space(struct ktrace_writer *w, struct tbuf *b, uint64_t head, uint64_t need)
 {
 	uint64_t cap = b->mask + 1;
 	b->cached_tail = atomic_load_explicit(&b->tail, memory_order_acquire);
@@ -378,7 +384,7 @@ KT_COLD static int wait_space(struct ktrace_writer *w, struct tbuf *b, uint64_t 
 	return ok;
 }
 
-KT_HOT
+FMT_HOT
 void *ktrace_writer_reserve(struct ktrace_writer *w, size_t size)
 {
 	if (!w)
@@ -417,7 +423,7 @@ dropped:
 	return NULL;
 }
 
-KT_HOT
+FMT_HOT
 void ktrace_writer_commit(struct ktrace_writer *w, void *rec)
 {
 	if (!w || !rec || tl.gen != w->gen || !tl.buf)
@@ -448,7 +454,7 @@ void ktrace_writer_commit(struct ktrace_writer *w, void *rec)
 	}
 }
 
-KT_HOT
+FMT_HOT
 void ktrace_writer_prefetch(struct ktrace_writer *w, size_t size)
 {
 	if (!w || tl.gen != w->gen || !tl.buf)
@@ -461,7 +467,7 @@ void ktrace_writer_prefetch(struct ktrace_writer *w, size_t size)
 		__builtin_prefetch(b->data + ((head + off) & b->mask), 1, 3);
 }
 
-KT_HOT
+FMT_HOT
 void ktrace_writer_prefetch_producer(struct ktrace_writer *w)
 {
 	__builtin_prefetch(w, 0, 3);
@@ -476,7 +482,7 @@ void ktrace_writer_wake(struct ktrace_writer *w)
 		wake_consumer(w);
 }
 
-KT_HOT
+FMT_HOT
 void **ktrace_writer_hold(struct ktrace_writer *w)
 {
 	(void)w; /* reserve() made tl.buf this thread's buffer of w */
@@ -634,7 +640,7 @@ static void stage_flush(struct ktrace_writer *w)
 {
 	if (!w->stage_len)
 		return;
-	if (!KTRACE_ABLATING(KTRACE_ABLATE_COMPRESS))
+	if (!w->discard)
 		feed(w, w->stage, w->stage_len, w->stage_n);
 	w->stage_len = 0;
 	w->stage_n = 0;
@@ -698,7 +704,7 @@ static size_t drain_buf(struct ktrace_writer *w, struct tbuf *b)
 			span += size;
 			nrec++;
 		}
-		if (!KTRACE_ABLATING(KTRACE_ABLATE_COMPRESS))
+		if (!w->discard)
 			feed(w, p, span, nrec);
 		tail += span;
 		n += nrec;
@@ -772,7 +778,8 @@ static void write_end(struct ktrace_writer *w)
 static void *consumer_main(void *arg)
 {
 	struct ktrace_writer *w = arg;
-	atomic_store(&w->consumer_tid, (long)syscall(SYS_gettid));
+	pthread_setname_np(pthread_self(), "ktrace-writer");
+	atomic_store(&w->consumer_tid, (long)syscall(SYS_gettid)); /* running: start_consumer() returns */
 	int cmd;
 	for (;;) {
 		cmd = atomic_load(&w->cmd);
@@ -824,6 +831,27 @@ static void *consumer_main(void *arg)
 }
 
 /* ---- open / flush / close ---------------------------------------------- */
+
+/* Start the consumer thread with every signal blocked (it never takes the
+ * application's signals) and wait, bounded, until it runs ktrace code: a
+ * fork() in the application then never finds it inside thread start-up,
+ * holding a C library or sanitizer allocator lock the child would inherit.
+ * 0 or pthread_create's error number. */
+static int start_consumer(struct ktrace_writer *w)
+{
+	sigset_t all, old;
+	int rc;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	rc = pthread_create(&w->thread, NULL, consumer_main, w);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	for (unsigned us = 0; !rc && !atomic_load(&w->consumer_tid) && us < START_WAIT_US; us += 20) {
+		struct timespec ts = { 0, 20000 };
+		nanosleep(&ts, NULL);
+	}
+	return rc;
+}
 
 static uint64_t pow2_at_least(uint64_t v)
 {
@@ -923,6 +951,7 @@ struct ktrace_writer *ktrace_writer_open(const struct ktrace_writer_opts *o, cha
 	w->cap = pow2_at_least(o->thread_buf_bytes ? o->thread_buf_bytes : (1u << 20));
 	w->max_wait_ns = o->max_wait_ns ? o->max_wait_ns : 2000000;
 	w->no_wait = !!(o->flags & KTRACE_WRITER_NO_WAIT);
+	w->discard = !!(o->flags & KTRACE_WRITER_DISCARD);
 	w->flush_bytes = o->flush_bytes ? o->flush_bytes : 64u << 10;
 	w->frame_bytes = o->frame_bytes ? o->frame_bytes : 4u << 20;
 	uint32_t flush_ms = o->flush_ms ? o->flush_ms : 100;
@@ -965,7 +994,7 @@ struct ktrace_writer *ktrace_writer_open(const struct ktrace_writer_opts *o, cha
 	w->opening = 0;
 	w->last_ctr_ns = ktrace_now_ns();
 
-	int rc = ktrace_spawn(&w->thread, "ktrace-writer", consumer_main, w);
+	int rc = start_consumer(w);
 	if (rc) {
 		snprintf(err, errlen, "%s: cannot start the writer thread: %s", o->path, strerror(rc));
 		goto fail;

@@ -10,6 +10,11 @@
  * A producer never blocks longer than max_wait_ns: past that the record is
  * dropped and counted (KTRACE_CTR_RECORDS_DROPPED), and the counters are
  * written to the trace.
+ *
+ * Part of format/: depends on libc, pthreads and libzstd only.  A producer
+ * that needs work done off its own thread gives the writer an expander
+ * (below): the writer hands it the producer's internal records without
+ * knowing what they hold.
  */
 #ifndef KTRACE_TRACE_WRITER_H
 #define KTRACE_TRACE_WRITER_H
@@ -46,6 +51,9 @@ struct ktrace_writer_opts {
 };
 /* Drop at once when a producer's buffer is full (no bounded wait at all). */
 #define KTRACE_WRITER_NO_WAIT 0x1u
+/* Benchmarks only: drain and expand records as usual but compress none of
+ * them (the writer's own COUNTERS and END are still written). */
+#define KTRACE_WRITER_DISCARD 0x2u
 
 /* Deferred records.  A producer may commit a record of an internal type
  * (KTRACE_REC_INTERNAL_MIN and up, ktrace_format.h): the consumer thread

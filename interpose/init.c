@@ -59,6 +59,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/ablate.h"
 #include "common/log.h"
 #include "format/ktrace_format.h"
 #include "format/output_path.h"
@@ -363,6 +364,8 @@ static int open_trace(struct ktrace_config *c)
 	o.header = &h;
 	o.expander = ktrace_launch_expander();
 	o.seq = &ktrace_tracer.record_seq;
+	if (KTRACE_ABLATING(KTRACE_ABLATE_COMPRESS))
+		o.flags |= KTRACE_WRITER_DISCARD;
 	ktrace_tracer.writer = ktrace_writer_open(&o, err, sizeof(err));
 	if (!ktrace_tracer.writer && errno == EBUSY) {
 		/* Same path as a live traced process (a child inheriting a

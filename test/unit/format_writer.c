@@ -3,9 +3,11 @@
  * Exact record accounting under many producers (no drops with big buffers;
  * committed + dropped == attempted with tiny ones), bounded waits, buffer
  * reuse after thread exit, fork (abandon), SIGKILL mid-write, emergency close
- * from a fatal signal, I/O errors, flush, the reserve/commit rules and
+ * from a fatal signal, I/O errors, flush, the reserve/commit rules, the
+ * consumer thread's start (name, signals blocked), discarding writers and
  * deferred records (expander, staging order, hold slots).
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -1011,6 +1013,65 @@ static void test_reserve_rules(void **state)
 	free(path);
 }
 
+/* The SigBlk mask of the writer thread of this process (0 if not found). */
+static unsigned long long writer_thread_sigblk(void)
+{
+	char comm[64], line[256], p[300];
+	unsigned long long mask = 0;
+	struct dirent *e;
+	DIR *d = opendir("/proc/self/task");
+	FILE *f;
+
+	assert_non_null(d);
+	while (!mask && (e = readdir(d))) {
+		snprintf(p, sizeof p, "/proc/self/task/%s/comm", e->d_name);
+		if (e->d_name[0] == '.' || !(f = fopen(p, "r")))
+			continue;
+		int is_writer = fgets(comm, sizeof comm, f) && !strcmp(comm, "ktrace-writer\n");
+		fclose(f);
+		snprintf(p, sizeof p, "/proc/self/task/%s/status", e->d_name);
+		if (!is_writer || !(f = fopen(p, "r")))
+			continue;
+		while (fgets(line, sizeof line, f))
+			if (sscanf(line, "SigBlk: %llx", &mask) == 1)
+				break;
+		fclose(f);
+	}
+	closedir(d);
+	return mask;
+}
+
+/* The writer thread is named, runs before open() returns, and takes none of
+ * the application's signals; with KTRACE_WRITER_DISCARD it drains what the
+ * producers commit but writes only its own records. */
+static void test_consumer_thread_and_discard(void **state)
+{
+	(void)state;
+	char *path;
+	struct ktrace_writer_opts o = { .thread_buf_bytes = 4096, .flags = KTRACE_WRITER_DISCARD };
+	struct ktrace_writer *w = open_w("discard.ktrace", &o, &path);
+	uint8_t buf[1024];
+	size_t len = tu_make_launch(buf, sizeof buf, 1, 1, 1);
+	unsigned long long blk = writer_thread_sigblk();
+
+	assert_true(blk & (1ull << (SIGINT - 1)));
+	assert_true(blk & (1ull << (SIGTERM - 1)));
+	assert_true(blk & (1ull << (SIGSEGV - 1)));
+	for (int i = 0; i < 100; i++)
+		assert_int_equal(ktrace_writer_append(w, buf, len), 0); /* more than the buffer holds */
+	ktrace_writer_close(w, NULL);
+	struct tu_trace t;
+	tu_read_file(path, &t);
+	assert_int_equal(t.status, KTRACE_READ_EOF);
+	assert_int_equal(t.n, 3); /* header, counters, end */
+	assert_int_equal(tu_type(t.recs[0].bytes), KTRACE_REC_HEADER);
+	assert_int_equal(tu_type(t.recs[1].bytes), KTRACE_REC_COUNTERS);
+	assert_int_equal(tu_type(t.recs[2].bytes), KTRACE_REC_END);
+	assert_int_equal(file_counter(&t, KTRACE_CTR_RECORDS_DROPPED), 0);
+	tu_trace_free(&t);
+	free(path);
+}
+
 static void test_open_refusals(void **state)
 {
 	(void)state;
@@ -1058,6 +1119,7 @@ int main(void)
 		cmocka_unit_test(test_counters_periodic),
 		cmocka_unit_test(test_counters_per_buffer),
 		cmocka_unit_test(test_reserve_rules),
+		cmocka_unit_test(test_consumer_thread_and_discard),
 		cmocka_unit_test(test_open_refusals),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
