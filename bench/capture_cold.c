@@ -1,5 +1,6 @@
 /* bench/capture_cold.c: host cost of ktrace_on_launch with a cold cache, on
- * the CPU (fake driver of test/unit/capture_support.c).
+ * the CPU (fake driver of test/unit/capture_support.c; links the capture
+ * tests' objects and a hash pipeline that is never reached).
  *
  *   build/capture_cold [N [NCOLD]]
  *
@@ -33,10 +34,10 @@
 #include "interpose/tracer.h"
 
 /* metadata mode: the hash pipeline is never reached */
-struct ktrace_hash_job *ktrace_hash_pre(CUcontext ctx, CUstream stream, const void *rec, size_t size,
-					size_t regions_off)
+struct ktrace_hash_job *ktrace_hash_pre(CUcontext ctx, CUstream stream, const struct ktrace_rec_launch *r,
+					const struct ktrace_region *regions, uint64_t time_ns)
 {
-	(void)ctx, (void)stream, (void)rec, (void)size, (void)regions_off;
+	(void)ctx, (void)stream, (void)r, (void)regions, (void)time_ns;
 	return NULL;
 }
 

@@ -12,6 +12,8 @@
  *
  *   build/writer_bench [--threads N] [--seconds S] [--level L]
  *                      [--max-wait-ms M] [--buf-kib K] [--out PATH] [--keep]
+ *
+ * Calls format/ (the LAUNCH encoder and the writer) and libc only.
  */
 #include <dirent.h>
 #include <pthread.h>
@@ -89,14 +91,14 @@ static void *producer(void *arg)
 					       .grid = { 1 + k % 128, 1, 1 }, .block = { 128u << (k % 3), 1, 1 },
 					       .shared_mem = (k % 5) * 1024, .param_bytes_len = 40,
 					       .nregions = nin + 1, .param_bytes = params };
-		size_t size = ktrace_encode_launch(NULL, 0, &l, reg, NULL);
+		size_t size = ktrace_encode_launch(NULL, 0, &l, reg);
 		int sample = (launch % SAMPLE_EVERY) == 0 && wk->nsamples < MAX_SAMPLES;
 		uint64_t t0 = sample ? ktrace_now_ns() : 0;
 		void *p = ktrace_writer_reserve(wk->w, size);
 		uint64_t t1 = sample ? ktrace_now_ns() : 0;
 		wk->attempted++;
 		if (p) {
-			ktrace_encode_launch(p, size, &l, reg, NULL);
+			ktrace_encode_launch(p, size, &l, reg);
 			uint64_t t2 = sample ? ktrace_now_ns() : 0;
 			ktrace_writer_commit(wk->w, p);
 			if (sample) {
@@ -163,115 +165,156 @@ static void calibrate(void)
 	clock_overhead_ns = best;
 }
 
-int main(int argc, char **argv)
+struct bench_opts {
+	int threads, level, keep;
+	double seconds;
+	unsigned max_wait_ms, buf_kib;
+	const char *out;
+};
+
+/* 0, or 2 (usage printed) on a bad command line. */
+static int parse_args(int argc, char **argv, struct bench_opts *b)
 {
-	int threads = 8, level = 0;
-	double seconds = 5;
-	unsigned max_wait_ms = 1000, buf_kib = 1024;
-	const char *out = "/tmp/ktrace-writer-bench.ktrace";
-	int keep = 0;
+	*b = (struct bench_opts){ .threads = 8, .seconds = 5, .max_wait_ms = 1000, .buf_kib = 1024,
+				  .out = "/tmp/ktrace-writer-bench.ktrace" };
 	for (int i = 1; i < argc; i++) {
 		if (i + 1 < argc && !strcmp(argv[i], "--threads"))
-			threads = atoi(argv[++i]);
+			b->threads = atoi(argv[++i]);
 		else if (i + 1 < argc && !strcmp(argv[i], "--seconds"))
-			seconds = atof(argv[++i]);
+			b->seconds = atof(argv[++i]);
 		else if (i + 1 < argc && !strcmp(argv[i], "--level"))
-			level = atoi(argv[++i]);
+			b->level = atoi(argv[++i]);
 		else if (i + 1 < argc && !strcmp(argv[i], "--max-wait-ms"))
-			max_wait_ms = (unsigned)atoi(argv[++i]);
+			b->max_wait_ms = (unsigned)atoi(argv[++i]);
 		else if (i + 1 < argc && !strcmp(argv[i], "--buf-kib"))
-			buf_kib = (unsigned)atoi(argv[++i]);
+			b->buf_kib = (unsigned)atoi(argv[++i]);
 		else if (i + 1 < argc && !strcmp(argv[i], "--out"))
-			out = argv[++i];
+			b->out = argv[++i];
 		else if (!strcmp(argv[i], "--keep"))
-			keep = 1;
+			b->keep = 1;
 		else {
 			fprintf(stderr, "usage: writer_bench [--threads N] [--seconds S] [--level L] "
 					"[--max-wait-ms M] [--buf-kib K] [--out PATH] [--keep]\n");
 			return 2;
 		}
 	}
-	if (threads < 1 || threads > 256 || seconds <= 0) {
+	if (b->threads < 1 || b->threads > 256 || b->seconds <= 0) {
 		fprintf(stderr, "writer_bench: bad --threads or --seconds\n");
 		return 2;
 	}
-	calibrate();
-	struct ktrace_writer_opts o = { .path = out, .overwrite = 1, .zstd_level = level,
-					.thread_buf_bytes = buf_kib << 10,
-					.max_wait_ns = (uint64_t)max_wait_ms * 1000000ull };
-	char err[512];
-	struct ktrace_writer *w = ktrace_writer_open(&o, err, sizeof err);
-	if (!w) {
-		fprintf(stderr, "writer_bench: %s\n", err);
-		return 1;
-	}
-	struct worker *wk = calloc((size_t)threads, sizeof *wk);
-	uint64_t t0 = ktrace_now_ns();
-	for (int i = 0; i < threads; i++) {
+	return 0;
+}
+
+/* What one run measured. */
+struct bench_result {
+	uint64_t t0, t_prod, t_end;	/* start, producers stopped, file closed */
+	uint64_t waits, wait_ns, dropped;
+	double writer_cpu;
+	uint64_t attempted, committed, bytes;
+	uint32_t *samples;		/* reserve+commit ns of every worker, sorted */
+	size_t nsamples;
+	long long file_bytes;
+};
+
+/* Run the producers for b->seconds against an open writer, close it, and
+ * gather the workers' counts and samples. */
+static void run(const struct bench_opts *b, struct ktrace_writer *w, struct bench_result *r)
+{
+	struct worker *wk = calloc((size_t)b->threads, sizeof *wk);
+	struct stat st;
+
+	r->t0 = ktrace_now_ns();
+	for (int i = 0; i < b->threads; i++) {
 		wk[i].w = w;
 		wk[i].id = (uint32_t)i;
 		pthread_create(&wk[i].th, NULL, producer, &wk[i]);
 	}
-	usleep((useconds_t)(seconds * 1e6));
+	usleep((useconds_t)(b->seconds * 1e6));
 	atomic_store(&stop, 1);
-	for (int i = 0; i < threads; i++)
+	for (int i = 0; i < b->threads; i++)
 		pthread_join(wk[i].th, NULL);
-	uint64_t t_prod = ktrace_now_ns();
-	uint64_t waits = ktrace_writer_counter(w, KTRACE_CTR_PRODUCER_WAITS);
-	uint64_t wait_ns = ktrace_writer_counter(w, KTRACE_CTR_PRODUCER_WAIT_NS);
-	uint64_t dropped = ktrace_writer_counter(w, KTRACE_CTR_RECORDS_DROPPED);
-	double wcpu = writer_thread_cpu();
+	r->t_prod = ktrace_now_ns();
+	r->waits = ktrace_writer_counter(w, KTRACE_CTR_PRODUCER_WAITS);
+	r->wait_ns = ktrace_writer_counter(w, KTRACE_CTR_PRODUCER_WAIT_NS);
+	r->dropped = ktrace_writer_counter(w, KTRACE_CTR_RECORDS_DROPPED);
+	r->writer_cpu = writer_thread_cpu();
 	ktrace_writer_close(w, NULL);
-	uint64_t t_end = ktrace_now_ns();
+	r->t_end = ktrace_now_ns();
 
-	uint64_t attempted = 0, committed = 0, bytes = 0;
-	size_t ns = 0;
-	for (int i = 0; i < threads; i++) {
-		attempted += wk[i].attempted;
-		committed += wk[i].committed;
-		bytes += wk[i].bytes;
-		ns += wk[i].nsamples;
+	for (int i = 0; i < b->threads; i++) {
+		r->attempted += wk[i].attempted;
+		r->committed += wk[i].committed;
+		r->bytes += wk[i].bytes;
+		r->nsamples += wk[i].nsamples;
 	}
-	uint32_t *all = malloc((ns ? ns : 1) * sizeof *all);
-	size_t k = 0;
-	for (int i = 0; i < threads; i++) {
-		memcpy(all + k, wk[i].samples, wk[i].nsamples * sizeof *all);
-		k += wk[i].nsamples;
+	r->samples = malloc((r->nsamples ? r->nsamples : 1) * sizeof *r->samples);
+	for (int i = 0, k = 0; i < b->threads; i++) {
+		memcpy(r->samples + k, wk[i].samples, wk[i].nsamples * sizeof *r->samples);
+		k += (int)wk[i].nsamples;
 		free(wk[i].samples);
 	}
-	qsort(all, ns, sizeof *all, cmp_u32);
-	struct stat st;
-	stat(out, &st);
-	double secs = (double)(t_end - t0) / 1e9;
+	qsort(r->samples, r->nsamples, sizeof *r->samples, cmp_u32);
+	r->file_bytes = stat(b->out, &st) == 0 ? (long long)st.st_size : 0;
+	free(wk);
+}
+
+static void report(const struct bench_opts *b, const struct bench_result *r)
+{
+	double secs = (double)(r->t_end - r->t0) / 1e9;
+	uint64_t committed = r->committed;
+	const uint32_t *all = r->samples;
+	size_t ns = r->nsamples;
+	int level = b->level ? b->level : 1;
+
 	printf("writer_bench: %d producers, %.1f s (+%.3f s drain), zstd level %d, %u KiB buffers, max wait %u ms\n",
-	       threads, (double)(t_prod - t0) / 1e9, (double)(t_end - t_prod) / 1e9, level ? level : 1, buf_kib,
-	       max_wait_ms);
+	       b->threads, (double)(r->t_prod - r->t0) / 1e9, (double)(r->t_end - r->t_prod) / 1e9, level,
+	       b->buf_kib, b->max_wait_ms);
 	printf("  committed %llu of %llu records, dropped %llu; avg record %.0f bytes\n",
-	       (unsigned long long)committed, (unsigned long long)attempted, (unsigned long long)dropped,
-	       committed ? (double)bytes / (double)committed : 0.0);
+	       (unsigned long long)committed, (unsigned long long)r->attempted, (unsigned long long)r->dropped,
+	       committed ? (double)r->bytes / (double)committed : 0.0);
 	printf("  sustained %.0f records/s (%.1f MB/s uncompressed), until the file was closed\n",
-	       (double)committed / secs, (double)bytes / secs / 1e6);
-	printf("  file %lld bytes: %.1f compressed bytes per record (ratio %.1f)\n", (long long)st.st_size,
-	       committed ? (double)st.st_size / (double)committed : 0.0,
-	       st.st_size ? (double)bytes / (double)st.st_size : 0.0);
+	       (double)committed / secs, (double)r->bytes / secs / 1e6);
+	printf("  file %lld bytes: %.1f compressed bytes per record (ratio %.1f)\n", r->file_bytes,
+	       committed ? (double)r->file_bytes / (double)committed : 0.0,
+	       r->file_bytes ? (double)r->bytes / (double)r->file_bytes : 0.0);
 	if (ns)
 		printf("  reserve+commit: median %u ns, p90 %u ns, p99 %u ns, p99.9 %u ns, max %u ns "
 		       "(%zu samples, clock overhead %llu ns subtracted)\n",
 		       all[ns / 2], all[ns * 9 / 10], all[ns * 99 / 100], all[ns * 999 / 1000], all[ns - 1], ns,
 		       (unsigned long long)clock_overhead_ns);
-	printf("  producer waits %llu (%.3f s total)\n", (unsigned long long)waits, (double)wait_ns / 1e9);
-	if (wcpu >= 0 && committed)
-		printf("  writer thread CPU %.2f s: %.0f ns per record, so one core sustains %.0f records/s\n", wcpu,
-		       wcpu * 1e9 / (double)committed, (double)committed / wcpu);
+	printf("  producer waits %llu (%.3f s total)\n", (unsigned long long)r->waits, (double)r->wait_ns / 1e9);
+	if (r->writer_cpu >= 0 && committed)
+		printf("  writer thread CPU %.2f s: %.0f ns per record, so one core sustains %.0f records/s\n",
+		       r->writer_cpu, r->writer_cpu * 1e9 / (double)committed, (double)committed / r->writer_cpu);
 	printf("BENCH|writer_records_per_s|%.0f|records/s|%d producers, level %d\n", (double)committed / secs,
-	       threads, level ? level : 1);
+	       b->threads, level);
 	if (ns)
 		printf("BENCH|writer_reserve_commit_median|%u|ns|p99 %u ns\n", all[ns / 2], all[ns * 99 / 100]);
 	printf("BENCH|writer_bytes_per_record|%.1f|bytes|compressed\n",
-	       committed ? (double)st.st_size / (double)committed : 0.0);
-	free(all);
-	free(wk);
-	if (!keep)
-		unlink(out);
+	       committed ? (double)r->file_bytes / (double)committed : 0.0);
+}
+
+int main(int argc, char **argv)
+{
+	struct bench_opts b;
+	struct bench_result r = { 0 };
+	char err[512];
+
+	if (parse_args(argc, argv, &b))
+		return 2;
+	calibrate();
+	struct ktrace_writer_opts o = { .path = b.out, .overwrite = 1, .zstd_level = b.level,
+					.thread_buf_bytes = b.buf_kib << 10,
+					.max_wait_ns = (uint64_t)b.max_wait_ms * 1000000ull };
+	struct ktrace_writer *w = ktrace_writer_open(&o, err, sizeof err);
+	if (!w) {
+		fprintf(stderr, "writer_bench: %s\n", err);
+		return 1;
+	}
+	run(&b, w, &r);
+	report(&b, &r);
+	free(r.samples);
+	if (!b.keep)
+		unlink(b.out);
 	return 0;
 }

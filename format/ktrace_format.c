@@ -1,17 +1,18 @@
 /* format/ktrace_format.c: encode and decode every record type of the trace format.
  *
- * Owns the byte layout documented in docs/format.md.  Every field is written
- * and read explicitly little-endian through the le / rd helpers (one move on
- * a little-endian host, bytes elsewhere), so the layout does not depend on
- * the host or on struct padding.  Decoders
- * check every length against the record size before touching a byte.
+ * Owns the byte layout documented in docs/format.md: every record offset is
+ * here and nowhere else.  Every field is written and read explicitly
+ * little-endian through the le / rd helpers (one move on a little-endian
+ * host, bytes elsewhere), so the layout does not depend on the host or on
+ * struct padding.  Decoders check every length against the record size
+ * before touching a byte.  Calls libc only (format/le_bytes.h, format/hot.h).
  */
 #include "format/ktrace_format.h"
-#include "format/le_bytes.h"
 
 #include <string.h>
 
 #include "format/hot.h"
+#include "format/le_bytes.h"
 
 static size_t pad8(size_t n)
 {
@@ -311,22 +312,40 @@ int ktrace_kernel_param(const struct ktrace_rec_kernel *r, uint32_t i, struct kt
 }
 
 /* ---- LAUNCH ------------------------------------------------------------ */
-/* LAUNCH without (params_off != NULL) or with its parameter bytes. */
-static inline __attribute__((always_inline)) size_t
-encode_launch(void *buf, size_t cap, const struct ktrace_rec_launch *r, const struct ktrace_region *regions,
-	      size_t *regions_off, size_t *params_off)
+
+#define KTRACE_LAUNCH_REGIONS_OFF 128 /* regions start at this fixed record offset */
+#define KTRACE_REGION_DISK_SIZE 56
+#define KTRACE_REGION_FLAGS_OFF 6     /* offsets inside a region */
+#define KTRACE_REGION_PRE_HASH_OFF 40
+#define KTRACE_REGION_POST_HASH_OFF 48
+
+FMT_HOT
+size_t ktrace_launch_size(uint32_t nregions, uint32_t param_bytes_len)
 {
-	uint32_t nreg = regions ? r->nregions : 0;
-	uint32_t np = r->param_bytes || params_off ? r->param_bytes_len : 0;
-	size_t size = pad8(KTRACE_LAUNCH_REGIONS_OFF + (size_t)nreg * KTRACE_REGION_DISK_SIZE + np);
-	if (regions_off)
-		*regions_off = KTRACE_LAUNCH_REGIONS_OFF;
-	if (params_off)
-		*params_off = KTRACE_LAUNCH_REGIONS_OFF + (size_t)nreg * KTRACE_REGION_DISK_SIZE;
-	if (size > cap)
-		return size;
-	uint8_t *b = buf;
-	put_prefix(b, KTRACE_REC_LAUNCH, size);
+	return pad8(KTRACE_LAUNCH_REGIONS_OFF + (size_t)nregions * KTRACE_REGION_DISK_SIZE + param_bytes_len);
+}
+
+static void put_region(uint8_t *e, const struct ktrace_region *g)
+{
+	le32(e + 0, g->param_offset);
+	le16(e + 4, g->ordinal);
+	le16(e + KTRACE_REGION_FLAGS_OFF, g->flags);
+	le64(e + 8, g->ptr);
+	le64(e + 16, g->alloc_base);
+	le64(e + 24, g->alloc_size);
+	le64(e + 32, g->hash_len);
+	le64(e + KTRACE_REGION_PRE_HASH_OFF, g->pre_hash);
+	le64(e + KTRACE_REGION_POST_HASH_OFF, g->post_hash);
+}
+
+/* The fixed fields and the regions of a LAUNCH record of `size` bytes in
+ * all, typed `type`, with np parameter bytes (not written); returns where
+ * they go. */
+static inline __attribute__((always_inline)) uint8_t *
+put_launch(uint8_t *b, size_t size, uint16_t type, const struct ktrace_rec_launch *r,
+	   const struct ktrace_region *regions, uint32_t nreg, uint32_t np)
+{
+	put_prefix(b, type, size);
 	le64(b + 24, r->launch_seq);
 	le64(b + 32, r->kernel_id);
 	le64(b + 40, r->context);
@@ -344,53 +363,43 @@ encode_launch(void *buf, size_t cap, const struct ktrace_rec_launch *r, const st
 	le32(b + 112, (uint32_t)r->result);
 	le32(b + 116, np);
 	le32(b + 120, nreg);
-	for (uint32_t i = 0; i < nreg; i++) {
-		const struct ktrace_region *g = &regions[i];
-		uint8_t *e = b + KTRACE_LAUNCH_REGIONS_OFF + (size_t)i * KTRACE_REGION_DISK_SIZE;
-		le32(e + 0, g->param_offset);
-		le16(e + 4, g->ordinal);
-		le16(e + KTRACE_REGION_FLAGS_OFF, g->flags);
-		le64(e + 8, g->ptr);
-		le64(e + 16, g->alloc_base);
-		le64(e + 24, g->alloc_size);
-		le64(e + 32, g->hash_len);
-		le64(e + KTRACE_REGION_PRE_HASH_OFF, g->pre_hash);
-		le64(e + KTRACE_REGION_POST_HASH_OFF, g->post_hash);
-	}
-	if (!params_off && np)
-		memcpy(b + KTRACE_LAUNCH_REGIONS_OFF + (size_t)nreg * KTRACE_REGION_DISK_SIZE,
-		       r->param_bytes, np);
-	return size;
+	for (uint32_t i = 0; i < nreg; i++)
+		put_region(b + KTRACE_LAUNCH_REGIONS_OFF + (size_t)i * KTRACE_REGION_DISK_SIZE, &regions[i]);
+	return b + KTRACE_LAUNCH_REGIONS_OFF + (size_t)nreg * KTRACE_REGION_DISK_SIZE;
 }
 
 FMT_HOT
 size_t ktrace_encode_launch(void *buf, size_t cap, const struct ktrace_rec_launch *r,
-			    const struct ktrace_region *regions, size_t *regions_off)
+			    const struct ktrace_region *regions)
 {
-	return encode_launch(buf, cap, r, regions, regions_off, NULL);
-}
+	uint32_t nreg = regions ? r->nregions : 0;
+	uint32_t np = r->param_bytes ? r->param_bytes_len : 0;
+	size_t size = ktrace_launch_size(nreg, np);
 
-FMT_HOT
-size_t ktrace_encode_launch_head(void *buf, size_t cap, const struct ktrace_rec_launch *r,
-				 const struct ktrace_region *regions, size_t *params_off)
-{
-	size_t off = 0;
-	size_t size = encode_launch(buf, cap, r, regions, NULL, &off);
-
-	if (params_off)
-		*params_off = off;
+	if (size > cap)
+		return size;
+	uint8_t *params = put_launch(buf, size, KTRACE_REC_LAUNCH, r, regions, nreg, np);
+	if (np)
+		memcpy(params, r->param_bytes, np);
 	return size;
 }
 
-int ktrace_decode_launch(const void *rec, size_t len, struct ktrace_rec_launch *r)
+FMT_HOT
+void *ktrace_encode_launch_head(void *buf, size_t size, uint16_t type, const struct ktrace_rec_launch *r,
+				const struct ktrace_region *regions)
 {
-	const uint8_t *b = check(rec, len, KTRACE_REC_LAUNCH, KTRACE_LAUNCH_REGIONS_OFF);
-	if (!b && len >= KTRACE_LAUNCH_REGIONS_OFF + KTRACE_LAUNCH_DEFERRED_TAIL) {
-		b = check(rec, len, KTRACE_REC_LAUNCH_DEFERRED, KTRACE_LAUNCH_REGIONS_OFF + KTRACE_LAUNCH_DEFERRED_TAIL);
-		len -= KTRACE_LAUNCH_DEFERRED_TAIL;
-	}
-	if (!b)
-		return -1;
+	uint32_t nreg = regions ? r->nregions : 0;
+	size_t need = ktrace_launch_size(nreg, r->param_bytes_len);
+
+	if (size < need || size % KTRACE_RECORD_ALIGN ||
+	    (type == KTRACE_REC_LAUNCH ? size != need : type < KTRACE_REC_INTERNAL_MIN))
+		return NULL;
+	return put_launch(buf, size, type, r, regions, nreg, r->param_bytes_len);
+}
+
+/* The fields of a LAUNCH record of len bytes at b (prefix already checked). */
+static int get_launch(const uint8_t *b, size_t len, struct ktrace_rec_launch *r)
+{
 	r->launch_seq = rd64(b + 24);
 	r->kernel_id = rd64(b + 32);
 	r->context = rd64(b + 40);
@@ -415,6 +424,24 @@ int ktrace_decode_launch(const void *rec, size_t len, struct ktrace_rec_launch *
 	r->regions_raw = b + KTRACE_LAUNCH_REGIONS_OFF;
 	r->param_bytes = r->regions_raw + (size_t)r->nregions * KTRACE_REGION_DISK_SIZE;
 	return 0;
+}
+
+int ktrace_decode_launch(const void *rec, size_t len, struct ktrace_rec_launch *r)
+{
+	const uint8_t *b = check(rec, len, KTRACE_REC_LAUNCH, KTRACE_LAUNCH_REGIONS_OFF);
+
+	return b ? get_launch(b, len, r) : -1;
+}
+
+int ktrace_decode_carried_launch(const void *rec, size_t len, struct ktrace_rec_launch *r)
+{
+	const uint8_t *b = rec;
+
+	/* the carrier's size covers the LAUNCH and the producer's bytes after it */
+	if (!b || len < KTRACE_LAUNCH_REGIONS_OFF || len % KTRACE_RECORD_ALIGN ||
+	    rd16(b) < KTRACE_REC_INTERNAL_MIN || rd32(b + 4) < len)
+		return -1;
+	return get_launch(b, len, r);
 }
 
 /* Only valid for i < r->nregions of a successfully decoded record. */

@@ -2,9 +2,11 @@
  *
  * Owns the on-disk layout shared by libktrace.so and every tool: the file
  * preamble, the common record prefix, the record types, and the in-memory
- * views used to encode and decode each record.  Nothing here knows about CUDA
- * or the interposer; tools/ include only this header, trace_writer.h and
- * trace_reader.h.
+ * views used to encode and decode each record.  Byte offsets inside records
+ * are private to ktrace_format.c: everything else goes through the
+ * encoders and decoders declared here.  Depends on libc only; nothing here
+ * knows about CUDA or the interposer; tools/ include only this header,
+ * trace_writer.h and trace_reader.h.
  *
  * On disk everything is little-endian.  A file is a 16-byte uncompressed
  * preamble followed by one or more concatenated zstd frames whose decompressed
@@ -54,13 +56,10 @@ enum ktrace_record_type {
 };
 /* Types from here up exist only inside a tracing process (the writer's
  * rings), never in a file: the writer's expander turns each into a record of
- * a type above (trace_writer.h, "Deferred records"). */
+ * a type above (trace_writer.h, "Deferred records").  Producers define their
+ * own; such a record may carry an encoded LAUNCH (ktrace_encode_launch_head,
+ * ktrace_decode_carried_launch). */
 #define KTRACE_REC_INTERNAL_MIN 0xff00u
-/* A LAUNCH record (same bytes) whose regions are not filled in yet, followed
- * by KTRACE_LAUNCH_DEFERRED_TAIL bytes of the producer's own (interpose/
- * launch_expand.c); its size covers them. */
-#define KTRACE_REC_LAUNCH_DEFERRED 0xff01u
-#define KTRACE_LAUNCH_DEFERRED_TAIL 24u
 
 /* Common prefix of every record. */
 struct ktrace_record_prefix {
@@ -205,13 +204,6 @@ struct ktrace_region {
 	uint64_t pre_hash;     /* digest before the launch (valid if REGIONF_PRE) */
 	uint64_t post_hash;    /* digest after the launch (valid if REGIONF_POST) */
 };
-#define KTRACE_REGION_DISK_SIZE 56
-#define KTRACE_REGION_PRE_HASH_OFF 40  /* byte offset of pre_hash inside a disk region */
-#define KTRACE_REGION_POST_HASH_OFF 48
-#define KTRACE_REGION_FLAGS_OFF 6      /* u16 flags inside a disk region (patchable) */
-/* Disk regions of a LAUNCH record start at this fixed record offset. */
-#define KTRACE_LAUNCH_REGIONS_OFF 128
-#define KTRACE_LAUNCH_FLAGS_OFF 68 /* u32 flags inside a LAUNCH record (patchable) */
 #define KTRACE_REGIONF_IN_STRUCT 0x01u /* found inside a by-value struct parameter */
 #define KTRACE_REGIONF_PRE       0x02u /* pre_hash valid */
 #define KTRACE_REGIONF_POST      0x04u /* post_hash valid */
@@ -233,8 +225,7 @@ struct ktrace_rec_launch {
 	uint32_t param_bytes_len;
 	uint32_t nregions;
 	const uint8_t *param_bytes;
-	/* nregions disk regions (KTRACE_REGION_DISK_SIZE each); decode with
-	 * ktrace_launch_region(): */
+	/* nregions regions as on disk; decode with ktrace_launch_region(): */
 	const uint8_t *regions_raw;
 };
 
@@ -355,12 +346,10 @@ size_t ktrace_encode_module_image(void *buf, size_t cap, const struct ktrace_rec
 /* params: array of nparams descriptors (name/type views). */
 size_t ktrace_encode_kernel(void *buf, size_t cap, const struct ktrace_rec_kernel *r,
 			    const struct ktrace_param_desc *params);
-/* regions: array of r->nregions; r->param_bytes / param_bytes_len give the raw bytes.
- * *regions_off (optional) receives the byte offset of the first disk region in
- * the encoded record, so hash fields can be patched in place later at
- * regions_off + i*KTRACE_REGION_DISK_SIZE + KTRACE_REGION_{PRE,POST}_HASH_OFF. */
+/* regions: array of r->nregions (NULL: none); r->param_bytes / param_bytes_len
+ * give the raw bytes. */
 size_t ktrace_encode_launch(void *buf, size_t cap, const struct ktrace_rec_launch *r,
-			    const struct ktrace_region *regions, size_t *regions_off);
+			    const struct ktrace_region *regions);
 size_t ktrace_encode_alloc(void *buf, size_t cap, const struct ktrace_rec_alloc *r);
 size_t ktrace_encode_free(void *buf, size_t cap, const struct ktrace_rec_free *r);
 size_t ktrace_encode_memcpy(void *buf, size_t cap, const struct ktrace_rec_memcpy *r);
@@ -369,6 +358,20 @@ size_t ktrace_encode_note(void *buf, size_t cap, const struct ktrace_rec_note *r
 size_t ktrace_encode_counters(void *buf, size_t cap, const struct ktrace_counter *c, uint32_t n);
 size_t ktrace_encode_end(void *buf, size_t cap, const struct ktrace_rec_end *r);
 size_t ktrace_encode_module_unload(void *buf, size_t cap, const struct ktrace_rec_module_unload *r);
+
+/* The size of a LAUNCH record with nregions regions and param_bytes_len
+ * parameter bytes (what ktrace_encode_launch returns for them). */
+size_t ktrace_launch_size(uint32_t nregions, uint32_t param_bytes_len);
+/* For producers that assemble the parameter bytes in place: the LAUNCH record
+ * of r without its parameter bytes (r->param_bytes is ignored; its size counts
+ * r->param_bytes_len of them), at the start of a record of `size` bytes in
+ * all, of type `type`: KTRACE_REC_LAUNCH with size ktrace_launch_size(), or an
+ * internal type (KTRACE_REC_INTERNAL_MIN and up) that carries the LAUNCH and,
+ * after it, size - ktrace_launch_size() bytes of the producer's own.  Returns
+ * where the caller writes the r->param_bytes_len parameter bytes, or NULL
+ * (nothing written) when size is too small or not a multiple of 8. */
+void *ktrace_encode_launch_head(void *buf, size_t size, uint16_t type, const struct ktrace_rec_launch *r,
+				const struct ktrace_region *regions);
 
 /* Decoding: `rec` points at a whole record of `len` bytes (prefix included).
  * Return 0 on success, -1 if the record is malformed (every length is checked
@@ -379,14 +382,12 @@ int ktrace_decode_module(const void *rec, size_t len, struct ktrace_rec_module *
 int ktrace_decode_module_image(const void *rec, size_t len, struct ktrace_rec_module_image *r);
 int ktrace_decode_kernel(const void *rec, size_t len, struct ktrace_rec_kernel *r);
 int ktrace_kernel_param(const struct ktrace_rec_kernel *r, uint32_t i, struct ktrace_param_desc *out);
-/* The same record without writing its parameter bytes: the size counts
- * r->param_bytes_len of them (r->param_bytes is ignored) and *params_off says
- * where the caller writes them (the encoder stops before).  For producers
- * that assemble the parameters in place. */
-size_t ktrace_encode_launch_head(void *buf, size_t cap, const struct ktrace_rec_launch *r,
-				 const struct ktrace_region *regions, size_t *params_off);
 int ktrace_decode_launch(const void *rec, size_t len, struct ktrace_rec_launch *r);
 void ktrace_launch_region(const struct ktrace_rec_launch *r, uint32_t i, struct ktrace_region *out);
+/* The LAUNCH record of `len` bytes that an internal record at rec carries
+ * (ktrace_encode_launch_head with an internal type): decoded as
+ * ktrace_decode_launch() would, its views pointing into rec. */
+int ktrace_decode_carried_launch(const void *rec, size_t len, struct ktrace_rec_launch *r);
 int ktrace_decode_alloc(const void *rec, size_t len, struct ktrace_rec_alloc *r);
 int ktrace_decode_free(const void *rec, size_t len, struct ktrace_rec_free *r);
 int ktrace_decode_memcpy(const void *rec, size_t len, struct ktrace_rec_memcpy *r);

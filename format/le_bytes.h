@@ -1,9 +1,10 @@
-/* format/le_bytes.h: little-endian integers at any byte address, for the
- * trace format's encoders and decoders and for code that patches encoded
- * records (the writer's prefix, the hash pipeline's digests).
+/* format/le_bytes.h: little-endian integers at any byte address, for
+ * format/'s own encoders and decoders and the writer's record prefix; private
+ * to format/ (nothing outside it writes record bytes by offset).
  *
  * On a little-endian host a field is one unaligned move (memcpy); elsewhere
- * it is assembled byte by byte.  Either way the bytes are the same.
+ * it is assembled byte by byte.  Either way the bytes are the same.  Calls
+ * libc (memcpy) only.
  */
 #ifndef KTRACE_LE_BYTES_H
 #define KTRACE_LE_BYTES_H

@@ -423,8 +423,9 @@ dropped:
 	return NULL;
 }
 
-FMT_HOT
-void ktrace_writer_commit(struct ktrace_writer *w, void *rec)
+/* Publish the open reservation rec under the next seq, with time_ns (0: the
+ * record's own time_ns, or now when that is 0 too). */
+static inline __attribute__((always_inline)) void publish(struct ktrace_writer *w, void *rec, uint64_t time_ns)
 {
 	if (!w || !rec || tl.gen != w->gen || !tl.buf)
 		return;
@@ -441,7 +442,9 @@ void ktrace_writer_commit(struct ktrace_writer *w, void *rec)
 		return;
 	}
 	le64(p + 8, atomic_fetch_add_explicit(w->seq, 1, memory_order_relaxed));
-	if (!rd64(p + 16))
+	if (time_ns)
+		le64(p + 16, time_ns);
+	else if (!rd64(p + 16))
 		le64(p + 16, ktrace_now_ns());
 	uint64_t head = b->res_pos + size;
 	atomic_store_explicit(&b->head, head, memory_order_release);
@@ -452,6 +455,18 @@ void ktrace_writer_commit(struct ktrace_writer *w, void *rec)
 		if (head - b->cached_tail > (b->mask + 1) / 4)
 			wake_consumer(w);
 	}
+}
+
+FMT_HOT
+void ktrace_writer_commit(struct ktrace_writer *w, void *rec)
+{
+	publish(w, rec, 0);
+}
+
+FMT_HOT
+void ktrace_writer_commit_at(struct ktrace_writer *w, void *rec, uint64_t time_ns)
+{
+	publish(w, rec, time_ns);
 }
 
 FMT_HOT
@@ -660,8 +675,12 @@ void *ktrace_writer_emit_reserve(struct ktrace_writer *w, size_t size)
 	return w->stage + w->stage_len;
 }
 
-void ktrace_writer_emit_commit(struct ktrace_writer *w, size_t size)
+void ktrace_writer_emit_commit(struct ktrace_writer *w, size_t size, uint64_t seq, uint64_t time_ns)
 {
+	uint8_t *rec = w->stage + w->stage_len;
+
+	le64(rec + 8, seq);
+	le64(rec + 16, time_ns);
 	w->stage_len += size;
 	w->stage_n++;
 }
@@ -923,6 +942,48 @@ static int write_start(struct ktrace_writer *w, const struct ktrace_rec_header *
 	return atomic_load(&w->io_failed) ? -1 : 0;
 }
 
+/* The settings of a new writer on file fd, defaults where o leaves 0. */
+static void init_writer(struct ktrace_writer *w, const struct ktrace_writer_opts *o, int fd)
+{
+	memset(w, 0, sizeof *w);
+	w->fd = fd;
+	strcpy(w->path, o->path);
+	w->gen = atomic_fetch_add(&next_gen, 1);
+	w->seq = o->seq ? o->seq : &w->own_seq;
+	atomic_store(w->seq, 0);
+	w->cap = pow2_at_least(o->thread_buf_bytes ? o->thread_buf_bytes : (1u << 20));
+	w->max_wait_ns = o->max_wait_ns ? o->max_wait_ns : 2000000;
+	w->no_wait = !!(o->flags & KTRACE_WRITER_NO_WAIT);
+	w->discard = !!(o->flags & KTRACE_WRITER_DISCARD);
+	w->flush_bytes = o->flush_bytes ? o->flush_bytes : 64u << 10;
+	w->frame_bytes = o->frame_bytes ? o->frame_bytes : 4u << 20;
+	uint32_t flush_ms = o->flush_ms ? o->flush_ms : 100;
+	w->half_flush_ns = (uint64_t)flush_ms * 500000ull;
+	w->end.reason = KTRACE_END_DETACH;
+	pthread_mutex_init(&w->reg_mu, NULL);
+}
+
+/* The zstd stream (level 0: 1) and its output buffer.  0 or -1. */
+static int setup_compression(struct ktrace_writer *w, int level)
+{
+	/* Levels up to 19 use windows of at most 8 MiB (windowLog 23), which
+	 * readers accept (docs/format.md). */
+	if (!level)
+		level = 1;
+	if (level > 19)
+		level = 19;
+	if (level < ZSTD_minCLevel())
+		level = ZSTD_minCLevel();
+	w->cctx = ZSTD_createCCtx();
+	w->zout_cap = ZSTD_CStreamOutSize();
+	w->zout = malloc(w->zout_cap);
+	if (!w->cctx || !w->zout ||
+	    ZSTD_isError(ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_compressionLevel, level)) ||
+	    ZSTD_isError(ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_checksumFlag, 1)))
+		return -1;
+	return 0;
+}
+
 struct ktrace_writer *ktrace_writer_open(const struct ktrace_writer_opts *o, char *err, size_t errlen)
 {
 	if (!o || !o->path || !*o->path) {
@@ -942,22 +1003,7 @@ struct ktrace_writer *ktrace_writer_open(const struct ktrace_writer_opts *o, cha
 		close(fd);
 		return NULL;
 	}
-	memset(w, 0, sizeof *w);
-	w->fd = fd;
-	strcpy(w->path, o->path);
-	w->gen = atomic_fetch_add(&next_gen, 1);
-	w->seq = o->seq ? o->seq : &w->own_seq;
-	atomic_store(w->seq, 0);
-	w->cap = pow2_at_least(o->thread_buf_bytes ? o->thread_buf_bytes : (1u << 20));
-	w->max_wait_ns = o->max_wait_ns ? o->max_wait_ns : 2000000;
-	w->no_wait = !!(o->flags & KTRACE_WRITER_NO_WAIT);
-	w->discard = !!(o->flags & KTRACE_WRITER_DISCARD);
-	w->flush_bytes = o->flush_bytes ? o->flush_bytes : 64u << 10;
-	w->frame_bytes = o->frame_bytes ? o->frame_bytes : 4u << 20;
-	uint32_t flush_ms = o->flush_ms ? o->flush_ms : 100;
-	w->half_flush_ns = (uint64_t)flush_ms * 500000ull;
-	w->end.reason = KTRACE_END_DETACH;
-	pthread_mutex_init(&w->reg_mu, NULL);
+	init_writer(w, o, fd);
 	if (o->expander && o->expander->expand) {
 		w->x = *o->expander;
 		w->stage_cap = 1u << 20; /* many records, and more than the largest LAUNCH */
@@ -967,20 +1013,7 @@ struct ktrace_writer *ktrace_writer_open(const struct ktrace_writer_opts *o, cha
 			goto fail;
 		}
 	}
-
-	/* Levels up to 19 use windows of at most 8 MiB (windowLog 23), which
-	 * readers accept (docs/format.md). */
-	int level = o->zstd_level ? o->zstd_level : 1;
-	if (level > 19)
-		level = 19;
-	if (level < ZSTD_minCLevel())
-		level = ZSTD_minCLevel();
-	w->cctx = ZSTD_createCCtx();
-	w->zout_cap = ZSTD_CStreamOutSize();
-	w->zout = malloc(w->zout_cap);
-	if (!w->cctx || !w->zout ||
-	    ZSTD_isError(ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_compressionLevel, level)) ||
-	    ZSTD_isError(ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_checksumFlag, 1))) {
+	if (setup_compression(w, o->zstd_level)) {
 		snprintf(err, errlen, "%s: cannot set up zstd compression", o->path);
 		goto fail;
 	}

@@ -73,10 +73,11 @@ struct ktrace_writer_expander {
 	void *ctx;
 };
 /* Inside expand(): room for one record of `size` bytes (NULL: larger than
- * the writer can stage, counted as dropped), then publish it; the caller
- * fills every byte, prefix seq and time included. */
+ * the writer can stage, counted as dropped), then publish it under the seq
+ * and time_ns given (those of the record it replaces); the caller fills
+ * every other byte. */
 void *ktrace_writer_emit_reserve(struct ktrace_writer *w, size_t size);
-void ktrace_writer_emit_commit(struct ktrace_writer *w, size_t size);
+void ktrace_writer_emit_commit(struct ktrace_writer *w, size_t size, uint64_t seq, uint64_t time_ns);
 /* Wake the consumer thread now (it drains and expands what is committed). */
 void ktrace_writer_wake(struct ktrace_writer *w);
 /* Between reserve and commit on the producing thread: its buffer's hold slot. */
@@ -93,6 +94,9 @@ struct ktrace_writer *ktrace_writer_open(const struct ktrace_writer_opts *o, cha
 void *ktrace_writer_reserve(struct ktrace_writer *w, size_t size);
 /* Publish a reserved record: fills prefix.seq and prefix.time_ns (time_ns only if 0). */
 void ktrace_writer_commit(struct ktrace_writer *w, void *rec);
+/* The same with prefix.time_ns set to time_ns (the time of the call the
+ * record describes, not of its commit; 0: as ktrace_writer_commit). */
+void ktrace_writer_commit_at(struct ktrace_writer *w, void *rec, uint64_t time_ns);
 /* Start fetching, for writing, the next `size` bytes (at most 4 KiB) of the
  * calling thread's buffer, so that a record reserved a little later does not
  * stall on cache misses (a hint; does nothing for a thread without one). */

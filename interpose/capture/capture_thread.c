@@ -1,5 +1,6 @@
 /* interpose/capture/capture_thread.c: per-thread scratch, thread id and context cache
- * of the capture path (see capture_thread.h). */
+ * of the capture path (see capture_thread.h).  Calls the real driver table
+ * (cuCtxGetCurrent, cuCtxGetDevice), the allocation map's cache and libc. */
 #include "interpose/capture/capture_thread.h"
 
 #include <pthread.h>
@@ -35,7 +36,6 @@ static void scratch_free(void *p)
 	free(t->lens);
 	free(t->capped);
 	free(t->in_struct);
-	free(t->rec);
 	free(t);
 	tls_scratch = NULL;
 }
@@ -78,23 +78,6 @@ int ktrace_capture_tls_regions(struct ktrace_capture_tls *t, uint32_t n)
 	return 0;
 }
 
-int ktrace_capture_tls_rec(struct ktrace_capture_tls *t, size_t n)
-{
-	size_t cap = t->rec_cap ? t->rec_cap : 4096;
-	void *r;
-
-	if (n <= t->rec_cap)
-		return 0;
-	while (cap < n)
-		cap *= 2;
-	r = realloc(t->rec, cap);
-	if (!r)
-		return -1;
-	t->rec = r;
-	t->rec_cap = cap;
-	return 0;
-}
-
 KT_HOT
 struct ktrace_capture_tls *ktrace_capture_tls(void)
 {
@@ -106,7 +89,7 @@ struct ktrace_capture_tls *ktrace_capture_tls(void)
 	t = calloc(1, sizeof(*t));
 	if (!t)
 		return NULL;
-	if (ktrace_capture_tls_regions(t, 256) || ktrace_capture_tls_rec(t, 16384)) {
+	if (ktrace_capture_tls_regions(t, 256)) {
 		scratch_free(t);
 		return NULL;
 	}

@@ -3,10 +3,11 @@
  * The thread id and a cache of the current context's device (thread-locals),
  * so a traced launch makes one cheap driver call (cuCtxGetCurrent); and, for
  * the inline path of hash mode, scratch buffers for one launch (parameter
- * bytes, regions, the encoded record), allocated at the thread's first
- * hashed launch, grown only when a kernel with more pointer words than ever
- * before appears, and freed when the thread exits.  Metadata-mode launches
- * write straight into the trace writer's buffer and need no scratch.
+ * bytes, regions and what the extent policy needs), allocated at the
+ * thread's first hashed launch, grown only when a kernel with more pointer
+ * words than ever before appears, and freed when the thread exits.
+ * Metadata-mode launches write straight into the trace writer's buffer and
+ * need no scratch.  Calls the real driver table (driver_real.h) and libc.
  */
 #ifndef KTRACE_CAPTURE_THREAD_H
 #define KTRACE_CAPTURE_THREAD_H
@@ -26,16 +27,13 @@ struct ktrace_capture_tls {
 	struct ktrace_alloc_info *allocs;
 	uint64_t *ptrs, *lens;
 	uint8_t *capped, *in_struct;
-	uint8_t *rec;                    /* encoded record */
-	size_t rec_cap;
 	struct ktrace_alloc_cache allocs_cache; /* allocation-map answers (param_scan.h) */
 };
 
 /* This thread's scratch (NULL if out of memory). */
 struct ktrace_capture_tls *ktrace_capture_tls(void) __attribute__((visibility("hidden")));
-/* Make room for n regions / an n-byte record (0, or -1 if out of memory). */
+/* Make room for n regions (0, or -1 if out of memory). */
 int ktrace_capture_tls_regions(struct ktrace_capture_tls *t, uint32_t n) __attribute__((visibility("hidden")));
-int ktrace_capture_tls_rec(struct ktrace_capture_tls *t, size_t n) __attribute__((visibility("hidden")));
 
 /* Kernel thread id of the caller (cached; refreshed after fork). */
 uint32_t ktrace_capture_tid(void) __attribute__((visibility("hidden")));

@@ -6,15 +6,21 @@
  * record with its parameter bytes straight into the writer's buffer after
  * the real launch, its pointer scan deferred to the writer thread, or (hash
  * mode) rebuild the parameters and scan them in thread-local scratch and
- * hand the record to the hash pipeline around the real launch.  No lock, no
- * malloc and one driver call (cuCtxGetCurrent) per launch once a kernel and
- * a thread have been seen; the application's streams are never synchronised.
+ * hand the launch's fields and regions to the hash pipeline around the real
+ * launch.  No lock, no malloc and one driver call (cuCtxGetCurrent) per
+ * launch once a kernel and a thread have been seen; the application's
+ * streams are never synchronised.
+ *
+ * Owns the order of a launch's steps; calls the kernel cache and registry,
+ * the parameter scan, the allocation map's extents, the hash pipeline, the
+ * deferred-record half of launch_expand.c, the launch clock and format/
+ * (records are encoded by the codec, never by hand here).
  */
 #include <stdatomic.h>
 #include <stddef.h>
 #include <string.h>
 
-#include "format/le_bytes.h"
+#include "format/ktrace_format.h"
 #include "format/trace_writer.h"
 #include "interpose/hash/alloc_map.h"
 #include "interpose/capture/capture_thread.h"
@@ -30,27 +36,6 @@
 #include "interpose/tracer.h"
 #include "common/ablate.h"
 #include "common/hotpath.h"
-
-/* Encode r into t->rec (growing it if needed); 0 on failure. */
-static size_t encode_launch(struct ktrace_capture_tls *t, const struct ktrace_rec_launch *r, size_t *regions_off)
-{
-	size_t need = ktrace_encode_launch(t->rec, t->rec_cap, r, t->regions, regions_off);
-
-	if (need > t->rec_cap) {
-		if (ktrace_capture_tls_rec(t, need))
-			return 0;
-		need = ktrace_encode_launch(t->rec, t->rec_cap, r, t->regions, regions_off);
-		if (need > t->rec_cap)
-			return 0;
-	}
-	return need;
-}
-
-/* The record's timestamp is the time of the call, not of the commit. */
-static inline void set_time(uint8_t *rec, uint64_t ns)
-{
-	memcpy(rec + offsetof(struct ktrace_record_prefix, time_ns), &ns, sizeof(ns));
-}
 
 /* Work out extents of the regions (hash mode); returns how many get hashed. */
 static uint32_t plan_hash(struct ktrace_capture_tls *t, uint32_t n)
@@ -115,7 +100,7 @@ static void prefetch_launch(const struct ktrace_param_layout *l, struct ktrace_c
 			prefetch_range(t->allocs, nreg * sizeof(*t->allocs), 1);
 		}
 	}
-	ktrace_writer_prefetch(w, 128 + (size_t)nreg * 56 + bytes);
+	ktrace_writer_prefetch(w, ktrace_launch_size(nreg, bytes));
 }
 
 /* The fields of a LAUNCH record every builder fills the same way (regions
@@ -151,80 +136,121 @@ static CUcontext fill_launch(struct ktrace_rec_launch *r, const struct ktrace_la
  * The launching thread touches only the layout, the record it writes and
  * the current-snapshot pointer: on a real program's cold cache every line
  * costs (docs/perf-capture.md).  The context is read after the real launch,
- * which has just brought the driver's per-thread state into the cache. */
+ * which has just brought the driver's per-thread state into the cache.  The
+ * record's time is the call's (a launch-clock reading, converted by the
+ * expander), not the commit's. */
 KT_HOT
 static CUresult capture_deferred(const struct ktrace_launch_args *a, ktrace_real_launch_fn real, void *rctx,
 				 const struct ktrace_kernel_hot *k, uint64_t seq, struct ktrace_writer *w)
 {
 	const struct ktrace_param_layout *l = k->layout;
 	struct ktrace_rec_launch r;
-	uint64_t t0 = ktrace_launch_clock_now(); /* converted by the expander */
-	uint32_t len, pflags = 0;
-	size_t size, off = 0;
+	uint64_t t0 = ktrace_launch_clock_now();
+	uint32_t len, pflags = 0, unused;
+	size_t size;
 	CUresult res;
-	uint8_t *p;
+	uint8_t *p, *params;
 	int small = k->small.valid && a->kernel_params; /* layout in the cache slot's line */
 
 	if (small) {
 		len = k->small.param_bytes;
 	} else {
-		len = ktrace_params_length(l, a->kernel_params, a->extra, KTRACE_PARAM_MAX_BYTES);
+		len = ktrace_params_length(l, a->kernel_params, a->extra, KTRACE_PARAM_MAX_BYTES, &pflags);
 		if (l && a->kernel_params) {
 			prefetch_range(l->offset, (size_t)l->nparams * sizeof(uint32_t), 0);
 			prefetch_range(l->size, (size_t)l->nparams * sizeof(uint32_t), 0);
 		}
 	}
-	ktrace_writer_prefetch(w, KTRACE_LAUNCH_REGIONS_OFF + len + KTRACE_LAUNCH_DEFERRED_TAIL);
+	size = ktrace_launch_size(0, len) + KTRACE_LAUNCH_DEFER_TAIL;
+	ktrace_writer_prefetch(w, size);
 	KT_SEG(KT_SEG_PRELAUNCH);
 	res = real(a, rctx);
 	KT_SEG(KT_SEG_LAUNCHED);
-	fill_launch(&r, a, k, seq, 0);
+	fill_launch(&r, a, k, seq, pflags);
 	r.result = (int32_t)res;
 	if (res != CUDA_SUCCESS)
 		r.flags |= KTRACE_LAUNCHF_FAILED;
 	r.param_bytes_len = len;
-	size = ktrace_encode_launch_head(NULL, 0, &r, NULL, &off) + KTRACE_LAUNCH_DEFERRED_TAIL;
 	KT_SEG(KT_SEG_FILLED);
 	p = KTRACE_ABLATING(KTRACE_ABLATE_RECORD) ? NULL : ktrace_writer_reserve(w, size);
 	KT_SEG(KT_SEG_RESERVED);
 	if (p) {
-		/* Head first (it clears the record), then the parameters (the
-		 * same length: ktrace_params_length). */
-		ktrace_encode_launch_head(p, size, &r, NULL, &off);
+		/* Head first (it clears the record), then the parameters in place
+		 * (the same length and flags: ktrace_params_length).  The size
+		 * leaves room for both, so the head is never refused. */
+		params = ktrace_encode_launch_head(p, size, KTRACE_REC_LAUNCH_DEFERRED, &r, NULL);
 		if (small)
-			ktrace_params_assemble_small(&k->small, a->kernel_params, p + off);
+			ktrace_params_assemble_small(&k->small, a->kernel_params, params);
 		else
-			ktrace_params_assemble(l, a->kernel_params, a->extra, p + off, len, &pflags);
-		if (pflags)
-			le32(p + KTRACE_LAUNCH_FLAGS_OFF, r.flags | pflags);
+			ktrace_params_assemble(l, a->kernel_params, a->extra, params, len, &unused);
 		KT_SEG(KT_SEG_ASSEMBLED);
 		ktrace_launch_defer(w, p, size, l);
 		KT_SEG(KT_SEG_DEFERRED);
-		set_time(p, t0);
-		ktrace_writer_commit(w, p);
+		ktrace_writer_commit_at(w, p, t0);
 		KT_SEG(KT_SEG_COMMITTED);
 		ktrace_seg_finish();
 	}
 	return res;
 }
 
+/* Hash mode, pointers found but no current context, or a launch the
+ * pipeline refused: the record says the hashing that was wanted did not
+ * happen (its regions unhashed, their extents forgotten). */
+static void mark_hash_skipped(struct ktrace_rec_launch *r, struct ktrace_region *regions)
+{
+	r->flags = (r->flags & ~KTRACE_LAUNCHF_HASHED) | KTRACE_LAUNCHF_HASH_SKIPPED;
+	for (uint32_t i = 0; i < r->nregions; i++) {
+		regions[i].hash_len = 0;
+		regions[i].flags |= KTRACE_REGIONF_UNHASHED;
+		regions[i].flags &= (uint16_t)~KTRACE_REGIONF_CAPPED;
+	}
+}
+
+/* A record the hash pipeline does not write: its result, then straight
+ * into the writer's buffer (no copy), under the time of the call. */
+static void write_launch(struct ktrace_writer *w, struct ktrace_rec_launch *r, const struct ktrace_region *regions,
+			 CUresult res, uint64_t t0)
+{
+	size_t size;
+	void *p;
+
+	r->result = (int32_t)res;
+	if (res != CUDA_SUCCESS)
+		r->flags |= KTRACE_LAUNCHF_FAILED;
+	size = ktrace_encode_launch(NULL, 0, r, regions);
+	p = KTRACE_ABLATING(KTRACE_ABLATE_RECORD) ? NULL : ktrace_writer_reserve(w, size);
+	if (p) {
+		ktrace_encode_launch(p, size, r, regions);
+		ktrace_writer_commit_at(w, p, t0);
+	}
+}
+
+/* The stream the hashes go on: a _ptsz entry point's stream 0 is the
+ * per-thread default stream. */
+static inline CUstream hash_stream(const struct ktrace_launch_args *a)
+{
+	return a->ptsz && !a->stream ? CU_STREAM_PER_THREAD : a->stream;
+}
+
+/* Hash mode: the parameters are rebuilt and scanned here, in this thread's
+ * scratch; the extents of the regions found are planned; the pipeline gets
+ * the launch's fields and regions and launches the pre-hash on the launch's
+ * stream before the real launch and the post-hash after it, stream-ordered,
+ * and writes the record once the digests landed.  A launch it does not take
+ * is written here, marked HASH_SKIPPED when hashing was wanted. */
 KT_HOT
-static CUresult capture(const struct ktrace_launch_args *a, ktrace_real_launch_fn real, void *rctx,
-			const struct ktrace_kernel_hot *k, struct ktrace_capture_tls *t, uint64_t seq,
-			struct ktrace_writer *w)
+static CUresult capture_hashed(const struct ktrace_launch_args *a, ktrace_real_launch_fn real, void *rctx,
+			       const struct ktrace_kernel_hot *k, struct ktrace_capture_tls *t, uint64_t seq,
+			       struct ktrace_writer *w)
 {
 	const struct ktrace_param_layout *l = k->layout;
+	struct ktrace_hash_job *job = NULL;
 	struct ktrace_rec_launch r;
 	uint64_t t0 = ktrace_now_ns();
-	uint32_t pflags = 0, len, n, maxn, i;
-	size_t size, regions_off = 0;
+	uint32_t pflags = 0, len, n, maxn;
 	CUcontext cctx;
 	CUresult res;
 
-	if (KTRACE_ABLATING(KTRACE_ABLATE_CAPTURE))
-		return real(a, rctx);
-	if (!ktrace_tracer.cfg.hash)
-		return capture_deferred(a, real, rctx, k, seq, w);
 	prefetch_launch(l, t, w);
 	len = ktrace_params_assemble(l, a->kernel_params, a->extra, t->params, KTRACE_PARAM_MAX_BYTES, &pflags);
 	maxn = (len + 7) / 8;
@@ -236,58 +262,31 @@ static CUresult capture(const struct ktrace_launch_args *a, ktrace_real_launch_f
 	r.param_bytes_len = len;
 	r.nregions = n;
 	r.param_bytes = t->params;
-
-	if (ktrace_tracer.cfg.hash) {
-		int skipped = n && !cctx;
-
-		if (cctx && plan_hash(t, n)) {
-			struct ktrace_hash_job *job = NULL;
-			CUstream s = a->stream;
-
-			if (a->ptsz && !s)
-				s = CU_STREAM_PER_THREAD;
-			r.flags |= KTRACE_LAUNCHF_HASHED;
-			size = encode_launch(t, &r, &regions_off);
-			if (size) {
-				set_time(t->rec, t0);
-				job = ktrace_hash_pre(cctx, s, t->rec, size, regions_off);
-			}
-			res = real(a, rctx);
-			if (job) {
-				ktrace_hash_post(job, res);
-				return res;
-			}
-			skipped = 1;
-		} else {
-			res = real(a, rctx);
-		}
-		if (skipped) {
-			/* Hashing wanted but not done for this launch. */
-			r.flags = (r.flags & ~KTRACE_LAUNCHF_HASHED) | KTRACE_LAUNCHF_HASH_SKIPPED;
-			for (i = 0; i < n; i++) {
-				t->regions[i].hash_len = 0;
-				t->regions[i].flags |= KTRACE_REGIONF_UNHASHED;
-				t->regions[i].flags &= (uint16_t)~KTRACE_REGIONF_CAPPED;
-			}
-		}
-	} else {
-		res = real(a, rctx);
+	if (cctx && plan_hash(t, n)) {
+		r.flags |= KTRACE_LAUNCHF_HASHED;
+		job = ktrace_hash_pre(cctx, hash_stream(a), &r, t->regions, t0);
 	}
-	r.result = (int32_t)res;
-	if (res != CUDA_SUCCESS)
-		r.flags |= KTRACE_LAUNCHF_FAILED;
-	/* Encoded straight into the writer's buffer (no copy). */
-	size = ktrace_encode_launch(NULL, 0, &r, t->regions, NULL);
-	{
-		uint8_t *p = KTRACE_ABLATING(KTRACE_ABLATE_RECORD) ? NULL : ktrace_writer_reserve(w, size);
-
-		if (p) {
-			ktrace_encode_launch(p, size, &r, t->regions, NULL);
-			set_time(p, t0);
-			ktrace_writer_commit(w, p);
-		}
+	res = real(a, rctx);
+	if (job) {
+		ktrace_hash_post(job, res);
+		return res;
 	}
+	if (n && (!cctx || (r.flags & KTRACE_LAUNCHF_HASHED)))
+		mark_hash_skipped(&r, t->regions);
+	write_launch(w, &r, t->regions, res, t0);
 	return res;
+}
+
+/* One traced launch, in the mode the tracer runs in. */
+static inline __attribute__((always_inline)) CUresult
+capture_launch(const struct ktrace_launch_args *a, ktrace_real_launch_fn real, void *rctx,
+	       const struct ktrace_kernel_hot *k, struct ktrace_capture_tls *t, uint64_t seq, struct ktrace_writer *w)
+{
+	if (KTRACE_ABLATING(KTRACE_ABLATE_CAPTURE))
+		return real(a, rctx);
+	if (!ktrace_tracer.cfg.hash)
+		return capture_deferred(a, real, rctx, k, seq, w);
+	return capture_hashed(a, real, rctx, k, t, seq, w);
 }
 
 /* Self-timing: one traced launch in 16 (of kernels seen before) measures
@@ -317,7 +316,7 @@ static CUresult capture_timed(const struct ktrace_launch_args *a, ktrace_real_la
 			      struct ktrace_writer *w, uint64_t t_enter)
 {
 	struct timed_real tr = { real, rctx, 0 };
-	CUresult res = capture(a, timed_real_call, &tr, k, t, seq, w);
+	CUresult res = capture_launch(a, timed_real_call, &tr, k, t, seq, w);
 	uint64_t total = ktrace_launch_clock_now() - t_enter;
 
 	total = ktrace_launch_clock_delta_ns(total > tr.ns ? total - tr.ns : 0);
@@ -426,7 +425,7 @@ CUresult ktrace_on_launch(const struct ktrace_launch_args *a, ktrace_real_launch
 		return real(a, ctx);
 	if (sample)
 		return capture_timed(a, real, ctx, k, t, seq, w, t_enter);
-	return capture(a, real, ctx, k, t, seq, w);
+	return capture_launch(a, real, ctx, k, t, seq, w);
 filtered:
 	ktrace_writer_count(w, KTRACE_CTR_LAUNCHES_FILTERED, 1);
 	return real(a, ctx);

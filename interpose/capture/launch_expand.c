@@ -1,6 +1,10 @@
 /* interpose/capture/launch_expand.c: deferred LAUNCH records (see launch_expand.h):
  * the launching thread's half (ktrace_launch_defer) and the writer thread's
- * half (the expander). */
+ * half (the expander).
+ *
+ * Owns the tail of a deferred record; calls format/ (codec, writer), the
+ * allocation map's snapshots, the parameter scan and the launch clock.
+ */
 #include "interpose/capture/launch_expand.h"
 
 #include <string.h>
@@ -10,7 +14,6 @@
 #include "interpose/tracer.h"
 #include "common/ablate.h"
 #include "common/hotpath.h"
-#include "format/le_bytes.h"
 
 /* Tail of a deferred record: the layout, the snapshot to scan against, and
  * the snapshot this record's buffer held before (released once this record
@@ -20,7 +23,7 @@ struct defer_tail {
 	const struct ktrace_alloc_snap *snap;
 	const struct ktrace_alloc_snap *release;
 };
-_Static_assert(sizeof(struct defer_tail) == KTRACE_LAUNCH_DEFERRED_TAIL, "deferred tail size");
+_Static_assert(sizeof(struct defer_tail) == KTRACE_LAUNCH_DEFER_TAIL, "deferred tail size");
 
 KT_HOT
 void ktrace_launch_defer(struct ktrace_writer *w, uint8_t *rec, size_t size, const struct ktrace_param_layout *l)
@@ -35,9 +38,7 @@ void ktrace_launch_defer(struct ktrace_writer *w, uint8_t *rec, size_t size, con
 		t.snap = ktrace_alloc_map_hold();
 		*hold = (void *)t.snap;
 	}
-	le16(rec, KTRACE_REC_LAUNCH_DEFERRED);
-	le32(rec + 4, (uint32_t)size);
-	memcpy(rec + size - KTRACE_LAUNCH_DEFERRED_TAIL, &t, sizeof(t));
+	memcpy(rec + size - KTRACE_LAUNCH_DEFER_TAIL, &t, sizeof(t));
 }
 
 /* ---- writer thread ---------------------------------------------------------- */
@@ -49,31 +50,39 @@ static struct {
 	struct ktrace_alloc_cache cache; /* keyed by snapshot generation */
 } x;
 
-static void expand(void *ctx, struct ktrace_writer *w, const uint8_t *rec, size_t size)
+/* The LAUNCH record r with the regions its scan against t's snapshot finds,
+ * under the deferred record's seq and its time (a launch-clock reading). */
+static void emit_scanned(struct ktrace_writer *w, struct ktrace_rec_launch *r, const struct defer_tail *t,
+			 const struct ktrace_record_prefix *p)
 {
-	struct ktrace_rec_launch r;
-	struct defer_tail t;
 	size_t out_size;
 	uint8_t *out;
 
-	(void)ctx;
-	if (size < KTRACE_LAUNCH_DEFERRED_TAIL || rd16(rec) != KTRACE_REC_LAUNCH_DEFERRED)
-		return;
-	memcpy(&t, rec + size - KTRACE_LAUNCH_DEFERRED_TAIL, sizeof(t));
-	if (!ktrace_decode_launch(rec, size, &r)) {
-		r.nregions = KTRACE_ABLATING(KTRACE_ABLATE_SCAN)
-				     ? 0
-				     : ktrace_params_scan_snap(t.layout, r.param_bytes, r.param_bytes_len, x.regions,
-							       MAX_REGIONS, t.snap, &x.cache);
-		out_size = ktrace_encode_launch(NULL, 0, &r, x.regions, NULL);
-		out = ktrace_writer_emit_reserve(w, out_size);
-		if (out) {
-			ktrace_encode_launch(out, out_size, &r, x.regions, NULL);
-			memcpy(out + 8, rec + 8, 8); /* seq of the launch */
-			le64(out + 16, ktrace_launch_clock_ns(rd64(rec + 16))); /* and its time */
-			ktrace_writer_emit_commit(w, out_size);
-		}
+	r->nregions = KTRACE_ABLATING(KTRACE_ABLATE_SCAN)
+			      ? 0
+			      : ktrace_params_scan_snap(t->layout, r->param_bytes, r->param_bytes_len, x.regions,
+							MAX_REGIONS, t->snap, &x.cache);
+	out_size = ktrace_encode_launch(NULL, 0, r, x.regions);
+	out = ktrace_writer_emit_reserve(w, out_size);
+	if (out) {
+		ktrace_encode_launch(out, out_size, r, x.regions);
+		ktrace_writer_emit_commit(w, out_size, p->seq, ktrace_launch_clock_ns(p->time_ns));
 	}
+}
+
+static void expand(void *ctx, struct ktrace_writer *w, const uint8_t *rec, size_t size)
+{
+	struct ktrace_record_prefix p;
+	struct ktrace_rec_launch r;
+	struct defer_tail t;
+
+	(void)ctx;
+	if (size < KTRACE_LAUNCH_DEFER_TAIL || ktrace_decode_prefix(rec, size, &p) ||
+	    p.type != KTRACE_REC_LAUNCH_DEFERRED)
+		return;
+	memcpy(&t, rec + size - KTRACE_LAUNCH_DEFER_TAIL, sizeof(t));
+	if (!ktrace_decode_carried_launch(rec, size - KTRACE_LAUNCH_DEFER_TAIL, &r))
+		emit_scanned(w, &r, &t, &p);
 	ktrace_alloc_map_release(t.release);
 }
 

@@ -1,5 +1,9 @@
 /* interpose/capture/param_scan.c: rebuild a launch's parameter buffer and find the
- * pointer words in it (see param_scan.h). */
+ * pointer words in it (see param_scan.h).
+ *
+ * Owns the parameter layouts and the scan; calls the allocation map
+ * (interpose/hash/alloc_map.h) and libc only: no lock, no malloc on the
+ * launch path. */
 #include "interpose/capture/param_scan.h"
 
 #include <stdatomic.h>
@@ -127,70 +131,95 @@ static int extra_buffer(void **extra, const void **ptr, size_t *size)
 	return 0;
 }
 
-KT_HOT
-uint32_t ktrace_params_assemble(const struct ktrace_param_layout *l, void **kernel_params, void **extra,
-				uint8_t *buf, uint32_t cap, uint32_t *flags)
-{
-	uint32_t i, len;
+/* Where a launch's parameter bytes come from, how many there are (at most
+ * cap) and the KTRACE_LAUNCHF_* flags that says about them: the one decision
+ * ktrace_params_length() and ktrace_params_assemble() share. */
+struct param_source {
+	const void *extra_buf; /* the `extra` array's buffer; NULL: kernel_params or nothing */
+	uint32_t len, flags;
+};
 
-	*flags = 0;
-	if (kernel_params) {
-		if (!l) {
-			*flags |= KTRACE_LAUNCHF_PARAMS_TRUNCATED;
-			return 0;
-		}
-		len = l->param_bytes;
-		if (len > cap) {
-			*flags |= KTRACE_LAUNCHF_PARAMS_TRUNCATED;
-			len = cap;
-		}
-		/* Zero the padding between parameters (whole words: cheap). */
-		memset(buf, 0, (len + 7) & ~7u);
-		for (i = 0; i < l->nparams; i++) {
-			uint32_t o = l->offset[i], s = l->size[i];
-
-			if (!kernel_params[i] || o >= len)
-				continue;
-			if (s > len - o)
-				s = len - o;
-			memcpy(buf + o, kernel_params[i], s);
-		}
-		return len;
-	}
-	if (extra) {
-		const void *p;
-		size_t sz;
-
-		*flags |= KTRACE_LAUNCHF_EXTRA;
-		if (extra_buffer(extra, &p, &sz))
-			return 0;
-		if (sz > cap) {
-			*flags |= KTRACE_LAUNCHF_PARAMS_TRUNCATED;
-			sz = cap;
-		}
-		len = (uint32_t)sz;
-		if (len & 7)
-			memset(buf + (len & ~7u), 0, 8);
-		memcpy(buf, p, len);
-		return len;
-	}
-	/* No parameters given: right for a kernel without any. */
-	if (l && l->nparams)
-		*flags |= KTRACE_LAUNCHF_PARAMS_TRUNCATED;
-	return 0;
-}
-
-KT_HOT
-uint32_t ktrace_params_length(const struct ktrace_param_layout *l, void **kernel_params, void **extra, uint32_t cap)
+static inline __attribute__((always_inline)) void
+param_source(const struct ktrace_param_layout *l, void **kernel_params, void **extra, uint32_t cap,
+	     struct param_source *s)
 {
 	const void *p;
 	size_t sz;
 
-	if (kernel_params)
-		return l ? (l->param_bytes < cap ? l->param_bytes : cap) : 0;
-	if (extra && !extra_buffer(extra, &p, &sz))
-		return sz < cap ? (uint32_t)sz : cap;
+	s->extra_buf = NULL;
+	s->len = 0;
+	s->flags = 0;
+	if (kernel_params) {
+		if (!l) {
+			s->flags = KTRACE_LAUNCHF_PARAMS_TRUNCATED;
+			return;
+		}
+		s->len = l->param_bytes;
+		if (s->len > cap) {
+			s->flags = KTRACE_LAUNCHF_PARAMS_TRUNCATED;
+			s->len = cap;
+		}
+		return;
+	}
+	if (extra) {
+		s->flags = KTRACE_LAUNCHF_EXTRA;
+		if (extra_buffer(extra, &p, &sz))
+			return;
+		if (sz > cap) {
+			s->flags |= KTRACE_LAUNCHF_PARAMS_TRUNCATED;
+			sz = cap;
+		}
+		s->extra_buf = p;
+		s->len = (uint32_t)sz;
+		return;
+	}
+	/* No parameters given: right for a kernel without any. */
+	if (l && l->nparams)
+		s->flags = KTRACE_LAUNCHF_PARAMS_TRUNCATED;
+}
+
+KT_HOT
+uint32_t ktrace_params_assemble(const struct ktrace_param_layout *l, void **kernel_params, void **extra,
+				uint8_t *buf, uint32_t cap, uint32_t *flags)
+{
+	struct param_source s;
+	uint32_t i, len;
+
+	param_source(l, kernel_params, extra, cap, &s);
+	*flags = s.flags;
+	len = s.len;
+	if (kernel_params && l) {
+		/* Zero the padding between parameters (whole words: cheap). */
+		memset(buf, 0, (len + 7) & ~7u);
+		for (i = 0; i < l->nparams; i++) {
+			uint32_t o = l->offset[i], sz = l->size[i];
+
+			if (!kernel_params[i] || o >= len)
+				continue;
+			if (sz > len - o)
+				sz = len - o;
+			memcpy(buf + o, kernel_params[i], sz);
+		}
+		return len;
+	}
+	if (s.extra_buf) {
+		if (len & 7)
+			memset(buf + (len & ~7u), 0, 8);
+		memcpy(buf, s.extra_buf, len);
+		return len;
+	}
 	return 0;
+}
+
+KT_HOT
+uint32_t ktrace_params_length(const struct ktrace_param_layout *l, void **kernel_params, void **extra, uint32_t cap,
+			      uint32_t *flags)
+{
+	struct param_source s;
+
+	param_source(l, kernel_params, extra, cap, &s);
+	*flags = s.flags;
+	return s.len;
 }
 
 /* Generation of the allocation map; starts at 1 so empty cache slots (gen 0)

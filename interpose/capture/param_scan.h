@@ -8,7 +8,8 @@
  * inside one parameter of at least 8 bytes for a pointer into a tracked
  * allocation.  Words inside by-value aggregates (ATen's Array<char*, N>,
  * multi-tensor-apply metadata) are marked KTRACE_REGIONF_IN_STRUCT.
- * Pure functions apart from the allocation-map queries; no locks, no malloc.
+ * Pure functions apart from the allocation-map queries (interpose/hash/
+ * alloc_map.h); no locks, no malloc on the launch path.
  */
 #ifndef KTRACE_PARAM_SCAN_H
 #define KTRACE_PARAM_SCAN_H
@@ -119,8 +120,9 @@ uint32_t ktrace_params_assemble_small(const struct ktrace_small_layout *s, void 
 	__attribute__((visibility("hidden")));
 
 /* The number of bytes ktrace_params_assemble() writes for these arguments
- * (at most cap). */
+ * (at most cap), and in *flags the flags it gives them: what a record
+ * needs before its parameters are assembled in place. */
 uint32_t ktrace_params_length(const struct ktrace_param_layout *l, void **kernel_params, void **extra,
-			      uint32_t cap) __attribute__((visibility("hidden")));
+			      uint32_t cap, uint32_t *flags) __attribute__((visibility("hidden")));
 
 #endif

@@ -9,12 +9,17 @@
  *  - the launching thread reserves ring space for a job's pre and post hash
  *    launches, queues the job and launches the pre-hash on the
  *    application's stream; after the application's launch, the post-hash;
+ *  - a job holds its own copy of the launch's LAUNCH fields, regions and
+ *    parameter bytes (one allocation, made by the launching thread);
  *  - one background thread polls the head job of each context (completion
- *    word == the launch's ticket), finalises the digests, patches them into
- *    the job's copy of the LAUNCH record and appends it to the writer.
+ *    word == the launch's ticket), finalises the digests into the job's
+ *    regions and writes the LAUNCH record, encoded once by format/, to the
+ *    trace writer.
  * Nothing here synchronises an application stream.  Every driver call goes
  * through ktrace_real, inside cuThreadExchangeStreamCaptureMode(RELAXED)
- * where it could disturb another thread's stream capture.
+ * where it could disturb another thread's stream capture.  Calls the real
+ * driver table, format/ (the LAUNCH encoder, the writer), hashkern/ (the
+ * kernel's ABI, the digest's finalisation) and the tracer's feature notes.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -28,7 +33,6 @@
 #include "common/log.h"
 #include "common/spawn.h"
 #include "format/ktrace_format.h"
-#include "format/le_bytes.h"
 #include "format/trace_writer.h"
 #include "hashkern/hashkern_abi.h"
 #include "hashkern/ktrace_digest.h"
@@ -64,13 +68,12 @@ struct job {
 	_Atomic int state;          /* enum job_state */
 	CUresult launch_result;
 	uint64_t ring_end;          /* ring head after this job's reservation */
+	uint64_t time_ns;           /* the record's time: the launch call's */
 	uint32_t nhashed, ngroups;
 	struct group *groups;
-	uint32_t *ridx;             /* record region index of each hashed region */
-	uint64_t *len;              /* hash_len of each hashed region */
-	uint64_t *ptr;
-	size_t size, regions_off;
-	uint8_t *rec;               /* the job's copy of the LAUNCH record */
+	uint32_t *ridx;             /* index in regions of each hashed region */
+	struct ktrace_rec_launch launch; /* the record's fields; param_bytes points into the job */
+	struct ktrace_region *regions;   /* launch.nregions; digests filled in by job_emit */
 };
 
 struct hctx {
@@ -341,63 +344,56 @@ static int job_done(const struct job *j)
 	return 1;
 }
 
-/* Patch the results that landed into j->rec and append it.  with_post: the
- * post-hash may be used (not for abandoned jobs whose post never ran). */
-static void job_emit(struct job *j, int ring_valid)
+/* Fill the digests of group gr that landed into j's regions, with their
+ * REGIONF_PRE / POST flags.  Returns how many of its launched hashes did not
+ * land (ring_valid 0: the ring is gone, none did). */
+static uint64_t group_digests(struct job *j, const struct group *gr, int ring_valid)
 {
-	uint64_t missing = 0;
+	const struct hctx *c = j->c;
+	int pre_ok = ring_valid && gr->pre_launched && landed(c, gr->pre_off, gr->n, gr->pre_ticket);
+	int post_ok = ring_valid && gr->post_launched && landed(c, gr->post_off, gr->n, gr->post_ticket);
 
-	for (uint32_t g = 0; g < j->ngroups; g++) {
-		const struct group *gr = &j->groups[g];
-		int pre_ok = ring_valid && gr->pre_launched && landed(j->c, gr->pre_off, gr->n, gr->pre_ticket);
-		int post_ok = ring_valid && gr->post_launched && landed(j->c, gr->post_off, gr->n, gr->post_ticket);
+	for (uint32_t k = 0; k < gr->n; k++) {
+		struct ktrace_region *g = &j->regions[j->ridx[gr->first + k]];
 
-		missing += (uint64_t)(gr->pre_launched && !pre_ok) + (uint64_t)(gr->post_launched && !post_ok);
-		for (uint32_t k = 0; k < gr->n; k++) {
-			uint32_t h = gr->first + k;
-			uint8_t *e = j->rec + j->regions_off + (size_t)j->ridx[h] * KTRACE_REGION_DISK_SIZE;
-			uint16_t fl = rd16(e + KTRACE_REGION_FLAGS_OFF);
-
-			if (pre_ok) {
-				le64(e + KTRACE_REGION_PRE_HASH_OFF,
-					 ktrace_digest_finalize(j->c->host[gr->pre_off + k], j->len[h]));
-				fl |= KTRACE_REGIONF_PRE;
-			}
-			if (post_ok) {
-				le64(e + KTRACE_REGION_POST_HASH_OFF,
-					 ktrace_digest_finalize(j->c->host[gr->post_off + k], j->len[h]));
-				fl |= KTRACE_REGIONF_POST;
-			}
-			le16(e + KTRACE_REGION_FLAGS_OFF, fl);
+		if (pre_ok) {
+			g->pre_hash = ktrace_digest_finalize(c->host[gr->pre_off + k], g->hash_len);
+			g->flags |= KTRACE_REGIONF_PRE;
+		}
+		if (post_ok) {
+			g->post_hash = ktrace_digest_finalize(c->host[gr->post_off + k], g->hash_len);
+			g->flags |= KTRACE_REGIONF_POST;
 		}
 	}
+	return (uint64_t)(gr->pre_launched && !pre_ok) + (uint64_t)(gr->post_launched && !post_ok);
+}
+
+/* Fill in the results that landed and write j's LAUNCH record, encoded
+ * straight into the writer's buffer.  ring_valid 0: the context's ring is
+ * gone (no result is read). */
+static void job_emit(struct job *j, int ring_valid)
+{
+	struct ktrace_rec_launch *r = &j->launch;
+	uint64_t missing = 0;
+	size_t size;
+	void *p;
+
+	for (uint32_t g = 0; g < j->ngroups; g++)
+		missing += group_digests(j, &j->groups[g], ring_valid);
 	if (missing)
 		count(KTRACE_CTR_HASH_INCOMPLETE, missing);
 	if (j->launch_result != CUDA_SUCCESS) {
-		/* the record was encoded before the launch: set its result */
-		struct ktrace_rec_launch r;
-		struct ktrace_region *regs = NULL;
-		uint8_t *out = NULL;
-		size_t sz = 0;
-
-		if (ktrace_decode_launch(j->rec, j->size, &r) == 0 &&
-		    (regs = calloc(r.nregions ? r.nregions : 1, sizeof(*regs))) &&
-		    (out = malloc(j->size))) {
-			for (uint32_t i = 0; i < r.nregions; i++)
-				ktrace_launch_region(&r, i, &regs[i]);
-			r.result = (int32_t)j->launch_result;
-			r.flags |= KTRACE_LAUNCHF_FAILED;
-			sz = ktrace_encode_launch(out, j->size, &r, regs, NULL);
-			if (sz == j->size) {
-				memcpy(out + 8, j->rec + 8, 16); /* seq, time_ns of the call */
-				memcpy(j->rec, out, sz);
-			}
-		}
-		free(regs);
-		free(out);
+		r->result = (int32_t)j->launch_result;
+		r->flags |= KTRACE_LAUNCHF_FAILED;
 	}
-	if (P.w)
-		ktrace_writer_append(P.w, j->rec, j->size);
+	if (!P.w)
+		return;
+	size = ktrace_encode_launch(NULL, 0, r, j->regions);
+	p = ktrace_writer_reserve(P.w, size);
+	if (p) {
+		ktrace_encode_launch(p, size, r, j->regions);
+		ktrace_writer_commit_at(P.w, p, j->time_ns);
+	}
 }
 
 static void job_free(struct job *j)
@@ -585,8 +581,10 @@ static int launch_group(struct job *j, struct group *gr, int post)
 	h->n = gr->n;
 	h->reserved = 0;
 	for (uint32_t k = 0; k < gr->n; k++) {
-		ptr[k] = j->ptr[gr->first + k];
-		len[k] = j->len[gr->first + k];
+		const struct ktrace_region *g = &j->regions[j->ridx[gr->first + k]];
+
+		ptr[k] = g->ptr;
+		len[k] = g->hash_len;
 		total += kt_hash_chunks(len[k]);
 		cend[k] = total;
 		bytes += len[k];
@@ -604,115 +602,81 @@ static int launch_group(struct job *j, struct group *gr, int post)
 	return 1;
 }
 
-struct ktrace_hash_job *ktrace_hash_pre(CUcontext ctx, CUstream stream, const void *rec, size_t size,
-					size_t regions_off)
+/* The pipeline state of ctx for a launch on stream, or NULL (counted) when
+ * this launch cannot be hashed: a capturing stream (never add nodes to a
+ * graph), hashing off in the context, no background thread. */
+static struct hctx *hash_context(CUcontext ctx, CUstream stream)
 {
-	struct ktrace_rec_launch r;
 	CUstreamCaptureStatus cap = CU_STREAM_CAPTURE_STATUS_NONE;
 	struct hctx *c;
-	struct job *j;
-	uint32_t nh = 0, ng;
-	uint64_t waited = 0, t0 = 0;
-	size_t off;
-	int any;
 
-	if (!atomic_load_explicit(&P.running, memory_order_acquire) || !rec)
-		return NULL;
-	if (ktrace_decode_launch(rec, size, &r) != 0 || regions_off + (size_t)r.nregions * KTRACE_REGION_DISK_SIZE > size)
-		return NULL;
-	for (uint32_t i = 0; i < r.nregions; i++) {
-		struct ktrace_region g;
-
-		ktrace_launch_region(&r, i, &g);
-		nh += g.hash_len > 0;
-	}
-	if (!nh)
-		return NULL;
 	if (!ktrace_real.cuStreamIsCapturing || ktrace_real.cuStreamIsCapturing(stream, &cap) != CUDA_SUCCESS ||
 	    cap != CU_STREAM_CAPTURE_STATUS_NONE) {
-		/* a capturing stream (or one that cannot say): never add nodes to a graph */
+		/* a capturing stream (or one that cannot say) */
 		count(KTRACE_CTR_HASH_SKIPPED_CAPTURE, 1);
 		return NULL;
 	}
 	c = ctx_get(ctx);
-	if (!c) {
+	if (!c || !ensure_thread()) {
 		count(KTRACE_CTR_HASH_SKIPPED_ERROR, 1);
 		return NULL;
 	}
-	if (!ensure_thread()) {
-		count(KTRACE_CTR_HASH_SKIPPED_ERROR, 1);
-		return NULL;
-	}
+	return c;
+}
 
-	/* one allocation: job, groups, per-region arrays, record copy */
-	ng = (nh + KT_HASH_MAX_REGIONS - 1) / KT_HASH_MAX_REGIONS;
-	off = sizeof(*j);
-	size_t g_off = off;
-	off += ng * sizeof(struct group);
-	off = (off + 7) & ~(size_t)7;
-	size_t len_off = off;
-	off += nh * sizeof(uint64_t);
-	size_t ptr_off = off;
-	off += nh * sizeof(uint64_t);
-	size_t ridx_off = off;
-	off += nh * sizeof(uint32_t);
-	off = (off + 7) & ~(size_t)7;
-	size_t rec_off = off;
-	off += size;
-	j = malloc(off);
-	if (!j) {
-		count(KTRACE_CTR_HASH_SKIPPED_ERROR, 1);
+/* A job for the launch r with regions (nh of them hashed): one allocation
+ * holding the job, its groups, the indices of its hashed regions and its
+ * copies of the regions and the parameter bytes.  NULL if out of memory. */
+static struct job *job_new(struct hctx *c, CUstream stream, const struct ktrace_rec_launch *r,
+			   const struct ktrace_region *regions, uint32_t nh, uint64_t time_ns)
+{
+	uint32_t ng = (nh + KT_HASH_MAX_REGIONS - 1) / KT_HASH_MAX_REGIONS, h = 0;
+	size_t g_off = sizeof(struct job);
+	size_t ridx_off = g_off + ng * sizeof(struct group);
+	size_t reg_off = (ridx_off + nh * sizeof(uint32_t) + 7) & ~(size_t)7;
+	size_t par_off = reg_off + (size_t)r->nregions * sizeof(struct ktrace_region);
+	struct job *j = malloc(par_off + r->param_bytes_len);
+
+	if (!j)
 		return NULL;
-	}
 	memset(j, 0, sizeof(*j));
 	j->c = c;
 	j->stream = stream;
+	j->time_ns = time_ns;
 	j->groups = (struct group *)((char *)j + g_off);
-	j->len = (uint64_t *)((char *)j + len_off);
-	j->ptr = (uint64_t *)((char *)j + ptr_off);
 	j->ridx = (uint32_t *)((char *)j + ridx_off);
-	j->rec = (uint8_t *)j + rec_off;
-	j->size = size;
-	j->regions_off = regions_off;
+	j->regions = (struct ktrace_region *)((char *)j + reg_off);
+	j->launch = *r;
+	j->launch.param_bytes = (uint8_t *)j + par_off;
+	memcpy(j->regions, regions, (size_t)r->nregions * sizeof(*regions));
+	if (r->param_bytes_len)
+		memcpy((uint8_t *)j + par_off, r->param_bytes, r->param_bytes_len);
 	j->nhashed = nh;
 	j->ngroups = ng;
 	j->launch_result = CUDA_SUCCESS;
 	atomic_init(&j->state, JOB_PRE);
-	memcpy(j->rec, rec, size);
-	{
-		struct ktrace_rec_launch rc;
-		uint32_t h = 0;
-
-		ktrace_decode_launch(j->rec, size, &rc);
-		for (uint32_t i = 0; i < rc.nregions; i++) {
-			struct ktrace_region g;
-
-			ktrace_launch_region(&rc, i, &g);
-			if (!g.hash_len)
-				continue;
-			j->ridx[h] = i;
-			j->len[h] = g.hash_len;
-			j->ptr[h] = g.ptr;
-			h++;
-		}
-	}
+	for (uint32_t i = 0; i < r->nregions; i++)
+		if (regions[i].hash_len)
+			j->ridx[h++] = i;
 	for (uint32_t g = 0; g < ng; g++) {
 		j->groups[g].first = g * KT_HASH_MAX_REGIONS;
 		j->groups[g].n = nh - g * KT_HASH_MAX_REGIONS < KT_HASH_MAX_REGIONS ? nh - g * KT_HASH_MAX_REGIONS
 										   : KT_HASH_MAX_REGIONS;
 	}
+	return j;
+}
 
-	/* ring space, with a bounded wait */
-	{
-		uint64_t need = 0;
+/* Queue j on c with ring space for its results, waiting a bounded time for
+ * the space.  0, or -1 (counted) when the launch goes unhashed. */
+static int job_queue(struct hctx *c, struct job *j)
+{
+	uint64_t need = 0, t0 = 0, waited;
 
-		for (uint32_t g = 0; g < ng; g++)
-			need += 2 * ((uint64_t)j->groups[g].n + 1);
-		if (need > c->words / 2) {
-			free(j);
-			count(KTRACE_CTR_HASH_SKIPPED_NOSLOT, 1);
-			return NULL;
-		}
+	for (uint32_t g = 0; g < j->ngroups; g++)
+		need += 2 * ((uint64_t)j->groups[g].n + 1);
+	if (need > c->words / 2) {
+		count(KTRACE_CTR_HASH_SKIPPED_NOSLOT, 1);
+		return -1;
 	}
 	for (;;) {
 		int ok;
@@ -723,9 +687,8 @@ struct ktrace_hash_job *ktrace_hash_pre(CUcontext ctx, CUstream stream, const vo
 		if (ok)
 			break;
 		if (c->state != 0) {
-			free(j);
 			count(KTRACE_CTR_HASH_SKIPPED_ERROR, 1);
-			return NULL;
+			return -1;
 		}
 		if (!t0) {
 			t0 = now_ns();
@@ -735,8 +698,7 @@ struct ktrace_hash_job *ktrace_hash_pre(CUcontext ctx, CUstream stream, const vo
 		if (waited >= P.opts.max_wait_ns) {
 			count(KTRACE_CTR_HASH_WAIT_NS, waited);
 			count(KTRACE_CTR_HASH_SKIPPED_NOSLOT, 1);
-			free(j);
-			return NULL;
+			return -1;
 		}
 		wake_bg();
 		sched_yield();
@@ -745,22 +707,52 @@ struct ktrace_hash_job *ktrace_hash_pre(CUcontext ctx, CUstream stream, const vo
 		count(KTRACE_CTR_HASH_WAIT_NS, now_ns() - t0);
 	atomic_fetch_add(&P.pending, 1);
 	wake_bg();
+	return 0;
+}
 
-	any = 0;
-	for (uint32_t g = 0; g < ng; g++) {
+/* Launch the pre-hash of every group of the queued job j.  0, or -1 when
+ * none was launched: j is then cancelled (the background thread only
+ * releases its ring space) and the launch goes unhashed. */
+static int job_launch_pre(struct job *j)
+{
+	int any = 0, expect = JOB_PRE;
+
+	for (uint32_t g = 0; g < j->ngroups; g++) {
 		j->groups[g].pre_launched = (uint8_t)launch_group(j, &j->groups[g], 0);
 		any |= j->groups[g].pre_launched;
 	}
-	if (!any) {
-		/* nothing launched: the caller records the launch unhashed; the
-		 * background thread only releases the ring space */
-		int expect = JOB_PRE;
+	if (any)
+		return 0;
+	if (!atomic_compare_exchange_strong(&j->state, &expect, JOB_CANCELLED))
+		job_free(j); /* already flushed by a context destruction */
+	count(KTRACE_CTR_HASH_SKIPPED_ERROR, 1);
+	return -1;
+}
 
-		if (!atomic_compare_exchange_strong(&j->state, &expect, JOB_CANCELLED))
-			job_free(j); /* already flushed by a context destruction */
+struct ktrace_hash_job *ktrace_hash_pre(CUcontext ctx, CUstream stream, const struct ktrace_rec_launch *r,
+					const struct ktrace_region *regions, uint64_t time_ns)
+{
+	struct hctx *c;
+	struct job *j;
+	uint32_t nh = 0;
+
+	if (!atomic_load_explicit(&P.running, memory_order_acquire) || !r || (r->nregions && !regions))
+		return NULL;
+	for (uint32_t i = 0; i < r->nregions; i++)
+		nh += regions[i].hash_len > 0;
+	if (!nh || !(c = hash_context(ctx, stream)))
+		return NULL;
+	j = job_new(c, stream, r, regions, nh, time_ns);
+	if (!j) {
 		count(KTRACE_CTR_HASH_SKIPPED_ERROR, 1);
 		return NULL;
 	}
+	if (job_queue(c, j)) {
+		free(j);
+		return NULL;
+	}
+	if (job_launch_pre(j))
+		return NULL;
 	return (struct ktrace_hash_job *)j;
 }
 

@@ -1,18 +1,20 @@
 /* interpose/hash/hash_pipeline.h: pre/post hashing of a launch's buffers on the GPU.
  *
- * For one traced launch the launching thread encodes the complete LAUNCH
- * record first (regions with ptr and hash_len set, hashes zero), then:
+ * For one traced launch the launching thread fills the LAUNCH fields and the
+ * regions (ptr and hash_len set, digests zero), then:
  *
- *   job = ktrace_hash_pre(ctx, stream, rec, size, regions_off);  // pre-hash launched on stream
+ *   job = ktrace_hash_pre(ctx, stream, &launch, regions, time_ns); // pre-hash launched on stream
  *   res = real launch of the application's kernel on the same stream
- *   ktrace_hash_post(job, res);                                   // post-hash launched (if res ok)
+ *   ktrace_hash_post(job, res);                                    // post-hash launched (if res ok)
  *
  * Stream order makes both hashes exact.  Results land in mapped pinned host
- * memory; the pipeline's background thread polls them, patches pre_hash /
- * post_hash and the REGIONF_PRE/POST flags into the record, and appends it to
- * the trace writer.  No host synchronisation of application streams, ever.
- * When result slots run out the launching thread waits a bounded time, then
- * the launch is recorded unhashed; both are counted.
+ * memory; the pipeline's background thread polls them, fills pre_hash /
+ * post_hash and the REGIONF_PRE/POST flags into its copy of the regions and
+ * the launch's result into its copy of the fields, and writes the LAUNCH
+ * record (encoded once, by format/) to the trace writer.  No host
+ * synchronisation of application streams, ever.  When result slots run out
+ * the launching thread waits a bounded time, then the launch is recorded
+ * unhashed; both are counted.
  *
  * Streams given here are already normalised: a _ptsz entry point's stream 0
  * is passed as CU_STREAM_PER_THREAD.
@@ -29,6 +31,8 @@
 extern "C" {
 #endif
 
+#include "format/ktrace_format.h"
+
 struct ktrace_writer;
 struct ktrace_hash_job;
 
@@ -40,16 +44,19 @@ struct ktrace_hash_opts {
 /* Start the pipeline (its thread starts lazily).  0 on success. */
 int ktrace_hash_pipeline_start(struct ktrace_writer *w, const struct ktrace_hash_opts *o);
 
-/* Launch the pre-hash for the regions of an encoded LAUNCH record whose
- * hash_len > 0, on `stream` in context `ctx` (current on this thread).  Copies
- * the record.  Returns a job, or NULL when hashing was skipped (capturing
- * stream, no slot, ktrace's kernel unavailable in this context); the caller
- * then appends the record itself with KTRACE_LAUNCHF_HASH_SKIPPED. */
-struct ktrace_hash_job *ktrace_hash_pre(CUcontext ctx, CUstream stream, const void *rec, size_t size,
-					size_t regions_off);
+/* Launch the pre-hash of the regions with hash_len > 0 of the launch r
+ * (r->nregions of them at regions, r->param_bytes its parameter bytes), on
+ * `stream` in context `ctx` (current on this thread).  Copies r, the regions
+ * and the parameter bytes; time_ns is the record's time.  Returns a job, or
+ * NULL when hashing was skipped (nothing to hash, capturing stream, no slot,
+ * ktrace's kernel unavailable in this context); the caller then writes the
+ * record itself with KTRACE_LAUNCHF_HASH_SKIPPED. */
+struct ktrace_hash_job *ktrace_hash_pre(CUcontext ctx, CUstream stream, const struct ktrace_rec_launch *r,
+					const struct ktrace_region *regions, uint64_t time_ns);
 
 /* After the application's launch returned `launch_result`: launch the
- * post-hash (if it succeeded) and queue the job for completion. */
+ * post-hash (if it succeeded) and queue the job for completion (its record
+ * then says that result, with KTRACE_LAUNCHF_FAILED if it is an error). */
 void ktrace_hash_post(struct ktrace_hash_job *job, CUresult launch_result);
 
 /* A context is being destroyed: complete its jobs without waiting (hashes

@@ -49,13 +49,24 @@ static std::vector<std::vector<uint8_t>> *records;
 static uint64_t counters[32];
 static struct ktrace_writer *const fake_writer = (struct ktrace_writer *)0x1000;
 
-int ktrace_writer_append(struct ktrace_writer *w, const void *rec, size_t size)
+/* The pipeline's thread encodes each record into its reservation. */
+static thread_local std::vector<uint8_t> reserved;
+
+void *ktrace_writer_reserve(struct ktrace_writer *w, size_t size)
 {
 	(void)w;
+	reserved.assign(size, 0);
+	return reserved.data();
+}
+
+void ktrace_writer_commit_at(struct ktrace_writer *w, void *rec, uint64_t time_ns)
+{
+	(void)w;
+	(void)rec;
+	memcpy(reserved.data() + offsetof(struct ktrace_record_prefix, time_ns), &time_ns, 8);
 	pthread_mutex_lock(&rec_lock);
-	records->emplace_back((const uint8_t *)rec, (const uint8_t *)rec + size);
+	records->push_back(reserved);
 	pthread_mutex_unlock(&rec_lock);
-	return 0;
 }
 
 void ktrace_writer_count(struct ktrace_writer *w, uint32_t id, uint64_t delta)
@@ -398,35 +409,37 @@ __global__ void saxpy_kernel(const float *x, float *y, size_t n, float a)
 		y[i] = a * x[i] + y[i];
 }
 
+/* A launch as the capture path hands it to the pipeline. */
 struct lrec {
-	std::vector<uint8_t> buf;
-	size_t regions_off;
+	struct ktrace_rec_launch r;
+	std::vector<struct ktrace_region> g;
 };
 
 static lrec make_record(uint64_t seq, CUcontext ctx, CUstream s, unsigned n, const uint64_t *ptrs, const uint64_t *lens)
 {
-	struct ktrace_rec_launch r;
-	std::vector<struct ktrace_region> g(n ? n : 1);
 	lrec l;
 
-	memset(&r, 0, sizeof(r));
-	r.launch_seq = seq;
-	r.context = (uint64_t)(uintptr_t)ctx;
-	r.stream = (uint64_t)(uintptr_t)s;
-	r.api = KTRACE_API_LAUNCH_KERNEL;
-	r.flags = KTRACE_LAUNCHF_HASHED;
-	r.nregions = n;
+	memset(&l.r, 0, sizeof(l.r));
+	l.r.launch_seq = seq;
+	l.r.context = (uint64_t)(uintptr_t)ctx;
+	l.r.stream = (uint64_t)(uintptr_t)s;
+	l.r.api = KTRACE_API_LAUNCH_KERNEL;
+	l.r.flags = KTRACE_LAUNCHF_HASHED;
+	l.r.nregions = n;
+	l.g.resize(n ? n : 1);
 	for (unsigned i = 0; i < n; i++) {
-		memset(&g[i], 0, sizeof(g[i]));
-		g[i].ordinal = (uint16_t)i;
-		g[i].ptr = ptrs[i];
-		g[i].hash_len = lens[i];
-		g[i].flags = lens[i] ? 0 : KTRACE_REGIONF_UNHASHED;
+		memset(&l.g[i], 0, sizeof(l.g[i]));
+		l.g[i].ordinal = (uint16_t)i;
+		l.g[i].ptr = ptrs[i];
+		l.g[i].hash_len = lens[i];
+		l.g[i].flags = lens[i] ? 0 : KTRACE_REGIONF_UNHASHED;
 	}
-	size_t size = ktrace_encode_launch(NULL, 0, &r, g.data(), NULL);
-	l.buf.resize(size);
-	ktrace_encode_launch(l.buf.data(), size, &r, g.data(), &l.regions_off);
 	return l;
+}
+
+static struct ktrace_hash_job *hash_pre(CUcontext ctx, CUstream s, const lrec &l)
+{
+	return ktrace_hash_pre(ctx, s, &l.r, l.g.data(), 1000 + l.r.launch_seq);
 }
 
 static bool find_record(uint64_t seq, struct ktrace_rec_launch *r)
@@ -479,13 +492,13 @@ static void test_pipeline(CUcontext ctx, int max_blocks)
 	uint64_t olen[2] = { n * 4, n * 4 };
 	{
 		lrec l = make_record(1, ctx, (CUstream)s[1], 2, optr, olen);
-		struct ktrace_hash_job *j = ktrace_hash_pre(ctx, (CUstream)s[1], l.buf.data(), l.buf.size(), l.regions_off);
+		struct ktrace_hash_job *j = hash_pre(ctx, (CUstream)s[1], l);
 		fill_kernel<<<256, 256, 0, s[1]>>>(o, n, 77);
 		ktrace_hash_post(j, (CUresult)cudaGetLastError());
 		/* and a launch on the capturing stream is not hashed */
 		lrec l2 = make_record(2, ctx, (CUstream)cap_stream, 2, optr, olen);
 		struct ktrace_hash_job *j2 =
-			ktrace_hash_pre(ctx, (CUstream)cap_stream, l2.buf.data(), l2.buf.size(), l2.regions_off);
+			hash_pre(ctx, (CUstream)cap_stream, l2);
 		fill_kernel<<<256, 256, 0, cap_stream>>>(o2, n, 78);
 		result("hash-pipeline-capture-skipped", j != NULL && j2 == NULL &&
 		       counters[KTRACE_CTR_HASH_SKIPPED_CAPTURE] == 1,
@@ -540,7 +553,7 @@ static void test_pipeline(CUcontext ctx, int max_blocks)
 		uint64_t p[3] = { (uint64_t)(uintptr_t)x, (uint64_t)(uintptr_t)y, (uint64_t)(uintptr_t)o };
 		uint64_t l[3] = { n * 4, n * 4, 0 };
 		lrec rec = make_record(3, ctx, (CUstream)s[0], 3, p, l);
-		struct ktrace_hash_job *j = ktrace_hash_pre(ctx, (CUstream)s[0], rec.buf.data(), rec.buf.size(), rec.regions_off);
+		struct ktrace_hash_job *j = hash_pre(ctx, (CUstream)s[0], rec);
 		saxpy_kernel<<<512, 256, 0, s[0]>>>(x, y, n, 0.5f);
 		ktrace_hash_post(j, (CUresult)cudaGetLastError());
 		cudaDeviceSynchronize();
@@ -576,7 +589,7 @@ static void test_pipeline(CUcontext ctx, int max_blocks)
 			uint64_t l[1] = { m * 4 };
 			lrec rec = make_record(1000 + i, ctx, (CUstream)s[si], 1, p, l);
 			struct ktrace_hash_job *j =
-				ktrace_hash_pre(ctx, (CUstream)s[si], rec.buf.data(), rec.buf.size(), rec.regions_off);
+				hash_pre(ctx, (CUstream)s[si], rec);
 			fill_kernel<<<64, 256, 0, s[si]>>>(dst, m, (uint32_t)i);
 			ktrace_hash_post(j, (CUresult)cudaGetLastError());
 		}

@@ -114,7 +114,7 @@ static void launch(uint64_t kid, const uint8_t *params, uint32_t np, const struc
 				       .grid = { 4, 1, 1 }, .block = { 256, 1, 1 }, .cluster = { 0, 0, 0 },
 				       .shared_mem = 0, .result = 0, .param_bytes_len = np, .nregions = nr,
 				       .param_bytes = params };
-	put(buf, ktrace_encode_launch(buf, sizeof buf, &l, r, NULL));
+	put(buf, ktrace_encode_launch(buf, sizeof buf, &l, r));
 }
 
 static struct ktrace_region region(uint32_t off, uint16_t ord, uint64_t ptr, uint64_t base, uint64_t len,

@@ -4,7 +4,9 @@
  * thread, flags, result), KTRACE_LAUNCHES and KTRACE_KERNELS filtering, the
  * hash-pipeline handshake (stream normalisation, skipped hashing), ALLOC /
  * FREE with VMM merging, MEMCPY / MEMSET ordering and source digests, context
- * destruction, and many threads launching at once. */
+ * destruction, and many threads launching at once.  The hash pipeline is a
+ * fake that records what the launch path hands it (the launch's fields,
+ * regions and time) and writes the record as the pipeline would. */
 #include <pthread.h>
 #include <regex.h>
 #include <setjmp.h>
@@ -25,6 +27,7 @@
 #include "interpose/driver/events.h"
 #include "interpose/hash/hash_pipeline.h"
 #include "interpose/capture/launch_clock.h"
+#include "interpose/capture/param_scan.h"
 #include "interpose/registry/meta_worker.h"
 #include "interpose/registry/registry.h"
 #include "interpose/tracer.h"
@@ -44,31 +47,43 @@ enum { EV_PRE = 1, EV_REAL = 2, EV_POST = 3 };
 static int pre_returns_job;
 static CUcontext pre_ctx, destroyed_ctx;
 static CUstream pre_stream;
-static uint8_t pre_rec[1 << 16];
-static size_t pre_size, pre_regions_off;
+/* What the launch path hands the pipeline: its copy of the launch. */
+static struct ktrace_rec_launch pre_launch;
+static struct ktrace_region pre_regions[256];
+static uint8_t pre_params[KTRACE_PARAM_MAX_BYTES];
+static uint64_t pre_time;
 static CUresult post_result;
 static int job_token;
 
-struct ktrace_hash_job *ktrace_hash_pre(CUcontext ctx, CUstream stream, const void *rec, size_t size,
-					size_t regions_off)
+struct ktrace_hash_job *ktrace_hash_pre(CUcontext ctx, CUstream stream, const struct ktrace_rec_launch *r,
+					const struct ktrace_region *regions, uint64_t time_ns)
 {
 	events[nevents++ % 64] = EV_PRE;
 	pre_ctx = ctx;
 	pre_stream = stream;
-	assert_true(size <= sizeof(pre_rec));
-	memcpy(pre_rec, rec, size);
-	pre_size = size;
-	pre_regions_off = regions_off;
+	assert_true(r->nregions <= 256 && r->param_bytes_len <= sizeof(pre_params));
+	pre_launch = *r;
+	memcpy(pre_regions, regions, r->nregions * sizeof(*regions));
+	memcpy(pre_params, r->param_bytes, r->param_bytes_len);
+	pre_launch.param_bytes = pre_params;
+	pre_time = time_ns;
 	return pre_returns_job ? (struct ktrace_hash_job *)&job_token : NULL;
 }
 
 void ktrace_hash_post(struct ktrace_hash_job *job, CUresult launch_result)
 {
+	size_t size = ktrace_encode_launch(NULL, 0, &pre_launch, pre_regions);
+	void *p;
+
 	assert_ptr_equal(job, &job_token);
 	events[nevents++ % 64] = EV_POST;
 	post_result = launch_result;
-	/* What the pipeline does once the hashes landed. */
-	ktrace_writer_append(ktrace_tracer.writer, pre_rec, pre_size);
+	/* What the pipeline does once the hashes landed: the record of the
+	 * launch it was given, at the time of the call. */
+	p = ktrace_writer_reserve(ktrace_tracer.writer, size);
+	assert_non_null(p);
+	ktrace_encode_launch(p, size, &pre_launch, pre_regions);
+	ktrace_writer_commit_at(ktrace_tracer.writer, p, pre_time);
 }
 
 void ktrace_hash_context_destroyed(CUcontext ctx)
@@ -541,7 +556,12 @@ static void test_hash_handshake(void **state)
 	assert_int_equal(events[2], EV_POST);
 	assert_ptr_equal(pre_ctx, CTX);
 	assert_ptr_equal(pre_stream, CU_STREAM_PER_THREAD);
-	assert_int_equal(pre_regions_off, KTRACE_LAUNCH_REGIONS_OFF);
+	assert_int_equal(pre_launch.nregions, 2); /* regions with their extents planned */
+	assert_int_equal(pre_regions[0].ptr, A_BASE);
+	assert_true(pre_regions[0].hash_len > 0);
+	assert_int_equal(pre_launch.param_bytes_len, 24);
+	assert_int_equal(pre_launch.flags, KTRACE_LAUNCHF_HASHED | KTRACE_LAUNCHF_PTSZ);
+	assert_true(pre_time > 0);
 	assert_int_equal(post_result, CUDA_SUCCESS);
 
 	/* 2: the pipeline refuses (capture, no slot): recorded unhashed. */

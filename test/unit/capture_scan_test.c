@@ -38,6 +38,20 @@ static int teardown(void **state)
 	return 0;
 }
 
+/* ktrace_params_assemble(), checked against ktrace_params_length(): the
+ * length and flags a record gets before its parameters are assembled in
+ * place are those the assembly gives. */
+static uint32_t assemble(const struct ktrace_param_layout *l, void **kp, void **extra, uint8_t *buf, uint32_t cap,
+			 uint32_t *flags)
+{
+	uint32_t want_flags = 12345, want = ktrace_params_length(l, kp, extra, cap, &want_flags);
+	uint32_t len = ktrace_params_assemble(l, kp, extra, buf, cap, flags);
+
+	assert_int_equal(len, want);
+	assert_int_equal(*flags, want_flags);
+	return len;
+}
+
 /* int n @0 (4), float *p @8, struct {void *a; void *b; int c;} s @16 (24),
  * char c @40 (1), double d @48 (8): 56 bytes. */
 static struct ktrace_param_layout *mixed_layout(const uint8_t *kinds)
@@ -155,32 +169,32 @@ static void test_assemble_kernel_params(void **state)
 	memcpy(expect + 16, &s, 24);
 	memcpy(expect + 40, &c, 1);
 	memcpy(expect + 48, &d, 8);
-	len = ktrace_params_assemble(l, kp, NULL, buf, KTRACE_PARAM_MAX_BYTES, &flags);
+	len = assemble(l, kp, NULL, buf, KTRACE_PARAM_MAX_BYTES, &flags);
 	assert_int_equal(len, 56);
 	assert_int_equal(flags, 0);
 	assert_memory_equal(buf, expect, 56); /* padding bytes are zero, not 0xee */
 
 	/* Buffer smaller than the layout: cut and flagged. */
 	memset(buf, 0xee, sizeof(buf));
-	len = ktrace_params_assemble(l, kp, NULL, buf, 24, &flags);
+	len = assemble(l, kp, NULL, buf, 24, &flags);
 	assert_int_equal(len, 24);
 	assert_int_equal(flags, KTRACE_LAUNCHF_PARAMS_TRUNCATED);
 	assert_memory_equal(buf, expect, 24);
 	assert_int_equal(buf[24], 0xee);
 
 	/* kernelParams without a layout: nothing can be sized. */
-	len = ktrace_params_assemble(NULL, kp, NULL, buf, sizeof(buf) - 8, &flags);
+	len = assemble(NULL, kp, NULL, buf, sizeof(buf) - 8, &flags);
 	assert_int_equal(len, 0);
 	assert_int_equal(flags, KTRACE_LAUNCHF_PARAMS_TRUNCATED);
 
 	/* No parameters at all: fine for a kernel without any, flagged otherwise. */
-	len = ktrace_params_assemble(l, NULL, NULL, buf, sizeof(buf) - 8, &flags);
+	len = assemble(l, NULL, NULL, buf, sizeof(buf) - 8, &flags);
 	assert_int_equal(len, 0);
 	assert_int_equal(flags, KTRACE_LAUNCHF_PARAMS_TRUNCATED);
 	{
 		struct ktrace_param_layout *z = ktrace_param_layout_new(0, NULL, NULL, NULL, KTRACE_LAYOUT_DRIVER);
 
-		len = ktrace_params_assemble(z, NULL, NULL, buf, sizeof(buf) - 8, &flags);
+		len = assemble(z, NULL, NULL, buf, sizeof(buf) - 8, &flags);
 		assert_int_equal(len, 0);
 		assert_int_equal(flags, 0);
 		free(z);
@@ -203,12 +217,12 @@ static void test_assemble_extra(void **state)
 		void *extra[] = { CU_LAUNCH_PARAM_BUFFER_POINTER, argbuf, CU_LAUNCH_PARAM_BUFFER_SIZE, &argsize,
 				  CU_LAUNCH_PARAM_END };
 
-		len = ktrace_params_assemble(NULL, NULL, extra, buf, KTRACE_PARAM_MAX_BYTES, &flags);
+		len = assemble(NULL, NULL, extra, buf, KTRACE_PARAM_MAX_BYTES, &flags);
 		assert_int_equal(len, 40);
 		assert_int_equal(flags, KTRACE_LAUNCHF_EXTRA);
 		assert_memory_equal(buf, argbuf, 40);
 		/* The given buffer wins over the layout's size. */
-		len = ktrace_params_assemble(l, NULL, extra, buf, KTRACE_PARAM_MAX_BYTES, &flags);
+		len = assemble(l, NULL, extra, buf, KTRACE_PARAM_MAX_BYTES, &flags);
 		assert_int_equal(len, 40);
 	}
 	{
@@ -218,7 +232,7 @@ static void test_assemble_extra(void **state)
 				  CU_LAUNCH_PARAM_END };
 
 		memset(buf, 0xee, sizeof(buf));
-		len = ktrace_params_assemble(NULL, NULL, extra, buf, KTRACE_PARAM_MAX_BYTES, &flags);
+		len = assemble(NULL, NULL, extra, buf, KTRACE_PARAM_MAX_BYTES, &flags);
 		assert_int_equal(len, 13);
 		assert_memory_equal(buf, argbuf, 13);
 		assert_int_equal(buf[13], 0); /* the partial last word is zero-padded */
@@ -228,7 +242,7 @@ static void test_assemble_extra(void **state)
 		/* Pointer without a size: no buffer (the driver ignores it too). */
 		void *extra[] = { CU_LAUNCH_PARAM_BUFFER_POINTER, argbuf, CU_LAUNCH_PARAM_END };
 
-		len = ktrace_params_assemble(NULL, NULL, extra, buf, KTRACE_PARAM_MAX_BYTES, &flags);
+		len = assemble(NULL, NULL, extra, buf, KTRACE_PARAM_MAX_BYTES, &flags);
 		assert_int_equal(len, 0);
 		assert_int_equal(flags, KTRACE_LAUNCHF_EXTRA);
 	}
@@ -240,7 +254,7 @@ static void test_assemble_extra(void **state)
 				  CU_LAUNCH_PARAM_END };
 
 		huge[KTRACE_PARAM_MAX_BYTES - 1] = 0x5a;
-		len = ktrace_params_assemble(NULL, NULL, extra, buf, KTRACE_PARAM_MAX_BYTES, &flags);
+		len = assemble(NULL, NULL, extra, buf, KTRACE_PARAM_MAX_BYTES, &flags);
 		assert_int_equal(len, KTRACE_PARAM_MAX_BYTES);
 		assert_int_equal(flags, KTRACE_LAUNCHF_EXTRA | KTRACE_LAUNCHF_PARAMS_TRUNCATED);
 		assert_int_equal(buf[KTRACE_PARAM_MAX_BYTES - 1], 0x5a);
@@ -393,10 +407,13 @@ static void test_scan_held_snapshot(void **state)
 	(void)state;
 	mixed_args_init(&m);
 	assert_int_equal(l->ncand, 5); /* p, st (3 words), d */
-	assert_int_equal(ktrace_params_length(l, kp, NULL, KTRACE_PARAM_MAX_BYTES), l->param_bytes);
-	assert_int_equal(ktrace_params_length(l, kp, NULL, 16), 16);
-	assert_int_equal(ktrace_params_length(NULL, kp, NULL, 64), 0);
-	len = ktrace_params_assemble(l, kp, NULL, buf, KTRACE_PARAM_MAX_BYTES, &flags);
+	assert_int_equal(ktrace_params_length(l, kp, NULL, KTRACE_PARAM_MAX_BYTES, &flags), l->param_bytes);
+	assert_int_equal(flags, 0);
+	assert_int_equal(ktrace_params_length(l, kp, NULL, 16, &flags), 16);
+	assert_int_equal(flags, KTRACE_LAUNCHF_PARAMS_TRUNCATED);
+	assert_int_equal(ktrace_params_length(NULL, kp, NULL, 64, &flags), 0);
+	assert_int_equal(flags, KTRACE_LAUNCHF_PARAMS_TRUNCATED);
+	len = assemble(l, kp, NULL, buf, KTRACE_PARAM_MAX_BYTES, &flags);
 	assert_int_equal(len, l->param_bytes);
 	n1 = ktrace_params_scan(l, buf, len, r1, a, 16, NULL);
 	assert_int_equal(n1, 4);
@@ -456,7 +473,7 @@ static void test_small_layout_assembles_the_same(void **state)
 	for (i = 0; i < 2; i++) {
 		memset(b1, 0xee, sizeof(b1));
 		memset(b2, 0xee, sizeof(b2));
-		len = ktrace_params_assemble(l, kp, NULL, b1, KTRACE_PARAM_MAX_BYTES, &flags);
+		len = assemble(l, kp, NULL, b1, KTRACE_PARAM_MAX_BYTES, &flags);
 		assert_int_equal(ktrace_params_assemble_small(&sl, kp, b2), len);
 		assert_memory_equal(b1, b2, sizeof(b1)); /* padding and the bytes after alike */
 		kp[2] = NULL; /* then with a NULL parameter pointer */

@@ -1,5 +1,7 @@
 /* test/unit/capture_support.c: fake driver and trace round-trips for the
- * capture tests (see capture_support.h). */
+ * capture tests (see capture_support.h).  Owns the tests' tracer state and
+ * driver table; calls format/ (writer, reader), the registry, the metadata
+ * worker and the deferred-launch expander. */
 #include "test/unit/capture_support.h"
 
 #include <pthread.h>
@@ -220,6 +222,23 @@ void trace_begin(int hash, int store_modules)
 	atomic_store(&ktrace_tracer.active, 1);
 }
 
+/* A trace file the test has read: removed, or with KTRACE_TEST_KEEP_DIR=DIR
+ * kept as DIR/NNN.ktrace, numbered in the order the tests wrote them (to
+ * compare the traces two builds write, e.g. with ktrace-dump). */
+static void trace_discard(const char *path)
+{
+	static unsigned kept;
+	const char *dir = getenv("KTRACE_TEST_KEEP_DIR");
+	char keep[512];
+
+	if (dir && *dir) {
+		snprintf(keep, sizeof(keep), "%s/%03u.ktrace", dir, kept++);
+		if (rename(path, keep) == 0)
+			return;
+	}
+	unlink(path);
+}
+
 void trace_end(void)
 {
 	struct ktrace_reader *r;
@@ -269,7 +288,7 @@ void trace_end(void)
 		trace_recs[i].data = rec_store + offs[i];
 	free(offs);
 	ktrace_reader_close(r);
-	unlink(trace_path);
+	trace_discard(trace_path);
 }
 
 size_t trace_count(uint16_t type)

@@ -221,7 +221,7 @@ static void launch(struct sim *s, int kid, int stream, const uint32_t grid[3], c
 	l.nregions = (uint32_t)nu;
 	l.param_bytes = params;
 	unsigned char buf[2048];
-	size_t n = ktrace_encode_launch(buf, sizeof buf, &l, rg, NULL);
+	size_t n = ktrace_encode_launch(buf, sizeof buf, &l, rg);
 	if (n > sizeof buf) {
 		s->failed = 1;
 		return;

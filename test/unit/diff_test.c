@@ -747,7 +747,7 @@ static void write_random(const char *path, uint64_t seed)
 				rg[q].pre_hash = rnd(&s) % 3;
 				rg[q].post_hash = rnd(&s) % 3;
 			}
-			len = ktrace_encode_launch(buf, sizeof buf, &l, rg, NULL);
+			len = ktrace_encode_launch(buf, sizeof buf, &l, rg);
 		} else if (what == 7) {
 			struct ktrace_rec_memcpy m;
 			memset(&m, 0, sizeof m);

@@ -1,6 +1,7 @@
 /* test/unit/format_codec.c: record encode/decode (format/ktrace_format.c).
  *
- * Round trip of every record type, the documented byte offsets, size
+ * Round trip of every record type, the documented byte offsets, LAUNCH
+ * records assembled in place and carried under an internal type, size
  * queries, every truncated prefix rejected (exact-size heap copies so ASan
  * sees any overread), type confusion, hostile counts and random records.
  */
@@ -76,7 +77,7 @@ static size_t encode_kind(int kind, void *buf, size_t cap)
 		struct ktrace_rec_launch l = { 42, 9, 0xc7, 0x57, 1234, -1, KTRACE_API_LAUNCH_KERNEL_EX,
 					       KTRACE_LAUNCHF_HASHED | KTRACE_LAUNCHF_PTSZ, { 1, 2, 3 }, { 4, 5, 6 },
 					       { 7, 8, 9 }, 4096, -3, 37, 2, pbytes, NULL };
-		return ktrace_encode_launch(buf, cap, &l, regions, NULL);
+		return ktrace_encode_launch(buf, cap, &l, regions);
 	}
 	case 5: {
 		struct ktrace_rec_alloc a = { 0x7f0000, 1 << 20, 0x57, 2, KTRACE_ALLOC_MANAGED };
@@ -162,7 +163,8 @@ static int decode_any(const uint8_t *rec, size_t len)
 	}
 }
 
-static void test_round_trip_all(void **state)
+/* Round trip: HEADER, MODULE, MODULE_IMAGE. */
+static void test_round_trip_process(void **state)
 {
 	(void)state;
 	size_t n;
@@ -204,6 +206,14 @@ static void test_round_trip_all(void **state)
 	assert_int_equal(mi.chunk_len, sizeof image);
 	assert_memory_equal(mi.bytes, image, sizeof image);
 	free(b);
+}
+
+/* Round trip: KERNEL and its parameter table. */
+static void test_round_trip_kernel(void **state)
+{
+	(void)state;
+	size_t n;
+	uint8_t *b;
 
 	b = make(3, &n);
 	struct ktrace_rec_kernel k;
@@ -233,6 +243,14 @@ static void test_round_trip_all(void **state)
 	struct ktrace_param_desc d;
 	assert_int_equal(ktrace_kernel_param(&k, 3, &d), -1);
 	free(b);
+}
+
+/* Round trip: LAUNCH, its regions and parameter bytes. */
+static void test_round_trip_launch(void **state)
+{
+	(void)state;
+	size_t n;
+	uint8_t *b;
 
 	b = make(4, &n);
 	struct ktrace_rec_launch l;
@@ -261,6 +279,14 @@ static void test_round_trip_all(void **state)
 		assert_memory_equal(&g, &regions[i], sizeof g);
 	}
 	free(b);
+}
+
+/* Round trip: ALLOC, FREE, MEMCPY, MEMSET. */
+static void test_round_trip_memory(void **state)
+{
+	(void)state;
+	size_t n;
+	uint8_t *b;
 
 	b = make(5, &n);
 	struct ktrace_rec_alloc a;
@@ -311,6 +337,14 @@ static void test_round_trip_all(void **state)
 	assert_int_equal(ms.tid, 99);
 	assert_int_equal(ms.result, 0);
 	free(b);
+}
+
+/* Round trip: NOTE, COUNTERS, END, MODULE_UNLOAD. */
+static void test_round_trip_bookkeeping(void **state)
+{
+	(void)state;
+	size_t n;
+	uint8_t *b;
 
 	b = make(9, &n);
 	struct ktrace_rec_note no;
@@ -352,7 +386,7 @@ static void test_round_trip_all(void **state)
 static void test_documented_offsets(void **state)
 {
 	(void)state;
-	size_t n, roff = 0;
+	size_t n;
 	uint8_t *b = make(4, &n);
 	assert_int_equal(rd(b, 2), KTRACE_REC_LAUNCH);
 	assert_int_equal(rd(b + 2, 2), 0);
@@ -363,29 +397,23 @@ static void test_documented_offsets(void **state)
 	assert_int_equal(rd(b + 72, 4), 1);
 	assert_int_equal(rd(b + 84, 4), 4);
 	assert_int_equal(rd(b + 120, 4), 2);
-	/* regions at a fixed offset; hashes and flags patchable in place */
-	struct ktrace_rec_launch l0 = { .nregions = 2, .param_bytes_len = 3, .param_bytes = pbytes };
-	uint8_t tmp[512];
-	ktrace_encode_launch(tmp, sizeof tmp, &l0, regions, &roff);
-	assert_int_equal(roff, KTRACE_LAUNCH_REGIONS_OFF);
-	uint8_t *r1 = b + roff + KTRACE_REGION_DISK_SIZE;
-	assert_true(rd(b + roff + KTRACE_REGION_PRE_HASH_OFF, 8) == 0x1122334455667788ull);
-	assert_true(rd(b + roff + KTRACE_REGION_POST_HASH_OFF, 8) == 0x8877665544332211ull);
-	for (int i = 0; i < 8; i++) {
-		r1[KTRACE_REGION_PRE_HASH_OFF + i] = (uint8_t)(0xa0 + i);
-		r1[KTRACE_REGION_POST_HASH_OFF + i] = (uint8_t)(0xb0 + i);
-	}
-	r1[KTRACE_REGION_FLAGS_OFF] = KTRACE_REGIONF_PRE | KTRACE_REGIONF_POST | KTRACE_REGIONF_IN_STRUCT;
-	r1[KTRACE_REGION_FLAGS_OFF + 1] = 0;
-	struct ktrace_rec_launch l;
-	struct ktrace_region g;
-	assert_int_equal(ktrace_decode_launch(b, n, &l), 0);
-	ktrace_launch_region(&l, 1, &g);
-	assert_true(g.pre_hash == 0xa7a6a5a4a3a2a1a0ull);
-	assert_true(g.post_hash == 0xb7b6b5b4b3b2b1b0ull);
-	assert_int_equal(g.flags, KTRACE_REGIONF_PRE | KTRACE_REGIONF_POST | KTRACE_REGIONF_IN_STRUCT);
-	assert_int_equal(g.ordinal, 2);
-	assert_int_equal(g.param_offset, 16);
+	/* regions from offset 128, 56 bytes each (flags at 6, pre_hash at 40,
+	 * post_hash at 48), then the parameter bytes, padded to 8 */
+	assert_int_equal(n, 128 + 2 * 56 + 40);
+	assert_int_equal(ktrace_launch_size(2, 37), n);
+	assert_int_equal(rd(b + 116, 4), 37);
+	const uint8_t *r0 = b + 128, *r1 = b + 128 + 56;
+	assert_int_equal(rd(r0 + 6, 2), KTRACE_REGIONF_PRE | KTRACE_REGIONF_POST);
+	assert_true(rd(r0 + 8, 8) == 0x7f00aa);
+	assert_true(rd(r0 + 32, 8) == 4096);
+	assert_true(rd(r0 + 40, 8) == 0x1122334455667788ull);
+	assert_true(rd(r0 + 48, 8) == 0x8877665544332211ull);
+	assert_int_equal(rd(r1 + 0, 4), 16);
+	assert_int_equal(rd(r1 + 4, 2), 2);
+	assert_int_equal(rd(r1 + 6, 2), KTRACE_REGIONF_IN_STRUCT | KTRACE_REGIONF_UNHASHED);
+	assert_memory_equal(b + 128 + 2 * 56, pbytes, 37);
+	for (size_t i = 128 + 2 * 56 + 37; i < n; i++)
+		assert_int_equal(b[i], 0);
 	free(b);
 
 	/* counters: u32 id, u32 0, u64 value, 16 bytes each from offset 32 */
@@ -395,6 +423,76 @@ static void test_documented_offsets(void **state)
 	assert_int_equal(rd(b + 32 + 16, 4), KTRACE_CTR_BYTES_DROPPED);
 	assert_int_equal(rd(b + 32 + 16 + 8, 8), 1 << 20);
 	free(b);
+}
+
+/* The LAUNCH of record kind 4 without its parameter bytes, at the start of
+ * a record of `size` bytes of `type`, the bytes around it 0xaa first. */
+static uint8_t *launch_head(size_t size, uint16_t type, uint8_t **at)
+{
+	struct ktrace_rec_launch l = { 42, 9, 0xc7, 0x57, 1234, -1, KTRACE_API_LAUNCH_KERNEL_EX,
+				       KTRACE_LAUNCHF_HASHED | KTRACE_LAUNCHF_PTSZ, { 1, 2, 3 }, { 4, 5, 6 },
+				       { 7, 8, 9 }, 4096, -3, 37, 2, NULL, NULL };
+	uint8_t *b = malloc(size + 64);
+
+	assert_non_null(b);
+	memset(b, 0xaa, size + 64);
+	*at = ktrace_encode_launch_head(b, size, type, &l, regions);
+	return b;
+}
+
+/* A producer that assembles the parameters in place gets the same bytes as
+ * ktrace_encode_launch; under an internal type the LAUNCH is carried with
+ * the producer's own bytes after it, and decodes again as it was. */
+static void test_launch_head_and_carrier(void **state)
+{
+	(void)state;
+	size_t n, size = ktrace_launch_size(2, 37);
+	uint8_t *want = make(4, &n), *at;
+	assert_int_equal(size, n);
+
+	uint8_t *b = launch_head(size, KTRACE_REC_LAUNCH, &at);
+	assert_non_null(at);
+	memcpy(at, pbytes, 37);
+	assert_memory_equal(b, want, n);
+	assert_int_equal(b[n], 0xaa); /* nothing written past the record */
+	free(b);
+	/* refused: too small, not a multiple of 8, a LAUNCH with bytes after
+	 * it, a public type other than LAUNCH */
+	const struct { size_t size; uint16_t type; } bad[] = {
+		{ n - 8, KTRACE_REC_LAUNCH }, { n + 4, 0xff42 }, { n + 8, KTRACE_REC_LAUNCH }, { n + 8, KTRACE_REC_NOTE },
+		{ n - 8, 0xff42 },
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		b = launch_head(bad[i].size, bad[i].type, &at);
+		assert_null(at);
+		for (size_t k = 0; k < bad[i].size + 64; k++)
+			assert_int_equal(b[k], 0xaa);
+		free(b);
+	}
+
+	b = launch_head(n + 24, 0xff42, &at);
+	assert_non_null(at);
+	memcpy(at, pbytes, 37);
+	memset(b + n, 0x5a, 24); /* the producer's own bytes */
+	assert_memory_equal(b + 8, want + 8, n - 8); /* the LAUNCH as encoded */
+	struct ktrace_record_prefix p;
+	struct ktrace_rec_launch l, w;
+	assert_int_equal(ktrace_decode_prefix(b, n + 24, &p), 0);
+	assert_int_equal(p.type, 0xff42);
+	assert_int_equal(p.size, n + 24);
+	assert_int_equal(ktrace_decode_launch(b, n + 24, &l), -1); /* not a LAUNCH record */
+	assert_int_equal(ktrace_decode_carried_launch(b, n, &l), 0);
+	assert_int_equal(ktrace_decode_launch(want, n, &w), 0);
+	assert_true(l.launch_seq == w.launch_seq && l.kernel_id == w.kernel_id && l.flags == w.flags &&
+		    l.result == w.result && l.nregions == 2 && l.param_bytes_len == 37);
+	assert_memory_equal(l.regions_raw, w.regions_raw, 2 * 56);
+	assert_memory_equal(l.param_bytes, pbytes, 37);
+	/* a carried length past the carrier's size, or a public record */
+	assert_int_equal(ktrace_decode_carried_launch(b, n + 32, &l), -1);
+	assert_int_equal(ktrace_decode_carried_launch(b, n - 4, &l), -1);
+	assert_int_equal(ktrace_decode_carried_launch(want, n, &l), -1);
+	free(b);
+	free(want);
 }
 
 /* A short buffer gets nothing written and the needed size back. */
@@ -551,8 +649,13 @@ static void test_names(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_round_trip_all),
+		cmocka_unit_test(test_round_trip_process),
+		cmocka_unit_test(test_round_trip_kernel),
+		cmocka_unit_test(test_round_trip_launch),
+		cmocka_unit_test(test_round_trip_memory),
+		cmocka_unit_test(test_round_trip_bookkeeping),
 		cmocka_unit_test(test_documented_offsets),
+		cmocka_unit_test(test_launch_head_and_carrier),
 		cmocka_unit_test(test_size_query),
 		cmocka_unit_test(test_truncated_prefixes),
 		cmocka_unit_test(test_type_and_size_checks),

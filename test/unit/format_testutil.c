@@ -1,4 +1,6 @@
-/* test/unit/format_testutil.c: helpers shared by the format tests (see format_testutil.h). */
+/* test/unit/format_testutil.c: helpers shared by the format tests (see
+ * format_testutil.h): scratch folders, LAUNCH records to write, whole traces
+ * read back.  Calls format/ (codec, reader) and libc. */
 #include "test/unit/format_testutil.h"
 
 #include <stdarg.h>
@@ -145,5 +147,5 @@ size_t tu_make_launch(uint8_t *buf, size_t cap, uint64_t launch_seq, uint32_t ti
 				       .api = KTRACE_API_LAUNCH_KERNEL, .flags = KTRACE_LAUNCHF_HASHED,
 				       .grid = { 128, 1, 1 }, .block = { 256, 1, 1 }, .param_bytes_len = 28,
 				       .nregions = nreg, .param_bytes = params };
-	return ktrace_encode_launch(buf, cap, &l, regs, NULL);
+	return ktrace_encode_launch(buf, cap, &l, regs);
 }

@@ -3,9 +3,9 @@
  * Exact record accounting under many producers (no drops with big buffers;
  * committed + dropped == attempted with tiny ones), bounded waits, buffer
  * reuse after thread exit, fork (abandon), SIGKILL mid-write, emergency close
- * from a fatal signal, I/O errors, flush, the reserve/commit rules, the
- * consumer thread's start (name, signals blocked), discarding writers and
- * deferred records (expander, staging order, hold slots).
+ * from a fatal signal, I/O errors, flush, the reserve/commit rules, commit
+ * times, the consumer thread's start (name, signals blocked), discarding
+ * writers and deferred records (expander, staging order, hold slots).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -411,8 +411,9 @@ static void test_expand(void *ctx, struct ktrace_writer *w, const uint8_t *rec, 
 	uint8_t *out = ktrace_writer_emit_reserve(w, n);
 	assert_non_null(out);
 	tu_make_launch(out, n, v, (uint32_t)(v >> 32), 1);
-	memcpy(out + 8, rec + 8, 16); /* seq and time of the deferred record */
-	ktrace_writer_emit_commit(w, n);
+	struct ktrace_record_prefix pre;
+	assert_int_equal(ktrace_decode_prefix(rec, size, &pre), 0);
+	ktrace_writer_emit_commit(w, n, pre.seq, pre.time_ns); /* those of the deferred record */
 }
 
 static void test_release(void *ctx, void *hold)
@@ -1013,6 +1014,42 @@ static void test_reserve_rules(void **state)
 	free(path);
 }
 
+/* commit_at gives the record the time of the call it describes; 0 commits
+ * as ktrace_writer_commit does. */
+static void test_commit_at(void **state)
+{
+	(void)state;
+	char *path;
+	struct ktrace_writer_opts o = { .thread_buf_bytes = 4096 };
+	struct ktrace_writer *w = open_w("commit_at.ktrace", &o, &path);
+	uint8_t buf[1024];
+	size_t len = tu_make_launch(buf, sizeof buf, 1, 1, 1);
+	const uint64_t when[3] = { 777, 0, 0 };
+	uint64_t t0 = ktrace_now_ns(), t1;
+
+	for (int i = 0; i < 3; i++) {
+		if (i == 2)
+			for (int b = 0; b < 8; b++)
+				buf[16 + b] = (uint8_t)(4242ull >> (8 * b)); /* kept, as by commit */
+		uint8_t *r = ktrace_writer_reserve(w, len);
+		assert_non_null(r);
+		memcpy(r, buf, len);
+		ktrace_writer_commit_at(w, r, when[i]);
+	}
+	t1 = ktrace_now_ns();
+	ktrace_writer_close(w, NULL);
+	struct tu_trace t;
+	tu_read_file(path, &t);
+	assert_int_equal(t.status, KTRACE_READ_EOF);
+	assert_int_equal(tu_type(t.recs[1].bytes), KTRACE_REC_LAUNCH);
+	assert_int_equal(tu_time(t.recs[1].bytes), 777);
+	assert_true(tu_time(t.recs[2].bytes) >= t0 && tu_time(t.recs[2].bytes) <= t1);
+	assert_int_equal(tu_time(t.recs[3].bytes), 4242);
+	check_seqs(&t);
+	tu_trace_free(&t);
+	free(path);
+}
+
 /* The SigBlk mask of the writer thread of this process (0 if not found). */
 static unsigned long long writer_thread_sigblk(void)
 {
@@ -1119,6 +1156,7 @@ int main(void)
 		cmocka_unit_test(test_counters_periodic),
 		cmocka_unit_test(test_counters_per_buffer),
 		cmocka_unit_test(test_reserve_rules),
+		cmocka_unit_test(test_commit_at),
 		cmocka_unit_test(test_consumer_thread_and_discard),
 		cmocka_unit_test(test_open_refusals),
 	};

@@ -6,7 +6,8 @@
  * runs launches in order and computes what ktrace's checksum kernel computes
  * (the KT64V1 accumulators, results then the completion word).  The writer
  * functions the pipeline calls are replaced by a recorder.  The GPU tests
- * (test/gpu/30-hash-digest.sh) run the same pipeline on a real GPU.
+ * (test/gpu/30-hash-digest.sh) run the same pipeline on a real GPU.  The
+ * records it writes are pinned byte for byte (test_record_bytes).
  */
 #include <pthread.h>
 #include <setjmp.h>
@@ -42,16 +43,32 @@ static atomic_ullong counters[32];
 static atomic_int disabled_calls;
 static struct ktrace_writer *const fake_writer = (struct ktrace_writer *)0x1000;
 
-int ktrace_writer_append(struct ktrace_writer *w, const void *rec, size_t size)
+/* The background thread's reservation: the record is encoded into it. */
+static _Thread_local uint8_t *reserved;
+static _Thread_local size_t reserved_size;
+
+void *ktrace_writer_reserve(struct ktrace_writer *w, size_t size)
 {
 	assert_ptr_equal(w, fake_writer);
+	assert_null(reserved);
+	reserved = malloc(size);
+	reserved_size = size;
+	memset(reserved, 0xee, size); /* the encoder must fill every byte */
+	return reserved;
+}
+
+/* As the writer does: the time goes into the prefix (seq stays 0 here). */
+void ktrace_writer_commit_at(struct ktrace_writer *w, void *rec, uint64_t time_ns)
+{
+	assert_ptr_equal(w, fake_writer);
+	assert_ptr_equal(rec, reserved);
+	memcpy(reserved + offsetof(struct ktrace_record_prefix, time_ns), &time_ns, 8);
 	pthread_mutex_lock(&rec_lock);
 	assert_true(nrecs < MAX_RECS);
-	recs[nrecs] = malloc(size);
-	memcpy(recs[nrecs], rec, size);
-	rec_sizes[nrecs++] = size;
+	recs[nrecs] = reserved;
+	rec_sizes[nrecs++] = reserved_size;
 	pthread_mutex_unlock(&rec_lock);
-	return 0;
+	reserved = NULL;
 }
 
 void ktrace_writer_count(struct ktrace_writer *w, uint32_t id, uint64_t delta)
@@ -435,44 +452,55 @@ static int test_teardown(void **st)
 	return 0;
 }
 
-/* ---- building LAUNCH records ------------------------------------------------------ */
+/* ---- building launches ------------------------------------------------------------ */
 
+/* A launch as the capture path hands it to the pipeline. */
 struct lrec {
-	uint8_t *buf;
-	size_t size, regions_off;
+	struct ktrace_rec_launch r;
+	struct ktrace_region *g;
+	uint8_t params[16];
+	uint64_t time;
 };
 
-static struct lrec make_record(uint64_t seq, CUcontext ctx, unsigned n, void *const *ptrs, const uint64_t *lens)
+static struct lrec *make_record(uint64_t seq, CUcontext ctx, unsigned n, void *const *ptrs, const uint64_t *lens)
 {
-	struct ktrace_rec_launch r;
-	struct ktrace_region *g = calloc(n ? n : 1, sizeof(*g));
-	uint8_t params[16] = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16 };
-	struct lrec l;
-	uint64_t t = 123456789 + seq;
+	struct lrec *l = calloc(1, sizeof(*l));
 
-	memset(&r, 0, sizeof(r));
-	r.launch_seq = seq;
-	r.kernel_id = 7;
-	r.context = (uint64_t)(uintptr_t)ctx;
-	r.api = KTRACE_API_LAUNCH_KERNEL;
-	r.flags = KTRACE_LAUNCHF_HASHED;
-	r.grid[0] = r.block[0] = 1;
-	r.param_bytes_len = sizeof(params);
-	r.param_bytes = params;
-	r.nregions = n;
+	l->g = calloc(n ? n : 1, sizeof(*l->g));
+	for (unsigned i = 0; i < sizeof(l->params); i++)
+		l->params[i] = (uint8_t)(i + 1);
+	l->time = 123456789 + seq;
+	l->r.launch_seq = seq;
+	l->r.kernel_id = 7;
+	l->r.context = (uint64_t)(uintptr_t)ctx;
+	l->r.api = KTRACE_API_LAUNCH_KERNEL;
+	l->r.flags = KTRACE_LAUNCHF_HASHED;
+	l->r.grid[0] = l->r.block[0] = 1;
+	l->r.param_bytes_len = sizeof(l->params);
+	l->r.param_bytes = l->params;
+	l->r.nregions = n;
 	for (unsigned i = 0; i < n; i++) {
-		g[i].param_offset = 8 * i;
-		g[i].ordinal = (uint16_t)i;
-		g[i].ptr = (uint64_t)(uintptr_t)ptrs[i];
-		g[i].hash_len = lens[i];
-		g[i].flags = lens[i] ? 0 : KTRACE_REGIONF_UNHASHED;
+		l->g[i].param_offset = 8 * i;
+		l->g[i].ordinal = (uint16_t)i;
+		l->g[i].ptr = (uint64_t)(uintptr_t)ptrs[i];
+		l->g[i].hash_len = lens[i];
+		l->g[i].flags = lens[i] ? 0 : KTRACE_REGIONF_UNHASHED;
 	}
-	l.size = ktrace_encode_launch(NULL, 0, &r, g, NULL);
-	l.buf = aligned_alloc(8, (l.size + 7) & ~(size_t)7);
-	assert_int_equal(ktrace_encode_launch(l.buf, l.size, &r, g, &l.regions_off), l.size);
-	memcpy(l.buf + offsetof(struct ktrace_record_prefix, time_ns), &t, 8);
-	free(g);
 	return l;
+}
+
+static struct ktrace_hash_job *hash_pre(CUcontext ctx, CUstream s, const struct lrec *l)
+{
+	return ktrace_hash_pre(ctx, s, &l->r, l->g, l->time);
+}
+
+/* The pipeline keeps copies: the launch's own storage may go at once. */
+static void lrec_free(struct lrec *l)
+{
+	memset(l->g, 0xdd, l->r.nregions * sizeof(*l->g));
+	memset(l->params, 0xdd, sizeof(l->params));
+	free(l->g);
+	free(l);
 }
 
 /* The emitted record with launch_seq seq (decoded into *r), or NULL. */
@@ -528,12 +556,12 @@ static void test_pre_post_digests(void **st)
 	assert_int_equal(ktrace_hash_pipeline_start(fake_writer, &o), 0);
 	int ex0 = atomic_load(&mode_exchanges);
 
-	struct lrec l = make_record(1, ctx, 4, ptrs, lens);
-	struct ktrace_hash_job *j = ktrace_hash_pre(ctx, (CUstream)(uintptr_t)0x42, l.buf, l.size, l.regions_off);
+	struct lrec *l = make_record(1, ctx, 4, ptrs, lens);
+	struct ktrace_hash_job *j = hash_pre(ctx, (CUstream)(uintptr_t)0x42, l);
 	assert_non_null(j);
 	app_launch(app_fill, &fa); /* the application's kernel writes b */
 	ktrace_hash_post(j, CUDA_SUCCESS);
-	free(l.buf);
+	lrec_free(l);
 	ktrace_hash_pipeline_drain(2000);
 
 	const uint8_t *rec = find_record(1, &r);
@@ -580,11 +608,11 @@ static void test_capturing_stream_skipped(void **st)
 	(void)st;
 	assert_int_equal(ktrace_hash_pipeline_start(fake_writer, NULL), 0);
 	atomic_store(&capture_status, CU_STREAM_CAPTURE_STATUS_ACTIVE);
-	struct lrec l = make_record(2, ctx, 1, ptrs, lens);
-	assert_null(ktrace_hash_pre(ctx, (CUstream)(uintptr_t)0x43, l.buf, l.size, l.regions_off));
+	struct lrec *l = make_record(2, ctx, 1, ptrs, lens);
+	assert_null(hash_pre(ctx, (CUstream)(uintptr_t)0x43, l));
 	atomic_store(&capture_status, CU_STREAM_CAPTURE_STATUS_INVALIDATED);
-	assert_null(ktrace_hash_pre(ctx, (CUstream)(uintptr_t)0x43, l.buf, l.size, l.regions_off));
-	free(l.buf);
+	assert_null(hash_pre(ctx, (CUstream)(uintptr_t)0x43, l));
+	lrec_free(l);
 	assert_int_equal(atomic_load(&counters[KTRACE_CTR_HASH_SKIPPED_CAPTURE]), 2);
 	assert_int_equal(atomic_load(&hash_launches), launches0);
 	assert_int_equal(nrecs, 0);
@@ -602,11 +630,11 @@ static void test_failed_launch_no_post(void **st)
 	(void)st;
 	memset(a, 9, sizeof(a));
 	ktrace_hash_pipeline_start(fake_writer, NULL);
-	struct lrec l = make_record(3, ctx, 1, ptrs, lens);
-	struct ktrace_hash_job *j = ktrace_hash_pre(ctx, NULL, l.buf, l.size, l.regions_off);
+	struct lrec *l = make_record(3, ctx, 1, ptrs, lens);
+	struct ktrace_hash_job *j = hash_pre(ctx, NULL, l);
 	assert_non_null(j);
 	ktrace_hash_post(j, CUDA_ERROR_INVALID_VALUE);
-	free(l.buf);
+	lrec_free(l);
 	ktrace_hash_pipeline_drain(2000);
 	const uint8_t *rec = find_record(3, &r);
 	assert_non_null(rec);
@@ -641,11 +669,11 @@ static void test_many_regions_groups(void **st)
 	}
 	ktrace_hash_pipeline_start(fake_writer, NULL);
 	int launches0 = atomic_load(&hash_launches);
-	struct lrec l = make_record(4, ctx, N, ptrs, lens);
-	struct ktrace_hash_job *j = ktrace_hash_pre(ctx, NULL, l.buf, l.size, l.regions_off);
+	struct lrec *l = make_record(4, ctx, N, ptrs, lens);
+	struct ktrace_hash_job *j = hash_pre(ctx, NULL, l);
 	assert_non_null(j);
 	ktrace_hash_post(j, CUDA_SUCCESS);
-	free(l.buf);
+	lrec_free(l);
 	ktrace_hash_pipeline_drain(2000);
 	/* 400 regions: 160 + 160 + 80, each before and after */
 	assert_int_equal(atomic_load(&hash_launches) - launches0, 6);
@@ -673,9 +701,9 @@ static void test_backpressure_bounded(void **st)
 	ktrace_hash_pipeline_start(fake_writer, &o);
 	gpu_pause(1);
 	for (unsigned i = 0; i < 8; i++) {
-		struct lrec l = make_record(100 + i, ctx, 1, ptrs, lens);
-		jobs[i] = ktrace_hash_pre(ctx, NULL, l.buf, l.size, l.regions_off);
-		free(l.buf);
+		struct lrec *l = make_record(100 + i, ctx, 1, ptrs, lens);
+		jobs[i] = hash_pre(ctx, NULL, l);
+		lrec_free(l);
 		if (jobs[i]) {
 			ktrace_hash_post(jobs[i], CUDA_SUCCESS);
 			got++;
@@ -701,11 +729,11 @@ static void test_backpressure_bounded(void **st)
 		assert_int_equal(g.flags, KTRACE_REGIONF_PRE | KTRACE_REGIONF_POST);
 	}
 	/* space is reusable: a new launch goes through without waiting */
-	struct lrec l = make_record(200, ctx, 1, ptrs, lens);
-	struct ktrace_hash_job *j = ktrace_hash_pre(ctx, NULL, l.buf, l.size, l.regions_off);
+	struct lrec *l = make_record(200, ctx, 1, ptrs, lens);
+	struct ktrace_hash_job *j = hash_pre(ctx, NULL, l);
 	assert_non_null(j);
 	ktrace_hash_post(j, CUDA_SUCCESS);
-	free(l.buf);
+	lrec_free(l);
 	assert_int_equal(atomic_load(&counters[KTRACE_CTR_HASH_WAITS]), 4);
 }
 
@@ -720,18 +748,18 @@ static void test_setup_failure_disables_context(void **st)
 	ktrace_hash_pipeline_start(fake_writer, NULL);
 	int loads0 = atomic_load(&module_loads);
 	atomic_store(&fail_module_load, 1);
-	struct lrec l = make_record(5, bad, 1, ptrs, lens);
-	assert_null(ktrace_hash_pre(bad, NULL, l.buf, l.size, l.regions_off));
-	assert_null(ktrace_hash_pre(bad, NULL, l.buf, l.size, l.regions_off));
+	struct lrec *l = make_record(5, bad, 1, ptrs, lens);
+	assert_null(hash_pre(bad, NULL, l));
+	assert_null(hash_pre(bad, NULL, l));
 	assert_int_equal(atomic_load(&module_loads) - loads0, 1); /* tried once */
 	assert_int_equal(atomic_load(&disabled_calls), 1);       /* reported once for the context */
 	assert_int_equal(atomic_load(&counters[KTRACE_CTR_HASH_SKIPPED_ERROR]), 2);
 	assert_int_equal(capture_mode, CU_STREAM_CAPTURE_MODE_GLOBAL); /* restored on failure too */
 	atomic_store(&fail_module_load, 0);
-	struct ktrace_hash_job *j = ktrace_hash_pre(good, NULL, l.buf, l.size, l.regions_off);
+	struct ktrace_hash_job *j = hash_pre(good, NULL, l);
 	assert_non_null(j);
 	ktrace_hash_post(j, CUDA_SUCCESS);
-	free(l.buf);
+	lrec_free(l);
 }
 
 static void test_context_destroyed_in_flight(void **st)
@@ -746,22 +774,22 @@ static void test_context_destroyed_in_flight(void **st)
 	(void)st;
 	ktrace_hash_pipeline_start(fake_writer, NULL);
 	/* first job completes normally */
-	struct lrec l = make_record(10, ctx, 1, ptrs, lens);
-	struct ktrace_hash_job *j = ktrace_hash_pre(ctx, NULL, l.buf, l.size, l.regions_off);
+	struct lrec *l = make_record(10, ctx, 1, ptrs, lens);
+	struct ktrace_hash_job *j = hash_pre(ctx, NULL, l);
 	ktrace_hash_post(j, CUDA_SUCCESS);
-	free(l.buf);
+	lrec_free(l);
 	ktrace_hash_pipeline_drain(2000);
 	assert_int_equal(nrecs, 1);
 	/* then the GPU stalls with two jobs in flight, one between pre and post */
 	gpu_pause(1);
 	l = make_record(11, ctx, 1, ptrs, lens);
-	j = ktrace_hash_pre(ctx, NULL, l.buf, l.size, l.regions_off);
+	j = hash_pre(ctx, NULL, l);
 	ktrace_hash_post(j, CUDA_SUCCESS);
-	free(l.buf);
+	lrec_free(l);
 	l = make_record(12, ctx, 1, ptrs, lens);
-	struct ktrace_hash_job *mid = ktrace_hash_pre(ctx, NULL, l.buf, l.size, l.regions_off);
+	struct ktrace_hash_job *mid = hash_pre(ctx, NULL, l);
 	assert_non_null(mid);
-	free(l.buf);
+	lrec_free(l);
 	int frees0 = atomic_load(&mem_frees), hfrees0 = atomic_load(&host_frees);
 	ktrace_hash_context_destroyed(ctx);
 	/* both written at once, without hashes; resources released */
@@ -792,10 +820,10 @@ static void test_context_destroyed_in_flight(void **st)
 	/* a new context with the same handle value starts afresh */
 	int loads0 = atomic_load(&module_loads);
 	l = make_record(13, ctx, 1, ptrs, lens);
-	j = ktrace_hash_pre(ctx, NULL, l.buf, l.size, l.regions_off);
+	j = hash_pre(ctx, NULL, l);
 	assert_non_null(j);
 	ktrace_hash_post(j, CUDA_SUCCESS);
-	free(l.buf);
+	lrec_free(l);
 	assert_int_equal(atomic_load(&module_loads) - loads0, 1);
 	ktrace_hash_pipeline_drain(2000);
 	assert_non_null(find_record(13, &r));
@@ -815,10 +843,10 @@ static void test_drain_timeout_writes_missing(void **st)
 	(void)st;
 	ktrace_hash_pipeline_start(fake_writer, NULL);
 	gpu_pause(1);
-	struct lrec l = make_record(20, ctx, 1, ptrs, lens);
-	struct ktrace_hash_job *j = ktrace_hash_pre(ctx, NULL, l.buf, l.size, l.regions_off);
+	struct lrec *l = make_record(20, ctx, 1, ptrs, lens);
+	struct ktrace_hash_job *j = hash_pre(ctx, NULL, l);
 	ktrace_hash_post(j, CUDA_SUCCESS);
-	free(l.buf);
+	lrec_free(l);
 	struct timespec t0, t1;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	ktrace_hash_pipeline_drain(50);
@@ -844,10 +872,9 @@ static void *launcher(void *p)
 	for (unsigned i = 0; i < 300; i++) {
 		void *ptrs[2] = { t->buf + (i % 64), t->buf + 100 };
 		uint64_t lens[2] = { 33 + i % 50, 900 };
-		struct lrec l = make_record(1000000 * (t->id + 1) + i, t->ctx, 2, ptrs, lens);
-		struct ktrace_hash_job *j = ktrace_hash_pre(t->ctx, (CUstream)(uintptr_t)(0x100 + t->id), l.buf, l.size,
-							    l.regions_off);
-		free(l.buf);
+		struct lrec *l = make_record(1000000 * (t->id + 1) + i, t->ctx, 2, ptrs, lens);
+		struct ktrace_hash_job *j = hash_pre(t->ctx, (CUstream)(uintptr_t)(0x100 + t->id), l);
+		lrec_free(l);
 		if (j)
 			ktrace_hash_post(j, CUDA_SUCCESS);
 	}
@@ -897,17 +924,93 @@ static void test_not_started_or_nothing_to_hash(void **st)
 	uint64_t lens[1] = { 0 };
 
 	(void)st;
-	struct lrec l = make_record(30, ctx, 1, ptrs, lens);
+	struct lrec *l = make_record(30, ctx, 1, ptrs, lens);
 	/* not started */
-	assert_null(ktrace_hash_pre(ctx, NULL, l.buf, l.size, l.regions_off));
+	assert_null(hash_pre(ctx, NULL, l));
 	ktrace_hash_pipeline_start(fake_writer, NULL);
 	/* no region with hash_len > 0 */
-	assert_null(ktrace_hash_pre(ctx, NULL, l.buf, l.size, l.regions_off));
-	/* a malformed record */
-	assert_null(ktrace_hash_pre(ctx, NULL, l.buf, 40, l.regions_off));
-	free(l.buf);
+	assert_null(hash_pre(ctx, NULL, l));
+	/* no launch, or its regions missing */
+	assert_null(ktrace_hash_pre(ctx, NULL, NULL, NULL, 0));
+	l->g[0].hash_len = 64;
+	assert_null(ktrace_hash_pre(ctx, NULL, &l->r, NULL, 0));
+	lrec_free(l);
 	ktrace_hash_post(NULL, CUDA_SUCCESS);
 	assert_int_equal(nrecs, 0);
+}
+
+/* The record the pipeline writes is, byte for byte, the encoding of the
+ * launch it was given with the digests that landed, their REGIONF_PRE /
+ * POST flags and the launch's result filled in (time: the call's). */
+static void pin_check(uint64_t seq, CUresult res)
+{
+	CUcontext ctx = (CUcontext)(uintptr_t)0xc00b;
+	static uint8_t a[777], b[4096], c[64];
+	void *ptrs[3] = { a + 5, c, b };
+	uint64_t lens[3] = { 700, 0, 4096 };
+	struct fill_arg fb = { b, 64, 0x33 };
+	struct ktrace_rec_launch r, want;
+	struct ktrace_region g[3];
+	uint8_t params[16] = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16 };
+
+	for (size_t i = 0; i < sizeof(a); i++)
+		a[i] = (uint8_t)(i * 5 + 3);
+	memset(b, 0x11, sizeof(b));
+	uint64_t pre_a = ktrace_digest(a + 5, 700), pre_b = ktrace_digest(b, 4096);
+	ktrace_hash_pipeline_start(fake_writer, NULL);
+	struct lrec *l = make_record(seq, ctx, 3, ptrs, lens);
+	struct ktrace_hash_job *j = hash_pre(ctx, NULL, l);
+	assert_non_null(j);
+	lrec_free(l);
+	if (res == CUDA_SUCCESS)
+		app_launch(app_fill, &fb);
+	ktrace_hash_post(j, res);
+	ktrace_hash_pipeline_drain(2000);
+	const uint8_t *rec = find_record(seq, &r);
+	assert_non_null(rec);
+
+	memset(&want, 0, sizeof(want));
+	want.launch_seq = seq;
+	want.kernel_id = 7;
+	want.context = (uint64_t)(uintptr_t)ctx;
+	want.api = KTRACE_API_LAUNCH_KERNEL;
+	want.flags = KTRACE_LAUNCHF_HASHED | (res != CUDA_SUCCESS ? KTRACE_LAUNCHF_FAILED : 0);
+	want.result = (int32_t)res;
+	want.grid[0] = want.block[0] = 1;
+	want.param_bytes_len = sizeof(params);
+	want.param_bytes = params;
+	want.nregions = 3;
+	memset(g, 0, sizeof(g));
+	for (unsigned i = 0; i < 3; i++) {
+		g[i].param_offset = 8 * i;
+		g[i].ordinal = (uint16_t)i;
+		g[i].ptr = (uint64_t)(uintptr_t)ptrs[i];
+		g[i].hash_len = lens[i];
+		g[i].flags = lens[i] ? KTRACE_REGIONF_PRE : KTRACE_REGIONF_UNHASHED;
+	}
+	g[0].pre_hash = pre_a;
+	g[2].pre_hash = pre_b;
+	if (res == CUDA_SUCCESS) {
+		g[0].flags |= KTRACE_REGIONF_POST;
+		g[2].flags |= KTRACE_REGIONF_POST;
+		g[0].post_hash = pre_a;
+		g[2].post_hash = ktrace_digest(b, 4096);
+		assert_int_not_equal(g[2].post_hash, pre_b);
+	}
+	size_t n = ktrace_encode_launch(NULL, 0, &want, g);
+	uint8_t *bytes = malloc(n);
+	ktrace_encode_launch(bytes, n, &want, g);
+	uint64_t t = 123456789 + seq;
+	memcpy(bytes + offsetof(struct ktrace_record_prefix, time_ns), &t, 8);
+	assert_memory_equal(rec, bytes, n);
+	free(bytes);
+}
+
+static void test_record_bytes(void **st)
+{
+	(void)st;
+	pin_check(40, CUDA_SUCCESS);
+	pin_check(41, CUDA_ERROR_LAUNCH_FAILED);
 }
 
 int main(void)
@@ -923,6 +1026,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_drain_timeout_writes_missing, test_setup, test_teardown),
 		cmocka_unit_test_setup_teardown(test_threads, test_setup, test_teardown),
 		cmocka_unit_test_setup_teardown(test_not_started_or_nothing_to_hash, test_setup, test_teardown),
+		cmocka_unit_test_setup_teardown(test_record_bytes, test_setup, test_teardown),
 	};
 	return cmocka_run_group_tests_name("hash_pipeline", tests, group_setup, group_teardown);
 }
