@@ -1,3 +1,4 @@
 # format/format.mk: the trace format module (record codec, writer, reader, output paths).
+# format/ depends on libc and libzstd only (docs/architecture.md): no common/ header.
 CORE_SRCS += format/ktrace_format.c format/format_names.c format/output_path.c \
 	format/trace_writer.c format/trace_reader.c

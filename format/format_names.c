@@ -1,4 +1,5 @@
-/* format/format_names.c: printable names of the trace format's enumerations. */
+/* format/format_names.c: printable names of the trace format's enumerations
+ * (record types, parameter kinds, name sources, counters).  Calls nothing. */
 #include "format/ktrace_format.h"
 
 #include <stddef.h>

@@ -3,7 +3,8 @@
  * Escapes: %p pid, %h host name, %r rank, %t start time (UTC, YYYYmmdd-HHMMSS),
  * %% a percent sign; anything else after % is an error.  The file is created
  * with mode 0600, never through a symbolic link (O_NOFOLLOW on the last
- * component), and never over an existing file unless asked to.
+ * component), and never over an existing file unless asked to.  Calls libc
+ * only.
  */
 #include "format/output_path.h"
 

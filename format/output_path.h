@@ -2,6 +2,7 @@
  *
  * KTRACE_OUTPUT patterns: %p pid, %h host name, %r rank (RANK, else
  * LOCAL_RANK, else 0), %t start time (YYYYmmdd-HHMMSS), %% a percent sign.
+ * Part of format/: libc only.
  */
 #ifndef KTRACE_OUTPUT_PATH_H
 #define KTRACE_OUTPUT_PATH_H

@@ -5,7 +5,8 @@
  * record that straddles a read or frame boundary is reassembled in the window
  * (which grows up to one maximum-size record).  Memory is bounded by
  * KTRACE_RECORD_MAX_SIZE plus the zstd window (at most 2^KTRACE_READER_WINDOW_LOG);
- * every loop consumes input or produces output, so nothing hangs.
+ * every loop consumes input or produces output, so nothing hangs.  Calls
+ * libc, libzstd and the record prefix decoder (ktrace_format.c) only.
  */
 #include "format/trace_reader.h"
 

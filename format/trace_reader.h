@@ -2,7 +2,8 @@
  *
  * Validates the preamble, streams the zstd frames, and hands out one whole
  * record at a time.  Corrupt, truncated and foreign files end with a one-line
- * message naming the file; nothing ever reads outside the buffers.
+ * message naming the file; nothing ever reads outside the buffers.  Part of
+ * format/: libc and libzstd only.
  */
 #ifndef KTRACE_TRACE_READER_H
 #define KTRACE_TRACE_READER_H

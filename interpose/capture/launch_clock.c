@@ -8,7 +8,9 @@
  * the newest pair makes a new pair when that one is 1 ms old, else is
  * extrapolated from it (at most 1 ms, at the rate over the ring); one older
  * than the oldest pair kept (256 ms or more back: a record that waited that
- * long in a ring) is extrapolated from the oldest.
+ * long in a ring) is extrapolated from the oldest.  Owns the pairs and the
+ * tracer's tsc_clock setting; calls the writer's clock (ktrace_now_ns) and
+ * libc (the kernel's clock source and CPU flags from /sys and /proc).
  */
 #include "interpose/capture/launch_clock.h"
 

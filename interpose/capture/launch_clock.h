@@ -11,6 +11,7 @@
  * converts the reading to CLOCK_MONOTONIC nanoseconds between two
  * (TSC, CLOCK_MONOTONIC) pairs it takes around it.  Elsewhere the launch
  * path reads CLOCK_MONOTONIC directly and the conversion is the identity.
+ * Calls the writer's clock (ktrace_now_ns) and reads the tracer's settings.
  */
 #ifndef KTRACE_LAUNCH_CLOCK_H
 #define KTRACE_LAUNCH_CLOCK_H

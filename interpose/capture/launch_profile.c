@@ -1,5 +1,6 @@
 /* interpose/capture/launch_profile.c: the segment sums of launch_profile.h (profile
- * builds only; an empty file otherwise). */
+ * builds only; an empty file otherwise).  Owns the process-wide sums; calls
+ * the writer's clock and libc (stdio at exit). */
 #include "interpose/capture/launch_profile.h"
 
 #if KTRACE_ABLATING(KTRACE_ABLATE_PROFILE) && defined(__x86_64__)

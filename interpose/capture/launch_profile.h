@@ -8,7 +8,8 @@
  * ktrace_seg_print() prints the mean of each segment at exit, in ns, next to
  * the per-kernel profile.  Each stamp costs some 10-20 ns, so the sum of the
  * segments exceeds the time of a normal build: compare segments, not totals.
- * In every other build the marks compile to nothing.
+ * In every other build the marks compile to nothing.  Calls nothing but the
+ * compiler's rdtscp.
  */
 #ifndef KTRACE_LAUNCH_PROFILE_H
 #define KTRACE_LAUNCH_PROFILE_H

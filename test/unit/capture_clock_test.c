@@ -2,7 +2,8 @@
  * (interpose/capture/launch_clock.c): TSC readings converted on the writer's side
  * land where CLOCK_MONOTONIC was when they were taken (interpolated, newer
  * than every pair, older than the ring), differences convert at the TSC's
- * rate, and without the TSC everything is CLOCK_MONOTONIC unchanged. */
+ * rate, and without the TSC everything is CLOCK_MONOTONIC unchanged.  Calls
+ * launch_clock.c and the writer's clock only. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

@@ -1,5 +1,5 @@
 /* test/unit/format_output_path.c: KTRACE_OUTPUT expansion and safe creation
- * (format/output_path.c).
+ * (format/output_path.c, the only code it calls besides libc).
  */
 #include <errno.h>
 #include <fcntl.h>

@@ -1,6 +1,7 @@
 /* test/unit/format_reader.c: the trace reader (format/trace_reader.c) on real
  * files made by the writer: truncation at every byte offset, random bit flips,
  * preamble errors, record reassembly across zstd frames, hostile streams.
+ * Calls format/ (writer, reader, codec) and libzstd.
  */
 #include <stdarg.h>
 #include <stddef.h>

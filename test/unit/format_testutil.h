@@ -1,4 +1,5 @@
-/* test/unit/format_testutil.h: helpers shared by the format tests (format_testutil.c). */
+/* test/unit/format_testutil.h: helpers shared by the format tests (format_testutil.c):
+ * scratch folders, LAUNCH records to write, whole traces read back. */
 #ifndef KTRACE_FORMAT_TESTUTIL_H
 #define KTRACE_FORMAT_TESTUTIL_H
 
