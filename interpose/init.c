@@ -83,8 +83,8 @@ static __thread __attribute__((tls_model("initial-exec"))) int init_here;
 static uint64_t start_rt_ns, start_mono_ns;
 static atomic_int traced_pid;     /* pid whose trace is open, 0 if none */
 static int hash_started;
-static int fork_child;            /* this process is a fork child following the parent */
-static int handlers_installed;    /* on_exit, signals, atfork: once per process image */
+static int follows_parent;        /* this process is a fork child tracing to its own file */
+static int handlers_installed;    /* on_exit, signals, fork: once per process image */
 
 #define END_DRAIN_MS 2000
 #define END_FLUSH_MS 10000
@@ -173,10 +173,9 @@ typedef void (*exit_fn)(int) __attribute__((noreturn));
 
 static exit_fn real_exit_fn(const char *name)
 {
-	ktrace_dlsym_fn rd = ktrace_real_dlsym_get();
-	exit_fn f = rd ? (exit_fn)rd(RTLD_NEXT, name) : NULL;
+	ktrace_dlsym_fn real_dlsym = ktrace_real_dlsym_get();
 
-	return f;
+	return real_dlsym ? (exit_fn)real_dlsym(RTLD_NEXT, name) : NULL;
 }
 
 KTRACE_EXPORT void _exit(int status)
@@ -280,7 +279,7 @@ void ktrace_tracer_fork_child(void)
 	atomic_store(&ktrace_tracer.ending, 0);
 	atomic_store(&ktrace_tracer.launch_seq, 0);
 	if (was_tracing && ktrace_tracer.cfg.follow_fork) {
-		fork_child = 1;
+		follows_parent = 1;
 		atomic_store(&init_state, INIT_NONE);
 	}
 }
@@ -396,7 +395,7 @@ static void initialise(void)
 	ktrace_log_configure();
 	if (!start_mono_ns) /* a library constructor reached CUDA before ours ran */
 		capture_start_time();
-	if (fork_child) {
+	if (follows_parent) {
 		capture_start_time();
 		if (child_output(c, err, sizeof(err))) {
 			KT_ERR("%s; tracing is off in child %d", err, (int)getpid());

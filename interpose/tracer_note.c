@@ -1,5 +1,9 @@
-/* interpose/tracer_note.c: NOTE records from the tracer (features turned
- * off, tracing paused and resumed): ktrace_tracer_note(), see tracer.h. */
+/* interpose/tracer_note.c: NOTE records from the tracer.
+ *
+ * Owns ktrace_tracer_note() (tracer.h): the NOTE records of features turned
+ * off and of tracing paused and resumed.  May call: the record encoder and
+ * the trace writer (format/).
+ */
 #include <stdatomic.h>
 #include <string.h>
 

@@ -1,5 +1,8 @@
-/* interpose/registry/handle_map.c: lock-free-read open-addressing map of driver handles
- * (see handle_map.h for the concurrency rules). */
+/* interpose/registry/handle_map.c: lock-free-read open-addressing map of driver handles.
+ *
+ * Owns the map's tables and their growth (see handle_map.h for the
+ * concurrency rules).  May call: libc (allocation, the map's mutex) only.
+ */
 #include "interpose/registry/handle_map.h"
 
 #include <stdlib.h>

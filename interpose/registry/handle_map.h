@@ -7,6 +7,7 @@
  * new table and keeps the old one until ktrace_handle_map_destroy(), so a
  * reader that still walks an old table stays safe.  Key 0 is never stored.
  * Removal stores NULL under the key (the slot stays; a later put reuses it).
+ * Declarations only (handle_map.c).
  */
 #ifndef KTRACE_HANDLE_MAP_H
 #define KTRACE_HANDLE_MAP_H

@@ -1,5 +1,9 @@
-/* interpose/registry/kernel_cache.c: per-thread handle -> launch fields cache (see
- * kernel_cache.h). */
+/* interpose/registry/kernel_cache.c: per-thread handle -> launch fields cache.
+ *
+ * Owns each launching thread's cache (see kernel_cache.h) and its
+ * generation in the tracer's hot line.  May call: libc (thread-specific
+ * data, allocation) only; it reads kernel entries the registry made ready.
+ */
 #include "interpose/registry/kernel_cache.h"
 
 #include <pthread.h>

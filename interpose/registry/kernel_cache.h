@@ -15,7 +15,8 @@
  * and the driver hands the same handle to a new kernel, and the ready state,
  * which a fork child resets.  Each of those bumps a generation in the
  * tracer's hot line (ktrace_kernel_cache_invalidate), and a thread whose
- * cache has another generation empties it before use.
+ * cache has another generation empties it before use.  Declarations only
+ * (kernel_cache.c).
  */
 #ifndef KTRACE_KERNEL_CACHE_H
 #define KTRACE_KERNEL_CACHE_H

@@ -1,7 +1,11 @@
-/* interpose/registry/kernel_record.c: a kernel's layout and its KERNEL record (see
- * kernel_record.h): parameter layouts from the driver or the parsed cubin,
- * names from the driver, and the record's parameter descriptors (cubin
- * metadata, else generic names with types from the mangled name). */
+/* interpose/registry/kernel_record.c: a kernel's layout and its KERNEL record.
+ *
+ * Owns (see kernel_record.h) parameter layouts from the driver or the parsed
+ * cubin, names from the driver, and the KERNEL record's parameter
+ * descriptors (cubin metadata, else generic names with types from the
+ * mangled name).  May call: the real driver through ktrace_real, meta/
+ * (demangled parameter types), the trace writer, logging.
+ */
 #include "interpose/registry/kernel_record.h"
 
 #include <stdio.h>
@@ -149,6 +153,77 @@ static void classify_type(const char *t, uint8_t *kind, uint32_t *flags)
 	*kind = 0;
 }
 
+/* Descriptor of parameter i from the cubin's metadata (its layout agrees). */
+static void param_from_meta(struct ktrace_param_desc *d, const struct ktrace_meta_param *p)
+{
+	d->kind = p->kind;
+	d->name_source = p->name_source;
+	d->flags = p->flags;
+	d->name = kstr(p->name);
+	d->type = kstr(p->type);
+}
+
+/* Descriptor of a parameter without metadata: named "argN", its kind from
+ * its size, refined by its type from the mangled name when there is one
+ * (type may be NULL). */
+static void param_generic(struct ktrace_param_desc *d, const char *argname, const char *type)
+{
+	uint8_t kind;
+	uint32_t flags;
+
+	d->name = kstr(argname);
+	d->kind = d->size < 8 ? KTRACE_PARAM_SCALAR : d->size > 8 ? KTRACE_PARAM_STRUCT : KTRACE_PARAM_UNKNOWN;
+	if (!type) {
+		d->type = kstr("");
+		return;
+	}
+	classify_type(type, &kind, &flags);
+	d->type = kstr(type);
+	d->name_source = KTRACE_NAME_DEMANGLED;
+	d->flags = flags;
+	if (kind)
+		d->kind = kind;
+	else if (d->size <= 8)
+		d->kind = KTRACE_PARAM_SCALAR;
+}
+
+/* The n descriptors of k's layout l: from mk when given, else generic with
+ * the types of k's mangled name.  argnames holds n names of 16 bytes; the
+ * descriptors point into it and into *types (n strings or NULL, freed by
+ * the caller; *ntypes is their count, -1 when none). */
+static void fill_params(struct ktrace_param_desc *d, const struct ktrace_kernel_entry *k,
+			const struct ktrace_param_layout *l, const struct ktrace_meta_kernel *mk, char *argnames,
+			char ***types, int *ntypes)
+{
+	uint32_t n = l->nparams;
+
+	if (!mk && k->name) {
+		*types = calloc(n, sizeof(char *));
+		if (*types)
+			*ntypes = ktrace_demangle_param_types(k->name, *types, (int)n);
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		snprintf(argnames + 16 * i, 16, "arg%u", i);
+		d[i].ordinal = (uint16_t)i;
+		d[i].offset = l->offset[i];
+		d[i].size = l->size[i];
+		if (mk)
+			param_from_meta(&d[i], &mk->params[i]);
+		else
+			param_generic(&d[i], argnames + 16 * i, *ntypes == (int)n ? (*types)[i] : NULL);
+	}
+}
+
+static void append_kernel_record(const struct ktrace_rec_kernel *r, const struct ktrace_param_desc *d)
+{
+	size_t need = ktrace_encode_kernel(NULL, 0, r, d);
+	void *buf = malloc(need);
+
+	if (buf && ktrace_encode_kernel(buf, need, r, d) == need && ktrace_tracer.writer)
+		ktrace_writer_append(ktrace_tracer.writer, buf, need);
+	free(buf);
+}
+
 void ktrace_kernel_record_write(const struct ktrace_kernel_entry *k, const struct ktrace_meta_kernel *mk,
 				uint64_t module_id)
 {
@@ -158,12 +233,12 @@ void ktrace_kernel_record_write(const struct ktrace_kernel_entry *k, const struc
 	char *argnames = NULL;
 	char **types = NULL;
 	int ntypes = -1;
-	uint32_t n = l ? l->nparams : 0, i;
+	uint32_t n = l ? l->nparams : 0;
 
 	if (mk && (!l || !ktrace_kernel_meta_matches(mk, l))) {
 		if (l)
-			KT_DEBUG("kernel %s: cubin layout (%u parameters) differs from the driver's (%u); using the driver's",
-				 k->name, mk->nparams, l->nparams);
+			KT_DEBUG("kernel %s: cubin layout (%u parameters) differs from the driver's (%u); "
+				 "using the driver's", k->name, mk->nparams, l->nparams);
 		mk = NULL;
 	}
 	memset(&r, 0, sizeof(r));
@@ -175,67 +250,20 @@ void ktrace_kernel_record_write(const struct ktrace_kernel_entry *k, const struc
 	r.nparams = n;
 	r.name = kstr(k->name);
 	r.demangled = kstr(mk && mk->demangled && *mk->demangled ? mk->demangled : k->demangled);
-
 	if (n) {
 		d = calloc(n, sizeof(*d));
 		argnames = malloc((size_t)n * 16);
 		if (!d || !argnames)
 			goto out;
-		if (!mk && k->name) {
-			types = calloc(n, sizeof(char *));
-			if (types)
-				ntypes = ktrace_demangle_param_types(k->name, types, (int)n);
-		}
-		for (i = 0; i < n; i++) {
-			snprintf(argnames + 16 * i, 16, "arg%u", i);
-			d[i].ordinal = (uint16_t)i;
-			d[i].offset = l->offset[i];
-			d[i].size = l->size[i];
-			if (mk) {
-				const struct ktrace_meta_param *p = &mk->params[i];
-
-				d[i].kind = p->kind;
-				d[i].name_source = p->name_source;
-				d[i].flags = p->flags;
-				d[i].name = kstr(p->name);
-				d[i].type = kstr(p->type);
-				continue;
-			}
-			d[i].name = kstr(argnames + 16 * i);
-			d[i].kind = d[i].size < 8 ? KTRACE_PARAM_SCALAR
-				  : d[i].size > 8 ? KTRACE_PARAM_STRUCT : KTRACE_PARAM_UNKNOWN;
-			if (ntypes == (int)n && types[i]) {
-				uint8_t kind;
-				uint32_t fl;
-
-				classify_type(types[i], &kind, &fl);
-				d[i].type = kstr(types[i]);
-				d[i].name_source = KTRACE_NAME_DEMANGLED;
-				d[i].flags = fl;
-				if (kind)
-					d[i].kind = kind;
-				else if (d[i].size <= 8)
-					d[i].kind = KTRACE_PARAM_SCALAR;
-			} else {
-				d[i].type = kstr("");
-			}
-		}
+		fill_params(d, k, l, mk, argnames, &types, &ntypes);
 	}
-	{
-		size_t need = ktrace_encode_kernel(NULL, 0, &r, d);
-		void *buf = malloc(need);
-
-		if (buf && ktrace_encode_kernel(buf, need, &r, d) == need && ktrace_tracer.writer)
-			ktrace_writer_append(ktrace_tracer.writer, buf, need);
-		free(buf);
-	}
+	append_kernel_record(&r, d);
 out:
 	if (types) {
-		for (i = 0; ntypes > 0 && i < (uint32_t)ntypes && i < n; i++)
+		for (int i = 0; i < ntypes && (uint32_t)i < n; i++)
 			free(types[i]);
 		free(types);
 	}
 	free(argnames);
 	free(d);
 }
-

@@ -5,7 +5,8 @@
  * cubin's; names from the driver (cuFuncGetName, then cuKernelGetName).  The
  * KERNEL record describes the layout the launches used: the cubin's names,
  * kinds and types when its layout agrees, else "argN" with types and kinds
- * from the Itanium-mangled name when there is one.
+ * from the Itanium-mangled name when there is one.  Declarations only
+ * (kernel_record.c).
  */
 #ifndef KTRACE_KERNEL_RECORD_H
 #define KTRACE_KERNEL_RECORD_H

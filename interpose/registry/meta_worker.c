@@ -1,5 +1,9 @@
-/* interpose/registry/meta_worker.c: the metadata worker thread (see meta_worker.h).
- * Its queue and state are guarded by ktrace_registry_lock. */
+/* interpose/registry/meta_worker.c: the metadata worker thread.
+ *
+ * Owns the worker thread, its queue and its state, all guarded by
+ * ktrace_registry_lock (see meta_worker.h).  May call: the registry's
+ * module processing (registry.h), common/spawn.h, logging.
+ */
 #include "interpose/registry/meta_worker.h"
 
 #include <errno.h>
@@ -177,7 +181,7 @@ void ktrace_meta_worker_fork_parent_locked(void)
 	pthread_cond_broadcast(&work_cond);
 }
 
-void ktrace_meta_worker_after_fork_child(void)
+void ktrace_meta_worker_fork_child(void)
 {
 	/* The thread does not exist here; the registry re-queues what it needs. */
 	pthread_cond_init(&work_cond, NULL);

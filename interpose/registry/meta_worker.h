@@ -10,6 +10,7 @@
  * hash pipeline drain and the writer close, so every KERNEL record reaches the
  * trace.  The worker also registers an atexit handler doing the same when it
  * starts (it runs before init.c's, which was registered earlier).
+ * Declarations only (meta_worker.c).
  */
 #ifndef KTRACE_META_WORKER_H
 #define KTRACE_META_WORKER_H
@@ -37,7 +38,7 @@ void ktrace_meta_worker_stop(void) __attribute__((visibility("hidden")));
  * either). */
 void ktrace_meta_worker_fork_prepare_locked(void) __attribute__((visibility("hidden")));
 void ktrace_meta_worker_fork_parent_locked(void) __attribute__((visibility("hidden")));
-void ktrace_meta_worker_after_fork_child(void) __attribute__((visibility("hidden")));
+void ktrace_meta_worker_fork_child(void) __attribute__((visibility("hidden")));
 
 /* Jobs processed so far (tests). */
 unsigned long ktrace_meta_worker_jobs_done(void) __attribute__((visibility("hidden")));

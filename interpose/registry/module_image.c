@@ -1,6 +1,11 @@
-/* interpose/registry/module_image.c: the bytes of module images (see module_image.h):
- * kept in place, copied or read from their file when a module is loaded, and
- * written to the trace as MODULE_IMAGE chunks once per digest. */
+/* interpose/registry/module_image.c: the bytes of module images.
+ *
+ * Owns (see module_image.h) each module's image bytes, kept in place, copied
+ * or read from their file when the module is loaded, and the MODULE_IMAGE
+ * records, written once per digest.  May call: meta/ (image kind and
+ * unwrapping), the handle map, the trace writer, the dynamic linker's list
+ * of loaded objects.
+ */
 #include "interpose/registry/module_image.h"
 
 #include <elf.h>
@@ -211,7 +216,7 @@ void ktrace_module_image_store(struct ktrace_module_entry *m)
 	free(buf);
 }
 
-void ktrace_module_image_after_fork_child(void)
+void ktrace_module_image_fork_child(void)
 {
 	/* The set belongs to the parent's trace; its lock may have been held by
 	 * the parent's worker.  Old tables are left behind (a small leak). */

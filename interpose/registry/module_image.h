@@ -9,6 +9,7 @@
  * the container it points to.  Copied and file images of modules with a
  * launched kernel are written as MODULE_IMAGE records, once per digest, in
  * KTRACE_IMAGE_CHUNK pieces paced to the writer (KTRACE_STORE_MODULES=0: never).
+ * Declarations only (module_image.c).
  */
 #ifndef KTRACE_MODULE_IMAGE_H
 #define KTRACE_MODULE_IMAGE_H
@@ -26,7 +27,7 @@ void ktrace_module_image_keep(struct ktrace_module_entry *m, const void *image, 
 void ktrace_module_image_store(struct ktrace_module_entry *m) __attribute__((visibility("hidden")));
 
 /* Forget the digests written (fork child: a new trace; tests). */
-void ktrace_module_image_after_fork_child(void) __attribute__((visibility("hidden")));
+void ktrace_module_image_fork_child(void) __attribute__((visibility("hidden")));
 void ktrace_module_image_reset(void) __attribute__((visibility("hidden")));
 
 #endif

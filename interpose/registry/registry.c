@@ -68,7 +68,7 @@ void ktrace_registry_fork_child(void)
 	struct ktrace_module_entry *m;
 	struct ktrace_kernel_entry *k;
 
-	ktrace_meta_worker_after_fork_child();
+	ktrace_meta_worker_fork_child();
 	pthread_cond_init(&parse_done, NULL);
 	for (m = all_modules; m; m = m->next_all) {
 		if (m->state == KTRACE_MOD_PARSING)
@@ -83,7 +83,7 @@ void ktrace_registry_fork_child(void)
 		k->emitted = 0;
 		atomic_store_explicit(&k->ready, 0, memory_order_relaxed);
 	}
-	ktrace_module_image_after_fork_child();
+	ktrace_module_image_fork_child();
 	ktrace_kernel_cache_invalidate();
 	pthread_mutex_unlock(&ktrace_registry_lock);
 }
@@ -118,7 +118,7 @@ static struct ktrace_str kstr(const char *s)
 }
 
 /* Encode with `enc` into a stack buffer, or a heap one when larger. */
-#define EMIT(enc, ...)                                                   \
+#define EMIT_RECORD(enc, ...)                                            \
 	do {                                                             \
 		uint64_t stackbuf_[64];                                  \
 		size_t need_ = enc(stackbuf_, sizeof(stackbuf_), __VA_ARGS__); \
@@ -147,7 +147,7 @@ static void emit_module_locked(struct ktrace_module_entry *m)
 	r.kind = m->kind;
 	r.source = m->source;
 	r.path = kstr(m->path);
-	EMIT(ktrace_encode_module, &r);
+	EMIT_RECORD(ktrace_encode_module, &r);
 }
 
 /* ---- kernel records ------------------------------------------------------------ */
@@ -308,7 +308,7 @@ static void detach_module_locked(struct ktrace_module_entry *m)
 	if (m->emitted) {
 		struct ktrace_rec_module_unload r = { m->id };
 
-		EMIT(ktrace_encode_module_unload, &r);
+		EMIT_RECORD(ktrace_encode_module_unload, &r);
 	}
 	free_image(m);
 }
@@ -521,15 +521,9 @@ static int filter_decision(const struct ktrace_kernel_entry *k)
 	return KTRACE_FILTER_SKIP;
 }
 
-void ktrace_registry_first_launch(struct ktrace_kernel_entry *k)
+/* k's mangled name from the driver if unknown, and its demangled form. */
+static void settle_names_locked(struct ktrace_kernel_entry *k)
 {
-	struct ktrace_module_entry *m = k->mod;
-	struct ktrace_param_layout *drv = NULL, *ml = NULL;
-	const struct ktrace_meta_kernel *mk = NULL;
-
-	registry_lock();
-	if (atomic_load_explicit(&k->ready, memory_order_relaxed))
-		goto out;
 	if (!k->name)
 		ktrace_kernel_resolve_name(k);
 	if (!k->demangled && k->name) {
@@ -539,53 +533,75 @@ void ktrace_registry_first_launch(struct ktrace_kernel_entry *k)
 			k->demangled = NULL;
 		}
 	}
-	if (!k->layout) {
-		/* The driver's layout is exact and cheap; the cubin's adds names.
-		 * A small module (not library) not parsed yet (Triton, Inductor,
-		 * JIT output: tens of microseconds) is parsed here, or its parse
-		 * on the worker waited for, so the KERNEL record precedes the
-		 * first LAUNCH; libraries (cudart's fatbins) and large modules
-		 * stay on the worker unless the driver cannot tell the layout
-		 * (drivers < 12.4). */
-		drv = ktrace_kernel_driver_layout(k);
-		if (m && !m->unloaded && m->state != KTRACE_MOD_PARSED &&
-		    (!drv || (!m->is_library && m->image_size <= KTRACE_SYNC_PARSE_MAX)))
-			parse_module_locked(m);
-		if (m && m->state == KTRACE_MOD_PARSED && m->meta && k->name)
-			mk = ktrace_meta_find(m->meta, k->name);
-		if (mk)
-			ml = ktrace_kernel_meta_layout(mk);
-		if (ml && drv && !ktrace_param_layout_same(ml, drv)) {
-			KT_DEBUG("kernel %s: cubin layout differs from the driver's; using the driver's", k->name);
-			free(ml);
-			ml = NULL;
-		}
-		if (ml) {
-			free(drv);
-			k->layout = ml;
-		} else {
-			k->layout = drv;
-		}
+}
+
+/* k's launch layout.  The driver's is exact and cheap; the cubin's adds
+ * names.  A small module (not library) not parsed yet (Triton, Inductor, JIT
+ * output: tens of microseconds) is parsed here, or its parse on the worker
+ * waited for, so the KERNEL record precedes the first LAUNCH; libraries
+ * (cudart's fatbins) and large modules stay on the worker unless the driver
+ * cannot tell the layout (drivers < 12.4). */
+static void settle_layout_locked(struct ktrace_kernel_entry *k)
+{
+	struct ktrace_module_entry *m = k->mod;
+	struct ktrace_param_layout *drv, *ml = NULL;
+	const struct ktrace_meta_kernel *mk = NULL;
+
+	drv = ktrace_kernel_driver_layout(k);
+	if (m && !m->unloaded && m->state != KTRACE_MOD_PARSED &&
+	    (!drv || (!m->is_library && m->image_size <= KTRACE_SYNC_PARSE_MAX)))
+		parse_module_locked(m);
+	if (m && m->state == KTRACE_MOD_PARSED && m->meta && k->name)
+		mk = ktrace_meta_find(m->meta, k->name);
+	if (mk)
+		ml = ktrace_kernel_meta_layout(mk);
+	if (ml && drv && !ktrace_param_layout_same(ml, drv)) {
+		KT_DEBUG("kernel %s: cubin layout differs from the driver's; using the driver's", k->name);
+		free(ml);
+		ml = NULL;
 	}
-	ktrace_small_layout_set(&k->small, k->layout);
-	k->filter = filter_decision(k);
-	if (k->filter == KTRACE_FILTER_TRACE) {
-		k->wanted = 1;
-		if (m && !m->unloaded) {
-			m->store_wanted = 1;
-			if (m->state == KTRACE_MOD_PARSED) {
-				emit_kernel_locked(k);
-				if (!m->image_done)
-					ktrace_meta_worker_enqueue_locked(m);
-			} else {
-				ktrace_meta_worker_enqueue_locked(m);
-			}
-		} else {
-			emit_kernel_locked(k);
-		}
+	if (ml) {
+		free(drv);
+		k->layout = ml;
+	} else {
+		k->layout = drv;
 	}
-	atomic_store_explicit(&k->ready, 1, memory_order_release);
-out:
+}
+
+/* A traced kernel's KERNEL record: now when its module is parsed (and its
+ * image stored by the worker), else by the worker once it parsed it. */
+static void want_record_locked(struct ktrace_kernel_entry *k)
+{
+	struct ktrace_module_entry *m = k->mod;
+
+	k->wanted = 1;
+	if (!m || m->unloaded) {
+		emit_kernel_locked(k);
+		return;
+	}
+	m->store_wanted = 1;
+	if (m->state == KTRACE_MOD_PARSED) {
+		emit_kernel_locked(k);
+		if (!m->image_done)
+			ktrace_meta_worker_enqueue_locked(m);
+	} else {
+		ktrace_meta_worker_enqueue_locked(m);
+	}
+}
+
+void ktrace_registry_first_launch(struct ktrace_kernel_entry *k)
+{
+	registry_lock();
+	if (!atomic_load_explicit(&k->ready, memory_order_relaxed)) {
+		settle_names_locked(k);
+		if (!k->layout)
+			settle_layout_locked(k);
+		ktrace_small_layout_set(&k->small, k->layout);
+		k->filter = filter_decision(k);
+		if (k->filter == KTRACE_FILTER_TRACE)
+			want_record_locked(k);
+		atomic_store_explicit(&k->ready, 1, memory_order_release);
+	}
 	registry_unlock();
 }
 

@@ -20,6 +20,7 @@
  * KTRACE_SYNC_PARSE_MAX), else the driver's cuFuncGetParamInfo /
  * cuKernelGetParamInfo layout (cached per kernel), else the module is parsed
  * synchronously.  The KERNEL record always describes the layout launches use.
+ * Declarations of the registry's entries and functions (registry.c) only.
  */
 #ifndef KTRACE_REGISTRY_H
 #define KTRACE_REGISTRY_H
