@@ -2,7 +2,7 @@
  *
  * Shared by the CPU reference (ktrace_digest.c) and the CUDA kernel
  * (hashkern.cu) so that both compute the same function from one definition.
- * The specification, with test vectors, is docs/hashing.md ("Digest (KT64V1)").
+ * The specification, with test vectors, is docs/format.md ("Digest (KT64V1)").
  *
  *   w_i   = the i-th 8-byte little-endian word of the range (last one zero-padded)
  *   mix   = m(m(w_i ^ (i*KT64_POS_MUL + KT64_POS_ADD)))   with m(x) = xs32(x) * KT64_MIX, final xs32

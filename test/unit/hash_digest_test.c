@@ -1,6 +1,6 @@
 /* test/unit/hash_digest_test.c: the KT64V1 CPU reference (hashkern/ktrace_digest.c).
  *
- * Test vectors (the same as docs/hashing.md, computed by an independent
+ * Test vectors (the same as docs/format.md, computed by an independent
  * implementation of the spec), streaming == one-shot for every split,
  * position sensitivity, alignment independence, bit sensitivity.
  */

@@ -1,0 +1,20 @@
+#!/bin/sh
+# test/gpu/bundle.sh: copy what the GPU suite needs from a build folder into a
+# small folder to carry to the GPU machine (the whole build/ holds the CPU
+# tests too and is larger than what travels).
+#
+#   sh test/gpu/bundle.sh BUILD DEST      e.g. sh test/gpu/bundle.sh build .gpu/build
+# then on the GPU machine: KT_BUILD=$PWD/.gpu/build bash test/gpu/run.sh
+set -eu
+src=$1
+dst=$2
+[ -f "$src/libktrace.so" ] || { echo "bundle: $src/libktrace.so missing (make gpu BUILD=$src)" >&2; exit 1; }
+rm -rf "$dst"
+mkdir -p "$dst"
+for f in libktrace.so ktrace ktrace-dump ktrace-diff ktrace-inspect ktrace-hash launch_overhead hash_bandwidth; do
+	[ -e "$src/$f" ] && cp -p "$src/$f" "$dst/"
+done
+for d in gpu examples cubins hashkern ablate; do
+	[ -d "$src/$d" ] && cp -rp "$src/$d" "$dst/"
+done
+du -sh "$dst"
