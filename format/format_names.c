@@ -1,5 +1,6 @@
 /* format/format_names.c: printable names of the trace format's enumerations
- * (record types, parameter kinds, name sources, counters).  Calls nothing. */
+ * (record types, parameter kinds, name sources, counters, order operations).
+ * Calls nothing. */
 #include "format/ktrace_format.h"
 
 #include <stddef.h>
@@ -25,6 +26,7 @@ const char *ktrace_record_type_name(uint16_t type)
 		[KTRACE_REC_COUNTERS] = "counters",
 		[KTRACE_REC_END] = "end",
 		[KTRACE_REC_MODULE_UNLOAD] = "module_unload",
+		[KTRACE_REC_ORDER] = "order",
 	};
 	return pick(names, sizeof names / sizeof names[0], type);
 }
@@ -77,4 +79,21 @@ const char *ktrace_counter_name(uint32_t id)
 		[KTRACE_CTR_HASH_SKIPPED_ERROR] = "hash_skipped_error",
 	};
 	return pick(names, sizeof names / sizeof names[0], id);
+}
+
+const char *ktrace_order_op_name(uint32_t op)
+{
+	static const char *const names[] = {
+		[KTRACE_ORDER_STREAM_CREATE] = "stream_create",
+		[KTRACE_ORDER_STREAM_DESTROY] = "stream_destroy",
+		[KTRACE_ORDER_EVENT_RECORD] = "event_record",
+		[KTRACE_ORDER_STREAM_WAIT_EVENT] = "stream_wait_event",
+		[KTRACE_ORDER_STREAM_SYNC] = "stream_sync",
+		[KTRACE_ORDER_EVENT_SYNC] = "event_sync",
+		[KTRACE_ORDER_CTX_SYNC] = "ctx_sync",
+		[KTRACE_ORDER_EVENT_QUERY_DONE] = "event_query_done",
+		[KTRACE_ORDER_STREAM_QUERY_DONE] = "stream_query_done",
+		[KTRACE_ORDER_UNKNOWN] = "unknown_order",
+	};
+	return pick(names, sizeof names / sizeof names[0], op);
 }

@@ -720,3 +720,42 @@ int ktrace_decode_module_unload(const void *rec, size_t len, struct ktrace_rec_m
 	r->module_id = rd64(b + 24);
 	return 0;
 }
+
+/* ---- ORDER ------------------------------------------------------------- */
+
+#define ORDER_SIZE 80
+
+size_t ktrace_encode_order(void *buf, size_t cap, const struct ktrace_rec_order *r)
+{
+	if (ORDER_SIZE > cap)
+		return ORDER_SIZE;
+	uint8_t *b = buf;
+	put_prefix(b, KTRACE_REC_ORDER, ORDER_SIZE);
+	le32(b + 24, r->op);
+	le32(b + 28, r->tid);
+	le64(b + 32, r->stream);
+	le64(b + 40, r->event);
+	le64(b + 48, r->context);
+	le64(b + 56, r->launch_seq_before);
+	le32(b + 64, (uint32_t)r->device);
+	le32(b + 68, r->stream_flags);
+	le32(b + 72, (uint32_t)r->priority);
+	return ORDER_SIZE;
+}
+
+int ktrace_decode_order(const void *rec, size_t len, struct ktrace_rec_order *r)
+{
+	const uint8_t *b = check(rec, len, KTRACE_REC_ORDER, ORDER_SIZE);
+	if (!b)
+		return -1;
+	r->op = rd32(b + 24);
+	r->tid = rd32(b + 28);
+	r->stream = rd64(b + 32);
+	r->event = rd64(b + 40);
+	r->context = rd64(b + 48);
+	r->launch_seq_before = rd64(b + 56);
+	r->device = (int32_t)rd32(b + 64);
+	r->stream_flags = rd32(b + 68);
+	r->priority = (int32_t)rd32(b + 72);
+	return 0;
+}

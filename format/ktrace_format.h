@@ -29,7 +29,7 @@
 #define KTRACE_MAGIC_LEN 8
 #define KTRACE_PREAMBLE_SIZE 16
 #define KTRACE_FORMAT_MAJOR 1 /* readers refuse a larger major */
-#define KTRACE_FORMAT_MINOR 1 /* additions that old readers can skip */
+#define KTRACE_FORMAT_MINOR 2 /* additions that old readers can skip */
 
 /* Preamble: magic[8], u16 major, u16 minor, u32 flags (0). */
 
@@ -53,6 +53,7 @@ enum ktrace_record_type {
 	KTRACE_REC_COUNTERS = 11,    /* drop and skip counters (cumulative) */
 	KTRACE_REC_END = 12,         /* how the process ended; last record */
 	KTRACE_REC_MODULE_UNLOAD = 13,
+	KTRACE_REC_ORDER = 14,       /* since 1.2: a call that orders GPU work across streams */
 };
 /* Types from here up exist only inside a tracing process (the writer's
  * rings), never in a file: the writer's expander turns each into a record of
@@ -334,6 +335,35 @@ struct ktrace_rec_end {
 };
 struct ktrace_rec_module_unload { uint64_t module_id; };
 
+/* ---- ORDER (since 1.2) ---------------------------------------------------- */
+/* One successful stream, event or synchronisation call: what orders work on
+ * different streams (docs/format.md "ORDER").  Fixed size. */
+enum ktrace_order_op {
+	KTRACE_ORDER_STREAM_CREATE = 1,     /* cuStreamCreate(WithPriority): stream, stream_flags, priority */
+	KTRACE_ORDER_STREAM_DESTROY = 2,    /* cuStreamDestroy: the handle may be reused */
+	KTRACE_ORDER_EVENT_RECORD = 3,      /* the event captures the stream's work issued so far */
+	KTRACE_ORDER_STREAM_WAIT_EVENT = 4, /* the stream's later work waits for the event */
+	KTRACE_ORDER_STREAM_SYNC = 5,       /* the host waited for the stream */
+	KTRACE_ORDER_EVENT_SYNC = 6,        /* the host waited for the event */
+	KTRACE_ORDER_CTX_SYNC = 7,          /* the host waited for every stream of the context */
+	KTRACE_ORDER_EVENT_QUERY_DONE = 8,  /* cuEventQuery answered complete (first time per record) */
+	KTRACE_ORDER_STREAM_QUERY_DONE = 9, /* cuStreamQuery answered complete */
+	KTRACE_ORDER_UNKNOWN = 10,          /* cuStreamWaitValue / BatchMemOp: an order not modelled */
+};
+#define KTRACE_STREAM_NON_BLOCKING 0x1u /* stream_flags: CU_STREAM_NON_BLOCKING (no legacy-stream sync) */
+struct ktrace_rec_order {
+	uint32_t op;         /* enum ktrace_order_op */
+	uint32_t tid;        /* the calling thread */
+	uint64_t stream;     /* CUstream as given (0 legacy, 2 per-thread, as launches); 0 if none */
+	uint64_t event;      /* CUevent; 0 if none */
+	uint64_t context;    /* current context of the calling thread (cuCtxSynchronize_v2: the one given) */
+	uint64_t launch_seq_before; /* the launch_seq counter at the call: launches and copies numbered
+	                             * below it were issued before; it takes no number itself */
+	int32_t device;      /* ordinal of the context's device, -1 unknown */
+	uint32_t stream_flags; /* stream_create: the flags given (KTRACE_STREAM_NON_BLOCKING ...), else 0 */
+	int32_t priority;    /* stream_create: the priority given (0 for cuStreamCreate), else 0 */
+};
+
 /* ---- encoding and decoding --------------------------------------------- */
 
 /* Encoding: `ktrace_encode_*` write one whole record (prefix included, seq and
@@ -358,6 +388,7 @@ size_t ktrace_encode_note(void *buf, size_t cap, const struct ktrace_rec_note *r
 size_t ktrace_encode_counters(void *buf, size_t cap, const struct ktrace_counter *c, uint32_t n);
 size_t ktrace_encode_end(void *buf, size_t cap, const struct ktrace_rec_end *r);
 size_t ktrace_encode_module_unload(void *buf, size_t cap, const struct ktrace_rec_module_unload *r);
+size_t ktrace_encode_order(void *buf, size_t cap, const struct ktrace_rec_order *r);
 
 /* The size of a LAUNCH record with nregions regions and param_bytes_len
  * parameter bytes (what ktrace_encode_launch returns for them). */
@@ -397,11 +428,13 @@ int ktrace_decode_counters(const void *rec, size_t len, struct ktrace_rec_counte
 void ktrace_counters_get(const struct ktrace_rec_counters *r, uint32_t i, struct ktrace_counter *out);
 int ktrace_decode_end(const void *rec, size_t len, struct ktrace_rec_end *r);
 int ktrace_decode_module_unload(const void *rec, size_t len, struct ktrace_rec_module_unload *r);
+int ktrace_decode_order(const void *rec, size_t len, struct ktrace_rec_order *r);
 
 /* Names for printing ("launch", "kernel", ...); "unknown" for others. */
 const char *ktrace_record_type_name(uint16_t type);
 const char *ktrace_param_kind_name(uint8_t kind);
 const char *ktrace_name_source_name(uint8_t src);
 const char *ktrace_counter_name(uint32_t id);
+const char *ktrace_order_op_name(uint32_t op); /* "event_record", ... */
 
 #endif

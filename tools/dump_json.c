@@ -337,6 +337,24 @@ static int json_module_unload(FILE *f, const void *rec, size_t len)
 	return 0;
 }
 
+static int json_order(FILE *f, const void *rec, size_t len)
+{
+	struct ktrace_rec_order o;
+	if (ktrace_decode_order(rec, len, &o))
+		return -1;
+	json_put_cstr(f, "op", ktrace_order_op_name(o.op));
+	json_put_u64(f, "op_id", o.op);
+	json_put_u64(f, "launch_seq_before", o.launch_seq_before);
+	json_put_hex(f, "stream", o.stream);
+	json_put_hex(f, "event", o.event);
+	json_put_hex(f, "context", o.context);
+	json_put_i64(f, "device", o.device);
+	json_put_u64(f, "tid", o.tid);
+	json_put_u64(f, "stream_flags", o.stream_flags);
+	json_put_i64(f, "priority", o.priority);
+	return 0;
+}
+
 /* The record's own fields; -1 when it does not decode. */
 static int json_fields(FILE *f, const struct ktrace_record_prefix *p, const void *rec, size_t len,
 		       const struct dump_kernel *k)
@@ -355,6 +373,7 @@ static int json_fields(FILE *f, const struct ktrace_record_prefix *p, const void
 	case KTRACE_REC_COUNTERS: return json_counters(f, rec, len);
 	case KTRACE_REC_END: return json_end(f, rec, len);
 	case KTRACE_REC_MODULE_UNLOAD: return json_module_unload(f, rec, len);
+	case KTRACE_REC_ORDER: return json_order(f, rec, len);
 	default:
 		json_put_u64(f, "type_id", p->type);
 		return 0;

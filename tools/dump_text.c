@@ -326,6 +326,30 @@ static int text_module_unload(FILE *f, unsigned long long seq, const void *rec, 
 	return 0;
 }
 
+/* Which ORDER operations name a stream (the others record 0 there). */
+static int order_names_stream(uint32_t op)
+{
+	return op != KTRACE_ORDER_EVENT_SYNC && op != KTRACE_ORDER_EVENT_QUERY_DONE && op != KTRACE_ORDER_CTX_SYNC;
+}
+
+static int text_order(FILE *f, unsigned long long seq, const void *rec, size_t len)
+{
+	struct ktrace_rec_order o;
+	if (ktrace_decode_order(rec, len, &o))
+		return -1;
+	fprintf(f, "order seq %llu: %s before op %llu", seq, ktrace_order_op_name(o.op), as_ull(o.launch_seq_before));
+	if (order_names_stream(o.op))
+		fprintf(f, " stream 0x%llx", as_ull(o.stream));
+	if (o.event)
+		fprintf(f, " event 0x%llx", as_ull(o.event));
+	fprintf(f, " ctx 0x%llx dev %d tid %u", as_ull(o.context), o.device, o.tid);
+	if (o.op == KTRACE_ORDER_STREAM_CREATE)
+		fprintf(f, " flags 0x%x%s priority %d", o.stream_flags,
+			(o.stream_flags & KTRACE_STREAM_NON_BLOCKING) ? " (non-blocking)" : "", o.priority);
+	fputc('\n', f);
+	return 0;
+}
+
 /* Any record but a header or a launch; -1 when it does not decode. */
 static int text_other(struct dump_ctx *c, const struct ktrace_record_prefix *p, const void *rec, size_t len)
 {
@@ -343,6 +367,7 @@ static int text_other(struct dump_ctx *c, const struct ktrace_record_prefix *p, 
 	case KTRACE_REC_COUNTERS: return text_counters(f, seq, rec, len);
 	case KTRACE_REC_END: return text_end(f, seq, rec, len);
 	case KTRACE_REC_MODULE_UNLOAD: return text_module_unload(f, seq, rec, len);
+	case KTRACE_REC_ORDER: return text_order(f, seq, rec, len);
 	default:
 		fprintf(f, "record seq %llu: unknown type %u, %zu bytes (skipped)\n", seq, p->type, len);
 		return 0;

@@ -4,4 +4,4 @@
 # record layouts are format/'s (no record offsets here).
 LIB_SRCS += interpose/capture/launch_capture.c interpose/capture/param_scan.c \
 	interpose/capture/capture_thread.c interpose/capture/launch_expand.c \
-	interpose/capture/launch_clock.c interpose/capture/launch_profile.c
+	interpose/capture/launch_clock.c interpose/capture/launch_profile.c interpose/capture/order_events.c

@@ -14,8 +14,8 @@
  *                          (same name, same ABI: wrap_*.c, procaddr.c),
  * where params is the parenthesised parameter list; every function returns
  * CUresult.  The name is the exact exported symbol (cuMemAlloc_v2,
- * cuMemcpyHtoD_v2_ptds): cuda.h's version macros for the four legacy names
- * ktrace wraps are undone below, so each name means itself.
+ * cuMemcpyHtoD_v2_ptds): cuda.h's version macros for the legacy names ktrace
+ * wraps are undone below, so each name means itself.
  *
  * The launch path reads the first group, which fills the table's first
  * cache line (the table is line-aligned, see driver_real.c).
@@ -30,6 +30,10 @@
 #undef cuDevicePrimaryCtxRelease
 #undef cuDevicePrimaryCtxReset
 #undef cuGetProcAddress
+#undef cuStreamDestroy
+#undef cuStreamWaitValue32
+#undef cuStreamWaitValue64
+#undef cuStreamBatchMemOp
 
 /* Every launch: the current context, the launch itself, stream capture. */
 #define KTRACE_REAL_LAUNCH_PATH_FUNCS(CALLED, WRAPPED) \
@@ -50,6 +54,7 @@
 #define KTRACE_REAL_CONTEXT_FUNCS(CALLED, WRAPPED) \
 	CALLED(cuInit, (unsigned int)) \
 	CALLED(cuGetErrorString, (CUresult, const char **)) \
+	WRAPPED(cuCtxSynchronize, (void)) \
 	CALLED(cuCtxGetDevice, (CUdevice *)) \
 	CALLED(cuCtxPushCurrent_v2, (CUcontext)) \
 	CALLED(cuCtxPopCurrent_v2, (CUcontext *)) \
@@ -57,9 +62,9 @@
 	CALLED(cuDevicePrimaryCtxGetState, (CUdevice, unsigned int *, int *)) \
 	CALLED(cuPointerGetAttribute, (void *, CUpointer_attribute, CUdeviceptr)) \
 	CALLED(cuStreamGetCtx, (CUstream, CUcontext *)) \
-	CALLED(cuStreamCreate, (CUstream *, unsigned int)) \
-	CALLED(cuStreamDestroy_v2, (CUstream)) \
-	CALLED(cuStreamSynchronize, (CUstream)) \
+	WRAPPED(cuStreamCreate, (CUstream *, unsigned int)) \
+	WRAPPED(cuStreamDestroy_v2, (CUstream)) \
+	WRAPPED(cuStreamSynchronize, (CUstream)) \
 	CALLED(cuThreadExchangeStreamCaptureMode, (CUstreamCaptureMode *)) \
 	CALLED(cuOccupancyMaxActiveBlocksPerMultiprocessor, (int *, CUfunction, int, size_t)) \
 	WRAPPED(cuCtxDestroy_v2, (CUcontext)) \
@@ -176,6 +181,38 @@
 	WRAPPED(cuMemsetD2D32Async, (CUdeviceptr, size_t, unsigned int, size_t, size_t, CUstream)) \
 	WRAPPED(cuMemsetD2D32Async_ptsz, (CUdeviceptr, size_t, unsigned int, size_t, size_t, CUstream))
 
+/* Stream order (wrap_stream.c): the rest of the stream, event and
+ * synchronisation calls whose successes become ORDER records, each with its
+ * _ptsz twin where the driver has one (cuStreamCreate, cuStreamDestroy_v2,
+ * cuStreamSynchronize and cuCtxSynchronize are in the context group). */
+#define KTRACE_REAL_STREAM_ORDER_FUNCS(CALLED, WRAPPED) \
+	WRAPPED(cuStreamCreateWithPriority, (CUstream *, unsigned int, int)) \
+	WRAPPED(cuStreamDestroy, (CUstream)) \
+	WRAPPED(cuEventRecord, (CUevent, CUstream)) \
+	WRAPPED(cuEventRecord_ptsz, (CUevent, CUstream)) \
+	WRAPPED(cuEventRecordWithFlags, (CUevent, CUstream, unsigned int)) \
+	WRAPPED(cuEventRecordWithFlags_ptsz, (CUevent, CUstream, unsigned int)) \
+	WRAPPED(cuStreamWaitEvent, (CUstream, CUevent, unsigned int)) \
+	WRAPPED(cuStreamWaitEvent_ptsz, (CUstream, CUevent, unsigned int)) \
+	WRAPPED(cuStreamSynchronize_ptsz, (CUstream)) \
+	WRAPPED(cuEventSynchronize, (CUevent)) \
+	WRAPPED(cuCtxSynchronize_v2, (CUcontext)) \
+	WRAPPED(cuEventQuery, (CUevent)) \
+	WRAPPED(cuStreamQuery, (CUstream)) \
+	WRAPPED(cuStreamQuery_ptsz, (CUstream)) \
+	WRAPPED(cuStreamWaitValue32, (CUstream, CUdeviceptr, cuuint32_t, unsigned int)) \
+	WRAPPED(cuStreamWaitValue32_ptsz, (CUstream, CUdeviceptr, cuuint32_t, unsigned int)) \
+	WRAPPED(cuStreamWaitValue32_v2, (CUstream, CUdeviceptr, cuuint32_t, unsigned int)) \
+	WRAPPED(cuStreamWaitValue32_v2_ptsz, (CUstream, CUdeviceptr, cuuint32_t, unsigned int)) \
+	WRAPPED(cuStreamWaitValue64, (CUstream, CUdeviceptr, cuuint64_t, unsigned int)) \
+	WRAPPED(cuStreamWaitValue64_ptsz, (CUstream, CUdeviceptr, cuuint64_t, unsigned int)) \
+	WRAPPED(cuStreamWaitValue64_v2, (CUstream, CUdeviceptr, cuuint64_t, unsigned int)) \
+	WRAPPED(cuStreamWaitValue64_v2_ptsz, (CUstream, CUdeviceptr, cuuint64_t, unsigned int)) \
+	WRAPPED(cuStreamBatchMemOp, (CUstream, unsigned int, CUstreamBatchMemOpParams *, unsigned int)) \
+	WRAPPED(cuStreamBatchMemOp_ptsz, (CUstream, unsigned int, CUstreamBatchMemOpParams *, unsigned int)) \
+	WRAPPED(cuStreamBatchMemOp_v2, (CUstream, unsigned int, CUstreamBatchMemOpParams *, unsigned int)) \
+	WRAPPED(cuStreamBatchMemOp_v2_ptsz, (CUstream, unsigned int, CUstreamBatchMemOpParams *, unsigned int))
+
 /* The resolvers (their wrappers keep cudart's later look-ups behind ktrace). */
 #define KTRACE_REAL_PROCADDR_FUNCS(CALLED, WRAPPED) \
 	WRAPPED(cuGetProcAddress, (const char *, void **, int, cuuint64_t)) \
@@ -189,6 +226,7 @@
 	KTRACE_REAL_MEMORY_FUNCS(CALLED, WRAPPED) \
 	KTRACE_REAL_COPY_FUNCS(CALLED, WRAPPED) \
 	KTRACE_REAL_SET_FUNCS(CALLED, WRAPPED) \
+	KTRACE_REAL_STREAM_ORDER_FUNCS(CALLED, WRAPPED) \
 	KTRACE_REAL_PROCADDR_FUNCS(CALLED, WRAPPED)
 
 #define KTRACE_REAL_DRIVER_MEMBER(name, params) CUresult (*name) params;

@@ -2,11 +2,11 @@
  *
  * Owns the hooks' declarations.  The wrappers (wrap_*.c) call the real
  * driver and report what happened through these hooks; launch_capture.c,
- * registry.c and memory_events.c implement them.  Hooks never change a
- * return code, never synchronise, and return quickly.  They are only called
- * while tracing is active (ktrace_tracer_active()); ktrace's own driver calls
- * go straight to ktrace_real and never reach a hook.  May call: nothing
- * (declarations only).
+ * registry.c, memory_events.c and order_events.c implement them.  Hooks
+ * never change a return code, never synchronise, and return quickly.  They
+ * are only called while tracing is active (ktrace_tracer_active()); ktrace's
+ * own driver calls go straight to ktrace_real and never reach a hook.  May
+ * call: nothing (declarations only).
  */
 #ifndef KTRACE_EVENTS_H
 #define KTRACE_EVENTS_H
@@ -77,6 +77,25 @@ void ktrace_on_memcpy(uint64_t dst, uint64_t src, uint64_t bytes, uint32_t dir /
 	__attribute__((visibility("hidden")));
 void ktrace_on_memset(uint64_t dst, uint64_t value, uint32_t elem_size, uint64_t count, uint32_t flags,
 		      CUstream stream, CUresult res) __attribute__((visibility("hidden")));
+
+/* ---- stream order ------------------------------------------------------------ */
+
+/* A stream, event or synchronisation call (wrap_stream.c). */
+struct ktrace_order_call {
+	uint32_t op;              /* enum ktrace_order_op (format/ktrace_format.h) */
+	CUstream stream;          /* as recorded: a _ptsz call's stream 0 is CU_STREAM_PER_THREAD */
+	CUevent event;
+	CUcontext context;        /* cuCtxSynchronize_v2's context; NULL: the caller's current one */
+	const CUstream *created;  /* stream_create: where the driver wrote the new handle */
+	unsigned int stream_flags;/* stream_create */
+	int priority;             /* stream_create */
+	uint64_t issued;          /* the launch_seq counter read before the real call */
+};
+
+/* The call returned res: an ORDER record when it succeeded (nothing when it
+ * failed; a query answered complete is recorded once per event record).
+ * Off the launch path. */
+void ktrace_on_order(const struct ktrace_order_call *c, CUresult res) __attribute__((visibility("hidden")));
 
 /* ---- contexts -------------------------------------------------------------- */
 

@@ -31,9 +31,9 @@
  * Real memory, for tests that need data to move (test/unit/replay_confirm_test.c):
  * built with -DFAKECUDA_REAL_MEMORY (build/fakecuda-real/libcuda.so.1).  That
  * build also exports cuMemcpyDtoD_v2, cuMemcpy{HtoD,DtoH,DtoD}Async_v2,
- * cuMemAllocHost_v2, cuMemGetInfo_v2, cuCtxSynchronize, cuStreamSynchronize
- * and cuGetErrorName, which the default build lacks (the interception tests
- * rely on a function the driver lacks).  In it:
+ * cuMemAllocHost_v2, cuMemGetInfo_v2 and cuGetErrorName, which the default
+ * build lacks (the interception tests rely on a function the driver lacks).
+ * In it:
  *   - device memory is host memory (a device pointer is a host address),
  *     checked: a copy touching bytes outside a live allocation fails with
  *     INVALID_VALUE, a kernel with ILLEGAL_ADDRESS;
@@ -67,12 +67,17 @@
 #undef cuGetProcAddress
 #undef cuMemAlloc
 #undef cuDevicePrimaryCtxRelease
+#undef cuStreamDestroy
+#undef cuStreamWaitValue32
+#undef cuStreamWaitValue64
+#undef cuStreamBatchMemOp
 
 #define API __attribute__((visibility("default")))
 
 static char last_call[64];
 static unsigned long ncalls;
-static struct { const char *fn; unsigned long n; } counts[128];
+#define NCOUNTS 256
+static struct { const char *fn; unsigned long n; } counts[NCOUNTS];
 static pthread_mutex_t count_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
 
@@ -104,7 +109,7 @@ static void note(const char *fn)
 	pthread_mutex_lock(&count_lock);
 	snprintf(last_call, sizeof(last_call), "%s", fn);
 	ncalls++;
-	for (unsigned i = 0; i < 128; i++) {
+	for (unsigned i = 0; i < NCOUNTS; i++) {
 		if (!counts[i].fn)
 			counts[i].fn = fn;
 		if (counts[i].fn == fn || strcmp(counts[i].fn, fn) == 0) {
@@ -124,7 +129,7 @@ API unsigned long fake_count(const char *fn)
 	unsigned long n = 0;
 
 	pthread_mutex_lock(&count_lock);
-	for (unsigned i = 0; i < 128 && counts[i].fn; i++)
+	for (unsigned i = 0; i < NCOUNTS && counts[i].fn; i++)
 		if (strcmp(counts[i].fn, fn) == 0)
 			n = counts[i].n;
 	pthread_mutex_unlock(&count_lock);
@@ -615,6 +620,128 @@ API CUresult cuPointerGetAttribute(void *d, CUpointer_attribute a, CUdeviceptr p
 	(void)d; (void)a; (void)p; NOTE(); return CUDA_ERROR_NOT_SUPPORTED;
 }
 
+/* ---- streams, events, synchronisation ------------------------------------------ */
+
+/* Streams and events are addresses of these; a recorded event answers
+ * cuEventQuery NOT_READY twice, then SUCCESS; cuStreamQuery of FAKE_BUSY_STREAM
+ * answers NOT_READY, of any other stream SUCCESS.  Stream flags FAKE_BAD_FLAGS
+ * and NULL events or streams to destroy give distinctive errors. */
+#define FAKE_BUSY_STREAM ((CUstream)(uintptr_t)0xb5)
+#define FAKE_BAD_FLAGS 0xbadu
+static int fake_streams[64], fake_events[64];
+static unsigned nstreams_made, nevents_made, event_pending[64];
+
+static CUresult make_stream(CUstream *ph, unsigned flags)
+{
+	if (!ph || flags == FAKE_BAD_FLAGS)
+		return CUDA_ERROR_INVALID_VALUE;
+	*ph = (CUstream)&fake_streams[__atomic_fetch_add(&nstreams_made, 1, __ATOMIC_RELAXED) % 64];
+	return CUDA_SUCCESS;
+}
+
+static int event_index(CUevent e)
+{
+	long i = (int *)(void *)e - fake_events;
+
+	return e && i >= 0 && i < 64 ? (int)i : -1;
+}
+
+API CUresult cuStreamCreate(CUstream *ph, unsigned flags) { NOTE(); return make_stream(ph, flags); }
+API CUresult cuStreamCreateWithPriority(CUstream *ph, unsigned flags, int prio)
+{
+	(void)prio; NOTE(); return make_stream(ph, flags);
+}
+API CUresult cuStreamDestroy(CUstream s) { NOTE(); return s ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE; }
+API CUresult cuStreamDestroy_v2(CUstream s) { NOTE(); return s ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE; }
+API CUresult cuEventCreate(CUevent *e, unsigned flags)
+{
+	(void)flags; NOTE();
+	*e = (CUevent)(void *)&fake_events[__atomic_fetch_add(&nevents_made, 1, __ATOMIC_RELAXED) % 64];
+	return CUDA_SUCCESS;
+}
+
+static CUresult record(CUevent e)
+{
+	int i = event_index(e);
+
+	if (i < 0)
+		return CUDA_ERROR_INVALID_HANDLE;
+	event_pending[i] = 2;
+	return CUDA_SUCCESS;
+}
+
+API CUresult cuEventRecord(CUevent e, CUstream s) { (void)s; NOTE(); return record(e); }
+API CUresult cuEventRecord_ptsz(CUevent e, CUstream s) { (void)s; NOTE(); return record(e); }
+API CUresult cuEventRecordWithFlags(CUevent e, CUstream s, unsigned f) { (void)s; (void)f; NOTE(); return record(e); }
+API CUresult cuEventRecordWithFlags_ptsz(CUevent e, CUstream s, unsigned f)
+{
+	(void)s; (void)f; NOTE(); return record(e);
+}
+API CUresult cuEventQuery(CUevent e)
+{
+	int i = event_index(e);
+
+	NOTE();
+	if (i < 0)
+		return CUDA_ERROR_INVALID_HANDLE;
+	if (event_pending[i]) {
+		event_pending[i]--;
+		return CUDA_ERROR_NOT_READY;
+	}
+	return CUDA_SUCCESS;
+}
+API CUresult cuEventSynchronize(CUevent e)
+{
+	int i = event_index(e);
+
+	NOTE();
+	if (i < 0)
+		return CUDA_ERROR_INVALID_HANDLE;
+	event_pending[i] = 0;
+	return CUDA_SUCCESS;
+}
+API CUresult cuStreamWaitEvent(CUstream s, CUevent e, unsigned f)
+{
+	(void)s; (void)f; NOTE(); return event_index(e) < 0 ? CUDA_ERROR_INVALID_HANDLE : CUDA_SUCCESS;
+}
+API CUresult cuStreamWaitEvent_ptsz(CUstream s, CUevent e, unsigned f)
+{
+	(void)s; (void)f; NOTE(); return event_index(e) < 0 ? CUDA_ERROR_INVALID_HANDLE : CUDA_SUCCESS;
+}
+API CUresult cuStreamSynchronize(CUstream s) { (void)s; NOTE(); return CUDA_SUCCESS; }
+API CUresult cuStreamSynchronize_ptsz(CUstream s) { (void)s; NOTE(); return CUDA_SUCCESS; }
+API CUresult cuCtxSynchronize(void) { NOTE(); return CUDA_SUCCESS; }
+API CUresult cuCtxSynchronize_v2(CUcontext c) { NOTE(); return c ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT; }
+API CUresult cuStreamQuery(CUstream s) { NOTE(); return s == FAKE_BUSY_STREAM ? CUDA_ERROR_NOT_READY : CUDA_SUCCESS; }
+API CUresult cuStreamQuery_ptsz(CUstream s)
+{
+	NOTE(); return s == FAKE_BUSY_STREAM ? CUDA_ERROR_NOT_READY : CUDA_SUCCESS;
+}
+
+/* The stream memory operations: they succeed and do nothing. */
+#define FAKE_WAIT_VALUE(name, type) \
+	API CUresult name(CUstream s, CUdeviceptr a, type v, unsigned f) \
+	{ \
+		(void)s; (void)a; (void)v; (void)f; NOTE(); return CUDA_SUCCESS; \
+	}
+#define FAKE_BATCH(name) \
+	API CUresult name(CUstream s, unsigned n, CUstreamBatchMemOpParams *p, unsigned f) \
+	{ \
+		(void)s; (void)n; (void)p; (void)f; NOTE(); return CUDA_SUCCESS; \
+	}
+FAKE_WAIT_VALUE(cuStreamWaitValue32, cuuint32_t)
+FAKE_WAIT_VALUE(cuStreamWaitValue32_ptsz, cuuint32_t)
+FAKE_WAIT_VALUE(cuStreamWaitValue32_v2, cuuint32_t)
+FAKE_WAIT_VALUE(cuStreamWaitValue32_v2_ptsz, cuuint32_t)
+FAKE_WAIT_VALUE(cuStreamWaitValue64, cuuint64_t)
+FAKE_WAIT_VALUE(cuStreamWaitValue64_ptsz, cuuint64_t)
+FAKE_WAIT_VALUE(cuStreamWaitValue64_v2, cuuint64_t)
+FAKE_WAIT_VALUE(cuStreamWaitValue64_v2_ptsz, cuuint64_t)
+FAKE_BATCH(cuStreamBatchMemOp)
+FAKE_BATCH(cuStreamBatchMemOp_ptsz)
+FAKE_BATCH(cuStreamBatchMemOp_v2)
+FAKE_BATCH(cuStreamBatchMemOp_v2_ptsz)
+
 #ifdef FAKECUDA_REAL_MEMORY
 /* Copies, host allocations, memory information and synchronisation (this
  * build only). */
@@ -658,8 +785,6 @@ API CUresult cuMemGetInfo_v2(size_t *free_bytes, size_t *total)
 	*free_bytes = (size_t)(live < limit ? limit - live : 0);
 	return CUDA_SUCCESS;
 }
-API CUresult cuCtxSynchronize(void) { NOTE(); return CUDA_SUCCESS; }
-API CUresult cuStreamSynchronize(CUstream s) { (void)s; NOTE(); return CUDA_SUCCESS; }
 API CUresult cuGetErrorName(CUresult e, const char **s)
 {
 	NOTE();
@@ -703,6 +828,14 @@ static const struct sym syms[] = {
 	{ "cuLibraryGetKernel", (void *)cuLibraryGetKernel, (void *)cuLibraryGetKernel },
 	{ "cuCtxGetCurrent", (void *)cuCtxGetCurrent, (void *)cuCtxGetCurrent },
 	{ "cuDevicePrimaryCtxRelease", (void *)cuDevicePrimaryCtxRelease_v2, (void *)cuDevicePrimaryCtxRelease_v2 },
+	{ "cuStreamSynchronize", (void *)cuStreamSynchronize, (void *)cuStreamSynchronize_ptsz },
+	{ "cuStreamWaitEvent", (void *)cuStreamWaitEvent, (void *)cuStreamWaitEvent_ptsz },
+	{ "cuEventRecord", (void *)cuEventRecord, (void *)cuEventRecord_ptsz },
+	{ "cuStreamQuery", (void *)cuStreamQuery, (void *)cuStreamQuery_ptsz },
+	{ "cuStreamWaitValue32", (void *)cuStreamWaitValue32_v2, (void *)cuStreamWaitValue32_v2_ptsz },
+	{ "cuStreamBatchMemOp", (void *)cuStreamBatchMemOp_v2, (void *)cuStreamBatchMemOp_v2_ptsz },
+	{ "cuStreamDestroy", (void *)cuStreamDestroy_v2, (void *)cuStreamDestroy_v2 },
+	{ "cuCtxSynchronize", (void *)cuCtxSynchronize, (void *)cuCtxSynchronize },
 	{ "cuGetProcAddress", (void *)cuGetProcAddress_v2, (void *)gpa_ptsz },
 };
 

@@ -6,7 +6,7 @@
  * writer's own COUNTERS and END records carry real timestamps (normalise
  * time_ns of those in JSON).  Not a substitute for traces of real programs.
  *
- *   ktgen [--scenario basic|many] [--frame-bytes N] [--cut-at-flush K]
+ *   ktgen [--scenario basic|many|order] [--frame-bytes N] [--cut-at-flush K]
  *         [--major N] OUT
  *
  * basic  every record type once or more, a launch before its KERNEL record,
@@ -14,6 +14,7 @@
  *        unknown record type, [OUT] regions.
  * many   a header, 3 kernels and 300 launches (several zstd frames with
  *        --frame-bytes 4096).
+ * order  ORDER records of every operation (format 1.2).
  * --cut-at-flush K  flush after every group of records, then cut the file at
  *        the end of flush K (>= 1): the file ends inside a zstd frame.
  * --major N  patch the preamble's version to N.0.
@@ -294,6 +295,37 @@ static void scenario_many(void)
 	ktrace_writer_count(w, KTRACE_CTR_LAUNCHES_SEEN, 300);
 }
 
+static void order(uint32_t op, uint64_t stream, uint64_t event, uint32_t flags, int32_t prio)
+{
+	struct ktrace_rec_order o = { .op = op, .tid = 4243, .stream = stream, .event = event, .context = 0xc0ffee00,
+				      .launch_seq_before = launch_no, .device = 0, .stream_flags = flags,
+				      .priority = prio };
+	put(buf, ktrace_encode_order(buf, sizeof buf, &o));
+}
+
+/* ORDER records only (the launches and copies they order are left out, so
+ * this output changes only with ORDER's): streams 0x5000 (created
+ * non-blocking) and 0x5001 (created with a priority), an event, every
+ * synchronisation and query, one order ktrace cannot model.  launch_no
+ * advances as if launches and a copy were made in between. */
+static void scenario_order(void)
+{
+	order(KTRACE_ORDER_STREAM_CREATE, 0x5000, 0, KTRACE_STREAM_NON_BLOCKING, 0);
+	order(KTRACE_ORDER_STREAM_CREATE, 0x5001, 0, 0, -1);
+	launch_no++;
+	order(KTRACE_ORDER_EVENT_RECORD, 0x5001, 0xe1, 0, 0);
+	order(KTRACE_ORDER_STREAM_WAIT_EVENT, 0x5000, 0xe1, 0, 0);
+	order(KTRACE_ORDER_EVENT_QUERY_DONE, 0, 0xe1, 0, 0);
+	order(KTRACE_ORDER_EVENT_SYNC, 0, 0xe1, 0, 0);
+	launch_no++;
+	order(KTRACE_ORDER_STREAM_SYNC, 2, 0, 0, 0);
+	order(KTRACE_ORDER_STREAM_QUERY_DONE, 0x5001, 0, 0, 0);
+	order(KTRACE_ORDER_UNKNOWN, 0x5000, 0, 0, 0);
+	order(KTRACE_ORDER_CTX_SYNC, 0, 0, 0, 0);
+	order(KTRACE_ORDER_STREAM_DESTROY, 0x5000, 0, 0, 0);
+	order(KTRACE_ORDER_STREAM_DESTROY, 0x5001, 0, 0, 0);
+}
+
 int main(int argc, char **argv)
 {
 	const char *scenario = "basic";
@@ -313,7 +345,7 @@ int main(int argc, char **argv)
 			break;
 	}
 	if (i != argc - 1 || argv[argc - 1][0] == '-')
-		die("usage: ktgen [--scenario basic|many] [--frame-bytes N] [--cut-at-flush K] [--major N] OUT");
+		die("usage: ktgen [--scenario basic|many|order] [--frame-bytes N] [--cut-at-flush K] [--major N] OUT");
 	out_path = argv[argc - 1];
 
 	struct ktrace_rec_header h = { .pid = 4242, .ppid = 1, .rank = 0, .digest_alg = 1,
@@ -330,6 +362,8 @@ int main(int argc, char **argv)
 		scenario_basic();
 	else if (!strcmp(scenario, "many"))
 		scenario_many();
+	else if (!strcmp(scenario, "order"))
+		scenario_order();
 	else
 		die("unknown scenario");
 	struct ktrace_rec_end e = { .reason = KTRACE_END_EXIT, .status = 0, .launches = launch_no };

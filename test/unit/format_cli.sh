@@ -22,6 +22,7 @@ ncase=0
 cd "$T" || exit 1
 "$B/ktgen" basic.ktrace || exit 1
 "$B/ktgen" --scenario many --frame-bytes 4096 many.ktrace || exit 1
+"$B/ktgen" --scenario order order.ktrace || exit 1
 "$B/ktgen" --cut-at-flush 2 cut.ktrace || exit 1
 "$B/ktgen" --major 2 v2.ktrace || exit 1
 : >empty.ktrace
@@ -75,6 +76,8 @@ case_ kernel-filter 0 --kernel 'vecAdd|^triton_' basic.ktrace
 case_ range 0 --range 3:6 basic.ktrace
 case_ range-json 0 --json --range :1 basic.ktrace
 case_ summary 0 --summary basic.ktrace
+case_ order-text 0 order.ktrace
+case_ order-json 0 --json order.ktrace
 case_ many-summary 0 --summary many.ktrace
 case_ many-summary-json 0 --json --summary many.ktrace
 case_ many-filtered-summary 0 --summary --kernel reduce --range 100:200 many.ktrace
@@ -109,7 +112,7 @@ fi
 # every JSON line parses (when python3 is there)
 if command -v python3 >/dev/null 2>&1; then
 	ncase=$((ncase + 1))
-	if cat basic-json.out many-summary-json.out truncated-json.out range-json.out |
+	if cat basic-json.out many-summary-json.out truncated-json.out range-json.out order-json.out |
 		python3 -c 'import json, sys; [json.loads(l) for l in sys.stdin]'; then
 		echo "ok   json-parses"
 	else

@@ -12,7 +12,10 @@
  *
  * Usage: interpose_app MODE [ARG]; modes: paths, none, exit N, return,
  * _exit N, abort, segv, term, sigign, apphandler, fork, threads N, ctor, bench N,
- * pause.
+ * pause, order.  Mode order makes every stream, event and synchronisation
+ * call ktrace records, on every path, and prints the ORDER record each must
+ * give, in order:
+ *   ORDER op stream event stream_flags priority launch_seq_before
  */
 #include <dlfcn.h>
 #include <pthread.h>
@@ -310,6 +313,199 @@ static void mode_paths(void)
 	dlclose(h);
 }
 
+/* ---- mode order ------------------------------------------------------------------- */
+
+#define FAKE_BAD_FLAGS 0xbadu                            /* test/fakecuda/fakecuda.c */
+#define FAKE_BUSY_STREAM ((CUstream)(uintptr_t)0xb5)
+#define PER_THREAD ((uint64_t)(uintptr_t)CU_STREAM_PER_THREAD)
+
+CUresult cuEventRecord_ptsz(CUevent e, CUstream s);
+CUresult cuEventRecordWithFlags_ptsz(CUevent e, CUstream s, unsigned f);
+CUresult cuStreamWaitEvent_ptsz(CUstream s, CUevent e, unsigned f);
+CUresult cuStreamSynchronize_ptsz(CUstream s);
+CUresult cuStreamQuery_ptsz(CUstream s);
+CUresult cuStreamWaitValue32_ptsz(CUstream s, CUdeviceptr a, cuuint32_t v, unsigned f);
+CUresult cuStreamWaitValue32_v2_ptsz(CUstream s, CUdeviceptr a, cuuint32_t v, unsigned f);
+CUresult cuStreamWaitValue64_ptsz(CUstream s, CUdeviceptr a, cuuint64_t v, unsigned f);
+CUresult cuStreamWaitValue64_v2_ptsz(CUstream s, CUdeviceptr a, cuuint64_t v, unsigned f);
+CUresult cuStreamBatchMemOp_ptsz(CUstream s, unsigned n, CUstreamBatchMemOpParams *p, unsigned f);
+CUresult cuStreamBatchMemOp_v2_ptsz(CUstream s, unsigned n, CUstreamBatchMemOpParams *p, unsigned f);
+#undef cuStreamDestroy
+#undef cuStreamWaitValue32
+#undef cuStreamWaitValue64
+#undef cuStreamBatchMemOp
+CUresult cuStreamDestroy(CUstream s);
+CUresult cuStreamWaitValue32(CUstream s, CUdeviceptr a, cuuint32_t v, unsigned f);
+CUresult cuStreamWaitValue64(CUstream s, CUdeviceptr a, cuuint64_t v, unsigned f);
+CUresult cuStreamBatchMemOp(CUstream s, unsigned n, CUstreamBatchMemOpParams *p, unsigned f);
+
+static unsigned issued; /* launches and copies made so far: the launch_seq counter */
+
+/* One call that must reach the fake entry `entry` exactly once and return `want`. */
+#define ORDER_CALL(entry, want, call) \
+	do { \
+		unsigned long before_ = fake_count(entry); \
+		CUresult r_ = (call); \
+		CHECK(r_ == (want), "%s returned %d, want %d", entry, (int)r_, (int)(want)); \
+		CHECK(fake_count(entry) == before_ + 1, "%s reached %lu times", entry, fake_count(entry) - before_); \
+	} while (0)
+
+/* The ORDER record the last call must give. */
+static void expect_order(unsigned op, uint64_t stream, const void *event, unsigned flags, int prio)
+{
+	printf("ORDER %u 0x%llx 0x%llx %u %d %u\n", op, (unsigned long long)stream,
+	       (unsigned long long)(uintptr_t)event, flags, prio, issued);
+}
+
+#define H(p) ((uint64_t)(uintptr_t)(p))
+
+/* Streams, events and waits, called directly (ELF references). */
+static void order_direct_events(CUstream s1, CUstream s2, CUevent ev)
+{
+	ORDER_CALL("cuEventRecord", CUDA_SUCCESS, cuEventRecord(ev, s1));
+	expect_order(3, H(s1), ev, 0, 0);
+	ORDER_CALL("cuEventRecord", CUDA_ERROR_INVALID_HANDLE, cuEventRecord(NULL, s1));
+	ORDER_CALL("cuStreamWaitEvent", CUDA_SUCCESS, cuStreamWaitEvent(s2, ev, 0));
+	expect_order(4, H(s2), ev, 0, 0);
+	ORDER_CALL("cuEventQuery", CUDA_ERROR_NOT_READY, cuEventQuery(ev));
+	ORDER_CALL("cuEventQuery", CUDA_ERROR_NOT_READY, cuEventQuery(ev));
+	ORDER_CALL("cuEventQuery", CUDA_SUCCESS, cuEventQuery(ev));
+	expect_order(8, 0, ev, 0, 0);
+	ORDER_CALL("cuEventQuery", CUDA_SUCCESS, cuEventQuery(ev)); /* the same record: not again */
+	ORDER_CALL("cuEventRecord_ptsz", CUDA_SUCCESS, cuEventRecord_ptsz(ev, NULL));
+	expect_order(3, PER_THREAD, ev, 0, 0);
+	ORDER_CALL("cuEventSynchronize", CUDA_SUCCESS, cuEventSynchronize(ev));
+	expect_order(6, 0, ev, 0, 0);
+	ORDER_CALL("cuEventQuery", CUDA_SUCCESS, cuEventQuery(ev)); /* known complete: not recorded */
+	ORDER_CALL("cuEventSynchronize", CUDA_ERROR_INVALID_HANDLE, cuEventSynchronize(NULL));
+	ORDER_CALL("cuEventRecordWithFlags", CUDA_SUCCESS, cuEventRecordWithFlags(ev, s2, 0));
+	expect_order(3, H(s2), ev, 0, 0);
+	ORDER_CALL("cuEventRecordWithFlags_ptsz", CUDA_SUCCESS, cuEventRecordWithFlags_ptsz(ev, s2, 0));
+	expect_order(3, H(s2), ev, 0, 0);
+	ORDER_CALL("cuStreamWaitEvent_ptsz", CUDA_SUCCESS, cuStreamWaitEvent_ptsz(NULL, ev, 0));
+	expect_order(4, PER_THREAD, ev, 0, 0);
+}
+
+/* The host waits and asks, called directly. */
+static void order_direct_syncs(CUstream s1, CUstream s2)
+{
+	char host[64] = { 0 };
+	CUcontext ctx = NULL;
+
+	CHECK(cuMemcpyHtoD_v2(dbuf, host, sizeof(host)) == CUDA_SUCCESS, "HtoD");
+	issued++;
+	ORDER_CALL("cuStreamSynchronize", CUDA_SUCCESS, cuStreamSynchronize(s1));
+	expect_order(5, H(s1), NULL, 0, 0);
+	ORDER_CALL("cuStreamSynchronize_ptsz", CUDA_SUCCESS, cuStreamSynchronize_ptsz(NULL));
+	expect_order(5, PER_THREAD, NULL, 0, 0);
+	ORDER_CALL("cuStreamQuery", CUDA_SUCCESS, cuStreamQuery(s2));
+	expect_order(9, H(s2), NULL, 0, 0);
+	ORDER_CALL("cuStreamQuery", CUDA_SUCCESS, cuStreamQuery(s2)); /* nothing issued since: not again */
+	ORDER_CALL("cuStreamQuery", CUDA_ERROR_NOT_READY, cuStreamQuery(FAKE_BUSY_STREAM));
+	ORDER_CALL("cuStreamQuery_ptsz", CUDA_SUCCESS, cuStreamQuery_ptsz(NULL));
+	expect_order(9, PER_THREAD, NULL, 0, 0);
+	ORDER_CALL("cuCtxSynchronize", CUDA_SUCCESS, cuCtxSynchronize());
+	expect_order(7, 0, NULL, 0, 0);
+	CHECK(cuCtxGetCurrent(&ctx) == CUDA_SUCCESS, "cuCtxGetCurrent");
+	ORDER_CALL("cuCtxSynchronize_v2", CUDA_SUCCESS, cuCtxSynchronize_v2(ctx));
+	expect_order(7, 0, NULL, 0, 0);
+	ORDER_CALL("cuCtxSynchronize_v2", CUDA_ERROR_INVALID_CONTEXT, cuCtxSynchronize_v2(NULL));
+}
+
+/* The stream memory operations: each an unknown order. */
+static void order_direct_memops(CUstream s1)
+{
+	CUstreamBatchMemOpParams op;
+
+	memset(&op, 0, sizeof(op));
+#define WAIT(name, s, want_stream) \
+	do { \
+		ORDER_CALL(#name, CUDA_SUCCESS, name(s, dbuf, 1, 0)); \
+		expect_order(10, want_stream, NULL, 0, 0); \
+	} while (0)
+#define BATCH(name, s, want_stream) \
+	do { \
+		ORDER_CALL(#name, CUDA_SUCCESS, name(s, 1, &op, 0)); \
+		expect_order(10, want_stream, NULL, 0, 0); \
+	} while (0)
+	WAIT(cuStreamWaitValue32, s1, H(s1));
+	WAIT(cuStreamWaitValue32_ptsz, NULL, PER_THREAD);
+	WAIT(cuStreamWaitValue32_v2, s1, H(s1));
+	WAIT(cuStreamWaitValue32_v2_ptsz, s1, H(s1));
+	WAIT(cuStreamWaitValue64, NULL, 0);
+	WAIT(cuStreamWaitValue64_ptsz, s1, H(s1));
+	WAIT(cuStreamWaitValue64_v2, s1, H(s1));
+	WAIT(cuStreamWaitValue64_v2_ptsz, NULL, PER_THREAD);
+	BATCH(cuStreamBatchMemOp, s1, H(s1));
+	BATCH(cuStreamBatchMemOp_ptsz, NULL, PER_THREAD);
+	BATCH(cuStreamBatchMemOp_v2, s1, H(s1));
+	BATCH(cuStreamBatchMemOp_v2_ptsz, s1, H(s1));
+#undef WAIT
+#undef BATCH
+}
+
+/* Through dlsym and cuGetProcAddress: the wrapper of exactly the pointer the driver gave. */
+static void order_lookups(CUevent ev)
+{
+	void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+	gpa2_t gpa;
+	void *p = NULL;
+	CUdriverProcAddressQueryResult st;
+
+	CHECK(h != NULL, "dlopen libcuda.so.1");
+	if (!h)
+		return;
+	p = dlsym(h, "cuStreamSynchronize_ptsz");
+	expect_wrapper(p, "cuStreamSynchronize_ptsz", "dlsym(cuStreamSynchronize_ptsz)");
+	ORDER_CALL("cuStreamSynchronize_ptsz", CUDA_SUCCESS, ((CUresult(*)(CUstream))p)(NULL));
+	expect_order(5, PER_THREAD, NULL, 0, 0);
+	expect_wrapper(dlsym(h, "cuStreamDestroy"), "cuStreamDestroy", "dlsym(cuStreamDestroy)");
+	gpa = (gpa2_t)dlsym(h, "cuGetProcAddress_v2");
+	CHECK(gpa("cuStreamSynchronize", &p, 12000, CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM, &st) ==
+	      CUDA_SUCCESS, "gpa(cuStreamSynchronize, 2)");
+	expect_wrapper(p, "cuStreamSynchronize_ptsz", "gpa(cuStreamSynchronize, 2)");
+	CHECK(gpa("cuEventRecord", &p, 12000, CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM, &st) == CUDA_SUCCESS,
+	      "gpa(cuEventRecord, 2)");
+	expect_wrapper(p, "cuEventRecord_ptsz", "gpa(cuEventRecord, 2)");
+	ORDER_CALL("cuEventRecord_ptsz", CUDA_SUCCESS, ((CUresult(*)(CUevent, CUstream))p)(ev, NULL));
+	expect_order(3, PER_THREAD, ev, 0, 0);
+	CHECK(gpa("cuStreamWaitValue32", &p, 12000, 0, &st) == CUDA_SUCCESS, "gpa(cuStreamWaitValue32)");
+	expect_wrapper(p, "cuStreamWaitValue32_v2", "gpa(cuStreamWaitValue32)");
+	CHECK(gpa("cuStreamBatchMemOp", &p, 12000, CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM, &st) ==
+	      CUDA_SUCCESS, "gpa(cuStreamBatchMemOp, 2)");
+	expect_wrapper(p, "cuStreamBatchMemOp_v2_ptsz", "gpa(cuStreamBatchMemOp, 2)");
+	CHECK(gpa("cuCtxSynchronize", &p, 12000, 0, &st) == CUDA_SUCCESS, "gpa(cuCtxSynchronize)");
+	expect_wrapper(p, "cuCtxSynchronize", "gpa(cuCtxSynchronize)");
+	dlclose(h);
+}
+
+static void mode_order(void)
+{
+	CUstream s1 = NULL, s2 = NULL, bad = NULL;
+	CUevent ev = NULL;
+	void *params[2] = { &dbuf, &nval };
+
+	setup();
+	ORDER_CALL("cuStreamCreate", CUDA_SUCCESS, cuStreamCreate(&s1, CU_STREAM_NON_BLOCKING));
+	expect_order(1, H(s1), NULL, CU_STREAM_NON_BLOCKING, 0);
+	ORDER_CALL("cuStreamCreateWithPriority", CUDA_SUCCESS, cuStreamCreateWithPriority(&s2, 0, -1));
+	expect_order(1, H(s2), NULL, 0, -1);
+	ORDER_CALL("cuStreamCreate", CUDA_ERROR_INVALID_VALUE, cuStreamCreate(&bad, FAKE_BAD_FLAGS));
+	CHECK(cuLaunchKernel(fa, 1, 1, 1, 32, 1, 1, 0, s1, params, NULL) == CUDA_SUCCESS, "launch on s1");
+	n_total++;
+	issued++;
+	CHECK(cuEventCreate(&ev, 0) == CUDA_SUCCESS, "cuEventCreate");
+	order_direct_events(s1, s2, ev);
+	order_direct_syncs(s1, s2);
+	order_direct_memops(s1);
+	order_lookups(ev);
+	ORDER_CALL("cuStreamDestroy", CUDA_SUCCESS, cuStreamDestroy(s1));
+	expect_order(2, H(s1), NULL, 0, 0);
+	ORDER_CALL("cuStreamDestroy_v2", CUDA_SUCCESS, cuStreamDestroy_v2(s2));
+	expect_order(2, H(s2), NULL, 0, 0);
+	ORDER_CALL("cuStreamDestroy_v2", CUDA_ERROR_INVALID_HANDLE, cuStreamDestroy_v2(NULL));
+}
+
 static pthread_barrier_t start_line;
 
 /* Each thread's first driver call races the others' into ktrace's
@@ -348,6 +544,8 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (strcmp(mode, "paths") == 0) {
 		mode_paths();
+	} else if (strcmp(mode, "order") == 0) {
+		mode_order();
 	} else if (strcmp(mode, "none") == 0) {
 		puts("no CUDA");
 	} else if (strcmp(mode, "exit") == 0) {

@@ -7,6 +7,8 @@
  *  - the trace has exactly the launches the app made, with the per-thread
  *    flag on exactly the _ptsz ones, the driver's result, the API, cluster
  *    dims, and the kernel names;
+ *  - the stream, event and synchronisation wrappers: exactly their real
+ *    entry point, once; the ORDER records of their successes;
  *  - the lifecycle: one start-up line; no file for a process that never uses
  *    CUDA; END with the right reason/status for exit(), return, _exit(),
  *    abort(), SIGSEGV, SIGTERM; SIG_IGN respected; an application handler
@@ -308,6 +310,104 @@ static void test_all_paths(void **state)
 	assert_true(s.have_end);
 	assert_int_equal(s.end.reason, KTRACE_END_EXIT);
 	assert_int_equal(s.end.status, 0);
+}
+
+/* ---- stream order ------------------------------------------------------------ */
+
+struct order_line {
+	unsigned op, flags;
+	int prio;
+	unsigned long long stream, event, issued;
+};
+
+/* The ORDER lines interpose_app printed (mode order), in call order. */
+static unsigned parse_order_lines(struct order_line *v, unsigned cap)
+{
+	unsigned n = 0;
+
+	for (const char *p = out_buf; (p = strstr(p, "ORDER ")) && n < cap; p++) {
+		struct order_line *o = &v[n];
+
+		if (sscanf(p, "ORDER %u %llx %llx %u %d %llu", &o->op, &o->stream, &o->event, &o->flags, &o->prio,
+			   &o->issued) == 6)
+			n++;
+	}
+	return n;
+}
+
+/* The ORDER records of a trace, in file order (one thread: commit order). */
+static unsigned read_orders(const char *trace, struct ktrace_rec_order *v, unsigned cap, uint32_t *pid)
+{
+	char path[PATH_MAX + 32], err[512];
+	struct ktrace_reader *r;
+	const void *rec;
+	size_t len;
+	unsigned n = 0;
+
+	snprintf(path, sizeof(path), "%s/%s", tmp_dir, trace);
+	r = ktrace_reader_open(path, err, sizeof(err));
+	if (!r)
+		fail_msg("%s", err);
+	while (ktrace_reader_next(r, &rec, &len) == KTRACE_READ_RECORD) {
+		struct ktrace_record_prefix p;
+
+		assert_int_equal(ktrace_decode_prefix(rec, len, &p), 0);
+		if (p.type == KTRACE_REC_HEADER) {
+			struct ktrace_rec_header h;
+
+			assert_int_equal(ktrace_decode_header(rec, len, &h), 0);
+			*pid = h.pid;
+		}
+		if (p.type == KTRACE_REC_ORDER && n < cap)
+			assert_int_equal(ktrace_decode_order(rec, len, &v[n++]), 0);
+	}
+	ktrace_reader_close(r);
+	return n;
+}
+
+/* Every stream, event and synchronisation wrapper, on every path: each
+ * reaches exactly its real entry point once and returns its result
+ * unchanged (the app checks), successes give exactly the ORDER records the
+ * app expects (stream as recorded, per-thread mapping, flags, priority, the
+ * launch_seq counter before the call), failures and repeated query
+ * successes none. */
+static void test_stream_order(void **state)
+{
+	struct order_line want[128];
+	struct ktrace_rec_order got[128];
+	struct app_counts c;
+	struct trace_summary s;
+	uint32_t pid = 0;
+	unsigned nw, ng;
+	int status;
+
+	(void)state;
+	status = run_app("order.ktrace", NULL, "order", NULL);
+	ASSERT_EXIT(status, 0);
+	assert_null(strstr(out_buf, "FAIL"));
+	assert_int_equal(parse_counts(&c), 0);
+	nw = parse_order_lines(want, 128);
+	ng = read_orders("order.ktrace", got, 128, &pid);
+	assert_true(nw >= 30);
+	if (ng != nw)
+		fail_msg("%u ORDER records, the app expects %u\n%s", ng, nw, out_buf);
+	for (unsigned i = 0; i < nw; i++) {
+		if (got[i].op != want[i].op || got[i].stream != want[i].stream || got[i].event != want[i].event ||
+		    got[i].stream_flags != want[i].flags || got[i].priority != want[i].prio ||
+		    got[i].launch_seq_before != want[i].issued)
+			fail_msg("ORDER record %u: op %u stream 0x%llx event 0x%llx flags %u prio %d before %llu; "
+				 "want op %u stream 0x%llx event 0x%llx flags %u prio %d before %llu", i, got[i].op,
+				 (unsigned long long)got[i].stream, (unsigned long long)got[i].event,
+				 got[i].stream_flags, got[i].priority, (unsigned long long)got[i].launch_seq_before,
+				 want[i].op, want[i].stream, want[i].event, want[i].flags, want[i].prio, want[i].issued);
+		assert_int_equal(got[i].tid, pid); /* the main thread */
+		assert_true(got[i].context != 0);
+		assert_int_equal(got[i].device, 0);
+	}
+	summarise("order.ktrace", &s);
+	assert_true(s.ok);
+	assert_int_equal(s.launches, c.total); /* ORDER records take no launch number */
+	assert_int_equal(s.end.launches, c.total + 1); /* and the copy's */
 }
 
 /* Degradation: the fake driver cannot load ktrace's checksum kernel, so
@@ -626,6 +726,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_all_paths),
 		cmocka_unit_test(test_disabled_feature),
+		cmocka_unit_test(test_stream_order),
 		cmocka_unit_test(test_constructor_first),
 		cmocka_unit_test(test_threads_race_init),
 		cmocka_unit_test(test_pause_resume_api),

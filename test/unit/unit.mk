@@ -14,6 +14,9 @@ format_output_path_SRCS := test/unit/format_output_path.c test/unit/format_testu
 format_output_path_LIBS := -lcmocka
 format_cli_SRCS := test/unit/format_cli.c
 format_cli_LIBS := -lcmocka
+TESTS += format_order_test
+format_order_test_SRCS := test/unit/format_order_test.c
+format_order_test_LIBS := -lcmocka
 
 FUZZ_CC ?= clang
 FUZZ_CFLAGS := -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined \
@@ -113,6 +116,10 @@ capture_launch_test_LIBS := -lcmocka
 TESTS += capture_clock_test
 capture_clock_test_SRCS := test/unit/capture_clock_test.c interpose/capture/launch_clock.c
 capture_clock_test_LIBS := -lcmocka
+# The stream-order hook (ORDER records, query filtering).
+TESTS += capture_order_test
+capture_order_test_SRCS := test/unit/capture_order_test.c interpose/capture/order_events.c $(CAPTURE_TEST_OBJS_SRCS)
+capture_order_test_LIBS := -lcmocka
 
 # ---- common/: the parser of sizes, ranges and regexes the library and the tools share.
 TESTS += common_value_parse_test
