@@ -58,7 +58,7 @@ static int replay_launch(const void *rec, size_t len, uint64_t max_bytes)
 			allocs[i].device = 0;
 		}
 	}
-	ktrace_alloc_map_extents(ptrs, allocs, in_struct, n, max_bytes, lens, capped);
+	ktrace_alloc_map_extents(ptrs, allocs, in_struct, n, max_bytes, lens, capped, NULL);
 	printf("{\"launch_seq\":%llu,\"lens\":[", (unsigned long long)l.launch_seq);
 	for (i = 0; i < n; i++)
 		printf("%s%llu", i ? "," : "", (unsigned long long)lens[i]);

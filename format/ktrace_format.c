@@ -523,7 +523,8 @@ int ktrace_decode_free(const void *rec, size_t len, struct ktrace_rec_free *r)
 
 /* ---- MEMCPY / MEMSET --------------------------------------------------- */
 
-#define MEMCPY_SIZE 96
+#define MEMCPY_SIZE 112    /* 1.2: dst_digest and its state appended */
+#define MEMCPY_SIZE_1_1 96 /* what a 1.0/1.1 writer wrote */
 #define MEMSET_SIZE 88
 
 size_t ktrace_encode_memcpy(void *buf, size_t cap, const struct ktrace_rec_memcpy *r)
@@ -543,13 +544,16 @@ size_t ktrace_encode_memcpy(void *buf, size_t cap, const struct ktrace_rec_memcp
 	le32(b + 84, r->flags);
 	le32(b + 88, r->tid);
 	le32(b + 92, (uint32_t)r->result);
+	le64(b + 96, r->dst_digest);
+	le32(b + 104, r->dst_digest_state);
+	le32(b + 108, 0);
 	return MEMCPY_SIZE;
 }
 
 int ktrace_decode_memcpy(const void *rec, size_t len, struct ktrace_rec_memcpy *r)
 {
-	const uint8_t *b = check(rec, len, KTRACE_REC_MEMCPY, MEMCPY_SIZE);
-	if (!b)
+	const uint8_t *b = check(rec, len, KTRACE_REC_MEMCPY, MEMCPY_SIZE_1_1);
+	if (!b || (len < MEMCPY_SIZE && len != MEMCPY_SIZE_1_1)) /* a 1.1 record, or a whole 1.2 one */
 		return -1;
 	r->op_seq = rd64(b + 24);
 	r->dst = rd64(b + 32);
@@ -562,6 +566,8 @@ int ktrace_decode_memcpy(const void *rec, size_t len, struct ktrace_rec_memcpy *
 	r->flags = rd32(b + 84);
 	r->tid = rd32(b + 88);
 	r->result = (int32_t)rd32(b + 92);
+	r->dst_digest = len >= MEMCPY_SIZE ? rd64(b + 96) : 0;
+	r->dst_digest_state = len >= MEMCPY_SIZE ? rd32(b + 104) : KTRACE_DST_DIGEST_NONE;
 	return 0;
 }
 

@@ -210,6 +210,9 @@ struct ktrace_region {
 #define KTRACE_REGIONF_POST      0x04u /* post_hash valid */
 #define KTRACE_REGIONF_CAPPED    0x08u /* extent cut by KTRACE_HASH_MAX */
 #define KTRACE_REGIONF_UNHASHED  0x10u /* pointer recorded but not hashed */
+#define KTRACE_REGIONF_EXACT     0x20u /* since 1.2: the extent ends at the end of its driver allocation,
+                                        * which is no pool (rule 1 of docs/format.md "Hash extents");
+                                        * without it the extent is inferred */
 
 struct ktrace_rec_launch {
 	uint64_t launch_seq;   /* launch number in this process, from 0 */
@@ -262,6 +265,17 @@ enum ktrace_copy_dir {
 #define KTRACE_COPYF_2D    0x2u
 #define KTRACE_COPYF_3D    0x4u
 #define KTRACE_COPYF_SRC_DIGEST 0x8u /* src_digest valid (host source hashed on the CPU) */
+/* What became of the digest of the bytes a device-to-host copy delivered
+ * (MEMCPY dst_digest_state, since 1.2). */
+enum ktrace_dst_digest_state {
+	KTRACE_DST_DIGEST_NONE = 0,         /* not a device-to-host copy, or a trace before 1.2 */
+	KTRACE_DST_DIGEST_HOST = 1,         /* dst_digest valid: the host bytes, digested on the CPU
+	                                     * after the synchronous copy returned */
+	KTRACE_DST_DIGEST_SKIP_ASYNC = 2,   /* not digested: asynchronous copy (its bytes arrive
+	                                     * when the stream reaches it) */
+	KTRACE_DST_DIGEST_SKIP_STRIDED = 3, /* not digested: 2D/3D copy into non-contiguous rows */
+	KTRACE_DST_DIGEST_SKIP_FAILED = 4,  /* not digested: the copy returned an error */
+};
 struct ktrace_rec_memcpy {
 	uint64_t op_seq;     /* shares the launch_seq counter: orders copies among launches */
 	uint64_t dst, src, bytes;
@@ -271,6 +285,9 @@ struct ktrace_rec_memcpy {
 	uint32_t flags;      /* KTRACE_COPYF_* */
 	uint32_t tid;
 	int32_t result;
+	/* since 1.2 (a shorter, older record decodes with both 0) */
+	uint64_t dst_digest;       /* digest of the bytes delivered (valid: state HOST) */
+	uint32_t dst_digest_state; /* enum ktrace_dst_digest_state */
 };
 struct ktrace_rec_memset {
 	uint64_t op_seq;

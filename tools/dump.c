@@ -574,6 +574,7 @@ static int dump_file(const struct opts *o, const char *path, int several)
 	memset(&s, 0, sizeof s);
 	s.o = o;
 	s.ctx.out = stdout;
+	s.ctx.exactness_known = ktrace_reader_major(r) > 1 || ktrace_reader_minor(r) >= 2;
 	if (several) {
 		if (o->json)
 			s.ctx.file = path;

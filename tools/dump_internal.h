@@ -25,6 +25,7 @@ struct dump_ctx {
 	int have_header;
 	uint64_t start_mono_ns;
 	uint64_t start_real_ns;
+	int exactness_known;	/* format 1.2 or later: regions carry KTRACE_REGIONF_EXACT */
 };
 
 /* Printers (dump_text.c / dump_json.c).  `k` is NULL when the launch's
@@ -54,6 +55,9 @@ const char *dump_layout_source_name(uint32_t src);
 const char *dump_api_name(uint32_t api);
 const char *dump_alloc_kind_name(uint32_t kind);
 const char *dump_copy_dir_name(uint32_t dir);
+const char *dump_dst_digest_state_name(uint32_t state);
+/* "exact" or "inferred" for a hashed region of a file that records it, else NULL. */
+const char *dump_region_extent_name(const struct dump_ctx *c, const struct ktrace_region *g);
 const char *dump_note_level_name(uint32_t level);
 const char *dump_end_reason_name(uint32_t reason);
 

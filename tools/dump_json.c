@@ -58,8 +58,9 @@ static void json_put_name_list(FILE *f, const char *k, const char *names)
 	fputc(']', f);
 }
 
-static void json_region(FILE *f, const struct ktrace_region *g)
+static void json_region(const struct dump_ctx *c, FILE *f, const struct ktrace_region *g)
 {
+	const char *extent = dump_region_extent_name(c, g);
 	char fl[96];
 	fprintf(f, "{\"param_offset\":%u,\"ordinal\":%u", g->param_offset, g->ordinal);
 	json_put_name_list(f, "flags", dump_region_flag_names(g->flags, fl, sizeof fl, ","));
@@ -67,6 +68,10 @@ static void json_region(FILE *f, const struct ktrace_region *g)
 	json_put_hex(f, "alloc_base", g->alloc_base);
 	json_put_u64(f, "alloc_size", g->alloc_size);
 	json_put_u64(f, "hash_len", g->hash_len);
+	if (extent)
+		json_put_cstr(f, "extent", extent);
+	else
+		fputs(",\"extent\":null", f);
 	if (g->flags & KTRACE_REGIONF_PRE)
 		json_put_digest(f, "pre_hash", g->pre_hash);
 	else
@@ -98,7 +103,7 @@ static void json_param_desc(FILE *f, const struct ktrace_param_desc *d)
 	json_put_name_list(f, "flags", fl);
 }
 
-static int json_launch(FILE *f, const void *rec, size_t len, const struct dump_kernel *k)
+static int json_launch(const struct dump_ctx *c, FILE *f, const void *rec, size_t len, const struct dump_kernel *k)
 {
 	struct ktrace_rec_launch l;
 	char fl[160];
@@ -140,7 +145,7 @@ static int json_launch(FILE *f, const void *rec, size_t len, const struct dump_k
 		struct ktrace_region g;
 		ktrace_launch_region(&l, i, &g);
 		fputs(i ? "," : "", f);
-		json_region(f, &g);
+		json_region(c, f, &g);
 	}
 	fputc(']', f);
 	return 0;
@@ -262,6 +267,11 @@ static int json_memcpy(FILE *f, const void *rec, size_t len)
 		json_put_digest(f, "src_digest", m.src_digest);
 	else
 		fputs(",\"src_digest\":null", f);
+	if (m.dst_digest_state == KTRACE_DST_DIGEST_HOST)
+		json_put_digest(f, "dst_digest", m.dst_digest);
+	else
+		fputs(",\"dst_digest\":null", f);
+	json_put_cstr(f, "dst_digest_state", dump_dst_digest_state_name(m.dst_digest_state));
 	json_put_u64(f, "copy_flags", m.flags);
 	json_put_u64(f, "tid", m.tid);
 	json_put_i64(f, "result", m.result);
@@ -356,15 +366,15 @@ static int json_order(FILE *f, const void *rec, size_t len)
 }
 
 /* The record's own fields; -1 when it does not decode. */
-static int json_fields(FILE *f, const struct ktrace_record_prefix *p, const void *rec, size_t len,
-		       const struct dump_kernel *k)
+static int json_fields(const struct dump_ctx *c, FILE *f, const struct ktrace_record_prefix *p, const void *rec,
+		       size_t len, const struct dump_kernel *k)
 {
 	switch (p->type) {
 	case KTRACE_REC_HEADER: return json_header(f, rec, len);
 	case KTRACE_REC_MODULE: return json_module(f, rec, len);
 	case KTRACE_REC_MODULE_IMAGE: return json_module_image(f, rec, len);
 	case KTRACE_REC_KERNEL: return json_kernel(f, rec, len);
-	case KTRACE_REC_LAUNCH: return json_launch(f, rec, len, k);
+	case KTRACE_REC_LAUNCH: return json_launch(c, f, rec, len, k);
 	case KTRACE_REC_ALLOC: return json_alloc(f, rec, len);
 	case KTRACE_REC_FREE: return json_free(f, rec, len);
 	case KTRACE_REC_MEMCPY: return json_memcpy(f, rec, len);
@@ -391,7 +401,7 @@ int dump_json_record(struct dump_ctx *c, const struct ktrace_record_prefix *p, c
 	int rc = -1;
 	FILE *m = open_memstream(&body, &blen);
 	if (m) {
-		rc = json_fields(m, p, rec, len, k);
+		rc = json_fields(c, m, p, rec, len, k);
 		if (fclose(m))
 			rc = -1;
 	}

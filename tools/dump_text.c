@@ -60,8 +60,9 @@ static void put_kernel_name(FILE *f, const struct dump_kernel *k, uint64_t id)
 		fprintf(f, "<unnamed kernel %llu>", as_ull(id));
 }
 
-static void put_region(FILE *f, const struct ktrace_region *g)
+static void put_region(const struct dump_ctx *c, FILE *f, const struct ktrace_region *g)
 {
+	const char *extent = dump_region_extent_name(c, g);
 	char fl[96];
 	fprintf(f, "    @%u ptr 0x%llx ", g->param_offset, as_ull(g->ptr));
 	if (g->alloc_base)
@@ -73,6 +74,8 @@ static void put_region(FILE *f, const struct ktrace_region *g)
 		fputs(" not hashed", f);
 	} else {
 		fprintf(f, " len %llu", as_ull(g->hash_len));
+		if (extent)
+			fprintf(f, " %s", extent);
 		if (g->flags & KTRACE_REGIONF_PRE)
 			fprintf(f, " pre %016llx", as_ull(g->pre_hash));
 		else
@@ -82,7 +85,8 @@ static void put_region(FILE *f, const struct ktrace_region *g)
 		else
 			fputs(" post -", f);
 	}
-	uint16_t extra = g->flags & (uint16_t)~(KTRACE_REGIONF_PRE | KTRACE_REGIONF_POST | KTRACE_REGIONF_UNHASHED);
+	uint16_t extra = g->flags & (uint16_t)~(KTRACE_REGIONF_PRE | KTRACE_REGIONF_POST | KTRACE_REGIONF_UNHASHED |
+						 KTRACE_REGIONF_EXACT);
 	if (extra)
 		fprintf(f, " (%s)", dump_region_flag_names(extra, fl, sizeof fl, ","));
 	if (dump_region_out(g))
@@ -144,7 +148,7 @@ static int text_launch(struct dump_ctx *c, const struct ktrace_record_prefix *p,
 				continue;
 			if (used)
 				used[r] = 1;
-			put_region(f, &g);
+			put_region(c, f, &g);
 		}
 	}
 	if (!nparams && l.param_bytes_len) {
@@ -160,7 +164,7 @@ static int text_launch(struct dump_ctx *c, const struct ktrace_record_prefix *p,
 			fputs("  regions without a known parameter:\n", f);
 		struct ktrace_region g;
 		ktrace_launch_region(&l, r, &g);
-		put_region(f, &g);
+		put_region(c, f, &g);
 	}
 	free(used);
 	return 0;
@@ -253,6 +257,10 @@ static int text_memcpy(FILE *f, unsigned long long seq, const void *rec, size_t 
 		fputs(" 3d", f);
 	if (m.flags & KTRACE_COPYF_SRC_DIGEST)
 		fprintf(f, " src_digest %016llx", as_ull(m.src_digest));
+	if (m.dst_digest_state == KTRACE_DST_DIGEST_HOST)
+		fprintf(f, " dst_digest %016llx", as_ull(m.dst_digest));
+	else if (m.dst_digest_state != KTRACE_DST_DIGEST_NONE)
+		fprintf(f, " dst_digest - (%s)", dump_dst_digest_state_name(m.dst_digest_state));
 	if (m.result)
 		fprintf(f, " result %d", m.result);
 	fputc('\n', f);

@@ -242,7 +242,7 @@ const char *dump_launch_flag_names(uint32_t flags, char *out, size_t cap, const 
 
 const char *dump_region_flag_names(uint16_t flags, char *out, size_t cap, const char *sep)
 {
-	static const char *const names[] = { "in_struct", "pre", "post", "capped", "unhashed" };
+	static const char *const names[] = { "in_struct", "pre", "post", "capped", "unhashed", "exact" };
 	return join_flags(flags, names, sizeof names / sizeof names[0], out, cap, sep);
 }
 
@@ -260,5 +260,13 @@ NAME_TABLE(dump_layout_source_name, "none", "nvinfo", "ptx", "driver")
 NAME_TABLE(dump_api_name, NULL, "launch_kernel", "launch_kernel_ex", "launch_cooperative")
 NAME_TABLE(dump_alloc_kind_name, NULL, "device", "async", "managed", "vmm", "host", "reserve")
 NAME_TABLE(dump_copy_dir_name, "unknown", "htod", "dtoh", "dtod", "htoh", "peer")
+NAME_TABLE(dump_dst_digest_state_name, "none", "host", "async", "strided", "failed")
+
+const char *dump_region_extent_name(const struct dump_ctx *c, const struct ktrace_region *g)
+{
+	if (!c->exactness_known || (g->flags & KTRACE_REGIONF_UNHASHED) || !g->hash_len)
+		return NULL;
+	return (g->flags & KTRACE_REGIONF_EXACT) ? "exact" : "inferred";
+}
 NAME_TABLE(dump_note_level_name, "info", "warn", "error", "disabled")
 NAME_TABLE(dump_end_reason_name, NULL, "exit", "signal", "abort", "detach")

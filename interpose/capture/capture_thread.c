@@ -35,6 +35,7 @@ static void scratch_free(void *p)
 	free(t->ptrs);
 	free(t->lens);
 	free(t->capped);
+	free(t->exact);
 	free(t->in_struct);
 	free(t);
 	tls_scratch = NULL;
@@ -48,7 +49,7 @@ static void scratch_key_make(void)
 int ktrace_capture_tls_regions(struct ktrace_capture_tls *t, uint32_t n)
 {
 	uint32_t cap = t->region_cap ? t->region_cap : 64;
-	void *r, *a, *p, *l, *c, *s;
+	void *r, *a, *p, *l, *c, *x, *s;
 
 	if (n <= t->region_cap)
 		return 0;
@@ -69,10 +70,13 @@ int ktrace_capture_tls_regions(struct ktrace_capture_tls *t, uint32_t n)
 	c = realloc(t->capped, cap);
 	if (c)
 		t->capped = c;
+	x = realloc(t->exact, cap);
+	if (x)
+		t->exact = x;
 	s = realloc(t->in_struct, cap);
 	if (s)
 		t->in_struct = s;
-	if (!r || !a || !p || !l || !c || !s)
+	if (!r || !a || !p || !l || !c || !x || !s)
 		return -1;
 	t->region_cap = cap;
 	return 0;

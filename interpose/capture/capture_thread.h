@@ -26,7 +26,7 @@ struct ktrace_capture_tls {
 	struct ktrace_region *regions;
 	struct ktrace_alloc_info *allocs;
 	uint64_t *ptrs, *lens;
-	uint8_t *capped, *in_struct;
+	uint8_t *capped, *exact, *in_struct;
 	struct ktrace_alloc_cache allocs_cache; /* allocation-map answers (param_scan.h) */
 };
 

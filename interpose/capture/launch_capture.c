@@ -49,11 +49,13 @@ static uint32_t plan_hash(struct ktrace_capture_tls *t, uint32_t n)
 		t->in_struct[i] = (t->regions[i].flags & KTRACE_REGIONF_IN_STRUCT) != 0;
 	}
 	ktrace_alloc_map_extents(t->ptrs, t->allocs, t->in_struct, n, ktrace_tracer.cfg.hash_max, t->lens,
-				 t->capped);
+				 t->capped, t->exact);
 	for (i = 0; i < n; i++) {
 		t->regions[i].hash_len = t->lens[i];
 		if (t->capped[i])
 			t->regions[i].flags |= KTRACE_REGIONF_CAPPED;
+		if (t->exact[i] && t->lens[i])
+			t->regions[i].flags |= KTRACE_REGIONF_EXACT;
 		if (t->lens[i])
 			hashed++;
 		else

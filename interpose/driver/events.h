@@ -69,11 +69,13 @@ void ktrace_on_alloc(uint64_t base, uint64_t size, uint32_t kind /* enum ktrace_
 void ktrace_on_free(uint64_t base, uint32_t kind, CUstream stream) __attribute__((visibility("hidden")));
 /* cuMemUnmap: every tracked allocation overlapping the range goes. */
 void ktrace_on_unmap(uint64_t base, uint64_t size) __attribute__((visibility("hidden")));
-/* A copy was issued (res is what the driver returned).  host_src: the host
- * source of a host-to-device copy (may be hashed on the CPU for synchronous
- * copies), else NULL. */
+/* A copy was issued (res is what the driver returned).  host: the host
+ * memory the copy reads (host-to-device: its source, may be hashed on the CPU)
+ * or fills (device-to-host: its destination, hashed on the CPU once a
+ * synchronous copy returned), when the copy's bytes lie there back to back;
+ * else NULL (2D/3D copies with gaps between rows, other directions). */
 void ktrace_on_memcpy(uint64_t dst, uint64_t src, uint64_t bytes, uint32_t dir /* enum ktrace_copy_dir */,
-		      uint32_t flags /* KTRACE_COPYF_* */, CUstream stream, CUresult res, const void *host_src)
+		      uint32_t flags /* KTRACE_COPYF_* */, CUstream stream, CUresult res, const void *host)
 	__attribute__((visibility("hidden")));
 void ktrace_on_memset(uint64_t dst, uint64_t value, uint32_t elem_size, uint64_t count, uint32_t flags,
 		      CUstream stream, CUresult res) __attribute__((visibility("hidden")));

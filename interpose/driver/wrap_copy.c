@@ -10,7 +10,10 @@
  *
  * The stream given to the hooks is the one the copy runs on: 0 for the
  * legacy synchronous calls, CU_STREAM_PER_THREAD for _ptds ones and for a
- * _ptsz call given stream 0.  May call: the real driver through ktrace_real,
+ * _ptsz call given stream 0.  The host side of a copy goes to the hook when
+ * the copy's bytes lie there back to back (a host-to-device source, a
+ * device-to-host destination; 2D/3D only without gaps between rows and
+ * planes).  May call: the real driver through ktrace_real,
  * ktrace_on_memcpy() and ktrace_on_memset() (events.h).
  */
 #include <stddef.h>
@@ -38,8 +41,8 @@
 		return res; \
 	}
 
-#define REPORT_COPY(dst, src, n, dir, flags, stream, host_src) \
-	ktrace_on_memcpy((dst), (src), (n), (dir), (flags), (stream), res, (host_src))
+#define REPORT_COPY(dst, src, n, dir, flags, stream, host) \
+	ktrace_on_memcpy((dst), (src), (n), (dir), (flags), (stream), res, (host))
 
 /* ---- linear copies --------------------------------------------------------- */
 
@@ -70,13 +73,13 @@
 	WRAPPER(cuMemcpyHtoDAsync_v2_ptsz, (CUdeviceptr d, const void *s, size_t n, CUstream st), (d, s, n, st), \
 	  REPORT_COPY(d, HOST_ADDR(s), n, KTRACE_COPY_HTOD, ASYNC, ktrace_ptsz_stream(st), s)) \
 	WRAPPER(cuMemcpyDtoH_v2, (void *d, CUdeviceptr s, size_t n), (d, s, n), \
-	  REPORT_COPY(HOST_ADDR(d), s, n, KTRACE_COPY_DTOH, 0, NULL, NULL)) \
+	  REPORT_COPY(HOST_ADDR(d), s, n, KTRACE_COPY_DTOH, 0, NULL, d)) \
 	WRAPPER(cuMemcpyDtoH_v2_ptds, (void *d, CUdeviceptr s, size_t n), (d, s, n), \
-	  REPORT_COPY(HOST_ADDR(d), s, n, KTRACE_COPY_DTOH, 0, PER_THREAD, NULL)) \
+	  REPORT_COPY(HOST_ADDR(d), s, n, KTRACE_COPY_DTOH, 0, PER_THREAD, d)) \
 	WRAPPER(cuMemcpyDtoHAsync_v2, (void *d, CUdeviceptr s, size_t n, CUstream st), (d, s, n, st), \
-	  REPORT_COPY(HOST_ADDR(d), s, n, KTRACE_COPY_DTOH, ASYNC, st, NULL)) \
+	  REPORT_COPY(HOST_ADDR(d), s, n, KTRACE_COPY_DTOH, ASYNC, st, d)) \
 	WRAPPER(cuMemcpyDtoHAsync_v2_ptsz, (void *d, CUdeviceptr s, size_t n, CUstream st), (d, s, n, st), \
-	  REPORT_COPY(HOST_ADDR(d), s, n, KTRACE_COPY_DTOH, ASYNC, ktrace_ptsz_stream(st), NULL)) \
+	  REPORT_COPY(HOST_ADDR(d), s, n, KTRACE_COPY_DTOH, ASYNC, ktrace_ptsz_stream(st), d)) \
 	WRAPPER(cuMemcpyDtoD_v2, (CUdeviceptr d, CUdeviceptr s, size_t n), (d, s, n), \
 	  REPORT_COPY(d, s, n, KTRACE_COPY_DTOD, 0, NULL, NULL)) \
 	WRAPPER(cuMemcpyDtoD_v2_ptds, (CUdeviceptr d, CUdeviceptr s, size_t n), (d, s, n), \
@@ -120,28 +123,50 @@ static uint32_t copy_dir(CUmemorytype src, CUmemorytype dst)
 	return KTRACE_COPY_UNKNOWN;
 }
 
+/* The host destination of a copy into host memory whose rows (and, in 3D,
+ * planes) follow each other without gaps, so its bytes are one range; else
+ * NULL.  height: the destination's rows per plane (3D), 0 for 2D. */
+static const void *contiguous_host_dst(CUmemorytype t, uint64_t dst, size_t width, size_t rows, size_t depth,
+				       size_t pitch, size_t height)
+{
+	int rows_packed = rows <= 1 || pitch == width;
+	int planes_packed = depth <= 1 || (rows_packed && height == rows);
+
+	if (t != CU_MEMORYTYPE_HOST || !rows_packed || !planes_packed)
+		return NULL;
+	return (const void *)(uintptr_t)dst;
+}
+
 static void copy2d(const CUDA_MEMCPY2D *c, uint32_t flags, CUstream st, CUresult res)
 {
+	uint64_t dst;
+
 	if (!c)
 		return;
-	ktrace_on_memcpy(side_addr(c->dstMemoryType, c->dstHost, c->dstDevice, c->dstXInBytes, c->dstY, 0,
-				   c->dstPitch, 0),
+	dst = side_addr(c->dstMemoryType, c->dstHost, c->dstDevice, c->dstXInBytes, c->dstY, 0, c->dstPitch, 0);
+	ktrace_on_memcpy(dst,
 			 side_addr(c->srcMemoryType, c->srcHost, c->srcDevice, c->srcXInBytes, c->srcY, 0,
 				   c->srcPitch, 0),
 			 (uint64_t)c->WidthInBytes * c->Height, copy_dir(c->srcMemoryType, c->dstMemoryType),
-			 flags | KTRACE_COPYF_2D, st, res, NULL);
+			 flags | KTRACE_COPYF_2D, st, res,
+			 contiguous_host_dst(c->dstMemoryType, dst, c->WidthInBytes, c->Height, 1, c->dstPitch, 0));
 }
 
 static void copy3d(const CUDA_MEMCPY3D *c, uint32_t flags, CUstream st, CUresult res)
 {
+	uint64_t dst;
+
 	if (!c)
 		return;
-	ktrace_on_memcpy(side_addr(c->dstMemoryType, c->dstHost, c->dstDevice, c->dstXInBytes, c->dstY, c->dstZ,
-				   c->dstPitch, c->dstHeight),
+	dst = side_addr(c->dstMemoryType, c->dstHost, c->dstDevice, c->dstXInBytes, c->dstY, c->dstZ, c->dstPitch,
+			c->dstHeight);
+	ktrace_on_memcpy(dst,
 			 side_addr(c->srcMemoryType, c->srcHost, c->srcDevice, c->srcXInBytes, c->srcY, c->srcZ,
 				   c->srcPitch, c->srcHeight),
 			 (uint64_t)c->WidthInBytes * c->Height * c->Depth,
-			 copy_dir(c->srcMemoryType, c->dstMemoryType), flags | KTRACE_COPYF_3D, st, res, NULL);
+			 copy_dir(c->srcMemoryType, c->dstMemoryType), flags | KTRACE_COPYF_3D, st, res,
+			 contiguous_host_dst(c->dstMemoryType, dst, c->WidthInBytes, c->Height, c->Depth, c->dstPitch,
+					     c->dstHeight));
 }
 
 #define COPY_2D_3D_WRAPPERS(WRAPPER) \

@@ -620,15 +620,16 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* Bytes to hash from p inside allocation a (seen_lock held). */
+/* Bytes to hash from p inside allocation a (seen_lock held).  *exact: the
+ * allocation's range alone bounded it, and the allocation is no pool. */
 static uint64_t extent_one(const struct ext_ctx *x, uint64_t p, const struct ktrace_alloc_info *a,
-			   int in_struct, uint64_t max_bytes, uint8_t *capped)
+			   int in_struct, uint64_t max_bytes, uint8_t *capped, uint8_t *exact)
 {
 	uint64_t end = a->base + a->size, limit, cap_end;
 	long k = x->s ? snap_find(x->s, p) : -1;
 	int same = k >= 0 && x->s->e[k].base == a->base;
 
-	*capped = 0;
+	*capped = *exact = 0;
 	if (a->size == 0 || a->kind == KTRACE_ALLOC_RESERVE || p < a->base || p >= end)
 		return 0;
 	cap_end = max_bytes && p + max_bytes > p ? p + max_bytes : UINT64_MAX;
@@ -682,6 +683,7 @@ static uint64_t extent_one(const struct ext_ctx *x, uint64_t p, const struct ktr
 		*capped = 1;
 		limit = cap_end;
 	}
+	*exact = !closed && !in_pool && !*capped;
 	return limit - p;
 }
 
@@ -697,9 +699,10 @@ static int untrusted(const uint8_t *in_struct, const struct ktrace_alloc_info *a
 
 void ktrace_alloc_map_extents(const uint64_t *ptrs, const struct ktrace_alloc_info *allocs,
 			      const uint8_t *in_struct, unsigned n, uint64_t max_bytes, uint64_t *len,
-			      uint8_t *capped)
+			      uint8_t *capped, uint8_t *exact)
 {
 	uint64_t bounds_buf[256], *bounds = bounds_buf;
+	uint8_t exact_one;
 	struct ext_ctx x = { 0 };
 	unsigned nb = 0;
 	uint64_t now;
@@ -712,6 +715,8 @@ void ktrace_alloc_map_extents(const uint64_t *ptrs, const struct ktrace_alloc_in
 		if (!bounds) {
 			memset(len, 0, n * sizeof(*len));
 			memset(capped, 0, n);
+			if (exact)
+				memset(exact, 0, n);
 			return; /* nothing hashed rather than unbounded */
 		}
 	}
@@ -727,7 +732,8 @@ void ktrace_alloc_map_extents(const uint64_t *ptrs, const struct ktrace_alloc_in
 	x.s = read_enter();
 	pthread_mutex_lock(&seen_lock);
 	for (unsigned i = 0; i < n; i++)
-		len[i] = extent_one(&x, ptrs[i], &allocs[i], in_struct && in_struct[i], max_bytes, &capped[i]);
+		len[i] = extent_one(&x, ptrs[i], &allocs[i], in_struct && in_struct[i], max_bytes, &capped[i],
+				    exact ? &exact[i] : &exact_one);
 	now = ++seen_clock;
 	for (unsigned i = 0; i < n; i++) {
 		struct seen_set *ss;

@@ -61,12 +61,15 @@ uint64_t ktrace_alloc_snap_gen(const struct ktrace_alloc_snap *s);
  * "Hash extents").  ptrs[0..n) are the pointer words of ONE launch with their
  * allocations; in_struct[i] (NULL: none) says the word lies inside a
  * by-value struct parameter.  Fills len[i] with the number of bytes to hash
- * from ptrs[i] and capped[i] with 1 when cut by max_bytes or the pool rule.
- * Also records the pointers as seen starts of their allocations for later
- * launches (not struct words in a pool: see the policy). */
+ * from ptrs[i], capped[i] with 1 when cut by max_bytes or the pool rule, and
+ * (exact may be NULL) exact[i] with 1 when the region ends at the end of its
+ * allocation's range (rule 1 alone decided it) and the allocation is no pool
+ * (at most max_bytes; any size when max_bytes is 0).  Also records the
+ * pointers as seen starts of their allocations for later launches (not
+ * struct words in a pool: see the policy). */
 void ktrace_alloc_map_extents(const uint64_t *ptrs, const struct ktrace_alloc_info *allocs,
 			      const uint8_t *in_struct, unsigned n, uint64_t max_bytes, uint64_t *len,
-			      uint8_t *capped);
+			      uint8_t *capped, uint8_t *exact);
 
 /* Fork hooks, called by interpose/fork.c: prepare takes the write lock, then
  * the seen-table lock; parent and child release them. */

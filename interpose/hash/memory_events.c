@@ -11,6 +11,11 @@
  * synchronous and at most SRC_DIGEST_SYNC_MAX bytes, or asynchronous and at
  * most SRC_DIGEST_ASYNC_MAX (the driver has consumed a pageable source when
  * the call returns; a pinned one may not be changed before the copy ran).
+ * What a synchronous device-to-host copy delivered (the program's own
+ * results) is digested on the CPU once the call returned (dst_digest);
+ * asynchronous ones are recorded as not digested: their bytes arrive when
+ * the stream reaches the copy, and the hash pipeline has no stream-ordered
+ * hash of one region outside a launch (docs/format.md, MEMCPY).
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -141,6 +146,43 @@ void ktrace_on_unmap(uint64_t base, uint64_t size)
 	APPEND(ktrace_encode_free, &r);
 }
 
+/* A copy given no direction (cuMemcpy, cuMemcpyAsync, unified addressing)
+ * goes from device memory to host memory: its source lies in a tracked
+ * allocation of device memory (device, stream-ordered, managed, VMM) and its
+ * destination in none but pinned host memory. */
+static int unknown_copy_is_dtoh(uint64_t dst, uint64_t src)
+{
+	struct ktrace_alloc_info s, d;
+
+	if (!ktrace_alloc_map_lookup(src, &s) || s.kind == KTRACE_ALLOC_HOST || s.kind == KTRACE_ALLOC_RESERVE)
+		return 0;
+	return !ktrace_alloc_map_lookup(dst, &d) || d.kind == KTRACE_ALLOC_HOST;
+}
+
+/* The digest of what a device-to-host copy delivered (r->dst_digest and its
+ * state); host: its destination, NULL when a 2D/3D copy's bytes are not one
+ * range there (a linear copy's destination is r->dst itself). */
+static void digest_delivered(struct ktrace_rec_memcpy *r, const void *host, CUresult res)
+{
+	int linear = !(r->flags & (KTRACE_COPYF_2D | KTRACE_COPYF_3D));
+
+	if (r->dir != KTRACE_COPY_DTOH && !(r->dir == KTRACE_COPY_UNKNOWN && linear &&
+					     unknown_copy_is_dtoh(r->dst, r->src)))
+		return;
+	if (linear)
+		host = (const void *)(uintptr_t)r->dst;
+	if (res != CUDA_SUCCESS)
+		r->dst_digest_state = KTRACE_DST_DIGEST_SKIP_FAILED;
+	else if (r->flags & KTRACE_COPYF_ASYNC)
+		r->dst_digest_state = KTRACE_DST_DIGEST_SKIP_ASYNC;
+	else if (!host)
+		r->dst_digest_state = KTRACE_DST_DIGEST_SKIP_STRIDED;
+	else {
+		r->dst_digest = ktrace_digest(host, r->bytes);
+		r->dst_digest_state = KTRACE_DST_DIGEST_HOST;
+	}
+}
+
 /* The operation number of a copy or set (shared with launches, so they
  * order among them); 0 when tracing is paused (ktrace_pause()): the number is
  * taken anyway, as a paused launch takes one, and nothing is recorded. */
@@ -151,7 +193,7 @@ static int take_op_seq(uint64_t *op_seq)
 }
 
 void ktrace_on_memcpy(uint64_t dst, uint64_t src, uint64_t bytes, uint32_t dir, uint32_t flags, CUstream stream,
-		      CUresult res, const void *host_src)
+		      CUresult res, const void *host)
 {
 	struct ktrace_rec_memcpy r;
 	int32_t dev;
@@ -169,11 +211,12 @@ void ktrace_on_memcpy(uint64_t dst, uint64_t src, uint64_t bytes, uint32_t dir, 
 	r.flags = flags & ~KTRACE_COPYF_SRC_DIGEST;
 	r.tid = ktrace_capture_tid();
 	r.result = (int32_t)res;
-	if (dir == KTRACE_COPY_HTOD && host_src && res == CUDA_SUCCESS && bytes <= max &&
+	if (dir == KTRACE_COPY_HTOD && host && res == CUDA_SUCCESS && bytes <= max &&
 	    !(flags & (KTRACE_COPYF_2D | KTRACE_COPYF_3D))) {
-		r.src_digest = ktrace_digest(host_src, bytes);
+		r.src_digest = ktrace_digest(host, bytes);
 		r.flags |= KTRACE_COPYF_SRC_DIGEST;
 	}
+	digest_delivered(&r, host, res);
 	APPEND(ktrace_encode_memcpy, &r);
 }
 

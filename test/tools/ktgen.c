@@ -11,7 +11,8 @@
  *
  * basic  every record type once or more, a launch before its KERNEL record,
  *        a launch whose kernel never appears, a kernel without a layout, an
- *        unknown record type, [OUT] regions.
+ *        unknown record type, [OUT] regions, an exact region (since 1.2),
+ *        device-to-host copies with and without a digest of what they delivered.
  * many   a header, 3 kernels and 300 launches (several zstd frames with
  *        --frame-bytes 4096).
  * order  ORDER records of every operation (format 1.2).
@@ -148,6 +149,37 @@ static const struct ktrace_param_desc triton_params[] = {
 	{ 8, KTRACE_PARAM_SCALAR, KTRACE_NAME_NONE, 64, 8, 0, S(""), S("") },
 };
 
+/* A buffer of its own (cudaMallocAsync): its region ends at its allocation's
+ * end (exact); the program reads it back synchronously (digested) and
+ * asynchronously (not digested). */
+static void scenario_basic_results(void)
+{
+	struct ktrace_rec_alloc a = { .base = 0x7f0000200000ull, .size = 4096, .stream = 0x5001, .device = 0,
+				      .kind = KTRACE_ALLOC_ASYNC };
+	put(buf, ktrace_encode_alloc(buf, sizeof buf, &a));
+	uint8_t p[28];
+	memset(p, 0, sizeof p);
+	le64(p, 0x7f0000200000ull);
+	le64(p + 8, 0x7f0000200000ull);
+	le64(p + 16, 0x7f0000200000ull);
+	struct ktrace_region r = region(0, 0, 0x7f0000200000ull, 0x7f0000200000ull, 4096, 0x1234, 0x5678);
+	r.alloc_size = 4096;
+	r.flags |= KTRACE_REGIONF_EXACT;
+	launch(1, p, 28, &r, 1, KTRACE_LAUNCHF_HASHED);
+	struct ktrace_rec_memcpy mc = { .op_seq = launch_no++, .dst = 0x601000, .src = 0x7f0000200000ull,
+					.bytes = 4096, .stream = 0, .context = 0xc0ffee00, .dir = KTRACE_COPY_DTOH,
+					.tid = 4243, .dst_digest = 0x6b74726163650002ull,
+					.dst_digest_state = KTRACE_DST_DIGEST_HOST };
+	put(buf, ktrace_encode_memcpy(buf, sizeof buf, &mc));
+	mc.op_seq = launch_no++;
+	mc.stream = 0x5001;
+	mc.flags = KTRACE_COPYF_ASYNC;
+	mc.dst_digest = 0;
+	mc.dst_digest_state = KTRACE_DST_DIGEST_SKIP_ASYNC;
+	put(buf, ktrace_encode_memcpy(buf, sizeof buf, &mc));
+	group_done();
+}
+
 static void scenario_basic(void)
 {
 	module(1, "/tmp/kernels.cubin");
@@ -260,6 +292,7 @@ static void scenario_basic(void)
 	ktrace_writer_count(w, KTRACE_CTR_LAUNCHES_SEEN, 6);
 	ktrace_writer_count(w, KTRACE_CTR_HASH_SKIPPED_CAPTURE, 1);
 	group_done();
+	scenario_basic_results();
 }
 
 static uint64_t mix(uint64_t x)

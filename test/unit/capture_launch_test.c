@@ -610,6 +610,58 @@ static void test_hash_handshake(void **state)
 	ktrace_tracer.cfg.hash = 0;
 }
 
+/* Regions bounded by their allocation's end alone, in an allocation that is
+ * no pool, are exact, whatever the kind of driver allocation (VMM mappings
+ * back to back count as one); the others are inferred. */
+static void test_region_exactness(void **state)
+{
+	static const uint32_t kinds[] = { KTRACE_ALLOC_DEVICE, KTRACE_ALLOC_ASYNC, KTRACE_ALLOC_MANAGED,
+					  KTRACE_ALLOC_HOST, KTRACE_ALLOC_VMM };
+	const uint64_t base = 0x7d0000000000ull, pool = 0x7c0000000000ull;
+	struct axpy_args g;
+	struct ktrace_launch_args a;
+
+	(void)state;
+	ktrace_tracer.cfg.hash = 1;
+	ktrace_tracer.cfg.hash_max = 1ull << 20;
+	fake_axpy(0xf1);
+	for (unsigned k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
+		uint64_t b = base + k * 0x100000000ull;
+
+		ktrace_on_alloc(b, 4096, kinds[k], NULL);
+		if (kinds[k] == KTRACE_ALLOC_VMM)
+			ktrace_on_alloc(b + 4096, 4096, KTRACE_ALLOC_VMM, NULL); /* merged: one range */
+		axpy_init(&g, b, b + 1024);
+		a = launch_args(0xf1, g.kp, NULL);
+		assert_int_equal(ktrace_on_launch(&a, fake_real, &real_marker), CUDA_SUCCESS);
+		assert_int_equal(pre_regions[0].hash_len, 1024); /* bounded by x: inferred */
+		assert_int_equal(pre_regions[0].flags & KTRACE_REGIONF_EXACT, 0);
+		assert_int_equal(pre_regions[1].hash_len, (kinds[k] == KTRACE_ALLOC_VMM ? 8192 : 4096) - 1024);
+		assert_int_equal(pre_regions[1].flags & KTRACE_REGIONF_EXACT, KTRACE_REGIONF_EXACT);
+	}
+	/* a pool (larger than KTRACE_HASH_MAX): never exact */
+	ktrace_on_alloc(pool, 4ull << 20, KTRACE_ALLOC_DEVICE, NULL);
+	axpy_init(&g, pool, pool + (3ull << 20) + 4096);
+	a = launch_args(0xf1, g.kp, NULL);
+	ktrace_on_launch(&a, fake_real, &real_marker);
+	assert_int_equal(pre_regions[1].hash_len, (1ull << 20) - 4096);
+	assert_int_equal(pre_regions[0].flags & KTRACE_REGIONF_EXACT, 0);
+	assert_int_equal(pre_regions[1].flags & KTRACE_REGIONF_EXACT, 0);
+	trace_end();
+	ktrace_tracer.cfg.hash = 0;
+	ktrace_tracer.cfg.hash_max = 0;
+
+	/* the records say it too */
+	struct ktrace_rec_launch r;
+	struct ktrace_region reg;
+
+	decode_launch(0, &r);
+	ktrace_launch_region(&r, 1, &reg);
+	assert_int_equal(reg.flags & KTRACE_REGIONF_EXACT, KTRACE_REGIONF_EXACT);
+	ktrace_launch_region(&r, 0, &reg);
+	assert_int_equal(reg.flags & KTRACE_REGIONF_EXACT, 0);
+}
+
 /* Metadata mode has two builders of a LAUNCH record: the direct one
  * (kernelParams, at most 32 candidate words: built in the writer's buffer
  * from the application's parameters) and the general one (extra, or more
@@ -836,6 +888,69 @@ static void test_copies_and_sets(void **state)
 	assert_int_equal(r.launch_seq, 8);
 }
 
+/* The i-th MEMCPY record, decoded. */
+static struct ktrace_rec_memcpy memcpy_nth(size_t i)
+{
+	const struct loaded_rec *l = trace_nth(KTRACE_REC_MEMCPY, i);
+	struct ktrace_rec_memcpy c;
+
+	assert_non_null(l);
+	assert_int_equal(ktrace_decode_memcpy(l->data, l->len, &c), 0);
+	return c;
+}
+
+/* What device-to-host copies delivered: digested on the CPU once a
+ * synchronous copy returned; asynchronous, failed and strided ones say why
+ * not; a copy without a direction is one when the allocation map says its
+ * source is device memory and its destination host memory. */
+static void test_device_to_host_digests(void **state)
+{
+	static uint8_t host[4096], pinned[4096];
+	const uint64_t H = (uint64_t)(uintptr_t)host, P = (uint64_t)(uintptr_t)pinned;
+	const CUstream st = (CUstream)(uintptr_t)0x5700;
+	static const uint32_t want[] = { KTRACE_DST_DIGEST_HOST, KTRACE_DST_DIGEST_SKIP_ASYNC,
+					 KTRACE_DST_DIGEST_SKIP_FAILED, KTRACE_DST_DIGEST_SKIP_STRIDED,
+					 KTRACE_DST_DIGEST_HOST, KTRACE_DST_DIGEST_HOST, KTRACE_DST_DIGEST_HOST,
+					 KTRACE_DST_DIGEST_NONE, KTRACE_DST_DIGEST_NONE, KTRACE_DST_DIGEST_SKIP_ASYNC,
+					 KTRACE_DST_DIGEST_NONE };
+	struct ktrace_rec_memcpy c;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof host; i++) {
+		host[i] = (uint8_t)(i * 7 + 1);
+		pinned[i] = (uint8_t)(i * 13 + 5);
+	}
+	ktrace_on_alloc(A_BASE, A_SIZE, KTRACE_ALLOC_DEVICE, NULL);
+	ktrace_on_alloc(P, sizeof pinned, KTRACE_ALLOC_HOST, NULL);
+	ktrace_on_memcpy(H, A_BASE, 4096, KTRACE_COPY_DTOH, 0, NULL, CUDA_SUCCESS, host);
+	ktrace_on_memcpy(H, A_BASE, 4096, KTRACE_COPY_DTOH, KTRACE_COPYF_ASYNC, st, CUDA_SUCCESS, host);
+	ktrace_on_memcpy(H, A_BASE, 4096, KTRACE_COPY_DTOH, 0, NULL, CUDA_ERROR_INVALID_VALUE, host);
+	ktrace_on_memcpy(H, A_BASE, 4096, KTRACE_COPY_DTOH, KTRACE_COPYF_2D, NULL, CUDA_SUCCESS, NULL);
+	ktrace_on_memcpy(H, A_BASE, 2048, KTRACE_COPY_DTOH, KTRACE_COPYF_3D, NULL, CUDA_SUCCESS, host);
+	ktrace_on_memcpy(H, A_BASE + 64, 1024, KTRACE_COPY_UNKNOWN, 0, NULL, CUDA_SUCCESS, NULL); /* pageable */
+	ktrace_on_memcpy(P, A_BASE, 512, KTRACE_COPY_UNKNOWN, 0, NULL, CUDA_SUCCESS, NULL);      /* pinned */
+	ktrace_on_memcpy(A_BASE, H, 512, KTRACE_COPY_UNKNOWN, 0, NULL, CUDA_SUCCESS, NULL);      /* to device */
+	ktrace_on_memcpy(A_BASE + 4096, A_BASE, 512, KTRACE_COPY_UNKNOWN, 0, NULL, CUDA_SUCCESS, NULL);
+	ktrace_on_memcpy(H, A_BASE, 512, KTRACE_COPY_UNKNOWN, KTRACE_COPYF_ASYNC, st, CUDA_SUCCESS, NULL);
+	ktrace_on_memcpy(A_BASE, H, 4096, KTRACE_COPY_HTOD, 0, NULL, CUDA_SUCCESS, host);
+	trace_end();
+
+	assert_int_equal(trace_count(KTRACE_REC_MEMCPY), sizeof want / sizeof want[0]);
+	for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+		c = memcpy_nth(i);
+		if (c.dst_digest_state != want[i])
+			fail_msg("copy %zu: dst_digest_state %u, expected %u", i, c.dst_digest_state, want[i]);
+		if (want[i] != KTRACE_DST_DIGEST_HOST)
+			assert_int_equal(c.dst_digest, 0);
+	}
+	assert_true(memcpy_nth(0).dst_digest == ktrace_digest(host, 4096));
+	assert_true(memcpy_nth(4).dst_digest == ktrace_digest(host, 2048));
+	assert_true(memcpy_nth(5).dst_digest == ktrace_digest(host, 1024));
+	assert_int_equal(memcpy_nth(5).dir, KTRACE_COPY_UNKNOWN); /* recorded as called */
+	assert_true(memcpy_nth(6).dst_digest == ktrace_digest(pinned, 512));
+	assert_true(memcpy_nth(10).src_digest == ktrace_digest(host, 4096));
+}
+
 static void test_context_destroy_hook(void **state)
 {
 	(void)state;
@@ -1018,10 +1133,12 @@ int main(void)
 		cmocka_unit_test_setup(test_self_timing, setup),
 		cmocka_unit_test_setup(test_launch_time_tsc, setup),
 		cmocka_unit_test_setup(test_hash_handshake, setup),
+		cmocka_unit_test_setup(test_region_exactness, setup),
 		cmocka_unit_test_setup(test_direct_and_general_records_equal, setup),
 		cmocka_unit_test_setup(test_many_pointers_in_a_struct, setup),
 		cmocka_unit_test_setup(test_alloc_free_vmm, setup),
 		cmocka_unit_test_setup(test_copies_and_sets, setup),
+		cmocka_unit_test_setup(test_device_to_host_digests, setup),
 		cmocka_unit_test_setup(test_context_destroy_hook, setup),
 		cmocka_unit_test_setup(test_threads, setup),
 		cmocka_unit_test_setup(test_deferred_scan_sees_map_at_launch, setup),

@@ -25,6 +25,7 @@ cd "$T" || exit 1
 "$B/ktgen" --scenario order order.ktrace || exit 1
 "$B/ktgen" --cut-at-flush 2 cut.ktrace || exit 1
 "$B/ktgen" --major 2 v2.ktrace || exit 1
+"$B/ktgen" --major 1 v1.ktrace || exit 1  # 1.0: regions without exactness
 : >empty.ktrace
 printf 'hello, this is not a trace\n' >garbage.ktrace
 head -c 12 basic.ktrace >short.ktrace
@@ -85,6 +86,8 @@ case_ truncated 2 cut.ktrace
 case_ truncated-json 2 --json cut.ktrace
 case_ two-files 2 basic.ktrace cut.ktrace
 case_ newer-version 2 v2.ktrace
+case_ older-minor 0 --range 0:1 v1.ktrace
+case_ older-minor-json 0 --json --range 0:1 v1.ktrace
 case_ empty 2 empty.ktrace
 case_ garbage 2 garbage.ktrace
 case_ short 2 short.ktrace

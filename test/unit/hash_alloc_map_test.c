@@ -233,6 +233,9 @@ static void test_concurrent_readers(void **st)
 
 /* ---- extent policy ----------------------------------------------------------- */
 
+/* The exactness of each region of the last extents() call. */
+static uint8_t last_exact[300];
+
 /* Lookup each pointer as launch_capture.c does, then ask for extents. */
 static void extents(const uint64_t *p, unsigned n, uint64_t max, uint64_t *len, uint8_t *capped)
 {
@@ -242,7 +245,8 @@ static void extents(const uint64_t *p, unsigned n, uint64_t max, uint64_t *len, 
 	for (unsigned i = 0; i < n; i++)
 		if (!ktrace_alloc_map_lookup(p[i], &a[i]))
 			memset(&a[i], 0, sizeof(a[i]));
-	ktrace_alloc_map_extents(p, a, NULL, n, max, len, capped);
+	memset(last_exact, 0xee, sizeof last_exact);
+	ktrace_alloc_map_extents(p, a, NULL, n, max, len, capped, last_exact);
 }
 
 static uint64_t ext1(uint64_t p, uint64_t max, uint8_t *capped)
@@ -330,7 +334,9 @@ static void test_extent_pool_struct_words(void **st)
 	p[2] = base + 2 * MiB;           /* a real pointer argument */
 	for (int i = 0; i < 3; i++)
 		assert_true(ktrace_alloc_map_lookup(p[i], &a[i]));
-	ktrace_alloc_map_extents(p, a, in_struct, 3, 256 * MiB, len, c);
+	ktrace_alloc_map_extents(p, a, in_struct, 3, 256 * MiB, len, c, last_exact);
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(last_exact[i], 0); /* a pool: never exact */
 	assert_int_equal(len[0], 1 * MiB); /* bounded only by p[1], 4 GiB away */
 	assert_int_equal(c[0], 1);
 	assert_int_equal(len[1], 1 * MiB);
@@ -474,6 +480,92 @@ static void test_extent_seen_bounded_lru(void **st)
 	assert_int_equal(ext1(base + 4096, 256 * MiB, NULL), 76 * 4096);
 }
 
+/* Exact: the allocation's end alone bounded the region (rule 1), and the
+ * allocation is no pool.  Every allocation kind that holds memory. */
+static void test_extent_exact_kinds(void **st)
+{
+	static const uint32_t kinds[] = { KTRACE_ALLOC_DEVICE, KTRACE_ALLOC_ASYNC, KTRACE_ALLOC_MANAGED,
+					  KTRACE_ALLOC_VMM, KTRACE_ALLOC_HOST };
+
+	(void)st;
+	for (unsigned k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
+		uint64_t base = 0x10000000ull * (k + 1);
+
+		ktrace_alloc_map_insert(base, 4096, kinds[k], 0);
+		assert_int_equal(ext1(base, 256 * MiB, NULL), 4096);
+		assert_int_equal(last_exact[0], 1);
+		/* a view into it still ends at the allocation's end */
+		assert_int_equal(ext1(base + 1024, 256 * MiB, NULL), 3072);
+		assert_int_equal(last_exact[0], 1);
+	}
+	/* a reservation holds no memory: not hashed, not exact */
+	ktrace_alloc_map_insert(0x70000000, 64 * MiB, KTRACE_ALLOC_RESERVE, 0);
+	assert_int_equal(ext1(0x70000000, 256 * MiB, NULL), 0);
+	assert_int_equal(last_exact[0], 0);
+	/* no allocation: not exact */
+	assert_int_equal(ext1(0x7ff00000, 256 * MiB, NULL), 0);
+	assert_int_equal(last_exact[0], 0);
+}
+
+/* Bounded by anything but the allocation's end (rules 2-6): inferred. */
+static void test_extent_exact_rules(void **st)
+{
+	uint64_t base = 0x20000000, p[2], len[2];
+	uint8_t c[2];
+
+	(void)st;
+	ktrace_alloc_map_insert(base, 2 * MiB, KTRACE_ALLOC_DEVICE, 0);
+	/* rule 2: the other pointer of the launch bounds the first; the last is exact */
+	p[0] = base;
+	p[1] = base + MiB;
+	extents(p, 2, 256 * MiB, len, c);
+	assert_int_equal(len[0], MiB);
+	assert_int_equal(last_exact[0], 0);
+	assert_int_equal(len[1], MiB);
+	assert_int_equal(last_exact[1], 1);
+	/* rule 3: a seen start bounds a later launch's region */
+	assert_int_equal(ext1(base, 256 * MiB, NULL), MiB);
+	assert_int_equal(last_exact[0], 0);
+	/* an allocation of exactly the cap is no pool, and the cap cuts nothing */
+	ktrace_alloc_map_insert(0x30000000, 4 * MiB, KTRACE_ALLOC_DEVICE, 0);
+	assert_int_equal(ext1(0x30000000, 4 * MiB, c), 4 * MiB);
+	assert_int_equal(c[0], 0);
+	assert_int_equal(last_exact[0], 1);
+	/* rules 4 and 5: in a pool, cut by the cap below a seen start, or open-ended */
+	ktrace_alloc_map_insert(0x50000000, 16 * MiB, KTRACE_ALLOC_DEVICE, 0);
+	ext1(0x50000000 + 12 * MiB, 4 * MiB, NULL);
+	assert_int_equal(ext1(0x50000000 + 2 * MiB, 4 * MiB, c), 4 * MiB);
+	assert_int_equal(c[0], 1);
+	assert_int_equal(last_exact[0], 0);
+	assert_int_equal(ext1(0x50000000 + 12 * MiB, 4 * MiB, c), MiB);
+	assert_int_equal(c[0], 1);
+	assert_int_equal(last_exact[0], 0);
+	/* no cap at all (0): no allocation is a pool */
+	ktrace_alloc_map_insert(0x40000000, 64 * MiB, KTRACE_ALLOC_DEVICE, 0);
+	assert_int_equal(ext1(0x40000000, 0, NULL), 64 * MiB);
+	assert_int_equal(last_exact[0], 1);
+	/* rule 5: a pool (larger than the cap) is never exact, even to its end */
+	ktrace_alloc_map_insert(0x80000000ull, 512 * MiB, KTRACE_ALLOC_DEVICE, 0);
+	assert_int_equal(ext1(0x80000000ull + 511 * MiB + 4096, 256 * MiB, NULL), MiB - 4096);
+	assert_int_equal(last_exact[0], 0);
+}
+
+/* VMM pieces mapped back to back are one range (rule 1): exact to the end of
+ * the run, inferred when a seen start inside it bounds the region. */
+static void test_extent_exact_vmm_run(void **st)
+{
+	uint64_t base = 0x60000000;
+
+	(void)st;
+	for (int i = 0; i < 3; i++)
+		ktrace_alloc_map_insert(base + i * 2 * MiB, 2 * MiB, KTRACE_ALLOC_VMM, 0);
+	assert_int_equal(ext1(base + MiB, 256 * MiB, NULL), 5 * MiB);
+	assert_int_equal(last_exact[0], 1);
+	ext1(base + 5 * MiB, 256 * MiB, NULL); /* a start in the last piece */
+	assert_int_equal(ext1(base + MiB, 256 * MiB, NULL), 4 * MiB);
+	assert_int_equal(last_exact[0], 0);
+}
+
 static void test_reset(void **st)
 {
 	(void)st;
@@ -505,6 +597,9 @@ int main(void)
 		cmocka_unit_test_setup(test_extent_vmm_pieces, reset_map),
 		cmocka_unit_test_setup(test_extent_many_pointers, reset_map),
 		cmocka_unit_test_setup(test_extent_seen_bounded_lru, reset_map),
+		cmocka_unit_test_setup(test_extent_exact_kinds, reset_map),
+		cmocka_unit_test_setup(test_extent_exact_rules, reset_map),
+		cmocka_unit_test_setup(test_extent_exact_vmm_run, reset_map),
 		cmocka_unit_test_setup(test_reset, reset_map),
 	};
 	return cmocka_run_group_tests_name("hash_alloc_map", tests, NULL, reset_map);
