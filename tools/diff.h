@@ -3,7 +3,9 @@
  * diff_align.c matches streams between the runs and aligns their launches;
  * diff_engine.c compares aligned launches, finds divergences and classifies
  * them (kernel non-deterministic, or inputs differ with the last writer of
- * each differing input); diff_report.c prints text and JSON, diff_ci.c the
+ * each differing input) and, with stream order recorded (diff_order.c),
+ * sets aside digests a concurrent writer may have changed and finds possible
+ * races; diff_report.c prints text and JSON, diff_ci.c the
  * JUnit, GitHub annotation and Markdown reports; diff_cli.c the options and
  * the report dispatch.  ktrace-diff (diff_main.c) and `ktrace check`
  * (ktrace_check.c) share all of it.
@@ -57,6 +59,27 @@ struct diff_writer {
 	int only_here;                  /* the writer launch has no counterpart in the other run */
 };
 
+/* An operation that may run concurrently with a launch and write bytes of
+ * one of its regions (stream order, diff_order.c): the region's digests are
+ * no evidence, they neither prove nor disprove a divergence. */
+struct diff_concurrent {
+	char run;                       /* 'A' or 'B': the run it was found in; 0: none */
+	const struct tm_launch *launch; /* the writer: a launch, or */
+	const struct tm_op *op;         /* a copy or memset */
+	uint64_t seq, stream;           /* its launch_seq / op_seq, its stream as recorded */
+	char arg[96];                   /* a launch's argument that may write */
+};
+
+/* Two launches of one run that nothing orders, both writing bytes [lo, hi). */
+struct diff_race {
+	char run;                       /* 'A' or 'B' */
+	const struct tm_launch *first, *second; /* by launch_seq */
+	char arg_first[96], arg_second[96];
+	uint64_t lo, hi;
+	int in_both;                    /* run A's race, and B's counterparts race too */
+};
+#define DIFF_RACES_LISTED 16         /* races kept per run for the reports */
+
 enum diff_arg_kind { DIFF_ARG_POINTER = 1, DIFF_ARG_SCALAR = 2 };
 
 /* One argument of a divergent launch, compared between the runs. */
@@ -73,6 +96,7 @@ struct diff_arg {
 	uint32_t diff_at;         /* scalars: first differing byte (relative to the argument) */
 	const char *why;          /* unverified: the reason */
 	struct diff_writer wa, wb;/* inputs that differ: last writers */
+	struct diff_concurrent concurrent; /* unverified: set aside for this writer (run != 0) */
 };
 
 struct diff_divergence {
@@ -105,6 +129,8 @@ struct diff_stream {
 	uint64_t launches_a, launches_b, matched;
 };
 
+struct diff_order;
+
 struct diff_result {
 	const struct tm_trace *a, *b;
 	const char *label_a, *label_b;
@@ -119,6 +145,12 @@ struct diff_result {
 	int status;               /* 0 identical, 1 diverged (exit code) */
 	int strict;               /* compared with --strict */
 	void *priv;               /* engine state (alignment) */
+	/* stream order (diff_order.c), from runs that recorded ORDER records */
+	int order_a, order_b;     /* the run recorded stream order */
+	uint64_t set_aside;       /* region pairs whose digests were set aside: a concurrent op may write them */
+	uint64_t races_a, races_b;/* possible races in each run */
+	struct diff_race *races; size_t nraces; /* listed: A's first, then B's not in A */
+	struct diff_order *order[2]; /* engine state: each run's relation (NULL: none) */
 };
 
 /* ---- alignment (diff_align.c) ------------------------------------------ */
@@ -161,6 +193,8 @@ const char *ktrace_diff_class_label(int cls);  /* "kernel non-deterministic", ..
 const char *ktrace_diff_copy_dir_name(uint32_t dir); /* "host-to-device", ... */
 /* One short line describing a writer ("memcpy host-to-device op 3 (4096 bytes)"). */
 void ktrace_diff_writer_str(const struct diff_writer *w, char *buf, size_t cap);
+/* A concurrent writer: "fft (launch_seq 7, stream 0x5600aaaa0020, argument ws) in run A". */
+void ktrace_diff_concurrent_str(const struct diff_concurrent *c, char *buf, size_t cap);
 /* A scalar value for printing. */
 void ktrace_diff_scalar_str(const uint8_t *v, uint32_t size, const char *type, char *buf, size_t cap);
 

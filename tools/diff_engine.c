@@ -16,6 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tools/diff_order.h"
+
 enum { H_EQ = 0, H_DIFF = 1, H_UNV = 2 };
 
 /* ---- small helpers --------------------------------------------------------- */
@@ -253,6 +255,150 @@ int ktrace_diff_launch_affinity(const struct tm_launch *la, const struct tm_laun
 	return s;
 }
 
+/* ---- stream order ---------------------------------------------------------------- */
+
+static int region_hashed(const struct tm_region *g)
+{
+	return (g->flags & KTRACE_REGIONF_PRE) && (g->flags & KTRACE_REGIONF_POST) &&
+	       !(g->flags & KTRACE_REGIONF_UNHASHED);
+}
+
+/* The region of l at parameter offset off (regions are sorted by it), or NULL. */
+static const struct tm_region *region_at_offset(const struct tm_launch *l, uint32_t off)
+{
+	uint32_t lo = 0, hi = l->nregions;
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (l->regions[mid].param_offset < off)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < l->nregions && l->regions[lo].param_offset == off ? &l->regions[lo] : NULL;
+}
+
+struct writes_ctx {
+	const struct tm_trace *other; /* the other run */
+	const long *match;            /* this run's launch -> the other's */
+};
+
+/* diff_order's question: does launch li of t write its region ri?  Its
+ * digests changed in this run or its counterpart's in the other: yes; not
+ * hashed and not declared read-only: maybe. */
+static int region_writes(const struct tm_trace *t, size_t li, uint32_t ri, void *vctx)
+{
+	const struct writes_ctx *c = vctx;
+	const struct tm_launch *l = &t->launches[li];
+	const struct tm_region *g = &l->regions[ri];
+	if (!region_hashed(g))
+		return region_is_const(l->kernel, g) ? DIFF_ORDER_WRITES_NO : DIFF_ORDER_WRITES_MAYBE;
+	if (g->pre_hash != g->post_hash)
+		return DIFF_ORDER_WRITES_YES;
+	const struct tm_region *h = c->match[li] >= 0 ? region_at_offset(&c->other->launches[c->match[li]],
+									 g->param_offset) : NULL;
+	return h && region_hashed(h) && h->pre_hash != h->post_hash ? DIFF_ORDER_WRITES_YES : DIFF_ORDER_WRITES_NO;
+}
+
+/* Each run's happens-before relation, when it recorded ORDER records. */
+static int build_orders(struct diff_result *r, const struct diff_align *al)
+{
+	struct writes_ctx ca = { r->b, al->match_a }, cb = { r->a, al->match_b };
+	int oom_a, oom_b;
+	r->order[0] = ktrace_diff_order_build(r->a, region_writes, &ca, &oom_a);
+	r->order[1] = ktrace_diff_order_build(r->b, region_writes, &cb, &oom_b);
+	r->order_a = r->order[0] != NULL;
+	r->order_b = r->order[1] != NULL;
+	return oom_a || oom_b ? -1 : 0;
+}
+
+static void concurrent_fill(struct diff_concurrent *c, char run, const struct diff_order_writer *w)
+{
+	memset(c, 0, sizeof *c);
+	c->run = run;
+	c->launch = w->launch;
+	c->op = w->op;
+	c->seq = w->seq;
+	c->stream = w->stream;
+	if (w->launch) {
+		int ord;
+		region_name(w->launch->kernel, &w->launch->regions[w->region], c->arg, sizeof c->arg, &ord);
+	}
+}
+
+/* May an operation that can run concurrently with la (with lb) write bytes of
+ * its region x (y)?  Then the pair's digests are no evidence; *c names the
+ * writer (run A's first). */
+static int set_aside(const struct diff_result *r, const struct tm_launch *la, const struct tm_launch *lb,
+		     const struct tm_region *x, const struct tm_region *y, struct diff_concurrent *c)
+{
+	struct diff_order_writer w;
+	if (!(x && region_hashed(x)) && !(y && region_hashed(y)))
+		return 0; /* no digest to set aside: not evidence anyway */
+	if (r->order[0] && x &&
+	    ktrace_diff_order_concurrent_writer(r->order[0], (size_t)(la - r->a->launches), x->ptr, x->hash_len, &w)) {
+		concurrent_fill(c, 'A', &w);
+		return 1;
+	}
+	if (r->order[1] && y &&
+	    ktrace_diff_order_concurrent_writer(r->order[1], (size_t)(lb - r->b->launches), y->ptr, y->hash_len, &w)) {
+		concurrent_fill(c, 'B', &w);
+		return 1;
+	}
+	return 0;
+}
+
+static void race_fill(struct diff_race *d, char run, const struct tm_trace *t, const struct diff_order_race *x)
+{
+	int ord;
+	memset(d, 0, sizeof *d);
+	d->run = run;
+	d->first = &t->launches[x->first];
+	d->second = &t->launches[x->second];
+	region_name(d->first->kernel, &d->first->regions[x->region_first], d->arg_first, sizeof d->arg_first, &ord);
+	region_name(d->second->kernel, &d->second->regions[x->region_second], d->arg_second, sizeof d->arg_second,
+		    &ord);
+	d->lo = x->lo;
+	d->hi = x->hi;
+}
+
+/* Run B's race x is one of run A's listed (its launches' counterparts race
+ * there): marks A's as in both and returns 1. */
+static int race_in_a(struct diff_result *r, size_t na, const struct diff_align *al, const struct diff_order_race *x)
+{
+	long f = al->match_b[x->first], s = al->match_b[x->second];
+	for (size_t i = 0; i < na && f >= 0 && s >= 0; i++) {
+		size_t i1 = (size_t)(r->races[i].first - r->a->launches), i2 = (size_t)(r->races[i].second - r->a->launches);
+		if ((i1 == (size_t)f && i2 == (size_t)s) || (i1 == (size_t)s && i2 == (size_t)f)) {
+			r->races[i].in_both = 1;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* The possible races of each run: A's listed, then B's that A does not list. */
+static int collect_races(struct diff_result *r, const struct diff_align *al)
+{
+	struct diff_order_race v[DIFF_RACES_LISTED];
+	size_t na = 0;
+	r->races = calloc(2 * DIFF_RACES_LISTED, sizeof *r->races);
+	if (!r->races)
+		return -1;
+	if (r->order[0]) {
+		r->races_a = ktrace_diff_order_races(r->order[0], v, DIFF_RACES_LISTED);
+		for (size_t i = 0; i < r->races_a && i < DIFF_RACES_LISTED; i++)
+			race_fill(&r->races[r->nraces++], 'A', r->a, &v[i]);
+		na = r->nraces;
+	}
+	if (r->order[1]) {
+		r->races_b = ktrace_diff_order_races(r->order[1], v, DIFF_RACES_LISTED);
+		for (size_t i = 0; i < r->races_b && i < DIFF_RACES_LISTED; i++)
+			if (!race_in_a(r, na, al, &v[i]))
+				race_fill(&r->races[r->nraces++], 'B', r->b, &v[i]);
+	}
+	return 0;
+}
+
 /* ---- launch comparison ---------------------------------------------------------- */
 
 /* Walk the regions of both launches merged by parameter offset. */
@@ -276,13 +422,21 @@ int ktrace_diff_launch_affinity(const struct tm_launch *la, const struct tm_laun
 		}                                                                              \
 	} while (0)
 
-static int launch_status(const struct tm_launch *la, const struct tm_launch *lb)
+static int launch_status(struct diff_result *res, const struct tm_launch *la, const struct tm_launch *lb)
 {
 	int diverged = 0, unverified = 0;
+	struct diff_concurrent cw;
 	if ((la->flags | lb->flags) & (KTRACE_LAUNCHF_HASH_SKIPPED | KTRACE_LAUNCHF_PARAMS_TRUNCATED))
 		unverified = 1;
 	FOR_REGION_PAIRS(la, lb, x, y, {
 		const char *why;
+		if ((res->order[0] || res->order[1]) && set_aside(res, la, lb, x, y, &cw)) {
+			/* no evidence either way; as an output, it leaves the launch unverified */
+			res->set_aside++;
+			if (region_written(x) || region_written(y))
+				unverified = 1;
+			continue;
+		}
 		int c = output_differs(x, y, &why);
 		if (c == H_DIFF)
 			diverged = 1;
@@ -443,7 +597,16 @@ static int classify(struct diff_result *res, const struct diff_align *al, struct
 		const struct tm_kernel *k = x ? la->kernel : lb->kernel;
 		char name[96];
 		int ord;
+		struct diff_concurrent cw;
 		region_name(k, r, name, sizeof name, &ord);
+		if ((res->order[0] || res->order[1]) && set_aside(res, la, lb, x, y, &cw)) {
+			struct diff_arg *sa = push_pointer_arg(&unv, name, ord, r, x, y);
+			if (!sa)
+				goto out;
+			sa->why = "unverified: concurrent writer";
+			sa->concurrent = cw;
+			continue;
+		}
 		int post = output_differs(x, y, &why);
 		if (post == H_DIFF && !push_pointer_arg(&outs, name, ord, r, x, y))
 			goto out;
@@ -607,6 +770,20 @@ static int trace_warnings(struct diff_result *r, const struct tm_trace *t, const
 	return rc;
 }
 
+/* What the runs say of stream order, once: not recorded (traces older
+ * than 1.2), or recorded in one run only. */
+static int order_warnings(struct diff_result *r)
+{
+	uint16_t minor = r->a->format_minor < r->b->format_minor ? r->a->format_minor : r->b->format_minor;
+	if (!r->order_a && !r->order_b && minor < 2)
+		return warn(r, "stream order was not recorded (format 1.%u trace; ORDER records came with 1.2): each "
+			       "launch's digests are taken as evidence whatever ran on other streams", minor);
+	if (r->order_a != r->order_b)
+		return warn(r, "stream order was recorded in run %s only: run %s's digests are taken as evidence "
+			       "whatever ran on other streams", r->order_a ? "A" : "B", r->order_a ? "B" : "A");
+	return 0;
+}
+
 /* ---- the comparison ------------------------------------------------------------------- */
 
 /* A new divergence of the matched pair la (launch i of A) and lb, counted
@@ -655,7 +832,7 @@ static int compare_launches_of_a(struct diff_result *r, const struct diff_align 
 		const struct tm_launch *lb = &b->launches[al->match_a[i]];
 		r->matched++;
 		ks->matched++;
-		int st = launch_status(la, lb);
+		int st = launch_status(r, la, lb);
 		if (st == DIFF_UNVERIFIED) {
 			r->unverified++;
 			ks->unverified++;
@@ -740,18 +917,20 @@ int ktrace_diff_compare(const struct tm_trace *a, const struct tm_trace *b, cons
 		return -1;
 	r->launches_a = a->nlaunches;
 	r->launches_b = b->nlaunches;
-	if (compare_launches_of_a(r, al, &kt) || count_launches_of_b_only(r, al, &kt))
+	if (build_orders(r, al) || compare_launches_of_a(r, al, &kt) || count_launches_of_b_only(r, al, &kt) ||
+	    collect_races(r, al))
 		goto oom;
 	free(kt.tab);
 	kt.tab = NULL;
 	r->kernels = kt.v;
 	r->nkernels = kt.n;
 	kt.v = NULL;
-	if (classify_divergences(r, al, o) || trace_warnings(r, a, "A") || trace_warnings(r, b, "B"))
+	if (classify_divergences(r, al, o) || trace_warnings(r, a, "A") || trace_warnings(r, b, "B") ||
+	    order_warnings(r))
 		goto oom;
 	r->strict = o->strict;
 	r->status = r->diverged ? 1 : 0;
-	if (o->strict && (r->only_a || r->only_b || r->unverified))
+	if (o->strict && (r->only_a || r->only_b || r->unverified || r->races_a || r->races_b))
 		r->status = 1;
 	return 0;
 oom:
@@ -775,6 +954,9 @@ void ktrace_diff_result_free(struct diff_result *r)
 	for (size_t i = 0; i < r->nwarnings; i++)
 		free(r->warnings[i]);
 	free(r->warnings);
+	free(r->races);
+	ktrace_diff_order_free(r->order[0]);
+	ktrace_diff_order_free(r->order[1]);
 	if (r->priv) {
 		ktrace_diff_align_free(r->priv);
 		free(r->priv);

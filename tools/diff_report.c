@@ -34,6 +34,20 @@ const char *ktrace_diff_copy_dir_name(uint32_t dir)
 	}
 }
 
+void ktrace_diff_concurrent_str(const struct diff_concurrent *c, char *buf, size_t cap)
+{
+	if (c->launch)
+		snprintf(buf, cap, "%s (launch_seq %" PRIu64 ", stream 0x%" PRIx64 ", argument %s) in run %c",
+			 ktrace_tm_kernel_name(c->launch->kernel), c->seq, c->stream, c->arg, c->run);
+	else if (c->op && c->op->type == TM_OP_MEMSET)
+		snprintf(buf, cap, "memset (op %" PRIu64 ", stream 0x%" PRIx64 ") in run %c", c->seq, c->stream, c->run);
+	else if (c->op)
+		snprintf(buf, cap, "%s memcpy (op %" PRIu64 ", stream 0x%" PRIx64 ") in run %c",
+			 ktrace_diff_copy_dir_name(c->op->dir), c->seq, c->stream, c->run);
+	else
+		snprintf(buf, cap, "none");
+}
+
 static const char *writer_type_name(int t)
 {
 	switch (t) {
@@ -160,6 +174,20 @@ static void scalar_pair_str(const struct diff_arg *a, char *buf, size_t cap)
 	snprintf(buf, cap, "%" PRIu32 "-byte value differs at byte %" PRIu32 ": A %s, B %s", a->size, at, x, y);
 }
 
+static const char *class_sentence(int cls);
+
+/* The verdict of a divergence: its class's, unless the inputs that could not
+ * be compared were all set aside for a concurrent writer (stream order). */
+static const char *divergence_sentence(const struct diff_divergence *d)
+{
+	size_t concurrent = 0;
+	for (size_t i = 0; i < d->nunverified; i++)
+		concurrent += d->unverified[i].concurrent.run != 0;
+	if (d->cls == DIFF_CLASS_INPUTS_UNVERIFIED && concurrent && concurrent == d->nunverified)
+		return "no input is seen to differ, but a concurrent writer may have changed some: cannot tell";
+	return class_sentence(d->cls);
+}
+
 static const char *class_sentence(int cls)
 {
 	switch (cls) {
@@ -216,8 +244,16 @@ void ktrace_diff_text_divergence(FILE *f, const struct diff_divergence *d, const
 		if (v)
 			fprintf(f, "    %s\n", v);
 	}
-	for (size_t i = 0; i < d->nunverified; i++)
-		fprintf(f, "  input not compared: %s  (%s)\n", d->unverified[i].name, d->unverified[i].why);
+	for (size_t i = 0; i < d->nunverified; i++) {
+		const struct diff_arg *u = &d->unverified[i];
+		char cw[320];
+		if (!u->concurrent.run) {
+			fprintf(f, "  input not compared: %s  (%s)\n", u->name, u->why);
+			continue;
+		}
+		ktrace_diff_concurrent_str(&u->concurrent, cw, sizeof cw);
+		fprintf(f, "  region set aside: %s  (unverified: concurrent writer %s)\n", u->name, cw);
+	}
 	for (size_t i = 0; i < d->nhost_noise; i++) {
 		char buf[256];
 		scalar_pair_str(&d->host_noise[i], buf, sizeof buf);
@@ -229,7 +265,7 @@ void ktrace_diff_text_divergence(FILE *f, const struct diff_divergence *d, const
 		fprintf(f, "  inputs identical: %zu pointer argument%s (pre-hashes), %zu scalar argument%s\n",
 			d->equal_pointers, d->equal_pointers == 1 ? "" : "s", d->equal_scalars,
 			d->equal_scalars == 1 ? "" : "s");
-	fprintf(f, "  => %s\n", class_sentence(d->cls));
+	fprintf(f, "  => %s\n", divergence_sentence(d));
 }
 
 /* Append to buf (cap > 0), cutting what does not fit. */
@@ -279,6 +315,41 @@ void ktrace_diff_summary_line(const struct diff_divergence *d, char *buf, size_t
 #undef ADD
 }
 
+/* One launch of a race: "fft (launch_seq 3, stream 0x5600aaaa0010, argument out)". */
+static void race_launch_str(const struct tm_launch *l, const char *arg, char *buf, size_t cap)
+{
+	snprintf(buf, cap, "%s (launch_seq %" PRIu64 ", stream 0x%" PRIx64 ", argument %s)", ktrace_tm_kernel_name(l->kernel),
+		 l->seq, l->stream, arg);
+}
+
+/* What stream order said (when a run recorded it): digests set aside, and
+ * the possible races, listed. */
+static void text_stream_order(FILE *f, const struct diff_result *r)
+{
+	size_t listed_a = 0, listed_b = 0;
+	if (!r->order_a && !r->order_b)
+		return;
+	fprintf(f, "stream order: recorded in %s; %" PRIu64 " region digest%s set aside (a concurrent launch, copy or "
+		   "memset may write them); possible races: %" PRIu64 " in A, %" PRIu64 " in B%s\n",
+		r->order_a && r->order_b ? "both runs" : r->order_a ? "run A only" : "run B only", r->set_aside,
+		r->set_aside == 1 ? "" : "s", r->races_a, r->races_b,
+		r->strict && (r->races_a || r->races_b) ? " (--strict: counted as a failure)" : "");
+	for (size_t i = 0; i < r->nraces; i++) {
+		const struct diff_race *x = &r->races[i];
+		char l1[256], l2[256];
+		race_launch_str(x->first, x->arg_first, l1, sizeof l1);
+		race_launch_str(x->second, x->arg_second, l2, sizeof l2);
+		fprintf(f, "possible race in run %c%s: %s and %s both wrote bytes 0x%" PRIx64 "..0x%" PRIx64 " (%" PRIu64
+			   " bytes) with nothing ordering them\n", x->run, x->in_both ? " (and B)" : "", l1, l2, x->lo,
+			x->hi, x->hi - x->lo);
+		listed_a += x->run == 'A';
+		listed_b += x->run == 'B' || x->in_both;
+	}
+	if (r->races_a > listed_a || r->races_b > listed_b)
+		fprintf(f, "(more possible races: %" PRIu64 " in A, %" PRIu64 " in B not listed)\n", r->races_a - listed_a,
+			r->races_b > listed_b ? r->races_b - listed_b : 0);
+}
+
 static void text_kernel_table(FILE *f, const struct diff_result *r, int all)
 {
 	size_t shown = 0;
@@ -319,6 +390,7 @@ void ktrace_diff_report_text(FILE *f, const struct diff_result *r, const struct 
 	if (r->first_only_b)
 		fprintf(f, "first launch only in B: %s (launch %" PRIu64 ")\n", ktrace_tm_kernel_name(r->first_only_b->kernel),
 			r->first_only_b->seq);
+	text_stream_order(f, r);
 	for (size_t i = 0; i < r->nwarnings; i++)
 		fprintf(f, "warning: %s\n", r->warnings[i]);
 	fprintf(f, "\n");
@@ -496,6 +568,60 @@ static void j_region_hashes(struct jw *j, const struct diff_arg *a, int post)
 		j_null(j, kb);
 }
 
+static void j_concurrent(struct jw *j, const char *key, const struct diff_concurrent *c)
+{
+	char run[2] = { c->run, '\0' };
+	j_open(j, key, '{');
+	j_str(j, "run", run);
+	j_str(j, "type", c->launch ? "launch" : c->op && c->op->type == TM_OP_MEMSET ? "memset" : "memcpy");
+	j_u64(j, "seq", c->seq);
+	j_hex(j, "stream", c->stream);
+	if (c->launch) {
+		j_str(j, "kernel", ktrace_tm_kernel_name(c->launch->kernel));
+		j_str(j, "arg", c->arg);
+	}
+	j_close(j, '}');
+}
+
+static void j_race_launch(struct jw *j, const char *key, const struct tm_launch *l, const char *arg)
+{
+	j_open(j, key, '{');
+	j_u64(j, "seq", l->seq);
+	j_str(j, "kernel", ktrace_tm_kernel_name(l->kernel));
+	j_hex(j, "stream", l->stream);
+	j_str(j, "arg", arg);
+	j_close(j, '}');
+}
+
+/* "stream_order": only when a run recorded it (older reports are unchanged). */
+static void j_stream_order(struct jw *j, const struct diff_result *r)
+{
+	if (!r->order_a && !r->order_b)
+		return;
+	j_open(j, "stream_order", '{');
+	j_bool(j, "recorded_a", r->order_a);
+	j_bool(j, "recorded_b", r->order_b);
+	j_u64(j, "regions_set_aside", r->set_aside);
+	j_u64(j, "races_a", r->races_a);
+	j_u64(j, "races_b", r->races_b);
+	j_open(j, "races", '[');
+	for (size_t i = 0; i < r->nraces; i++) {
+		const struct diff_race *x = &r->races[i];
+		char run[2] = { x->run, '\0' };
+		j_open(j, NULL, '{');
+		j_str(j, "run", run);
+		j_bool(j, "in_both", x->in_both);
+		j_race_launch(j, "first", x->first, x->arg_first);
+		j_race_launch(j, "second", x->second, x->arg_second);
+		j_hex(j, "lo", x->lo);
+		j_hex(j, "hi", x->hi);
+		j_u64(j, "bytes", x->hi - x->lo);
+		j_close(j, '}');
+	}
+	j_close(j, ']');
+	j_close(j, '}');
+}
+
 static void j_arg(struct jw *j, const struct diff_arg *a, int output)
 {
 	j_open(j, NULL, '{');
@@ -518,6 +644,8 @@ static void j_arg(struct jw *j, const struct diff_arg *a, int output)
 		j_region_hashes(j, a, output);
 		if (a->why)
 			j_str(j, "reason", a->why);
+		if (a->concurrent.run)
+			j_concurrent(j, "concurrent_writer", &a->concurrent);
 		if (a->ra && a->rb)
 			j_u64(j, "bytes", a->ra->hash_len);
 		if (!output && !a->why) {
@@ -613,6 +741,7 @@ void ktrace_diff_report_json(FILE *f, const struct diff_result *r, const struct 
 		j_close(&j, '}');
 	}
 	j_close(&j, ']');
+	j_stream_order(&j, r);
 	j_open(&j, "divergences", '[');
 	for (size_t i = 0; i < r->ndivs; i++)
 		if (i == 0 || o->all)

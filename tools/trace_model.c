@@ -2,7 +2,8 @@
  *
  * Owns record-to-model conversion, the arena that holds every string and
  * byte array of a loaded trace, kernel resolution for launches, and the
- * ordering of launches and copy/set operations by sequence number.
+ * ordering of launches and copy/set operations by sequence number, and of
+ * ORDER records by the launch_seq they were made before.
  */
 #include "tools/trace_model.h"
 
@@ -97,6 +98,7 @@ struct tm_range {
 struct load_state {
 	struct tm_trace *t;
 	size_t cap_k, cap_l, cap_o, cap_n, cap_m, cap_r;
+	size_t cap_ord;
 	struct tm_module_digest *mods;
 	size_t nmods;
 	struct tm_range *ranges; /* ALLOC records: to infer unknown copy directions */
@@ -132,6 +134,14 @@ static int cmp_op(const void *a, const void *b)
 {
 	const struct tm_op *x = a, *y = b;
 	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+static int cmp_order(const void *a, const void *b)
+{
+	const struct tm_order *x = a, *y = b;
+	if (x->seq_before != y->seq_before)
+		return x->seq_before < y->seq_before ? -1 : 1;
+	return x->rec_seq < y->rec_seq ? -1 : x->rec_seq > y->rec_seq;
 }
 
 static int cmp_region(const void *a, const void *b)
@@ -368,6 +378,28 @@ static int take_op(struct load_state *s, uint16_t type, const void *rec, size_t 
 	return 0;
 }
 
+static int take_order(struct load_state *s, const void *rec, size_t len, uint64_t seq)
+{
+	struct tm_trace *t = s->t;
+	struct ktrace_rec_order r;
+	if (ktrace_decode_order(rec, len, &r) != 0)
+		return fail(s, "order", seq);
+	if (grow((void **)&t->orders, &s->cap_ord, t->norders + 1, sizeof *t->orders))
+		return oom(s);
+	struct tm_order *o = &t->orders[t->norders++];
+	o->seq_before = r.launch_seq_before;
+	o->rec_seq = seq;
+	o->op = r.op;
+	o->tid = r.tid;
+	o->stream = r.stream;
+	o->event = r.event;
+	o->context = r.context;
+	o->device = r.device;
+	o->stream_flags = r.stream_flags;
+	o->priority = r.priority;
+	return 0;
+}
+
 static int take_note(struct load_state *s, const void *rec, size_t len, uint64_t seq)
 {
 	struct tm_trace *t = s->t;
@@ -429,6 +461,7 @@ static int take_record(struct load_state *s, const void *rec, size_t len)
 	case KTRACE_REC_MEMCPY:
 	case KTRACE_REC_MEMSET: return take_op(s, p.type, rec, len, p.seq);
 	case KTRACE_REC_NOTE: return take_note(s, rec, len, p.seq);
+	case KTRACE_REC_ORDER: return take_order(s, rec, len, p.seq);
 	case KTRACE_REC_COUNTERS: return take_counters(s, rec, len, p.seq);
 	case KTRACE_REC_END: return take_end(s, rec, len, p.seq);
 	default: return 0; /* records the diff does not need, and unknown types */
@@ -603,6 +636,7 @@ static int finish(struct load_state *s)
 	for (size_t i = 0; i < t->nlaunches; i++)
 		t->launches[i].kernel = find_kernel(t->kernels, t->nkernels, t->launches[i].kernel_id);
 	sort(t->ops, t->nops, sizeof *t->ops, cmp_op);
+	sort(t->orders, t->norders, sizeof *t->orders, cmp_order);
 	infer_copy_dirs(s);
 	return 0;
 }
@@ -615,6 +649,7 @@ static int load(struct tm_trace *t, struct ktrace_reader *r, int allow_truncated
 	s.err = err;
 	s.errlen = errlen;
 	int rc = 0;
+	t->format_minor = ktrace_reader_minor(r);
 	for (;;) {
 		const void *rec;
 		size_t len;
@@ -690,6 +725,7 @@ void ktrace_tm_free(struct tm_trace *t)
 	free(t->launches);
 	free(t->ops);
 	free(t->notes);
+	free(t->orders);
 	const char *path = t->path;
 	memset(t, 0, sizeof *t);
 	t->path = path;

@@ -2,7 +2,8 @@
  *
  * Shared by ktrace-diff and the `ktrace` front end.  Loading decodes every
  * record with format/trace_reader.h, keeps what the determinism tools need
- * (kernels, launches with their regions and hashes, copies and sets, notes,
+ * (kernels, launches with their regions and hashes, copies and sets,
+ * stream-order records, notes,
  * counters, the header and end records), resolves each launch's kernel
  * (a LAUNCH may come before its KERNEL record), and sorts launches and
  * copy/set operations by their sequence number (records of different threads
@@ -83,6 +84,18 @@ struct tm_note {
 	const char *text;
 };
 
+/* An ORDER record (format 1.2): a stream, event or synchronisation call. */
+struct tm_order {
+	uint64_t seq_before;     /* launch_seq_before: after launches/copies numbered below it */
+	uint64_t rec_seq;        /* record sequence number (orders records of equal seq_before) */
+	uint32_t op;             /* enum ktrace_order_op */
+	uint32_t tid;
+	uint64_t stream, event, context;
+	int32_t device;
+	uint32_t stream_flags;   /* stream_create */
+	int32_t priority;        /* stream_create */
+};
+
 struct tm_trace {
 	const char *path;        /* as given (for messages) */
 	/* HEADER */
@@ -98,6 +111,8 @@ struct tm_trace {
 	struct tm_launch *launches; size_t nlaunches; /* sorted by seq */
 	struct tm_op *ops; size_t nops;               /* sorted by seq */
 	struct tm_note *notes; size_t nnotes;         /* file order */
+	struct tm_order *orders; size_t norders;      /* host order: by seq_before, then rec_seq */
+	uint16_t format_minor;   /* the file's format version 1.<minor> (ORDER records since 1.2) */
 	uint64_t counters[32];   /* latest value per enum ktrace_counter_id (< 32) */
 	size_t nrecords;
 	int truncated;           /* the file ended inside a frame or record */

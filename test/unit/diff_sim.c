@@ -165,6 +165,35 @@ static void putf(unsigned char *p, float f)
 	memcpy(p, &f, 4);
 }
 
+/* Encode and emit one LAUNCH of kernel kid on the stream value given. */
+static void emit_launch(struct sim *s, int kid, uint64_t stream, const uint32_t grid[3], const uint32_t block[3],
+			unsigned char *params, const struct ktrace_region *rg, int nu, uint32_t flags)
+{
+	struct ktrace_rec_launch l;
+	memset(&l, 0, sizeof l);
+	l.launch_seq = s->seq++;
+	l.kernel_id = (uint64_t)kid + 100;
+	l.context = s->o->ctx;
+	l.stream = stream;
+	l.tid = s->o->pid;
+	l.device = 0;
+	l.api = KTRACE_API_LAUNCH_KERNEL;
+	l.flags = flags;
+	memcpy(l.grid, grid, sizeof l.grid);
+	memcpy(l.block, block, sizeof l.block);
+	l.cluster[0] = l.cluster[1] = l.cluster[2] = 1;
+	l.param_bytes_len = kernels[kid].param_bytes;
+	l.nregions = (uint32_t)nu;
+	l.param_bytes = params;
+	unsigned char buf[2048];
+	size_t n = ktrace_encode_launch(buf, sizeof buf, &l, rg);
+	if (n > sizeof buf) {
+		s->failed = 1;
+		return;
+	}
+	emit(s, buf, n);
+}
+
 struct use {
 	int buf;          /* B_* */
 	uint32_t off;     /* parameter offset of the pointer word */
@@ -178,7 +207,6 @@ struct use {
 static void launch(struct sim *s, int kid, int stream, const uint32_t grid[3], const uint32_t block[3],
 		   unsigned char *params, const struct use *u, int nu, uint64_t result)
 {
-	const struct kdesc *k = &kernels[kid];
 	struct ktrace_region rg[8];
 	int unhashed = s->iter == s->o->unhashed_iter;
 	for (int i = 0; i < nu; i++) {
@@ -204,29 +232,8 @@ static void launch(struct sim *s, int kid, int stream, const uint32_t grid[3], c
 	if (!unhashed)
 		for (int i = 0; i < nu; i++)
 			rg[i].post_hash = s->content[u[i].buf];
-	struct ktrace_rec_launch l;
-	memset(&l, 0, sizeof l);
-	l.launch_seq = s->seq++;
-	l.kernel_id = (uint64_t)kid + 100;
-	l.context = s->o->ctx;
-	l.stream = s->o->stream_base + 0x10 * (uint64_t)stream;
-	l.tid = s->o->pid;
-	l.device = 0;
-	l.api = KTRACE_API_LAUNCH_KERNEL;
-	l.flags = unhashed ? KTRACE_LAUNCHF_HASH_SKIPPED : KTRACE_LAUNCHF_HASHED;
-	memcpy(l.grid, grid, sizeof l.grid);
-	memcpy(l.block, block, sizeof l.block);
-	l.cluster[0] = l.cluster[1] = l.cluster[2] = 1;
-	l.param_bytes_len = k->param_bytes;
-	l.nregions = (uint32_t)nu;
-	l.param_bytes = params;
-	unsigned char buf[2048];
-	size_t n = ktrace_encode_launch(buf, sizeof buf, &l, rg);
-	if (n > sizeof buf) {
-		s->failed = 1;
-		return;
-	}
-	emit(s, buf, n);
+	emit_launch(s, kid, s->o->stream_base + 0x10 * (uint64_t)stream, grid, block, params, rg, nu,
+		    unhashed ? KTRACE_LAUNCHF_HASH_SKIPPED : KTRACE_LAUNCHF_HASHED);
 }
 
 static void memcpy_htod(struct sim *s, int b, uint64_t data, int stream)
@@ -342,6 +349,145 @@ static void step(struct sim *s)
 	}
 }
 
+/* The training steps (every case but the stream-order ones). */
+static void run_steps(struct sim *s)
+{
+	memcpy_htod(s, B_W, mix(1234), 1);
+	memset_zero(s, B_G, 1);
+	s->content[B_Y] = s->content[B_Z] = 0x1111; /* uninitialised, the same in every run */
+	s->content[B_T] = 0x2222;
+	for (s->iter = 0; s->iter < (s->o->iters ? s->o->iters : 3); s->iter++)
+		step(s);
+}
+
+/* ---- stream-order scenarios ------------------------------------------------------ */
+
+/* Two launches of scale() write overlapping slices of a workspace (A: bytes
+ * 0..6K, B: 2K..8K), then reduce_sum() reads all of it; the case says what
+ * orders A and B (enum sim_order_case).  Digests: A's and B's depend on
+ * order_interleave when nothing orders them (each saw part of the other's
+ * writes), the workspace's final content on order_final_differs, A's result
+ * on order_diverge. */
+#define WS_OFF 0x70000ull
+#define WS_LO_LEN 0x1800ull
+#define WS_HI_OFF 0x70800ull
+#define WS_HI_LEN 0x1800ull
+#define WS_LEN 0x2000ull
+#define EVENT_A 0xe1ull
+
+static void emit_order(struct sim *s, uint32_t op, uint64_t stream, uint64_t event, uint32_t flags)
+{
+	struct ktrace_rec_order r;
+	if (s->o->order_no_records)
+		return;
+	memset(&r, 0, sizeof r);
+	r.op = op;
+	r.tid = s->o->pid;
+	r.stream = stream;
+	r.event = event;
+	r.context = s->o->ctx;
+	r.launch_seq_before = s->seq;
+	r.stream_flags = flags;
+	unsigned char buf[128];
+	emit(s, buf, ktrace_encode_order(buf, sizeof buf, &r));
+}
+
+static struct ktrace_region order_region(const struct sim *s, uint32_t off, uint16_t ord, uint64_t at,
+					 uint64_t len, uint64_t pre, uint64_t post)
+{
+	struct ktrace_region g;
+	memset(&g, 0, sizeof g);
+	g.param_offset = off;
+	g.ordinal = ord;
+	g.flags = KTRACE_REGIONF_PRE | KTRACE_REGIONF_POST;
+	g.ptr = s->o->addr_base + at;
+	g.alloc_base = s->o->addr_base;
+	g.alloc_size = SEG_SIZE;
+	g.hash_len = len;
+	g.pre_hash = pre;
+	g.post_hash = post;
+	return g;
+}
+
+/* scale(X, workspace slice) on `stream`: the slice goes from pre to post. */
+static void order_writer(struct sim *s, uint64_t stream, uint64_t at, uint64_t len, uint64_t pre, uint64_t post)
+{
+	unsigned char p[24] = { 0 };
+	put64(p, addr(s, B_X));
+	put64(p + 8, s->o->addr_base + at);
+	put32(p + 16, 1024);
+	putf(p + 20, 1.0f);
+	struct ktrace_region rg[2] = {
+		order_region(s, 0, 0, buf_off[B_X], buf_len[B_X], s->content[B_X], s->content[B_X]),
+		order_region(s, 8, 1, at, len, pre, post),
+	};
+	emit_launch(s, K_SCALE, stream, G1, B256, p, rg, 2, KTRACE_LAUNCHF_HASHED);
+}
+
+/* What orders B after A, on the host thread between the two launches. */
+static void order_between(struct sim *s, uint64_t sa, uint64_t sb)
+{
+	const struct sim_opts *o = s->o;
+	static const uint32_t syncs[] = { KTRACE_ORDER_STREAM_SYNC, KTRACE_ORDER_EVENT_SYNC, KTRACE_ORDER_CTX_SYNC,
+					  KTRACE_ORDER_EVENT_QUERY_DONE, KTRACE_ORDER_STREAM_QUERY_DONE };
+	uint32_t sync = syncs[o->order_sync < 5 ? o->order_sync : 0];
+	switch (o->order_case) {
+	case SIM_ORDER_EVENT:
+		emit_order(s, KTRACE_ORDER_EVENT_RECORD, sa, EVENT_A, 0);
+		emit_order(s, KTRACE_ORDER_STREAM_WAIT_EVENT, sb, EVENT_A, 0);
+		break;
+	case SIM_ORDER_UNKNOWN:
+		emit_order(s, KTRACE_ORDER_EVENT_RECORD, sa, EVENT_A, 0);
+		emit_order(s, KTRACE_ORDER_UNKNOWN, sb, 0, 0);
+		emit_order(s, KTRACE_ORDER_STREAM_WAIT_EVENT, sb, EVENT_A, 0);
+		break;
+	case SIM_ORDER_HOST_SYNC:
+		if (o->order_sync == 5) { /* a synchronous copy on A's stream: the host waits for it */
+			memcpy_htod(s, B_X, mix(8), 1);
+			break;
+		}
+		if (sync == KTRACE_ORDER_EVENT_SYNC || sync == KTRACE_ORDER_EVENT_QUERY_DONE)
+			emit_order(s, KTRACE_ORDER_EVENT_RECORD, sa, EVENT_A, 0);
+		emit_order(s, sync, sync == KTRACE_ORDER_CTX_SYNC ? 0 : sa,
+			   sync == KTRACE_ORDER_EVENT_SYNC || sync == KTRACE_ORDER_EVENT_QUERY_DONE ? EVENT_A : 0, 0);
+		break;
+	default:
+		break; /* SIM_ORDER_CONCURRENT, SIM_ORDER_LEGACY: nothing (the legacy stream orders itself) */
+	}
+}
+
+static void order_scenario(struct sim *s)
+{
+	const struct sim_opts *o = s->o;
+	uint64_t s1 = s->o->stream_base + 0x10, s2 = s->o->stream_base + 0x20;
+	uint64_t sb = o->order_case == SIM_ORDER_LEGACY ? 0 : s2;
+	uint64_t w0 = mix(0x5eed), seen = o->order_interleave;
+	uint32_t flags = o->order_nonblocking ? KTRACE_STREAM_NON_BLOCKING : 0;
+
+	emit_order(s, KTRACE_ORDER_STREAM_CREATE, s1, 0, flags);
+	emit_order(s, KTRACE_ORDER_STREAM_CREATE, s2, 0, flags);
+	memcpy_htod(s, B_X, mix(7), 1);
+	order_writer(s, s1, WS_OFF, WS_LO_LEN, w0, mix(0xa ^ seen ^ (o->order_diverge ? 0xbad : 0)));
+	order_between(s, s1, sb);
+	order_writer(s, sb, WS_HI_OFF, WS_HI_LEN, mix(0xb0 ^ seen ^ (o->order_diverge ? 0xbad : 0)), mix(0xb ^ seen));
+	if (!o->order_no_final_sync) {
+		emit_order(s, KTRACE_ORDER_STREAM_SYNC, s1, 0, 0);
+		emit_order(s, KTRACE_ORDER_STREAM_SYNC, sb, 0, 0);
+	}
+	{
+		unsigned char p[24] = { 0 };
+		uint64_t ws = mix(0xf ^ (o->order_final_differs ? 1 : 0));
+		put64(p, s->o->addr_base + WS_OFF);
+		put64(p + 8, addr(s, B_S));
+		put32(p + 16, 2048);
+		struct ktrace_region rg[2] = {
+			order_region(s, 0, 0, WS_OFF, WS_LEN, ws, ws),
+			order_region(s, 8, 1, buf_off[B_S], buf_len[B_S], s->content[B_S], mix(ws)),
+		};
+		emit_launch(s, K_REDUCE, s1, G1, B256, p, rg, 2, KTRACE_LAUNCHF_HASHED);
+	}
+}
+
 void sim_defaults(struct sim_opts *o, int run_b)
 {
 	memset(o, 0, sizeof *o);
@@ -405,12 +551,10 @@ int sim_write(const char *path, const struct sim_opts *o, char *err, size_t errl
 	if (!o->shuffle)
 		for (int k = 1; k < NKERN; k++)
 			emit_kernel(&s, k);
-	memcpy_htod(&s, B_W, mix(1234), 1);
-	memset_zero(&s, B_G, 1);
-	s.content[B_Y] = s.content[B_Z] = 0x1111; /* uninitialised, the same in every run */
-	s.content[B_T] = 0x2222;
-	for (s.iter = 0; s.iter < (o->iters ? o->iters : 3); s.iter++)
-		step(&s);
+	if (o->order_case)
+		order_scenario(&s);
+	else
+		run_steps(&s);
 	if (o->shuffle) {
 		/* records in a scrambled order (odd ones first, then even ones
 		 * backwards), then the KERNEL records after every launch */

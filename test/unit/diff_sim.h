@@ -32,6 +32,29 @@ struct sim_opts {
 	int mta_nondet_iter;  /* step in which multi_tensor_apply's result is perturbed (-1: never) */
 	uint64_t pad_noise;   /* value of the unused padding bytes 24..31 of the TensorList struct */
 	float lr;             /* multi_tensor_apply's scalar (0: 0.01) */
+	/* Stream order (format 1.2 ORDER records): instead of the training steps,
+	 * scale() launches A and B write overlapping workspace slices, then
+	 * reduce_sum() reads the whole workspace on A's stream after host syncs of
+	 * both streams. */
+	int order_case;       /* enum sim_order_case: what orders B after A (0: training steps) */
+	int order_nonblocking;/* streams created CU_STREAM_NON_BLOCKING */
+	int order_sync;       /* SIM_ORDER_HOST_SYNC: 0 stream_sync, 1 event_sync, 2 ctx_sync,
+	                       * 3 event_query_done, 4 stream_query_done, 5 a synchronous copy */
+	int order_no_records; /* the same launches without any ORDER record */
+	uint64_t order_interleave; /* what A and B saw of each other's writes (differs between runs
+	                            * when nothing orders them) */
+	int order_diverge;    /* A's result differs (a real divergence) */
+	int order_final_differs; /* the workspace's final content differs (a race's outcome) */
+	int order_no_final_sync; /* no host sync before reduce_sum(): it may run while B writes */
+};
+
+enum sim_order_case {
+	SIM_ORDER_NONE = 0,
+	SIM_ORDER_CONCURRENT = 1, /* A on stream 1, B on stream 2: nothing orders them */
+	SIM_ORDER_EVENT = 2,      /* stream 2 waits for an event recorded on stream 1 after A */
+	SIM_ORDER_LEGACY = 3,     /* B on the legacy stream */
+	SIM_ORDER_HOST_SYNC = 4,  /* the host waits for A (order_sync says how) before issuing B */
+	SIM_ORDER_UNKNOWN = 5,    /* as SIM_ORDER_EVENT, after an unknown order on stream 2 */
 };
 
 /* Defaults for run A / run B (different handles and addresses, same program). */

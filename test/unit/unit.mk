@@ -177,6 +177,10 @@ diff_test_SRCS = test/unit/diff_test.c test/unit/diff_sim.c $(DIFF_CORE_SRCS)
 diff_test_LIBS := -lcmocka
 diff_cli_test_SRCS = test/unit/diff_cli_test.c test/unit/diff_sim.c $(DIFF_CORE_SRCS)
 diff_cli_test_LIBS := -lcmocka
+# Stream order in the diff: constructed multi-stream traces with ORDER records.
+TESTS += diff_order_test
+diff_order_test_SRCS = test/unit/diff_order_test.c test/unit/diff_sim.c $(DIFF_CORE_SRCS)
+diff_order_test_LIBS := -lcmocka
 
 # The front-end tests run a fake traced program under a fake preloaded
 # library.  The library is built without sanitizers: it is preloaded into

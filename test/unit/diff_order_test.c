@@ -1,0 +1,574 @@
+/* test/unit/diff_order_test.c: stream order in ktrace-diff, on constructed
+ * trace pairs (cmocka).
+ *
+ * diff_sim.c writes a scenario instead of training steps: scale() launches A
+ * (stream 1) and B write overlapping slices of a workspace, then reduce_sum()
+ * reads all of it after host syncs of both streams.  What orders B after A
+ * varies: nothing (the cuDNN FFT case: concurrent writers, identical final
+ * result), an event, the legacy stream, a host sync of each kind, a
+ * non-blocking stream the legacy stream does not order, an unknown order.
+ * Each case checks which digests are evidence (set aside or not), whether a
+ * real divergence is found, and the possible races reported; text and JSON
+ * output against test/golden/diff/order_*.  KTRACE_UPDATE_GOLDEN=1 rewrites
+ * the golden files (review the diff).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "test/unit/diff_sim.h"
+#include "format/ktrace_format.h"
+#include "tools/diff.h"
+#include "tools/diff_order.h"
+
+static char tmpdir[256];
+
+struct pair {
+	struct tm_trace a, b;
+	struct diff_result r;
+	struct diff_opts o;
+};
+
+static void write_run(const char *name, const struct sim_opts *o, uint16_t minor, char *path, size_t cap)
+{
+	char err[512];
+	snprintf(path, cap, "%s/%s", tmpdir, name);
+	if (sim_write(path, o, err, sizeof err) != 0)
+		fail_msg("sim_write: %s", err);
+	if (minor) { /* an older writer's preamble: format 1.<minor> */
+		uint8_t v[2] = { (uint8_t)minor, (uint8_t)(minor >> 8) };
+		int fd = open(path, O_WRONLY);
+		assert_true(fd >= 0);
+		assert_int_equal(pwrite(fd, v, 2, 10), 2);
+		close(fd);
+	}
+}
+
+static void compare_minor(struct pair *p, const struct sim_opts *oa, const struct sim_opts *ob, int strict,
+			  uint16_t minor)
+{
+	char pa[512], pb[512], err[512];
+	write_run("a.ktrace", oa, minor, pa, sizeof pa);
+	write_run("b.ktrace", ob, minor, pb, sizeof pb);
+	memset(p, 0, sizeof *p);
+	if (ktrace_tm_load(&p->a, pa, 0, err, sizeof err))
+		fail_msg("load A: %s", err);
+	if (ktrace_tm_load(&p->b, pb, 0, err, sizeof err))
+		fail_msg("load B: %s", err);
+	p->o.strict = strict;
+	p->o.label_a = "a.ktrace";
+	p->o.label_b = "b.ktrace";
+	if (ktrace_diff_compare(&p->a, &p->b, &p->o, &p->r, err, sizeof err))
+		fail_msg("compare: %s", err);
+}
+
+static void compare(struct pair *p, const struct sim_opts *oa, const struct sim_opts *ob, int strict)
+{
+	compare_minor(p, oa, ob, strict, 0);
+}
+
+static void release(struct pair *p)
+{
+	ktrace_diff_result_free(&p->r);
+	ktrace_tm_free(&p->a);
+	ktrace_tm_free(&p->b);
+}
+
+static char *render(const struct pair *p, int json)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&buf, &len);
+	assert_non_null(m);
+	if (json) {
+		ktrace_diff_report_json(m, &p->r, &p->o, 0);
+		fputc('\n', m);
+	} else {
+		ktrace_diff_report_text(m, &p->r, &p->o);
+	}
+	fclose(m);
+	return buf;
+}
+
+/* Compare the text and JSON reports with test/golden/diff/<name>.txt / .json,
+ * or rewrite them when asked. */
+static void golden(const char *name, const struct pair *p)
+{
+	for (int json = 0; json < 2; json++) {
+		char path[512];
+		char *got = render(p, json);
+		snprintf(path, sizeof path, "test/golden/diff/%s.%s", name, json ? "json" : "txt");
+		const char *upd = getenv("KTRACE_UPDATE_GOLDEN");
+		if (upd && *upd && strcmp(upd, "0")) {
+			FILE *f = fopen(path, "w");
+			assert_non_null(f);
+			fputs(got, f);
+			fclose(f);
+			free(got);
+			continue;
+		}
+		FILE *f = fopen(path, "rb");
+		if (!f)
+			fail_msg("%s: missing golden file (run with KTRACE_UPDATE_GOLDEN=1 and review it)", path);
+		char want[65536];
+		size_t n = fread(want, 1, sizeof want - 1, f);
+		want[n] = '\0';
+		fclose(f);
+		if (strcmp(want, got) != 0) {
+			fprintf(stderr, "--- %s differs; got:\n%s\n", path, got);
+			free(got);
+			fail_msg("%s: output differs from the golden file", path);
+		}
+		free(got);
+	}
+}
+
+/* The two runs of a scenario; the workspace writers see each other's writes
+ * differently in B when `interleave` (nothing orders them then). */
+static void scenario(struct sim_opts *oa, struct sim_opts *ob, int order_case, int interleave)
+{
+	sim_defaults(oa, 0);
+	sim_defaults(ob, 1);
+	oa->order_case = ob->order_case = order_case;
+	if (interleave) {
+		oa->order_interleave = 0x11;
+		ob->order_interleave = 0x22;
+	}
+}
+
+static const struct tm_launch *launch_at(const struct tm_trace *t, size_t i)
+{
+	assert_true(i < t->nlaunches);
+	return &t->launches[i];
+}
+
+/* A real divergence was found at launch A (scale, launch 1), its inputs identical. */
+static void expect_divergence_at_a(const struct pair *p)
+{
+	assert_int_equal(p->r.status, 1);
+	assert_true(p->r.ndivs >= 1);
+	assert_ptr_equal(p->r.divs[0].la, launch_at(&p->a, 0));
+	assert_int_equal(p->r.divs[0].cls, DIFF_CLASS_KERNEL_NONDET);
+	assert_int_equal(p->r.divs[0].nunverified, 0);
+}
+
+/* Nothing was found: A and B unverified (their digests set aside), C compared. */
+static void expect_set_aside(const struct pair *p)
+{
+	assert_int_equal(p->r.status, 0);
+	assert_int_equal(p->r.ndivs, 0);
+	assert_int_equal(p->r.matched, 3);
+	assert_int_equal(p->r.unverified, 2);
+	assert_true(p->r.set_aside >= 2);
+}
+
+/* ---- the cases ----------------------------------------------------------------------- */
+
+/* The cuDNN FFT case: two streams write overlapping workspace slices at the
+ * same time, the final result is the same: no divergence (before stream
+ * order, the writers' digests made one); a possible race, as a note. */
+static void test_concurrent_writers_identical_result(void **state)
+{
+	struct sim_opts oa, ob;
+	struct pair p;
+	(void)state;
+	scenario(&oa, &ob, SIM_ORDER_CONCURRENT, 1);
+	compare(&p, &oa, &ob, 0);
+	expect_set_aside(&p);
+	assert_true(p.r.order_a && p.r.order_b);
+	assert_int_equal(p.r.races_a, 1);
+	assert_int_equal(p.r.races_b, 1);
+	assert_int_equal(p.r.nraces, 1);
+	assert_int_equal(p.r.races[0].run, 'A');
+	assert_true(p.r.races[0].in_both);
+	assert_ptr_equal(p.r.races[0].first, launch_at(&p.a, 0));
+	assert_ptr_equal(p.r.races[0].second, launch_at(&p.a, 1));
+	assert_true(p.r.races[0].lo == oa.addr_base + 0x70800 && p.r.races[0].hi == oa.addr_base + 0x71800);
+	assert_string_equal(p.r.races[0].arg_first, "out");
+	assert_int_equal(p.r.nwarnings, 0);
+	golden("order_concurrent", &p);
+	release(&p);
+	/* --strict: the race counts */
+	compare(&p, &oa, &ob, 1);
+	assert_int_equal(p.r.status, 1);
+	release(&p);
+	/* the same launches without ORDER records: as before, the digests of A are evidence */
+	oa.order_no_records = ob.order_no_records = 1;
+	compare(&p, &oa, &ob, 0);
+	assert_false(p.r.order_a || p.r.order_b);
+	assert_int_equal(p.r.set_aside, 0);
+	assert_int_equal(p.r.status, 1);
+	assert_ptr_equal(p.r.divs[0].la, launch_at(&p.a, 0));
+	assert_int_equal(p.r.nwarnings, 0); /* format 1.2 traces: nothing to say */
+	release(&p);
+}
+
+/* Ordered by an event: the digests are evidence again and A's real divergence
+ * is found; concurrent, the same divergence is set aside. */
+static void test_event_order_makes_digests_evidence(void **state)
+{
+	struct sim_opts oa, ob;
+	struct pair p;
+	(void)state;
+	scenario(&oa, &ob, SIM_ORDER_EVENT, 0);
+	ob.order_diverge = 1;
+	compare(&p, &oa, &ob, 0);
+	expect_divergence_at_a(&p);
+	assert_int_equal(p.r.set_aside, 0);
+	assert_int_equal(p.r.races_a + p.r.races_b, 0);
+	golden("order_event", &p);
+	release(&p);
+	scenario(&oa, &ob, SIM_ORDER_CONCURRENT, 0);
+	ob.order_diverge = 1;
+	compare(&p, &oa, &ob, 0);
+	expect_set_aside(&p);
+	release(&p);
+}
+
+/* The legacy stream waits for blocking streams: B on it is ordered after A. */
+static void test_legacy_stream_implicit_sync(void **state)
+{
+	struct sim_opts oa, ob;
+	struct pair p;
+	(void)state;
+	scenario(&oa, &ob, SIM_ORDER_LEGACY, 0);
+	ob.order_diverge = 1;
+	compare(&p, &oa, &ob, 0);
+	expect_divergence_at_a(&p);
+	assert_int_equal(p.r.set_aside, 0);
+	assert_int_equal(p.r.races_a + p.r.races_b, 0);
+	assert_true(launch_at(&p.a, 1)->stream == 0);
+	release(&p);
+}
+
+/* A non-blocking stream is not ordered by the legacy stream. */
+static void test_nonblocking_stream_not_ordered_by_legacy(void **state)
+{
+	struct sim_opts oa, ob;
+	struct pair p;
+	(void)state;
+	scenario(&oa, &ob, SIM_ORDER_LEGACY, 1);
+	oa.order_nonblocking = ob.order_nonblocking = 1;
+	ob.order_diverge = 1;
+	compare(&p, &oa, &ob, 0);
+	expect_set_aside(&p);
+	assert_int_equal(p.r.races_a, 1);
+	assert_true(p.r.races[0].second->stream == 0);
+	golden("order_nonblocking", &p);
+	release(&p);
+}
+
+/* Each host synchronisation orders what the host issues after it. */
+static void test_host_sync_orders(void **state)
+{
+	(void)state;
+	for (int sync = 0; sync <= 5; sync++) {
+		struct sim_opts oa, ob;
+		struct pair p;
+		scenario(&oa, &ob, SIM_ORDER_HOST_SYNC, 0);
+		oa.order_nonblocking = ob.order_nonblocking = 1;
+		oa.order_sync = ob.order_sync = sync;
+		ob.order_diverge = 1;
+		compare(&p, &oa, &ob, 0);
+		if (p.r.ndivs == 0)
+			fail_msg("host sync %d: A's divergence not found (%" PRIu64 " set aside)", sync, p.r.set_aside);
+		expect_divergence_at_a(&p);
+		assert_int_equal(p.r.set_aside, 0);
+		assert_int_equal(p.r.races_a + p.r.races_b, 0);
+		release(&p);
+	}
+}
+
+/* A real race: the workspace's final content differs between the runs.  The
+ * reader's input differs (its last writer named), and the race is reported
+ * naming both launches and the bytes they both wrote. */
+static void test_real_race_reported(void **state)
+{
+	struct sim_opts oa, ob;
+	struct pair p;
+	(void)state;
+	scenario(&oa, &ob, SIM_ORDER_CONCURRENT, 1);
+	ob.order_final_differs = 1;
+	compare(&p, &oa, &ob, 0);
+	assert_int_equal(p.r.status, 1);
+	assert_int_equal(p.r.ndivs, 1);
+	assert_ptr_equal(p.r.divs[0].la, launch_at(&p.a, 2));
+	assert_int_equal(p.r.divs[0].cls, DIFF_CLASS_INPUTS_DIFFER);
+	assert_int_equal(p.r.divs[0].inputs[0].wa.type, DIFF_WRITER_LAUNCH);
+	assert_int_equal(p.r.races_a, 1);
+	assert_int_equal(p.r.unverified, 2);
+	golden("order_race", &p);
+	release(&p);
+}
+
+/* The reader runs while B may still write the workspace: its input is set
+ * aside, naming B as the concurrent writer, and its divergence cannot be
+ * put on its inputs or on the kernel. */
+static void test_reader_concurrent_with_writer(void **state)
+{
+	struct sim_opts oa, ob;
+	struct pair p;
+	(void)state;
+	scenario(&oa, &ob, SIM_ORDER_CONCURRENT, 1);
+	oa.order_no_final_sync = ob.order_no_final_sync = 1;
+	ob.order_final_differs = 1;
+	compare(&p, &oa, &ob, 0);
+	assert_int_equal(p.r.status, 1);
+	assert_int_equal(p.r.ndivs, 1);
+	const struct diff_divergence *d = &p.r.divs[0];
+	assert_ptr_equal(d->la, launch_at(&p.a, 2));
+	assert_int_equal(d->cls, DIFF_CLASS_INPUTS_UNVERIFIED);
+	assert_int_equal(d->nunverified, 1);
+	assert_string_equal(d->unverified[0].name, "in");
+	assert_int_equal(d->unverified[0].concurrent.run, 'A');
+	assert_ptr_equal(d->unverified[0].concurrent.launch, launch_at(&p.a, 1));
+	assert_string_equal(d->unverified[0].concurrent.arg, "out");
+	assert_int_equal(p.r.races_a, 1); /* A and B: the reader writes nothing B writes */
+	golden("order_reader", &p);
+	release(&p);
+}
+
+/* An unknown order (a stream memory operation) on B's stream: until a host
+ * sync covers it, the event that would order B after A does not count. */
+static void test_unknown_order_is_conservative(void **state)
+{
+	struct sim_opts oa, ob;
+	struct pair p;
+	(void)state;
+	scenario(&oa, &ob, SIM_ORDER_UNKNOWN, 0);
+	ob.order_diverge = 1;
+	compare(&p, &oa, &ob, 0);
+	expect_set_aside(&p);
+	release(&p);
+}
+
+/* Traces older than 1.2 cannot have stream order: the diff behaves as before
+ * and says so once; recorded in one run only, it says that. */
+static void test_order_not_recorded(void **state)
+{
+	struct sim_opts oa, ob;
+	struct pair p;
+	(void)state;
+	scenario(&oa, &ob, SIM_ORDER_CONCURRENT, 1);
+	oa.order_no_records = ob.order_no_records = 1;
+	compare_minor(&p, &oa, &ob, 0, 1);
+	assert_int_equal(p.r.status, 1);
+	assert_int_equal(p.r.nwarnings, 1);
+	assert_non_null(strstr(p.r.warnings[0], "stream order was not recorded (format 1.1 trace"));
+	char *text = render(&p, 0), *json = render(&p, 1);
+	assert_null(strstr(text, "stream order:"));
+	assert_null(strstr(json, "stream_order"));
+	free(text);
+	free(json);
+	release(&p);
+	scenario(&oa, &ob, SIM_ORDER_CONCURRENT, 1);
+	ob.order_no_records = 1;
+	compare(&p, &oa, &ob, 0);
+	assert_true(p.r.order_a && !p.r.order_b);
+	assert_int_equal(p.r.nwarnings, 1);
+	assert_non_null(strstr(p.r.warnings[0], "stream order was recorded in run A only"));
+	assert_int_equal(p.r.races_a, 1);
+	assert_int_equal(p.r.races_b, 0);
+	release(&p);
+}
+
+/* ---- the relation itself, on hand-built traces --------------------------------------- */
+
+/* A run built in memory: launches (each writing one region of 256 bytes at
+ * `at`) and ORDER records, both in host order. */
+struct hand {
+	struct tm_trace t;
+	struct tm_kernel k;
+	struct tm_launch l[16];
+	struct tm_region g[16];
+	struct tm_order o[16];
+};
+
+static void hand_launch(struct hand *h, uint64_t stream, uint32_t tid, uint64_t at)
+{
+	size_t i = h->t.nlaunches++;
+	struct tm_launch *l = &h->l[i];
+	memset(l, 0, sizeof *l);
+	l->seq = i + 100 * h->t.norders; /* leaves room for ORDER records placed between */
+	l->kernel = &h->k;
+	l->context = 0xc0;
+	l->stream = stream;
+	l->tid = tid;
+	l->flags = KTRACE_LAUNCHF_HASHED;
+	l->nregions = 1;
+	l->regions = &h->g[i];
+	h->g[i] = (struct tm_region){ 0, 0, KTRACE_REGIONF_PRE | KTRACE_REGIONF_POST, at, 0, 0, 256, 1, 2 };
+}
+
+static void hand_order(struct hand *h, uint32_t op, uint64_t stream, uint64_t event, uint32_t tid)
+{
+	size_t i = h->t.norders++;
+	uint64_t next = h->t.nlaunches ? h->l[h->t.nlaunches - 1].seq + 1 : 0;
+	h->o[i] = (struct tm_order){ next, i, op, tid, stream, event, 0xc0, 0, 0, 0 };
+}
+
+static void hand_init(struct hand *h)
+{
+	memset(h, 0, sizeof *h);
+	h->k.name = h->k.demangled = "k";
+	h->t.path = "hand";
+	h->t.launches = h->l;
+	h->t.orders = h->o;
+	h->t.format_minor = 2;
+}
+
+static int writes_all(const struct tm_trace *t, size_t li, uint32_t r, void *ctx)
+{
+	(void)t, (void)li, (void)r, (void)ctx;
+	return DIFF_ORDER_WRITES_YES;
+}
+
+/* Does launch a have a concurrent writer of its bytes (launch b's)? */
+static int concurrent(const struct hand *h, size_t a)
+{
+	int oom;
+	struct diff_order_writer w;
+	struct diff_order *o = ktrace_diff_order_build(&h->t, writes_all, NULL, &oom);
+	assert_non_null(o);
+	int c = ktrace_diff_order_concurrent_writer(o, a, h->g[a].ptr, 256, &w);
+	ktrace_diff_order_free(o);
+	return c;
+}
+
+/* A destroyed stream's handle reused by a new stream: a new stream, whose
+ * work nothing orders with the old one's (destroying does not wait). */
+static void test_handle_reused_after_destroy(void **state)
+{
+	struct hand h;
+	(void)state;
+	hand_init(&h);
+	hand_order(&h, KTRACE_ORDER_STREAM_CREATE, 0x100, 0, 1);
+	hand_launch(&h, 0x100, 1, 0x1000);
+	hand_order(&h, KTRACE_ORDER_STREAM_DESTROY, 0x100, 0, 1);
+	hand_order(&h, KTRACE_ORDER_STREAM_CREATE, 0x100, 0, 1);
+	hand_launch(&h, 0x100, 1, 0x1000);
+	assert_true(concurrent(&h, 1));
+	/* without the destroy and create, one stream: ordered */
+	hand_init(&h);
+	hand_launch(&h, 0x100, 1, 0x1000);
+	hand_launch(&h, 0x100, 1, 0x1000);
+	hand_order(&h, KTRACE_ORDER_STREAM_SYNC, 0x100, 0, 1);
+	assert_false(concurrent(&h, 1));
+}
+
+/* A host sync orders only what the syncing thread issues afterwards. */
+static void test_host_sync_is_per_thread(void **state)
+{
+	struct hand h;
+	(void)state;
+	hand_init(&h);
+	hand_order(&h, KTRACE_ORDER_STREAM_CREATE, 0x100, 0, 1);
+	hand_order(&h, KTRACE_ORDER_STREAM_CREATE, 0x200, 0, 1);
+	hand_launch(&h, 0x100, 1, 0x1000);
+	hand_order(&h, KTRACE_ORDER_STREAM_SYNC, 0x100, 0, 1);
+	hand_launch(&h, 0x200, 2, 0x1000); /* thread 2 knows nothing of thread 1's sync */
+	hand_launch(&h, 0x200, 1, 0x1000); /* thread 1 does */
+	assert_true(concurrent(&h, 1));
+	int oom;
+	struct diff_order_writer w;
+	struct diff_order *o = ktrace_diff_order_build(&h.t, writes_all, NULL, &oom);
+	assert_non_null(o);
+	assert_int_equal(ktrace_diff_order_concurrent_writer(o, 2, 0x1000, 256, &w), 0); /* after 0 and 1 */
+	assert_int_equal(ktrace_diff_order_concurrent_writer(o, 0, 0x1000, 256, &w), 1); /* with 1 */
+	assert_ptr_equal(w.launch, &h.l[1]);
+	ktrace_diff_order_free(o);
+}
+
+/* A wait uses the event's latest record before it; a wait on an event never
+ * recorded orders nothing. */
+static void test_event_latest_record(void **state)
+{
+	struct hand h;
+	(void)state;
+	hand_init(&h);
+	hand_order(&h, KTRACE_ORDER_STREAM_CREATE, 0x100, 0, 1);
+	hand_order(&h, KTRACE_ORDER_STREAM_CREATE, 0x200, 0, 1);
+	hand_order(&h, KTRACE_ORDER_EVENT_RECORD, 0x100, 0xe, 1); /* before launch 0 */
+	hand_launch(&h, 0x100, 1, 0x1000);
+	hand_order(&h, KTRACE_ORDER_STREAM_WAIT_EVENT, 0x200, 0xe, 1);
+	hand_order(&h, KTRACE_ORDER_STREAM_WAIT_EVENT, 0x200, 0xf, 1); /* never recorded */
+	hand_launch(&h, 0x200, 1, 0x1000);
+	assert_true(concurrent(&h, 1));
+	hand_init(&h);
+	hand_order(&h, KTRACE_ORDER_STREAM_CREATE, 0x100, 0, 1);
+	hand_order(&h, KTRACE_ORDER_STREAM_CREATE, 0x200, 0, 1);
+	hand_order(&h, KTRACE_ORDER_EVENT_RECORD, 0x100, 0xe, 1);
+	hand_launch(&h, 0x100, 1, 0x1000);
+	hand_order(&h, KTRACE_ORDER_EVENT_RECORD, 0x100, 0xe, 1); /* recorded again, after launch 0 */
+	hand_order(&h, KTRACE_ORDER_STREAM_WAIT_EVENT, 0x200, 0xe, 1);
+	hand_launch(&h, 0x200, 1, 0x1000);
+	assert_false(concurrent(&h, 1));
+}
+
+/* An unknown order stops event ordering on its stream until a host sync
+ * covers it; after that, events order the stream again. */
+static void test_unknown_order_window_closes(void **state)
+{
+	struct hand h;
+	(void)state;
+	hand_init(&h);
+	hand_order(&h, KTRACE_ORDER_STREAM_CREATE, 0x100, 0, 1);
+	hand_order(&h, KTRACE_ORDER_STREAM_CREATE, 0x200, 0, 1);
+	hand_order(&h, KTRACE_ORDER_UNKNOWN, 0x200, 0, 1);
+	hand_order(&h, KTRACE_ORDER_STREAM_SYNC, 0x200, 0, 1); /* covers the unknown operation */
+	hand_launch(&h, 0x100, 1, 0x1000);
+	hand_order(&h, KTRACE_ORDER_EVENT_RECORD, 0x100, 0xe, 1);
+	hand_order(&h, KTRACE_ORDER_STREAM_WAIT_EVENT, 0x200, 0xe, 1);
+	hand_launch(&h, 0x200, 1, 0x1000);
+	assert_false(concurrent(&h, 1));
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	snprintf(tmpdir, sizeof tmpdir, "/tmp/ktrace-diff-order.XXXXXX");
+	if (!mkdtemp(tmpdir))
+		return -1;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	char p[512];
+	snprintf(p, sizeof p, "%s/a.ktrace", tmpdir);
+	unlink(p);
+	snprintf(p, sizeof p, "%s/b.ktrace", tmpdir);
+	unlink(p);
+	rmdir(tmpdir);
+	return 0;
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_concurrent_writers_identical_result),
+		cmocka_unit_test(test_event_order_makes_digests_evidence),
+		cmocka_unit_test(test_legacy_stream_implicit_sync),
+		cmocka_unit_test(test_nonblocking_stream_not_ordered_by_legacy),
+		cmocka_unit_test(test_host_sync_orders),
+		cmocka_unit_test(test_real_race_reported),
+		cmocka_unit_test(test_reader_concurrent_with_writer),
+		cmocka_unit_test(test_unknown_order_is_conservative),
+		cmocka_unit_test(test_order_not_recorded),
+		cmocka_unit_test(test_handle_reused_after_destroy),
+		cmocka_unit_test(test_host_sync_is_per_thread),
+		cmocka_unit_test(test_event_latest_record),
+		cmocka_unit_test(test_unknown_order_window_closes),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
