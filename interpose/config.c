@@ -14,6 +14,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "common/allocator_env.h"
 #include "common/value_parse.h"
 #include "format/output_path.h"
 
@@ -123,6 +124,9 @@ int ktrace_config_load(struct ktrace_config *c, ktrace_env_fn env, void *ctx, ch
 	if (ktrace_output_path_expand(v, c->output, sizeof(c->output), why, sizeof(why)))
 		return bad(err, errlen, "KTRACE_OUTPUT", v, why);
 
+	ktrace_allocator_describe(get(env, ctx, "PYTORCH_CUDA_ALLOC_CONF"), get(env, ctx, "PYTORCH_ALLOC_CONF"),
+				  get(env, ctx, "XLA_PYTHON_CLIENT_ALLOCATOR"), c->allocator, sizeof(c->allocator));
+
 	v = get(env, ctx, "KTRACE_KERNELS");
 	if (v) {
 		if (ktrace_regex_compile(&c->kernel_filter, v, why, sizeof(why)))
@@ -165,7 +169,7 @@ void ktrace_config_describe(const struct ktrace_config *c, char *buf, size_t len
 			 (unsigned long long)c->launch_hi);
 	snprintf(buf, len,
 		 "KTRACE_OUTPUT=%s KTRACE_OVERWRITE=%d KTRACE_HASH=%d KTRACE_HASH_MAX=%llu KTRACE_LAUNCHES=%s "
-		 "KTRACE_STORE_MODULES=%d KTRACE_FOLLOW_FORK=%d KTRACE_KERNELS=%s",
+		 "KTRACE_STORE_MODULES=%d KTRACE_FOLLOW_FORK=%d ALLOCATOR=%s KTRACE_KERNELS=%s",
 		 c->output_pattern, c->overwrite, c->hash, (unsigned long long)c->hash_max, launches,
-		 c->store_modules, c->follow_fork, c->kernel_pattern);
+		 c->store_modules, c->follow_fork, c->allocator, c->kernel_pattern);
 }

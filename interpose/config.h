@@ -15,6 +15,11 @@
  *   KTRACE_DEBUG          0/1: debug messages on stderr
  *   KTRACE_FOLLOW_FORK    0/1: a fork()ed child traces to its own file (default 0)
  *
+ * It also reads the GPU allocator settings of the frameworks
+ * (PYTORCH_CUDA_ALLOC_CONF, PYTORCH_ALLOC_CONF, XLA_PYTHON_CLIENT_ALLOCATOR),
+ * only to say which are in effect (common/allocator_env.h; `ktrace run` and
+ * `ktrace check` choose them): ALLOCATOR= in the HEADER's config string.
+ *
  * Booleans accept 0/1, true/false, yes/no, on/off (any case); an empty value
  * means the default.  Anything else is an error: one line naming the variable
  * and its value, and the caller turns tracing off.

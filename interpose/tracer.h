@@ -41,6 +41,8 @@ struct ktrace_config {
 	int debug;               /* KTRACE_DEBUG */
 	int follow_fork;         /* KTRACE_FOLLOW_FORK=1: a fork child traces to its own file */
 	char kernel_pattern[1024]; /* KTRACE_KERNELS as given ("" when unset) */
+	char allocator[160];     /* GPU allocator settings in effect (common/allocator_env.h): "program",
+	                          * "pytorch:cudaMallocAsync,jax:platform", ... */
 };
 
 struct ktrace_tracer {

@@ -18,6 +18,7 @@ struct ktrace_run_opts {
 	const char *launches; /* KTRACE_LAUNCHES */
 	const char *hash_max; /* KTRACE_HASH_MAX */
 	int no_hash, quiet, overwrite, follow_fork, debug, no_modules;
+	int keep_allocator;   /* the program's own GPU memory allocator (common/allocator_env.h) */
 };
 
 /* getopt_long codes of the tracing options. */
@@ -32,6 +33,7 @@ enum ktrace_run_option {
 	KTRACE_RUN_OPT_FOLLOW_FORK,
 	KTRACE_RUN_OPT_NO_MODULES,
 	KTRACE_RUN_OPT_DEBUG,
+	KTRACE_RUN_OPT_KEEP_ALLOCATOR,
 };
 
 /* The tracing options as getopt_long tables (each ends with a zeroed entry):
@@ -52,9 +54,12 @@ void ktrace_run_opts_help(FILE *f, int with_file);
  * else <bindir>/libktrace.so.  Returns 0 with an absolute path, or -1 + err. */
 int ktrace_find_lib(char *out, size_t cap, char *err, size_t errlen);
 
-/* Set LD_PRELOAD (lib first, the existing value kept after it) and the
- * KTRACE_* variables of o in this process's environment; output overrides
- * o->output when not NULL.  Returns 0 or -1 + err. */
+/* Set LD_PRELOAD (lib first, the existing value kept after it), the
+ * KTRACE_* variables of o and, unless o->keep_allocator, the allocator
+ * settings that give each tensor its own allocation (common/allocator_env.h;
+ * a note about a setting kept goes to stderr unless o->quiet) in this
+ * process's environment; output overrides o->output when not NULL.  Returns 0
+ * or -1 + err. */
 int ktrace_prepare_env(const struct ktrace_run_opts *o, const char *lib, const char *output, char *err,
 		       size_t errlen);
 

@@ -1,13 +1,16 @@
 /* tools/ktrace_run.c: `ktrace run`, the tracing options, finding libktrace.so.
  *
  *   ktrace run [-o FILE] [--no-hash] [--kernels RE] [--launches A:B]
- *              [--hash-max N] [--quiet] ... -- CMD ...
+ *              [--hash-max N] [--quiet] [--keep-allocator] ... -- CMD ...
  *
  * Each option becomes the KTRACE_* setting of the same meaning
  * (interpose/config.h documents them); values are checked here first, by
  * the parser the library uses (common/value_parse.h), so a typo is one line
- * and exit 2, not an untraced run.  CMD then replaces this process (exec),
- * so its exit status and signals are CMD's own.
+ * and exit 2, not an untraced run.  Unless --keep-allocator, the program is
+ * asked for one GPU allocation per tensor (PyTorch's cudaMallocAsync backend,
+ * JAX's platform allocator: common/allocator_env.h), so that buffer extents
+ * are exact.  CMD then replaces this process (exec), so its exit status and
+ * signals are CMD's own.
  */
 #include "tools/ktrace_cli.h"
 
@@ -18,6 +21,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/allocator_env.h"
 #include "common/value_parse.h"
 #include "format/output_path.h"
 #include "tools/cli_options.h"
@@ -39,6 +43,7 @@ const struct option ktrace_run_trace_options[] = {
 	{ "follow-fork", no_argument, NULL, KTRACE_RUN_OPT_FOLLOW_FORK },
 	{ "no-modules", no_argument, NULL, KTRACE_RUN_OPT_NO_MODULES },
 	{ "debug", no_argument, NULL, KTRACE_RUN_OPT_DEBUG },
+	{ "keep-allocator", no_argument, NULL, KTRACE_RUN_OPT_KEEP_ALLOCATOR },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -120,6 +125,7 @@ int ktrace_run_opt(struct ktrace_run_opts *o, int code, const char *value, char 
 	case KTRACE_RUN_OPT_FOLLOW_FORK: return set_flag(&o->follow_fork);
 	case KTRACE_RUN_OPT_NO_MODULES: return set_flag(&o->no_modules);
 	case KTRACE_RUN_OPT_DEBUG: return set_flag(&o->debug);
+	case KTRACE_RUN_OPT_KEEP_ALLOCATOR: return set_flag(&o->keep_allocator);
 	default: return 0;
 	}
 }
@@ -137,7 +143,10 @@ void ktrace_run_opts_help(FILE *f, int with_file)
 	      "  --quiet             no start-up line from the library (KTRACE_QUIET=1)\n"
 	      "  --follow-fork       fork()ed children trace to files of their own (KTRACE_FOLLOW_FORK=1)\n"
 	      "  --no-modules        do not store module images in the trace (KTRACE_STORE_MODULES=0)\n"
-	      "  --debug             debug messages from the library (KTRACE_DEBUG=1)\n",
+	      "  --debug             debug messages from the library (KTRACE_DEBUG=1)\n"
+	      "  --keep-allocator    keep the program's own GPU memory allocator (default: one\n"
+	      "                      allocation per tensor, so that buffer extents are exact:\n"
+	      "                      PyTorch backend:cudaMallocAsync, JAX platform allocator)\n",
 	      f);
 }
 
@@ -191,6 +200,22 @@ static int set_env(const char *name, const char *value, char *err, size_t errlen
 	return -1;
 }
 
+/* The allocator settings of common/allocator_env.h, unless o->keep_allocator. */
+static int set_allocator_env(const struct ktrace_run_opts *o, char *err, size_t errlen)
+{
+	struct ktrace_allocator_plan p;
+
+	ktrace_allocator_plan(getenv("PYTORCH_CUDA_ALLOC_CONF"), getenv("PYTORCH_ALLOC_CONF"),
+			      getenv("XLA_PYTHON_CLIENT_ALLOCATOR"), o->keep_allocator, &p);
+	if ((p.cuda_alloc_conf[0] && set_env("PYTORCH_CUDA_ALLOC_CONF", p.cuda_alloc_conf, err, errlen)) ||
+	    (p.alloc_conf[0] && set_env("PYTORCH_ALLOC_CONF", p.alloc_conf, err, errlen)) ||
+	    (p.xla_allocator && set_env("XLA_PYTHON_CLIENT_ALLOCATOR", p.xla_allocator, err, errlen)))
+		return -1;
+	if (p.note[0] && !o->quiet)
+		fprintf(stderr, "ktrace: %s (--keep-allocator silences this)\n", p.note);
+	return 0;
+}
+
 int ktrace_prepare_env(const struct ktrace_run_opts *o, const char *lib, const char *output, char *err,
 		       size_t errlen)
 {
@@ -224,7 +249,7 @@ int ktrace_prepare_env(const struct ktrace_run_opts *o, const char *lib, const c
 	    (o->no_modules && set_env("KTRACE_STORE_MODULES", "0", err, errlen)) ||
 	    (o->debug && set_env("KTRACE_DEBUG", "1", err, errlen)))
 		return -1;
-	return 0;
+	return set_allocator_env(o, err, errlen);
 }
 
 /* ---- ktrace run ----------------------------------------------------------------------------- */

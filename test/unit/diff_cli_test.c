@@ -277,6 +277,55 @@ static void fake_env(const char *mode)
 	unsetenv("LD_PRELOAD");
 }
 
+/* What `ktrace run` gives the command for PyTorch's and JAX's allocators,
+ * printed by the command itself: "<PYTORCH_CUDA_ALLOC_CONF>|<XLA_...>". */
+static struct res run_allocator_env(const char *k, const char *opt)
+{
+	static char script[] = "printf '%s|%s' \"$PYTORCH_CUDA_ALLOC_CONF\" \"$XLA_PYTHON_CLIENT_ALLOCATOR\"";
+
+	if (opt)
+		return run((char *[]){ (char *)k, "run", (char *)opt, "--", "/bin/sh", "-c", script, NULL });
+	return run((char *[]){ (char *)k, "run", "--", "/bin/sh", "-c", script, NULL });
+}
+
+/* One allocation per tensor by default; the user's choices kept; a note
+ * when their expandable_segments stays; --keep-allocator changes nothing. */
+static void test_run_allocator_env(void **state)
+{
+	char k[512];
+	struct res r;
+
+	(void)state;
+	tool(k, sizeof k, "ktrace");
+	fake_env("exit3");
+	unsetenv("PYTORCH_CUDA_ALLOC_CONF");
+	unsetenv("PYTORCH_ALLOC_CONF");
+	unsetenv("XLA_PYTHON_CLIENT_ALLOCATOR");
+	r = run_allocator_env(k, NULL);
+	assert_string_equal(r.out, "backend:cudaMallocAsync|platform");
+	assert_string_equal(r.err, "");
+	res_free(&r);
+	r = run_allocator_env(k, "--keep-allocator");
+	assert_string_equal(r.out, "|");
+	res_free(&r);
+	setenv("PYTORCH_CUDA_ALLOC_CONF", "max_split_size_mb:128", 1);
+	setenv("XLA_PYTHON_CLIENT_ALLOCATOR", "bfc", 1);
+	r = run_allocator_env(k, NULL);
+	assert_string_equal(r.out, "backend:cudaMallocAsync,max_split_size_mb:128|bfc");
+	res_free(&r);
+	setenv("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True", 1);
+	r = run_allocator_env(k, NULL);
+	assert_string_equal(r.out, "expandable_segments:True|bfc");
+	assert_non_null(strstr(r.err, "ktrace: PYTORCH_CUDA_ALLOC_CONF sets expandable_segments"));
+	assert_int_equal(count_lines(r.err), 1);
+	res_free(&r);
+	r = run_allocator_env(k, "--quiet");
+	assert_string_equal(r.err, "");
+	res_free(&r);
+	unsetenv("PYTORCH_CUDA_ALLOC_CONF");
+	unsetenv("XLA_PYTHON_CLIENT_ALLOCATOR");
+}
+
 static void test_check_fake(void **state)
 {
 	(void)state;
@@ -684,6 +733,7 @@ int main(void)
 		cmocka_unit_test(test_check_fake),
 		cmocka_unit_test(test_check_failures),
 		cmocka_unit_test(test_run_fake),
+		cmocka_unit_test(test_run_allocator_env),
 		cmocka_unit_test(test_option_errors),
 		cmocka_unit_test(test_real_library),
 		cmocka_unit_test(test_run_and_library_agree),

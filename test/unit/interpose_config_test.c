@@ -214,6 +214,32 @@ static void test_shared_reasons(void **state)
 	}
 }
 
+/* The GPU allocator settings in effect go into the HEADER's config string
+ * (ALLOCATOR=..., common/allocator_env.h); "program" when none is set. */
+static void test_allocator_described(void **state)
+{
+	const char *none[] = { NULL };
+	const char *both[] = { "PYTORCH_CUDA_ALLOC_CONF", "backend:cudaMallocAsync,max_split_size_mb:64",
+			       "XLA_PYTHON_CLIENT_ALLOCATOR", "platform", NULL };
+	const char *kept[] = { "PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True", NULL };
+	struct ktrace_config c;
+	char err[512] = "", desc[4096];
+
+	(void)state;
+	assert_int_equal(ktrace_config_load(&c, env_table, none, err, sizeof(err)), 0);
+	assert_string_equal(c.allocator, "program");
+	ktrace_config_describe(&c, desc, sizeof(desc));
+	assert_non_null(strstr(desc, " ALLOCATOR=program "));
+	ktrace_config_free(&c);
+	assert_int_equal(ktrace_config_load(&c, env_table, both, err, sizeof(err)), 0);
+	ktrace_config_describe(&c, desc, sizeof(desc));
+	assert_non_null(strstr(desc, " ALLOCATOR=pytorch:cudaMallocAsync,jax:platform "));
+	ktrace_config_free(&c);
+	assert_int_equal(ktrace_config_load(&c, env_table, kept, err, sizeof(err)), 0);
+	assert_string_equal(c.allocator, "pytorch:native+expandable_segments");
+	ktrace_config_free(&c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -223,6 +249,7 @@ int main(void)
 		cmocka_unit_test(test_empty_is_default),
 		cmocka_unit_test(test_bad_values),
 		cmocka_unit_test(test_shared_reasons),
+		cmocka_unit_test(test_allocator_described),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

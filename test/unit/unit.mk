@@ -125,6 +125,10 @@ capture_order_test_LIBS := -lcmocka
 TESTS += common_value_parse_test
 common_value_parse_test_SRCS := test/unit/common_value_parse_test.c
 common_value_parse_test_LIBS := -lcmocka
+# ... and the allocator settings `ktrace run` / `ktrace check` give a program.
+TESTS += common_allocator_env_test
+common_allocator_env_test_SRCS := test/unit/common_allocator_env_test.c
+common_allocator_env_test_LIBS := -lcmocka
 
 # ---- the interposer: configuration
 # parsing, and interception through a fake libcuda.so.1 (test/fakecuda).
