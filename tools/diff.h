@@ -131,11 +131,39 @@ struct diff_stream {
 
 struct diff_order;
 
+/* Hashed regions of one run by exactness (docs/format.md, "Hash extents"). */
+struct diff_extents {
+	uint64_t exact, inferred;
+	uint64_t unknown;         /* traces before format 1.2 record no exactness */
+};
+
+/* What the program itself observed: the digests of what its device-to-host
+ * copies delivered, compared between the runs (diff_results.c). */
+enum diff_results_state {
+	DIFF_RESULTS_NONE = 0,         /* no device-to-host copy in either run */
+	DIFF_RESULTS_NOT_RECORDED = 1, /* copies, but no digest state (traces before format 1.2) */
+	DIFF_RESULTS_NOT_COMPARED = 2, /* no pair of copies digested in both runs */
+	DIFF_RESULTS_IDENTICAL = 3,    /* every pair digested in both runs is equal */
+	DIFF_RESULTS_DIFFER = 4,       /* some pair differs */
+};
+struct diff_program_results {
+	int state;                     /* enum diff_results_state */
+	uint64_t copies_a, copies_b;   /* device-to-host copies in each run */
+	uint64_t paired;               /* aligned between the runs (per stream, in operation order) */
+	uint64_t compared;             /* paired and digested in both runs */
+	uint64_t differ;               /* compared and different (digest or size) */
+	uint64_t not_digested;         /* paired, not digested in one run or both (asynchronous...) */
+	uint64_t unpaired;             /* in one run only */
+	const struct tm_op *first_a, *first_b; /* the first differing pair, in A's operation order */
+};
+
 struct diff_result {
 	const struct tm_trace *a, *b;
 	const char *label_a, *label_b;
 	uint64_t launches_a, launches_b, matched, only_a, only_b, unverified, diverged;
 	const struct tm_launch *first_only_a, *first_only_b; /* earliest launch without counterpart */
+	struct diff_extents extents_a, extents_b;   /* hashed regions of each run by exactness */
+	struct diff_program_results results;        /* device-to-host copies (a difference: status 1) */
 	struct diff_stream *streams; size_t nstreams;
 	struct diff_divergence *divs; size_t ndivs; /* in run A's launch order */
 	/* classified (cls != 0, arguments filled): the first divergence, the first
@@ -185,6 +213,22 @@ int ktrace_diff_launch_affinity(const struct tm_launch *la, const struct tm_laun
 int ktrace_diff_compare(const struct tm_trace *a, const struct tm_trace *b, const struct diff_opts *o,
 			struct diff_result *r, char *err, size_t errlen);
 void ktrace_diff_result_free(struct diff_result *r);
+
+/* ---- program results and extents (diff_results.c) ---------------------- */
+
+/* Count t's hashed regions by exactness. */
+void ktrace_diff_count_extents(const struct tm_trace *t, struct diff_extents *e);
+/* Align the device-to-host copies of a and b per stream (streams matched as
+ * for launches, the legacy and per-thread streams with themselves), in
+ * operation order by size, and compare what they delivered.  0, or -1 when
+ * out of memory. */
+int ktrace_diff_compare_results(const struct tm_trace *a, const struct tm_trace *b, const struct diff_stream *streams,
+				size_t nstreams, struct diff_program_results *pr);
+/* "identical", "differ", "not_compared", "not_recorded", "none". */
+const char *ktrace_diff_results_state_name(int state);
+/* The text report's lines: "regions hashed: ..." and "program results ...". */
+void ktrace_diff_text_extents(FILE *f, const struct diff_result *r);
+void ktrace_diff_text_results(FILE *f, const struct diff_result *r);
 
 /* ---- reports (diff_report.c, diff_ci.c) -------------------------------- */
 

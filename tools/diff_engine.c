@@ -7,7 +7,8 @@
  * equal), the classification of a divergence (all inputs identical: the
  * kernel is non-deterministic; an input differs: the last writer of that
  * input in each run), the per-kernel summary, warnings about the traces,
- * and the exit status.
+ * and the exit status (which what the program observed, diff_results.c,
+ * decides too).
  */
 #include "tools/diff.h"
 
@@ -925,6 +926,10 @@ int ktrace_diff_compare(const struct tm_trace *a, const struct tm_trace *b, cons
 	r->kernels = kt.v;
 	r->nkernels = kt.n;
 	kt.v = NULL;
+	ktrace_diff_count_extents(a, &r->extents_a);
+	ktrace_diff_count_extents(b, &r->extents_b);
+	if (ktrace_diff_compare_results(a, b, r->streams, r->nstreams, &r->results))
+		goto oom;
 	if (classify_divergences(r, al, o) || trace_warnings(r, a, "A") || trace_warnings(r, b, "B") ||
 	    order_warnings(r))
 		goto oom;
@@ -932,6 +937,8 @@ int ktrace_diff_compare(const struct tm_trace *a, const struct tm_trace *b, cons
 	r->status = r->diverged ? 1 : 0;
 	if (o->strict && (r->only_a || r->only_b || r->unverified || r->races_a || r->races_b))
 		r->status = 1;
+	if (r->results.state == DIFF_RESULTS_DIFFER)
+		r->status = 1; /* what the program observed differs, whatever the kernels say */
 	return 0;
 oom:
 	free(kt.tab);

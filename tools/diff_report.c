@@ -384,6 +384,7 @@ void ktrace_diff_report_text(FILE *f, const struct diff_result *r, const struct 
 	fprintf(f, "launches: %" PRIu64 " in A, %" PRIu64 " in B; %" PRIu64 " matched, %" PRIu64
 		   " only in A, %" PRIu64 " only in B, %" PRIu64 " unverified\n",
 		r->launches_a, r->launches_b, r->matched, r->only_a, r->only_b, r->unverified);
+	ktrace_diff_text_extents(f, r);
 	if (r->first_only_a)
 		fprintf(f, "first launch only in A: %s (launch %" PRIu64 ")\n", ktrace_tm_kernel_name(r->first_only_a->kernel),
 			r->first_only_a->seq);
@@ -395,18 +396,24 @@ void ktrace_diff_report_text(FILE *f, const struct diff_result *r, const struct 
 		fprintf(f, "warning: %s\n", r->warnings[i]);
 	fprintf(f, "\n");
 	if (!r->ndivs) {
-		if (r->unverified || r->only_a || r->only_b)
+		if (r->results.state == DIFF_RESULTS_DIFFER)
+			fprintf(f, "result: PROGRAM RESULTS DIFFER, while no launch diverged (%" PRIu64 " compared)\n",
+				r->matched - r->unverified);
+		else if (r->unverified || r->only_a || r->only_b)
 			fprintf(f, "result: no divergence in %" PRIu64 " compared launches (%" PRIu64
 				   " unverified, %" PRIu64 " in one run only)%s\n",
 				r->matched - r->unverified, r->unverified, r->only_a + r->only_b,
 				r->status ? "; --strict: counted as a failure" : "");
 		else
 			fprintf(f, "result: identical (%" PRIu64 " launches compared)\n", r->matched);
+		ktrace_diff_text_results(f, r);
 		text_kernel_table(f, r, o->all);
 		return;
 	}
-	fprintf(f, "result: DIVERGED: %" PRIu64 " launch%s of %zu kernel%s differ\n\n", r->diverged,
+	fprintf(f, "result: DIVERGED: %" PRIu64 " launch%s of %zu kernel%s differ\n", r->diverged,
 		r->diverged == 1 ? "" : "es", nk, nk == 1 ? "" : "s");
+	ktrace_diff_text_results(f, r);
+	fputc('\n', f);
 	ktrace_diff_text_divergence(f, &r->divs[0], "first divergence");
 	if (o->all) {
 		for (size_t i = 1; i < r->ndivs; i++) {
@@ -692,13 +699,70 @@ static void j_divergence(struct jw *j, const struct diff_divergence *d)
 	j_close(j, '}');
 }
 
+static void j_extents(struct jw *j, const char *key, const struct diff_extents *e)
+{
+	j_open(j, key, '{');
+	j_u64(j, "hashed", e->exact + e->inferred + e->unknown);
+	j_u64(j, "exact", e->exact);
+	j_u64(j, "inferred", e->inferred);
+	j_u64(j, "unknown", e->unknown);
+	j_close(j, '}');
+}
+
+/* "regions" (hashed regions of each run by exactness) and "program_results"
+ * (the device-to-host copies compared, diff_results.c). */
+static void j_regions_and_results(struct jw *j, const struct diff_result *r)
+{
+	const struct diff_program_results *pr = &r->results;
+
+	j_open(j, "regions", '{');
+	j_extents(j, "a", &r->extents_a);
+	j_extents(j, "b", &r->extents_b);
+	j_close(j, '}');
+	j_open(j, "program_results", '{');
+	j_str(j, "result", ktrace_diff_results_state_name(pr->state));
+	j_u64(j, "device_to_host_a", pr->copies_a);
+	j_u64(j, "device_to_host_b", pr->copies_b);
+	j_u64(j, "paired", pr->paired);
+	j_u64(j, "compared", pr->compared);
+	j_u64(j, "differ", pr->differ);
+	j_u64(j, "not_digested", pr->not_digested);
+	j_u64(j, "unpaired", pr->unpaired);
+	if (pr->first_a) {
+		j_open(j, "first", '{');
+		j_u64(j, "op_a", pr->first_a->seq);
+		j_u64(j, "op_b", pr->first_b->seq);
+		j_hex(j, "stream_a", pr->first_a->stream);
+		j_hex(j, "stream_b", pr->first_b->stream);
+		j_u64(j, "bytes_a", pr->first_a->bytes);
+		j_u64(j, "bytes_b", pr->first_b->bytes);
+		j_hex(j, "digest_a", pr->first_a->dst_digest);
+		j_hex(j, "digest_b", pr->first_b->dst_digest);
+		j_close(j, '}');
+	} else {
+		j_null(j, "first");
+	}
+	j_close(j, '}');
+}
+
+/* The "result" field: what the digests say, or that the program's own
+ * results differ while no launch did. */
+static const char *json_result(const struct diff_result *r)
+{
+	if (r->ndivs)
+		return "diverged";
+	if (r->results.state == DIFF_RESULTS_DIFFER)
+		return "program_results_differ";
+	return "identical";
+}
+
 void ktrace_diff_report_json(FILE *f, const struct diff_result *r, const struct diff_opts *o, int indent)
 {
 	struct jw j = { f, 0, indent, { 0 } };
 	j_open(&j, NULL, '{');
 	j_str(&j, "a", r->label_a);
 	j_str(&j, "b", r->label_b);
-	j_str(&j, "result", r->ndivs ? "diverged" : "identical");
+	j_str(&j, "result", json_result(r));
 	j_int(&j, "exit_code", r->status);
 	j_open(&j, "launches", '{');
 	j_u64(&j, "a", r->launches_a);
@@ -709,6 +773,7 @@ void ktrace_diff_report_json(FILE *f, const struct diff_result *r, const struct 
 	j_u64(&j, "unverified", r->unverified);
 	j_u64(&j, "diverged", r->diverged);
 	j_close(&j, '}');
+	j_regions_and_results(&j, r);
 	const struct tm_launch *fo[2] = { r->first_only_a, r->first_only_b };
 	for (int w = 0; w < 2; w++) {
 		const char *key = w ? "first_only_b" : "first_only_a";

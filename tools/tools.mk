@@ -9,6 +9,8 @@ DIFF_CORE_SRCS := tools/trace_model.c tools/diff_align.c tools/diff_engine.c too
 	tools/diff_ci.c tools/diff_cli.c
 # Stream order: what may run concurrently in a run (ORDER records).
 DIFF_CORE_SRCS += tools/diff_order.c
+# What the program observed (device-to-host copies) and how exact the hashed extents were.
+DIFF_CORE_SRCS += tools/diff_results.c
 TOOLS += ktrace-diff
 ktrace-diff_SRCS := tools/diff_main.c $(DIFF_CORE_SRCS) $(CLI_SRCS)
 

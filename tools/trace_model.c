@@ -350,6 +350,8 @@ static int take_op(struct load_state *s, uint16_t type, const void *rec, size_t 
 		o.stream = m.stream;
 		o.context = m.context;
 		o.src_digest = m.src_digest;
+		o.dst_digest = m.dst_digest;
+		o.dst_digest_state = m.dst_digest_state;
 		o.dir = m.dir;
 		o.flags = m.flags;
 		o.tid = m.tid;

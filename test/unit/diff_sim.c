@@ -219,6 +219,11 @@ static void launch(struct sim *s, int kid, int stream, const uint32_t grid[3], c
 		rg[i].alloc_size = SEG_SIZE;
 		rg[i].hash_len = buf_len[u[i].buf];
 		rg[i].flags = u[i].in_struct ? KTRACE_REGIONF_IN_STRUCT : 0;
+		if (s->o->readback_exact && u[i].buf == B_S) {
+			rg[i].alloc_base = rg[i].ptr;
+			rg[i].alloc_size = rg[i].hash_len;
+			rg[i].flags |= KTRACE_REGIONF_EXACT;
+		}
 		if (unhashed) {
 			rg[i].flags |= KTRACE_REGIONF_UNHASHED;
 			continue;
@@ -275,6 +280,32 @@ static void memset_zero(struct sim *s, int b, int stream)
 	s->content[b] = ktrace_digest("", 0) ^ buf_len[b]; /* zeros */
 	unsigned char buf[256];
 	size_t n = ktrace_encode_memset(buf, sizeof buf, &m);
+	emit(s, buf, n);
+}
+
+/* The program reads buffer b back to the host on the legacy stream (o->readback). */
+static void memcpy_dtoh(struct sim *s, int b)
+{
+	struct ktrace_rec_memcpy m;
+	memset(&m, 0, sizeof m);
+	m.op_seq = s->seq++;
+	m.dst = 0x7ff100000000ull + buf_off[b];
+	m.src = addr(s, b);
+	m.bytes = buf_len[b];
+	m.context = s->o->ctx;
+	m.dir = KTRACE_COPY_DTOH;
+	m.tid = s->o->pid;
+	if (s->o->readback == 2) {
+		m.flags = KTRACE_COPYF_ASYNC;
+		m.dst_digest_state = KTRACE_DST_DIGEST_SKIP_ASYNC;
+	} else if (s->o->readback == 1) {
+		m.dst_digest = s->content[b];
+		if (s->iter == (s->o->iters ? s->o->iters : 3) - 1)
+			m.dst_digest ^= s->o->readback_noise;
+		m.dst_digest_state = KTRACE_DST_DIGEST_HOST;
+	}
+	unsigned char buf[256];
+	size_t n = ktrace_encode_memcpy(buf, sizeof buf, &m);
 	emit(s, buf, n);
 }
 
@@ -347,6 +378,8 @@ static void step(struct sim *s)
 			r = mix(r ^ 0x5eed);
 		launch(s, K_MTA, 1, tg, tb, p, u, 2, r);
 	}
+	if (o->readback)
+		memcpy_dtoh(s, B_S);
 }
 
 /* The training steps (every case but the stream-order ones). */

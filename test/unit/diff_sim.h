@@ -32,6 +32,11 @@ struct sim_opts {
 	int mta_nondet_iter;  /* step in which multi_tensor_apply's result is perturbed (-1: never) */
 	uint64_t pad_noise;   /* value of the unused padding bytes 24..31 of the TensorList struct */
 	float lr;             /* multi_tensor_apply's scalar (0: 0.01) */
+	int readback;         /* after every step the loss is copied to the host: 1 synchronously
+	                       * (digested), 2 asynchronously (not digested), 3 as a writer before
+	                       * format 1.2 recorded it (no digest state) */
+	uint64_t readback_noise; /* xor-ed into what the last step's copy delivered (0: nothing) */
+	int readback_exact;   /* the loss buffer is an allocation of its own: its regions are exact */
 	/* Stream order (format 1.2 ORDER records): instead of the training steps,
 	 * scale() launches A and B write overlapping workspace slices, then
 	 * reduce_sum() reads the whole workspace on A's stream after host syncs of

@@ -621,6 +621,139 @@ static void test_unverified_launches(void **state)
 	release(&p);
 }
 
+/* ---- what the program observed, and exact extents ---------------------------------- */
+
+/* The loss is read back after every step: a non-deterministic kernel whose
+ * result reaches the host makes the program's results differ from that step
+ * on, and that is reported beside the first divergence. */
+static void test_program_results_differ(void **state)
+{
+	(void)state;
+	struct sim_opts oa, ob;
+	sim_defaults(&oa, 0);
+	sim_defaults(&ob, 1);
+	oa.readback = ob.readback = 1;
+	ob.nondet_iter = 1;
+	struct pair p;
+	compare(&p, &oa, &ob, 0, 0);
+	assert_int_equal(p.r.status, 1);
+	assert_int_equal(p.r.results.state, DIFF_RESULTS_DIFFER);
+	assert_int_equal(p.r.results.copies_a, STEPS);
+	assert_int_equal(p.r.results.copies_b, STEPS);
+	assert_int_equal(p.r.results.paired, STEPS);
+	assert_int_equal(p.r.results.compared, STEPS);
+	assert_int_equal(p.r.results.differ, 2); /* steps 1 and 2 */
+	assert_int_equal(p.r.results.unpaired, 0);
+	/* 2 setup ops, 8 ops a step; the read-back is the last of step 1 */
+	assert_int_equal(p.r.results.first_a->seq, 2 + 8 + 7);
+	assert_int_equal(p.r.results.first_b->seq, 2 + 8 + 7);
+	golden_render("results_differ.txt", r_text, &p);
+	golden_render("results_differ.json", r_json, &p);
+	release(&p);
+}
+
+/* No launch diverged, but what the program read back did (a buffer written
+ * where ktrace does not look): exit status 1 all the same. */
+static void test_program_results_differ_alone(void **state)
+{
+	(void)state;
+	struct sim_opts oa, ob;
+	sim_defaults(&oa, 0);
+	sim_defaults(&ob, 1);
+	oa.readback = ob.readback = 1;
+	ob.readback_noise = 0x40;
+	struct pair p;
+	compare(&p, &oa, &ob, 0, 0);
+	assert_int_equal(p.r.ndivs, 0);
+	assert_int_equal(p.r.status, 1);
+	assert_int_equal(p.r.results.state, DIFF_RESULTS_DIFFER);
+	assert_int_equal(p.r.results.differ, 1);
+	assert_int_equal(p.r.results.first_a->seq, 2 + 2 * 8 + 7);
+	golden_render("results_only.txt", r_text, &p);
+	golden_render("results_only.json", r_json, &p);
+	release(&p);
+}
+
+/* Identical results; copies not digested in one run; copies in one run
+ * only; copies of a trace that recorded no digest state. */
+static void test_program_results_states(void **state)
+{
+	(void)state;
+	struct sim_opts oa, ob;
+	struct pair p;
+	sim_defaults(&oa, 0);
+	sim_defaults(&ob, 1);
+	oa.readback = ob.readback = 1;
+	compare(&p, &oa, &ob, 0, 0);
+	assert_int_equal(p.r.status, 0);
+	assert_int_equal(p.r.results.state, DIFF_RESULTS_IDENTICAL);
+	assert_int_equal(p.r.results.compared, STEPS);
+	assert_null(p.r.results.first_a);
+	golden_render("results_identical.txt", r_text, &p);
+	release(&p);
+	ob.readback = 2; /* asynchronous in B: nothing compared, nothing differs */
+	compare(&p, &oa, &ob, 0, 0);
+	assert_int_equal(p.r.status, 0);
+	assert_int_equal(p.r.results.state, DIFF_RESULTS_NOT_COMPARED);
+	assert_int_equal(p.r.results.paired, STEPS);
+	assert_int_equal(p.r.results.not_digested, STEPS);
+	release(&p);
+	ob.readback = 0; /* B reads nothing back */
+	compare(&p, &oa, &ob, 0, 0);
+	assert_int_equal(p.r.results.state, DIFF_RESULTS_NOT_COMPARED);
+	assert_int_equal(p.r.results.unpaired, STEPS);
+	release(&p);
+	oa.readback = ob.readback = 3; /* no digest state: not recorded */
+	compare(&p, &oa, &ob, 0, 0);
+	assert_int_equal(p.r.results.state, DIFF_RESULTS_NOT_RECORDED);
+	assert_int_equal(p.r.results.copies_a, STEPS);
+	release(&p);
+	oa.readback = ob.readback = 0;
+	compare(&p, &oa, &ob, 0, 0);
+	assert_int_equal(p.r.results.state, DIFF_RESULTS_NONE);
+	assert_int_equal(p.r.status, 0);
+	release(&p);
+}
+
+/* Hashed regions counted by exactness; a trace before format 1.2 records none. */
+static void test_region_exactness_counts(void **state)
+{
+	(void)state;
+	struct sim_opts oa, ob;
+	struct pair p;
+	char pa[512], pb[512], err[512];
+	sim_defaults(&oa, 0);
+	sim_defaults(&ob, 1);
+	oa.readback_exact = ob.readback_exact = 1;
+	compare(&p, &oa, &ob, 0, 0);
+	/* the loss buffer: reduce_sum's out and axpy's x, every step */
+	assert_int_equal(p.r.extents_a.exact, 2 * STEPS);
+	assert_int_equal(p.r.extents_a.inferred, 9 * STEPS); /* 11 regions a step */
+	assert_int_equal(p.r.extents_a.unknown, 0);
+	assert_int_equal(p.r.extents_b.exact, 2 * STEPS);
+	release(&p);
+	/* the same files with the preamble of a 1.1 writer */
+	path_of(pa, sizeof pa, "a.ktrace");
+	path_of(pb, sizeof pb, "b.ktrace");
+	for (int k = 0; k < 2; k++) {
+		FILE *f = fopen(k ? pb : pa, "r+b");
+		assert_non_null(f);
+		assert_int_equal(fseek(f, 10, SEEK_SET), 0);
+		assert_int_equal(fputc(1, f), 1);
+		fclose(f);
+	}
+	memset(&p, 0, sizeof p);
+	assert_int_equal(ktrace_tm_load(&p.a, pa, 0, err, sizeof err), 0);
+	assert_int_equal(ktrace_tm_load(&p.b, pb, 0, err, sizeof err), 0);
+	p.o.label_a = "a.ktrace";
+	p.o.label_b = "b.ktrace";
+	assert_int_equal(ktrace_diff_compare(&p.a, &p.b, &p.o, &p.r, err, sizeof err), 0);
+	assert_int_equal(p.r.extents_a.exact + p.r.extents_a.inferred, 0);
+	assert_int_equal(p.r.extents_a.unknown, 11 * STEPS);
+	golden_render("extents_unknown.txt", r_text, &p);
+	release(&p);
+}
+
 static void test_truncated_trace(void **state)
 {
 	(void)state;
@@ -863,6 +996,10 @@ int main(void)
 		cmocka_unit_test(test_missing_kernel),
 		cmocka_unit_test(test_lost_kernel_records),
 		cmocka_unit_test(test_unverified_launches),
+		cmocka_unit_test(test_program_results_differ),
+		cmocka_unit_test(test_program_results_differ_alone),
+		cmocka_unit_test(test_program_results_states),
+		cmocka_unit_test(test_region_exactness_counts),
 		cmocka_unit_test(test_truncated_trace),
 		cmocka_unit_test(test_garbage_and_missing),
 		cmocka_unit_test(test_random_traces),
