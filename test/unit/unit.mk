@@ -223,3 +223,13 @@ $(FAKECUDA_REAL): test/fakecuda/fakecuda.c
 		-Wl,-Bsymbolic -o $@ $< $(LDFLAGS_ALL)
 TEST_DEPS += $(FAKECUDA_REAL)
 $(BUILD)/replay_confirm_test: $(FAKECUDA_REAL)
+
+# ---- what device-to-host copies delivered, end to end: a program under libktrace.so with the
+# real-memory fake driver.
+TESTS += capture_results_test
+capture_results_test_SRCS := test/unit/capture_results_test.c
+capture_results_test_LIBS := -lcmocka
+TEST_DEPS += $(BUILD)/capture_results_app
+$(BUILD)/capture_results_app: test/unit/capture_results_app.c $(FAKECUDA_REAL)
+	@$(if $(Q),echo "  LINK    $@")
+	$(Q)$(CC) $(CFLAGS_ALL) -o $@ $< -L$(BUILD)/fakecuda-real -l:libcuda.so.1 $(LDFLAGS_ALL)
