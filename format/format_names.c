@@ -27,6 +27,7 @@ const char *ktrace_record_type_name(uint16_t type)
 		[KTRACE_REC_END] = "end",
 		[KTRACE_REC_MODULE_UNLOAD] = "module_unload",
 		[KTRACE_REC_ORDER] = "order",
+		[KTRACE_REC_REPLAY] = "replay",
 	};
 	return pick(names, sizeof names / sizeof names[0], type);
 }

@@ -727,6 +727,41 @@ int ktrace_decode_module_unload(const void *rec, size_t len, struct ktrace_rec_m
 	return 0;
 }
 
+/* ---- REPLAY ------------------------------------------------------------ */
+
+#define REPLAY_FIXED 48
+
+size_t ktrace_encode_replay(void *buf, size_t cap, const struct ktrace_rec_replay *r)
+{
+	uint32_t n = r->blob ? r->blob_len : 0;
+	size_t size = pad8(REPLAY_FIXED + (size_t)n);
+	if (size > cap)
+		return size;
+	uint8_t *b = buf;
+	put_prefix(b, KTRACE_REC_REPLAY, size);
+	le64(b + 24, r->launch_seq);
+	le64(b + 32, r->kernel_id);
+	le32(b + 40, n);
+	le32(b + 44, 0);
+	if (n)
+		memcpy(b + REPLAY_FIXED, r->blob, n);
+	return size;
+}
+
+int ktrace_decode_replay(const void *rec, size_t len, struct ktrace_rec_replay *r)
+{
+	const uint8_t *b = check(rec, len, KTRACE_REC_REPLAY, REPLAY_FIXED);
+	if (!b)
+		return -1;
+	r->launch_seq = rd64(b + 24);
+	r->kernel_id = rd64(b + 32);
+	r->blob_len = rd32(b + 40);
+	r->blob = b + REPLAY_FIXED;
+	if (r->blob_len > len - REPLAY_FIXED)
+		return -1;
+	return 0;
+}
+
 /* ---- ORDER ------------------------------------------------------------- */
 
 #define ORDER_SIZE 80

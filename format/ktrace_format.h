@@ -54,6 +54,7 @@ enum ktrace_record_type {
 	KTRACE_REC_END = 12,         /* how the process ended; last record */
 	KTRACE_REC_MODULE_UNLOAD = 13,
 	KTRACE_REC_ORDER = 14,       /* since 1.2: a call that orders GPU work across streams */
+	KTRACE_REC_REPLAY = 15,      /* since 1.2: a launch replayed in isolation, the verdict */
 };
 /* Types from here up exist only inside a tracing process (the writer's
  * rings), never in a file: the writer's expander turns each into a record of
@@ -306,6 +307,7 @@ enum ktrace_note_level { KTRACE_NOTE_INFO = 0, KTRACE_NOTE_WARN = 1, KTRACE_NOTE
 enum ktrace_note_code {
 	KTRACE_NOTE_CODE_PAUSED = 256,  /* ktrace_pause(): launches from here on not recorded */
 	KTRACE_NOTE_CODE_RESUMED = 257, /* ktrace_resume() */
+	KTRACE_NOTE_CODE_REPLAY = 258,  /* since 1.2: a replay's verdict as text (KTRACE_REPLAY) */
 };
 struct ktrace_rec_note {
 	uint32_t level; /* enum ktrace_note_level */
@@ -381,6 +383,17 @@ struct ktrace_rec_order {
 	int32_t priority;    /* stream_create: the priority given (0 for cuStreamCreate), else 0 */
 };
 
+/* ---- REPLAY (since 1.2) ------------------------------------------------- */
+/* One launch confirmed by replaying it in isolation (KTRACE_REPLAY): the
+ * payload is the report blob of format/replay_report.h, decoded by
+ * ktrace_replay_report_parse(). */
+struct ktrace_rec_replay {
+	uint64_t launch_seq;  /* the launch replayed (its LAUNCH record's launch_seq) */
+	uint64_t kernel_id;
+	uint32_t blob_len;
+	const uint8_t *blob;
+};
+
 /* ---- encoding and decoding --------------------------------------------- */
 
 /* Encoding: `ktrace_encode_*` write one whole record (prefix included, seq and
@@ -406,6 +419,7 @@ size_t ktrace_encode_counters(void *buf, size_t cap, const struct ktrace_counter
 size_t ktrace_encode_end(void *buf, size_t cap, const struct ktrace_rec_end *r);
 size_t ktrace_encode_module_unload(void *buf, size_t cap, const struct ktrace_rec_module_unload *r);
 size_t ktrace_encode_order(void *buf, size_t cap, const struct ktrace_rec_order *r);
+size_t ktrace_encode_replay(void *buf, size_t cap, const struct ktrace_rec_replay *r);
 
 /* The size of a LAUNCH record with nregions regions and param_bytes_len
  * parameter bytes (what ktrace_encode_launch returns for them). */
@@ -446,6 +460,7 @@ void ktrace_counters_get(const struct ktrace_rec_counters *r, uint32_t i, struct
 int ktrace_decode_end(const void *rec, size_t len, struct ktrace_rec_end *r);
 int ktrace_decode_module_unload(const void *rec, size_t len, struct ktrace_rec_module_unload *r);
 int ktrace_decode_order(const void *rec, size_t len, struct ktrace_rec_order *r);
+int ktrace_decode_replay(const void *rec, size_t len, struct ktrace_rec_replay *r);
 
 /* Names for printing ("launch", "kernel", ...); "unknown" for others. */
 const char *ktrace_record_type_name(uint16_t type);

@@ -17,6 +17,7 @@
 #include "common/allocator_env.h"
 #include "common/value_parse.h"
 #include "format/output_path.h"
+#include "interpose/replay/replay.h"
 
 _Static_assert(sizeof(((struct ktrace_config *)0)->kernel_pattern) > KTRACE_REGEX_MAX_LEN,
 	       "KTRACE_KERNELS must fit the configuration's copy of it");
@@ -86,6 +87,30 @@ static int get_bool(ktrace_env_fn env, void *ctx, const char *name, int def, int
 	return 0;
 }
 
+/* KTRACE_REPLAY: the replay spec (interpose/replay/replay.h), parsed by the
+ * replay engine's own parser; its message follows the variable and value. */
+static int get_replay(struct ktrace_config *c, ktrace_env_fn env, void *ctx, char *err, size_t errlen)
+{
+	const char *v = get(env, ctx, KTRACE_REPLAY_ENV);
+	const char *prefix = KTRACE_REPLAY_ENV ": ";
+	struct ktrace_replay_spec spec;
+	char why[512];
+
+	if (!v)
+		return 0;
+	if (ktrace_replay_spec_parse(v, &spec, why, sizeof(why)))
+		return bad(err, errlen, KTRACE_REPLAY_ENV, v,
+			   strncmp(why, prefix, strlen(prefix)) ? why : why + strlen(prefix));
+	c->replay_spec = malloc(sizeof(*c->replay_spec));
+	if (!c->replay_spec) {
+		ktrace_replay_spec_free(&spec);
+		return bad(err, errlen, KTRACE_REPLAY_ENV, v, "out of memory");
+	}
+	*c->replay_spec = spec;
+	c->replay = 1;
+	return 0;
+}
+
 int ktrace_config_load(struct ktrace_config *c, ktrace_env_fn env, void *ctx, char *err, size_t errlen)
 {
 	const char *v;
@@ -134,6 +159,10 @@ int ktrace_config_load(struct ktrace_config *c, ktrace_env_fn env, void *ctx, ch
 		strcpy(c->kernel_pattern, v); /* fits: at most KTRACE_REGEX_MAX_LEN bytes */
 		c->have_kernel_filter = 1;
 	}
+	if (get_replay(c, env, ctx, err, errlen)) {
+		ktrace_config_free(c);
+		return -1;
+	}
 	return 0;
 }
 
@@ -154,6 +183,12 @@ void ktrace_config_free(struct ktrace_config *c)
 		regfree(&c->kernel_filter);
 		c->have_kernel_filter = 0;
 	}
+	if (c->replay_spec) {
+		ktrace_replay_spec_free(c->replay_spec);
+		free(c->replay_spec);
+		c->replay_spec = NULL;
+		c->replay = 0;
+	}
 }
 
 void ktrace_config_describe(const struct ktrace_config *c, char *buf, size_t len)
@@ -172,4 +207,16 @@ void ktrace_config_describe(const struct ktrace_config *c, char *buf, size_t len
 		 "KTRACE_STORE_MODULES=%d KTRACE_FOLLOW_FORK=%d ALLOCATOR=%s KTRACE_KERNELS=%s",
 		 c->output_pattern, c->overwrite, c->hash, (unsigned long long)c->hash_max, launches,
 		 c->store_modules, c->follow_fork, c->allocator, c->kernel_pattern);
+	if (c->replay_spec) {
+		size_t used = strlen(buf);
+
+		snprintf(buf + used, len - used, " KTRACE_REPLAY=kernel=%s,occurrence=%llu,runs=%u,budget=%llu",
+			 c->replay_spec->kernel, (unsigned long long)c->replay_spec->occurrence, c->replay_spec->runs,
+			 (unsigned long long)c->replay_spec->budget);
+		if (c->replay_spec->host_budget) {
+			used = strlen(buf);
+			snprintf(buf + used, len - used, ",host_budget=%llu",
+				 (unsigned long long)c->replay_spec->host_budget);
+		}
+	}
 }

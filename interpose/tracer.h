@@ -25,10 +25,12 @@
 #define kt_unlikely(x) __builtin_expect(!!(x), 0)
 
 struct ktrace_writer;
+struct ktrace_replay_spec;
 
 struct ktrace_config {
 	/* read on every launch: first, in the tracer's first cache line */
 	int hash;                /* KTRACE_HASH (default 1) */
+	int replay;              /* KTRACE_REPLAY given: the launch path asks the matcher */
 	uint64_t launch_lo, launch_hi; /* KTRACE_LAUNCHES "A:B" (half-open), default 0:UINT64_MAX */
 	uint64_t hash_max;       /* KTRACE_HASH_MAX bytes per region (default 256 MiB) */
 	char output[PATH_MAX];   /* expanded KTRACE_OUTPUT */
@@ -43,6 +45,7 @@ struct ktrace_config {
 	char kernel_pattern[1024]; /* KTRACE_KERNELS as given ("" when unset) */
 	char allocator[160];     /* GPU allocator settings in effect (common/allocator_env.h): "program",
 	                          * "pytorch:cudaMallocAsync,jax:platform", ... */
+	struct ktrace_replay_spec *replay_spec; /* KTRACE_REPLAY parsed (interpose/replay/replay.h), or NULL */
 };
 
 struct ktrace_tracer {

@@ -50,7 +50,7 @@ RULES = {
     "interpose/hash/": Rule(CONCERNS + DRIVER_API + ["interpose/tracer.h", "common/", "format/",
                                                      "hashkern/"], ANY),
     "interpose/replay/": Rule(CONCERNS + DRIVER_API + ["interpose/tracer.h", "common/", "format/",
-                                                       "hashkern/"], ANY),
+                                                       "meta/", "hashkern/"], ANY),
     "test/": Rule(ANY, ANY),
     "bench/": Rule(ANY, ANY),
     "examples/": Rule([], ["CUDA"]),

@@ -18,6 +18,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "format/replay_report.h"
 #include "tools/trace_model.h"
 
 struct diff_opts {
@@ -157,6 +158,30 @@ struct diff_program_results {
 	const struct tm_op *first_a, *first_b; /* the first differing pair, in A's operation order */
 };
 
+/* ---- confirmation by replay (`ktrace check`) ----------------------------- */
+
+/* One launch of run A replayed in isolation in a further run of the program
+ * (KTRACE_REPLAY), and what that run said. */
+struct diff_confirm {
+	const struct tm_launch *launch;  /* in run A */
+	char role[160];                  /* "first divergence", "last writer of x (input of the first divergence)" */
+	uint64_t occurrence;             /* launches of its kernel's name in A before it */
+	int outcome;                     /* enum ktrace_replay_outcome */
+	int have_report;                 /* the replay run recorded a REPLAY record: report */
+	struct ktrace_replay_report report;
+	char why[256];                   /* not replayable, when no report says why */
+};
+
+struct diff_confirmation {
+	uint32_t replays;                /* K: replays asked per run */
+	uint32_t max_runs;               /* the bound on replay runs */
+	struct diff_confirm *v; size_t n;
+	long confirmed;                  /* index in v of the confirmed launch, -1 none */
+};
+
+/* The replay of launch la of run A, or NULL (c may be NULL). */
+const struct diff_confirm *ktrace_diff_confirm_of(const struct diff_confirmation *c, const struct tm_launch *la);
+
 struct diff_result {
 	const struct tm_trace *a, *b;
 	const char *label_a, *label_b;
@@ -170,8 +195,11 @@ struct diff_result {
 	 * of each kernel, and with --all every one */
 	struct diff_kernel_stat *kernels; size_t nkernels; /* by first appearance */
 	char **warnings; size_t nwarnings;
-	int status;               /* 0 identical, 1 diverged (exit code) */
+	int status;               /* 0 identical, 1 diverged, 2 nothing compared (exit code) */
 	int strict;               /* compared with --strict */
+	/* `ktrace check`'s replays of divergent launches (it sets status from
+	 * them); NULL: the verdict rests on digests alone (ktrace-diff) */
+	const struct diff_confirmation *confirm;
 	void *priv;               /* engine state (alignment) */
 	/* stream order (diff_order.c), from runs that recorded ORDER records */
 	int order_a, order_b;     /* the run recorded stream order */
@@ -208,6 +236,12 @@ int ktrace_diff_lcs(size_t na, size_t nb, int (*eq)(size_t i, size_t j, void *ct
  * higher is better; used to refine the alignment. */
 int ktrace_diff_launch_affinity(const struct tm_launch *la, const struct tm_launch *lb);
 
+/* What r's status would be without its divergent launches (`ktrace check`
+ * decides those by replay): 1 the program's results differ, 2 nothing
+ * compared, 1 --strict's other reasons (launches in one run only,
+ * unverified, possible races), else 0. */
+int ktrace_diff_status_besides_divergences(const struct diff_result *r);
+
 /* Compare two loaded traces.  Returns 0 with *r filled (r->status says
  * identical or diverged), or -1 with a one-line message in err. */
 int ktrace_diff_compare(const struct tm_trace *a, const struct tm_trace *b, const struct diff_opts *o,
@@ -231,6 +265,30 @@ void ktrace_diff_text_extents(FILE *f, const struct diff_result *r);
 void ktrace_diff_text_results(FILE *f, const struct diff_result *r);
 
 /* ---- reports (diff_report.c, diff_ci.c) -------------------------------- */
+
+/* Launches compared: matched and not unverified. */
+static inline uint64_t ktrace_diff_compared(const struct diff_result *r)
+{
+	return r->matched - r->unverified;
+}
+
+/* What the result says, for people and programs (the JSON "verdict"). */
+enum diff_verdict {
+	DIFF_VERDICT_IDENTICAL = 0,       /* no divergence in the launches compared */
+	DIFF_VERDICT_DIGESTS_ONLY = 1,    /* digests differ; no replay was possible: unconfirmed */
+	DIFF_VERDICT_CONFIRMED = 2,       /* a replay confirmed a non-deterministic kernel */
+	DIFF_VERDICT_UNCONFIRMED = 3,     /* digests differ; the replays did not confirm it */
+	DIFF_VERDICT_NOTHING_COMPARED = 4,/* no launch could be compared: an error */
+};
+int ktrace_diff_verdict(const struct diff_result *r);
+const char *ktrace_diff_verdict_name(int v);   /* "unconfirmed (digests only)", ... */
+/* The text block of the confirmation (nothing without one). */
+void ktrace_diff_text_confirmation(FILE *f, const struct diff_result *r);
+/* One line about a replay: "confirmed non-deterministic (8 replays, 3 distinct results)". */
+void ktrace_diff_confirm_line(const struct diff_confirm *c, char *buf, size_t cap);
+/* Kernels launched in one run only whose names look like Triton/Inductor
+ * compile or autotuning work ("triton_..."), for the note about cold caches. */
+int ktrace_diff_looks_like_compile_work(const char *name);
 
 const char *ktrace_diff_class_name(int cls);   /* "kernel_nondeterministic", ... */
 const char *ktrace_diff_class_label(int cls);  /* "kernel non-deterministic", ... */

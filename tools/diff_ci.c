@@ -1,8 +1,12 @@
 /* tools/diff_ci.c: the CI reports of a determinism diff.
  *
  * Owns JUnit XML (a testsuite per comparison, a testcase per kernel name),
- * GitHub Actions workflow commands (::error annotations, one per divergent
- * kernel) and the Markdown summary appended to $GITHUB_STEP_SUMMARY.
+ * GitHub Actions workflow commands (one annotation per divergent kernel) and
+ * the Markdown summary appended to $GITHUB_STEP_SUMMARY.  Each carries what
+ * the verdict rests on: digests alone (ktrace-diff: a divergence fails,
+ * labelled unconfirmed) or `ktrace check`'s replays (a confirmed kernel
+ * fails; digests that differ without confirmation are a skipped test case,
+ * a warning).
  */
 #include "tools/diff.h"
 
@@ -47,15 +51,50 @@ static void xml_text(FILE *f, const char *s)
 
 enum { TC_PASS, TC_FAIL, TC_SKIP };
 
-static int testcase_state(const struct diff_result *r, const struct diff_kernel_stat *s, char *msg, size_t cap)
+/* Was a launch of kernel `name` confirmed non-deterministic by a replay? */
+static const struct diff_confirm *kernel_confirmed(const struct diff_result *r, const char *name)
 {
-	if (s->diverged) {
-		char line[400];
-		ktrace_diff_summary_line(&r->divs[s->first_div], line, sizeof line);
-		snprintf(msg, cap, "%" PRIu64 " of %" PRIu64 " launches diverged; first: %s", s->diverged, s->matched,
-			 line);
+	const struct diff_confirmation *c = r->confirm;
+
+	if (!c || c->confirmed < 0)
+		return NULL;
+	for (size_t i = 0; i < c->n; i++)
+		if (c->v[i].outcome == KTRACE_REPLAY_CONFIRMED && !strcmp(ktrace_tm_kernel_name(c->v[i].launch->kernel), name))
+			return &c->v[i];
+	return NULL;
+}
+
+/* A divergent kernel: a failure on digests alone (ktrace-diff) or when a
+ * replay confirmed it; skipped, with why, when the replays did not. */
+static int diverged_state(const struct diff_result *r, const struct diff_kernel_stat *s, char *msg, size_t cap)
+{
+	const struct diff_divergence *d = &r->divs[s->first_div];
+	const struct diff_confirm *c = kernel_confirmed(r, s->name), *tried = ktrace_diff_confirm_of(r->confirm, d->la);
+	char line[400], conf[512];
+
+	ktrace_diff_summary_line(d, line, sizeof line);
+	if (!r->confirm) {
+		snprintf(msg, cap, "unconfirmed (digests only): %" PRIu64 " of %" PRIu64 " launches diverged; first: %s",
+			 s->diverged, s->matched, line);
 		return TC_FAIL;
 	}
+	if (c || tried)
+		ktrace_diff_confirm_line(c ? c : tried, conf, sizeof conf);
+	else
+		snprintf(conf, sizeof conf, "not replayed");
+	snprintf(msg, cap, "%s: %" PRIu64 " of %" PRIu64 " launches diverged by their digests; first: %s",
+		 c ? conf : "digests differ, not confirmed by replay", s->diverged, s->matched, line);
+	if (!c) {
+		size_t used = strlen(msg);
+		snprintf(msg + used, cap - used, " (replay: %s)", conf);
+	}
+	return c ? TC_FAIL : TC_SKIP;
+}
+
+static int testcase_state(const struct diff_result *r, const struct diff_kernel_stat *s, char *msg, size_t cap)
+{
+	if (s->diverged)
+		return diverged_state(r, s, msg, cap);
 	if (!s->matched) {
 		snprintf(msg, cap, "only in run %s (%" PRIu64 " launches)", s->only_a ? "A" : "B",
 			 s->only_a ? s->only_a : s->only_b);
@@ -75,6 +114,15 @@ static int testcase_state(const struct diff_result *r, const struct diff_kernel_
 	return TC_PASS;
 }
 
+static const char *failure_type(const struct diff_result *r, const struct diff_kernel_stat *s)
+{
+	if (!s->diverged)
+		return "strict";
+	if (kernel_confirmed(r, s->name))
+		return "confirmed_nondeterministic";
+	return ktrace_diff_class_name(r->divs[s->first_div].cls);
+}
+
 int ktrace_diff_report_junit(const char *path, const struct diff_result *const *rs, size_t n, char *err,
 			     size_t errlen)
 {
@@ -84,7 +132,7 @@ int ktrace_diff_report_junit(const char *path, const struct diff_result *const *
 		return -1;
 	}
 	size_t tests = 0, fails = 0, skips = 0;
-	char msg[600];
+	char msg[1200];
 	for (size_t i = 0; i < n; i++)
 		for (size_t k = 0; k < rs[i]->nkernels; k++) {
 			int st = testcase_state(rs[i], &rs[i]->kernels[k], msg, sizeof msg);
@@ -124,8 +172,7 @@ int ktrace_diff_report_junit(const char *path, const struct diff_result *const *
 				xml_text(f, msg);
 				fprintf(f, "\"/>\n");
 			} else {
-				const char *type = s->diverged ? ktrace_diff_class_name(r->divs[s->first_div].cls) : "strict";
-				fprintf(f, "      <failure type=\"%s\" message=\"", type);
+				fprintf(f, "      <failure type=\"%s\" message=\"", failure_type(r, s));
 				xml_text(f, msg);
 				fprintf(f, "\">");
 				if (s->diverged) {
@@ -175,14 +222,53 @@ static void gh_escape(FILE *f, const char *s, int property)
 
 #define GH_MAX_ERRORS 10 /* GitHub shows at most 10 error annotations per step */
 
+static void gh_command(FILE *f, const char *cmd, const char *title, const char *text, const char *tail)
+{
+	fprintf(f, "::%s title=", cmd);
+	gh_escape(f, title, 1);
+	fputs("::", f);
+	gh_escape(f, text, 0);
+	fputs(tail, f);
+	fputc('\n', f);
+}
+
+/* One annotation for a divergent kernel's first divergence: an error on
+ * digests alone (ktrace-diff) or when a replay confirmed it, a warning when
+ * the replays did not. */
+static void gh_divergence(FILE *f, const struct diff_result *r, size_t i)
+{
+	const struct diff_divergence *d = &r->divs[i];
+	const char *name = ktrace_tm_kernel_name(d->la->kernel);
+	const struct diff_confirm *c = kernel_confirmed(r, name), *tried = ktrace_diff_confirm_of(r->confirm, d->la);
+	char title[300], line[600], text[1200], conf[512] = "";
+	const char *what = d->cls == DIFF_CLASS_KERNEL_NONDET ? "non-deterministic kernel" :
+			   d->cls == DIFF_CLASS_INPUTS_DIFFER ? "divergence (inputs differ)" : "divergence";
+
+	ktrace_diff_summary_line(d, line, sizeof line);
+	if (c || tried)
+		ktrace_diff_confirm_line(c ? c : tried, conf, sizeof conf);
+	/* titles stay short: long template names are cut */
+	if (!r->confirm)
+		snprintf(title, sizeof title, "ktrace: %s in %.120s%s (unconfirmed: digests only)", what, name,
+			 strlen(name) > 120 ? "..." : "");
+	else if (c)
+		snprintf(title, sizeof title, "ktrace: confirmed non-deterministic kernel %.120s%s", name,
+			 strlen(name) > 120 ? "..." : "");
+	else
+		snprintf(title, sizeof title, "ktrace: digests differ in %.120s%s (not confirmed by replay)", name,
+			 strlen(name) > 120 ? "..." : "");
+	snprintf(text, sizeof text, "%s%s%s", line, conf[0] ? "; replay: " : "", conf);
+	gh_command(f, !r->confirm || c ? "error" : "warning", title, text, i == 0 ? " (first divergence)" : "");
+}
+
 void ktrace_diff_report_github(FILE *f, const struct diff_result *r, const struct diff_opts *o)
 {
 	size_t shown = 0, divk = 0;
-	char title[300], line[600];
+	char line[600];
 	(void)o;
 	for (size_t k = 0; k < r->nkernels; k++)
 		divk += r->kernels[k].diverged != 0;
-	/* one error per divergent kernel, in the order of their first divergence */
+	/* one annotation per divergent kernel, in the order of their first divergence */
 	for (size_t i = 0; i < r->ndivs && shown < GH_MAX_ERRORS; i++) {
 		const struct diff_divergence *d = &r->divs[i];
 		if (!d->cls)
@@ -193,43 +279,28 @@ void ktrace_diff_report_github(FILE *f, const struct diff_result *r, const struc
 			first_of_kernel = strcmp(ktrace_tm_kernel_name(r->divs[j].la->kernel), name) != 0;
 		if (!first_of_kernel)
 			continue;
-		/* titles stay short: long template names are cut */
-		snprintf(title, sizeof title, "ktrace: %s in %.120s%s",
-			 d->cls == DIFF_CLASS_KERNEL_NONDET ? "non-deterministic kernel" :
-			 d->cls == DIFF_CLASS_INPUTS_DIFFER ? "divergence (inputs differ)" : "divergence",
-			 name, strlen(name) > 120 ? "..." : "");
-		ktrace_diff_summary_line(d, line, sizeof line);
-		fputs("::error title=", f);
-		gh_escape(f, title, 1);
-		fputs("::", f);
-		gh_escape(f, line, 0);
-		fputs(i == 0 ? " (first divergence)\n" : "\n", f);
+		gh_divergence(f, r, i);
 		shown++;
 	}
 	if (divk > shown) {
 		snprintf(line, sizeof line, "%zu more kernels diverged; see the full report", divk - shown);
-		fputs("::notice title=ktrace::", f);
-		gh_escape(f, line, 0);
-		fputc('\n', f);
+		gh_command(f, "notice", "ktrace", line, "");
 	}
-	for (size_t w = 0; w < r->nwarnings; w++) {
-		fputs("::warning title=ktrace::", f);
-		gh_escape(f, r->warnings[w], 0);
-		fputc('\n', f);
-	}
-	if (r->strict && !r->ndivs && r->status) {
+	for (size_t w = 0; w < r->nwarnings; w++)
+		gh_command(f, "warning", "ktrace", r->warnings[w], "");
+	if (r->strict && !r->ndivs && r->status == 1) {
 		snprintf(line, sizeof line, "--strict: %" PRIu64 " launches only in A, %" PRIu64 " only in B, %" PRIu64
 			 " unverified", r->only_a, r->only_b, r->unverified);
-		fputs("::error title=ktrace determinism check::", f);
-		gh_escape(f, line, 0);
-		fputc('\n', f);
+		gh_command(f, "error", "ktrace determinism check", line, "");
 	}
-	if (!r->ndivs) {
+	if (!ktrace_diff_compared(r)) {
+		snprintf(line, sizeof line, "nothing compared: none of the %" PRIu64 " launches could be compared (%" PRIu64
+			 " unverified, %" PRIu64 " in one run only)", r->launches_a, r->unverified, r->only_a + r->only_b);
+		gh_command(f, "error", "ktrace determinism check", line, "");
+	} else if (!r->ndivs) {
 		snprintf(line, sizeof line, "no divergence: %" PRIu64 " launches compared, %" PRIu64 " unverified",
 			 r->matched, r->unverified);
-		fputs("::notice title=ktrace determinism check::", f);
-		gh_escape(f, line, 0);
-		fputc('\n', f);
+		gh_command(f, "notice", "ktrace determinism check", line, "");
 	}
 }
 
@@ -263,44 +334,77 @@ static void md_text(FILE *f, const char *s)
 
 #define MD_MAX_ROWS 50
 
-static void md_comparison(FILE *f, const struct diff_result *r)
+static const char *md_heading(const struct diff_result *r)
 {
-	fprintf(f, "### ktrace determinism check: %s\n\n",
-		r->ndivs ? "DIVERGED" : r->status ? "FAILED (--strict)" : "no divergence");
-	md_code(f, r->label_a);
-	fprintf(f, " vs ");
-	md_code(f, r->label_b);
-	fprintf(f, ": %" PRIu64 " launches matched (A %" PRIu64 ", B %" PRIu64 "), %" PRIu64 " only in A, %" PRIu64
-		   " only in B, %" PRIu64 " unverified, %" PRIu64 " diverged.\n\n",
-		r->matched, r->launches_a, r->launches_b, r->only_a, r->only_b, r->unverified, r->diverged);
-	if (r->ndivs) {
-		const struct diff_divergence *d = &r->divs[0];
-		fprintf(f, "**First divergence:** ");
-		md_code(f, ktrace_tm_kernel_name(d->la->kernel));
-		fprintf(f, ", launch %" PRIu64 " in A, %" PRIu64 " in B. ", d->la->seq, d->lb->seq);
-		if (d->noutputs) {
-			fprintf(f, "Output%s ", d->noutputs == 1 ? "" : "s");
-			for (size_t i = 0; i < d->noutputs; i++) {
-				if (i)
-					fprintf(f, ", ");
-				md_code(f, d->outputs[i].name);
-			}
-			fprintf(f, " differ%s. ", d->noutputs == 1 ? "s" : "");
-		}
-		if (d->cls == DIFF_CLASS_KERNEL_NONDET) {
-			fprintf(f, "**All inputs identical: the kernel itself is non-deterministic.**\n\n");
-		} else if (d->cls == DIFF_CLASS_INPUTS_DIFFER) {
-			fprintf(f, "**Inputs differ** (");
-			for (size_t i = 0; i < d->ninputs; i++) {
-				if (i)
-					fprintf(f, ", ");
-				md_code(f, d->inputs[i].name);
-			}
-			fprintf(f, "): the divergence comes from upstream.\n\n");
-		} else {
-			fprintf(f, "Some inputs were not hashed: cannot tell whether the kernel is at fault.\n\n");
-		}
+	switch (ktrace_diff_verdict(r)) {
+	case DIFF_VERDICT_NOTHING_COMPARED: return "NOTHING COMPARED (an error)";
+	case DIFF_VERDICT_DIGESTS_ONLY: return "DIVERGED (unconfirmed: digests only)";
+	case DIFF_VERDICT_CONFIRMED: return "DIVERGED, confirmed non-deterministic";
+	case DIFF_VERDICT_UNCONFIRMED: return "digests differ, not confirmed by replay";
+	default: return r->status ? "FAILED (--strict)" : "no divergence";
 	}
+}
+
+static void md_first_divergence(FILE *f, const struct diff_divergence *d)
+{
+	fprintf(f, "**First divergence:** ");
+	md_code(f, ktrace_tm_kernel_name(d->la->kernel));
+	fprintf(f, ", launch %" PRIu64 " in A, %" PRIu64 " in B. ", d->la->seq, d->lb->seq);
+	if (d->noutputs) {
+		fprintf(f, "Output%s ", d->noutputs == 1 ? "" : "s");
+		for (size_t i = 0; i < d->noutputs; i++) {
+			if (i)
+				fprintf(f, ", ");
+			md_code(f, d->outputs[i].name);
+		}
+		fprintf(f, " differ%s. ", d->noutputs == 1 ? "s" : "");
+	}
+	if (d->cls == DIFF_CLASS_KERNEL_NONDET) {
+		fprintf(f, "**All inputs identical: the kernel itself is non-deterministic.**\n\n");
+	} else if (d->cls == DIFF_CLASS_INPUTS_DIFFER) {
+		fprintf(f, "**Inputs differ** (");
+		for (size_t i = 0; i < d->ninputs; i++) {
+			if (i)
+				fprintf(f, ", ");
+			md_code(f, d->inputs[i].name);
+		}
+		fprintf(f, "): the divergence comes from upstream.\n\n");
+	} else {
+		fprintf(f, "Some inputs were not hashed: cannot tell whether the kernel is at fault.\n\n");
+	}
+}
+
+/* What the verdict rests on: digests alone, or the replays and their outcomes. */
+static void md_confirmation(FILE *f, const struct diff_result *r)
+{
+	const struct diff_confirmation *c = r->confirm;
+	char line[512];
+
+	if (!c) {
+		fprintf(f, "**Confirmation:** none, digests only (`ktrace check` replays a divergent launch to "
+			   "confirm it).\n\n");
+		return;
+	}
+	fprintf(f, "**Confirmation by replay** (%u replays per run):\n\n", c->replays);
+	if (!c->n)
+		fprintf(f, "- no launch replayed (`--max-replays 0`)\n");
+	for (size_t i = 0; i < c->n; i++) {
+		ktrace_diff_confirm_line(&c->v[i], line, sizeof line);
+		fprintf(f, "- ");
+		md_text(f, c->v[i].role);
+		fprintf(f, ": ");
+		md_code(f, ktrace_tm_kernel_name(c->v[i].launch->kernel));
+		fprintf(f, ", launch %" PRIu64 " in A: ", c->v[i].launch->seq);
+		md_text(f, line);
+		fprintf(f, "\n");
+	}
+	fprintf(f, "\n%s\n\n", c->confirmed >= 0 ? "**Confirmed: a kernel gives different results from identical inputs.**"
+			       : "Not confirmed: the digests differ, but no replay reproduced a difference from "
+				 "identical inputs (not proof of determinism).");
+}
+
+static void md_kernel_table(FILE *f, const struct diff_result *r)
+{
 	size_t rows = 0, hidden = 0;
 	for (size_t k = 0; k < r->nkernels; k++) {
 		const struct diff_kernel_stat *s = &r->kernels[k];
@@ -326,6 +430,22 @@ static void md_comparison(FILE *f, const struct diff_result *r)
 		fprintf(f, "\n%zu more kernels not shown.\n", hidden);
 	if (rows)
 		fprintf(f, "\n");
+}
+
+static void md_comparison(FILE *f, const struct diff_result *r)
+{
+	fprintf(f, "### ktrace determinism check: %s\n\n", md_heading(r));
+	md_code(f, r->label_a);
+	fprintf(f, " vs ");
+	md_code(f, r->label_b);
+	fprintf(f, ": %" PRIu64 " launches matched (A %" PRIu64 ", B %" PRIu64 "), %" PRIu64 " only in A, %" PRIu64
+		   " only in B, %" PRIu64 " unverified, %" PRIu64 " diverged.\n\n",
+		r->matched, r->launches_a, r->launches_b, r->only_a, r->only_b, r->unverified, r->diverged);
+	if (r->ndivs) {
+		md_first_divergence(f, &r->divs[0]);
+		md_confirmation(f, r);
+	}
+	md_kernel_table(f, r);
 	for (size_t w = 0; w < r->nwarnings; w++) {
 		fprintf(f, "> warning: ");
 		md_text(f, r->warnings[w]);

@@ -937,6 +937,8 @@ int ktrace_diff_compare(const struct tm_trace *a, const struct tm_trace *b, cons
 	r->status = r->diverged ? 1 : 0;
 	if (o->strict && (r->only_a || r->only_b || r->unverified || r->races_a || r->races_b))
 		r->status = 1;
+	if (!ktrace_diff_compared(r))
+		r->status = 2; /* nothing compared: never a pass */
 	if (r->results.state == DIFF_RESULTS_DIFFER)
 		r->status = 1; /* what the program observed differs, whatever the kernels say */
 	return 0;
@@ -946,6 +948,15 @@ oom:
 	ktrace_diff_result_free(r);
 	snprintf(err, errlen, "out of memory while comparing %s and %s", a->path, b->path);
 	return -1;
+}
+
+int ktrace_diff_status_besides_divergences(const struct diff_result *r)
+{
+	if (r->results.state == DIFF_RESULTS_DIFFER)
+		return 1;
+	if (!ktrace_diff_compared(r))
+		return 2;
+	return r->strict && (r->only_a || r->only_b || r->unverified || r->races_a || r->races_b) ? 1 : 0;
 }
 
 void ktrace_diff_result_free(struct diff_result *r)

@@ -2,7 +2,9 @@
  *
  *   ktrace-diff [options] A.ktrace B.ktrace
  *
- * Exit status: 0 no divergence, 1 diverged, 2 error (one line on stderr).
+ * Exit status: 0 no divergence, 1 diverged (by digests alone: the report
+ * labels it unconfirmed), 2 error (one line on stderr), nothing compared
+ * included.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -22,7 +24,10 @@ static void usage(FILE *f)
 	ktrace_diff_cli_help(f, 1);
 	fputs("  -h, --help        this text\n"
 	      "\n"
-	      "exit status: 0 no divergence, 1 diverged, 2 error\n",
+	      "The verdict rests on digests alone: the report labels a divergence unconfirmed\n"
+	      "(`ktrace check` confirms one by replaying the launch).\n"
+	      "\n"
+	      "exit status: 0 no divergence, 1 diverged, 2 error (nothing compared is one)\n",
 	      f);
 }
 
@@ -85,6 +90,9 @@ static int compare_files(const struct diff_cli *c, const char *a, const char *b)
 			fprintf(stderr, "ktrace-diff: %s\n", err);
 		else
 			status = r.status;
+		if (status == 2 && !ktrace_diff_compared(&r))
+			fprintf(stderr, "ktrace-diff: nothing compared: none of the %llu launches of %s could be compared "
+					"with %s\n", (unsigned long long)r.launches_a, a, b);
 		ktrace_diff_result_free(&r);
 	}
 	ktrace_tm_free(&ta);

@@ -7,6 +7,7 @@
 #include "tools/diff.h"
 
 #include <inttypes.h>
+#include <math.h>
 #include <stdarg.h>
 #include <string.h>
 
@@ -365,9 +366,37 @@ static void text_kernel_table(FILE *f, const struct diff_result *r, int all)
 	}
 }
 
-void ktrace_diff_report_text(FILE *f, const struct diff_result *r, const struct diff_opts *o)
+/* Launches in one run only are not compared: say how many, and name the
+ * kernels among them that look like compile or autotuning work (runs that
+ * did not start from the same compile caches). */
+static void text_one_run_note(FILE *f, const struct diff_result *r)
 {
-	size_t sm = 0, sa = 0, sb = 0, nk = 0;
+	size_t shown = 0, more = 0;
+
+	if (!r->only_a && !r->only_b)
+		return;
+	fprintf(f, "note: %" PRIu64 " launch%s ran in A only and %" PRIu64 " in B only: not compared", r->only_a,
+		r->only_a == 1 ? "" : "es", r->only_b);
+	for (size_t k = 0; k < r->nkernels; k++) {
+		const struct diff_kernel_stat *s = &r->kernels[k];
+		if ((!s->only_a && !s->only_b) || !ktrace_diff_looks_like_compile_work(s->name))
+			continue;
+		if (shown == 4) {
+			more++;
+			continue;
+		}
+		fprintf(f, "%s%s (%" PRIu64 " in A, %" PRIu64 " in B)",
+			shown++ ? ", " : "; Triton/Inductor compile or autotuning work, from caches that differed "
+					 "between the runs: ", s->name, s->only_a, s->only_b);
+	}
+	if (more)
+		fprintf(f, " and %zu more", more);
+	fputc('\n', f);
+}
+
+static void text_header(FILE *f, const struct diff_result *r)
+{
+	size_t sm = 0, sa = 0, sb = 0;
 	for (size_t i = 0; i < r->nstreams; i++) {
 		if (r->streams[i].in_a && r->streams[i].in_b)
 			sm++;
@@ -376,8 +405,6 @@ void ktrace_diff_report_text(FILE *f, const struct diff_result *r, const struct 
 		else
 			sb++;
 	}
-	for (size_t k = 0; k < r->nkernels; k++)
-		nk += r->kernels[k].diverged != 0;
 	fprintf(f, "A: %s (pid %u: %s)\n", r->label_a, r->a->pid, r->a->cmdline);
 	fprintf(f, "B: %s (pid %u: %s)\n", r->label_b, r->b->pid, r->b->cmdline);
 	fprintf(f, "streams: %zu matched, %zu only in A, %zu only in B\n", sm, sa, sb);
@@ -391,26 +418,48 @@ void ktrace_diff_report_text(FILE *f, const struct diff_result *r, const struct 
 	if (r->first_only_b)
 		fprintf(f, "first launch only in B: %s (launch %" PRIu64 ")\n", ktrace_tm_kernel_name(r->first_only_b->kernel),
 			r->first_only_b->seq);
+	text_one_run_note(f, r);
 	text_stream_order(f, r);
 	for (size_t i = 0; i < r->nwarnings; i++)
 		fprintf(f, "warning: %s\n", r->warnings[i]);
 	fprintf(f, "\n");
+}
+
+/* The result line of a comparison without divergence. */
+static void text_no_divergence(FILE *f, const struct diff_result *r)
+{
+	if (r->results.state == DIFF_RESULTS_DIFFER)
+		fprintf(f, "result: PROGRAM RESULTS DIFFER, while no launch diverged (%" PRIu64 " compared)\n",
+			ktrace_diff_compared(r));
+	else if (!ktrace_diff_compared(r))
+		fprintf(f, "result: NOTHING COMPARED: none of the %" PRIu64 " launches of A could be compared (%" PRIu64
+			   " unverified, %" PRIu64 " in one run only): an error, not a pass\n",
+			r->launches_a, r->unverified, r->only_a + r->only_b);
+	else if (r->unverified || r->only_a || r->only_b)
+		fprintf(f, "result: no divergence in %" PRIu64 " compared launches (%" PRIu64
+			   " unverified, %" PRIu64 " in one run only)%s\n",
+			ktrace_diff_compared(r), r->unverified, r->only_a + r->only_b,
+			r->status ? "; --strict: counted as a failure" : "");
+	else
+		fprintf(f, "result: identical (%" PRIu64 " launches compared)\n", r->matched);
+}
+
+void ktrace_diff_report_text(FILE *f, const struct diff_result *r, const struct diff_opts *o)
+{
+	size_t nk = 0;
+	int v = ktrace_diff_verdict(r);
+
+	for (size_t k = 0; k < r->nkernels; k++)
+		nk += r->kernels[k].diverged != 0;
+	text_header(f, r);
 	if (!r->ndivs) {
-		if (r->results.state == DIFF_RESULTS_DIFFER)
-			fprintf(f, "result: PROGRAM RESULTS DIFFER, while no launch diverged (%" PRIu64 " compared)\n",
-				r->matched - r->unverified);
-		else if (r->unverified || r->only_a || r->only_b)
-			fprintf(f, "result: no divergence in %" PRIu64 " compared launches (%" PRIu64
-				   " unverified, %" PRIu64 " in one run only)%s\n",
-				r->matched - r->unverified, r->unverified, r->only_a + r->only_b,
-				r->status ? "; --strict: counted as a failure" : "");
-		else
-			fprintf(f, "result: identical (%" PRIu64 " launches compared)\n", r->matched);
+		text_no_divergence(f, r);
 		ktrace_diff_text_results(f, r);
 		text_kernel_table(f, r, o->all);
 		return;
 	}
-	fprintf(f, "result: DIVERGED: %" PRIu64 " launch%s of %zu kernel%s differ\n", r->diverged,
+	fprintf(f, "result: %s, %s: %" PRIu64 " launch%s of %zu kernel%s differ\n",
+		v == DIFF_VERDICT_UNCONFIRMED ? "digests differ" : "DIVERGED", ktrace_diff_verdict_name(v), r->diverged,
 		r->diverged == 1 ? "" : "es", nk, nk == 1 ? "" : "s");
 	ktrace_diff_text_results(f, r);
 	fputc('\n', f);
@@ -425,6 +474,10 @@ void ktrace_diff_report_text(FILE *f, const struct diff_result *r, const struct 
 		fprintf(f, "\n%zu more divergent launch%s (--all lists them)\n", r->ndivs - 1,
 			r->ndivs == 2 ? "" : "es");
 	}
+	if (r->confirm)
+		ktrace_diff_text_confirmation(f, r);
+	else
+		fputs("\nconfirmation: none: digests only (`ktrace check` replays a divergent launch to confirm it)\n", f);
 	text_kernel_table(f, r, o->all);
 }
 
@@ -753,7 +806,99 @@ static const char *json_result(const struct diff_result *r)
 		return "diverged";
 	if (r->results.state == DIFF_RESULTS_DIFFER)
 		return "program_results_differ";
-	return "identical";
+	return ktrace_diff_compared(r) ? "identical" : "nothing_compared";
+}
+
+static void j_double(struct jw *j, const char *key, double v)
+{
+	j_key(j, key);
+	if (isfinite(v))
+		fprintf(j->f, "%.9g", v);
+	else
+		fputs("null", j->f); /* a NaN against a number */
+}
+
+/* An output of a confirmed replay: how much of it differed. */
+static void j_confirm_output(struct jw *j, const struct ktrace_replay_buffer_result *b, uint32_t runs)
+{
+	const struct ktrace_replay_diff *d = &b->diff;
+
+	j_open(j, NULL, '{');
+	j_str(j, "arg", b->name);
+	j_u64(j, "ordinal", b->arg_index);
+	j_str(j, "type", b->type);
+	j_str(j, "compared_as", ktrace_replay_elem_name(b->elem));
+	j_u64(j, "bytes", b->size);
+	j_u64(j, "replays_differing", b->replays_differing);
+	j_u64(j, "replays", runs);
+	j_u64(j, "elements", d->elements);
+	j_u64(j, "elements_differing", d->differing);
+	j_double(j, "share_differing", d->elements ? (double)d->differing / (double)d->elements : 0.0);
+	j_open(j, "first_indexes", '[');
+	for (uint32_t i = 0; i < d->nfirst; i++) {
+		j_key(j, NULL);
+		fprintf(j->f, "%" PRIu64, d->first[i]);
+	}
+	j_close(j, ']');
+	if (b->elem != KTRACE_ELEM_UNKNOWN) {
+		j_double(j, "max_abs", d->max_abs);
+		j_double(j, "max_rel", d->max_rel);
+	}
+	if (ktrace_replay_elem_is_float(b->elem)) {
+		if (d->max_ulp == UINT64_MAX)
+			j_null(j, "max_ulp");
+		else
+			j_u64(j, "max_ulp", d->max_ulp);
+		j_u64(j, "nan_mismatches", d->nan_mismatches);
+	}
+	j_close(j, '}');
+}
+
+static void j_confirm_attempt(struct jw *j, const struct diff_confirm *c)
+{
+	char line[512];
+
+	j_open(j, NULL, '{');
+	j_str(j, "role", c->role);
+	j_str(j, "kernel", ktrace_tm_kernel_name(c->launch->kernel));
+	j_str(j, "mangled", c->launch->kernel->name);
+	j_u64(j, "seq_a", c->launch->seq);
+	j_u64(j, "occurrence", c->occurrence);
+	j_str(j, "outcome", ktrace_replay_outcome_key((unsigned)c->outcome));
+	ktrace_diff_confirm_line(c, line, sizeof line);
+	j_str(j, "summary", line);
+	if (c->have_report) {
+		j_str(j, "reason", ktrace_replay_reason_text(c->report.reason));
+		j_u64(j, "replays", c->report.runs_done);
+		j_u64(j, "distinct_results", c->report.distinct);
+	} else {
+		j_str(j, "reason", c->why);
+	}
+	j_open(j, "outputs_differing", '[');
+	for (uint32_t i = 0; c->outcome == KTRACE_REPLAY_CONFIRMED && i < c->report.nbuffers; i++)
+		if (c->report.buffers[i].replays_differing)
+			j_confirm_output(j, &c->report.buffers[i], c->report.runs_done);
+	j_close(j, ']');
+	j_close(j, '}');
+}
+
+/* What the verdict rests on: digests alone, or `ktrace check`'s replays. */
+static void j_confirmation(struct jw *j, const struct diff_result *r)
+{
+	const struct diff_confirmation *c = r->confirm;
+
+	j_open(j, "confirmation", '{');
+	j_str(j, "method", c ? "replay" : "digests only");
+	j_str(j, "verdict", ktrace_diff_verdict_name(ktrace_diff_verdict(r)));
+	if (c) {
+		j_u64(j, "replays_per_run", c->replays);
+		j_u64(j, "max_runs", c->max_runs);
+		j_open(j, "replayed", '[');
+		for (size_t i = 0; i < c->n; i++)
+			j_confirm_attempt(j, &c->v[i]);
+		j_close(j, ']');
+	}
+	j_close(j, '}');
 }
 
 void ktrace_diff_report_json(FILE *f, const struct diff_result *r, const struct diff_opts *o, int indent)
@@ -763,6 +908,7 @@ void ktrace_diff_report_json(FILE *f, const struct diff_result *r, const struct 
 	j_str(&j, "a", r->label_a);
 	j_str(&j, "b", r->label_b);
 	j_str(&j, "result", json_result(r));
+	j_str(&j, "verdict", ktrace_diff_verdict_name(ktrace_diff_verdict(r)));
 	j_int(&j, "exit_code", r->status);
 	j_open(&j, "launches", '{');
 	j_u64(&j, "a", r->launches_a);
@@ -830,6 +976,7 @@ void ktrace_diff_report_json(FILE *f, const struct diff_result *r, const struct 
 		j_close(&j, '}');
 	}
 	j_close(&j, ']');
+	j_confirmation(&j, r);
 	j_open(&j, "warnings", '[');
 	for (size_t i = 0; i < r->nwarnings; i++)
 		j_str(&j, NULL, r->warnings[i]);

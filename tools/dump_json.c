@@ -5,6 +5,9 @@
  */
 #include "tools/dump_internal.h"
 
+#include "format/replay_report.h"
+
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -347,6 +350,83 @@ static int json_module_unload(FILE *f, const void *rec, size_t len)
 	return 0;
 }
 
+/* A measure that may be infinite (a NaN against a number): null then. */
+static void json_put_measure(FILE *f, const char *k, double v)
+{
+	if (isfinite(v))
+		fprintf(f, ",\"%s\":%.17g", k, v);
+	else
+		fprintf(f, ",\"%s\":null", k);
+}
+
+static void json_replay_buffer(FILE *f, const struct ktrace_replay_buffer_result *b)
+{
+	const struct ktrace_replay_diff *d = &b->diff;
+
+	fputs("{\"name\":", f);
+	dump_put_json_string(f, b->name, strlen(b->name));
+	json_put_cstr(f, "param_type", b->type);
+	json_put_cstr(f, "elem", ktrace_replay_elem_name(b->elem));
+	json_put_u64(f, "arg_index", b->arg_index);
+	json_put_hex(f, "base", b->base);
+	json_put_u64(f, "bytes", b->size);
+	json_put_cstr(f, "copy_place", ktrace_replay_place_name(b->place));
+	json_put_digest(f, "digest_r0", b->digest_r0);
+	json_put_u64(f, "replays_differing", b->replays_differing);
+	json_put_u64(f, "elements", d->elements);
+	json_put_u64(f, "differing", d->differing);
+	json_put_u64(f, "nan_mismatches", d->nan_mismatches);
+	json_put_measure(f, "max_abs", d->max_abs);
+	json_put_measure(f, "max_rel", d->max_rel);
+	json_put_u64(f, "max_ulp", d->max_ulp);
+	fputs(",\"first\":[", f);
+	for (uint32_t k = 0; k < d->nfirst; k++)
+		fprintf(f, "%s%llu", k ? "," : "", as_ull(d->first[k]));
+	fputs("]}", f);
+}
+
+static int json_replay(FILE *f, const void *rec, size_t len)
+{
+	struct ktrace_rec_replay r;
+	struct ktrace_replay_report rep;
+	char *para;
+	size_t n;
+
+	if (ktrace_decode_replay(rec, len, &r) || ktrace_replay_report_parse(r.blob, r.blob_len, &rep))
+		return -1;
+	json_put_u64(f, "launch_seq", r.launch_seq);
+	json_put_u64(f, "kernel_id", r.kernel_id);
+	json_put_cstr(f, "kernel", rep.kernel ? rep.kernel : "");
+	json_put_u64(f, "occurrence", rep.occurrence);
+	json_put_cstr(f, "outcome", ktrace_replay_outcome_key(rep.outcome));
+	json_put_cstr(f, "reason", ktrace_replay_reason_text(rep.reason));
+	json_put_cstr(f, "detail", rep.detail);
+	json_put_i64(f, "launch_result", rep.launch_result);
+	json_put_i64(f, "driver_error", rep.driver_error);
+	json_put_u64(f, "runs_requested", rep.runs_requested);
+	json_put_u64(f, "runs_done", rep.runs_done);
+	json_put_u64(f, "distinct", rep.distinct);
+	json_put_u64(f, "bytes_device", rep.bytes_device);
+	json_put_u64(f, "bytes_host", rep.bytes_host);
+	json_put_u64(f, "total_ns", rep.total_ns);
+	fputs(",\"buffers\":[", f);
+	for (uint32_t i = 0; i < rep.nbuffers; i++) {
+		fputs(i ? "," : "", f);
+		json_replay_buffer(f, &rep.buffers[i]);
+	}
+	fputc(']', f);
+	n = ktrace_replay_report_format(&rep, NULL, 0);
+	para = malloc(n + 1);
+	if (para) {
+		ktrace_replay_report_format(&rep, para, n + 1);
+		fputs(",\"text\":", f);
+		dump_put_json_string(f, para, n);
+	}
+	free(para);
+	ktrace_replay_report_free(&rep);
+	return 0;
+}
+
 static int json_order(FILE *f, const void *rec, size_t len)
 {
 	struct ktrace_rec_order o;
@@ -384,6 +464,7 @@ static int json_fields(const struct dump_ctx *c, FILE *f, const struct ktrace_re
 	case KTRACE_REC_END: return json_end(f, rec, len);
 	case KTRACE_REC_MODULE_UNLOAD: return json_module_unload(f, rec, len);
 	case KTRACE_REC_ORDER: return json_order(f, rec, len);
+	case KTRACE_REC_REPLAY: return json_replay(f, rec, len);
 	default:
 		json_put_u64(f, "type_id", p->type);
 		return 0;

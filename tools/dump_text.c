@@ -4,6 +4,8 @@
  */
 #include "tools/dump_internal.h"
 
+#include "format/replay_report.h"
+
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -334,6 +336,57 @@ static int text_module_unload(FILE *f, unsigned long long seq, const void *rec, 
 	return 0;
 }
 
+static void text_replay_buffer(FILE *f, uint32_t i, const struct ktrace_replay_buffer_result *b)
+{
+	const struct ktrace_replay_diff *d = &b->diff;
+
+	fprintf(f, "  buffer %u: ", i);
+	dump_put_escaped(f, b->name, strlen(b->name));
+	fprintf(f, " argument %u type \"", b->arg_index);
+	dump_put_escaped(f, b->type, strlen(b->type));
+	fprintf(f, "\" as %s, 0x%llx size %llu, copy on %s, digest %016llx: %u replays differ, %llu of %llu "
+		   "elements differ", ktrace_replay_elem_name(b->elem), as_ull(b->base), as_ull(b->size),
+		ktrace_replay_place_name(b->place), as_ull(b->digest_r0), b->replays_differing, as_ull(d->differing),
+		as_ull(d->elements));
+	if (d->differing) {
+		fputs(", first at", f);
+		for (uint32_t k = 0; k < d->nfirst; k++)
+			fprintf(f, " %llu", as_ull(d->first[k]));
+		fprintf(f, ", max abs %.9g rel %.9g ulp %llu, %llu NaN against a number", d->max_abs, d->max_rel,
+			as_ull(d->max_ulp), as_ull(d->nan_mismatches));
+	}
+	fputc('\n', f);
+}
+
+/* A replay's verdict: one line, one per buffer, then the paragraph. */
+static int text_replay(FILE *f, unsigned long long seq, const void *rec, size_t len)
+{
+	struct ktrace_rec_replay r;
+	struct ktrace_replay_report rep;
+	char *para;
+	size_t n;
+
+	if (ktrace_decode_replay(rec, len, &r) || ktrace_replay_report_parse(r.blob, r.blob_len, &rep))
+		return -1;
+	fprintf(f, "replay seq %llu: launch %llu kernel %llu occurrence %llu: %s (%s), %u of %u replays, %u distinct, "
+		   "launch result %d\n", seq, as_ull(r.launch_seq), as_ull(r.kernel_id), as_ull(rep.occurrence),
+		ktrace_replay_outcome_name(rep.outcome), ktrace_replay_reason_text(rep.reason), rep.runs_done,
+		rep.runs_requested, rep.distinct, rep.launch_result);
+	for (uint32_t i = 0; i < rep.nbuffers; i++)
+		text_replay_buffer(f, i, &rep.buffers[i]);
+	n = ktrace_replay_report_format(&rep, NULL, 0);
+	para = malloc(n + 1);
+	if (para) {
+		ktrace_replay_report_format(&rep, para, n + 1);
+		fputs("  ", f);
+		dump_put_escaped(f, para, n);
+		fputc('\n', f);
+	}
+	free(para);
+	ktrace_replay_report_free(&rep);
+	return 0;
+}
+
 /* Which ORDER operations name a stream (the others record 0 there). */
 static int order_names_stream(uint32_t op)
 {
@@ -376,6 +429,7 @@ static int text_other(struct dump_ctx *c, const struct ktrace_record_prefix *p, 
 	case KTRACE_REC_END: return text_end(f, seq, rec, len);
 	case KTRACE_REC_MODULE_UNLOAD: return text_module_unload(f, seq, rec, len);
 	case KTRACE_REC_ORDER: return text_order(f, seq, rec, len);
+	case KTRACE_REC_REPLAY: return text_replay(f, seq, rec, len);
 	default:
 		fprintf(f, "record seq %llu: unknown type %u, %zu bytes (skipped)\n", seq, p->type, len);
 		return 0;

@@ -1,14 +1,28 @@
 /* tools/ktrace_check.c: `ktrace check`, the one-command determinism check.
  *
- *   ktrace check [--runs N] [--dir DIR] [--keep] [tracing options] [diff options] -- CMD ...
+ *   ktrace check [--runs N] [--dir DIR] [--keep] [--no-warmup] [--max-replays N]
+ *                [--replays K] [tracing options] [diff options] -- CMD ...
  *
- * Runs CMD N times (default 2) under libktrace.so, each run tracing into
- * DIR/run<k>-r<rank>-p<pid>.ktrace, picks in every run the trace(s) that
- * recorded kernel launches (one per rank: child processes such as compile
- * workers leave empty traces), and diffs run 1 against every other run with
- * the ktrace-diff engine and reports.  Exit status: 0 no divergence, 1
- * diverged, 2 error (a run failed: which one and how; no trace; bad trace).
- * With --json the command's stdout goes to stderr: stdout is the JSON alone.
+ * Runs CMD once untraced (a warm-up, so that every traced run finds the same
+ * compile and autotuning caches), then N times (default 2) under
+ * libktrace.so, each run tracing into DIR/run<k>-r<rank>-p<pid>.ktrace, picks
+ * in every run the trace(s) that recorded kernel launches (one per rank:
+ * child processes such as compile workers leave empty traces), and diffs
+ * run 1 against every other run with the ktrace-diff engine.  A divergence
+ * found by digests is then confirmed before it is reported as one: CMD runs
+ * again with KTRACE_REPLAY naming the divergent launch (replay<j>-...), whose
+ * trace says whether K replays of that launch from identical inputs gave
+ * different results; not confirmed, the last writers of its differing inputs
+ * and the next divergences are tried, at most --max-replays runs in all
+ * (check_confirm.c chooses them).
+ *
+ * Exit status: 0 nothing confirmed diverged (digest differences that no
+ * replay confirmed are reported as notes), 1 a confirmed divergence (or,
+ * with --max-replays 0, a divergence by digests alone; with --strict,
+ * launches in one run only or unverified; or the program's own results,
+ * its device-to-host copies, differ), 2 error (a run failed: which one
+ * and how; no trace; bad trace; nothing compared).  With --json the
+ * command's stdout goes to stderr: stdout is the JSON alone.
  */
 #include "tools/ktrace_cli.h"
 
@@ -23,11 +37,15 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "tools/check_confirm.h"
 #include "tools/cli_options.h"
 #include "tools/diff.h"
 
 #define MAX_RUNS 100
 #define MAX_TRACES 64 /* traced processes with launches, per run */
+#define MAX_REPLAY_RUNS 100
+#define DEFAULT_REPLAY_RUNS 3
+#define DEFAULT_REPLAYS 8
 
 struct run_trace {
 	char path[PATH_MAX + 320];
@@ -46,10 +64,19 @@ static void check_usage(FILE *f)
 	      "Run CMD several times under ktrace and compare run 1 with every other run,\n"
 	      "launch by launch: the first kernel whose output differs, and whether its inputs\n"
 	      "were identical (the kernel is non-deterministic) or not (naming the input and its\n"
-	      "last writer).  Exit status: 0 no divergence, 1 diverged, 2 error (a run failed).\n"
+	      "last writer).  A divergence is confirmed before it counts: CMD runs once more and\n"
+	      "replays that launch in isolation from identical inputs (KTRACE_REPLAY).\n"
+	      "Exit status: 0 nothing confirmed diverged (digest differences no replay confirmed\n"
+	      "are notes), 1 a confirmed divergence or different program results (device-to-host\n"
+	      "copies), 2 error (a run failed; nothing compared).\n"
 	      "\n"
 	      "options:\n"
-	      "  --runs N            how many runs (default 2, at most 100)\n"
+	      "  --runs N            how many traced runs (default 2, at most 100)\n"
+	      "  --no-warmup         no untraced run first (by default one warms the compile and\n"
+	      "                      autotuning caches, so that the traced runs launch alike)\n"
+	      "  --max-replays N     at most N more runs to confirm divergences by replay (default\n"
+	      "                      3, at most 100; 0: no confirmation, the digests' verdict stands)\n"
+	      "  --replays K         replays of the launch in each such run (default 8, 1 to 1000)\n"
 	      "  --dir DIR           write the traces into DIR and keep them (default: a temporary\n"
 	      "                      directory, removed unless the runs diverged)\n"
 	      "  --keep              keep the temporary directory in any case\n"
@@ -70,46 +97,6 @@ static void describe_status(int st, char *buf, size_t cap)
 		snprintf(buf, cap, "wait status 0x%x", st);
 }
 
-/* Run CMD once; 0 when it exited with status 0. */
-static int run_once(int k, int nruns, const struct ktrace_run_opts *o, const char *lib, const char *dir,
-		    char **cmd, const char *cmdline, int stdout_to_stderr)
-{
-	char pattern[PATH_MAX + 64], err[PATH_MAX + 256];
-	snprintf(pattern, sizeof pattern, "%s/run%d-r%%r-p%%p.ktrace", dir, k);
-	if (!o->quiet)
-		fprintf(stderr, "ktrace check: run %d of %d: %s\n", k, nruns, cmdline);
-	fflush(NULL);
-	pid_t pid = fork();
-	if (pid < 0) {
-		fprintf(stderr, "ktrace check: run %d: cannot fork: %s\n", k, strerror(errno));
-		return -1;
-	}
-	if (pid == 0) {
-		if (ktrace_prepare_env(o, lib, pattern, err, sizeof err) || setenv("KTRACE_HASH", "1", 1)) {
-			fprintf(stderr, "ktrace check: %s\n", err);
-			_exit(127);
-		}
-		unsetenv("KTRACE_OVERWRITE");
-		if (stdout_to_stderr && dup2(STDERR_FILENO, STDOUT_FILENO) < 0)
-			_exit(127);
-		execvp(cmd[0], cmd);
-		fprintf(stderr, "ktrace check: cannot run '%s': %s\n", cmd[0], strerror(errno));
-		_exit(127);
-	}
-	int st;
-	while (waitpid(pid, &st, 0) < 0)
-		if (errno != EINTR) {
-			fprintf(stderr, "ktrace check: run %d: waitpid: %s\n", k, strerror(errno));
-			return -1;
-		}
-	if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
-		return 0;
-	char how[128];
-	describe_status(st, how, sizeof how);
-	fprintf(stderr, "ktrace check: run %d of %d failed (%s): %s\n", k, nruns, how, cmdline);
-	return -1;
-}
-
 static int cmp_trace(const void *a, const void *b)
 {
 	const struct run_trace *x = a, *y = b;
@@ -118,42 +105,57 @@ static int cmp_trace(const void *a, const void *b)
 	return strcmp(x->path, y->path);
 }
 
-/* The traces run k left that recorded launches, one per rank. */
-static int collect(int k, const char *dir, struct run_info *ri)
+/* The traces files named <prefix>-* that recorded launches (what: "run 2",
+ * for messages); *nfiles: every such file, launches or not. */
+static int collect_traces(const char *what, const char *prefix, const char *dir, struct run_info *ri, size_t *nfiles)
 {
-	char prefix[32], err[PATH_MAX + 256];
-	snprintf(prefix, sizeof prefix, "run%d-", k);
+	char err[PATH_MAX + 256];
+	size_t plen = strlen(prefix);
 	DIR *d = opendir(dir);
 	if (!d) {
 		fprintf(stderr, "ktrace check: %s: %s\n", dir, strerror(errno));
 		return -1;
 	}
-	size_t files = 0;
 	struct dirent *e;
 	ri->n = 0;
+	*nfiles = 0;
 	while ((e = readdir(d))) {
 		size_t len = strlen(e->d_name);
-		if (strncmp(e->d_name, prefix, strlen(prefix)) || len < 7 || strcmp(e->d_name + len - 7, ".ktrace"))
+		if (strncmp(e->d_name, prefix, plen) || e->d_name[plen] != '-' || len < 7 ||
+		    strcmp(e->d_name + len - 7, ".ktrace"))
 			continue;
-		files++;
+		(*nfiles)++;
 		struct run_trace t;
 		snprintf(t.path, sizeof t.path, "%s/%s", dir, e->d_name);
 		t.launches = ktrace_tm_count_launches(t.path, &t.rank, err, sizeof err);
 		if (t.launches < 0) {
-			fprintf(stderr, "ktrace check: run %d: %s\n", k, err);
+			fprintf(stderr, "ktrace check: %s: %s\n", what, err);
 			closedir(d);
 			return -1;
 		}
 		if (!t.launches)
 			continue;
 		if (ri->n == MAX_TRACES) {
-			fprintf(stderr, "ktrace check: run %d: more than %d processes launched kernels\n", k, MAX_TRACES);
+			fprintf(stderr, "ktrace check: %s: more than %d processes launched kernels\n", what, MAX_TRACES);
 			closedir(d);
 			return -1;
 		}
 		ri->t[ri->n++] = t;
 	}
 	closedir(d);
+	qsort(ri->t, ri->n, sizeof ri->t[0], cmp_trace);
+	return 0;
+}
+
+/* The traces run k left that recorded launches, one per rank. */
+static int collect(int k, const char *dir, struct run_info *ri)
+{
+	char prefix[32], what[32];
+	size_t files;
+	snprintf(prefix, sizeof prefix, "run%d", k);
+	snprintf(what, sizeof what, "run %d", k);
+	if (collect_traces(what, prefix, dir, ri, &files))
+		return -1;
 	if (!files) {
 		fprintf(stderr, "ktrace check: run %d left no trace in %s: the command never used the CUDA driver, "
 				"or libktrace.so was not loaded (static and setuid programs ignore LD_PRELOAD)\n", k, dir);
@@ -164,7 +166,6 @@ static int collect(int k, const char *dir, struct run_info *ri)
 				"to compare; does the command use the GPU?\n", k, files, files == 1 ? "" : "s", dir);
 		return -1;
 	}
-	qsort(ri->t, ri->n, sizeof ri->t[0], cmp_trace);
 	for (size_t i = 1; i < ri->n; i++)
 		if (ri->t[i].rank == ri->t[i - 1].rank) {
 			fprintf(stderr, "ktrace check: run %d: several processes of rank %u launched kernels (%s, %s): "
@@ -174,11 +175,12 @@ static int collect(int k, const char *dir, struct run_info *ri)
 	return 0;
 }
 
-/* A trace ktrace check wrote: run<k>-....ktrace. */
+/* A trace ktrace check wrote: run<k>-....ktrace, replay<j>-....ktrace. */
 static int is_run_trace_name(const char *name)
 {
 	size_t len = strlen(name);
-	return !strncmp(name, "run", 3) && len > 7 && !strcmp(name + len - 7, ".ktrace");
+	return (!strncmp(name, "run", 3) || !strncmp(name, "replay", 6)) && len > 7 &&
+	       !strcmp(name + len - 7, ".ktrace");
 }
 
 static void remove_dir(const char *dir)
@@ -204,12 +206,18 @@ enum check_option {
 	CHECK_OPT_RUNS = 0x300,
 	CHECK_OPT_DIR,
 	CHECK_OPT_KEEP,
+	CHECK_OPT_NO_WARMUP,
+	CHECK_OPT_MAX_REPLAYS,
+	CHECK_OPT_REPLAYS,
 };
 
 static const struct option check_own_options[] = {
 	{ "runs", required_argument, NULL, CHECK_OPT_RUNS },
 	{ "dir", required_argument, NULL, CHECK_OPT_DIR },
 	{ "keep", no_argument, NULL, CHECK_OPT_KEEP },
+	{ "no-warmup", no_argument, NULL, CHECK_OPT_NO_WARMUP },
+	{ "max-replays", required_argument, NULL, CHECK_OPT_MAX_REPLAYS },
+	{ "replays", required_argument, NULL, CHECK_OPT_REPLAYS },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -218,28 +226,42 @@ static const struct option check_own_options[] = {
 struct check_opts {
 	struct ktrace_run_opts run;
 	struct diff_cli diff;
-	int nruns, keep;
+	int nruns, keep, no_warmup;
+	int max_replays;      /* runs to confirm divergences by replay (0: none) */
+	int replays;          /* K, replays per such run */
 	const char *user_dir; /* --dir, or NULL */
 	char **cmd;	      /* the command line to run, NULL-terminated */
 	int cmd_argc;
 };
+
+/* A decimal number from lo to hi into *out: 1, or -1 with err. */
+static int number_opt(const char *option, const char *value, long lo, long hi, int *out, char *err, size_t errlen)
+{
+	char *end;
+	long n = strtol(value, &end, 10);
+
+	if (!*value || *end || n < lo || n > hi) {
+		snprintf(err, errlen, "%s '%s': expected a number from %ld to %ld", option, value, lo, hi);
+		return -1;
+	}
+	*out = (int)n;
+	return 1;
+}
 
 /* Not an error: go on with the check (else an exit status). */
 #define CHECK_GO_ON (-1)
 
 static int check_own_opt(struct check_opts *co, int code, const char *value, char *err, size_t errlen)
 {
-	char *end;
-	long n;
-
 	switch (code) {
 	case CHECK_OPT_RUNS:
-		n = strtol(value, &end, 10);
-		if (!*value || *end || n < 2 || n > MAX_RUNS) {
-			snprintf(err, errlen, "--runs '%s': expected a number from 2 to %d", value, MAX_RUNS);
-			return -1;
-		}
-		co->nruns = (int)n;
+		return number_opt("--runs", value, 2, MAX_RUNS, &co->nruns, err, errlen);
+	case CHECK_OPT_MAX_REPLAYS:
+		return number_opt("--max-replays", value, 0, MAX_REPLAY_RUNS, &co->max_replays, err, errlen);
+	case CHECK_OPT_REPLAYS:
+		return number_opt("--replays", value, 1, 1000, &co->replays, err, errlen);
+	case CHECK_OPT_NO_WARMUP:
+		co->no_warmup = 1;
 		return 1;
 	case CHECK_OPT_DIR:
 		if (!*value) {
@@ -272,6 +294,8 @@ static int parse_check_options(int argc, char **argv, struct check_opts *co)
 
 	memset(co, 0, sizeof *co);
 	co->nruns = 2;
+	co->max_replays = DEFAULT_REPLAY_RUNS;
+	co->replays = DEFAULT_REPLAYS;
 	/* the run file options are listed only to be refused with a reason */
 	if (ktrace_cli_join(longopts, 32, check_own_options, ktrace_run_file_options, ktrace_run_trace_options,
 			    ktrace_diff_report_options, NULL) < 0)
@@ -349,10 +373,82 @@ struct check_state {
 	struct tm_trace *traces;  /* [(k - 1) * nranks + r] for run k, rank index r */
 	size_t ntraces;		  /* loaded so far */
 	char (*labels)[48];	  /* "run k" or "run k rank R", as traces */
-	struct diff_result *results; /* run 1 against run k, per rank */
+	struct diff_result *results; /* run 1 against run k, per rank: [r * (nruns - 1) + k - 2] */
 	const struct diff_result **result_ptrs;
 	size_t nresults;
+	struct diff_confirmation *confirm; /* per rank index */
+	int replay_runs;	  /* runs made to confirm so far */
 };
+
+/* ---- running the command ------------------------------------------------------------------ */
+
+/* One run of CMD: traced into DIR/<prefix>-r%r-p%p.ktrace (prefix NULL:
+ * untraced, the environment as given), with KTRACE_REPLAY=replay when given
+ * (and hashing off: a replay run needs no digests). */
+struct run_plan {
+	const char *what;   /* "run 2 of 3", for messages */
+	const char *prefix; /* "run2", "replay1"; NULL: untraced */
+	const char *replay; /* KTRACE_REPLAY, or NULL */
+};
+
+static void exec_child(const struct check_state *s, const struct run_plan *p)
+{
+	char pattern[PATH_MAX + 64], err[PATH_MAX + 256];
+	const struct check_opts *co = s->co;
+
+	if (p->prefix) {
+		snprintf(pattern, sizeof pattern, "%s/%s-r%%r-p%%p.ktrace", s->dir, p->prefix);
+		if (ktrace_prepare_env(&co->run, s->lib, pattern, err, sizeof err) ||
+		    setenv("KTRACE_HASH", p->replay ? "0" : "1", 1) ||
+		    (p->replay ? setenv("KTRACE_REPLAY", p->replay, 1) : unsetenv("KTRACE_REPLAY"))) {
+			fprintf(stderr, "ktrace check: %s\n", err);
+			_exit(127);
+		}
+		unsetenv("KTRACE_OVERWRITE");
+	}
+	if (co->diff.json && dup2(STDERR_FILENO, STDOUT_FILENO) < 0)
+		_exit(127);
+	execvp(co->cmd[0], co->cmd);
+	fprintf(stderr, "ktrace check: cannot run '%s': %s\n", co->cmd[0], strerror(errno));
+	_exit(127);
+}
+
+/* Run CMD as p says; 0 with its wait status in *st, -1 when it could not run. */
+static int run_command(const struct check_state *s, const struct run_plan *p, int *st)
+{
+	if (!s->co->run.quiet)
+		fprintf(stderr, "ktrace check: %s: %s%s%s%s\n", p->what, p->replay ? "KTRACE_REPLAY=" : "",
+			p->replay ? p->replay : "", p->replay ? " " : "", s->cmdline);
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid < 0) {
+		fprintf(stderr, "ktrace check: %s: cannot fork: %s\n", p->what, strerror(errno));
+		return -1;
+	}
+	if (pid == 0)
+		exec_child(s, p);
+	while (waitpid(pid, st, 0) < 0)
+		if (errno != EINTR) {
+			fprintf(stderr, "ktrace check: %s: waitpid: %s\n", p->what, strerror(errno));
+			return -1;
+		}
+	return 0;
+}
+
+/* A run that must succeed (the warm-up, the traced runs): 0 when CMD exited 0. */
+static int run_must_pass(const struct check_state *s, const struct run_plan *p)
+{
+	char how[128];
+	int st;
+
+	if (run_command(s, p, &st))
+		return -1;
+	if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
+		return 0;
+	describe_status(st, how, sizeof how);
+	fprintf(stderr, "ktrace check: %s failed (%s): %s\n", p->what, how, s->cmdline);
+	return -1;
+}
 
 static void join_cmdline(char **cmd, int n, char *out, size_t cap)
 {
@@ -380,15 +476,29 @@ static int same_ranks(const struct check_state *s)
 	return 0;
 }
 
+/* The warm-up (untraced), then the traced runs. */
 static int run_all(struct check_state *s)
 {
 	const struct check_opts *co = s->co;
-	for (int k = 1; k <= co->nruns; k++)
-		if (run_once(k, co->nruns, &co->run, s->lib, s->dir, co->cmd, s->cmdline, co->diff.json) ||
-		    collect(k, s->dir, &s->runs[k]))
+	char what[64], prefix[32];
+
+	if (!co->no_warmup) {
+		struct run_plan warm = { "warm-up run (untraced, so that the traced runs find warm caches)", NULL,
+					 NULL };
+		if (run_must_pass(s, &warm))
 			return -1;
+	}
+	for (int k = 1; k <= co->nruns; k++) {
+		snprintf(what, sizeof what, "run %d of %d", k, co->nruns);
+		snprintf(prefix, sizeof prefix, "run%d", k);
+		struct run_plan p = { what, prefix, NULL };
+		if (run_must_pass(s, &p) || collect(k, s->dir, &s->runs[k]))
+			return -1;
+	}
 	return same_ranks(s);
 }
+
+/* ---- comparing ------------------------------------------------------------------------------ */
 
 static int alloc_comparisons(struct check_state *s)
 {
@@ -397,7 +507,8 @@ static int alloc_comparisons(struct check_state *s)
 	s->labels = calloc(nruns * n, sizeof *s->labels);
 	s->results = calloc((nruns - 1) * n, sizeof *s->results);
 	s->result_ptrs = calloc((nruns - 1) * n, sizeof *s->result_ptrs);
-	if (s->traces && s->labels && s->results && s->result_ptrs)
+	s->confirm = calloc(n, sizeof *s->confirm);
+	if (s->traces && s->labels && s->results && s->result_ptrs && s->confirm)
 		return 0;
 	fprintf(stderr, "ktrace check: out of memory\n");
 	return -1;
@@ -443,22 +554,155 @@ static int compare_runs(struct check_state *s)
 	return 0;
 }
 
-/* The worst result, after the reports: 0 identical, 1 diverged, 2 a report failed. */
+/* ---- confirming by replay ---------------------------------------------------------------------- */
+
+/* What replay run j of rank index r left: the REPLAY record of that rank's trace. */
+static void read_replay_run(struct check_state *s, int j, size_t r, struct diff_confirm *c)
+{
+	char prefix[32], what[48], err[PATH_MAX + 256];
+	struct run_info ri;
+	struct tm_trace t;
+	size_t files;
+
+	snprintf(prefix, sizeof prefix, "replay%d", j);
+	snprintf(what, sizeof what, "replay run %d", j);
+	if (collect_traces(what, prefix, s->dir, &ri, &files)) {
+		snprintf(c->why, sizeof c->why, "the replay run's traces could not be read");
+		return;
+	}
+	for (size_t i = 0; i < ri.n; i++) {
+		if (ri.t[i].rank != s->runs[1].t[r].rank)
+			continue;
+		if (ktrace_tm_load(&t, ri.t[i].path, 1, err, sizeof err)) {
+			snprintf(c->why, sizeof c->why, "the replay run's trace could not be read: %.180s", err);
+			return;
+		}
+		ktrace_check_take_replay(&t, c);
+		ktrace_tm_free(&t);
+		return;
+	}
+	snprintf(c->why, sizeof c->why, "the replay run left no trace of rank %u with launches", s->runs[1].t[r].rank);
+}
+
+/* Replay candidate cand of rank index r in one more run of CMD; c gets the verdict. */
+static void replay_one(struct check_state *s, size_t r, const struct check_candidate *cand, struct diff_confirm *c)
+{
+	char spec[2048], what[320], prefix[32], how[128];
+	int st, j = ++s->replay_runs;
+
+	memset(c, 0, sizeof *c);
+	c->launch = cand->launch;
+	snprintf(c->role, sizeof c->role, "%s", cand->role);
+	c->occurrence = ktrace_check_occurrence(&s->traces[r], cand->launch);
+	c->outcome = KTRACE_REPLAY_NOT_REPLAYABLE;
+	if (ktrace_check_replay_spec(cand->launch, c->occurrence, (uint32_t)s->co->replays, spec, sizeof spec, c->why,
+				     sizeof c->why)) {
+		s->replay_runs--; /* no run made */
+		return;
+	}
+	snprintf(what, sizeof what, "replay %d of at most %d, %s (launch %llu of run 1)", j, s->co->max_replays,
+		 cand->role, (unsigned long long)cand->launch->seq);
+	snprintf(prefix, sizeof prefix, "replay%d", j);
+	struct run_plan p = { what, prefix, spec };
+	if (run_command(s, &p, &st)) {
+		snprintf(c->why, sizeof c->why, "the replay run could not be started");
+		return;
+	}
+	read_replay_run(s, j, r, c);
+	if (!c->have_report && !(WIFEXITED(st) && WEXITSTATUS(st) == 0)) {
+		describe_status(st, how, sizeof how);
+		snprintf(c->why, sizeof c->why, "the replay run failed (%s) before it recorded a verdict", how);
+	}
+}
+
+/* The comparisons of rank index r: [r * (nruns - 1), (r + 1) * (nruns - 1)). */
+static const struct diff_result *const *rank_results(const struct check_state *s, size_t r)
+{
+	return s->result_ptrs + r * (size_t)(s->co->nruns - 1);
+}
+
+/* Replay the divergent launches of rank index r until one is confirmed or
+ * the runs allowed are spent.  0, or -1 out of memory. */
+static int confirm_rank(struct check_state *s, size_t r)
+{
+	struct diff_confirmation *c = &s->confirm[r];
+	size_t left = (size_t)(s->co->max_replays - s->replay_runs), n;
+	struct check_candidate *cands = calloc(left ? left : 1, sizeof *cands);
+
+	c->replays = (uint32_t)s->co->replays;
+	c->max_runs = (uint32_t)s->co->max_replays;
+	c->confirmed = -1;
+	c->v = calloc(left ? left : 1, sizeof *c->v);
+	if (!cands || !c->v) {
+		free(cands);
+		fprintf(stderr, "ktrace check: out of memory\n");
+		return -1;
+	}
+	n = ktrace_check_candidates(rank_results(s, r), (size_t)(s->co->nruns - 1), cands, left);
+	for (size_t i = 0; i < n && c->confirmed < 0 && s->replay_runs < s->co->max_replays; i++) {
+		replay_one(s, r, &cands[i], &c->v[c->n]);
+		if (c->v[c->n].outcome == KTRACE_REPLAY_CONFIRMED)
+			c->confirmed = (long)c->n;
+		c->n++;
+	}
+	free(cands);
+	return 0;
+}
+
+/* Confirm the divergences, then let the confirmation decide each
+ * comparison's status: 1 only for a confirmed divergence (or --strict's
+ * reasons); nothing compared stays 2.  With --max-replays 0 the digests'
+ * verdict stands.  0, or -1 out of memory. */
+static int confirm_divergences(struct check_state *s)
+{
+	if (!s->co->max_replays)
+		return 0;
+	for (size_t r = 0; r < s->nranks; r++) {
+		int diverged = 0;
+		for (int k = 0; k < s->co->nruns - 1; k++)
+			diverged |= rank_results(s, r)[k]->ndivs != 0;
+		if (diverged && confirm_rank(s, r))
+			return -1;
+		for (int k = 0; k < s->co->nruns - 1; k++) {
+			struct diff_result *res = &s->results[r * (size_t)(s->co->nruns - 1) + (size_t)k];
+			if (!res->ndivs || res->status == 2)
+				continue;
+			res->confirm = &s->confirm[r];
+			res->status = s->confirm[r].confirmed >= 0 ? 1 : ktrace_diff_status_besides_divergences(res);
+		}
+	}
+	return 0;
+}
+
+/* ---- reporting --------------------------------------------------------------------------------- */
+
+/* The worst result, after the reports: 0 nothing confirmed diverged, 1
+ * diverged, 2 nothing compared or a report failed. */
 static int report(const struct check_state *s)
 {
 	char err[PATH_MAX + 256];
-	int status = 0;
-	for (size_t i = 0; i < s->nresults; i++)
+	int status = 0, unconfirmed = 0;
+	for (size_t i = 0; i < s->nresults; i++) {
 		if (s->results[i].status > status)
 			status = s->results[i].status;
+		unconfirmed |= ktrace_diff_verdict(&s->results[i]) == DIFF_VERDICT_UNCONFIRMED;
+	}
 	if (ktrace_diff_cli_report(&s->co->diff, s->result_ptrs, s->nresults, stdout, err, sizeof err)) {
 		fprintf(stderr, "ktrace check: %s\n", err);
 		status = 2;
 	}
+	for (size_t i = 0; i < s->nresults; i++)
+		if (!ktrace_diff_compared(&s->results[i]))
+			fprintf(stderr, "ktrace check: nothing compared: none of the %llu launches of %s could be compared "
+					"with %s\n", (unsigned long long)s->results[i].launches_a, s->results[i].label_a,
+				s->results[i].label_b);
+	if (unconfirmed && status == 0)
+		fprintf(stderr, "ktrace check: note: digests differ, but no replay confirmed a non-deterministic "
+				"kernel (see the report): exit status 0\n");
 	return status;
 }
 
-/* Run, load, compare, report: the exit status. */
+/* Run, load, compare, confirm, report: the exit status. */
 static int run_and_compare(struct check_state *s)
 {
 	s->runs = calloc((size_t)s->co->nruns + 1, sizeof *s->runs);
@@ -469,7 +713,7 @@ static int run_and_compare(struct check_state *s)
 	if (run_all(s))
 		return 2;
 	s->nranks = s->runs[1].n;
-	if (alloc_comparisons(s) || load_traces(s) || compare_runs(s))
+	if (alloc_comparisons(s) || load_traces(s) || compare_runs(s) || confirm_divergences(s))
 		return 2;
 	return report(s);
 }
@@ -480,6 +724,9 @@ static void check_state_free(struct check_state *s)
 		ktrace_diff_result_free(&s->results[i]);
 	for (size_t i = 0; i < s->ntraces; i++)
 		ktrace_tm_free(&s->traces[i]);
+	for (size_t r = 0; s->confirm && r < s->nranks; r++)
+		ktrace_check_confirmation_free(&s->confirm[r]);
+	free(s->confirm);
 	free(s->results);
 	free(s->result_ptrs);
 	free(s->labels);
@@ -487,12 +734,21 @@ static void check_state_free(struct check_state *s)
 	free(s->runs);
 }
 
+/* Any comparison whose digests differ, confirmed or not. */
+static int any_divergence(const struct check_state *s)
+{
+	for (size_t i = 0; i < s->nresults; i++)
+		if (s->results[i].ndivs)
+			return 1;
+	return 0;
+}
+
 int ktrace_cmd_check(int argc, char **argv)
 {
 	struct check_opts co;
 	struct check_state s;
 	char err[PATH_MAX + 256];
-	int status = parse_check_options(argc, argv, &co);
+	int status = parse_check_options(argc, argv, &co), keep;
 
 	if (status != CHECK_GO_ON)
 		return status;
@@ -504,10 +760,11 @@ int ktrace_cmd_check(int argc, char **argv)
 		return 2;
 	join_cmdline(co.cmd, co.cmd_argc, s.cmdline, sizeof s.cmdline);
 	status = run_and_compare(&s);
+	keep = co.user_dir || co.keep || status == 1 || any_divergence(&s);
 	check_state_free(&s);
 	/* kept when asked, and when the runs diverged (to look at them); an
 	 * error already said its one line (--keep keeps a failed run's traces) */
-	if (co.user_dir || co.keep || status == 1)
+	if (keep)
 		fprintf(stderr, "ktrace check: traces kept in %s\n", s.dir);
 	else
 		remove_dir(s.dir);

@@ -6,7 +6,7 @@ CLI_SRCS := tools/cli_options.c
 
 # ktrace-diff: the determinism diff of two traces (the diff core is shared with `ktrace check`).
 DIFF_CORE_SRCS := tools/trace_model.c tools/diff_align.c tools/diff_engine.c tools/diff_report.c \
-	tools/diff_ci.c tools/diff_cli.c
+	tools/diff_confirm.c tools/diff_ci.c tools/diff_cli.c
 # Stream order: what may run concurrently in a run (ORDER records).
 DIFF_CORE_SRCS += tools/diff_order.c
 # What the program observed (device-to-host copies) and how exact the hashed extents were.
@@ -28,4 +28,5 @@ ktrace-inspect_SRCS := tools/inspect.c tools/inspect_print.c $(CLI_SRCS)
 
 # ktrace: the front end (run, check, and the other tools as subcommands).
 TOOLS += ktrace
-ktrace_SRCS = tools/ktrace_main.c tools/ktrace_run.c tools/ktrace_check.c $(DIFF_CORE_SRCS) $(CLI_SRCS)
+ktrace_SRCS = tools/ktrace_main.c tools/ktrace_run.c tools/ktrace_check.c tools/check_confirm.c $(DIFF_CORE_SRCS) \
+	$(CLI_SRCS)

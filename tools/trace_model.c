@@ -97,7 +97,7 @@ struct tm_range {
 
 struct load_state {
 	struct tm_trace *t;
-	size_t cap_k, cap_l, cap_o, cap_n, cap_m, cap_r;
+	size_t cap_k, cap_l, cap_o, cap_n, cap_m, cap_r, cap_p;
 	size_t cap_ord;
 	struct tm_module_digest *mods;
 	size_t nmods;
@@ -420,6 +420,25 @@ static int take_note(struct load_state *s, const void *rec, size_t len, uint64_t
 	return 0;
 }
 
+static int take_replay(struct load_state *s, const void *rec, size_t len, uint64_t seq)
+{
+	struct tm_trace *t = s->t;
+	struct ktrace_rec_replay r;
+	if (ktrace_decode_replay(rec, len, &r) != 0)
+		return fail(s, "replay", seq);
+	if (grow((void **)&t->replays, &s->cap_p, t->nreplays + 1, sizeof *t->replays))
+		return oom(s);
+	struct tm_replay *o = &t->replays[t->nreplays];
+	o->launch_seq = r.launch_seq;
+	o->kernel_id = r.kernel_id;
+	o->blob_len = r.blob_len;
+	o->blob = arena_dup(t, r.blob, r.blob_len);
+	if (!o->blob)
+		return oom(s);
+	t->nreplays++;
+	return 0;
+}
+
 static int take_counters(struct load_state *s, const void *rec, size_t len, uint64_t seq)
 {
 	struct ktrace_rec_counters c;
@@ -466,6 +485,7 @@ static int take_record(struct load_state *s, const void *rec, size_t len)
 	case KTRACE_REC_ORDER: return take_order(s, rec, len, p.seq);
 	case KTRACE_REC_COUNTERS: return take_counters(s, rec, len, p.seq);
 	case KTRACE_REC_END: return take_end(s, rec, len, p.seq);
+	case KTRACE_REC_REPLAY: return take_replay(s, rec, len, p.seq);
 	default: return 0; /* records the diff does not need, and unknown types */
 	}
 }
@@ -728,6 +748,7 @@ void ktrace_tm_free(struct tm_trace *t)
 	free(t->ops);
 	free(t->notes);
 	free(t->orders);
+	free(t->replays);
 	const char *path = t->path;
 	memset(t, 0, sizeof *t);
 	t->path = path;

@@ -4,7 +4,7 @@
  * record with format/trace_reader.h, keeps what the determinism tools need
  * (kernels, launches with their regions and hashes, copies and sets,
  * stream-order records, notes,
- * counters, the header and end records), resolves each launch's kernel
+ * replays, counters, the header and end records), resolves each launch's kernel
  * (a LAUNCH may come before its KERNEL record), and sorts launches and
  * copy/set operations by their sequence number (records of different threads
  * are not in sequence order in the file).  All memory lives in one arena
@@ -86,6 +86,14 @@ struct tm_note {
 	const char *text;
 };
 
+/* A REPLAY record: its report blob, decoded with ktrace_replay_report_parse()
+ * (format/replay_report.h) by who needs it. */
+struct tm_replay {
+	uint64_t launch_seq, kernel_id;
+	const uint8_t *blob;     /* in the arena */
+	uint32_t blob_len;
+};
+
 /* An ORDER record (format 1.2): a stream, event or synchronisation call. */
 struct tm_order {
 	uint64_t seq_before;     /* launch_seq_before: after launches/copies numbered below it */
@@ -113,6 +121,7 @@ struct tm_trace {
 	struct tm_launch *launches; size_t nlaunches; /* sorted by seq */
 	struct tm_op *ops; size_t nops;               /* sorted by seq */
 	struct tm_note *notes; size_t nnotes;         /* file order */
+	struct tm_replay *replays; size_t nreplays;   /* file order */
 	struct tm_order *orders; size_t norders;      /* host order: by seq_before, then rec_seq */
 	uint16_t format_minor;   /* the file's format version 1.<minor> (ORDER records since 1.2) */
 	uint64_t counters[32];   /* latest value per enum ktrace_counter_id (< 32) */

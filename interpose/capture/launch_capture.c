@@ -13,8 +13,9 @@
  *
  * Owns the order of a launch's steps; calls the kernel cache and registry,
  * the parameter scan, the allocation map's extents, the hash pipeline, the
- * deferred-record half of launch_expand.c, the launch clock and format/
- * (records are encoded by the codec, never by hand here).
+ * deferred-record half of launch_expand.c, the launch clock, the replay's
+ * launch side (KTRACE_REPLAY only) and format/ (records are encoded by the
+ * codec, never by hand here).
  */
 #include <stdatomic.h>
 #include <stddef.h>
@@ -33,6 +34,7 @@
 #include "interpose/capture/launch_profile.h"
 #include "interpose/capture/param_scan.h"
 #include "interpose/registry/registry.h"
+#include "interpose/replay/replay.h"
 #include "interpose/tracer.h"
 #include "common/ablate.h"
 #include "common/hotpath.h"
@@ -337,6 +339,26 @@ static CUresult capture_timed(const struct ktrace_launch_args *a, ktrace_real_la
 	return res;
 }
 
+/* KTRACE_REPLAY: the matcher decides whether this launch is the one to
+ * confirm (it then goes through the confirmation, recorded as any launch),
+ * and the others wait while it is confirmed (interpose/replay/replay.h).
+ * Not self-timed: a replay run's costs are not the steady ones. */
+KT_COLD
+static CUresult capture_with_replay(const struct ktrace_launch_args *a, ktrace_real_launch_fn real, void *rctx,
+				    const struct ktrace_kernel_hot *k, struct ktrace_capture_tls *t, uint64_t seq,
+				    struct ktrace_writer *w)
+{
+	struct ktrace_replay_call call;
+	CUresult res;
+
+	if (ktrace_replay_launch_begin(&call, a, real, rctx, seq, k->id))
+		res = capture_launch(a, ktrace_replay_launch_real, &call, k, t, seq, w);
+	else
+		res = capture_launch(a, real, rctx, k, t, seq, w);
+	ktrace_replay_launch_end(&call);
+	return res;
+}
+
 /* Every line the launch path will touch that can be named before the first
  * of them arrives: fetched at once, so that the misses of a cold cache
  * overlap instead of following one another (docs/perf-capture.md). */
@@ -425,6 +447,8 @@ CUresult ktrace_on_launch(const struct ktrace_launch_args *a, ktrace_real_launch
 	t = NULL; /* scratch for the inline path (hashing) only */
 	if (ktrace_tracer.cfg.hash && !(t = ktrace_capture_tls()))
 		return real(a, ctx);
+	if (kt_unlikely(ktrace_tracer.cfg.replay))
+		return capture_with_replay(a, real, ctx, k, t, seq, w);
 	if (sample)
 		return capture_timed(a, real, ctx, k, t, seq, w, t_enter);
 	return capture_launch(a, real, ctx, k, t, seq, w);

@@ -54,6 +54,7 @@
 #define KTRACE_REAL_CONTEXT_FUNCS(CALLED, WRAPPED) \
 	CALLED(cuInit, (unsigned int)) \
 	CALLED(cuGetErrorString, (CUresult, const char **)) \
+	CALLED(cuGetErrorName, (CUresult, const char **)) \
 	WRAPPED(cuCtxSynchronize, (void)) \
 	CALLED(cuCtxGetDevice, (CUdevice *)) \
 	CALLED(cuCtxPushCurrent_v2, (CUcontext)) \
@@ -100,6 +101,7 @@
 /* Allocations: device, stream-ordered, managed, pinned host, virtual memory. */
 #define KTRACE_REAL_MEMORY_FUNCS(CALLED, WRAPPED) \
 	CALLED(cuMemHostGetDevicePointer_v2, (CUdeviceptr *, void *, unsigned int)) \
+	CALLED(cuMemGetInfo_v2, (size_t *, size_t *)) \
 	WRAPPED(cuMemAlloc_v2, (CUdeviceptr *, size_t)) \
 	WRAPPED(cuMemAllocPitch_v2, (CUdeviceptr *, size_t *, size_t, size_t, unsigned)) \
 	WRAPPED(cuMemAllocAsync, (CUdeviceptr *, size_t, CUstream)) \

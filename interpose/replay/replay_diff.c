@@ -111,34 +111,6 @@ enum ktrace_replay_elem ktrace_replay_elem_parse(const char *type)
 	return KTRACE_ELEM_UNKNOWN;
 }
 
-static const struct {
-	const char *name;
-	unsigned size;
-} elem_info[KTRACE_ELEM_COUNT] = {
-	[KTRACE_ELEM_UNKNOWN] = { "bytes", 1 }, [KTRACE_ELEM_F32] = { "fp32", 4 },
-	[KTRACE_ELEM_F64] = { "fp64", 8 }, [KTRACE_ELEM_F16] = { "fp16", 2 },
-	[KTRACE_ELEM_BF16] = { "bf16", 2 }, [KTRACE_ELEM_I8] = { "i8", 1 },
-	[KTRACE_ELEM_I16] = { "i16", 2 }, [KTRACE_ELEM_I32] = { "i32", 4 },
-	[KTRACE_ELEM_I64] = { "i64", 8 }, [KTRACE_ELEM_U8] = { "u8", 1 },
-	[KTRACE_ELEM_U16] = { "u16", 2 }, [KTRACE_ELEM_U32] = { "u32", 4 },
-	[KTRACE_ELEM_U64] = { "u64", 8 },
-};
-
-unsigned ktrace_replay_elem_size(enum ktrace_replay_elem e)
-{
-	return (unsigned)e < KTRACE_ELEM_COUNT ? elem_info[e].size : 1;
-}
-
-const char *ktrace_replay_elem_name(enum ktrace_replay_elem e)
-{
-	return (unsigned)e < KTRACE_ELEM_COUNT ? elem_info[e].name : "bytes";
-}
-
-int ktrace_replay_elem_is_float(enum ktrace_replay_elem e)
-{
-	return e == KTRACE_ELEM_F32 || e == KTRACE_ELEM_F64 || e == KTRACE_ELEM_F16 || e == KTRACE_ELEM_BF16;
-}
-
 /* ---- element measures --------------------------------------------------- */
 
 /* 2^k for a normal double exponent, built from its bits (no libm: libktrace.so

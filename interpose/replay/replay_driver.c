@@ -1,9 +1,8 @@
-/* interpose/replay/replay_driver.c: the confirmation's driver functions that
- * the real-driver table (interpose/driver/driver_real.h) already has.
+/* interpose/replay/replay_driver.c: the confirmation's driver functions, from
+ * the real-driver table (interpose/driver/driver_real.h).
  *
- * Fills a struct ktrace_replay_driver from ktrace_real.  The table has no
- * cuCtxSynchronize (required, replay.h), cuMemGetInfo_v2 or cuGetErrorName
- * (optional): those stay NULL for the caller to add.
+ * Fills a struct ktrace_replay_driver from ktrace_real; a function the driver
+ * lacks stays NULL (the confirmation says which required one is missing).
  */
 #include <string.h>
 
@@ -15,6 +14,7 @@ int ktrace_replay_driver_from_real(struct ktrace_replay_driver *d)
 	memset(d, 0, sizeof(*d));
 	if (ktrace_real_driver_load() != 0)
 		return -1;
+	d->cuCtxSynchronize = ktrace_real.cuCtxSynchronize;
 	d->cuStreamIsCapturing = ktrace_real.cuStreamIsCapturing;
 	d->cuMemAlloc_v2 = ktrace_real.cuMemAlloc_v2;
 	d->cuMemFree_v2 = ktrace_real.cuMemFree_v2;
@@ -26,5 +26,7 @@ int ktrace_replay_driver_from_real(struct ktrace_replay_driver *d)
 	d->cuCtxPushCurrent_v2 = ktrace_real.cuCtxPushCurrent_v2;
 	d->cuCtxPopCurrent_v2 = ktrace_real.cuCtxPopCurrent_v2;
 	d->cuThreadExchangeStreamCaptureMode = ktrace_real.cuThreadExchangeStreamCaptureMode;
+	d->cuMemGetInfo_v2 = ktrace_real.cuMemGetInfo_v2;
+	d->cuGetErrorName = ktrace_real.cuGetErrorName;
 	return 0;
 }

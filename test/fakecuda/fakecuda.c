@@ -48,6 +48,14 @@
  *                                          changes from launch to launch
  *       fake_nondet_rows(float *out, const float *in, int rows, int cols)
  *                                          out[r] = sum of row r, likewise
+ *     the order comes from a launch counter; FAKECUDA_NONDET_SEED=N adds N to
+ *     it (two processes with other seeds sum in other orders), and with
+ *     FAKECUDA_NONDET_FIXED=1 the order depends on the seed alone (every
+ *     launch of one process sums alike, another process differently);
+ *   - ktrace's checksum kernels (ktrace_hash_r8/r32/r160, hashkern/hashkern_abi.h)
+ *     run as the real ones do, with the CPU reference digest (built with
+ *     hashkern/ktrace_digest.c): a preloaded libktrace.so records real
+ *     digests of the launches' buffers;
  *   - FAKECUDA_MEM_LIMIT=N: live device bytes at most N (OUT_OF_MEMORY beyond),
  *     the total cuMemGetInfo_v2 reports (default 16 GiB, not enforced);
  *   - FAKECUDA_HOST_OOM_MIN=N: host allocations of N bytes or more fail with
@@ -63,6 +71,11 @@
 #include <string.h>
 
 #include <cuda.h>
+
+#ifdef FAKECUDA_REAL_MEMORY
+#include "hashkern/hashkern_abi.h"
+#include "hashkern/ktrace_digest.h"
+#endif
 
 #undef cuGetProcAddress
 #undef cuMemAlloc
@@ -139,7 +152,7 @@ API unsigned long fake_count(const char *fn)
 /* ---- objects ---------------------------------------------------------- */
 
 /* Host behaviour of a kernel (the real-memory build; FK_FAIL in both builds). */
-enum fake_kernel_kind { FK_NONE = 0, FK_ADD_ONE, FK_NONDET_SUM, FK_NONDET_ROWS, FK_FAIL };
+enum fake_kernel_kind { FK_NONE = 0, FK_ADD_ONE, FK_NONDET_SUM, FK_NONDET_ROWS, FK_FAIL, FK_HASH };
 
 struct fake_func {
 	const char *name;
@@ -158,6 +171,9 @@ static struct fake_func funcs[] = {
 	{ "fake_nondet_sum", 3, { 0, 8, 16 }, { 8, 8, 4 }, FK_NONDET_SUM },
 	{ "fake_nondet_rows", 4, { 0, 8, 16, 20 }, { 8, 8, 4, 4 }, FK_NONDET_ROWS },
 	{ "fake_fail", 0, { 0 }, { 0 }, FK_FAIL },
+	{ "ktrace_hash_r8", 1, { 0 }, { 0 }, FK_HASH },            /* real memory only */
+	{ "ktrace_hash_r32", 1, { 0 }, { 0 }, FK_HASH },
+	{ "ktrace_hash_r160", 1, { 0 }, { 0 }, FK_HASH },
 	{ "fake_any_kernel", 0, { 0 }, { 0 }, FK_NONE },          /* FAKECUDA_ANY_KERNEL */
 };
 #define NFUNCS (sizeof(funcs) / sizeof(funcs[0]))
@@ -174,10 +190,12 @@ static unsigned long long env_num(const char *name)
 	return v && *v ? strtoull(v, NULL, 0) : 0;
 }
 
+static int real_memory(void);
+
 static struct fake_func *find_func(const char *name)
 {
 	for (unsigned i = 0; i < NFUNCS - 1; i++)
-		if (strcmp(funcs[i].name, name) == 0)
+		if (strcmp(funcs[i].name, name) == 0 && (funcs[i].kind != FK_HASH || real_memory()))
 			return &funcs[i];
 	if (env_num("FAKECUDA_ANY_KERNEL"))
 		return &funcs[NFUNCS - 1];
@@ -332,9 +350,55 @@ static float order_dependent_sum(const float *v, unsigned n, unsigned launch)
 	return acc;
 }
 
-static CUresult run_kernel(const struct fake_func *ff, void **params)
+#ifdef FAKECUDA_REAL_MEMORY
+/* ktrace's checksum kernel: the KT64V1 sum of each region into the result
+ * words, then the completion word (hashkern/hashkern_abi.h). */
+static CUresult run_hash(const struct fake_func *ff, void **params)
+{
+	const struct kt_hash_hdr *h = params[0];
+	const uint64_t *ptr, *len;
+	uint64_t *res = (uint64_t *)(uintptr_t)h->result;
+
+	if (strcmp(ff->name, "ktrace_hash_r8") == 0) {
+		const struct kt_hash_params_r8 *p = params[0];
+		ptr = p->ptr, len = p->len;
+	} else if (strcmp(ff->name, "ktrace_hash_r32") == 0) {
+		const struct kt_hash_params_r32 *p = params[0];
+		ptr = p->ptr, len = p->len;
+	} else {
+		const struct kt_hash_params_r160 *p = params[0];
+		ptr = p->ptr, len = p->len;
+	}
+	for (uint32_t i = 0; i < h->n; i++) {
+		if (!real_device_range((uintptr_t)ptr[i], len[i]))
+			return CUDA_ERROR_ILLEGAL_ADDRESS;
+		res[i] = ktrace_digest_acc((const void *)(uintptr_t)ptr[i], len[i]);
+	}
+	__atomic_store_n(&res[h->n], h->done_value, __ATOMIC_RELEASE);
+	return CUDA_SUCCESS;
+}
+#else
+static CUresult run_hash(const struct fake_func *ff, void **params)
+{
+	(void)ff;
+	(void)params;
+	return CUDA_ERROR_NOT_SUPPORTED;
+}
+#endif
+
+/* The launch number an order-dependent kernel sums in: the launch counter
+ * plus FAKECUDA_NONDET_SEED, or the seed alone with FAKECUDA_NONDET_FIXED. */
+static unsigned nondet_order(void)
 {
 	unsigned launch = __atomic_fetch_add(&nondet_launches, 1, __ATOMIC_RELAXED);
+	unsigned seed = (unsigned)env_num("FAKECUDA_NONDET_SEED");
+
+	return (env_num("FAKECUDA_NONDET_FIXED") ? 0 : launch) + seed;
+}
+
+static CUresult run_kernel(const struct fake_func *ff, void **params)
+{
+	unsigned launch;
 	float *out, *x;
 	const float *in;
 	int n, rows, cols;
@@ -342,6 +406,9 @@ static CUresult run_kernel(const struct fake_func *ff, void **params)
 	note(ff->name);
 	if (!params)
 		return CUDA_ERROR_INVALID_VALUE;
+	if (ff->kind == FK_HASH)
+		return run_hash(ff, params);
+	launch = nondet_order();
 	switch (ff->kind) {
 	case FK_ADD_ONE:
 		memcpy(&x, params[0], sizeof(x));

@@ -27,6 +27,12 @@
 struct ktrace_tracer ktrace_tracer;
 struct ktrace_real_driver ktrace_real;
 
+/* The table is the tests' own (filled below): nothing to load. */
+int ktrace_real_driver_load(void)
+{
+	return 0;
+}
+
 /* ---- fake driver ------------------------------------------------------------ */
 
 #define MAX_FAKE 64

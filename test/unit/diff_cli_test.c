@@ -251,9 +251,10 @@ static void test_diff_errors(void **state)
 	r = run((char *[]){ t, "--junit", NULL });
 	expect_error(&r, "--junit");
 	res_free(&r);
-	/* --partial accepts the crashed run and still compares */
+	/* --partial accepts the crashed run and still compares (2 when what
+	 * was written holds no launch that could be compared) */
 	r = run((char *[]){ t, "--partial", a, tr, NULL });
-	assert_true(r.status == 0 || r.status == 1);
+	assert_true(r.status == 0 || r.status == 1 || (r.status == 2 && strstr(r.err, "nothing compared")));
 	assert_non_null(strstr(r.out, "warning: run B:"));
 	res_free(&r);
 	r = run((char *[]){ t, "--help", NULL });
@@ -342,11 +343,23 @@ static void test_check_fake(void **state)
 	assert_non_null(strstr(r.out, "result: identical"));
 	res_free(&r);
 
+	/* the fake program cannot replay: its digest difference stays unconfirmed, exit 0 */
+	fake_env("nondet");
+	r = run((char *[]){ k, "check", "--quiet", "--", prog, NULL });
+	if (r.status != 0 || !strstr(r.out, "result: digests differ, unconfirmed (not reproduced by replay)") ||
+	    !strstr(r.out, "1. first divergence: reduce_sum(float const*, float*, int), launch 13 in A (occurrence 1 "
+			   "of _Z10reduce_sumPKfPfi): not replayable (the replay run never reached launch 1") ||
+	    !strstr(r.err, "ktrace check: note: digests differ, but no replay confirmed"))
+		fail_msg("check of a program that cannot replay: %d\n%s%s", r.status, r.out, r.err);
+	res_free(&r);
+
+	/* --max-replays 0: the digests' verdict stands (exit 1), labelled unconfirmed */
 	fake_env("nondet");
 	path_of(ju, sizeof ju, "check.xml");
 	path_of(dir, sizeof dir, "checkdir");
-	r = run((char *[]){ k, "check", "--runs", "3", "--dir", dir, "--junit", ju, prog, NULL });
+	r = run((char *[]){ k, "check", "--runs", "3", "--max-replays", "0", "--dir", dir, "--junit", ju, prog, NULL });
 	assert_int_equal(r.status, 1);
+	assert_non_null(strstr(r.out, "result: DIVERGED, unconfirmed (digests only)"));
 	/* run 1 vs run 2 diverges (even runs go wrong), run 1 vs run 3 does not */
 	assert_non_null(strstr(r.out, "first divergence: reduce_sum(float const*, float*, int)"));
 	assert_non_null(strstr(r.out, "B: run 3"));
@@ -363,7 +376,7 @@ static void test_check_fake(void **state)
 	res_free(&r);
 
 	fake_env("hostdata");
-	r = run((char *[]){ k, "check", "--quiet", "--json", "--", prog, NULL });
+	r = run((char *[]){ k, "check", "--quiet", "--json", "--max-replays=0", "--", prog, NULL });
 	assert_int_equal(r.status, 1);
 	assert_non_null(strstr(r.out, "\"classification\": \"inputs_differ\""));
 	assert_non_null(strstr(r.out, "\"direction\": \"host-to-device\""));
@@ -388,6 +401,10 @@ static void test_check_failures(void **state)
 	r = run((char *[]){ k, "check", "--quiet", "--", "/nonexistent/program", NULL });
 	assert_int_equal(r.status, 2);
 	assert_non_null(strstr(r.err, "cannot run '/nonexistent/program'"));
+	assert_non_null(strstr(r.err, "ktrace check: warm-up run (untraced"));
+	res_free(&r);
+	r = run((char *[]){ k, "check", "--quiet", "--no-warmup", "--", "/nonexistent/program", NULL });
+	assert_int_equal(r.status, 2);
 	assert_non_null(strstr(r.err, "run 1 of 2 failed"));
 	res_free(&r);
 	r = run((char *[]){ k, "check", "--runs", "1", "--", prog, NULL });
@@ -562,16 +579,136 @@ static void test_real_library(void **state)
 	}
 	setenv("LD_LIBRARY_PATH", fake, 1);
 	r = run((char *[]){ k, "check", "--quiet", "--", app, "threads", "2", NULL });
-	if (r.status != 0)
+	/* the fake driver cannot run the checksum kernel: nothing compared, an error, never a pass */
+	if (r.status != 2 || !strstr(r.out, "result: NOTHING COMPARED: none of the 16 launches of A could be compared "
+					    "(16 unverified") || !strstr(r.err, "ktrace check: nothing compared"))
 		fail_msg("ktrace check of %s threads 2 (fake driver): exit %d\n%s%s", app, r.status, r.out, r.err);
-	/* the fake driver cannot run the checksum kernel: compared, never "identical" */
-	assert_non_null(strstr(r.out, "result: no divergence in 0 compared launches (16 unverified"));
 	res_free(&r);
-	r = run((char *[]){ k, "check", "--quiet", "--", app, "segv", NULL });
+	r = run((char *[]){ k, "check", "--quiet", "--no-warmup", "--", app, "segv", NULL });
 	unsetenv("LD_LIBRARY_PATH");
 	assert_int_equal(r.status, 2); /* the library's own lines come first */
 	assert_non_null(strstr(r.err, "ktrace check: run 1 of 2 failed ("));
 	res_free(&r);
+}
+
+/* ---- ktrace check confirms by replay: the real library on the fake driver with real memory ---- */
+
+static void sanitizer_preload_env(void);
+
+/* `ktrace check ARGS -- replay_app MODE` (each run numbered by a counter file,
+ * the fake driver summing in an order of that number's). */
+static struct res check_replay_app(char **args, size_t nargs, const char *mode, const char *counter)
+{
+	char k[512], app[512], *argv[32];
+	size_t n = 0;
+
+	tool(k, sizeof k, "ktrace");
+	tool(app, sizeof app, "replay_app");
+	unlink(counter);
+	setenv("REPLAY_APP_COUNTER", counter, 1);
+	argv[n++] = k;
+	argv[n++] = "check";
+	argv[n++] = "--quiet";
+	for (size_t i = 0; i < nargs && n < 26; i++)
+		argv[n++] = args[i];
+	argv[n++] = "--";
+	argv[n++] = app;
+	argv[n++] = (char *)mode;
+	argv[n] = NULL;
+	return run(argv);
+}
+
+static int counter_value(const char *counter)
+{
+	char *c = slurp(counter);
+	int v = atoi(c);
+	free(c);
+	return v;
+}
+
+static void expect_in(const struct res *r, const char *out, const char *err)
+{
+	if ((out && !strstr(r->out, out)) || (err && !strstr(r->err, err)))
+		fail_msg("exit %d, expected \"%s\" / \"%s\" in:\n%s%s", r->status, out ? out : "", err ? err : "", r->out,
+			 r->err);
+}
+
+static void test_check_replay(void **state)
+{
+	char lib[512], app[512], real[512], counter[512], ju[512], md[512];
+	(void)state;
+	tool(lib, sizeof lib, "libktrace.so");
+	tool(app, sizeof app, "replay_app");
+	tool(real, sizeof real, "fakecuda-real");
+	if (access(lib, R_OK) != 0 || access(app, X_OK) != 0) {
+		print_message("skipped: %s or %s is not built\n", lib, app);
+		skip();
+	}
+	fake_env("same");
+	unsetenv("KTRACE_LIB"); /* the real library, found next to ktrace */
+	sanitizer_preload_env();
+	setenv("LD_LIBRARY_PATH", real, 1);
+	path_of(counter, sizeof counter, "replay-counter");
+	path_of(ju, sizeof ju, "replay.xml");
+	path_of(md, sizeof md, "replay.md");
+	unlink(md);
+
+	/* a non-deterministic kernel: confirmed, exit 1, in every report */
+	struct res r = check_replay_app((char *[]){ "--junit", ju, "--markdown", md }, 4, "nondet", counter);
+	assert_int_equal(r.status, 1);
+	expect_in(&r, "result: DIVERGED, confirmed non-deterministic: ", NULL);
+	expect_in(&r, "1. first divergence: fake_nondet_sum, launch ", NULL);
+	expect_in(&r, "(occurrence 0 of fake_nondet_sum): confirmed non-deterministic (8 replays, ", NULL);
+	expect_in(&r, "arg0 (argument 0, type unknown, 4 bytes): 1 of 4 bytes differ (25%) in ", NULL);
+	expect_in(&r, "verdict: confirmed non-deterministic: fake_nondet_sum",
+		  "replay: Kernel fake_nondet_sum, occurrence 0: confirmed non-deterministic");
+	assert_int_equal(counter_value(counter), 4); /* warm-up, run 1, run 2, one replay run */
+	res_free(&r);
+	char *x = slurp(ju);
+	assert_non_null(strstr(x, "<failure type=\"confirmed_nondeterministic\" message=\"confirmed non-deterministic "
+				  "(8 replays, "));
+	free(x);
+	x = slurp(md);
+	assert_non_null(strstr(x, "### ktrace determinism check: DIVERGED, confirmed non-deterministic"));
+	free(x);
+	r = check_replay_app((char *[]){ "--json", "--github", "--replays", "3", "--no-warmup" }, 5, "nondet", counter);
+	assert_int_equal(r.status, 1);
+	expect_in(&r, "\"method\": \"replay\"", "::error title=ktrace%3A confirmed non-deterministic kernel fake_nondet_sum");
+	expect_in(&r, "\"outcome\": \"confirmed\"", NULL);
+	expect_in(&r, "\"summary\": \"confirmed non-deterministic (3 replays, ", NULL);
+	expect_in(&r, "\"elements_differing\": 1", NULL);
+	assert_int_equal(counter_value(counter), 3); /* no warm-up */
+	res_free(&r);
+
+	/* deterministic: nothing to confirm, exit 0 */
+	r = check_replay_app(NULL, 0, "same", counter);
+	assert_int_equal(r.status, 0);
+	expect_in(&r, "result: identical (", NULL);
+	assert_null(strstr(r.err, "replay: "));
+	res_free(&r);
+
+	/* digests differ, but every replay in the process agrees, and nothing of it reaches
+	 * the host (different results the program observed would fail the check by
+	 * themselves): unconfirmed, exit 0 with a note */
+	setenv("FAKECUDA_NONDET_FIXED", "1", 1);
+	r = check_replay_app((char *[]){ "--junit", ju }, 2, "hidden", counter);
+	unsetenv("FAKECUDA_NONDET_FIXED");
+	assert_int_equal(r.status, 0);
+	expect_in(&r, "result: digests differ, unconfirmed (not reproduced by replay)", "ktrace check: note: digests differ");
+	expect_in(&r, "not reproduced in 8 isolated replays", NULL);
+	expect_in(&r, "not proof of determinism: the digest difference may come from inputs beyond the hashed", NULL);
+	res_free(&r);
+	x = slurp(ju);
+	assert_non_null(strstr(x, "<skipped message=\"digests differ, not confirmed by replay: "));
+	free(x);
+
+	/* --max-replays 0: the digests' verdict, unconfirmed */
+	r = check_replay_app((char *[]){ "--max-replays", "0" }, 2, "nondet", counter);
+	assert_int_equal(r.status, 1);
+	expect_in(&r, "result: DIVERGED, unconfirmed (digests only)", NULL);
+	res_free(&r);
+	unsetenv("LD_LIBRARY_PATH");
+	unsetenv("REPLAY_APP_COUNTER");
 }
 
 /* ---- ktrace run and the library agree on every value ------------------------------------ */
@@ -736,6 +873,7 @@ int main(void)
 		cmocka_unit_test(test_run_allocator_env),
 		cmocka_unit_test(test_option_errors),
 		cmocka_unit_test(test_real_library),
+		cmocka_unit_test(test_check_replay),
 		cmocka_unit_test(test_run_and_library_agree),
 	};
 	return cmocka_run_group_tests_name("diff_cli", tests, setup, teardown);

@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include "interpose/config.h"
+#include "interpose/replay/replay.h"
 
 /* A fake environment: NULL-terminated name/value pairs. */
 static const char *env_table(const char *name, void *ctx)
@@ -214,6 +215,50 @@ static void test_shared_reasons(void **state)
 	}
 }
 
+/* KTRACE_REPLAY: parsed by the replay engine's parser into the
+ * configuration, described in the HEADER's settings; a bad value is one line
+ * naming the variable, its value and the parser's reason, tracing off. */
+static void test_replay(void **state)
+{
+	const char *env[] = { "KTRACE_REPLAY", "kernel=_Z3sumPfPKfi,occurrence=3,runs=4", NULL };
+	const char *none[] = { NULL };
+	struct ktrace_config c;
+	char err[1024] = "", desc[8192];
+
+	(void)state;
+	assert_int_equal(ktrace_config_load(&c, env_table, none, err, sizeof(err)), 0);
+	assert_int_equal(c.replay, 0);
+	assert_null(c.replay_spec);
+	ktrace_config_describe(&c, desc, sizeof(desc));
+	assert_null(strstr(desc, "KTRACE_REPLAY"));
+	ktrace_config_free(&c);
+
+	assert_int_equal(ktrace_config_load(&c, env_table, env, err, sizeof(err)), 0);
+	assert_int_equal(c.replay, 1);
+	assert_non_null(c.replay_spec);
+	assert_string_equal(c.replay_spec->kernel, "_Z3sumPfPKfi");
+	assert_int_equal(c.replay_spec->occurrence, 3);
+	assert_int_equal(c.replay_spec->runs, 4);
+	ktrace_config_describe(&c, desc, sizeof(desc));
+	assert_non_null(strstr(desc, " KTRACE_REPLAY=kernel=_Z3sumPfPKfi,occurrence=3,runs=4,budget="));
+	ktrace_config_free(&c);
+	assert_null(c.replay_spec);
+
+	expect_reason("KTRACE_REPLAY", "kernel=k,runs=0",
+		      "KTRACE_REPLAY=\"kernel=k,runs=0\": runs '0': expected a number of replays, 1 to 1000; "
+		      "tracing is off");
+	expect_reason("KTRACE_REPLAY", "occurrence=2", "no kernel=NAME");
+	expect_reason("KTRACE_REPLAY", "kernel=k,bogus=1", "key 'bogus': unknown");
+	/* with another setting given: its compiled regex is freed on the way out */
+	{
+		const char *bad[] = { "KTRACE_KERNELS", "^k$", "KTRACE_REPLAY", "kernel=k,,", NULL };
+
+		assert_int_equal(ktrace_config_load(&c, env_table, bad, err, sizeof(err)), -1);
+		assert_non_null(strstr(err, "KTRACE_REPLAY=\"kernel=k,,\": field '': empty"));
+		assert_int_equal(c.have_kernel_filter, 0);
+	}
+}
+
 /* The GPU allocator settings in effect go into the HEADER's config string
  * (ALLOCATOR=..., common/allocator_env.h); "program" when none is set. */
 static void test_allocator_described(void **state)
@@ -249,6 +294,7 @@ int main(void)
 		cmocka_unit_test(test_empty_is_default),
 		cmocka_unit_test(test_bad_values),
 		cmocka_unit_test(test_shared_reasons),
+		cmocka_unit_test(test_replay),
 		cmocka_unit_test(test_allocator_described),
 	};
 

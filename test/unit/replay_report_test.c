@@ -1,5 +1,5 @@
 /* test/unit/replay_report_test.c: the confirmation report as text and blob
- * (interpose/replay/replay_report.c).
+ * (format/replay_report.c), and the REPLAY record that carries the blob.
  *
  * The paragraph for each outcome and its snprintf-style truncation; the blob
  * round trip, field by field; every truncation, every single-byte corruption
@@ -18,6 +18,7 @@
 
 #include <cmocka.h>
 
+#include "format/ktrace_format.h"
 #include "interpose/replay/replay.h"
 
 static struct ktrace_replay_buffer_result sample_buffers[2];
@@ -308,6 +309,46 @@ static void test_blob_corrupt(void **state)
 	free(blob);
 }
 
+/* The blob as a REPLAY record's payload: encoded, decoded, parsed back; a
+ * record whose blob length runs past its end is refused. */
+static void test_replay_record(void **state)
+{
+	struct ktrace_replay_report r, back;
+	struct ktrace_rec_replay rec = { .launch_seq = 77, .kernel_id = 5 }, dec;
+	uint8_t blob[4096];
+	_Alignas(8) uint8_t buf[4096 + 64];
+	size_t n, size;
+
+	(void)state;
+	sample_confirmed(&r);
+	n = ktrace_replay_report_serialize(&r, blob, sizeof(blob));
+	assert_true(n > 0 && n <= sizeof(blob));
+	rec.blob = blob;
+	rec.blob_len = (uint32_t)n;
+	size = ktrace_encode_replay(buf, sizeof(buf), &rec);
+	assert_int_equal(size % 8, 0);
+	assert_true(size >= 48 + n);
+	assert_int_equal(ktrace_decode_replay(buf, size, &dec), 0);
+	assert_int_equal(dec.launch_seq, 77);
+	assert_int_equal(dec.kernel_id, 5);
+	assert_int_equal(dec.blob_len, n);
+	assert_int_equal(ktrace_replay_report_parse(dec.blob, dec.blob_len, &back), 0);
+	assert_int_equal(back.outcome, KTRACE_REPLAY_CONFIRMED);
+	assert_string_equal(back.kernel, "_Z10atomic_sumPfPKfi");
+	assert_int_equal(back.nbuffers, 2);
+	assert_string_equal(back.buffers[0].name, "out");
+	ktrace_replay_report_free(&back);
+	assert_string_equal(ktrace_record_type_name(KTRACE_REC_REPLAY), "replay");
+	/* a blob length beyond the record */
+	buf[40] = 0xff;
+	buf[41] = 0xff;
+	assert_int_equal(ktrace_decode_replay(buf, size, &dec), -1);
+	/* a record too short for its fixed part, and one of another type */
+	assert_int_equal(ktrace_decode_replay(buf, 40, &dec), -1);
+	buf[0] = KTRACE_REC_NOTE;
+	assert_int_equal(ktrace_decode_replay(buf, size, &dec), -1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -318,6 +359,7 @@ int main(void)
 		cmocka_unit_test(test_blob_padding_and_later_versions),
 		cmocka_unit_test(test_blob_truncated),
 		cmocka_unit_test(test_blob_corrupt),
+		cmocka_unit_test(test_replay_record),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

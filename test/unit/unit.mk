@@ -109,9 +109,9 @@ TESTS += capture_registry_test
 capture_registry_test_SRCS := test/unit/capture_registry_test.c $(CAPTURE_TEST_OBJS_SRCS)
 capture_registry_test_LIBS := -lcmocka
 TESTS += capture_launch_test
-capture_launch_test_SRCS := test/unit/capture_launch_test.c interpose/capture/launch_capture.c interpose/hash/memory_events.c \
+capture_launch_test_SRCS = test/unit/capture_launch_test.c interpose/capture/launch_capture.c interpose/hash/memory_events.c \
 	interpose/control.c interpose/tracer_note.c \
-	$(CAPTURE_TEST_OBJS_SRCS)
+	$(CAPTURE_TEST_OBJS_SRCS) $(REPLAY_TEST_SRCS) interpose/replay/replay_driver.c interpose/replay/replay_launch.c
 capture_launch_test_LIBS := -lcmocka
 TESTS += capture_clock_test
 capture_clock_test_SRCS := test/unit/capture_clock_test.c interpose/capture/launch_clock.c
@@ -137,7 +137,7 @@ common_allocator_env_test_LIBS := -lcmocka
 # build/interpose_app           the application the interception test runs under
 #                               LD_PRELOAD=build/libktrace.so
 TESTS += interpose_config_test
-interpose_config_test_SRCS := test/unit/interpose_config_test.c interpose/config.c
+interpose_config_test_SRCS := test/unit/interpose_config_test.c interpose/config.c interpose/replay/replay_spec.c
 interpose_config_test_LIBS := -lcmocka
 
 TESTS += interpose_intercept_test
@@ -181,6 +181,10 @@ diff_test_SRCS = test/unit/diff_test.c test/unit/diff_sim.c $(DIFF_CORE_SRCS)
 diff_test_LIBS := -lcmocka
 diff_cli_test_SRCS = test/unit/diff_cli_test.c test/unit/diff_sim.c $(DIFF_CORE_SRCS)
 diff_cli_test_LIBS := -lcmocka
+# What `ktrace check` replays to confirm a divergence, and reading the verdict back.
+TESTS += check_confirm_test
+check_confirm_test_SRCS = test/unit/check_confirm_test.c test/unit/diff_sim.c tools/check_confirm.c $(DIFF_CORE_SRCS)
+check_confirm_test_LIBS := -lcmocka
 # Stream order in the diff: constructed multi-stream traces with ORDER records.
 TESTS += diff_order_test
 diff_order_test_SRCS = test/unit/diff_order_test.c test/unit/diff_sim.c $(DIFF_CORE_SRCS)
@@ -198,13 +202,14 @@ $(BUILD)/diff_fakelib.so: test/unit/diff_fakelib.c
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $@")
 	$(Q)$(CC) -shared -fPIC -O2 -Wall -Werror -o $@ $<
-TEST_DEPS += $(BUILD)/diff_fakeprog $(BUILD)/diff_fakelib.so $(BUILD)/ktrace $(BUILD)/ktrace-diff
+TEST_DEPS += $(BUILD)/diff_fakeprog $(BUILD)/diff_fakelib.so $(BUILD)/ktrace $(BUILD)/ktrace-diff \
+	$(BUILD)/replay_app
 
 # ---- replay confirmation (interpose/replay/): the spec and the matcher, the
 # difference measures, the report as text and blob, and the confirmation itself
 # against the fake driver with real memory (built with -DFAKECUDA_REAL_MEMORY, dlopened).
 REPLAY_TEST_SRCS := interpose/replay/replay_spec.c interpose/replay/replay_confirm.c \
-	interpose/replay/replay_snapshot.c interpose/replay/replay_diff.c interpose/replay/replay_report.c
+	interpose/replay/replay_snapshot.c interpose/replay/replay_diff.c
 TESTS += replay_spec_test replay_diff_test replay_report_test replay_confirm_test
 replay_spec_test_SRCS := test/unit/replay_spec_test.c $(REPLAY_TEST_SRCS)
 replay_spec_test_LIBS := -lcmocka
@@ -216,13 +221,23 @@ replay_confirm_test_SRCS := test/unit/replay_confirm_test.c interpose/replay/rep
 replay_confirm_test_LIBS := -lcmocka
 # The fake driver with real memory and the extra entry points (test/fakecuda/fakecuda.c).
 FAKECUDA_REAL := $(BUILD)/fakecuda-real/libcuda.so.1
-$(FAKECUDA_REAL): test/fakecuda/fakecuda.c
+$(FAKECUDA_REAL): test/fakecuda/fakecuda.c hashkern/ktrace_digest.c
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $@")
 	$(Q)$(CC) $(CFLAGS_ALL) -DFAKECUDA_REAL_MEMORY -fvisibility=default -shared -Wl,-soname,libcuda.so.1 \
-		-Wl,-Bsymbolic -o $@ $< $(LDFLAGS_ALL)
+		-Wl,-Bsymbolic -o $@ $^ $(LDFLAGS_ALL)
 TEST_DEPS += $(FAKECUDA_REAL)
 $(BUILD)/replay_confirm_test: $(FAKECUDA_REAL)
+
+# KTRACE_REPLAY in the library (a program on the fake driver with real memory
+# under LD_PRELOAD=libktrace.so), and `ktrace check` confirming by replay.
+$(BUILD)/replay_app: test/unit/replay_app.c $(FAKECUDA)
+	@$(if $(Q),echo "  LINK    $@")
+	$(Q)$(CC) $(CFLAGS_ALL) -o $@ $< -L$(BUILD)/fakecuda -l:libcuda.so.1 $(LDFLAGS_ALL)
+TESTS += replay_launch_test
+replay_launch_test_SRCS := test/unit/replay_launch_test.c
+replay_launch_test_LIBS := -lcmocka
+TEST_DEPS += $(BUILD)/replay_app
 
 # ---- what device-to-host copies delivered, end to end: a program under libktrace.so with the
 # real-memory fake driver.

@@ -1,11 +1,12 @@
-/* interpose/replay/replay_report.c: the confirmation report as text and as a blob.
+/* format/replay_report.c: the confirmation report as text and as a blob.
  *
- * Owns the names of outcomes, reasons and copy places, the one-paragraph text
- * a person reads, and the flat little-endian blob (layout in replay.h) that a
- * trace record will carry, with its bounds-checked parser: a truncated or
- * corrupt blob is refused, never read past its end.
+ * Owns the names of element types, outcomes, reasons and copy places, the
+ * one-paragraph text a person reads, and the flat little-endian blob (layout
+ * in replay_report.h) that a REPLAY record carries, with its bounds-checked
+ * parser: a truncated or corrupt blob is refused, never read past its end.
+ * Calls libc only.
  */
-#include "interpose/replay/replay.h"
+#include "format/replay_report.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -14,11 +15,46 @@
 
 #include "format/le_bytes.h"
 
+static const struct {
+	const char *name;
+	unsigned size;
+} elem_info[KTRACE_ELEM_COUNT] = {
+	[KTRACE_ELEM_UNKNOWN] = { "bytes", 1 }, [KTRACE_ELEM_F32] = { "fp32", 4 },
+	[KTRACE_ELEM_F64] = { "fp64", 8 }, [KTRACE_ELEM_F16] = { "fp16", 2 },
+	[KTRACE_ELEM_BF16] = { "bf16", 2 }, [KTRACE_ELEM_I8] = { "i8", 1 },
+	[KTRACE_ELEM_I16] = { "i16", 2 }, [KTRACE_ELEM_I32] = { "i32", 4 },
+	[KTRACE_ELEM_I64] = { "i64", 8 }, [KTRACE_ELEM_U8] = { "u8", 1 },
+	[KTRACE_ELEM_U16] = { "u16", 2 }, [KTRACE_ELEM_U32] = { "u32", 4 },
+	[KTRACE_ELEM_U64] = { "u64", 8 },
+};
+
+unsigned ktrace_replay_elem_size(enum ktrace_replay_elem e)
+{
+	return (unsigned)e < KTRACE_ELEM_COUNT ? elem_info[e].size : 1;
+}
+
+const char *ktrace_replay_elem_name(enum ktrace_replay_elem e)
+{
+	return (unsigned)e < KTRACE_ELEM_COUNT ? elem_info[e].name : "bytes";
+}
+
+int ktrace_replay_elem_is_float(enum ktrace_replay_elem e)
+{
+	return e == KTRACE_ELEM_F32 || e == KTRACE_ELEM_F64 || e == KTRACE_ELEM_F16 || e == KTRACE_ELEM_BF16;
+}
+
 const char *ktrace_replay_outcome_name(unsigned outcome)
 {
 	static const char *const names[] = { "not replayable", "not reproduced", "confirmed non-deterministic" };
 
 	return outcome < 3 ? names[outcome] : "unknown outcome";
+}
+
+const char *ktrace_replay_outcome_key(unsigned outcome)
+{
+	static const char *const keys[] = { "not_replayable", "not_reproduced", "confirmed" };
+
+	return outcome < 3 ? keys[outcome] : "unknown";
 }
 
 const char *ktrace_replay_reason_text(unsigned reason)
