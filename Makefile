@@ -124,7 +124,7 @@ endef
 $(foreach p,$(TOOLS) $(TESTS) $(BENCHES),$(eval $(call prog_rule,$(p))))
 
 # The unit tests, then the layout check, which runs (and reports) even when a test failed.
-test: all $(addprefix $(BUILD)/,$(TESTS)) $(TEST_DEPS)
+test: all $(addprefix $(BUILD)/,$(TESTS)) $(TEST_DEPS) $(addprefix $(BUILD)/,$(BENCHES))
 	$(Q)BUILD=$(BUILD) sh test/run_unit.sh $(addprefix $(BUILD)/,$(TESTS)); rc=$$?; \
 		$(MAKE) --no-print-directory check-layout || rc=1; exit $$rc
 
