@@ -99,10 +99,47 @@ static int base_words(const char *type, char *out, size_t len)
 	return 0;
 }
 
+/* PyTorch's by-value tensor descriptors whose first member is a pointer to
+ * their first template argument: TensorInfo<float, unsigned int> holds a
+ * float*, PackedTensorAccessor64<c10::Half, 4, ...> a c10::Half*. */
+static const char *const typed_holders[] = {
+	"TensorInfo", "PackedTensorAccessor", "PackedTensorAccessor32", "PackedTensorAccessor64",
+	"GenericPackedTensorAccessor", "TensorAccessor", "GenericTensorAccessor",
+};
+
+/* The first template argument of a known holder ("...::TensorInfo<long const,
+ * unsigned int>" -> "long const") into out; -1 when the type is no such holder. */
+static int holder_element(const char *type, char *out, size_t len)
+{
+	const char *lt = strchr(type, '<'), *name = lt, *end;
+	size_t n;
+	int known = 0;
+
+	if (!lt)
+		return -1;
+	while (name > type && is_word_char(name[-1]) && name[-1] != ':')
+		name--;
+	for (size_t i = 0; i < sizeof(typed_holders) / sizeof(typed_holders[0]); i++)
+		if (strlen(typed_holders[i]) == (size_t)(lt - name) &&
+		    memcmp(typed_holders[i], name, (size_t)(lt - name)) == 0)
+			known = 1;
+	end = lt + 1 + strcspn(lt + 1, ",<>");
+	if (!known || *end == '<' || *end == '\0')
+		return -1;
+	n = (size_t)(end - (lt + 1));
+	if (n + 1 > len)
+		return -1;
+	memcpy(out, lt + 1, n);
+	out[n] = '\0';
+	return 0;
+}
+
 enum ktrace_replay_elem ktrace_replay_elem_parse(const char *type)
 {
 	char base[96];
 
+	if (type && holder_element(type, base, sizeof(base)) == 0)
+		return ktrace_replay_elem_parse(base);
 	if (!type || base_words(type, base, sizeof(base)))
 		return KTRACE_ELEM_UNKNOWN;
 	for (size_t i = 0; i < sizeof(aliases) / sizeof(aliases[0]); i++)

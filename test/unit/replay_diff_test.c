@@ -42,6 +42,13 @@ static void test_elem_parse(void **state)
 		{ "void*", KTRACE_ELEM_UNKNOWN }, { "MyStruct*", KTRACE_ELEM_UNKNOWN }, { "", KTRACE_ELEM_UNKNOWN },
 		{ NULL, KTRACE_ELEM_UNKNOWN }, { "*fp8e4nv", KTRACE_ELEM_UNKNOWN },
 		{ "c10::complex<float>*", KTRACE_ELEM_UNKNOWN }, { "floaty*", KTRACE_ELEM_UNKNOWN },
+		{ "at::cuda::detail::TensorInfo<float, unsigned int>", KTRACE_ELEM_F32 },
+		{ "at::cuda::detail::TensorInfo<long const, unsigned int>", KTRACE_ELEM_I64 },
+		{ "at::GenericPackedTensorAccessor<c10::Half, 4ul, at::RestrictPtrTraits, long>", KTRACE_ELEM_F16 },
+		{ "at::PackedTensorAccessor64<double, 2ul, at::DefaultPtrTraits>", KTRACE_ELEM_F64 },
+		{ "std::array<char*, 3ul>", KTRACE_ELEM_UNKNOWN },
+		{ "at::cuda::detail::TensorInfo<c10::complex<float>, int>", KTRACE_ELEM_UNKNOWN },
+		{ "MyTensorInfo<float, int>", KTRACE_ELEM_UNKNOWN },
 	};
 
 	(void)state;
