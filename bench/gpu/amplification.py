@@ -232,8 +232,12 @@ def overhead(a):
     out = a.out or tempfile.mkdtemp(prefix="kt-ovh-")
     os.makedirs(out, exist_ok=True)
     res = {}
-    for tag, extra in (("plain", None), ("nohash", "0"), ("hash", "1")):
+    # "-async": the allocator ktrace run / ktrace check set by default (one driver
+    # allocation per tensor: PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync).
+    for tag, extra in (("plain", None), ("nohash", "0"), ("hash", "1"), ("plain-async", None), ("hash-async", "1")):
         env = dict(os.environ)
+        if tag.endswith("-async"):
+            env["PYTORCH_CUDA_ALLOC_CONF"] = "backend:cudaMallocAsync"
         if extra is not None:
             env.update(LD_PRELOAD=os.path.abspath(a.lib), KTRACE_OUTPUT=os.path.join(out, f"ovh-{mode}-{tag}.ktrace"),
                        KTRACE_HASH=extra, KTRACE_OVERWRITE="1", KTRACE_QUIET="1")
@@ -246,12 +250,17 @@ def overhead(a):
         kv = dict(f.split("=", 1) for f in line[0].split()[1:])
         res[tag] = (float(kv["ms_per_step"]), kv["checksum"])
         print(f"{tag}: {res[tag][0]:.3f} ms/step checksum {res[tag][1]}")
-    same = len({c for _, c in res.values()}) == 1
+    same = (len({res[t][1] for t in ("plain", "nohash", "hash")}) == 1 and
+            res["plain-async"][1] == res["hash-async"][1])
     print(f"BENCH|hash_overhead_{mode}|{res['hash'][0] / res['plain'][0]:.2f}|x|ms/step with hashing / plain "
           f"({res['hash'][0]:.2f} / {res['plain'][0]:.2f} ms)")
+    print(f"BENCH|hash_overhead_{mode}_check_allocator|{res['hash-async'][0] / res['plain'][0]:.2f}|x|ms/step "
+          f"with hashing under ktrace check's allocator (cudaMallocAsync) / plain with the program's "
+          f"({res['hash-async'][0]:.2f} / {res['plain'][0]:.2f} ms; plain with cudaMallocAsync "
+          f"{res['plain-async'][0]:.2f} ms)")
     print(f"BENCH|trace_overhead_nohash_{mode}|{res['nohash'][0] / res['plain'][0]:.2f}|x|ms/step traced without hashing / plain")
     print(f"RESULT|hash-transparent-{mode}|{'PASS' if same else 'FAIL'}|final parameters "
-          f"{'bitwise identical' if same else 'DIFFER'} plain / traced / traced+hashed")
+          f"{'bitwise identical' if same else 'DIFFER'} plain / traced / traced+hashed (each allocator)")
     return 0
 
 
