@@ -114,6 +114,7 @@ struct diff_divergence {
 	 * values shaped like host addresses.  Reported, not counted as inputs. */
 	struct diff_arg *host_noise; size_t nhost_noise;
 	size_t equal_pointers, equal_scalars; /* inputs seen identical */
+	uint64_t unverified_before, only_a_before; /* earlier launches of A: not compared, in A only */
 };
 
 struct diff_kernel_stat {
@@ -178,6 +179,23 @@ struct diff_confirmation {
 	struct diff_confirm *v; size_t n;
 	long confirmed;                  /* index in v of the confirmed launch, -1 none */
 };
+
+struct diff_result;
+
+/* What else could explain a divergence that replays did not reproduce, from
+ * the evidence in the traces (diff_explain.c).  key names the kind in JSON. */
+struct diff_explanation {
+	const char *key;   /* "concurrent_writer", "input_unverified", "inferred_extent",
+			    * "earlier_uncompared", "untraced_work", "isolation" */
+	char text[320];
+};
+#define DIFF_EXPLANATIONS_MAX 8
+/* Fill out (at most max) for the divergence of launch la of run A; returns
+ * how many.  The last one, "isolation", is always there: the replays ran the
+ * kernel alone, so a difference that needs concurrent work to show is not
+ * reproduced by them. */
+size_t ktrace_diff_explain(const struct diff_result *r, const struct tm_launch *la,
+			   struct diff_explanation *out, size_t max);
 
 /* The replay of launch la of run A, or NULL (c may be NULL). */
 const struct diff_confirm *ktrace_diff_confirm_of(const struct diff_confirmation *c, const struct tm_launch *la);

@@ -109,7 +109,21 @@ static void text_output(FILE *f, const struct ktrace_replay_buffer_result *b, ui
 	fputc('\n', f);
 }
 
-static void text_attempt(FILE *f, size_t i, const struct diff_confirm *c)
+/* A divergence the replays did not reproduce: the evidence for what else
+ * explains it, and "unconfirmed" when nothing but the replay's own limit does. */
+static void text_unreproduced(FILE *f, const struct diff_result *r, const struct diff_confirm *c)
+{
+	struct diff_explanation ex[DIFF_EXPLANATIONS_MAX];
+	size_t n = ktrace_diff_explain(r, c->launch, ex, DIFF_EXPLANATIONS_MAX);
+
+	fputs("      not proof of determinism; what else could explain the digests:\n", f);
+	for (size_t k = 0; k < n; k++)
+		fprintf(f, "      - %s\n", ex[k].text);
+	if (n == 1)
+		fputs("      nothing else in the traces explains it: unconfirmed\n", f);
+}
+
+static void text_attempt(FILE *f, size_t i, const struct diff_result *r, const struct diff_confirm *c)
 {
 	char line[512];
 
@@ -122,9 +136,7 @@ static void text_attempt(FILE *f, size_t i, const struct diff_confirm *c)
 			if (c->report.buffers[k].replays_differing)
 				text_output(f, &c->report.buffers[k], c->report.runs_done);
 	} else if (c->outcome == KTRACE_REPLAY_NOT_REPRODUCED) {
-		fputs("      not proof of determinism: the digest difference may come from inputs beyond the hashed\n"
-		      "      bytes, work of other streams not ordered with it, or uninitialised memory (unconfirmed)\n",
-		      f);
+		text_unreproduced(f, r, c);
 	}
 }
 
@@ -138,7 +150,7 @@ void ktrace_diff_text_confirmation(FILE *f, const struct diff_result *r)
 	if (!c->n)
 		fputs("  no launch replayed (--max-replays 0)\n", f);
 	for (size_t i = 0; i < c->n; i++)
-		text_attempt(f, i, &c->v[i]);
+		text_attempt(f, i, r, &c->v[i]);
 	if (c->confirmed >= 0)
 		fprintf(f, "verdict: confirmed non-deterministic: %s (launch %" PRIu64 " in A)\n",
 			ktrace_tm_kernel_name(c->v[c->confirmed].launch->kernel), c->v[c->confirmed].launch->seq);

@@ -806,6 +806,8 @@ static int add_divergence(struct diff_result *r, size_t *cap, const struct diff_
 	d->lb = lb;
 	d->device = la->device;
 	d->stream = al->stream_a[i];
+	d->unverified_before = r->unverified;
+	d->only_a_before = r->only_a;
 	if (ks->first_seq_a == UINT64_MAX) {
 		ks->first_seq_a = la->seq;
 		ks->first_div = r->ndivs;

@@ -854,7 +854,23 @@ static void j_confirm_output(struct jw *j, const struct ktrace_replay_buffer_res
 	j_close(j, '}');
 }
 
-static void j_confirm_attempt(struct jw *j, const struct diff_confirm *c)
+/* A divergence the replays did not reproduce: what else could explain it. */
+static void j_explanations(struct jw *j, const struct diff_result *r, const struct diff_confirm *c)
+{
+	struct diff_explanation ex[DIFF_EXPLANATIONS_MAX];
+	size_t n = ktrace_diff_explain(r, c->launch, ex, DIFF_EXPLANATIONS_MAX);
+
+	j_open(j, "explanations", '[');
+	for (size_t k = 0; k < n; k++) {
+		j_open(j, NULL, '{');
+		j_str(j, "kind", ex[k].key);
+		j_str(j, "text", ex[k].text);
+		j_close(j, '}');
+	}
+	j_close(j, ']');
+}
+
+static void j_confirm_attempt(struct jw *j, const struct diff_result *r, const struct diff_confirm *c)
 {
 	char line[512];
 
@@ -879,6 +895,8 @@ static void j_confirm_attempt(struct jw *j, const struct diff_confirm *c)
 		if (c->report.buffers[i].replays_differing)
 			j_confirm_output(j, &c->report.buffers[i], c->report.runs_done);
 	j_close(j, ']');
+	if (c->outcome == KTRACE_REPLAY_NOT_REPRODUCED)
+		j_explanations(j, r, c);
 	j_close(j, '}');
 }
 
@@ -895,7 +913,7 @@ static void j_confirmation(struct jw *j, const struct diff_result *r)
 		j_u64(j, "max_runs", c->max_runs);
 		j_open(j, "replayed", '[');
 		for (size_t i = 0; i < c->n; i++)
-			j_confirm_attempt(j, &c->v[i]);
+			j_confirm_attempt(j, r, &c->v[i]);
 		j_close(j, ']');
 	}
 	j_close(j, '}');

@@ -333,6 +333,16 @@ static void test_reader_concurrent_with_writer(void **state)
 	assert_ptr_equal(d->unverified[0].concurrent.launch, launch_at(&p.a, 1));
 	assert_string_equal(d->unverified[0].concurrent.arg, "out");
 	assert_int_equal(p.r.races_a, 1); /* A and B: the reader writes nothing B writes */
+	/* had a replay not reproduced it, the evidence names the concurrent writer */
+	struct diff_explanation ex[DIFF_EXPLANATIONS_MAX];
+	size_t n = ktrace_diff_explain(&p.r, d->la, ex, DIFF_EXPLANATIONS_MAX);
+	assert_true(n >= 2);
+	assert_string_equal(ex[0].key, "concurrent_writer");
+	assert_non_null(strstr(ex[0].text, "'in' may also be written by "));
+	assert_non_null(strstr(ex[0].text, " of run A, stream 0x5600aaaa0020), which nothing orders with it"));
+	assert_string_equal(ex[n - 1].key, "isolation");
+	assert_int_equal(ktrace_diff_explain(&p.r, d->la, ex, 1), 1); /* the replay's limit always fits */
+	assert_string_equal(ex[0].key, "isolation");
 	golden("order_reader", &p);
 	release(&p);
 }
