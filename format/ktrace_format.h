@@ -29,7 +29,7 @@
 #define KTRACE_MAGIC_LEN 8
 #define KTRACE_PREAMBLE_SIZE 16
 #define KTRACE_FORMAT_MAJOR 1 /* readers refuse a larger major */
-#define KTRACE_FORMAT_MINOR 2 /* additions that old readers can skip */
+#define KTRACE_FORMAT_MINOR 3 /* additions that old readers can skip */
 
 /* Preamble: magic[8], u16 major, u16 minor, u32 flags (0). */
 
@@ -272,11 +272,23 @@ enum ktrace_dst_digest_state {
 	KTRACE_DST_DIGEST_NONE = 0,         /* not a device-to-host copy, or a trace before 1.2 */
 	KTRACE_DST_DIGEST_HOST = 1,         /* dst_digest valid: the host bytes, digested on the CPU
 	                                     * after the synchronous copy returned */
-	KTRACE_DST_DIGEST_SKIP_ASYNC = 2,   /* not digested: asynchronous copy (its bytes arrive
-	                                     * when the stream reaches it) */
-	KTRACE_DST_DIGEST_SKIP_STRIDED = 3, /* not digested: 2D/3D copy into non-contiguous rows */
+	KTRACE_DST_DIGEST_SKIP_ASYNC = 2,   /* not digested: asynchronous copy whose source was not
+	                                     * hashed on the GPU (hashing off or unavailable) */
+	KTRACE_DST_DIGEST_SKIP_STRIDED = 3, /* not digested: 2D/3D copy whose bytes are not one
+	                                     * range (host destination; or the device source of
+	                                     * an asynchronous copy) */
 	KTRACE_DST_DIGEST_SKIP_FAILED = 4,  /* not digested: the copy returned an error */
+	KTRACE_DST_DIGEST_DEVICE = 5,       /* dst_digest valid (since 1.3): the copy's device source,
+	                                     * hashed on the GPU in stream order right after the
+	                                     * asynchronous copy */
+	KTRACE_DST_DIGEST_SKIP_CAPTURE = 6, /* not digested (since 1.3): issued during stream capture,
+	                                     * so not executed by the call */
 };
+/* dst_digest holds what the copy delivered (same definition whatever the state). */
+static inline int ktrace_dst_digest_valid(uint32_t state)
+{
+	return state == KTRACE_DST_DIGEST_HOST || state == KTRACE_DST_DIGEST_DEVICE;
+}
 struct ktrace_rec_memcpy {
 	uint64_t op_seq;     /* shares the launch_seq counter: orders copies among launches */
 	uint64_t dst, src, bytes;
@@ -287,7 +299,7 @@ struct ktrace_rec_memcpy {
 	uint32_t tid;
 	int32_t result;
 	/* since 1.2 (a shorter, older record decodes with both 0) */
-	uint64_t dst_digest;       /* digest of the bytes delivered (valid: state HOST) */
+	uint64_t dst_digest;       /* digest of the bytes delivered (ktrace_dst_digest_valid(state)) */
 	uint32_t dst_digest_state; /* enum ktrace_dst_digest_state */
 };
 struct ktrace_rec_memset {

@@ -109,7 +109,7 @@ static int same_size(size_t i, size_t j, void *ctx)
 static void compare_pair(const struct tm_op *x, const struct tm_op *y, struct diff_program_results *pr)
 {
 	pr->paired++;
-	if (x->dst_digest_state != KTRACE_DST_DIGEST_HOST || y->dst_digest_state != KTRACE_DST_DIGEST_HOST) {
+	if (!ktrace_dst_digest_valid(x->dst_digest_state) || !ktrace_dst_digest_valid(y->dst_digest_state)) {
 		pr->not_digested++;
 		return;
 	}
@@ -245,7 +245,10 @@ void ktrace_diff_text_extents(FILE *f, const struct diff_result *r)
 static void text_results_left_out(FILE *f, const struct diff_program_results *pr)
 {
 	if (pr->not_digested)
-		fprintf(f, "; %" PRIu64 " not digested in both runs (asynchronous, strided or failed)", pr->not_digested);
+		fprintf(f,
+			"; %" PRIu64 " not digested in both runs (strided, failed, captured, or asynchronous "
+			"without GPU hashing)",
+			pr->not_digested);
 	if (pr->unpaired)
 		fprintf(f, "; %" PRIu64 " in one run only", pr->unpaired);
 }

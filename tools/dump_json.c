@@ -270,7 +270,7 @@ static int json_memcpy(FILE *f, const void *rec, size_t len)
 		json_put_digest(f, "src_digest", m.src_digest);
 	else
 		fputs(",\"src_digest\":null", f);
-	if (m.dst_digest_state == KTRACE_DST_DIGEST_HOST)
+	if (ktrace_dst_digest_valid(m.dst_digest_state))
 		json_put_digest(f, "dst_digest", m.dst_digest);
 	else
 		fputs(",\"dst_digest\":null", f);

@@ -261,6 +261,8 @@ static int text_memcpy(FILE *f, unsigned long long seq, const void *rec, size_t 
 		fprintf(f, " src_digest %016llx", as_ull(m.src_digest));
 	if (m.dst_digest_state == KTRACE_DST_DIGEST_HOST)
 		fprintf(f, " dst_digest %016llx", as_ull(m.dst_digest));
+	else if (m.dst_digest_state == KTRACE_DST_DIGEST_DEVICE)
+		fprintf(f, " dst_digest %016llx (device)", as_ull(m.dst_digest));
 	else if (m.dst_digest_state != KTRACE_DST_DIGEST_NONE)
 		fprintf(f, " dst_digest - (%s)", dump_dst_digest_state_name(m.dst_digest_state));
 	if (m.result)

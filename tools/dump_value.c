@@ -260,7 +260,7 @@ NAME_TABLE(dump_layout_source_name, "none", "nvinfo", "ptx", "driver")
 NAME_TABLE(dump_api_name, NULL, "launch_kernel", "launch_kernel_ex", "launch_cooperative")
 NAME_TABLE(dump_alloc_kind_name, NULL, "device", "async", "managed", "vmm", "host", "reserve")
 NAME_TABLE(dump_copy_dir_name, "unknown", "htod", "dtoh", "dtod", "htoh", "peer")
-NAME_TABLE(dump_dst_digest_state_name, "none", "host", "async", "strided", "failed")
+NAME_TABLE(dump_dst_digest_state_name, "none", "host", "async", "strided", "failed", "device", "capture")
 
 const char *dump_region_extent_name(const struct dump_ctx *c, const struct ktrace_region *g)
 {

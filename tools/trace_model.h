@@ -77,7 +77,7 @@ struct tm_op {
 	uint64_t value;          /* memset */
 	uint64_t stream, context;
 	uint64_t src_digest;     /* valid with KTRACE_COPYF_SRC_DIGEST */
-	uint64_t dst_digest;     /* what a device-to-host copy delivered: valid with state HOST */
+	uint64_t dst_digest;     /* what a device-to-host copy delivered: ktrace_dst_digest_valid(state) */
 	uint32_t dst_digest_state; /* enum ktrace_dst_digest_state (NONE before format 1.2) */
 };
 

@@ -73,7 +73,11 @@ void ktrace_on_unmap(uint64_t base, uint64_t size) __attribute__((visibility("hi
  * memory the copy reads (host-to-device: its source, may be hashed on the CPU)
  * or fills (device-to-host: its destination, hashed on the CPU once a
  * synchronous copy returned), when the copy's bytes lie there back to back;
- * else NULL (2D/3D copies with gaps between rows, other directions). */
+ * else NULL (2D/3D copies with gaps between rows, other directions).  flags:
+ * KTRACE_COPYF_* and, for a 2D/3D copy whose source rows (and planes) follow
+ * each other without gaps, KTRACE_COPY_EVF_SRC_PACKED (never recorded): an
+ * asynchronous device-to-host copy's source is then hashed on the GPU. */
+#define KTRACE_COPY_EVF_SRC_PACKED 0x10000u
 void ktrace_on_memcpy(uint64_t dst, uint64_t src, uint64_t bytes, uint32_t dir /* enum ktrace_copy_dir */,
 		      uint32_t flags /* KTRACE_COPYF_* */, CUstream stream, CUresult res, const void *host)
 	__attribute__((visibility("hidden")));

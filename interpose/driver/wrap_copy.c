@@ -13,7 +13,8 @@
  * _ptsz call given stream 0.  The host side of a copy goes to the hook when
  * the copy's bytes lie there back to back (a host-to-device source, a
  * device-to-host destination; 2D/3D only without gaps between rows and
- * planes).  May call: the real driver through ktrace_real,
+ * planes); a 2D/3D copy says whether its source has no such gaps either
+ * (KTRACE_COPY_EVF_SRC_PACKED).  May call: the real driver through ktrace_real,
  * ktrace_on_memcpy() and ktrace_on_memset() (events.h).
  */
 #include <stddef.h>
@@ -123,18 +124,30 @@ static uint32_t copy_dir(CUmemorytype src, CUmemorytype dst)
 	return KTRACE_COPY_UNKNOWN;
 }
 
-/* The host destination of a copy into host memory whose rows (and, in 3D,
- * planes) follow each other without gaps, so its bytes are one range; else
- * NULL.  height: the destination's rows per plane (3D), 0 for 2D. */
+/* 1 when a side's rows (and, in 3D, planes) follow each other without
+ * gaps, so its bytes are one range.  height: its rows per plane (3D), 0 for
+ * 2D. */
+static int packed(size_t width, size_t rows, size_t depth, size_t pitch, size_t height)
+{
+	int rows_packed = rows <= 1 || pitch == width;
+
+	return rows_packed && (depth <= 1 || height == rows);
+}
+
+/* The host destination of a copy into host memory whose bytes are one range
+ * there; else NULL. */
 static const void *contiguous_host_dst(CUmemorytype t, uint64_t dst, size_t width, size_t rows, size_t depth,
 				       size_t pitch, size_t height)
 {
-	int rows_packed = rows <= 1 || pitch == width;
-	int planes_packed = depth <= 1 || (rows_packed && height == rows);
-
-	if (t != CU_MEMORYTYPE_HOST || !rows_packed || !planes_packed)
+	if (t != CU_MEMORYTYPE_HOST || !packed(width, rows, depth, pitch, height))
 		return NULL;
 	return (const void *)(uintptr_t)dst;
+}
+
+/* KTRACE_COPY_EVF_SRC_PACKED when the source's bytes are one range. */
+static uint32_t src_packed(size_t width, size_t rows, size_t depth, size_t pitch, size_t height)
+{
+	return packed(width, rows, depth, pitch, height) ? KTRACE_COPY_EVF_SRC_PACKED : 0;
 }
 
 static void copy2d(const CUDA_MEMCPY2D *c, uint32_t flags, CUstream st, CUresult res)
@@ -148,7 +161,7 @@ static void copy2d(const CUDA_MEMCPY2D *c, uint32_t flags, CUstream st, CUresult
 			 side_addr(c->srcMemoryType, c->srcHost, c->srcDevice, c->srcXInBytes, c->srcY, 0,
 				   c->srcPitch, 0),
 			 (uint64_t)c->WidthInBytes * c->Height, copy_dir(c->srcMemoryType, c->dstMemoryType),
-			 flags | KTRACE_COPYF_2D, st, res,
+			 flags | KTRACE_COPYF_2D | src_packed(c->WidthInBytes, c->Height, 1, c->srcPitch, 0), st, res,
 			 contiguous_host_dst(c->dstMemoryType, dst, c->WidthInBytes, c->Height, 1, c->dstPitch, 0));
 }
 
@@ -164,7 +177,10 @@ static void copy3d(const CUDA_MEMCPY3D *c, uint32_t flags, CUstream st, CUresult
 			 side_addr(c->srcMemoryType, c->srcHost, c->srcDevice, c->srcXInBytes, c->srcY, c->srcZ,
 				   c->srcPitch, c->srcHeight),
 			 (uint64_t)c->WidthInBytes * c->Height * c->Depth,
-			 copy_dir(c->srcMemoryType, c->dstMemoryType), flags | KTRACE_COPYF_3D, st, res,
+			 copy_dir(c->srcMemoryType, c->dstMemoryType),
+			 flags | KTRACE_COPYF_3D |
+				 src_packed(c->WidthInBytes, c->Height, c->Depth, c->srcPitch, c->srcHeight),
+			 st, res,
 			 contiguous_host_dst(c->dstMemoryType, dst, c->WidthInBytes, c->Height, c->Depth, c->dstPitch,
 					     c->dstHeight));
 }

@@ -14,7 +14,10 @@
  *  - one background thread polls the head job of each context (completion
  *    word == the launch's ticket), finalises the digests into the job's
  *    regions and writes the LAUNCH record, encoded once by format/, to the
- *    trace writer.
+ *    trace writer;
+ *  - an asynchronous device-to-host copy's job holds one region, its
+ *    source, hashed once after the copy on its stream, and the MEMCPY
+ *    record, written with the digest of what the copy delivered.
  * Nothing here synchronises an application stream.  Every driver call goes
  * through ktrace_real, inside cuThreadExchangeStreamCaptureMode(RELAXED)
  * where it could disturb another thread's stream capture.  Calls the real
@@ -74,6 +77,8 @@ struct job {
 	uint32_t *ridx;             /* index in regions of each hashed region */
 	struct ktrace_rec_launch launch; /* the record's fields; param_bytes points into the job */
 	struct ktrace_region *regions;   /* launch.nregions; digests filled in by job_emit */
+	int is_copy;                /* a copy's job: one region, post-hash only, a MEMCPY record */
+	struct ktrace_rec_memcpy copy;   /* is_copy: the record's fields; dst_digest by copy_emit */
 };
 
 struct hctx {
@@ -368,9 +373,34 @@ static uint64_t group_digests(struct job *j, const struct group *gr, int ring_va
 	return (uint64_t)(gr->pre_launched && !pre_ok) + (uint64_t)(gr->post_launched && !post_ok);
 }
 
-/* Fill in the results that landed and write j's LAUNCH record, encoded
- * straight into the writer's buffer.  ring_valid 0: the context's ring is
- * gone (no result is read). */
+/* Write the MEMCPY record of a copy's job, with the digest of the bytes it
+ * delivered when its hash landed. */
+static void copy_emit(struct job *j)
+{
+	struct ktrace_rec_memcpy *m = &j->copy;
+	size_t size;
+	void *p;
+
+	if (j->regions[0].flags & KTRACE_REGIONF_POST) {
+		m->dst_digest = j->regions[0].post_hash;
+		m->dst_digest_state = KTRACE_DST_DIGEST_DEVICE;
+	} else {
+		m->dst_digest = 0;
+		m->dst_digest_state = KTRACE_DST_DIGEST_SKIP_ASYNC;
+	}
+	if (!P.w)
+		return;
+	size = ktrace_encode_memcpy(NULL, 0, m);
+	p = ktrace_writer_reserve(P.w, size);
+	if (p) {
+		ktrace_encode_memcpy(p, size, m);
+		ktrace_writer_commit_at(P.w, p, j->time_ns);
+	}
+}
+
+/* Fill in the results that landed and write j's LAUNCH record (MEMCPY for a
+ * copy's job), encoded straight into the writer's buffer.  ring_valid 0: the
+ * context's ring is gone (no result is read). */
 static void job_emit(struct job *j, int ring_valid)
 {
 	struct ktrace_rec_launch *r = &j->launch;
@@ -382,6 +412,10 @@ static void job_emit(struct job *j, int ring_valid)
 		missing += group_digests(j, &j->groups[g], ring_valid);
 	if (missing)
 		count(KTRACE_CTR_HASH_INCOMPLETE, missing);
+	if (j->is_copy) {
+		copy_emit(j);
+		return;
+	}
 	if (j->launch_result != CUDA_SUCCESS) {
 		r->result = (int32_t)j->launch_result;
 		r->flags |= KTRACE_LAUNCHF_FAILED;
@@ -602,25 +636,38 @@ static int launch_group(struct job *j, struct group *gr, int post)
 	return 1;
 }
 
+/* The pipeline state of ctx, its background thread started; NULL when
+ * hashing is off there. */
+static struct hctx *usable_context(CUcontext ctx)
+{
+	struct hctx *c = ctx_get(ctx);
+
+	return c && ensure_thread() ? c : NULL;
+}
+
+/* The capture status of stream; 0 when it cannot say. */
+static int capture_status(CUstream stream, CUstreamCaptureStatus *cap)
+{
+	*cap = CU_STREAM_CAPTURE_STATUS_NONE;
+	return ktrace_real.cuStreamIsCapturing && ktrace_real.cuStreamIsCapturing(stream, cap) == CUDA_SUCCESS;
+}
+
 /* The pipeline state of ctx for a launch on stream, or NULL (counted) when
  * this launch cannot be hashed: a capturing stream (never add nodes to a
  * graph), hashing off in the context, no background thread. */
 static struct hctx *hash_context(CUcontext ctx, CUstream stream)
 {
-	CUstreamCaptureStatus cap = CU_STREAM_CAPTURE_STATUS_NONE;
+	CUstreamCaptureStatus cap;
 	struct hctx *c;
 
-	if (!ktrace_real.cuStreamIsCapturing || ktrace_real.cuStreamIsCapturing(stream, &cap) != CUDA_SUCCESS ||
-	    cap != CU_STREAM_CAPTURE_STATUS_NONE) {
+	if (!capture_status(stream, &cap) || cap != CU_STREAM_CAPTURE_STATUS_NONE) {
 		/* a capturing stream (or one that cannot say) */
 		count(KTRACE_CTR_HASH_SKIPPED_CAPTURE, 1);
 		return NULL;
 	}
-	c = ctx_get(ctx);
-	if (!c || !ensure_thread()) {
+	c = usable_context(ctx);
+	if (!c)
 		count(KTRACE_CTR_HASH_SKIPPED_ERROR, 1);
-		return NULL;
-	}
 	return c;
 }
 
@@ -666,6 +713,14 @@ static struct job *job_new(struct hctx *c, CUstream stream, const struct ktrace_
 	return j;
 }
 
+/* A launch skipped hashing for reason `id` (a copy's job counts nothing:
+ * the counters speak of launches). */
+static void count_skip(const struct job *j, uint32_t id)
+{
+	if (!j->is_copy)
+		count(id, 1);
+}
+
 /* Queue j on c with ring space for its results, waiting a bounded time for
  * the space.  0, or -1 (counted) when the launch goes unhashed. */
 static int job_queue(struct hctx *c, struct job *j)
@@ -675,7 +730,7 @@ static int job_queue(struct hctx *c, struct job *j)
 	for (uint32_t g = 0; g < j->ngroups; g++)
 		need += 2 * ((uint64_t)j->groups[g].n + 1);
 	if (need > c->words / 2) {
-		count(KTRACE_CTR_HASH_SKIPPED_NOSLOT, 1);
+		count_skip(j, KTRACE_CTR_HASH_SKIPPED_NOSLOT);
 		return -1;
 	}
 	for (;;) {
@@ -687,7 +742,7 @@ static int job_queue(struct hctx *c, struct job *j)
 		if (ok)
 			break;
 		if (c->state != 0) {
-			count(KTRACE_CTR_HASH_SKIPPED_ERROR, 1);
+			count_skip(j, KTRACE_CTR_HASH_SKIPPED_ERROR);
 			return -1;
 		}
 		if (!t0) {
@@ -697,7 +752,7 @@ static int job_queue(struct hctx *c, struct job *j)
 		waited = now_ns() - t0;
 		if (waited >= P.opts.max_wait_ns) {
 			count(KTRACE_CTR_HASH_WAIT_NS, waited);
-			count(KTRACE_CTR_HASH_SKIPPED_NOSLOT, 1);
+			count_skip(j, KTRACE_CTR_HASH_SKIPPED_NOSLOT);
 			return -1;
 		}
 		wake_bg();
@@ -776,6 +831,75 @@ void ktrace_hash_post(struct ktrace_hash_job *job, CUresult launch_result)
 		return;
 	}
 	wake_bg();
+}
+
+/* ---- copies ------------------------------------------------------------------ */
+
+/* A job for the copy r: one allocation holding the job, its group, its
+ * region (the copy's source) and its index.  NULL if out of memory. */
+static struct job *copy_job_new(struct hctx *c, CUstream stream, const struct ktrace_rec_memcpy *r,
+				uint64_t time_ns)
+{
+	size_t g_off = sizeof(struct job);
+	size_t ridx_off = g_off + sizeof(struct group);
+	size_t reg_off = (ridx_off + sizeof(uint32_t) + 7) & ~(size_t)7;
+	struct job *j = malloc(reg_off + sizeof(struct ktrace_region));
+
+	if (!j)
+		return NULL;
+	memset(j, 0, reg_off + sizeof(struct ktrace_region));
+	j->c = c;
+	j->stream = stream;
+	j->time_ns = time_ns;
+	j->groups = (struct group *)((char *)j + g_off);
+	j->ridx = (uint32_t *)((char *)j + ridx_off);
+	j->regions = (struct ktrace_region *)((char *)j + reg_off);
+	j->regions[0].ptr = r->src;
+	j->regions[0].hash_len = r->bytes;
+	j->launch.nregions = 1;
+	j->nhashed = j->ngroups = 1;
+	j->groups[0].n = 1;
+	j->is_copy = 1;
+	j->copy = *r;
+	j->launch_result = CUDA_SUCCESS;
+	atomic_init(&j->state, JOB_PRE);
+	return j;
+}
+
+uint32_t ktrace_hash_copy(CUcontext ctx, CUstream stream, const struct ktrace_rec_memcpy *r, uint64_t time_ns)
+{
+	CUstreamCaptureStatus cap;
+	struct hctx *c;
+	struct job *j;
+	int expect = JOB_PRE;
+
+	if (!atomic_load_explicit(&P.running, memory_order_acquire) || !r || !r->bytes || !ctx)
+		return KTRACE_DST_DIGEST_SKIP_ASYNC;
+	if (!capture_status(stream, &cap))
+		return KTRACE_DST_DIGEST_SKIP_ASYNC;
+	if (cap != CU_STREAM_CAPTURE_STATUS_NONE)
+		return KTRACE_DST_DIGEST_SKIP_CAPTURE;
+	if (!(c = usable_context(ctx)) || !(j = copy_job_new(c, stream, r, time_ns)))
+		return KTRACE_DST_DIGEST_SKIP_ASYNC;
+	if (job_queue(c, j)) {
+		free(j);
+		return KTRACE_DST_DIGEST_SKIP_ASYNC;
+	}
+	j->groups[0].post_launched = (uint8_t)launch_group(j, &j->groups[0], 1);
+	if (!j->groups[0].post_launched) {
+		/* nothing on the stream: the background thread releases the ring
+		 * space and the job, the caller writes the record */
+		if (atomic_compare_exchange_strong(&j->state, &expect, JOB_CANCELLED))
+			return KTRACE_DST_DIGEST_SKIP_ASYNC;
+		job_free(j); /* a context destruction flushed it: its record is written */
+		return KTRACE_DST_DIGEST_DEVICE;
+	}
+	if (!atomic_compare_exchange_strong_explicit(&j->state, &expect, JOB_READY, memory_order_acq_rel,
+						     memory_order_acquire))
+		job_free(j); /* abandoned by a context destruction: its record is written */
+	else
+		wake_bg();
+	return KTRACE_DST_DIGEST_DEVICE;
 }
 
 /* ---- forced completion ------------------------------------------------------ */

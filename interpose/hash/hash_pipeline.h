@@ -16,6 +16,10 @@
  * the launching thread waits a bounded time, then the launch is recorded
  * unhashed; both are counted.
  *
+ * An asynchronous device-to-host copy gets a job of its own
+ * (ktrace_hash_copy): one hash of its source, after it on its stream, and
+ * the MEMCPY record written once that hash landed.
+ *
  * Streams given here are already normalised: a _ptsz entry point's stream 0
  * is passed as CU_STREAM_PER_THREAD.
  */
@@ -58,6 +62,22 @@ struct ktrace_hash_job *ktrace_hash_pre(CUcontext ctx, CUstream stream, const st
  * post-hash (if it succeeded) and queue the job for completion (its record
  * then says that result, with KTRACE_LAUNCHF_FAILED if it is an error). */
 void ktrace_hash_post(struct ktrace_hash_job *job, CUresult launch_result);
+
+/* An asynchronous copy r (its MEMCPY fields filled, r->dst_digest_state
+ * unset) delivered [r->src, r->src + r->bytes) of device memory, one range,
+ * to host memory, and has just been issued on `stream` in context `ctx`
+ * (current on this thread).  Launch one hash of those bytes on the stream
+ * after the copy (the copy only reads them, so they are what it delivered)
+ * and write the MEMCPY record, with the digest and
+ * KTRACE_DST_DIGEST_DEVICE, once the hash landed (KTRACE_DST_DIGEST_SKIP_ASYNC
+ * if it never did); time_ns is the record's time.  Returns
+ * KTRACE_DST_DIGEST_DEVICE when the pipeline took the record, else the state
+ * the caller records itself (the record is then the caller's to write):
+ * KTRACE_DST_DIGEST_SKIP_CAPTURE for a capturing stream (the copy runs when
+ * the graph does: nothing is added to the graph), KTRACE_DST_DIGEST_SKIP_ASYNC
+ * when the hash cannot be launched (pipeline stopped, hashing off in the
+ * context, no result slot within the bounded wait). */
+uint32_t ktrace_hash_copy(CUcontext ctx, CUstream stream, const struct ktrace_rec_memcpy *r, uint64_t time_ns);
 
 /* A context is being destroyed: complete its jobs without waiting (hashes
  * that have not landed are marked missing) and free its resources. */

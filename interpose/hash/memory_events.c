@@ -11,11 +11,13 @@
  * synchronous and at most SRC_DIGEST_SYNC_MAX bytes, or asynchronous and at
  * most SRC_DIGEST_ASYNC_MAX (the driver has consumed a pageable source when
  * the call returns; a pinned one may not be changed before the copy ran).
- * What a synchronous device-to-host copy delivered (the program's own
- * results) is digested on the CPU once the call returned (dst_digest);
- * asynchronous ones are recorded as not digested: their bytes arrive when
- * the stream reaches the copy, and the hash pipeline has no stream-ordered
- * hash of one region outside a launch (docs/format.md, MEMCPY).
+ * What a device-to-host copy delivered (the program's own results,
+ * dst_digest; docs/format.md, MEMCPY): a synchronous copy's host bytes are
+ * digested on the CPU once the call returned; an asynchronous copy's device
+ * source is hashed on the GPU by the hash pipeline, on the copy's stream
+ * right after it (ktrace_hash_copy), which writes the record once the digest
+ * landed: no host synchronisation.  A copy issued during stream capture is
+ * not executed by the call and is not hashed.
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -159,28 +161,41 @@ static int unknown_copy_is_dtoh(uint64_t dst, uint64_t src)
 	return !ktrace_alloc_map_lookup(dst, &d) || d.kind == KTRACE_ALLOC_HOST;
 }
 
-/* The digest of what a device-to-host copy delivered (r->dst_digest and its
- * state); host: its destination, NULL when a 2D/3D copy's bytes are not one
- * range there (a linear copy's destination is r->dst itself). */
-static void digest_delivered(struct ktrace_rec_memcpy *r, const void *host, CUresult res)
+/* 1 when the copy r delivers device memory to host memory. */
+static int delivers_to_host(const struct ktrace_rec_memcpy *r)
 {
 	int linear = !(r->flags & (KTRACE_COPYF_2D | KTRACE_COPYF_3D));
 
-	if (r->dir != KTRACE_COPY_DTOH && !(r->dir == KTRACE_COPY_UNKNOWN && linear &&
-					     unknown_copy_is_dtoh(r->dst, r->src)))
-		return;
+	return r->dir == KTRACE_COPY_DTOH ||
+	       (r->dir == KTRACE_COPY_UNKNOWN && linear && unknown_copy_is_dtoh(r->dst, r->src));
+}
+
+/* The digest of what a device-to-host copy r delivered (r->dst_digest and
+ * its state).  host: its destination, NULL when a 2D/3D copy's bytes are not
+ * one range there (a linear copy's destination is r->dst itself);
+ * src_packed: its device source is one range (always, for a linear copy).
+ * Returns 1 when the hash pipeline took the record (an asynchronous copy
+ * whose source is hashed on the GPU): the caller writes nothing. */
+static int digest_delivered(struct ktrace_rec_memcpy *r, const void *host, int src_packed, CUresult res,
+			    CUstream stream)
+{
+	int linear = !(r->flags & (KTRACE_COPYF_2D | KTRACE_COPYF_3D));
+
 	if (linear)
-		host = (const void *)(uintptr_t)r->dst;
+		host = (const void *)(uintptr_t)r->dst, src_packed = 1;
 	if (res != CUDA_SUCCESS)
 		r->dst_digest_state = KTRACE_DST_DIGEST_SKIP_FAILED;
-	else if (r->flags & KTRACE_COPYF_ASYNC)
-		r->dst_digest_state = KTRACE_DST_DIGEST_SKIP_ASYNC;
-	else if (!host)
+	else if (!host || ((r->flags & KTRACE_COPYF_ASYNC) && !src_packed))
 		r->dst_digest_state = KTRACE_DST_DIGEST_SKIP_STRIDED;
-	else {
+	else if (!(r->flags & KTRACE_COPYF_ASYNC)) {
 		r->dst_digest = ktrace_digest(host, r->bytes);
 		r->dst_digest_state = KTRACE_DST_DIGEST_HOST;
-	}
+	} else if (!ktrace_tracer.cfg.hash)
+		r->dst_digest_state = KTRACE_DST_DIGEST_SKIP_ASYNC;
+	else
+		r->dst_digest_state = ktrace_hash_copy((CUcontext)(uintptr_t)r->context, stream, r,
+						       ktrace_now_ns());
+	return r->dst_digest_state == KTRACE_DST_DIGEST_DEVICE;
 }
 
 /* The operation number of a copy or set (shared with launches, so they
@@ -208,7 +223,7 @@ void ktrace_on_memcpy(uint64_t dst, uint64_t src, uint64_t bytes, uint32_t dir, 
 	r.stream = (uint64_t)(uintptr_t)stream;
 	r.context = (uint64_t)(uintptr_t)ktrace_capture_context(&dev);
 	r.dir = dir;
-	r.flags = flags & ~KTRACE_COPYF_SRC_DIGEST;
+	r.flags = flags & ~(KTRACE_COPYF_SRC_DIGEST | KTRACE_COPY_EVF_SRC_PACKED);
 	r.tid = ktrace_capture_tid();
 	r.result = (int32_t)res;
 	if (dir == KTRACE_COPY_HTOD && host && res == CUDA_SUCCESS && bytes <= max &&
@@ -216,7 +231,9 @@ void ktrace_on_memcpy(uint64_t dst, uint64_t src, uint64_t bytes, uint32_t dir, 
 		r.src_digest = ktrace_digest(host, bytes);
 		r.flags |= KTRACE_COPYF_SRC_DIGEST;
 	}
-	digest_delivered(&r, host, res);
+	if (delivers_to_host(&r) &&
+	    digest_delivered(&r, host, !!(flags & KTRACE_COPY_EVF_SRC_PACKED), res, stream))
+		return; /* the hash pipeline writes the record once the digest landed */
 	APPEND(ktrace_encode_memcpy, &r);
 }
 

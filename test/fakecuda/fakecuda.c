@@ -31,13 +31,16 @@
  * Real memory, for tests that need data to move (test/unit/replay_confirm_test.c):
  * built with -DFAKECUDA_REAL_MEMORY (build/fakecuda-real/libcuda.so.1).  That
  * build also exports cuMemcpyDtoD_v2, cuMemcpy{HtoD,DtoH,DtoD}Async_v2,
+ * cuMemcpyDtoHAsync_v2_ptsz, cuMemcpyAsync, cuMemcpy2DAsync_v2,
  * cuMemAllocHost_v2, cuMemGetInfo_v2 and cuGetErrorName, which the default
  * build lacks (the interception tests rely on a function the driver lacks).
  * In it:
  *   - device memory is host memory (a device pointer is a host address),
  *     checked: a copy touching bytes outside a live allocation fails with
  *     INVALID_VALUE, a kernel with ILLEGAL_ADDRESS;
- *   - cuMemcpy*, cuMemsetD8_v2 move bytes; cuMemHostAlloc and
+ *   - cuMemcpy*, cuMemsetD8_v2 move bytes (asynchronous copies on
+ *     FAKE_CAPTURING_STREAM, 0xca, which cuStreamIsCapturing calls captured
+ *     in both builds, move none); cuMemHostAlloc and
  *     cuMemAllocHost_v2 succeed; synchronisation returns at once (kernels run
  *     during their launch);
  *   - launches of these kernels run their host behaviour, counted under their
@@ -474,9 +477,15 @@ API CUresult cuDevicePrimaryCtxGetState(CUdevice d, unsigned *flags, int *active
 {
 	(void)d; NOTE(); *flags = 0; *active = 1; return CUDA_SUCCESS;
 }
+/* A stream the fake says is being captured (cuStreamIsCapturing: ACTIVE);
+ * the real-memory build's asynchronous copies on it move nothing, as a
+ * captured copy is not executed. */
+#define FAKE_CAPTURING_STREAM ((CUstream)(uintptr_t)0xca)
 API CUresult cuStreamIsCapturing(CUstream s, CUstreamCaptureStatus *st)
 {
-	(void)s; NOTE(); *st = CU_STREAM_CAPTURE_STATUS_NONE; return CUDA_SUCCESS;
+	NOTE();
+	*st = s == FAKE_CAPTURING_STREAM ? CU_STREAM_CAPTURE_STATUS_ACTIVE : CU_STREAM_CAPTURE_STATUS_NONE;
+	return CUDA_SUCCESS;
 }
 API CUresult cuStreamGetCtx(CUstream s, CUcontext *c) { (void)s; NOTE(); *c = (CUcontext)&the_context; return CUDA_SUCCESS; }
 API CUresult cuThreadExchangeStreamCaptureMode(CUstreamCaptureMode *m) { NOTE(); (void)m; return CUDA_SUCCESS; }
@@ -836,9 +845,42 @@ API CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr d, const void *s, size_t n, CUstre
 }
 API CUresult cuMemcpyDtoHAsync_v2(void *d, CUdeviceptr s, size_t n, CUstream st)
 {
-	(void)st;
 	NOTE();
-	return real_copy(d, (const void *)(uintptr_t)s, n, 0, 1);
+	return st == FAKE_CAPTURING_STREAM ? CUDA_SUCCESS : real_copy(d, (const void *)(uintptr_t)s, n, 0, 1);
+}
+API CUresult cuMemcpyDtoHAsync_v2_ptsz(void *d, CUdeviceptr s, size_t n, CUstream st)
+{
+	NOTE();
+	return st == FAKE_CAPTURING_STREAM ? CUDA_SUCCESS : real_copy(d, (const void *)(uintptr_t)s, n, 0, 1);
+}
+/* Unified addressing: a side is device memory when it lies in a live device
+ * allocation. */
+API CUresult cuMemcpyAsync(CUdeviceptr d, CUdeviceptr s, size_t n, CUstream st)
+{
+	NOTE();
+	if (st == FAKE_CAPTURING_STREAM)
+		return CUDA_SUCCESS;
+	return real_copy((void *)(uintptr_t)d, (const void *)(uintptr_t)s, n, real_device_range(d, n),
+			 real_device_range(s, n));
+}
+/* Host and device sides (no arrays), row by row. */
+API CUresult cuMemcpy2DAsync_v2(const CUDA_MEMCPY2D *c, CUstream st)
+{
+	NOTE();
+	if (!c || c->srcMemoryType == CU_MEMORYTYPE_ARRAY || c->dstMemoryType == CU_MEMORYTYPE_ARRAY)
+		return CUDA_ERROR_INVALID_VALUE;
+	for (size_t y = 0; y < c->Height && st != FAKE_CAPTURING_STREAM; y++) {
+		int sd = c->srcMemoryType != CU_MEMORYTYPE_HOST, dd = c->dstMemoryType != CU_MEMORYTYPE_HOST;
+		uintptr_t src = sd ? (uintptr_t)c->srcDevice : (uintptr_t)c->srcHost;
+		uintptr_t dst = dd ? (uintptr_t)c->dstDevice : (uintptr_t)c->dstHost;
+		CUresult r = real_copy((void *)(dst + c->dstXInBytes + (c->dstY + y) * c->dstPitch),
+				       (const void *)(src + c->srcXInBytes + (c->srcY + y) * c->srcPitch),
+				       c->WidthInBytes, dd, sd);
+
+		if (r != CUDA_SUCCESS)
+			return r;
+	}
+	return CUDA_SUCCESS;
 }
 API CUresult cuMemGetInfo_v2(size_t *free_bytes, size_t *total)
 {

@@ -174,8 +174,8 @@ static void scenario_basic_results(void)
 	mc.op_seq = launch_no++;
 	mc.stream = 0x5001;
 	mc.flags = KTRACE_COPYF_ASYNC;
-	mc.dst_digest = 0;
-	mc.dst_digest_state = KTRACE_DST_DIGEST_SKIP_ASYNC;
+	mc.dst_digest = 0x6b74726163650003ull; /* asynchronous: its source hashed on the GPU */
+	mc.dst_digest_state = KTRACE_DST_DIGEST_DEVICE;
 	put(buf, ktrace_encode_memcpy(buf, sizeof buf, &mc));
 	group_done();
 }

@@ -91,6 +91,23 @@ void ktrace_hash_context_destroyed(CUcontext ctx)
 	destroyed_ctx = ctx;
 }
 
+/* What an asynchronous device-to-host copy hands the pipeline, and what the
+ * pipeline answers (copy_answer): DEVICE takes the record. */
+static struct ktrace_rec_memcpy copy_given[8];
+static CUstream copy_stream[8];
+static unsigned ncopies_given;
+static uint32_t copy_answer;
+
+uint32_t ktrace_hash_copy(CUcontext ctx, CUstream stream, const struct ktrace_rec_memcpy *r, uint64_t time_ns)
+{
+	assert_ptr_equal(ctx, CTX);
+	assert_true(time_ns > 0);
+	assert_true(ncopies_given < 8);
+	copy_stream[ncopies_given] = stream;
+	copy_given[ncopies_given++] = *r;
+	return copy_answer;
+}
+
 /* ---- the application's launch ------------------------------------------------- */
 
 static int real_marker;
@@ -117,6 +134,8 @@ static int setup(void **state)
 	nevents = 0;
 	pre_returns_job = 1;
 	destroyed_ctx = NULL;
+	ncopies_given = 0;
+	copy_answer = KTRACE_DST_DIGEST_DEVICE;
 	return 0;
 }
 
@@ -951,6 +970,61 @@ static void test_device_to_host_digests(void **state)
 	assert_true(memcpy_nth(10).src_digest == ktrace_digest(host, 4096));
 }
 
+/* Hashing on: an asynchronous device-to-host copy whose source is one range
+ * goes to the pipeline (ktrace_hash_copy), which writes its record when it
+ * takes it; otherwise the record says what the pipeline answered.  Strided
+ * sources, failed copies and other directions never reach it. */
+static void test_async_copies_hashed_on_gpu(void **state)
+{
+	static uint8_t host[4096];
+	const uint64_t H = (uint64_t)(uintptr_t)host;
+	const CUstream st = (CUstream)(uintptr_t)0x5700;
+	const uint32_t async2d = KTRACE_COPYF_ASYNC | KTRACE_COPYF_2D;
+	struct ktrace_rec_memcpy c;
+
+	(void)state;
+	ktrace_tracer.cfg.hash = 1;
+	ktrace_on_alloc(A_BASE, A_SIZE, KTRACE_ALLOC_DEVICE, NULL);
+	ktrace_on_memcpy(H, A_BASE, 4096, KTRACE_COPY_DTOH, KTRACE_COPYF_ASYNC, st, CUDA_SUCCESS, host);   /* taken */
+	ktrace_on_memcpy(H, A_BASE, 512, KTRACE_COPY_UNKNOWN, KTRACE_COPYF_ASYNC, st, CUDA_SUCCESS, NULL); /* taken */
+	ktrace_on_memcpy(H, A_BASE, 1024, KTRACE_COPY_DTOH, async2d | KTRACE_COPY_EVF_SRC_PACKED, st, CUDA_SUCCESS,
+			 host);                                                                         /* taken */
+	ktrace_on_memcpy(H, A_BASE, 1024, KTRACE_COPY_DTOH, async2d, st, CUDA_SUCCESS, host); /* strided source */
+	ktrace_on_memcpy(H, A_BASE, 1024, KTRACE_COPY_DTOH, KTRACE_COPYF_ASYNC, st, CUDA_ERROR_INVALID_VALUE, host);
+	ktrace_on_memcpy(A_BASE, H, 1024, KTRACE_COPY_HTOD, KTRACE_COPYF_ASYNC, st, CUDA_SUCCESS, host);
+	copy_answer = KTRACE_DST_DIGEST_SKIP_CAPTURE;
+	ktrace_on_memcpy(H, A_BASE, 256, KTRACE_COPY_DTOH, KTRACE_COPYF_ASYNC, st, CUDA_SUCCESS, host);
+	copy_answer = KTRACE_DST_DIGEST_SKIP_ASYNC;
+	ktrace_on_memcpy(H, A_BASE, 128, KTRACE_COPY_DTOH, KTRACE_COPYF_ASYNC, CU_STREAM_PER_THREAD, CUDA_SUCCESS,
+			 host);
+	ktrace_tracer.cfg.hash = 0;
+	trace_end();
+
+	assert_int_equal(ncopies_given, 5);
+	assert_int_equal(copy_given[0].op_seq, 0);
+	assert_true(copy_given[0].src == A_BASE && copy_given[0].dst == H && copy_given[0].bytes == 4096);
+	assert_int_equal(copy_given[0].context, 0xc0);
+	assert_int_equal(copy_given[0].stream, 0x5700);
+	assert_ptr_equal(copy_stream[0], st);
+	assert_int_equal(copy_given[1].dir, KTRACE_COPY_UNKNOWN); /* recorded as called */
+	assert_int_equal(copy_given[2].flags, async2d);           /* the event flag is not recorded */
+	assert_ptr_equal(copy_stream[4], CU_STREAM_PER_THREAD);
+	/* the pipeline wrote the first three (not here); the others are here */
+	assert_int_equal(trace_count(KTRACE_REC_MEMCPY), 5);
+	c = memcpy_nth(0);
+	assert_int_equal(c.op_seq, 3);
+	assert_int_equal(c.dst_digest_state, KTRACE_DST_DIGEST_SKIP_STRIDED);
+	c = memcpy_nth(1);
+	assert_int_equal(c.dst_digest_state, KTRACE_DST_DIGEST_SKIP_FAILED);
+	c = memcpy_nth(2);
+	assert_int_equal(c.dst_digest_state, KTRACE_DST_DIGEST_NONE);
+	c = memcpy_nth(3);
+	assert_int_equal(c.dst_digest_state, KTRACE_DST_DIGEST_SKIP_CAPTURE);
+	c = memcpy_nth(4);
+	assert_int_equal(c.dst_digest_state, KTRACE_DST_DIGEST_SKIP_ASYNC);
+	assert_int_equal(c.stream, (uint64_t)(uintptr_t)CU_STREAM_PER_THREAD);
+}
+
 static void test_context_destroy_hook(void **state)
 {
 	(void)state;
@@ -1139,6 +1213,7 @@ int main(void)
 		cmocka_unit_test_setup(test_alloc_free_vmm, setup),
 		cmocka_unit_test_setup(test_copies_and_sets, setup),
 		cmocka_unit_test_setup(test_device_to_host_digests, setup),
+		cmocka_unit_test_setup(test_async_copies_hashed_on_gpu, setup),
 		cmocka_unit_test_setup(test_context_destroy_hook, setup),
 		cmocka_unit_test_setup(test_threads, setup),
 		cmocka_unit_test_setup(test_deferred_scan_sees_map_at_launch, setup),

@@ -1,9 +1,12 @@
 /* test/unit/capture_results_test.c: what device-to-host copies delivered,
  * end to end: build/capture_results_app runs under LD_PRELOAD=libktrace.so
  * with the fake driver's real-memory build (fakecuda-real), and its trace
- * must carry the digest of the bytes each synchronous copy delivered (equal
- * to the CPU reference of those bytes), and say why the asynchronous and the
- * failed copy carry none.  The host-to-device copy carries no such digest.
+ * must carry the digest of the bytes each copy delivered, equal to the CPU
+ * reference of those bytes: a synchronous copy's from the host bytes, an
+ * asynchronous one's from its device source hashed in stream order (so the
+ * same bytes give the same digest either way); and say why the failed, the
+ * strided, the captured copy (and, with KTRACE_HASH=0, the asynchronous
+ * ones) carry none.  The host-to-device copy carries no such digest.
  */
 #include <fcntl.h>
 #include <limits.h>
@@ -26,12 +29,12 @@
 #include "hashkern/ktrace_digest.h"
 
 #define N 4096
-#define NCOPIES 5
+#define NOPS 12 /* copies and the one launch (op 10) */
 
 static char build_dir[PATH_MAX], tmp_dir[PATH_MAX];
 
 /* Run the app with the library and the real-memory fake driver; its stdout. */
-static void run_app(const char *trace, char *out, size_t cap)
+static void run_app(const char *trace, const char *hash, char *out, size_t cap)
 {
 	char app[PATH_MAX + 32], preload[PATH_MAX + 32], libpath[PATH_MAX + 32], output[PATH_MAX + 32];
 	char outp[PATH_MAX + 16];
@@ -46,7 +49,7 @@ static void run_app(const char *trace, char *out, size_t cap)
 	pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0) {
-		const char *envp[] = { preload, libpath, output, "KTRACE_HASH=0", "KTRACE_QUIET=1",
+		const char *envp[] = { preload, libpath, output, hash, "KTRACE_QUIET=1",
 				       "ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=0", NULL };
 		char *argv[] = { app, NULL };
 		int o = open(outp, O_WRONLY | O_CREAT | O_TRUNC, 0600);
@@ -65,7 +68,8 @@ static void run_app(const char *trace, char *out, size_t cap)
 	assert_int_equal(WEXITSTATUS(status), 0);
 }
 
-/* The MEMCPY records of the trace, by op_seq (0..NCOPIES-1). */
+/* The MEMCPY records of the trace, by op_seq (0..NOPS-1; the launch's is
+ * left zero). */
 static void read_copies(const char *trace, struct ktrace_rec_memcpy *c, unsigned *n)
 {
 	char path[PATH_MAX + 32], err[512];
@@ -78,6 +82,7 @@ static void read_copies(const char *trace, struct ktrace_rec_memcpy *c, unsigned
 	if (!r)
 		fail_msg("%s", err);
 	*n = 0;
+	memset(c, 0, NOPS * sizeof *c);
 	while (ktrace_reader_next(r, &rec, &len) == KTRACE_READ_RECORD) {
 		struct ktrace_record_prefix p;
 		struct ktrace_rec_memcpy m;
@@ -86,27 +91,32 @@ static void read_copies(const char *trace, struct ktrace_rec_memcpy *c, unsigned
 		if (p.type != KTRACE_REC_MEMCPY)
 			continue;
 		assert_int_equal(ktrace_decode_memcpy(rec, len, &m), 0);
-		assert_true(m.op_seq < NCOPIES);
+		assert_true(m.op_seq < NOPS && m.op_seq != 10);
 		c[m.op_seq] = m;
 		(*n)++;
 	}
 	ktrace_reader_close(r);
 }
 
-static void test_device_to_host_digests(void **state)
-{
-	static unsigned char bytes[N];
-	struct ktrace_rec_memcpy c[NCOPIES];
-	char out[256];
-	unsigned n;
+static unsigned char bytes[N], after_kernel[N];
 
-	(void)state;
+/* The app's data, and what fake_add_one made of it (floats plus one). */
+static void reference_bytes(void)
+{
 	for (unsigned i = 0; i < N; i++)
 		bytes[i] = (unsigned char)(i * 7 + 3);
-	run_app("results.ktrace", out, sizeof out);
-	assert_string_equal(out, "OK\n");
-	read_copies("results.ktrace", c, &n);
-	assert_int_equal(n, NCOPIES);
+	for (unsigned i = 0; i < N; i += 4) {
+		float v;
+
+		memcpy(&v, bytes + i, 4);
+		v += 1.0f;
+		memcpy(after_kernel + i, &v, 4);
+	}
+}
+
+/* What every run records alike: the synchronous, failed, strided copies. */
+static void check_common(const struct ktrace_rec_memcpy *c)
+{
 	assert_int_equal(c[0].dir, KTRACE_COPY_HTOD);
 	assert_int_equal(c[0].dst_digest_state, KTRACE_DST_DIGEST_NONE);
 	assert_true(c[0].src_digest == ktrace_digest(bytes, N));
@@ -114,11 +124,68 @@ static void test_device_to_host_digests(void **state)
 	assert_true(c[1].dst_digest == ktrace_digest(bytes + 8, 100));
 	assert_int_equal(c[2].dst_digest_state, KTRACE_DST_DIGEST_HOST);
 	assert_true(c[2].dst_digest == ktrace_digest(bytes, N));
-	assert_int_equal(c[3].dst_digest_state, KTRACE_DST_DIGEST_SKIP_ASYNC);
-	assert_int_equal(c[3].flags & KTRACE_COPYF_ASYNC, KTRACE_COPYF_ASYNC);
 	assert_int_equal(c[4].dst_digest_state, KTRACE_DST_DIGEST_SKIP_FAILED);
 	assert_int_equal(c[4].result, CUDA_ERROR_INVALID_VALUE);
-	assert_true(c[3].dst_digest == 0 && c[4].dst_digest == 0);
+	assert_int_equal(c[8].dst_digest_state, KTRACE_DST_DIGEST_SKIP_STRIDED);
+	assert_int_equal(c[8].flags, KTRACE_COPYF_ASYNC | KTRACE_COPYF_2D);
+	assert_true(c[4].dst_digest == 0 && c[8].dst_digest == 0);
+	for (unsigned i = 3; i < NOPS; i++)
+		if (i != 4 && i != 10)
+			assert_int_equal(c[i].flags & KTRACE_COPYF_ASYNC, KTRACE_COPYF_ASYNC);
+}
+
+/* Hashing on: asynchronous copies carry the digest of their device source,
+ * taken on the GPU after them in stream order, equal to the synchronous
+ * copies' digest of the same bytes. */
+static void test_device_to_host_digests(void **state)
+{
+	struct ktrace_rec_memcpy c[NOPS];
+	char out[256];
+	unsigned n;
+
+	(void)state;
+	reference_bytes();
+	run_app("results.ktrace", "KTRACE_HASH=1", out, sizeof out);
+	assert_string_equal(out, "OK\n");
+	read_copies("results.ktrace", c, &n);
+	assert_int_equal(n, NOPS - 1);
+	check_common(c);
+	assert_int_equal(c[3].dst_digest_state, KTRACE_DST_DIGEST_DEVICE);
+	assert_true(c[3].dst_digest == ktrace_digest(bytes, 1024));
+	assert_int_equal(c[5].dir, KTRACE_COPY_UNKNOWN);
+	assert_int_equal(c[5].dst_digest_state, KTRACE_DST_DIGEST_DEVICE);
+	assert_true(c[5].dst_digest == c[2].dst_digest); /* the same bytes, synchronously */
+	assert_int_equal(c[6].dst_digest_state, KTRACE_DST_DIGEST_DEVICE);
+	assert_true(c[6].stream == (uint64_t)(uintptr_t)CU_STREAM_PER_THREAD);
+	assert_true(c[6].dst_digest == ktrace_digest(bytes, 512));
+	assert_int_equal(c[7].dst_digest_state, KTRACE_DST_DIGEST_DEVICE);
+	assert_true(c[7].dst_digest == c[3].dst_digest);
+	assert_int_equal(c[9].dst_digest_state, KTRACE_DST_DIGEST_SKIP_CAPTURE);
+	assert_true(c[9].dst_digest == 0);
+	assert_int_equal(c[11].dst_digest_state, KTRACE_DST_DIGEST_DEVICE);
+	assert_true(c[11].dst_digest == ktrace_digest(after_kernel, N));
+}
+
+/* Hashing off (KTRACE_HASH=0): asynchronous copies are not digested. */
+static void test_hashing_off(void **state)
+{
+	struct ktrace_rec_memcpy c[NOPS];
+	char out[256];
+	unsigned n;
+
+	(void)state;
+	reference_bytes();
+	run_app("results-nohash.ktrace", "KTRACE_HASH=0", out, sizeof out);
+	assert_string_equal(out, "OK\n");
+	read_copies("results-nohash.ktrace", c, &n);
+	assert_int_equal(n, NOPS - 1);
+	check_common(c);
+	for (unsigned i = 3; i < NOPS; i++) {
+		if (i == 4 || i == 8 || i == 10)
+			continue;
+		assert_int_equal(c[i].dst_digest_state, KTRACE_DST_DIGEST_SKIP_ASYNC);
+		assert_true(c[i].dst_digest == 0);
+	}
 }
 
 static int setup(void **state)
@@ -145,6 +212,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_device_to_host_digests),
+		cmocka_unit_test(test_hashing_off),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

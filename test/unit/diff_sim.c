@@ -298,11 +298,15 @@ static void memcpy_dtoh(struct sim *s, int b)
 	if (s->o->readback == 2) {
 		m.flags = KTRACE_COPYF_ASYNC;
 		m.dst_digest_state = KTRACE_DST_DIGEST_SKIP_ASYNC;
-	} else if (s->o->readback == 1) {
+	} else if (s->o->readback == 1 || s->o->readback == 4) {
 		m.dst_digest = s->content[b];
 		if (s->iter == (s->o->iters ? s->o->iters : 3) - 1)
 			m.dst_digest ^= s->o->readback_noise;
 		m.dst_digest_state = KTRACE_DST_DIGEST_HOST;
+		if (s->o->readback == 4) {
+			m.flags = KTRACE_COPYF_ASYNC;
+			m.dst_digest_state = KTRACE_DST_DIGEST_DEVICE;
+		}
 	}
 	unsigned char buf[256];
 	size_t n = ktrace_encode_memcpy(buf, sizeof buf, &m);

@@ -34,7 +34,8 @@ struct sim_opts {
 	float lr;             /* multi_tensor_apply's scalar (0: 0.01) */
 	int readback;         /* after every step the loss is copied to the host: 1 synchronously
 	                       * (digested), 2 asynchronously (not digested), 3 as a writer before
-	                       * format 1.2 recorded it (no digest state) */
+	                       * format 1.2 recorded it (no digest state), 4 asynchronously,
+	                       * digested on the GPU (state DEVICE) */
 	uint64_t readback_noise; /* xor-ed into what the last step's copy delivered (0: nothing) */
 	int readback_exact;   /* the loss buffer is an allocation of its own: its regions are exact */
 	/* Stream order (format 1.2 ORDER records): instead of the training steps,

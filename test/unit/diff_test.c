@@ -674,7 +674,8 @@ static void test_program_results_differ_alone(void **state)
 	release(&p);
 }
 
-/* Identical results; copies not digested in one run; copies in one run
+/* Identical results (synchronous copies in A, asynchronous ones digested on
+ * the GPU in B compare alike); copies not digested in one run; copies in one run
  * only; copies of a trace that recorded no digest state. */
 static void test_program_results_states(void **state)
 {
@@ -691,7 +692,19 @@ static void test_program_results_states(void **state)
 	assert_null(p.r.results.first_a);
 	golden_render("results_identical.txt", r_text, &p);
 	release(&p);
-	ob.readback = 2; /* asynchronous in B: nothing compared, nothing differs */
+	ob.readback = 4; /* asynchronous in B, digested on the GPU: compared with A's */
+	compare(&p, &oa, &ob, 0, 0);
+	assert_int_equal(p.r.status, 0);
+	assert_int_equal(p.r.results.state, DIFF_RESULTS_IDENTICAL);
+	assert_int_equal(p.r.results.compared, STEPS);
+	release(&p);
+	ob.readback_noise = 0x40; /* ... and what the last one delivered differs */
+	compare(&p, &oa, &ob, 0, 0);
+	assert_int_equal(p.r.results.state, DIFF_RESULTS_DIFFER);
+	assert_int_equal(p.r.results.differ, 1);
+	release(&p);
+	ob.readback_noise = 0;
+	ob.readback = 2; /* asynchronous in B, not digested: nothing compared, nothing differs */
 	compare(&p, &oa, &ob, 0, 0);
 	assert_int_equal(p.r.status, 0);
 	assert_int_equal(p.r.results.state, DIFF_RESULTS_NOT_COMPARED);

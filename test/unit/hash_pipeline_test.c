@@ -1006,6 +1006,132 @@ static void pin_check(uint64_t seq, CUresult res)
 	free(bytes);
 }
 
+/* The MEMCPY records written (decoded into c, at most max); how many. */
+static unsigned copy_records(struct ktrace_rec_memcpy *c, unsigned max, uint64_t *time_ns)
+{
+	unsigned n = 0;
+
+	pthread_mutex_lock(&rec_lock);
+	for (unsigned i = 0; i < nrecs; i++) {
+		struct ktrace_record_prefix p;
+
+		assert_int_equal(ktrace_decode_prefix(recs[i], rec_sizes[i], &p), 0);
+		if (p.type != KTRACE_REC_MEMCPY || n >= max)
+			continue;
+		assert_int_equal(ktrace_decode_memcpy(recs[i], rec_sizes[i], &c[n]), 0);
+		if (time_ns)
+			time_ns[n] = p.time_ns;
+		n++;
+	}
+	pthread_mutex_unlock(&rec_lock);
+	return n;
+}
+
+static struct ktrace_rec_memcpy async_dtoh(uint64_t op_seq, const void *src, uint64_t bytes)
+{
+	struct ktrace_rec_memcpy m;
+
+	memset(&m, 0, sizeof m);
+	m.op_seq = op_seq;
+	m.dst = 0x7ff100000000ull;
+	m.src = (uint64_t)(uintptr_t)src;
+	m.bytes = bytes;
+	m.stream = 0x44;
+	m.context = 0xc00c;
+	m.dir = KTRACE_COPY_DTOH;
+	m.flags = KTRACE_COPYF_ASYNC;
+	m.tid = 4242;
+	return m;
+}
+
+/* An asynchronous device-to-host copy: its source is hashed on its stream
+ * after the work before it (the GPU is held until the copy was handed
+ * over), and the MEMCPY record carries the digest of what it delivered,
+ * once the hash landed; the launch counters are not touched. */
+static void test_copy_digest_in_stream_order(void **st)
+{
+	CUcontext ctx = (CUcontext)(uintptr_t)0xc00c;
+	static uint8_t b[5000];
+	struct fill_arg fa = { b + 8, 3000, 0x77 };
+	struct ktrace_rec_memcpy m = async_dtoh(5, b + 8, 4000), c[2];
+	uint64_t t[2];
+
+	(void)st;
+	for (size_t i = 0; i < sizeof(b); i++)
+		b[i] = (uint8_t)(i * 11 + 3);
+	ktrace_hash_pipeline_start(fake_writer, NULL);
+	gpu_pause(1);
+	app_launch(app_fill, &fa); /* the kernel that writes what the copy reads back */
+	assert_int_equal(ktrace_hash_copy(ctx, (CUstream)(uintptr_t)0x44, &m, 99887766), KTRACE_DST_DIGEST_DEVICE);
+	memset(&m, 0xdd, sizeof m); /* the pipeline keeps its own copy */
+	assert_int_equal(copy_records(c, 2, NULL), 0); /* nothing before the hash landed */
+	gpu_pause(0);
+	ktrace_hash_pipeline_drain(2000);
+	assert_int_equal(copy_records(c, 2, t), 1);
+	assert_int_equal(c[0].dst_digest_state, KTRACE_DST_DIGEST_DEVICE);
+	assert_true(c[0].dst_digest == ktrace_digest(b + 8, 4000));
+	assert_int_equal(b[8], 0x77);
+	assert_int_equal(t[0], 99887766);
+	assert_int_equal(c[0].op_seq, 5);
+	assert_true(c[0].src == (uint64_t)(uintptr_t)(b + 8) && c[0].bytes == 4000 && c[0].tid == 4242);
+	assert_int_equal(c[0].flags, KTRACE_COPYF_ASYNC);
+	assert_int_equal(atomic_load(&counters[KTRACE_CTR_HASH_LAUNCHES]), 1);
+	assert_int_equal(atomic_load(&counters[KTRACE_CTR_HASH_BYTES]), 4000);
+	assert_int_equal(atomic_load(&counters[KTRACE_CTR_HASH_INCOMPLETE]), 0);
+}
+
+/* A capturing stream gets nothing (the copy is not executed); a stopped
+ * pipeline, an empty copy or no context: not hashed, the caller writes. */
+static void test_copy_not_hashed(void **st)
+{
+	CUcontext ctx = (CUcontext)(uintptr_t)0xc00d;
+	static uint8_t b[256];
+	struct ktrace_rec_memcpy m = async_dtoh(6, b, sizeof b), empty = async_dtoh(7, b, 0);
+	int launches0 = atomic_load(&hash_launches);
+
+	(void)st;
+	assert_int_equal(ktrace_hash_copy(ctx, NULL, &m, 1), KTRACE_DST_DIGEST_SKIP_ASYNC); /* not started */
+	ktrace_hash_pipeline_start(fake_writer, NULL);
+	atomic_store(&capture_status, CU_STREAM_CAPTURE_STATUS_ACTIVE);
+	assert_int_equal(ktrace_hash_copy(ctx, NULL, &m, 1), KTRACE_DST_DIGEST_SKIP_CAPTURE);
+	atomic_store(&capture_status, CU_STREAM_CAPTURE_STATUS_INVALIDATED);
+	assert_int_equal(ktrace_hash_copy(ctx, NULL, &m, 1), KTRACE_DST_DIGEST_SKIP_CAPTURE);
+	atomic_store(&capture_status, CU_STREAM_CAPTURE_STATUS_NONE);
+	assert_int_equal(ktrace_hash_copy(ctx, NULL, &empty, 1), KTRACE_DST_DIGEST_SKIP_ASYNC);
+	assert_int_equal(ktrace_hash_copy(NULL, NULL, &m, 1), KTRACE_DST_DIGEST_SKIP_ASYNC);
+	ktrace_hash_pipeline_drain(2000);
+	assert_int_equal(atomic_load(&hash_launches), launches0);
+	assert_int_equal(atomic_load(&counters[KTRACE_CTR_HASH_SKIPPED_CAPTURE]), 0);
+	assert_int_equal(nrecs, 0);
+}
+
+/* The copy's context is destroyed before its hash landed: the record is
+ * written at once, not digested. */
+static void test_copy_context_destroyed(void **st)
+{
+	CUcontext ctx = (CUcontext)(uintptr_t)0xc00e;
+	static uint8_t b[256];
+	struct ktrace_rec_memcpy m = async_dtoh(8, b, sizeof b), c[1];
+
+	(void)st;
+	ktrace_hash_pipeline_start(fake_writer, NULL);
+	gpu_pause(1);
+	assert_int_equal(ktrace_hash_copy(ctx, NULL, &m, 1), KTRACE_DST_DIGEST_DEVICE);
+	ktrace_hash_context_destroyed(ctx);
+	assert_int_equal(copy_records(c, 1, NULL), 1);
+	assert_int_equal(c[0].dst_digest_state, KTRACE_DST_DIGEST_SKIP_ASYNC);
+	assert_true(c[0].dst_digest == 0);
+	pthread_mutex_lock(&gpu_lock);
+	while (gq_head) {
+		struct work *w = gq_head;
+		gq_head = w->next;
+		free(w);
+	}
+	gq_tail = NULL;
+	pthread_mutex_unlock(&gpu_lock);
+	gpu_pause(0);
+}
+
 static void test_record_bytes(void **st)
 {
 	(void)st;
@@ -1027,6 +1153,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_threads, test_setup, test_teardown),
 		cmocka_unit_test_setup_teardown(test_not_started_or_nothing_to_hash, test_setup, test_teardown),
 		cmocka_unit_test_setup_teardown(test_record_bytes, test_setup, test_teardown),
+		cmocka_unit_test_setup_teardown(test_copy_digest_in_stream_order, test_setup, test_teardown),
+		cmocka_unit_test_setup_teardown(test_copy_not_hashed, test_setup, test_teardown),
+		cmocka_unit_test_setup_teardown(test_copy_context_destroyed, test_setup, test_teardown),
 	};
 	return cmocka_run_group_tests_name("hash_pipeline", tests, group_setup, group_teardown);
 }
