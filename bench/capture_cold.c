@@ -51,6 +51,12 @@ void ktrace_hash_context_destroyed(CUcontext ctx)
 	(void)ctx;
 }
 
+uint32_t ktrace_hash_copy(CUcontext ctx, CUstream stream, const struct ktrace_rec_memcpy *r, uint64_t time_ns)
+{
+	(void)ctx, (void)stream, (void)r, (void)time_ns;
+	return KTRACE_DST_DIGEST_SKIP_ASYNC;
+}
+
 static CUresult noop_real(const struct ktrace_launch_args *a, void *ctx)
 {
 	(void)a, (void)ctx;
