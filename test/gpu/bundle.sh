@@ -17,4 +17,8 @@ done
 for d in gpu examples cubins hashkern ablate; do
 	[ -d "$src/$d" ] && cp -rp "$src/$d" "$dst/"
 done
+# The programs the areas run from gpu/ (graphs: 70-graphs-*.sh): say which are missing.
+for p in intercept_runtime intercept_driver hash_digest graph_capture graph_explicit; do
+	[ -x "$dst/gpu/$p" ] || echo "bundle: warning: gpu/$p missing (make gpu BUILD=$src)" >&2
+done
 du -sh "$dst"

@@ -9,3 +9,10 @@ intercept_driver_NVFLAGS := -lcuda -ldl
 GPU_PROGS += hash_digest
 hash_digest_NVFLAGS := -I. $(BUILD)/obj/interpose/hash/hash_pipeline.o $(HASHKERN_FATBIN_OBJ) $(BUILD)/libktcore.a -ldl -lpthread
 $(BUILD)/gpu/hash_digest: $(BUILD)/obj/interpose/hash/hash_pipeline.o $(HASHKERN_FATBIN_OBJ) $(BUILD)/libktcore.a
+
+# CUDA graphs (70-graphs-*.sh): stream capture, and the explicit graph API with a child graph,
+# a host node, a node parameter update, an exec update and a WHILE conditional node.
+GPU_PROGS += graph_capture graph_explicit
+graph_capture_NVFLAGS := -I.
+graph_explicit_NVFLAGS := -I.
+$(BUILD)/gpu/graph_capture $(BUILD)/gpu/graph_explicit: test/gpu/graph_common.cuh
