@@ -7,6 +7,7 @@ layer norm, softmax, fused AdamW multi-tensor apply).
 
     python3 ref_step.py                 # plain, prints median ms/step
     python3 ref_step.py --compile       # torch.compile'd model (Inductor/Triton kernels)
+    python3 ref_step.py --graphs        # torch.compile(mode="reduce-overhead"): CUDA graph replays
     python3 ref_step.py --debugmode     # under PyTorch DebugMode + log_tensor_hashes (the anchor)
     LD_PRELOAD=.../libktrace.so python3 ref_step.py   # under ktrace
 
@@ -22,6 +23,7 @@ p = argparse.ArgumentParser()
 p.add_argument("--steps", type=int, default=20)
 p.add_argument("--warmup", type=int, default=3)
 p.add_argument("--compile", action="store_true")
+p.add_argument("--graphs", action="store_true", help='torch.compile(mode="reduce-overhead")')
 p.add_argument("--debugmode", action="store_true")
 a = p.parse_args()
 
@@ -46,7 +48,8 @@ class Block(nn.Module):
 d = 512
 model = nn.Sequential(*[Block(d) for _ in range(4)], nn.Linear(d, 1000)).cuda()
 opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
-fwd = torch.compile(model) if a.compile else model
+fwd = (torch.compile(model, mode="reduce-overhead") if a.graphs
+       else torch.compile(model) if a.compile else model)
 x = torch.randn(16, 128, d, device="cuda")
 y = torch.randint(0, 1000, (16, 128), device="cuda")
 
@@ -81,5 +84,5 @@ times.sort()
 h = hashlib.sha256()
 for prm in model.parameters():
     h.update(prm.detach().cpu().numpy().tobytes())
-mode = "compile" if a.compile else "debugmode" if a.debugmode else "eager"
+mode = "graphs" if a.graphs else "compile" if a.compile else "debugmode" if a.debugmode else "eager"
 print(f"ref_step ms_per_step={times[len(times) // 2] * 1e3:.3f} steps={a.steps} mode={mode} checksum={h.hexdigest()[:16]}")
