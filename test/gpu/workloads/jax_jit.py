@@ -1,17 +1,20 @@
 """test/gpu/workloads/jax_jit.py: a JAX jit function (cuBLAS matmul and XLA
-fusions).  XLA's command buffers (CUDA graphs) are turned off: graph replays
-never pass through a launch entry point (a documented limit of ktrace).
+fusions).  XLA's command buffers are on, as by default: XLA runs the function's
+kernels as CUDA graphs, so the kernels counted are graph replays.
+--xla_gpu_deterministic_ops=true keeps XLA from choosing GEMM kernels by timing
+them in each process, so that the runs with and without ktrace run the same
+kernels (the run without ktrace is the ground truth of the run with it).
 
     python3 jax_jit.py [--profile]
 """
 import os
 
-os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
-os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") +
-                           " --xla_gpu_enable_command_buffer= --xla_gpu_deterministic_ops=true").strip()
-import kt_common as kc  # noqa: E402
+import kt_common as kc
 
 args = kc.parse("JAX jit function")
+os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
+os.environ["XLA_FLAGS"] = " ".join(f for f in (os.environ.get("XLA_FLAGS", ""), "--xla_gpu_deterministic_ops=true",
+                                               kc.jax_profiler_flags(args)) if f)
 
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
@@ -37,7 +40,7 @@ def sync():
 
 
 outs = []
-with kc.window(args, sync):
+with kc.window(args, sync, profiler="auto"):
     for _ in range(3):
         r = f(a, b)
         last[0] = r

@@ -22,9 +22,9 @@ the same in every run, and returns its outputs (tensors, arrays or bytes).
 expected: "nondet" (the culprit is a regex that the kernel ktrace names must
 match, searched in the demangled and the mangled name) or "det".  flags:
 "probabilistic" (the nondeterminism may not show in a given run),
-"expected-miss" (ktrace cannot see the culprit today; the description says
-why), "debugmode" (PyTorch eager: DebugMode can judge it; then the culprit
-op regex follows as "dm=REGEX").  Programs of one group share environment
+"expected-miss" (ktrace cannot see the culprit; the description says why;
+no program has it now), "debugmode" (PyTorch eager: DebugMode can judge it;
+then the culprit op regex follows as "dm=REGEX").  Programs of one group share environment
 variables (XLA_FLAGS) and can share a process.
 
 Exit status (single run): 0, 3 the program failed, 4 a framework is missing,
@@ -50,6 +50,7 @@ os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
 SEED = 1234
 HERE = os.path.dirname(os.path.abspath(__file__))
 JAX_ENV = {"XLA_PYTHON_CLIENT_PREALLOCATE": "false"}  # parallel jobs share the GPU
+# Command buffers off: an extra setting beside the default one, not a need.
 JAX_NO_GRAPHS = dict(JAX_ENV, XLA_FLAGS="--xla_gpu_enable_command_buffer=")
 
 tl = None  # triton.language, set by _triton(); the Triton kernels below name it
@@ -731,18 +732,18 @@ def _jax_scatter():
 
 
 @program("jax_scatter_add", "nondet", r"scatter", kind="jax", group="jax-default", truth="procs",
-         needs=("jax",), env=JAX_ENV, timeout=90, flags=("expected-miss",),
+         needs=("jax",), env=JAX_ENV, timeout=90,
          doc="a jitted step with .at[idx].add of 2^20 values into 16 slots (XLA's atomic scatter) plus "
-             "reductions and a sort, default XLA flags: XLA runs the step as a command buffer (a CUDA graph), "
-             "whose kernels ktrace does not trace yet: expected miss until graph support")
+             "reductions and a sort, default XLA flags: XLA runs the step as command buffers (CUDA graphs), "
+             "so the scatter is a kernel node of a graph launch")
 def p_jax_scatter_add():
     return _jax_scatter()
 
 
 @program("jax_scatter_add_nographs", "nondet", r"scatter", kind="jax", group="jax-nographs", truth="procs",
          needs=("jax",), env=JAX_NO_GRAPHS, timeout=90,
-         doc="jax_scatter_add with XLA_FLAGS=--xla_gpu_enable_command_buffer= (no CUDA graphs): every "
-             "kernel is launched and traced")
+         doc="jax_scatter_add with XLA_FLAGS=--xla_gpu_enable_command_buffer= (command buffers off): the same "
+             "kernels as ordinary launches, the setting to compare with jax_scatter_add")
 def p_jax_scatter_add_nographs():
     return _jax_scatter()
 
