@@ -417,9 +417,15 @@ def judge(mode, doc, rc, log, kre, where=lambda seq: ""):
     conf = c.get("confirmation") or {}
     cdesc = "digests only"
     if conf.get("method") == "replay":
-        hit = next((e for e in conf.get("replayed") or [] if e.get("outcome") == "confirmed"), None)
+        tried = [e for e in conf.get("replayed") or [] if isinstance(e, dict)]
+        hit = next((e for e in tried if e.get("outcome") == "confirmed"), None)
         if hit and not (re.search(kre, hit.get("kernel", "")) or re.search(kre, hit.get("mangled", ""))):
             return "FAIL", f"{desc}; but the replay confirmed another kernel: {hit.get('kernel', '')[:80]}"
+        if not hit:
+            said = "; ".join(f"{e.get('kernel', '?')[:60]}: {e.get('outcome', '?')} ({e.get('reason', '')[:80]}"
+                             f"{'; ' + ','.join(x.get('kind', '?') for x in e.get('explanations') or []) if e.get('explanations') else ''})"
+                             for e in tried[:2])
+            return "FAIL", f"{desc}; the replay did not confirm it: {conf.get('verdict', '?')}: {said or 'no replay'}"
         cdesc = f"replay: {conf.get('verdict', '?')}"
     if rc != 1:
         return "FAIL", f"ktrace check exit {rc} (want 1): {desc}; {cdesc}"
@@ -536,6 +542,13 @@ def selftest():
     expect(st == "PASS" and "from a graph launch" in det and "replay: confirmed" in det, f"judge nondet: {st} {det}")
     st, _ = judge("nondet", doc, 1, "", "block_sum")
     expect(st == "FAIL", "judge wrong kernel")
+    nrep = dict(doc, confirmation={"method": "replay", "verdict": "unconfirmed (not reproduced)", "replayed": [
+        {"kernel": "kt_g_atomic_sum", "outcome": "not_reproduced", "reason": "identical in 8 replays",
+         "explanations": [{"kind": "isolation"}]}]})
+    st, det = judge("nondet", nrep, 1, "", "atomic_sum")
+    expect(st == "FAIL" and "did not confirm" in det and "isolation" in det, f"judge replay not reproduced: {det}")
+    expect(judge("nondet", dict(doc, confirmation={"method": "digests only"}), 1, "", "atomic")[0] == "PASS",
+           "judge digests only")
     doc2 = dict(doc, divergences=[dict(div, classification="inputs_differ", inputs_differ=[{"arg": "y"}])])
     expect(judge("nondet", doc2, 1, "", "atomic")[0] == "FAIL", "judge inputs differ")
     nodiv = {"result": "identical", "divergences": [], "launches": {"matched": 9, "unverified": 1}}
