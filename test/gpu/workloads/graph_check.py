@@ -364,7 +364,7 @@ def divergent_launch_in_graph(trace_dir, dump, seq):
     if not runs or not dump:
         return ""
     try:
-        p = subprocess.run([dump, "--json", runs[0]], capture_output=True, text=True, timeout=120)
+        p = subprocess.run([dump, "--json", "--range", str(seq), runs[0]], capture_output=True, text=True, timeout=120)
     except (OSError, subprocess.SubprocessError):
         return ""
     for line in p.stdout.splitlines():
