@@ -378,13 +378,15 @@ struct check_state {
 	size_t nresults;
 	struct diff_confirmation *confirm; /* per rank index */
 	int replay_runs;	  /* runs made to confirm so far */
+	int own_allocator;	  /* the program failed under ktrace's allocator settings: keep its own */
 };
 
 /* ---- running the command ------------------------------------------------------------------ */
 
 /* One run of CMD: traced into DIR/<prefix>-r%r-p%p.ktrace (prefix NULL:
- * untraced, the environment as given), with KTRACE_REPLAY=replay when given
- * (and hashing off: a replay run needs no digests). */
+ * untraced, the environment as given but for the allocator settings, the
+ * same in every run), with KTRACE_REPLAY=replay when given (and hashing off:
+ * a replay run needs no digests). */
 struct run_plan {
 	const char *what;   /* "run 2 of 3", for messages */
 	const char *prefix; /* "run2", "replay1"; NULL: untraced */
@@ -395,10 +397,16 @@ static void exec_child(const struct check_state *s, const struct run_plan *p)
 {
 	char pattern[PATH_MAX + 64], err[PATH_MAX + 256];
 	const struct check_opts *co = s->co;
+	struct ktrace_run_opts ro = co->run;
 
+	ro.keep_allocator |= s->own_allocator;
+	if (!p->prefix && ktrace_set_allocator_env(&ro, err, sizeof err)) {
+		fprintf(stderr, "ktrace check: %s\n", err);
+		_exit(127);
+	}
 	if (p->prefix) {
 		snprintf(pattern, sizeof pattern, "%s/%s-r%%r-p%%p.ktrace", s->dir, p->prefix);
-		if (ktrace_prepare_env(&co->run, s->lib, pattern, err, sizeof err) ||
+		if (ktrace_prepare_env(&ro, s->lib, pattern, err, sizeof err) ||
 		    setenv("KTRACE_HASH", p->replay ? "0" : "1", 1) ||
 		    (p->replay ? setenv("KTRACE_REPLAY", p->replay, 1) : unsetenv("KTRACE_REPLAY"))) {
 			fprintf(stderr, "ktrace check: %s\n", err);
@@ -476,6 +484,46 @@ static int same_ranks(const struct check_state *s)
 	return 0;
 }
 
+/* Remove the traces a failed run left (DIR/<prefix>-*.ktrace). */
+static void remove_run_traces(const struct check_state *s, const char *prefix)
+{
+	char path[PATH_MAX + 256];
+	size_t plen = strlen(prefix);
+	DIR *d = opendir(s->dir);
+	struct dirent *e;
+
+	if (!d)
+		return;
+	while ((e = readdir(d))) {
+		size_t len = strlen(e->d_name);
+		if (strncmp(e->d_name, prefix, plen) || e->d_name[plen] != '-' || len < 7 ||
+		    strcmp(e->d_name + len - 7, ".ktrace"))
+			continue;
+		snprintf(path, sizeof path, "%s/%s", s->dir, e->d_name);
+		unlink(path);
+	}
+	closedir(d);
+}
+
+/* The first run (the warm-up, else run 1) must pass; when it fails under the
+ * allocator settings ktrace chose, it runs again with the program's own, and
+ * so do all later runs (some programs do not work with one allocation per
+ * tensor, e.g. PyTorch's CUDA graph trees with cudaMallocAsync). */
+static int first_run_must_pass(struct check_state *s, const struct run_plan *p)
+{
+	if (run_must_pass(s, p) == 0)
+		return 0;
+	if (!ktrace_allocator_changes(&s->co->run))
+		return -1;
+	fprintf(stderr, "ktrace check: note: the program failed with the allocator settings ktrace chose "
+			"(one allocation per tensor); running it again with its own allocator, as "
+			"--keep-allocator would: buffer extents may be inferred\n");
+	s->own_allocator = 1;
+	if (p->prefix)
+		remove_run_traces(s, p->prefix);
+	return run_must_pass(s, p);
+}
+
 /* The warm-up (untraced), then the traced runs. */
 static int run_all(struct check_state *s)
 {
@@ -485,14 +533,15 @@ static int run_all(struct check_state *s)
 	if (!co->no_warmup) {
 		struct run_plan warm = { "warm-up run (untraced, so that the traced runs find warm caches)", NULL,
 					 NULL };
-		if (run_must_pass(s, &warm))
+		if (first_run_must_pass(s, &warm))
 			return -1;
 	}
 	for (int k = 1; k <= co->nruns; k++) {
 		snprintf(what, sizeof what, "run %d of %d", k, co->nruns);
 		snprintf(prefix, sizeof prefix, "run%d", k);
 		struct run_plan p = { what, prefix, NULL };
-		if (run_must_pass(s, &p) || collect(k, s->dir, &s->runs[k]))
+		int rc = k == 1 && co->no_warmup ? first_run_must_pass(s, &p) : run_must_pass(s, &p);
+		if (rc || collect(k, s->dir, &s->runs[k]))
 			return -1;
 	}
 	return same_ranks(s);

@@ -63,6 +63,12 @@ int ktrace_find_lib(char *out, size_t cap, char *err, size_t errlen);
 int ktrace_prepare_env(const struct ktrace_run_opts *o, const char *lib, const char *output, char *err,
 		       size_t errlen);
 
+/* Only the allocator settings of ktrace_prepare_env, in this process's
+ * environment (an untraced run of `ktrace check` runs with the same). */
+int ktrace_set_allocator_env(const struct ktrace_run_opts *o, char *err, size_t errlen);
+/* 1 when ktrace_set_allocator_env would change the environment. */
+int ktrace_allocator_changes(const struct ktrace_run_opts *o);
+
 /* Directory holding the running executable. */
 int ktrace_self_dir(char *buf, size_t cap);
 

@@ -200,8 +200,7 @@ static int set_env(const char *name, const char *value, char *err, size_t errlen
 	return -1;
 }
 
-/* The allocator settings of common/allocator_env.h, unless o->keep_allocator. */
-static int set_allocator_env(const struct ktrace_run_opts *o, char *err, size_t errlen)
+int ktrace_set_allocator_env(const struct ktrace_run_opts *o, char *err, size_t errlen)
 {
 	struct ktrace_allocator_plan p;
 
@@ -249,7 +248,7 @@ int ktrace_prepare_env(const struct ktrace_run_opts *o, const char *lib, const c
 	    (o->no_modules && set_env("KTRACE_STORE_MODULES", "0", err, errlen)) ||
 	    (o->debug && set_env("KTRACE_DEBUG", "1", err, errlen)))
 		return -1;
-	return set_allocator_env(o, err, errlen);
+	return ktrace_set_allocator_env(o, err, errlen);
 }
 
 /* ---- ktrace run ----------------------------------------------------------------------------- */
@@ -302,4 +301,13 @@ int ktrace_cmd_run(int argc, char **argv)
 	execvp(argv[optind], argv + optind);
 	fprintf(stderr, "ktrace run: cannot run '%s': %s\n", argv[optind], strerror(errno));
 	return 2;
+}
+
+int ktrace_allocator_changes(const struct ktrace_run_opts *o)
+{
+	struct ktrace_allocator_plan p;
+
+	ktrace_allocator_plan(getenv("PYTORCH_CUDA_ALLOC_CONF"), getenv("PYTORCH_ALLOC_CONF"),
+			      getenv("XLA_PYTHON_CLIENT_ALLOCATOR"), o->keep_allocator, &p);
+	return p.cuda_alloc_conf[0] || p.alloc_conf[0] || p.xla_allocator;
 }

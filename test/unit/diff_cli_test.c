@@ -422,6 +422,45 @@ static void test_check_failures(void **state)
 	res_free(&r);
 }
 
+/* A program that fails with one allocation per tensor (PyTorch's CUDA graph
+ * trees under cudaMallocAsync) is checked with its own allocator, said once;
+ * the failed traced run leaves no trace behind to be mistaken for a rank. */
+static void test_check_allocator_fallback(void **state)
+{
+	static const char *note = "note: the program failed with the allocator settings ktrace chose";
+	char k[512], prog[512];
+	struct res r;
+
+	(void)state;
+	tool(k, sizeof k, "ktrace");
+	tool(prog, sizeof prog, "diff_fakeprog");
+	unsetenv("PYTORCH_CUDA_ALLOC_CONF");
+	unsetenv("PYTORCH_ALLOC_CONF");
+	fake_env("asyncfails");
+	r = run((char *[]){ k, "check", "--quiet", "--", prog, NULL });
+	if (r.status != 0 || !strstr(r.err, "warm-up run (untraced, so that the traced runs find warm caches) "
+					    "failed (exit status 4)") || !strstr(r.err, note) ||
+	    !strstr(r.out, "result: identical"))
+		fail_msg("fallback after the warm-up: %d\n%s%s", r.status, r.out, r.err);
+	res_free(&r);
+	fake_env("asyncfails");
+	r = run((char *[]){ k, "check", "--quiet", "--no-warmup", "--", prog, NULL });
+	if (r.status != 0 || !strstr(r.err, "run 1 of 2 failed (exit status 4)") || !strstr(r.err, note) ||
+	    !strstr(r.out, "result: identical"))
+		fail_msg("fallback after run 1: %d\n%s%s", r.status, r.out, r.err);
+	res_free(&r);
+	fake_env("asyncfails");
+	r = run((char *[]){ k, "check", "--quiet", "--keep-allocator", "--", prog, NULL });
+	assert_int_equal(r.status, 0);
+	assert_null(strstr(r.err, note));
+	res_free(&r);
+	fake_env("exit3"); /* failing whatever the allocator: no second try */
+	r = run((char *[]){ k, "check", "--quiet", "--keep-allocator", "--", prog, NULL });
+	assert_int_equal(r.status, 2);
+	assert_null(strstr(r.err, note));
+	res_free(&r);
+}
+
 static void test_run_fake(void **state)
 {
 	(void)state;
@@ -871,6 +910,7 @@ int main(void)
 		cmocka_unit_test(test_diff_errors),
 		cmocka_unit_test(test_check_fake),
 		cmocka_unit_test(test_check_failures),
+		cmocka_unit_test(test_check_allocator_fallback),
 		cmocka_unit_test(test_run_fake),
 		cmocka_unit_test(test_run_allocator_env),
 		cmocka_unit_test(test_option_errors),

@@ -5,7 +5,9 @@
  *   DIFF_FAKE_COUNTER  file holding the number of earlier runs (incremented)
  *   DIFF_FAKE_MODE     same: every run identical; nondet: reduce_sum goes wrong
  *                      in even runs; hostdata: even runs read other input data;
- *                      notrace: write no trace; exit3: exit 3 after tracing
+ *                      notrace: write no trace; exit3: exit 3 after tracing;
+ *                      asyncfails: exit 4 (traced: after tracing) whenever
+ *                      PYTORCH_CUDA_ALLOC_CONF names cudaMallocAsync
  * Exits 99 if the preloaded library (diff_fakelib.so) is not loaded; run
  * untraced (no KTRACE_OUTPUT: `ktrace check`'s warm-up), it does nothing.
  */
@@ -18,8 +20,12 @@
 
 int main(void)
 {
+	const char *conf = getenv("PYTORCH_CUDA_ALLOC_CONF");
+	int async_fails = getenv("DIFF_FAKE_MODE") && !strcmp(getenv("DIFF_FAKE_MODE"), "asyncfails") && conf &&
+			  strstr(conf, "cudaMallocAsync");
+
 	if (!getenv("DIFF_FAKELIB_LOADED") && !getenv("KTRACE_OUTPUT"))
-		return 0; /* an untraced run: no trace to write, not counted */
+		return async_fails ? 4 : 0; /* an untraced run: no trace to write, not counted */
 	if (!getenv("DIFF_FAKELIB_LOADED")) {
 		fprintf(stderr, "diff_fakeprog: the preloaded library was not loaded\n");
 		return 99;
@@ -59,5 +65,5 @@ int main(void)
 		fprintf(stderr, "diff_fakeprog: %s\n", err);
 		return 97;
 	}
-	return !strcmp(mode, "exit3") ? 3 : 0;
+	return !strcmp(mode, "exit3") ? 3 : async_fails ? 4 : 0;
 }
