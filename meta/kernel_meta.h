@@ -134,6 +134,23 @@ void ktrace_meta_free(struct ktrace_meta_image *img);
 char *ktrace_demangle(const char *mangled);
 int ktrace_demangle_param_types(const char *mangled, char **types, int max);
 
+/* Which 8-byte words of a parameter hold device pointers, as its type says
+ * (docs/hashing.md, "Pointer words"): runs of `count` consecutive words from
+ * byte `offset` of the parameter. */
+#define KTRACE_PTR_RUNS_MAX 4
+struct ktrace_ptr_words {
+	int known;          /* 1: the type tells; the runs are all its pointer words (maybe none) */
+	uint32_t nruns;
+	struct { uint32_t offset, count; } run[KTRACE_PTR_RUNS_MAX];
+	const char *rule;   /* what decided ("pointer", "scalar", "array of pointers", ...); NULL unknown */
+};
+/* type: the parameter's recovered type (demangled C++, DWARF, Triton
+ * signature, PTX declaration; "" or NULL unknown); size: its bytes; space:
+ * its state space from KPARAM_INFO or PTX (4 global, 5 generic pointer, 0
+ * none).  Fills *out; returns out->known (0: the type does not tell, the
+ * words must be judged by their values). */
+int ktrace_meta_pointer_words(const char *type, uint32_t size, uint8_t space, struct ktrace_ptr_words *out);
+
 /* Fork hooks of the process-wide Triton and Inductor cache indexes: prepare
  * takes the index's lock, parent and child release it.  libktrace.so's fork
  * handler (interpose/fork.c) calls them; the tools never fork and need not. */

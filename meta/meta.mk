@@ -2,3 +2,5 @@
 # names from DWARF, Triton and Inductor caches, PTX and demangled C++ names).
 CORE_SRCS += meta/meta_image.c meta/cubin.c meta/fatbin.c meta/host_elf.c meta/ptx.c \
 	meta/names.c meta/demangle.c meta/dwarf.c meta/triton_cache.c meta/inductor.c
+# Which words of a parameter hold pointers, from its type.
+CORE_SRCS += meta/pointer_words.c

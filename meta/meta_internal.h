@@ -106,6 +106,9 @@ void kt_param_set_name(struct ktrace_meta_param *p, const char *name, size_t nle
 void kt_param_set_type(struct ktrace_meta_param *p, const char *type, size_t tlen, int prio);
 /* The parameter's type is a struct/class/union/array (kind STRUCT at the end). */
 void kt_param_mark_aggregate(struct ktrace_meta_param *p);
+/* A C++ builtin or fixed-width scalar type, or a Triton scalar ("i32",
+ * "fp16"), cv-qualifiers allowed: a value, never an address. */
+int kt_type_is_builtin_scalar(const char *t);
 /* Type priorities for kt_param_set_type. */
 #define KT_TPRIO_PTX 1
 #define KT_TPRIO_DEMANGLED 2

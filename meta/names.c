@@ -171,7 +171,7 @@ static const char *const builtin_scalars[] = {
 	"fp64", "f16", "f32", "f64", "fp8e4nv", "fp8e5",
 };
 
-static int is_builtin_scalar(const char *t)
+int kt_type_is_builtin_scalar(const char *t)
 {
 	size_t n = strlen(t);
 	/* drop trailing " const" / " volatile" */
@@ -253,7 +253,7 @@ void kt_names_finish(struct kt_meta_builder *b)
 					p->flags |= KTRACE_PARAMF_CONST;
 			} else if (p->size > 8 || aggregate) {
 				p->kind = KTRACE_PARAM_STRUCT;
-			} else if (tprio == KT_TPRIO_DEMANGLED && !is_builtin_scalar(p->type)) {
+			} else if (tprio == KT_TPRIO_DEMANGLED && !kt_type_is_builtin_scalar(p->type)) {
 				/* a demangled class/struct type passed by value */
 				p->kind = KTRACE_PARAM_STRUCT;
 			} else {
