@@ -35,9 +35,9 @@
 
 /* metadata mode: the hash pipeline is never reached */
 struct ktrace_hash_job *ktrace_hash_pre(CUcontext ctx, CUstream stream, const struct ktrace_rec_launch *r,
-					const struct ktrace_region *regions, uint64_t time_ns)
+					const struct ktrace_region *regions, uint64_t time_ns, uint32_t *skip)
 {
-	(void)ctx, (void)stream, (void)r, (void)regions, (void)time_ns;
+	(void)ctx, (void)stream, (void)r, (void)regions, (void)time_ns, (void)skip;
 	return NULL;
 }
 

@@ -1,5 +1,6 @@
 /* format/format_names.c: printable names of the trace format's enumerations
- * (record types, parameter kinds, name sources, counters, order operations).
+ * (record types, parameter kinds, name sources, counters, order operations,
+ * why a launch was not hashed).
  * Calls nothing. */
 #include "format/ktrace_format.h"
 
@@ -97,4 +98,28 @@ const char *ktrace_order_op_name(uint32_t op)
 		[KTRACE_ORDER_UNKNOWN] = "unknown_order",
 	};
 	return pick(names, sizeof names / sizeof names[0], op);
+}
+
+const char *ktrace_hash_skip_name(uint32_t why)
+{
+	static const char *const names[] = {
+		[KTRACE_HASH_SKIP_NONE] = "unknown",
+		[KTRACE_HASH_SKIP_CAPTURE] = "stream_capturing",
+		[KTRACE_HASH_SKIP_NOSLOT] = "no_result_slot",
+		[KTRACE_HASH_SKIP_UNAVAILABLE] = "hashing_unavailable",
+		[KTRACE_HASH_SKIP_NO_CONTEXT] = "no_context",
+	};
+	return pick(names, sizeof names / sizeof names[0], why);
+}
+
+const char *ktrace_hash_skip_text(uint32_t why)
+{
+	static const char *const text[] = {
+		[KTRACE_HASH_SKIP_NONE] = "reason not recorded",
+		[KTRACE_HASH_SKIP_CAPTURE] = "the stream was capturing",
+		[KTRACE_HASH_SKIP_NOSLOT] = "no hash result slot was free (pool exhausted)",
+		[KTRACE_HASH_SKIP_UNAVAILABLE] = "hashing was unavailable in the context",
+		[KTRACE_HASH_SKIP_NO_CONTEXT] = "no current context",
+	};
+	return why < sizeof text / sizeof text[0] ? text[why] : "unknown reason";
 }

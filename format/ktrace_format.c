@@ -363,6 +363,7 @@ put_launch(uint8_t *b, size_t size, uint16_t type, const struct ktrace_rec_launc
 	le32(b + 112, (uint32_t)r->result);
 	le32(b + 116, np);
 	le32(b + 120, nreg);
+	le32(b + 124, r->hash_skip);
 	for (uint32_t i = 0; i < nreg; i++)
 		put_region(b + KTRACE_LAUNCH_REGIONS_OFF + (size_t)i * KTRACE_REGION_DISK_SIZE, &regions[i]);
 	return b + KTRACE_LAUNCH_REGIONS_OFF + (size_t)nreg * KTRACE_REGION_DISK_SIZE;
@@ -417,6 +418,7 @@ static int get_launch(const uint8_t *b, size_t len, struct ktrace_rec_launch *r)
 	r->result = (int32_t)rd32(b + 112);
 	r->param_bytes_len = rd32(b + 116);
 	r->nregions = rd32(b + 120);
+	r->hash_skip = rd32(b + 124);
 	uint64_t need = KTRACE_LAUNCH_REGIONS_OFF + (uint64_t)r->nregions * KTRACE_REGION_DISK_SIZE +
 			r->param_bytes_len;
 	if (need > len)

@@ -29,7 +29,7 @@
 #define KTRACE_MAGIC_LEN 8
 #define KTRACE_PREAMBLE_SIZE 16
 #define KTRACE_FORMAT_MAJOR 1 /* readers refuse a larger major */
-#define KTRACE_FORMAT_MINOR 3 /* additions that old readers can skip */
+#define KTRACE_FORMAT_MINOR 4 /* additions that old readers can skip */
 
 /* Preamble: magic[8], u16 major, u16 minor, u32 flags (0). */
 
@@ -214,6 +214,20 @@ struct ktrace_region {
 #define KTRACE_REGIONF_EXACT     0x20u /* since 1.2: the extent ends at the end of its driver allocation,
                                         * which is no pool (rule 1 of docs/format.md "Hash extents");
                                         * without it the extent is inferred */
+#define KTRACE_REGIONF_GUESSED   0x40u /* since 1.4: a pointer by its value alone (it lands in a tracked
+                                        * allocation): the parameter's type does not say the word is one
+                                        * (docs/format.md "Pointer words") */
+
+/* Why a launch that was to be hashed was not (LAUNCH hash_skip, since 1.4;
+ * with KTRACE_LAUNCHF_HASH_SKIPPED). */
+enum ktrace_hash_skip {
+	KTRACE_HASH_SKIP_NONE = 0,       /* not skipped, or a trace before 1.4 (reason unknown) */
+	KTRACE_HASH_SKIP_CAPTURE = 1,    /* the stream was capturing (or could not say) */
+	KTRACE_HASH_SKIP_NOSLOT = 2,     /* no result slot free within the bounded wait */
+	KTRACE_HASH_SKIP_UNAVAILABLE = 3,/* hashing unavailable in the context (its set-up, a hash launch
+	                                  * or an allocation failed) */
+	KTRACE_HASH_SKIP_NO_CONTEXT = 4, /* no current context at the launch */
+};
 
 struct ktrace_rec_launch {
 	uint64_t launch_seq;   /* launch number in this process, from 0 */
@@ -232,6 +246,8 @@ struct ktrace_rec_launch {
 	const uint8_t *param_bytes;
 	/* nregions regions as on disk; decode with ktrace_launch_region(): */
 	const uint8_t *regions_raw;
+	uint32_t hash_skip;    /* since 1.4: enum ktrace_hash_skip, with KTRACE_LAUNCHF_HASH_SKIPPED (0 in
+	                        * older traces) */
 };
 
 /* ---- ALLOC / FREE ------------------------------------------------------ */
@@ -480,5 +496,8 @@ const char *ktrace_param_kind_name(uint8_t kind);
 const char *ktrace_name_source_name(uint8_t src);
 const char *ktrace_counter_name(uint32_t id);
 const char *ktrace_order_op_name(uint32_t op); /* "event_record", ... */
+const char *ktrace_hash_skip_name(uint32_t why);  /* "stream_capturing", ...; "unknown" for 0 */
+/* The same as a phrase: "the stream was capturing", ... */
+const char *ktrace_hash_skip_text(uint32_t why);
 
 #endif

@@ -48,7 +48,9 @@ static uint32_t plan_hash(struct ktrace_capture_tls *t, uint32_t n)
 		return 0;
 	for (i = 0; i < n; i++) {
 		t->ptrs[i] = t->regions[i].ptr;
-		t->in_struct[i] = (t->regions[i].flags & KTRACE_REGIONF_IN_STRUCT) != 0;
+		/* guessed struct words bound nothing (docs/format.md "Hash extents", rule 6) */
+		t->in_struct[i] = (t->regions[i].flags & (KTRACE_REGIONF_IN_STRUCT | KTRACE_REGIONF_GUESSED)) ==
+				  (KTRACE_REGIONF_IN_STRUCT | KTRACE_REGIONF_GUESSED);
 	}
 	ktrace_alloc_map_extents(t->ptrs, t->allocs, t->in_struct, n, ktrace_tracer.cfg.hash_max, t->lens,
 				 t->capped, t->exact);
@@ -93,7 +95,7 @@ static void prefetch_launch(const struct ktrace_param_layout *l, struct ktrace_c
 
 	if (l) {
 		prefetch_range(l->word_ordinal, (size_t)l->nwords * sizeof(uint16_t), 0);
-		prefetch_range(l->word_struct, l->nwords, 0);
+		prefetch_range(l->word_flags, l->nwords, 0);
 		prefetch_range(l->offset, (size_t)l->nparams * sizeof(uint32_t), 0);
 		prefetch_range(l->size, (size_t)l->nparams * sizeof(uint32_t), 0);
 	}
@@ -199,10 +201,11 @@ static CUresult capture_deferred(const struct ktrace_launch_args *a, ktrace_real
 
 /* Hash mode, pointers found but no current context, or a launch the
  * pipeline refused: the record says the hashing that was wanted did not
- * happen (its regions unhashed, their extents forgotten). */
-static void mark_hash_skipped(struct ktrace_rec_launch *r, struct ktrace_region *regions)
+ * happen, and why (its regions unhashed, their extents forgotten). */
+static void mark_hash_skipped(struct ktrace_rec_launch *r, struct ktrace_region *regions, uint32_t why)
 {
 	r->flags = (r->flags & ~KTRACE_LAUNCHF_HASHED) | KTRACE_LAUNCHF_HASH_SKIPPED;
+	r->hash_skip = why;
 	for (uint32_t i = 0; i < r->nregions; i++) {
 		regions[i].hash_len = 0;
 		regions[i].flags |= KTRACE_REGIONF_UNHASHED;
@@ -251,7 +254,7 @@ static CUresult capture_hashed(const struct ktrace_launch_args *a, ktrace_real_l
 	struct ktrace_hash_job *job = NULL;
 	struct ktrace_rec_launch r;
 	uint64_t t0 = ktrace_now_ns();
-	uint32_t pflags = 0, len, n, maxn;
+	uint32_t pflags = 0, len, n, maxn, skip = KTRACE_HASH_SKIP_NO_CONTEXT;
 	CUcontext cctx;
 	CUresult res;
 
@@ -268,7 +271,7 @@ static CUresult capture_hashed(const struct ktrace_launch_args *a, ktrace_real_l
 	r.param_bytes = t->params;
 	if (cctx && plan_hash(t, n)) {
 		r.flags |= KTRACE_LAUNCHF_HASHED;
-		job = ktrace_hash_pre(cctx, hash_stream(a), &r, t->regions, t0);
+		job = ktrace_hash_pre(cctx, hash_stream(a), &r, t->regions, t0, &skip);
 	}
 	res = real(a, rctx);
 	if (job) {
@@ -276,7 +279,7 @@ static CUresult capture_hashed(const struct ktrace_launch_args *a, ktrace_real_l
 		return res;
 	}
 	if (n && (!cctx || (r.flags & KTRACE_LAUNCHF_HASHED)))
-		mark_hash_skipped(&r, t->regions);
+		mark_hash_skipped(&r, t->regions, skip);
 	write_launch(w, &r, t->regions, res, t0);
 	return res;
 }

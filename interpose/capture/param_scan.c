@@ -59,7 +59,7 @@ struct ktrace_param_layout *ktrace_param_layout_new(uint32_t nparams, const uint
 			continue;
 		for (w = (lo + 7) / 8; 8 * w + 8 <= hi; w++) {
 			wo[w] = (uint16_t)(i < KTRACE_WORD_NONE ? i : KTRACE_WORD_NONE - 1);
-			ws[w] = (uint8_t)agg;
+			ws[w] = agg ? KTRACE_WORDF_STRUCT : 0;
 		}
 	}
 	l->nparams = nparams;
@@ -72,8 +72,40 @@ struct ktrace_param_layout *ktrace_param_layout_new(uint32_t nparams, const uint
 	l->size = sz;
 	l->kind = kd;
 	l->word_ordinal = wo;
-	l->word_struct = ws;
+	l->word_flags = ws;
 	return l;
+}
+
+int ktrace_param_layout_type(struct ktrace_param_layout *l, uint32_t i, const uint32_t (*runs)[2], uint32_t nruns)
+{
+	uint16_t *wo = (uint16_t *)l->word_ordinal;
+	uint8_t *wf = (uint8_t *)l->word_flags;
+	uint32_t lo, hi, w;
+
+	if (i >= l->nparams)
+		return -1;
+	lo = l->offset[i];
+	hi = lo + l->size[i];
+	for (uint32_t r = 0; r < nruns; r++) {
+		uint64_t start = (uint64_t)lo + runs[r][0], end = start + 8 * (uint64_t)runs[r][1];
+
+		if (start % 8 || end > hi)
+			return -1;
+	}
+	for (w = (lo + 7) / 8; 8 * w + 8 <= hi; w++) {
+		if (wo[w] != KTRACE_WORD_NONE)
+			l->ncand--;
+		wo[w] = KTRACE_WORD_NONE;
+		wf[w] &= (uint8_t)~KTRACE_WORDF_TYPED;
+	}
+	for (uint32_t r = 0; r < nruns; r++)
+		for (w = (lo + runs[r][0]) / 8; w < (lo + runs[r][0]) / 8 + runs[r][1]; w++) {
+			if (wo[w] == KTRACE_WORD_NONE)
+				l->ncand++;
+			wo[w] = (uint16_t)(i < KTRACE_WORD_NONE ? i : KTRACE_WORD_NONE - 1);
+			wf[w] |= KTRACE_WORDF_TYPED;
+		}
+	return 0;
 }
 
 int ktrace_param_layout_same(const struct ktrace_param_layout *a, const struct ktrace_param_layout *b)
@@ -275,6 +307,29 @@ find_alloc(uint64_t v, struct ktrace_alloc_info *a, struct ktrace_alloc_cache *c
 	return 1;
 }
 
+/* Region out for the word at byte `off` of parameter `ord` with layout
+ * flags wf, value v in allocation a (size 0: none); no layout: guessed. */
+static inline __attribute__((always_inline)) void
+region_set(struct ktrace_region *out, uint32_t off, uint16_t ord, uint8_t wf, uint64_t v,
+	   const struct ktrace_alloc_info *a, int no_layout)
+{
+	uint16_t fl = (wf & KTRACE_WORDF_STRUCT) ? KTRACE_REGIONF_IN_STRUCT : 0;
+
+	if (no_layout || !(wf & KTRACE_WORDF_TYPED))
+		fl |= KTRACE_REGIONF_GUESSED;
+	if (!a->size)
+		fl |= KTRACE_REGIONF_UNHASHED;
+	out->param_offset = off;
+	out->ordinal = ord;
+	out->flags = fl;
+	out->ptr = v;
+	out->alloc_base = a->base;
+	out->alloc_size = a->size;
+	out->hash_len = 0;
+	out->pre_hash = 0;
+	out->post_hash = 0;
+}
+
 /* The scan of one launch's assembled words (len bytes, at most the layout's
  * words) against the current map or (use_snap) a held snapshot; allocs may
  * be NULL.  Inlined into both entry points below. */
@@ -301,37 +356,35 @@ scan_words(const struct ktrace_param_layout *l, const uint8_t *buf, uint32_t len
 	span -= lo; /* words with v - lo >= span lie outside every allocation */
 	for (w = 0; w < nwords && n < max; w++) {
 		uint16_t ord = KTRACE_WORD_NONE;
-		uint16_t fl = 0;
+		uint8_t wf = 0;
 
 		if (l) {
 			ord = l->word_ordinal[w];
 			if (ord == KTRACE_WORD_NONE)
 				continue;
-			fl = l->word_struct[w] ? KTRACE_REGIONF_IN_STRUCT : 0;
+			wf = l->word_flags[w];
 		}
 		memcpy(&v, buf + 8 * w, 8);
-		if (v - lo >= span)
-			continue; /* most words: sizes, strides, flags */
-		for (k = 0; k < nlast && v - last[k].base >= last[k].size; k++)
-			;
-		if (k < nlast) {
-			hit = last[k];
-		} else {
-			if (!find_alloc(v, &hit, cache, gen, snap, use_snap))
+		if (v - lo >= span) { /* most words: sizes, strides, flags */
+			if (!(wf & KTRACE_WORDF_TYPED) || !v)
 				continue;
-			last[nlast < SCAN_MRU ? nlast++ : (n % SCAN_MRU)] = hit;
+			hit = (struct ktrace_alloc_info){ 0 }; /* a pointer the map does not know */
+		} else {
+			for (k = 0; k < nlast && v - last[k].base >= last[k].size; k++)
+				;
+			if (k < nlast) {
+				hit = last[k];
+			} else if (find_alloc(v, &hit, cache, gen, snap, use_snap)) {
+				last[nlast < SCAN_MRU ? nlast++ : (n % SCAN_MRU)] = hit;
+			} else {
+				if (!(wf & KTRACE_WORDF_TYPED) || !v)
+					continue;
+				hit = (struct ktrace_alloc_info){ 0 };
+			}
 		}
 		if (allocs)
 			allocs[n] = hit;
-		out[n].param_offset = 8 * w;
-		out[n].ordinal = ord;
-		out[n].flags = fl;
-		out[n].ptr = v;
-		out[n].alloc_base = hit.base;
-		out[n].alloc_size = hit.size;
-		out[n].hash_len = 0;
-		out[n].pre_hash = 0;
-		out[n].post_hash = 0;
+		region_set(&out[n], 8 * w, ord, wf, v, &hit, !l);
 		n++;
 	}
 	return n;
@@ -349,7 +402,6 @@ uint32_t ktrace_params_scan_snap(const struct ktrace_param_layout *l, const uint
 				 struct ktrace_region *out, uint32_t max, const struct ktrace_alloc_snap *snap,
 				 struct ktrace_alloc_cache *cache)
 {
-	if (!snap) /* the map was never filled: no word is a pointer */
-		return 0;
+	/* snap NULL: the map was never filled; only typed words are pointers */
 	return scan_words(l, buf, len, out, NULL, max, cache, snap, 1);
 }

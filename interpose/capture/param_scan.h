@@ -4,10 +4,15 @@
  * cubin or from the driver) becomes an immutable ktrace_param_layout with a
  * per-8-byte-word table, so the launch path can (1) rebuild the exact
  * parameter buffer the kernel receives from `kernelParams` or from the
- * `extra` buffer, and (2) look at every 8-byte aligned word that lies wholly
- * inside one parameter of at least 8 bytes for a pointer into a tracked
- * allocation.  Words inside by-value aggregates (ATen's Array<char*, N>,
- * multi-tensor-apply metadata) are marked KTRACE_REGIONF_IN_STRUCT.
+ * `extra` buffer, and (2) find the pointer words in it (docs/format.md,
+ * "Pointer words"): where the parameter's type told the registry which of
+ * its words are pointers (ktrace_param_layout_type), exactly those, each a
+ * region when not null (unhashed when it lands in no tracked allocation);
+ * elsewhere every 8-byte aligned word that lies wholly inside one parameter
+ * of at least 8 bytes and lands in a tracked allocation, marked
+ * KTRACE_REGIONF_GUESSED.  Words inside by-value aggregates (ATen's
+ * std::array<char*, N>, multi-tensor-apply metadata) are marked
+ * KTRACE_REGIONF_IN_STRUCT.
  * Pure functions apart from the allocation-map queries (interpose/hash/
  * alloc_map.h); no locks, no malloc on the launch path.
  */
@@ -25,6 +30,8 @@
 #define KTRACE_PARAM_MAX_COUNT 8192u
 
 #define KTRACE_WORD_NONE 0xffffu /* word_ordinal: not a pointer candidate */
+#define KTRACE_WORDF_STRUCT 0x1u  /* word_flags: inside a by-value aggregate */
+#define KTRACE_WORDF_TYPED  0x2u  /* word_flags: the parameter's type says it is a pointer */
 
 struct ktrace_param_layout {
 	uint32_t nparams;
@@ -36,7 +43,7 @@ struct ktrace_param_layout {
 	const uint32_t *size;   /* [nparams] */
 	const uint8_t *kind;    /* [nparams] enum ktrace_param_kind */
 	const uint16_t *word_ordinal; /* [nwords]: parameter holding the word, or KTRACE_WORD_NONE */
-	const uint8_t *word_struct;   /* [nwords]: 1 when inside a by-value aggregate */
+	const uint8_t *word_flags;    /* [nwords]: KTRACE_WORDF_* */
 };
 
 /* Build a layout (one allocation, free with free()).  kinds may be NULL
@@ -46,6 +53,14 @@ struct ktrace_param_layout {
 struct ktrace_param_layout *ktrace_param_layout_new(uint32_t nparams, const uint32_t *offsets,
 						    const uint32_t *sizes, const uint8_t *kinds,
 						    uint32_t source) __attribute__((visibility("hidden")));
+
+/* What parameter i's type says, before the layout is used: its pointer
+ * words are exactly `count` words from byte `offset` of the parameter for
+ * each of the nruns runs (none: it holds no pointer); its other words are
+ * no candidates any more.  Returns 0, or -1 (layout unchanged) when a run
+ * lies outside the parameter or off the 8-byte grid of the buffer. */
+int ktrace_param_layout_type(struct ktrace_param_layout *l, uint32_t i, const uint32_t (*runs)[2], uint32_t nruns)
+	__attribute__((visibility("hidden")));
 
 /* Do two layouts describe the same offsets and sizes? */
 int ktrace_param_layout_same(const struct ktrace_param_layout *a, const struct ktrace_param_layout *b)
@@ -80,12 +95,15 @@ struct ktrace_alloc_cache {
  * followed by this (memory_events.c does it): cached answers become void. */
 void ktrace_alloc_cache_invalidate(void) __attribute__((visibility("hidden")));
 
-/* Find pointer words of buf[0, len) that land in tracked allocations.  With a
- * layout only words wholly inside one parameter of >= 8 bytes are looked at
- * (words beyond the layout are ignored); without one, every aligned word
- * (ordinal 0xffff).  Fills out[i] (param_offset, ordinal, flags IN_STRUCT,
- * ptr, alloc_base, alloc_size; hash fields 0) and allocs[i]; returns the
- * count (at most max).  cache may be NULL. */
+/* Find the pointer words of buf[0, len).  With a layout only candidate
+ * words are looked at (words beyond the layout are ignored): a typed word
+ * that is not null is a region, unhashed (alloc 0, flag UNHASHED) when it
+ * lands in no tracked allocation; any other candidate is a region, flagged
+ * GUESSED, when it lands in a tracked allocation.  Without a layout, every
+ * aligned word (ordinal 0xffff) is judged so.  Fills out[i] (param_offset,
+ * ordinal, flags IN_STRUCT / GUESSED / UNHASHED, ptr, alloc_base,
+ * alloc_size; hash fields 0) and allocs[i]; returns the count (at most
+ * max).  cache may be NULL. */
 uint32_t ktrace_params_scan(const struct ktrace_param_layout *l, const uint8_t *buf, uint32_t len,
 			    struct ktrace_region *out, struct ktrace_alloc_info *allocs, uint32_t max,
 			    struct ktrace_alloc_cache *cache) __attribute__((visibility("hidden")));

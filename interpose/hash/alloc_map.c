@@ -687,14 +687,16 @@ static uint64_t extent_one(const struct ext_ctx *x, uint64_t p, const struct ktr
 	return limit - p;
 }
 
-/* In a pool, a word of a by-value struct (cuBLAS/CUTLASS argument blocks)
- * that lands in the pool is often two 32-bit integers, not an address: a
- * 64 GiB arena spans every pair (small, 3..17).  Such a word is hashed, but
- * not trusted to bound anything: not another region of its launch, and not
- * later regions as a seen start. */
-static int untrusted(const uint8_t *in_struct, const struct ktrace_alloc_info *a, unsigned i, uint64_t max_bytes)
+/* A word of a by-value struct that is a pointer by its value alone (cuBLAS
+ * and CUTLASS argument blocks, closures) may be padding or two 32-bit
+ * integers that look like an address in one run only; in a pool (a 64 GiB
+ * arena spans every pair (small, 3..17)) it often is.  Such a word is
+ * hashed, but not trusted to bound anything: not another region of its
+ * launch, and not later regions as a seen start, so the extents of the
+ * other regions are the same in every run. */
+static int untrusted(const uint8_t *in_struct, unsigned i)
 {
-	return in_struct && in_struct[i] && max_bytes && a[i].size > max_bytes;
+	return in_struct && in_struct[i];
 }
 
 void ktrace_alloc_map_extents(const uint64_t *ptrs, const struct ktrace_alloc_info *allocs,
@@ -721,7 +723,7 @@ void ktrace_alloc_map_extents(const uint64_t *ptrs, const struct ktrace_alloc_in
 		}
 	}
 	for (unsigned i = 0; i < n; i++)
-		if (!untrusted(in_struct, allocs, i, max_bytes))
+		if (!untrusted(in_struct, i))
 			bounds[nb++] = ptrs[i];
 	if (nb >= EXTENT_SORT_MIN) {
 		qsort(bounds, nb, sizeof(uint64_t), cmp_u64);
@@ -738,7 +740,7 @@ void ktrace_alloc_map_extents(const uint64_t *ptrs, const struct ktrace_alloc_in
 	for (unsigned i = 0; i < n; i++) {
 		struct seen_set *ss;
 
-		if (!len[i] || untrusted(in_struct, allocs, i, max_bytes))
+		if (!len[i] || untrusted(in_struct, i))
 			continue;
 		ss = seen_get(allocs[i].base, 1);
 		if (ss)

@@ -60,13 +60,14 @@ uint64_t ktrace_alloc_snap_gen(const struct ktrace_alloc_snap *s);
 /* Extent policy for hashing the buffer a pointer refers to (docs/format.md,
  * "Hash extents").  ptrs[0..n) are the pointer words of ONE launch with their
  * allocations; in_struct[i] (NULL: none) says the word lies inside a
- * by-value struct parameter.  Fills len[i] with the number of bytes to hash
+ * by-value struct parameter and is a pointer by its value alone (rule 6:
+ * it bounds nothing).  Fills len[i] with the number of bytes to hash
  * from ptrs[i], capped[i] with 1 when cut by max_bytes or the pool rule, and
  * (exact may be NULL) exact[i] with 1 when the region ends at the end of its
  * allocation's range (rule 1 alone decided it) and the allocation is no pool
  * (at most max_bytes; any size when max_bytes is 0).  Also records the
  * pointers as seen starts of their allocations for later launches (not
- * struct words in a pool: see the policy). */
+ * the in_struct words: see the policy). */
 void ktrace_alloc_map_extents(const uint64_t *ptrs, const struct ktrace_alloc_info *allocs,
 			      const uint8_t *in_struct, unsigned n, uint64_t max_bytes, uint64_t *len,
 			      uint8_t *capped, uint8_t *exact);

@@ -652,10 +652,11 @@ static int capture_status(CUstream stream, CUstreamCaptureStatus *cap)
 	return ktrace_real.cuStreamIsCapturing && ktrace_real.cuStreamIsCapturing(stream, cap) == CUDA_SUCCESS;
 }
 
-/* The pipeline state of ctx for a launch on stream, or NULL (counted) when
- * this launch cannot be hashed: a capturing stream (never add nodes to a
- * graph), hashing off in the context, no background thread. */
-static struct hctx *hash_context(CUcontext ctx, CUstream stream)
+/* The pipeline state of ctx for a launch on stream, or NULL (counted, the
+ * reason in *why) when this launch cannot be hashed: a capturing stream
+ * (never add nodes to a graph), hashing off in the context, no background
+ * thread. */
+static struct hctx *hash_context(CUcontext ctx, CUstream stream, uint32_t *why)
 {
 	CUstreamCaptureStatus cap;
 	struct hctx *c;
@@ -663,11 +664,14 @@ static struct hctx *hash_context(CUcontext ctx, CUstream stream)
 	if (!capture_status(stream, &cap) || cap != CU_STREAM_CAPTURE_STATUS_NONE) {
 		/* a capturing stream (or one that cannot say) */
 		count(KTRACE_CTR_HASH_SKIPPED_CAPTURE, 1);
+		*why = KTRACE_HASH_SKIP_CAPTURE;
 		return NULL;
 	}
 	c = usable_context(ctx);
-	if (!c)
+	if (!c) {
 		count(KTRACE_CTR_HASH_SKIPPED_ERROR, 1);
+		*why = KTRACE_HASH_SKIP_UNAVAILABLE;
+	}
 	return c;
 }
 
@@ -722,8 +726,9 @@ static void count_skip(const struct job *j, uint32_t id)
 }
 
 /* Queue j on c with ring space for its results, waiting a bounded time for
- * the space.  0, or -1 (counted) when the launch goes unhashed. */
-static int job_queue(struct hctx *c, struct job *j)
+ * the space.  0, or (counted) why the launch goes unhashed (enum
+ * ktrace_hash_skip): no slot, or hashing off in the context. */
+static uint32_t job_queue(struct hctx *c, struct job *j)
 {
 	uint64_t need = 0, t0 = 0, waited;
 
@@ -731,7 +736,7 @@ static int job_queue(struct hctx *c, struct job *j)
 		need += 2 * ((uint64_t)j->groups[g].n + 1);
 	if (need > c->words / 2) {
 		count_skip(j, KTRACE_CTR_HASH_SKIPPED_NOSLOT);
-		return -1;
+		return KTRACE_HASH_SKIP_NOSLOT;
 	}
 	for (;;) {
 		int ok;
@@ -743,7 +748,7 @@ static int job_queue(struct hctx *c, struct job *j)
 			break;
 		if (c->state != 0) {
 			count_skip(j, KTRACE_CTR_HASH_SKIPPED_ERROR);
-			return -1;
+			return KTRACE_HASH_SKIP_UNAVAILABLE;
 		}
 		if (!t0) {
 			t0 = now_ns();
@@ -753,7 +758,7 @@ static int job_queue(struct hctx *c, struct job *j)
 		if (waited >= P.opts.max_wait_ns) {
 			count(KTRACE_CTR_HASH_WAIT_NS, waited);
 			count_skip(j, KTRACE_CTR_HASH_SKIPPED_NOSLOT);
-			return -1;
+			return KTRACE_HASH_SKIP_NOSLOT;
 		}
 		wake_bg();
 		sched_yield();
@@ -785,29 +790,36 @@ static int job_launch_pre(struct job *j)
 }
 
 struct ktrace_hash_job *ktrace_hash_pre(CUcontext ctx, CUstream stream, const struct ktrace_rec_launch *r,
-					const struct ktrace_region *regions, uint64_t time_ns)
+					const struct ktrace_region *regions, uint64_t time_ns, uint32_t *skip)
 {
 	struct hctx *c;
 	struct job *j;
-	uint32_t nh = 0;
+	uint32_t nh = 0, why_here, *why = skip ? skip : &why_here;
 
+	*why = KTRACE_HASH_SKIP_UNAVAILABLE;
 	if (!atomic_load_explicit(&P.running, memory_order_acquire) || !r || (r->nregions && !regions))
 		return NULL;
 	for (uint32_t i = 0; i < r->nregions; i++)
 		nh += regions[i].hash_len > 0;
-	if (!nh || !(c = hash_context(ctx, stream)))
+	if (!nh) {
+		*why = KTRACE_HASH_SKIP_NONE;
+		return NULL;
+	}
+	if (!(c = hash_context(ctx, stream, why)))
 		return NULL;
 	j = job_new(c, stream, r, regions, nh, time_ns);
 	if (!j) {
 		count(KTRACE_CTR_HASH_SKIPPED_ERROR, 1);
 		return NULL;
 	}
-	if (job_queue(c, j)) {
+	if ((*why = job_queue(c, j)) != 0) {
 		free(j);
 		return NULL;
 	}
-	if (job_launch_pre(j))
+	if (job_launch_pre(j)) {
+		*why = KTRACE_HASH_SKIP_UNAVAILABLE;
 		return NULL;
+	}
 	return (struct ktrace_hash_job *)j;
 }
 

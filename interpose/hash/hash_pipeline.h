@@ -53,10 +53,11 @@ int ktrace_hash_pipeline_start(struct ktrace_writer *w, const struct ktrace_hash
  * `stream` in context `ctx` (current on this thread).  Copies r, the regions
  * and the parameter bytes; time_ns is the record's time.  Returns a job, or
  * NULL when hashing was skipped (nothing to hash, capturing stream, no slot,
- * ktrace's kernel unavailable in this context); the caller then writes the
- * record itself with KTRACE_LAUNCHF_HASH_SKIPPED. */
+ * ktrace's kernel unavailable in this context), with the reason in *skip
+ * (enum ktrace_hash_skip; skip may be NULL); the caller then writes the
+ * record itself with KTRACE_LAUNCHF_HASH_SKIPPED and that reason. */
 struct ktrace_hash_job *ktrace_hash_pre(CUcontext ctx, CUstream stream, const struct ktrace_rec_launch *r,
-					const struct ktrace_region *regions, uint64_t time_ns);
+					const struct ktrace_region *regions, uint64_t time_ns, uint32_t *skip);
 
 /* After the application's launch returned `launch_result`: launch the
  * post-hash (if it succeeded) and queue the job for completion (its record

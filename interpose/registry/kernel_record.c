@@ -1,10 +1,11 @@
 /* interpose/registry/kernel_record.c: a kernel's layout and its KERNEL record.
  *
  * Owns (see kernel_record.h) parameter layouts from the driver or the parsed
- * cubin, names from the driver, and the KERNEL record's parameter
- * descriptors (cubin metadata, else generic names with types from the
- * mangled name).  May call: the real driver through ktrace_real, meta/
- * (demangled parameter types), the trace writer, logging.
+ * cubin and which of their words the parameters' types say are pointers,
+ * names from the driver, and the KERNEL record's parameter descriptors
+ * (cubin metadata, else generic names with types from the mangled name).
+ * May call: the real driver through ktrace_real, meta/ (demangled parameter
+ * types, pointer words), the trace writer, logging.
  */
 #include "interpose/registry/kernel_record.h"
 
@@ -110,6 +111,46 @@ struct ktrace_param_layout *ktrace_kernel_driver_layout(const struct ktrace_kern
 	free(off);
 	free(sz);
 	return l;
+}
+
+/* Type parameter i of l as ktrace_meta_pointer_words() reads type/space. */
+static int type_param(struct ktrace_param_layout *l, uint32_t i, const char *type, uint8_t space)
+{
+	struct ktrace_ptr_words w;
+	uint32_t runs[KTRACE_PTR_RUNS_MAX][2];
+
+	if (!ktrace_meta_pointer_words(type, l->size[i], space, &w))
+		return 0;
+	for (uint32_t r = 0; r < w.nruns; r++) {
+		runs[r][0] = w.run[r].offset;
+		runs[r][1] = w.run[r].count;
+	}
+	return ktrace_param_layout_type(l, i, (const uint32_t (*)[2])runs, w.nruns) == 0;
+}
+
+uint32_t ktrace_kernel_type_layout(struct ktrace_param_layout *l, const struct ktrace_kernel_entry *k,
+				   const struct ktrace_meta_kernel *mk)
+{
+	uint32_t typed = 0, n = l ? l->nparams : 0;
+	char **types = NULL;
+	int ntypes = -1;
+
+	if (!n)
+		return 0;
+	if (mk && ktrace_kernel_meta_matches(mk, l)) {
+		for (uint32_t i = 0; i < n; i++)
+			typed += (uint32_t)type_param(l, i, mk->params[i].type, mk->params[i].space);
+		return typed;
+	}
+	if (!k->name || !(types = calloc(n, sizeof(char *))))
+		return 0;
+	ntypes = ktrace_demangle_param_types(k->name, types, (int)n);
+	for (uint32_t i = 0; ntypes == (int)n && i < n; i++)
+		typed += (uint32_t)type_param(l, i, types[i], 0);
+	for (int i = 0; i < ntypes && (uint32_t)i < n; i++)
+		free(types[i]);
+	free(types);
+	return typed;
 }
 
 /* Fill k->name from the driver (cuFuncGetName, then cuKernelGetName). */

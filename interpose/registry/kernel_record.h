@@ -24,6 +24,13 @@ struct ktrace_param_layout *ktrace_kernel_meta_layout(const struct ktrace_meta_k
 	__attribute__((visibility("hidden")));
 int ktrace_kernel_meta_matches(const struct ktrace_meta_kernel *mk, const struct ktrace_param_layout *l)
 	__attribute__((visibility("hidden")));
+/* What each parameter's type says of its pointer words (meta/,
+ * docs/format.md "Pointer words"), written into l before it is used: the
+ * types of mk (the cubin's metadata; NULL when l is not its layout), else
+ * those of k's mangled name; a parameter whose type says nothing keeps its
+ * words judged by value.  Returns how many parameters got typed. */
+uint32_t ktrace_kernel_type_layout(struct ktrace_param_layout *l, const struct ktrace_kernel_entry *k,
+				   const struct ktrace_meta_kernel *mk) __attribute__((visibility("hidden")));
 /* Fill k->name (and k->func / k->kern) from the driver; k->name stays NULL
  * when the driver does not know the handle. */
 void ktrace_kernel_resolve_name(struct ktrace_kernel_entry *k) __attribute__((visibility("hidden")));

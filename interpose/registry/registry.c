@@ -540,7 +540,8 @@ static void settle_names_locked(struct ktrace_kernel_entry *k)
  * output: tens of microseconds) is parsed here, or its parse on the worker
  * waited for, so the KERNEL record precedes the first LAUNCH; libraries
  * (cudart's fatbins) and large modules stay on the worker unless the driver
- * cannot tell the layout (drivers < 12.4). */
+ * cannot tell the layout (drivers < 12.4).  Then which words of each
+ * parameter are pointers, from the cubin's types or the mangled name's. */
 static void settle_layout_locked(struct ktrace_kernel_entry *k)
 {
 	struct ktrace_module_entry *m = k->mod;
@@ -562,8 +563,10 @@ static void settle_layout_locked(struct ktrace_kernel_entry *k)
 	}
 	if (ml) {
 		free(drv);
+		ktrace_kernel_type_layout(ml, k, mk);
 		k->layout = ml;
 	} else {
+		ktrace_kernel_type_layout(drv, k, NULL);
 		k->layout = drv;
 	}
 }

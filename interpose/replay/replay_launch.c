@@ -234,11 +234,14 @@ static void reach_free(struct reach *r)
 }
 
 /* Add the allocation of one pointer region, unless a region before it
- * already added that allocation. */
+ * already added that allocation or it lies in none (a typed pointer the
+ * allocation map does not know: nothing ktrace could copy). */
 static void reach_add(struct reach *r, const struct ktrace_region *g, const struct ktrace_alloc_info *al)
 {
 	uint32_t ord = g->ordinal;
 
+	if (!al->size)
+		return;
 	for (uint32_t i = 0; i < r->n; i++)
 		if (r->v[i].base == (CUdeviceptr)al->base)
 			return;

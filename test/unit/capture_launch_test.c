@@ -54,9 +54,10 @@ static uint8_t pre_params[KTRACE_PARAM_MAX_BYTES];
 static uint64_t pre_time;
 static CUresult post_result;
 static int job_token;
+static uint32_t pre_skip = KTRACE_HASH_SKIP_NOSLOT; /* the reason a refusal gives */
 
 struct ktrace_hash_job *ktrace_hash_pre(CUcontext ctx, CUstream stream, const struct ktrace_rec_launch *r,
-					const struct ktrace_region *regions, uint64_t time_ns)
+					const struct ktrace_region *regions, uint64_t time_ns, uint32_t *skip)
 {
 	events[nevents++ % 64] = EV_PRE;
 	pre_ctx = ctx;
@@ -67,6 +68,8 @@ struct ktrace_hash_job *ktrace_hash_pre(CUcontext ctx, CUstream stream, const st
 	memcpy(pre_params, r->param_bytes, r->param_bytes_len);
 	pre_launch.param_bytes = pre_params;
 	pre_time = time_ns;
+	if (!pre_returns_job && skip)
+		*skip = pre_skip;
 	return pre_returns_job ? (struct ktrace_hash_job *)&job_token : NULL;
 }
 
@@ -255,7 +258,7 @@ static void test_launch_kernel_params(void **state)
 	assert_int_equal(reg.param_offset, 8);
 	assert_int_equal(reg.ordinal, 1);
 	assert_int_equal(reg.alloc_base, B_BASE);
-	assert_int_equal(reg.flags, 0);
+	assert_int_equal(reg.flags, KTRACE_REGIONF_GUESSED); /* extern "C": no type says it is a pointer */
 	{
 		struct ktrace_rec_kernel k;
 
@@ -616,6 +619,7 @@ static void test_hash_handshake(void **state)
 	decode_launch(1, &r);
 	assert_int_equal(r.launch_seq, 1);
 	assert_int_equal(r.flags, KTRACE_LAUNCHF_HASH_SKIPPED | KTRACE_LAUNCHF_PTSZ);
+	assert_int_equal(r.hash_skip, KTRACE_HASH_SKIP_NOSLOT); /* the pipeline's reason */
 	ktrace_launch_region(&r, 0, &reg);
 	assert_int_equal(reg.hash_len, 0);
 	assert_int_equal(reg.flags & KTRACE_REGIONF_UNHASHED, KTRACE_REGIONF_UNHASHED);
@@ -623,9 +627,11 @@ static void test_hash_handshake(void **state)
 	assert_int_equal(r.context, 0);
 	assert_int_equal(r.device, -1);
 	assert_int_equal(r.flags, KTRACE_LAUNCHF_HASH_SKIPPED | KTRACE_LAUNCHF_PTSZ);
+	assert_int_equal(r.hash_skip, KTRACE_HASH_SKIP_NO_CONTEXT);
 	decode_launch(3, &r);
 	assert_int_equal(r.nregions, 0);
 	assert_int_equal(r.flags, KTRACE_LAUNCHF_PTSZ);
+	assert_int_equal(r.hash_skip, KTRACE_HASH_SKIP_NONE);
 	ktrace_tracer.cfg.hash = 0;
 }
 
@@ -771,7 +777,7 @@ static void test_many_pointers_in_a_struct(void **state)
 		ktrace_launch_region(&r, i, &reg);
 		assert_int_equal(reg.param_offset, 8 + 8 * i);
 		assert_int_equal(reg.ordinal, 1);
-		assert_int_equal(reg.flags, KTRACE_REGIONF_IN_STRUCT);
+		assert_int_equal(reg.flags, KTRACE_REGIONF_IN_STRUCT | KTRACE_REGIONF_GUESSED); /* no type known */
 		assert_int_equal(reg.ptr, A_BASE + 64 * (i + 1));
 	}
 }

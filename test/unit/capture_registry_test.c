@@ -229,7 +229,7 @@ static void test_eager_parse_then_launch(void **state)
 	k = launch_once(0xf2);
 	assert_int_equal(k->emitted, 1);
 	assert_int_equal(k->layout->source, KTRACE_LAYOUT_NVINFO);
-	assert_int_equal(k->layout->word_struct[1], 1); /* Pair is a struct per the cubin */
+	assert_int_equal(k->layout->word_flags[1], KTRACE_WORDF_STRUCT); /* Pair: a struct per the cubin, its words guessed */
 	trace_end();
 	assert_int_equal(trace_kernel(k->id, &kr), 0);
 	assert_string_equal(kstr_c(kr.name), TMPL);

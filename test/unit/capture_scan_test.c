@@ -73,12 +73,12 @@ static void test_layout_words(void **state)
 	assert_int_equal(l->nwords, 7);
 	assert_int_equal(l->word_ordinal[0], KTRACE_WORD_NONE); /* 4-byte int */
 	assert_int_equal(l->word_ordinal[1], 1);
-	assert_int_equal(l->word_struct[1], 0);
+	assert_int_equal(l->word_flags[1], 0);
 	assert_int_equal(l->word_ordinal[2], 2);                /* struct words */
 	assert_int_equal(l->word_ordinal[3], 2);
 	assert_int_equal(l->word_ordinal[4], 2);
-	assert_int_equal(l->word_struct[2], 1);
-	assert_int_equal(l->word_struct[4], 1);
+	assert_int_equal(l->word_flags[2], 1);
+	assert_int_equal(l->word_flags[4], 1);
 	assert_int_equal(l->word_ordinal[5], KTRACE_WORD_NONE); /* char */
 	assert_int_equal(l->word_ordinal[6], 4);
 	free(l);
@@ -91,9 +91,9 @@ static void test_layout_words(void **state)
 
 		l = ktrace_param_layout_new(2, off, sz, kinds, KTRACE_LAYOUT_NVINFO);
 		assert_non_null(l);
-		assert_int_equal(l->word_struct[0], 1);
-		assert_int_equal(l->word_struct[1], 0);
-		assert_int_equal(l->word_struct[2], 0);
+		assert_int_equal(l->word_flags[0], 1);
+		assert_int_equal(l->word_flags[1], 0);
+		assert_int_equal(l->word_flags[2], 0);
 		assert_int_equal(l->source, KTRACE_LAYOUT_NVINFO);
 		free(l);
 	}
@@ -294,7 +294,7 @@ static void test_scan_layout(void **state)
 	assert_int_equal(n, 3);
 	assert_int_equal(r[0].param_offset, 8);
 	assert_int_equal(r[0].ordinal, 1);
-	assert_int_equal(r[0].flags, 0);
+	assert_int_equal(r[0].flags, KTRACE_REGIONF_GUESSED); /* no type known: by value */
 	assert_int_equal(r[0].ptr, A_BASE + 64);
 	assert_int_equal(r[0].alloc_base, A_BASE);
 	assert_int_equal(r[0].alloc_size, A_SIZE);
@@ -302,12 +302,12 @@ static void test_scan_layout(void **state)
 	assert_int_equal(a[0].kind, KTRACE_ALLOC_DEVICE);
 	assert_int_equal(r[1].param_offset, 16);
 	assert_int_equal(r[1].ordinal, 2);
-	assert_int_equal(r[1].flags, KTRACE_REGIONF_IN_STRUCT);
+	assert_int_equal(r[1].flags, KTRACE_REGIONF_IN_STRUCT | KTRACE_REGIONF_GUESSED);
 	assert_int_equal(r[1].alloc_base, B_BASE);
 	assert_int_equal(a[1].device, 1);
 	assert_int_equal(r[2].param_offset, 32);
 	assert_int_equal(r[2].ordinal, 2);
-	assert_int_equal(r[2].flags, KTRACE_REGIONF_IN_STRUCT);
+	assert_int_equal(r[2].flags, KTRACE_REGIONF_IN_STRUCT | KTRACE_REGIONF_GUESSED);
 	assert_int_equal(r[2].ptr, A_BASE + A_SIZE - 1);
 
 	/* max bounds the output. */
@@ -437,7 +437,7 @@ static void test_scan_held_snapshot(void **state)
 		assert_same_regions(r1, r2, n1);
 	}
 	assert_int_equal(ktrace_params_scan_snap(l, buf, len, r2, 2, snap, &cache), 2);
-	assert_int_equal(ktrace_params_scan_snap(l, buf, len, r2, 16, NULL, &cache), 0);
+	assert_int_equal(ktrace_params_scan_snap(l, buf, len, r2, 16, NULL, &cache), 0); /* nothing typed */
 	/* A current snapshot with the same words scanned through the same
 	 * cache: answers of the old one are not reused (other generation). */
 	{
@@ -522,15 +522,91 @@ static void test_scan_aten_array_and_tensor_lists(void **state)
 	assert_int_equal(n, 6);
 	for (i = 0; i < 3; i++) {
 		assert_int_equal(r[i].ordinal, 0);
-		assert_int_equal(r[i].flags, KTRACE_REGIONF_IN_STRUCT);
+		assert_int_equal(r[i].flags, KTRACE_REGIONF_IN_STRUCT | KTRACE_REGIONF_GUESSED);
 		assert_int_equal(r[i].param_offset, 8 * i);
 	}
 	for (i = 3; i < 6; i++) {
 		assert_int_equal(r[i].ordinal, 2);
-		assert_int_equal(r[i].flags, KTRACE_REGIONF_IN_STRUCT);
+		assert_int_equal(r[i].flags, KTRACE_REGIONF_IN_STRUCT | KTRACE_REGIONF_GUESSED);
 		assert_int_equal(r[i].param_offset, 32 + 8 * (i - 3));
 	}
 	assert_int_equal(r[5].alloc_base, B_BASE);
+	free(l);
+}
+
+/* Typed parameters (ktrace_param_layout_type): exactly the words the type
+ * names are pointers, whatever the other words hold; a typed word that is
+ * not null is a region even outside every tracked allocation (unhashed,
+ * allocation 0); a parameter whose type says nothing stays judged by
+ * value. */
+static void test_scan_typed_words(void **state)
+{
+	/* std::array<char*, 3> @0, a struct of unknown type @24 (16), an
+	 * offset calculator @40 (24, no pointer), a TensorInfo-like
+	 * descriptor @64 (32: data pointer, then sizes/strides) */
+	static const uint32_t off[] = { 0, 24, 40, 64 }, sz[] = { 24, 16, 24, 32 };
+	static const uint32_t array3[1][2] = { { 0, 3 } }, data_first[1][2] = { { 0, 1 } };
+	static const uint32_t bad_off[1][2] = { { 4, 1 } }, too_long[1][2] = { { 8, 4 } };
+	struct ktrace_param_layout *l = ktrace_param_layout_new(4, off, sz, NULL, KTRACE_LAYOUT_DRIVER);
+	uint64_t words[12] = {
+		A_BASE, 0, 0x1234000000ull,          /* data[0], data[1] null, data[2] untracked */
+		B_BASE + 64, 7,                       /* unknown struct: a pointer by value, an int */
+		A_BASE + 4096, B_BASE, A_BASE + 8,    /* offset calculator: strides that look like addresses */
+		B_BASE + 128, A_BASE + 16, A_BASE, 3, /* descriptor: data, then sizes/strides like addresses */
+	};
+	struct ktrace_region r[16];
+	struct ktrace_alloc_info a[16];
+	uint32_t n;
+
+	(void)state;
+	assert_non_null(l);
+	assert_int_equal(l->ncand, 12);
+	assert_int_equal(ktrace_param_layout_type(l, 0, array3, 1), 0);
+	assert_int_equal(ktrace_param_layout_type(l, 2, NULL, 0), 0);
+	assert_int_equal(ktrace_param_layout_type(l, 3, data_first, 1), 0);
+	/* runs off the word grid or past the parameter are refused */
+	assert_int_equal(ktrace_param_layout_type(l, 3, bad_off, 1), -1);
+	assert_int_equal(ktrace_param_layout_type(l, 3, too_long, 1), -1);
+	assert_int_equal(ktrace_param_layout_type(l, 9, data_first, 1), -1);
+	assert_int_equal(l->ncand, 3 + 2 + 0 + 1);
+	assert_int_equal(l->word_flags[0], KTRACE_WORDF_STRUCT | KTRACE_WORDF_TYPED);
+	assert_int_equal(l->word_flags[3], KTRACE_WORDF_STRUCT);
+	assert_int_equal(l->word_ordinal[5], KTRACE_WORD_NONE);
+	assert_int_equal(l->word_ordinal[9], KTRACE_WORD_NONE);
+
+	n = ktrace_params_scan(l, (const uint8_t *)words, sizeof(words), r, a, 16, NULL);
+	assert_int_equal(n, 4);
+	assert_int_equal(r[0].param_offset, 0);
+	assert_int_equal(r[0].flags, KTRACE_REGIONF_IN_STRUCT);
+	assert_int_equal(r[0].alloc_base, A_BASE);
+	assert_int_equal(r[1].param_offset, 16); /* data[1] is null: no region */
+	assert_int_equal(r[1].flags, KTRACE_REGIONF_IN_STRUCT | KTRACE_REGIONF_UNHASHED);
+	assert_int_equal(r[1].ptr, 0x1234000000ull);
+	assert_int_equal(r[1].alloc_base, 0);
+	assert_int_equal(r[1].alloc_size, 0);
+	assert_int_equal(a[1].size, 0);
+	assert_int_equal(r[2].param_offset, 24);
+	assert_int_equal(r[2].ordinal, 1);
+	assert_int_equal(r[2].flags, KTRACE_REGIONF_IN_STRUCT | KTRACE_REGIONF_GUESSED);
+	assert_int_equal(r[3].param_offset, 64);
+	assert_int_equal(r[3].ordinal, 3);
+	assert_int_equal(r[3].flags, KTRACE_REGIONF_IN_STRUCT);
+	assert_int_equal(r[3].alloc_base, B_BASE);
+	/* the same against a held snapshot, and with no map at all only the
+	 * typed words that are not null */
+	{
+		const struct ktrace_alloc_snap *snap = ktrace_alloc_map_hold();
+		struct ktrace_region r2[16];
+
+		assert_int_equal(ktrace_params_scan_snap(l, (const uint8_t *)words, sizeof(words), r2, 16, snap, NULL),
+				 4);
+		assert_same_regions(r, r2, 4);
+		ktrace_alloc_map_release(snap);
+		assert_int_equal(ktrace_params_scan_snap(l, (const uint8_t *)words, sizeof(words), r2, 16, NULL, NULL),
+				 3);
+		assert_int_equal(r2[0].flags, KTRACE_REGIONF_IN_STRUCT | KTRACE_REGIONF_UNHASHED);
+		assert_int_equal(r2[2].param_offset, 64);
+	}
 	free(l);
 }
 
@@ -699,6 +775,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_scan_held_snapshot, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_small_layout_assembles_the_same, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_scan_aten_array_and_tensor_lists, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_scan_typed_words, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_scan_alternating_and_freed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_scan_cache, setup, teardown),
 		cmocka_unit_test(test_handle_map_basic),

@@ -43,7 +43,7 @@ static const uint8_t pbytes[40] = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 1
 static const struct ktrace_region regions[2] = {
 	{ 0, 0, KTRACE_REGIONF_PRE | KTRACE_REGIONF_POST, 0x7f00aa, 0x7f0000, 1 << 20, 4096, 0x1122334455667788ull,
 	  0x8877665544332211ull },
-	{ 16, 2, KTRACE_REGIONF_IN_STRUCT | KTRACE_REGIONF_UNHASHED, 0x7f10, 0, 0, 0, 0, 0 },
+	{ 16, 2, KTRACE_REGIONF_IN_STRUCT | KTRACE_REGIONF_UNHASHED | KTRACE_REGIONF_GUESSED, 0x7f10, 0, 0, 0, 0, 0 },
 };
 static const struct ktrace_counter ctrs[3] = { { KTRACE_CTR_RECORDS_DROPPED, 0, 5 },
 					      { KTRACE_CTR_BYTES_DROPPED, 0, 1 << 20 },
@@ -76,7 +76,7 @@ static size_t encode_kind(int kind, void *buf, size_t cap)
 	case 4: {
 		struct ktrace_rec_launch l = { 42, 9, 0xc7, 0x57, 1234, -1, KTRACE_API_LAUNCH_KERNEL_EX,
 					       KTRACE_LAUNCHF_HASHED | KTRACE_LAUNCHF_PTSZ, { 1, 2, 3 }, { 4, 5, 6 },
-					       { 7, 8, 9 }, 4096, -3, 37, 2, pbytes, NULL };
+					       { 7, 8, 9 }, 4096, -3, 37, 2, pbytes, NULL, KTRACE_HASH_SKIP_NOSLOT };
 		return ktrace_encode_launch(buf, cap, &l, regions);
 	}
 	case 5: {
@@ -274,6 +274,8 @@ static void test_round_trip_launch(void **state)
 	assert_int_equal(l.param_bytes_len, 37);
 	assert_memory_equal(l.param_bytes, pbytes, 37);
 	assert_int_equal(l.nregions, 2);
+	assert_int_equal(l.hash_skip, KTRACE_HASH_SKIP_NOSLOT); /* since 1.3, at offset 124 */
+	assert_int_equal(b[124], KTRACE_HASH_SKIP_NOSLOT);
 	for (uint32_t i = 0; i < 2; i++) {
 		struct ktrace_region g;
 		ktrace_launch_region(&l, i, &g);
@@ -407,6 +409,7 @@ static void test_documented_offsets(void **state)
 	assert_int_equal(rd(b + 72, 4), 1);
 	assert_int_equal(rd(b + 84, 4), 4);
 	assert_int_equal(rd(b + 120, 4), 2);
+	assert_int_equal(rd(b + 124, 4), KTRACE_HASH_SKIP_NOSLOT); /* hash_skip, since 1.3 */
 	/* regions from offset 128, 56 bytes each (flags at 6, pre_hash at 40,
 	 * post_hash at 48), then the parameter bytes, padded to 8 */
 	assert_int_equal(n, 128 + 2 * 56 + 40);
@@ -420,7 +423,7 @@ static void test_documented_offsets(void **state)
 	assert_true(rd(r0 + 48, 8) == 0x8877665544332211ull);
 	assert_int_equal(rd(r1 + 0, 4), 16);
 	assert_int_equal(rd(r1 + 4, 2), 2);
-	assert_int_equal(rd(r1 + 6, 2), KTRACE_REGIONF_IN_STRUCT | KTRACE_REGIONF_UNHASHED);
+	assert_int_equal(rd(r1 + 6, 2), 0x01 | 0x10 | 0x40); /* IN_STRUCT, UNHASHED, GUESSED (1.3) */
 	assert_memory_equal(b + 128 + 2 * 56, pbytes, 37);
 	for (size_t i = 128 + 2 * 56 + 37; i < n; i++)
 		assert_int_equal(b[i], 0);
@@ -451,7 +454,7 @@ static uint8_t *launch_head(size_t size, uint16_t type, uint8_t **at)
 {
 	struct ktrace_rec_launch l = { 42, 9, 0xc7, 0x57, 1234, -1, KTRACE_API_LAUNCH_KERNEL_EX,
 				       KTRACE_LAUNCHF_HASHED | KTRACE_LAUNCHF_PTSZ, { 1, 2, 3 }, { 4, 5, 6 },
-				       { 7, 8, 9 }, 4096, -3, 37, 2, NULL, NULL };
+				       { 7, 8, 9 }, 4096, -3, 37, 2, NULL, NULL, KTRACE_HASH_SKIP_NOSLOT };
 	uint8_t *b = malloc(size + 64);
 
 	assert_non_null(b);

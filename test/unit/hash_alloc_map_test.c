@@ -351,6 +351,32 @@ static void test_extent_pool_struct_words(void **st)
 	assert_int_equal(c[0], 0);
 }
 
+/* Guessed struct words outside pools (a closure's padding that looks like
+ * an address in one run only) bound nothing either: the typed pointers of
+ * the launch keep the extents they would have without them, and no later
+ * launch is bounded by them; their own extent is worked out as any. */
+static void test_extent_guessed_struct_words(void **st)
+{
+	uint64_t base = 0x50000000, p[3], len[3];
+	uint8_t c[3], guessed[3] = { 0, 1, 0 };
+	struct ktrace_alloc_info a[3];
+
+	(void)st;
+	ktrace_alloc_map_insert(base, 1 * MiB, KTRACE_ALLOC_DEVICE, 0);
+	p[0] = base;           /* a typed pointer */
+	p[1] = base + 4096;    /* a guessed struct word inside the same allocation */
+	p[2] = base + 65536;   /* another typed pointer */
+	for (int i = 0; i < 3; i++)
+		assert_true(ktrace_alloc_map_lookup(p[i], &a[i]));
+	ktrace_alloc_map_extents(p, a, guessed, 3, 256 * MiB, len, c, last_exact);
+	assert_int_equal(len[0], 65536);          /* not cut at 4096 */
+	assert_int_equal(len[1], 65536 - 4096);   /* bounded by the typed pointer above it */
+	assert_int_equal(len[2], 1 * MiB - 65536);
+	assert_int_equal(c[0] | c[1] | c[2], 0);
+	/* later: base + 4096 was never recorded as a seen start */
+	assert_int_equal(ext1(base, 256 * MiB, &c[0]), 65536);
+}
+
 static void test_extent_same_launch(void **st)
 {
 	uint64_t p[4] = { 0x10000000 + 8192, 0x10000000, 0x10000000 + 4096, 0x30000000 + 16 };
@@ -591,6 +617,7 @@ int main(void)
 		cmocka_unit_test_setup(test_extent_cap, reset_map),
 		cmocka_unit_test_setup(test_extent_pool_open_end, reset_map),
 		cmocka_unit_test_setup(test_extent_pool_struct_words, reset_map),
+		cmocka_unit_test_setup(test_extent_guessed_struct_words, reset_map),
 		cmocka_unit_test_setup(test_extent_same_launch, reset_map),
 		cmocka_unit_test_setup(test_extent_seen_starts, reset_map),
 		cmocka_unit_test_setup(test_extent_reserve_not_hashed, reset_map),

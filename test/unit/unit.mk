@@ -104,6 +104,14 @@ $(CAPTURE_PTX): test/unit/capture_kernels.cu
 	@$(if $(Q),echo "  NVCC    $@")
 	$(Q)$(NVCC) -ptx -arch=sm_90 -o $@ $<
 TEST_DEPS += $(CAPTURE_CUBIN) $(CAPTURE_PTX)
+# Kernels taking their tensors in by-value structs as PyTorch's do (no -G:
+# their types come from the mangled names, as in PyTorch's release builds).
+CAPTURE_STRUCT_CUBIN := $(BUILD)/test/capture/struct_kernels.cubin
+$(CAPTURE_STRUCT_CUBIN): test/unit/capture_struct_kernels.cu
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  NVCC    $@")
+	$(Q)$(NVCC) -cubin -std=c++17 --extended-lambda --expt-relaxed-constexpr -arch=sm_90 -o $@ $<
+TEST_DEPS += $(CAPTURE_STRUCT_CUBIN)
 
 CAPTURE_TEST_OBJS_SRCS := test/unit/capture_support.c interpose/registry/registry.c interpose/registry/kernel_cache.c interpose/registry/meta_worker.c interpose/registry/module_image.c interpose/registry/kernel_record.c \
 	interpose/registry/handle_map.c interpose/capture/param_scan.c interpose/capture/capture_thread.c interpose/hash/alloc_map.c \
@@ -116,6 +124,11 @@ capture_launch_test_SRCS = test/unit/capture_launch_test.c interpose/capture/lau
 	interpose/control.c interpose/tracer_note.c \
 	$(CAPTURE_TEST_OBJS_SRCS) $(REPLAY_TEST_SRCS) interpose/replay/replay_driver.c interpose/replay/replay_launch.c
 capture_launch_test_LIBS := -lcmocka
+TESTS += capture_typed_scan_test
+capture_typed_scan_test_SRCS = test/unit/capture_typed_scan_test.c interpose/capture/launch_capture.c \
+	interpose/hash/memory_events.c interpose/control.c interpose/tracer_note.c \
+	$(CAPTURE_TEST_OBJS_SRCS) $(REPLAY_TEST_SRCS) interpose/replay/replay_driver.c interpose/replay/replay_launch.c
+capture_typed_scan_test_LIBS := -lcmocka
 TESTS += capture_clock_test
 capture_clock_test_SRCS := test/unit/capture_clock_test.c interpose/capture/launch_clock.c
 capture_clock_test_LIBS := -lcmocka

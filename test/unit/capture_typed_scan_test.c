@@ -1,0 +1,415 @@
+/* test/unit/capture_typed_scan_test.c: the typed pointer scan end to end,
+ * on kernels built here with nvcc whose parameters hand over their tensors
+ * the way PyTorch's do (test/unit/capture_struct_kernels.cu): std::array<char*,
+ * N>, offset calculators and loaders, TensorInfo, a packed accessor,
+ * multi-tensor-apply metadata, and a closure whose type says nothing.
+ *
+ * Each kernel is launched through ktrace_on_launch with pointers in the
+ * pointer fields and decoys elsewhere (strides, sizes, counts and padding
+ * that hold values inside tracked allocations), and the LAUNCH records are
+ * read back: typed parameters give exactly their pointer words (a null one
+ * none, one outside every allocation an unhashed region), a closure gives
+ * every word that looks like a pointer, flagged guessed.  Twice: with the
+ * module's image parsed (an Inductor/Triton-like module), and with the
+ * driver's layout and the mangled name alone (a library kernel, as
+ * libtorch_cuda.so's are at their first launch).  Hashing is on: the fake
+ * pipeline below keeps the regions it is handed, extents planned. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "test/unit/capture_support.h"
+#include "format/trace_writer.h"
+#include "interpose/driver/events.h"
+#include "interpose/hash/alloc_map.h"
+#include "interpose/hash/hash_pipeline.h"
+#include "interpose/capture/param_scan.h"
+#include "interpose/registry/meta_worker.h"
+#include "interpose/registry/registry.h"
+#include "interpose/tracer.h"
+#include "meta/kernel_meta.h"
+
+#define A_BASE 0x7f0000100000ull /* tracked: 1 MiB */
+#define A_SIZE (1ull << 20)
+#define B_BASE 0x7f0000400000ull /* tracked: 64 KiB */
+#define B_SIZE (64ull << 10)
+#define UNTRACKED 0x7f0000900000ull
+#define CTX ((CUcontext)(uintptr_t)0xc0)
+#define MODULE 0xa1
+
+/* ---- fake hash pipeline: writes the record it is handed ------------------------- */
+
+static struct ktrace_rec_launch pre_launch;
+static struct ktrace_region pre_regions[4096];
+static uint8_t pre_params[KTRACE_PARAM_MAX_BYTES];
+static uint64_t pre_time;
+static int job_token;
+
+struct ktrace_hash_job *ktrace_hash_pre(CUcontext ctx, CUstream stream, const struct ktrace_rec_launch *r,
+					const struct ktrace_region *regions, uint64_t time_ns, uint32_t *skip)
+{
+	(void)ctx, (void)stream, (void)skip;
+	assert_true(r->nregions <= 4096 && r->param_bytes_len <= sizeof(pre_params));
+	pre_launch = *r;
+	memcpy(pre_regions, regions, r->nregions * sizeof(*regions));
+	memcpy(pre_params, r->param_bytes, r->param_bytes_len);
+	pre_launch.param_bytes = pre_params;
+	pre_time = time_ns;
+	return (struct ktrace_hash_job *)&job_token;
+}
+
+/* What the pipeline does once the hashes landed: the record of the launch
+ * it was given. */
+void ktrace_hash_post(struct ktrace_hash_job *job, CUresult launch_result)
+{
+	size_t size = ktrace_encode_launch(NULL, 0, &pre_launch, pre_regions);
+	void *p = ktrace_writer_reserve(ktrace_tracer.writer, size);
+
+	(void)launch_result;
+	assert_ptr_equal(job, &job_token);
+	assert_non_null(p);
+	ktrace_encode_launch(p, size, &pre_launch, pre_regions);
+	ktrace_writer_commit_at(ktrace_tracer.writer, p, pre_time);
+}
+
+void ktrace_hash_context_destroyed(CUcontext ctx)
+{
+	(void)ctx;
+}
+
+/* No copy here reaches the pipeline. */
+uint32_t ktrace_hash_copy(CUcontext ctx, CUstream stream, const struct ktrace_rec_memcpy *r, uint64_t time_ns)
+{
+	(void)ctx, (void)stream, (void)r, (void)time_ns;
+	return KTRACE_DST_DIGEST_SKIP_ASYNC;
+}
+
+static CUresult fake_real(const struct ktrace_launch_args *a, void *ctx)
+{
+	(void)a, (void)ctx;
+	return CUDA_SUCCESS;
+}
+
+/* ---- the kernels ------------------------------------------------------------------- */
+
+static uint8_t *cubin;
+static size_t cubin_len;
+static struct ktrace_meta_image *meta;
+
+enum { K_VECTORIZED, K_UNROLLED, K_CLOSURE, K_MTA, K_APPLY2, K_ACCESSOR, NKERNELS };
+static const char *const kernel_prefix[NKERNELS] = {
+	"_ZN2at6native29vectorized_elementwise_kernel", "_ZN2at6native27unrolled_elementwise_kernel",
+	"_ZN2at6native18elementwise_kernel", "_ZN2at6native25multi_tensor_apply_kernel", "_Z6apply2",
+	"_Z14accessor_scale",
+};
+
+static const struct ktrace_meta_kernel *kernel_meta(int k)
+{
+	for (uint32_t i = 0; i < meta->nkernels; i++)
+		if (!strncmp(meta->kernels[i].name, kernel_prefix[k], strlen(kernel_prefix[k])))
+			return &meta->kernels[i];
+	fail_msg("no kernel %s in the test cubin", kernel_prefix[k]);
+	return NULL;
+}
+
+static int group_setup(void **state)
+{
+	char err[256];
+
+	(void)state;
+	cubin = read_whole(build_path("test/capture/struct_kernels.cubin"), &cubin_len);
+	if (!cubin) {
+		print_error("test image missing under %s (make test builds it)\n", build_path(""));
+		return -1;
+	}
+	if (ktrace_meta_parse(cubin, cubin_len, NULL, &meta, err, sizeof err)) {
+		print_error("%s\n", err);
+		return -1;
+	}
+	return 0;
+}
+
+static int group_teardown(void **state)
+{
+	(void)state;
+	ktrace_meta_worker_stop();
+	ktrace_registry_reset();
+	ktrace_meta_free(meta);
+	free(cubin);
+	free(trace_recs);
+	return 0;
+}
+
+static int with_module; /* the kernels' module image is known (else: driver layout, mangled name) */
+
+static int setup(void **state)
+{
+	(void)state;
+	fake_driver_reset();
+	fake_driver_set_context(CTX, 0, 90);
+	ktrace_alloc_map_reset();
+	trace_begin(1, 0);
+	ktrace_on_alloc(A_BASE, A_SIZE, KTRACE_ALLOC_DEVICE, NULL);
+	ktrace_on_alloc(B_BASE, B_SIZE, KTRACE_ALLOC_DEVICE, NULL);
+	if (with_module)
+		ktrace_on_module_loaded((void *)(uintptr_t)MODULE, 0, cubin, cubin_len, NULL,
+					KTRACE_MODSRC_MODULE_LOAD_DATA);
+	return 0;
+}
+
+static int setup_module(void **state)
+{
+	with_module = 1;
+	return setup(state);
+}
+
+static int setup_library(void **state)
+{
+	with_module = 0;
+	return setup(state);
+}
+
+/* The driver knows kernel k under handle 0xf0 + k with the cubin's layout. */
+static void declare(int k)
+{
+	const struct ktrace_meta_kernel *mk = kernel_meta(k);
+	struct fake_func f;
+
+	memset(&f, 0, sizeof f);
+	f.handle = 0xf0 + (uint64_t)k;
+	f.name = mk->name;
+	f.nparams = mk->nparams;
+	assert_true(mk->nparams <= 16);
+	for (uint32_t i = 0; i < mk->nparams; i++) {
+		f.offset[i] = mk->params[i].offset;
+		f.size[i] = mk->params[i].size;
+	}
+	fake_driver_add(&f);
+	if (with_module)
+		ktrace_on_function((CUfunction)(uintptr_t)f.handle, (CUmodule)(uintptr_t)MODULE, mk->name);
+}
+
+/* Launch kernel k with the parameter buffer buf (laid out as the cubin says). */
+static void launch(int k, uint8_t *buf)
+{
+	const struct ktrace_meta_kernel *mk = kernel_meta(k);
+	void *kp[16];
+	struct ktrace_launch_args a;
+
+	for (uint32_t i = 0; i < mk->nparams; i++)
+		kp[i] = buf + mk->params[i].offset;
+	memset(&a, 0, sizeof a);
+	a.api = KTRACE_API_LAUNCH_KERNEL;
+	a.f = (CUfunction)(uintptr_t)(0xf0 + (uint64_t)k);
+	a.grid[0] = a.grid[1] = a.grid[2] = 1;
+	a.block[0] = a.block[1] = a.block[2] = 1;
+	a.stream = (CUstream)(uintptr_t)0x5700;
+	a.kernel_params = kp;
+	assert_int_equal(ktrace_on_launch(&a, fake_real, NULL), CUDA_SUCCESS);
+}
+
+static void put64(uint8_t *buf, uint32_t off, uint64_t v)
+{
+	memcpy(buf + off, &v, 8);
+}
+
+/* Fill [off, off+len) with decoys: words inside the tracked allocations. */
+static void decoys(uint8_t *buf, uint32_t off, uint32_t len)
+{
+	for (uint32_t o = (off + 7) & ~7u; o + 8 <= off + len; o += 8)
+		put64(buf, o, (o / 8) % 2 ? A_BASE + 8 * o : B_BASE + o);
+}
+
+/* The regions of the i-th LAUNCH record: their offsets and flags. */
+struct got {
+	uint32_t n, off[128];
+	uint16_t flags[128];
+	uint64_t ptr[128], alloc[128];
+};
+
+static void regions_of(size_t i, struct got *g)
+{
+	const struct loaded_rec *l = trace_nth(KTRACE_REC_LAUNCH, i);
+	struct ktrace_rec_launch r;
+
+	assert_non_null(l);
+	assert_int_equal(ktrace_decode_launch(l->data, l->len, &r), 0);
+	assert_true(r.nregions <= 128);
+	g->n = r.nregions;
+	for (uint32_t j = 0; j < r.nregions; j++) {
+		struct ktrace_region reg;
+
+		ktrace_launch_region(&r, j, &reg);
+		g->off[j] = reg.param_offset;
+		g->flags[j] = reg.flags & (KTRACE_REGIONF_IN_STRUCT | KTRACE_REGIONF_GUESSED | KTRACE_REGIONF_UNHASHED);
+		g->ptr[j] = reg.ptr;
+		g->alloc[j] = reg.alloc_base;
+	}
+}
+
+static void expect_typed(const struct got *g, uint32_t n, const uint32_t *offs)
+{
+	if (g->n != n)
+		fail_msg("%u regions, expected %u (with_module %d)", g->n, n, with_module);
+	for (uint32_t j = 0; j < n; j++) {
+		assert_int_equal(g->off[j], offs[j]);
+		assert_int_equal(g->flags[j] & KTRACE_REGIONF_GUESSED, 0);
+	}
+}
+
+/* ---- the cases ------------------------------------------------------------------------ */
+
+/* vectorized_elementwise_kernel(int, AddFunctor, std::array<char*, 3>) and
+ * unrolled_elementwise_kernel(int, AddFunctor, std::array<char*, 2>,
+ * OffsetCalculator<1>, OffsetCalculator<1>, LoadWithCast<1>, StoreWithCast<1>):
+ * the array's slots, nothing of the calculators and loaders. */
+static void test_elementwise(void **state)
+{
+	static const uint32_t vec[] = { 8, 16, 24 }, unr[] = { 8, 16 };
+	uint8_t buf[1024];
+	struct got g;
+
+	(void)state;
+	declare(K_VECTORIZED);
+	declare(K_UNROLLED);
+	memset(buf, 0, sizeof buf);
+	put64(buf, 8, A_BASE);
+	put64(buf, 16, A_BASE + 4096);
+	put64(buf, 24, B_BASE);
+	launch(K_VECTORIZED, buf);
+	memset(buf, 0, sizeof buf);
+	decoys(buf, 24, 848 - 24); /* both calculators, the loader and the storer */
+	put64(buf, 8, B_BASE + 512);
+	put64(buf, 16, A_BASE);
+	launch(K_UNROLLED, buf);
+	trace_end();
+	regions_of(0, &g);
+	expect_typed(&g, 3, vec);
+	for (uint32_t j = 0; j < 3; j++)
+		assert_int_equal(g.flags[j], KTRACE_REGIONF_IN_STRUCT);
+	regions_of(1, &g);
+	expect_typed(&g, 2, unr);
+}
+
+/* elementwise_kernel(int, gpu_kernel_impl's closure): the closure's type
+ * says nothing, so every word that looks like a pointer is one, guessed
+ * (the real ones and the decoys alike). */
+static void test_closure_is_guessed(void **state)
+{
+	const struct ktrace_meta_kernel *mk = kernel_meta(K_CLOSURE);
+	uint8_t buf[1024];
+	struct got g;
+	uint32_t size = mk->params[1].size, words = 0;
+
+	(void)state;
+	declare(K_CLOSURE);
+	memset(buf, 0, sizeof buf);
+	decoys(buf, 8, size);
+	for (uint32_t o = 8; o + 8 <= 8 + size; o += 8)
+		words++;
+	launch(K_CLOSURE, buf);
+	trace_end();
+	regions_of(0, &g);
+	assert_int_equal(g.n, words);
+	for (uint32_t j = 0; j < g.n; j++)
+		assert_int_equal(g.flags[j], KTRACE_REGIONF_IN_STRUCT | KTRACE_REGIONF_GUESSED);
+}
+
+/* multi_tensor_apply_kernel(TensorListMetadata<2, false>, ScaleFunctor,
+ * float): the used address slots of both lists; unused slots (zero, as
+ * std::make_unique leaves them), numel_for_tensor and the block maps are
+ * not looked at. */
+static void test_tensor_list(void **state)
+{
+	static const uint32_t offs[] = { 0, 8, 16, 512, 520, 528 };
+	static uint8_t buf[3152];
+	struct got g;
+
+	(void)state;
+	declare(K_MTA);
+	memset(buf, 0, sizeof buf);
+	decoys(buf, 1024, 3144 - 1024); /* numel_for_tensor, block_to_tensor, block_to_chunk */
+	for (uint32_t t = 0; t < 3; t++) {
+		put64(buf, 8 * t, A_BASE + 65536 * t);      /* addresses[0][t] */
+		put64(buf, 512 + 8 * t, B_BASE + 4096 * t); /* addresses[1][t] */
+	}
+	launch(K_MTA, buf);
+	trace_end();
+	regions_of(0, &g);
+	expect_typed(&g, 6, offs);
+}
+
+/* apply2(TensorInfo<float, unsigned>, TensorInfo<float const, unsigned>,
+ * unsigned): each descriptor's data pointer; its sizes and strides past
+ * `dims` are left uninitialised by PyTorch and may hold anything. */
+static void test_tensor_info(void **state)
+{
+	static const uint32_t offs[] = { 0, 216 };
+	uint8_t buf[440];
+	struct got g;
+
+	(void)state;
+	declare(K_APPLY2);
+	memset(buf, 0, sizeof buf);
+	decoys(buf, 8, 208);
+	decoys(buf, 224, 208);
+	put64(buf, 0, A_BASE + 256);
+	put64(buf, 216, B_BASE + 256);
+	launch(K_APPLY2, buf);
+	trace_end();
+	regions_of(0, &g);
+	expect_typed(&g, 2, offs);
+	assert_int_equal(g.alloc[0], A_BASE);
+	assert_int_equal(g.alloc[1], B_BASE);
+}
+
+/* accessor_scale(GenericPackedTensorAccessor<float, 2, ...>, float, long):
+ * the data pointer; a long that holds an address-like value is a long.  A
+ * data pointer outside every tracked allocation is still a region,
+ * unhashed; a null one is none. */
+static void test_accessor(void **state)
+{
+	static const uint32_t offs[] = { 0 };
+	uint8_t buf[40];
+	struct got g;
+
+	(void)state;
+	declare(K_ACCESSOR);
+	memset(buf, 0, sizeof buf);
+	decoys(buf, 8, 16);
+	put64(buf, 0, A_BASE);
+	put64(buf, 32, B_BASE); /* the long */
+	launch(K_ACCESSOR, buf);
+	put64(buf, 0, UNTRACKED);
+	launch(K_ACCESSOR, buf);
+	put64(buf, 0, 0);
+	launch(K_ACCESSOR, buf);
+	trace_end();
+	regions_of(0, &g);
+	expect_typed(&g, 1, offs);
+	assert_int_equal(g.flags[0], KTRACE_REGIONF_IN_STRUCT);
+	regions_of(1, &g);
+	expect_typed(&g, 1, offs);
+	assert_int_equal(g.flags[0], KTRACE_REGIONF_IN_STRUCT | KTRACE_REGIONF_UNHASHED);
+	assert_int_equal(g.ptr[0], UNTRACKED);
+	assert_int_equal(g.alloc[0], 0);
+	regions_of(2, &g);
+	assert_int_equal(g.n, 0);
+}
+
+#define BOTH(t) cmocka_unit_test_setup(t, setup_module), cmocka_unit_test_setup(t, setup_library)
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		BOTH(test_elementwise), BOTH(test_closure_is_guessed), BOTH(test_tensor_list),
+		BOTH(test_tensor_info), BOTH(test_accessor),
+	};
+
+	return cmocka_run_group_tests(tests, group_setup, group_teardown);
+}
