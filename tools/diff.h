@@ -20,6 +20,7 @@
 
 #include "format/replay_report.h"
 #include "tools/trace_model.h"
+#include "tools/unverified.h"
 
 struct diff_opts {
 	int all;             /* classify and report every divergence */
@@ -115,6 +116,21 @@ struct diff_divergence {
 	struct diff_arg *host_noise; size_t nhost_noise;
 	size_t equal_pointers, equal_scalars; /* inputs seen identical */
 	uint64_t unverified_before, only_a_before; /* earlier launches of A: not compared, in A only */
+	size_t guessed_inputs;    /* guessed pointer words that could not be compared: not counted */
+};
+
+/* A matched launch that could not be verified, and why (tools/unverified.h). */
+#define DIFF_UNV_OFFSETS 8
+struct diff_unverified {
+	const struct tm_launch *la, *lb;
+	int reason;               /* enum ktrace_unv: the first of `reasons` */
+	uint32_t reasons;         /* every reason that applies (1 << reason) */
+	char run;                 /* the main reason comes from run 'A', 'B', or both (0) */
+	/* the parameter offsets of the regions behind the main reason, with the
+	 * run each is in for regions_differ ('A', 'B'; 0: both) */
+	uint32_t noffsets;        /* how many (the first DIFF_UNV_OFFSETS listed) */
+	uint32_t offset[DIFF_UNV_OFFSETS];
+	char offset_run[DIFF_UNV_OFFSETS];
 };
 
 struct diff_kernel_stat {
@@ -204,6 +220,11 @@ struct diff_result {
 	const struct tm_trace *a, *b;
 	const char *label_a, *label_b;
 	uint64_t launches_a, launches_b, matched, only_a, only_b, unverified, diverged;
+	uint64_t unverified_by[KTRACE_UNV_COUNT]; /* unverified launches by their main reason */
+	struct diff_unverified *unv; size_t nunv;  /* every unverified launch, in A's order */
+	/* region pairs with a guessed pointer (docs/format.md "Pointer words")
+	 * that could not be compared: each cost itself only, not its launch */
+	uint64_t guessed_set_aside;
 	const struct tm_launch *first_only_a, *first_only_b; /* earliest launch without counterpart */
 	struct diff_extents extents_a, extents_b;   /* hashed regions of each run by exactness */
 	struct diff_program_results results;        /* device-to-host copies (a difference: status 1) */
@@ -280,6 +301,16 @@ int ktrace_diff_compare_results(const struct tm_trace *a, const struct tm_trace 
 const char *ktrace_diff_results_state_name(int state);
 /* The text report's lines: "regions hashed: ..." and "program results ...". */
 void ktrace_diff_text_extents(FILE *f, const struct diff_result *r);
+
+/* ---- unverified launches (diff_unverified.c) ----------------------------- */
+
+/* One line of why u is unverified: "region sets differ: @56 in A only". */
+void ktrace_diff_unverified_str(const struct diff_unverified *u, char *buf, size_t cap);
+/* The unverified launches counted by reason: "3 regions_differ, 1 hash_skipped_capture". */
+void ktrace_diff_unverified_counts(const struct diff_result *r, char *buf, size_t cap);
+/* The text report's lines: guessed pairs set aside, then one line per
+ * unverified launch (the first 20 unless all). */
+void ktrace_diff_text_unverified(FILE *f, const struct diff_result *r, int all);
 void ktrace_diff_text_results(FILE *f, const struct diff_result *r);
 
 /* ---- reports (diff_report.c, diff_ci.c) -------------------------------- */

@@ -1,10 +1,12 @@
 /* tools/diff_engine.c: comparing aligned launches and classifying divergences.
  *
  * Owns the comparison of two launches of the same kernel (pointer regions by
- * their position in the parameter buffer, never by raw address: post-hashes
- * for outputs, pre-hashes and scalar bytes for inputs; hashes that are
- * missing or cover different extents make a launch "unverified", never
- * equal), the classification of a divergence (all inputs identical: the
+ * their position in the parameter buffer, that is by parameter and offset
+ * within it, never by raw address: post-hashes for outputs, pre-hashes and
+ * scalar bytes for inputs; hashes that are missing or cover different
+ * extents make a launch "unverified", never equal, and say why
+ * (tools/unverified.h), except for regions guessed by their value alone,
+ * each of which then costs itself only), the classification of a divergence (all inputs identical: the
  * kernel is non-deterministic; an input differs: the last writer of that
  * input in each run), the per-kernel summary, warnings about the traces,
  * and the exit status (which what the program observed, diff_results.c,
@@ -423,33 +425,109 @@ static int collect_races(struct diff_result *r, const struct diff_align *al)
 		}                                                                              \
 	} while (0)
 
-static int launch_status(struct diff_result *res, const struct tm_launch *la, const struct tm_launch *lb)
+/* A pair of regions with a pointer found by its value alone and none typed
+ * (docs/format.md "Pointer words"): when it cannot be compared it costs
+ * itself only.  Regions of traces before 1.3 are never guessed. */
+static int pair_guessed(const struct tm_region *x, const struct tm_region *y)
 {
-	int diverged = 0, unverified = 0;
+	return (!x || (x->flags & KTRACE_REGIONF_GUESSED)) && (!y || (y->flags & KTRACE_REGIONF_GUESSED));
+}
+
+/* Why the typed pair x, y of la, lb could not be compared (enum ktrace_unv),
+ * and the run it comes from ('A', 'B', 0 both). */
+static int pair_reason(const struct tm_launch *la, const struct tm_launch *lb, const struct tm_region *x,
+		       const struct tm_region *y, char *run)
+{
+	uint32_t ma, mb;
+
+	*run = 0;
+	if (!x || !y) {
+		*run = x ? 'A' : 'B';
+		return KTRACE_UNV_REGIONS_DIFFER;
+	}
+	ma = ktrace_unv_launch_mask(la->flags, la->hash_skip, la->nregions) |
+	     ktrace_unv_region_mask(la->flags, x->flags, x->hash_len);
+	mb = ktrace_unv_launch_mask(lb->flags, lb->hash_skip, lb->nregions) |
+	     ktrace_unv_region_mask(lb->flags, y->flags, y->hash_len);
+	if (ma | mb) {
+		int r = ktrace_unv_first(ma | mb);
+
+		*run = (ma & mb & (1u << r)) ? 0 : (ma & (1u << r)) ? 'A' : 'B';
+		return r;
+	}
+	return x->hash_len != y->hash_len ? KTRACE_UNV_EXTENTS_DIFFER : KTRACE_UNV_HASH_MISSING;
+}
+
+/* Note reason r (from run `run`, the region at `off`) for the launch. */
+static void unv_note(struct diff_unverified *u, int r, char run, int have_off, uint32_t off)
+{
+	if (!(u->reasons & (1u << r)) && (!u->reason || r < u->reason)) {
+		u->reason = r;
+		u->run = run;
+		u->noffsets = 0;
+	}
+	u->reasons |= 1u << r;
+	if (r != u->reason || !have_off || !ktrace_unv_is_regional(r))
+		return;
+	if (u->noffsets < DIFF_UNV_OFFSETS) {
+		u->offset[u->noffsets] = off;
+		u->offset_run[u->noffsets] = run;
+	}
+	u->noffsets++;
+	if (u->run != run)
+		u->run = 0;
+}
+
+/* The reasons the two records give before their regions are paired:
+ * parameter bytes cut, hashing skipped. */
+static void launch_reasons(const struct tm_launch *la, const struct tm_launch *lb, struct diff_unverified *u)
+{
+	uint32_t keep = (1u << KTRACE_UNV_PARAMS_TRUNCATED) | (1u << KTRACE_UNV_HASH_CAPTURE) |
+			(1u << KTRACE_UNV_HASH_NOSLOT) | (1u << KTRACE_UNV_HASH_SKIPPED);
+	uint32_t ma = ktrace_unv_launch_mask(la->flags, la->hash_skip, la->nregions) & keep;
+	uint32_t mb = ktrace_unv_launch_mask(lb->flags, lb->hash_skip, lb->nregions) & keep;
+
+	for (int r = 1; r < KTRACE_UNV_COUNT; r++)
+		if ((ma | mb) & (1u << r))
+			unv_note(u, r, (ma & mb & (1u << r)) ? 0 : (ma & (1u << r)) ? 'A' : 'B', 0, 0);
+}
+
+/* How a matched pair compares; an unverified one says why in *u. */
+static int launch_status(struct diff_result *res, const struct tm_launch *la, const struct tm_launch *lb,
+			 struct diff_unverified *u)
+{
+	int diverged = 0;
 	struct diff_concurrent cw;
-	if ((la->flags | lb->flags) & (KTRACE_LAUNCHF_HASH_SKIPPED | KTRACE_LAUNCHF_PARAMS_TRUNCATED))
-		unverified = 1;
+
+	memset(u, 0, sizeof *u);
+	u->la = la;
+	u->lb = lb;
+	launch_reasons(la, lb, u);
 	FOR_REGION_PAIRS(la, lb, x, y, {
 		const char *why;
+		const struct tm_region *r = x ? x : y;
+		const struct tm_kernel *k = x ? la->kernel : lb->kernel;
+		int guessed = pair_guessed(x, y);
 		if ((res->order[0] || res->order[1]) && set_aside(res, la, lb, x, y, &cw)) {
 			/* no evidence either way; as an output, it leaves the launch unverified */
 			res->set_aside++;
-			if (region_written(x) || region_written(y))
-				unverified = 1;
+			if ((region_written(x) || region_written(y)) && !guessed)
+				unv_note(u, KTRACE_UNV_CONCURRENT, cw.run, 1, r->param_offset);
 			continue;
 		}
 		int c = output_differs(x, y, &why);
-		if (c == H_DIFF)
+		if (c == H_DIFF) {
 			diverged = 1;
-		else if (c == H_UNV) {
-			const struct tm_region *r = x ? x : y;
-			const struct tm_kernel *k = x ? la->kernel : lb->kernel;
+		} else if (c == H_UNV && guessed) {
+			res->guessed_set_aside++;
+		} else if (c == H_UNV && !(region_is_const(k, r) && x && y)) {
 			/* a read-only argument cannot change: its missing post-hash hides nothing */
-			if (!(region_is_const(k, r) && x && y))
-				unverified = 1;
+			char run;
+			int why_code = pair_reason(la, lb, x, y, &run);
+			unv_note(u, why_code, run, 1, r->param_offset);
 		}
 	});
-	return diverged ? DIFF_DIVERGED : unverified ? DIFF_UNVERIFIED : DIFF_EQUAL;
+	return diverged ? DIFF_DIVERGED : u->reasons ? DIFF_UNVERIFIED : DIFF_EQUAL;
 }
 
 /* ---- last writer ------------------------------------------------------------------- */
@@ -614,6 +692,10 @@ static int classify(struct diff_result *res, const struct diff_align *al, struct
 		int pre = hash_cmp(x, y, 0, &why);
 		if (pre == H_EQ) {
 			d->equal_pointers++;
+			continue;
+		}
+		if (pre == H_UNV && pair_guessed(x, y)) {
+			d->guessed_inputs++; /* a word that only looked like a pointer, maybe */
 			continue;
 		}
 		struct diff_arg *a = push_pointer_arg(pre == H_DIFF ? &ins : &unv, name, ord, r, x, y);
@@ -817,10 +899,27 @@ static int add_divergence(struct diff_result *r, size_t *cap, const struct diff_
 }
 
 /* Every launch of A: matched (equal, diverged or unverified) or in A only. */
+/* Keep u, an unverified launch, and count it by its main reason. */
+static int add_unverified(struct diff_result *r, size_t *cap, const struct diff_unverified *u)
+{
+	if (r->nunv == *cap) {
+		size_t ncap = *cap ? *cap * 2 : 16;
+		struct diff_unverified *nv = realloc(r->unv, ncap * sizeof *nv);
+		if (!nv)
+			return -1;
+		r->unv = nv;
+		*cap = ncap;
+	}
+	r->unv[r->nunv++] = *u;
+	r->unverified++;
+	r->unverified_by[u->reason]++;
+	return 0;
+}
+
 static int compare_launches_of_a(struct diff_result *r, const struct diff_align *al, struct kernel_table *kt)
 {
 	const struct tm_trace *a = r->a, *b = r->b;
-	size_t cap = 0;
+	size_t cap = 0, ucap = 0;
 	for (size_t i = 0; i < a->nlaunches; i++) {
 		const struct tm_launch *la = &a->launches[i];
 		struct diff_kernel_stat *ks = kernel_stat_of(kt, ktrace_tm_kernel_name(la->kernel));
@@ -835,9 +934,11 @@ static int compare_launches_of_a(struct diff_result *r, const struct diff_align 
 		const struct tm_launch *lb = &b->launches[al->match_a[i]];
 		r->matched++;
 		ks->matched++;
-		int st = launch_status(r, la, lb);
+		struct diff_unverified u;
+		int st = launch_status(r, la, lb, &u);
 		if (st == DIFF_UNVERIFIED) {
-			r->unverified++;
+			if (add_unverified(r, &ucap, &u))
+				return -1;
 			ks->unverified++;
 		} else if (st == DIFF_DIVERGED) {
 			r->diverged++;
@@ -970,6 +1071,7 @@ void ktrace_diff_result_free(struct diff_result *r)
 		free(r->divs[i].unverified);
 	}
 	free(r->divs);
+	free(r->unv);
 	free(r->kernels);
 	for (size_t i = 0; i < r->nwarnings; i++)
 		free(r->warnings[i]);

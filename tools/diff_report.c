@@ -266,6 +266,9 @@ void ktrace_diff_text_divergence(FILE *f, const struct diff_divergence *d, const
 		fprintf(f, "  inputs identical: %zu pointer argument%s (pre-hashes), %zu scalar argument%s\n",
 			d->equal_pointers, d->equal_pointers == 1 ? "" : "s", d->equal_scalars,
 			d->equal_scalars == 1 ? "" : "s");
+	if (d->guessed_inputs)
+		fprintf(f, "  not counted: %zu word%s that only looked like a pointer (guessed by value) could not be "
+			   "compared\n", d->guessed_inputs, d->guessed_inputs == 1 ? "" : "s");
 	fprintf(f, "  => %s\n", divergence_sentence(d));
 }
 
@@ -394,8 +397,10 @@ static void text_one_run_note(FILE *f, const struct diff_result *r)
 	fputc('\n', f);
 }
 
-static void text_header(FILE *f, const struct diff_result *r)
+static void text_header(FILE *f, const struct diff_result *r, int all)
 {
+	char by_reason[256];
+
 	size_t sm = 0, sa = 0, sb = 0;
 	for (size_t i = 0; i < r->nstreams; i++) {
 		if (r->streams[i].in_a && r->streams[i].in_b)
@@ -408,9 +413,11 @@ static void text_header(FILE *f, const struct diff_result *r)
 	fprintf(f, "A: %s (pid %u: %s)\n", r->label_a, r->a->pid, r->a->cmdline);
 	fprintf(f, "B: %s (pid %u: %s)\n", r->label_b, r->b->pid, r->b->cmdline);
 	fprintf(f, "streams: %zu matched, %zu only in A, %zu only in B\n", sm, sa, sb);
+	ktrace_diff_unverified_counts(r, by_reason, sizeof by_reason);
 	fprintf(f, "launches: %" PRIu64 " in A, %" PRIu64 " in B; %" PRIu64 " matched, %" PRIu64
-		   " only in A, %" PRIu64 " only in B, %" PRIu64 " unverified\n",
-		r->launches_a, r->launches_b, r->matched, r->only_a, r->only_b, r->unverified);
+		   " only in A, %" PRIu64 " only in B, %" PRIu64 " unverified%s%s%s\n",
+		r->launches_a, r->launches_b, r->matched, r->only_a, r->only_b, r->unverified,
+		r->unverified ? " (" : "", by_reason, r->unverified ? ")" : "");
 	ktrace_diff_text_extents(f, r);
 	if (r->first_only_a)
 		fprintf(f, "first launch only in A: %s (launch %" PRIu64 ")\n", ktrace_tm_kernel_name(r->first_only_a->kernel),
@@ -422,6 +429,7 @@ static void text_header(FILE *f, const struct diff_result *r)
 	text_stream_order(f, r);
 	for (size_t i = 0; i < r->nwarnings; i++)
 		fprintf(f, "warning: %s\n", r->warnings[i]);
+	ktrace_diff_text_unverified(f, r, all);
 	fprintf(f, "\n");
 }
 
@@ -451,7 +459,7 @@ void ktrace_diff_report_text(FILE *f, const struct diff_result *r, const struct 
 
 	for (size_t k = 0; k < r->nkernels; k++)
 		nk += r->kernels[k].diverged != 0;
-	text_header(f, r);
+	text_header(f, r, o->all);
 	if (!r->ndivs) {
 		text_no_divergence(f, r);
 		ktrace_diff_text_results(f, r);
@@ -748,6 +756,7 @@ static void j_divergence(struct jw *j, const struct diff_divergence *d)
 		j_close(j, ']');
 		j_u64(j, "inputs_equal_pointers", d->equal_pointers);
 		j_u64(j, "inputs_equal_scalars", d->equal_scalars);
+		j_u64(j, "inputs_guessed_not_compared", d->guessed_inputs);
 	}
 	j_close(j, '}');
 }
@@ -919,6 +928,58 @@ static void j_confirmation(struct jw *j, const struct diff_result *r)
 	j_close(j, '}');
 }
 
+/* The unverified launches by reason (nonzero counts), and the guessed
+ * region pairs set aside by themselves. */
+static void j_unverified_counts(struct jw *j, const struct diff_result *r)
+{
+	j_open(j, "unverified_by_reason", '{');
+	for (int k = 1; k < KTRACE_UNV_COUNT; k++)
+		if (r->unverified_by[k])
+			j_u64(j, ktrace_unv_name(k), r->unverified_by[k]);
+	j_close(j, '}');
+	j_u64(j, "guessed_regions_set_aside", r->guessed_set_aside);
+}
+
+/* Every unverified launch and why. */
+static void j_unverified(struct jw *j, const struct diff_result *r)
+{
+	char line[512];
+
+	j_open(j, "unverified_launches", '[');
+	for (size_t i = 0; i < r->nunv; i++) {
+		const struct diff_unverified *u = &r->unv[i];
+		uint32_t shown = u->noffsets < DIFF_UNV_OFFSETS ? u->noffsets : DIFF_UNV_OFFSETS;
+		char run[2] = { u->run, 0 };
+
+		j_open(j, NULL, '{');
+		j_u64(j, "seq_a", u->la->seq);
+		j_u64(j, "seq_b", u->lb->seq);
+		j_str(j, "kernel", ktrace_tm_kernel_name(u->la->kernel));
+		j_str(j, "reason", ktrace_unv_name(u->reason));
+		j_open(j, "reasons", '[');
+		for (int k = 1; k < KTRACE_UNV_COUNT; k++)
+			if (u->reasons & (1u << k))
+				j_str(j, NULL, ktrace_unv_name(k));
+		j_close(j, ']');
+		j_str(j, "run", u->run ? run : "both");
+		j_open(j, "regions", '[');
+		for (uint32_t k = 0; k < shown; k++) {
+			char rr[2] = { u->offset_run[k], 0 };
+
+			j_open(j, NULL, '{');
+			j_u64(j, "param_offset", u->offset[k]);
+			j_str(j, "run", rr[0] ? rr : "both");
+			j_close(j, '}');
+		}
+		j_close(j, ']');
+		j_u64(j, "regions_total", u->noffsets);
+		ktrace_diff_unverified_str(u, line, sizeof line);
+		j_str(j, "why", line);
+		j_close(j, '}');
+	}
+	j_close(j, ']');
+}
+
 void ktrace_diff_report_json(FILE *f, const struct diff_result *r, const struct diff_opts *o, int indent)
 {
 	struct jw j = { f, 0, indent, { 0 } };
@@ -935,8 +996,10 @@ void ktrace_diff_report_json(FILE *f, const struct diff_result *r, const struct 
 	j_u64(&j, "only_a", r->only_a);
 	j_u64(&j, "only_b", r->only_b);
 	j_u64(&j, "unverified", r->unverified);
+	j_unverified_counts(&j, r);
 	j_u64(&j, "diverged", r->diverged);
 	j_close(&j, '}');
+	j_unverified(&j, r);
 	j_regions_and_results(&j, r);
 	const struct tm_launch *fo[2] = { r->first_only_a, r->first_only_b };
 	for (int w = 0; w < 2; w++) {

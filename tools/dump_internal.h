@@ -59,6 +59,11 @@ const char *dump_dst_digest_state_name(uint32_t state);
 /* "exact" or "inferred" for a hashed region of a file that records it, else NULL. */
 const char *dump_region_extent_name(const struct dump_ctx *c, const struct ktrace_region *g);
 const char *dump_note_level_name(uint32_t level);
+/* Why this launch record alone cannot be verified (tools/unverified.h; as
+ * ktrace-diff says it): a mask of reasons, 0 none; and its text ("not
+ * hashed: the stream was capturing; ...") into out, or "" for 0. */
+uint32_t dump_unverifiable(const struct ktrace_rec_launch *l);
+const char *dump_unverifiable_text(const struct ktrace_rec_launch *l, uint32_t mask, char *out, size_t cap);
 const char *dump_end_reason_name(uint32_t reason);
 
 /* A 64-bit value for printf's %llu and %llx. */

@@ -4,6 +4,7 @@
  * and sizes are numbers.
  */
 #include "tools/dump_internal.h"
+#include "tools/unverified.h"
 
 #include "format/replay_report.h"
 
@@ -106,6 +107,25 @@ static void json_param_desc(FILE *f, const struct ktrace_param_desc *d)
 	json_put_name_list(f, "flags", fl);
 }
 
+/* Why the record alone cannot be verified: "unverifiable" (the reasons'
+ * names, as ktrace-diff gives them) and "unverifiable_text"; nothing when
+ * there is no such reason. */
+static void json_unverifiable(FILE *f, const struct ktrace_rec_launch *l)
+{
+	uint32_t m = dump_unverifiable(l);
+	char names[256], why[512];
+	size_t o = 0;
+
+	if (!m)
+		return;
+	names[0] = '\0';
+	for (int r = 1; r < KTRACE_UNV_COUNT; r++)
+		if (m & (1u << r))
+			o += (size_t)snprintf(names + o, sizeof names - o, "%s%s", o ? "," : "", ktrace_unv_name(r));
+	json_put_name_list(f, "unverifiable", names);
+	json_put_cstr(f, "unverifiable_text", dump_unverifiable_text(l, m, why, sizeof why));
+}
+
 static int json_launch(const struct dump_ctx *c, FILE *f, const void *rec, size_t len, const struct dump_kernel *k)
 {
 	struct ktrace_rec_launch l;
@@ -126,6 +146,9 @@ static int json_launch(const struct dump_ctx *c, FILE *f, const void *rec, size_
 	json_put_i64(f, "device", l.device);
 	json_put_cstr(f, "api", dump_api_name(l.api));
 	json_put_name_list(f, "launch_flags", dump_launch_flag_names(l.flags, fl, sizeof fl, ","));
+	if (l.flags & KTRACE_LAUNCHF_HASH_SKIPPED)
+		json_put_cstr(f, "hash_skip", ktrace_hash_skip_name(l.hash_skip));
+	json_unverifiable(f, &l);
 	fprintf(f, ",\"grid\":[%u,%u,%u],\"block\":[%u,%u,%u],\"cluster\":[%u,%u,%u]", l.grid[0], l.grid[1],
 		l.grid[2], l.block[0], l.block[1], l.block[2], l.cluster[0], l.cluster[1], l.cluster[2]);
 	json_put_u64(f, "shared_mem", l.shared_mem);

@@ -119,6 +119,11 @@ static int text_launch(struct dump_ctx *c, const struct ktrace_record_prefix *p,
 	if (l.flags)
 		fprintf(f, " flags %s", dump_launch_flag_names(l.flags, fl, sizeof fl, ","));
 	fputc('\n', f);
+	uint32_t unv = dump_unverifiable(&l);
+	if (unv) {
+		char why[512];
+		fprintf(f, "  unverifiable: %s\n", dump_unverifiable_text(&l, unv, why, sizeof why));
+	}
 
 	uint32_t nparams = k ? k->k.nparams : 0;
 	unsigned char *used = NULL;

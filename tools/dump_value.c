@@ -2,6 +2,7 @@
  * by kind, size and type name, escaped strings (text and JSON), enum names.
  */
 #include "tools/dump_internal.h"
+#include "tools/unverified.h"
 
 #include <ctype.h>
 #include <math.h>
@@ -242,7 +243,7 @@ const char *dump_launch_flag_names(uint32_t flags, char *out, size_t cap, const 
 
 const char *dump_region_flag_names(uint16_t flags, char *out, size_t cap, const char *sep)
 {
-	static const char *const names[] = { "in_struct", "pre", "post", "capped", "unhashed", "exact" };
+	static const char *const names[] = { "in_struct", "pre", "post", "capped", "unhashed", "exact", "guessed" };
 	return join_flags(flags, names, sizeof names / sizeof names[0], out, cap, sep);
 }
 
@@ -270,3 +271,38 @@ const char *dump_region_extent_name(const struct dump_ctx *c, const struct ktrac
 }
 NAME_TABLE(dump_note_level_name, "info", "warn", "error", "disabled")
 NAME_TABLE(dump_end_reason_name, NULL, "exit", "signal", "abort", "detach")
+
+uint32_t dump_unverifiable(const struct ktrace_rec_launch *l)
+{
+	uint32_t m = ktrace_unv_launch_mask(l->flags, l->hash_skip, l->nregions);
+
+	for (uint32_t i = 0; i < l->nregions; i++) {
+		struct ktrace_region g;
+
+		ktrace_launch_region(l, i, &g);
+		m |= ktrace_unv_region_mask(l->flags, g.flags, g.hash_len);
+	}
+	return m;
+}
+
+const char *dump_unverifiable_text(const struct ktrace_rec_launch *l, uint32_t mask, char *out, size_t cap)
+{
+	size_t o = 0;
+
+	out[0] = '\0';
+	for (int r = 1; r < KTRACE_UNV_COUNT && o < cap; r++) {
+		int k;
+
+		if (!(mask & (1u << r)))
+			continue;
+		if (r == KTRACE_UNV_HASH_SKIPPED)
+			k = snprintf(out + o, cap - o, "%s%s (%s)", o ? "; " : "", ktrace_unv_text(r),
+				     ktrace_hash_skip_text(l->hash_skip));
+		else
+			k = snprintf(out + o, cap - o, "%s%s", o ? "; " : "", ktrace_unv_text(r));
+		if (k < 0)
+			break;
+		o = o + (size_t)k < cap ? o + (size_t)k : cap;
+	}
+	return out;
+}

@@ -11,12 +11,14 @@ DIFF_CORE_SRCS := tools/trace_model.c tools/diff_align.c tools/diff_engine.c too
 DIFF_CORE_SRCS += tools/diff_order.c
 # What the program observed (device-to-host copies) and how exact the hashed extents were.
 DIFF_CORE_SRCS += tools/diff_results.c
+# Why a launch could not be verified (the reasons shared with ktrace-dump).
+DIFF_CORE_SRCS += tools/unverified.c tools/diff_unverified.c
 TOOLS += ktrace-diff
 ktrace-diff_SRCS := tools/diff_main.c $(DIFF_CORE_SRCS) $(CLI_SRCS)
 
 # ktrace-dump: trace files as text or JSON Lines.
 TOOLS += ktrace-dump
-ktrace-dump_SRCS := tools/dump.c tools/dump_text.c tools/dump_json.c tools/dump_value.c $(CLI_SRCS)
+ktrace-dump_SRCS := tools/dump.c tools/dump_text.c tools/dump_json.c tools/dump_value.c tools/unverified.c $(CLI_SRCS)
 
 # ktrace-hash: the KT64V1 digest of files.
 TOOLS += ktrace-hash

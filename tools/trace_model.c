@@ -304,6 +304,7 @@ static int take_launch(struct load_state *s, const void *rec, size_t len, uint64
 	memcpy(o->cluster, l.cluster, sizeof o->cluster);
 	o->shared_mem = l.shared_mem;
 	o->result = l.result;
+	o->hash_skip = l.hash_skip;
 	o->param_bytes_len = l.param_bytes_len;
 	o->param_bytes = arena_dup(t, l.param_bytes, l.param_bytes_len);
 	if (!o->param_bytes)

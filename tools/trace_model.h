@@ -57,6 +57,7 @@ struct tm_launch {
 	uint32_t grid[3], block[3], cluster[3];
 	uint32_t shared_mem;
 	int32_t result;
+	uint32_t hash_skip;      /* enum ktrace_hash_skip (format 1.3; 0 before) */
 	uint32_t param_bytes_len, nregions;
 	const uint8_t *param_bytes;
 	struct tm_region *regions; /* sorted by param_offset */

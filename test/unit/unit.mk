@@ -201,6 +201,11 @@ diff_cli_test_LIBS := -lcmocka
 TESTS += check_confirm_test
 check_confirm_test_SRCS = test/unit/check_confirm_test.c test/unit/diff_sim.c tools/check_confirm.c $(DIFF_CORE_SRCS)
 check_confirm_test_LIBS := -lcmocka
+# Why launches are unverified: constructed traces for each reason (also through ktrace-dump).
+TESTS += diff_unverified_test
+diff_unverified_test_SRCS = test/unit/diff_unverified_test.c $(DIFF_CORE_SRCS)
+diff_unverified_test_LIBS := -lcmocka
+TEST_DEPS += $(BUILD)/ktrace-dump
 # Stream order in the diff: constructed multi-stream traces with ORDER records.
 TESTS += diff_order_test
 diff_order_test_SRCS = test/unit/diff_order_test.c test/unit/diff_sim.c $(DIFF_CORE_SRCS)
