@@ -9,9 +9,11 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "meta/kernel_meta.h"
+#include "test/unit/meta_testutil.h"
 
 /* The answer for (type, size, space): known, and its runs (offset, count). */
 static void expect(const char *type, uint32_t size, uint8_t space, int known, uint32_t nruns, const uint32_t *runs)
@@ -195,6 +197,50 @@ static void test_unknown(void **state)
 		expect(types[i], 24, 0, 0, 0, NULL);
 }
 
+/* A Triton 3.6 kernel Inductor generated (test/fixtures/cuobjdump/triton-3.6),
+ * parsed as the library parses it: with the Triton cache its signature types
+ * ("*fp32", "i32", the scratch pointers' "*i8") tell; without (bytes no cache
+ * entry holds) the cubin's KPARAM_INFO still marks the pointers (space 4),
+ * and the 4-byte scalars, untyped, hold no word to look at. */
+static void test_triton_kernel(void **state)
+{
+	static const char *const troot[] = { META_TRITON, NULL };
+	static const int pointer[6] = { 1, 1, 0, 0, 1, 1 }; /* in_ptr0 out_ptr0 xnumel r0_numel scratch x2 */
+	const char *cubin = META_TRITON "/VE4TBTR2YOO3K2ZCOOEMA5K64277NE57VMZQLK66T63YFXF74LJA/"
+				       "triton_per_fused_add_gelu_sum_0.cubin";
+	size_t len;
+	uint8_t *b = meta_slurp(cubin, &len), *c;
+
+	(void)state;
+	c = calloc(1, len + 8);
+	assert_non_null(c);
+	memcpy(c, b, len);
+	for (int cached = 1; cached >= 0; cached--) {
+		struct ktrace_meta_opts o = { .triton_dirs = cached ? troot : NULL, .source_path = "test image" };
+		struct ktrace_meta_image *img = NULL;
+		const struct ktrace_meta_kernel *k;
+		char err[256];
+
+		assert_int_equal(ktrace_meta_parse(c, len + (cached ? 0 : 8), &o, &img, err, sizeof err), 0);
+		k = meta_kernel(img, "triton_per_fused_add_gelu_sum_0");
+		assert_int_equal(k->nparams, 6);
+		for (uint32_t i = 0; i < 6; i++) {
+			struct ktrace_ptr_words w;
+
+			ktrace_meta_pointer_words(k->params[i].type, k->params[i].size, k->params[i].space, &w);
+			if (!w.known && !pointer[i] && k->params[i].size < 8)
+				continue; /* an untyped i32: no word of it is ever looked at */
+			if (!w.known || w.nruns != (uint32_t)pointer[i])
+				fail_msg("param %u (%s, %u bytes, space %u; cached %d): known %d, %u runs", i,
+					 k->params[i].type, k->params[i].size, k->params[i].space, cached, w.known,
+					 w.nruns);
+		}
+		ktrace_meta_free(img);
+	}
+	free(c);
+	free(b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -207,6 +253,7 @@ int main(void)
 		cmocka_unit_test(test_pointer_free_structs),
 		cmocka_unit_test(test_multi_tensor_metadata),
 		cmocka_unit_test(test_unknown),
+		cmocka_unit_test(test_triton_kernel),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -44,7 +44,7 @@ TESTS += meta_names_test
 meta_names_test_SRCS := test/unit/meta_names_test.c $(META_TEST_SRCS)
 meta_names_test_LIBS := -lcmocka
 TESTS += meta_pointer_words_test
-meta_pointer_words_test_SRCS := test/unit/meta_pointer_words_test.c
+meta_pointer_words_test_SRCS := test/unit/meta_pointer_words_test.c $(META_TEST_SRCS)
 meta_pointer_words_test_LIBS := -lcmocka
 
 # libFuzzer target for ktrace_meta_parse (clang); seeds in test/fuzz/corpus/meta.
