@@ -5,7 +5,8 @@
  *    well formed (record seqs 0,1,2..., launch seqs 0..k-1 each once), and at
  *    most 100 ms of launches are lost: the last launch in the trace is at
  *    most 100 ms older than the program's last report through a pipe, and
- *    the trace holds every launch reported 100 ms before the last report;
+ *    the trace holds every launch reported 100 ms before the last report
+ *    (300 ms in the ASan build);
  *  - return, exit(), _exit(), abort(), SIGSEGV, SIGTERM, SIGINT after 20000
  *    launches: all 20000 recorded, none dropped, a clean end of file and an
  *    END record saying how the process ended;
@@ -30,7 +31,14 @@
 #include "test/reliability/rel_util.h"
 
 #define TRIALS 50
+/* Under ASan the writer thread runs 2-3x slower and, on a loaded 2-core
+ * machine, waits for a core: the bound there checks that the flush runs at
+ * all, the plain build checks the 100 ms the documentation promises. */
+#if defined(__SANITIZE_ADDRESS__)
+#define MAX_LOSS_NS (300ull * 1000000ull)
+#else
 #define MAX_LOSS_NS (100ull * 1000000ull)
+#endif
 
 static uint64_t now_ns(void)
 {
