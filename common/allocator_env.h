@@ -26,6 +26,13 @@
 
 #define KTRACE_ALLOCATOR_CONF_MAX 1024 /* longest PyTorch setting handled (bytes, NUL included) */
 
+/* Set by `ktrace run` / `ktrace check` in the program's environment: which
+ * of the variables above ktrace set (their names joined by commas), "none"
+ * when it set none (the program's own settings were kept), "keep" with
+ * --keep-allocator.  libktrace.so reads it to say on its start-up line
+ * whose settings are in effect. */
+#define KTRACE_ALLOCATOR_SET_ENV "KTRACE_ALLOCATOR_SET"
+
 /* What to set in the program's environment.  An empty string (or NULL)
  * leaves that variable as it is. */
 struct ktrace_allocator_plan {
@@ -33,6 +40,7 @@ struct ktrace_allocator_plan {
 	char alloc_conf[KTRACE_ALLOCATOR_CONF_MAX];      /* PYTORCH_ALLOC_CONF */
 	const char *xla_allocator;                       /* XLA_PYTHON_CLIENT_ALLOCATOR */
 	char note[320];                                  /* one line for the user, "" none */
+	char set_by_ktrace[96];                          /* KTRACE_ALLOCATOR_SET's value */
 };
 
 /* The settings for a program whose environment has these values (NULL:
@@ -50,5 +58,19 @@ void ktrace_allocator_plan(const char *cuda_conf, const char *conf, const char *
  * own default).  Never longer than cap - 1 (cut). */
 void ktrace_allocator_describe(const char *cuda_conf, const char *conf, const char *xla, char *out, size_t cap)
 	__attribute__((visibility("hidden")));
+
+/* The start-up line's account of the allocator settings (what follows
+ * "allocator: "), from KTRACE_ALLOCATOR_SET (set_by; NULL when the program
+ * was not started by `ktrace run` / `ktrace check`) and the variables'
+ * values in the program's environment (NULL: unset):
+ *   "PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync, XLA_PYTHON_CLIENT_ALLOCATOR=platform
+ *    (set by ktrace; --keep-allocator keeps the program's)"
+ * followed by "; the program's own: NAME=value" for variables set that
+ * ktrace did not set; or "the program's own" (", --keep-allocator" with it)
+ * and ": NAME=value, ..." for the variables set.  Bytes outside printable
+ * ASCII become '?'; values longer than 200 bytes are cut ("...").  Never
+ * longer than cap - 1. */
+void ktrace_allocator_startup(const char *set_by, const char *cuda_conf, const char *conf, const char *xla,
+			      char *out, size_t cap) __attribute__((visibility("hidden")));
 
 #endif

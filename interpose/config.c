@@ -111,6 +111,18 @@ static int get_replay(struct ktrace_config *c, ktrace_env_fn env, void *ctx, cha
 	return 0;
 }
 
+/* The frameworks' allocator settings in effect: for the HEADER and for the
+ * start-up line (which says whether `ktrace run` set them). */
+static void get_allocator(struct ktrace_config *c, ktrace_env_fn env, void *ctx)
+{
+	const char *cuda_conf = get(env, ctx, "PYTORCH_CUDA_ALLOC_CONF"), *conf = get(env, ctx, "PYTORCH_ALLOC_CONF");
+	const char *xla = get(env, ctx, "XLA_PYTHON_CLIENT_ALLOCATOR");
+
+	ktrace_allocator_describe(cuda_conf, conf, xla, c->allocator, sizeof(c->allocator));
+	ktrace_allocator_startup(get(env, ctx, KTRACE_ALLOCATOR_SET_ENV), cuda_conf, conf, xla, c->allocator_startup,
+				 sizeof(c->allocator_startup));
+}
+
 int ktrace_config_load(struct ktrace_config *c, ktrace_env_fn env, void *ctx, char *err, size_t errlen)
 {
 	const char *v;
@@ -149,8 +161,7 @@ int ktrace_config_load(struct ktrace_config *c, ktrace_env_fn env, void *ctx, ch
 	if (ktrace_output_path_expand(v, c->output, sizeof(c->output), why, sizeof(why)))
 		return bad(err, errlen, "KTRACE_OUTPUT", v, why);
 
-	ktrace_allocator_describe(get(env, ctx, "PYTORCH_CUDA_ALLOC_CONF"), get(env, ctx, "PYTORCH_ALLOC_CONF"),
-				  get(env, ctx, "XLA_PYTHON_CLIENT_ALLOCATOR"), c->allocator, sizeof(c->allocator));
+	get_allocator(c, env, ctx);
 
 	v = get(env, ctx, "KTRACE_KERNELS");
 	if (v) {

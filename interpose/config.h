@@ -21,7 +21,9 @@
  * It also reads the GPU allocator settings of the frameworks
  * (PYTORCH_CUDA_ALLOC_CONF, PYTORCH_ALLOC_CONF, XLA_PYTHON_CLIENT_ALLOCATOR),
  * only to say which are in effect (common/allocator_env.h; `ktrace run` and
- * `ktrace check` choose them): ALLOCATOR= in the HEADER's config string.
+ * `ktrace check` choose them): ALLOCATOR= in the HEADER's config string, and
+ * on the start-up line, with whether ktrace set them (KTRACE_ALLOCATOR_SET,
+ * which `ktrace run` sets).
  *
  * Booleans accept 0/1, true/false, yes/no, on/off (any case); an empty value
  * means the default.  Anything else is an error: one line naming the variable

@@ -431,7 +431,8 @@ static void initialise(void)
 						      "(launches are still recorded)");
 	}
 	if (!c->quiet)
-		KT_INFO("tracing to %s (hashing %s)", c->output, hash_started ? "on" : "off");
+		KT_INFO("tracing to %s (hashing %s); allocator: %s", c->output, hash_started ? "on" : "off",
+			c->allocator_startup);
 }
 
 int ktrace_tracer_ensure_init(void)

@@ -45,6 +45,8 @@ struct ktrace_config {
 	char kernel_pattern[1024]; /* KTRACE_KERNELS as given ("" when unset) */
 	char allocator[160];     /* GPU allocator settings in effect (common/allocator_env.h): "program",
 	                          * "pytorch:cudaMallocAsync,jax:platform", ... */
+	char allocator_startup[768]; /* their account on the start-up line: the settings and
+	                              * whether ktrace set them (KTRACE_ALLOCATOR_SET) */
 	struct ktrace_replay_spec *replay_spec; /* KTRACE_REPLAY parsed (interpose/replay/replay.h), or NULL */
 };
 

@@ -200,6 +200,9 @@ static int set_env(const char *name, const char *value, char *err, size_t errlen
 	return -1;
 }
 
+/* The allocator settings of common/allocator_env.h, unless o->keep_allocator;
+ * KTRACE_ALLOCATOR_SET says which were ktrace's (the library's start-up line
+ * names them). */
 int ktrace_set_allocator_env(const struct ktrace_run_opts *o, char *err, size_t errlen)
 {
 	struct ktrace_allocator_plan p;
@@ -208,7 +211,8 @@ int ktrace_set_allocator_env(const struct ktrace_run_opts *o, char *err, size_t 
 			      getenv("XLA_PYTHON_CLIENT_ALLOCATOR"), o->keep_allocator, &p);
 	if ((p.cuda_alloc_conf[0] && set_env("PYTORCH_CUDA_ALLOC_CONF", p.cuda_alloc_conf, err, errlen)) ||
 	    (p.alloc_conf[0] && set_env("PYTORCH_ALLOC_CONF", p.alloc_conf, err, errlen)) ||
-	    (p.xla_allocator && set_env("XLA_PYTHON_CLIENT_ALLOCATOR", p.xla_allocator, err, errlen)))
+	    (p.xla_allocator && set_env("XLA_PYTHON_CLIENT_ALLOCATOR", p.xla_allocator, err, errlen)) ||
+	    set_env(KTRACE_ALLOCATOR_SET_ENV, p.set_by_ktrace, err, errlen))
 		return -1;
 	if (p.note[0] && !o->quiet)
 		fprintf(stderr, "ktrace: %s (--keep-allocator silences this)\n", p.note);

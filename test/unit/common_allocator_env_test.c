@@ -2,12 +2,14 @@
  * and `ktrace check` give a program, and their description
  * (common/allocator_env.c): every case of PyTorch's two variables (unset,
  * empty, naming a backend, other options, expandable segments on and off,
- * bracketed lists, too long), JAX's, and --keep-allocator.
+ * bracketed lists, too long), JAX's, and --keep-allocator; what the
+ * library's start-up line says of them.
  */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -172,6 +174,59 @@ static void test_describe(void **state)
 	assert_string_equal(small, "pytorch:cud");
 }
 
+/* Which variables the plan sets, as KTRACE_ALLOCATOR_SET tells the library. */
+static void test_set_by_ktrace(void **state)
+{
+	(void)state;
+	assert_string_equal(plan(NULL, NULL, NULL, 0).set_by_ktrace,
+			    "PYTORCH_CUDA_ALLOC_CONF,XLA_PYTHON_CLIENT_ALLOCATOR");
+	assert_string_equal(plan(NULL, NULL, NULL, 1).set_by_ktrace, "keep");
+	assert_string_equal(plan("backend:native", NULL, "bfc", 0).set_by_ktrace, "none");
+	assert_string_equal(plan(NULL, "max_split_size_mb:64", "bfc", 0).set_by_ktrace, "PYTORCH_ALLOC_CONF");
+	assert_string_equal(plan("expandable_segments:True", NULL, NULL, 0).set_by_ktrace,
+			    "XLA_PYTHON_CLIENT_ALLOCATOR");
+}
+
+static void startup(const char *set_by, const char *cuda_conf, const char *conf, const char *xla, const char *want)
+{
+	char out[1024];
+
+	ktrace_allocator_startup(set_by, cuda_conf, conf, xla, out, sizeof out);
+	assert_string_equal(out, want);
+}
+
+/* The start-up line names the settings in effect and whose they are. */
+static void test_startup_line(void **state)
+{
+	char big[300], want[400], small[20];
+
+	(void)state;
+	startup("PYTORCH_CUDA_ALLOC_CONF,XLA_PYTHON_CLIENT_ALLOCATOR", ASYNC, NULL, "platform",
+		"PYTORCH_CUDA_ALLOC_CONF=" ASYNC ", XLA_PYTHON_CLIENT_ALLOCATOR=platform "
+		"(set by ktrace; --keep-allocator keeps the program's)");
+	startup("PYTORCH_CUDA_ALLOC_CONF", ASYNC ",max_split_size_mb:128", NULL, "bfc",
+		"PYTORCH_CUDA_ALLOC_CONF=" ASYNC ",max_split_size_mb:128 "
+		"(set by ktrace; --keep-allocator keeps the program's); the program's own: "
+		"XLA_PYTHON_CLIENT_ALLOCATOR=bfc");
+	startup("keep", NULL, NULL, NULL, "the program's own (--keep-allocator)");
+	startup("keep", "expandable_segments:True", NULL, NULL,
+		"the program's own (--keep-allocator): PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True");
+	startup("none", "backend:native", NULL, "bfc",
+		"the program's own: PYTORCH_CUDA_ALLOC_CONF=backend:native, XLA_PYTHON_CLIENT_ALLOCATOR=bfc");
+	startup(NULL, NULL, NULL, NULL, "the program's own"); /* not started by ktrace run */
+	startup(NULL, NULL, ASYNC, NULL, "the program's own: PYTORCH_ALLOC_CONF=" ASYNC);
+	/* a name ktrace set that the program then removed is not shown */
+	startup("PYTORCH_CUDA_ALLOC_CONF", NULL, NULL, NULL, "the program's own");
+	/* printable and cut */
+	startup(NULL, NULL, NULL, "a\tb\x1b", "the program's own: XLA_PYTHON_CLIENT_ALLOCATOR=a?b?");
+	memset(big, 'v', sizeof big - 1);
+	big[sizeof big - 1] = '\0';
+	snprintf(want, sizeof want, "the program's own: XLA_PYTHON_CLIENT_ALLOCATOR=%.200s...", big);
+	startup(NULL, NULL, NULL, big, want);
+	ktrace_allocator_startup(NULL, NULL, NULL, big, small, sizeof small);
+	assert_string_equal(small, "the program's own: ");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -184,6 +239,8 @@ int main(void)
 		cmocka_unit_test(test_jax_set),
 		cmocka_unit_test(test_too_long_kept),
 		cmocka_unit_test(test_describe),
+		cmocka_unit_test(test_set_by_ktrace),
+		cmocka_unit_test(test_startup_line),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

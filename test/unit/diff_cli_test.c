@@ -279,10 +279,11 @@ static void fake_env(const char *mode)
 }
 
 /* What `ktrace run` gives the command for PyTorch's and JAX's allocators,
- * printed by the command itself: "<PYTORCH_CUDA_ALLOC_CONF>|<XLA_...>". */
+ * printed by the command itself: "<PYTORCH_CUDA_ALLOC_CONF>|<XLA_...>|<KTRACE_ALLOCATOR_SET>". */
 static struct res run_allocator_env(const char *k, const char *opt)
 {
-	static char script[] = "printf '%s|%s' \"$PYTORCH_CUDA_ALLOC_CONF\" \"$XLA_PYTHON_CLIENT_ALLOCATOR\"";
+	static char script[] = "printf '%s|%s|%s' \"$PYTORCH_CUDA_ALLOC_CONF\" \"$XLA_PYTHON_CLIENT_ALLOCATOR\" "
+			       "\"$KTRACE_ALLOCATOR_SET\"";
 
 	if (opt)
 		return run((char *[]){ (char *)k, "run", (char *)opt, "--", "/bin/sh", "-c", script, NULL });
@@ -290,7 +291,8 @@ static struct res run_allocator_env(const char *k, const char *opt)
 }
 
 /* One allocation per tensor by default; the user's choices kept; a note
- * when their expandable_segments stays; --keep-allocator changes nothing. */
+ * when their expandable_segments stays; --keep-allocator changes nothing;
+ * KTRACE_ALLOCATOR_SET says which variables ktrace set. */
 static void test_run_allocator_env(void **state)
 {
 	char k[512];
@@ -303,20 +305,21 @@ static void test_run_allocator_env(void **state)
 	unsetenv("PYTORCH_ALLOC_CONF");
 	unsetenv("XLA_PYTHON_CLIENT_ALLOCATOR");
 	r = run_allocator_env(k, NULL);
-	assert_string_equal(r.out, "backend:cudaMallocAsync|platform");
+	assert_string_equal(r.out,
+			    "backend:cudaMallocAsync|platform|PYTORCH_CUDA_ALLOC_CONF,XLA_PYTHON_CLIENT_ALLOCATOR");
 	assert_string_equal(r.err, "");
 	res_free(&r);
 	r = run_allocator_env(k, "--keep-allocator");
-	assert_string_equal(r.out, "|");
+	assert_string_equal(r.out, "||keep");
 	res_free(&r);
 	setenv("PYTORCH_CUDA_ALLOC_CONF", "max_split_size_mb:128", 1);
 	setenv("XLA_PYTHON_CLIENT_ALLOCATOR", "bfc", 1);
 	r = run_allocator_env(k, NULL);
-	assert_string_equal(r.out, "backend:cudaMallocAsync,max_split_size_mb:128|bfc");
+	assert_string_equal(r.out, "backend:cudaMallocAsync,max_split_size_mb:128|bfc|PYTORCH_CUDA_ALLOC_CONF");
 	res_free(&r);
 	setenv("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True", 1);
 	r = run_allocator_env(k, NULL);
-	assert_string_equal(r.out, "expandable_segments:True|bfc");
+	assert_string_equal(r.out, "expandable_segments:True|bfc|none");
 	assert_non_null(strstr(r.err, "ktrace: PYTORCH_CUDA_ALLOC_CONF sets expandable_segments"));
 	assert_int_equal(count_lines(r.err), 1);
 	res_free(&r);

@@ -285,6 +285,29 @@ static void test_allocator_described(void **state)
 	ktrace_config_free(&c);
 }
 
+/* The start-up line's account: whose settings, from KTRACE_ALLOCATOR_SET. */
+static void test_allocator_startup(void **state)
+{
+	const char *by_ktrace[] = { "PYTORCH_CUDA_ALLOC_CONF", "backend:cudaMallocAsync",
+				    "KTRACE_ALLOCATOR_SET", "PYTORCH_CUDA_ALLOC_CONF", NULL };
+	const char *keep[] = { "KTRACE_ALLOCATOR_SET", "keep", NULL };
+	const char *none[] = { NULL };
+	struct ktrace_config c;
+	char err[512] = "";
+
+	(void)state;
+	assert_int_equal(ktrace_config_load(&c, env_table, by_ktrace, err, sizeof(err)), 0);
+	assert_string_equal(c.allocator_startup, "PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync "
+						 "(set by ktrace; --keep-allocator keeps the program's)");
+	ktrace_config_free(&c);
+	assert_int_equal(ktrace_config_load(&c, env_table, keep, err, sizeof(err)), 0);
+	assert_string_equal(c.allocator_startup, "the program's own (--keep-allocator)");
+	ktrace_config_free(&c);
+	assert_int_equal(ktrace_config_load(&c, env_table, none, err, sizeof(err)), 0);
+	assert_string_equal(c.allocator_startup, "the program's own");
+	ktrace_config_free(&c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -296,6 +319,7 @@ int main(void)
 		cmocka_unit_test(test_shared_reasons),
 		cmocka_unit_test(test_replay),
 		cmocka_unit_test(test_allocator_described),
+		cmocka_unit_test(test_allocator_startup),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -456,6 +456,28 @@ static void test_constructor_first(void **state)
 	assert_true(s.start_realtime_ns > 0);
 }
 
+/* The start-up line names the allocator settings and whose they are:
+ * those `ktrace run` set (KTRACE_ALLOCATOR_SET), else the program's own. */
+static void test_startup_line_allocator(void **state)
+{
+	const char *by_ktrace[] = { "KTRACE_ALLOCATOR_SET=PYTORCH_CUDA_ALLOC_CONF,XLA_PYTHON_CLIENT_ALLOCATOR",
+				    "PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync",
+				    "XLA_PYTHON_CLIENT_ALLOCATOR=platform", NULL };
+	int status;
+
+	(void)state;
+	status = run_app("alloc1.ktrace", by_ktrace, "exit", "0");
+	ASSERT_EXIT(status, 0);
+	assert_int_equal(count_lines_with(err_buf, "tracing to "), 1);
+	assert_int_equal(count_lines_with(err_buf, "(hashing off); allocator: PYTORCH_CUDA_ALLOC_CONF=backend:"
+						   "cudaMallocAsync, XLA_PYTHON_CLIENT_ALLOCATOR=platform (set by "
+						   "ktrace; --keep-allocator keeps the program's)\n"),
+			 1);
+	status = run_app("alloc2.ktrace", NULL, "exit", "0");
+	ASSERT_EXIT(status, 0);
+	assert_int_equal(count_lines_with(err_buf, "(hashing off); allocator: the program's own\n"), 1);
+}
+
 static void test_threads_race_init(void **state)
 {
 	struct app_counts c;
@@ -728,6 +750,7 @@ int main(void)
 		cmocka_unit_test(test_disabled_feature),
 		cmocka_unit_test(test_stream_order),
 		cmocka_unit_test(test_constructor_first),
+		cmocka_unit_test(test_startup_line_allocator),
 		cmocka_unit_test(test_threads_race_init),
 		cmocka_unit_test(test_pause_resume_api),
 		cmocka_unit_test(test_no_cuda_no_file),
