@@ -27,6 +27,11 @@ static const char usage_text[] =
 	"                  matches (POSIX extended regex), and those kernels' records\n"
 	"  --range A:B     only launches, copies and memsets numbered A <= n < B\n"
 	"                  (A or B may be left out; a single N means N:N+1)\n"
+	"                  Both keep the ORDER records that order what they show: with\n"
+	"                  --range those made from op A to op B, with every stream\n"
+	"                  creation; with --kernel those of the printed launches'\n"
+	"                  streams and of events recorded or waited on them, and\n"
+	"                  context synchronisations, printed after the other records\n"
 	"  --summary       launches and bytes hashed per kernel, counters and notes,\n"
 	"                  instead of the records\n"
 	"  -h, --help      show this help\n"
@@ -75,6 +80,7 @@ struct file_state {
 	size_t counters_len;
 	uint8_t *end;		/* END record */
 	size_t end_len;
+	struct dump_orders orders; /* --kernel: ORDER records held to the end of the file */
 };
 
 static void usage(FILE *f)
@@ -190,6 +196,8 @@ static void emit_launch(struct file_state *s, const void *rec, size_t len, struc
 	}
 	if (s->o->have_re && (!k || !k->match))
 		return;
+	if (s->o->have_re)
+		dump_orders_add_stream(&s->orders, &l);
 	s->launches++;
 	if (slot) {
 		slot->k.launches++;
@@ -287,6 +295,36 @@ static void on_launch(struct file_state *s, const struct ktrace_record_prefix *p
 		hold_launch(s, slot, rec, len);
 }
 
+/* An ORDER record of a filtered dump: with --range alone kept or not at
+ * once, with --kernel held to the end of the file (tools/dump_order.c). */
+static void on_order_filtered(struct file_state *s, const struct ktrace_record_prefix *p, const void *rec, size_t len)
+{
+	struct ktrace_rec_order o;
+
+	if (ktrace_decode_order(rec, len, &o)) {
+		s->malformed++;
+		print_record(s, p, rec, len, NULL);
+		return;
+	}
+	if (s->o->have_re)
+		dump_orders_note_link(&s->orders, &o);
+	if (s->o->have_range && !dump_order_in_range(&o, s->o->lo, s->o->hi))
+		return;
+	if (s->o->have_re)
+		dump_orders_hold(&s->orders, p, rec, len, &o);
+	else if (print_record(s, p, rec, len, NULL))
+		s->malformed++;
+}
+
+static void print_held_order(void *ctx, const void *rec, size_t len)
+{
+	struct file_state *s = ctx;
+	struct ktrace_record_prefix p;
+
+	if (ktrace_decode_prefix(rec, len, &p) || print_record(s, &p, rec, len, NULL))
+		s->malformed++;
+}
+
 static void keep_note(struct file_state *s, const void *rec, size_t len)
 {
 	struct ktrace_rec_note n;
@@ -351,6 +389,11 @@ static void on_record(struct file_state *s, const void *rec, size_t len)
 			s->malformed++;
 		return;
 	}
+	case KTRACE_REC_ORDER:
+		if (!filtered)
+			break;
+		on_order_filtered(s, &p, rec, len);
+		return;
 	case KTRACE_REC_NOTE:
 		keep_note(s, rec, len);
 		break;
@@ -558,6 +601,7 @@ static void state_free(struct file_state *s)
 		free(s->note_text[i]);
 	free(s->counters);
 	free(s->end);
+	dump_orders_free(&s->orders);
 }
 
 /* Dump one file; 0 when read to a clean end, 2 otherwise. */
@@ -587,10 +631,14 @@ static int dump_file(const struct opts *o, const char *path, int several)
 	while ((st = ktrace_reader_next(r, &rec, &len)) == KTRACE_READ_RECORD)
 		on_record(&s, rec, len);
 	flush_unresolved(&s);
+	dump_orders_flush(&s.orders, print_held_order, &s);
 	if (o->summary)
 		summary(&s, path);
 	fflush(stdout);
 	int rc = 0;
+	if (s.orders.dropped)
+		fprintf(stderr, "ktrace-dump: %s: %llu ORDER records not shown (over %llu MiB held for --kernel)\n",
+			path, (unsigned long long)s.orders.dropped, (unsigned long long)(DUMP_ORDERS_MAX_BYTES >> 20));
 	if (s.malformed) {
 		fprintf(stderr, "ktrace-dump: %s: %llu malformed records (shown as such)\n", path,
 			(unsigned long long)s.malformed);

@@ -1,5 +1,5 @@
 /* tools/dump_internal.h: what the files of ktrace-dump share (dump.c, dump_text.c,
- * dump_json.c, dump_value.c).  Not a public header.
+ * dump_json.c, dump_value.c, dump_order.c).  Not a public header.
  */
 #ifndef KTRACE_DUMP_INTERNAL_H
 #define KTRACE_DUMP_INTERNAL_H
@@ -65,6 +65,50 @@ const char *dump_note_level_name(uint32_t level);
 uint32_t dump_unverifiable(const struct ktrace_rec_launch *l);
 const char *dump_unverifiable_text(const struct ktrace_rec_launch *l, uint32_t mask, char *out, size_t cap);
 const char *dump_end_reason_name(uint32_t reason);
+
+/* ---- ORDER records of a filtered dump (dump_order.c) ---- */
+
+#define DUMP_ORDERS_MAX_BYTES (256ull << 20) /* held for --kernel; past this, dropped (said) */
+
+struct dump_order_held {
+	uint8_t *rec;
+	size_t len;
+	uint64_t seq;		/* the record's seq: they are printed in record order */
+	struct ktrace_rec_order o;
+};
+
+/* The ORDER records held for --kernel and the streams of the launches printed. */
+struct dump_orders {
+	struct dump_order_held *v;
+	size_t n, cap;
+	uint64_t bytes, dropped;
+	uint64_t *streams;
+	size_t nstreams, streams_cap;
+	uint64_t *links;	/* (stream, event) of every event record and wait of the file */
+	size_t nlinks, links_cap;
+	int failed;		/* out of memory for the streams or links: nothing more held */
+};
+
+typedef void (*dump_order_print_fn)(void *ctx, const void *rec, size_t len);
+
+/* 1 when the ORDER operation op names a stream (the others record 0 there). */
+int dump_order_names_stream(uint32_t op);
+/* --range A:B alone: 1 when o is kept (A <= launch_seq_before <= B, or a stream_create). */
+int dump_order_in_range(const struct ktrace_rec_order *o, uint64_t lo, uint64_t hi);
+/* --kernel: the launch l was printed: its stream is one the kept records may name. */
+void dump_orders_add_stream(struct dump_orders *d, const struct ktrace_rec_launch *l);
+/* --kernel: every ORDER record of the file, in range or not: an event
+ * recorded on or waited for by a stream links the two. */
+void dump_orders_note_link(struct dump_orders *d, const struct ktrace_rec_order *o);
+/* --kernel: hold the ORDER record until the end of the file; -1 when it was
+ * dropped instead (counted in d->dropped: past DUMP_ORDERS_MAX_BYTES). */
+int dump_orders_hold(struct dump_orders *d, const struct ktrace_record_prefix *p, const void *rec, size_t len,
+		     const struct ktrace_rec_order *o);
+/* End of the file: print the held records that name a kept stream, an event
+ * recorded on or waited for by one, or that synchronise the context, in
+ * record order. */
+void dump_orders_flush(struct dump_orders *d, dump_order_print_fn print, void *ctx);
+void dump_orders_free(struct dump_orders *d);
 
 /* A 64-bit value for printf's %llu and %llx. */
 static inline unsigned long long as_ull(uint64_t v)

@@ -394,19 +394,13 @@ static int text_replay(FILE *f, unsigned long long seq, const void *rec, size_t 
 	return 0;
 }
 
-/* Which ORDER operations name a stream (the others record 0 there). */
-static int order_names_stream(uint32_t op)
-{
-	return op != KTRACE_ORDER_EVENT_SYNC && op != KTRACE_ORDER_EVENT_QUERY_DONE && op != KTRACE_ORDER_CTX_SYNC;
-}
-
 static int text_order(FILE *f, unsigned long long seq, const void *rec, size_t len)
 {
 	struct ktrace_rec_order o;
 	if (ktrace_decode_order(rec, len, &o))
 		return -1;
 	fprintf(f, "order seq %llu: %s before op %llu", seq, ktrace_order_op_name(o.op), as_ull(o.launch_seq_before));
-	if (order_names_stream(o.op))
+	if (dump_order_names_stream(o.op))
 		fprintf(f, " stream 0x%llx", as_ull(o.stream));
 	if (o.event)
 		fprintf(f, " event 0x%llx", as_ull(o.event));

@@ -6,7 +6,7 @@
  * writer's own COUNTERS and END records carry real timestamps (normalise
  * time_ns of those in JSON).  Not a substitute for traces of real programs.
  *
- *   ktgen [--scenario basic|many|order] [--frame-bytes N] [--cut-at-flush K]
+ *   ktgen [--scenario basic|many|order|order-filter] [--frame-bytes N] [--cut-at-flush K]
  *         [--major N] OUT
  *
  * basic  every record type once or more, a launch before its KERNEL record,
@@ -16,6 +16,8 @@
  * many   a header, 3 kernels and 300 launches (several zstd frames with
  *        --frame-bytes 4096).
  * order  ORDER records of every operation (format 1.2).
+ * order-filter  launches of three kernels on three streams among ORDER
+ *        records (ktrace-dump's filters keep the ones that order them).
  * --cut-at-flush K  flush after every group of records, then cut the file at
  *        the end of flush K (>= 1): the file ends inside a zstd frame.
  * --major N  patch the preamble's version to N.0.
@@ -150,8 +152,8 @@ static const struct ktrace_param_desc triton_params[] = {
 };
 
 /* A buffer of its own (cudaMallocAsync): its region ends at its allocation's
- * end (exact); the program reads it back synchronously (digested) and
- * asynchronously (not digested). */
+ * end (exact); the program reads it back synchronously (digested on the CPU)
+ * and asynchronously (digested on the GPU). */
 static void scenario_basic_results(void)
 {
 	struct ktrace_rec_alloc a = { .base = 0x7f0000200000ull, .size = 4096, .stream = 0x5001, .device = 0,
@@ -359,6 +361,42 @@ static void scenario_order(void)
 	order(KTRACE_ORDER_STREAM_DESTROY, 0x5001, 0, 0, 0);
 }
 
+/* A launch of kernel kid on `stream` (launch() picks the stream by the kernel id). */
+static void launch_on(uint64_t kid, uint64_t stream)
+{
+	struct ktrace_rec_launch l = { .launch_seq = launch_no++, .kernel_id = kid, .context = 0xc0ffee00,
+				       .stream = stream, .tid = 4243, .device = 0, .api = KTRACE_API_LAUNCH_KERNEL,
+				       .grid = { 1, 1, 1 }, .block = { 32, 1, 1 } };
+	put(buf, ktrace_encode_launch(buf, sizeof buf, &l, NULL));
+}
+
+/* Launches on three streams and the ORDER records between them, for the
+ * filters of ktrace-dump: kern_a on 0x5001 (ops 0, 3), kern_b on 0x5000
+ * (op 1, which waits for an event kern_a's stream recorded, e1, and for one
+ * of 0x5002, e2), kern_c on 0x5002 (op 2); syncs of a stream, of e1, of the
+ * context; a stream destroyed. */
+static void scenario_order_filter(void)
+{
+	kernel(1, "kern_a", "", KTRACE_LAYOUT_NONE, NULL, 0, 0);
+	kernel(2, "kern_b", "", KTRACE_LAYOUT_NONE, NULL, 0, 0);
+	kernel(3, "kern_c", "", KTRACE_LAYOUT_NONE, NULL, 0, 0);
+	order(KTRACE_ORDER_STREAM_CREATE, 0x5000, 0, KTRACE_STREAM_NON_BLOCKING, 0);
+	order(KTRACE_ORDER_STREAM_CREATE, 0x5001, 0, 0, 0);
+	order(KTRACE_ORDER_STREAM_CREATE, 0x5002, 0, 0, 0);
+	launch_on(1, 0x5001);
+	order(KTRACE_ORDER_EVENT_RECORD, 0x5001, 0xe1, 0, 0);
+	order(KTRACE_ORDER_STREAM_WAIT_EVENT, 0x5000, 0xe1, 0, 0);
+	launch_on(2, 0x5000);
+	order(KTRACE_ORDER_EVENT_RECORD, 0x5002, 0xe2, 0, 0);
+	order(KTRACE_ORDER_STREAM_WAIT_EVENT, 0x5000, 0xe2, 0, 0);
+	launch_on(3, 0x5002);
+	order(KTRACE_ORDER_STREAM_SYNC, 0x5002, 0, 0, 0);
+	order(KTRACE_ORDER_EVENT_SYNC, 0, 0xe1, 0, 0);
+	launch_on(1, 0x5001);
+	order(KTRACE_ORDER_CTX_SYNC, 0, 0, 0, 0);
+	order(KTRACE_ORDER_STREAM_DESTROY, 0x5001, 0, 0, 0);
+}
+
 int main(int argc, char **argv)
 {
 	const char *scenario = "basic";
@@ -378,7 +416,8 @@ int main(int argc, char **argv)
 			break;
 	}
 	if (i != argc - 1 || argv[argc - 1][0] == '-')
-		die("usage: ktgen [--scenario basic|many|order] [--frame-bytes N] [--cut-at-flush K] [--major N] OUT");
+		die("usage: ktgen [--scenario basic|many|order|order-filter] [--frame-bytes N] [--cut-at-flush K] "
+		    "[--major N] OUT");
 	out_path = argv[argc - 1];
 
 	struct ktrace_rec_header h = { .pid = 4242, .ppid = 1, .rank = 0, .digest_alg = 1,
@@ -397,6 +436,8 @@ int main(int argc, char **argv)
 		scenario_many();
 	else if (!strcmp(scenario, "order"))
 		scenario_order();
+	else if (!strcmp(scenario, "order-filter"))
+		scenario_order_filter();
 	else
 		die("unknown scenario");
 	struct ktrace_rec_end e = { .reason = KTRACE_END_EXIT, .status = 0, .launches = launch_no };
