@@ -16,7 +16,15 @@
  *     are blocking; the per-thread default stream (2, per thread) is a
  *     blocking stream;
  *   - a synchronous copy or memset (no ASYNC flag) is an operation on its
- *     stream followed by a host sync of that stream;
+ *     stream, and what the host knows when the call returns follows the
+ *     driver's documented synchronisation behaviour (sync_point): a copy to
+ *     host memory returns once it completed (a host sync after it); from
+ *     pinned host memory to the device likewise; from pageable host memory
+ *     to the device, the stream is synchronised before the copy starts and
+ *     the copy itself may still be in flight (a host sync before it); a
+ *     device-to-device, peer or host-to-host copy, one of unknown direction
+ *     and a memset into device memory do not synchronise the host (a memset
+ *     into pinned host memory is synchronous: a host sync after it);
  *   - after unknown_order (a stream memory operation), the stream's
  *     operations take no ordering from events or the legacy stream until a
  *     host sync covers the unknown operation: only host syncs order them;
@@ -469,16 +477,45 @@ static int did_run(const struct diff_order *o, const struct item *it)
 	return !(o->t->launches[it->idx].flags & (KTRACE_LAUNCHF_FAILED | KTRACE_LAUNCHF_CAPTURING));
 }
 
+/* Where a copy or memset synchronises the host with its stream. */
+enum sync_point {
+	SYNC_NONE = 0,   /* asynchronous w.r.t. the host */
+	SYNC_BEFORE = 1, /* the stream's earlier work completed before it started */
+	SYNC_AFTER = 2,  /* it completed, and all before it, when the call returned */
+};
+
+/* The driver's API synchronisation behaviour for an operation that ran:
+ * asynchronous forms never synchronise (an asynchronous copy into pageable
+ * memory "might be synchronous": not relied on). */
+static enum sync_point sync_point(const struct tm_op *p)
+{
+	if (p->flags & KTRACE_COPYF_ASYNC)
+		return SYNC_NONE;
+	if (p->type == TM_OP_MEMSET)
+		return p->host_pinned ? SYNC_AFTER : SYNC_NONE;
+	switch (p->dir) {
+	case KTRACE_COPY_DTOH:
+		return SYNC_AFTER;
+	case KTRACE_COPY_HTOD:
+		return p->host_pinned ? SYNC_AFTER : SYNC_BEFORE;
+	default:
+		return SYNC_NONE; /* device to device, peer, host to host, unknown */
+	}
+}
+
 /* A launch, copy or memset is issued on its stream by its thread. */
 static int issue(struct diff_order *o, const struct item *it)
 {
 	struct stream *s = &o->streams[it->sid];
 	uint32_t pos = s->nops;
+	enum sync_point sp = it->kind == ITEM_OP ? sync_point(&o->t->ops[it->idx]) : SYNC_NONE;
 	if (!did_run(o, it))
 		return 0;
 	join(s->clock, o->thread_clock[it->thread], o->nstreams);
 	if (!s->window_open)
 		legacy_joins(o, it->sid);
+	if (sp == SYNC_BEFORE)
+		host_knows_stream(o, it->thread, it->sid);
 	if (note_segment(o, it->sid) || add_writers(o, it, pos))
 		return -1;
 	s->nops++;
@@ -486,8 +523,8 @@ static int issue(struct diff_order *o, const struct item *it)
 	if (it->kind == ITEM_LAUNCH) {
 		o->launch_sid[it->idx] = it->sid;
 		o->launch_pos[it->idx] = pos;
-	} else if (!(o->t->ops[it->idx].flags & KTRACE_COPYF_ASYNC)) {
-		host_knows_stream(o, it->thread, it->sid); /* a synchronous copy or memset */
+	} else if (sp == SYNC_AFTER) {
+		host_knows_stream(o, it->thread, it->sid);
 	}
 	return 0;
 }

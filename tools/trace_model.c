@@ -596,9 +596,12 @@ static int cmp_range(const void *a, const void *b)
 	return x->base < y->base ? -1 : x->base > y->base;
 }
 
-/* 1 device memory, 0 host memory (pinned allocation or untracked), by the
- * ALLOC records (the last allocation starting at or below addr). */
-static int on_device(const struct load_state *s, uint64_t addr)
+enum { MEM_UNTRACKED = 0, MEM_DEVICE = 1, MEM_PINNED_HOST = 2 };
+
+/* Where addr lies by the ALLOC records (the last allocation starting at or
+ * below addr): device memory, pinned (or registered) host memory, or in no
+ * tracked allocation (pageable host memory, or untracked). */
+static int memory_at(const struct load_state *s, uint64_t addr)
 {
 	size_t lo = 0, hi = s->nranges;
 	while (lo < hi) {
@@ -611,11 +614,29 @@ static int on_device(const struct load_state *s, uint64_t addr)
 	for (size_t i = lo; i-- > 0;) {
 		const struct tm_range *r = &s->ranges[i];
 		if (addr - r->base < r->size)
-			return !r->host;
+			return r->host ? MEM_PINNED_HOST : MEM_DEVICE;
 		if (lo - i > 64)
 			break; /* ranges below are far away: do not scan them all */
 	}
-	return 0;
+	return MEM_UNTRACKED;
+}
+
+static int on_device(const struct load_state *s, uint64_t addr)
+{
+	return memory_at(s, addr) == MEM_DEVICE;
+}
+
+/* The host memory a copy or memset touches is pinned: a memset's target, a
+ * copy's host side (by its direction, recorded or inferred). */
+static void mark_pinned_host(struct load_state *s)
+{
+	struct tm_trace *t = s->t;
+	for (size_t i = 0; i < t->nops; i++) {
+		struct tm_op *o = &t->ops[i];
+		uint64_t host = o->type == TM_OP_MEMSET ? o->dst
+			: o->dir == KTRACE_COPY_HTOD ? o->src : o->dir == KTRACE_COPY_DTOH ? o->dst : 0;
+		o->host_pinned = host && s->nranges && memory_at(s, host) == MEM_PINNED_HOST;
+	}
 }
 
 /* cuMemcpy / cuMemcpyAsync record no direction: take it from where the
@@ -661,6 +682,7 @@ static int finish(struct load_state *s)
 	sort(t->ops, t->nops, sizeof *t->ops, cmp_op);
 	sort(t->orders, t->norders, sizeof *t->orders, cmp_order);
 	infer_copy_dirs(s);
+	mark_pinned_host(s);
 	return 0;
 }
 

@@ -80,6 +80,8 @@ struct tm_op {
 	uint64_t src_digest;     /* valid with KTRACE_COPYF_SRC_DIGEST */
 	uint64_t dst_digest;     /* what a device-to-host copy delivered: ktrace_dst_digest_valid(state) */
 	uint32_t dst_digest_state; /* enum ktrace_dst_digest_state (NONE before format 1.2) */
+	uint32_t host_pinned;    /* its host side (memset: its target) lies in a pinned host
+	                          * allocation (ALLOC kind host), by the ALLOC records */
 };
 
 struct tm_note {

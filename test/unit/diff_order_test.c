@@ -401,6 +401,8 @@ struct hand {
 	struct tm_launch l[16];
 	struct tm_region g[16];
 	struct tm_order o[16];
+	struct tm_op op[16];
+	uint64_t next_seq;       /* launches, copies and memsets share the numbering */
 };
 
 static void hand_launch(struct hand *h, uint64_t stream, uint32_t tid, uint64_t at)
@@ -408,7 +410,7 @@ static void hand_launch(struct hand *h, uint64_t stream, uint32_t tid, uint64_t 
 	size_t i = h->t.nlaunches++;
 	struct tm_launch *l = &h->l[i];
 	memset(l, 0, sizeof *l);
-	l->seq = i + 100 * h->t.norders; /* leaves room for ORDER records placed between */
+	l->seq = h->next_seq++;
 	l->kernel = &h->k;
 	l->context = 0xc0;
 	l->stream = stream;
@@ -422,8 +424,27 @@ static void hand_launch(struct hand *h, uint64_t stream, uint32_t tid, uint64_t 
 static void hand_order(struct hand *h, uint32_t op, uint64_t stream, uint64_t event, uint32_t tid)
 {
 	size_t i = h->t.norders++;
-	uint64_t next = h->t.nlaunches ? h->l[h->t.nlaunches - 1].seq + 1 : 0;
-	h->o[i] = (struct tm_order){ next, i, op, tid, stream, event, 0xc0, 0, 0, 0 };
+	h->o[i] = (struct tm_order){ h->next_seq, i, op, tid, stream, event, 0xc0, 0, 0, 0 };
+}
+
+/* A copy (dir) or, with type TM_OP_MEMSET, a memset of 256 bytes at `at`
+ * (device memory; for a copy to the host, its source), on `stream`. */
+static void hand_op(struct hand *h, uint32_t type, uint32_t dir, uint32_t flags, int pinned, uint64_t stream,
+		    uint64_t at)
+{
+	struct tm_op *p = &h->op[h->t.nops++];
+	memset(p, 0, sizeof *p);
+	p->seq = h->next_seq++;
+	p->type = type;
+	p->dir = dir;
+	p->flags = flags;
+	p->tid = 1;
+	p->dst = dir == KTRACE_COPY_DTOH ? 0x7ff000000000ull : at;
+	p->src = dir == KTRACE_COPY_DTOH ? at : 0x7ff000000000ull;
+	p->bytes = 256;
+	p->stream = stream;
+	p->context = 0xc0;
+	p->host_pinned = (uint32_t)pinned;
 }
 
 static void hand_init(struct hand *h)
@@ -433,6 +454,7 @@ static void hand_init(struct hand *h)
 	h->t.path = "hand";
 	h->t.launches = h->l;
 	h->t.orders = h->o;
+	h->t.ops = h->op;
 	h->t.format_minor = 2;
 }
 
@@ -542,6 +564,112 @@ static void test_unknown_order_window_closes(void **state)
 	assert_false(concurrent(&h, 1));
 }
 
+/* Launch 0 on a blocking stream, then one synchronous (or asynchronous)
+ * copy or memset on the legacy stream (which waits for launch 0), then
+ * launch 1 on a non-blocking stream, both launches writing 0x1000: only
+ * what the call told the host can order launch 1.  Is launch 1 concurrent
+ * with launch 0?  And is the copy or memset, writing 0x1000 too when it
+ * writes device memory, concurrent with launch 1? */
+struct sync_case {
+	uint32_t type, dir, flags;
+	int pinned;
+	int orders_before; /* launch 0 known complete when the call returned */
+	int orders_itself; /* the operation itself known complete */
+};
+
+static void check_sync_case(const struct sync_case *c)
+{
+	struct hand h;
+	struct diff_order_writer w;
+	int oom;
+	hand_init(&h);
+	hand_order(&h, KTRACE_ORDER_STREAM_CREATE, 0x100, 0, 1);
+	hand_order(&h, KTRACE_ORDER_STREAM_CREATE, 0x200, 0, 1);
+	h.o[1].stream_flags = KTRACE_STREAM_NON_BLOCKING;
+	hand_launch(&h, 0x100, 1, 0x1000);
+	hand_op(&h, c->type, c->dir, c->flags, c->pinned, 0, 0x1000);
+	hand_launch(&h, 0x200, 1, 0x1000);
+	struct diff_order *o = ktrace_diff_order_build(&h.t, writes_all, NULL, &oom);
+	assert_non_null(o);
+	int with_launch0 = ktrace_diff_order_concurrent_writer(o, 1, 0x1000, 256, &w) && w.launch == &h.l[0];
+	if (with_launch0 == c->orders_before)
+		fail_msg("type %u dir %u flags 0x%x pinned %d: launch 1 %s concurrent with launch 0", c->type, c->dir,
+			 c->flags, c->pinned, with_launch0 ? "is" : "is not");
+	/* the operation's own bytes, if it writes the device: the host side of
+	 * a copy to the host is not device memory and is never a writer */
+	int writes = c->type == TM_OP_MEMSET || c->dir != KTRACE_COPY_DTOH;
+	int with_op = 0;
+	if (writes && !with_launch0)
+		with_op = ktrace_diff_order_concurrent_writer(o, 1, 0x1000, 256, &w) && w.op == &h.op[0];
+	if (writes && !c->orders_before)
+		with_op = 1; /* launch 0 is reported first; the operation is no more ordered */
+	if (writes && with_op == c->orders_itself)
+		fail_msg("type %u dir %u flags 0x%x pinned %d: the operation %s concurrent with launch 1", c->type,
+			 c->dir, c->flags, c->pinned, with_op ? "is" : "is not");
+	ktrace_diff_order_free(o);
+}
+
+/* Synchronous copies and memsets order the host as the driver documents
+ * ("API synchronization behavior"): a copy to host memory returns once it
+ * completed; from pinned host memory to the device too; from pageable host
+ * memory the stream is synchronised before the copy starts, and the copy
+ * may still be in flight; device-to-device and host-to-host copies, a
+ * memset into device memory and every asynchronous form do not synchronise
+ * the host; a memset into pinned host memory does. */
+static void test_synchronous_copies_and_memsets(void **state)
+{
+	static const struct sync_case cases[] = {
+		{ TM_OP_MEMCPY, KTRACE_COPY_DTOH, 0, 0, 1, 1 },
+		{ TM_OP_MEMCPY, KTRACE_COPY_DTOH, 0, 1, 1, 1 },
+		{ TM_OP_MEMCPY, KTRACE_COPY_HTOD, 0, 1, 1, 1 },
+		{ TM_OP_MEMCPY, KTRACE_COPY_HTOD, 0, 0, 1, 0 },  /* pageable: the copy may be in flight */
+		{ TM_OP_MEMCPY, KTRACE_COPY_DTOD, 0, 0, 0, 0 },
+		{ TM_OP_MEMCPY, KTRACE_COPY_PEER, 0, 0, 0, 0 },
+		{ TM_OP_MEMCPY, KTRACE_COPY_HTOH, 0, 0, 0, 0 },
+		{ TM_OP_MEMCPY, KTRACE_COPY_UNKNOWN, 0, 0, 0, 0 },
+		{ TM_OP_MEMSET, 0, 0, 0, 0, 0 },                 /* device memory */
+		{ TM_OP_MEMSET, 0, 0, 1, 1, 1 },                 /* pinned host memory */
+		{ TM_OP_MEMSET, 0, KTRACE_COPYF_2D, 0, 0, 0 },
+		{ TM_OP_MEMCPY, KTRACE_COPY_DTOH, KTRACE_COPYF_ASYNC, 0, 0, 0 },
+		{ TM_OP_MEMCPY, KTRACE_COPY_HTOD, KTRACE_COPYF_ASYNC, 1, 0, 0 },
+		{ TM_OP_MEMSET, 0, KTRACE_COPYF_ASYNC, 1, 0, 0 },
+	};
+	(void)state;
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+		check_sync_case(&cases[i]);
+}
+
+/* A race a synchronous device-to-device copy used to hide: the copy on the
+ * legacy stream waits for launch 0 (a blocking stream) but the host does
+ * not wait for the copy, so launch 1, issued after it on a non-blocking
+ * stream, may run with launch 0: reported. */
+static void test_dtod_copy_hides_no_race(void **state)
+{
+	struct hand h;
+	int oom;
+	struct diff_order_race races[4];
+	(void)state;
+	hand_init(&h);
+	hand_order(&h, KTRACE_ORDER_STREAM_CREATE, 0x100, 0, 1);
+	hand_order(&h, KTRACE_ORDER_STREAM_CREATE, 0x200, 0, 1);
+	h.o[1].stream_flags = KTRACE_STREAM_NON_BLOCKING;
+	hand_launch(&h, 0x100, 1, 0x1000);
+	hand_op(&h, TM_OP_MEMCPY, KTRACE_COPY_DTOD, 0, 0, 0, 0x9000);
+	hand_launch(&h, 0x200, 1, 0x1000);
+	struct diff_order *o = ktrace_diff_order_build(&h.t, writes_all, NULL, &oom);
+	assert_non_null(o);
+	assert_int_equal(ktrace_diff_order_races(o, races, 4), 1);
+	assert_int_equal(races[0].first, 0);
+	assert_int_equal(races[0].second, 1);
+	ktrace_diff_order_free(o);
+	/* a synchronous copy to the host in its place waits: no race */
+	h.op[0].dir = KTRACE_COPY_DTOH;
+	o = ktrace_diff_order_build(&h.t, writes_all, NULL, &oom);
+	assert_non_null(o);
+	assert_int_equal(ktrace_diff_order_races(o, races, 4), 0);
+	ktrace_diff_order_free(o);
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -578,6 +706,8 @@ int main(void)
 		cmocka_unit_test(test_handle_reused_after_destroy),
 		cmocka_unit_test(test_host_sync_is_per_thread),
 		cmocka_unit_test(test_event_latest_record),
+		cmocka_unit_test(test_synchronous_copies_and_memsets),
+		cmocka_unit_test(test_dtod_copy_hides_no_race),
 		cmocka_unit_test(test_unknown_order_window_closes),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);

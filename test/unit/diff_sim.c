@@ -493,6 +493,19 @@ static void order_between(struct sim *s, uint64_t sa, uint64_t sb)
 	}
 }
 
+/* The host memory the copies to the device read from (memcpy_htod) is
+ * pinned: an ALLOC record of kind host covers it. */
+static void pinned_host_sources(struct sim *s)
+{
+	struct ktrace_rec_alloc a;
+	unsigned char buf[256];
+	memset(&a, 0, sizeof a);
+	a.base = 0x7ff000000000ull;
+	a.size = SEG_SIZE;
+	a.kind = KTRACE_ALLOC_HOST;
+	emit(s, buf, ktrace_encode_alloc(buf, sizeof buf, &a));
+}
+
 static void order_scenario(struct sim *s)
 {
 	const struct sim_opts *o = s->o;
@@ -503,7 +516,8 @@ static void order_scenario(struct sim *s)
 
 	emit_order(s, KTRACE_ORDER_STREAM_CREATE, s1, 0, flags);
 	emit_order(s, KTRACE_ORDER_STREAM_CREATE, s2, 0, flags);
-	memcpy_htod(s, B_X, mix(7), 1);
+	pinned_host_sources(s);
+	memcpy_htod(s, B_X, mix(7), 1); /* from pinned memory: the host waits for the copy */
 	order_writer(s, s1, WS_OFF, WS_LO_LEN, w0, mix(0xa ^ seen ^ (o->order_diverge ? 0xbad : 0)));
 	order_between(s, s1, sb);
 	order_writer(s, sb, WS_HI_OFF, WS_HI_LEN, mix(0xb0 ^ seen ^ (o->order_diverge ? 0xbad : 0)), mix(0xb ^ seen));
