@@ -29,7 +29,7 @@
 #define KTRACE_MAGIC_LEN 8
 #define KTRACE_PREAMBLE_SIZE 16
 #define KTRACE_FORMAT_MAJOR 1 /* readers refuse a larger major */
-#define KTRACE_FORMAT_MINOR 4 /* additions that old readers can skip */
+#define KTRACE_FORMAT_MINOR 5 /* additions that old readers can skip */
 
 /* Preamble: magic[8], u16 major, u16 minor, u32 flags (0). */
 
@@ -258,6 +258,8 @@ enum ktrace_alloc_kind {
 	KTRACE_ALLOC_VMM = 4,      /* cuMemMap of a cuMemCreate handle */
 	KTRACE_ALLOC_HOST = 5,     /* cuMemHostAlloc / cuMemHostRegister (mapped) */
 	KTRACE_ALLOC_RESERVE = 6,  /* cuMemAddressReserve (no backing) */
+	KTRACE_ALLOC_IMPORTED = 7, /* since 1.5: cuIpcOpenMemHandle, cuMemPoolImportPointer (the
+	                            * exporter's allocation, its extent from cuMemGetAddressRange) */
 };
 struct ktrace_rec_alloc {
 	uint64_t base, size;

@@ -259,7 +259,7 @@ NAME_TABLE(dump_module_source_name, NULL, "module_load", "module_load_data", "mo
 	   "library_load_data", "library_load_file", "unknown")
 NAME_TABLE(dump_layout_source_name, "none", "nvinfo", "ptx", "driver")
 NAME_TABLE(dump_api_name, NULL, "launch_kernel", "launch_kernel_ex", "launch_cooperative")
-NAME_TABLE(dump_alloc_kind_name, NULL, "device", "async", "managed", "vmm", "host", "reserve")
+NAME_TABLE(dump_alloc_kind_name, NULL, "device", "async", "managed", "vmm", "host", "reserve", "imported")
 NAME_TABLE(dump_copy_dir_name, "unknown", "htod", "dtoh", "dtod", "htoh", "peer")
 NAME_TABLE(dump_dst_digest_state_name, "none", "host", "async", "strided", "failed", "device", "capture")
 

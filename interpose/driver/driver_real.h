@@ -34,6 +34,7 @@
 #undef cuStreamWaitValue32
 #undef cuStreamWaitValue64
 #undef cuStreamBatchMemOp
+#undef cuIpcOpenMemHandle
 
 /* Every launch: the current context, the launch itself, stream capture. */
 #define KTRACE_REAL_LAUNCH_PATH_FUNCS(CALLED, WRAPPED) \
@@ -98,10 +99,16 @@
 	WRAPPED(cuLibraryEnumerateKernels, (CUkernel *, unsigned, CUlibrary)) \
 	WRAPPED(cuKernelGetFunction, (CUfunction *, CUkernel))
 
-/* Allocations: device, stream-ordered, managed, pinned host, virtual memory. */
+/* Allocations: device, stream-ordered, managed, pinned host, virtual memory,
+ * imported from another process or pool. */
 #define KTRACE_REAL_MEMORY_FUNCS(CALLED, WRAPPED) \
-	CALLED(cuMemHostGetDevicePointer_v2, (CUdeviceptr *, void *, unsigned int)) \
+	WRAPPED(cuMemHostGetDevicePointer_v2, (CUdeviceptr *, void *, unsigned int)) \
 	CALLED(cuMemGetInfo_v2, (size_t *, size_t *)) \
+	CALLED(cuMemGetAddressRange_v2, (CUdeviceptr *, size_t *, CUdeviceptr)) \
+	WRAPPED(cuIpcOpenMemHandle_v2, (CUdeviceptr *, CUipcMemHandle, unsigned int)) \
+	WRAPPED(cuIpcOpenMemHandle, (CUdeviceptr *, CUipcMemHandle, unsigned int)) \
+	WRAPPED(cuIpcCloseMemHandle, (CUdeviceptr)) \
+	WRAPPED(cuMemPoolImportPointer, (CUdeviceptr *, CUmemoryPool, CUmemPoolPtrExportData *)) \
 	WRAPPED(cuMemAlloc_v2, (CUdeviceptr *, size_t)) \
 	WRAPPED(cuMemAllocPitch_v2, (CUdeviceptr *, size_t *, size_t, size_t, unsigned)) \
 	WRAPPED(cuMemAllocAsync, (CUdeviceptr *, size_t, CUstream)) \

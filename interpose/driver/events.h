@@ -69,6 +69,15 @@ void ktrace_on_alloc(uint64_t base, uint64_t size, uint32_t kind /* enum ktrace_
 void ktrace_on_free(uint64_t base, uint32_t kind, CUstream stream) __attribute__((visibility("hidden")));
 /* cuMemUnmap: every tracked allocation overlapping the range goes. */
 void ktrace_on_unmap(uint64_t base, uint64_t size) __attribute__((visibility("hidden")));
+/* Memory allocated elsewhere was mapped at ptr (cuIpcOpenMemHandle: another
+ * process's allocation; cuMemPoolImportPointer: one of an imported pool): the
+ * hook asks the driver for the extent of its allocation and tracks it (kind
+ * IMPORTED).  Released with ktrace_on_free. */
+void ktrace_on_import(uint64_t ptr) __attribute__((visibility("hidden")));
+/* cuMemHostGetDevicePointer gave dev for the host memory at host: where the
+ * two differ, the device alias of the tracked host allocation holding host
+ * is tracked too, and goes when that allocation is released. */
+void ktrace_on_host_device_pointer(uint64_t dev, uint64_t host) __attribute__((visibility("hidden")));
 /* A copy was issued (res is what the driver returned).  host: the host
  * memory the copy reads (host-to-device: its source, may be hashed on the CPU)
  * or fills (device-to-host: its destination, hashed on the CPU once a

@@ -1,7 +1,8 @@
 /* interpose/driver/wrap_memory.c: allocation entry points.
  *
  * Owns the exported wrappers of the device, stream-ordered, managed, pinned
- * host and virtual-memory (VMM) allocation calls.  May call: the real driver
+ * host, virtual-memory (VMM) and imported (IPC, pool import) allocation
+ * calls.  May call: the real driver
  * through ktrace_real, the memory hooks of events.h.  Allocations are reported
  * after a successful real call; frees and unmaps BEFORE the real call: once
  * the driver has released a range another thread can get the same addresses
@@ -14,7 +15,11 @@
  *
  * Pinned host memory is reported by its host address, which is also its
  * device address under unified addressing (every 64-bit platform CUDA 12+
- * supports).
+ * supports) for cuMemHostAlloc memory; registered memory may have a device
+ * address of its own (cuMemHostGetDevicePointer), reported as an alias.
+ *
+ * Imported memory (cuIpcOpenMemHandle, cuMemPoolImportPointer) is reported
+ * by its address; the hook asks the driver for its extent.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -104,6 +109,47 @@ KTRACE_EXPORT CUresult cuMemMap(CUdeviceptr p, size_t n, size_t off, CUmemGeneri
 				unsigned long long flags)
 {
 	REPORT_ALLOC_AFTER(cuMemMap, (p, n, off, h, flags), p, n, KTRACE_ALLOC_VMM, NULL)
+}
+
+/* Imported: real call, then the hook (which finds the extent) on success. */
+#define REPORT_IMPORT_AFTER(name, args, ptr) \
+	KT_REAL_OR_NOT_SUPPORTED(name); \
+	if (!ktrace_tracing_on()) \
+		return fn args; \
+	CUresult res = fn args; \
+	if (res == CUDA_SUCCESS) \
+		ktrace_on_import(ptr); \
+	return res;
+
+KTRACE_EXPORT CUresult cuIpcOpenMemHandle_v2(CUdeviceptr *p, CUipcMemHandle h, unsigned flags)
+{
+	REPORT_IMPORT_AFTER(cuIpcOpenMemHandle_v2, (p, h, flags), *p)
+}
+
+KTRACE_EXPORT CUresult cuIpcOpenMemHandle(CUdeviceptr *p, CUipcMemHandle h, unsigned flags)
+{
+	REPORT_IMPORT_AFTER(cuIpcOpenMemHandle, (p, h, flags), *p)
+}
+
+KTRACE_EXPORT CUresult cuMemPoolImportPointer(CUdeviceptr *p, CUmemoryPool pool, CUmemPoolPtrExportData *data)
+{
+	REPORT_IMPORT_AFTER(cuMemPoolImportPointer, (p, pool, data), *p)
+}
+
+KTRACE_EXPORT CUresult cuMemHostGetDevicePointer_v2(CUdeviceptr *d, void *p, unsigned flags)
+{
+	KT_REAL_OR_NOT_SUPPORTED(cuMemHostGetDevicePointer_v2);
+	if (!ktrace_tracing_on())
+		return fn(d, p, flags);
+	CUresult res = fn(d, p, flags);
+	if (res == CUDA_SUCCESS && d)
+		ktrace_on_host_device_pointer(*d, HOST_ADDR(p));
+	return res;
+}
+
+KTRACE_EXPORT CUresult cuIpcCloseMemHandle(CUdeviceptr p)
+{
+	REPORT_FREE_BEFORE(cuIpcCloseMemHandle, (p), p, KTRACE_ALLOC_IMPORTED, NULL)
 }
 
 KTRACE_EXPORT CUresult cuMemFree_v2(CUdeviceptr p)

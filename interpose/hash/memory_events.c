@@ -5,6 +5,10 @@
  * into one tracked range, so a tensor of PyTorch's expandable segments that
  * spans two mapped pages is one allocation; cuMemUnmap cuts the range again.
  * Address reservations are recorded but not tracked (no memory behind them).
+ * Memory imported from another process or pool (IPC, pool import) is tracked
+ * with the extent the driver gives its allocation (cuMemGetAddressRange);
+ * a registered host allocation whose device address differs from its host
+ * address is tracked at both.
  * Copies and memsets become MEMCPY / MEMSET records numbered from the launch
  * sequence, so they order among launches; the host source of a host-to-device
  * copy is digested on the CPU (KTRACE_COPYF_SRC_DIGEST) when the copy is
@@ -27,6 +31,7 @@
 #include "hashkern/ktrace_digest.h"
 #include "interpose/hash/alloc_map.h"
 #include "interpose/capture/capture_thread.h"
+#include "interpose/driver/driver_real.h"
 #include "interpose/driver/events.h"
 #include "interpose/hash/hash_pipeline.h"
 #include "interpose/hash/memory_events.h"
@@ -36,10 +41,18 @@
 
 #define SRC_DIGEST_SYNC_MAX (4ull << 20)
 #define SRC_DIGEST_ASYNC_MAX (64ull << 10)
+#define HOST_ALIASES_MAX 256
 
 /* Serialises the merge/split of VMM ranges (lookups and inserts of the map
- * are each atomic, a merge is several). */
+ * are each atomic, a merge is several) and the table of host aliases. */
 static pthread_mutex_t vmm_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* Device aliases of host allocations (cuMemHostGetDevicePointer gave an
+ * address other than the host one): dropped with their host allocation. */
+static struct host_alias {
+	uint64_t host_base, dev_base;
+} host_aliases[HOST_ALIASES_MAX];
+static unsigned nhost_aliases;
 
 /* Fork hooks (memory_events.h). */
 void ktrace_memory_events_fork_prepare(void)
@@ -106,12 +119,32 @@ void ktrace_on_alloc(uint64_t base, uint64_t size, uint32_t kind, CUstream strea
 	APPEND(ktrace_encode_alloc, &r);
 }
 
-void ktrace_on_free(uint64_t base, uint32_t kind, CUstream stream)
+/* The device alias of the host allocation at host_base, taken out of the
+ * table; 0 when it has none. */
+static uint64_t take_host_alias(uint64_t host_base)
+{
+	uint64_t dev = 0;
+
+	pthread_mutex_lock(&vmm_lock);
+	for (unsigned i = 0; i < nhost_aliases; i++) {
+		if (host_aliases[i].host_base != host_base)
+			continue;
+		dev = host_aliases[i].dev_base;
+		host_aliases[i] = host_aliases[--nhost_aliases];
+		break;
+	}
+	pthread_mutex_unlock(&vmm_lock);
+	return dev;
+}
+
+/* Untrack the allocation at base and write its FREE record. */
+static void free_record(uint64_t base, uint64_t size, uint32_t kind, CUstream stream)
 {
 	struct ktrace_rec_free r;
 	struct ktrace_alloc_info old;
 
 	memset(&r, 0, sizeof(r));
+	r.size = size;
 	if (ktrace_alloc_map_remove(base, &old) == 0) {
 		r.size = old.size;
 		ktrace_alloc_cache_invalidate();
@@ -120,6 +153,59 @@ void ktrace_on_free(uint64_t base, uint32_t kind, CUstream stream)
 	r.stream = (uint64_t)(uintptr_t)stream;
 	r.kind = kind;
 	APPEND(ktrace_encode_free, &r);
+}
+
+void ktrace_on_free(uint64_t base, uint32_t kind, CUstream stream)
+{
+	uint64_t alias = kind == KTRACE_ALLOC_HOST ? take_host_alias(base) : 0;
+
+	free_record(base, 0, kind, stream);
+	if (alias)
+		free_record(alias, 0, KTRACE_ALLOC_HOST, NULL);
+}
+
+void ktrace_on_import(uint64_t ptr)
+{
+	CUdeviceptr base = 0;
+	size_t size = 0;
+
+	/* untracked (recorded with size 0) when the driver cannot say */
+	if (!ktrace_real.cuMemGetAddressRange_v2 ||
+	    ktrace_real.cuMemGetAddressRange_v2(&base, &size, (CUdeviceptr)ptr) != CUDA_SUCCESS || !size ||
+	    ptr < base || ptr - base >= size)
+		base = ptr, size = 0;
+	ktrace_on_alloc(base, size, KTRACE_ALLOC_IMPORTED, NULL);
+}
+
+/* Remember dev_base as the device alias of host_base; 0 when the table is
+ * full or it is known already. */
+static int add_host_alias(uint64_t host_base, uint64_t dev_base)
+{
+	int added = 0;
+
+	pthread_mutex_lock(&vmm_lock);
+	for (unsigned i = 0; i < nhost_aliases; i++)
+		if (host_aliases[i].host_base == host_base && host_aliases[i].dev_base == dev_base)
+			goto out;
+	if (nhost_aliases < HOST_ALIASES_MAX) {
+		host_aliases[nhost_aliases++] = (struct host_alias){ host_base, dev_base };
+		added = 1;
+	}
+out:
+	pthread_mutex_unlock(&vmm_lock);
+	return added;
+}
+
+void ktrace_on_host_device_pointer(uint64_t dev, uint64_t host)
+{
+	struct ktrace_alloc_info h;
+	uint64_t alias;
+
+	if (dev == host || !ktrace_alloc_map_lookup(host, &h) || h.kind != KTRACE_ALLOC_HOST)
+		return;
+	alias = dev - (host - h.base);
+	if (add_host_alias(h.base, alias))
+		ktrace_on_alloc(alias, h.size, KTRACE_ALLOC_HOST, NULL);
 }
 
 void ktrace_on_unmap(uint64_t base, uint64_t size)

@@ -28,6 +28,10 @@
  *   FAKECUDA_OOM_MIN=N             cuMemAlloc_v2 of N bytes or more fails with
  *                                  OUT_OF_MEMORY (cuMemHostAlloc always does).
  *
+ * Imported memory (cuIpcOpenMemHandle(_v2), cuMemPoolImportPointer) maps a
+ * fresh 1 MiB range of fake addresses, which cuMemGetAddressRange_v2 then
+ * reports; cuIpcCloseMemHandle of any non-zero address succeeds.
+ *
  * Real memory, for tests that need data to move (test/unit/replay_confirm_test.c):
  * built with -DFAKECUDA_REAL_MEMORY (build/fakecuda-real/libcuda.so.1).  That
  * build also exports cuMemcpyDtoD_v2, cuMemcpy{HtoD,DtoH,DtoD}Async_v2,
@@ -87,6 +91,7 @@
 #undef cuStreamWaitValue32
 #undef cuStreamWaitValue64
 #undef cuStreamBatchMemOp
+#undef cuIpcOpenMemHandle
 
 #define API __attribute__((visibility("default")))
 
@@ -694,6 +699,62 @@ API CUresult cuMemFreeHost(void *p) { NOTE(); return real_memory() ? real_free((
 API CUresult cuPointerGetAttribute(void *d, CUpointer_attribute a, CUdeviceptr p)
 {
 	(void)d; (void)a; (void)p; NOTE(); return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+/* ---- imported memory --------------------------------------------------------------- */
+
+/* cuIpcOpenMemHandle(_v2) and cuMemPoolImportPointer map a fresh range of
+ * FAKE_IMPORT_SIZE fake addresses (never touched); cuMemGetAddressRange_v2
+ * answers for those ranges only (NOT_FOUND elsewhere). */
+#define FAKE_IMPORT_SIZE (1u << 20)
+static uint64_t import_bases[64];
+static unsigned nimports;
+
+static CUresult fake_import(CUdeviceptr *p)
+{
+	unsigned i = __atomic_fetch_add(&nimports, 1, __ATOMIC_RELAXED);
+
+	if (!p || i >= 64)
+		return CUDA_ERROR_INVALID_VALUE;
+	*p = __atomic_fetch_add(&next_dev, FAKE_IMPORT_SIZE, __ATOMIC_RELAXED);
+	__atomic_store_n(&import_bases[i], *p, __ATOMIC_RELEASE);
+	return CUDA_SUCCESS;
+}
+
+API CUresult cuIpcOpenMemHandle_v2(CUdeviceptr *p, CUipcMemHandle h, unsigned f)
+{
+	(void)h, (void)f;
+	NOTE();
+	return fake_import(p);
+}
+API CUresult cuIpcOpenMemHandle(CUdeviceptr *p, CUipcMemHandle h, unsigned f)
+{
+	(void)h, (void)f;
+	NOTE();
+	return fake_import(p);
+}
+API CUresult cuMemPoolImportPointer(CUdeviceptr *p, CUmemoryPool pool, CUmemPoolPtrExportData *d)
+{
+	(void)pool, (void)d;
+	NOTE();
+	return fake_import(p);
+}
+API CUresult cuIpcCloseMemHandle(CUdeviceptr p) { NOTE(); return p ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE; }
+API CUresult cuMemGetAddressRange_v2(CUdeviceptr *base, size_t *size, CUdeviceptr p)
+{
+	unsigned n = __atomic_load_n(&nimports, __ATOMIC_ACQUIRE);
+
+	NOTE();
+	for (unsigned i = 0; i < n && i < 64; i++) {
+		uint64_t b = __atomic_load_n(&import_bases[i], __ATOMIC_ACQUIRE);
+
+		if (b && p >= b && p - b < FAKE_IMPORT_SIZE) {
+			*base = b;
+			*size = FAKE_IMPORT_SIZE;
+			return CUDA_SUCCESS;
+		}
+	}
+	return CUDA_ERROR_NOT_FOUND;
 }
 
 /* ---- streams, events, synchronisation ------------------------------------------ */

@@ -24,6 +24,7 @@
 #include "format/trace_writer.h"
 #include "hashkern/ktrace_digest.h"
 #include "interpose/hash/alloc_map.h"
+#include "interpose/driver/driver_real.h"
 #include "interpose/driver/events.h"
 #include "interpose/hash/hash_pipeline.h"
 #include "interpose/capture/launch_clock.h"
@@ -622,7 +623,7 @@ static void test_hash_handshake(void **state)
 	assert_int_equal(r.hash_skip, KTRACE_HASH_SKIP_NOSLOT); /* the pipeline's reason */
 	ktrace_launch_region(&r, 0, &reg);
 	assert_int_equal(reg.hash_len, 0);
-	assert_int_equal(reg.flags & KTRACE_REGIONF_UNHASHED, KTRACE_REGIONF_UNHASHED);
+	assert_int_equal(reg.hash_len, 0);
 	decode_launch(2, &r);
 	assert_int_equal(r.context, 0);
 	assert_int_equal(r.device, -1);
@@ -685,6 +686,100 @@ static void test_region_exactness(void **state)
 	assert_int_equal(reg.flags & KTRACE_REGIONF_EXACT, KTRACE_REGIONF_EXACT);
 	ktrace_launch_region(&r, 0, &reg);
 	assert_int_equal(reg.flags & KTRACE_REGIONF_EXACT, 0);
+}
+
+/* The driver's extent of an allocation imported at IMPORT_BASE (another
+ * process's: cuIpcOpenMemHandle), for the import hook. */
+#define IMPORT_BASE 0x7b0000000000ull
+static CUresult fake_address_range(CUdeviceptr *base, size_t *size, CUdeviceptr p)
+{
+	if (p < IMPORT_BASE || p >= IMPORT_BASE + 8192)
+		return CUDA_ERROR_INVALID_VALUE;
+	*base = IMPORT_BASE;
+	*size = 8192;
+	return CUDA_SUCCESS;
+}
+
+static struct ktrace_rec_alloc alloc_nth(size_t i)
+{
+	struct ktrace_rec_alloc a;
+
+	assert_int_equal(ktrace_decode_alloc(trace_nth(KTRACE_REC_ALLOC, i)->data, trace_nth(KTRACE_REC_ALLOC, i)->len,
+					     &a), 0);
+	return a;
+}
+
+static struct ktrace_rec_free free_nth(size_t i)
+{
+	struct ktrace_rec_free f;
+
+	assert_int_equal(ktrace_decode_free(trace_nth(KTRACE_REC_FREE, i)->data, trace_nth(KTRACE_REC_FREE, i)->len,
+					    &f), 0);
+	return f;
+}
+
+/* Imported memory (IPC, pool import) is tracked with the extent the driver
+ * gives its allocation, so its regions are exact; an import the driver
+ * cannot size is recorded, not tracked.  A registered host allocation whose
+ * device address differs is tracked at the alias too (exact there), and
+ * the alias goes with it. */
+static void test_imported_and_aliased_memory(void **state)
+{
+	const uint64_t host = 0x7a0000000000ull, dev = 0x790000000000ull;
+	struct axpy_args g;
+	struct ktrace_launch_args a;
+
+	(void)state;
+	ktrace_real.cuMemGetAddressRange_v2 = fake_address_range;
+	ktrace_tracer.cfg.hash = 1;
+	ktrace_tracer.cfg.hash_max = 1ull << 20;
+	fake_axpy(0xf1);
+	ktrace_on_import(IMPORT_BASE);
+	axpy_init(&g, IMPORT_BASE, IMPORT_BASE + 1024);
+	a = launch_args(0xf1, g.kp, NULL);
+	ktrace_on_launch(&a, fake_real, &real_marker);
+	assert_int_equal(pre_regions[1].alloc_base, IMPORT_BASE);
+	assert_int_equal(pre_regions[1].hash_len, 8192 - 1024);
+	assert_int_equal(pre_regions[1].flags & KTRACE_REGIONF_EXACT, KTRACE_REGIONF_EXACT);
+	ktrace_on_import(0x780000000000ull); /* the driver cannot say */
+	ktrace_on_alloc(host + 0x100, 4096, KTRACE_ALLOC_HOST, NULL); /* cuMemHostRegister */
+	ktrace_on_host_device_pointer(dev + 0x40, host + 0x140); /* its device address, 0x40 in */
+	ktrace_on_host_device_pointer(dev + 0x40, host + 0x140); /* asked again: nothing new */
+	ktrace_on_host_device_pointer(host + 0x100, host + 0x100); /* the same address: nothing */
+	axpy_init(&g, dev, dev + 2048);
+	a = launch_args(0xf1, g.kp, NULL);
+	ktrace_on_launch(&a, fake_real, &real_marker);
+	assert_int_equal(pre_regions[1].alloc_base, dev);
+	assert_int_equal(pre_regions[1].hash_len, 2048);
+	assert_int_equal(pre_regions[1].flags & KTRACE_REGIONF_EXACT, KTRACE_REGIONF_EXACT);
+	ktrace_on_free(host + 0x100, KTRACE_ALLOC_HOST, NULL); /* cuMemHostUnregister: the alias goes too */
+	ktrace_on_free(IMPORT_BASE, KTRACE_ALLOC_IMPORTED, NULL); /* cuIpcCloseMemHandle */
+	nevents = 0;
+	ktrace_on_launch(&a, fake_real, &real_marker);
+	assert_int_equal(nevents, 1); /* nothing left to hash: no pre-hash, only the launch */
+	trace_end();
+	ktrace_tracer.cfg.hash = 0;
+	ktrace_tracer.cfg.hash_max = 0;
+	ktrace_real.cuMemGetAddressRange_v2 = NULL;
+
+	struct ktrace_rec_launch r;
+	struct ktrace_region reg;
+
+	decode_launch(2, &r); /* after the frees: in no tracked allocation */
+	ktrace_launch_region(&r, 1, &reg);
+	assert_int_equal(reg.alloc_base, 0);
+	assert_int_equal(reg.hash_len, 0);
+	assert_int_equal(trace_count(KTRACE_REC_ALLOC), 4);
+	assert_true(alloc_nth(0).kind == KTRACE_ALLOC_IMPORTED && alloc_nth(0).base == IMPORT_BASE &&
+		    alloc_nth(0).size == 8192);
+	assert_true(alloc_nth(1).kind == KTRACE_ALLOC_IMPORTED && alloc_nth(1).base == 0x780000000000ull &&
+		    alloc_nth(1).size == 0);
+	assert_true(alloc_nth(3).kind == KTRACE_ALLOC_HOST && alloc_nth(3).base == dev && alloc_nth(3).size == 4096);
+	assert_int_equal(trace_count(KTRACE_REC_FREE), 3);
+	assert_true(free_nth(0).base == host + 0x100 && free_nth(0).size == 4096);
+	assert_true(free_nth(1).base == dev && free_nth(1).size == 4096 && free_nth(1).kind == KTRACE_ALLOC_HOST);
+	assert_true(free_nth(2).base == IMPORT_BASE && free_nth(2).size == 8192 &&
+		    free_nth(2).kind == KTRACE_ALLOC_IMPORTED);
 }
 
 /* Metadata mode has two builders of a LAUNCH record: the direct one
@@ -1214,6 +1309,7 @@ int main(void)
 		cmocka_unit_test_setup(test_launch_time_tsc, setup),
 		cmocka_unit_test_setup(test_hash_handshake, setup),
 		cmocka_unit_test_setup(test_region_exactness, setup),
+		cmocka_unit_test_setup(test_imported_and_aliased_memory, setup),
 		cmocka_unit_test_setup(test_direct_and_general_records_equal, setup),
 		cmocka_unit_test_setup(test_many_pointers_in_a_struct, setup),
 		cmocka_unit_test_setup(test_alloc_free_vmm, setup),

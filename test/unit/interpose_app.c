@@ -313,6 +313,30 @@ static void mode_paths(void)
 	dlclose(h);
 }
 
+/* ---- mode imports ------------------------------------------------------------------- */
+
+/* Memory of another process or pool (the fake maps 1 MiB each): opened with
+ * both IPC entry points and a pool import, the first closed again.  Prints
+ * the addresses, "imports A B C". */
+static void mode_imports(void)
+{
+	CUdeviceptr a = 0, b = 0, c = 0;
+	CUipcMemHandle h;
+
+	memset(&h, 0, sizeof h);
+	CHECK(cuInit(0) == CUDA_SUCCESS, "cuInit");
+	CHECK(cuIpcOpenMemHandle_v2(&a, h, CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS) == CUDA_SUCCESS, "IPC open");
+	CHECK(fake_count("cuIpcOpenMemHandle_v2") == 1, "IPC open entry");
+	CHECK(((CUresult(*)(CUdeviceptr *, CUipcMemHandle, unsigned))dlsym(RTLD_DEFAULT, "cuIpcOpenMemHandle"))(
+		      &b, h, 0) == CUDA_SUCCESS, "IPC open (legacy export)");
+	CHECK(fake_count("cuIpcOpenMemHandle") == 1, "IPC open legacy entry");
+	CHECK(cuMemPoolImportPointer(&c, NULL, NULL) == CUDA_SUCCESS, "pool import");
+	CHECK(cuIpcCloseMemHandle(a) == CUDA_SUCCESS, "IPC close");
+	CHECK(cuIpcCloseMemHandle(0) == CUDA_ERROR_INVALID_VALUE, "IPC close code");
+	CHECK(fake_count("cuIpcCloseMemHandle") == 2, "IPC close entry");
+	printf("imports %llu %llu %llu\n", (unsigned long long)a, (unsigned long long)b, (unsigned long long)c);
+}
+
 /* ---- mode order ------------------------------------------------------------------- */
 
 #define FAKE_BAD_FLAGS 0xbadu                            /* test/fakecuda/fakecuda.c */
@@ -546,6 +570,8 @@ int main(int argc, char **argv)
 		mode_paths();
 	} else if (strcmp(mode, "order") == 0) {
 		mode_order();
+	} else if (strcmp(mode, "imports") == 0) {
+		mode_imports();
 	} else if (strcmp(mode, "none") == 0) {
 		puts("no CUDA");
 	} else if (strcmp(mode, "exit") == 0) {

@@ -478,6 +478,57 @@ static void test_startup_line_allocator(void **state)
 	assert_int_equal(count_lines_with(err_buf, "(hashing off); allocator: the program's own\n"), 1);
 }
 
+/* The ALLOC and FREE records of a trace with the given kind: bases and sizes. */
+static unsigned read_allocs(const char *trace, uint16_t type, uint32_t kind, uint64_t *base, uint64_t *size,
+			    unsigned cap)
+{
+	char path[PATH_MAX + 32], err[512];
+	const void *rec;
+	size_t len;
+	unsigned n = 0;
+	struct ktrace_reader *r;
+
+	snprintf(path, sizeof(path), "%s/%s", tmp_dir, trace);
+	r = ktrace_reader_open(path, err, sizeof(err));
+	if (!r)
+		fail_msg("%s", err);
+	while (ktrace_reader_next(r, &rec, &len) == KTRACE_READ_RECORD) {
+		struct ktrace_record_prefix p;
+		struct ktrace_rec_alloc a;
+		struct ktrace_rec_free f;
+
+		if (ktrace_decode_prefix(rec, len, &p) || p.type != type || n >= cap)
+			continue;
+		if (type == KTRACE_REC_ALLOC && !ktrace_decode_alloc(rec, len, &a) && a.kind == kind)
+			base[n] = a.base, size[n++] = a.size;
+		if (type == KTRACE_REC_FREE && !ktrace_decode_free(rec, len, &f) && f.kind == kind)
+			base[n] = f.base, size[n++] = f.size;
+	}
+	ktrace_reader_close(r);
+	return n;
+}
+
+/* Imported memory through the wrappers: cuIpcOpenMemHandle (both exports)
+ * and cuMemPoolImportPointer are ALLOC records of kind IMPORTED with the
+ * extent the driver reports; cuIpcCloseMemHandle a FREE of it. */
+static void test_imported_memory(void **state)
+{
+	unsigned long long a, b, c;
+	uint64_t base[8], size[8];
+	int status;
+
+	(void)state;
+	status = run_app("imports.ktrace", NULL, "imports", NULL);
+	ASSERT_EXIT(status, 0);
+	assert_null(strstr(out_buf, "FAIL"));
+	assert_int_equal(sscanf(out_buf, "imports %llu %llu %llu", &a, &b, &c), 3);
+	assert_int_equal(read_allocs("imports.ktrace", KTRACE_REC_ALLOC, KTRACE_ALLOC_IMPORTED, base, size, 8), 3);
+	assert_true(base[0] == a && base[1] == b && base[2] == c);
+	assert_true(size[0] == 1u << 20 && size[1] == 1u << 20 && size[2] == 1u << 20);
+	assert_int_equal(read_allocs("imports.ktrace", KTRACE_REC_FREE, KTRACE_ALLOC_IMPORTED, base, size, 8), 1);
+	assert_true(base[0] == a && size[0] == 1u << 20);
+}
+
 static void test_threads_race_init(void **state)
 {
 	struct app_counts c;
@@ -751,6 +802,7 @@ int main(void)
 		cmocka_unit_test(test_stream_order),
 		cmocka_unit_test(test_constructor_first),
 		cmocka_unit_test(test_startup_line_allocator),
+		cmocka_unit_test(test_imported_memory),
 		cmocka_unit_test(test_threads_race_init),
 		cmocka_unit_test(test_pause_resume_api),
 		cmocka_unit_test(test_no_cuda_no_file),
