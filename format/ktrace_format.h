@@ -29,7 +29,7 @@
 #define KTRACE_MAGIC_LEN 8
 #define KTRACE_PREAMBLE_SIZE 16
 #define KTRACE_FORMAT_MAJOR 1 /* readers refuse a larger major */
-#define KTRACE_FORMAT_MINOR 5 /* additions that old readers can skip */
+#define KTRACE_FORMAT_MINOR 6 /* additions that old readers can skip */
 
 /* Preamble: magic[8], u16 major, u16 minor, u32 flags (0). */
 
@@ -217,6 +217,10 @@ struct ktrace_region {
 #define KTRACE_REGIONF_GUESSED   0x40u /* since 1.4: a pointer by its value alone (it lands in a tracked
                                         * allocation): the parameter's type does not say the word is one
                                         * (docs/format.md "Pointer words") */
+#define KTRACE_REGIONF_SIGNATURE 0x80u /* since 1.6: the extent is how far the kernel reaches from the
+                                        * pointer by its own source (a Triton/Inductor kernel's sizes and
+                                        * index expressions), inside an allocation that did not bound it
+                                        * exactly (docs/format.md "Hash extents") */
 
 /* Why a launch that was to be hashed was not (LAUNCH hash_skip, since 1.4;
  * with KTRACE_LAUNCHF_HASH_SKIPPED). */

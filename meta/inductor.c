@@ -306,8 +306,16 @@ static size_t first_def(const char *kernel)
 	return lo;
 }
 
+/* Extents of the same kernel in another module: any that differ are unknown. */
+static void agree_extents(uint64_t *extents, const uint64_t *other, int n)
+{
+	for (int j = 0; j < n; j++)
+		if (extents[j] != other[j])
+			extents[j] = 0;
+}
+
 int kt_inductor_lookup(const struct ktrace_meta_opts *opts, const char *kernel, uint32_t nargs,
-		       struct kt_sig_arg *args, int max)
+		       struct kt_sig_arg *args, int max, uint64_t *extents)
 {
 	char (*roots)[4096] = malloc(8 * sizeof *roots);
 	if (!roots)
@@ -347,7 +355,10 @@ int kt_inductor_lookup(const struct ktrace_meta_opts *opts, const char *kernel, 
 		if (!t)
 			continue;
 		struct kt_sig_arg tmp[256];
+		uint64_t ext[256];
 		int m = kt_inductor_signature(t, len, kernel, tmp, 256);
+		if (m >= 0 && m <= 256)
+			kt_inductor_extents(t, len, kernel, tmp, m, ext);
 		free(t);
 		if (m < 0 || (uint32_t)m > nargs || nargs - (uint32_t)m > 2 || m > max) {
 			if (m > 0)
@@ -356,9 +367,13 @@ int kt_inductor_lookup(const struct ktrace_meta_opts *opts, const char *kernel, 
 		}
 		if (n < 0) {
 			memcpy(args, tmp, (size_t)m * sizeof *tmp);
+			if (extents)
+				memcpy(extents, ext, (size_t)m * sizeof *ext);
 			n = m;
 			continue;
 		}
+		if (extents && m == n)
+			agree_extents(extents, ext, m);
 		int same = m == n;
 		for (int j = 0; same && j < m; j++)
 			same = !strcmp(args[j].name, tmp[j].name) && !strcmp(args[j].type, tmp[j].type);

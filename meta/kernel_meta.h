@@ -36,6 +36,8 @@ struct ktrace_meta_param {
 	uint32_t flags;      /* KTRACE_PARAMF_* */
 	char *name;          /* never NULL */
 	char *type;          /* never NULL ("" if unknown) */
+	uint64_t extent;     /* a pointer: the bytes from it the kernel can reach, read from its
+	                      * Inductor source (meta/inductor_extent.c); 0 unknown */
 };
 
 struct ktrace_meta_kernel {

@@ -4,3 +4,5 @@ CORE_SRCS += meta/meta_image.c meta/cubin.c meta/fatbin.c meta/host_elf.c meta/p
 	meta/names.c meta/demangle.c meta/dwarf.c meta/triton_cache.c meta/inductor.c
 # Which words of a parameter hold pointers, from its type.
 CORE_SRCS += meta/pointer_words.c
+# How far an Inductor kernel reaches from each pointer argument.
+CORE_SRCS += meta/inductor_extent.c

@@ -136,9 +136,18 @@ int kt_ttir_module_path(const char *text, size_t len, char *path, size_t pathlen
 /* Locate and read a module (as named by TTIR), trying the Inductor cache roots
  * for a moved cache.  Returns a malloc'd NUL-terminated text or NULL. */
 char *kt_inductor_read_module(const struct ktrace_meta_opts *opts, const char *path, size_t *len);
-/* Names from Inductor modules for a Triton kernel that no cache entry matched. */
+/* Names from Inductor modules for a Triton kernel that no cache entry matched;
+ * extents (may be NULL; max entries) the bytes each pointer argument reaches
+ * (kt_inductor_extents), 0 where unknown or where the modules defining the
+ * kernel disagree. */
 int kt_inductor_lookup(const struct ktrace_meta_opts *opts, const char *kernel, uint32_t nargs,
-		       struct kt_sig_arg *args, int max);
+		       struct kt_sig_arg *args, int max, uint64_t *extents);
+/* inductor_extent.c: for the nargs signature arguments of `kernel` in an
+ * Inductor module, bytes[i] = how many bytes from pointer argument i its
+ * loads and stores can reach, by the kernel's static sizes (0 unknown).
+ * Returns how many are known. */
+int kt_inductor_extents(const char *text, size_t len, const char *kernel, const struct kt_sig_arg *args,
+			int nargs, uint64_t *bytes);
 void kt_sig_args_free(struct kt_sig_arg *args, int n);
 /* Triton MLIR type ("!tt.ptr<f32>", "i32", "f32") to signature notation ("*fp32", "i32", "fp32"). */
 void kt_triton_type_to_sig(const char *mlir, size_t len, char *out, size_t outlen);

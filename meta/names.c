@@ -115,12 +115,14 @@ static void apply_inductor_names(const struct ktrace_meta_opts *opts, struct ktr
 {
 	static const char *const scratch[2] = {"global_scratch", "profile_scratch"};
 	struct kt_sig_arg args[256];
-	int nargs = kt_inductor_lookup(opts, k->name, k->nparams, args, 256);
+	uint64_t extent[256];
+	int nargs = kt_inductor_lookup(opts, k->name, k->nparams, args, 256, extent);
 	if (nargs > 0 && (uint32_t)nargs <= k->nparams && k->nparams - (uint32_t)nargs <= 2) {
 		for (int j = 0; j < nargs; j++) {
 			kt_param_set_name(&k->params[j], args[j].name, strlen(args[j].name),
 					  KTRACE_NAME_INDUCTOR);
 			kt_param_set_type(&k->params[j], args[j].type, strlen(args[j].type), KT_TPRIO_TRITON);
+			k->params[j].extent = extent[j];
 		}
 		for (uint32_t j = (uint32_t)nargs; j < k->nparams; j++) {
 			struct ktrace_meta_param *p = &k->params[j];

@@ -447,11 +447,14 @@ static void apply_module_signature(const struct ktrace_meta_opts *opts, struct k
 	if (!module)
 		return;
 	struct kt_sig_arg sig[512];
+	uint64_t extent[512];
 	int nsig = kt_inductor_signature(module, module_len, k->name, sig, 512);
 	if (nsig == n) {
+		kt_inductor_extents(module, module_len, k->name, sig, nsig, extent);
 		for (int i = 0; i < nsig; i++) {
 			kt_param_set_name(&k->params[i], sig[i].name, strlen(sig[i].name), KTRACE_NAME_INDUCTOR);
 			kt_param_set_type(&k->params[i], sig[i].type, strlen(sig[i].type), KT_TPRIO_TRITON + 1);
+			k->params[i].extent = extent[i];
 		}
 	}
 	if (nsig > 0)

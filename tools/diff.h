@@ -152,6 +152,7 @@ struct diff_order;
 /* Hashed regions of one run by exactness (docs/format.md, "Hash extents"). */
 struct diff_extents {
 	uint64_t exact, inferred;
+	uint64_t signature;       /* bounded by the kernel's source (format 1.6); not in inferred */
 	uint64_t unknown;         /* traces before format 1.2 record no exactness */
 };
 

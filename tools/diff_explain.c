@@ -71,7 +71,7 @@ static size_t inexact_names(const struct diff_arg *args, size_t n, int legacy, c
 		int inexact = 0;
 
 		for (int k = 0; k < 2; k++)
-			if (g[k] && ((!legacy && !(g[k]->flags & KTRACE_REGIONF_EXACT)) ||
+			if (g[k] && ((!legacy && !(g[k]->flags & (KTRACE_REGIONF_EXACT | KTRACE_REGIONF_SIGNATURE))) ||
 				     (g[k]->flags & KTRACE_REGIONF_CAPPED)))
 				inexact = 1;
 		if (!inexact || args[i].kind != DIFF_ARG_POINTER || o + strlen(args[i].name) + 8 >= cap)

@@ -764,9 +764,11 @@ static void j_divergence(struct jw *j, const struct diff_divergence *d)
 static void j_extents(struct jw *j, const char *key, const struct diff_extents *e)
 {
 	j_open(j, key, '{');
-	j_u64(j, "hashed", e->exact + e->inferred + e->unknown);
+	j_u64(j, "hashed", e->exact + e->inferred + e->signature + e->unknown);
 	j_u64(j, "exact", e->exact);
 	j_u64(j, "inferred", e->inferred);
+	if (e->signature) /* format 1.6: regions bounded by their kernel's source */
+		j_u64(j, "signature", e->signature);
 	j_u64(j, "unknown", e->unknown);
 	j_close(j, '}');
 }

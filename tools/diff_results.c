@@ -22,7 +22,7 @@ void ktrace_diff_count_extents(const struct tm_trace *t, struct diff_extents *e)
 {
 	int known = t->format_minor >= 2;
 
-	e->exact = e->inferred = e->unknown = 0;
+	e->exact = e->inferred = e->signature = e->unknown = 0;
 	for (size_t i = 0; i < t->nlaunches; i++) {
 		const struct tm_launch *l = &t->launches[i];
 
@@ -35,6 +35,8 @@ void ktrace_diff_count_extents(const struct tm_trace *t, struct diff_extents *e)
 				e->unknown++;
 			else if (g->flags & KTRACE_REGIONF_EXACT)
 				e->exact++;
+			else if (g->flags & KTRACE_REGIONF_SIGNATURE)
+				e->signature++;
 			else
 				e->inferred++;
 		}
@@ -223,11 +225,14 @@ const char *ktrace_diff_results_state_name(int state)
 
 static void text_run_extents(FILE *f, const struct diff_extents *e, const char *run)
 {
-	uint64_t hashed = e->exact + e->inferred + e->unknown;
+	uint64_t hashed = e->exact + e->inferred + e->signature + e->unknown;
 
 	fprintf(f, "%" PRIu64 " in %s", hashed, run);
 	if (e->unknown)
 		fprintf(f, " (%" PRIu64 " of unknown exactness: format before 1.2)", e->unknown);
+	else if (hashed && e->signature)
+		fprintf(f, " (%" PRIu64 " exact, %" PRIu64 " bounded by their kernel's source, %" PRIu64 " inferred)",
+			e->exact, e->signature, e->inferred);
 	else if (hashed)
 		fprintf(f, " (%" PRIu64 " exact, %" PRIu64 " inferred)", e->exact, e->inferred);
 }

@@ -56,7 +56,8 @@ const char *dump_api_name(uint32_t api);
 const char *dump_alloc_kind_name(uint32_t kind);
 const char *dump_copy_dir_name(uint32_t dir);
 const char *dump_dst_digest_state_name(uint32_t state);
-/* "exact" or "inferred" for a hashed region of a file that records it, else NULL. */
+/* "exact", "signature" (bounded by the kernel's source) or "inferred" for a
+ * hashed region of a file that records it, else NULL. */
 const char *dump_region_extent_name(const struct dump_ctx *c, const struct ktrace_region *g);
 const char *dump_note_level_name(uint32_t level);
 /* Why this launch record alone cannot be verified (tools/unverified.h; as

@@ -88,7 +88,7 @@ static void put_region(const struct dump_ctx *c, FILE *f, const struct ktrace_re
 			fputs(" post -", f);
 	}
 	uint16_t extra = g->flags & (uint16_t)~(KTRACE_REGIONF_PRE | KTRACE_REGIONF_POST | KTRACE_REGIONF_UNHASHED |
-						 KTRACE_REGIONF_EXACT);
+						 KTRACE_REGIONF_EXACT | KTRACE_REGIONF_SIGNATURE);
 	if (extra)
 		fprintf(f, " (%s)", dump_region_flag_names(extra, fl, sizeof fl, ","));
 	if (dump_region_out(g))

@@ -243,7 +243,8 @@ const char *dump_launch_flag_names(uint32_t flags, char *out, size_t cap, const 
 
 const char *dump_region_flag_names(uint16_t flags, char *out, size_t cap, const char *sep)
 {
-	static const char *const names[] = { "in_struct", "pre", "post", "capped", "unhashed", "exact", "guessed" };
+	static const char *const names[] = { "in_struct", "pre",     "post",     "capped",
+					     "unhashed",  "exact",   "guessed",  "signature" };
 	return join_flags(flags, names, sizeof names / sizeof names[0], out, cap, sep);
 }
 
@@ -267,7 +268,9 @@ const char *dump_region_extent_name(const struct dump_ctx *c, const struct ktrac
 {
 	if (!c->exactness_known || (g->flags & KTRACE_REGIONF_UNHASHED) || !g->hash_len)
 		return NULL;
-	return (g->flags & KTRACE_REGIONF_EXACT) ? "exact" : "inferred";
+	if (g->flags & KTRACE_REGIONF_EXACT)
+		return "exact";
+	return (g->flags & KTRACE_REGIONF_SIGNATURE) ? "signature" : "inferred";
 }
 NAME_TABLE(dump_note_level_name, "info", "warn", "error", "disabled")
 NAME_TABLE(dump_end_reason_name, NULL, "exit", "signal", "abort", "detach")

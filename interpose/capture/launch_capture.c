@@ -39,8 +39,32 @@
 #include "common/ablate.h"
 #include "common/hotpath.h"
 
+/* Where the allocation map's extent is not exact (a pool, a segment), a
+ * typed pointer whose kernel's source says how far the kernel reaches from
+ * it (l->extent) is hashed that far, within its allocation and
+ * KTRACE_HASH_MAX: flag SIGNATURE (docs/format.md "Hash extents"). */
+static void signature_extents(const struct ktrace_param_layout *l, struct ktrace_capture_tls *t, uint32_t n)
+{
+	uint64_t max = ktrace_tracer.cfg.hash_max;
+
+	for (uint32_t i = 0; i < n; i++) {
+		struct ktrace_region *g = &t->regions[i];
+		uint64_t want, room;
+
+		if (t->exact[i] || !t->lens[i] || g->ordinal >= l->nparams ||
+		    (g->flags & (KTRACE_REGIONF_IN_STRUCT | KTRACE_REGIONF_GUESSED)) || !(want = l->extent[g->ordinal]))
+			continue;
+		room = t->allocs[i].base + t->allocs[i].size - g->ptr;
+		t->capped[i] = max && want > max && room > max;
+		t->lens[i] = want < room ? want : room;
+		if (max && t->lens[i] > max)
+			t->lens[i] = max;
+		g->flags |= KTRACE_REGIONF_SIGNATURE;
+	}
+}
+
 /* Work out extents of the regions (hash mode); returns how many get hashed. */
-static uint32_t plan_hash(struct ktrace_capture_tls *t, uint32_t n)
+static uint32_t plan_hash(const struct ktrace_param_layout *l, struct ktrace_capture_tls *t, uint32_t n)
 {
 	uint32_t i, hashed = 0;
 
@@ -54,6 +78,8 @@ static uint32_t plan_hash(struct ktrace_capture_tls *t, uint32_t n)
 	}
 	ktrace_alloc_map_extents(t->ptrs, t->allocs, t->in_struct, n, ktrace_tracer.cfg.hash_max, t->lens,
 				 t->capped, t->exact);
+	if (l && l->extent)
+		signature_extents(l, t, n);
 	for (i = 0; i < n; i++) {
 		t->regions[i].hash_len = t->lens[i];
 		if (t->capped[i])
@@ -269,7 +295,7 @@ static CUresult capture_hashed(const struct ktrace_launch_args *a, ktrace_real_l
 	r.param_bytes_len = len;
 	r.nregions = n;
 	r.param_bytes = t->params;
-	if (cctx && plan_hash(t, n)) {
+	if (cctx && plan_hash(l, t, n)) {
 		r.flags |= KTRACE_LAUNCHF_HASHED;
 		job = ktrace_hash_pre(cctx, hash_stream(a), &r, t->regions, t0, &skip);
 	}

@@ -34,11 +34,12 @@ struct ktrace_param_layout *ktrace_param_layout_new(uint32_t nparams, const uint
 			end = offsets[i] + sizes[i];
 	}
 	nwords = (end + 7) / 8;
-	bytes = sizeof(*l) + (size_t)nparams * (2 * sizeof(uint32_t) + 1) + (size_t)nwords * 3 + 16;
+	bytes = sizeof(*l) + (size_t)nparams * (sizeof(uint64_t) + 2 * sizeof(uint32_t) + 1) + (size_t)nwords * 3 +
+		16;
 	l = calloc(1, bytes);
 	if (!l)
 		return NULL;
-	p = (uint8_t *)(l + 1);
+	p = (uint8_t *)(l + 1) + (size_t)nparams * sizeof(uint64_t); /* extents first (set later, if known) */
 	off = (uint32_t *)p;
 	sz = off + nparams;
 	wo = (uint16_t *)(sz + nparams);
@@ -105,6 +106,17 @@ int ktrace_param_layout_type(struct ktrace_param_layout *l, uint32_t i, const ui
 			wo[w] = (uint16_t)(i < KTRACE_WORD_NONE ? i : KTRACE_WORD_NONE - 1);
 			wf[w] |= KTRACE_WORDF_TYPED;
 		}
+	return 0;
+}
+
+int ktrace_param_layout_extent(struct ktrace_param_layout *l, uint32_t i, uint64_t bytes)
+{
+	uint64_t *ext = (uint64_t *)(l + 1);
+
+	if (i >= l->nparams || l->kind[i] != KTRACE_PARAM_POINTER || !bytes)
+		return -1;
+	ext[i] = bytes;
+	l->extent = ext;
 	return 0;
 }
 

@@ -44,6 +44,8 @@ struct ktrace_param_layout {
 	const uint8_t *kind;    /* [nparams] enum ktrace_param_kind */
 	const uint16_t *word_ordinal; /* [nwords]: parameter holding the word, or KTRACE_WORD_NONE */
 	const uint8_t *word_flags;    /* [nwords]: KTRACE_WORDF_* */
+	const uint64_t *extent; /* [nparams]: bytes a pointer parameter's kernel reaches from it, read
+	                         * from its source (meta/inductor_extent.c), 0 unknown; NULL: none known */
 };
 
 /* Build a layout (one allocation, free with free()).  kinds may be NULL
@@ -60,6 +62,12 @@ struct ktrace_param_layout *ktrace_param_layout_new(uint32_t nparams, const uint
  * no candidates any more.  Returns 0, or -1 (layout unchanged) when a run
  * lies outside the parameter or off the 8-byte grid of the buffer. */
 int ktrace_param_layout_type(struct ktrace_param_layout *l, uint32_t i, const uint32_t (*runs)[2], uint32_t nruns)
+	__attribute__((visibility("hidden")));
+
+/* Parameter i, a pointer, is one from which the kernel reaches `bytes` bytes
+ * (its source says so), before the layout is used.  0, or -1 (nothing set)
+ * for another kind of parameter or 0 bytes. */
+int ktrace_param_layout_extent(struct ktrace_param_layout *l, uint32_t i, uint64_t bytes)
 	__attribute__((visibility("hidden")));
 
 /* Do two layouts describe the same offsets and sizes? */

@@ -138,8 +138,11 @@ uint32_t ktrace_kernel_type_layout(struct ktrace_param_layout *l, const struct k
 	if (!n)
 		return 0;
 	if (mk && ktrace_kernel_meta_matches(mk, l)) {
-		for (uint32_t i = 0; i < n; i++)
+		for (uint32_t i = 0; i < n; i++) {
 			typed += (uint32_t)type_param(l, i, mk->params[i].type, mk->params[i].space);
+			if (mk->params[i].extent)
+				ktrace_param_layout_extent(l, i, mk->params[i].extent);
+		}
 		return typed;
 	}
 	if (!k->name || !(types = calloc(n, sizeof(char *))))

@@ -28,7 +28,9 @@ int ktrace_kernel_meta_matches(const struct ktrace_meta_kernel *mk, const struct
  * docs/format.md "Pointer words"), written into l before it is used: the
  * types of mk (the cubin's metadata; NULL when l is not its layout), else
  * those of k's mangled name; a parameter whose type says nothing keeps its
- * words judged by value.  Returns how many parameters got typed. */
+ * words judged by value.  With mk, also how far the kernel reaches from
+ * each pointer parameter where its source says (ktrace_param_layout_extent).
+ * Returns how many parameters got typed. */
 uint32_t ktrace_kernel_type_layout(struct ktrace_param_layout *l, const struct ktrace_kernel_entry *k,
 				   const struct ktrace_meta_kernel *mk) __attribute__((visibility("hidden")));
 /* Fill k->name (and k->func / k->kern) from the driver; k->name stays NULL

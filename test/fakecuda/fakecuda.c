@@ -165,7 +165,7 @@ enum fake_kernel_kind { FK_NONE = 0, FK_ADD_ONE, FK_NONDET_SUM, FK_NONDET_ROWS, 
 struct fake_func {
 	const char *name;
 	unsigned nparams;
-	size_t off[4], size[4];
+	size_t off[6], size[6];
 	enum fake_kernel_kind kind;
 };
 struct fake_module {
@@ -182,6 +182,8 @@ static struct fake_func funcs[] = {
 	{ "ktrace_hash_r8", 1, { 0 }, { 0 }, FK_HASH },            /* real memory only */
 	{ "ktrace_hash_r32", 1, { 0 }, { 0 }, FK_HASH },
 	{ "ktrace_hash_r160", 1, { 0 }, { 0 }, FK_HASH },
+	/* the layout of test/fixtures/cuobjdump/triton-3.6's Inductor reduction (does nothing) */
+	{ "triton_per_fused_add_gelu_sum_0", 6, { 0, 8, 16, 20, 24, 32 }, { 8, 8, 4, 4, 8, 8 }, FK_NONE },
 	{ "fake_any_kernel", 0, { 0 }, { 0 }, FK_NONE },          /* FAKECUDA_ANY_KERNEL */
 };
 #define NFUNCS (sizeof(funcs) / sizeof(funcs[0]))

@@ -34,14 +34,15 @@
 static char build_dir[PATH_MAX], tmp_dir[PATH_MAX];
 
 /* Run the app with the library and the real-memory fake driver; its stdout. */
-static void run_app(const char *trace, const char *hash, char *out, size_t cap)
+static void run_prog(const char *name, const char *arg, const char *trace, const char *const *env, char *out,
+		     size_t cap)
 {
 	char app[PATH_MAX + 32], preload[PATH_MAX + 32], libpath[PATH_MAX + 32], output[PATH_MAX + 32];
 	char outp[PATH_MAX + 16];
 	int status = 0;
 	pid_t pid;
 
-	snprintf(app, sizeof app, "%s/capture_results_app", build_dir);
+	snprintf(app, sizeof app, "%s/%s", build_dir, name);
 	snprintf(preload, sizeof preload, "LD_PRELOAD=%s/libktrace.so", build_dir);
 	snprintf(libpath, sizeof libpath, "LD_LIBRARY_PATH=%s/fakecuda-real", build_dir);
 	snprintf(output, sizeof output, "KTRACE_OUTPUT=%s/%s", tmp_dir, trace);
@@ -49,9 +50,14 @@ static void run_app(const char *trace, const char *hash, char *out, size_t cap)
 	pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0) {
-		const char *envp[] = { preload, libpath, output, hash, "KTRACE_QUIET=1",
-				       "ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=0", NULL };
-		char *argv[] = { app, NULL };
+		const char *envp[16] = { preload, libpath, output, "KTRACE_QUIET=1",
+					 "ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=0" };
+		char *argv[] = { app, (char *)arg, NULL };
+		int n = 5;
+
+		for (; env && *env && n < 15; env++)
+			envp[n++] = *env;
+		envp[n] = NULL;
 		int o = open(outp, O_WRONLY | O_CREAT | O_TRUNC, 0600);
 
 		dup2(o, 1);
@@ -66,6 +72,13 @@ static void run_app(const char *trace, const char *hash, char *out, size_t cap)
 	out[n] = '\0';
 	fclose(f);
 	assert_int_equal(WEXITSTATUS(status), 0);
+}
+
+static void run_app(const char *trace, const char *hash, char *out, size_t cap)
+{
+	const char *env[] = { hash, NULL };
+
+	run_prog("capture_results_app", NULL, trace, env, out, cap);
 }
 
 /* The MEMCPY records of the trace, by op_seq (0..NOPS-1; the launch's is
@@ -188,6 +201,75 @@ static void test_hashing_off(void **state)
 	}
 }
 
+/* The first LAUNCH record of a trace, decoded into l; the record stays in buf. */
+static void first_launch(const char *trace, uint8_t *buf, size_t cap, struct ktrace_rec_launch *l)
+{
+	char path[PATH_MAX + 32], err[512];
+	const void *rec;
+	size_t len;
+	int found = 0;
+	struct ktrace_reader *r;
+
+	snprintf(path, sizeof path, "%s/%s", tmp_dir, trace);
+	r = ktrace_reader_open(path, err, sizeof err);
+	if (!r)
+		fail_msg("%s", err);
+	while (!found && ktrace_reader_next(r, &rec, &len) == KTRACE_READ_RECORD) {
+		struct ktrace_record_prefix p;
+
+		assert_int_equal(ktrace_decode_prefix(rec, len, &p), 0);
+		if (p.type != KTRACE_REC_LAUNCH || len > cap)
+			continue;
+		memcpy(buf, rec, len);
+		assert_int_equal(ktrace_decode_launch(buf, len, l), 0);
+		found = 1;
+	}
+	ktrace_reader_close(r);
+	assert_true(found);
+}
+
+/* A real Inductor kernel (the Triton 3.6 fixtures) whose buffers lie in one
+ * allocation larger than KTRACE_HASH_MAX (a pool): its source says how far
+ * it reaches from each pointer (256 x 256 floats read, 256 written), and the
+ * regions are hashed that far, flagged SIGNATURE, instead of the pool's
+ * open-ended 1 MiB; without the caches only the pool rule is left. */
+static void test_signature_extents(void **state)
+{
+	static uint8_t rec[1 << 16];
+	char cubin[PATH_MAX], tcache[PATH_MAX], icache[PATH_MAX], tdir[PATH_MAX + 32], idir[PATH_MAX + 32], out[64];
+	const char *env[] = { "KTRACE_HASH=1", "KTRACE_HASH_MAX=2M", tdir, idir, NULL };
+	struct ktrace_rec_launch l;
+	struct ktrace_region g;
+
+	(void)state;
+	assert_non_null(realpath("test/fixtures/cuobjdump/triton-3.6/triton-cache/"
+				 "VE4TBTR2YOO3K2ZCOOEMA5K64277NE57VMZQLK66T63YFXF74LJA/"
+				 "triton_per_fused_add_gelu_sum_0.cubin", cubin));
+	assert_non_null(realpath("test/fixtures/cuobjdump/triton-3.6/triton-cache", tcache));
+	assert_non_null(realpath("test/fixtures/cuobjdump/triton-3.6/inductor-cache", icache));
+	snprintf(tdir, sizeof tdir, "TRITON_CACHE_DIR=%s", tcache);
+	snprintf(idir, sizeof idir, "TORCHINDUCTOR_CACHE_DIR=%s", icache);
+	run_prog("capture_extent_app", cubin, "extent.ktrace", env, out, sizeof out);
+	assert_string_equal(out, "OK\n");
+	first_launch("extent.ktrace", rec, sizeof rec, &l);
+	assert_true(l.nregions >= 2);
+	ktrace_launch_region(&l, 0, &g); /* in_ptr0 */
+	assert_int_equal(g.hash_len, 262144);
+	assert_int_equal(g.flags & (KTRACE_REGIONF_SIGNATURE | KTRACE_REGIONF_EXACT | KTRACE_REGIONF_CAPPED),
+			 KTRACE_REGIONF_SIGNATURE);
+	ktrace_launch_region(&l, 1, &g); /* out_ptr0 */
+	assert_int_equal(g.hash_len, 1024);
+	assert_int_equal(g.flags & KTRACE_REGIONF_SIGNATURE, KTRACE_REGIONF_SIGNATURE);
+	/* no cache to read the source from: the pool's open-ended regions */
+	env[2] = "TRITON_CACHE_DIR=/nonexistent";
+	env[3] = "TORCHINDUCTOR_CACHE_DIR=/nonexistent";
+	run_prog("capture_extent_app", cubin, "extent-nocache.ktrace", env, out, sizeof out);
+	first_launch("extent-nocache.ktrace", rec, sizeof rec, &l);
+	ktrace_launch_region(&l, 1, &g);
+	assert_int_equal(g.flags & KTRACE_REGIONF_SIGNATURE, 0);
+	assert_int_equal(g.hash_len, 1u << 20);
+}
+
 static int setup(void **state)
 {
 	const char *b = getenv("BUILD");
@@ -213,6 +295,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_device_to_host_digests),
 		cmocka_unit_test(test_hashing_off),
+		cmocka_unit_test(test_signature_extents),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

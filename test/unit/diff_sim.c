@@ -224,6 +224,8 @@ static void launch(struct sim *s, int kid, int stream, const uint32_t grid[3], c
 			rg[i].alloc_size = rg[i].hash_len;
 			rg[i].flags |= KTRACE_REGIONF_EXACT;
 		}
+		if (s->o->readback_signature && u[i].buf == B_S)
+			rg[i].flags |= KTRACE_REGIONF_SIGNATURE;
 		if (unhashed) {
 			rg[i].flags |= KTRACE_REGIONF_UNHASHED;
 			continue;

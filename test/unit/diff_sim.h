@@ -38,6 +38,8 @@ struct sim_opts {
 	                       * digested on the GPU (state DEVICE) */
 	uint64_t readback_noise; /* xor-ed into what the last step's copy delivered (0: nothing) */
 	int readback_exact;   /* the loss buffer is an allocation of its own: its regions are exact */
+	int readback_signature; /* the loss buffer's regions are bounded by their kernels' source
+	                         * (format 1.6, flag SIGNATURE) */
 	/* Stream order (format 1.2 ORDER records): instead of the training steps,
 	 * scale() launches A and B write overlapping workspace slices, then
 	 * reduce_sum() reads the whole workspace on A's stream after host syncs of

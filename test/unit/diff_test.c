@@ -745,6 +745,18 @@ static void test_region_exactness_counts(void **state)
 	assert_int_equal(p.r.extents_a.unknown, 0);
 	assert_int_equal(p.r.extents_b.exact, 2 * STEPS);
 	release(&p);
+	/* bounded by their kernels' source (format 1.6) instead: counted apart */
+	oa.readback_exact = ob.readback_exact = 0;
+	oa.readback_signature = ob.readback_signature = 1;
+	compare(&p, &oa, &ob, 0, 0);
+	assert_int_equal(p.r.extents_a.signature, 2 * STEPS);
+	assert_int_equal(p.r.extents_a.exact, 0);
+	assert_int_equal(p.r.extents_a.inferred, 9 * STEPS);
+	release(&p);
+	oa.readback_signature = ob.readback_signature = 0;
+	oa.readback_exact = ob.readback_exact = 1;
+	compare(&p, &oa, &ob, 0, 0);
+	release(&p);
 	/* the same files with the preamble of a 1.1 writer */
 	path_of(pa, sizeof pa, "a.ktrace");
 	path_of(pb, sizeof pb, "b.ktrace");

@@ -43,6 +43,9 @@ meta_layout_test_LIBS := -lcmocka
 TESTS += meta_names_test
 meta_names_test_SRCS := test/unit/meta_names_test.c $(META_TEST_SRCS)
 meta_names_test_LIBS := -lcmocka
+TESTS += meta_extent_test
+meta_extent_test_SRCS := test/unit/meta_extent_test.c $(META_TEST_SRCS)
+meta_extent_test_LIBS := -lcmocka
 TESTS += meta_pointer_words_test
 meta_pointer_words_test_SRCS := test/unit/meta_pointer_words_test.c $(META_TEST_SRCS)
 meta_pointer_words_test_LIBS := -lcmocka
@@ -265,7 +268,10 @@ TEST_DEPS += $(BUILD)/replay_app
 TESTS += capture_results_test
 capture_results_test_SRCS := test/unit/capture_results_test.c
 capture_results_test_LIBS := -lcmocka
-TEST_DEPS += $(BUILD)/capture_results_app
+TEST_DEPS += $(BUILD)/capture_results_app $(BUILD)/capture_extent_app
 $(BUILD)/capture_results_app: test/unit/capture_results_app.c $(FAKECUDA_REAL)
+	@$(if $(Q),echo "  LINK    $@")
+	$(Q)$(CC) $(CFLAGS_ALL) -o $@ $< -L$(BUILD)/fakecuda-real -l:libcuda.so.1 $(LDFLAGS_ALL)
+$(BUILD)/capture_extent_app: test/unit/capture_extent_app.c $(FAKECUDA_REAL)
 	@$(if $(Q),echo "  LINK    $@")
 	$(Q)$(CC) $(CFLAGS_ALL) -o $@ $< -L$(BUILD)/fakecuda-real -l:libcuda.so.1 $(LDFLAGS_ALL)
