@@ -2,7 +2,7 @@
 # scripts/install-deps.sh: install the Debian/Ubuntu packages ktrace builds and tests with.
 # The CUDA toolkit (nvcc, cuda.h) is expected at $CUDA_HOME (default /usr/local/cuda).
 set -eu
-PKGS="build-essential pkg-config libelf-dev libzstd-dev liblz4-dev libcmocka-dev libdw-dev python3"
+PKGS="build-essential pkg-config libelf-dev libzstd-dev liblz4-dev libcmocka-dev libdw-dev python3 python3-jsonschema python3-venv"
 SUDO=
 [ "$(id -u)" = 0 ] || SUDO=sudo
 export DEBIAN_FRONTEND=noninteractive

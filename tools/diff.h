@@ -367,12 +367,18 @@ void ktrace_diff_report_github(FILE *f, const struct diff_result *r, const struc
 int ktrace_diff_report_markdown(const char *path, const struct diff_result *const *rs, size_t n,
 				char *err, size_t errlen);
 
+/* Run A's timeline (Chrome trace-event JSON, tools/export.h) with its
+ * divergent launches marked, the first highlighted, written to path.
+ * Returns 0, or -1 with a message naming the file (diff_timeline.c). */
+int ktrace_diff_write_timeline(const char *path, const struct diff_result *r, char *err, size_t errlen);
+
 /* ---- command line (diff_cli.c), shared by ktrace-diff and `ktrace check` --- */
 
 struct diff_cli {
 	struct diff_opts o;
 	int json, github, quiet;
 	const char *junit, *markdown;
+	const char *perfetto;     /* run A's timeline with the divergences marked (diff_timeline.c) */
 };
 
 /* getopt_long codes of the diff options. */
@@ -385,6 +391,7 @@ enum diff_cli_option {
 	DIFF_OPT_STRICT,
 	DIFF_OPT_PARTIAL,
 	DIFF_OPT_QUIET,
+	DIFF_OPT_PERFETTO,
 };
 
 /* The diff options as getopt_long tables (each ends with a zeroed entry):

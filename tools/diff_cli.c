@@ -13,6 +13,7 @@ const struct option ktrace_diff_report_options[] = {
 	{ "markdown", required_argument, NULL, DIFF_OPT_MARKDOWN },
 	{ "strict", no_argument, NULL, DIFF_OPT_STRICT },
 	{ "partial", no_argument, NULL, DIFF_OPT_PARTIAL },
+	{ "perfetto", required_argument, NULL, DIFF_OPT_PERFETTO },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -49,6 +50,7 @@ int ktrace_diff_cli_opt(struct diff_cli *c, int code, const char *value, char *e
 	case DIFF_OPT_QUIET: return set_flag(&c->quiet);
 	case DIFF_OPT_JUNIT: return set_report_file(&c->junit, "--junit", value, err, errlen);
 	case DIFF_OPT_MARKDOWN: return set_report_file(&c->markdown, "--markdown", value, err, errlen);
+	case DIFF_OPT_PERFETTO: return set_report_file(&c->perfetto, "--perfetto", value, err, errlen);
 	default: return 0;
 	}
 }
@@ -61,7 +63,9 @@ void ktrace_diff_cli_help(FILE *f, int with_quiet)
 	      "  --github          also print GitHub Actions annotations (::error ...); on stderr with --json\n"
 	      "  --markdown FILE   also append a Markdown summary to FILE (e.g. $GITHUB_STEP_SUMMARY)\n"
 	      "  --strict          launches found in one run only, or not hashed, also fail\n"
-	      "  --partial         accept truncated traces (crashed runs): compare what was written\n",
+	      "  --partial         accept truncated traces (crashed runs): compare what was written\n"
+	      "  --perfetto FILE   also write run A's timeline (Chrome trace-event JSON, for Perfetto)\n"
+	      "                    with its divergent launches marked, the first highlighted\n",
 	      f);
 	if (with_quiet)
 		fputs("  --quiet           print no text report (exit code and report files only)\n", f);
@@ -93,6 +97,8 @@ int ktrace_diff_cli_report(const struct diff_cli *c, const struct diff_result *c
 	if (c->junit && ktrace_diff_report_junit(c->junit, rs, n, err, errlen))
 		return -1;
 	if (c->markdown && ktrace_diff_report_markdown(c->markdown, rs, n, err, errlen))
+		return -1;
+	if (c->perfetto && n && ktrace_diff_write_timeline(c->perfetto, rs[0], err, errlen))
 		return -1;
 	return 0;
 }

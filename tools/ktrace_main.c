@@ -2,7 +2,7 @@
  *
  *   ktrace run [options] -- CMD ...     trace CMD (ktrace_run.c)
  *   ktrace check [options] -- CMD ...   run CMD N times and diff the traces (ktrace_check.c)
- *   ktrace dump|diff|inspect|hash ...   exec the sibling tool ktrace-<name>
+ *   ktrace dump|diff|export|inspect|hash ...   exec the sibling tool ktrace-<name>
  *
  * Options before the command: -h/--help, --version.  Errors: one line on
  * stderr, exit status 2.
@@ -27,6 +27,7 @@ static void usage(FILE *f)
 	      "                               1 diverged, 2 error)\n"
 	      "  diff A B                     compare two traces (ktrace-diff)\n"
 	      "  dump FILE...                 print a trace (ktrace-dump)\n"
+	      "  export --perfetto FILE       the trace as a timeline for Perfetto (ktrace-export)\n"
 	      "  inspect FILE...              kernel parameter layouts of a module (ktrace-inspect)\n"
 	      "  hash FILE...                 ktrace digest of files (ktrace-hash)\n"
 	      "\n"
@@ -73,7 +74,7 @@ static int exec_tool(const char *name, int argc, char **argv)
 /* The subcommand named cmd with its arguments (cmd is args[0]). */
 static int run_command(const char *cmd, int argc, char **args)
 {
-	static const char *const tools[] = { "dump", "diff", "inspect", "hash" };
+	static const char *const tools[] = { "dump", "diff", "export", "inspect", "hash" };
 
 	if (!strcmp(cmd, "help")) {
 		usage(stdout);

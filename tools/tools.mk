@@ -13,6 +13,9 @@ DIFF_CORE_SRCS += tools/diff_order.c
 DIFF_CORE_SRCS += tools/diff_results.c
 # Why a launch could not be verified (the reasons shared with ktrace-dump).
 DIFF_CORE_SRCS += tools/unverified.c tools/diff_unverified.c
+# The timeline export (Chrome trace-event JSON): ktrace-export, and ktrace-diff --perfetto.
+EXPORT_SRCS := tools/export_chrome.c tools/export_args.c tools/export_json.c tools/dump_value.c
+DIFF_CORE_SRCS += tools/diff_timeline.c $(EXPORT_SRCS)
 TOOLS += ktrace-diff
 ktrace-diff_SRCS := tools/diff_main.c $(DIFF_CORE_SRCS) $(CLI_SRCS)
 
@@ -20,6 +23,10 @@ ktrace-diff_SRCS := tools/diff_main.c $(DIFF_CORE_SRCS) $(CLI_SRCS)
 TOOLS += ktrace-dump
 ktrace-dump_SRCS := tools/dump.c tools/dump_text.c tools/dump_json.c tools/dump_value.c tools/dump_order.c \
 	tools/unverified.c $(CLI_SRCS)
+
+# ktrace-export: a trace as a timeline for Perfetto / chrome://tracing (docs/export.md).
+TOOLS += ktrace-export
+ktrace-export_SRCS := tools/export_main.c tools/trace_model.c tools/unverified.c $(EXPORT_SRCS) $(CLI_SRCS)
 
 # ktrace-hash: the KT64V1 digest of files.
 TOOLS += ktrace-hash

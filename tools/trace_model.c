@@ -101,6 +101,7 @@ struct load_state {
 	size_t cap_ord;
 	struct tm_module_digest *mods;
 	size_t nmods;
+	uint64_t time_ns; /* of the record being taken */
 	struct tm_range *ranges; /* ALLOC records: to infer unknown copy directions */
 	size_t nranges;
 	char *err;
@@ -196,6 +197,8 @@ static int take_header(struct load_state *s, const void *rec, size_t len, uint64
 	t->pid = h.pid;
 	t->rank = h.rank;
 	t->digest_alg = h.digest_alg;
+	t->start_realtime_ns = h.start_realtime_ns;
+	t->start_monotonic_ns = h.start_monotonic_ns;
 	t->host = arena_str(t, &h.host);
 	t->cmdline = arena_str(t, &h.cmdline);
 	t->version = arena_str(t, &h.ktrace_version);
@@ -292,6 +295,7 @@ static int take_launch(struct load_state *s, const void *rec, size_t len, uint64
 	memset(o, 0, sizeof *o);
 	o->seq = l.launch_seq;
 	o->rec_seq = seq;
+	o->time_ns = s->time_ns;
 	o->kernel_id = l.kernel_id;
 	o->context = l.context;
 	o->stream = l.stream;
@@ -339,6 +343,7 @@ static int take_op(struct load_state *s, uint16_t type, const void *rec, size_t 
 	struct tm_trace *t = s->t;
 	struct tm_op o;
 	memset(&o, 0, sizeof o);
+	o.time_ns = s->time_ns;
 	if (type == KTRACE_REC_MEMCPY) {
 		struct ktrace_rec_memcpy m;
 		if (ktrace_decode_memcpy(rec, len, &m) != 0)
@@ -392,6 +397,7 @@ static int take_order(struct load_state *s, const void *rec, size_t len, uint64_
 	struct tm_order *o = &t->orders[t->norders++];
 	o->seq_before = r.launch_seq_before;
 	o->rec_seq = seq;
+	o->time_ns = s->time_ns;
 	o->op = r.op;
 	o->tid = r.tid;
 	o->stream = r.stream;
@@ -412,6 +418,8 @@ static int take_note(struct load_state *s, const void *rec, size_t len, uint64_t
 	if (grow((void **)&t->notes, &s->cap_n, t->nnotes + 1, sizeof *t->notes))
 		return oom(s);
 	struct tm_note *o = &t->notes[t->nnotes];
+	o->rec_seq = seq;
+	o->time_ns = s->time_ns;
 	o->level = n.level;
 	o->code = n.code;
 	o->text = arena_str(t, &n.text);
@@ -474,6 +482,7 @@ static int take_record(struct load_state *s, const void *rec, size_t len)
 		return -1;
 	}
 	s->t->nrecords++;
+	s->time_ns = p.time_ns;
 	switch (p.type) {
 	case KTRACE_REC_HEADER: return take_header(s, rec, len, p.seq);
 	case KTRACE_REC_MODULE: return take_module(s, rec, len, p.seq);

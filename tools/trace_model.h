@@ -61,6 +61,7 @@ struct tm_launch {
 	uint32_t param_bytes_len, nregions;
 	const uint8_t *param_bytes;
 	struct tm_region *regions; /* sorted by param_offset */
+	uint64_t time_ns;        /* the record's time (CLOCK_MONOTONIC; the call's, docs/format.md) */
 };
 
 enum tm_op_type { TM_OP_MEMCPY = 1, TM_OP_MEMSET = 2 };
@@ -82,11 +83,13 @@ struct tm_op {
 	uint32_t dst_digest_state; /* enum ktrace_dst_digest_state (NONE before format 1.2) */
 	uint32_t host_pinned;    /* its host side (memset: its target) lies in a pinned host
 	                          * allocation (ALLOC kind host), by the ALLOC records */
+	uint64_t time_ns;        /* the record's time (the call's) */
 };
 
 struct tm_note {
 	uint32_t level, code;
 	const char *text;
+	uint64_t rec_seq, time_ns;
 };
 
 /* A REPLAY record: its report blob, decoded with ktrace_replay_report_parse()
@@ -107,6 +110,7 @@ struct tm_order {
 	int32_t device;
 	uint32_t stream_flags;   /* stream_create */
 	int32_t priority;        /* stream_create */
+	uint64_t time_ns;        /* the record's time: after the call returned */
 };
 
 struct tm_trace {
@@ -114,6 +118,7 @@ struct tm_trace {
 	/* HEADER */
 	int have_header;
 	uint32_t pid, rank, digest_alg;
+	uint64_t start_realtime_ns, start_monotonic_ns;
 	const char *host, *cmdline, *version, *config;
 	/* END */
 	int have_end;

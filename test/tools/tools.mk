@@ -4,3 +4,10 @@ TEST_DEPS += $(BUILD)/ktgen
 $(BUILD)/ktgen: $(BUILD)/obj/test/tools/ktgen.o $(BUILD)/libktcore.a
 	@$(if $(Q),echo "  LINK    $@")
 	$(Q)$(CC) -o $@ $< $(BUILD)/libktcore.a $(LDFLAGS_ALL) $(PKG_LIBS) -ldl -lm
+
+# ktrace-export and ktrace-diff --perfetto, checked by an independent reader
+# (test/tools/export_cli.sh, check_trace_events.py: JSON Schema and structure).
+TESTS += export_cli
+export_cli_SRCS := test/tools/export_cli.c
+export_cli_LIBS := -lcmocka
+TEST_DEPS += $(BUILD)/ktrace-export $(BUILD)/ktrace-diff $(BUILD)/ktrace-dump $(BUILD)/interpose_app

@@ -424,7 +424,7 @@ static void hand_launch(struct hand *h, uint64_t stream, uint32_t tid, uint64_t 
 static void hand_order(struct hand *h, uint32_t op, uint64_t stream, uint64_t event, uint32_t tid)
 {
 	size_t i = h->t.norders++;
-	h->o[i] = (struct tm_order){ h->next_seq, i, op, tid, stream, event, 0xc0, 0, 0, 0 };
+	h->o[i] = (struct tm_order){ h->next_seq, i, op, tid, stream, event, 0xc0, 0, 0, 0, 0 };
 }
 
 /* A copy (dir) or, with type TM_OP_MEMSET, a memset of 256 bytes at `at`

@@ -1,0 +1,250 @@
+/* tools/export_args.c: the "args" of the timeline's slices (docs/export.md):
+ * a launch's kernel, geometry and arguments with their names, values and
+ * digests; a copy's or memset's fields and digests.  Values are formatted as
+ * ktrace-dump --json formats them (dump_param_value).
+ */
+#include "tools/export_internal.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "tools/dump_internal.h"
+
+static void put_dim(struct jw *w, const char *key, const uint32_t d[3])
+{
+	char b[48];
+	snprintf(b, sizeof b, "%ux%ux%u", d[0], d[1], d[2]);
+	jw_key(w, key);
+	jw_str(w, b);
+}
+
+/* The digests of one region, as members of the current object. */
+static void put_region(struct jw *w, const struct tm_region *g)
+{
+	if (g->hash_len) {
+		jw_key(w, "hashed_bytes");
+		jw_u64(w, g->hash_len);
+	} else {
+		jw_key(w, "hashed");
+		jw_bool(w, 0);
+	}
+	if (g->flags & KTRACE_REGIONF_PRE) {
+		jw_key(w, "pre");
+		jw_digest(w, g->pre_hash);
+	}
+	if (g->flags & KTRACE_REGIONF_POST) {
+		jw_key(w, "post");
+		jw_digest(w, g->post_hash);
+	}
+	if ((g->flags & KTRACE_REGIONF_PRE) && (g->flags & KTRACE_REGIONF_POST) && g->pre_hash != g->post_hash) {
+		jw_key(w, "written");
+		jw_bool(w, 1);
+	}
+}
+
+/* Regions of parameter p (ordinal) that do not start at its first byte
+ * (pointers inside a by-value struct): "name+offset" members. */
+static void put_inner_regions(struct jw *w, const struct tm_launch *l, const struct tm_param *p, const char *name)
+{
+	for (uint32_t i = 0; i < l->nregions; i++) {
+		const struct tm_region *g = &l->regions[i];
+		char key[160];
+		if (g->ordinal != p->ordinal || g->param_offset == p->offset)
+			continue;
+		snprintf(key, sizeof key, "%s+%u", name, g->param_offset - p->offset);
+		jw_key(w, key);
+		jw_object(w);
+		jw_key(w, "value");
+		jw_hex(w, g->ptr);
+		put_region(w, g);
+		jw_end_object(w);
+	}
+}
+
+/* Regions in no known parameter (the kernel's layout is unknown): "@offset". */
+static void put_loose_regions(struct jw *w, const struct tm_launch *l)
+{
+	for (uint32_t i = 0; i < l->nregions; i++) {
+		const struct tm_region *g = &l->regions[i];
+		char key[32];
+		if (ktrace_tm_param_at(l->kernel, g->param_offset))
+			continue;
+		snprintf(key, sizeof key, "@%u", g->param_offset);
+		jw_key(w, key);
+		jw_object(w);
+		jw_key(w, "value");
+		jw_hex(w, g->ptr);
+		put_region(w, g);
+		jw_end_object(w);
+	}
+}
+
+/* Each parameter: {"type", "value", and for a pointer its digests}. */
+static void put_params(struct jw *w, const struct tm_launch *l)
+{
+	const struct tm_kernel *k = l->kernel;
+	char value[640], name[128];
+	jw_key(w, "arguments");
+	jw_object(w);
+	for (uint32_t i = 0; i < k->nparams; i++) {
+		const struct tm_param *p = &k->params[i];
+		struct ktrace_param_desc d = { .ordinal = p->ordinal, .kind = p->kind, .offset = p->offset,
+					       .size = p->size, .flags = p->flags,
+					       .type = { p->type, (uint16_t)strnlen(p->type, 65535) } };
+		const struct tm_region *own = NULL;
+		if (*p->name)
+			snprintf(name, sizeof name, "%s", p->name);
+		else
+			snprintf(name, sizeof name, "arg%u", p->ordinal);
+		for (uint32_t r = 0; r < l->nregions && !own; r++)
+			if (l->regions[r].ordinal == p->ordinal && l->regions[r].param_offset == p->offset)
+				own = &l->regions[r];
+		jw_key(w, name);
+		jw_object(w);
+		jw_key(w, "type");
+		jw_str(w, p->type);
+		jw_key(w, "value");
+		jw_raw(w, dump_param_value(&d, l->param_bytes, l->param_bytes_len, 1, value, sizeof value));
+		if (own)
+			put_region(w, own);
+		jw_end_object(w);
+		put_inner_regions(w, l, p, name);
+	}
+	put_loose_regions(w, l);
+	jw_end_object(w);
+}
+
+/* Names of the arguments whose bytes the launch changed ("out,c"), or "". */
+static void written_names(const struct tm_launch *l, char *buf, size_t cap)
+{
+	size_t o = 0;
+	buf[0] = '\0';
+	for (uint32_t i = 0; i < l->nregions && o + 1 < cap; i++) {
+		const struct tm_region *g = &l->regions[i];
+		const struct tm_param *p = ktrace_tm_param_at(l->kernel, g->param_offset);
+		if (!(g->flags & KTRACE_REGIONF_PRE) || !(g->flags & KTRACE_REGIONF_POST) || g->pre_hash == g->post_hash)
+			continue;
+		if (p && *p->name)
+			o += (size_t)snprintf(buf + o, cap - o, "%s%s", o ? "," : "", p->name);
+		else
+			o += (size_t)snprintf(buf + o, cap - o, "%s@%u", o ? "," : "", g->param_offset);
+	}
+}
+
+void ktrace_export_launch_args(struct jw *w, const struct tm_launch *l, const struct export_mark *m, int on_gpu)
+{
+	const struct tm_kernel *k = l->kernel;
+	char flags[256], out[512];
+	jw_key(w, "args");
+	jw_object(w);
+	jw_key(w, "launch_seq");
+	jw_u64(w, l->seq);
+	jw_key(w, "kernel");
+	jw_str(w, ktrace_tm_kernel_name(k));
+	if (*k->name && strcmp(k->name, ktrace_tm_kernel_name(k))) {
+		jw_key(w, "mangled");
+		jw_str(w, k->name);
+	}
+	if (m) {
+		jw_key(w, "divergence");
+		jw_str(w, m->detail ? m->detail : m->label);
+	}
+	put_dim(w, "grid", l->grid);
+	put_dim(w, "block", l->block);
+	if (l->cluster[0] || l->cluster[1] || l->cluster[2])
+		put_dim(w, "cluster", l->cluster);
+	jw_key(w, "shared_mem");
+	jw_u64(w, l->shared_mem);
+	jw_key(w, "stream");
+	jw_hex(w, l->stream);
+	jw_key(w, "context");
+	jw_hex(w, l->context);
+	jw_key(w, "device");
+	jw_i64(w, l->device);
+	jw_key(w, "thread");
+	jw_u64(w, l->tid);
+	jw_key(w, "flags");
+	jw_str(w, dump_launch_flag_names(l->flags, flags, sizeof flags, ","));
+	if (l->result) {
+		jw_key(w, "result");
+		jw_i64(w, l->result);
+	}
+	written_names(l, out, sizeof out);
+	if (*out) {
+		jw_key(w, "written");
+		jw_str(w, out);
+	}
+	if (on_gpu) {
+		put_params(w, l);
+		jw_key(w, "gpu_time");
+		jw_str(w, EXPORT_GPU_TIME_NOTE);
+	}
+	jw_end_object(w);
+}
+
+const char *ktrace_export_copy_dir(uint32_t dir)
+{
+	static const char *const names[] = { "", "HtoD", "DtoH", "DtoD", "HtoH", "PtoP" };
+	return dir < sizeof names / sizeof names[0] ? names[dir] : "";
+}
+
+static void put_copy_fields(struct jw *w, const struct tm_op *o)
+{
+	jw_key(w, "direction");
+	jw_str(w, *ktrace_export_copy_dir(o->dir) ? ktrace_export_copy_dir(o->dir) : "unknown");
+	if (o->dir_inferred) {
+		jw_key(w, "direction_inferred");
+		jw_bool(w, 1);
+	}
+	jw_key(w, "src");
+	jw_hex(w, o->src);
+	if (o->flags & KTRACE_COPYF_SRC_DIGEST) {
+		jw_key(w, "src_digest");
+		jw_digest(w, o->src_digest);
+	}
+	if (ktrace_dst_digest_valid(o->dst_digest_state)) {
+		jw_key(w, "delivered_digest");
+		jw_digest(w, o->dst_digest);
+	}
+	if (o->dst_digest_state) {
+		jw_key(w, "delivered_digest_state");
+		jw_str(w, dump_dst_digest_state_name(o->dst_digest_state));
+	}
+}
+
+void ktrace_export_op_args(struct jw *w, const struct tm_op *o, int on_gpu)
+{
+	jw_key(w, "args");
+	jw_object(w);
+	jw_key(w, "op_seq");
+	jw_u64(w, o->seq);
+	jw_key(w, "bytes");
+	jw_u64(w, o->bytes);
+	jw_key(w, "dst");
+	jw_hex(w, o->dst);
+	if (o->type == TM_OP_MEMCPY) {
+		put_copy_fields(w, o);
+	} else {
+		jw_key(w, "value");
+		jw_hex(w, o->value);
+		jw_key(w, "element_bytes");
+		jw_u64(w, o->elem_size);
+	}
+	jw_key(w, "stream");
+	jw_hex(w, o->stream);
+	jw_key(w, "context");
+	jw_hex(w, o->context);
+	jw_key(w, "thread");
+	jw_u64(w, o->tid);
+	jw_key(w, "async");
+	jw_bool(w, (o->flags & KTRACE_COPYF_ASYNC) != 0);
+	if (o->result) {
+		jw_key(w, "result");
+		jw_i64(w, o->result);
+	}
+	if (on_gpu) {
+		jw_key(w, "gpu_time");
+		jw_str(w, EXPORT_GPU_TIME_NOTE);
+	}
+	jw_end_object(w);
+}
