@@ -29,7 +29,7 @@
 #define KTRACE_MAGIC_LEN 8
 #define KTRACE_PREAMBLE_SIZE 16
 #define KTRACE_FORMAT_MAJOR 1 /* readers refuse a larger major */
-#define KTRACE_FORMAT_MINOR 6 /* additions that old readers can skip */
+#define KTRACE_FORMAT_MINOR 7 /* additions that old readers can skip */
 
 /* Preamble: magic[8], u16 major, u16 minor, u32 flags (0). */
 
@@ -342,6 +342,7 @@ enum ktrace_note_code {
 	KTRACE_NOTE_CODE_PAUSED = 256,  /* ktrace_pause(): launches from here on not recorded */
 	KTRACE_NOTE_CODE_RESUMED = 257, /* ktrace_resume() */
 	KTRACE_NOTE_CODE_REPLAY = 258,  /* since 1.2: a replay's verdict as text (KTRACE_REPLAY) */
+	KTRACE_NOTE_CODE_MARK = 260,    /* since 1.7: the program's text, ktrace_mark() (include/ktrace.h) */
 };
 struct ktrace_rec_note {
 	uint32_t level; /* enum ktrace_note_level */

@@ -7,7 +7,9 @@
  * as launches_paused).  Allocations keep being tracked while paused, so
  * pointer arguments are still recognised after ktrace_resume().  Each call
  * that changes the state writes a NOTE record naming the launch sequence
- * number where tracing paused or resumed.
+ * number where tracing paused or resumed.  ktrace_mark() writes a NOTE record of
+ * its own text (a step number, a phase), which ktrace-dump prints and the
+ * timeline export (ktrace export --perfetto) shows as an instant.
  *
  * The functions are resolved at run time, so the program needs no link
  * dependency on ktrace and runs unchanged without it:
@@ -17,9 +19,9 @@
  *     Python:  lib = ctypes.CDLL(None)
  *              if hasattr(lib, "ktrace_pause"): lib.ktrace_pause()
  *
- * All three are thread-safe, async-signal-safe in effect (one atomic store
- * and one record append), and cost nothing on the launch path beyond one
- * relaxed atomic load.
+ * All of them are thread-safe; pause, resume and is_paused are
+ * async-signal-safe in effect (one atomic store and one record append), and
+ * cost nothing on the launch path beyond one relaxed atomic load.
  */
 #ifndef KTRACE_H
 #define KTRACE_H
@@ -34,6 +36,9 @@ void ktrace_pause(void);
 void ktrace_resume(void);
 /* 1 while paused, 0 while recording. */
 int ktrace_is_paused(void);
+/* Write a NOTE record holding text (a NUL-terminated string, cut at 511
+ * bytes; NULL is ""), paused or not. */
+void ktrace_mark(const char *text);
 
 #ifdef __cplusplus
 }

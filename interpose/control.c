@@ -1,8 +1,9 @@
 /* interpose/control.c: the control API (include/ktrace.h).
  *
- * Owns ktrace_pause(), ktrace_resume() and ktrace_is_paused(): one flag,
+ * Owns ktrace_pause(), ktrace_resume(), ktrace_is_paused() and ktrace_mark(): one flag,
  * ktrace_tracer.paused, read by the launch path (launch_capture.c) and the
- * copy hooks (memory_events.c), and a NOTE record at each change of state.
+ * copy hooks (memory_events.c), and a NOTE record at each change of state;
+ * a mark is a NOTE record of the program's text.
  * May call: ktrace_tracer_note() (tracer_note.c).
  */
 #include <stdatomic.h>
@@ -37,4 +38,9 @@ KTRACE_EXPORT void ktrace_resume(void)
 KTRACE_EXPORT int ktrace_is_paused(void)
 {
 	return atomic_load_explicit(&ktrace_tracer.paused, memory_order_relaxed);
+}
+
+KTRACE_EXPORT void ktrace_mark(const char *text)
+{
+	ktrace_tracer_note(KTRACE_NOTE_INFO, KTRACE_NOTE_CODE_MARK, text ? text : "");
 }

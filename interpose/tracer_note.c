@@ -1,7 +1,7 @@
 /* interpose/tracer_note.c: NOTE records from the tracer.
  *
  * Owns ktrace_tracer_note() (tracer.h): the NOTE records of features turned
- * off and of tracing paused and resumed.  May call: the record encoder and
+ * off, of tracing paused and resumed, and the program's marks (control.c).  May call: the record encoder and
  * the trace writer (format/).
  */
 #include <stdatomic.h>

@@ -467,7 +467,7 @@ static void emit_notes_until(struct exporter *x, uint64_t time_ns)
 		if (!h)
 			return;
 		snprintf(name, sizeof name, "%.80s", n->text);
-		instant(x, name, "note", "p", h->pid, h->tid, rel(x, n->time_ns));
+		instant(x, name, n->code == KTRACE_NOTE_CODE_MARK ? "mark" : "note", "p", h->pid, h->tid, rel(x, n->time_ns));
 		jw_key(&x->w, "args");
 		jw_object(&x->w);
 		jw_key(&x->w, "level");

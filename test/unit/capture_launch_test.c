@@ -438,6 +438,32 @@ static void test_pause_resume(void **state)
 	}
 }
 
+/* ktrace_mark(): a NOTE record of the program's text (code MARK), paused or
+ * not; NULL is the empty text. */
+static void test_mark(void **state)
+{
+	struct ktrace_rec_note n;
+	const struct loaded_rec *l;
+
+	(void)state;
+	ktrace_mark("step 3: forward");
+	ktrace_pause();
+	ktrace_mark(NULL);
+	ktrace_resume();
+	trace_end();
+	assert_int_equal(trace_count(KTRACE_REC_NOTE), 4); /* mark, paused, mark, resumed */
+	l = trace_nth(KTRACE_REC_NOTE, 0);
+	assert_int_equal(ktrace_decode_note(l->data, l->len, &n), 0);
+	assert_int_equal(n.code, KTRACE_NOTE_CODE_MARK);
+	assert_int_equal(n.level, KTRACE_NOTE_INFO);
+	assert_int_equal(n.text.len, strlen("step 3: forward"));
+	assert_memory_equal(n.text.ptr, "step 3: forward", n.text.len);
+	l = trace_nth(KTRACE_REC_NOTE, 2);
+	assert_int_equal(ktrace_decode_note(l->data, l->len, &n), 0);
+	assert_int_equal(n.code, KTRACE_NOTE_CODE_MARK);
+	assert_int_equal(n.text.len, 0);
+}
+
 /* Self-timing: one launch in 16, chosen by a hash of the sequence number
  * (interpose/capture/launch_capture.c), of a kernel already seen is timed (the first
  * launch, with its one-time work, is not). */
@@ -1305,6 +1331,7 @@ int main(void)
 		cmocka_unit_test_setup(test_launch_range_filter, setup),
 		cmocka_unit_test_setup(test_launch_kernel_filter, setup),
 		cmocka_unit_test_setup(test_pause_resume, setup),
+		cmocka_unit_test_setup(test_mark, setup),
 		cmocka_unit_test_setup(test_self_timing, setup),
 		cmocka_unit_test_setup(test_launch_time_tsc, setup),
 		cmocka_unit_test_setup(test_hash_handshake, setup),

@@ -645,11 +645,13 @@ int main(int argc, char **argv)
 		void (*pause_fn)(void) = (void (*)(void))dlsym(RTLD_DEFAULT, "ktrace_pause");
 		void (*resume_fn)(void) = (void (*)(void))dlsym(RTLD_DEFAULT, "ktrace_resume");
 		int (*paused_fn)(void) = (int (*)(void))dlsym(RTLD_DEFAULT, "ktrace_is_paused");
+		void (*mark_fn)(const char *) = (void (*)(const char *))dlsym(RTLD_DEFAULT, "ktrace_mark");
 
 		setup();
-		CHECK(pause_fn && resume_fn && paused_fn, "ktrace_pause/resume/is_paused not exported");
-		if (!pause_fn || !resume_fn || !paused_fn)
+		CHECK(pause_fn && resume_fn && paused_fn && mark_fn, "ktrace_pause/resume/is_paused/mark not exported");
+		if (!pause_fn || !resume_fn || !paused_fn || !mark_fn)
 			return 99;
+		mark_fn("warm-up");
 		CHECK(dlerror() == NULL, "dlerror() set after the control API lookups");
 		launch(cuLaunchKernel, "cuLaunchKernel", 0, 1, fa, CUDA_SUCCESS);
 		launch(cuLaunchKernel, "cuLaunchKernel", 0, 1, fa, CUDA_SUCCESS);

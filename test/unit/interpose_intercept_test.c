@@ -52,7 +52,7 @@ struct trace_summary {
 	unsigned unnamed;   /* successful launches whose kernel has no known name */
 	uint64_t dropped;   /* KTRACE_CTR_RECORDS_DROPPED (last COUNTERS record) */
 	uint64_t paused;    /* KTRACE_CTR_LAUNCHES_PAUSED */
-	unsigned notes_paused, notes_resumed;
+	unsigned notes_paused, notes_resumed, notes_mark;
 	unsigned notes_disabled, notes_disabled_hash;
 	int have_header, have_end;
 	struct ktrace_rec_end end;
@@ -222,6 +222,8 @@ static void summarise(const char *trace, struct trace_summary *s)
 			}
 			s->notes_paused += nt.level == KTRACE_NOTE_INFO && nt.code == KTRACE_NOTE_CODE_PAUSED;
 			s->notes_resumed += nt.level == KTRACE_NOTE_INFO && nt.code == KTRACE_NOTE_CODE_RESUMED;
+			s->notes_mark += nt.code == KTRACE_NOTE_CODE_MARK && nt.text.len == 7 &&
+					 !memcmp(nt.text.ptr, "warm-up", 7);
 			break;
 		}
 		case KTRACE_REC_COUNTERS: {
@@ -554,8 +556,8 @@ static void test_threads_race_init(void **state)
 }
 
 /* The control API (include/ktrace.h) through the real library: exported,
- * found by dlsym(RTLD_DEFAULT), and launches in a paused window not recorded
- * but counted. */
+ * found by dlsym(RTLD_DEFAULT), launches in a paused window not recorded
+ * but counted, a mark recorded. */
 static void test_pause_resume_api(void **state)
 {
 	struct app_counts c;
@@ -574,6 +576,7 @@ static void test_pause_resume_api(void **state)
 	assert_int_equal(s.paused, 3);
 	assert_int_equal(s.notes_paused, 1);
 	assert_int_equal(s.notes_resumed, 1);
+	assert_int_equal(s.notes_mark, 1);
 }
 
 /* ---- lifecycle ------------------------------------------------------------ */
