@@ -7,6 +7,7 @@
 #   make gpu             also the GPU test programs, benchmarks and example (for test/gpu/run.sh)
 #   make ablate          benchmark-only ablated and per-kernel profiling libraries in build/ablate/ (common/ablate.h)
 #   make install PREFIX=/usr/local DESTDIR=
+#   make wheel           dist/ktrace-*.whl: pip install it (python/python.mk, scripts/build-wheel.py)
 #   make V=1             show full commands
 #
 # Settings: CUDA_HOME (default /usr/local/cuda), CC, BUILD (output folder),
@@ -61,7 +62,7 @@ EXTRA_TARGETS :=
 # use lists the earlier ones define).
 FRAGMENTS := common/common.mk format/format.mk meta/meta.mk hashkern/hashkern.mk \
 	interpose/interpose.mk $(sort $(wildcard interpose/*/*.mk)) tools/tools.mk \
-	$(sort $(wildcard test/*/*.mk)) bench/bench.mk
+	$(sort $(wildcard test/*/*.mk)) bench/bench.mk python/python.mk
 include $(FRAGMENTS)
 
 obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(filter %.c,$(1)))

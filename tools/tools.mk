@@ -40,3 +40,13 @@ ktrace-inspect_SRCS := tools/inspect.c tools/inspect_print.c $(CLI_SRCS)
 TOOLS += ktrace
 ktrace_SRCS = tools/ktrace_main.c tools/ktrace_run.c tools/ktrace_check.c tools/check_confirm.c $(DIFF_CORE_SRCS) \
 	$(CLI_SRCS)
+
+# libktrace-reader.so: the trace reader of the Python package (python/ktrace:
+# ktrace.load()), the model above behind a few ktpy_* functions for ctypes.
+READER_LIB_SRCS := tools/reader_lib.c tools/trace_model.c tools/dump_value.c tools/unverified.c
+READER_LIB_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(READER_LIB_SRCS))
+EXTRA_TARGETS += $(BUILD)/libktrace-reader.so
+$(BUILD)/libktrace-reader.so: $(READER_LIB_OBJS) $(BUILD)/libktcore.a tools/reader_lib.map
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) -shared -o $@ $(READER_LIB_OBJS) $(BUILD)/libktcore.a -Wl,--version-script=tools/reader_lib.map \
+		-Wl,-z,defs $(LDFLAGS_ALL) $(PKG_LIBS) -ldl -lm

@@ -132,7 +132,7 @@ def check_names(events, by_track, problems):
 
 def executed(rec):
     return rec.get("result", 0) == 0 and "capturing" not in rec.get("launch_flags", []) \
-        and rec.get("dst_digest_state") != "captured"
+        and rec.get("dst_digest_state") != "capture"
 
 
 def arg_key(arg_names, offset, args_by_offset):

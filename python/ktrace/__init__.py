@@ -1,0 +1,24 @@
+"""ktrace: find the first non-deterministic CUDA kernel of a program.
+
+    ktrace check -- python train.py        # the command line (installed with this package)
+
+In the traced program (or not: untraced, these do nothing):
+
+    import ktrace
+    ktrace.pause(); ...; ktrace.resume()   # leave warm-up out of the trace
+    with ktrace.paused(): ...
+    ktrace.mark("epoch 3")                 # a note in the trace, an instant on the timeline
+
+Reading traces:
+
+    t = ktrace.load("run1.ktrace")         # launches, kernels, copies, notes as objects
+    t.launches[0].kernel_name, t.launches[0].args
+    tables = ktrace.load("run1.ktrace", tables="pandas")   # or "arrow"
+"""
+from ._cli import bin_path, lib_path
+from ._control import active, is_paused, mark, pause, paused, resume
+from ._reader import Trace, load
+
+__version__ = "0.1.0"
+__all__ = ["active", "bin_path", "is_paused", "lib_path", "load", "mark", "pause", "paused", "resume", "Trace",
+           "__version__"]

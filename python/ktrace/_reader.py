@@ -1,0 +1,434 @@
+"""ktrace.load(): a trace file as Python objects, read by ktrace's own C reader.
+
+The reading is done by libktrace-reader.so (tools/reader_lib.c), the same model
+the tools load traces with, through ctypes: this module holds no parser of the
+format. Rows come from C in batches of fixed structs, mirrored below (checked
+against ktpy_row_size()). Names of enums and flags are ktrace-dump --json's;
+pointers and handles are ints, digests 16-hex-digit strings (as in ktrace-dump).
+"""
+import ctypes
+import json
+import os
+import struct
+
+_U64, _U32, _I32, _P = ctypes.c_uint64, ctypes.c_uint32, ctypes.c_int32, ctypes.c_char_p
+
+KERNELS, PARAMS, LAUNCHES, REGIONS, OPS, NOTES, ORDERS = range(1, 8)
+NOTE_CODE_MARK = 260
+_REGION_PRE, _REGION_POST = 0x02, 0x04
+_COPYF_ASYNC, _COPYF_SRC_DIGEST = 0x1, 0x8
+
+
+def _struct(name, fields):
+    return type(name, (ctypes.Structure,), {"_fields_": fields})
+
+
+_Header = _struct("_Header", [("start_realtime_ns", _U64), ("start_monotonic_ns", _U64), ("nrecords", _U64),
+                              ("pid", _U32), ("rank", _U32), ("digest_alg", _U32), ("format_minor", _U32),
+                              ("have_end", _I32), ("end_reason", _I32), ("end_status", _I32), ("truncated", _I32),
+                              ("host", _P), ("cmdline", _P), ("version", _P), ("config", _P),
+                              ("truncated_msg", _P)])
+_ROWS = {
+    KERNELS: _struct("_Kernel", [("id", _U64), ("module_id", _U64), ("handle", _U64), ("module_digest", _U64),
+                                 ("layout_source", _U32), ("param_bytes", _U32), ("nparams", _U32), ("known", _U32),
+                                 ("first_param", _U64), ("name", _P), ("demangled", _P)]),
+    PARAMS: _struct("_Param", [("kernel_index", _U64), ("ordinal", _U32), ("kind", _U32), ("name_source", _U32),
+                               ("offset", _U32), ("size", _U32), ("flags", _U32), ("name", _P), ("type", _P)]),
+    LAUNCHES: _struct("_Launch", [("launch_seq", _U64), ("rec_seq", _U64), ("time_ns", _U64), ("kernel_id", _U64),
+                                  ("kernel_index", _U64), ("context", _U64), ("stream", _U64), ("first_region", _U64),
+                                  ("tid", _U32), ("api", _U32), ("flags", _U32), ("shared_mem", _U32),
+                                  ("nregions", _U32), ("param_bytes_len", _U32), ("device", _I32), ("result", _I32),
+                                  ("grid", _U32 * 3), ("block", _U32 * 3), ("cluster", _U32 * 3), ("reserved", _U32)]),
+    REGIONS: _struct("_Region", [("launch_index", _U64), ("ptr", _U64), ("alloc_base", _U64), ("alloc_size", _U64),
+                                 ("hash_len", _U64), ("pre_hash", _U64), ("post_hash", _U64), ("param_offset", _U32),
+                                 ("ordinal", _U32), ("flags", _U32), ("reserved", _U32)]),
+    OPS: _struct("_Op", [("op_seq", _U64), ("time_ns", _U64), ("dst", _U64), ("src", _U64), ("bytes", _U64),
+                         ("value", _U64), ("stream", _U64), ("context", _U64), ("src_digest", _U64),
+                         ("dst_digest", _U64), ("type", _U32), ("dir", _U32), ("dir_inferred", _U32), ("flags", _U32),
+                         ("elem_size", _U32), ("tid", _U32), ("dst_digest_state", _U32), ("result", _I32)]),
+    NOTES: _struct("_Note", [("rec_seq", _U64), ("time_ns", _U64), ("level", _U32), ("code", _U32), ("text", _P)]),
+    ORDERS: _struct("_Order", [("seq_before", _U64), ("rec_seq", _U64), ("time_ns", _U64), ("stream", _U64),
+                               ("event", _U64), ("context", _U64), ("op", _U32), ("tid", _U32), ("stream_flags", _U32),
+                               ("device", _I32), ("priority", _I32), ("reserved", _I32)]),
+}
+
+_lib = None
+
+
+def library_path():
+    """libktrace-reader.so: $KTRACE_READER_LIB, else the one bundled in this package (lib/)."""
+    env = os.environ.get("KTRACE_READER_LIB")
+    if env:
+        return env
+    return os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib", "libktrace-reader.so")
+
+
+def _library():
+    global _lib
+    if _lib is not None:
+        return _lib
+    lib = ctypes.CDLL(library_path())
+    lib.ktpy_abi.restype = _U32
+    lib.ktpy_row_size.restype, lib.ktpy_row_size.argtypes = ctypes.c_size_t, [ctypes.c_int]
+    lib.ktpy_open.restype = ctypes.c_void_p
+    lib.ktpy_open.argtypes = [_P, ctypes.c_int, ctypes.c_char_p, ctypes.c_size_t]
+    lib.ktpy_close.argtypes = [ctypes.c_void_p]
+    lib.ktpy_header.argtypes = [ctypes.c_void_p, ctypes.POINTER(_Header)]
+    lib.ktpy_counter.restype, lib.ktpy_counter.argtypes = _U64, [ctypes.c_void_p, _U32]
+    lib.ktpy_count.restype, lib.ktpy_count.argtypes = ctypes.c_size_t, [ctypes.c_void_p, ctypes.c_int]
+    lib.ktpy_rows.restype = ctypes.c_size_t
+    lib.ktpy_rows.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_size_t, ctypes.c_size_t, ctypes.c_void_p]
+    lib.ktpy_arg_value.restype = _P
+    lib.ktpy_arg_value.argtypes = [ctypes.c_void_p, ctypes.c_size_t, _U32, ctypes.c_char_p, ctypes.c_size_t]
+    lib.ktpy_name.restype, lib.ktpy_name.argtypes = _P, [ctypes.c_int, _U32, ctypes.c_char_p, ctypes.c_size_t]
+    if lib.ktpy_abi() != 1:
+        raise ImportError("%s: reader ABI %d, this package reads 1" % (library_path(), lib.ktpy_abi()))
+    for table, row in [(0, _Header)] + list(_ROWS.items()):
+        if lib.ktpy_row_size(table) != ctypes.sizeof(row):
+            raise ImportError("%s: row %d is %d bytes, this package expects %d"
+                              % (library_path(), table, lib.ktpy_row_size(table), ctypes.sizeof(row)))
+    _lib = lib
+    return lib
+
+
+def _s(b):
+    return b.decode("utf-8", "replace") if b is not None else ""
+
+
+_names = {}
+
+
+def _name(what, value):
+    key = (what, value)
+    if key not in _names:
+        buf = ctypes.create_string_buffer(512)
+        _names[key] = _s(_library().ktpy_name(what, value, buf, len(buf)))
+    return _names[key]
+
+
+def _flags(what, value):
+    text = _name(what, value)
+    return tuple(text.split(",")) if text else ()
+
+
+def _digest(valid, v):
+    return format(v, "016x") if valid else None
+
+
+class _Record:
+    __slots__ = ()
+
+    def __init__(self, *values):
+        for k, v in zip(self.__slots__, values):
+            setattr(self, k, v)
+
+    def __repr__(self):
+        shown = ", ".join("%s=%r" % (k, getattr(self, k)) for k in self.__slots__[:6] if not k.startswith("_"))
+        return "%s(%s, ...)" % (type(self).__name__, shown)
+
+    def as_dict(self):
+        return {k: getattr(self, k) for k in self.__slots__ if not k.startswith("_")}
+
+
+class Param(_Record):
+    """A kernel parameter: its ordinal, name, type, kind, offset and size in the parameter buffer."""
+    __slots__ = ("ordinal", "name", "type", "kind", "name_source", "offset", "size", "flags")
+
+
+class Kernel(_Record):
+    """A kernel: mangled and demangled name, module, parameters."""
+    __slots__ = ("id", "name", "demangled", "module_id", "module_digest", "layout_source", "params", "known")
+
+    @property
+    def display_name(self):
+        return self.demangled or self.name or "kernel#%d" % self.id
+
+
+class Region(_Record):
+    """A pointer word of a launch's parameters and the digests of the bytes hashed from it."""
+    __slots__ = ("param_offset", "ordinal", "ptr", "alloc_base", "alloc_size", "hash_len", "pre", "post",
+                 "written", "flags")
+
+    def __init__(self, param_offset, ordinal, ptr, alloc_base, alloc_size, hash_len, pre, post, written, flags):
+        self.param_offset, self.ordinal, self.ptr, self.alloc_base = param_offset, ordinal, ptr, alloc_base
+        self.alloc_size, self.hash_len, self.pre, self.post = alloc_size, hash_len, pre, post
+        self.written, self.flags = written, flags
+
+
+class Arg(_Record):
+    """A launch argument: name, type, kind, value (as ktrace-dump --json shows it) and its region's digests."""
+    __slots__ = ("ordinal", "name", "type", "kind", "value", "pre", "post", "written")
+
+
+class Launch(_Record):
+    """One kernel launch; .args decodes the arguments' values on first use."""
+    __slots__ = ("launch_seq", "time_ns", "kernel", "kernel_name", "stream", "context", "device", "tid", "api",
+                 "flags", "grid", "block", "cluster", "shared_mem", "result", "regions", "_trace", "_index",
+                 "_args")
+
+    def __init__(self, launch_seq, time_ns, kernel, kernel_name, stream, context, device, tid, api, flags, grid,
+                 block, cluster, shared_mem, result, regions, trace, index, args):
+        self.launch_seq, self.time_ns, self.kernel, self.kernel_name = launch_seq, time_ns, kernel, kernel_name
+        self.stream, self.context, self.device, self.tid, self.api = stream, context, device, tid, api
+        self.flags, self.grid, self.block, self.cluster = flags, grid, block, cluster
+        self.shared_mem, self.result, self.regions = shared_mem, result, regions
+        self._trace, self._index, self._args = trace, index, args
+
+    @property
+    def args(self):
+        if self._args is None:
+            self._args = self._trace._launch_args(self)
+        return self._args
+
+
+class Op(_Record):
+    """A copy (kind "memcpy") or memset (kind "memset")."""
+    __slots__ = ("op_seq", "time_ns", "kind", "direction", "bytes", "dst", "src", "value", "stream", "context",
+                 "tid", "is_async", "src_digest", "delivered_digest", "delivered_digest_state", "result")
+
+
+class Note(_Record):
+    """A NOTE record: tracing paused or resumed, a mark, a warning..."""
+    __slots__ = ("time_ns", "level", "code", "text", "is_mark")
+
+
+class Order(_Record):
+    """An ORDER record: a stream, event or synchronisation call (format 1.2)."""
+    __slots__ = ("op", "launch_seq_before", "time_ns", "stream", "event", "context", "device", "tid")
+
+
+def _make(cls, **kw):
+    o = cls.__new__(cls)
+    for k, v in kw.items():
+        setattr(o, k, v)
+    return o
+
+
+def _unpacker(row):
+    """A struct.Struct reading one row as a tuple in field order (arrays as their elements;
+    char* as an address): struct.iter_unpack is far faster than ctypes field access."""
+    codes = {_U64: "Q", _U32: "I", _I32: "i", _P: "P"}
+    fmt = "@"
+    for _, ctype in row._fields_:
+        fmt += "%d%s" % (ctype._length_, codes[ctype._type_]) if hasattr(ctype, "_length_") else codes[ctype]
+    unpacker = struct.Struct(fmt)
+    if unpacker.size != ctypes.sizeof(row):
+        raise ImportError("row %s: %d bytes unpacked, %d in C" % (row.__name__, unpacker.size, ctypes.sizeof(row)))
+    return unpacker
+
+
+_UNPACK = {table: _unpacker(row) for table, row in _ROWS.items()}
+
+
+def _rows(lib, handle, table, batch=65536):
+    """The rows of table as tuples, in field order (see _ROWS)."""
+    total = lib.ktpy_count(handle, table)
+    row, unpacker = _ROWS[table], _UNPACK[table]
+    first = 0
+    while first < total:
+        n = min(batch, total - first)
+        buf = (row * n)()
+        got = lib.ktpy_rows(handle, table, first, n, buf)
+        yield from unpacker.iter_unpack(memoryview(buf).cast("B")[:got * ctypes.sizeof(row)])
+        first += got
+
+
+def _cstr(address):
+    return ctypes.string_at(address).decode("utf-8", "replace") if address else ""
+
+
+class Trace:
+    """A trace file loaded with ktrace's reader (ktrace.load(path)).
+
+    Attributes: path, pid, rank, host, cmdline, ktrace_version, config,
+    start_realtime_ns, start_monotonic_ns, format_version ("1.7"), ended (an END
+    record was written), end_reason, end_status, truncated, counters (name ->
+    value), kernels, launches (by launch_seq), ops (copies and memsets, by
+    op_seq), notes, marks (the program's ktrace.mark() notes), orders.
+    to_pandas() and to_arrow() give the same as tables.
+    """
+
+    def __init__(self, path, partial=False):
+        lib = _library()
+        err = ctypes.create_string_buffer(1024)
+        handle = lib.ktpy_open(os.fsencode(path), 1 if partial else 0, err, len(err))
+        if not handle:
+            raise ValueError(_s(err.value) or "%s: cannot read the trace" % path)
+        self._lib, self._handle, self.path = lib, handle, path
+        try:
+            self._read_header()
+            self._read_kernels()
+            self._read_launches()
+            self._read_rest()
+        except BaseException:
+            self.close()
+            raise
+
+    def _read_header(self):
+        h = _Header()
+        self._lib.ktpy_header(self._handle, ctypes.byref(h))
+        self.pid, self.rank, self.host, self.cmdline = h.pid, h.rank, _s(h.host), _s(h.cmdline)
+        self.ktrace_version, self.config = _s(h.version), _s(h.config)
+        self.start_realtime_ns, self.start_monotonic_ns = h.start_realtime_ns, h.start_monotonic_ns
+        self.format_version = "1.%d" % h.format_minor
+        self.ended, self.end_status = bool(h.have_end), h.end_status
+        self.end_reason = _name(5, h.end_reason) if h.have_end else None
+        self.truncated, self.truncated_message = bool(h.truncated), _s(h.truncated_msg)
+        self.counters = {}
+        for cid in range(1, 32):
+            v = self._lib.ktpy_counter(self._handle, cid)
+            if v:
+                self.counters[_name(10, cid)] = v
+
+    def _read_kernels(self):
+        params = [_make(Param, ordinal=p[1], name=_cstr(p[7]), type=_cstr(p[8]), kind=_name(6, p[2]),
+                        name_source=_name(7, p[3]), offset=p[4], size=p[5], flags=p[6])
+                  for p in _rows(self._lib, self._handle, PARAMS)]
+        # id, module_id, handle, module_digest, layout_source, param_bytes, nparams, known, first_param, name, demangled
+        self.kernels = [_make(Kernel, id=k[0], name=_cstr(k[9]), demangled=_cstr(k[10]), module_id=k[1],
+                              module_digest=_digest(k[3], k[3]), layout_source=_name(8, k[4]), known=bool(k[7]),
+                              params=tuple(params[k[8]:k[8] + k[6]]))
+                        for k in _rows(self._lib, self._handle, KERNELS)]
+
+    def _read_launches(self):
+        regions = []
+        for (_, ptr, base, size, hlen, pre, post, off, ordinal, flags, _r) in _rows(self._lib, self._handle, REGIONS):
+            both = flags & _REGION_PRE and flags & _REGION_POST
+            regions.append(Region(off, ordinal, ptr, base, size, hlen, _digest(flags & _REGION_PRE, pre),
+                                  _digest(flags & _REGION_POST, post), bool(both and pre != post), _flags(12, flags)))
+        self.launches = []
+        append = self.launches.append
+        for i, l in enumerate(_rows(self._lib, self._handle, LAUNCHES)):
+            # launch_seq, rec_seq, time_ns, kernel_id, kernel_index, context, stream, first_region,
+            # tid, api, flags, shared_mem, nregions, param_bytes_len, device, result, grid[3], block[3], cluster[3], reserved
+            k = self.kernels[l[4]]
+            append(Launch(l[0], l[2], k, k.display_name, l[6], l[5], l[14], l[8], _name(1, l[9]), _flags(11, l[10]),
+                          l[16:19], l[19:22], l[22:25], l[11], l[15], regions[l[7]:l[7] + l[12]], self, i, None))
+
+    def _read_rest(self):
+        self.ops = []
+        for o in _rows(self._lib, self._handle, OPS):
+            # op_seq, time_ns, dst, src, bytes, value, stream, context, src_digest, dst_digest,
+            # type, dir, dir_inferred, flags, elem_size, tid, dst_digest_state, result
+            copy = o[10] == 1
+            self.ops.append(_make(Op, op_seq=o[0], time_ns=o[1], kind="memcpy" if copy else "memset",
+                                  direction=_name(2, o[11]) if copy else None, bytes=o[4], dst=o[2],
+                                  src=o[3] if copy else None, value=None if copy else o[5], stream=o[6],
+                                  context=o[7], tid=o[15], is_async=bool(o[13] & _COPYF_ASYNC),
+                                  src_digest=_digest(o[13] & _COPYF_SRC_DIGEST, o[8]),
+                                  delivered_digest=_digest(o[16] in (1, 5), o[9]),
+                                  delivered_digest_state=_name(3, o[16]), result=o[17]))
+        self.notes = [_make(Note, time_ns=n[1], level=_name(4, n[2]), code=n[3], text=_cstr(n[4]),
+                            is_mark=n[3] == NOTE_CODE_MARK)
+                      for n in _rows(self._lib, self._handle, NOTES)]
+        # seq_before, rec_seq, time_ns, stream, event, context, op, tid, stream_flags, device, priority, reserved
+        self.orders = [_make(Order, op=_name(9, r[6]), launch_seq_before=r[0], time_ns=r[2], stream=r[3],
+                             event=r[4], context=r[5], device=r[9], tid=r[7])
+                       for r in _rows(self._lib, self._handle, ORDERS)]
+
+    @property
+    def marks(self):
+        """The notes written by ktrace.mark() / ktrace_mark(), in time order."""
+        return sorted((n for n in self.notes if n.is_mark), key=lambda n: n.time_ns)
+
+    def _launch_args(self, launch):
+        if self._handle is None:
+            raise ValueError("%s: the trace was closed" % self.path)
+        buf = ctypes.create_string_buffer(1024)
+        args = []
+        for j, p in enumerate(launch.kernel.params):
+            value = json.loads(_s(self._lib.ktpy_arg_value(self._handle, launch._index, j, buf, len(buf))))
+            own = next((g for g in launch.regions if g.ordinal == p.ordinal and g.param_offset == p.offset), None)
+            args.append(_make(Arg, ordinal=p.ordinal, name=p.name or "arg%d" % p.ordinal, type=p.type,
+                              kind=p.kind, value=value, pre=own.pre if own else None,
+                              post=own.post if own else None, written=own.written if own else False))
+        return args
+
+    def close(self):
+        """Release the C reader's copy of the trace (launches' args not read yet become unreadable)."""
+        if getattr(self, "_handle", None) is not None:
+            self._lib.ktpy_close(self._handle)
+            self._handle = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __del__(self):
+        self.close()
+
+    def __repr__(self):
+        return "<ktrace.Trace %s: pid %d, %d launches of %d kernels, %d copies/memsets, format %s>" % (
+            self.path, self.pid, len(self.launches), len(self.kernels), len(self.ops), self.format_version)
+
+    # ---- tables -------------------------------------------------------------
+
+    def rows(self):
+        """The trace as plain rows: {table name: [dict, ...]} for kernels, launches, args,
+        regions, ops, notes and orders (what to_pandas() and to_arrow() are made of)."""
+        def written(l):
+            return ",".join(a.name for a in l.args if a.written) if any(g.written for g in l.regions) else ""
+        tables = {
+            "kernels": [dict(k.as_dict(), params=len(k.params)) for k in self.kernels],
+            "launches": [], "args": [], "regions": [],
+            "ops": [o.as_dict() for o in self.ops],
+            "notes": [n.as_dict() for n in self.notes],
+            "orders": [r.as_dict() for r in self.orders],
+        }
+        for l in self.launches:
+            d = {k: getattr(l, k) for k in ("launch_seq", "time_ns", "kernel_name", "stream", "context", "device",
+                                            "tid", "api", "shared_mem", "result")}
+            d["kernel_id"] = l.kernel.id
+            d["flags"] = ",".join(l.flags)
+            for axis, i in (("x", 0), ("y", 1), ("z", 2)):
+                d["grid_" + axis], d["block_" + axis] = l.grid[i], l.block[i]
+            d["written"] = written(l)
+            tables["launches"].append(d)
+            for a in l.args:
+                tables["args"].append(dict(a.as_dict(), launch_seq=l.launch_seq, kernel_name=l.kernel_name,
+                                           value=a.value if isinstance(a.value, str) else json.dumps(a.value)))
+            for g in l.regions:
+                tables["regions"].append(dict(g.as_dict(), launch_seq=l.launch_seq, flags=",".join(g.flags)))
+        return tables
+
+    def to_pandas(self):
+        """{table name: pandas.DataFrame} (pandas must be installed)."""
+        import pandas
+        return {name: pandas.DataFrame(rows) for name, rows in self.rows().items()}
+
+    def to_arrow(self):
+        """{table name: pyarrow.Table} (pyarrow must be installed)."""
+        import pyarrow
+        return {name: pyarrow.Table.from_pylist(rows) for name, rows in self.rows().items()}
+
+
+def load(path, partial=False, tables=None):
+    """Read the trace at path.
+
+    Returns a Trace (launches, kernels, ops, notes, orders as Python objects);
+    tables="pandas" or "arrow" returns its tables instead ({name: DataFrame or
+    pyarrow.Table}), and tables="auto" pandas if installed, else pyarrow if
+    installed, else the Trace.  partial=True accepts a truncated trace (a
+    crashed run).  Raises ValueError naming the file when it cannot be read.
+    """
+    trace = Trace(path, partial=partial)
+    if tables == "auto":
+        for name in ("pandas", "pyarrow"):
+            try:
+                __import__(name)
+                tables = "arrow" if name == "pyarrow" else name
+                break
+            except ImportError:
+                continue
+        else:
+            return trace
+    if tables is None:
+        return trace
+    with trace:
+        if tables == "pandas":
+            return trace.to_pandas()
+        if tables == "arrow":
+            return trace.to_arrow()
+    raise ValueError("tables: 'pandas', 'arrow', 'auto' or None, not %r" % (tables,))

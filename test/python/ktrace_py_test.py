@@ -1,0 +1,194 @@
+#!/usr/bin/env python3
+"""test/python/ktrace_py_test.py: the Python package (python/ktrace) from the source tree.
+
+Run by build/python_cli (make test) with BUILD set: ktrace.load() on the generator's
+traces and the example traces, checked field by field against `ktrace-dump --json`
+of the same files (ktrace-dump decodes the records itself; the package reads them
+through libktrace-reader.so); bad and truncated files; pause/resume/mark without
+the library (no-ops) and with it, under the fake CUDA driver, down to the marks
+in the trace written; the tables (pandas and pyarrow when installed).
+
+    BUILD=build python3 test/python/ktrace_py_test.py
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+BUILD = os.path.join(ROOT, os.environ.get("BUILD", "build"))
+os.environ.setdefault("KTRACE_READER_LIB", os.path.join(BUILD, "libktrace-reader.so"))
+sys.path.insert(0, os.path.join(ROOT, "python"))
+
+import ktrace  # noqa: E402
+
+TMP = tempfile.mkdtemp(prefix="ktrace-py.")
+
+
+def ktgen(name, *args):
+    path = os.path.join(TMP, name + ".ktrace")
+    if not os.path.exists(path):
+        subprocess.run([os.path.join(BUILD, "ktgen")] + list(args) + [path], check=True)
+    return path
+
+
+def dump(path):
+    out = subprocess.run([os.path.join(BUILD, "ktrace-dump"), "--json", path], check=True, capture_output=True,
+                         text=True).stdout
+    return [json.loads(line) for line in out.splitlines() if line.strip()]
+
+
+def hexint(s):
+    return int(s, 16)
+
+
+class LoadMatchesDump(unittest.TestCase):
+    """Every launch, argument, digest, copy, memset, note and ORDER record agrees with ktrace-dump --json."""
+
+    def check(self, path):
+        recs = dump(path)
+        t = ktrace.load(path)
+        header = next(r for r in recs if r["type"] == "header")
+        self.assertEqual((t.pid, t.host, t.cmdline, t.config), (header["pid"], header["host"], header["cmdline"],
+                                                                 header["config"]))
+        self.assertEqual(t.start_monotonic_ns, header["start_monotonic_ns"])
+        launches = sorted((r for r in recs if r["type"] == "launch"), key=lambda r: r["launch_seq"])
+        self.assertEqual([l.launch_seq for l in t.launches], [r["launch_seq"] for r in launches])
+        for l, r in zip(t.launches, launches):
+            self.assertEqual(l.time_ns, r["time_ns"])
+            self.assertEqual((l.stream, l.context), (hexint(r["stream"]), hexint(r["context"])))
+            self.assertEqual(list(l.grid), r["grid"])
+            self.assertEqual(list(l.flags), r["launch_flags"])
+            if r.get("kernel"):
+                self.assertEqual(l.kernel.name, r["kernel"])
+            self.assertEqual([(a.name, a.value) for a in l.args], [(a["name"] or "arg%d" % a["ordinal"], a["value"])
+                                                                   for a in r.get("args", [])])
+            self.assertEqual([(g.param_offset, g.pre, g.post, g.written) for g in l.regions],
+                             [(g["param_offset"], g.get("pre_hash"), g.get("post_hash"), g["out"])
+                              for g in sorted(r["regions"], key=lambda g: g["param_offset"])])
+        ops = sorted((r for r in recs if r["type"] in ("memcpy", "memset")), key=lambda r: r["op_seq"])
+        self.assertEqual([(o.op_seq, o.kind, o.time_ns) for o in t.ops], [(r["op_seq"], r["type"], r["time_ns"])
+                                                                          for r in ops])
+        for o, r in zip(t.ops, ops):
+            if o.kind == "memcpy":
+                self.assertEqual((o.bytes, o.direction, o.src_digest, o.delivered_digest),
+                                 (r["bytes"], r["dir"], r.get("src_digest"), r.get("dst_digest")))
+        notes = [r for r in recs if r["type"] == "note"]
+        self.assertEqual(sorted(n.text for n in t.notes), sorted(r["text"] for r in notes))
+        orders = [r for r in recs if r["type"] == "order"]
+        self.assertEqual(sorted(o.op for o in t.orders), sorted(r["op"] for r in orders))
+        return t
+
+    def test_basic(self):
+        t = self.check(ktgen("basic"))
+        self.assertTrue(any(not k.known for k in t.kernels))  # a launch whose kernel never appears
+
+    def test_many(self):
+        t = self.check(ktgen("many", "--scenario", "many", "--frame-bytes", "4096"))
+        self.assertEqual(len(t.launches), 300)
+
+    def test_order(self):
+        self.check(ktgen("order", "--scenario", "order"))
+
+    def test_examples(self):
+        for run in ("atomic_sum-run1", "atomic_sum-run2"):
+            t = self.check(os.path.join(ROOT, "examples", "traces", run + ".ktrace"))
+            self.assertTrue(t.ended)
+
+
+class BadFiles(unittest.TestCase):
+    def test_not_a_trace(self):
+        path = os.path.join(TMP, "garbage.ktrace")
+        with open(path, "w") as f:
+            f.write("hello, this is not a trace\n")
+        with self.assertRaises(ValueError) as cm:
+            ktrace.load(path)
+        self.assertIn(path, str(cm.exception))
+
+    def test_missing(self):
+        with self.assertRaises(ValueError):
+            ktrace.load(os.path.join(TMP, "nosuch.ktrace"))
+
+    def test_truncated(self):
+        path = ktgen("cut", "--cut-at-flush", "2")
+        with self.assertRaises(ValueError):
+            ktrace.load(path)
+        t = ktrace.load(path, partial=True)
+        self.assertTrue(t.truncated)
+        self.assertGreater(len(t.launches) + len(t.ops), 0)
+
+
+class Control(unittest.TestCase):
+    def test_untraced_no_ops(self):
+        self.assertFalse(ktrace.active())
+        self.assertFalse(ktrace.is_paused())
+        ktrace.pause()
+        ktrace.mark("not traced")
+        ktrace.mark(b"bytes too")
+        ktrace.resume()
+        with ktrace.paused():
+            pass
+
+    def test_traced_under_the_fake_driver(self):
+        out = os.path.join(TMP, "marks.ktrace")
+        # cuInit, then any call ktrace wraps starts tracing (interpose/init.c)
+        program = ("import ctypes, ktrace\n"
+                   "assert ctypes.CDLL('libcuda.so.1').cuInit(0) == 0\n"
+                   "ctypes.CDLL(None).cuCtxSynchronize()\n"
+                   "assert ktrace.active()\n"
+                   "ktrace.mark('step 1: warm-up')\n"
+                   "with ktrace.paused():\n"
+                   "    assert ktrace.is_paused()\n"
+                   "assert not ktrace.is_paused()\n"
+                   "ktrace.mark('step 2 \\u00e9')\n")
+        env = dict(os.environ, LD_PRELOAD=os.path.join(BUILD, "libktrace.so"),
+                   LD_LIBRARY_PATH=os.path.join(BUILD, "fakecuda"), KTRACE_OUTPUT=out, KTRACE_OVERWRITE="1",
+                   KTRACE_QUIET="1", PYTHONPATH=os.path.join(ROOT, "python"))
+        subprocess.run([sys.executable, "-c", program], env=env, check=True)
+        t = ktrace.load(out)
+        self.assertEqual([m.text for m in t.marks], ["step 1: warm-up", "step 2 \u00e9"])
+        self.assertEqual([n.code for n in t.notes if not n.is_mark], [256, 257])  # paused, resumed
+
+
+class Tables(unittest.TestCase):
+    def setUp(self):
+        self.t = ktrace.load(ktgen("many", "--scenario", "many", "--frame-bytes", "4096"))
+
+    def test_rows(self):
+        rows = self.t.rows()
+        self.assertEqual(len(rows["launches"]), 300)
+        self.assertEqual(len(rows["args"]), sum(len(l.args) for l in self.t.launches))
+        self.assertTrue(all(isinstance(r["value"], str) for r in rows["args"]))
+
+    def test_pandas(self):
+        try:
+            import pandas  # noqa: F401
+        except ImportError:
+            self.skipTest("pandas not installed")
+        frames = self.t.to_pandas()
+        self.assertEqual(len(frames["launches"]), 300)
+        self.assertEqual(list(frames["launches"]["launch_seq"]), [l.launch_seq for l in self.t.launches])
+
+    def test_arrow(self):
+        try:
+            import pyarrow  # noqa: F401
+        except ImportError:
+            self.skipTest("pyarrow not installed")
+        self.assertEqual(self.t.to_arrow()["launches"].num_rows, 300)
+
+    def test_load_tables_without_libraries(self):
+        have = []
+        for name in ("pandas", "pyarrow"):
+            try:
+                __import__(name)
+                have.append(name)
+            except ImportError:
+                pass
+        got = ktrace.load(ktgen("order", "--scenario", "order"), tables="auto")
+        self.assertEqual(isinstance(got, ktrace.Trace), not have)
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
