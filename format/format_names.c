@@ -1,6 +1,6 @@
 /* format/format_names.c: printable names of the trace format's enumerations
  * (record types, parameter kinds, name sources, counters, order operations,
- * why a launch was not hashed).
+ * why a launch was not hashed, graph node kinds and reasons).
  * Calls nothing. */
 #include "format/ktrace_format.h"
 
@@ -29,6 +29,7 @@ const char *ktrace_record_type_name(uint16_t type)
 		[KTRACE_REC_MODULE_UNLOAD] = "module_unload",
 		[KTRACE_REC_ORDER] = "order",
 		[KTRACE_REC_REPLAY] = "replay",
+		[KTRACE_REC_GRAPH] = "graph",
 	};
 	return pick(names, sizeof names / sizeof names[0], type);
 }
@@ -79,6 +80,10 @@ const char *ktrace_counter_name(uint32_t id)
 		[KTRACE_CTR_HASH_INCOMPLETE] = "hash_incomplete",
 		[KTRACE_CTR_UNKNOWN_FUNCTIONS] = "unknown_functions",
 		[KTRACE_CTR_HASH_SKIPPED_ERROR] = "hash_skipped_error",
+		[KTRACE_CTR_LAUNCHES_CAPTURED] = "launches_captured",
+		[KTRACE_CTR_GRAPH_LAUNCHES] = "graph_launches",
+		[KTRACE_CTR_GRAPH_LAUNCHES_UNHASHED] = "graph_launches_unhashed",
+		[KTRACE_CTR_GRAPH_NODES_UNRECORDED] = "graph_nodes_unrecorded",
 	};
 	return pick(names, sizeof names / sizeof names[0], id);
 }
@@ -122,4 +127,50 @@ const char *ktrace_hash_skip_text(uint32_t why)
 		[KTRACE_HASH_SKIP_NO_CONTEXT] = "no current context",
 	};
 	return why < sizeof text / sizeof text[0] ? text[why] : "unknown reason";
+}
+
+const char *ktrace_graph_node_kind_name(uint32_t kind)
+{
+	static const char *const names[] = {
+		[KTRACE_GNODE_UNKNOWN] = "unknown",
+		[KTRACE_GNODE_KERNEL] = "kernel",
+		[KTRACE_GNODE_MEMCPY] = "memcpy",
+		[KTRACE_GNODE_MEMSET] = "memset",
+		[KTRACE_GNODE_HOST] = "host",
+		[KTRACE_GNODE_CHILD] = "child_graph",
+		[KTRACE_GNODE_EMPTY] = "empty",
+		[KTRACE_GNODE_EVENT_WAIT] = "event_wait",
+		[KTRACE_GNODE_EVENT_RECORD] = "event_record",
+		[KTRACE_GNODE_SEM_SIGNAL] = "ext_semaphore_signal",
+		[KTRACE_GNODE_SEM_WAIT] = "ext_semaphore_wait",
+		[KTRACE_GNODE_MEM_ALLOC] = "mem_alloc",
+		[KTRACE_GNODE_MEM_FREE] = "mem_free",
+		[KTRACE_GNODE_BATCH_MEM_OP] = "batch_mem_op",
+		[KTRACE_GNODE_CONDITIONAL] = "conditional",
+	};
+	return pick(names, sizeof names / sizeof names[0], kind);
+}
+
+const char *ktrace_graph_untraced_name(uint32_t why)
+{
+	static const char *const names[] = {
+		[KTRACE_GRAPH_TRACED] = "traced",
+		[KTRACE_GRAPH_UNTRACED_DEVICE_LAUNCH] = "device_launch",
+		[KTRACE_GRAPH_UNTRACED_CONDITIONAL] = "conditional",
+		[KTRACE_GRAPH_UNTRACED_NODE_KIND] = "node_kind",
+		[KTRACE_GRAPH_UNTRACED_DRIVER] = "driver_error",
+		[KTRACE_GRAPH_UNTRACED_TOO_LARGE] = "too_large",
+		[KTRACE_GRAPH_UNTRACED_QUERY] = "not_described",
+	};
+	return pick(names, sizeof names / sizeof names[0], why);
+}
+
+const char *ktrace_graph_cause_name(uint32_t cause)
+{
+	static const char *const names[] = {
+		[KTRACE_GRAPH_INSTANTIATE] = "instantiate",
+		[KTRACE_GRAPH_EXEC_UPDATE] = "exec_update",
+		[KTRACE_GRAPH_NODE_UPDATE] = "node_update",
+	};
+	return pick(names, sizeof names / sizeof names[0], cause);
 }

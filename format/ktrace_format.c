@@ -311,6 +311,28 @@ int ktrace_kernel_param(const struct ktrace_rec_kernel *r, uint32_t i, struct kt
 	return c.bad ? -1 : 0;
 }
 
+/* ---- graph reference (since 1.8) --------------------------------------- */
+
+static void put_graph_ref(uint8_t *e, const struct ktrace_graph_ref *g)
+{
+	le64(e + 0, g->exec_id);
+	le64(e + 8, g->graph_id);
+	le64(e + 16, g->launch);
+	le64(e + 24, g->launch_seq);
+	le32(e + 32, g->node);
+	le32(e + 36, g->revision);
+}
+
+static void get_graph_ref(const uint8_t *e, struct ktrace_graph_ref *g)
+{
+	g->exec_id = rd64(e + 0);
+	g->graph_id = rd64(e + 8);
+	g->launch = rd64(e + 16);
+	g->launch_seq = rd64(e + 24);
+	g->node = rd32(e + 32);
+	g->revision = rd32(e + 36);
+}
+
 /* ---- LAUNCH ------------------------------------------------------------ */
 
 #define KTRACE_LAUNCH_REGIONS_OFF 128 /* regions start at this fixed record offset */
@@ -375,13 +397,16 @@ size_t ktrace_encode_launch(void *buf, size_t cap, const struct ktrace_rec_launc
 {
 	uint32_t nreg = regions ? r->nregions : 0;
 	uint32_t np = r->param_bytes ? r->param_bytes_len : 0;
-	size_t size = ktrace_launch_size(nreg, np);
+	size_t base = ktrace_launch_size(nreg, np);
+	size_t size = base + (r->flags & KTRACE_LAUNCHF_GRAPH ? KTRACE_GRAPH_REF_DISK_SIZE : 0);
 
 	if (size > cap)
 		return size;
 	uint8_t *params = put_launch(buf, size, KTRACE_REC_LAUNCH, r, regions, nreg, np);
 	if (np)
 		memcpy(params, r->param_bytes, np);
+	if (r->flags & KTRACE_LAUNCHF_GRAPH)
+		put_graph_ref((uint8_t *)buf + base, &r->graph);
 	return size;
 }
 
@@ -392,6 +417,8 @@ void *ktrace_encode_launch_head(void *buf, size_t size, uint16_t type, const str
 	uint32_t nreg = regions ? r->nregions : 0;
 	size_t need = ktrace_launch_size(nreg, r->param_bytes_len);
 
+	if (r->flags & KTRACE_LAUNCHF_GRAPH) /* the graph reference is ktrace_encode_launch's */
+		return NULL;
 	if (size < need || size % KTRACE_RECORD_ALIGN ||
 	    (type == KTRACE_REC_LAUNCH ? size != need : type < KTRACE_REC_INTERNAL_MIN))
 		return NULL;
@@ -425,6 +452,13 @@ static int get_launch(const uint8_t *b, size_t len, struct ktrace_rec_launch *r)
 		return -1;
 	r->regions_raw = b + KTRACE_LAUNCH_REGIONS_OFF;
 	r->param_bytes = r->regions_raw + (size_t)r->nregions * KTRACE_REGION_DISK_SIZE;
+	memset(&r->graph, 0, sizeof r->graph);
+	if (r->flags & KTRACE_LAUNCHF_GRAPH) {
+		need = pad8(need) + KTRACE_GRAPH_REF_DISK_SIZE;
+		if (need > len)
+			return -1;
+		get_graph_ref(b + need - KTRACE_GRAPH_REF_DISK_SIZE, &r->graph);
+	}
 	return 0;
 }
 
@@ -531,10 +565,11 @@ int ktrace_decode_free(const void *rec, size_t len, struct ktrace_rec_free *r)
 
 size_t ktrace_encode_memcpy(void *buf, size_t cap, const struct ktrace_rec_memcpy *r)
 {
-	if (MEMCPY_SIZE > cap)
-		return MEMCPY_SIZE;
+	size_t size = MEMCPY_SIZE + (r->flags & KTRACE_COPYF_GRAPH ? KTRACE_GRAPH_REF_DISK_SIZE : 0);
+	if (size > cap)
+		return size;
 	uint8_t *b = buf;
-	put_prefix(b, KTRACE_REC_MEMCPY, MEMCPY_SIZE);
+	put_prefix(b, KTRACE_REC_MEMCPY, size);
 	le64(b + 24, r->op_seq);
 	le64(b + 32, r->dst);
 	le64(b + 40, r->src);
@@ -549,7 +584,9 @@ size_t ktrace_encode_memcpy(void *buf, size_t cap, const struct ktrace_rec_memcp
 	le64(b + 96, r->dst_digest);
 	le32(b + 104, r->dst_digest_state);
 	le32(b + 108, 0);
-	return MEMCPY_SIZE;
+	if (r->flags & KTRACE_COPYF_GRAPH)
+		put_graph_ref(b + MEMCPY_SIZE, &r->graph);
+	return size;
 }
 
 int ktrace_decode_memcpy(const void *rec, size_t len, struct ktrace_rec_memcpy *r)
@@ -570,15 +607,22 @@ int ktrace_decode_memcpy(const void *rec, size_t len, struct ktrace_rec_memcpy *
 	r->result = (int32_t)rd32(b + 92);
 	r->dst_digest = len >= MEMCPY_SIZE ? rd64(b + 96) : 0;
 	r->dst_digest_state = len >= MEMCPY_SIZE ? rd32(b + 104) : KTRACE_DST_DIGEST_NONE;
+	memset(&r->graph, 0, sizeof r->graph);
+	if (r->flags & KTRACE_COPYF_GRAPH) {
+		if (len < MEMCPY_SIZE + KTRACE_GRAPH_REF_DISK_SIZE)
+			return -1;
+		get_graph_ref(b + MEMCPY_SIZE, &r->graph);
+	}
 	return 0;
 }
 
 size_t ktrace_encode_memset(void *buf, size_t cap, const struct ktrace_rec_memset *r)
 {
-	if (MEMSET_SIZE > cap)
-		return MEMSET_SIZE;
+	size_t size = MEMSET_SIZE + (r->flags & KTRACE_COPYF_GRAPH ? KTRACE_GRAPH_REF_DISK_SIZE : 0);
+	if (size > cap)
+		return size;
 	uint8_t *b = buf;
-	put_prefix(b, KTRACE_REC_MEMSET, MEMSET_SIZE);
+	put_prefix(b, KTRACE_REC_MEMSET, size);
 	le64(b + 24, r->op_seq);
 	le64(b + 32, r->dst);
 	le64(b + 40, r->count);
@@ -589,7 +633,9 @@ size_t ktrace_encode_memset(void *buf, size_t cap, const struct ktrace_rec_memse
 	le32(b + 76, r->flags);
 	le32(b + 80, r->tid);
 	le32(b + 84, (uint32_t)r->result);
-	return MEMSET_SIZE;
+	if (r->flags & KTRACE_COPYF_GRAPH)
+		put_graph_ref(b + MEMSET_SIZE, &r->graph);
+	return size;
 }
 
 int ktrace_decode_memset(const void *rec, size_t len, struct ktrace_rec_memset *r)
@@ -607,6 +653,12 @@ int ktrace_decode_memset(const void *rec, size_t len, struct ktrace_rec_memset *
 	r->flags = rd32(b + 76);
 	r->tid = rd32(b + 80);
 	r->result = (int32_t)rd32(b + 84);
+	memset(&r->graph, 0, sizeof r->graph);
+	if (r->flags & KTRACE_COPYF_GRAPH) {
+		if (len < MEMSET_SIZE + KTRACE_GRAPH_REF_DISK_SIZE)
+			return -1;
+		get_graph_ref(b + MEMSET_SIZE, &r->graph);
+	}
 	return 0;
 }
 
@@ -801,4 +853,196 @@ int ktrace_decode_order(const void *rec, size_t len, struct ktrace_rec_order *r)
 	r->stream_flags = rd32(b + 68);
 	r->priority = (int32_t)rd32(b + 72);
 	return 0;
+}
+
+/* ---- GRAPH (since 1.8) --------------------------------------------------- */
+
+#define GRAPH_FIXED 112
+#define GNODE_HEAD 24
+#define GNODE_KERNEL_FIXED 80
+#define GNODE_COPY_SIZE 56
+#define GNODE_CHILD_SIZE 32
+#define GEDGE_SIZE 8
+
+static size_t gnode_size(const struct ktrace_graph_node *n)
+{
+	switch (n->kind) {
+	case KTRACE_GNODE_KERNEL:
+		return pad8(GNODE_KERNEL_FIXED + (size_t)(n->param_bytes ? n->param_bytes_len : 0));
+	case KTRACE_GNODE_MEMCPY:
+	case KTRACE_GNODE_MEMSET:
+		return GNODE_COPY_SIZE;
+	case KTRACE_GNODE_CHILD:
+		return GNODE_CHILD_SIZE;
+	default:
+		return GNODE_HEAD;
+	}
+}
+
+static void put_gnode_kernel(uint8_t *e, const struct ktrace_graph_node *n)
+{
+	uint32_t np = n->param_bytes ? n->param_bytes_len : 0;
+
+	le64(e + 24, n->kernel_id);
+	for (int i = 0; i < 3; i++) {
+		le32(e + 32 + 4 * i, n->grid[i]);
+		le32(e + 44 + 4 * i, n->block[i]);
+		le32(e + 56 + 4 * i, n->cluster[i]);
+	}
+	le32(e + 68, n->shared_mem);
+	le32(e + 72, np);
+	if (np)
+		memcpy(e + GNODE_KERNEL_FIXED, n->param_bytes, np);
+}
+
+/* One node entry of `size` bytes at e (zeroed by the record's prefix). */
+static void put_gnode(uint8_t *e, size_t size, const struct ktrace_graph_node *n)
+{
+	le32(e + 0, (uint32_t)size);
+	le16(e + 4, n->kind);
+	le16(e + 6, n->flags);
+	le64(e + 8, n->handle);
+	le32(e + 16, n->parent);
+	if (n->kind == KTRACE_GNODE_KERNEL) {
+		put_gnode_kernel(e, n);
+	} else if (n->kind == KTRACE_GNODE_MEMCPY || n->kind == KTRACE_GNODE_MEMSET) {
+		int cp = n->kind == KTRACE_GNODE_MEMCPY;
+		le64(e + 24, n->dst);
+		le64(e + 32, cp ? n->src : n->value);
+		le64(e + 40, cp ? n->bytes : n->count);
+		le32(e + 48, cp ? n->dir : n->elem_size);
+		le32(e + 52, n->copy_flags);
+	} else if (n->kind == KTRACE_GNODE_CHILD) {
+		le64(e + 24, n->child_graph_id);
+	}
+}
+
+size_t ktrace_encode_graph(void *buf, size_t cap, const struct ktrace_rec_graph *r)
+{
+	uint32_t nn = r->nodes ? r->nnodes : 0, ne = r->edges ? r->nedges : 0;
+	size_t nodes_bytes = 0;
+
+	for (uint32_t i = 0; i < nn; i++)
+		nodes_bytes += gnode_size(&r->nodes[i]);
+	size_t size = GRAPH_FIXED + nodes_bytes + (size_t)ne * GEDGE_SIZE;
+	if (size > cap)
+		return size;
+	uint8_t *b = buf;
+	put_prefix(b, KTRACE_REC_GRAPH, size);
+	le64(b + 24, r->exec_id);
+	le64(b + 32, r->graph_id);
+	le64(b + 40, r->context);
+	le32(b + 48, r->revision);
+	le32(b + 52, r->cause);
+	le32(b + 56, nn);
+	le32(b + 60, ne);
+	le32(b + 64, r->flags);
+	le32(b + 68, r->untraced);
+	le64(b + 72, r->instantiate_flags);
+	le32(b + 80, r->tid);
+	le32(b + 84, (uint32_t)r->device);
+	le32(b + 88, (uint32_t)nodes_bytes);
+	le32(b + 92, r->node_first);
+	le32(b + 96, r->edge_first);
+	le32(b + 100, r->nodes_total ? r->nodes_total : nn);
+	le32(b + 104, r->edges_total ? r->edges_total : ne);
+	uint8_t *e = b + GRAPH_FIXED;
+	for (uint32_t i = 0; i < nn; i++) {
+		size_t es = gnode_size(&r->nodes[i]);
+		put_gnode(e, es, &r->nodes[i]);
+		e += es;
+	}
+	for (uint32_t i = 0; i < ne; i++) {
+		le32(e + (size_t)i * GEDGE_SIZE, r->edges[i].from);
+		le32(e + (size_t)i * GEDGE_SIZE + 4, r->edges[i].to);
+	}
+	return size;
+}
+
+int ktrace_decode_graph(const void *rec, size_t len, struct ktrace_rec_graph *r)
+{
+	const uint8_t *b = check(rec, len, KTRACE_REC_GRAPH, GRAPH_FIXED);
+	if (!b)
+		return -1;
+	memset(r, 0, sizeof *r);
+	r->exec_id = rd64(b + 24);
+	r->graph_id = rd64(b + 32);
+	r->context = rd64(b + 40);
+	r->revision = rd32(b + 48);
+	r->cause = rd32(b + 52);
+	r->nnodes = rd32(b + 56);
+	r->nedges = rd32(b + 60);
+	r->flags = rd32(b + 64);
+	r->untraced = rd32(b + 68);
+	r->instantiate_flags = rd64(b + 72);
+	r->tid = rd32(b + 80);
+	r->device = (int32_t)rd32(b + 84);
+	r->nodes_raw_len = rd32(b + 88);
+	r->node_first = rd32(b + 92);
+	r->edge_first = rd32(b + 96);
+	r->nodes_total = rd32(b + 100);
+	r->edges_total = rd32(b + 104);
+	r->nodes_raw = b + GRAPH_FIXED;
+	if (r->nodes_raw_len > len - GRAPH_FIXED ||
+	    (uint64_t)r->nedges * GEDGE_SIZE > len - GRAPH_FIXED - r->nodes_raw_len ||
+	    (uint64_t)r->nnodes * GNODE_HEAD > r->nodes_raw_len)
+		return -1;
+	r->edges_raw = r->nodes_raw + r->nodes_raw_len;
+	return 0;
+}
+
+static void get_gnode_body(const uint8_t *e, uint32_t size, struct ktrace_graph_node *out)
+{
+	if (out->kind == KTRACE_GNODE_KERNEL && size >= GNODE_KERNEL_FIXED) {
+		out->kernel_id = rd64(e + 24);
+		for (int i = 0; i < 3; i++) {
+			out->grid[i] = rd32(e + 32 + 4 * i);
+			out->block[i] = rd32(e + 44 + 4 * i);
+			out->cluster[i] = rd32(e + 56 + 4 * i);
+		}
+		out->shared_mem = rd32(e + 68);
+		out->param_bytes_len = rd32(e + 72);
+		out->param_bytes = e + GNODE_KERNEL_FIXED;
+	} else if ((out->kind == KTRACE_GNODE_MEMCPY || out->kind == KTRACE_GNODE_MEMSET) &&
+		   size >= GNODE_COPY_SIZE) {
+		int cp = out->kind == KTRACE_GNODE_MEMCPY;
+		out->dst = rd64(e + 24);
+		*(cp ? &out->src : &out->value) = rd64(e + 32);
+		*(cp ? &out->bytes : &out->count) = rd64(e + 40);
+		*(cp ? &out->dir : &out->elem_size) = rd32(e + 48);
+		out->copy_flags = rd32(e + 52);
+	} else if (out->kind == KTRACE_GNODE_CHILD && size >= GNODE_CHILD_SIZE) {
+		out->child_graph_id = rd64(e + 24);
+	}
+}
+
+int ktrace_graph_node_next(const struct ktrace_rec_graph *r, uint32_t *off, struct ktrace_graph_node *out)
+{
+	uint32_t o = *off, size;
+
+	memset(out, 0, sizeof *out);
+	if (o >= r->nodes_raw_len || r->nodes_raw_len - o < GNODE_HEAD)
+		return -1;
+	const uint8_t *e = r->nodes_raw + o;
+	size = rd32(e);
+	if (size < GNODE_HEAD || size % KTRACE_RECORD_ALIGN || size > r->nodes_raw_len - o)
+		return -1;
+	out->kind = rd16(e + 4);
+	out->flags = rd16(e + 6);
+	out->handle = rd64(e + 8);
+	out->parent = rd32(e + 16);
+	get_gnode_body(e, size, out);
+	if (out->param_bytes && out->param_bytes_len > size - GNODE_KERNEL_FIXED)
+		return -1;
+	*off = o + size;
+	return 0;
+}
+
+void ktrace_graph_edge_get(const struct ktrace_rec_graph *r, uint32_t i, struct ktrace_graph_edge *out)
+{
+	out->from = out->to = 0;
+	if (i >= r->nedges)
+		return;
+	out->from = rd32(r->edges_raw + (size_t)i * GEDGE_SIZE);
+	out->to = rd32(r->edges_raw + (size_t)i * GEDGE_SIZE + 4);
 }

@@ -29,7 +29,7 @@
 #define KTRACE_MAGIC_LEN 8
 #define KTRACE_PREAMBLE_SIZE 16
 #define KTRACE_FORMAT_MAJOR 1 /* readers refuse a larger major */
-#define KTRACE_FORMAT_MINOR 7 /* additions that old readers can skip */
+#define KTRACE_FORMAT_MINOR 8 /* additions that old readers can skip */
 
 /* Preamble: magic[8], u16 major, u16 minor, u32 flags (0). */
 
@@ -55,6 +55,7 @@ enum ktrace_record_type {
 	KTRACE_REC_MODULE_UNLOAD = 13,
 	KTRACE_REC_ORDER = 14,       /* since 1.2: a call that orders GPU work across streams */
 	KTRACE_REC_REPLAY = 15,      /* since 1.2: a launch replayed in isolation, the verdict */
+	KTRACE_REC_GRAPH = 16,       /* since 1.8: an executable CUDA graph, its nodes and edges */
 };
 /* Types from here up exist only inside a tracing process (the writer's
  * rings), never in a file: the writer's expander turns each into a record of
@@ -185,6 +186,7 @@ enum ktrace_launch_api {
 	KTRACE_API_LAUNCH_KERNEL = 1,
 	KTRACE_API_LAUNCH_KERNEL_EX = 2,
 	KTRACE_API_LAUNCH_COOPERATIVE = 3,
+	KTRACE_API_GRAPH = 4,         /* since 1.8: a kernel node run by cuGraphLaunch (flag GRAPH) */
 };
 #define KTRACE_LAUNCHF_PTSZ       0x0001u /* per-thread default stream variant */
 #define KTRACE_LAUNCHF_EXTRA      0x0002u /* parameters came through `extra` */
@@ -193,6 +195,22 @@ enum ktrace_launch_api {
 #define KTRACE_LAUNCHF_HASH_SKIPPED 0x0010u /* hashing wanted but skipped (see counters) */
 #define KTRACE_LAUNCHF_FAILED     0x0020u /* the real launch returned an error */
 #define KTRACE_LAUNCHF_PARAMS_TRUNCATED 0x0040u /* parameter bytes cut (layout unknown) */
+#define KTRACE_LAUNCHF_GRAPH      0x0080u /* since 1.8: a node of a graph launch; the record ends
+                                           * with the graph reference (struct ktrace_graph_ref) */
+
+/* Since 1.8: which node of which graph launch a LAUNCH (flag GRAPH), MEMCPY
+ * or MEMSET (flag KTRACE_COPYF_GRAPH) record is (docs/format.md "Graph
+ * reference").  40 bytes on disk, after the record's other fields. */
+struct ktrace_graph_ref {
+	uint64_t exec_id;      /* the executable graph (GRAPH record exec_id) */
+	uint64_t graph_id;     /* the graph it was instantiated from or last updated with */
+	uint64_t launch;       /* which cuGraphLaunch of this exec, from 0 */
+	uint64_t launch_seq;   /* the first launch_seq the graph launch took: its nodes hold
+	                        * [launch_seq, launch_seq + n); unique per graph launch */
+	uint32_t node;         /* index of the node in the exec's GRAPH record */
+	uint32_t revision;     /* the GRAPH record (revision) of the exec the node's fields come from */
+};
+#define KTRACE_GRAPH_REF_DISK_SIZE 40
 
 /* One pointer word found in the parameter buffer. */
 struct ktrace_region {
@@ -252,6 +270,7 @@ struct ktrace_rec_launch {
 	const uint8_t *regions_raw;
 	uint32_t hash_skip;    /* since 1.4: enum ktrace_hash_skip, with KTRACE_LAUNCHF_HASH_SKIPPED (0 in
 	                        * older traces) */
+	struct ktrace_graph_ref graph; /* since 1.8: valid with KTRACE_LAUNCHF_GRAPH */
 };
 
 /* ---- ALLOC / FREE ------------------------------------------------------ */
@@ -288,6 +307,7 @@ enum ktrace_copy_dir {
 #define KTRACE_COPYF_2D    0x2u
 #define KTRACE_COPYF_3D    0x4u
 #define KTRACE_COPYF_SRC_DIGEST 0x8u /* src_digest valid (host source hashed on the CPU) */
+#define KTRACE_COPYF_GRAPH 0x10u     /* since 1.8: a node of a graph launch (graph reference appended) */
 /* What became of the digest of the bytes a device-to-host copy delivered
  * (MEMCPY dst_digest_state, since 1.2). */
 enum ktrace_dst_digest_state {
@@ -323,6 +343,7 @@ struct ktrace_rec_memcpy {
 	/* since 1.2 (a shorter, older record decodes with both 0) */
 	uint64_t dst_digest;       /* digest of the bytes delivered (ktrace_dst_digest_valid(state)) */
 	uint32_t dst_digest_state; /* enum ktrace_dst_digest_state */
+	struct ktrace_graph_ref graph; /* since 1.8: valid with KTRACE_COPYF_GRAPH */
 };
 struct ktrace_rec_memset {
 	uint64_t op_seq;
@@ -330,9 +351,10 @@ struct ktrace_rec_memset {
 	uint64_t value;
 	uint64_t stream, context;
 	uint32_t elem_size;   /* 1, 2 or 4 */
-	uint32_t flags;       /* KTRACE_COPYF_ASYNC, _2D */
+	uint32_t flags;       /* KTRACE_COPYF_ASYNC, _2D, _GRAPH */
 	uint32_t tid;
 	int32_t result;
+	struct ktrace_graph_ref graph; /* since 1.8: valid with KTRACE_COPYF_GRAPH */
 };
 
 /* ---- NOTE / COUNTERS / END --------------------------------------------- */
@@ -342,6 +364,7 @@ enum ktrace_note_code {
 	KTRACE_NOTE_CODE_PAUSED = 256,  /* ktrace_pause(): launches from here on not recorded */
 	KTRACE_NOTE_CODE_RESUMED = 257, /* ktrace_resume() */
 	KTRACE_NOTE_CODE_REPLAY = 258,  /* since 1.2: a replay's verdict as text (KTRACE_REPLAY) */
+	KTRACE_NOTE_CODE_GRAPH = 259,   /* since 1.8: a graph not traced in full, and why (warning) */
 	KTRACE_NOTE_CODE_MARK = 260,    /* since 1.7: the program's text, ktrace_mark() (include/ktrace.h) */
 };
 struct ktrace_rec_note {
@@ -369,6 +392,11 @@ enum ktrace_counter_id {
 	KTRACE_CTR_LAUNCHES_PAUSED = 16, /* not traced: between ktrace_pause() and ktrace_resume() */
 	KTRACE_CTR_SELF_SAMPLES = 17,    /* traced launches whose host time in ktrace was measured */
 	KTRACE_CTR_SELF_NS = 18,         /* host ns ktrace added to those launches (driver call excluded) */
+	KTRACE_CTR_LAUNCHES_CAPTURED = 19, /* since 1.8: launches made on a capturing stream (graph nodes) */
+	KTRACE_CTR_GRAPH_LAUNCHES = 20,  /* since 1.8: cuGraphLaunch calls of graphs ktrace knows */
+	KTRACE_CTR_GRAPH_LAUNCHES_UNHASHED = 21, /* since 1.8: of those, launched without hashes
+	                                          * while hashing was on */
+	KTRACE_CTR_GRAPH_NODES_UNRECORDED = 22,  /* since 1.8: node records lost (queue full) */
 };
 struct ktrace_counter { uint32_t id; uint32_t reserved; uint64_t value; };
 struct ktrace_rec_counters {
@@ -429,6 +457,88 @@ struct ktrace_rec_replay {
 	const uint8_t *blob;
 };
 
+/* ---- GRAPH (since 1.8) ---------------------------------------------------- */
+/* An executable graph as instantiated, or as an update left it: its nodes
+ * (child graphs' nodes included, after their child-graph node) and the
+ * dependencies among the nodes that run (docs/format.md "GRAPH"). */
+enum ktrace_graph_cause {
+	KTRACE_GRAPH_INSTANTIATE = 1,   /* cuGraphInstantiate* */
+	KTRACE_GRAPH_EXEC_UPDATE = 2,   /* cuGraphExecUpdate: the exec now runs another graph's parameters */
+	KTRACE_GRAPH_NODE_UPDATE = 3,   /* node parameters set on the exec (cuGraphExec*NodeSetParams) */
+};
+/* Why a graph is not traced in full (GRAPH `untraced`, since 1.8). */
+enum ktrace_graph_untraced {
+	KTRACE_GRAPH_TRACED = 0,
+	KTRACE_GRAPH_UNTRACED_DEVICE_LAUNCH = 1, /* instantiated for device launch: launches from the
+	                                          * GPU are invisible, host launches unhashed */
+	KTRACE_GRAPH_UNTRACED_CONDITIONAL = 2,   /* conditional nodes: their bodies are not recorded,
+	                                          * the rest unhashed */
+	KTRACE_GRAPH_UNTRACED_NODE_KIND = 3,     /* a node kind ktrace cannot copy: unhashed */
+	KTRACE_GRAPH_UNTRACED_DRIVER = 4,        /* the instrumented copy failed (driver error): unhashed */
+	KTRACE_GRAPH_UNTRACED_TOO_LARGE = 5,     /* more nodes than ktrace keeps: not recorded per launch */
+	KTRACE_GRAPH_UNTRACED_QUERY = 6,         /* the driver could not describe the graph: not recorded */
+};
+enum ktrace_graph_node_kind {
+	KTRACE_GNODE_UNKNOWN = 0, KTRACE_GNODE_KERNEL = 1, KTRACE_GNODE_MEMCPY = 2, KTRACE_GNODE_MEMSET = 3,
+	KTRACE_GNODE_HOST = 4, KTRACE_GNODE_CHILD = 5, KTRACE_GNODE_EMPTY = 6, KTRACE_GNODE_EVENT_WAIT = 7,
+	KTRACE_GNODE_EVENT_RECORD = 8, KTRACE_GNODE_SEM_SIGNAL = 9, KTRACE_GNODE_SEM_WAIT = 10,
+	KTRACE_GNODE_MEM_ALLOC = 11, KTRACE_GNODE_MEM_FREE = 12, KTRACE_GNODE_BATCH_MEM_OP = 13,
+	KTRACE_GNODE_CONDITIONAL = 14,
+};
+#define KTRACE_GNODEF_RECORDED  0x1u /* each launch of the exec records it (LAUNCH / MEMCPY / MEMSET) */
+#define KTRACE_GNODEF_HASHED    0x2u /* its regions are hashed in the graph (kernel nodes) */
+#define KTRACE_GNODEF_FILTERED  0x4u /* not recorded: KTRACE_KERNELS */
+#define KTRACE_GNODEF_IN_CONDITIONAL 0x8u /* inside a conditional node's body: not recorded */
+#define KTRACE_GNODEF_PARAMS_TRUNCATED 0x10u /* parameter bytes cut (layout unknown) */
+#define KTRACE_GRAPH_NO_PARENT 0xffffffffu
+
+struct ktrace_graph_node {
+	uint16_t kind;         /* enum ktrace_graph_node_kind */
+	uint16_t flags;        /* KTRACE_GNODEF_* */
+	uint32_t parent;       /* index of the enclosing child-graph or conditional node, or NO_PARENT */
+	uint64_t handle;       /* the CUgraphNode */
+	/* kernel */
+	uint64_t kernel_id;
+	uint32_t grid[3], block[3], cluster[3];
+	uint32_t shared_mem;
+	uint32_t param_bytes_len;
+	const uint8_t *param_bytes;
+	/* memcpy: dst, src, bytes, dir, copy_flags (KTRACE_COPYF_2D/_3D);
+	 * memset: dst, value, count (elements), elem_size, copy_flags (_2D);
+	 * child graph: child_graph_id */
+	uint64_t dst, src, bytes, value, count;
+	uint32_t dir, elem_size, copy_flags;
+	uint64_t child_graph_id;
+};
+struct ktrace_graph_edge { uint32_t from, to; };
+
+struct ktrace_rec_graph {
+	uint64_t exec_id;      /* ktrace's id of the executable graph, unique in the file */
+	uint64_t graph_id;     /* ktrace's id of the graph it was instantiated from / updated with */
+	uint64_t context;
+	uint32_t revision;     /* 0 at instantiation, +1 per update */
+	uint32_t cause;        /* enum ktrace_graph_cause */
+	uint32_t nnodes, nedges; /* in this record */
+	uint32_t flags;        /* KTRACE_GRAPHF_* */
+	uint32_t untraced;     /* enum ktrace_graph_untraced */
+	uint64_t instantiate_flags; /* as given to the driver */
+	uint32_t tid;
+	int32_t device;
+	/* A graph too large for one record is written as several GRAPH records
+	 * of the same exec_id and revision, each with a part of the nodes and
+	 * of the edges: nodes [node_first, node_first + nnodes) and edges
+	 * [edge_first, edge_first + nedges) of nodes_total and edges_total.  When
+	 * encoding, totals of 0 mean this record's nnodes and nedges. */
+	uint32_t node_first, edge_first, nodes_total, edges_total;
+	/* encoding: nnodes nodes and nedges edges; decoding: use
+	 * ktrace_graph_node_next() and ktrace_graph_edge_get() */
+	const struct ktrace_graph_node *nodes;
+	const struct ktrace_graph_edge *edges;
+	const uint8_t *nodes_raw; uint32_t nodes_raw_len;
+	const uint8_t *edges_raw;
+};
+#define KTRACE_GRAPHF_HASHED 0x1u /* launches run an instrumented copy that hashes its kernel nodes */
+
 /* ---- encoding and decoding --------------------------------------------- */
 
 /* Encoding: `ktrace_encode_*` write one whole record (prefix included, seq and
@@ -455,6 +565,7 @@ size_t ktrace_encode_end(void *buf, size_t cap, const struct ktrace_rec_end *r);
 size_t ktrace_encode_module_unload(void *buf, size_t cap, const struct ktrace_rec_module_unload *r);
 size_t ktrace_encode_order(void *buf, size_t cap, const struct ktrace_rec_order *r);
 size_t ktrace_encode_replay(void *buf, size_t cap, const struct ktrace_rec_replay *r);
+size_t ktrace_encode_graph(void *buf, size_t cap, const struct ktrace_rec_graph *r);
 
 /* The size of a LAUNCH record with nregions regions and param_bytes_len
  * parameter bytes (what ktrace_encode_launch returns for them). */
@@ -496,6 +607,12 @@ int ktrace_decode_end(const void *rec, size_t len, struct ktrace_rec_end *r);
 int ktrace_decode_module_unload(const void *rec, size_t len, struct ktrace_rec_module_unload *r);
 int ktrace_decode_order(const void *rec, size_t len, struct ktrace_rec_order *r);
 int ktrace_decode_replay(const void *rec, size_t len, struct ktrace_rec_replay *r);
+int ktrace_decode_graph(const void *rec, size_t len, struct ktrace_rec_graph *r);
+/* Walk the nodes of a decoded GRAPH record: *off starts at 0; fills out and
+ * advances *off.  Returns 0, or -1 at the end or on a malformed entry. */
+int ktrace_graph_node_next(const struct ktrace_rec_graph *r, uint32_t *off, struct ktrace_graph_node *out);
+/* Edge i (< r->nedges) of a decoded GRAPH record. */
+void ktrace_graph_edge_get(const struct ktrace_rec_graph *r, uint32_t i, struct ktrace_graph_edge *out);
 
 /* Names for printing ("launch", "kernel", ...); "unknown" for others. */
 const char *ktrace_record_type_name(uint16_t type);
@@ -506,5 +623,8 @@ const char *ktrace_order_op_name(uint32_t op); /* "event_record", ... */
 const char *ktrace_hash_skip_name(uint32_t why);  /* "stream_capturing", ...; "unknown" for 0 */
 /* The same as a phrase: "the stream was capturing", ... */
 const char *ktrace_hash_skip_text(uint32_t why);
+const char *ktrace_graph_node_kind_name(uint32_t kind); /* "kernel", "memcpy", ... */
+const char *ktrace_graph_untraced_name(uint32_t why);  /* "traced", "device_launch", ... */
+const char *ktrace_graph_cause_name(uint32_t cause);   /* "instantiate", ... */
 
 #endif

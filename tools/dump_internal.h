@@ -35,6 +35,14 @@ int dump_text_record(struct dump_ctx *c, const struct ktrace_record_prefix *p, c
 		      const struct dump_kernel *k);
 int dump_json_record(struct dump_ctx *c, const struct ktrace_record_prefix *p, const void *rec, size_t len,
 		      const struct dump_kernel *k);
+/* GRAPH records and the graph reference of launches, copies and memsets
+ * (dump_graph.c): the text block, the JSON fields, and the reference as a
+ * text line ("  graph exec 3 launch 7 node 2 ...") or a JSON member
+ * (,"graph":{...}; nothing for a record of no graph launch). */
+int dump_text_graph(FILE *f, unsigned long long seq, const void *rec, size_t len);
+int dump_json_graph(FILE *f, const void *rec, size_t len);
+void dump_text_graph_ref(FILE *f, const struct ktrace_graph_ref *g);
+void dump_json_graph_ref(FILE *f, const struct ktrace_graph_ref *g, int valid);
 
 /* Value of a parameter read from a launch's parameter bytes (dump_value.c).
  * Writes the text form (json=0) or a JSON value (json=1) into out; returns
@@ -49,6 +57,7 @@ void dump_put_json_string(FILE *f, const char *s, size_t n);  /* "..." with esca
 void dump_put_hex(FILE *f, const uint8_t *p, size_t n);
 const char *dump_launch_flag_names(uint32_t flags, char *out, size_t cap, const char *sep);
 const char *dump_region_flag_names(uint16_t flags, char *out, size_t cap, const char *sep);
+const char *dump_graph_node_flag_names(uint32_t flags, char *out, size_t cap, const char *sep);
 const char *dump_module_kind_name(uint32_t kind);
 const char *dump_module_source_name(uint32_t src);
 const char *dump_layout_source_name(uint32_t src);

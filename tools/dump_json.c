@@ -153,6 +153,7 @@ static int json_launch(const struct dump_ctx *c, FILE *f, const void *rec, size_
 		l.grid[2], l.block[0], l.block[1], l.block[2], l.cluster[0], l.cluster[1], l.cluster[2]);
 	json_put_u64(f, "shared_mem", l.shared_mem);
 	json_put_i64(f, "result", l.result);
+	dump_json_graph_ref(f, &l.graph, (l.flags & KTRACE_LAUNCHF_GRAPH) != 0);
 	fputs(",\"param_bytes\":\"", f);
 	dump_put_hex(f, l.param_bytes, l.param_bytes_len);
 	fputs("\",\"args\":[", f);
@@ -301,6 +302,7 @@ static int json_memcpy(FILE *f, const void *rec, size_t len)
 	json_put_u64(f, "copy_flags", m.flags);
 	json_put_u64(f, "tid", m.tid);
 	json_put_i64(f, "result", m.result);
+	dump_json_graph_ref(f, &m.graph, (m.flags & KTRACE_COPYF_GRAPH) != 0);
 	return 0;
 }
 
@@ -319,6 +321,7 @@ static int json_memset(FILE *f, const void *rec, size_t len)
 	json_put_u64(f, "copy_flags", m.flags);
 	json_put_u64(f, "tid", m.tid);
 	json_put_i64(f, "result", m.result);
+	dump_json_graph_ref(f, &m.graph, (m.flags & KTRACE_COPYF_GRAPH) != 0);
 	return 0;
 }
 
@@ -488,6 +491,7 @@ static int json_fields(const struct dump_ctx *c, FILE *f, const struct ktrace_re
 	case KTRACE_REC_MODULE_UNLOAD: return json_module_unload(f, rec, len);
 	case KTRACE_REC_ORDER: return json_order(f, rec, len);
 	case KTRACE_REC_REPLAY: return json_replay(f, rec, len);
+	case KTRACE_REC_GRAPH: return dump_json_graph(f, rec, len);
 	default:
 		json_put_u64(f, "type_id", p->type);
 		return 0;

@@ -119,6 +119,8 @@ static int text_launch(struct dump_ctx *c, const struct ktrace_record_prefix *p,
 	if (l.flags)
 		fprintf(f, " flags %s", dump_launch_flag_names(l.flags, fl, sizeof fl, ","));
 	fputc('\n', f);
+	if (l.flags & KTRACE_LAUNCHF_GRAPH)
+		dump_text_graph_ref(f, &l.graph);
 	uint32_t unv = dump_unverifiable(&l);
 	if (unv) {
 		char why[512];
@@ -273,6 +275,8 @@ static int text_memcpy(FILE *f, unsigned long long seq, const void *rec, size_t 
 	if (m.result)
 		fprintf(f, " result %d", m.result);
 	fputc('\n', f);
+	if (m.flags & KTRACE_COPYF_GRAPH)
+		dump_text_graph_ref(f, &m.graph);
 	return 0;
 }
 
@@ -291,6 +295,8 @@ static int text_memset(FILE *f, unsigned long long seq, const void *rec, size_t 
 	if (m.result)
 		fprintf(f, " result %d", m.result);
 	fputc('\n', f);
+	if (m.flags & KTRACE_COPYF_GRAPH)
+		dump_text_graph_ref(f, &m.graph);
 	return 0;
 }
 
@@ -431,6 +437,7 @@ static int text_other(struct dump_ctx *c, const struct ktrace_record_prefix *p, 
 	case KTRACE_REC_MODULE_UNLOAD: return text_module_unload(f, seq, rec, len);
 	case KTRACE_REC_ORDER: return text_order(f, seq, rec, len);
 	case KTRACE_REC_REPLAY: return text_replay(f, seq, rec, len);
+	case KTRACE_REC_GRAPH: return dump_text_graph(f, seq, rec, len);
 	default:
 		fprintf(f, "record seq %llu: unknown type %u, %zu bytes (skipped)\n", seq, p->type, len);
 		return 0;

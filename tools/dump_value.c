@@ -237,6 +237,13 @@ static const char *join_flags(uint32_t flags, const char *const *names, unsigned
 const char *dump_launch_flag_names(uint32_t flags, char *out, size_t cap, const char *sep)
 {
 	static const char *const names[] = { "ptsz", "extra", "capturing", "hashed", "hash_skipped", "failed",
+					     "params_truncated", "graph" };
+	return join_flags(flags, names, sizeof names / sizeof names[0], out, cap, sep);
+}
+
+const char *dump_graph_node_flag_names(uint32_t flags, char *out, size_t cap, const char *sep)
+{
+	static const char *const names[] = { "recorded", "hashed", "filtered", "in_conditional",
 					     "params_truncated" };
 	return join_flags(flags, names, sizeof names / sizeof names[0], out, cap, sep);
 }
@@ -259,7 +266,7 @@ NAME_TABLE(dump_module_kind_name, "unknown", "cubin", "fatbin", "fatbin_wrapper"
 NAME_TABLE(dump_module_source_name, NULL, "module_load", "module_load_data", "module_load_fatbin",
 	   "library_load_data", "library_load_file", "unknown")
 NAME_TABLE(dump_layout_source_name, "none", "nvinfo", "ptx", "driver")
-NAME_TABLE(dump_api_name, NULL, "launch_kernel", "launch_kernel_ex", "launch_cooperative")
+NAME_TABLE(dump_api_name, NULL, "launch_kernel", "launch_kernel_ex", "launch_cooperative", "graph")
 NAME_TABLE(dump_alloc_kind_name, NULL, "device", "async", "managed", "vmm", "host", "reserve", "imported")
 NAME_TABLE(dump_copy_dir_name, "unknown", "htod", "dtoh", "dtod", "htoh", "peer")
 NAME_TABLE(dump_dst_digest_state_name, "none", "host", "async", "strided", "failed", "device", "capture")

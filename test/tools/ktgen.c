@@ -6,7 +6,7 @@
  * writer's own COUNTERS and END records carry real timestamps (normalise
  * time_ns of those in JSON).  Not a substitute for traces of real programs.
  *
- *   ktgen [--scenario basic|many|order|order-filter] [--frame-bytes N] [--cut-at-flush K]
+ *   ktgen [--scenario basic|many|order|order-filter|graph] [--frame-bytes N] [--cut-at-flush K]
  *         [--major N] OUT
  *
  * basic  every record type once or more, a launch before its KERNEL record,
@@ -18,6 +18,9 @@
  * order  ORDER records of every operation (format 1.2).
  * order-filter  launches of three kernels on three streams among ORDER
  *        records (ktrace-dump's filters keep the ones that order them).
+ * graph  a GRAPH record (a child graph with a kernel node, a memcpy and a
+ *        memset node, a conditional node) and one launch of it: a LAUNCH,
+ *        a MEMCPY and a MEMSET with the graph reference (format 1.8).
  * --cut-at-flush K  flush after every group of records, then cut the file at
  *        the end of flush K (>= 1): the file ends inside a zstd frame.
  * --major N  patch the preamble's version to N.0.
@@ -397,6 +400,57 @@ static void scenario_order_filter(void)
 	order(KTRACE_ORDER_STREAM_DESTROY, 0x5001, 0, 0, 0);
 }
 
+/* One graph instantiated (exec 3 of graph 2) and launched once on stream
+ * 0x5000: its kernel node (vecAdd, inside child graph 12), then its memcpy and
+ * memset nodes, each with the graph reference. */
+static void scenario_graph(void)
+{
+	uint8_t p[28];
+	memset(p, 0, sizeof p);
+	le64(p, 0x7f0000000000ull);
+	le64(p + 8, 0x7f0000001000ull);
+	le64(p + 16, 0x7f0000002000ull);
+	le32(p + 24, 1024);
+	kernel(1, "_Z6vecAddPKfS0_Pfi", "vecAdd(float const*, float const*, float*, int)", KTRACE_LAYOUT_NVINFO,
+	       vecadd_params, 4, 28);
+	struct ktrace_graph_node n[5] = {
+		{ .kind = KTRACE_GNODE_CHILD, .handle = 0x9000, .parent = KTRACE_GRAPH_NO_PARENT, .child_graph_id = 12 },
+		{ .kind = KTRACE_GNODE_KERNEL, .flags = KTRACE_GNODEF_RECORDED | KTRACE_GNODEF_HASHED, .handle = 0x9001,
+		  .parent = 0, .kernel_id = 1, .grid = { 4, 1, 1 }, .block = { 256, 1, 1 }, .param_bytes_len = 28,
+		  .param_bytes = p },
+		{ .kind = KTRACE_GNODE_MEMCPY, .flags = KTRACE_GNODEF_RECORDED, .handle = 0x9002,
+		  .parent = KTRACE_GRAPH_NO_PARENT, .dst = 0x7f0000003000ull, .src = 0x7f0000002000ull, .bytes = 4096,
+		  .dir = KTRACE_COPY_DTOD },
+		{ .kind = KTRACE_GNODE_MEMSET, .flags = KTRACE_GNODEF_RECORDED, .handle = 0x9003,
+		  .parent = KTRACE_GRAPH_NO_PARENT, .dst = 0x7f0000004000ull, .value = 0, .count = 1024, .elem_size = 4 },
+		{ .kind = KTRACE_GNODE_CONDITIONAL, .handle = 0x9004, .parent = KTRACE_GRAPH_NO_PARENT },
+	};
+	struct ktrace_graph_edge e[3] = { { 1, 2 }, { 1, 3 }, { 3, 4 } };
+	struct ktrace_rec_graph g = { .exec_id = 3, .graph_id = 2, .context = 0xc0ffee00, .revision = 0,
+				      .cause = KTRACE_GRAPH_INSTANTIATE, .nnodes = 5, .nedges = 3,
+				      .untraced = KTRACE_GRAPH_UNTRACED_CONDITIONAL, .tid = 4243, .device = 0,
+				      .nodes = n, .edges = e };
+	put(buf, ktrace_encode_graph(buf, sizeof buf, &g));
+	struct ktrace_graph_ref ref = { .exec_id = 3, .graph_id = 2, .launch = 0, .launch_seq = launch_no, .node = 1 };
+	struct ktrace_region r = region(16, 2, 0x7f0000002000ull, 0x7f0000000000ull, 4096, 0x1234, 0x5678);
+	struct ktrace_rec_launch l = { .launch_seq = launch_no++, .kernel_id = 1, .context = 0xc0ffee00,
+				       .stream = 0x5000, .tid = 4243, .api = KTRACE_API_GRAPH,
+				       .flags = KTRACE_LAUNCHF_HASHED | KTRACE_LAUNCHF_GRAPH, .grid = { 4, 1, 1 },
+				       .block = { 256, 1, 1 }, .param_bytes_len = 28, .nregions = 1, .param_bytes = p,
+				       .graph = ref };
+	put(buf, ktrace_encode_launch(buf, sizeof buf, &l, &r));
+	ref.node = 2;
+	struct ktrace_rec_memcpy mc = { .op_seq = launch_no++, .dst = 0x7f0000003000ull, .src = 0x7f0000002000ull,
+					.bytes = 4096, .stream = 0x5000, .context = 0xc0ffee00, .dir = KTRACE_COPY_DTOD,
+					.flags = KTRACE_COPYF_ASYNC | KTRACE_COPYF_GRAPH, .tid = 4243, .graph = ref };
+	put(buf, ktrace_encode_memcpy(buf, sizeof buf, &mc));
+	ref.node = 3;
+	struct ktrace_rec_memset ms = { .op_seq = launch_no++, .dst = 0x7f0000004000ull, .count = 1024,
+					.stream = 0x5000, .context = 0xc0ffee00, .elem_size = 4,
+					.flags = KTRACE_COPYF_ASYNC | KTRACE_COPYF_GRAPH, .tid = 4243, .graph = ref };
+	put(buf, ktrace_encode_memset(buf, sizeof buf, &ms));
+}
+
 int main(int argc, char **argv)
 {
 	const char *scenario = "basic";
@@ -416,7 +470,7 @@ int main(int argc, char **argv)
 			break;
 	}
 	if (i != argc - 1 || argv[argc - 1][0] == '-')
-		die("usage: ktgen [--scenario basic|many|order|order-filter] [--frame-bytes N] [--cut-at-flush K] "
+		die("usage: ktgen [--scenario basic|many|order|order-filter|graph] [--frame-bytes N] [--cut-at-flush K] "
 		    "[--major N] OUT");
 	out_path = argv[argc - 1];
 
@@ -438,6 +492,8 @@ int main(int argc, char **argv)
 		scenario_order();
 	else if (!strcmp(scenario, "order-filter"))
 		scenario_order_filter();
+	else if (!strcmp(scenario, "graph"))
+		scenario_graph();
 	else
 		die("unknown scenario");
 	struct ktrace_rec_end e = { .reason = KTRACE_END_EXIT, .status = 0, .launches = launch_no };

@@ -24,6 +24,7 @@ cd "$T" || exit 1
 "$B/ktgen" --scenario many --frame-bytes 4096 many.ktrace || exit 1
 "$B/ktgen" --scenario order order.ktrace || exit 1
 "$B/ktgen" --scenario order-filter order-filter.ktrace || exit 1
+"$B/ktgen" --scenario graph graph.ktrace || exit 1
 "$B/ktgen" --cut-at-flush 2 cut.ktrace || exit 1
 "$B/ktgen" --major 2 v2.ktrace || exit 1
 "$B/ktgen" --major 1 v1.ktrace || exit 1  # 1.0: regions without exactness
@@ -84,6 +85,9 @@ case_ order-filter-kernel 0 --kernel '^kern_a$' order-filter.ktrace
 case_ order-filter-kernel-json 0 --json --kernel '^kern_a$' order-filter.ktrace
 case_ order-filter-range 0 --range 1:3 order-filter.ktrace
 case_ order-filter-both 0 --kernel '^kern_a$' --range 3:4 order-filter.ktrace
+case_ graph-text 0 graph.ktrace
+case_ graph-json 0 --json graph.ktrace
+case_ graph-kernel-filter 0 --kernel vecAdd graph.ktrace
 case_ many-summary 0 --summary many.ktrace
 case_ many-summary-json 0 --json --summary many.ktrace
 case_ many-filtered-summary 0 --summary --kernel reduce --range 100:200 many.ktrace

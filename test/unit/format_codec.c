@@ -33,7 +33,7 @@ static void assert_str(struct ktrace_str got, const char *want)
 }
 
 /* Every encoding in the suite, made on demand. */
-enum { N_KINDS = 13 };
+enum { N_KINDS = 17 };
 static const struct ktrace_param_desc params[] = {
 	{ 0, KTRACE_PARAM_POINTER, KTRACE_NAME_DWARF, 0, 8, KTRACE_PARAMF_CONST, S("in"), S("const float*") },
 	{ 1, KTRACE_PARAM_SCALAR, KTRACE_NAME_PTX, 8, 4, 0, S("n"), S("i32") },
@@ -49,6 +49,53 @@ static const struct ktrace_counter ctrs[3] = { { KTRACE_CTR_RECORDS_DROPPED, 0, 
 					      { KTRACE_CTR_BYTES_DROPPED, 0, 1 << 20 },
 					      { 63, 0, UINT64_MAX } };
 static const uint8_t image[13] = { 0x7f, 'E', 'L', 'F', 1, 2, 3, 4, 5, 6, 7, 8, 9 };
+
+/* A graph of a kernel node (in a child graph), a memcpy and a memset node,
+ * and a conditional node. */
+static const struct ktrace_graph_node gnodes[] = {
+	{ .kind = KTRACE_GNODE_CHILD, .handle = 0xc0, .parent = KTRACE_GRAPH_NO_PARENT, .child_graph_id = 12 },
+	{ .kind = KTRACE_GNODE_KERNEL, .flags = KTRACE_GNODEF_RECORDED | KTRACE_GNODEF_HASHED, .handle = 0xc1,
+	  .parent = 0, .kernel_id = 9, .grid = { 1, 2, 3 }, .block = { 4, 5, 6 }, .cluster = { 0, 0, 0 },
+	  .shared_mem = 64, .param_bytes_len = 13, .param_bytes = pbytes },
+	{ .kind = KTRACE_GNODE_MEMCPY, .flags = KTRACE_GNODEF_RECORDED, .handle = 0xc2,
+	  .parent = KTRACE_GRAPH_NO_PARENT, .dst = 0xd0, .src = 0x50, .bytes = 4096, .dir = KTRACE_COPY_DTOD },
+	{ .kind = KTRACE_GNODE_MEMSET, .flags = KTRACE_GNODEF_RECORDED, .handle = 0xc3,
+	  .parent = KTRACE_GRAPH_NO_PARENT, .dst = 0xd8, .value = 0x7f, .count = 100, .elem_size = 4,
+	  .copy_flags = KTRACE_COPYF_2D },
+	{ .kind = KTRACE_GNODE_CONDITIONAL, .handle = 0xc4, .parent = KTRACE_GRAPH_NO_PARENT },
+};
+static const struct ktrace_graph_edge gedges[] = { { 1, 2 }, { 2, 3 }, { 1, 4 } };
+static const struct ktrace_graph_ref gref = { 3, 2, 17, 400, 1, 5 };
+
+static size_t encode_graph_kind(int kind, void *buf, size_t cap)
+{
+	switch (kind) {
+	case 13: {
+		struct ktrace_rec_graph g = { .exec_id = 3, .graph_id = 2, .context = 0xc7, .revision = 5,
+					      .cause = KTRACE_GRAPH_NODE_UPDATE, .nnodes = 5, .nedges = 3,
+					      .flags = KTRACE_GRAPHF_HASHED, .untraced = KTRACE_GRAPH_UNTRACED_CONDITIONAL,
+					      .instantiate_flags = 8, .tid = 99, .device = 1, .nodes = gnodes,
+					      .edges = gedges };
+		return ktrace_encode_graph(buf, cap, &g);
+	}
+	case 14: {
+		struct ktrace_rec_launch l = { 401, 9, 0xc7, 0x57, 1234, 0, KTRACE_API_GRAPH,
+					       KTRACE_LAUNCHF_HASHED | KTRACE_LAUNCHF_GRAPH, { 1, 2, 3 }, { 4, 5, 6 },
+					       { 0, 0, 0 }, 64, 0, 13, 2, pbytes, NULL, 0, gref };
+		return ktrace_encode_launch(buf, cap, &l, regions);
+	}
+	case 15: {
+		struct ktrace_rec_memcpy m = { 402, 0xd0, 0x50, 4096, 0x57, 0xc7, 0, KTRACE_COPY_DTOD,
+					       KTRACE_COPYF_ASYNC | KTRACE_COPYF_GRAPH, 99, 0, 0, 0, gref };
+		return ktrace_encode_memcpy(buf, cap, &m);
+	}
+	default: {
+		struct ktrace_rec_memset m = { 403, 0xd8, 100, 0x7f, 0x57, 0xc7, 4,
+					       KTRACE_COPYF_ASYNC | KTRACE_COPYF_2D | KTRACE_COPYF_GRAPH, 99, 0, gref };
+		return ktrace_encode_memset(buf, cap, &m);
+	}
+	}
+}
 
 static size_t encode_kind(int kind, void *buf, size_t cap)
 {
@@ -76,7 +123,7 @@ static size_t encode_kind(int kind, void *buf, size_t cap)
 	case 4: {
 		struct ktrace_rec_launch l = { 42, 9, 0xc7, 0x57, 1234, -1, KTRACE_API_LAUNCH_KERNEL_EX,
 					       KTRACE_LAUNCHF_HASHED | KTRACE_LAUNCHF_PTSZ, { 1, 2, 3 }, { 4, 5, 6 },
-					       { 7, 8, 9 }, 4096, -3, 37, 2, pbytes, NULL, KTRACE_HASH_SKIP_NOSLOT };
+					       { 7, 8, 9 }, 4096, -3, 37, 2, pbytes, NULL, KTRACE_HASH_SKIP_NOSLOT, { 0 } };
 		return ktrace_encode_launch(buf, cap, &l, regions);
 	}
 	case 5: {
@@ -89,11 +136,11 @@ static size_t encode_kind(int kind, void *buf, size_t cap)
 	}
 	case 7: {
 		struct ktrace_rec_memcpy m = { 5, 0xd, 0x5, 77, 0x57, 0xc7, 0x1234, KTRACE_COPY_PEER, 3, 99, -2,
-					       0xfeedf00d, KTRACE_DST_DIGEST_HOST };
+					       0xfeedf00d, KTRACE_DST_DIGEST_HOST, { 0 } };
 		return ktrace_encode_memcpy(buf, cap, &m);
 	}
 	case 8: {
-		struct ktrace_rec_memset m = { 6, 0xd, 1000, 0xabcd, 0x57, 0xc7, 2, 1, 99, 0 };
+		struct ktrace_rec_memset m = { 6, 0xd, 1000, 0xabcd, 0x57, 0xc7, 2, 1, 99, 0, { 0 } };
 		return ktrace_encode_memset(buf, cap, &m);
 	}
 	case 9: {
@@ -106,10 +153,12 @@ static size_t encode_kind(int kind, void *buf, size_t cap)
 		struct ktrace_rec_end e = { KTRACE_END_SIGNAL, 11, 1000, 500 };
 		return ktrace_encode_end(buf, cap, &e);
 	}
-	default: {
+	case 12: {
 		struct ktrace_rec_module_unload u = { 7 };
 		return ktrace_encode_module_unload(buf, cap, &u);
 	}
+	default:
+		return encode_graph_kind(kind, buf, cap);
 	}
 }
 
@@ -123,6 +172,20 @@ static uint8_t *make(int kind, size_t *len)
 	assert_int_equal(encode_kind(kind, b, n), n);
 	*len = n;
 	return b;
+}
+
+/* A GRAPH record and every node of it; 0 on success. */
+static int decode_graph_nodes(const uint8_t *rec, size_t len, struct ktrace_rec_graph *g)
+{
+	struct ktrace_graph_node n;
+	uint32_t off = 0;
+
+	if (ktrace_decode_graph(rec, len, g))
+		return -1;
+	for (uint32_t i = 0; i < g->nnodes; i++)
+		if (ktrace_graph_node_next(g, &off, &n))
+			return -1;
+	return 0;
 }
 
 /* Decode with the decoder for its type; 0 on success. */
@@ -145,6 +208,7 @@ static int decode_any(const uint8_t *rec, size_t len)
 		struct ktrace_rec_counters c;
 		struct ktrace_rec_end e;
 		struct ktrace_rec_module_unload u;
+		struct ktrace_rec_graph g;
 	} v;
 	switch (p.type) {
 	case KTRACE_REC_HEADER: return ktrace_decode_header(rec, len, &v.h);
@@ -160,6 +224,7 @@ static int decode_any(const uint8_t *rec, size_t len)
 	case KTRACE_REC_COUNTERS: return ktrace_decode_counters(rec, len, &v.c);
 	case KTRACE_REC_END: return ktrace_decode_end(rec, len, &v.e);
 	case KTRACE_REC_MODULE_UNLOAD: return ktrace_decode_module_unload(rec, len, &v.u);
+	case KTRACE_REC_GRAPH: return decode_graph_nodes(rec, len, &v.g);
 	default: return -1;
 	}
 }
@@ -448,13 +513,102 @@ static void test_documented_offsets(void **state)
 	free(b);
 }
 
+static void assert_gref(const struct ktrace_graph_ref *g)
+{
+	assert_int_equal(g->exec_id, 3);
+	assert_int_equal(g->graph_id, 2);
+	assert_int_equal(g->launch, 17);
+	assert_int_equal(g->launch_seq, 400);
+	assert_int_equal(g->node, 1);
+	assert_int_equal(g->revision, 5);
+}
+
+/* GRAPH records (nodes of each kind, edges) and the graph reference that
+ * launches, copies and memsets of a graph launch carry (since 1.8). */
+static void test_round_trip_graph(void **state)
+{
+	struct ktrace_rec_graph g;
+	struct ktrace_graph_node n;
+	struct ktrace_graph_edge e;
+	uint32_t off = 0;
+	size_t len;
+	uint8_t *b = make(13, &len);
+
+	(void)state;
+	assert_int_equal(ktrace_decode_graph(b, len, &g), 0);
+	assert_int_equal(g.exec_id, 3);
+	assert_int_equal(g.graph_id, 2);
+	assert_int_equal(g.revision, 5);
+	assert_int_equal(g.cause, KTRACE_GRAPH_NODE_UPDATE);
+	assert_int_equal(g.untraced, KTRACE_GRAPH_UNTRACED_CONDITIONAL);
+	assert_int_equal(g.nnodes, 5);
+	assert_int_equal(g.device, 1);
+	/* fixed part 112 bytes; child 32, kernel 80 + 13 -> 96, memcpy and memset 56, conditional 24; 3 edges */
+	assert_int_equal(len, 112 + 32 + 96 + 56 + 56 + 24 + 3 * 8);
+	assert_int_equal(g.node_first, 0);
+	assert_int_equal(g.nodes_total, 5);
+	assert_int_equal(g.edges_total, 3);
+	assert_int_equal(rd(b + 88, 4), 32 + 96 + 56 + 56 + 24);
+	for (uint32_t i = 0; i < 5; i++) {
+		assert_int_equal(ktrace_graph_node_next(&g, &off, &n), 0);
+		assert_int_equal(n.kind, gnodes[i].kind);
+		assert_int_equal(n.flags, gnodes[i].flags);
+		assert_int_equal(n.parent, gnodes[i].parent);
+		assert_true(n.handle == gnodes[i].handle);
+	}
+	assert_int_equal(ktrace_graph_node_next(&g, &off, &n), -1);
+	off = 0;
+	ktrace_graph_node_next(&g, &off, &n);
+	assert_int_equal(n.child_graph_id, 12);
+	ktrace_graph_node_next(&g, &off, &n);
+	assert_int_equal(n.kernel_id, 9);
+	assert_int_equal(n.grid[2], 3);
+	assert_int_equal(n.block[0], 4);
+	assert_int_equal(n.shared_mem, 64);
+	assert_int_equal(n.param_bytes_len, 13);
+	assert_memory_equal(n.param_bytes, pbytes, 13);
+	ktrace_graph_node_next(&g, &off, &n);
+	assert_true(n.dst == 0xd0 && n.src == 0x50 && n.bytes == 4096 && n.dir == KTRACE_COPY_DTOD);
+	ktrace_graph_node_next(&g, &off, &n);
+	assert_true(n.dst == 0xd8 && n.value == 0x7f && n.count == 100 && n.elem_size == 4);
+	assert_int_equal(n.copy_flags, KTRACE_COPYF_2D);
+	ktrace_graph_edge_get(&g, 2, &e);
+	assert_int_equal(e.from, 1);
+	assert_int_equal(e.to, 4);
+	free(b);
+
+	struct ktrace_rec_launch l;
+	b = make(14, &len);
+	assert_int_equal(len, ktrace_launch_size(2, 13) + 40);
+	assert_int_equal(ktrace_decode_launch(b, len, &l), 0);
+	assert_int_equal(l.api, KTRACE_API_GRAPH);
+	assert_gref(&l.graph);
+	assert_true(rd(b + ktrace_launch_size(2, 13) + 24, 8) == 400); /* the reference after the parameters */
+	free(b);
+
+	struct ktrace_rec_memcpy mc;
+	b = make(15, &len);
+	assert_int_equal(len, 112 + 40);
+	assert_int_equal(ktrace_decode_memcpy(b, len, &mc), 0);
+	assert_gref(&mc.graph);
+	free(b);
+
+	struct ktrace_rec_memset ms;
+	b = make(16, &len);
+	assert_int_equal(len, 88 + 40);
+	assert_int_equal(ktrace_decode_memset(b, len, &ms), 0);
+	assert_gref(&ms.graph);
+	assert_int_equal(rd(b + 88 + 32, 4), 1);
+	free(b);
+}
+
 /* The LAUNCH of record kind 4 without its parameter bytes, at the start of
  * a record of `size` bytes of `type`, the bytes around it 0xaa first. */
 static uint8_t *launch_head(size_t size, uint16_t type, uint8_t **at)
 {
 	struct ktrace_rec_launch l = { 42, 9, 0xc7, 0x57, 1234, -1, KTRACE_API_LAUNCH_KERNEL_EX,
 				       KTRACE_LAUNCHF_HASHED | KTRACE_LAUNCHF_PTSZ, { 1, 2, 3 }, { 4, 5, 6 },
-				       { 7, 8, 9 }, 4096, -3, 37, 2, NULL, NULL, KTRACE_HASH_SKIP_NOSLOT };
+				       { 7, 8, 9 }, 4096, -3, 37, 2, NULL, NULL, KTRACE_HASH_SKIP_NOSLOT, { 0 } };
 	uint8_t *b = malloc(size + 64);
 
 	assert_non_null(b);
@@ -654,7 +808,7 @@ static void test_random_records(void **state)
 			/* mostly small bytes so counts and lengths are often plausible */
 			b[i] = (uint8_t)((y >> 56) % ((it & 1) ? 256 : 8));
 		}
-		b[0] = (uint8_t)(1 + x % 14);
+		b[0] = (uint8_t)(1 + x % 16);
 		b[1] = 0;
 		put32(b + 4, (uint32_t)len);
 		(void)decode_any(b, len);
@@ -675,6 +829,11 @@ static void test_names(void **state)
 	assert_string_equal(ktrace_counter_name(KTRACE_CTR_RECORDS_DROPPED), "records_dropped");
 	assert_string_equal(ktrace_counter_name(KTRACE_CTR_HASH_SKIPPED_ERROR), "hash_skipped_error");
 	assert_string_equal(ktrace_counter_name(0), "unknown");
+	assert_string_equal(ktrace_record_type_name(KTRACE_REC_GRAPH), "graph");
+	assert_string_equal(ktrace_counter_name(KTRACE_CTR_LAUNCHES_CAPTURED), "launches_captured");
+	assert_string_equal(ktrace_graph_node_kind_name(KTRACE_GNODE_CONDITIONAL), "conditional");
+	assert_string_equal(ktrace_graph_untraced_name(KTRACE_GRAPH_UNTRACED_DEVICE_LAUNCH), "device_launch");
+	assert_string_equal(ktrace_graph_cause_name(KTRACE_GRAPH_EXEC_UPDATE), "exec_update");
 }
 
 int main(void)
@@ -685,6 +844,7 @@ int main(void)
 		cmocka_unit_test(test_round_trip_launch),
 		cmocka_unit_test(test_round_trip_memory),
 		cmocka_unit_test(test_round_trip_bookkeeping),
+		cmocka_unit_test(test_round_trip_graph),
 		cmocka_unit_test(test_documented_offsets),
 		cmocka_unit_test(test_launch_head_and_carrier),
 		cmocka_unit_test(test_size_query),
