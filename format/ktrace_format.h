@@ -490,6 +490,7 @@ enum ktrace_graph_node_kind {
 #define KTRACE_GNODEF_FILTERED  0x4u /* not recorded: KTRACE_KERNELS */
 #define KTRACE_GNODEF_IN_CONDITIONAL 0x8u /* inside a conditional node's body: not recorded */
 #define KTRACE_GNODEF_PARAMS_TRUNCATED 0x10u /* parameter bytes cut (layout unknown) */
+#define KTRACE_GNODEF_DISABLED  0x20u /* disabled in the exec (cuGraphNodeSetEnabled): not run, not recorded */
 #define KTRACE_GRAPH_NO_PARENT 0xffffffffu
 
 struct ktrace_graph_node {

@@ -13,7 +13,8 @@
  *   3. Inductor cache  its index lock (meta/inductor.c)
  *   4. memory events   the VMM merge lock
  *   5. allocation map  its write lock, then its seen-table lock
- * parent: the locks are released in reverse order (5 to 1); the worker
+ *   6. CUDA graphs     the table of graphs and executable graphs
+ * parent: the locks are released in reverse order (6 to 1); the worker
  *   resumes.
  * child (only the forking thread exists):
  *   a. tracer          tracing off; the parent's writer and hash pipeline
@@ -21,15 +22,18 @@
  *                      (with KTRACE_FOLLOW_FORK=1 the child starts its own
  *                      trace at its first driver call)
  *   b. driver loader   its lock re-initialised
- *   then 5 to 1 release their locks, in reverse order; the registry (1) also
+ *   then 6 to 1 release their locks, in reverse order; the graphs (6) forget
+ *   the parent's graphs, executable graphs and graph launches waiting for
+ *   their digests (the GPU objects are the parent's); the registry (1) also
  *   forgets the worker and every record written, so that a traced child
  *   writes them again in its own trace
  *   c. capture         thread-local caches (thread id, context) go stale
  *
  * Why this order.  No module calls, while holding its lock, into a module
  * with an earlier lock: a thread holding the VMM lock takes the allocation
- * map's write lock (4 before 5), the cache indexes and the allocation map
- * call nobody, and the registry's holders never take a later lock.  So the
+ * map's write lock (4 before 5), the cache indexes, the allocation map and
+ * the graph table call nobody, and the registry's holders never take a
+ * later lock.  So the
  * prepare hooks cannot wait on each other in a cycle.  The registry comes
  * first because its prepare waits for the worker's parse in progress, and a
  * parse takes the Triton and Inductor locks: holding those first would make
@@ -46,6 +50,7 @@
 
 #include "interpose/capture/capture_thread.h"
 #include "interpose/driver/driver_real.h"
+#include "interpose/graph/graph.h"
 #include "interpose/hash/alloc_map.h"
 #include "interpose/hash/memory_events.h"
 #include "interpose/registry/registry.h"
@@ -61,10 +66,12 @@ static void fork_prepare(void)
 	ktrace_inductor_cache_fork_prepare();
 	ktrace_memory_events_fork_prepare();
 	ktrace_alloc_map_fork_prepare();
+	ktrace_graph_fork_prepare();
 }
 
 static void fork_parent(void)
 {
+	ktrace_graph_fork_parent();
 	ktrace_alloc_map_fork_parent();
 	ktrace_memory_events_fork_parent();
 	ktrace_inductor_cache_fork_parent();
@@ -76,6 +83,7 @@ static void fork_child(void)
 {
 	ktrace_tracer_fork_child();
 	ktrace_real_driver_fork_child();
+	ktrace_graph_fork_child();
 	ktrace_alloc_map_fork_child();
 	ktrace_memory_events_fork_child();
 	ktrace_inductor_cache_fork_child();

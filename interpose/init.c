@@ -68,6 +68,7 @@
 #include "interpose/config.h"
 #include "interpose/hash/hash_pipeline.h"
 #include "interpose/driver/driver_real.h"
+#include "interpose/graph/graph.h"
 #include "interpose/capture/launch_clock.h"
 #include "interpose/capture/launch_expand.h"
 #include "interpose/capture/launch_profile.h"
@@ -151,6 +152,8 @@ static void end_normally(uint32_t reason, int status)
 	 * worker's own atexit handler does this on exit(), not on _exit()). */
 	ktrace_meta_worker_drain(END_DRAIN_MS);
 	ktrace_meta_worker_stop();
+	ktrace_graph_drain(END_DRAIN_MS);
+	ktrace_graph_stop();
 	if (hash_started) {
 		ktrace_hash_pipeline_drain(END_DRAIN_MS);
 		ktrace_hash_pipeline_stop();

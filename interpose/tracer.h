@@ -63,6 +63,8 @@ struct ktrace_tracer {
 	atomic_uint ctx_gen;         /* capture_thread.c: a context was destroyed, or fork */
 	atomic_uint fork_gen;        /* capture_thread.c: thread ids are stale (fork child) */
 	int tsc_clock;               /* launch_clock.h: the launch path reads the TSC */
+	atomic_int captures;         /* interpose/graph/: stream captures under way (0: no stream
+	                              * is capturing, the launch path asks nothing more) */
 	struct ktrace_config cfg;
 	_Alignas(64) atomic_ullong launch_seq; /* next launch / copy operation number */
 	_Atomic uint64_t record_seq; /* the writer's record numbers (ktrace_writer_opts.seq):

@@ -32,7 +32,8 @@ ANY = None  # no limit
 #              libc's own headers are always allowed)
 Rule = collections.namedtuple("Rule", "includes libraries")
 DRIVER_API = ["interpose/driver/driver_real.h", "interpose/driver/events.h"]
-CONCERNS = ["interpose/registry/", "interpose/capture/", "interpose/hash/", "interpose/replay/"]
+CONCERNS = ["interpose/registry/", "interpose/capture/", "interpose/hash/", "interpose/replay/",
+            "interpose/graph/"]
 RULES = {
     "common/": Rule(["common/"], []),
     "format/": Rule(["format/"], ["libzstd"]),
@@ -51,6 +52,8 @@ RULES = {
                                                      "hashkern/"], ANY),
     "interpose/replay/": Rule(CONCERNS + DRIVER_API + ["interpose/tracer.h", "common/", "format/",
                                                        "meta/", "hashkern/"], ANY),
+    "interpose/graph/": Rule(CONCERNS + DRIVER_API + ["interpose/tracer.h", "common/", "format/",
+                                                      "hashkern/"], ANY),
     "test/": Rule(ANY, ANY),
     "bench/": Rule(ANY, ANY),
     "examples/": Rule([], ["CUDA"]),

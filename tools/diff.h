@@ -24,7 +24,8 @@
 
 struct diff_opts {
 	int all;             /* classify and report every divergence */
-	int strict;          /* launches in one run only, and unverified launches, count as divergence */
+	int strict;          /* launches in one run only, unverified launches, possible races and graphs
+	                      * not traced in full count as divergence */
 	int allow_truncated; /* accept traces that end inside a frame (crashed runs) */
 	const char *label_a, *label_b; /* names in reports (default: the paths) */
 };
@@ -156,6 +157,14 @@ struct diff_extents {
 	uint64_t unknown;         /* traces before format 1.2 record no exactness */
 };
 
+/* The executable graphs of one run (GRAPH records, format 1.8). */
+struct diff_graphs {
+	uint64_t execs;           /* executable graphs recorded */
+	uint64_t launches;        /* graph launches (counter graph_launches) */
+	uint64_t untraced;        /* execs not traced in full (some revision's `untraced` set) */
+	uint64_t why[8];          /* of those, by their first reason (enum ktrace_graph_untraced) */
+};
+
 /* What the program itself observed: the digests of what its device-to-host
  * copies delivered, compared between the runs (diff_results.c). */
 enum diff_results_state {
@@ -228,6 +237,7 @@ struct diff_result {
 	uint64_t guessed_set_aside;
 	const struct tm_launch *first_only_a, *first_only_b; /* earliest launch without counterpart */
 	struct diff_extents extents_a, extents_b;   /* hashed regions of each run by exactness */
+	struct diff_graphs graphs_a, graphs_b;      /* executable graphs of each run */
 	struct diff_program_results results;        /* device-to-host copies (a difference: status 1) */
 	struct diff_stream *streams; size_t nstreams;
 	struct diff_divergence *divs; size_t ndivs; /* in run A's launch order */
@@ -289,6 +299,11 @@ int ktrace_diff_compare(const struct tm_trace *a, const struct tm_trace *b, cons
 void ktrace_diff_result_free(struct diff_result *r);
 
 /* ---- program results and extents (diff_results.c) ---------------------- */
+
+/* Count t's executable graphs, and those not traced in full (diff_graph.c). */
+void ktrace_diff_count_graphs(const struct tm_trace *t, struct diff_graphs *g);
+/* The text report's line about graphs (nothing when neither run has one). */
+void ktrace_diff_text_graphs(FILE *f, const struct diff_result *r);
 
 /* Count t's hashed regions by exactness. */
 void ktrace_diff_count_extents(const struct tm_trace *t, struct diff_extents *e);

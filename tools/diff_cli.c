@@ -62,7 +62,8 @@ void ktrace_diff_cli_help(FILE *f, int with_quiet)
 	      "  --junit FILE      also write a JUnit XML report: a test case per kernel name\n"
 	      "  --github          also print GitHub Actions annotations (::error ...); on stderr with --json\n"
 	      "  --markdown FILE   also append a Markdown summary to FILE (e.g. $GITHUB_STEP_SUMMARY)\n"
-	      "  --strict          launches found in one run only, or not hashed, also fail\n"
+	      "  --strict          launches found in one run only, or not hashed, possible races and\n"
+	      "                    CUDA graphs not traced in full also fail\n"
 	      "  --partial         accept truncated traces (crashed runs): compare what was written\n"
 	      "  --perfetto FILE   also write run A's timeline (Chrome trace-event JSON, for Perfetto)\n"
 	      "                    with its divergent launches marked, the first highlighted\n",

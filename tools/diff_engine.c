@@ -1007,6 +1007,14 @@ static struct diff_align *align_traces(struct diff_result *r, char *err, size_t 
 	return al;
 }
 
+/* What --strict counts as a failure besides divergences: launches in one
+ * run only, unverified launches, possible races, graphs not traced in full. */
+static int strict_failure(const struct diff_result *r)
+{
+	return r->only_a || r->only_b || r->unverified || r->races_a || r->races_b || r->graphs_a.untraced ||
+	       r->graphs_b.untraced;
+}
+
 int ktrace_diff_compare(const struct tm_trace *a, const struct tm_trace *b, const struct diff_opts *o,
 			struct diff_result *r, char *err, size_t errlen)
 {
@@ -1031,6 +1039,8 @@ int ktrace_diff_compare(const struct tm_trace *a, const struct tm_trace *b, cons
 	kt.v = NULL;
 	ktrace_diff_count_extents(a, &r->extents_a);
 	ktrace_diff_count_extents(b, &r->extents_b);
+	ktrace_diff_count_graphs(a, &r->graphs_a);
+	ktrace_diff_count_graphs(b, &r->graphs_b);
 	if (ktrace_diff_compare_results(a, b, r->streams, r->nstreams, &r->results))
 		goto oom;
 	if (classify_divergences(r, al, o) || trace_warnings(r, a, "A") || trace_warnings(r, b, "B") ||
@@ -1038,7 +1048,7 @@ int ktrace_diff_compare(const struct tm_trace *a, const struct tm_trace *b, cons
 		goto oom;
 	r->strict = o->strict;
 	r->status = r->diverged ? 1 : 0;
-	if (o->strict && (r->only_a || r->only_b || r->unverified || r->races_a || r->races_b))
+	if (o->strict && strict_failure(r))
 		r->status = 1;
 	if (!ktrace_diff_compared(r))
 		r->status = 2; /* nothing compared: never a pass */
@@ -1059,7 +1069,7 @@ int ktrace_diff_status_besides_divergences(const struct diff_result *r)
 		return 1;
 	if (!ktrace_diff_compared(r))
 		return 2;
-	return r->strict && (r->only_a || r->only_b || r->unverified || r->races_a || r->races_b) ? 1 : 0;
+	return r->strict && strict_failure(r) ? 1 : 0;
 }
 
 void ktrace_diff_result_free(struct diff_result *r)

@@ -29,7 +29,12 @@
  *     operations take no ordering from events or the legacy stream until a
  *     host sync covers the unknown operation: only host syncs order them;
  *   - failed launches and copies, and launches made during stream capture,
- *     did not run: they are in no stream.
+ *     did not run: they are in no stream;
+ *   - the nodes of one graph launch (format 1.8: launches, copies and
+ *     memsets with a graph reference) share one position on its stream, so
+ *     that the graph launch is ordered on it like one launch; among
+ *     themselves they are ordered by the GRAPH record's edges only
+ *     (diff_graph.c): two nodes no path connects may run concurrently.
  * A clock entry is the number of operations of that stream known to come
  * before.  Each stream keeps its clocks as segments (a new one only when an
  * incoming join changes the clock), so the operations of stream T that may
@@ -46,6 +51,7 @@
 #include <string.h>
 
 #include "format/ktrace_format.h"
+#include "tools/diff_graph.h"
 
 #define NONE UINT32_MAX
 #define BLOCK 64
@@ -79,6 +85,7 @@ struct stream {
 	uint8_t legacy, blocking, dead, window_open;
 	uint32_t window_gen;
 	uint32_t nops;          /* operations issued */
+	uint64_t graph_launch;  /* the graph launch (its launch_seq + 1) issued last here; 0: none */
 	uint32_t *clock;        /* current clock (building) */
 	uint32_t nseg;
 	size_t capseg, capsegc; /* capacities of seg_first, seg_clock */
@@ -119,6 +126,7 @@ struct diff_order {
 	uint32_t nevents, capevents;
 	struct map stream_of, thread_of, event_of;
 	uint32_t *launch_sid, *launch_pos; /* per launch; pos NONE: did not run */
+	struct diff_graph_order *graphs;   /* the order inside graph launches */
 	int oom;
 	/* the concurrent ranges on every stream of the launch asked about last
 	 * (the diff asks about each region of a launch in turn) */
@@ -503,14 +511,42 @@ static enum sync_point sync_point(const struct tm_op *p)
 	}
 }
 
+/* The graph reference of a launch, copy or memset node of a graph launch; NULL otherwise. */
+static const struct ktrace_graph_ref *item_graph(const struct diff_order *o, const struct item *it)
+{
+	if (it->kind == ITEM_LAUNCH)
+		return (o->t->launches[it->idx].flags & KTRACE_LAUNCHF_GRAPH) ? &o->t->launches[it->idx].graph : NULL;
+	if (it->kind == ITEM_OP)
+		return (o->t->ops[it->idx].flags & KTRACE_COPYF_GRAPH) ? &o->t->ops[it->idx].graph : NULL;
+	return NULL;
+}
+
+/* Another node of the graph launch issued last on the stream: it takes the
+ * same position (the graph launch is one operation of the stream). */
+static int issue_graph_node(struct diff_order *o, const struct item *it)
+{
+	uint32_t pos = o->streams[it->sid].nops - 1;
+	if (add_writers(o, it, pos))
+		return -1;
+	if (it->kind == ITEM_LAUNCH) {
+		o->launch_sid[it->idx] = it->sid;
+		o->launch_pos[it->idx] = pos;
+	}
+	return 0;
+}
+
 /* A launch, copy or memset is issued on its stream by its thread. */
 static int issue(struct diff_order *o, const struct item *it)
 {
 	struct stream *s = &o->streams[it->sid];
+	const struct ktrace_graph_ref *g = item_graph(o, it);
 	uint32_t pos = s->nops;
 	enum sync_point sp = it->kind == ITEM_OP ? sync_point(&o->t->ops[it->idx]) : SYNC_NONE;
 	if (!did_run(o, it))
 		return 0;
+	if (g && s->nops && s->graph_launch == g->launch_seq + 1)
+		return issue_graph_node(o, it);
+	s->graph_launch = g ? g->launch_seq + 1 : 0;
 	join(s->clock, o->thread_clock[it->thread], o->nstreams);
 	if (!s->window_open)
 		legacy_joins(o, it->sid);
@@ -633,7 +669,9 @@ struct diff_order *ktrace_diff_order_build(const struct tm_trace *t, diff_order_
 	if (o->launch_sid && o->launch_pos) {
 		for (size_t i = 0; i < t->nlaunches; i++)
 			o->launch_sid[i] = o->launch_pos[i] = NONE;
-		if (!build_items(o) && !resolve(o) && !compute_clocks(o) && !bound_writers(o) &&
+		o->graphs = t->ngraphs ? ktrace_diff_graph_order_new(t) : NULL;
+		if ((!t->ngraphs || o->graphs) && !build_items(o) && !resolve(o) && !compute_clocks(o) &&
+		    !bound_writers(o) &&
 		    (o->range_lo = malloc((o->nstreams + 1) * sizeof *o->range_lo)) &&
 		    (o->range_hi = malloc((o->nstreams + 1) * sizeof *o->range_hi)))
 			return o;
@@ -670,6 +708,7 @@ void ktrace_diff_order_free(struct diff_order *o)
 	free(o->launch_pos);
 	free(o->range_lo);
 	free(o->range_hi);
+	ktrace_diff_graph_order_free(o->graphs);
 	free(o);
 }
 
@@ -755,6 +794,45 @@ static uint64_t writer_seq(const struct diff_order *o, const struct writer *w)
 	return w->is_launch ? o->t->launches[w->idx].seq : o->t->ops[w->idx].seq;
 }
 
+/* The graph reference of writer w (a node of a graph launch), or NULL. */
+static const struct ktrace_graph_ref *writer_graph(const struct diff_order *o, const struct writer *w)
+{
+	if (w->is_launch)
+		return (o->t->launches[w->idx].flags & KTRACE_LAUNCHF_GRAPH) ? &o->t->launches[w->idx].graph : NULL;
+	return (o->t->ops[w->idx].flags & KTRACE_COPYF_GRAPH) ? &o->t->ops[w->idx].graph : NULL;
+}
+
+/* Two writers of one position: nodes of one graph launch that no path of
+ * edges orders (and not the same node). */
+static int graph_unordered(const struct diff_order *o, const struct writer *x, const struct writer *y)
+{
+	const struct ktrace_graph_ref *gx = writer_graph(o, x), *gy = writer_graph(o, y);
+
+	if (!gx || !gy || gx->launch_seq != gy->launch_seq || gx->node == gy->node)
+		return 0;
+	return !ktrace_diff_graph_ordered(o->graphs, gx, gy);
+}
+
+/* The lowest-numbered writer of [a, b) among the nodes of launch li's graph
+ * launch (position pos of stream sid) that may run concurrently with it. */
+static const struct writer *graph_concurrent_writer(const struct diff_order *o, size_t li, uint32_t sid, uint32_t pos,
+						    uint64_t a, uint64_t b)
+{
+	const struct stream *s = &o->streams[sid];
+	const struct writer *best = NULL;
+	struct writer self = { pos, (uint32_t)li, NONE, 1, 0, 0, 0 };
+
+	if (!o->graphs)
+		return NULL;
+	for (size_t k = first_writer_at(s, pos); k < s->nw && s->w[k].pos == pos; k++) {
+		const struct writer *w = &s->w[k];
+		if (w->lo < b && a < w->hi && graph_unordered(o, &self, w) &&
+		    (!best || writer_seq(o, w) < writer_seq(o, best)))
+			best = w;
+	}
+	return best;
+}
+
 int ktrace_diff_order_concurrent_writer(struct diff_order *o, size_t li, uint64_t addr, uint64_t len,
 					struct diff_order_writer *out)
 {
@@ -777,6 +855,11 @@ int ktrace_diff_order_concurrent_writer(struct diff_order *o, size_t li, uint64_
 		long k = lo < hi ? next_overlap(t, first_writer_at(t, lo), hi, a, b) : -1;
 		if (k >= 0 && (!best || writer_seq(o, &t->w[k]) < writer_seq(o, best)))
 			best = &t->w[k];
+	}
+	if (o->t->launches[li].flags & KTRACE_LAUNCHF_GRAPH) {
+		const struct writer *g = graph_concurrent_writer(o, li, sid, pos, a, b);
+		if (g && (!best || writer_seq(o, g) < writer_seq(o, best)))
+			best = g;
 	}
 	if (!best)
 		return 0;
@@ -837,6 +920,63 @@ static void races_of_writer(const struct diff_order *o, uint32_t sid, const stru
 	}
 }
 
+static void add_race(const struct diff_order *o, struct race_list *rl, const struct writer *w, const struct writer *x)
+{
+	rl->total++;
+	if (rl->n == RACES_KEPT || grow((void **)&rl->v, &rl->cap, rl->n + 1, sizeof *rl->v))
+		return;
+	int wfirst = o->t->launches[w->idx].seq <= o->t->launches[x->idx].seq;
+	const struct writer *f = wfirst ? w : x, *s = wfirst ? x : w;
+	rl->v[rl->n++] = (struct diff_order_race){ f->idx, s->idx, f->region, s->region, w->lo > x->lo ? w->lo : x->lo,
+						   w->hi < x->hi ? w->hi : x->hi };
+}
+
+/* Pairs of definite launch writers of one position k0..k1 (the nodes of one
+ * graph launch) that no edge orders and whose bytes overlap, each pair of
+ * launches once. */
+static void races_in_graph_launch(const struct diff_order *o, const struct stream *s, size_t k0, size_t k1,
+				  struct race_list *rl)
+{
+	struct { uint32_t a, b; } *pairs = NULL;
+	size_t npairs = 0, cap = 0;
+
+	for (size_t i = k0; i < k1; i++) {
+		const struct writer *w = &s->w[i];
+		if (!w->is_launch || w->writes != DIFF_ORDER_WRITES_YES)
+			continue;
+		for (size_t j = i + 1; j < k1; j++) {
+			const struct writer *x = &s->w[j];
+			size_t p = 0;
+			if (!x->is_launch || x->writes != DIFF_ORDER_WRITES_YES || x->idx == w->idx ||
+			    !(w->lo < x->hi && x->lo < w->hi) || !graph_unordered(o, w, x))
+				continue;
+			while (p < npairs && !(pairs[p].a == w->idx && pairs[p].b == x->idx))
+				p++;
+			if (p < npairs)
+				continue; /* this pair of launches met already, through other regions */
+			if (!grow((void **)&pairs, &cap, npairs + 1, sizeof *pairs))
+				pairs[npairs++] = (__typeof__(*pairs)){ w->idx, x->idx };
+			add_race(o, rl, w, x);
+		}
+	}
+	free(pairs);
+}
+
+static void graph_races(const struct diff_order *o, struct race_list *rl)
+{
+	if (!o->graphs)
+		return;
+	for (uint32_t sid = 0; sid < o->nstreams; sid++) {
+		const struct stream *s = &o->streams[sid];
+		for (size_t k = 0, e; k < s->nw; k = e) {
+			for (e = k + 1; e < s->nw && s->w[e].pos == s->w[k].pos; e++)
+				;
+			if (e - k > 1 && writer_graph(o, &s->w[k]))
+				races_in_graph_launch(o, s, k, e, rl);
+		}
+	}
+}
+
 size_t ktrace_diff_order_races(const struct diff_order *o, struct diff_order_race *out, size_t cap)
 {
 	struct race_list rl = { NULL, 0, 0, 0 };
@@ -851,6 +991,7 @@ size_t ktrace_diff_order_races(const struct diff_order *o, struct diff_order_rac
 				races_of_writer(o, sid, w, &rl, seen, &nseen);
 		}
 	}
+	graph_races(o, &rl);
 	if (rl.n > 1)
 		qsort(rl.v, rl.n, sizeof *rl.v, race_cmp);
 	if (out && rl.n)

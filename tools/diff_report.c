@@ -427,6 +427,7 @@ static void text_header(FILE *f, const struct diff_result *r, int all)
 			r->first_only_b->seq);
 	text_one_run_note(f, r);
 	text_stream_order(f, r);
+	ktrace_diff_text_graphs(f, r);
 	for (size_t i = 0; i < r->nwarnings; i++)
 		fprintf(f, "warning: %s\n", r->warnings[i]);
 	ktrace_diff_text_unverified(f, r, all);
@@ -658,6 +659,21 @@ static void j_race_launch(struct jw *j, const char *key, const struct tm_launch 
 	j_str(j, "kernel", ktrace_tm_kernel_name(l->kernel));
 	j_hex(j, "stream", l->stream);
 	j_str(j, "arg", arg);
+	j_close(j, '}');
+}
+
+/* "graphs": only when a run has executable graphs (other reports are unchanged). */
+static void j_graphs(struct jw *j, const struct diff_result *r)
+{
+	if (!r->graphs_a.execs && !r->graphs_b.execs)
+		return;
+	j_open(j, "graphs", '{');
+	j_u64(j, "execs_a", r->graphs_a.execs);
+	j_u64(j, "execs_b", r->graphs_b.execs);
+	j_u64(j, "graph_launches_a", r->graphs_a.launches);
+	j_u64(j, "graph_launches_b", r->graphs_b.launches);
+	j_u64(j, "untraced_a", r->graphs_a.untraced);
+	j_u64(j, "untraced_b", r->graphs_b.untraced);
 	j_close(j, '}');
 }
 
@@ -1036,6 +1052,7 @@ void ktrace_diff_report_json(FILE *f, const struct diff_result *r, const struct 
 	}
 	j_close(&j, ']');
 	j_stream_order(&j, r);
+	j_graphs(&j, r);
 	j_open(&j, "divergences", '[');
 	for (size_t i = 0; i < r->ndivs; i++)
 		if (i == 0 || o->all)

@@ -244,7 +244,7 @@ const char *dump_launch_flag_names(uint32_t flags, char *out, size_t cap, const 
 const char *dump_graph_node_flag_names(uint32_t flags, char *out, size_t cap, const char *sep)
 {
 	static const char *const names[] = { "recorded", "hashed", "filtered", "in_conditional",
-					     "params_truncated" };
+					     "params_truncated", "disabled" };
 	return join_flags(flags, names, sizeof names / sizeof names[0], out, cap, sep);
 }
 

@@ -7,8 +7,8 @@ CLI_SRCS := tools/cli_options.c
 # ktrace-diff: the determinism diff of two traces (the diff core is shared with `ktrace check`).
 DIFF_CORE_SRCS := tools/trace_model.c tools/diff_align.c tools/diff_engine.c tools/diff_report.c \
 	tools/diff_confirm.c tools/diff_explain.c tools/diff_ci.c tools/diff_cli.c
-# Stream order: what may run concurrently in a run (ORDER records).
-DIFF_CORE_SRCS += tools/diff_order.c
+# Stream order: what may run concurrently in a run (ORDER records; nodes of a graph launch by its edges).
+DIFF_CORE_SRCS += tools/diff_order.c tools/diff_graph.c
 # What the program observed (device-to-host copies) and how exact the hashed extents were.
 DIFF_CORE_SRCS += tools/diff_results.c
 # Why a launch could not be verified (the reasons shared with ktrace-dump).

@@ -98,7 +98,7 @@ struct tm_range {
 struct load_state {
 	struct tm_trace *t;
 	size_t cap_k, cap_l, cap_o, cap_n, cap_m, cap_r, cap_p;
-	size_t cap_ord;
+	size_t cap_ord, cap_g;
 	struct tm_module_digest *mods;
 	size_t nmods;
 	uint64_t time_ns; /* of the record being taken */
@@ -143,6 +143,14 @@ static int cmp_order(const void *a, const void *b)
 	if (x->seq_before != y->seq_before)
 		return x->seq_before < y->seq_before ? -1 : 1;
 	return x->rec_seq < y->rec_seq ? -1 : x->rec_seq > y->rec_seq;
+}
+
+static int cmp_graph(const void *a, const void *b)
+{
+	const struct tm_graph *x = a, *y = b;
+	if (x->exec_id != y->exec_id)
+		return x->exec_id < y->exec_id ? -1 : 1;
+	return x->revision < y->revision ? -1 : x->revision > y->revision;
 }
 
 static int cmp_region(const void *a, const void *b)
@@ -310,6 +318,7 @@ static int take_launch(struct load_state *s, const void *rec, size_t len, uint64
 	o->result = l.result;
 	o->hash_skip = l.hash_skip;
 	o->param_bytes_len = l.param_bytes_len;
+	o->graph = l.graph;
 	o->param_bytes = arena_dup(t, l.param_bytes, l.param_bytes_len);
 	if (!o->param_bytes)
 		return oom(s);
@@ -362,6 +371,7 @@ static int take_op(struct load_state *s, uint16_t type, const void *rec, size_t 
 		o.flags = m.flags;
 		o.tid = m.tid;
 		o.result = m.result;
+		o.graph = m.graph;
 	} else {
 		struct ktrace_rec_memset m;
 		if (ktrace_decode_memset(rec, len, &m) != 0)
@@ -379,6 +389,7 @@ static int take_op(struct load_state *s, uint16_t type, const void *rec, size_t 
 		o.flags = m.flags;
 		o.tid = m.tid;
 		o.result = m.result;
+		o.graph = m.graph;
 	}
 	if (grow((void **)&t->ops, &s->cap_o, t->nops + 1, sizeof *t->ops))
 		return oom(s);
@@ -448,6 +459,69 @@ static int take_replay(struct load_state *s, const void *rec, size_t len, uint64
 	return 0;
 }
 
+/* The graph of (exec, revision), made from the first part seen. */
+static struct tm_graph *graph_for(struct load_state *s, const struct ktrace_rec_graph *g)
+{
+	struct tm_trace *t = s->t;
+	struct tm_graph *o;
+
+	for (size_t i = 0; i < t->ngraphs; i++)
+		if (t->graphs[i].exec_id == g->exec_id && t->graphs[i].revision == g->revision)
+			return &t->graphs[i];
+	if (grow((void **)&t->graphs, &s->cap_g, t->ngraphs + 1, sizeof *t->graphs))
+		return NULL;
+	o = &t->graphs[t->ngraphs];
+	memset(o, 0, sizeof *o);
+	o->exec_id = g->exec_id;
+	o->graph_id = g->graph_id;
+	o->revision = g->revision;
+	o->cause = g->cause;
+	o->flags = g->flags;
+	o->untraced = g->untraced;
+	o->nnodes = g->nodes_total;
+	o->nedges = g->edges_total;
+	o->kind = arena_alloc(t, (size_t)o->nnodes * sizeof *o->kind + 1);
+	o->node_flags = arena_alloc(t, (size_t)o->nnodes * sizeof *o->node_flags + 1);
+	o->parent = arena_alloc(t, (size_t)o->nnodes * sizeof *o->parent + 1);
+	o->edges = arena_alloc(t, (size_t)o->nedges * sizeof *o->edges + 1);
+	if (!o->kind || !o->node_flags || !o->parent || !o->edges)
+		return NULL;
+	t->ngraphs++;
+	return o;
+}
+
+static int take_graph(struct load_state *s, const void *rec, size_t len, uint64_t seq)
+{
+	struct ktrace_rec_graph g;
+	struct tm_graph *o;
+	uint32_t off = 0;
+
+	if (ktrace_decode_graph(rec, len, &g) != 0 || g.node_first > g.nodes_total ||
+	    g.nnodes > g.nodes_total - g.node_first || g.edge_first > g.edges_total ||
+	    g.nedges > g.edges_total - g.edge_first)
+		return fail(s, "graph", seq);
+	if (!(o = graph_for(s, &g)))
+		return oom(s);
+	if (o->nnodes != g.nodes_total || o->nedges != g.edges_total)
+		return fail(s, "graph", seq); /* parts that disagree */
+	for (uint32_t i = 0; i < g.nnodes; i++) {
+		struct ktrace_graph_node n;
+		if (ktrace_graph_node_next(&g, &off, &n) != 0)
+			return fail(s, "graph", seq);
+		o->kind[g.node_first + i] = n.kind;
+		o->node_flags[g.node_first + i] = n.flags;
+		o->parent[g.node_first + i] = n.parent;
+	}
+	for (uint32_t i = 0; i < g.nedges; i++) {
+		ktrace_graph_edge_get(&g, i, &o->edges[g.edge_first + i]);
+		if (o->edges[g.edge_first + i].from >= o->nnodes || o->edges[g.edge_first + i].to >= o->nnodes)
+			return fail(s, "graph", seq);
+	}
+	o->nodes_seen += g.nnodes;
+	o->edges_seen += g.nedges;
+	return 0;
+}
+
 static int take_counters(struct load_state *s, const void *rec, size_t len, uint64_t seq)
 {
 	struct ktrace_rec_counters c;
@@ -496,6 +570,7 @@ static int take_record(struct load_state *s, const void *rec, size_t len)
 	case KTRACE_REC_COUNTERS: return take_counters(s, rec, len, p.seq);
 	case KTRACE_REC_END: return take_end(s, rec, len, p.seq);
 	case KTRACE_REC_REPLAY: return take_replay(s, rec, len, p.seq);
+	case KTRACE_REC_GRAPH: return take_graph(s, rec, len, p.seq);
 	default: return 0; /* records the diff does not need, and unknown types */
 	}
 }
@@ -690,6 +765,7 @@ static int finish(struct load_state *s)
 		t->launches[i].kernel = find_kernel(t->kernels, t->nkernels, t->launches[i].kernel_id);
 	sort(t->ops, t->nops, sizeof *t->ops, cmp_op);
 	sort(t->orders, t->norders, sizeof *t->orders, cmp_order);
+	sort(t->graphs, t->ngraphs, sizeof *t->graphs, cmp_graph);
 	infer_copy_dirs(s);
 	mark_pinned_host(s);
 	return 0;
@@ -781,6 +857,7 @@ void ktrace_tm_free(struct tm_trace *t)
 	free(t->notes);
 	free(t->orders);
 	free(t->replays);
+	free(t->graphs);
 	const char *path = t->path;
 	memset(t, 0, sizeof *t);
 	t->path = path;
@@ -803,6 +880,21 @@ const struct tm_param *ktrace_tm_param_at(const struct tm_kernel *k, uint32_t of
 			return p;
 	}
 	return NULL;
+}
+
+const struct tm_graph *ktrace_tm_graph(const struct tm_trace *t, uint64_t exec_id, uint32_t revision)
+{
+	size_t lo = 0, hi = t->ngraphs;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const struct tm_graph *g = &t->graphs[mid];
+		if (g->exec_id < exec_id || (g->exec_id == exec_id && g->revision < revision))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < t->ngraphs && t->graphs[lo].exec_id == exec_id && t->graphs[lo].revision == revision
+		       ? &t->graphs[lo] : NULL;
 }
 
 size_t ktrace_tm_launch_lower_bound(const struct tm_trace *t, uint64_t seq)

@@ -3,7 +3,7 @@
  * Shared by ktrace-diff and the `ktrace` front end.  Loading decodes every
  * record with format/trace_reader.h, keeps what the determinism tools need
  * (kernels, launches with their regions and hashes, copies and sets,
- * stream-order records, notes,
+ * stream-order records, the graphs of graph launches, notes,
  * replays, counters, the header and end records), resolves each launch's kernel
  * (a LAUNCH may come before its KERNEL record), and sorts launches and
  * copy/set operations by their sequence number (records of different threads
@@ -62,6 +62,7 @@ struct tm_launch {
 	const uint8_t *param_bytes;
 	struct tm_region *regions; /* sorted by param_offset */
 	uint64_t time_ns;        /* the record's time (CLOCK_MONOTONIC; the call's, docs/format.md) */
+	struct ktrace_graph_ref graph; /* a graph launch's node (flag KTRACE_LAUNCHF_GRAPH, format 1.8) */
 };
 
 enum tm_op_type { TM_OP_MEMCPY = 1, TM_OP_MEMSET = 2 };
@@ -84,6 +85,19 @@ struct tm_op {
 	uint32_t host_pinned;    /* its host side (memset: its target) lies in a pinned host
 	                          * allocation (ALLOC kind host), by the ALLOC records */
 	uint64_t time_ns;        /* the record's time (the call's) */
+	struct ktrace_graph_ref graph; /* a graph launch's node (flag KTRACE_COPYF_GRAPH, format 1.8) */
+};
+
+/* A GRAPH record (format 1.8), its parts assembled: one revision of an
+ * executable graph. */
+struct tm_graph {
+	uint64_t exec_id, graph_id;
+	uint32_t revision, cause, flags, untraced;
+	uint32_t nnodes, nedges;
+	uint16_t *kind, *node_flags;   /* per node (enum ktrace_graph_node_kind, KTRACE_GNODEF_*) */
+	uint32_t *parent;              /* per node: KTRACE_GRAPH_NO_PARENT at the top */
+	struct ktrace_graph_edge *edges;
+	uint32_t nodes_seen, edges_seen; /* parts read (complete when equal to nnodes, nedges) */
 };
 
 struct tm_note {
@@ -131,6 +145,7 @@ struct tm_trace {
 	struct tm_note *notes; size_t nnotes;         /* file order */
 	struct tm_replay *replays; size_t nreplays;   /* file order */
 	struct tm_order *orders; size_t norders;      /* host order: by seq_before, then rec_seq */
+	struct tm_graph *graphs; size_t ngraphs;      /* by exec_id, then revision */
 	uint16_t format_minor;   /* the file's format version 1.<minor> (ORDER records since 1.2) */
 	uint64_t counters[32];   /* latest value per enum ktrace_counter_id (< 32) */
 	size_t nrecords;
@@ -155,6 +170,9 @@ const char *ktrace_tm_kernel_name(const struct tm_kernel *k);
 
 /* The parameter that holds byte `param_offset` of the parameter buffer, or NULL. */
 const struct tm_param *ktrace_tm_param_at(const struct tm_kernel *k, uint32_t param_offset);
+
+/* The GRAPH record of exec_id at revision, or NULL. */
+const struct tm_graph *ktrace_tm_graph(const struct tm_trace *t, uint64_t exec_id, uint32_t revision);
 
 /* Index of the first launch with seq >= `seq` (binary search). */
 size_t ktrace_tm_launch_lower_bound(const struct tm_trace *t, uint64_t seq);

@@ -27,6 +27,7 @@
 #include "interpose/capture/capture_thread.h"
 #include "interpose/driver/driver_real.h"
 #include "interpose/driver/events.h"
+#include "interpose/graph/graph.h"
 #include "interpose/hash/hash_pipeline.h"
 #include "interpose/registry/kernel_cache.h"
 #include "interpose/capture/launch_clock.h"
@@ -430,6 +431,19 @@ static const struct ktrace_kernel_hot *kernel_miss(uint64_t handle, struct ktrac
 	return tmp;
 }
 
+/* A launch on a stream being captured does not run: it becomes a node of
+ * the graph (recorded when the graph is instantiated and launched).  It
+ * takes no number and writes no LAUNCH record; it is counted. */
+KT_COLD
+static int launch_captured(const struct ktrace_launch_args *a)
+{
+	if (!ktrace_stream_capturing(hash_stream(a)))
+		return 0;
+	if (ktrace_tracer.writer)
+		ktrace_writer_count(ktrace_tracer.writer, KTRACE_CTR_LAUNCHES_CAPTURED, 1);
+	return 1;
+}
+
 KT_HOT
 CUresult ktrace_on_launch(const struct ktrace_launch_args *a, ktrace_real_launch_fn real, void *ctx)
 {
@@ -442,6 +456,8 @@ CUresult ktrace_on_launch(const struct ktrace_launch_args *a, ktrace_real_launch
 	int sample, first = 0, filtered = 0;
 
 	ktrace_seg_begin();
+	if (kt_unlikely(ktrace_graph_captures_any()) && launch_captured(a))
+		return real(a, ctx);
 	if (w)
 		prefetch_launch_lines(w, handle);
 	seq = atomic_fetch_add_explicit(&ktrace_tracer.launch_seq, 1, memory_order_relaxed);

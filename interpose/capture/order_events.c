@@ -15,8 +15,10 @@
  * locks (so nothing to do at fork): a collision or a race between threads
  * can only record a query again, or leave out one whose ordering adds nothing
  * the analysis relies on (a missing record makes the diff more cautious,
- * never less).  May call: the trace writer, capture_thread.h (thread id,
- * current context), format/.
+ * never less).  An event record or stream wait on a stream being captured
+ * is not recorded: it is part of the graph being captured.  May call: the
+ * trace writer, capture_thread.h (thread id, current context), format/,
+ * ktrace_stream_capturing() (events.h).
  */
 #include <stdatomic.h>
 #include <stdint.h>
@@ -124,6 +126,21 @@ static void order_context(const struct ktrace_order_call *c, struct ktrace_rec_o
 	r->device = dev;
 }
 
+/* An event record or stream wait on a stream being captured (asked after
+ * the call: a wait makes its stream join the capture) orders nothing now: it
+ * became part of the graph.  Syncs and queries of such a stream fail. */
+static int on_capturing_stream(const struct ktrace_order_call *c)
+{
+	switch (c->op) {
+	case KTRACE_ORDER_EVENT_RECORD:
+	case KTRACE_ORDER_STREAM_WAIT_EVENT:
+	case KTRACE_ORDER_UNKNOWN:
+		return ktrace_stream_capturing(c->stream);
+	default:
+		return 0;
+	}
+}
+
 void ktrace_on_order(const struct ktrace_order_call *c, CUresult res)
 {
 	struct ktrace_writer *w = ktrace_tracer.writer;
@@ -131,7 +148,7 @@ void ktrace_on_order(const struct ktrace_order_call *c, CUresult res)
 	uint64_t buf[16];
 	size_t n;
 
-	if (res != CUDA_SUCCESS || !w)
+	if (res != CUDA_SUCCESS || !w || on_capturing_stream(c))
 		return;
 	memset(&r, 0, sizeof(r));
 	r.op = c->op;

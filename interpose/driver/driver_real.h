@@ -35,6 +35,21 @@
 #undef cuStreamWaitValue64
 #undef cuStreamBatchMemOp
 #undef cuIpcOpenMemHandle
+#undef cuStreamBeginCapture
+#undef cuStreamGetCaptureInfo
+#undef cuStreamUpdateCaptureDependencies
+#undef cuGraphInstantiate
+#undef cuGraphExecUpdate
+#undef cuGraphAddKernelNode
+#undef cuGraphKernelNodeGetParams
+#undef cuGraphKernelNodeSetParams
+#undef cuGraphExecKernelNodeSetParams
+#undef cuGraphGetEdges
+#undef cuGraphNodeGetDependencies
+#undef cuGraphNodeGetDependentNodes
+#undef cuGraphAddDependencies
+#undef cuGraphRemoveDependencies
+#undef cuGraphAddNode
 
 /* Every launch: the current context, the launch itself, stream capture. */
 #define KTRACE_REAL_LAUNCH_PATH_FUNCS(CALLED, WRAPPED) \
@@ -222,6 +237,119 @@
 	WRAPPED(cuStreamBatchMemOp_v2, (CUstream, unsigned int, CUstreamBatchMemOpParams *, unsigned int)) \
 	WRAPPED(cuStreamBatchMemOp_v2_ptsz, (CUstream, unsigned int, CUstreamBatchMemOpParams *, unsigned int))
 
+/* Stream capture (wrap_graph.c), every version with its _ptsz twin: a
+ * capture's begin and end tell the launch path whether any stream may be
+ * capturing; the queries are passed through. */
+#define KTRACE_REAL_CAPTURE_FUNCS(CALLED, WRAPPED) \
+	WRAPPED(cuStreamBeginCapture, (CUstream)) \
+	WRAPPED(cuStreamBeginCapture_ptsz, (CUstream)) \
+	WRAPPED(cuStreamBeginCapture_v2, (CUstream, CUstreamCaptureMode)) \
+	WRAPPED(cuStreamBeginCapture_v2_ptsz, (CUstream, CUstreamCaptureMode)) \
+	WRAPPED(cuStreamBeginCaptureToGraph, (CUstream, CUgraph, const CUgraphNode *, const CUgraphEdgeData *, size_t, \
+					      CUstreamCaptureMode)) \
+	WRAPPED(cuStreamBeginCaptureToGraph_ptsz, (CUstream, CUgraph, const CUgraphNode *, const CUgraphEdgeData *, \
+						   size_t, CUstreamCaptureMode)) \
+	WRAPPED(cuStreamEndCapture, (CUstream, CUgraph *)) \
+	WRAPPED(cuStreamEndCapture_ptsz, (CUstream, CUgraph *)) \
+	WRAPPED(cuStreamGetCaptureInfo, (CUstream, CUstreamCaptureStatus *, cuuint64_t *)) \
+	WRAPPED(cuStreamGetCaptureInfo_ptsz, (CUstream, CUstreamCaptureStatus *, cuuint64_t *)) \
+	WRAPPED(cuStreamGetCaptureInfo_v2, (CUstream, CUstreamCaptureStatus *, cuuint64_t *, CUgraph *, \
+					    const CUgraphNode **, size_t *)) \
+	WRAPPED(cuStreamGetCaptureInfo_v2_ptsz, (CUstream, CUstreamCaptureStatus *, cuuint64_t *, CUgraph *, \
+						 const CUgraphNode **, size_t *)) \
+	WRAPPED(cuStreamGetCaptureInfo_v3, (CUstream, CUstreamCaptureStatus *, cuuint64_t *, CUgraph *, \
+					    const CUgraphNode **, const CUgraphEdgeData **, size_t *)) \
+	WRAPPED(cuStreamGetCaptureInfo_v3_ptsz, (CUstream, CUstreamCaptureStatus *, cuuint64_t *, CUgraph *, \
+						 const CUgraphNode **, const CUgraphEdgeData **, size_t *)) \
+	WRAPPED(cuStreamUpdateCaptureDependencies, (CUstream, CUgraphNode *, size_t, unsigned int)) \
+	WRAPPED(cuStreamUpdateCaptureDependencies_ptsz, (CUstream, CUgraphNode *, size_t, unsigned int)) \
+	WRAPPED(cuStreamUpdateCaptureDependencies_v2, (CUstream, CUgraphNode *, const CUgraphEdgeData *, size_t, \
+						       unsigned int)) \
+	WRAPPED(cuStreamUpdateCaptureDependencies_v2_ptsz, (CUstream, CUgraphNode *, const CUgraphEdgeData *, size_t, \
+							    unsigned int))
+
+/* Building graphs (wrap_graph.c): creation, cloning, destruction, nodes,
+ * dependencies and node parameters of a CUgraph. */
+#define KTRACE_REAL_GRAPH_BUILD_FUNCS(CALLED, WRAPPED) \
+	WRAPPED(cuGraphCreate, (CUgraph *, unsigned int)) \
+	WRAPPED(cuGraphClone, (CUgraph *, CUgraph)) \
+	WRAPPED(cuGraphDestroy, (CUgraph)) \
+	WRAPPED(cuGraphDestroyNode, (CUgraphNode)) \
+	WRAPPED(cuGraphAddKernelNode, (CUgraphNode *, CUgraph, const CUgraphNode *, size_t, \
+				       const CUDA_KERNEL_NODE_PARAMS_v1 *)) \
+	WRAPPED(cuGraphAddKernelNode_v2, (CUgraphNode *, CUgraph, const CUgraphNode *, size_t, \
+					  const CUDA_KERNEL_NODE_PARAMS *)) \
+	WRAPPED(cuGraphAddMemcpyNode, (CUgraphNode *, CUgraph, const CUgraphNode *, size_t, const CUDA_MEMCPY3D *, \
+				       CUcontext)) \
+	WRAPPED(cuGraphAddMemsetNode, (CUgraphNode *, CUgraph, const CUgraphNode *, size_t, \
+				       const CUDA_MEMSET_NODE_PARAMS *, CUcontext)) \
+	WRAPPED(cuGraphAddHostNode, (CUgraphNode *, CUgraph, const CUgraphNode *, size_t, \
+				     const CUDA_HOST_NODE_PARAMS *)) \
+	WRAPPED(cuGraphAddChildGraphNode, (CUgraphNode *, CUgraph, const CUgraphNode *, size_t, CUgraph)) \
+	WRAPPED(cuGraphAddEmptyNode, (CUgraphNode *, CUgraph, const CUgraphNode *, size_t)) \
+	WRAPPED(cuGraphAddEventRecordNode, (CUgraphNode *, CUgraph, const CUgraphNode *, size_t, CUevent)) \
+	WRAPPED(cuGraphAddEventWaitNode, (CUgraphNode *, CUgraph, const CUgraphNode *, size_t, CUevent)) \
+	WRAPPED(cuGraphAddMemAllocNode, (CUgraphNode *, CUgraph, const CUgraphNode *, size_t, \
+					 CUDA_MEM_ALLOC_NODE_PARAMS *)) \
+	WRAPPED(cuGraphAddMemFreeNode, (CUgraphNode *, CUgraph, const CUgraphNode *, size_t, CUdeviceptr)) \
+	WRAPPED(cuGraphAddNode, (CUgraphNode *, CUgraph, const CUgraphNode *, size_t, CUgraphNodeParams *)) \
+	WRAPPED(cuGraphAddNode_v2, (CUgraphNode *, CUgraph, const CUgraphNode *, const CUgraphEdgeData *, size_t, \
+				    CUgraphNodeParams *)) \
+	WRAPPED(cuGraphAddDependencies, (CUgraph, const CUgraphNode *, const CUgraphNode *, size_t)) \
+	WRAPPED(cuGraphAddDependencies_v2, (CUgraph, const CUgraphNode *, const CUgraphNode *, \
+					    const CUgraphEdgeData *, size_t)) \
+	WRAPPED(cuGraphRemoveDependencies, (CUgraph, const CUgraphNode *, const CUgraphNode *, size_t)) \
+	WRAPPED(cuGraphRemoveDependencies_v2, (CUgraph, const CUgraphNode *, const CUgraphNode *, \
+					       const CUgraphEdgeData *, size_t)) \
+	WRAPPED(cuGraphKernelNodeSetParams, (CUgraphNode, const CUDA_KERNEL_NODE_PARAMS_v1 *)) \
+	WRAPPED(cuGraphKernelNodeSetParams_v2, (CUgraphNode, const CUDA_KERNEL_NODE_PARAMS *)) \
+	WRAPPED(cuGraphMemcpyNodeSetParams, (CUgraphNode, const CUDA_MEMCPY3D *)) \
+	WRAPPED(cuGraphMemsetNodeSetParams, (CUgraphNode, const CUDA_MEMSET_NODE_PARAMS *)) \
+	WRAPPED(cuGraphNodeSetParams, (CUgraphNode, CUgraphNodeParams *))
+
+/* Executable graphs (wrap_graph.c): instantiation in every form, upload,
+ * launch, update, node parameters set on the exec, destruction. */
+#define KTRACE_REAL_GRAPH_EXEC_FUNCS(CALLED, WRAPPED) \
+	WRAPPED(cuGraphInstantiate, (CUgraphExec *, CUgraph, CUgraphNode *, char *, size_t)) \
+	WRAPPED(cuGraphInstantiate_v2, (CUgraphExec *, CUgraph, CUgraphNode *, char *, size_t)) \
+	WRAPPED(cuGraphInstantiateWithFlags, (CUgraphExec *, CUgraph, unsigned long long)) \
+	WRAPPED(cuGraphInstantiateWithParams, (CUgraphExec *, CUgraph, CUDA_GRAPH_INSTANTIATE_PARAMS *)) \
+	WRAPPED(cuGraphInstantiateWithParams_ptsz, (CUgraphExec *, CUgraph, CUDA_GRAPH_INSTANTIATE_PARAMS *)) \
+	WRAPPED(cuGraphUpload, (CUgraphExec, CUstream)) \
+	WRAPPED(cuGraphUpload_ptsz, (CUgraphExec, CUstream)) \
+	WRAPPED(cuGraphLaunch, (CUgraphExec, CUstream)) \
+	WRAPPED(cuGraphLaunch_ptsz, (CUgraphExec, CUstream)) \
+	WRAPPED(cuGraphExecDestroy, (CUgraphExec)) \
+	WRAPPED(cuGraphExecUpdate, (CUgraphExec, CUgraph, CUgraphNode *, CUgraphExecUpdateResult *)) \
+	WRAPPED(cuGraphExecUpdate_v2, (CUgraphExec, CUgraph, CUgraphExecUpdateResultInfo *)) \
+	WRAPPED(cuGraphExecKernelNodeSetParams, (CUgraphExec, CUgraphNode, const CUDA_KERNEL_NODE_PARAMS_v1 *)) \
+	WRAPPED(cuGraphExecKernelNodeSetParams_v2, (CUgraphExec, CUgraphNode, const CUDA_KERNEL_NODE_PARAMS *)) \
+	WRAPPED(cuGraphExecMemcpyNodeSetParams, (CUgraphExec, CUgraphNode, const CUDA_MEMCPY3D *, CUcontext)) \
+	WRAPPED(cuGraphExecMemsetNodeSetParams, (CUgraphExec, CUgraphNode, const CUDA_MEMSET_NODE_PARAMS *, \
+						 CUcontext)) \
+	WRAPPED(cuGraphExecNodeSetParams, (CUgraphExec, CUgraphNode, CUgraphNodeParams *)) \
+	WRAPPED(cuGraphExecChildGraphNodeSetParams, (CUgraphExec, CUgraphNode, CUgraph)) \
+	WRAPPED(cuGraphNodeSetEnabled, (CUgraphExec, CUgraphNode, unsigned int))
+
+/* What ktrace asks of graphs (interpose/graph/): their nodes, edges and
+ * node parameters, clones' node mapping, and the events and pinned copies
+ * that bring a graph launch's digests back. */
+#define KTRACE_REAL_GRAPH_QUERY_FUNCS(CALLED, WRAPPED) \
+	CALLED(cuGraphGetNodes, (CUgraph, CUgraphNode *, size_t *)) \
+	CALLED(cuGraphGetEdges, (CUgraph, CUgraphNode *, CUgraphNode *, size_t *)) \
+	CALLED(cuGraphGetEdges_v2, (CUgraph, CUgraphNode *, CUgraphNode *, CUgraphEdgeData *, size_t *)) \
+	CALLED(cuGraphNodeGetType, (CUgraphNode, CUgraphNodeType *)) \
+	CALLED(cuGraphKernelNodeGetParams_v2, (CUgraphNode, CUDA_KERNEL_NODE_PARAMS *)) \
+	CALLED(cuGraphKernelNodeGetAttribute, (CUgraphNode, CUkernelNodeAttrID, CUkernelNodeAttrValue *)) \
+	CALLED(cuGraphMemcpyNodeGetParams, (CUgraphNode, CUDA_MEMCPY3D *)) \
+	CALLED(cuGraphMemsetNodeGetParams, (CUgraphNode, CUDA_MEMSET_NODE_PARAMS *)) \
+	CALLED(cuGraphChildGraphNodeGetGraph, (CUgraphNode, CUgraph *)) \
+	CALLED(cuGraphNodeFindInClone, (CUgraphNode *, CUgraphNode, CUgraph)) \
+	CALLED(cuGraphNodeGetDependencies, (CUgraphNode, CUgraphNode *, size_t *)) \
+	CALLED(cuGraphNodeGetDependentNodes, (CUgraphNode, CUgraphNode *, size_t *)) \
+	CALLED(cuEventCreate, (CUevent *, unsigned int)) \
+	CALLED(cuEventDestroy_v2, (CUevent))
+
 /* The resolvers (their wrappers keep cudart's later look-ups behind ktrace). */
 #define KTRACE_REAL_PROCADDR_FUNCS(CALLED, WRAPPED) \
 	WRAPPED(cuGetProcAddress, (const char *, void **, int, cuuint64_t)) \
@@ -236,6 +364,10 @@
 	KTRACE_REAL_COPY_FUNCS(CALLED, WRAPPED) \
 	KTRACE_REAL_SET_FUNCS(CALLED, WRAPPED) \
 	KTRACE_REAL_STREAM_ORDER_FUNCS(CALLED, WRAPPED) \
+	KTRACE_REAL_CAPTURE_FUNCS(CALLED, WRAPPED) \
+	KTRACE_REAL_GRAPH_BUILD_FUNCS(CALLED, WRAPPED) \
+	KTRACE_REAL_GRAPH_EXEC_FUNCS(CALLED, WRAPPED) \
+	KTRACE_REAL_GRAPH_QUERY_FUNCS(CALLED, WRAPPED) \
 	KTRACE_REAL_PROCADDR_FUNCS(CALLED, WRAPPED)
 
 #define KTRACE_REAL_DRIVER_MEMBER(name, params) CUresult (*name) params;

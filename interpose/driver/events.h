@@ -112,6 +112,71 @@ struct ktrace_order_call {
  * Off the launch path. */
 void ktrace_on_order(const struct ktrace_order_call *c, CUresult res) __attribute__((visibility("hidden")));
 
+/* ---- CUDA graphs (interpose/graph/) ------------------------------------------- */
+
+/* A stream capture began (a successful cuStreamBeginCapture*). */
+void ktrace_on_capture_begin(CUstream s) __attribute__((visibility("hidden")));
+/* cuStreamEndCapture* returned res (a capture ends whatever the result);
+ * g: the graph it made (res CUDA_SUCCESS), else NULL. */
+void ktrace_on_capture_end(CUstream s, CUgraph g, CUresult res) __attribute__((visibility("hidden")));
+/* A graph was created (from NULL) or cloned (from its source). */
+void ktrace_on_graph_new(CUgraph g, CUgraph from) __attribute__((visibility("hidden")));
+/* cuGraphDestroy is about to destroy g. */
+void ktrace_on_graph_destroy(CUgraph g) __attribute__((visibility("hidden")));
+/* e was instantiated from g with these flags (a successful
+ * cuGraphInstantiate*). */
+void ktrace_on_graph_instantiated(CUgraphExec e, CUgraph g, uint64_t flags) __attribute__((visibility("hidden")));
+/* cuGraphExecDestroy is about to destroy e. */
+void ktrace_on_graph_exec_destroy(CUgraphExec e) __attribute__((visibility("hidden")));
+/* A successful cuGraphExecUpdate(_v2): e now runs g's parameters. */
+void ktrace_on_graph_exec_updated(CUgraphExec e, CUgraph g) __attribute__((visibility("hidden")));
+
+/* Node parameters set on an executable graph (what = which setter). */
+enum ktrace_graph_set_what {
+	KTRACE_GSET_KERNEL_V1 = 1, /* cuGraphExecKernelNodeSetParams: kernel_v1 */
+	KTRACE_GSET_KERNEL = 2,    /* cuGraphExecKernelNodeSetParams_v2: kernel */
+	KTRACE_GSET_MEMCPY = 3,    /* cuGraphExecMemcpyNodeSetParams: copy, ctx */
+	KTRACE_GSET_MEMSET = 4,    /* cuGraphExecMemsetNodeSetParams: set, ctx */
+	KTRACE_GSET_GENERIC = 5,   /* cuGraphExecNodeSetParams: generic */
+	KTRACE_GSET_CHILD = 6,     /* cuGraphExecChildGraphNodeSetParams: child */
+	KTRACE_GSET_ENABLED = 7,   /* cuGraphNodeSetEnabled: enabled */
+};
+struct ktrace_graph_node_set {
+	uint32_t what;             /* enum ktrace_graph_set_what */
+	CUgraphNode node;          /* as the program named it */
+	const CUDA_KERNEL_NODE_PARAMS_v1 *kernel_v1;
+	const CUDA_KERNEL_NODE_PARAMS *kernel;
+	const CUDA_MEMCPY3D *copy;
+	const CUDA_MEMSET_NODE_PARAMS *set;
+	CUcontext ctx;
+	CUgraphNodeParams *generic;
+	CUgraph child;
+	unsigned int enabled;
+};
+/* The setter succeeded on e. */
+void ktrace_on_graph_exec_node_set(CUgraphExec e, const struct ktrace_graph_node_set *s)
+	__attribute__((visibility("hidden")));
+
+/* Performs the program's cuGraphLaunch (or its _ptsz twin) of exec e on the
+ * stream it was given; ctx is the wrapper's. */
+typedef CUresult (*ktrace_real_graph_launch_fn)(CUgraphExec e, void *ctx);
+/* A graph launch of e on stream s (a _ptsz call's stream 0 given as
+ * CU_STREAM_PER_THREAD): record its nodes and call real exactly once, with
+ * e or with ktrace's instrumented copy of it.  Returns what real returned. */
+CUresult ktrace_on_graph_launch(CUgraphExec e, CUstream s, ktrace_real_graph_launch_fn real, void *ctx)
+	__attribute__((visibility("hidden")));
+/* cuGraphUpload of e on s succeeded: upload ktrace's copy of it too. */
+void ktrace_on_graph_upload(CUgraphExec e, CUstream s) __attribute__((visibility("hidden")));
+
+/* A context is about to be destroyed (before ktrace_on_context_destroy):
+ * graph launches whose digests are in flight in it are written without them,
+ * ktrace's instrumented copies in it are forgotten. */
+void ktrace_on_graph_context_destroy(CUcontext ctx) __attribute__((visibility("hidden")));
+
+/* Is stream s (as recorded: a _ptsz call's stream 0 is CU_STREAM_PER_THREAD)
+ * being captured?  One atomic load while no capture is under way. */
+int ktrace_stream_capturing(CUstream s) __attribute__((visibility("hidden")));
+
 /* ---- contexts -------------------------------------------------------------- */
 
 /* cuCtxDestroy / cuDevicePrimaryCtxReset / last cuDevicePrimaryCtxRelease:

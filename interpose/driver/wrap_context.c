@@ -6,10 +6,11 @@
  * gets the unsuffixed functions; same signatures) and
  * cuDevicePrimaryCtxRetain, and the per-device count of the application's
  * primary-context retains.  May call: the real driver through ktrace_real,
- * ktrace_on_context_destroy() (events.h).
+ * ktrace_on_graph_context_destroy() and ktrace_on_context_destroy() (events.h).
  *
- * The hook ktrace_on_context_destroy() runs BEFORE the real call, while the
- * context can still be used to finish ktrace's work in it.
+ * The hooks run BEFORE the real call, while the context can still be used
+ * to finish ktrace's work in it: the graphs' first (their launches in flight
+ * hold hash results of the context), then the rest.
  *
  * A primary context dies on the release that balances the last retain.  The
  * driver does not expose its reference count, so the wrappers count the
@@ -44,10 +45,17 @@ static struct primary_context *primary_of(CUdevice d)
 	return (d >= 0 && d < KT_MAX_DEVICES) ? &primaries[d] : NULL;
 }
 
+/* The hooks of a context about to be destroyed. */
+static void context_going(CUcontext c)
+{
+	ktrace_on_graph_context_destroy(c);
+	ktrace_on_context_destroy(c);
+}
+
 static CUresult ctx_destroy(ctx_fn fn, CUcontext c)
 {
 	if (c && ktrace_tracing_on())
-		ktrace_on_context_destroy(c);
+		context_going(c);
 	return fn(c);
 }
 
@@ -87,7 +95,7 @@ static CUresult primary_release(dev_fn fn, CUdevice d)
 		CUcontext c = atomic_load_explicit(&p->ctx, memory_order_relaxed);
 
 		if (c)
-			ktrace_on_context_destroy(c);
+			context_going(c);
 	}
 	res = fn(d);
 	if (res == CUDA_SUCCESS && p && atomic_load_explicit(&p->retains, memory_order_relaxed) > 0)
@@ -134,7 +142,7 @@ static CUresult primary_reset(dev_fn fn, CUdevice d)
 		CUcontext c = active_primary(d);
 
 		if (c)
-			ktrace_on_context_destroy(c);
+			context_going(c);
 	}
 	res = fn(d);
 	if (res == CUDA_SUCCESS && p)

@@ -914,6 +914,19 @@ uint32_t ktrace_hash_copy(CUcontext ctx, CUstream stream, const struct ktrace_re
 	return KTRACE_DST_DIGEST_DEVICE;
 }
 
+int ktrace_hash_kernels(CUcontext ctx, CUfunction *fn, uint32_t *max_blocks)
+{
+	struct hctx *c;
+
+	if (!atomic_load_explicit(&P.running, memory_order_acquire) || !(c = ctx_get(ctx)))
+		return -1;
+	for (int v = 0; v < KT_HASH_NVARIANTS; v++) {
+		fn[v] = c->fn[v];
+		max_blocks[v] = c->max_blocks[v];
+	}
+	return 0;
+}
+
 /* ---- forced completion ------------------------------------------------------ */
 
 /* Complete every job of c now (results not landed are missing).  Jobs whose

@@ -80,6 +80,12 @@ void ktrace_hash_post(struct ktrace_hash_job *job, CUresult launch_result);
  * context, no result slot within the bounded wait). */
 uint32_t ktrace_hash_copy(CUcontext ctx, CUstream stream, const struct ktrace_rec_memcpy *r, uint64_t time_ns);
 
+/* ktrace's checksum kernel in context ctx (current on this thread), loaded
+ * by the pipeline at its first use there: the function of each variant
+ * (hashkern/hashkern_abi.h, smallest first) and the most blocks worth
+ * launching of each.  0, or -1 when hashing is off in ctx. */
+int ktrace_hash_kernels(CUcontext ctx, CUfunction *fn, uint32_t *max_blocks);
+
 /* A context is being destroyed: complete its jobs without waiting (hashes
  * that have not landed are marked missing) and free its resources. */
 void ktrace_hash_context_destroyed(CUcontext ctx);

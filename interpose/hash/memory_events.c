@@ -33,6 +33,7 @@
 #include "interpose/capture/capture_thread.h"
 #include "interpose/driver/driver_real.h"
 #include "interpose/driver/events.h"
+#include "interpose/graph/graph.h"
 #include "interpose/hash/hash_pipeline.h"
 #include "interpose/hash/memory_events.h"
 #include "interpose/capture/param_scan.h"
@@ -286,9 +287,16 @@ static int digest_delivered(struct ktrace_rec_memcpy *r, const void *host, int s
 
 /* The operation number of a copy or set (shared with launches, so they
  * order among them); 0 when tracing is paused (ktrace_pause()): the number is
- * taken anyway, as a paused launch takes one, and nothing is recorded. */
-static int take_op_seq(uint64_t *op_seq)
+ * taken anyway, as a paused launch takes one, and nothing is recorded.  A
+ * copy or set on a stream being captured did not run (it is a graph node):
+ * no number, no record, counted. */
+static int take_op_seq(uint64_t *op_seq, CUstream stream)
 {
+	if (ktrace_graph_captures_any() && ktrace_stream_capturing(stream)) {
+		if (ktrace_tracer.writer)
+			ktrace_writer_count(ktrace_tracer.writer, KTRACE_CTR_LAUNCHES_CAPTURED, 1);
+		return 0;
+	}
 	*op_seq = atomic_fetch_add_explicit(&ktrace_tracer.launch_seq, 1, memory_order_relaxed);
 	return !atomic_load_explicit(&ktrace_tracer.paused, memory_order_relaxed);
 }
@@ -301,7 +309,7 @@ void ktrace_on_memcpy(uint64_t dst, uint64_t src, uint64_t bytes, uint32_t dir, 
 	uint64_t max = (flags & KTRACE_COPYF_ASYNC) ? SRC_DIGEST_ASYNC_MAX : SRC_DIGEST_SYNC_MAX;
 
 	memset(&r, 0, sizeof(r));
-	if (!take_op_seq(&r.op_seq))
+	if (!take_op_seq(&r.op_seq, stream))
 		return;
 	r.dst = dst;
 	r.src = src;
@@ -330,7 +338,7 @@ void ktrace_on_memset(uint64_t dst, uint64_t value, uint32_t elem_size, uint64_t
 	int32_t dev;
 
 	memset(&r, 0, sizeof(r));
-	if (!take_op_seq(&r.op_seq))
+	if (!take_op_seq(&r.op_seq, stream))
 		return;
 	r.dst = dst;
 	r.count = count;

@@ -79,6 +79,8 @@
 
 #include <cuda.h>
 
+#include "test/fakecuda/fakecuda_internal.h"
+
 #ifdef FAKECUDA_REAL_MEMORY
 #include "hashkern/hashkern_abi.h"
 #include "hashkern/ktrace_digest.h"
@@ -491,7 +493,7 @@ API CUresult cuDevicePrimaryCtxGetState(CUdevice d, unsigned *flags, int *active
 API CUresult cuStreamIsCapturing(CUstream s, CUstreamCaptureStatus *st)
 {
 	NOTE();
-	*st = s == FAKE_CAPTURING_STREAM ? CU_STREAM_CAPTURE_STATUS_ACTIVE : CU_STREAM_CAPTURE_STATUS_NONE;
+	*st = s == FAKE_CAPTURING_STREAM ? CU_STREAM_CAPTURE_STATUS_ACTIVE : fg_capture_status(s);
 	return CUDA_SUCCESS;
 }
 API CUresult cuStreamGetCtx(CUstream s, CUcontext *c) { (void)s; NOTE(); *c = (CUcontext)&the_context; return CUDA_SUCCESS; }
@@ -607,21 +609,35 @@ static CUresult launch_run(CUfunction f, unsigned gx, void **params)
 
 #define LK_PARAMS CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, \
 	unsigned bz, unsigned shm, CUstream s, void **params
-#define LK_UNUSED (void)gy; (void)gz; (void)bx; (void)by; (void)bz; (void)shm; (void)s; (void)params
 
-API CUresult cuLaunchKernel(LK_PARAMS, void **extra) { LK_UNUSED; (void)extra; NOTE(); return launch_run(f, gx, params); }
-API CUresult cuLaunchKernel_ptsz(LK_PARAMS, void **extra) { LK_UNUSED; (void)extra; NOTE(); return launch_run(f, gx, params); }
-API CUresult cuLaunchCooperativeKernel(LK_PARAMS) { LK_UNUSED; NOTE(); return launch_run(f, gx, params); }
-API CUresult cuLaunchCooperativeKernel_ptsz(LK_PARAMS) { LK_UNUSED; NOTE(); return launch_run(f, gx, params); }
+/* A launch: into the graph of its stream's capture, else run. */
+static CUresult launch_or_capture(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+				  unsigned bz, unsigned shm, CUstream s, void **params)
+{
+	const unsigned grid[3] = { gx, gy, gz }, block[3] = { bx, by, bz };
+	CUresult r;
+
+	if (fg_capture_kernel(s, f, grid, block, shm, params, &r))
+		return r;
+	return launch_run(f, gx, params);
+}
+#define LK_ARGS f, gx, gy, gz, bx, by, bz, shm, s, params
+
+API CUresult cuLaunchKernel(LK_PARAMS, void **extra) { (void)extra; NOTE(); return launch_or_capture(LK_ARGS); }
+API CUresult cuLaunchKernel_ptsz(LK_PARAMS, void **extra) { (void)extra; NOTE(); return launch_or_capture(LK_ARGS); }
+API CUresult cuLaunchCooperativeKernel(LK_PARAMS) { NOTE(); return launch_or_capture(LK_ARGS); }
+API CUresult cuLaunchCooperativeKernel_ptsz(LK_PARAMS) { NOTE(); return launch_or_capture(LK_ARGS); }
+#define LK_EX_ARGS f, c->gridDimX, c->gridDimY, c->gridDimZ, c->blockDimX, c->blockDimY, c->blockDimZ, \
+	c->sharedMemBytes, c->hStream, params
 API CUresult cuLaunchKernelEx(const CUlaunchConfig *c, CUfunction f, void **params, void **extra)
 {
 	(void)extra; NOTE();
-	return c ? launch_run(f, c->gridDimX, params) : CUDA_ERROR_INVALID_VALUE;
+	return c ? launch_or_capture(LK_EX_ARGS) : CUDA_ERROR_INVALID_VALUE;
 }
 API CUresult cuLaunchKernelEx_ptsz(const CUlaunchConfig *c, CUfunction f, void **params, void **extra)
 {
 	(void)extra; NOTE();
-	return c ? launch_run(f, c->gridDimX, params) : CUDA_ERROR_INVALID_VALUE;
+	return c ? launch_or_capture(LK_EX_ARGS) : CUDA_ERROR_INVALID_VALUE;
 }
 
 /* ---- memory ---------------------------------------------------------------- */
@@ -681,7 +697,12 @@ API CUresult cuMemsetD8_v2(CUdeviceptr d, unsigned char v, size_t n)
 }
 API CUresult cuMemsetD32Async(CUdeviceptr d, unsigned v, size_t n, CUstream s)
 {
-	(void)d; (void)v; (void)n; (void)s; NOTE(); return CUDA_SUCCESS;
+	CUresult r;
+
+	NOTE();
+	if (fg_capture_memset(s, d, v, 4, n, &r))
+		return r;
+	return CUDA_SUCCESS;
 }
 API CUresult cuMemsetD32Async_ptsz(CUdeviceptr d, unsigned v, size_t n, CUstream s)
 {
@@ -971,6 +992,39 @@ API CUresult cuGetErrorName(CUresult e, const char **s)
 	return CUDA_SUCCESS;
 }
 #endif
+
+/* ---- for fakegraph.c (fakecuda_internal.h) ------------------------------------------ */
+
+void fk_note(const char *fn) { note(fn); }
+int fk_real_memory(void) { return real_memory(); }
+CUresult fk_launch_run(CUfunction f, unsigned gx, void **params) { return launch_run(f, gx, params); }
+CUresult fk_copy(void *dst, const void *src, size_t n, int dev_dst, int dev_src)
+{
+	return real_copy(dst, src, n, dev_dst, dev_src);
+}
+int fk_device_range(uintptr_t p, size_t n) { return real_device_range(p, n); }
+CUresult fk_event_record(CUevent e) { return record(e); }
+
+int fk_func_layout(CUfunction f, unsigned *n, size_t *off, size_t *size)
+{
+	const struct fake_func *ff = (const struct fake_func *)f;
+
+	if (!is_func(f))
+		return -1;
+	*n = ff->nparams;
+	for (unsigned i = 0; i < ff->nparams; i++) {
+		off[i] = ff->off[i];
+		size[i] = ff->size[i];
+	}
+#ifdef FAKECUDA_REAL_MEMORY
+	/* ktrace's checksum kernels take one struct by value, its size by variant */
+	if (ff->kind == FK_HASH)
+		size[0] = strcmp(ff->name, "ktrace_hash_r8") == 0	   ? sizeof(struct kt_hash_params_r8)
+			  : strcmp(ff->name, "ktrace_hash_r32") == 0 ? sizeof(struct kt_hash_params_r32)
+								      : sizeof(struct kt_hash_params_r160);
+#endif
+	return 0;
+}
 
 /* ---- entry-point lookup ------------------------------------------------------ */
 

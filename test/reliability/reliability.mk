@@ -17,11 +17,13 @@ $(BUILD)/rel_app: test/reliability/rel_app.c $(BUILD)/fakecuda/libcuda.so.1
 	$(Q)$(CC) $(CFLAGS_ALL) -o $@ $< -L$(BUILD)/fakecuda -l:libcuda.so.1 $(LDFLAGS_ALL)
 
 # The fake driver without cuFuncGetName / cuKernelGetName (an old driver).
-$(BUILD)/fakecuda-noname/libcuda.so.1: test/fakecuda/fakecuda.c
+$(BUILD)/fakecuda-noname/libcuda.so.1: test/fakecuda/fakecuda.c test/fakecuda/fakegraph.c \
+		test/fakecuda/fakecuda_internal.h
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $@")
 	$(Q)$(CC) $(CFLAGS_ALL) -DFAKECUDA_NO_FUNCGETNAME -fvisibility=default -shared \
-		-Wl,-soname,libcuda.so.1 -Wl,-Bsymbolic -o $@ $< $(LDFLAGS_ALL)
+		-Wl,-soname,libcuda.so.1 -Wl,-Bsymbolic -o $@ test/fakecuda/fakecuda.c test/fakecuda/fakegraph.c \
+		$(LDFLAGS_ALL)
 
 TESTS += rel_concurrency_test
 rel_concurrency_test_SRCS := test/reliability/rel_concurrency_test.c $(REL_UTIL)

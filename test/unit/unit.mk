@@ -118,7 +118,7 @@ TEST_DEPS += $(CAPTURE_STRUCT_CUBIN)
 
 CAPTURE_TEST_OBJS_SRCS := test/unit/capture_support.c interpose/registry/registry.c interpose/registry/kernel_cache.c interpose/registry/meta_worker.c interpose/registry/module_image.c interpose/registry/kernel_record.c \
 	interpose/registry/handle_map.c interpose/capture/param_scan.c interpose/capture/capture_thread.c interpose/hash/alloc_map.c \
-	interpose/capture/launch_expand.c interpose/capture/launch_clock.c
+	interpose/capture/launch_expand.c interpose/capture/launch_clock.c interpose/graph/graph_capture.c
 TESTS += capture_registry_test
 capture_registry_test_SRCS := test/unit/capture_registry_test.c $(CAPTURE_TEST_OBJS_SRCS)
 capture_registry_test_LIBS := -lcmocka
@@ -167,11 +167,12 @@ FAKECUDA := $(BUILD)/fakecuda/libcuda.so.1
 TEST_DEPS += $(FAKECUDA) $(BUILD)/interpose_app $(BUILD)/libktrace.so $(BUILD)/interpose_nocuda \
 	$(BUILD)/fakecuda/libinterpose_cusym.so
 
-$(FAKECUDA): test/fakecuda/fakecuda.c
+FAKECUDA_SRCS := test/fakecuda/fakecuda.c test/fakecuda/fakegraph.c
+$(FAKECUDA): $(FAKECUDA_SRCS) test/fakecuda/fakecuda_internal.h
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $@")
 	$(Q)$(CC) $(CFLAGS_ALL) -fvisibility=default -shared -Wl,-soname,libcuda.so.1 -Wl,-Bsymbolic \
-		-o $@ $< $(LDFLAGS_ALL)
+		-o $@ $(FAKECUDA_SRCS) $(LDFLAGS_ALL)
 
 # A library whose constructor calls CUDA (before ktrace's constructor may run).
 $(BUILD)/fakecuda/libinterpose_ctor.so: test/unit/interpose_ctorlib.c $(FAKECUDA)
@@ -245,11 +246,11 @@ replay_confirm_test_SRCS := test/unit/replay_confirm_test.c interpose/replay/rep
 replay_confirm_test_LIBS := -lcmocka
 # The fake driver with real memory and the extra entry points (test/fakecuda/fakecuda.c).
 FAKECUDA_REAL := $(BUILD)/fakecuda-real/libcuda.so.1
-$(FAKECUDA_REAL): test/fakecuda/fakecuda.c hashkern/ktrace_digest.c
+$(FAKECUDA_REAL): $(FAKECUDA_SRCS) hashkern/ktrace_digest.c test/fakecuda/fakecuda_internal.h
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $@")
 	$(Q)$(CC) $(CFLAGS_ALL) -DFAKECUDA_REAL_MEMORY -fvisibility=default -shared -Wl,-soname,libcuda.so.1 \
-		-Wl,-Bsymbolic -o $@ $^ $(LDFLAGS_ALL)
+		-Wl,-Bsymbolic -o $@ $(FAKECUDA_SRCS) hashkern/ktrace_digest.c $(LDFLAGS_ALL)
 TEST_DEPS += $(FAKECUDA_REAL)
 $(BUILD)/replay_confirm_test: $(FAKECUDA_REAL)
 
@@ -273,5 +274,15 @@ $(BUILD)/capture_results_app: test/unit/capture_results_app.c $(FAKECUDA_REAL)
 	@$(if $(Q),echo "  LINK    $@")
 	$(Q)$(CC) $(CFLAGS_ALL) -o $@ $< -L$(BUILD)/fakecuda-real -l:libcuda.so.1 $(LDFLAGS_ALL)
 $(BUILD)/capture_extent_app: test/unit/capture_extent_app.c $(FAKECUDA_REAL)
+	@$(if $(Q),echo "  LINK    $@")
+	$(Q)$(CC) $(CFLAGS_ALL) -o $@ $< -L$(BUILD)/fakecuda-real -l:libcuda.so.1 $(LDFLAGS_ALL)
+
+# ---- CUDA graphs end to end: graphs built node by node, captured, updated, with a
+# planted non-deterministic node, under libktrace.so with the real-memory fake driver.
+TESTS += graph_test
+graph_test_SRCS = test/unit/graph_test.c test/unit/diff_sim.c $(DIFF_CORE_SRCS)
+graph_test_LIBS := -lcmocka
+TEST_DEPS += $(BUILD)/graph_app $(BUILD)/ktrace-dump $(BUILD)/ktrace
+$(BUILD)/graph_app: test/unit/graph_app.c $(FAKECUDA_REAL)
 	@$(if $(Q),echo "  LINK    $@")
 	$(Q)$(CC) $(CFLAGS_ALL) -o $@ $< -L$(BUILD)/fakecuda-real -l:libcuda.so.1 $(LDFLAGS_ALL)

@@ -1,0 +1,39 @@
+/* interpose/graph/graph.h: what the rest of libktrace.so asks of the CUDA
+ * graph module (interpose/graph/).
+ *
+ * The driver wrappers report graph and capture calls through the hooks of
+ * interpose/driver/events.h, which this module implements; the launch,
+ * copy and order paths ask ktrace_stream_capturing() (events.h) whether a
+ * stream is being captured; the lifecycle drains and stops the module's
+ * thread and calls its fork hooks (interpose/fork.c).  Declarations only.
+ */
+#ifndef KTRACE_GRAPH_H
+#define KTRACE_GRAPH_H
+
+#include <stdatomic.h>
+
+#include <cuda.h>
+
+#include "interpose/tracer.h"
+
+/* Any stream capture under way (one relaxed load of the tracer's line)? */
+static inline int ktrace_graph_captures_any(void)
+{
+	return atomic_load_explicit(&ktrace_tracer.captures, memory_order_relaxed) != 0;
+}
+
+/* Wait at most timeout_ms for graph launches whose digests are in flight,
+ * then write every pending record (digests that did not land: missing).
+ * Called at exit, before the writer closes. */
+void ktrace_graph_drain(unsigned timeout_ms) KTRACE_HIDDEN;
+/* Stop the module's thread (at exit, after the drain). */
+void ktrace_graph_stop(void) KTRACE_HIDDEN;
+
+/* Fork hooks (interpose/fork.c): prepare takes the module's locks, parent
+ * releases them, child forgets every graph, exec and pending launch of the
+ * parent (their GPU objects are the parent's) and releases them. */
+void ktrace_graph_fork_prepare(void) KTRACE_HIDDEN;
+void ktrace_graph_fork_parent(void) KTRACE_HIDDEN;
+void ktrace_graph_fork_child(void) KTRACE_HIDDEN;
+
+#endif

@@ -1,0 +1,442 @@
+/* interpose/graph/graph_exec.c: an executable graph's life as ktrace follows it.
+ *
+ * Owns struct kt_gexec.  At instantiation ktrace clones the program's
+ * graph into its *mirror* (cuGraphClone, the program's graph may change or
+ * go away afterwards) and describes the mirror as revision 0 (GRAPH
+ * record).  Node parameters the program sets on the exec are set on the
+ * mirror's node too (its graph-level setter, the node found by its place in
+ * the graph), and the next launch describes the mirror again (a new
+ * revision, cause "node update"); cuGraphExecUpdate replaces the mirror by
+ * a clone of the new graph (cause "exec update").  With hashing on, each
+ * revision of a graph that can be instrumented gets ktrace's instrumented
+ * copy (graph_hash.c).  A launch takes one block of launch_seq numbers for
+ * the nodes it records and runs ktrace's copy (digests land later, written
+ * by the graph thread) or the program's exec (records written at once).
+ * Every field is guarded by the exec's lock; the registry
+ * (graph_registry.c) keeps the exec alive while a call uses it.
+ * In a replay run (KTRACE_REPLAY) a graph launch runs node by node when it
+ * can (graph_replay.c), so that its kernel nodes can be confirmed.
+ * May call: the real driver (ktrace_real), the model, the hash state, the
+ * records, the graph thread, the replay run's node-by-node launches, the
+ * capture path's thread and context cache.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "format/trace_writer.h"
+#include "interpose/capture/capture_thread.h"
+#include "interpose/driver/driver_real.h"
+#include "interpose/driver/events.h"
+#include "interpose/graph/graph_internal.h"
+
+struct kt_gexec {
+	pthread_mutex_t lock;
+	CUgraphExec handle;
+	uint64_t id, graph_id, flags;
+	CUcontext ctx;
+	int32_t device;
+	CUgraph mirror;            /* NULL: the clone failed, rev describes the program's graph as instantiated */
+	uint32_t ntop;
+	CUgraphNode *user_top[2];  /* the program's top-level nodes: at instantiation, at the last update */
+	CUgraphNode *mirror_top;   /* the mirror's, in the same order */
+	uint8_t *disabled;         /* per top-level node: disabled in the exec */
+	struct kt_grev *rev;
+	uint32_t next_revision;
+	uint32_t untraced;         /* a reason that lasts (device launch, no mirror) */
+	uint32_t noted;            /* the last reason a NOTE was written for */
+	int dirty;                 /* node parameters set since rev */
+	uint64_t launches;
+	struct kt_ghash *hash;     /* ktrace's instrumented copy; NULL: launches run the program's exec */
+};
+
+/* ---- the mirror ------------------------------------------------------------------------ */
+
+/* g's top-level nodes (malloc'd) and their count.  NULL when none or unknown. */
+static CUgraphNode *top_nodes(CUgraph g, uint32_t *n)
+{
+	size_t k = 0;
+	CUgraphNode *v;
+
+	*n = 0;
+	if (!ktrace_real.cuGraphGetNodes || ktrace_real.cuGraphGetNodes(g, NULL, &k) != CUDA_SUCCESS || !k)
+		return NULL;
+	v = calloc(k, sizeof(*v));
+	if (v && ktrace_real.cuGraphGetNodes(g, v, &k) == CUDA_SUCCESS) {
+		*n = (uint32_t)k;
+		return v;
+	}
+	free(v);
+	return NULL;
+}
+
+/* Clone g into x's mirror and map g's top-level nodes to the mirror's.
+ * which: 0 at instantiation, 1 at an update.  0 or -1 (mirror unchanged). */
+static int mirror_from(struct kt_gexec *x, CUgraph g, int which)
+{
+	CUgraph m = NULL;
+	CUgraphNode *user, *mine;
+	uint32_t n;
+
+	if (!ktrace_real.cuGraphClone || ktrace_real.cuGraphClone(&m, g) != CUDA_SUCCESS)
+		return -1;
+	user = top_nodes(g, &n);
+	mine = calloc(n + 1, sizeof(*mine));
+	for (uint32_t i = 0; mine && i < n; i++)
+		if (ktrace_real.cuGraphNodeFindInClone(&mine[i], user[i], m) != CUDA_SUCCESS)
+			mine[i] = NULL;
+	if (!mine || (which && n != x->ntop)) {
+		free(user);
+		free(mine);
+		ktrace_real.cuGraphDestroy(m);
+		return -1;
+	}
+	if (x->mirror)
+		ktrace_real.cuGraphDestroy(x->mirror);
+	x->mirror = m;
+	free(x->mirror_top);
+	x->mirror_top = mine;
+	free(x->user_top[which]);
+	x->user_top[which] = user;
+	if (!which) {
+		x->ntop = n;
+		x->disabled = calloc(n + 1, 1);
+	}
+	return 0;
+}
+
+/* The place among the top-level nodes of a node the program names, or NONE. */
+static uint32_t top_place(const struct kt_gexec *x, CUgraphNode node)
+{
+	for (int w = 1; w >= 0; w--)
+		for (uint32_t i = 0; x->user_top[w] && i < x->ntop; i++)
+			if (x->user_top[w][i] == node)
+				return i;
+	return KT_GRAPH_NONE;
+}
+
+/* ---- revisions ------------------------------------------------------------------------- */
+
+/* The program's handles on the top-level nodes, and which are disabled;
+ * disabled[] receives their revision indexes. */
+static uint32_t apply_exec_state(struct kt_gexec *x, struct kt_grev *r, uint32_t *disabled)
+{
+	const CUgraphNode *user = x->user_top[1] ? x->user_top[1] : x->user_top[0];
+	uint32_t nd = 0;
+
+	for (uint32_t i = 0; x->mirror_top && i < x->ntop; i++) {
+		uint32_t idx = kt_grev_top_index(r, x->mirror_top[i]);
+
+		if (idx == KT_GRAPH_NONE)
+			continue;
+		if (user)
+			r->nodes[idx].rec.handle = (uint64_t)(uintptr_t)user[i];
+		if (x->disabled && x->disabled[i]) {
+			r->nodes[idx].rec.flags |= KTRACE_GNODEF_DISABLED;
+			disabled[nd++] = idx;
+		}
+	}
+	return nd;
+}
+
+static int can_hash(uint32_t untraced)
+{
+	return untraced == KTRACE_GRAPH_TRACED || untraced == KTRACE_GRAPH_UNTRACED_NODE_KIND;
+}
+
+/* With hashing: lay out r's digests and (re)build the instrumented copy. */
+static void hash_revision(struct kt_gexec *x, struct kt_grev *r, const uint32_t *disabled, uint32_t nd)
+{
+	uint32_t why = KTRACE_GRAPH_TRACED;
+
+	if (!can_hash(r->untraced) || !x->mirror || kt_ghash_plan(r)) {
+		kt_ghash_release(x->hash);
+		x->hash = NULL;
+		return;
+	}
+	x->hash = kt_ghash_build(x->hash, x->mirror, r, x->flags, disabled, nd, &why);
+	if (x->hash) {
+		r->flags |= KTRACE_GRAPHF_HASHED;
+		return;
+	}
+	if (!r->untraced)
+		r->untraced = why;
+	for (uint32_t i = 0; i < r->nnodes; i++)
+		r->nodes[i].rec.flags &= (uint16_t)~KTRACE_GNODEF_HASHED;
+}
+
+static void note_untraced(struct kt_gexec *x, const struct kt_grev *r)
+{
+	static const char *const why[] = {
+		[KTRACE_GRAPH_UNTRACED_DEVICE_LAUNCH] = "instantiated for device launch: launches made on the GPU are "
+							"not seen, host launches are recorded unhashed",
+		[KTRACE_GRAPH_UNTRACED_CONDITIONAL] = "it has conditional nodes: their bodies are not recorded, the "
+						      "other nodes are recorded unhashed",
+		[KTRACE_GRAPH_UNTRACED_NODE_KIND] = "it has a node of a kind ktrace does not know: that node is not "
+						    "recorded",
+		[KTRACE_GRAPH_UNTRACED_DRIVER] = "ktrace's instrumented copy of it could not be made (a driver "
+						 "error): its launches are recorded unhashed",
+		[KTRACE_GRAPH_UNTRACED_TOO_LARGE] = "it is larger than ktrace follows: its launches are not recorded",
+		[KTRACE_GRAPH_UNTRACED_QUERY] = "the driver could not describe it: its launches are not recorded",
+	};
+
+	if (!r->untraced || r->untraced == x->noted || r->untraced >= sizeof(why) / sizeof(why[0]))
+		return;
+	x->noted = r->untraced;
+	kt_graph_note(x->id, x->graph_id, r->untraced, why[r->untraced]);
+}
+
+/* Describe the graph the exec runs as a new revision and make it current. */
+static void new_revision(struct kt_gexec *x, CUgraph described, uint32_t cause)
+{
+	struct kt_grev *r = kt_grev_describe(described, x->ctx);
+	uint32_t *disabled, nd;
+
+	if (!r)
+		return;
+	r->exec_id = x->id;
+	r->graph_id = x->graph_id;
+	r->revision = x->next_revision++;
+	r->cause = cause;
+	r->instantiate_flags = x->flags;
+	r->device = x->device;
+	if (x->untraced && (!r->untraced || r->untraced == KTRACE_GRAPH_UNTRACED_NODE_KIND))
+		r->untraced = x->untraced;
+	disabled = calloc(r->nnodes + 1, sizeof(*disabled));
+	nd = disabled ? apply_exec_state(x, r, disabled) : 0;
+	if (kt_grev_finish(r) == 0) {
+		kt_grev_plan_regions(r, ktrace_tracer.cfg.hash);
+		if (ktrace_tracer.cfg.hash)
+			hash_revision(x, r, disabled, nd);
+	}
+	free(disabled);
+	kt_grev_write_record(r, ktrace_capture_tid());
+	note_untraced(x, r);
+	kt_grev_release(x->rev);
+	x->rev = r;
+	x->dirty = 0;
+}
+
+/* ---- life -------------------------------------------------------------------------------- */
+
+struct kt_gexec *kt_gexec_new(CUgraphExec e, CUgraph g, uint64_t flags)
+{
+	struct kt_gexec *x = calloc(1, sizeof(*x));
+	CUstreamCaptureMode mode;
+	int began;
+
+	if (!x)
+		return NULL;
+	pthread_mutex_init(&x->lock, NULL);
+	x->handle = e;
+	x->id = kt_graph_new_exec_id();
+	x->graph_id = kt_graph_id(g);
+	x->flags = flags;
+	x->ctx = ktrace_capture_context(&x->device);
+	if (flags & CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH)
+		x->untraced = KTRACE_GRAPH_UNTRACED_DEVICE_LAUNCH;
+	began = kt_graph_calls_begin(&mode);
+	if (mirror_from(x, g, 0)) {
+		x->untraced = KTRACE_GRAPH_UNTRACED_DRIVER; /* described once, from the program's graph */
+		new_revision(x, g, KTRACE_GRAPH_INSTANTIATE);
+	} else {
+		new_revision(x, x->mirror, KTRACE_GRAPH_INSTANTIATE);
+	}
+	kt_graph_calls_end(&mode, began);
+	return x;
+}
+
+void kt_gexec_free(struct kt_gexec *x)
+{
+	CUstreamCaptureMode mode;
+	int began;
+
+	if (!x)
+		return;
+	began = kt_graph_calls_begin(&mode);
+	kt_ghash_release(x->hash);
+	if (x->mirror)
+		ktrace_real.cuGraphDestroy(x->mirror);
+	kt_graph_calls_end(&mode, began);
+	kt_grev_release(x->rev);
+	free(x->user_top[0]);
+	free(x->user_top[1]);
+	free(x->mirror_top);
+	free(x->disabled);
+	pthread_mutex_destroy(&x->lock);
+	free(x);
+}
+
+void kt_gexec_updated(struct kt_gexec *x, CUgraph g)
+{
+	CUstreamCaptureMode mode;
+	int began;
+
+	pthread_mutex_lock(&x->lock);
+	began = kt_graph_calls_begin(&mode);
+	if (x->mirror && mirror_from(x, g, 1) == 0) {
+		x->graph_id = kt_graph_id(g);
+		new_revision(x, x->mirror, KTRACE_GRAPH_EXEC_UPDATE);
+	}
+	kt_graph_calls_end(&mode, began);
+	pthread_mutex_unlock(&x->lock);
+}
+
+/* Set the mirror's node m as the program set its exec's node.  0 or -1. */
+static int set_on_mirror(CUgraphNode m, const struct ktrace_graph_node_set *s)
+{
+	CUDA_KERNEL_NODE_PARAMS k;
+	CUgraphNodeParams p;
+
+	switch (s->what) {
+	case KTRACE_GSET_KERNEL_V1:
+		memset(&k, 0, sizeof(k));
+		memcpy(&k, s->kernel_v1, sizeof(*s->kernel_v1)); /* v2 starts with v1's fields */
+		return ktrace_real.cuGraphKernelNodeSetParams_v2(m, &k) == CUDA_SUCCESS ? 0 : -1;
+	case KTRACE_GSET_KERNEL:
+		return ktrace_real.cuGraphKernelNodeSetParams_v2(m, s->kernel) == CUDA_SUCCESS ? 0 : -1;
+	case KTRACE_GSET_MEMCPY:
+		return ktrace_real.cuGraphMemcpyNodeSetParams(m, s->copy) == CUDA_SUCCESS ? 0 : -1;
+	case KTRACE_GSET_MEMSET:
+		return ktrace_real.cuGraphMemsetNodeSetParams(m, s->set) == CUDA_SUCCESS ? 0 : -1;
+	case KTRACE_GSET_GENERIC:
+		return ktrace_real.cuGraphNodeSetParams(m, s->generic) == CUDA_SUCCESS ? 0 : -1;
+	case KTRACE_GSET_CHILD:
+		memset(&p, 0, sizeof(p));
+		p.type = CU_GRAPH_NODE_TYPE_GRAPH;
+		p.graph.graph = s->child;
+		return ktrace_real.cuGraphNodeSetParams(m, &p) == CUDA_SUCCESS ? 0 : -1;
+	default:
+		return -1;
+	}
+}
+
+void kt_gexec_node_set(struct kt_gexec *x, const void *set)
+{
+	const struct ktrace_graph_node_set *s = set;
+	CUstreamCaptureMode mode;
+	uint32_t i;
+	int began, rc = 0;
+
+	pthread_mutex_lock(&x->lock);
+	i = top_place(x, s->node);
+	began = kt_graph_calls_begin(&mode);
+	if (!x->mirror || i == KT_GRAPH_NONE || !x->mirror_top[i])
+		rc = -1;
+	else if (s->what == KTRACE_GSET_ENABLED)
+		x->disabled[i] = !s->enabled;
+	else
+		rc = set_on_mirror(x->mirror_top[i], s);
+	kt_graph_calls_end(&mode, began);
+	if (rc && x->noted != KTRACE_GRAPH_UNTRACED_DRIVER)
+		kt_graph_note(x->id, x->graph_id, KTRACE_GRAPH_UNTRACED_DRIVER,
+			      "node parameters set on the exec could not be followed: later launches are recorded "
+			      "with the parameters ktrace knows");
+	if (rc)
+		x->noted = KTRACE_GRAPH_UNTRACED_DRIVER;
+	x->dirty = 1;
+	pthread_mutex_unlock(&x->lock);
+}
+
+void kt_gexec_upload(struct kt_gexec *x, CUstream s)
+{
+	pthread_mutex_lock(&x->lock);
+	if (x->hash)
+		kt_ghash_upload(x->hash, s);
+	pthread_mutex_unlock(&x->lock);
+}
+
+void kt_gexec_context_destroyed(struct kt_gexec *x, CUcontext ctx)
+{
+	pthread_mutex_lock(&x->lock);
+	if (x->hash && kt_ghash_context(x->hash) == ctx) {
+		kt_ghash_context_gone(x->hash);
+		kt_ghash_release(x->hash);
+		x->hash = NULL;
+	}
+	pthread_mutex_unlock(&x->lock);
+}
+
+/* ---- launches ---------------------------------------------------------------------------- */
+
+/* Run the launch hashed: ktrace's exec, then the copy of the results.  1
+ * when the records go to the graph thread; 0 when the program's exec ran
+ * instead (or the digests will not come): the caller writes them. */
+static int launch_hashed(struct kt_gexec *x, struct kt_glaunch *l, CUstream s, ktrace_real_graph_launch_fn real,
+			 void *ctx, CUresult *res)
+{
+	struct kt_gslot *slot;
+	CUgraphExec ie;
+	CUstreamCaptureMode mode;
+	int began = kt_graph_calls_begin(&mode);
+
+	l->hash_skip = KTRACE_HASH_SKIP_UNAVAILABLE; /* the graph could not be instrumented */
+	slot = x->hash ? kt_ghash_slot(x->hash, l->rev->result_words, s, &ie, &l->hash_skip) : NULL;
+	kt_graph_calls_end(&mode, began);
+	if (!slot) {
+		*res = real(x->handle, ctx);
+		return 0;
+	}
+	*res = real(ie, ctx);
+	began = kt_graph_calls_begin(&mode);
+	l->result = *res;
+	l->hashed = kt_ghash_after_launch(x->hash, slot, s, l->rev->result_words, *res) == 0;
+	kt_graph_calls_end(&mode, began);
+	if (!l->hashed)
+		return 0;
+	kt_gthread_queue(l, x->hash, slot);
+	return 1;
+}
+
+CUresult kt_gexec_launch(struct kt_gexec *x, CUstream s, void *realp, void *ctx)
+{
+	ktrace_real_graph_launch_fn real = (ktrace_real_graph_launch_fn)realp;
+	struct kt_glaunch l = { 0 };
+	CUresult res;
+
+	pthread_mutex_lock(&x->lock);
+	if (x->dirty && x->mirror) {
+		CUstreamCaptureMode mode;
+		int began = kt_graph_calls_begin(&mode);
+
+		new_revision(x, x->mirror, KTRACE_GRAPH_NODE_UPDATE);
+		kt_graph_calls_end(&mode, began);
+	}
+	if (!x->rev || ktrace_stream_capturing(s)) { /* a capture makes it a child graph node */
+		res = real(x->handle, ctx);
+		pthread_mutex_unlock(&x->lock);
+		return res;
+	}
+	if (kt_unlikely(ktrace_tracer.cfg.replay) && kt_grev_runs_node_by_node(x->rev)) {
+		/* a replay run: each kernel node a launch the replay's matcher sees */
+		res = kt_grev_run_node_by_node(x->rev, s);
+		pthread_mutex_unlock(&x->lock);
+		return res;
+	}
+	l.rev = x->rev;
+	kt_grev_hold(l.rev);
+	l.launch = x->launches++;
+	l.seq = atomic_fetch_add_explicit(&ktrace_tracer.launch_seq, l.rev->nrec, memory_order_relaxed);
+	l.stream = (uint64_t)(uintptr_t)s;
+	l.context = (uint64_t)(uintptr_t)x->ctx;
+	l.tid = ktrace_capture_tid();
+	l.device = x->device;
+	l.time_ns = ktrace_now_ns();
+	ktrace_writer_count(ktrace_tracer.writer, KTRACE_CTR_GRAPH_LAUNCHES, 1);
+	if (atomic_load_explicit(&ktrace_tracer.paused, memory_order_relaxed)) {
+		ktrace_writer_count(ktrace_tracer.writer, KTRACE_CTR_LAUNCHES_PAUSED, l.rev->nrec);
+		res = real(x->handle, ctx);
+	} else if (ktrace_tracer.cfg.hash && launch_hashed(x, &l, s, real, ctx, &res)) {
+		l.rev = NULL; /* the graph thread holds it now */
+	} else {
+		if (ktrace_tracer.cfg.hash)
+			ktrace_writer_count(ktrace_tracer.writer, KTRACE_CTR_GRAPH_LAUNCHES_UNHASHED, 1);
+		if (!ktrace_tracer.cfg.hash)
+			res = real(x->handle, ctx);
+		l.result = res;
+		l.hashed = 0;
+		kt_glaunch_write(&l);
+	}
+	pthread_mutex_unlock(&x->lock);
+	kt_grev_release(l.rev);
+	return res;
+}

@@ -1,0 +1,561 @@
+/* interpose/graph/graph_hash.c: ktrace's instrumented copy of an executable graph.
+ *
+ * Owns the hash state of an exec (struct kt_ghash): a clone of the exec's
+ * mirror graph in which every hashed kernel node is preceded by nodes of
+ * ktrace's checksum kernel over its regions (after the node's own
+ * dependencies) and followed by others (before its dependents), the exec
+ * instantiated from it, one device area (the kernels' scratch words, then
+ * their result words) and result slots: pinned host copies of the result
+ * words with an event each.  A launch of the program's exec runs ktrace's
+ * exec instead, then, on the same stream, copies the result words into a
+ * free slot (cuMemcpyDtoHAsync) and records the slot's event; the graph
+ * thread polls the event and writes the launch's records with the digests
+ * (graph_thread.c).  Nothing waits for the GPU on the program's behalf:
+ * when no slot is free after a bounded wait the program's own exec runs,
+ * unhashed.  A later launch of the exec on another stream first waits for
+ * the previous launch's copy (cuStreamWaitEvent on the slot's event, which
+ * follows the previous launch, itself ordered before this one), so the
+ * area is not overwritten before it was read.  Updates rebuild the copy and
+ * apply it with cuGraphExecUpdate, or instantiate a new one with a new area.
+ * Reference counted: launches in flight hold the state they ran with.
+ * May call: the real driver (ktrace_real), the hash pipeline's kernels,
+ * hashkern/'s ABI, the graph thread's poll.
+ */
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "format/trace_writer.h"
+#include "hashkern/hashkern_abi.h"
+#include "interpose/driver/driver_real.h"
+#include "interpose/graph/graph_internal.h"
+#include "interpose/hash/hash_pipeline.h"
+
+#define KT_GSLOTS 16
+#define SLOT_WAIT_NS 1000000ull
+#define GROUP_WORDS (KT_HASH_MAX_REGIONS + 1)
+
+struct kt_gslot {
+	uint64_t *host;      /* pinned copy of the result words */
+	uint64_t cap;        /* its words */
+	CUevent ev;
+	atomic_int busy;     /* a launch's copy is in flight, or its records are being written */
+	atomic_int lost;     /* its event failed: never reused */
+};
+
+struct kt_ghash {
+	atomic_uint refs;
+	CUcontext ctx;
+	atomic_int dead;     /* the context is gone: its GPU objects are not touched */
+	CUgraph instr;       /* the instrumented copy the exec was made (or last updated) from */
+	CUgraphExec exec;
+	CUdeviceptr area;
+	uint64_t area_words, scratch_words, result_words;
+	struct kt_gslot slots[KT_GSLOTS];
+	uint32_t next;
+	CUstream last_stream;
+	CUevent last_event;
+	int have_last;
+};
+
+static const uint32_t variant_regions[KT_HASH_NVARIANTS] = KT_HASH_VARIANT_REGIONS;
+
+/* ---- planning -------------------------------------------------------------------- */
+
+static uint32_t groups_of(uint32_t nhashed)
+{
+	return (nhashed + KT_HASH_MAX_REGIONS - 1) / KT_HASH_MAX_REGIONS;
+}
+
+int kt_ghash_plan(struct kt_grev *r)
+{
+	uint64_t words = 0;
+
+	for (uint32_t k = 0; k < r->nrec; k++) {
+		struct kt_gnode *n = &r->nodes[r->order[k]];
+		uint64_t w = (uint64_t)n->nhashed + groups_of(n->nhashed);
+
+		n->rec.flags &= (uint16_t)~KTRACE_GNODEF_HASHED;
+		if (n->rec.kind != KTRACE_GNODE_KERNEL || (n->rec.flags & KTRACE_GNODEF_FILTERED) || !n->nhashed)
+			continue;
+		n->pre_off = words;
+		n->post_off = words + w;
+		words += 2 * w;
+		n->rec.flags |= KTRACE_GNODEF_HASHED;
+	}
+	r->scratch_words = r->result_words = words;
+	return words ? 0 : -1;
+}
+
+/* ---- the instrumented copy ----------------------------------------------------------- */
+
+struct build {
+	struct kt_ghash *h;
+	const struct kt_grev *r;
+	CUfunction fn[KT_HASH_NVARIANTS];
+	uint32_t max_blocks[KT_HASH_NVARIANTS];
+	CUgraph g;           /* the copy being instrumented */
+	CUgraphNode *map;    /* per revision node: its node in the copy */
+	CUgraph *level_graph;/* per level: its graph in the copy */
+};
+
+union hash_params {
+	struct kt_hash_params_r8 r8;
+	struct kt_hash_params_r32 r32;
+	struct kt_hash_params_r160 r160;
+};
+
+/* The kernel node parameters of group grp (pre or post) of node n. */
+static void group_params(const struct build *b, const struct kt_gnode *n, uint32_t grp, int post,
+			 union hash_params *u, void **args, CUDA_KERNEL_NODE_PARAMS *kp)
+{
+	uint32_t first = grp * KT_HASH_MAX_REGIONS, cnt = n->nhashed - first, v = 0, h = 0;
+	uint64_t off = (post ? n->post_off : n->pre_off) + (uint64_t)grp * GROUP_WORDS, total = 0, blocks;
+	uint64_t *ptr, *len, *cend;
+
+	if (cnt > KT_HASH_MAX_REGIONS)
+		cnt = KT_HASH_MAX_REGIONS;
+	while (variant_regions[v] < cnt)
+		v++;
+	memset(u, 0, sizeof(*u));
+	ptr = v == 0 ? u->r8.ptr : v == 1 ? u->r32.ptr : u->r160.ptr;
+	len = v == 0 ? u->r8.len : v == 1 ? u->r32.len : u->r160.len;
+	cend = v == 0 ? u->r8.chunk_end : v == 1 ? u->r32.chunk_end : u->r160.chunk_end;
+	u->r8.h.scratch = b->h->area + off * sizeof(uint64_t);
+	u->r8.h.result = b->h->area + (b->r->scratch_words + off) * sizeof(uint64_t);
+	u->r8.h.done_value = 1;
+	u->r8.h.n = cnt;
+	for (uint32_t i = 0, k = 0; i < n->nregions && k < cnt; i++) {
+		if (!n->regions[i].hash_len || h++ < first)
+			continue;
+		ptr[k] = n->regions[i].ptr;
+		len[k] = n->regions[i].hash_len;
+		total += kt_hash_chunks(len[k]);
+		cend[k++] = total;
+	}
+	blocks = (total + KT_HASH_WARPS_PER_BLOCK - 1) / KT_HASH_WARPS_PER_BLOCK;
+	blocks = blocks > b->max_blocks[v] ? b->max_blocks[v] : blocks ? blocks : 1;
+	args[0] = u;
+	memset(kp, 0, sizeof(*kp));
+	kp->func = b->fn[v];
+	kp->gridDimX = (unsigned)blocks, kp->gridDimY = kp->gridDimZ = 1;
+	kp->blockDimX = KT_HASH_BLOCK, kp->blockDimY = kp->blockDimZ = 1;
+	kp->kernelParams = args;
+}
+
+/* The dependencies (dependents: out) of node k in the copy, malloc'd. */
+static CUgraphNode *neighbours(CUgraphNode k, int out, size_t *n)
+{
+	__typeof__(ktrace_real.cuGraphNodeGetDependencies) f =
+		out ? ktrace_real.cuGraphNodeGetDependentNodes : ktrace_real.cuGraphNodeGetDependencies;
+	CUgraphNode *v;
+
+	*n = 0;
+	if (!f || f(k, NULL, n) != CUDA_SUCCESS)
+		return NULL;
+	v = calloc(*n + 1, sizeof(*v));
+	if (v && f(k, v, n) != CUDA_SUCCESS) {
+		free(v);
+		return NULL;
+	}
+	return v;
+}
+
+/* Add node i's hash nodes around it: each pre group after i's
+ * dependencies and before i, each post group after i and before i's
+ * dependents.  0 or -1. */
+static int add_hash_nodes(const struct build *b, uint32_t i)
+{
+	const struct kt_gnode *n = &b->r->nodes[i];
+	CUgraph lg = b->level_graph[n->level];
+	CUgraphNode k = b->map[i], node;
+	size_t nd, ns;
+	CUgraphNode *deps = neighbours(k, 0, &nd), *succ = neighbours(k, 1, &ns);
+	int rc = deps && succ ? 0 : -1;
+
+	for (uint32_t grp = 0; grp < groups_of(n->nhashed) && !rc; grp++) {
+		union hash_params u;
+		void *args[1];
+		CUDA_KERNEL_NODE_PARAMS kp;
+
+		group_params(b, n, grp, 0, &u, args, &kp);
+		rc = ktrace_real.cuGraphAddKernelNode_v2(&node, lg, deps, nd, &kp) != CUDA_SUCCESS ||
+		     ktrace_real.cuGraphAddDependencies(lg, &node, &k, 1) != CUDA_SUCCESS;
+		if (rc)
+			break;
+		group_params(b, n, grp, 1, &u, args, &kp);
+		rc = ktrace_real.cuGraphAddKernelNode_v2(&node, lg, &k, 1, &kp) != CUDA_SUCCESS;
+		for (size_t s = 0; s < ns && !rc; s++)
+			rc = ktrace_real.cuGraphAddDependencies(lg, &node, &succ[s], 1) != CUDA_SUCCESS;
+	}
+	free(deps);
+	free(succ);
+	return rc ? -1 : 0;
+}
+
+/* Is node v of the copy the revision's node n (same kind; a kernel node:
+ * the same kernel and grid)? */
+static int same_node(CUgraphNode v, const struct kt_gnode *n)
+{
+	CUDA_KERNEL_NODE_PARAMS p;
+	CUgraphNodeType t;
+
+	if (ktrace_real.cuGraphNodeGetType(v, &t) != CUDA_SUCCESS || (uint32_t)t + 1 != n->rec.kind)
+		return 0;
+	if (n->rec.kind != KTRACE_GNODE_KERNEL)
+		return 1;
+	memset(&p, 0, sizeof(p));
+	if (ktrace_real.cuGraphKernelNodeGetParams_v2(v, &p) != CUDA_SUCCESS)
+		return 0;
+	return (p.func ? (uint64_t)(uintptr_t)p.func : (uint64_t)(uintptr_t)p.kern) == n->func &&
+	       p.gridDimX == n->rec.grid[0] && p.gridDimY == n->rec.grid[1] && p.gridDimZ == n->rec.grid[2];
+}
+
+/* The copy's graph and nodes of level lv (child graphs matched by the
+ * driver's node order, each checked against the revision's).  0 or -1. */
+static int map_level(struct build *b, uint32_t lv)
+{
+	const struct kt_glevel *L = &b->r->levels[lv];
+	CUgraphNode *v = NULL;
+	size_t n = 0;
+	int rc = 0;
+
+	if (lv == 0) {
+		b->level_graph[0] = b->g;
+		for (uint32_t k = 0; k < L->n && !rc; k++)
+			rc = ktrace_real.cuGraphNodeFindInClone(&b->map[L->members[k]], b->r->nodes[L->members[k]].mirror,
+								 b->g) != CUDA_SUCCESS;
+		return rc ? -1 : 0;
+	}
+	if (ktrace_real.cuGraphChildGraphNodeGetGraph(b->map[L->parent], &b->level_graph[lv]) != CUDA_SUCCESS ||
+	    ktrace_real.cuGraphGetNodes(b->level_graph[lv], NULL, &n) != CUDA_SUCCESS || n != L->n)
+		return -1;
+	v = calloc(n + 1, sizeof(*v));
+	if (!v || ktrace_real.cuGraphGetNodes(b->level_graph[lv], v, &n) != CUDA_SUCCESS)
+		rc = -1;
+	for (uint32_t k = 0; k < L->n && !rc; k++) {
+		b->map[L->members[k]] = v[k];
+		rc = !same_node(v[k], &b->r->nodes[L->members[k]]);
+	}
+	free(v);
+	return rc ? -1 : 0;
+}
+
+/* Clone mirror into b->g and instrument it.  0, or -1 (b->g destroyed). */
+static int instrument(struct build *b, CUgraph mirror)
+{
+	const struct kt_grev *r = b->r;
+	int rc = -1;
+
+	b->g = NULL;
+	free(b->map);
+	b->map = calloc(r->nnodes + 1, sizeof(*b->map));
+	b->level_graph = calloc(r->nlevels + 1, sizeof(*b->level_graph));
+	if (!b->map || !b->level_graph || !ktrace_real.cuGraphClone || ktrace_real.cuGraphClone(&b->g, mirror) != CUDA_SUCCESS)
+		goto out;
+	rc = 0;
+	for (uint32_t lv = 0; lv < r->nlevels && !rc; lv++)
+		rc = map_level(b, lv);
+	for (uint32_t k = 0; k < r->nrec && !rc; k++)
+		if (r->nodes[r->order[k]].rec.flags & KTRACE_GNODEF_HASHED)
+			rc = add_hash_nodes(b, r->order[k]);
+	if (rc) {
+		ktrace_real.cuGraphDestroy(b->g);
+		b->g = NULL;
+	}
+out:
+	free(b->level_graph);
+	b->level_graph = NULL;
+	return rc;
+}
+
+/* ---- the state ----------------------------------------------------------------------- */
+
+/* Zero the area on a private stream (the checksum kernel needs zeroed
+ * scratch; it leaves it zeroed).  0 or -1. */
+static int zero_area(CUdeviceptr a, size_t bytes)
+{
+	CUstream s = NULL;
+	int rc;
+
+	if (!ktrace_real.cuStreamCreate || !ktrace_real.cuMemsetD8Async || !ktrace_real.cuStreamSynchronize ||
+	    ktrace_real.cuStreamCreate(&s, CU_STREAM_NON_BLOCKING) != CUDA_SUCCESS)
+		return -1;
+	rc = ktrace_real.cuMemsetD8Async(a, 0, bytes, s) != CUDA_SUCCESS ||
+	     ktrace_real.cuStreamSynchronize(s) != CUDA_SUCCESS;
+	if (ktrace_real.cuStreamDestroy_v2)
+		ktrace_real.cuStreamDestroy_v2(s);
+	return rc ? -1 : 0;
+}
+
+static struct kt_ghash *state_new(CUcontext ctx, uint64_t words)
+{
+	struct kt_ghash *h = calloc(1, sizeof(*h));
+
+	if (!h)
+		return NULL;
+	atomic_init(&h->refs, 1);
+	h->ctx = ctx;
+	h->area_words = words;
+	if (ktrace_real.cuMemAlloc_v2(&h->area, words * sizeof(uint64_t)) != CUDA_SUCCESS ||
+	    zero_area(h->area, words * sizeof(uint64_t))) {
+		if (h->area)
+			ktrace_real.cuMemFree_v2(h->area);
+		free(h);
+		return NULL;
+	}
+	return h;
+}
+
+static void state_free(struct kt_ghash *h)
+{
+	CUstreamCaptureMode mode;
+	int began = kt_graph_calls_begin(&mode);
+
+	if (!atomic_load(&h->dead)) {
+		if (h->exec)
+			ktrace_real.cuGraphExecDestroy(h->exec);
+		if (h->instr)
+			ktrace_real.cuGraphDestroy(h->instr);
+		if (h->area)
+			ktrace_real.cuMemFree_v2(h->area);
+		for (int i = 0; i < KT_GSLOTS; i++) {
+			if (h->slots[i].ev && ktrace_real.cuEventDestroy_v2)
+				ktrace_real.cuEventDestroy_v2(h->slots[i].ev);
+			if (h->slots[i].host)
+				ktrace_real.cuMemFreeHost(h->slots[i].host);
+		}
+	}
+	kt_graph_calls_end(&mode, began);
+	free(h);
+}
+
+void kt_ghash_hold(struct kt_ghash *h)
+{
+	atomic_fetch_add_explicit(&h->refs, 1, memory_order_relaxed);
+}
+
+void kt_ghash_release(struct kt_ghash *h)
+{
+	if (h && atomic_fetch_sub_explicit(&h->refs, 1, memory_order_acq_rel) == 1)
+		state_free(h);
+}
+
+CUcontext kt_ghash_context(const struct kt_ghash *h)
+{
+	return h->ctx;
+}
+
+void kt_ghash_context_gone(struct kt_ghash *h)
+{
+	atomic_store(&h->dead, 1);
+}
+
+/* Disable in h's exec the nodes disabled in the program's (model indexes). */
+static void apply_disabled(const struct build *b, const uint32_t *disabled, uint32_t nd)
+{
+	for (uint32_t k = 0; k < nd && ktrace_real.cuGraphNodeSetEnabled; k++)
+		if (disabled[k] < b->r->nnodes && b->map[disabled[k]])
+			ktrace_real.cuGraphNodeSetEnabled(b->h->exec, b->map[disabled[k]], 0);
+}
+
+/* Instrument a new copy into h's existing exec with cuGraphExecUpdate.  0 or -1. */
+static int update_in_place(struct build *b, CUgraph mirror)
+{
+	CUgraphExecUpdateResultInfo info;
+
+	if (instrument(b, mirror))
+		return -1;
+	memset(&info, 0, sizeof(info));
+	if (!ktrace_real.cuGraphExecUpdate_v2 || ktrace_real.cuGraphExecUpdate_v2(b->h->exec, b->g, &info) != CUDA_SUCCESS) {
+		ktrace_real.cuGraphDestroy(b->g);
+		return -1;
+	}
+	ktrace_real.cuGraphDestroy(b->h->instr);
+	b->h->instr = b->g;
+	return 0;
+}
+
+/* Instrument a new copy and instantiate it as h's exec.  0 or -1. */
+static int make_exec(struct build *b, CUgraph mirror, uint64_t flags)
+{
+	const unsigned long long ok_flags = CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH |
+					    CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY;
+
+	if (instrument(b, mirror))
+		return -1;
+	if (ktrace_real.cuGraphInstantiateWithFlags(&b->h->exec, b->g, flags & ok_flags) != CUDA_SUCCESS) {
+		b->h->exec = NULL;
+		ktrace_real.cuGraphDestroy(b->g);
+		return -1;
+	}
+	b->h->instr = b->g;
+	return 0;
+}
+
+struct kt_ghash *kt_ghash_build(struct kt_ghash *h, CUgraph mirror, const struct kt_grev *r, uint64_t flags,
+				const uint32_t *disabled, uint32_t ndisabled, uint32_t *why)
+{
+	struct build b = { .r = r };
+	uint64_t need = r->scratch_words + r->result_words;
+	int pushed = ktrace_real.cuCtxPushCurrent_v2 && ktrace_real.cuCtxPushCurrent_v2(r->ctx) == CUDA_SUCCESS;
+	CUcontext popped;
+
+	*why = KTRACE_GRAPH_UNTRACED_DRIVER;
+	if (ktrace_hash_kernels(r->ctx, b.fn, b.max_blocks))
+		goto fail;
+	if (h && h->exec && !atomic_load(&h->dead) && h->area_words >= need) {
+		b.h = h;
+		if (update_in_place(&b, mirror) == 0)
+			goto done;
+	}
+	kt_ghash_release(h);
+	h = NULL;
+	b.h = state_new(r->ctx, need ? need : 1);
+	if (!b.h || make_exec(&b, mirror, flags))
+		goto fail;
+	h = b.h;
+done:
+	h->scratch_words = r->scratch_words;
+	h->result_words = r->result_words;
+	apply_disabled(&b, disabled, ndisabled);
+	free(b.map);
+	if (pushed)
+		ktrace_real.cuCtxPopCurrent_v2(&popped);
+	*why = KTRACE_GRAPH_TRACED;
+	return h;
+fail:
+	if (b.h && b.h != h)
+		kt_ghash_release(b.h);
+	kt_ghash_release(h);
+	free(b.map);
+	if (pushed)
+		ktrace_real.cuCtxPopCurrent_v2(&popped);
+	return NULL;
+}
+
+void kt_ghash_upload(struct kt_ghash *h, CUstream s)
+{
+	if (h->exec && !atomic_load(&h->dead) && ktrace_real.cuGraphUpload)
+		ktrace_real.cuGraphUpload(h->exec, s);
+}
+
+/* ---- result slots ------------------------------------------------------------------------ */
+
+static struct kt_gslot *claim_slot(struct kt_ghash *h)
+{
+	for (uint32_t k = 0; k < KT_GSLOTS; k++) {
+		struct kt_gslot *s = &h->slots[(h->next + k) % KT_GSLOTS];
+		int expect = 0;
+
+		if (!atomic_load(&s->lost) && atomic_compare_exchange_strong(&s->busy, &expect, 1)) {
+			h->next = (h->next + k + 1) % KT_GSLOTS;
+			return s;
+		}
+	}
+	return NULL;
+}
+
+/* A slot's pinned copy of `words` result words and its event.  0 or -1. */
+static int slot_ready(struct kt_gslot *s, uint64_t words)
+{
+	if (s->cap < words) {
+		if (s->host)
+			ktrace_real.cuMemFreeHost(s->host);
+		s->host = NULL;
+		s->cap = 0;
+		if (ktrace_real.cuMemHostAlloc((void **)&s->host, words * sizeof(uint64_t), CU_MEMHOSTALLOC_PORTABLE) !=
+		    CUDA_SUCCESS) {
+			s->host = NULL;
+			return -1;
+		}
+		s->cap = words;
+	}
+	if (!s->ev && (!ktrace_real.cuEventCreate ||
+		       ktrace_real.cuEventCreate(&s->ev, CU_EVENT_DISABLE_TIMING) != CUDA_SUCCESS)) {
+		s->ev = NULL;
+		return -1;
+	}
+	return 0;
+}
+
+struct kt_gslot *kt_ghash_slot(struct kt_ghash *h, uint64_t words, CUstream stream, CUgraphExec *exec,
+			       uint32_t *why)
+{
+	struct kt_gslot *s;
+	uint64_t t0 = 0;
+
+	*why = KTRACE_HASH_SKIP_UNAVAILABLE;
+	if (!h->exec || atomic_load(&h->dead) || words != h->result_words)
+		return NULL;
+	while (!(s = claim_slot(h))) {
+		uint64_t now = ktrace_now_ns();
+
+		if (!t0) {
+			t0 = now;
+		} else if (now - t0 > SLOT_WAIT_NS) {
+			ktrace_writer_count(ktrace_tracer.writer, KTRACE_CTR_HASH_SKIPPED_NOSLOT, 1);
+			*why = KTRACE_HASH_SKIP_NOSLOT;
+			return NULL;
+		}
+		kt_gthread_poll();
+		sched_yield();
+	}
+	if (slot_ready(s, words)) {
+		atomic_store(&s->busy, 0);
+		return NULL;
+	}
+	if (h->have_last && h->last_stream != stream && ktrace_real.cuStreamWaitEvent)
+		ktrace_real.cuStreamWaitEvent(stream, h->last_event, 0);
+	*exec = h->exec;
+	return s;
+}
+
+int kt_ghash_after_launch(struct kt_ghash *h, struct kt_gslot *slot, CUstream s, uint64_t words, CUresult res)
+{
+	CUdeviceptr results = h->area + h->scratch_words * sizeof(uint64_t);
+
+	if (res != CUDA_SUCCESS ||
+	    ktrace_real.cuMemcpyDtoHAsync_v2(slot->host, results, words * sizeof(uint64_t), s) != CUDA_SUCCESS) {
+		atomic_store(&slot->busy, 0);
+		return -1;
+	}
+	if (ktrace_real.cuEventRecord(slot->ev, s) != CUDA_SUCCESS) {
+		atomic_store(&slot->lost, 1); /* the copy may still land: never reuse its memory */
+		return -1;
+	}
+	h->last_stream = s;
+	h->last_event = slot->ev;
+	h->have_last = 1;
+	return 0;
+}
+
+int kt_ghash_slot_landed(struct kt_ghash *h, struct kt_gslot *slot)
+{
+	CUcontext popped;
+	CUresult r;
+	int pushed;
+
+	if (atomic_load(&h->dead))
+		return -1;
+	pushed = ktrace_real.cuCtxPushCurrent_v2 && ktrace_real.cuCtxPushCurrent_v2(h->ctx) == CUDA_SUCCESS;
+	r = ktrace_real.cuEventQuery(slot->ev);
+	if (pushed)
+		ktrace_real.cuCtxPopCurrent_v2(&popped);
+	if (r == CUDA_ERROR_NOT_READY)
+		return 0;
+	return r == CUDA_SUCCESS ? 1 : -1;
+}
+
+const uint64_t *kt_ghash_slot_words(const struct kt_gslot *slot)
+{
+	return slot->host;
+}
+
+void kt_ghash_slot_free(struct kt_ghash *h, struct kt_gslot *slot, int landed)
+{
+	(void)h;
+	if (landed < 0)
+		atomic_store(&slot->lost, 1);
+	atomic_store(&slot->busy, 0);
+}

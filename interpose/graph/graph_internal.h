@@ -1,0 +1,206 @@
+/* interpose/graph/graph_internal.h: what the files of interpose/graph/ share.
+ *
+ * A graph as ktrace knows it is a *revision*: the executable graph's nodes
+ * as the driver describes them (child graphs' nodes included), the
+ * dependencies among the nodes that run, the order in which a graph launch
+ * numbers its recorded nodes, each kernel node's parameter bytes and planned
+ * regions, and where its digests land in the result area of ktrace's
+ * instrumented copy.  A revision is immutable and reference counted: a
+ * graph launch whose records are written later holds one.
+ *
+ *   graph_registry.c  graph ids, the exec table, stream capture, the hooks
+ *   graph_model.c     describing a CUgraph from the driver: a revision
+ *   graph_exec.c      an exec's life: instantiation, updates, launches
+ *   graph_hash.c      ktrace's instrumented copy of an exec, result slots
+ *   graph_record.c    GRAPH records and the records of one graph launch
+ *   graph_thread.c    graph launches whose digests are in flight
+ *   graph_replay.c    graph launches run node by node in a replay run
+ *
+ * Not a public header: the rest of the library uses graph.h and events.h.
+ */
+#ifndef KTRACE_GRAPH_INTERNAL_H
+#define KTRACE_GRAPH_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include <cuda.h>
+
+#include "format/ktrace_format.h"
+#include "interpose/capture/param_scan.h"
+#include "interpose/tracer.h"
+
+#define KT_GRAPH_MAX_NODES 65536u     /* per revision, child graphs' nodes included */
+#define KT_GRAPH_MAX_EDGES (1u << 22) /* per revision, after child graphs are expanded */
+#define KT_GRAPH_MAX_DEPTH 16         /* child graphs inside child graphs */
+#define KT_GRAPH_NONE UINT32_MAX
+
+/* One node of a revision. */
+struct kt_gnode {
+	struct ktrace_graph_node rec;   /* the GRAPH record's entry (rec.param_bytes = params) */
+	CUgraphNode mirror;             /* the node in the exec's mirror graph */
+	uint32_t level;                 /* the (child) graph it lies in: index into kt_grev.levels */
+	uint32_t child_level;           /* child-graph node: the level of its graph, else NONE */
+	uint64_t func;                  /* kernel: the handle launched (CUfunction or CUkernel) */
+	const struct ktrace_param_layout *layout;
+	uint32_t launch_flags;          /* kernel: KTRACE_LAUNCHF_EXTRA / _PARAMS_TRUNCATED */
+	uint32_t nregions;
+	struct ktrace_region *regions;  /* kernel: planned (pointer, allocation, extent) */
+	uint32_t nhashed;               /* regions with hash_len > 0 */
+	uint32_t variant;               /* hashed: the checksum kernel variant (hashkern_abi.h) */
+	uint64_t pre_off, post_off;     /* hashed: result word offsets of the pre and post hash */
+	uint8_t *params;                /* owned parameter bytes */
+};
+
+/* One graph of the revision (the exec's graph, or a child graph's). */
+struct kt_glevel {
+	uint32_t parent;                /* the child-graph node holding it; NONE: the top */
+	uint32_t n;
+	uint32_t *members;              /* node indexes, in the driver's cuGraphGetNodes order */
+};
+
+struct kt_grev {
+	atomic_uint refs;
+	uint64_t exec_id, graph_id;
+	uint32_t revision, cause, untraced, flags; /* GRAPH record fields */
+	uint64_t instantiate_flags;
+	CUcontext ctx;
+	int32_t device;
+	uint32_t nnodes, nlevels, nedges;
+	struct kt_gnode *nodes;
+	struct kt_glevel *levels;
+	struct ktrace_graph_edge *edges; /* among the nodes that run (child graphs expanded) */
+	uint32_t nrec;                  /* nodes a launch numbers (kernel, memcpy, memset) */
+	uint32_t *order;                /* their indexes, in a topological order of the edges */
+	uint32_t max_regions;           /* the most regions of one kernel node */
+	uint64_t scratch_words, result_words; /* the instrumented copy's areas (HASHED) */
+};
+
+/* ---- graph_model.c -------------------------------------------------------------- */
+
+/* Describe graph g (the exec's mirror) as a new revision with one reference;
+ * NULL when out of memory.  A graph the driver cannot describe, or too
+ * large, gives a revision without nodes and rev->untraced set. */
+struct kt_grev *kt_grev_describe(CUgraph g, CUcontext ctx) KTRACE_HIDDEN;
+/* Number the nodes a launch records (r->order), once node flags are final
+ * (disabled nodes).  0, or -1 when out of memory. */
+int kt_grev_finish(struct kt_grev *r) KTRACE_HIDDEN;
+/* Plan each kernel node's regions against the allocation map (extents too
+ * when hash is set, in launch order, as launches of them would). */
+void kt_grev_plan_regions(struct kt_grev *r, int hash) KTRACE_HIDDEN;
+void kt_grev_hold(struct kt_grev *r) KTRACE_HIDDEN;
+void kt_grev_release(struct kt_grev *r) KTRACE_HIDDEN;
+/* The index of the top-level node whose mirror is m, or NONE. */
+uint32_t kt_grev_top_index(const struct kt_grev *r, CUgraphNode m) KTRACE_HIDDEN;
+
+/* ---- graph_hash.c ---------------------------------------------------------------- */
+
+struct kt_ghash;
+struct kt_gslot;
+
+/* Lay out the digests of r's kernel nodes (pre_off, post_off, variant,
+ * HASHED flags, scratch and result words).  0, or -1 when nothing is hashed. */
+int kt_ghash_plan(struct kt_grev *r) KTRACE_HIDDEN;
+/* Build (or rebuild, h given) ktrace's instrumented copy of mirror for
+ * revision r, instantiated with flags.  Returns the hash state (h or a new
+ * one), or NULL with *why set (enum ktrace_graph_untraced); h is then
+ * released. */
+struct kt_ghash *kt_ghash_build(struct kt_ghash *h, CUgraph mirror, const struct kt_grev *r, uint64_t flags,
+				const uint32_t *disabled, uint32_t ndisabled, uint32_t *why) KTRACE_HIDDEN;
+void kt_ghash_hold(struct kt_ghash *h) KTRACE_HIDDEN;
+void kt_ghash_release(struct kt_ghash *h) KTRACE_HIDDEN;
+/* Upload the instrumented exec on s (cuGraphUpload of the program's exec). */
+void kt_ghash_upload(struct kt_ghash *h, CUstream s) KTRACE_HIDDEN;
+/* The instrumented exec a launch on stream runs, and a free result slot
+ * for it (waits a bounded time for one; makes stream wait for the previous
+ * launch's copy when that was on another stream); NULL: launch the
+ * program's own exec, *why says why (enum ktrace_hash_skip). */
+struct kt_gslot *kt_ghash_slot(struct kt_ghash *h, uint64_t words, CUstream stream, CUgraphExec *exec,
+			       uint32_t *why) KTRACE_HIDDEN;
+/* After the launch of h's exec on s returned res: copy the results into the
+ * slot and record its event on s.  0, or -1 (no digests: slot released). */
+int kt_ghash_after_launch(struct kt_ghash *h, struct kt_gslot *slot, CUstream s, uint64_t words, CUresult res)
+	KTRACE_HIDDEN;
+/* Has the slot's copy landed?  1 yes, 0 not yet, -1 never (its event failed). */
+int kt_ghash_slot_landed(struct kt_ghash *h, struct kt_gslot *slot) KTRACE_HIDDEN;
+const uint64_t *kt_ghash_slot_words(const struct kt_gslot *slot) KTRACE_HIDDEN;
+/* The slot's records are written (landed: what kt_ghash_slot_landed said;
+ * -1: its copy may still land, the slot is never reused). */
+void kt_ghash_slot_free(struct kt_ghash *h, struct kt_gslot *slot, int landed) KTRACE_HIDDEN;
+/* The context h lives in is being destroyed: forget its GPU objects. */
+void kt_ghash_context_gone(struct kt_ghash *h) KTRACE_HIDDEN;
+CUcontext kt_ghash_context(const struct kt_ghash *h) KTRACE_HIDDEN;
+
+/* ---- graph_record.c -------------------------------------------------------------- */
+
+/* Write r's GRAPH record(s). */
+void kt_grev_write_record(const struct kt_grev *r, uint32_t tid) KTRACE_HIDDEN;
+
+/* One graph launch to record. */
+struct kt_glaunch {
+	struct kt_grev *rev;            /* held */
+	uint64_t launch;                /* which launch of the exec */
+	uint64_t seq;                   /* first launch_seq of the block */
+	uint64_t stream, context;
+	uint32_t tid;
+	int32_t device;
+	CUresult result;
+	uint64_t time_ns;
+	int hashed;                     /* digests expected from slot */
+	uint32_t hash_skip;             /* not hashed while hashing is on: enum ktrace_hash_skip */
+	const uint64_t *words;          /* the slot's result words (NULL: none landed) */
+};
+/* Write the records of launch l (with the digests in l->words when set). */
+void kt_glaunch_write(const struct kt_glaunch *l) KTRACE_HIDDEN;
+
+/* ---- graph_thread.c -------------------------------------------------------------- */
+
+/* Queue a hashed graph launch: its records are written once the slot's copy
+ * landed.  Takes over l's revision reference and a reference on h. */
+void kt_gthread_queue(const struct kt_glaunch *l, struct kt_ghash *h, struct kt_gslot *slot) KTRACE_HIDDEN;
+/* Write what is pending now if it has landed (the launching thread, when
+ * it waits for a slot). */
+void kt_gthread_poll(void) KTRACE_HIDDEN;
+void kt_gthread_fork_child(void) KTRACE_HIDDEN;
+void kt_gthread_context_destroyed(CUcontext ctx) KTRACE_HIDDEN;
+
+/* ---- graph_replay.c -------------------------------------------------------------- */
+
+/* Can every node of r that runs be issued alone, one after the other? */
+int kt_grev_runs_node_by_node(const struct kt_grev *r) KTRACE_HIDDEN;
+/* Run r's nodes one by one on s, in their records' order: kernels through
+ * the launch path, copies and memsets through the driver.  The first
+ * failure's result, else CUDA_SUCCESS. */
+CUresult kt_grev_run_node_by_node(const struct kt_grev *r, CUstream s) KTRACE_HIDDEN;
+
+/* ---- graph_exec.c ---------------------------------------------------------------- */
+
+struct kt_gexec;
+struct kt_gexec *kt_gexec_new(CUgraphExec e, CUgraph g, uint64_t flags) KTRACE_HIDDEN;
+void kt_gexec_free(struct kt_gexec *x) KTRACE_HIDDEN;
+void kt_gexec_updated(struct kt_gexec *x, CUgraph g) KTRACE_HIDDEN;
+void kt_gexec_node_set(struct kt_gexec *x, const void *set) KTRACE_HIDDEN;
+CUresult kt_gexec_launch(struct kt_gexec *x, CUstream s, void *real, void *ctx) KTRACE_HIDDEN;
+void kt_gexec_upload(struct kt_gexec *x, CUstream s) KTRACE_HIDDEN;
+void kt_gexec_context_destroyed(struct kt_gexec *x, CUcontext ctx) KTRACE_HIDDEN;
+
+/* ---- graph_registry.c ------------------------------------------------------------ */
+
+/* ktrace's id of graph g (assigned at first sight), and ids for new execs. */
+uint64_t kt_graph_id(CUgraph g) KTRACE_HIDDEN;
+uint64_t kt_graph_new_exec_id(void) KTRACE_HIDDEN;
+/* A fresh graph id (a child graph's copy inside an exec). */
+uint64_t kt_graph_new_id(void) KTRACE_HIDDEN;
+/* Run f on every registered exec (registry lock held). */
+void kt_graph_for_each_exec(void (*f)(struct kt_gexec *x, void *arg), void *arg) KTRACE_HIDDEN;
+
+/* A NOTE (warning, code 259) naming the exec and why it is not traced in full. */
+void kt_graph_note(uint64_t exec_id, uint64_t graph_id, uint32_t why, const char *detail) KTRACE_HIDDEN;
+
+/* Every driver call ktrace makes for graphs runs between these, in the
+ * relaxed capture mode (never disturbing another thread's capture). */
+int kt_graph_calls_begin(CUstreamCaptureMode *saved) KTRACE_HIDDEN;
+void kt_graph_calls_end(const CUstreamCaptureMode *saved, int began) KTRACE_HIDDEN;
+
+#endif

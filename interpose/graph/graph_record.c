@@ -1,0 +1,255 @@
+/* interpose/graph/graph_record.c: the records CUDA graphs produce.
+ *
+ * Owns the GRAPH record(s) of a revision (in parts of at most
+ * KT_GRAPH_RECORD_BYTES, docs/format.md "GRAPH") and the records of one
+ * graph launch: per node the launch records, in the launch's block of
+ * launch_seq numbers, a LAUNCH (kernel node, api graph), MEMCPY or MEMSET
+ * in the same form as their API counterparts, each with the graph
+ * reference; digests from the launch's result slot where the node was
+ * hashed.  KTRACE_KERNELS and KTRACE_LAUNCHES apply per node.  Records are
+ * encoded by format/ and appended to the trace writer.  May call: format/
+ * (codec, writer), hashkern/ (the digest's finalisation), the tracer's
+ * settings.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "format/trace_writer.h"
+#include "hashkern/hashkern_abi.h"
+#include "hashkern/ktrace_digest.h"
+#include "interpose/graph/graph_internal.h"
+
+#define KT_GRAPH_RECORD_BYTES (256u << 10)
+
+static void count(uint32_t id, uint64_t n)
+{
+	if (ktrace_tracer.writer && n)
+		ktrace_writer_count(ktrace_tracer.writer, id, n);
+}
+
+/* ---- GRAPH ----------------------------------------------------------------------- */
+
+static void graph_fields(const struct kt_grev *r, uint32_t tid, struct ktrace_rec_graph *g)
+{
+	memset(g, 0, sizeof(*g));
+	g->exec_id = r->exec_id;
+	g->graph_id = r->graph_id;
+	g->context = (uint64_t)(uintptr_t)r->ctx;
+	g->revision = r->revision;
+	g->cause = r->cause;
+	g->flags = r->flags;
+	g->untraced = r->untraced;
+	g->instantiate_flags = r->instantiate_flags;
+	g->tid = tid;
+	g->device = r->device;
+	g->nodes_total = r->nnodes;
+	g->edges_total = r->nedges;
+}
+
+/* Encode part g into a buffer and append it. */
+static void append_part(const struct ktrace_rec_graph *g)
+{
+	size_t size = ktrace_encode_graph(NULL, 0, g);
+	void *buf = malloc(size);
+
+	if (buf && ktrace_encode_graph(buf, size, g) == size)
+		ktrace_writer_append(ktrace_tracer.writer, buf, size);
+	free(buf);
+}
+
+/* Nodes from `first` that fit a part of at most KT_GRAPH_RECORD_BYTES
+ * (at least one): sizes measured with the encoder. */
+static uint32_t nodes_fitting(const struct ktrace_graph_node *v, uint32_t n, uint32_t first, size_t fixed)
+{
+	struct ktrace_rec_graph one = { .nnodes = 1 };
+	size_t total = fixed;
+	uint32_t k = first;
+
+	for (; k < n; k++) {
+		one.nodes = &v[k];
+		total += ktrace_encode_graph(NULL, 0, &one) - fixed;
+		if (total > KT_GRAPH_RECORD_BYTES && k > first)
+			break;
+	}
+	return k - first;
+}
+
+void kt_grev_write_record(const struct kt_grev *r, uint32_t tid)
+{
+	struct ktrace_graph_node *v = malloc((r->nnodes + 1) * sizeof(*v));
+	struct ktrace_rec_graph g;
+	size_t fixed;
+	uint32_t per_part;
+
+	if (!v || !ktrace_tracer.writer)
+		goto out;
+	for (uint32_t i = 0; i < r->nnodes; i++)
+		v[i] = r->nodes[i].rec;
+	graph_fields(r, tid, &g);
+	fixed = ktrace_encode_graph(NULL, 0, &g);
+	per_part = (uint32_t)((KT_GRAPH_RECORD_BYTES - fixed) / sizeof(struct ktrace_graph_edge) / 2);
+	/* nodes first (the last part of them takes what edges fit), then edges */
+	do {
+		g.nnodes = nodes_fitting(v, r->nnodes, g.node_first, fixed);
+		g.nodes = v + g.node_first;
+		g.nedges = g.node_first + g.nnodes >= r->nnodes
+				   ? (r->nedges - g.edge_first < per_part ? r->nedges - g.edge_first : per_part) : 0;
+		g.edges = r->edges + g.edge_first;
+		append_part(&g);
+		g.node_first += g.nnodes;
+		g.edge_first += g.nedges;
+	} while (g.node_first < r->nnodes || g.edge_first < r->nedges);
+out:
+	free(v);
+}
+
+/* ---- one graph launch ---------------------------------------------------------------- */
+
+static void graph_ref(const struct kt_glaunch *l, uint32_t node, struct ktrace_graph_ref *ref)
+{
+	ref->exec_id = l->rev->exec_id;
+	ref->graph_id = l->rev->graph_id;
+	ref->launch = l->launch;
+	ref->launch_seq = l->seq;
+	ref->node = node;
+	ref->revision = l->rev->revision;
+}
+
+/* The digests of node n's hashed regions from the slot's words; regions
+ * whose words did not land stay without (counted). */
+static void fill_digests(const struct kt_gnode *n, const uint64_t *words, struct ktrace_region *g)
+{
+	uint32_t h = 0;
+
+	for (uint32_t i = 0; i < n->nregions; i++) {
+		uint64_t w;
+
+		if (!g[i].hash_len)
+			continue;
+		w = (uint64_t)(h / KT_HASH_MAX_REGIONS) * (KT_HASH_MAX_REGIONS + 1) + h % KT_HASH_MAX_REGIONS;
+		h++;
+		if (!words)
+			continue;
+		g[i].pre_hash = ktrace_digest_finalize(words[n->pre_off + w], g[i].hash_len);
+		g[i].post_hash = ktrace_digest_finalize(words[n->post_off + w], g[i].hash_len);
+		g[i].flags |= KTRACE_REGIONF_PRE | KTRACE_REGIONF_POST;
+	}
+	if (!words)
+		count(KTRACE_CTR_HASH_INCOMPLETE, 1);
+}
+
+/* Hashing was wanted and did not happen: the regions as a launch whose
+ * hashing was skipped has them. */
+static void mark_skipped(struct ktrace_rec_launch *r, struct ktrace_region *g, uint32_t why)
+{
+	r->flags |= KTRACE_LAUNCHF_HASH_SKIPPED;
+	r->hash_skip = why ? why : KTRACE_HASH_SKIP_UNAVAILABLE;
+	for (uint32_t i = 0; i < r->nregions; i++) {
+		g[i].hash_len = 0;
+		g[i].flags = (uint16_t)((g[i].flags | KTRACE_REGIONF_UNHASHED) & ~(KTRACE_REGIONF_CAPPED | KTRACE_REGIONF_EXACT));
+	}
+}
+
+static void write_kernel(const struct kt_glaunch *l, uint32_t node, uint64_t seq, struct ktrace_region *g)
+{
+	const struct kt_gnode *n = &l->rev->nodes[node];
+	struct ktrace_rec_launch r = { .launch_seq = seq, .kernel_id = n->rec.kernel_id, .context = l->context,
+				       .stream = l->stream, .tid = l->tid, .device = l->device,
+				       .api = KTRACE_API_GRAPH, .flags = n->launch_flags | KTRACE_LAUNCHF_GRAPH,
+				       .shared_mem = n->rec.shared_mem, .result = (int32_t)l->result,
+				       .param_bytes_len = n->rec.param_bytes_len, .nregions = n->nregions,
+				       .param_bytes = n->params };
+	size_t size;
+	void *p;
+
+	memcpy(r.grid, n->rec.grid, sizeof(r.grid));
+	memcpy(r.block, n->rec.block, sizeof(r.block));
+	memcpy(r.cluster, n->rec.cluster, sizeof(r.cluster));
+	graph_ref(l, node, &r.graph);
+	if (n->nregions)
+		memcpy(g, n->regions, n->nregions * sizeof(*g));
+	if (l->result != CUDA_SUCCESS)
+		r.flags |= KTRACE_LAUNCHF_FAILED;
+	if (l->hashed && (n->rec.flags & KTRACE_GNODEF_HASHED) && l->result == CUDA_SUCCESS) {
+		r.flags |= KTRACE_LAUNCHF_HASHED;
+		fill_digests(n, l->words, g);
+	} else if (n->nhashed) {
+		mark_skipped(&r, g, l->hash_skip);
+	}
+	size = ktrace_encode_launch(NULL, 0, &r, g);
+	p = ktrace_writer_reserve(ktrace_tracer.writer, size);
+	if (p) {
+		ktrace_encode_launch(p, size, &r, g);
+		ktrace_writer_commit_at(ktrace_tracer.writer, p, l->time_ns);
+	}
+}
+
+/* Append an encoded record under the time of the graph launch. */
+static void append_at(const void *rec, size_t size, uint64_t time_ns)
+{
+	void *p = ktrace_writer_reserve(ktrace_tracer.writer, size);
+
+	if (p) {
+		memcpy(p, rec, size);
+		ktrace_writer_commit_at(ktrace_tracer.writer, p, time_ns);
+	}
+}
+
+static void write_copy(const struct kt_glaunch *l, uint32_t node, uint64_t seq)
+{
+	const struct kt_gnode *n = &l->rev->nodes[node];
+	uint64_t buf[32];
+	size_t size;
+
+	if (n->rec.kind == KTRACE_GNODE_MEMCPY) {
+		struct ktrace_rec_memcpy m = { .op_seq = seq, .dst = n->rec.dst, .src = n->rec.src,
+					       .bytes = n->rec.bytes, .stream = l->stream, .context = l->context,
+					       .dir = n->rec.dir, .tid = l->tid, .result = (int32_t)l->result,
+					       .flags = n->rec.copy_flags | KTRACE_COPYF_ASYNC | KTRACE_COPYF_GRAPH };
+		if (m.dir == KTRACE_COPY_DTOH)
+			m.dst_digest_state = l->result == CUDA_SUCCESS ? KTRACE_DST_DIGEST_SKIP_ASYNC
+								       : KTRACE_DST_DIGEST_SKIP_FAILED;
+		graph_ref(l, node, &m.graph);
+		size = ktrace_encode_memcpy(buf, sizeof(buf), &m);
+	} else {
+		struct ktrace_rec_memset m = { .op_seq = seq, .dst = n->rec.dst, .count = n->rec.count,
+					       .value = n->rec.value, .stream = l->stream, .context = l->context,
+					       .elem_size = n->rec.elem_size, .tid = l->tid, .result = (int32_t)l->result,
+					       .flags = n->rec.copy_flags | KTRACE_COPYF_ASYNC | KTRACE_COPYF_GRAPH };
+		graph_ref(l, node, &m.graph);
+		size = ktrace_encode_memset(buf, sizeof(buf), &m);
+	}
+	if (size <= sizeof(buf))
+		append_at(buf, size, l->time_ns);
+}
+
+void kt_glaunch_write(const struct kt_glaunch *l)
+{
+	const struct kt_grev *r = l->rev;
+	struct ktrace_region *g = r->max_regions ? malloc(r->max_regions * sizeof(*g)) : NULL;
+	uint64_t kernels = 0, filtered = 0;
+
+	if (!ktrace_tracer.writer)
+		goto out;
+	for (uint32_t k = 0; k < r->nrec; k++) {
+		uint32_t node = r->order[k];
+		const struct kt_gnode *n = &r->nodes[node];
+		uint64_t seq = l->seq + k;
+		int is_kernel = n->rec.kind == KTRACE_GNODE_KERNEL;
+
+		kernels += is_kernel;
+		if (seq < ktrace_tracer.cfg.launch_lo || seq >= ktrace_tracer.cfg.launch_hi ||
+		    (n->rec.flags & KTRACE_GNODEF_FILTERED)) {
+			filtered += is_kernel;
+			continue;
+		}
+		if (!is_kernel)
+			write_copy(l, node, seq);
+		else if (g || !n->nregions)
+			write_kernel(l, node, seq, g);
+	}
+	count(KTRACE_CTR_LAUNCHES_SEEN, kernels);
+	count(KTRACE_CTR_LAUNCHES_FILTERED, filtered);
+out:
+	free(g);
+}

@@ -1,0 +1,149 @@
+/* interpose/graph/graph_replay.c: graph launches in a replay run (KTRACE_REPLAY).
+ *
+ * A run that confirms a divergence by replaying one launch in isolation
+ * (interpose/replay/) finds that launch by its kernel's name and occurrence,
+ * counted in launch order as the trace numbers launches, graph nodes
+ * included.  In such a run a graph launch whose nodes can all be issued one
+ * by one runs node by node on its stream, in the order its records take (a
+ * topological order of the edges: every dependency holds, nothing runs
+ * concurrently): kernel nodes through the launch path (ktrace_on_launch(),
+ * so the replay's matcher counts each and confirms the one it looks for),
+ * copies and memsets through the driver.  A graph with any other node
+ * (host functions, events, semaphores, memory nodes, 2D/3D copies and
+ * memsets, cluster launches, parameters cut, conditional bodies) runs as a
+ * graph: its kernel nodes cannot be confirmed.  May call: the launch path's
+ * hook (events.h), the real driver (ktrace_real).
+ */
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "interpose/driver/driver_real.h"
+#include "interpose/driver/events.h"
+#include "interpose/graph/graph_internal.h"
+
+static int kernel_runs_alone(const struct kt_gnode *n)
+{
+	const struct ktrace_param_layout *l = n->layout;
+
+	/* with a layout, every parameter lies in the bytes kept */
+	if (l && l->nparams && (!n->params || l->param_bytes > n->rec.param_bytes_len))
+		return 0;
+	return n->func && (n->params || !n->rec.param_bytes_len) &&
+	       !(n->rec.flags & KTRACE_GNODEF_PARAMS_TRUNCATED) &&
+	       !(n->rec.cluster[0] > 1 || n->rec.cluster[1] > 1 || n->rec.cluster[2] > 1);
+}
+
+static int memset_fn_present(uint32_t elem_size)
+{
+	return elem_size == 1 ? ktrace_real.cuMemsetD8Async != NULL
+	       : elem_size == 2 ? ktrace_real.cuMemsetD16Async != NULL : ktrace_real.cuMemsetD32Async != NULL;
+}
+
+/* Can every node of r that runs be issued alone, in order? */
+int kt_grev_runs_node_by_node(const struct kt_grev *r)
+{
+	if (!r || (r->untraced && r->untraced != KTRACE_GRAPH_UNTRACED_DRIVER) || !ktrace_real.cuLaunchKernel ||
+	    !ktrace_real.cuMemcpyAsync)
+		return 0;
+	for (uint32_t i = 0; i < r->nnodes; i++) {
+		const struct kt_gnode *n = &r->nodes[i];
+
+		if (n->rec.flags & KTRACE_GNODEF_DISABLED)
+			continue;
+		switch (n->rec.kind) {
+		case KTRACE_GNODE_KERNEL:
+			if (!kernel_runs_alone(n))
+				return 0;
+			break;
+		case KTRACE_GNODE_MEMCPY:
+			if (n->rec.copy_flags & (KTRACE_COPYF_2D | KTRACE_COPYF_3D))
+				return 0;
+			break;
+		case KTRACE_GNODE_MEMSET:
+			if ((n->rec.copy_flags & KTRACE_COPYF_2D) || !memset_fn_present(n->rec.elem_size))
+				return 0;
+			break;
+		case KTRACE_GNODE_EMPTY:
+		case KTRACE_GNODE_CHILD:
+			break;
+		default:
+			return 0;
+		}
+	}
+	return 1;
+}
+
+static CUresult real_kernel(const struct ktrace_launch_args *a, void *ctx)
+{
+	(void)ctx;
+	return ktrace_real.cuLaunchKernel(a->f, a->grid[0], a->grid[1], a->grid[2], a->block[0], a->block[1],
+					  a->block[2], a->shared_mem, a->stream, a->kernel_params, a->extra);
+}
+
+/* Kernel node n as a launch of its kernel on s: its parameters one by one
+ * through the kernel's layout (kernelParams), or as one buffer (extra)
+ * when the layout is unknown. */
+static CUresult run_kernel(const struct kt_gnode *n, CUstream s)
+{
+	size_t size = n->rec.param_bytes_len;
+	void *extra[] = { CU_LAUNCH_PARAM_BUFFER_POINTER, n->params, CU_LAUNCH_PARAM_BUFFER_SIZE, &size,
+			  CU_LAUNCH_PARAM_END };
+	const struct ktrace_param_layout *l = n->layout;
+	void **params = l && l->nparams ? calloc(l->nparams, sizeof(*params)) : NULL;
+	struct ktrace_launch_args a;
+	CUresult res;
+
+	memset(&a, 0, sizeof(a));
+	a.api = KTRACE_API_LAUNCH_KERNEL;
+	a.f = (CUfunction)(uintptr_t)n->func;
+	memcpy(a.grid, n->rec.grid, sizeof(a.grid));
+	memcpy(a.block, n->rec.block, sizeof(a.block));
+	a.shared_mem = n->rec.shared_mem;
+	a.stream = s;
+	if (params) {
+		for (uint32_t i = 0; i < l->nparams; i++)
+			params[i] = n->params + l->offset[i];
+		a.kernel_params = params;
+	} else if (size) {
+		a.extra = extra;
+	}
+	res = ktrace_on_launch(&a, real_kernel, NULL);
+	free(params);
+	return res;
+}
+
+static CUresult run_memset(const struct kt_gnode *n, CUstream s)
+{
+	CUdeviceptr d = n->rec.dst;
+
+	switch (n->rec.elem_size) {
+	case 1:
+		return ktrace_real.cuMemsetD8Async(d, (unsigned char)n->rec.value, n->rec.count, s);
+	case 2:
+		return ktrace_real.cuMemsetD16Async(d, (unsigned short)n->rec.value, n->rec.count, s);
+	default:
+		return ktrace_real.cuMemsetD32Async(d, (unsigned int)n->rec.value, n->rec.count, s);
+	}
+}
+
+CUresult kt_grev_run_node_by_node(const struct kt_grev *r, CUstream s)
+{
+	CUresult res = CUDA_SUCCESS;
+
+	for (uint32_t k = 0; k < r->nrec && res == CUDA_SUCCESS; k++) {
+		const struct kt_gnode *n = &r->nodes[r->order[k]];
+
+		if (n->rec.kind == KTRACE_GNODE_KERNEL) {
+			res = run_kernel(n, s);
+			continue;
+		}
+		/* a copy or memset takes its number as in a recorded graph launch */
+		atomic_fetch_add_explicit(&ktrace_tracer.launch_seq, 1, memory_order_relaxed);
+		if (n->rec.kind == KTRACE_GNODE_MEMCPY)
+			res = ktrace_real.cuMemcpyAsync(n->rec.dst, n->rec.src, n->rec.bytes, s);
+		else
+			res = run_memset(n, s);
+	}
+	return res;
+}

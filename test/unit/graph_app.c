@@ -1,0 +1,292 @@
+/* test/unit/graph_app.c: a CUDA program of graphs for test/unit/graph_test.c.
+ *
+ * Runs on the fake driver with real memory (build/fakecuda-real, through
+ * LD_LIBRARY_PATH), traced or not by a preloaded libktrace.so.
+ *
+ *   graph_app explicit   graph A, built node by node: kernel add_one(x) ->
+ *                        { memcpy x -> y, child graph { add_one(y) } } ->
+ *                        memset z; instantiated and launched 3 times; then
+ *                        the kernel node's n set on the exec (16 elements)
+ *                        and one launch; then cuGraphExecUpdate with a graph
+ *                        of the same shape on x2 and one launch; then the
+ *                        memset node disabled and one launch
+ *   graph_app capture    on stream s: begin capture, add_one(x), add_one(x),
+ *                        memset z (cuMemsetD32Async), end; instantiated and
+ *                        launched twice
+ *   graph_app nondet     a graph { add_one(x) -> nondet_sum(out, x) ->
+ *                        add_one(x) } launched 3 times; out copied back
+ *   graph_app same       the same without nondet_sum
+ *   graph_app race       a graph of two add_one(x) nodes no edge orders
+ *
+ * Prints the values it copied back, then "OK" when every call returned
+ * CUDA_SUCCESS and the results are what the graph computes.
+ *
+ * GRAPH_APP_COUNTER=FILE: the number in FILE (0 if none) is this run's
+ * number, written back plus one; it becomes FAKECUDA_NONDET_SEED, so that
+ * every run of a `ktrace check` sums in its own order.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cuda.h>
+
+#define N 64
+
+#define CHECK(cond, what) \
+	do { \
+		if (!(cond)) { \
+			fprintf(stderr, "graph_app: %s failed\n", what); \
+			exit(3); \
+		} \
+	} while (0)
+#define OK(call) CHECK((call) == CUDA_SUCCESS, #call)
+
+static CUmodule mod;
+
+static CUfunction kernel(const char *name)
+{
+	CUfunction f;
+
+	OK(cuModuleGetFunction(&f, mod, name));
+	return f;
+}
+
+static CUdeviceptr device_floats(float v)
+{
+	float h[N];
+	CUdeviceptr d;
+
+	for (int i = 0; i < N; i++)
+		h[i] = v + (float)i;
+	OK(cuMemAlloc(&d, sizeof(h)));
+	OK(cuMemcpyHtoD(d, h, sizeof(h)));
+	return d;
+}
+
+/* Values whose float sum depends on the order they are added in. */
+static CUdeviceptr device_mixed(void)
+{
+	float h[N];
+	CUdeviceptr d;
+
+	for (int i = 0; i < N; i++)
+		h[i] = (i % 2 ? -1.0f : 1.0f) * (i % 3 ? 1e7f : 1.0f) * (1.0f + (float)i / 7.0f);
+	OK(cuMemAlloc(&d, sizeof(h)));
+	OK(cuMemcpyHtoD(d, h, sizeof(h)));
+	return d;
+}
+
+static float first(CUdeviceptr d)
+{
+	float v;
+
+	OK(cuMemcpyDtoH(&v, d, sizeof(v)));
+	return v;
+}
+
+/* A kernel node of fake_add_one(*x, *n) (params point at the caller's). */
+static CUDA_KERNEL_NODE_PARAMS add_one_params(CUdeviceptr *x, int *n, void **args)
+{
+	CUDA_KERNEL_NODE_PARAMS p;
+
+	memset(&p, 0, sizeof(p));
+	args[0] = x;
+	args[1] = n;
+	p.func = kernel("fake_add_one");
+	p.gridDimX = p.gridDimY = p.gridDimZ = 1;
+	p.blockDimX = 64, p.blockDimY = p.blockDimZ = 1;
+	p.kernelParams = args;
+	return p;
+}
+
+static CUDA_MEMCPY3D dtod(CUdeviceptr dst, CUdeviceptr src, size_t bytes)
+{
+	CUDA_MEMCPY3D c;
+
+	memset(&c, 0, sizeof(c));
+	c.srcMemoryType = c.dstMemoryType = CU_MEMORYTYPE_DEVICE;
+	c.srcDevice = src;
+	c.dstDevice = dst;
+	c.WidthInBytes = bytes;
+	c.Height = c.Depth = 1;
+	return c;
+}
+
+/* Graph A on buffers x, y, z (see the top); its nodes in *k, *m, *s. */
+static CUgraph graph_a(CUdeviceptr *x, CUdeviceptr *y, CUdeviceptr z, int *n, CUgraphNode *k, CUgraphNode *s)
+{
+	static int ny = N;
+	void *args[2], *cargs[2];
+	CUDA_KERNEL_NODE_PARAMS p = add_one_params(x, n, args), cp = add_one_params(y, &ny, cargs);
+	CUDA_MEMCPY3D c = dtod(*y, *x, N * sizeof(float));
+	CUDA_MEMSET_NODE_PARAMS ms = { .dst = z, .value = 7, .elementSize = 4, .width = N, .height = 1 };
+	CUgraph g, child;
+	CUgraphNode m, ch, mid[2], kn;
+
+	OK(cuGraphCreate(&g, 0));
+	OK(cuGraphCreate(&child, 0));
+	OK(cuGraphAddKernelNode(&kn, child, NULL, 0, &cp));
+	OK(cuGraphAddKernelNode(k, g, NULL, 0, &p));
+	OK(cuGraphAddMemcpyNode(&m, g, k, 1, &c, NULL));
+	OK(cuGraphAddChildGraphNode(&ch, g, NULL, 0, child));
+	OK(cuGraphAddDependencies(g, &m, &ch, NULL, 1));
+	mid[0] = m;
+	mid[1] = ch;
+	OK(cuGraphAddMemsetNode(s, g, mid, 2, &ms, NULL));
+	OK(cuGraphDestroy(child));
+	return g;
+}
+
+static int run_explicit(void)
+{
+	CUdeviceptr x = device_floats(0), y = device_floats(100), z = device_floats(0), x2 = device_floats(1000);
+	int n = N, n16 = 16;
+	void *args[2];
+	CUgraphNode k, s, k2, s2;
+	CUgraph g = graph_a(&x, &y, z, &n, &k, &s), g2;
+	CUgraphExec e;
+	CUDA_KERNEL_NODE_PARAMS p;
+
+	OK(cuGraphInstantiateWithFlags(&e, g, 0));
+	for (int i = 0; i < 3; i++)
+		OK(cuGraphLaunch(e, NULL));
+	p = add_one_params(&x, &n16, args);
+	OK(cuGraphExecKernelNodeSetParams(e, k, &p));
+	OK(cuGraphLaunch(e, NULL));
+	g2 = graph_a(&x2, &y, z, &n, &k2, &s2);
+	OK(cuGraphExecUpdate(e, g2, NULL));
+	OK(cuGraphLaunch(e, NULL));
+	OK(cuGraphNodeSetEnabled(e, s, 0));
+	OK(cuGraphLaunch(e, NULL));
+	OK(cuStreamSynchronize(NULL));
+	printf("x %g y %g z %g x2 %g\n", first(x), first(y), first(z), first(x2));
+	OK(cuGraphExecDestroy(e));
+	OK(cuGraphDestroy(g));
+	OK(cuGraphDestroy(g2));
+	/* x[0]: +1 per launch of A (4 launches ran on x); x2 +1 twice */
+	return first(x) == 4.0f && first(x2) == 1002.0f;
+}
+
+static int run_capture(void)
+{
+	CUdeviceptr x = device_floats(0), z = device_floats(0);
+	int n = N;
+	void *args[] = { &x, &n };
+	CUstream s;
+	CUgraph g;
+	CUgraphExec e;
+
+	OK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+	OK(cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+	OK(cuLaunchKernel(kernel("fake_add_one"), 1, 1, 1, 64, 1, 1, 0, s, args, NULL));
+	OK(cuLaunchKernel(kernel("fake_add_one"), 1, 1, 1, 64, 1, 1, 0, s, args, NULL));
+	OK(cuMemsetD32Async(z, 5, N, s));
+	OK(cuStreamEndCapture(s, &g));
+	CHECK(first(x) == 0.0f, "nothing ran during the capture");
+	OK(cuGraphInstantiateWithFlags(&e, g, 0));
+	OK(cuGraphLaunch(e, s));
+	OK(cuGraphLaunch(e, s));
+	OK(cuStreamSynchronize(s));
+	printf("x %g\n", first(x));
+	OK(cuGraphExecDestroy(e));
+	OK(cuGraphDestroy(g));
+	return first(x) == 4.0f;
+}
+
+/* add_one(x) -> [nondet_sum(out, x) ->] add_one(x), launched 3 times. */
+static int run_sum(int nondet)
+{
+	CUdeviceptr x = device_mixed(), out = device_floats(0);
+	int n = N;
+	void *a1[2], *a2[2], *sargs[] = { &out, &x, &n };
+	CUDA_KERNEL_NODE_PARAMS p1 = add_one_params(&x, &n, a1), p2 = add_one_params(&x, &n, a2), ps = p1;
+	CUgraphNode k1, ks, k2;
+	CUgraph g;
+	CUgraphExec e;
+
+	ps.func = kernel("fake_nondet_sum");
+	ps.kernelParams = sargs;
+	OK(cuGraphCreate(&g, 0));
+	OK(cuGraphAddKernelNode(&k1, g, NULL, 0, &p1));
+	if (nondet)
+		OK(cuGraphAddKernelNode(&ks, g, &k1, 1, &ps));
+	OK(cuGraphAddKernelNode(&k2, g, nondet ? &ks : &k1, 1, &p2));
+	OK(cuGraphInstantiateWithFlags(&e, g, 0));
+	for (int i = 0; i < 3; i++) {
+		OK(cuGraphLaunch(e, NULL));
+		OK(cuStreamSynchronize(NULL));
+		printf("step %d out %.9g x %.9g\n", i, first(out), first(x));
+	}
+	OK(cuGraphExecDestroy(e));
+	OK(cuGraphDestroy(g));
+	return 1;
+}
+
+/* Two add_one(x) nodes that no edge orders. */
+static int run_race(void)
+{
+	CUdeviceptr x = device_floats(0);
+	int n = N;
+	void *a1[2], *a2[2];
+	CUDA_KERNEL_NODE_PARAMS p1 = add_one_params(&x, &n, a1), p2 = add_one_params(&x, &n, a2);
+	CUgraphNode k1, k2;
+	CUgraph g;
+	CUgraphExec e;
+
+	OK(cuGraphCreate(&g, 0));
+	OK(cuGraphAddKernelNode(&k1, g, NULL, 0, &p1));
+	OK(cuGraphAddKernelNode(&k2, g, NULL, 0, &p2));
+	OK(cuGraphInstantiateWithFlags(&e, g, 0));
+	OK(cuGraphLaunch(e, NULL));
+	OK(cuStreamSynchronize(NULL));
+	printf("x %g\n", first(x));
+	return first(x) == 2.0f;
+}
+
+static void take_run_number(void)
+{
+	const char *path = getenv("GRAPH_APP_COUNTER");
+	char seed[32];
+	int run = 0;
+	FILE *f;
+
+	if (!path)
+		return;
+	f = fopen(path, "r");
+	if (f) {
+		if (fscanf(f, "%d", &run) != 1)
+			run = 0;
+		fclose(f);
+	}
+	f = fopen(path, "w");
+	if (f) {
+		fprintf(f, "%d\n", run + 1);
+		fclose(f);
+	}
+	snprintf(seed, sizeof(seed), "%d", run);
+	setenv("FAKECUDA_NONDET_SEED", seed, 1);
+}
+
+int main(int argc, char **argv)
+{
+	const char *mode = argc > 1 ? argv[1] : "explicit";
+	static const char image[] = "fake module";
+	int ok;
+
+	take_run_number();
+	OK(cuInit(0));
+	OK(cuModuleLoadData(&mod, image));
+	if (!strcmp(mode, "explicit"))
+		ok = run_explicit();
+	else if (!strcmp(mode, "capture"))
+		ok = run_capture();
+	else if (!strcmp(mode, "nondet") || !strcmp(mode, "same"))
+		ok = run_sum(!strcmp(mode, "nondet"));
+	else if (!strcmp(mode, "race"))
+		ok = run_race();
+	else
+		ok = 0;
+	puts(ok ? "OK" : "FAILED");
+	return ok ? 0 : 1;
+}
