@@ -144,6 +144,14 @@ struct ktrace_ptr_words {
 	int known;          /* 1: the type tells; the runs are all its pointer words (maybe none) */
 	uint32_t nruns;
 	struct { uint32_t offset, count; } run[KTRACE_PTR_RUNS_MAX];
+	/* Which slots a launch uses (multi_tensor_apply's metadata; slots 0:
+	 * every word of the runs is a pointer in every launch).  Word k of a run
+	 * holds tensor slot k % slots; a launch of gridDim.x = g blocks (1 <= g
+	 * <= map_count) uses slots 0 to block_to_tensor[g - 1], an unsigned
+	 * integer of map_elem bytes (1 or 2) at byte map_offset + map_elem (g -
+	 * 1) of the parameter, and the words of its other slots are no
+	 * pointers (they hold whatever was in memory). */
+	struct { uint32_t slots, map_offset, map_count, map_elem; } used;
 	const char *rule;   /* what decided ("pointer", "scalar", "array of pointers", ...); NULL unknown */
 };
 /* type: the parameter's recovered type (demangled C++, DWARF, Triton

@@ -324,6 +324,20 @@ static int mta_config(const struct template_id *id, int first, long *n, int *lar
 	return 0;
 }
 
+/* The launch uses tensor slots 0 to block_to_tensor[gridDim.x - 1] only:
+ * multi_tensor_apply assigns blocks to tensors in increasing order from slot
+ * 0 and leaves the slots after the last one as they were (uninitialised, or
+ * the previous launch's tensors).  block_to_tensor, B entries of
+ * DepthToMaxConfig's TensorIdxType (unsigned char, uint16_t when large),
+ * starts at byte map_offset. */
+static void used_slots(struct ktrace_ptr_words *o, uint64_t slots, uint64_t map_offset, int large, uint64_t b)
+{
+	o->used.slots = (uint32_t)slots;
+	o->used.map_offset = (uint32_t)map_offset;
+	o->used.map_count = (uint32_t)b;
+	o->used.map_elem = large ? 2 : 1;
+}
+
 /* TensorListMetadata<n, large>: addresses[n][T] first, then numel[T], the
  * block maps and (since PyTorch 2.0) start_tensor_this_launch. */
 static int tensor_list_type(const struct template_id *id, uint32_t size, struct ktrace_ptr_words *o)
@@ -339,6 +353,7 @@ static int tensor_list_type(const struct template_id *id, uint32_t size, struct 
 	if (size != align8(body + 4) && size != align8(body))
 		return 0;
 	add_run(o, 0, (uint32_t)(n * t));
+	used_slots(o, t, 8 * (uint64_t)n * t + 8 * t, large, b);
 	return answer(o, "TensorListMetadata");
 }
 
@@ -358,6 +373,7 @@ static int fused_list_type(const struct template_id *id, uint32_t size, struct k
 		return 0;
 	add_run(o, 0, (uint32_t)(n * t));
 	add_run(o, (uint32_t)(8 * ((uint64_t)n * t + t)), (uint32_t)s);
+	used_slots(o, t, 8 * (uint64_t)n * t + 8 * t + 8 * s, large, b); /* S <= T: slot k is word k */
 	return answer(o, "FusedOptimizerTensorListMetadata");
 }
 
@@ -397,6 +413,7 @@ static int scalar_list_type(const struct template_id *id, uint32_t size, struct 
 		s = mta_tensors_complex_double[large][n - 1];
 	uint64_t off = 8 * (uint64_t)n * s + 8 * s;
 	off = (off + eal - 1) / eal * eal + s * esz;
+	uint64_t map = off;
 	off += (uint64_t)(large ? 2 : 1) * b;
 	off = (off + 3) / 4 * 4 + 4 * b;
 	uint64_t al = eal > 8 ? eal : 8;
@@ -404,6 +421,7 @@ static int scalar_list_type(const struct template_id *id, uint32_t size, struct 
 	if (size != (off + al - 1) / al * al)
 		return 0;
 	add_run(o, 0, (uint32_t)(n * s));
+	used_slots(o, s, map, large, b);
 	return answer(o, "TensorListScalarListMetadata");
 }
 

@@ -291,7 +291,7 @@ static CUresult capture_hashed(const struct ktrace_launch_args *a, ktrace_real_l
 	if (maxn > t->region_cap && ktrace_capture_tls_regions(t, maxn))
 		maxn = t->region_cap;
 	n = KTRACE_ABLATING(KTRACE_ABLATE_SCAN) ? 0
-		: ktrace_params_scan(l, t->params, len, t->regions, t->allocs, maxn, &t->allocs_cache);
+		: ktrace_params_scan(l, t->params, len, a->grid, t->regions, t->allocs, maxn, &t->allocs_cache);
 	cctx = fill_launch(&r, a, k, seq, pflags);
 	r.param_bytes_len = len;
 	r.nregions = n;

@@ -60,8 +60,8 @@ static void emit_scanned(struct ktrace_writer *w, struct ktrace_rec_launch *r, c
 
 	r->nregions = KTRACE_ABLATING(KTRACE_ABLATE_SCAN)
 			      ? 0
-			      : ktrace_params_scan_snap(t->layout, r->param_bytes, r->param_bytes_len, x.regions,
-							MAX_REGIONS, t->snap, &x.cache);
+			      : ktrace_params_scan_snap(t->layout, r->param_bytes, r->param_bytes_len, r->grid,
+							x.regions, MAX_REGIONS, t->snap, &x.cache);
 	out_size = ktrace_encode_launch(NULL, 0, r, x.regions);
 	out = ktrace_writer_emit_reserve(w, out_size);
 	if (out) {

@@ -23,7 +23,7 @@ struct ktrace_param_layout *ktrace_param_layout_new(uint32_t nparams, const uint
 	uint8_t *p;
 	uint32_t *off, *sz;
 	uint8_t *kd, *ws;
-	uint16_t *wo;
+	uint16_t *wo, *wsl;
 
 	if (nparams > KTRACE_PARAM_MAX_COUNT)
 		return NULL;
@@ -34,7 +34,7 @@ struct ktrace_param_layout *ktrace_param_layout_new(uint32_t nparams, const uint
 			end = offsets[i] + sizes[i];
 	}
 	nwords = (end + 7) / 8;
-	bytes = sizeof(*l) + (size_t)nparams * (sizeof(uint64_t) + 2 * sizeof(uint32_t) + 1) + (size_t)nwords * 3 +
+	bytes = sizeof(*l) + (size_t)nparams * (sizeof(uint64_t) + 2 * sizeof(uint32_t) + 1) + (size_t)nwords * 5 +
 		16;
 	l = calloc(1, bytes);
 	if (!l)
@@ -43,7 +43,8 @@ struct ktrace_param_layout *ktrace_param_layout_new(uint32_t nparams, const uint
 	off = (uint32_t *)p;
 	sz = off + nparams;
 	wo = (uint16_t *)(sz + nparams);
-	kd = (uint8_t *)(wo + nwords);
+	wsl = wo + nwords;
+	kd = (uint8_t *)(wsl + nwords);
 	ws = kd + nparams;
 
 	for (w = 0; w < nwords; w++)
@@ -74,16 +75,56 @@ struct ktrace_param_layout *ktrace_param_layout_new(uint32_t nparams, const uint
 	l->kind = kd;
 	l->word_ordinal = wo;
 	l->word_flags = ws;
+	l->word_slot = wsl;
 	return l;
 }
 
-int ktrace_param_layout_type(struct ktrace_param_layout *l, uint32_t i, const uint32_t (*runs)[2], uint32_t nruns)
+/* Is used a rule that fits parameter i of l (its map inside the parameter,
+ * no other parameter with one)? */
+static int slot_rule_fits(const struct ktrace_param_layout *l, uint32_t i, const struct ktrace_slot_rule *used)
+{
+	uint64_t map_end = (uint64_t)used->map_offset + (uint64_t)used->map_count * used->map_elem;
+
+	if (!used->slots || used->slots > KTRACE_WORD_NONE || !used->map_count ||
+	    (used->map_elem != 1 && used->map_elem != 2) || map_end > l->size[i])
+		return 0;
+	return !l->slot_rule.slots || l->slot_rule.map_offset - l->offset[i] < l->size[i];
+}
+
+/* Mark the words of the runs of parameter i (checked) as pointers, each
+ * with its tensor slot when used gives a rule. */
+static void mark_runs(struct ktrace_param_layout *l, uint32_t i, const uint32_t (*runs)[2], uint32_t nruns,
+		      const struct ktrace_slot_rule *used)
+{
+	uint16_t *wo = (uint16_t *)l->word_ordinal, *wsl = (uint16_t *)l->word_slot;
+	uint8_t *wf = (uint8_t *)l->word_flags;
+	uint32_t lo = l->offset[i];
+
+	for (uint32_t r = 0; r < nruns; r++)
+		for (uint32_t k = 0, w = (lo + runs[r][0]) / 8; k < runs[r][1]; k++, w++) {
+			if (wo[w] == KTRACE_WORD_NONE)
+				l->ncand++;
+			wo[w] = (uint16_t)(i < KTRACE_WORD_NONE ? i : KTRACE_WORD_NONE - 1);
+			wf[w] |= KTRACE_WORDF_TYPED;
+			if (used) {
+				wf[w] |= KTRACE_WORDF_SLOT;
+				wsl[w] = (uint16_t)(k % used->slots);
+			}
+		}
+	if (used) {
+		l->slot_rule = *used;
+		l->slot_rule.map_offset += lo;
+	}
+}
+
+int ktrace_param_layout_type(struct ktrace_param_layout *l, uint32_t i, const uint32_t (*runs)[2], uint32_t nruns,
+			     const struct ktrace_slot_rule *used)
 {
 	uint16_t *wo = (uint16_t *)l->word_ordinal;
 	uint8_t *wf = (uint8_t *)l->word_flags;
 	uint32_t lo, hi, w;
 
-	if (i >= l->nparams)
+	if (i >= l->nparams || (used && !slot_rule_fits(l, i, used)))
 		return -1;
 	lo = l->offset[i];
 	hi = lo + l->size[i];
@@ -97,15 +138,11 @@ int ktrace_param_layout_type(struct ktrace_param_layout *l, uint32_t i, const ui
 		if (wo[w] != KTRACE_WORD_NONE)
 			l->ncand--;
 		wo[w] = KTRACE_WORD_NONE;
-		wf[w] &= (uint8_t)~KTRACE_WORDF_TYPED;
+		wf[w] &= (uint8_t)~(KTRACE_WORDF_TYPED | KTRACE_WORDF_SLOT);
 	}
-	for (uint32_t r = 0; r < nruns; r++)
-		for (w = (lo + runs[r][0]) / 8; w < (lo + runs[r][0]) / 8 + runs[r][1]; w++) {
-			if (wo[w] == KTRACE_WORD_NONE)
-				l->ncand++;
-			wo[w] = (uint16_t)(i < KTRACE_WORD_NONE ? i : KTRACE_WORD_NONE - 1);
-			wf[w] |= KTRACE_WORDF_TYPED;
-		}
+	if (l->slot_rule.slots && l->slot_rule.map_offset - lo < l->size[i])
+		memset(&l->slot_rule, 0, sizeof l->slot_rule); /* parameter i typed again */
+	mark_runs(l, i, runs, nruns, used);
 	return 0;
 }
 
@@ -342,11 +379,32 @@ region_set(struct ktrace_region *out, uint32_t off, uint16_t ord, uint8_t wf, ui
 	out->post_hash = 0;
 }
 
+/* The last tensor slot a launch of grid blocks uses by l's slot rule
+ * (UINT32_MAX: all of them, also when the launch fits no rule). */
+static inline __attribute__((always_inline)) uint32_t
+last_used_slot(const struct ktrace_param_layout *l, const uint8_t *buf, uint32_t len, const uint32_t *grid)
+{
+	const struct ktrace_slot_rule *r = &l->slot_rule;
+	uint32_t at;
+	uint16_t v16;
+
+	if (!r->slots || !grid || !grid[0] || grid[0] > r->map_count || grid[1] != 1 || grid[2] != 1)
+		return UINT32_MAX;
+	at = r->map_offset + (grid[0] - 1) * r->map_elem;
+	if (at + r->map_elem > len)
+		return UINT32_MAX;
+	if (r->map_elem == 1)
+		v16 = buf[at];
+	else
+		memcpy(&v16, buf + at, 2);
+	return v16 < r->slots ? v16 : UINT32_MAX;
+}
+
 /* The scan of one launch's assembled words (len bytes, at most the layout's
  * words) against the current map or (use_snap) a held snapshot; allocs may
  * be NULL.  Inlined into both entry points below. */
 static inline __attribute__((always_inline)) uint32_t
-scan_words(const struct ktrace_param_layout *l, const uint8_t *buf, uint32_t len,
+scan_words(const struct ktrace_param_layout *l, const uint8_t *buf, uint32_t len, const uint32_t *grid,
 	   struct ktrace_region *out, struct ktrace_alloc_info *allocs, uint32_t max,
 	   struct ktrace_alloc_cache *cache, const struct ktrace_alloc_snap *snap, int use_snap)
 {
@@ -358,6 +416,7 @@ scan_words(const struct ktrace_param_layout *l, const uint8_t *buf, uint32_t len
 	unsigned nlast = 0, k;
 	uint64_t gen = use_snap ? ktrace_alloc_snap_gen(snap) : atomic_load_explicit(&alloc_gen, memory_order_acquire);
 	uint64_t v, lo, span;
+	uint32_t last_slot = l ? last_used_slot(l, buf, len, grid) : UINT32_MAX;
 
 	if (l && l->nwords < nwords)
 		nwords = l->nwords;
@@ -375,6 +434,8 @@ scan_words(const struct ktrace_param_layout *l, const uint8_t *buf, uint32_t len
 			if (ord == KTRACE_WORD_NONE)
 				continue;
 			wf = l->word_flags[w];
+			if ((wf & KTRACE_WORDF_SLOT) && l->word_slot[w] > last_slot)
+				continue; /* a slot this launch does not use */
 		}
 		memcpy(&v, buf + 8 * w, 8);
 		if (v - lo >= span) { /* most words: sizes, strides, flags */
@@ -404,16 +465,16 @@ scan_words(const struct ktrace_param_layout *l, const uint8_t *buf, uint32_t len
 
 KT_HOT
 uint32_t ktrace_params_scan(const struct ktrace_param_layout *l, const uint8_t *buf, uint32_t len,
-			    struct ktrace_region *out, struct ktrace_alloc_info *allocs, uint32_t max,
-			    struct ktrace_alloc_cache *cache)
+			    const uint32_t *grid, struct ktrace_region *out, struct ktrace_alloc_info *allocs,
+			    uint32_t max, struct ktrace_alloc_cache *cache)
 {
-	return scan_words(l, buf, len, out, allocs, max, cache, NULL, 0);
+	return scan_words(l, buf, len, grid, out, allocs, max, cache, NULL, 0);
 }
 
 uint32_t ktrace_params_scan_snap(const struct ktrace_param_layout *l, const uint8_t *buf, uint32_t len,
-				 struct ktrace_region *out, uint32_t max, const struct ktrace_alloc_snap *snap,
-				 struct ktrace_alloc_cache *cache)
+				 const uint32_t *grid, struct ktrace_region *out, uint32_t max,
+				 const struct ktrace_alloc_snap *snap, struct ktrace_alloc_cache *cache)
 {
 	/* snap NULL: the map was never filled; only typed words are pointers */
-	return scan_words(l, buf, len, out, NULL, max, cache, snap, 1);
+	return scan_words(l, buf, len, grid, out, NULL, max, cache, snap, 1);
 }

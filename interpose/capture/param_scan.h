@@ -7,7 +7,9 @@
  * `extra` buffer, and (2) find the pointer words in it (docs/format.md,
  * "Pointer words"): where the parameter's type told the registry which of
  * its words are pointers (ktrace_param_layout_type), exactly those, each a
- * region when not null (unhashed when it lands in no tracked allocation);
+ * region when not null (unhashed when it lands in no tracked allocation),
+ * of multi-tensor-apply metadata only the slots the launch's grid and block
+ * map say it uses (ktrace_slot_rule);
  * elsewhere every 8-byte aligned word that lies wholly inside one parameter
  * of at least 8 bytes and lands in a tracked allocation, marked
  * KTRACE_REGIONF_GUESSED.  Words inside by-value aggregates (ATen's
@@ -32,6 +34,20 @@
 #define KTRACE_WORD_NONE 0xffffu /* word_ordinal: not a pointer candidate */
 #define KTRACE_WORDF_STRUCT 0x1u  /* word_flags: inside a by-value aggregate */
 #define KTRACE_WORDF_TYPED  0x2u  /* word_flags: the parameter's type says it is a pointer */
+#define KTRACE_WORDF_SLOT   0x4u  /* word_flags: a pointer only in a launch that uses its slot */
+
+/* Which tensor slots of a parameter a launch uses (multi_tensor_apply's
+ * metadata, docs/hashing.md "Pointer words"): a launch of gridDim.x = g
+ * blocks (1 <= g <= map_count, gridDim.y = gridDim.z = 1) uses slots 0 to
+ * the unsigned integer of map_elem bytes (1 or 2, host order) at byte
+ * map_offset + map_elem (g - 1) of the parameter buffer; a launch that
+ * fits none of this uses every slot. */
+struct ktrace_slot_rule {
+	uint32_t slots;      /* tensor slots per row; 0: no rule */
+	uint32_t map_offset; /* block_to_tensor, from the start of the buffer */
+	uint32_t map_count;  /* its entries */
+	uint32_t map_elem;   /* bytes per entry */
+};
 
 struct ktrace_param_layout {
 	uint32_t nparams;
@@ -46,6 +62,8 @@ struct ktrace_param_layout {
 	const uint8_t *word_flags;    /* [nwords]: KTRACE_WORDF_* */
 	const uint64_t *extent; /* [nparams]: bytes a pointer parameter's kernel reaches from it, read
 	                         * from its source (meta/inductor_extent.c), 0 unknown; NULL: none known */
+	const uint16_t *word_slot;    /* [nwords]: tensor slot of a KTRACE_WORDF_SLOT word */
+	struct ktrace_slot_rule slot_rule; /* of the one parameter that has one */
 };
 
 /* Build a layout (one allocation, free with free()).  kinds may be NULL
@@ -59,10 +77,14 @@ struct ktrace_param_layout *ktrace_param_layout_new(uint32_t nparams, const uint
 /* What parameter i's type says, before the layout is used: its pointer
  * words are exactly `count` words from byte `offset` of the parameter for
  * each of the nruns runs (none: it holds no pointer); its other words are
- * no candidates any more.  Returns 0, or -1 (layout unchanged) when a run
- * lies outside the parameter or off the 8-byte grid of the buffer. */
-int ktrace_param_layout_type(struct ktrace_param_layout *l, uint32_t i, const uint32_t (*runs)[2], uint32_t nruns)
-	__attribute__((visibility("hidden")));
+ * no candidates any more.  used (NULL: none) says which of the runs' words
+ * a launch uses: word k of a run is tensor slot k % used->slots, and
+ * used->map_offset counts from the parameter's start.  Returns 0, or -1
+ * (layout unchanged) when a run lies outside the parameter or off the
+ * 8-byte grid of the buffer, or used is odd (its map outside the
+ * parameter, another parameter has one). */
+int ktrace_param_layout_type(struct ktrace_param_layout *l, uint32_t i, const uint32_t (*runs)[2], uint32_t nruns,
+			     const struct ktrace_slot_rule *used) __attribute__((visibility("hidden")));
 
 /* Parameter i, a pointer, is one from which the kernel reaches `bytes` bytes
  * (its source says so), before the layout is used.  0, or -1 (nothing set)
@@ -103,18 +125,20 @@ struct ktrace_alloc_cache {
  * followed by this (memory_events.c does it): cached answers become void. */
 void ktrace_alloc_cache_invalidate(void) __attribute__((visibility("hidden")));
 
-/* Find the pointer words of buf[0, len).  With a layout only candidate
- * words are looked at (words beyond the layout are ignored): a typed word
- * that is not null is a region, unhashed (alloc 0, flag UNHASHED) when it
- * lands in no tracked allocation; any other candidate is a region, flagged
- * GUESSED, when it lands in a tracked allocation.  Without a layout, every
- * aligned word (ordinal 0xffff) is judged so.  Fills out[i] (param_offset,
- * ordinal, flags IN_STRUCT / GUESSED / UNHASHED, ptr, alloc_base,
- * alloc_size; hash fields 0) and allocs[i]; returns the count (at most
- * max).  cache may be NULL. */
+/* Find the pointer words of buf[0, len), the parameters of a launch of
+ * grid[3] blocks (NULL: unknown).  With a layout only candidate words are
+ * looked at (words beyond the layout are ignored), and of a slot rule's
+ * words only those of the slots the launch uses: a typed word that is not
+ * null is a region, unhashed (alloc 0, flag UNHASHED) when it lands in no
+ * tracked allocation; any other candidate is a region, flagged GUESSED,
+ * when it lands in a tracked allocation.  Without a layout, every aligned
+ * word (ordinal 0xffff) is judged so.  Fills out[i] (param_offset, ordinal,
+ * flags IN_STRUCT / GUESSED / UNHASHED, ptr, alloc_base, alloc_size; hash
+ * fields 0) and allocs[i]; returns the count (at most max).  cache may be
+ * NULL. */
 uint32_t ktrace_params_scan(const struct ktrace_param_layout *l, const uint8_t *buf, uint32_t len,
-			    struct ktrace_region *out, struct ktrace_alloc_info *allocs, uint32_t max,
-			    struct ktrace_alloc_cache *cache) __attribute__((visibility("hidden")));
+			    const uint32_t *grid, struct ktrace_region *out, struct ktrace_alloc_info *allocs,
+			    uint32_t max, struct ktrace_alloc_cache *cache) __attribute__((visibility("hidden")));
 
 /* The same scan against a held allocation-map snapshot (alloc_map.h) instead
  * of the current map: the writer thread's scan of a launch that happened
@@ -122,8 +146,9 @@ uint32_t ktrace_params_scan(const struct ktrace_param_layout *l, const uint8_t *
  * gave at the time the snapshot was current.  snap may be NULL (no
  * allocations); cache entries are keyed by the snapshot's generation. */
 uint32_t ktrace_params_scan_snap(const struct ktrace_param_layout *l, const uint8_t *buf, uint32_t len,
-				 struct ktrace_region *out, uint32_t max, const struct ktrace_alloc_snap *snap,
-				 struct ktrace_alloc_cache *cache) __attribute__((visibility("hidden")));
+				 const uint32_t *grid, struct ktrace_region *out, uint32_t max,
+				 const struct ktrace_alloc_snap *snap, struct ktrace_alloc_cache *cache)
+	__attribute__((visibility("hidden")));
 
 /* A layout of at most KTRACE_SMALL_PARAMS parameters, copied into the
  * launching thread's kernel-cache line (kernel_cache.h) so that a launch of a

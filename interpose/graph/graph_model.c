@@ -652,7 +652,8 @@ static void plan_node(struct kt_gnode *n, int hash)
 	n->regions = calloc(max, sizeof(*n->regions));
 	allocs = calloc(max, sizeof(*allocs));
 	if (n->regions && allocs) {
-		c = ktrace_params_scan(n->layout, n->params, n->rec.param_bytes_len, n->regions, allocs, max, NULL);
+		c = ktrace_params_scan(n->layout, n->params, n->rec.param_bytes_len, n->rec.grid, n->regions, allocs,
+				       max, NULL);
 		n->nregions = c;
 		if (hash && c)
 			plan_extents(n, allocs);

@@ -113,11 +113,13 @@ struct ktrace_param_layout *ktrace_kernel_driver_layout(const struct ktrace_kern
 	return l;
 }
 
-/* Type parameter i of l as ktrace_meta_pointer_words() reads type/space. */
+/* Type parameter i of l as ktrace_meta_pointer_words() reads type/space,
+ * with the launch-dependent slots it names (multi_tensor_apply's metadata). */
 static int type_param(struct ktrace_param_layout *l, uint32_t i, const char *type, uint8_t space)
 {
 	struct ktrace_ptr_words w;
 	uint32_t runs[KTRACE_PTR_RUNS_MAX][2];
+	struct ktrace_slot_rule used;
 
 	if (!ktrace_meta_pointer_words(type, l->size[i], space, &w))
 		return 0;
@@ -125,7 +127,15 @@ static int type_param(struct ktrace_param_layout *l, uint32_t i, const char *typ
 		runs[r][0] = w.run[r].offset;
 		runs[r][1] = w.run[r].count;
 	}
-	return ktrace_param_layout_type(l, i, (const uint32_t (*)[2])runs, w.nruns) == 0;
+	used.slots = w.used.slots;
+	used.map_offset = w.used.map_offset;
+	used.map_count = w.used.map_count;
+	used.map_elem = w.used.map_elem;
+	if (used.slots &&
+	    ktrace_param_layout_type(l, i, (const uint32_t (*)[2])runs, w.nruns, &used) == 0)
+		return 1;
+	/* no slot rule, or one the layout cannot keep: every slot a pointer */
+	return ktrace_param_layout_type(l, i, (const uint32_t (*)[2])runs, w.nruns, NULL) == 0;
 }
 
 uint32_t ktrace_kernel_type_layout(struct ktrace_param_layout *l, const struct ktrace_kernel_entry *k,

@@ -273,7 +273,7 @@ static int reach_find(struct reach *r, const struct ktrace_launch_args *a, struc
 	if (e)
 		param_names_get(e, &r->names);
 	len = ktrace_params_assemble(l, a->kernel_params, a->extra, params, KTRACE_PARAM_MAX_BYTES, &flags);
-	n = ktrace_params_scan(l, params, len, regions, allocs, KTRACE_PARAM_MAX_WORDS, NULL);
+	n = ktrace_params_scan(l, params, len, a->grid, regions, allocs, KTRACE_PARAM_MAX_WORDS, NULL);
 	for (uint32_t i = 0; i < n; i++)
 		reach_add(r, &regions[i], &allocs[i]);
 	rc = 0;

@@ -290,7 +290,7 @@ static void test_scan_layout(void **state)
 	v = 0; /* d: NULL */
 	memcpy(buf + 48, &v, 8);
 
-	n = ktrace_params_scan(l, buf, 56, r, a, 16, NULL);
+	n = ktrace_params_scan(l, buf, 56, NULL, r, a, 16, NULL);
 	assert_int_equal(n, 3);
 	assert_int_equal(r[0].param_offset, 8);
 	assert_int_equal(r[0].ordinal, 1);
@@ -311,10 +311,10 @@ static void test_scan_layout(void **state)
 	assert_int_equal(r[2].ptr, A_BASE + A_SIZE - 1);
 
 	/* max bounds the output. */
-	n = ktrace_params_scan(l, buf, 56, r, a, 2, NULL);
+	n = ktrace_params_scan(l, buf, 56, NULL, r, a, 2, NULL);
 	assert_int_equal(n, 2);
 	/* A shorter buffer (truncated) is scanned as far as it goes. */
-	n = ktrace_params_scan(l, buf, 20, r, a, 16, NULL);
+	n = ktrace_params_scan(l, buf, 20, NULL, r, a, 16, NULL);
 	assert_int_equal(n, 1);
 
 	/* Unaligned junk: the pointer value written at an odd offset is not a word. */
@@ -327,8 +327,8 @@ static void test_scan_layout(void **state)
 		memcpy(&x, buf + 8 * w, 8);
 		assert_int_equal(ktrace_alloc_map_maybe(x) && ktrace_alloc_map_lookup(x, &a[0]), 0);
 	}
-	assert_int_equal(ktrace_params_scan(l, buf, 56, r, a, 16, NULL), 0);
-	assert_int_equal(ktrace_params_scan(NULL, buf, 56, r, a, 16, NULL), 0);
+	assert_int_equal(ktrace_params_scan(l, buf, 56, NULL, r, a, 16, NULL), 0);
+	assert_int_equal(ktrace_params_scan(NULL, buf, 56, NULL, r, a, 16, NULL), 0);
 	free(l);
 }
 
@@ -343,9 +343,9 @@ static void test_scan_two_ints_look_like_pointer(void **state)
 	struct ktrace_alloc_info a[4];
 
 	(void)state;
-	assert_int_equal(ktrace_params_scan(l, (const uint8_t *)&v, 8, r, a, 4, NULL), 0);
+	assert_int_equal(ktrace_params_scan(l, (const uint8_t *)&v, 8, NULL, r, a, 4, NULL), 0);
 	/* Without a layout (extra buffer of unknown shape) every word counts. */
-	assert_int_equal(ktrace_params_scan(NULL, (const uint8_t *)&v, 8, r, a, 4, NULL), 1);
+	assert_int_equal(ktrace_params_scan(NULL, (const uint8_t *)&v, 8, NULL, r, a, 4, NULL), 1);
 	assert_int_equal(r[0].ordinal, 0xffff);
 	free(l);
 }
@@ -415,7 +415,7 @@ static void test_scan_held_snapshot(void **state)
 	assert_int_equal(flags, KTRACE_LAUNCHF_PARAMS_TRUNCATED);
 	len = assemble(l, kp, NULL, buf, KTRACE_PARAM_MAX_BYTES, &flags);
 	assert_int_equal(len, l->param_bytes);
-	n1 = ktrace_params_scan(l, buf, len, r1, a, 16, NULL);
+	n1 = ktrace_params_scan(l, buf, len, NULL, r1, a, 16, NULL);
 	assert_int_equal(n1, 4);
 	snap = ktrace_alloc_map_hold();
 	assert_non_null(snap);
@@ -428,25 +428,25 @@ static void test_scan_held_snapshot(void **state)
 			ktrace_alloc_map_remove(0x900000000ull + i * 0x10000ull, &old);
 	}
 	assert_ptr_not_equal(snap, ktrace_alloc_map_current());
-	assert_true(ktrace_params_scan(l, buf, len, r2, a, 16, NULL) < n1); /* A is gone now */
+	assert_true(ktrace_params_scan(l, buf, len, NULL, r2, a, 16, NULL) < n1); /* A is gone now */
 	for (i = 0; i < 2; i++) { /* cold, then warm cache */
 		memset(r2, 0, sizeof(r2));
-		assert_int_equal(ktrace_params_scan_snap(l, buf, len, r2, 16, snap, i ? &cache : NULL), n1);
+		assert_int_equal(ktrace_params_scan_snap(l, buf, len, NULL, r2, 16, snap, i ? &cache : NULL), n1);
 		assert_same_regions(r1, r2, n1);
-		assert_int_equal(ktrace_params_scan_snap(l, buf, len, r2, 16, snap, &cache), n1);
+		assert_int_equal(ktrace_params_scan_snap(l, buf, len, NULL, r2, 16, snap, &cache), n1);
 		assert_same_regions(r1, r2, n1);
 	}
-	assert_int_equal(ktrace_params_scan_snap(l, buf, len, r2, 2, snap, &cache), 2);
-	assert_int_equal(ktrace_params_scan_snap(l, buf, len, r2, 16, NULL, &cache), 0); /* nothing typed */
+	assert_int_equal(ktrace_params_scan_snap(l, buf, len, NULL, r2, 2, snap, &cache), 2);
+	assert_int_equal(ktrace_params_scan_snap(l, buf, len, NULL, r2, 16, NULL, &cache), 0); /* nothing typed */
 	/* A current snapshot with the same words scanned through the same
 	 * cache: answers of the old one are not reused (other generation). */
 	{
 		const struct ktrace_alloc_snap *now = ktrace_alloc_map_hold();
 
 		assert_true(ktrace_alloc_snap_gen(now) != ktrace_alloc_snap_gen(snap));
-		assert_int_equal(ktrace_params_scan_snap(l, buf, len, r2, 16, now, &cache),
-				 ktrace_params_scan(l, buf, len, r1, a, 16, NULL));
-		assert_same_regions(r1, r2, ktrace_params_scan(l, buf, len, r1, a, 16, NULL));
+		assert_int_equal(ktrace_params_scan_snap(l, buf, len, NULL, r2, 16, now, &cache),
+				 ktrace_params_scan(l, buf, len, NULL, r1, a, 16, NULL));
+		assert_same_regions(r1, r2, ktrace_params_scan(l, buf, len, NULL, r1, a, 16, NULL));
 		ktrace_alloc_map_release(now);
 	}
 	ktrace_alloc_map_release(snap);
@@ -518,7 +518,7 @@ static void test_scan_aten_array_and_tensor_lists(void **state)
 	uint32_t n, i;
 
 	(void)state;
-	n = ktrace_params_scan(l, (const uint8_t *)words, sizeof(words), r, a, 16, NULL);
+	n = ktrace_params_scan(l, (const uint8_t *)words, sizeof(words), NULL, r, a, 16, NULL);
 	assert_int_equal(n, 6);
 	for (i = 0; i < 3; i++) {
 		assert_int_equal(r[i].ordinal, 0);
@@ -561,20 +561,20 @@ static void test_scan_typed_words(void **state)
 	(void)state;
 	assert_non_null(l);
 	assert_int_equal(l->ncand, 12);
-	assert_int_equal(ktrace_param_layout_type(l, 0, array3, 1), 0);
-	assert_int_equal(ktrace_param_layout_type(l, 2, NULL, 0), 0);
-	assert_int_equal(ktrace_param_layout_type(l, 3, data_first, 1), 0);
+	assert_int_equal(ktrace_param_layout_type(l, 0, array3, 1, NULL), 0);
+	assert_int_equal(ktrace_param_layout_type(l, 2, NULL, 0, NULL), 0);
+	assert_int_equal(ktrace_param_layout_type(l, 3, data_first, 1, NULL), 0);
 	/* runs off the word grid or past the parameter are refused */
-	assert_int_equal(ktrace_param_layout_type(l, 3, bad_off, 1), -1);
-	assert_int_equal(ktrace_param_layout_type(l, 3, too_long, 1), -1);
-	assert_int_equal(ktrace_param_layout_type(l, 9, data_first, 1), -1);
+	assert_int_equal(ktrace_param_layout_type(l, 3, bad_off, 1, NULL), -1);
+	assert_int_equal(ktrace_param_layout_type(l, 3, too_long, 1, NULL), -1);
+	assert_int_equal(ktrace_param_layout_type(l, 9, data_first, 1, NULL), -1);
 	assert_int_equal(l->ncand, 3 + 2 + 0 + 1);
 	assert_int_equal(l->word_flags[0], KTRACE_WORDF_STRUCT | KTRACE_WORDF_TYPED);
 	assert_int_equal(l->word_flags[3], KTRACE_WORDF_STRUCT);
 	assert_int_equal(l->word_ordinal[5], KTRACE_WORD_NONE);
 	assert_int_equal(l->word_ordinal[9], KTRACE_WORD_NONE);
 
-	n = ktrace_params_scan(l, (const uint8_t *)words, sizeof(words), r, a, 16, NULL);
+	n = ktrace_params_scan(l, (const uint8_t *)words, sizeof(words), NULL, r, a, 16, NULL);
 	assert_int_equal(n, 4);
 	assert_int_equal(r[0].param_offset, 0);
 	assert_int_equal(r[0].flags, KTRACE_REGIONF_IN_STRUCT);
@@ -598,11 +598,11 @@ static void test_scan_typed_words(void **state)
 		const struct ktrace_alloc_snap *snap = ktrace_alloc_map_hold();
 		struct ktrace_region r2[16];
 
-		assert_int_equal(ktrace_params_scan_snap(l, (const uint8_t *)words, sizeof(words), r2, 16, snap, NULL),
+		assert_int_equal(ktrace_params_scan_snap(l, (const uint8_t *)words, sizeof(words), NULL, r2, 16, snap, NULL),
 				 4);
 		assert_same_regions(r, r2, 4);
 		ktrace_alloc_map_release(snap);
-		assert_int_equal(ktrace_params_scan_snap(l, (const uint8_t *)words, sizeof(words), r2, 16, NULL, NULL),
+		assert_int_equal(ktrace_params_scan_snap(l, (const uint8_t *)words, sizeof(words), NULL, r2, 16, NULL, NULL),
 				 3);
 		assert_int_equal(r2[0].flags, KTRACE_REGIONF_IN_STRUCT | KTRACE_REGIONF_UNHASHED);
 		assert_int_equal(r2[2].param_offset, 64);
@@ -622,7 +622,7 @@ static void test_scan_alternating_and_freed(void **state)
 	uint32_t n, i;
 
 	(void)state;
-	n = ktrace_params_scan(NULL, (const uint8_t *)words, sizeof(words), r, a, 8, NULL);
+	n = ktrace_params_scan(NULL, (const uint8_t *)words, sizeof(words), NULL, r, a, 8, NULL);
 	assert_int_equal(n, 5);
 	for (i = 0; i < 5; i++) {
 		uint64_t want = words[i] >= B_BASE ? B_BASE : A_BASE;
@@ -632,7 +632,7 @@ static void test_scan_alternating_and_freed(void **state)
 		assert_int_equal(r[i].alloc_size, want == A_BASE ? A_SIZE : B_SIZE);
 	}
 	assert_int_equal(ktrace_alloc_map_remove(A_BASE, &old), 0);
-	n = ktrace_params_scan(NULL, (const uint8_t *)words, sizeof(words), r, a, 8, NULL);
+	n = ktrace_params_scan(NULL, (const uint8_t *)words, sizeof(words), NULL, r, a, 8, NULL);
 	assert_int_equal(n, 2);
 	assert_int_equal(r[0].ptr, B_BASE);
 	assert_int_equal(r[1].ptr, B_BASE + 8);
@@ -650,7 +650,7 @@ static void test_scan_cache(void **state)
 
 	(void)state;
 	for (round = 0; round < 3; round++) {
-		assert_int_equal(ktrace_params_scan(NULL, (const uint8_t *)words, sizeof(words), r, a, 8, &cache), 3);
+		assert_int_equal(ktrace_params_scan(NULL, (const uint8_t *)words, sizeof(words), NULL, r, a, 8, &cache), 3);
 		assert_int_equal(r[0].alloc_base, A_BASE);
 		assert_int_equal(r[0].alloc_size, A_SIZE);
 		assert_int_equal(r[1].alloc_base, B_BASE);
@@ -661,12 +661,12 @@ static void test_scan_cache(void **state)
 	/* B goes away: after the invalidation the cache no longer answers for it. */
 	assert_int_equal(ktrace_alloc_map_remove(B_BASE, &old), 0);
 	ktrace_alloc_cache_invalidate();
-	assert_int_equal(ktrace_params_scan(NULL, (const uint8_t *)words, sizeof(words), r, a, 8, &cache), 2);
+	assert_int_equal(ktrace_params_scan(NULL, (const uint8_t *)words, sizeof(words), NULL, r, a, 8, &cache), 2);
 	assert_int_equal(r[1].ptr, A_BASE + 4096);
 	/* A replaced by a smaller allocation at the same base. */
 	ktrace_alloc_map_insert(A_BASE, 4096, KTRACE_ALLOC_DEVICE, 0);
 	ktrace_alloc_cache_invalidate();
-	assert_int_equal(ktrace_params_scan(NULL, (const uint8_t *)words, sizeof(words), r, a, 8, &cache), 1);
+	assert_int_equal(ktrace_params_scan(NULL, (const uint8_t *)words, sizeof(words), NULL, r, a, 8, &cache), 1);
 	assert_int_equal(r[0].alloc_size, 4096);
 }
 

@@ -66,14 +66,35 @@ struct AddFunctor {
 };
 
 namespace {
-// ATen/native/cuda/MultiTensorApply.cuh, DepthToMaxConfig<false>
-constexpr int depth_to_max_tensors[5] = { 110, 64, 48, 36, 30 };
+// ATen/native/cuda/MultiTensorApply.cuh, DepthToMaxConfig<false> (4 KB of
+// parameters) and DepthToMaxConfig<true> (32 KB)
+template <bool large_kernel_arg> struct DepthToMaxConfig;
+template <> struct DepthToMaxConfig<false> {
+	static constexpr int depth_to_max_tensors[5] = { 110, 64, 48, 36, 30 };
+	static constexpr int depth_to_max_blocks[5] = { 320, 320, 320, 320, 320 };
+	static constexpr int depth_to_max_tensors_scalarlist[5] = { 96, 64, 48, 36, 30 };
+	using TensorIdxType = unsigned char;
+};
+template <> struct DepthToMaxConfig<true> {
+	static constexpr int depth_to_max_tensors[5] = { 770, 448, 336, 252, 210 };
+	static constexpr int depth_to_max_blocks[5] = { 2240, 2240, 2240, 2240, 2240 };
+	using TensorIdxType = uint16_t;
+};
 template <int n, bool large_kernel_arg> struct TensorListMetadata {
-	const void *addresses[n][depth_to_max_tensors[n - 1]];
-	int64_t numel_for_tensor[depth_to_max_tensors[n - 1]];
-	unsigned char block_to_tensor[320];
-	int block_to_chunk[320];
+	using Conf = DepthToMaxConfig<large_kernel_arg>;
+	const void *addresses[n][Conf::depth_to_max_tensors[n - 1]];
+	int64_t numel_for_tensor[Conf::depth_to_max_tensors[n - 1]];
+	typename Conf::TensorIdxType block_to_tensor[Conf::depth_to_max_blocks[n - 1]];
+	int block_to_chunk[Conf::depth_to_max_blocks[n - 1]];
 	int start_tensor_this_launch;
+};
+template <typename scalar_vals_t, int n, bool large_kernel_arg> struct TensorListScalarListMetadata {
+	using Conf = DepthToMaxConfig<large_kernel_arg>;
+	const void *addresses[n][Conf::depth_to_max_tensors_scalarlist[n - 1]];
+	int64_t numel_for_tensor[Conf::depth_to_max_tensors_scalarlist[n - 1]];
+	scalar_vals_t scalar_vals[Conf::depth_to_max_tensors_scalarlist[n - 1]];
+	typename Conf::TensorIdxType block_to_tensor[Conf::depth_to_max_blocks[n - 1]];
+	int block_to_chunk[Conf::depth_to_max_blocks[n - 1]];
 };
 struct ScaleFunctor {
 };
@@ -130,6 +151,11 @@ __global__ void multi_tensor_apply_kernel(T tl, U callable, ArgTypes... args)
 }
 template __global__ void multi_tensor_apply_kernel<TensorListMetadata<2, false>, ScaleFunctor, float>(
 	TensorListMetadata<2, false>, ScaleFunctor, float);
+template __global__ void multi_tensor_apply_kernel<TensorListMetadata<2, true>, ScaleFunctor, float>(
+	TensorListMetadata<2, true>, ScaleFunctor, float);
+template __global__ void
+multi_tensor_apply_kernel<TensorListScalarListMetadata<float, 2, false>, ScaleFunctor, float>(
+	TensorListScalarListMetadata<float, 2, false>, ScaleFunctor, float);
 } // namespace native
 } // namespace at
 

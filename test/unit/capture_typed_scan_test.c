@@ -101,17 +101,24 @@ static uint8_t *cubin;
 static size_t cubin_len;
 static struct ktrace_meta_image *meta;
 
-enum { K_VECTORIZED, K_UNROLLED, K_CLOSURE, K_MTA, K_APPLY2, K_ACCESSOR, NKERNELS };
+enum { K_VECTORIZED, K_UNROLLED, K_CLOSURE, K_MTA, K_MTA_LARGE, K_MTA_SCALARS, K_APPLY2, K_ACCESSOR, NKERNELS };
 static const char *const kernel_prefix[NKERNELS] = {
 	"_ZN2at6native29vectorized_elementwise_kernel", "_ZN2at6native27unrolled_elementwise_kernel",
-	"_ZN2at6native18elementwise_kernel", "_ZN2at6native25multi_tensor_apply_kernel", "_Z6apply2",
+	"_ZN2at6native18elementwise_kernel", "_ZN2at6native25multi_tensor_apply_kernel",
+	"_ZN2at6native25multi_tensor_apply_kernel", "_ZN2at6native25multi_tensor_apply_kernel", "_Z6apply2",
 	"_Z14accessor_scale",
+};
+/* and what else the mangled name holds, where the prefix is not enough */
+static const char *const kernel_infix[NKERNELS] = {
+	[K_MTA] = "18TensorListMetadataILi2ELb0E", [K_MTA_LARGE] = "18TensorListMetadataILi2ELb1E",
+	[K_MTA_SCALARS] = "28TensorListScalarListMetadataIfLi2ELb0E",
 };
 
 static const struct ktrace_meta_kernel *kernel_meta(int k)
 {
 	for (uint32_t i = 0; i < meta->nkernels; i++)
-		if (!strncmp(meta->kernels[i].name, kernel_prefix[k], strlen(kernel_prefix[k])))
+		if (!strncmp(meta->kernels[i].name, kernel_prefix[k], strlen(kernel_prefix[k])) &&
+		    (!kernel_infix[k] || strstr(meta->kernels[i].name, kernel_infix[k])))
 			return &meta->kernels[i];
 	fail_msg("no kernel %s in the test cubin", kernel_prefix[k]);
 	return NULL;
@@ -194,8 +201,9 @@ static void declare(int k)
 		ktrace_on_function((CUfunction)(uintptr_t)f.handle, (CUmodule)(uintptr_t)MODULE, mk->name);
 }
 
-/* Launch kernel k with the parameter buffer buf (laid out as the cubin says). */
-static void launch(int k, uint8_t *buf)
+/* Launch kernel k on grid (gx, gy, 1) with the parameter buffer buf (laid
+ * out as the cubin says). */
+static void launch_grid(int k, uint8_t *buf, uint32_t gx, uint32_t gy)
 {
 	const struct ktrace_meta_kernel *mk = kernel_meta(k);
 	void *kp[16];
@@ -206,11 +214,18 @@ static void launch(int k, uint8_t *buf)
 	memset(&a, 0, sizeof a);
 	a.api = KTRACE_API_LAUNCH_KERNEL;
 	a.f = (CUfunction)(uintptr_t)(0xf0 + (uint64_t)k);
-	a.grid[0] = a.grid[1] = a.grid[2] = 1;
+	a.grid[0] = gx;
+	a.grid[1] = gy;
+	a.grid[2] = 1;
 	a.block[0] = a.block[1] = a.block[2] = 1;
 	a.stream = (CUstream)(uintptr_t)0x5700;
 	a.kernel_params = kp;
 	assert_int_equal(ktrace_on_launch(&a, fake_real, NULL), CUDA_SUCCESS);
+}
+
+static void launch(int k, uint8_t *buf)
+{
+	launch_grid(k, buf, 1, 1);
 }
 
 static void put64(uint8_t *buf, uint32_t off, uint64_t v)
@@ -226,10 +241,11 @@ static void decoys(uint8_t *buf, uint32_t off, uint32_t len)
 }
 
 /* The regions of the i-th LAUNCH record: their offsets and flags. */
+#define GOT_MAX 1024
 struct got {
-	uint32_t n, off[128];
-	uint16_t flags[128];
-	uint64_t ptr[128], alloc[128];
+	uint32_t n, off[GOT_MAX];
+	uint16_t flags[GOT_MAX];
+	uint64_t ptr[GOT_MAX], alloc[GOT_MAX];
 };
 
 static void regions_of(size_t i, struct got *g)
@@ -239,7 +255,7 @@ static void regions_of(size_t i, struct got *g)
 
 	assert_non_null(l);
 	assert_int_equal(ktrace_decode_launch(l->data, l->len, &r), 0);
-	assert_true(r.nregions <= 128);
+	assert_true(r.nregions <= GOT_MAX);
 	g->n = r.nregions;
 	for (uint32_t j = 0; j < r.nregions; j++) {
 		struct ktrace_region reg;
@@ -320,28 +336,144 @@ static void test_closure_is_guessed(void **state)
 		assert_int_equal(g.flags[j], KTRACE_REGIONF_IN_STRUCT | KTRACE_REGIONF_GUESSED);
 }
 
+/* ---- multi_tensor_apply_kernel ---------------------------------------------------- */
+
+/* A multi-tensor-apply metadata parameter as PyTorch fills it for one
+ * launch: `rows` address rows of `slots` slots at offset 0, the block map
+ * (`map_elem`-byte entries) at map_offset.  The launch's blocks go to
+ * tensors 0 .. last in increasing order; its used slots hold pointers into
+ * A (row 0) and B (row 1); every unused slot holds junk as a stack left it:
+ * in turn a value inside A, one outside every allocation, and one inside B.
+ * numel, scalars and the chunk map hold decoys; the map's entries after the
+ * launch's blocks hold junk too. */
+struct mta_param {
+	int kernel;
+	uint32_t rows, slots, map_offset, map_elem, map_count;
+};
+
+static const struct mta_param mta_small = { K_MTA, 2, 64, 1536, 1, 320 };
+static const struct mta_param mta_large = { K_MTA_LARGE, 2, 448, 10752, 2, 2240 };
+static const struct mta_param mta_scalars = { K_MTA_SCALARS, 2, 64, 1792, 1, 320 };
+
+static void mta_fill(const struct mta_param *p, uint8_t *buf, uint32_t blocks, uint32_t last)
+{
+	uint32_t size = kernel_meta(p->kernel)->params[0].size;
+	static const uint64_t junk[3] = { A_BASE + 0x8000, UNTRACKED, B_BASE + 0x100 };
+
+	memset(buf, 0, size);
+	decoys(buf, 8 * p->rows * p->slots, size - 8 * p->rows * p->slots);
+	for (uint32_t d = 0; d < p->rows; d++)
+		for (uint32_t j = 0; j < p->slots; j++) {
+			uint64_t used = (d ? B_BASE : A_BASE) + 64 * j;
+
+			put64(buf, 8 * (d * p->slots + j), j <= last ? used : junk[(d + j) % 3] + 8 * j);
+		}
+	for (uint32_t b = 0; b < p->map_count; b++) {
+		/* block b of the launch: tensor b * (last + 1) / blocks, the last one `last` */
+		uint16_t t = b < blocks ? (uint16_t)((uint64_t)b * (last + 1) / blocks) : (uint16_t)(0xfff0 + b % 7);
+
+		memcpy(buf + p->map_offset + p->map_elem * b, &t, p->map_elem);
+	}
+}
+
+/* The regions of the launch: exactly the used slots of every row, typed. */
+static void expect_used_slots(const struct mta_param *p, size_t rec, uint32_t last)
+{
+	static uint32_t offs[GOT_MAX];
+	static struct got g;
+	uint32_t n = 0;
+
+	for (uint32_t d = 0; d < p->rows; d++)
+		for (uint32_t j = 0; j <= last; j++)
+			offs[n++] = 8 * (d * p->slots + j);
+	regions_of(rec, &g);
+	expect_typed(&g, n, offs);
+	for (uint32_t i = 0; i < n; i++) {
+		assert_int_equal(g.flags[i], KTRACE_REGIONF_IN_STRUCT);
+		assert_int_equal(g.alloc[i], offs[i] < 8 * p->slots ? A_BASE : B_BASE);
+	}
+}
+
+/* One launch per (blocks, last) of kernel p, then the regions of each. */
+static void mta_launches(const struct mta_param *p, const uint32_t (*cases)[2], uint32_t ncases)
+{
+	static uint8_t buf[KTRACE_PARAM_MAX_BYTES];
+
+	declare(p->kernel);
+	for (uint32_t c = 0; c < ncases; c++) {
+		mta_fill(p, buf, cases[c][0], cases[c][1]);
+		launch_grid(p->kernel, buf, cases[c][0], 1);
+	}
+	trace_end();
+	for (uint32_t c = 0; c < ncases; c++)
+		expect_used_slots(p, c, cases[c][1]);
+}
+
 /* multi_tensor_apply_kernel(TensorListMetadata<2, false>, ScaleFunctor,
- * float): the used address slots of both lists; unused slots (zero, as
- * std::make_unique leaves them), numel_for_tensor and the block maps are
- * not looked at. */
+ * float): the launch uses address slots 0 .. block_to_tensor[gridDim.x - 1]
+ * of both lists; the other slots, numel_for_tensor and the block maps are
+ * not looked at.  One block; three tensors; a full launch of 320 blocks
+ * whose last block is a chunk of tensor 7 (its other chunks go to the next
+ * launch); every slot. */
 static void test_tensor_list(void **state)
 {
-	static const uint32_t offs[] = { 0, 8, 16, 512, 520, 528 };
-	static uint8_t buf[3152];
-	struct got g;
+	static const uint32_t cases[][2] = { { 1, 0 }, { 5, 2 }, { 320, 7 }, { 64, 63 } };
+
+	(void)state;
+	mta_launches(&mta_small, cases, 4);
+}
+
+/* TensorListMetadata<2, true> (32 KB of parameters): block_to_tensor holds
+ * 16-bit entries; tensor 300 is past what a byte could name. */
+static void test_tensor_list_large(void **state)
+{
+	static const uint32_t cases[][2] = { { 3, 1 }, { 2240, 300 }, { 900, 447 } };
+
+	(void)state;
+	mta_launches(&mta_large, cases, 3);
+}
+
+/* TensorListScalarListMetadata<float, 2, false>: the map after the scalars. */
+static void test_scalar_list(void **state)
+{
+	static const uint32_t cases[][2] = { { 1, 0 }, { 100, 40 } };
+
+	(void)state;
+	mta_launches(&mta_scalars, cases, 2);
+}
+
+/* A launch that fits no rule (a grid with more blocks than the map holds, a
+ * 2-D grid, a map entry past the slots) uses every slot: each slot is then
+ * a typed pointer, the junk outside every allocation an unhashed region. */
+static void test_tensor_list_unmapped(void **state)
+{
+	static uint8_t buf[4096];
+	static struct got g;
+	uint32_t outside = 0;
 
 	(void)state;
 	declare(K_MTA);
-	memset(buf, 0, sizeof buf);
-	decoys(buf, 1024, 3144 - 1024); /* numel_for_tensor, block_to_tensor, block_to_chunk */
-	for (uint32_t t = 0; t < 3; t++) {
-		put64(buf, 8 * t, A_BASE + 65536 * t);      /* addresses[0][t] */
-		put64(buf, 512 + 8 * t, B_BASE + 4096 * t); /* addresses[1][t] */
-	}
-	launch(K_MTA, buf);
+	mta_fill(&mta_small, buf, 3, 2);
+	launch_grid(K_MTA, buf, 321, 1);
+	launch_grid(K_MTA, buf, 3, 2);
+	buf[mta_small.map_offset + 2] = 64; /* block 2 -> tensor 64 of 64 */
+	launch_grid(K_MTA, buf, 3, 1);
 	trace_end();
-	regions_of(0, &g);
-	expect_typed(&g, 6, offs);
+	for (uint32_t d = 0; d < 2; d++)
+		for (uint32_t j = 3; j < 64; j++)
+			outside += (d + j) % 3 == 1; /* mta_fill's junk outside every allocation */
+	for (size_t rec = 0; rec < 3; rec++) {
+		uint32_t unhashed = 0;
+
+		regions_of(rec, &g);
+		assert_int_equal(g.n, 2 * 64);
+		for (uint32_t i = 0; i < g.n; i++) {
+			assert_int_equal(g.off[i], 8 * i);
+			assert_int_equal(g.flags[i] & KTRACE_REGIONF_GUESSED, 0);
+			unhashed += (g.flags[i] & KTRACE_REGIONF_UNHASHED) != 0;
+		}
+		assert_int_equal(unhashed, outside);
+	}
 }
 
 /* apply2(TensorInfo<float, unsigned>, TensorInfo<float const, unsigned>,
@@ -408,6 +540,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		BOTH(test_elementwise), BOTH(test_closure_is_guessed), BOTH(test_tensor_list),
+		BOTH(test_tensor_list_large), BOTH(test_scalar_list), BOTH(test_tensor_list_unmapped),
 		BOTH(test_tensor_info), BOTH(test_accessor),
 	};
 

@@ -177,6 +177,47 @@ static void test_multi_tensor_metadata(void **state)
 	       0, NULL);
 }
 
+/* The slots a launch of multi_tensor_apply uses: word k of a run is slot
+ * k % slots, block_to_tensor (unsigned char, uint16_t in the 32 KB variant)
+ * lies after numel_for_tensor (and after the state steps' addresses or the
+ * scalars).  Other types have no such rule. */
+static void expect_used(const char *type, uint32_t size, uint32_t slots, uint32_t map_offset, uint32_t map_count,
+			uint32_t map_elem)
+{
+	struct ktrace_ptr_words w;
+
+	assert_int_equal(ktrace_meta_pointer_words(type, size, 0, &w), 1);
+	if (w.used.slots != slots || w.used.map_offset != map_offset || w.used.map_count != map_count ||
+	    w.used.map_elem != map_elem)
+		fail_msg("%s: slots %u map at %u (%u of %u bytes), expected %u at %u (%u of %u)", type, w.used.slots,
+			 w.used.map_offset, w.used.map_count, w.used.map_elem, slots, map_offset, map_count, map_elem);
+}
+
+static void test_multi_tensor_used_slots(void **state)
+{
+	(void)state;
+	expect_used("at::native::(anonymous namespace)::TensorListMetadata<2, false>", 3144, 64, 1536, 320, 1);
+	expect_used("at::native::(anonymous namespace)::TensorListMetadata<1, false>", 3368, 110, 1760, 320, 1);
+	expect_used("at::native::(anonymous namespace)::TensorListMetadata<2, true>", 24200, 448, 10752, 2240, 2);
+	expect_used("at::native::(anonymous namespace)::TensorListMetadata<4, true>", 23528, 252, 10080, 2240, 2);
+	expect_used("at::native::(anonymous namespace)::TensorListMetadata<2>", 3136, 64, 1536, 320, 1);
+	expect_used("at::native::(anonymous namespace)::FusedOptimizerTensorListMetadata<4, false>", 3336, 36, 1728,
+		    320, 1);
+	expect_used("at::native::(anonymous namespace)::FusedOptimizerTensorListMetadata<1, false>", 3368 + 768,
+		    110, 1760 + 768, 320, 1);
+	expect_used("at::native::(anonymous namespace)::TensorListScalarListMetadata<float, 1, false>", 3520, 96,
+		    1920, 320, 1);
+	expect_used("at::native::(anonymous namespace)::TensorListScalarListMetadata<float, 2, false>", 3392, 64,
+		    1792, 320, 1);
+	expect_used("at::native::(anonymous namespace)::TensorListScalarListMetadata<double, 2, true>", 27776, 448,
+		    14336, 2240, 2);
+	expect_used("at::native::(anonymous namespace)::TensorListScalarListMetadata<c10::complex<double>, 1, false>",
+		    3904, 72, 2304, 320, 1);
+	expect_used("std::array<char*, 3ul>", 24, 0, 0, 0, 0);
+	expect_used("at::cuda::detail::TensorInfo<float, unsigned int>", 216, 0, 0, 0, 0);
+	expect_used("float*", 8, 0, 0, 0, 0);
+}
+
 /* Types that say nothing of their pointers: a closure, a functor, a
  * reduction's state (its layout changed between PyTorch versions), cuBLAS
  * and CUTLASS parameter blocks, references. */
@@ -252,6 +293,7 @@ int main(void)
 		cmocka_unit_test(test_descriptors),
 		cmocka_unit_test(test_pointer_free_structs),
 		cmocka_unit_test(test_multi_tensor_metadata),
+		cmocka_unit_test(test_multi_tensor_used_slots),
 		cmocka_unit_test(test_unknown),
 		cmocka_unit_test(test_triton_kernel),
 	};
