@@ -6,7 +6,8 @@
  * writer's own COUNTERS and END records carry real timestamps (normalise
  * time_ns of those in JSON).  Not a substitute for traces of real programs.
  *
- *   ktgen [--scenario basic|many|order|order-filter|graph] [--frame-bytes N] [--cut-at-flush K]
+ *   ktgen [--scenario basic|many|order|order-filter|graph] [--launches N] [--frame-bytes N]
+ *         [--cut-at-flush K]
  *         [--major N] OUT
  *
  * basic  every record type once or more, a launch before its KERNEL record,
@@ -14,7 +15,7 @@
  *        unknown record type, [OUT] regions, an exact region (since 1.2),
  *        device-to-host copies with and without a digest of what they delivered.
  * many   a header, 3 kernels and 300 launches (several zstd frames with
- *        --frame-bytes 4096).
+ *        --frame-bytes 4096); --launches N makes N of them (bench/export_bench.sh).
  * order  ORDER records of every operation (format 1.2).
  * order-filter  launches of three kernels on three streams among ORDER
  *        records (ktrace-dump's filters keep the ones that order them).
@@ -306,6 +307,8 @@ static uint64_t mix(uint64_t x)
 	return x ^ (x >> 31);
 }
 
+static unsigned long many_launches = 300;
+
 static void scenario_many(void)
 {
 	module(1, "/tmp/many.cubin");
@@ -314,7 +317,7 @@ static void scenario_many(void)
 	kernel(2, "triton_poi_fused_add_0", "", KTRACE_LAYOUT_NVINFO, triton_params, 9, 72);
 	kernel(3, "reduce_sum", "", KTRACE_LAYOUT_PTX, vecadd_params, 2, 16);
 	uint8_t p[72];
-	for (int i = 0; i < 300; i++) {
+	for (unsigned long i = 0; i < many_launches; i++) {
 		uint64_t kid = 1 + (uint64_t)(i % 3);
 		memset(p, 0, sizeof p);
 		le64(p, 0x7f0000000000ull + (uint64_t)(i % 7) * 4096);
@@ -329,8 +332,10 @@ static void scenario_many(void)
 		launch(kid, p, kid == 2 ? 72 : 28, r, i % 5 == 4 ? 1 : 2, KTRACE_LAUNCHF_HASHED);
 		if (i % 50 == 49)
 			group_done();
+		if (i % 1000 == 999 && many_launches > 300 && ktrace_writer_flush(w))
+			die("flush failed"); /* let the writer keep up: put() refuses to drop */
 	}
-	ktrace_writer_count(w, KTRACE_CTR_LAUNCHES_SEEN, 300);
+	ktrace_writer_count(w, KTRACE_CTR_LAUNCHES_SEEN, many_launches);
 }
 
 static void order(uint32_t op, uint64_t stream, uint64_t event, uint32_t flags, int32_t prio)
@@ -466,12 +471,14 @@ int main(int argc, char **argv)
 			cut_at = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--major"))
 			major = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--launches"))
+			many_launches = strtoul(argv[++i], NULL, 0);
 		else
 			break;
 	}
 	if (i != argc - 1 || argv[argc - 1][0] == '-')
-		die("usage: ktgen [--scenario basic|many|order|order-filter|graph] [--frame-bytes N] [--cut-at-flush K] "
-		    "[--major N] OUT");
+		die("usage: ktgen [--scenario basic|many|order|order-filter|graph] [--launches N] [--frame-bytes N] "
+		    "[--cut-at-flush K] [--major N] OUT");
 	out_path = argv[argc - 1];
 
 	struct ktrace_rec_header h = { .pid = 4242, .ppid = 1, .rank = 0, .digest_alg = 1,
