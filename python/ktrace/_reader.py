@@ -106,9 +106,16 @@ def _name(what, value):
     return _names[key]
 
 
+_flag_tuples = {}
+
+
 def _flags(what, value):
-    text = _name(what, value)
-    return tuple(text.split(",")) if text else ()
+    key = (what, value)
+    got = _flag_tuples.get(key)
+    if got is None:
+        text = _name(what, value)
+        got = _flag_tuples[key] = tuple(text.split(",")) if text else ()
+    return got
 
 
 def _digest(valid, v):
