@@ -250,6 +250,7 @@ static const char *api_name(uint32_t api)
 	switch (api) {
 	case KTRACE_API_LAUNCH_KERNEL_EX: return "cuLaunchKernelEx";
 	case KTRACE_API_LAUNCH_COOPERATIVE: return "cuLaunchCooperativeKernel";
+	case KTRACE_API_GRAPH: return "cuGraphLaunch (kernel node)";
 	default: return "cuLaunchKernel";
 	}
 }
@@ -320,7 +321,8 @@ static void op_names(const struct tm_op *o, char *host, char *gpu, size_t cap)
 {
 	const char *dir = o->type == TM_OP_MEMCPY ? ktrace_export_copy_dir(o->dir) : "";
 	const char *what = o->type == TM_OP_MEMCPY ? "emcpy" : "emset";
-	snprintf(host, cap, "m%s%s%s%s", what, *dir ? " " : "", dir, (o->flags & KTRACE_COPYF_ASYNC) ? " async" : "");
+	snprintf(host, cap, "m%s%s%s%s%s", what, *dir ? " " : "", dir, (o->flags & KTRACE_COPYF_ASYNC) ? " async" : "",
+		 (o->flags & KTRACE_COPYF_GRAPH) ? " (graph node)" : "");
 	snprintf(gpu, cap, "M%s%s%s", what, *dir ? " " : "", dir);
 }
 

@@ -68,6 +68,7 @@ cd "$T" || exit 1
 check basic basic.ktrace
 check many many.ktrace
 check order order.ktrace
+"$B/ktgen" --scenario graph graph.ktrace && check graph graph.ktrace
 check example "$ROOT/examples/traces/atomic_sum-run1.ktrace"
 
 # A trace the library wrote: 8 threads launching on their per-thread default streams

@@ -7,8 +7,7 @@
  * time_ns of those in JSON).  Not a substitute for traces of real programs.
  *
  *   ktgen [--scenario basic|many|order|order-filter|graph] [--launches N] [--frame-bytes N]
- *         [--cut-at-flush K]
- *         [--major N] OUT
+ *         [--cut-at-flush K] [--major N] OUT
  *
  * basic  every record type once or more, a launch before its KERNEL record,
  *        a launch whose kernel never appears, a kernel without a layout, an
