@@ -161,6 +161,7 @@ const char *ktrace_graph_untraced_name(uint32_t why)
 		[KTRACE_GRAPH_UNTRACED_DRIVER] = "driver_error",
 		[KTRACE_GRAPH_UNTRACED_TOO_LARGE] = "too_large",
 		[KTRACE_GRAPH_UNTRACED_QUERY] = "not_described",
+		[KTRACE_GRAPH_UNTRACED_MEMORY_NODES] = "memory_nodes",
 	};
 	return pick(names, sizeof names / sizeof names[0], why);
 }

@@ -477,6 +477,8 @@ enum ktrace_graph_untraced {
 	KTRACE_GRAPH_UNTRACED_DRIVER = 4,        /* the instrumented copy failed (driver error): unhashed */
 	KTRACE_GRAPH_UNTRACED_TOO_LARGE = 5,     /* more nodes than ktrace keeps: not recorded per launch */
 	KTRACE_GRAPH_UNTRACED_QUERY = 6,         /* the driver could not describe the graph: not recorded */
+	KTRACE_GRAPH_UNTRACED_MEMORY_NODES = 7,  /* memory allocation or free nodes: not instrumented (a
+	                                          * copy of the graph would allocate apart), unhashed */
 };
 enum ktrace_graph_node_kind {
 	KTRACE_GNODE_UNKNOWN = 0, KTRACE_GNODE_KERNEL = 1, KTRACE_GNODE_MEMCPY = 2, KTRACE_GNODE_MEMSET = 3,

@@ -177,6 +177,8 @@ static void note_untraced(struct kt_gexec *x, const struct kt_grev *r)
 						 "error): its launches are recorded unhashed",
 		[KTRACE_GRAPH_UNTRACED_TOO_LARGE] = "it is larger than ktrace follows: its launches are not recorded",
 		[KTRACE_GRAPH_UNTRACED_QUERY] = "the driver could not describe it: its launches are not recorded",
+		[KTRACE_GRAPH_UNTRACED_MEMORY_NODES] = "it has memory allocation or free nodes, which a copy of it would "
+						       "allocate apart: its launches are recorded unhashed",
 	};
 
 	if (!r->untraced || r->untraced == x->noted || r->untraced >= sizeof(why) / sizeof(why[0]))
@@ -273,9 +275,20 @@ void kt_gexec_updated(struct kt_gexec *x, CUgraph g)
 
 	pthread_mutex_lock(&x->lock);
 	began = kt_graph_calls_begin(&mode);
+	x->graph_id = kt_graph_id(g);
 	if (x->mirror && mirror_from(x, g, 1) == 0) {
-		x->graph_id = kt_graph_id(g);
 		new_revision(x, x->mirror, KTRACE_GRAPH_EXEC_UPDATE);
+	} else {
+		/* no copy to follow (the driver clones no graph of conditional or
+		 * memory nodes): described from the program's graph, unhashed */
+		if (x->mirror)
+			ktrace_real.cuGraphDestroy(x->mirror);
+		x->mirror = NULL;
+		free(x->mirror_top);
+		x->mirror_top = NULL;
+		if (!x->untraced)
+			x->untraced = KTRACE_GRAPH_UNTRACED_DRIVER;
+		new_revision(x, g, KTRACE_GRAPH_EXEC_UPDATE);
 	}
 	kt_graph_calls_end(&mode, began);
 	pthread_mutex_unlock(&x->lock);

@@ -295,6 +295,11 @@ static void read_node(struct walker *w, uint32_t i, int depth)
 		if (!w->why)
 			w->why = KTRACE_GRAPH_UNTRACED_NODE_KIND;
 		break;
+	case KTRACE_GNODE_MEM_ALLOC:
+	case KTRACE_GNODE_MEM_FREE:
+		if (!w->why)
+			w->why = KTRACE_GRAPH_UNTRACED_MEMORY_NODES;
+		break;
 	default:
 		break;
 	}
@@ -567,7 +572,8 @@ struct kt_grev *kt_grev_describe(CUgraph g, CUcontext ctx)
 		w.why = KTRACE_GRAPH_UNTRACED_QUERY;
 	else if (walk_level(&w, g, KT_GRAPH_NONE, 0) != 0 && !w.why)
 		w.why = KTRACE_GRAPH_UNTRACED_QUERY;
-	if (!w.why || w.why == KTRACE_GRAPH_UNTRACED_CONDITIONAL || w.why == KTRACE_GRAPH_UNTRACED_NODE_KIND)
+	if (!w.why || w.why == KTRACE_GRAPH_UNTRACED_CONDITIONAL || w.why == KTRACE_GRAPH_UNTRACED_NODE_KIND ||
+	    w.why == KTRACE_GRAPH_UNTRACED_MEMORY_NODES)
 		if (expand_edges(&w))
 			w.why = KTRACE_GRAPH_UNTRACED_TOO_LARGE;
 	r->untraced = w.why;

@@ -656,6 +656,15 @@ API CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t n)
 	*p = __atomic_fetch_add(&next_dev, (n + 255) & ~(uint64_t)255, __ATOMIC_RELAXED);
 	return CUDA_SUCCESS;
 }
+/* Device memory for a graph's memory allocation node (no entry point: a
+ * preloaded tracer must not see it as the program's cuMemAlloc). */
+CUresult fk_alloc(CUdeviceptr *p, size_t n)
+{
+	if (real_memory())
+		return real_alloc((void **)p, n, 0);
+	*p = __atomic_fetch_add(&next_dev, (n + 255) & ~(uint64_t)255, __ATOMIC_RELAXED);
+	return CUDA_SUCCESS;
+}
 /* The pre-3.2 32-bit ABI entry (unsigned int *): must never be mapped to cuMemAlloc_v2's wrapper. */
 API CUresult cuMemAlloc(unsigned int *p, unsigned int n) { NOTE(); (void)n; *p = 0x1000; return CUDA_SUCCESS; }
 API CUresult cuMemFree_v2(CUdeviceptr p)

@@ -24,6 +24,8 @@ int fk_func_layout(CUfunction f, unsigned *n, size_t *off, size_t *size) FK_HIDD
 CUresult fk_copy(void *dst, const void *src, size_t n, int dev_dst, int dev_src) FK_HIDDEN;
 /* 1 when [p, p + n) lies in one live device allocation (real memory). */
 int fk_device_range(uintptr_t p, size_t n) FK_HIDDEN;
+/* Device memory of n bytes, as cuMemAlloc_v2 gives, without its entry point. */
+CUresult fk_alloc(CUdeviceptr *p, size_t n) FK_HIDDEN;
 /* cuEventRecord's effect. */
 CUresult fk_event_record(CUevent e) FK_HIDDEN;
 

@@ -3,9 +3,11 @@
  * Part of the fake libcuda.so.1 (test/fakecuda/fakecuda.c has the rest):
  * enough of the graph API for ktrace's CPU tests.  A graph is a list of
  * nodes (kernel, memcpy, memset, child graph, empty, host, event record and
- * wait, conditional), each with its dependencies; a clone or an executable
- * graph is a deep copy whose nodes remember the node they were copied from
- * (cuGraphNodeFindInClone, the exec's node setters).  cuGraphLaunch runs the
+ * wait, conditional, memory allocation and free: the memory allocated when
+ * the node is added, never freed), each with its dependencies; a clone or an
+ * executable graph is a deep copy whose nodes remember the node they were
+ * copied from (cuGraphNodeFindInClone, the exec's node setters); like the
+ * driver, cuGraphClone refuses a graph with conditional or memory nodes.  cuGraphLaunch runs the
  * nodes at once, in a topological order of the dependencies (ties in node
  * order), skipping disabled ones: kernels as fakecuda.c launches them (real
  * behaviour and checksum kernels in the real-memory build), copies and
@@ -506,15 +508,33 @@ API CUresult cuGraphCreate(CUgraph *ph, unsigned flags)
 		return CUDA_ERROR_INVALID_VALUE;
 	return CUDA_SUCCESS;
 }
+/* 1 when g (or a child graph of it) has a node the driver does not clone:
+ * conditional, memory allocation or free nodes. */
+static int uncloneable(const struct fgraph *g)
+{
+	for (size_t i = 0; g && i < g->n; i++) {
+		CUgraphNodeType t = g->nodes[i]->type;
+
+		if (t == CU_GRAPH_NODE_TYPE_CONDITIONAL || t == CU_GRAPH_NODE_TYPE_MEM_ALLOC ||
+		    t == CU_GRAPH_NODE_TYPE_MEM_FREE || uncloneable(g->nodes[i]->child))
+			return 1;
+	}
+	return 0;
+}
 API CUresult cuGraphClone(CUgraph *ph, CUgraph src)
 {
+	CUresult r = CUDA_ERROR_NOT_SUPPORTED;
+
 	NOTE();
 	if (!ph || !src)
 		return CUDA_ERROR_INVALID_VALUE;
 	pthread_mutex_lock(&fg_lock);
-	*ph = (CUgraph)graph_copy(G(src), 0);
+	if (!uncloneable(G(src))) {
+		*ph = (CUgraph)graph_copy(G(src), 0);
+		r = *ph ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+	}
 	pthread_mutex_unlock(&fg_lock);
-	return *ph ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+	return r;
 }
 API CUresult cuGraphDestroy(CUgraph g)
 {
@@ -569,6 +589,17 @@ API CUresult cuGraphAddEmptyNode(ADD_PARAMS) { NOTE(); ADD_NODE(CU_GRAPH_NODE_TY
 API CUresult cuGraphAddHostNode(ADD_PARAMS, const CUDA_HOST_NODE_PARAMS *p)
 {
 	(void)p; NOTE(); ADD_NODE(CU_GRAPH_NODE_TYPE_HOST, (void)n);
+}
+API CUresult cuGraphAddMemAllocNode(ADD_PARAMS, CUDA_MEM_ALLOC_NODE_PARAMS *p)
+{
+	NOTE();
+	if (!p || !p->bytesize || fk_alloc(&p->dptr, p->bytesize) != CUDA_SUCCESS)
+		return CUDA_ERROR_INVALID_VALUE;
+	ADD_NODE(CU_GRAPH_NODE_TYPE_MEM_ALLOC, (void)n);
+}
+API CUresult cuGraphAddMemFreeNode(ADD_PARAMS, CUdeviceptr d)
+{
+	(void)d; NOTE(); ADD_NODE(CU_GRAPH_NODE_TYPE_MEM_FREE, (void)n);
 }
 API CUresult cuGraphAddEventRecordNode(ADD_PARAMS, CUevent e) { NOTE(); ADD_NODE(CU_GRAPH_NODE_TYPE_EVENT_RECORD, n->ev = e); }
 API CUresult cuGraphAddEventWaitNode(ADD_PARAMS, CUevent e) { NOTE(); ADD_NODE(CU_GRAPH_NODE_TYPE_WAIT_EVENT, n->ev = e); }

@@ -17,6 +17,11 @@
  *                        add_one(x) } launched 3 times; out copied back
  *   graph_app same       the same without nondet_sum
  *   graph_app race       a graph of two add_one(x) nodes no edge orders
+ *   graph_app untraced   a graph { add_one(x) -> IF conditional { add_one(x) } }
+ *                        and a graph { memory allocation node -> add_one(x)
+ *                        -> memory free node }, each launched twice; the
+ *                        first updated (cuGraphExecUpdate) to work on x2 and
+ *                        launched once more; then add_one(x) on its own
  *
  * Prints the values it copied back, then "OK" when every call returned
  * CUDA_SUCCESS and the results are what the graph computes.
@@ -244,6 +249,65 @@ static int run_race(void)
 	return first(x) == 2.0f;
 }
 
+/* add_one(x) -> a conditional node whose body adds one to x again. */
+static CUgraph graph_conditional(CUdeviceptr *x, int *n, void **a1, void **a2)
+{
+	CUDA_KERNEL_NODE_PARAMS p1 = add_one_params(x, n, a1), p2 = add_one_params(x, n, a2);
+	CUgraphNodeParams cp;
+	CUgraph g, body;
+	CUgraphNode k, c, kb;
+
+	OK(cuGraphCreate(&g, 0));
+	OK(cuGraphAddKernelNode(&k, g, NULL, 0, &p1));
+	memset(&cp, 0, sizeof(cp));
+	cp.type = CU_GRAPH_NODE_TYPE_CONDITIONAL;
+	cp.conditional.type = CU_GRAPH_COND_TYPE_IF;
+	cp.conditional.size = 1;
+	cp.conditional.phGraph_out = &body;
+	OK(cuGraphAddNode(&c, g, &k, NULL, 1, &cp));
+	OK(cuGraphAddKernelNode(&kb, body, NULL, 0, &p2));
+	return g;
+}
+
+/* The two graphs ktrace cannot hash, each launched twice. */
+static int run_untraced(void)
+{
+	CUdeviceptr x = device_floats(0), x2 = device_floats(1000);
+	int n = N;
+	void *a1[2], *a2[2], *a3[2], *a4[2], *a5[2];
+	CUDA_KERNEL_NODE_PARAMS p = add_one_params(&x, &n, a3);
+	CUDA_MEM_ALLOC_NODE_PARAMS ap;
+	CUgraph g[3];
+	CUgraphNode na, k, nf;
+	CUgraphExec e[2];
+
+	g[0] = graph_conditional(&x, &n, a1, a2);
+	memset(&ap, 0, sizeof(ap));
+	ap.poolProps.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+	ap.poolProps.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+	ap.bytesize = 1 << 20;
+	OK(cuGraphCreate(&g[1], 0));
+	OK(cuGraphAddMemAllocNode(&na, g[1], NULL, 0, &ap));
+	OK(cuGraphAddKernelNode(&k, g[1], &na, 1, &p));
+	OK(cuGraphAddMemFreeNode(&nf, g[1], &k, 1, ap.dptr));
+	for (int i = 0; i < 2; i++) {
+		OK(cuGraphInstantiateWithFlags(&e[i], g[i], 0));
+		OK(cuGraphLaunch(e[i], NULL));
+		OK(cuGraphLaunch(e[i], NULL));
+	}
+	g[2] = graph_conditional(&x2, &n, a4, a5);
+	OK(cuGraphExecUpdate(e[0], g[2], NULL));
+	OK(cuGraphLaunch(e[0], NULL));
+	OK(cuLaunchKernel(p.func, 1, 1, 1, 64, 1, 1, 0, NULL, a3, NULL)); /* one the diff compares */
+	OK(cuStreamSynchronize(NULL));
+	printf("x %g x2 %g\n", first(x), first(x2));
+	for (int i = 0; i < 2; i++)
+		OK(cuGraphExecDestroy(e[i]));
+	for (int i = 0; i < 3; i++)
+		OK(cuGraphDestroy(g[i]));
+	return first(x) == 7.0f && first(x2) == 1002.0f;
+}
+
 static void take_run_number(void)
 {
 	const char *path = getenv("GRAPH_APP_COUNTER");
@@ -285,6 +349,8 @@ int main(int argc, char **argv)
 		ok = run_sum(!strcmp(mode, "nondet"));
 	else if (!strcmp(mode, "race"))
 		ok = run_race();
+	else if (!strcmp(mode, "untraced"))
+		ok = run_untraced();
 	else
 		ok = 0;
 	puts(ok ? "OK" : "FAILED");

@@ -17,6 +17,10 @@
  *    the first divergence with its inputs identical, a deterministic graph
  *    compares identical, and two nodes no edge orders that write the same
  *    buffer are a possible race whose digests are set aside;
+ *  - graphs ktrace cannot hash (a conditional node, memory allocation and
+ *    free nodes) run as the program made them: their other nodes recorded
+ *    unhashed, a NOTE naming the reason, counted by the diff, --strict
+ *    failing on them;
  *  - ktrace-dump --json shows graph launches as launches with api "graph"
  *    and a "graph" member;
  *  - `ktrace check` confirms the non-deterministic node by replay (the
@@ -373,16 +377,22 @@ static void test_capture(void **state)
 
 /* ---- the diff ------------------------------------------------------------------------------------- */
 
-static void compare(const char *a, const char *b, struct tm_trace *ta, struct tm_trace *tb, struct diff_result *r)
+static void compare_with(const char *a, const char *b, struct tm_trace *ta, struct tm_trace *tb,
+			 struct diff_result *r, int strict)
 {
 	char pa[PATH_MAX + 64], pb[PATH_MAX + 64], err[512];
-	struct diff_opts o = { 0 };
+	struct diff_opts o = { .strict = strict };
 
 	snprintf(pa, sizeof pa, "%s/%s", tmp_dir, a);
 	snprintf(pb, sizeof pb, "%s/%s", tmp_dir, b);
 	if (ktrace_tm_load(ta, pa, 0, err, sizeof err) || ktrace_tm_load(tb, pb, 0, err, sizeof err) ||
 	    ktrace_diff_compare(ta, tb, &o, r, err, sizeof err))
 		fail_msg("%s", err);
+}
+
+static void compare(const char *a, const char *b, struct tm_trace *ta, struct tm_trace *tb, struct diff_result *r)
+{
+	compare_with(a, b, ta, tb, r, 0);
 }
 
 /* A non-deterministic node inside a graph is the first divergence, its
@@ -434,6 +444,77 @@ static void test_diff_unordered_nodes(void **state)
 	assert_int_equal(r.races_b, 1);
 	assert_true(r.set_aside >= 2);
 	assert_int_equal(r.ndivs, 0);
+	ktrace_diff_result_free(&r);
+	ktrace_tm_free(&a);
+	ktrace_tm_free(&b);
+}
+
+/* ---- graphs ktrace cannot hash ------------------------------------------------------------------ */
+
+static unsigned count_graph_notes(const struct recs *x)
+{
+	unsigned n = 0;
+
+	for (size_t i = 0; i < x->n; i++) {
+		struct ktrace_rec_note note;
+		n += x->type[i] == KTRACE_REC_NOTE && !ktrace_decode_note(x->rec[i], x->len[i], &note) &&
+		     note.code == KTRACE_NOTE_CODE_GRAPH;
+	}
+	return n;
+}
+
+/* A conditional graph and a graph of memory nodes: run as the program made
+ * them, their other nodes recorded unhashed, a NOTE each, an exec update
+ * followed without a copy of the graph, counted by the diff; --strict
+ * fails on them. */
+static void test_untraced(void **state)
+{
+	struct recs x;
+	struct ktrace_rec_graph g;
+	struct ktrace_rec_launch l, l0;
+	struct tm_trace a, b;
+	struct diff_result r;
+	uint32_t why[3] = { 0, 0, 0 };
+	unsigned ngraphs = 0;
+
+	(void)state;
+	run_app("untraced", "untraced1.ktrace", 1, 0);
+	run_app("untraced", "untraced2.ktrace", 1, 0);
+	read_recs("untraced1.ktrace", &x);
+	for (size_t i = 0; i < x.n; i++)
+		if (x.type[i] == KTRACE_REC_GRAPH && !ktrace_decode_graph(x.rec[i], x.len[i], &g)) {
+			assert_true(ngraphs < 3);
+			assert_false(g.flags & KTRACE_GRAPHF_HASHED);
+			why[ngraphs++] = g.untraced;
+		}
+	assert_int_equal(ngraphs, 3);
+	assert_int_equal(why[0], KTRACE_GRAPH_UNTRACED_CONDITIONAL);
+	assert_int_equal(why[1], KTRACE_GRAPH_UNTRACED_MEMORY_NODES);
+	assert_int_equal(why[2], KTRACE_GRAPH_UNTRACED_CONDITIONAL); /* the exec update's revision */
+	assert_int_equal(count_graph_notes(&x), 2);
+	/* the kernel node outside the conditional, and the one between the memory nodes */
+	assert_int_equal(count_type(&x, KTRACE_REC_LAUNCH, 1), 5);
+	assert_true(graph_launch(&x, 1, 0, &l));
+	assert_false(l.flags & KTRACE_LAUNCHF_HASHED);
+	assert_true(graph_launch(&x, 0, 0, &l0));
+	assert_true(graph_launch(&x, 2, 0, &l));               /* after the update: on x2 */
+	assert_int_equal(l.graph.exec_id, l0.graph.exec_id);
+	assert_int_equal(l.graph.revision, 1);
+	assert_true(param_u64(&l, 0) != param_u64(&l0, 0));
+	assert_int_equal(x.counters[KTRACE_CTR_GRAPH_LAUNCHES], 5);
+	assert_int_equal(x.counters[KTRACE_CTR_GRAPH_LAUNCHES_UNHASHED], 5);
+	free_recs(&x);
+
+	compare_with("untraced1.ktrace", "untraced2.ktrace", &a, &b, &r, 0);
+	assert_int_equal(r.graphs_a.execs, 2);
+	assert_int_equal(r.graphs_a.untraced, 2);
+	assert_int_equal(r.graphs_a.why[KTRACE_GRAPH_UNTRACED_MEMORY_NODES], 1);
+	assert_int_equal(r.status, 0);
+	ktrace_diff_result_free(&r);
+	ktrace_tm_free(&a);
+	ktrace_tm_free(&b);
+	compare_with("untraced1.ktrace", "untraced2.ktrace", &a, &b, &r, 1);
+	assert_int_equal(r.status, 1);
 	ktrace_diff_result_free(&r);
 	ktrace_tm_free(&a);
 	ktrace_tm_free(&b);
@@ -550,6 +631,7 @@ int main(void)
 		cmocka_unit_test(test_capture),
 		cmocka_unit_test(test_diff_nondet_node),
 		cmocka_unit_test(test_diff_unordered_nodes),
+		cmocka_unit_test(test_untraced),
 		cmocka_unit_test(test_dump_json),
 		cmocka_unit_test(test_check_confirms_graph_node),
 	};
