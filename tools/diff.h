@@ -419,8 +419,9 @@ extern const struct option ktrace_diff_quiet_option[];
  * Returns 1 when code is a diff option, 0 when it is not, -1 for a bad
  * value (message in err). */
 int ktrace_diff_cli_opt(struct diff_cli *c, int code, const char *value, char *err, size_t errlen);
-/* The option lines of the usage text (with_quiet: ktrace-diff's --quiet). */
-void ktrace_diff_cli_help(FILE *f, int with_quiet);
+/* The option lines of the usage text: ktrace-diff's (with its --quiet), or
+ * `ktrace check`'s (for_check: --json also sends the command's stdout to stderr). */
+void ktrace_diff_cli_help(FILE *f, int for_check);
 /* Emit every report the options ask for: text or JSON on `out` (n > 1 JSON:
  * an array), GitHub annotations (on `out`, or stderr with --json), JUnit and
  * Markdown files.  Returns 0, or -1 with a message when a file fails. */

@@ -55,21 +55,32 @@ int ktrace_diff_cli_opt(struct diff_cli *c, int code, const char *value, char *e
 	}
 }
 
-void ktrace_diff_cli_help(FILE *f, int with_quiet)
+void ktrace_diff_cli_help(FILE *f, int for_check)
 {
-	fputs("  --all             report every divergence (default: the first) and count all kernels\n"
-	      "  --json            print the report as JSON instead of text\n"
-	      "  --junit FILE      also write a JUnit XML report: a test case per kernel name\n"
-	      "  --github          also print GitHub Actions annotations (::error ...); on stderr with --json\n"
-	      "  --markdown FILE   also append a Markdown summary to FILE (e.g. $GITHUB_STEP_SUMMARY)\n"
-	      "  --strict          launches found in one run only, or not hashed, possible races and\n"
-	      "                    CUDA graphs not traced in full also fail\n"
-	      "  --partial         accept truncated traces (crashed runs): compare what was written\n"
-	      "  --perfetto FILE   also write run A's timeline (Chrome trace-event JSON, for Perfetto)\n"
-	      "                    with its divergent launches marked, the first highlighted\n",
+	fputs("  --all               report every divergence (default: the first) and count\n"
+	      "                      all kernels\n"
+	      "  --json              print the report as JSON instead of text (docs/json.md)\n",
 	      f);
-	if (with_quiet)
-		fputs("  --quiet           print no text report (exit code and report files only)\n", f);
+	if (for_check)
+		fputs("                      (the command's own stdout then goes to stderr, so\n"
+		      "                      stdout is JSON only)\n",
+		      f);
+	fputs("  --junit FILE        also write a JUnit XML report: a test case per kernel\n"
+	      "  --github            also print GitHub Actions annotations (::error ...);\n"
+	      "                      on stderr with --json\n"
+	      "  --markdown FILE     also append a Markdown summary to FILE\n"
+	      "                      (e.g. $GITHUB_STEP_SUMMARY)\n"
+	      "  --strict            launches found in one run only, not hashed, or in a\n"
+	      "                      possible race, and CUDA graphs not traced in full also\n"
+	      "                      fail\n"
+	      "  --partial           accept truncated traces (crashed runs): compare what was\n"
+	      "                      written\n"
+	      "  --perfetto FILE     also write run A's timeline (Chrome trace-event JSON, for\n"
+	      "                      Perfetto) with its divergent launches marked, the first\n"
+	      "                      highlighted\n",
+	      f);
+	if (!for_check)
+		fputs("  --quiet             print no text report (exit status and report files only)\n", f);
 }
 
 int ktrace_diff_cli_report(const struct diff_cli *c, const struct diff_result *const *rs, size_t n, FILE *out,

@@ -17,25 +17,29 @@ static void usage(FILE *f)
 	fputs("usage: ktrace-diff [options] A.ktrace B.ktrace\n"
 	      "Compare two traces of the same program launch by launch and report the first\n"
 	      "kernel whose output differs, and whether its inputs were identical (the kernel\n"
-	      "is non-deterministic) or not (naming the input and its last writer in each run).\n"
+	      "is non-deterministic) or not (naming the input and its last writer in each\n"
+	      "run).  The verdict rests on digests alone: the report labels a divergence\n"
+	      "unconfirmed (`ktrace check` confirms one by replaying the launch).\n"
 	      "\n"
-	      "options:\n",
+	      "report options:\n",
 	      f);
-	ktrace_diff_cli_help(f, 1);
-	fputs("  -h, --help        this text\n"
+	ktrace_diff_cli_help(f, 0);
+	fputs("\n"
+	      "options:\n"
+	      "  -h, --help          this text\n"
+	      "  --version           print the version\n"
 	      "\n"
-	      "The verdict rests on digests alone: the report labels a divergence unconfirmed\n"
-	      "(`ktrace check` confirms one by replaying the launch).\n"
-	      "\n"
-	      "exit status: 0 no divergence, 1 diverged, 2 error (nothing compared is one)\n",
+	      "Exit status: 0 no divergence, 1 diverged, 2 error (nothing compared is one).\n",
 	      f);
 }
 
 /* Read the options into *c; -1 to go on (the traces are argv[optind..]), else the exit status. */
 static int parse_options(int argc, char **argv, struct diff_cli *c)
 {
+	enum { OPT_VERSION = 0x100 };
 	static const struct option help_option[] = {
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, OPT_VERSION },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct option longopts[16];
@@ -50,6 +54,10 @@ static int parse_options(int argc, char **argv, struct diff_cli *c)
 	while ((code = ktrace_cli_next(argc, argv, ":h", longopts, err, sizeof err)) != -1) {
 		if (code == 'h') {
 			usage(stdout);
+			return 0;
+		}
+		if (code == OPT_VERSION) {
+			printf("ktrace-diff %s\n", KTRACE_VERSION);
 			return 0;
 		}
 		if (code == '?')

@@ -20,21 +20,27 @@
 #define NOTES_KEPT 32
 
 static const char usage_text[] =
-	"usage: ktrace-dump [--json] [--kernel REGEX] [--range A:B] [--summary] FILE...\n"
+	"usage: ktrace-dump [options] FILE...\n"
 	"Print ktrace trace files (\"-\" reads standard input).\n"
-	"  --json          JSON Lines: one object per record, every field\n"
-	"  --kernel REGEX  only launches of kernels whose mangled or demangled name\n"
-	"                  matches (POSIX extended regex), and those kernels' records\n"
-	"  --range A:B     only launches, copies and memsets numbered A <= n < B\n"
-	"                  (A or B may be left out; a single N means N:N+1)\n"
-	"                  Both keep the ORDER records that order what they show: with\n"
-	"                  --range those made from op A to op B, with every stream\n"
-	"                  creation; with --kernel those of the printed launches'\n"
-	"                  streams and of events recorded or waited on them, and\n"
-	"                  context synchronisations, printed after the other records\n"
-	"  --summary       launches and bytes hashed per kernel, counters and notes,\n"
-	"                  instead of the records\n"
-	"  -h, --help      show this help\n"
+	"\n"
+	"options:\n"
+	"  --json              JSON Lines: one object per record, every field\n"
+	"  --kernel REGEX      only launches of kernels whose mangled or demangled name\n"
+	"                      matches (POSIX extended regex), and those kernels' records\n"
+	"  --range A:B         only launches, copies and memsets numbered A <= n < B\n"
+	"                      (they share one numbering; A or B may be left out; a\n"
+	"                      single N means N:N+1)\n"
+	"                      --kernel and --range keep the ORDER records that order\n"
+	"                      what they show: with --range those made from op A to\n"
+	"                      op B, with every stream creation; with --kernel those\n"
+	"                      of the printed launches' streams and of events recorded\n"
+	"                      or waited on them, and context synchronisations,\n"
+	"                      printed after the other records\n"
+	"  --summary           launches and bytes hashed per kernel, counters and notes,\n"
+	"                      instead of the records\n"
+	"  -h, --help          this text\n"
+	"  --version           print the version\n"
+	"\n"
 	"Exit status: 0 when every file was read to its end; 2 for a bad option, or a\n"
 	"file that is empty, not a ktrace trace, of a newer format version, corrupt or\n"
 	"truncated (everything decodable is printed first, then one line on stderr).\n";
@@ -689,6 +695,7 @@ static int parse_options(int argc, char **argv, struct opts *o)
 		{ "range", required_argument, NULL, 'r' },
 		{ "summary", no_argument, NULL, 's' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
 	char err[512];
@@ -701,6 +708,7 @@ static int parse_options(int argc, char **argv, struct opts *o)
 		case 'k': rc = set_kernel_filter(o, optarg, err, sizeof err); break;
 		case 'r': rc = set_range(o, optarg, err, sizeof err); break;
 		case 'h': usage(stdout); return 0;
+		case 'V': printf("ktrace-dump %s\n", KTRACE_VERSION); return 0;
 		default: return ktrace_cli_usage_error("ktrace-dump", err);
 		}
 		if (rc)

@@ -24,8 +24,16 @@ static uint8_t buf[BUF_SIZE];
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: ktrace-hash [FILE...]\n"
-		   "Print the ktrace KT64V1 digest of each FILE ('-' or none: standard input).\n");
+	fputs("usage: ktrace-hash [FILE...]\n"
+	      "Print the ktrace KT64V1 digest of each FILE (\"-\" or none: standard input),\n"
+	      "the digest ktrace records for a GPU buffer holding the same bytes.\n"
+	      "\n"
+	      "options:\n"
+	      "  -h, --help          this text\n"
+	      "  --version           print the version\n"
+	      "\n"
+	      "Exit status: 0, or 2 when a file could not be read.\n",
+	      f);
 }
 
 /* Digest of everything readable from fd; 0, or -1 with errno set. */

@@ -62,29 +62,40 @@ static void check_usage(FILE *f)
 {
 	fputs("usage: ktrace check [options] -- CMD [ARG...]\n"
 	      "Run CMD several times under ktrace and compare run 1 with every other run,\n"
-	      "launch by launch: the first kernel whose output differs, and whether its inputs\n"
-	      "were identical (the kernel is non-deterministic) or not (naming the input and its\n"
-	      "last writer).  A divergence is confirmed before it counts: CMD runs once more and\n"
-	      "replays that launch in isolation from identical inputs (KTRACE_REPLAY).\n"
-	      "Exit status: 0 nothing confirmed diverged (digest differences no replay confirmed\n"
-	      "are notes), 1 a confirmed divergence or different program results (device-to-host\n"
-	      "copies), 2 error (a run failed; nothing compared).\n"
+	      "launch by launch: the first kernel whose output differs, and whether its\n"
+	      "inputs were identical (the kernel is non-deterministic) or not (naming the\n"
+	      "input and its last writer).  A divergence is confirmed before it counts: CMD\n"
+	      "runs once more and replays that launch in isolation from identical inputs\n"
+	      "(KTRACE_REPLAY).\n"
 	      "\n"
-	      "options:\n"
+	      "check options:\n"
 	      "  --runs N            how many traced runs (default 2, at most 100)\n"
-	      "  --no-warmup         no untraced run first (by default one warms the compile and\n"
-	      "                      autotuning caches, so that the traced runs launch alike)\n"
-	      "  --max-replays N     at most N more runs to confirm divergences by replay (default\n"
-	      "                      3, at most 100; 0: no confirmation, the digests' verdict stands)\n"
-	      "  --replays K         replays of the launch in each such run (default 8, 1 to 1000)\n"
-	      "  --dir DIR           write the traces into DIR and keep them (default: a temporary\n"
-	      "                      directory, removed unless the runs diverged)\n"
+	      "  --no-warmup         no untraced run first (by default one warms the compile\n"
+	      "                      and autotuning caches, so that the traced runs launch\n"
+	      "                      alike)\n"
+	      "  --max-replays N     at most N more runs to confirm divergences by replay\n"
+	      "                      (default 3, at most 100; 0: no confirmation, the\n"
+	      "                      digests' verdict stands)\n"
+	      "  --replays K         replays of the launch in each such run (default 8, 1 to\n"
+	      "                      1000)\n"
+	      "  --dir DIR           write the traces into DIR and keep them (default: a\n"
+	      "                      temporary directory, removed unless the runs diverged)\n"
 	      "  --keep              keep the temporary directory in any case\n"
-	      "  (with --json the command's own stdout goes to stderr, so stdout is JSON only)\n",
+	      "\n"
+	      "tracing options:\n",
 	      f);
 	ktrace_run_opts_help(f, 0);
-	ktrace_diff_cli_help(f, 0); /* --quiet is the tracing option here */
-	fputs("  -h, --help          this text\n", f);
+	fputs("\nreport options:\n", f);
+	ktrace_diff_cli_help(f, 1);
+	fputs("\n"
+	      "options:\n"
+	      "  -h, --help          this text\n"
+	      "  --version           print the version\n"
+	      "\n"
+	      "Exit status: 0 nothing confirmed diverged (digest differences no replay\n"
+	      "confirmed are notes), 1 a confirmed divergence or different program results\n"
+	      "(device-to-host copies), 2 error (a run failed; nothing compared).\n",
+	      f);
 }
 
 static void describe_status(int st, char *buf, size_t cap)
@@ -209,6 +220,7 @@ enum check_option {
 	CHECK_OPT_NO_WARMUP,
 	CHECK_OPT_MAX_REPLAYS,
 	CHECK_OPT_REPLAYS,
+	CHECK_OPT_VERSION,
 };
 
 static const struct option check_own_options[] = {
@@ -219,6 +231,7 @@ static const struct option check_own_options[] = {
 	{ "max-replays", required_argument, NULL, CHECK_OPT_MAX_REPLAYS },
 	{ "replays", required_argument, NULL, CHECK_OPT_REPLAYS },
 	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, CHECK_OPT_VERSION },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -304,6 +317,10 @@ static int parse_check_options(int argc, char **argv, struct check_opts *co)
 	while ((code = ktrace_cli_next(argc, argv, "+:ho:", longopts, err, sizeof err)) != -1) {
 		if (code == 'h') {
 			check_usage(stdout);
+			return 0;
+		}
+		if (code == CHECK_OPT_VERSION) {
+			printf("ktrace %s\n", KTRACE_VERSION);
 			return 0;
 		}
 		if (code == '?')

@@ -3,6 +3,7 @@
  *   ktrace run [options] -- CMD ...     trace CMD (ktrace_run.c)
  *   ktrace check [options] -- CMD ...   run CMD N times and diff the traces (ktrace_check.c)
  *   ktrace dump|diff|export|inspect|hash ...   exec the sibling tool ktrace-<name>
+ *   ktrace help [COMMAND]               the usage, or COMMAND's (its --help)
  *
  * Options before the command: -h/--help, --version.  Errors: one line on
  * stderr, exit status 2.
@@ -21,17 +22,23 @@ static void usage(FILE *f)
 	fputs("usage: ktrace <command> [arguments]\n"
 	      "\n"
 	      "commands:\n"
-	      "  run [options] -- CMD ...     run CMD with libktrace.so preloaded, writing a trace\n"
-	      "  check [options] -- CMD ...   run CMD several times and compare the traces: the\n"
-	      "                               one-command determinism check (exit 0 identical,\n"
-	      "                               1 diverged, 2 error)\n"
-	      "  diff A B                     compare two traces (ktrace-diff)\n"
-	      "  dump FILE...                 print a trace (ktrace-dump)\n"
-	      "  export --perfetto FILE       the trace as a timeline for Perfetto (ktrace-export)\n"
-	      "  inspect FILE...              kernel parameter layouts of a module (ktrace-inspect)\n"
-	      "  hash FILE...                 ktrace digest of files (ktrace-hash)\n"
+	      "  run [options] -- CMD  run CMD with libktrace.so preloaded, writing a trace\n"
+	      "  check [options] -- CMD\n"
+	      "                        run CMD several times and compare the traces: the\n"
+	      "                        determinism check (exit 0 nothing confirmed diverged,\n"
+	      "                        1 diverged, 2 error)\n"
+	      "  diff A B              compare two traces (ktrace-diff)\n"
+	      "  dump FILE...          print traces (ktrace-dump)\n"
+	      "  export --perfetto FILE\n"
+	      "                        the trace as a timeline for Perfetto (ktrace-export)\n"
+	      "  inspect FILE...       kernels and parameters of CUDA images (ktrace-inspect)\n"
+	      "  hash FILE...          KT64V1 digest of files (ktrace-hash)\n"
+	      "  help [COMMAND]        this text, or COMMAND's (as ktrace COMMAND --help)\n"
+	      "  version               print the version\n"
 	      "\n"
-	      "`ktrace <command> --help` describes each command.  ktrace --version prints the version.\n",
+	      "options:\n"
+	      "  -h, --help          this text\n"
+	      "  --version           print the version\n",
 	      f);
 }
 
@@ -71,15 +78,51 @@ static int exec_tool(const char *name, int argc, char **argv)
 	return 2;
 }
 
-/* The subcommand named cmd with its arguments (cmd is args[0]). */
-static int run_command(const char *cmd, int argc, char **args)
-{
-	static const char *const tools[] = { "dump", "diff", "export", "inspect", "hash" };
+static const char *const tool_commands[] = { "dump", "diff", "export", "inspect", "hash" };
 
-	if (!strcmp(cmd, "help")) {
+static int is_tool_command(const char *cmd)
+{
+	for (size_t i = 0; i < sizeof tool_commands / sizeof tool_commands[0]; i++)
+		if (!strcmp(cmd, tool_commands[i]))
+			return 1;
+	return 0;
+}
+
+static int unknown_command(const char *cmd)
+{
+	fprintf(stderr, "ktrace: unknown command '%s' (ktrace --help lists them)\n", cmd);
+	return 2;
+}
+
+/* `ktrace help [COMMAND]`: the usage, or COMMAND's own (its --help). */
+static int help_command(int argc, char **args)
+{
+	char *help_args[] = { args[1], "--help", NULL };
+
+	if (argc < 2) {
 		usage(stdout);
 		return 0;
 	}
+	if (argc > 2)
+		return ktrace_cli_fail("ktrace", "help takes one command (ktrace help COMMAND)");
+	if (!strcmp(args[1], "run"))
+		return ktrace_cmd_run(2, help_args);
+	if (!strcmp(args[1], "check"))
+		return ktrace_cmd_check(2, help_args);
+	if (is_tool_command(args[1]))
+		return exec_tool(args[1], 2, help_args);
+	if (!strcmp(args[1], "help") || !strcmp(args[1], "version")) {
+		usage(stdout);
+		return 0;
+	}
+	return unknown_command(args[1]);
+}
+
+/* The subcommand named cmd with its arguments (cmd is args[0]). */
+static int run_command(const char *cmd, int argc, char **args)
+{
+	if (!strcmp(cmd, "help"))
+		return help_command(argc, args);
 	if (!strcmp(cmd, "version")) {
 		printf("ktrace %s\n", KTRACE_VERSION);
 		return 0;
@@ -88,11 +131,9 @@ static int run_command(const char *cmd, int argc, char **args)
 		return ktrace_cmd_run(argc, args);
 	if (!strcmp(cmd, "check"))
 		return ktrace_cmd_check(argc, args);
-	for (size_t i = 0; i < sizeof tools / sizeof tools[0]; i++)
-		if (!strcmp(cmd, tools[i]))
-			return exec_tool(cmd, argc, args);
-	fprintf(stderr, "ktrace: unknown command '%s' (ktrace --help lists them)\n", cmd);
-	return 2;
+	if (is_tool_command(cmd))
+		return exec_tool(cmd, argc, args);
+	return unknown_command(cmd);
 }
 
 int main(int argc, char **argv)

@@ -133,16 +133,21 @@ int ktrace_run_opt(struct ktrace_run_opts *o, int code, const char *value, char 
 void ktrace_run_opts_help(FILE *f, int with_file)
 {
 	if (with_file)
-		fputs("  -o, --output FILE   trace file (KTRACE_OUTPUT; %p pid, %h host, %r rank, %t time)\n"
+		fputs("  -o, --output FILE   trace file, default ktrace-%p.ktrace (KTRACE_OUTPUT;\n"
+		      "                      %p pid, %h host, %r rank, %t start time)\n"
 		      "  --no-hash           record launches without hashing buffers (KTRACE_HASH=0)\n"
 		      "  --overwrite         replace an existing trace file (KTRACE_OVERWRITE=1)\n",
 		      f);
 	fputs("  --kernels RE        trace only kernels whose name matches RE (KTRACE_KERNELS)\n"
-	      "  --launches A:B      trace only launches A <= n < B; also A:, :B, N (KTRACE_LAUNCHES)\n"
-	      "  --hash-max N        hash at most N bytes per buffer: 64K, 256M, 1G (KTRACE_HASH_MAX)\n"
+	      "  --launches A:B      trace only launches numbered A <= n < B; also A:, :B, N;\n"
+	      "                      copies and memsets share the numbering (KTRACE_LAUNCHES)\n"
+	      "  --hash-max N        hash at most N bytes per buffer: 64K, 256M, 1G\n"
+	      "                      (KTRACE_HASH_MAX)\n"
 	      "  --quiet             no start-up line from the library (KTRACE_QUIET=1)\n"
-	      "  --follow-fork       fork()ed children trace to files of their own (KTRACE_FOLLOW_FORK=1)\n"
-	      "  --no-modules        do not store module images in the trace (KTRACE_STORE_MODULES=0)\n"
+	      "  --follow-fork       fork()ed children trace to files of their own\n"
+	      "                      (KTRACE_FOLLOW_FORK=1)\n"
+	      "  --no-modules        do not store module images in the trace\n"
+	      "                      (KTRACE_STORE_MODULES=0)\n"
 	      "  --debug             debug messages from the library (KTRACE_DEBUG=1)\n"
 	      "  --keep-allocator    keep the program's own GPU memory allocator (default: one\n"
 	      "                      allocation per tensor, so that buffer extents are exact:\n"
@@ -260,17 +265,24 @@ int ktrace_prepare_env(const struct ktrace_run_opts *o, const char *lib, const c
 static void run_usage(FILE *f)
 {
 	fputs("usage: ktrace run [options] -- CMD [ARG...]\n"
-	      "Run CMD with libktrace.so preloaded (found next to ktrace, or $KTRACE_LIB), writing\n"
-	      "a trace of every CUDA kernel launch.  The exit status is CMD's.\n"
+	      "Run CMD with libktrace.so preloaded (found beside ktrace, or $KTRACE_LIB),\n"
+	      "writing a trace of every CUDA kernel launch.  The exit status is CMD's.\n"
 	      "\n"
-	      "options:\n",
+	      "tracing options:\n",
 	      f);
 	ktrace_run_opts_help(f, 1);
-	fputs("  -h, --help          this text\n", f);
+	fputs("\n"
+	      "options:\n"
+	      "  -h, --help          this text\n"
+	      "  --version           print the version\n",
+	      f);
 }
+
+enum { RUN_OPT_VERSION = 0x180 };
 
 static const struct option run_own_options[] = {
 	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, RUN_OPT_VERSION },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -289,6 +301,10 @@ int ktrace_cmd_run(int argc, char **argv)
 	while ((code = ktrace_cli_next(argc, argv, "+:ho:", longopts, err, sizeof err)) != -1) {
 		if (code == 'h') {
 			run_usage(stdout);
+			return 0;
+		}
+		if (code == RUN_OPT_VERSION) {
+			printf("ktrace %s\n", KTRACE_VERSION);
 			return 0;
 		}
 		if (code == '?')

@@ -11,3 +11,10 @@ TESTS += export_cli
 export_cli_SRCS := test/tools/export_cli.c
 export_cli_LIBS := -lcmocka
 TEST_DEPS += $(BUILD)/ktrace-export $(BUILD)/ktrace-diff $(BUILD)/ktrace-dump $(BUILD)/interpose_app
+
+# The command line as a new user meets it: help, versions, errors, counts, record order,
+# man pages (test/tools/cli_test.sh, run by this program).
+TESTS += tools_cli_test
+tools_cli_test_SRCS := test/tools/cli_test.c
+tools_cli_test_LIBS := -lcmocka
+TEST_DEPS += $(BUILD)/ktrace $(BUILD)/ktrace-dump $(BUILD)/ktrace-diff $(BUILD)/ktrace-inspect $(BUILD)/ktrace-hash

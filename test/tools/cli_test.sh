@@ -1,0 +1,162 @@
+#!/bin/sh
+# test/tools/cli_test.sh: the command line as a new user meets it (run by build/tools_cli_test).
+#
+# Every tool is run as a program, from a scratch folder, on traces written by
+# build/ktgen and on the example traces of examples/traces: help texts, --version,
+# option and error rules, what each count says, the order of ktrace-dump's
+# records, what `ktrace run` says when no trace came out, the man pages.
+# Each case prints "ok   NAME" or "FAIL NAME: why".
+#
+#   sh test/tools/cli_test.sh                 all cases (BUILD=build by default)
+#   sh test/tools/cli_test.sh NAME...         only the cases named
+set -u
+ROOT=$(pwd)
+B=$ROOT/${BUILD:-build}
+T=$(mktemp -d /tmp/ktrace-clitest.XXXXXX)
+trap 'rm -rf "$T"' EXIT
+fail=0
+ncase=0
+only="$*"
+
+cd "$T" || exit 1
+"$B/ktgen" basic.ktrace || exit 1
+"$B/ktgen" --scenario threads threads.ktrace 2>/dev/null || : # (older ktgen: no such scenario)
+
+# run OUT_FILE ERR_FILE CMD...: the exit status in $rc
+run() {
+	o=$1
+	e=$2
+	shift 2
+	"$@" >"$o" 2>"$e"
+	rc=$?
+}
+
+bad() {
+	echo "FAIL $name: $*"
+	ok=0
+}
+
+# expect_rc WANT: the last run's status
+expect_rc() {
+	[ "$rc" = "$1" ] || bad "exit status $rc, expected $1 ($(head -c 300 err))"
+}
+
+# has FILE TEXT: FILE contains the fixed string TEXT
+has() {
+	grep -qF -- "$2" "$1" || bad "$1 lacks '$2': $(head -c 400 "$1")"
+}
+
+hasnt() {
+	if grep -qF -- "$2" "$1"; then bad "$1 has '$2'"; fi
+}
+
+# case NAME: run case_NAME (unless other cases were named)
+case_() {
+	name=$1
+	if [ -n "$only" ] && ! echo " $only " | grep -qF " $name "; then
+		return
+	fi
+	ncase=$((ncase + 1))
+	ok=1
+	"case_$name"
+	if [ $ok = 1 ]; then echo "ok   $name"; else fail=1; fi
+}
+
+TOOLS="ktrace-dump ktrace-diff ktrace-inspect ktrace-hash ktrace"
+
+# ---- help and version ------------------------------------------------------------------
+
+# Every tool and subcommand prints its version, and its help fits 80 columns.
+case_version_everywhere() {
+	for t in $TOOLS; do
+		run out err "$B/$t" --version
+		expect_rc 0
+		has out "0.1.0"
+	done
+}
+
+help_texts() {
+	for t in ktrace-dump ktrace-diff ktrace-inspect ktrace-hash; do
+		echo "$B/$t --help"
+	done
+	for s in "" run check; do
+		echo "$B/ktrace $s --help"
+	done
+}
+
+# Help lines fit 80 columns; within one help text every option's description
+# starts at the same column.
+case_help_layout() {
+	help_texts | while read -r cmd; do
+		# shellcheck disable=SC2086
+		$cmd >help.txt 2>&1 || echo "$cmd: exit $?" >>help.bad
+		awk -v c="$cmd" 'length($0) > 80 { printf "%s: line %d has %d columns\n", c, NR, length($0) }' \
+			help.txt >>help.bad
+		# "  -x, --opt ARG   text" or "  --opt ARG   text": where the text starts
+		awk -v c="$cmd" '/^  -/ { if (match($0, /^  -[^ ]*( [A-Z:.]+)?(, --[^ ]+( [A-Z:.]+)?)?  +/)) {
+				col = RLENGTH; if (want && col != want) printf "%s: option text at column %d, not %d: %s\n", c, col, want, $0
+				if (!want) want = col } }' help.txt >>help.bad
+	done
+	if [ -s help.bad ]; then bad "$(cat help.bad)"; fi
+	rm -f help.bad
+}
+
+# `ktrace help CMD` is `ktrace CMD --help`.
+case_help_command() {
+	for s in run check dump diff inspect hash; do
+		run out err "$B/ktrace" help "$s"
+		expect_rc 0
+		"$B/ktrace" "$s" --help >want 2>&1
+		cmp -s out want || bad "ktrace help $s differs from ktrace $s --help"
+	done
+	run out err "$B/ktrace" help nosuch
+	expect_rc 2
+	has err "ktrace: unknown command 'nosuch'"
+}
+
+# The check options are listed once each, the tracing and report options in
+# sections of their own; the note about --json follows --json.
+case_check_help_sections() {
+	run out err "$B/ktrace" check --help
+	expect_rc 0
+	[ "$(grep -c -- '--quiet' out)" = 1 ] || bad "--quiet listed $(grep -c -- '--quiet' out) times"
+	has out "tracing options:"
+	has out "report options:"
+	json_line=$(grep -n -- '--json' out | head -1 | cut -d: -f1)
+	note_line=$(grep -n "stdout is JSON only" out | head -1 | cut -d: -f1)
+	if [ -z "$json_line" ] || [ -z "$note_line" ] || [ "$note_line" -lt "$json_line" ]; then
+		bad "the --json note (line $note_line) comes before --json (line $json_line)"
+	fi
+}
+
+# Each man page has OPTIONS and EXAMPLES, and names every long option its tool's help lists.
+case_man_pages() {
+	for t in ktrace-dump ktrace-diff ktrace-inspect ktrace-hash ktrace; do
+		m=$ROOT/docs/man/$t.1
+		grep -q '^\.SH OPTIONS' "$m" || bad "$t.1 has no OPTIONS section"
+		grep -q '^\.SH EXAMPLES' "$m" || bad "$t.1 has no EXAMPLES section"
+		if [ "$t" = ktrace ]; then helps="ktrace --help|ktrace run --help|ktrace check --help"; else helps="$t --help"; fi
+		echo "$helps" | tr '|' '\n' | while read -r h; do
+			# shellcheck disable=SC2086
+			$B/$h 2>&1 | grep -oE -- '--[a-z][a-z-]+' | sort -u | while read -r opt; do
+				esc=$(echo "$opt" | sed 's/-/\\\\-/g')
+				grep -qE -- "$esc([^a-z-]|$)" "$m" || echo "$t.1 does not describe $opt"
+			done
+		done >>man.bad
+	done
+	if [ -s man.bad ]; then bad "$(cat man.bad)"; fi
+	rm -f man.bad
+}
+
+case_ version_everywhere
+case_ help_layout
+case_ help_command
+case_ check_help_sections
+case_ man_pages
+
+echo "$ncase cases"
+if [ $fail != 0 ]; then
+	echo "command-line tests FAILED"
+	exit 1
+fi
+exit 0
