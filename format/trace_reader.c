@@ -263,8 +263,8 @@ static int fill(struct ktrace_reader *r)
 		if (progressed)
 			continue;
 		if (at_eof) { /* the frame needs bytes the file does not have */
-			set_err(r, "truncated: file ends inside a zstd frame after %llu complete records",
-				(unsigned long long)r->nrecords);
+			set_err(r, "truncated: file ends inside a zstd frame after %llu complete record%s",
+				(unsigned long long)r->nrecords, r->nrecords == 1 ? "" : "s");
 			return KTRACE_READ_TRUNCATED;
 		}
 		set_err(r, "corrupt: zstd makes no progress near byte %llu",
@@ -315,8 +315,8 @@ enum ktrace_read_status ktrace_reader_next(struct ktrace_reader *r, const void *
 			return finish(r, (enum ktrace_read_status)st);
 		if (st == 0) {
 			if (avail) {
-				set_err(r, "truncated: file ends inside a record after %llu complete records",
-					(unsigned long long)r->nrecords);
+				set_err(r, "truncated: file ends inside a record after %llu complete record%s",
+					(unsigned long long)r->nrecords, r->nrecords == 1 ? "" : "s");
 				return finish(r, KTRACE_READ_TRUNCATED);
 			}
 			if (r->nrecords == 0) {

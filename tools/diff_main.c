@@ -66,13 +66,13 @@ static int parse_options(int argc, char **argv, struct diff_cli *c)
 			return ktrace_cli_fail("ktrace-diff", err);
 	}
 	if (argc - optind > 2) {
-		fprintf(stderr, "ktrace-diff: too many files ('%s'): give exactly two traces\n", argv[optind + 2]);
-		return 2;
+		snprintf(err, sizeof err, "too many files ('%.900s'): give exactly two traces", argv[optind + 2]);
+		return ktrace_cli_usage_error("ktrace-diff", err);
 	}
-	if (argc - optind < 2) {
-		fprintf(stderr, "ktrace-diff: give two traces to compare (see ktrace-diff --help)\n");
-		return 2;
-	}
+	if (argc - optind < 2)
+		return ktrace_cli_usage_error("ktrace-diff", "give two traces to compare");
+	if (!strcmp(argv[optind], "-") && !strcmp(argv[optind + 1], "-"))
+		return ktrace_cli_fail("ktrace-diff", "'-' given twice: standard input is one trace");
 	return -1;
 }
 

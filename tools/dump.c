@@ -50,6 +50,7 @@ struct opts {
 	int json, summary;
 	int have_re;
 	regex_t re;
+	const char *re_text, *range_text; /* as given, for messages */
 	int have_range;
 	uint64_t lo, hi;
 };
@@ -79,6 +80,7 @@ struct file_state {
 	size_t nheld, held_cap;
 	uint64_t held_bytes;
 	uint64_t records, launches, malformed;
+	uint64_t ops_selected;	/* launches, copies and memsets that passed the filters */
 	uint64_t notes[4], notes_other;
 	char *note_text[NOTES_KEPT];
 	size_t nnote_text;
@@ -205,6 +207,7 @@ static void emit_launch(struct file_state *s, const void *rec, size_t len, struc
 	if (s->o->have_re)
 		dump_orders_add_stream(&s->orders, &l);
 	s->launches++;
+	s->ops_selected++;
 	if (slot) {
 		slot->k.launches++;
 		for (uint32_t i = 0; i < l.nregions; i++) {
@@ -391,6 +394,7 @@ static void on_record(struct file_state *s, const void *rec, size_t len)
 		op = p.type == KTRACE_REC_MEMCPY ? c.op_seq : m.op_seq;
 		if (s->o->have_re || !in_range(s->o, op))
 			return;
+		s->ops_selected++;
 		if (print_record(s, &p, rec, len, NULL))
 			s->malformed++;
 		return;
@@ -610,6 +614,16 @@ static void state_free(struct file_state *s)
 	dump_orders_free(&s->orders);
 }
 
+/* A filter that selected nothing in path: one line on stderr. */
+static void say_empty_selection(const struct file_state *s, const char *path)
+{
+	if (s->o->have_re && !s->launches)
+		fprintf(stderr, "ktrace-dump: %s: no launch of a kernel matching '%s'%s\n", path, s->o->re_text,
+			s->o->have_range ? " numbered in that range" : "");
+	else if (s->o->have_range && !s->ops_selected)
+		fprintf(stderr, "ktrace-dump: %s: no launch, copy or memset numbered in %s\n", path, s->o->range_text);
+}
+
 /* Dump one file; 0 when read to a clean end, 2 otherwise. */
 static int dump_file(const struct opts *o, const char *path, int several)
 {
@@ -650,12 +664,11 @@ static int dump_file(const struct opts *o, const char *path, int several)
 			(unsigned long long)s.malformed);
 		rc = 2;
 	}
-	if (st == KTRACE_READ_TRUNCATED) {
-		fprintf(stderr, "ktrace-dump: warning: %s\n", ktrace_reader_error(r));
-		rc = 2;
-	} else if (st != KTRACE_READ_EOF) {
+	if (st != KTRACE_READ_EOF) {
 		fprintf(stderr, "ktrace-dump: %s\n", ktrace_reader_error(r));
 		rc = 2;
+	} else {
+		say_empty_selection(&s, path);
 	}
 	state_free(&s);
 	ktrace_reader_close(r);
@@ -673,6 +686,7 @@ static int set_kernel_filter(struct opts *o, const char *v, char *err, size_t er
 	if (ktrace_regex_compile(&o->re, v, why, sizeof why))
 		return ktrace_cli_bad_value(err, errlen, "--kernel", v, why);
 	o->have_re = 1;
+	o->re_text = v;
 	return 0;
 }
 
@@ -683,6 +697,7 @@ static int set_range(struct opts *o, const char *v, char *err, size_t errlen)
 	if (ktrace_parse_range(v, &o->lo, &o->hi, why, sizeof why))
 		return ktrace_cli_bad_value(err, errlen, "--range", v, why);
 	o->have_range = 1;
+	o->range_text = v;
 	return 0;
 }
 

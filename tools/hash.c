@@ -3,6 +3,8 @@
  *   ktrace-hash [FILE...]     prints "<16 hex digits>  <file>" per file
  *   ktrace-hash -h|--help|--version
  *
+ * Options and files may come in any order ("--" ends the options).
+ *
  * FILE "-" (or no FILE) reads standard input.  The digest is the one ktrace
  * records for a GPU buffer holding the same bytes (docs/format.md, "Digest"),
  * computed with the streaming CPU reference.  Exit 0, or 2 if any file could
@@ -91,8 +93,8 @@ int main(int argc, char **argv)
 	int code, failed = 0;
 
 	ktrace_cli_begin();
-	/* "+": options come first; every later argument is a file */
-	while ((code = ktrace_cli_next(argc, argv, "+:h", longopts, err, sizeof err)) != -1) {
+	/* options and files in any order, as in the other tools ("--" ends the options) */
+	while ((code = ktrace_cli_next(argc, argv, ":h", longopts, err, sizeof err)) != -1) {
 		if (code == 'h') {
 			usage(stdout);
 			return 0;

@@ -10,6 +10,7 @@
  * status 2 (the other files are still printed).  Owns the command line and
  * the loop over the files; the output is inspect_print.c's.
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,8 +26,9 @@ static void usage(FILE *f)
 {
 	fputs("usage: ktrace-inspect [options] FILE...\n"
 	      "Print the kernels of CUDA images (cubin, fatbin, PTX, or an executable or\n"
-	      "shared library with .nv_fatbin sections) with their parameters: ordinal,\n"
-	      "offset, size, kind, type, name and where the name came from.\n"
+	      "shared library with .nv_fatbin sections; \"-\" reads standard input) with\n"
+	      "their parameters: ordinal, offset, size, kind, type, name and where the\n"
+	      "name came from.\n"
 	      "\n"
 	      "options:\n"
 	      "  --json              JSON output (one array, one object per file)\n"
@@ -126,6 +128,51 @@ static int parse_options(int argc, char **argv, struct inspect_opts *o)
 	return -1;
 }
 
+/* All of standard input into a malloc'd buffer with one NUL after it; NULL when empty or unreadable. */
+static char *read_stdin(size_t *len, char *err, size_t errlen)
+{
+	size_t cap = 1 << 20, n = 0, got;
+	char *buf = malloc(cap), *grown;
+
+	while (buf && (got = fread(buf + n, 1, cap - n - 1, stdin)) > 0) {
+		n += got;
+		if (n + 1 < cap)
+			continue;
+		grown = cap <= SIZE_MAX / 2 ? realloc(buf, cap * 2) : NULL;
+		if (!grown)
+			free(buf);
+		buf = grown;
+		cap *= 2;
+	}
+	if (!buf || ferror(stdin) || !n) {
+		snprintf(err, errlen, "-: %s", !buf ? "out of memory" : n ? "cannot read standard input" : "empty input");
+		free(buf);
+		return NULL;
+	}
+	buf[n] = '\0';
+	*len = n;
+	return buf;
+}
+
+/* Parse an image read from standard input ("-"), as ktrace_meta_parse_file a file. */
+static int parse_stdin(const struct inspect_opts *o, struct ktrace_meta_image **img, char *err, size_t errlen)
+{
+	struct ktrace_meta_opts mo = o->meta;
+	size_t len;
+	char *buf = read_stdin(&len, err, errlen);
+	int rc;
+
+	if (!buf)
+		return -1;
+	mo.source_path = "-";
+	/* PTX carries no NUL: parse it with the one after it */
+	if (ktrace_meta_classify(buf, len) == KTRACE_IMAGE_PTX && !memchr(buf, 0, len))
+		len++;
+	rc = ktrace_meta_parse(buf, len, &mo, img, err, errlen);
+	free(buf);
+	return rc;
+}
+
 /* Parse and print one file; 0, or 2 when it could not be parsed. */
 static int inspect_file(const struct inspect_opts *o, const char *path, int nprinted)
 {
@@ -134,7 +181,8 @@ static int inspect_file(const struct inspect_opts *o, const char *path, int npri
 	struct timespec t0, t1;
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	int rc = ktrace_meta_parse_file(path, &o->meta, &img, err, sizeof err);
+	int rc = strcmp(path, "-") ? ktrace_meta_parse_file(path, &o->meta, &img, err, sizeof err) :
+				     parse_stdin(o, &img, err, sizeof err);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	double ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
 	if (rc != 0) {

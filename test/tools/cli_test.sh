@@ -148,11 +148,92 @@ case_man_pages() {
 	rm -f man.bad
 }
 
+# ---- operands and option syntax ------------------------------------------------------------
+
+# "-" is standard input for every tool that reads files; one standard input is not two files.
+case_stdin_operand() {
+	run out err "$B/ktrace-dump" - <basic.ktrace
+	expect_rc 0
+	has out "header seq 0"
+	run out err "$B/ktrace-hash" - <basic.ktrace
+	expect_rc 0
+	run want err "$B/ktrace-hash" basic.ktrace
+	[ "$(cut -c1-16 out)" = "$(cut -c1-16 want)" ] || bad "ktrace-hash - and the file differ"
+	if [ -f "$B/test/capture/kernels.cubin" ]; then
+		cubin=$B/test/capture/kernels.cubin
+		run want err "$B/ktrace-inspect" "$cubin"
+		run out err "$B/ktrace-inspect" - <"$cubin"
+		expect_rc 0
+		sed 1d want >want.body
+		sed 1d out >out.body
+		cmp -s want.body out.body || bad "ktrace-inspect - differs from the file: $(diff want.body out.body | head -5)"
+		has out "== -:"
+	fi
+	run out err "$B/ktrace-diff" - - <basic.ktrace
+	expect_rc 2
+	has err "ktrace-diff: '-' given twice: standard input is one trace"
+}
+
+# Short options take their value attached (-oFILE), long ones after '=';
+# every tool accepts a unique prefix of a long option.
+case_option_forms() {
+	run out err "$B/ktrace-dump" --js --rang=0:1 basic.ktrace
+	expect_rc 0
+	has out '"type":"launch"'
+	run out err "$B/ktrace-diff" --js basic.ktrace basic.ktrace
+	expect_rc 0
+	run out err "$B/ktrace-hash" --vers
+	expect_rc 0
+	run out err "$B/ktrace-inspect" --vers
+	expect_rc 0
+	run out err "$B/ktrace" check --vers
+	expect_rc 0
+	run out err env KTRACE_LIB=/nonexistent/libktrace.so "$B/ktrace" run -ox.ktrace -- true
+	expect_rc 2
+	has err "KTRACE_LIB=/nonexistent/libktrace.so"
+	# options after the files, as in the other readers
+	run out err "$B/ktrace-hash" basic.ktrace --version
+	expect_rc 0
+	has out "ktrace-hash 0.1.0"
+}
+
+# ---- errors ---------------------------------------------------------------------------------
+
+# A truncated trace is an error like any other: no "warning:" with exit status 2.
+case_truncated_is_error() {
+	head -c 300 basic.ktrace >cut.ktrace
+	run out err "$B/ktrace-dump" cut.ktrace
+	expect_rc 2
+	hasnt err "warning"
+	has err "ktrace-dump: cut.ktrace: truncated:"
+	[ "$(wc -l <err)" = 1 ] || bad "$(wc -l <err) lines on stderr"
+}
+
+# Filters that select nothing say so on stderr (the exit status stays 0: the file was read).
+case_empty_selection() {
+	run out err "$B/ktrace-dump" --kernel nomatch basic.ktrace
+	expect_rc 0
+	has err "ktrace-dump: basic.ktrace: no launch of a kernel matching 'nomatch'"
+	run out err "$B/ktrace-dump" --range 1000:2000 basic.ktrace
+	expect_rc 0
+	has err "ktrace-dump: basic.ktrace: no launch, copy or memset numbered in 1000:2000"
+	run out err "$B/ktrace-dump" --range 2:2 basic.ktrace
+	expect_rc 2
+	has err "ktrace-dump: --range '2:2': A must be less than B"
+	run out err "$B/ktrace-dump" --range 4:3 basic.ktrace
+	expect_rc 2
+	has err "ktrace-dump: --range '4:3': A must be less than B"
+}
+
 case_ version_everywhere
 case_ help_layout
 case_ help_command
 case_ check_help_sections
 case_ man_pages
+case_ stdin_operand
+case_ option_forms
+case_ truncated_is_error
+case_ empty_selection
 
 echo "$ncase cases"
 if [ $fail != 0 ]; then
