@@ -1,10 +1,11 @@
 /* tools/dump.c: ktrace-dump, print trace files as text or JSON Lines.
  *
  * Owns the command line, the per-file record loop, the kernel table that
- * resolves launches to names and parameter layouts (a LAUNCH may come before
- * its KERNEL record when several threads wrote the file: it is held until
- * the kernel arrives, or printed at the end with its id), the filters and
- * the --summary tables.  Printing is in dump_text.c and dump_json.c.
+ * resolves launches to names and parameter layouts (a KERNEL record is
+ * taken into the table as soon as it is read, so a launch printed before
+ * it in seq order has its name), the filters and the --summary tables.
+ * Records are printed in seq order (dump_reorder.c), or group by group with
+ * --group.  Printing is in dump_text.c and dump_json.c.
  */
 #include <regex.h>
 #include <stdio.h>
@@ -16,12 +17,14 @@
 #include "tools/cli_options.h"
 #include "tools/dump_internal.h"
 
-#define HELD_MAX_BYTES (512ull << 20) /* past this, launches are printed unresolved */
 #define NOTES_KEPT 32
+
+enum dump_grouping { GROUP_NONE = 0, GROUP_STREAM, GROUP_KERNEL };
 
 static const char usage_text[] =
 	"usage: ktrace-dump [options] FILE...\n"
-	"Print ktrace trace files (\"-\" reads standard input).\n"
+	"Print ktrace trace files (\"-\" reads standard input), records in the order\n"
+	"they were committed (their seq).\n"
 	"\n"
 	"options:\n"
 	"  --json              JSON Lines: one object per record, every field\n"
@@ -38,6 +41,10 @@ static const char usage_text[] =
 	"                      printed after the other records\n"
 	"  --summary           launches and bytes hashed per kernel, counters and notes,\n"
 	"                      instead of the records\n"
+	"  --group WHAT        records in groups instead of one seq order: 'stream'\n"
+	"                      (each stream's launches, copies, memsets and order\n"
+	"                      records) or 'kernel' (each kernel's record and its\n"
+	"                      launches); the other records first\n"
 	"  -h, --help          this text\n"
 	"  --version           print the version\n"
 	"\n"
@@ -48,6 +55,7 @@ static const char usage_text[] =
 /* What the command line asks for. */
 struct opts {
 	int json, summary;
+	int group;		/* enum dump_grouping */
 	int have_re;
 	regex_t re;
 	const char *re_text, *range_text; /* as given, for messages */
@@ -55,20 +63,10 @@ struct opts {
 	uint64_t lo, hi;
 };
 
-/* A LAUNCH whose KERNEL record has not come yet: a copy, held until it does. */
-struct held_launch {
-	uint8_t *rec;
-	size_t len;
-	uint64_t kernel_id;
-	size_t next; /* index + 1 of the next launch held for the same kernel */
-};
-
-/* One kernel of the file, by id: its KERNEL record once seen, its counts,
- * and the chain of its held launches. */
+/* One kernel of the file, by id: its KERNEL record once read, its counts. */
 struct kernel_slot {
 	struct dump_kernel k;
 	int used, known;
-	size_t held_first, held_last; /* index + 1 into held */
 };
 
 struct file_state {
@@ -76,9 +74,8 @@ struct file_state {
 	struct dump_ctx ctx;
 	struct kernel_slot *tab;
 	size_t tab_cap, tab_n;
-	struct held_launch *held;
-	size_t nheld, held_cap;
-	uint64_t held_bytes;
+	struct dump_reorder reorder;
+	struct dump_groups groups;
 	uint64_t records, launches, malformed;
 	uint64_t ops_selected;	/* launches, copies and memsets that passed the filters */
 	uint64_t notes[4], notes_other;
@@ -181,14 +178,70 @@ static int name_matches(const regex_t *re, struct ktrace_str a, struct ktrace_st
 
 /* ---- records ------------------------------------------------------------ */
 
-static int print_record(struct file_state *s, const struct ktrace_record_prefix *p, const void *rec, size_t len,
-			const struct dump_kernel *k)
+/* The group of a record under --group: 1 with its key, or 0 (printed before the groups). */
+static int group_key(const struct file_state *s, const struct ktrace_record_prefix *p, const void *rec, size_t len,
+		     uint64_t *a, uint64_t *b)
 {
-	if (s->o->summary)
-		return 0;
+	struct ktrace_rec_launch l;
+	struct ktrace_rec_memcpy c;
+	struct ktrace_rec_memset m;
+	struct ktrace_rec_order o;
+	int stream = s->o->group == GROUP_STREAM;
+
+	*b = 0;
+	if (p->type == KTRACE_REC_LAUNCH && !ktrace_decode_launch(rec, len, &l)) {
+		*a = stream ? l.context : l.kernel_id;
+		*b = stream ? l.stream : 0;
+		return 1;
+	}
+	if (s->o->group == GROUP_KERNEL) {
+		struct ktrace_rec_kernel k;
+
+		if (p->type != KTRACE_REC_KERNEL || ktrace_decode_kernel(rec, len, &k))
+			return 0;
+		*a = k.kernel_id;
+		return 1;
+	}
+	if (p->type == KTRACE_REC_MEMCPY && !ktrace_decode_memcpy(rec, len, &c)) {
+		*a = c.context;
+		*b = c.stream;
+		return 1;
+	}
+	if (p->type == KTRACE_REC_MEMSET && !ktrace_decode_memset(rec, len, &m)) {
+		*a = m.context;
+		*b = m.stream;
+		return 1;
+	}
+	if (p->type == KTRACE_REC_ORDER && !ktrace_decode_order(rec, len, &o)) {
+		*a = o.context;
+		*b = o.stream;
+		return 1;
+	}
+	return 0;
+}
+
+static int print_now(struct file_state *s, const struct ktrace_record_prefix *p, const void *rec, size_t len,
+		     const struct dump_kernel *k)
+{
 	if (s->o->json)
 		return dump_json_record(&s->ctx, p, rec, len, k);
 	return dump_text_record(&s->ctx, p, rec, len, k);
+}
+
+/* Print a record that passed the filters, or keep it for its group (--group). */
+static int print_record(struct file_state *s, const struct ktrace_record_prefix *p, const void *rec, size_t len,
+			const struct dump_kernel *k)
+{
+	uint64_t a, b;
+
+	if (s->o->summary)
+		return 0;
+	if (s->o->group && group_key(s, p, rec, len, &a, &b)) {
+		/* a kernel's record heads its group */
+		dump_groups_add(&s->groups, rec, len, p->type == KTRACE_REC_KERNEL ? 0 : p->seq, a, b);
+		return 0;
+	}
+	return print_now(s, p, rec, len, k);
 }
 
 /* A launch of the kernel in slot, known or not (then printed with its id). */
@@ -222,48 +275,31 @@ static void emit_launch(struct file_state *s, const void *rec, size_t len, struc
 		s->malformed++;
 }
 
-static void hold_launch(struct file_state *s, struct kernel_slot *slot, const void *rec, size_t len)
-{
-	if (s->nheld == s->held_cap) {
-		size_t cap = s->held_cap ? s->held_cap * 2 : 64;
-		struct held_launch *grown = realloc(s->held, cap * sizeof *grown);
-		if (!grown) {
-			fputs("ktrace-dump: out of memory\n", stderr);
-			exit(2);
-		}
-		s->held = grown;
-		s->held_cap = cap;
-	}
-	struct held_launch *h = &s->held[s->nheld++];
-	h->rec = dup_bytes(rec, len);
-	h->len = len;
-	h->kernel_id = slot->k.id;
-	h->next = 0;
-	s->held_bytes += len;
-	if (slot->held_last)
-		s->held[slot->held_last - 1].next = s->nheld;
-	else
-		slot->held_first = s->nheld;
-	slot->held_last = s->nheld;
-}
-
-static void release_held(struct file_state *s, struct kernel_slot *slot)
-{
-	for (size_t i = slot->held_first; i; i = s->held[i - 1].next) {
-		struct held_launch *h = &s->held[i - 1];
-		emit_launch(s, h->rec, h->len, slot);
-		s->held_bytes -= h->len;
-		free(h->rec);
-		h->rec = NULL;
-	}
-	slot->held_first = slot->held_last = 0;
-}
-
 static int in_range(const struct opts *o, uint64_t n)
 {
 	return !o->have_range || (n >= o->lo && n < o->hi);
 }
 
+/* A KERNEL record as it is read from the file: into the table (the first
+ * of an id counts), so that launches before it in seq order have its name. */
+static void take_kernel(struct file_state *s, const void *rec, size_t len)
+{
+	struct ktrace_rec_kernel k;
+	struct kernel_slot *slot;
+
+	if (ktrace_decode_kernel(rec, len, &k))
+		return;
+	slot = kernel_slot_get(s, k.kernel_id, 1);
+	if (slot->known)
+		return;
+	slot->known = 1;
+	slot->k.rec = dup_bytes(rec, len);
+	ktrace_decode_kernel(slot->k.rec, len, &slot->k.k);
+	if (s->o->have_re)
+		slot->k.match = name_matches(&s->o->re, k.name, k.demangled);
+}
+
+/* A KERNEL record in its turn: printed when the filters show it. */
 static void on_kernel(struct file_state *s, const struct ktrace_record_prefix *p, const void *rec, size_t len)
 {
 	struct ktrace_rec_kernel k;
@@ -273,18 +309,9 @@ static void on_kernel(struct file_state *s, const struct ktrace_record_prefix *p
 			print_record(s, p, rec, len, NULL);
 		return;
 	}
-	struct kernel_slot *slot = kernel_slot_get(s, k.kernel_id, 1);
-	if (!slot->known) {
-		slot->known = 1;
-		slot->k.rec = dup_bytes(rec, len);
-		ktrace_decode_kernel(slot->k.rec, len, &slot->k.k);
-		if (s->o->have_re)
-			slot->k.match = name_matches(&s->o->re, k.name, k.demangled);
-	}
 	int show = s->o->have_re ? name_matches(&s->o->re, k.name, k.demangled) : !s->o->have_range;
 	if (show)
 		print_record(s, p, rec, len, NULL);
-	release_held(s, slot);
 }
 
 static void on_launch(struct file_state *s, const struct ktrace_record_prefix *p, const void *rec, size_t len)
@@ -297,11 +324,7 @@ static void on_launch(struct file_state *s, const struct ktrace_record_prefix *p
 	}
 	if (!in_range(s->o, l.launch_seq))
 		return;
-	struct kernel_slot *slot = kernel_slot_get(s, l.kernel_id, 1);
-	if (slot->known || s->held_bytes + len > HELD_MAX_BYTES)
-		emit_launch(s, rec, len, slot);
-	else
-		hold_launch(s, slot, rec, len);
+	emit_launch(s, rec, len, kernel_slot_get(s, l.kernel_id, 1));
 }
 
 /* An ORDER record of a filtered dump: with --range alone kept or not at
@@ -422,21 +445,80 @@ static void on_record(struct file_state *s, const void *rec, size_t len)
 		s->malformed++;
 }
 
-/* Launches whose kernel never appeared: printed last, in file order. */
-static void flush_unresolved(struct file_state *s)
+/* ---- reading in seq order -------------------------------------------------------------- */
+
+static int kernel_known(void *ctx, uint64_t id)
 {
-	for (size_t i = 0; i < s->nheld; i++) {
-		struct held_launch *h = &s->held[i];
-		if (!h->rec)
-			continue;
-		emit_launch(s, h->rec, h->len, kernel_slot_get(s, h->kernel_id, 0));
-		free(h->rec);
-		h->rec = NULL;
+	const struct kernel_slot *slot = kernel_slot_get(ctx, id, 0);
+
+	return slot && slot->known;
+}
+
+/* A record read from the file: a KERNEL goes into the table at once; every
+ * record waits in the reorder buffer for its turn. */
+static void take_record(struct file_state *s, const void *rec, size_t len)
+{
+	struct ktrace_record_prefix p;
+	struct ktrace_rec_launch l;
+	uint64_t wait = DUMP_NO_KERNEL;
+
+	if (ktrace_decode_prefix(rec, len, &p)) { /* the reader checked the size already */
+		p.type = 0;
+		p.seq = s->reorder.next_seq;
 	}
-	s->nheld = 0;
-	s->held_bytes = 0;
-	for (size_t i = 0; i < s->tab_cap; i++)
-		s->tab[i].held_first = s->tab[i].held_last = 0;
+	if (p.type == KTRACE_REC_KERNEL)
+		take_kernel(s, rec, len);
+	else if (p.type == KTRACE_REC_LAUNCH && !ktrace_decode_launch(rec, len, &l))
+		wait = l.kernel_id;
+	dump_reorder_push(&s->reorder, rec, len, p.seq, wait);
+}
+
+/* Print the records whose turn has come (final: all of them). */
+static void release_records(struct file_state *s, int final)
+{
+	struct dump_held h;
+
+	while (dump_reorder_next(&s->reorder, final, kernel_known, s, &h)) {
+		on_record(s, h.rec, h.len);
+		free(h.rec);
+	}
+}
+
+/* The heading of a group (text). */
+static void group_heading(struct file_state *s, const void *rec, size_t len)
+{
+	struct ktrace_record_prefix p;
+	uint64_t a, b;
+
+	if (s->o->json || ktrace_decode_prefix(rec, len, &p) || !group_key(s, &p, rec, len, &a, &b))
+		return;
+	if (s->o->group == GROUP_STREAM)
+		fprintf(s->ctx.out, "== stream 0x%llx ctx 0x%llx\n", as_ull(b), as_ull(a));
+	else
+		fprintf(s->ctx.out, "== kernel %llu\n", as_ull(a));
+}
+
+/* --group: the records kept, group by group. */
+static void print_groups(struct file_state *s)
+{
+	struct dump_groups *g = &s->groups;
+
+	dump_groups_sort(g);
+	for (size_t i = 0; i < g->n; i++) {
+		const struct dump_held *h = &g->v[i].held;
+		struct ktrace_record_prefix p;
+		struct ktrace_rec_launch l;
+		const struct kernel_slot *slot = NULL;
+
+		if (!i || g->v[i].group != g->v[i - 1].group)
+			group_heading(s, h->rec, h->len);
+		if (ktrace_decode_prefix(h->rec, h->len, &p))
+			continue;
+		if (p.type == KTRACE_REC_LAUNCH && !ktrace_decode_launch(h->rec, h->len, &l))
+			slot = kernel_slot_get(s, l.kernel_id, 0);
+		if (print_now(s, &p, h->rec, h->len, slot && slot->known ? &slot->k : NULL))
+			s->malformed++;
+	}
 }
 
 /* ---- summary ------------------------------------------------------------ */
@@ -604,9 +686,8 @@ static void state_free(struct file_state *s)
 	for (size_t i = 0; i < s->tab_cap; i++)
 		free(s->tab[i].k.rec);
 	free(s->tab);
-	for (size_t i = 0; i < s->nheld; i++)
-		free(s->held[i].rec);
-	free(s->held);
+	dump_reorder_free(&s->reorder);
+	dump_groups_free(&s->groups);
 	for (size_t i = 0; i < s->nnote_text; i++)
 		free(s->note_text[i]);
 	free(s->counters);
@@ -648,10 +729,13 @@ static int dump_file(const struct opts *o, const char *path, int several)
 	const void *rec;
 	size_t len;
 	enum ktrace_read_status st;
-	while ((st = ktrace_reader_next(r, &rec, &len)) == KTRACE_READ_RECORD)
-		on_record(&s, rec, len);
-	flush_unresolved(&s);
+	while ((st = ktrace_reader_next(r, &rec, &len)) == KTRACE_READ_RECORD) {
+		take_record(&s, rec, len);
+		release_records(&s, 0);
+	}
+	release_records(&s, 1);
 	dump_orders_flush(&s.orders, print_held_order, &s);
+	print_groups(&s);
 	if (o->summary)
 		summary(&s, path);
 	fflush(stdout);
@@ -701,6 +785,17 @@ static int set_range(struct opts *o, const char *v, char *err, size_t errlen)
 	return 0;
 }
 
+static int set_group(struct opts *o, const char *v, char *err, size_t errlen)
+{
+	if (!strcmp(v, "stream"))
+		o->group = GROUP_STREAM;
+	else if (!strcmp(v, "kernel"))
+		o->group = GROUP_KERNEL;
+	else
+		return ktrace_cli_bad_value(err, errlen, "--group", v, "expected 'stream' or 'kernel'");
+	return 0;
+}
+
 /* Read the options into *o; -1 to go on (the files are argv[optind..]), else the exit status. */
 static int parse_options(int argc, char **argv, struct opts *o)
 {
@@ -709,6 +804,7 @@ static int parse_options(int argc, char **argv, struct opts *o)
 		{ "kernel", required_argument, NULL, 'k' },
 		{ "range", required_argument, NULL, 'r' },
 		{ "summary", no_argument, NULL, 's' },
+		{ "group", required_argument, NULL, 'g' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -722,6 +818,7 @@ static int parse_options(int argc, char **argv, struct opts *o)
 		case 's': o->summary = 1; break;
 		case 'k': rc = set_kernel_filter(o, optarg, err, sizeof err); break;
 		case 'r': rc = set_range(o, optarg, err, sizeof err); break;
+		case 'g': rc = set_group(o, optarg, err, sizeof err); break;
 		case 'h': usage(stdout); return 0;
 		case 'V': printf("ktrace-dump %s\n", KTRACE_VERSION); return 0;
 		default: return ktrace_cli_usage_error("ktrace-dump", err);

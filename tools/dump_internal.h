@@ -1,5 +1,5 @@
 /* tools/dump_internal.h: what the files of ktrace-dump share (dump.c, dump_text.c,
- * dump_json.c, dump_value.c, dump_order.c).  Not a public header.
+ * dump_json.c, dump_value.c, dump_reorder.c, dump_order.c).  Not a public header.
  */
 #ifndef KTRACE_DUMP_INTERNAL_H
 #define KTRACE_DUMP_INTERNAL_H
@@ -27,6 +27,60 @@ struct dump_ctx {
 	uint64_t start_real_ns;
 	int exactness_known;	/* format 1.2 or later: regions carry KTRACE_REGIONF_EXACT */
 };
+
+/* ---- record order (dump_reorder.c) ---------------------------------------------------------- */
+
+#define DUMP_REORDER_MAX_BYTES (512ull << 20) /* held past this: printed as they come */
+#define DUMP_NO_KERNEL UINT64_MAX
+
+/* A record copied out of the file, waiting for its turn. */
+struct dump_held {
+	uint8_t *rec;
+	size_t len;
+	uint64_t seq, arrival;	/* its seq; its place in the file */
+	uint64_t wait_kernel;	/* a launch: its kernel id, else DUMP_NO_KERNEL */
+};
+
+/* Records held until every record of a smaller seq has been read (a min-heap). */
+struct dump_reorder {
+	struct dump_held *heap;
+	size_t n, cap;
+	uint64_t next_seq;	/* the seq expected next */
+	uint64_t arrivals, bytes;
+};
+
+/* Hold a copy of rec (wait_kernel: see struct dump_held). */
+void dump_reorder_push(struct dump_reorder *r, const void *rec, size_t len, uint64_t seq, uint64_t wait_kernel);
+/* The next record in seq order into *out (the caller frees out->rec): 1, or
+ * 0 when it must wait for more of the file.  A record waits while one of a
+ * smaller seq may still come, and a launch while kernel_known(ctx, its
+ * kernel) is 0; at the end of the file (final), or past
+ * DUMP_REORDER_MAX_BYTES held, nothing waits. */
+int dump_reorder_next(struct dump_reorder *r, int final, int (*kernel_known)(void *ctx, uint64_t id), void *ctx,
+		      struct dump_held *out);
+void dump_reorder_free(struct dump_reorder *r);
+
+/* --group: records kept per group, a group being a stream (context, stream)
+ * or a kernel (id), then printed group by group. */
+struct dump_grouped {
+	struct dump_held held;
+	size_t group;		/* index of its group, in first-appearance order */
+};
+struct dump_groups {
+	struct dump_grouped *v;
+	size_t n, cap;
+	struct { uint64_t a, b; } *keys; /* per group */
+	size_t nkeys, keys_cap;
+	size_t *slots, slots_cap;	/* hash of the keys */
+};
+/* Keep a copy of rec in group (key_a, key_b), ordered in it by seq. */
+void dump_groups_add(struct dump_groups *g, const void *rec, size_t len, uint64_t seq, uint64_t key_a,
+		     uint64_t key_b);
+/* Order the records group by group, each group in seq order. */
+void dump_groups_sort(struct dump_groups *g);
+void dump_groups_free(struct dump_groups *g);
+
+/* ---- printing ---------------------------------------------------------------------------- */
 
 /* Printers (dump_text.c / dump_json.c).  `k` is NULL when the launch's
  * kernel never appeared in the file.  Return 0, or -1 when the record is

@@ -20,7 +20,7 @@ only="$*"
 
 cd "$T" || exit 1
 "$B/ktgen" basic.ktrace || exit 1
-"$B/ktgen" --scenario threads threads.ktrace 2>/dev/null || : # (older ktgen: no such scenario)
+"$B/ktgen" --scenario threads threads.ktrace || exit 1
 
 # run OUT_FILE ERR_FILE CMD...: the exit status in $rc
 run() {
@@ -225,6 +225,45 @@ case_empty_selection() {
 	has err "ktrace-dump: --range '4:3': A must be less than B"
 }
 
+# ---- ktrace-dump's order -------------------------------------------------------------------
+
+# seqs of the records printed, one per line (text or JSON)
+seqs() {
+	sed -nE 's/^[a-z_]+( [0-9]+| op [0-9]+)? seq ([0-9]+)[ :].*/\2/p; s/^\{"type":"[a-z_]+","seq":([0-9]+),.*/\1/p' "$1"
+}
+
+increasing() {
+	seqs "$1" | awk 'NR > 1 && $1 <= last { bad = 1 } { last = $1 } END { exit bad }'
+}
+
+# Records come out in seq order, text and JSON, whatever order threads wrote them in.
+case_dump_seq_order() {
+	for f in threads.ktrace basic.ktrace "$ROOT/examples/traces/atomic_sum-run1.ktrace"; do
+		run out err "$B/ktrace-dump" "$f"
+		expect_rc 0
+		increasing out || bad "text of $f not in seq order: $(seqs out | tr '\n' ' ')"
+		run out err "$B/ktrace-dump" --json "$f"
+		expect_rc 0
+		increasing out || bad "JSON of $f not in seq order: $(seqs out | tr '\n' ' ')"
+	done
+	# a launch before its kernel's record still has the kernel's name
+	run out err "$B/ktrace-dump" threads.ktrace
+	grep -qE "^launch( op)? 3 seq 6 t=\+0.000004000 kernel 2 triton_poi_fused_add_0$" out ||
+		bad "launch 3, before its kernel's record, without the kernel's name"
+	# grouping on request: each stream's operations together, in seq order
+	run out err "$B/ktrace-dump" --group stream threads.ktrace
+	expect_rc 0
+	[ "$(grep -c '^== stream' out)" = 2 ] || bad "--group stream: $(grep -c '^== stream' out) stream headings"
+	sed -n '/^== stream 0x5000/,/^==/p' out | sed -nE 's/^(launch|memcpy|memset)( op)? ([0-9]+).*/\1 \3/p' >s1
+	[ "$(tr '\n' ',' <s1)" = "launch 0,memcpy 1,launch 3," ] || bad "--group stream, stream 0x5000: $(tr '\n' ',' <s1)"
+	run out err "$B/ktrace-dump" --group kernel threads.ktrace
+	expect_rc 0
+	[ "$(grep -c '^== kernel' out)" = 2 ] || bad "--group kernel: $(grep -c '^== kernel' out) kernel headings"
+	run out err "$B/ktrace-dump" --group bogus threads.ktrace
+	expect_rc 2
+	has err "ktrace-dump: --group 'bogus': expected 'stream' or 'kernel'"
+}
+
 case_ version_everywhere
 case_ help_layout
 case_ help_command
@@ -234,6 +273,7 @@ case_ stdin_operand
 case_ option_forms
 case_ truncated_is_error
 case_ empty_selection
+case_ dump_seq_order
 
 echo "$ncase cases"
 if [ $fail != 0 ]; then

@@ -6,8 +6,8 @@
  * writer's own COUNTERS and END records carry real timestamps (normalise
  * time_ns of those in JSON).  Not a substitute for traces of real programs.
  *
- *   ktgen [--scenario basic|many|order|order-filter|graph] [--launches N] [--frame-bytes N]
- *         [--cut-at-flush K] [--major N] OUT
+ *   ktgen [--scenario basic|many|order|order-filter|graph|threads] [--launches N]
+ *         [--frame-bytes N] [--cut-at-flush K] [--major N] OUT
  *
  * basic  every record type once or more, a launch before its KERNEL record,
  *        a launch whose kernel never appears, a kernel without a layout, an
@@ -21,11 +21,15 @@
  * graph  a GRAPH record (a child graph with a kernel node, a memcpy and a
  *        memset node, a conditional node) and one launch of it: a LAUNCH,
  *        a MEMCPY and a MEMSET with the graph reference (format 1.8).
+ * threads  two threads' records as a writer interleaves them: each thread's
+ *        records in one block, so seq does not increase in the file, and a
+ *        launch before its kernel's record (in the file and in seq).
  * --cut-at-flush K  flush after every group of records, then cut the file at
  *        the end of flush K (>= 1): the file ends inside a zstd frame.
  * --major N  patch the preamble's version to N.0.
  */
 #include <fcntl.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -111,12 +115,16 @@ static void le32(uint8_t *p, uint32_t v)
 }
 
 static uint64_t launch_no;
+static uint64_t launch_stream; /* 0: 0x5000 + kernel id % 2 */
+static uint32_t launch_tid = 4243;
+static _Atomic uint64_t record_seq; /* the writer's record numbers (scenario threads sets them) */
 
 static void launch(uint64_t kid, const uint8_t *params, uint32_t np, const struct ktrace_region *r, uint32_t nr,
 		   uint32_t flags)
 {
 	struct ktrace_rec_launch l = { .launch_seq = launch_no++, .kernel_id = kid, .context = 0xc0ffee00,
-				       .stream = 0x5000 + (kid % 2), .tid = 4243, .device = 0,
+				       .stream = launch_stream ? launch_stream : 0x5000 + (kid % 2), .tid = launch_tid,
+				       .device = 0,
 				       .api = KTRACE_API_LAUNCH_KERNEL, .flags = flags,
 				       .grid = { 4, 1, 1 }, .block = { 256, 1, 1 }, .cluster = { 0, 0, 0 },
 				       .shared_mem = 0, .result = 0, .param_bytes_len = np, .nregions = nr,
@@ -455,6 +463,54 @@ static void scenario_graph(void)
 	put(buf, ktrace_encode_memset(buf, sizeof buf, &ms));
 }
 
+/* The next record as record number seq, by a thread whose launches run on stream. */
+static void as(uint64_t seq, uint32_t tid, uint64_t stream)
+{
+	atomic_store(&record_seq, seq);
+	launch_tid = tid;
+	launch_stream = stream;
+}
+
+static void scenario_threads(void)
+{
+	uint8_t p[28];
+	struct ktrace_rec_memcpy mc = { .dst = 0x7f0000000000ull, .src = 0x600000, .bytes = 4096, .stream = 0x5000,
+					.context = 0xc0ffee00, .dir = KTRACE_COPY_HTOD, .tid = 4243 };
+	struct ktrace_rec_memset ms = { .dst = 0x7f0000100000ull, .count = 1024, .stream = 0x5001,
+					.context = 0xc0ffee00, .elem_size = 4, .tid = 4244 };
+
+	memset(p, 0, sizeof p);
+	/* thread 4243, stream 0x5000: records 1, 3, 4, 6 */
+	as(1, 4243, 0x5000);
+	module(1, "/tmp/kernels.cubin");
+	as(3, 4243, 0x5000);
+	launch_no = 0;
+	launch(1, p, 28, NULL, 0, 0);
+	mc.op_seq = 1;
+	put(buf, ktrace_encode_memcpy(buf, sizeof buf, &mc));
+	as(6, 4243, 0x5000);
+	launch_no = 3;
+	launch(2, p, 28, NULL, 0, 0); /* kernel 2's record is record 8 */
+	group_done();
+	/* thread 4244, stream 0x5001: records 2, 5, 7, 8, 9 */
+	as(2, 4244, 0x5001);
+	kernel(1, "_Z6vecAddPKfS0_Pfi", "vecAdd(float const*, float const*, float*, int)", KTRACE_LAYOUT_NVINFO,
+	       vecadd_params, 4, 28);
+	as(5, 4244, 0x5001);
+	launch_no = 2;
+	launch(1, p, 28, NULL, 0, 0);
+	ms.op_seq = 4;
+	as(7, 4244, 0x5001);
+	put(buf, ktrace_encode_memset(buf, sizeof buf, &ms));
+	as(8, 4244, 0x5001);
+	kernel(2, "triton_poi_fused_add_0", "", KTRACE_LAYOUT_NVINFO, triton_params, 2, 16);
+	as(9, 4244, 0x5001);
+	launch_no = 5;
+	launch(1, p, 28, NULL, 0, 0);
+	launch_no = 6;
+	atomic_store(&record_seq, 10);
+}
+
 int main(int argc, char **argv)
 {
 	const char *scenario = "basic";
@@ -476,7 +532,7 @@ int main(int argc, char **argv)
 			break;
 	}
 	if (i != argc - 1 || argv[argc - 1][0] == '-')
-		die("usage: ktgen [--scenario basic|many|order|order-filter|graph] [--launches N] [--frame-bytes N] "
+		die("usage: ktgen [--scenario basic|many|order|order-filter|graph|threads] [--launches N] [--frame-bytes N] "
 		    "[--cut-at-flush K] [--major N] OUT");
 	out_path = argv[argc - 1];
 
@@ -485,7 +541,7 @@ int main(int argc, char **argv)
 				       .host = S("testhost"), .cmdline = S("python train.py --lr 0.1"),
 				       .ktrace_version = S("0.1.0"), .config = S("KTRACE_HASH=1 KTRACE_OUTPUT=t.ktrace") };
 	struct ktrace_writer_opts o = { .path = out_path, .overwrite = 1, .frame_bytes = frame_bytes,
-					.flush_ms = 10000, .header = &h };
+					.flush_ms = 10000, .header = &h, .seq = &record_seq };
 	char err[512];
 	w = ktrace_writer_open(&o, err, sizeof err);
 	if (!w)
@@ -500,6 +556,8 @@ int main(int argc, char **argv)
 		scenario_order_filter();
 	else if (!strcmp(scenario, "graph"))
 		scenario_graph();
+	else if (!strcmp(scenario, "threads"))
+		scenario_threads();
 	else
 		die("unknown scenario");
 	struct ktrace_rec_end e = { .reason = KTRACE_END_EXIT, .status = 0, .launches = launch_no };

@@ -25,6 +25,7 @@ cd "$T" || exit 1
 "$B/ktgen" --scenario order order.ktrace || exit 1
 "$B/ktgen" --scenario order-filter order-filter.ktrace || exit 1
 "$B/ktgen" --scenario graph graph.ktrace || exit 1
+"$B/ktgen" --scenario threads threads.ktrace || exit 1
 "$B/ktgen" --cut-at-flush 2 cut.ktrace || exit 1
 "$B/ktgen" --major 2 v2.ktrace || exit 1
 "$B/ktgen" --major 1 v1.ktrace || exit 1  # 1.0: regions without exactness
@@ -88,6 +89,10 @@ case_ order-filter-both 0 --kernel '^kern_a$' --range 3:4 order-filter.ktrace
 case_ graph-text 0 graph.ktrace
 case_ graph-json 0 --json graph.ktrace
 case_ graph-kernel-filter 0 --kernel vecAdd graph.ktrace
+case_ threads-text 0 threads.ktrace
+case_ threads-json 0 --json threads.ktrace
+case_ threads-group-stream 0 --group stream threads.ktrace
+case_ threads-group-kernel 0 --group kernel threads.ktrace
 case_ many-summary 0 --summary many.ktrace
 case_ many-summary-json 0 --json --summary many.ktrace
 case_ many-filtered-summary 0 --summary --kernel reduce --range 100:200 many.ktrace
@@ -124,7 +129,7 @@ fi
 # every JSON line parses (when python3 is there)
 if command -v python3 >/dev/null 2>&1; then
 	ncase=$((ncase + 1))
-	if cat basic-json.out many-summary-json.out truncated-json.out range-json.out order-json.out |
+	if cat basic-json.out many-summary-json.out truncated-json.out range-json.out order-json.out threads-json.out |
 		python3 -c 'import json, sys; [json.loads(l) for l in sys.stdin]'; then
 		echo "ok   json-parses"
 	else
