@@ -266,8 +266,9 @@ static void emit_launch(struct file_state *s, const void *rec, size_t len, struc
 		for (uint32_t i = 0; i < l.nregions; i++) {
 			struct ktrace_region g;
 			ktrace_launch_region(&l, i, &g);
-			if (g.flags & (KTRACE_REGIONF_PRE | KTRACE_REGIONF_POST))
-				slot->k.hashed_bytes += g.hash_len;
+			/* bytes the checksum kernel read: each digest counts (as the hash_bytes counter) */
+			slot->k.hashed_bytes += g.hash_len * (uint64_t)(!!(g.flags & KTRACE_REGIONF_PRE) +
+									 !!(g.flags & KTRACE_REGIONF_POST));
 			slot->k.out_regions += (uint64_t)dump_region_out(&g);
 		}
 	}
@@ -570,8 +571,9 @@ static void summary_kernels_json(FILE *f, struct kernel_slot *const *v, size_t n
 static void summary_kernels_text(FILE *f, const struct file_state *s, const char *file, struct kernel_slot *const *v,
 				 size_t n, uint64_t hashed)
 {
-	fprintf(f, "summary of %s: %llu records, %llu launches of %zu kernel%s, %llu bytes hashed\n", file,
-		(unsigned long long)s->records, (unsigned long long)s->launches, n, n == 1 ? "" : "s",
+	fprintf(f, "summary of %s: %llu record%s, %llu launch%s of %zu kernel%s, %llu bytes hashed (each digest, "
+		   "before and after a launch, counts)\n", file, (unsigned long long)s->records, s->records == 1 ? "" : "s",
+		(unsigned long long)s->launches, s->launches == 1 ? "" : "es", n, n == 1 ? "" : "s",
 		(unsigned long long)hashed);
 	if (n)
 		fprintf(f, "  %10s %14s %11s  %s\n", "launches", "hashed_bytes", "out_regions", "kernel");

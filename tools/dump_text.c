@@ -104,7 +104,7 @@ static int text_launch(struct dump_ctx *c, const struct ktrace_record_prefix *p,
 		return -1;
 	FILE *f = c->out;
 	char fl[160];
-	fprintf(f, "launch %llu seq %llu ", as_ull(l.launch_seq), as_ull(p->seq));
+	fprintf(f, "launch op %llu seq %llu ", as_ull(l.launch_seq), as_ull(p->seq));
 	put_time(c, p->time_ns);
 	fprintf(f, " kernel %llu ", as_ull(l.kernel_id));
 	put_kernel_name(f, k, l.kernel_id);
@@ -335,7 +335,7 @@ static int text_end(FILE *f, unsigned long long seq, const void *rec, size_t len
 	struct ktrace_rec_end e;
 	if (ktrace_decode_end(rec, len, &e))
 		return -1;
-	fprintf(f, "end seq %llu: %s status %d, %llu records before, %llu launches\n", seq,
+	fprintf(f, "end seq %llu: %s status %d, %llu records before, %llu ops (launches, copies, memsets)\n", seq,
 		dump_end_reason_name(e.reason), e.status, as_ull(e.records_written), as_ull(e.launches));
 	return 0;
 }
@@ -381,7 +381,7 @@ static int text_replay(FILE *f, unsigned long long seq, const void *rec, size_t 
 
 	if (ktrace_decode_replay(rec, len, &r) || ktrace_replay_report_parse(r.blob, r.blob_len, &rep))
 		return -1;
-	fprintf(f, "replay seq %llu: launch %llu kernel %llu occurrence %llu: %s (%s), %u of %u replays, %u distinct, "
+	fprintf(f, "replay seq %llu: launch op %llu kernel %llu occurrence %llu: %s (%s), %u of %u replays, %u distinct, "
 		   "launch result %d\n", seq, as_ull(r.launch_seq), as_ull(r.kernel_id), as_ull(rep.occurrence),
 		ktrace_replay_outcome_name(rep.outcome), ktrace_replay_reason_text(rep.reason), rep.runs_done,
 		rep.runs_requested, rep.distinct, rep.launch_result);

@@ -264,6 +264,37 @@ case_dump_seq_order() {
 	has err "ktrace-dump: --group 'bogus': expected 'stream' or 'kernel'"
 }
 
+# ---- what each number counts ------------------------------------------------------------------
+
+# Launches, copies and memsets share one numbering, and every line says so
+# ("op"); the end record's count is of that numbering; the summary's bytes
+# hashed are the counters' (every digest, before and after); no "1 launches".
+case_counts_agree() {
+	ex=$ROOT/examples/traces/atomic_sum-run1.ktrace
+	run out err "$B/ktrace-dump" "$ex"
+	expect_rc 0
+	grep -qE '^launch op [0-9]+ seq ' out || bad "launch lines do not say 'op'"
+	if grep -qE '^launch [0-9]+ seq ' out; then bad "a launch line without 'op'"; fi
+	grep -qE '^end seq [0-9]+: .*, [0-9]+ ops \(launches, copies, memsets\)$' out ||
+		bad "end line: $(grep '^end' out)"
+	run out err "$B/ktrace-dump" --summary "$ex"
+	expect_rc 0
+	summary_bytes=$(sed -nE 's/^summary of .*, ([0-9]+) bytes hashed.*/\1/p' out)
+	counter_bytes=$(sed -nE 's/.* hash_bytes=([0-9]+).*/\1/p' out)
+	[ -n "$summary_bytes" ] && [ "$summary_bytes" = "$counter_bytes" ] ||
+		bad "summary says $summary_bytes bytes hashed, the counters $counter_bytes"
+	col=$(awk '/^ +[0-9]+ +[0-9]+ +[0-9]+  /{ s += $2 } END { print s }' out)
+	[ "$col" = "$summary_bytes" ] || bad "the per-kernel column adds up to $col, not $summary_bytes"
+	run out err "$B/ktrace-dump" --summary --range 0:1 basic.ktrace
+	expect_rc 0
+	has out " records, 1 launch of 1 kernel, "
+	head -c 300 basic.ktrace >cut1.ktrace
+	run out err "$B/ktrace-dump" cut1.ktrace
+	if grep -qE '(^|[^0-9])1 (launches|records|kernels|complete records)' out err; then
+		bad "a plural after 1: $(grep -hE '(^|[^0-9])1 (launches|records|kernels)' out err)"
+	fi
+}
+
 case_ version_everywhere
 case_ help_layout
 case_ help_command
@@ -274,6 +305,7 @@ case_ option_forms
 case_ truncated_is_error
 case_ empty_selection
 case_ dump_seq_order
+case_ counts_agree
 
 echo "$ncase cases"
 if [ $fail != 0 ]; then
