@@ -532,7 +532,7 @@ static int cmp_kernel_slot(const void *a, const void *b)
 
 
 /* ktrace's own host cost per traced launch, from the self-timing counters. */
-static void print_self_cost(FILE *f, const struct ktrace_rec_counters *c, int have_c)
+static void print_self_cost(FILE *f, const struct dump_ctx *ctx, const struct ktrace_rec_counters *c, int have_c)
 {
 	uint64_t samples = 0, ns = 0;
 
@@ -546,8 +546,13 @@ static void print_self_cost(FILE *f, const struct ktrace_rec_counters *c, int ha
 			ns = k.value;
 	}
 	if (samples)
-		fprintf(f, "  ktrace host time per traced launch: %.0f ns (mean of %llu sampled launches)\n",
-			(double)ns / (double)samples, (unsigned long long)samples);
+		fprintf(f, "  ktrace host time per traced launch: %.0f ns (mean of %llu sampled launch%s)\n",
+			(double)ns / (double)samples, (unsigned long long)samples, samples == 1 ? "" : "es");
+	else if (ctx->format_major == 1 && ctx->format_minor < 1)
+		fprintf(f, "  ktrace host time per traced launch: not recorded (format %u.%u; self-timing came with "
+			   "1.1)\n", ctx->format_major, ctx->format_minor);
+	else
+		fputs("  ktrace host time per traced launch: not measured (no launch was sampled)\n", f);
 }
 
 static void summary_kernels_json(FILE *f, struct kernel_slot *const *v, size_t n)
@@ -571,8 +576,8 @@ static void summary_kernels_json(FILE *f, struct kernel_slot *const *v, size_t n
 static void summary_kernels_text(FILE *f, const struct file_state *s, const char *file, struct kernel_slot *const *v,
 				 size_t n, uint64_t hashed)
 {
-	fprintf(f, "summary of %s: %llu record%s, %llu launch%s of %zu kernel%s, %llu bytes hashed (each digest, "
-		   "before and after a launch, counts)\n", file, (unsigned long long)s->records, s->records == 1 ? "" : "s",
+	fprintf(f, "summary of %s (format %u.%u): %llu record%s, %llu launch%s of %zu kernel%s, %llu bytes hashed (each digest, "
+		   "before and after a launch, counts)\n", file, s->ctx.format_major, s->ctx.format_minor, (unsigned long long)s->records, s->records == 1 ? "" : "s",
 		(unsigned long long)s->launches, s->launches == 1 ? "" : "es", n, n == 1 ? "" : "s",
 		(unsigned long long)hashed);
 	if (n)
@@ -613,7 +618,7 @@ static void summary_counters(FILE *f, const struct file_state *s, int json)
 	}
 	fputs(json ? "}\n" : "\n", f);
 	if (!json)
-		print_self_cost(f, &c, have_c);
+		print_self_cost(f, &s->ctx, &c, have_c);
 }
 
 static void summary_notes(FILE *f, const struct file_state *s, int json)
@@ -643,9 +648,9 @@ static void summary_end(FILE *f, const struct file_state *s, size_t nkernels, ui
 	struct ktrace_rec_end e;
 	int have_e = s->end && !ktrace_decode_end(s->end, s->end_len, &e);
 	if (json) {
-		fprintf(f, "{\"summary\":\"totals\",\"records\":%llu,\"launches\":%llu,\"kernels\":%zu,"
+		fprintf(f, "{\"summary\":\"totals\",\"format\":\"%u.%u\",\"records\":%llu,\"launches\":%llu,\"kernels\":%zu,"
 			   "\"hashed_bytes\":%llu,\"malformed\":%llu,\"end\":",
-			(unsigned long long)s->records, (unsigned long long)s->launches, nkernels,
+			s->ctx.format_major, s->ctx.format_minor, (unsigned long long)s->records, (unsigned long long)s->launches, nkernels,
 			(unsigned long long)hashed, (unsigned long long)s->malformed);
 		if (have_e)
 			fprintf(f, "{\"reason\":\"%s\",\"status\":%d}}\n", dump_end_reason_name(e.reason), e.status);
@@ -722,6 +727,8 @@ static int dump_file(const struct opts *o, const char *path, int several)
 	s.o = o;
 	s.ctx.out = stdout;
 	s.ctx.exactness_known = ktrace_reader_major(r) > 1 || ktrace_reader_minor(r) >= 2;
+	s.ctx.format_major = ktrace_reader_major(r);
+	s.ctx.format_minor = ktrace_reader_minor(r);
 	if (several) {
 		if (o->json)
 			s.ctx.file = path;

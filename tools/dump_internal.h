@@ -26,6 +26,7 @@ struct dump_ctx {
 	uint64_t start_mono_ns;
 	uint64_t start_real_ns;
 	int exactness_known;	/* format 1.2 or later: regions carry KTRACE_REGIONF_EXACT */
+	unsigned format_major, format_minor; /* the file's format version (its preamble) */
 };
 
 /* ---- record order (dump_reorder.c) ---------------------------------------------------------- */

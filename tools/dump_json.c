@@ -180,11 +180,15 @@ static int json_launch(const struct dump_ctx *c, FILE *f, const void *rec, size_
 
 /* ---- one function per record type: the fields after "type", "seq", ... ---- */
 
-static int json_header(FILE *f, const void *rec, size_t len)
+static int json_header(const struct dump_ctx *c, FILE *f, const void *rec, size_t len)
 {
 	struct ktrace_rec_header h;
+	char version[24];
+
 	if (ktrace_decode_header(rec, len, &h))
 		return -1;
+	snprintf(version, sizeof version, "%u.%u", c->format_major, c->format_minor);
+	json_put_cstr(f, "format", version);
 	json_put_u64(f, "pid", h.pid);
 	json_put_u64(f, "ppid", h.ppid);
 	json_put_u64(f, "rank", h.rank);
@@ -476,7 +480,7 @@ static int json_fields(const struct dump_ctx *c, FILE *f, const struct ktrace_re
 		       size_t len, const struct dump_kernel *k)
 {
 	switch (p->type) {
-	case KTRACE_REC_HEADER: return json_header(f, rec, len);
+	case KTRACE_REC_HEADER: return json_header(c, f, rec, len);
 	case KTRACE_REC_MODULE: return json_module(f, rec, len);
 	case KTRACE_REC_MODULE_IMAGE: return json_module_image(f, rec, len);
 	case KTRACE_REC_KERNEL: return json_kernel(f, rec, len);

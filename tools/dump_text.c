@@ -35,7 +35,8 @@ static int text_header(struct dump_ctx *c, const struct ktrace_record_prefix *p,
 	put_str(f, h.host);
 	fputs(" ktrace ", f);
 	put_str(f, h.ktrace_version);
-	fprintf(f, " digest %s\n", h.digest_alg == 1 ? "kt64v1" : h.digest_alg ? "unknown" : "none");
+	fprintf(f, " format %u.%u digest %s\n", c->format_major, c->format_minor,
+		h.digest_alg == 1 ? "kt64v1" : h.digest_alg ? "unknown" : "none");
 	fputs("  cmdline: ", f);
 	put_str(f, h.cmdline);
 	fputs("\n  config: ", f);

@@ -295,6 +295,21 @@ case_counts_agree() {
 	fi
 }
 
+# The format version is in the header line (text and JSON) and the summary;
+# the summary always has its tracing-cost line, saying why when there is no number.
+case_format_version() {
+	run out err "$B/ktrace-dump" basic.ktrace
+	grep -qE '^header seq 0: .* format 1\.[0-9]+ digest kt64v1$' out || bad "header line: $(head -1 out)"
+	run out err "$B/ktrace-dump" --json basic.ktrace
+	head -1 out | grep -qE '"format":"1\.[0-9]+"' || bad "JSON header: $(head -c 200 out)"
+	"$B/ktgen" --major 1 v10.ktrace
+	run out err "$B/ktrace-dump" --summary v10.ktrace
+	has out "summary of v10.ktrace (format 1.0):"
+	has out "ktrace host time per traced launch: not recorded (format 1.0; self-timing came with 1.1)"
+	run out err "$B/ktrace-dump" --summary basic.ktrace
+	has out "ktrace host time per traced launch: not measured (no launch was sampled)"
+}
+
 case_ version_everywhere
 case_ help_layout
 case_ help_command
@@ -306,6 +321,7 @@ case_ truncated_is_error
 case_ empty_selection
 case_ dump_seq_order
 case_ counts_agree
+case_ format_version
 
 echo "$ncase cases"
 if [ $fail != 0 ]; then
