@@ -5,6 +5,8 @@
 #   make check-asan      the CPU test suite under AddressSanitizer + UBSan (build-asan/)
 #   make check-layout    the include rules of docs/architecture.md (scripts/check-layout.py; part of make test)
 #   make gpu             also the GPU test programs, benchmarks and example (for test/gpu/run.sh)
+#   make demo            ktrace on the bundled example (scripts/demo.sh)
+#   make example-traces  record examples/traces/ again, on the CPU with the test driver
 #   make ablate          benchmark-only ablated and per-kernel profiling libraries in build/ablate/ (common/ablate.h)
 #   make install PREFIX=/usr/local DESTDIR=
 #   make wheel           dist/ktrace-*.whl: pip install it (python/python.mk, scripts/build-wheel.py)
@@ -69,7 +71,7 @@ obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(filter %.c,$(1)))
 CORE_OBJS := $(call obj,$(CORE_SRCS))
 LIB_OBJS := $(call obj,$(LIB_SRCS))
 
-.PHONY: all test check check-asan check-layout install clean gpu bench demo ablate
+.PHONY: all test check check-asan check-layout install clean gpu bench demo ablate example-traces
 
 # GPU test programs (test/gpu/<name>.cu -> build/gpu/<name>), built here and
 # carried to the GPU machine.  <name>_NVFLAGS adds per-program flags (e.g. -lcuda).
@@ -79,12 +81,27 @@ $(BUILD)/gpu/%: test/gpu/%.cu
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  NVCC    $<")
 	$(Q)$(NVCC) -O2 -std=c++17 $(GPU_GENCODE) -o $@ $< $($*_NVFLAGS)
-# The bundled example (examples/<name>.cu -> build/examples/<name>).
+# The bundled example (examples/<name>.cu -> build/examples/<name>), with device debug
+# information (-G): it carries the kernels' parameter names, which ktrace reads (DWARF).
 EXAMPLES := atomic_sum
-$(BUILD)/examples/%: examples/%.cu
+$(BUILD)/examples/%: examples/%.cu Makefile
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  NVCC    $<")
-	$(Q)$(NVCC) -O2 -std=c++17 $(GPU_GENCODE) -o $@ $<
+	$(Q)$(NVCC) -O2 -G -std=c++17 $(GPU_GENCODE) -o $@ $<
+# Its kernels as a fatbin, and the driver-API program of its atomic mode that loads them
+# (examples/atomic_sum_driver.c; linked with the toolkit's stub of libcuda).
+$(BUILD)/examples/atomic_sum.fatbin: examples/atomic_sum.cu Makefile
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  NVCC    $@")
+	$(Q)$(NVCC) -fatbin -G $(GPU_GENCODE) -o $@ $<
+$(BUILD)/examples/atomic_sum_driver: examples/atomic_sum_driver.c
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) -std=c11 -O2 $(WARN) -I$(CUDA_HOME)/include -o $@ $< -L$(CUDA_HOME)/lib64/stubs -lcuda -lm
+# The example traces (examples/traces/), recorded on the CPU: atomic_sum_driver run twice under
+# `ktrace run` with the test driver's real-memory build (test/fakecuda) standing in for the GPU.
+example-traces: all $(FAKECUDA_REAL) $(BUILD)/examples/atomic_sum.fatbin $(BUILD)/examples/atomic_sum_driver
+	$(Q)BUILD=$(BUILD) sh scripts/example-traces.sh
 gpu: all $(addprefix $(BUILD)/gpu/,$(GPU_PROGS)) $(addprefix $(BUILD)/,$(BENCHES)) \
 	$(addprefix $(BUILD)/examples/,$(EXAMPLES))
 

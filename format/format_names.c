@@ -48,12 +48,14 @@ const char *ktrace_param_kind_name(uint8_t kind)
 const char *ktrace_name_source_name(uint8_t src)
 {
 	static const char *const names[] = {
-		[KTRACE_NAME_NONE] = "none",
+		/* "argN" made up when no source named the parameter (the demangled
+		 * name may still have given its type): said as such, never as a source */
+		[KTRACE_NAME_NONE] = "generated",
 		[KTRACE_NAME_DWARF] = "dwarf",
 		[KTRACE_NAME_TRITON_CACHE] = "triton_cache",
 		[KTRACE_NAME_INDUCTOR] = "inductor",
 		[KTRACE_NAME_PTX] = "ptx",
-		[KTRACE_NAME_DEMANGLED] = "demangled",
+		[KTRACE_NAME_DEMANGLED] = "generated",
 		[KTRACE_NAME_TRITON_SCRATCH] = "triton_scratch",
 	};
 	return pick(names, sizeof names / sizeof names[0], src);

@@ -154,7 +154,9 @@ void ktrace_inspect_print_summary(FILE *f, const char *path, const struct ktrace
 			nolayout++;
 		nparams += k->nparams;
 		for (uint32_t j = 0; j < k->nparams; j++) {
-			bysrc[k->params[j].name_source & 7]++;
+			uint8_t src = k->params[j].name_source & 7;
+			/* generated names count once, whether or not the demangled name gave a type */
+			bysrc[src == KTRACE_NAME_DEMANGLED ? KTRACE_NAME_NONE : src]++;
 			bykind[k->params[j].kind & 3]++;
 		}
 	}
@@ -167,8 +169,9 @@ void ktrace_inspect_print_summary(FILE *f, const char *path, const struct ktrace
 			(unsigned long long)nparams, (unsigned long long)bykind[KTRACE_PARAM_POINTER],
 			(unsigned long long)bykind[KTRACE_PARAM_SCALAR], (unsigned long long)bykind[KTRACE_PARAM_STRUCT]);
 		for (int s = 0; s < 7; s++)
-			fprintf(f, "%s\"%s\": %llu", s ? ", " : "", ktrace_name_source_name((uint8_t)s),
-				(unsigned long long)bysrc[s]);
+			if (s != KTRACE_NAME_DEMANGLED)
+				fprintf(f, "%s\"%s\": %llu", s ? ", " : "", ktrace_name_source_name((uint8_t)s),
+					(unsigned long long)bysrc[s]);
 		fputs("}, \"kernels_by_sm\": {", f);
 		for (uint32_t s = 0; s < nsm; s++)
 			fprintf(f, "%s\"%u\": %u", s ? ", " : "", sms[s], smn[s]);

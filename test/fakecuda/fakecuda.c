@@ -59,6 +59,9 @@
  *     it (two processes with other seeds sum in other orders), and with
  *     FAKECUDA_NONDET_FIXED=1 the order depends on the seed alone (every
  *     launch of one process sums alike, another process differently);
+ *   - examples/atomic_sum.cu's kernels scale, atomic_sum and normalize (by their mangled
+ *     names: examples/atomic_sum_driver.c loads them, `make example-traces`), atomic_sum
+ *     adding each bin's elements in an order that changes like fake_nondet_sum's;
  *   - ktrace's checksum kernels (ktrace_hash_r8/r32/r160, hashkern/hashkern_abi.h)
  *     run as the real ones do, with the CPU reference digest (built with
  *     hashkern/ktrace_digest.c): a preloaded libktrace.so records real
@@ -162,7 +165,10 @@ API unsigned long fake_count(const char *fn)
 /* ---- objects ---------------------------------------------------------- */
 
 /* Host behaviour of a kernel (the real-memory build; FK_FAIL in both builds). */
-enum fake_kernel_kind { FK_NONE = 0, FK_ADD_ONE, FK_NONDET_SUM, FK_NONDET_ROWS, FK_FAIL, FK_HASH };
+enum fake_kernel_kind {
+	FK_NONE = 0, FK_ADD_ONE, FK_NONDET_SUM, FK_NONDET_ROWS, FK_FAIL, FK_HASH,
+	FK_EX_SCALE, FK_EX_ATOMIC_SUM, FK_EX_NORMALIZE, /* examples/atomic_sum.cu's kernels */
+};
 
 struct fake_func {
 	const char *name;
@@ -186,6 +192,9 @@ static struct fake_func funcs[] = {
 	{ "ktrace_hash_r160", 1, { 0 }, { 0 }, FK_HASH },
 	/* the layout of test/fixtures/cuobjdump/triton-3.6's Inductor reduction (does nothing) */
 	{ "triton_per_fused_add_gelu_sum_0", 6, { 0, 8, 16, 20, 24, 32 }, { 8, 8, 4, 4, 8, 8 }, FK_NONE },
+	{ "_Z5scalePKfPfif", 4, { 0, 8, 16, 20 }, { 8, 8, 4, 4 }, FK_EX_SCALE },
+	{ "_Z10atomic_sumPKfPfi", 3, { 0, 8, 16 }, { 8, 8, 4 }, FK_EX_ATOMIC_SUM },
+	{ "_Z9normalizePKfS0_Pfi", 4, { 0, 8, 16, 24 }, { 8, 8, 8, 4 }, FK_EX_NORMALIZE },
 	{ "fake_any_kernel", 0, { 0 }, { 0 }, FK_NONE },          /* FAKECUDA_ANY_KERNEL */
 };
 #define NFUNCS (sizeof(funcs) / sizeof(funcs[0]))
@@ -408,6 +417,47 @@ static unsigned nondet_order(void)
 	return (env_num("FAKECUDA_NONDET_FIXED") ? 0 : launch) + seed;
 }
 
+/* Parameter i of a launch, copied into out (size bytes). */
+#define PARAM(i, out) memcpy(&(out), params[i], sizeof(out))
+
+/* examples/atomic_sum.cu's kernels on the host; atomic_sum's additions in an
+ * order given by `launch` (a rotated start, forwards or backwards, per bin). */
+static CUresult run_example_kernel(const struct fake_func *ff, void **params, unsigned launch)
+{
+	const float *in, *sums;
+	float *out, alpha;
+	int n;
+
+	PARAM(0, in);
+	PARAM(ff->kind == FK_EX_NORMALIZE ? 3 : 2, n);
+	if (n < 0 || !real_device_range((uintptr_t)in, (size_t)n * 4))
+		return CUDA_ERROR_ILLEGAL_ADDRESS;
+	if (ff->kind == FK_EX_SCALE) {
+		PARAM(1, out);
+		PARAM(3, alpha);
+		if (!real_device_range((uintptr_t)out, (size_t)n * 4))
+			return CUDA_ERROR_ILLEGAL_ADDRESS;
+		for (int i = 0; i < n; i++)
+			out[i] = alpha * in[i];
+	} else if (ff->kind == FK_EX_ATOMIC_SUM) {
+		PARAM(1, out);
+		unsigned per_bin = (unsigned)n / 4, start = per_bin ? (launch * 2654435761u) % per_bin : 0;
+		if (!real_device_range((uintptr_t)out, 16))
+			return CUDA_ERROR_ILLEGAL_ADDRESS;
+		for (unsigned b = 0; b < 4; b++)
+			for (unsigned k = 0; k < per_bin; k++)
+				out[b] += in[4 * ((launch & 1) ? (start + per_bin - k) % per_bin : (start + k) % per_bin) + b];
+	} else {
+		PARAM(1, sums);
+		PARAM(2, out);
+		if (!real_device_range((uintptr_t)sums, 4) || !real_device_range((uintptr_t)out, (size_t)n * 4))
+			return CUDA_ERROR_ILLEGAL_ADDRESS;
+		for (int i = 0; i < n; i++)
+			out[i] = in[i] / sums[0];
+	}
+	return CUDA_SUCCESS;
+}
+
 static CUresult run_kernel(const struct fake_func *ff, void **params)
 {
 	unsigned launch;
@@ -450,6 +500,10 @@ static CUresult run_kernel(const struct fake_func *ff, void **params)
 		for (int r = 0; r < rows; r++)
 			out[r] = order_dependent_sum(in + (size_t)r * (size_t)cols, (unsigned)cols, launch + (unsigned)r);
 		return CUDA_SUCCESS;
+	case FK_EX_SCALE:
+	case FK_EX_ATOMIC_SUM:
+	case FK_EX_NORMALIZE:
+		return run_example_kernel(ff, params, launch);
 	default:
 		return CUDA_SUCCESS;
 	}

@@ -310,6 +310,40 @@ case_format_version() {
 	has out "ktrace host time per traced launch: not measured (no launch was sampled)"
 }
 
+# ---- the example -----------------------------------------------------------------------------
+
+# The shipped example traces are of the current format, carry the parameter
+# names (DWARF, the example is built with -G) and a tracing cost, and diverge
+# in atomic_sum; generated names say "generated", never a source they did not come from.
+case_example() {
+	ex1=$ROOT/examples/traces/atomic_sum-run1.ktrace
+	ex2=$ROOT/examples/traces/atomic_sum-run2.ktrace
+	run out err "$B/ktrace-dump" basic.ktrace
+	current=$(sed -nE 's/^header .* format ([0-9.]+) .*/\1/p' out)
+	run out err "$B/ktrace-dump" "$ex1"
+	has out " format $current digest"
+	grep -qE '^  arg 1 sums \(float\*\) = ' out || bad "atomic_sum's argument 1 is not named sums"
+	run out err "$B/ktrace-dump" --json "$ex1"
+	srcs=$(grep '"type":"kernel"' out | grep -oE '"name_source":"[a-z_]+"' | sort -u | tr '\n' ' ')
+	[ "$srcs" = '"name_source":"dwarf" ' ] || bad "example kernels' name sources: $srcs"
+	run out err "$B/ktrace-dump" --summary "$ex1"
+	grep -qE '^  ktrace host time per traced launch: [0-9]+ ns \(mean of [0-9]+ sampled launch' out ||
+		bad "the example trace has no tracing cost: $(grep 'host time' out)"
+	run out err "$B/ktrace-diff" "$ex1" "$ex2"
+	expect_rc 1
+	has out "first divergence: atomic_sum(float const*, float*, int)"
+	if [ -f "$B/examples/atomic_sum.fatbin" ]; then
+		run out err "$B/ktrace-inspect" --summary "$B/examples/atomic_sum.fatbin"
+		expect_rc 0
+		grep -qE 'names: dwarf [0-9]+;' out || bad "the example's fatbin: $(cat out)"
+	fi
+	if [ -f "$B/cubins/kernels_sm90.cubin" ]; then
+		run out err "$B/ktrace-inspect" "$B/cubins/kernels_sm90.cubin"
+		hasnt out "demangled  "
+		has out "  arg0                 generated       int*"
+	fi
+}
+
 case_ version_everywhere
 case_ help_layout
 case_ help_command
@@ -322,6 +356,7 @@ case_ empty_selection
 case_ dump_seq_order
 case_ counts_agree
 case_ format_version
+case_ example
 
 echo "$ncase cases"
 if [ $fail != 0 ]; then
