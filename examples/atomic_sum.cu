@@ -11,7 +11,7 @@
 // Input x: 256 Ki floats of widely varying magnitude from a fixed seed, copied
 // host-to-device with cudaMemcpy (1 MiB, synchronous: ktrace hashes its source).
 // --seed-env: the seed comes from $E2E_SEED ("random": a new one every run).
-// Prints one line: e2e_atomic mode=<m> seed=<s> sums=<hex bits> checksum=<hex>.
+// Prints one line: atomic_sum mode=<m> seed=<s> sums=<hex bits> checksum=<hex>.
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -25,7 +25,7 @@
 	do {                                                                                    \
 		cudaError_t e_ = (x);                                                           \
 		if (e_ != cudaSuccess) {                                                        \
-			fprintf(stderr, "e2e_atomic: %s: %s\n", #x, cudaGetErrorString(e_));   \
+			fprintf(stderr, "atomic_sum: %s: %s\n", #x, cudaGetErrorString(e_));   \
 			exit(3);                                                                \
 		}                                                                               \
 	} while (0)
@@ -105,7 +105,7 @@ int main(int argc, char **argv)
 		else if (!strcmp(argv[i], "--iters") && i + 1 < argc)
 			iters = atoi(argv[++i]);
 		else {
-			fprintf(stderr, "usage: e2e_atomic [--deterministic] [--seed-env] [--iters N]\n");
+			fprintf(stderr, "usage: atomic_sum [--deterministic] [--seed-env] [--iters N]\n");
 			return 2;
 		}
 	}
@@ -150,7 +150,7 @@ int main(int argc, char **argv)
 	float sums[NBINS];
 	CK(cudaMemcpy(sums, dsums, sizeof sums, cudaMemcpyDeviceToHost));
 	CK(cudaMemcpy(x, dz, N * sizeof(float), cudaMemcpyDeviceToHost));
-	printf("e2e_atomic mode=%s seed=%llu sums=%016llx checksum=%016llx\n", det ? "deterministic" : "atomic",
+	printf("atomic_sum mode=%s seed=%llu sums=%016llx checksum=%016llx\n", det ? "deterministic" : "atomic",
 	       (unsigned long long)seed, (unsigned long long)fnv(sums, sizeof sums, 0xcbf29ce484222325ull),
 	       (unsigned long long)fnv(x, N * sizeof(float), 0xcbf29ce484222325ull));
 	free(x);

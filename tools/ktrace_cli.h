@@ -10,6 +10,7 @@
 #include <getopt.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <time.h>
 
 /* Options that become KTRACE_* settings of the traced command. */
 struct ktrace_run_opts {
@@ -68,6 +69,16 @@ int ktrace_prepare_env(const struct ktrace_run_opts *o, const char *lib, const c
 int ktrace_set_allocator_env(const struct ktrace_run_opts *o, char *err, size_t errlen);
 /* 1 when ktrace_set_allocator_env would change the environment. */
 int ktrace_allocator_changes(const struct ktrace_run_opts *o);
+/* `ktrace run`'s command (run_child.c): run argv as a child and wait for it,
+ * SIGINT and SIGQUIT ignored meanwhile and SIGTERM, SIGHUP, SIGUSR1, SIGUSR2
+ * passed on to it.  0 with its wait status in *status (*exec_errno: why it
+ * could not be run, 0 when it ran), or -1 with errno (no fork). */
+int ktrace_run_child(char **argv, int *status, int *exec_errno);
+/* Exit as a wait status says: its signal raised on this process (no core
+ * dump of its own), else its exit status, returned. */
+int ktrace_exit_like(int status);
+/* Whether a file the output pattern can expand to was written since `since`. */
+int ktrace_trace_written(const char *pattern, const struct timespec *since);
 
 /* Directory holding the running executable. */
 int ktrace_self_dir(char *buf, size_t cap);

@@ -9,13 +9,16 @@
  * and exit 2, not an untraced run.  Unless --keep-allocator, the program is
  * asked for one GPU allocation per tensor (PyTorch's cudaMallocAsync backend,
  * JAX's platform allocator: common/allocator_env.h), so that buffer extents
- * are exact.  CMD then replaces this process (exec), so its exit status and
- * signals are CMD's own.
+ * are exact.  CMD runs as a child (run_child.c): ktrace run then exits as it
+ * did (its exit status, or its signal), saying first when no trace was
+ * written.  The output pattern is made absolute, so that a command that
+ * changes directory writes its trace where ktrace run was started.
  */
 #include "tools/ktrace_cli.h"
 
 #include <errno.h>
 #include <limits.h>
+#include <time.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -286,11 +289,47 @@ static const struct option run_own_options[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
+/* The output pattern the library will use (-o, else $KTRACE_OUTPUT, else its
+ * default), made absolute: the command may change directory before it
+ * starts tracing, and ktrace run looks for the trace afterwards. */
+static int absolute_output(const struct ktrace_run_opts *o, char *out, size_t cap)
+{
+	const char *pattern = o->output ? o->output : getenv("KTRACE_OUTPUT");
+	char cwd[PATH_MAX];
+
+	if (!pattern || !*pattern)
+		pattern = "ktrace-%p.ktrace";
+	if (pattern[0] == '/' || !getcwd(cwd, sizeof cwd))
+		return snprintf(out, cap, "%s", pattern) >= (int)cap ? -1 : 0;
+	return snprintf(out, cap, "%s/%s", cwd, pattern) >= (int)cap ? -1 : 0;
+}
+
+/* Run the command, say when no trace came out of it, and exit as it did. */
+static int run_and_report(char **cmd, const char *output)
+{
+	struct timespec start;
+	int status, exec_errno;
+
+	clock_gettime(CLOCK_REALTIME, &start);
+	if (ktrace_run_child(cmd, &status, &exec_errno)) {
+		fprintf(stderr, "ktrace run: cannot run '%s': %s\n", cmd[0], strerror(errno));
+		return 2;
+	}
+	if (exec_errno) {
+		fprintf(stderr, "ktrace run: cannot run '%s': %s\n", cmd[0], strerror(exec_errno));
+		return exec_errno == ENOENT ? 127 : 126;
+	}
+	if (!ktrace_trace_written(output, &start))
+		fprintf(stderr, "ktrace run: no trace was written: '%s' did not use the CUDA driver (or libktrace.so "
+				"was not loaded: static and setuid programs ignore LD_PRELOAD)\n", cmd[0]);
+	return ktrace_exit_like(status);
+}
+
 int ktrace_cmd_run(int argc, char **argv)
 {
 	struct ktrace_run_opts o;
 	struct option longopts[16];
-	char err[PATH_MAX + 256], lib[PATH_MAX];
+	char err[PATH_MAX + 256], lib[PATH_MAX], output[PATH_MAX];
 	int code;
 
 	memset(&o, 0, sizeof o);
@@ -314,13 +353,10 @@ int ktrace_cmd_run(int argc, char **argv)
 	}
 	if (optind >= argc)
 		return ktrace_cli_fail("ktrace run", "no command given (ktrace run [options] -- CMD ...)");
-	if (ktrace_find_lib(lib, sizeof lib, err, sizeof err) ||
-	    ktrace_prepare_env(&o, lib, NULL, err, sizeof err))
+	if (ktrace_find_lib(lib, sizeof lib, err, sizeof err) || absolute_output(&o, output, sizeof output) ||
+	    ktrace_prepare_env(&o, lib, output, err, sizeof err))
 		return ktrace_cli_fail("ktrace run", err);
-	fflush(NULL);
-	execvp(argv[optind], argv + optind);
-	fprintf(stderr, "ktrace run: cannot run '%s': %s\n", argv[optind], strerror(errno));
-	return 2;
+	return run_and_report(argv + optind, output);
 }
 
 int ktrace_allocator_changes(const struct ktrace_run_opts *o)

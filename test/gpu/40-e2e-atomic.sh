@@ -51,7 +51,7 @@ run_check() {
 	timeout 300 "$k" check --json --dir "$dir" "$@" >"$L/$name.json" 2>"$L/$name.log"
 	rc=$?
 	t1=$(date +%s.%N)
-	v=$(python3 "$verify" "$mode" "$L/$name.json" "$rc" "$L/$name.log" e2e_atomic "$kre" "$ord" 2>&1 | tail -n 1)
+	v=$(python3 "$verify" "$mode" "$L/$name.json" "$rc" "$L/$name.log" "atomic_sum mode=" "$kre" "$ord" 2>&1 | tail -n 1)
 	case "$v" in
 	PASS*|FAIL*|SKIP*) result "$name" "${v%% *}" "${v#* }" ;;
 	*) result "$name" FAIL "verifier: $v" ;;

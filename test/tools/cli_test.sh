@@ -344,6 +344,47 @@ case_example() {
 	fi
 }
 
+# ---- ktrace run --------------------------------------------------------------------------------
+
+# ktrace run exits as its command did, says when no trace came out, and a
+# command that cannot be run is exit status 127 (not found) or 126, as in a shell.
+case_run_outcomes() {
+	run out err "$B/ktrace" run -- /bin/true
+	expect_rc 0
+	has err "ktrace run: no trace was written: '/bin/true' did not use the CUDA driver"
+	run out err "$B/ktrace" run -- /nonexistent/program
+	expect_rc 127
+	[ "$(cat err)" = "ktrace run: cannot run '/nonexistent/program': No such file or directory" ] ||
+		bad "stderr: $(cat err)"
+	printf '#!/bin/sh\n' >noexec.sh
+	chmod 0644 noexec.sh
+	run out err "$B/ktrace" run -- ./noexec.sh
+	expect_rc 126
+	run out err "$B/ktrace" run -- sh -c 'exit 5'
+	expect_rc 5
+	run out err sh -c "\"$B/ktrace\" run -- sh -c 'kill -TERM \$\$'"
+	expect_rc 143
+	if [ -x "$B/capture_results_app" ] && [ -f "$B/fakecuda-real/libcuda.so.1" ]; then
+		mkdir -p sub
+		# a relative -o is where ktrace run started, whatever directory the command works in
+		run out err env LD_LIBRARY_PATH="$B/fakecuda-real" "$B/ktrace" run --quiet -o cr.ktrace -- \
+			sh -c "cd sub && exec \"$B/capture_results_app\""
+		expect_rc 0
+		hasnt err "no trace was written"
+		[ -s cr.ktrace ] || bad "no cr.ktrace where ktrace run started"
+	fi
+}
+
+# The example names itself in its messages.
+case_example_names_itself() {
+	if grep -n "e2e_atomic" "$ROOT/examples/atomic_sum.cu"; then bad "examples/atomic_sum.cu calls itself e2e_atomic"; fi
+	if [ -x "$B/examples/atomic_sum_driver" ]; then
+		run out err env LD_LIBRARY_PATH="$B/fakecuda" "$B/examples/atomic_sum_driver"
+		expect_rc 2
+		has err "usage: atomic_sum_driver FATBIN"
+	fi
+}
+
 case_ version_everywhere
 case_ help_layout
 case_ help_command
@@ -357,6 +398,8 @@ case_ dump_seq_order
 case_ counts_agree
 case_ format_version
 case_ example
+case_ run_outcomes
+case_ example_names_itself
 
 echo "$ncase cases"
 if [ $fail != 0 ]; then

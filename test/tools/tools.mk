@@ -20,5 +20,5 @@ tools_cli_test_LIBS := -lcmocka
 TEST_DEPS += $(BUILD)/ktrace $(BUILD)/ktrace-dump $(BUILD)/ktrace-diff $(BUILD)/ktrace-inspect $(BUILD)/ktrace-hash
 # ... and, with nvcc, the example's kernels (their names come from -G's debug information).
 ifeq ($(HAVE_NVCC),1)
-TEST_DEPS += $(BUILD)/examples/atomic_sum.fatbin
+TEST_DEPS += $(BUILD)/examples/atomic_sum.fatbin $(BUILD)/examples/atomic_sum_driver
 endif
