@@ -1,7 +1,9 @@
 # ktrace top-level Makefile.
 #
-#   make                 build/libktrace.so and every tool in build/
-#   make test            CPU test suite (what CI runs)
+#   make                 build/libktrace.so and every tool in build/ (without a CUDA toolkit:
+#                        the tools only, which read traces; libktrace.so is skipped, and said so)
+#   make test            CPU test suite (what CI runs, with WERROR=1)
+#   make dev             the CPU test suite with warnings as errors (WERROR=1), for development
 #   make check-asan      the CPU test suite under AddressSanitizer + UBSan (build-asan/)
 #   make check-layout    the include rules of docs/architecture.md (scripts/check-layout.py; part of make test)
 #   make gpu             also the GPU test programs, benchmarks and example (for test/gpu/run.sh)
@@ -10,10 +12,13 @@
 #   make ablate          benchmark-only ablated and per-kernel profiling libraries in build/ablate/ (common/ablate.h)
 #   make install PREFIX=/usr/local DESTDIR=
 #   make wheel           dist/ktrace-*.whl: pip install it (python/python.mk, scripts/build-wheel.py)
+#   make uninstall PREFIX=/usr/local DESTDIR=   remove what make install put there
 #   make V=1             show full commands
 #
 # Settings: CUDA_HOME (default /usr/local/cuda), CC, BUILD (output folder),
-# HASHKERN_ARCHS (SASS targets of ktrace's checksum kernel), SAN=1 (sanitizers).
+# HASHKERN_ARCHS (SASS targets of ktrace's checksum kernel), SAN=1 (sanitizers),
+# WERROR=1 (warnings are errors: CI and make dev; off by default, so that a newer
+# compiler's new warnings do not stop a user's build).
 #
 # Each folder owns one fragment, <folder>/<folder>.mk, that adds its sources to
 # the lists below; folder dependency rules are in docs/architecture.md
@@ -37,7 +42,13 @@ PKGS := libelf libzstd liblz4
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS))
 PKG_LIBS := $(shell pkg-config --libs $(PKGS))
 
-WARN := -Wall -Wextra -Werror -Wshadow -Wformat=2 -Wno-format-nonliteral -Wvla -Wstrict-prototypes
+WERROR ?= 0
+WARN := -Wall -Wextra -Wshadow -Wformat=2 -Wno-format-nonliteral -Wvla -Wstrict-prototypes
+ifeq ($(WERROR),1)
+WARN += -Werror
+endif
+# Without the CUDA toolkit (cuda.h) only the tools are built: they read traces and images.
+HAVE_CUDA := $(if $(wildcard $(CUDA_HOME)/include/cuda.h),1)
 OPT ?= -O2 -g
 CFLAGS_ALL := -std=c11 -D_GNU_SOURCE -DKTRACE_VERSION=\"$(VERSION)\" $(WARN) $(OPT) -fPIC \
 	-fvisibility=hidden -fno-semantic-interposition -pthread \
@@ -71,7 +82,7 @@ obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(filter %.c,$(1)))
 CORE_OBJS := $(call obj,$(CORE_SRCS))
 LIB_OBJS := $(call obj,$(LIB_SRCS))
 
-.PHONY: all test check check-asan check-layout install clean gpu bench demo ablate example-traces
+.PHONY: all test check check-asan check-layout install uninstall clean gpu bench demo ablate example-traces dev
 
 # GPU test programs (test/gpu/<name>.cu -> build/gpu/<name>), built here and
 # carried to the GPU machine.  <name>_NVFLAGS adds per-program flags (e.g. -lcuda).
@@ -117,7 +128,13 @@ ablate: $(BUILD)/libktrace.so
 # Demo on the bundled example: live with a GPU, else on the traces recorded on an H200.
 demo: all $(addprefix $(BUILD)/examples/,$(EXAMPLES))
 	$(Q)BUILD=$(BUILD) sh scripts/demo.sh
+ifeq ($(HAVE_CUDA),1)
 all: $(BUILD)/libktrace.so $(addprefix $(BUILD)/,$(TOOLS)) $(EXTRA_TARGETS)
+else
+all: $(addprefix $(BUILD)/,$(TOOLS))
+	@echo "make: no CUDA toolkit at $(CUDA_HOME) (no include/cuda.h; set CUDA_HOME): built the tools" \
+		"that read traces ($(TOOLS)); skipped libktrace.so, which needs cuda.h and nvcc"
+endif
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -156,15 +173,33 @@ check: test
 check-asan:
 	$(Q)$(MAKE) --no-print-directory BUILD=build-asan SAN=1 OPT="-O1 -g" test
 
+# Development: the CPU test suite with warnings as errors, as CI builds it.
+dev:
+	$(Q)$(MAKE) --no-print-directory WERROR=1 test
+
 bench: $(addprefix $(BUILD)/,$(BENCHES))
 
+# What make install puts under $(DESTDIR)$(PREFIX), and make uninstall removes.
+INSTALL_DOCS := README.md $(wildcard docs/*.md)
+INSTALL_MANS := $(wildcard docs/man/*.1)
+INSTALLED := lib/libktrace.so include/ktrace.h $(addprefix bin/,$(TOOLS)) \
+	$(addprefix share/doc/ktrace/,$(notdir $(INSTALL_DOCS))) $(addprefix share/man/man1/,$(notdir $(INSTALL_MANS)))
+I := $(DESTDIR)$(PREFIX)
+
 install: all
-	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/share/doc/ktrace $(DESTDIR)$(PREFIX)/share/man/man1
-	install -m 0755 $(BUILD)/libktrace.so $(DESTDIR)$(PREFIX)/lib/libktrace.so
-	install -m 0644 include/ktrace.h $(DESTDIR)$(PREFIX)/include/ktrace.h
-	for t in $(TOOLS); do install -m 0755 $(BUILD)/$$t $(DESTDIR)$(PREFIX)/bin/$$t; done
-	install -m 0644 README.md docs/*.md $(DESTDIR)$(PREFIX)/share/doc/ktrace/
-	for m in docs/man/*.1; do [ -f "$$m" ] && install -m 0644 $$m $(DESTDIR)$(PREFIX)/share/man/man1/ || true; done
+	install -d $(I)/bin $(I)/share/doc/ktrace $(I)/share/man/man1
+ifeq ($(HAVE_CUDA),1)
+	install -d $(I)/lib $(I)/include
+	install -m 0755 $(BUILD)/libktrace.so $(I)/lib/libktrace.so
+	install -m 0644 include/ktrace.h $(I)/include/ktrace.h
+endif
+	for t in $(TOOLS); do install -m 0755 $(BUILD)/$$t $(I)/bin/$$t || exit 1; done
+	install -m 0644 $(INSTALL_DOCS) $(I)/share/doc/ktrace/
+	install -m 0644 $(INSTALL_MANS) $(I)/share/man/man1/
+
+uninstall:
+	rm -f $(addprefix $(I)/,$(INSTALLED))
+	-rmdir $(I)/share/doc/ktrace 2>/dev/null
 
 clean:
 	rm -rf $(BUILD) build-asan

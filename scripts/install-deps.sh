@@ -11,7 +11,7 @@ $SUDO apt-get update -qq
 $SUDO apt-get install -y -qq --no-install-recommends $PKGS >/dev/null
 CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
 if [ ! -x "$CUDA_HOME/bin/nvcc" ] || [ ! -f "$CUDA_HOME/include/cuda.h" ]; then
-	echo "install-deps: no CUDA toolkit at $CUDA_HOME (set CUDA_HOME); ktrace needs cuda.h and nvcc to build" >&2
-	exit 1
+	echo "install-deps: no CUDA toolkit at $CUDA_HOME (set CUDA_HOME): make will build the tools that" \
+		"read traces, not libktrace.so (it needs cuda.h and nvcc), and make test needs both" >&2
 fi
 echo "install-deps: done ($PKGS)"

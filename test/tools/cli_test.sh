@@ -385,6 +385,55 @@ case_example_names_itself() {
 	fi
 }
 
+# ---- building and installing ------------------------------------------------------------------
+
+# make with the environment of a plain shell (not the make running this test)
+mk() {
+	env -u MAKEFLAGS -u MAKELEVEL -u MFLAGS make --no-print-directory -C "$ROOT" "$@"
+}
+
+# make install puts the library, the header, the tools, man pages and docs under
+# DESTDIR/PREFIX; make uninstall removes exactly those.
+case_install_uninstall() {
+	mk BUILD="$B" DESTDIR="$T/stage" PREFIX=/opt/kt install >mk.out 2>&1 || bad "make install: $(tail -3 mk.out)"
+	for f in lib/libktrace.so include/ktrace.h bin/ktrace bin/ktrace-dump share/man/man1/ktrace.1 \
+		share/doc/ktrace/README.md; do
+		[ -f "$T/stage/opt/kt/$f" ] || bad "make install did not install $f"
+	done
+	mk BUILD="$B" DESTDIR="$T/stage" PREFIX=/opt/kt uninstall >mk.out 2>&1 || bad "make uninstall: $(tail -3 mk.out)"
+	left=$(find "$T/stage" -type f | head -5)
+	[ -z "$left" ] || bad "make uninstall left: $left"
+}
+
+# Without a CUDA toolkit make builds the tools that read traces and says what it skipped;
+# warnings are errors only with WERROR=1 (CI, make dev).
+case_build_settings() {
+	mk -n CUDA_HOME=/nonexistent BUILD="$T/nocuda" all >mk.out 2>&1 || bad "make -n without CUDA: $(tail -3 mk.out)"
+	has mk.out "skipped libktrace.so"
+	has mk.out "$T/nocuda/ktrace-dump"
+	if grep -qE "^/nonexistent/bin/nvcc|-shared -o $T/nocuda/libktrace.so" mk.out; then
+		bad "without CUDA make still runs nvcc or links libktrace.so"
+	fi
+	mk -n BUILD="$T/w" all >mk.out 2>&1
+	if grep -q -- "-Werror" mk.out; then bad "a plain make builds with -Werror"; fi
+	mk -n WERROR=1 BUILD="$T/w" all >mk.out 2>&1
+	has mk.out "-Werror"
+	grep -q 'WERROR=1' "$ROOT/.ci/run" || bad ".ci/run does not build with WERROR=1"
+}
+
+# The CI recipe works on a stock Ubuntu 24.04 runner: no placeholder to fill in, Python
+# packages into a virtual environment, and it is YAML.
+case_ci_recipe() {
+	awk '/^```yaml/{y=1; next} /^```/{y=0} y' "$ROOT/docs/ci.md" >recipe.yml
+	[ -s recipe.yml ] || bad "docs/ci.md has no YAML recipe"
+	if grep -nE 'ORG/|<your|YOUR_' recipe.yml; then bad "the recipe has a placeholder"; fi
+	if grep -n 'pip install' recipe.yml | grep -v 'venv/bin/pip'; then bad "pip install outside a virtual environment"; fi
+	if python3 -c 'import yaml' 2>/dev/null; then
+		python3 -c 'import sys, yaml; yaml.safe_load(open(sys.argv[1]))' recipe.yml 2>yaml.err ||
+			bad "the recipe is not YAML: $(cat yaml.err)"
+	fi
+}
+
 case_ version_everywhere
 case_ help_layout
 case_ help_command
@@ -400,6 +449,9 @@ case_ format_version
 case_ example
 case_ run_outcomes
 case_ example_names_itself
+case_ install_uninstall
+case_ build_settings
+case_ ci_recipe
 
 echo "$ncase cases"
 if [ $fail != 0 ]; then

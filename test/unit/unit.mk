@@ -226,7 +226,7 @@ $(BUILD)/diff_fakeprog: $(DIFF_FAKEPROG_OBJS) $(BUILD)/libktcore.a
 $(BUILD)/diff_fakelib.so: test/unit/diff_fakelib.c
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $@")
-	$(Q)$(CC) -shared -fPIC -O2 -Wall -Werror -o $@ $<
+	$(Q)$(CC) -shared -fPIC -O2 $(WARN) -o $@ $<
 TEST_DEPS += $(BUILD)/diff_fakeprog $(BUILD)/diff_fakelib.so $(BUILD)/ktrace $(BUILD)/ktrace-diff \
 	$(BUILD)/replay_app
 
