@@ -346,6 +346,9 @@ enum diff_verdict {
 	DIFF_VERDICT_NOTHING_COMPARED = 4,/* no launch could be compared: an error */
 };
 int ktrace_diff_verdict(const struct diff_result *r);
+/* What the digests and the program's results say, as the JSON "result":
+ * "diverged", "program_results_differ", "identical", "nothing_compared". */
+const char *ktrace_diff_result_name(const struct diff_result *r);
 const char *ktrace_diff_verdict_name(int v);   /* "unconfirmed (digests only)", ... */
 /* The text block of the confirmation (nothing without one). */
 void ktrace_diff_text_confirmation(FILE *f, const struct diff_result *r);
@@ -366,6 +369,10 @@ void ktrace_diff_concurrent_str(const struct diff_concurrent *c, char *buf, size
 void ktrace_diff_scalar_str(const uint8_t *v, uint32_t size, const char *type, char *buf, size_t cap);
 
 void ktrace_diff_report_text(FILE *f, const struct diff_result *r, const struct diff_opts *o);
+/* The stream-order line of the text report (runs that recorded it, region
+ * digests set aside, possible races), and one line per possible race. */
+void ktrace_diff_stream_order_line(const struct diff_result *r, char *buf, size_t cap);
+void ktrace_diff_race_line(const struct diff_race *x, char *buf, size_t cap);
 /* The text block of one divergence (title line, arguments, verdict). */
 void ktrace_diff_text_divergence(FILE *f, const struct diff_divergence *d, const char *title);
 /* One sentence about a classified divergence ("output out differs; all inputs identical: ..."). */

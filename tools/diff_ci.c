@@ -6,7 +6,10 @@
  * the verdict rests on: digests alone (ktrace-diff: a divergence fails,
  * labelled unconfirmed) or `ktrace check`'s replays (a confirmed kernel
  * fails; digests that differ without confirmation are a skipped test case,
- * a warning).
+ * a warning); and, as the text and JSON reports do, whether the program's own
+ * results (its device-to-host copies) differ, the stream order (region
+ * digests set aside for a concurrent writer, possible races) and nothing
+ * compared (an error, never a pass).
  */
 #include "tools/diff.h"
 
@@ -123,78 +126,224 @@ static const char *failure_type(const struct diff_result *r, const struct diff_k
 	return ktrace_diff_class_name(r->divs[s->first_div].cls);
 }
 
+/* ---- what a comparison says besides its kernels (every format) ------------------------- */
+
+/* The text report's program-results line, without its newline. */
+static void results_line(const struct diff_result *r, char *buf, size_t cap)
+{
+	char *s = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&s, &len);
+
+	buf[0] = '\0';
+	if (!m)
+		return;
+	ktrace_diff_text_results(m, r);
+	fclose(m);
+	if (s)
+		snprintf(buf, cap, "%.*s", (int)strcspn(s, "\n"), s);
+	free(s);
+}
+
+static int order_recorded(const struct diff_result *r)
+{
+	return r->order_a || r->order_b;
+}
+
+/* Test cases besides the kernels': the program's results, the stream order
+ * (when recorded), and the comparison itself when nothing was compared. */
+enum extra_case { XC_RESULTS, XC_ORDER, XC_COMPARED, XC_COUNT };
+
+static const char *const extra_case_name[XC_COUNT] = {
+	"program results (device-to-host copies)", "stream order (possible races)", "comparison",
+};
+
+enum { TC_ERROR = TC_SKIP + 1, TC_NONE };
+
+static int extra_case_state(const struct diff_result *r, int which, char *msg, size_t cap)
+{
+	msg[0] = '\0';
+	switch (which) {
+	case XC_RESULTS:
+		results_line(r, msg, cap);
+		return r->results.state == DIFF_RESULTS_DIFFER ? TC_FAIL :
+		       r->results.state == DIFF_RESULTS_IDENTICAL ? TC_PASS : TC_SKIP;
+	case XC_ORDER:
+		if (!order_recorded(r))
+			return TC_NONE;
+		ktrace_diff_stream_order_line(r, msg, cap);
+		return r->strict && (r->races_a || r->races_b) ? TC_FAIL : TC_PASS;
+	default:
+		if (ktrace_diff_compared(r))
+			return TC_NONE;
+		snprintf(msg, cap, "nothing compared: none of the %" PRIu64 " launches of %s could be compared with %s (%"
+			 PRIu64 " unverified, %" PRIu64 " in one run only): an error, not a pass", r->launches_a,
+			 r->label_a, r->label_b, r->unverified, r->only_a + r->only_b);
+		return TC_ERROR;
+	}
+}
+
+struct junit_counts {
+	size_t tests, failures, errors, skipped;
+};
+
+static void count_case(struct junit_counts *c, int st)
+{
+	if (st == TC_NONE)
+		return;
+	c->tests++;
+	c->failures += st == TC_FAIL;
+	c->errors += st == TC_ERROR;
+	c->skipped += st == TC_SKIP;
+}
+
+static void junit_count(const struct diff_result *r, struct junit_counts *c)
+{
+	char msg[1200];
+
+	for (size_t k = 0; k < r->nkernels; k++)
+		count_case(c, testcase_state(r, &r->kernels[k], msg, sizeof msg));
+	for (int x = 0; x < XC_COUNT; x++)
+		count_case(c, extra_case_state(r, x, msg, sizeof msg));
+}
+
+/* The figures the JSON report gives, as properties of the test suite. */
+static void junit_properties(FILE *f, const struct diff_result *r)
+{
+	fprintf(f, "    <properties>\n"
+		   "      <property name=\"ktrace.result\" value=\"%s\"/>\n"
+		   "      <property name=\"ktrace.verdict\" value=\"%s\"/>\n"
+		   "      <property name=\"ktrace.exit_code\" value=\"%d\"/>\n"
+		   "      <property name=\"ktrace.program_results\" value=\"%s\"/>\n"
+		   "      <property name=\"ktrace.program_results_differ\" value=\"%" PRIu64 "\"/>\n",
+		ktrace_diff_result_name(r), ktrace_diff_verdict_name(ktrace_diff_verdict(r)), r->status,
+		ktrace_diff_results_state_name(r->results.state), r->results.differ);
+	if (order_recorded(r))
+		fprintf(f, "      <property name=\"ktrace.regions_set_aside\" value=\"%" PRIu64 "\"/>\n"
+			   "      <property name=\"ktrace.races_a\" value=\"%" PRIu64 "\"/>\n"
+			   "      <property name=\"ktrace.races_b\" value=\"%" PRIu64 "\"/>\n",
+			r->set_aside, r->races_a, r->races_b);
+	fprintf(f, "    </properties>\n");
+}
+
+/* One test case: its element, and for a failure the text that explains it (body). */
+static void junit_case(FILE *f, const char *classname, const char *name, int st, const char *type,
+		       const char *msg, const char *body)
+{
+	fprintf(f, "    <testcase classname=\"%s\" name=\"", classname);
+	xml_text(f, name);
+	if (st == TC_PASS && !body) {
+		fprintf(f, "\"/>\n");
+		return;
+	}
+	fprintf(f, "\">\n");
+	if (st == TC_SKIP || st == TC_FAIL || st == TC_ERROR) {
+		fprintf(f, "      <%s", st == TC_SKIP ? "skipped" : st == TC_FAIL ? "failure" : "error");
+		if (st != TC_SKIP)
+			fprintf(f, " type=\"%s\"", type);
+		fprintf(f, " message=\"");
+		xml_text(f, msg);
+		if (st == TC_SKIP || !body) {
+			fprintf(f, "\"/>\n");
+		} else {
+			fprintf(f, "\">");
+			xml_text(f, body);
+			fprintf(f, "</%s>\n", st == TC_FAIL ? "failure" : "error");
+		}
+	} else {
+		fprintf(f, "      <system-out>");
+		xml_text(f, body);
+		fprintf(f, "</system-out>\n");
+	}
+	fprintf(f, "    </testcase>\n");
+}
+
+/* The possible races listed, one line each (NULL when none). */
+static char *races_text(const struct diff_result *r)
+{
+	char *buf = NULL, line[1024];
+	size_t len = 0;
+	FILE *m;
+
+	if (!r->nraces || !(m = open_memstream(&buf, &len)))
+		return NULL;
+	for (size_t i = 0; i < r->nraces; i++) {
+		ktrace_diff_race_line(&r->races[i], line, sizeof line);
+		fprintf(m, "%s\n", line);
+	}
+	fclose(m);
+	return buf;
+}
+
+static void junit_extra_cases(FILE *f, const struct diff_result *r)
+{
+	static const char *const type[XC_COUNT] = { "program_results_differ", "possible_race", "nothing_compared" };
+	static const char *const classname[XC_COUNT] = { "ktrace.program", "ktrace.stream_order", "ktrace.comparison" };
+	char msg[1200];
+
+	for (int x = 0; x < XC_COUNT; x++) {
+		int st = extra_case_state(r, x, msg, sizeof msg);
+		char *body = x == XC_ORDER ? races_text(r) : NULL;
+
+		if (st != TC_NONE)
+			junit_case(f, classname[x], extra_case_name[x], st, type[x], msg, body);
+		free(body);
+	}
+}
+
+static void junit_suite(FILE *f, const struct diff_result *r)
+{
+	struct junit_counts c = { 0 };
+	char msg[1200];
+
+	junit_count(r, &c);
+	fprintf(f, "  <testsuite name=\"");
+	xml_text(f, r->label_a);
+	fprintf(f, " vs ");
+	xml_text(f, r->label_b);
+	fprintf(f, "\" tests=\"%zu\" failures=\"%zu\" errors=\"%zu\" skipped=\"%zu\">\n", c.tests, c.failures,
+		c.errors, c.skipped);
+	junit_properties(f, r);
+	for (size_t k = 0; k < r->nkernels; k++) {
+		const struct diff_kernel_stat *s = &r->kernels[k];
+		int st = testcase_state(r, s, msg, sizeof msg);
+		char *txt = st == TC_FAIL && s->diverged ? divergence_text(&r->divs[s->first_div], "first divergence")
+							  : NULL;
+
+		junit_case(f, "ktrace.determinism", s->name, st, failure_type(r, s), msg, st == TC_FAIL ? (txt ? txt : "")
+												  : NULL);
+		free(txt);
+	}
+	junit_extra_cases(f, r);
+	if (r->nwarnings) {
+		fprintf(f, "    <system-err>");
+		for (size_t w = 0; w < r->nwarnings; w++) {
+			fprintf(f, "warning: ");
+			xml_text(f, r->warnings[w]);
+			fprintf(f, "\n");
+		}
+		fprintf(f, "</system-err>\n");
+	}
+	fprintf(f, "  </testsuite>\n");
+}
+
 int ktrace_diff_report_junit(const char *path, const struct diff_result *const *rs, size_t n, char *err,
 			     size_t errlen)
 {
+	struct junit_counts c = { 0 };
 	FILE *f = fopen(path, "w");
+
 	if (!f) {
 		snprintf(err, errlen, "%s: cannot write the JUnit report: %s", path, strerror(errno));
 		return -1;
 	}
-	size_t tests = 0, fails = 0, skips = 0;
-	char msg[1200];
 	for (size_t i = 0; i < n; i++)
-		for (size_t k = 0; k < rs[i]->nkernels; k++) {
-			int st = testcase_state(rs[i], &rs[i]->kernels[k], msg, sizeof msg);
-			tests++;
-			fails += st == TC_FAIL;
-			skips += st == TC_SKIP;
-		}
+		junit_count(rs[i], &c);
 	fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
-	fprintf(f, "<testsuites name=\"ktrace determinism\" tests=\"%zu\" failures=\"%zu\" errors=\"0\" skipped=\"%zu\">\n",
-		tests, fails, skips);
-	for (size_t i = 0; i < n; i++) {
-		const struct diff_result *r = rs[i];
-		size_t t = 0, fl = 0, sk = 0;
-		for (size_t k = 0; k < r->nkernels; k++) {
-			int st = testcase_state(r, &r->kernels[k], msg, sizeof msg);
-			t++;
-			fl += st == TC_FAIL;
-			sk += st == TC_SKIP;
-		}
-		fprintf(f, "  <testsuite name=\"");
-		xml_text(f, r->label_a);
-		fprintf(f, " vs ");
-		xml_text(f, r->label_b);
-		fprintf(f, "\" tests=\"%zu\" failures=\"%zu\" errors=\"0\" skipped=\"%zu\">\n", t, fl, sk);
-		for (size_t k = 0; k < r->nkernels; k++) {
-			const struct diff_kernel_stat *s = &r->kernels[k];
-			int st = testcase_state(r, s, msg, sizeof msg);
-			fprintf(f, "    <testcase classname=\"ktrace.determinism\" name=\"");
-			xml_text(f, s->name);
-			if (st == TC_PASS) {
-				fprintf(f, "\"/>\n");
-				continue;
-			}
-			fprintf(f, "\">\n");
-			if (st == TC_SKIP) {
-				fprintf(f, "      <skipped message=\"");
-				xml_text(f, msg);
-				fprintf(f, "\"/>\n");
-			} else {
-				fprintf(f, "      <failure type=\"%s\" message=\"", failure_type(r, s));
-				xml_text(f, msg);
-				fprintf(f, "\">");
-				if (s->diverged) {
-					char *txt = divergence_text(&r->divs[s->first_div], "first divergence");
-					xml_text(f, txt ? txt : "");
-					free(txt);
-				}
-				fprintf(f, "</failure>\n");
-			}
-			fprintf(f, "    </testcase>\n");
-		}
-		if (r->nwarnings) {
-			fprintf(f, "    <system-err>");
-			for (size_t w = 0; w < r->nwarnings; w++) {
-				fprintf(f, "warning: ");
-				xml_text(f, r->warnings[w]);
-				fprintf(f, "\n");
-			}
-			fprintf(f, "</system-err>\n");
-		}
-		fprintf(f, "  </testsuite>\n");
-	}
+	fprintf(f, "<testsuites name=\"ktrace determinism\" tests=\"%zu\" failures=\"%zu\" errors=\"%zu\" "
+		   "skipped=\"%zu\">\n", c.tests, c.failures, c.errors, c.skipped);
+	for (size_t i = 0; i < n; i++)
+		junit_suite(f, rs[i]);
 	fprintf(f, "</testsuites>\n");
 	if (ferror(f) | fclose(f)) {
 		snprintf(err, errlen, "%s: error writing the JUnit report", path);
@@ -261,6 +410,30 @@ static void gh_divergence(FILE *f, const struct diff_result *r, size_t i)
 	gh_command(f, !r->confirm || c ? "error" : "warning", title, text, i == 0 ? " (first divergence)" : "");
 }
 
+/* The program's results, when they differ (an error: exit status 1), the
+ * stream order's region digests set aside (a notice) and possible races (a
+ * warning each, an error with --strict), as the text and JSON reports say. */
+static void gh_results_and_order(FILE *f, const struct diff_result *r)
+{
+	char line[1200];
+	int strict_races = r->strict && (r->races_a || r->races_b);
+
+	if (r->results.state == DIFF_RESULTS_DIFFER) {
+		results_line(r, line, sizeof line);
+		gh_command(f, "error", "ktrace: the program's results differ (device-to-host copies)", line, "");
+	}
+	if (!order_recorded(r))
+		return;
+	if (r->set_aside || r->races_a || r->races_b) {
+		ktrace_diff_stream_order_line(r, line, sizeof line);
+		gh_command(f, "notice", "ktrace stream order", line, "");
+	}
+	for (size_t i = 0; i < r->nraces && i < GH_MAX_ERRORS; i++) {
+		ktrace_diff_race_line(&r->races[i], line, sizeof line);
+		gh_command(f, strict_races ? "error" : "warning", "ktrace: possible race", line, "");
+	}
+}
+
 void ktrace_diff_report_github(FILE *f, const struct diff_result *r, const struct diff_opts *o)
 {
 	size_t shown = 0, divk = 0;
@@ -286,9 +459,10 @@ void ktrace_diff_report_github(FILE *f, const struct diff_result *r, const struc
 		snprintf(line, sizeof line, "%zu more kernels diverged; see the full report", divk - shown);
 		gh_command(f, "notice", "ktrace", line, "");
 	}
+	gh_results_and_order(f, r);
 	for (size_t w = 0; w < r->nwarnings; w++)
 		gh_command(f, "warning", "ktrace", r->warnings[w], "");
-	if (r->strict && !r->ndivs && r->status == 1) {
+	if (r->strict && !r->ndivs && r->status == 1 && r->results.state != DIFF_RESULTS_DIFFER) {
 		snprintf(line, sizeof line, "--strict: %" PRIu64 " launches only in A, %" PRIu64 " only in B, %" PRIu64
 			 " unverified", r->only_a, r->only_b, r->unverified);
 		gh_command(f, "error", "ktrace determinism check", line, "");
@@ -297,7 +471,7 @@ void ktrace_diff_report_github(FILE *f, const struct diff_result *r, const struc
 		snprintf(line, sizeof line, "nothing compared: none of the %" PRIu64 " launches could be compared (%" PRIu64
 			 " unverified, %" PRIu64 " in one run only)", r->launches_a, r->unverified, r->only_a + r->only_b);
 		gh_command(f, "error", "ktrace determinism check", line, "");
-	} else if (!r->ndivs) {
+	} else if (!r->ndivs && r->status == 0) {
 		snprintf(line, sizeof line, "no divergence: %" PRIu64 " launches compared, %" PRIu64 " unverified",
 			 r->matched, r->unverified);
 		gh_command(f, "notice", "ktrace determinism check", line, "");
@@ -341,8 +515,40 @@ static const char *md_heading(const struct diff_result *r)
 	case DIFF_VERDICT_DIGESTS_ONLY: return "DIVERGED (unconfirmed: digests only)";
 	case DIFF_VERDICT_CONFIRMED: return "DIVERGED, confirmed non-deterministic";
 	case DIFF_VERDICT_UNCONFIRMED: return "digests differ, not confirmed by replay";
-	default: return r->status ? "FAILED (--strict)" : "no divergence";
+	default:
+		if (r->results.state == DIFF_RESULTS_DIFFER)
+			return "PROGRAM RESULTS DIFFER (device-to-host copies)";
+		return r->status ? "FAILED (--strict)" : "no divergence";
 	}
+}
+
+#define MD_MAX_RACES 10
+
+/* The program's results and the stream order, as the text report says them. */
+static void md_results_and_order(FILE *f, const struct diff_result *r)
+{
+	char line[1200];
+
+	results_line(r, line, sizeof line);
+	fprintf(f, "- ");
+	md_text(f, line);
+	fprintf(f, "\n");
+	if (order_recorded(r)) {
+		ktrace_diff_stream_order_line(r, line, sizeof line);
+		fprintf(f, "- ");
+		md_text(f, line);
+		fprintf(f, "\n");
+		for (size_t i = 0; i < r->nraces && i < MD_MAX_RACES; i++) {
+			ktrace_diff_race_line(&r->races[i], line, sizeof line);
+			fprintf(f, "  - ");
+			md_text(f, line);
+			fprintf(f, "\n");
+		}
+		if (r->nraces > MD_MAX_RACES)
+			fprintf(f, "  - %zu more possible races listed in the text and JSON reports\n",
+				r->nraces - MD_MAX_RACES);
+	}
+	fprintf(f, "\n");
 }
 
 static void md_first_divergence(FILE *f, const struct diff_divergence *d)
@@ -441,6 +647,7 @@ static void md_comparison(FILE *f, const struct diff_result *r)
 	fprintf(f, ": %" PRIu64 " launches matched (A %" PRIu64 ", B %" PRIu64 "), %" PRIu64 " only in A, %" PRIu64
 		   " only in B, %" PRIu64 " unverified, %" PRIu64 " diverged.\n\n",
 		r->matched, r->launches_a, r->launches_b, r->only_a, r->only_b, r->unverified, r->diverged);
+	md_results_and_order(f, r);
 	if (r->ndivs) {
 		md_first_divergence(f, &r->divs[0]);
 		md_confirmation(f, r);

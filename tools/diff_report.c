@@ -326,26 +326,41 @@ static void race_launch_str(const struct tm_launch *l, const char *arg, char *bu
 		 l->seq, l->stream, arg);
 }
 
+void ktrace_diff_stream_order_line(const struct diff_result *r, char *buf, size_t cap)
+{
+	snprintf(buf, cap, "stream order: recorded in %s; %" PRIu64 " region digest%s set aside (a concurrent launch, "
+			   "copy or memset may write them); possible races: %" PRIu64 " in A, %" PRIu64 " in B%s",
+		 r->order_a && r->order_b ? "both runs" : r->order_a ? "run A only" : "run B only", r->set_aside,
+		 r->set_aside == 1 ? "" : "s", r->races_a, r->races_b,
+		 r->strict && (r->races_a || r->races_b) ? " (--strict: counted as a failure)" : "");
+}
+
+void ktrace_diff_race_line(const struct diff_race *x, char *buf, size_t cap)
+{
+	char l1[256], l2[256];
+
+	race_launch_str(x->first, x->arg_first, l1, sizeof l1);
+	race_launch_str(x->second, x->arg_second, l2, sizeof l2);
+	snprintf(buf, cap, "possible race in run %c%s: %s and %s both wrote bytes 0x%" PRIx64 "..0x%" PRIx64 " (%" PRIu64
+			   " bytes) with nothing ordering them", x->run, x->in_both ? " (and B)" : "", l1, l2, x->lo,
+		 x->hi, x->hi - x->lo);
+}
+
 /* What stream order said (when a run recorded it): digests set aside, and
  * the possible races, listed. */
 static void text_stream_order(FILE *f, const struct diff_result *r)
 {
 	size_t listed_a = 0, listed_b = 0;
+	char line[1024];
+
 	if (!r->order_a && !r->order_b)
 		return;
-	fprintf(f, "stream order: recorded in %s; %" PRIu64 " region digest%s set aside (a concurrent launch, copy or "
-		   "memset may write them); possible races: %" PRIu64 " in A, %" PRIu64 " in B%s\n",
-		r->order_a && r->order_b ? "both runs" : r->order_a ? "run A only" : "run B only", r->set_aside,
-		r->set_aside == 1 ? "" : "s", r->races_a, r->races_b,
-		r->strict && (r->races_a || r->races_b) ? " (--strict: counted as a failure)" : "");
+	ktrace_diff_stream_order_line(r, line, sizeof line);
+	fprintf(f, "%s\n", line);
 	for (size_t i = 0; i < r->nraces; i++) {
 		const struct diff_race *x = &r->races[i];
-		char l1[256], l2[256];
-		race_launch_str(x->first, x->arg_first, l1, sizeof l1);
-		race_launch_str(x->second, x->arg_second, l2, sizeof l2);
-		fprintf(f, "possible race in run %c%s: %s and %s both wrote bytes 0x%" PRIx64 "..0x%" PRIx64 " (%" PRIu64
-			   " bytes) with nothing ordering them\n", x->run, x->in_both ? " (and B)" : "", l1, l2, x->lo,
-			x->hi, x->hi - x->lo);
+		ktrace_diff_race_line(x, line, sizeof line);
+		fprintf(f, "%s\n", line);
 		listed_a += x->run == 'A';
 		listed_b += x->run == 'B' || x->in_both;
 	}
@@ -827,7 +842,7 @@ static void j_regions_and_results(struct jw *j, const struct diff_result *r)
 
 /* The "result" field: what the digests say, or that the program's own
  * results differ while no launch did. */
-static const char *json_result(const struct diff_result *r)
+const char *ktrace_diff_result_name(const struct diff_result *r)
 {
 	if (r->ndivs)
 		return "diverged";
@@ -1004,7 +1019,7 @@ void ktrace_diff_report_json(FILE *f, const struct diff_result *r, const struct 
 	j_open(&j, NULL, '{');
 	j_str(&j, "a", r->label_a);
 	j_str(&j, "b", r->label_b);
-	j_str(&j, "result", json_result(r));
+	j_str(&j, "result", ktrace_diff_result_name(r));
 	j_str(&j, "verdict", ktrace_diff_verdict_name(ktrace_diff_verdict(r)));
 	j_int(&j, "exit_code", r->status);
 	j_open(&j, "launches", '{');

@@ -132,6 +132,41 @@ static void golden(const char *name, const struct pair *p)
 	}
 }
 
+/* The CI reports (JUnit, Markdown, GitHub annotations) compared with
+ * test/golden/diff/<name>.junit.xml / .md / .github, or rewritten when asked:
+ * they carry the digests set aside and the possible races as the text does. */
+static void golden_ci(const char *name, const struct pair *p)
+{
+	static const char *const ext[3] = { "junit.xml", "md", "github" };
+	const struct diff_result *rs[1] = { &p->r };
+	char path[512], out[512], err[512];
+
+	for (int k = 0; k < 3; k++) {
+		snprintf(out, sizeof out, "%s/report.%s", tmpdir, ext[k]);
+		unlink(out);
+		if (k == 0)
+			assert_int_equal(ktrace_diff_report_junit(out, rs, 1, err, sizeof err), 0);
+		else if (k == 1)
+			assert_int_equal(ktrace_diff_report_markdown(out, rs, 1, err, sizeof err), 0);
+		else {
+			FILE *f = fopen(out, "w");
+			assert_non_null(f);
+			ktrace_diff_report_github(f, &p->r, &p->o);
+			fclose(f);
+		}
+		snprintf(path, sizeof path, "test/golden/diff/%s.%s", name, ext[k]);
+		char cmd[4096];
+		const char *upd = getenv("KTRACE_UPDATE_GOLDEN");
+		if (upd && *upd && strcmp(upd, "0"))
+			snprintf(cmd, sizeof cmd, "cp '%s' '%s'", out, path);
+		else
+			snprintf(cmd, sizeof cmd, "cmp -s '%s' '%s' || { echo '--- %s differs:'; diff -u '%s' '%s'; exit 1; }",
+				 path, out, path, path, out);
+		if (system(cmd) != 0)
+			fail_msg("%s: output differs from the golden file", path);
+	}
+}
+
 /* The two runs of a scenario; the workspace writers see each other's writes
  * differently in B when `interleave` (nothing orders them then). */
 static void scenario(struct sim_opts *oa, struct sim_opts *ob, int order_case, int interleave)
@@ -196,6 +231,7 @@ static void test_concurrent_writers_identical_result(void **state)
 	assert_string_equal(p.r.races[0].arg_first, "out");
 	assert_int_equal(p.r.nwarnings, 0);
 	golden("order_concurrent", &p);
+	golden_ci("order_concurrent", &p);
 	release(&p);
 	/* --strict: the race counts */
 	compare(&p, &oa, &ob, 1);
@@ -307,6 +343,7 @@ static void test_real_race_reported(void **state)
 	assert_int_equal(p.r.races_a, 1);
 	assert_int_equal(p.r.unverified, 2);
 	golden("order_race", &p);
+	golden_ci("order_race", &p);
 	release(&p);
 }
 

@@ -649,6 +649,9 @@ static void test_program_results_differ(void **state)
 	assert_int_equal(p.r.results.first_b->seq, 2 + 8 + 7);
 	golden_render("results_differ.txt", r_text, &p);
 	golden_render("results_differ.json", r_json, &p);
+	golden_render("results_differ.github", r_github, &p);
+	golden_file_report("results_differ.junit.xml", 1, &p);
+	golden_file_report("results_differ.md", 0, &p);
 	release(&p);
 }
 
@@ -671,6 +674,44 @@ static void test_program_results_differ_alone(void **state)
 	assert_int_equal(p.r.results.first_a->seq, 2 + 2 * 8 + 7);
 	golden_render("results_only.txt", r_text, &p);
 	golden_render("results_only.json", r_json, &p);
+	/* the CI reports fail it too: no "no divergence" notice for an exit status of 1 */
+	char *gh = render(r_github, &p);
+	assert_null(strstr(gh, "::notice title=ktrace determinism check::no divergence"));
+	assert_non_null(strstr(gh, "::error title=ktrace%3A the program's results differ"));
+	golden("results_only.github", gh);
+	free(gh);
+	golden_file_report("results_only.junit.xml", 1, &p);
+	golden_file_report("results_only.md", 0, &p);
+	release(&p);
+}
+
+/* Nothing compared (no launch of A hashed in both runs) is an error in every
+ * report, never a pass: exit 2, the JUnit report counts an error, GitHub an
+ * ::error, Markdown says so in its heading. */
+static void test_nothing_compared_reports(void **state)
+{
+	(void)state;
+	struct sim_opts oa, ob;
+	sim_defaults(&oa, 0);
+	sim_defaults(&ob, 1);
+	oa.iters = ob.iters = 1;
+	ob.unhashed_iter = 0;
+	struct pair p;
+	compare(&p, &oa, &ob, 0, 0);
+	assert_int_equal(p.r.status, 2);
+	assert_int_equal(ktrace_diff_compared(&p.r), 0);
+	golden_render("nothing_compared.txt", r_text, &p);
+	golden_render("nothing_compared.json", r_json, &p);
+	golden_render("nothing_compared.github", r_github, &p);
+	golden_file_report("nothing_compared.junit.xml", 1, &p);
+	golden_file_report("nothing_compared.md", 0, &p);
+	char path[512];
+	path_of(path, sizeof path, "nothing_compared.junit.xml");
+	char *x = slurp(path, NULL);
+	assert_non_null(strstr(x, "<testsuites name=\"ktrace determinism\" tests=\""));
+	assert_non_null(strstr(x, "errors=\"1\""));
+	assert_non_null(strstr(x, "<error type=\"nothing_compared\""));
+	free(x);
 	release(&p);
 }
 
@@ -1024,6 +1065,7 @@ int main(void)
 		cmocka_unit_test(test_unverified_launches),
 		cmocka_unit_test(test_program_results_differ),
 		cmocka_unit_test(test_program_results_differ_alone),
+		cmocka_unit_test(test_nothing_compared_reports),
 		cmocka_unit_test(test_program_results_states),
 		cmocka_unit_test(test_region_exactness_counts),
 		cmocka_unit_test(test_truncated_trace),
