@@ -401,6 +401,8 @@ struct diff_cli {
 	int json, github, quiet;
 	const char *junit, *markdown;
 	const char *perfetto;     /* run A's timeline with the divergences marked (diff_timeline.c) */
+	/* `ktrace check`: its runs and exit status (its JSON wraps the comparisons) */
+	int check_runs, check_status;
 };
 
 /* getopt_long codes of the diff options. */
@@ -429,9 +431,11 @@ int ktrace_diff_cli_opt(struct diff_cli *c, int code, const char *value, char *e
 /* The option lines of the usage text: ktrace-diff's (with its --quiet), or
  * `ktrace check`'s (for_check: --json also sends the command's stdout to stderr). */
 void ktrace_diff_cli_help(FILE *f, int for_check);
-/* Emit every report the options ask for: text or JSON on `out` (n > 1 JSON:
- * an array), GitHub annotations (on `out`, or stderr with --json), JUnit and
- * Markdown files.  Returns 0, or -1 with a message when a file fails. */
+/* Emit every report the options ask for: text or JSON on `out` (ktrace-diff:
+ * the comparison's object; `ktrace check`, check_runs set: one object with
+ * its runs, exit status and the comparisons), GitHub annotations (on `out`,
+ * or stderr with --json), JUnit and Markdown files.  Returns 0, or -1 with a
+ * message when a file fails. */
 int ktrace_diff_cli_report(const struct diff_cli *c, const struct diff_result *const *rs, size_t n, FILE *out,
 			   char *err, size_t errlen);
 

@@ -86,15 +86,20 @@ void ktrace_diff_cli_help(FILE *f, int for_check)
 int ktrace_diff_cli_report(const struct diff_cli *c, const struct diff_result *const *rs, size_t n, FILE *out,
 			   char *err, size_t errlen)
 {
-	if (c->json && !c->quiet) {
-		if (n > 1)
-			fprintf(out, "[\n");
+	if (c->json && !c->quiet && !c->check_runs) {
 		for (size_t i = 0; i < n; i++) {
-			ktrace_diff_report_json(out, rs[i], &c->o, n > 1 ? 2 : 0);
-			fprintf(out, "%s\n", n > 1 && i + 1 < n ? "," : "");
+			ktrace_diff_report_json(out, rs[i], &c->o, 0);
+			fprintf(out, "\n");
 		}
-		if (n > 1)
-			fprintf(out, "]\n");
+	} else if (c->json && !c->quiet) {
+		/* ktrace check: one object whatever the number of runs (docs/json.md) */
+		fprintf(out, "{\n  \"runs\": %d,\n  \"exit_code\": %d,\n  \"comparisons\": [\n", c->check_runs,
+			c->check_status);
+		for (size_t i = 0; i < n; i++) {
+			ktrace_diff_report_json(out, rs[i], &c->o, 4);
+			fprintf(out, "%s\n", i + 1 < n ? "," : "");
+		}
+		fprintf(out, "  ]\n}\n");
 	} else if (!c->quiet) {
 		for (size_t i = 0; i < n; i++) {
 			if (i)

@@ -592,10 +592,18 @@ static void j_int(struct jw *j, const char *key, long long v)
 	fprintf(j->f, "%lld", v);
 }
 
+/* A KT64V1 digest: 16 hex digits (as ktrace-hash and the text report print it). */
 static void j_hex(struct jw *j, const char *key, uint64_t v)
 {
 	j_key(j, key);
 	fprintf(j->f, "\"%016" PRIx64 "\"", v);
+}
+
+/* An address, a stream or another handle: "0x..." (docs/json.md). */
+static void j_addr(struct jw *j, const char *key, uint64_t v)
+{
+	j_key(j, key);
+	fprintf(j->f, "\"0x%" PRIx64 "\"", v);
 }
 
 static void j_null(struct jw *j, const char *key)
@@ -615,12 +623,12 @@ static void j_writer(struct jw *j, const char *key, const struct diff_writer *w)
 	j_open(j, key, '{');
 	j_str(j, "type", writer_type_name(w->type));
 	if (w->type == DIFF_WRITER_LAUNCH || w->type == DIFF_WRITER_LAUNCH_UNHASHED) {
-		j_u64(j, "seq", w->seq);
+		j_u64(j, "op_seq", w->seq);
 		j_str(j, "kernel", ktrace_tm_kernel_name(w->launch->kernel));
 		j_str(j, "arg", w->arg);
 		j_bool(j, "only_in_this_run", w->only_here);
 	} else if (w->type == DIFF_WRITER_MEMCPY) {
-		j_u64(j, "seq", w->seq);
+		j_u64(j, "op_seq", w->seq);
 		j_str(j, "direction", ktrace_diff_copy_dir_name(w->op->dir));
 		j_u64(j, "bytes", w->op->bytes);
 		j_bool(j, "async", (w->op->flags & KTRACE_COPYF_ASYNC) != 0);
@@ -630,7 +638,7 @@ static void j_writer(struct jw *j, const char *key, const struct diff_writer *w)
 		else
 			j_null(j, "src_digest");
 	} else if (w->type == DIFF_WRITER_MEMSET) {
-		j_u64(j, "seq", w->seq);
+		j_u64(j, "op_seq", w->seq);
 		j_u64(j, "bytes", w->op->bytes);
 		j_u64(j, "value", w->op->value);
 	}
@@ -658,8 +666,8 @@ static void j_concurrent(struct jw *j, const char *key, const struct diff_concur
 	j_open(j, key, '{');
 	j_str(j, "run", run);
 	j_str(j, "type", c->launch ? "launch" : c->op && c->op->type == TM_OP_MEMSET ? "memset" : "memcpy");
-	j_u64(j, "seq", c->seq);
-	j_hex(j, "stream", c->stream);
+	j_u64(j, "op_seq", c->seq);
+	j_addr(j, "stream", c->stream);
 	if (c->launch) {
 		j_str(j, "kernel", ktrace_tm_kernel_name(c->launch->kernel));
 		j_str(j, "arg", c->arg);
@@ -670,9 +678,9 @@ static void j_concurrent(struct jw *j, const char *key, const struct diff_concur
 static void j_race_launch(struct jw *j, const char *key, const struct tm_launch *l, const char *arg)
 {
 	j_open(j, key, '{');
-	j_u64(j, "seq", l->seq);
+	j_u64(j, "op_seq", l->seq);
 	j_str(j, "kernel", ktrace_tm_kernel_name(l->kernel));
-	j_hex(j, "stream", l->stream);
+	j_addr(j, "stream", l->stream);
 	j_str(j, "arg", arg);
 	j_close(j, '}');
 }
@@ -712,8 +720,8 @@ static void j_stream_order(struct jw *j, const struct diff_result *r)
 		j_bool(j, "in_both", x->in_both);
 		j_race_launch(j, "first", x->first, x->arg_first);
 		j_race_launch(j, "second", x->second, x->arg_second);
-		j_hex(j, "lo", x->lo);
-		j_hex(j, "hi", x->hi);
+		j_addr(j, "lo", x->lo);
+		j_addr(j, "hi", x->hi);
 		j_u64(j, "bytes", x->hi - x->lo);
 		j_close(j, '}');
 	}
@@ -763,10 +771,10 @@ static void j_divergence(struct jw *j, const struct diff_divergence *d)
 	j_open(j, NULL, '{');
 	j_str(j, "kernel", ktrace_tm_kernel_name(d->la->kernel));
 	j_str(j, "mangled", d->la->kernel->name);
-	j_u64(j, "seq_a", d->la->seq);
-	j_u64(j, "seq_b", d->lb->seq);
+	j_u64(j, "op_seq_a", d->la->seq);
+	j_u64(j, "op_seq_b", d->lb->seq);
 	j_int(j, "device", d->device);
-	j_u64(j, "stream", d->stream);
+	j_u64(j, "stream_index", d->stream);
 	j_str(j, "classification", ktrace_diff_class_name(d->cls));
 	if (d->cls) {
 		j_open(j, "outputs", '[');
@@ -825,10 +833,10 @@ static void j_regions_and_results(struct jw *j, const struct diff_result *r)
 	j_u64(j, "unpaired", pr->unpaired);
 	if (pr->first_a) {
 		j_open(j, "first", '{');
-		j_u64(j, "op_a", pr->first_a->seq);
-		j_u64(j, "op_b", pr->first_b->seq);
-		j_hex(j, "stream_a", pr->first_a->stream);
-		j_hex(j, "stream_b", pr->first_b->stream);
+		j_u64(j, "op_seq_a", pr->first_a->seq);
+		j_u64(j, "op_seq_b", pr->first_b->seq);
+		j_addr(j, "stream_a", pr->first_a->stream);
+		j_addr(j, "stream_b", pr->first_b->stream);
 		j_u64(j, "bytes_a", pr->first_a->bytes);
 		j_u64(j, "bytes_b", pr->first_b->bytes);
 		j_hex(j, "digest_a", pr->first_a->dst_digest);
@@ -920,7 +928,7 @@ static void j_confirm_attempt(struct jw *j, const struct diff_result *r, const s
 	j_str(j, "role", c->role);
 	j_str(j, "kernel", ktrace_tm_kernel_name(c->launch->kernel));
 	j_str(j, "mangled", c->launch->kernel->name);
-	j_u64(j, "seq_a", c->launch->seq);
+	j_u64(j, "op_seq_a", c->launch->seq);
 	j_u64(j, "occurrence", c->occurrence);
 	j_str(j, "outcome", ktrace_replay_outcome_key((unsigned)c->outcome));
 	ktrace_diff_confirm_line(c, line, sizeof line);
@@ -1042,7 +1050,7 @@ void ktrace_diff_report_json(FILE *f, const struct diff_result *r, const struct 
 			continue;
 		}
 		j_open(&j, key, '{');
-		j_u64(&j, "seq", fo[w]->seq);
+		j_u64(&j, "op_seq", fo[w]->seq);
 		j_str(&j, "kernel", ktrace_tm_kernel_name(fo[w]->kernel));
 		j_close(&j, '}');
 	}
@@ -1053,11 +1061,11 @@ void ktrace_diff_report_json(FILE *f, const struct diff_result *r, const struct 
 		j_u64(&j, "index", i);
 		j_int(&j, "device", s->device);
 		if (s->in_a)
-			j_hex(&j, "stream_a", s->stream_a);
+			j_addr(&j, "stream_a", s->stream_a);
 		else
 			j_null(&j, "stream_a");
 		if (s->in_b)
-			j_hex(&j, "stream_b", s->stream_b);
+			j_addr(&j, "stream_b", s->stream_b);
 		else
 			j_null(&j, "stream_b");
 		j_u64(&j, "launches_a", s->launches_a);
@@ -1084,7 +1092,7 @@ void ktrace_diff_report_json(FILE *f, const struct diff_result *r, const struct 
 		j_u64(&j, "only_a", s->only_a);
 		j_u64(&j, "only_b", s->only_b);
 		if (s->diverged) {
-			j_u64(&j, "first_divergence_seq_a", s->first_seq_a);
+			j_u64(&j, "first_divergence_op_seq_a", s->first_seq_a);
 			j_str(&j, "first_divergence_classification",
 			      ktrace_diff_class_name(r->divs[s->first_div].cls));
 		}

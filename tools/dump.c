@@ -555,11 +555,19 @@ static void print_self_cost(FILE *f, const struct dump_ctx *ctx, const struct kt
 		fputs("  ktrace host time per traced launch: not measured (no launch was sampled)\n", f);
 }
 
-static void summary_kernels_json(FILE *f, struct kernel_slot *const *v, size_t n)
+/* The start of a --summary --json line: {"summary":"<kind>","file":"<file>" */
+static void summary_json_open(FILE *f, const char *kind, const char *file)
+{
+	fprintf(f, "{\"summary\":\"%s\",\"file\":", kind);
+	dump_put_json_string(f, file, strlen(file));
+}
+
+static void summary_kernels_json(FILE *f, const char *file, struct kernel_slot *const *v, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
 		const struct dump_kernel *k = &v[i]->k;
-		fprintf(f, "{\"summary\":\"kernel\",\"kernel_id\":%llu,\"kernel\":", (unsigned long long)k->id);
+		summary_json_open(f, "kernel", file);
+		fprintf(f, ",\"kernel_id\":%llu,\"kernel\":", (unsigned long long)k->id);
 		if (v[i]->known) {
 			dump_put_json_string(f, k->k.name.ptr, k->k.name.len);
 			fputs(",\"demangled\":", f);
@@ -604,7 +612,10 @@ static void summary_counters(FILE *f, const struct file_state *s, int json)
 	const char *fmt_named = json ? ",\"%s\":%llu" : " %s=%llu";
 	const char *fmt_numbered = json ? ",\"counter%u\":%llu" : " counter%u=%llu";
 
-	fputs(json ? "{\"summary\":\"counters\"" : "  counters:", f);
+	if (json)
+		summary_json_open(f, "counters", s->ctx.file);
+	else
+		fputs("  counters:", f);
 	if (!have_c && !json)
 		fputs(" none recorded", f);
 	for (uint32_t i = 0; have_c && i < c.ncounters; i++) {
@@ -625,7 +636,8 @@ static void summary_notes(FILE *f, const struct file_state *s, int json)
 {
 	unsigned long long nt[4] = { s->notes[0], s->notes[1], s->notes[2], s->notes[3] };
 	if (json) {
-		fprintf(f, "{\"summary\":\"notes\",\"info\":%llu,\"warn\":%llu,\"error\":%llu,\"disabled\":%llu,\"texts\":[",
+		summary_json_open(f, "notes", s->ctx.file);
+		fprintf(f, ",\"info\":%llu,\"warn\":%llu,\"error\":%llu,\"disabled\":%llu,\"texts\":[",
 			nt[0], nt[1], nt[2], nt[3]);
 		for (size_t i = 0; i < s->nnote_text; i++) {
 			fputs(i ? "," : "", f);
@@ -648,7 +660,8 @@ static void summary_end(FILE *f, const struct file_state *s, size_t nkernels, ui
 	struct ktrace_rec_end e;
 	int have_e = s->end && !ktrace_decode_end(s->end, s->end_len, &e);
 	if (json) {
-		fprintf(f, "{\"summary\":\"totals\",\"format\":\"%u.%u\",\"records\":%llu,\"launches\":%llu,\"kernels\":%zu,"
+		summary_json_open(f, "totals", s->ctx.file);
+		fprintf(f, ",\"format\":\"%u.%u\",\"records\":%llu,\"launches\":%llu,\"kernels\":%zu,"
 			   "\"hashed_bytes\":%llu,\"malformed\":%llu,\"end\":",
 			s->ctx.format_major, s->ctx.format_minor, (unsigned long long)s->records, (unsigned long long)s->launches, nkernels,
 			(unsigned long long)hashed, (unsigned long long)s->malformed);
@@ -679,7 +692,7 @@ static void summary(struct file_state *s, const char *file)
 	for (size_t i = 0; i < n; i++)
 		hashed += v[i]->k.hashed_bytes;
 	if (json)
-		summary_kernels_json(f, v, n);
+		summary_kernels_json(f, s->ctx.file, v, n);
 	else
 		summary_kernels_text(f, s, file, v, n, hashed);
 	free(v);
@@ -729,12 +742,9 @@ static int dump_file(const struct opts *o, const char *path, int several)
 	s.ctx.exactness_known = ktrace_reader_major(r) > 1 || ktrace_reader_minor(r) >= 2;
 	s.ctx.format_major = ktrace_reader_major(r);
 	s.ctx.format_minor = ktrace_reader_minor(r);
-	if (several) {
-		if (o->json)
-			s.ctx.file = path;
-		else
-			printf("== %s\n", path);
-	}
+	s.ctx.file = path;
+	if (several && !o->json)
+		printf("== %s\n", path);
 	const void *rec;
 	size_t len;
 	enum ktrace_read_status st;

@@ -21,7 +21,7 @@ struct dump_kernel {
 /* Everything the printers need to know about the file being dumped. */
 struct dump_ctx {
 	FILE *out;
-	const char *file;	/* set when several files are dumped (JSON "file") */
+	const char *file;	/* the file dumped, as named on the command line (JSON "file") */
 	int have_header;
 	uint64_t start_mono_ns;
 	uint64_t start_real_ns;
@@ -113,6 +113,7 @@ void dump_put_hex(FILE *f, const uint8_t *p, size_t n);
 const char *dump_launch_flag_names(uint32_t flags, char *out, size_t cap, const char *sep);
 const char *dump_region_flag_names(uint16_t flags, char *out, size_t cap, const char *sep);
 const char *dump_graph_node_flag_names(uint32_t flags, char *out, size_t cap, const char *sep);
+const char *dump_copy_flag_names(uint32_t flags, char *out, size_t cap, const char *sep); /* MEMCPY, MEMSET */
 const char *dump_module_kind_name(uint32_t kind);
 const char *dump_module_source_name(uint32_t src);
 const char *dump_layout_source_name(uint32_t src);

@@ -132,7 +132,7 @@ static int json_launch(const struct dump_ctx *c, FILE *f, const void *rec, size_
 	char fl[160];
 	if (ktrace_decode_launch(rec, len, &l))
 		return -1;
-	json_put_u64(f, "launch_seq", l.launch_seq);
+	json_put_u64(f, "op_seq", l.launch_seq);
 	json_put_u64(f, "kernel_id", l.kernel_id);
 	if (k) {
 		json_put_str(f, "kernel", k->k.name);
@@ -285,6 +285,8 @@ static int json_free(FILE *f, const void *rec, size_t len)
 static int json_memcpy(FILE *f, const void *rec, size_t len)
 {
 	struct ktrace_rec_memcpy m;
+	char fl[64];
+
 	if (ktrace_decode_memcpy(rec, len, &m))
 		return -1;
 	json_put_u64(f, "op_seq", m.op_seq);
@@ -303,7 +305,7 @@ static int json_memcpy(FILE *f, const void *rec, size_t len)
 	else
 		fputs(",\"dst_digest\":null", f);
 	json_put_cstr(f, "dst_digest_state", dump_dst_digest_state_name(m.dst_digest_state));
-	json_put_u64(f, "copy_flags", m.flags);
+	json_put_name_list(f, "copy_flags", dump_copy_flag_names(m.flags, fl, sizeof fl, ","));
 	json_put_u64(f, "tid", m.tid);
 	json_put_i64(f, "result", m.result);
 	dump_json_graph_ref(f, &m.graph, (m.flags & KTRACE_COPYF_GRAPH) != 0);
@@ -313,6 +315,8 @@ static int json_memcpy(FILE *f, const void *rec, size_t len)
 static int json_memset(FILE *f, const void *rec, size_t len)
 {
 	struct ktrace_rec_memset m;
+	char fl[64];
+
 	if (ktrace_decode_memset(rec, len, &m))
 		return -1;
 	json_put_u64(f, "op_seq", m.op_seq);
@@ -322,7 +326,7 @@ static int json_memset(FILE *f, const void *rec, size_t len)
 	json_put_hex(f, "value", m.value);
 	json_put_hex(f, "stream", m.stream);
 	json_put_hex(f, "context", m.context);
-	json_put_u64(f, "copy_flags", m.flags);
+	json_put_name_list(f, "copy_flags", dump_copy_flag_names(m.flags, fl, sizeof fl, ","));
 	json_put_u64(f, "tid", m.tid);
 	json_put_i64(f, "result", m.result);
 	dump_json_graph_ref(f, &m.graph, (m.flags & KTRACE_COPYF_GRAPH) != 0);
@@ -367,7 +371,7 @@ static int json_end(FILE *f, const void *rec, size_t len)
 	json_put_cstr(f, "reason", dump_end_reason_name(e.reason));
 	json_put_i64(f, "status", e.status);
 	json_put_u64(f, "records_written", e.records_written);
-	json_put_u64(f, "launches", e.launches);
+	json_put_u64(f, "ops", e.launches);
 	return 0;
 }
 
@@ -424,7 +428,7 @@ static int json_replay(FILE *f, const void *rec, size_t len)
 
 	if (ktrace_decode_replay(rec, len, &r) || ktrace_replay_report_parse(r.blob, r.blob_len, &rep))
 		return -1;
-	json_put_u64(f, "launch_seq", r.launch_seq);
+	json_put_u64(f, "op_seq", r.launch_seq);
 	json_put_u64(f, "kernel_id", r.kernel_id);
 	json_put_cstr(f, "kernel", rep.kernel ? rep.kernel : "");
 	json_put_u64(f, "occurrence", rep.occurrence);
@@ -464,7 +468,7 @@ static int json_order(FILE *f, const void *rec, size_t len)
 		return -1;
 	json_put_cstr(f, "op", ktrace_order_op_name(o.op));
 	json_put_u64(f, "op_id", o.op);
-	json_put_u64(f, "launch_seq_before", o.launch_seq_before);
+	json_put_u64(f, "op_seq_before", o.launch_seq_before);
 	json_put_hex(f, "stream", o.stream);
 	json_put_hex(f, "event", o.event);
 	json_put_hex(f, "context", o.context);
@@ -525,8 +529,7 @@ int dump_json_record(struct dump_ctx *c, const struct ktrace_record_prefix *p, c
 	json_put_u64(f, "size", len);
 	if (p->flags)
 		json_put_u64(f, "record_flags", p->flags);
-	if (c->file)
-		json_put_cstr(f, "file", c->file);
+	json_put_cstr(f, "file", c->file);
 	if (rc == 0 && body)
 		fwrite(body, 1, blen, f);
 	else

@@ -248,6 +248,12 @@ const char *dump_graph_node_flag_names(uint32_t flags, char *out, size_t cap, co
 	return join_flags(flags, names, sizeof names / sizeof names[0], out, cap, sep);
 }
 
+const char *dump_copy_flag_names(uint32_t flags, char *out, size_t cap, const char *sep)
+{
+	static const char *const names[] = { "async", "2d", "3d", "src_digest" };
+	return join_flags(flags, names, sizeof names / sizeof names[0], out, cap, sep);
+}
+
 const char *dump_region_flag_names(uint16_t flags, char *out, size_t cap, const char *sep)
 {
 	static const char *const names[] = { "in_struct", "pre",     "post",     "capped",

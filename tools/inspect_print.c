@@ -125,10 +125,14 @@ void ktrace_inspect_print_json(FILE *f, const char *path, const struct ktrace_me
 			json_str(f, p->name);
 			fprintf(f, ", \"name_source\": \"%s\", \"type\": ", ktrace_name_source_name(p->name_source));
 			json_str(f, p->type);
-			fprintf(f, ", \"space\": %u, \"log_align\": %u, \"const\": %s, \"scratch\": %s, \"hidden\": %s}",
-				p->space, p->log_align, p->flags & KTRACE_PARAMF_CONST ? "true" : "false",
-				p->flags & KTRACE_PARAMF_SCRATCH ? "true" : "false",
-				p->flags & KTRACE_PARAMF_HIDDEN ? "true" : "false");
+			/* flags as ktrace-dump names them (docs/json.md) */
+			fprintf(f, ", \"space\": %u, \"log_align\": %u, \"flags\": [%s%s%s%s%s]}", p->space, p->log_align,
+				p->flags & KTRACE_PARAMF_CONST ? "\"const\"" : "",
+				p->flags & KTRACE_PARAMF_CONST && p->flags & (KTRACE_PARAMF_SCRATCH | KTRACE_PARAMF_HIDDEN) ?
+					", " : "",
+				p->flags & KTRACE_PARAMF_SCRATCH ? "\"scratch\"" : "",
+				p->flags & KTRACE_PARAMF_SCRATCH && p->flags & KTRACE_PARAMF_HIDDEN ? ", " : "",
+				p->flags & KTRACE_PARAMF_HIDDEN ? "\"hidden\"" : "");
 		}
 		fputs("]}", f);
 	}
@@ -178,8 +182,9 @@ void ktrace_inspect_print_summary(FILE *f, const char *path, const struct ktrace
 		fprintf(f, "}, \"warnings\": %u, \"parse_ms\": %.3f}\n", img->nwarnings, parse_ms);
 		return;
 	}
-	fprintf(f, "%s: %s, %u kernels (%u without layout), %llu parameters (pointer %llu, scalar %llu, struct %llu); names:",
-		path, ktrace_inspect_image_kind_name(img->kind), img->nkernels, nolayout, (unsigned long long)nparams,
+	fprintf(f, "%s: %s, %u kernel%s (%u without layout), %llu parameter%s (pointer %llu, scalar %llu, struct %llu); "
+		   "names:", path, ktrace_inspect_image_kind_name(img->kind), img->nkernels, img->nkernels == 1 ? "" : "s",
+		nolayout, (unsigned long long)nparams, nparams == 1 ? "" : "s",
 		(unsigned long long)bykind[KTRACE_PARAM_POINTER], (unsigned long long)bykind[KTRACE_PARAM_SCALAR],
 		(unsigned long long)bykind[KTRACE_PARAM_STRUCT]);
 	for (int s = 0; s < 7; s++)

@@ -748,12 +748,16 @@ static int report(const struct check_state *s)
 {
 	char err[PATH_MAX + 256];
 	int status = 0, unconfirmed = 0;
+	struct diff_cli dc = s->co->diff;
+
 	for (size_t i = 0; i < s->nresults; i++) {
 		if (s->results[i].status > status)
 			status = s->results[i].status;
 		unconfirmed |= ktrace_diff_verdict(&s->results[i]) == DIFF_VERDICT_UNCONFIRMED;
 	}
-	if (ktrace_diff_cli_report(&s->co->diff, s->result_ptrs, s->nresults, stdout, err, sizeof err)) {
+	dc.check_runs = s->co->nruns;
+	dc.check_status = status;
+	if (ktrace_diff_cli_report(&dc, s->result_ptrs, s->nresults, stdout, err, sizeof err)) {
 		fprintf(stderr, "ktrace check: %s\n", err);
 		status = 2;
 	}

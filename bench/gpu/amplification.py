@@ -139,7 +139,7 @@ def parent(a):
 def analyze(recs, ops, mode, steps, compiled):
     # records of hashed launches are written when their hashes land, later
     # than unhashed ones (the markers): order by launch number
-    launches = sorted((r for r in recs if r.get("type") == "launch"), key=lambda r: r.get("launch_seq", 0))
+    launches = sorted((r for r in recs if r.get("type") == "launch"), key=lambda r: r.get("op_seq", 0))
 
     def is_marker(r):
         n = (r.get("kernel") or "") + " " + (r.get("kernel_demangled") or "")

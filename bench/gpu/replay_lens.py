@@ -16,7 +16,7 @@ def apply_lens(launches, path):
             o = json.loads(line)
             over[o["launch_seq"]] = o
     for r in launches:
-        o = over.get(r.get("launch_seq"))
+        o = over.get(r.get("op_seq"))  # ktrace-dump --json names it op_seq
         if not o:
             continue
         for i, g in enumerate(r.get("regions", [])):

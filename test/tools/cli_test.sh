@@ -19,6 +19,15 @@ ncase=0
 only="$*"
 
 cd "$T" || exit 1
+# Sanitized builds (make check-asan): libktrace.so, the fake drivers and the test programs
+# carry ASan, and are preloaded or loaded into programs that do not come with it.
+export ASAN_OPTIONS="verify_asan_link_order=0:detect_leaks=0:handle_segv=0:handle_abort=0:allow_user_segv_handler=1"
+sanitized=0
+if command -v ldd >/dev/null 2>&1 && ldd "$B/ktrace" 2>/dev/null | grep -q libasan; then sanitized=1; fi
+# What ktrace run preloads into programs that are not ours (a shell, /bin/true): the
+# real library, or in a sanitized build the front-end tests' stand-in (no ASan in it).
+plain_lib=$B/libktrace.so
+if [ $sanitized = 1 ] && [ -f "$B/diff_fakelib.so" ]; then plain_lib=$B/diff_fakelib.so; fi
 "$B/ktgen" basic.ktrace || exit 1
 "$B/ktgen" --scenario threads threads.ktrace || exit 1
 
@@ -349,6 +358,7 @@ case_example() {
 # ktrace run exits as its command did, says when no trace came out, and a
 # command that cannot be run is exit status 127 (not found) or 126, as in a shell.
 case_run_outcomes() {
+	export KTRACE_LIB="$plain_lib"
 	run out err "$B/ktrace" run -- /bin/true
 	expect_rc 0
 	has err "ktrace run: no trace was written: '/bin/true' did not use the CUDA driver"
@@ -364,6 +374,7 @@ case_run_outcomes() {
 	expect_rc 5
 	run out err sh -c "\"$B/ktrace\" run -- sh -c 'kill -TERM \$\$'"
 	expect_rc 143
+	unset KTRACE_LIB
 	if [ -x "$B/capture_results_app" ] && [ -f "$B/fakecuda-real/libcuda.so.1" ]; then
 		mkdir -p sub
 		# a relative -o is where ktrace run started, whatever directory the command works in
@@ -378,7 +389,8 @@ case_run_outcomes() {
 # The example names itself in its messages.
 case_example_names_itself() {
 	if grep -n "e2e_atomic" "$ROOT/examples/atomic_sum.cu"; then bad "examples/atomic_sum.cu calls itself e2e_atomic"; fi
-	if [ -x "$B/examples/atomic_sum_driver" ]; then
+	# (not linked with ASan: it cannot load a sanitized fake driver)
+	if [ -x "$B/examples/atomic_sum_driver" ] && [ $sanitized = 0 ]; then
 		run out err env LD_LIBRARY_PATH="$B/fakecuda" "$B/examples/atomic_sum_driver"
 		expect_rc 2
 		has err "usage: atomic_sum_driver FATBIN"
@@ -395,12 +407,15 @@ mk() {
 # make install puts the library, the header, the tools, man pages and docs under
 # DESTDIR/PREFIX; make uninstall removes exactly those.
 case_install_uninstall() {
-	mk BUILD="$B" DESTDIR="$T/stage" PREFIX=/opt/kt install >mk.out 2>&1 || bad "make install: $(tail -3 mk.out)"
+	# -o all: install what the suite built, never rebuild it here (other flags, other paths)
+	mk BUILD="${BUILD:-build}" -o all DESTDIR="$T/stage" PREFIX=/opt/kt install >mk.out 2>&1 ||
+		bad "make install: $(tail -3 mk.out)"
 	for f in lib/libktrace.so include/ktrace.h bin/ktrace bin/ktrace-dump share/man/man1/ktrace.1 \
 		share/doc/ktrace/README.md; do
 		[ -f "$T/stage/opt/kt/$f" ] || bad "make install did not install $f"
 	done
-	mk BUILD="$B" DESTDIR="$T/stage" PREFIX=/opt/kt uninstall >mk.out 2>&1 || bad "make uninstall: $(tail -3 mk.out)"
+	mk BUILD="${BUILD:-build}" DESTDIR="$T/stage" PREFIX=/opt/kt uninstall >mk.out 2>&1 ||
+		bad "make uninstall: $(tail -3 mk.out)"
 	left=$(find "$T/stage" -type f | head -5)
 	[ -z "$left" ] || bad "make uninstall left: $left"
 }
@@ -434,6 +449,94 @@ case_ci_recipe() {
 	fi
 }
 
+# ---- JSON ----------------------------------------------------------------------------------------
+
+# Every JSON output is what docs/json/ktrace.schema.json says (docs/json.md): ktrace-dump's
+# records and summaries, ktrace-diff's comparison (the golden reports too), ktrace check's
+# report for two and three runs and with replays, ktrace-inspect's files and summaries.
+schema_check() {
+	python3 "$ROOT/test/tools/json_check.py" "$ROOT/docs/json/ktrace.schema.json" "$@" >schema.out 2>&1 ||
+		bad "$(head -c 1500 schema.out)"
+}
+
+case_json_schemas() {
+	ex1=$ROOT/examples/traces/atomic_sum-run1.ktrace
+	ex2=$ROOT/examples/traces/atomic_sum-run2.ktrace
+	"$B/ktgen" --scenario order order.ktrace
+	for f in basic.ktrace threads.ktrace order.ktrace "$ex1"; do
+		"$B/ktrace-dump" --json "$f"
+		"$B/ktrace-dump" --json --range 0:1 "$f"
+	done >dump.jsonl 2>/dev/null
+	head -c 300 basic.ktrace >cut2.ktrace
+	"$B/ktrace-dump" --json cut2.ktrace >>dump.jsonl 2>/dev/null
+	schema_check dump_record --lines dump.jsonl
+	"$B/ktrace-dump" --summary --json basic.ktrace threads.ktrace "$ex1" >summary.jsonl
+	schema_check dump_summary --lines summary.jsonl
+	"$B/ktrace-diff" --json "$ex1" "$ex2" >diff1.json
+	"$B/ktrace-diff" --json --all basic.ktrace basic.ktrace >diff2.json
+	"$B/ktrace-diff" --json --partial cut2.ktrace basic.ktrace >diff3.json 2>/dev/null
+	schema_check diff --document diff1.json diff2.json diff3.json "$ROOT"/test/golden/diff/*.json
+	# ktrace check: the fake traced program (two and three runs), and the real library replaying
+	export ASAN_OPTIONS="verify_asan_link_order=0:detect_leaks=0:handle_segv=0:handle_abort=0:allow_user_segv_handler=1"
+	if [ -x "$B/diff_fakeprog" ] && [ -f "$B/diff_fakelib.so" ]; then
+		for runs in 2 3; do
+			rm -f counter
+			KTRACE_LIB="$B/diff_fakelib.so" DIFF_FAKE_MODE=nondet DIFF_FAKE_COUNTER="$T/counter" \
+				"$B/ktrace" check --quiet --json --runs $runs -- "$B/diff_fakeprog" >check$runs.json 2>/dev/null
+		done
+		schema_check check --document check2.json check3.json
+	fi
+	if [ -x "$B/replay_app" ] && [ -f "$B/fakecuda-real/libcuda.so.1" ]; then
+		rm -f rc
+		REPLAY_APP_COUNTER="$T/rc" LD_LIBRARY_PATH="$B/fakecuda-real" "$B/ktrace" check --quiet --json \
+			--replays 3 --no-warmup -- "$B/replay_app" nondet >check_replay.json 2>/dev/null
+		rm -f rc
+		REPLAY_APP_COUNTER="$T/rc" FAKECUDA_NONDET_FIXED=1 LD_LIBRARY_PATH="$B/fakecuda-real" "$B/ktrace" check \
+			--quiet --json --no-warmup -- "$B/replay_app" hidden >check_hidden.json 2>/dev/null
+		has check_replay.json '"outcome": "confirmed"'
+		has check_hidden.json '"explanations": ['
+		schema_check check --document check_replay.json check_hidden.json
+	fi
+	if [ -f "$B/cubins/kernels_sm90.cubin" ]; then
+		"$B/ktrace-inspect" --json "$B/cubins/kernels_sm90.cubin" "$B/cubins/kernels_sm90_G.cubin" >inspect.json
+		"$B/ktrace-inspect" --summary --json "$B/cubins/kernels_sm90.cubin" >inspect.jsonl
+		schema_check inspect --document inspect.json
+		schema_check inspect_summary --lines inspect.jsonl
+	fi
+	# the schema is strict: a field it does not document fails
+	sed 's/"op_seq"/"launch_seq"/' dump.jsonl >renamed.jsonl
+	if python3 "$ROOT/test/tools/json_check.py" "$ROOT/docs/json/ktrace.schema.json" dump_record --lines renamed.jsonl \
+		>/dev/null 2>&1; then
+		bad "a record with an undocumented field passes the schema"
+	fi
+}
+
+# The same thing has the same name and form in every tool's JSON: streams and addresses
+# as "0x..." strings, operation numbers as op_seq, flags as lists of names, the file
+# always named; ktrace check's JSON is one object whatever the number of runs; a file
+# ktrace-inspect cannot read is an error, not an empty result.
+case_json_conventions() {
+	ex1=$ROOT/examples/traces/atomic_sum-run1.ktrace
+	ex2=$ROOT/examples/traces/atomic_sum-run2.ktrace
+	run out err "$B/ktrace-diff" --json "$ex1" "$ex2"
+	has out '"stream_a": "0x0"'
+	has out '"op_seq_a": 3'
+	hasnt out '"seq_a"'
+	run out err "$B/ktrace-dump" --json "$ex1"
+	grep '"type":"launch"' out | head -1 | grep -q '"op_seq":1,' || bad "dump's first launch has no op_seq 1"
+	grep '"type":"memcpy"' out | head -1 | grep -qE '"copy_flags":\[("[a-z_0-9]+",?)*\]' || bad "copy_flags not a list"
+	if grep -qv '"file":"' out; then bad "a dump line without file"; fi
+	if [ -f check2.json ]; then
+		python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert isinstance(d, dict) and len(d["comparisons"]) == 1' \
+			check2.json || bad "check --runs 2 JSON is not one object with one comparison"
+		python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert isinstance(d, dict) and len(d["comparisons"]) == 2' \
+			check3.json || bad "check --runs 3 JSON is not one object with two comparisons"
+	fi
+	run out err "$B/ktrace-inspect" --json /bin/ls
+	expect_rc 2
+	has err "ktrace-inspect: /bin/ls: "
+}
+
 case_ version_everywhere
 case_ help_layout
 case_ help_command
@@ -452,6 +555,8 @@ case_ example_names_itself
 case_ install_uninstall
 case_ build_settings
 case_ ci_recipe
+case_ json_schemas
+case_ json_conventions
 
 echo "$ncase cases"
 if [ $fail != 0 ]; then

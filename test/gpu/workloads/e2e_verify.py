@@ -46,7 +46,7 @@ def main():
     except (OSError, ValueError) as e:
         tail = " | ".join(logtext.strip().splitlines()[-3:])
         out("FAIL", f"ktrace check exit {rc}, no JSON ({e}); log: {tail[:300]}")
-    comps = doc if isinstance(doc, list) else [doc]
+    comps = doc["comparisons"] if isinstance(doc, dict) and "comparisons" in doc else [doc]
     if not comps:
         out("FAIL", "no comparison in the JSON")
 
@@ -60,7 +60,7 @@ def main():
 
     def desc(c, d):
         outs = ",".join(f"{o['arg']}#{o['ordinal']}" for o in d.get("outputs", []))
-        return (f"{c['a']} vs {c['b']}: {d['kernel'][:60]} launch {d['seq_a']}/{d['seq_b']} "
+        return (f"{c['a']} vs {c['b']}: {d['kernel'][:60]} launch {d['op_seq_a']}/{d['op_seq_b']} "
                 f"out {outs} -> {d['classification']}")
 
     if mode == "identical":
@@ -134,8 +134,8 @@ def main():
         i, wa, wb = named
         dig = ("source digests differ" if wa.get("src_digest") and wa.get("src_digest") != wb.get("src_digest")
                else "source digests not recorded" if not wa.get("src_digest") else "source digests EQUAL")
-        out("PASS", f"{desc(c, d)}; input {i['arg']} last written by host-to-device memcpy op {wa['seq']}/"
-                    f"{wb['seq']} ({wa['bytes']} bytes, {dig})")
+        out("PASS", f"{desc(c, d)}; input {i['arg']} last written by host-to-device memcpy op {wa['op_seq']}/"
+                    f"{wb['op_seq']} ({wa['bytes']} bytes, {dig})")
     out("FAIL", f"unknown mode {mode}")
 
 

@@ -9,7 +9,7 @@ TRACE.jsonl is `ktrace-dump --json` of the traced run's trace.  Prints
 RESULT|capture-NAME-<check>|PASS|FAIL|SKIP|detail lines:
   count   LAUNCH records in the window == kernels the profiler counted there
           (or the workload's EXPECT when the profiler is unavailable)
-  clock   in each thread, LAUNCH times rise with launch_seq (to 1 us: the
+  clock   in each thread, LAUNCH times rise with op_seq (to 1 us: the
           writer converts the launch path's TSC readings, interpose/capture/launch_clock.h)
   names   every launch in the window has a name, and the multiset of names
           equals the profiler's (demangled; whitespace ignored)
@@ -99,7 +99,7 @@ def main():
             elif t == "module":
                 modules[r.get("module_id")] = r
             elif t == "launch":
-                by_tid[r.get("tid")].append((int(r.get("launch_seq", -1)), int(r.get("time_ns", -1))))
+                by_tid[r.get("tid")].append((int(r.get("op_seq", -1)), int(r.get("time_ns", -1))))
                 if t0 <= int(r.get("time_ns", -1)) <= t1:
                     launches.append(r)
             elif t == "counters":
@@ -148,7 +148,7 @@ def main():
         result(tag + "-clock", "FAIL", "%d of %d launches earlier than the thread's previous one (by up to %d ns)" %
                (back, total, worst))
     else:
-        result(tag + "-clock", "PASS", "%d launches in %d threads: times rise with launch_seq" % (total, len(by_tid)))
+        result(tag + "-clock", "PASS", "%d launches in %d threads: times rise with op_seq" % (total, len(by_tid)))
 
     # ---- names
     unnamed = [r for r in launches if not kname(r)[0]]

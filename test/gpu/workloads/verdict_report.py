@@ -220,6 +220,8 @@ def ktrace_outcome(rdir):
         doc = json.loads(text) if text.strip() else None
     except ValueError:
         doc = None
+    if isinstance(doc, dict) and isinstance(doc.get("comparisons"), list):
+        doc = doc["comparisons"]  # ktrace check --json: one object holding the comparisons
     comps = [c for c in (doc if isinstance(doc, list) else [doc]) if isinstance(c, dict)]
     if rc not in (0, 1):
         return dict(k, state="error", detail=f"exit {rc}: {last_ktrace_line(log)}")
