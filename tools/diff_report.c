@@ -993,8 +993,8 @@ static void j_unverified(struct jw *j, const struct diff_result *r)
 		char run[2] = { u->run, 0 };
 
 		j_open(j, NULL, '{');
-		j_u64(j, "seq_a", u->la->seq);
-		j_u64(j, "seq_b", u->lb->seq);
+		j_u64(j, "op_seq_a", u->la->seq);
+		j_u64(j, "op_seq_b", u->lb->seq);
 		j_str(j, "kernel", ktrace_tm_kernel_name(u->la->kernel));
 		j_str(j, "reason", ktrace_unv_name(u->reason));
 		j_open(j, "reasons", '[');

@@ -330,7 +330,8 @@ case_example() {
 	run out err "$B/ktrace-dump" basic.ktrace
 	current=$(sed -nE 's/^header .* format ([0-9.]+) .*/\1/p' out)
 	run out err "$B/ktrace-dump" "$ex1"
-	has out " format $current digest"
+	grep -q " format $current digest" out ||
+		bad "the example traces are not of the current format $current (make example-traces records them again)"
 	grep -qE '^  arg 1 sums \(float\*\) = ' out || bad "atomic_sum's argument 1 is not named sums"
 	run out err "$B/ktrace-dump" --json "$ex1"
 	srcs=$(grep '"type":"kernel"' out | grep -oE '"name_source":"[a-z_]+"' | sort -u | tr '\n' ' ')
