@@ -7,8 +7,9 @@
  * (A <= launch_seq_before <= B), and so is every stream_create (the flags and
  * priority of the streams the order is about): decided record by record,
  * printed among the other records, in seq order.  With --kernel (and
- * --range, if given, for the other records), which streams matter is known only once every launch was
- * seen, so the ORDER records are held and decided at the end of the file:
+ * --range, if given, for the other records), which streams matter is known
+ * only once every launch was seen, so the ORDER records are held and decided
+ * at the end of the file:
  * those naming a stream of a printed launch, those naming an event recorded
  * on or waited for by such a stream (anywhere in the file), and context
  * synchronisations; printed after the file's other records, in record
