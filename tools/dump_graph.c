@@ -98,13 +98,16 @@ void dump_json_graph_ref(FILE *f, const struct ktrace_graph_ref *g, int valid)
 {
 	if (!valid)
 		return;
-	fprintf(f, ",\"graph\":{\"exec_id\":%llu,\"graph_id\":%llu,\"launch\":%llu,\"launch_seq\":%llu,"
+	/* op_seq: the operation number of the graph launch (docs/json.md) */
+	fprintf(f, ",\"graph\":{\"exec_id\":%llu,\"graph_id\":%llu,\"launch\":%llu,\"op_seq\":%llu,"
 		   "\"node\":%u,\"revision\":%u}", as_ull(g->exec_id), as_ull(g->graph_id), as_ull(g->launch),
 		as_ull(g->launch_seq), g->node, g->revision);
 }
 
 static void json_node_body(FILE *f, const struct ktrace_graph_node *n)
 {
+	char fl[64];
+
 	switch (n->kind) {
 	case KTRACE_GNODE_KERNEL:
 		fprintf(f, ",\"kernel_id\":%llu,\"grid\":[%u,%u,%u],\"block\":[%u,%u,%u],\"cluster\":[%u,%u,%u],"
@@ -115,12 +118,16 @@ static void json_node_body(FILE *f, const struct ktrace_graph_node *n)
 		fputc('"', f);
 		break;
 	case KTRACE_GNODE_MEMCPY:
-		fprintf(f, ",\"dir\":\"%s\",\"dst\":\"0x%llx\",\"src\":\"0x%llx\",\"bytes\":%llu,\"copy_flags\":%u",
-			dump_copy_dir_name(n->dir), as_ull(n->dst), as_ull(n->src), as_ull(n->bytes), n->copy_flags);
+		dump_copy_flag_names(n->copy_flags, fl, sizeof fl, "\",\"");
+		fprintf(f, ",\"dir\":\"%s\",\"dst\":\"0x%llx\",\"src\":\"0x%llx\",\"bytes\":%llu,"
+			   "\"copy_flags\":[%s%s%s]", dump_copy_dir_name(n->dir), as_ull(n->dst), as_ull(n->src),
+			as_ull(n->bytes), fl[0] ? "\"" : "", fl, fl[0] ? "\"" : "");
 		break;
 	case KTRACE_GNODE_MEMSET:
-		fprintf(f, ",\"dst\":\"0x%llx\",\"value\":\"0x%llx\",\"count\":%llu,\"elem_size\":%u,\"copy_flags\":%u",
-			as_ull(n->dst), as_ull(n->value), as_ull(n->count), n->elem_size, n->copy_flags);
+		dump_copy_flag_names(n->copy_flags, fl, sizeof fl, "\",\"");
+		fprintf(f, ",\"dst\":\"0x%llx\",\"value\":\"0x%llx\",\"count\":%llu,\"elem_size\":%u,"
+			   "\"copy_flags\":[%s%s%s]", as_ull(n->dst), as_ull(n->value), as_ull(n->count), n->elem_size,
+			fl[0] ? "\"" : "", fl, fl[0] ? "\"" : "");
 		break;
 	case KTRACE_GNODE_CHILD:
 		fprintf(f, ",\"child_graph_id\":%llu", as_ull(n->child_graph_id));

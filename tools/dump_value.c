@@ -250,7 +250,7 @@ const char *dump_graph_node_flag_names(uint32_t flags, char *out, size_t cap, co
 
 const char *dump_copy_flag_names(uint32_t flags, char *out, size_t cap, const char *sep)
 {
-	static const char *const names[] = { "async", "2d", "3d", "src_digest" };
+	static const char *const names[] = { "async", "2d", "3d", "src_digest", "graph" };
 	return join_flags(flags, names, sizeof names / sizeof names[0], out, cap, sep);
 }
 

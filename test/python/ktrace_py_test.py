@@ -54,8 +54,8 @@ class LoadMatchesDump(unittest.TestCase):
         self.assertEqual((t.pid, t.host, t.cmdline, t.config), (header["pid"], header["host"], header["cmdline"],
                                                                  header["config"]))
         self.assertEqual(t.start_monotonic_ns, header["start_monotonic_ns"])
-        launches = sorted((r for r in recs if r["type"] == "launch"), key=lambda r: r["launch_seq"])
-        self.assertEqual([l.launch_seq for l in t.launches], [r["launch_seq"] for r in launches])
+        launches = sorted((r for r in recs if r["type"] == "launch"), key=lambda r: r["op_seq"])
+        self.assertEqual([l.launch_seq for l in t.launches], [r["op_seq"] for r in launches])
         for l, r in zip(t.launches, launches):
             self.assertEqual(l.time_ns, r["time_ns"])
             self.assertEqual((l.stream, l.context), (hexint(r["stream"]), hexint(r["context"])))

@@ -151,17 +151,17 @@ def check_launch_digests(rec, gpu, problems):
         key = arg_key(None, g["param_offset"], by_offset)
         got = args.get(key)
         if got is None:
-            problems.add("launch %d: argument %s (offset %d) missing from the GPU slice" % (rec["launch_seq"], key, g["param_offset"]))
+            problems.add("launch %d: argument %s (offset %d) missing from the GPU slice" % (rec["op_seq"], key, g["param_offset"]))
             continue
         for field, ours in (("pre_hash", "pre"), ("post_hash", "post")):
             if g.get(field) != got.get(ours):
                 problems.add("launch %d: argument %s %s %s in the trace, %s on the timeline"
-                             % (rec["launch_seq"], key, ours, g.get(field), got.get(ours)))
+                             % (rec["op_seq"], key, ours, g.get(field), got.get(ours)))
 
 
 def check_against_dump(events, dump_path, problems):
     recs = [json.loads(line) for line in open(dump_path, encoding="utf-8") if line.strip()]
-    launches = {r["launch_seq"]: r for r in recs if r["type"] == "launch"}
+    launches = {r["op_seq"]: r for r in recs if r["type"] == "launch"}  # ktrace-dump --json: op_seq
     ops = {r["op_seq"]: r for r in recs if r["type"] in ("memcpy", "memset")}
     host = [e for e in events if e["ph"] == "X" and e.get("cat") == "cuda_api"]
     kernels = {e["args"]["launch_seq"]: e for e in events if e["ph"] == "X" and e.get("cat") == "kernel"}

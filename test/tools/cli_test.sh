@@ -464,7 +464,8 @@ case_json_schemas() {
 	ex1=$ROOT/examples/traces/atomic_sum-run1.ktrace
 	ex2=$ROOT/examples/traces/atomic_sum-run2.ktrace
 	"$B/ktgen" --scenario order order.ktrace
-	for f in basic.ktrace threads.ktrace order.ktrace "$ex1"; do
+	"$B/ktgen" --scenario graph graph.ktrace
+	for f in basic.ktrace threads.ktrace order.ktrace graph.ktrace "$ex1"; do
 		"$B/ktrace-dump" --json "$f"
 		"$B/ktrace-dump" --json --range 0:1 "$f"
 	done >dump.jsonl 2>/dev/null
@@ -476,7 +477,9 @@ case_json_schemas() {
 	"$B/ktrace-diff" --json "$ex1" "$ex2" >diff1.json
 	"$B/ktrace-diff" --json --all basic.ktrace basic.ktrace >diff2.json
 	"$B/ktrace-diff" --json --partial cut2.ktrace basic.ktrace >diff3.json 2>/dev/null
-	schema_check diff --document diff1.json diff2.json diff3.json "$ROOT"/test/golden/diff/*.json
+	"$B/ktrace-diff" --json graph.ktrace graph.ktrace >diff4.json 2>/dev/null
+	has diff4.json '"graphs": {'
+	schema_check diff --document diff1.json diff2.json diff3.json diff4.json "$ROOT"/test/golden/diff/*.json
 	# ktrace check: the fake traced program (two and three runs), and the real library replaying
 	export ASAN_OPTIONS="verify_asan_link_order=0:detect_leaks=0:handle_segv=0:handle_abort=0:allow_user_segv_handler=1"
 	if [ -x "$B/diff_fakeprog" ] && [ -f "$B/diff_fakelib.so" ]; then

@@ -532,8 +532,8 @@ int main(int argc, char **argv)
 			break;
 	}
 	if (i != argc - 1 || argv[argc - 1][0] == '-')
-		die("usage: ktgen [--scenario basic|many|order|order-filter|graph|threads] [--launches N] [--frame-bytes N] "
-		    "[--cut-at-flush K] [--major N] OUT");
+		die("usage: ktgen [--scenario basic|many|order|order-filter|graph|threads] [--launches N] "
+		    "[--frame-bytes N] [--cut-at-flush K] [--major N] OUT");
 	out_path = argv[argc - 1];
 
 	struct ktrace_rec_header h = { .pid = 4242, .ppid = 1, .rank = 0, .digest_alg = 1,

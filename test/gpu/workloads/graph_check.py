@@ -104,7 +104,7 @@ class Trace:
                 self.notes.append(str(r.get("text", "")))
             elif t == "counters":
                 self.counters.update(r.get("counters") or {})
-        self.launches.sort(key=lambda r: int(r.get("launch_seq", -1)))
+        self.launches.sort(key=lambda r: int(r.get("op_seq", -1)))
 
     @classmethod
     def load(cls, path):
@@ -232,7 +232,7 @@ def check_hashed(tag, trace, launches, kv, whole_run):
         if regs and not any(g.get("pre_hash") and g.get("post_hash") for g in regs):
             unhashed.append(r)
     for r in unhashed[:4]:
-        print(f"{tag}: unhashed graph launch seq {r.get('launch_seq')} {trace.names(r)[1][:100] or trace.names(r)[0][:100]}")
+        print(f"{tag}: unhashed graph launch seq {r.get('op_seq')} {trace.names(r)[1][:100] or trace.names(r)[0][:100]}")
     ctr = trace.counters.get("graph_launches_unhashed")
     ghashed = sum(1 for g in trace.graphs if g.get("hashed") is True)
     detail = (f"{len(graph)} records from graph launches{'' if want is None else f' (program: {want})'}, "
@@ -269,7 +269,7 @@ def check_copies(tag, trace, kv):
     """GRAPH_COPIES memcpy=<n> memset=<n>: records of copy and memset nodes of graph launches."""
     want = dict(kvp.split("=", 1) for kvp in kv["GRAPH_COPIES"][-1].split())
     got = collections.Counter(r.get("type") for r in trace.copies
-                              if isinstance(r.get("graph"), dict) or int(r.get("copy_flags", 0)) & 0x10)
+                              if isinstance(r.get("graph"), dict) or "graph" in (r.get("copy_flags") or []))
     bad = [f"{t}: {got[t]} records, {want[t]} nodes run" for t in ("memcpy", "memset") if got[t] != int(want[t])]
     if bad:
         result(tag + "-copies", "FAIL", "; ".join(bad) + " (records of graph launches' copy and memset nodes)")
@@ -310,7 +310,7 @@ def check_params(tag, trace, launches, kv):
                 checked += 1
                 got = param_value(r, int(m.group(2)), m.group(1))
                 if got != want_v:
-                    bad.append(f"{f['kernel']} seq {r.get('launch_seq')}: {key} = {got!r}, program set {want}")
+                    bad.append(f"{f['kernel']} seq {r.get('op_seq')}: {key} = {got!r}, program set {want}")
                     break
     causes = collections.Counter(str(g.get("cause", "?")) for g in trace.graphs)
     gr = f"; GRAPH records by cause: {dict(causes)}" if trace.graphs else "; no GRAPH record in the dump"
@@ -368,13 +368,13 @@ def divergent_launch_in_graph(trace_dir, dump, seq):
     except (OSError, subprocess.SubprocessError):
         return ""
     for line in p.stdout.splitlines():
-        if f'"launch_seq":{seq},' not in line or '"type":"launch"' not in line:
+        if f'"op_seq":{seq},' not in line or '"type":"launch"' not in line:
             continue
         try:
             r = json.loads(line)
         except ValueError:
             continue
-        if r.get("type") == "launch" and int(r.get("launch_seq", -1)) == seq:
+        if r.get("type") == "launch" and int(r.get("op_seq", -1)) == seq:
             return "from a graph launch" if from_graph(r) else "an ordinary launch, not from a graph"
     return ""
 
@@ -457,7 +457,7 @@ def cmd_verdict(a):
 # ---- self-test --------------------------------------------------------------------------------------
 
 def _launch(seq, kid, t, graph=True, regions=None, flags=(), params=""):
-    r = {"type": "launch", "launch_seq": seq, "kernel_id": kid, "time_ns": t, "api": "graph" if graph else "cuLaunchKernel",
+    r = {"type": "launch", "op_seq": seq, "kernel_id": kid, "time_ns": t, "api": "graph" if graph else "cuLaunchKernel",
          "launch_flags": (["graph"] if graph else []) + list(flags), "param_bytes": params,
          "regions": regions if regions is not None else [{"flags": ["pre", "post"], "pre_hash": "01", "post_hash": "02"}]}
     return json.dumps(r)
@@ -518,9 +518,9 @@ def selftest():
     kvp["PARAM"][1] = "kernel=kt_a skip=2 count=1 f32@8=0.75 ptr@0=0x8000"
     out = _capture(check_params, "t", tr, tr.executed(), kvp)
     expect("RESULT|t-updates|FAIL" in out and "f32@8 = 0.25" in out, "params fail: " + out)
-    cp = Trace([json.dumps({"type": "memcpy", "copy_flags": 17, "graph": {"launch": 0}}),
-                json.dumps({"type": "memcpy", "copy_flags": 1}),
-                json.dumps({"type": "memset", "copy_flags": 17, "graph": {"launch": 0}})])
+    cp = Trace([json.dumps({"type": "memcpy", "copy_flags": ["async", "graph"], "graph": {"launch": 0}}),
+                json.dumps({"type": "memcpy", "copy_flags": ["async"]}),
+                json.dumps({"type": "memset", "copy_flags": ["async", "graph"], "graph": {"launch": 0}})])
     out = _capture(check_copies, "t", cp, {"GRAPH_COPIES": ["memcpy=1 memset=1"]})
     expect("RESULT|t-copies|PASS|1 MEMCPY and 1 MEMSET" in out, "copies: " + out)
     out = _capture(check_copies, "t", cp, {"GRAPH_COPIES": ["memcpy=2 memset=1"]})
