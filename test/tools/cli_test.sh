@@ -402,7 +402,7 @@ case_example_names_itself() {
 
 # make with the environment of a plain shell (not the make running this test)
 mk() {
-	env -u MAKEFLAGS -u MAKELEVEL -u MFLAGS make --no-print-directory -C "$ROOT" "$@"
+	env -u MAKEFLAGS -u MAKELEVEL -u MFLAGS -u WERROR make --no-print-directory -C "$ROOT" "$@"
 }
 
 # make install puts the library, the header, the tools, man pages and docs under
