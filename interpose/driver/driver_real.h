@@ -347,6 +347,8 @@
 	CALLED(cuGraphNodeFindInClone, (CUgraphNode *, CUgraphNode, CUgraph)) \
 	CALLED(cuGraphNodeGetDependencies, (CUgraphNode, CUgraphNode *, size_t *)) \
 	CALLED(cuGraphNodeGetDependentNodes, (CUgraphNode, CUgraphNode *, size_t *)) \
+	CALLED(cuGraphNodeGetDependencies_v2, (CUgraphNode, CUgraphNode *, CUgraphEdgeData *, size_t *)) \
+	CALLED(cuGraphNodeGetDependentNodes_v2, (CUgraphNode, CUgraphNode *, CUgraphEdgeData *, size_t *)) \
 	CALLED(cuEventCreate, (CUevent *, unsigned int)) \
 	CALLED(cuEventDestroy_v2, (CUevent))
 

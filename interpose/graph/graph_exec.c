@@ -77,7 +77,7 @@ static int mirror_from(struct kt_gexec *x, CUgraph g, int which)
 	CUgraphNode *user, *mine;
 	uint32_t n;
 
-	if (!ktrace_real.cuGraphClone || ktrace_real.cuGraphClone(&m, g) != CUDA_SUCCESS)
+	if (KT_GCALL(cuGraphClone, &m, g))
 		return -1;
 	user = top_nodes(g, &n);
 	mine = calloc(n + 1, sizeof(*mine));

@@ -143,21 +143,42 @@ static void group_params(const struct build *b, const struct kt_gnode *n, uint32
 	kp->kernelParams = args;
 }
 
-/* The dependencies (dependents: out) of node k in the copy, malloc'd. */
+/* One call for the dependencies (dependents: out) of node k: the edge-data
+ * form where the driver has it (the plain one refuses edges with data, such
+ * as programmatic launch edges, as a lossy query). */
+static CUresult neighbours_query(CUgraphNode k, int out, CUgraphNode *v, CUgraphEdgeData *data, size_t *n)
+{
+	if (out && ktrace_real.cuGraphNodeGetDependentNodes_v2)
+		return ktrace_real.cuGraphNodeGetDependentNodes_v2(k, v, data, n);
+	if (!out && ktrace_real.cuGraphNodeGetDependencies_v2)
+		return ktrace_real.cuGraphNodeGetDependencies_v2(k, v, data, n);
+	if (out)
+		return ktrace_real.cuGraphNodeGetDependentNodes ? ktrace_real.cuGraphNodeGetDependentNodes(k, v, n)
+								: CUDA_ERROR_NOT_FOUND;
+	return ktrace_real.cuGraphNodeGetDependencies ? ktrace_real.cuGraphNodeGetDependencies(k, v, n)
+						      : CUDA_ERROR_NOT_FOUND;
+}
+
+/* The dependencies (dependents: out) of node k in the copy, malloc'd.  The
+ * hash nodes ktrace adds around k depend on them by full (default) edges. */
 static CUgraphNode *neighbours(CUgraphNode k, int out, size_t *n)
 {
-	__typeof__(ktrace_real.cuGraphNodeGetDependencies) f =
-		out ? ktrace_real.cuGraphNodeGetDependentNodes : ktrace_real.cuGraphNodeGetDependencies;
+	const char *what = out ? "cuGraphNodeGetDependentNodes" : "cuGraphNodeGetDependencies";
+	CUgraphEdgeData *data = NULL;
 	CUgraphNode *v;
 
 	*n = 0;
-	if (!f || f(k, NULL, n) != CUDA_SUCCESS)
+	if (kt_graph_failed(what, neighbours_query(k, out, NULL, NULL, n)))
 		return NULL;
 	v = calloc(*n + 1, sizeof(*v));
-	if (v && f(k, v, n) != CUDA_SUCCESS) {
+	if (!*n)
+		return v; /* the driver refuses a second query of none (CUDA_ERROR_INVALID_VALUE) */
+	data = calloc(*n + 1, sizeof(*data));
+	if (v && (!data || kt_graph_failed(what, neighbours_query(k, out, v, data, n)))) {
 		free(v);
-		return NULL;
+		v = NULL;
 	}
+	free(data);
 	return v;
 }
 
@@ -179,14 +200,14 @@ static int add_hash_nodes(const struct build *b, uint32_t i)
 		CUDA_KERNEL_NODE_PARAMS kp;
 
 		group_params(b, n, grp, 0, &u, args, &kp);
-		rc = ktrace_real.cuGraphAddKernelNode_v2(&node, lg, deps, nd, &kp) != CUDA_SUCCESS ||
-		     ktrace_real.cuGraphAddDependencies(lg, &node, &k, 1) != CUDA_SUCCESS;
+		rc = KT_GCALL(cuGraphAddKernelNode_v2, &node, lg, deps, nd, &kp) ||
+		     KT_GCALL(cuGraphAddDependencies, lg, &node, &k, 1);
 		if (rc)
 			break;
 		group_params(b, n, grp, 1, &u, args, &kp);
-		rc = ktrace_real.cuGraphAddKernelNode_v2(&node, lg, &k, 1, &kp) != CUDA_SUCCESS;
+		rc = KT_GCALL(cuGraphAddKernelNode_v2, &node, lg, &k, 1, &kp);
 		for (size_t s = 0; s < ns && !rc; s++)
-			rc = ktrace_real.cuGraphAddDependencies(lg, &node, &succ[s], 1) != CUDA_SUCCESS;
+			rc = KT_GCALL(cuGraphAddDependencies, lg, &node, &succ[s], 1);
 	}
 	free(deps);
 	free(succ);
@@ -223,20 +244,26 @@ static int map_level(struct build *b, uint32_t lv)
 	if (lv == 0) {
 		b->level_graph[0] = b->g;
 		for (uint32_t k = 0; k < L->n && !rc; k++)
-			rc = ktrace_real.cuGraphNodeFindInClone(&b->map[L->members[k]], b->r->nodes[L->members[k]].mirror,
-								 b->g) != CUDA_SUCCESS;
+			rc = KT_GCALL(cuGraphNodeFindInClone, &b->map[L->members[k]], b->r->nodes[L->members[k]].mirror,
+				      b->g);
 		return rc ? -1 : 0;
 	}
-	if (ktrace_real.cuGraphChildGraphNodeGetGraph(b->map[L->parent], &b->level_graph[lv]) != CUDA_SUCCESS ||
-	    ktrace_real.cuGraphGetNodes(b->level_graph[lv], NULL, &n) != CUDA_SUCCESS || n != L->n)
+	if (KT_GCALL(cuGraphChildGraphNodeGetGraph, b->map[L->parent], &b->level_graph[lv]) ||
+	    KT_GCALL(cuGraphGetNodes, b->level_graph[lv], NULL, &n))
 		return -1;
+	if (n != L->n) {
+		kt_graph_failed_because("a child graph of the copy has another number of nodes");
+		return -1;
+	}
 	v = calloc(n + 1, sizeof(*v));
-	if (!v || ktrace_real.cuGraphGetNodes(b->level_graph[lv], v, &n) != CUDA_SUCCESS)
+	if (!v || KT_GCALL(cuGraphGetNodes, b->level_graph[lv], v, &n))
 		rc = -1;
 	for (uint32_t k = 0; k < L->n && !rc; k++) {
 		b->map[L->members[k]] = v[k];
 		rc = !same_node(v[k], &b->r->nodes[L->members[k]]);
 	}
+	if (rc && v)
+		kt_graph_failed_because("a child graph of the copy lists its nodes in another order");
 	free(v);
 	return rc ? -1 : 0;
 }
@@ -251,7 +278,7 @@ static int instrument(struct build *b, CUgraph mirror)
 	free(b->map);
 	b->map = calloc(r->nnodes + 1, sizeof(*b->map));
 	b->level_graph = calloc(r->nlevels + 1, sizeof(*b->level_graph));
-	if (!b->map || !b->level_graph || !ktrace_real.cuGraphClone || ktrace_real.cuGraphClone(&b->g, mirror) != CUDA_SUCCESS)
+	if (!b->map || !b->level_graph || KT_GCALL(cuGraphClone, &b->g, mirror))
 		goto out;
 	rc = 0;
 	for (uint32_t lv = 0; lv < r->nlevels && !rc; lv++)
@@ -297,7 +324,7 @@ static struct kt_ghash *state_new(CUcontext ctx, uint64_t words)
 	atomic_init(&h->refs, 1);
 	h->ctx = ctx;
 	h->area_words = words;
-	if (ktrace_real.cuMemAlloc_v2(&h->area, words * sizeof(uint64_t)) != CUDA_SUCCESS ||
+	if (KT_GCALL(cuMemAlloc_v2, &h->area, words * sizeof(uint64_t)) ||
 	    zero_area(h->area, words * sizeof(uint64_t))) {
 		if (h->area)
 			ktrace_real.cuMemFree_v2(h->area);
@@ -367,7 +394,7 @@ static int update_in_place(struct build *b, CUgraph mirror)
 	if (instrument(b, mirror))
 		return -1;
 	memset(&info, 0, sizeof(info));
-	if (!ktrace_real.cuGraphExecUpdate_v2 || ktrace_real.cuGraphExecUpdate_v2(b->h->exec, b->g, &info) != CUDA_SUCCESS) {
+	if (KT_GCALL(cuGraphExecUpdate_v2, b->h->exec, b->g, &info)) {
 		ktrace_real.cuGraphDestroy(b->g);
 		return -1;
 	}
@@ -384,7 +411,7 @@ static int make_exec(struct build *b, CUgraph mirror, uint64_t flags)
 
 	if (instrument(b, mirror))
 		return -1;
-	if (ktrace_real.cuGraphInstantiateWithFlags(&b->h->exec, b->g, flags & ok_flags) != CUDA_SUCCESS) {
+	if (KT_GCALL(cuGraphInstantiateWithFlags, &b->h->exec, b->g, flags & ok_flags)) {
 		b->h->exec = NULL;
 		ktrace_real.cuGraphDestroy(b->g);
 		return -1;
@@ -402,8 +429,10 @@ struct kt_ghash *kt_ghash_build(struct kt_ghash *h, CUgraph mirror, const struct
 	CUcontext popped;
 
 	*why = KTRACE_GRAPH_UNTRACED_DRIVER;
-	if (ktrace_hash_kernels(r->ctx, b.fn, b.max_blocks))
+	if (ktrace_hash_kernels(r->ctx, b.fn, b.max_blocks)) {
+		kt_graph_failed_because("ktrace's checksum kernels are not loaded in the graph's context");
 		goto fail;
+	}
 	if (h && h->exec && !atomic_load(&h->dead) && h->area_words >= need) {
 		b.h = h;
 		if (update_in_place(&b, mirror) == 0)

@@ -195,8 +195,16 @@ uint64_t kt_graph_new_id(void) KTRACE_HIDDEN;
 /* Run f on every registered exec (registry lock held). */
 void kt_graph_for_each_exec(void (*f)(struct kt_gexec *x, void *arg), void *arg) KTRACE_HIDDEN;
 
-/* A NOTE (warning, code 259) naming the exec and why it is not traced in full. */
+/* A NOTE (warning, code 259) naming the exec and why it is not traced in
+ * full; for a driver error, also the first of ktrace's calls that failed on
+ * this thread since the last note (kt_graph_failed) and its result. */
 void kt_graph_note(uint64_t exec_id, uint64_t graph_id, uint32_t why, const char *detail) KTRACE_HIDDEN;
+/* Check the result r of ktrace's own driver call `call`: 0 on success; else
+ * remember the first failure of this thread for the next note and return 1. */
+int kt_graph_failed(const char *call, CUresult r) KTRACE_HIDDEN;
+/* Remember a failure that is no driver call's ("what" says what), as above. */
+void kt_graph_failed_because(const char *what) KTRACE_HIDDEN;
+#define KT_GCALL(fn, ...) kt_graph_failed(#fn, ktrace_real.fn ? ktrace_real.fn(__VA_ARGS__) : CUDA_ERROR_NOT_FOUND)
 
 /* Every driver call ktrace makes for graphs runs between these, in the
  * relaxed capture mode (never disturbing another thread's capture). */

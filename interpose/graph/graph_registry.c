@@ -278,12 +278,64 @@ void ktrace_on_graph_context_destroy(CUcontext ctx)
 	kt_gthread_context_destroyed(ctx);
 }
 
+static _Thread_local struct {
+	const char *call;
+	CUresult result;
+	int no_result;  /* not a driver call: call says what went wrong */
+} first_failure;
+
+void kt_graph_failed_because(const char *what)
+{
+	if (!first_failure.call) {
+		first_failure.call = what;
+		first_failure.no_result = 1;
+	}
+}
+
+int kt_graph_failed(const char *call, CUresult r)
+{
+	if (r == CUDA_SUCCESS)
+		return 0;
+	if (!first_failure.call) {
+		first_failure.call = call;
+		first_failure.result = r;
+		first_failure.no_result = 0;
+	}
+	return 1;
+}
+
+/* " (CALL returned NAME)" for the first failure remembered, then forgotten. */
+static void take_failure(char *buf, size_t n)
+{
+	const char *name = NULL;
+
+	buf[0] = 0;
+	if (!first_failure.call)
+		return;
+	if (first_failure.no_result) {
+		snprintf(buf, n, " (%s)", first_failure.call);
+		first_failure.call = NULL;
+		return;
+	}
+	if (!ktrace_real.cuGetErrorName || ktrace_real.cuGetErrorName(first_failure.result, &name) != CUDA_SUCCESS)
+		name = NULL;
+	if (name)
+		snprintf(buf, n, " (%s returned %s)", first_failure.call, name);
+	else
+		snprintf(buf, n, " (%s returned %d)", first_failure.call, (int)first_failure.result);
+	first_failure.call = NULL;
+}
+
 void kt_graph_note(uint64_t exec_id, uint64_t graph_id, uint32_t why, const char *detail)
 {
-	char text[512];
+	char text[640], failure[128];
 
-	snprintf(text, sizeof(text), "graph exec %llu (graph %llu) is not traced in full (%s): %s",
-		 (unsigned long long)exec_id, (unsigned long long)graph_id, ktrace_graph_untraced_name(why), detail);
+	take_failure(failure, sizeof(failure));
+	if (why != KTRACE_GRAPH_UNTRACED_DRIVER)
+		failure[0] = 0;
+	snprintf(text, sizeof(text), "graph exec %llu (graph %llu) is not traced in full (%s)%s: %s",
+		 (unsigned long long)exec_id, (unsigned long long)graph_id, ktrace_graph_untraced_name(why), failure,
+		 detail);
 	KT_DEBUG("%s", text);
 	ktrace_tracer_note(KTRACE_NOTE_WARN, KTRACE_NOTE_CODE_GRAPH, text);
 }

@@ -70,6 +70,8 @@
  *     the total cuMemGetInfo_v2 reports (default 16 GiB, not enforced);
  *   - FAKECUDA_HOST_OOM_MIN=N: host allocations of N bytes or more fail with
  *     OUT_OF_MEMORY;
+ *   - FAKECUDA_GRAPH_REFUSE_HASH_NODES=1: cuGraphAddKernelNode_v2 refuses nodes
+ *     of the checksum kernels (INVALID_VALUE): ktrace cannot instrument a graph;
  *   - fake_live_device_bytes() and fake_live_allocations() tell what is live.
  * fake_fail (no parameters) fails every launch with LAUNCH_OUT_OF_RESOURCES,
  * with or without real memory.
@@ -229,6 +231,18 @@ static int is_func(const void *p)
 		if (p == (const void *)&funcs[i])
 			return 1;
 	return 0;
+}
+
+unsigned long long fk_env_num(const char *name)
+{
+	return env_num(name);
+}
+
+int fk_is_hash_func(CUfunction f)
+{
+	const struct fake_func *ff = (const struct fake_func *)f;
+
+	return f && is_func(f) && ff->kind == FK_HASH;
 }
 
 /* ---- real memory (built with -DFAKECUDA_REAL_MEMORY) --------------------------- */

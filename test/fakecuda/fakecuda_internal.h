@@ -26,6 +26,10 @@ CUresult fk_copy(void *dst, const void *src, size_t n, int dev_dst, int dev_src)
 int fk_device_range(uintptr_t p, size_t n) FK_HIDDEN;
 /* Device memory of n bytes, as cuMemAlloc_v2 gives, without its entry point. */
 CUresult fk_alloc(CUdeviceptr *p, size_t n) FK_HIDDEN;
+/* 1 when f is one of ktrace's checksum kernels. */
+int fk_is_hash_func(CUfunction f) FK_HIDDEN;
+/* A FAKECUDA_* setting: its numeric value, 0 when unset. */
+unsigned long long fk_env_num(const char *name) FK_HIDDEN;
 /* cuEventRecord's effect. */
 CUresult fk_event_record(CUevent e) FK_HIDDEN;
 

@@ -549,7 +549,7 @@ API CUresult cuGraphDestroy(CUgraph g)
 API CUresult cuGraphAddKernelNode_v2(ADD_PARAMS, const CUDA_KERNEL_NODE_PARAMS *p)
 {
 	NOTE();
-	if (!p)
+	if (!p || (fk_env_num("FAKECUDA_GRAPH_REFUSE_HASH_NODES") && fk_is_hash_func(p->func)))
 		return CUDA_ERROR_INVALID_VALUE;
 	ADD_NODE(CU_GRAPH_NODE_TYPE_KERNEL, set_kernel_v2(n, p));
 }
@@ -798,23 +798,25 @@ API CUresult cuGraphNodeGetType(CUgraphNode h, CUgraphNodeType *t)
 	*t = N(h)->type;
 	return CUDA_SUCCESS;
 }
-API CUresult cuGraphNodeGetDependencies(CUgraphNode h, CUgraphNode *v, size_t *n)
+/* The driver (580, measured) refuses a query that passes an array for no
+ * entries: CUDA_ERROR_INVALID_VALUE; so does the fake. */
+static CUresult node_dependencies(CUgraphNode h, CUgraphNode *v, CUgraphEdgeData *e, size_t *n)
 {
-	NOTE();
-	if (!h || !n)
+	if (!h || !n || (v && !*n))
 		return CUDA_ERROR_INVALID_VALUE;
 	pthread_mutex_lock(&fg_lock);
 	LIST(v, n, N(h)->ndeps, (CUgraphNode)N(h)->deps[i_]);
 	pthread_mutex_unlock(&fg_lock);
+	if (e && v)
+		memset(e, 0, *n * sizeof(*e));
 	return CUDA_SUCCESS;
 }
-API CUresult cuGraphNodeGetDependentNodes(CUgraphNode h, CUgraphNode *v, size_t *n)
+static CUresult node_dependents(CUgraphNode h, CUgraphNode *v, CUgraphEdgeData *e, size_t *n)
 {
 	size_t cap, k = 0;
 	struct fgraph *g;
 
-	NOTE();
-	if (!h || !n)
+	if (!h || !n || (v && !*n))
 		return CUDA_ERROR_INVALID_VALUE;
 	cap = *n;
 	pthread_mutex_lock(&fg_lock);
@@ -828,7 +830,25 @@ API CUresult cuGraphNodeGetDependentNodes(CUgraphNode h, CUgraphNode *v, size_t 
 			}
 	pthread_mutex_unlock(&fg_lock);
 	*n = k;
+	if (e && v)
+		memset(e, 0, (k < cap ? k : cap) * sizeof(*e));
 	return CUDA_SUCCESS;
+}
+API CUresult cuGraphNodeGetDependencies(CUgraphNode h, CUgraphNode *v, size_t *n)
+{
+	NOTE(); return node_dependencies(h, v, NULL, n);
+}
+API CUresult cuGraphNodeGetDependencies_v2(CUgraphNode h, CUgraphNode *v, CUgraphEdgeData *e, size_t *n)
+{
+	NOTE(); return node_dependencies(h, v, e, n);
+}
+API CUresult cuGraphNodeGetDependentNodes(CUgraphNode h, CUgraphNode *v, size_t *n)
+{
+	NOTE(); return node_dependents(h, v, NULL, n);
+}
+API CUresult cuGraphNodeGetDependentNodes_v2(CUgraphNode h, CUgraphNode *v, CUgraphEdgeData *e, size_t *n)
+{
+	NOTE(); return node_dependents(h, v, e, n);
 }
 API CUresult cuGraphKernelNodeGetParams_v2(CUgraphNode h, CUDA_KERNEL_NODE_PARAMS *p)
 {

@@ -93,7 +93,7 @@ print(n, g)' "$W"
 traced_info=""
 bad_trace=""
 for m in meta hash; do
-	tr=$(find "$O" -name "$m-*.ktrace" | sort | tail -n 1)
+	tr=$(ls -S "$O"/$m-*.ktrace 2>/dev/null | head -n 1) # the largest: compile workers write traces too
 	if [ -z "$tr" ]; then
 		bad_trace="$bad_trace $m: no trace;"
 		continue

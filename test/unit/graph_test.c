@@ -49,6 +49,7 @@
 #define MAX_RECS 4096
 
 static char build_dir[PATH_MAX], tmp_dir[PATH_MAX];
+static const char *extra_env = "KTRACE_QUIET=1"; /* one more setting for run_app's program */
 
 /* Run graph_app MODE into trace NAME (hash: KTRACE_HASH; seed: the fake's
  * FAKECUDA_NONDET_SEED); its stdout must end with "OK". */
@@ -69,7 +70,7 @@ static void run_app(const char *mode, const char *name, int hash, int seed)
 	pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0) {
-		const char *envp[] = { preload, libpath, output, hashv, seedv, "KTRACE_QUIET=1", "KTRACE_OVERWRITE=1",
+		const char *envp[] = { preload, libpath, output, hashv, seedv, "KTRACE_QUIET=1", extra_env, "KTRACE_OVERWRITE=1",
 				       "ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=0", NULL };
 		char *argv[] = { app, (char *)mode, NULL };
 		int o = open(outp, O_WRONLY | O_CREAT | O_TRUNC, 0600);
@@ -520,6 +521,42 @@ static void test_untraced(void **state)
 	ktrace_tm_free(&b);
 }
 
+/* A graph ktrace cannot instrument (the driver refuses its checksum kernel
+ * nodes): the program's graph runs, recorded unhashed, and the NOTE names
+ * the driver call that failed and its result. */
+static void test_instrument_failure_named(void **state)
+{
+	struct recs x;
+	struct ktrace_rec_graph g;
+	struct ktrace_rec_launch l;
+	struct ktrace_rec_note note;
+	unsigned named = 0;
+
+	(void)state;
+	extra_env = "FAKECUDA_GRAPH_REFUSE_HASH_NODES=1";
+	run_app("explicit", "refused.ktrace", 1, 0);
+	extra_env = "KTRACE_QUIET=1";
+	read_recs("refused.ktrace", &x);
+	for (size_t i = 0; i < x.n; i++) {
+		if (x.type[i] == KTRACE_REC_GRAPH && !ktrace_decode_graph(x.rec[i], x.len[i], &g)) {
+			assert_false(g.flags & KTRACE_GRAPHF_HASHED);
+			assert_int_equal(g.untraced, KTRACE_GRAPH_UNTRACED_DRIVER);
+		}
+		if (x.type[i] == KTRACE_REC_NOTE && !ktrace_decode_note(x.rec[i], x.len[i], &note) &&
+		    note.code == KTRACE_NOTE_CODE_GRAPH) {
+			char text[1024];
+
+			snprintf(text, sizeof text, "%.*s", (int)note.text.len, note.text.ptr);
+			named += strstr(text, "(driver_error) (cuGraphAddKernelNode_v2 returned "
+					      "CUDA_ERROR_INVALID_VALUE)") != NULL;
+		}
+	}
+	assert_int_equal(named, 1);
+	assert_true(graph_launch(&x, 0, 0, &l));
+	assert_false(l.flags & KTRACE_LAUNCHF_HASHED);
+	free_recs(&x);
+}
+
 /* ---- ktrace-dump --json ----------------------------------------------------------------------------- */
 
 /* What the GPU tests count graph kernel launches per name with. */
@@ -632,6 +669,7 @@ int main(void)
 		cmocka_unit_test(test_diff_nondet_node),
 		cmocka_unit_test(test_diff_unordered_nodes),
 		cmocka_unit_test(test_untraced),
+		cmocka_unit_test(test_instrument_failure_named),
 		cmocka_unit_test(test_dump_json),
 		cmocka_unit_test(test_check_confirms_graph_node),
 	};
