@@ -51,6 +51,7 @@ struct run_trace {
 	char path[PATH_MAX + 320];
 	uint32_t rank;
 	long launches;
+	long graphs_memory_nodes; /* graphs not hashed: memory allocated inside them */
 };
 
 struct run_info {
@@ -137,8 +138,11 @@ static int collect_traces(const char *what, const char *prefix, const char *dir,
 			continue;
 		(*nfiles)++;
 		struct run_trace t;
+		struct tm_run_scan scan;
 		snprintf(t.path, sizeof t.path, "%s/%s", dir, e->d_name);
-		t.launches = ktrace_tm_count_launches(t.path, &t.rank, err, sizeof err);
+		t.launches = ktrace_tm_scan_run(t.path, &scan, err, sizeof err) ? -1 : scan.launches;
+		t.rank = scan.rank;
+		t.graphs_memory_nodes = scan.graphs_memory_nodes;
 		if (t.launches < 0) {
 			fprintf(stderr, "ktrace check: %s: %s\n", what, err);
 			closedir(d);
@@ -541,6 +545,29 @@ static int first_run_must_pass(struct check_state *s, const struct run_plan *p)
 	return run_must_pass(s, p);
 }
 
+/* Under the allocator settings ktrace chose, a program's CUDA graphs may
+ * allocate their memory inside the graph (PyTorch's cudaMallocAsync backend
+ * during capture), which ktrace cannot hash; with the program's own
+ * allocator they do not.  1 when run 1 showed such graphs and the runs go
+ * on with the program's allocator (said in one line). */
+static int graphs_need_own_allocator(struct check_state *s)
+{
+	long n = 0;
+
+	if (s->own_allocator || !ktrace_allocator_changes(&s->co->run))
+		return 0;
+	for (size_t i = 0; i < s->runs[1].n; i++)
+		n += s->runs[1].t[i].graphs_memory_nodes;
+	if (!n)
+		return 0;
+	fprintf(stderr, "ktrace check: note: under the allocator settings ktrace chose, %ld CUDA graph%s of the "
+			"program allocate memory inside the graph, which ktrace cannot hash; running it again with "
+			"its own allocator, as --keep-allocator would: buffer extents may be inferred\n",
+		n, n == 1 ? "" : "s");
+	s->own_allocator = 1;
+	return 1;
+}
+
 /* The warm-up (untraced), then the traced runs. */
 static int run_all(struct check_state *s)
 {
@@ -560,6 +587,11 @@ static int run_all(struct check_state *s)
 		int rc = k == 1 && co->no_warmup ? first_run_must_pass(s, &p) : run_must_pass(s, &p);
 		if (rc || collect(k, s->dir, &s->runs[k]))
 			return -1;
+		if (k == 1 && graphs_need_own_allocator(s)) {
+			remove_run_traces(s, prefix);
+			if (run_must_pass(s, &p) || collect(k, s->dir, &s->runs[k]))
+				return -1;
+		}
 	}
 	return same_ranks(s);
 }

@@ -923,13 +923,34 @@ size_t ktrace_tm_op_lower_bound(const struct tm_trace *t, uint64_t seq)
 	return lo;
 }
 
-long ktrace_tm_count_launches(const char *path, uint32_t *rank, char *err, size_t errlen)
+/* What one record tells ktrace_tm_scan_run. */
+static void scan_record(const void *rec, size_t len, struct tm_run_scan *out)
+{
+	struct ktrace_record_prefix p;
+
+	if (ktrace_decode_prefix(rec, len, &p) != 0)
+		return;
+	if (p.type == KTRACE_REC_LAUNCH) {
+		out->launches++;
+	} else if (p.type == KTRACE_REC_HEADER) {
+		struct ktrace_rec_header h;
+		if (ktrace_decode_header(rec, len, &h) == 0)
+			out->rank = h.rank;
+	} else if (p.type == KTRACE_REC_GRAPH) {
+		struct ktrace_rec_graph g;
+		if (ktrace_decode_graph(rec, len, &g) == 0 && g.untraced == KTRACE_GRAPH_UNTRACED_MEMORY_NODES)
+			out->graphs_memory_nodes++;
+	}
+}
+
+int ktrace_tm_scan_run(const char *path, struct tm_run_scan *out, char *err, size_t errlen)
 {
 	struct ktrace_reader *r = ktrace_reader_open(path, err, errlen);
+	int rc = 0;
+
+	memset(out, 0, sizeof(*out));
 	if (!r)
 		return -1;
-	long n = 0;
-	*rank = 0;
 	for (;;) {
 		const void *rec;
 		size_t len;
@@ -940,20 +961,21 @@ long ktrace_tm_count_launches(const char *path, uint32_t *rank, char *err, size_
 			snprintf(err, errlen, "%s", ktrace_reader_error(r));
 			if (!*err)
 				snprintf(err, errlen, "%s: unreadable trace", path);
-			n = -1;
+			rc = -1;
 			break;
 		}
-		struct ktrace_record_prefix p;
-		if (ktrace_decode_prefix(rec, len, &p) != 0)
-			continue;
-		if (p.type == KTRACE_REC_LAUNCH)
-			n++;
-		else if (p.type == KTRACE_REC_HEADER) {
-			struct ktrace_rec_header h;
-			if (ktrace_decode_header(rec, len, &h) == 0)
-				*rank = h.rank;
-		}
+		scan_record(rec, len, out);
 	}
 	ktrace_reader_close(r);
-	return n;
+	return rc;
+}
+
+long ktrace_tm_count_launches(const char *path, uint32_t *rank, char *err, size_t errlen)
+{
+	struct tm_run_scan scan;
+
+	if (ktrace_tm_scan_run(path, &scan, err, errlen))
+		return -1;
+	*rank = scan.rank;
+	return scan.launches;
 }

@@ -183,4 +183,15 @@ size_t ktrace_tm_op_lower_bound(const struct tm_trace *t, uint64_t seq);
  * (message in err).  *rank receives the header's rank (0 without header). */
 long ktrace_tm_count_launches(const char *path, uint32_t *rank, char *err, size_t errlen);
 
+/* What ktrace check reads of a run's trace before comparing: its LAUNCH
+ * records, its rank, and its executable graphs not hashed because they
+ * allocate memory inside the graph (GRAPH untraced memory_nodes). */
+struct tm_run_scan {
+	long launches;
+	uint32_t rank;
+	long graphs_memory_nodes;
+};
+/* 0, or -1 with err set. */
+int ktrace_tm_scan_run(const char *path, struct tm_run_scan *out, char *err, size_t errlen);
+
 #endif

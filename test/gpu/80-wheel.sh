@@ -42,9 +42,22 @@ rm -rf "$T"
 mkdir -p "$T" "$L"
 
 V=$T/venv/bin
+# The training environment's PyTorch, where the venv does not see it (a user
+# site or PYTHONPATH install, which --system-site-packages leaves out): a .pth
+# file in the venv names its directory.
+see_host_torch() {
+	local dir site
+	"$V/python" -c "import torch" 2>/dev/null && return 0
+	dir=$(python3 -c "import os, torch; print(os.path.dirname(os.path.dirname(torch.__file__)))") || return 1
+	site=$("$V/python" -c "import sysconfig; print(sysconfig.get_paths()['purelib'])") || return 1
+	echo "$dir" >"$site/host_torch.pth"
+	echo "PyTorch from $dir (host_torch.pth)" >>"$L/wheel-install.log"
+	"$V/python" -c "import torch" >>"$L/wheel-install.log" 2>&1
+}
 if python3 -m venv --system-site-packages "$T/venv" >"$L/wheel-install.log" 2>&1 &&
 	"$V/pip" install --no-index --no-deps --disable-pip-version-check "$whl" >>"$L/wheel-install.log" 2>&1 &&
-	"$V/ktrace" --version >>"$L/wheel-install.log" 2>&1; then
+	"$V/ktrace" --version >>"$L/wheel-install.log" 2>&1 &&
+	see_host_torch; then
 	result wheel-install PASS "$(basename "$whl"): $("$V/ktrace" --version)"
 else
 	result wheel-install FAIL "see $L/wheel-install.log"
@@ -64,7 +77,7 @@ check() {
 
 extra=()
 check wheel-check-det
-v=$("$V/python" -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d.get("verdict"), len(d.get("divergences", [])))' \
+v=$("$V/python" -c 'import json,sys; d=json.load(open(sys.argv[1])); d=(d.get("comparisons") or [d])[0]; print(d.get("verdict"), len(d.get("divergences", [])))' \
 	"$L/wheel-check-det.json" 2>&1)
 [ "$rc" -eq 0 ] && result wheel-check-det PASS "exit 0: $v" || result wheel-check-det FAIL "exit $rc: $v (see $L/wheel-check-det.log)"
 
@@ -73,6 +86,7 @@ check wheel-check-plant --perfetto "$T/diverged.json"
 v=$("$V/python" -c '
 import json, sys
 d = json.load(open(sys.argv[1]))
+d = (d.get("comparisons") or [d])[0]
 first = (d.get("divergences") or [{}])[0]
 print("%s|%s|%s" % (first.get("kernel", ""), first.get("classification", ""), d.get("verdict")))' "$L/wheel-check-plant.json" 2>&1)
 kernel=${v%%|*}

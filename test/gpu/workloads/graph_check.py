@@ -399,6 +399,8 @@ def divergent_launch_in_graph(trace_dir, dump, seq):
 
 def judge(mode, doc, rc, log, kre, where=lambda seq: ""):
     """(status, detail) for one `ktrace check --json` outcome."""
+    if isinstance(doc, dict) and isinstance(doc.get("comparisons"), list):  # ktrace check --json: one object
+        doc = doc["comparisons"]
     comps = [c for c in (doc if isinstance(doc, list) else [doc]) if isinstance(c, dict)]
     outs = program_outputs(log)
     if not comps:
@@ -426,7 +428,7 @@ def judge(mode, doc, rc, log, kre, where=lambda seq: ""):
         return "FAIL", f"ktrace check exit {rc} without a divergence"
     c, d = div[0]
     name = d.get("kernel", "") or d.get("mangled", "")
-    desc = (f"{name[:80]} launch {d.get('seq_a')}/{d.get('seq_b')} -> {d.get('classification')}")
+    desc = (f"{name[:80]} launch {d.get('op_seq_a', d.get('seq_a'))}/{d.get('op_seq_b', d.get('seq_b'))} -> {d.get('classification')}")
     if not (re.search(kre, d.get("kernel", "")) or re.search(kre, d.get("mangled", ""))):
         return "FAIL", f"first divergence is not /{kre}/: {desc}"
     if d.get("classification") != "kernel_nondeterministic":
@@ -447,7 +449,7 @@ def judge(mode, doc, rc, log, kre, where=lambda seq: ""):
         cdesc = f"replay: {conf.get('verdict', '?')}"
     if rc != 1:
         return "FAIL", f"ktrace check exit {rc} (want 1): {desc}; {cdesc}"
-    w = where(int(d.get("seq_a", -1)))
+    w = where(int(d.get("op_seq_a", d.get("seq_a", -1))))
     return "PASS", (f"{len(div)}/{len(comps)} comparisons diverged; {desc}; inputs identical "
                     f"({d.get('inputs_equal_pointers')} pointers, {d.get('inputs_equal_scalars')} scalars); {cdesc}"
                     + (f"; {w}" if w else ""))

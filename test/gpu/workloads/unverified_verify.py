@@ -32,6 +32,8 @@ def main():
     except (OSError, ValueError) as e:
         result(name, "FAIL", "ktrace check exit %d, no JSON (%s)" % (rc, e))
         return 0
+    if isinstance(doc, dict) and isinstance(doc.get("comparisons"), list):  # ktrace check --json: one object
+        doc = doc["comparisons"]
     comps = doc if isinstance(doc, list) else [doc]
     matched = unverified = guessed = diverged = 0
     by_reason = {}
@@ -48,7 +50,7 @@ def main():
         for k, v in launches["unverified_by_reason"].items():
             by_reason[k] = by_reason.get(k, 0) + v
         for u in c.get("unverified_launches", []):
-            print("UNVERIFIED|%s|%s|%s|%s|%s" % (name, u.get("seq_a"), u.get("kernel", "")[:160],
+            print("UNVERIFIED|%s|%s|%s|%s|%s" % (name, u.get("op_seq_a", u.get("seq_a")), u.get("kernel", "")[:160],
                                                  u.get("reason"), u.get("why")), flush=True)
             if first is None:
                 first = u

@@ -222,6 +222,8 @@ def ktrace_outcome(rdir):
         doc = None
     if isinstance(doc, dict) and isinstance(doc.get("comparisons"), list):
         doc = doc["comparisons"]  # ktrace check --json: one object holding the comparisons
+    if isinstance(doc, dict) and isinstance(doc.get("comparisons"), list):  # ktrace check --json: one object
+        doc = doc["comparisons"]
     comps = [c for c in (doc if isinstance(doc, list) else [doc]) if isinstance(c, dict)]
     if rc not in (0, 1):
         return dict(k, state="error", detail=f"exit {rc}: {last_ktrace_line(log)}")
