@@ -341,6 +341,10 @@
 	CALLED(cuGraphNodeGetType, (CUgraphNode, CUgraphNodeType *)) \
 	CALLED(cuGraphKernelNodeGetParams_v2, (CUgraphNode, CUDA_KERNEL_NODE_PARAMS *)) \
 	CALLED(cuGraphKernelNodeGetAttribute, (CUgraphNode, CUkernelNodeAttrID, CUkernelNodeAttrValue *)) \
+	CALLED(cuGraphHostNodeGetParams, (CUgraphNode, CUDA_HOST_NODE_PARAMS *)) \
+	CALLED(cuGraphEventRecordNodeGetEvent, (CUgraphNode, CUevent *)) \
+	CALLED(cuGraphEventWaitNodeGetEvent, (CUgraphNode, CUevent *)) \
+	CALLED(cuLaunchHostFunc, (CUstream, CUhostFn, void *)) \
 	CALLED(cuGraphMemcpyNodeGetParams, (CUgraphNode, CUDA_MEMCPY3D *)) \
 	CALLED(cuGraphMemsetNodeGetParams, (CUgraphNode, CUDA_MEMSET_NODE_PARAMS *)) \
 	CALLED(cuGraphChildGraphNodeGetGraph, (CUgraphNode, CUgraph *)) \

@@ -73,6 +73,8 @@ struct kt_grev {
 	struct ktrace_graph_edge *edges; /* among the nodes that run (child graphs expanded) */
 	uint32_t nrec;                  /* nodes a launch numbers (kernel, memcpy, memset) */
 	uint32_t *order;                /* their indexes, in a topological order of the edges */
+	uint32_t nrun;                  /* nodes that run (child graphs expanded) */
+	uint32_t *run_order;            /* their indexes in a topological order; the recorded ones as in order */
 	uint32_t max_regions;           /* the most regions of one kernel node */
 	uint64_t scratch_words, result_words; /* the instrumented copy's areas (HASHED) */
 };

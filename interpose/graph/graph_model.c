@@ -536,11 +536,17 @@ int kt_grev_finish(struct kt_grev *r)
 	uint32_t *topo = malloc((r->nnodes + 1) * sizeof(*topo)), n;
 
 	free(r->order);
-	r->order = NULL;
-	r->nrec = 0;
+	free(r->run_order);
+	r->order = r->run_order = NULL;
+	r->nrec = r->nrun = 0;
 	if (!topo)
 		return -1;
 	n = topo_sort(r, topo);
+	r->run_order = malloc((n + 1) * sizeof(*r->run_order));
+	if (r->run_order) {
+		memcpy(r->run_order, topo, n * sizeof(*topo));
+		r->nrun = n;
+	}
 	for (uint32_t k = 0; k < n; k++) {
 		struct kt_gnode *g = &r->nodes[topo[k]];
 
@@ -611,6 +617,7 @@ void kt_grev_release(struct kt_grev *r)
 	free(r->levels);
 	free(r->edges);
 	free(r->order);
+	free(r->run_order);
 	free(r);
 }
 

@@ -8,10 +8,12 @@
  * topological order of the edges: every dependency holds, nothing runs
  * concurrently): kernel nodes through the launch path (ktrace_on_launch(),
  * so the replay's matcher counts each and confirms the one it looks for),
- * copies and memsets through the driver.  A graph with any other node
- * (host functions, events, semaphores, memory nodes, 2D/3D copies and
- * memsets, cluster launches, parameters cut, conditional bodies) runs as a
- * graph: its kernel nodes cannot be confirmed.  May call: the launch path's
+ * copies and memsets through the driver, host function and event nodes as
+ * their stream counterparts (cuLaunchHostFunc, cuEventRecord,
+ * cuStreamWaitEvent).  A graph with any other node (semaphores, memory
+ * nodes, 2D/3D copies and memsets, cluster launches, parameters cut,
+ * conditional bodies) runs as a graph: its kernel nodes cannot be
+ * confirmed.  May call: the launch path's
  * hook (events.h), the real driver (ktrace_real).
  */
 #include <stdatomic.h>
@@ -44,7 +46,7 @@ static int memset_fn_present(uint32_t elem_size)
 int kt_grev_runs_node_by_node(const struct kt_grev *r)
 {
 	if (!r || (r->untraced && r->untraced != KTRACE_GRAPH_UNTRACED_DRIVER) || !ktrace_real.cuLaunchKernel ||
-	    !ktrace_real.cuMemcpyAsync)
+	    !ktrace_real.cuMemcpyAsync || r->nrun < r->nrec || !r->run_order)
 		return 0;
 	for (uint32_t i = 0; i < r->nnodes; i++) {
 		const struct kt_gnode *n = &r->nodes[i];
@@ -66,6 +68,16 @@ int kt_grev_runs_node_by_node(const struct kt_grev *r)
 			break;
 		case KTRACE_GNODE_EMPTY:
 		case KTRACE_GNODE_CHILD:
+			break;
+		case KTRACE_GNODE_HOST:
+			if (!ktrace_real.cuGraphHostNodeGetParams || !ktrace_real.cuLaunchHostFunc)
+				return 0;
+			break;
+		case KTRACE_GNODE_EVENT_RECORD:
+		case KTRACE_GNODE_EVENT_WAIT:
+			if (!ktrace_real.cuGraphEventRecordNodeGetEvent || !ktrace_real.cuGraphEventWaitNodeGetEvent ||
+			    !ktrace_real.cuEventRecord || !ktrace_real.cuStreamWaitEvent)
+				return 0;
 			break;
 		default:
 			return 0;
@@ -127,15 +139,45 @@ static CUresult run_memset(const struct kt_gnode *n, CUstream s)
 	}
 }
 
+/* A host function, event record or event wait node as its stream
+ * counterpart on s (the function and event read from the mirror's node). */
+static CUresult run_sync_node(const struct kt_gnode *n, CUstream s)
+{
+	CUDA_HOST_NODE_PARAMS h;
+	CUevent ev = NULL;
+	CUresult res;
+
+	switch (n->rec.kind) {
+	case KTRACE_GNODE_HOST:
+		memset(&h, 0, sizeof(h));
+		res = ktrace_real.cuGraphHostNodeGetParams(n->mirror, &h);
+		return res == CUDA_SUCCESS ? ktrace_real.cuLaunchHostFunc(s, h.fn, h.userData) : res;
+	case KTRACE_GNODE_EVENT_RECORD:
+		res = ktrace_real.cuGraphEventRecordNodeGetEvent(n->mirror, &ev);
+		return res == CUDA_SUCCESS ? ktrace_real.cuEventRecord(ev, s) : res;
+	case KTRACE_GNODE_EVENT_WAIT:
+		res = ktrace_real.cuGraphEventWaitNodeGetEvent(n->mirror, &ev);
+		return res == CUDA_SUCCESS ? ktrace_real.cuStreamWaitEvent(s, ev, 0) : res;
+	default:
+		return CUDA_SUCCESS; /* empty and child-graph nodes: their nodes are in the order */
+	}
+}
+
 CUresult kt_grev_run_node_by_node(const struct kt_grev *r, CUstream s)
 {
 	CUresult res = CUDA_SUCCESS;
 
-	for (uint32_t k = 0; k < r->nrec && res == CUDA_SUCCESS; k++) {
-		const struct kt_gnode *n = &r->nodes[r->order[k]];
+	for (uint32_t k = 0; k < r->nrun && res == CUDA_SUCCESS; k++) {
+		const struct kt_gnode *n = &r->nodes[r->run_order[k]];
 
+		if (n->rec.flags & KTRACE_GNODEF_DISABLED)
+			continue;
 		if (n->rec.kind == KTRACE_GNODE_KERNEL) {
 			res = run_kernel(n, s);
+			continue;
+		}
+		if (n->rec.kind != KTRACE_GNODE_MEMCPY && n->rec.kind != KTRACE_GNODE_MEMSET) {
+			res = run_sync_node(n, s);
 			continue;
 		}
 		/* a copy or memset takes its number as in a recorded graph launch */

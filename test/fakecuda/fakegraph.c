@@ -63,6 +63,7 @@ struct fnode {
 	CUDA_MEMSET_NODE_PARAMS set; /* memset */
 	struct fgraph *child;      /* child graph */
 	CUevent ev;                /* event record / wait */
+	CUDA_HOST_NODE_PARAMS host; /* host function */
 	struct fgraph *body[MAX_BODIES]; /* conditional */
 	unsigned nbody;
 };
@@ -197,6 +198,7 @@ static void params_copy(struct fnode *dst, const struct fnode *src)
 	dst->copy = src->copy;
 	dst->set = src->set;
 	dst->ev = src->ev;
+	dst->host = src->host;
 	dst->disabled = src->disabled;
 	if (src->child) {
 		graph_free(dst->child);
@@ -295,6 +297,10 @@ static CUresult run_node(const struct fnode *n)
 		return run_graph(n->child);
 	case CU_GRAPH_NODE_TYPE_EVENT_RECORD:
 		return fk_event_record(n->ev);
+	case CU_GRAPH_NODE_TYPE_HOST:
+		if (n->host.fn)
+			n->host.fn(n->host.userData);
+		return CUDA_SUCCESS;
 	case CU_GRAPH_NODE_TYPE_CONDITIONAL:
 		for (unsigned b = 0; b < n->nbody && r == CUDA_SUCCESS; b++)
 			r = run_graph(n->body[b]);
@@ -588,7 +594,28 @@ API CUresult cuGraphAddChildGraphNode(ADD_PARAMS, CUgraph child)
 API CUresult cuGraphAddEmptyNode(ADD_PARAMS) { NOTE(); ADD_NODE(CU_GRAPH_NODE_TYPE_EMPTY, (void)n); }
 API CUresult cuGraphAddHostNode(ADD_PARAMS, const CUDA_HOST_NODE_PARAMS *p)
 {
-	(void)p; NOTE(); ADD_NODE(CU_GRAPH_NODE_TYPE_HOST, (void)n);
+	NOTE();
+	if (!p)
+		return CUDA_ERROR_INVALID_VALUE;
+	ADD_NODE(CU_GRAPH_NODE_TYPE_HOST, n->host = *p);
+}
+API CUresult cuGraphHostNodeGetParams(CUgraphNode h, CUDA_HOST_NODE_PARAMS *p)
+{
+	NOTE();
+	if (!h || !p || N(h)->type != CU_GRAPH_NODE_TYPE_HOST)
+		return CUDA_ERROR_INVALID_VALUE;
+	*p = N(h)->host;
+	return CUDA_SUCCESS;
+}
+/* Streams run their work at once: the function runs now. */
+API CUresult cuLaunchHostFunc(CUstream s, CUhostFn fn, void *data)
+{
+	(void)s;
+	NOTE();
+	if (!fn)
+		return CUDA_ERROR_INVALID_VALUE;
+	fn(data);
+	return CUDA_SUCCESS;
 }
 API CUresult cuGraphAddMemAllocNode(ADD_PARAMS, CUDA_MEM_ALLOC_NODE_PARAMS *p)
 {

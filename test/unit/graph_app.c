@@ -16,6 +16,8 @@
  *   graph_app nondet     a graph { add_one(x) -> nondet_sum(out, x) ->
  *                        add_one(x) } launched 3 times; out copied back
  *   graph_app same       the same without nondet_sum
+ *   graph_app nondet_host  nondet with a host function node after the first
+ *                        add_one (counts its calls)
  *   graph_app race       a graph of two add_one(x) nodes no edge orders
  *   graph_app untraced   a graph { add_one(x) -> IF conditional { add_one(x) } }
  *                        and a graph { memory allocation node -> add_one(x)
@@ -200,7 +202,18 @@ static int run_capture(void)
 }
 
 /* add_one(x) -> [nondet_sum(out, x) ->] add_one(x), launched 3 times. */
-static int run_sum(int nondet)
+static int host_calls;
+
+static void CUDA_CB count_host_call(void *arg)
+{
+	(void)arg;
+	host_calls++;
+}
+
+/* add_one(x), [fake_nondet_sum(out, x)], add_one(x) in a chain; with_host:
+ * a host function node between the first two (a graph a replay runs node
+ * by node with the function on the stream). */
+static int run_sum(int nondet, int with_host)
 {
 	CUdeviceptr x = device_mixed(), out = device_floats(0);
 	int n = N;
@@ -214,6 +227,13 @@ static int run_sum(int nondet)
 	ps.kernelParams = sargs;
 	OK(cuGraphCreate(&g, 0));
 	OK(cuGraphAddKernelNode(&k1, g, NULL, 0, &p1));
+	if (with_host) {
+		CUDA_HOST_NODE_PARAMS hp = { count_host_call, NULL };
+		CUgraphNode h;
+
+		OK(cuGraphAddHostNode(&h, g, &k1, 1, &hp));
+		k1 = h;
+	}
 	if (nondet)
 		OK(cuGraphAddKernelNode(&ks, g, &k1, 1, &ps));
 	OK(cuGraphAddKernelNode(&k2, g, nondet ? &ks : &k1, 1, &p2));
@@ -223,6 +243,8 @@ static int run_sum(int nondet)
 		OK(cuStreamSynchronize(NULL));
 		printf("step %d out %.9g x %.9g\n", i, first(out), first(x));
 	}
+	if (with_host)
+		printf("host calls %d\n", host_calls);
 	OK(cuGraphExecDestroy(e));
 	OK(cuGraphDestroy(g));
 	return 1;
@@ -346,7 +368,9 @@ int main(int argc, char **argv)
 	else if (!strcmp(mode, "capture"))
 		ok = run_capture();
 	else if (!strcmp(mode, "nondet") || !strcmp(mode, "same"))
-		ok = run_sum(!strcmp(mode, "nondet"));
+		ok = run_sum(!strcmp(mode, "nondet"), 0);
+	else if (!strcmp(mode, "nondet_host"))
+		ok = run_sum(1, 1);
 	else if (!strcmp(mode, "race"))
 		ok = run_race();
 	else if (!strcmp(mode, "untraced"))

@@ -635,6 +635,10 @@ static void test_check_confirms_graph_node(void **state)
 	st = check_app("same", out, sizeof out);
 	if (st != 0)
 		fail_msg("ktrace check -- graph_app same: exit %d:\n%s", st, out);
+	/* a host function node: the replay runs it on the stream, in order */
+	st = check_app("nondet_host", out, sizeof out);
+	if (st != 1 || !strstr(out, "confirmed non-deterministic") || !strstr(out, "fake_nondet_sum"))
+		fail_msg("ktrace check -- graph_app nondet_host: exit %d:\n%s", st, out);
 }
 
 /* A graph that allocates memory inside it (as PyTorch's cudaMallocAsync
