@@ -14,7 +14,8 @@
 #   unverified-cupy              workloads/cupy_raw.py
 # The reference step is shared/bench/ref_step.py when the checkout has it,
 # else test/gpu/workloads/ref_step.py (KT_REF_STEP overrides);
-# KT_UNVERIFIED_REFSTEP_ONLY=1 runs the first two only.  The compile run
+# KT_UNVERIFIED_REFSTEP_ONLY=1 runs the first two only; KT_UNVERIFIED_ONLY="NAMES"
+# runs the named ones.  The compile run
 # takes minutes: run with KT_SCRIPT_TIMEOUT=1200 (test/gpu/run.sh).
 # Prints RESULT|...|PASS|FAIL|SKIP|detail lines (test/gpu/run.sh).
 set -u
@@ -32,6 +33,7 @@ fi
 names="unverified-refstep-eager unverified-refstep-compile"
 [ "${KT_UNVERIFIED_REFSTEP_ONLY:-0}" = 1 ] ||
 	names="$names unverified-torch-eager unverified-triton unverified-jax unverified-cupy"
+[ -n "${KT_UNVERIFIED_ONLY:-}" ] && names=$KT_UNVERIFIED_ONLY
 
 result() { echo "RESULT|$1|$2|$3"; }
 skip_all() {
@@ -52,6 +54,7 @@ mkdir -p "$L"
 check() {
 	local name=$1 limit=$2 mod=$3
 	shift 3
+	case " $names " in *" $name "*) ;; *) return ;; esac
 	local dir=$T/$name rc a b
 	if ! python3 -c "import $mod" >/dev/null 2>&1; then
 		result "$name" SKIP "python3 cannot import $mod"
@@ -76,7 +79,6 @@ check() {
 export PYTHONHASHSEED=0 CUBLAS_WORKSPACE_CONFIG=:4096:8
 check unverified-refstep-eager 300 torch python3 "$REF" --steps 3 --warmup 1
 check unverified-refstep-compile 900 torch python3 "$REF" --steps 3 --warmup 1 --compile
-[ "${KT_UNVERIFIED_REFSTEP_ONLY:-0}" = 1 ] && exit 0
 check unverified-torch-eager 300 torch python3 "$W/torch_eager.py"
 check unverified-triton 300 triton python3 "$W/triton_raw.py"
 check unverified-jax 300 jax python3 "$W/jax_jit.py"

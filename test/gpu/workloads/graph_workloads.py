@@ -13,7 +13,9 @@ SETTING
                trees replay the forward and the backward (default 6 steps)
   jax_step     a jitted JAX training step (MLP, MSE, SGD, the pooling) with
                the default XLA flags: XLA runs it as command buffers (CUDA
-               graphs) (default 5 steps)
+               graphs) (default 5 steps); the deterministic variant adds
+               --xla_gpu_deterministic_ops=true (XLA's reductions may use
+               atomics otherwise)
 --plant: the pooling is a float-atomic scatter (torch index_add_ ->
   indexFuncLargeIndex, Inductor's tl.atomic_add scatter, XLA's scatter-add):
   the planted non-deterministic kernel inside the graph.  Without it the
@@ -160,6 +162,11 @@ def torch_ro(args, steps):
 
 def jax_step(args, steps):
     flags = kc.jax_profiler_flags(args)
+    if not args.plant:
+        # XLA's reductions may add with atomics (e.g. a bias gradient's column
+        # sum): the deterministic variant asks for deterministic kernels; the
+        # command buffers stay on.
+        flags = (flags + " --xla_gpu_deterministic_ops=true").strip()
     if flags:
         os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + " " + flags).strip()
     os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
