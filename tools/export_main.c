@@ -28,13 +28,15 @@ static void usage(FILE *f)
 	      "The trace records host times only: GPU work is placed in issue order.\n"
 	      "\n"
 	      "options:\n"
-	      "  --perfetto         the format: Chrome trace-event JSON (the only one, the default)\n"
-	      "  -o, --output FILE  write FILE ('-': standard output; default: FILE.ktrace's name\n"
-	      "                     with .json for .ktrace)\n"
-	      "  --partial          accept a truncated trace (a crashed run): export what was written\n"
-	      "  -q, --quiet        no line naming the file written\n"
-	      "  -h, --help         this text\n"
-	      "  --version          print the version\n"
+	      "  --perfetto          the format: Chrome trace-event JSON (the only one, the\n"
+	      "                      default)\n"
+	      "  -o, --output FILE   write FILE ('-': standard output); default: the trace's\n"
+	      "                      name with .json for .ktrace, standard output for '-'\n"
+	      "  --partial           accept a truncated trace (a crashed run): export what\n"
+	      "                      was written\n"
+	      "  -q, --quiet         no line naming the file written\n"
+	      "  -h, --help          this text\n"
+	      "  --version           print the version\n"
 	      "\n"
 	      "exit status: 0 written, 2 error\n",
 	      f);
@@ -81,13 +83,16 @@ static int parse_options(int argc, char **argv, struct export_cli *c)
 	return -1;
 }
 
-/* FILE.ktrace -> FILE.json (FILE.json appended for another name). */
+/* FILE.ktrace -> FILE.json (FILE.json appended for another name); standard
+ * input ('-') -> standard output. */
 static char *default_output(const char *trace)
 {
 	size_t n = strlen(trace);
 	char *out = malloc(n + 6);
 	if (!out)
 		return NULL;
+	if (!strcmp(trace, "-"))
+		return strcpy(out, "-");
 	memcpy(out, trace, n + 1);
 	if (n > 7 && !strcmp(trace + n - 7, ".ktrace"))
 		out[n - 7] = '\0';
@@ -116,8 +121,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "ktrace-export: %s (exported what was written)\n", t.truncated_msg);
 	status = ktrace_export_chrome_file(out, &t, NULL, err, sizeof err) ? ktrace_cli_fail("ktrace-export", err) : 0;
 	if (status == 0 && !c.quiet && strcmp(out, "-"))
-		printf("ktrace-export: wrote %s (%zu launches); open it in ui.perfetto.dev or chrome://tracing\n", out,
-		       t.nlaunches);
+		printf("ktrace-export: wrote %s (%zu launch%s); open it in ui.perfetto.dev or chrome://tracing\n", out,
+		       t.nlaunches, t.nlaunches == 1 ? "" : "es");
 	ktrace_tm_free(&t);
 	free(derived);
 	return status;

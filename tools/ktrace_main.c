@@ -37,8 +37,8 @@ static void usage(FILE *f)
 	      "  version               print the version\n"
 	      "\n"
 	      "options:\n"
-	      "  -h, --help          this text\n"
-	      "  --version           print the version\n",
+	      "  -h, --help            this text\n"
+	      "  --version             print the version\n",
 	      f);
 }
 

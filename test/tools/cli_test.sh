@@ -71,7 +71,7 @@ case_() {
 	if [ $ok = 1 ]; then echo "ok   $name"; else fail=1; fi
 }
 
-TOOLS="ktrace-dump ktrace-diff ktrace-inspect ktrace-hash ktrace"
+TOOLS="ktrace-dump ktrace-diff ktrace-inspect ktrace-hash ktrace-export ktrace"
 
 # ---- help and version ------------------------------------------------------------------
 
@@ -85,7 +85,7 @@ case_version_everywhere() {
 }
 
 help_texts() {
-	for t in ktrace-dump ktrace-diff ktrace-inspect ktrace-hash; do
+	for t in ktrace-dump ktrace-diff ktrace-inspect ktrace-hash ktrace-export; do
 		echo "$B/$t --help"
 	done
 	for s in "" run check; do
@@ -106,13 +106,18 @@ case_help_layout() {
 				col = RLENGTH; if (want && col != want) printf "%s: option text at column %d, not %d: %s\n", c, col, want, $0
 				if (!want) want = col } }' help.txt >>help.bad
 	done
+	# ktrace's own help: the commands' descriptions start where the options' do
+	"$B/ktrace" --help >help.txt 2>&1
+	awk '/^  [a-z-]/ { if (match($0, /^  [^ ]+( [^ ]+)*  +/)) cols[RLENGTH] = cols[RLENGTH] " " NR }
+		END { n = 0; for (c in cols) n++; if (n > 1) for (c in cols) printf "ktrace --help: text at column %d on lines%s\n", c, cols[c] }' \
+		help.txt >>help.bad
 	if [ -s help.bad ]; then bad "$(cat help.bad)"; fi
 	rm -f help.bad
 }
 
 # `ktrace help CMD` is `ktrace CMD --help`.
 case_help_command() {
-	for s in run check dump diff inspect hash; do
+	for s in run check dump diff inspect hash export; do
 		run out err "$B/ktrace" help "$s"
 		expect_rc 0
 		"$B/ktrace" "$s" --help >want 2>&1
@@ -140,7 +145,7 @@ case_check_help_sections() {
 
 # Each man page has OPTIONS and EXAMPLES, and names every long option its tool's help lists.
 case_man_pages() {
-	for t in ktrace-dump ktrace-diff ktrace-inspect ktrace-hash ktrace; do
+	for t in $TOOLS; do
 		m=$ROOT/docs/man/$t.1
 		grep -q '^\.SH OPTIONS' "$m" || bad "$t.1 has no OPTIONS section"
 		grep -q '^\.SH EXAMPLES' "$m" || bad "$t.1 has no EXAMPLES section"
@@ -207,6 +212,19 @@ case_option_forms() {
 }
 
 # ---- errors ---------------------------------------------------------------------------------
+
+# One mistake, one line: every tool and subcommand says the same of an unknown option
+# (no usage dump, no getopt wording), prints nothing on stdout and exits 2.
+case_bad_option_everywhere() {
+	for t in $TOOLS "ktrace run" "ktrace check"; do
+		# shellcheck disable=SC2086
+		run out err $B/$t --bogus basic.ktrace
+		expect_rc 2
+		if [ -s out ]; then bad "$t --bogus wrote to stdout: $(head -c 200 out)"; fi
+		want="$t: unknown option '--bogus' (try --help)"
+		[ "$(cat err)" = "$want" ] || bad "$t --bogus: '$(head -c 300 err)', expected '$want'"
+	done
+}
 
 # A truncated trace is an error like any other: no "warning:" with exit status 2.
 case_truncated_is_error() {
@@ -548,6 +566,7 @@ case_ check_help_sections
 case_ man_pages
 case_ stdin_operand
 case_ option_forms
+case_ bad_option_everywhere
 case_ truncated_is_error
 case_ empty_selection
 case_ dump_seq_order

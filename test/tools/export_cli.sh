@@ -119,6 +119,10 @@ expect "unwritable output" 2 "$B/ktrace-export" many.ktrace -o /nonexistent/dir/
 expect "diff --perfetto unwritable" 2 "$B/ktrace-diff" --perfetto /nonexistent/dir/x.json "$A" "$Bt"
 "$B/ktrace-export" -q many.ktrace -o - >stdout.json && $CHECK stdout.json >"$T/out" 2>&1 &&
 	ok "-o - writes standard output" || bad "-o - writes standard output"
+# a trace read from standard input goes to standard output unless -o names a file
+rm -f ./-.json
+"$B/ktrace-export" - <many.ktrace >stdin.json && $CHECK stdin.json >"$T/out" 2>&1 && [ ! -e ./-.json ] &&
+	ok "- (standard input) writes standard output" || bad "- (standard input) writes standard output"
 
 # The checker catches what it checks: broken copies of a good timeline must fail.
 for breakage in overlap unpaired_flow no_dur unnamed_track backwards; do
