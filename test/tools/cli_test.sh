@@ -256,22 +256,32 @@ case_empty_selection() {
 
 # seqs of the records printed, one per line (text or JSON)
 seqs() {
-	sed -nE 's/^[a-z_]+( [0-9]+| op [0-9]+)? seq ([0-9]+)[ :].*/\2/p; s/^\{"type":"[a-z_]+","seq":([0-9]+),.*/\1/p' "$1"
+	sed -nE 's/^[a-z_]+( [0-9]+| op [0-9]+| exec [0-9]+ revision [0-9]+)? seq ([0-9]+)[ :].*/\2/p
+		s/^\{"type":"[a-z_]+","seq":([0-9]+),.*/\1/p' "$1"
 }
 
 increasing() {
 	seqs "$1" | awk 'NR > 1 && $1 <= last { bad = 1 } { last = $1 } END { exit bad }'
 }
 
-# Records come out in seq order, text and JSON, whatever order threads wrote them in.
+# Records come out in seq order, text and JSON, whatever order threads wrote them in,
+# GRAPH records among them.
 case_dump_seq_order() {
-	for f in threads.ktrace basic.ktrace "$ROOT/examples/traces/atomic_sum-run1.ktrace"; do
+	"$B/ktgen" --scenario graph-threads graph-threads.ktrace
+	for f in threads.ktrace graph-threads.ktrace basic.ktrace "$ROOT/examples/traces/atomic_sum-run1.ktrace"; do
 		run out err "$B/ktrace-dump" "$f"
 		expect_rc 0
 		increasing out || bad "text of $f not in seq order: $(seqs out | tr '\n' ' ')"
 		run out err "$B/ktrace-dump" --json "$f"
 		expect_rc 0
 		increasing out || bad "JSON of $f not in seq order: $(seqs out | tr '\n' ' ')"
+	done
+	# every record of graph-threads.ktrace, its GRAPH records written after later launches too
+	for json in "" --json; do
+		# shellcheck disable=SC2086
+		run out err "$B/ktrace-dump" $json graph-threads.ktrace
+		[ "$(seqs out | tr '\n' ' ')" = "0 1 2 3 4 5 6 7 8 9 10 11 " ] ||
+			bad "graph-threads.ktrace ${json:-text}: seqs $(seqs out | tr '\n' ' ')"
 	done
 	# a launch before its kernel's record still has the kernel's name
 	run out err "$B/ktrace-dump" threads.ktrace

@@ -6,7 +6,7 @@
  * writer's own COUNTERS and END records carry real timestamps (normalise
  * time_ns of those in JSON).  Not a substitute for traces of real programs.
  *
- *   ktgen [--scenario basic|many|order|order-filter|graph|threads] [--launches N]
+ *   ktgen [--scenario basic|many|order|order-filter|graph|threads|graph-threads] [--launches N]
  *         [--frame-bytes N] [--cut-at-flush K] [--major N] OUT
  *
  * basic  every record type once or more, a launch before its KERNEL record,
@@ -24,6 +24,9 @@
  * threads  two threads' records as a writer interleaves them: each thread's
  *        records in one block, so seq does not increase in the file, and a
  *        launch before its kernel's record (in the file and in seq).
+ * graph-threads  scenario graph's records, launched twice around an exec
+ *        update, as two threads' writers interleave them: GRAPH records later
+ *        in the file than launches after them in seq.
  * --cut-at-flush K  flush after every group of records, then cut the file at
  *        the end of flush K (>= 1): the file ends inside a zstd frame.
  * --major N  patch the preamble's version to N.0.
@@ -412,24 +415,33 @@ static void scenario_order_filter(void)
 	order(KTRACE_ORDER_STREAM_DESTROY, 0x5001, 0, 0, 0);
 }
 
-/* One graph instantiated (exec 3 of graph 2) and launched once on stream
- * 0x5000: its kernel node (vecAdd, inside child graph 12), then its memcpy and
- * memset nodes, each with the graph reference. */
-static void scenario_graph(void)
+static uint8_t graph_params[28];
+
+/* The kernel node's parameters. */
+static void graph_params_fill(void)
 {
-	uint8_t p[28];
-	memset(p, 0, sizeof p);
-	le64(p, 0x7f0000000000ull);
-	le64(p + 8, 0x7f0000001000ull);
-	le64(p + 16, 0x7f0000002000ull);
-	le32(p + 24, 1024);
+	memset(graph_params, 0, sizeof graph_params);
+	le64(graph_params, 0x7f0000000000ull);
+	le64(graph_params + 8, 0x7f0000001000ull);
+	le64(graph_params + 16, 0x7f0000002000ull);
+	le32(graph_params + 24, 1024);
+}
+
+static void graph_kernel(void)
+{
+	graph_params_fill();
 	kernel(1, "_Z6vecAddPKfS0_Pfi", "vecAdd(float const*, float const*, float*, int)", KTRACE_LAYOUT_NVINFO,
 	       vecadd_params, 4, 28);
+}
+
+/* Exec 3 of graph 2 at revision rev (0: instantiated, else an exec update). */
+static void graph_record(uint32_t rev)
+{
 	struct ktrace_graph_node n[5] = {
 		{ .kind = KTRACE_GNODE_CHILD, .handle = 0x9000, .parent = KTRACE_GRAPH_NO_PARENT, .child_graph_id = 12 },
 		{ .kind = KTRACE_GNODE_KERNEL, .flags = KTRACE_GNODEF_RECORDED | KTRACE_GNODEF_HASHED, .handle = 0x9001,
 		  .parent = 0, .kernel_id = 1, .grid = { 4, 1, 1 }, .block = { 256, 1, 1 }, .param_bytes_len = 28,
-		  .param_bytes = p },
+		  .param_bytes = graph_params },
 		{ .kind = KTRACE_GNODE_MEMCPY, .flags = KTRACE_GNODEF_RECORDED, .handle = 0x9002,
 		  .parent = KTRACE_GRAPH_NO_PARENT, .dst = 0x7f0000003000ull, .src = 0x7f0000002000ull, .bytes = 4096,
 		  .dir = KTRACE_COPY_DTOD },
@@ -438,18 +450,26 @@ static void scenario_graph(void)
 		{ .kind = KTRACE_GNODE_CONDITIONAL, .handle = 0x9004, .parent = KTRACE_GRAPH_NO_PARENT },
 	};
 	struct ktrace_graph_edge e[3] = { { 1, 2 }, { 1, 3 }, { 3, 4 } };
-	struct ktrace_rec_graph g = { .exec_id = 3, .graph_id = 2, .context = 0xc0ffee00, .revision = 0,
-				      .cause = KTRACE_GRAPH_INSTANTIATE, .nnodes = 5, .nedges = 3,
-				      .untraced = KTRACE_GRAPH_UNTRACED_CONDITIONAL, .tid = 4243, .device = 0,
+	struct ktrace_rec_graph g = { .exec_id = 3, .graph_id = 2, .context = 0xc0ffee00, .revision = rev,
+				      .cause = rev ? KTRACE_GRAPH_EXEC_UPDATE : KTRACE_GRAPH_INSTANTIATE, .nnodes = 5,
+				      .nedges = 3, .untraced = KTRACE_GRAPH_UNTRACED_CONDITIONAL, .tid = launch_tid,
+				      .device = 0,
 				      .nodes = n, .edges = e };
 	put(buf, ktrace_encode_graph(buf, sizeof buf, &g));
-	struct ktrace_graph_ref ref = { .exec_id = 3, .graph_id = 2, .launch = 0, .launch_seq = launch_no, .node = 1 };
+}
+
+/* Graph launch number gl of exec 3 at revision rev on stream 0x5000: its
+ * kernel node, then its memcpy and memset nodes, each with the graph reference. */
+static void graph_launch(uint64_t gl, uint32_t rev)
+{
+	struct ktrace_graph_ref ref = { .exec_id = 3, .graph_id = 2, .launch = gl, .launch_seq = launch_no, .node = 1,
+					.revision = rev };
 	struct ktrace_region r = region(16, 2, 0x7f0000002000ull, 0x7f0000000000ull, 4096, 0x1234, 0x5678);
 	struct ktrace_rec_launch l = { .launch_seq = launch_no++, .kernel_id = 1, .context = 0xc0ffee00,
 				       .stream = 0x5000, .tid = 4243, .api = KTRACE_API_GRAPH,
 				       .flags = KTRACE_LAUNCHF_HASHED | KTRACE_LAUNCHF_GRAPH, .grid = { 4, 1, 1 },
-				       .block = { 256, 1, 1 }, .param_bytes_len = 28, .nregions = 1, .param_bytes = p,
-				       .graph = ref };
+				       .block = { 256, 1, 1 }, .param_bytes_len = 28, .nregions = 1,
+				       .param_bytes = graph_params, .graph = ref };
 	put(buf, ktrace_encode_launch(buf, sizeof buf, &l, &r));
 	ref.node = 2;
 	struct ktrace_rec_memcpy mc = { .op_seq = launch_no++, .dst = 0x7f0000003000ull, .src = 0x7f0000002000ull,
@@ -461,6 +481,16 @@ static void scenario_graph(void)
 					.stream = 0x5000, .context = 0xc0ffee00, .elem_size = 4,
 					.flags = KTRACE_COPYF_ASYNC | KTRACE_COPYF_GRAPH, .tid = 4243, .graph = ref };
 	put(buf, ktrace_encode_memset(buf, sizeof buf, &ms));
+}
+
+/* One graph instantiated (exec 3 of graph 2) and launched once on stream
+ * 0x5000: its kernel node (vecAdd, inside child graph 12), then its memcpy and
+ * memset nodes, each with the graph reference. */
+static void scenario_graph(void)
+{
+	graph_kernel();
+	graph_record(0);
+	graph_launch(0, 0);
 }
 
 /* The next record as record number seq, by a thread whose launches run on stream. */
@@ -511,6 +541,28 @@ static void scenario_threads(void)
 	atomic_store(&record_seq, 10);
 }
 
+/* Scenario graph's records as two threads' writers interleave them: the
+ * launching thread's block first (two graph launches, records 3-5 and 7-9),
+ * then the instantiating thread's (the KERNEL record 1, the GRAPH record 2 and
+ * the exec update's GRAPH record 6), so GRAPH records come after launches that
+ * follow them in seq. */
+static void scenario_graph_threads(void)
+{
+	graph_params_fill();
+	as(3, 4243, 0x5000);
+	launch_no = 0;
+	graph_launch(0, 0);
+	as(7, 4243, 0x5000);
+	graph_launch(1, 1);
+	group_done();
+	as(1, 4244, 0x5000);
+	graph_kernel();
+	graph_record(0);
+	as(6, 4244, 0x5000);
+	graph_record(1);
+	atomic_store(&record_seq, 10);
+}
+
 int main(int argc, char **argv)
 {
 	const char *scenario = "basic";
@@ -532,7 +584,7 @@ int main(int argc, char **argv)
 			break;
 	}
 	if (i != argc - 1 || argv[argc - 1][0] == '-')
-		die("usage: ktgen [--scenario basic|many|order|order-filter|graph|threads] [--launches N] "
+		die("usage: ktgen [--scenario basic|many|order|order-filter|graph|threads|graph-threads] [--launches N] "
 		    "[--frame-bytes N] [--cut-at-flush K] [--major N] OUT");
 	out_path = argv[argc - 1];
 
@@ -558,6 +610,8 @@ int main(int argc, char **argv)
 		scenario_graph();
 	else if (!strcmp(scenario, "threads"))
 		scenario_threads();
+	else if (!strcmp(scenario, "graph-threads"))
+		scenario_graph_threads();
 	else
 		die("unknown scenario");
 	struct ktrace_rec_end e = { .reason = KTRACE_END_EXIT, .status = 0, .launches = launch_no };
