@@ -375,6 +375,10 @@ void ktrace_diff_stream_order_line(const struct diff_result *r, char *buf, size_
 void ktrace_diff_race_line(const struct diff_race *x, char *buf, size_t cap);
 /* The text block of one divergence (title line, arguments, verdict). */
 void ktrace_diff_text_divergence(FILE *f, const struct diff_divergence *d, const char *title);
+/* Why nothing was compared, worded for any count of run A's launches: "none
+ * of the 5 launches of A could be compared with B", "the one launch of A
+ * could not be...", "A has no launch to compare with B" (b NULL: no "with"). */
+void ktrace_diff_none_compared(uint64_t launches_a, const char *a, const char *b, char *buf, size_t cap);
 /* One sentence about a classified divergence ("output out differs; all inputs identical: ..."). */
 void ktrace_diff_summary_line(const struct diff_divergence *d, char *buf, size_t cap);
 /* One JSON object (pretty-printed, `indent` spaces before each line). */

@@ -77,16 +77,17 @@ static int diverged_state(const struct diff_result *r, const struct diff_kernel_
 
 	ktrace_diff_summary_line(d, line, sizeof line);
 	if (!r->confirm) {
-		snprintf(msg, cap, "unconfirmed (digests only): %" PRIu64 " of %" PRIu64 " launches diverged; first: %s",
-			 s->diverged, s->matched, line);
+		snprintf(msg, cap, "unconfirmed (digests only): %" PRIu64 " of %" PRIu64 " launch%s diverged; first: %s",
+			 s->diverged, s->matched, s->matched == 1 ? "" : "es", line);
 		return TC_FAIL;
 	}
 	if (c || tried)
 		ktrace_diff_confirm_line(c ? c : tried, conf, sizeof conf);
 	else
 		snprintf(conf, sizeof conf, "not replayed");
-	snprintf(msg, cap, "%s: %" PRIu64 " of %" PRIu64 " launches diverged by their digests; first: %s",
-		 c ? conf : "digests differ, not confirmed by replay", s->diverged, s->matched, line);
+	snprintf(msg, cap, "%s: %" PRIu64 " of %" PRIu64 " launch%s diverged by their digests; first: %s",
+		 c ? conf : "digests differ, not confirmed by replay", s->diverged, s->matched, s->matched == 1 ? "" : "es",
+		 line);
 	if (!c) {
 		size_t used = strlen(msg);
 		snprintf(msg + used, cap - used, " (replay: %s)", conf);
@@ -99,13 +100,16 @@ static int testcase_state(const struct diff_result *r, const struct diff_kernel_
 	if (s->diverged)
 		return diverged_state(r, s, msg, cap);
 	if (!s->matched) {
-		snprintf(msg, cap, "only in run %s (%" PRIu64 " launches)", s->only_a ? "A" : "B",
-			 s->only_a ? s->only_a : s->only_b);
+		uint64_t n = s->only_a ? s->only_a : s->only_b;
+		snprintf(msg, cap, "only in run %s (%" PRIu64 " launch%s)", s->only_a ? "A" : "B", n, n == 1 ? "" : "es");
 		return r->strict ? TC_FAIL : TC_SKIP;
 	}
 	if (s->unverified == s->matched) {
-		snprintf(msg, cap, "not verified: none of its %" PRIu64 " launches could be compared (no hashes)",
-			 s->matched);
+		if (s->matched == 1)
+			snprintf(msg, cap, "not verified: its one launch could not be compared (no hashes)");
+		else
+			snprintf(msg, cap, "not verified: none of its %" PRIu64 " launches could be compared (no hashes)",
+				 s->matched);
 		return r->strict ? TC_FAIL : TC_SKIP;
 	}
 	if (r->strict && (s->unverified || s->only_a || s->only_b)) {
@@ -162,6 +166,8 @@ enum { TC_ERROR = TC_SKIP + 1, TC_NONE };
 
 static int extra_case_state(const struct diff_result *r, int which, char *msg, size_t cap)
 {
+	char none[600];
+
 	msg[0] = '\0';
 	switch (which) {
 	case XC_RESULTS:
@@ -176,9 +182,9 @@ static int extra_case_state(const struct diff_result *r, int which, char *msg, s
 	default:
 		if (ktrace_diff_compared(r))
 			return TC_NONE;
-		snprintf(msg, cap, "nothing compared: none of the %" PRIu64 " launches of %s could be compared with %s (%"
-			 PRIu64 " unverified, %" PRIu64 " in one run only): an error, not a pass", r->launches_a,
-			 r->label_a, r->label_b, r->unverified, r->only_a + r->only_b);
+		ktrace_diff_none_compared(r->launches_a, r->label_a, r->label_b, none, sizeof none);
+		snprintf(msg, cap, "nothing compared: %s (%" PRIu64 " unverified, %" PRIu64
+			 " in one run only): an error, not a pass", none, r->unverified, r->only_a + r->only_b);
 		return TC_ERROR;
 	}
 }
@@ -456,24 +462,27 @@ void ktrace_diff_report_github(FILE *f, const struct diff_result *r, const struc
 		shown++;
 	}
 	if (divk > shown) {
-		snprintf(line, sizeof line, "%zu more kernels diverged; see the full report", divk - shown);
+		snprintf(line, sizeof line, "%zu more kernel%s diverged; see the full report", divk - shown,
+			 divk - shown == 1 ? "" : "s");
 		gh_command(f, "notice", "ktrace", line, "");
 	}
 	gh_results_and_order(f, r);
 	for (size_t w = 0; w < r->nwarnings; w++)
 		gh_command(f, "warning", "ktrace", r->warnings[w], "");
 	if (r->strict && !r->ndivs && r->status == 1 && r->results.state != DIFF_RESULTS_DIFFER) {
-		snprintf(line, sizeof line, "--strict: %" PRIu64 " launches only in A, %" PRIu64 " only in B, %" PRIu64
-			 " unverified", r->only_a, r->only_b, r->unverified);
+		snprintf(line, sizeof line, "--strict: %" PRIu64 " launch%s only in A, %" PRIu64 " only in B, %" PRIu64
+			 " unverified", r->only_a, r->only_a == 1 ? "" : "es", r->only_b, r->unverified);
 		gh_command(f, "error", "ktrace determinism check", line, "");
 	}
 	if (!ktrace_diff_compared(r)) {
-		snprintf(line, sizeof line, "nothing compared: none of the %" PRIu64 " launches could be compared (%" PRIu64
-			 " unverified, %" PRIu64 " in one run only)", r->launches_a, r->unverified, r->only_a + r->only_b);
+		char none[400];
+		ktrace_diff_none_compared(r->launches_a, "run A", NULL, none, sizeof none);
+		snprintf(line, sizeof line, "nothing compared: %s (%" PRIu64 " unverified, %" PRIu64 " in one run only)",
+			 none, r->unverified, r->only_a + r->only_b);
 		gh_command(f, "error", "ktrace determinism check", line, "");
 	} else if (!r->ndivs && r->status == 0) {
-		snprintf(line, sizeof line, "no divergence: %" PRIu64 " launches compared, %" PRIu64 " unverified",
-			 r->matched, r->unverified);
+		snprintf(line, sizeof line, "no divergence: %" PRIu64 " launch%s compared, %" PRIu64 " unverified",
+			 r->matched, r->matched == 1 ? "" : "es", r->unverified);
 		gh_command(f, "notice", "ktrace determinism check", line, "");
 	}
 }
@@ -633,7 +642,7 @@ static void md_kernel_table(FILE *f, const struct diff_result *r)
 		fprintf(f, " |\n");
 	}
 	if (hidden)
-		fprintf(f, "\n%zu more kernels not shown.\n", hidden);
+		fprintf(f, "\n%zu more kernel%s not shown.\n", hidden, hidden == 1 ? "" : "s");
 	if (rows)
 		fprintf(f, "\n");
 }
@@ -644,9 +653,10 @@ static void md_comparison(FILE *f, const struct diff_result *r)
 	md_code(f, r->label_a);
 	fprintf(f, " vs ");
 	md_code(f, r->label_b);
-	fprintf(f, ": %" PRIu64 " launches matched (A %" PRIu64 ", B %" PRIu64 "), %" PRIu64 " only in A, %" PRIu64
+	fprintf(f, ": %" PRIu64 " launch%s matched (A %" PRIu64 ", B %" PRIu64 "), %" PRIu64 " only in A, %" PRIu64
 		   " only in B, %" PRIu64 " unverified, %" PRIu64 " diverged.\n\n",
-		r->matched, r->launches_a, r->launches_b, r->only_a, r->only_b, r->unverified, r->diverged);
+		r->matched, r->matched == 1 ? "" : "es", r->launches_a, r->launches_b, r->only_a, r->only_b, r->unverified,
+		r->diverged);
 	md_results_and_order(f, r);
 	if (r->ndivs) {
 		md_first_divergence(f, &r->divs[0]);

@@ -817,18 +817,19 @@ static int trace_warnings(struct diff_result *r, const struct tm_trace *t, const
 		rc |= warn(r, "run %s: the trace has no END record (the process did not finish cleanly)", run);
 	uint64_t v = t->counters[KTRACE_CTR_RECORDS_DROPPED];
 	if (v)
-		rc |= warn(r, "run %s: %" PRIu64 " records were dropped by the writer", run, v);
+		rc |= warn(r, "run %s: %" PRIu64 " record%s dropped by the writer", run, v, v == 1 ? " was" : "s were");
 	uint64_t skipped = t->counters[KTRACE_CTR_HASH_SKIPPED_CAPTURE] + t->counters[KTRACE_CTR_HASH_SKIPPED_NOSLOT] +
 			   t->counters[KTRACE_CTR_HASH_SKIPPED_ERROR];
 	if (skipped)
-		rc |= warn(r, "run %s: %" PRIu64 " launches were not hashed (graph capture, no free slot or error)",
-			   run, skipped);
+		rc |= warn(r, "run %s: %" PRIu64 " launch%s not hashed (graph capture, no free slot or error)", run,
+			   skipped, skipped == 1 ? " was" : "es were");
 	if (t->counters[KTRACE_CTR_HASH_INCOMPLETE])
-		rc |= warn(r, "run %s: %" PRIu64 " hash results never arrived", run,
-			   t->counters[KTRACE_CTR_HASH_INCOMPLETE]);
+		rc |= warn(r, "run %s: %" PRIu64 " hash result%s never arrived", run,
+			   t->counters[KTRACE_CTR_HASH_INCOMPLETE], t->counters[KTRACE_CTR_HASH_INCOMPLETE] == 1 ? "" : "s");
 	if (t->counters[KTRACE_CTR_LAUNCHES_FILTERED])
-		rc |= warn(r, "run %s: %" PRIu64 " launches were filtered out (KTRACE_KERNELS / KTRACE_LAUNCHES)",
-			   run, t->counters[KTRACE_CTR_LAUNCHES_FILTERED]);
+		rc |= warn(r, "run %s: %" PRIu64 " launch%s filtered out (KTRACE_KERNELS / KTRACE_LAUNCHES)", run,
+			   t->counters[KTRACE_CTR_LAUNCHES_FILTERED],
+			   t->counters[KTRACE_CTR_LAUNCHES_FILTERED] == 1 ? " was" : "es were");
 	size_t hashed = 0;
 	for (size_t i = 0; i < t->nlaunches; i++)
 		if (t->launches[i].flags & KTRACE_LAUNCHF_HASHED)

@@ -96,9 +96,9 @@ static void explain_extents(struct explain_list *l, const struct diff_result *r,
 static void explain_earlier(struct explain_list *l, const struct diff_divergence *d)
 {
 	if (d->unverified_before || d->only_a_before)
-		add(l, "earlier_uncompared", "%" PRIu64 " earlier launches could not be compared and %" PRIu64
+		add(l, "earlier_uncompared", "%" PRIu64 " earlier launch%s could not be compared and %" PRIu64
 		    " ran in run A only: a difference they made can reach this launch through bytes no digest covers",
-		    d->unverified_before, d->only_a_before);
+		    d->unverified_before, d->unverified_before == 1 ? "" : "es", d->only_a_before);
 }
 
 struct counter_meaning {

@@ -98,9 +98,11 @@ static int compare_files(const struct diff_cli *c, const char *a, const char *b)
 			fprintf(stderr, "ktrace-diff: %s\n", err);
 		else
 			status = r.status;
-		if (status == 2 && !ktrace_diff_compared(&r))
-			fprintf(stderr, "ktrace-diff: nothing compared: none of the %llu launches of %s could be compared "
-					"with %s\n", (unsigned long long)r.launches_a, a, b);
+		if (status == 2 && !ktrace_diff_compared(&r)) {
+			char none[1200];
+			ktrace_diff_none_compared(r.launches_a, a, b, none, sizeof none);
+			fprintf(stderr, "ktrace-diff: nothing compared: %s\n", none);
+		}
 		ktrace_diff_result_free(&r);
 	}
 	ktrace_tm_free(&ta);

@@ -288,6 +288,20 @@ static void addf(char *buf, size_t cap, size_t *o, const char *fmt, ...)
 		*o = cap - 1;
 }
 
+void ktrace_diff_none_compared(uint64_t launches_a, const char *a, const char *b, char *buf, size_t cap)
+{
+	char with[300] = "";
+
+	if (b)
+		snprintf(with, sizeof with, " with %s", b);
+	if (launches_a == 0)
+		snprintf(buf, cap, "%s has no launch to compare%s", a, with);
+	else if (launches_a == 1)
+		snprintf(buf, cap, "the one launch of %s could not be compared%s", a, with);
+	else
+		snprintf(buf, cap, "none of the %" PRIu64 " launches of %s could be compared%s", launches_a, a, with);
+}
+
 void ktrace_diff_summary_line(const struct diff_divergence *d, char *buf, size_t cap)
 {
 	size_t o = 0;
@@ -455,17 +469,18 @@ static void text_no_divergence(FILE *f, const struct diff_result *r)
 	if (r->results.state == DIFF_RESULTS_DIFFER)
 		fprintf(f, "result: PROGRAM RESULTS DIFFER, while no launch diverged (%" PRIu64 " compared)\n",
 			ktrace_diff_compared(r));
-	else if (!ktrace_diff_compared(r))
-		fprintf(f, "result: NOTHING COMPARED: none of the %" PRIu64 " launches of A could be compared (%" PRIu64
-			   " unverified, %" PRIu64 " in one run only): an error, not a pass\n",
-			r->launches_a, r->unverified, r->only_a + r->only_b);
-	else if (r->unverified || r->only_a || r->only_b)
-		fprintf(f, "result: no divergence in %" PRIu64 " compared launches (%" PRIu64
+	else if (!ktrace_diff_compared(r)) {
+		char none[400];
+		ktrace_diff_none_compared(r->launches_a, "A", NULL, none, sizeof none);
+		fprintf(f, "result: NOTHING COMPARED: %s (%" PRIu64 " unverified, %" PRIu64
+			   " in one run only): an error, not a pass\n", none, r->unverified, r->only_a + r->only_b);
+	} else if (r->unverified || r->only_a || r->only_b)
+		fprintf(f, "result: no divergence in %" PRIu64 " compared launch%s (%" PRIu64
 			   " unverified, %" PRIu64 " in one run only)%s\n",
-			ktrace_diff_compared(r), r->unverified, r->only_a + r->only_b,
-			r->status ? "; --strict: counted as a failure" : "");
+			ktrace_diff_compared(r), ktrace_diff_compared(r) == 1 ? "" : "es", r->unverified,
+			r->only_a + r->only_b, r->status ? "; --strict: counted as a failure" : "");
 	else
-		fprintf(f, "result: identical (%" PRIu64 " launches compared)\n", r->matched);
+		fprintf(f, "result: identical (%" PRIu64 " launch%s compared)\n", r->matched, r->matched == 1 ? "" : "es");
 }
 
 void ktrace_diff_report_text(FILE *f, const struct diff_result *r, const struct diff_opts *o)

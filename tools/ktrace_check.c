@@ -794,10 +794,12 @@ static int report(const struct check_state *s)
 		status = 2;
 	}
 	for (size_t i = 0; i < s->nresults; i++)
-		if (!ktrace_diff_compared(&s->results[i]))
-			fprintf(stderr, "ktrace check: nothing compared: none of the %llu launches of %s could be compared "
-					"with %s\n", (unsigned long long)s->results[i].launches_a, s->results[i].label_a,
-				s->results[i].label_b);
+		if (!ktrace_diff_compared(&s->results[i])) {
+			char none[600];
+			ktrace_diff_none_compared(s->results[i].launches_a, s->results[i].label_a, s->results[i].label_b,
+						  none, sizeof none);
+			fprintf(stderr, "ktrace check: nothing compared: %s\n", none);
+		}
 	if (unconfirmed && status == 0)
 		fprintf(stderr, "ktrace check: note: digests differ, but no replay confirmed a non-deterministic "
 				"kernel (see the report): exit status 0\n");

@@ -330,6 +330,17 @@ case_counts_agree() {
 	if grep -qE '(^|[^0-9])1 (launches|records|kernels|complete records)' out err; then
 		bad "a plural after 1: $(grep -hE '(^|[^0-9])1 (launches|records|kernels)' out err)"
 	fi
+	# ktrace-diff's reports, one launch each way, and nothing compared
+	"$B/ktgen" --scenario many --launches 1 one.ktrace
+	for pair in "one.ktrace one.ktrace" "--partial cut1.ktrace basic.ktrace" "basic.ktrace basic.ktrace"; do
+		# shellcheck disable=SC2086
+		"$B/ktrace-diff" --github --junit d.xml --markdown d.md $pair >out 2>err
+		if grep -hE '(^|[^0-9.])1 (launches|records|kernels|hash results|compared launches)|of the [01] launch' \
+			out err d.xml d.md; then
+			bad "ktrace-diff $pair: a plural after 1 or 'none of the 0'"
+		fi
+		rm -f d.xml d.md
+	done
 }
 
 # The format version is in the header line (text and JSON) and the summary;
