@@ -132,6 +132,9 @@ struct diff_unverified {
 	uint32_t noffsets;        /* how many (the first DIFF_UNV_OFFSETS listed) */
 	uint32_t offset[DIFF_UNV_OFFSETS];
 	char offset_run[DIFF_UNV_OFFSETS];
+	/* hash_skipped of a graph launch's node: why its graph is not hashed
+	 * (enum ktrace_graph_untraced of its GRAPH record; 0 unknown) */
+	uint32_t graph_untraced;
 };
 
 struct diff_kernel_stat {

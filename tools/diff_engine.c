@@ -492,6 +492,25 @@ static void launch_reasons(const struct tm_launch *la, const struct tm_launch *l
 			unv_note(u, r, (ma & mb & (1u << r)) ? 0 : (ma & (1u << r)) ? 'A' : 'B', 0, 0);
 }
 
+/* A graph launch's node skipped by hashing: why its graph was not hashed,
+ * from the GRAPH record of its revision (run A's, else B's). */
+static uint32_t graph_untraced_of(const struct diff_result *res, const struct tm_launch *la,
+				  const struct tm_launch *lb)
+{
+	const struct tm_trace *t[2] = { res->a, res->b };
+	const struct tm_launch *l[2] = { la, lb };
+
+	for (int k = 0; k < 2; k++) {
+		const struct tm_graph *g;
+		if (!t[k] || !(l[k]->flags & KTRACE_LAUNCHF_GRAPH) || !(l[k]->flags & KTRACE_LAUNCHF_HASH_SKIPPED))
+			continue;
+		g = ktrace_tm_graph(t[k], l[k]->graph.exec_id, l[k]->graph.revision);
+		if (g && g->untraced)
+			return g->untraced;
+	}
+	return 0;
+}
+
 /* How a matched pair compares; an unverified one says why in *u. */
 static int launch_status(struct diff_result *res, const struct tm_launch *la, const struct tm_launch *lb,
 			 struct diff_unverified *u)
@@ -503,6 +522,8 @@ static int launch_status(struct diff_result *res, const struct tm_launch *la, co
 	u->la = la;
 	u->lb = lb;
 	launch_reasons(la, lb, u);
+	if (u->reasons & (1u << KTRACE_UNV_HASH_SKIPPED))
+		u->graph_untraced = graph_untraced_of(res, la, lb);
 	FOR_REGION_PAIRS(la, lb, x, y, {
 		const char *why;
 		const struct tm_region *r = x ? x : y;

@@ -511,6 +511,18 @@ static void test_untraced(void **state)
 	assert_int_equal(r.graphs_a.untraced, 2);
 	assert_int_equal(r.graphs_a.why[KTRACE_GRAPH_UNTRACED_MEMORY_NODES], 1);
 	assert_int_equal(r.status, 0);
+	{
+		/* unverified graph nodes say why their graph is not hashed */
+		char text[512];
+		unsigned said[2] = { 0, 0 };
+
+		for (size_t i = 0; i < r.nunv; i++) {
+			ktrace_diff_unverified_str(&r.unv[i], text, sizeof text);
+			said[0] += strstr(text, "its graph is not hashed: conditional") != NULL;
+			said[1] += strstr(text, "its graph is not hashed: memory_nodes") != NULL;
+		}
+		assert_true(said[0] > 0 && said[1] > 0);
+	}
 	ktrace_diff_result_free(&r);
 	ktrace_tm_free(&a);
 	ktrace_tm_free(&b);
