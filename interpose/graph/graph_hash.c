@@ -182,17 +182,23 @@ static CUgraphNode *neighbours(CUgraphNode k, int out, size_t *n)
 	return v;
 }
 
+/* A hashed node's neighbours in the copy before any hash node was added. */
+struct around {
+	CUgraphNode *deps, *succ;
+	size_t nd, ns;
+};
+
 /* Add node i's hash nodes around it: each pre group after i's
  * dependencies and before i, each post group after i and before i's
- * dependents.  0 or -1. */
-static int add_hash_nodes(const struct build *b, uint32_t i)
+ * dependents, the neighbours taken before any hash node was added (so the
+ * post hash of a node and the pre hash of its dependent run side by side,
+ * both before the dependent).  0 or -1. */
+static int add_hash_nodes(const struct build *b, uint32_t i, const struct around *a)
 {
 	const struct kt_gnode *n = &b->r->nodes[i];
 	CUgraph lg = b->level_graph[n->level];
 	CUgraphNode k = b->map[i], node;
-	size_t nd, ns;
-	CUgraphNode *deps = neighbours(k, 0, &nd), *succ = neighbours(k, 1, &ns);
-	int rc = deps && succ ? 0 : -1;
+	int rc = 0;
 
 	for (uint32_t grp = 0; grp < groups_of(n->nhashed) && !rc; grp++) {
 		union hash_params u;
@@ -200,18 +206,41 @@ static int add_hash_nodes(const struct build *b, uint32_t i)
 		CUDA_KERNEL_NODE_PARAMS kp;
 
 		group_params(b, n, grp, 0, &u, args, &kp);
-		rc = KT_GCALL(cuGraphAddKernelNode_v2, &node, lg, deps, nd, &kp) ||
+		rc = KT_GCALL(cuGraphAddKernelNode_v2, &node, lg, a->nd ? a->deps : NULL, a->nd, &kp) ||
 		     KT_GCALL(cuGraphAddDependencies, lg, &node, &k, 1);
 		if (rc)
 			break;
 		group_params(b, n, grp, 1, &u, args, &kp);
 		rc = KT_GCALL(cuGraphAddKernelNode_v2, &node, lg, &k, 1, &kp);
-		for (size_t s = 0; s < ns && !rc; s++)
-			rc = KT_GCALL(cuGraphAddDependencies, lg, &node, &succ[s], 1);
+		for (size_t s = 0; s < a->ns && !rc; s++)
+			rc = KT_GCALL(cuGraphAddDependencies, lg, &node, &a->succ[s], 1);
 	}
-	free(deps);
-	free(succ);
 	return rc ? -1 : 0;
+}
+
+/* Add the hash nodes of every hashed node of the revision.  0 or -1. */
+static int add_all_hash_nodes(const struct build *b)
+{
+	const struct kt_grev *r = b->r;
+	struct around *a = calloc(r->nrec + 1, sizeof(*a));
+	int rc = a ? 0 : -1;
+
+	for (uint32_t k = 0; k < r->nrec && !rc; k++) {
+		if (!(r->nodes[r->order[k]].rec.flags & KTRACE_GNODEF_HASHED))
+			continue;
+		a[k].deps = neighbours(b->map[r->order[k]], 0, &a[k].nd);
+		a[k].succ = neighbours(b->map[r->order[k]], 1, &a[k].ns);
+		rc = a[k].deps && a[k].succ ? 0 : -1;
+	}
+	for (uint32_t k = 0; k < r->nrec && !rc; k++)
+		if (r->nodes[r->order[k]].rec.flags & KTRACE_GNODEF_HASHED)
+			rc = add_hash_nodes(b, r->order[k], &a[k]);
+	for (uint32_t k = 0; a && k < r->nrec; k++) {
+		free(a[k].deps);
+		free(a[k].succ);
+	}
+	free(a);
+	return rc;
 }
 
 /* Is node v of the copy the revision's node n (same kind; a kernel node:
@@ -283,9 +312,8 @@ static int instrument(struct build *b, CUgraph mirror)
 	rc = 0;
 	for (uint32_t lv = 0; lv < r->nlevels && !rc; lv++)
 		rc = map_level(b, lv);
-	for (uint32_t k = 0; k < r->nrec && !rc; k++)
-		if (r->nodes[r->order[k]].rec.flags & KTRACE_GNODEF_HASHED)
-			rc = add_hash_nodes(b, r->order[k]);
+	if (!rc)
+		rc = add_all_hash_nodes(b);
 	if (rc) {
 		ktrace_real.cuGraphDestroy(b->g);
 		b->g = NULL;
