@@ -414,6 +414,27 @@ struct run_plan {
 	const char *replay; /* KTRACE_REPLAY, or NULL */
 };
 
+/* With a warm-up run, JAX programs get a persistent compilation cache in
+ * DIR/jax-cache (unless the environment names one): the warm-up compiles
+ * and autotunes, the traced runs load what it compiled, and so launch the
+ * same kernels in the same order (autotuning's trial launches vary from run
+ * to run).  0, or -1 with err set. */
+static int set_compile_cache(const struct check_state *s, char *err, size_t errlen)
+{
+	char dir[PATH_MAX + 32];
+
+	if (s->co->no_warmup || getenv("JAX_COMPILATION_CACHE_DIR"))
+		return 0;
+	snprintf(dir, sizeof dir, "%s/jax-cache", s->dir);
+	if (setenv("JAX_COMPILATION_CACHE_DIR", dir, 1) ||
+	    setenv("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "0", 0) ||
+	    setenv("JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES", "0", 0)) {
+		snprintf(err, errlen, "JAX_COMPILATION_CACHE_DIR: %s", strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
 static void exec_child(const struct check_state *s, const struct run_plan *p)
 {
 	char pattern[PATH_MAX + 64], err[PATH_MAX + 256];
@@ -421,7 +442,8 @@ static void exec_child(const struct check_state *s, const struct run_plan *p)
 	struct ktrace_run_opts ro = co->run;
 
 	ro.keep_allocator |= s->own_allocator;
-	if (!p->prefix && ktrace_set_allocator_env(&ro, err, sizeof err)) {
+	if (set_compile_cache(s, err, sizeof err) ||
+	    (!p->prefix && ktrace_set_allocator_env(&ro, err, sizeof err))) {
 		fprintf(stderr, "ktrace check: %s\n", err);
 		_exit(127);
 	}

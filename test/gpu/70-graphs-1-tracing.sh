@@ -260,6 +260,7 @@ job_py_det() { # NAME: coverage, then the deterministic variant's check on warm 
 	local opts="--no-warmup"
 	cover "$1" || [ -f "$T/$1.warm.done" ] || opts=""
 	[ "$1" = torch_ro ] && opts="$opts $(ro_allocator_opts)"
+	[ "$1" = jax_step ] && opts="" # the warm-up fills the JAX compilation cache ktrace check sets
 	# shellcheck disable=SC2086 # words of options
 	verdict "$1" det $opts
 }
@@ -275,7 +276,8 @@ job_py_plant() {
 		verdict torch_ro plant $opts
 		ro_fallback
 		;;
-	*) verdict "$1" plant --no-warmup ;; # nothing to warm: no compile cache (XLA compiles in each process)
+	jax_step) verdict jax_step plant ;; # the warm-up fills the JAX compilation cache ktrace check sets
+	*) verdict "$1" plant --no-warmup ;; # nothing to warm: eager PyTorch
 	esac
 }
 

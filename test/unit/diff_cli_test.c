@@ -434,6 +434,39 @@ static void test_check_failures(void **state)
 	res_free(&r);
 }
 
+/* With a warm-up, JAX gets a persistent compilation cache in the check
+ * directory for every run (the warm-up fills it, the traced runs load);
+ * without one, or when the environment names a cache, nothing is set. */
+static void test_check_jax_cache(void **state)
+{
+	char k[512], prog[512], dir[600];
+	struct res r;
+
+	(void)state;
+	tool(k, sizeof k, "ktrace");
+	tool(prog, sizeof prog, "diff_fakeprog");
+	snprintf(dir, sizeof dir, "%s/jaxcheck", tmpdir);
+	unsetenv("JAX_COMPILATION_CACHE_DIR");
+	unsetenv("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS");
+	fake_env("jaxcache");
+	r = run((char *[]){ k, "check", "--quiet", "--dir", dir, "--", prog, NULL });
+	if (r.status != 0 || !strstr(r.err, "/jaxcheck/jax-cache min_time=0") || strstr(r.err, "JAXCACHE=(unset)"))
+		fail_msg("with a warm-up: %d\n%s%s", r.status, r.out, r.err);
+	res_free(&r);
+	fake_env("jaxcache");
+	r = run((char *[]){ k, "check", "--quiet", "--no-warmup", "--", prog, NULL });
+	if (r.status != 0 || strstr(r.err, "/jax-cache"))
+		fail_msg("without a warm-up: %d\n%s%s", r.status, r.out, r.err);
+	res_free(&r);
+	fake_env("jaxcache");
+	setenv("JAX_COMPILATION_CACHE_DIR", "/mine", 1);
+	r = run((char *[]){ k, "check", "--quiet", "--", prog, NULL });
+	if (r.status != 0 || !strstr(r.err, "JAXCACHE=/mine min_time=(unset)"))
+		fail_msg("the program's own cache: %d\n%s%s", r.status, r.out, r.err);
+	res_free(&r);
+	unsetenv("JAX_COMPILATION_CACHE_DIR");
+}
+
 /* A program that fails with one allocation per tensor (PyTorch's CUDA graph
  * trees under cudaMallocAsync) is checked with its own allocator, said once;
  * the failed traced run leaves no trace behind to be mistaken for a rank. */
@@ -923,6 +956,7 @@ int main(void)
 		cmocka_unit_test(test_check_fake),
 		cmocka_unit_test(test_check_failures),
 		cmocka_unit_test(test_check_allocator_fallback),
+		cmocka_unit_test(test_check_jax_cache),
 		cmocka_unit_test(test_run_fake),
 		cmocka_unit_test(test_run_allocator_env),
 		cmocka_unit_test(test_option_errors),

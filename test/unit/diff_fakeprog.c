@@ -24,6 +24,9 @@ int main(void)
 	int async_fails = getenv("DIFF_FAKE_MODE") && !strcmp(getenv("DIFF_FAKE_MODE"), "asyncfails") && conf &&
 			  strstr(conf, "cudaMallocAsync");
 
+	if (getenv("DIFF_FAKE_MODE") && !strcmp(getenv("DIFF_FAKE_MODE"), "jaxcache"))
+		fprintf(stderr, "JAXCACHE=%s min_time=%s\n", getenv("JAX_COMPILATION_CACHE_DIR") ?: "(unset)",
+			getenv("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS") ?: "(unset)");
 	if (!getenv("DIFF_FAKELIB_LOADED") && !getenv("KTRACE_OUTPUT"))
 		return async_fails ? 4 : 0; /* an untraced run: no trace to write, not counted */
 	if (!getenv("DIFF_FAKELIB_LOADED")) {
