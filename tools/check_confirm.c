@@ -102,6 +102,17 @@ int ktrace_check_replay_spec(const struct tm_launch *l, uint64_t occurrence, uin
 	return 0;
 }
 
+/* The NOTE by which a replay run says a graph ran as one launch, its
+ * kernel nodes not replayed (interpose/graph/graph_exec.c), or NULL. */
+static const char *replay_graph_note(const struct tm_trace *t)
+{
+	for (size_t i = 0; i < t->nnotes; i++)
+		if (t->notes[i].code == KTRACE_NOTE_CODE_GRAPH && t->notes[i].text &&
+		    strstr(t->notes[i].text, "runs as one graph launch in this replay run"))
+			return t->notes[i].text;
+	return NULL;
+}
+
 void ktrace_check_take_replay(const struct tm_trace *t, struct diff_confirm *c)
 {
 	for (size_t i = 0; i < t->nreplays; i++) {
@@ -121,8 +132,13 @@ void ktrace_check_take_replay(const struct tm_trace *t, struct diff_confirm *c)
 		c->outcome = rep.outcome;
 		return;
 	}
-	snprintf(c->why, sizeof c->why, "the replay run never reached launch %" PRIu64 " of %s (it launched "
-					 "differently from run 1)", c->occurrence, c->launch->kernel->name);
+	const char *graph = replay_graph_note(t);
+	if (graph && (c->launch->flags & KTRACE_LAUNCHF_GRAPH))
+		snprintf(c->why, sizeof c->why, "the replay run could not reach launch %" PRIu64 " of %s, a graph "
+						 "node: %s", c->occurrence, c->launch->kernel->name, graph);
+	else
+		snprintf(c->why, sizeof c->why, "the replay run never reached launch %" PRIu64 " of %s (it launched "
+						 "differently from run 1)", c->occurrence, c->launch->kernel->name);
 }
 
 void ktrace_check_confirmation_free(struct diff_confirmation *c)

@@ -20,6 +20,7 @@
  * records, the graph thread, the replay run's node-by-node launches, the
  * capture path's thread and context cache.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -44,6 +45,7 @@ struct kt_gexec {
 	uint32_t next_revision;
 	uint32_t untraced;         /* a reason that lasts (device launch, no mirror) */
 	uint32_t noted;            /* the last reason a NOTE was written for */
+	int replay_noted;          /* a replay run's NOTE that it runs as a graph is written */
 	int dirty;                 /* node parameters set since rev */
 	uint64_t launches;
 	struct kt_ghash *hash;     /* ktrace's instrumented copy; NULL: launches run the program's exec */
@@ -400,6 +402,25 @@ static int launch_hashed(struct kt_gexec *x, struct kt_glaunch *l, CUstream s, k
 	return 1;
 }
 
+/* In a replay run: can x's launch run node by node?  When it cannot, a
+ * NOTE says why, once per exec (its kernel nodes cannot be confirmed). */
+static int replay_node_by_node(struct kt_gexec *x)
+{
+	const char *why = kt_grev_node_by_node_why(x->rev);
+	char text[256];
+
+	if (!why)
+		return 1;
+	if (!x->replay_noted) {
+		x->replay_noted = 1;
+		snprintf(text, sizeof(text), "graph exec %llu (graph %llu) runs as one graph launch in this replay "
+			 "run, its kernel nodes are not replayed: %s", (unsigned long long)x->id,
+			 (unsigned long long)x->graph_id, why);
+		ktrace_tracer_note(KTRACE_NOTE_WARN, KTRACE_NOTE_CODE_GRAPH, text);
+	}
+	return 0;
+}
+
 CUresult kt_gexec_launch(struct kt_gexec *x, CUstream s, void *realp, void *ctx)
 {
 	ktrace_real_graph_launch_fn real = (ktrace_real_graph_launch_fn)realp;
@@ -419,7 +440,7 @@ CUresult kt_gexec_launch(struct kt_gexec *x, CUstream s, void *realp, void *ctx)
 		pthread_mutex_unlock(&x->lock);
 		return res;
 	}
-	if (kt_unlikely(ktrace_tracer.cfg.replay) && kt_grev_runs_node_by_node(x->rev)) {
+	if (kt_unlikely(ktrace_tracer.cfg.replay) && replay_node_by_node(x)) {
 		/* a replay run: each kernel node a launch the replay's matcher sees */
 		res = kt_grev_run_node_by_node(x->rev, s);
 		pthread_mutex_unlock(&x->lock);

@@ -169,8 +169,9 @@ void kt_gthread_context_destroyed(CUcontext ctx) KTRACE_HIDDEN;
 
 /* ---- graph_replay.c -------------------------------------------------------------- */
 
-/* Can every node of r that runs be issued alone, one after the other? */
-int kt_grev_runs_node_by_node(const struct kt_grev *r) KTRACE_HIDDEN;
+/* Why r's nodes cannot be issued alone, one after the other (the first
+ * reason found), or NULL when they can. */
+const char *kt_grev_node_by_node_why(const struct kt_grev *r) KTRACE_HIDDEN;
 /* Run r's nodes one by one on s, in their records' order: kernels through
  * the launch path, copies and memsets through the driver.  The first
  * failure's result, else CUDA_SUCCESS. */

@@ -10,10 +10,10 @@
  * so the replay's matcher counts each and confirms the one it looks for),
  * copies and memsets through the driver, host function and event nodes as
  * their stream counterparts (cuLaunchHostFunc, cuEventRecord,
- * cuStreamWaitEvent).  A graph with any other node (semaphores, memory
- * nodes, 2D/3D copies and memsets, cluster launches, parameters cut,
- * conditional bodies) runs as a graph: its kernel nodes cannot be
- * confirmed.  May call: the launch path's
+ * cuStreamWaitEvent), cluster launches through cuLaunchKernelEx.  A graph
+ * with any other node (semaphores, memory nodes, 2D/3D copies and memsets,
+ * parameters cut, conditional bodies) runs as a graph, a NOTE says why: its
+ * kernel nodes cannot be confirmed.  May call: the launch path's
  * hook (events.h), the real driver (ktrace_real).
  */
 #include <stdatomic.h>
@@ -24,16 +24,18 @@
 #include "interpose/driver/events.h"
 #include "interpose/graph/graph_internal.h"
 
-static int kernel_runs_alone(const struct kt_gnode *n)
+/* Why kernel node n cannot be launched alone, or NULL. */
+static const char *kernel_alone_why(const struct kt_gnode *n)
 {
 	const struct ktrace_param_layout *l = n->layout;
 
 	/* with a layout, every parameter lies in the bytes kept */
-	if (l && l->nparams && (!n->params || l->param_bytes > n->rec.param_bytes_len))
-		return 0;
-	return n->func && (n->params || !n->rec.param_bytes_len) &&
-	       !(n->rec.flags & KTRACE_GNODEF_PARAMS_TRUNCATED) &&
-	       !(n->rec.cluster[0] > 1 || n->rec.cluster[1] > 1 || n->rec.cluster[2] > 1);
+	if ((l && l->nparams && (!n->params || l->param_bytes > n->rec.param_bytes_len)) || !n->func ||
+	    (!n->params && n->rec.param_bytes_len) || (n->rec.flags & KTRACE_GNODEF_PARAMS_TRUNCATED))
+		return "a kernel node's parameters were not kept whole";
+	if ((n->rec.cluster[0] > 1 || n->rec.cluster[1] > 1 || n->rec.cluster[2] > 1) && !ktrace_real.cuLaunchKernelEx)
+		return "a kernel node launches thread-block clusters and the driver has no cuLaunchKernelEx";
+	return NULL;
 }
 
 static int memset_fn_present(uint32_t elem_size)
@@ -42,55 +44,86 @@ static int memset_fn_present(uint32_t elem_size)
 	       : elem_size == 2 ? ktrace_real.cuMemsetD16Async != NULL : ktrace_real.cuMemsetD32Async != NULL;
 }
 
-/* Can every node of r that runs be issued alone, in order? */
-int kt_grev_runs_node_by_node(const struct kt_grev *r)
+static int have_event_calls(void)
 {
-	if (!r || (r->untraced && r->untraced != KTRACE_GRAPH_UNTRACED_DRIVER) || !ktrace_real.cuLaunchKernel ||
-	    !ktrace_real.cuMemcpyAsync || r->nrun < r->nrec || !r->run_order)
-		return 0;
-	for (uint32_t i = 0; i < r->nnodes; i++) {
-		const struct kt_gnode *n = &r->nodes[i];
+	return ktrace_real.cuGraphEventRecordNodeGetEvent && ktrace_real.cuGraphEventWaitNodeGetEvent &&
+	       ktrace_real.cuEventRecord && ktrace_real.cuStreamWaitEvent;
+}
 
-		if (n->rec.flags & KTRACE_GNODEF_DISABLED)
-			continue;
-		switch (n->rec.kind) {
-		case KTRACE_GNODE_KERNEL:
-			if (!kernel_runs_alone(n))
-				return 0;
-			break;
-		case KTRACE_GNODE_MEMCPY:
-			if (n->rec.copy_flags & (KTRACE_COPYF_2D | KTRACE_COPYF_3D))
-				return 0;
-			break;
-		case KTRACE_GNODE_MEMSET:
-			if ((n->rec.copy_flags & KTRACE_COPYF_2D) || !memset_fn_present(n->rec.elem_size))
-				return 0;
-			break;
-		case KTRACE_GNODE_EMPTY:
-		case KTRACE_GNODE_CHILD:
-			break;
-		case KTRACE_GNODE_HOST:
-			if (!ktrace_real.cuGraphHostNodeGetParams || !ktrace_real.cuLaunchHostFunc)
-				return 0;
-			break;
-		case KTRACE_GNODE_EVENT_RECORD:
-		case KTRACE_GNODE_EVENT_WAIT:
-			if (!ktrace_real.cuGraphEventRecordNodeGetEvent || !ktrace_real.cuGraphEventWaitNodeGetEvent ||
-			    !ktrace_real.cuEventRecord || !ktrace_real.cuStreamWaitEvent)
-				return 0;
-			break;
-		default:
-			return 0;
-		}
+/* Why node n cannot be issued alone on a stream, or NULL. */
+static const char *node_alone_why(const struct kt_gnode *n)
+{
+	switch (n->rec.kind) {
+	case KTRACE_GNODE_KERNEL:
+		return kernel_alone_why(n);
+	case KTRACE_GNODE_MEMCPY:
+		return n->rec.copy_flags & (KTRACE_COPYF_2D | KTRACE_COPYF_3D) ? "a 2D or 3D copy node" : NULL;
+	case KTRACE_GNODE_MEMSET:
+		if ((n->rec.copy_flags & KTRACE_COPYF_2D) || !memset_fn_present(n->rec.elem_size))
+			return "a 2D memset node";
+		return NULL;
+	case KTRACE_GNODE_EMPTY:
+	case KTRACE_GNODE_CHILD:
+		return NULL;
+	case KTRACE_GNODE_HOST:
+		return ktrace_real.cuGraphHostNodeGetParams && ktrace_real.cuLaunchHostFunc ? NULL : "a host node";
+	case KTRACE_GNODE_EVENT_RECORD:
+	case KTRACE_GNODE_EVENT_WAIT:
+		return have_event_calls() ? NULL : "an event node";
+	default:
+		return "a node that runs only inside a graph (semaphore, memory, conditional or batch memory "
+		       "operation)";
 	}
-	return 1;
+}
+
+const char *kt_grev_node_by_node_why(const struct kt_grev *r)
+{
+	if (!r)
+		return "the graph is not described";
+	if (r->untraced && r->untraced != KTRACE_GRAPH_UNTRACED_DRIVER)
+		return ktrace_graph_untraced_name(r->untraced);
+	if (!ktrace_real.cuLaunchKernel || !ktrace_real.cuMemcpyAsync || r->nrun < r->nrec || !r->run_order)
+		return "the driver lacks a call a node needs";
+	for (uint32_t i = 0; i < r->nnodes; i++) {
+		const char *why;
+
+		if (r->nodes[i].rec.flags & KTRACE_GNODEF_DISABLED)
+			continue;
+		if ((why = node_alone_why(&r->nodes[i])))
+			return why;
+	}
+	return NULL;
 }
 
 static CUresult real_kernel(const struct ktrace_launch_args *a, void *ctx)
 {
 	(void)ctx;
+	if (a->config)
+		return ktrace_real.cuLaunchKernelEx(a->config, a->f, a->kernel_params, a->extra);
 	return ktrace_real.cuLaunchKernel(a->f, a->grid[0], a->grid[1], a->grid[2], a->block[0], a->block[1],
 					  a->block[2], a->shared_mem, a->stream, a->kernel_params, a->extra);
+}
+
+/* A launch of thread-block clusters: cuLaunchKernelEx with the node's
+ * cluster dimensions (a's grid, block, memory and stream set). */
+static void cluster_config(const struct kt_gnode *n, struct ktrace_launch_args *a, CUlaunchConfig *cfg,
+			   CUlaunchAttribute *attr)
+{
+	memset(attr, 0, sizeof(*attr));
+	attr->id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+	attr->value.clusterDim.x = n->rec.cluster[0] ? n->rec.cluster[0] : 1;
+	attr->value.clusterDim.y = n->rec.cluster[1] ? n->rec.cluster[1] : 1;
+	attr->value.clusterDim.z = n->rec.cluster[2] ? n->rec.cluster[2] : 1;
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->gridDimX = a->grid[0], cfg->gridDimY = a->grid[1], cfg->gridDimZ = a->grid[2];
+	cfg->blockDimX = a->block[0], cfg->blockDimY = a->block[1], cfg->blockDimZ = a->block[2];
+	cfg->sharedMemBytes = a->shared_mem;
+	cfg->hStream = a->stream;
+	cfg->attrs = attr;
+	cfg->numAttrs = 1;
+	a->api = KTRACE_API_LAUNCH_KERNEL_EX;
+	memcpy(a->cluster, n->rec.cluster, sizeof(a->cluster));
+	a->config = cfg;
 }
 
 /* Kernel node n as a launch of its kernel on s: its parameters one by one
@@ -104,6 +137,8 @@ static CUresult run_kernel(const struct kt_gnode *n, CUstream s)
 	const struct ktrace_param_layout *l = n->layout;
 	void **params = l && l->nparams ? calloc(l->nparams, sizeof(*params)) : NULL;
 	struct ktrace_launch_args a;
+	CUlaunchAttribute attr;
+	CUlaunchConfig cfg;
 	CUresult res;
 
 	memset(&a, 0, sizeof(a));
@@ -113,6 +148,8 @@ static CUresult run_kernel(const struct kt_gnode *n, CUstream s)
 	memcpy(a.block, n->rec.block, sizeof(a.block));
 	a.shared_mem = n->rec.shared_mem;
 	a.stream = s;
+	if (n->rec.cluster[0] > 1 || n->rec.cluster[1] > 1 || n->rec.cluster[2] > 1)
+		cluster_config(n, &a, &cfg, &attr);
 	if (params) {
 		for (uint32_t i = 0; i < l->nparams; i++)
 			params[i] = n->params + l->offset[i];

@@ -569,6 +569,32 @@ static void test_instrument_failure_named(void **state)
 	free_recs(&x);
 }
 
+/* A replay run of graphs that cannot run node by node (a conditional, memory
+ * nodes) says so in a NOTE per graph: their kernel nodes are not replayed. */
+static void test_replay_run_says_graph_runs_whole(void **state)
+{
+	struct recs x;
+	struct ktrace_rec_note note;
+	unsigned said = 0;
+
+	(void)state;
+	extra_env = "KTRACE_REPLAY=kernel=fake_add_one,occurrence=1,runs=2";
+	run_app("untraced", "replayrun.ktrace", 0, 0);
+	extra_env = "KTRACE_QUIET=1";
+	read_recs("replayrun.ktrace", &x);
+	for (size_t i = 0; i < x.n; i++)
+		if (x.type[i] == KTRACE_REC_NOTE && !ktrace_decode_note(x.rec[i], x.len[i], &note) &&
+		    note.code == KTRACE_NOTE_CODE_GRAPH) {
+			char text[1024];
+
+			snprintf(text, sizeof text, "%.*s", (int)note.text.len, note.text.ptr);
+			said += strstr(text, "runs as one graph launch in this replay run, its kernel nodes are not "
+					     "replayed: ") != NULL;
+		}
+	assert_int_equal(said, 2);
+	free_recs(&x);
+}
+
 /* ---- ktrace-dump --json ----------------------------------------------------------------------------- */
 
 /* What the GPU tests count graph kernel launches per name with. */
@@ -704,6 +730,7 @@ int main(void)
 		cmocka_unit_test(test_diff_unordered_nodes),
 		cmocka_unit_test(test_untraced),
 		cmocka_unit_test(test_instrument_failure_named),
+		cmocka_unit_test(test_replay_run_says_graph_runs_whole),
 		cmocka_unit_test(test_dump_json),
 		cmocka_unit_test(test_check_confirms_graph_node),
 		cmocka_unit_test(test_check_memory_nodes_own_allocator),
