@@ -5,6 +5,7 @@
  * classification names, copy directions, writers, scalar values.
  */
 #include "tools/diff.h"
+#include "tools/dump_internal.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -633,21 +634,52 @@ static void j_bool(struct jw *j, const char *key, int v)
 	fputs(v ? "true" : "false", j->f);
 }
 
+/* A kernel referred to: the name the reports print, and its symbol; both
+ * null when the trace has no KERNEL record for it (docs/json.md). */
+static void j_kernel(struct jw *j, const struct tm_kernel *k)
+{
+	if (!k->known) {
+		j_null(j, "kernel");
+		j_null(j, "mangled");
+		return;
+	}
+	j_str(j, "kernel", ktrace_tm_kernel_name(k));
+	j_str(j, "mangled", k->name);
+}
+
+/* A copy's or memset's flags, as ktrace-dump lists them. */
+static void j_copy_flags(struct jw *j, uint32_t flags)
+{
+	char names[160];
+	const char *p = dump_copy_flag_names(flags, names, sizeof names, ",");
+
+	j_open(j, "copy_flags", '[');
+	while (*p) {
+		const char *e = strchr(p, ',');
+		size_t n = e ? (size_t)(e - p) : strlen(p);
+		char one[48];
+		snprintf(one, sizeof one, "%.*s", (int)n, p);
+		j_str(j, NULL, one);
+		p += n + (e ? 1 : 0);
+	}
+	j_close(j, ']');
+}
+
 static void j_writer(struct jw *j, const char *key, const struct diff_writer *w)
 {
 	j_open(j, key, '{');
 	j_str(j, "type", writer_type_name(w->type));
 	if (w->type == DIFF_WRITER_LAUNCH || w->type == DIFF_WRITER_LAUNCH_UNHASHED) {
 		j_u64(j, "op_seq", w->seq);
-		j_str(j, "kernel", ktrace_tm_kernel_name(w->launch->kernel));
+		j_kernel(j, w->launch->kernel);
 		j_str(j, "arg", w->arg);
 		j_bool(j, "only_in_this_run", w->only_here);
 	} else if (w->type == DIFF_WRITER_MEMCPY) {
 		j_u64(j, "op_seq", w->seq);
-		j_str(j, "direction", ktrace_diff_copy_dir_name(w->op->dir));
+		j_str(j, "dir", dump_copy_dir_name(w->op->dir));
+		j_bool(j, "dir_inferred", w->op->dir_inferred != 0);
 		j_u64(j, "bytes", w->op->bytes);
-		j_bool(j, "async", (w->op->flags & KTRACE_COPYF_ASYNC) != 0);
-		j_bool(j, "direction_inferred", w->op->dir_inferred != 0);
+		j_copy_flags(j, w->op->flags);
 		if (w->op->flags & KTRACE_COPYF_SRC_DIGEST)
 			j_hex(j, "src_digest", w->op->src_digest);
 		else
@@ -655,7 +687,8 @@ static void j_writer(struct jw *j, const char *key, const struct diff_writer *w)
 	} else if (w->type == DIFF_WRITER_MEMSET) {
 		j_u64(j, "op_seq", w->seq);
 		j_u64(j, "bytes", w->op->bytes);
-		j_u64(j, "value", w->op->value);
+		j_addr(j, "value", w->op->value);
+		j_copy_flags(j, w->op->flags);
 	}
 	j_close(j, '}');
 }
@@ -684,7 +717,7 @@ static void j_concurrent(struct jw *j, const char *key, const struct diff_concur
 	j_u64(j, "op_seq", c->seq);
 	j_addr(j, "stream", c->stream);
 	if (c->launch) {
-		j_str(j, "kernel", ktrace_tm_kernel_name(c->launch->kernel));
+		j_kernel(j, c->launch->kernel);
 		j_str(j, "arg", c->arg);
 	}
 	j_close(j, '}');
@@ -694,7 +727,7 @@ static void j_race_launch(struct jw *j, const char *key, const struct tm_launch 
 {
 	j_open(j, key, '{');
 	j_u64(j, "op_seq", l->seq);
-	j_str(j, "kernel", ktrace_tm_kernel_name(l->kernel));
+	j_kernel(j, l->kernel);
 	j_addr(j, "stream", l->stream);
 	j_str(j, "arg", arg);
 	j_close(j, '}');
@@ -784,8 +817,7 @@ static void j_arg(struct jw *j, const struct diff_arg *a, int output)
 static void j_divergence(struct jw *j, const struct diff_divergence *d)
 {
 	j_open(j, NULL, '{');
-	j_str(j, "kernel", ktrace_tm_kernel_name(d->la->kernel));
-	j_str(j, "mangled", d->la->kernel->name);
+	j_kernel(j, d->la->kernel);
 	j_u64(j, "op_seq_a", d->la->seq);
 	j_u64(j, "op_seq_b", d->lb->seq);
 	j_int(j, "device", d->device);
@@ -941,8 +973,7 @@ static void j_confirm_attempt(struct jw *j, const struct diff_result *r, const s
 
 	j_open(j, NULL, '{');
 	j_str(j, "role", c->role);
-	j_str(j, "kernel", ktrace_tm_kernel_name(c->launch->kernel));
-	j_str(j, "mangled", c->launch->kernel->name);
+	j_kernel(j, c->launch->kernel);
 	j_u64(j, "op_seq_a", c->launch->seq);
 	j_u64(j, "occurrence", c->occurrence);
 	j_str(j, "outcome", ktrace_replay_outcome_key((unsigned)c->outcome));
@@ -1010,7 +1041,7 @@ static void j_unverified(struct jw *j, const struct diff_result *r)
 		j_open(j, NULL, '{');
 		j_u64(j, "op_seq_a", u->la->seq);
 		j_u64(j, "op_seq_b", u->lb->seq);
-		j_str(j, "kernel", ktrace_tm_kernel_name(u->la->kernel));
+		j_kernel(j, u->la->kernel);
 		j_str(j, "reason", ktrace_unv_name(u->reason));
 		j_open(j, "reasons", '[');
 		for (int k = 1; k < KTRACE_UNV_COUNT; k++)
@@ -1066,7 +1097,7 @@ void ktrace_diff_report_json(FILE *f, const struct diff_result *r, const struct 
 		}
 		j_open(&j, key, '{');
 		j_u64(&j, "op_seq", fo[w]->seq);
-		j_str(&j, "kernel", ktrace_tm_kernel_name(fo[w]->kernel));
+		j_kernel(&j, fo[w]->kernel);
 		j_close(&j, '}');
 	}
 	j_open(&j, "streams", '[');
@@ -1100,7 +1131,7 @@ void ktrace_diff_report_json(FILE *f, const struct diff_result *r, const struct 
 	for (size_t k = 0; k < r->nkernels; k++) {
 		const struct diff_kernel_stat *s = &r->kernels[k];
 		j_open(&j, NULL, '{');
-		j_str(&j, "name", s->name);
+		j_str(&j, "kernel", s->name);
 		j_u64(&j, "matched", s->matched);
 		j_u64(&j, "diverged", s->diverged);
 		j_u64(&j, "unverified", s->unverified);

@@ -428,6 +428,18 @@ static void on_record(struct file_state *s, const void *rec, size_t len)
 			break;
 		on_order_filtered(s, &p, rec, len);
 		return;
+	case KTRACE_REC_REPLAY: {
+		/* printed with its kernel's names, as a launch is */
+		struct ktrace_rec_replay r;
+		const struct kernel_slot *slot = NULL;
+		if (filtered)
+			return;
+		if (!ktrace_decode_replay(rec, len, &r))
+			slot = kernel_slot_get(s, r.kernel_id, 0);
+		if (print_record(s, &p, rec, len, slot && slot->known ? &slot->k : NULL))
+			s->malformed++;
+		return;
+	}
 	case KTRACE_REC_NOTE:
 		keep_note(s, rec, len);
 		break;
@@ -569,11 +581,12 @@ static void summary_kernels_json(FILE *f, const char *file, struct kernel_slot *
 		summary_json_open(f, "kernel", file);
 		fprintf(f, ",\"kernel_id\":%llu,\"kernel\":", (unsigned long long)k->id);
 		if (v[i]->known) {
+			const struct ktrace_str *shown = k->k.demangled.len ? &k->k.demangled : &k->k.name;
+			dump_put_json_string(f, shown->ptr, shown->len);
+			fputs(",\"mangled\":", f);
 			dump_put_json_string(f, k->k.name.ptr, k->k.name.len);
-			fputs(",\"demangled\":", f);
-			dump_put_json_string(f, k->k.demangled.ptr, k->k.demangled.len);
 		} else {
-			fputs("null,\"demangled\":null", f);
+			fputs("null,\"mangled\":null", f);
 		}
 		fprintf(f, ",\"launches\":%llu,\"hashed_bytes\":%llu,\"out_regions\":%llu}\n",
 			(unsigned long long)k->launches, (unsigned long long)k->hashed_bytes,

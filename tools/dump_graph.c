@@ -167,13 +167,17 @@ static int json_nodes(FILE *f, const struct ktrace_rec_graph *g)
 int dump_json_graph(FILE *f, const void *rec, size_t len)
 {
 	struct ktrace_rec_graph g;
+	char fl[256];
 	if (ktrace_decode_graph(rec, len, &g))
 		return -1;
 	fprintf(f, ",\"exec_id\":%llu,\"graph_id\":%llu,\"revision\":%u,\"cause\":\"%s\",\"context\":\"0x%llx\","
-		   "\"device\":%d,\"tid\":%u,\"instantiate_flags\":%llu,\"hashed\":%s,\"untraced\":\"%s\","
-		   "\"nodes_total\":%u,\"edges_total\":%u,\"node_first\":%u,\"edge_first\":%u", as_ull(g.exec_id),
-		as_ull(g.graph_id), g.revision, ktrace_graph_cause_name(g.cause), as_ull(g.context), g.device, g.tid,
-		as_ull(g.instantiate_flags), (g.flags & KTRACE_GRAPHF_HASHED) ? "true" : "false",
+		   "\"device\":%d,\"tid\":%u,\"instantiate_flags\":[", as_ull(g.exec_id), as_ull(g.graph_id), g.revision,
+		ktrace_graph_cause_name(g.cause), as_ull(g.context), g.device, g.tid);
+	dump_instantiate_flag_names(g.instantiate_flags, fl, sizeof fl, "\",\"");
+	if (fl[0])
+		fprintf(f, "\"%s\"", fl);
+	fprintf(f, "],\"hashed\":%s,\"untraced\":\"%s\",\"nodes_total\":%u,\"edges_total\":%u,\"node_first\":%u,"
+		   "\"edge_first\":%u", (g.flags & KTRACE_GRAPHF_HASHED) ? "true" : "false",
 		ktrace_graph_untraced_name(g.untraced), g.nodes_total, g.edges_total, g.node_first, g.edge_first);
 	if (json_nodes(f, &g))
 		return -1;

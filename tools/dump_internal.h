@@ -114,6 +114,9 @@ const char *dump_launch_flag_names(uint32_t flags, char *out, size_t cap, const 
 const char *dump_region_flag_names(uint16_t flags, char *out, size_t cap, const char *sep);
 const char *dump_graph_node_flag_names(uint32_t flags, char *out, size_t cap, const char *sep);
 const char *dump_copy_flag_names(uint32_t flags, char *out, size_t cap, const char *sep); /* MEMCPY, MEMSET */
+const char *dump_stream_flag_names(uint32_t flags, char *out, size_t cap, const char *sep);   /* ORDER */
+const char *dump_instantiate_flag_names(uint64_t flags, char *out, size_t cap, const char *sep); /* GRAPH */
+const char *dump_record_flag_names(uint16_t flags, char *out, size_t cap, const char *sep);  /* prefix */
 const char *dump_module_kind_name(uint32_t kind);
 const char *dump_module_source_name(uint32_t src);
 const char *dump_layout_source_name(uint32_t src);

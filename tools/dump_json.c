@@ -135,10 +135,11 @@ static int json_launch(const struct dump_ctx *c, FILE *f, const void *rec, size_
 	json_put_u64(f, "op_seq", l.launch_seq);
 	json_put_u64(f, "kernel_id", l.kernel_id);
 	if (k) {
-		json_put_str(f, "kernel", k->k.name);
-		json_put_str(f, "kernel_demangled", k->k.demangled);
+		/* as every tool names a kernel it refers to: the name the reports print, and the symbol */
+		json_put_str(f, "kernel", k->k.demangled.len ? k->k.demangled : k->k.name);
+		json_put_str(f, "mangled", k->k.name);
 	} else {
-		fputs(",\"kernel\":null,\"kernel_demangled\":null", f);
+		fputs(",\"kernel\":null,\"mangled\":null", f);
 	}
 	json_put_hex(f, "context", l.context);
 	json_put_hex(f, "stream", l.stream);
@@ -419,7 +420,7 @@ static void json_replay_buffer(FILE *f, const struct ktrace_replay_buffer_result
 	fputs("]}", f);
 }
 
-static int json_replay(FILE *f, const void *rec, size_t len)
+static int json_replay(FILE *f, const void *rec, size_t len, const struct dump_kernel *k)
 {
 	struct ktrace_rec_replay r;
 	struct ktrace_replay_report rep;
@@ -430,7 +431,12 @@ static int json_replay(FILE *f, const void *rec, size_t len)
 		return -1;
 	json_put_u64(f, "op_seq", r.launch_seq);
 	json_put_u64(f, "kernel_id", r.kernel_id);
-	json_put_cstr(f, "kernel", rep.kernel ? rep.kernel : "");
+	/* the record names the kernel by its symbol; the name the reports print comes from its KERNEL record */
+	if (k && k->k.demangled.len)
+		json_put_str(f, "kernel", k->k.demangled);
+	else
+		json_put_cstr(f, "kernel", rep.kernel ? rep.kernel : "");
+	json_put_cstr(f, "mangled", rep.kernel ? rep.kernel : "");
 	json_put_u64(f, "occurrence", rep.occurrence);
 	json_put_cstr(f, "outcome", ktrace_replay_outcome_key(rep.outcome));
 	json_put_cstr(f, "reason", ktrace_replay_reason_text(rep.reason));
@@ -464,6 +470,7 @@ static int json_replay(FILE *f, const void *rec, size_t len)
 static int json_order(FILE *f, const void *rec, size_t len)
 {
 	struct ktrace_rec_order o;
+	char fl[200];
 	if (ktrace_decode_order(rec, len, &o))
 		return -1;
 	json_put_cstr(f, "op", ktrace_order_op_name(o.op));
@@ -474,7 +481,7 @@ static int json_order(FILE *f, const void *rec, size_t len)
 	json_put_hex(f, "context", o.context);
 	json_put_i64(f, "device", o.device);
 	json_put_u64(f, "tid", o.tid);
-	json_put_u64(f, "stream_flags", o.stream_flags);
+	json_put_name_list(f, "stream_flags", dump_stream_flag_names(o.stream_flags, fl, sizeof fl, ","));
 	json_put_i64(f, "priority", o.priority);
 	return 0;
 }
@@ -498,7 +505,7 @@ static int json_fields(const struct dump_ctx *c, FILE *f, const struct ktrace_re
 	case KTRACE_REC_END: return json_end(f, rec, len);
 	case KTRACE_REC_MODULE_UNLOAD: return json_module_unload(f, rec, len);
 	case KTRACE_REC_ORDER: return json_order(f, rec, len);
-	case KTRACE_REC_REPLAY: return json_replay(f, rec, len);
+	case KTRACE_REC_REPLAY: return json_replay(f, rec, len, k);
 	case KTRACE_REC_GRAPH: return dump_json_graph(f, rec, len);
 	default:
 		json_put_u64(f, "type_id", p->type);
@@ -527,8 +534,10 @@ int dump_json_record(struct dump_ctx *c, const struct ktrace_record_prefix *p, c
 	json_put_u64(f, "seq", p->seq);
 	json_put_u64(f, "time_ns", p->time_ns);
 	json_put_u64(f, "size", len);
-	if (p->flags)
-		json_put_u64(f, "record_flags", p->flags);
+	if (p->flags) {
+		char fl[200];
+		json_put_name_list(f, "record_flags", dump_record_flag_names(p->flags, fl, sizeof fl, ","));
+	}
 	json_put_cstr(f, "file", c->file);
 	if (rc == 0 && body)
 		fwrite(body, 1, blen, f);

@@ -254,6 +254,33 @@ const char *dump_copy_flag_names(uint32_t flags, char *out, size_t cap, const ch
 	return join_flags(flags, names, sizeof names / sizeof names[0], out, cap, sep);
 }
 
+/* ORDER stream_flags: CU_STREAM_NON_BLOCKING */
+const char *dump_stream_flag_names(uint32_t flags, char *out, size_t cap, const char *sep)
+{
+	static const char *const names[] = { "non_blocking" };
+	return join_flags(flags, names, sizeof names / sizeof names[0], out, cap, sep);
+}
+
+/* GRAPH instantiate_flags, as CUDA_GRAPH_INSTANTIATE_FLAG_* name them; bits
+ * above 31 (none defined) as one hex value. */
+const char *dump_instantiate_flag_names(uint64_t flags, char *out, size_t cap, const char *sep)
+{
+	static const char *const names[] = { "auto_free_on_launch", "upload", "device_launch", "use_node_priority" };
+	size_t o;
+
+	join_flags((uint32_t)flags, names, sizeof names / sizeof names[0], out, cap, sep);
+	o = strlen(out);
+	if (flags >> 32 && o < cap)
+		snprintf(out + o, cap - o, "%s0x%llx", o ? sep : "", (unsigned long long)(flags & ~0xffffffffull));
+	return out;
+}
+
+/* The record prefix's flags (none defined yet: each bit by its value). */
+const char *dump_record_flag_names(uint16_t flags, char *out, size_t cap, const char *sep)
+{
+	return join_flags(flags, NULL, 0, out, cap, sep);
+}
+
 const char *dump_region_flag_names(uint16_t flags, char *out, size_t cap, const char *sep)
 {
 	static const char *const names[] = { "in_struct", "pre",     "post",     "capped",

@@ -1,7 +1,9 @@
 /* tools/export_args.c: the "args" of the timeline's slices (docs/export.md):
  * a launch's kernel, geometry and arguments with their names, values and
- * digests; a copy's or memset's fields and digests.  Values are formatted as
- * ktrace-dump --json formats them (dump_param_value).
+ * digests; a copy's or memset's fields and digests.  A field that ktrace-dump
+ * --json also prints has its name and form (docs/json.md): op_seq, tid, flags
+ * as lists of names, grid as [x, y, z], kernel and mangled, the graph
+ * reference; values are formatted as ktrace-dump formats them (dump_param_value).
  */
 #include "tools/export_internal.h"
 
@@ -12,32 +14,62 @@
 
 static void put_dim(struct jw *w, const char *key, const uint32_t d[3])
 {
-	char b[48];
-	snprintf(b, sizeof b, "%ux%ux%u", d[0], d[1], d[2]);
 	jw_key(w, key);
-	jw_str(w, b);
+	jw_array(w);
+	for (int i = 0; i < 3; i++)
+		jw_u64(w, d[i]);
+	jw_end_array(w);
 }
 
-/* The digests of one region, as members of the current object. */
+/* key: a list of the names in the comma-separated names. */
+static void put_names(struct jw *w, const char *key, const char *names)
+{
+	jw_key(w, key);
+	jw_array(w);
+	for (const char *p = names; *p;) {
+		size_t n = strcspn(p, ",");
+		jw_strn(w, p, n);
+		p += n + (p[n] == ',');
+	}
+	jw_end_array(w);
+}
+
+/* The graph reference of a graph launch's kernel, copy or memset, as ktrace-dump prints it. */
+static void put_graph_ref(struct jw *w, const struct ktrace_graph_ref *g)
+{
+	jw_key(w, "graph");
+	jw_object(w);
+	jw_key(w, "exec_id");
+	jw_u64(w, g->exec_id);
+	jw_key(w, "graph_id");
+	jw_u64(w, g->graph_id);
+	jw_key(w, "launch");
+	jw_u64(w, g->launch);
+	jw_key(w, "op_seq");
+	jw_u64(w, g->launch_seq);
+	jw_key(w, "node");
+	jw_u64(w, g->node);
+	jw_key(w, "revision");
+	jw_u64(w, g->revision);
+	jw_end_object(w);
+}
+
+/* The digests of one region, as members of the current object, named as
+ * ktrace-dump names a region's. */
 static void put_region(struct jw *w, const struct tm_region *g)
 {
-	if (g->hash_len) {
-		jw_key(w, "hashed_bytes");
-		jw_u64(w, g->hash_len);
-	} else {
-		jw_key(w, "hashed");
-		jw_bool(w, 0);
-	}
+	jw_key(w, "hash_len");
+	jw_u64(w, g->hash_len);
 	if (g->flags & KTRACE_REGIONF_PRE) {
-		jw_key(w, "pre");
+		jw_key(w, "pre_hash");
 		jw_digest(w, g->pre_hash);
 	}
 	if (g->flags & KTRACE_REGIONF_POST) {
-		jw_key(w, "post");
+		jw_key(w, "post_hash");
 		jw_digest(w, g->post_hash);
 	}
 	if ((g->flags & KTRACE_REGIONF_PRE) && (g->flags & KTRACE_REGIONF_POST) && g->pre_hash != g->post_hash) {
-		jw_key(w, "written");
+		jw_key(w, "out");
 		jw_bool(w, 1);
 	}
 }
@@ -137,14 +169,18 @@ void ktrace_export_launch_args(struct jw *w, const struct tm_launch *l, const st
 	char flags[256], out[512];
 	jw_key(w, "args");
 	jw_object(w);
-	jw_key(w, "launch_seq");
+	jw_key(w, "op_seq");
 	jw_u64(w, l->seq);
 	jw_key(w, "kernel");
-	jw_str(w, ktrace_tm_kernel_name(k));
-	if (*k->name && strcmp(k->name, ktrace_tm_kernel_name(k))) {
-		jw_key(w, "mangled");
+	if (k->known)
+		jw_str(w, ktrace_tm_kernel_name(k));
+	else
+		jw_raw(w, "null");
+	jw_key(w, "mangled");
+	if (k->known)
 		jw_str(w, k->name);
-	}
+	else
+		jw_raw(w, "null");
 	if (m) {
 		jw_key(w, "divergence");
 		jw_str(w, m->detail ? m->detail : m->label);
@@ -161,19 +197,18 @@ void ktrace_export_launch_args(struct jw *w, const struct tm_launch *l, const st
 	jw_hex(w, l->context);
 	jw_key(w, "device");
 	jw_i64(w, l->device);
-	jw_key(w, "thread");
+	jw_key(w, "tid");
 	jw_u64(w, l->tid);
-	jw_key(w, "flags");
-	jw_str(w, dump_launch_flag_names(l->flags, flags, sizeof flags, ","));
+	put_names(w, "launch_flags", dump_launch_flag_names(l->flags, flags, sizeof flags, ","));
 	if (l->result) {
 		jw_key(w, "result");
 		jw_i64(w, l->result);
 	}
+	if (l->flags & KTRACE_LAUNCHF_GRAPH)
+		put_graph_ref(w, &l->graph);
 	written_names(l, out, sizeof out);
-	if (*out) {
-		jw_key(w, "written");
-		jw_str(w, out);
-	}
+	if (*out)
+		put_names(w, "out", out);
 	if (on_gpu) {
 		put_params(w, l);
 		jw_key(w, "gpu_time");
@@ -190,10 +225,10 @@ const char *ktrace_export_copy_dir(uint32_t dir)
 
 static void put_copy_fields(struct jw *w, const struct tm_op *o)
 {
-	jw_key(w, "direction");
-	jw_str(w, *ktrace_export_copy_dir(o->dir) ? ktrace_export_copy_dir(o->dir) : "unknown");
+	jw_key(w, "dir");
+	jw_str(w, dump_copy_dir_name(o->dir));
 	if (o->dir_inferred) {
-		jw_key(w, "direction_inferred");
+		jw_key(w, "dir_inferred");
 		jw_bool(w, 1);
 	}
 	jw_key(w, "src");
@@ -203,17 +238,18 @@ static void put_copy_fields(struct jw *w, const struct tm_op *o)
 		jw_digest(w, o->src_digest);
 	}
 	if (ktrace_dst_digest_valid(o->dst_digest_state)) {
-		jw_key(w, "delivered_digest");
+		jw_key(w, "dst_digest");
 		jw_digest(w, o->dst_digest);
 	}
 	if (o->dst_digest_state) {
-		jw_key(w, "delivered_digest_state");
+		jw_key(w, "dst_digest_state");
 		jw_str(w, dump_dst_digest_state_name(o->dst_digest_state));
 	}
 }
 
 void ktrace_export_op_args(struct jw *w, const struct tm_op *o, int on_gpu)
 {
+	char flags[160];
 	jw_key(w, "args");
 	jw_object(w);
 	jw_key(w, "op_seq");
@@ -227,21 +263,24 @@ void ktrace_export_op_args(struct jw *w, const struct tm_op *o, int on_gpu)
 	} else {
 		jw_key(w, "value");
 		jw_hex(w, o->value);
-		jw_key(w, "element_bytes");
+		jw_key(w, "count");
+		jw_u64(w, o->elem_size ? o->bytes / o->elem_size : o->bytes);
+		jw_key(w, "elem_size");
 		jw_u64(w, o->elem_size);
 	}
 	jw_key(w, "stream");
 	jw_hex(w, o->stream);
 	jw_key(w, "context");
 	jw_hex(w, o->context);
-	jw_key(w, "thread");
+	jw_key(w, "tid");
 	jw_u64(w, o->tid);
-	jw_key(w, "async");
-	jw_bool(w, (o->flags & KTRACE_COPYF_ASYNC) != 0);
+	put_names(w, "copy_flags", dump_copy_flag_names(o->flags, flags, sizeof flags, ","));
 	if (o->result) {
 		jw_key(w, "result");
 		jw_i64(w, o->result);
 	}
+	if (o->flags & KTRACE_COPYF_GRAPH)
+		put_graph_ref(w, &o->graph);
 	if (on_gpu) {
 		jw_key(w, "gpu_time");
 		jw_str(w, EXPORT_GPU_TIME_NOTE);

@@ -354,7 +354,7 @@ static void order_args(struct exporter *x, const struct tm_order *r)
 	struct jw *w = &x->w;
 	jw_key(w, "args");
 	jw_object(w);
-	jw_key(w, "launch_seq_before");
+	jw_key(w, "op_seq_before");
 	jw_u64(w, r->seq_before);
 	if (r->stream || r->op == KTRACE_ORDER_EVENT_RECORD || r->op == KTRACE_ORDER_STREAM_WAIT_EVENT) {
 		jw_key(w, "stream");
@@ -366,7 +366,7 @@ static void order_args(struct exporter *x, const struct tm_order *r)
 	}
 	jw_key(w, "context");
 	jw_hex(w, r->context);
-	jw_key(w, "thread");
+	jw_key(w, "tid");
 	jw_u64(w, r->tid);
 	jw_end_object(w);
 }

@@ -142,7 +142,7 @@ def analyze(recs, ops, mode, steps, compiled):
     launches = sorted((r for r in recs if r.get("type") == "launch"), key=lambda r: r.get("op_seq", 0))
 
     def is_marker(r):
-        n = (r.get("kernel") or "") + " " + (r.get("kernel_demangled") or "")
+        n = (r.get("kernel") or "") + " " + (r.get("mangled") or "")
         return "spin_kernel" in n or "sleep" in n.lower()
 
     marks = [i for i, r in enumerate(launches) if is_marker(r)]

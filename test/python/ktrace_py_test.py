@@ -61,8 +61,8 @@ class LoadMatchesDump(unittest.TestCase):
             self.assertEqual((l.stream, l.context), (hexint(r["stream"]), hexint(r["context"])))
             self.assertEqual(list(l.grid), r["grid"])
             self.assertEqual(list(l.flags), r["launch_flags"])
-            if r.get("kernel"):
-                self.assertEqual(l.kernel.name, r["kernel"])
+            if r.get("mangled"):
+                self.assertEqual((l.kernel.name, l.kernel_name), (r["mangled"], r["kernel"]))
             self.assertEqual([(a.name, a.value) for a in l.args], [(a["name"] or "arg%d" % a["ordinal"], a["value"])
                                                                    for a in r.get("args", [])])
             self.assertEqual([(g.param_offset, g.pre, g.post, g.written) for g in l.regions],

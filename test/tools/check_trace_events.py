@@ -153,10 +153,29 @@ def check_launch_digests(rec, gpu, problems):
         if got is None:
             problems.add("launch %d: argument %s (offset %d) missing from the GPU slice" % (rec["op_seq"], key, g["param_offset"]))
             continue
-        for field, ours in (("pre_hash", "pre"), ("post_hash", "post")):
-            if g.get(field) != got.get(ours):
+        for field in ("pre_hash", "post_hash", "hash_len", "out"):
+            if g.get(field) is not None and g.get(field) != got.get(field, False if field == "out" else None):
                 problems.add("launch %d: argument %s %s %s in the trace, %s on the timeline"
-                             % (rec["op_seq"], key, ours, g.get(field), got.get(ours)))
+                             % (rec["op_seq"], key, field, g.get(field), got.get(field)))
+
+
+# Args the timeline adds to the fields of the record (docs/json.md: a field that
+# ktrace-dump --json prints has the same name and form on the timeline).
+TIMELINE_ONLY = {"divergence", "gpu_time", "arguments", "out", "bytes", "dir_inferred"}
+
+
+def check_same_fields(what, seq, event, rec, problems):
+    """Every arg of the slice that the dump record has too holds the same value."""
+    args = event.get("args", {})
+    for k, v in args.items():
+        if k in TIMELINE_ONLY:
+            continue
+        if k not in rec:
+            problems.add("%s %d: arg %r is not a field of the record (ktrace-dump --json)" % (what, seq, k))
+        elif k == "dir" and args.get("dir_inferred") and rec[k] == "unknown":
+            continue
+        elif rec[k] != v:
+            problems.add("%s %d: arg %s = %r on the timeline, %r in the record" % (what, seq, k, v, rec[k]))
 
 
 def check_against_dump(events, dump_path, problems):
@@ -164,7 +183,7 @@ def check_against_dump(events, dump_path, problems):
     launches = {r["op_seq"]: r for r in recs if r["type"] == "launch"}  # ktrace-dump --json: op_seq
     ops = {r["op_seq"]: r for r in recs if r["type"] in ("memcpy", "memset")}
     host = [e for e in events if e["ph"] == "X" and e.get("cat") == "cuda_api"]
-    kernels = {e["args"]["launch_seq"]: e for e in events if e["ph"] == "X" and e.get("cat") == "kernel"}
+    kernels = {e["args"]["op_seq"]: e for e in events if e["ph"] == "X" and e.get("cat") == "kernel"}
     gpu_ops = {e["args"]["op_seq"]: e for e in events if e["ph"] == "X" and e.get("cat") in ("memcpy", "memset")}
     if len(host) != len(launches) + len(ops):
         problems.add("%d host call slices for %d launches and %d copies/memsets" % (len(host), len(launches), len(ops)))
@@ -174,13 +193,21 @@ def check_against_dump(events, dump_path, problems):
                      % (sorted(set(kernels) ^ want)[:10], "these too" if set(kernels) < want else "not these"))
     for seq in want & set(kernels):
         r, e = launches[seq], kernels[seq]
-        name = r.get("kernel_demangled") or r.get("kernel")
+        name = r.get("kernel")
         if name and e["name"] != name:
             problems.add("launch %d: slice named %r, kernel %r" % (seq, e["name"], name))
         check_launch_digests(r, e, problems)
+        check_same_fields("launch", seq, e, r, problems)
+    for e in host:
+        seq = e.get("args", {}).get("op_seq")
+        rec = launches.get(seq) or ops.get(seq)
+        if rec is not None:
+            check_same_fields("host call of op", seq, e, rec, problems)
     want_ops = {s for s, r in ops.items() if executed(r)}
     if set(gpu_ops) != want_ops:
         problems.add("copy/memset slices for ops %s, the trace ran %s" % (sorted(gpu_ops)[:10], sorted(want_ops)[:10]))
+    for seq in want_ops & set(gpu_ops):
+        check_same_fields("op", seq, gpu_ops[seq], ops[seq], problems)
     return len(kernels)
 
 

@@ -578,6 +578,43 @@ case_json_conventions() {
 	run out err "$B/ktrace-inspect" --json /bin/ls
 	expect_rc 2
 	has err "ktrace-inspect: /bin/ls: "
+	# a kernel is named alike wherever it is referred to: the divergence ktrace-diff reports
+	# and the launch ktrace-dump prints have the same kernel and mangled
+	"$B/ktrace-diff" --json "$ex1" "$ex2" >div.json
+	"$B/ktrace-dump" --json "$ex1" >ex1.jsonl
+	"$B/ktrace-dump" --json --summary "$ex1" >ex1.summary.jsonl
+	python3 - div.json ex1.jsonl ex1.summary.jsonl >conv.out 2>&1 <<'PYEOF' || bad "$(head -c 600 conv.out)"
+import json, sys
+d = json.load(open(sys.argv[1]))["divergences"][0]
+recs = [json.loads(l) for l in open(sys.argv[2])]
+launch = [r for r in recs if r["type"] == "launch" and r["op_seq"] == d["op_seq_a"]][0]
+assert (launch["kernel"], launch["mangled"]) == (d["kernel"], d["mangled"]), (launch["kernel"], launch["mangled"], d)
+assert d["kernel"] == "atomic_sum(float const*, float*, int)" and d["mangled"] == "_Z10atomic_sumPKfPfi", d
+rows = [json.loads(l) for l in open(sys.argv[3])]
+assert any(r.get("kernel") == d["kernel"] and r.get("mangled") == d["mangled"] for r in rows), rows[:3]
+PYEOF
+	# flags are lists of names in every record, ORDER and GRAPH records included
+	"$B/ktgen" --scenario order order.ktrace
+	"$B/ktgen" --scenario graph graph.ktrace
+	for f in order.ktrace graph.ktrace basic.ktrace; do
+		"$B/ktrace-dump" --json "$f"
+	done >flags.jsonl
+	python3 - flags.jsonl >flags.out 2>&1 <<'PYEOF' || bad "$(head -c 600 flags.out)"
+import json, sys
+def walk(v, where):
+    if isinstance(v, dict):
+        for k, x in v.items():
+            if k.endswith("flags"):
+                assert isinstance(x, list) and all(isinstance(n, str) for n in x), "%s.%s = %r" % (where, k, x)
+            walk(x, where + "." + k)
+    elif isinstance(v, list):
+        for x in v:
+            walk(x, where)
+for line in open(sys.argv[1]):
+    r = json.loads(line)
+    walk(r, r["type"])
+PYEOF
+	grep -q '"stream_flags":\["non_blocking"\]' flags.jsonl || bad "no ORDER record with stream_flags [\"non_blocking\"]"
 }
 
 case_ version_everywhere

@@ -391,7 +391,7 @@ static void test_check_fake(void **state)
 	/* one object, whatever the number of runs: the runs, the exit status, the comparisons */
 	assert_true(!strncmp(r.out, "{\n  \"runs\": 2,\n  \"exit_code\": 1,\n  \"comparisons\": [\n    {", 54));
 	assert_non_null(strstr(r.out, "\"classification\": \"inputs_differ\""));
-	assert_non_null(strstr(r.out, "\"direction\": \"host-to-device\""));
+	assert_non_null(strstr(r.out, "\"dir\": \"htod\""));
 	res_free(&r);
 }
 

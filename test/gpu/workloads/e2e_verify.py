@@ -121,8 +121,8 @@ def main():
             named = None
             for i in d.get("inputs_differ", []):
                 wa, wb = i.get("writer_a", {}), i.get("writer_b", {})
-                if (wa.get("type") == "memcpy" and wa.get("direction") == "host-to-device" and
-                        wb.get("type") == "memcpy" and wb.get("direction") == "host-to-device"):
+                if (wa.get("type") == "memcpy" and wa.get("dir") == "htod" and
+                        wb.get("type") == "memcpy" and wb.get("dir") == "htod"):
                     named = (i, wa, wb)
                     break
             if not named:

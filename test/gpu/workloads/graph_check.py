@@ -118,7 +118,7 @@ class Trace:
     def names(self, r):
         """(mangled, demangled) of a launch's kernel."""
         k = self.kernels.get(r.get("kernel_id"), {})
-        return r.get("kernel") or k.get("name") or "", r.get("kernel_demangled") or k.get("demangled") or ""
+        return r.get("mangled") or k.get("name") or "", k.get("demangled") or ""
 
     def executed(self, window=None):
         """The launch records of kernels that ran (in the window [t0, t1] when given)."""

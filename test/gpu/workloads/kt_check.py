@@ -115,7 +115,7 @@ def main():
 
     def kname(rec):
         k = kernels.get(rec.get("kernel_id"), {})
-        return rec.get("kernel") or k.get("name") or "", rec.get("kernel_demangled") or k.get("demangled") or ""
+        return rec.get("mangled") or k.get("name") or "", k.get("demangled") or ""
 
     # ---- count
     prof = plain.get("PROFILE")
