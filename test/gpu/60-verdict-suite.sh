@@ -32,7 +32,8 @@
 #                             $KT_LOGS/verdict); computed when there is none
 #   KT_VERDICT_WARMUP=1       keep ktrace check's untraced warm-up run (by default
 #                             --no-warmup when the ground truth ran in this call:
-#                             it warmed the same compile caches first)
+#                             it warmed the same compile caches first; JAX programs
+#                             always warm up: their cache is ktrace check's own)
 #   KT_VERDICT_CHECK_ARGS=..  more ktrace check options (e.g. --max-replays 1)
 #   KT_VERDICT_KEEP=1         keep the traces (in $KT_TMP/verdict)
 #   KT_VERDICT_DEBUGMODE=1    PyTorch DebugMode's verdict on the PyTorch programs too
@@ -140,10 +141,13 @@ read -r -a extra_args <<<"${KT_VERDICT_CHECK_ARGS:-}"
 setup="ktrace check --runs $runs${warm_args[*]:+ ${warm_args[*]}}${KT_VERDICT_CHECK_ARGS:+ $KT_VERDICT_CHECK_ARGS}, $jobs_max at once"
 echo "setup: $setup; budget ${budget} s"
 
-check_one() {
-	local name=$1 to=$2 d=$V/$1 t0 t1 rc
+check_one() { # NAME TIMEOUT KIND
+	local name=$1 to=$2 d=$V/$1 t0 t1 rc warm=("${warm_args[@]+"${warm_args[@]}"}")
+	# JAX keeps no compilation cache of its own: ktrace check's warm-up fills the one it
+	# gives JAX, so that both traced runs load the same autotuned kernels
+	[ "$3" = jax ] && warm=()
 	t0=$(date +%s.%N)
-	timeout -k 10 "$to" "$k" check --json --runs "$runs" ${warm_args[@]+"${warm_args[@]}"} \
+	timeout -k 10 "$to" "$k" check --json --runs "$runs" ${warm[@]+"${warm[@]}"} \
 		${extra_args[@]+"${extra_args[@]}"} --dir "$TV/$name" -- python3 "$progs" "$name" \
 		>"$d/json" 2>"$d/log" </dev/null
 	rc=$?
@@ -189,7 +193,7 @@ while IFS=$'\t' read -r name _ kind _ _ _ _ ptimeout avail _; do
 		echo "time budget: not started (KT_VERDICT_BUDGET_S=$budget)" >"$d/skipped"
 		continue
 	fi
-	check_one "$name" "$to" &
+	check_one "$name" "$to" "$kind" &
 	launched+=("$name")
 done <"$V/queue.tsv"
 wait
