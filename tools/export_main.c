@@ -75,11 +75,8 @@ static int parse_options(int argc, char **argv, struct export_cli *c)
 		default: return ktrace_cli_usage_error("ktrace-export", err);
 		}
 	}
-	if (argc - optind != 1) {
-		fprintf(stderr, "ktrace-export: %s (see ktrace-export --help)\n",
-			argc - optind ? "give one trace" : "give the trace to export");
-		return 2;
-	}
+	if (argc - optind != 1)
+		return ktrace_cli_usage_error("ktrace-export", argc - optind ? "give one trace" : "give the trace to export");
 	return -1;
 }
 

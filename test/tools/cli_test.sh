@@ -202,6 +202,13 @@ case_option_forms() {
 	expect_rc 0
 	run out err "$B/ktrace" check --vers
 	expect_rc 0
+	run out err "$B/ktrace" run --vers
+	expect_rc 0
+	run out err "$B/ktrace-export" --vers
+	expect_rc 0
+	run out err "$B/ktrace-export" -q -oshort.json basic.ktrace
+	expect_rc 0
+	[ -s short.json ] || bad "ktrace-export -oFILE wrote no FILE"
 	run out err env KTRACE_LIB=/nonexistent/libktrace.so "$B/ktrace" run -ox.ktrace -- true
 	expect_rc 2
 	has err "KTRACE_LIB=/nonexistent/libktrace.so"
@@ -223,6 +230,16 @@ case_bad_option_everywhere() {
 		if [ -s out ]; then bad "$t --bogus wrote to stdout: $(head -c 200 out)"; fi
 		want="$t: unknown option '--bogus' (try --help)"
 		[ "$(cat err)" = "$want" ] || bad "$t --bogus: '$(head -c 300 err)', expected '$want'"
+	done
+	# a missing operand: one line naming the tool, exit status 2, no usage
+	for c in ktrace-dump "ktrace-diff basic.ktrace" ktrace-inspect ktrace-export "ktrace run" "ktrace check"; do
+		# shellcheck disable=SC2086
+		run out err $B/$c
+		expect_rc 2
+		t=$(echo "$c" | sed 's/ basic.ktrace//')
+		if [ -s out ] || [ "$(wc -l <err)" != 1 ] || ! grep -q "^$t: " err; then
+			bad "$c: stdout '$(head -c 100 out)', stderr '$(head -c 300 err)'"
+		fi
 	done
 }
 
@@ -356,6 +373,10 @@ case_format_version() {
 	has out "ktrace host time per traced launch: not recorded (format 1.0; self-timing came with 1.1)"
 	run out err "$B/ktrace-dump" --summary basic.ktrace
 	has out "ktrace host time per traced launch: not measured (no launch was sampled)"
+	# the docs say how launches are sampled for it as the library does: by a hash, not every 16th
+	if grep -rnE 'every 16th launch' "$ROOT/README.md" "$ROOT/docs" "$ROOT/docs/man"; then
+		bad "the docs say every 16th launch is timed"
+	fi
 }
 
 # ---- the example -----------------------------------------------------------------------------
@@ -458,6 +479,10 @@ case_install_uninstall() {
 		bad "make uninstall: $(tail -3 mk.out)"
 	left=$(find "$T/stage" -type f | head -5)
 	[ -z "$left" ] || bad "make uninstall left: $left"
+	# the README says how, under one heading of each name
+	grep -q 'make uninstall' "$ROOT/README.md" || bad "README.md does not say make uninstall"
+	dup=$(grep '^#' "$ROOT/README.md" | sort | uniq -d)
+	[ -z "$dup" ] || bad "README.md has headings twice: $dup"
 }
 
 # Without a CUDA toolkit make builds the tools that read traces and says what it skipped;
