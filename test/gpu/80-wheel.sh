@@ -88,7 +88,7 @@ import json, sys
 d = json.load(open(sys.argv[1]))
 d = (d.get("comparisons") or [d])[0]
 first = (d.get("divergences") or [{}])[0]
-print("%s|%s|%s" % (first.get("kernel", ""), first.get("classification", ""), d.get("verdict")))' "$L/wheel-check-plant.json" 2>&1)
+print("%s|%s|%s" % ((first.get("kernel") or ""), first.get("classification", ""), d.get("verdict")))' "$L/wheel-check-plant.json" 2>&1)
 kernel=${v%%|*}
 case "$rc:$kernel:$v" in
 1:*index*:*kernel_nondeterministic*) result wheel-check-plant PASS "exit 1: $v" ;;

@@ -60,7 +60,7 @@ def main():
 
     def desc(c, d):
         outs = ",".join(f"{o['arg']}#{o['ordinal']}" for o in d.get("outputs", []))
-        return (f"{c['a']} vs {c['b']}: {d['kernel'][:60]} launch {d['op_seq_a']}/{d['op_seq_b']} "
+        return (f"{c['a']} vs {c['b']}: {(d.get('kernel') or '?')[:60]} launch {d['op_seq_a']}/{d['op_seq_b']} "
                 f"out {outs} -> {d['classification']}")
 
     if mode == "identical":
@@ -96,7 +96,7 @@ def main():
                 if 0 < a <= len(outputs) and 0 < b <= len(outputs) and outputs[a - 1] != outputs[b - 1]:
                     out("FAIL", f"{c['a']} vs {c['b']}: program outputs differ but no divergence found")
                 continue
-            if not re.search(kre, d["kernel"]) and not re.search(kre, d.get("mangled", "")):
+            if not re.search(kre, d.get("kernel") or "") and not re.search(kre, d.get("mangled") or ""):
                 out("FAIL", "first divergence is not /%s/: %s" % (kre, desc(c, d)))
             if d["classification"] != "kernel_nondeterministic":
                 ins = ",".join(i["arg"] for i in d.get("inputs_differ", []) + d.get("inputs_unverified", []))
@@ -114,7 +114,7 @@ def main():
             d = first(c)
             if not d:
                 out("FAIL", f"{c['a']} vs {c['b']}: no divergence although the input data differ")
-            if kre and not re.search(kre, d["kernel"]):
+            if kre and not re.search(kre, d.get("kernel") or ""):
                 out("FAIL", "first divergence is not /%s/: %s" % (kre, desc(c, d)))
             if d["classification"] != "inputs_differ":
                 out("FAIL", desc(c, d))

@@ -427,9 +427,9 @@ def judge(mode, doc, rc, log, kre, where=lambda seq: ""):
             return "SKIP", f"outputs identical in all {len(outs)} runs: the atomics happened to add in one order"
         return "FAIL", f"ktrace check exit {rc} without a divergence"
     c, d = div[0]
-    name = d.get("kernel", "") or d.get("mangled", "")
+    name = (d.get("kernel") or "") or (d.get("mangled") or "")
     desc = (f"{name[:80]} launch {d.get('op_seq_a', d.get('seq_a'))}/{d.get('op_seq_b', d.get('seq_b'))} -> {d.get('classification')}")
-    if not (re.search(kre, d.get("kernel", "")) or re.search(kre, d.get("mangled", ""))):
+    if not (re.search(kre, (d.get("kernel") or "")) or re.search(kre, (d.get("mangled") or ""))):
         return "FAIL", f"first divergence is not /{kre}/: {desc}"
     if d.get("classification") != "kernel_nondeterministic":
         ins = ",".join(str(i.get("arg")) for i in (d.get("inputs_differ") or []) + (d.get("inputs_unverified") or []))
@@ -439,7 +439,7 @@ def judge(mode, doc, rc, log, kre, where=lambda seq: ""):
     if conf.get("method") == "replay":
         tried = [e for e in conf.get("replayed") or [] if isinstance(e, dict)]
         hit = next((e for e in tried if e.get("outcome") == "confirmed"), None)
-        if hit and not (re.search(kre, hit.get("kernel", "")) or re.search(kre, hit.get("mangled", ""))):
+        if hit and not (re.search(kre, (hit.get("kernel") or "")) or re.search(kre, (hit.get("mangled") or ""))):
             return "FAIL", f"{desc}; but the replay confirmed another kernel: {hit.get('kernel', '')[:80]}"
         if not hit:
             said = "; ".join(f"{e.get('kernel', '?')[:60]}: {e.get('outcome', '?')} ({e.get('reason', '')[:80]}"

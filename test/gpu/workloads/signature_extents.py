@@ -53,7 +53,7 @@ def verify(dump, out):
             if '"type":"launch"' not in line:
                 continue
             r = json.loads(line)
-            if not r.get("kernel", "").startswith("triton_"):
+            if not (r.get("kernel") or "").startswith("triton_"):
                 continue
             for g in r.get("regions", []):
                 triton += 1

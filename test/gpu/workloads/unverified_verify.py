@@ -50,7 +50,7 @@ def main():
         for k, v in launches["unverified_by_reason"].items():
             by_reason[k] = by_reason.get(k, 0) + v
         for u in c.get("unverified_launches", []):
-            print("UNVERIFIED|%s|%s|%s|%s|%s" % (name, u.get("op_seq_a", u.get("seq_a")), u.get("kernel", "")[:160],
+            print("UNVERIFIED|%s|%s|%s|%s|%s" % (name, u.get("op_seq_a", u.get("seq_a")), (u.get("kernel") or "")[:160],
                                                  u.get("reason"), u.get("why")), flush=True)
             if first is None:
                 first = u
@@ -63,7 +63,7 @@ def main():
     else:
         counts = ", ".join("%d %s" % (v, k) for k, v in sorted(by_reason.items(), key=lambda kv: -kv[1]))
         result(name, "FAIL", "%d of %d matched launches unverified (%s); first: %s: %s%s"
-               % (unverified, matched, counts, first.get("kernel", "")[:120], first.get("why"), extra))
+               % (unverified, matched, counts, (first.get("kernel") or "")[:120], first.get("why"), extra))
     return 0
 
 

@@ -152,7 +152,7 @@ def comparison_verdict(c):
     divs = [d for d in (c.get("divergences") or []) if isinstance(d, dict)]
     first = divs[0] if divs else {}
     v = {"digest_diverged": c.get("result") == "diverged" or bool(divs),
-         "digest_kernel": first.get("kernel", ""), "digest_mangled": first.get("mangled", ""),
+         "digest_kernel": (first.get("kernel") or ""), "digest_mangled": (first.get("mangled") or ""),
          "digest_class": first.get("classification", ""), "attempts": [], "sizes": "",
          "kernel": "", "mangled": ""}
     conf = c.get("confirmation")
@@ -166,7 +166,7 @@ def comparison_verdict(c):
                          f"{' (' + clean(e.get('reason', ''), 60) + ')' if e.get('outcome') != 'confirmed' else ''}"
                          for e in entries]
         if hit:
-            v["kernel"], v["mangled"] = hit.get("kernel", ""), hit.get("mangled", "")
+            v["kernel"], v["mangled"] = (hit.get("kernel") or ""), (hit.get("mangled") or "")
             v["sizes"] = difference_sizes(hit)
         elif v["diverged"]:
             v["kernel"], v["mangled"] = v["digest_kernel"], v["digest_mangled"]
