@@ -494,6 +494,13 @@ case_build_settings() {
 	if grep -qE "^/nonexistent/bin/nvcc|-shared -o $T/nocuda/libktrace.so" mk.out; then
 		bad "without CUDA make still runs nvcc or links libktrace.so"
 	fi
+	# and really: the readers build without cuda.h (libktcore.a and ktrace-dump) and read a trace
+	mk CUDA_HOME=/nonexistent BUILD="$T/nocuda" "$T/nocuda/ktrace-dump" >mk.out 2>&1 ||
+		bad "ktrace-dump without CUDA: $(grep -m3 -E 'error|cuda.h' mk.out)"
+	if [ -x "$T/nocuda/ktrace-dump" ]; then
+		"$T/nocuda/ktrace-dump" --summary basic.ktrace >/dev/null 2>&1 || bad "ktrace-dump built without CUDA fails"
+	fi
+	rm -rf "$T/nocuda"
 	mk -n BUILD="$T/w" all >mk.out 2>&1
 	if grep -q -- "-Werror" mk.out; then bad "a plain make builds with -Werror"; fi
 	mk -n WERROR=1 BUILD="$T/w" all >mk.out 2>&1
