@@ -269,6 +269,26 @@ case_empty_selection() {
 	has err "ktrace-dump: --range '4:3': A must be less than B"
 }
 
+# A comparison that compared nothing is an error in every report: a trace cut at 300 bytes
+# (--partial) against the whole one.
+case_nothing_compared() {
+	head -c 300 basic.ktrace >cut3.ktrace
+	run out err "$B/ktrace-diff" --partial --github --junit nc.xml --markdown nc.md cut3.ktrace basic.ktrace
+	expect_rc 2
+	has out "result: NOTHING COMPARED: A has no launch to compare"
+	has out "::error title=ktrace determinism check::nothing compared"
+	hasnt out "::notice"
+	hasnt out "no divergence"
+	has err "ktrace-diff: nothing compared: cut3.ktrace has no launch to compare with basic.ktrace"
+	has nc.xml '<error type="nothing_compared"'
+	has nc.md "NOTHING COMPARED (an error)"
+	run out err "$B/ktrace-diff" --partial --json cut3.ktrace basic.ktrace
+	expect_rc 2
+	has out '"result": "nothing_compared"'
+	has out '"exit_code": 2'
+	hasnt out '"identical"'
+}
+
 # ---- ktrace-dump's order -------------------------------------------------------------------
 
 # seqs of the records printed, one per line (text or JSON)
@@ -658,6 +678,7 @@ case_ stdin_operand
 case_ option_forms
 case_ bad_option_everywhere
 case_ truncated_is_error
+case_ nothing_compared
 case_ empty_selection
 case_ dump_seq_order
 case_ counts_agree
