@@ -1,6 +1,7 @@
 /* format/format_names.c: printable names of the trace format's enumerations
  * (record types, parameter kinds, name sources, counters, order operations,
- * why a launch was not hashed, graph node kinds and reasons).
+ * why a launch was not hashed, graph node kinds and reasons, range kinds,
+ * framework sequence numbers and Python stacks).
  * Calls nothing. */
 #include "format/ktrace_format.h"
 
@@ -30,6 +31,8 @@ const char *ktrace_record_type_name(uint16_t type)
 		[KTRACE_REC_ORDER] = "order",
 		[KTRACE_REC_REPLAY] = "replay",
 		[KTRACE_REC_GRAPH] = "graph",
+		[KTRACE_REC_RANGE] = "range",
+		[KTRACE_REC_PYSTACK] = "pystack",
 	};
 	return pick(names, sizeof names / sizeof names[0], type);
 }
@@ -86,6 +89,7 @@ const char *ktrace_counter_name(uint32_t id)
 		[KTRACE_CTR_GRAPH_LAUNCHES] = "graph_launches",
 		[KTRACE_CTR_GRAPH_LAUNCHES_UNHASHED] = "graph_launches_unhashed",
 		[KTRACE_CTR_GRAPH_NODES_UNRECORDED] = "graph_nodes_unrecorded",
+		[KTRACE_CTR_RANGES_UNRECORDED] = "ranges_unrecorded",
 	};
 	return pick(names, sizeof names / sizeof names[0], id);
 }
@@ -176,4 +180,33 @@ const char *ktrace_graph_cause_name(uint32_t cause)
 		[KTRACE_GRAPH_NODE_UPDATE] = "node_update",
 	};
 	return pick(names, sizeof names / sizeof names[0], cause);
+}
+
+const char *ktrace_range_kind_name(uint32_t kind)
+{
+	static const char *const names[] = {
+		[KTRACE_RANGE_PUSH] = "push",
+		[KTRACE_RANGE_START] = "start",
+	};
+	return pick(names, sizeof names / sizeof names[0], kind);
+}
+
+const char *ktrace_fw_seq_kind_name(uint32_t kind)
+{
+	static const char *const names[] = {
+		[KTRACE_FWSEQ_NONE] = "none",
+		[KTRACE_FWSEQ_FORWARD] = "forward",
+		[KTRACE_FWSEQ_BACKWARD] = "backward",
+	};
+	return pick(names, sizeof names / sizeof names[0], kind);
+}
+
+const char *ktrace_pystack_kind_name(uint32_t kind)
+{
+	static const char *const names[] = {
+		[KTRACE_PYSTACK_AT_LAUNCH] = "at_launch",
+		[KTRACE_PYSTACK_AFTER_LAUNCH] = "after_launch",
+		[KTRACE_PYSTACK_FORWARD_OP] = "forward_op",
+	};
+	return pick(names, sizeof names / sizeof names[0], kind);
 }

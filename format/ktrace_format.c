@@ -1,7 +1,7 @@
 /* format/ktrace_format.c: encode and decode every record type of the trace format.
  *
  * Owns the byte layout documented in docs/format.md: every record offset is
- * here and nowhere else.  Every field is written and read explicitly
+ * here and nowhere else but format_range.c (RANGE and PYSTACK, since 1.9).  Every field is written and read explicitly
  * little-endian through the le / rd helpers (one move on a little-endian
  * host, bytes elsewhere), so the layout does not depend on the host or on
  * struct padding.  Decoders check every length against the record size
@@ -11,77 +11,9 @@
 
 #include <string.h>
 
+#include "format/codec.h"
 #include "format/hot.h"
 #include "format/le_bytes.h"
-
-static size_t pad8(size_t n)
-{
-	return (n + 7) & ~(size_t)7;
-}
-
-static uint16_t str_len(const struct ktrace_str *s)
-{
-	return s->ptr ? s->len : 0;
-}
-
-/* Write a string (u16 length + bytes) at p; returns the bytes written. */
-static size_t put_str(uint8_t *p, const struct ktrace_str *s)
-{
-	uint16_t n = str_len(s);
-	le16(p, n);
-	if (n)
-		memcpy(p + 2, s->ptr, n);
-	return 2u + n;
-}
-
-/* Start a record: zero it (padding and reserved fields) and write the prefix. */
-static void put_prefix(uint8_t *b, uint16_t type, size_t size)
-{
-	memset(b, 0, size);
-	le16(b + 0, type);
-	le16(b + 2, 0);
-	le32(b + 4, (uint32_t)size);
-}
-
-/* ---- decode cursor ----------------------------------------------------- */
-
-struct cur {
-	const uint8_t *p;
-	size_t off, len;
-	int bad;
-};
-
-static int cur_has(struct cur *c, size_t n)
-{
-	if (c->bad || n > c->len - c->off) {
-		c->bad = 1;
-		return 0;
-	}
-	return 1;
-}
-
-static struct ktrace_str cur_str(struct cur *c)
-{
-	struct ktrace_str s = { "", 0 };
-	if (!cur_has(c, 2))
-		return s;
-	uint16_t n = rd16(c->p + c->off);
-	if (!cur_has(c, 2u + n))
-		return s;
-	s.ptr = (const char *)c->p + c->off + 2;
-	s.len = n;
-	c->off += 2u + n;
-	return s;
-}
-
-/* Check the prefix of rec against the expected type and a minimum size. */
-static const uint8_t *check(const void *rec, size_t len, uint16_t type, size_t min)
-{
-	struct ktrace_record_prefix p;
-	if (ktrace_decode_prefix(rec, len, &p) || p.size != len || p.type != type || len < min)
-		return NULL;
-	return rec;
-}
 
 /* ---- prefix ------------------------------------------------------------ */
 
@@ -333,6 +265,22 @@ static void get_graph_ref(const uint8_t *e, struct ktrace_graph_ref *g)
 	g->revision = rd32(e + 36);
 }
 
+/* ---- range reference (since 1.9) --------------------------------------- */
+
+static void put_range_ref(uint8_t *e, const struct ktrace_range_ref *g)
+{
+	le32(e + 0, g->range);
+	le32(e + 4, g->fw_seq_kind);
+	le64(e + 8, g->fw_seq);
+}
+
+static void get_range_ref(const uint8_t *e, struct ktrace_range_ref *g)
+{
+	g->range = rd32(e + 0);
+	g->fw_seq_kind = rd32(e + 4);
+	g->fw_seq = rd64(e + 8);
+}
+
 /* ---- LAUNCH ------------------------------------------------------------ */
 
 #define KTRACE_LAUNCH_REGIONS_OFF 128 /* regions start at this fixed record offset */
@@ -398,7 +346,7 @@ size_t ktrace_encode_launch(void *buf, size_t cap, const struct ktrace_rec_launc
 	uint32_t nreg = regions ? r->nregions : 0;
 	uint32_t np = r->param_bytes ? r->param_bytes_len : 0;
 	size_t base = ktrace_launch_size(nreg, np);
-	size_t size = base + (r->flags & KTRACE_LAUNCHF_GRAPH ? KTRACE_GRAPH_REF_DISK_SIZE : 0);
+	size_t size = base + ktrace_launch_tail_size(r->flags);
 
 	if (size > cap)
 		return size;
@@ -407,6 +355,8 @@ size_t ktrace_encode_launch(void *buf, size_t cap, const struct ktrace_rec_launc
 		memcpy(params, r->param_bytes, np);
 	if (r->flags & KTRACE_LAUNCHF_GRAPH)
 		put_graph_ref((uint8_t *)buf + base, &r->graph);
+	if (r->flags & KTRACE_LAUNCHF_RANGE)
+		put_range_ref((uint8_t *)buf + size - KTRACE_RANGE_REF_DISK_SIZE, &r->range);
 	return size;
 }
 
@@ -415,14 +365,19 @@ void *ktrace_encode_launch_head(void *buf, size_t size, uint16_t type, const str
 				const struct ktrace_region *regions)
 {
 	uint32_t nreg = regions ? r->nregions : 0;
-	size_t need = ktrace_launch_size(nreg, r->param_bytes_len);
+	size_t base = ktrace_launch_size(nreg, r->param_bytes_len);
+	size_t need = base + ktrace_launch_tail_size(r->flags);
+	uint8_t *params;
 
 	if (r->flags & KTRACE_LAUNCHF_GRAPH) /* the graph reference is ktrace_encode_launch's */
 		return NULL;
 	if (size < need || size % KTRACE_RECORD_ALIGN ||
 	    (type == KTRACE_REC_LAUNCH ? size != need : type < KTRACE_REC_INTERNAL_MIN))
 		return NULL;
-	return put_launch(buf, size, type, r, regions, nreg, r->param_bytes_len);
+	params = put_launch(buf, size, type, r, regions, nreg, r->param_bytes_len);
+	if (r->flags & KTRACE_LAUNCHF_RANGE)
+		put_range_ref((uint8_t *)buf + base, &r->range);
+	return params;
 }
 
 /* The fields of a LAUNCH record of len bytes at b (prefix already checked). */
@@ -453,11 +408,19 @@ static int get_launch(const uint8_t *b, size_t len, struct ktrace_rec_launch *r)
 	r->regions_raw = b + KTRACE_LAUNCH_REGIONS_OFF;
 	r->param_bytes = r->regions_raw + (size_t)r->nregions * KTRACE_REGION_DISK_SIZE;
 	memset(&r->graph, 0, sizeof r->graph);
+	memset(&r->range, 0, sizeof r->range);
+	need = pad8(need);
 	if (r->flags & KTRACE_LAUNCHF_GRAPH) {
-		need = pad8(need) + KTRACE_GRAPH_REF_DISK_SIZE;
+		need += KTRACE_GRAPH_REF_DISK_SIZE;
 		if (need > len)
 			return -1;
 		get_graph_ref(b + need - KTRACE_GRAPH_REF_DISK_SIZE, &r->graph);
+	}
+	if (r->flags & KTRACE_LAUNCHF_RANGE) {
+		need += KTRACE_RANGE_REF_DISK_SIZE;
+		if (need > len)
+			return -1;
+		get_range_ref(b + need - KTRACE_RANGE_REF_DISK_SIZE, &r->range);
 	}
 	return 0;
 }
@@ -563,9 +526,44 @@ int ktrace_decode_free(const void *rec, size_t len, struct ktrace_rec_free *r)
 #define MEMCPY_SIZE_1_1 96 /* what a 1.0/1.1 writer wrote */
 #define MEMSET_SIZE 88
 
+/* What follows a MEMCPY's or MEMSET's fixed fields: the graph reference
+ * (flag GRAPH, since 1.8), then the range reference (flag RANGE, since 1.9). */
+static size_t copy_tail_size(uint32_t flags)
+{
+	return (flags & KTRACE_COPYF_GRAPH ? KTRACE_GRAPH_REF_DISK_SIZE : 0) +
+	       (flags & KTRACE_COPYF_RANGE ? KTRACE_RANGE_REF_DISK_SIZE : 0);
+}
+
+static void put_copy_tail(uint8_t *b, size_t off, uint32_t flags, const struct ktrace_graph_ref *g,
+			  const struct ktrace_range_ref *rg)
+{
+	if (flags & KTRACE_COPYF_GRAPH) {
+		put_graph_ref(b + off, g);
+		off += KTRACE_GRAPH_REF_DISK_SIZE;
+	}
+	if (flags & KTRACE_COPYF_RANGE)
+		put_range_ref(b + off, rg);
+}
+
+static int get_copy_tail(const uint8_t *b, size_t len, size_t off, uint32_t flags, struct ktrace_graph_ref *g,
+			 struct ktrace_range_ref *rg)
+{
+	memset(g, 0, sizeof *g);
+	memset(rg, 0, sizeof *rg);
+	if (len < off + copy_tail_size(flags))
+		return -1;
+	if (flags & KTRACE_COPYF_GRAPH) {
+		get_graph_ref(b + off, g);
+		off += KTRACE_GRAPH_REF_DISK_SIZE;
+	}
+	if (flags & KTRACE_COPYF_RANGE)
+		get_range_ref(b + off, rg);
+	return 0;
+}
+
 size_t ktrace_encode_memcpy(void *buf, size_t cap, const struct ktrace_rec_memcpy *r)
 {
-	size_t size = MEMCPY_SIZE + (r->flags & KTRACE_COPYF_GRAPH ? KTRACE_GRAPH_REF_DISK_SIZE : 0);
+	size_t size = MEMCPY_SIZE + copy_tail_size(r->flags);
 	if (size > cap)
 		return size;
 	uint8_t *b = buf;
@@ -584,8 +582,7 @@ size_t ktrace_encode_memcpy(void *buf, size_t cap, const struct ktrace_rec_memcp
 	le64(b + 96, r->dst_digest);
 	le32(b + 104, r->dst_digest_state);
 	le32(b + 108, 0);
-	if (r->flags & KTRACE_COPYF_GRAPH)
-		put_graph_ref(b + MEMCPY_SIZE, &r->graph);
+	put_copy_tail(b, MEMCPY_SIZE, r->flags, &r->graph, &r->range);
 	return size;
 }
 
@@ -607,18 +604,13 @@ int ktrace_decode_memcpy(const void *rec, size_t len, struct ktrace_rec_memcpy *
 	r->result = (int32_t)rd32(b + 92);
 	r->dst_digest = len >= MEMCPY_SIZE ? rd64(b + 96) : 0;
 	r->dst_digest_state = len >= MEMCPY_SIZE ? rd32(b + 104) : KTRACE_DST_DIGEST_NONE;
-	memset(&r->graph, 0, sizeof r->graph);
-	if (r->flags & KTRACE_COPYF_GRAPH) {
-		if (len < MEMCPY_SIZE + KTRACE_GRAPH_REF_DISK_SIZE)
-			return -1;
-		get_graph_ref(b + MEMCPY_SIZE, &r->graph);
-	}
-	return 0;
+	return get_copy_tail(b, len, len >= MEMCPY_SIZE ? MEMCPY_SIZE : MEMCPY_SIZE_1_1, r->flags, &r->graph,
+			     &r->range);
 }
 
 size_t ktrace_encode_memset(void *buf, size_t cap, const struct ktrace_rec_memset *r)
 {
-	size_t size = MEMSET_SIZE + (r->flags & KTRACE_COPYF_GRAPH ? KTRACE_GRAPH_REF_DISK_SIZE : 0);
+	size_t size = MEMSET_SIZE + copy_tail_size(r->flags);
 	if (size > cap)
 		return size;
 	uint8_t *b = buf;
@@ -633,8 +625,7 @@ size_t ktrace_encode_memset(void *buf, size_t cap, const struct ktrace_rec_memse
 	le32(b + 76, r->flags);
 	le32(b + 80, r->tid);
 	le32(b + 84, (uint32_t)r->result);
-	if (r->flags & KTRACE_COPYF_GRAPH)
-		put_graph_ref(b + MEMSET_SIZE, &r->graph);
+	put_copy_tail(b, MEMSET_SIZE, r->flags, &r->graph, &r->range);
 	return size;
 }
 
@@ -653,13 +644,7 @@ int ktrace_decode_memset(const void *rec, size_t len, struct ktrace_rec_memset *
 	r->flags = rd32(b + 76);
 	r->tid = rd32(b + 80);
 	r->result = (int32_t)rd32(b + 84);
-	memset(&r->graph, 0, sizeof r->graph);
-	if (r->flags & KTRACE_COPYF_GRAPH) {
-		if (len < MEMSET_SIZE + KTRACE_GRAPH_REF_DISK_SIZE)
-			return -1;
-		get_graph_ref(b + MEMSET_SIZE, &r->graph);
-	}
-	return 0;
+	return get_copy_tail(b, len, MEMSET_SIZE, r->flags, &r->graph, &r->range);
 }
 
 /* ---- NOTE / COUNTERS / END / MODULE_UNLOAD ----------------------------- */

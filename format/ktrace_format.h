@@ -29,7 +29,7 @@
 #define KTRACE_MAGIC_LEN 8
 #define KTRACE_PREAMBLE_SIZE 16
 #define KTRACE_FORMAT_MAJOR 1 /* readers refuse a larger major */
-#define KTRACE_FORMAT_MINOR 8 /* additions that old readers can skip */
+#define KTRACE_FORMAT_MINOR 9 /* additions that old readers can skip */
 
 /* Preamble: magic[8], u16 major, u16 minor, u32 flags (0). */
 
@@ -56,6 +56,8 @@ enum ktrace_record_type {
 	KTRACE_REC_ORDER = 14,       /* since 1.2: a call that orders GPU work across streams */
 	KTRACE_REC_REPLAY = 15,      /* since 1.2: a launch replayed in isolation, the verdict */
 	KTRACE_REC_GRAPH = 16,       /* since 1.8: an executable CUDA graph, its nodes and edges */
+	KTRACE_REC_RANGE = 17,       /* since 1.9: one node of the tree of NVTX range paths */
+	KTRACE_REC_PYSTACK = 18,     /* since 1.9: the Python stack behind a launch or a framework op */
 };
 /* Types from here up exist only inside a tracing process (the writer's
  * rings), never in a file: the writer's expander turns each into a record of
@@ -197,6 +199,25 @@ enum ktrace_launch_api {
 #define KTRACE_LAUNCHF_PARAMS_TRUNCATED 0x0040u /* parameter bytes cut (layout unknown) */
 #define KTRACE_LAUNCHF_GRAPH      0x0080u /* since 1.8: a node of a graph launch; the record ends
                                            * with the graph reference (struct ktrace_graph_ref) */
+#define KTRACE_LAUNCHF_RANGE      0x0100u /* since 1.9: the range reference (struct ktrace_range_ref)
+                                           * follows the parameters (and the graph reference) */
+
+/* Since 1.9: the NVTX range path open on the calling thread when a LAUNCH
+ * (flag KTRACE_LAUNCHF_RANGE), MEMCPY or MEMSET (flag KTRACE_COPYF_RANGE)
+ * was issued (docs/format.md "Range reference").  16 bytes on disk, after
+ * the record's other fields (after the graph reference when both). */
+enum ktrace_fw_seq_kind {
+	KTRACE_FWSEQ_NONE = 0,     /* no open range carries a framework sequence number */
+	KTRACE_FWSEQ_FORWARD = 1,  /* inside a framework op whose range says `seq = N` (PyTorch:
+	                            * the autograd node the op creates gets number N) */
+	KTRACE_FWSEQ_BACKWARD = 2, /* inside the backward node of the forward op numbered N */
+};
+struct ktrace_range_ref {
+	uint32_t range;        /* RANGE record id of the innermost open range (0: none) */
+	uint32_t fw_seq_kind;  /* enum ktrace_fw_seq_kind */
+	uint64_t fw_seq;       /* the framework's sequence number N (with a kind other than NONE) */
+};
+#define KTRACE_RANGE_REF_DISK_SIZE 16
 
 /* Since 1.8: which node of which graph launch a LAUNCH (flag GRAPH), MEMCPY
  * or MEMSET (flag KTRACE_COPYF_GRAPH) record is (docs/format.md "Graph
@@ -271,7 +292,16 @@ struct ktrace_rec_launch {
 	uint32_t hash_skip;    /* since 1.4: enum ktrace_hash_skip, with KTRACE_LAUNCHF_HASH_SKIPPED (0 in
 	                        * older traces) */
 	struct ktrace_graph_ref graph; /* since 1.8: valid with KTRACE_LAUNCHF_GRAPH */
+	struct ktrace_range_ref range; /* since 1.9: valid with KTRACE_LAUNCHF_RANGE */
 };
+
+/* Bytes a LAUNCH record with these flags has after its parameters: the graph
+ * and range references (ktrace_launch_size() leaves them out). */
+static inline size_t ktrace_launch_tail_size(uint32_t flags)
+{
+	return (flags & KTRACE_LAUNCHF_GRAPH ? KTRACE_GRAPH_REF_DISK_SIZE : 0) +
+	       (flags & KTRACE_LAUNCHF_RANGE ? KTRACE_RANGE_REF_DISK_SIZE : 0);
+}
 
 /* ---- ALLOC / FREE ------------------------------------------------------ */
 enum ktrace_alloc_kind {
@@ -308,6 +338,7 @@ enum ktrace_copy_dir {
 #define KTRACE_COPYF_3D    0x4u
 #define KTRACE_COPYF_SRC_DIGEST 0x8u /* src_digest valid (host source hashed on the CPU) */
 #define KTRACE_COPYF_GRAPH 0x10u     /* since 1.8: a node of a graph launch (graph reference appended) */
+#define KTRACE_COPYF_RANGE 0x20u     /* since 1.9: the range reference appended (after the graph's) */
 /* What became of the digest of the bytes a device-to-host copy delivered
  * (MEMCPY dst_digest_state, since 1.2). */
 enum ktrace_dst_digest_state {
@@ -344,6 +375,7 @@ struct ktrace_rec_memcpy {
 	uint64_t dst_digest;       /* digest of the bytes delivered (ktrace_dst_digest_valid(state)) */
 	uint32_t dst_digest_state; /* enum ktrace_dst_digest_state */
 	struct ktrace_graph_ref graph; /* since 1.8: valid with KTRACE_COPYF_GRAPH */
+	struct ktrace_range_ref range; /* since 1.9: valid with KTRACE_COPYF_RANGE */
 };
 struct ktrace_rec_memset {
 	uint64_t op_seq;
@@ -351,10 +383,11 @@ struct ktrace_rec_memset {
 	uint64_t value;
 	uint64_t stream, context;
 	uint32_t elem_size;   /* 1, 2 or 4 */
-	uint32_t flags;       /* KTRACE_COPYF_ASYNC, _2D, _GRAPH */
+	uint32_t flags;       /* KTRACE_COPYF_ASYNC, _2D, _GRAPH, _RANGE */
 	uint32_t tid;
 	int32_t result;
 	struct ktrace_graph_ref graph; /* since 1.8: valid with KTRACE_COPYF_GRAPH */
+	struct ktrace_range_ref range; /* since 1.9: valid with KTRACE_COPYF_RANGE */
 };
 
 /* ---- NOTE / COUNTERS / END --------------------------------------------- */
@@ -366,6 +399,7 @@ enum ktrace_note_code {
 	KTRACE_NOTE_CODE_REPLAY = 258,  /* since 1.2: a replay's verdict as text (KTRACE_REPLAY) */
 	KTRACE_NOTE_CODE_GRAPH = 259,   /* since 1.8: a graph not traced in full, and why (warning) */
 	KTRACE_NOTE_CODE_MARK = 260,    /* since 1.7: the program's text, ktrace_mark() (include/ktrace.h) */
+	KTRACE_NOTE_CODE_NVTX_MARK = 261, /* since 1.9: an NVTX mark (nvtxMark*, nvtxDomainMarkEx) */
 };
 struct ktrace_rec_note {
 	uint32_t level; /* enum ktrace_note_level */
@@ -397,6 +431,8 @@ enum ktrace_counter_id {
 	KTRACE_CTR_GRAPH_LAUNCHES_UNHASHED = 21, /* since 1.8: of those, launched without hashes
 	                                          * while hashing was on */
 	KTRACE_CTR_GRAPH_NODES_UNRECORDED = 22,  /* since 1.8: node records lost (queue full) */
+	KTRACE_CTR_RANGES_UNRECORDED = 23, /* since 1.9: NVTX ranges opened but not recorded (table full,
+	                                    * nested too deep): records inside show an enclosing range */
 };
 struct ktrace_counter { uint32_t id; uint32_t reserved; uint64_t value; };
 struct ktrace_rec_counters {
@@ -542,6 +578,54 @@ struct ktrace_rec_graph {
 };
 #define KTRACE_GRAPHF_HASHED 0x1u /* launches run an instrumented copy that hashes its kernel nodes */
 
+/* ---- RANGE (since 1.9) ---------------------------------------------------- */
+/* One node of the tree of NVTX range paths a process opened (docs/format.md
+ * "RANGE"): written once, when a thread first opens this range inside that
+ * parent.  A record's range reference names the innermost node; its path is
+ * the chain of parents. */
+enum ktrace_range_kind {
+	KTRACE_RANGE_PUSH = 1,  /* nvtxRangePush*, nvtxDomainRangePushEx: nested per thread and domain */
+	KTRACE_RANGE_START = 2, /* nvtxRangeStart*, nvtxDomainRangeStartEx: open until its nvtxRangeEnd */
+};
+#define KTRACE_RANGEF_FW_SEQ   0x1u /* its instances carried a sequence number (`seq = N`), cut from
+                                     * the message and kept in the range references */
+#define KTRACE_RANGEF_BACKWARD 0x2u /* a framework's backward node (PyTorch's `XBackward0`) */
+#define KTRACE_RANGEF_CUT      0x4u /* the message was longer than the library keeps: cut */
+struct ktrace_rec_range {
+	uint32_t range_id;     /* >= 1, unique in the file */
+	uint32_t parent;       /* range_id of the enclosing range; 0 at the top */
+	uint32_t kind;         /* enum ktrace_range_kind */
+	uint32_t flags;        /* KTRACE_RANGEF_* */
+	uint32_t category;     /* the NVTX category given (0: none) */
+	struct ktrace_str domain;  /* the NVTX domain's name; "" for the default domain */
+	struct ktrace_str message; /* the range's message, framework numbers cut (flags) */
+};
+
+/* ---- PYSTACK (since 1.9) -------------------------------------------------- */
+/* The Python stack of a thread behind a selected launch or framework op
+ * (KTRACE_PYSTACK; docs/format.md "PYSTACK"). */
+enum ktrace_pystack_kind {
+	KTRACE_PYSTACK_AT_LAUNCH = 1,   /* the launching thread held the GIL: its stack at the launch */
+	KTRACE_PYSTACK_AFTER_LAUNCH = 2,/* the launching thread had released the GIL: its stack when it
+	                                 * next ran Python code (the call that launched, returning) */
+	KTRACE_PYSTACK_FORWARD_OP = 3,  /* the thread that opened the range of the forward op numbered
+	                                 * fw_seq, when it next ran Python code */
+};
+struct ktrace_py_frame {
+	uint32_t line;
+	struct ktrace_str file, function;
+};
+struct ktrace_rec_pystack {
+	uint64_t launch_seq;   /* the launch (operation number) the stack was taken for */
+	uint64_t fw_seq;       /* KTRACE_PYSTACK_FORWARD_OP: the forward op's sequence number; else 0 */
+	uint32_t tid;
+	uint32_t kind;         /* enum ktrace_pystack_kind */
+	uint32_t nframes;      /* innermost first */
+	/* encoding: nframes frames; decoding: ktrace_pystack_frame_next() */
+	const struct ktrace_py_frame *frames;
+	const uint8_t *frames_raw; uint32_t frames_raw_len;
+};
+
 /* ---- encoding and decoding --------------------------------------------- */
 
 /* Encoding: `ktrace_encode_*` write one whole record (prefix included, seq and
@@ -569,6 +653,8 @@ size_t ktrace_encode_module_unload(void *buf, size_t cap, const struct ktrace_re
 size_t ktrace_encode_order(void *buf, size_t cap, const struct ktrace_rec_order *r);
 size_t ktrace_encode_replay(void *buf, size_t cap, const struct ktrace_rec_replay *r);
 size_t ktrace_encode_graph(void *buf, size_t cap, const struct ktrace_rec_graph *r);
+size_t ktrace_encode_range(void *buf, size_t cap, const struct ktrace_rec_range *r);
+size_t ktrace_encode_pystack(void *buf, size_t cap, const struct ktrace_rec_pystack *r);
 
 /* The size of a LAUNCH record with nregions regions and param_bytes_len
  * parameter bytes (what ktrace_encode_launch returns for them). */
@@ -611,6 +697,11 @@ int ktrace_decode_module_unload(const void *rec, size_t len, struct ktrace_rec_m
 int ktrace_decode_order(const void *rec, size_t len, struct ktrace_rec_order *r);
 int ktrace_decode_replay(const void *rec, size_t len, struct ktrace_rec_replay *r);
 int ktrace_decode_graph(const void *rec, size_t len, struct ktrace_rec_graph *r);
+int ktrace_decode_range(const void *rec, size_t len, struct ktrace_rec_range *r);
+int ktrace_decode_pystack(const void *rec, size_t len, struct ktrace_rec_pystack *r);
+/* Walk the frames of a decoded PYSTACK record: *off starts at 0; fills out
+ * and advances *off.  Returns 0, or -1 at the end or on a malformed frame. */
+int ktrace_pystack_frame_next(const struct ktrace_rec_pystack *r, uint32_t *off, struct ktrace_py_frame *out);
 /* Walk the nodes of a decoded GRAPH record: *off starts at 0; fills out and
  * advances *off.  Returns 0, or -1 at the end or on a malformed entry. */
 int ktrace_graph_node_next(const struct ktrace_rec_graph *r, uint32_t *off, struct ktrace_graph_node *out);
@@ -629,5 +720,8 @@ const char *ktrace_hash_skip_text(uint32_t why);
 const char *ktrace_graph_node_kind_name(uint32_t kind); /* "kernel", "memcpy", ... */
 const char *ktrace_graph_untraced_name(uint32_t why);  /* "traced", "device_launch", ... */
 const char *ktrace_graph_cause_name(uint32_t cause);   /* "instantiate", ... */
+const char *ktrace_range_kind_name(uint32_t kind);     /* "push", "start" */
+const char *ktrace_fw_seq_kind_name(uint32_t kind);   /* "none", "forward", "backward" */
+const char *ktrace_pystack_kind_name(uint32_t kind);  /* "at_launch", "after_launch", "forward_op" */
 
 #endif

@@ -136,7 +136,8 @@ int ktrace_config_load(struct ktrace_config *c, ktrace_env_fn env, void *ctx, ch
 	    get_bool(env, ctx, "KTRACE_QUIET", 0, &c->quiet, err, errlen) ||
 	    get_bool(env, ctx, "KTRACE_STORE_MODULES", 1, &c->store_modules, err, errlen) ||
 	    get_bool(env, ctx, "KTRACE_DEBUG", 0, &c->debug, err, errlen) ||
-	    get_bool(env, ctx, "KTRACE_FOLLOW_FORK", 0, &c->follow_fork, err, errlen))
+	    get_bool(env, ctx, "KTRACE_FOLLOW_FORK", 0, &c->follow_fork, err, errlen) ||
+	    get_bool(env, ctx, "KTRACE_NVTX", 1, &c->nvtx, err, errlen))
 		return -1;
 
 	v = get(env, ctx, "KTRACE_HASH_MAX");
@@ -215,9 +216,9 @@ void ktrace_config_describe(const struct ktrace_config *c, char *buf, size_t len
 			 (unsigned long long)c->launch_hi);
 	snprintf(buf, len,
 		 "KTRACE_OUTPUT=%s KTRACE_OVERWRITE=%d KTRACE_HASH=%d KTRACE_HASH_MAX=%llu KTRACE_LAUNCHES=%s "
-		 "KTRACE_STORE_MODULES=%d KTRACE_FOLLOW_FORK=%d ALLOCATOR=%s KTRACE_KERNELS=%s",
+		 "KTRACE_STORE_MODULES=%d KTRACE_FOLLOW_FORK=%d KTRACE_NVTX=%d ALLOCATOR=%s KTRACE_KERNELS=%s",
 		 c->output_pattern, c->overwrite, c->hash, (unsigned long long)c->hash_max, launches,
-		 c->store_modules, c->follow_fork, c->allocator, c->kernel_pattern);
+		 c->store_modules, c->follow_fork, c->nvtx, c->allocator, c->kernel_pattern);
 	if (c->replay_spec) {
 		size_t used = strlen(buf);
 

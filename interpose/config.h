@@ -14,6 +14,9 @@
  *   KTRACE_STORE_MODULES  0/1: store module images in the trace (default 1)
  *   KTRACE_DEBUG          0/1: debug messages on stderr
  *   KTRACE_FOLLOW_FORK    0/1: a fork()ed child traces to its own file (default 0)
+ *   KTRACE_NVTX           0/1: record the program's NVTX ranges (default 1; the library
+ *                         then sets NVTX_INJECTION64_PATH to itself when unset,
+ *                         interpose/nvtx/nvtx.h)
  *   KTRACE_REPLAY         kernel=NAME[,occurrence=N][,runs=K][,budget=SIZE][,host_budget=SIZE]:
  *                         replay that launch in isolation and record the verdict
  *                         (interpose/replay/replay.h parses it)

@@ -1,9 +1,9 @@
 /* interpose/fork.c: the interposer's one fork handler.
  *
  * Owns the pthread_atfork registration (ktrace_fork_handler_install(), once
- * per process image, by the initialisation, before tracing turns on: no
- * module below is used before) and the order in which each module's fork
- * hooks run.  May call: those hooks only.
+ * per process image, by the initialisation, before tracing turns on, or
+ * earlier by the NVTX injection, see below) and the order in which each
+ * module's fork hooks run.  May call: those hooks only.
  *
  * prepare, in the forking thread: each module takes its locks, in this order
  *   1. registry        ktrace_registry_lock; the metadata worker finishes the
@@ -14,7 +14,8 @@
  *   4. memory events   the VMM merge lock
  *   5. allocation map  its write lock, then its seen-table lock
  *   6. CUDA graphs     the table of graphs and executable graphs
- * parent: the locks are released in reverse order (6 to 1); the worker
+ *   7. NVTX ranges     the table of range paths (and its domains, strings)
+ * parent: the locks are released in reverse order (7 to 1); the worker
  *   resumes.
  * child (only the forking thread exists):
  *   a. tracer          tracing off; the parent's writer and hash pipeline
@@ -22,7 +23,8 @@
  *                      (with KTRACE_FOLLOW_FORK=1 the child starts its own
  *                      trace at its first driver call)
  *   b. driver loader   its lock re-initialised
- *   then 6 to 1 release their locks, in reverse order; the graphs (6) forget
+ *   then 7 to 1 release their locks, in reverse order; the NVTX ranges (7)
+ *   write their RANGE records again into a traced child's own trace; the graphs (6) forget
  *   the parent's graphs, executable graphs and graph launches waiting for
  *   their digests (the GPU objects are the parent's); the registry (1) also
  *   forgets the worker and every record written, so that a traced child
@@ -32,14 +34,19 @@
  * Why this order.  No module calls, while holding its lock, into a module
  * with an earlier lock: a thread holding the VMM lock takes the allocation
  * map's write lock (4 before 5), the cache indexes, the allocation map and
- * the graph table call nobody, and the registry's holders never take a
- * later lock.  So the
+ * the graph table call nobody, the NVTX table's holder calls only the trace
+ * writer, and the registry's holders never take a later lock.  So the
  * prepare hooks cannot wait on each other in a cycle.  The registry comes
  * first because its prepare waits for the worker's parse in progress, and a
  * parse takes the Triton and Inductor locks: holding those first would make
  * that wait run to its timeout.  Locks of ktrace's other threads (the
  * writer's, the hash pipeline's) are not taken: the child abandons those
  * objects instead (a).
+ *
+ * The NVTX injection (interpose/nvtx/) is used before the initialisation
+ * (a program's NVTX calls come before its first driver call): it installs
+ * the handler too, when an NVTX instance attaches; every hook is safe
+ * before the initialisation.
  *
  * One handler, registered at initialisation, also fixes its place among
  * other libraries' handlers (prepare handlers run in the reverse order of
@@ -53,6 +60,7 @@
 #include "interpose/graph/graph.h"
 #include "interpose/hash/alloc_map.h"
 #include "interpose/hash/memory_events.h"
+#include "interpose/nvtx/nvtx.h"
 #include "interpose/registry/registry.h"
 #include "interpose/tracer.h"
 #include "meta/kernel_meta.h"
@@ -67,10 +75,12 @@ static void fork_prepare(void)
 	ktrace_memory_events_fork_prepare();
 	ktrace_alloc_map_fork_prepare();
 	ktrace_graph_fork_prepare();
+	ktrace_nvtx_fork_prepare();
 }
 
 static void fork_parent(void)
 {
+	ktrace_nvtx_fork_parent();
 	ktrace_graph_fork_parent();
 	ktrace_alloc_map_fork_parent();
 	ktrace_memory_events_fork_parent();
@@ -83,6 +93,7 @@ static void fork_child(void)
 {
 	ktrace_tracer_fork_child();
 	ktrace_real_driver_fork_child();
+	ktrace_nvtx_fork_child();
 	ktrace_graph_fork_child();
 	ktrace_alloc_map_fork_child();
 	ktrace_memory_events_fork_child();

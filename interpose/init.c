@@ -69,6 +69,7 @@
 #include "interpose/hash/hash_pipeline.h"
 #include "interpose/driver/driver_real.h"
 #include "interpose/graph/graph.h"
+#include "interpose/nvtx/nvtx.h"
 #include "interpose/capture/launch_clock.h"
 #include "interpose/capture/launch_expand.h"
 #include "interpose/capture/launch_profile.h"
@@ -415,6 +416,7 @@ static void initialise(void)
 	ktrace_launch_clock_init(-1); /* before the writer thread and any launch */
 	if (open_trace(c) != 0)
 		return;
+	ktrace_nvtx_trace_opened(); /* before any launch can be recorded: RANGE records first */
 	if (!handlers_installed) {
 		handlers_installed = 1;
 		on_exit(on_exit_handler, NULL);
@@ -434,8 +436,8 @@ static void initialise(void)
 						      "(launches are still recorded)");
 	}
 	if (!c->quiet)
-		KT_INFO("tracing to %s (hashing %s); allocator: %s", c->output, hash_started ? "on" : "off",
-			c->allocator_startup);
+		KT_INFO("tracing to %s (hashing %s); allocator: %s; NVTX ranges: %s", c->output,
+			hash_started ? "on" : "off", c->allocator_startup, ktrace_nvtx_status());
 }
 
 int ktrace_tracer_ensure_init(void)
@@ -469,4 +471,5 @@ __attribute__((constructor)) static void ktrace_constructor(void)
 	if (!start_mono_ns)
 		capture_start_time();
 	(void)ktrace_real_dlsym_get();
+	ktrace_nvtx_preload_env();
 }

@@ -48,6 +48,8 @@ struct ktrace_config {
 	char allocator_startup[768]; /* their account on the start-up line: the settings and
 	                              * whether ktrace set them (KTRACE_ALLOCATOR_SET) */
 	struct ktrace_replay_spec *replay_spec; /* KTRACE_REPLAY parsed (interpose/replay/replay.h), or NULL */
+	int nvtx;                /* KTRACE_NVTX (default 1): NVTX ranges recorded (interpose/nvtx/nvtx.h,
+	                          * which reads the variable itself: NVTX calls come before this is loaded) */
 };
 
 struct ktrace_tracer {
@@ -87,7 +89,8 @@ static inline int ktrace_tracer_active(void)
 int ktrace_tracer_ensure_init(void) KTRACE_HIDDEN;
 
 /* Register the interposer's one fork handler (fork.c; idempotent).  The
- * initialisation calls it before tracing turns on. */
+ * initialisation calls it before tracing turns on, the NVTX injection when
+ * an NVTX instance attaches. */
 void ktrace_fork_handler_install(void) KTRACE_HIDDEN;
 
 /* The tracer's fork child hook (init.c), called first by the fork handler:

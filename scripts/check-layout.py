@@ -33,7 +33,7 @@ ANY = None  # no limit
 Rule = collections.namedtuple("Rule", "includes libraries")
 DRIVER_API = ["interpose/driver/driver_real.h", "interpose/driver/events.h"]
 CONCERNS = ["interpose/registry/", "interpose/capture/", "interpose/hash/", "interpose/replay/",
-            "interpose/graph/"]
+            "interpose/graph/", "interpose/nvtx/"]
 RULES = {
     "common/": Rule(["common/"], []),
     "format/": Rule(["format/"], ["libzstd"]),
@@ -54,6 +54,7 @@ RULES = {
                                                        "meta/", "hashkern/"], ANY),
     "interpose/graph/": Rule(CONCERNS + DRIVER_API + ["interpose/tracer.h", "common/", "format/",
                                                       "hashkern/"], ANY),
+    "interpose/nvtx/": Rule(CONCERNS + DRIVER_API + ["interpose/tracer.h", "common/", "format/"], ANY),
     "test/": Rule(ANY, ANY),
     "bench/": Rule(ANY, ANY),
     "examples/": Rule([], ["CUDA"]),
@@ -65,7 +66,7 @@ LIBRARY_HEADERS = {
     "lz4frame.h": "liblz4", "libelf.h": "libelf", "gelf.h": "libelf", "dwarf.h": "libdw",
     "elfutils/libdw.h": "libdw", "elfutils/libdwfl.h": "libdw", "cmocka.h": "cmocka",
     "cuda.h": "CUDA", "cudaTypedefs.h": "CUDA", "cuda_runtime.h": "CUDA",
-    "cuda_runtime_api.h": "CUDA",
+    "cuda_runtime_api.h": "CUDA", "nvtx3/nvToolsExt.h": "CUDA",
 }
 
 # Not sources of the product: inputs that tests feed to parsers.

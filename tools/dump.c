@@ -3,7 +3,9 @@
  * Owns the command line, the per-file record loop, the kernel table that
  * resolves launches to names and parameter layouts (a KERNEL record is
  * taken into the table as soon as it is read, so a launch printed before
- * it in seq order has its name), the filters and the --summary tables.
+ * it in seq order has its name), the table of NVTX range paths that resolves
+ * their ranges (tools/ranges.h; RANGE records likewise), the filters and
+ * the --summary tables.
  * Records are printed in seq order (dump_reorder.c), or group by group with
  * --group.  Printing is in dump_text.c and dump_json.c.
  */
@@ -16,6 +18,7 @@
 #include "format/trace_reader.h"
 #include "tools/cli_options.h"
 #include "tools/dump_internal.h"
+#include "tools/ranges.h"
 
 #define NOTES_KEPT 32
 
@@ -33,12 +36,15 @@ static const char usage_text[] =
 	"  --range A:B         only launches, copies and memsets numbered A <= n < B\n"
 	"                      (they share one numbering; A or B may be left out; a\n"
 	"                      single N means N:N+1)\n"
-	"                      --kernel and --range keep the ORDER records that order\n"
-	"                      what they show: with --range those made from op A to\n"
-	"                      op B, with every stream creation; with --kernel those\n"
-	"                      of the printed launches' streams and of events recorded\n"
-	"                      or waited on them, and context synchronisations,\n"
-	"                      printed after the other records\n"
+	"  --nvtx REGEX        only launches, copies and memsets issued inside NVTX\n"
+	"                      ranges whose path (\"outer > inner\", as printed)\n"
+	"                      matches (POSIX extended regex)\n"
+	"                      --kernel, --range and --nvtx keep the ORDER\n"
+	"                      records that order what they show: with --range those\n"
+	"                      made from op A to op B, with every stream creation;\n"
+	"                      with the others those of the printed launches' streams\n"
+	"                      and of events recorded or waited on them, and context\n"
+	"                      synchronisations, printed after the other records\n"
 	"  --summary           launches and bytes hashed per kernel, counters and notes,\n"
 	"                      instead of the records\n"
 	"  --group WHAT        records in groups instead of one seq order: 'stream'\n"
@@ -59,6 +65,9 @@ struct opts {
 	int have_re;
 	regex_t re;
 	const char *re_text, *range_text; /* as given, for messages */
+	int have_path_re;	/* --nvtx */
+	regex_t path_re;
+	const char *path_re_text;
 	int have_range;
 	uint64_t lo, hi;
 };
@@ -85,7 +94,8 @@ struct file_state {
 	size_t counters_len;
 	uint8_t *end;		/* END record */
 	size_t end_len;
-	struct dump_orders orders; /* --kernel: ORDER records held to the end of the file */
+	struct dump_orders orders; /* --kernel, --nvtx: ORDER records held to the end of the file */
+	struct ktrace_ranges ranges; /* RANGE records, taken as they are read (ctx.ranges) */
 };
 
 static void usage(FILE *f)
@@ -244,6 +254,23 @@ static int print_record(struct file_state *s, const struct ktrace_record_prefix 
 	return print_now(s, p, rec, len, k);
 }
 
+static int in_range(const struct opts *o, uint64_t n)
+{
+	return !o->have_range || (n >= o->lo && n < o->hi);
+}
+
+/* --nvtx: the NVTX path of a launch, copy or memset (has: its record carries one). */
+static int in_path(const struct file_state *s, int has, uint32_t range)
+{
+	return !s->o->have_path_re || (has && ktrace_ranges_match(&s->ranges, range, &s->o->path_re));
+}
+
+/* A filter that holds ORDER records to the end of the file (--kernel, --nvtx). */
+static int holds_orders(const struct opts *o)
+{
+	return o->have_re || o->have_path_re;
+}
+
 /* A launch of the kernel in slot, known or not (then printed with its id). */
 static void emit_launch(struct file_state *s, const void *rec, size_t len, struct kernel_slot *slot)
 {
@@ -257,7 +284,7 @@ static void emit_launch(struct file_state *s, const void *rec, size_t len, struc
 	}
 	if (s->o->have_re && (!k || !k->match))
 		return;
-	if (s->o->have_re)
+	if (holds_orders(s->o))
 		dump_orders_add_stream(&s->orders, &l);
 	s->launches++;
 	s->ops_selected++;
@@ -274,11 +301,6 @@ static void emit_launch(struct file_state *s, const void *rec, size_t len, struc
 	}
 	if (print_record(s, &p, rec, len, k))
 		s->malformed++;
-}
-
-static int in_range(const struct opts *o, uint64_t n)
-{
-	return !o->have_range || (n >= o->lo && n < o->hi);
 }
 
 /* A KERNEL record as it is read from the file: into the table (the first
@@ -306,11 +328,12 @@ static void on_kernel(struct file_state *s, const struct ktrace_record_prefix *p
 	struct ktrace_rec_kernel k;
 	if (ktrace_decode_kernel(rec, len, &k)) {
 		s->malformed++;
-		if (!s->o->have_re && !s->o->have_range)
+		if (!s->o->have_re && !s->o->have_range && !s->o->have_path_re)
 			print_record(s, p, rec, len, NULL);
 		return;
 	}
-	int show = s->o->have_re ? name_matches(&s->o->re, k.name, k.demangled) : !s->o->have_range;
+	int show = s->o->have_re ? name_matches(&s->o->re, k.name, k.demangled)
+				 : !s->o->have_range && !s->o->have_path_re;
 	if (show)
 		print_record(s, p, rec, len, NULL);
 }
@@ -323,7 +346,7 @@ static void on_launch(struct file_state *s, const struct ktrace_record_prefix *p
 		print_record(s, p, rec, len, NULL);
 		return;
 	}
-	if (!in_range(s->o, l.launch_seq))
+	if (!in_range(s->o, l.launch_seq) || !in_path(s, !!(l.flags & KTRACE_LAUNCHF_RANGE), l.range.range))
 		return;
 	emit_launch(s, rec, len, kernel_slot_get(s, l.kernel_id, 1));
 }
@@ -339,11 +362,11 @@ static void on_order_filtered(struct file_state *s, const struct ktrace_record_p
 		print_record(s, p, rec, len, NULL);
 		return;
 	}
-	if (s->o->have_re)
+	if (holds_orders(s->o))
 		dump_orders_note_link(&s->orders, &o);
 	if (s->o->have_range && !dump_order_in_range(&o, s->o->lo, s->o->hi))
 		return;
-	if (s->o->have_re)
+	if (holds_orders(s->o))
 		dump_orders_hold(&s->orders, p, rec, len, &o);
 	else if (print_record(s, p, rec, len, NULL))
 		s->malformed++;
@@ -391,7 +414,7 @@ static void on_record(struct file_state *s, const void *rec, size_t len)
 		s->malformed++;
 		return;
 	}
-	int filtered = s->o->have_re || s->o->have_range;
+	int filtered = s->o->have_re || s->o->have_range || s->o->have_path_re;
 	switch (p.type) {
 	case KTRACE_REC_KERNEL:
 		on_kernel(s, &p, rec, len);
@@ -416,7 +439,9 @@ static void on_record(struct file_state *s, const void *rec, size_t len)
 		if (p.type == KTRACE_REC_MEMCPY ? ktrace_decode_memcpy(rec, len, &c) : ktrace_decode_memset(rec, len, &m))
 			break; /* printed as malformed below */
 		op = p.type == KTRACE_REC_MEMCPY ? c.op_seq : m.op_seq;
-		if (s->o->have_re || !in_range(s->o, op))
+		if (s->o->have_re || !in_range(s->o, op) ||
+		    !(p.type == KTRACE_REC_MEMCPY ? in_path(s, !!(c.flags & KTRACE_COPYF_RANGE), c.range.range)
+						  : in_path(s, !!(m.flags & KTRACE_COPYF_RANGE), m.range.range)))
 			return;
 		s->ops_selected++;
 		if (print_record(s, &p, rec, len, NULL))
@@ -467,8 +492,20 @@ static int kernel_known(void *ctx, uint64_t id)
 	return slot && slot->known;
 }
 
-/* A record read from the file: a KERNEL goes into the table at once; every
- * record waits in the reorder buffer for its turn. */
+/* A RANGE record as it is read: into the file's table (a record of a later
+ * seq names it, and its parents come before it in seq order). */
+static void take_range(struct file_state *s, const void *rec, size_t len)
+{
+	struct ktrace_rec_range r;
+
+	if (!ktrace_decode_range(rec, len, &r) && ktrace_ranges_add(&s->ranges, &r)) {
+		fputs("ktrace-dump: out of memory\n", stderr);
+		exit(2);
+	}
+}
+
+/* A record read from the file: a KERNEL or RANGE goes into its table at
+ * once; every record waits in the reorder buffer for its turn. */
 static void take_record(struct file_state *s, const void *rec, size_t len)
 {
 	struct ktrace_record_prefix p;
@@ -481,6 +518,8 @@ static void take_record(struct file_state *s, const void *rec, size_t len)
 	}
 	if (p.type == KTRACE_REC_KERNEL)
 		take_kernel(s, rec, len);
+	else if (p.type == KTRACE_REC_RANGE)
+		take_range(s, rec, len);
 	else if (p.type == KTRACE_REC_LAUNCH && !ktrace_decode_launch(rec, len, &l))
 		wait = l.kernel_id;
 	dump_reorder_push(&s->reorder, rec, len, p.seq, wait);
@@ -726,6 +765,7 @@ static void state_free(struct file_state *s)
 	free(s->counters);
 	free(s->end);
 	dump_orders_free(&s->orders);
+	ktrace_ranges_free(&s->ranges);
 }
 
 /* A filter that selected nothing in path: one line on stderr. */
@@ -736,6 +776,9 @@ static void say_empty_selection(const struct file_state *s, const char *path)
 			s->o->have_range ? " numbered in that range" : "");
 	else if (s->o->have_range && !s->ops_selected)
 		fprintf(stderr, "ktrace-dump: %s: no launch, copy or memset numbered in %s\n", path, s->o->range_text);
+	else if (s->o->have_path_re && !s->ops_selected)
+		fprintf(stderr, "ktrace-dump: %s: no launch, copy or memset inside NVTX ranges matching '%s'\n", path,
+			s->o->path_re_text);
 }
 
 /* Dump one file; 0 when read to a clean end, 2 otherwise. */
@@ -756,6 +799,7 @@ static int dump_file(const struct opts *o, const char *path, int several)
 	s.ctx.format_major = ktrace_reader_major(r);
 	s.ctx.format_minor = ktrace_reader_minor(r);
 	s.ctx.file = path;
+	s.ctx.ranges = &s.ranges;
 	if (several && !o->json)
 		printf("== %s\n", path);
 	const void *rec;
@@ -806,6 +850,21 @@ static int set_kernel_filter(struct opts *o, const char *v, char *err, size_t er
 	return 0;
 }
 
+/* --nvtx: compiled once. */
+static int set_path_filter(struct opts *o, const char *v, char *err, size_t errlen)
+{
+	char why[300];
+
+	if (o->have_path_re)
+		regfree(&o->path_re);
+	o->have_path_re = 0;
+	if (ktrace_regex_compile(&o->path_re, v, why, sizeof why))
+		return ktrace_cli_bad_value(err, errlen, "--nvtx", v, why);
+	o->have_path_re = 1;
+	o->path_re_text = v;
+	return 0;
+}
+
 static int set_range(struct opts *o, const char *v, char *err, size_t errlen)
 {
 	char why[200];
@@ -835,6 +894,7 @@ static int parse_options(int argc, char **argv, struct opts *o)
 		{ "json", no_argument, NULL, 'j' },
 		{ "kernel", required_argument, NULL, 'k' },
 		{ "range", required_argument, NULL, 'r' },
+		{ "nvtx", required_argument, NULL, 'R' },
 		{ "summary", no_argument, NULL, 's' },
 		{ "group", required_argument, NULL, 'g' },
 		{ "help", no_argument, NULL, 'h' },
@@ -850,6 +910,7 @@ static int parse_options(int argc, char **argv, struct opts *o)
 		case 's': o->summary = 1; break;
 		case 'k': rc = set_kernel_filter(o, optarg, err, sizeof err); break;
 		case 'r': rc = set_range(o, optarg, err, sizeof err); break;
+		case 'R': rc = set_path_filter(o, optarg, err, sizeof err); break;
 		case 'g': rc = set_group(o, optarg, err, sizeof err); break;
 		case 'h': usage(stdout); return 0;
 		case 'V': printf("ktrace-dump %s\n", KTRACE_VERSION); return 0;
@@ -879,5 +940,7 @@ int main(int argc, char **argv)
 	}
 	if (o.have_re)
 		regfree(&o.re);
+	if (o.have_path_re)
+		regfree(&o.path_re);
 	return rc;
 }

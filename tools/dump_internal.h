@@ -1,5 +1,6 @@
 /* tools/dump_internal.h: what the files of ktrace-dump share (dump.c, dump_text.c,
- * dump_json.c, dump_value.c, dump_reorder.c, dump_order.c).  Not a public header.
+ * dump_json.c, dump_value.c, dump_reorder.c, dump_order.c, dump_graph.c,
+ * dump_range.c).  Not a public header.
  */
 #ifndef KTRACE_DUMP_INTERNAL_H
 #define KTRACE_DUMP_INTERNAL_H
@@ -8,6 +9,8 @@
 #include <stdio.h>
 
 #include "format/ktrace_format.h"
+
+struct ktrace_ranges;
 
 /* A KERNEL record kept for the launches that refer to it. */
 struct dump_kernel {
@@ -27,6 +30,7 @@ struct dump_ctx {
 	uint64_t start_real_ns;
 	int exactness_known;	/* format 1.2 or later: regions carry KTRACE_REGIONF_EXACT */
 	unsigned format_major, format_minor; /* the file's format version (its preamble) */
+	const struct ktrace_ranges *ranges; /* the file's RANGE records read so far (tools/ranges.h) */
 };
 
 /* ---- record order (dump_reorder.c) ---------------------------------------------------------- */
@@ -95,6 +99,15 @@ int dump_json_record(struct dump_ctx *c, const struct ktrace_record_prefix *p, c
  * text line ("  graph exec 3 launch 7 node 2 ...") or a JSON member
  * (,"graph":{...}; nothing for a record of no graph launch). */
 int dump_text_graph(FILE *f, unsigned long long seq, const void *rec, size_t len);
+/* RANGE and PYSTACK records and the range reference of launches, copies and
+ * memsets (dump_range.c): the text line ("  range: a > b [forward op seq 3]")
+ * or the JSON member (,"range":{...}; nothing without a reference). */
+int dump_text_range(FILE *f, unsigned long long seq, const void *rec, size_t len);
+int dump_json_range(FILE *f, const void *rec, size_t len);
+int dump_text_pystack(FILE *f, unsigned long long seq, const void *rec, size_t len);
+int dump_json_pystack(FILE *f, const void *rec, size_t len);
+void dump_text_range_ref(FILE *f, const struct dump_ctx *c, const struct ktrace_range_ref *r);
+void dump_json_range_ref(FILE *f, const struct dump_ctx *c, const struct ktrace_range_ref *r, int valid);
 int dump_json_graph(FILE *f, const void *rec, size_t len);
 void dump_text_graph_ref(FILE *f, const struct ktrace_graph_ref *g);
 void dump_json_graph_ref(FILE *f, const struct ktrace_graph_ref *g, int valid);

@@ -155,6 +155,7 @@ static int json_launch(const struct dump_ctx *c, FILE *f, const void *rec, size_
 	json_put_u64(f, "shared_mem", l.shared_mem);
 	json_put_i64(f, "result", l.result);
 	dump_json_graph_ref(f, &l.graph, (l.flags & KTRACE_LAUNCHF_GRAPH) != 0);
+	dump_json_range_ref(f, c, &l.range, (l.flags & KTRACE_LAUNCHF_RANGE) != 0);
 	fputs(",\"param_bytes\":\"", f);
 	dump_put_hex(f, l.param_bytes, l.param_bytes_len);
 	fputs("\",\"args\":[", f);
@@ -283,7 +284,7 @@ static int json_free(FILE *f, const void *rec, size_t len)
 	return 0;
 }
 
-static int json_memcpy(FILE *f, const void *rec, size_t len)
+static int json_memcpy(const struct dump_ctx *c, FILE *f, const void *rec, size_t len)
 {
 	struct ktrace_rec_memcpy m;
 	char fl[64];
@@ -310,10 +311,11 @@ static int json_memcpy(FILE *f, const void *rec, size_t len)
 	json_put_u64(f, "tid", m.tid);
 	json_put_i64(f, "result", m.result);
 	dump_json_graph_ref(f, &m.graph, (m.flags & KTRACE_COPYF_GRAPH) != 0);
+	dump_json_range_ref(f, c, &m.range, (m.flags & KTRACE_COPYF_RANGE) != 0);
 	return 0;
 }
 
-static int json_memset(FILE *f, const void *rec, size_t len)
+static int json_memset(const struct dump_ctx *c, FILE *f, const void *rec, size_t len)
 {
 	struct ktrace_rec_memset m;
 	char fl[64];
@@ -331,6 +333,7 @@ static int json_memset(FILE *f, const void *rec, size_t len)
 	json_put_u64(f, "tid", m.tid);
 	json_put_i64(f, "result", m.result);
 	dump_json_graph_ref(f, &m.graph, (m.flags & KTRACE_COPYF_GRAPH) != 0);
+	dump_json_range_ref(f, c, &m.range, (m.flags & KTRACE_COPYF_RANGE) != 0);
 	return 0;
 }
 
@@ -498,8 +501,8 @@ static int json_fields(const struct dump_ctx *c, FILE *f, const struct ktrace_re
 	case KTRACE_REC_LAUNCH: return json_launch(c, f, rec, len, k);
 	case KTRACE_REC_ALLOC: return json_alloc(f, rec, len);
 	case KTRACE_REC_FREE: return json_free(f, rec, len);
-	case KTRACE_REC_MEMCPY: return json_memcpy(f, rec, len);
-	case KTRACE_REC_MEMSET: return json_memset(f, rec, len);
+	case KTRACE_REC_MEMCPY: return json_memcpy(c, f, rec, len);
+	case KTRACE_REC_MEMSET: return json_memset(c, f, rec, len);
 	case KTRACE_REC_NOTE: return json_note(f, rec, len);
 	case KTRACE_REC_COUNTERS: return json_counters(f, rec, len);
 	case KTRACE_REC_END: return json_end(f, rec, len);
@@ -507,6 +510,8 @@ static int json_fields(const struct dump_ctx *c, FILE *f, const struct ktrace_re
 	case KTRACE_REC_ORDER: return json_order(f, rec, len);
 	case KTRACE_REC_REPLAY: return json_replay(f, rec, len, k);
 	case KTRACE_REC_GRAPH: return dump_json_graph(f, rec, len);
+	case KTRACE_REC_RANGE: return dump_json_range(f, rec, len);
+	case KTRACE_REC_PYSTACK: return dump_json_pystack(f, rec, len);
 	default:
 		json_put_u64(f, "type_id", p->type);
 		return 0;

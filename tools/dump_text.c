@@ -122,6 +122,8 @@ static int text_launch(struct dump_ctx *c, const struct ktrace_record_prefix *p,
 	fputc('\n', f);
 	if (l.flags & KTRACE_LAUNCHF_GRAPH)
 		dump_text_graph_ref(f, &l.graph);
+	if (l.flags & KTRACE_LAUNCHF_RANGE)
+		dump_text_range_ref(f, c, &l.range);
 	uint32_t unv = dump_unverifiable(&l);
 	if (unv) {
 		char why[512];
@@ -251,7 +253,7 @@ static int text_free(FILE *f, unsigned long long seq, const void *rec, size_t le
 	return 0;
 }
 
-static int text_memcpy(FILE *f, unsigned long long seq, const void *rec, size_t len)
+static int text_memcpy(const struct dump_ctx *c, FILE *f, unsigned long long seq, const void *rec, size_t len)
 {
 	struct ktrace_rec_memcpy m;
 	if (ktrace_decode_memcpy(rec, len, &m))
@@ -278,10 +280,12 @@ static int text_memcpy(FILE *f, unsigned long long seq, const void *rec, size_t 
 	fputc('\n', f);
 	if (m.flags & KTRACE_COPYF_GRAPH)
 		dump_text_graph_ref(f, &m.graph);
+	if (m.flags & KTRACE_COPYF_RANGE)
+		dump_text_range_ref(f, c, &m.range);
 	return 0;
 }
 
-static int text_memset(FILE *f, unsigned long long seq, const void *rec, size_t len)
+static int text_memset(const struct dump_ctx *c, FILE *f, unsigned long long seq, const void *rec, size_t len)
 {
 	struct ktrace_rec_memset m;
 	if (ktrace_decode_memset(rec, len, &m))
@@ -298,6 +302,8 @@ static int text_memset(FILE *f, unsigned long long seq, const void *rec, size_t 
 	fputc('\n', f);
 	if (m.flags & KTRACE_COPYF_GRAPH)
 		dump_text_graph_ref(f, &m.graph);
+	if (m.flags & KTRACE_COPYF_RANGE)
+		dump_text_range_ref(f, c, &m.range);
 	return 0;
 }
 
@@ -430,8 +436,8 @@ static int text_other(struct dump_ctx *c, const struct ktrace_record_prefix *p, 
 	case KTRACE_REC_KERNEL: return text_kernel(f, seq, rec, len);
 	case KTRACE_REC_ALLOC: return text_alloc(f, seq, rec, len);
 	case KTRACE_REC_FREE: return text_free(f, seq, rec, len);
-	case KTRACE_REC_MEMCPY: return text_memcpy(f, seq, rec, len);
-	case KTRACE_REC_MEMSET: return text_memset(f, seq, rec, len);
+	case KTRACE_REC_MEMCPY: return text_memcpy(c, f, seq, rec, len);
+	case KTRACE_REC_MEMSET: return text_memset(c, f, seq, rec, len);
 	case KTRACE_REC_NOTE: return text_note(f, seq, rec, len);
 	case KTRACE_REC_COUNTERS: return text_counters(f, seq, rec, len);
 	case KTRACE_REC_END: return text_end(f, seq, rec, len);
@@ -439,6 +445,8 @@ static int text_other(struct dump_ctx *c, const struct ktrace_record_prefix *p, 
 	case KTRACE_REC_ORDER: return text_order(f, seq, rec, len);
 	case KTRACE_REC_REPLAY: return text_replay(f, seq, rec, len);
 	case KTRACE_REC_GRAPH: return dump_text_graph(f, seq, rec, len);
+	case KTRACE_REC_RANGE: return dump_text_range(f, seq, rec, len);
+	case KTRACE_REC_PYSTACK: return dump_text_pystack(f, seq, rec, len);
 	default:
 		fprintf(f, "record seq %llu: unknown type %u, %zu bytes (skipped)\n", seq, p->type, len);
 		return 0;

@@ -237,7 +237,7 @@ static const char *join_flags(uint32_t flags, const char *const *names, unsigned
 const char *dump_launch_flag_names(uint32_t flags, char *out, size_t cap, const char *sep)
 {
 	static const char *const names[] = { "ptsz", "extra", "capturing", "hashed", "hash_skipped", "failed",
-					     "params_truncated", "graph" };
+					     "params_truncated", "graph", "range" };
 	return join_flags(flags, names, sizeof names / sizeof names[0], out, cap, sep);
 }
 
@@ -250,7 +250,7 @@ const char *dump_graph_node_flag_names(uint32_t flags, char *out, size_t cap, co
 
 const char *dump_copy_flag_names(uint32_t flags, char *out, size_t cap, const char *sep)
 {
-	static const char *const names[] = { "async", "2d", "3d", "src_digest", "graph" };
+	static const char *const names[] = { "async", "2d", "3d", "src_digest", "graph", "range" };
 	return join_flags(flags, names, sizeof names / sizeof names[0], out, cap, sep);
 }
 

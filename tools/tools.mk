@@ -5,7 +5,7 @@
 CLI_SRCS := tools/cli_options.c
 
 # ktrace-diff: the determinism diff of two traces (the diff core is shared with `ktrace check`).
-DIFF_CORE_SRCS := tools/trace_model.c tools/diff_align.c tools/diff_engine.c tools/diff_report.c \
+DIFF_CORE_SRCS := tools/trace_model.c tools/ranges.c tools/diff_align.c tools/diff_engine.c tools/diff_report.c \
 	tools/diff_confirm.c tools/diff_explain.c tools/diff_ci.c tools/diff_cli.c
 # Stream order: what may run concurrently in a run (ORDER records; nodes of a graph launch by its edges).
 DIFF_CORE_SRCS += tools/diff_order.c tools/diff_graph.c
@@ -22,11 +22,11 @@ ktrace-diff_SRCS := tools/diff_main.c $(DIFF_CORE_SRCS) $(CLI_SRCS)
 # ktrace-dump: trace files as text or JSON Lines.
 TOOLS += ktrace-dump
 ktrace-dump_SRCS := tools/dump.c tools/dump_reorder.c tools/dump_order.c tools/dump_text.c tools/dump_json.c \
-	tools/dump_value.c tools/unverified.c tools/dump_graph.c $(CLI_SRCS)
+	tools/dump_value.c tools/unverified.c tools/dump_graph.c tools/dump_range.c tools/ranges.c $(CLI_SRCS)
 
 # ktrace-export: a trace as a timeline for Perfetto / chrome://tracing (docs/export.md).
 TOOLS += ktrace-export
-ktrace-export_SRCS := tools/export_main.c tools/trace_model.c tools/unverified.c $(EXPORT_SRCS) $(CLI_SRCS)
+ktrace-export_SRCS := tools/export_main.c tools/trace_model.c tools/ranges.c tools/unverified.c $(EXPORT_SRCS) $(CLI_SRCS)
 
 # ktrace-hash: the KT64V1 digest of files.
 TOOLS += ktrace-hash
@@ -43,7 +43,7 @@ ktrace_SRCS = tools/ktrace_main.c tools/ktrace_run.c tools/run_child.c tools/ktr
 
 # libktrace-reader.so: the trace reader of the Python package (python/ktrace:
 # ktrace.load()), the model above behind a few ktpy_* functions for ctypes.
-READER_LIB_SRCS := tools/reader_lib.c tools/trace_model.c tools/dump_value.c tools/unverified.c
+READER_LIB_SRCS := tools/reader_lib.c tools/trace_model.c tools/ranges.c tools/dump_value.c tools/unverified.c
 READER_LIB_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(READER_LIB_SRCS))
 EXTRA_TARGETS += $(BUILD)/libktrace-reader.so
 $(BUILD)/libktrace-reader.so: $(READER_LIB_OBJS) $(BUILD)/libktcore.a tools/reader_lib.map

@@ -12,6 +12,7 @@
  * streams are never synchronised.
  *
  * Owns the order of a launch's steps; calls the kernel cache and registry,
+ * the calling thread's NVTX range (one thread-local load, interpose/nvtx/),
  * the parameter scan, the allocation map's extents, the hash pipeline, the
  * deferred-record half of launch_expand.c, the launch clock, the replay's
  * launch side (KTRACE_REPLAY only) and format/ (records are encoded by the
@@ -29,6 +30,7 @@
 #include "interpose/driver/events.h"
 #include "interpose/graph/graph.h"
 #include "interpose/hash/hash_pipeline.h"
+#include "interpose/nvtx/nvtx.h"
 #include "interpose/registry/kernel_cache.h"
 #include "interpose/capture/launch_clock.h"
 #include "interpose/capture/launch_expand.h"
@@ -137,9 +139,11 @@ static void prefetch_launch(const struct ktrace_param_layout *l, struct ktrace_c
 }
 
 /* The fields of a LAUNCH record every builder fills the same way (regions
- * and parameter bytes are the builder's).  Returns the current context. */
+ * and parameter bytes are the builder's), the calling thread's NVTX range
+ * rr among them.  Returns the current context. */
 static CUcontext fill_launch(struct ktrace_rec_launch *r, const struct ktrace_launch_args *a,
-			     const struct ktrace_kernel_hot *k, uint64_t seq, uint32_t pflags)
+			     const struct ktrace_kernel_hot *k, uint64_t seq, uint32_t pflags,
+			     const struct ktrace_range_ref *rr)
 {
 	CUcontext cctx;
 	int32_t dev;
@@ -160,6 +164,10 @@ static CUcontext fill_launch(struct ktrace_rec_launch *r, const struct ktrace_la
 		r->cluster[i] = a->cluster[i];
 	}
 	r->shared_mem = a->shared_mem;
+	if (rr->range) {
+		r->flags |= KTRACE_LAUNCHF_RANGE;
+		r->range = *rr;
+	}
 	return cctx;
 }
 
@@ -178,6 +186,7 @@ static CUresult capture_deferred(const struct ktrace_launch_args *a, ktrace_real
 {
 	const struct ktrace_param_layout *l = k->layout;
 	struct ktrace_rec_launch r;
+	struct ktrace_range_ref rr;
 	uint64_t t0 = ktrace_launch_clock_now();
 	uint32_t len, pflags = 0, unused;
 	size_t size;
@@ -194,12 +203,13 @@ static CUresult capture_deferred(const struct ktrace_launch_args *a, ktrace_real
 			prefetch_range(l->size, (size_t)l->nparams * sizeof(uint32_t), 0);
 		}
 	}
-	size = ktrace_launch_size(0, len) + KTRACE_LAUNCH_DEFER_TAIL;
+	size = ktrace_launch_size(0, len) + (ktrace_nvtx_ref(&rr) ? KTRACE_RANGE_REF_DISK_SIZE : 0) +
+	       KTRACE_LAUNCH_DEFER_TAIL;
 	ktrace_writer_prefetch(w, size);
 	KT_SEG(KT_SEG_PRELAUNCH);
 	res = real(a, rctx);
 	KT_SEG(KT_SEG_LAUNCHED);
-	fill_launch(&r, a, k, seq, pflags);
+	fill_launch(&r, a, k, seq, pflags, &rr);
 	r.result = (int32_t)res;
 	if (res != CUDA_SUCCESS)
 		r.flags |= KTRACE_LAUNCHF_FAILED;
@@ -280,6 +290,7 @@ static CUresult capture_hashed(const struct ktrace_launch_args *a, ktrace_real_l
 	const struct ktrace_param_layout *l = k->layout;
 	struct ktrace_hash_job *job = NULL;
 	struct ktrace_rec_launch r;
+	struct ktrace_range_ref rr;
 	uint64_t t0 = ktrace_now_ns();
 	uint32_t pflags = 0, len, n, maxn, skip = KTRACE_HASH_SKIP_NO_CONTEXT;
 	CUcontext cctx;
@@ -292,7 +303,8 @@ static CUresult capture_hashed(const struct ktrace_launch_args *a, ktrace_real_l
 		maxn = t->region_cap;
 	n = KTRACE_ABLATING(KTRACE_ABLATE_SCAN) ? 0
 		: ktrace_params_scan(l, t->params, len, a->grid, t->regions, t->allocs, maxn, &t->allocs_cache);
-	cctx = fill_launch(&r, a, k, seq, pflags);
+	ktrace_nvtx_ref(&rr);
+	cctx = fill_launch(&r, a, k, seq, pflags, &rr);
 	r.param_bytes_len = len;
 	r.nregions = n;
 	r.param_bytes = t->params;

@@ -29,6 +29,7 @@
 #include "interpose/driver/driver_real.h"
 #include "interpose/driver/events.h"
 #include "interpose/graph/graph_internal.h"
+#include "interpose/nvtx/nvtx.h"
 
 struct kt_gexec {
 	pthread_mutex_t lock;
@@ -455,6 +456,7 @@ CUresult kt_gexec_launch(struct kt_gexec *x, CUstream s, void *realp, void *ctx)
 	l.tid = ktrace_capture_tid();
 	l.device = x->device;
 	l.time_ns = ktrace_now_ns();
+	ktrace_nvtx_ref(&l.range);
 	ktrace_writer_count(ktrace_tracer.writer, KTRACE_CTR_GRAPH_LAUNCHES, 1);
 	if (atomic_load_explicit(&ktrace_tracer.paused, memory_order_relaxed)) {
 		ktrace_writer_count(ktrace_tracer.writer, KTRACE_CTR_LAUNCHES_PAUSED, l.rev->nrec);

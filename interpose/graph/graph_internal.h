@@ -149,6 +149,7 @@ struct kt_glaunch {
 	int32_t device;
 	CUresult result;
 	uint64_t time_ns;
+	struct ktrace_range_ref range;  /* the launching thread's NVTX ranges (range 0: none) */
 	int hashed;                     /* digests expected from slot */
 	uint32_t hash_skip;             /* not hashed while hashing is on: enum ktrace_hash_skip */
 	const uint64_t *words;          /* the slot's result words (NULL: none landed) */

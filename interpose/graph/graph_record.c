@@ -166,6 +166,10 @@ static void write_kernel(const struct kt_glaunch *l, uint32_t node, uint64_t seq
 	memcpy(r.block, n->rec.block, sizeof(r.block));
 	memcpy(r.cluster, n->rec.cluster, sizeof(r.cluster));
 	graph_ref(l, node, &r.graph);
+	if (l->range.range) {
+		r.flags |= KTRACE_LAUNCHF_RANGE;
+		r.range = l->range;
+	}
 	if (n->nregions)
 		memcpy(g, n->regions, n->nregions * sizeof(*g));
 	if (l->result != CUDA_SUCCESS)
@@ -210,6 +214,10 @@ static void write_copy(const struct kt_glaunch *l, uint32_t node, uint64_t seq)
 			m.dst_digest_state = l->result == CUDA_SUCCESS ? KTRACE_DST_DIGEST_SKIP_ASYNC
 								       : KTRACE_DST_DIGEST_SKIP_FAILED;
 		graph_ref(l, node, &m.graph);
+		if (l->range.range) {
+			m.flags |= KTRACE_COPYF_RANGE;
+			m.range = l->range;
+		}
 		size = ktrace_encode_memcpy(buf, sizeof(buf), &m);
 	} else {
 		struct ktrace_rec_memset m = { .op_seq = seq, .dst = n->rec.dst, .count = n->rec.count,
@@ -217,6 +225,10 @@ static void write_copy(const struct kt_glaunch *l, uint32_t node, uint64_t seq)
 					       .elem_size = n->rec.elem_size, .tid = l->tid, .result = (int32_t)l->result,
 					       .flags = n->rec.copy_flags | KTRACE_COPYF_ASYNC | KTRACE_COPYF_GRAPH };
 		graph_ref(l, node, &m.graph);
+		if (l->range.range) {
+			m.flags |= KTRACE_COPYF_RANGE;
+			m.range = l->range;
+		}
 		size = ktrace_encode_memset(buf, sizeof(buf), &m);
 	}
 	if (size <= sizeof(buf))

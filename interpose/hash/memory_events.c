@@ -21,7 +21,8 @@
  * source is hashed on the GPU by the hash pipeline, on the copy's stream
  * right after it (ktrace_hash_copy), which writes the record once the digest
  * landed: no host synchronisation.  A copy issued during stream capture is
- * not executed by the call and is not hashed.
+ * not executed by the call and is not hashed.  Copies and memsets carry the
+ * calling thread's NVTX range (interpose/nvtx/nvtx.h), as launches do.
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -37,6 +38,7 @@
 #include "interpose/hash/hash_pipeline.h"
 #include "interpose/hash/memory_events.h"
 #include "interpose/capture/param_scan.h"
+#include "interpose/nvtx/nvtx.h"
 #include "interpose/registry/registry.h"
 #include "interpose/tracer.h"
 
@@ -320,6 +322,8 @@ void ktrace_on_memcpy(uint64_t dst, uint64_t src, uint64_t bytes, uint32_t dir, 
 	r.flags = flags & ~(KTRACE_COPYF_SRC_DIGEST | KTRACE_COPY_EVF_SRC_PACKED);
 	r.tid = ktrace_capture_tid();
 	r.result = (int32_t)res;
+	if (ktrace_nvtx_ref(&r.range))
+		r.flags |= KTRACE_COPYF_RANGE;
 	if (dir == KTRACE_COPY_HTOD && host && res == CUDA_SUCCESS && bytes <= max &&
 	    !(flags & (KTRACE_COPYF_2D | KTRACE_COPYF_3D))) {
 		r.src_digest = ktrace_digest(host, bytes);
@@ -349,6 +353,8 @@ void ktrace_on_memset(uint64_t dst, uint64_t value, uint32_t elem_size, uint64_t
 	r.flags = flags;
 	r.tid = ktrace_capture_tid();
 	r.result = (int32_t)res;
+	if (ktrace_nvtx_ref(&r.range))
+		r.flags |= KTRACE_COPYF_RANGE;
 	APPEND(ktrace_encode_memset, &r);
 }
 

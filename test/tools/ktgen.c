@@ -6,7 +6,7 @@
  * writer's own COUNTERS and END records carry real timestamps (normalise
  * time_ns of those in JSON).  Not a substitute for traces of real programs.
  *
- *   ktgen [--scenario basic|many|order|order-filter|graph|threads|graph-threads] [--launches N]
+ *   ktgen [--scenario basic|many|order|order-filter|graph|threads|graph-threads|ranges] [--launches N]
  *         [--frame-bytes N] [--cut-at-flush K] [--major N] OUT
  *
  * basic  every record type once or more, a launch before its KERNEL record,
@@ -27,6 +27,11 @@
  * graph-threads  scenario graph's records, launched twice around an exec
  *        update, as two threads' writers interleave them: GRAPH records later
  *        in the file than launches after them in seq.
+ * ranges NVTX range paths (format 1.9): RANGE records of PyTorch-like op
+ *        ranges (forward, a backward node), XLA's module and kernel ranges in
+ *        domain "TSL", a start/end range; launches, a copy and a memset under
+ *        them with their framework sequence numbers; an NVTX mark; the Python
+ *        stack of a forward op (PYSTACK).
  * --cut-at-flush K  flush after every group of records, then cut the file at
  *        the end of flush K (>= 1): the file ends inside a zstd frame.
  * --major N  patch the preamble's version to N.0.
@@ -563,6 +568,68 @@ static void scenario_graph_threads(void)
 	atomic_store(&record_seq, 10);
 }
 
+static void range_rec(uint32_t id, uint32_t parent, uint32_t kind, uint32_t flags, const char *domain,
+		      const char *msg)
+{
+	struct ktrace_rec_range r = { .range_id = id, .parent = parent, .kind = kind, .flags = flags };
+
+	r.domain = (struct ktrace_str){ domain, (uint16_t)strlen(domain) };
+	r.message = (struct ktrace_str){ msg, (uint16_t)strlen(msg) };
+	put(buf, ktrace_encode_range(buf, sizeof buf, &r));
+}
+
+static void launch_in(uint64_t kid, uint32_t range, uint32_t seq_kind, uint64_t seq)
+{
+	uint8_t p[28] = { 0 };
+	struct ktrace_rec_launch l = { .launch_seq = launch_no++, .kernel_id = kid, .context = 0xc0ffee00,
+				       .stream = 0x5000, .tid = 4243, .api = KTRACE_API_LAUNCH_KERNEL,
+				       .flags = KTRACE_LAUNCHF_RANGE, .grid = { 4, 1, 1 }, .block = { 256, 1, 1 },
+				       .param_bytes_len = 28, .param_bytes = p,
+				       .range = { range, seq_kind, seq } };
+	put(buf, ktrace_encode_launch(buf, sizeof buf, &l, NULL));
+}
+
+static void scenario_ranges(void)
+{
+	static const struct ktrace_py_frame frames[] = {
+		{ 42, S("/work/model.py"), S("Net.forward") },
+		{ 7, S("/work/train.py"), S("<module>") },
+	};
+	struct ktrace_rec_pystack py = { .launch_seq = 0, .fw_seq = 12, .tid = 4243,
+					 .kind = KTRACE_PYSTACK_FORWARD_OP, .nframes = 2, .frames = frames };
+	struct ktrace_rec_note mark = { KTRACE_NOTE_INFO, KTRACE_NOTE_CODE_NVTX_MARK, S("dom: checkpoint") };
+	struct ktrace_rec_memcpy mc = { .op_seq = 0, .dst = 0x7f0000000000ull, .src = 0x600000, .bytes = 4096,
+					.stream = 0x5000, .context = 0xc0ffee00, .dir = KTRACE_COPY_HTOD,
+					.flags = KTRACE_COPYF_RANGE, .tid = 4243, .range = { 1, 0, 0 } };
+	struct ktrace_rec_memset ms = { .dst = 0x7f0000100000ull, .count = 1024, .stream = 0x5000,
+					.context = 0xc0ffee00, .elem_size = 4, .flags = KTRACE_COPYF_RANGE, .tid = 4243,
+					.range = { 9, 0, 0 } };
+
+	kernel(1, "_Z6vecAddPKfS0_Pfi", "vecAdd(float const*, float const*, float*, int)", KTRACE_LAYOUT_NVINFO,
+	       vecadd_params, 4, 28);
+	range_rec(1, 0, KTRACE_RANGE_PUSH, 0, "", "train_step");
+	launch_no = 0;
+	mc.op_seq = launch_no++;
+	put(buf, ktrace_encode_memcpy(buf, sizeof buf, &mc));
+	range_rec(2, 1, KTRACE_RANGE_PUSH, KTRACE_RANGEF_FW_SEQ, "", "aten::linear");
+	range_rec(3, 2, KTRACE_RANGE_PUSH, KTRACE_RANGEF_FW_SEQ, "", "aten::addmm");
+	launch_in(1, 3, KTRACE_FWSEQ_FORWARD, 12);
+	put(buf, ktrace_encode_pystack(buf, sizeof buf, &py));
+	range_rec(4, 1, KTRACE_RANGE_PUSH, KTRACE_RANGEF_BACKWARD, "",
+		  "autograd::engine::evaluate_function: AddmmBackward0");
+	range_rec(5, 4, KTRACE_RANGE_PUSH, KTRACE_RANGEF_FW_SEQ | KTRACE_RANGEF_BACKWARD, "", "AddmmBackward0");
+	range_rec(6, 5, KTRACE_RANGE_PUSH, KTRACE_RANGEF_FW_SEQ, "", "aten::mm");
+	launch_in(1, 6, KTRACE_FWSEQ_BACKWARD, 12);
+	put(buf, ktrace_encode_note(buf, sizeof buf, &mark));
+	range_rec(7, 0, KTRACE_RANGE_PUSH, 0, "TSL", "XlaModule:#prefix=jit(step)/jit(main),hlo_module=jit_step,program_id=3#");
+	range_rec(8, 7, KTRACE_RANGE_PUSH, 0, "TSL", "Thunk:#name=model/scatter-add,hlo_op=scatter_add_fusion#");
+	launch_in(1, 8, KTRACE_FWSEQ_NONE, 0);
+	range_rec(9, 0, KTRACE_RANGE_START, 0, "", "loading");
+	ms.op_seq = launch_no++;
+	put(buf, ktrace_encode_memset(buf, sizeof buf, &ms));
+	launch(1, buf + 60000, 28, NULL, 0, 0); /* no range open */
+}
+
 int main(int argc, char **argv)
 {
 	const char *scenario = "basic";
@@ -584,7 +651,7 @@ int main(int argc, char **argv)
 			break;
 	}
 	if (i != argc - 1 || argv[argc - 1][0] == '-')
-		die("usage: ktgen [--scenario basic|many|order|order-filter|graph|threads|graph-threads] [--launches N] "
+		die("usage: ktgen [--scenario basic|many|order|order-filter|graph|threads|graph-threads|ranges] [--launches N] "
 		    "[--frame-bytes N] [--cut-at-flush K] [--major N] OUT");
 	out_path = argv[argc - 1];
 
@@ -612,6 +679,8 @@ int main(int argc, char **argv)
 		scenario_threads();
 	else if (!strcmp(scenario, "graph-threads"))
 		scenario_graph_threads();
+	else if (!strcmp(scenario, "ranges"))
+		scenario_ranges();
 	else
 		die("unknown scenario");
 	struct ktrace_rec_end e = { .reason = KTRACE_END_EXIT, .status = 0, .launches = launch_no };

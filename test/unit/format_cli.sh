@@ -26,6 +26,7 @@ cd "$T" || exit 1
 "$B/ktgen" --scenario order-filter order-filter.ktrace || exit 1
 "$B/ktgen" --scenario graph graph.ktrace || exit 1
 "$B/ktgen" --scenario threads threads.ktrace || exit 1
+"$B/ktgen" --scenario ranges ranges.ktrace || exit 1
 "$B/ktgen" --cut-at-flush 2 cut.ktrace || exit 1
 "$B/ktgen" --major 2 v2.ktrace || exit 1
 "$B/ktgen" --major 1 v1.ktrace || exit 1  # 1.0: regions without exactness
@@ -93,6 +94,10 @@ case_ threads-text 0 threads.ktrace
 case_ threads-json 0 --json threads.ktrace
 case_ threads-group-stream 0 --group stream threads.ktrace
 case_ threads-group-kernel 0 --group kernel threads.ktrace
+case_ ranges-text 0 ranges.ktrace
+case_ ranges-json 0 --json ranges.ktrace
+case_ ranges-filter 0 --nvtx 'aten::mm$|loading' ranges.ktrace
+case_ ranges-filter-none 0 --nvtx 'no such range' ranges.ktrace
 case_ many-summary 0 --summary many.ktrace
 case_ many-summary-json 0 --json --summary many.ktrace
 case_ many-filtered-summary 0 --summary --kernel reduce --range 100:200 many.ktrace

@@ -33,7 +33,7 @@ static void assert_str(struct ktrace_str got, const char *want)
 }
 
 /* Every encoding in the suite, made on demand. */
-enum { N_KINDS = 17 };
+enum { N_KINDS = 22 };
 static const struct ktrace_param_desc params[] = {
 	{ 0, KTRACE_PARAM_POINTER, KTRACE_NAME_DWARF, 0, 8, KTRACE_PARAMF_CONST, S("in"), S("const float*") },
 	{ 1, KTRACE_PARAM_SCALAR, KTRACE_NAME_PTX, 8, 4, 0, S("n"), S("i32") },
@@ -81,17 +81,59 @@ static size_t encode_graph_kind(int kind, void *buf, size_t cap)
 	case 14: {
 		struct ktrace_rec_launch l = { 401, 9, 0xc7, 0x57, 1234, 0, KTRACE_API_GRAPH,
 					       KTRACE_LAUNCHF_HASHED | KTRACE_LAUNCHF_GRAPH, { 1, 2, 3 }, { 4, 5, 6 },
-					       { 0, 0, 0 }, 64, 0, 13, 2, pbytes, NULL, 0, gref };
+					       { 0, 0, 0 }, 64, 0, 13, 2, pbytes, NULL, 0, gref, { 0 } };
 		return ktrace_encode_launch(buf, cap, &l, regions);
 	}
 	case 15: {
 		struct ktrace_rec_memcpy m = { 402, 0xd0, 0x50, 4096, 0x57, 0xc7, 0, KTRACE_COPY_DTOD,
-					       KTRACE_COPYF_ASYNC | KTRACE_COPYF_GRAPH, 99, 0, 0, 0, gref };
+					       KTRACE_COPYF_ASYNC | KTRACE_COPYF_GRAPH, 99, 0, 0, 0, gref, { 0 } };
 		return ktrace_encode_memcpy(buf, cap, &m);
 	}
 	default: {
 		struct ktrace_rec_memset m = { 403, 0xd8, 100, 0x7f, 0x57, 0xc7, 4,
-					       KTRACE_COPYF_ASYNC | KTRACE_COPYF_2D | KTRACE_COPYF_GRAPH, 99, 0, gref };
+					       KTRACE_COPYF_ASYNC | KTRACE_COPYF_2D | KTRACE_COPYF_GRAPH, 99, 0, gref, { 0 } };
+		return ktrace_encode_memset(buf, cap, &m);
+	}
+	}
+}
+
+/* Format 1.9: RANGE, PYSTACK and the range reference on launches, copies
+ * and memsets (kinds 17 to 21). */
+static const struct ktrace_range_ref rref = { 7, KTRACE_FWSEQ_BACKWARD, 0x123456789ull };
+static const struct ktrace_py_frame pyframes[] = {
+	{ 42, S("model.py"), S("Net.forward") },
+	{ 7, S("train.py"), S("<module>") },
+};
+
+static size_t encode_range_kind(int kind, void *buf, size_t cap)
+{
+	switch (kind) {
+	case 17: {
+		struct ktrace_rec_range r = { 7, 3, KTRACE_RANGE_PUSH, KTRACE_RANGEF_FW_SEQ, 2, S("TSL"),
+					      S("aten::upsample_bilinear2d") };
+		return ktrace_encode_range(buf, cap, &r);
+	}
+	case 18: {
+		struct ktrace_rec_pystack r = { 501, 0x123456789ull, 4242, KTRACE_PYSTACK_FORWARD_OP, 2, pyframes,
+						NULL, 0 };
+		return ktrace_encode_pystack(buf, cap, &r);
+	}
+	case 19: {
+		struct ktrace_rec_launch l = { 42, 9, 0xc7, 0x57, 1234, -1, KTRACE_API_LAUNCH_KERNEL,
+					       KTRACE_LAUNCHF_RANGE, { 1, 2, 3 }, { 4, 5, 6 }, { 0, 0, 0 }, 0, 0, 37, 2,
+					       pbytes, NULL, 0, { 0 }, rref };
+		return ktrace_encode_launch(buf, cap, &l, regions);
+	}
+	case 20: {
+		struct ktrace_rec_launch l = { 401, 9, 0xc7, 0x57, 1234, 0, KTRACE_API_GRAPH,
+					       KTRACE_LAUNCHF_GRAPH | KTRACE_LAUNCHF_RANGE, { 1, 2, 3 }, { 4, 5, 6 },
+					       { 0, 0, 0 }, 64, 0, 13, 2, pbytes, NULL, 0, gref, rref };
+		return ktrace_encode_launch(buf, cap, &l, regions);
+	}
+	default: {
+		struct ktrace_rec_memset m = { 403, 0xd8, 100, 0x7f, 0x57, 0xc7, 4,
+					       KTRACE_COPYF_ASYNC | KTRACE_COPYF_GRAPH | KTRACE_COPYF_RANGE, 99, 0, gref,
+					       rref };
 		return ktrace_encode_memset(buf, cap, &m);
 	}
 	}
@@ -99,6 +141,8 @@ static size_t encode_graph_kind(int kind, void *buf, size_t cap)
 
 static size_t encode_kind(int kind, void *buf, size_t cap)
 {
+	if (kind >= 17)
+		return encode_range_kind(kind, buf, cap);
 	switch (kind) {
 	case 0: {
 		struct ktrace_rec_header h = { 11, 22, 3, 1, 1700000000000000001ull, 99, S("host-a"), S("a b c"),
@@ -123,7 +167,7 @@ static size_t encode_kind(int kind, void *buf, size_t cap)
 	case 4: {
 		struct ktrace_rec_launch l = { 42, 9, 0xc7, 0x57, 1234, -1, KTRACE_API_LAUNCH_KERNEL_EX,
 					       KTRACE_LAUNCHF_HASHED | KTRACE_LAUNCHF_PTSZ, { 1, 2, 3 }, { 4, 5, 6 },
-					       { 7, 8, 9 }, 4096, -3, 37, 2, pbytes, NULL, KTRACE_HASH_SKIP_NOSLOT, { 0 } };
+					       { 7, 8, 9 }, 4096, -3, 37, 2, pbytes, NULL, KTRACE_HASH_SKIP_NOSLOT, { 0 }, { 0 } };
 		return ktrace_encode_launch(buf, cap, &l, regions);
 	}
 	case 5: {
@@ -136,11 +180,11 @@ static size_t encode_kind(int kind, void *buf, size_t cap)
 	}
 	case 7: {
 		struct ktrace_rec_memcpy m = { 5, 0xd, 0x5, 77, 0x57, 0xc7, 0x1234, KTRACE_COPY_PEER, 3, 99, -2,
-					       0xfeedf00d, KTRACE_DST_DIGEST_HOST, { 0 } };
+					       0xfeedf00d, KTRACE_DST_DIGEST_HOST, { 0 }, { 0 } };
 		return ktrace_encode_memcpy(buf, cap, &m);
 	}
 	case 8: {
-		struct ktrace_rec_memset m = { 6, 0xd, 1000, 0xabcd, 0x57, 0xc7, 2, 1, 99, 0, { 0 } };
+		struct ktrace_rec_memset m = { 6, 0xd, 1000, 0xabcd, 0x57, 0xc7, 2, 1, 99, 0, { 0 }, { 0 } };
 		return ktrace_encode_memset(buf, cap, &m);
 	}
 	case 9: {
@@ -209,6 +253,8 @@ static int decode_any(const uint8_t *rec, size_t len)
 		struct ktrace_rec_end e;
 		struct ktrace_rec_module_unload u;
 		struct ktrace_rec_graph g;
+		struct ktrace_rec_range r;
+		struct ktrace_rec_pystack py;
 	} v;
 	switch (p.type) {
 	case KTRACE_REC_HEADER: return ktrace_decode_header(rec, len, &v.h);
@@ -225,6 +271,8 @@ static int decode_any(const uint8_t *rec, size_t len)
 	case KTRACE_REC_END: return ktrace_decode_end(rec, len, &v.e);
 	case KTRACE_REC_MODULE_UNLOAD: return ktrace_decode_module_unload(rec, len, &v.u);
 	case KTRACE_REC_GRAPH: return decode_graph_nodes(rec, len, &v.g);
+	case KTRACE_REC_RANGE: return ktrace_decode_range(rec, len, &v.r);
+	case KTRACE_REC_PYSTACK: return ktrace_decode_pystack(rec, len, &v.py);
 	default: return -1;
 	}
 }
@@ -602,13 +650,102 @@ static void test_round_trip_graph(void **state)
 	free(b);
 }
 
+static void put32(uint8_t *p, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static void assert_rref(const struct ktrace_range_ref *g)
+{
+	assert_int_equal(g->range, 7);
+	assert_int_equal(g->fw_seq_kind, KTRACE_FWSEQ_BACKWARD);
+	assert_true(g->fw_seq == 0x123456789ull);
+}
+
+/* Format 1.9: RANGE and PYSTACK records; the range reference after a
+ * launch's parameters (and after the graph reference), a copy's or a
+ * memset's fixed fields; an older reader's view ignores it. */
+static void test_round_trip_ranges(void **state)
+{
+	struct ktrace_rec_range r;
+	struct ktrace_rec_pystack py;
+	struct ktrace_py_frame f;
+	struct ktrace_rec_launch l;
+	struct ktrace_rec_memset ms;
+	uint32_t off = 0;
+	size_t len;
+	uint8_t *b = make(17, &len);
+
+	(void)state;
+	assert_int_equal(len, 80); /* 48 fixed, "TSL" and the message as strings: 80, a multiple of 8 */
+	assert_int_equal(ktrace_decode_range(b, len, &r), 0);
+	assert_true(r.range_id == 7 && r.parent == 3 && r.kind == KTRACE_RANGE_PUSH && r.flags == KTRACE_RANGEF_FW_SEQ &&
+		    r.category == 2);
+	assert_int_equal(r.domain.len, 3);
+	assert_memory_equal(r.domain.ptr, "TSL", 3);
+	assert_int_equal(r.message.len, 25);
+	assert_memory_equal(r.message.ptr, "aten::upsample_bilinear2d", 25);
+	assert_int_equal(rd(b + 28, 4), 3); /* parent */
+	b[24] = b[25] = b[26] = b[27] = 0;  /* range id 0 is "none": no such record */
+	assert_int_equal(ktrace_decode_range(b, len, &r), -1);
+	free(b);
+
+	b = make(18, &len);
+	assert_int_equal(ktrace_decode_pystack(b, len, &py), 0);
+	assert_true(py.launch_seq == 501 && py.fw_seq == 0x123456789ull && py.tid == 4242 &&
+		    py.kind == KTRACE_PYSTACK_FORWARD_OP && py.nframes == 2);
+	assert_int_equal(ktrace_pystack_frame_next(&py, &off, &f), 0);
+	assert_int_equal(f.line, 42);
+	assert_memory_equal(f.function.ptr, "Net.forward", 11);
+	assert_int_equal(ktrace_pystack_frame_next(&py, &off, &f), 0);
+	assert_int_equal(f.line, 7);
+	assert_memory_equal(f.file.ptr, "train.py", 8);
+	assert_int_equal(ktrace_pystack_frame_next(&py, &off, &f), -1);
+	put32(b + 48, 3); /* a frame more than the record holds */
+	assert_int_equal(ktrace_decode_pystack(b, len, &py), -1);
+	free(b);
+
+	b = make(19, &len);
+	assert_int_equal(len, ktrace_launch_size(2, 37) + 16);
+	assert_int_equal(ktrace_decode_launch(b, len, &l), 0);
+	assert_rref(&l.range);
+	assert_int_equal(rd(b + ktrace_launch_size(2, 37), 4), 7);
+	free(b);
+
+	b = make(20, &len);
+	assert_int_equal(len, ktrace_launch_size(2, 13) + 40 + 16);
+	assert_int_equal(ktrace_decode_launch(b, len, &l), 0);
+	assert_gref(&l.graph);
+	assert_rref(&l.range);
+	assert_true(rd(b + ktrace_launch_size(2, 13) + 24, 8) == 400); /* graph reference first */
+	assert_int_equal(rd(b + ktrace_launch_size(2, 13) + 40, 4), 7);
+	free(b);
+
+	b = make(21, &len);
+	assert_int_equal(len, 88 + 40 + 16);
+	assert_int_equal(ktrace_decode_memset(b, len, &ms), 0);
+	assert_gref(&ms.graph);
+	assert_rref(&ms.range);
+	assert_true(rd(b + 88 + 40 + 8, 8) == 0x123456789ull);
+	free(b);
+
+	struct ktrace_rec_memcpy mc = { .op_seq = 5, .flags = KTRACE_COPYF_RANGE, .range = rref }, mo;
+	uint8_t buf[256];
+	len = ktrace_encode_memcpy(buf, sizeof buf, &mc);
+	assert_int_equal(len, 112 + 16);
+	assert_int_equal(ktrace_decode_memcpy(buf, len, &mo), 0);
+	assert_rref(&mo.range);
+	assert_int_equal(rd(buf + 112, 4), 7);
+}
+
 /* The LAUNCH of record kind 4 without its parameter bytes, at the start of
  * a record of `size` bytes of `type`, the bytes around it 0xaa first. */
 static uint8_t *launch_head(size_t size, uint16_t type, uint8_t **at)
 {
 	struct ktrace_rec_launch l = { 42, 9, 0xc7, 0x57, 1234, -1, KTRACE_API_LAUNCH_KERNEL_EX,
 				       KTRACE_LAUNCHF_HASHED | KTRACE_LAUNCHF_PTSZ, { 1, 2, 3 }, { 4, 5, 6 },
-				       { 7, 8, 9 }, 4096, -3, 37, 2, NULL, NULL, KTRACE_HASH_SKIP_NOSLOT, { 0 } };
+				       { 7, 8, 9 }, 4096, -3, 37, 2, NULL, NULL, KTRACE_HASH_SKIP_NOSLOT, { 0 }, { 0 } };
 	uint8_t *b = malloc(size + 64);
 
 	assert_non_null(b);
@@ -747,12 +884,6 @@ static void test_type_and_size_checks(void **state)
 	free(b);
 }
 
-static void put32(uint8_t *p, uint32_t v)
-{
-	for (int i = 0; i < 4; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
-
 /* Hostile counts and offsets inside otherwise well-sized records. */
 static void test_hostile_counts(void **state)
 {
@@ -808,7 +939,7 @@ static void test_random_records(void **state)
 			/* mostly small bytes so counts and lengths are often plausible */
 			b[i] = (uint8_t)((y >> 56) % ((it & 1) ? 256 : 8));
 		}
-		b[0] = (uint8_t)(1 + x % 16);
+		b[0] = (uint8_t)(1 + x % 18);
 		b[1] = 0;
 		put32(b + 4, (uint32_t)len);
 		(void)decode_any(b, len);
@@ -834,6 +965,13 @@ static void test_names(void **state)
 	assert_string_equal(ktrace_graph_node_kind_name(KTRACE_GNODE_CONDITIONAL), "conditional");
 	assert_string_equal(ktrace_graph_untraced_name(KTRACE_GRAPH_UNTRACED_DEVICE_LAUNCH), "device_launch");
 	assert_string_equal(ktrace_graph_cause_name(KTRACE_GRAPH_EXEC_UPDATE), "exec_update");
+	assert_string_equal(ktrace_record_type_name(KTRACE_REC_RANGE), "range");
+	assert_string_equal(ktrace_record_type_name(KTRACE_REC_PYSTACK), "pystack");
+	assert_string_equal(ktrace_counter_name(KTRACE_CTR_RANGES_UNRECORDED), "ranges_unrecorded");
+	assert_string_equal(ktrace_range_kind_name(KTRACE_RANGE_START), "start");
+	assert_string_equal(ktrace_fw_seq_kind_name(KTRACE_FWSEQ_FORWARD), "forward");
+	assert_string_equal(ktrace_pystack_kind_name(KTRACE_PYSTACK_AFTER_LAUNCH), "after_launch");
+	assert_string_equal(ktrace_pystack_kind_name(0), "unknown");
 }
 
 int main(void)
@@ -845,6 +983,7 @@ int main(void)
 		cmocka_unit_test(test_round_trip_memory),
 		cmocka_unit_test(test_round_trip_bookkeeping),
 		cmocka_unit_test(test_round_trip_graph),
+		cmocka_unit_test(test_round_trip_ranges),
 		cmocka_unit_test(test_documented_offsets),
 		cmocka_unit_test(test_launch_head_and_carrier),
 		cmocka_unit_test(test_size_query),

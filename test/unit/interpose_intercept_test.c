@@ -473,11 +473,12 @@ static void test_startup_line_allocator(void **state)
 	assert_int_equal(count_lines_with(err_buf, "tracing to "), 1);
 	assert_int_equal(count_lines_with(err_buf, "(hashing off); allocator: PYTORCH_CUDA_ALLOC_CONF=backend:"
 						   "cudaMallocAsync, XLA_PYTHON_CLIENT_ALLOCATOR=platform (set by "
-						   "ktrace; --keep-allocator keeps the program's)\n"),
+						   "ktrace; --keep-allocator keeps the program's); NVTX ranges: on\n"),
 			 1);
 	status = run_app("alloc2.ktrace", NULL, "exit", "0");
 	ASSERT_EXIT(status, 0);
-	assert_int_equal(count_lines_with(err_buf, "(hashing off); allocator: the program's own\n"), 1);
+	assert_int_equal(count_lines_with(err_buf, "(hashing off); allocator: the program's own; NVTX ranges: on\n"),
+			 1);
 }
 
 /* The ALLOC and FREE records of a trace with the given kind: bases and sizes. */

@@ -22,7 +22,7 @@ FUZZ_CC ?= clang
 FUZZ_CFLAGS := -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined \
 	-fno-sanitize-recover=undefined -I. $(shell pkg-config --cflags libzstd)
 FUZZ_TRACE_SRCS := test/fuzz/fuzz_trace_reader.c format/ktrace_format.c format/format_names.c \
-	format/trace_reader.c
+	format/trace_reader.c format/format_range.c
 .PHONY: fuzz-trace
 fuzz-trace: $(BUILD)/fuzz/fuzz_trace_reader
 $(BUILD)/fuzz/fuzz_trace_reader: $(FUZZ_TRACE_SRCS) format/ktrace_format.h format/trace_reader.h
@@ -118,7 +118,8 @@ TEST_DEPS += $(CAPTURE_STRUCT_CUBIN)
 
 CAPTURE_TEST_OBJS_SRCS := test/unit/capture_support.c interpose/registry/registry.c interpose/registry/kernel_cache.c interpose/registry/meta_worker.c interpose/registry/module_image.c interpose/registry/kernel_record.c \
 	interpose/registry/handle_map.c interpose/capture/param_scan.c interpose/capture/capture_thread.c interpose/hash/alloc_map.c \
-	interpose/capture/launch_expand.c interpose/capture/launch_clock.c interpose/graph/graph_capture.c
+	interpose/capture/launch_expand.c interpose/capture/launch_clock.c interpose/graph/graph_capture.c \
+	interpose/nvtx/nvtx_now.c
 TESTS += capture_registry_test
 capture_registry_test_SRCS := test/unit/capture_registry_test.c $(CAPTURE_TEST_OBJS_SRCS)
 capture_registry_test_LIBS := -lcmocka
@@ -183,6 +184,16 @@ $(BUILD)/interpose_app: test/unit/interpose_app.c $(FAKECUDA) $(BUILD)/fakecuda/
 	@$(if $(Q),echo "  LINK    $@")
 	$(Q)$(CC) $(CFLAGS_ALL) -o $@ $< -L$(BUILD)/fakecuda -l:libinterpose_ctor.so -l:libcuda.so.1 \
 		$(LDFLAGS_ALL) -ldl
+
+# NVTX ranges: a CUDA C program with the nvtx3 headers (two threads, domains,
+# PyTorch-like op ranges) run under the library with the fake driver.
+TESTS += nvtx_ranges_test
+nvtx_ranges_test_SRCS := test/unit/nvtx_ranges_test.c
+nvtx_ranges_test_LIBS := -lcmocka
+TEST_DEPS += $(BUILD)/nvtx_app
+$(BUILD)/nvtx_app: test/unit/nvtx_app.c $(FAKECUDA)
+	@$(if $(Q),echo "  LINK    $@")
+	$(Q)$(CC) $(CFLAGS_ALL) -o $@ $< -L$(BUILD)/fakecuda -l:libcuda.so.1 $(LDFLAGS_ALL) -ldl
 
 # A program that never uses CUDA, and a library with a cuXxx name that is not the driver's.
 $(BUILD)/fakecuda/libinterpose_cusym.so: test/unit/interpose_nocuda.c

@@ -1,0 +1,59 @@
+/* interpose/nvtx/nvtx.h: NVTX ranges, as the rest of the library sees them.
+ *
+ * libktrace.so is an NVTX injection library (NVIDIA's documented tool
+ * interface: a program's NVTX instance loads the library named by
+ * NVTX_INJECTION64_PATH and calls its InitializeInjectionNvtx2, which
+ * points the instance's push/pop, start/end, mark, domain and
+ * string-registration entries at ktrace's).  Every thread's open ranges are
+ * kept in a thread-local stack; each distinct path (a range inside a parent)
+ * is interned once, process-wide, and written as a RANGE record
+ * (docs/format.md).  The launch path, copies and memsets read the calling
+ * thread's current path with one thread-local load: ktrace_nvtx_ref().
+ *
+ * Owns the injection entry point, the domains and registered strings, the
+ * thread stacks, the table of paths and its RANGE records, NVTX marks (NOTE
+ * records) and NVTX_INJECTION64_PATH in the environment.  Calls format/
+ * (codec, writer), the tracer's notes and settings, and the Python stack's
+ * hook for framework ops (interpose/pystack/pystack.h).
+ */
+#ifndef KTRACE_NVTX_H
+#define KTRACE_NVTX_H
+
+#include <stdint.h>
+
+#include "format/ktrace_format.h"
+#include "interpose/tracer.h"
+
+/* The range reference of the calling thread: its innermost open range and
+ * the framework sequence number in effect (range 0: none open). */
+extern __thread struct ktrace_range_ref ktrace_nvtx_now
+	__attribute__((tls_model("initial-exec"), visibility("hidden")));
+
+/* Copy the calling thread's reference into *out; returns its range (0: none). */
+static inline uint32_t ktrace_nvtx_ref(struct ktrace_range_ref *out)
+{
+	*out = ktrace_nvtx_now;
+	return out->range;
+}
+
+/* The library's constructor: unless KTRACE_NVTX=0 or NVTX_INJECTION64_PATH
+ * is set already (another tool, or `ktrace run`), set it to this library's
+ * absolute path, so that the program's NVTX instances attach to ktrace. */
+void ktrace_nvtx_preload_env(void) KTRACE_HIDDEN;
+
+/* The trace has just been opened (ktrace_tracer.writer): write the RANGE
+ * records of every path interned so far; later ones are written as they
+ * are interned. */
+void ktrace_nvtx_trace_opened(void) KTRACE_HIDDEN;
+
+/* For the start-up line: "on", "off (KTRACE_NVTX=0)", "not attached (...)". */
+const char *ktrace_nvtx_status(void) KTRACE_HIDDEN;
+
+/* The fork handler's hooks (interpose/fork.c): the table's lock; in the
+ * child the parent's trace is gone (its RANGE records are written again
+ * into the child's own, if it traces). */
+void ktrace_nvtx_fork_prepare(void) KTRACE_HIDDEN;
+void ktrace_nvtx_fork_parent(void) KTRACE_HIDDEN;
+void ktrace_nvtx_fork_child(void) KTRACE_HIDDEN;
+
+#endif

@@ -1,0 +1,453 @@
+/* test/unit/nvtx_ranges_test.c: NVTX ranges on every record, on the CPU.
+ *
+ * Runs build/nvtx_app (a CUDA C program using the nvtx3 headers, linked
+ * against the fake driver of test/fakecuda) under LD_PRELOAD=libktrace.so
+ * and checks its trace against what the program printed:
+ *  - every LAUNCH, MEMCPY and MEMSET carries exactly its own thread's range
+ *    path, two threads having ranges open at once, in two domains, ASCII,
+ *    wide and attribute messages, start/end ranges among push/pop ones, in
+ *    metadata mode and in hash mode;
+ *  - each path is one RANGE record, written once, its parent written too;
+ *  - PyTorch's op ranges: the per-call fields cut (a training loop reuses
+ *    its paths), the sequence number kept, forward or backward;
+ *  - ranges closed out of order, a start/end range ended by another thread;
+ *  - a graph launch's node records: the ranges of the thread that launched it;
+ *  - ranges opened before the first driver call; marks as NOTE records;
+ *  - KTRACE_NVTX=0, and another tool named in NVTX_INJECTION64_PATH: no
+ *    ranges, the program runs as without ktrace.
+ */
+#include <fcntl.h>
+#include <limits.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "format/ktrace_format.h"
+#include "format/trace_reader.h"
+
+#define MAX_RANGES 256
+#define MAX_OPS 256
+
+static char build_dir[PATH_MAX], tmp_dir[PATH_MAX];
+static char out_buf[1 << 16], err_buf[1 << 16];
+
+struct range {
+	uint32_t id, parent, flags, kind;
+	char domain[64], message[256];
+	int seen;
+};
+
+struct op {
+	uint64_t seq;
+	uint32_t tid;
+	char kind;
+	struct ktrace_range_ref ref;
+	int has_ref;
+};
+
+struct trace {
+	struct range ranges[MAX_RANGES];
+	unsigned nranges;
+	struct op ops[MAX_OPS];
+	unsigned nops;
+	char notes[8][256];
+	unsigned nnotes;
+	uint64_t unrecorded;
+};
+
+static void read_file(const char *path, char *buf, size_t cap)
+{
+	FILE *f = fopen(path, "r");
+	size_t n = 0;
+
+	buf[0] = '\0';
+	if (!f)
+		return;
+	n = fread(buf, 1, cap - 1, f);
+	buf[n] = '\0';
+	fclose(f);
+}
+
+/* Run nvtx_app MODE tracing into trace; env: extra "K=V" (first wins). */
+static int run_app(const char *trace, const char *const *env, const char *mode)
+{
+	char app[PATH_MAX + 32], preload[PATH_MAX + 32], libpath[PATH_MAX + 32], output[PATH_MAX + 32];
+	char outp[PATH_MAX + 16], errp[PATH_MAX + 16];
+	const char *envp[32];
+	int n = 0, status = 0;
+	pid_t pid;
+
+	snprintf(app, sizeof app, "%s/nvtx_app", build_dir);
+	snprintf(preload, sizeof preload, "LD_PRELOAD=%s/libktrace.so", build_dir);
+	snprintf(libpath, sizeof libpath, "LD_LIBRARY_PATH=%s/fakecuda", build_dir);
+	snprintf(output, sizeof output, "KTRACE_OUTPUT=%s/%s", tmp_dir, trace);
+	snprintf(outp, sizeof outp, "%s/stdout", tmp_dir);
+	snprintf(errp, sizeof errp, "%s/stderr", tmp_dir);
+	for (; env && *env && n < 24; env++)
+		envp[n++] = *env;
+	envp[n++] = preload;
+	envp[n++] = libpath;
+	envp[n++] = output;
+	envp[n++] = "KTRACE_HASH=0";
+	envp[n++] = "KTRACE_OVERWRITE=1";
+	envp[n++] = "ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=0";
+	envp[n] = NULL;
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		int o = open(outp, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+		int e = open(errp, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+		char *argv[] = { app, (char *)mode, NULL };
+
+		dup2(o, 1);
+		dup2(e, 2);
+		execve(app, argv, (char *const *)envp);
+		_exit(127);
+	}
+	assert_true(waitpid(pid, &status, 0) == pid);
+	read_file(outp, out_buf, sizeof out_buf);
+	read_file(errp, err_buf, sizeof err_buf);
+	return status;
+}
+
+static void take_range(struct trace *t, const void *rec, size_t len)
+{
+	struct ktrace_rec_range r;
+	struct range *g;
+
+	assert_int_equal(ktrace_decode_range(rec, len, &r), 0);
+	for (unsigned i = 0; i < t->nranges; i++)
+		if (t->ranges[i].id == r.range_id)
+			fail_msg("RANGE %u written twice", r.range_id);
+	assert_true(t->nranges < MAX_RANGES);
+	g = &t->ranges[t->nranges++];
+	g->id = r.range_id;
+	g->parent = r.parent;
+	g->flags = r.flags;
+	g->kind = r.kind;
+	snprintf(g->domain, sizeof g->domain, "%.*s", (int)r.domain.len, r.domain.ptr);
+	snprintf(g->message, sizeof g->message, "%.*s", (int)r.message.len, r.message.ptr);
+}
+
+static void take_op(struct trace *t, const struct ktrace_record_prefix *p, const void *rec, size_t len)
+{
+	struct op *o;
+
+	assert_true(t->nops < MAX_OPS);
+	o = &t->ops[t->nops++];
+	memset(o, 0, sizeof *o);
+	if (p->type == KTRACE_REC_LAUNCH) {
+		struct ktrace_rec_launch l;
+
+		assert_int_equal(ktrace_decode_launch(rec, len, &l), 0);
+		*o = (struct op){ l.launch_seq, l.tid, 'L', l.range, !!(l.flags & KTRACE_LAUNCHF_RANGE) };
+	} else if (p->type == KTRACE_REC_MEMCPY) {
+		struct ktrace_rec_memcpy m;
+
+		assert_int_equal(ktrace_decode_memcpy(rec, len, &m), 0);
+		*o = (struct op){ m.op_seq, m.tid, 'C', m.range, !!(m.flags & KTRACE_COPYF_RANGE) };
+	} else {
+		struct ktrace_rec_memset m;
+
+		assert_int_equal(ktrace_decode_memset(rec, len, &m), 0);
+		*o = (struct op){ m.op_seq, m.tid, 'S', m.range, !!(m.flags & KTRACE_COPYF_RANGE) };
+	}
+	assert_int_equal(o->has_ref, o->ref.range != 0);
+}
+
+static void take_other(struct trace *t, const struct ktrace_record_prefix *p, const void *rec, size_t len)
+{
+	if (p->type == KTRACE_REC_NOTE) {
+		struct ktrace_rec_note n;
+
+		assert_int_equal(ktrace_decode_note(rec, len, &n), 0);
+		if (n.code == KTRACE_NOTE_CODE_NVTX_MARK && t->nnotes < 8)
+			snprintf(t->notes[t->nnotes++], 256, "%.*s", (int)n.text.len, n.text.ptr);
+	} else if (p->type == KTRACE_REC_COUNTERS) {
+		struct ktrace_rec_counters c;
+		struct ktrace_counter e;
+
+		assert_int_equal(ktrace_decode_counters(rec, len, &c), 0);
+		for (uint32_t i = 0; i < c.ncounters; i++) {
+			ktrace_counters_get(&c, i, &e);
+			if (e.id == KTRACE_CTR_RANGES_UNRECORDED)
+				t->unrecorded = e.value;
+		}
+	}
+}
+
+static int by_seq(const void *a, const void *b)
+{
+	const struct op *x = a, *y = b;
+
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+static void load(const char *name, struct trace *t)
+{
+	char path[PATH_MAX + 32], err[512];
+	struct ktrace_reader *r;
+	const void *rec;
+	size_t len;
+	enum ktrace_read_status st;
+
+	memset(t, 0, sizeof *t);
+	snprintf(path, sizeof path, "%s/%s", tmp_dir, name);
+	r = ktrace_reader_open(path, err, sizeof err);
+	if (!r)
+		fail_msg("%s", err);
+	while ((st = ktrace_reader_next(r, &rec, &len)) == KTRACE_READ_RECORD) {
+		struct ktrace_record_prefix p;
+
+		assert_int_equal(ktrace_decode_prefix(rec, len, &p), 0);
+		if (p.type == KTRACE_REC_RANGE)
+			take_range(t, rec, len);
+		else if (p.type == KTRACE_REC_LAUNCH || p.type == KTRACE_REC_MEMCPY || p.type == KTRACE_REC_MEMSET)
+			take_op(t, &p, rec, len);
+		else
+			take_other(t, &p, rec, len);
+	}
+	assert_int_equal(st, KTRACE_READ_EOF);
+	ktrace_reader_close(r);
+	qsort(t->ops, t->nops, sizeof t->ops[0], by_seq);
+}
+
+static const struct range *find_range(const struct trace *t, uint32_t id)
+{
+	for (unsigned i = 0; i < t->nranges; i++)
+		if (t->ranges[i].id == id)
+			return &t->ranges[i];
+	return NULL;
+}
+
+/* The path of range id as nvtx_app prints it. */
+static void path_of(const struct trace *t, uint32_t id, char *out, size_t cap)
+{
+	const struct range *chain[64];
+	int depth = 0;
+	size_t n = 0;
+
+	for (; id; id = chain[depth++]->parent) {
+		assert_true(depth < 64);
+		chain[depth] = find_range(t, id);
+		if (!chain[depth])
+			fail_msg("range %u has no RANGE record", id);
+	}
+	snprintf(out, cap, "-");
+	while (depth-- > 0) {
+		const struct range *g = chain[depth];
+		int k = snprintf(out + n, cap - n, "%s%s%s%s", n ? " / " : "", g->domain, g->domain[0] ? ":" : "",
+				 g->message);
+
+		assert_true(k > 0 && (size_t)k < cap - n);
+		n += (size_t)k;
+	}
+}
+
+/* Every EXPECT line matches, in order per thread, the thread's records. */
+static unsigned check_expectations(const struct trace *t)
+{
+	char line[1024];
+	unsigned checked = 0, next[MAX_OPS] = { 0 };
+	const char *p = out_buf;
+
+	assert_null(strstr(out_buf, "FAIL"));
+	while ((p = strstr(p, "EXPECT ")) != NULL) {
+		const char *eol = strchr(p, '\n');
+		unsigned tid, i;
+		char kind, path[512], seqkind[32] = "", got[1024];
+		unsigned long long seqnr = 0;
+		int n;
+
+		snprintf(line, sizeof line, "%.*s", (int)(eol - p), p);
+		p = eol;
+		assert_true(sscanf(line, "EXPECT %u %c %n", &tid, &kind, &n) == 2);
+		snprintf(path, sizeof path, "%s", line + n);
+		char *sp = strstr(path, " forward ") ? strstr(path, " forward ") : strstr(path, " backward ");
+		if (sp) {
+			assert_int_equal(sscanf(sp, " %31s %llu", seqkind, &seqnr), 2);
+			*sp = '\0';
+		}
+		for (i = 0; i < t->nops; i++)
+			if (t->ops[i].tid == tid && !next[i])
+				break;
+		if (i == t->nops)
+			fail_msg("no record for: %s", line);
+		next[i] = 1;
+		assert_int_equal(t->ops[i].kind, kind);
+		path_of(t, t->ops[i].ref.range, got, sizeof got);
+		if (strcmp(got, path) != 0)
+			fail_msg("%s: recorded path \"%s\"", line, got);
+		if (seqkind[0]) {
+			assert_string_equal(ktrace_fw_seq_kind_name(t->ops[i].ref.fw_seq_kind), seqkind);
+			assert_true(t->ops[i].ref.fw_seq == seqnr);
+		} else {
+			assert_int_equal(t->ops[i].ref.fw_seq_kind, KTRACE_FWSEQ_NONE);
+		}
+		checked++;
+	}
+	for (unsigned i = 0; i < t->nops; i++)
+		if (!next[i])
+			fail_msg("record of op %llu (tid %u) expected by nobody", (unsigned long long)t->ops[i].seq,
+				 t->ops[i].tid);
+	return checked;
+}
+
+static struct trace tr;
+
+static void test_two_threads(void **state)
+{
+	const char *hashed[] = { "KTRACE_HASH=1", NULL };
+
+	(void)state;
+	assert_int_equal(run_app("threads.ktrace", NULL, "threads"), 0);
+	load("threads.ktrace", &tr);
+	assert_int_equal(check_expectations(&tr), 11);
+	assert_int_equal(tr.unrecorded, 0);
+	assert_non_null(strstr(err_buf, "NVTX ranges: on"));
+	/* hash mode builds its records elsewhere (the hash pipeline) */
+	assert_int_equal(run_app("threads-hashed.ktrace", hashed, "threads"), 0);
+	load("threads-hashed.ktrace", &tr);
+	assert_int_equal(check_expectations(&tr), 11);
+}
+
+static const struct range *range_named(const struct trace *t, const char *msg)
+{
+	const struct range *found = NULL;
+
+	for (unsigned i = 0; i < t->nranges; i++)
+		if (strcmp(t->ranges[i].message, msg) == 0) {
+			if (found)
+				fail_msg("two RANGE records named %s", msg);
+			found = &t->ranges[i];
+		}
+	if (!found)
+		fail_msg("no RANGE record named %s", msg);
+	return found;
+}
+
+static void test_torch_op_ranges(void **state)
+{
+	(void)state;
+	assert_int_equal(run_app("torch.ktrace", NULL, "torch"), 0);
+	load("torch.ktrace", &tr);
+	assert_int_equal(check_expectations(&tr), 7);
+	/* three steps, five paths: the fields that differ per call are cut */
+	assert_int_equal(tr.nranges, 5);
+	assert_int_equal(range_named(&tr, "aten::linear")->flags, KTRACE_RANGEF_FW_SEQ);
+	assert_int_equal(range_named(&tr, "AddmmBackward0")->flags, KTRACE_RANGEF_FW_SEQ | KTRACE_RANGEF_BACKWARD);
+	assert_int_equal(range_named(&tr, "autograd::engine::evaluate_function: AddmmBackward0")->flags,
+			 KTRACE_RANGEF_BACKWARD);
+	assert_int_equal(range_named(&tr, "aten::mm")->kind, KTRACE_RANGE_PUSH);
+}
+
+static void test_out_of_order(void **state)
+{
+	(void)state;
+	assert_int_equal(run_app("order.ktrace", NULL, "order"), 0);
+	load("order.ktrace", &tr);
+	assert_int_equal(check_expectations(&tr), 5);
+	assert_int_equal(range_named(&tr, "S")->kind, KTRACE_RANGE_START);
+}
+
+/* A graph launch's node records: the launching thread's ranges. */
+static void test_graph_launch(void **state)
+{
+	const char *hashed[] = { "KTRACE_HASH=1", NULL };
+
+	(void)state;
+	assert_int_equal(run_app("graph.ktrace", NULL, "graph"), 0);
+	load("graph.ktrace", &tr);
+	assert_int_equal(check_expectations(&tr), 2);
+	assert_int_equal(run_app("graph-hashed.ktrace", hashed, "graph"), 0);
+	load("graph-hashed.ktrace", &tr);
+	assert_int_equal(check_expectations(&tr), 2);
+}
+
+static void test_before_first_driver_call(void **state)
+{
+	(void)state;
+	assert_int_equal(run_app("early.ktrace", NULL, "early"), 0);
+	load("early.ktrace", &tr);
+	assert_int_equal(check_expectations(&tr), 2);
+}
+
+static void test_marks(void **state)
+{
+	(void)state;
+	assert_int_equal(run_app("marks.ktrace", NULL, "marks"), 0);
+	load("marks.ktrace", &tr);
+	assert_int_equal(tr.nnotes, 2);
+	assert_string_equal(tr.notes[0], "checkpoint 1");
+	assert_string_equal(tr.notes[1], "dom: checkpoint 2");
+}
+
+/* No ranges: KTRACE_NVTX=0, or another tool's injection library named. */
+static void test_off(void **state)
+{
+	const char *off[] = { "KTRACE_NVTX=0", NULL };
+	const char *other[] = { "NVTX_INJECTION64_PATH=/nonexistent/libother-tool.so", NULL };
+	const char *const *envs[] = { off, other };
+
+	(void)state;
+	for (int k = 0; k < 2; k++) {
+		assert_int_equal(run_app("off.ktrace", envs[k], "threads"), 0);
+		load("off.ktrace", &tr);
+		assert_int_equal(tr.nranges, 0);
+		assert_int_equal(tr.nops, 11);
+		for (unsigned i = 0; i < tr.nops; i++)
+			assert_false(tr.ops[i].has_ref);
+		assert_non_null(strstr(err_buf, k ? "NVTX ranges: off (NVTX_INJECTION64_PATH names another tool)"
+						  : "NVTX ranges: off (KTRACE_NVTX=0)"));
+	}
+}
+
+static int setup(void **state)
+{
+	const char *b = getenv("BUILD");
+	char tmpl[] = "/tmp/ktrace-nvtx-XXXXXX";
+
+	(void)state;
+	snprintf(build_dir, sizeof build_dir, "%s", b && *b ? b : "build");
+	if (build_dir[0] != '/') {
+		char cwd[PATH_MAX];
+
+		assert_non_null(getcwd(cwd, sizeof cwd));
+		if (snprintf(build_dir, sizeof build_dir, "%s/%s", cwd, b && *b ? b : "build") >= (int)sizeof build_dir)
+			return -1;
+	}
+	assert_non_null(mkdtemp(tmpl));
+	snprintf(tmp_dir, sizeof tmp_dir, "%s", tmpl);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	char cmd[PATH_MAX + 16];
+
+	(void)state;
+	snprintf(cmd, sizeof cmd, "rm -rf %s", tmp_dir);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_two_threads),
+		cmocka_unit_test(test_torch_op_ranges),
+		cmocka_unit_test(test_out_of_order),
+		cmocka_unit_test(test_graph_launch),
+		cmocka_unit_test(test_before_first_driver_call),
+		cmocka_unit_test(test_marks),
+		cmocka_unit_test(test_off),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}

@@ -1,0 +1,163 @@
+/* tools/dump_range.c: ktrace-dump's part of format 1.9: RANGE and PYSTACK
+ * records, and the range path of a launch, copy or memset, as text and as
+ * JSON (the path resolved with the file's RANGE records, tools/ranges.h).
+ */
+#include <string.h>
+
+#include "tools/dump_internal.h"
+#include "tools/ranges.h"
+
+static const char *rangef_names(uint32_t flags, char *out, size_t cap)
+{
+	static const char *const names[] = { "fw_seq", "backward", "cut" };
+	size_t n = 0;
+
+	out[0] = '\0';
+	for (unsigned b = 0; b < 32 && n + 12 < cap; b++) {
+		if (!(flags & (1u << b)))
+			continue;
+		if (b < sizeof names / sizeof names[0])
+			n += (size_t)snprintf(out + n, cap - n, "%s%s", n ? "," : "", names[b]);
+		else
+			n += (size_t)snprintf(out + n, cap - n, "%s0x%x", n ? "," : "", 1u << b);
+	}
+	return out;
+}
+
+/* ---- text -------------------------------------------------------------------------------- */
+
+void dump_text_range_ref(FILE *f, const struct dump_ctx *c, const struct ktrace_range_ref *r)
+{
+	char path[2048];
+
+	fputs("  range: ", f);
+	ktrace_ranges_path(c->ranges, r->range, path, sizeof path);
+	dump_put_escaped(f, path, strlen(path));
+	if (r->fw_seq_kind == KTRACE_FWSEQ_FORWARD)
+		fprintf(f, " [forward op seq %llu]", as_ull(r->fw_seq));
+	else if (r->fw_seq_kind == KTRACE_FWSEQ_BACKWARD)
+		fprintf(f, " [backward of forward op seq %llu]", as_ull(r->fw_seq));
+	fputc('\n', f);
+}
+
+int dump_text_range(FILE *f, unsigned long long seq, const void *rec, size_t len)
+{
+	struct ktrace_rec_range r;
+	char fl[64];
+
+	if (ktrace_decode_range(rec, len, &r))
+		return -1;
+	fprintf(f, "range seq %llu: id %u parent %u %s", seq, r.range_id, r.parent, ktrace_range_kind_name(r.kind));
+	if (r.domain.len) {
+		fputs(" domain \"", f);
+		dump_put_escaped(f, r.domain.ptr, r.domain.len);
+		fputc('"', f);
+	}
+	if (r.category)
+		fprintf(f, " category %u", r.category);
+	if (r.flags)
+		fprintf(f, " flags %s", rangef_names(r.flags, fl, sizeof fl));
+	fputs(": ", f);
+	dump_put_escaped(f, r.message.ptr, r.message.len);
+	fputc('\n', f);
+	return 0;
+}
+
+int dump_text_pystack(FILE *f, unsigned long long seq, const void *rec, size_t len)
+{
+	struct ktrace_rec_pystack r;
+	struct ktrace_py_frame fr;
+	uint32_t off = 0;
+
+	if (ktrace_decode_pystack(rec, len, &r))
+		return -1;
+	fprintf(f, "pystack seq %llu: %s", seq, ktrace_pystack_kind_name(r.kind));
+	if (r.kind == KTRACE_PYSTACK_FORWARD_OP)
+		fprintf(f, " of forward op seq %llu", as_ull(r.fw_seq));
+	else
+		fprintf(f, " of launch op %llu", as_ull(r.launch_seq));
+	fprintf(f, " tid %u, %u frames, innermost first\n", r.tid, r.nframes);
+	for (uint32_t i = 0; i < r.nframes && !ktrace_pystack_frame_next(&r, &off, &fr); i++) {
+		fputs("    ", f);
+		dump_put_escaped(f, fr.file.ptr, fr.file.len);
+		fprintf(f, ":%u in ", fr.line);
+		dump_put_escaped(f, fr.function.ptr, fr.function.len);
+		fputc('\n', f);
+	}
+	return 0;
+}
+
+/* ---- JSON -------------------------------------------------------------------------------- */
+
+void dump_json_range_ref(FILE *f, const struct dump_ctx *c, const struct ktrace_range_ref *r, int valid)
+{
+	const struct ktrace_range_node *n[KTRACE_RANGES_DEPTH];
+	int complete;
+	size_t k;
+
+	if (!valid)
+		return;
+	k = ktrace_ranges_chain(c->ranges, r->range, n, KTRACE_RANGES_DEPTH, &complete);
+	fprintf(f, ",\"range\":{\"id\":%u,\"complete\":%s,\"path\":[", r->range, complete ? "true" : "false");
+	for (size_t i = 0; i < k; i++) {
+		fputs(i ? ",{\"domain\":" : "{\"domain\":", f);
+		dump_put_json_string(f, n[i]->domain, strlen(n[i]->domain));
+		fputs(",\"message\":", f);
+		dump_put_json_string(f, n[i]->message, strlen(n[i]->message));
+		fputc('}', f);
+	}
+	fputs("],\"framework_seq\":", f);
+	if (r->fw_seq_kind == KTRACE_FWSEQ_NONE)
+		fputs("null}", f);
+	else
+		fprintf(f, "{\"kind\":\"%s\",\"number\":%llu}}", ktrace_fw_seq_kind_name(r->fw_seq_kind), as_ull(r->fw_seq));
+}
+
+int dump_json_range(FILE *f, const void *rec, size_t len)
+{
+	struct ktrace_rec_range r;
+	char fl[64], *p, *q;
+
+	if (ktrace_decode_range(rec, len, &r))
+		return -1;
+	fprintf(f, ",\"range_id\":%u,\"parent\":%u,\"kind\":\"%s\",\"flags\":[", r.range_id, r.parent,
+		ktrace_range_kind_name(r.kind));
+	rangef_names(r.flags, fl, sizeof fl);
+	for (p = fl; *p; p = *q ? q + 1 : q) {
+		q = strchr(p, ',');
+		if (!q)
+			q = p + strlen(p);
+		fputs(p == fl ? "" : ",", f);
+		dump_put_json_string(f, p, (size_t)(q - p));
+	}
+	fprintf(f, "],\"category\":%u,\"domain\":", r.category);
+	dump_put_json_string(f, r.domain.ptr, r.domain.len);
+	fputs(",\"message\":", f);
+	dump_put_json_string(f, r.message.ptr, r.message.len);
+	return 0;
+}
+
+int dump_json_pystack(FILE *f, const void *rec, size_t len)
+{
+	struct ktrace_rec_pystack r;
+	struct ktrace_py_frame fr;
+	uint32_t off = 0;
+
+	if (ktrace_decode_pystack(rec, len, &r))
+		return -1;
+	fprintf(f, ",\"kind\":\"%s\"", ktrace_pystack_kind_name(r.kind));
+	if (r.kind == KTRACE_PYSTACK_FORWARD_OP)
+		fprintf(f, ",\"op_seq\":null,\"framework_seq\":%llu", as_ull(r.fw_seq));
+	else
+		fprintf(f, ",\"op_seq\":%llu,\"framework_seq\":null", as_ull(r.launch_seq));
+	fprintf(f, ",\"tid\":%u,\"frames\":[", r.tid);
+	for (uint32_t i = 0; i < r.nframes && !ktrace_pystack_frame_next(&r, &off, &fr); i++) {
+		fputs(i ? ",{\"file\":" : "{\"file\":", f);
+		dump_put_json_string(f, fr.file.ptr, fr.file.len);
+		fprintf(f, ",\"line\":%u,\"function\":", fr.line);
+		dump_put_json_string(f, fr.function.ptr, fr.function.len);
+		fputc('}', f);
+	}
+	fputc(']', f);
+	return 0;
+}
