@@ -200,6 +200,9 @@ struct diff_confirm {
 	int have_report;                 /* the replay run recorded a REPLAY record: report */
 	struct ktrace_replay_report report;
 	char why[256];                   /* not replayable, when no report says why */
+	/* the Python stacks the replay run took (PYSTACK records, owned copies;
+	 * NULL: none): of the launching thread, of the forward op's thread */
+	struct tm_pystack *launch_stack, *forward_stack;
 };
 
 struct diff_confirmation {
@@ -321,6 +324,19 @@ const char *ktrace_diff_results_state_name(int state);
 /* The text report's lines: "regions hashed: ..." and "program results ...". */
 void ktrace_diff_text_extents(FILE *f, const struct diff_result *r);
 
+/* ---- where in the program (diff_where.c) --------------------------------- */
+
+/* What launch l of trace t was issued inside (NVTX ranges, format 1.9): 1
+ * with *w filled, 0 when it carries no range (*w then empty). */
+int ktrace_diff_where(const struct tm_trace *t, const struct tm_launch *l, struct ktrace_range_where *w);
+/* A few words for one-line reports ("aten::mm, backward of op seq 12",
+ * "HLO fusion.3 model/dense", the innermost range); "" without ranges. */
+const char *ktrace_diff_where_short(const struct diff_result *r, const struct tm_launch *la, char *buf, size_t cap);
+/* The text report's "where:" lines of a divergence (run A; run B when it differs). */
+void ktrace_diff_text_where(FILE *f, const struct diff_result *r, const struct diff_divergence *d);
+/* The Python stacks of a replayed launch, when its run took them. */
+void ktrace_diff_text_pystacks(FILE *f, const struct diff_confirm *c);
+
 /* ---- unverified launches (diff_unverified.c) ----------------------------- */
 
 /* One line of why u is unverified: "region sets differ: @56 in A only". */
@@ -376,14 +392,16 @@ void ktrace_diff_report_text(FILE *f, const struct diff_result *r, const struct 
  * digests set aside, possible races), and one line per possible race. */
 void ktrace_diff_stream_order_line(const struct diff_result *r, char *buf, size_t cap);
 void ktrace_diff_race_line(const struct diff_race *x, char *buf, size_t cap);
-/* The text block of one divergence (title line, arguments, verdict). */
-void ktrace_diff_text_divergence(FILE *f, const struct diff_divergence *d, const char *title);
+/* The text block of one divergence of r (title line, where, arguments, verdict). */
+void ktrace_diff_text_divergence(FILE *f, const struct diff_result *r, const struct diff_divergence *d,
+				 const char *title);
 /* Why nothing was compared, worded for any count of run A's launches: "none
  * of the 5 launches of A could be compared with B", "the one launch of A
  * could not be...", "A has no launch to compare with B" (b NULL: no "with"). */
 void ktrace_diff_none_compared(uint64_t launches_a, const char *a, const char *b, char *buf, size_t cap);
-/* One sentence about a classified divergence ("output out differs; all inputs identical: ..."). */
-void ktrace_diff_summary_line(const struct diff_divergence *d, char *buf, size_t cap);
+/* One sentence about a classified divergence of r ("k [aten::mm]: launch 3 in A, ...: output
+ * out differs; all inputs identical: ..."). */
+void ktrace_diff_summary_line(const struct diff_result *r, const struct diff_divergence *d, char *buf, size_t cap);
 /* One JSON object (pretty-printed, `indent` spaces before each line). */
 void ktrace_diff_report_json(FILE *f, const struct diff_result *r, const struct diff_opts *o, int indent);
 /* JUnit XML for one or more comparisons: a testsuite per comparison, a

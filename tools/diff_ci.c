@@ -19,14 +19,14 @@
 #include <string.h>
 
 /* Render a divergence's text block into a malloc'd string. */
-static char *divergence_text(const struct diff_divergence *d, const char *title)
+static char *divergence_text(const struct diff_result *r, const struct diff_divergence *d, const char *title)
 {
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *m = open_memstream(&buf, &len);
 	if (!m)
 		return NULL;
-	ktrace_diff_text_divergence(m, d, title);
+	ktrace_diff_text_divergence(m, r, d, title);
 	fclose(m);
 	return buf;
 }
@@ -75,7 +75,7 @@ static int diverged_state(const struct diff_result *r, const struct diff_kernel_
 	const struct diff_confirm *c = kernel_confirmed(r, s->name), *tried = ktrace_diff_confirm_of(r->confirm, d->la);
 	char line[400], conf[512];
 
-	ktrace_diff_summary_line(d, line, sizeof line);
+	ktrace_diff_summary_line(r, d, line, sizeof line);
 	if (!r->confirm) {
 		snprintf(msg, cap, "unconfirmed (digests only): %" PRIu64 " of %" PRIu64 " launch%s diverged; first: %s",
 			 s->diverged, s->matched, s->matched == 1 ? "" : "es", line);
@@ -313,7 +313,7 @@ static void junit_suite(FILE *f, const struct diff_result *r)
 	for (size_t k = 0; k < r->nkernels; k++) {
 		const struct diff_kernel_stat *s = &r->kernels[k];
 		int st = testcase_state(r, s, msg, sizeof msg);
-		char *txt = st == TC_FAIL && s->diverged ? divergence_text(&r->divs[s->first_div], "first divergence")
+		char *txt = st == TC_FAIL && s->diverged ? divergence_text(r, &r->divs[s->first_div], "first divergence")
 							  : NULL;
 
 		junit_case(f, "ktrace.determinism", s->name, st, failure_type(r, s), msg, st == TC_FAIL ? (txt ? txt : "")
@@ -399,7 +399,7 @@ static void gh_divergence(FILE *f, const struct diff_result *r, size_t i)
 	const char *what = d->cls == DIFF_CLASS_KERNEL_NONDET ? "non-deterministic kernel" :
 			   d->cls == DIFF_CLASS_INPUTS_DIFFER ? "divergence (inputs differ)" : "divergence";
 
-	ktrace_diff_summary_line(d, line, sizeof line);
+	ktrace_diff_summary_line(r, d, line, sizeof line);
 	if (c || tried)
 		ktrace_diff_confirm_line(c ? c : tried, conf, sizeof conf);
 	/* titles stay short: long template names are cut */
@@ -671,7 +671,7 @@ static void md_comparison(FILE *f, const struct diff_result *r)
 	if (r->nwarnings)
 		fprintf(f, "\n");
 	if (r->ndivs) {
-		char *txt = divergence_text(&r->divs[0], "first divergence");
+		char *txt = divergence_text(r, &r->divs[0], "first divergence");
 		fprintf(f, "<details><summary>Details of the first divergence</summary>\n\n```\n%s```\n\n</details>\n\n",
 			txt ? txt : "");
 		free(txt);

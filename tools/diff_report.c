@@ -216,13 +216,15 @@ const char *ktrace_diff_class_label(int cls)
 	}
 }
 
-void ktrace_diff_text_divergence(FILE *f, const struct diff_divergence *d, const char *title)
+void ktrace_diff_text_divergence(FILE *f, const struct diff_result *r, const struct diff_divergence *d,
+				 const char *title)
 {
 	fprintf(f, "%s: %s\n", title, ktrace_tm_kernel_name(d->la->kernel));
 	fprintf(f, "  launch %" PRIu64 " in A, %" PRIu64 " in B; device %d, stream #%zu (0x%" PRIx64 " in A, 0x%" PRIx64
 		   " in B)\n", d->la->seq, d->lb->seq, d->device, d->stream, d->la->stream, d->lb->stream);
 	fprintf(f, "  grid %ux%ux%u block %ux%ux%u\n", d->la->grid[0], d->la->grid[1], d->la->grid[2],
 		d->la->block[0], d->la->block[1], d->la->block[2]);
+	ktrace_diff_text_where(f, r, d);
 	for (size_t i = 0; i < d->noutputs; i++) {
 		const struct diff_arg *a = &d->outputs[i];
 		fprintf(f, "  output differs: %s  (post-hash A %016" PRIx64 ", B %016" PRIx64 "; %" PRIu64 " bytes)\n",
@@ -303,13 +305,16 @@ void ktrace_diff_none_compared(uint64_t launches_a, const char *a, const char *b
 		snprintf(buf, cap, "none of the %" PRIu64 " launches of %s could be compared%s", launches_a, a, with);
 }
 
-void ktrace_diff_summary_line(const struct diff_divergence *d, char *buf, size_t cap)
+void ktrace_diff_summary_line(const struct diff_result *r, const struct diff_divergence *d, char *buf, size_t cap)
 {
+	char where[512];
 	size_t o = 0;
 	buf[0] = '\0';
 #define ADD(...) addf(buf, cap, &o, __VA_ARGS__)
-	ADD("%s: launch %" PRIu64 " in A, %" PRIu64 " in B: ", ktrace_tm_kernel_name(d->la->kernel), d->la->seq,
-	    d->lb->seq);
+	ADD("%s", ktrace_tm_kernel_name(d->la->kernel));
+	if (*ktrace_diff_where_short(r, d->la, where, sizeof where))
+		ADD(" [%s]", where);
+	ADD(": launch %" PRIu64 " in A, %" PRIu64 " in B: ", d->la->seq, d->lb->seq);
 	if (d->noutputs) {
 		ADD("output%s ", d->noutputs == 1 ? "" : "s");
 		for (size_t i = 0; i < d->noutputs; i++)
@@ -503,12 +508,12 @@ void ktrace_diff_report_text(FILE *f, const struct diff_result *r, const struct 
 		r->diverged == 1 ? "" : "es", nk, nk == 1 ? "" : "s");
 	ktrace_diff_text_results(f, r);
 	fputc('\n', f);
-	ktrace_diff_text_divergence(f, &r->divs[0], "first divergence");
+	ktrace_diff_text_divergence(f, r, &r->divs[0], "first divergence");
 	if (o->all) {
 		for (size_t i = 1; i < r->ndivs; i++) {
 			char title[64];
 			snprintf(title, sizeof title, "\ndivergence %zu", i + 1);
-			ktrace_diff_text_divergence(f, &r->divs[i], title);
+			ktrace_diff_text_divergence(f, r, &r->divs[i], title);
 		}
 	} else if (r->ndivs > 1) {
 		fprintf(f, "\n%zu more divergent launch%s (--all lists them)\n", r->ndivs - 1,
@@ -814,7 +819,58 @@ static void j_arg(struct jw *j, const struct diff_arg *a, int output)
 	j_close(j, '}');
 }
 
-static void j_divergence(struct jw *j, const struct diff_divergence *d)
+/* A string member, null when empty. */
+static void j_str_or_null(struct jw *j, const char *key, const char *v)
+{
+	if (v[0])
+		j_str(j, key, v);
+	else
+		j_null(j, key);
+}
+
+/* Where launch l of trace t was issued (its NVTX ranges, format 1.9): the
+ * path as ktrace-dump's "range" member has it, and what it names; null
+ * when it carries no range. */
+static void j_range(struct jw *j, const char *key, const struct tm_trace *t, const struct tm_launch *l)
+{
+	const struct ktrace_range_node *n[KTRACE_RANGES_DEPTH];
+	struct ktrace_range_where w;
+	int complete;
+	size_t k;
+
+	if (!ktrace_diff_where(t, l, &w)) {
+		j_null(j, key);
+		return;
+	}
+	k = ktrace_ranges_chain(&t->ranges, l->range.range, n, KTRACE_RANGES_DEPTH, &complete);
+	j_open(j, key, '{');
+	j_u64(j, "id", l->range.range);
+	j_bool(j, "complete", complete);
+	j_open(j, "path", '[');
+	for (size_t i = 0; i < k; i++) {
+		j_open(j, NULL, '{');
+		j_str(j, "domain", n[i]->domain);
+		j_str(j, "message", n[i]->message);
+		j_close(j, '}');
+	}
+	j_close(j, ']');
+	if (w.fw_seq_kind == KTRACE_FWSEQ_NONE) {
+		j_null(j, "framework_seq");
+	} else {
+		j_open(j, "framework_seq", '{');
+		j_str(j, "kind", ktrace_fw_seq_kind_name(w.fw_seq_kind));
+		j_u64(j, "number", w.fw_seq);
+		j_close(j, '}');
+	}
+	j_str_or_null(j, "op", w.op);
+	j_str_or_null(j, "backward_node", w.backward);
+	j_str_or_null(j, "hlo_op", w.hlo_op);
+	j_str_or_null(j, "op_name", w.op_name);
+	j_str_or_null(j, "hlo_module", w.module);
+	j_close(j, '}');
+}
+
+static void j_divergence(struct jw *j, const struct diff_result *r, const struct diff_divergence *d)
 {
 	j_open(j, NULL, '{');
 	j_kernel(j, d->la->kernel);
@@ -822,6 +878,8 @@ static void j_divergence(struct jw *j, const struct diff_divergence *d)
 	j_u64(j, "op_seq_b", d->lb->seq);
 	j_int(j, "device", d->device);
 	j_u64(j, "stream_index", d->stream);
+	j_range(j, "range_a", r->a, d->la);
+	j_range(j, "range_b", r->b, d->lb);
 	j_str(j, "classification", ktrace_diff_class_name(d->cls));
 	if (d->cls) {
 		j_open(j, "outputs", '[');
@@ -1125,7 +1183,7 @@ void ktrace_diff_report_json(FILE *f, const struct diff_result *r, const struct 
 	j_open(&j, "divergences", '[');
 	for (size_t i = 0; i < r->ndivs; i++)
 		if (i == 0 || o->all)
-			j_divergence(&j, &r->divs[i]);
+			j_divergence(&j, r, &r->divs[i]);
 	j_close(&j, ']');
 	j_open(&j, "kernels", '[');
 	for (size_t k = 0; k < r->nkernels; k++) {

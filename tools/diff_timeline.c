@@ -20,7 +20,7 @@ static void mark_detail(const struct diff_result *r, const struct diff_divergenc
 {
 	size_t n;
 	if (d->cls != DIFF_CLASS_NONE)
-		ktrace_diff_summary_line(d, buf, cap);
+		ktrace_diff_summary_line(r, d, buf, cap);
 	else
 		snprintf(buf, cap, "%s: launch %llu in A, %llu in B: an output differs (ktrace-diff --all classifies "
 			 "every divergence)", ktrace_tm_kernel_name(d->la->kernel), (unsigned long long)d->la->seq,

@@ -19,6 +19,7 @@ struct ktrace_run_opts {
 	const char *launches; /* KTRACE_LAUNCHES */
 	const char *hash_max; /* KTRACE_HASH_MAX */
 	int no_hash, quiet, overwrite, follow_fork, debug, no_modules;
+	int no_nvtx;          /* KTRACE_NVTX=0: no NVTX ranges */
 	int keep_allocator;   /* the program's own GPU memory allocator (common/allocator_env.h) */
 };
 
@@ -35,6 +36,7 @@ enum ktrace_run_option {
 	KTRACE_RUN_OPT_NO_MODULES,
 	KTRACE_RUN_OPT_DEBUG,
 	KTRACE_RUN_OPT_KEEP_ALLOCATOR,
+	KTRACE_RUN_OPT_NO_NVTX,
 };
 
 /* The tracing options as getopt_long tables (each ends with a zeroed entry):

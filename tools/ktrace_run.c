@@ -45,6 +45,7 @@ const struct option ktrace_run_trace_options[] = {
 	{ "quiet", no_argument, NULL, KTRACE_RUN_OPT_QUIET },
 	{ "follow-fork", no_argument, NULL, KTRACE_RUN_OPT_FOLLOW_FORK },
 	{ "no-modules", no_argument, NULL, KTRACE_RUN_OPT_NO_MODULES },
+	{ "no-nvtx", no_argument, NULL, KTRACE_RUN_OPT_NO_NVTX },
 	{ "debug", no_argument, NULL, KTRACE_RUN_OPT_DEBUG },
 	{ "keep-allocator", no_argument, NULL, KTRACE_RUN_OPT_KEEP_ALLOCATOR },
 	{ NULL, 0, NULL, 0 },
@@ -127,6 +128,7 @@ int ktrace_run_opt(struct ktrace_run_opts *o, int code, const char *value, char 
 	case KTRACE_RUN_OPT_QUIET: return set_flag(&o->quiet);
 	case KTRACE_RUN_OPT_FOLLOW_FORK: return set_flag(&o->follow_fork);
 	case KTRACE_RUN_OPT_NO_MODULES: return set_flag(&o->no_modules);
+	case KTRACE_RUN_OPT_NO_NVTX: return set_flag(&o->no_nvtx);
 	case KTRACE_RUN_OPT_DEBUG: return set_flag(&o->debug);
 	case KTRACE_RUN_OPT_KEEP_ALLOCATOR: return set_flag(&o->keep_allocator);
 	default: return 0;
@@ -151,6 +153,8 @@ void ktrace_run_opts_help(FILE *f, int with_file)
 	      "                      (KTRACE_FOLLOW_FORK=1)\n"
 	      "  --no-modules        do not store module images in the trace\n"
 	      "                      (KTRACE_STORE_MODULES=0)\n"
+	      "  --no-nvtx           record no NVTX ranges (KTRACE_NVTX=0; by default every\n"
+	      "                      launch carries the ranges open on its thread)\n"
 	      "  --debug             debug messages from the library (KTRACE_DEBUG=1)\n"
 	      "  --keep-allocator    keep the program's own GPU memory allocator (default: one\n"
 	      "                      allocation per tensor, so that buffer extents are exact:\n"
@@ -258,6 +262,7 @@ int ktrace_prepare_env(const struct ktrace_run_opts *o, const char *lib, const c
 	    (o->overwrite && set_env("KTRACE_OVERWRITE", "1", err, errlen)) ||
 	    (o->follow_fork && set_env("KTRACE_FOLLOW_FORK", "1", err, errlen)) ||
 	    (o->no_modules && set_env("KTRACE_STORE_MODULES", "0", err, errlen)) ||
+	    (o->no_nvtx && set_env("KTRACE_NVTX", "0", err, errlen)) ||
 	    (o->debug && set_env("KTRACE_DEBUG", "1", err, errlen)))
 		return -1;
 	return ktrace_set_allocator_env(o, err, errlen);

@@ -11,6 +11,8 @@ DIFF_CORE_SRCS := tools/trace_model.c tools/ranges.c tools/diff_align.c tools/di
 DIFF_CORE_SRCS += tools/diff_order.c tools/diff_graph.c
 # What the program observed (device-to-host copies) and how exact the hashed extents were.
 DIFF_CORE_SRCS += tools/diff_results.c
+# Where in the program a divergent launch was issued (its NVTX ranges, the confirmation's Python stacks).
+DIFF_CORE_SRCS += tools/diff_where.c
 # Why a launch could not be verified (the reasons shared with ktrace-dump).
 DIFF_CORE_SRCS += tools/unverified.c tools/diff_unverified.c
 # The timeline export (Chrome trace-event JSON): ktrace-export, and ktrace-diff --perfetto.

@@ -98,7 +98,7 @@ struct tm_range {
 struct load_state {
 	struct tm_trace *t;
 	size_t cap_k, cap_l, cap_o, cap_n, cap_m, cap_r, cap_p;
-	size_t cap_ord, cap_g;
+	size_t cap_ord, cap_g, cap_py;
 	struct tm_module_digest *mods;
 	size_t nmods;
 	uint64_t time_ns; /* of the record being taken */
@@ -319,6 +319,8 @@ static int take_launch(struct load_state *s, const void *rec, size_t len, uint64
 	o->hash_skip = l.hash_skip;
 	o->param_bytes_len = l.param_bytes_len;
 	o->graph = l.graph;
+	if (l.flags & KTRACE_LAUNCHF_RANGE)
+		o->range = l.range;
 	o->param_bytes = arena_dup(t, l.param_bytes, l.param_bytes_len);
 	if (!o->param_bytes)
 		return oom(s);
@@ -372,6 +374,8 @@ static int take_op(struct load_state *s, uint16_t type, const void *rec, size_t 
 		o.tid = m.tid;
 		o.result = m.result;
 		o.graph = m.graph;
+		if (m.flags & KTRACE_COPYF_RANGE)
+			o.range = m.range;
 	} else {
 		struct ktrace_rec_memset m;
 		if (ktrace_decode_memset(rec, len, &m) != 0)
@@ -390,6 +394,8 @@ static int take_op(struct load_state *s, uint16_t type, const void *rec, size_t 
 		o.tid = m.tid;
 		o.result = m.result;
 		o.graph = m.graph;
+		if (m.flags & KTRACE_COPYF_RANGE)
+			o.range = m.range;
 	}
 	if (grow((void **)&t->ops, &s->cap_o, t->nops + 1, sizeof *t->ops))
 		return oom(s);
@@ -437,6 +443,42 @@ static int take_note(struct load_state *s, const void *rec, size_t len, uint64_t
 	if (!o->text)
 		return oom(s);
 	t->nnotes++;
+	return 0;
+}
+
+static int take_range(struct load_state *s, const void *rec, size_t len, uint64_t seq)
+{
+	struct ktrace_rec_range r;
+
+	if (ktrace_decode_range(rec, len, &r) != 0)
+		return fail(s, "range", seq);
+	return ktrace_ranges_add(&s->t->ranges, &r) ? oom(s) : 0;
+}
+
+static int take_pystack(struct load_state *s, const void *rec, size_t len, uint64_t seq)
+{
+	struct tm_trace *t = s->t;
+	struct ktrace_rec_pystack r;
+	struct ktrace_py_frame f;
+	uint32_t off = 0;
+
+	if (ktrace_decode_pystack(rec, len, &r) != 0)
+		return fail(s, "pystack", seq);
+	if (grow((void **)&t->pystacks, &s->cap_py, t->npystacks + 1, sizeof *t->pystacks))
+		return oom(s);
+	struct tm_pystack *o = &t->pystacks[t->npystacks];
+	*o = (struct tm_pystack){ r.launch_seq, r.fw_seq, r.tid, r.kind, r.nframes, NULL };
+	o->frames = r.nframes ? arena_alloc(t, (size_t)r.nframes * sizeof *o->frames) : NULL;
+	if (r.nframes && !o->frames)
+		return oom(s);
+	for (uint32_t i = 0; i < r.nframes && !ktrace_pystack_frame_next(&r, &off, &f); i++) {
+		o->frames[i].line = f.line;
+		o->frames[i].file = arena_str(t, &f.file);
+		o->frames[i].function = arena_str(t, &f.function);
+		if (!o->frames[i].file || !o->frames[i].function)
+			return oom(s);
+	}
+	t->npystacks++;
 	return 0;
 }
 
@@ -571,6 +613,8 @@ static int take_record(struct load_state *s, const void *rec, size_t len)
 	case KTRACE_REC_END: return take_end(s, rec, len, p.seq);
 	case KTRACE_REC_REPLAY: return take_replay(s, rec, len, p.seq);
 	case KTRACE_REC_GRAPH: return take_graph(s, rec, len, p.seq);
+	case KTRACE_REC_RANGE: return take_range(s, rec, len, p.seq);
+	case KTRACE_REC_PYSTACK: return take_pystack(s, rec, len, p.seq);
 	default: return 0; /* records the diff does not need, and unknown types */
 	}
 }
@@ -858,6 +902,8 @@ void ktrace_tm_free(struct tm_trace *t)
 	free(t->orders);
 	free(t->replays);
 	free(t->graphs);
+	free(t->pystacks);
+	ktrace_ranges_free(&t->ranges);
 	const char *path = t->path;
 	memset(t, 0, sizeof *t);
 	t->path = path;

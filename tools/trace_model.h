@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 #include "format/ktrace_format.h"
+#include "tools/ranges.h"
 
 struct tm_arena_block;
 
@@ -63,6 +64,7 @@ struct tm_launch {
 	struct tm_region *regions; /* sorted by param_offset */
 	uint64_t time_ns;        /* the record's time (CLOCK_MONOTONIC; the call's, docs/format.md) */
 	struct ktrace_graph_ref graph; /* a graph launch's node (flag KTRACE_LAUNCHF_GRAPH, format 1.8) */
+	struct ktrace_range_ref range; /* its NVTX ranges (flag KTRACE_LAUNCHF_RANGE, format 1.9; range 0: none) */
 };
 
 enum tm_op_type { TM_OP_MEMCPY = 1, TM_OP_MEMSET = 2 };
@@ -86,6 +88,7 @@ struct tm_op {
 	                          * allocation (ALLOC kind host), by the ALLOC records */
 	uint64_t time_ns;        /* the record's time (the call's) */
 	struct ktrace_graph_ref graph; /* a graph launch's node (flag KTRACE_COPYF_GRAPH, format 1.8) */
+	struct ktrace_range_ref range; /* its NVTX ranges (flag KTRACE_COPYF_RANGE, format 1.9; range 0: none) */
 };
 
 /* A GRAPH record (format 1.8), its parts assembled: one revision of an
@@ -112,6 +115,17 @@ struct tm_replay {
 	uint64_t launch_seq, kernel_id;
 	const uint8_t *blob;     /* in the arena */
 	uint32_t blob_len;
+};
+
+/* A PYSTACK record (format 1.9): a Python stack, frames innermost first. */
+struct tm_py_frame {
+	uint32_t line;
+	const char *file, *function;
+};
+struct tm_pystack {
+	uint64_t launch_seq, fw_seq;
+	uint32_t tid, kind, nframes; /* kind: enum ktrace_pystack_kind */
+	struct tm_py_frame *frames;
 };
 
 /* An ORDER record (format 1.2): a stream, event or synchronisation call. */
@@ -146,6 +160,8 @@ struct tm_trace {
 	struct tm_replay *replays; size_t nreplays;   /* file order */
 	struct tm_order *orders; size_t norders;      /* host order: by seq_before, then rec_seq */
 	struct tm_graph *graphs; size_t ngraphs;      /* by exec_id, then revision */
+	struct ktrace_ranges ranges;                  /* RANGE records (format 1.9) by id */
+	struct tm_pystack *pystacks; size_t npystacks; /* file order */
 	uint16_t format_minor;   /* the file's format version 1.<minor> (ORDER records since 1.2) */
 	uint64_t counters[32];   /* latest value per enum ktrace_counter_id (< 32) */
 	size_t nrecords;

@@ -79,6 +79,7 @@ struct sim {
 	size_t *held_len, nheld, cap;
 	int direct; /* bypass holding (shuffle: the KERNEL records written last) */
 	int failed;
+	unsigned ranges_written; /* RANGE records written: bit 0 the step, bit 1 + k kernel k's op */
 };
 
 static uint64_t addr(const struct sim *s, int b)
@@ -165,6 +166,29 @@ static void putf(unsigned char *p, float f)
 	memcpy(p, &f, 4);
 }
 
+/* sim_opts.ranges: the RANGE records of kernel kid's path, once each; the
+ * launch's range reference. */
+static void emit_ranges(struct sim *s, int kid, struct ktrace_rec_launch *l)
+{
+	unsigned char buf[512];
+	char op[96];
+	struct ktrace_rec_range r = { .range_id = 1, .kind = KTRACE_RANGE_PUSH, .message = { "train_step", 10 } };
+
+	if (!(s->ranges_written & 1u))
+		emit(s, buf, ktrace_encode_range(buf, sizeof buf, &r));
+	snprintf(op, sizeof op, "aten::%.*s", (int)strcspn(kernels[kid].demangled[0] ? kernels[kid].demangled
+										   : kernels[kid].name, "("),
+		 kernels[kid].demangled[0] ? kernels[kid].demangled : kernels[kid].name);
+	r = (struct ktrace_rec_range){ .range_id = 10 + (uint32_t)kid, .parent = 1, .kind = KTRACE_RANGE_PUSH,
+				       .flags = KTRACE_RANGEF_FW_SEQ, .message = { op, (uint16_t)strlen(op) } };
+	if (!(s->ranges_written & (2u << kid)))
+		emit(s, buf, ktrace_encode_range(buf, sizeof buf, &r));
+	s->ranges_written |= 1u | (2u << kid);
+	l->flags |= KTRACE_LAUNCHF_RANGE;
+	l->range = (struct ktrace_range_ref){ 10 + (uint32_t)kid, KTRACE_FWSEQ_FORWARD,
+					      (uint64_t)s->iter * 100 + (uint64_t)kid };
+}
+
 /* Encode and emit one LAUNCH of kernel kid on the stream value given. */
 static void emit_launch(struct sim *s, int kid, uint64_t stream, const uint32_t grid[3], const uint32_t block[3],
 			unsigned char *params, const struct ktrace_region *rg, int nu, uint32_t flags)
@@ -185,6 +209,8 @@ static void emit_launch(struct sim *s, int kid, uint64_t stream, const uint32_t 
 	l.param_bytes_len = kernels[kid].param_bytes;
 	l.nregions = (uint32_t)nu;
 	l.param_bytes = params;
+	if (s->o->ranges)
+		emit_ranges(s, kid, &l);
 	unsigned char buf[2048];
 	size_t n = ktrace_encode_launch(buf, sizeof buf, &l, rg);
 	if (n > sizeof buf) {

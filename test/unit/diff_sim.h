@@ -54,6 +54,9 @@ struct sim_opts {
 	int order_diverge;    /* A's result differs (a real divergence) */
 	int order_final_differs; /* the workspace's final content differs (a race's outcome) */
 	int order_no_final_sync; /* no host sync before reduce_sum(): it may run while B writes */
+	/* NVTX ranges (format 1.9): each launch inside "train_step > aten::<kernel>" with the
+	 * op's framework sequence number (forward, step * 100 + kernel) */
+	int ranges;
 };
 
 enum sim_order_case {

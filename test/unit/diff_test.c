@@ -372,6 +372,35 @@ static void test_nondeterministic_kernel(void **state)
 	release(&p);
 }
 
+/* Launches inside NVTX ranges (format 1.9): the reports say where the
+ * divergent launch was issued, the framework op and its sequence number. */
+static void test_divergence_where(void **state)
+{
+	(void)state;
+	struct sim_opts oa, ob;
+	sim_defaults(&oa, 0);
+	sim_defaults(&ob, 1);
+	ob.nondet_iter = 1;
+	oa.ranges = ob.ranges = 1;
+	struct pair p;
+	compare(&p, &oa, &ob, 0, 0);
+	assert_int_equal(p.r.status, 1);
+	const struct diff_divergence *d = &p.r.divs[0];
+	struct ktrace_range_where w;
+	assert_int_equal(ktrace_diff_where(p.r.a, d->la, &w), 1);
+	assert_string_equal(w.op, "aten::reduce_sum");
+	assert_string_equal(w.path, "train_step > aten::reduce_sum");
+	assert_int_equal(w.fw_seq_kind, KTRACE_FWSEQ_FORWARD);
+	assert_int_equal(w.fw_seq, 103);
+	char *s = render(r_text, &p);
+	assert_non_null(strstr(s, "  where: aten::reduce_sum (forward op seq 103), in train_step > aten::reduce_sum\n"));
+	free(s);
+	golden_render("nondet-ranges.txt", r_text, &p);
+	golden_render("nondet-ranges.json", r_json, &p);
+	golden_render("nondet-ranges.github", r_github, &p);
+	release(&p);
+}
+
 /* Uninitialised struct padding differs between the runs, the buffers do not:
  * the kernel is judged non-deterministic and the padding is reported as a
  * host-side difference.  A real scalar difference stays an input. */
@@ -988,7 +1017,7 @@ static int null_render(FILE *f, const struct pair *p)
 	for (size_t i = 0; i < p->r.ndivs; i++) {
 		char line[600];
 		if (p->r.divs[i].cls)
-			ktrace_diff_summary_line(&p->r.divs[i], line, sizeof line);
+			ktrace_diff_summary_line(&p->r, &p->r.divs[i], line, sizeof line);
 	}
 	return 0;
 }
@@ -1056,6 +1085,7 @@ int main(void)
 		cmocka_unit_test(test_identical),
 		cmocka_unit_test(test_out_of_order_records),
 		cmocka_unit_test(test_nondeterministic_kernel),
+		cmocka_unit_test(test_divergence_where),
 		cmocka_unit_test(test_nondeterministic_all),
 		cmocka_unit_test(test_struct_padding_is_host_side),
 		cmocka_unit_test(test_host_input_differs),
