@@ -182,15 +182,16 @@ bench: $(addprefix $(BUILD)/,$(BENCHES))
 # What make install puts under $(DESTDIR)$(PREFIX), and make uninstall removes.
 INSTALL_DOCS := README.md $(wildcard docs/*.md)
 INSTALL_MANS := $(wildcard docs/man/*.1)
-INSTALLED := lib/libktrace.so include/ktrace.h $(addprefix bin/,$(TOOLS)) \
+INSTALLED := lib/libktrace.so lib/ktrace-pyhook/sitecustomize.py include/ktrace.h $(addprefix bin/,$(TOOLS)) \
 	$(addprefix share/doc/ktrace/,$(notdir $(INSTALL_DOCS))) $(addprefix share/man/man1/,$(notdir $(INSTALL_MANS)))
 I := $(DESTDIR)$(PREFIX)
 
 install: all
 	install -d $(I)/bin $(I)/share/doc/ktrace $(I)/share/man/man1
 ifeq ($(HAVE_CUDA),1)
-	install -d $(I)/lib $(I)/include
+	install -d $(I)/lib $(I)/lib/ktrace-pyhook $(I)/include
 	install -m 0755 $(BUILD)/libktrace.so $(I)/lib/libktrace.so
+	install -m 0644 python/pyhook/sitecustomize.py $(I)/lib/ktrace-pyhook/sitecustomize.py
 	install -m 0644 include/ktrace.h $(I)/include/ktrace.h
 endif
 	for t in $(TOOLS); do install -m 0755 $(BUILD)/$$t $(I)/bin/$$t || exit 1; done
@@ -199,7 +200,7 @@ endif
 
 uninstall:
 	rm -f $(addprefix $(I)/,$(INSTALLED))
-	-rmdir $(I)/share/doc/ktrace 2>/dev/null
+	-rmdir $(I)/share/doc/ktrace $(I)/lib/ktrace-pyhook 2>/dev/null
 
 clean:
 	rm -rf $(BUILD) build-asan

@@ -15,6 +15,7 @@
 #include <strings.h>
 
 #include "common/allocator_env.h"
+#include "common/pystack_spec.h"
 #include "common/value_parse.h"
 #include "format/output_path.h"
 #include "interpose/replay/replay.h"
@@ -111,6 +112,26 @@ static int get_replay(struct ktrace_config *c, ktrace_env_fn env, void *ctx, cha
 	return 0;
 }
 
+/* KTRACE_PYSTACK: which Python stacks to take (common/pystack_spec.h). */
+static int get_pystack(struct ktrace_config *c, ktrace_env_fn env, void *ctx, char *err, size_t errlen)
+{
+	const char *v = get(env, ctx, "KTRACE_PYSTACK");
+	char why[300];
+
+	if (!v)
+		return 0;
+	c->pystack_spec = malloc(sizeof(*c->pystack_spec));
+	if (!c->pystack_spec)
+		return bad(err, errlen, "KTRACE_PYSTACK", v, "out of memory");
+	if (ktrace_pystack_spec_parse(v, c->pystack_spec, why, sizeof(why))) {
+		free(c->pystack_spec);
+		c->pystack_spec = NULL;
+		return bad(err, errlen, "KTRACE_PYSTACK", v, why);
+	}
+	c->pystack = 1;
+	return 0;
+}
+
 /* The frameworks' allocator settings in effect: for the HEADER and for the
  * start-up line (which says whether `ktrace run` set them). */
 static void get_allocator(struct ktrace_config *c, ktrace_env_fn env, void *ctx)
@@ -171,7 +192,7 @@ int ktrace_config_load(struct ktrace_config *c, ktrace_env_fn env, void *ctx, ch
 		strcpy(c->kernel_pattern, v); /* fits: at most KTRACE_REGEX_MAX_LEN bytes */
 		c->have_kernel_filter = 1;
 	}
-	if (get_replay(c, env, ctx, err, errlen)) {
+	if (get_replay(c, env, ctx, err, errlen) || get_pystack(c, env, ctx, err, errlen)) {
 		ktrace_config_free(c);
 		return -1;
 	}
@@ -200,6 +221,12 @@ void ktrace_config_free(struct ktrace_config *c)
 		free(c->replay_spec);
 		c->replay_spec = NULL;
 		c->replay = 0;
+	}
+	if (c->pystack_spec) {
+		ktrace_pystack_spec_free(c->pystack_spec);
+		free(c->pystack_spec);
+		c->pystack_spec = NULL;
+		c->pystack = 0;
 	}
 }
 
@@ -230,5 +257,10 @@ void ktrace_config_describe(const struct ktrace_config *c, char *buf, size_t len
 			snprintf(buf + used, len - used, ",host_budget=%llu",
 				 (unsigned long long)c->replay_spec->host_budget);
 		}
+	}
+	if (c->pystack_spec) {
+		size_t used = strlen(buf);
+
+		snprintf(buf + used, len - used, " KTRACE_PYSTACK=%s", c->pystack_spec->text);
 	}
 }

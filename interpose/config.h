@@ -14,6 +14,8 @@
  *   KTRACE_STORE_MODULES  0/1: store module images in the trace (default 1)
  *   KTRACE_DEBUG          0/1: debug messages on stderr
  *   KTRACE_FOLLOW_FORK    0/1: a fork()ed child traces to its own file (default 0)
+ *   KTRACE_PYSTACK        [launch=N][,fw_seq=S][,occurrence=K][,kernel=REGEX]: the Python
+ *                         stacks to take (common/pystack_spec.h, interpose/pystack/pystack.h)
  *   KTRACE_NVTX           0/1: record the program's NVTX ranges (default 1; the library
  *                         then sets NVTX_INJECTION64_PATH to itself when unset,
  *                         interpose/nvtx/nvtx.h)

@@ -70,6 +70,7 @@
 #include "interpose/driver/driver_real.h"
 #include "interpose/graph/graph.h"
 #include "interpose/nvtx/nvtx.h"
+#include "interpose/pystack/pystack.h"
 #include "interpose/capture/launch_clock.h"
 #include "interpose/capture/launch_expand.h"
 #include "interpose/capture/launch_profile.h"
@@ -417,6 +418,7 @@ static void initialise(void)
 	if (open_trace(c) != 0)
 		return;
 	ktrace_nvtx_trace_opened(); /* before any launch can be recorded: RANGE records first */
+	ktrace_pystack_configure(c->pystack_spec);
 	if (!handlers_installed) {
 		handlers_installed = 1;
 		on_exit(on_exit_handler, NULL);

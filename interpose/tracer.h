@@ -26,11 +26,13 @@
 
 struct ktrace_writer;
 struct ktrace_replay_spec;
+struct ktrace_pystack_spec;
 
 struct ktrace_config {
 	/* read on every launch: first, in the tracer's first cache line */
 	int hash;                /* KTRACE_HASH (default 1) */
-	int replay;              /* KTRACE_REPLAY given: the launch path asks the matcher */
+	uint8_t replay;          /* KTRACE_REPLAY given: the launch path asks the matcher */
+	uint8_t pystack;         /* KTRACE_PYSTACK given: the launch path asks interpose/pystack/ */
 	uint64_t launch_lo, launch_hi; /* KTRACE_LAUNCHES "A:B" (half-open), default 0:UINT64_MAX */
 	uint64_t hash_max;       /* KTRACE_HASH_MAX bytes per region (default 256 MiB) */
 	char output[PATH_MAX];   /* expanded KTRACE_OUTPUT */
@@ -50,6 +52,7 @@ struct ktrace_config {
 	struct ktrace_replay_spec *replay_spec; /* KTRACE_REPLAY parsed (interpose/replay/replay.h), or NULL */
 	int nvtx;                /* KTRACE_NVTX (default 1): NVTX ranges recorded (interpose/nvtx/nvtx.h,
 	                          * which reads the variable itself: NVTX calls come before this is loaded) */
+	struct ktrace_pystack_spec *pystack_spec; /* KTRACE_PYSTACK parsed (common/pystack_spec.h), or NULL */
 };
 
 struct ktrace_tracer {

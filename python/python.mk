@@ -1,5 +1,5 @@
 # python/python.mk: the Python package (python/ktrace: the console commands,
-# ktrace.pause/resume/mark, ktrace.load) and its wheel.
+# ktrace.pause/resume/mark, ktrace.load), its wheel, and the Python start-up hook.
 #
 #   make wheel   $(WHEEL_OUT)/ktrace-$(VERSION)-py3-none-manylinux_2_N_<arch>.whl, from a build of
 #                its own in $(WHEEL_BUILD): zstd and lz4 linked in (their symbols hidden), the
@@ -23,3 +23,12 @@ wheel:
 	$(Q)$(MAKE) --no-print-directory BUILD=$(WHEEL_BUILD) WHEEL_LINK=1 all
 	$(Q)python3 scripts/build-wheel.py --build $(WHEEL_BUILD) --version $(VERSION) --tools "$(TOOLS)" \
 		--out $(WHEEL_OUT)
+
+# ktrace's Python start-up hook (python/pyhook/sitecustomize.py), beside libktrace.so:
+# `ktrace run --torch-ops / --python-stack` and `ktrace check` put <libdir>/ktrace-pyhook
+# first on PYTHONPATH (docs/ranges.md).
+PYHOOK := $(BUILD)/ktrace-pyhook/sitecustomize.py
+EXTRA_TARGETS += $(PYHOOK)
+$(PYHOOK): python/pyhook/sitecustomize.py
+	@mkdir -p $(dir $@)
+	$(Q)cp $< $@

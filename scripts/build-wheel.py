@@ -2,7 +2,8 @@
 """scripts/build-wheel.py: the ktrace wheel, from a build made for it (make wheel).
 
 Lays out the package (python/ktrace plus bin/ with the tools, lib/ with
-libktrace.so, libktrace-reader.so and the vendored libraries, include/ktrace.h,
+libktrace.so, libktrace-reader.so, the Python start-up hook (ktrace-pyhook/) and the
+vendored libraries, include/ktrace.h,
 the man pages as data under share/man/man1) and writes it with the standard
 library's zipfile: WHEEL, METADATA, entry_points.txt and a RECORD of sha256
 digests, no network and no packaging tools.
@@ -111,6 +112,9 @@ def layout(args, stage):
     for lib in ("libktrace.so", "libktrace-reader.so"):
         elves.append(shutil.copy2(os.path.join(args.build, lib), os.path.join(pkg, "lib", lib)))
     shutil.copy2(os.path.join(ROOT, "include", "ktrace.h"), os.path.join(pkg, "include", "ktrace.h"))
+    hook = os.path.join(pkg, "lib", "ktrace-pyhook")  # the Python start-up hook, beside libktrace.so
+    os.makedirs(hook)
+    shutil.copy2(os.path.join(ROOT, "python", "pyhook", "sitecustomize.py"), os.path.join(hook, "sitecustomize.py"))
     man = os.path.join(stage, "ktrace-%s.data" % args.version, "data", "share", "man", "man1")
     os.makedirs(man)
     for page in sorted(os.listdir(os.path.join(ROOT, "docs", "man"))):

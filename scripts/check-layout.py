@@ -33,7 +33,7 @@ ANY = None  # no limit
 Rule = collections.namedtuple("Rule", "includes libraries")
 DRIVER_API = ["interpose/driver/driver_real.h", "interpose/driver/events.h"]
 CONCERNS = ["interpose/registry/", "interpose/capture/", "interpose/hash/", "interpose/replay/",
-            "interpose/graph/", "interpose/nvtx/"]
+            "interpose/graph/", "interpose/nvtx/", "interpose/pystack/"]
 RULES = {
     "common/": Rule(["common/"], []),
     "format/": Rule(["format/"], ["libzstd"]),
@@ -55,6 +55,7 @@ RULES = {
     "interpose/graph/": Rule(CONCERNS + DRIVER_API + ["interpose/tracer.h", "common/", "format/",
                                                       "hashkern/"], ANY),
     "interpose/nvtx/": Rule(CONCERNS + DRIVER_API + ["interpose/tracer.h", "common/", "format/"], ANY),
+    "interpose/pystack/": Rule(CONCERNS + DRIVER_API + ["interpose/tracer.h", "common/", "format/"], ANY),
     "test/": Rule(ANY, ANY),
     "bench/": Rule(ANY, ANY),
     "examples/": Rule([], ["CUDA"]),

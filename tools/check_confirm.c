@@ -3,8 +3,9 @@
  *
  * Owns the order in which divergent launches and the last writers of their
  * differing inputs are tried, the occurrence of a launch (computed from run
- * A's trace the way the library counts at run time), the KTRACE_REPLAY value
- * naming it, and reading the REPLAY record back (format/replay_report.h).
+ * A's trace the way the library counts at run time), the KTRACE_REPLAY and
+ * KTRACE_PYSTACK values naming it, and reading the REPLAY and PYSTACK
+ * records back (format/replay_report.h).
  */
 #include "tools/check_confirm.h"
 
@@ -113,8 +114,71 @@ static const char *replay_graph_note(const struct tm_trace *t)
 	return NULL;
 }
 
+int ktrace_check_pystack_spec(const struct tm_launch *l, uint64_t occurrence, char *buf, size_t cap)
+{
+	const char *name = l->kernel->name;
+	size_t n;
+	int k;
+
+	if (!name[0])
+		return -1;
+	k = l->range.fw_seq_kind == KTRACE_FWSEQ_BACKWARD
+		    ? snprintf(buf, cap, "fw_seq=%" PRIu64 ",occurrence=%" PRIu64 ",kernel=^", l->range.fw_seq, occurrence)
+		    : snprintf(buf, cap, "occurrence=%" PRIu64 ",kernel=^", occurrence);
+	if (k < 0 || (size_t)k >= cap)
+		return -1;
+	n = (size_t)k;
+	for (const char *p = name; *p; p++) { /* the name as a regex matching itself alone */
+		if (n + 3 >= cap)
+			return -1;
+		if (strchr(".[]()*+?{}|^$\\", *p))
+			buf[n++] = '\\';
+		buf[n++] = *p;
+	}
+	buf[n++] = '$';
+	buf[n] = '\0';
+	return 0;
+}
+
+/* An owned copy of s (NULL when out of memory). */
+static struct tm_pystack *stack_copy(const struct tm_pystack *s)
+{
+	size_t bytes = sizeof *s + (size_t)s->nframes * sizeof s->frames[0];
+	struct tm_pystack *c;
+	char *text;
+
+	for (uint32_t i = 0; i < s->nframes; i++)
+		bytes += strlen(s->frames[i].file) + strlen(s->frames[i].function) + 2;
+	if (!(c = malloc(bytes)))
+		return NULL;
+	*c = *s;
+	c->frames = (struct tm_py_frame *)(c + 1);
+	text = (char *)(c->frames + s->nframes);
+	for (uint32_t i = 0; i < s->nframes; i++) {
+		c->frames[i].line = s->frames[i].line;
+		c->frames[i].file = strcpy(text, s->frames[i].file);
+		text += strlen(text) + 1;
+		c->frames[i].function = strcpy(text, s->frames[i].function);
+		text += strlen(text) + 1;
+	}
+	return c;
+}
+
+/* The replay run's Python stacks: of the launch, of its forward op. */
+static void take_pystacks(const struct tm_trace *t, struct diff_confirm *c)
+{
+	for (size_t i = 0; i < t->npystacks; i++) {
+		const struct tm_pystack *s = &t->pystacks[i];
+		struct tm_pystack **slot = s->kind == KTRACE_PYSTACK_FORWARD_OP ? &c->forward_stack : &c->launch_stack;
+
+		if (!*slot)
+			*slot = stack_copy(s);
+	}
+}
+
 void ktrace_check_take_replay(const struct tm_trace *t, struct diff_confirm *c)
 {
+	take_pystacks(t, c);
 	for (size_t i = 0; i < t->nreplays; i++) {
 		const struct tm_replay *p = &t->replays[i];
 		struct ktrace_replay_report rep;
@@ -143,9 +207,12 @@ void ktrace_check_take_replay(const struct tm_trace *t, struct diff_confirm *c)
 
 void ktrace_check_confirmation_free(struct diff_confirmation *c)
 {
-	for (size_t i = 0; i < c->n; i++)
+	for (size_t i = 0; i < c->n; i++) {
 		if (c->v[i].have_report)
 			ktrace_replay_report_free(&c->v[i].report);
+		free(c->v[i].launch_stack);
+		free(c->v[i].forward_stack);
+	}
 	free(c->v);
 	c->v = NULL;
 	c->n = 0;

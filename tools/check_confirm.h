@@ -7,7 +7,9 @@
  * (each launch once).  A launch is named to the replay run by its kernel's
  * mangled name and its occurrence: how many launches of that name run A
  * made before it, counted in launch order over every kernel id of that name
- * (the library counts the same way, interpose/replay/replay.h).
+ * (the library counts the same way, interpose/replay/replay.h).  The same
+ * run takes the Python stacks of that launch and of the forward op it
+ * belongs to (KTRACE_PYSTACK, interpose/pystack/pystack.h).
  */
 #ifndef KTRACE_TOOLS_CHECK_CONFIRM_H
 #define KTRACE_TOOLS_CHECK_CONFIRM_H
@@ -35,8 +37,15 @@ uint64_t ktrace_check_occurrence(const struct tm_trace *a, const struct tm_launc
 int ktrace_check_replay_spec(const struct tm_launch *l, uint64_t occurrence, uint32_t runs, char *buf, size_t cap,
 			     char *why, size_t whylen);
 
+/* The KTRACE_PYSTACK value asking the replay run of l for its Python stacks
+ * (docs/ranges.md): the launch, by its kernel's mangled name (an anchored,
+ * escaped regex) and occurrence, and for a kernel of a backward pass the
+ * forward op its range names.  0, or -1 when l cannot be named so. */
+int ktrace_check_pystack_spec(const struct tm_launch *l, uint64_t occurrence, char *buf, size_t cap);
+
 /* c (launch, role, occurrence set) gets what the replay run's trace t says:
- * its REPLAY record's report, or why there is none. */
+ * its REPLAY record's report, or why there is none; and the Python stacks
+ * the run took (owned copies). */
 void ktrace_check_take_replay(const struct tm_trace *t, struct diff_confirm *c);
 
 /* Free the reports the attempts hold, and the attempts. */

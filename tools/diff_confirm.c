@@ -138,6 +138,7 @@ static void text_attempt(FILE *f, size_t i, const struct diff_result *r, const s
 	} else if (c->outcome == KTRACE_REPLAY_NOT_REPRODUCED) {
 		text_unreproduced(f, r, c);
 	}
+	ktrace_diff_text_pystacks(f, c);
 }
 
 void ktrace_diff_text_confirmation(FILE *f, const struct diff_result *r)
@@ -151,9 +152,17 @@ void ktrace_diff_text_confirmation(FILE *f, const struct diff_result *r)
 		fputs("  no launch replayed (--max-replays 0)\n", f);
 	for (size_t i = 0; i < c->n; i++)
 		text_attempt(f, i, r, &c->v[i]);
-	if (c->confirmed >= 0)
+	if (c->confirmed >= 0) {
+		const struct diff_confirm *v = &c->v[c->confirmed];
+		char where[512], line[1024];
+
 		fprintf(f, "verdict: confirmed non-deterministic: %s (launch %" PRIu64 " in A)\n",
-			ktrace_tm_kernel_name(c->v[c->confirmed].launch->kernel), c->v[c->confirmed].launch->seq);
+			ktrace_tm_kernel_name(v->launch->kernel), v->launch->seq);
+		if (*ktrace_diff_where_short(r, v->launch, where, sizeof where))
+			fprintf(f, "  op: %s\n", where);
+		if (*ktrace_diff_python_line(v, line, sizeof line))
+			fprintf(f, "  Python: %s\n", line);
+	}
 	else
 		fputs("verdict: unconfirmed: the digests differ, but no replay reproduced a difference from identical "
 		      "inputs\n", f);

@@ -1025,6 +1025,32 @@ static void j_explanations(struct jw *j, const struct diff_result *r, const stru
 	j_close(j, ']');
 }
 
+/* A Python stack the replay run took (PYSTACK), or null. */
+static void j_pystack(struct jw *j, const char *key, const struct tm_pystack *s)
+{
+	if (!s) {
+		j_null(j, key);
+		return;
+	}
+	j_open(j, key, '{');
+	j_str(j, "kind", ktrace_pystack_kind_name(s->kind));
+	j_u64(j, "tid", s->tid);
+	if (s->kind == KTRACE_PYSTACK_FORWARD_OP)
+		j_u64(j, "framework_seq", s->fw_seq);
+	else
+		j_null(j, "framework_seq");
+	j_open(j, "frames", '[');
+	for (uint32_t i = 0; i < s->nframes; i++) {
+		j_open(j, NULL, '{');
+		j_str(j, "file", s->frames[i].file);
+		j_u64(j, "line", s->frames[i].line);
+		j_str(j, "function", s->frames[i].function);
+		j_close(j, '}');
+	}
+	j_close(j, ']');
+	j_close(j, '}');
+}
+
 static void j_confirm_attempt(struct jw *j, const struct diff_result *r, const struct diff_confirm *c)
 {
 	char line[512];
@@ -1051,6 +1077,11 @@ static void j_confirm_attempt(struct jw *j, const struct diff_result *r, const s
 	j_close(j, ']');
 	if (c->outcome == KTRACE_REPLAY_NOT_REPRODUCED)
 		j_explanations(j, r, c);
+	j_range(j, "range", r->a, c->launch);
+	j_open(j, "python_stacks", '{');
+	j_pystack(j, "launch", c->launch_stack);
+	j_pystack(j, "forward_op", c->forward_stack);
+	j_close(j, '}');
 	j_close(j, '}');
 }
 

@@ -36,14 +36,14 @@ const char *ktrace_diff_where_short(const struct diff_result *r, const struct tm
 	return buf;
 }
 
-/* The frames of a Python stack, one line each, under a heading. */
+/* The frames of a Python stack, innermost first, one line each, under a heading. */
 static void text_stack(FILE *f, const struct tm_pystack *s, const char *heading)
 {
-	fprintf(f, "  %s (thread %u):\n", heading, s->tid);
+	fprintf(f, "      %s (thread %u), innermost first:\n", heading, s->tid);
 	for (uint32_t i = 0; i < s->nframes && i < 12; i++)
-		fprintf(f, "    %s:%u in %s\n", s->frames[i].file, s->frames[i].line, s->frames[i].function);
+		fprintf(f, "        %s:%u in %s\n", s->frames[i].file, s->frames[i].line, s->frames[i].function);
 	if (s->nframes > 12)
-		fprintf(f, "    ... %u more frames\n", s->nframes - 12);
+		fprintf(f, "        ... %u more frames\n", s->nframes - 12);
 }
 
 void ktrace_diff_text_where(FILE *f, const struct diff_result *r, const struct diff_divergence *d)
@@ -58,6 +58,17 @@ void ktrace_diff_text_where(FILE *f, const struct diff_result *r, const struct d
 		fprintf(f, "  where in B: %s\n", ktrace_ranges_where_text(&wb, line, sizeof line));
 	else if (in_a && !in_b)
 		fputs("  where in B: no NVTX range open\n", f);
+}
+
+const char *ktrace_diff_python_line(const struct diff_confirm *c, char *buf, size_t cap)
+{
+	const struct tm_pystack *s = c->forward_stack ? c->forward_stack : c->launch_stack;
+
+	buf[0] = '\0';
+	if (s && s->nframes)
+		snprintf(buf, cap, "%s:%u in %s%s", s->frames[0].file, s->frames[0].line, s->frames[0].function,
+			 s == c->forward_stack ? " (the call of the forward op)" : "");
+	return buf;
 }
 
 void ktrace_diff_text_pystacks(FILE *f, const struct diff_confirm *c)

@@ -82,6 +82,10 @@ static void check_usage(FILE *f)
 	      "  --dir DIR           write the traces into DIR and keep them (default: a\n"
 	      "                      temporary directory, removed unless the runs diverged)\n"
 	      "  --keep              keep the temporary directory in any case\n"
+	      "  --no-python-stack   replay runs take no Python stacks (by default the run\n"
+	      "                      that confirms a launch also gives the Python line that\n"
+	      "                      launched it, and for a backward kernel the one that\n"
+	      "                      called its forward op; docs/ranges.md)\n"
 	      "\n"
 	      "tracing options:\n",
 	      f);
@@ -225,6 +229,7 @@ enum check_option {
 	CHECK_OPT_MAX_REPLAYS,
 	CHECK_OPT_REPLAYS,
 	CHECK_OPT_VERSION,
+	CHECK_OPT_NO_PYTHON_STACK,
 };
 
 static const struct option check_own_options[] = {
@@ -234,6 +239,7 @@ static const struct option check_own_options[] = {
 	{ "no-warmup", no_argument, NULL, CHECK_OPT_NO_WARMUP },
 	{ "max-replays", required_argument, NULL, CHECK_OPT_MAX_REPLAYS },
 	{ "replays", required_argument, NULL, CHECK_OPT_REPLAYS },
+	{ "no-python-stack", no_argument, NULL, CHECK_OPT_NO_PYTHON_STACK },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, CHECK_OPT_VERSION },
 	{ NULL, 0, NULL, 0 },
@@ -244,6 +250,7 @@ struct check_opts {
 	struct ktrace_run_opts run;
 	struct diff_cli diff;
 	int nruns, keep, no_warmup;
+	int no_python_stack;  /* replay runs take no Python stacks */
 	int max_replays;      /* runs to confirm divergences by replay (0: none) */
 	int replays;          /* K, replays per such run */
 	const char *user_dir; /* --dir, or NULL */
@@ -290,6 +297,13 @@ static int check_own_opt(struct check_opts *co, int code, const char *value, cha
 	case CHECK_OPT_KEEP:
 		co->keep = 1;
 		return 1;
+	case CHECK_OPT_NO_PYTHON_STACK:
+		co->no_python_stack = 1;
+		return 1;
+	case KTRACE_RUN_OPT_PYTHON_STACK:
+		snprintf(err, errlen, "--python-stack is a `ktrace run` option: check takes the Python stacks of the "
+			 "launches it replays (--no-python-stack turns that off)");
+		return -1;
 	case KTRACE_RUN_OPT_OUTPUT:
 	case KTRACE_RUN_OPT_NO_HASH:
 	case KTRACE_RUN_OPT_OVERWRITE:
@@ -305,7 +319,7 @@ static int check_own_opt(struct check_opts *co, int code, const char *value, cha
 /* Read the options into *co; CHECK_GO_ON, or the exit status. */
 static int parse_check_options(int argc, char **argv, struct check_opts *co)
 {
-	struct option longopts[32];
+	struct option longopts[48];
 	char err[PATH_MAX + 256];
 	int code, rc;
 
@@ -314,7 +328,7 @@ static int parse_check_options(int argc, char **argv, struct check_opts *co)
 	co->max_replays = DEFAULT_REPLAY_RUNS;
 	co->replays = DEFAULT_REPLAYS;
 	/* the run file options are listed only to be refused with a reason */
-	if (ktrace_cli_join(longopts, 32, check_own_options, ktrace_run_file_options, ktrace_run_trace_options,
+	if (ktrace_cli_join(longopts, 48, check_own_options, ktrace_run_file_options, ktrace_run_trace_options,
 			    ktrace_diff_report_options, NULL) < 0)
 		return ktrace_cli_fail("ktrace check", "too many options (internal error)");
 	ktrace_cli_begin();
@@ -405,13 +419,15 @@ struct check_state {
 /* ---- running the command ------------------------------------------------------------------ */
 
 /* One run of CMD: traced into DIR/<prefix>-r%r-p%p.ktrace (prefix NULL:
- * untraced, the environment as given but for the allocator settings, the
- * same in every run), with KTRACE_REPLAY=replay when given (and hashing off:
- * a replay run needs no digests). */
+ * untraced, the environment as given but for the allocator settings and
+ * the Python start-up hook, the same in every run), with KTRACE_REPLAY=replay
+ * when given (and hashing off: a replay run needs no digests) and
+ * KTRACE_PYSTACK=pystack when given. */
 struct run_plan {
 	const char *what;   /* "run 2 of 3", for messages */
 	const char *prefix; /* "run2", "replay1"; NULL: untraced */
 	const char *replay; /* KTRACE_REPLAY, or NULL */
+	const char *pystack; /* KTRACE_PYSTACK, or NULL */
 };
 
 /* With a warm-up run, JAX programs get a persistent compilation cache in
@@ -441,15 +457,19 @@ static void exec_child(const struct check_state *s, const struct run_plan *p)
 	const struct check_opts *co = s->co;
 	struct ktrace_run_opts ro = co->run;
 
+	int torch_ops = ro.torch_ops != KTRACE_TORCH_OPS_OFF; /* on by default under check */
+
 	ro.keep_allocator |= s->own_allocator;
+	ro.python_stack = p->pystack;
 	if (set_compile_cache(s, err, sizeof err) ||
-	    (!p->prefix && ktrace_set_allocator_env(&ro, err, sizeof err))) {
+	    (!p->prefix && (ktrace_set_allocator_env(&ro, err, sizeof err) ||
+			    ktrace_set_python_env(&ro, torch_ops, s->lib, err, sizeof err)))) {
 		fprintf(stderr, "ktrace check: %s\n", err);
 		_exit(127);
 	}
 	if (p->prefix) {
 		snprintf(pattern, sizeof pattern, "%s/%s-r%%r-p%%p.ktrace", s->dir, p->prefix);
-		if (ktrace_prepare_env(&ro, s->lib, pattern, err, sizeof err) ||
+		if (ktrace_prepare_env(&ro, torch_ops, s->lib, pattern, err, sizeof err) ||
 		    setenv("KTRACE_HASH", p->replay ? "0" : "1", 1) ||
 		    (p->replay ? setenv("KTRACE_REPLAY", p->replay, 1) : unsetenv("KTRACE_REPLAY"))) {
 			fprintf(stderr, "ktrace check: %s\n", err);
@@ -598,14 +618,14 @@ static int run_all(struct check_state *s)
 
 	if (!co->no_warmup) {
 		struct run_plan warm = { "warm-up run (untraced, so that the traced runs find warm caches)", NULL,
-					 NULL };
+					 NULL, NULL };
 		if (first_run_must_pass(s, &warm))
 			return -1;
 	}
 	for (int k = 1; k <= co->nruns; k++) {
 		snprintf(what, sizeof what, "run %d of %d", k, co->nruns);
 		snprintf(prefix, sizeof prefix, "run%d", k);
-		struct run_plan p = { what, prefix, NULL };
+		struct run_plan p = { what, prefix, NULL, NULL };
 		int rc = k == 1 && co->no_warmup ? first_run_must_pass(s, &p) : run_must_pass(s, &p);
 		if (rc || collect(k, s->dir, &s->runs[k]))
 			return -1;
@@ -707,7 +727,7 @@ static void read_replay_run(struct check_state *s, int j, size_t r, struct diff_
 /* Replay candidate cand of rank index r in one more run of CMD; c gets the verdict. */
 static void replay_one(struct check_state *s, size_t r, const struct check_candidate *cand, struct diff_confirm *c)
 {
-	char spec[2048], what[320], prefix[32], how[128];
+	char spec[2048], pystack[2048], what[320], prefix[32], how[128];
 	int st, j = ++s->replay_runs;
 
 	memset(c, 0, sizeof *c);
@@ -723,7 +743,10 @@ static void replay_one(struct check_state *s, size_t r, const struct check_candi
 	snprintf(what, sizeof what, "replay %d of at most %d, %s (launch %llu of run 1)", j, s->co->max_replays,
 		 cand->role, (unsigned long long)cand->launch->seq);
 	snprintf(prefix, sizeof prefix, "replay%d", j);
-	struct run_plan p = { what, prefix, spec };
+	struct run_plan p = { what, prefix, spec, NULL };
+	if (!s->co->no_python_stack &&
+	    !ktrace_check_pystack_spec(cand->launch, c->occurrence, pystack, sizeof pystack))
+		p.pystack = pystack;
 	if (run_command(s, &p, &st)) {
 		snprintf(c->why, sizeof c->why, "the replay run could not be started");
 		return;

@@ -12,6 +12,8 @@
 #include <stdio.h>
 #include <time.h>
 
+enum { KTRACE_TORCH_OPS_ON = 1, KTRACE_TORCH_OPS_OFF = 2 };
+
 /* Options that become KTRACE_* settings of the traced command. */
 struct ktrace_run_opts {
 	const char *output;   /* KTRACE_OUTPUT (run only) */
@@ -20,6 +22,9 @@ struct ktrace_run_opts {
 	const char *hash_max; /* KTRACE_HASH_MAX */
 	int no_hash, quiet, overwrite, follow_fork, debug, no_modules;
 	int no_nvtx;          /* KTRACE_NVTX=0: no NVTX ranges */
+	int torch_ops;        /* PyTorch's op ranges: KTRACE_TORCH_OPS_ON (--torch-ops), _OFF
+	                       * (--no-torch-ops), 0 the command's default (run: off, check: on) */
+	const char *python_stack; /* KTRACE_PYSTACK (run: --python-stack; check: per replay run) */
 	int keep_allocator;   /* the program's own GPU memory allocator (common/allocator_env.h) */
 };
 
@@ -37,6 +42,9 @@ enum ktrace_run_option {
 	KTRACE_RUN_OPT_DEBUG,
 	KTRACE_RUN_OPT_KEEP_ALLOCATOR,
 	KTRACE_RUN_OPT_NO_NVTX,
+	KTRACE_RUN_OPT_TORCH_OPS,
+	KTRACE_RUN_OPT_NO_TORCH_OPS,
+	KTRACE_RUN_OPT_PYTHON_STACK,
 };
 
 /* The tracing options as getopt_long tables (each ends with a zeroed entry):
@@ -58,17 +66,28 @@ void ktrace_run_opts_help(FILE *f, int with_file);
 int ktrace_find_lib(char *out, size_t cap, char *err, size_t errlen);
 
 /* Set LD_PRELOAD (lib first, the existing value kept after it), the
- * KTRACE_* variables of o and, unless o->keep_allocator, the allocator
- * settings that give each tensor its own allocation (common/allocator_env.h;
- * a note about a setting kept goes to stderr unless o->quiet) in this
- * process's environment; output overrides o->output when not NULL.  Returns 0
- * or -1 + err. */
-int ktrace_prepare_env(const struct ktrace_run_opts *o, const char *lib, const char *output, char *err,
-		       size_t errlen);
+ * KTRACE_* variables of o, the Python side (ktrace_set_python_env, with
+ * torch_ops as the command resolved it) and, unless o->keep_allocator, the
+ * allocator settings that give each tensor its own allocation
+ * (common/allocator_env.h; a note about a setting kept goes to stderr unless
+ * o->quiet) in this process's environment; output overrides o->output when
+ * not NULL.  Returns 0 or -1 + err. */
+int ktrace_prepare_env(const struct ktrace_run_opts *o, int torch_ops, const char *lib, const char *output,
+		       char *err, size_t errlen);
 
 /* Only the allocator settings of ktrace_prepare_env, in this process's
  * environment (an untraced run of `ktrace check` runs with the same). */
 int ktrace_set_allocator_env(const struct ktrace_run_opts *o, char *err, size_t errlen);
+
+/* The Python side (run_python.c): with PyTorch's op ranges (torch_ops, as
+ * the command resolved o->torch_ops) or Python stacks (o->python_stack),
+ * the Python start-up hook beside lib (<libdir>/ktrace-pyhook) first on
+ * PYTHONPATH, KTRACE_TORCH_OPS=1 and KTRACE_PYSTACK.  A missing hook is one
+ * note on stderr (unless o->quiet), not an error.  0, or -1 + err. */
+int ktrace_set_python_env(const struct ktrace_run_opts *o, int torch_ops, const char *lib, char *err,
+			  size_t errlen);
+/* --python-stack: the value checked as the library will parse it (0, or -1 + err). */
+int ktrace_check_python_stack(const char *v, char *err, size_t errlen);
 /* 1 when ktrace_set_allocator_env would change the environment. */
 int ktrace_allocator_changes(const struct ktrace_run_opts *o);
 /* `ktrace run`'s command (run_child.c): run argv as a child and wait for it,

@@ -35,6 +35,7 @@ const struct option ktrace_run_file_options[] = {
 	{ "output", required_argument, NULL, KTRACE_RUN_OPT_OUTPUT },
 	{ "no-hash", no_argument, NULL, KTRACE_RUN_OPT_NO_HASH },
 	{ "overwrite", no_argument, NULL, KTRACE_RUN_OPT_OVERWRITE },
+	{ "python-stack", required_argument, NULL, KTRACE_RUN_OPT_PYTHON_STACK },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -46,6 +47,8 @@ const struct option ktrace_run_trace_options[] = {
 	{ "follow-fork", no_argument, NULL, KTRACE_RUN_OPT_FOLLOW_FORK },
 	{ "no-modules", no_argument, NULL, KTRACE_RUN_OPT_NO_MODULES },
 	{ "no-nvtx", no_argument, NULL, KTRACE_RUN_OPT_NO_NVTX },
+	{ "torch-ops", no_argument, NULL, KTRACE_RUN_OPT_TORCH_OPS },
+	{ "no-torch-ops", no_argument, NULL, KTRACE_RUN_OPT_NO_TORCH_OPS },
 	{ "debug", no_argument, NULL, KTRACE_RUN_OPT_DEBUG },
 	{ "keep-allocator", no_argument, NULL, KTRACE_RUN_OPT_KEEP_ALLOCATOR },
 	{ NULL, 0, NULL, 0 },
@@ -129,6 +132,10 @@ int ktrace_run_opt(struct ktrace_run_opts *o, int code, const char *value, char 
 	case KTRACE_RUN_OPT_FOLLOW_FORK: return set_flag(&o->follow_fork);
 	case KTRACE_RUN_OPT_NO_MODULES: return set_flag(&o->no_modules);
 	case KTRACE_RUN_OPT_NO_NVTX: return set_flag(&o->no_nvtx);
+	case KTRACE_RUN_OPT_TORCH_OPS: o->torch_ops = KTRACE_TORCH_OPS_ON; return 1;
+	case KTRACE_RUN_OPT_NO_TORCH_OPS: o->torch_ops = KTRACE_TORCH_OPS_OFF; return 1;
+	case KTRACE_RUN_OPT_PYTHON_STACK:
+		return set_value(&o->python_stack, value, ktrace_check_python_stack, err, errlen);
 	case KTRACE_RUN_OPT_DEBUG: return set_flag(&o->debug);
 	case KTRACE_RUN_OPT_KEEP_ALLOCATOR: return set_flag(&o->keep_allocator);
 	default: return 0;
@@ -141,7 +148,11 @@ void ktrace_run_opts_help(FILE *f, int with_file)
 		fputs("  -o, --output FILE   trace file, default ktrace-%p.ktrace (KTRACE_OUTPUT;\n"
 		      "                      %p pid, %h host, %r rank, %t start time)\n"
 		      "  --no-hash           record launches without hashing buffers (KTRACE_HASH=0)\n"
-		      "  --overwrite         replace an existing trace file (KTRACE_OVERWRITE=1)\n",
+		      "  --overwrite         replace an existing trace file (KTRACE_OVERWRITE=1)\n"
+		      "  --python-stack SPEC the Python stack of a launch or framework op\n"
+		      "                      (KTRACE_PYSTACK): launch=N, or [occurrence=K,]kernel=RE\n"
+		      "                      (RE last), and/or fw_seq=S (the forward op of PyTorch\n"
+		      "                      sequence number S); PYSTACK records, docs/ranges.md\n",
 		      f);
 	fputs("  --kernels RE        trace only kernels whose name matches RE (KTRACE_KERNELS)\n"
 	      "  --launches A:B      trace only launches numbered A <= n < B; also A:, :B, N;\n"
@@ -155,6 +166,11 @@ void ktrace_run_opts_help(FILE *f, int with_file)
 	      "                      (KTRACE_STORE_MODULES=0)\n"
 	      "  --no-nvtx           record no NVTX ranges (KTRACE_NVTX=0; by default every\n"
 	      "                      launch carries the ranges open on its thread)\n"
+	      "  --torch-ops         PyTorch op ranges: emit_nvtx on from `import torch`\n"
+	      "                      (ktrace check: on by default), so records name the aten\n"
+	      "                      op and its autograd sequence number\n"
+	      "  --no-torch-ops      no PyTorch op ranges (the program's own NVTX ranges\n"
+	      "                      are still recorded)\n"
 	      "  --debug             debug messages from the library (KTRACE_DEBUG=1)\n"
 	      "  --keep-allocator    keep the program's own GPU memory allocator (default: one\n"
 	      "                      allocation per tensor, so that buffer extents are exact:\n"
@@ -231,8 +247,8 @@ int ktrace_set_allocator_env(const struct ktrace_run_opts *o, char *err, size_t 
 	return 0;
 }
 
-int ktrace_prepare_env(const struct ktrace_run_opts *o, const char *lib, const char *output, char *err,
-		       size_t errlen)
+int ktrace_prepare_env(const struct ktrace_run_opts *o, int torch_ops, const char *lib, const char *output,
+		       char *err, size_t errlen)
 {
 	const char *old = getenv("LD_PRELOAD");
 	if (old && *old && !strstr(old, lib)) {
@@ -263,7 +279,8 @@ int ktrace_prepare_env(const struct ktrace_run_opts *o, const char *lib, const c
 	    (o->follow_fork && set_env("KTRACE_FOLLOW_FORK", "1", err, errlen)) ||
 	    (o->no_modules && set_env("KTRACE_STORE_MODULES", "0", err, errlen)) ||
 	    (o->no_nvtx && set_env("KTRACE_NVTX", "0", err, errlen)) ||
-	    (o->debug && set_env("KTRACE_DEBUG", "1", err, errlen)))
+	    (o->debug && set_env("KTRACE_DEBUG", "1", err, errlen)) ||
+	    ktrace_set_python_env(o, torch_ops, lib, err, errlen))
 		return -1;
 	return ktrace_set_allocator_env(o, err, errlen);
 }
@@ -333,12 +350,12 @@ static int run_and_report(char **cmd, const char *output)
 int ktrace_cmd_run(int argc, char **argv)
 {
 	struct ktrace_run_opts o;
-	struct option longopts[16];
+	struct option longopts[24];
 	char err[PATH_MAX + 256], lib[PATH_MAX], output[PATH_MAX];
 	int code;
 
 	memset(&o, 0, sizeof o);
-	if (ktrace_cli_join(longopts, 16, ktrace_run_file_options, ktrace_run_trace_options, run_own_options,
+	if (ktrace_cli_join(longopts, 24, ktrace_run_file_options, ktrace_run_trace_options, run_own_options,
 			    NULL) < 0)
 		return ktrace_cli_fail("ktrace run", "too many options (internal error)");
 	ktrace_cli_begin();
@@ -359,7 +376,7 @@ int ktrace_cmd_run(int argc, char **argv)
 	if (optind >= argc)
 		return ktrace_cli_fail("ktrace run", "no command given (ktrace run [options] -- CMD ...)");
 	if (ktrace_find_lib(lib, sizeof lib, err, sizeof err) || absolute_output(&o, output, sizeof output) ||
-	    ktrace_prepare_env(&o, lib, output, err, sizeof err))
+	    ktrace_prepare_env(&o, o.torch_ops == KTRACE_TORCH_OPS_ON, lib, output, err, sizeof err))
 		return ktrace_cli_fail("ktrace run", err);
 	return run_and_report(argv + optind, output);
 }

@@ -31,6 +31,7 @@
 #include "interpose/graph/graph.h"
 #include "interpose/hash/hash_pipeline.h"
 #include "interpose/nvtx/nvtx.h"
+#include "interpose/pystack/pystack.h"
 #include "interpose/registry/kernel_cache.h"
 #include "interpose/capture/launch_clock.h"
 #include "interpose/capture/launch_expand.h"
@@ -384,7 +385,9 @@ static CUresult capture_timed(const struct ktrace_launch_args *a, ktrace_real_la
 /* KTRACE_REPLAY: the matcher decides whether this launch is the one to
  * confirm (it then goes through the confirmation, recorded as any launch),
  * and the others wait while it is confirmed (interpose/replay/replay.h).
- * Not self-timed: a replay run's costs are not the steady ones. */
+ * KTRACE_PYSTACK: the launch may be the one whose Python stack is wanted
+ * (interpose/pystack/pystack.h).  Not self-timed: such a run's costs are
+ * not the steady ones. */
 KT_COLD
 static CUresult capture_with_replay(const struct ktrace_launch_args *a, ktrace_real_launch_fn real, void *rctx,
 				    const struct ktrace_kernel_hot *k, struct ktrace_capture_tls *t, uint64_t seq,
@@ -393,6 +396,10 @@ static CUresult capture_with_replay(const struct ktrace_launch_args *a, ktrace_r
 	struct ktrace_replay_call call;
 	CUresult res;
 
+	if (ktrace_tracer.cfg.pystack)
+		ktrace_pystack_on_launch(seq, (uint64_t)(uintptr_t)a->f);
+	if (!ktrace_tracer.cfg.replay)
+		return capture_launch(a, real, rctx, k, t, seq, w);
 	if (ktrace_replay_launch_begin(&call, a, real, rctx, seq, k->id))
 		res = capture_launch(a, ktrace_replay_launch_real, &call, k, t, seq, w);
 	else
@@ -504,7 +511,7 @@ CUresult ktrace_on_launch(const struct ktrace_launch_args *a, ktrace_real_launch
 	t = NULL; /* scratch for the inline path (hashing) only */
 	if (ktrace_tracer.cfg.hash && !(t = ktrace_capture_tls()))
 		return real(a, ctx);
-	if (kt_unlikely(ktrace_tracer.cfg.replay))
+	if (kt_unlikely(ktrace_tracer.cfg.replay | ktrace_tracer.cfg.pystack))
 		return capture_with_replay(a, real, ctx, k, t, seq, w);
 	if (sample)
 		return capture_timed(a, real, ctx, k, t, seq, w, t_enter);

@@ -15,7 +15,8 @@
  * BACKWARD with a number N), "backward of N" whatever the ops inside it say;
  * otherwise the innermost range that carries a number, "forward N".
  *
- * Calls the table of paths (nvtx_intern.c) and the tracer's notes (marks).
+ * Calls the table of paths (nvtx_intern.c), the tracer's notes (marks) and
+ * the Python stack's hook for forward ops (interpose/pystack/pystack.h).
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -25,6 +26,7 @@
 
 #include "interpose/nvtx/nvtx.h"
 #include "interpose/nvtx/nvtx_internal.h"
+#include "interpose/pystack/pystack.h"
 
 #define KT_NVTX_STARTS 4096u /* start/end ranges open at once, process-wide, that are tracked */
 
@@ -186,6 +188,8 @@ static struct frame *open_frame(struct kt_nvtx_thread *t, uint32_t domain, uint3
 	frame_now(f, prev);
 	t->depth++;
 	ktrace_nvtx_now = f->now;
+	if (f->has_seq && f->now.fw_seq_kind == KTRACE_FWSEQ_FORWARD && f->now.fw_seq == f->seq)
+		ktrace_pystack_on_forward_op(f->seq); /* KTRACE_PYSTACK: one relaxed load */
 	return f;
 }
 

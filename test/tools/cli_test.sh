@@ -467,6 +467,32 @@ case_run_outcomes() {
 	fi
 }
 
+# The Python side: --torch-ops and --python-stack put ktrace's start-up hook first on
+# PYTHONPATH with the variables it and the library read; a bad --python-stack value is one
+# line and exit 2; check refuses --python-stack with the reason; --no-nvtx is KTRACE_NVTX=0.
+case_python_side() {
+	export KTRACE_LIB="$plain_lib"
+	run out err env PYTHONPATH=/elsewhere "$B/ktrace" run --quiet --torch-ops --python-stack 'fw_seq=3,kernel=a,b' \
+		--no-nvtx -- env
+	expect_rc 0
+	hook=$(dirname "$plain_lib")/ktrace-pyhook
+	has out "PYTHONPATH=$hook:/elsewhere"
+	has out "KTRACE_TORCH_OPS=1"
+	has out "KTRACE_PYSTACK=fw_seq=3,kernel=a,b"
+	has out "KTRACE_NVTX=0"
+	[ -f "$hook/sitecustomize.py" ] || bad "no $hook/sitecustomize.py"
+	run out err "$B/ktrace" run --quiet -- env
+	hasnt out "KTRACE_TORCH_OPS"
+	hasnt out "ktrace-pyhook"
+	run out err "$B/ktrace" run --python-stack 'bogus=1' -- /bin/true
+	expect_rc 2
+	has err "--python-stack 'bogus=1': unknown field 'bogus=1'"
+	run out err "$B/ktrace" check --python-stack launch=1 -- /bin/true
+	expect_rc 2
+	has err "--python-stack is a \`ktrace run\` option"
+	unset KTRACE_LIB
+}
+
 # The example names itself in its messages.
 case_example_names_itself() {
 	if grep -n "e2e_atomic" "$ROOT/examples/atomic_sum.cu"; then bad "examples/atomic_sum.cu calls itself e2e_atomic"; fi
@@ -686,6 +712,7 @@ case_ counts_agree
 case_ format_version
 case_ example
 case_ run_outcomes
+case_ python_side
 case_ example_names_itself
 case_ install_uninstall
 case_ build_settings

@@ -27,6 +27,15 @@
 struct ktrace_tracer ktrace_tracer;
 struct ktrace_real_driver ktrace_real;
 
+/* KTRACE_PYSTACK is never set here (interpose/pystack/ is tested under the
+ * library, test/unit/pystack_test.py): the launch path must not ask it. */
+void ktrace_pystack_on_launch(uint64_t seq, uint64_t handle)
+{
+	(void)seq;
+	(void)handle;
+	fail_msg("ktrace_pystack_on_launch called without KTRACE_PYSTACK");
+}
+
 /* The table is the tests' own (filled below): nothing to load. */
 int ktrace_real_driver_load(void)
 {

@@ -19,6 +19,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/pystack_spec.h"
 #include "test/unit/diff_sim.h"
 #include "tools/check_confirm.h"
 
@@ -73,6 +74,31 @@ static void test_occurrence_and_spec(void **state)
 	assert_non_null(strstr(why, "cannot carry"));
 	assert_int_equal(ktrace_check_replay_spec(&launches[6], 3, 8, spec, 10, why, sizeof why), -1);
 	assert_non_null(strstr(why, "too long"));
+}
+
+/* The KTRACE_PYSTACK value of a replay run: the launch by its kernel's
+ * mangled name (a regex matching that name alone, parsed back as the
+ * library parses it) and occurrence, the forward op for a backward kernel. */
+static void test_pystack_spec(void **state)
+{
+	struct ktrace_pystack_spec s;
+	char spec[256], why[256];
+
+	(void)state;
+	build_trace();
+	assert_int_equal(ktrace_check_pystack_spec(&launches[6], 3, spec, sizeof spec), 0);
+	assert_string_equal(spec, "occurrence=3,kernel=^_Z3fooPf$");
+	kernels[0].name = "_ZN3$_05applyEv.cold";
+	launches[3].range = (struct ktrace_range_ref){ 5, KTRACE_FWSEQ_BACKWARD, 77 };
+	assert_int_equal(ktrace_check_pystack_spec(&launches[3], 2, spec, sizeof spec), 0);
+	assert_string_equal(spec, "fw_seq=77,occurrence=2,kernel=^_ZN3\\$_05applyEv\\.cold$");
+	assert_int_equal(ktrace_pystack_spec_parse(spec, &s, why, sizeof why), 0);
+	assert_true(s.have_kernel && s.have_fw_seq && s.fw_seq == 77 && s.occurrence == 2);
+	assert_int_equal(regexec(&s.kernel, "_ZN3$_05applyEv.cold", 0, NULL, 0), 0);
+	assert_int_not_equal(regexec(&s.kernel, "_ZN3$_05applyEvXcold", 0, NULL, 0), 0);
+	ktrace_pystack_spec_free(&s);
+	assert_int_equal(ktrace_check_pystack_spec(&launches[7], 1, spec, sizeof spec), -1); /* nameless */
+	assert_int_equal(ktrace_check_pystack_spec(&launches[6], 3, spec, 12), -1);
 }
 
 /* A REPLAY record of the launch asked for gives its verdict; one of another
@@ -225,6 +251,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_occurrence_and_spec),
+		cmocka_unit_test(test_pystack_spec),
 		cmocka_unit_test(test_take_replay),
 		cmocka_unit_test(test_candidates_nondet),
 		cmocka_unit_test(test_candidates_writer),

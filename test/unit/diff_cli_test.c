@@ -584,7 +584,7 @@ static void test_option_errors(void **state)
 	expect_exact_error((char *[]){ k, "run", "--quiet=1", "--", prog, NULL },
 			   "ktrace run: option '--quiet' takes no value (try --help)\n");
 	expect_exact_error((char *[]){ k, "run", "--no", "--", prog, NULL },
-			   "ktrace run: option '--no' is ambiguous (--no-hash, --no-modules, --no-nvtx) (try --help)\n");
+			   "ktrace run: option '--no' is ambiguous (--no-hash, --no-modules, --no-nvtx, --no-torch-ops) (try --help)\n");
 	expect_exact_error((char *[]){ k, "run", "-o", "t-%q.ktrace", "--", prog, NULL },
 			   "ktrace run: -o/--output: KTRACE_OUTPUT 't-%q.ktrace': unknown escape '%q' (use %p %h %r %t %%)\n");
 	expect_exact_error((char *[]){ k, "check", "--dir", "--", prog, NULL },

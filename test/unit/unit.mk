@@ -195,6 +195,16 @@ $(BUILD)/nvtx_app: test/unit/nvtx_app.c $(FAKECUDA)
 	@$(if $(Q),echo "  LINK    $@")
 	$(Q)$(CC) $(CFLAGS_ALL) -o $@ $< -L$(BUILD)/fakecuda -l:libcuda.so.1 $(LDFLAGS_ALL) -ldl
 
+# Python stacks: a Python program (test/unit/pystack_prog.py) whose native library launches
+# with the GIL released and held, from a Python thread and a thread without Python.
+TESTS += pystack_test
+pystack_test_SRCS := test/unit/pystack_test.c
+pystack_test_LIBS := -lcmocka
+TEST_DEPS += $(BUILD)/libpystack_lib.so $(PYHOOK)
+$(BUILD)/libpystack_lib.so: test/unit/pystack_lib.c $(FAKECUDA)
+	@$(if $(Q),echo "  CC      $@")
+	$(Q)$(CC) $(CFLAGS_ALL) -fvisibility=default -shared -o $@ $< -L$(BUILD)/fakecuda -l:libcuda.so.1 $(LDFLAGS_ALL) -ldl
+
 # A program that never uses CUDA, and a library with a cuXxx name that is not the driver's.
 $(BUILD)/fakecuda/libinterpose_cusym.so: test/unit/interpose_nocuda.c
 	@mkdir -p $(dir $@)
