@@ -1,4 +1,4 @@
-/* common/value_parse.c: sizes, launch ranges and regular expressions, parsed
+/* common/value_parse.c: sizes, launch ranges, sampling rates and regular expressions, parsed
  * the same way for the KTRACE_* variables and the tools' options
  * (value_parse.h says what each accepts).  Values are untrusted: each is
  * checked to its end, and every number for overflow.
@@ -125,6 +125,19 @@ int ktrace_parse_range(const char *s, uint64_t *lo, uint64_t *hi, char *why, siz
 		return say(why, whylen, "A must be less than B (A:B is A <= n < B)");
 	*lo = a;
 	*hi = b;
+	return 0;
+}
+
+int ktrace_parse_rate(const char *s, uint32_t *out, char *why, size_t whylen)
+{
+	uint64_t v = 0;
+	enum digits_status st = parse_digits(&s, &v);
+
+	if (st == DIGITS_NONE || (st == DIGITS_OK && *s))
+		return say(why, whylen, "expected N (one launch in N) or 0 (none)");
+	if (st == DIGITS_OVERFLOW || v > KTRACE_RATE_MAX)
+		return say(why, whylen, "too large (at most 1048576)");
+	*out = (uint32_t)v;
 	return 0;
 }
 

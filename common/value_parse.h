@@ -10,6 +10,8 @@
  *   range   launch (or operation) numbers: "A:B" is A <= n < B and needs
  *           A < B; "A:" has no end, ":B" starts at 0, ":" is every number,
  *           a single "N" is N:N+1.
+ *   rate    a sampling rate: decimal digits N, one in N (1: every one), 0
+ *           none; at most KTRACE_RATE_MAX.
  *   regex   a POSIX extended regular expression, compiled once
  *           (REG_EXTENDED | REG_NOSUB); not empty, at most
  *           KTRACE_REGEX_MAX_LEN bytes.
@@ -27,10 +29,13 @@
 /* The longest regular expression accepted (the library keeps it in a
  * buffer of KTRACE_REGEX_MAX_LEN + 1 bytes). */
 #define KTRACE_REGEX_MAX_LEN 1023
+#define KTRACE_RATE_MAX 1048576u
 
 int ktrace_parse_size(const char *s, uint64_t *out, char *why, size_t whylen)
 	__attribute__((visibility("hidden")));
 int ktrace_parse_range(const char *s, uint64_t *lo, uint64_t *hi, char *why, size_t whylen)
+	__attribute__((visibility("hidden")));
+int ktrace_parse_rate(const char *s, uint32_t *out, char *why, size_t whylen)
 	__attribute__((visibility("hidden")));
 /* On success *re holds the compiled expression: free it with regfree(). */
 int ktrace_regex_compile(regex_t *re, const char *pattern, char *why, size_t whylen)

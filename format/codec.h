@@ -1,5 +1,5 @@
 /* format/codec.h: the helpers format/'s record encoders and decoders share
- * (ktrace_format.c, format_range.c): padding, strings, the record prefix, a
+ * (ktrace_format.c, format_range.c, format_gputime.c): padding, strings, the record prefix, a
  * bounds-checked decode cursor.  Private to format/.  Calls libc only.
  */
 #ifndef KTRACE_FORMAT_CODEC_H

@@ -33,6 +33,7 @@ const char *ktrace_record_type_name(uint16_t type)
 		[KTRACE_REC_GRAPH] = "graph",
 		[KTRACE_REC_RANGE] = "range",
 		[KTRACE_REC_PYSTACK] = "pystack",
+		[KTRACE_REC_GPUTIME] = "gputime",
 	};
 	return pick(names, sizeof names / sizeof names[0], type);
 }
@@ -90,6 +91,8 @@ const char *ktrace_counter_name(uint32_t id)
 		[KTRACE_CTR_GRAPH_LAUNCHES_UNHASHED] = "graph_launches_unhashed",
 		[KTRACE_CTR_GRAPH_NODES_UNRECORDED] = "graph_nodes_unrecorded",
 		[KTRACE_CTR_RANGES_UNRECORDED] = "ranges_unrecorded",
+		[KTRACE_CTR_GPU_TIMES] = "gpu_times",
+		[KTRACE_CTR_GPU_TIMES_LOST] = "gpu_times_lost",
 	};
 	return pick(names, sizeof names / sizeof names[0], id);
 }

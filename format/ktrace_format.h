@@ -29,7 +29,7 @@
 #define KTRACE_MAGIC_LEN 8
 #define KTRACE_PREAMBLE_SIZE 16
 #define KTRACE_FORMAT_MAJOR 1 /* readers refuse a larger major */
-#define KTRACE_FORMAT_MINOR 9 /* additions that old readers can skip */
+#define KTRACE_FORMAT_MINOR 10 /* additions that old readers can skip */
 
 /* Preamble: magic[8], u16 major, u16 minor, u32 flags (0). */
 
@@ -58,6 +58,7 @@ enum ktrace_record_type {
 	KTRACE_REC_GRAPH = 16,       /* since 1.8: an executable CUDA graph, its nodes and edges */
 	KTRACE_REC_RANGE = 17,       /* since 1.9: one node of the tree of NVTX range paths */
 	KTRACE_REC_PYSTACK = 18,     /* since 1.9: the Python stack behind a launch or a framework op */
+	KTRACE_REC_GPUTIME = 19,     /* since 1.10: measured GPU start and end of a sampled launch */
 };
 /* Types from here up exist only inside a tracing process (the writer's
  * rings), never in a file: the writer's expander turns each into a record of
@@ -433,6 +434,10 @@ enum ktrace_counter_id {
 	KTRACE_CTR_GRAPH_NODES_UNRECORDED = 22,  /* since 1.8: node records lost (queue full) */
 	KTRACE_CTR_RANGES_UNRECORDED = 23, /* since 1.9: NVTX ranges opened but not recorded (table full,
 	                                    * nested too deep): records inside show an enclosing range */
+	KTRACE_CTR_GPU_TIMES = 24,       /* since 1.10: GPUTIME records written */
+	KTRACE_CTR_GPU_TIMES_LOST = 25,  /* since 1.10: launches sampled for GPU times whose times were
+	                                  * not recorded (no free event, no reference yet, a driver
+	                                  * call failed, context destroyed, trace ended first) */
 };
 struct ktrace_counter { uint32_t id; uint32_t reserved; uint64_t value; };
 struct ktrace_rec_counters {
@@ -626,6 +631,25 @@ struct ktrace_rec_pystack {
 	const uint8_t *frames_raw; uint32_t frames_raw_len;
 };
 
+/* ---- GPUTIME (since 1.10) ------------------------------------------------- */
+/* The GPU start and end of one sampled launch (KTRACE_GPU_TIMES), measured
+ * with CUDA events recorded around it on its stream and placed on the
+ * trace's clock through a reference event of its context whose host time
+ * ktrace took (docs/format.md "GPUTIME").  Fixed size. */
+#define KTRACE_GPUTIMEF_GRAPH 0x1u /* the whole of a graph launch: op_seq is its first launch_seq */
+struct ktrace_rec_gputime {
+	uint64_t op_seq;      /* the launch's launch_seq (a graph launch: its first) */
+	uint64_t context;
+	uint64_t stream;      /* as ORDER records it: a _ptsz call's stream 0 is 2, the per-thread stream */
+	uint64_t start_ns;    /* CLOCK_MONOTONIC ns: the event recorded before the launch completed */
+	uint64_t end_ns;      /* CLOCK_MONOTONIC ns: the event recorded after it completed (>= start_ns) */
+	uint64_t ref_ns;      /* the host time given to the context's reference event */
+	uint32_t ref_err_ns;  /* the reference's GPU time lies within this many ns of ref_ns */
+	int32_t device;       /* ordinal, -1 unknown */
+	uint32_t flags;       /* KTRACE_GPUTIMEF_* */
+	uint32_t tid;         /* the launching thread */
+};
+
 /* ---- encoding and decoding --------------------------------------------- */
 
 /* Encoding: `ktrace_encode_*` write one whole record (prefix included, seq and
@@ -655,6 +679,7 @@ size_t ktrace_encode_replay(void *buf, size_t cap, const struct ktrace_rec_repla
 size_t ktrace_encode_graph(void *buf, size_t cap, const struct ktrace_rec_graph *r);
 size_t ktrace_encode_range(void *buf, size_t cap, const struct ktrace_rec_range *r);
 size_t ktrace_encode_pystack(void *buf, size_t cap, const struct ktrace_rec_pystack *r);
+size_t ktrace_encode_gputime(void *buf, size_t cap, const struct ktrace_rec_gputime *r);
 
 /* The size of a LAUNCH record with nregions regions and param_bytes_len
  * parameter bytes (what ktrace_encode_launch returns for them). */
@@ -702,6 +727,7 @@ int ktrace_decode_pystack(const void *rec, size_t len, struct ktrace_rec_pystack
 /* Walk the frames of a decoded PYSTACK record: *off starts at 0; fills out
  * and advances *off.  Returns 0, or -1 at the end or on a malformed frame. */
 int ktrace_pystack_frame_next(const struct ktrace_rec_pystack *r, uint32_t *off, struct ktrace_py_frame *out);
+int ktrace_decode_gputime(const void *rec, size_t len, struct ktrace_rec_gputime *r);
 /* Walk the nodes of a decoded GRAPH record: *off starts at 0; fills out and
  * advances *off.  Returns 0, or -1 at the end or on a malformed entry. */
 int ktrace_graph_node_next(const struct ktrace_rec_graph *r, uint32_t *off, struct ktrace_graph_node *out);

@@ -170,6 +170,11 @@ int ktrace_config_load(struct ktrace_config *c, ktrace_env_fn env, void *ctx, ch
 				   "must be at least 1 byte (KTRACE_HASH=0 turns hashing off)");
 	}
 
+	c->gpu_times = KTRACE_GPU_TIMES_DEFAULT;
+	v = get(env, ctx, "KTRACE_GPU_TIMES");
+	if (v && ktrace_parse_rate(v, &c->gpu_times, why, sizeof(why)))
+		return bad(err, errlen, "KTRACE_GPU_TIMES", v, why);
+
 	v = get(env, ctx, "KTRACE_LAUNCHES");
 	if (v && ktrace_parse_range(v, &c->launch_lo, &c->launch_hi, why, sizeof(why)))
 		return bad(err, errlen, "KTRACE_LAUNCHES", v, why);
@@ -243,9 +248,10 @@ void ktrace_config_describe(const struct ktrace_config *c, char *buf, size_t len
 			 (unsigned long long)c->launch_hi);
 	snprintf(buf, len,
 		 "KTRACE_OUTPUT=%s KTRACE_OVERWRITE=%d KTRACE_HASH=%d KTRACE_HASH_MAX=%llu KTRACE_LAUNCHES=%s "
-		 "KTRACE_STORE_MODULES=%d KTRACE_FOLLOW_FORK=%d KTRACE_NVTX=%d ALLOCATOR=%s KTRACE_KERNELS=%s",
+		 "KTRACE_STORE_MODULES=%d KTRACE_FOLLOW_FORK=%d KTRACE_NVTX=%d KTRACE_GPU_TIMES=%u ALLOCATOR=%s "
+		 "KTRACE_KERNELS=%s",
 		 c->output_pattern, c->overwrite, c->hash, (unsigned long long)c->hash_max, launches,
-		 c->store_modules, c->follow_fork, c->nvtx, c->allocator, c->kernel_pattern);
+		 c->store_modules, c->follow_fork, c->nvtx, c->gpu_times, c->allocator, c->kernel_pattern);
 	if (c->replay_spec) {
 		size_t used = strlen(buf);
 

@@ -19,6 +19,8 @@
  *   KTRACE_NVTX           0/1: record the program's NVTX ranges (default 1; the library
  *                         then sets NVTX_INJECTION64_PATH to itself when unset,
  *                         interpose/nvtx/nvtx.h)
+ *   KTRACE_GPU_TIMES      N: measure the GPU start and end of one launch in N
+ *                         (interpose/capture/gpu_times.h), 0 none; default 64
  *   KTRACE_REPLAY         kernel=NAME[,occurrence=N][,runs=K][,budget=SIZE][,host_budget=SIZE]:
  *                         replay that launch in isolation and record the verdict
  *                         (interpose/replay/replay.h parses it)
@@ -43,6 +45,7 @@
 #include "interpose/tracer.h"
 
 #define KTRACE_HASH_MAX_DEFAULT (256ull << 20)
+#define KTRACE_GPU_TIMES_DEFAULT 64u
 
 /* Where values come from: getenv in the library, a table in the tests. */
 typedef const char *(*ktrace_env_fn)(const char *name, void *ctx);

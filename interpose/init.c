@@ -68,6 +68,7 @@
 #include "interpose/config.h"
 #include "interpose/hash/hash_pipeline.h"
 #include "interpose/driver/driver_real.h"
+#include "interpose/capture/gpu_times.h"
 #include "interpose/graph/graph.h"
 #include "interpose/nvtx/nvtx.h"
 #include "interpose/pystack/pystack.h"
@@ -155,6 +156,7 @@ static void end_normally(uint32_t reason, int status)
 	ktrace_meta_worker_drain(END_DRAIN_MS);
 	ktrace_meta_worker_stop();
 	ktrace_graph_drain(END_DRAIN_MS);
+	ktrace_gpu_times_drain(END_DRAIN_MS);
 	ktrace_graph_stop();
 	if (hash_started) {
 		ktrace_hash_pipeline_drain(END_DRAIN_MS);
@@ -268,7 +270,8 @@ static void install_signal_handlers(void)
 /* ---- fork ------------------------------------------------------------------- */
 
 /* The tracer's part of the fork handler's child step (fork.c), before any
- * module's: stop tracing and forget the parent's writer and hash pipeline. */
+ * module's: stop tracing and forget the parent's writer, hash pipeline and
+ * GPU times' pools. */
 void ktrace_tracer_fork_child(void)
 {
 	int was_tracing = atomic_load(&traced_pid) != 0 && ktrace_tracer.writer;
@@ -280,6 +283,7 @@ void ktrace_tracer_fork_child(void)
 	if (hash_started)
 		ktrace_hash_pipeline_abandon_after_fork();
 	hash_started = 0;
+	ktrace_gpu_times_fork_child();
 	atomic_store(&traced_pid, 0);
 	atomic_store(&ktrace_tracer.ending, 0);
 	atomic_store(&ktrace_tracer.launch_seq, 0);
@@ -426,6 +430,7 @@ static void initialise(void)
 		install_signal_handlers();
 	}
 	atomic_store(&ktrace_tracer.launch_seq, 0);
+	ktrace_tracer.gpu_times_below = ktrace_gpu_times_threshold(c->gpu_times);
 	atomic_store_explicit(&ktrace_tracer.active, 1, memory_order_release);
 	if (c->hash) {
 		struct ktrace_hash_opts ho = { 0 };

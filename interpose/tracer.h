@@ -44,6 +44,7 @@ struct ktrace_config {
 	char output_pattern[PATH_MAX]; /* KTRACE_OUTPUT as given (re-expanded in a fork child) */
 	int debug;               /* KTRACE_DEBUG */
 	int follow_fork;         /* KTRACE_FOLLOW_FORK=1: a fork child traces to its own file */
+	uint32_t gpu_times;      /* KTRACE_GPU_TIMES: measure the GPU times of one launch in N (0: none) */
 	char kernel_pattern[1024]; /* KTRACE_KERNELS as given ("" when unset) */
 	char allocator[160];     /* GPU allocator settings in effect (common/allocator_env.h): "program",
 	                          * "pytorch:cudaMallocAsync,jax:platform", ... */
@@ -75,6 +76,9 @@ struct ktrace_tracer {
 	_Atomic uint64_t record_seq; /* the writer's record numbers (ktrace_writer_opts.seq):
 	                              * a launch takes both, from one line */
 	atomic_int ending;           /* the END record is being / was written */
+	uint64_t gpu_times_below;    /* capture/gpu_times.h: a launch whose sampling hash is below
+	                              * it records GPU times (0: none); beside launch_seq, which
+	                              * every launch writes */
 };
 
 _Static_assert(offsetof(struct ktrace_tracer, cfg.launch_hi) + sizeof(uint64_t) <= 64,
@@ -111,6 +115,7 @@ enum ktrace_feature_code {
 	KTRACE_FEATURE_MODULE_IMAGES = 4, /* storing module images */
 	KTRACE_FEATURE_METADATA = 5,      /* cubin/PTX/DWARF/Triton metadata */
 	KTRACE_FEATURE_OUTPUT = 6,        /* the trace file itself (I/O error, disk full) */
+	KTRACE_FEATURE_GPU_TIMES = 7,     /* measured GPU times (KTRACE_GPU_TIMES) in a context */
 };
 
 /* Turn a feature off for the rest of the run: one line on stderr (once per

@@ -196,6 +196,7 @@ static int group_key(const struct file_state *s, const struct ktrace_record_pref
 	struct ktrace_rec_memcpy c;
 	struct ktrace_rec_memset m;
 	struct ktrace_rec_order o;
+	struct ktrace_rec_gputime g;
 	int stream = s->o->group == GROUP_STREAM;
 
 	*b = 0;
@@ -225,6 +226,11 @@ static int group_key(const struct file_state *s, const struct ktrace_record_pref
 	if (p->type == KTRACE_REC_ORDER && !ktrace_decode_order(rec, len, &o)) {
 		*a = o.context;
 		*b = o.stream;
+		return 1;
+	}
+	if (p->type == KTRACE_REC_GPUTIME && !ktrace_decode_gputime(rec, len, &g)) {
+		*a = g.context;
+		*b = g.stream;
 		return 1;
 	}
 	return 0;
@@ -406,6 +412,22 @@ static void keep_copy(uint8_t **dst, size_t *dlen, const void *rec, size_t len)
 	*dlen = len;
 }
 
+/* A GPUTIME record under --range or --kernel: kept when its operation is
+ * in the range, left out with --kernel (as copies are). */
+static void on_gputime_filtered(struct file_state *s, const struct ktrace_record_prefix *p, const void *rec,
+				size_t len)
+{
+	struct ktrace_rec_gputime g;
+
+	if (ktrace_decode_gputime(rec, len, &g)) {
+		s->malformed++;
+		print_record(s, p, rec, len, NULL);
+		return;
+	}
+	if (!s->o->have_re && in_range(s->o, g.op_seq) && print_record(s, p, rec, len, NULL))
+		s->malformed++;
+}
+
 static void on_record(struct file_state *s, const void *rec, size_t len)
 {
 	struct ktrace_record_prefix p;
@@ -465,6 +487,11 @@ static void on_record(struct file_state *s, const void *rec, size_t len)
 			s->malformed++;
 		return;
 	}
+	case KTRACE_REC_GPUTIME:
+		if (!filtered)
+			break;
+		on_gputime_filtered(s, &p, rec, len);
+		return;
 	case KTRACE_REC_NOTE:
 		keep_note(s, rec, len);
 		break;

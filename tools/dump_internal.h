@@ -111,6 +111,9 @@ void dump_json_range_ref(FILE *f, const struct dump_ctx *c, const struct ktrace_
 int dump_json_graph(FILE *f, const void *rec, size_t len);
 void dump_text_graph_ref(FILE *f, const struct ktrace_graph_ref *g);
 void dump_json_graph_ref(FILE *f, const struct ktrace_graph_ref *g, int valid);
+/* GPUTIME records (dump_gputime.c): the text line and the JSON fields. */
+int dump_text_gputime(const struct dump_ctx *c, unsigned long long seq, const void *rec, size_t len);
+int dump_json_gputime(FILE *f, const void *rec, size_t len);
 
 /* Value of a parameter read from a launch's parameter bytes (dump_value.c).
  * Writes the text form (json=0) or a JSON value (json=1) into out; returns

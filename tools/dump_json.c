@@ -512,6 +512,7 @@ static int json_fields(const struct dump_ctx *c, FILE *f, const struct ktrace_re
 	case KTRACE_REC_GRAPH: return dump_json_graph(f, rec, len);
 	case KTRACE_REC_RANGE: return dump_json_range(f, rec, len);
 	case KTRACE_REC_PYSTACK: return dump_json_pystack(f, rec, len);
+	case KTRACE_REC_GPUTIME: return dump_json_gputime(f, rec, len);
 	default:
 		json_put_u64(f, "type_id", p->type);
 		return 0;

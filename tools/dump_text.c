@@ -447,6 +447,7 @@ static int text_other(struct dump_ctx *c, const struct ktrace_record_prefix *p, 
 	case KTRACE_REC_GRAPH: return dump_text_graph(f, seq, rec, len);
 	case KTRACE_REC_RANGE: return dump_text_range(f, seq, rec, len);
 	case KTRACE_REC_PYSTACK: return dump_text_pystack(f, seq, rec, len);
+	case KTRACE_REC_GPUTIME: return dump_text_gputime(c, seq, rec, len);
 	default:
 		fprintf(f, "record seq %llu: unknown type %u, %zu bytes (skipped)\n", seq, p->type, len);
 		return 0;

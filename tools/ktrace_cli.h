@@ -20,6 +20,7 @@ struct ktrace_run_opts {
 	const char *kernels;  /* KTRACE_KERNELS */
 	const char *launches; /* KTRACE_LAUNCHES */
 	const char *hash_max; /* KTRACE_HASH_MAX */
+	const char *gpu_times; /* KTRACE_GPU_TIMES */
 	int no_hash, quiet, overwrite, follow_fork, debug, no_modules;
 	int no_nvtx;          /* KTRACE_NVTX=0: no NVTX ranges */
 	int torch_ops;        /* PyTorch's op ranges: KTRACE_TORCH_OPS_ON (--torch-ops), _OFF
@@ -45,6 +46,7 @@ enum ktrace_run_option {
 	KTRACE_RUN_OPT_TORCH_OPS,
 	KTRACE_RUN_OPT_NO_TORCH_OPS,
 	KTRACE_RUN_OPT_PYTHON_STACK,
+	KTRACE_RUN_OPT_GPU_TIMES,
 };
 
 /* The tracing options as getopt_long tables (each ends with a zeroed entry):

@@ -1,7 +1,7 @@
 /* tools/ktrace_run.c: `ktrace run`, the tracing options, finding libktrace.so.
  *
  *   ktrace run [-o FILE] [--no-hash] [--kernels RE] [--launches A:B]
- *              [--hash-max N] [--quiet] [--keep-allocator] ... -- CMD ...
+ *              [--hash-max N] [--gpu-times N] [--quiet] [--keep-allocator] ... -- CMD ...
  *
  * Each option becomes the KTRACE_* setting of the same meaning
  * (interpose/config.h documents them); values are checked here first, by
@@ -43,6 +43,7 @@ const struct option ktrace_run_trace_options[] = {
 	{ "kernels", required_argument, NULL, KTRACE_RUN_OPT_KERNELS },
 	{ "launches", required_argument, NULL, KTRACE_RUN_OPT_LAUNCHES },
 	{ "hash-max", required_argument, NULL, KTRACE_RUN_OPT_HASH_MAX },
+	{ "gpu-times", required_argument, NULL, KTRACE_RUN_OPT_GPU_TIMES },
 	{ "quiet", no_argument, NULL, KTRACE_RUN_OPT_QUIET },
 	{ "follow-fork", no_argument, NULL, KTRACE_RUN_OPT_FOLLOW_FORK },
 	{ "no-modules", no_argument, NULL, KTRACE_RUN_OPT_NO_MODULES },
@@ -103,6 +104,16 @@ static int check_hash_max(const char *v, char *err, size_t errlen)
 	return 0;
 }
 
+static int check_gpu_times(const char *v, char *err, size_t errlen)
+{
+	uint32_t every;
+	char why[200];
+
+	if (ktrace_parse_rate(v, &every, why, sizeof why))
+		return ktrace_cli_bad_value(err, errlen, "--gpu-times", v, why);
+	return 0;
+}
+
 /* A tracing option that takes a value: checked, then kept in *slot. */
 static int set_value(const char **slot, const char *v, int (*check)(const char *, char *, size_t), char *err,
 		     size_t errlen)
@@ -126,6 +137,7 @@ int ktrace_run_opt(struct ktrace_run_opts *o, int code, const char *value, char 
 	case KTRACE_RUN_OPT_KERNELS: return set_value(&o->kernels, value, check_kernels, err, errlen);
 	case KTRACE_RUN_OPT_LAUNCHES: return set_value(&o->launches, value, check_launches, err, errlen);
 	case KTRACE_RUN_OPT_HASH_MAX: return set_value(&o->hash_max, value, check_hash_max, err, errlen);
+	case KTRACE_RUN_OPT_GPU_TIMES: return set_value(&o->gpu_times, value, check_gpu_times, err, errlen);
 	case KTRACE_RUN_OPT_NO_HASH: return set_flag(&o->no_hash);
 	case KTRACE_RUN_OPT_OVERWRITE: return set_flag(&o->overwrite);
 	case KTRACE_RUN_OPT_QUIET: return set_flag(&o->quiet);
@@ -159,6 +171,8 @@ void ktrace_run_opts_help(FILE *f, int with_file)
 	      "                      copies and memsets share the numbering (KTRACE_LAUNCHES)\n"
 	      "  --hash-max N        hash at most N bytes per buffer: 64K, 256M, 1G\n"
 	      "                      (KTRACE_HASH_MAX)\n"
+	      "  --gpu-times N       measure the GPU start and end of one launch in N, 0 none\n"
+	      "                      (KTRACE_GPU_TIMES, default 64)\n"
 	      "  --quiet             no start-up line from the library (KTRACE_QUIET=1)\n"
 	      "  --follow-fork       fork()ed children trace to files of their own\n"
 	      "                      (KTRACE_FOLLOW_FORK=1)\n"
@@ -274,6 +288,7 @@ int ktrace_prepare_env(const struct ktrace_run_opts *o, int torch_ops, const cha
 	    (o->kernels && set_env("KTRACE_KERNELS", o->kernels, err, errlen)) ||
 	    (o->launches && set_env("KTRACE_LAUNCHES", o->launches, err, errlen)) ||
 	    (o->hash_max && set_env("KTRACE_HASH_MAX", o->hash_max, err, errlen)) ||
+	    (o->gpu_times && set_env("KTRACE_GPU_TIMES", o->gpu_times, err, errlen)) ||
 	    (o->quiet && set_env("KTRACE_QUIET", "1", err, errlen)) ||
 	    (o->overwrite && set_env("KTRACE_OVERWRITE", "1", err, errlen)) ||
 	    (o->follow_fork && set_env("KTRACE_FOLLOW_FORK", "1", err, errlen)) ||

@@ -20,7 +20,7 @@
 
 enum ktpy_table {
 	KTPY_KERNELS = 1, KTPY_PARAMS = 2, KTPY_LAUNCHES = 3, KTPY_REGIONS = 4,
-	KTPY_OPS = 5, KTPY_NOTES = 6, KTPY_ORDERS = 7,
+	KTPY_OPS = 5, KTPY_NOTES = 6, KTPY_ORDERS = 7, KTPY_GPUTIMES = 8,
 };
 
 struct ktpy_header {
@@ -74,6 +74,12 @@ struct ktpy_order {
 	int32_t device, priority, reserved;
 };
 
+struct ktpy_gputime {
+	uint64_t op_seq, rec_seq, context, stream, start_ns, end_ns, ref_ns;
+	uint32_t ref_err_ns, flags, tid;
+	int32_t device;
+};
+
 struct ktpy_trace {
 	struct tm_trace t;
 	char *path;
@@ -98,6 +104,7 @@ KTPY_API size_t ktpy_row_size(int table)
 	case KTPY_OPS: return sizeof(struct ktpy_op);
 	case KTPY_NOTES: return sizeof(struct ktpy_note);
 	case KTPY_ORDERS: return sizeof(struct ktpy_order);
+	case KTPY_GPUTIMES: return sizeof(struct ktpy_gputime);
 	default: return 0;
 	}
 }
@@ -191,6 +198,7 @@ KTPY_API size_t ktpy_count(const struct ktpy_trace *p, int table)
 	case KTPY_OPS: return p->t.nops;
 	case KTPY_NOTES: return p->t.nnotes;
 	case KTPY_ORDERS: return p->t.norders;
+	case KTPY_GPUTIMES: return p->t.ngputimes;
 	default: return 0;
 	}
 }
@@ -331,6 +339,13 @@ static void fill_order(const struct tm_order *s, struct ktpy_order *o)
 	o->priority = s->priority;
 }
 
+static void fill_gputime(const struct tm_gputime *s, struct ktpy_gputime *o)
+{
+	*o = (struct ktpy_gputime){ .op_seq = s->op_seq, .rec_seq = s->rec_seq, .context = s->context,
+				    .stream = s->stream, .start_ns = s->start_ns, .end_ns = s->end_ns, .ref_ns = s->ref_ns,
+				    .ref_err_ns = s->ref_err_ns, .flags = s->flags, .tid = s->tid, .device = s->device };
+}
+
 /* Rows [first, first + n) of table into out (an array of its struct); returns how many. */
 KTPY_API size_t ktpy_rows(const struct ktpy_trace *p, int table, size_t first, size_t n, void *out)
 {
@@ -346,6 +361,7 @@ KTPY_API size_t ktpy_rows(const struct ktpy_trace *p, int table, size_t first, s
 		case KTPY_LAUNCHES: fill_launch(p, r, (struct ktpy_launch *)out + i); break;
 		case KTPY_OPS: fill_op(&p->t.ops[r], (struct ktpy_op *)out + i); break;
 		case KTPY_ORDERS: fill_order(&p->t.orders[r], (struct ktpy_order *)out + i); break;
+		case KTPY_GPUTIMES: fill_gputime(&p->t.gputimes[r], (struct ktpy_gputime *)out + i); break;
 		case KTPY_NOTES: {
 			struct ktpy_note *o = (struct ktpy_note *)out + i;
 			const struct tm_note *s = &p->t.notes[r];

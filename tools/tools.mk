@@ -24,7 +24,8 @@ ktrace-diff_SRCS := tools/diff_main.c $(DIFF_CORE_SRCS) $(CLI_SRCS)
 # ktrace-dump: trace files as text or JSON Lines.
 TOOLS += ktrace-dump
 ktrace-dump_SRCS := tools/dump.c tools/dump_reorder.c tools/dump_order.c tools/dump_text.c tools/dump_json.c \
-	tools/dump_value.c tools/unverified.c tools/dump_graph.c tools/dump_range.c tools/ranges.c $(CLI_SRCS)
+	tools/dump_value.c tools/unverified.c tools/dump_graph.c tools/dump_range.c tools/ranges.c \
+	tools/dump_gputime.c $(CLI_SRCS)
 
 # ktrace-export: a trace as a timeline for Perfetto / chrome://tracing (docs/export.md).
 TOOLS += ktrace-export

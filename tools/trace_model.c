@@ -98,7 +98,7 @@ struct tm_range {
 struct load_state {
 	struct tm_trace *t;
 	size_t cap_k, cap_l, cap_o, cap_n, cap_m, cap_r, cap_p;
-	size_t cap_ord, cap_g, cap_py;
+	size_t cap_ord, cap_g, cap_py, cap_gt;
 	struct tm_module_digest *mods;
 	size_t nmods;
 	uint64_t time_ns; /* of the record being taken */
@@ -142,6 +142,14 @@ static int cmp_order(const void *a, const void *b)
 	const struct tm_order *x = a, *y = b;
 	if (x->seq_before != y->seq_before)
 		return x->seq_before < y->seq_before ? -1 : 1;
+	return x->rec_seq < y->rec_seq ? -1 : x->rec_seq > y->rec_seq;
+}
+
+static int cmp_gputime(const void *a, const void *b)
+{
+	const struct tm_gputime *x = a, *y = b;
+	if (x->op_seq != y->op_seq)
+		return x->op_seq < y->op_seq ? -1 : 1;
 	return x->rec_seq < y->rec_seq ? -1 : x->rec_seq > y->rec_seq;
 }
 
@@ -426,6 +434,22 @@ static int take_order(struct load_state *s, const void *rec, size_t len, uint64_
 	return 0;
 }
 
+static int take_gputime(struct load_state *s, const void *rec, size_t len, uint64_t seq)
+{
+	struct tm_trace *t = s->t;
+	struct ktrace_rec_gputime r;
+	if (ktrace_decode_gputime(rec, len, &r) != 0)
+		return fail(s, "gputime", seq);
+	if (grow((void **)&t->gputimes, &s->cap_gt, t->ngputimes + 1, sizeof *t->gputimes))
+		return oom(s);
+	t->gputimes[t->ngputimes++] = (struct tm_gputime){
+		.op_seq = r.op_seq, .rec_seq = seq, .context = r.context, .stream = r.stream,
+		.start_ns = r.start_ns, .end_ns = r.end_ns < r.start_ns ? r.start_ns : r.end_ns, .ref_ns = r.ref_ns,
+		.ref_err_ns = r.ref_err_ns, .flags = r.flags, .tid = r.tid, .device = r.device,
+	};
+	return 0;
+}
+
 static int take_note(struct load_state *s, const void *rec, size_t len, uint64_t seq)
 {
 	struct tm_trace *t = s->t;
@@ -615,6 +639,7 @@ static int take_record(struct load_state *s, const void *rec, size_t len)
 	case KTRACE_REC_GRAPH: return take_graph(s, rec, len, p.seq);
 	case KTRACE_REC_RANGE: return take_range(s, rec, len, p.seq);
 	case KTRACE_REC_PYSTACK: return take_pystack(s, rec, len, p.seq);
+	case KTRACE_REC_GPUTIME: return take_gputime(s, rec, len, p.seq);
 	default: return 0; /* records the diff does not need, and unknown types */
 	}
 }
@@ -810,6 +835,7 @@ static int finish(struct load_state *s)
 	sort(t->ops, t->nops, sizeof *t->ops, cmp_op);
 	sort(t->orders, t->norders, sizeof *t->orders, cmp_order);
 	sort(t->graphs, t->ngraphs, sizeof *t->graphs, cmp_graph);
+	sort(t->gputimes, t->ngputimes, sizeof *t->gputimes, cmp_gputime);
 	infer_copy_dirs(s);
 	mark_pinned_host(s);
 	return 0;
@@ -904,6 +930,7 @@ void ktrace_tm_free(struct tm_trace *t)
 	free(t->graphs);
 	free(t->pystacks);
 	ktrace_ranges_free(&t->ranges);
+	free(t->gputimes);
 	const char *path = t->path;
 	memset(t, 0, sizeof *t);
 	t->path = path;
@@ -941,6 +968,19 @@ const struct tm_graph *ktrace_tm_graph(const struct tm_trace *t, uint64_t exec_i
 	}
 	return lo < t->ngraphs && t->graphs[lo].exec_id == exec_id && t->graphs[lo].revision == revision
 		       ? &t->graphs[lo] : NULL;
+}
+
+const struct tm_gputime *ktrace_tm_gputime(const struct tm_trace *t, uint64_t op_seq)
+{
+	size_t lo = 0, hi = t->ngputimes;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (t->gputimes[mid].op_seq < op_seq)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < t->ngputimes && t->gputimes[lo].op_seq == op_seq ? &t->gputimes[lo] : NULL;
 }
 
 size_t ktrace_tm_launch_lower_bound(const struct tm_trace *t, uint64_t seq)

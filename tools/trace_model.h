@@ -3,8 +3,8 @@
  * Shared by ktrace-diff and the `ktrace` front end.  Loading decodes every
  * record with format/trace_reader.h, keeps what the determinism tools need
  * (kernels, launches with their regions and hashes, copies and sets,
- * stream-order records, the graphs of graph launches, notes,
- * replays, counters, the header and end records), resolves each launch's kernel
+ * stream-order records, the graphs of graph launches, measured GPU times,
+ * notes, replays, counters, the header and end records), resolves each launch's kernel
  * (a LAUNCH may come before its KERNEL record), and sorts launches and
  * copy/set operations by their sequence number (records of different threads
  * are not in sequence order in the file).  All memory lives in one arena
@@ -141,6 +141,20 @@ struct tm_order {
 	uint64_t time_ns;        /* the record's time: after the call returned */
 };
 
+/* A GPUTIME record (format 1.10): the measured GPU start and end of a
+ * sampled launch (a graph launch's: flag KTRACE_GPUTIMEF_GRAPH, op_seq its
+ * first launch_seq), on the trace's clock. */
+struct tm_gputime {
+	uint64_t op_seq, rec_seq;
+	uint64_t context, stream;
+	uint64_t start_ns, end_ns;   /* CLOCK_MONOTONIC, end_ns >= start_ns */
+	uint64_t ref_ns;             /* the context's reference event's host time */
+	uint32_t ref_err_ns;         /* its error bound */
+	uint32_t flags;              /* KTRACE_GPUTIMEF_* */
+	uint32_t tid;
+	int32_t device;
+};
+
 struct tm_trace {
 	const char *path;        /* as given (for messages) */
 	/* HEADER */
@@ -162,6 +176,7 @@ struct tm_trace {
 	struct tm_graph *graphs; size_t ngraphs;      /* by exec_id, then revision */
 	struct ktrace_ranges ranges;                  /* RANGE records (format 1.9) by id */
 	struct tm_pystack *pystacks; size_t npystacks; /* file order */
+	struct tm_gputime *gputimes; size_t ngputimes; /* by op_seq */
 	uint16_t format_minor;   /* the file's format version 1.<minor> (ORDER records since 1.2) */
 	uint64_t counters[32];   /* latest value per enum ktrace_counter_id (< 32) */
 	size_t nrecords;
@@ -189,6 +204,9 @@ const struct tm_param *ktrace_tm_param_at(const struct tm_kernel *k, uint32_t pa
 
 /* The GRAPH record of exec_id at revision, or NULL. */
 const struct tm_graph *ktrace_tm_graph(const struct tm_trace *t, uint64_t exec_id, uint32_t revision);
+
+/* The GPUTIME record of operation op_seq (a graph launch's: its first), or NULL. */
+const struct tm_gputime *ktrace_tm_gputime(const struct tm_trace *t, uint64_t op_seq);
 
 /* Index of the first launch with seq >= `seq` (binary search). */
 size_t ktrace_tm_launch_lower_bound(const struct tm_trace *t, uint64_t seq);

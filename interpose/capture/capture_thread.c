@@ -1,6 +1,7 @@
 /* interpose/capture/capture_thread.c: per-thread scratch, thread id and context cache
  * of the capture path (see capture_thread.h).  Calls the real driver table
- * (cuCtxGetCurrent, cuCtxGetDevice), the allocation map's cache and libc. */
+ * (cuCtxGetCurrent, cuCtxGetDevice), the allocation map's cache, the GPU
+ * times (a context a thread meets for the first time) and libc. */
 #include "interpose/capture/capture_thread.h"
 
 #include <pthread.h>
@@ -9,6 +10,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "interpose/capture/gpu_times.h"
 #include "interpose/driver/driver_real.h"
 #include "interpose/tracer.h"
 #include "common/hotpath.h"
@@ -133,6 +135,8 @@ CUcontext ktrace_capture_context(int32_t *device)
 	tls_ctx = c;
 	tls_ctx_gen = g;
 	tls_dev = *device;
+	if (ktrace_tracer.gpu_times_below)
+		ktrace_gpu_times_context_seen(c, *device); /* its pool made before its first sample */
 	return c;
 }
 

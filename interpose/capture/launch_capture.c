@@ -15,8 +15,9 @@
  * the calling thread's NVTX range (one thread-local load, interpose/nvtx/),
  * the parameter scan, the allocation map's extents, the hash pipeline, the
  * deferred-record half of launch_expand.c, the launch clock, the replay's
- * launch side (KTRACE_REPLAY only) and format/ (records are encoded by the
- * codec, never by hand here).
+ * launch side (KTRACE_REPLAY only), the GPU times of sampled launches
+ * (gpu_times.h) and format/ (records are encoded by the codec, never by
+ * hand here).
  */
 #include <stdatomic.h>
 #include <stddef.h>
@@ -26,6 +27,7 @@
 #include "format/trace_writer.h"
 #include "interpose/hash/alloc_map.h"
 #include "interpose/capture/capture_thread.h"
+#include "interpose/capture/gpu_times.h"
 #include "interpose/driver/driver_real.h"
 #include "interpose/driver/events.h"
 #include "interpose/graph/graph.h"
@@ -341,6 +343,7 @@ capture_launch(const struct ktrace_launch_args *a, ktrace_real_launch_fn real, v
  * self_samples / self_ns counters, so a trace says what tracing cost the
  * program.  Four clock reads on one launch in 16. */
 #define SELF_SAMPLE_SHIFT 60 /* a launch is timed when the top 4 bits of its hash are 0 */
+_Static_assert(KTRACE_GPU_TIMES_HASH == 0x9e3779b97f4a7c15ull, "GPU times sample by the self-timing hash");
 
 struct timed_real {
 	ktrace_real_launch_fn real;
@@ -358,15 +361,14 @@ static CUresult timed_real_call(const struct ktrace_launch_args *a, void *ctx)
 	return res;
 }
 
-static CUresult capture_timed(const struct ktrace_launch_args *a, ktrace_real_launch_fn real, void *rctx,
-			      const struct ktrace_kernel_hot *k, struct ktrace_capture_tls *t, uint64_t seq,
-			      struct ktrace_writer *w, uint64_t t_enter)
+/* The self-timing counters of a launch entered at t_enter whose driver call
+ * took real_ticks (launch-clock readings). */
+static void count_self(struct ktrace_writer *w, const struct ktrace_kernel_hot *k, uint64_t t_enter,
+		       uint64_t real_ticks)
 {
-	struct timed_real tr = { real, rctx, 0 };
-	CUresult res = capture_launch(a, timed_real_call, &tr, k, t, seq, w);
 	uint64_t total = ktrace_launch_clock_now() - t_enter;
 
-	total = ktrace_launch_clock_delta_ns(total > tr.ns ? total - tr.ns : 0);
+	total = ktrace_launch_clock_delta_ns(total > real_ticks ? total - real_ticks : 0);
 	ktrace_writer_count(w, KTRACE_CTR_SELF_SAMPLES, 1);
 	ktrace_writer_count(w, KTRACE_CTR_SELF_NS, total);
 #if KTRACE_ABLATING(KTRACE_ABLATE_PROFILE)
@@ -378,7 +380,53 @@ static CUresult capture_timed(const struct ktrace_launch_args *a, ktrace_real_la
 			atomic_fetch_add_explicit(&e->prof_ns, total, memory_order_relaxed);
 		}
 	}
+#else
+	(void)k;
 #endif
+}
+
+static CUresult capture_timed(const struct ktrace_launch_args *a, ktrace_real_launch_fn real, void *rctx,
+			      const struct ktrace_kernel_hot *k, struct ktrace_capture_tls *t, uint64_t seq,
+			      struct ktrace_writer *w, uint64_t t_enter)
+{
+	struct timed_real tr = { real, rctx, 0 };
+	CUresult res = capture_launch(a, timed_real_call, &tr, k, t, seq, w);
+
+	count_self(w, k, t_enter, tr.ns);
+	return res;
+}
+
+/* GPU times (gpu_times.h): the program's launch between two events on its
+ * stream.  The events' cost stays outside the driver call that self-timing
+ * leaves out, so a launch sampled for both counts it as ktrace's. */
+struct gpu_timed_real {
+	ktrace_real_launch_fn real;
+	void *ctx;
+	uint64_t seq;
+};
+
+static CUresult gpu_timed_real_call(const struct ktrace_launch_args *a, void *ctx)
+{
+	struct gpu_timed_real *g = ctx;
+	CUstream s = hash_stream(a);
+	struct ktrace_gpu_sample *smp = ktrace_gpu_times_begin(s, g->seq, 0);
+	CUresult res = g->real(a, g->ctx);
+
+	ktrace_gpu_times_end(smp, s, res);
+	return res;
+}
+
+KT_COLD
+static CUresult capture_gpu_timed(const struct ktrace_launch_args *a, ktrace_real_launch_fn real, void *rctx,
+				  const struct ktrace_kernel_hot *k, struct ktrace_capture_tls *t, uint64_t seq,
+				  struct ktrace_writer *w, int self_sample, uint64_t t_enter)
+{
+	struct timed_real tr = { real, rctx, 0 };
+	struct gpu_timed_real g = { self_sample ? timed_real_call : real, self_sample ? (void *)&tr : rctx, seq };
+	CUresult res = capture_launch(a, gpu_timed_real_call, &g, k, t, seq, w);
+
+	if (self_sample)
+		count_self(w, k, t_enter, tr.ns);
 	return res;
 }
 
@@ -513,6 +561,8 @@ CUresult ktrace_on_launch(const struct ktrace_launch_args *a, ktrace_real_launch
 		return real(a, ctx);
 	if (kt_unlikely(ktrace_tracer.cfg.replay | ktrace_tracer.cfg.pystack))
 		return capture_with_replay(a, real, ctx, k, t, seq, w);
+	if (kt_unlikely(ktrace_gpu_times_sampled(seq)))
+		return capture_gpu_timed(a, real, ctx, k, t, seq, w, sample, t_enter);
 	if (sample)
 		return capture_timed(a, real, ctx, k, t, seq, w, t_enter);
 	return capture_launch(a, real, ctx, k, t, seq, w);

@@ -50,6 +50,7 @@
 #undef cuGraphAddDependencies
 #undef cuGraphRemoveDependencies
 #undef cuGraphAddNode
+#undef cuEventElapsedTime
 
 /* Every launch: the current context, the launch itself, stream capture. */
 #define KTRACE_REAL_LAUNCH_PATH_FUNCS(CALLED, WRAPPED) \
@@ -333,7 +334,9 @@
 
 /* What ktrace asks of graphs (interpose/graph/): their nodes, edges and
  * node parameters, clones' node mapping, and the events and pinned copies
- * that bring a graph launch's digests back. */
+ * that bring a graph launch's digests back; the events' times of the GPU
+ * times (interpose/capture/gpu_times.c; cuEventElapsedTime_v2 since CUDA
+ * 12.8, the first form before). */
 #define KTRACE_REAL_GRAPH_QUERY_FUNCS(CALLED, WRAPPED) \
 	CALLED(cuGraphGetNodes, (CUgraph, CUgraphNode *, size_t *)) \
 	CALLED(cuGraphGetEdges, (CUgraph, CUgraphNode *, CUgraphNode *, size_t *)) \
@@ -354,7 +357,9 @@
 	CALLED(cuGraphNodeGetDependencies_v2, (CUgraphNode, CUgraphNode *, CUgraphEdgeData *, size_t *)) \
 	CALLED(cuGraphNodeGetDependentNodes_v2, (CUgraphNode, CUgraphNode *, CUgraphEdgeData *, size_t *)) \
 	CALLED(cuEventCreate, (CUevent *, unsigned int)) \
-	CALLED(cuEventDestroy_v2, (CUevent))
+	CALLED(cuEventDestroy_v2, (CUevent)) \
+	CALLED(cuEventElapsedTime_v2, (float *, CUevent, CUevent)) \
+	CALLED(cuEventElapsedTime, (float *, CUevent, CUevent))
 
 /* The resolvers (their wrappers keep cudart's later look-ups behind ktrace). */
 #define KTRACE_REAL_PROCADDR_FUNCS(CALLED, WRAPPED) \

@@ -5,7 +5,9 @@
  * interpose/driver/events.h, which this module implements; the launch,
  * copy and order paths ask ktrace_stream_capturing() (events.h) whether a
  * stream is being captured; the lifecycle drains and stops the module's
- * thread and calls its fork hooks (interpose/fork.c).  Declarations only.
+ * thread and calls its fork hooks (interpose/fork.c); the GPU times
+ * (interpose/capture/gpu_times.h) have their samples polled by that thread.
+ * Declarations only.
  */
 #ifndef KTRACE_GRAPH_H
 #define KTRACE_GRAPH_H
@@ -28,6 +30,10 @@ static inline int ktrace_graph_captures_any(void)
 void ktrace_graph_drain(unsigned timeout_ms) KTRACE_HIDDEN;
 /* Stop the module's thread (at exit, after the drain). */
 void ktrace_graph_stop(void) KTRACE_HIDDEN;
+/* Work for ktrace's poller thread (the module's, which also polls the GPU
+ * times of interpose/capture/gpu_times.h): start it if it is not running,
+ * wake it if it waits.  Cheap when it is polling already. */
+void ktrace_graph_thread_wake(void) KTRACE_HIDDEN;
 
 /* Fork hooks (interpose/fork.c): prepare takes the module's locks, parent
  * releases them, child forgets every graph, exec and pending launch of the

@@ -18,7 +18,8 @@
  * can (graph_replay.c), so that its kernel nodes can be confirmed.
  * May call: the real driver (ktrace_real), the model, the hash state, the
  * records, the graph thread, the replay run's node-by-node launches, the
- * capture path's thread and context cache.
+ * capture path's thread and context cache, the GPU times of a sampled
+ * graph launch.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,6 +27,7 @@
 
 #include "format/trace_writer.h"
 #include "interpose/capture/capture_thread.h"
+#include "interpose/capture/gpu_times.h"
 #include "interpose/driver/driver_real.h"
 #include "interpose/driver/events.h"
 #include "interpose/graph/graph_internal.h"
@@ -422,9 +424,30 @@ static int replay_node_by_node(struct kt_gexec *x)
 	return 0;
 }
 
+/* GPU times (interpose/capture/gpu_times.h): the whole graph launch, the
+ * program's exec or ktrace's instrumented copy, between two events on its
+ * stream, recorded under the first launch_seq it took. */
+struct gpu_timed_graph {
+	ktrace_real_graph_launch_fn real;
+	void *ctx;
+	CUstream stream;
+	uint64_t seq;
+};
+
+static CUresult gpu_timed_graph_call(CUgraphExec e, void *ctx)
+{
+	struct gpu_timed_graph *g = ctx;
+	struct ktrace_gpu_sample *smp = ktrace_gpu_times_begin(g->stream, g->seq, KTRACE_GPUTIMEF_GRAPH);
+	CUresult res = g->real(e, g->ctx);
+
+	ktrace_gpu_times_end(smp, g->stream, res);
+	return res;
+}
+
 CUresult kt_gexec_launch(struct kt_gexec *x, CUstream s, void *realp, void *ctx)
 {
 	ktrace_real_graph_launch_fn real = (ktrace_real_graph_launch_fn)realp;
+	struct gpu_timed_graph gt;
 	struct kt_glaunch l = { 0 };
 	CUresult res;
 
@@ -458,6 +481,12 @@ CUresult kt_gexec_launch(struct kt_gexec *x, CUstream s, void *realp, void *ctx)
 	l.time_ns = ktrace_now_ns();
 	ktrace_nvtx_ref(&l.range);
 	ktrace_writer_count(ktrace_tracer.writer, KTRACE_CTR_GRAPH_LAUNCHES, 1);
+	if (l.rev->nrec && ktrace_gpu_times_sampled(l.seq) &&
+	    !atomic_load_explicit(&ktrace_tracer.paused, memory_order_relaxed)) {
+		gt = (struct gpu_timed_graph){ real, ctx, s, l.seq };
+		real = gpu_timed_graph_call;
+		ctx = &gt;
+	}
 	if (atomic_load_explicit(&ktrace_tracer.paused, memory_order_relaxed)) {
 		ktrace_writer_count(ktrace_tracer.writer, KTRACE_CTR_LAUNCHES_PAUSED, l.rev->nrec);
 		res = real(x->handle, ctx);

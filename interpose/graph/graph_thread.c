@@ -1,15 +1,18 @@
-/* interpose/graph/graph_thread.c: graph launches whose digests are in flight.
+/* interpose/graph/graph_thread.c: graph launches whose digests are in flight,
+ * and ktrace's poller thread.
  *
  * Owns the queue of hashed graph launches (in launch order) and the
  * "ktrace-graph" thread that polls them: a launch whose result slot's event
  * completed gets its records written with the digests (graph_record.c), its
  * slot freed and its references dropped; one whose event failed, or whose
- * context is gone, is written without digests.  A launching thread that
- * waits for a free slot polls too.  Polls are serialised (one poller at a
- * time); the queue's lock is never held across a driver call.  The exit
- * drain waits a bounded time, then writes what is left without digests.
- * May call: the hash state's slots (graph_hash.c), the records
- * (graph_record.c), common/spawn.h.
+ * context is gone, is written without digests.  The same thread polls the
+ * GPU times of sampled launches (interpose/capture/gpu_times.h), which wake
+ * it through ktrace_graph_thread_wake().  A launching thread that waits for
+ * a free slot polls too.  Polls are serialised (one poller at a time); the
+ * queue's lock is never held across a driver call.  The exit drain waits a
+ * bounded time, then writes what is left without digests.  May call: the
+ * hash state's slots (graph_hash.c), the records (graph_record.c), the GPU
+ * times' poll, common/spawn.h.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -18,11 +21,13 @@
 
 #include "common/spawn.h"
 #include "format/trace_writer.h"
+#include "interpose/capture/gpu_times.h"
 #include "interpose/graph/graph.h"
 #include "interpose/graph/graph_internal.h"
 
 #define POLL_MIN_NS 2000ull
 #define POLL_MAX_NS 100000ull
+#define POLL_MAX_GPU_TIMES_NS 1000000ull /* GPU times alone in flight: their records can wait */
 
 struct job {
 	struct job *next;
@@ -38,7 +43,8 @@ static struct {
 	struct job *head, *tail;
 	atomic_long pending;
 	atomic_int stop;
-	int started;
+	atomic_int started;
+	atomic_int idle;            /* the thread waits for work (ktrace_graph_thread_wake signals) */
 	pthread_t thread;
 } T = {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
@@ -121,35 +127,68 @@ static int poll_once(int force)
 	return done;
 }
 
+/* Graph launches or GPU times waiting. */
+static int work_waiting(void)
+{
+	return atomic_load(&T.pending) || ktrace_gpu_times_pending();
+}
+
+/* Nothing to poll: wait for a wake (at most 100 ms). */
+static void idle_wait(void)
+{
+	struct timespec ts;
+
+	pthread_mutex_lock(&T.lock);
+	atomic_store(&T.idle, 1);
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_nsec += 100 * 1000 * 1000;
+	if (ts.tv_nsec >= 1000000000) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000;
+	}
+	if (!work_waiting() && !atomic_load(&T.stop))
+		pthread_cond_timedwait(&T.cond, &T.lock, &ts);
+	atomic_store(&T.idle, 0);
+	pthread_mutex_unlock(&T.lock);
+}
+
 static void *thread_main(void *arg)
 {
-	uint64_t nap = POLL_MIN_NS;
+	uint64_t nap = POLL_MIN_NS, most;
 
 	(void)arg;
 	while (!atomic_load(&T.stop)) {
-		if (atomic_load(&T.pending) == 0) {
-			struct timespec ts;
-
-			pthread_mutex_lock(&T.lock);
-			clock_gettime(CLOCK_REALTIME, &ts);
-			ts.tv_nsec += 100 * 1000 * 1000;
-			if (ts.tv_nsec >= 1000000000) {
-				ts.tv_sec++;
-				ts.tv_nsec -= 1000000000;
-			}
-			if (atomic_load(&T.pending) == 0 && !atomic_load(&T.stop))
-				pthread_cond_timedwait(&T.cond, &T.lock, &ts);
-			pthread_mutex_unlock(&T.lock);
+		if (!work_waiting()) {
+			idle_wait();
 			continue;
 		}
-		if (poll_once(0)) {
+		if ((atomic_load(&T.pending) ? poll_once(0) : 0) + ktrace_gpu_times_poll(0)) {
 			nap = POLL_MIN_NS;
-		} else {
-			sleep_ns(nap);
-			nap = nap * 2 > POLL_MAX_NS ? POLL_MAX_NS : nap * 2;
+			continue;
 		}
+		sleep_ns(nap);
+		most = atomic_load(&T.pending) ? POLL_MAX_NS : POLL_MAX_GPU_TIMES_NS;
+		nap = nap * 2 > most ? most : nap * 2;
 	}
 	return NULL;
+}
+
+/* Under T.lock: start the thread unless it runs or the module stopped. */
+static void start_thread(void)
+{
+	if (!atomic_load(&T.started) && !atomic_load(&T.stop) &&
+	    ktrace_spawn(&T.thread, "ktrace-graph", thread_main, NULL) == 0)
+		atomic_store(&T.started, 1);
+}
+
+void ktrace_graph_thread_wake(void)
+{
+	if (atomic_load(&T.started) && !atomic_load(&T.idle))
+		return; /* it polls while work waits */
+	pthread_mutex_lock(&T.lock);
+	start_thread();
+	pthread_cond_signal(&T.cond);
+	pthread_mutex_unlock(&T.lock);
 }
 
 void kt_gthread_queue(const struct kt_glaunch *l, struct kt_ghash *h, struct kt_gslot *slot)
@@ -174,8 +213,7 @@ void kt_gthread_queue(const struct kt_glaunch *l, struct kt_ghash *h, struct kt_
 	else
 		T.head = j;
 	T.tail = j;
-	if (!T.started && !atomic_load(&T.stop) && ktrace_spawn(&T.thread, "ktrace-graph", thread_main, NULL) == 0)
-		T.started = 1;
+	start_thread();
 	pthread_cond_signal(&T.cond);
 	pthread_mutex_unlock(&T.lock);
 }
@@ -203,9 +241,9 @@ void ktrace_graph_stop(void)
 	atomic_store(&T.stop, 1);
 	pthread_cond_broadcast(&T.cond);
 	pthread_mutex_unlock(&T.lock);
-	if (T.started)
+	if (atomic_load(&T.started))
 		pthread_join(T.thread, NULL);
-	T.started = 0;
+	atomic_store(&T.started, 0);
 }
 
 void kt_gthread_context_destroyed(CUcontext ctx)
@@ -230,5 +268,6 @@ void kt_gthread_fork_child(void)
 	T.head = T.tail = NULL; /* the parent's launches: not ours to write (leaked) */
 	atomic_store(&T.pending, 0);
 	atomic_store(&T.stop, 0);
-	T.started = 0;
+	atomic_store(&T.started, 0);
+	atomic_store(&T.idle, 0);
 }

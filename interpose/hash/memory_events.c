@@ -22,7 +22,9 @@
  * right after it (ktrace_hash_copy), which writes the record once the digest
  * landed: no host synchronisation.  A copy issued during stream capture is
  * not executed by the call and is not hashed.  Copies and memsets carry the
- * calling thread's NVTX range (interpose/nvtx/nvtx.h), as launches do.
+ * calling thread's NVTX range (interpose/nvtx/nvtx.h), as launches do.  A
+ * context's destruction reaches the GPU times, the capture thread's caches,
+ * the hash pipeline and the registry.
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -32,6 +34,7 @@
 #include "hashkern/ktrace_digest.h"
 #include "interpose/hash/alloc_map.h"
 #include "interpose/capture/capture_thread.h"
+#include "interpose/capture/gpu_times.h"
 #include "interpose/driver/driver_real.h"
 #include "interpose/driver/events.h"
 #include "interpose/graph/graph.h"
@@ -360,6 +363,7 @@ void ktrace_on_memset(uint64_t dst, uint64_t value, uint32_t elem_size, uint64_t
 
 void ktrace_on_context_destroy(CUcontext ctx)
 {
+	ktrace_gpu_times_context_destroyed(ctx);
 	ktrace_capture_context_gone();
 	if (ktrace_tracer.cfg.hash)
 		ktrace_hash_context_destroyed(ctx);

@@ -13,10 +13,11 @@ import struct
 
 _U64, _U32, _I32, _P = ctypes.c_uint64, ctypes.c_uint32, ctypes.c_int32, ctypes.c_char_p
 
-KERNELS, PARAMS, LAUNCHES, REGIONS, OPS, NOTES, ORDERS = range(1, 8)
+KERNELS, PARAMS, LAUNCHES, REGIONS, OPS, NOTES, ORDERS, GPUTIMES = range(1, 9)
 NOTE_CODE_MARK = 260
 _REGION_PRE, _REGION_POST = 0x02, 0x04
 _COPYF_ASYNC, _COPYF_SRC_DIGEST = 0x1, 0x8
+_GPUTIMEF_GRAPH = 0x1
 
 
 def _struct(name, fields):
@@ -50,6 +51,9 @@ _ROWS = {
     ORDERS: _struct("_Order", [("seq_before", _U64), ("rec_seq", _U64), ("time_ns", _U64), ("stream", _U64),
                                ("event", _U64), ("context", _U64), ("op", _U32), ("tid", _U32), ("stream_flags", _U32),
                                ("device", _I32), ("priority", _I32), ("reserved", _I32)]),
+    GPUTIMES: _struct("_GpuTime", [("op_seq", _U64), ("rec_seq", _U64), ("context", _U64), ("stream", _U64),
+                                   ("start_ns", _U64), ("end_ns", _U64), ("ref_ns", _U64), ("ref_err_ns", _U32),
+                                   ("flags", _U32), ("tid", _U32), ("device", _I32)]),
 }
 
 _lib = None
@@ -204,6 +208,14 @@ class Order(_Record):
     __slots__ = ("op", "launch_seq_before", "time_ns", "stream", "event", "context", "device", "tid")
 
 
+class GpuTime(_Record):
+    """A GPUTIME record (format 1.10): the measured GPU start and end (CLOCK_MONOTONIC ns, the
+    trace's clock) of a sampled launch, or of a whole graph launch (graph_launch: op_seq is its
+    first node's); ref_err_ns bounds the error of the reference event the times were aligned with."""
+    __slots__ = ("op_seq", "start_ns", "end_ns", "duration_ns", "graph_launch", "stream", "context", "device",
+                 "tid", "ref_ns", "ref_err_ns")
+
+
 def _make(cls, **kw):
     o = cls.__new__(cls)
     for k, v in kw.items():
@@ -251,7 +263,8 @@ class Trace:
     start_realtime_ns, start_monotonic_ns, format_version ("1.7"), ended (an END
     record was written), end_reason, end_status, truncated, counters (name ->
     value), kernels, launches (by launch_seq), ops (copies and memsets, by
-    op_seq), notes, marks (the program's ktrace.mark() notes), orders.
+    op_seq), notes, marks (the program's ktrace.mark() notes), orders,
+    gpu_times (measured GPU times of sampled launches and graph launches, by op_seq).
     to_pandas() and to_arrow() give the same as tables.
     """
 
@@ -332,6 +345,11 @@ class Trace:
         self.orders = [_make(Order, op=_name(9, r[6]), launch_seq_before=r[0], time_ns=r[2], stream=r[3],
                              event=r[4], context=r[5], device=r[9], tid=r[7])
                        for r in _rows(self._lib, self._handle, ORDERS)]
+        # op_seq, rec_seq, context, stream, start_ns, end_ns, ref_ns, ref_err_ns, flags, tid, device
+        self.gpu_times = [_make(GpuTime, op_seq=g[0], start_ns=g[4], end_ns=g[5], duration_ns=g[5] - g[4],
+                                graph_launch=bool(g[8] & _GPUTIMEF_GRAPH), stream=g[3], context=g[2], device=g[10],
+                                tid=g[9], ref_ns=g[6], ref_err_ns=g[7])
+                          for g in _rows(self._lib, self._handle, GPUTIMES)]
 
     @property
     def marks(self):
@@ -374,7 +392,7 @@ class Trace:
 
     def rows(self):
         """The trace as plain rows: {table name: [dict, ...]} for kernels, launches, args,
-        regions, ops, notes and orders (what to_pandas() and to_arrow() are made of)."""
+        regions, ops, notes, orders and gpu_times (what to_pandas() and to_arrow() are made of)."""
         def written(l):
             return ",".join(a.name for a in l.args if a.written) if any(g.written for g in l.regions) else ""
         tables = {
@@ -383,6 +401,7 @@ class Trace:
             "ops": [o.as_dict() for o in self.ops],
             "notes": [n.as_dict() for n in self.notes],
             "orders": [r.as_dict() for r in self.orders],
+            "gpu_times": [g.as_dict() for g in self.gpu_times],
         }
         for l in self.launches:
             d = {k: getattr(l, k) for k in ("launch_seq", "time_ns", "kernel_name", "stream", "context", "device",

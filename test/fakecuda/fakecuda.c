@@ -81,6 +81,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <cuda.h>
 
@@ -99,6 +100,7 @@
 #undef cuStreamWaitValue64
 #undef cuStreamBatchMemOp
 #undef cuIpcOpenMemHandle
+#undef cuEventElapsedTime
 
 #define API __attribute__((visibility("default")))
 
@@ -860,13 +862,22 @@ API CUresult cuMemGetAddressRange_v2(CUdeviceptr *base, size_t *size, CUdevicept
 /* ---- streams, events, synchronisation ------------------------------------------ */
 
 /* Streams and events are addresses of these; a recorded event answers
- * cuEventQuery NOT_READY twice, then SUCCESS; cuStreamQuery of FAKE_BUSY_STREAM
+ * cuEventQuery NOT_READY twice, then SUCCESS (at once after a stream's or the
+ * context's synchronisation); cuStreamQuery of FAKE_BUSY_STREAM
  * answers NOT_READY, of any other stream SUCCESS.  Stream flags FAKE_BAD_FLAGS
- * and NULL events or streams to destroy give distinctive errors. */
+ * and NULL events or streams to destroy give distinctive errors.  An event
+ * keeps the host's CLOCK_MONOTONIC of its last record as its time:
+ * cuEventElapsedTime(_v2) gives the difference of two completed events' times
+ * (kernels run during their launch, so events around a launch bracket it,
+ * and every event has completed once recorded, whatever cuEventQuery's
+ * countdown says), INVALID_HANDLE for an event never recorded.  fake_events_live() counts events created and not destroyed. */
 #define FAKE_BUSY_STREAM ((CUstream)(uintptr_t)0xb5)
 #define FAKE_BAD_FLAGS 0xbadu
-static int fake_streams[64], fake_events[64];
-static unsigned nstreams_made, nevents_made, event_pending[64];
+#define FAKE_NEVENTS 1024
+static int fake_streams[64], fake_events[FAKE_NEVENTS];
+static unsigned nstreams_made, nevents_made, event_pending[FAKE_NEVENTS];
+static uint64_t event_time_ns[FAKE_NEVENTS];
+static long events_live;
 
 static CUresult make_stream(CUstream *ph, unsigned flags)
 {
@@ -880,7 +891,20 @@ static int event_index(CUevent e)
 {
 	long i = (int *)(void *)e - fake_events;
 
-	return e && i >= 0 && i < 64 ? (int)i : -1;
+	return e && i >= 0 && i < FAKE_NEVENTS ? (int)i : -1;
+}
+
+static uint64_t fake_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+API long fake_events_live(void)
+{
+	return __atomic_load_n(&events_live, __ATOMIC_RELAXED);
 }
 
 API CUresult cuStreamCreate(CUstream *ph, unsigned flags) { NOTE(); return make_stream(ph, flags); }
@@ -893,7 +917,18 @@ API CUresult cuStreamDestroy_v2(CUstream s) { NOTE(); return s ? CUDA_SUCCESS : 
 API CUresult cuEventCreate(CUevent *e, unsigned flags)
 {
 	(void)flags; NOTE();
-	*e = (CUevent)(void *)&fake_events[__atomic_fetch_add(&nevents_made, 1, __ATOMIC_RELAXED) % 64];
+	*e = (CUevent)(void *)&fake_events[__atomic_fetch_add(&nevents_made, 1, __ATOMIC_RELAXED) % FAKE_NEVENTS];
+	event_time_ns[event_index(*e)] = 0;
+	__atomic_fetch_add(&events_live, 1, __ATOMIC_RELAXED);
+	return CUDA_SUCCESS;
+}
+
+API CUresult cuEventDestroy_v2(CUevent e)
+{
+	NOTE();
+	if (!e)
+		return CUDA_ERROR_INVALID_HANDLE;
+	__atomic_fetch_sub(&events_live, 1, __ATOMIC_RELAXED);
 	return CUDA_SUCCESS;
 }
 
@@ -904,8 +939,23 @@ static CUresult record(CUevent e)
 	if (i < 0)
 		return CUDA_ERROR_INVALID_HANDLE;
 	event_pending[i] = 2;
+	__atomic_store_n(&event_time_ns[i], fake_now_ns(), __ATOMIC_RELEASE);
 	return CUDA_SUCCESS;
 }
+
+static CUresult elapsed(float *ms, CUevent a, CUevent b)
+{
+	int i = event_index(a), j = event_index(b);
+
+	NOTE();
+	if (!ms || i < 0 || j < 0 || !event_time_ns[i] || !event_time_ns[j])
+		return CUDA_ERROR_INVALID_HANDLE;
+	*ms = (float)(((double)event_time_ns[j] - (double)event_time_ns[i]) / 1e6);
+	return CUDA_SUCCESS;
+}
+
+API CUresult cuEventElapsedTime(float *ms, CUevent a, CUevent b) { return elapsed(ms, a, b); }
+API CUresult cuEventElapsedTime_v2(float *ms, CUevent a, CUevent b) { return elapsed(ms, a, b); }
 
 API CUresult cuEventRecord(CUevent e, CUstream s) { (void)s; NOTE(); return record(e); }
 API CUresult cuEventRecord_ptsz(CUevent e, CUstream s) { (void)s; NOTE(); return record(e); }
@@ -945,10 +995,20 @@ API CUresult cuStreamWaitEvent_ptsz(CUstream s, CUevent e, unsigned f)
 {
 	(void)s; (void)f; NOTE(); return event_index(e) < 0 ? CUDA_ERROR_INVALID_HANDLE : CUDA_SUCCESS;
 }
-API CUresult cuStreamSynchronize(CUstream s) { (void)s; NOTE(); return CUDA_SUCCESS; }
-API CUresult cuStreamSynchronize_ptsz(CUstream s) { (void)s; NOTE(); return CUDA_SUCCESS; }
-API CUresult cuCtxSynchronize(void) { NOTE(); return CUDA_SUCCESS; }
-API CUresult cuCtxSynchronize_v2(CUcontext c) { NOTE(); return c ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT; }
+/* Synchronisation completes every event recorded so far (streams are not told apart). */
+static CUresult all_events_done(void)
+{
+	for (int i = 0; i < FAKE_NEVENTS; i++)
+		event_pending[i] = 0;
+	return CUDA_SUCCESS;
+}
+API CUresult cuStreamSynchronize(CUstream s) { (void)s; NOTE(); return all_events_done(); }
+API CUresult cuStreamSynchronize_ptsz(CUstream s) { (void)s; NOTE(); return all_events_done(); }
+API CUresult cuCtxSynchronize(void) { NOTE(); return all_events_done(); }
+API CUresult cuCtxSynchronize_v2(CUcontext c)
+{
+	NOTE(); return c ? all_events_done() : CUDA_ERROR_INVALID_CONTEXT;
+}
 API CUresult cuStreamQuery(CUstream s) { NOTE(); return s == FAKE_BUSY_STREAM ? CUDA_ERROR_NOT_READY : CUDA_SUCCESS; }
 API CUresult cuStreamQuery_ptsz(CUstream s)
 {

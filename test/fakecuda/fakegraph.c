@@ -1157,4 +1157,3 @@ API CUresult cuMemsetD8Async(CUdeviceptr d, unsigned char v, size_t n, CUstream 
 	memset((void *)(uintptr_t)d, v, n);
 	return CUDA_SUCCESS;
 }
-API CUresult cuEventDestroy_v2(CUevent e) { NOTE(); return e ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE; }

@@ -20,9 +20,16 @@
 # and KT_REFSTEP_BLOCK the in-process rounds (default 60) and steps per block (10).
 # Compile mode runs (1) first, which also fills Inductor's and Triton's
 # caches, so every process of (2) loads the same compiled kernels.
+# Both run with the library's default settings, GPU times (KTRACE_GPU_TIMES)
+# of one launch in 64 included.  Their cost: (1) again with KTRACE_GPU_TIMES=N
+# for each N of KT_REFSTEP_GPU_TIMES (default "0 1": none, and every launch,
+# whose cost over none, divided by 64, is the default rate's; "" skips them).
 #   BENCH  capture-refstep-<mode>-overhead-inprocess  (1), in %
+#   BENCH  capture-refstep-<mode>-gputimes<N>-overhead-inprocess  (1) at rate N, in %
+#   BENCH  capture-refstep-<mode>-gputimes-cost-at-64  (rate 1 - rate 0) / 64, in %
 #   BENCH  capture-refstep-<mode>-overhead            (2), in %, with ranges
 #   RESULT capture-refstep-<mode>   (1) <= 3 %, and checksums of (2) identical
+#   RESULT capture-refstep-<mode>-gputimes   the cost at 64 < 1 %
 set -u
 cd "$(dirname "$0")/../.."
 B=${KT_BUILD:-$PWD/build}
@@ -64,6 +71,30 @@ ab_result() {
 	fi
 }
 
+# (1) at each rate of KT_REFSTEP_GPU_TIMES, and the default rate's cost from rates 1 and 0.
+gpu_times_cost() { # mode flag
+	local n o0= o1=
+	for n in ${KT_REFSTEP_GPU_TIMES-0 1}; do
+		KTRACE_OUTPUT="$T/gt$n-$1-%p.ktrace" KTRACE_HASH=0 KTRACE_GPU_TIMES=$n KTRACE_QUIET=1 KTRACE_OVERWRITE=1 \
+			LD_PRELOAD="$B/libktrace.so" $PIN timeout 300 python3 bench/gpu/refstep_ab.py $2 \
+			--rounds "${KT_REFSTEP_ROUNDS:-60}" --block "${KT_REFSTEP_BLOCK:-10}" \
+			--label "capture-refstep-$1-gputimes$n-overhead-inprocess" >"$T/$1.gt$n" 2>"$T/$1.gt$n.err"
+		grep -v '^OVERHEAD' "$T/$1.gt$n"
+		local t=$(ls -t "$T"/gt$n-$1-*.ktrace 2>/dev/null | head -n 1)
+		[ -n "$t" ] && "$B/ktrace-dump" --summary "$t" 2>&1 | grep "counters" | cut -c1-400
+		[ "$n" = 0 ] && o0=$(sed -n 's/^OVERHEAD //p' "$T/$1.gt$n")
+		[ "$n" = 1 ] && o1=$(sed -n 's/^OVERHEAD //p' "$T/$1.gt$n")
+	done
+	[ -n "$o0" ] && [ -n "$o1" ] || return 0
+	local c=$(awk -v a="$o1" -v b="$o0" 'BEGIN{printf "%.3f", (a - b) / 64}')
+	echo "BENCH|capture-refstep-$1-gputimes-cost-at-64|$c|%|(overhead with every launch measured $o1 % - with none $o0 %) / 64, one process each, KTRACE_HASH=0"
+	if [ "$(awk -v c="$c" 'BEGIN{print (c < 1.0) ? 1 : 0}')" = 1 ]; then
+		echo "RESULT|capture-refstep-$1-gputimes|PASS|GPU times at one launch in 64 cost $c % of the step (< 1 %)"
+	else
+		echo "RESULT|capture-refstep-$1-gputimes|FAIL|GPU times at one launch in 64 cost $c % of the step (>= 1 %)"
+	fi
+}
+
 for mode in ${KT_REFSTEP_MODES:-eager compile}; do
 	flag=
 	pairs=${KT_REFSTEP_PAIRS:-6}
@@ -85,6 +116,7 @@ for mode in ${KT_REFSTEP_MODES:-eager compile}; do
 	abt=$(ls -t "$T"/ab-$mode-*.ktrace 2>/dev/null | head -n 1)
 	[ -n "$abt" ] && "$B/ktrace-dump" --summary "$abt" 2>&1 | grep "counters\|host time" | cut -c1-400
 	ab=$(sed -n 's/^OVERHEAD //p' "$T/$mode.ab")
+	[ "${KT_REFSTEP_AB:-1}" = 1 ] && gpu_times_cost "$mode" "$flag"
 	if [ "$pairs" = 0 ]; then # KT_REFSTEP_PAIRS=0: the in-process measurement only
 		ab_result "(process pairs not run)"
 		rm -f "$T"/*.ktrace

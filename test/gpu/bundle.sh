@@ -23,7 +23,7 @@ for w in "${WHEEL_OUT:-dist}"/ktrace-*.whl; do
 done
 [ -d "$dst/wheel" ] || echo "bundle: warning: no wheel in ${WHEEL_OUT:-dist}/ (make wheel; the wheel area will skip)" >&2
 # The programs the areas run from gpu/ (graphs: 70-graphs-*.sh): say which are missing.
-for p in intercept_runtime intercept_driver hash_digest graph_capture graph_explicit; do
+for p in intercept_runtime intercept_driver hash_digest graph_capture graph_explicit gputime_spin; do
 	[ -x "$dst/gpu/$p" ] || echo "bundle: warning: gpu/$p missing (make gpu BUILD=$src)" >&2
 done
 du -sh "$dst"

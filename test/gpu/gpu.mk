@@ -16,3 +16,6 @@ GPU_PROGS += graph_capture graph_explicit
 graph_capture_NVFLAGS := -I.
 graph_explicit_NVFLAGS := -I.
 $(BUILD)/gpu/graph_capture $(BUILD)/gpu/graph_explicit: test/gpu/graph_common.cuh
+
+# Measured GPU times (11-capture-5-gputimes.sh): kernels of known run time.
+GPU_PROGS += gputime_spin

@@ -79,6 +79,11 @@ class LoadMatchesDump(unittest.TestCase):
         self.assertEqual(sorted(n.text for n in t.notes), sorted(r["text"] for r in notes))
         orders = [r for r in recs if r["type"] == "order"]
         self.assertEqual(sorted(o.op for o in t.orders), sorted(r["op"] for r in orders))
+        gputimes = sorted((r for r in recs if r["type"] == "gputime"), key=lambda r: r["op_seq"])
+        self.assertEqual([(g.op_seq, g.start_ns, g.end_ns, g.duration_ns, g.graph_launch, g.ref_err_ns)
+                          for g in t.gpu_times],
+                         [(r["op_seq"], r["start_ns"], r["end_ns"], r["duration_ns"], "graph" in r["gputime_flags"],
+                           r["ref_err_ns"]) for r in gputimes])
         return t
 
     def test_basic(self):
@@ -91,6 +96,13 @@ class LoadMatchesDump(unittest.TestCase):
 
     def test_order(self):
         self.check(ktgen("order", "--scenario", "order"))
+
+    def test_gputimes(self):
+        t = self.check(ktgen("gputimes", "--scenario", "gputimes"))
+        self.assertEqual([(g.op_seq, g.duration_ns, g.graph_launch) for g in t.gpu_times],
+                         [(1, 10000, False), (4, 10000, False), (5, 4000, True)])
+        self.assertEqual(len(t.rows()["gpu_times"]), 3)
+        self.assertEqual(t.counters["gpu_times"], 3)
 
     def test_examples(self):
         for run in ("atomic_sum-run1", "atomic_sum-run2"):

@@ -583,7 +583,8 @@ case_json_schemas() {
 	"$B/ktgen" --scenario order order.ktrace
 	"$B/ktgen" --scenario graph graph.ktrace
 	"$B/ktgen" --scenario ranges ranges.ktrace
-	for f in basic.ktrace threads.ktrace order.ktrace graph.ktrace ranges.ktrace "$ex1"; do
+	"$B/ktgen" --scenario gputimes gputimes.ktrace
+	for f in basic.ktrace threads.ktrace order.ktrace graph.ktrace ranges.ktrace gputimes.ktrace "$ex1"; do
 		"$B/ktrace-dump" --json "$f"
 		"$B/ktrace-dump" --json --range 0:1 "$f"
 	done >dump.jsonl 2>/dev/null

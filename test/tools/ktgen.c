@@ -6,7 +6,8 @@
  * writer's own COUNTERS and END records carry real timestamps (normalise
  * time_ns of those in JSON).  Not a substitute for traces of real programs.
  *
- *   ktgen [--scenario basic|many|order|order-filter|graph|threads|graph-threads|ranges] [--launches N]
+ *   ktgen [--scenario basic|many|order|order-filter|graph|threads|graph-threads|ranges|gputimes]
+ *         [--launches N]
  *         [--frame-bytes N] [--cut-at-flush K] [--major N] OUT
  *
  * basic  every record type once or more, a launch before its KERNEL record,
@@ -32,6 +33,10 @@
  *        domain "TSL", a start/end range; launches, a copy and a memset under
  *        them with their framework sequence numbers; an NVTX mark; the Python
  *        stack of a forward op (PYSTACK).
+ * gputimes  launches on one stream, two of them measured (GPUTIME records,
+ *        format 1.10) with two unmeasured ones that must fit between them,
+ *        a measured graph launch of scenario graph's exec, one unmeasured
+ *        launch after it.
  * --cut-at-flush K  flush after every group of records, then cut the file at
  *        the end of flush K (>= 1): the file ends inside a zstd frame.
  * --major N  patch the preamble's version to N.0.
@@ -498,6 +503,36 @@ static void scenario_graph(void)
 	graph_launch(0, 0);
 }
 
+/* A GPUTIME record of op (a graph launch's first op with KTRACE_GPUTIMEF_GRAPH)
+ * on stream 0x5000: from start to end ns after the trace's start. */
+static void gputime(uint64_t op, uint64_t start, uint64_t end, uint32_t flags)
+{
+	struct ktrace_rec_gputime g = { .op_seq = op, .context = 0xc0ffee00, .stream = 0x5000,
+					.start_ns = START_MONO + start, .end_ns = START_MONO + end,
+					.ref_ns = START_MONO + 500, .ref_err_ns = 300, .device = 0, .flags = flags,
+					.tid = 4243 };
+	put(buf, ktrace_encode_gputime(buf, sizeof buf, &g));
+}
+
+/* Ops 0-4 launched at 2-6 us, op 1 measured at 4-14 us, op 4 at 15.5-25.5 us
+ * (ops 2 and 3, unmeasured, have 1.5 us between them); graph launch ops 5-7
+ * measured at 26-30 us; op 8 launched at 11 us, unmeasured. */
+static void scenario_gputimes(void)
+{
+	graph_kernel();
+	launch_stream = 0x5000;
+	for (int i = 0; i < 5; i++)
+		launch(1, graph_params, 28, NULL, 0, 0);
+	graph_record(0);
+	graph_launch(0, 0);
+	launch(1, graph_params, 28, NULL, 0, 0);
+	gputime(1, 4000, 14000, 0);
+	gputime(4, 15500, 25500, 0);
+	gputime(5, 26000, 30000, KTRACE_GPUTIMEF_GRAPH);
+	ktrace_writer_count(w, KTRACE_CTR_GPU_TIMES, 3);
+	ktrace_writer_count(w, KTRACE_CTR_GPU_TIMES_LOST, 1);
+}
+
 /* The next record as record number seq, by a thread whose launches run on stream. */
 static void as(uint64_t seq, uint32_t tid, uint64_t stream)
 {
@@ -651,8 +686,8 @@ int main(int argc, char **argv)
 			break;
 	}
 	if (i != argc - 1 || argv[argc - 1][0] == '-')
-		die("usage: ktgen [--scenario basic|many|order|order-filter|graph|threads|graph-threads|ranges] [--launches N] "
-		    "[--frame-bytes N] [--cut-at-flush K] [--major N] OUT");
+		die("usage: ktgen [--scenario basic|many|order|order-filter|graph|threads|graph-threads|ranges|gputimes] "
+		    "[--launches N] [--frame-bytes N] [--cut-at-flush K] [--major N] OUT");
 	out_path = argv[argc - 1];
 
 	struct ktrace_rec_header h = { .pid = 4242, .ppid = 1, .rank = 0, .digest_alg = 1,
@@ -662,6 +697,8 @@ int main(int argc, char **argv)
 	struct ktrace_writer_opts o = { .path = out_path, .overwrite = 1, .frame_bytes = frame_bytes,
 					.flush_ms = 10000, .header = &h, .seq = &record_seq };
 	char err[512];
+	if (!strcmp(scenario, "gputimes"))
+		h.config = (struct ktrace_str)S("KTRACE_HASH=1 KTRACE_OUTPUT=t.ktrace KTRACE_GPU_TIMES=4");
 	w = ktrace_writer_open(&o, err, sizeof err);
 	if (!w)
 		die(err);
@@ -681,6 +718,8 @@ int main(int argc, char **argv)
 		scenario_graph_threads();
 	else if (!strcmp(scenario, "ranges"))
 		scenario_ranges();
+	else if (!strcmp(scenario, "gputimes"))
+		scenario_gputimes();
 	else
 		die("unknown scenario");
 	struct ktrace_rec_end e = { .reason = KTRACE_END_EXIT, .status = 0, .launches = launch_no };

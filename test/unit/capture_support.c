@@ -42,6 +42,22 @@ int ktrace_real_driver_load(void)
 	return 0;
 }
 
+/* No poller thread here: a test that samples GPU times polls them itself
+ * (ktrace_gpu_times_poll). */
+void ktrace_graph_thread_wake(void)
+{
+}
+
+/* The lifecycle's (interpose/init.c, not linked here): counted only. */
+unsigned long capture_features_disabled;
+
+void ktrace_tracer_disable_feature(uint32_t code, const char *fmt, ...)
+{
+	(void)code;
+	(void)fmt;
+	capture_features_disabled++;
+}
+
 /* ---- fake driver ------------------------------------------------------------ */
 
 #define MAX_FAKE 64

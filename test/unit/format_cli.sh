@@ -27,6 +27,7 @@ cd "$T" || exit 1
 "$B/ktgen" --scenario graph graph.ktrace || exit 1
 "$B/ktgen" --scenario threads threads.ktrace || exit 1
 "$B/ktgen" --scenario ranges ranges.ktrace || exit 1
+"$B/ktgen" --scenario gputimes gputimes.ktrace || exit 1
 "$B/ktgen" --cut-at-flush 2 cut.ktrace || exit 1
 "$B/ktgen" --major 2 v2.ktrace || exit 1
 "$B/ktgen" --major 1 v1.ktrace || exit 1  # 1.0: regions without exactness
@@ -90,6 +91,10 @@ case_ order-filter-both 0 --kernel '^kern_a$' --range 3:4 order-filter.ktrace
 case_ graph-text 0 graph.ktrace
 case_ graph-json 0 --json graph.ktrace
 case_ graph-kernel-filter 0 --kernel vecAdd graph.ktrace
+case_ gputimes-text 0 gputimes.ktrace
+case_ gputimes-json 0 --json gputimes.ktrace
+case_ gputimes-range 0 --range 1:5 gputimes.ktrace
+case_ gputimes-group-stream 0 --group stream gputimes.ktrace
 case_ threads-text 0 threads.ktrace
 case_ threads-json 0 --json threads.ktrace
 case_ threads-group-stream 0 --group stream threads.ktrace

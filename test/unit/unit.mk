@@ -119,7 +119,7 @@ TEST_DEPS += $(CAPTURE_STRUCT_CUBIN)
 CAPTURE_TEST_OBJS_SRCS := test/unit/capture_support.c interpose/registry/registry.c interpose/registry/kernel_cache.c interpose/registry/meta_worker.c interpose/registry/module_image.c interpose/registry/kernel_record.c \
 	interpose/registry/handle_map.c interpose/capture/param_scan.c interpose/capture/capture_thread.c interpose/hash/alloc_map.c \
 	interpose/capture/launch_expand.c interpose/capture/launch_clock.c interpose/graph/graph_capture.c \
-	interpose/nvtx/nvtx_now.c
+	interpose/nvtx/nvtx_now.c interpose/capture/gpu_times.c
 TESTS += capture_registry_test
 capture_registry_test_SRCS := test/unit/capture_registry_test.c $(CAPTURE_TEST_OBJS_SRCS)
 capture_registry_test_LIBS := -lcmocka
@@ -297,6 +297,16 @@ $(BUILD)/capture_results_app: test/unit/capture_results_app.c $(FAKECUDA_REAL)
 $(BUILD)/capture_extent_app: test/unit/capture_extent_app.c $(FAKECUDA_REAL)
 	@$(if $(Q),echo "  LINK    $@")
 	$(Q)$(CC) $(CFLAGS_ALL) -o $@ $< -L$(BUILD)/fakecuda-real -l:libcuda.so.1 $(LDFLAGS_ALL)
+
+# ---- GPU times of sampled launches end to end (KTRACE_GPU_TIMES, GPUTIME records), under
+# libktrace.so with the real-memory fake driver, whose events carry host times.
+TESTS += gputime_test
+gputime_test_SRCS := test/unit/gputime_test.c
+gputime_test_LIBS := -lcmocka
+TEST_DEPS += $(BUILD)/gputime_app $(BUILD)/ktrace-dump
+$(BUILD)/gputime_app: test/unit/gputime_app.c $(FAKECUDA_REAL)
+	@$(if $(Q),echo "  LINK    $@")
+	$(Q)$(CC) $(CFLAGS_ALL) -o $@ $< -L$(BUILD)/fakecuda-real -l:libcuda.so.1 $(LDFLAGS_ALL) -ldl
 
 # ---- CUDA graphs end to end: graphs built node by node, captured, updated, with a
 # planted non-deterministic node, under libktrace.so with the real-memory fake driver.

@@ -1,0 +1,375 @@
+/* test/unit/gputime_test.c: GPU times of sampled launches end to end on the CPU.
+ *
+ * build/gputime_app (test/unit/gputime_app.c) runs under LD_PRELOAD=libktrace.so
+ * with the fake driver's real-memory build, whose events keep the host clock
+ * of their record as their time (test/fakecuda/fakecuda.c), and its traces
+ * must say:
+ *  - KTRACE_GPU_TIMES=1: every launch that ran on an ordinary stream has a
+ *    GPUTIME record of its op_seq, its stream and context, with
+ *    start <= end, inside the run (after the trace's start and the launch's
+ *    call, before the END record), its reference's error bound small;
+ *    launches that failed, or were made on a stream the driver says is
+ *    capturing, have none (and return what the driver returned); a graph
+ *    launch has one, flagged graph, at its first node's op_seq; every
+ *    sampled launch is either written or counted lost;
+ *  - the default rate samples the launches the hash says (one in 64), and
+ *    KTRACE_GPU_TIMES=0 none, creating no event;
+ *  - a destroyed context takes every event ktrace made in it along;
+ *  - a forked child, traced (KTRACE_FOLLOW_FORK=1), measures its own
+ *    launches with its own events.
+ */
+#include <dirent.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include <cuda.h>
+
+#include "format/ktrace_format.h"
+#include "format/trace_reader.h"
+
+#define MAX_RECS 8192
+#define CAPTURING_STREAM 0xcaull
+
+static char build_dir[PATH_MAX], tmp_dir[PATH_MAX];
+
+/* Run gputime_app MODE N into trace NAME with KTRACE_GPU_TIMES=rate (NULL:
+ * the default) and one more setting (or NULL); returns its stdout, which must
+ * end with "OK". */
+static char *run_app(const char *mode, int n, const char *name, const char *rate, const char *extra)
+{
+	char app[PATH_MAX + 32], preload[PATH_MAX + 32], libpath[PATH_MAX + 32], output[PATH_MAX + 64];
+	char ratev[64], nv[16], outp[PATH_MAX + 16];
+	static char out[4096];
+	int status = 0;
+	pid_t pid;
+
+	snprintf(app, sizeof app, "%s/gputime_app", build_dir);
+	snprintf(preload, sizeof preload, "LD_PRELOAD=%s/libktrace.so", build_dir);
+	snprintf(libpath, sizeof libpath, "LD_LIBRARY_PATH=%s/fakecuda-real", build_dir);
+	snprintf(output, sizeof output, "KTRACE_OUTPUT=%s/%s", tmp_dir, name);
+	snprintf(ratev, sizeof ratev, rate ? "KTRACE_GPU_TIMES=%s" : "KTRACE_QUIET=1", rate);
+	snprintf(nv, sizeof nv, "%d", n);
+	snprintf(outp, sizeof outp, "%s/stdout", tmp_dir);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		const char *envp[] = { preload, libpath, output, ratev, "KTRACE_QUIET=1", "KTRACE_HASH=0",
+				       "KTRACE_OVERWRITE=1", "ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=0",
+				       extra ? extra : "KTRACE_DEBUG=0", NULL };
+		char *argv[] = { app, (char *)mode, nv, NULL };
+		int o = open(outp, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+
+		dup2(o, 1);
+		execve(app, argv, (char *const *)envp);
+		_exit(127);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	FILE *f = fopen(outp, "r");
+	assert_non_null(f);
+	size_t got = fread(out, 1, sizeof out - 1, f);
+	out[got] = '\0';
+	fclose(f);
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || !strstr(out, "OK\n"))
+		fail_msg("gputime_app %s: status %d, output:\n%s", mode, status, out);
+	return out;
+}
+
+/* ---- what a trace holds ------------------------------------------------------------------ */
+
+struct trace {
+	uint64_t start_ns, end_ns;         /* the header's start, the END record's time */
+	struct ktrace_rec_launch launch[MAX_RECS];
+	uint64_t launch_time[MAX_RECS];
+	size_t nlaunch;
+	struct ktrace_rec_gputime gt[MAX_RECS];
+	size_t ngt;
+	uint64_t counters[32];
+	uint8_t *keep[MAX_RECS];           /* the launch records (their views point into them) */
+};
+
+static struct trace T;
+
+static void take_counters(const void *rec, size_t len)
+{
+	struct ktrace_rec_counters c;
+
+	assert_int_equal(ktrace_decode_counters(rec, len, &c), 0);
+	for (uint32_t i = 0; i < c.ncounters; i++) {
+		struct ktrace_counter v;
+		ktrace_counters_get(&c, i, &v);
+		if (v.id < 32)
+			T.counters[v.id] = v.value;
+	}
+}
+
+static void take(const void *rec, size_t len)
+{
+	struct ktrace_record_prefix p;
+	struct ktrace_rec_header h;
+
+	assert_int_equal(ktrace_decode_prefix(rec, len, &p), 0);
+	if (p.type == KTRACE_REC_HEADER && !ktrace_decode_header(rec, len, &h))
+		T.start_ns = h.start_monotonic_ns;
+	else if (p.type == KTRACE_REC_END)
+		T.end_ns = p.time_ns;
+	else if (p.type == KTRACE_REC_COUNTERS)
+		take_counters(rec, len);
+	else if (p.type == KTRACE_REC_GPUTIME && T.ngt < MAX_RECS)
+		assert_int_equal(ktrace_decode_gputime(rec, len, &T.gt[T.ngt++]), 0);
+	if (p.type != KTRACE_REC_LAUNCH || T.nlaunch >= MAX_RECS)
+		return;
+	T.keep[T.nlaunch] = malloc(len);
+	memcpy(T.keep[T.nlaunch], rec, len);
+	assert_int_equal(ktrace_decode_launch(T.keep[T.nlaunch], len, &T.launch[T.nlaunch]), 0);
+	T.launch_time[T.nlaunch++] = p.time_ns;
+}
+
+static void read_trace(const char *name)
+{
+	char path[PATH_MAX + 64], err[512];
+	struct ktrace_reader *r;
+	const void *rec;
+	size_t len;
+
+	for (size_t i = 0; i < T.nlaunch; i++)
+		free(T.keep[i]);
+	memset(&T, 0, sizeof T);
+	snprintf(path, sizeof path, "%s/%s", tmp_dir, name);
+	if (!(r = ktrace_reader_open(path, err, sizeof err)))
+		fail_msg("%s", err);
+	while (ktrace_reader_next(r, &rec, &len) == KTRACE_READ_RECORD)
+		take(rec, len);
+	ktrace_reader_close(r);
+	assert_true(T.end_ns > 0);
+}
+
+/* The app's first launch (its pool may not be made yet when it comes). */
+static int warm_up(const struct ktrace_rec_launch *l)
+{
+	for (size_t i = 0; i < T.nlaunch; i++)
+		if (T.launch[i].launch_seq < l->launch_seq)
+			return 0;
+	return 1;
+}
+
+static const struct ktrace_rec_gputime *gputime_of(uint64_t op_seq)
+{
+	for (size_t i = 0; i < T.ngt; i++)
+		if (T.gt[i].op_seq == op_seq)
+			return &T.gt[i];
+	return NULL;
+}
+
+/* Launch op_seq's GPUTIME record is a measurement of it: its stream and
+ * context, start <= end, inside the run and after the call. */
+static void check_measured(size_t i)
+{
+	const struct ktrace_rec_launch *l = &T.launch[i];
+	const struct ktrace_rec_gputime *g = gputime_of(l->launch_seq);
+
+	if (!g)
+		fail_msg("launch op %llu: no GPUTIME record", (unsigned long long)l->launch_seq);
+	assert_int_equal(g->flags, 0);
+	assert_int_equal(g->stream, l->stream);
+	assert_int_equal(g->context, l->context);
+	assert_int_equal(g->device, l->device);
+	assert_int_equal(g->tid, l->tid);
+	assert_true(g->start_ns <= g->end_ns);
+	assert_true(g->start_ns >= T.start_ns && g->end_ns <= T.end_ns);
+	/* the start event was recorded after the call began (the fake's events
+	 * take the host clock); the reference bounds the alignment */
+	assert_true(g->start_ns + g->ref_err_ns + 5000 >= T.launch_time[i]);
+	assert_true(g->ref_ns >= T.start_ns && g->ref_ns <= g->start_ns + g->ref_err_ns);
+	assert_true(g->ref_err_ns < 50u * 1000 * 1000);
+}
+
+/* Is launch seq sampled at one in `every` (interpose/capture/gpu_times.h's hash)? */
+static int sampled(uint64_t seq, uint64_t every)
+{
+	return (seq * 0x9e3779b97f4a7c15ull) << 4 < UINT64_MAX / every;
+}
+
+/* ---- the cases ------------------------------------------------------------------------------ */
+
+static void test_every_launch(void **state)
+{
+	size_t plain = 0, capturing = 0, failed = 0;
+
+	(void)state;
+	run_app("launches", 40, "every.ktrace", "1", NULL);
+	read_trace("every.ktrace");
+	for (size_t i = 0; i < T.nlaunch; i++) {
+		const struct ktrace_rec_launch *l = &T.launch[i];
+
+		if (warm_up(l))
+			continue;
+		if (l->result) {
+			assert_int_equal(l->result, CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES);
+			assert_null(gputime_of(l->launch_seq));
+			failed++;
+		} else if (l->stream == CAPTURING_STREAM) {
+			assert_null(gputime_of(l->launch_seq));
+			capturing++;
+		} else {
+			check_measured(i);
+			plain++;
+		}
+	}
+	assert_int_equal(plain, 40);
+	assert_int_equal(failed, 3);
+	assert_int_equal(capturing, 40);
+	assert_int_equal(T.counters[KTRACE_CTR_GPU_TIMES], T.ngt);
+	/* every launch was sampled: each is written or counted lost */
+	assert_int_equal(T.counters[KTRACE_CTR_GPU_TIMES] + T.counters[KTRACE_CTR_GPU_TIMES_LOST], T.nlaunch);
+}
+
+static void test_default_rate(void **state)
+{
+	size_t want = 0;
+
+	(void)state;
+	run_app("launches", 600, "default.ktrace", NULL, NULL);
+	read_trace("default.ktrace");
+	for (size_t i = 0; i < T.nlaunch; i++) {
+		uint64_t seq = T.launch[i].launch_seq;
+
+		if (sampled(seq, 64))
+			want++;
+		if (gputime_of(seq)) {
+			assert_true(sampled(seq, 64));
+			check_measured(i);
+		}
+	}
+	assert_true(want >= 10 && want <= 40); /* about 1243 / 64 */
+	assert_true(T.ngt > 0);
+	assert_int_equal(T.counters[KTRACE_CTR_GPU_TIMES] + T.counters[KTRACE_CTR_GPU_TIMES_LOST], want);
+}
+
+static void test_off(void **state)
+{
+	(void)state;
+	/* ktrace makes no event at all (the app makes none either) */
+	assert_non_null(strstr(run_app("destroy", 20, "off.ktrace", "0", NULL), "events_live 0\n"));
+	read_trace("off.ktrace");
+	assert_int_equal(T.ngt, 0);
+	assert_int_equal(T.counters[KTRACE_CTR_GPU_TIMES_LOST], 0);
+}
+
+static void test_graph_launch(void **state)
+{
+	size_t graph_launches = 0;
+
+	(void)state;
+	run_app("graph", 6, "graph.ktrace", "1", NULL);
+	read_trace("graph.ktrace");
+	for (size_t i = 0; i < T.nlaunch; i++) {
+		const struct ktrace_rec_launch *l = &T.launch[i];
+		const struct ktrace_rec_gputime *g;
+
+		if (!(l->flags & KTRACE_LAUNCHF_GRAPH)) {
+			if (!warm_up(l))
+				check_measured(i);
+			continue;
+		}
+		if (l->graph.node != 0 && l->launch_seq != l->graph.launch_seq)
+			assert_null(gputime_of(l->launch_seq));
+		if (l->launch_seq != l->graph.launch_seq)
+			continue;
+		graph_launches++;
+		if (!(g = gputime_of(l->launch_seq)))
+			fail_msg("graph launch from op %llu: no GPUTIME record", (unsigned long long)l->launch_seq);
+		assert_int_equal(g->flags, KTRACE_GPUTIMEF_GRAPH);
+		assert_int_equal(g->stream, l->stream);
+		assert_true(g->start_ns <= g->end_ns && g->start_ns >= T.start_ns && g->end_ns <= T.end_ns);
+	}
+	assert_int_equal(graph_launches, 6);
+}
+
+static void test_context_destroyed(void **state)
+{
+	(void)state;
+	/* the app prints the events the fake driver holds after cuCtxDestroy */
+	assert_non_null(strstr(run_app("destroy", 30, "destroy.ktrace", "1", NULL), "events_live 0\n"));
+	read_trace("destroy.ktrace");
+	assert_true(T.ngt >= 30);
+	assert_int_equal(T.counters[KTRACE_CTR_GPU_TIMES] + T.counters[KTRACE_CTR_GPU_TIMES_LOST], T.nlaunch);
+}
+
+static void test_fork(void **state)
+{
+	char child[PATH_MAX + 64];
+	size_t n;
+
+	(void)state;
+	run_app("fork", 20, "fork.ktrace", "1", "KTRACE_FOLLOW_FORK=1");
+	read_trace("fork.ktrace");
+	for (size_t i = 0; i < T.nlaunch; i++)
+		if (!warm_up(&T.launch[i]))
+			check_measured(i);
+	assert_int_equal(T.nlaunch, 41);
+	/* the child's trace (KTRACE_OUTPUT without %p: .<pid> added) */
+	DIR *d = opendir(tmp_dir);
+	struct dirent *e;
+	assert_non_null(d);
+	child[0] = '\0';
+	while ((e = readdir(d)))
+		if (!strncmp(e->d_name, "fork.ktrace.", 12))
+			snprintf(child, sizeof child, "%s", e->d_name);
+	closedir(d);
+	assert_true(child[0] != '\0');
+	read_trace(child);
+	n = T.nlaunch;
+	assert_int_equal(n, 20);
+	assert_true(T.ngt > 0); /* its own pool: the first launches may come before it */
+	for (size_t i = 0; i < T.nlaunch; i++)
+		if (gputime_of(T.launch[i].launch_seq))
+			check_measured(i);
+}
+
+static int setup(void **state)
+{
+	const char *b = getenv("BUILD");
+	char tmpl[] = "/tmp/ktrace-gputime.XXXXXX";
+
+	(void)state;
+	if (!realpath(b ? b : "build", build_dir) || !mkdtemp(tmpl))
+		return -1;
+	snprintf(tmp_dir, sizeof tmp_dir, "%s", tmpl);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	char cmd[PATH_MAX + 16];
+
+	(void)state;
+	for (size_t i = 0; i < T.nlaunch; i++)
+		free(T.keep[i]);
+	snprintf(cmd, sizeof cmd, "rm -rf %s", tmp_dir);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_every_launch),
+		cmocka_unit_test(test_default_rate),
+		cmocka_unit_test(test_off),
+		cmocka_unit_test(test_graph_launch),
+		cmocka_unit_test(test_context_destroyed),
+		cmocka_unit_test(test_fork),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
