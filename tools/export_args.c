@@ -163,7 +163,8 @@ static void written_names(const struct tm_launch *l, char *buf, size_t cap)
 	}
 }
 
-void ktrace_export_launch_args(struct jw *w, const struct tm_launch *l, const struct export_mark *m, int on_gpu)
+void ktrace_export_launch_args(struct jw *w, const struct tm_launch *l, const struct export_mark *m,
+			       const struct export_measure *gpu)
 {
 	const struct tm_kernel *k = l->kernel;
 	char flags[256], out[512];
@@ -209,11 +210,33 @@ void ktrace_export_launch_args(struct jw *w, const struct tm_launch *l, const st
 	written_names(l, out, sizeof out);
 	if (*out)
 		put_names(w, "out", out);
-	if (on_gpu) {
+	if (gpu) {
 		put_params(w, l);
-		jw_key(w, "gpu_time");
-		jw_str(w, EXPORT_GPU_TIME_NOTE);
+		ktrace_export_gpu_time(w, gpu);
 	}
+	jw_end_object(w);
+}
+
+void ktrace_export_gpu_time(struct jw *w, const struct export_measure *gpu)
+{
+	static const char *const how[] = { "unmeasured", "measured", "graph_launch_measured" };
+	const struct tm_gputime *g = gpu->gt;
+	jw_key(w, "gpu_time");
+	jw_str(w, how[gpu->how]);
+	if (!g)
+		return;
+	jw_key(w, "gputime");
+	jw_object(w);
+	jw_key(w, "op_seq");
+	jw_u64(w, g->op_seq);
+	jw_key(w, "start_ns");
+	jw_u64(w, g->start_ns);
+	jw_key(w, "end_ns");
+	jw_u64(w, g->end_ns);
+	jw_key(w, "duration_ns");
+	jw_u64(w, g->end_ns - g->start_ns);
+	jw_key(w, "ref_err_ns");
+	jw_u64(w, g->ref_err_ns);
 	jw_end_object(w);
 }
 
@@ -247,7 +270,7 @@ static void put_copy_fields(struct jw *w, const struct tm_op *o)
 	}
 }
 
-void ktrace_export_op_args(struct jw *w, const struct tm_op *o, int on_gpu)
+void ktrace_export_op_args(struct jw *w, const struct tm_op *o, const struct export_measure *gpu)
 {
 	char flags[160];
 	jw_key(w, "args");
@@ -281,9 +304,7 @@ void ktrace_export_op_args(struct jw *w, const struct tm_op *o, int on_gpu)
 	}
 	if (o->flags & KTRACE_COPYF_GRAPH)
 		put_graph_ref(w, &o->graph);
-	if (on_gpu) {
-		jw_key(w, "gpu_time");
-		jw_str(w, EXPORT_GPU_TIME_NOTE);
-	}
+	if (gpu)
+		ktrace_export_gpu_time(w, gpu);
 	jw_end_object(w);
 }

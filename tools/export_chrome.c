@@ -2,13 +2,15 @@
  * (export.h; the layout is docs/export.md's).
  *
  * Owns the tracks (the traced process's threads; per device, its streams),
- * the placement of slices (a host call at its recorded time; GPU work, whose
- * times the trace does not hold, in host issue order on its stream), flows
+ * the placement of host slices (a host call at its recorded time), flows
  * from calls to the work they enqueued and from an event's record to the
  * waits on it, NOTE records as instants, the divergence marks, and the
  * metadata (names, sort order, what the times mean).  Everything is walked
- * once, in host order: launches, copies and memsets by their sequence
- * number, ORDER records where their launch_seq_before puts them.
+ * twice in host order (launches, copies and memsets by their sequence
+ * number, ORDER records where their launch_seq_before puts them): the first
+ * walk gives the GPU work of each stream, with what was measured of it
+ * (GPUTIME records), to the layout (export_layout.c), which places it; the
+ * second writes the JSON.
  */
 #include "tools/export_internal.h"
 
@@ -44,6 +46,8 @@ struct exporter {
 	size_t next_mark, next_note;
 	size_t *notes;         /* note indexes by time */
 	uint64_t order_flows;
+	int pass;              /* 1: placing GPU work (nothing written), 2: writing */
+	struct export_layout layout;
 	int oom;
 };
 
@@ -161,6 +165,38 @@ static int64_t place(struct track *tr, int64_t t, int64_t w)
 	return s;
 }
 
+/* Where GPU work on track g whose host call was drawn at `want` goes: added
+ * to the layout in the first walk (NULL: nothing to draw then), read back
+ * in the second.  m: what was measured of it (NULL: nothing). */
+static const struct export_slot *gpu_slot(struct exporter *x, const struct track *g, int64_t want,
+					  const struct export_measure *m)
+{
+	if (x->pass == 1) {
+		if (ktrace_export_layout_add(&x->layout, g->order, want, m))
+			x->oom = 1;
+		return NULL;
+	}
+	return ktrace_export_layout_next(&x->layout);
+}
+
+/* What was measured of the GPU work numbered seq, a node of graph launch
+ * gr (graph: nonzero) or not. */
+static struct export_measure measure(const struct exporter *x, uint64_t seq, int graph,
+				     const struct ktrace_graph_ref *gr)
+{
+	struct export_measure m;
+	const struct tm_gputime *g = ktrace_tm_gputime(x->t, graph ? gr->launch_seq : seq);
+	memset(&m, 0, sizeof m);
+	if (!g || !(g->flags & KTRACE_GPUTIMEF_GRAPH) != !graph)
+		return m;
+	m.how = graph ? EXPORT_IN_MEASURED_GRAPH : EXPORT_MEASURED;
+	m.start = rel(x, g->start_ns);
+	m.end = rel(x, g->end_ns);
+	m.group = graph ? gr->launch_seq : 0;
+	m.gt = g;
+	return m;
+}
+
 /* Remember which device a context belongs to (launches and ORDER records say). */
 static void note_context(struct exporter *x, uint64_t context, int32_t device)
 {
@@ -218,11 +254,14 @@ static void begin_slice(struct exporter *x, const char *name, const char *cat, c
 	jw_us(&x->w, dur);
 }
 
-/* A flow from the slice of `from` around ts_from to the one of `to` around ts_to. */
+/* A flow from the slice of `from` around ts_from to the one of `to` around
+ * ts_to; none when it would go back in time. */
 static void flow(struct exporter *x, uint64_t id, const char *cat, const struct track *from, int64_t ts_from,
 		 const struct track *to, int64_t ts_to)
 {
 	struct jw *w = &x->w;
+	if (ts_to < ts_from)
+		return;
 	begin_event(x, "s", "enqueue", cat, from->pid, from->tid, ts_from);
 	jw_key(w, "id");
 	jw_u64(w, id);
@@ -233,6 +272,23 @@ static void flow(struct exporter *x, uint64_t id, const char *cat, const struct 
 	jw_key(w, "bp");
 	jw_str(w, "e");
 	jw_end_object(w);
+}
+
+/* The flow from a host call's slice (at hs on h) to the GPU slice s of the
+ * work it enqueued (on g): middle to middle, or, where measured work ran
+ * before the middle of its call's slice, from the slice's start to a point
+ * of the work's; none when the work ended before its call's slice began. */
+static void call_flow(struct exporter *x, uint64_t id, const struct track *h, int64_t hs, const struct track *g,
+		      const struct export_slot *s)
+{
+	int64_t from = hs + EXPORT_HOST_SLICE_NS / 2, to = s->ts + s->dur / 2;
+	if (to < from) {
+		from = hs;
+		to = from > s->ts ? from : s->ts;
+		if (to > s->ts + s->dur)
+			return;
+	}
+	flow(x, id, "launch", h, from, g, to);
 }
 
 static void instant(struct exporter *x, const char *name, const char *cat, const char *scope, uint32_t pid,
@@ -289,31 +345,55 @@ static uint64_t launch_stream(const struct tm_launch *l)
 	return l->stream == 0 && (l->flags & KTRACE_LAUNCHF_PTSZ) ? 2 : l->stream;
 }
 
+/* The slice of a measured graph launch, around its nodes' (drawn before the
+ * first of them). */
+static void graph_launch_slice(struct exporter *x, const struct track *g, const struct export_slot *s)
+{
+	struct export_measure m = s->m;
+	if (!s->group_first)
+		return;
+	m.how = EXPORT_MEASURED;
+	begin_slice(x, "graph launch", "graph_launch", g, s->group_ts, s->group_dur);
+	jw_key(&x->w, "args");
+	jw_object(&x->w);
+	jw_key(&x->w, "op_seq");
+	jw_u64(&x->w, s->m.group);
+	ktrace_export_gpu_time(&x->w, &m);
+	jw_end_object(&x->w);
+	jw_end_object(&x->w);
+}
+
 static void emit_launch(struct exporter *x, const struct tm_launch *l)
 {
-	const struct export_mark *m = mark_of(x, l);
+	const struct export_mark *m = x->pass == 2 ? mark_of(x, l) : NULL;
 	struct track *h = host_track(x, l->tid), *g;
+	const struct export_slot *s;
 	if (!h)
 		return;
 	int64_t hs = place(h, rel(x, l->time_ns), EXPORT_HOST_SLICE_NS);
-	begin_slice(x, api_name(l->api), "cuda_api", h, hs, EXPORT_HOST_SLICE_NS);
-	ktrace_export_launch_args(&x->w, l, NULL, 0);
-	jw_end_object(&x->w);
+	if (x->pass == 2) {
+		begin_slice(x, api_name(l->api), "cuda_api", h, hs, EXPORT_HOST_SLICE_NS);
+		ktrace_export_launch_args(&x->w, l, NULL, NULL);
+		jw_end_object(&x->w);
+	}
 	/* a failed launch enqueued nothing; one made during stream capture went into a graph */
 	if (l->result || (l->flags & KTRACE_LAUNCHF_CAPTURING) ||
 	    !(g = gpu_track(x, l->device, l->context, launch_stream(l), l->tid)))
 		return;
-	int64_t gs = place(g, hs, EXPORT_GPU_SLICE_NS);
-	begin_slice(x, ktrace_tm_kernel_name(l->kernel), "kernel", g, gs, EXPORT_GPU_SLICE_NS);
+	struct export_measure me = measure(x, l->seq, (l->flags & KTRACE_LAUNCHF_GRAPH) != 0, &l->graph);
+	if (!(s = gpu_slot(x, g, hs, &me)))
+		return;
+	graph_launch_slice(x, g, s);
+	begin_slice(x, ktrace_tm_kernel_name(l->kernel), "kernel", g, s->ts, s->dur);
 	if (m) {
 		jw_key(&x->w, "cname");
 		jw_str(&x->w, m->first ? "terrible" : "bad");
 	}
-	ktrace_export_launch_args(&x->w, l, m, 1);
+	ktrace_export_launch_args(&x->w, l, m, &s->m);
 	jw_end_object(&x->w);
-	flow(x, l->seq + 1, "launch", h, hs + EXPORT_HOST_SLICE_NS / 2, g, gs + EXPORT_GPU_SLICE_NS / 2);
+	call_flow(x, l->seq + 1, h, hs, g, s);
 	if (m)
-		mark_instants(x, m, g, gs + EXPORT_GPU_SLICE_NS / 2);
+		mark_instants(x, m, g, s->ts + s->dur / 2);
 }
 
 /* "memcpy HtoD async" for the host call, "Memcpy HtoD" for the GPU work. */
@@ -330,21 +410,29 @@ static void emit_op(struct exporter *x, const struct tm_op *o)
 {
 	char host[64], gpu[64];
 	struct track *h = host_track(x, o->tid), *g;
+	const struct export_slot *s;
 	if (!h)
 		return;
 	op_names(o, host, gpu, sizeof host);
 	int64_t hs = place(h, rel(x, o->time_ns), EXPORT_HOST_SLICE_NS);
-	begin_slice(x, host, "cuda_api", h, hs, EXPORT_HOST_SLICE_NS);
-	ktrace_export_op_args(&x->w, o, 0);
-	jw_end_object(&x->w);
+	if (x->pass == 2) {
+		begin_slice(x, host, "cuda_api", h, hs, EXPORT_HOST_SLICE_NS);
+		ktrace_export_op_args(&x->w, o, NULL);
+		jw_end_object(&x->w);
+	}
 	if (o->result || o->dst_digest_state == KTRACE_DST_DIGEST_SKIP_CAPTURE ||
 	    !(g = gpu_track(x, context_device(x, o->context), o->context, o->stream, o->tid)))
 		return;
-	int64_t gs = place(g, hs, EXPORT_GPU_SLICE_NS);
-	begin_slice(x, gpu, o->type == TM_OP_MEMCPY ? "memcpy" : "memset", g, gs, EXPORT_GPU_SLICE_NS);
-	ktrace_export_op_args(&x->w, o, 1);
+	struct export_measure me = measure(x, o->seq, (o->flags & KTRACE_COPYF_GRAPH) != 0, &o->graph);
+	if (me.how == EXPORT_MEASURED) /* only launches are measured alone */
+		memset(&me, 0, sizeof me);
+	if (!(s = gpu_slot(x, g, hs, &me)))
+		return;
+	graph_launch_slice(x, g, s);
+	begin_slice(x, gpu, o->type == TM_OP_MEMCPY ? "memcpy" : "memset", g, s->ts, s->dur);
+	ktrace_export_op_args(&x->w, o, &s->m);
 	jw_end_object(&x->w);
-	flow(x, o->seq + 1, "launch", h, hs + EXPORT_HOST_SLICE_NS / 2, g, gs + EXPORT_GPU_SLICE_NS / 2);
+	call_flow(x, o->seq + 1, h, hs, g, s);
 }
 
 /* ---- stream order (ORDER records) ---------------------------------------- */
@@ -376,27 +464,28 @@ static void order_args(struct exporter *x, const struct tm_order *r)
 static void emit_event_op(struct exporter *x, const struct tm_order *r)
 {
 	uint64_t k[4] = { TRACK_EVENT, r->event, 0, 0 };
-	int record = r->op == KTRACE_ORDER_EVENT_RECORD, added;
+	int record = r->op == KTRACE_ORDER_EVENT_RECORD, added; /* an event's end_ns: its last record's */
 	struct track *g = gpu_track(x, r->device, r->context, r->stream, r->tid), *ev;
+	const struct export_slot *s;
 	if (!g)
 		return;
-	int64_t s = place(g, rel(x, r->time_ns), EXPORT_GPU_SLICE_NS);
-	begin_slice(x, record ? "event record" : "wait for event", "stream_order", g, s, EXPORT_GPU_SLICE_NS);
-	order_args(x, r);
-	jw_end_object(&x->w);
-	if (!(ev = track_get(x, k, &added))) {
+	if (!(ev = track_get(x, k, &added))) { /* in the first walk too: tracks keep their order */
 		x->oom = 1;
 		return;
 	}
+	if (!(s = gpu_slot(x, g, rel(x, r->time_ns), NULL)))
+		return;
+	begin_slice(x, record ? "event record" : "wait for event", "stream_order", g, s->ts, s->dur);
+	order_args(x, r);
+	jw_end_object(&x->w);
 	if (record) {
 		ev->pid = g->pid;
 		ev->tid = g->tid;
-		ev->end_ns = s + EXPORT_GPU_SLICE_NS / 2;
-	} else if (!added) {
+		ev->end_ns = s->ts + s->dur / 2;
+	} else if (ev->end_ns != INT64_MIN) { /* recorded before, in this walk */
 		struct track from = *ev;
 		from.end_ns = 0;
-		flow(x, ORDER_FLOW_BASE + x->order_flows++, "stream_order", &from, ev->end_ns, g,
-		     s + EXPORT_GPU_SLICE_NS / 2);
+		flow(x, ORDER_FLOW_BASE + x->order_flows++, "stream_order", &from, ev->end_ns, g, s->ts + s->dur / 2);
 	}
 }
 
@@ -409,17 +498,17 @@ static void emit_order(struct exporter *x, const struct tm_order *r)
 	}
 	if (r->op == KTRACE_ORDER_UNKNOWN) {
 		struct track *g = gpu_track(x, r->device, r->context, r->stream, r->tid);
-		if (!g)
+		const struct export_slot *s;
+		if (!g || !(s = gpu_slot(x, g, rel(x, r->time_ns), NULL)))
 			return;
-		int64_t s = place(g, rel(x, r->time_ns), EXPORT_GPU_SLICE_NS);
-		begin_slice(x, "wait (not modelled)", "stream_order", g, s, EXPORT_GPU_SLICE_NS);
+		begin_slice(x, "wait (not modelled)", "stream_order", g, s->ts, s->dur);
 		order_args(x, r);
 		jw_end_object(&x->w);
 		return;
 	}
 	/* stream creation and the host's synchronisations: instants on the calling thread */
 	struct track *h = host_track(x, r->tid);
-	if (!h)
+	if (!h || x->pass == 1)
 		return;
 	instant(x, ktrace_order_op_name(r->op), "stream_order", "t", h->pid, h->tid, rel(x, r->time_ns));
 	order_args(x, r);
@@ -468,6 +557,8 @@ static void emit_notes_until(struct exporter *x, uint64_t time_ns)
 		struct track *h = host_track(x, x->host_pid);
 		if (!h)
 			return;
+		if (x->pass == 1)
+			continue;
 		snprintf(name, sizeof name, "%.80s", n->text);
 		instant(x, name, n->code == KTRACE_NOTE_CODE_MARK ? "mark" : "note", "p", h->pid, h->tid, rel(x, n->time_ns));
 		jw_key(&x->w, "args");
@@ -560,6 +651,38 @@ static void emit_metadata(struct exporter *x)
 	}
 }
 
+/* The sampling rate the trace was recorded with (its HEADER's config
+ * KTRACE_GPU_TIMES=N), or -1 when it does not say (before format 1.10). */
+static long gpu_times_rate(const struct tm_trace *t)
+{
+	const char *p = t->config ? strstr(t->config, "KTRACE_GPU_TIMES=") : NULL;
+	return p ? strtol(p + strlen("KTRACE_GPU_TIMES="), NULL, 10) : -1;
+}
+
+/* otherData's gpu_times (what the GPU slices' times are) and gpu_times_rate. */
+static void emit_gpu_times_note(struct exporter *x)
+{
+	const struct tm_trace *t = x->t;
+	long rate = gpu_times_rate(t);
+	char text[640];
+	snprintf(text, sizeof text,
+		 "%zu GPU slice(s) measured (GPUTIME records: CUDA events around sampled launches and graph launches, "
+		 "placed on the trace's clock through a reference event; args gpu_time \"measured\", the record in "
+		 "args gputime); the nodes of a measured graph launch are drawn inside it (\"graph_launch_measured\"), "
+		 "their own times unmeasured; all other GPU work is unmeasured (\"unmeasured\"): drawn at most 1 us "
+		 "wide on its stream, at its host call's time or right after the stream's previous work, in issue order, "
+		 "narrower where the stream's next measured work starts sooner", t->ngputimes);
+	jw_key(&x->w, "gpu_times");
+	jw_str(&x->w, text);
+	jw_key(&x->w, "gpu_times_rate");
+	if (rate < 0)
+		jw_str(&x->w, "not recorded (the trace predates GPU times)");
+	else if (rate == 0)
+		jw_str(&x->w, "off (KTRACE_GPU_TIMES=0)");
+	else
+		snprintf(text, sizeof text, "one launch in %ld (KTRACE_GPU_TIMES=%ld)", rate, rate), jw_str(&x->w, text);
+}
+
 /* otherData: where the trace came from and what the times mean. */
 static void emit_other_data(struct exporter *x)
 {
@@ -594,10 +717,7 @@ static void emit_other_data(struct exporter *x)
 	jw_key(w, "host_times");
 	jw_str(w, "a host call's slice starts at the time the trace recorded for the call; calls' durations are "
 		  "not recorded: every call is drawn 1 us wide");
-	jw_key(w, "gpu_times");
-	jw_str(w, "not measured: the trace records no GPU start or end times. Each kernel, copy and memset is "
-		  "drawn 1 us wide on its stream, at its host call's time or right after the stream's previous "
-		  "work, whichever is later: the order on a stream is the issue order, the times are estimates");
+	emit_gpu_times_note(x);
 	if (x->o && x->o->marks_title) {
 		jw_key(w, "marks");
 		jw_str(w, x->o->marks_title);
@@ -634,6 +754,22 @@ static void walk(struct exporter *x)
 	emit_notes_until(x, UINT64_MAX);
 }
 
+/* The first walk: every track made, the GPU work of each placed; then
+ * the tracks, notes and marks as the second walk starts them. */
+static void place_gpu_work(struct exporter *x)
+{
+	x->pass = 1;
+	walk(x);
+	if (!x->oom && ktrace_export_layout_solve(&x->layout, (uint32_t)x->ntracks))
+		x->oom = 1;
+	for (size_t i = 0; i < x->ntracks; i++)
+		x->tracks[i]->end_ns = INT64_MIN;
+	x->next_note = 0;
+	x->next_mark = 0;
+	x->order_flows = 0;
+	x->pass = 2;
+}
+
 static void exporter_free(struct exporter *x)
 {
 	for (size_t i = 0; i < x->ntracks; i++)
@@ -641,6 +777,7 @@ static void exporter_free(struct exporter *x)
 	free(x->tracks);
 	free(x->slots);
 	free(x->notes);
+	ktrace_export_layout_free(&x->layout);
 }
 
 int ktrace_export_chrome(FILE *out, const struct tm_trace *t, const struct export_opts *o, char *err, size_t errlen)
@@ -657,6 +794,7 @@ int ktrace_export_chrome(FILE *out, const struct tm_trace *t, const struct expor
 			note_context(&x, t->launches[i].context, t->launches[i].device);
 		for (size_t i = 0; i < t->norders; i++)
 			note_context(&x, t->orders[i].context, t->orders[i].device);
+		place_gpu_work(&x);
 		flockfile(out);
 		jw_object(&x.w);
 		jw_key(&x.w, "displayTimeUnit");

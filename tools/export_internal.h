@@ -1,23 +1,61 @@
 /* tools/export_internal.h: what the files of the timeline export share
- * (export_chrome.c, export_args.c).  Not a public header.
+ * (export_chrome.c, export_args.c, export_layout.c).  Not a public header.
  */
 #ifndef KTRACE_TOOLS_EXPORT_INTERNAL_H
 #define KTRACE_TOOLS_EXPORT_INTERNAL_H
 
 #include "tools/export.h"
 
-/* Widths of the slices, which the trace does not measure (docs/export.md). */
+/* Widths of the slices the trace does not measure (docs/export.md). */
 #define EXPORT_HOST_SLICE_NS 1000 /* a host call: starts at the call's recorded time */
-#define EXPORT_GPU_SLICE_NS 1000  /* GPU work: placed in host issue order on its stream */
+#define EXPORT_GPU_SLICE_NS 1000  /* unmeasured GPU work: placed in host issue order on its stream */
 
-#define EXPORT_GPU_TIME_NOTE "not measured: placed in host issue order, drawn 1 us wide"
+/* What is known of a piece of GPU work's times (its slice's "gpu_time"). */
+enum export_gpu_time {
+	EXPORT_UNMEASURED = 0,        /* placed in issue order */
+	EXPORT_MEASURED = 1,          /* its own GPUTIME record */
+	EXPORT_IN_MEASURED_GRAPH = 2, /* a node of a graph launch whose GPUTIME record there is */
+};
+struct export_measure {
+	enum export_gpu_time how;
+	int64_t start, end;           /* measured (of the graph launch for a node), ns from ts 0 */
+	uint64_t group;               /* a node: its graph launch's first op_seq */
+	const struct tm_gputime *gt;  /* the record (NULL when unmeasured) */
+};
 
-/* The "args" member of a launch's slice; on_gpu: the GPU slice (the
- * arguments with their values and digests), else the host call's.  m: the
- * launch's mark, or NULL. */
-void ktrace_export_launch_args(struct jw *w, const struct tm_launch *l, const struct export_mark *m, int on_gpu);
+/* ---- the placement of GPU slices (export_layout.c) ---------------------- */
+
+/* One piece of GPU work on a track; ts/dur (and for the nodes of a measured
+ * graph launch, the launch's own slice) once solved. */
+struct export_slot {
+	uint32_t track;               /* the exporter's index of its track */
+	int64_t want;                 /* its host call's slice start, ns from ts 0 */
+	struct export_measure m;
+	int64_t ts, dur;
+	int group_first;              /* the first node of a measured graph launch */
+	int64_t group_ts, group_dur;  /* that graph launch's slice */
+};
+struct export_layout {
+	struct export_slot *slots;
+	size_t n, cap, next;
+};
+/* First walk: add a slot (0, or -1 out of memory); m NULL: unmeasured. */
+int ktrace_export_layout_add(struct export_layout *L, uint32_t track, int64_t want, const struct export_measure *m);
+/* Between the walks: place every slot (0, or -1 out of memory). */
+int ktrace_export_layout_solve(struct export_layout *L, uint32_t ntracks);
+/* Second walk: the slots back, in the order they were added (NULL past the end). */
+const struct export_slot *ktrace_export_layout_next(struct export_layout *L);
+void ktrace_export_layout_free(struct export_layout *L);
+
+/* The "args" member of a launch's slice; gpu: its GPU slice's measure (the
+ * arguments with their values and digests, and what its time is), NULL for
+ * the host call's.  m: the launch's mark, or NULL. */
+void ktrace_export_launch_args(struct jw *w, const struct tm_launch *l, const struct export_mark *m,
+			       const struct export_measure *gpu);
 /* The "args" member of a copy's or memset's slice. */
-void ktrace_export_op_args(struct jw *w, const struct tm_op *o, int on_gpu);
+void ktrace_export_op_args(struct jw *w, const struct tm_op *o, const struct export_measure *gpu);
+/* A GPU slice's "gpu_time" member (and "gputime", the record, when measured). */
+void ktrace_export_gpu_time(struct jw *w, const struct export_measure *gpu);
 /* "HtoD", "DtoH", "DtoD", "HtoH", "PtoP", or "" when unknown. */
 const char *ktrace_export_copy_dir(uint32_t dir);
 

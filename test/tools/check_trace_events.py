@@ -13,7 +13,13 @@ ktrace's code:
   3. with --dump FILE (the same trace as `ktrace-dump --json` prints it): the
      timeline holds what the trace holds: one host slice per launch, copy and
      memset; one GPU slice per launch, copy and memset that ran (result 0, not
-     captured), with the launch's kernel name and each argument's digests.
+     captured), with the launch's kernel name and each argument's digests;
+     measured GPU times (GPUTIME records, format 1.10): a launch with one is
+     drawn at its measured start (later only by the error of the references
+     it was aligned with) for its measured duration and says "measured", the
+     nodes of a measured graph launch lie inside a "graph launch" slice drawn
+     at the launch's measured times and say "graph_launch_measured", every
+     other GPU slice says "unmeasured"; the record is in the slice's args.
 
   check_trace_events.py [--dump DUMP.jsonl] [--first-divergence NAME] [--marks N] TIMELINE.json
 
@@ -161,7 +167,7 @@ def check_launch_digests(rec, gpu, problems):
 
 # Args the timeline adds to the fields of the record (docs/json.md: a field that
 # ktrace-dump --json prints has the same name and form on the timeline).
-TIMELINE_ONLY = {"divergence", "gpu_time", "arguments", "out", "bytes", "dir_inferred"}
+TIMELINE_ONLY = {"divergence", "gpu_time", "gputime", "arguments", "out", "bytes", "dir_inferred"}
 
 
 def check_same_fields(what, seq, event, rec, problems):
@@ -176,6 +182,65 @@ def check_same_fields(what, seq, event, rec, problems):
             continue
         elif rec[k] != v:
             problems.add("%s %d: arg %s = %r on the timeline, %r in the record" % (what, seq, k, v, rec[k]))
+
+
+GPUTIME_FIELDS = ("op_seq", "start_ns", "end_ns", "duration_ns", "ref_err_ns")
+
+
+def close(a, b, tol_us=0.0015):
+    return abs(a - b) <= tol_us
+
+
+def check_measured_slice(what, e, g, base, problems):
+    """A slice drawn at the GPUTIME record g's times: from its start (later by at most the
+    references' errors, when the stream's previous measured work overlaps it), as long as it."""
+    start, dur = (g["start_ns"] - base) / 1000.0, (g["end_ns"] - g["start_ns"]) / 1000.0
+    slack = 2 * g["ref_err_ns"] / 1000.0 + 1.0
+    if not (start - 0.0015 <= e["ts"] <= start + slack) or not close(e["dur"], dur):
+        problems.add("%s: drawn at ts %s dur %s, measured from %.3f for %.3f us" % (what, e["ts"], e["dur"], start, dur))
+    got = e.get("args", {}).get("gputime", {})
+    if any(got.get(k) != g[k] for k in GPUTIME_FIELDS):
+        problems.add("%s: args gputime %s, the record %s" % (what, got, {k: g[k] for k in GPUTIME_FIELDS}))
+
+
+def check_gpu_times(events, recs, problems):
+    """GPU slices against the GPUTIME records: which are measured, where they are drawn."""
+    header = next((r for r in recs if r["type"] == "header"), {})
+    base = header.get("start_monotonic_ns", 0)
+    alone = {r["op_seq"]: r for r in recs if r["type"] == "gputime" and "graph" not in r["gputime_flags"]}
+    graphs = {r["op_seq"]: r for r in recs if r["type"] == "gputime" and "graph" in r["gputime_flags"]}
+    for r in list(alone.values()) + list(graphs.values()):
+        if not r["start_ns"] <= r["end_ns"] or r["duration_ns"] != r["end_ns"] - r["start_ns"]:
+            problems.add("gputime of op %d: start %d, end %d, duration %d" % (r["op_seq"], r["start_ns"], r["end_ns"], r["duration_ns"]))
+    containers = {}
+    for e in events:
+        if e["ph"] == "X" and e.get("cat") == "graph_launch":
+            seq = e["args"]["op_seq"]
+            if seq not in graphs:
+                problems.add("graph launch slice of op %s: no GPUTIME record of a graph launch" % seq)
+                continue
+            containers[seq] = e
+            check_measured_slice("graph launch of op %d" % seq, e, graphs[seq], base, problems)
+    measured = 0
+    for e in events:
+        if e["ph"] != "X" or e.get("cat") not in ("kernel", "memcpy", "memset"):
+            continue
+        args, seq = e.get("args", {}), e.get("args", {}).get("op_seq")
+        how, graph = args.get("gpu_time"), args.get("graph")
+        what = "%s slice of op %s" % (e["cat"], seq)
+        if graph is not None and graph["op_seq"] in graphs:
+            c = containers.get(graph["op_seq"])
+            if how != "graph_launch_measured" or c is None or (c["pid"], c["tid"]) != (e["pid"], e["tid"]) or \
+                    not (c["ts"] - 1e-9 <= e["ts"] and e["ts"] + e["dur"] <= c["ts"] + c["dur"] + 1e-9):
+                problems.add("%s: a node of a measured graph launch, gpu_time %r, not inside its graph launch's slice" % (what, how))
+        elif graph is None and e["cat"] == "kernel" and seq in alone:
+            measured += 1
+            if how != "measured":
+                problems.add("%s: a GPUTIME record, gpu_time %r" % (what, how))
+            check_measured_slice(what, e, alone[seq], base, problems)
+        elif how != "unmeasured" or "gputime" in args:
+            problems.add("%s: no GPUTIME record, gpu_time %r" % (what, how))
+    return measured + len(containers)
 
 
 def check_against_dump(events, dump_path, problems):
@@ -208,7 +273,7 @@ def check_against_dump(events, dump_path, problems):
         problems.add("copy/memset slices for ops %s, the trace ran %s" % (sorted(gpu_ops)[:10], sorted(want_ops)[:10]))
     for seq in want_ops & set(gpu_ops):
         check_same_fields("op", seq, gpu_ops[seq], ops[seq], problems)
-    return len(kernels)
+    return len(kernels), check_gpu_times(events, recs, problems)
 
 
 def check_marks(events, args, problems):
@@ -239,16 +304,17 @@ def main():
         by_track = check_slices(events, problems)
         nflows = check_flows(events, by_track, problems)
         check_names(events, by_track, problems)
-        nkernels = check_against_dump(events, args.dump, problems) if args.dump else None
+        nkernels, nmeasured = check_against_dump(events, args.dump, problems) if args.dump else (None, 0)
         nmarks = check_marks(events, args, problems)
     if problems:
         print("check_trace_events: %s:" % args.timeline)
         for p in problems.list:
             print("  " + p)
         return 1
-    print("check_trace_events: %s: ok: %d events, %d tracks with slices, %d flows%s, %d marked"
+    print("check_trace_events: %s: ok: %d events, %d tracks with slices, %d flows%s%s, %d marked"
           % (args.timeline, len(events), len(by_track), nflows,
-             "" if nkernels is None else ", %d kernel slices match the trace" % nkernels, nmarks))
+             "" if nkernels is None else ", %d kernel slices match the trace" % nkernels,
+             ", %d measured GPU slices at their measured times" % nmeasured if nmeasured else "", nmarks))
     return 0
 
 

@@ -69,6 +69,7 @@ check basic basic.ktrace
 check many many.ktrace
 check order order.ktrace
 "$B/ktgen" --scenario graph graph.ktrace && check graph graph.ktrace
+"$B/ktgen" --scenario gputimes gputimes.ktrace && check gputimes gputimes.ktrace
 check example "$ROOT/examples/traces/atomic_sum-run1.ktrace"
 
 # A trace the library wrote: 8 threads launching on their per-thread default streams
@@ -124,7 +125,45 @@ rm -f ./-.json
 "$B/ktrace-export" - <many.ktrace >stdin.json && $CHECK stdin.json >"$T/out" 2>&1 && [ ! -e ./-.json ] &&
 	ok "- (standard input) writes standard output" || bad "- (standard input) writes standard output"
 
+# Measured GPU times: the layout of scenario gputimes, slice by slice (ts, dur, gpu_time).
+$PY - gputimes.json >"$T/out" 2>&1 <<'PYEOF'
+import json, sys
+ev = json.load(open(sys.argv[1]))["traceEvents"]
+got = [(e["args"]["op_seq"], e["cat"], e["ts"], e["dur"], e["args"]["gpu_time"]) for e in ev
+       if e["ph"] == "X" and e["cat"] != "cuda_api"]
+want = [(0, "kernel", 2.0, 1.0, "unmeasured"), (1, "kernel", 4.0, 10.0, "measured"),
+        (2, "kernel", 14.0, 0.75, "unmeasured"), (3, "kernel", 14.75, 0.75, "unmeasured"),
+        (4, "kernel", 15.5, 10.0, "measured"), (5, "graph_launch", 26.0, 4.0, "measured"),
+        (5, "kernel", 26.0, 1.0, "graph_launch_measured"), (6, "memcpy", 27.0, 1.0, "graph_launch_measured"),
+        (7, "memset", 28.0, 1.0, "graph_launch_measured"), (8, "kernel", 30.0, 1.0, "unmeasured")]
+if got != want:
+    sys.exit("layout %s, want %s" % (got, want))
+PYEOF
+[ $? -eq 0 ] && ok "gputimes: measured at their times, unmeasured squeezed between, graph nodes inside their launch" ||
+	bad "gputimes: layout"
+
 # The checker catches what it checks: broken copies of a good timeline must fail.
+"$B/ktrace-dump" --json gputimes.ktrace >gputimes-dump.jsonl
+for breakage in moved_measured unmeasured_said_measured node_outside; do
+	$PY - gputimes.json "broken-$breakage.json" "$breakage" <<'PYEOF'
+import json, sys
+doc = json.load(open(sys.argv[1]))
+xs = [e for e in doc["traceEvents"] if e["ph"] == "X" and e["cat"] != "cuda_api"]
+what = sys.argv[3]
+if what == "moved_measured":
+    next(e for e in xs if e["args"]["gpu_time"] == "measured" and e["cat"] == "kernel")["ts"] += 3.0
+elif what == "unmeasured_said_measured":
+    next(e for e in xs if e["args"]["gpu_time"] == "unmeasured")["args"]["gpu_time"] = "measured"
+elif what == "node_outside":
+    next(e for e in xs if e["args"]["gpu_time"] == "graph_launch_measured" and e["cat"] == "memset")["ts"] += 5.0
+json.dump(doc, open(sys.argv[2], "w"))
+PYEOF
+	if $CHECK --dump gputimes-dump.jsonl "broken-$breakage.json" >"$T/out" 2>&1; then
+		bad "checker misses: $breakage"
+	else
+		ok "checker catches: $breakage"
+	fi
+done
 for breakage in overlap unpaired_flow no_dur unnamed_track backwards; do
 	$PY - many.json "broken-$breakage.json" "$breakage" <<'PYEOF'
 import json, sys

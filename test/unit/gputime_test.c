@@ -16,7 +16,9 @@
  *    KTRACE_GPU_TIMES=0 none, creating no event;
  *  - a destroyed context takes every event ktrace made in it along;
  *  - a forked child, traced (KTRACE_FOLLOW_FORK=1), measures its own
- *    launches with its own events.
+ *    launches with its own events;
+ *  - ktrace-export places the measured launches at their times (checked by
+ *    the independent checker, test/tools/check_trace_events.py).
  */
 #include <dirent.h>
 #include <fcntl.h>
@@ -41,7 +43,7 @@
 #define MAX_RECS 8192
 #define CAPTURING_STREAM 0xcaull
 
-static char build_dir[PATH_MAX], tmp_dir[PATH_MAX];
+static char build_dir[PATH_MAX], tmp_dir[PATH_MAX], root_dir[PATH_MAX];
 
 /* Run gputime_app MODE N into trace NAME with KTRACE_GPU_TIMES=rate (NULL:
  * the default) and one more setting (or NULL); returns its stdout, which must
@@ -337,13 +339,32 @@ static void test_fork(void **state)
 			check_measured(i);
 }
 
+static void test_export_places_them(void **state)
+{
+	char cmd[6 * PATH_MAX];
+
+	(void)state;
+	run_app("launches", 40, "export.ktrace", "2", NULL);
+	snprintf(cmd, sizeof cmd,
+		 "cd %s && %s/ktrace-export -q export.ktrace -o export.json && %s/ktrace-dump --json export.ktrace "
+		 ">export.jsonl && python3 %s/test/tools/check_trace_events.py --dump export.jsonl export.json "
+		 ">check.out 2>&1 && grep -q 'measured GPU slices at their measured times' check.out",
+		 tmp_dir, build_dir, build_dir, root_dir);
+	if (system(cmd) != 0) {
+		snprintf(cmd, sizeof cmd, "cat %s/check.out", tmp_dir);
+		if (system(cmd)) {
+		}
+		fail_msg("the timeline of a trace with GPU times does not pass the checker");
+	}
+}
+
 static int setup(void **state)
 {
 	const char *b = getenv("BUILD");
 	char tmpl[] = "/tmp/ktrace-gputime.XXXXXX";
 
 	(void)state;
-	if (!realpath(b ? b : "build", build_dir) || !mkdtemp(tmpl))
+	if (!realpath(b ? b : "build", build_dir) || !getcwd(root_dir, sizeof root_dir) || !mkdtemp(tmpl))
 		return -1;
 	snprintf(tmp_dir, sizeof tmp_dir, "%s", tmpl);
 	return 0;
@@ -369,6 +390,7 @@ int main(void)
 		cmocka_unit_test(test_graph_launch),
 		cmocka_unit_test(test_context_destroyed),
 		cmocka_unit_test(test_fork),
+		cmocka_unit_test(test_export_places_them),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

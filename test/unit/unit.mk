@@ -303,7 +303,7 @@ $(BUILD)/capture_extent_app: test/unit/capture_extent_app.c $(FAKECUDA_REAL)
 TESTS += gputime_test
 gputime_test_SRCS := test/unit/gputime_test.c
 gputime_test_LIBS := -lcmocka
-TEST_DEPS += $(BUILD)/gputime_app $(BUILD)/ktrace-dump
+TEST_DEPS += $(BUILD)/gputime_app $(BUILD)/ktrace-dump $(BUILD)/ktrace-export
 $(BUILD)/gputime_app: test/unit/gputime_app.c $(FAKECUDA_REAL)
 	@$(if $(Q),echo "  LINK    $@")
 	$(Q)$(CC) $(CFLAGS_ALL) -o $@ $< -L$(BUILD)/fakecuda-real -l:libcuda.so.1 $(LDFLAGS_ALL) -ldl
