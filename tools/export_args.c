@@ -35,6 +35,22 @@ static void put_names(struct jw *w, const char *key, const char *names)
 }
 
 /* The graph reference of a graph launch's kernel, copy or memset, as ktrace-dump prints it. */
+/* "framework_seq": {"kind", "number"}, or null. */
+static void put_fw_seq(struct jw *w, uint32_t kind, uint64_t number)
+{
+	jw_key(w, "framework_seq");
+	if (kind == KTRACE_FWSEQ_NONE) {
+		jw_raw(w, "null");
+		return;
+	}
+	jw_object(w);
+	jw_key(w, "kind");
+	jw_str(w, ktrace_fw_seq_kind_name(kind));
+	jw_key(w, "number");
+	jw_u64(w, number);
+	jw_end_object(w);
+}
+
 static void put_graph_ref(struct jw *w, const struct ktrace_graph_ref *g)
 {
 	jw_key(w, "graph");
@@ -51,6 +67,38 @@ static void put_graph_ref(struct jw *w, const struct ktrace_graph_ref *g)
 	jw_u64(w, g->node);
 	jw_key(w, "revision");
 	jw_u64(w, g->revision);
+	jw_end_object(w);
+}
+
+/* A record's NVTX ranges as ktrace-dump --json gives them ("range": the id,
+ * whether every RANGE record of the path was found, the path outermost
+ * first, the framework's sequence number); nothing when none was open. */
+static void put_range(struct jw *w, const struct ktrace_ranges *ranges, const struct ktrace_range_ref *r)
+{
+	const struct ktrace_range_node *n[KTRACE_RANGES_DEPTH];
+	int complete;
+	size_t k;
+	if (!r->range)
+		return;
+	k = ktrace_ranges_chain(ranges, r->range, n, KTRACE_RANGES_DEPTH, &complete);
+	jw_key(w, "range");
+	jw_object(w);
+	jw_key(w, "id");
+	jw_u64(w, r->range);
+	jw_key(w, "complete");
+	jw_bool(w, complete);
+	jw_key(w, "path");
+	jw_array(w);
+	for (size_t i = 0; i < k; i++) {
+		jw_object(w);
+		jw_key(w, "domain");
+		jw_str(w, n[i]->domain);
+		jw_key(w, "message");
+		jw_str(w, n[i]->message);
+		jw_end_object(w);
+	}
+	jw_end_array(w);
+	put_fw_seq(w, r->fw_seq_kind, r->fw_seq);
 	jw_end_object(w);
 }
 
@@ -163,8 +211,8 @@ static void written_names(const struct tm_launch *l, char *buf, size_t cap)
 	}
 }
 
-void ktrace_export_launch_args(struct jw *w, const struct tm_launch *l, const struct export_mark *m,
-			       const struct export_measure *gpu)
+void ktrace_export_launch_args(struct jw *w, const struct ktrace_ranges *ranges, const struct tm_launch *l,
+			       const struct export_mark *m, const struct export_measure *gpu)
 {
 	const struct tm_kernel *k = l->kernel;
 	char flags[256], out[512];
@@ -207,6 +255,7 @@ void ktrace_export_launch_args(struct jw *w, const struct tm_launch *l, const st
 	}
 	if (l->flags & KTRACE_LAUNCHF_GRAPH)
 		put_graph_ref(w, &l->graph);
+	put_range(w, ranges, &l->range);
 	written_names(l, out, sizeof out);
 	if (*out)
 		put_names(w, "out", out);
@@ -270,7 +319,8 @@ static void put_copy_fields(struct jw *w, const struct tm_op *o)
 	}
 }
 
-void ktrace_export_op_args(struct jw *w, const struct tm_op *o, const struct export_measure *gpu)
+void ktrace_export_op_args(struct jw *w, const struct ktrace_ranges *ranges, const struct tm_op *o,
+			   const struct export_measure *gpu)
 {
 	char flags[160];
 	jw_key(w, "args");
@@ -304,7 +354,23 @@ void ktrace_export_op_args(struct jw *w, const struct tm_op *o, const struct exp
 	}
 	if (o->flags & KTRACE_COPYF_GRAPH)
 		put_graph_ref(w, &o->graph);
+	put_range(w, ranges, &o->range);
 	if (gpu)
 		ktrace_export_gpu_time(w, gpu);
+	jw_end_object(w);
+}
+
+void ktrace_export_range_args(struct jw *w, const struct ktrace_ranges *ranges, const struct export_range_slice *r)
+{
+	char path[2048];
+	jw_key(w, "args");
+	jw_object(w);
+	jw_key(w, "range_id");
+	jw_u64(w, r->node->id);
+	jw_key(w, "kind");
+	jw_str(w, ktrace_range_kind_name(r->node->kind));
+	jw_key(w, "path");
+	jw_str(w, ktrace_ranges_path(ranges, r->node->id, path, sizeof path));
+	put_fw_seq(w, r->fw_seq_kind, r->fw_seq);
 	jw_end_object(w);
 }

@@ -5,8 +5,9 @@
  * the placement of host slices (a host call at its recorded time), flows
  * from calls to the work they enqueued and from an event's record to the
  * waits on it, NOTE records as instants, the divergence marks, and the
- * metadata (names, sort order, what the times mean).  Everything is walked
- * twice in host order (launches, copies and memsets by their sequence
+ * metadata (names, sort order, what the times mean); the host threads'
+ * NVTX ranges are export_ranges.c's.  Everything is walked twice in host
+ * order (launches, copies and memsets by their sequence
  * number, ORDER records where their launch_seq_before puts them): the first
  * walk gives the GPU work of each stream, with what was measured of it
  * (GPUTIME records), to the layout (export_layout.c), which places it; the
@@ -48,6 +49,7 @@ struct exporter {
 	uint64_t order_flows;
 	int pass;              /* 1: placing GPU work (nothing written), 2: writing */
 	struct export_layout layout;
+	struct export_ranges ranges; /* the host threads' NVTX ranges */
 	int oom;
 };
 
@@ -363,6 +365,34 @@ static void graph_launch_slice(struct exporter *x, const struct track *g, const 
 	jw_end_object(&x->w);
 }
 
+/* A host call at hs on h, issued inside the ranges ref names: in the first
+ * walk its ranges are worked out, in the second the range slices that begin
+ * at it are drawn, then the call's own slice (by the caller), then
+ * host_call_done. */
+static void host_call_ranges(struct exporter *x, const struct track *h, const struct ktrace_range_ref *ref, int64_t hs)
+{
+	const struct export_range_slice *r;
+	char name[192];
+	if (x->pass == 1) {
+		if (ktrace_export_ranges_add(&x->ranges, &x->t->ranges, h->order, ref, hs, hs + EXPORT_HOST_SLICE_NS))
+			x->oom = 1;
+		return;
+	}
+	while ((r = ktrace_export_ranges_next(&x->ranges))) {
+		snprintf(name, sizeof name, "%s%s%.160s", r->node->domain, *r->node->domain ? ": " : "",
+			 r->node->message);
+		begin_slice(x, name, "nvtx", h, r->start, r->end - r->start);
+		ktrace_export_range_args(&x->w, &x->t->ranges, r);
+		jw_end_object(&x->w);
+	}
+}
+
+static void host_call_done(struct exporter *x)
+{
+	if (x->pass == 2)
+		ktrace_export_ranges_item_done(&x->ranges);
+}
+
 static void emit_launch(struct exporter *x, const struct tm_launch *l)
 {
 	const struct export_mark *m = x->pass == 2 ? mark_of(x, l) : NULL;
@@ -371,11 +401,13 @@ static void emit_launch(struct exporter *x, const struct tm_launch *l)
 	if (!h)
 		return;
 	int64_t hs = place(h, rel(x, l->time_ns), EXPORT_HOST_SLICE_NS);
+	host_call_ranges(x, h, &l->range, hs);
 	if (x->pass == 2) {
 		begin_slice(x, api_name(l->api), "cuda_api", h, hs, EXPORT_HOST_SLICE_NS);
-		ktrace_export_launch_args(&x->w, l, NULL, NULL);
+		ktrace_export_launch_args(&x->w, &x->t->ranges, l, NULL, NULL);
 		jw_end_object(&x->w);
 	}
+	host_call_done(x);
 	/* a failed launch enqueued nothing; one made during stream capture went into a graph */
 	if (l->result || (l->flags & KTRACE_LAUNCHF_CAPTURING) ||
 	    !(g = gpu_track(x, l->device, l->context, launch_stream(l), l->tid)))
@@ -389,7 +421,7 @@ static void emit_launch(struct exporter *x, const struct tm_launch *l)
 		jw_key(&x->w, "cname");
 		jw_str(&x->w, m->first ? "terrible" : "bad");
 	}
-	ktrace_export_launch_args(&x->w, l, m, &s->m);
+	ktrace_export_launch_args(&x->w, &x->t->ranges, l, m, &s->m);
 	jw_end_object(&x->w);
 	call_flow(x, l->seq + 1, h, hs, g, s);
 	if (m)
@@ -415,11 +447,13 @@ static void emit_op(struct exporter *x, const struct tm_op *o)
 		return;
 	op_names(o, host, gpu, sizeof host);
 	int64_t hs = place(h, rel(x, o->time_ns), EXPORT_HOST_SLICE_NS);
+	host_call_ranges(x, h, &o->range, hs);
 	if (x->pass == 2) {
 		begin_slice(x, host, "cuda_api", h, hs, EXPORT_HOST_SLICE_NS);
-		ktrace_export_op_args(&x->w, o, NULL);
+		ktrace_export_op_args(&x->w, &x->t->ranges, o, NULL);
 		jw_end_object(&x->w);
 	}
+	host_call_done(x);
 	if (o->result || o->dst_digest_state == KTRACE_DST_DIGEST_SKIP_CAPTURE ||
 	    !(g = gpu_track(x, context_device(x, o->context), o->context, o->stream, o->tid)))
 		return;
@@ -430,7 +464,7 @@ static void emit_op(struct exporter *x, const struct tm_op *o)
 		return;
 	graph_launch_slice(x, g, s);
 	begin_slice(x, gpu, o->type == TM_OP_MEMCPY ? "memcpy" : "memset", g, s->ts, s->dur);
-	ktrace_export_op_args(&x->w, o, &s->m);
+	ktrace_export_op_args(&x->w, &x->t->ranges, o, &s->m);
 	jw_end_object(&x->w);
 	call_flow(x, o->seq + 1, h, hs, g, s);
 }
@@ -767,6 +801,7 @@ static void place_gpu_work(struct exporter *x)
 	x->next_note = 0;
 	x->next_mark = 0;
 	x->order_flows = 0;
+	ktrace_export_ranges_rewind(&x->ranges);
 	x->pass = 2;
 }
 
@@ -778,6 +813,7 @@ static void exporter_free(struct exporter *x)
 	free(x->slots);
 	free(x->notes);
 	ktrace_export_layout_free(&x->layout);
+	ktrace_export_ranges_free(&x->ranges);
 }
 
 int ktrace_export_chrome(FILE *out, const struct tm_trace *t, const struct export_opts *o, char *err, size_t errlen)

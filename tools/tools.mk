@@ -16,7 +16,8 @@ DIFF_CORE_SRCS += tools/diff_where.c
 # Why a launch could not be verified (the reasons shared with ktrace-dump).
 DIFF_CORE_SRCS += tools/unverified.c tools/diff_unverified.c
 # The timeline export (Chrome trace-event JSON): ktrace-export, and ktrace-diff --perfetto.
-EXPORT_SRCS := tools/export_chrome.c tools/export_args.c tools/export_json.c tools/export_layout.c tools/dump_value.c
+EXPORT_SRCS := tools/export_chrome.c tools/export_args.c tools/export_json.c tools/export_layout.c \
+	tools/export_ranges.c tools/dump_value.c
 DIFF_CORE_SRCS += tools/diff_timeline.c $(EXPORT_SRCS)
 TOOLS += ktrace-diff
 ktrace-diff_SRCS := tools/diff_main.c $(DIFF_CORE_SRCS) $(CLI_SRCS)

@@ -19,7 +19,10 @@ ktrace's code:
      it was aligned with) for its measured duration and says "measured", the
      nodes of a measured graph launch lie inside a "graph launch" slice drawn
      at the launch's measured times and say "graph_launch_measured", every
-     other GPU slice says "unmeasured"; the record is in the slice's args.
+     other GPU slice says "unmeasured"; the record is in the slice's args;
+     NVTX ranges (format 1.9): on each host thread's track, the range slices
+     that hold a host call are exactly its range path, outermost first, one
+     inside the other, and every range slice holds at least one call.
 
   check_trace_events.py [--dump DUMP.jsonl] [--first-divergence NAME] [--marks N] TIMELINE.json
 
@@ -243,6 +246,39 @@ def check_gpu_times(events, recs, problems):
     return measured + len(containers)
 
 
+def range_name(node):
+    return ("%s: %s" % (node["domain"], node["message"])) if node["domain"] else node["message"]
+
+
+def check_ranges(events, recs, problems):
+    """NVTX range slices against the range paths of the dump's launches, copies and memsets."""
+    nodes = {r["range_id"]: r for r in recs if r["type"] == "range"}
+    by_seq = {r["op_seq"]: r for r in recs if r["type"] in ("launch", "memcpy", "memset")}
+    ranges = collections.defaultdict(list)
+    for e in events:
+        if e["ph"] == "X" and e.get("cat") == "nvtx":
+            ranges[(e["pid"], e["tid"])].append(e)
+            node = nodes.get(e["args"].get("range_id"))
+            if node is None or range_name(node) != e["name"]:
+                problems.add("range slice %r: range_id %s is no RANGE record of that name" % (e["name"], e["args"].get("range_id")))
+    used = set()
+    for e in events:
+        if e["ph"] != "X" or e.get("cat") != "cuda_api" or e["args"].get("op_seq") not in by_seq:
+            continue
+        want = [range_name(n) for n in by_seq[e["args"]["op_seq"]].get("range", {}).get("path", [])]
+        around = sorted((r for r in ranges[(e["pid"], e["tid"])]
+                         if r["ts"] - 1e-9 <= e["ts"] and e["ts"] + e["dur"] <= r["ts"] + r["dur"] + 1e-9),
+                        key=lambda r: (r["ts"], -r["dur"]))
+        used.update(id(r) for r in around)
+        if [r["name"] for r in around] != want:
+            problems.add("op %d: inside range slices %s, its range path is %s"
+                         % (e["args"]["op_seq"], [r["name"] for r in around], want))
+    empty = [r["name"] for track in ranges.values() for r in track if id(r) not in used]
+    if empty:
+        problems.add("range slices holding no call: %s" % empty[:5])
+    return sum(len(t) for t in ranges.values())
+
+
 def check_against_dump(events, dump_path, problems):
     recs = [json.loads(line) for line in open(dump_path, encoding="utf-8") if line.strip()]
     launches = {r["op_seq"]: r for r in recs if r["type"] == "launch"}  # ktrace-dump --json: op_seq
@@ -273,7 +309,7 @@ def check_against_dump(events, dump_path, problems):
         problems.add("copy/memset slices for ops %s, the trace ran %s" % (sorted(gpu_ops)[:10], sorted(want_ops)[:10]))
     for seq in want_ops & set(gpu_ops):
         check_same_fields("op", seq, gpu_ops[seq], ops[seq], problems)
-    return len(kernels), check_gpu_times(events, recs, problems)
+    return len(kernels), check_gpu_times(events, recs, problems), check_ranges(events, recs, problems)
 
 
 def check_marks(events, args, problems):
@@ -304,17 +340,18 @@ def main():
         by_track = check_slices(events, problems)
         nflows = check_flows(events, by_track, problems)
         check_names(events, by_track, problems)
-        nkernels, nmeasured = check_against_dump(events, args.dump, problems) if args.dump else (None, 0)
+        nkernels, nmeasured, nranges = check_against_dump(events, args.dump, problems) if args.dump else (None, 0, 0)
         nmarks = check_marks(events, args, problems)
     if problems:
         print("check_trace_events: %s:" % args.timeline)
         for p in problems.list:
             print("  " + p)
         return 1
-    print("check_trace_events: %s: ok: %d events, %d tracks with slices, %d flows%s%s, %d marked"
+    print("check_trace_events: %s: ok: %d events, %d tracks with slices, %d flows%s%s%s, %d marked"
           % (args.timeline, len(events), len(by_track), nflows,
              "" if nkernels is None else ", %d kernel slices match the trace" % nkernels,
-             ", %d measured GPU slices at their measured times" % nmeasured if nmeasured else "", nmarks))
+             ", %d measured GPU slices at their measured times" % nmeasured if nmeasured else "",
+             ", %d NVTX range slices hold their calls" % nranges if nranges else "", nmarks))
     return 0
 
 

@@ -70,6 +70,7 @@ check many many.ktrace
 check order order.ktrace
 "$B/ktgen" --scenario graph graph.ktrace && check graph graph.ktrace
 "$B/ktgen" --scenario gputimes gputimes.ktrace && check gputimes gputimes.ktrace
+"$B/ktgen" --scenario ranges ranges.ktrace && check ranges ranges.ktrace
 check example "$ROOT/examples/traces/atomic_sum-run1.ktrace"
 
 # A trace the library wrote: 8 threads launching on their per-thread default streams
@@ -142,7 +143,56 @@ PYEOF
 [ $? -eq 0 ] && ok "gputimes: measured at their times, unmeasured squeezed between, graph nodes inside their launch" ||
 	bad "gputimes: layout"
 
+# NVTX ranges: scenario ranges' range slices on the thread's track, in order (name, ts, dur).
+$PY - ranges.json >"$T/out" 2>&1 <<'PYEOF'
+import json, sys
+ev = json.load(open(sys.argv[1]))["traceEvents"]
+got = [(e["name"][:30], e["ts"], e["dur"]) for e in ev if e["ph"] == "X" and e["cat"] == "nvtx"]
+want = [("train_step", 3.0, 9.0), ("aten::linear", 6.0, 1.0), ("aten::addmm", 6.0, 1.0),
+        ("autograd::engine::evaluate_fun", 11.0, 1.0), ("AddmmBackward0", 11.0, 1.0), ("aten::mm", 11.0, 1.0),
+        ("TSL: XlaModule:#prefix=jit(ste", 15.0, 1.0), ("TSL: Thunk:#name=model/scatter", 15.0, 1.0),
+        ("loading", 17.0, 1.0)]
+if got != want:
+    sys.exit("range slices %s, want %s" % (got, want))
+PYEOF
+[ $? -eq 0 ] && ok "ranges: each range from its first call to its last, nested on the thread's track" ||
+	bad "ranges: range slices"
+
+# NVTX ranges of real programs (build/nvtx_app under the library and the fake driver): two
+# threads with nested, wide, domain and start/end ranges; PyTorch-like op ranges; ranges
+# closed out of order; a graph launched inside a range.
+for mode in threads torch order graph; do
+	if ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=0:handle_segv=0:handle_abort=0:allow_user_segv_handler=1 \
+		LD_PRELOAD="$B/libktrace.so" LD_LIBRARY_PATH="$B/fakecuda" KTRACE_OUTPUT="$T/nvtx-$mode.ktrace" \
+		KTRACE_QUIET=1 "$B/nvtx_app" $mode >/dev/null 2>&1; then
+		check "nvtx_app $mode" "nvtx-$mode.ktrace"
+	else
+		bad "nvtx_app $mode under the fake driver wrote no trace"
+	fi
+done
+
 # The checker catches what it checks: broken copies of a good timeline must fail.
+"$B/ktrace-dump" --json ranges.ktrace >ranges-dump.jsonl
+for breakage in range_missing range_renamed range_short; do
+	$PY - ranges.json "broken-$breakage.json" "$breakage" <<'PYEOF'
+import json, sys
+doc = json.load(open(sys.argv[1]))
+rs = [e for e in doc["traceEvents"] if e["ph"] == "X" and e["cat"] == "nvtx"]
+what = sys.argv[3]
+if what == "range_missing":
+    doc["traceEvents"].remove(rs[2])
+elif what == "range_renamed":
+    rs[1]["name"] = "aten::other"
+elif what == "range_short":
+    rs[0]["dur"] = 1.0
+json.dump(doc, open(sys.argv[2], "w"))
+PYEOF
+	if $CHECK --dump ranges-dump.jsonl "broken-$breakage.json" >"$T/out" 2>&1; then
+		bad "checker misses: $breakage"
+	else
+		ok "checker catches: $breakage"
+	fi
+done
 "$B/ktrace-dump" --json gputimes.ktrace >gputimes-dump.jsonl
 for breakage in moved_measured unmeasured_said_measured node_outside; do
 	$PY - gputimes.json "broken-$breakage.json" "$breakage" <<'PYEOF'
