@@ -151,12 +151,14 @@ static void end_normally(uint32_t reason, int status)
 
 	if (!claim_end())
 		return;
-	/* KERNEL and MODULE records still being resolved go out first (the
+	/* GPU times first: ktrace's poller writes none once the trace ends
+	 * unless this drain runs (a fatal signal's end has none). */
+	ktrace_gpu_times_drain(END_DRAIN_MS);
+	/* KERNEL and MODULE records still being resolved go out next (the
 	 * worker's own atexit handler does this on exit(), not on _exit()). */
 	ktrace_meta_worker_drain(END_DRAIN_MS);
 	ktrace_meta_worker_stop();
 	ktrace_graph_drain(END_DRAIN_MS);
-	ktrace_gpu_times_drain(END_DRAIN_MS);
 	ktrace_graph_stop();
 	if (hash_started) {
 		ktrace_hash_pipeline_drain(END_DRAIN_MS);

@@ -48,7 +48,7 @@
 #define NREFS 4                   /* references of a context (some held by samples in flight) */
 #define REF_REFRESH_NS 100000000ull  /* a new reference every 100 ms while samples flow */
 #define REF_MAX_AGE_NS 1000000000ull /* a launch does not pair with an older one */
-#define REF_WAIT_NS 5000000ull       /* the longest wait for a reference event to complete */
+#define REF_WAIT_NS 20000000ull      /* the longest wait for a reference event to complete */
 #define REF_TRIES 4                  /* references taken at once; the tightest is kept */
 #define REF_GOOD_NS 20000ull         /* ... unless one is this tight */
 #define REF_SPIN_NS 200000ull        /* asked without sleeping this long, then every 10 us */
@@ -180,8 +180,16 @@ static struct pair *pair_take(struct gctx *c, uint64_t now, int *wake)
 	struct gref *ref;
 
 	*wake = c->state == GCTX_NEW;
-	if (c->state != GCTX_READY || c->cur < 0)
+	if (c->state != GCTX_READY)
 		return NULL;
+	if (c->cur < 0) { /* no reference yet */
+		if (!c->upkeep) {
+			c->upkeep = 1;
+			atomic_fetch_add(&G.pending, 1);
+			*wake = 1;
+		}
+		return NULL;
+	}
 	ref = &c->refs[c->cur];
 	if ((c->nfree <= PAIRS_LOW || now - ref->host_ns > REF_REFRESH_NS) && !c->upkeep) {
 		c->upkeep = 1;
@@ -434,11 +442,17 @@ static int ref_refresh(struct gctx *c)
 	return 0;
 }
 
-/* c's stream, first pairs and first reference (its context current). */
+/* c's stream, first pairs and first reference (its context current).  Only
+ * a failure to make the stream or an event turns GPU times off in c; a
+ * reference that did not complete in time is taken again when a launch
+ * asks. */
 static void ctx_setup(struct gctx *c)
 {
 	int ok = ktrace_real.cuStreamCreate(&c->stream, CU_STREAM_NON_BLOCKING) == CUDA_SUCCESS &&
-		 pairs_make(c, PAIRS_FIRST) > 0 && ref_refresh(c) == 0;
+		 pairs_make(c, PAIRS_FIRST) > 0;
+
+	if (ok)
+		ref_refresh(c); /* when the reference did not complete in time: again at the next upkeep */
 
 	pthread_mutex_lock(&G.lock);
 	if (c->state == GCTX_NEW)
@@ -505,7 +519,10 @@ static int sample_write(const struct pair *p)
 	r.flags = p->flags;
 	r.tid = p->tid;
 	size = ktrace_encode_gputime(NULL, 0, &r);
-	if (!w || !(rec = ktrace_writer_reserve(w, size)))
+	/* a fatal signal ended the trace (its END is written without the drain):
+	 * lost, not a record the writer drops */
+	if (!w || (atomic_load(&ktrace_tracer.ending) && !atomic_load(&G.draining)) ||
+	    !(rec = ktrace_writer_reserve(w, size)))
 		return -1;
 	ktrace_encode_gputime(rec, size, &r);
 	ktrace_writer_commit_at(w, rec, r.start_ns);

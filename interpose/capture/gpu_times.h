@@ -75,8 +75,9 @@ int ktrace_gpu_times_poll(int force) KTRACE_HIDDEN;
  * make): it polls while this is not 0. */
 long ktrace_gpu_times_pending(void) KTRACE_HIDDEN;
 
-/* At exit: wait at most timeout_ms for samples in flight, then count the
- * rest lost.  Before the writer closes. */
+/* At exit, before the other drains: wait at most timeout_ms for samples in
+ * flight, then count the rest lost.  Once the trace ends without it (a
+ * fatal signal), the poller writes no GPUTIME record. */
 void ktrace_gpu_times_drain(unsigned timeout_ms) KTRACE_HIDDEN;
 
 /* ctx is about to be destroyed (it can still be used): samples that
