@@ -204,6 +204,11 @@ const char *ktrace_fw_seq_kind_name(uint32_t kind)
 	return pick(names, sizeof names / sizeof names[0], kind);
 }
 
+const char *ktrace_range_ref_flag_name(uint32_t bit)
+{
+	return bit == KTRACE_RANGEREF_GRAPH_NODE ? "graph_node" : NULL;
+}
+
 const char *ktrace_pystack_kind_name(uint32_t kind)
 {
 	static const char *const names[] = {

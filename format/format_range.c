@@ -16,7 +16,9 @@
 
 size_t ktrace_encode_range(void *buf, size_t cap, const struct ktrace_rec_range *r)
 {
-	size_t size = pad8(RANGE_FIXED + 4u + str_len(&r->domain) + str_len(&r->message));
+	uint32_t flags = (r->flags & ~KTRACE_RANGEF_SOURCE) | (r->source.len ? KTRACE_RANGEF_SOURCE : 0);
+	size_t size = pad8(RANGE_FIXED + 4u + str_len(&r->domain) + str_len(&r->message) +
+			   (r->source.len ? 2u + str_len(&r->source) : 0));
 	uint8_t *b = buf;
 	size_t o = RANGE_FIXED;
 
@@ -26,10 +28,12 @@ size_t ktrace_encode_range(void *buf, size_t cap, const struct ktrace_rec_range 
 	le32(b + 24, r->range_id);
 	le32(b + 28, r->parent);
 	le32(b + 32, r->kind);
-	le32(b + 36, r->flags);
+	le32(b + 36, flags);
 	le32(b + 40, r->category);
 	o += put_str(b + o, &r->domain);
-	put_str(b + o, &r->message);
+	o += put_str(b + o, &r->message);
+	if (r->source.len)
+		put_str(b + o, &r->source);
 	return size;
 }
 
@@ -47,6 +51,9 @@ int ktrace_decode_range(const void *rec, size_t len, struct ktrace_rec_range *r)
 	r->category = rd32(b + 40);
 	r->domain = cur_str(&c);
 	r->message = cur_str(&c);
+	r->source = (struct ktrace_str){ "", 0 };
+	if (r->flags & KTRACE_RANGEF_SOURCE)
+		r->source = cur_str(&c);
 	return c.bad || !r->range_id ? -1 : 0;
 }
 

@@ -270,14 +270,16 @@ static void get_graph_ref(const uint8_t *e, struct ktrace_graph_ref *g)
 static void put_range_ref(uint8_t *e, const struct ktrace_range_ref *g)
 {
 	le32(e + 0, g->range);
-	le32(e + 4, g->fw_seq_kind);
+	le16(e + 4, g->fw_seq_kind);
+	le16(e + 6, g->flags);
 	le64(e + 8, g->fw_seq);
 }
 
 static void get_range_ref(const uint8_t *e, struct ktrace_range_ref *g)
 {
 	g->range = rd32(e + 0);
-	g->fw_seq_kind = rd32(e + 4);
+	g->fw_seq_kind = rd16(e + 4);
+	g->flags = rd16(e + 6);
 	g->fw_seq = rd64(e + 8);
 }
 

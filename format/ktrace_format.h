@@ -29,7 +29,7 @@
 #define KTRACE_MAGIC_LEN 8
 #define KTRACE_PREAMBLE_SIZE 16
 #define KTRACE_FORMAT_MAJOR 1 /* readers refuse a larger major */
-#define KTRACE_FORMAT_MINOR 10 /* additions that old readers can skip */
+#define KTRACE_FORMAT_MINOR 11 /* additions that old readers can skip */
 
 /* Preamble: magic[8], u16 major, u16 minor, u32 flags (0). */
 
@@ -213,9 +213,13 @@ enum ktrace_fw_seq_kind {
 	                            * the autograd node the op creates gets number N) */
 	KTRACE_FWSEQ_BACKWARD = 2, /* inside the backward node of the forward op numbered N */
 };
+/* Since 1.11: where the ranges were open: the issuing thread, unless flagged. */
+#define KTRACE_RANGEREF_GRAPH_NODE 0x1u /* a graph launch's node: the ranges open on the thread
+                                         * that made the node (stream capture, cuGraphAdd*Node) */
 struct ktrace_range_ref {
 	uint32_t range;        /* RANGE record id of the innermost open range (0: none) */
-	uint32_t fw_seq_kind;  /* enum ktrace_fw_seq_kind */
+	uint16_t fw_seq_kind;  /* enum ktrace_fw_seq_kind (a u32 before 1.11: the same values) */
+	uint16_t flags;        /* KTRACE_RANGEREF_* (since 1.11; 0 before) */
 	uint64_t fw_seq;       /* the framework's sequence number N (with a kind other than NONE) */
 };
 #define KTRACE_RANGE_REF_DISK_SIZE 16
@@ -596,6 +600,9 @@ enum ktrace_range_kind {
                                      * the message and kept in the range references */
 #define KTRACE_RANGEF_BACKWARD 0x2u /* a framework's backward node (PyTorch's `XBackward0`) */
 #define KTRACE_RANGEF_CUT      0x4u /* the message was longer than the library keeps: cut */
+#define KTRACE_RANGEF_SOURCE_CUT 0x8u /* since 1.11: the source locations were longer than kept: cut */
+#define KTRACE_RANGEF_SOURCE   0x10u /* since 1.11: the source string follows the message (encoders
+                                      * set it from source.len) */
 struct ktrace_rec_range {
 	uint32_t range_id;     /* >= 1, unique in the file */
 	uint32_t parent;       /* range_id of the enclosing range; 0 at the top */
@@ -604,6 +611,8 @@ struct ktrace_rec_range {
 	uint32_t category;     /* the NVTX category given (0: none) */
 	struct ktrace_str domain;  /* the NVTX domain's name; "" for the default domain */
 	struct ktrace_str message; /* the range's message, framework numbers cut (flags) */
+	struct ktrace_str source;  /* since 1.11 (flag SOURCE): source locations its producer
+	                            * attached (XLA); "" for none */
 };
 
 /* ---- PYSTACK (since 1.9) -------------------------------------------------- */
@@ -748,6 +757,7 @@ const char *ktrace_graph_untraced_name(uint32_t why);  /* "traced", "device_laun
 const char *ktrace_graph_cause_name(uint32_t cause);   /* "instantiate", ... */
 const char *ktrace_range_kind_name(uint32_t kind);     /* "push", "start" */
 const char *ktrace_fw_seq_kind_name(uint32_t kind);   /* "none", "forward", "backward" */
+const char *ktrace_range_ref_flag_name(uint32_t bit); /* one KTRACE_RANGEREF_ bit: "graph_node"; NULL unknown */
 const char *ktrace_pystack_kind_name(uint32_t kind);  /* "at_launch", "after_launch", "forward_op" */
 
 #endif

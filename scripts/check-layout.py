@@ -67,7 +67,7 @@ LIBRARY_HEADERS = {
     "lz4frame.h": "liblz4", "libelf.h": "libelf", "gelf.h": "libelf", "dwarf.h": "libdw",
     "elfutils/libdw.h": "libdw", "elfutils/libdwfl.h": "libdw", "cmocka.h": "cmocka",
     "cuda.h": "CUDA", "cudaTypedefs.h": "CUDA", "cuda_runtime.h": "CUDA",
-    "cuda_runtime_api.h": "CUDA", "nvtx3/nvToolsExt.h": "CUDA",
+    "cuda_runtime_api.h": "CUDA", "nvtx3/nvToolsExt.h": "CUDA", "nvtx3/nvToolsExtPayload.h": "CUDA",
 }
 
 # Not sources of the product: inputs that tests feed to parsers.

@@ -336,9 +336,12 @@ const char *ktrace_diff_where_short(const struct diff_result *r, const struct tm
 void ktrace_diff_text_where(FILE *f, const struct diff_result *r, const struct diff_divergence *d);
 /* The Python stacks of a replayed launch, when its run took them. */
 void ktrace_diff_text_pystacks(FILE *f, const struct diff_confirm *c);
-/* The Python line behind a replayed launch: the forward op's call when the
- * run took it (a backward kernel), else the launching call; "" when none. */
-const char *ktrace_diff_python_line(const struct diff_confirm *c, char *buf, size_t cap);
+/* The Python line behind a replayed launch: in the forward op's stack when
+ * the run took it (a backward kernel), else in the launching call's, the
+ * innermost frame of the program's own code; without stacks, the innermost
+ * frame of the source locations XLA attached to its ranges; "" when none. */
+const char *ktrace_diff_python_line(const struct diff_result *r, const struct diff_confirm *c, char *buf,
+				    size_t cap);
 
 /* ---- unverified launches (diff_unverified.c) ----------------------------- */
 

@@ -160,7 +160,7 @@ void ktrace_diff_text_confirmation(FILE *f, const struct diff_result *r)
 			ktrace_tm_kernel_name(v->launch->kernel), v->launch->seq);
 		if (*ktrace_diff_where_short(r, v->launch, where, sizeof where))
 			fprintf(f, "  op: %s\n", where);
-		if (*ktrace_diff_python_line(v, line, sizeof line))
+		if (*ktrace_diff_python_line(r, v, line, sizeof line))
 			fprintf(f, "  Python: %s\n", line);
 	}
 	else

@@ -846,6 +846,16 @@ static void j_range(struct jw *j, const char *key, const struct tm_trace *t, con
 	j_open(j, key, '{');
 	j_u64(j, "id", l->range.range);
 	j_bool(j, "complete", complete);
+	j_open(j, "flags", '[');
+	for (uint32_t b = 1; b && b <= 0x8000; b <<= 1) {
+		char v[16];
+
+		if (w.ref_flags & b) {
+			snprintf(v, sizeof v, "0x%x", b);
+			j_str(j, NULL, ktrace_range_ref_flag_name(b) ? ktrace_range_ref_flag_name(b) : v);
+		}
+	}
+	j_close(j, ']');
 	j_open(j, "path", '[');
 	for (size_t i = 0; i < k; i++) {
 		j_open(j, NULL, '{');
@@ -867,6 +877,8 @@ static void j_range(struct jw *j, const char *key, const struct tm_trace *t, con
 	j_str_or_null(j, "hlo_op", w.hlo_op);
 	j_str_or_null(j, "op_name", w.op_name);
 	j_str_or_null(j, "hlo_module", w.module);
+	j_str_or_null(j, "source", w.source);
+	j_str_or_null(j, "source_line", w.line);
 	j_close(j, '}');
 }
 

@@ -1,8 +1,11 @@
 /* tools/diff_where.c: where in the program a divergent launch was issued, as
  * the diff's reports say it: its NVTX range path in each run and what the
  * path names (the framework op, the backward node and the forward op it
- * stands for, XLA's HLO op; tools/ranges.h), and, in `ktrace check`, the
- * Python stacks the confirmation run took (PYSTACK records, diff_confirm).
+ * stands for, XLA's HLO op and the source locations XLA attached;
+ * tools/ranges.h), and, in `ktrace check`, the Python stacks the
+ * confirmation run took (PYSTACK records, diff_confirm).  The Python line a
+ * verdict names is the program's own: the innermost frame outside the
+ * installed packages and the standard library.
  */
 #include <inttypes.h>
 #include <string.h>
@@ -46,6 +49,22 @@ static void text_stack(FILE *f, const struct tm_pystack *s, const char *heading)
 		fprintf(f, "        ... %u more frames\n", s->nframes - 12);
 }
 
+/* XLA's source locations, one frame a line, under the where line. */
+static void text_source(FILE *f, const char *src)
+{
+	unsigned n = 0;
+
+	fputs("  source (XLA):\n", f);
+	for (const char *p = src; *p && n < 16;) {
+		const char *e = strchr(p, '\n');
+		int len = (int)(e ? e - p : (ptrdiff_t)strlen(p));
+
+		if (len)
+			fprintf(f, "    %.*s\n", len, p), n++;
+		p = e ? e + 1 : p + len;
+	}
+}
+
 void ktrace_diff_text_where(FILE *f, const struct diff_result *r, const struct diff_divergence *d)
 {
 	struct ktrace_range_where wa, wb;
@@ -58,16 +77,36 @@ void ktrace_diff_text_where(FILE *f, const struct diff_result *r, const struct d
 		fprintf(f, "  where in B: %s\n", ktrace_ranges_where_text(&wb, line, sizeof line));
 	else if (in_a && !in_b)
 		fputs("  where in B: no NVTX range open\n", f);
+	if (in_a && wa.source[0])
+		text_source(f, wa.source);
 }
 
-const char *ktrace_diff_python_line(const struct diff_confirm *c, char *buf, size_t cap)
+/* A frame of the program's own code: not in an installed package, the
+ * standard library, or code without a file ("<frozen ...>", "<string>"). */
+static int own_frame(const struct tm_py_frame *fr)
+{
+	return fr->file[0] != '<' && !strstr(fr->file, "/site-packages/") && !strstr(fr->file, "/dist-packages/") &&
+	       !strstr(fr->file, "/lib/python");
+}
+
+const char *ktrace_diff_python_line(const struct diff_result *r, const struct diff_confirm *c, char *buf,
+				    size_t cap)
 {
 	const struct tm_pystack *s = c->forward_stack ? c->forward_stack : c->launch_stack;
+	struct ktrace_range_where w;
+	uint32_t i = 0;
 
 	buf[0] = '\0';
-	if (s && s->nframes)
-		snprintf(buf, cap, "%s:%u in %s%s", s->frames[0].file, s->frames[0].line, s->frames[0].function,
+	if (s && s->nframes) {
+		while (i + 1 < s->nframes && !own_frame(&s->frames[i]))
+			i++;
+		if (!own_frame(&s->frames[i]))
+			i = 0;
+		snprintf(buf, cap, "%s:%u in %s%s", s->frames[i].file, s->frames[i].line, s->frames[i].function,
 			 s == c->forward_stack ? " (the call of the forward op)" : "");
+	} else if (ktrace_diff_where(r->a, c->launch, &w) && w.line[0]) {
+		snprintf(buf, cap, "%s (XLA's source location of the kernel)", w.line);
+	}
 	return buf;
 }
 

@@ -9,7 +9,7 @@
 
 static const char *rangef_names(uint32_t flags, char *out, size_t cap)
 {
-	static const char *const names[] = { "fw_seq", "backward", "cut" };
+	static const char *const names[] = { "fw_seq", "backward", "cut", "source_cut", "source" };
 	size_t n = 0;
 
 	out[0] = '\0';
@@ -37,6 +37,8 @@ void dump_text_range_ref(FILE *f, const struct dump_ctx *c, const struct ktrace_
 		fprintf(f, " [forward op seq %llu]", as_ull(r->fw_seq));
 	else if (r->fw_seq_kind == KTRACE_FWSEQ_BACKWARD)
 		fprintf(f, " [backward of forward op seq %llu]", as_ull(r->fw_seq));
+	if (r->flags & KTRACE_RANGEREF_GRAPH_NODE)
+		fputs(" (where the graph node was made)", f);
 	fputc('\n', f);
 }
 
@@ -60,6 +62,17 @@ int dump_text_range(FILE *f, unsigned long long seq, const void *rec, size_t len
 	fputs(": ", f);
 	dump_put_escaped(f, r.message.ptr, r.message.len);
 	fputc('\n', f);
+	for (const char *p = r.source.ptr, *end = p + r.source.len; p < end;) { /* one line per frame */
+		const char *e = memchr(p, '\n', (size_t)(end - p));
+		size_t n = (size_t)((e ? e : end) - p);
+
+		if (n) {
+			fputs("  source: ", f);
+			dump_put_escaped(f, p, n);
+			fputc('\n', f);
+		}
+		p += n + 1;
+	}
 	return 0;
 }
 
@@ -98,7 +111,17 @@ void dump_json_range_ref(FILE *f, const struct dump_ctx *c, const struct ktrace_
 	if (!valid)
 		return;
 	k = ktrace_ranges_chain(c->ranges, r->range, n, KTRACE_RANGES_DEPTH, &complete);
-	fprintf(f, ",\"range\":{\"id\":%u,\"complete\":%s,\"path\":[", r->range, complete ? "true" : "false");
+	fprintf(f, ",\"range\":{\"id\":%u,\"complete\":%s,\"flags\":[", r->range, complete ? "true" : "false");
+	for (uint32_t b = 1, first = 1; b && b <= 0x8000; b <<= 1) {
+		if (!(r->flags & b))
+			continue;
+		if (ktrace_range_ref_flag_name(b))
+			fprintf(f, "%s\"%s\"", first ? "" : ",", ktrace_range_ref_flag_name(b));
+		else
+			fprintf(f, "%s\"0x%x\"", first ? "" : ",", b);
+		first = 0;
+	}
+	fputs("],\"path\":[", f);
 	for (size_t i = 0; i < k; i++) {
 		fputs(i ? ",{\"domain\":" : "{\"domain\":", f);
 		dump_put_json_string(f, n[i]->domain, strlen(n[i]->domain));
@@ -134,6 +157,8 @@ int dump_json_range(FILE *f, const void *rec, size_t len)
 	dump_put_json_string(f, r.domain.ptr, r.domain.len);
 	fputs(",\"message\":", f);
 	dump_put_json_string(f, r.message.ptr, r.message.len);
+	fputs(",\"source\":", f);
+	dump_put_json_string(f, r.source.ptr, r.source.len);
 	return 0;
 }
 

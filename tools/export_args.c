@@ -71,8 +71,9 @@ static void put_graph_ref(struct jw *w, const struct ktrace_graph_ref *g)
 }
 
 /* A record's NVTX ranges as ktrace-dump --json gives them ("range": the id,
- * whether every RANGE record of the path was found, the path outermost
- * first, the framework's sequence number); nothing when none was open. */
+ * whether every RANGE record of the path was found, the flags, the path
+ * outermost first, the framework's sequence number); nothing when none was
+ * open. */
 static void put_range(struct jw *w, const struct ktrace_ranges *ranges, const struct ktrace_range_ref *r)
 {
 	const struct ktrace_range_node *n[KTRACE_RANGES_DEPTH];
@@ -87,6 +88,17 @@ static void put_range(struct jw *w, const struct ktrace_ranges *ranges, const st
 	jw_u64(w, r->range);
 	jw_key(w, "complete");
 	jw_bool(w, complete);
+	jw_key(w, "flags");
+	jw_array(w);
+	for (uint32_t b = 1; b && b <= 0x8000; b <<= 1) {
+		char v[16];
+
+		if (!(r->flags & b))
+			continue;
+		snprintf(v, sizeof v, "0x%x", b);
+		jw_str(w, ktrace_range_ref_flag_name(b) ? ktrace_range_ref_flag_name(b) : v);
+	}
+	jw_end_array(w);
 	jw_key(w, "path");
 	jw_array(w);
 	for (size_t i = 0; i < k; i++) {

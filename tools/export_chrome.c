@@ -368,11 +368,15 @@ static void graph_launch_slice(struct exporter *x, const struct track *g, const 
 /* A host call at hs on h, issued inside the ranges ref names: in the first
  * walk its ranges are worked out, in the second the range slices that begin
  * at it are drawn, then the call's own slice (by the caller), then
- * host_call_done. */
+ * host_call_done.  A graph node's ranges (format 1.11: where the node was
+ * made) are in its args only: they were not open on h at the launch. */
 static void host_call_ranges(struct exporter *x, const struct track *h, const struct ktrace_range_ref *ref, int64_t hs)
 {
+	static const struct ktrace_range_ref none;
 	const struct export_range_slice *r;
 	char name[192];
+	if (ref->flags & KTRACE_RANGEREF_GRAPH_NODE)
+		ref = &none; /* a graph node's: where it was made, not this thread's ranges now */
 	if (x->pass == 1) {
 		if (ktrace_export_ranges_add(&x->ranges, &x->t->ranges, h->order, ref, hs, hs + EXPORT_HOST_SLICE_NS))
 			x->oom = 1;

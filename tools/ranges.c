@@ -6,7 +6,9 @@
  * a backward node a range the format flags BACKWARD (PyTorch's
  * "XBackward0"), XLA's kernel ranges read "Thunk:#name=<op name>,hlo_op=
  * <instruction>#" and its module's "XlaModule:#prefix=...,hlo_module=<name>,
- * program_id=N#" (XLA's GPU runtime annotations).  Calls format/ and libc.
+ * program_id=N#" (XLA's GPU runtime annotations), with the source
+ * locations XLA attaches to them ("\n- file:line[function] op\n-- ...").
+ * Calls format/ and libc.
  */
 #include "tools/ranges.h"
 
@@ -70,9 +72,11 @@ int ktrace_ranges_add(struct ktrace_ranges *t, const struct ktrace_rec_range *r)
 	struct ktrace_range_node *n = &t->slots[j];
 	n->domain = copy_str(r->domain);
 	n->message = copy_str(r->message);
-	if (!n->domain || !n->message) {
+	n->source = copy_str(r->source);
+	if (!n->domain || !n->message || !n->source) {
 		free(n->domain);
 		free(n->message);
+		free(n->source);
 		memset(n, 0, sizeof *n);
 		return -1;
 	}
@@ -100,6 +104,7 @@ void ktrace_ranges_free(struct ktrace_ranges *t)
 	for (size_t i = 0; i < t->cap; i++) {
 		free(t->slots[i].domain);
 		free(t->slots[i].message);
+		free(t->slots[i].source);
 	}
 	free(t->slots);
 	memset(t, 0, sizeof *t);
@@ -210,6 +215,52 @@ static void where_xla(const struct ktrace_range_node *g, struct ktrace_range_whe
 	}
 }
 
+/* The innermost frame of XLA's source locations: the deepest line (most
+ * leading '-'), the first of equals, its "file:line[function]" without the
+ * op name after it. */
+static void source_line(const char *src, char *out, size_t cap)
+{
+	int best = -1;
+
+	for (const char *p = src; *p;) {
+		const char *e = strchr(p, '\n'), *f;
+		int depth = 0;
+
+		if (!e)
+			e = p + strlen(p);
+		while (p + depth < e && p[depth] == '-')
+			depth++;
+		f = p + depth;
+		while (f < e && *f == ' ')
+			f++;
+		if (f < e && depth > best) {
+			const char *sp = memchr(f, ' ', (size_t)(e - f));
+
+			best = depth;
+			snprintf(out, cap, "%.*s", (int)((sp ? sp : e) - f), f);
+		}
+		p = *e ? e + 1 : e;
+	}
+}
+
+/* XLA's source locations of the path: the innermost range's that has some,
+ * after its module's (which holds the frames common to the module). */
+static void where_source(const struct ktrace_range_node *const *c, size_t n, struct ktrace_range_where *w)
+{
+	const struct ktrace_range_node *mod = NULL;
+	size_t k = n;
+
+	while (k && !c[k - 1]->source[0])
+		k--;
+	if (!k)
+		return;
+	for (size_t i = 0; i + 1 < k; i++)
+		if (!strncmp(c[i]->message, "XlaModule:#", 11) && c[i]->source[0])
+			mod = c[i];
+	snprintf(w->source, sizeof w->source, "%s%s", mod ? mod->source : "", c[k - 1]->source);
+	source_line(c[k - 1]->source, w->line, sizeof w->line);
+}
+
 void ktrace_ranges_where(const struct ktrace_ranges *t, const struct ktrace_range_ref *ref,
 			 struct ktrace_range_where *w)
 {
@@ -221,6 +272,8 @@ void ktrace_ranges_where(const struct ktrace_ranges *t, const struct ktrace_rang
 	ktrace_ranges_path(t, ref->range, w->path, sizeof w->path);
 	w->fw_seq_kind = ref->fw_seq_kind;
 	w->fw_seq = ref->fw_seq;
+	w->ref_flags = ref->flags;
+	where_source(c, n, w);
 	for (size_t i = 0; i < n; i++) {
 		const struct ktrace_range_node *g = c[i];
 
@@ -271,5 +324,7 @@ const char *ktrace_ranges_where_text(const struct ktrace_range_where *w, char *o
 	}
 	if (w->path[0])
 		append(out, cap, &n, n ? ", in %s" : "%s", w->path);
+	if (w->path[0] && (w->ref_flags & KTRACE_RANGEREF_GRAPH_NODE))
+		append(out, cap, &n, " (where its graph node was made)");
 	return out;
 }

@@ -6,7 +6,8 @@
  * nodes; and what a path says about the work under it: the framework op
  * (PyTorch's "aten::addmm"), the backward node and the forward op's
  * sequence number it stands for, XLA's HLO op and op name ("Thunk:#name=
- * ...,hlo_op=...#").  Shared by ktrace-dump, ktrace-diff and ktrace check.
+ * ...,hlo_op=...#") and the source locations XLA attaches to its ranges.
+ * Shared by ktrace-dump, ktrace-diff and ktrace check.
  */
 #ifndef KTRACE_TOOLS_RANGES_H
 #define KTRACE_TOOLS_RANGES_H
@@ -21,7 +22,7 @@
 
 struct ktrace_range_node {
 	uint32_t id, parent, kind, flags, category;
-	char *domain, *message; /* NUL-terminated copies */
+	char *domain, *message, *source; /* NUL-terminated copies */
 };
 
 struct ktrace_ranges {
@@ -53,8 +54,13 @@ struct ktrace_range_where {
 	char hlo_op[256];     /* XLA: the HLO instruction ("fusion.3"), "" if none */
 	char op_name[512];    /* XLA: its op name / named scope ("model/dense/dot_general"), "" if none */
 	char module[256];     /* XLA: the HLO module ("jit_step"), "" if none */
+	char source[2048];    /* source locations of the innermost range that has them (XLA's
+	                       * kernel ranges: one "file:line[function] op" per line, "-"s
+	                       * for the depth), after its module's common ones; "" if none */
+	char line[512];       /* the innermost frame of source ("train.py:42[loss]"), "" if none */
 	uint32_t fw_seq_kind; /* the reference's framework sequence number */
 	uint64_t fw_seq;
+	uint32_t ref_flags;   /* KTRACE_RANGEREF_*: GRAPH_NODE, the ranges a graph node was made in */
 };
 /* Fill *w from ref (range 0: an empty path). */
 void ktrace_ranges_where(const struct ktrace_ranges *t, const struct ktrace_range_ref *ref,

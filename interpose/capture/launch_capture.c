@@ -511,6 +511,17 @@ static int launch_captured(const struct ktrace_launch_args *a)
 	return 1;
 }
 
+/* The launch into a capture: the node it makes keeps the thread's ranges. */
+KT_COLD
+static CUresult launch_into_capture(const struct ktrace_launch_args *a, ktrace_real_launch_fn real, void *ctx)
+{
+	CUresult res = real(a, ctx);
+
+	if (res == CUDA_SUCCESS)
+		ktrace_nvtx_node_captured(hash_stream(a));
+	return res;
+}
+
 KT_HOT
 CUresult ktrace_on_launch(const struct ktrace_launch_args *a, ktrace_real_launch_fn real, void *ctx)
 {
@@ -524,7 +535,7 @@ CUresult ktrace_on_launch(const struct ktrace_launch_args *a, ktrace_real_launch
 
 	ktrace_seg_begin();
 	if (kt_unlikely(ktrace_graph_captures_any()) && launch_captured(a))
-		return real(a, ctx);
+		return launch_into_capture(a, real, ctx);
 	if (w)
 		prefetch_launch_lines(w, handle);
 	seq = atomic_fetch_add_explicit(&ktrace_tracer.launch_seq, 1, memory_order_relaxed);

@@ -119,6 +119,9 @@ void ktrace_on_capture_begin(CUstream s) __attribute__((visibility("hidden")));
 /* cuStreamEndCapture* returned res (a capture ends whatever the result);
  * g: the graph it made (res CUDA_SUCCESS), else NULL. */
 void ktrace_on_capture_end(CUstream s, CUgraph g, CUresult res) __attribute__((visibility("hidden")));
+/* A node was added to a graph (cuGraphAdd*Node): interpose/nvtx/ keeps the
+ * ranges the calling thread has open for the node's records. */
+void ktrace_on_graph_node_added(CUgraphNode n) __attribute__((visibility("hidden")));
 /* A graph was created (from NULL) or cloned (from its source). */
 void ktrace_on_graph_new(CUgraph g, CUgraph from) __attribute__((visibility("hidden")));
 /* cuGraphDestroy is about to destroy g. */

@@ -9,10 +9,11 @@
  * what happened to interpose/graph/ through the hooks of events.h: a
  * capture begun or ended, a graph created, cloned or about to be destroyed,
  * an instantiation, an exec updated, node
- * parameters set on an exec, an exec about to be destroyed, an upload.
+ * parameters set on an exec, an exec about to be destroyed, an upload, a
+ * node added (the ranges it is made in, interpose/nvtx/).
  * cuGraphLaunch hands the launch to ktrace_on_graph_launch(), which calls
- * the real function back exactly once.  The rest (capture queries, node
- * additions, dependencies, graph-level node parameters) are passed through:
+ * the real function back exactly once.  The rest (capture queries,
+ * dependencies, graph-level node parameters) are passed through:
  * ktrace describes a graph from the driver when it is instantiated
  * (interpose/graph/graph_model.c), so every way of building one is seen
  * alike.  May call: the real driver through ktrace_real, the hooks of
@@ -54,6 +55,7 @@
 			call; \
 	} while (0)
 #define PT(s) ktrace_ptsz_stream(s)
+#define MADE IF_OK(ktrace_on_graph_node_added(*ph)) /* a node added: *ph */
 
 /* ---- stream capture ------------------------------------------------------------ */
 
@@ -107,23 +109,23 @@
 	WRAPPER(cuGraphCreate, (CUgraph *ph, unsigned int f), (ph, f), IF_OK(ktrace_on_graph_new(*ph, NULL))) \
 	WRAPPER(cuGraphClone, (CUgraph *ph, CUgraph src), (ph, src), IF_OK(ktrace_on_graph_new(*ph, src))) \
 	WRAPPER(cuGraphDestroyNode, (CUgraphNode node), (node), NOTHING) \
-	WRAPPER(cuGraphAddKernelNode, ADD(const CUDA_KERNEL_NODE_PARAMS_v1 *p), (ph, g, deps, n, p), NOTHING) \
-	WRAPPER(cuGraphAddKernelNode_v2, ADD(const CUDA_KERNEL_NODE_PARAMS *p), (ph, g, deps, n, p), NOTHING) \
-	WRAPPER(cuGraphAddMemcpyNode, ADD(const CUDA_MEMCPY3D *p, CUcontext c), (ph, g, deps, n, p, c), NOTHING) \
+	WRAPPER(cuGraphAddKernelNode, ADD(const CUDA_KERNEL_NODE_PARAMS_v1 *p), (ph, g, deps, n, p), MADE) \
+	WRAPPER(cuGraphAddKernelNode_v2, ADD(const CUDA_KERNEL_NODE_PARAMS *p), (ph, g, deps, n, p), MADE) \
+	WRAPPER(cuGraphAddMemcpyNode, ADD(const CUDA_MEMCPY3D *p, CUcontext c), (ph, g, deps, n, p, c), MADE) \
 	WRAPPER(cuGraphAddMemsetNode, ADD(const CUDA_MEMSET_NODE_PARAMS *p, CUcontext c), (ph, g, deps, n, p, c), \
-	  NOTHING) \
-	WRAPPER(cuGraphAddHostNode, ADD(const CUDA_HOST_NODE_PARAMS *p), (ph, g, deps, n, p), NOTHING) \
-	WRAPPER(cuGraphAddChildGraphNode, ADD(CUgraph child), (ph, g, deps, n, child), NOTHING) \
+	  MADE) \
+	WRAPPER(cuGraphAddHostNode, ADD(const CUDA_HOST_NODE_PARAMS *p), (ph, g, deps, n, p), MADE) \
+	WRAPPER(cuGraphAddChildGraphNode, ADD(CUgraph child), (ph, g, deps, n, child), MADE) \
 	WRAPPER(cuGraphAddEmptyNode, (CUgraphNode *ph, CUgraph g, const CUgraphNode *deps, size_t n), \
-	  (ph, g, deps, n), NOTHING) \
-	WRAPPER(cuGraphAddEventRecordNode, ADD(CUevent ev), (ph, g, deps, n, ev), NOTHING) \
-	WRAPPER(cuGraphAddEventWaitNode, ADD(CUevent ev), (ph, g, deps, n, ev), NOTHING) \
-	WRAPPER(cuGraphAddMemAllocNode, ADD(CUDA_MEM_ALLOC_NODE_PARAMS *p), (ph, g, deps, n, p), NOTHING) \
-	WRAPPER(cuGraphAddMemFreeNode, ADD(CUdeviceptr d), (ph, g, deps, n, d), NOTHING) \
-	WRAPPER(cuGraphAddNode, ADD(CUgraphNodeParams *p), (ph, g, deps, n, p), NOTHING) \
+	  (ph, g, deps, n), MADE) \
+	WRAPPER(cuGraphAddEventRecordNode, ADD(CUevent ev), (ph, g, deps, n, ev), MADE) \
+	WRAPPER(cuGraphAddEventWaitNode, ADD(CUevent ev), (ph, g, deps, n, ev), MADE) \
+	WRAPPER(cuGraphAddMemAllocNode, ADD(CUDA_MEM_ALLOC_NODE_PARAMS *p), (ph, g, deps, n, p), MADE) \
+	WRAPPER(cuGraphAddMemFreeNode, ADD(CUdeviceptr d), (ph, g, deps, n, d), MADE) \
+	WRAPPER(cuGraphAddNode, ADD(CUgraphNodeParams *p), (ph, g, deps, n, p), MADE) \
 	WRAPPER(cuGraphAddNode_v2, \
 	  (CUgraphNode *ph, CUgraph g, const CUgraphNode *deps, const CUgraphEdgeData *e, size_t n, \
-	   CUgraphNodeParams *p), (ph, g, deps, e, n, p), NOTHING) \
+	   CUgraphNodeParams *p), (ph, g, deps, e, n, p), MADE) \
 	WRAPPER(cuGraphAddDependencies, DEPS_PARAMS, (g, from, to, n), NOTHING) \
 	WRAPPER(cuGraphAddDependencies_v2, DEPS_V2_PARAMS, (g, from, to, e, n), NOTHING) \
 	WRAPPER(cuGraphRemoveDependencies, DEPS_PARAMS, (g, from, to, n), NOTHING) \

@@ -192,6 +192,19 @@ static void note_untraced(struct kt_gexec *x, const struct kt_grev *r)
 	kt_graph_note(x->id, x->graph_id, r->untraced, why[r->untraced]);
 }
 
+/* The ranges each node was made in (interpose/nvtx/): a top-level node's by
+ * the program's handle (apply_exec_state), a child graph's node its own
+ * child-graph node's (the driver copied the child graph into the node). */
+static void node_ranges(struct kt_grev *r)
+{
+	for (uint32_t i = 0; i < r->nnodes; i++) {
+		struct kt_gnode *n = &r->nodes[i];
+
+		if (!ktrace_nvtx_node_ref(n->rec.handle, &n->made) && n->rec.parent < i)
+			n->made = r->nodes[n->rec.parent].made;
+	}
+}
+
 /* Describe the graph the exec runs as a new revision and make it current. */
 static void new_revision(struct kt_gexec *x, CUgraph described, uint32_t cause)
 {
@@ -210,6 +223,7 @@ static void new_revision(struct kt_gexec *x, CUgraph described, uint32_t cause)
 		r->untraced = x->untraced;
 	disabled = calloc(r->nnodes + 1, sizeof(*disabled));
 	nd = disabled ? apply_exec_state(x, r, disabled) : 0;
+	node_ranges(r);
 	if (kt_grev_finish(r) == 0) {
 		kt_grev_plan_regions(r, ktrace_tracer.cfg.hash);
 		if (ktrace_tracer.cfg.hash)

@@ -51,6 +51,7 @@ struct kt_gnode {
 	uint32_t variant;               /* hashed: the checksum kernel variant (hashkern_abi.h) */
 	uint64_t pre_off, post_off;     /* hashed: result word offsets of the pre and post hash */
 	uint8_t *params;                /* owned parameter bytes */
+	struct ktrace_range_ref made;   /* the ranges the node was made in (range 0: none known) */
 };
 
 /* One graph of the revision (the exec's graph, or a child graph's). */

@@ -150,6 +150,13 @@ static void mark_skipped(struct ktrace_rec_launch *r, struct ktrace_region *g, u
 	}
 }
 
+/* A node record's ranges: those the node was made in, else the launching
+ * thread's at cuGraphLaunch (range 0: none). */
+static const struct ktrace_range_ref *node_range(const struct kt_glaunch *l, const struct kt_gnode *n)
+{
+	return n->made.range ? &n->made : &l->range;
+}
+
 static void write_kernel(const struct kt_glaunch *l, uint32_t node, uint64_t seq, struct ktrace_region *g)
 {
 	const struct kt_gnode *n = &l->rev->nodes[node];
@@ -166,9 +173,9 @@ static void write_kernel(const struct kt_glaunch *l, uint32_t node, uint64_t seq
 	memcpy(r.block, n->rec.block, sizeof(r.block));
 	memcpy(r.cluster, n->rec.cluster, sizeof(r.cluster));
 	graph_ref(l, node, &r.graph);
-	if (l->range.range) {
+	if (node_range(l, n)->range) {
 		r.flags |= KTRACE_LAUNCHF_RANGE;
-		r.range = l->range;
+		r.range = *node_range(l, n);
 	}
 	if (n->nregions)
 		memcpy(g, n->regions, n->nregions * sizeof(*g));
@@ -214,9 +221,9 @@ static void write_copy(const struct kt_glaunch *l, uint32_t node, uint64_t seq)
 			m.dst_digest_state = l->result == CUDA_SUCCESS ? KTRACE_DST_DIGEST_SKIP_ASYNC
 								       : KTRACE_DST_DIGEST_SKIP_FAILED;
 		graph_ref(l, node, &m.graph);
-		if (l->range.range) {
+		if (node_range(l, n)->range) {
 			m.flags |= KTRACE_COPYF_RANGE;
-			m.range = l->range;
+			m.range = *node_range(l, n);
 		}
 		size = ktrace_encode_memcpy(buf, sizeof(buf), &m);
 	} else {
@@ -225,9 +232,9 @@ static void write_copy(const struct kt_glaunch *l, uint32_t node, uint64_t seq)
 					       .elem_size = n->rec.elem_size, .tid = l->tid, .result = (int32_t)l->result,
 					       .flags = n->rec.copy_flags | KTRACE_COPYF_ASYNC | KTRACE_COPYF_GRAPH };
 		graph_ref(l, node, &m.graph);
-		if (l->range.range) {
+		if (node_range(l, n)->range) {
 			m.flags |= KTRACE_COPYF_RANGE;
-			m.range = l->range;
+			m.range = *node_range(l, n);
 		}
 		size = ktrace_encode_memset(buf, sizeof(buf), &m);
 	}

@@ -293,13 +293,15 @@ static int digest_delivered(struct ktrace_rec_memcpy *r, const void *host, int s
 /* The operation number of a copy or set (shared with launches, so they
  * order among them); 0 when tracing is paused (ktrace_pause()): the number is
  * taken anyway, as a paused launch takes one, and nothing is recorded.  A
- * copy or set on a stream being captured did not run (it is a graph node):
- * no number, no record, counted. */
-static int take_op_seq(uint64_t *op_seq, CUstream stream)
+ * copy or set on a stream being captured did not run (it is a graph node,
+ * which keeps the thread's ranges): no number, no record, counted. */
+static int take_op_seq(uint64_t *op_seq, CUstream stream, CUresult res)
 {
 	if (ktrace_graph_captures_any() && ktrace_stream_capturing(stream)) {
 		if (ktrace_tracer.writer)
 			ktrace_writer_count(ktrace_tracer.writer, KTRACE_CTR_LAUNCHES_CAPTURED, 1);
+		if (res == CUDA_SUCCESS)
+			ktrace_nvtx_node_captured(stream);
 		return 0;
 	}
 	*op_seq = atomic_fetch_add_explicit(&ktrace_tracer.launch_seq, 1, memory_order_relaxed);
@@ -314,7 +316,7 @@ void ktrace_on_memcpy(uint64_t dst, uint64_t src, uint64_t bytes, uint32_t dir, 
 	uint64_t max = (flags & KTRACE_COPYF_ASYNC) ? SRC_DIGEST_ASYNC_MAX : SRC_DIGEST_SYNC_MAX;
 
 	memset(&r, 0, sizeof(r));
-	if (!take_op_seq(&r.op_seq, stream))
+	if (!take_op_seq(&r.op_seq, stream, res))
 		return;
 	r.dst = dst;
 	r.src = src;
@@ -345,7 +347,7 @@ void ktrace_on_memset(uint64_t dst, uint64_t value, uint32_t elem_size, uint64_t
 	int32_t dev;
 
 	memset(&r, 0, sizeof(r));
-	if (!take_op_seq(&r.op_seq, stream))
+	if (!take_op_seq(&r.op_seq, stream, res))
 		return;
 	r.dst = dst;
 	r.count = count;

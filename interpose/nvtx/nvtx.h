@@ -10,9 +10,10 @@
  * (docs/format.md).  The launch path, copies and memsets read the calling
  * thread's current path with one thread-local load: ktrace_nvtx_ref().
  *
- * Owns the injection entry point, the domains and registered strings, the
- * thread stacks, the table of paths and its RANGE records, NVTX marks (NOTE
- * records) and NVTX_INJECTION64_PATH in the environment.  Calls format/
+ * Owns the injection entry points (core and payload extension), the domains
+ * and registered strings, the thread stacks, the table of paths and its
+ * RANGE records, NVTX marks (NOTE records), the ranges each CUDA graph node
+ * was made in, and NVTX_INJECTION64_PATH in the environment.  Calls format/
  * (codec, writer), the tracer's notes and settings, and the Python stack's
  * hook for framework ops (interpose/pystack/pystack.h).
  */
@@ -20,6 +21,8 @@
 #define KTRACE_NVTX_H
 
 #include <stdint.h>
+
+#include <cuda.h>
 
 #include "format/ktrace_format.h"
 #include "interpose/tracer.h"
@@ -48,6 +51,20 @@ void ktrace_nvtx_trace_opened(void) KTRACE_HIDDEN;
 
 /* For the start-up line: "on", "off (KTRACE_NVTX=0)", "not attached (...)". */
 const char *ktrace_nvtx_status(void) KTRACE_HIDDEN;
+/* 1 once an NVTX instance of the process attached to ktrace. */
+int ktrace_nvtx_attached(void) KTRACE_HIDDEN;
+
+/* ---- the ranges CUDA graph nodes were made in (nvtx_nodes.c) ---- */
+
+/* Node was just made (cuGraphAdd*Node) by the calling thread: keep its
+ * ranges for the node's records at each graph launch. */
+void ktrace_nvtx_node_made(uint64_t node) KTRACE_HIDDEN;
+/* A launch, copy or memset on stream, being captured, just became a node
+ * (the one the stream's next captured work would depend on). */
+void ktrace_nvtx_node_captured(CUstream stream) KTRACE_HIDDEN;
+/* The ranges node was made in, flagged KTRACE_RANGEREF_GRAPH_NODE: 1, or 0
+ * when it was made in none (or ktrace did not see it made). */
+int ktrace_nvtx_node_ref(uint64_t node, struct ktrace_range_ref *out) KTRACE_HIDDEN;
 
 /* The fork handler's hooks (interpose/fork.c): the table's lock; in the
  * child the parent's trace is gone (its RANGE records are written again

@@ -16,7 +16,8 @@
  * Owns the entry point, the environment variable (set by the constructor
  * when unset), the domains, registered strings and the folder's lock, and
  * turning NVTX's event attributes into a message (nvtx_message.c parses
- * it) for nvtx_stack.c.  Calls libc (dladdr, realpath, setenv).
+ * it, nvtx_payload.c reads its payload) for nvtx_stack.c.  Calls libc
+ * (dladdr, realpath, setenv).
  */
 #include <dlfcn.h>
 #include <limits.h>
@@ -110,16 +111,31 @@ static nvtxDomainHandle_t domain_create(const char *name, size_t len)
 	return (nvtxDomainHandle_t)(void *)d;
 }
 
+/* Python source locations ("train.py:42"): XLA registers them as strings
+ * its range payloads name (nvtx_payload.c). */
+static int reads_like_source(const char *s, size_t len)
+{
+	for (const char *p = s; (p = memchr(p, ':', (size_t)(s + len - p))) != NULL; p++)
+		if (p - s >= 3 && !memcmp(p - 3, ".py", 3) && p + 1 < s + len && p[1] >= '0' && p[1] <= '9')
+			return 1;
+	return 0;
+}
+
 static nvtxStringHandle_t string_register(nvtxDomainHandle_t domain, const char *s, size_t len)
 {
 	size_t keep = len > KT_NVTX_MSG_MAX + 1 ? KT_NVTX_MSG_MAX + 1 : len; /* + 1: "cut" is seen */
-	struct kt_nvtx_regstr *r = malloc(sizeof *r + keep);
+	int source = reads_like_source(s, len > KT_NVTX_SOURCE_MAX ? KT_NVTX_SOURCE_MAX : len);
+	struct kt_nvtx_regstr *r;
 
-	if (!r)
+	if (source)
+		keep = len > KT_NVTX_SOURCE_MAX ? KT_NVTX_SOURCE_MAX : len;
+	if (!(r = malloc(sizeof *r + keep)))
 		return NULL;
 	r->domain = domain_id(domain);
 	memcpy(r->buf, s, keep);
-	kt_nvtx_parse(r->buf, keep, &r->text);
+	kt_nvtx_parse(r->buf, keep > KT_NVTX_MSG_MAX + 1 ? KT_NVTX_MSG_MAX + 1 : keep, &r->text);
+	r->source_len = (uint16_t)(source ? keep : 0);
+	r->source_cut = (uint16_t)(source && len > keep ? KTRACE_RANGEF_SOURCE_CUT : 0);
 	return (nvtxStringHandle_t)(void *)r;
 }
 
@@ -188,6 +204,7 @@ static nvtxRangeId_t NVTX_API d_start_ex(nvtxDomainHandle_t d, const nvtxEventAt
 	struct kt_nvtx_text t;
 
 	attr_text(a, buf, &t, 1);
+	kt_nvtx_payload_source(a, &t);
 	return kt_nvtx_start(domain_id(d), attr_category(a), &t);
 }
 
@@ -203,6 +220,7 @@ static int NVTX_API d_push_ex(nvtxDomainHandle_t d, const nvtxEventAttributes_t 
 	struct kt_nvtx_text t;
 
 	attr_text(a, buf, &t, 1);
+	kt_nvtx_payload_source(a, &t);
 	return kt_nvtx_push(domain_id(d), attr_category(a), &t);
 }
 
@@ -397,6 +415,11 @@ void ktrace_nvtx_preload_env(void)
 	    !realpath(info.dli_fname, self_path))
 		return;
 	setenv(KT_NVTX_ENV, self_path, 0);
+}
+
+int ktrace_nvtx_attached(void)
+{
+	return atomic_load(&attached);
 }
 
 const char *ktrace_nvtx_status(void)

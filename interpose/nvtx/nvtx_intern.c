@@ -1,7 +1,8 @@
 /* interpose/nvtx/nvtx_intern.c: the process's table of range paths and
  * their RANGE records (nvtx_internal.h, kt_nvtx_intern).
  *
- * A path is a node: (parent node, domain, kind, category, message).  Nodes
+ * A path is a node: (parent node, domain, kind, category, message); the
+ * source locations of its first opening, when it had some, go with it.  Nodes
  * live in an open-addressing hash table of fixed size whose slots are
  * published with release stores: a thread that opens a range it opened
  * before (the steady state of a training loop) finds its node without a
@@ -30,7 +31,8 @@
 struct node {
 	uint64_t hash;
 	uint32_t id, parent, domain, kind, category, flags;
-	uint16_t len;
+	uint16_t len, source_len;
+	const char *source; /* in msg[], after the message */
 	char msg[];
 };
 
@@ -87,11 +89,12 @@ static void write_record(const struct node *n)
 {
 	struct ktrace_rec_range r = { .range_id = n->id, .parent = n->parent, .kind = n->kind,
 				      .flags = n->flags, .category = n->category };
-	uint64_t buf[(48 + 4 + KT_NVTX_DOMAIN_NAME_MAX + KT_NVTX_MSG_MAX + 8) / 8];
+	uint64_t buf[(48 + 6 + KT_NVTX_DOMAIN_NAME_MAX + KT_NVTX_MSG_MAX + KT_NVTX_SOURCE_MAX + 8) / 8];
 	size_t size;
 
 	r.domain.ptr = kt_nvtx_domain_name(n->domain, &r.domain.len);
 	r.message = (struct ktrace_str){ n->msg, n->len };
+	r.source = (struct ktrace_str){ n->source, n->source_len };
 	size = ktrace_encode_range(buf, sizeof buf, &r);
 	if (size <= sizeof buf && ktrace_tracer.writer)
 		ktrace_writer_append(ktrace_tracer.writer, buf, size);
@@ -103,10 +106,15 @@ static uint32_t insert(_Atomic(struct node *) *s, uint64_t h, uint32_t parent, u
 {
 	struct node *n;
 
-	if (tab.count >= KT_NVTX_NODES || !(n = malloc(sizeof(*n) + t->len)))
+	uint16_t slen = t->source ? t->source_len : 0;
+
+	if (tab.count >= KT_NVTX_NODES || !(n = malloc(sizeof(*n) + t->len + slen)))
 		return 0;
-	*n = (struct node){ h, tab.count + 1, parent, domain, kind, category, t->flags, t->len };
+	*n = (struct node){ h, tab.count + 1, parent, domain, kind, category, t->flags, t->len, slen, NULL };
 	memcpy(n->msg, t->ptr, t->len);
+	if (slen)
+		memcpy(n->msg + t->len, t->source, slen);
+	n->source = n->msg + t->len;
 	tab.by_id[n->id] = n;
 	tab.count = n->id;
 	if (tab.trace_open) {
@@ -181,6 +189,8 @@ int kt_nvtx_node(uint32_t id, uint32_t *domain, uint32_t *kind, uint32_t *catego
 	t->flags = n->flags;
 	t->has_seq = 0;
 	t->seq = 0;
+	t->source = n->source;
+	t->source_len = n->source_len;
 	return 0;
 }
 

@@ -16,6 +16,7 @@
 #define KT_NVTX_DEPTH 64      /* open ranges tracked per thread (deeper ones are counted) */
 #define KT_NVTX_DOMAINS 1024  /* named domains told apart (later ones share one) */
 #define KT_NVTX_DOMAIN_NAME_MAX 256 /* bytes of a domain's name kept */
+#define KT_NVTX_SOURCE_MAX 4096 /* bytes of a range's source locations kept (longer: cut, flag SOURCE_CUT) */
 
 /* A message ready to be interned: the text a RANGE record keeps (framework
  * numbers cut) and what was cut from it. */
@@ -25,13 +26,20 @@ struct kt_nvtx_text {
 	uint32_t flags;        /* KTRACE_RANGEF_* */
 	int has_seq;           /* the message carried `seq = N` (or `stashed seq = N`) */
 	uint64_t seq;          /* N */
+	const char *source;    /* source locations attached to the range (a payload), or NULL */
+	uint16_t source_len;
 };
 
 /* A registered string (nvtxDomainRegisterString*): parsed once, kept for
- * the life of the process (its address is the handle the program holds). */
+ * the life of the process (its address is the handle the program holds).
+ * Kept to KT_NVTX_MSG_MAX + 1 bytes, except one that reads like Python
+ * source locations ("file.py:LINE"), kept to KT_NVTX_SOURCE_MAX for the
+ * payloads that name it (XLA's "Source locations"). */
 struct kt_nvtx_regstr {
 	uint32_t domain;
 	struct kt_nvtx_text text; /* ptr points into buf */
+	uint16_t source_len;      /* buf's bytes as source locations (0: not such a string) */
+	uint16_t source_cut;      /* KTRACE_RANGEF_SOURCE_CUT when they were longer */
 	char buf[];
 };
 
@@ -45,6 +53,12 @@ void kt_nvtx_parse(const char *msg, size_t len, struct kt_nvtx_text *t);
 /* A wide (wchar_t) message as UTF-8 into buf (at most cap bytes, cut at a
  * character); returns the length. */
 size_t kt_nvtx_utf8(const void *wide, char *buf, size_t cap);
+
+/* nvtx_payload.c: the source locations in the payloads of attributes a
+ * (NVTX's payload extension: a registered-string entry of a registered
+ * schema whose name says "source"), into t->source; else nothing. */
+struct nvtxEventAttributes_v2;
+void kt_nvtx_payload_source(const struct nvtxEventAttributes_v2 *a, struct kt_nvtx_text *t);
 
 /* nvtx_inject.c: a domain's id (0: the default domain) and its name. */
 const char *kt_nvtx_domain_name(uint32_t id, uint16_t *len);

@@ -72,6 +72,8 @@ void kt_nvtx_parse(const char *msg, size_t len, struct kt_nvtx_text *t)
 	t->flags = 0;
 	t->has_seq = 0;
 	t->seq = 0;
+	t->source = NULL;
+	t->source_len = 0;
 	while ((p = memchr(p, ',', (size_t)(end - p))) != NULL) {
 		if (field(p, end, t) >= 0 && p < cut)
 			cut = p;

@@ -351,6 +351,7 @@ static struct capture {
 	CUstream s;
 	struct fgraph *g;
 	struct fnode *last;       /* the node the next one depends on */
+	CUgraphNode dep;          /* last, as cuStreamGetCaptureInfo_v2 lists it */
 	int active;
 	cuuint64_t id;
 } caps[MAX_CAPTURES];
@@ -426,7 +427,7 @@ static CUresult begin_capture(CUstream s, struct fgraph *into)
 	for (int i = 0; i < MAX_CAPTURES && !capture_of(s); i++) {
 		if (caps[i].active)
 			continue;
-		caps[i] = (struct capture){ s, into ? into : graph_new(), NULL, 1, next_capture_id++ };
+		caps[i] = (struct capture){ s, into ? into : graph_new(), NULL, NULL, 1, next_capture_id++ };
 		r = caps[i].g ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
 		caps[i].active = caps[i].g != NULL;
 		break;
@@ -479,10 +480,12 @@ API CUresult cuStreamGetCaptureInfo_v2(CUstream s, CUstreamCaptureStatus *st, cu
 		*id = c ? c->id : 0;
 	if (g)
 		*g = c ? (CUgraph)c->g : NULL;
+	if (c)
+		c->dep = (CUgraphNode)c->last;
 	if (deps)
-		*deps = NULL;
+		*deps = c && c->last ? &c->dep : NULL;
 	if (n)
-		*n = 0;
+		*n = c && c->last ? 1 : 0;
 	pthread_mutex_unlock(&fg_lock);
 	return CUDA_SUCCESS;
 }

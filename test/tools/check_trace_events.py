@@ -22,7 +22,8 @@ ktrace's code:
      other GPU slice says "unmeasured"; the record is in the slice's args;
      NVTX ranges (format 1.9): on each host thread's track, the range slices
      that hold a host call are exactly its range path, outermost first, one
-     inside the other, and every range slice holds at least one call.
+     inside the other (none for a graph node's ranges, flag graph_node: where
+     it was made), and every range slice holds at least one call.
 
   check_trace_events.py [--dump DUMP.jsonl] [--first-divergence NAME] [--marks N] TIMELINE.json
 
@@ -265,7 +266,9 @@ def check_ranges(events, recs, problems):
     for e in events:
         if e["ph"] != "X" or e.get("cat") != "cuda_api" or e["args"].get("op_seq") not in by_seq:
             continue
-        want = [range_name(n) for n in by_seq[e["args"]["op_seq"]].get("range", {}).get("path", [])]
+        rng = by_seq[e["args"]["op_seq"]].get("range", {})
+        # a graph node's ranges are those it was made in (format 1.11), not the thread's at the launch
+        want = [] if "graph_node" in rng.get("flags", []) else [range_name(n) for n in rng.get("path", [])]
         around = sorted((r for r in ranges[(e["pid"], e["tid"])]
                          if r["ts"] - 1e-9 <= e["ts"] and e["ts"] + e["dur"] <= r["ts"] + r["dur"] + 1e-9),
                         key=lambda r: (r["ts"], -r["dur"]))

@@ -30,7 +30,8 @@
  *        in the file than launches after them in seq.
  * ranges NVTX range paths (format 1.9): RANGE records of PyTorch-like op
  *        ranges (forward, a backward node), XLA's module and kernel ranges in
- *        domain "TSL", a start/end range; launches, a copy and a memset under
+ *        domain "TSL" with source locations, a launch of a graph node made
+ *        in those, a start/end range; launches, a copy and a memset under
  *        them with their framework sequence numbers; an NVTX mark; the Python
  *        stack of a forward op (PYSTACK).
  * gputimes  launches on one stream, two of them measured (GPUTIME records,
@@ -603,24 +604,31 @@ static void scenario_graph_threads(void)
 	atomic_store(&record_seq, 10);
 }
 
-static void range_rec(uint32_t id, uint32_t parent, uint32_t kind, uint32_t flags, const char *domain,
-		      const char *msg)
+static void range_src(uint32_t id, uint32_t parent, uint32_t kind, uint32_t flags, const char *domain,
+		      const char *msg, const char *src)
 {
 	struct ktrace_rec_range r = { .range_id = id, .parent = parent, .kind = kind, .flags = flags };
 
 	r.domain = (struct ktrace_str){ domain, (uint16_t)strlen(domain) };
 	r.message = (struct ktrace_str){ msg, (uint16_t)strlen(msg) };
+	r.source = (struct ktrace_str){ src, (uint16_t)strlen(src) };
 	put(buf, ktrace_encode_range(buf, sizeof buf, &r));
 }
 
-static void launch_in(uint64_t kid, uint32_t range, uint32_t seq_kind, uint64_t seq)
+static void range_rec(uint32_t id, uint32_t parent, uint32_t kind, uint32_t flags, const char *domain,
+		      const char *msg)
+{
+	range_src(id, parent, kind, flags, domain, msg, "");
+}
+
+static void launch_in(uint64_t kid, uint32_t range, uint16_t seq_kind, uint64_t seq, uint16_t ref_flags)
 {
 	uint8_t p[28] = { 0 };
 	struct ktrace_rec_launch l = { .launch_seq = launch_no++, .kernel_id = kid, .context = 0xc0ffee00,
 				       .stream = 0x5000, .tid = 4243, .api = KTRACE_API_LAUNCH_KERNEL,
 				       .flags = KTRACE_LAUNCHF_RANGE, .grid = { 4, 1, 1 }, .block = { 256, 1, 1 },
 				       .param_bytes_len = 28, .param_bytes = p,
-				       .range = { range, seq_kind, seq } };
+				       .range = { range, seq_kind, ref_flags, seq } };
 	put(buf, ktrace_encode_launch(buf, sizeof buf, &l, NULL));
 }
 
@@ -635,10 +643,10 @@ static void scenario_ranges(void)
 	struct ktrace_rec_note mark = { KTRACE_NOTE_INFO, KTRACE_NOTE_CODE_NVTX_MARK, S("dom: checkpoint") };
 	struct ktrace_rec_memcpy mc = { .op_seq = 0, .dst = 0x7f0000000000ull, .src = 0x600000, .bytes = 4096,
 					.stream = 0x5000, .context = 0xc0ffee00, .dir = KTRACE_COPY_HTOD,
-					.flags = KTRACE_COPYF_RANGE, .tid = 4243, .range = { 1, 0, 0 } };
+					.flags = KTRACE_COPYF_RANGE, .tid = 4243, .range = { 1, 0, 0, 0 } };
 	struct ktrace_rec_memset ms = { .dst = 0x7f0000100000ull, .count = 1024, .stream = 0x5000,
 					.context = 0xc0ffee00, .elem_size = 4, .flags = KTRACE_COPYF_RANGE, .tid = 4243,
-					.range = { 9, 0, 0 } };
+					.range = { 9, 0, 0, 0 } };
 
 	kernel(1, "_Z6vecAddPKfS0_Pfi", "vecAdd(float const*, float const*, float*, int)", KTRACE_LAYOUT_NVINFO,
 	       vecadd_params, 4, 28);
@@ -648,17 +656,20 @@ static void scenario_ranges(void)
 	put(buf, ktrace_encode_memcpy(buf, sizeof buf, &mc));
 	range_rec(2, 1, KTRACE_RANGE_PUSH, KTRACE_RANGEF_FW_SEQ, "", "aten::linear");
 	range_rec(3, 2, KTRACE_RANGE_PUSH, KTRACE_RANGEF_FW_SEQ, "", "aten::addmm");
-	launch_in(1, 3, KTRACE_FWSEQ_FORWARD, 12);
+	launch_in(1, 3, KTRACE_FWSEQ_FORWARD, 12, 0);
 	put(buf, ktrace_encode_pystack(buf, sizeof buf, &py));
 	range_rec(4, 1, KTRACE_RANGE_PUSH, KTRACE_RANGEF_BACKWARD, "",
 		  "autograd::engine::evaluate_function: AddmmBackward0");
 	range_rec(5, 4, KTRACE_RANGE_PUSH, KTRACE_RANGEF_FW_SEQ | KTRACE_RANGEF_BACKWARD, "", "AddmmBackward0");
 	range_rec(6, 5, KTRACE_RANGE_PUSH, KTRACE_RANGEF_FW_SEQ, "", "aten::mm");
-	launch_in(1, 6, KTRACE_FWSEQ_BACKWARD, 12);
+	launch_in(1, 6, KTRACE_FWSEQ_BACKWARD, 12, 0);
 	put(buf, ktrace_encode_note(buf, sizeof buf, &mark));
-	range_rec(7, 0, KTRACE_RANGE_PUSH, 0, "TSL", "XlaModule:#prefix=jit(step)/jit(main),hlo_module=jit_step,program_id=3#");
-	range_rec(8, 7, KTRACE_RANGE_PUSH, 0, "TSL", "Thunk:#name=model/scatter-add,hlo_op=scatter_add_fusion#");
-	launch_in(1, 8, KTRACE_FWSEQ_NONE, 0);
+	range_src(7, 0, KTRACE_RANGE_PUSH, 0, "TSL",
+		  "XlaModule:#prefix=jit(step)/jit(main),hlo_module=jit_step,program_id=3#",
+		  "\n/work/train.py:7[<module>]\n");
+	range_src(8, 7, KTRACE_RANGE_PUSH, 0, "TSL", "Thunk:#name=model/scatter-add,hlo_op=scatter_add_fusion#",
+		  "\n- /work/model.py:28[step]\n-- /work/model.py:30[loss] scatter-add\n");
+	launch_in(1, 8, KTRACE_FWSEQ_NONE, 0, KTRACE_RANGEREF_GRAPH_NODE); /* a command buffer's node */
 	range_rec(9, 0, KTRACE_RANGE_START, 0, "", "loading");
 	ms.op_seq = launch_no++;
 	put(buf, ktrace_encode_memset(buf, sizeof buf, &ms));

@@ -36,6 +36,13 @@ void ktrace_pystack_on_launch(uint64_t seq, uint64_t handle)
 	fail_msg("ktrace_pystack_on_launch called without KTRACE_PYSTACK");
 }
 
+/* A launch into a stream capture keeps the node's ranges (interpose/nvtx/,
+ * tested under the library by nvtx_ranges_test): nothing to keep here. */
+void ktrace_nvtx_node_captured(CUstream stream)
+{
+	(void)stream;
+}
+
 /* The table is the tests' own (filled below): nothing to load. */
 int ktrace_real_driver_load(void)
 {

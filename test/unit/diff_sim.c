@@ -166,6 +166,33 @@ static void putf(unsigned char *p, float f)
 	memcpy(p, &f, 4);
 }
 
+/* sim_opts.ranges 2: XLA's module and kernel ranges, with source locations. */
+static void emit_xla_ranges(struct sim *s, int kid, struct ktrace_rec_launch *l)
+{
+	static const char mod[] = "XlaModule:#hlo_module=jit_step,program_id=3#", common[] = "\n/work/train.py:7[<module>]\n";
+	unsigned char buf[1024];
+	char msg[160], src[160];
+	struct ktrace_rec_range r = { .range_id = 1, .kind = KTRACE_RANGE_PUSH, .domain = { "TSL", 3 },
+				      .message = { mod, sizeof mod - 1 }, .source = { common, sizeof common - 1 } };
+
+	if (!(s->ranges_written & 1u))
+		emit(s, buf, ktrace_encode_range(buf, sizeof buf, &r));
+	const char *name = kernels[kid].demangled[0] ? kernels[kid].demangled : kernels[kid].name;
+	int len = (int)strcspn(name, "(");
+
+	snprintf(msg, sizeof msg, "Thunk:#name=kt_pool/%.*s,hlo_op=fusion.%d#", len, name, kid);
+	snprintf(src, sizeof src, "\n- /work/model.py:28[step]\n-- /work/model.py:%d[loss] %.*s\n", 30 + kid, len,
+		 name);
+	r = (struct ktrace_rec_range){ .range_id = 10 + (uint32_t)kid, .parent = 1, .kind = KTRACE_RANGE_PUSH,
+				       .domain = { "TSL", 3 }, .message = { msg, (uint16_t)strlen(msg) },
+				       .source = { src, (uint16_t)strlen(src) } };
+	if (!(s->ranges_written & (2u << kid)))
+		emit(s, buf, ktrace_encode_range(buf, sizeof buf, &r));
+	s->ranges_written |= 1u | (2u << kid);
+	l->flags |= KTRACE_LAUNCHF_RANGE;
+	l->range = (struct ktrace_range_ref){ 10 + (uint32_t)kid, KTRACE_FWSEQ_NONE, KTRACE_RANGEREF_GRAPH_NODE, 0 };
+}
+
 /* sim_opts.ranges: the RANGE records of kernel kid's path, once each; the
  * launch's range reference. */
 static void emit_ranges(struct sim *s, int kid, struct ktrace_rec_launch *l)
@@ -185,7 +212,7 @@ static void emit_ranges(struct sim *s, int kid, struct ktrace_rec_launch *l)
 		emit(s, buf, ktrace_encode_range(buf, sizeof buf, &r));
 	s->ranges_written |= 1u | (2u << kid);
 	l->flags |= KTRACE_LAUNCHF_RANGE;
-	l->range = (struct ktrace_range_ref){ 10 + (uint32_t)kid, KTRACE_FWSEQ_FORWARD,
+	l->range = (struct ktrace_range_ref){ 10 + (uint32_t)kid, KTRACE_FWSEQ_FORWARD, 0,
 					      (uint64_t)s->iter * 100 + (uint64_t)kid };
 }
 
@@ -209,7 +236,9 @@ static void emit_launch(struct sim *s, int kid, uint64_t stream, const uint32_t 
 	l.param_bytes_len = kernels[kid].param_bytes;
 	l.nregions = (uint32_t)nu;
 	l.param_bytes = params;
-	if (s->o->ranges)
+	if (s->o->ranges == 2)
+		emit_xla_ranges(s, kid, &l);
+	else if (s->o->ranges)
 		emit_ranges(s, kid, &l);
 	unsigned char buf[2048];
 	size_t n = ktrace_encode_launch(buf, sizeof buf, &l, rg);

@@ -54,8 +54,10 @@ struct sim_opts {
 	int order_diverge;    /* A's result differs (a real divergence) */
 	int order_final_differs; /* the workspace's final content differs (a race's outcome) */
 	int order_no_final_sync; /* no host sync before reduce_sum(): it may run while B writes */
-	/* NVTX ranges (format 1.9): each launch inside "train_step > aten::<kernel>" with the
-	 * op's framework sequence number (forward, step * 100 + kernel) */
+	/* NVTX ranges (format 1.9): 1, each launch inside "train_step > aten::<kernel>" with the
+	 * op's framework sequence number (forward, step * 100 + kernel); 2, as XLA's command
+	 * buffers: inside "TSL: XlaModule:#..# > TSL: Thunk:#name=kt_pool/<kernel>,hlo_op=
+	 * fusion.<kernel>#" with source locations, the ranges its graph node was made in */
 	int ranges;
 };
 

@@ -401,6 +401,40 @@ static void test_divergence_where(void **state)
 	release(&p);
 }
 
+/* XLA's ranges: the HLO op, its named scope, the source locations XLA
+ * attached and their innermost frame as the Python line; the ranges are
+ * those the graph node was made in. */
+static void test_divergence_where_xla(void **state)
+{
+	(void)state;
+	struct sim_opts oa, ob;
+	sim_defaults(&oa, 0);
+	sim_defaults(&ob, 1);
+	ob.nondet_iter = 1;
+	oa.ranges = ob.ranges = 2;
+	struct pair p;
+	compare(&p, &oa, &ob, 0, 0);
+	assert_int_equal(p.r.status, 1);
+	const struct diff_divergence *d = &p.r.divs[0];
+	struct ktrace_range_where w;
+	assert_int_equal(ktrace_diff_where(p.r.a, d->la, &w), 1);
+	assert_string_equal(w.hlo_op, "fusion.3");
+	assert_string_equal(w.op_name, "kt_pool/reduce_sum");
+	assert_string_equal(w.module, "jit_step");
+	assert_string_equal(w.line, "/work/model.py:33[loss]");
+	assert_non_null(strstr(w.source, "/work/train.py:7[<module>]\n\n- /work/model.py:28[step]"));
+	assert_true(w.ref_flags & KTRACE_RANGEREF_GRAPH_NODE);
+	struct diff_confirm c = { .launch = d->la };
+	char line[512];
+	assert_string_equal(ktrace_diff_python_line(&p.r, &c, line, sizeof line),
+			    "/work/model.py:33[loss] (XLA's source location of the kernel)");
+	char *s = render(r_text, &p);
+	assert_non_null(strstr(s, "(where its graph node was made)\n  source (XLA):\n    /work/train.py:7[<module>]\n"));
+	assert_non_null(strstr(s, "    -- /work/model.py:33[loss] reduce_sum\n"));
+	free(s);
+	release(&p);
+}
+
 /* Uninitialised struct padding differs between the runs, the buffers do not:
  * the kernel is judged non-deterministic and the padding is reported as a
  * host-side difference.  A real scalar difference stays an input. */
@@ -1086,6 +1120,7 @@ int main(void)
 		cmocka_unit_test(test_out_of_order_records),
 		cmocka_unit_test(test_nondeterministic_kernel),
 		cmocka_unit_test(test_divergence_where),
+		cmocka_unit_test(test_divergence_where_xla),
 		cmocka_unit_test(test_nondeterministic_all),
 		cmocka_unit_test(test_struct_padding_is_host_side),
 		cmocka_unit_test(test_host_input_differs),

@@ -99,7 +99,7 @@ static size_t encode_graph_kind(int kind, void *buf, size_t cap)
 
 /* Format 1.9: RANGE, PYSTACK and the range reference on launches, copies
  * and memsets (kinds 17 to 21). */
-static const struct ktrace_range_ref rref = { 7, KTRACE_FWSEQ_BACKWARD, 0x123456789ull };
+static const struct ktrace_range_ref rref = { 7, KTRACE_FWSEQ_BACKWARD, KTRACE_RANGEREF_GRAPH_NODE, 0x123456789ull };
 static const struct ktrace_py_frame pyframes[] = {
 	{ 42, S("model.py"), S("Net.forward") },
 	{ 7, S("train.py"), S("<module>") },
@@ -110,7 +110,8 @@ static size_t encode_range_kind(int kind, void *buf, size_t cap)
 	switch (kind) {
 	case 17: {
 		struct ktrace_rec_range r = { 7, 3, KTRACE_RANGE_PUSH, KTRACE_RANGEF_FW_SEQ, 2, S("TSL"),
-					      S("aten::upsample_bilinear2d") };
+					      S("aten::upsample_bilinear2d"),
+					      S("\n- train.py:42[forward] add\n") };
 		return ktrace_encode_range(buf, cap, &r);
 	}
 	case 18: {
@@ -660,6 +661,7 @@ static void assert_rref(const struct ktrace_range_ref *g)
 {
 	assert_int_equal(g->range, 7);
 	assert_int_equal(g->fw_seq_kind, KTRACE_FWSEQ_BACKWARD);
+	assert_int_equal(g->flags, KTRACE_RANGEREF_GRAPH_NODE);
 	assert_true(g->fw_seq == 0x123456789ull);
 }
 
@@ -678,18 +680,30 @@ static void test_round_trip_ranges(void **state)
 	uint8_t *b = make(17, &len);
 
 	(void)state;
-	assert_int_equal(len, 80); /* 48 fixed, "TSL" and the message as strings: 80, a multiple of 8 */
+	assert_int_equal(len, 112); /* 48 fixed, "TSL", the message and the source as strings: 110, padded */
 	assert_int_equal(ktrace_decode_range(b, len, &r), 0);
-	assert_true(r.range_id == 7 && r.parent == 3 && r.kind == KTRACE_RANGE_PUSH && r.flags == KTRACE_RANGEF_FW_SEQ &&
-		    r.category == 2);
+	assert_true(r.range_id == 7 && r.parent == 3 && r.kind == KTRACE_RANGE_PUSH &&
+		    r.flags == (KTRACE_RANGEF_FW_SEQ | KTRACE_RANGEF_SOURCE) && r.category == 2);
 	assert_int_equal(r.domain.len, 3);
 	assert_memory_equal(r.domain.ptr, "TSL", 3);
 	assert_int_equal(r.message.len, 25);
 	assert_memory_equal(r.message.ptr, "aten::upsample_bilinear2d", 25);
+	assert_int_equal(r.source.len, 28);
+	assert_memory_equal(r.source.ptr, "\n- train.py:42[forward] add\n", 28);
 	assert_int_equal(rd(b + 28, 4), 3); /* parent */
 	b[24] = b[25] = b[26] = b[27] = 0;  /* range id 0 is "none": no such record */
 	assert_int_equal(ktrace_decode_range(b, len, &r), -1);
 	free(b);
+	{ /* without source locations: no third string, no flag (as written before 1.11) */
+		struct ktrace_rec_range n = { 9, 0, KTRACE_RANGE_START, KTRACE_RANGEF_SOURCE, 0, S(""), S("load"), S("") };
+		uint8_t nb[128];
+
+		assert_int_equal(ktrace_encode_range(nb, sizeof nb, &n), 56);
+		assert_int_equal(ktrace_decode_range(nb, 56, &r), 0);
+		assert_int_equal(r.flags, 0);
+		assert_int_equal(r.source.len, 0);
+		assert_memory_equal(r.message.ptr, "load", 4);
+	}
 
 	b = make(18, &len);
 	assert_int_equal(ktrace_decode_pystack(b, len, &py), 0);
@@ -711,6 +725,8 @@ static void test_round_trip_ranges(void **state)
 	assert_int_equal(ktrace_decode_launch(b, len, &l), 0);
 	assert_rref(&l.range);
 	assert_int_equal(rd(b + ktrace_launch_size(2, 37), 4), 7);
+	assert_int_equal(rd(b + ktrace_launch_size(2, 37) + 4, 2), KTRACE_FWSEQ_BACKWARD); /* u16 kind */
+	assert_int_equal(rd(b + ktrace_launch_size(2, 37) + 6, 2), KTRACE_RANGEREF_GRAPH_NODE); /* u16 flags */
 	free(b);
 
 	b = make(20, &len);

@@ -7,7 +7,9 @@
  *   EXPECT <tid> <kind> <path> [<fw_seq_kind> <fw_seq>]
  * kind L launch, C copy, S memset; path the ranges from the outermost, each
  * "domain:message" ("message" in the default domain), joined by " / ", "-"
- * for none.  Lines of one thread are in the order it issued the operations.
+ * for none, "@" before the path of a graph node's record that must carry
+ * the ranges the node was made in.  Lines of one thread are in the order it
+ * issued the operations.
  *
  * Usage: nvtx_app MODE; modes:
  *   threads  two threads with nested push/pop ranges at once, in the default
@@ -19,9 +21,14 @@
  *   order    ranges closed out of order: a default-domain range popped under
  *            a "dom" range, a start/end range ended by another thread
  *   early    ranges pushed before the program's first driver call
- *   graph    a graph captured from a stream inside range "capture", launched
- *            twice: inside range "replay" and with no range open
+ *   graph    graph nodes made inside ranges (stream capture, cuGraphAdd*Node,
+ *            a child graph) and outside them, graphs launched inside range
+ *            "replay" and with no range open
  *   marks    nvtxMarkA and a domain mark (NOTE records)
+ *   xla      ranges as XLA's GPU runtime opens them: domain "TSL", registered
+ *            titles, a payload schema whose "Source locations" entry is a
+ *            registered string (NVTX's payload extension), a module range
+ *            around a kernel range, a launch in each
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -33,6 +40,7 @@
 
 #include <cuda.h>
 #include <nvtx3/nvToolsExt.h>
+#include <nvtx3/nvToolsExtPayload.h>
 
 static CUfunction fa;
 static CUdeviceptr dbuf;
@@ -192,11 +200,19 @@ static void mode_torch(void)
 	launch("-", NULL);
 }
 
+/* A graph's node records carry the ranges the node was made in, else the
+ * launching thread's: a captured node made in "capture" and one made in no
+ * range, launched inside "replay" and in no range; a graph built node by
+ * node, a child graph added in "build" (its kernel made in no range) and a
+ * kernel node added in "build / leaf". */
 static void mode_graph(void)
 {
+	CUDA_KERNEL_NODE_PARAMS p = { .func = fa, .gridDimX = 1, .gridDimY = 1, .gridDimZ = 1, .blockDimX = 32,
+				      .blockDimY = 1, .blockDimZ = 1, .kernelParams = kparams };
+	CUgraph g, h, c;
+	CUgraphExec e, x;
+	CUgraphNode k, ch;
 	CUstream s;
-	CUgraph g;
-	CUgraphExec e;
 
 	if (cuStreamCreate(&s, CU_STREAM_NON_BLOCKING) || cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL))
 		failures++;
@@ -204,16 +220,90 @@ static void mode_graph(void)
 	if (cuLaunchKernel(fa, 1, 1, 1, 32, 1, 1, 0, s, kparams, NULL) != CUDA_SUCCESS) /* a node: no record */
 		failures++;
 	nvtxRangePop();
+	if (cuLaunchKernel(fa, 1, 1, 1, 32, 1, 1, 0, s, kparams, NULL) != CUDA_SUCCESS)
+		failures++;
 	if (cuStreamEndCapture(s, &g) || cuGraphInstantiateWithFlags(&e, g, 0))
 		failures++;
 	nvtxRangePushA("replay");
 	if (cuGraphLaunch(e, s) != CUDA_SUCCESS)
 		failures++;
+	expect('L', "@capture", NULL);
 	expect('L', "replay", NULL);
 	nvtxRangePop();
 	if (cuGraphLaunch(e, s) != CUDA_SUCCESS)
 		failures++;
+	expect('L', "@capture", NULL);
 	expect('L', "-", NULL);
+	if (cuGraphCreate(&h, 0) || cuGraphCreate(&c, 0) || cuGraphAddKernelNode(&k, c, NULL, 0, &p))
+		failures++;
+	nvtxRangePushA("build");
+	if (cuGraphAddChildGraphNode(&ch, h, NULL, 0, c))
+		failures++;
+	nvtxRangePushA("leaf");
+	if (cuGraphAddKernelNode(&k, h, &ch, 1, &p))
+		failures++;
+	nvtxRangePop();
+	nvtxRangePop();
+	if (cuGraphInstantiateWithFlags(&x, h, 0) || cuGraphLaunch(x, s) != CUDA_SUCCESS)
+		failures++;
+	expect('L', "@build", NULL);
+	expect('L', "@build / leaf", NULL);
+}
+
+/* XLA's annotation objects: a registered title and payload strings. */
+struct xla_annotation {
+	nvtxStringHandle_t title, source, hlo;
+};
+
+static void xla_push(nvtxDomainHandle_t d, uint64_t schema, const struct xla_annotation *an)
+{
+	nvtxEventAttributes_t a = { 0 };
+	nvtxPayloadData_t pd = { schema, sizeof *an, an };
+
+	a.version = NVTX_VERSION;
+	a.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
+	a.messageType = NVTX_MESSAGE_TYPE_REGISTERED;
+	a.message.registered = an->title;
+	a.payloadType = NVTX_PAYLOAD_TYPE_EXT;
+	a.reserved0 = 1;
+	a.payload.ullValue = (uint64_t)(uintptr_t)&pd;
+	nvtxDomainRangePushEx(d, &a);
+}
+
+static void mode_xla(void)
+{
+	nvtxDomainHandle_t tsl = nvtxDomainCreateA("TSL");
+	nvtxPayloadSchemaEntry_t entries[] = {
+		{ .type = NVTX_PAYLOAD_ENTRY_TYPE_NVTX_REGISTERED_STRING_HANDLE, .name = "Source locations",
+		  .offset = offsetof(struct xla_annotation, source) },
+		{ .type = NVTX_PAYLOAD_ENTRY_TYPE_NVTX_REGISTERED_STRING_HANDLE, .name = "HLO",
+		  .offset = offsetof(struct xla_annotation, hlo) },
+	};
+	nvtxPayloadSchemaAttr_t attr = {
+		.fieldMask = NVTX_PAYLOAD_SCHEMA_ATTR_FIELD_NAME | NVTX_PAYLOAD_SCHEMA_ATTR_FIELD_TYPE |
+			     NVTX_PAYLOAD_SCHEMA_ATTR_FIELD_ENTRIES | NVTX_PAYLOAD_SCHEMA_ATTR_FIELD_NUM_ENTRIES |
+			     NVTX_PAYLOAD_SCHEMA_ATTR_FIELD_STATIC_SIZE,
+		.name = "XlaKernel", .type = NVTX_PAYLOAD_SCHEMA_TYPE_STATIC, .entries = entries, .numEntries = 2,
+		.payloadStaticSize = sizeof(struct xla_annotation)
+	};
+	uint64_t schema = nvtxPayloadSchemaRegister(tsl, &attr);
+	struct xla_annotation mod = {
+		nvtxDomainRegisterStringA(tsl, "XlaModule:#hlo_module=jit_step,program_id=3#"),
+		nvtxDomainRegisterStringA(tsl, "\n/work/train.py:7[<module>]\n"), NULL
+	};
+	struct xla_annotation kern = {
+		nvtxDomainRegisterStringA(tsl, "Thunk:#name=kt_pool/scatter-add,hlo_op=scatter.1#"),
+		nvtxDomainRegisterStringA(tsl, "\n- /work/model.py:28[step]\n-- /work/model.py:30[loss] scatter-add\n"),
+		nvtxDomainRegisterStringA(tsl, "scatter.1 = f32[16,512] scatter(...)")
+	};
+
+	xla_push(tsl, schema, &mod);
+	launch("TSL:XlaModule:#hlo_module=jit_step,program_id=3#", NULL);
+	xla_push(tsl, schema, &kern);
+	launch("TSL:XlaModule:#hlo_module=jit_step,program_id=3# / TSL:Thunk:#name=kt_pool/scatter-add,hlo_op=scatter.1#",
+	       NULL);
+	nvtxDomainRangePop(tsl);
+	nvtxDomainRangePop(tsl);
 }
 
 static void *end_other(void *arg)
@@ -258,7 +348,9 @@ int main(int argc, char **argv)
 		launch("-", NULL);
 	} else {
 		setup();
-		if (strcmp(mode, "threads") == 0)
+		if (strcmp(mode, "xla") == 0)
+			mode_xla();
+		else if (strcmp(mode, "threads") == 0)
 			mode_threads();
 		else if (strcmp(mode, "torch") == 0)
 			mode_torch();

@@ -11,7 +11,10 @@
  *  - PyTorch's op ranges: the per-call fields cut (a training loop reuses
  *    its paths), the sequence number kept, forward or backward;
  *  - ranges closed out of order, a start/end range ended by another thread;
- *  - a graph launch's node records: the ranges of the thread that launched it;
+ *  - a graph launch's node records: the ranges each node was made in, else
+ *    those of the thread that launched it;
+ *  - XLA's ranges: registered titles, the source locations of their
+ *    payloads (NVTX's payload extension) in the RANGE records;
  *  - ranges opened before the first driver call; marks as NOTE records;
  *  - KTRACE_NVTX=0, and another tool named in NVTX_INJECTION64_PATH: no
  *    ranges, the program runs as without ktrace.
@@ -41,7 +44,7 @@ static char out_buf[1 << 16], err_buf[1 << 16];
 
 struct range {
 	uint32_t id, parent, flags, kind;
-	char domain[64], message[256];
+	char domain[64], message[256], source[256];
 	int seen;
 };
 
@@ -135,6 +138,7 @@ static void take_range(struct trace *t, const void *rec, size_t len)
 	g->kind = r.kind;
 	snprintf(g->domain, sizeof g->domain, "%.*s", (int)r.domain.len, r.domain.ptr);
 	snprintf(g->message, sizeof g->message, "%.*s", (int)r.message.len, r.message.ptr);
+	snprintf(g->source, sizeof g->source, "%.*s", (int)r.source.len, r.source.ptr);
 }
 
 static void take_op(struct trace *t, const struct ktrace_record_prefix *p, const void *rec, size_t len)
@@ -284,8 +288,10 @@ static unsigned check_expectations(const struct trace *t)
 		next[i] = 1;
 		assert_int_equal(t->ops[i].kind, kind);
 		path_of(t, t->ops[i].ref.range, got, sizeof got);
-		if (strcmp(got, path) != 0)
+		if (strcmp(got, path[0] == '@' ? path + 1 : path) != 0)
 			fail_msg("%s: recorded path \"%s\"", line, got);
+		if (!(t->ops[i].ref.flags & KTRACE_RANGEREF_GRAPH_NODE) != (path[0] != '@'))
+			fail_msg("%s: range flags 0x%x", line, t->ops[i].ref.flags);
 		if (seqkind[0]) {
 			assert_string_equal(ktrace_fw_seq_kind_name(t->ops[i].ref.fw_seq_kind), seqkind);
 			assert_true(t->ops[i].ref.fw_seq == seqnr);
@@ -358,7 +364,9 @@ static void test_out_of_order(void **state)
 	assert_int_equal(range_named(&tr, "S")->kind, KTRACE_RANGE_START);
 }
 
-/* A graph launch's node records: the launching thread's ranges. */
+/* A graph launch's node records: the ranges each node was made in (stream
+ * capture, cuGraphAdd*Node, a child graph's node its child-graph node's),
+ * else the launching thread's; hashed, the records come from elsewhere. */
 static void test_graph_launch(void **state)
 {
 	const char *hashed[] = { "KTRACE_HASH=1", NULL };
@@ -366,10 +374,25 @@ static void test_graph_launch(void **state)
 	(void)state;
 	assert_int_equal(run_app("graph.ktrace", NULL, "graph"), 0);
 	load("graph.ktrace", &tr);
-	assert_int_equal(check_expectations(&tr), 2);
+	assert_int_equal(check_expectations(&tr), 6);
 	assert_int_equal(run_app("graph-hashed.ktrace", hashed, "graph"), 0);
 	load("graph-hashed.ktrace", &tr);
+	assert_int_equal(check_expectations(&tr), 6);
+}
+
+/* XLA's ranges: registered titles in domain "TSL", the source locations of
+ * their payloads (NVTX's payload extension) in the RANGE records. */
+static void test_xla_payload(void **state)
+{
+	(void)state;
+	assert_int_equal(run_app("xla.ktrace", NULL, "xla"), 0);
+	load("xla.ktrace", &tr);
 	assert_int_equal(check_expectations(&tr), 2);
+	assert_string_equal(range_named(&tr, "XlaModule:#hlo_module=jit_step,program_id=3#")->source,
+			    "\n/work/train.py:7[<module>]\n");
+	assert_string_equal(range_named(&tr, "Thunk:#name=kt_pool/scatter-add,hlo_op=scatter.1#")->source,
+			    "\n- /work/model.py:28[step]\n-- /work/model.py:30[loss] scatter-add\n");
+	assert_string_equal(range_named(&tr, "Thunk:#name=kt_pool/scatter-add,hlo_op=scatter.1#")->domain, "TSL");
 }
 
 static void test_before_first_driver_call(void **state)
@@ -445,6 +468,7 @@ int main(void)
 		cmocka_unit_test(test_torch_op_ranges),
 		cmocka_unit_test(test_out_of_order),
 		cmocka_unit_test(test_graph_launch),
+		cmocka_unit_test(test_xla_payload),
 		cmocka_unit_test(test_before_first_driver_call),
 		cmocka_unit_test(test_marks),
 		cmocka_unit_test(test_off),
