@@ -19,3 +19,8 @@ $(BUILD)/gpu/graph_capture $(BUILD)/gpu/graph_explicit: test/gpu/graph_common.cu
 
 # Measured GPU times (11-capture-5-gputimes.sh): kernels of known run time.
 GPU_PROGS += gputime_spin
+
+# NVTX ranges (90-nvtx-2-cuda.sh): two threads with nested ranges, a captured graph (nvtx3 headers
+# only: no library to link).
+GPU_PROGS += nvtx_threads
+nvtx_threads_NVFLAGS := -lpthread

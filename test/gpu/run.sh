@@ -4,7 +4,7 @@
 # Run on the GPU machine from the repository root, with build/ made on the
 # development machine (`make gpu`) and carried along:
 #   bash test/gpu/run.sh [AREA...]      # AREA filters scripts by name (e.g. hash interpose)
-# Areas: interpose, capture, meta, hash, e2e, reliability, verdict, graphs
+# Areas: interpose, capture, meta, hash, e2e, reliability, verdict, graphs, wheel, nvtx
 # (docs/testing.md says what each checks).  A bundle (test/gpu/bundle.sh) runs as
 #   KT_BUILD=$PWD/.gpu/build bash test/gpu/run.sh graphs
 # Each test/gpu/[0-9][0-9]-*.sh script prints result lines
