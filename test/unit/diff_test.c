@@ -169,6 +169,23 @@ static void golden_file_report(const char *name, int junit, const struct pair *p
 	free(s);
 }
 
+/* Every report of one comparison against its golden files: BASE.txt, .json,
+ * .github, .junit.xml and .md. */
+static void golden_every_report(const char *base, const struct pair *p)
+{
+	static const char *const ext[] = { "txt", "json", "github", "junit.xml", "md" };
+	const render_fn fn[] = { r_text, r_json, r_github };
+	char name[128];
+
+	for (int i = 0; i < 5; i++) {
+		snprintf(name, sizeof name, "%s.%s", base, ext[i]);
+		if (i < 3)
+			golden_render(name, fn[i], p);
+		else
+			golden_file_report(name, i == 3, p);
+	}
+}
+
 static const struct tm_launch *launch_of(const struct tm_trace *t, uint64_t seq)
 {
 	size_t i = ktrace_tm_launch_lower_bound(t, seq);
@@ -364,11 +381,7 @@ static void test_nondeterministic_kernel(void **state)
 	const struct diff_kernel_stat *ax = kernel_stat(&p.r, "axpy");
 	assert_int_equal(ax->diverged, 2);
 	assert_int_equal(p.r.divs[ax->first_div].cls, DIFF_CLASS_INPUTS_DIFFER);
-	golden_render("nondet.txt", r_text, &p);
-	golden_render("nondet.json", r_json, &p);
-	golden_render("nondet.github", r_github, &p);
-	golden_file_report("nondet.junit.xml", 1, &p);
-	golden_file_report("nondet.md", 0, &p);
+	golden_every_report("nondet", &p);
 	release(&p);
 }
 
@@ -710,11 +723,7 @@ static void test_program_results_differ(void **state)
 	/* 2 setup ops, 8 ops a step; the read-back is the last of step 1 */
 	assert_int_equal(p.r.results.first_a->seq, 2 + 8 + 7);
 	assert_int_equal(p.r.results.first_b->seq, 2 + 8 + 7);
-	golden_render("results_differ.txt", r_text, &p);
-	golden_render("results_differ.json", r_json, &p);
-	golden_render("results_differ.github", r_github, &p);
-	golden_file_report("results_differ.junit.xml", 1, &p);
-	golden_file_report("results_differ.md", 0, &p);
+	golden_every_report("results_differ", &p);
 	release(&p);
 }
 
@@ -763,11 +772,7 @@ static void test_nothing_compared_reports(void **state)
 	compare(&p, &oa, &ob, 0, 0);
 	assert_int_equal(p.r.status, 2);
 	assert_int_equal(ktrace_diff_compared(&p.r), 0);
-	golden_render("nothing_compared.txt", r_text, &p);
-	golden_render("nothing_compared.json", r_json, &p);
-	golden_render("nothing_compared.github", r_github, &p);
-	golden_file_report("nothing_compared.junit.xml", 1, &p);
-	golden_file_report("nothing_compared.md", 0, &p);
+	golden_every_report("nothing_compared", &p);
 	char path[512];
 	path_of(path, sizeof path, "nothing_compared.junit.xml");
 	char *x = slurp(path, NULL);
