@@ -452,14 +452,20 @@ static void test_diff_unordered_nodes(void **state)
 
 /* ---- graphs ktrace cannot hash ------------------------------------------------------------------ */
 
-static unsigned count_graph_notes(const struct recs *x)
+/* The graph NOTEs of a trace (with `says`: those whose text holds it). */
+static unsigned count_graph_notes(const struct recs *x, const char *says)
 {
 	unsigned n = 0;
 
 	for (size_t i = 0; i < x->n; i++) {
 		struct ktrace_rec_note note;
-		n += x->type[i] == KTRACE_REC_NOTE && !ktrace_decode_note(x->rec[i], x->len[i], &note) &&
-		     note.code == KTRACE_NOTE_CODE_GRAPH;
+		char text[1024];
+
+		if (x->type[i] != KTRACE_REC_NOTE || ktrace_decode_note(x->rec[i], x->len[i], &note) ||
+		    note.code != KTRACE_NOTE_CODE_GRAPH)
+			continue;
+		snprintf(text, sizeof text, "%.*s", (int)note.text.len, note.text.ptr);
+		n += !says || strstr(text, says);
 	}
 	return n;
 }
@@ -492,7 +498,7 @@ static void test_untraced(void **state)
 	assert_int_equal(why[0], KTRACE_GRAPH_UNTRACED_CONDITIONAL);
 	assert_int_equal(why[1], KTRACE_GRAPH_UNTRACED_MEMORY_NODES);
 	assert_int_equal(why[2], KTRACE_GRAPH_UNTRACED_CONDITIONAL); /* the exec update's revision */
-	assert_int_equal(count_graph_notes(&x), 2);
+	assert_int_equal(count_graph_notes(&x, NULL), 2);
 	/* the kernel node outside the conditional, and the one between the memory nodes */
 	assert_int_equal(count_type(&x, KTRACE_REC_LAUNCH, 1), 5);
 	assert_true(graph_launch(&x, 1, 0, &l));
@@ -541,29 +547,19 @@ static void test_instrument_failure_named(void **state)
 	struct recs x;
 	struct ktrace_rec_graph g;
 	struct ktrace_rec_launch l;
-	struct ktrace_rec_note note;
-	unsigned named = 0;
 
 	(void)state;
 	extra_env = "FAKECUDA_GRAPH_REFUSE_HASH_NODES=1";
 	run_app("explicit", "refused.ktrace", 1, 0);
 	extra_env = "KTRACE_QUIET=1";
 	read_recs("refused.ktrace", &x);
-	for (size_t i = 0; i < x.n; i++) {
+	for (size_t i = 0; i < x.n; i++)
 		if (x.type[i] == KTRACE_REC_GRAPH && !ktrace_decode_graph(x.rec[i], x.len[i], &g)) {
 			assert_false(g.flags & KTRACE_GRAPHF_HASHED);
 			assert_int_equal(g.untraced, KTRACE_GRAPH_UNTRACED_DRIVER);
 		}
-		if (x.type[i] == KTRACE_REC_NOTE && !ktrace_decode_note(x.rec[i], x.len[i], &note) &&
-		    note.code == KTRACE_NOTE_CODE_GRAPH) {
-			char text[1024];
-
-			snprintf(text, sizeof text, "%.*s", (int)note.text.len, note.text.ptr);
-			named += strstr(text, "(driver_error) (cuGraphAddKernelNode_v2 returned "
-					      "CUDA_ERROR_INVALID_VALUE)") != NULL;
-		}
-	}
-	assert_int_equal(named, 1);
+	assert_int_equal(count_graph_notes(&x, "(driver_error) (cuGraphAddKernelNode_v2 returned "
+					       "CUDA_ERROR_INVALID_VALUE)"), 1);
 	assert_true(graph_launch(&x, 0, 0, &l));
 	assert_false(l.flags & KTRACE_LAUNCHF_HASHED);
 	free_recs(&x);
@@ -574,24 +570,14 @@ static void test_instrument_failure_named(void **state)
 static void test_replay_run_says_graph_runs_whole(void **state)
 {
 	struct recs x;
-	struct ktrace_rec_note note;
-	unsigned said = 0;
 
 	(void)state;
 	extra_env = "KTRACE_REPLAY=kernel=fake_add_one,occurrence=1,runs=2";
 	run_app("untraced", "replayrun.ktrace", 0, 0);
 	extra_env = "KTRACE_QUIET=1";
 	read_recs("replayrun.ktrace", &x);
-	for (size_t i = 0; i < x.n; i++)
-		if (x.type[i] == KTRACE_REC_NOTE && !ktrace_decode_note(x.rec[i], x.len[i], &note) &&
-		    note.code == KTRACE_NOTE_CODE_GRAPH) {
-			char text[1024];
-
-			snprintf(text, sizeof text, "%.*s", (int)note.text.len, note.text.ptr);
-			said += strstr(text, "runs as one graph launch in this replay run, its kernel nodes are not "
-					     "replayed: ") != NULL;
-		}
-	assert_int_equal(said, 2);
+	assert_int_equal(count_graph_notes(&x, "runs as one graph launch in this replay run, its kernel nodes are "
+					       "not replayed: "), 2);
 	free_recs(&x);
 }
 
