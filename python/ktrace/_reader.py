@@ -10,6 +10,7 @@ import ctypes
 import json
 import os
 import struct
+import warnings
 
 _U64, _U32, _I32, _P = ctypes.c_uint64, ctypes.c_uint32, ctypes.c_int32, ctypes.c_char_p
 
@@ -126,6 +127,15 @@ def _digest(valid, v):
     return format(v, "016x") if valid else None
 
 
+def _renamed(old, new):
+    """A read-only attribute under its name before the JSON conventions (docs/json.md):
+    it returns the new one's value and warns once per place (DeprecationWarning)."""
+    def get(self):
+        warnings.warn("ktrace: %s.%s is now .%s" % (type(self).__name__, old, new), DeprecationWarning, stacklevel=2)
+        return getattr(self, new)
+    return property(get, doc="Deprecated: .%s." % new)
+
+
 class _Record:
     __slots__ = ()
 
@@ -172,14 +182,17 @@ class Arg(_Record):
 
 
 class Launch(_Record):
-    """One kernel launch; .args decodes the arguments' values on first use."""
-    __slots__ = ("launch_seq", "time_ns", "kernel", "kernel_name", "stream", "context", "device", "tid", "api",
+    """One kernel launch (op_seq: its number among the trace's launches, copies and memsets, as
+    ktrace-dump --json names it); .args decodes the arguments' values on first use."""
+    __slots__ = ("op_seq", "time_ns", "kernel", "kernel_name", "stream", "context", "device", "tid", "api",
                  "flags", "grid", "block", "cluster", "shared_mem", "result", "regions", "_trace", "_index",
                  "_args")
 
-    def __init__(self, launch_seq, time_ns, kernel, kernel_name, stream, context, device, tid, api, flags, grid,
+    launch_seq = _renamed("launch_seq", "op_seq")
+
+    def __init__(self, op_seq, time_ns, kernel, kernel_name, stream, context, device, tid, api, flags, grid,
                  block, cluster, shared_mem, result, regions, trace, index, args):
-        self.launch_seq, self.time_ns, self.kernel, self.kernel_name = launch_seq, time_ns, kernel, kernel_name
+        self.op_seq, self.time_ns, self.kernel, self.kernel_name = op_seq, time_ns, kernel, kernel_name
         self.stream, self.context, self.device, self.tid, self.api = stream, context, device, tid, api
         self.flags, self.grid, self.block, self.cluster = flags, grid, block, cluster
         self.shared_mem, self.result, self.regions = shared_mem, result, regions
@@ -193,9 +206,10 @@ class Launch(_Record):
 
 
 class Op(_Record):
-    """A copy (kind "memcpy") or memset (kind "memset")."""
-    __slots__ = ("op_seq", "time_ns", "kind", "direction", "bytes", "dst", "src", "value", "stream", "context",
+    """A copy (kind "memcpy", dir "HtoD"...) or memset (kind "memset")."""
+    __slots__ = ("op_seq", "time_ns", "kind", "dir", "bytes", "dst", "src", "value", "stream", "context",
                  "tid", "is_async", "src_digest", "delivered_digest", "delivered_digest_state", "result")
+    direction = _renamed("direction", "dir")
 
 
 class Note(_Record):
@@ -204,8 +218,10 @@ class Note(_Record):
 
 
 class Order(_Record):
-    """An ORDER record: a stream, event or synchronisation call (format 1.2)."""
-    __slots__ = ("op", "launch_seq_before", "time_ns", "stream", "event", "context", "device", "tid")
+    """An ORDER record: a stream, event or synchronisation call (format 1.2); op_seq_before: the
+    number the next launch, copy or memset took."""
+    __slots__ = ("op", "op_seq_before", "time_ns", "stream", "event", "context", "device", "tid")
+    launch_seq_before = _renamed("launch_seq_before", "op_seq_before")
 
 
 class GpuTime(_Record):
@@ -319,8 +335,8 @@ class Trace:
         self.launches = []
         append = self.launches.append
         for i, l in enumerate(_rows(self._lib, self._handle, LAUNCHES)):
-            # launch_seq, rec_seq, time_ns, kernel_id, kernel_index, context, stream, first_region,
-            # tid, api, flags, shared_mem, nregions, param_bytes_len, device, result, grid[3], block[3], cluster[3], reserved
+            # launch_seq, rec_seq, time_ns, kernel_id, kernel_index, context, stream, first_region, tid,
+            # api, flags, shared_mem, nregions, param_bytes_len, device, result, grid[3], block[3], cluster[3], reserved
             k = self.kernels[l[4]]
             append(Launch(l[0], l[2], k, k.display_name, l[6], l[5], l[14], l[8], _name(1, l[9]), _flags(11, l[10]),
                           l[16:19], l[19:22], l[22:25], l[11], l[15], regions[l[7]:l[7] + l[12]], self, i, None))
@@ -332,7 +348,7 @@ class Trace:
             # type, dir, dir_inferred, flags, elem_size, tid, dst_digest_state, result
             copy = o[10] == 1
             self.ops.append(_make(Op, op_seq=o[0], time_ns=o[1], kind="memcpy" if copy else "memset",
-                                  direction=_name(2, o[11]) if copy else None, bytes=o[4], dst=o[2],
+                                  dir=_name(2, o[11]) if copy else None, bytes=o[4], dst=o[2],
                                   src=o[3] if copy else None, value=None if copy else o[5], stream=o[6],
                                   context=o[7], tid=o[15], is_async=bool(o[13] & _COPYF_ASYNC),
                                   src_digest=_digest(o[13] & _COPYF_SRC_DIGEST, o[8]),
@@ -342,7 +358,7 @@ class Trace:
                             is_mark=n[3] == NOTE_CODE_MARK)
                       for n in _rows(self._lib, self._handle, NOTES)]
         # seq_before, rec_seq, time_ns, stream, event, context, op, tid, stream_flags, device, priority, reserved
-        self.orders = [_make(Order, op=_name(9, r[6]), launch_seq_before=r[0], time_ns=r[2], stream=r[3],
+        self.orders = [_make(Order, op=_name(9, r[6]), op_seq_before=r[0], time_ns=r[2], stream=r[3],
                              event=r[4], context=r[5], device=r[9], tid=r[7])
                        for r in _rows(self._lib, self._handle, ORDERS)]
         # op_seq, rec_seq, context, stream, start_ns, end_ns, ref_ns, ref_err_ns, flags, tid, device
@@ -404,7 +420,7 @@ class Trace:
             "gpu_times": [g.as_dict() for g in self.gpu_times],
         }
         for l in self.launches:
-            d = {k: getattr(l, k) for k in ("launch_seq", "time_ns", "kernel_name", "stream", "context", "device",
+            d = {k: getattr(l, k) for k in ("op_seq", "time_ns", "kernel_name", "stream", "context", "device",
                                             "tid", "api", "shared_mem", "result")}
             d["kernel_id"] = l.kernel.id
             d["flags"] = ",".join(l.flags)
@@ -413,10 +429,10 @@ class Trace:
             d["written"] = written(l)
             tables["launches"].append(d)
             for a in l.args:
-                tables["args"].append(dict(a.as_dict(), launch_seq=l.launch_seq, kernel_name=l.kernel_name,
+                tables["args"].append(dict(a.as_dict(), op_seq=l.op_seq, kernel_name=l.kernel_name,
                                            value=a.value if isinstance(a.value, str) else json.dumps(a.value)))
             for g in l.regions:
-                tables["regions"].append(dict(g.as_dict(), launch_seq=l.launch_seq, flags=",".join(g.flags)))
+                tables["regions"].append(dict(g.as_dict(), op_seq=l.op_seq, flags=",".join(g.flags)))
         return tables
 
     def to_pandas(self):

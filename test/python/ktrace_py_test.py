@@ -55,7 +55,7 @@ class LoadMatchesDump(unittest.TestCase):
                                                                  header["config"]))
         self.assertEqual(t.start_monotonic_ns, header["start_monotonic_ns"])
         launches = sorted((r for r in recs if r["type"] == "launch"), key=lambda r: r["op_seq"])
-        self.assertEqual([l.launch_seq for l in t.launches], [r["op_seq"] for r in launches])
+        self.assertEqual([l.op_seq for l in t.launches], [r["op_seq"] for r in launches])
         for l, r in zip(t.launches, launches):
             self.assertEqual(l.time_ns, r["time_ns"])
             self.assertEqual((l.stream, l.context), (hexint(r["stream"]), hexint(r["context"])))
@@ -73,12 +73,13 @@ class LoadMatchesDump(unittest.TestCase):
                                                                           for r in ops])
         for o, r in zip(t.ops, ops):
             if o.kind == "memcpy":
-                self.assertEqual((o.bytes, o.direction, o.src_digest, o.delivered_digest),
+                self.assertEqual((o.bytes, o.dir, o.src_digest, o.delivered_digest),
                                  (r["bytes"], r["dir"], r.get("src_digest"), r.get("dst_digest")))
         notes = [r for r in recs if r["type"] == "note"]
         self.assertEqual(sorted(n.text for n in t.notes), sorted(r["text"] for r in notes))
         orders = [r for r in recs if r["type"] == "order"]
-        self.assertEqual(sorted(o.op for o in t.orders), sorted(r["op"] for r in orders))
+        self.assertEqual(sorted((o.op, o.op_seq_before) for o in t.orders),
+                         sorted((r["op"], r["op_seq_before"]) for r in orders))
         gputimes = sorted((r for r in recs if r["type"] == "gputime"), key=lambda r: r["op_seq"])
         self.assertEqual([(g.op_seq, g.start_ns, g.end_ns, g.duration_ns, g.graph_launch, g.ref_err_ns)
                           for g in t.gpu_times],
@@ -96,6 +97,16 @@ class LoadMatchesDump(unittest.TestCase):
 
     def test_order(self):
         self.check(ktgen("order", "--scenario", "order"))
+
+    def test_old_names_warn(self):
+        """The names before the JSON conventions still read, with a DeprecationWarning."""
+        launch = self.check(ktgen("basic")).launches[0]
+        order = self.check(ktgen("order", "--scenario", "order")).orders[0]
+        copy = next(o for o in self.check(ktgen("graph", "--scenario", "graph")).ops if o.kind == "memcpy")
+        for obj, old, new in ((launch, "launch_seq", "op_seq"), (order, "launch_seq_before", "op_seq_before"),
+                              (copy, "direction", "dir")):
+            with self.assertWarnsRegex(DeprecationWarning, r"\.%s is now \.%s" % (old, new)):
+                self.assertEqual(getattr(obj, old), getattr(obj, new))
 
     def test_gputimes(self):
         t = self.check(ktgen("gputimes", "--scenario", "gputimes"))
@@ -181,7 +192,7 @@ class Tables(unittest.TestCase):
             self.skipTest("pandas not installed")
         frames = self.t.to_pandas()
         self.assertEqual(len(frames["launches"]), 300)
-        self.assertEqual(list(frames["launches"]["launch_seq"]), [l.launch_seq for l in self.t.launches])
+        self.assertEqual(list(frames["launches"]["op_seq"]), [l.op_seq for l in self.t.launches])
 
     def test_arrow(self):
         try:
