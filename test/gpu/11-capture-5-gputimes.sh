@@ -11,6 +11,9 @@
 #     (test/gpu/workloads/gputime_check.py spin):
 #       RESULT capture-gputimes-spin, capture-gputimes-alignment
 #       BENCH  capture-gputimes-spin-excess (measured minus the kernel's own),
+#              capture-gputimes-idle-excess (the first launch, the only one on
+#              an idle stream: its excess, its launch call's host time and how
+#              much of the excess lies before its kernel's start),
 #              capture-gputimes-ref-err, capture-gputimes-globaltimer-offset
 #  2. the reference step (test/gpu/workloads/ref_step.py, eager, 20 steps) at
 #     the default rate (one launch in 64): the records are of the launches the

@@ -8,14 +8,17 @@
 // and 2000 us), --repeats times each (default 8), one after the other, each
 // with its own out slot; then synchronises the stream and prints, in launch
 // order,
-//   SPIN <i> target_ns=<ns> gpu_start=<globaltimer> gpu_end=<globaltimer>
-// then "OK".  One short kt_spin and a 50 ms pause come first (its module
+//   SPIN <i> target_ns=<ns> gpu_start=<globaltimer> gpu_end=<globaltimer> call_ns=<host>
+// (call_ns: the launch statement's host time, CLOCK_MONOTONIC around it) then
+// "OK".  Only the first of them meets an idle stream: each later one queues
+// behind a kernel that runs longer than a launch call.  One short kt_spin and a 50 ms pause come first (its module
 // loaded, ktrace's event pool for the context made).  Exit 1 on a CUDA error, 2 on bad usage.
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <vector>
 
+#include <time.h>
 #include <unistd.h>
 
 #include <cuda_runtime.h>
@@ -35,6 +38,13 @@ static __device__ unsigned long long global_timer(void)
 	unsigned long long t;
 	asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
 	return t;
+}
+
+static unsigned long long host_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec;
 }
 
 extern "C" __global__ void kt_spin(unsigned long long ns, unsigned long long *out)
@@ -67,7 +77,7 @@ int main(int argc, char **argv)
 	}
 	size_t n = targets.size() * (size_t)repeats;
 	unsigned long long *d_out;
-	std::vector<unsigned long long> h_out(2 * n);
+	std::vector<unsigned long long> h_out(2 * n), call_ns(n);
 	cudaStream_t s;
 	CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
 	CK(cudaMalloc(&d_out, 2 * n * sizeof(unsigned long long)));
@@ -76,16 +86,19 @@ int main(int argc, char **argv)
 	usleep(50000);
 	size_t i = 0;
 	for (unsigned long long ns : targets)
-		for (int r = 0; r < repeats; r++, i++)
+		for (int r = 0; r < repeats; r++, i++) {
+			unsigned long long t0 = host_ns();
 			kt_spin<<<1, 32, 0, s>>>(ns, d_out + 2 * i);
+			call_ns[i] = host_ns() - t0;
+		}
 	CK(cudaGetLastError());
 	CK(cudaStreamSynchronize(s));
 	CK(cudaMemcpy(h_out.data(), d_out, 2 * n * sizeof(unsigned long long), cudaMemcpyDeviceToHost));
 	i = 0;
 	for (unsigned long long ns : targets)
 		for (int r = 0; r < repeats; r++, i++)
-			printf("SPIN %zu target_ns=%llu gpu_start=%llu gpu_end=%llu\n", i, ns, h_out[2 * i],
-			       h_out[2 * i + 1]);
+			printf("SPIN %zu target_ns=%llu gpu_start=%llu gpu_end=%llu call_ns=%llu\n", i, ns, h_out[2 * i],
+			       h_out[2 * i + 1], call_ns[i]);
 	CK(cudaFree(d_out));
 	CK(cudaStreamDestroy(s));
 	puts("OK");
