@@ -559,6 +559,10 @@ struct ktrace_graph_node {
 	uint64_t child_graph_id;
 };
 struct ktrace_graph_edge { uint32_t from, to; };
+/* What a reader accepts of one revision (docs/format.md "GRAPH"): the library
+ * writes at most 65536 nodes and 4M edges; a file claiming more is corrupt. */
+#define KTRACE_GRAPH_READ_MAX_NODES (1u << 20)
+#define KTRACE_GRAPH_READ_MAX_EDGES (1u << 24)
 
 struct ktrace_rec_graph {
 	uint64_t exec_id;      /* ktrace's id of the executable graph, unique in the file */

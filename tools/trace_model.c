@@ -562,7 +562,8 @@ static int take_graph(struct load_state *s, const void *rec, size_t len, uint64_
 	struct tm_graph *o;
 	uint32_t off = 0;
 
-	if (ktrace_decode_graph(rec, len, &g) != 0 || g.node_first > g.nodes_total ||
+	if (ktrace_decode_graph(rec, len, &g) != 0 || g.nodes_total > KTRACE_GRAPH_READ_MAX_NODES ||
+	    g.edges_total > KTRACE_GRAPH_READ_MAX_EDGES || g.node_first > g.nodes_total ||
 	    g.nnodes > g.nodes_total - g.node_first || g.edge_first > g.edges_total ||
 	    g.nedges > g.edges_total - g.edge_first)
 		return fail(s, "graph", seq);

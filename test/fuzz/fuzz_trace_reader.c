@@ -24,6 +24,7 @@
 #include <zstd.h>
 
 #include "format/ktrace_format.h"
+#include "format/replay_report.h"
 #include "format/trace_reader.h"
 
 static volatile uint8_t sink;
@@ -40,6 +41,37 @@ static void touch(const void *p, size_t n)
 static void touch_str(struct ktrace_str s)
 {
 	touch(s.ptr, s.len);
+}
+
+static void decode_graph(const uint8_t *rec, size_t len)
+{
+	struct ktrace_rec_graph g;
+	struct ktrace_graph_node n;
+	struct ktrace_graph_edge e;
+	uint32_t off = 0;
+
+	if (ktrace_decode_graph(rec, len, &g))
+		return;
+	for (int i = 0; i < 1000000 && !ktrace_graph_node_next(&g, &off, &n); i++)
+		touch(n.param_bytes, n.param_bytes_len);
+	for (uint32_t i = 0; i < g.nedges; i++) {
+		ktrace_graph_edge_get(&g, i, &e);
+		sink ^= (uint8_t)(e.from ^ e.to);
+	}
+}
+
+static void decode_pystack(const uint8_t *rec, size_t len)
+{
+	struct ktrace_rec_pystack p;
+	struct ktrace_py_frame f;
+	uint32_t off = 0;
+
+	if (ktrace_decode_pystack(rec, len, &p))
+		return;
+	for (int i = 0; i < 1000000 && !ktrace_pystack_frame_next(&p, &off, &f); i++) {
+		touch_str(f.file);
+		touch_str(f.function);
+	}
 }
 
 static void decode_all(const uint8_t *rec, size_t len)
@@ -115,8 +147,36 @@ static void decode_all(const uint8_t *rec, size_t len)
 			touch_str(n.text);
 		break;
 	}
+	case KTRACE_REC_GRAPH:
+		decode_graph(rec, len);
+		break;
+	case KTRACE_REC_RANGE: {
+		struct ktrace_rec_range g;
+		if (!ktrace_decode_range(rec, len, &g)) {
+			touch_str(g.domain);
+			touch_str(g.message);
+			touch_str(g.source);
+		}
+		break;
+	}
+	case KTRACE_REC_PYSTACK:
+		decode_pystack(rec, len);
+		break;
+	case KTRACE_REC_REPLAY: {
+		struct ktrace_rec_replay r;
+		struct ktrace_replay_report rep;
+		if (ktrace_decode_replay(rec, len, &r))
+			break;
+		touch(r.blob, r.blob_len);
+		if (!ktrace_replay_report_parse(r.blob, r.blob_len, &rep))
+			ktrace_replay_report_free(&rep);
+		break;
+	}
 	default: {
 		union {
+			struct ktrace_rec_order o;
+			struct ktrace_rec_gputime g;
+			struct ktrace_rec_launch l;
 			struct ktrace_rec_alloc a;
 			struct ktrace_rec_free f;
 			struct ktrace_rec_memcpy c;
@@ -124,6 +184,10 @@ static void decode_all(const uint8_t *rec, size_t len)
 			struct ktrace_rec_end e;
 			struct ktrace_rec_module_unload u;
 		} v;
+		ktrace_decode_order(rec, len, &v.o);
+		ktrace_decode_gputime(rec, len, &v.g);
+		if (!ktrace_decode_carried_launch(rec, len, &v.l))
+			touch(v.l.param_bytes, v.l.param_bytes_len);
 		ktrace_decode_alloc(rec, len, &v.a);
 		ktrace_decode_free(rec, len, &v.f);
 		ktrace_decode_memcpy(rec, len, &v.c);
@@ -150,6 +214,10 @@ static void read_file(const uint8_t *data, size_t size)
 	touch(ktrace_reader_error(r), 1);
 	ktrace_reader_close(r);
 }
+
+/* The checked-in corpus (test/fuzz/corpus_replay.c runs it in make test). */
+extern const char *const fuzz_corpus[];
+const char *const fuzz_corpus[] = { "test/fuzz/corpus/trace", "test/fuzz/corpus/trace-min", NULL };
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

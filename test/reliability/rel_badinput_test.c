@@ -5,7 +5,12 @@
  * lengths), random, bit-flipped (one bit per file: 120 traces, 60 of each image kind) and
  * wrong-version files (a version-2 trace; a cubin with another ELF version;
  * a fatbin with another header version, which meta/ accepts when its sizes
- * hold).  Every run must end within 20 s,
+ * hold).  Records damaged inside well-formed files reach every decoder and the
+ * tools' trace model: for each generator scenario (every record type), bits
+ * flipped in one record's body and the records compressed into a valid file
+ * again (RECORD_FLIPS files a scenario, KTRACE_REL_RECORD_FLIPS=N for a longer
+ * search; ktrace-export too).  Every run must end
+ * within 20 s,
  * never by a signal (make check-asan runs this under ASan/UBSan, which turn
  * any memory error into a non-zero exit with a report on stderr).  A file
  * that is not acceptable gives exit 2 and exactly one line on stderr, naming
@@ -26,10 +31,13 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <zstd.h>
 
+#include "format/trace_reader.h"
 #include "test/reliability/rel_util.h"
 
 #define FLIPS 120
+#define RECORD_FLIPS 24
 
 static char good_trace[PATH_MAX + 32];
 static unsigned nruns;
@@ -101,12 +109,14 @@ static void trace_tools(const char *file, enum want want)
 	const char *dump_sum[] = { "--summary", file, NULL };
 	const char *diff_a[] = { "--quiet", file, good_trace, NULL };
 	const char *diff_b[] = { "--quiet", good_trace, file, NULL };
+	const char *export[] = { "-o", "/dev/null", file, NULL };
 
 	run_tool("ktrace-dump", dump, file, want);
 	run_tool("ktrace-dump", dump_json, file, want);
 	run_tool("ktrace-dump", dump_sum, file, want);
 	run_tool("ktrace-diff", diff_a, file, want);
 	run_tool("ktrace-diff", diff_b, file, want);
+	run_tool("ktrace-export", export, file, want);
 }
 
 static void image_tools(const char *file, enum want want)
@@ -178,6 +188,104 @@ static void test_traces(void **state)
 	hostile_variants(good_trace, "trace", trace_tools, FLIPS, SIZE_MAX);
 }
 
+/* The records of the trace at path, concatenated as the writer fed them to
+ * zstd; *offsets (n + 1 entries) where each starts. */
+static uint8_t *trace_records(const char *path, size_t *len, size_t **offsets, size_t *n)
+{
+	size_t flen, cap = 1 << 16, ocap = 256;
+	uint8_t *file = load(path, &flen), *out = malloc(cap);
+	size_t *off = malloc(ocap * sizeof(*off));
+	char err[512];
+	struct ktrace_reader *r = ktrace_reader_open_mem(file, flen, path, err, sizeof err);
+	const void *rec;
+	size_t rlen;
+
+	assert_non_null(r);
+	*len = *n = 0;
+	while (ktrace_reader_next(r, &rec, &rlen) == KTRACE_READ_RECORD) {
+		while (*len + rlen > cap)
+			out = realloc(out, cap *= 2);
+		if (*n + 2 > ocap)
+			off = realloc(off, (ocap *= 2) * sizeof(*off));
+		assert_non_null(out);
+		assert_non_null(off);
+		off[(*n)++] = *len;
+		memcpy(out + *len, rec, rlen);
+		*len += rlen;
+	}
+	off[*n] = *len;
+	ktrace_reader_close(r);
+	free(file);
+	*offsets = off;
+	return out;
+}
+
+/* A trace file of the given records: the preamble, one zstd frame. */
+static void save_records(const char *path, const uint8_t *recs, size_t len)
+{
+	size_t bound = ZSTD_compressBound(len);
+	uint8_t *file = calloc(1, KTRACE_PREAMBLE_SIZE + bound);
+	size_t z;
+
+	assert_non_null(file);
+	memcpy(file, KTRACE_MAGIC, KTRACE_MAGIC_LEN);
+	file[8] = KTRACE_FORMAT_MAJOR;
+	z = ZSTD_compress(file + KTRACE_PREAMBLE_SIZE, bound, recs, len, 1);
+	assert_false(ZSTD_isError(z));
+	save(path, file, KTRACE_PREAMBLE_SIZE + z);
+	free(file);
+}
+
+/* Flip 1-3 bits of one record, anywhere but its type and size (which the
+ * reader checks before any decoder sees the record): flags, seq, time and the
+ * body. */
+static void flip_record(uint8_t *recs, const size_t *off, size_t n)
+{
+	size_t i = (size_t)rand() % n, size = off[i + 1] - off[i];
+	int bits = 1 + rand() % 3;
+
+	for (int b = 0; b < bits; b++) {
+		size_t at = 2 + (size_t)rand() % (size - 2);
+
+		if (at >= 4 && at < 8)
+			at -= 2; /* the size field: the flags instead */
+		recs[off[i] + at] ^= (uint8_t)(1u << (rand() % 8));
+	}
+}
+
+static void test_record_flips(void **state)
+{
+	static const char *const scenarios[] = { "basic", "order", "graph", "graph-threads", "ranges", "gputimes",
+						 "threads" };
+	char cmd[3 * PATH_MAX], path[PATH_MAX + 64];
+	const char *more = getenv("KTRACE_REL_RECORD_FLIPS");
+	int flips = more ? atoi(more) : RECORD_FLIPS;
+
+	(void)state;
+	for (size_t s = 0; s < sizeof(scenarios) / sizeof(scenarios[0]); s++) {
+		size_t len, n, *off;
+		uint8_t *recs, *buf;
+
+		snprintf(good_trace, sizeof(good_trace), "%s/%s.ktrace", rel_tmp, scenarios[s]);
+		snprintf(cmd, sizeof(cmd), "'%s/ktgen' --scenario %s '%s'", rel_build, scenarios[s], good_trace);
+		assert_int_equal(system(cmd), 0);
+		recs = trace_records(good_trace, &len, &off, &n);
+		assert_true(n > 1);
+		buf = malloc(len);
+		assert_non_null(buf);
+		for (int i = 0; i < flips; i++) {
+			memcpy(buf, recs, len);
+			flip_record(buf, off, n);
+			snprintf(path, sizeof(path), "%s/%s-rec%d.ktrace", rel_tmp, scenarios[s], i);
+			save_records(path, buf, len);
+			trace_tools(path, MAY_PASS);
+		}
+		free(buf);
+		free(off);
+		free(recs);
+	}
+}
+
 static void test_images(void **state)
 {
 	static const char *const images[] = { "test/fuzz/corpus/meta/s90.cubin", "test/fuzz/corpus/meta/sa.fatbin",
@@ -237,6 +345,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_traces),
+		cmocka_unit_test(test_record_flips),
 		cmocka_unit_test(test_images),
 	};
 

@@ -1048,6 +1048,49 @@ static void write_random(const char *path, uint64_t seed)
 	ktrace_writer_close(w, NULL);
 }
 
+/* A trace of a header and one GRAPH record of one node that says its revision
+ * has nodes_total nodes. */
+static void write_graph_claiming(const char *path, uint32_t nodes_total)
+{
+	static const struct ktrace_graph_node node = { .kind = KTRACE_GNODE_KERNEL, .parent = KTRACE_GRAPH_NO_PARENT,
+						       .handle = 0xc1, .kernel_id = 1 };
+	struct ktrace_rec_graph g = { .exec_id = 1, .graph_id = 1, .cause = KTRACE_GRAPH_INSTANTIATE, .nnodes = 1,
+				      .nodes_total = nodes_total, .nodes = &node };
+	struct ktrace_rec_header h = { .pid = 1, .digest_alg = 1 };
+	struct ktrace_writer_opts wo = { .path = path, .overwrite = 1, .header = &h };
+	unsigned char buf[512];
+	char err[512];
+	struct ktrace_writer *w = ktrace_writer_open(&wo, err, sizeof err);
+	size_t len = ktrace_encode_graph(buf, sizeof buf, &g);
+
+	if (!w)
+		fail_msg("%s", err);
+	assert_true(len > 0 && len <= sizeof buf);
+	assert_int_equal(ktrace_writer_append(w, buf, len), 0);
+	ktrace_writer_close(w, NULL);
+}
+
+/* A GRAPH record whose totals exceed what any writer writes is corrupt: the
+ * model says so instead of allocating for them (found by test/fuzz/fuzz_tools.c). */
+static void test_graph_totals_refused(void **state)
+{
+	char path[512], err[512];
+	struct tm_trace t;
+
+	(void)state;
+	path_of(path, sizeof path, "graph-totals.ktrace");
+	write_graph_claiming(path, 1);
+	memset(&t, 0, sizeof t);
+	assert_int_equal(ktrace_tm_load(&t, path, 0, err, sizeof err), 0);
+	assert_int_equal(t.ngraphs, 1);
+	ktrace_tm_free(&t);
+	write_graph_claiming(path, KTRACE_GRAPH_READ_MAX_NODES + 1);
+	memset(&t, 0, sizeof t);
+	assert_int_equal(ktrace_tm_load(&t, path, 0, err, sizeof err), -1);
+	assert_non_null(strstr(err, "malformed graph record"));
+	ktrace_tm_free(&t);
+}
+
 static int null_render(FILE *f, const struct pair *p)
 {
 	ktrace_diff_report_text(f, &p->r, &p->o);
@@ -1120,6 +1163,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_lcs_examples),
+		cmocka_unit_test(test_graph_totals_refused),
 		cmocka_unit_test(test_lcs_random),
 		cmocka_unit_test(test_identical),
 		cmocka_unit_test(test_out_of_order_records),

@@ -22,13 +22,30 @@ FUZZ_CC ?= clang
 FUZZ_CFLAGS := -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined \
 	-fno-sanitize-recover=undefined -I. $(shell pkg-config --cflags libzstd)
 FUZZ_TRACE_SRCS := test/fuzz/fuzz_trace_reader.c format/ktrace_format.c format/format_names.c \
-	format/trace_reader.c format/format_range.c
+	format/trace_reader.c format/format_range.c format/format_gputime.c format/replay_report.c
 .PHONY: fuzz-trace
 fuzz-trace: $(BUILD)/fuzz/fuzz_trace_reader
 $(BUILD)/fuzz/fuzz_trace_reader: $(FUZZ_TRACE_SRCS) format/ktrace_format.h format/trace_reader.h
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  FUZZ    $@")
 	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $(FUZZ_TRACE_SRCS) $(shell pkg-config --libs libzstd)
+
+# The tools' fuzzer (make fuzz-tools; see test/fuzz/fuzz_tools.c): the trace model, the diff with
+# its reports and the timeline export on damaged records.
+FUZZ_TOOLS_SRCS := test/fuzz/fuzz_tools.c $(DIFF_CORE_SRCS) $(CLI_SRCS) $(CORE_SRCS)
+.PHONY: fuzz-tools
+fuzz-tools: $(BUILD)/fuzz/fuzz_tools
+$(BUILD)/fuzz/fuzz_tools: $(FUZZ_TOOLS_SRCS) $(wildcard tools/*.h format/*.h)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  FUZZ    $@")
+	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -DKTRACE_VERSION=\"$(VERSION)\" $(PKG_CFLAGS) -I$(CUDA_HOME)/include -o $@ \
+		$(FUZZ_TOOLS_SRCS) $(PKG_LIBS) -ldl -lm -lpthread
+
+# The two targets' checked-in corpora as ordinary tests (gcc; ASan/UBSan in make check-asan):
+# test/fuzz/corpus_replay.c.
+TESTS += fuzz_trace_replay fuzz_tools_replay
+fuzz_trace_replay_SRCS := test/fuzz/corpus_replay.c test/fuzz/fuzz_trace_reader.c
+fuzz_tools_replay_SRCS := test/fuzz/corpus_replay.c test/fuzz/fuzz_tools.c $(DIFF_CORE_SRCS) $(CLI_SRCS)
 
 # ---- meta/ (kernel parameter metadata) and ktrace-inspect, and the image-parser
 # fuzzer (make fuzz-meta).
