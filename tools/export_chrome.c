@@ -53,9 +53,19 @@ struct exporter {
 	int oom;
 };
 
+/* ns from ts 0.  A time more than 2^61 ns (73 years) away, which only a
+ * damaged record holds, is taken as that far, so that sums and differences of
+ * two times never overflow. */
+#define REL_MAX_NS (1ll << 61)
 static int64_t rel(const struct exporter *x, uint64_t ns)
 {
-	return (int64_t)(ns - x->base_ns);
+	uint64_t d = ns - x->base_ns;
+
+	if (d < (uint64_t)REL_MAX_NS)
+		return (int64_t)d;
+	if (d > (uint64_t)-REL_MAX_NS)
+		return -(int64_t)(0 - d);
+	return d >> 63 ? -REL_MAX_NS : REL_MAX_NS;
 }
 
 /* ---- tracks -------------------------------------------------------------- */
