@@ -34,7 +34,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 /* The checked-in corpus (test/fuzz/corpus_replay.c runs it in make test). */
 extern const char *const fuzz_corpus[];
-const char *const fuzz_corpus[] = { "test/fuzz/corpus/tools", NULL };
+const char *const fuzz_corpus[] = { "test/fuzz/corpus/tools", "test/fuzz/corpus/tools-min", NULL };
 
 static FILE *devnull;
 
