@@ -99,8 +99,8 @@ void kt_nvtx_payload_source(const struct nvtxEventAttributes_v2 *a, struct kt_nv
 		for (uint32_t k = 0; s && pd[i].payload && k < s->n; k++) {
 			const struct kt_nvtx_regstr *r;
 
-			if (s->offset[k] + sizeof(void *) > pd[i].size)
-				continue;
+			if (s->offset[k] > pd[i].size || pd[i].size - s->offset[k] < sizeof(void *))
+				continue; /* outside the blob (an offset near 2^64 included) */
 			memcpy(&r, (const char *)pd[i].payload + s->offset[k], sizeof r);
 			if (r && r->source_len) {
 				t->source = r->buf;

@@ -297,6 +297,18 @@ static void mode_xla(void)
 		nvtxDomainRegisterStringA(tsl, "scatter.1 = f32[16,512] scatter(...)")
 	};
 
+	/* a schema whose source entry lies outside every blob (its offset near 2^64): never read */
+	nvtxPayloadSchemaEntry_t far[] = { { .type = NVTX_PAYLOAD_ENTRY_TYPE_NVTX_REGISTERED_STRING_HANDLE,
+					     .name = "Source locations", .offset = UINT64_MAX - 4 } };
+	nvtxPayloadSchemaAttr_t far_attr = attr;
+	far_attr.entries = far;
+	far_attr.numEntries = 1;
+	struct xla_annotation odd = { nvtxDomainRegisterStringA(tsl, "Odd"), NULL, NULL };
+
+	xla_push(tsl, nvtxPayloadSchemaRegister(tsl, &far_attr), &odd);
+	launch("TSL:Odd", NULL);
+	nvtxDomainRangePop(tsl);
+
 	xla_push(tsl, schema, &mod);
 	launch("TSL:XlaModule:#hlo_module=jit_step,program_id=3#", NULL);
 	xla_push(tsl, schema, &kern);
