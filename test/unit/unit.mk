@@ -239,6 +239,10 @@ diff_test_SRCS = test/unit/diff_test.c test/unit/diff_sim.c $(DIFF_CORE_SRCS)
 diff_test_LIBS := -lcmocka
 diff_cli_test_SRCS = test/unit/diff_cli_test.c test/unit/diff_sim.c $(DIFF_CORE_SRCS)
 diff_cli_test_LIBS := -lcmocka
+# The verdict against ground truth on random race-free programs over one to three streams.
+TESTS += diff_truth_test
+diff_truth_test_SRCS = test/unit/diff_truth_test.c $(DIFF_CORE_SRCS)
+diff_truth_test_LIBS := -lcmocka
 # What `ktrace check` replays to confirm a divergence, and reading the verdict back.
 TESTS += check_confirm_test
 check_confirm_test_SRCS = test/unit/check_confirm_test.c test/unit/diff_sim.c tools/check_confirm.c $(DIFF_CORE_SRCS)

@@ -1,0 +1,486 @@
+/* test/unit/diff_truth_test.c: the diff's verdict against ground truth, on
+ * random programs (cmocka).
+ *
+ * Each case is a random program of 20-120 launches of 6 kernels over 10
+ * buffers, each buffer an allocation of its own, on one to three streams.
+ * Every cross-stream dependency (read after write, write after read or
+ * write) is ordered by an event recorded on the earlier stream and waited for
+ * on the later one, so the program has no race, and launches the dependencies
+ * leave unordered run side by side.  A buffer's content is a 64-bit value;
+ * a kernel's output is a hash of its kernel, its launch and its inputs, so a
+ * difference flows downstream as it does on a GPU.  Run B differs from run A
+ * only where a planted launch is non-deterministic (0 to 2 of them) and, when
+ * asked, in its addresses, handles and the order records of independent
+ * streams are issued in.
+ *
+ * What the diff must say, for every program: nothing diverges when nothing
+ * was planted; otherwise exactly the launches whose outputs differ diverge,
+ * the first one named is the first planted, a divergent launch whose buffers
+ * all held the same bytes before it ran is a non-deterministic kernel and one
+ * with a buffer that differed has its divergence from upstream (a trace cannot
+ * tell a buffer the kernel only writes); nothing is unverified (every region
+ * is exact and hashed, and no concurrent launch may write it).
+ * KTRACE_TRUTH_SEED=N repeats one program; KTRACE_TRUTH_CASES=N runs more.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "format/ktrace_format.h"
+#include "format/trace_writer.h"
+#include "hashkern/ktrace_digest.h"
+#include "tools/diff.h"
+
+#define NBUF 10
+#define NKERN 6
+#define MAXL 120
+#define MAXP 4
+#define BUF_BYTES 4096u
+
+static char tmpdir[256];
+static struct {
+	uint64_t programs, launches, multi_stream, events, nondet, upstream;
+} seen;
+
+/* ---- the program ------------------------------------------------------------ */
+
+struct launch {
+	int kernel, stream;
+	int nparams;
+	int buf[MAXP];
+	int writes[MAXP]; /* the kernel writes it (param 0 always; param 1 sometimes) */
+	int reads[MAXP];  /* the kernel reads it (inputs; an output read in place) */
+};
+
+struct program {
+	int n, nstreams;
+	struct launch l[MAXL];
+	int planted[2], nplanted; /* launch indexes whose output is perturbed in run B */
+};
+
+static uint64_t rnd(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
+static uint64_t mix(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdull;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ull;
+	return x ^ (x >> 33);
+}
+
+static void make_program(struct program *p, uint64_t seed)
+{
+	uint64_t s = seed * 0x9e3779b97f4a7c15ull | 1;
+
+	memset(p, 0, sizeof *p);
+	p->n = 20 + (int)(rnd(&s) % (MAXL - 20));
+	p->nstreams = 1 + (int)(rnd(&s) % 3);
+	for (int i = 0; i < p->n; i++) {
+		struct launch *l = &p->l[i];
+		int used[NBUF] = { 0 };
+
+		l->kernel = (int)(rnd(&s) % NKERN);
+		l->stream = (int)(rnd(&s) % (uint64_t)p->nstreams);
+		l->nparams = 2 + l->kernel % 3; /* 2..4 pointer parameters */
+		for (int k = 0; k < l->nparams; k++) {
+			int b;
+			do
+				b = (int)(rnd(&s) % NBUF);
+			while (used[b]);
+			used[b] = 1;
+			l->buf[k] = b;
+			l->writes[k] = k == 0 || (k == 1 && l->nparams > 2 && rnd(&s) % 4 == 0);
+			l->reads[k] = !l->writes[k] || rnd(&s) % 5 == 0; /* in place */
+		}
+	}
+	p->nplanted = (int)(rnd(&s) % 3);
+	for (int k = 0; k < p->nplanted; k++)
+		p->planted[k] = (int)(rnd(&s) % (uint64_t)p->n);
+	if (p->nplanted == 2 && p->planted[1] < p->planted[0]) {
+		int t = p->planted[0];
+		p->planted[0] = p->planted[1];
+		p->planted[1] = t;
+	}
+}
+
+static int planted(const struct program *p, int i)
+{
+	for (int k = 0; k < p->nplanted; k++)
+		if (p->planted[k] == i)
+			return 1;
+	return 0;
+}
+
+/* ---- running it: contents, and what the trace records ------------------------- */
+
+struct run {
+	uint64_t content[NBUF];
+	uint64_t pre[MAXL][MAXP], post[MAXL][MAXP];
+};
+
+static void execute(const struct program *p, int run_b, struct run *r)
+{
+	for (int b = 0; b < NBUF; b++)
+		r->content[b] = mix(0x1000 + (uint64_t)b); /* the program's inputs: the same in both runs */
+	for (int i = 0; i < p->n; i++) {
+		const struct launch *l = &p->l[i];
+		uint64_t h = mix((uint64_t)l->kernel * 1000003u + (uint64_t)i);
+
+		for (int k = 0; k < l->nparams; k++) {
+			r->pre[i][k] = r->content[l->buf[k]];
+			if (l->reads[k])
+				h = mix(h ^ r->content[l->buf[k]] ^ (uint64_t)k);
+		}
+		if (run_b && planted(p, i))
+			h ^= 0x5eed;
+		for (int k = 0; k < l->nparams; k++)
+			if (l->writes[k])
+				r->content[l->buf[k]] = mix(h + (uint64_t)k);
+		for (int k = 0; k < l->nparams; k++)
+			r->post[i][k] = r->content[l->buf[k]];
+	}
+}
+
+/* ---- the trace ----------------------------------------------------------------- */
+
+struct tw {
+	struct ktrace_writer *w;
+	uint64_t addr_base, stream_base, ctx, seq;
+	uint32_t pid;
+	uint64_t next_event;
+};
+
+static void append(struct tw *t, const void *rec, size_t len)
+{
+	assert_true(len > 0 && len <= 4096);
+	assert_int_equal(ktrace_writer_append(t->w, rec, len), 0);
+}
+
+static uint64_t stream_handle(const struct tw *t, int s)
+{
+	return t->stream_base + 0x10 * (uint64_t)(s + 1);
+}
+
+static void order(struct tw *t, uint32_t op, int stream, uint64_t event, uint32_t flags)
+{
+	struct ktrace_rec_order r;
+	unsigned char buf[128];
+
+	memset(&r, 0, sizeof r);
+	r.op = op;
+	r.tid = t->pid;
+	r.stream = stream_handle(t, stream);
+	r.event = event;
+	r.context = t->ctx;
+	r.launch_seq_before = t->seq;
+	r.stream_flags = flags;
+	append(t, buf, ktrace_encode_order(buf, sizeof buf, &r));
+}
+
+static void emit_kernels(struct tw *t)
+{
+	static const char *const names[MAXP] = { "out", "in1", "in2", "in3" };
+	static const char *const kname[NKERN] = { "k_gemm", "k_bias", "k_norm", "k_act", "k_reduce", "k_adam" };
+
+	for (int id = 0; id < NKERN; id++) {
+		struct ktrace_param_desc pd[MAXP];
+		struct ktrace_rec_kernel r;
+		unsigned char buf[1024];
+		uint32_t np = 2 + (uint32_t)id % 3;
+
+		for (uint32_t k = 0; k < np; k++) {
+			memset(&pd[k], 0, sizeof pd[k]);
+			pd[k].ordinal = (uint16_t)k;
+			pd[k].kind = KTRACE_PARAM_POINTER;
+			pd[k].name_source = KTRACE_NAME_DWARF;
+			pd[k].offset = 8 * k;
+			pd[k].size = 8;
+			pd[k].name = (struct ktrace_str){ names[k], (uint16_t)strlen(names[k]) };
+			pd[k].type = (struct ktrace_str){ "float*", 6 };
+		}
+		memset(&r, 0, sizeof r);
+		r.kernel_id = 100 + (uint64_t)id;
+		r.module_id = 1;
+		r.handle = t->addr_base + 0x9000000 + (uint64_t)id * 64;
+		r.layout_source = KTRACE_LAYOUT_NVINFO;
+		r.param_bytes = 8 * np;
+		r.nparams = np;
+		r.name = (struct ktrace_str){ kname[id], (uint16_t)strlen(kname[id]) };
+		append(t, buf, ktrace_encode_kernel(buf, sizeof buf, &r, pd));
+	}
+}
+
+static uint64_t buf_addr(const struct tw *t, int b)
+{
+	return t->addr_base + (uint64_t)b * 0x100000;
+}
+
+static void emit_allocs(struct tw *t)
+{
+	for (int b = 0; b < NBUF; b++) {
+		struct ktrace_rec_alloc a;
+		unsigned char buf[256];
+
+		memset(&a, 0, sizeof a);
+		a.base = buf_addr(t, b);
+		a.size = BUF_BYTES;
+		a.kind = KTRACE_ALLOC_DEVICE;
+		append(t, buf, ktrace_encode_alloc(buf, sizeof buf, &a));
+	}
+}
+
+static void emit_launch(struct tw *t, const struct program *p, const struct run *r, int i)
+{
+	const struct launch *l = &p->l[i];
+	struct ktrace_region rg[MAXP];
+	struct ktrace_rec_launch rec;
+	unsigned char params[8 * MAXP], buf[2048];
+
+	for (int k = 0; k < l->nparams; k++) {
+		uint64_t a = buf_addr(t, l->buf[k]);
+
+		memcpy(params + 8 * k, &a, 8);
+		memset(&rg[k], 0, sizeof rg[k]);
+		rg[k].param_offset = 8 * (uint32_t)k;
+		rg[k].ordinal = (uint16_t)k;
+		rg[k].flags = KTRACE_REGIONF_PRE | KTRACE_REGIONF_POST | KTRACE_REGIONF_EXACT;
+		rg[k].ptr = rg[k].alloc_base = a;
+		rg[k].alloc_size = rg[k].hash_len = BUF_BYTES;
+		rg[k].pre_hash = r->pre[i][k];
+		rg[k].post_hash = r->post[i][k];
+	}
+	memset(&rec, 0, sizeof rec);
+	rec.launch_seq = t->seq++;
+	rec.kernel_id = 100 + (uint64_t)l->kernel;
+	rec.context = t->ctx;
+	rec.stream = stream_handle(t, l->stream);
+	rec.tid = t->pid;
+	rec.api = KTRACE_API_LAUNCH_KERNEL;
+	rec.flags = KTRACE_LAUNCHF_HASHED;
+	rec.grid[0] = rec.grid[1] = rec.grid[2] = 1;
+	rec.block[0] = 128;
+	rec.block[1] = rec.block[2] = 1;
+	rec.cluster[0] = rec.cluster[1] = rec.cluster[2] = 1;
+	rec.param_bytes_len = 8 * (uint32_t)l->nparams;
+	rec.param_bytes = params;
+	rec.nregions = (uint32_t)l->nparams;
+	append(t, buf, ktrace_encode_launch(buf, sizeof buf, &rec, rg));
+}
+
+/* Order launch i after every earlier launch it depends on that ran on another
+ * stream: an event recorded on that stream now (after all its work so far),
+ * waited for on launch i's stream. */
+static void order_dependencies(struct tw *t, const struct program *p, int i, int last_writer[NBUF],
+			       uint8_t readers[NBUF])
+{
+	const struct launch *l = &p->l[i];
+	uint8_t need = 0;
+
+	for (int k = 0; k < l->nparams; k++) {
+		int b = l->buf[k], w = last_writer[b];
+
+		if (w >= 0)
+			need |= (uint8_t)(1u << p->l[w].stream);
+		if (l->writes[k])
+			need |= readers[b];
+	}
+	need &= (uint8_t)~(1u << l->stream);
+	for (int s = 0; s < p->nstreams; s++) {
+		if (!(need & (1u << s)))
+			continue;
+		uint64_t ev = t->next_event++;
+
+		seen.events += t->pid == 1001;
+
+		order(t, KTRACE_ORDER_EVENT_RECORD, s, ev, 0);
+		order(t, KTRACE_ORDER_STREAM_WAIT_EVENT, l->stream, ev, 0);
+	}
+	for (int k = 0; k < l->nparams; k++) {
+		int b = l->buf[k];
+
+		if (l->writes[k]) {
+			last_writer[b] = i;
+			readers[b] = 0;
+		}
+		if (l->reads[k])
+			readers[b] |= (uint8_t)(1u << l->stream);
+	}
+}
+
+static void write_run(const char *path, const struct program *p, int run_b)
+{
+	struct ktrace_rec_header h = { .pid = run_b ? 2002 : 1001, .ppid = 1, .digest_alg = KTRACE_DIGEST_ALG_KT64V1,
+				       .start_monotonic_ns = 1000, .host = { "testhost", 8 },
+				       .cmdline = { "python train.py", 15 }, .ktrace_version = { "0.1.0", 5 } };
+	struct ktrace_writer_opts wo = { .path = path, .overwrite = 1, .header = &h,
+					 .max_wait_ns = 30000000000ull, .thread_buf_bytes = 4u << 20 };
+	struct tw t = { .addr_base = run_b ? 0x7f4a00000000ull : 0x7f1200000000ull,
+			.stream_base = run_b ? 0x55d0c0de0000ull : 0x5600aaaa0000ull,
+			.ctx = run_b ? 0x55d0c0001000ull : 0x5600aaa01000ull, .pid = h.pid, .next_event = 0xe000 };
+	int last_writer[NBUF];
+	uint8_t readers[NBUF] = { 0 };
+	struct run *r = calloc(1, sizeof *r);
+	char err[512];
+
+	assert_non_null(r);
+	execute(p, run_b, r);
+	t.w = ktrace_writer_open(&wo, err, sizeof err);
+	if (!t.w)
+		fail_msg("%s", err);
+	emit_kernels(&t);
+	emit_allocs(&t);
+	for (int s = 0; s < p->nstreams; s++)
+		order(&t, KTRACE_ORDER_STREAM_CREATE, s, 0, 1 /* CU_STREAM_NON_BLOCKING */);
+	for (int b = 0; b < NBUF; b++)
+		last_writer[b] = -1;
+	for (int i = 0; i < p->n; i++) {
+		order_dependencies(&t, p, i, last_writer, readers);
+		emit_launch(&t, p, r, i);
+	}
+	struct ktrace_rec_end e = { KTRACE_END_EXIT, 0, 0, t.seq };
+	ktrace_writer_close(t.w, &e);
+	free(r);
+}
+
+/* ---- the check ------------------------------------------------------------------ */
+
+/* What the diff must find at launch i: 0 equal, else the class. */
+static int expected(const struct program *p, const struct run *a, const struct run *b, int i)
+{
+	const struct launch *l = &p->l[i];
+	int out_differs = 0, in_differs = 0;
+
+	for (int k = 0; k < l->nparams; k++) {
+		out_differs |= a->post[i][k] != b->post[i][k];
+		in_differs |= a->pre[i][k] != b->pre[i][k]; /* a write-only output's too: no trace tells */
+	}
+	if (!out_differs)
+		return 0;
+	return in_differs ? DIFF_CLASS_INPUTS_DIFFER : DIFF_CLASS_KERNEL_NONDET;
+}
+
+static void check_program(uint64_t seed)
+{
+	struct program *p = calloc(1, sizeof *p);
+	struct run *ra = calloc(1, sizeof *ra), *rb = calloc(1, sizeof *rb);
+	char pa[300], pb[300], err[512];
+	struct tm_trace a, b;
+	struct diff_opts o = { .all = 1, .label_a = "a", .label_b = "b" };
+	struct diff_result res;
+	size_t d = 0;
+	int first = -1;
+
+	assert_non_null(p);
+	assert_non_null(ra);
+	assert_non_null(rb);
+	make_program(p, seed);
+	execute(p, 0, ra);
+	execute(p, 1, rb);
+	snprintf(pa, sizeof pa, "%s/a.ktrace", tmpdir);
+	snprintf(pb, sizeof pb, "%s/b.ktrace", tmpdir);
+	write_run(pa, p, 0);
+	write_run(pb, p, 1);
+	memset(&a, 0, sizeof a);
+	memset(&b, 0, sizeof b);
+	memset(&res, 0, sizeof res);
+	if (ktrace_tm_load(&a, pa, 0, err, sizeof err) || ktrace_tm_load(&b, pb, 0, err, sizeof err))
+		fail_msg("seed %llu: %s", (unsigned long long)seed, err);
+	if (ktrace_diff_compare(&a, &b, &o, &res, err, sizeof err))
+		fail_msg("seed %llu: %s", (unsigned long long)seed, err);
+	if (res.unverified || res.matched != (uint64_t)p->n)
+		fail_msg("seed %llu (%d launches, %d streams): %llu matched, %llu unverified", (unsigned long long)seed,
+			 p->n, p->nstreams, (unsigned long long)res.matched, (unsigned long long)res.unverified);
+	for (int i = 0; i < p->n; i++) {
+		int want = expected(p, ra, rb, i);
+		const struct diff_divergence *got = d < res.ndivs && res.divs[d].la->seq == (uint64_t)i
+							    ? &res.divs[d] : NULL;
+
+		if (want && first < 0)
+			first = i;
+		if (!want && got)
+			fail_msg("seed %llu: launch %d diverges, but its outputs are the same in both runs",
+				 (unsigned long long)seed, i);
+		if (want && !got)
+			fail_msg("seed %llu: launch %d's output differs, the diff does not say so",
+				 (unsigned long long)seed, i);
+		if (got && got->cls != want)
+			fail_msg("seed %llu (%d streams): launch %d classified %d, should be %d (%s)",
+				 (unsigned long long)seed, p->nstreams, i, got->cls, want,
+				 want == DIFF_CLASS_KERNEL_NONDET ? "its inputs were identical" : "an input differed");
+		d += got != NULL;
+		seen.nondet += want == DIFF_CLASS_KERNEL_NONDET;
+		seen.upstream += want == DIFF_CLASS_INPUTS_DIFFER;
+	}
+	seen.programs++;
+	seen.launches += (uint64_t)p->n;
+	seen.multi_stream += p->nstreams > 1;
+	assert_int_equal(d, res.ndivs);
+	assert_int_equal(res.status, first >= 0 ? 1 : 0);
+	if (first >= 0)
+		assert_int_equal(first, p->planted[0]);
+	ktrace_diff_result_free(&res);
+	ktrace_tm_free(&a);
+	ktrace_tm_free(&b);
+	free(p);
+	free(ra);
+	free(rb);
+}
+
+static void test_random_programs(void **state)
+{
+	const char *one = getenv("KTRACE_TRUTH_SEED"), *cases = getenv("KTRACE_TRUTH_CASES");
+	uint64_t n = cases ? strtoull(cases, NULL, 10) : 150;
+
+	(void)state;
+	if (one) {
+		check_program(strtoull(one, NULL, 10));
+		return;
+	}
+	for (uint64_t seed = 1; seed <= n; seed++)
+		check_program(seed);
+	print_message("%llu programs (%llu on several streams, %llu cross-stream waits), %llu launches: "
+		      "%llu non-deterministic and %llu from upstream, each named as such\n",
+		      (unsigned long long)seen.programs, (unsigned long long)seen.multi_stream,
+		      (unsigned long long)seen.events, (unsigned long long)seen.launches,
+		      (unsigned long long)seen.nondet, (unsigned long long)seen.upstream);
+}
+
+static int setup(void **state)
+{
+	const char *t = getenv("TMPDIR");
+
+	(void)state;
+	snprintf(tmpdir, sizeof tmpdir, "%s/ktrace-truth.XXXXXX", t && *t ? t : "/tmp");
+	return mkdtemp(tmpdir) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	char cmd[300];
+
+	(void)state;
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_random_programs),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
