@@ -53,12 +53,13 @@
 
 static char tmpdir[256];
 static struct {
-	uint64_t programs, pooled, launches, multi_stream, events, nondet, upstream, racy_digests, set_aside;
+	uint64_t programs, pooled, launches, multi_stream, events, graphs, nondet, upstream, racy_digests, set_aside;
 } seen;
 
 /* ---- the program ------------------------------------------------------------ */
 
 #define MAXS 3
+#define MAXG 6 /* nodes of a graph */
 
 struct launch {
 	int kernel, stream;
@@ -66,13 +67,20 @@ struct launch {
 	int buf[MAXP];
 	int writes[MAXP]; /* the kernel writes it (param 0 always; param 1 sometimes) */
 	int reads[MAXP];  /* the kernel reads it (inputs; an output read in place) */
-	uint8_t waits;    /* streams whose work so far it waits for (an event each) */
-	uint32_t vc[MAXS];/* vector clock: launches of each stream that happen before it, itself included */
+	int graph, node;  /* its graph launch and node index; graph -1: a launch of its own */
+	uint8_t waits;    /* streams whose work so far it waits for (an event each; a graph's first node) */
+	uint64_t hb[2];   /* the launches that happen before it (bit j) */
+};
+
+struct graph {
+	int first, n;              /* launches first..first+n-1, its nodes in a topological order */
+	uint8_t edge[MAXG][MAXG];  /* edge[x][y]: node y starts after node x completed (x < y) */
 };
 
 struct program {
-	int n, nstreams, pooled;
+	int n, nstreams, pooled, ngraphs;
 	struct launch l[MAXL];
+	struct graph g[MAXL / 2];
 	int planted[2], nplanted; /* launch indexes whose output is perturbed in run B */
 };
 
@@ -94,6 +102,45 @@ static uint64_t mix(uint64_t x)
 }
 
 static void order_program(struct program *p);
+
+/* Launches a and b touch a buffer that one of them writes. */
+static int conflict(const struct launch *a, const struct launch *b)
+{
+	for (int x = 0; x < a->nparams; x++)
+		for (int y = 0; y < b->nparams; y++)
+			if (a->buf[x] == b->buf[y] && (a->writes[x] || b->writes[y]))
+				return 1;
+	return 0;
+}
+
+/* Some runs of consecutive launches become the nodes of a graph launch on the
+ * first one's stream: an edge between every two that conflict, and a few more. */
+static void make_graphs(struct program *p, uint64_t *s)
+{
+	for (int i = 0; i < p->n;) {
+		int n = rnd(s) % 5 == 0 ? 2 + (int)(rnd(s) % (MAXG - 1)) : 1;
+
+		if (n > p->n - i)
+			n = p->n - i;
+		for (int x = 0; x < n; x++)
+			p->l[i + x].graph = -1;
+		if (n > 1) {
+			struct graph *g = &p->g[p->ngraphs];
+
+			g->first = i;
+			g->n = n;
+			for (int x = 0; x < n; x++) {
+				p->l[i + x].graph = p->ngraphs;
+				p->l[i + x].node = x;
+				p->l[i + x].stream = p->l[i].stream;
+				for (int y = x + 1; y < n; y++)
+					g->edge[x][y] = conflict(&p->l[i + x], &p->l[i + y]) || rnd(s) % 4 == 0;
+			}
+			p->ngraphs++;
+		}
+		i += n;
+	}
+}
 
 static void make_program(struct program *p, uint64_t seed)
 {
@@ -120,6 +167,7 @@ static void make_program(struct program *p, uint64_t seed)
 			l->reads[k] = !l->writes[k] || rnd(&s) % 5 == 0; /* in place */
 		}
 	}
+	make_graphs(p, &s);
 	p->pooled = (int)(rnd(&s) % 2);
 	p->nplanted = (int)(rnd(&s) % 3);
 	for (int k = 0; k < p->nplanted; k++)
@@ -132,51 +180,94 @@ static void make_program(struct program *p, uint64_t seed)
 	order_program(p);
 }
 
-/* The events a race-free program needs, and the vector clocks they give. */
+static void set_bit(uint64_t set[2], int j)
+{
+	set[j / 64] |= 1ull << (j % 64);
+}
+
+static void add_set(uint64_t to[2], const uint64_t from[2])
+{
+	to[0] |= from[0];
+	to[1] |= from[1];
+}
+
+/* The streams launch i (a graph's node or not) must wait for, given the last
+ * writer and the readers since of each buffer. */
+static uint8_t deps(const struct program *p, int i, const int last_writer[NBUF], const uint8_t readers[NBUF])
+{
+	const struct launch *l = &p->l[i];
+	uint8_t need = 0;
+
+	for (int k = 0; k < l->nparams; k++) {
+		int b = l->buf[k], w = last_writer[b];
+
+		if (w >= 0)
+			need |= (uint8_t)(1u << p->l[w].stream);
+		if (l->writes[k])
+			need |= readers[b];
+	}
+	return need & (uint8_t)~(1u << l->stream);
+}
+
+static void note_access(const struct program *p, int i, int last_writer[NBUF], uint8_t readers[NBUF])
+{
+	const struct launch *l = &p->l[i];
+
+	for (int k = 0; k < l->nparams; k++) {
+		int b = l->buf[k];
+
+		if (l->writes[k]) {
+			last_writer[b] = i;
+			readers[b] = 0;
+		}
+		if (l->reads[k])
+			readers[b] |= (uint8_t)(1u << l->stream);
+	}
+}
+
+/* The events a race-free program needs (waits before a launch or a graph
+ * launch), and what happens before each launch: the work its stream and the
+ * streams it waited for had issued, and inside a graph its edges' sources. */
 static void order_program(struct program *p)
 {
 	int last_writer[NBUF];
 	uint8_t readers[NBUF] = { 0 };
-	uint32_t stream_vc[MAXS][MAXS] = { { 0 } };
+	uint64_t stream_done[MAXS][2] = { { 0 } };
 
 	for (int b = 0; b < NBUF; b++)
 		last_writer[b] = -1;
-	for (int i = 0; i < p->n; i++) {
+	for (int i = 0; i < p->n;) {
 		struct launch *l = &p->l[i];
+		int n = l->graph >= 0 ? p->g[l->graph].n : 1;
+		uint64_t base[2] = { stream_done[l->stream][0], stream_done[l->stream][1] };
 
-		for (int k = 0; k < l->nparams; k++) {
-			int b = l->buf[k], w = last_writer[b];
-
-			if (w >= 0)
-				l->waits |= (uint8_t)(1u << p->l[w].stream);
-			if (l->writes[k])
-				l->waits |= readers[b];
-		}
-		l->waits &= (uint8_t)~(1u << l->stream);
+		for (int x = 0; x < n; x++)
+			l->waits |= deps(p, i + x, last_writer, readers);
 		for (int t = 0; t < MAXS; t++)
 			if (l->waits & (1u << t))
-				for (int x = 0; x < MAXS; x++)
-					if (stream_vc[t][x] > stream_vc[l->stream][x])
-						stream_vc[l->stream][x] = stream_vc[t][x];
-		stream_vc[l->stream][l->stream]++;
-		memcpy(l->vc, stream_vc[l->stream], sizeof l->vc);
-		for (int k = 0; k < l->nparams; k++) {
-			int b = l->buf[k];
+				add_set(base, stream_done[t]);
+		for (int x = 0; x < n; x++) {
+			struct launch *node = &p->l[i + x];
 
-			if (l->writes[k]) {
-				last_writer[b] = i;
-				readers[b] = 0;
-			}
-			if (l->reads[k])
-				readers[b] |= (uint8_t)(1u << l->stream);
+			add_set(node->hb, base);
+			for (int y = 0; y < x; y++)
+				if (p->g[l->graph].edge[y][x]) {
+					add_set(node->hb, p->l[i + y].hb);
+					set_bit(node->hb, i + y);
+				}
+			add_set(stream_done[l->stream], node->hb);
+			set_bit(stream_done[l->stream], i + x);
 		}
+		for (int x = 0; x < n; x++)
+			note_access(p, i + x, last_writer, readers);
+		i += n;
 	}
 }
 
 /* Launch x happens before launch y. */
 static int before(const struct program *p, int x, int y)
 {
-	return p->l[y].vc[p->l[x].stream] >= p->l[x].vc[p->l[x].stream];
+	return (p->l[y].hb[x / 64] >> (x % 64)) & 1;
 }
 
 /* Buffers a region of buffer b covers: 1, or in a pool 2 or 3 (never past the pool's end). */
@@ -343,6 +434,44 @@ static void emit_allocs(struct tw *t, const struct program *p)
 	}
 }
 
+static void fill_params(const struct tw *t, const struct program *p, int i, unsigned char *params)
+{
+	for (int k = 0; k < p->l[i].nparams; k++) {
+		uint64_t a = buf_addr(t, p, p->l[i].buf[k]);
+
+		memcpy(params + 8 * k, &a, 8);
+	}
+}
+
+/* The GRAPH record of graph launch gid (exec 100 + gid), before its nodes' launches. */
+static void emit_graph(struct tw *t, const struct program *p, int gid)
+{
+	const struct graph *g = &p->g[gid];
+	struct ktrace_graph_node nodes[MAXG];
+	struct ktrace_graph_edge edges[MAXG * MAXG];
+	unsigned char params[MAXG][8 * MAXP], buf[4096];
+	uint32_t ne = 0;
+
+	for (int x = 0; x < g->n; x++) {
+		const struct launch *l = &p->l[g->first + x];
+
+		fill_params(t, p, g->first + x, params[x]);
+		nodes[x] = (struct ktrace_graph_node){ .kind = KTRACE_GNODE_KERNEL,
+						       .flags = KTRACE_GNODEF_RECORDED | KTRACE_GNODEF_HASHED,
+						       .parent = KTRACE_GRAPH_NO_PARENT, .handle = 0x9000 + (uint64_t)x,
+						       .kernel_id = 100 + (uint64_t)l->kernel, .grid = { 1, 1, 1 },
+						       .block = { 128, 1, 1 }, .cluster = { 1, 1, 1 },
+						       .param_bytes_len = 8 * (uint32_t)l->nparams, .param_bytes = params[x] };
+		for (int y = x + 1; y < g->n; y++)
+			if (g->edge[x][y])
+				edges[ne++] = (struct ktrace_graph_edge){ (uint32_t)x, (uint32_t)y };
+	}
+	struct ktrace_rec_graph r = { .exec_id = 100 + (uint64_t)gid, .graph_id = 200 + (uint64_t)gid, .context = t->ctx,
+				      .cause = KTRACE_GRAPH_INSTANTIATE, .nnodes = (uint32_t)g->n, .nedges = ne,
+				      .flags = KTRACE_GRAPHF_HASHED, .tid = t->pid, .nodes = nodes, .edges = edges };
+	append(t, buf, ktrace_encode_graph(buf, sizeof buf, &r));
+}
+
 static void emit_launch(struct tw *t, const struct program *p, const struct run *r, int i)
 {
 	const struct launch *l = &p->l[i];
@@ -350,10 +479,10 @@ static void emit_launch(struct tw *t, const struct program *p, const struct run 
 	struct ktrace_rec_launch rec;
 	unsigned char params[8 * MAXP], buf[2048];
 
+	fill_params(t, p, i, params);
 	for (int k = 0; k < l->nparams; k++) {
 		uint64_t a = buf_addr(t, p, l->buf[k]);
 
-		memcpy(params + 8 * k, &a, 8);
 		memset(&rg[k], 0, sizeof rg[k]);
 		rg[k].param_offset = 8 * (uint32_t)k;
 		rg[k].ordinal = (uint16_t)k;
@@ -380,6 +509,14 @@ static void emit_launch(struct tw *t, const struct program *p, const struct run 
 	rec.param_bytes_len = 8 * (uint32_t)l->nparams;
 	rec.param_bytes = params;
 	rec.nregions = (uint32_t)l->nparams;
+	if (l->graph >= 0) {
+		rec.api = KTRACE_API_GRAPH;
+		rec.flags |= KTRACE_LAUNCHF_GRAPH;
+		rec.graph = (struct ktrace_graph_ref){ .exec_id = 100 + (uint64_t)l->graph,
+						       .graph_id = 200 + (uint64_t)l->graph, .launch = 0,
+						       .launch_seq = rec.launch_seq - (uint64_t)l->node,
+						       .node = (uint32_t)l->node };
+	}
 	append(t, buf, ktrace_encode_launch(buf, sizeof buf, &rec, rg));
 }
 
@@ -423,7 +560,11 @@ static void write_run(const char *path, const struct program *p, int run_b)
 	for (int s = 0; s < p->nstreams; s++)
 		order(&t, KTRACE_ORDER_STREAM_CREATE, s, 0, 1 /* CU_STREAM_NON_BLOCKING */);
 	for (int i = 0; i < p->n; i++) {
-		emit_waits(&t, p, i);
+		if (p->l[i].graph < 0 || p->l[i].node == 0) {
+			if (p->l[i].graph >= 0)
+				emit_graph(&t, p, p->l[i].graph);
+			emit_waits(&t, p, i);
+		}
 		emit_launch(&t, p, r, i);
 	}
 	struct ktrace_rec_end e = { KTRACE_END_EXIT, 0, 0, t.seq };
@@ -553,6 +694,7 @@ static void check_program(uint64_t seed)
 	seen.pooled += p->pooled != 0;
 	seen.launches += (uint64_t)p->n;
 	seen.multi_stream += p->nstreams > 1;
+	seen.graphs += (uint64_t)p->ngraphs;
 	ktrace_diff_result_free(&res);
 	ktrace_tm_free(&a);
 	ktrace_tm_free(&b);
@@ -573,11 +715,12 @@ static void test_random_programs(void **state)
 	}
 	for (uint64_t seed = 1; seed <= n; seed++)
 		check_program(seed);
-	print_message("%llu programs (%llu pooled, %llu on several streams, %llu cross-stream waits), %llu "
-		      "launches: %llu non-deterministic and %llu from upstream named; pooled: %llu digests an "
-		      "unordered writer could change, %llu launches set aside\n",
+	print_message("%llu programs (%llu pooled, %llu on several streams, %llu cross-stream waits, %llu graph "
+		      "launches), %llu launches: %llu non-deterministic and %llu from upstream named; pooled: %llu "
+		      "digests an unordered writer could change, %llu launches set aside\n",
 		      (unsigned long long)seen.programs, (unsigned long long)seen.pooled,
 		      (unsigned long long)seen.multi_stream, (unsigned long long)seen.events,
+		      (unsigned long long)seen.graphs,
 		      (unsigned long long)seen.launches, (unsigned long long)seen.nondet,
 		      (unsigned long long)seen.upstream, (unsigned long long)seen.racy_digests,
 		      (unsigned long long)seen.set_aside);
