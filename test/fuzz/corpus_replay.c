@@ -5,8 +5,9 @@
  *
  * Linked with one target: its LLVMFuzzerTestOneInput and its fuzz_corpus, the
  * folders of its corpus relative to the repository root (the working
- * directory of the tests).  With arguments, those folders or files instead.  Exit 0 when every input ran (a crash ends the program), 1 when a
- * folder is missing or empty.
+ * directory of the tests).  With arguments, those folders or files instead.
+ * Exit 0 when every input ran (a crash ends the program), 1 when a folder is
+ * missing or empty.
  */
 #include <dirent.h>
 #include <stdint.h>
