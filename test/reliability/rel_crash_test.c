@@ -2,7 +2,7 @@
  *
  *  - SIGKILL at random points (50 trials, seed printed; KTRACE_REL_SEED=N
  *    repeats one): the trace reads up to the last flush, every record in it
- *    well formed (record seqs 0,1,2..., launch seqs 0..k-1 each once), and at
+ *    well formed (record seqs each once, launch seqs 0..k-1 each once), and at
  *    most 100 ms of launches are lost: the last launch in the trace is at
  *    most 100 ms older than the program's last report through a pipe, and
  *    the trace holds every launch reported 100 ms before the last report
