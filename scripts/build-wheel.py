@@ -14,7 +14,12 @@ What it checks before writing:
     always has (PORTABLE below); anything else stops the build;
   - the platform tag: manylinux_2_<N>_<arch> where 2.N is the newest GLIBC_
     symbol version any of the ELF files (vendored ones included) needs, read
-    with objdump -T.
+    with readelf -V, and <arch> the ELF files' machine.
+
+A build for another architecture (make wheel-aarch64: cross-compiled) is read
+the same way; its libraries are resolved as its dynamic linker would, from
+each file's RUNPATH and the architecture's Debian multiarch folders
+(/usr/lib/aarch64-linux-gnu), not with ldd and ldconfig, which know the host's.
 
   build-wheel.py --build DIR --version V --tools "ktrace ktrace-dump ..." [--out dist]
 """
@@ -22,6 +27,7 @@ import argparse
 import base64
 import hashlib
 import os
+import platform
 import re
 import shutil
 import stat
@@ -53,8 +59,15 @@ def run(*cmd):
     return subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
 
 
+TRIPLETS = {"x86_64": "x86_64-linux-gnu", "aarch64": "aarch64-linux-gnu"}
+
+
 def needed(path):
-    """{soname: resolved path, or None when not found} of what ldd says path needs."""
+    """{soname: resolved path, or None when not found} of what path needs: ldd's answer for the
+    host's architecture, the dynamic linker's search done here for another."""
+    arch = arch_of(path)
+    if arch != platform.machine():
+        return needed_foreign(path, arch)
     out = {}
     for line in run("ldd", path).splitlines():
         line = line.strip()
@@ -67,8 +80,23 @@ def needed(path):
     return out
 
 
+def needed_foreign(path, arch):
+    """The NEEDED entries of path, each found in its RUNPATH ($ORIGIN expanded) or the
+    architecture's multiarch folders, directly (what the dynamic linker does without a cache)."""
+    dynamic = run("readelf", "-d", "-W", path)
+    sonames = re.findall(r"\(NEEDED\)\s+Shared library: \[([^]]+)\]", dynamic)
+    runpath = re.search(r"\((?:RUNPATH|RPATH)\)\s+Library (?:runpath|rpath): \[([^]]*)\]", dynamic)
+    dirs = [d.replace("$ORIGIN", os.path.dirname(os.path.abspath(path)))
+            for d in (runpath.group(1).split(":") if runpath else []) if d]
+    dirs += ["/lib/" + TRIPLETS[arch], "/usr/lib/" + TRIPLETS[arch]]
+    out = {}
+    for soname in sonames:
+        out[soname] = next((os.path.join(d, soname) for d in dirs if os.path.exists(os.path.join(d, soname))), None)
+    return out
+
+
 def glibc_needed(path):
-    versions = re.findall(r"\bGLIBC_(\d+)\.(\d+)", run("objdump", "-T", path))
+    versions = re.findall(r"\bGLIBC_(\d+)\.(\d+)", run("readelf", "-V", "-W", path))
     return max(((int(a), int(b)) for a, b in versions), default=(2, 0))
 
 
@@ -91,11 +119,18 @@ def library_license(path):
     return doc if os.path.exists(doc) else None
 
 
-def find_system(soname):
-    """Where the dynamic linker finds soname for this machine's architecture."""
+def find_system(soname, arch):
+    """Where the dynamic linker finds soname for the architecture arch (its multiarch folders
+    for another than the host's: install the package for it, e.g. libdw1:arm64)."""
+    if arch != platform.machine():
+        for d in ("/lib/" + TRIPLETS[arch], "/usr/lib/" + TRIPLETS[arch]):
+            if os.path.exists(os.path.join(d, soname)):
+                return os.path.join(d, soname)
+        die("%s: not found for %s (install the %s package that holds it)" % (soname, arch, TRIPLETS[arch]))
+    tag = {"x86_64": "x86-64", "aarch64": "AArch64"}[arch]
     for line in run("ldconfig", "-p").splitlines():
         parts = line.strip().split(" => ")
-        if len(parts) == 2 and parts[0].split(" ")[0] == soname and ("x86-64" in parts[0] or "AArch64" in parts[0]):
+        if len(parts) == 2 and parts[0].split(" ")[0] == soname and tag in parts[0]:
             return parts[1]
     die("%s: not found on this system (install the package that holds it)" % soname)
 
@@ -126,7 +161,8 @@ def layout(args, stage):
 def vendor(pkg, elves):
     """Copy the libraries the ELF files need and a stock system lacks into lib/; check the rest resolve."""
     libdir = os.path.join(pkg, "lib")
-    origin = {name: find_system(name) for name in DLOPENED}
+    arch = arch_of(elves[0])
+    origin = {name: find_system(name, arch) for name in DLOPENED}
     todo = list(elves)
     for name, where in origin.items():
         todo.append(shutil.copy(where, os.path.join(libdir, name)))
