@@ -23,13 +23,7 @@ OUT=$ROOT/${WHEEL_OUT:-dist}
 VERSION=${VERSION:-0.1.0}
 T=$(mktemp -d /tmp/ktrace-wheel-aarch64.XXXXXX)
 trap 'rm -rf "$T"' EXIT
-pass=0
-failed=0
-
-ok() { pass=$((pass + 1)); echo "ok   $1"; }
-bad() { failed=$((failed + 1)); echo "FAIL $1"; [ -s "$T/log" ] && sed 's/^/     /' "$T/log" | head -30; }
-# t NAME COMMAND...: passes when the command exits 0 (its output in $T/log).
-t() { name=$1; shift; if "$@" >"$T/log" 2>&1; then ok "$name"; else bad "$name"; fi; }
+. "$ROOT/test/python/check_lib.sh"
 
 command -v qemu-aarch64 >/dev/null || { echo "wheel_aarch64_test: no qemu-aarch64 (apt-get install qemu-user)"; exit 1; }
 set -- "$OUT"/ktrace-"$VERSION"-py3-none-manylinux_*_aarch64.whl
@@ -105,5 +99,4 @@ diverges() {
 t "two aarch64 runs with other atomic orders: the divergence found" diverges
 grep -q "atomic_sum" "$T/log" && ok "the divergence names the atomic kernel" || bad "the divergence names the atomic kernel"
 
-echo "wheel_aarch64_test: $pass passed, $failed failed"
-[ "$failed" -eq 0 ]
+summary wheel_aarch64_test

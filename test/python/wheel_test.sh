@@ -17,13 +17,7 @@ OUT=$ROOT/${WHEEL_OUT:-dist}
 VERSION=${VERSION:-0.1.0}
 T=$(mktemp -d /tmp/ktrace-wheel.XXXXXX)
 trap 'rm -rf "$T"' EXIT
-pass=0
-failed=0
-
-ok() { pass=$((pass + 1)); echo "ok   $1"; }
-bad() { failed=$((failed + 1)); echo "FAIL $1"; [ -s "$T/log" ] && sed 's/^/     /' "$T/log" | head -30; }
-# t NAME COMMAND...: passes when the command exits 0 (its output in $T/log).
-t() { name=$1; shift; if "$@" >"$T/log" 2>&1; then ok "$name"; else bad "$name"; fi; }
+. "$ROOT/test/python/check_lib.sh"
 
 set -- "$OUT"/ktrace-"$VERSION"-py3-none-manylinux_*_x86_64.whl
 [ $# -eq 1 ] && [ -f "$1" ] || { echo "wheel_test: no single wheel in $OUT (make wheel)"; exit 1; }
@@ -86,5 +80,4 @@ assert [m.text for m in ktrace.load('$T/run.ktrace').marks] == ['from the wheel'
 t "pip uninstall" "$V/pip" uninstall -y --disable-pip-version-check ktrace
 t "nothing left behind" sh -c "! ls '$V'/ktrace* '$T'/venv/lib/python*/site-packages/ktrace '$T/venv/share/man/man1/ktrace.1' 2>/dev/null | grep -q ."
 
-echo "wheel_test: $pass passed, $failed failed"
-[ "$failed" -eq 0 ]
+summary wheel_test
