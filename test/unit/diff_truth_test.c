@@ -12,12 +12,14 @@
  * of them), and in its addresses and handles.
  *
  * Exact programs give each buffer an allocation of its own and hash exactly
- * it.  What the diff must say: nothing diverges when nothing was planted;
- * otherwise exactly the launches whose outputs differ diverge, the first one
- * named is the first planted, a divergent launch whose buffers all held the
- * same bytes before it ran is a non-deterministic kernel and one with a buffer
- * that differed has its divergence from upstream (a trace cannot tell a buffer
- * the kernel only writes); nothing is unverified.
+ * it; on one stream, some launches outside graphs had their hashing skipped.
+ * What the diff must say: nothing diverges when nothing was planted;
+ * otherwise exactly the hashed launches whose outputs differ diverge, the
+ * first one named is the first planted (or, when that one was not hashed, a
+ * later one from upstream), a divergent launch whose buffers all held the same
+ * bytes before it ran is a non-deterministic kernel and one with a buffer that
+ * differed has its divergence from upstream (a trace cannot tell a buffer the
+ * kernel only writes); the launches not hashed, and only they, are unverified.
  *
  * Pooled programs keep the buffers side by side in one allocation, as a
  * caching allocator does, and hash from a buffer's start over the next one or
@@ -44,6 +46,7 @@
 #include "format/trace_writer.h"
 #include "hashkern/ktrace_digest.h"
 #include "tools/diff.h"
+#include "tools/unverified.h"
 
 #define NBUF 10
 #define NKERN 6
@@ -53,7 +56,8 @@
 
 static char tmpdir[256];
 static struct {
-	uint64_t programs, pooled, launches, multi_stream, events, graphs, nondet, upstream, racy_digests, set_aside;
+	uint64_t programs, pooled, launches, multi_stream, events, graphs, unhashed, nondet, upstream, racy_digests,
+		set_aside;
 } seen;
 
 /* ---- the program ------------------------------------------------------------ */
@@ -68,6 +72,7 @@ struct launch {
 	int writes[MAXP]; /* the kernel writes it (param 0 always; param 1 sometimes) */
 	int reads[MAXP];  /* the kernel reads it (inputs; an output read in place) */
 	int graph, node;  /* its graph launch and node index; graph -1: a launch of its own */
+	int unhashed;     /* hashing was skipped (no result slot): its regions carry no digests */
 	uint8_t waits;    /* streams whose work so far it waits for (an event each; a graph's first node) */
 	uint64_t hb[2];   /* the launches that happen before it (bit j) */
 };
@@ -168,6 +173,10 @@ static void make_program(struct program *p, uint64_t seed)
 		}
 	}
 	make_graphs(p, &s);
+	/* launches whose hashing was skipped, on one stream and outside graphs: where
+	 * nothing runs beside them, the truth stays exact */
+	for (int i = 0; i < p->n && p->nstreams == 1; i++)
+		p->l[i].unhashed = p->l[i].graph < 0 && rnd(&s) % 12 == 0;
 	p->pooled = (int)(rnd(&s) % 2);
 	p->nplanted = (int)(rnd(&s) % 3);
 	for (int k = 0; k < p->nplanted; k++)
@@ -486,13 +495,14 @@ static void emit_launch(struct tw *t, const struct program *p, const struct run 
 		memset(&rg[k], 0, sizeof rg[k]);
 		rg[k].param_offset = 8 * (uint32_t)k;
 		rg[k].ordinal = (uint16_t)k;
-		rg[k].flags = KTRACE_REGIONF_PRE | KTRACE_REGIONF_POST | (p->pooled ? 0 : KTRACE_REGIONF_EXACT);
+		rg[k].flags = (l->unhashed ? KTRACE_REGIONF_UNHASHED : KTRACE_REGIONF_PRE | KTRACE_REGIONF_POST) |
+			      (p->pooled ? 0 : KTRACE_REGIONF_EXACT);
 		rg[k].ptr = a;
 		rg[k].alloc_base = buf_addr(t, p, p->pooled ? 0 : l->buf[k]);
 		rg[k].alloc_size = p->pooled ? NBUF * BUF_BYTES : BUF_BYTES;
 		rg[k].hash_len = (uint64_t)span(p, l->buf[k]) * BUF_BYTES;
-		rg[k].pre_hash = r->pre[i][k];
-		rg[k].post_hash = r->post[i][k];
+		rg[k].pre_hash = l->unhashed ? 0 : r->pre[i][k];
+		rg[k].post_hash = l->unhashed ? 0 : r->post[i][k];
 	}
 	memset(&rec, 0, sizeof rec);
 	rec.launch_seq = t->seq++;
@@ -501,7 +511,8 @@ static void emit_launch(struct tw *t, const struct program *p, const struct run 
 	rec.stream = stream_handle(t, l->stream);
 	rec.tid = t->pid;
 	rec.api = KTRACE_API_LAUNCH_KERNEL;
-	rec.flags = KTRACE_LAUNCHF_HASHED;
+	rec.flags = l->unhashed ? KTRACE_LAUNCHF_HASH_SKIPPED : KTRACE_LAUNCHF_HASHED;
+	rec.hash_skip = l->unhashed ? KTRACE_HASH_SKIP_NOSLOT : 0;
 	rec.grid[0] = rec.grid[1] = rec.grid[2] = 1;
 	rec.block[0] = 128;
 	rec.block[1] = rec.block[2] = 1;
@@ -580,6 +591,8 @@ static int expected(const struct program *p, const struct run *a, const struct r
 	const struct launch *l = &p->l[i];
 	int out_differs = 0, in_differs = 0;
 
+	if (l->unhashed)
+		return 0; /* nothing to compare: unverified */
 	for (int k = 0; k < l->nparams; k++) {
 		out_differs |= a->post[i][k] != b->post[i][k];
 		in_differs |= a->pre[i][k] != b->pre[i][k]; /* a write-only output's too: no trace tells */
@@ -595,10 +608,17 @@ static void check_exact(uint64_t seed, const struct program *p, const struct run
 {
 	size_t d = 0;
 	int first = -1;
+	uint64_t unhashed = 0;
 
-	if (res->unverified)
-		fail_msg("seed %llu (%d launches, %d streams): %llu unverified", (unsigned long long)seed, p->n,
-			 p->nstreams, (unsigned long long)res->unverified);
+	for (int i = 0; i < p->n; i++)
+		unhashed += (uint64_t)p->l[i].unhashed;
+	if (res->unverified != unhashed)
+		fail_msg("seed %llu (%d launches, %d streams): %llu unverified, %llu not hashed", (unsigned long long)seed,
+			 p->n, p->nstreams, (unsigned long long)res->unverified, (unsigned long long)unhashed);
+	for (size_t u = 0; u < res->nunv; u++)
+		if (!p->l[res->unv[u].la->seq].unhashed || res->unv[u].reason != KTRACE_UNV_HASH_NOSLOT)
+			fail_msg("seed %llu: launch %llu unverified (reason %d), though hashed", (unsigned long long)seed,
+				 (unsigned long long)res->unv[u].la->seq, res->unv[u].reason);
 	for (int i = 0; i < p->n; i++) {
 		int want = expected(p, ra, rb, i);
 		const struct diff_divergence *got = d < res->ndivs && res->divs[d].la->seq == (uint64_t)i
@@ -622,8 +642,11 @@ static void check_exact(uint64_t seed, const struct program *p, const struct run
 	}
 	assert_int_equal(d, res->ndivs);
 	assert_int_equal(res->status, first >= 0 ? 1 : 0);
-	if (first >= 0)
+	if (first >= 0 && !p->l[p->planted[0]].unhashed)
 		assert_int_equal(first, p->planted[0]);
+	if (first >= 0)
+		assert_true(first >= p->planted[0]); /* after an unhashed planted launch: downstream, from upstream */
+	seen.unhashed += unhashed;
 }
 
 /* Pooled: digests an unordered writer may have changed are set aside, and
@@ -716,11 +739,12 @@ static void test_random_programs(void **state)
 	for (uint64_t seed = 1; seed <= n; seed++)
 		check_program(seed);
 	print_message("%llu programs (%llu pooled, %llu on several streams, %llu cross-stream waits, %llu graph "
-		      "launches), %llu launches: %llu non-deterministic and %llu from upstream named; pooled: %llu "
-		      "digests an unordered writer could change, %llu launches set aside\n",
+		      "launches, %llu unhashed launches in exact ones), %llu launches: %llu non-deterministic and "
+		      "%llu from upstream named; pooled: %llu digests an unordered writer could change, %llu "
+		      "launches set aside\n",
 		      (unsigned long long)seen.programs, (unsigned long long)seen.pooled,
 		      (unsigned long long)seen.multi_stream, (unsigned long long)seen.events,
-		      (unsigned long long)seen.graphs,
+		      (unsigned long long)seen.graphs, (unsigned long long)seen.unhashed,
 		      (unsigned long long)seen.launches, (unsigned long long)seen.nondet,
 		      (unsigned long long)seen.upstream, (unsigned long long)seen.racy_digests,
 		      (unsigned long long)seen.set_aside);
