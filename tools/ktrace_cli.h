@@ -90,6 +90,8 @@ int ktrace_set_python_env(const struct ktrace_run_opts *o, int torch_ops, const 
 			  size_t errlen);
 /* --python-stack: the value checked as the library will parse it (0, or -1 + err). */
 int ktrace_check_python_stack(const char *v, char *err, size_t errlen);
+/* setenv(name, value), overwriting: 0, or -1 with "cannot set NAME: ..." in err. */
+int ktrace_set_env(const char *name, const char *value, char *err, size_t errlen);
 /* 1 when ktrace_set_allocator_env would change the environment. */
 int ktrace_allocator_changes(const struct ktrace_run_opts *o);
 /* `ktrace run`'s command (run_child.c): run argv as a child and wait for it,

@@ -234,7 +234,7 @@ int ktrace_find_lib(char *out, size_t cap, char *err, size_t errlen)
 	return 0;
 }
 
-static int set_env(const char *name, const char *value, char *err, size_t errlen)
+int ktrace_set_env(const char *name, const char *value, char *err, size_t errlen)
 {
 	if (setenv(name, value, 1) == 0)
 		return 0;
@@ -251,10 +251,10 @@ int ktrace_set_allocator_env(const struct ktrace_run_opts *o, char *err, size_t 
 
 	ktrace_allocator_plan(getenv("PYTORCH_CUDA_ALLOC_CONF"), getenv("PYTORCH_ALLOC_CONF"),
 			      getenv("XLA_PYTHON_CLIENT_ALLOCATOR"), o->keep_allocator, &p);
-	if ((p.cuda_alloc_conf[0] && set_env("PYTORCH_CUDA_ALLOC_CONF", p.cuda_alloc_conf, err, errlen)) ||
-	    (p.alloc_conf[0] && set_env("PYTORCH_ALLOC_CONF", p.alloc_conf, err, errlen)) ||
-	    (p.xla_allocator && set_env("XLA_PYTHON_CLIENT_ALLOCATOR", p.xla_allocator, err, errlen)) ||
-	    set_env(KTRACE_ALLOCATOR_SET_ENV, p.set_by_ktrace, err, errlen))
+	if ((p.cuda_alloc_conf[0] && ktrace_set_env("PYTORCH_CUDA_ALLOC_CONF", p.cuda_alloc_conf, err, errlen)) ||
+	    (p.alloc_conf[0] && ktrace_set_env("PYTORCH_ALLOC_CONF", p.alloc_conf, err, errlen)) ||
+	    (p.xla_allocator && ktrace_set_env("XLA_PYTHON_CLIENT_ALLOCATOR", p.xla_allocator, err, errlen)) ||
+	    ktrace_set_env(KTRACE_ALLOCATOR_SET_ENV, p.set_by_ktrace, err, errlen))
 		return -1;
 	if (p.note[0] && !o->quiet)
 		fprintf(stderr, "ktrace: %s (--keep-allocator silences this)\n", p.note);
@@ -273,28 +273,28 @@ int ktrace_prepare_env(const struct ktrace_run_opts *o, int torch_ops, const cha
 			return -1;
 		}
 		snprintf(v, n, "%s %s", lib, old);
-		int rc = set_env("LD_PRELOAD", v, err, errlen);
+		int rc = ktrace_set_env("LD_PRELOAD", v, err, errlen);
 		free(v);
 		if (rc)
 			return -1;
 	} else if (!old || !*old) {
-		if (set_env("LD_PRELOAD", lib, err, errlen))
+		if (ktrace_set_env("LD_PRELOAD", lib, err, errlen))
 			return -1;
 	}
 	if (!output)
 		output = o->output;
-	if ((output && set_env("KTRACE_OUTPUT", output, err, errlen)) ||
-	    (o->no_hash && set_env("KTRACE_HASH", "0", err, errlen)) ||
-	    (o->kernels && set_env("KTRACE_KERNELS", o->kernels, err, errlen)) ||
-	    (o->launches && set_env("KTRACE_LAUNCHES", o->launches, err, errlen)) ||
-	    (o->hash_max && set_env("KTRACE_HASH_MAX", o->hash_max, err, errlen)) ||
-	    (o->gpu_times && set_env("KTRACE_GPU_TIMES", o->gpu_times, err, errlen)) ||
-	    (o->quiet && set_env("KTRACE_QUIET", "1", err, errlen)) ||
-	    (o->overwrite && set_env("KTRACE_OVERWRITE", "1", err, errlen)) ||
-	    (o->follow_fork && set_env("KTRACE_FOLLOW_FORK", "1", err, errlen)) ||
-	    (o->no_modules && set_env("KTRACE_STORE_MODULES", "0", err, errlen)) ||
-	    (o->no_nvtx && set_env("KTRACE_NVTX", "0", err, errlen)) ||
-	    (o->debug && set_env("KTRACE_DEBUG", "1", err, errlen)) ||
+	if ((output && ktrace_set_env("KTRACE_OUTPUT", output, err, errlen)) ||
+	    (o->no_hash && ktrace_set_env("KTRACE_HASH", "0", err, errlen)) ||
+	    (o->kernels && ktrace_set_env("KTRACE_KERNELS", o->kernels, err, errlen)) ||
+	    (o->launches && ktrace_set_env("KTRACE_LAUNCHES", o->launches, err, errlen)) ||
+	    (o->hash_max && ktrace_set_env("KTRACE_HASH_MAX", o->hash_max, err, errlen)) ||
+	    (o->gpu_times && ktrace_set_env("KTRACE_GPU_TIMES", o->gpu_times, err, errlen)) ||
+	    (o->quiet && ktrace_set_env("KTRACE_QUIET", "1", err, errlen)) ||
+	    (o->overwrite && ktrace_set_env("KTRACE_OVERWRITE", "1", err, errlen)) ||
+	    (o->follow_fork && ktrace_set_env("KTRACE_FOLLOW_FORK", "1", err, errlen)) ||
+	    (o->no_modules && ktrace_set_env("KTRACE_STORE_MODULES", "0", err, errlen)) ||
+	    (o->no_nvtx && ktrace_set_env("KTRACE_NVTX", "0", err, errlen)) ||
+	    (o->debug && ktrace_set_env("KTRACE_DEBUG", "1", err, errlen)) ||
 	    ktrace_set_python_env(o, torch_ops, lib, err, errlen))
 		return -1;
 	return ktrace_set_allocator_env(o, err, errlen);

@@ -7,7 +7,6 @@
  */
 #include "tools/ktrace_cli.h"
 
-#include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,14 +26,6 @@ int ktrace_check_python_stack(const char *v, char *err, size_t errlen)
 	return 0;
 }
 
-static int set_env(const char *name, const char *value, char *err, size_t errlen)
-{
-	if (setenv(name, value, 1) == 0)
-		return 0;
-	snprintf(err, errlen, "cannot set %s: %s", name, strerror(errno));
-	return -1;
-}
-
 /* dir first on PYTHONPATH (once). */
 static int pythonpath_first(const char *dir, char *err, size_t errlen)
 {
@@ -50,7 +41,7 @@ static int pythonpath_first(const char *dir, char *err, size_t errlen)
 		return -1;
 	}
 	snprintf(v, n + m + 2, "%s%s%s", dir, m ? ":" : "", m ? old : "");
-	rc = set_env("PYTHONPATH", v, err, errlen);
+	rc = ktrace_set_env("PYTHONPATH", v, err, errlen);
 	free(v);
 	return rc;
 }
@@ -63,8 +54,8 @@ int ktrace_set_python_env(const struct ktrace_run_opts *o, int torch_ops, const 
 
 	if (!torch_ops && !o->python_stack)
 		return 0;
-	if ((o->python_stack && set_env("KTRACE_PYSTACK", o->python_stack, err, errlen)) ||
-	    (torch_ops && set_env("KTRACE_TORCH_OPS", "1", err, errlen)))
+	if ((o->python_stack && ktrace_set_env("KTRACE_PYSTACK", o->python_stack, err, errlen)) ||
+	    (torch_ops && ktrace_set_env("KTRACE_TORCH_OPS", "1", err, errlen)))
 		return -1;
 	snprintf(dir, sizeof dir, "%.*s/ktrace-pyhook", slash ? (int)(slash - lib) : 1, slash ? lib : ".");
 	snprintf(hook, sizeof hook, "%s/sitecustomize.py", dir);
