@@ -385,22 +385,29 @@ static void test_nondeterministic_kernel(void **state)
 	release(&p);
 }
 
+/* reduce_sum non-deterministic in step 1 of run B, every launch inside the
+ * ranges of sim_opts.ranges: the first divergence, and where it was issued. */
+static const struct diff_divergence *nondet_in_ranges(struct pair *p, int ranges, struct ktrace_range_where *w)
+{
+	struct sim_opts oa, ob;
+	sim_defaults(&oa, 0);
+	sim_defaults(&ob, 1);
+	ob.nondet_iter = 1;
+	oa.ranges = ob.ranges = ranges;
+	compare(p, &oa, &ob, 0, 0);
+	assert_int_equal(p->r.status, 1);
+	assert_int_equal(ktrace_diff_where(p->r.a, p->r.divs[0].la, w), 1);
+	return &p->r.divs[0];
+}
+
 /* Launches inside NVTX ranges (format 1.9): the reports say where the
  * divergent launch was issued, the framework op and its sequence number. */
 static void test_divergence_where(void **state)
 {
 	(void)state;
-	struct sim_opts oa, ob;
-	sim_defaults(&oa, 0);
-	sim_defaults(&ob, 1);
-	ob.nondet_iter = 1;
-	oa.ranges = ob.ranges = 1;
 	struct pair p;
-	compare(&p, &oa, &ob, 0, 0);
-	assert_int_equal(p.r.status, 1);
-	const struct diff_divergence *d = &p.r.divs[0];
 	struct ktrace_range_where w;
-	assert_int_equal(ktrace_diff_where(p.r.a, d->la, &w), 1);
+	nondet_in_ranges(&p, 1, &w);
 	assert_string_equal(w.op, "aten::reduce_sum");
 	assert_string_equal(w.path, "train_step > aten::reduce_sum");
 	assert_int_equal(w.fw_seq_kind, KTRACE_FWSEQ_FORWARD);
@@ -420,17 +427,9 @@ static void test_divergence_where(void **state)
 static void test_divergence_where_xla(void **state)
 {
 	(void)state;
-	struct sim_opts oa, ob;
-	sim_defaults(&oa, 0);
-	sim_defaults(&ob, 1);
-	ob.nondet_iter = 1;
-	oa.ranges = ob.ranges = 2;
 	struct pair p;
-	compare(&p, &oa, &ob, 0, 0);
-	assert_int_equal(p.r.status, 1);
-	const struct diff_divergence *d = &p.r.divs[0];
 	struct ktrace_range_where w;
-	assert_int_equal(ktrace_diff_where(p.r.a, d->la, &w), 1);
+	const struct diff_divergence *d = nondet_in_ranges(&p, 2, &w);
 	assert_string_equal(w.hlo_op, "fusion.3");
 	assert_string_equal(w.op_name, "kt_pool/reduce_sum");
 	assert_string_equal(w.module, "jit_step");
