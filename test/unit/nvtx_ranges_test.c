@@ -19,7 +19,6 @@
  *  - KTRACE_NVTX=0, and another tool named in NVTX_INJECTION64_PATH: no
  *    ranges, the program runs as without ktrace.
  */
-#include <fcntl.h>
 #include <limits.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -28,19 +27,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <cmocka.h>
 
 #include "format/ktrace_format.h"
 #include "format/trace_reader.h"
+#include "test/reliability/rel_util.h"
 
 #define MAX_RANGES 256
 #define MAX_OPS 256
 
-static char build_dir[PATH_MAX], tmp_dir[PATH_MAX];
-static char out_buf[1 << 16], err_buf[1 << 16];
+static struct rel_run app_run; /* the last run of nvtx_app: its stdout and stderr */
 
 struct range {
 	uint32_t id, parent, flags, kind;
@@ -66,59 +63,27 @@ struct trace {
 	uint64_t unrecorded;
 };
 
-static void read_file(const char *path, char *buf, size_t cap)
-{
-	FILE *f = fopen(path, "r");
-	size_t n = 0;
-
-	buf[0] = '\0';
-	if (!f)
-		return;
-	n = fread(buf, 1, cap - 1, f);
-	buf[n] = '\0';
-	fclose(f);
-}
-
 /* Run nvtx_app MODE tracing into trace; env: extra "K=V" (first wins). */
 static int run_app(const char *trace, const char *const *env, const char *mode)
 {
-	char app[PATH_MAX + 32], preload[PATH_MAX + 32], libpath[PATH_MAX + 32], output[PATH_MAX + 32];
-	char outp[PATH_MAX + 16], errp[PATH_MAX + 16];
-	const char *envp[32];
-	int n = 0, status = 0;
-	pid_t pid;
+	char app[PATH_MAX + 32], output[PATH_MAX + 32];
+	const char *envp[32], *argv[] = { mode, NULL };
+	int n = 0;
 
-	snprintf(app, sizeof app, "%s/nvtx_app", build_dir);
-	snprintf(preload, sizeof preload, "LD_PRELOAD=%s/libktrace.so", build_dir);
-	snprintf(libpath, sizeof libpath, "LD_LIBRARY_PATH=%s/fakecuda", build_dir);
-	snprintf(output, sizeof output, "KTRACE_OUTPUT=%s/%s", tmp_dir, trace);
-	snprintf(outp, sizeof outp, "%s/stdout", tmp_dir);
-	snprintf(errp, sizeof errp, "%s/stderr", tmp_dir);
-	for (; env && *env && n < 24; env++)
+	for (; env && *env && n < 30; env++)
 		envp[n++] = *env;
-	envp[n++] = preload;
-	envp[n++] = libpath;
-	envp[n++] = output;
-	envp[n++] = "KTRACE_HASH=0";
 	envp[n++] = "KTRACE_OVERWRITE=1";
-	envp[n++] = "ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=0";
 	envp[n] = NULL;
-	pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		int o = open(outp, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-		int e = open(errp, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-		char *argv[] = { app, (char *)mode, NULL };
-
-		dup2(o, 1);
-		dup2(e, 2);
-		execve(app, argv, (char *const *)envp);
-		_exit(127);
-	}
-	assert_true(waitpid(pid, &status, 0) == pid);
-	read_file(outp, out_buf, sizeof out_buf);
-	read_file(errp, err_buf, sizeof err_buf);
-	return status;
+	snprintf(app, sizeof app, "%s/nvtx_app", rel_build);
+	snprintf(output, sizeof output, "%s/%s", rel_tmp, trace);
+	memset(&app_run, 0, sizeof app_run);
+	app_run.prog = app;
+	app_run.argv = argv;
+	app_run.env = envp;
+	app_run.preload = 1;
+	app_run.output = output;
+	app_run.keep_fd = -1;
+	return rel_exec(&app_run);
 }
 
 static void take_range(struct trace *t, const void *rec, size_t len)
@@ -204,7 +169,7 @@ static void load(const char *name, struct trace *t)
 	enum ktrace_read_status st;
 
 	memset(t, 0, sizeof *t);
-	snprintf(path, sizeof path, "%s/%s", tmp_dir, name);
+	snprintf(path, sizeof path, "%s/%s", rel_tmp, name);
 	r = ktrace_reader_open(path, err, sizeof err);
 	if (!r)
 		fail_msg("%s", err);
@@ -261,9 +226,9 @@ static unsigned check_expectations(const struct trace *t)
 {
 	char line[1024];
 	unsigned checked = 0, next[MAX_OPS] = { 0 };
-	const char *p = out_buf;
+	const char *p = app_run.out;
 
-	assert_null(strstr(out_buf, "FAIL"));
+	assert_null(strstr(app_run.out, "FAIL"));
 	while ((p = strstr(p, "EXPECT ")) != NULL) {
 		const char *eol = strchr(p, '\n');
 		unsigned tid, i;
@@ -318,7 +283,7 @@ static void test_two_threads(void **state)
 	load("threads.ktrace", &tr);
 	assert_int_equal(check_expectations(&tr), 11);
 	assert_int_equal(tr.unrecorded, 0);
-	assert_non_null(strstr(err_buf, "NVTX ranges: on"));
+	assert_non_null(strstr(app_run.err, "NVTX ranges: on"));
 	/* hash mode builds its records elsewhere (the hash pipeline) */
 	assert_int_equal(run_app("threads-hashed.ktrace", hashed, "threads"), 0);
 	load("threads-hashed.ktrace", &tr);
@@ -430,37 +395,22 @@ static void test_off(void **state)
 		assert_int_equal(tr.nops, 11);
 		for (unsigned i = 0; i < tr.nops; i++)
 			assert_false(tr.ops[i].has_ref);
-		assert_non_null(strstr(err_buf, k ? "NVTX ranges: off (NVTX_INJECTION64_PATH names another tool)"
+		assert_non_null(strstr(app_run.err, k ? "NVTX ranges: off (NVTX_INJECTION64_PATH names another tool)"
 						  : "NVTX ranges: off (KTRACE_NVTX=0)"));
 	}
 }
 
 static int setup(void **state)
 {
-	const char *b = getenv("BUILD");
-	char tmpl[] = "/tmp/ktrace-nvtx-XXXXXX";
-
 	(void)state;
-	snprintf(build_dir, sizeof build_dir, "%s", b && *b ? b : "build");
-	if (build_dir[0] != '/') {
-		char cwd[PATH_MAX];
-
-		assert_non_null(getcwd(cwd, sizeof cwd));
-		if (snprintf(build_dir, sizeof build_dir, "%s/%s", cwd, b && *b ? b : "build") >= (int)sizeof build_dir)
-			return -1;
-	}
-	assert_non_null(mkdtemp(tmpl));
-	snprintf(tmp_dir, sizeof tmp_dir, "%s", tmpl);
-	return 0;
+	return rel_init("nvtx");
 }
 
 static int teardown(void **state)
 {
-	char cmd[PATH_MAX + 16];
-
 	(void)state;
-	snprintf(cmd, sizeof cmd, "rm -rf %s", tmp_dir);
-	return system(cmd) == 0 ? 0 : -1;
+	rel_cleanup();
+	return 0;
 }
 
 int main(void)

@@ -205,7 +205,7 @@ $(BUILD)/interpose_app: test/unit/interpose_app.c $(FAKECUDA) $(BUILD)/fakecuda/
 # NVTX ranges: a CUDA C program with the nvtx3 headers (two threads, domains,
 # PyTorch-like op ranges) run under the library with the fake driver.
 TESTS += nvtx_ranges_test
-nvtx_ranges_test_SRCS := test/unit/nvtx_ranges_test.c
+nvtx_ranges_test_SRCS := test/unit/nvtx_ranges_test.c test/reliability/rel_util.c
 nvtx_ranges_test_LIBS := -lcmocka
 TEST_DEPS += $(BUILD)/nvtx_app
 $(BUILD)/nvtx_app: test/unit/nvtx_app.c $(FAKECUDA)
