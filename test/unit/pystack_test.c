@@ -16,7 +16,6 @@
  *  - a bad value leaves the program running untraced.
  * Skips when python3 is missing.
  */
-#include <fcntl.h>
 #include <limits.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -25,16 +24,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 
 #include "format/ktrace_format.h"
 #include "format/trace_reader.h"
+#include "test/reliability/rel_util.h"
 
-static char build_dir[PATH_MAX], tmp_dir[PATH_MAX], src_dir[PATH_MAX];
-static char out_buf[1 << 15], err_buf[1 << 15];
+static char src_dir[PATH_MAX];
+static struct rel_run prog_run; /* the last run of the program: its stdout and stderr */
 
 struct stack {
 	uint32_t kind, nframes, tid;
@@ -43,62 +42,32 @@ struct stack {
 	uint32_t line[2];
 };
 
-static void read_file(const char *path, char *buf, size_t cap)
-{
-	FILE *f = fopen(path, "r");
-	size_t n = 0;
-
-	buf[0] = '\0';
-	if (f) {
-		n = fread(buf, 1, cap - 1, f);
-		fclose(f);
-	}
-	buf[n] = '\0';
-}
-
 /* Run the program with KTRACE_PYSTACK=spec (hook: the start-up hook on PYTHONPATH). */
 static int run_prog(const char *spec, int hook)
 {
-	char preload[PATH_MAX + 32], libpath[PATH_MAX + 32], output[PATH_MAX + 32], pystack[600], pypath[PATH_MAX + 32];
-	char prog[PATH_MAX + 32], lib[PATH_MAX + 32], outp[PATH_MAX + 16], errp[PATH_MAX + 16];
-	const char *envp[16];
-	int n = 0, status = 0;
-	pid_t pid;
+	char output[PATH_MAX + 32], pystack[600], pypath[PATH_MAX + 32], prog[PATH_MAX + 32], lib[PATH_MAX + 32];
+	const char *envp[8], *argv[] = { prog, lib, NULL };
+	int n = 0;
 
-	snprintf(preload, sizeof preload, "LD_PRELOAD=%s/libktrace.so", build_dir);
-	snprintf(libpath, sizeof libpath, "LD_LIBRARY_PATH=%s/fakecuda", build_dir);
-	snprintf(output, sizeof output, "KTRACE_OUTPUT=%s/py.ktrace", tmp_dir);
+	snprintf(output, sizeof output, "%s/py.ktrace", rel_tmp);
 	snprintf(pystack, sizeof pystack, "KTRACE_PYSTACK=%s", spec);
-	snprintf(pypath, sizeof pypath, "PYTHONPATH=%s/ktrace-pyhook", build_dir);
+	snprintf(pypath, sizeof pypath, "PYTHONPATH=%s/ktrace-pyhook", rel_build);
 	snprintf(prog, sizeof prog, "%s/test/unit/pystack_prog.py", src_dir);
-	snprintf(lib, sizeof lib, "%s/libpystack_lib.so", build_dir);
-	snprintf(outp, sizeof outp, "%s/stdout", tmp_dir);
-	snprintf(errp, sizeof errp, "%s/stderr", tmp_dir);
-	envp[n++] = preload;
-	envp[n++] = libpath;
-	envp[n++] = output;
+	snprintf(lib, sizeof lib, "%s/libpystack_lib.so", rel_build);
 	envp[n++] = pystack;
 	if (hook)
 		envp[n++] = pypath;
-	envp[n++] = "KTRACE_HASH=0";
 	envp[n++] = "KTRACE_OVERWRITE=1";
 	envp[n++] = "PATH=/usr/local/bin:/usr/bin:/bin";
 	envp[n] = NULL;
-	pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		int o = open(outp, O_WRONLY | O_CREAT | O_TRUNC, 0600), e = open(errp, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-		char *argv[] = { "python3", prog, lib, NULL };
-
-		dup2(o, 1);
-		dup2(e, 2);
-		execve("/usr/bin/python3", argv, (char *const *)envp);
-		_exit(127);
-	}
-	assert_true(waitpid(pid, &status, 0) == pid);
-	read_file(outp, out_buf, sizeof out_buf);
-	read_file(errp, err_buf, sizeof err_buf);
-	return status;
+	memset(&prog_run, 0, sizeof prog_run);
+	prog_run.prog = "/usr/bin/python3";
+	prog_run.argv = argv;
+	prog_run.env = envp;
+	prog_run.preload = 1;
+	prog_run.output = output;
+	prog_run.keep_fd = -1;
+	return rel_exec(&prog_run);
 }
 
 static void take(struct stack *s, const struct ktrace_rec_pystack *r)
@@ -128,10 +97,10 @@ static unsigned stacks(struct stack *out, unsigned max)
 	size_t len;
 	unsigned n = 0;
 
-	snprintf(path, sizeof path, "%s/py.ktrace", tmp_dir);
+	snprintf(path, sizeof path, "%s/py.ktrace", rel_tmp);
 	r = ktrace_reader_open(path, err, sizeof err);
 	if (!r)
-		fail_msg("%s (stderr: %s)", err, err_buf);
+		fail_msg("%s (stderr: %s)", err, prog_run.err);
 	while (ktrace_reader_next(r, &rec, &len) == KTRACE_READ_RECORD) {
 		struct ktrace_record_prefix p;
 		struct ktrace_rec_pystack s;
@@ -155,9 +124,9 @@ static void assert_at(const struct stack *s, const char *name)
 	const char *w;
 
 	snprintf(needle, sizeof needle, "WHERE %s ", name);
-	w = strstr(out_buf, needle);
+	w = strstr(prog_run.out, needle);
 	if (!w || sscanf(w + strlen(needle), "%4095s %127s %u", file, func, &line) != 3)
-		fail_msg("the program did not say where %s is: %s", name, out_buf);
+		fail_msg("the program did not say where %s is: %s", name, prog_run.out);
 	if (strcmp(s->file[0], file) || strcmp(s->function[0], func) || s->line[0] != line)
 		fail_msg("%s: stack at %s:%u %s, want %s:%u %s", name, s->file[0], s->line[0], s->function[0], file, line,
 			 func);
@@ -237,33 +206,22 @@ static void test_bad_value(void **state)
 	if (!have_python())
 		skip();
 	assert_int_equal(run_prog("nothing=1", 1), 0);
-	assert_non_null(strstr(err_buf, "KTRACE_PYSTACK=\"nothing=1\": unknown field"));
-	assert_non_null(strstr(out_buf, "WHERE held_launch"));
+	assert_non_null(strstr(prog_run.err, "KTRACE_PYSTACK=\"nothing=1\": unknown field"));
+	assert_non_null(strstr(prog_run.out, "WHERE held_launch"));
 }
 
 static int setup(void **state)
 {
-	const char *b = getenv("BUILD");
-	char tmpl[] = "/tmp/ktrace-pystack-XXXXXX";
-
 	(void)state;
 	assert_non_null(getcwd(src_dir, sizeof src_dir));
-	if (b && *b == '/')
-		snprintf(build_dir, sizeof build_dir, "%s", b);
-	else if (snprintf(build_dir, sizeof build_dir, "%s/%s", src_dir, b && *b ? b : "build") >= (int)sizeof build_dir)
-		return -1;
-	assert_non_null(mkdtemp(tmpl));
-	snprintf(tmp_dir, sizeof tmp_dir, "%s", tmpl);
-	return 0;
+	return rel_init("pystack");
 }
 
 static int teardown(void **state)
 {
-	char cmd[PATH_MAX + 16];
-
 	(void)state;
-	snprintf(cmd, sizeof cmd, "rm -rf %s", tmp_dir);
-	return system(cmd) == 0 ? 0 : -1;
+	rel_cleanup();
+	return 0;
 }
 
 int main(void)

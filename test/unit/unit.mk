@@ -215,7 +215,7 @@ $(BUILD)/nvtx_app: test/unit/nvtx_app.c $(FAKECUDA)
 # Python stacks: a Python program (test/unit/pystack_prog.py) whose native library launches
 # with the GIL released and held, from a Python thread and a thread without Python.
 TESTS += pystack_test
-pystack_test_SRCS := test/unit/pystack_test.c
+pystack_test_SRCS := test/unit/pystack_test.c test/reliability/rel_util.c
 pystack_test_LIBS := -lcmocka
 TEST_DEPS += $(BUILD)/libpystack_lib.so $(PYHOOK)
 $(BUILD)/libpystack_lib.so: test/unit/pystack_lib.c $(FAKECUDA)
