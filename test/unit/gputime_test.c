@@ -22,7 +22,6 @@
  *    the independent checker, test/tools/check_trace_events.py).
  */
 #include <dirent.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -40,52 +39,41 @@
 
 #include "format/ktrace_format.h"
 #include "format/trace_reader.h"
+#include "test/reliability/rel_util.h"
 
 #define MAX_RECS 8192
 #define CAPTURING_STREAM 0xcaull
 
-static char build_dir[PATH_MAX], tmp_dir[PATH_MAX], root_dir[PATH_MAX];
+static char root_dir[PATH_MAX];
+static struct rel_run app_run; /* the last run of gputime_app */
 
 /* Run gputime_app MODE N into trace NAME with KTRACE_GPU_TIMES=rate (NULL:
  * the default) and one more setting (or NULL); returns its stdout, which must
  * end with "OK". */
 static char *run_app(const char *mode, int n, const char *name, const char *rate, const char *extra)
 {
-	char app[PATH_MAX + 32], preload[PATH_MAX + 32], libpath[PATH_MAX + 32], output[PATH_MAX + 64];
-	char ratev[64], nv[16], outp[PATH_MAX + 16];
-	static char out[4096];
-	int status = 0;
-	pid_t pid;
+	char app[PATH_MAX + 32], libpath[PATH_MAX + 32], output[PATH_MAX + 64], ratev[64], nv[16];
+	const char *envp[] = { ratev, "KTRACE_QUIET=1", "KTRACE_OVERWRITE=1", extra ? extra : "KTRACE_DEBUG=0", NULL };
+	const char *argv[] = { mode, nv, NULL };
 
-	snprintf(app, sizeof app, "%s/gputime_app", build_dir);
-	snprintf(preload, sizeof preload, "LD_PRELOAD=%s/libktrace.so", build_dir);
-	snprintf(libpath, sizeof libpath, "LD_LIBRARY_PATH=%s/fakecuda-real", build_dir);
-	snprintf(output, sizeof output, "KTRACE_OUTPUT=%s/%s", tmp_dir, name);
+	snprintf(app, sizeof app, "%s/gputime_app", rel_build);
+	snprintf(libpath, sizeof libpath, "%s/fakecuda-real", rel_build);
+	snprintf(output, sizeof output, "%s/%s", rel_tmp, name);
 	snprintf(ratev, sizeof ratev, rate ? "KTRACE_GPU_TIMES=%s" : "KTRACE_QUIET=1", rate);
 	snprintf(nv, sizeof nv, "%d", n);
-	snprintf(outp, sizeof outp, "%s/stdout", tmp_dir);
-	pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		const char *envp[] = { preload, libpath, output, ratev, "KTRACE_QUIET=1", "KTRACE_HASH=0",
-				       "KTRACE_OVERWRITE=1", "ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=0",
-				       extra ? extra : "KTRACE_DEBUG=0", NULL };
-		char *argv[] = { app, (char *)mode, nv, NULL };
-		int o = open(outp, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-
-		dup2(o, 1);
-		execve(app, argv, (char *const *)envp);
-		_exit(127);
-	}
-	assert_int_equal(waitpid(pid, &status, 0), pid);
-	FILE *f = fopen(outp, "r");
-	assert_non_null(f);
-	size_t got = fread(out, 1, sizeof out - 1, f);
-	out[got] = '\0';
-	fclose(f);
-	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || !strstr(out, "OK\n"))
-		fail_msg("gputime_app %s: status %d, output:\n%s", mode, status, out);
-	return out;
+	memset(&app_run, 0, sizeof app_run);
+	app_run.prog = app;
+	app_run.argv = argv;
+	app_run.env = envp;
+	app_run.preload = 1;
+	app_run.libpath = libpath;
+	app_run.output = output;
+	app_run.keep_fd = -1;
+	rel_exec(&app_run);
+	if (!WIFEXITED(app_run.status) || WEXITSTATUS(app_run.status) != 0 || !strstr(app_run.out, "OK\n"))
+		fail_msg("gputime_app %s: status %d, output:\n%s\nstderr:\n%s", mode, app_run.status, app_run.out,
+			 app_run.err);
+	return app_run.out;
 }
 
 /* ---- what a trace holds ------------------------------------------------------------------ */
@@ -148,7 +136,7 @@ static void read_trace(const char *name)
 	for (size_t i = 0; i < T.nlaunch; i++)
 		free(T.keep[i]);
 	memset(&T, 0, sizeof T);
-	snprintf(path, sizeof path, "%s/%s", tmp_dir, name);
+	snprintf(path, sizeof path, "%s/%s", rel_tmp, name);
 	if (!(r = ktrace_reader_open(path, err, sizeof err)))
 		fail_msg("%s", err);
 	while (ktrace_reader_next(r, &rec, &len) == KTRACE_READ_RECORD)
@@ -329,7 +317,7 @@ static void test_fork(void **state)
 	assert_int_equal(T.nlaunch, 41);
 	assert_true(n >= 20);
 	/* the child's trace (KTRACE_OUTPUT without %p: .<pid> added) */
-	DIR *d = opendir(tmp_dir);
+	DIR *d = opendir(rel_tmp);
 	struct dirent *e;
 	assert_non_null(d);
 	child[0] = '\0';
@@ -355,9 +343,9 @@ static void test_export_places_them(void **state)
 		 "cd %s && %s/ktrace-export -q export.ktrace -o export.json && %s/ktrace-dump --json export.ktrace "
 		 ">export.jsonl && python3 %s/test/tools/check_trace_events.py --dump export.jsonl export.json "
 		 ">check.out 2>&1 && grep -q 'measured GPU slices at their measured times' check.out",
-		 tmp_dir, build_dir, build_dir, root_dir);
+		 rel_tmp, rel_build, rel_build, root_dir);
 	if (system(cmd) != 0) {
-		snprintf(cmd, sizeof cmd, "cat %s/check.out", tmp_dir);
+		snprintf(cmd, sizeof cmd, "cat %s/check.out", rel_tmp);
 		if (system(cmd)) {
 		}
 		fail_msg("the timeline of a trace with GPU times does not pass the checker");
@@ -366,25 +354,19 @@ static void test_export_places_them(void **state)
 
 static int setup(void **state)
 {
-	const char *b = getenv("BUILD");
-	char tmpl[] = "/tmp/ktrace-gputime.XXXXXX";
-
 	(void)state;
-	if (!realpath(b ? b : "build", build_dir) || !getcwd(root_dir, sizeof root_dir) || !mkdtemp(tmpl))
+	if (!getcwd(root_dir, sizeof root_dir))
 		return -1;
-	snprintf(tmp_dir, sizeof tmp_dir, "%s", tmpl);
-	return 0;
+	return rel_init("gputime");
 }
 
 static int teardown(void **state)
 {
-	char cmd[PATH_MAX + 16];
-
 	(void)state;
 	for (size_t i = 0; i < T.nlaunch; i++)
 		free(T.keep[i]);
-	snprintf(cmd, sizeof cmd, "rm -rf %s", tmp_dir);
-	return system(cmd) == 0 ? 0 : -1;
+	rel_cleanup();
+	return 0;
 }
 
 int main(void)

@@ -322,7 +322,7 @@ $(BUILD)/capture_extent_app: test/unit/capture_extent_app.c $(FAKECUDA_REAL)
 # ---- GPU times of sampled launches end to end (KTRACE_GPU_TIMES, GPUTIME records), under
 # libktrace.so with the real-memory fake driver, whose events carry host times.
 TESTS += gputime_test
-gputime_test_SRCS := test/unit/gputime_test.c
+gputime_test_SRCS := test/unit/gputime_test.c test/reliability/rel_util.c
 gputime_test_LIBS := -lcmocka
 TEST_DEPS += $(BUILD)/gputime_app $(BUILD)/ktrace-dump $(BUILD)/ktrace-export
 $(BUILD)/gputime_app: test/unit/gputime_app.c $(FAKECUDA_REAL)
