@@ -1,5 +1,5 @@
 """test/gpu/workloads/unverified_verify.py: judge `ktrace check --json` of a
-deterministic program for test/gpu/41-e2e-unverified.sh: every matched
+deterministic program for test/gpu/41-e2e-unverified-*.sh: every matched
 launch compared, none unverified.
 
 usage: unverified_verify.py NAME JSON RC

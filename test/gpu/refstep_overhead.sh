@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# test/gpu/11-capture-3-refstep.sh: ktrace's overhead on the reference
+# test/gpu/refstep_overhead.sh: ktrace's overhead on the reference
 # training step (test/gpu/workloads/ref_step.py, a copy of
 # ../shared/bench/ref_step.py): eager and --compile, without and with
-# LD_PRELOAD=build/libktrace.so in metadata mode (KTRACE_HASH=0).
+# LD_PRELOAD=build/libktrace.so in metadata mode (KTRACE_HASH=0).  Run by
+# 11-capture-3a-refstep-eager.sh and 11-capture-3b-refstep-compile.sh, one
+# area each (KT_REFSTEP_MODES=eager, compile).
 #
 # Method: the step time of one process varies by more than the 3 % target
 # from one process to the next (on an H100: 8.4 to 12.1 ms for the same

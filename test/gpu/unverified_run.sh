@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# test/gpu/41-e2e-unverified.sh: no blind spots on deterministic programs.
+# test/gpu/unverified_run.sh NAME...: no blind spots on deterministic programs
+# (run by 41-e2e-unverified-1-refstep.sh and 41-e2e-unverified-2-frameworks.sh,
+# one area each; the programs are the NAMEs below).
 #
 # `ktrace check --json` runs each program twice (after one untraced warm-up
 # run) and compares the traces; test/gpu/workloads/unverified_verify.py then
@@ -14,9 +16,7 @@
 #   unverified-cupy              workloads/cupy_raw.py
 # The reference step is shared/bench/ref_step.py when the checkout has it,
 # else test/gpu/workloads/ref_step.py (KT_REF_STEP overrides);
-# KT_UNVERIFIED_REFSTEP_ONLY=1 runs the first two only; KT_UNVERIFIED_ONLY="NAMES"
-# runs the named ones.  The compile run
-# takes minutes: run with KT_SCRIPT_TIMEOUT=1200 (test/gpu/run.sh).
+# KT_UNVERIFIED_ONLY="NAMES" runs only those of the NAMEs given.
 # Prints RESULT|...|PASS|FAIL|SKIP|detail lines (test/gpu/run.sh).
 set -u
 B=${KT_BUILD:-$PWD/build}
@@ -30,10 +30,10 @@ if [ -z "$REF" ]; then
 	REF=$W/ref_step.py
 	[ -f "$R/shared/bench/ref_step.py" ] && REF=$R/shared/bench/ref_step.py
 fi
-names="unverified-refstep-eager unverified-refstep-compile"
-[ "${KT_UNVERIFIED_REFSTEP_ONLY:-0}" = 1 ] ||
-	names="$names unverified-torch-eager unverified-triton unverified-jax unverified-cupy"
-[ -n "${KT_UNVERIFIED_ONLY:-}" ] && names=$KT_UNVERIFIED_ONLY
+names=
+for n in "$@"; do
+	case " ${KT_UNVERIFIED_ONLY:-$*} " in *" $n "*) names="$names $n" ;; esac
+done
 
 result() { echo "RESULT|$1|$2|$3"; }
 skip_all() {
@@ -78,7 +78,7 @@ check() {
 
 export PYTHONHASHSEED=0 CUBLAS_WORKSPACE_CONFIG=:4096:8
 check unverified-refstep-eager 300 torch python3 "$REF" --steps 3 --warmup 1
-check unverified-refstep-compile 900 torch python3 "$REF" --steps 3 --warmup 1 --compile
+check unverified-refstep-compile 400 torch python3 "$REF" --steps 3 --warmup 1 --compile
 check unverified-torch-eager 300 torch python3 "$W/torch_eager.py"
 check unverified-triton 300 triton python3 "$W/triton_raw.py"
 check unverified-jax 300 jax python3 "$W/jax_jit.py"
