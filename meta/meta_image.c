@@ -351,12 +351,12 @@ int ktrace_meta_parse_file(const char *path, const struct ktrace_meta_opts *opts
 	*out = NULL;
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
-		kt_set_error(err, errlen, "%s: %s", path, strerror(errno));
+		kt_set_error(err, errlen, "%s: cannot open: %s", path, strerror(errno));
 		return -1;
 	}
 	struct stat st;
 	if (fstat(fd, &st) != 0) {
-		kt_set_error(err, errlen, "%s: %s", path, strerror(errno));
+		kt_set_error(err, errlen, "%s: cannot read: %s", path, strerror(errno));
 		close(fd);
 		return -1;
 	}

@@ -1,5 +1,6 @@
 /* tools/cli_options.c: the tools' command-line reading on top of getopt_long,
- * and its one-line messages (cli_options.h).
+ * its one-line messages, and the check that the output was written
+ * (cli_options.h).
  *
  * Messages name the option as the user typed it ("--kern" for an
  * abbreviation), never with its value.  getopt_long itself prints nothing
@@ -7,6 +8,7 @@
  */
 #include "tools/cli_options.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -148,4 +150,29 @@ int ktrace_cli_fail(const char *tool, const char *err)
 {
 	fprintf(stderr, "%s: %s\n", tool, err);
 	return 2;
+}
+
+/* errno of the first failed flush of stdout (0: none failed yet). */
+static int stdout_errno;
+
+void ktrace_cli_flush_stdout(void)
+{
+	errno = 0;
+	if (fflush(stdout) != 0 && !stdout_errno)
+		stdout_errno = errno ? errno : EIO;
+}
+
+int ktrace_cli_stdout_status(const char *tool)
+{
+	char err[256];
+
+	ktrace_cli_flush_stdout();
+	if (!stdout_errno && !ferror(stdout))
+		return 0;
+	/* why is unknown when an earlier write set the error flag and its errno is gone */
+	if (stdout_errno)
+		snprintf(err, sizeof err, "stdout: write error: %s", strerror(stdout_errno));
+	else
+		snprintf(err, sizeof err, "stdout: write error");
+	return ktrace_cli_fail(tool, err);
 }

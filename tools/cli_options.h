@@ -9,7 +9,10 @@
  *     ("--kernels -- CMD" is a missing value, not the regex "--");
  *   - a bad value is one line too, "<tool>: <option> '<value>': <why>",
  *     with the reason from common/value_parse.h where the value is a size,
- *     a range or a regex.
+ *     a range or a regex;
+ *   - standard output that could not be written is an error like any other:
+ *     "<tool>: stdout: write error: <why>" and exit status 2, whatever the
+ *     output mode.
  */
 #ifndef KTRACE_TOOLS_CLI_OPTIONS_H
 #define KTRACE_TOOLS_CLI_OPTIONS_H
@@ -44,5 +47,14 @@ int ktrace_cli_bad_value(char *err, size_t errlen, const char *option, const cha
 
 /* Print "<tool>: <err>" on stderr; returns 2 (the exit status). */
 int ktrace_cli_fail(const char *tool, const char *err);
+
+/* fflush(stdout), remembering why the first flush that failed did: a tool
+ * that flushes before writing to stderr calls this instead of fflush. */
+void ktrace_cli_flush_stdout(void);
+
+/* The end of a tool's standard output: flush it and, when a write to it
+ * failed (now or before), print "<tool>: stdout: write error: <why>" on
+ * stderr and return 2; else 0. */
+int ktrace_cli_stdout_status(const char *tool);
 
 #endif

@@ -466,7 +466,8 @@ void ktrace_diff_cli_help(FILE *f, int for_check);
  * the comparison's object; `ktrace check`, check_runs set: one object with
  * its runs, exit status and the comparisons), GitHub annotations (on `out`,
  * or stderr with --json), JUnit and Markdown files.  Returns 0, or -1 with a
- * message when a file fails. */
+ * message when a file or `out` could not be written ("<file>: write error:
+ * <why>", "stdout: write error: <why>"). */
 int ktrace_diff_cli_report(const struct diff_cli *c, const struct diff_result *const *rs, size_t n, FILE *out,
 			   char *err, size_t errlen);
 

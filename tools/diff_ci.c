@@ -18,6 +18,30 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Flush and close a report file: 0, or -1 with "<path>: write error: <why>"
+ * in err when a write to it failed (why unknown when an earlier write set the
+ * error flag and its errno is gone). */
+static int close_report(FILE *f, const char *path, char *err, size_t errlen)
+{
+	int e = 0, failed;
+
+	errno = 0;
+	if (fflush(f) != 0)
+		e = errno;
+	failed = e || ferror(f);
+	if (fclose(f) != 0 && !failed) {
+		e = errno;
+		failed = 1;
+	}
+	if (!failed)
+		return 0;
+	if (e)
+		snprintf(err, errlen, "%s: write error: %s", path, strerror(e));
+	else
+		snprintf(err, errlen, "%s: write error", path);
+	return -1;
+}
+
 /* Render a divergence's text block into a malloc'd string. */
 static char *divergence_text(const struct diff_result *r, const struct diff_divergence *d, const char *title)
 {
@@ -351,11 +375,7 @@ int ktrace_diff_report_junit(const char *path, const struct diff_result *const *
 	for (size_t i = 0; i < n; i++)
 		junit_suite(f, rs[i]);
 	fprintf(f, "</testsuites>\n");
-	if (ferror(f) | fclose(f)) {
-		snprintf(err, errlen, "%s: error writing the JUnit report", path);
-		return -1;
-	}
-	return 0;
+	return close_report(f, path, err, errlen);
 }
 
 /* ---- GitHub Actions ------------------------------------------------------------------- */
@@ -688,9 +708,5 @@ int ktrace_diff_report_markdown(const char *path, const struct diff_result *cons
 	}
 	for (size_t i = 0; i < n; i++)
 		md_comparison(f, rs[i]);
-	if (ferror(f) | fclose(f)) {
-		snprintf(err, errlen, "%s: error writing the Markdown summary", path);
-		return -1;
-	}
-	return 0;
+	return close_report(f, path, err, errlen);
 }

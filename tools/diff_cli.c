@@ -3,6 +3,7 @@
  */
 #include "tools/diff.h"
 
+#include <errno.h>
 #include <string.h>
 
 const struct option ktrace_diff_report_options[] = {
@@ -110,12 +111,23 @@ int ktrace_diff_cli_report(const struct diff_cli *c, const struct diff_result *c
 	if (c->github)
 		for (size_t i = 0; i < n; i++)
 			ktrace_diff_report_github(c->json ? stderr : out, rs[i], &c->o);
-	fflush(out);
+	errno = 0;
+	int out_errno = fflush(out) != 0 ? errno : 0;
+	int out_failed = out_errno || ferror(out);
 	if (c->junit && ktrace_diff_report_junit(c->junit, rs, n, err, errlen))
 		return -1;
 	if (c->markdown && ktrace_diff_report_markdown(c->markdown, rs, n, err, errlen))
 		return -1;
 	if (c->perfetto && n && ktrace_diff_write_timeline(c->perfetto, rs[0], err, errlen))
 		return -1;
+	if (out_failed) {
+		/* why is unknown when an earlier write set the error flag and its errno is gone */
+		const char *name = out == stdout ? "stdout" : "the report";
+		if (out_errno)
+			snprintf(err, errlen, "%s: write error: %s", name, strerror(out_errno));
+		else
+			snprintf(err, errlen, "%s: write error", name);
+		return -1;
+	}
 	return 0;
 }

@@ -115,12 +115,10 @@ int main(int argc, char **argv)
 	struct diff_cli c;
 	int status = parse_options(argc, argv, &c);
 
-	if (status >= 0)
-		return status;
-	status = compare_files(&c, argv[optind], argv[optind + 1]);
-	if (fflush(stdout) != 0 && status != 2) {
-		fprintf(stderr, "ktrace-diff: error writing the report to stdout\n");
+	if (status < 0)
+		status = compare_files(&c, argv[optind], argv[optind + 1]);
+	/* a report that could not be written was said by compare_files (status 2) */
+	if (status != 2 && ktrace_cli_stdout_status("ktrace-diff"))
 		status = 2;
-	}
 	return status;
 }

@@ -40,11 +40,13 @@ static const char usage_text[] =
 	"                      ranges whose path (\"outer > inner\", as printed)\n"
 	"                      matches (POSIX extended regex)\n"
 	"                      --kernel, --range and --nvtx keep the ORDER\n"
-	"                      records that order what they show: with --range those\n"
-	"                      made from op A to op B, with every stream creation;\n"
-	"                      with the others those of the printed launches' streams\n"
-	"                      and of events recorded or waited on them, and context\n"
-	"                      synchronisations, printed after the other records\n"
+	"                      records that order what they show (none when they\n"
+	"                      select nothing): with --range those made from op A\n"
+	"                      to op B, with every stream creation; with the others\n"
+	"                      those of the printed operations' streams and of\n"
+	"                      events recorded or waited on them, and their\n"
+	"                      contexts' synchronisations, printed after the other\n"
+	"                      records\n"
 	"  --summary           launches and bytes hashed per kernel, counters and notes,\n"
 	"                      instead of the records\n"
 	"  --group WHAT        records in groups instead of one seq order: 'stream'\n"
@@ -54,9 +56,10 @@ static const char usage_text[] =
 	"  -h, --help          this text\n"
 	"  --version           print the version\n"
 	"\n"
-	"Exit status: 0 when every file was read to its end; 2 for a bad option, or a\n"
-	"file that is empty, not a ktrace trace, of a newer format version, corrupt or\n"
-	"truncated (everything decodable is printed first, then one line on stderr).\n";
+	"Exit status: 0 when every file was read to its end; 2 for a bad option, output\n"
+	"that could not be written, or a file that is empty, not a ktrace trace, of a\n"
+	"newer format version, corrupt or truncated (everything decodable is printed\n"
+	"first, then one line on stderr).\n";
 
 /* What the command line asks for. */
 struct opts {
@@ -87,6 +90,7 @@ struct file_state {
 	struct dump_groups groups;
 	uint64_t records, launches, malformed;
 	uint64_t ops_selected;	/* launches, copies and memsets that passed the filters */
+	uint64_t ops_read, op_min, op_max; /* all of them, and their numbers (for messages) */
 	uint64_t notes[4], notes_other;
 	char *note_text[NOTES_KEPT];
 	size_t nnote_text;
@@ -95,6 +99,7 @@ struct file_state {
 	uint8_t *end;		/* END record */
 	size_t end_len;
 	struct dump_orders orders; /* --kernel, --nvtx: ORDER records held to the end of the file */
+	struct dump_orders pending; /* --range alone: ORDER records held until an operation is selected */
 	struct ktrace_ranges ranges; /* RANGE records, taken as they are read (ctx.ranges) */
 };
 
@@ -277,6 +282,25 @@ static int holds_orders(const struct opts *o)
 	return o->have_re || o->have_path_re;
 }
 
+static void print_held_order(void *ctx, const void *rec, size_t len);
+
+/* A launch, copy or memset numbered op was read (selected or not). */
+static void op_read(struct file_state *s, uint64_t op)
+{
+	if (!s->ops_read++ || op < s->op_min)
+		s->op_min = op;
+	if (op > s->op_max)
+		s->op_max = op;
+}
+
+/* A launch, copy or memset passed the filters, and is printed next: the ORDER
+ * records held until one did (--range alone) come first, in seq order. */
+static void op_selected(struct file_state *s)
+{
+	if (!s->ops_selected++)
+		dump_orders_release(&s->pending, print_held_order, s);
+}
+
 /* A launch of the kernel in slot, known or not (then printed with its id). */
 static void emit_launch(struct file_state *s, const void *rec, size_t len, struct kernel_slot *slot)
 {
@@ -291,9 +315,9 @@ static void emit_launch(struct file_state *s, const void *rec, size_t len, struc
 	if (s->o->have_re && (!k || !k->match))
 		return;
 	if (holds_orders(s->o))
-		dump_orders_add_stream(&s->orders, &l);
+		dump_orders_add_launch(&s->orders, &l);
 	s->launches++;
-	s->ops_selected++;
+	op_selected(s);
 	if (slot) {
 		slot->k.launches++;
 		for (uint32_t i = 0; i < l.nregions; i++) {
@@ -352,13 +376,15 @@ static void on_launch(struct file_state *s, const struct ktrace_record_prefix *p
 		print_record(s, p, rec, len, NULL);
 		return;
 	}
+	op_read(s, l.launch_seq);
 	if (!in_range(s->o, l.launch_seq) || !in_path(s, !!(l.flags & KTRACE_LAUNCHF_RANGE), l.range.range))
 		return;
 	emit_launch(s, rec, len, kernel_slot_get(s, l.kernel_id, 1));
 }
 
-/* An ORDER record of a filtered dump: with --range alone kept or not at
- * once, with --kernel held to the end of the file (tools/dump_order.c). */
+/* An ORDER record of a filtered dump: with --range alone kept or not at once
+ * (held until an operation is selected), with --kernel or --nvtx held to the
+ * end of the file (tools/dump_order.c). */
 static void on_order_filtered(struct file_state *s, const struct ktrace_record_prefix *p, const void *rec, size_t len)
 {
 	struct ktrace_rec_order o;
@@ -374,6 +400,8 @@ static void on_order_filtered(struct file_state *s, const struct ktrace_record_p
 		return;
 	if (holds_orders(s->o))
 		dump_orders_hold(&s->orders, p, rec, len, &o);
+	else if (!s->ops_selected)
+		dump_orders_hold(&s->pending, p, rec, len, &o);
 	else if (print_record(s, p, rec, len, NULL))
 		s->malformed++;
 }
@@ -428,6 +456,30 @@ static void on_gputime_filtered(struct file_state *s, const struct ktrace_record
 		s->malformed++;
 }
 
+/* A copy or memset: printed when the filters select it; -1 when it cannot
+ * be decoded. */
+static int on_copy(struct file_state *s, const struct ktrace_record_prefix *p, const void *rec, size_t len)
+{
+	struct ktrace_rec_memcpy c;
+	struct ktrace_rec_memset m;
+	int copy = p->type == KTRACE_REC_MEMCPY;
+
+	if (copy ? ktrace_decode_memcpy(rec, len, &c) : ktrace_decode_memset(rec, len, &m))
+		return -1;
+	uint64_t op = copy ? c.op_seq : m.op_seq;
+	uint32_t flags = copy ? c.flags : m.flags;
+	op_read(s, op);
+	if (s->o->have_re || !in_range(s->o, op) ||
+	    !in_path(s, !!(flags & KTRACE_COPYF_RANGE), copy ? c.range.range : m.range.range))
+		return 0;
+	if (holds_orders(s->o))
+		dump_orders_add_op(&s->orders, copy ? c.stream : m.stream, copy ? c.context : m.context);
+	op_selected(s);
+	if (print_record(s, p, rec, len, NULL))
+		s->malformed++;
+	return 0;
+}
+
 static void on_record(struct file_state *s, const void *rec, size_t len)
 {
 	struct ktrace_record_prefix p;
@@ -454,22 +506,10 @@ static void on_record(struct file_state *s, const void *rec, size_t len)
 		break;
 	}
 	case KTRACE_REC_MEMCPY:
-	case KTRACE_REC_MEMSET: {
-		struct ktrace_rec_memcpy c;
-		struct ktrace_rec_memset m;
-		uint64_t op;
-		if (p.type == KTRACE_REC_MEMCPY ? ktrace_decode_memcpy(rec, len, &c) : ktrace_decode_memset(rec, len, &m))
+	case KTRACE_REC_MEMSET:
+		if (on_copy(s, &p, rec, len))
 			break; /* printed as malformed below */
-		op = p.type == KTRACE_REC_MEMCPY ? c.op_seq : m.op_seq;
-		if (s->o->have_re || !in_range(s->o, op) ||
-		    !(p.type == KTRACE_REC_MEMCPY ? in_path(s, !!(c.flags & KTRACE_COPYF_RANGE), c.range.range)
-						  : in_path(s, !!(m.flags & KTRACE_COPYF_RANGE), m.range.range)))
-			return;
-		s->ops_selected++;
-		if (print_record(s, &p, rec, len, NULL))
-			s->malformed++;
 		return;
-	}
 	case KTRACE_REC_ORDER:
 		if (!filtered)
 			break;
@@ -697,6 +737,8 @@ static void summary_counters(FILE *f, const struct file_state *s, int json)
 		fputs("  counters:", f);
 	if (!have_c && !json)
 		fputs(" none recorded", f);
+	else if (!c.ncounters && !json)
+		fputs(" all zero", f); /* the writer lists the non-zero ones only */
 	for (uint32_t i = 0; have_c && i < c.ncounters; i++) {
 		struct ktrace_counter k;
 		ktrace_counters_get(&c, i, &k);
@@ -792,17 +834,41 @@ static void state_free(struct file_state *s)
 	free(s->counters);
 	free(s->end);
 	dump_orders_free(&s->orders);
+	dump_orders_free(&s->pending);
 	ktrace_ranges_free(&s->ranges);
+}
+
+/* --range selected nothing in path: which numbers it asked for and which
+ * the trace has, in words. */
+static void say_empty_range(const struct file_state *s, const char *path)
+{
+	const struct opts *o = s->o;
+	char want[160], have[160];
+
+	if (o->hi == o->lo + 1)
+		snprintf(want, sizeof want, "is op %llu", as_ull(o->lo));
+	else if (o->hi == UINT64_MAX)
+		snprintf(want, sizeof want, "has an op number from %llu on", as_ull(o->lo));
+	else
+		snprintf(want, sizeof want, "has an op number from %llu to %llu", as_ull(o->lo), as_ull(o->hi - 1));
+	if (!s->ops_read)
+		snprintf(have, sizeof have, "the trace has no launch, copy or memset");
+	else if (s->op_min == s->op_max)
+		snprintf(have, sizeof have, "the trace has op %llu only", as_ull(s->op_min));
+	else
+		snprintf(have, sizeof have, "the trace has ops %llu to %llu", as_ull(s->op_min), as_ull(s->op_max));
+	fprintf(stderr, "ktrace-dump: %s: no launch, copy or memset %s (--range %s): %s\n", path, want, o->range_text,
+		have);
 }
 
 /* A filter that selected nothing in path: one line on stderr. */
 static void say_empty_selection(const struct file_state *s, const char *path)
 {
 	if (s->o->have_re && !s->launches)
-		fprintf(stderr, "ktrace-dump: %s: no launch of a kernel matching '%s'%s\n", path, s->o->re_text,
-			s->o->have_range ? " numbered in that range" : "");
+		fprintf(stderr, "ktrace-dump: %s: no launch of a kernel matching '%s'%s%s\n", path, s->o->re_text,
+			s->o->have_range ? " in --range " : "", s->o->have_range ? s->o->range_text : "");
 	else if (s->o->have_range && !s->ops_selected)
-		fprintf(stderr, "ktrace-dump: %s: no launch, copy or memset numbered in %s\n", path, s->o->range_text);
+		say_empty_range(s, path);
 	else if (s->o->have_path_re && !s->ops_selected)
 		fprintf(stderr, "ktrace-dump: %s: no launch, copy or memset inside NVTX ranges matching '%s'\n", path,
 			s->o->path_re_text);
@@ -814,7 +880,7 @@ static int dump_file(const struct opts *o, const char *path, int several)
 	char err[512];
 	struct ktrace_reader *r = ktrace_reader_open(path, err, sizeof err);
 	if (!r) {
-		fflush(stdout);
+		ktrace_cli_flush_stdout();
 		fprintf(stderr, "ktrace-dump: %s\n", err);
 		return 2;
 	}
@@ -841,11 +907,12 @@ static int dump_file(const struct opts *o, const char *path, int several)
 	print_groups(&s);
 	if (o->summary)
 		summary(&s, path);
-	fflush(stdout);
+	ktrace_cli_flush_stdout();
 	int rc = 0;
-	if (s.orders.dropped)
-		fprintf(stderr, "ktrace-dump: %s: %llu ORDER records not shown (over %llu MiB held for --kernel)\n",
-			path, (unsigned long long)s.orders.dropped, (unsigned long long)(DUMP_ORDERS_MAX_BYTES >> 20));
+	if (s.orders.dropped || s.pending.dropped)
+		fprintf(stderr, "ktrace-dump: %s: %llu ORDER records not shown (over %llu MiB held for the filters)\n",
+			path, (unsigned long long)(s.orders.dropped + s.pending.dropped),
+			(unsigned long long)(DUMP_ORDERS_MAX_BYTES >> 20));
 	if (s.malformed) {
 		fprintf(stderr, "ktrace-dump: %s: %llu malformed records (shown as such)\n", path,
 			(unsigned long long)s.malformed);
@@ -969,5 +1036,7 @@ int main(int argc, char **argv)
 		regfree(&o.re);
 	if (o.have_path_re)
 		regfree(&o.path_re);
+	if (ktrace_cli_stdout_status("ktrace-dump"))
+		rc = 2;
 	return rc;
 }

@@ -153,7 +153,7 @@ const char *dump_end_reason_name(uint32_t reason);
 
 /* ---- ORDER records of a filtered dump (dump_order.c) ---- */
 
-#define DUMP_ORDERS_MAX_BYTES (256ull << 20) /* held for --kernel; past this, dropped (said) */
+#define DUMP_ORDERS_MAX_BYTES (256ull << 20) /* held for the filters; past this, dropped (said) */
 
 struct dump_order_held {
 	uint8_t *rec;
@@ -162,13 +162,16 @@ struct dump_order_held {
 	struct ktrace_rec_order o;
 };
 
-/* The ORDER records held for --kernel and the streams of the launches printed. */
+/* The ORDER records held for the filters, and the streams and contexts of
+ * the launches, copies and memsets printed. */
 struct dump_orders {
 	struct dump_order_held *v;
 	size_t n, cap;
 	uint64_t bytes, dropped;
 	uint64_t *streams;
 	size_t nstreams, streams_cap;
+	uint64_t *contexts;
+	size_t ncontexts, contexts_cap;
 	uint64_t *links;	/* (stream, event) of every event record and wait of the file */
 	size_t nlinks, links_cap;
 	int failed;		/* out of memory for the streams or links: nothing more held */
@@ -180,19 +183,26 @@ typedef void (*dump_order_print_fn)(void *ctx, const void *rec, size_t len);
 int dump_order_names_stream(uint32_t op);
 /* --range A:B alone: 1 when o is kept (A <= launch_seq_before <= B, or a stream_create). */
 int dump_order_in_range(const struct ktrace_rec_order *o, uint64_t lo, uint64_t hi);
-/* --kernel: the launch l was printed: its stream is one the kept records may name. */
-void dump_orders_add_stream(struct dump_orders *d, const struct ktrace_rec_launch *l);
-/* --kernel: every ORDER record of the file, in range or not: an event
+/* --kernel, --nvtx: the launch l was printed: its stream and context are
+ * ones the kept records may name. */
+void dump_orders_add_launch(struct dump_orders *d, const struct ktrace_rec_launch *l);
+/* --nvtx: a copy or memset on stream in context was printed (the same). */
+void dump_orders_add_op(struct dump_orders *d, uint64_t stream, uint64_t context);
+/* --kernel, --nvtx: every ORDER record of the file, in range or not: an event
  * recorded on or waited for by a stream links the two. */
 void dump_orders_note_link(struct dump_orders *d, const struct ktrace_rec_order *o);
-/* --kernel: hold the ORDER record until the end of the file; -1 when it was
- * dropped instead (counted in d->dropped: past DUMP_ORDERS_MAX_BYTES). */
+/* Hold the ORDER record (to the end of the file, or with --range alone until
+ * the first operation selected); -1 when it was dropped instead (counted in
+ * d->dropped: past DUMP_ORDERS_MAX_BYTES). */
 int dump_orders_hold(struct dump_orders *d, const struct ktrace_record_prefix *p, const void *rec, size_t len,
 		     const struct ktrace_rec_order *o);
 /* End of the file: print the held records that name a kept stream, an event
- * recorded on or waited for by one, or that synchronise the context, in
+ * recorded on or waited for by one, or that synchronise a kept context, in
  * record order. */
 void dump_orders_flush(struct dump_orders *d, dump_order_print_fn print, void *ctx);
+/* --range alone, the first operation selected: print every held record, in
+ * record order, and hold none any more. */
+void dump_orders_release(struct dump_orders *d, dump_order_print_fn print, void *ctx);
 void dump_orders_free(struct dump_orders *d);
 
 /* A 64-bit value for printf's %llu and %llx. */

@@ -1,20 +1,22 @@
 /* tools/dump_order.c: which ORDER records a filtered ktrace-dump keeps.
  *
- * A dump filtered by --range or --kernel still needs the stream, event and
- * synchronisation calls that order the work it shows (docs/format.md,
- * ORDER).  With --range alone, an ORDER record is kept when it was made
- * between the first selected operation and the one after the last
+ * A dump filtered by --range, --kernel or --nvtx still needs the stream,
+ * event and synchronisation calls that order the work it shows
+ * (docs/format.md, ORDER), and only those: when the filters select no
+ * launch, copy or memset, no ORDER record is printed either.
+ * With --range alone, an ORDER record is kept when it was made between the
+ * first selected operation and the one after the last
  * (A <= launch_seq_before <= B), and so is every stream_create (the flags and
  * priority of the streams the order is about): decided record by record,
- * printed among the other records, in seq order.  With --kernel (and
- * --range, if given, for the other records), which streams matter is known
- * only once every launch was seen, so the ORDER records are held and decided
- * at the end of the file:
- * those naming a stream of a printed launch, those naming an event recorded
- * on or waited for by such a stream (anywhere in the file), and context
- * synchronisations; printed after the file's other records, in record
- * order.  Calls format/ (the
- * ORDER decoder).
+ * printed among the other records, in seq order; those read before the first
+ * selected operation are held until it comes (dropped if none does).
+ * With --kernel or --nvtx (and --range, if given, for the other records),
+ * which streams matter is known only once every operation was seen, so the
+ * ORDER records are held and decided at the end of the file: those naming a
+ * stream of a printed launch, copy or memset, those naming an event recorded
+ * on or waited for by such a stream (anywhere in the file), and the
+ * synchronisations of a context such an operation ran in; printed after the
+ * file's other records, in record order.  Calls format/ (the ORDER decoder).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -64,17 +66,30 @@ static int push_u64(uint64_t **a, size_t *n, size_t *cap, uint64_t v)
 	return 0;
 }
 
-void dump_orders_add_stream(struct dump_orders *d, const struct ktrace_rec_launch *l)
+/* Append v to the array *a unless it holds v already (a short list: the
+ * streams or contexts of a run). */
+static void add_unique(struct dump_orders *d, uint64_t **a, size_t *n, size_t *cap, uint64_t v)
+{
+	for (size_t i = 0; i < *n; i++)
+		if ((*a)[i] == v)
+			return;
+	if (push_u64(a, n, cap, v))
+		d->failed = 1;
+}
+
+void dump_orders_add_op(struct dump_orders *d, uint64_t stream, uint64_t context)
+{
+	add_unique(d, &d->streams, &d->nstreams, &d->streams_cap, stream);
+	add_unique(d, &d->contexts, &d->ncontexts, &d->contexts_cap, context);
+}
+
+void dump_orders_add_launch(struct dump_orders *d, const struct ktrace_rec_launch *l)
 {
 	uint64_t s = l->stream;
 
 	if (!s && (l->flags & KTRACE_LAUNCHF_PTSZ))
 		s = PER_THREAD_STREAM;
-	for (size_t i = 0; i < d->nstreams; i++)
-		if (d->streams[i] == s)
-			return;
-	if (push_u64(&d->streams, &d->nstreams, &d->streams_cap, s))
-		d->failed = 1;
+	dump_orders_add_op(d, s, l->context);
 }
 
 int dump_orders_hold(struct dump_orders *d, const struct ktrace_record_prefix *p, const void *rec, size_t len,
@@ -141,12 +156,12 @@ static size_t linked_events(const struct dump_orders *d, uint64_t **events)
 	return n;
 }
 
-static int kept(const struct ktrace_rec_order *o, const uint64_t *streams, size_t nstreams, const uint64_t *events,
+static int kept(const struct dump_orders *d, const struct ktrace_rec_order *o, const uint64_t *events,
 		size_t nevents)
 {
 	if (o->op == KTRACE_ORDER_CTX_SYNC)
-		return 1;
-	if (dump_order_names_stream(o->op) && member(streams, nstreams, o->stream))
+		return member(d->contexts, d->ncontexts, o->context);
+	if (dump_order_names_stream(o->op) && member(d->streams, d->nstreams, o->stream))
 		return 1;
 	return o->event && member(events, nevents, o->event);
 }
@@ -158,13 +173,27 @@ void dump_orders_flush(struct dump_orders *d, dump_order_print_fn print, void *c
 
 	if (d->nstreams)
 		qsort(d->streams, d->nstreams, sizeof *d->streams, cmp_u64);
+	if (d->ncontexts)
+		qsort(d->contexts, d->ncontexts, sizeof *d->contexts, cmp_u64);
 	nevents = linked_events(d, &events);
 	if (d->n)
 		qsort(d->v, d->n, sizeof *d->v, cmp_held);
 	for (size_t i = 0; i < d->n; i++)
-		if (kept(&d->v[i].o, d->streams, d->nstreams, events, nevents))
+		if (kept(d, &d->v[i].o, events, nevents))
 			print(ctx, d->v[i].rec, d->v[i].len);
 	free(events);
+}
+
+void dump_orders_release(struct dump_orders *d, dump_order_print_fn print, void *ctx)
+{
+	if (d->n)
+		qsort(d->v, d->n, sizeof *d->v, cmp_held);
+	for (size_t i = 0; i < d->n; i++) {
+		print(ctx, d->v[i].rec, d->v[i].len);
+		free(d->v[i].rec);
+	}
+	d->n = 0;
+	d->bytes = 0;
 }
 
 void dump_orders_free(struct dump_orders *d)
@@ -173,6 +202,7 @@ void dump_orders_free(struct dump_orders *d)
 		free(d->v[i].rec);
 	free(d->v);
 	free(d->streams);
+	free(d->contexts);
 	free(d->links);
 	memset(d, 0, sizeof *d);
 }

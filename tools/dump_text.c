@@ -324,6 +324,8 @@ static int text_counters(FILE *f, unsigned long long seq, const void *rec, size_
 	if (ktrace_decode_counters(rec, len, &r))
 		return -1;
 	fprintf(f, "counters seq %llu:", seq);
+	if (!r.ncounters)
+		fputs(" all zero", f); /* the writer lists the non-zero ones only */
 	for (uint32_t i = 0; i < r.ncounters; i++) {
 		struct ktrace_counter k;
 		ktrace_counters_get(&r, i, &k);

@@ -68,12 +68,12 @@ static int hash_one(const char *path)
 	int rc;
 
 	if (fd < 0) {
-		fprintf(stderr, "ktrace-hash: %s: %s\n", path, strerror(errno));
+		fprintf(stderr, "ktrace-hash: %s: cannot open: %s\n", path, strerror(errno));
 		return -1;
 	}
 	rc = digest_fd(fd, &d);
 	if (rc < 0)
-		fprintf(stderr, "ktrace-hash: %s: %s\n", path, strerror(errno));
+		fprintf(stderr, "ktrace-hash: %s: cannot read: %s\n", path, strerror(errno));
 	else
 		printf("%016" PRIx64 "  %s\n", d, path);
 	if (!is_stdin)
@@ -97,11 +97,11 @@ int main(int argc, char **argv)
 	while ((code = ktrace_cli_next(argc, argv, ":h", longopts, err, sizeof err)) != -1) {
 		if (code == 'h') {
 			usage(stdout);
-			return 0;
+			return ktrace_cli_stdout_status("ktrace-hash");
 		}
 		if (code == OPT_VERSION) {
 			printf("ktrace-hash %s (digest KT64V1)\n", KTRACE_VERSION);
-			return 0;
+			return ktrace_cli_stdout_status("ktrace-hash");
 		}
 		return ktrace_cli_usage_error("ktrace-hash", err);
 	}
@@ -109,9 +109,7 @@ int main(int argc, char **argv)
 		failed |= hash_one("-") < 0;
 	for (int i = optind; i < argc; i++)
 		failed |= hash_one(argv[i]) < 0;
-	if (fflush(stdout) != 0 || ferror(stdout)) {
-		fprintf(stderr, "ktrace-hash: standard output: %s\n", strerror(errno));
+	if (ktrace_cli_stdout_status("ktrace-hash"))
 		return 2;
-	}
 	return failed ? 2 : 0;
 }

@@ -186,7 +186,7 @@ static int inspect_file(const struct inspect_opts *o, const char *path, int npri
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	double ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
 	if (rc != 0) {
-		fflush(stdout);
+		ktrace_cli_flush_stdout();
 		fprintf(stderr, "ktrace-inspect: %s\n", err);
 		return 2;
 	}
@@ -205,7 +205,9 @@ int main(int argc, char **argv)
 	struct inspect_opts o = { .meta = { .use_env_caches = 1, .use_dwarf = 1 } };
 	int status = parse_options(argc, argv, &o), nprinted = 0;
 
-	if (status >= 0)
+	if (status == 0)
+		return ktrace_cli_stdout_status("ktrace-inspect"); /* --help, --version */
+	if (status > 0)
 		return status;
 	o.meta.triton_dirs = o.triton_dirs;
 	o.meta.inductor_dirs = o.inductor_dirs;
@@ -220,9 +222,7 @@ int main(int argc, char **argv)
 	}
 	if (o.json && !o.summary)
 		fputs("\n]\n", stdout);
-	if (fflush(stdout) != 0) {
-		fprintf(stderr, "ktrace-inspect: writing output failed\n");
+	if (ktrace_cli_stdout_status("ktrace-inspect"))
 		return 2;
-	}
 	return status;
 }

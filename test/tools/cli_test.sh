@@ -160,6 +160,16 @@ case_man_pages() {
 	done
 	if [ -s man.bad ]; then bad "$(cat man.bad)"; fi
 	rm -f man.bad
+	# and format without a warning at the widths man uses (MANWIDTH 60 to 120: the line
+	# length is two less), when groff is there
+	if command -v groff >/dev/null 2>&1; then
+		for ll in 58 68 78 88 98 118; do
+			for t in $TOOLS; do
+				groff -Tutf8 -man -ww -z -rLL=${ll}n "$ROOT/docs/man/$t.1" 2>&1 | sed "s/^/$t.1, line length ${ll}n: /"
+			done
+		done >groff.out
+		if [ -s groff.out ]; then bad "$(head -5 groff.out)"; fi
+	fi
 }
 
 # ---- operands and option syntax ------------------------------------------------------------
@@ -243,6 +253,47 @@ case_bad_option_everywhere() {
 	done
 }
 
+# Output that cannot be written is an error in every tool and output mode: one line naming
+# standard output (or the report file), exit status 2 (a full disk: /dev/full).
+case_write_errors() {
+	[ -w /dev/full ] || return 0
+	ex1=$ROOT/examples/traces/atomic_sum-run1.ktrace
+	ex2=$ROOT/examples/traces/atomic_sum-run2.ktrace
+	for c in "ktrace-dump $ex1" "ktrace-dump --json $ex1" "ktrace-dump --summary $ex1" \
+		"ktrace-dump --summary --json $ex1" "ktrace-dump --group stream $ex1" "ktrace-dump --range 3 $ex1" \
+		"ktrace-dump --help" "ktrace-diff $ex1 $ex2" "ktrace-diff --json $ex1 $ex1" \
+		"ktrace-diff --json --all $ex1 $ex2" "ktrace-diff --github $ex1 $ex2" "ktrace-diff --version" \
+		"ktrace-inspect --version" "ktrace-hash $ex1" "ktrace-export -q -o - $ex1" "ktrace dump $ex1"; do
+		t=${c%% *}
+		if [ "$t" = ktrace ]; then t=ktrace-dump; fi
+		# shellcheck disable=SC2086
+		$B/$c >/dev/full 2>err
+		rc=$?
+		[ "$rc" = 2 ] || bad "$c >/dev/full: exit status $rc, expected 2"
+		[ "$(cat err)" = "$t: stdout: write error: No space left on device" ] ||
+			bad "$c >/dev/full: stderr '$(head -c 300 err)'"
+	done
+	for o in --junit --markdown --perfetto; do
+		run out err "$B/ktrace-diff" $o /dev/full "$ex1" "$ex2"
+		expect_rc 2
+		[ "$(cat err)" = "ktrace-diff: /dev/full: write error: No space left on device" ] ||
+			bad "ktrace-diff $o /dev/full: stderr '$(head -c 300 err)'"
+	done
+}
+
+# A file that cannot be opened is "<tool>: <file>: cannot open: <why>" in every tool.
+case_cannot_open() {
+	for t in ktrace-dump ktrace-export ktrace-inspect ktrace-hash; do
+		run out err "$B/$t" nosuch.file
+		expect_rc 2
+		[ "$(cat err)" = "$t: nosuch.file: cannot open: No such file or directory" ] || bad "$t: '$(cat err)'"
+	done
+	run out err "$B/ktrace-diff" nosuch.file basic.ktrace
+	expect_rc 2
+	[ "$(cat err)" = "ktrace-diff: nosuch.file: cannot open: No such file or directory" ] ||
+		bad "ktrace-diff: '$(cat err)'"
+}
+
 # A truncated trace is an error like any other: no "warning:" with exit status 2.
 case_truncated_is_error() {
 	head -c 300 basic.ktrace >cut.ktrace
@@ -260,13 +311,52 @@ case_empty_selection() {
 	has err "ktrace-dump: basic.ktrace: no launch of a kernel matching 'nomatch'"
 	run out err "$B/ktrace-dump" --range 1000:2000 basic.ktrace
 	expect_rc 0
-	has err "ktrace-dump: basic.ktrace: no launch, copy or memset numbered in 1000:2000"
+	[ "$(cat err)" = "ktrace-dump: basic.ktrace: no launch, copy or memset has an op number from 1000 to 1999 (--range 1000:2000): the trace has ops 0 to 9" ] ||
+		bad "--range 1000:2000: $(cat err)"
+	run out err "$B/ktrace-dump" --range 1000 basic.ktrace
+	has err "ktrace-dump: basic.ktrace: no launch, copy or memset is op 1000 (--range 1000): the trace has ops 0 to 9"
+	run out err "$B/ktrace-dump" --range 1000: basic.ktrace
+	has err "no launch, copy or memset has an op number from 1000 on (--range 1000:)"
+	run out err "$B/ktrace-dump" --kernel vecAdd --range 1000 basic.ktrace
+	has err "ktrace-dump: basic.ktrace: no launch of a kernel matching 'vecAdd' in --range 1000"
 	run out err "$B/ktrace-dump" --range 2:2 basic.ktrace
 	expect_rc 2
 	has err "ktrace-dump: --range '2:2': A must be less than B"
 	run out err "$B/ktrace-dump" --range 4:3 basic.ktrace
 	expect_rc 2
 	has err "ktrace-dump: --range '4:3': A must be less than B"
+}
+
+# A filter that selects no launch, copy or memset prints no ORDER record either (text and
+# JSON); one that selects some keeps the ORDER records about them: their streams, the
+# events those streams record or wait for, the synchronisations of their contexts.
+case_filter_orders() {
+	ex1=$ROOT/examples/traces/atomic_sum-run1.ktrace
+	"$B/ktgen" --scenario order-filter of.ktrace
+	for f in "$ex1" of.ktrace; do
+		for a in "--kernel nosuch" "--nvtx ." "--range 1000" "--kernel nosuch --range 0:2"; do
+			for json in "" --json; do
+				# shellcheck disable=SC2086
+				run out err "$B/ktrace-dump" $json $a "$f"
+				expect_rc 0
+				if [ -s out ]; then bad "ktrace-dump $json $a $(basename "$f") printed: $(head -c 200 out)"; fi
+				[ "$(wc -l <err)" = 1 ] || bad "ktrace-dump $json $a $(basename "$f"): stderr '$(cat err)'"
+			done
+		done
+	done
+	# of.ktrace has ops 0 to 3, and ORDER records made before op 4
+	run out err "$B/ktrace-dump" --range 4 of.ktrace
+	if [ -s out ]; then bad "--range 4 (no op 4) printed: $(head -c 200 out)"; fi
+	# the example's launches of atomic_sum ran in the context cuCtxSynchronize waited for
+	run out err "$B/ktrace-dump" --kernel atomic_sum "$ex1"
+	has out "ctx_sync before op 65"
+	# --range alone: the stream creations and the calls made from op 2 to op 3, around the
+	# launch, in seq order
+	run out err "$B/ktrace-dump" --range 2 of.ktrace
+	[ "$(seqs out | tr '\n' ' ')" = "4 5 6 11 12 13 14 15 " ] || bad "--range 2: seqs $(seqs out | tr '\n' ' ')"
+	# --kernel: kern_c's stream 0x5002, its event 0xe2, its context; not kern_a's stream 0x5001
+	run out err "$B/ktrace-dump" --kernel kern_c of.ktrace
+	[ "$(seqs out | tr '\n' ' ')" = "3 13 6 11 12 14 17 " ] || bad "--kernel kern_c: seqs $(seqs out | tr '\n' ' ')"
 }
 
 # A comparison that compared nothing is an error in every report: a trace cut at 300 bytes
@@ -362,6 +452,12 @@ case_counts_agree() {
 	run out err "$B/ktrace-dump" --summary --range 0:1 basic.ktrace
 	expect_rc 0
 	has out " records, 1 launch of 1 kernel, "
+	# a COUNTERS record lists the counters that are not zero: an empty one says so
+	"$B/ktgen" --scenario order ord.ktrace
+	run out err "$B/ktrace-dump" ord.ktrace
+	grep -qE '^counters seq [0-9]+: all zero$' out || bad "empty COUNTERS record: $(grep '^counters' out)"
+	run out err "$B/ktrace-dump" --summary ord.ktrace
+	has out "  counters: all zero"
 	head -c 300 basic.ktrace >cut1.ktrace
 	run out err "$B/ktrace-dump" cut1.ktrace
 	if grep -qE '(^|[^0-9])1 (launches|records|kernels|complete records)' out err; then
@@ -705,9 +801,12 @@ case_ man_pages
 case_ stdin_operand
 case_ option_forms
 case_ bad_option_everywhere
+case_ write_errors
+case_ cannot_open
 case_ truncated_is_error
 case_ nothing_compared
 case_ empty_selection
+case_ filter_orders
 case_ dump_seq_order
 case_ counts_agree
 case_ format_version

@@ -118,13 +118,13 @@ static void test_errors(void **st)
 	/* a missing file: one line naming it, the others still hashed, exit 2 */
 	snprintf(args, sizeof(args), "%s/missing %s/a", dir, dir);
 	assert_int_equal(run(args, out, sizeof(out), err, sizeof(err)), 2);
-	snprintf(want, sizeof(want), "ktrace-hash: %s/missing: No such file or directory\n", dir);
+	snprintf(want, sizeof(want), "ktrace-hash: %s/missing: cannot open: No such file or directory\n", dir);
 	assert_string_equal(err, want);
 	snprintf(want, sizeof(want), "8b602ae56e8d83b0  %s/a\n", dir);
 	assert_string_equal(out, want);
 	/* a directory cannot be read */
 	assert_int_equal(run(dir, out, sizeof(out), err, sizeof(err)), 2);
-	snprintf(want, sizeof(want), "ktrace-hash: %s: Is a directory\n", dir);
+	snprintf(want, sizeof(want), "ktrace-hash: %s: cannot read: Is a directory\n", dir);
 	assert_string_equal(err, want);
 	assert_string_equal(out, "");
 	assert_int_equal(run("--bogus", out, sizeof(out), err, sizeof(err)), 2);

@@ -96,7 +96,7 @@ static void test_errors(void **s)
 	(void)s;
 	/* a bad file among good ones: one line, exit 2, the good file printed */
 	assert_int_equal(run("--summary --no-env-caches /nonexistent.cubin test/cubins/kernels.cu " ADD_CUBIN), 2);
-	assert_string_equal(err_buf, "ktrace-inspect: /nonexistent.cubin: No such file or directory\n"
+	assert_string_equal(err_buf, "ktrace-inspect: /nonexistent.cubin: cannot open: No such file or directory\n"
 				     "ktrace-inspect: test/cubins/kernels.cu: not PTX (no .version directive)\n");
 	assert_int_equal(lines(out_buf), 1);
 	assert_int_equal(run("--sm nine " ADD_CUBIN), 2);

@@ -292,7 +292,7 @@ static void test_file_errors(void **s)
 	struct ktrace_meta_image *img;
 	char err[512];
 	assert_int_equal(ktrace_meta_parse_file("/nonexistent/x.cubin", NULL, &img, err, sizeof err), -1);
-	assert_string_equal(err, "/nonexistent/x.cubin: No such file or directory");
+	assert_string_equal(err, "/nonexistent/x.cubin: cannot open: No such file or directory");
 	assert_int_equal(ktrace_meta_parse_file("test", NULL, &img, err, sizeof err), -1);
 	assert_string_equal(err, "test: not a regular file");
 	FILE *f = fopen("/tmp/ktrace-meta-empty.cubin", "w");
