@@ -174,8 +174,8 @@ size_t ktrace_replay_report_format(const struct ktrace_replay_report *r, char *b
 	put(&o, "Kernel %s, occurrence %llu: %s", r->kernel ? r->kernel : "?", (unsigned long long)r->occurrence,
 	    ktrace_replay_outcome_name(r->outcome));
 	if (r->outcome == KTRACE_REPLAY_CONFIRMED) {
-		put(&o, ": %u distinct results from identical inputs (the program's launch and %u replays).",
-		    r->distinct, r->runs_done);
+		put(&o, ": %u distinct results in %u runs from identical inputs (the program's launch and %u replays).",
+		    r->distinct, r->runs_done + 1, r->runs_done);
 		for (uint32_t i = 0; i < r->nbuffers; i++)
 			if (r->buffers[i].replays_differing)
 				put_buffer(&o, &r->buffers[i], r->runs_done);
@@ -187,8 +187,9 @@ size_t ktrace_replay_report_format(const struct ktrace_replay_report *r, char *b
 	} else {
 		put(&o, " (%s): %s.", ktrace_replay_reason_text(r->reason), r->detail[0] ? r->detail : "no detail");
 		if (r->runs_done)
-			put(&o, " %u of %u replays ran first, with %u distinct result%s.", r->runs_done,
-			    r->runs_requested, r->distinct, r->distinct == 1 ? "" : "s");
+			put(&o, " %u of %u replays ran first: %u distinct result%s in %u runs (the program's launch and "
+			    "those replays).", r->runs_done, r->runs_requested, r->distinct, r->distinct == 1 ? "" : "s",
+			    r->runs_done + 1);
 	}
 	if (r->launch_result)
 		put(&o, " The program's launch returned CUresult %d.", (int)r->launch_result);

@@ -377,7 +377,8 @@ const char *ktrace_diff_result_name(const struct diff_result *r);
 const char *ktrace_diff_verdict_name(int v);   /* "unconfirmed (digests only)", ... */
 /* The text block of the confirmation (nothing without one). */
 void ktrace_diff_text_confirmation(FILE *f, const struct diff_result *r);
-/* One line about a replay: "confirmed non-deterministic (8 replays, 3 distinct results)". */
+/* One line about a replay: "confirmed non-deterministic (3 distinct results in 9
+ * runs: the program's launch and 8 replays)". */
 void ktrace_diff_confirm_line(const struct diff_confirm *c, char *buf, size_t cap);
 /* Kernels launched in one run only whose names look like Triton/Inductor
  * compile or autotuning work ("triton_..."), for the note about cold caches. */

@@ -72,8 +72,8 @@ void ktrace_diff_confirm_line(const struct diff_confirm *c, char *buf, size_t ca
 
 	buf[0] = '\0';
 	if (c->outcome == KTRACE_REPLAY_CONFIRMED)
-		addf(buf, cap, &o, "confirmed non-deterministic (%u replays, %u distinct results)", rep->runs_done,
-		     rep->distinct);
+		addf(buf, cap, &o, "confirmed non-deterministic (%u distinct results in %u runs: the program's launch "
+		     "and %u replays)", rep->distinct, rep->runs_done + 1, rep->runs_done);
 	else if (c->outcome == KTRACE_REPLAY_NOT_REPRODUCED)
 		addf(buf, cap, &o, "not reproduced in %u isolated replays", rep->runs_done);
 	else if (c->have_report)

@@ -390,10 +390,11 @@ static int text_replay(FILE *f, unsigned long long seq, const void *rec, size_t 
 
 	if (ktrace_decode_replay(rec, len, &r) || ktrace_replay_report_parse(r.blob, r.blob_len, &rep))
 		return -1;
-	fprintf(f, "replay seq %llu: launch op %llu kernel %llu occurrence %llu: %s (%s), %u of %u replays, %u distinct, "
-		   "launch result %d\n", seq, as_ull(r.launch_seq), as_ull(r.kernel_id), as_ull(rep.occurrence),
-		ktrace_replay_outcome_name(rep.outcome), ktrace_replay_reason_text(rep.reason), rep.runs_done,
-		rep.runs_requested, rep.distinct, rep.launch_result);
+	fprintf(f, "replay seq %llu: launch op %llu kernel %llu occurrence %llu: %s (%s), %u of %u replays, "
+		   "%u distinct results in %u runs (the launch and its replays), launch result %d\n", seq,
+		as_ull(r.launch_seq), as_ull(r.kernel_id), as_ull(rep.occurrence), ktrace_replay_outcome_name(rep.outcome),
+		ktrace_replay_reason_text(rep.reason), rep.runs_done, rep.runs_requested, rep.distinct,
+		rep.runs_done + 1, rep.launch_result);
 	for (uint32_t i = 0; i < rep.nbuffers; i++)
 		text_replay_buffer(f, i, &rep.buffers[i]);
 	n = ktrace_replay_report_format(&rep, NULL, 0);
