@@ -4,11 +4,14 @@ The reading is done by libktrace-reader.so (tools/reader_lib.c), the same model
 the tools load traces with, through ctypes: this module holds no parser of the
 format. Rows come from C in batches of fixed structs, mirrored below (checked
 against ktpy_row_size()). Names of enums and flags are ktrace-dump --json's;
-pointers and handles are ints, digests 16-hex-digit strings (as in ktrace-dump).
+pointers and handles are ints (a pointer argument's value too, where ktrace-dump
+--json writes "0x..."), digests 16-hex-digit strings (as in ktrace-dump).
 """
 import ctypes
+import errno
 import json
 import os
+import stat
 import struct
 import warnings
 
@@ -177,7 +180,11 @@ class Region(_Record):
 
 
 class Arg(_Record):
-    """A launch argument: name, type, kind, value (as ktrace-dump --json shows it) and its region's digests."""
+    """A launch argument: name, type, kind, value and its region's digests.
+
+    value is as ktrace-dump --json shows it (a number, hex bytes of a struct, None when
+    not captured), except a pointer's: an int, as Region.ptr (ktrace-dump --json and the
+    args table of rows() write it "0x...")."""
     __slots__ = ("ordinal", "name", "type", "kind", "value", "pre", "post", "written")
 
 
@@ -285,6 +292,7 @@ class Trace:
     """
 
     def __init__(self, path, partial=False):
+        _check_opens(path)
         lib = _library()
         err = ctypes.create_string_buffer(1024)
         handle = lib.ktpy_open(os.fsencode(path), 1 if partial else 0, err, len(err))
@@ -379,6 +387,8 @@ class Trace:
         args = []
         for j, p in enumerate(launch.kernel.params):
             value = json.loads(_s(self._lib.ktpy_arg_value(self._handle, launch._index, j, buf, len(buf))))
+            if p.kind == "pointer" and isinstance(value, str) and value.startswith("0x"):
+                value = int(value, 16)
             own = next((g for g in launch.regions if g.ordinal == p.ordinal and g.param_offset == p.offset), None)
             args.append(_make(Arg, ordinal=p.ordinal, name=p.name or "arg%d" % p.ordinal, type=p.type,
                               kind=p.kind, value=value, pre=own.pre if own else None,
@@ -430,7 +440,7 @@ class Trace:
             tables["launches"].append(d)
             for a in l.args:
                 tables["args"].append(dict(a.as_dict(), op_seq=l.op_seq, kernel_name=l.kernel_name,
-                                           value=a.value if isinstance(a.value, str) else json.dumps(a.value)))
+                                           value=_table_value(a)))
             for g in l.regions:
                 tables["regions"].append(dict(g.as_dict(), op_seq=l.op_seq, flags=",".join(g.flags)))
         return tables
@@ -446,6 +456,26 @@ class Trace:
         return {name: pyarrow.Table.from_pylist(rows) for name, rows in self.rows().items()}
 
 
+def _check_opens(path):
+    """Raise the OSError of a path that cannot be opened for reading (FileNotFoundError,
+    PermissionError, IsADirectoryError...), as open() would; "-" is standard input."""
+    if path == "-":
+        return
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))  # a FIFO: no wait
+    try:
+        if stat.S_ISDIR(os.fstat(fd).st_mode):
+            raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), os.fspath(path))
+    finally:
+        os.close(fd)
+
+
+def _table_value(arg):
+    """An argument's value in the args table: text, as ktrace-dump --json writes it."""
+    if arg.kind == "pointer" and isinstance(arg.value, int):
+        return "0x%x" % arg.value
+    return arg.value if isinstance(arg.value, str) else json.dumps(arg.value)
+
+
 def load(path, partial=False, tables=None):
     """Read the trace at path.
 
@@ -453,7 +483,9 @@ def load(path, partial=False, tables=None):
     tables="pandas" or "arrow" returns its tables instead ({name: DataFrame or
     pyarrow.Table}), and tables="auto" pandas if installed, else pyarrow if
     installed, else the Trace.  partial=True accepts a truncated trace (a
-    crashed run).  Raises ValueError naming the file when it cannot be read.
+    crashed run).  Raises OSError when the file cannot be opened (FileNotFoundError,
+    PermissionError, IsADirectoryError...), ValueError naming the file when it is
+    not a trace it can read (not a ktrace trace, corrupt, truncated, a newer format).
     """
     trace = Trace(path, partial=partial)
     if tables == "auto":

@@ -44,6 +44,13 @@ def hexint(s):
     return int(s, 16)
 
 
+def arg_value(a):
+    """What ktrace.load() makes of an argument ktrace-dump --json printed: a pointer's
+    "0x..." as an int (as Region.ptr), every other value as it is."""
+    v = a["value"]
+    return hexint(v) if a["kind"] == "pointer" and isinstance(v, str) and v.startswith("0x") else v
+
+
 class LoadMatchesDump(unittest.TestCase):
     """Every launch, argument, digest, copy, memset, note and ORDER record agrees with ktrace-dump --json."""
 
@@ -63,7 +70,7 @@ class LoadMatchesDump(unittest.TestCase):
             self.assertEqual(list(l.flags), r["launch_flags"])
             if r.get("mangled"):
                 self.assertEqual((l.kernel.name, l.kernel_name), (r["mangled"], r["kernel"]))
-            self.assertEqual([(a.name, a.value) for a in l.args], [(a["name"] or "arg%d" % a["ordinal"], a["value"])
+            self.assertEqual([(a.name, a.value) for a in l.args], [(a["name"] or "arg%d" % a["ordinal"], arg_value(a))
                                                                    for a in r.get("args", [])])
             self.assertEqual([(g.param_offset, g.pre, g.post, g.written) for g in l.regions],
                              [(g["param_offset"], g.get("pre_hash"), g.get("post_hash"), g["out"])
@@ -120,6 +127,25 @@ class LoadMatchesDump(unittest.TestCase):
             t = self.check(os.path.join(ROOT, "examples", "traces", run + ".ktrace"))
             self.assertTrue(t.ended)
 
+    def test_pointer_values_are_ints(self):
+        """A pointer argument's value is an int, the same as its region's ptr (the args
+        table keeps ktrace-dump's "0x..." text)."""
+        t = ktrace.load(os.path.join(ROOT, "examples", "traces", "atomic_sum-run1.ktrace"))
+        pointers = 0
+        for l in t.launches:
+            for a in l.args:
+                region = next((g for g in l.regions if g.ordinal == a.ordinal), None)
+                if a.kind == "pointer":
+                    pointers += 1
+                    self.assertIsInstance(a.value, int)
+                    self.assertEqual(a.value, region.ptr)
+                else:
+                    self.assertNotIsInstance(a.value, str)  # the example's scalars are numbers
+        self.assertGreater(pointers, 0)
+        table = t.rows()["args"]
+        first = t.launches[0].args[0]
+        self.assertEqual(table[0]["value"], "0x%x" % first.value)
+
 
 class BadFiles(unittest.TestCase):
     def test_not_a_trace(self):
@@ -131,8 +157,34 @@ class BadFiles(unittest.TestCase):
         self.assertIn(path, str(cm.exception))
 
     def test_missing(self):
-        with self.assertRaises(ValueError):
-            ktrace.load(os.path.join(TMP, "nosuch.ktrace"))
+        """A file that cannot be opened is the OSError open() raises, naming it; a file
+        that is not a trace is a ValueError."""
+        path = os.path.join(TMP, "nosuch.ktrace")
+        with self.assertRaises(FileNotFoundError) as cm:
+            ktrace.load(path)
+        self.assertEqual(cm.exception.filename, path)
+        self.assertNotIsInstance(cm.exception, ValueError)
+        with self.assertRaises(IsADirectoryError):
+            ktrace.load(TMP)
+        with self.assertRaises(NotADirectoryError):
+            ktrace.load(os.path.join(ktgen("basic"), "x.ktrace"))
+
+    def test_unreadable(self):
+        if os.geteuid() == 0:
+            self.skipTest("root reads any file")
+        path = os.path.join(TMP, "unreadable.ktrace")
+        with open(path, "wb") as f:
+            f.write(b"x")
+        os.chmod(path, 0)
+        with self.assertRaises(PermissionError):
+            ktrace.load(path)
+
+    def test_empty(self):
+        path = os.path.join(TMP, "empty.ktrace")
+        open(path, "wb").close()
+        with self.assertRaises(ValueError) as cm:
+            ktrace.load(path)
+        self.assertIn(path, str(cm.exception))
 
     def test_truncated(self):
         path = ktgen("cut", "--cut-at-flush", "2")
@@ -184,6 +236,7 @@ class Tables(unittest.TestCase):
         self.assertEqual(len(rows["launches"]), 300)
         self.assertEqual(len(rows["args"]), sum(len(l.args) for l in self.t.launches))
         self.assertTrue(all(isinstance(r["value"], str) for r in rows["args"]))
+        self.assertTrue(all(r["value"].startswith("0x") for r in rows["args"] if r["kind"] == "pointer"))
 
     def test_pandas(self):
         try:
