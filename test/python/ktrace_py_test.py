@@ -10,8 +10,10 @@ in the trace written; the tables (pandas and pyarrow when installed).
 
     BUILD=build python3 test/python/ktrace_py_test.py
 """
+import atexit
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -24,7 +26,8 @@ sys.path.insert(0, os.path.join(ROOT, "python"))
 
 import ktrace  # noqa: E402
 
-TMP = tempfile.mkdtemp(prefix="ktrace-py.")
+TMP = tempfile.mkdtemp(prefix="ktrace-py.")  # under $TMPDIR, removed at exit
+atexit.register(shutil.rmtree, TMP, ignore_errors=True)
 
 
 def ktgen(name, *args):

@@ -21,7 +21,7 @@ B=$ROOT/${BUILD:-build}
 A=$ROOT/${AARCH64_TEST:-build-wheel-aarch64/test}
 OUT=$ROOT/${WHEEL_OUT:-dist}
 VERSION=${VERSION:-0.1.0}
-T=$(mktemp -d /tmp/ktrace-wheel-aarch64.XXXXXX)
+T=$(mktemp -d "${TMPDIR:-/tmp}/ktrace-wheel-aarch64.XXXXXX")
 trap 'rm -rf "$T"' EXIT
 . "$ROOT/test/python/check_lib.sh"
 

@@ -15,7 +15,7 @@ ROOT=$(pwd)
 B=$ROOT/${BUILD:-build}
 OUT=$ROOT/${WHEEL_OUT:-dist}
 VERSION=${VERSION:-0.1.0}
-T=$(mktemp -d /tmp/ktrace-wheel.XXXXXX)
+T=$(mktemp -d "${TMPDIR:-/tmp}/ktrace-wheel.XXXXXX")
 trap 'rm -rf "$T"' EXIT
 . "$ROOT/test/python/check_lib.sh"
 

@@ -17,21 +17,20 @@
 #include <unistd.h>
 
 #include "format/trace_reader.h"
+#include "test/scratch.h"
 
 char rel_build[PATH_MAX], rel_tmp[PATH_MAX];
 
 int rel_init(const char *name)
 {
 	const char *b = getenv("BUILD");
-	char tmpl[PATH_MAX];
 
 	if (!realpath(b && *b ? b : "build", rel_build))
 		return -1;
-	snprintf(tmpl, sizeof(tmpl), "/tmp/ktrace-%s.XXXXXX", name);
-	if (!mkdtemp(tmpl))
-		return -1;
-	snprintf(rel_tmp, sizeof(rel_tmp), "%s", tmpl);
-	return 0;
+	if (kt_scratch_dir(rel_tmp, sizeof(rel_tmp), name))
+		return 0;
+	rel_tmp[0] = '\0';
+	return -1;
 }
 
 static void rm_tree(const char *dir)

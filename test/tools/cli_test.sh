@@ -12,8 +12,10 @@
 set -u
 ROOT=$(pwd)
 B=$ROOT/${BUILD:-build}
-T=$(mktemp -d /tmp/ktrace-clitest.XXXXXX)
+T=$(mktemp -d "${TMPDIR:-/tmp}/ktrace-clitest.XXXXXX") || exit 1
 trap 'rm -rf "$T"' EXIT
+# scratch of the commands run here (the traces ktrace check keeps) goes into T too
+export TMPDIR="$T"
 fail=0
 ncase=0
 only="$*"

@@ -12,7 +12,7 @@
 set -u
 ROOT=$(pwd)
 B=$ROOT/${BUILD:-build}
-T=$(mktemp -d /tmp/ktrace-export.XXXXXX)
+T=$(mktemp -d "${TMPDIR:-/tmp}/ktrace-export.XXXXXX")
 trap 'rm -rf "$T"' EXIT
 fail=0
 ncase=0

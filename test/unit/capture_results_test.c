@@ -27,6 +27,7 @@
 #include "format/ktrace_format.h"
 #include "format/trace_reader.h"
 #include "hashkern/ktrace_digest.h"
+#include "test/scratch.h"
 
 #define N 4096
 #define NOPS 12 /* copies and the one launch (op 10) */
@@ -277,8 +278,7 @@ static int setup(void **state)
 	(void)state;
 	if (!realpath(b && *b ? b : "build", build_dir))
 		return -1;
-	snprintf(tmp_dir, sizeof tmp_dir, "/tmp/ktrace-results.XXXXXX");
-	return mkdtemp(tmp_dir) ? 0 : -1;
+	return kt_scratch_dir(tmp_dir, sizeof tmp_dir, "results") ? 0 : -1;
 }
 
 static int teardown(void **state)

@@ -23,6 +23,7 @@
 #include "interpose/registry/meta_worker.h"
 #include "interpose/registry/registry.h"
 #include "interpose/tracer.h"
+#include "test/scratch.h"
 
 struct ktrace_tracer ktrace_tracer;
 struct ktrace_real_driver ktrace_real;
@@ -200,7 +201,7 @@ void fake_driver_set_context(CUcontext c, int dev, int sm)
 
 /* ---- traces ------------------------------------------------------------------ */
 
-static char trace_path[256];
+static char trace_path[1024];
 static uint8_t *rec_store;
 struct loaded_rec *trace_recs;
 size_t trace_nrecs;
@@ -234,8 +235,7 @@ void trace_begin(int hash, int store_modules)
 	trace_recs = NULL;
 	rec_store = NULL;
 	trace_nrecs = 0;
-	snprintf(trace_path, sizeof(trace_path), "/tmp/ktrace-capture-test.XXXXXX");
-	fd = mkstemp(trace_path);
+	fd = kt_scratch_file(trace_path, sizeof(trace_path), "capture-test");
 	assert_true(fd >= 0);
 	close(fd);
 	memset(&o, 0, sizeof(o));

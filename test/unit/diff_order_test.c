@@ -25,12 +25,13 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "test/scratch.h"
 #include "test/unit/diff_sim.h"
 #include "format/ktrace_format.h"
 #include "tools/diff.h"
 #include "tools/diff_order.h"
 
-static char tmpdir[256];
+static char tmpdir[400];
 
 struct pair {
 	struct tm_trace a, b;
@@ -710,22 +711,17 @@ static void test_dtod_copy_hides_no_race(void **state)
 static int setup(void **state)
 {
 	(void)state;
-	snprintf(tmpdir, sizeof tmpdir, "/tmp/ktrace-diff-order.XXXXXX");
-	if (!mkdtemp(tmpdir))
-		return -1;
-	return 0;
+	return kt_scratch_dir(tmpdir, sizeof tmpdir, "diff-order") ? 0 : -1;
 }
 
+/* The folder and everything in it: the traces and the reports. */
 static int teardown(void **state)
 {
+	char cmd[sizeof tmpdir + 16];
+
 	(void)state;
-	char p[512];
-	snprintf(p, sizeof p, "%s/a.ktrace", tmpdir);
-	unlink(p);
-	snprintf(p, sizeof p, "%s/b.ktrace", tmpdir);
-	unlink(p);
-	rmdir(tmpdir);
-	return 0;
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+	return system(cmd) == 0 ? 0 : -1;
 }
 
 int main(void)

@@ -26,6 +26,7 @@
 #include "format/ktrace_format.h"
 #include "format/trace_writer.h"
 #include "hashkern/ktrace_digest.h"
+#include "test/scratch.h"
 #include "tools/diff.h"
 
 #define BASE 0x7f0000000000ull
@@ -33,7 +34,7 @@
 #define KERNEL_ID 7
 #define NREG_MAX 8
 
-static char tmpdir[] = "/tmp/ktrace-unverified-XXXXXX";
+static char tmpdir[512];
 
 /* ---- the traces --------------------------------------------------------------- */
 
@@ -175,7 +176,7 @@ static void write_trace(const char *path, uint32_t pid, const struct run *r)
 struct cmp {
 	struct tm_trace a, b;
 	struct diff_result r;
-	char pa[128], pb[128];
+	char pa[600], pb[600];
 };
 
 static void compare(struct cmp *c, const struct run *ra, const struct run *rb)
@@ -531,7 +532,7 @@ static void test_reports(void **state)
 static void test_dump_says_why(void **state)
 {
 	struct run a;
-	char path[128], cmd[512], out[8192];
+	char path[600], cmd[1400], out[8192];
 	FILE *p;
 	size_t n;
 
@@ -562,15 +563,15 @@ static void test_dump_says_why(void **state)
 static int group_setup(void **state)
 {
 	(void)state;
-	return mkdtemp(tmpdir) ? 0 : -1;
+	return kt_scratch_dir(tmpdir, sizeof tmpdir, "unverified") ? 0 : -1;
 }
 
 static int group_teardown(void **state)
 {
-	char cmd[256];
+	char cmd[sizeof tmpdir + 16];
 
 	(void)state;
-	snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
 	return system(cmd) == 0 ? 0 : -1;
 }
 

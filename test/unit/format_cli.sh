@@ -14,7 +14,7 @@ set -u
 ROOT=$(pwd)
 B=$ROOT/${BUILD:-build}
 G=$ROOT/test/golden/dump
-T=$(mktemp -d /tmp/ktrace-cli.XXXXXX)
+T=$(mktemp -d "${TMPDIR:-/tmp}/ktrace-cli.XXXXXX")
 trap 'rm -rf "$T"' EXIT
 fail=0
 ncase=0

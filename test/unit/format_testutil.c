@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "format/ktrace_format.h"
+#include "test/scratch.h"
 
 static uint64_t rd(const uint8_t *p, int n)
 {
@@ -97,15 +98,15 @@ uint8_t *tu_slurp(const char *path, size_t *len)
 
 char *tu_tmpdir(void)
 {
-	char *d = strdup("/tmp/ktrace-test.XXXXXX");
+	char *d = malloc(1024);
 	assert_non_null(d);
-	assert_non_null(mkdtemp(d));
+	assert_non_null(kt_scratch_dir(d, 1024, "test"));
 	return d;
 }
 
 void tu_rmdir(char *dir)
 {
-	char cmd[600];
+	char cmd[1100];
 	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
 	assert_int_equal(system(cmd), 0);
 	free(dir);

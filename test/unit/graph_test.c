@@ -43,6 +43,7 @@
 #include "format/ktrace_format.h"
 #include "format/trace_reader.h"
 #include "hashkern/ktrace_digest.h"
+#include "test/scratch.h"
 #include "tools/diff.h"
 
 #define N 64
@@ -612,11 +613,12 @@ static void test_dump_json(void **state)
 static int check_app(const char *mode, char *out, size_t cap)
 {
 	char k[PATH_MAX + 16], app[PATH_MAX + 32], libpath[PATH_MAX + 32], counter[PATH_MAX + 48];
-	char outp[PATH_MAX + 16];
+	char outp[PATH_MAX + 16], tmpdir[PATH_MAX + 16];
 	int status = 0;
 	pid_t pid;
 
 	snprintf(k, sizeof k, "%s/ktrace", build_dir);
+	snprintf(tmpdir, sizeof tmpdir, "TMPDIR=%s", tmp_dir); /* the traces check keeps */
 	snprintf(app, sizeof app, "%s/graph_app", build_dir);
 	snprintf(libpath, sizeof libpath, "LD_LIBRARY_PATH=%s/fakecuda-real", build_dir);
 	snprintf(counter, sizeof counter, "GRAPH_APP_COUNTER=%s/counter", tmp_dir);
@@ -625,7 +627,7 @@ static int check_app(const char *mode, char *out, size_t cap)
 	pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0) {
-		const char *envp[] = { libpath, counter, "PATH=/usr/bin:/bin",
+		const char *envp[] = { libpath, counter, tmpdir, "PATH=/usr/bin:/bin",
 				       "ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=0:handle_segv=0:"
 				       "handle_abort=0:allow_user_segv_handler=1", NULL };
 		char *argv[] = { k, "check", "--quiet", "--", app, (char *)mode, NULL };
@@ -686,15 +688,11 @@ static void test_check_memory_nodes_own_allocator(void **state)
 static int setup(void **state)
 {
 	const char *b = getenv("BUILD");
-	char tmpl[] = "/tmp/ktrace-graph.XXXXXX";
 
 	(void)state;
 	if (!realpath(b ? b : "build", build_dir))
 		return -1;
-	if (!mkdtemp(tmpl))
-		return -1;
-	snprintf(tmp_dir, sizeof tmp_dir, "%s", tmpl);
-	return 0;
+	return kt_scratch_dir(tmp_dir, sizeof tmp_dir, "graph") ? 0 : -1;
 }
 
 static int teardown(void **state)

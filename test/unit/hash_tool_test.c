@@ -18,8 +18,9 @@
 #include <cmocka.h>
 
 #include "hashkern/ktrace_digest.h"
+#include "test/scratch.h"
 
-static char dir[] = "/tmp/kt-hash-tool.XXXXXX";
+static char dir[1024];
 static char tool[4096];
 
 static int run(const char *args, char *out, size_t outlen, char *err, size_t errlen)
@@ -66,7 +67,7 @@ static int setup(void **st)
 		fprintf(stderr, "hash_tool_test: %s not built\n", tool);
 		return -1;
 	}
-	return mkdtemp(dir) ? 0 : -1;
+	return kt_scratch_dir(dir, sizeof(dir), "hash-tool") ? 0 : -1;
 }
 
 static int teardown(void **st)

@@ -36,6 +36,7 @@
 
 #include "format/ktrace_format.h"
 #include "format/trace_reader.h"
+#include "test/scratch.h"
 
 static char build_dir[PATH_MAX], tmp_dir[PATH_MAX];
 static char out_buf[1 << 16], err_buf[1 << 16];
@@ -767,15 +768,11 @@ static void test_output_exists_and_quiet(void **state)
 static int setup_all(void **state)
 {
 	const char *b = getenv("BUILD");
-	char tmpl[] = "/tmp/ktrace-intercept.XXXXXX";
 
 	(void)state;
 	if (!realpath(b && *b ? b : "build", build_dir))
 		return -1;
-	if (!mkdtemp(tmpl))
-		return -1;
-	snprintf(tmp_dir, sizeof(tmp_dir), "%s", tmpl);
-	return 0;
+	return kt_scratch_dir(tmp_dir, sizeof(tmp_dir), "intercept") ? 0 : -1;
 }
 
 static int teardown_all(void **state)

@@ -14,27 +14,28 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "test/scratch.h"
 #include "test/unit/meta_testutil.h"
 
 #define ADD_CUBIN META_TRITON "/3H6TEFVES2CIR7XPX32JHY4HEAGSY7SRJT2RIJ4V24D7PZYGOBYA/add_kernel.cubin"
 #define PER_CUBIN META_TRITON "/VE4TBTR2YOO3K2ZCOOEMA5K64277NE57VMZQLK66T63YFXF74LJA/triton_per_fused_add_gelu_sum_0.cubin"
 
 static char out_buf[1 << 20], err_buf[1 << 16];
+static char scratch[1024], out_path[1100], err_path[1100]; /* the tool's stdout and stderr */
 
 /* Run ktrace-inspect with args (shell words); returns the exit status. */
 static int run(const char *args)
 {
 	const char *b = getenv("BUILD");
-	char cmd[4096];
-	snprintf(cmd, sizeof cmd, "%s/ktrace-inspect %s >/tmp/ktrace-inspect-test.out 2>/tmp/ktrace-inspect-test.err",
-		 b && *b ? b : "build", args);
+	char cmd[8192];
+	snprintf(cmd, sizeof cmd, "%s/ktrace-inspect %s >'%s' 2>'%s'", b && *b ? b : "build", args, out_path, err_path);
 	int st = system(cmd);
 	assert_true(WIFEXITED(st));
-	FILE *f = fopen("/tmp/ktrace-inspect-test.out", "r");
+	FILE *f = fopen(out_path, "r");
 	size_t n = fread(out_buf, 1, sizeof out_buf - 1, f);
 	out_buf[n] = 0;
 	fclose(f);
-	f = fopen("/tmp/ktrace-inspect-test.err", "r");
+	f = fopen(err_path, "r");
 	n = fread(err_buf, 1, sizeof err_buf - 1, f);
 	err_buf[n] = 0;
 	fclose(f);
@@ -75,11 +76,13 @@ static void test_json(void **s)
 		return;
 	}
 	/* valid JSON with the right structure */
-	assert_int_equal(system("python3 -c 'import json,sys; d=json.load(open(\"/tmp/ktrace-inspect-test.out\")); "
+	char check[2048];
+	snprintf(check, sizeof check, "python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); "
 				"assert len(d)==2; k=d[0][\"kernels\"][0]; assert k[\"name\"]==\"add_kernel\"; "
 				"assert [p[\"name\"] for p in k[\"params\"]]==[\"x_ptr\",\"y_ptr\",\"out_ptr\",\"n_elements\","
-				"\"global_scratch\",\"profile_scratch\"]; assert \"scratch\" in k[\"params\"][4][\"flags\"]'"),
-			 0);
+				"\"global_scratch\",\"profile_scratch\"]; assert \"scratch\" in k[\"params\"][4][\"flags\"]' '%s'",
+		 out_path);
+	assert_int_equal(system(check), 0);
 }
 
 static void test_summary(void **s)
@@ -139,8 +142,15 @@ int main(void)
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_built_images),
 	};
+	if (!kt_scratch_dir(scratch, sizeof scratch, "inspect-test")) {
+		perror("meta_inspect_test: scratch folder");
+		return 1;
+	}
+	snprintf(out_path, sizeof out_path, "%s/out", scratch);
+	snprintf(err_path, sizeof err_path, "%s/err", scratch);
 	int rc = cmocka_run_group_tests_name("meta_inspect", tests, NULL, NULL);
-	unlink("/tmp/ktrace-inspect-test.out");
-	unlink("/tmp/ktrace-inspect-test.err");
+	unlink(out_path);
+	unlink(err_path);
+	rmdir(scratch);
 	return rc;
 }

@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "test/scratch.h"
 #include "test/unit/meta_testutil.h"
 
 #define ADD_DIR META_TRITON "/3H6TEFVES2CIR7XPX32JHY4HEAGSY7SRJT2RIJ4V24D7PZYGOBYA"
@@ -185,8 +186,8 @@ static void copy_file(const char *from, const char *to)
 static void test_cache_rescan(void **s)
 {
 	(void)s;
-	char root[] = "/tmp/ktrace-meta-cache.XXXXXX";
-	assert_non_null(mkdtemp(root));
+	char root[400];
+	assert_non_null(kt_scratch_dir(root, sizeof root, "meta-cache"));
 	const char *const dirs[] = {root, NULL};
 	/* empty cache: no names */
 	struct ktrace_meta_image *img = parse_fixture(ROWSUM_DIR "/scaled_rowsum.cubin", dirs, NULL, 0);

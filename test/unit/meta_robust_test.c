@@ -13,7 +13,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "test/scratch.h"
 #include "test/unit/meta_testutil.h"
 
 #define ADD_CUBIN META_TRITON "/3H6TEFVES2CIR7XPX32JHY4HEAGSY7SRJT2RIJ4V24D7PZYGOBYA/add_kernel.cubin"
@@ -295,11 +297,14 @@ static void test_file_errors(void **s)
 	assert_string_equal(err, "/nonexistent/x.cubin: cannot open: No such file or directory");
 	assert_int_equal(ktrace_meta_parse_file("test", NULL, &img, err, sizeof err), -1);
 	assert_string_equal(err, "test: not a regular file");
-	FILE *f = fopen("/tmp/ktrace-meta-empty.cubin", "w");
-	fclose(f);
-	assert_int_equal(ktrace_meta_parse_file("/tmp/ktrace-meta-empty.cubin", NULL, &img, err, sizeof err), -1);
-	assert_string_equal(err, "/tmp/ktrace-meta-empty.cubin: empty file");
-	remove("/tmp/ktrace-meta-empty.cubin");
+	char empty[400], want[450];
+	int fd = kt_scratch_file(empty, sizeof empty, "meta-empty");
+	assert_true(fd >= 0);
+	close(fd);
+	assert_int_equal(ktrace_meta_parse_file(empty, NULL, &img, err, sizeof err), -1);
+	snprintf(want, sizeof want, "%s: empty file", empty);
+	assert_string_equal(err, want);
+	remove(empty);
 	/* a PTX file without a terminating NUL is read as text */
 	assert_int_equal(ktrace_meta_parse_file("test/cubins/handwritten.ptx", NULL, &img, err, sizeof err), 0);
 	assert_int_equal(img->nkernels, 4);
