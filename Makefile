@@ -158,9 +158,10 @@ $(BUILD)/$(1): $(call obj,$($(1)_SRCS)) $(BUILD)/libktcore.a
 endef
 $(foreach p,$(TOOLS) $(TESTS) $(BENCHES),$(eval $(call prog_rule,$(p))))
 
-# The unit tests, then the layout check, which runs (and reports) even when a test failed.
+# The unit tests and the GPU suite's area table (test/tools/gpu_areas_test.sh), then the
+# layout check, which runs (and reports) even when a test failed.
 test: all $(addprefix $(BUILD)/,$(TESTS)) $(TEST_DEPS) $(addprefix $(BUILD)/,$(BENCHES))
-	$(Q)BUILD=$(BUILD) sh test/run_unit.sh $(addprefix $(BUILD)/,$(TESTS)); rc=$$?; \
+	$(Q)BUILD=$(BUILD) sh test/run_unit.sh $(addprefix $(BUILD)/,$(TESTS)) test/tools/gpu_areas_test.sh; rc=$$?; \
 		$(MAKE) --no-print-directory check-layout || rc=1; exit $$rc
 
 # The checker's own test (a tree with broken includes must fail), then the tree.

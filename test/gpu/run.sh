@@ -99,7 +99,7 @@ done
 export KT_ROOT=$PWD
 export KT_BUILD=${KT_BUILD:-$PWD/build}
 export KT_LOGS=${KT_LOGS:-${OUT:-/tmp}/ktrace-gpu-logs}
-KT_TMP=$(mktemp -d /tmp/ktrace-gpu.XXXXXX)
+KT_TMP=$(mktemp -d "${TMPDIR:-/tmp}/ktrace-gpu.XXXXXX")
 export KT_TMP
 trap 'rm -rf "$KT_TMP"' EXIT
 mkdir -p "$KT_LOGS"
