@@ -4,7 +4,7 @@
 #                        the tools only, which read traces; libktrace.so is skipped, and said so)
 #   make test            CPU test suite (what CI runs, with WERROR=1)
 #   make dev             the CPU test suite with warnings as errors (WERROR=1), for development
-#   make check-asan      the CPU test suite under AddressSanitizer + UBSan (build-asan/)
+#   make check-asan      the CPU test suite under AddressSanitizer + UBSan (build-asan/, or ASAN_BUILD)
 #   make check-layout    the include rules of docs/architecture.md (scripts/check-layout.py; part of make test)
 #   make gpu             also the GPU test programs, benchmarks and example (for test/gpu/run.sh)
 #   make demo            ktrace on the bundled example (scripts/demo.sh)
@@ -171,8 +171,9 @@ check-layout:
 
 check: test
 
+ASAN_BUILD ?= build-asan
 check-asan:
-	$(Q)$(MAKE) --no-print-directory BUILD=build-asan SAN=1 OPT="-O1 -g" test
+	$(Q)$(MAKE) --no-print-directory BUILD=$(ASAN_BUILD) SAN=1 OPT="-O1 -g" test
 
 # Development: the CPU test suite with warnings as errors, as CI builds it.
 dev:
@@ -204,6 +205,6 @@ uninstall:
 	-rmdir $(I)/share/doc/ktrace $(I)/lib/ktrace-pyhook 2>/dev/null
 
 clean:
-	rm -rf $(BUILD) build-asan
+	rm -rf $(BUILD) $(ASAN_BUILD)
 
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
