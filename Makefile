@@ -5,6 +5,7 @@
 #   make test            CPU test suite (what CI runs, with WERROR=1)
 #   make dev             the CPU test suite with warnings as errors (WERROR=1), for development
 #   make check-asan      the CPU test suite under AddressSanitizer + UBSan (build-asan/, or ASAN_BUILD)
+#   make record-docs     docs/format.md and the JSON schema from the record table (format/record_table.def)
 #   make check-layout    the include rules of docs/architecture.md (scripts/check-layout.py; part of make test)
 #   make gpu             also the GPU test programs, benchmarks and example (for test/gpu/run.sh)
 #   make demo            ktrace on the bundled example (scripts/demo.sh)
@@ -82,7 +83,7 @@ obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(filter %.c,$(1)))
 CORE_OBJS := $(call obj,$(CORE_SRCS))
 LIB_OBJS := $(call obj,$(LIB_SRCS))
 
-.PHONY: all test check check-asan check-layout install uninstall clean gpu bench demo ablate example-traces dev
+.PHONY: all test check check-asan check-layout install uninstall clean gpu bench demo ablate example-traces dev record-docs
 
 # GPU test programs (test/gpu/<name>.cu -> build/gpu/<name>), built here and
 # carried to the GPU machine.  <name>_NVFLAGS adds per-program flags (e.g. -lcuda).
@@ -158,11 +159,18 @@ $(BUILD)/$(1): $(call obj,$($(1)_SRCS)) $(BUILD)/libktcore.a
 endef
 $(foreach p,$(TOOLS) $(TESTS) $(BENCHES),$(eval $(call prog_rule,$(p))))
 
-# The unit tests and the GPU suite's area table (test/tools/gpu_areas_test.sh), then the
-# layout check, which runs (and reports) even when a test failed.
+# The unit tests and the GPU suite's area table (test/tools/gpu_areas_test.sh), the
+# record table against docs/format.md and the JSON schema (scripts/record_docs.py),
+# then the layout check, which runs (and reports) even when a test failed.
 test: all $(addprefix $(BUILD)/,$(TESTS)) $(TEST_DEPS) $(addprefix $(BUILD)/,$(BENCHES))
 	$(Q)BUILD=$(BUILD) sh test/run_unit.sh $(addprefix $(BUILD)/,$(TESTS)) test/tools/gpu_areas_test.sh; rc=$$?; \
+		python3 scripts/record_docs.py --check --dump $(BUILD)/ktrace-dump || rc=1; \
 		$(MAKE) --no-print-directory check-layout || rc=1; exit $$rc
+
+# docs/format.md's tables and the JSON schema's records from the record table
+# (format/record_table.def): the generic records' schema, a new type's section.
+record-docs: $(BUILD)/ktrace-dump
+	python3 scripts/record_docs.py --write --dump $(BUILD)/ktrace-dump
 
 # The checker's own test (a tree with broken includes must fail), then the tree.
 check-layout:

@@ -1,41 +1,18 @@
 /* format/format_names.c: printable names of the trace format's enumerations
- * (record types, parameter kinds, name sources, counters, order operations,
- * why a launch was not hashed, graph node kinds and reasons, range kinds,
- * framework sequence numbers and Python stacks).
- * Calls nothing. */
+ * (parameter kinds, name sources, counters, order operations, why a launch was
+ * not hashed, graph node kinds and reasons, range kinds, framework sequence
+ * numbers and Python stacks, module kinds and sources, launch entry points,
+ * allocation kinds, copy directions, digest states, note levels, end reasons)
+ * and flag bits, and the list of a flag word's names.  Record type names are
+ * the record table's (format/record_table.c).  Calls libc only. */
 #include "format/ktrace_format.h"
 
 #include <stddef.h>
+#include <stdio.h>
 
 static const char *pick(const char *const *names, size_t n, unsigned v)
 {
 	return v < n && names[v] ? names[v] : "unknown";
-}
-
-const char *ktrace_record_type_name(uint16_t type)
-{
-	static const char *const names[] = {
-		[KTRACE_REC_HEADER] = "header",
-		[KTRACE_REC_MODULE] = "module",
-		[KTRACE_REC_MODULE_IMAGE] = "module_image",
-		[KTRACE_REC_KERNEL] = "kernel",
-		[KTRACE_REC_LAUNCH] = "launch",
-		[KTRACE_REC_ALLOC] = "alloc",
-		[KTRACE_REC_FREE] = "free",
-		[KTRACE_REC_MEMCPY] = "memcpy",
-		[KTRACE_REC_MEMSET] = "memset",
-		[KTRACE_REC_NOTE] = "note",
-		[KTRACE_REC_COUNTERS] = "counters",
-		[KTRACE_REC_END] = "end",
-		[KTRACE_REC_MODULE_UNLOAD] = "module_unload",
-		[KTRACE_REC_ORDER] = "order",
-		[KTRACE_REC_REPLAY] = "replay",
-		[KTRACE_REC_GRAPH] = "graph",
-		[KTRACE_REC_RANGE] = "range",
-		[KTRACE_REC_PYSTACK] = "pystack",
-		[KTRACE_REC_GPUTIME] = "gputime",
-	};
-	return pick(names, sizeof names / sizeof names[0], type);
 }
 
 const char *ktrace_param_kind_name(uint8_t kind)
@@ -204,11 +181,6 @@ const char *ktrace_fw_seq_kind_name(uint32_t kind)
 	return pick(names, sizeof names / sizeof names[0], kind);
 }
 
-const char *ktrace_range_ref_flag_name(uint32_t bit)
-{
-	return bit == KTRACE_RANGEREF_GRAPH_NODE ? "graph_node" : NULL;
-}
-
 const char *ktrace_pystack_kind_name(uint32_t kind)
 {
 	static const char *const names[] = {
@@ -217,4 +189,85 @@ const char *ktrace_pystack_kind_name(uint32_t kind)
 		[KTRACE_PYSTACK_FORWARD_OP] = "forward_op",
 	};
 	return pick(names, sizeof names / sizeof names[0], kind);
+}
+
+/* ---- enumerations named by tools (ktrace-dump, the diff, the reader) ------ */
+
+#define NAME_TABLE(fn, ...)                                                      \
+	const char *fn(uint32_t v)                                               \
+	{                                                                        \
+		static const char *const names[] = { __VA_ARGS__ };              \
+		return pick(names, sizeof names / sizeof names[0], v);           \
+	}
+
+NAME_TABLE(ktrace_module_kind_name, "unknown", "cubin", "fatbin", "fatbin_wrapper", "ptx")
+NAME_TABLE(ktrace_module_source_name, NULL, "module_load", "module_load_data", "module_load_fatbin",
+	   "library_load_data", "library_load_file", "unknown")
+NAME_TABLE(ktrace_layout_source_name, "none", "nvinfo", "ptx", "driver")
+NAME_TABLE(ktrace_launch_api_name, NULL, "launch_kernel", "launch_kernel_ex", "launch_cooperative", "graph")
+NAME_TABLE(ktrace_alloc_kind_name, NULL, "device", "async", "managed", "vmm", "host", "reserve", "imported")
+NAME_TABLE(ktrace_copy_dir_name, "unknown", "htod", "dtoh", "dtod", "htoh", "peer")
+NAME_TABLE(ktrace_dst_digest_state_name, "none", "host", "async", "strided", "failed", "device", "capture")
+NAME_TABLE(ktrace_note_level_name, "info", "warn", "error", "disabled")
+NAME_TABLE(ktrace_end_reason_name, NULL, "exit", "signal", "abort", "detach")
+
+/* ---- flag bits: a bit's name (its value, 1 << n), NULL for an unknown bit -- */
+
+static const char *bit_pick(const char *const *names, size_t n, uint32_t bit)
+{
+	for (unsigned b = 0; b < n && b < 32; b++)
+		if (bit == 1u << b)
+			return names[b];
+	return NULL;
+}
+
+#define BIT_TABLE(fn, ...)                                                       \
+	const char *fn(uint32_t bit)                                             \
+	{                                                                        \
+		static const char *const names[] = { __VA_ARGS__ };              \
+		return bit_pick(names, sizeof names / sizeof names[0], bit);     \
+	}
+
+BIT_TABLE(ktrace_launch_flag_name, "ptsz", "extra", "capturing", "hashed", "hash_skipped", "failed",
+	  "params_truncated", "graph", "range")
+BIT_TABLE(ktrace_graph_node_flag_name, "recorded", "hashed", "filtered", "in_conditional", "params_truncated",
+	  "disabled")
+BIT_TABLE(ktrace_copy_flag_name, "async", "2d", "3d", "src_digest", "graph", "range")
+BIT_TABLE(ktrace_stream_flag_name, "non_blocking")
+BIT_TABLE(ktrace_instantiate_flag_name, "auto_free_on_launch", "upload", "device_launch", "use_node_priority")
+BIT_TABLE(ktrace_region_flag_name, "in_struct", "pre", "post", "capped", "unhashed", "exact", "guessed",
+	  "signature")
+BIT_TABLE(ktrace_range_flag_name, "fw_seq", "backward", "cut", "source_cut", "source")
+BIT_TABLE(ktrace_gputime_flag_name, "graph")
+
+const char *ktrace_range_ref_flag_name(uint32_t bit)
+{
+	return bit == KTRACE_RANGEREF_GRAPH_NODE ? "graph_node" : NULL;
+}
+
+const char *ktrace_flag_names(uint64_t flags, const char *(*name)(uint32_t bit), char *out, size_t cap,
+			      const char *sep)
+{
+	size_t o = 0;
+
+	if (cap)
+		out[0] = '\0';
+	for (unsigned b = 0; b < 32 && cap; b++) {
+		uint32_t bit = 1u << b;
+		const char *nm = (flags & bit) && name ? name(bit) : NULL;
+		char unk[16];
+		int k;
+
+		if (!(flags & bit))
+			continue;
+		if (!nm)
+			nm = (snprintf(unk, sizeof unk, "0x%x", bit), unk);
+		k = snprintf(out + o, cap - o, "%s%s", o ? sep : "", nm);
+		if (k < 0 || (size_t)k >= cap - o)
+			return out;
+		o += (size_t)k;
+	}
+	if (flags >> 32 && o < cap) /* no bit above 31 is defined: one hex value */
+		snprintf(out + o, cap - o, "%s0x%llx", o ? sep : "", (unsigned long long)(flags & ~0xffffffffull));
+	return out;
 }

@@ -1,7 +1,9 @@
 /* format/ktrace_format.c: encode and decode every record type of the trace format.
  *
- * Owns the byte layout documented in docs/format.md: every record offset is
- * here and nowhere else but format_range.c (RANGE and PYSTACK, since 1.9).  Every field is written and read explicitly
+ * Owns the byte layout of the records with variable parts, as documented in
+ * docs/format.md (format_range.c: RANGE and PYSTACK); the generic records'
+ * layout is the record table's (format/record_table.def), and their codec
+ * (ktrace_encode_/ktrace_decode_<type>) is generated here from it.  Every field is written and read explicitly
  * little-endian through the le / rd helpers (one move on a little-endian
  * host, bytes elsewhere), so the layout does not depend on the host or on
  * struct padding.  Decoders check every length against the record size
@@ -11,9 +13,26 @@
 
 #include <string.h>
 
+#include "format/record_table.h"
+
 #include "format/codec.h"
 #include "format/hot.h"
 #include "format/le_bytes.h"
+
+/* ---- the generic records: the record table's codec ------------------------ */
+
+#define GENERIC_CODEC_1(UPPER, lower) \
+	size_t ktrace_encode_##lower(void *buf, size_t cap, const struct ktrace_rec_##lower *r) \
+	{ \
+		return ktrace_table_encode(ktrace_record_desc(KTRACE_REC_##UPPER), buf, cap, r); \
+	} \
+	int ktrace_decode_##lower(const void *rec, size_t len, struct ktrace_rec_##lower *r) \
+	{ \
+		return ktrace_table_decode(ktrace_record_desc(KTRACE_REC_##UPPER), rec, len, r); \
+	}
+#define GENERIC_CODEC_0(UPPER, lower)
+#define GENERIC_CODEC(UPPER, lower, number, since, generic, ...) GENERIC_CODEC_##generic(UPPER, lower)
+KTRACE_RECORDS(GENERIC_CODEC)
 
 /* ---- prefix ------------------------------------------------------------ */
 
@@ -31,88 +50,6 @@ int ktrace_decode_prefix(const void *rec, size_t len, struct ktrace_record_prefi
 	    p->size > KTRACE_RECORD_MAX_SIZE || p->size > len)
 		return -1;
 	return 0;
-}
-
-/* ---- HEADER ------------------------------------------------------------ */
-
-#define HEADER_FIXED 56
-
-size_t ktrace_encode_header(void *buf, size_t cap, const struct ktrace_rec_header *r)
-{
-	size_t size = pad8(HEADER_FIXED + 8u + str_len(&r->host) + str_len(&r->cmdline) +
-			   str_len(&r->ktrace_version) + str_len(&r->config));
-	if (size > cap)
-		return size;
-	uint8_t *b = buf;
-	put_prefix(b, KTRACE_REC_HEADER, size);
-	le32(b + 24, r->pid);
-	le32(b + 28, r->ppid);
-	le32(b + 32, r->rank);
-	le32(b + 36, r->digest_alg);
-	le64(b + 40, r->start_realtime_ns);
-	le64(b + 48, r->start_monotonic_ns);
-	size_t o = HEADER_FIXED;
-	o += put_str(b + o, &r->host);
-	o += put_str(b + o, &r->cmdline);
-	o += put_str(b + o, &r->ktrace_version);
-	put_str(b + o, &r->config);
-	return size;
-}
-
-int ktrace_decode_header(const void *rec, size_t len, struct ktrace_rec_header *r)
-{
-	const uint8_t *b = check(rec, len, KTRACE_REC_HEADER, HEADER_FIXED + 8);
-	if (!b)
-		return -1;
-	r->pid = rd32(b + 24);
-	r->ppid = rd32(b + 28);
-	r->rank = rd32(b + 32);
-	r->digest_alg = rd32(b + 36);
-	r->start_realtime_ns = rd64(b + 40);
-	r->start_monotonic_ns = rd64(b + 48);
-	struct cur c = { b, HEADER_FIXED, len, 0 };
-	r->host = cur_str(&c);
-	r->cmdline = cur_str(&c);
-	r->ktrace_version = cur_str(&c);
-	r->config = cur_str(&c);
-	return c.bad ? -1 : 0;
-}
-
-/* ---- MODULE ------------------------------------------------------------ */
-
-#define MODULE_FIXED 64
-
-size_t ktrace_encode_module(void *buf, size_t cap, const struct ktrace_rec_module *r)
-{
-	size_t size = pad8(MODULE_FIXED + 2u + str_len(&r->path));
-	if (size > cap)
-		return size;
-	uint8_t *b = buf;
-	put_prefix(b, KTRACE_REC_MODULE, size);
-	le64(b + 24, r->module_id);
-	le64(b + 32, r->handle);
-	le64(b + 40, r->image_digest);
-	le64(b + 48, r->image_size);
-	le32(b + 56, r->kind);
-	le32(b + 60, r->source);
-	put_str(b + MODULE_FIXED, &r->path);
-	return size;
-}
-
-int ktrace_decode_module(const void *rec, size_t len, struct ktrace_rec_module *r)
-{
-	const uint8_t *b = check(rec, len, KTRACE_REC_MODULE, MODULE_FIXED + 8);
-	if (!b)
-		return -1;
-	r->module_id = rd64(b + 24);
-	r->handle = rd64(b + 32);
-	r->image_digest = rd64(b + 40);
-	r->image_size = rd64(b + 48);
-	r->kind = rd32(b + 56);
-	r->source = rd32(b + 60);
-	struct cur c = { b, MODULE_FIXED, len, 0 };
-	r->path = cur_str(&c);
-	return c.bad ? -1 : 0;
 }
 
 /* ---- MODULE_IMAGE ------------------------------------------------------ */
@@ -463,65 +400,6 @@ void ktrace_launch_region(const struct ktrace_rec_launch *r, uint32_t i, struct 
 	out->post_hash = rd64(e + KTRACE_REGION_POST_HASH_OFF);
 }
 
-/* ---- ALLOC / FREE ------------------------------------------------------ */
-
-#define ALLOC_SIZE 56
-#define FREE_SIZE 56
-
-size_t ktrace_encode_alloc(void *buf, size_t cap, const struct ktrace_rec_alloc *r)
-{
-	if (ALLOC_SIZE > cap)
-		return ALLOC_SIZE;
-	uint8_t *b = buf;
-	put_prefix(b, KTRACE_REC_ALLOC, ALLOC_SIZE);
-	le64(b + 24, r->base);
-	le64(b + 32, r->size);
-	le64(b + 40, r->stream);
-	le32(b + 48, (uint32_t)r->device);
-	le32(b + 52, r->kind);
-	return ALLOC_SIZE;
-}
-
-int ktrace_decode_alloc(const void *rec, size_t len, struct ktrace_rec_alloc *r)
-{
-	const uint8_t *b = check(rec, len, KTRACE_REC_ALLOC, ALLOC_SIZE);
-	if (!b)
-		return -1;
-	r->base = rd64(b + 24);
-	r->size = rd64(b + 32);
-	r->stream = rd64(b + 40);
-	r->device = (int32_t)rd32(b + 48);
-	r->kind = rd32(b + 52);
-	return 0;
-}
-
-size_t ktrace_encode_free(void *buf, size_t cap, const struct ktrace_rec_free *r)
-{
-	if (FREE_SIZE > cap)
-		return FREE_SIZE;
-	uint8_t *b = buf;
-	put_prefix(b, KTRACE_REC_FREE, FREE_SIZE);
-	le64(b + 24, r->base);
-	le64(b + 32, r->size);
-	le64(b + 40, r->stream);
-	le32(b + 48, r->kind);
-	le32(b + 52, r->reserved);
-	return FREE_SIZE;
-}
-
-int ktrace_decode_free(const void *rec, size_t len, struct ktrace_rec_free *r)
-{
-	const uint8_t *b = check(rec, len, KTRACE_REC_FREE, FREE_SIZE);
-	if (!b)
-		return -1;
-	r->base = rd64(b + 24);
-	r->size = rd64(b + 32);
-	r->stream = rd64(b + 40);
-	r->kind = rd32(b + 48);
-	r->reserved = rd32(b + 52);
-	return 0;
-}
-
 /* ---- MEMCPY / MEMSET --------------------------------------------------- */
 
 #define MEMCPY_SIZE 112    /* 1.2: dst_digest and its state appended */
@@ -649,38 +527,10 @@ int ktrace_decode_memset(const void *rec, size_t len, struct ktrace_rec_memset *
 	return get_copy_tail(b, len, MEMSET_SIZE, r->flags, &r->graph, &r->range);
 }
 
-/* ---- NOTE / COUNTERS / END / MODULE_UNLOAD ----------------------------- */
+/* ---- COUNTERS ---------------------------------------------------------- */
 
-#define NOTE_FIXED 32
 #define COUNTERS_FIXED 32
 #define COUNTER_ENTRY 16
-#define END_SIZE 48
-#define UNLOAD_SIZE 32
-
-size_t ktrace_encode_note(void *buf, size_t cap, const struct ktrace_rec_note *r)
-{
-	size_t size = pad8(NOTE_FIXED + 2u + str_len(&r->text));
-	if (size > cap)
-		return size;
-	uint8_t *b = buf;
-	put_prefix(b, KTRACE_REC_NOTE, size);
-	le32(b + 24, r->level);
-	le32(b + 28, r->code);
-	put_str(b + NOTE_FIXED, &r->text);
-	return size;
-}
-
-int ktrace_decode_note(const void *rec, size_t len, struct ktrace_rec_note *r)
-{
-	const uint8_t *b = check(rec, len, KTRACE_REC_NOTE, NOTE_FIXED + 8);
-	if (!b)
-		return -1;
-	r->level = rd32(b + 24);
-	r->code = rd32(b + 28);
-	struct cur c = { b, NOTE_FIXED, len, 0 };
-	r->text = cur_str(&c);
-	return c.bad ? -1 : 0;
-}
 
 size_t ktrace_encode_counters(void *buf, size_t cap, const struct ktrace_counter *c, uint32_t n)
 {
@@ -724,50 +574,6 @@ void ktrace_counters_get(const struct ktrace_rec_counters *r, uint32_t i, struct
 	out->value = rd64(e + 8);
 }
 
-size_t ktrace_encode_end(void *buf, size_t cap, const struct ktrace_rec_end *r)
-{
-	if (END_SIZE > cap)
-		return END_SIZE;
-	uint8_t *b = buf;
-	put_prefix(b, KTRACE_REC_END, END_SIZE);
-	le32(b + 24, r->reason);
-	le32(b + 28, (uint32_t)r->status);
-	le64(b + 32, r->records_written);
-	le64(b + 40, r->launches);
-	return END_SIZE;
-}
-
-int ktrace_decode_end(const void *rec, size_t len, struct ktrace_rec_end *r)
-{
-	const uint8_t *b = check(rec, len, KTRACE_REC_END, END_SIZE);
-	if (!b)
-		return -1;
-	r->reason = rd32(b + 24);
-	r->status = (int32_t)rd32(b + 28);
-	r->records_written = rd64(b + 32);
-	r->launches = rd64(b + 40);
-	return 0;
-}
-
-size_t ktrace_encode_module_unload(void *buf, size_t cap, const struct ktrace_rec_module_unload *r)
-{
-	if (UNLOAD_SIZE > cap)
-		return UNLOAD_SIZE;
-	uint8_t *b = buf;
-	put_prefix(b, KTRACE_REC_MODULE_UNLOAD, UNLOAD_SIZE);
-	le64(b + 24, r->module_id);
-	return UNLOAD_SIZE;
-}
-
-int ktrace_decode_module_unload(const void *rec, size_t len, struct ktrace_rec_module_unload *r)
-{
-	const uint8_t *b = check(rec, len, KTRACE_REC_MODULE_UNLOAD, UNLOAD_SIZE);
-	if (!b)
-		return -1;
-	r->module_id = rd64(b + 24);
-	return 0;
-}
-
 /* ---- REPLAY ------------------------------------------------------------ */
 
 #define REPLAY_FIXED 48
@@ -800,45 +606,6 @@ int ktrace_decode_replay(const void *rec, size_t len, struct ktrace_rec_replay *
 	r->blob = b + REPLAY_FIXED;
 	if (r->blob_len > len - REPLAY_FIXED)
 		return -1;
-	return 0;
-}
-
-/* ---- ORDER ------------------------------------------------------------- */
-
-#define ORDER_SIZE 80
-
-size_t ktrace_encode_order(void *buf, size_t cap, const struct ktrace_rec_order *r)
-{
-	if (ORDER_SIZE > cap)
-		return ORDER_SIZE;
-	uint8_t *b = buf;
-	put_prefix(b, KTRACE_REC_ORDER, ORDER_SIZE);
-	le32(b + 24, r->op);
-	le32(b + 28, r->tid);
-	le64(b + 32, r->stream);
-	le64(b + 40, r->event);
-	le64(b + 48, r->context);
-	le64(b + 56, r->launch_seq_before);
-	le32(b + 64, (uint32_t)r->device);
-	le32(b + 68, r->stream_flags);
-	le32(b + 72, (uint32_t)r->priority);
-	return ORDER_SIZE;
-}
-
-int ktrace_decode_order(const void *rec, size_t len, struct ktrace_rec_order *r)
-{
-	const uint8_t *b = check(rec, len, KTRACE_REC_ORDER, ORDER_SIZE);
-	if (!b)
-		return -1;
-	r->op = rd32(b + 24);
-	r->tid = rd32(b + 28);
-	r->stream = rd64(b + 32);
-	r->event = rd64(b + 40);
-	r->context = rd64(b + 48);
-	r->launch_seq_before = rd64(b + 56);
-	r->device = (int32_t)rd32(b + 64);
-	r->stream_flags = rd32(b + 68);
-	r->priority = (int32_t)rd32(b + 72);
 	return 0;
 }
 

@@ -39,27 +39,13 @@
 #define KTRACE_RECORD_ALIGN 8
 #define KTRACE_RECORD_MAX_SIZE (64u << 20) /* readers reject larger sizes */
 
-enum ktrace_record_type {
-	KTRACE_REC_HEADER = 1,       /* process identity; first record of a file */
-	KTRACE_REC_MODULE = 2,       /* a loaded module or library */
-	KTRACE_REC_MODULE_IMAGE = 3, /* the bytes of a module image, once per digest */
-	KTRACE_REC_KERNEL = 4,       /* a kernel and its parameter layout */
-	KTRACE_REC_LAUNCH = 5,       /* one kernel launch */
-	KTRACE_REC_ALLOC = 6,        /* a device/managed/host-mapped allocation */
-	KTRACE_REC_FREE = 7,         /* release of an allocation */
-	KTRACE_REC_MEMCPY = 8,       /* a copy */
-	KTRACE_REC_MEMSET = 9,       /* a memset */
-	KTRACE_REC_NOTE = 10,        /* a message: info, warning, error, disabled feature */
-	KTRACE_REC_COUNTERS = 11,    /* drop and skip counters (cumulative) */
-	KTRACE_REC_END = 12,         /* how the process ended; last record */
-	KTRACE_REC_MODULE_UNLOAD = 13,
-	KTRACE_REC_ORDER = 14,       /* since 1.2: a call that orders GPU work across streams */
-	KTRACE_REC_REPLAY = 15,      /* since 1.2: a launch replayed in isolation, the verdict */
-	KTRACE_REC_GRAPH = 16,       /* since 1.8: an executable CUDA graph, its nodes and edges */
-	KTRACE_REC_RANGE = 17,       /* since 1.9: one node of the tree of NVTX range paths */
-	KTRACE_REC_PYSTACK = 18,     /* since 1.9: the Python stack behind a launch or a framework op */
-	KTRACE_REC_GPUTIME = 19,     /* since 1.10: measured GPU start and end of a sampled launch */
-};
+#include "format/record_table.def"
+
+/* The record types: KTRACE_REC_HEADER = 1 ... (format/record_table.def lists
+ * them with what each is). */
+#define KTRACE_REC_ENUM_ENTRY(UPPER, lower, number, ...) KTRACE_REC_##UPPER = number,
+enum ktrace_record_type { KTRACE_RECORDS(KTRACE_REC_ENUM_ENTRY) };
+#undef KTRACE_REC_ENUM_ENTRY
 /* Types from here up exist only inside a tracing process (the writer's
  * rings), never in a file: the writer's expander turns each into a record of
  * a type above (trace_writer.h, "Deferred records").  Producers define their
@@ -83,18 +69,26 @@ struct ktrace_str {
 	uint16_t len;
 };
 
+/* The structs of the generic records (format/record_table.def, generic 1):
+ * one member per F and S entry of the type's field list, named as there. */
+#define KTRACE_MEMBER_U8(m) uint8_t m;
+#define KTRACE_MEMBER_U16(m) uint16_t m;
+#define KTRACE_MEMBER_U32(m) uint32_t m;
+#define KTRACE_MEMBER_I32(m) int32_t m;
+#define KTRACE_MEMBER_U64(m) uint64_t m;
+#define KTRACE_MEMBER_U32X3(m) uint32_t m[3];
+#define KTRACE_STRUCT_F(rec, member, name, offset, wire, ...) KTRACE_MEMBER_##wire(member)
+#define KTRACE_STRUCT_S(rec, member, ...) struct ktrace_str member;
+#define KTRACE_STRUCT_NONE(...)
+#define KTRACE_STRUCT_1(lower) \
+	struct ktrace_rec_##lower { \
+		KTRACE_FIELDS_##lower(KTRACE_STRUCT_F, KTRACE_STRUCT_S, KTRACE_STRUCT_NONE, KTRACE_STRUCT_NONE) \
+	};
+#define KTRACE_STRUCT_0(lower)
+#define KTRACE_STRUCT(UPPER, lower, number, since, generic, ...) KTRACE_STRUCT_##generic(lower)
+KTRACE_RECORDS(KTRACE_STRUCT)
+
 /* ---- HEADER ------------------------------------------------------------ */
-struct ktrace_rec_header {
-	uint32_t pid, ppid;
-	uint32_t rank;             /* from RANK / LOCAL_RANK, else 0 */
-	uint32_t digest_alg;       /* KTRACE_DIGEST_ALG_* (hashkern/ktrace_digest.h) */
-	uint64_t start_realtime_ns;/* CLOCK_REALTIME at start */
-	uint64_t start_monotonic_ns;/* CLOCK_MONOTONIC at the same instant */
-	struct ktrace_str host;
-	struct ktrace_str cmdline; /* argv joined by single spaces */
-	struct ktrace_str ktrace_version;
-	struct ktrace_str config;  /* effective settings, "KEY=VALUE" joined by ' ' */
-};
 
 /* ---- MODULE ------------------------------------------------------------ */
 enum ktrace_module_kind {
@@ -111,15 +105,6 @@ enum ktrace_module_source {
 	KTRACE_MODSRC_LIBRARY_LOAD_DATA = 4,
 	KTRACE_MODSRC_LIBRARY_LOAD_FILE = 5,
 	KTRACE_MODSRC_UNKNOWN = 6,           /* handle first seen at a launch */
-};
-struct ktrace_rec_module {
-	uint64_t module_id;     /* ktrace's id, unique in the file */
-	uint64_t handle;        /* CUmodule or CUlibrary value */
-	uint64_t image_digest;  /* ktrace digest of the image bytes (0 if none) */
-	uint64_t image_size;
-	uint32_t kind;          /* enum ktrace_module_kind */
-	uint32_t source;        /* enum ktrace_module_source */
-	struct ktrace_str path; /* file path when loaded from a file */
 };
 
 /* ---- MODULE_IMAGE (stored once per digest) ------------------------------ */
@@ -319,19 +304,6 @@ enum ktrace_alloc_kind {
 	KTRACE_ALLOC_IMPORTED = 7, /* since 1.5: cuIpcOpenMemHandle, cuMemPoolImportPointer (the
 	                            * exporter's allocation, its extent from cuMemGetAddressRange) */
 };
-struct ktrace_rec_alloc {
-	uint64_t base, size;
-	uint64_t stream;  /* async forms; else 0 */
-	int32_t device;
-	uint32_t kind;    /* enum ktrace_alloc_kind */
-};
-struct ktrace_rec_free {
-	uint64_t base;
-	uint64_t size;    /* size of the tracked allocation, 0 if unknown */
-	uint64_t stream;
-	uint32_t kind;
-	uint32_t reserved;
-};
 
 /* ---- MEMCPY / MEMSET --------------------------------------------------- */
 enum ktrace_copy_dir {
@@ -406,11 +378,6 @@ enum ktrace_note_code {
 	KTRACE_NOTE_CODE_MARK = 260,    /* since 1.7: the program's text, ktrace_mark() (include/ktrace.h) */
 	KTRACE_NOTE_CODE_NVTX_MARK = 261, /* since 1.9: an NVTX mark (nvtxMark*, nvtxDomainMarkEx) */
 };
-struct ktrace_rec_note {
-	uint32_t level; /* enum ktrace_note_level */
-	uint32_t code;  /* KTRACE_NOTE_CODE_* (docs/format.md) */
-	struct ktrace_str text;
-};
 /* Counter identifiers; a COUNTERS record carries (id, value) pairs. */
 enum ktrace_counter_id {
 	KTRACE_CTR_RECORDS_DROPPED = 1,  /* writer buffer full past the bounded wait */
@@ -454,13 +421,6 @@ enum ktrace_end_reason {
 	KTRACE_END_ABORT = 3,
 	KTRACE_END_DETACH = 4,  /* library unloaded / tracing stopped */
 };
-struct ktrace_rec_end {
-	uint32_t reason; /* enum ktrace_end_reason */
-	int32_t status;
-	uint64_t records_written; /* records before this one */
-	uint64_t launches;
-};
-struct ktrace_rec_module_unload { uint64_t module_id; };
 
 /* ---- ORDER (since 1.2) ---------------------------------------------------- */
 /* One successful stream, event or synchronisation call: what orders work on
@@ -478,18 +438,6 @@ enum ktrace_order_op {
 	KTRACE_ORDER_UNKNOWN = 10,          /* cuStreamWaitValue / BatchMemOp: an order not modelled */
 };
 #define KTRACE_STREAM_NON_BLOCKING 0x1u /* stream_flags: CU_STREAM_NON_BLOCKING (no legacy-stream sync) */
-struct ktrace_rec_order {
-	uint32_t op;         /* enum ktrace_order_op */
-	uint32_t tid;        /* the calling thread */
-	uint64_t stream;     /* CUstream as given (0 legacy, 2 per-thread, as launches); 0 if none */
-	uint64_t event;      /* CUevent; 0 if none */
-	uint64_t context;    /* current context of the calling thread (cuCtxSynchronize_v2: the one given) */
-	uint64_t launch_seq_before; /* the launch_seq counter at the call: launches and copies numbered
-	                             * below it were issued before; it takes no number itself */
-	int32_t device;      /* ordinal of the context's device, -1 unknown */
-	uint32_t stream_flags; /* stream_create: the flags given (KTRACE_STREAM_NON_BLOCKING ...), else 0 */
-	int32_t priority;    /* stream_create: the priority given (0 for cuStreamCreate), else 0 */
-};
 
 /* ---- REPLAY (since 1.2) ------------------------------------------------- */
 /* One launch confirmed by replaying it in isolation (KTRACE_REPLAY): the
@@ -650,27 +598,25 @@ struct ktrace_rec_pystack {
  * trace's clock through a reference event of its context whose host time
  * ktrace took (docs/format.md "GPUTIME").  Fixed size. */
 #define KTRACE_GPUTIMEF_GRAPH 0x1u /* the whole of a graph launch: op_seq is its first launch_seq */
-struct ktrace_rec_gputime {
-	uint64_t op_seq;      /* the launch's launch_seq (a graph launch: its first) */
-	uint64_t context;
-	uint64_t stream;      /* as ORDER records it: a _ptsz call's stream 0 is 2, the per-thread stream */
-	uint64_t start_ns;    /* CLOCK_MONOTONIC ns: the event recorded before the launch completed */
-	uint64_t end_ns;      /* CLOCK_MONOTONIC ns: the event recorded after it completed (>= start_ns) */
-	uint64_t ref_ns;      /* the host time given to the context's reference event */
-	uint32_t ref_err_ns;  /* the reference's GPU time lies within this many ns of ref_ns */
-	int32_t device;       /* ordinal, -1 unknown */
-	uint32_t flags;       /* KTRACE_GPUTIMEF_* */
-	uint32_t tid;         /* the launching thread */
-};
 
 /* ---- encoding and decoding --------------------------------------------- */
+
+/* Every generic record (format/record_table.def) has
+ *   size_t ktrace_encode_<lower>(void *buf, size_t cap, const struct ktrace_rec_<lower> *r);
+ *   int ktrace_decode_<lower>(const void *rec, size_t len, struct ktrace_rec_<lower> *r);
+ * as the other types' below: header, module, alloc, free, note, end,
+ * module_unload, order, gputime. */
+#define KTRACE_CODEC_DECL_1(lower) \
+	size_t ktrace_encode_##lower(void *buf, size_t cap, const struct ktrace_rec_##lower *r); \
+	int ktrace_decode_##lower(const void *rec, size_t len, struct ktrace_rec_##lower *r);
+#define KTRACE_CODEC_DECL_0(lower)
+#define KTRACE_CODEC_DECL(UPPER, lower, number, since, generic, ...) KTRACE_CODEC_DECL_##generic(lower)
+KTRACE_RECORDS(KTRACE_CODEC_DECL)
 
 /* Encoding: `ktrace_encode_*` write one whole record (prefix included, seq and
  * time_ns left 0 for the writer to fill) into buf and return its size, or the
  * size needed if cap is too small (nothing written then).  Sizes are always
  * multiples of 8.  Strings longer than 65535 bytes are cut. */
-size_t ktrace_encode_header(void *buf, size_t cap, const struct ktrace_rec_header *r);
-size_t ktrace_encode_module(void *buf, size_t cap, const struct ktrace_rec_module *r);
 size_t ktrace_encode_module_image(void *buf, size_t cap, const struct ktrace_rec_module_image *r);
 /* params: array of nparams descriptors (name/type views). */
 size_t ktrace_encode_kernel(void *buf, size_t cap, const struct ktrace_rec_kernel *r,
@@ -679,20 +625,13 @@ size_t ktrace_encode_kernel(void *buf, size_t cap, const struct ktrace_rec_kerne
  * give the raw bytes. */
 size_t ktrace_encode_launch(void *buf, size_t cap, const struct ktrace_rec_launch *r,
 			    const struct ktrace_region *regions);
-size_t ktrace_encode_alloc(void *buf, size_t cap, const struct ktrace_rec_alloc *r);
-size_t ktrace_encode_free(void *buf, size_t cap, const struct ktrace_rec_free *r);
 size_t ktrace_encode_memcpy(void *buf, size_t cap, const struct ktrace_rec_memcpy *r);
 size_t ktrace_encode_memset(void *buf, size_t cap, const struct ktrace_rec_memset *r);
-size_t ktrace_encode_note(void *buf, size_t cap, const struct ktrace_rec_note *r);
 size_t ktrace_encode_counters(void *buf, size_t cap, const struct ktrace_counter *c, uint32_t n);
-size_t ktrace_encode_end(void *buf, size_t cap, const struct ktrace_rec_end *r);
-size_t ktrace_encode_module_unload(void *buf, size_t cap, const struct ktrace_rec_module_unload *r);
-size_t ktrace_encode_order(void *buf, size_t cap, const struct ktrace_rec_order *r);
 size_t ktrace_encode_replay(void *buf, size_t cap, const struct ktrace_rec_replay *r);
 size_t ktrace_encode_graph(void *buf, size_t cap, const struct ktrace_rec_graph *r);
 size_t ktrace_encode_range(void *buf, size_t cap, const struct ktrace_rec_range *r);
 size_t ktrace_encode_pystack(void *buf, size_t cap, const struct ktrace_rec_pystack *r);
-size_t ktrace_encode_gputime(void *buf, size_t cap, const struct ktrace_rec_gputime *r);
 
 /* The size of a LAUNCH record with nregions regions and param_bytes_len
  * parameter bytes (what ktrace_encode_launch returns for them). */
@@ -712,8 +651,6 @@ void *ktrace_encode_launch_head(void *buf, size_t size, uint16_t type, const str
  * Return 0 on success, -1 if the record is malformed (every length is checked
  * against len; nothing is read outside [rec, rec+len)).  Views point into rec. */
 int ktrace_decode_prefix(const void *rec, size_t len, struct ktrace_record_prefix *p);
-int ktrace_decode_header(const void *rec, size_t len, struct ktrace_rec_header *r);
-int ktrace_decode_module(const void *rec, size_t len, struct ktrace_rec_module *r);
 int ktrace_decode_module_image(const void *rec, size_t len, struct ktrace_rec_module_image *r);
 int ktrace_decode_kernel(const void *rec, size_t len, struct ktrace_rec_kernel *r);
 int ktrace_kernel_param(const struct ktrace_rec_kernel *r, uint32_t i, struct ktrace_param_desc *out);
@@ -723,16 +660,10 @@ void ktrace_launch_region(const struct ktrace_rec_launch *r, uint32_t i, struct 
  * (ktrace_encode_launch_head with an internal type): decoded as
  * ktrace_decode_launch() would, its views pointing into rec. */
 int ktrace_decode_carried_launch(const void *rec, size_t len, struct ktrace_rec_launch *r);
-int ktrace_decode_alloc(const void *rec, size_t len, struct ktrace_rec_alloc *r);
-int ktrace_decode_free(const void *rec, size_t len, struct ktrace_rec_free *r);
 int ktrace_decode_memcpy(const void *rec, size_t len, struct ktrace_rec_memcpy *r);
 int ktrace_decode_memset(const void *rec, size_t len, struct ktrace_rec_memset *r);
-int ktrace_decode_note(const void *rec, size_t len, struct ktrace_rec_note *r);
 int ktrace_decode_counters(const void *rec, size_t len, struct ktrace_rec_counters *r);
 void ktrace_counters_get(const struct ktrace_rec_counters *r, uint32_t i, struct ktrace_counter *out);
-int ktrace_decode_end(const void *rec, size_t len, struct ktrace_rec_end *r);
-int ktrace_decode_module_unload(const void *rec, size_t len, struct ktrace_rec_module_unload *r);
-int ktrace_decode_order(const void *rec, size_t len, struct ktrace_rec_order *r);
 int ktrace_decode_replay(const void *rec, size_t len, struct ktrace_rec_replay *r);
 int ktrace_decode_graph(const void *rec, size_t len, struct ktrace_rec_graph *r);
 int ktrace_decode_range(const void *rec, size_t len, struct ktrace_rec_range *r);
@@ -740,14 +671,14 @@ int ktrace_decode_pystack(const void *rec, size_t len, struct ktrace_rec_pystack
 /* Walk the frames of a decoded PYSTACK record: *off starts at 0; fills out
  * and advances *off.  Returns 0, or -1 at the end or on a malformed frame. */
 int ktrace_pystack_frame_next(const struct ktrace_rec_pystack *r, uint32_t *off, struct ktrace_py_frame *out);
-int ktrace_decode_gputime(const void *rec, size_t len, struct ktrace_rec_gputime *r);
 /* Walk the nodes of a decoded GRAPH record: *off starts at 0; fills out and
  * advances *off.  Returns 0, or -1 at the end or on a malformed entry. */
 int ktrace_graph_node_next(const struct ktrace_rec_graph *r, uint32_t *off, struct ktrace_graph_node *out);
 /* Edge i (< r->nedges) of a decoded GRAPH record. */
 void ktrace_graph_edge_get(const struct ktrace_rec_graph *r, uint32_t i, struct ktrace_graph_edge *out);
 
-/* Names for printing ("launch", "kernel", ...); "unknown" for others. */
+/* Names for printing ("launch", "kernel", ...); "unknown" for others.  A
+ * record type's name is the record table's (format/record_table.h). */
 const char *ktrace_record_type_name(uint16_t type);
 const char *ktrace_param_kind_name(uint8_t kind);
 const char *ktrace_name_source_name(uint8_t src);
@@ -763,5 +694,27 @@ const char *ktrace_range_kind_name(uint32_t kind);     /* "push", "start" */
 const char *ktrace_fw_seq_kind_name(uint32_t kind);   /* "none", "forward", "backward" */
 const char *ktrace_range_ref_flag_name(uint32_t bit); /* one KTRACE_RANGEREF_ bit: "graph_node"; NULL unknown */
 const char *ktrace_pystack_kind_name(uint32_t kind);  /* "at_launch", "after_launch", "forward_op" */
+const char *ktrace_module_kind_name(uint32_t kind);    /* "cubin", "fatbin", ... */
+const char *ktrace_module_source_name(uint32_t src);   /* "module_load", ... */
+const char *ktrace_layout_source_name(uint32_t src);   /* "none", "nvinfo", "ptx", "driver" */
+const char *ktrace_launch_api_name(uint32_t api);      /* "launch_kernel", ... */
+const char *ktrace_alloc_kind_name(uint32_t kind);     /* "device", "async", ... */
+const char *ktrace_copy_dir_name(uint32_t dir);        /* "htod", ... */
+const char *ktrace_dst_digest_state_name(uint32_t state); /* "none", "host", ... */
+const char *ktrace_note_level_name(uint32_t level);    /* "info", "warn", "error", "disabled" */
+const char *ktrace_end_reason_name(uint32_t reason);   /* "exit", "signal", ... */
+/* Flag bits: the name of one bit (its value, 1 << n); NULL for a bit not defined. */
+const char *ktrace_launch_flag_name(uint32_t bit);     /* KTRACE_LAUNCHF_* */
+const char *ktrace_graph_node_flag_name(uint32_t bit); /* KTRACE_GNODEF_* */
+const char *ktrace_copy_flag_name(uint32_t bit);       /* KTRACE_COPYF_* */
+const char *ktrace_stream_flag_name(uint32_t bit);     /* ORDER stream_flags */
+const char *ktrace_instantiate_flag_name(uint32_t bit);/* GRAPH instantiate_flags (CUDA's) */
+const char *ktrace_region_flag_name(uint32_t bit);     /* KTRACE_REGIONF_* */
+const char *ktrace_range_flag_name(uint32_t bit);      /* KTRACE_RANGEF_* */
+const char *ktrace_gputime_flag_name(uint32_t bit);    /* KTRACE_GPUTIMEF_* */
+/* The names of the bits set in flags joined by sep into out (cap bytes), a bit
+ * name() does not know as "0x...", bits above 31 as one hex value; returns out. */
+const char *ktrace_flag_names(uint64_t flags, const char *(*name)(uint32_t bit), char *out, size_t cap,
+			      const char *sep);
 
 #endif

@@ -53,6 +53,8 @@ static const char usage_text[] =
 	"                      (each stream's launches, copies, memsets and order\n"
 	"                      records) or 'kernel' (each kernel's record and its\n"
 	"                      launches); the other records first\n"
+	"  --record-table      the record table: every record type and field, with\n"
+	"                      its offset, type and name (JSON), instead of a file\n"
 	"  -h, --help          this text\n"
 	"  --version           print the version\n"
 	"\n"
@@ -991,6 +993,7 @@ static int parse_options(int argc, char **argv, struct opts *o)
 		{ "nvtx", required_argument, NULL, 'R' },
 		{ "summary", no_argument, NULL, 's' },
 		{ "group", required_argument, NULL, 'g' },
+		{ "record-table", no_argument, NULL, 't' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -1006,6 +1009,7 @@ static int parse_options(int argc, char **argv, struct opts *o)
 		case 'r': rc = set_range(o, optarg, err, sizeof err); break;
 		case 'R': rc = set_path_filter(o, optarg, err, sizeof err); break;
 		case 'g': rc = set_group(o, optarg, err, sizeof err); break;
+		case 't': dump_record_table(stdout); return 0;
 		case 'h': usage(stdout); return 0;
 		case 'V': printf("ktrace-dump %s\n", KTRACE_VERSION); return 0;
 		default: return ktrace_cli_usage_error("ktrace-dump", err);

@@ -33,17 +33,3 @@ int dump_text_gputime(const struct dump_ctx *c, unsigned long long seq, const vo
 	return 0;
 }
 
-int dump_json_gputime(FILE *f, const void *rec, size_t len)
-{
-	struct ktrace_rec_gputime g;
-
-	if (ktrace_decode_gputime(rec, len, &g))
-		return -1;
-	fprintf(f, ",\"op_seq\":%llu,\"start_ns\":%llu,\"end_ns\":%llu,\"duration_ns\":%llu", as_ull(g.op_seq),
-		as_ull(g.start_ns), as_ull(g.end_ns), as_ull(g.end_ns >= g.start_ns ? g.end_ns - g.start_ns : 0));
-	fprintf(f, ",\"stream\":\"0x%llx\",\"context\":\"0x%llx\",\"device\":%d,\"tid\":%u", as_ull(g.stream),
-		as_ull(g.context), g.device, g.tid);
-	fprintf(f, ",\"ref_ns\":%llu,\"ref_err_ns\":%u,\"gputime_flags\":[%s]", as_ull(g.ref_ns), g.ref_err_ns,
-		(g.flags & KTRACE_GPUTIMEF_GRAPH) ? "\"graph\"" : "");
-	return 0;
-}

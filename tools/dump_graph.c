@@ -137,7 +137,7 @@ static void json_node_body(FILE *f, const struct ktrace_graph_node *n)
 	}
 }
 
-static int json_nodes(FILE *f, const struct ktrace_rec_graph *g)
+int dump_json_graph_nodes(FILE *f, const struct ktrace_rec_graph *g)
 {
 	uint32_t off = 0;
 	char fl[96];
@@ -164,29 +164,13 @@ static int json_nodes(FILE *f, const struct ktrace_rec_graph *g)
 	return 0;
 }
 
-int dump_json_graph(FILE *f, const void *rec, size_t len)
+void dump_json_graph_edges(FILE *f, const struct ktrace_rec_graph *g)
 {
-	struct ktrace_rec_graph g;
-	char fl[256];
-	if (ktrace_decode_graph(rec, len, &g))
-		return -1;
-	fprintf(f, ",\"exec_id\":%llu,\"graph_id\":%llu,\"revision\":%u,\"cause\":\"%s\",\"context\":\"0x%llx\","
-		   "\"device\":%d,\"tid\":%u,\"instantiate_flags\":[", as_ull(g.exec_id), as_ull(g.graph_id), g.revision,
-		ktrace_graph_cause_name(g.cause), as_ull(g.context), g.device, g.tid);
-	dump_instantiate_flag_names(g.instantiate_flags, fl, sizeof fl, "\",\"");
-	if (fl[0])
-		fprintf(f, "\"%s\"", fl);
-	fprintf(f, "],\"hashed\":%s,\"untraced\":\"%s\",\"nodes_total\":%u,\"edges_total\":%u,\"node_first\":%u,"
-		   "\"edge_first\":%u", (g.flags & KTRACE_GRAPHF_HASHED) ? "true" : "false",
-		ktrace_graph_untraced_name(g.untraced), g.nodes_total, g.edges_total, g.node_first, g.edge_first);
-	if (json_nodes(f, &g))
-		return -1;
 	fputs(",\"edges\":[", f);
-	for (uint32_t i = 0; i < g.nedges; i++) {
+	for (uint32_t i = 0; i < g->nedges; i++) {
 		struct ktrace_graph_edge e;
-		ktrace_graph_edge_get(&g, i, &e);
+		ktrace_graph_edge_get(g, i, &e);
 		fprintf(f, "%s[%u,%u]", i ? "," : "", e.from, e.to);
 	}
 	fputc(']', f);
-	return 0;
 }

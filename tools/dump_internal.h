@@ -103,17 +103,19 @@ int dump_text_graph(FILE *f, unsigned long long seq, const void *rec, size_t len
  * memsets (dump_range.c): the text line ("  range: a > b [forward op seq 3]")
  * or the JSON member (,"range":{...}; nothing without a reference). */
 int dump_text_range(FILE *f, unsigned long long seq, const void *rec, size_t len);
-int dump_json_range(FILE *f, const void *rec, size_t len);
 int dump_text_pystack(FILE *f, unsigned long long seq, const void *rec, size_t len);
-int dump_json_pystack(FILE *f, const void *rec, size_t len);
+void dump_json_py_frames(FILE *f, const struct ktrace_rec_pystack *r); /* ,"frames":[...] */
 void dump_text_range_ref(FILE *f, const struct dump_ctx *c, const struct ktrace_range_ref *r);
 void dump_json_range_ref(FILE *f, const struct dump_ctx *c, const struct ktrace_range_ref *r, int valid);
-int dump_json_graph(FILE *f, const void *rec, size_t len);
+int dump_json_graph_nodes(FILE *f, const struct ktrace_rec_graph *g); /* ,"nodes":[...] */
+void dump_json_graph_edges(FILE *f, const struct ktrace_rec_graph *g); /* ,"edges":[...] */
 void dump_text_graph_ref(FILE *f, const struct ktrace_graph_ref *g);
 void dump_json_graph_ref(FILE *f, const struct ktrace_graph_ref *g, int valid);
-/* GPUTIME records (dump_gputime.c): the text line and the JSON fields. */
+/* GPUTIME records (dump_gputime.c): the text line (JSON: the record table's fields). */
 int dump_text_gputime(const struct dump_ctx *c, unsigned long long seq, const void *rec, size_t len);
-int dump_json_gputime(FILE *f, const void *rec, size_t len);
+
+/* --record-table: the record table as JSON (dump_table.c). */
+int dump_record_table(FILE *f);
 
 /* Value of a parameter read from a launch's parameter bytes (dump_value.c).
  * Writes the text form (json=0) or a JSON value (json=1) into out; returns

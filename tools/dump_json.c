@@ -1,11 +1,14 @@
 /* tools/dump_json.c: ktrace-dump --json: JSON Lines, one object per record with
- * every field.  Pointers, handles and digests are hex strings ("0x..." and
- * 16-digit digests) so 64-bit values survive JavaScript and pandas; counts
- * and sizes are numbers.
+ * every field, as the record table (format/record_table.def) lists and names
+ * them; its hooks (a record's variable parts, the fields derived from other
+ * records) are here.  Pointers, handles and digests are hex strings ("0x..."
+ * and 16-digit digests) so 64-bit values survive JavaScript and pandas;
+ * counts and sizes are numbers.
  */
 #include "tools/dump_internal.h"
 #include "tools/unverified.h"
 
+#include "format/record_table.h"
 #include "format/replay_report.h"
 
 #include <math.h>
@@ -126,40 +129,23 @@ static void json_unverifiable(FILE *f, const struct ktrace_rec_launch *l)
 	json_put_cstr(f, "unverifiable_text", dump_unverifiable_text(l, m, why, sizeof why));
 }
 
-static int json_launch(const struct dump_ctx *c, FILE *f, const void *rec, size_t len, const struct dump_kernel *k)
+/* ---- the variable parts and derived fields (the table's hooks) ------------------- */
+
+static void json_kernel_names(FILE *f, const struct dump_kernel *k)
 {
-	struct ktrace_rec_launch l;
-	char fl[160];
-	if (ktrace_decode_launch(rec, len, &l))
-		return -1;
-	json_put_u64(f, "op_seq", l.launch_seq);
-	json_put_u64(f, "kernel_id", l.kernel_id);
 	if (k) {
 		/* as every tool names a kernel it refers to: the name the reports print, and the symbol */
 		json_put_str(f, "kernel", k->k.demangled.len ? k->k.demangled : k->k.name);
-		json_put_str(f, "mangled", k->k.name);
 	} else {
-		fputs(",\"kernel\":null,\"mangled\":null", f);
+		fputs(",\"kernel\":null", f);
 	}
-	json_put_hex(f, "context", l.context);
-	json_put_hex(f, "stream", l.stream);
-	json_put_u64(f, "tid", l.tid);
-	json_put_i64(f, "device", l.device);
-	json_put_cstr(f, "api", dump_api_name(l.api));
-	json_put_name_list(f, "launch_flags", dump_launch_flag_names(l.flags, fl, sizeof fl, ","));
-	if (l.flags & KTRACE_LAUNCHF_HASH_SKIPPED)
-		json_put_cstr(f, "hash_skip", ktrace_hash_skip_name(l.hash_skip));
-	json_unverifiable(f, &l);
-	fprintf(f, ",\"grid\":[%u,%u,%u],\"block\":[%u,%u,%u],\"cluster\":[%u,%u,%u]", l.grid[0], l.grid[1],
-		l.grid[2], l.block[0], l.block[1], l.block[2], l.cluster[0], l.cluster[1], l.cluster[2]);
-	json_put_u64(f, "shared_mem", l.shared_mem);
-	json_put_i64(f, "result", l.result);
-	dump_json_graph_ref(f, &l.graph, (l.flags & KTRACE_LAUNCHF_GRAPH) != 0);
-	dump_json_range_ref(f, c, &l.range, (l.flags & KTRACE_LAUNCHF_RANGE) != 0);
-	fputs(",\"param_bytes\":\"", f);
-	dump_put_hex(f, l.param_bytes, l.param_bytes_len);
-	fputs("\",\"args\":[", f);
+}
+
+static void json_args(FILE *f, const struct ktrace_rec_launch *l, const struct dump_kernel *k)
+{
 	uint32_t n = k ? k->k.nparams : 0;
+
+	fputs(",\"args\":[", f);
 	for (uint32_t i = 0; i < n; i++) {
 		struct ktrace_param_desc d;
 		char val[512];
@@ -167,89 +153,29 @@ static int json_launch(const struct dump_ctx *c, FILE *f, const void *rec, size_
 			continue;
 		fputs(i ? "," : "", f);
 		json_param_desc(f, &d);
-		fprintf(f, ",\"value\":%s}", dump_param_value(&d, l.param_bytes, l.param_bytes_len, 1, val, sizeof val));
+		fprintf(f, ",\"value\":%s}", dump_param_value(&d, l->param_bytes, l->param_bytes_len, 1, val, sizeof val));
 	}
-	fputs("],\"regions\":[", f);
-	for (uint32_t i = 0; i < l.nregions; i++) {
+	fputc(']', f);
+}
+
+static void json_regions(const struct dump_ctx *c, FILE *f, const struct ktrace_rec_launch *l)
+{
+	fputs(",\"regions\":[", f);
+	for (uint32_t i = 0; i < l->nregions; i++) {
 		struct ktrace_region g;
-		ktrace_launch_region(&l, i, &g);
+		ktrace_launch_region(l, i, &g);
 		fputs(i ? "," : "", f);
 		json_region(c, f, &g);
 	}
 	fputc(']', f);
-	return 0;
 }
 
-/* ---- one function per record type: the fields after "type", "seq", ... ---- */
-
-static int json_header(const struct dump_ctx *c, FILE *f, const void *rec, size_t len)
+static int json_params(FILE *f, const struct ktrace_rec_kernel *kr)
 {
-	struct ktrace_rec_header h;
-	char version[24];
-
-	if (ktrace_decode_header(rec, len, &h))
-		return -1;
-	snprintf(version, sizeof version, "%u.%u", c->format_major, c->format_minor);
-	json_put_cstr(f, "format", version);
-	json_put_u64(f, "pid", h.pid);
-	json_put_u64(f, "ppid", h.ppid);
-	json_put_u64(f, "rank", h.rank);
-	json_put_u64(f, "digest_alg", h.digest_alg);
-	json_put_u64(f, "start_realtime_ns", h.start_realtime_ns);
-	json_put_u64(f, "start_monotonic_ns", h.start_monotonic_ns);
-	json_put_str(f, "host", h.host);
-	json_put_str(f, "cmdline", h.cmdline);
-	json_put_str(f, "ktrace_version", h.ktrace_version);
-	json_put_str(f, "config", h.config);
-	return 0;
-}
-
-static int json_module(FILE *f, const void *rec, size_t len)
-{
-	struct ktrace_rec_module m;
-	if (ktrace_decode_module(rec, len, &m))
-		return -1;
-	json_put_u64(f, "module_id", m.module_id);
-	json_put_hex(f, "handle", m.handle);
-	json_put_digest(f, "image_digest", m.image_digest);
-	json_put_u64(f, "image_size", m.image_size);
-	json_put_cstr(f, "kind", dump_module_kind_name(m.kind));
-	json_put_cstr(f, "source", dump_module_source_name(m.source));
-	json_put_str(f, "path", m.path);
-	return 0;
-}
-
-static int json_module_image(FILE *f, const void *rec, size_t len)
-{
-	struct ktrace_rec_module_image m;
-	if (ktrace_decode_module_image(rec, len, &m))
-		return -1;
-	json_put_digest(f, "image_digest", m.image_digest);
-	json_put_u64(f, "image_size", m.image_size);
-	json_put_u64(f, "chunk_offset", m.chunk_offset);
-	json_put_u64(f, "chunk_len", m.chunk_len);
-	fputs(",\"data_hex\":\"", f);
-	dump_put_hex(f, m.bytes, m.chunk_len);
-	fputc('"', f);
-	return 0;
-}
-
-static int json_kernel(FILE *f, const void *rec, size_t len)
-{
-	struct ktrace_rec_kernel kr;
-	if (ktrace_decode_kernel(rec, len, &kr))
-		return -1;
-	json_put_u64(f, "kernel_id", kr.kernel_id);
-	json_put_u64(f, "module_id", kr.module_id);
-	json_put_hex(f, "handle", kr.handle);
-	json_put_cstr(f, "layout_source", dump_layout_source_name(kr.layout_source));
-	json_put_u64(f, "param_bytes", kr.param_bytes);
-	json_put_str(f, "name", kr.name);
-	json_put_str(f, "demangled", kr.demangled);
 	fputs(",\"params\":[", f);
-	for (uint32_t i = 0; i < kr.nparams; i++) {
+	for (uint32_t i = 0; i < kr->nparams; i++) {
 		struct ktrace_param_desc d;
-		if (ktrace_kernel_param(&kr, i, &d))
+		if (ktrace_kernel_param(kr, i, &d))
 			return -1;
 		fputs(i ? "," : "", f);
 		json_param_desc(f, &d);
@@ -259,104 +185,12 @@ static int json_kernel(FILE *f, const void *rec, size_t len)
 	return 0;
 }
 
-static int json_alloc(FILE *f, const void *rec, size_t len)
+static void json_counters(FILE *f, const struct ktrace_rec_counters *r)
 {
-	struct ktrace_rec_alloc a;
-	if (ktrace_decode_alloc(rec, len, &a))
-		return -1;
-	json_put_hex(f, "base", a.base);
-	json_put_u64(f, "bytes", a.size);
-	json_put_hex(f, "stream", a.stream);
-	json_put_i64(f, "device", a.device);
-	json_put_cstr(f, "kind", dump_alloc_kind_name(a.kind));
-	return 0;
-}
-
-static int json_free(FILE *f, const void *rec, size_t len)
-{
-	struct ktrace_rec_free a;
-	if (ktrace_decode_free(rec, len, &a))
-		return -1;
-	json_put_hex(f, "base", a.base);
-	json_put_u64(f, "bytes", a.size);
-	json_put_hex(f, "stream", a.stream);
-	json_put_cstr(f, "kind", dump_alloc_kind_name(a.kind));
-	return 0;
-}
-
-static int json_memcpy(const struct dump_ctx *c, FILE *f, const void *rec, size_t len)
-{
-	struct ktrace_rec_memcpy m;
-	char fl[64];
-
-	if (ktrace_decode_memcpy(rec, len, &m))
-		return -1;
-	json_put_u64(f, "op_seq", m.op_seq);
-	json_put_cstr(f, "dir", dump_copy_dir_name(m.dir));
-	json_put_hex(f, "dst", m.dst);
-	json_put_hex(f, "src", m.src);
-	json_put_u64(f, "bytes", m.bytes);
-	json_put_hex(f, "stream", m.stream);
-	json_put_hex(f, "context", m.context);
-	if (m.flags & KTRACE_COPYF_SRC_DIGEST)
-		json_put_digest(f, "src_digest", m.src_digest);
-	else
-		fputs(",\"src_digest\":null", f);
-	if (ktrace_dst_digest_valid(m.dst_digest_state))
-		json_put_digest(f, "dst_digest", m.dst_digest);
-	else
-		fputs(",\"dst_digest\":null", f);
-	json_put_cstr(f, "dst_digest_state", dump_dst_digest_state_name(m.dst_digest_state));
-	json_put_name_list(f, "copy_flags", dump_copy_flag_names(m.flags, fl, sizeof fl, ","));
-	json_put_u64(f, "tid", m.tid);
-	json_put_i64(f, "result", m.result);
-	dump_json_graph_ref(f, &m.graph, (m.flags & KTRACE_COPYF_GRAPH) != 0);
-	dump_json_range_ref(f, c, &m.range, (m.flags & KTRACE_COPYF_RANGE) != 0);
-	return 0;
-}
-
-static int json_memset(const struct dump_ctx *c, FILE *f, const void *rec, size_t len)
-{
-	struct ktrace_rec_memset m;
-	char fl[64];
-
-	if (ktrace_decode_memset(rec, len, &m))
-		return -1;
-	json_put_u64(f, "op_seq", m.op_seq);
-	json_put_hex(f, "dst", m.dst);
-	json_put_u64(f, "count", m.count);
-	json_put_u64(f, "elem_size", m.elem_size);
-	json_put_hex(f, "value", m.value);
-	json_put_hex(f, "stream", m.stream);
-	json_put_hex(f, "context", m.context);
-	json_put_name_list(f, "copy_flags", dump_copy_flag_names(m.flags, fl, sizeof fl, ","));
-	json_put_u64(f, "tid", m.tid);
-	json_put_i64(f, "result", m.result);
-	dump_json_graph_ref(f, &m.graph, (m.flags & KTRACE_COPYF_GRAPH) != 0);
-	dump_json_range_ref(f, c, &m.range, (m.flags & KTRACE_COPYF_RANGE) != 0);
-	return 0;
-}
-
-static int json_note(FILE *f, const void *rec, size_t len)
-{
-	struct ktrace_rec_note n;
-	if (ktrace_decode_note(rec, len, &n))
-		return -1;
-	json_put_cstr(f, "level", dump_note_level_name(n.level));
-	json_put_u64(f, "code", n.code);
-	json_put_str(f, "text", n.text);
-	return 0;
-}
-
-static int json_counters(FILE *f, const void *rec, size_t len)
-{
-	struct ktrace_rec_counters r;
-	if (ktrace_decode_counters(rec, len, &r))
-		return -1;
 	fputs(",\"counters\":{", f);
-	for (uint32_t i = 0; i < r.ncounters; i++) {
+	for (uint32_t i = 0; i < r->ncounters; i++) {
 		struct ktrace_counter c;
-		ktrace_counters_get(&r, i, &c);
+		ktrace_counters_get(r, i, &c);
 		const char *nm = ktrace_counter_name(c.id);
 		if (strcmp(nm, "unknown"))
 			fprintf(f, "%s\"%s\":%llu", i ? "," : "", nm, as_ull(c.value));
@@ -364,28 +198,6 @@ static int json_counters(FILE *f, const void *rec, size_t len)
 			fprintf(f, "%s\"counter%u\":%llu", i ? "," : "", c.id, as_ull(c.value));
 	}
 	fputc('}', f);
-	return 0;
-}
-
-static int json_end(FILE *f, const void *rec, size_t len)
-{
-	struct ktrace_rec_end e;
-	if (ktrace_decode_end(rec, len, &e))
-		return -1;
-	json_put_cstr(f, "reason", dump_end_reason_name(e.reason));
-	json_put_i64(f, "status", e.status);
-	json_put_u64(f, "records_written", e.records_written);
-	json_put_u64(f, "ops", e.launches);
-	return 0;
-}
-
-static int json_module_unload(FILE *f, const void *rec, size_t len)
-{
-	struct ktrace_rec_module_unload m;
-	if (ktrace_decode_module_unload(rec, len, &m))
-		return -1;
-	json_put_u64(f, "module_id", m.module_id);
-	return 0;
 }
 
 /* A measure that may be infinite (a NaN against a number): null then. */
@@ -423,17 +235,15 @@ static void json_replay_buffer(FILE *f, const struct ktrace_replay_buffer_result
 	fputs("]}", f);
 }
 
-static int json_replay(FILE *f, const void *rec, size_t len, const struct dump_kernel *k)
+/* REPLAY: the report's fields, after op_seq and kernel_id. */
+static int json_replay_report(FILE *f, const struct ktrace_rec_replay *r, const struct dump_kernel *k)
 {
-	struct ktrace_rec_replay r;
 	struct ktrace_replay_report rep;
 	char *para;
 	size_t n;
 
-	if (ktrace_decode_replay(rec, len, &r) || ktrace_replay_report_parse(r.blob, r.blob_len, &rep))
+	if (ktrace_replay_report_parse(r->blob, r->blob_len, &rep))
 		return -1;
-	json_put_u64(f, "op_seq", r.launch_seq);
-	json_put_u64(f, "kernel_id", r.kernel_id);
 	/* the record names the kernel by its symbol; the name the reports print comes from its KERNEL record */
 	if (k && k->k.demangled.len)
 		json_put_str(f, "kernel", k->k.demangled);
@@ -470,53 +280,133 @@ static int json_replay(FILE *f, const void *rec, size_t len, const struct dump_k
 	return 0;
 }
 
-static int json_order(FILE *f, const void *rec, size_t len)
+/* The graph and range references a launch, copy or memset carries (by its flags). */
+static void json_refs(const struct dump_ctx *c, FILE *f, enum ktrace_hook h, uint16_t type,
+		      const union ktrace_any_record *u)
 {
-	struct ktrace_rec_order o;
-	char fl[200];
-	if (ktrace_decode_order(rec, len, &o))
-		return -1;
-	json_put_cstr(f, "op", ktrace_order_op_name(o.op));
-	json_put_u64(f, "op_id", o.op);
-	json_put_u64(f, "op_seq_before", o.launch_seq_before);
-	json_put_hex(f, "stream", o.stream);
-	json_put_hex(f, "event", o.event);
-	json_put_hex(f, "context", o.context);
-	json_put_i64(f, "device", o.device);
-	json_put_u64(f, "tid", o.tid);
-	json_put_name_list(f, "stream_flags", dump_stream_flag_names(o.stream_flags, fl, sizeof fl, ","));
-	json_put_i64(f, "priority", o.priority);
-	return 0;
+	const struct ktrace_graph_ref *g = type == KTRACE_REC_LAUNCH ? &u->launch.graph
+					 : type == KTRACE_REC_MEMCPY ? &u->memcpy.graph : &u->memset.graph;
+	const struct ktrace_range_ref *r = type == KTRACE_REC_LAUNCH ? &u->launch.range
+					 : type == KTRACE_REC_MEMCPY ? &u->memcpy.range : &u->memset.range;
+	uint32_t flags = type == KTRACE_REC_LAUNCH ? u->launch.flags
+		       : type == KTRACE_REC_MEMCPY ? u->memcpy.flags : u->memset.flags;
+	uint32_t gflag = type == KTRACE_REC_LAUNCH ? KTRACE_LAUNCHF_GRAPH : KTRACE_COPYF_GRAPH;
+	uint32_t rflag = type == KTRACE_REC_LAUNCH ? KTRACE_LAUNCHF_RANGE : KTRACE_COPYF_RANGE;
+
+	if (h == KT_HOOK_GRAPH_REF)
+		dump_json_graph_ref(f, g, (flags & gflag) != 0);
+	else
+		dump_json_range_ref(f, c, r, (flags & rflag) != 0);
 }
 
-/* The record's own fields; -1 when it does not decode. */
+/* One derived field or variable part (a KT_SHOW_HOOK entry of the record table). */
+static int json_hook(const struct dump_ctx *c, FILE *f, enum ktrace_hook h, uint16_t type,
+		     const union ktrace_any_record *u, const struct dump_kernel *k)
+{
+	switch (h) {
+	case KT_HOOK_FORMAT_VERSION: fprintf(f, ",\"format\":\"%u.%u\"", c->format_major, c->format_minor); return 0;
+	case KT_HOOK_DATA_HEX:
+		fputs(",\"data_hex\":\"", f);
+		dump_put_hex(f, u->module_image.bytes, u->module_image.chunk_len);
+		fputc('"', f);
+		return 0;
+	case KT_HOOK_KERNEL_STRINGS:
+		json_put_str(f, "name", u->kernel.name);
+		json_put_str(f, "demangled", u->kernel.demangled);
+		return 0;
+	case KT_HOOK_PARAMS: return json_params(f, &u->kernel);
+	case KT_HOOK_KERNEL_NAME: json_kernel_names(f, k); return 0;
+	case KT_HOOK_KERNEL_MANGLED:
+		if (k)
+			json_put_str(f, "mangled", k->k.name);
+		else
+			fputs(",\"mangled\":null", f);
+		return 0;
+	case KT_HOOK_UNVERIFIABLE: json_unverifiable(f, &u->launch); return 0;
+	case KT_HOOK_GRAPH_REF:
+	case KT_HOOK_RANGE_REF: json_refs(c, f, h, type, u); return 0;
+	case KT_HOOK_PARAM_BYTES:
+		fputs(",\"param_bytes\":\"", f);
+		dump_put_hex(f, u->launch.param_bytes, u->launch.param_bytes_len);
+		fputc('"', f);
+		return 0;
+	case KT_HOOK_ARGS: json_args(f, &u->launch, k); return 0;
+	case KT_HOOK_REGIONS: json_regions(c, f, &u->launch); return 0;
+	case KT_HOOK_COUNTERS: json_counters(f, &u->counters); return 0;
+	case KT_HOOK_REPLAY_REPORT: return json_replay_report(f, &u->replay, k);
+	case KT_HOOK_GRAPH_HASHED:
+		fprintf(f, ",\"hashed\":%s", (u->graph.flags & KTRACE_GRAPHF_HASHED) ? "true" : "false");
+		return 0;
+	case KT_HOOK_GRAPH_NODES: return dump_json_graph_nodes(f, &u->graph);
+	case KT_HOOK_GRAPH_EDGES: dump_json_graph_edges(f, &u->graph); return 0;
+	case KT_HOOK_RANGE_SOURCE: json_put_str(f, "source", u->range.source); return 0;
+	case KT_HOOK_PY_FRAMES: dump_json_py_frames(f, &u->pystack); return 0;
+	case KT_HOOK_DURATION:
+		json_put_u64(f, "duration_ns", u->gputime.end_ns >= u->gputime.start_ns
+						       ? u->gputime.end_ns - u->gputime.start_ns : 0);
+		return 0;
+	default: return 0;
+	}
+}
+
+/* ---- the record table's fields --------------------------------------------------------- */
+
+static void json_flags_field(FILE *f, const struct ktrace_field *fd, uint64_t v)
+{
+	char names[512];
+
+	json_put_name_list(f, fd->name, ktrace_flag_names(v, fd->names, names, sizeof names, ","));
+}
+
+/* One fixed field or string of a decoded record, as the table says to show it. */
+static void json_field(FILE *f, const struct ktrace_field *fd, const union ktrace_any_record *u)
+{
+	uint64_t v = ktrace_field_value(fd, u, 0);
+
+	if (fd->valid && !fd->valid(u)) {
+		if (fd->absent == KT_ABSENT_NULL)
+			fprintf(f, ",\"%s\":null", fd->name);
+		return;
+	}
+	switch (fd->show) {
+	case KT_SHOW_NUM: json_put_u64(f, fd->name, v); break;
+	case KT_SHOW_INT: json_put_i64(f, fd->name, (int64_t)v); break;
+	case KT_SHOW_HEX: json_put_hex(f, fd->name, v); break;
+	case KT_SHOW_DIGEST: json_put_digest(f, fd->name, v); break;
+	case KT_SHOW_ENUM: json_put_cstr(f, fd->name, fd->names((uint32_t)v)); break;
+	case KT_SHOW_FLAGS: json_flags_field(f, fd, v); break;
+	case KT_SHOW_STR: json_put_str(f, fd->name, ktrace_field_str(fd, u)); break;
+	case KT_SHOW_SHAPE:
+		fprintf(f, ",\"%s\":[%llu,%llu,%llu]", fd->name, as_ull(v), as_ull(ktrace_field_value(fd, u, 1)),
+			as_ull(ktrace_field_value(fd, u, 2)));
+		break;
+	default: break;
+	}
+}
+
+/* The record's own fields, as the record table lists them; -1 when it does not decode. */
 static int json_fields(const struct dump_ctx *c, FILE *f, const struct ktrace_record_prefix *p, const void *rec,
 		       size_t len, const struct dump_kernel *k)
 {
-	switch (p->type) {
-	case KTRACE_REC_HEADER: return json_header(c, f, rec, len);
-	case KTRACE_REC_MODULE: return json_module(f, rec, len);
-	case KTRACE_REC_MODULE_IMAGE: return json_module_image(f, rec, len);
-	case KTRACE_REC_KERNEL: return json_kernel(f, rec, len);
-	case KTRACE_REC_LAUNCH: return json_launch(c, f, rec, len, k);
-	case KTRACE_REC_ALLOC: return json_alloc(f, rec, len);
-	case KTRACE_REC_FREE: return json_free(f, rec, len);
-	case KTRACE_REC_MEMCPY: return json_memcpy(c, f, rec, len);
-	case KTRACE_REC_MEMSET: return json_memset(c, f, rec, len);
-	case KTRACE_REC_NOTE: return json_note(f, rec, len);
-	case KTRACE_REC_COUNTERS: return json_counters(f, rec, len);
-	case KTRACE_REC_END: return json_end(f, rec, len);
-	case KTRACE_REC_MODULE_UNLOAD: return json_module_unload(f, rec, len);
-	case KTRACE_REC_ORDER: return json_order(f, rec, len);
-	case KTRACE_REC_REPLAY: return json_replay(f, rec, len, k);
-	case KTRACE_REC_GRAPH: return dump_json_graph(f, rec, len);
-	case KTRACE_REC_RANGE: return dump_json_range(f, rec, len);
-	case KTRACE_REC_PYSTACK: return dump_json_pystack(f, rec, len);
-	case KTRACE_REC_GPUTIME: return dump_json_gputime(f, rec, len);
-	default:
+	const struct ktrace_record_desc *d = ktrace_record_desc(p->type);
+	union ktrace_any_record u;
+
+	if (!d) {
 		json_put_u64(f, "type_id", p->type);
 		return 0;
 	}
+	if (d->decode(rec, len, &u))
+		return -1;
+	for (uint16_t i = 0; i < d->nfields; i++) {
+		const struct ktrace_field *fd = &d->fields[i];
+		if (fd->show == KT_SHOW_HOOK) {
+			if (json_hook(c, f, fd->hook, p->type, &u, k))
+				return -1;
+		} else if (fd->show != KT_SHOW_HIDDEN) {
+			json_field(f, fd, &u);
+		}
+	}
+	return 0;
 }
 
 int dump_json_record(struct dump_ctx *c, const struct ktrace_record_prefix *p, const void *rec, size_t len,

@@ -136,47 +136,13 @@ void dump_json_range_ref(FILE *f, const struct dump_ctx *c, const struct ktrace_
 		fprintf(f, "{\"kind\":\"%s\",\"number\":%llu}}", ktrace_fw_seq_kind_name(r->fw_seq_kind), as_ull(r->fw_seq));
 }
 
-int dump_json_range(FILE *f, const void *rec, size_t len)
+void dump_json_py_frames(FILE *f, const struct ktrace_rec_pystack *r)
 {
-	struct ktrace_rec_range r;
-	char fl[64], *p, *q;
-
-	if (ktrace_decode_range(rec, len, &r))
-		return -1;
-	fprintf(f, ",\"range_id\":%u,\"parent\":%u,\"kind\":\"%s\",\"flags\":[", r.range_id, r.parent,
-		ktrace_range_kind_name(r.kind));
-	rangef_names(r.flags, fl, sizeof fl);
-	for (p = fl; *p; p = *q ? q + 1 : q) {
-		q = strchr(p, ',');
-		if (!q)
-			q = p + strlen(p);
-		fputs(p == fl ? "" : ",", f);
-		dump_put_json_string(f, p, (size_t)(q - p));
-	}
-	fprintf(f, "],\"category\":%u,\"domain\":", r.category);
-	dump_put_json_string(f, r.domain.ptr, r.domain.len);
-	fputs(",\"message\":", f);
-	dump_put_json_string(f, r.message.ptr, r.message.len);
-	fputs(",\"source\":", f);
-	dump_put_json_string(f, r.source.ptr, r.source.len);
-	return 0;
-}
-
-int dump_json_pystack(FILE *f, const void *rec, size_t len)
-{
-	struct ktrace_rec_pystack r;
 	struct ktrace_py_frame fr;
 	uint32_t off = 0;
 
-	if (ktrace_decode_pystack(rec, len, &r))
-		return -1;
-	fprintf(f, ",\"kind\":\"%s\"", ktrace_pystack_kind_name(r.kind));
-	if (r.kind == KTRACE_PYSTACK_FORWARD_OP)
-		fprintf(f, ",\"op_seq\":null,\"framework_seq\":%llu", as_ull(r.fw_seq));
-	else
-		fprintf(f, ",\"op_seq\":%llu,\"framework_seq\":null", as_ull(r.launch_seq));
-	fprintf(f, ",\"tid\":%u,\"frames\":[", r.tid);
-	for (uint32_t i = 0; i < r.nframes && !ktrace_pystack_frame_next(&r, &off, &fr); i++) {
+	fputs(",\"frames\":[", f);
+	for (uint32_t i = 0; i < r->nframes && !ktrace_pystack_frame_next(r, &off, &fr); i++) {
 		fputs(i ? ",{\"file\":" : "{\"file\":", f);
 		dump_put_json_string(f, fr.file.ptr, fr.file.len);
 		fprintf(f, ",\"line\":%u,\"function\":", fr.line);
@@ -184,5 +150,4 @@ int dump_json_pystack(FILE *f, const void *rec, size_t len)
 		fputc('}', f);
 	}
 	fputc(']', f);
-	return 0;
 }

@@ -4,6 +4,8 @@
  */
 #include "tools/dump_internal.h"
 
+#include "format/record_table.h"
+
 #include "format/replay_report.h"
 
 #include <stdlib.h>
@@ -428,6 +430,43 @@ static int text_order(FILE *f, unsigned long long seq, const void *rec, size_t l
 	return 0;
 }
 
+/* A record type with no line of its own here: its fields as the record table
+ * names and shows them ("<type> seq N: name value ..."). */
+static int text_table(FILE *f, unsigned long long seq, const struct ktrace_record_desc *d, const void *rec,
+		      size_t len)
+{
+	union ktrace_any_record u;
+	char names[512];
+
+	if (d->decode(rec, len, &u))
+		return -1;
+	fprintf(f, "%s seq %llu:", d->name, seq);
+	for (uint16_t i = 0; i < d->nfields; i++) {
+		const struct ktrace_field *fd = &d->fields[i];
+		uint64_t v = ktrace_field_value(fd, &u, 0);
+		struct ktrace_str sv;
+
+		if (fd->show == KT_SHOW_HIDDEN || fd->show == KT_SHOW_HOOK || (fd->valid && !fd->valid(&u)))
+			continue;
+		fprintf(f, " %s ", fd->name);
+		switch (fd->show) {
+		case KT_SHOW_INT: fprintf(f, "%lld", (long long)(int64_t)v); break;
+		case KT_SHOW_HEX: fprintf(f, "0x%llx", as_ull(v)); break;
+		case KT_SHOW_DIGEST: fprintf(f, "%016llx", as_ull(v)); break;
+		case KT_SHOW_ENUM: fputs(fd->names((uint32_t)v), f); break;
+		case KT_SHOW_FLAGS: fputs(*ktrace_flag_names(v, fd->names, names, sizeof names, ",") ? names : "-", f); break;
+		case KT_SHOW_STR: sv = ktrace_field_str(fd, &u); dump_put_escaped(f, sv.ptr, sv.len); break;
+		case KT_SHOW_SHAPE:
+			fprintf(f, "(%llu,%llu,%llu)", as_ull(v), as_ull(ktrace_field_value(fd, &u, 1)),
+				as_ull(ktrace_field_value(fd, &u, 2)));
+			break;
+		default: fprintf(f, "%llu", as_ull(v)); break;
+		}
+	}
+	fputc('\n', f);
+	return 0;
+}
+
 /* Any record but a header or a launch; -1 when it does not decode. */
 static int text_other(struct dump_ctx *c, const struct ktrace_record_prefix *p, const void *rec, size_t len)
 {
@@ -452,6 +491,8 @@ static int text_other(struct dump_ctx *c, const struct ktrace_record_prefix *p, 
 	case KTRACE_REC_PYSTACK: return dump_text_pystack(f, seq, rec, len);
 	case KTRACE_REC_GPUTIME: return dump_text_gputime(c, seq, rec, len);
 	default:
+		if (ktrace_record_desc(p->type))
+			return text_table(f, seq, ktrace_record_desc(p->type), rec, len);
 		fprintf(f, "record seq %llu: unknown type %u, %zu bytes (skipped)\n", seq, p->type, len);
 		return 0;
 	}

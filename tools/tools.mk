@@ -26,7 +26,7 @@ ktrace-diff_SRCS := tools/diff_main.c $(DIFF_CORE_SRCS) $(CLI_SRCS)
 TOOLS += ktrace-dump
 ktrace-dump_SRCS := tools/dump.c tools/dump_reorder.c tools/dump_order.c tools/dump_text.c tools/dump_json.c \
 	tools/dump_value.c tools/unverified.c tools/dump_graph.c tools/dump_range.c tools/ranges.c \
-	tools/dump_gputime.c $(CLI_SRCS)
+	tools/dump_gputime.c tools/dump_table.c $(CLI_SRCS)
 
 # ktrace-export: a trace as a timeline for Perfetto / chrome://tracing (docs/export.md).
 TOOLS += ktrace-export
@@ -47,7 +47,8 @@ ktrace_SRCS = tools/ktrace_main.c tools/ktrace_run.c tools/run_child.c tools/run
 
 # libktrace-reader.so: the trace reader of the Python package (python/ktrace:
 # ktrace.load()), the model above behind a few ktpy_* functions for ctypes.
-READER_LIB_SRCS := tools/reader_lib.c tools/trace_model.c tools/ranges.c tools/dump_value.c tools/unverified.c
+READER_LIB_SRCS := tools/reader_lib.c tools/reader_records.c tools/trace_model.c tools/ranges.c tools/dump_value.c \
+	tools/unverified.c tools/dump_json.c tools/dump_graph.c tools/dump_range.c tools/dump_table.c
 READER_LIB_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(READER_LIB_SRCS))
 EXTRA_TARGETS += $(BUILD)/libktrace-reader.so
 $(BUILD)/libktrace-reader.so: $(READER_LIB_OBJS) $(BUILD)/libktcore.a tools/reader_lib.map

@@ -89,6 +89,11 @@ def _library():
     lib.ktpy_arg_value.restype = _P
     lib.ktpy_arg_value.argtypes = [ctypes.c_void_p, ctypes.c_size_t, _U32, ctypes.c_char_p, ctypes.c_size_t]
     lib.ktpy_name.restype, lib.ktpy_name.argtypes = _P, [ctypes.c_int, _U32, ctypes.c_char_p, ctypes.c_size_t]
+    lib.ktpy_records_json.restype = ctypes.c_int
+    lib.ktpy_records_json.argtypes = [_P, _P, ctypes.POINTER(ctypes.c_void_p), ctypes.POINTER(ctypes.c_size_t),
+                                      ctypes.c_char_p, ctypes.c_size_t]
+    lib.ktpy_record_table.restype = ctypes.c_void_p
+    lib.ktpy_free.argtypes = [ctypes.c_void_p]
     if lib.ktpy_abi() != 1:
         raise ImportError("%s: reader ABI %d, this package reads 1" % (library_path(), lib.ktpy_abi()))
     for table, row in [(0, _Header)] + list(_ROWS.items()):
@@ -239,6 +244,39 @@ class GpuTime(_Record):
                  "tid", "ref_ns", "ref_err_ns")
 
 
+class Record:
+    """A record of any type, its fields as attributes named as ktrace-dump --json names them
+    (Trace.records(type)); as_dict() gives them all.  type is the record type's name."""
+
+    def __init__(self, fields):
+        self.__dict__.update(fields)
+
+    def as_dict(self):
+        return dict(self.__dict__)
+
+    def __repr__(self):
+        shown = ", ".join("%s=%r" % kv for kv in list(self.__dict__.items())[:6])
+        return "Record(%s, ...)" % shown
+
+
+def _taken(address, length):
+    """The bytes a ktpy_* function returned (malloc'ed), freed."""
+    try:
+        return ctypes.string_at(address, length) if address else b""
+    finally:
+        if address:
+            _library().ktpy_free(address)
+
+
+def record_table():
+    """The record table (format/record_table.def): every record type with its fields, their
+    offsets, types and names, as ktrace-dump --record-table prints it."""
+    address = _library().ktpy_record_table()
+    if not address:
+        raise MemoryError("ktrace: the record table")
+    return json.loads(_taken(address, len(ctypes.string_at(address))))
+
+
 def _make(cls, **kw):
     o = cls.__new__(cls)
     for k, v in kw.items():
@@ -374,6 +412,19 @@ class Trace:
                                 graph_launch=bool(g[8] & _GPUTIMEF_GRAPH), stream=g[3], context=g[2], device=g[10],
                                 tid=g[9], ref_ns=g[6], ref_err_ns=g[7])
                           for g in _rows(self._lib, self._handle, GPUTIMES)]
+
+    def records(self, type):
+        """Every record of a type (its name, as ktrace-dump --json's "type": "gputime", "order",
+        "alloc", ... record_table() lists them) as Record objects, in file order, their fields
+        those of ktrace-dump --json: a type this module has no class for is read the same way."""
+        lib, out, n = _library(), ctypes.c_void_p(), ctypes.c_size_t()
+        err = ctypes.create_string_buffer(1024)
+        rc = lib.ktpy_records_json(os.fsencode(self.path), type.encode(), ctypes.byref(out), ctypes.byref(n),
+                                   err, len(err))
+        text = _taken(out.value, n.value).decode("utf-8", "replace")
+        if rc and not self.truncated:
+            raise ValueError(_s(err.value))
+        return [Record(json.loads(line)) for line in text.splitlines() if line]
 
     @property
     def marks(self):

@@ -150,6 +150,40 @@ class LoadMatchesDump(unittest.TestCase):
         self.assertEqual(table[0]["value"], "0x%x" % first.value)
 
 
+class GenericRecords(unittest.TestCase):
+    """Trace.records(type) and ktrace.record_table(): every record type, named as ktrace-dump names it."""
+
+    def test_records_equal_dump(self):
+        for name, args in (("gputimes", ("--scenario", "gputimes")), ("order", ("--scenario", "order")),
+                           ("graph", ("--scenario", "graph")), ("ranges", ("--scenario", "ranges"))):
+            path = ktgen(name, *args)
+            t = ktrace.load(path)
+            recs = dump(path)
+            for kind in {r["type"] for r in recs} - {"launch"}:
+                want = [r for r in recs if r["type"] == kind]
+                got = [r.as_dict() for r in t.records(kind)]
+                self.assertEqual(got, want, "%s: %s" % (name, kind))
+
+    def test_record_of_each_field(self):
+        g = ktrace.load(ktgen("gputimes", "--scenario", "gputimes")).records("gputime")[0]
+        self.assertEqual((g.type, g.op_seq, g.duration_ns), ("gputime", 1, 10000))
+        self.assertEqual(ktrace.load(ktgen("basic")).records("end")[0].reason, "exit")
+
+    def test_unknown_type(self):
+        t = ktrace.load(ktgen("basic"))
+        with self.assertRaisesRegex(ValueError, "no record type named 'nosuch'"):
+            t.records("nosuch")
+
+    def test_table(self):
+        table = ktrace.record_table()
+        self.assertEqual(table["format"], ktrace.load(ktgen("basic")).format_version)
+        names = [r["name"] for r in table["records"]]
+        self.assertEqual(names[:5], ["header", "module", "module_image", "kernel", "launch"])
+        alloc = table["records"][names.index("alloc")]
+        self.assertEqual([(f["name"], f["offset"]) for f in alloc["fields"]],
+                         [("base", 24), ("bytes", 32), ("stream", 40), ("device", 48), ("kind", 52)])
+
+
 class BadFiles(unittest.TestCase):
     def test_not_a_trace(self):
         path = os.path.join(TMP, "garbage.ktrace")

@@ -3,8 +3,10 @@
 
 # ---- format/ and ktrace-dump, and the trace-reader fuzzer (make fuzz-trace; see test/fuzz/fuzz_trace_reader.c).
 
-TESTS += format_codec format_reader format_writer format_output_path format_cli
+TESTS += format_codec format_reader format_writer format_output_path format_cli record_table_test
 format_codec_SRCS := test/unit/format_codec.c
+record_table_test_SRCS := test/unit/record_table_test.c test/unit/format_testutil.c
+record_table_test_LIBS := -lcmocka
 format_codec_LIBS := -lcmocka
 format_reader_SRCS := test/unit/format_reader.c test/unit/format_testutil.c
 format_reader_LIBS := -lcmocka
