@@ -656,7 +656,7 @@ static void j_kernel(struct jw *j, const struct tm_kernel *k)
 static void j_copy_flags(struct jw *j, uint32_t flags)
 {
 	char names[160];
-	const char *p = dump_copy_flag_names(flags, names, sizeof names, ",");
+	const char *p = ktrace_flag_names(flags, ktrace_copy_flag_name, names, sizeof names, ",");
 
 	j_open(j, "copy_flags", '[');
 	while (*p) {
@@ -681,7 +681,7 @@ static void j_writer(struct jw *j, const char *key, const struct diff_writer *w)
 		j_bool(j, "only_in_this_run", w->only_here);
 	} else if (w->type == DIFF_WRITER_MEMCPY) {
 		j_u64(j, "op_seq", w->seq);
-		j_str(j, "dir", dump_copy_dir_name(w->op->dir));
+		j_str(j, "dir", ktrace_copy_dir_name(w->op->dir));
 		j_bool(j, "dir_inferred", w->op->dir_inferred != 0);
 		j_u64(j, "bytes", w->op->bytes);
 		j_copy_flags(j, w->op->flags);

@@ -429,7 +429,7 @@ static void keep_note(struct file_state *s, const void *rec, size_t len)
 	if (s->nnote_text < NOTES_KEPT && n.level >= KTRACE_NOTE_WARN) {
 		size_t cap = (size_t)n.text.len + 64;
 		char *t = xmalloc(cap);
-		snprintf(t, cap, "%s code %u: %.*s", dump_note_level_name(n.level), n.code, (int)n.text.len,
+		snprintf(t, cap, "%s code %u: %.*s", ktrace_note_level_name(n.level), n.code, (int)n.text.len,
 			 n.text.ptr);
 		s->note_text[s->nnote_text++] = t;
 	}
@@ -789,11 +789,11 @@ static void summary_end(FILE *f, const struct file_state *s, size_t nkernels, ui
 			s->ctx.format_major, s->ctx.format_minor, (unsigned long long)s->records, (unsigned long long)s->launches, nkernels,
 			(unsigned long long)hashed, (unsigned long long)s->malformed);
 		if (have_e)
-			fprintf(f, "{\"reason\":\"%s\",\"status\":%d}}\n", dump_end_reason_name(e.reason), e.status);
+			fprintf(f, "{\"reason\":\"%s\",\"status\":%d}}\n", ktrace_end_reason_name(e.reason), e.status);
 		else
 			fputs("null}\n", f);
 	} else if (have_e) {
-		fprintf(f, "  end: %s status %d\n", dump_end_reason_name(e.reason), e.status);
+		fprintf(f, "  end: %s status %d\n", ktrace_end_reason_name(e.reason), e.status);
 	} else {
 		fputs("  end: no END record (the process did not finish tracing)\n", f);
 	}

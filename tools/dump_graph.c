@@ -27,7 +27,7 @@ static void text_node_body(FILE *f, const struct ktrace_graph_node *n)
 		dump_put_hex(f, n->param_bytes, n->param_bytes_len);
 		break;
 	case KTRACE_GNODE_MEMCPY:
-		fprintf(f, " %s %llu bytes dst 0x%llx src 0x%llx", dump_copy_dir_name(n->dir), as_ull(n->bytes),
+		fprintf(f, " %s %llu bytes dst 0x%llx src 0x%llx", ktrace_copy_dir_name(n->dir), as_ull(n->bytes),
 			as_ull(n->dst), as_ull(n->src));
 		break;
 	case KTRACE_GNODE_MEMSET:
@@ -57,7 +57,7 @@ static int text_nodes(FILE *f, const struct ktrace_rec_graph *g)
 			fprintf(f, " in node %u", n.parent);
 		text_node_body(f, &n);
 		if (n.flags)
-			fprintf(f, " (%s)", dump_graph_node_flag_names(n.flags, fl, sizeof fl, ","));
+			fprintf(f, " (%s)", ktrace_flag_names(n.flags, ktrace_graph_node_flag_name, fl, sizeof fl, ","));
 		fputc('\n', f);
 	}
 	return 0;
@@ -118,13 +118,13 @@ static void json_node_body(FILE *f, const struct ktrace_graph_node *n)
 		fputc('"', f);
 		break;
 	case KTRACE_GNODE_MEMCPY:
-		dump_copy_flag_names(n->copy_flags, fl, sizeof fl, "\",\"");
+		ktrace_flag_names(n->copy_flags, ktrace_copy_flag_name, fl, sizeof fl, "\",\"");
 		fprintf(f, ",\"dir\":\"%s\",\"dst\":\"0x%llx\",\"src\":\"0x%llx\",\"bytes\":%llu,"
-			   "\"copy_flags\":[%s%s%s]", dump_copy_dir_name(n->dir), as_ull(n->dst), as_ull(n->src),
+			   "\"copy_flags\":[%s%s%s]", ktrace_copy_dir_name(n->dir), as_ull(n->dst), as_ull(n->src),
 			as_ull(n->bytes), fl[0] ? "\"" : "", fl, fl[0] ? "\"" : "");
 		break;
 	case KTRACE_GNODE_MEMSET:
-		dump_copy_flag_names(n->copy_flags, fl, sizeof fl, "\",\"");
+		ktrace_flag_names(n->copy_flags, ktrace_copy_flag_name, fl, sizeof fl, "\",\"");
 		fprintf(f, ",\"dst\":\"0x%llx\",\"value\":\"0x%llx\",\"count\":%llu,\"elem_size\":%u,"
 			   "\"copy_flags\":[%s%s%s]", as_ull(n->dst), as_ull(n->value), as_ull(n->count), n->elem_size,
 			fl[0] ? "\"" : "", fl, fl[0] ? "\"" : "");
@@ -149,7 +149,7 @@ int dump_json_graph_nodes(FILE *f, const struct ktrace_rec_graph *g)
 			return -1;
 		fprintf(f, "%s{\"index\":%u,\"kind\":\"%s\",\"flags\":[", i ? "," : "", g->node_first + i,
 			ktrace_graph_node_kind_name(n.kind));
-		dump_graph_node_flag_names(n.flags, fl, sizeof fl, "\",\"");
+		ktrace_flag_names(n.flags, ktrace_graph_node_flag_name, fl, sizeof fl, "\",\"");
 		if (fl[0])
 			fprintf(f, "\"%s\"", fl);
 		fprintf(f, "],\"handle\":\"0x%llx\"", as_ull(n.handle));

@@ -124,34 +124,19 @@ int dump_record_table(FILE *f);
 const char *dump_param_value(const struct ktrace_param_desc *d, const uint8_t *bytes, uint32_t nbytes,
 			     int json, char *out, size_t cap);
 
-/* Text helpers (dump_value.c). */
+/* Text helpers (dump_value.c); enum and flag names are format/'s (ktrace_*_name,
+ * ktrace_flag_names). */
 void dump_put_escaped(FILE *f, const char *s, size_t n);      /* control bytes as \xNN */
 void dump_put_json_string(FILE *f, const char *s, size_t n);  /* "..." with escapes, valid UTF-8 */
 void dump_put_hex(FILE *f, const uint8_t *p, size_t n);
-const char *dump_launch_flag_names(uint32_t flags, char *out, size_t cap, const char *sep);
-const char *dump_region_flag_names(uint16_t flags, char *out, size_t cap, const char *sep);
-const char *dump_graph_node_flag_names(uint32_t flags, char *out, size_t cap, const char *sep);
-const char *dump_copy_flag_names(uint32_t flags, char *out, size_t cap, const char *sep); /* MEMCPY, MEMSET */
-const char *dump_stream_flag_names(uint32_t flags, char *out, size_t cap, const char *sep);   /* ORDER */
-const char *dump_instantiate_flag_names(uint64_t flags, char *out, size_t cap, const char *sep); /* GRAPH */
-const char *dump_record_flag_names(uint16_t flags, char *out, size_t cap, const char *sep);  /* prefix */
-const char *dump_module_kind_name(uint32_t kind);
-const char *dump_module_source_name(uint32_t src);
-const char *dump_layout_source_name(uint32_t src);
-const char *dump_api_name(uint32_t api);
-const char *dump_alloc_kind_name(uint32_t kind);
-const char *dump_copy_dir_name(uint32_t dir);
-const char *dump_dst_digest_state_name(uint32_t state);
 /* "exact", "signature" (bounded by the kernel's source) or "inferred" for a
  * hashed region of a file that records it, else NULL. */
 const char *dump_region_extent_name(const struct dump_ctx *c, const struct ktrace_region *g);
-const char *dump_note_level_name(uint32_t level);
 /* Why this launch record alone cannot be verified (tools/unverified.h; as
  * ktrace-diff says it): a mask of reasons, 0 none; and its text ("not
  * hashed: the stream was capturing; ...") into out, or "" for 0. */
 uint32_t dump_unverifiable(const struct ktrace_rec_launch *l);
 const char *dump_unverifiable_text(const struct ktrace_rec_launch *l, uint32_t mask, char *out, size_t cap);
-const char *dump_end_reason_name(uint32_t reason);
 
 /* ---- ORDER records of a filtered dump (dump_order.c) ---- */
 

@@ -70,7 +70,7 @@ static void json_region(const struct dump_ctx *c, FILE *f, const struct ktrace_r
 	const char *extent = dump_region_extent_name(c, g);
 	char fl[96];
 	fprintf(f, "{\"param_offset\":%u,\"ordinal\":%u", g->param_offset, g->ordinal);
-	json_put_name_list(f, "flags", dump_region_flag_names(g->flags, fl, sizeof fl, ","));
+	json_put_name_list(f, "flags", ktrace_flag_names(g->flags, ktrace_region_flag_name, fl, sizeof fl, ","));
 	json_put_hex(f, "ptr", g->ptr);
 	json_put_hex(f, "alloc_base", g->alloc_base);
 	json_put_u64(f, "alloc_size", g->alloc_size);
@@ -432,7 +432,7 @@ int dump_json_record(struct dump_ctx *c, const struct ktrace_record_prefix *p, c
 	json_put_u64(f, "size", len);
 	if (p->flags) {
 		char fl[200];
-		json_put_name_list(f, "record_flags", dump_record_flag_names(p->flags, fl, sizeof fl, ","));
+		json_put_name_list(f, "record_flags", ktrace_flag_names(p->flags, NULL, fl, sizeof fl, ","));
 	}
 	json_put_cstr(f, "file", c->file);
 	if (rc == 0 && body)

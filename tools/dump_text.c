@@ -93,7 +93,7 @@ static void put_region(const struct dump_ctx *c, FILE *f, const struct ktrace_re
 	uint16_t extra = g->flags & (uint16_t)~(KTRACE_REGIONF_PRE | KTRACE_REGIONF_POST | KTRACE_REGIONF_UNHASHED |
 						 KTRACE_REGIONF_EXACT | KTRACE_REGIONF_SIGNATURE);
 	if (extra)
-		fprintf(f, " (%s)", dump_region_flag_names(extra, fl, sizeof fl, ","));
+		fprintf(f, " (%s)", ktrace_flag_names(extra, ktrace_region_flag_name, fl, sizeof fl, ","));
 	if (dump_region_out(g))
 		fputs(" [OUT]", f);
 	fputc('\n', f);
@@ -116,11 +116,11 @@ static int text_launch(struct dump_ctx *c, const struct ktrace_record_prefix *p,
 	if (l.cluster[0] || l.cluster[1] || l.cluster[2])
 		fprintf(f, " cluster %ux%ux%u", l.cluster[0], l.cluster[1], l.cluster[2]);
 	fprintf(f, " smem %u stream 0x%llx ctx 0x%llx dev %d tid %u api %s", l.shared_mem, as_ull(l.stream),
-		as_ull(l.context), l.device, l.tid, dump_api_name(l.api));
+		as_ull(l.context), l.device, l.tid, ktrace_launch_api_name(l.api));
 	if (l.result)
 		fprintf(f, " result %d", l.result);
 	if (l.flags)
-		fprintf(f, " flags %s", dump_launch_flag_names(l.flags, fl, sizeof fl, ","));
+		fprintf(f, " flags %s", ktrace_flag_names(l.flags, ktrace_launch_flag_name, fl, sizeof fl, ","));
 	fputc('\n', f);
 	if (l.flags & KTRACE_LAUNCHF_GRAPH)
 		dump_text_graph_ref(f, &l.graph);
@@ -192,7 +192,7 @@ static int text_module(FILE *f, unsigned long long seq, const void *rec, size_t 
 	if (ktrace_decode_module(rec, len, &m))
 		return -1;
 	fprintf(f, "module %llu seq %llu: %s from %s handle 0x%llx size %llu digest %016llx", as_ull(m.module_id),
-		seq, dump_module_kind_name(m.kind), dump_module_source_name(m.source), as_ull(m.handle),
+		seq, ktrace_module_kind_name(m.kind), ktrace_module_source_name(m.source), as_ull(m.handle),
 		as_ull(m.image_size), as_ull(m.image_digest));
 	if (m.path.len) {
 		fputs(" path ", f);
@@ -225,7 +225,7 @@ static int text_kernel(FILE *f, unsigned long long seq, const void *rec, size_t 
 		fputc(')', f);
 	}
 	fprintf(f, " module %llu handle 0x%llx params %u (%u bytes, layout %s)\n", as_ull(k.module_id),
-		as_ull(k.handle), k.nparams, k.param_bytes, dump_layout_source_name(k.layout_source));
+		as_ull(k.handle), k.nparams, k.param_bytes, ktrace_layout_source_name(k.layout_source));
 	return 0;
 }
 
@@ -234,7 +234,7 @@ static int text_alloc(FILE *f, unsigned long long seq, const void *rec, size_t l
 	struct ktrace_rec_alloc a;
 	if (ktrace_decode_alloc(rec, len, &a))
 		return -1;
-	fprintf(f, "alloc seq %llu: %s 0x%llx size %llu dev %d", seq, dump_alloc_kind_name(a.kind), as_ull(a.base),
+	fprintf(f, "alloc seq %llu: %s 0x%llx size %llu dev %d", seq, ktrace_alloc_kind_name(a.kind), as_ull(a.base),
 		as_ull(a.size), a.device);
 	if (a.stream)
 		fprintf(f, " stream 0x%llx", as_ull(a.stream));
@@ -247,7 +247,7 @@ static int text_free(FILE *f, unsigned long long seq, const void *rec, size_t le
 	struct ktrace_rec_free a;
 	if (ktrace_decode_free(rec, len, &a))
 		return -1;
-	fprintf(f, "free seq %llu: %s 0x%llx size %llu", seq, dump_alloc_kind_name(a.kind), as_ull(a.base),
+	fprintf(f, "free seq %llu: %s 0x%llx size %llu", seq, ktrace_alloc_kind_name(a.kind), as_ull(a.base),
 		as_ull(a.size));
 	if (a.stream)
 		fprintf(f, " stream 0x%llx", as_ull(a.stream));
@@ -261,7 +261,7 @@ static int text_memcpy(const struct dump_ctx *c, FILE *f, unsigned long long seq
 	if (ktrace_decode_memcpy(rec, len, &m))
 		return -1;
 	fprintf(f, "memcpy op %llu seq %llu: %s %llu bytes dst 0x%llx src 0x%llx stream 0x%llx ctx 0x%llx tid %u",
-		as_ull(m.op_seq), seq, dump_copy_dir_name(m.dir), as_ull(m.bytes), as_ull(m.dst), as_ull(m.src), as_ull(m.stream),
+		as_ull(m.op_seq), seq, ktrace_copy_dir_name(m.dir), as_ull(m.bytes), as_ull(m.dst), as_ull(m.src), as_ull(m.stream),
 		as_ull(m.context), m.tid);
 	if (m.flags & KTRACE_COPYF_ASYNC)
 		fputs(" async", f);
@@ -276,7 +276,7 @@ static int text_memcpy(const struct dump_ctx *c, FILE *f, unsigned long long seq
 	else if (m.dst_digest_state == KTRACE_DST_DIGEST_DEVICE)
 		fprintf(f, " dst_digest %016llx (device)", as_ull(m.dst_digest));
 	else if (m.dst_digest_state != KTRACE_DST_DIGEST_NONE)
-		fprintf(f, " dst_digest - (%s)", dump_dst_digest_state_name(m.dst_digest_state));
+		fprintf(f, " dst_digest - (%s)", ktrace_dst_digest_state_name(m.dst_digest_state));
 	if (m.result)
 		fprintf(f, " result %d", m.result);
 	fputc('\n', f);
@@ -314,7 +314,7 @@ static int text_note(FILE *f, unsigned long long seq, const void *rec, size_t le
 	struct ktrace_rec_note n;
 	if (ktrace_decode_note(rec, len, &n))
 		return -1;
-	fprintf(f, "note seq %llu: %s code %u: ", seq, dump_note_level_name(n.level), n.code);
+	fprintf(f, "note seq %llu: %s code %u: ", seq, ktrace_note_level_name(n.level), n.code);
 	put_str(f, n.text);
 	fputc('\n', f);
 	return 0;
@@ -347,7 +347,7 @@ static int text_end(FILE *f, unsigned long long seq, const void *rec, size_t len
 	if (ktrace_decode_end(rec, len, &e))
 		return -1;
 	fprintf(f, "end seq %llu: %s status %d, %llu records before, %llu ops (launches, copies, memsets)\n", seq,
-		dump_end_reason_name(e.reason), e.status, as_ull(e.records_written), as_ull(e.launches));
+		ktrace_end_reason_name(e.reason), e.status, as_ull(e.records_written), as_ull(e.launches));
 	return 0;
 }
 

@@ -216,94 +216,6 @@ void dump_put_hex(FILE *f, const uint8_t *p, size_t n)
 		fprintf(f, "%02x", p[i]);
 }
 
-static const char *join_flags(uint32_t flags, const char *const *names, unsigned nnames, char *out, size_t cap,
-			      const char *sep)
-{
-	size_t o = 0;
-	out[0] = '\0';
-	for (unsigned b = 0; b < 32; b++) {
-		if (!(flags & (1u << b)))
-			continue;
-		char unk[16];
-		const char *nm = b < nnames && names[b] ? names[b] : (snprintf(unk, sizeof unk, "0x%x", 1u << b), unk);
-		int k = snprintf(out + o, cap - o, "%s%s", o ? sep : "", nm);
-		if (k < 0 || (size_t)k >= cap - o)
-			break;
-		o += (size_t)k;
-	}
-	return out;
-}
-
-const char *dump_launch_flag_names(uint32_t flags, char *out, size_t cap, const char *sep)
-{
-	static const char *const names[] = { "ptsz", "extra", "capturing", "hashed", "hash_skipped", "failed",
-					     "params_truncated", "graph", "range" };
-	return join_flags(flags, names, sizeof names / sizeof names[0], out, cap, sep);
-}
-
-const char *dump_graph_node_flag_names(uint32_t flags, char *out, size_t cap, const char *sep)
-{
-	static const char *const names[] = { "recorded", "hashed", "filtered", "in_conditional",
-					     "params_truncated", "disabled" };
-	return join_flags(flags, names, sizeof names / sizeof names[0], out, cap, sep);
-}
-
-const char *dump_copy_flag_names(uint32_t flags, char *out, size_t cap, const char *sep)
-{
-	static const char *const names[] = { "async", "2d", "3d", "src_digest", "graph", "range" };
-	return join_flags(flags, names, sizeof names / sizeof names[0], out, cap, sep);
-}
-
-/* ORDER stream_flags: CU_STREAM_NON_BLOCKING */
-const char *dump_stream_flag_names(uint32_t flags, char *out, size_t cap, const char *sep)
-{
-	static const char *const names[] = { "non_blocking" };
-	return join_flags(flags, names, sizeof names / sizeof names[0], out, cap, sep);
-}
-
-/* GRAPH instantiate_flags, as CUDA_GRAPH_INSTANTIATE_FLAG_* name them; bits
- * above 31 (none defined) as one hex value. */
-const char *dump_instantiate_flag_names(uint64_t flags, char *out, size_t cap, const char *sep)
-{
-	static const char *const names[] = { "auto_free_on_launch", "upload", "device_launch", "use_node_priority" };
-	size_t o;
-
-	join_flags((uint32_t)flags, names, sizeof names / sizeof names[0], out, cap, sep);
-	o = strlen(out);
-	if (flags >> 32 && o < cap)
-		snprintf(out + o, cap - o, "%s0x%llx", o ? sep : "", (unsigned long long)(flags & ~0xffffffffull));
-	return out;
-}
-
-/* The record prefix's flags (none defined yet: each bit by its value). */
-const char *dump_record_flag_names(uint16_t flags, char *out, size_t cap, const char *sep)
-{
-	return join_flags(flags, NULL, 0, out, cap, sep);
-}
-
-const char *dump_region_flag_names(uint16_t flags, char *out, size_t cap, const char *sep)
-{
-	static const char *const names[] = { "in_struct", "pre",     "post",     "capped",
-					     "unhashed",  "exact",   "guessed",  "signature" };
-	return join_flags(flags, names, sizeof names / sizeof names[0], out, cap, sep);
-}
-
-#define NAME_TABLE(fn, ...)                                                   \
-	const char *fn(uint32_t v)                                            \
-	{                                                                     \
-		static const char *const names[] = { __VA_ARGS__ };           \
-		return v < sizeof names / sizeof names[0] && names[v] ? names[v] : "unknown"; \
-	}
-
-NAME_TABLE(dump_module_kind_name, "unknown", "cubin", "fatbin", "fatbin_wrapper", "ptx")
-NAME_TABLE(dump_module_source_name, NULL, "module_load", "module_load_data", "module_load_fatbin",
-	   "library_load_data", "library_load_file", "unknown")
-NAME_TABLE(dump_layout_source_name, "none", "nvinfo", "ptx", "driver")
-NAME_TABLE(dump_api_name, NULL, "launch_kernel", "launch_kernel_ex", "launch_cooperative", "graph")
-NAME_TABLE(dump_alloc_kind_name, NULL, "device", "async", "managed", "vmm", "host", "reserve", "imported")
-NAME_TABLE(dump_copy_dir_name, "unknown", "htod", "dtoh", "dtod", "htoh", "peer")
-NAME_TABLE(dump_dst_digest_state_name, "none", "host", "async", "strided", "failed", "device", "capture")
-
 const char *dump_region_extent_name(const struct dump_ctx *c, const struct ktrace_region *g)
 {
 	if (!c->exactness_known || (g->flags & KTRACE_REGIONF_UNHASHED) || !g->hash_len)
@@ -312,8 +224,6 @@ const char *dump_region_extent_name(const struct dump_ctx *c, const struct ktrac
 		return "exact";
 	return (g->flags & KTRACE_REGIONF_SIGNATURE) ? "signature" : "inferred";
 }
-NAME_TABLE(dump_note_level_name, "info", "warn", "error", "disabled")
-NAME_TABLE(dump_end_reason_name, NULL, "exit", "signal", "abort", "detach")
 
 uint32_t dump_unverifiable(const struct ktrace_rec_launch *l)
 {

@@ -260,7 +260,7 @@ void ktrace_export_launch_args(struct jw *w, const struct ktrace_ranges *ranges,
 	jw_i64(w, l->device);
 	jw_key(w, "tid");
 	jw_u64(w, l->tid);
-	put_names(w, "launch_flags", dump_launch_flag_names(l->flags, flags, sizeof flags, ","));
+	put_names(w, "launch_flags", ktrace_flag_names(l->flags, ktrace_launch_flag_name, flags, sizeof flags, ","));
 	if (l->result) {
 		jw_key(w, "result");
 		jw_i64(w, l->result);
@@ -310,7 +310,7 @@ const char *ktrace_export_copy_dir(uint32_t dir)
 static void put_copy_fields(struct jw *w, const struct tm_op *o)
 {
 	jw_key(w, "dir");
-	jw_str(w, dump_copy_dir_name(o->dir));
+	jw_str(w, ktrace_copy_dir_name(o->dir));
 	if (o->dir_inferred) {
 		jw_key(w, "dir_inferred");
 		jw_bool(w, 1);
@@ -327,7 +327,7 @@ static void put_copy_fields(struct jw *w, const struct tm_op *o)
 	}
 	if (o->dst_digest_state) {
 		jw_key(w, "dst_digest_state");
-		jw_str(w, dump_dst_digest_state_name(o->dst_digest_state));
+		jw_str(w, ktrace_dst_digest_state_name(o->dst_digest_state));
 	}
 }
 
@@ -359,7 +359,7 @@ void ktrace_export_op_args(struct jw *w, const struct ktrace_ranges *ranges, con
 	jw_hex(w, o->context);
 	jw_key(w, "tid");
 	jw_u64(w, o->tid);
-	put_names(w, "copy_flags", dump_copy_flag_names(o->flags, flags, sizeof flags, ","));
+	put_names(w, "copy_flags", ktrace_flag_names(o->flags, ktrace_copy_flag_name, flags, sizeof flags, ","));
 	if (o->result) {
 		jw_key(w, "result");
 		jw_i64(w, o->result);

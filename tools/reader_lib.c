@@ -413,18 +413,18 @@ KTPY_API const uint8_t *ktpy_param_bytes(const struct ktpy_trace *p, size_t i, u
 KTPY_API const char *ktpy_name(int what, uint32_t v, char *buf, size_t cap)
 {
 	switch (what) {
-	case 1: return dump_api_name(v);
-	case 2: return dump_copy_dir_name(v);
-	case 3: return dump_dst_digest_state_name(v);
-	case 4: return dump_note_level_name(v);
-	case 5: return dump_end_reason_name(v);
+	case 1: return ktrace_launch_api_name(v);
+	case 2: return ktrace_copy_dir_name(v);
+	case 3: return ktrace_dst_digest_state_name(v);
+	case 4: return ktrace_note_level_name(v);
+	case 5: return ktrace_end_reason_name(v);
 	case 6: return ktrace_param_kind_name((uint8_t)v);
 	case 7: return ktrace_name_source_name((uint8_t)v);
-	case 8: return dump_layout_source_name(v);
+	case 8: return ktrace_layout_source_name(v);
 	case 9: return ktrace_order_op_name(v);
 	case 10: return ktrace_counter_name(v);
-	case 11: return dump_launch_flag_names(v, buf, cap, ",");
-	case 12: return dump_region_flag_names((uint16_t)v, buf, cap, ",");
+	case 11: return ktrace_flag_names(v, ktrace_launch_flag_name, buf, cap, ",");
+	case 12: return ktrace_flag_names((uint16_t)v, ktrace_region_flag_name, buf, cap, ",");
 	default: return "";
 	}
 }
