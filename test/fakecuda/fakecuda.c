@@ -7,10 +7,13 @@
  * real driver, the addresses it hands out from cuGetProcAddress are its own
  * functions and never the preloaded wrappers of the same names.
  *
- * Every entry point counts its calls (fake_count(name)), so a test can check
- * that a wrapper reached exactly the real function it stands for (legacy vs
- * _ptsz/_ptds), exactly once: ktrace's own driver calls (from its hooks) land
- * on other entry points, or are seen as extra calls.  Error paths return
+ * Every entry point counts its calls (fake_count(name)), and each thread's
+ * (fake_count_thread(name): the calling thread's), so a test can check that
+ * a wrapper reached exactly the real function it stands for (legacy vs
+ * _ptsz/_ptds), exactly once: ktrace's own driver calls (from its hooks, on
+ * the caller's thread) land on other entry points, or are seen as extra
+ * calls, while those of ktrace's own threads (the GPU-time poller querying
+ * its events) count on those threads only.  Error paths return
  * distinctive codes so tests can check a wrapper returns them unchanged:
  *   launches: f == NULL -> CUDA_ERROR_INVALID_HANDLE, grid x == 0 ->
  *   CUDA_ERROR_INVALID_VALUE; cuMemAlloc_v2 of 0 bytes -> CUDA_ERROR_INVALID_VALUE;
@@ -26,7 +29,10 @@
  *                                  kernel with no parameters), so ktrace's own
  *                                  checksum module "loads";
  *   FAKECUDA_OOM_MIN=N             cuMemAlloc_v2 of N bytes or more fails with
- *                                  OUT_OF_MEMORY (cuMemHostAlloc always does).
+ *                                  OUT_OF_MEMORY (cuMemHostAlloc always does);
+ *   FAKECUDA_QUERY_DELAY_US=N      cuEventQuery takes N us, so that ktrace's
+ *                                  poller thread queries its events while the
+ *                                  program's own query is under way.
  *
  * Imported memory (cuIpcOpenMemHandle(_v2), cuMemPoolImportPointer) maps a
  * fresh 1 MiB range of fake addresses, which cuMemGetAddressRange_v2 then
@@ -108,6 +114,7 @@ static char last_call[64];
 static unsigned long ncalls;
 #define NCOUNTS 256
 static struct { const char *fn; unsigned long n; } counts[NCOUNTS];
+static __thread struct { const char *fn; unsigned long n; } thread_counts[NCOUNTS]; /* this thread's */
 static pthread_mutex_t count_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
 
@@ -148,6 +155,14 @@ static void note(const char *fn)
 		}
 	}
 	pthread_mutex_unlock(&count_lock);
+	for (unsigned i = 0; i < NCOUNTS; i++) {
+		if (!thread_counts[i].fn)
+			thread_counts[i].fn = fn;
+		if (thread_counts[i].fn == fn || strcmp(thread_counts[i].fn, fn) == 0) {
+			thread_counts[i].n++;
+			break;
+		}
+	}
 }
 #define NOTE() note(__func__)
 
@@ -164,6 +179,15 @@ API unsigned long fake_count(const char *fn)
 			n = counts[i].n;
 	pthread_mutex_unlock(&count_lock);
 	return n;
+}
+
+/* How many times the calling thread called the entry point `fn`. */
+API unsigned long fake_count_thread(const char *fn)
+{
+	for (unsigned i = 0; i < NCOUNTS && thread_counts[i].fn; i++)
+		if (strcmp(thread_counts[i].fn, fn) == 0)
+			return thread_counts[i].n;
+	return 0;
 }
 
 /* ---- objects ---------------------------------------------------------- */
@@ -966,9 +990,15 @@ API CUresult cuEventRecordWithFlags_ptsz(CUevent e, CUstream s, unsigned f)
 }
 API CUresult cuEventQuery(CUevent e)
 {
+	unsigned long long delay_us = env_num("FAKECUDA_QUERY_DELAY_US");
 	int i = event_index(e);
 
 	NOTE();
+	if (delay_us) {
+		struct timespec ts = { (time_t)(delay_us / 1000000), (long)(delay_us % 1000000) * 1000 };
+
+		nanosleep(&ts, NULL);
+	}
 	if (i < 0)
 		return CUDA_ERROR_INVALID_HANDLE;
 	if (event_pending[i]) {

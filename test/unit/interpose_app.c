@@ -8,7 +8,11 @@
  * pointer is, which real entry each call reached, return codes, dlerror()),
  * and prints what it launched so the test can compare with the trace:
  *   LAUNCHES total=N ptsz=P failed=F ex=E coop=C extra=X
- * Any in-process check that fails prints "FAIL: ..." and exits 99.
+ * Any in-process check that fails prints "FAIL: ..." and exits 99.  A call
+ * must reach its real entry exactly once from the calling thread
+ * (fake_count_thread): ktrace's own threads call the driver too (its
+ * GPU-time poller creates, records and queries its own events), on their
+ * own threads and at times of their own.
  *
  * Usage: interpose_app MODE [ARG]; modes: paths, none, exit N, return,
  * _exit N, abort, segv, term, sigign, apphandler, fork, threads N, ctor, bench N,
@@ -32,6 +36,7 @@
 #undef cuGetProcAddress
 
 unsigned long fake_count(const char *fn);
+unsigned long fake_count_thread(const char *fn); /* the calling thread's calls */
 extern int interpose_ctor_launched; /* test/unit/interpose_ctorlib.c */
 CUresult cuLaunchKernel_ptsz(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
 			     unsigned bz, unsigned shm, CUstream s, void **params, void **extra);
@@ -94,11 +99,11 @@ static void expect_real(const void *p, const char *name, const char *what)
 /* One launch through fn; `entry` is the fake entry it must reach. */
 static void launch(lk_t fn, const char *entry, int ptsz, unsigned gx, CUfunction f, CUresult want)
 {
-	unsigned long before = fake_count(entry);
+	unsigned long before = fake_count_thread(entry);
 	CUresult r = fn(f, gx, 1, 1, 32, 1, 1, 0, NULL, f == fb ? kparams_b : kparams, NULL);
 
 	CHECK(r == want, "%s returned %d, want %d", entry, (int)r, (int)want);
-	CHECK(fake_count(entry) == before + 1, "%s reached %lu times", entry, fake_count(entry) - before);
+	CHECK(fake_count_thread(entry) == before + 1, "%s reached %lu times", entry, fake_count_thread(entry) - before);
 	if (!f)
 		return; /* no kernel: the driver's error is returned, a record is optional */
 	n_total++;
@@ -166,10 +171,10 @@ static void mode_paths(void)
 		at[0].value.clusterDim.z = 1;
 		at[1].id = CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
 		at[1].value.cooperative = 1;
-		unsigned long before = fake_count("cuLaunchKernelEx");
+		unsigned long before = fake_count_thread("cuLaunchKernelEx");
 
 		r = cuLaunchKernelEx(&cfg, fa, kparams, NULL);
-		CHECK(r == CUDA_SUCCESS && fake_count("cuLaunchKernelEx") == before + 1, "cuLaunchKernelEx");
+		CHECK(r == CUDA_SUCCESS && fake_count_thread("cuLaunchKernelEx") == before + 1, "cuLaunchKernelEx");
 		r = cuLaunchKernelEx(NULL, fa, kparams, NULL);
 		CHECK(r == CUDA_ERROR_INVALID_VALUE, "cuLaunchKernelEx(NULL) returned %d", (int)r);
 		n_total++;
@@ -248,11 +253,11 @@ static void mode_paths(void)
 	{
 		CUdeviceptr d2 = 0;
 
-		unsigned long before = fake_count("cuMemAlloc_v2");
+		unsigned long before = fake_count_thread("cuMemAlloc_v2");
 
 		CHECK(((alloc_t)p)(&d2, 128) == CUDA_SUCCESS && d2, "cuMemAlloc_v2 through gpa");
-		CHECK(fake_count("cuMemAlloc_v2") == before + 1, "gpa cuMemAlloc reached the real one %lu times",
-		      fake_count("cuMemAlloc_v2") - before);
+		CHECK(fake_count_thread("cuMemAlloc_v2") == before + 1, "gpa cuMemAlloc reached the real one %lu times",
+		      fake_count_thread("cuMemAlloc_v2") - before);
 	}
 	r = gpa("cuMemcpyHtoD", &p, 12000, CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM, &st);
 	expect_wrapper(p, "cuMemcpyHtoD_v2_ptds", "gpa(cuMemcpyHtoD, 2)");
@@ -365,13 +370,15 @@ CUresult cuStreamBatchMemOp(CUstream s, unsigned n, CUstreamBatchMemOpParams *p,
 
 static unsigned issued; /* launches and copies made so far: the launch_seq counter */
 
-/* One call that must reach the fake entry `entry` exactly once and return `want`. */
+/* One call that must reach the fake entry `entry` exactly once (from this
+ * thread) and return `want`. */
 #define ORDER_CALL(entry, want, call) \
 	do { \
-		unsigned long before_ = fake_count(entry); \
+		unsigned long before_ = fake_count_thread(entry); \
 		CUresult r_ = (call); \
 		CHECK(r_ == (want), "%s returned %d, want %d", entry, (int)r_, (int)(want)); \
-		CHECK(fake_count(entry) == before_ + 1, "%s reached %lu times", entry, fake_count(entry) - before_); \
+		CHECK(fake_count_thread(entry) == before_ + 1, "%s reached %lu times", entry, \
+		      fake_count_thread(entry) - before_); \
 	} while (0)
 
 /* The ORDER record the last call must give. */

@@ -369,13 +369,16 @@ static unsigned read_orders(const char *trace, struct ktrace_rec_order *v, unsig
 }
 
 /* Every stream, event and synchronisation wrapper, on every path: each
- * reaches exactly its real entry point once and returns its result
- * unchanged (the app checks), successes give exactly the ORDER records the
- * app expects (stream as recorded, per-thread mapping, flags, priority, the
- * launch_seq counter before the call), failures and repeated query
- * successes none. */
+ * reaches exactly its real entry point once from the calling thread and
+ * returns its result unchanged (the app checks), successes give exactly the
+ * ORDER records the app expects (stream as recorded, per-thread mapping,
+ * flags, priority, the launch_seq counter before the call), failures and
+ * repeated query successes none.  cuEventQuery is made slow, so that
+ * ktrace's poller thread queries the events of the sampled launch while the
+ * app's own queries are under way: those are its calls, not the app's. */
 static void test_stream_order(void **state)
 {
+	static const char *slow_query[] = { "FAKECUDA_QUERY_DELAY_US=2000", NULL };
 	struct order_line want[128];
 	struct ktrace_rec_order got[128];
 	struct app_counts c;
@@ -385,7 +388,7 @@ static void test_stream_order(void **state)
 	int status;
 
 	(void)state;
-	status = run_app("order.ktrace", NULL, "order", NULL);
+	status = run_app("order.ktrace", slow_query, "order", NULL);
 	ASSERT_EXIT(status, 0);
 	assert_null(strstr(out_buf, "FAIL"));
 	assert_int_equal(parse_counts(&c), 0);
