@@ -1,4 +1,4 @@
-/* common/value_parse.c: sizes, launch ranges, sampling rates and regular expressions, parsed
+/* common/value_parse.c: sizes, launch ranges, sampling rates, bools and regular expressions, parsed
  * the same way for the KTRACE_* variables and the tools' options
  * (value_parse.h says what each accepts).  Values are untrusted: each is
  * checked to its end, and every number for overflow.
@@ -8,6 +8,7 @@
 #include <ctype.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 #define SIZE_EXPECTED "expected a byte count such as 1048576, 64K, 256M or 2G"
 #define RANGE_EXPECTED "expected A:B (A <= n < B), A:, :B or N"
@@ -159,5 +160,23 @@ int ktrace_regex_compile(regex_t *re, const char *pattern, char *why, size_t why
 	regerror(rc, re, reason, sizeof(reason));
 	if (why && whylen)
 		snprintf(why, whylen, "not a POSIX extended regular expression (%s)", reason);
+	return -1;
+}
+
+int ktrace_parse_bool(const char *s, int *out)
+{
+	static const char *const yes[] = { "1", "true", "yes", "on" };
+	static const char *const no[] = { "0", "false", "no", "off" };
+
+	for (size_t i = 0; i < sizeof(yes) / sizeof(yes[0]); i++) {
+		if (strcasecmp(s, yes[i]) == 0) {
+			*out = 1;
+			return 0;
+		}
+		if (strcasecmp(s, no[i]) == 0) {
+			*out = 0;
+			return 0;
+		}
+	}
 	return -1;
 }

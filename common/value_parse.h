@@ -12,6 +12,7 @@
  *           a single "N" is N:N+1.
  *   rate    a sampling rate: decimal digits N, one in N (1: every one), 0
  *           none; at most KTRACE_RATE_MAX.
+ *   bool    0/1, true/false, yes/no, on/off (any case).
  *   regex   a POSIX extended regular expression, compiled once
  *           (REG_EXTENDED | REG_NOSUB); not empty, at most
  *           KTRACE_REGEX_MAX_LEN bytes.
@@ -37,6 +38,9 @@ int ktrace_parse_range(const char *s, uint64_t *lo, uint64_t *hi, char *why, siz
 	__attribute__((visibility("hidden")));
 int ktrace_parse_rate(const char *s, uint32_t *out, char *why, size_t whylen)
 	__attribute__((visibility("hidden")));
+/* A bool: 0 with *out 0 or 1, or -1 for anything else (no reason: the
+ * message says "expected 0 or 1"). */
+int ktrace_parse_bool(const char *s, int *out) __attribute__((visibility("hidden")));
 /* On success *re holds the compiled expression: free it with regfree(). */
 int ktrace_regex_compile(regex_t *re, const char *pattern, char *why, size_t whylen)
 	__attribute__((visibility("hidden")));

@@ -12,7 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #include "common/allocator_env.h"
 #include "common/pystack_spec.h"
@@ -22,24 +21,6 @@
 
 _Static_assert(sizeof(((struct ktrace_config *)0)->kernel_pattern) > KTRACE_REGEX_MAX_LEN,
 	       "KTRACE_KERNELS must fit the configuration's copy of it");
-
-int ktrace_parse_bool(const char *s, int *out)
-{
-	static const char *const yes[] = { "1", "true", "yes", "on" };
-	static const char *const no[] = { "0", "false", "no", "off" };
-
-	for (size_t i = 0; i < sizeof(yes) / sizeof(yes[0]); i++) {
-		if (strcasecmp(s, yes[i]) == 0) {
-			*out = 1;
-			return 0;
-		}
-		if (strcasecmp(s, no[i]) == 0) {
-			*out = 0;
-			return 0;
-		}
-	}
-	return -1;
-}
 
 /* The value as it may be printed: printable ASCII kept, the rest \xNN, cut at 120 bytes. */
 static void quote(const char *v, char *buf, size_t len)

@@ -64,8 +64,4 @@ void ktrace_config_free(struct ktrace_config *c) __attribute__((visibility("hidd
 void ktrace_config_describe(const struct ktrace_config *c, char *buf, size_t len)
 	__attribute__((visibility("hidden")));
 
-/* 0/1, true/false, yes/no, on/off (any case): 0, or -1 for anything else.
- * (Sizes, ranges and regexes: common/value_parse.h.) */
-int ktrace_parse_bool(const char *s, int *out) __attribute__((visibility("hidden")));
-
 #endif

@@ -10,6 +10,7 @@
 
 #include <cmocka.h>
 
+#include "common/value_parse.h"
 #include "interpose/config.h"
 #include "interpose/replay/replay.h"
 
