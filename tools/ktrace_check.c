@@ -21,15 +21,20 @@
  * with --max-replays 0, a divergence by digests alone; with --strict,
  * launches in one run only or unverified; or the program's own results,
  * its device-to-host copies, differ), 2 error (a run failed: which one
- * and how; no trace; bad trace; nothing compared).  With --json the
- * command's stdout goes to stderr: stdout is the JSON alone.
+ * and how; no trace; no CUDA driver; bad trace; nothing compared).  With
+ * --json the command's stdout goes to stderr: stdout is the JSON alone.
+ * A check that fails before it compares anything still writes every report
+ * asked for, saying what failed (check_report.c).  The temporary directory
+ * is removed with everything in it unless kept (--keep, or the runs diverged).
  */
 #include "tools/ktrace_cli.h"
 
 #include <dirent.h>
 #include <errno.h>
+#include <ftw.h>
 #include <limits.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -103,6 +108,25 @@ static void check_usage(FILE *f)
 	      f);
 }
 
+/* The errors this check printed, kept for its reports when it fails before
+ * comparing anything: one line each, without "ktrace check: ". */
+static char check_errors[4096];
+
+/* An error: "ktrace check: <message>" on stderr, and kept in check_errors. */
+static void check_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void check_error(const char *fmt, ...)
+{
+	char line[1536];
+	size_t used = strlen(check_errors);
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof line, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "ktrace check: %s\n", line);
+	snprintf(check_errors + used, sizeof check_errors - used, "%s\n", line);
+}
+
 static void describe_status(int st, char *buf, size_t cap)
 {
 	if (WIFEXITED(st))
@@ -129,7 +153,7 @@ static int collect_traces(const char *what, const char *prefix, const char *dir,
 	size_t plen = strlen(prefix);
 	DIR *d = opendir(dir);
 	if (!d) {
-		fprintf(stderr, "ktrace check: %s: %s\n", dir, strerror(errno));
+		check_error("%s: %s", dir, strerror(errno));
 		return -1;
 	}
 	struct dirent *e;
@@ -148,14 +172,14 @@ static int collect_traces(const char *what, const char *prefix, const char *dir,
 		t.rank = scan.rank;
 		t.graphs_memory_nodes = scan.graphs_memory_nodes;
 		if (t.launches < 0) {
-			fprintf(stderr, "ktrace check: %s: %s\n", what, err);
+			check_error("%s: %s", what, err);
 			closedir(d);
 			return -1;
 		}
 		if (!t.launches)
 			continue;
 		if (ri->n == MAX_TRACES) {
-			fprintf(stderr, "ktrace check: %s: more than %d processes launched kernels\n", what, MAX_TRACES);
+			check_error("%s: more than %d processes launched kernels", what, MAX_TRACES);
 			closedir(d);
 			return -1;
 		}
@@ -175,20 +199,24 @@ static int collect(int k, const char *dir, struct run_info *ri)
 	snprintf(what, sizeof what, "run %d", k);
 	if (collect_traces(what, prefix, dir, ri, &files))
 		return -1;
+	if (!files && !ktrace_cuda_driver_found()) {
+		check_error("run %d left no trace: %s", k, KTRACE_NO_DRIVER_MESSAGE);
+		return -1;
+	}
 	if (!files) {
-		fprintf(stderr, "ktrace check: run %d left no trace in %s: the command never used the CUDA driver, "
-				"or libktrace.so was not loaded (static and setuid programs ignore LD_PRELOAD)\n", k, dir);
+		check_error("run %d left no trace in %s: the command never used the CUDA driver, "
+				"or libktrace.so was not loaded (static and setuid programs ignore LD_PRELOAD)", k, dir);
 		return -1;
 	}
 	if (!ri->n) {
-		fprintf(stderr, "ktrace check: run %d recorded no kernel launch (%zu trace file%s in %s): nothing "
-				"to compare; does the command use the GPU?\n", k, files, files == 1 ? "" : "s", dir);
+		check_error("run %d recorded no kernel launch (%zu trace file%s in %s): nothing "
+				"to compare; does the command use the GPU?", k, files, files == 1 ? "" : "s", dir);
 		return -1;
 	}
 	for (size_t i = 1; i < ri->n; i++)
 		if (ri->t[i].rank == ri->t[i - 1].rank) {
-			fprintf(stderr, "ktrace check: run %d: several processes of rank %u launched kernels (%s, %s): "
-					"compare them with ktrace-diff\n", k, ri->t[i].rank, ri->t[i - 1].path, ri->t[i].path);
+			check_error("run %d: several processes of rank %u launched kernels (%s, %s): "
+					"compare them with ktrace-diff", k, ri->t[i].rank, ri->t[i - 1].path, ri->t[i].path);
 			return -1;
 		}
 	return 0;
@@ -202,21 +230,23 @@ static int is_run_trace_name(const char *name)
 	       !strcmp(name + len - 7, ".ktrace");
 }
 
-static void remove_dir(const char *dir)
+static int remove_entry(const char *path, const struct stat *st, int type, struct FTW *ftw)
 {
-	DIR *d = opendir(dir);
-	if (!d)
-		return;
-	struct dirent *e;
-	char p[PATH_MAX + 300];
-	while ((e = readdir(d))) {
-		if (is_run_trace_name(e->d_name)) {
-			snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
-			unlink(p);
-		}
-	}
-	closedir(d);
-	rmdir(dir);
+	(void)st;
+	(void)ftw;
+	if (type == FTW_DP)
+		rmdir(path);
+	else
+		unlink(path);
+	return 0; /* on to the next, whatever happened */
+}
+
+/* The temporary directory ktrace check made, and everything in it: the
+ * traces, what the command left there (JAX's compilation cache).  Symbolic
+ * links are removed, never followed. */
+static void remove_temp_dir(const char *dir)
+{
+	nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
 /* ---- the command line --------------------------------------------------------------- */
@@ -364,19 +394,19 @@ static int parse_check_options(int argc, char **argv, struct check_opts *co)
 static int use_user_dir(const char *user_dir, char *dir, size_t cap)
 {
 	if (mkdir(user_dir, 0700) != 0 && errno != EEXIST) {
-		fprintf(stderr, "ktrace check: --dir %s: %s\n", user_dir, strerror(errno));
+		check_error("--dir %s: %s", user_dir, strerror(errno));
 		return -1;
 	}
 	snprintf(dir, cap, "%s", user_dir);
 	DIR *d = opendir(dir);
 	if (!d) {
-		fprintf(stderr, "ktrace check: --dir %s: %s\n", dir, strerror(errno));
+		check_error("--dir %s: %s", dir, strerror(errno));
 		return -1;
 	}
 	struct dirent *e;
 	while ((e = readdir(d))) {
 		if (is_run_trace_name(e->d_name)) {
-			fprintf(stderr, "ktrace check: --dir %s already holds traces (%s): use an empty directory\n", dir,
+			check_error("--dir %s already holds traces (%s): use an empty directory", dir,
 				e->d_name);
 			closedir(d);
 			return -1;
@@ -392,7 +422,7 @@ static int make_temp_dir(char *dir, size_t cap)
 	snprintf(dir, cap, "%s/ktrace-check.XXXXXX", tmp && *tmp ? tmp : "/tmp");
 	if (mkdtemp(dir))
 		return 0;
-	fprintf(stderr, "ktrace check: cannot create a directory %s: %s\n", dir, strerror(errno));
+	check_error("cannot create a directory %s: %s", dir, strerror(errno));
 	return -1;
 }
 
@@ -414,6 +444,7 @@ struct check_state {
 	struct diff_confirmation *confirm; /* per rank index */
 	int replay_runs;	  /* runs made to confirm so far */
 	int own_allocator;	  /* the program failed under ktrace's allocator settings: keep its own */
+	int compared;		  /* the runs were compared: the reports are the comparisons' */
 };
 
 /* ---- running the command ------------------------------------------------------------------ */
@@ -493,14 +524,14 @@ static int run_command(const struct check_state *s, const struct run_plan *p, in
 	fflush(NULL);
 	pid_t pid = fork();
 	if (pid < 0) {
-		fprintf(stderr, "ktrace check: %s: cannot fork: %s\n", p->what, strerror(errno));
+		check_error("%s: cannot fork: %s", p->what, strerror(errno));
 		return -1;
 	}
 	if (pid == 0)
 		exec_child(s, p);
 	while (waitpid(pid, st, 0) < 0)
 		if (errno != EINTR) {
-			fprintf(stderr, "ktrace check: %s: waitpid: %s\n", p->what, strerror(errno));
+			check_error("%s: waitpid: %s", p->what, strerror(errno));
 			return -1;
 		}
 	return 0;
@@ -517,7 +548,7 @@ static int run_must_pass(const struct check_state *s, const struct run_plan *p)
 	if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
 		return 0;
 	describe_status(st, how, sizeof how);
-	fprintf(stderr, "ktrace check: %s failed (%s): %s\n", p->what, how, s->cmdline);
+	check_error("%s failed (%s): %s", p->what, how, s->cmdline);
 	return -1;
 }
 
@@ -539,8 +570,8 @@ static int same_ranks(const struct check_state *s)
 		for (size_t i = 0; same && i < first->n; i++)
 			same = ri->t[i].rank == first->t[i].rank;
 		if (!same) {
-			fprintf(stderr, "ktrace check: run 1 and run %d traced different ranks (%zu and %zu traced "
-					"processes): compare them with ktrace-diff\n", k, first->n, ri->n);
+			check_error("run 1 and run %d traced different ranks (%zu and %zu traced "
+					"processes): compare them with ktrace-diff", k, first->n, ri->n);
 			return -1;
 		}
 	}
@@ -576,6 +607,10 @@ static int first_run_must_pass(struct check_state *s, const struct run_plan *p)
 {
 	if (run_must_pass(s, p) == 0)
 		return 0;
+	if (!ktrace_cuda_driver_found()) { /* not the allocator's fault: say so, and run nothing more */
+		check_error("%s", KTRACE_NO_DRIVER_MESSAGE);
+		return -1;
+	}
 	if (!ktrace_allocator_changes(&s->co->run))
 		return -1;
 	fprintf(stderr, "ktrace check: note: the program failed with the allocator settings ktrace chose "
@@ -650,7 +685,7 @@ static int alloc_comparisons(struct check_state *s)
 	s->confirm = calloc(n, sizeof *s->confirm);
 	if (s->traces && s->labels && s->results && s->result_ptrs && s->confirm)
 		return 0;
-	fprintf(stderr, "ktrace check: out of memory\n");
+	check_error("out of memory");
 	return -1;
 }
 
@@ -662,7 +697,7 @@ static int load_traces(struct check_state *s)
 			size_t idx = (size_t)(k - 1) * s->nranks + r;
 			const struct run_trace *t = &s->runs[k].t[r];
 			if (ktrace_tm_load(&s->traces[idx], t->path, s->co->diff.o.allow_truncated, err, sizeof err)) {
-				fprintf(stderr, "ktrace check: run %d: %s\n", k, err);
+				check_error("run %d: %s", k, err);
 				return -1;
 			}
 			s->ntraces = idx + 1;
@@ -686,7 +721,7 @@ static int compare_runs(struct check_state *s)
 			dopts.label_a = s->labels[ia];
 			dopts.label_b = s->labels[ib];
 			if (ktrace_diff_compare(&s->traces[ia], &s->traces[ib], &dopts, res, err, sizeof err)) {
-				fprintf(stderr, "ktrace check: %s\n", err);
+				check_error("%s", err);
 				return -1;
 			}
 			s->result_ptrs[s->nresults++] = res;
@@ -778,7 +813,7 @@ static int confirm_rank(struct check_state *s, size_t r)
 	c->v = calloc(left ? left : 1, sizeof *c->v);
 	if (!cands || !c->v) {
 		free(cands);
-		fprintf(stderr, "ktrace check: out of memory\n");
+		check_error("out of memory");
 		return -1;
 	}
 	n = ktrace_check_candidates(rank_results(s, r), (size_t)(s->co->nruns - 1), cands, left);
@@ -856,7 +891,7 @@ static int run_and_compare(struct check_state *s)
 {
 	s->runs = calloc((size_t)s->co->nruns + 1, sizeof *s->runs);
 	if (!s->runs) {
-		fprintf(stderr, "ktrace check: out of memory\n");
+		check_error("out of memory");
 		return 2;
 	}
 	if (run_all(s))
@@ -864,6 +899,7 @@ static int run_and_compare(struct check_state *s)
 	s->nranks = s->runs[1].n;
 	if (alloc_comparisons(s) || load_traces(s) || compare_runs(s) || confirm_divergences(s))
 		return 2;
+	s->compared = 1;
 	return report(s);
 }
 
@@ -892,6 +928,18 @@ static int any_divergence(const struct check_state *s)
 	return 0;
 }
 
+/* A check that failed before it compared anything: every report asked for
+ * says what failed (the errors printed).  Returns 2, the exit status. */
+static int error_reports(const struct check_state *s)
+{
+	char err[PATH_MAX + 256];
+
+	if (ktrace_check_error_report(&s->co->diff, s->co->nruns, s->cmdline,
+				      check_errors[0] ? check_errors : "ktrace check failed", stdout, err, sizeof err))
+		fprintf(stderr, "ktrace check: %s\n", err);
+	return 2;
+}
+
 int ktrace_cmd_check(int argc, char **argv)
 {
 	struct check_opts co;
@@ -903,12 +951,16 @@ int ktrace_cmd_check(int argc, char **argv)
 		return status;
 	memset(&s, 0, sizeof s);
 	s.co = &co;
-	if (ktrace_find_lib(s.lib, sizeof s.lib, err, sizeof err))
-		return ktrace_cli_fail("ktrace check", err);
-	if (co.user_dir ? use_user_dir(co.user_dir, s.dir, sizeof s.dir) : make_temp_dir(s.dir, sizeof s.dir))
-		return 2;
 	join_cmdline(co.cmd, co.cmd_argc, s.cmdline, sizeof s.cmdline);
+	if (ktrace_find_lib(s.lib, sizeof s.lib, err, sizeof err)) {
+		check_error("%s", err);
+		return error_reports(&s);
+	}
+	if (co.user_dir ? use_user_dir(co.user_dir, s.dir, sizeof s.dir) : make_temp_dir(s.dir, sizeof s.dir))
+		return error_reports(&s);
 	status = run_and_compare(&s);
+	if (!s.compared)
+		status = error_reports(&s);
 	keep = co.user_dir || co.keep || status == 1 || any_divergence(&s);
 	check_state_free(&s);
 	/* kept when asked, and when the runs diverged (to look at them); an
@@ -916,7 +968,7 @@ int ktrace_cmd_check(int argc, char **argv)
 	if (keep)
 		fprintf(stderr, "ktrace check: traces kept in %s\n", s.dir);
 	else
-		remove_dir(s.dir);
+		remove_temp_dir(s.dir);
 	fflush(stdout);
 	return status;
 }

@@ -2,7 +2,8 @@
  *
  * ktrace_main.c dispatches; ktrace_run.c owns the tracing options, finding
  * libktrace.so and preparing the environment, and `ktrace run`;
- * ktrace_check.c owns `ktrace check`.
+ * ktrace_check.c owns `ktrace check`, check_report.c the reports of a check
+ * that failed before comparing anything.
  */
 #ifndef KTRACE_TOOLS_KTRACE_CLI_H
 #define KTRACE_TOOLS_KTRACE_CLI_H
@@ -13,6 +14,8 @@
 #include <time.h>
 
 enum { KTRACE_TORCH_OPS_ON = 1, KTRACE_TORCH_OPS_OFF = 2 };
+
+struct diff_cli; /* tools/diff.h */
 
 /* Options that become KTRACE_* settings of the traced command. */
 struct ktrace_run_opts {
@@ -104,6 +107,24 @@ int ktrace_run_child(char **argv, int *status, int *exec_errno);
 int ktrace_exit_like(int status);
 /* Whether a file the output pattern can expand to was written since `since`. */
 int ktrace_trace_written(const char *pattern, const struct timespec *since);
+/* Whether the CUDA driver, libcuda.so.1, can be loaded here (this process's
+ * library path, which a traced command inherits): 1 or 0.  It is opened and
+ * closed again; no function of it is called. */
+int ktrace_cuda_driver_found(void);
+/* The one line that says why nothing could be traced without it. */
+#define KTRACE_NO_DRIVER_MESSAGE \
+	"no libcuda.so.1 was found: the NVIDIA CUDA driver is not installed, or not on the library path " \
+	"(LD_LIBRARY_PATH, ldconfig); ktrace traces the program's calls into it"
+
+/* The reports of a `ktrace check` that failed (exit status 2) before it
+ * compared anything (check_report.c), as the report options of c ask: the
+ * JSON object with its "error" on out, a GitHub ::error annotation (on out,
+ * or stderr with --json), a JUnit file whose one test case is an <error>, a
+ * Markdown section appended to its file.  errors: the error lines the check
+ * printed, one per line; cmdline: the command checked; runs: --runs.  0, or
+ * -1 with err when a report file cannot be written. */
+int ktrace_check_error_report(const struct diff_cli *c, int runs, const char *cmdline, const char *errors,
+			      FILE *out, char *err, size_t errlen);
 
 /* Directory holding the running executable. */
 int ktrace_self_dir(char *buf, size_t cap);

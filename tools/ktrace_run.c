@@ -11,8 +11,12 @@
  * JAX's platform allocator: common/allocator_env.h), so that buffer extents
  * are exact.  CMD runs as a child (run_child.c): ktrace run then exits as it
  * did (its exit status, or its signal), saying first when no trace was
- * written.  The output pattern is made absolute, so that a command that
- * changes directory writes its trace where ktrace run was started.
+ * written, and why when it can tell (no CUDA driver on the library path).
+ * The output pattern is made absolute, so that a command that changes
+ * directory writes its trace where ktrace run was started.  A pattern that
+ * names one file (no %p %h %r %t) is checked before the command starts: the
+ * library never replaces an existing file unless asked (--overwrite) and
+ * never writes through a symbolic link, and would trace nothing.
  */
 #include "tools/ktrace_cli.h"
 
@@ -22,6 +26,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "common/allocator_env.h"
@@ -356,10 +361,60 @@ static int run_and_report(char **cmd, const char *output)
 		fprintf(stderr, "ktrace run: cannot run '%s': %s\n", cmd[0], strerror(exec_errno));
 		return exec_errno == ENOENT ? 127 : 126;
 	}
-	if (!ktrace_trace_written(output, &start))
+	if (ktrace_trace_written(output, &start))
+		return ktrace_exit_like(status);
+	if (!ktrace_cuda_driver_found())
+		fprintf(stderr, "ktrace run: no trace was written: %s\n", KTRACE_NO_DRIVER_MESSAGE);
+	else
 		fprintf(stderr, "ktrace run: no trace was written: '%s' did not use the CUDA driver (or libktrace.so "
 				"was not loaded: static and setuid programs ignore LD_PRELOAD)\n", cmd[0]);
 	return ktrace_exit_like(status);
+}
+
+/* The one file a pattern without %p %h %r %t names ("%%" is a percent
+ * sign) in out: 1, or 0 when the pattern can name several. */
+static int literal_output(const char *pattern, char *out, size_t cap)
+{
+	size_t n = 0;
+
+	for (const char *p = pattern; *p; p++) {
+		if (*p == '%' && *++p != '%')
+			return 0;
+		if (n + 1 >= cap)
+			return 0;
+		out[n++] = *p;
+	}
+	out[n] = '\0';
+	return 1;
+}
+
+/* The trace file the library would not open, said before the command runs
+ * (the library would run it untraced): an existing file without --overwrite
+ * (or KTRACE_OVERWRITE=1), a symbolic link, a directory.  Only a pattern
+ * that names one file can be checked.  output: the pattern made absolute.
+ * 0, or -1 with err naming the setting and the file. */
+static int output_usable(const struct ktrace_run_opts *o, const char *output, char *err, size_t errlen)
+{
+	const char *given = o->output ? o->output : getenv("KTRACE_OUTPUT"), *env = getenv("KTRACE_OVERWRITE");
+	const char *setting = o->output ? "-o " : "KTRACE_OUTPUT=";
+	char path[PATH_MAX], shown[PATH_MAX];
+	int overwrite = o->overwrite;
+	struct stat st;
+
+	if (!given || !*given || !literal_output(output, path, sizeof path) || lstat(path, &st) != 0)
+		return 0;
+	if (!overwrite && env && ktrace_parse_bool(env, &overwrite))
+		overwrite = 0;
+	literal_output(given, shown, sizeof shown);
+	if (S_ISLNK(st.st_mode))
+		snprintf(err, errlen, "%s%s: is a symbolic link; ktrace never writes a trace through one", setting, shown);
+	else if (S_ISDIR(st.st_mode))
+		snprintf(err, errlen, "%s%s: is a directory, not a trace file", setting, shown);
+	else if (!overwrite)
+		snprintf(err, errlen, "%s%s: the file exists (--overwrite replaces it)", setting, shown);
+	else
+		return 0;
+	return -1;
 }
 
 int ktrace_cmd_run(int argc, char **argv)
@@ -390,7 +445,9 @@ int ktrace_cmd_run(int argc, char **argv)
 	}
 	if (optind >= argc)
 		return ktrace_cli_fail("ktrace run", "no command given (ktrace run [options] -- CMD ...)");
-	if (ktrace_find_lib(lib, sizeof lib, err, sizeof err) || absolute_output(&o, output, sizeof output) ||
+	if (absolute_output(&o, output, sizeof output))
+		return ktrace_cli_fail("ktrace run", "the output path is too long");
+	if (output_usable(&o, output, err, sizeof err) || ktrace_find_lib(lib, sizeof lib, err, sizeof err) ||
 	    ktrace_prepare_env(&o, o.torch_ops == KTRACE_TORCH_OPS_ON, lib, output, err, sizeof err))
 		return ktrace_cli_fail("ktrace run", err);
 	return run_and_report(argv + optind, output);

@@ -1,8 +1,10 @@
-/* tools/run_child.c: `ktrace run`'s command as a child process, and the trace it left.
+/* tools/run_child.c: `ktrace run`'s command as a child process, the trace it left,
+ * and whether there is a CUDA driver to trace at all.
  *
  * The command runs as a child so that ktrace run can say afterwards when no
- * trace came out of it (a program that never used the CUDA driver, a static
- * or setuid one that ignores LD_PRELOAD), and then exits as the command did:
+ * trace came out of it (no CUDA driver on the library path, a program that
+ * never used the driver, a static or setuid one that ignores LD_PRELOAD), and
+ * then exits as the command did:
  * with its exit status, or killed by the same signal.  Meanwhile SIGINT and
  * SIGQUIT are ignored here (the terminal sends them to the command too) and
  * SIGTERM, SIGHUP, SIGUSR1, SIGUSR2 are passed on to the command.  A command
@@ -11,6 +13,7 @@
  */
 #include "tools/ktrace_cli.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <glob.h>
@@ -159,4 +162,16 @@ int ktrace_trace_written(const char *pattern, const struct timespec *since)
 	}
 	globfree(&gl);
 	return found;
+}
+
+int ktrace_cuda_driver_found(void)
+{
+	/* RTLD_LAZY | RTLD_LOCAL: nothing of it is bound or made visible, and it
+	 * is closed again; the driver does nothing until cuInit. */
+	void *h = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
+
+	if (!h)
+		return 0;
+	dlclose(h);
+	return 1;
 }

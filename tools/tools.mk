@@ -42,7 +42,8 @@ ktrace-inspect_SRCS := tools/inspect.c tools/inspect_print.c $(CLI_SRCS)
 
 # ktrace: the front end (run, check, and the other tools as subcommands).
 TOOLS += ktrace
-ktrace_SRCS = tools/ktrace_main.c tools/ktrace_run.c tools/run_child.c tools/run_python.c tools/ktrace_check.c tools/check_confirm.c $(DIFF_CORE_SRCS) \
+ktrace_SRCS = tools/ktrace_main.c tools/ktrace_run.c tools/run_child.c tools/run_python.c tools/ktrace_check.c tools/check_confirm.c \
+	tools/check_report.c $(DIFF_CORE_SRCS) \
 	$(CLI_SRCS)
 
 # libktrace-reader.so: the trace reader of the Python package (python/ktrace:

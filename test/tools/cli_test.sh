@@ -538,7 +538,8 @@ case_example() {
 # command that cannot be run is exit status 127 (not found) or 126, as in a shell.
 case_run_outcomes() {
 	export KTRACE_LIB="$plain_lib"
-	run out err "$B/ktrace" run -- /bin/true
+	# (a driver on the library path: the test driver)
+	run out err env LD_LIBRARY_PATH="$B/fakecuda" "$B/ktrace" run -- /bin/true
 	expect_rc 0
 	has err "ktrace run: no trace was written: '/bin/true' did not use the CUDA driver"
 	run out err "$B/ktrace" run -- /nonexistent/program
@@ -563,6 +564,161 @@ case_run_outcomes() {
 		hasnt err "no trace was written"
 		[ -s cr.ktrace ] || bad "no cr.ktrace where ktrace run started"
 	fi
+}
+
+# ktrace run -o FILE over an existing FILE: refused before the command starts (the library
+# would run it untraced), one line naming the setting, the file and --overwrite; with
+# --overwrite (or KTRACE_OVERWRITE=1) the command runs and its trace replaces the file.  Only
+# a pattern that names one file is checked (%% is a percent sign; %p, %r... name others).
+# A symbolic link or a directory is refused whatever --overwrite says.
+case_run_output_exists() {
+	export KTRACE_LIB="$plain_lib"
+	echo old >exists.ktrace
+	rm -f ran
+	run out err "$B/ktrace" run -o exists.ktrace -- sh -c 'echo >ran'
+	expect_rc 2
+	[ "$(cat err)" = "ktrace run: -o exists.ktrace: the file exists (--overwrite replaces it)" ] ||
+		bad "stderr: $(cat err)"
+	[ -e ran ] && bad "the command ran"
+	[ "$(cat exists.ktrace)" = old ] || bad "exists.ktrace changed"
+	run out err env KTRACE_OUTPUT=exists.ktrace "$B/ktrace" run -- sh -c 'echo >ran'
+	expect_rc 2
+	[ "$(cat err)" = "ktrace run: KTRACE_OUTPUT=exists.ktrace: the file exists (--overwrite replaces it)" ] ||
+		bad "stderr: $(cat err)"
+	echo old >'pc%.ktrace'
+	run out err "$B/ktrace" run -o 'pc%%.ktrace' -- sh -c 'echo >ran'
+	expect_rc 2
+	has err "ktrace run: -o pc%.ktrace: the file exists"
+	[ -e ran ] && bad "the command ran"
+	ln -sf exists.ktrace link.ktrace
+	run out err "$B/ktrace" run --overwrite -o link.ktrace -- sh -c 'echo >ran'
+	expect_rc 2
+	[ "$(cat err)" = "ktrace run: -o link.ktrace: is a symbolic link; ktrace never writes a trace through one" ] ||
+		bad "stderr: $(cat err)"
+	mkdir -p adir
+	run out err "$B/ktrace" run --overwrite -o adir -- sh -c 'echo >ran'
+	expect_rc 2
+	has err "ktrace run: -o adir: is a directory, not a trace file"
+	[ -e ran ] && bad "the command ran"
+	# a pattern with %p names a file of the command's pid: not checked, the command runs
+	run out err "$B/ktrace" run -o 'exists.ktrace%p' -- sh -c 'echo >ran'
+	expect_rc 0
+	[ -e ran ] || bad "the command did not run with -o exists.ktrace%p"
+	rm -f ran
+	run out err env KTRACE_OVERWRITE=1 "$B/ktrace" run -o exists.ktrace -- sh -c 'echo >ran'
+	expect_rc 0
+	[ -e ran ] || bad "the command did not run with KTRACE_OVERWRITE=1"
+	unset KTRACE_LIB
+	if [ -x "$B/capture_results_app" ] && [ -f "$B/fakecuda-real/libcuda.so.1" ]; then
+		run out err env LD_LIBRARY_PATH="$B/fakecuda-real" "$B/ktrace" run --quiet --overwrite -o exists.ktrace -- \
+			"$B/capture_results_app"
+		expect_rc 0
+		"$B/ktrace-dump" --summary exists.ktrace >sum 2>&1 || bad "exists.ktrace is no trace: $(head -c 300 sum)"
+	fi
+}
+
+# Without a CUDA driver (no libcuda.so.1 on the library path, as on this CI machine: the
+# test driver is not on LD_LIBRARY_PATH here), ktrace run says that no libcuda.so.1 was
+# found, and ktrace check says so once, runs the program no more (no second warm-up under
+# the program's own allocator) and exits 2, every report saying what failed.
+case_no_driver() {
+	if env -u LD_LIBRARY_PATH python3 -c 'import ctypes; ctypes.CDLL("libcuda.so.1")' 2>/dev/null; then
+		echo "skip $name: this machine has a CUDA driver"
+		return
+	fi
+	nodrv="no libcuda.so.1 was found: the NVIDIA CUDA driver is not installed, or not on the library path"
+	export KTRACE_LIB="$plain_lib"
+	run out err env -u LD_LIBRARY_PATH "$B/ktrace" run -- /bin/true
+	expect_rc 0
+	[ "$(cat err)" = "ktrace run: no trace was written: $nodrv (LD_LIBRARY_PATH, ldconfig); ktrace traces the \
+program's calls into it" ] || bad "stderr: $(cat err)"
+	rm -f j.xml m.md
+	run out err env -u LD_LIBRARY_PATH "$B/ktrace" check --json --junit j.xml --markdown m.md --github -- \
+		"$B/capture_results_app"
+	expect_rc 2
+	[ "$(grep -c "^ktrace check: $nodrv" err)" = 1 ] || bad "the missing driver not said once: $(cat err)"
+	[ "$(grep -cF "ktrace check: warm-up run (untraced, so that the traced runs find warm caches): " err)" = 1 ] ||
+		bad "the warm-up ran again: $(cat err)"
+	hasnt err "allocator"
+	schema_check check --document out
+	python3 - out j.xml m.md err "$nodrv" <<'PY' >py.out 2>&1 || bad "reports: $(cat py.out)"
+import json, sys, xml.etree.ElementTree as ET
+out, junit, md, err, nodrv = sys.argv[1:]
+j = json.load(open(out))
+assert j["exit_code"] == 2 and j["comparisons"] == [] and j["runs"] == 2, j
+lines = j["error"].split("\n")
+assert lines[0].startswith("warm-up run (untraced") and "failed (exit status 127)" in lines[0], lines
+assert lines[-1].startswith(nodrv) and len(lines) == 2, lines
+root = ET.parse(junit).getroot()
+assert root.get("errors") == "1" and root.get("tests") == "1", root.attrib
+cases = root.findall("./testsuite/testcase")
+assert len(cases) == 1 and cases[0].get("name").endswith("capture_results_app"), cases
+e = cases[0].find("error")
+assert e is not None and e.get("type") == "check_failed" and e.get("message").startswith(nodrv), e
+assert e.text.split("\n") == lines, e.text
+text = open(md).read()
+assert text.startswith("### ktrace determinism check: ERROR (exit status 2, nothing compared)"), text
+assert "\n".join(lines) in text, text
+gh = [l for l in open(err) if l.startswith("::")]
+assert gh == ["::error title=ktrace check failed (exit status 2)::" + "%0A".join(lines) + "\n"], gh
+PY
+	# the program runs but leaves no trace: said the same way, once
+	run out err env -u LD_LIBRARY_PATH "$B/ktrace" check --keep-allocator -- /bin/true
+	expect_rc 2
+	[ "$(grep -c "$nodrv" err)" = 1 ] || bad "stderr: $(cat err)"
+	has err "ktrace check: run 1 left no trace: $nodrv"
+	unset KTRACE_LIB
+}
+
+# A check that fails for any reason before comparing (here the program fails in every
+# run) still writes each report it was asked for, with the error; and text mode prints
+# nothing on stdout.
+case_check_error_reports() {
+	export KTRACE_LIB="$plain_lib"
+	rm -f j.xml m.md
+	run out err env LD_LIBRARY_PATH="$B/fakecuda" "$B/ktrace" check --no-warmup --keep-allocator --json \
+		--junit j.xml --markdown m.md -- sh -c 'exit 3'
+	expect_rc 2
+	has err "ktrace check: run 1 of 2 failed (exit status 3): sh -c exit 3"
+	schema_check check --document out
+	has out '"error": "run 1 of 2 failed (exit status 3): sh -c exit 3"'
+	has j.xml '<error type="check_failed" message="run 1 of 2 failed (exit status 3): sh -c exit 3">'
+	has m.md "run 1 of 2 failed (exit status 3): sh -c exit 3"
+	# the schema holds an error report to its form: exit status 2, no comparisons
+	sed 's/"exit_code": 2/"exit_code": 1/' out >bad1.json
+	sed 's/"comparisons": \[\]/"comparisons": [{}]/' out >bad2.json
+	for f in bad1.json bad2.json; do
+		if python3 "$ROOT/test/tools/json_check.py" "$ROOT/docs/json/ktrace.schema.json" check --document $f \
+			>/dev/null 2>&1; then
+			bad "the schema takes $f: $(cat $f)"
+		fi
+	done
+	run out err env LD_LIBRARY_PATH="$B/fakecuda" "$B/ktrace" check --no-warmup --keep-allocator -- sh -c 'exit 3'
+	expect_rc 2
+	[ -s out ] && bad "stdout: $(head -c 300 out)"
+	unset KTRACE_LIB
+}
+
+# ktrace check removes its temporary directory, whatever is in it, when the runs agree
+# (the traces, and what the command left there: JAX's compilation cache) and when a run
+# fails: TMPDIR is as empty afterwards as before.
+case_check_cleans_up() {
+	if [ ! -x "$B/diff_fakeprog" ] || [ ! -f "$B/diff_fakelib.so" ]; then
+		echo "skip $name: no $B/diff_fakeprog"
+		return
+	fi
+	rm -rf own
+	mkdir own
+	for mode in same exit3; do
+		rm -f cnt
+		run out err env TMPDIR="$T/own" LD_LIBRARY_PATH="$B/fakecuda" KTRACE_LIB="$B/diff_fakelib.so" \
+			DIFF_FAKE_MODE=$mode DIFF_FAKE_COUNTER="$T/cnt" "$B/ktrace" check --quiet -- \
+			sh -c 'mkdir -p "$JAX_COMPILATION_CACHE_DIR/x" && echo >"$JAX_COMPILATION_CACHE_DIR/x/entry" && exec "$0"' \
+			"$B/diff_fakeprog"
+		[ $mode = same ] && expect_rc 0
+		[ $mode = exit3 ] && expect_rc 2
+		[ -z "$(ls -A own)" ] || bad "$mode: left in TMPDIR: $(cd own && find . | head -5)"
+	done
 }
 
 # The Python side: --torch-ops and --python-stack put ktrace's start-up hook first on
@@ -814,6 +970,10 @@ case_ counts_agree
 case_ format_version
 case_ example
 case_ run_outcomes
+case_ run_output_exists
+case_ no_driver
+case_ check_error_reports
+case_ check_cleans_up
 case_ python_side
 case_ example_names_itself
 case_ install_uninstall

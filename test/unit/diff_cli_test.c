@@ -269,11 +269,13 @@ static void test_diff_errors(void **state)
 
 static void fake_env(const char *mode)
 {
-	char lib[512], counter[512];
+	char lib[512], counter[512], driver[512];
 	tool(lib, sizeof lib, "diff_fakelib.so");
+	tool(driver, sizeof driver, "fakecuda"); /* a CUDA driver is installed (ktrace check looks) */
 	path_of(counter, sizeof counter, "counter");
 	unlink(counter);
 	setenv("KTRACE_LIB", lib, 1);
+	setenv("LD_LIBRARY_PATH", driver, 1);
 	setenv("DIFF_FAKE_MODE", mode, 1);
 	setenv("DIFF_FAKE_COUNTER", counter, 1);
 	setenv("ASAN_OPTIONS", "verify_asan_link_order=0", 1);
@@ -629,7 +631,7 @@ static void test_real_library(void **state)
 	}
 	unsetenv("KTRACE_LIB"); /* found next to build/ktrace */
 	unsetenv("LD_PRELOAD");
-	unsetenv("LD_LIBRARY_PATH");
+	/* LD_LIBRARY_PATH stays fake_env's: a CUDA driver (the test driver) is installed */
 	path_of(out, sizeof out, "real.ktrace");
 	unlink(out);
 #if defined(__SANITIZE_ADDRESS__)
