@@ -18,7 +18,7 @@ cd "$(dirname "$0")/.."
 B=${KT_BUILD:-$PWD/build}
 N=${1:-200000}
 R=${2:-3}
-T=$(mktemp -d /tmp/kt-export-bench.XXXXXX)
+T=$(mktemp -d "${TMPDIR:-/tmp}/kt-export-bench.XXXXXX") || exit 1
 trap 'rm -rf "$T"' EXIT
 for f in ktgen ktrace-export ktrace-diff libktrace-reader.so; do
 	[ -e "$B/$f" ] || { echo "export_bench: $B/$f missing (make $B/$f)"; exit 1; }

@@ -20,7 +20,8 @@ cd "$(dirname "$0")/.."
 B=${KT_BUILD:-$PWD/build}
 N=${1:-100000}
 R=${2:-3}
-T=$(mktemp -d /tmp/kt-lo.XXXXXX)
+T=$(mktemp -d "${TMPDIR:-/tmp}/kt-lo.XXXXXX") || exit 1
+trap 'rm -rf "$T"' EXIT
 KNAME=${KT_LO_KERNEL:-}
 kopt=()
 [ -n "$KNAME" ] && kopt=(-k "$KNAME")
