@@ -52,12 +52,3 @@ void ktrace_log(enum ktrace_log_level level, const char *fmt, ...)
 	va_end(ap);
 }
 
-void ktrace_warn_once(int *once_flag, const char *fmt, ...)
-{
-	if (__atomic_exchange_n(once_flag, 1, __ATOMIC_ACQ_REL))
-		return;
-	va_list ap;
-	va_start(ap, fmt);
-	ktrace_vlog(KTRACE_LOG_WARN, fmt, ap);
-	va_end(ap);
-}

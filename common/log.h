@@ -25,9 +25,6 @@ void ktrace_log(enum ktrace_log_level level, const char *fmt, ...)
 void ktrace_vlog(enum ktrace_log_level level, const char *fmt, va_list ap)
 	__attribute__((visibility("hidden")));
 
-/* Print a warning the first time *once_flag is seen zero; later calls are silent. */
-void ktrace_warn_once(int *once_flag, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3), visibility("hidden")));
 
 /* Re-read KTRACE_DEBUG / KTRACE_QUIET (called by the library's initialiser). */
 void ktrace_log_configure(void) __attribute__((visibility("hidden")));

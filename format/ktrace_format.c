@@ -228,7 +228,7 @@ static void get_range_ref(const uint8_t *e, struct ktrace_range_ref *g)
 #define KTRACE_REGION_PRE_HASH_OFF 40
 #define KTRACE_REGION_POST_HASH_OFF 48
 
-FMT_HOT
+KT_HOT
 size_t ktrace_launch_size(uint32_t nregions, uint32_t param_bytes_len)
 {
 	return pad8(KTRACE_LAUNCH_REGIONS_OFF + (size_t)nregions * KTRACE_REGION_DISK_SIZE + param_bytes_len);
@@ -278,7 +278,7 @@ put_launch(uint8_t *b, size_t size, uint16_t type, const struct ktrace_rec_launc
 	return b + KTRACE_LAUNCH_REGIONS_OFF + (size_t)nreg * KTRACE_REGION_DISK_SIZE;
 }
 
-FMT_HOT
+KT_HOT
 size_t ktrace_encode_launch(void *buf, size_t cap, const struct ktrace_rec_launch *r,
 			    const struct ktrace_region *regions)
 {
@@ -299,7 +299,7 @@ size_t ktrace_encode_launch(void *buf, size_t cap, const struct ktrace_rec_launc
 	return size;
 }
 
-FMT_HOT
+KT_HOT
 void *ktrace_encode_launch_head(void *buf, size_t size, uint16_t type, const struct ktrace_rec_launch *r,
 				const struct ktrace_region *regions)
 {

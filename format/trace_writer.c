@@ -168,7 +168,7 @@ static pthread_mutex_t live_mu = PTHREAD_MUTEX_INITIALIZER;
 static struct ktrace_writer *live_list;
 static _Atomic uint64_t next_gen = 1;
 
-FMT_HOT
+KT_HOT
 uint64_t ktrace_now_ns(void)
 {
 	struct timespec ts;
@@ -204,7 +204,7 @@ static void futex_wait(_Atomic uint32_t *a, uint32_t v, uint64_t ns)
 	syscall(SYS_futex, (uint32_t *)a, FUTEX_WAIT_PRIVATE, v, &ts, NULL, 0);
 }
 
-FMT_COLD
+KT_COLD
 static void wake_consumer(struct ktrace_writer *w)
 {
 	atomic_fetch_add(&w->wake, 1);
@@ -225,7 +225,7 @@ static inline int local_slot(uint32_t id)
 	return -1;
 }
 
-FMT_HOT
+KT_HOT
 void ktrace_writer_count(struct ktrace_writer *w, uint32_t id, uint64_t delta)
 {
 	if (!w || id >= MAX_COUNTERS || !delta)
@@ -274,7 +274,7 @@ static int local_counters_changed(struct ktrace_writer *w)
 	return 0;
 }
 
-FMT_COLD
+KT_COLD
 static void drop(struct ktrace_writer *w, size_t size)
 {
 	ktrace_writer_count(w, KTRACE_CTR_RECORDS_DROPPED, 1);
@@ -303,7 +303,7 @@ static void make_key(void)
 		report("trace writer: pthread_key_create failed; buffers of exited threads are not reused");
 }
 
-FMT_COLD
+KT_COLD
 static struct tbuf *claim_buf(struct ktrace_writer *w)
 {
 	struct tbuf *b = NULL;
@@ -348,7 +348,7 @@ static struct tbuf *claim_buf(struct ktrace_writer *w)
 }
 
 /* Wait (bounded) until `need` bytes are free after head.  0 when they are. */
-FMT_COLD static int wait_space(struct ktrace_writer *w, struct tbuf *b, uint64_t head, uint64_t need)
+KT_COLD static int wait_space(struct ktrace_writer *w, struct tbuf *b, uint64_t head, uint64_t need)
 {
 	uint64_t cap = b->mask + 1;
 	b->cached_tail = atomic_load_explicit(&b->tail, memory_order_acquire);
@@ -384,7 +384,7 @@ FMT_COLD static int wait_space(struct ktrace_writer *w, struct tbuf *b, uint64_t
 	return ok;
 }
 
-FMT_HOT
+KT_HOT
 void *ktrace_writer_reserve(struct ktrace_writer *w, size_t size)
 {
 	if (!w)
@@ -457,19 +457,19 @@ static inline __attribute__((always_inline)) void publish(struct ktrace_writer *
 	}
 }
 
-FMT_HOT
+KT_HOT
 void ktrace_writer_commit(struct ktrace_writer *w, void *rec)
 {
 	publish(w, rec, 0);
 }
 
-FMT_HOT
+KT_HOT
 void ktrace_writer_commit_at(struct ktrace_writer *w, void *rec, uint64_t time_ns)
 {
 	publish(w, rec, time_ns);
 }
 
-FMT_HOT
+KT_HOT
 void ktrace_writer_prefetch(struct ktrace_writer *w, size_t size)
 {
 	if (!w || tl.gen != w->gen || !tl.buf)
@@ -482,7 +482,7 @@ void ktrace_writer_prefetch(struct ktrace_writer *w, size_t size)
 		__builtin_prefetch(b->data + ((head + off) & b->mask), 1, 3);
 }
 
-FMT_HOT
+KT_HOT
 void ktrace_writer_prefetch_producer(struct ktrace_writer *w)
 {
 	__builtin_prefetch(w, 0, 3);
@@ -497,7 +497,7 @@ void ktrace_writer_wake(struct ktrace_writer *w)
 		wake_consumer(w);
 }
 
-FMT_HOT
+KT_HOT
 void **ktrace_writer_hold(struct ktrace_writer *w)
 {
 	(void)w; /* reserve() made tl.buf this thread's buffer of w */

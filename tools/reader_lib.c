@@ -395,17 +395,6 @@ KTPY_API const char *ktpy_arg_value(const struct ktpy_trace *p, size_t i, uint32
 	return dump_param_value(&d, l->param_bytes, l->param_bytes_len, 1, buf, cap);
 }
 
-/* The raw parameter buffer of launch i (*len bytes), or NULL. */
-KTPY_API const uint8_t *ktpy_param_bytes(const struct ktpy_trace *p, size_t i, uint32_t *len)
-{
-	if (i >= p->t.nlaunches) {
-		*len = 0;
-		return NULL;
-	}
-	*len = p->t.launches[i].param_bytes_len;
-	return p->t.launches[i].param_bytes;
-}
-
 /* Names as ktrace-dump --json writes them: what 1 launch api, 2 copy
  * direction, 3 delivered-digest state, 4 note level, 5 end reason, 6
  * parameter kind, 7 name source, 8 layout source, 9 ORDER op, 10 counter;

@@ -1057,12 +1057,3 @@ int ktrace_tm_scan_run(const char *path, struct tm_run_scan *out, char *err, siz
 	return rc;
 }
 
-long ktrace_tm_count_launches(const char *path, uint32_t *rank, char *err, size_t errlen)
-{
-	struct tm_run_scan scan;
-
-	if (ktrace_tm_scan_run(path, &scan, err, errlen))
-		return -1;
-	*rank = scan.rank;
-	return scan.launches;
-}

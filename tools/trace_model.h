@@ -212,10 +212,6 @@ const struct tm_gputime *ktrace_tm_gputime(const struct tm_trace *t, uint64_t op
 size_t ktrace_tm_launch_lower_bound(const struct tm_trace *t, uint64_t seq);
 size_t ktrace_tm_op_lower_bound(const struct tm_trace *t, uint64_t seq);
 
-/* Find how many LAUNCH records a file holds without keeping them (the front
- * end uses it to pick the traced process).  Returns the count, or -1 on error
- * (message in err).  *rank receives the header's rank (0 without header). */
-long ktrace_tm_count_launches(const char *path, uint32_t *rank, char *err, size_t errlen);
 
 /* What ktrace check reads of a run's trace before comparing: its LAUNCH
  * records, its rank, and its executable graphs not hashed because they

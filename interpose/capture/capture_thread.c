@@ -13,7 +13,7 @@
 #include "interpose/capture/gpu_times.h"
 #include "interpose/driver/driver_real.h"
 #include "interpose/tracer.h"
-#include "common/hotpath.h"
+#include "format/hot.h"
 
 static __thread struct ktrace_capture_tls *tls_scratch __attribute__((tls_model("initial-exec")));
 static __thread uint32_t tls_tid __attribute__((tls_model("initial-exec")));

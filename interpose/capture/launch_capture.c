@@ -43,7 +43,7 @@
 #include "interpose/replay/replay.h"
 #include "interpose/tracer.h"
 #include "common/ablate.h"
-#include "common/hotpath.h"
+#include "format/hot.h"
 
 /* Where the allocation map's extent is not exact (a pool, a segment), a
  * typed pointer whose kernel's source says how far the kernel reaches from

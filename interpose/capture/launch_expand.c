@@ -13,7 +13,7 @@
 #include "interpose/capture/launch_clock.h"
 #include "interpose/tracer.h"
 #include "common/ablate.h"
-#include "common/hotpath.h"
+#include "format/hot.h"
 
 /* Tail of a deferred record: the layout, the snapshot to scan against, and
  * the snapshot this record's buffer held before (released once this record

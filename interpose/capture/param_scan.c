@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include <cuda.h>
-#include "common/hotpath.h"
+#include "format/hot.h"
 
 struct ktrace_param_layout *ktrace_param_layout_new(uint32_t nparams, const uint32_t *offsets,
 						    const uint32_t *sizes, const uint8_t *kinds,

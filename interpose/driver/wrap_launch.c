@@ -20,7 +20,7 @@
 #include "format/ktrace_format.h"
 #include "interpose/driver/events.h"
 #include "interpose/driver/wrap.h"
-#include "common/hotpath.h"
+#include "format/hot.h"
 
 /* The parameters of each entry point, named as the wrappers use them. */
 #define LAUNCH_KERNEL_PARAMS (CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, \

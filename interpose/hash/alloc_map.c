@@ -27,7 +27,7 @@
 #include "format/trace_writer.h"
 #include "format/ktrace_format.h"
 #include "interpose/hash/alloc_map.h"
-#include "common/hotpath.h"
+#include "format/hot.h"
 
 #define POOL_MAX 64          /* snapshot buffers, all sizes together */
 #define SEEN_MAX 1024        /* seen starts kept per allocation (LRU beyond) */

@@ -6,7 +6,7 @@
 #include "interpose/registry/handle_map.h"
 
 #include <stdlib.h>
-#include "common/hotpath.h"
+#include "format/hot.h"
 
 struct ktrace_hm_slot {
 	_Atomic uint64_t key;
@@ -141,24 +141,6 @@ void *ktrace_handle_map_put(struct ktrace_handle_map *m, uint64_t key, void *val
 out:
 	pthread_mutex_unlock(&m->lock);
 	return prev;
-}
-
-void ktrace_handle_map_each(struct ktrace_handle_map *m, void (*fn)(uint64_t key, void *val, void *arg),
-			    void *arg)
-{
-	struct ktrace_hm_table *t;
-	uint64_t i;
-
-	pthread_mutex_lock(&m->lock);
-	t = atomic_load_explicit(&m->table, memory_order_relaxed);
-	for (i = 0; t && i <= t->mask; i++) {
-		uint64_t k = atomic_load_explicit(&t->slots[i].key, memory_order_relaxed);
-		void *v = atomic_load_explicit(&t->slots[i].val, memory_order_relaxed);
-
-		if (k && v)
-			fn(k, v, arg);
-	}
-	pthread_mutex_unlock(&m->lock);
 }
 
 void ktrace_handle_map_destroy(struct ktrace_handle_map *m)

@@ -36,10 +36,6 @@ void *ktrace_handle_map_get(struct ktrace_handle_map *m, uint64_t key)
 void *ktrace_handle_map_put(struct ktrace_handle_map *m, uint64_t key, void *val)
 	__attribute__((visibility("hidden")));
 
-/* Call fn(key, val, arg) for every live entry, under the writer lock (fn
- * must not touch the map). */
-void ktrace_handle_map_each(struct ktrace_handle_map *m, void (*fn)(uint64_t key, void *val, void *arg),
-			    void *arg) __attribute__((visibility("hidden")));
 
 /* Free every table (no reader may be running); the map is empty and usable after. */
 void ktrace_handle_map_destroy(struct ktrace_handle_map *m) __attribute__((visibility("hidden")));

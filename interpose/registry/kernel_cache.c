@@ -13,7 +13,7 @@
 
 #include "interpose/registry/registry.h"
 #include "interpose/tracer.h"
-#include "common/hotpath.h"
+#include "format/hot.h"
 
 /* 256 slots of one line: 16 KiB per launching thread holds the kernels of a
  * training step (a few dozen to a few hundred) with few collisions; a

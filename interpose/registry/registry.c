@@ -27,7 +27,7 @@
 #include "interpose/registry/meta_worker.h"
 #include "interpose/registry/module_image.h"
 #include "interpose/tracer.h"
-#include "common/hotpath.h"
+#include "format/hot.h"
 
 pthread_mutex_t ktrace_registry_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t parse_done = PTHREAD_COND_INITIALIZER;
@@ -657,16 +657,6 @@ void ktrace_registry_profile_print(void)
 {
 }
 #endif
-
-unsigned long ktrace_registry_kernel_count(void)
-{
-	unsigned long n;
-
-	registry_lock();
-	n = nkernels;
-	registry_unlock();
-	return n;
-}
 
 void ktrace_registry_reset(void)
 {

@@ -131,8 +131,6 @@ void ktrace_registry_reset(void) __attribute__((visibility("hidden")));
 /* Profile build only (KTRACE_ABLATE_PROFILE): the kernels that cost most
  * host time, on stderr. */
 void ktrace_registry_profile_print(void) __attribute__((visibility("hidden")));
-/* Counts for tests. */
-unsigned long ktrace_registry_kernel_count(void) __attribute__((visibility("hidden")));
 struct ktrace_module_entry *ktrace_registry_module(uint64_t handle, int is_library)
 	__attribute__((visibility("hidden")));
 /* Module images up to this size are parsed on the worker right after
