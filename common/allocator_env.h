@@ -1,6 +1,6 @@
 /* common/allocator_env.h: which GPU memory allocator settings a traced program
  * runs with, shared by `ktrace run` / `ktrace check` (which choose them for
- * the program, tools/ktrace_run.c) and libktrace.so (which reports the ones
+ * the program, tools/cli/ktrace_run.c) and libktrace.so (which reports the ones
  * in effect on its start-up line and in the HEADER's config string,
  * interpose/config.c).
  *

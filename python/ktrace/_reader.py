@@ -1,6 +1,6 @@
 """ktrace.load(): a trace file as Python objects, read by ktrace's own C reader.
 
-The reading is done by libktrace-reader.so (tools/reader_lib.c), the same model
+The reading is done by libktrace-reader.so (tools/reader/reader_lib.c), the same model
 the tools load traces with, through ctypes: this module holds no parser of the
 format. Rows come from C in batches of fixed structs, mirrored below (checked
 against ktpy_row_size()). Names of enums and flags are ktrace-dump --json's;

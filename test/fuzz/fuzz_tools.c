@@ -1,5 +1,5 @@
 /* test/fuzz/fuzz_tools.c: libFuzzer target for what the tools build on a trace:
- * the trace model (tools/trace_model.c), the diff of two traces with every
+ * the trace model (tools/model/trace_model.c), the diff of two traces with every
  * report (text, JSON, GitHub, JUnit, Markdown, the timeline), and the
  * timeline export.  Records that are well framed but say impossible things (a
  * graph node's parent out of range, a range whose parent is itself, a launch of
@@ -26,9 +26,9 @@
 #include <zstd.h>
 
 #include "format/ktrace_format.h"
-#include "tools/diff.h"
-#include "tools/export.h"
-#include "tools/trace_model.h"
+#include "tools/diff/diff_internal.h"
+#include "tools/model/export.h"
+#include "tools/model/trace_model.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -1,4 +1,4 @@
-/* test/unit/check_confirm_test.c: what `ktrace check` replays (tools/check_confirm.c).
+/* test/unit/check_confirm_test.c: what `ktrace check` replays (tools/cli/check_confirm.c).
  *
  * The occurrence of a launch counts the launches of its kernel's name before
  * it, over every kernel id of that name (another module's too), as the
@@ -21,7 +21,7 @@
 
 #include "common/pystack_spec.h"
 #include "test/unit/diff_sim.h"
-#include "tools/check_confirm.h"
+#include "tools/cli/check_confirm.h"
 
 static char tmpdir[256];
 

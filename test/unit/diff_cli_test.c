@@ -23,7 +23,7 @@
 #include <unistd.h>
 
 #include "test/unit/diff_sim.h"
-#include "tools/trace_model.h"
+#include "tools/model/trace_model.h"
 
 static char tmpdir[256];
 static char build[256];

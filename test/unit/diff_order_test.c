@@ -28,8 +28,8 @@
 #include "test/scratch.h"
 #include "test/unit/diff_sim.h"
 #include "format/ktrace_format.h"
-#include "tools/diff.h"
-#include "tools/diff_order.h"
+#include "tools/diff/diff_internal.h"
+#include "tools/diff/diff_order.h"
 
 static char tmpdir[400];
 

@@ -22,7 +22,7 @@
 #include "test/unit/diff_sim.h"
 #include "format/ktrace_format.h"
 #include "format/trace_writer.h"
-#include "tools/diff.h"
+#include "tools/diff/diff_internal.h"
 
 static char tmpdir[256];
 

@@ -45,8 +45,8 @@
 #include "format/ktrace_format.h"
 #include "format/trace_writer.h"
 #include "hashkern/ktrace_digest.h"
-#include "tools/diff.h"
-#include "tools/unverified.h"
+#include "tools/diff/diff_internal.h"
+#include "tools/model/unverified.h"
 
 #define NBUF 10
 #define NKERN 6

@@ -27,7 +27,7 @@
 #include "format/trace_writer.h"
 #include "hashkern/ktrace_digest.h"
 #include "test/scratch.h"
-#include "tools/diff.h"
+#include "tools/diff/diff_internal.h"
 
 #define BASE 0x7f0000000000ull
 #define S(lit) { lit, sizeof(lit) - 1 }

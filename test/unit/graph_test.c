@@ -44,7 +44,7 @@
 #include "format/trace_reader.h"
 #include "hashkern/ktrace_digest.h"
 #include "test/scratch.h"
-#include "tools/diff.h"
+#include "tools/diff/diff_internal.h"
 
 #define N 64
 #define MAX_RECS 4096

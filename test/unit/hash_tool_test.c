@@ -1,4 +1,4 @@
-/* test/unit/hash_tool_test.c: the ktrace-hash command line (tools/hash.c).
+/* test/unit/hash_tool_test.c: the ktrace-hash command line (tools/inspect/hash.c).
  *
  * Runs $BUILD/ktrace-hash (BUILD defaults to "build") on files made here and
  * checks its output against the CPU reference, and its one-line errors with

@@ -37,7 +37,7 @@ $(BUILD)/fuzz/fuzz_trace_reader: $(FUZZ_TRACE_SRCS) format/ktrace_format.h forma
 FUZZ_TOOLS_SRCS := test/fuzz/fuzz_tools.c $(DIFF_CORE_SRCS) $(CLI_SRCS) $(CORE_SRCS)
 .PHONY: fuzz-tools
 fuzz-tools: $(BUILD)/fuzz/fuzz_tools
-$(BUILD)/fuzz/fuzz_tools: $(FUZZ_TOOLS_SRCS) $(wildcard tools/*.h format/*.h)
+$(BUILD)/fuzz/fuzz_tools: $(FUZZ_TOOLS_SRCS) $(wildcard tools/*/*.h format/*.h)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  FUZZ    $@")
 	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -DKTRACE_VERSION=\"$(VERSION)\" $(PKG_CFLAGS) -I$(CUDA_HOME)/include -o $@ \
@@ -247,7 +247,7 @@ diff_truth_test_SRCS = test/unit/diff_truth_test.c $(DIFF_CORE_SRCS)
 diff_truth_test_LIBS := -lcmocka
 # What `ktrace check` replays to confirm a divergence, and reading the verdict back.
 TESTS += check_confirm_test
-check_confirm_test_SRCS = test/unit/check_confirm_test.c test/unit/diff_sim.c tools/check_confirm.c $(DIFF_CORE_SRCS)
+check_confirm_test_SRCS = test/unit/check_confirm_test.c test/unit/diff_sim.c tools/cli/check_confirm.c $(DIFF_CORE_SRCS)
 check_confirm_test_LIBS := -lcmocka
 # Why launches are unverified: constructed traces for each reason (also through ktrace-dump).
 TESTS += diff_unverified_test

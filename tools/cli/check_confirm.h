@@ -1,0 +1,54 @@
+/* tools/cli/check_confirm.h: what `ktrace check` replays to confirm a divergence,
+ * and what a replay run's trace says (check_confirm.c).
+ *
+ * The launches worth replaying, in order: the first divergence the diff
+ * classified, then the launch of run A that last wrote each of its
+ * differing inputs, then the next divergence and its writers, and so on
+ * (each launch once).  A launch is named to the replay run by its kernel's
+ * mangled name and its occurrence: how many launches of that name run A
+ * made before it, counted in launch order over every kernel id of that name
+ * (the library counts the same way, interpose/replay/replay.h).  The same
+ * run takes the Python stacks of that launch and of the forward op it
+ * belongs to (KTRACE_PYSTACK, interpose/pystack/pystack.h).
+ */
+#ifndef KTRACE_TOOLS_CHECK_CONFIRM_H
+#define KTRACE_TOOLS_CHECK_CONFIRM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tools/model/diff.h"
+
+struct check_candidate {
+	const struct tm_launch *launch; /* in run A */
+	char role[160];                 /* why it is replayed */
+};
+
+/* Up to max launches worth replaying for the comparisons rs[0..n) (all of
+ * the same run A), in the order above; returns how many. */
+size_t ktrace_check_candidates(const struct diff_result *const *rs, size_t n, struct check_candidate *out,
+			       size_t max);
+
+/* Launches of l's kernel name in a (l's trace) before l. */
+uint64_t ktrace_check_occurrence(const struct tm_trace *a, const struct tm_launch *l);
+
+/* The KTRACE_REPLAY value replaying l (occurrence, K replays) into buf: 0,
+ * or -1 with why the launch cannot be named to the library. */
+int ktrace_check_replay_spec(const struct tm_launch *l, uint64_t occurrence, uint32_t runs, char *buf, size_t cap,
+			     char *why, size_t whylen);
+
+/* The KTRACE_PYSTACK value asking the replay run of l for its Python stacks
+ * (docs/ranges.md): the launch, by its kernel's mangled name (an anchored,
+ * escaped regex) and occurrence, and for a kernel of a backward pass the
+ * forward op its range names.  0, or -1 when l cannot be named so. */
+int ktrace_check_pystack_spec(const struct tm_launch *l, uint64_t occurrence, char *buf, size_t cap);
+
+/* c (launch, role, occurrence set) gets what the replay run's trace t says:
+ * its REPLAY record's report, or why there is none; and the Python stacks
+ * the run took (owned copies). */
+void ktrace_check_take_replay(const struct tm_trace *t, struct diff_confirm *c);
+
+/* Free the reports the attempts hold, and the attempts. */
+void ktrace_check_confirmation_free(struct diff_confirmation *c);
+
+#endif

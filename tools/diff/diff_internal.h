@@ -1,0 +1,166 @@
+/* tools/diff/diff_internal.h: what the files of the diff share (tools/model/diff.h
+ * is what other tools call).
+ *
+ * diff_align.c matches streams between the runs and aligns their launches;
+ * diff_engine.c compares aligned launches, finds divergences and classifies
+ * them (kernel non-deterministic, or inputs differ with the last writer of
+ * each differing input) and, with stream order recorded (diff_order.c),
+ * sets aside digests a concurrent writer may have changed and finds possible
+ * races; diff_results.c compares what the program observed; diff_where.c says
+ * where a launch was issued; diff_report.c prints text and JSON, diff_ci.c the
+ * JUnit, GitHub annotation and Markdown reports; diff_cli.c the options and
+ * the report dispatch; diff_main.c is ktrace-diff.
+ */
+#ifndef KTRACE_TOOLS_DIFF_INTERNAL_H
+#define KTRACE_TOOLS_DIFF_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "tools/model/diff.h"
+#include "tools/model/ranges.h"
+
+/* What else could explain a divergence that replays did not reproduce, from
+ * the evidence in the traces (diff_explain.c).  key names the kind in JSON. */
+struct diff_explanation {
+	const char *key;   /* "concurrent_writer", "input_unverified", "inferred_extent",
+			    * "earlier_uncompared", "untraced_work", "isolation" */
+	char text[320];
+};
+#define DIFF_EXPLANATIONS_MAX 8
+/* Fill out (at most max) for the divergence of launch la of run A; returns
+ * how many.  The last one, "isolation", is always there: the replays ran the
+ * kernel alone, so a difference that needs concurrent work to show is not
+ * reproduced by them. */
+size_t ktrace_diff_explain(const struct diff_result *r, const struct tm_launch *la,
+			   struct diff_explanation *out, size_t max);
+
+/* The replay of launch la of run A, or NULL (c may be NULL). */
+const struct diff_confirm *ktrace_diff_confirm_of(const struct diff_confirmation *c, const struct tm_launch *la);
+
+/* ---- alignment (diff_align.c) ------------------------------------------ */
+
+struct diff_align {
+	long *match_a;            /* per launch of A: index of its match in B, or -1 */
+	long *match_b;
+	uint32_t *stream_a;       /* per launch: index into the result's streams */
+	uint32_t *stream_b;
+	struct diff_stream *streams;
+	size_t nstreams;
+};
+
+/* Match streams and align launches.  Returns 0 or -1 (out of memory). */
+int ktrace_diff_align(const struct tm_trace *a, const struct tm_trace *b, struct diff_align *al);
+void ktrace_diff_align_free(struct diff_align *al);
+
+/* Myers' O(ND) alignment of two key sequences (exported for tests):
+ * eq(i, j, ctx) says whether a[i] and b[j] align.  On return match_a[i] is the
+ * index in b aligned with i, or -1 (and match_b likewise).  Returns 0 or -1. */
+int ktrace_diff_lcs(size_t na, size_t nb, int (*eq)(size_t i, size_t j, void *ctx), void *ctx,
+		    long *match_a, long *match_b);
+
+/* ---- comparison (diff_engine.c) ---------------------------------------- */
+
+/* How well two launches of the same key agree (scalars, pre-hashes, module):
+ * higher is better; used to refine the alignment. */
+int ktrace_diff_launch_affinity(const struct tm_launch *la, const struct tm_launch *lb);
+
+/* ---- program results and extents (diff_results.c) ---------------------- */
+
+/* Count t's executable graphs, and those not traced in full (diff_graph.c). */
+void ktrace_diff_count_graphs(const struct tm_trace *t, struct diff_graphs *g);
+/* The text report's line about graphs (nothing when neither run has one). */
+void ktrace_diff_text_graphs(FILE *f, const struct diff_result *r);
+
+/* Count t's hashed regions by exactness. */
+void ktrace_diff_count_extents(const struct tm_trace *t, struct diff_extents *e);
+/* Align the device-to-host copies of a and b per stream (streams matched as
+ * for launches, the legacy and per-thread streams with themselves), in
+ * operation order by size, and compare what they delivered.  0, or -1 when
+ * out of memory. */
+int ktrace_diff_compare_results(const struct tm_trace *a, const struct tm_trace *b, const struct diff_stream *streams,
+				size_t nstreams, struct diff_program_results *pr);
+/* "identical", "differ", "not_compared", "not_recorded", "none". */
+const char *ktrace_diff_results_state_name(int state);
+/* The text report's lines: "regions hashed: ..." and "program results ...". */
+void ktrace_diff_text_extents(FILE *f, const struct diff_result *r);
+
+/* ---- where in the program (diff_where.c) --------------------------------- */
+
+/* What launch l of trace t was issued inside (NVTX ranges, format 1.9): 1
+ * with *w filled, 0 when it carries no range (*w then empty). */
+int ktrace_diff_where(const struct tm_trace *t, const struct tm_launch *l, struct ktrace_range_where *w);
+/* A few words for one-line reports ("aten::mm, backward of op seq 12",
+ * "HLO fusion.3 model/dense", the innermost range); "" without ranges. */
+const char *ktrace_diff_where_short(const struct diff_result *r, const struct tm_launch *la, char *buf, size_t cap);
+/* The text report's "where:" lines of a divergence (run A; run B when it differs). */
+void ktrace_diff_text_where(FILE *f, const struct diff_result *r, const struct diff_divergence *d);
+/* The Python stacks of a replayed launch, when its run took them. */
+void ktrace_diff_text_pystacks(FILE *f, const struct diff_confirm *c);
+/* The Python line behind a replayed launch: in the forward op's stack when
+ * the run took it (a backward kernel), else in the launching call's, the
+ * innermost frame of the program's own code; without stacks, the innermost
+ * frame of the source locations XLA attached to its ranges; "" when none. */
+const char *ktrace_diff_python_line(const struct diff_result *r, const struct diff_confirm *c, char *buf,
+				    size_t cap);
+
+/* ---- unverified launches (diff_unverified.c) ----------------------------- */
+
+/* One line of why u is unverified: "region sets differ: @56 in A only". */
+void ktrace_diff_unverified_str(const struct diff_unverified *u, char *buf, size_t cap);
+/* The unverified launches counted by reason: "3 regions_differ, 1 hash_skipped_capture". */
+void ktrace_diff_unverified_counts(const struct diff_result *r, char *buf, size_t cap);
+/* The text report's lines: guessed pairs set aside, then one line per
+ * unverified launch (the first 20 unless all). */
+void ktrace_diff_text_unverified(FILE *f, const struct diff_result *r, int all);
+void ktrace_diff_text_results(FILE *f, const struct diff_result *r);
+
+/* The text block of the confirmation (nothing without one). */
+void ktrace_diff_text_confirmation(FILE *f, const struct diff_result *r);
+/* One line about a replay: "confirmed non-deterministic (3 distinct results in 9
+ * runs: the program's launch and 8 replays)". */
+void ktrace_diff_confirm_line(const struct diff_confirm *c, char *buf, size_t cap);
+/* Kernels launched in one run only whose names look like Triton/Inductor
+ * compile or autotuning work ("triton_..."), for the note about cold caches. */
+int ktrace_diff_looks_like_compile_work(const char *name);
+
+const char *ktrace_diff_class_name(int cls);   /* "kernel_nondeterministic", ... */
+const char *ktrace_diff_class_label(int cls);  /* "kernel non-deterministic", ... */
+const char *ktrace_diff_copy_dir_name(uint32_t dir); /* "host-to-device", ... */
+/* One short line describing a writer ("memcpy host-to-device op 3 (4096 bytes)"). */
+void ktrace_diff_writer_str(const struct diff_writer *w, char *buf, size_t cap);
+/* A concurrent writer: "fft (launch_seq 7, stream 0x5600aaaa0020, argument ws) in run A". */
+void ktrace_diff_concurrent_str(const struct diff_concurrent *c, char *buf, size_t cap);
+/* A scalar value for printing. */
+void ktrace_diff_scalar_str(const uint8_t *v, uint32_t size, const char *type, char *buf, size_t cap);
+
+void ktrace_diff_report_text(FILE *f, const struct diff_result *r, const struct diff_opts *o);
+/* The stream-order line of the text report (runs that recorded it, region
+ * digests set aside, possible races), and one line per possible race. */
+void ktrace_diff_stream_order_line(const struct diff_result *r, char *buf, size_t cap);
+void ktrace_diff_race_line(const struct diff_race *x, char *buf, size_t cap);
+/* The text block of one divergence of r (title line, where, arguments, verdict). */
+void ktrace_diff_text_divergence(FILE *f, const struct diff_result *r, const struct diff_divergence *d,
+				 const char *title);
+/* One sentence about a classified divergence of r ("k [aten::mm]: launch 3 in A, ...: output
+ * out differs; all inputs identical: ..."). */
+void ktrace_diff_summary_line(const struct diff_result *r, const struct diff_divergence *d, char *buf, size_t cap);
+/* One JSON object (pretty-printed, `indent` spaces before each line). */
+void ktrace_diff_report_json(FILE *f, const struct diff_result *r, const struct diff_opts *o, int indent);
+/* JUnit XML for one or more comparisons: a testsuite per comparison, a
+ * testcase per kernel name.  Returns 0 or -1 with a message naming the file. */
+int ktrace_diff_report_junit(const char *path, const struct diff_result *const *rs, size_t n,
+			     char *err, size_t errlen);
+/* GitHub Actions workflow commands (::error / ::warning / ::notice). */
+void ktrace_diff_report_github(FILE *f, const struct diff_result *r, const struct diff_opts *o);
+/* Markdown summary, APPENDED to path (like $GITHUB_STEP_SUMMARY wants). */
+int ktrace_diff_report_markdown(const char *path, const struct diff_result *const *rs, size_t n,
+				char *err, size_t errlen);
+
+/* Run A's timeline (Chrome trace-event JSON, tools/export.h) with its
+ * divergent launches marked, the first highlighted, written to path.
+ * Returns 0, or -1 with a message naming the file (diff_timeline.c). */
+int ktrace_diff_write_timeline(const char *path, const struct diff_result *r, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,128 @@
+/* tools/export/export_main.c: ktrace-export, a trace as a timeline (docs/export.md).
+ *
+ *   ktrace-export [--perfetto] [-o OUT.json] [--partial] FILE.ktrace
+ *
+ * Writes Chrome trace-event JSON, which Perfetto (ui.perfetto.dev) and
+ * chrome://tracing open; OUT defaults to FILE with .ktrace replaced by
+ * .json.  Exit 0, or 2 with one line on stderr.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tools/cli/cli_options.h"
+#include "tools/model/export.h"
+
+struct export_cli {
+	const char *output;
+	int partial, quiet;
+};
+
+static void usage(FILE *f)
+{
+	fputs("usage: ktrace-export [--perfetto] [-o OUT.json] [options] FILE.ktrace\n"
+	      "Write a trace's timeline as Chrome trace-event JSON, which Perfetto\n"
+	      "(ui.perfetto.dev) and chrome://tracing open: a track per stream of each GPU,\n"
+	      "a track per thread of the traced process, a flow from each call to the work it\n"
+	      "enqueued, notes as instants, kernels' arguments and digests in the slices.\n"
+	      "Each thread's NVTX ranges are nested slices on its track.  Sampled launches\n"
+	      "(KTRACE_GPU_TIMES) are drawn at their measured GPU times, other GPU work in\n"
+	      "issue order.\n"
+	      "\n"
+	      "options:\n"
+	      "  --perfetto          the format: Chrome trace-event JSON (the only one, the\n"
+	      "                      default)\n"
+	      "  -o, --output FILE   write FILE ('-': standard output); default: the trace's\n"
+	      "                      name with .json for .ktrace, standard output for '-'\n"
+	      "  --partial           accept a truncated trace (a crashed run): export what\n"
+	      "                      was written\n"
+	      "  -q, --quiet         no line naming the file written\n"
+	      "  -h, --help          this text\n"
+	      "  --version           print the version\n"
+	      "\n"
+	      "exit status: 0 written, 2 error\n",
+	      f);
+}
+
+/* Read the options; -1 to go on (the trace is argv[optind]), else the exit status. */
+static int parse_options(int argc, char **argv, struct export_cli *c)
+{
+	enum { OPT_PERFETTO = 0x100, OPT_PARTIAL, OPT_VERSION };
+	static const struct option longopts[] = {
+		{ "perfetto", no_argument, NULL, OPT_PERFETTO },
+		{ "output", required_argument, NULL, 'o' },
+		{ "partial", no_argument, NULL, OPT_PARTIAL },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, OPT_VERSION },
+		{ NULL, 0, NULL, 0 },
+	};
+	char err[512];
+	int code;
+
+	memset(c, 0, sizeof *c);
+	ktrace_cli_begin();
+	while ((code = ktrace_cli_next(argc, argv, ":o:qh", longopts, err, sizeof err)) != -1) {
+		switch (code) {
+		case 'h': usage(stdout); return 0;
+		case OPT_VERSION: printf("ktrace-export %s\n", KTRACE_VERSION); return 0;
+		case OPT_PERFETTO: break;
+		case OPT_PARTIAL: c->partial = 1; break;
+		case 'q': c->quiet = 1; break;
+		case 'o':
+			if (!*optarg)
+				return ktrace_cli_fail("ktrace-export", "--output needs a file name");
+			c->output = optarg;
+			break;
+		default: return ktrace_cli_usage_error("ktrace-export", err);
+		}
+	}
+	if (argc - optind != 1)
+		return ktrace_cli_usage_error("ktrace-export", argc - optind ? "give one trace" : "give the trace to export");
+	return -1;
+}
+
+/* FILE.ktrace -> FILE.json (FILE.json appended for another name); standard
+ * input ('-') -> standard output. */
+static char *default_output(const char *trace)
+{
+	size_t n = strlen(trace);
+	char *out = malloc(n + 6);
+	if (!out)
+		return NULL;
+	if (!strcmp(trace, "-"))
+		return strcpy(out, "-");
+	memcpy(out, trace, n + 1);
+	if (n > 7 && !strcmp(trace + n - 7, ".ktrace"))
+		out[n - 7] = '\0';
+	strcat(out, ".json");
+	return out;
+}
+
+int main(int argc, char **argv)
+{
+	struct export_cli c;
+	struct tm_trace t;
+	char err[1024];
+	int status = parse_options(argc, argv, &c);
+	if (status >= 0)
+		return status;
+	const char *trace = argv[optind];
+	char *derived = c.output ? NULL : default_output(trace);
+	const char *out = c.output ? c.output : derived;
+	if (!out)
+		return ktrace_cli_fail("ktrace-export", "out of memory");
+	if (ktrace_tm_load(&t, trace, c.partial, err, sizeof err)) {
+		free(derived);
+		return ktrace_cli_fail("ktrace-export", err);
+	}
+	if (t.truncated)
+		fprintf(stderr, "ktrace-export: %s (exported what was written)\n", t.truncated_msg);
+	status = ktrace_export_chrome_file(out, &t, NULL, err, sizeof err) ? ktrace_cli_fail("ktrace-export", err) : 0;
+	if (status == 0 && !c.quiet && strcmp(out, "-"))
+		printf("ktrace-export: wrote %s (%zu launch%s); open it in ui.perfetto.dev or chrome://tracing\n", out,
+		       t.nlaunches, t.nlaunches == 1 ? "" : "es");
+	ktrace_tm_free(&t);
+	free(derived);
+	return status;
+}

@@ -1,0 +1,228 @@
+/* tools/inspect/inspect.c: ktrace-inspect, kernel parameter metadata of CUDA images.
+ *
+ *   ktrace-inspect [--json] [--summary] [--sm N] [--triton-cache DIR]...
+ *                  [--inductor-cache DIR]... [--no-env-caches] [--no-dwarf] FILE...
+ *
+ * For a cubin, fatbin, PTX file, or host ELF with .nv_fatbin sections: every
+ * kernel with its parameters (ordinal, offset, size, kind, type, name, name
+ * source) and the layout source.  Parsing is meta/'s ktrace_meta_parse_file,
+ * the code libktrace.so runs.  A bad file gives one line on stderr and exit
+ * status 2 (the other files are still printed).  Owns the command line and
+ * the loop over the files; the output is inspect_print.c's.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "meta/kernel_meta.h"
+#include "tools/cli/cli_options.h"
+#include "tools/inspect/inspect_print.h"
+
+#define MAX_DIRS 32
+
+static void usage(FILE *f)
+{
+	fputs("usage: ktrace-inspect [options] FILE...\n"
+	      "Print the kernels of CUDA images (cubin, fatbin, PTX, or an executable or\n"
+	      "shared library with .nv_fatbin sections; \"-\" reads standard input) with\n"
+	      "their parameters: ordinal, offset, size, kind, type, name and where the\n"
+	      "name came from.\n"
+	      "\n"
+	      "options:\n"
+	      "  --json              JSON output (one array, one object per file)\n"
+	      "  --summary           one line per file: kernels, parameters, name sources,\n"
+	      "                      time (with --json: one JSON object per line)\n"
+	      "  --sm N              choose fatbin entries for sm_N (default: newest ELF)\n"
+	      "  --triton-cache DIR  also search this Triton cache (repeatable)\n"
+	      "  --inductor-cache DIR\n"
+	      "                      also search this Inductor cache root (repeatable)\n"
+	      "  --no-env-caches     ignore $TRITON_CACHE_DIR, ~/.triton/cache and Inductor's\n"
+	      "                      $TORCHINDUCTOR_CACHE_DIR or /tmp/torchinductor_$USER\n"
+	      "  --no-dwarf          do not read DWARF (-G) parameter names\n"
+	      "  -h, --help          this text\n"
+	      "  --version           print the version\n"
+	      "\n"
+	      "Exit status: 0 all files parsed, 2 a file could not be parsed or bad usage.\n",
+	      f);
+}
+
+static int parse_sm(const char *s, uint32_t *out)
+{
+	if (!strncmp(s, "sm_", 3))
+		s += 3;
+	char *end;
+	unsigned long v = strtoul(s, &end, 10);
+	if (end == s || (*end && strcmp(end, "a") && strcmp(end, "f")) || v < 10 || v > 1000)
+		return -1;
+	*out = (uint32_t)v;
+	return 0;
+}
+
+/* What the command line asks for. */
+struct inspect_opts {
+	int json, summary;
+	struct ktrace_meta_opts meta;
+	const char *triton_dirs[MAX_DIRS + 1], *inductor_dirs[MAX_DIRS + 1]; /* NULL-terminated */
+	int ntriton, ninductor;
+};
+
+/* A --triton-cache or --inductor-cache directory, added to dirs. */
+static int add_dir(const char **dirs, int *n, const char *dir, const char *option, char *err, size_t errlen)
+{
+	if (*n == MAX_DIRS) {
+		snprintf(err, errlen, "%s: at most %d directories", option, MAX_DIRS);
+		return -1;
+	}
+	dirs[(*n)++] = dir;
+	return 0;
+}
+
+/* Read the options into *o; -1 to go on (the files are argv[optind..]), else the exit status. */
+static int parse_options(int argc, char **argv, struct inspect_opts *o)
+{
+	enum { OPT_JSON = 256, OPT_SUMMARY, OPT_SM, OPT_TRITON, OPT_INDUCTOR, OPT_NOENV, OPT_NODWARF, OPT_VERSION };
+	static const struct option longopts[] = {
+		{"json", no_argument, NULL, OPT_JSON},
+		{"summary", no_argument, NULL, OPT_SUMMARY},
+		{"sm", required_argument, NULL, OPT_SM},
+		{"triton-cache", required_argument, NULL, OPT_TRITON},
+		{"inductor-cache", required_argument, NULL, OPT_INDUCTOR},
+		{"no-env-caches", no_argument, NULL, OPT_NOENV},
+		{"no-dwarf", no_argument, NULL, OPT_NODWARF},
+		{"help", no_argument, NULL, 'h'},
+		{"version", no_argument, NULL, OPT_VERSION},
+		{NULL, 0, NULL, 0},
+	};
+	char err[512];
+	int code, rc = 0;
+
+	ktrace_cli_begin();
+	while ((code = ktrace_cli_next(argc, argv, ":h", longopts, err, sizeof err)) != -1) {
+		switch (code) {
+		case OPT_JSON: o->json = 1; break;
+		case OPT_SUMMARY: o->summary = 1; break;
+		case OPT_SM:
+			if (parse_sm(optarg, &o->meta.device_sm) != 0)
+				rc = ktrace_cli_bad_value(err, sizeof err, "--sm", optarg,
+							  "expected an architecture such as 90 or sm_90");
+			break;
+		case OPT_TRITON:
+			rc = add_dir(o->triton_dirs, &o->ntriton, optarg, "--triton-cache", err, sizeof err);
+			break;
+		case OPT_INDUCTOR:
+			rc = add_dir(o->inductor_dirs, &o->ninductor, optarg, "--inductor-cache", err, sizeof err);
+			break;
+		case OPT_NOENV: o->meta.use_env_caches = 0; break;
+		case OPT_NODWARF: o->meta.use_dwarf = 0; break;
+		case 'h': usage(stdout); return 0;
+		case OPT_VERSION: printf("ktrace-inspect %s\n", KTRACE_VERSION); return 0;
+		default: return ktrace_cli_usage_error("ktrace-inspect", err);
+		}
+		if (rc)
+			return ktrace_cli_fail("ktrace-inspect", err);
+	}
+	if (optind >= argc)
+		return ktrace_cli_usage_error("ktrace-inspect", "no FILE given");
+	return -1;
+}
+
+/* All of standard input into a malloc'd buffer with one NUL after it; NULL when empty or unreadable. */
+static char *read_stdin(size_t *len, char *err, size_t errlen)
+{
+	size_t cap = 1 << 20, n = 0, got;
+	char *buf = malloc(cap), *grown;
+
+	while (buf && (got = fread(buf + n, 1, cap - n - 1, stdin)) > 0) {
+		n += got;
+		if (n + 1 < cap)
+			continue;
+		grown = cap <= SIZE_MAX / 2 ? realloc(buf, cap * 2) : NULL;
+		if (!grown)
+			free(buf);
+		buf = grown;
+		cap *= 2;
+	}
+	if (!buf || ferror(stdin) || !n) {
+		snprintf(err, errlen, "-: %s", !buf ? "out of memory" : n ? "cannot read standard input" : "empty input");
+		free(buf);
+		return NULL;
+	}
+	buf[n] = '\0';
+	*len = n;
+	return buf;
+}
+
+/* Parse an image read from standard input ("-"), as ktrace_meta_parse_file a file. */
+static int parse_stdin(const struct inspect_opts *o, struct ktrace_meta_image **img, char *err, size_t errlen)
+{
+	struct ktrace_meta_opts mo = o->meta;
+	size_t len;
+	char *buf = read_stdin(&len, err, errlen);
+	int rc;
+
+	if (!buf)
+		return -1;
+	mo.source_path = "-";
+	/* PTX carries no NUL: parse it with the one after it */
+	if (ktrace_meta_classify(buf, len) == KTRACE_IMAGE_PTX && !memchr(buf, 0, len))
+		len++;
+	rc = ktrace_meta_parse(buf, len, &mo, img, err, errlen);
+	free(buf);
+	return rc;
+}
+
+/* Parse and print one file; 0, or 2 when it could not be parsed. */
+static int inspect_file(const struct inspect_opts *o, const char *path, int nprinted)
+{
+	struct ktrace_meta_image *img;
+	char err[1024];
+	struct timespec t0, t1;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	int rc = strcmp(path, "-") ? ktrace_meta_parse_file(path, &o->meta, &img, err, sizeof err) :
+				     parse_stdin(o, &img, err, sizeof err);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	double ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
+	if (rc != 0) {
+		ktrace_cli_flush_stdout();
+		fprintf(stderr, "ktrace-inspect: %s\n", err);
+		return 2;
+	}
+	if (o->summary)
+		ktrace_inspect_print_summary(stdout, path, img, ms, o->json);
+	else if (o->json)
+		ktrace_inspect_print_json(stdout, path, img, nprinted > 0);
+	else
+		ktrace_inspect_print_text(stdout, path, img);
+	ktrace_meta_free(img);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct inspect_opts o = { .meta = { .use_env_caches = 1, .use_dwarf = 1 } };
+	int status = parse_options(argc, argv, &o), nprinted = 0;
+
+	if (status == 0)
+		return ktrace_cli_stdout_status("ktrace-inspect"); /* --help, --version */
+	if (status > 0)
+		return status;
+	o.meta.triton_dirs = o.triton_dirs;
+	o.meta.inductor_dirs = o.inductor_dirs;
+	status = 0;
+	if (o.json && !o.summary)
+		fputs("[\n", stdout);
+	for (int i = optind; i < argc; i++) {
+		if (inspect_file(&o, argv[i], nprinted))
+			status = 2;
+		else
+			nprinted++;
+	}
+	if (o.json && !o.summary)
+		fputs("\n]\n", stdout);
+	if (ktrace_cli_stdout_status("ktrace-inspect"))
+		return 2;
+	return status;
+}

@@ -1,0 +1,1059 @@
+/* tools/model/trace_model.c: loads a trace file into the in-memory model of trace_model.h.
+ *
+ * Owns record-to-model conversion, the arena that holds every string and
+ * byte array of a loaded trace, kernel resolution for launches, and the
+ * ordering of launches and copy/set operations by sequence number, and of
+ * ORDER records by the launch_seq they were made before.
+ */
+#include "tools/model/trace_model.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "format/trace_reader.h"
+
+/* ---- arena ------------------------------------------------------------- */
+
+struct tm_arena_block {
+	struct tm_arena_block *next;
+	size_t used, cap;
+	_Alignas(16) unsigned char data[];
+};
+
+#define TM_ARENA_BLOCK (1u << 20)
+
+static void *arena_alloc(struct tm_trace *t, size_t n)
+{
+	n = (n + 15) & ~(size_t)15;
+	struct tm_arena_block *b = t->arena;
+	if (!b || b->cap - b->used < n) {
+		size_t cap = n > TM_ARENA_BLOCK / 4 ? n : TM_ARENA_BLOCK;
+		struct tm_arena_block *nb = malloc(sizeof *nb + cap);
+		if (!nb)
+			return NULL;
+		nb->cap = cap;
+		nb->used = 0;
+		if (b && cap != TM_ARENA_BLOCK) {
+			/* a big one-off: keep filling the current block afterwards */
+			nb->next = b->next;
+			b->next = nb;
+			nb->used = n;
+			return nb->data;
+		}
+		nb->next = b;
+		t->arena = b = nb;
+	}
+	void *p = b->data + b->used;
+	b->used += n;
+	return p;
+}
+
+static const char *arena_str(struct tm_trace *t, const struct ktrace_str *s)
+{
+	char *p = arena_alloc(t, (size_t)s->len + 1);
+	if (!p)
+		return NULL;
+	if (s->len)
+		memcpy(p, s->ptr, s->len);
+	p[s->len] = '\0';
+	return p;
+}
+
+static void *arena_dup(struct tm_trace *t, const void *src, size_t n)
+{
+	void *p = arena_alloc(t, n ? n : 1);
+	if (p && n)
+		memcpy(p, src, n);
+	return p;
+}
+
+/* ---- growable arrays ---------------------------------------------------- */
+
+static int grow(void **arr, size_t *cap, size_t need, size_t elem)
+{
+	if (need <= *cap)
+		return 0;
+	size_t nc = *cap ? *cap * 2 : 256;
+	while (nc < need)
+		nc *= 2;
+	void *p = realloc(*arr, nc * elem);
+	if (!p)
+		return -1;
+	*arr = p;
+	*cap = nc;
+	return 0;
+}
+
+struct tm_module_digest {
+	uint64_t id, digest;
+};
+
+struct tm_range {
+	uint64_t base, size;
+	uint32_t host; /* host memory (pinned / registered) */
+};
+
+struct load_state {
+	struct tm_trace *t;
+	size_t cap_k, cap_l, cap_o, cap_n, cap_m, cap_r, cap_p;
+	size_t cap_ord, cap_g, cap_py, cap_gt;
+	struct tm_module_digest *mods;
+	size_t nmods;
+	uint64_t time_ns; /* of the record being taken */
+	struct tm_range *ranges; /* ALLOC records: to infer unknown copy directions */
+	size_t nranges;
+	char *err;
+	size_t errlen;
+};
+
+/* ---- sorting and lookup -------------------------------------------------- */
+
+/* qsort, which must not see a NULL base even for 0 elements. */
+static void sort(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *))
+{
+	if (n > 1)
+		qsort(base, n, size, cmp);
+}
+
+static int cmp_kernel(const void *a, const void *b)
+{
+	const struct tm_kernel *x = a, *y = b;
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+static int cmp_launch(const void *a, const void *b)
+{
+	const struct tm_launch *x = a, *y = b;
+	if (x->seq != y->seq)
+		return x->seq < y->seq ? -1 : 1;
+	return x->rec_seq < y->rec_seq ? -1 : x->rec_seq > y->rec_seq;
+}
+
+static int cmp_op(const void *a, const void *b)
+{
+	const struct tm_op *x = a, *y = b;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+static int cmp_order(const void *a, const void *b)
+{
+	const struct tm_order *x = a, *y = b;
+	if (x->seq_before != y->seq_before)
+		return x->seq_before < y->seq_before ? -1 : 1;
+	return x->rec_seq < y->rec_seq ? -1 : x->rec_seq > y->rec_seq;
+}
+
+static int cmp_gputime(const void *a, const void *b)
+{
+	const struct tm_gputime *x = a, *y = b;
+	if (x->op_seq != y->op_seq)
+		return x->op_seq < y->op_seq ? -1 : 1;
+	return x->rec_seq < y->rec_seq ? -1 : x->rec_seq > y->rec_seq;
+}
+
+static int cmp_graph(const void *a, const void *b)
+{
+	const struct tm_graph *x = a, *y = b;
+	if (x->exec_id != y->exec_id)
+		return x->exec_id < y->exec_id ? -1 : 1;
+	return x->revision < y->revision ? -1 : x->revision > y->revision;
+}
+
+static int cmp_region(const void *a, const void *b)
+{
+	const struct tm_region *x = a, *y = b;
+	return x->param_offset < y->param_offset ? -1 : x->param_offset > y->param_offset;
+}
+
+static int cmp_mod(const void *a, const void *b)
+{
+	const struct tm_module_digest *x = a, *y = b;
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+static struct tm_kernel *find_kernel(struct tm_kernel *k, size_t n, uint64_t id)
+{
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (k[mid].id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < n && k[lo].id == id ? &k[lo] : NULL;
+}
+
+/* ---- records ------------------------------------------------------------- */
+
+static int fail(struct load_state *s, const char *what, uint64_t seq)
+{
+	snprintf(s->err, s->errlen, "%s: malformed %s record (record %llu)", s->t->path, what,
+		 (unsigned long long)seq);
+	return -1;
+}
+
+static int oom(struct load_state *s)
+{
+	snprintf(s->err, s->errlen, "%s: out of memory while loading the trace", s->t->path);
+	return -1;
+}
+
+static int take_header(struct load_state *s, const void *rec, size_t len, uint64_t seq)
+{
+	struct ktrace_rec_header h;
+	struct tm_trace *t = s->t;
+	if (ktrace_decode_header(rec, len, &h) != 0)
+		return fail(s, "header", seq);
+	if (t->have_header)
+		return 0; /* keep the first */
+	t->have_header = 1;
+	t->pid = h.pid;
+	t->rank = h.rank;
+	t->digest_alg = h.digest_alg;
+	t->start_realtime_ns = h.start_realtime_ns;
+	t->start_monotonic_ns = h.start_monotonic_ns;
+	t->host = arena_str(t, &h.host);
+	t->cmdline = arena_str(t, &h.cmdline);
+	t->version = arena_str(t, &h.ktrace_version);
+	t->config = arena_str(t, &h.config);
+	if (!t->host || !t->cmdline || !t->version || !t->config)
+		return oom(s);
+	return 0;
+}
+
+static int take_module(struct load_state *s, const void *rec, size_t len, uint64_t seq)
+{
+	struct ktrace_rec_module m;
+	if (ktrace_decode_module(rec, len, &m) != 0)
+		return fail(s, "module", seq);
+	if (grow((void **)&s->mods, &s->cap_m, s->nmods + 1, sizeof *s->mods))
+		return oom(s);
+	s->mods[s->nmods].id = m.module_id;
+	s->mods[s->nmods].digest = m.image_digest;
+	s->nmods++;
+	return 0;
+}
+
+static int take_alloc(struct load_state *s, const void *rec, size_t len, uint64_t seq)
+{
+	struct ktrace_rec_alloc a;
+	if (ktrace_decode_alloc(rec, len, &a) != 0)
+		return fail(s, "alloc", seq);
+	if (!a.size)
+		return 0;
+	if (grow((void **)&s->ranges, &s->cap_r, s->nranges + 1, sizeof *s->ranges))
+		return oom(s);
+	s->ranges[s->nranges].base = a.base;
+	s->ranges[s->nranges].size = a.size;
+	s->ranges[s->nranges].host = a.kind == KTRACE_ALLOC_HOST;
+	s->nranges++;
+	return 0;
+}
+
+static int take_kernel(struct load_state *s, const void *rec, size_t len, uint64_t seq)
+{
+	struct ktrace_rec_kernel k;
+	struct tm_trace *t = s->t;
+	if (ktrace_decode_kernel(rec, len, &k) != 0)
+		return fail(s, "kernel", seq);
+	if (grow((void **)&t->kernels, &s->cap_k, t->nkernels + 1, sizeof *t->kernels))
+		return oom(s);
+	struct tm_kernel *o = &t->kernels[t->nkernels];
+	memset(o, 0, sizeof *o);
+	o->id = k.kernel_id;
+	o->module_id = k.module_id;
+	o->handle = k.handle;
+	o->layout_source = k.layout_source;
+	o->param_bytes = k.param_bytes;
+	o->known = 1;
+	o->name = arena_str(t, &k.name);
+	o->demangled = arena_str(t, &k.demangled);
+	if (!o->name || !o->demangled)
+		return oom(s);
+	if (k.nparams) {
+		o->params = arena_alloc(t, (size_t)k.nparams * sizeof *o->params);
+		if (!o->params)
+			return oom(s);
+		for (uint32_t i = 0; i < k.nparams; i++) {
+			struct ktrace_param_desc d;
+			if (ktrace_kernel_param(&k, i, &d) != 0)
+				return fail(s, "kernel", seq);
+			struct tm_param *p = &o->params[i];
+			p->ordinal = d.ordinal;
+			p->kind = d.kind;
+			p->name_source = d.name_source;
+			p->offset = d.offset;
+			p->size = d.size;
+			p->flags = d.flags;
+			p->name = arena_str(t, &d.name);
+			p->type = arena_str(t, &d.type);
+			if (!p->name || !p->type)
+				return oom(s);
+		}
+	}
+	o->nparams = k.nparams;
+	t->nkernels++;
+	return 0;
+}
+
+static int take_launch(struct load_state *s, const void *rec, size_t len, uint64_t seq)
+{
+	struct ktrace_rec_launch l;
+	struct tm_trace *t = s->t;
+	if (ktrace_decode_launch(rec, len, &l) != 0)
+		return fail(s, "launch", seq);
+	if (grow((void **)&t->launches, &s->cap_l, t->nlaunches + 1, sizeof *t->launches))
+		return oom(s);
+	struct tm_launch *o = &t->launches[t->nlaunches];
+	memset(o, 0, sizeof *o);
+	o->seq = l.launch_seq;
+	o->rec_seq = seq;
+	o->time_ns = s->time_ns;
+	o->kernel_id = l.kernel_id;
+	o->context = l.context;
+	o->stream = l.stream;
+	o->tid = l.tid;
+	o->device = l.device;
+	o->api = l.api;
+	o->flags = l.flags;
+	memcpy(o->grid, l.grid, sizeof o->grid);
+	memcpy(o->block, l.block, sizeof o->block);
+	memcpy(o->cluster, l.cluster, sizeof o->cluster);
+	o->shared_mem = l.shared_mem;
+	o->result = l.result;
+	o->hash_skip = l.hash_skip;
+	o->param_bytes_len = l.param_bytes_len;
+	o->graph = l.graph;
+	if (l.flags & KTRACE_LAUNCHF_RANGE)
+		o->range = l.range;
+	o->param_bytes = arena_dup(t, l.param_bytes, l.param_bytes_len);
+	if (!o->param_bytes)
+		return oom(s);
+	if (l.nregions) {
+		o->regions = arena_alloc(t, (size_t)l.nregions * sizeof *o->regions);
+		if (!o->regions)
+			return oom(s);
+		for (uint32_t i = 0; i < l.nregions; i++) {
+			struct ktrace_region r;
+			ktrace_launch_region(&l, i, &r);
+			struct tm_region *d = &o->regions[i];
+			d->param_offset = r.param_offset;
+			d->ordinal = r.ordinal;
+			d->flags = r.flags;
+			d->ptr = r.ptr;
+			d->alloc_base = r.alloc_base;
+			d->alloc_size = r.alloc_size;
+			d->hash_len = r.hash_len;
+			d->pre_hash = r.pre_hash;
+			d->post_hash = r.post_hash;
+		}
+		sort(o->regions, l.nregions, sizeof *o->regions, cmp_region);
+	}
+	o->nregions = l.nregions;
+	t->nlaunches++;
+	return 0;
+}
+
+static int take_op(struct load_state *s, uint16_t type, const void *rec, size_t len, uint64_t seq)
+{
+	struct tm_trace *t = s->t;
+	struct tm_op o;
+	memset(&o, 0, sizeof o);
+	o.time_ns = s->time_ns;
+	if (type == KTRACE_REC_MEMCPY) {
+		struct ktrace_rec_memcpy m;
+		if (ktrace_decode_memcpy(rec, len, &m) != 0)
+			return fail(s, "memcpy", seq);
+		o.type = TM_OP_MEMCPY;
+		o.seq = m.op_seq;
+		o.dst = m.dst;
+		o.src = m.src;
+		o.bytes = m.bytes;
+		o.stream = m.stream;
+		o.context = m.context;
+		o.src_digest = m.src_digest;
+		o.dst_digest = m.dst_digest;
+		o.dst_digest_state = m.dst_digest_state;
+		o.dir = m.dir;
+		o.flags = m.flags;
+		o.tid = m.tid;
+		o.result = m.result;
+		o.graph = m.graph;
+		if (m.flags & KTRACE_COPYF_RANGE)
+			o.range = m.range;
+	} else {
+		struct ktrace_rec_memset m;
+		if (ktrace_decode_memset(rec, len, &m) != 0)
+			return fail(s, "memset", seq);
+		o.type = TM_OP_MEMSET;
+		o.seq = m.op_seq;
+		o.dst = m.dst;
+		o.elem_size = m.elem_size;
+		o.bytes = m.count * (uint64_t)(m.elem_size ? m.elem_size : 1);
+		if (m.elem_size && o.bytes / m.elem_size != m.count)
+			o.bytes = UINT64_MAX; /* absurd count: covers everything */
+		o.value = m.value;
+		o.stream = m.stream;
+		o.context = m.context;
+		o.flags = m.flags;
+		o.tid = m.tid;
+		o.result = m.result;
+		o.graph = m.graph;
+		if (m.flags & KTRACE_COPYF_RANGE)
+			o.range = m.range;
+	}
+	if (grow((void **)&t->ops, &s->cap_o, t->nops + 1, sizeof *t->ops))
+		return oom(s);
+	t->ops[t->nops++] = o;
+	return 0;
+}
+
+static int take_order(struct load_state *s, const void *rec, size_t len, uint64_t seq)
+{
+	struct tm_trace *t = s->t;
+	struct ktrace_rec_order r;
+	if (ktrace_decode_order(rec, len, &r) != 0)
+		return fail(s, "order", seq);
+	if (grow((void **)&t->orders, &s->cap_ord, t->norders + 1, sizeof *t->orders))
+		return oom(s);
+	struct tm_order *o = &t->orders[t->norders++];
+	o->seq_before = r.launch_seq_before;
+	o->rec_seq = seq;
+	o->time_ns = s->time_ns;
+	o->op = r.op;
+	o->tid = r.tid;
+	o->stream = r.stream;
+	o->event = r.event;
+	o->context = r.context;
+	o->device = r.device;
+	o->stream_flags = r.stream_flags;
+	o->priority = r.priority;
+	return 0;
+}
+
+static int take_gputime(struct load_state *s, const void *rec, size_t len, uint64_t seq)
+{
+	struct tm_trace *t = s->t;
+	struct ktrace_rec_gputime r;
+	if (ktrace_decode_gputime(rec, len, &r) != 0)
+		return fail(s, "gputime", seq);
+	if (grow((void **)&t->gputimes, &s->cap_gt, t->ngputimes + 1, sizeof *t->gputimes))
+		return oom(s);
+	t->gputimes[t->ngputimes++] = (struct tm_gputime){
+		.op_seq = r.op_seq, .rec_seq = seq, .context = r.context, .stream = r.stream,
+		.start_ns = r.start_ns, .end_ns = r.end_ns < r.start_ns ? r.start_ns : r.end_ns, .ref_ns = r.ref_ns,
+		.ref_err_ns = r.ref_err_ns, .flags = r.flags, .tid = r.tid, .device = r.device,
+	};
+	return 0;
+}
+
+static int take_note(struct load_state *s, const void *rec, size_t len, uint64_t seq)
+{
+	struct tm_trace *t = s->t;
+	struct ktrace_rec_note n;
+	if (ktrace_decode_note(rec, len, &n) != 0)
+		return fail(s, "note", seq);
+	if (grow((void **)&t->notes, &s->cap_n, t->nnotes + 1, sizeof *t->notes))
+		return oom(s);
+	struct tm_note *o = &t->notes[t->nnotes];
+	o->rec_seq = seq;
+	o->time_ns = s->time_ns;
+	o->level = n.level;
+	o->code = n.code;
+	o->text = arena_str(t, &n.text);
+	if (!o->text)
+		return oom(s);
+	t->nnotes++;
+	return 0;
+}
+
+static int take_range(struct load_state *s, const void *rec, size_t len, uint64_t seq)
+{
+	struct ktrace_rec_range r;
+
+	if (ktrace_decode_range(rec, len, &r) != 0)
+		return fail(s, "range", seq);
+	return ktrace_ranges_add(&s->t->ranges, &r) ? oom(s) : 0;
+}
+
+static int take_pystack(struct load_state *s, const void *rec, size_t len, uint64_t seq)
+{
+	struct tm_trace *t = s->t;
+	struct ktrace_rec_pystack r;
+	struct ktrace_py_frame f;
+	uint32_t off = 0;
+
+	if (ktrace_decode_pystack(rec, len, &r) != 0)
+		return fail(s, "pystack", seq);
+	if (grow((void **)&t->pystacks, &s->cap_py, t->npystacks + 1, sizeof *t->pystacks))
+		return oom(s);
+	struct tm_pystack *o = &t->pystacks[t->npystacks];
+	*o = (struct tm_pystack){ r.launch_seq, r.fw_seq, r.tid, r.kind, r.nframes, NULL };
+	o->frames = r.nframes ? arena_alloc(t, (size_t)r.nframes * sizeof *o->frames) : NULL;
+	if (r.nframes && !o->frames)
+		return oom(s);
+	for (uint32_t i = 0; i < r.nframes && !ktrace_pystack_frame_next(&r, &off, &f); i++) {
+		o->frames[i].line = f.line;
+		o->frames[i].file = arena_str(t, &f.file);
+		o->frames[i].function = arena_str(t, &f.function);
+		if (!o->frames[i].file || !o->frames[i].function)
+			return oom(s);
+	}
+	t->npystacks++;
+	return 0;
+}
+
+static int take_replay(struct load_state *s, const void *rec, size_t len, uint64_t seq)
+{
+	struct tm_trace *t = s->t;
+	struct ktrace_rec_replay r;
+	if (ktrace_decode_replay(rec, len, &r) != 0)
+		return fail(s, "replay", seq);
+	if (grow((void **)&t->replays, &s->cap_p, t->nreplays + 1, sizeof *t->replays))
+		return oom(s);
+	struct tm_replay *o = &t->replays[t->nreplays];
+	o->launch_seq = r.launch_seq;
+	o->kernel_id = r.kernel_id;
+	o->blob_len = r.blob_len;
+	o->blob = arena_dup(t, r.blob, r.blob_len);
+	if (!o->blob)
+		return oom(s);
+	t->nreplays++;
+	return 0;
+}
+
+/* The graph of (exec, revision), made from the first part seen. */
+static struct tm_graph *graph_for(struct load_state *s, const struct ktrace_rec_graph *g)
+{
+	struct tm_trace *t = s->t;
+	struct tm_graph *o;
+
+	for (size_t i = 0; i < t->ngraphs; i++)
+		if (t->graphs[i].exec_id == g->exec_id && t->graphs[i].revision == g->revision)
+			return &t->graphs[i];
+	if (grow((void **)&t->graphs, &s->cap_g, t->ngraphs + 1, sizeof *t->graphs))
+		return NULL;
+	o = &t->graphs[t->ngraphs];
+	memset(o, 0, sizeof *o);
+	o->exec_id = g->exec_id;
+	o->graph_id = g->graph_id;
+	o->revision = g->revision;
+	o->cause = g->cause;
+	o->flags = g->flags;
+	o->untraced = g->untraced;
+	o->nnodes = g->nodes_total;
+	o->nedges = g->edges_total;
+	o->kind = arena_alloc(t, (size_t)o->nnodes * sizeof *o->kind + 1);
+	o->node_flags = arena_alloc(t, (size_t)o->nnodes * sizeof *o->node_flags + 1);
+	o->parent = arena_alloc(t, (size_t)o->nnodes * sizeof *o->parent + 1);
+	o->edges = arena_alloc(t, (size_t)o->nedges * sizeof *o->edges + 1);
+	if (!o->kind || !o->node_flags || !o->parent || !o->edges)
+		return NULL;
+	t->ngraphs++;
+	return o;
+}
+
+static int take_graph(struct load_state *s, const void *rec, size_t len, uint64_t seq)
+{
+	struct ktrace_rec_graph g;
+	struct tm_graph *o;
+	uint32_t off = 0;
+
+	if (ktrace_decode_graph(rec, len, &g) != 0 || g.nodes_total > KTRACE_GRAPH_READ_MAX_NODES ||
+	    g.edges_total > KTRACE_GRAPH_READ_MAX_EDGES || g.node_first > g.nodes_total ||
+	    g.nnodes > g.nodes_total - g.node_first || g.edge_first > g.edges_total ||
+	    g.nedges > g.edges_total - g.edge_first)
+		return fail(s, "graph", seq);
+	if (!(o = graph_for(s, &g)))
+		return oom(s);
+	if (o->nnodes != g.nodes_total || o->nedges != g.edges_total)
+		return fail(s, "graph", seq); /* parts that disagree */
+	for (uint32_t i = 0; i < g.nnodes; i++) {
+		struct ktrace_graph_node n;
+		if (ktrace_graph_node_next(&g, &off, &n) != 0)
+			return fail(s, "graph", seq);
+		o->kind[g.node_first + i] = n.kind;
+		o->node_flags[g.node_first + i] = n.flags;
+		o->parent[g.node_first + i] = n.parent;
+	}
+	for (uint32_t i = 0; i < g.nedges; i++) {
+		ktrace_graph_edge_get(&g, i, &o->edges[g.edge_first + i]);
+		if (o->edges[g.edge_first + i].from >= o->nnodes || o->edges[g.edge_first + i].to >= o->nnodes)
+			return fail(s, "graph", seq);
+	}
+	o->nodes_seen += g.nnodes;
+	o->edges_seen += g.nedges;
+	return 0;
+}
+
+static int take_counters(struct load_state *s, const void *rec, size_t len, uint64_t seq)
+{
+	struct ktrace_rec_counters c;
+	if (ktrace_decode_counters(rec, len, &c) != 0)
+		return fail(s, "counters", seq);
+	for (uint32_t i = 0; i < c.ncounters; i++) {
+		struct ktrace_counter v;
+		ktrace_counters_get(&c, i, &v);
+		if (v.id < sizeof s->t->counters / sizeof s->t->counters[0])
+			s->t->counters[v.id] = v.value; /* cumulative: the latest wins */
+	}
+	return 0;
+}
+
+static int take_end(struct load_state *s, const void *rec, size_t len, uint64_t seq)
+{
+	struct ktrace_rec_end e;
+	if (ktrace_decode_end(rec, len, &e) != 0)
+		return fail(s, "end", seq);
+	s->t->have_end = 1;
+	s->t->end_reason = e.reason;
+	s->t->end_status = e.status;
+	return 0;
+}
+
+static int take_record(struct load_state *s, const void *rec, size_t len)
+{
+	struct ktrace_record_prefix p;
+	if (ktrace_decode_prefix(rec, len, &p) != 0) {
+		snprintf(s->err, s->errlen, "%s: malformed record prefix (record %zu of the file)",
+			 s->t->path, s->t->nrecords);
+		return -1;
+	}
+	s->t->nrecords++;
+	s->time_ns = p.time_ns;
+	switch (p.type) {
+	case KTRACE_REC_HEADER: return take_header(s, rec, len, p.seq);
+	case KTRACE_REC_MODULE: return take_module(s, rec, len, p.seq);
+	case KTRACE_REC_KERNEL: return take_kernel(s, rec, len, p.seq);
+	case KTRACE_REC_ALLOC: return take_alloc(s, rec, len, p.seq);
+	case KTRACE_REC_LAUNCH: return take_launch(s, rec, len, p.seq);
+	case KTRACE_REC_MEMCPY:
+	case KTRACE_REC_MEMSET: return take_op(s, p.type, rec, len, p.seq);
+	case KTRACE_REC_NOTE: return take_note(s, rec, len, p.seq);
+	case KTRACE_REC_ORDER: return take_order(s, rec, len, p.seq);
+	case KTRACE_REC_COUNTERS: return take_counters(s, rec, len, p.seq);
+	case KTRACE_REC_END: return take_end(s, rec, len, p.seq);
+	case KTRACE_REC_REPLAY: return take_replay(s, rec, len, p.seq);
+	case KTRACE_REC_GRAPH: return take_graph(s, rec, len, p.seq);
+	case KTRACE_REC_RANGE: return take_range(s, rec, len, p.seq);
+	case KTRACE_REC_PYSTACK: return take_pystack(s, rec, len, p.seq);
+	case KTRACE_REC_GPUTIME: return take_gputime(s, rec, len, p.seq);
+	default: return 0; /* records the diff does not need, and unknown types */
+	}
+}
+
+struct kidx {
+	uint64_t id;
+	size_t idx;
+};
+
+static int cmp_kidx(const void *a, const void *b)
+{
+	const struct kidx *x = a, *y = b;
+	if (x->id != y->id)
+		return x->id < y->id ? -1 : 1;
+	return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* Kernels sorted by id, one per id: a later record of an id replaces the
+ * earlier one (metadata may be refined). */
+static int dedup_kernels(struct load_state *s)
+{
+	struct tm_trace *t = s->t;
+	size_t n = t->nkernels;
+	if (n < 2)
+		return 0;
+	struct kidx *ord = malloc(n * sizeof *ord);
+	struct tm_kernel *sorted = malloc(n * sizeof *sorted);
+	if (!ord || !sorted) {
+		free(ord);
+		free(sorted);
+		return oom(s);
+	}
+	for (size_t i = 0; i < n; i++) {
+		ord[i].id = t->kernels[i].id;
+		ord[i].idx = i;
+	}
+	sort(ord, n, sizeof *ord, cmp_kidx);
+	size_t m = 0;
+	for (size_t i = 0; i < n; i++) {
+		const struct tm_kernel *src = &t->kernels[ord[i].idx];
+		if (m && sorted[m - 1].id == src->id)
+			sorted[m - 1] = *src;
+		else
+			sorted[m++] = *src;
+	}
+	free(ord);
+	free(t->kernels);
+	t->kernels = sorted;
+	t->nkernels = m;
+	s->cap_k = n;
+	return 0;
+}
+
+/* Placeholders for kernels that launches reference but no record describes. */
+static int add_placeholders(struct load_state *s)
+{
+	struct tm_trace *t = s->t;
+	uint64_t *ids = NULL;
+	size_t nids = 0, cap = 0;
+	for (size_t i = 0; i < t->nlaunches; i++) {
+		uint64_t id = t->launches[i].kernel_id;
+		if (find_kernel(t->kernels, t->nkernels, id))
+			continue;
+		if (grow((void **)&ids, &cap, nids + 1, sizeof *ids)) {
+			free(ids);
+			return oom(s);
+		}
+		ids[nids++] = id;
+	}
+	if (!nids)
+		return 0;
+	sort(ids, nids, sizeof *ids, cmp_u64);
+	if (grow((void **)&t->kernels, &s->cap_k, t->nkernels + nids, sizeof *t->kernels)) {
+		free(ids);
+		return oom(s);
+	}
+	for (size_t i = 0; i < nids; i++) {
+		if (i && ids[i] == ids[i - 1])
+			continue;
+		struct tm_kernel *k = &t->kernels[t->nkernels++];
+		memset(k, 0, sizeof *k);
+		k->id = ids[i];
+		k->name = "";
+		char label[64];
+		int n = snprintf(label, sizeof label, "kernel#%llu (no KERNEL record)", (unsigned long long)ids[i]);
+		struct ktrace_str ls = { label, (uint16_t)n };
+		k->demangled = arena_str(t, &ls);
+		if (!k->demangled) {
+			free(ids);
+			return oom(s);
+		}
+	}
+	free(ids);
+	sort(t->kernels, t->nkernels, sizeof *t->kernels, cmp_kernel);
+	return 0;
+}
+
+static int cmp_range(const void *a, const void *b)
+{
+	const struct tm_range *x = a, *y = b;
+	return x->base < y->base ? -1 : x->base > y->base;
+}
+
+enum { MEM_UNTRACKED = 0, MEM_DEVICE = 1, MEM_PINNED_HOST = 2 };
+
+/* Where addr lies by the ALLOC records (the last allocation starting at or
+ * below addr): device memory, pinned (or registered) host memory, or in no
+ * tracked allocation (pageable host memory, or untracked). */
+static int memory_at(const struct load_state *s, uint64_t addr)
+{
+	size_t lo = 0, hi = s->nranges;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (s->ranges[mid].base <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t i = lo; i-- > 0;) {
+		const struct tm_range *r = &s->ranges[i];
+		if (addr - r->base < r->size)
+			return r->host ? MEM_PINNED_HOST : MEM_DEVICE;
+		if (lo - i > 64)
+			break; /* ranges below are far away: do not scan them all */
+	}
+	return MEM_UNTRACKED;
+}
+
+static int on_device(const struct load_state *s, uint64_t addr)
+{
+	return memory_at(s, addr) == MEM_DEVICE;
+}
+
+/* The host memory a copy or memset touches is pinned: a memset's target, a
+ * copy's host side (by its direction, recorded or inferred). */
+static void mark_pinned_host(struct load_state *s)
+{
+	struct tm_trace *t = s->t;
+	for (size_t i = 0; i < t->nops; i++) {
+		struct tm_op *o = &t->ops[i];
+		uint64_t host = o->type == TM_OP_MEMSET ? o->dst
+			: o->dir == KTRACE_COPY_HTOD ? o->src : o->dir == KTRACE_COPY_DTOH ? o->dst : 0;
+		o->host_pinned = host && s->nranges && memory_at(s, host) == MEM_PINNED_HOST;
+	}
+}
+
+/* cuMemcpy / cuMemcpyAsync record no direction: take it from where the
+ * source and destination lie. */
+static void infer_copy_dirs(struct load_state *s)
+{
+	struct tm_trace *t = s->t;
+	sort(s->ranges, s->nranges, sizeof *s->ranges, cmp_range);
+	for (size_t i = 0; i < t->nops; i++) {
+		struct tm_op *o = &t->ops[i];
+		if (o->type != TM_OP_MEMCPY || o->dir != KTRACE_COPY_UNKNOWN || !s->nranges)
+			continue;
+		int d = on_device(s, o->dst), sr = on_device(s, o->src);
+		o->dir = sr ? (d ? KTRACE_COPY_DTOD : KTRACE_COPY_DTOH) : (d ? KTRACE_COPY_HTOD : KTRACE_COPY_HTOH);
+		o->dir_inferred = 1;
+	}
+}
+
+/* Sort everything, resolve modules and kernels. */
+static int finish(struct load_state *s)
+{
+	struct tm_trace *t = s->t;
+	if (dedup_kernels(s) || add_placeholders(s))
+		return -1;
+	sort(s->mods, s->nmods, sizeof *s->mods, cmp_mod);
+	for (size_t i = 0; i < t->nkernels; i++) {
+		struct tm_kernel *k = &t->kernels[i];
+		size_t lo = 0, hi = s->nmods;
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+			if (s->mods[mid].id <= k->module_id)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		/* lo - 1 is the last MODULE record of that id, if any */
+		k->module_digest = k->module_id && lo > 0 && s->mods[lo - 1].id == k->module_id
+			? s->mods[lo - 1].digest : 0;
+	}
+	sort(t->launches, t->nlaunches, sizeof *t->launches, cmp_launch);
+	for (size_t i = 0; i < t->nlaunches; i++)
+		t->launches[i].kernel = find_kernel(t->kernels, t->nkernels, t->launches[i].kernel_id);
+	sort(t->ops, t->nops, sizeof *t->ops, cmp_op);
+	sort(t->orders, t->norders, sizeof *t->orders, cmp_order);
+	sort(t->graphs, t->ngraphs, sizeof *t->graphs, cmp_graph);
+	sort(t->gputimes, t->ngputimes, sizeof *t->gputimes, cmp_gputime);
+	infer_copy_dirs(s);
+	mark_pinned_host(s);
+	return 0;
+}
+
+static int load(struct tm_trace *t, struct ktrace_reader *r, int allow_truncated, char *err, size_t errlen)
+{
+	struct load_state s;
+	memset(&s, 0, sizeof s);
+	s.t = t;
+	s.err = err;
+	s.errlen = errlen;
+	int rc = 0;
+	t->format_minor = ktrace_reader_minor(r);
+	for (;;) {
+		const void *rec;
+		size_t len;
+		enum ktrace_read_status st = ktrace_reader_next(r, &rec, &len);
+		if (st == KTRACE_READ_RECORD) {
+			if (take_record(&s, rec, len) != 0) {
+				rc = -1;
+				break;
+			}
+			continue;
+		}
+		if (st == KTRACE_READ_EOF)
+			break;
+		if (st == KTRACE_READ_TRUNCATED && allow_truncated) {
+			t->truncated = 1;
+			snprintf(t->truncated_msg, sizeof t->truncated_msg, "%s", ktrace_reader_error(r));
+			break;
+		}
+		const char *m = ktrace_reader_error(r);
+		if (m && *m)
+			snprintf(err, errlen, "%s", m);
+		else
+			snprintf(err, errlen, "%s: %s", t->path,
+				 st == KTRACE_READ_TRUNCATED ? "truncated trace" :
+				 st == KTRACE_READ_CORRUPT ? "corrupt trace" : "read error");
+		rc = -1;
+		break;
+	}
+	ktrace_reader_close(r);
+	if (rc == 0 && !t->have_header) {
+		snprintf(err, errlen, "%s: no header record (not a complete ktrace trace)", t->path);
+		rc = -1;
+	}
+	if (rc == 0)
+		rc = finish(&s);
+	free(s.mods);
+	free(s.ranges);
+	if (rc != 0)
+		ktrace_tm_free(t);
+	return rc;
+}
+
+int ktrace_tm_load(struct tm_trace *t, const char *path, int allow_truncated, char *err, size_t errlen)
+{
+	memset(t, 0, sizeof *t);
+	t->path = path;
+	struct ktrace_reader *r = ktrace_reader_open(path, err, errlen);
+	if (!r)
+		return -1;
+	return load(t, r, allow_truncated, err, errlen);
+}
+
+int ktrace_tm_load_mem(struct tm_trace *t, const void *data, size_t len, const char *name,
+		      int allow_truncated, char *err, size_t errlen)
+{
+	memset(t, 0, sizeof *t);
+	t->path = name;
+	struct ktrace_reader *r = ktrace_reader_open_mem(data, len, name, err, errlen);
+	if (!r)
+		return -1;
+	return load(t, r, allow_truncated, err, errlen);
+}
+
+void ktrace_tm_free(struct tm_trace *t)
+{
+	struct tm_arena_block *b = t->arena;
+	while (b) {
+		struct tm_arena_block *n = b->next;
+		free(b);
+		b = n;
+	}
+	free(t->kernels);
+	free(t->launches);
+	free(t->ops);
+	free(t->notes);
+	free(t->orders);
+	free(t->replays);
+	free(t->graphs);
+	free(t->pystacks);
+	ktrace_ranges_free(&t->ranges);
+	free(t->gputimes);
+	const char *path = t->path;
+	memset(t, 0, sizeof *t);
+	t->path = path;
+}
+
+const char *ktrace_tm_kernel_name(const struct tm_kernel *k)
+{
+	if (k->demangled && *k->demangled)
+		return k->demangled;
+	if (k->name && *k->name)
+		return k->name;
+	return "(unnamed kernel)"; /* a KERNEL record with an empty name */
+}
+
+const struct tm_param *ktrace_tm_param_at(const struct tm_kernel *k, uint32_t off)
+{
+	for (uint32_t i = 0; i < k->nparams; i++) {
+		const struct tm_param *p = &k->params[i];
+		if (off >= p->offset && off - p->offset < (p->size ? p->size : 1))
+			return p;
+	}
+	return NULL;
+}
+
+const struct tm_graph *ktrace_tm_graph(const struct tm_trace *t, uint64_t exec_id, uint32_t revision)
+{
+	size_t lo = 0, hi = t->ngraphs;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const struct tm_graph *g = &t->graphs[mid];
+		if (g->exec_id < exec_id || (g->exec_id == exec_id && g->revision < revision))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < t->ngraphs && t->graphs[lo].exec_id == exec_id && t->graphs[lo].revision == revision
+		       ? &t->graphs[lo] : NULL;
+}
+
+const struct tm_gputime *ktrace_tm_gputime(const struct tm_trace *t, uint64_t op_seq)
+{
+	size_t lo = 0, hi = t->ngputimes;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (t->gputimes[mid].op_seq < op_seq)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < t->ngputimes && t->gputimes[lo].op_seq == op_seq ? &t->gputimes[lo] : NULL;
+}
+
+size_t ktrace_tm_launch_lower_bound(const struct tm_trace *t, uint64_t seq)
+{
+	size_t lo = 0, hi = t->nlaunches;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (t->launches[mid].seq < seq)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+size_t ktrace_tm_op_lower_bound(const struct tm_trace *t, uint64_t seq)
+{
+	size_t lo = 0, hi = t->nops;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (t->ops[mid].seq < seq)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* What one record tells ktrace_tm_scan_run. */
+static void scan_record(const void *rec, size_t len, struct tm_run_scan *out)
+{
+	struct ktrace_record_prefix p;
+
+	if (ktrace_decode_prefix(rec, len, &p) != 0)
+		return;
+	if (p.type == KTRACE_REC_LAUNCH) {
+		out->launches++;
+	} else if (p.type == KTRACE_REC_HEADER) {
+		struct ktrace_rec_header h;
+		if (ktrace_decode_header(rec, len, &h) == 0)
+			out->rank = h.rank;
+	} else if (p.type == KTRACE_REC_GRAPH) {
+		struct ktrace_rec_graph g;
+		if (ktrace_decode_graph(rec, len, &g) == 0 && g.untraced == KTRACE_GRAPH_UNTRACED_MEMORY_NODES)
+			out->graphs_memory_nodes++;
+	}
+}
+
+int ktrace_tm_scan_run(const char *path, struct tm_run_scan *out, char *err, size_t errlen)
+{
+	struct ktrace_reader *r = ktrace_reader_open(path, err, errlen);
+	int rc = 0;
+
+	memset(out, 0, sizeof(*out));
+	if (!r)
+		return -1;
+	for (;;) {
+		const void *rec;
+		size_t len;
+		enum ktrace_read_status st = ktrace_reader_next(r, &rec, &len);
+		if (st == KTRACE_READ_EOF)
+			break;
+		if (st != KTRACE_READ_RECORD) {
+			snprintf(err, errlen, "%s", ktrace_reader_error(r));
+			if (!*err)
+				snprintf(err, errlen, "%s: unreadable trace", path);
+			rc = -1;
+			break;
+		}
+		scan_record(rec, len, out);
+	}
+	ktrace_reader_close(r);
+	return rc;
+}
+

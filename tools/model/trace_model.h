@@ -1,0 +1,227 @@
+/* tools/model/trace_model.h: a whole trace file loaded into memory (trace_model.c).
+ *
+ * Shared by ktrace-diff and the `ktrace` front end.  Loading decodes every
+ * record with format/trace_reader.h, keeps what the determinism tools need
+ * (kernels, launches with their regions and hashes, copies and sets,
+ * stream-order records, the graphs of graph launches, measured GPU times,
+ * notes, replays, counters, the header and end records), resolves each launch's kernel
+ * (a LAUNCH may come before its KERNEL record), and sorts launches and
+ * copy/set operations by their sequence number (records of different threads
+ * are not in sequence order in the file).  All memory lives in one arena
+ * freed by ktrace_tm_free().
+ */
+#ifndef KTRACE_TOOLS_TRACE_MODEL_H
+#define KTRACE_TOOLS_TRACE_MODEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "format/ktrace_format.h"
+#include "tools/model/ranges.h"
+
+struct tm_arena_block;
+
+struct tm_param {
+	uint16_t ordinal;
+	uint8_t kind;        /* enum ktrace_param_kind */
+	uint8_t name_source; /* enum ktrace_name_source */
+	uint32_t offset, size, flags;
+	const char *name;    /* NUL-terminated, never NULL ("" if none) */
+	const char *type;
+};
+
+struct tm_kernel {
+	uint64_t id, module_id, handle;
+	uint64_t module_digest; /* image digest of its module, 0 if unknown */
+	uint32_t layout_source, param_bytes, nparams;
+	const char *name;       /* mangled; "" if the trace has no KERNEL record for it */
+	const char *demangled;  /* "" when none */
+	struct tm_param *params;
+	int known;              /* a KERNEL record was seen */
+};
+
+struct tm_region {
+	uint32_t param_offset;
+	uint16_t ordinal, flags;
+	uint64_t ptr, alloc_base, alloc_size, hash_len, pre_hash, post_hash;
+};
+
+struct tm_launch {
+	uint64_t seq;            /* launch_seq */
+	uint64_t rec_seq;        /* record sequence number */
+	uint64_t kernel_id;
+	const struct tm_kernel *kernel; /* never NULL after loading */
+	uint64_t context, stream;
+	uint32_t tid;
+	int32_t device;
+	uint32_t api, flags;
+	uint32_t grid[3], block[3], cluster[3];
+	uint32_t shared_mem;
+	int32_t result;
+	uint32_t hash_skip;      /* enum ktrace_hash_skip (format 1.3; 0 before) */
+	uint32_t param_bytes_len, nregions;
+	const uint8_t *param_bytes;
+	struct tm_region *regions; /* sorted by param_offset */
+	uint64_t time_ns;        /* the record's time (CLOCK_MONOTONIC; the call's, docs/format.md) */
+	struct ktrace_graph_ref graph; /* a graph launch's node (flag KTRACE_LAUNCHF_GRAPH, format 1.8) */
+	struct ktrace_range_ref range; /* its NVTX ranges (flag KTRACE_LAUNCHF_RANGE, format 1.9; range 0: none) */
+};
+
+enum tm_op_type { TM_OP_MEMCPY = 1, TM_OP_MEMSET = 2 };
+struct tm_op {
+	uint64_t seq;            /* op_seq (shares the launch counter) */
+	uint32_t type;           /* enum tm_op_type */
+	uint32_t dir;            /* memcpy: enum ktrace_copy_dir (inferred when recorded unknown) */
+	uint32_t dir_inferred;   /* 1: recorded KTRACE_COPY_UNKNOWN, direction from the ALLOC records */
+	uint32_t flags;          /* KTRACE_COPYF_* */
+	uint32_t elem_size;      /* memset */
+	int32_t result;
+	uint32_t tid;
+	uint64_t dst, src;
+	uint64_t bytes;          /* memcpy bytes; memset count * elem_size */
+	uint64_t value;          /* memset */
+	uint64_t stream, context;
+	uint64_t src_digest;     /* valid with KTRACE_COPYF_SRC_DIGEST */
+	uint64_t dst_digest;     /* what a device-to-host copy delivered: ktrace_dst_digest_valid(state) */
+	uint32_t dst_digest_state; /* enum ktrace_dst_digest_state (NONE before format 1.2) */
+	uint32_t host_pinned;    /* its host side (memset: its target) lies in a pinned host
+	                          * allocation (ALLOC kind host), by the ALLOC records */
+	uint64_t time_ns;        /* the record's time (the call's) */
+	struct ktrace_graph_ref graph; /* a graph launch's node (flag KTRACE_COPYF_GRAPH, format 1.8) */
+	struct ktrace_range_ref range; /* its NVTX ranges (flag KTRACE_COPYF_RANGE, format 1.9; range 0: none) */
+};
+
+/* A GRAPH record (format 1.8), its parts assembled: one revision of an
+ * executable graph. */
+struct tm_graph {
+	uint64_t exec_id, graph_id;
+	uint32_t revision, cause, flags, untraced;
+	uint32_t nnodes, nedges;
+	uint16_t *kind, *node_flags;   /* per node (enum ktrace_graph_node_kind, KTRACE_GNODEF_*) */
+	uint32_t *parent;              /* per node: KTRACE_GRAPH_NO_PARENT at the top */
+	struct ktrace_graph_edge *edges;
+	uint32_t nodes_seen, edges_seen; /* parts read (complete when equal to nnodes, nedges) */
+};
+
+struct tm_note {
+	uint32_t level, code;
+	const char *text;
+	uint64_t rec_seq, time_ns;
+};
+
+/* A REPLAY record: its report blob, decoded with ktrace_replay_report_parse()
+ * (format/replay_report.h) by who needs it. */
+struct tm_replay {
+	uint64_t launch_seq, kernel_id;
+	const uint8_t *blob;     /* in the arena */
+	uint32_t blob_len;
+};
+
+/* A PYSTACK record (format 1.9): a Python stack, frames innermost first. */
+struct tm_py_frame {
+	uint32_t line;
+	const char *file, *function;
+};
+struct tm_pystack {
+	uint64_t launch_seq, fw_seq;
+	uint32_t tid, kind, nframes; /* kind: enum ktrace_pystack_kind */
+	struct tm_py_frame *frames;
+};
+
+/* An ORDER record (format 1.2): a stream, event or synchronisation call. */
+struct tm_order {
+	uint64_t seq_before;     /* launch_seq_before: after launches/copies numbered below it */
+	uint64_t rec_seq;        /* record sequence number (orders records of equal seq_before) */
+	uint32_t op;             /* enum ktrace_order_op */
+	uint32_t tid;
+	uint64_t stream, event, context;
+	int32_t device;
+	uint32_t stream_flags;   /* stream_create */
+	int32_t priority;        /* stream_create */
+	uint64_t time_ns;        /* the record's time: after the call returned */
+};
+
+/* A GPUTIME record (format 1.10): the measured GPU start and end of a
+ * sampled launch (a graph launch's: flag KTRACE_GPUTIMEF_GRAPH, op_seq its
+ * first launch_seq), on the trace's clock. */
+struct tm_gputime {
+	uint64_t op_seq, rec_seq;
+	uint64_t context, stream;
+	uint64_t start_ns, end_ns;   /* CLOCK_MONOTONIC, end_ns >= start_ns */
+	uint64_t ref_ns;             /* the context's reference event's host time */
+	uint32_t ref_err_ns;         /* its error bound */
+	uint32_t flags;              /* KTRACE_GPUTIMEF_* */
+	uint32_t tid;
+	int32_t device;
+};
+
+struct tm_trace {
+	const char *path;        /* as given (for messages) */
+	/* HEADER */
+	int have_header;
+	uint32_t pid, rank, digest_alg;
+	uint64_t start_realtime_ns, start_monotonic_ns;
+	const char *host, *cmdline, *version, *config;
+	/* END */
+	int have_end;
+	uint32_t end_reason;
+	int32_t end_status;
+
+	struct tm_kernel *kernels; size_t nkernels;   /* sorted by id */
+	struct tm_launch *launches; size_t nlaunches; /* sorted by seq */
+	struct tm_op *ops; size_t nops;               /* sorted by seq */
+	struct tm_note *notes; size_t nnotes;         /* file order */
+	struct tm_replay *replays; size_t nreplays;   /* file order */
+	struct tm_order *orders; size_t norders;      /* host order: by seq_before, then rec_seq */
+	struct tm_graph *graphs; size_t ngraphs;      /* by exec_id, then revision */
+	struct ktrace_ranges ranges;                  /* RANGE records (format 1.9) by id */
+	struct tm_pystack *pystacks; size_t npystacks; /* file order */
+	struct tm_gputime *gputimes; size_t ngputimes; /* by op_seq */
+	uint16_t format_minor;   /* the file's format version 1.<minor> (ORDER records since 1.2) */
+	uint64_t counters[32];   /* latest value per enum ktrace_counter_id (< 32) */
+	size_t nrecords;
+	int truncated;           /* the file ended inside a frame or record */
+	char truncated_msg[256];
+
+	struct tm_arena_block *arena;
+};
+
+/* Load a whole trace.  Returns 0, or -1 with a one-line message naming the
+ * file in err.  A truncated file is an error unless allow_truncated (then
+ * t->truncated is set and t->truncated_msg holds the reader's message). */
+int ktrace_tm_load(struct tm_trace *t, const char *path, int allow_truncated, char *err, size_t errlen);
+/* Same from memory (tests); name is used in messages. */
+int ktrace_tm_load_mem(struct tm_trace *t, const void *data, size_t len, const char *name,
+		      int allow_truncated, char *err, size_t errlen);
+void ktrace_tm_free(struct tm_trace *t);
+
+/* Name for reports: the demangled name when there is one, else the mangled
+ * one, else "kernel#<id>". */
+const char *ktrace_tm_kernel_name(const struct tm_kernel *k);
+
+/* The parameter that holds byte `param_offset` of the parameter buffer, or NULL. */
+const struct tm_param *ktrace_tm_param_at(const struct tm_kernel *k, uint32_t param_offset);
+
+/* The GRAPH record of exec_id at revision, or NULL. */
+const struct tm_graph *ktrace_tm_graph(const struct tm_trace *t, uint64_t exec_id, uint32_t revision);
+
+/* The GPUTIME record of operation op_seq (a graph launch's: its first), or NULL. */
+const struct tm_gputime *ktrace_tm_gputime(const struct tm_trace *t, uint64_t op_seq);
+
+/* Index of the first launch with seq >= `seq` (binary search). */
+size_t ktrace_tm_launch_lower_bound(const struct tm_trace *t, uint64_t seq);
+size_t ktrace_tm_op_lower_bound(const struct tm_trace *t, uint64_t seq);
+
+
+/* What ktrace check reads of a run's trace before comparing: its LAUNCH
+ * records, its rank, and its executable graphs not hashed because they
+ * allocate memory inside the graph (GRAPH untraced memory_nodes). */
+struct tm_run_scan {
+	long launches;
+	uint32_t rank;
+	long graphs_memory_nodes;
+};
+/* 0, or -1 with err set. */
+int ktrace_tm_scan_run(const char *path, struct tm_run_scan *out, char *err, size_t errlen);
+
+#endif

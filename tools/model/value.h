@@ -1,0 +1,45 @@
+/* tools/model/value.h: how the tools show values (value.c): a kernel
+ * parameter's value decoded by its kind, size and type name, text with
+ * control bytes escaped, bytes as hex, a hashed region's extent.
+ */
+#ifndef KTRACE_TOOLS_MODEL_VALUE_H
+#define KTRACE_TOOLS_MODEL_VALUE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "format/ktrace_format.h"
+
+/* The value of a parameter read from a launch's parameter bytes.  Writes the
+ * text form (json=0) or a JSON value (json=1) into out; returns out.  Bytes
+ * outside the captured parameter buffer give "<not captured>" (JSON null). */
+const char *ktrace_param_value(const struct ktrace_param_desc *d, const uint8_t *bytes, uint32_t nbytes, int json,
+			       char *out, size_t cap);
+
+/* Text: valid UTF-8 as is; control bytes, backslash and invalid bytes as
+ * \xNN, so that a trace cannot drive the terminal. */
+void ktrace_put_escaped(FILE *f, const char *s, size_t n);
+/* Bytes as lowercase hex digits. */
+void ktrace_put_hex(FILE *f, const uint8_t *p, size_t n);
+/* The length of the valid UTF-8 sequence at s (n bytes left), 0 when invalid. */
+size_t ktrace_utf8_len(const unsigned char *s, size_t n);
+
+/* "exact", "signature" (bounded by the kernel's source) or "inferred" for a
+ * hashed region of a file that records it (exactness_known: format 1.2 or
+ * later), else NULL. */
+const char *ktrace_region_extent_name(int exactness_known, const struct ktrace_region *g);
+
+/* A region is written by the launch ([OUT]) when both digests are valid and differ. */
+static inline int ktrace_region_out(const struct ktrace_region *g)
+{
+	return (g->flags & KTRACE_REGIONF_PRE) && (g->flags & KTRACE_REGIONF_POST) && g->pre_hash != g->post_hash;
+}
+
+/* A 64-bit value for printf's %llu and %llx. */
+static inline unsigned long long ktrace_ull(uint64_t v)
+{
+	return v;
+}
+
+#endif
