@@ -40,7 +40,8 @@ if [ -x "$B/gpu/gputime_spin" ]; then
 		LD_PRELOAD="$B/libktrace.so" timeout 120 "$B/gpu/gputime_spin" >"$T/spin.out" 2>"$T/spin.err"
 	if [ $? = 0 ] && grep -q '^OK' "$T/spin.out" && "$B/ktrace-dump" --json "$T/spin.ktrace" >"$T/spin.jsonl"; then
 		"$B/ktrace-dump" --summary "$T/spin.ktrace" | grep counters | cut -c1-300
-		$CHECK spin "$T/spin.jsonl" "$T/spin.out"
+		$CHECK spin "$T/spin.jsonl" "$T/spin.out" ||
+			{ mkdir -p "${KT_LOGS:-$T}/gputimes" && cp "$T/spin.jsonl" "$T/spin.out" "${KT_LOGS:-$T}/gputimes/"; }
 	else
 		echo "RESULT|capture-gputimes-spin|FAIL|gputime_spin under ktrace: $(tail -n 2 "$T/spin.err" | tr '\n' ' ' | cut -c1-300)"
 	fi

@@ -60,12 +60,12 @@ def spin(dump, out):
         result("capture-gputimes-spin", False, "%d kt_spin launches after the warm-up, %d printed" % (len(launches), len(spins)))
         return 1
     diffs, errs, lead, tail, offsets, bad = [], [], [], [], [], []
-    missing = 0
+    missing = []
     idle = None
     for i, (l, (target, t0, t1, call)) in enumerate(zip(launches, spins)):
         g = gt.get(l["op_seq"])
         if g is None:
-            missing += 1
+            missing.append("op %d (spin %d of %d, %d ns)" % (l["op_seq"], i + 1, len(spins), t1 - t0))
             continue
         own, measured = t1 - t0, g["duration_ns"]
         diffs.append(measured - own)
@@ -101,8 +101,9 @@ def spin(dump, out):
               "global-timer start, median (range %d to %d over the run): a check of the alignment where the "
               "global timer keeps the host's wall clock" % (st.median(offsets), min(offsets), max(offsets)))
     result("capture-gputimes-spin", not missing and not bad,
-           "%d of %d kt_spin launches measured; %s" % (n, len(spins),
-                                                       "; ".join(bad[:3]) if bad else "durations hold the kernels' own"))
+           "%d of %d kt_spin launches measured%s; %s" % (n, len(spins),
+                                                         " (no GPUTIME: %s)" % ", ".join(missing[:4]) if missing else "",
+                                                         "; ".join(bad[:3]) if bad else "durations hold the kernels' own"))
     result("capture-gputimes-alignment", n > 0 and not early and not late,
            "%d starts before their call, %d ends after the synchronisation that waited for them (of %d); "
            "least margins %s ns and %s ns" % (len(early), len(late), n, min(lead) if lead else "-",

@@ -138,7 +138,7 @@ def torch_main(a):
         sys.exit(3)
     print("FORWARD_CALL", FORWARD["file"], FORWARD["line"], FORWARD["function"], flush=True)
     print("PLANTED", "aten::upsample_bilinear2d" if a.plant else "none", flush=True)
-    kc.output([p.detach() for p in model.parameters()])
+    kc.output(kc.torch_bytes([p.detach() for p in model.parameters()]))
 
 
 # ---- JAX ----------------------------------------------------------------------------------
