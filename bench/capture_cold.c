@@ -29,7 +29,8 @@
 
 #include "test/unit/capture_support.h"
 #include "format/trace_writer.h"
-#include "interpose/driver/events.h"
+#include "interpose/capture/capture.h"
+#include "interpose/hash/memory_events.h"
 #include "interpose/hash/hash_pipeline.h"
 #include "interpose/tracer.h"
 

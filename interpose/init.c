@@ -68,6 +68,7 @@
 #include "interpose/config.h"
 #include "interpose/hash/hash_pipeline.h"
 #include "interpose/driver/driver_real.h"
+#include "interpose/driver/hooks.h"
 #include "interpose/capture/gpu_times.h"
 #include "interpose/graph/graph.h"
 #include "interpose/nvtx/nvtx.h"
@@ -81,6 +82,12 @@
 struct ktrace_tracer ktrace_tracer;
 
 enum { INIT_NONE = 0, INIT_RUNNING = 1, INIT_DONE = 2 };
+
+/* The driver's gate (interpose/driver/hooks.h), which this file opens and closes. */
+static inline int tracing(void)
+{
+	return atomic_load_explicit(&ktrace_hooks.tracing, memory_order_acquire);
+}
 static atomic_int init_state;
 static __thread __attribute__((tls_model("initial-exec"))) int init_here;
 
@@ -141,7 +148,7 @@ static int claim_end(void)
 		return 0;
 	if (atomic_exchange(&ktrace_tracer.ending, 1))
 		return 0;
-	atomic_store_explicit(&ktrace_tracer.active, 0, memory_order_release);
+	atomic_store_explicit(&ktrace_hooks.tracing, 0, memory_order_release);
 	return 1;
 }
 
@@ -278,7 +285,7 @@ void ktrace_tracer_fork_child(void)
 {
 	int was_tracing = atomic_load(&traced_pid) != 0 && ktrace_tracer.writer;
 
-	atomic_store(&ktrace_tracer.active, 0);
+	atomic_store(&ktrace_hooks.tracing, 0);
 	if (ktrace_tracer.writer)
 		ktrace_writer_abandon_after_fork(ktrace_tracer.writer);
 	ktrace_tracer.writer = NULL;
@@ -433,7 +440,7 @@ static void initialise(void)
 	}
 	atomic_store(&ktrace_tracer.launch_seq, 0);
 	ktrace_tracer.gpu_times_below = ktrace_gpu_times_threshold(c->gpu_times);
-	atomic_store_explicit(&ktrace_tracer.active, 1, memory_order_release);
+	atomic_store_explicit(&ktrace_hooks.tracing, 1, memory_order_release);
 	if (c->hash) {
 		struct ktrace_hash_opts ho = { 0 };
 
@@ -455,7 +462,7 @@ int ktrace_tracer_ensure_init(void)
 	int expect = INIT_NONE;
 
 	if (kt_likely(st == INIT_DONE))
-		return ktrace_tracer_active();
+		return tracing();
 	if (init_here)
 		return 0;
 	if (st == INIT_NONE && atomic_compare_exchange_strong(&init_state, &expect, INIT_RUNNING)) {
@@ -463,13 +470,13 @@ int ktrace_tracer_ensure_init(void)
 		initialise();
 		init_here = 0;
 		atomic_store_explicit(&init_state, INIT_DONE, memory_order_release);
-		return ktrace_tracer_active();
+		return tracing();
 	}
 	for (int i = 0; i < 20000; i++) { /* another thread initialises: 1 s at most */
 		struct timespec ts = { 0, 50000 };
 
 		if (atomic_load_explicit(&init_state, memory_order_acquire) == INIT_DONE)
-			return ktrace_tracer_active();
+			return tracing();
 		nanosleep(&ts, NULL);
 	}
 	return 0;

@@ -4,9 +4,10 @@
  * owns the lifecycle: lazy initialisation from the constructor and from
  * every wrapper, the end of the trace), struct ktrace_config (filled by
  * config.c from the environment), the tracer's NOTE records
- * (tracer_note.c) and the symbol attributes every interposer file uses.
- * Everything else in interpose/ reads them.  May call: nothing
- * (declarations and one inline atomic load).
+ * (tracer_note.c).  Everything else in interpose/ reads them.  Whether
+ * tracing is on is the driver's gate (ktrace_hooks.tracing,
+ * interpose/driver/hooks.h), which the lifecycle opens and closes.  May
+ * call: nothing (declarations only).
  */
 #ifndef KTRACE_TRACER_H
 #define KTRACE_TRACER_H
@@ -17,12 +18,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* What libktrace.so exports (interpose/libktrace.map lists it; everything
- * else is built hidden), and branch hints for the wrappers' fast paths. */
-#define KTRACE_HIDDEN __attribute__((visibility("hidden")))
-#define KTRACE_EXPORT __attribute__((visibility("default")))
-#define kt_likely(x) __builtin_expect(!!(x), 1)
-#define kt_unlikely(x) __builtin_expect(!!(x), 0)
+#include "interpose/driver/symbols.h"
+
 
 struct ktrace_writer;
 struct ktrace_replay_spec;
@@ -57,11 +54,10 @@ struct ktrace_config {
 };
 
 struct ktrace_tracer {
-	/* The launch path reads active, paused, writer and cfg's first fields:
-	 * one cache line.  launch_seq and record_seq, the fields it writes, have
+	/* The launch path reads paused, writer and cfg's first fields: one
+	 * cache line.  launch_seq and record_seq, the fields it writes, have
 	 * their own. */
-	_Alignas(64) atomic_int active; /* 1 while tracing; wrappers check it first */
-	atomic_int paused;           /* ktrace_pause(): launches and copies not recorded */
+	_Alignas(64) atomic_int paused; /* ktrace_pause(): launches and copies not recorded */
 	struct ktrace_writer *writer;
 	/* Generations the launch path compares its thread-local caches with,
 	 * here rather than beside their owners so as to cost no extra line. */
@@ -86,13 +82,8 @@ _Static_assert(offsetof(struct ktrace_tracer, cfg.launch_hi) + sizeof(uint64_t) 
 
 extern struct ktrace_tracer ktrace_tracer __attribute__((visibility("hidden")));
 
-static inline int ktrace_tracer_active(void)
-{
-	return atomic_load_explicit(&ktrace_tracer.active, memory_order_acquire);
-}
-
-/* Initialise once (idempotent, thread-safe, safe to call from any wrapper).
- * Returns ktrace_tracer_active(). */
+/* Initialise once (idempotent, thread-safe, safe to call from any wrapper):
+ * the start hook (interpose/driver/hooks.h).  Returns 1 when tracing is on. */
 int ktrace_tracer_ensure_init(void) KTRACE_HIDDEN;
 
 /* Register the interposer's one fork handler (fork.c; idempotent).  The

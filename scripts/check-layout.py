@@ -31,7 +31,7 @@ ANY = None  # no limit
 #   libraries: the libraries whose headers (LIBRARY_HEADERS) its #include <...> may name;
 #              libc's own headers are always allowed)
 Rule = collections.namedtuple("Rule", "includes libraries")
-DRIVER_API = ["interpose/driver/driver_real.h", "interpose/driver/events.h"]
+DRIVER_API = ["interpose/driver/driver_real.h", "interpose/driver/hooks.h", "interpose/driver/symbols.h"]
 CONCERNS = ["interpose/registry/", "interpose/capture/", "interpose/hash/", "interpose/replay/",
             "interpose/graph/", "interpose/nvtx/", "interpose/pystack/"]
 RULES = {
@@ -44,7 +44,7 @@ RULES = {
     # interpose/'s top, the lifecycle: init, config, control, notes, the fork handler
     "interpose/": Rule(["interpose/", "common/", "format/", "meta/", "hashkern/", "include/"], ANY),
     # the subfolders: of the top only tracer.h; of driver/ only its table and its events
-    "interpose/driver/": Rule(["interpose/driver/", "interpose/tracer.h", "common/", "format/"], ANY),
+    "interpose/driver/": Rule(["interpose/driver/", "common/", "format/"], ANY),
     "interpose/registry/": Rule(CONCERNS + DRIVER_API + ["interpose/tracer.h", "common/", "format/",
                                                          "meta/", "hashkern/"], ANY),
     "interpose/capture/": Rule(CONCERNS + DRIVER_API + ["interpose/tracer.h", "common/", "format/"], ANY),

@@ -29,7 +29,7 @@
 #include "interpose/capture/capture_thread.h"
 #include "interpose/capture/gpu_times.h"
 #include "interpose/driver/driver_real.h"
-#include "interpose/driver/events.h"
+#include "interpose/capture/capture.h"
 #include "interpose/graph/graph.h"
 #include "interpose/hash/hash_pipeline.h"
 #include "interpose/nvtx/nvtx.h"

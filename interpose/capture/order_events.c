@@ -18,7 +18,7 @@
  * never less).  An event record or stream wait on a stream being captured
  * is not recorded: it is part of the graph being captured.  May call: the
  * trace writer, capture_thread.h (thread id, current context), format/,
- * ktrace_stream_capturing() (events.h).
+ * ktrace_stream_capturing() (graph.h).
  */
 #include <stdatomic.h>
 #include <stdint.h>
@@ -27,7 +27,8 @@
 #include "format/ktrace_format.h"
 #include "format/trace_writer.h"
 #include "interpose/capture/capture_thread.h"
-#include "interpose/driver/events.h"
+#include "interpose/capture/capture.h"
+#include "interpose/graph/graph.h"
 #include "interpose/tracer.h"
 
 #define DONE_SLOTS_LOG2 10

@@ -1,22 +1,33 @@
-/* interpose/driver/events.h: what the driver wrappers tell the tracer.
+/* interpose/driver/hooks.h: the hook table, the driver wrappers' one way up.
  *
- * Owns the hooks' declarations.  The wrappers (wrap_*.c) call the real
- * driver and report what happened through these hooks; launch_capture.c,
- * registry.c, memory_events.c and order_events.c implement them.  Hooks
- * never change a return code, never synchronise, and return quickly.  They
- * are only called while tracing is active (ktrace_tracer_active()); ktrace's
- * own driver calls go straight to ktrace_real and never reach a hook.  May
- * call: nothing (declarations only).
+ * Owns struct ktrace_hooks: the gate the wrappers test (tracing on or not)
+ * and one function pointer per event a wrapper reports (a launch, a module
+ * loaded, a copy, a graph instantiated...), with the types those events
+ * carry.  The wrappers (wrap_*.c) call the real driver and report what
+ * happened through this table and nothing else: no folder above driver/ is
+ * named here or called by name from driver/.  The lifecycle defines the one
+ * table, ktrace_hooks (interpose/hooks.c), every member filled in by its
+ * initialiser, so it is complete before any code of the process runs (a
+ * library's constructor may call the driver before libktrace.so's own
+ * constructor has run); the lifecycle opens and closes the gate.
+ *
+ * Hooks never change a return code, never synchronise, and return quickly.
+ * The wrappers call them only while the gate is open (ktrace_tracing_on());
+ * ktrace's own driver calls go straight to ktrace_real (driver_real.h) and
+ * never reach a hook.  May call: nothing (declarations and one inline test).
  */
-#ifndef KTRACE_EVENTS_H
-#define KTRACE_EVENTS_H
+#ifndef KTRACE_HOOKS_H
+#define KTRACE_HOOKS_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include <cuda.h>
 
-/* ---- launches ---------------------------------------------------------- */
+#include "interpose/driver/symbols.h"
+
+/* ---- what the events carry --------------------------------------------------- */
 
 /* One kernel launch as the application asked for it. */
 struct ktrace_launch_args {
@@ -35,65 +46,9 @@ struct ktrace_launch_args {
  * supplies it; `ctx` is the wrapper's). */
 typedef CUresult (*ktrace_real_launch_fn)(const struct ktrace_launch_args *a, void *ctx);
 
-/* Decide whether to trace, record, hash around the launch, and call
- * real(a, ctx) exactly once.  Returns exactly what real returned. */
-CUresult ktrace_on_launch(const struct ktrace_launch_args *a, ktrace_real_launch_fn real, void *ctx)
-	__attribute__((visibility("hidden")));
-
-/* ---- modules and kernels ------------------------------------------------ */
-
-/* A module (is_library=0, handle is CUmodule) or library (is_library=1,
- * handle is CUlibrary) was loaded successfully.  image: the bytes given to the
- * driver (NULL for file loads), image_len: 0 when unknown (cuModuleLoadData
- * gives no length), path: file name for file loads, else NULL.  The hook
- * copies what it keeps; the caller's buffer may be freed after return. */
-void ktrace_on_module_loaded(void *handle, int is_library, const void *image, size_t image_len,
-			     const char *path, uint32_t source /* enum ktrace_module_source */)
-	__attribute__((visibility("hidden")));
-void ktrace_on_module_unloaded(void *handle, int is_library) __attribute__((visibility("hidden")));
-
-/* cuModuleGetFunction succeeded. */
-void ktrace_on_function(CUfunction f, CUmodule mod, const char *name) __attribute__((visibility("hidden")));
-/* cuLibraryGetKernel succeeded. */
-void ktrace_on_kernel(CUkernel k, CUlibrary lib, const char *name) __attribute__((visibility("hidden")));
-/* cuKernelGetFunction succeeded: f (in the current context) is kernel k. */
-void ktrace_on_kernel_function(CUkernel k, CUfunction f) __attribute__((visibility("hidden")));
-/* cuModuleEnumerateFunctions / cuLibraryEnumerateKernels succeeded (names unknown to the caller). */
-void ktrace_on_module_functions(CUmodule m, const CUfunction *fs, unsigned n) __attribute__((visibility("hidden")));
-void ktrace_on_library_kernels(CUlibrary l, const CUkernel *ks, unsigned n) __attribute__((visibility("hidden")));
-
-/* ---- memory -------------------------------------------------------------- */
-
-void ktrace_on_alloc(uint64_t base, uint64_t size, uint32_t kind /* enum ktrace_alloc_kind */,
-		     CUstream stream) __attribute__((visibility("hidden")));
-void ktrace_on_free(uint64_t base, uint32_t kind, CUstream stream) __attribute__((visibility("hidden")));
-/* cuMemUnmap: every tracked allocation overlapping the range goes. */
-void ktrace_on_unmap(uint64_t base, uint64_t size) __attribute__((visibility("hidden")));
-/* Memory allocated elsewhere was mapped at ptr (cuIpcOpenMemHandle: another
- * process's allocation; cuMemPoolImportPointer: one of an imported pool): the
- * hook asks the driver for the extent of its allocation and tracks it (kind
- * IMPORTED).  Released with ktrace_on_free. */
-void ktrace_on_import(uint64_t ptr) __attribute__((visibility("hidden")));
-/* cuMemHostGetDevicePointer gave dev for the host memory at host: where the
- * two differ, the device alias of the tracked host allocation holding host
- * is tracked too, and goes when that allocation is released. */
-void ktrace_on_host_device_pointer(uint64_t dev, uint64_t host) __attribute__((visibility("hidden")));
-/* A copy was issued (res is what the driver returned).  host: the host
- * memory the copy reads (host-to-device: its source, may be hashed on the CPU)
- * or fills (device-to-host: its destination, hashed on the CPU once a
- * synchronous copy returned), when the copy's bytes lie there back to back;
- * else NULL (2D/3D copies with gaps between rows, other directions).  flags:
- * KTRACE_COPYF_* and, for a 2D/3D copy whose source rows (and planes) follow
- * each other without gaps, KTRACE_COPY_EVF_SRC_PACKED (never recorded): an
- * asynchronous device-to-host copy's source is then hashed on the GPU. */
+/* A copy's flag beside KTRACE_COPYF_* (never recorded): a 2D/3D copy whose
+ * source rows (and planes) follow each other without gaps. */
 #define KTRACE_COPY_EVF_SRC_PACKED 0x10000u
-void ktrace_on_memcpy(uint64_t dst, uint64_t src, uint64_t bytes, uint32_t dir /* enum ktrace_copy_dir */,
-		      uint32_t flags /* KTRACE_COPYF_* */, CUstream stream, CUresult res, const void *host)
-	__attribute__((visibility("hidden")));
-void ktrace_on_memset(uint64_t dst, uint64_t value, uint32_t elem_size, uint64_t count, uint32_t flags,
-		      CUstream stream, CUresult res) __attribute__((visibility("hidden")));
-
-/* ---- stream order ------------------------------------------------------------ */
 
 /* A stream, event or synchronisation call (wrap_stream.c). */
 struct ktrace_order_call {
@@ -104,35 +59,8 @@ struct ktrace_order_call {
 	const CUstream *created;  /* stream_create: where the driver wrote the new handle */
 	unsigned int stream_flags;/* stream_create */
 	int priority;             /* stream_create */
-	uint64_t issued;          /* the launch_seq counter read before the real call */
+	uint64_t issued;          /* the hooks' issued() read before the real call */
 };
-
-/* The call returned res: an ORDER record when it succeeded (nothing when it
- * failed; a query answered complete is recorded once per event record).
- * Off the launch path. */
-void ktrace_on_order(const struct ktrace_order_call *c, CUresult res) __attribute__((visibility("hidden")));
-
-/* ---- CUDA graphs (interpose/graph/) ------------------------------------------- */
-
-/* A stream capture began (a successful cuStreamBeginCapture*). */
-void ktrace_on_capture_begin(CUstream s) __attribute__((visibility("hidden")));
-/* cuStreamEndCapture* returned res (a capture ends whatever the result);
- * g: the graph it made (res CUDA_SUCCESS), else NULL. */
-void ktrace_on_capture_end(CUstream s, CUgraph g, CUresult res) __attribute__((visibility("hidden")));
-/* A node was added to a graph (cuGraphAdd*Node): interpose/nvtx/ keeps the
- * ranges the calling thread has open for the node's records. */
-void ktrace_on_graph_node_added(CUgraphNode n) __attribute__((visibility("hidden")));
-/* A graph was created (from NULL) or cloned (from its source). */
-void ktrace_on_graph_new(CUgraph g, CUgraph from) __attribute__((visibility("hidden")));
-/* cuGraphDestroy is about to destroy g. */
-void ktrace_on_graph_destroy(CUgraph g) __attribute__((visibility("hidden")));
-/* e was instantiated from g with these flags (a successful
- * cuGraphInstantiate*). */
-void ktrace_on_graph_instantiated(CUgraphExec e, CUgraph g, uint64_t flags) __attribute__((visibility("hidden")));
-/* cuGraphExecDestroy is about to destroy e. */
-void ktrace_on_graph_exec_destroy(CUgraphExec e) __attribute__((visibility("hidden")));
-/* A successful cuGraphExecUpdate(_v2): e now runs g's parameters. */
-void ktrace_on_graph_exec_updated(CUgraphExec e, CUgraph g) __attribute__((visibility("hidden")));
 
 /* Node parameters set on an executable graph (what = which setter). */
 enum ktrace_graph_set_what {
@@ -156,34 +84,128 @@ struct ktrace_graph_node_set {
 	CUgraph child;
 	unsigned int enabled;
 };
-/* The setter succeeded on e. */
-void ktrace_on_graph_exec_node_set(CUgraphExec e, const struct ktrace_graph_node_set *s)
-	__attribute__((visibility("hidden")));
 
 /* Performs the program's cuGraphLaunch (or its _ptsz twin) of exec e on the
  * stream it was given; ctx is the wrapper's. */
 typedef CUresult (*ktrace_real_graph_launch_fn)(CUgraphExec e, void *ctx);
-/* A graph launch of e on stream s (a _ptsz call's stream 0 given as
- * CU_STREAM_PER_THREAD): record its nodes and call real exactly once, with
- * e or with ktrace's instrumented copy of it.  Returns what real returned. */
-CUresult ktrace_on_graph_launch(CUgraphExec e, CUstream s, ktrace_real_graph_launch_fn real, void *ctx)
-	__attribute__((visibility("hidden")));
-/* cuGraphUpload of e on s succeeded: upload ktrace's copy of it too. */
-void ktrace_on_graph_upload(CUgraphExec e, CUstream s) __attribute__((visibility("hidden")));
 
-/* A context is about to be destroyed (before ktrace_on_context_destroy):
- * graph launches whose digests are in flight in it are written without them,
- * ktrace's instrumented copies in it are forgotten. */
-void ktrace_on_graph_context_destroy(CUcontext ctx) __attribute__((visibility("hidden")));
+/* ---- the table ------------------------------------------------------------------ */
 
-/* Is stream s (as recorded: a _ptsz call's stream 0 is CU_STREAM_PER_THREAD)
- * being captured?  One atomic load while no capture is under way. */
-int ktrace_stream_capturing(CUstream s) __attribute__((visibility("hidden")));
+struct ktrace_hooks {
+	/* The gate, then what a launch reads: the table's first cache line. */
+	_Alignas(64) atomic_int tracing; /* 1 while tracing: every wrapper tests it first */
+	/* The first driver call of the process (and any call while the gate is
+	 * closed): start the tracer once (idempotent, thread-safe); returns 1
+	 * when tracing is on. */
+	int (*start)(void);
+	/* Decide whether to trace, record, hash around the launch, and call
+	 * real(a, ctx) exactly once.  Returns exactly what real returned. */
+	CUresult (*launch)(const struct ktrace_launch_args *a, ktrace_real_launch_fn real, void *ctx);
+	/* A graph launch of e on stream s (a _ptsz call's stream 0 given as
+	 * CU_STREAM_PER_THREAD): record its nodes and call real exactly once,
+	 * with e or with ktrace's instrumented copy of it.  Returns what real
+	 * returned. */
+	CUresult (*graph_launch)(CUgraphExec e, CUstream s, ktrace_real_graph_launch_fn real, void *ctx);
 
-/* ---- contexts -------------------------------------------------------------- */
+	/* ---- modules and kernels ---- */
+	/* A module (is_library=0, handle is CUmodule) or library (is_library=1,
+	 * handle is CUlibrary) was loaded successfully.  image: the bytes given
+	 * to the driver (NULL for file loads), image_len: 0 when unknown
+	 * (cuModuleLoadData gives no length), path: file name for file loads,
+	 * else NULL.  The hook copies what it keeps; the caller's buffer may be
+	 * freed after return. */
+	void (*module_loaded)(void *handle, int is_library, const void *image, size_t image_len, const char *path,
+			      uint32_t source /* enum ktrace_module_source */);
+	/* Before the real unload. */
+	void (*module_unloaded)(void *handle, int is_library);
+	/* cuModuleGetFunction succeeded. */
+	void (*function)(CUfunction f, CUmodule mod, const char *name);
+	/* cuLibraryGetKernel succeeded. */
+	void (*kernel)(CUkernel k, CUlibrary lib, const char *name);
+	/* cuKernelGetFunction succeeded: f (in the current context) is kernel k. */
+	void (*kernel_function)(CUkernel k, CUfunction f);
+	/* cuModuleEnumerateFunctions / cuLibraryEnumerateKernels succeeded
+	 * (names unknown to the caller). */
+	void (*module_functions)(CUmodule m, const CUfunction *fs, unsigned n);
+	void (*library_kernels)(CUlibrary l, const CUkernel *ks, unsigned n);
 
-/* cuCtxDestroy / cuDevicePrimaryCtxReset / last cuDevicePrimaryCtxRelease:
- * called BEFORE the real call, so the hook can still use the context. */
-void ktrace_on_context_destroy(CUcontext ctx) __attribute__((visibility("hidden")));
+	/* ---- memory ---- */
+	/* After a successful allocation; frees and unmaps before the real call. */
+	void (*alloc)(uint64_t base, uint64_t size, uint32_t kind /* enum ktrace_alloc_kind */, CUstream stream);
+	void (*release)(uint64_t base, uint32_t kind, CUstream stream);
+	/* cuMemUnmap: every tracked allocation overlapping the range goes. */
+	void (*unmap)(uint64_t base, uint64_t size);
+	/* Memory allocated elsewhere was mapped at ptr (cuIpcOpenMemHandle:
+	 * another process's allocation; cuMemPoolImportPointer: one of an
+	 * imported pool): the hook asks the driver for the extent of its
+	 * allocation and tracks it (kind IMPORTED).  Released with release. */
+	void (*import)(uint64_t ptr);
+	/* cuMemHostGetDevicePointer gave dev for the host memory at host:
+	 * where the two differ, the device alias of the tracked host allocation
+	 * holding host is tracked too, and goes when that allocation is
+	 * released. */
+	void (*host_alias)(uint64_t dev, uint64_t host);
+	/* A copy was issued (res is what the driver returned).  host: the host
+	 * memory the copy reads (host-to-device: its source, may be hashed on
+	 * the CPU) or fills (device-to-host: its destination, hashed on the CPU
+	 * once a synchronous copy returned), when the copy's bytes lie there
+	 * back to back; else NULL (2D/3D copies with gaps between rows, other
+	 * directions).  flags: KTRACE_COPYF_* and KTRACE_COPY_EVF_SRC_PACKED:
+	 * an asynchronous device-to-host copy's source is then hashed on the
+	 * GPU. */
+	void (*copy)(uint64_t dst, uint64_t src, uint64_t bytes, uint32_t dir /* enum ktrace_copy_dir */,
+		       uint32_t flags, CUstream stream, CUresult res, const void *host);
+	void (*set)(uint64_t dst, uint64_t value, uint32_t elem_size, uint64_t count, uint32_t flags,
+		       CUstream stream, CUresult res);
+
+	/* ---- stream order ---- */
+	/* The number the next launch or copy will get: read before an order
+	 * call (launches and copies numbered below it were issued before). */
+	uint64_t (*issued)(void);
+	/* The call returned res: an ORDER record when it succeeded (nothing
+	 * when it failed; a query answered complete is recorded once per event
+	 * record).  Off the launch path. */
+	void (*order)(const struct ktrace_order_call *c, CUresult res);
+
+	/* ---- CUDA graphs ---- */
+	/* A stream capture began (a successful cuStreamBeginCapture*). */
+	void (*capture_begin)(CUstream s);
+	/* cuStreamEndCapture* returned res (a capture ends whatever the result);
+	 * g: the graph it made (res CUDA_SUCCESS), else NULL. */
+	void (*capture_end)(CUstream s, CUgraph g, CUresult res);
+	/* A node was added to a graph (cuGraphAdd*Node). */
+	void (*graph_node_added)(CUgraphNode n);
+	/* A graph was created (from NULL) or cloned (from its source). */
+	void (*graph_new)(CUgraph g, CUgraph from);
+	/* cuGraphDestroy is about to destroy g. */
+	void (*graph_destroy)(CUgraph g);
+	/* e was instantiated from g with these flags. */
+	void (*graph_instantiated)(CUgraphExec e, CUgraph g, uint64_t flags);
+	/* cuGraphExecDestroy is about to destroy e. */
+	void (*graph_exec_destroy)(CUgraphExec e);
+	/* A successful cuGraphExecUpdate(_v2): e now runs g's parameters. */
+	void (*graph_exec_updated)(CUgraphExec e, CUgraph g);
+	/* A node setter succeeded on e. */
+	void (*graph_exec_node_set)(CUgraphExec e, const struct ktrace_graph_node_set *s);
+	/* cuGraphUpload of e on s succeeded. */
+	void (*graph_upload)(CUgraphExec e, CUstream s);
+
+	/* ---- contexts ---- */
+	/* cuCtxDestroy / cuDevicePrimaryCtxReset / last cuDevicePrimaryCtxRelease:
+	 * called BEFORE the real call, so the hook can still use the context. */
+	void (*context_destroy)(CUcontext ctx);
+};
+
+/* The table (interpose/hooks.c). */
+extern struct ktrace_hooks ktrace_hooks KTRACE_HIDDEN;
+
+/* Tracing on?  One atomic load when it is; else start the tracer (the first
+ * driver call of the process does it) and answer again. */
+static inline int ktrace_tracing_on(void)
+{
+	if (kt_likely(atomic_load_explicit(&ktrace_hooks.tracing, memory_order_acquire)))
+		return 1;
+	return ktrace_hooks.start();
+}
 
 #endif

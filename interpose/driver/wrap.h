@@ -5,8 +5,8 @@
  * function; wrap_*.c and procaddr.c define them), the real pointer -> wrapper
  * map procaddr.c keeps for cuGetProcAddress and the dlsym override
  * (dlsym_hook.c), and the helpers each wrapper uses to reach its real
- * function and to ask whether tracing is on.  May call: the tracer's
- * initialisation (tracer.h), the driver loader (driver_real.h).
+ * function.  Whether tracing is on, and where events go, is the hook
+ * table's (hooks.h).  May call: the driver loader (driver_real.h).
  */
 #ifndef KTRACE_DRIVER_WRAP_H
 #define KTRACE_DRIVER_WRAP_H
@@ -14,7 +14,8 @@
 #include <cuda.h>
 
 #include "interpose/driver/driver_real.h"
-#include "interpose/tracer.h"
+#include "interpose/driver/hooks.h"
+#include "interpose/driver/symbols.h"
 
 /* Every wrapper, declared from the table so that a definition whose ABI
  * differs from the table's fails to compile (cuda.h declares most of them
@@ -55,16 +56,6 @@ void *ktrace_wrapper_for_real(const void *p) KTRACE_HIDDEN;
 static inline CUstream ktrace_ptsz_stream(CUstream s)
 {
 	return s == NULL ? CU_STREAM_PER_THREAD : s;
-}
-
-/* Tracing on?  One atomic load when it is; else make sure the tracer was
- * initialised (the first driver call of the process does it) and answer
- * again. */
-static inline int ktrace_tracing_on(void)
-{
-	if (kt_likely(ktrace_tracer_active()))
-		return 1;
-	return ktrace_tracer_ensure_init();
 }
 
 #endif

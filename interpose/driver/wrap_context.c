@@ -6,11 +6,10 @@
  * gets the unsuffixed functions; same signatures) and
  * cuDevicePrimaryCtxRetain, and the per-device count of the application's
  * primary-context retains.  May call: the real driver through ktrace_real,
- * ktrace_on_graph_context_destroy() and ktrace_on_context_destroy() (events.h).
+ * the context_destroy hook (hooks.h).
  *
- * The hooks run BEFORE the real call, while the context can still be used
- * to finish ktrace's work in it: the graphs' first (their launches in flight
- * hold hash results of the context), then the rest.
+ * The hook runs BEFORE the real call, while the context can still be used
+ * to finish ktrace's work in it.
  *
  * A primary context dies on the release that balances the last retain.  The
  * driver does not expose its reference count, so the wrappers count the
@@ -24,7 +23,7 @@
 #include <stdatomic.h>
 #include <stddef.h>
 
-#include "interpose/driver/events.h"
+#include "interpose/driver/hooks.h"
 #include "interpose/driver/wrap.h"
 
 #define KT_MAX_DEVICES 128
@@ -45,11 +44,10 @@ static struct primary_context *primary_of(CUdevice d)
 	return (d >= 0 && d < KT_MAX_DEVICES) ? &primaries[d] : NULL;
 }
 
-/* The hooks of a context about to be destroyed. */
+/* The hook of a context about to be destroyed. */
 static void context_going(CUcontext c)
 {
-	ktrace_on_graph_context_destroy(c);
-	ktrace_on_context_destroy(c);
+	ktrace_hooks.context_destroy(c);
 }
 
 static CUresult ctx_destroy(ctx_fn fn, CUcontext c)

@@ -4,7 +4,7 @@
  * 3D; synchronous with their _ptds twins, asynchronous with their _ptsz
  * twins) and cuMemsetD8/16/32 and D2D8/16/32 in the same forms.  Each makes
  * the real call, then reports it with the driver's result to
- * ktrace_on_memcpy / ktrace_on_memset.  Array copies (AtoD, HtoA, ...) and
+ * the copy / set hooks (hooks.h).  Array copies (AtoD, HtoA, ...) and
  * batch copies are not reported: they never touch a kernel's buffers
  * directly or carry descriptors we do not decode.
  *
@@ -15,13 +15,13 @@
  * device-to-host destination; 2D/3D only without gaps between rows and
  * planes); a 2D/3D copy says whether its source has no such gaps either
  * (KTRACE_COPY_EVF_SRC_PACKED).  May call: the real driver through ktrace_real,
- * ktrace_on_memcpy() and ktrace_on_memset() (events.h).
+ * the copy and set hooks (hooks.h).
  */
 #include <stddef.h>
 #include <stdint.h>
 
 #include "format/ktrace_format.h"
-#include "interpose/driver/events.h"
+#include "interpose/driver/hooks.h"
 #include "interpose/driver/wrap.h"
 
 #define HOST_ADDR(p) ((uint64_t)(uintptr_t)(p))
@@ -43,7 +43,7 @@
 	}
 
 #define REPORT_COPY(dst, src, n, dir, flags, stream, host) \
-	ktrace_on_memcpy((dst), (src), (n), (dir), (flags), (stream), res, (host))
+	ktrace_hooks.copy((dst), (src), (n), (dir), (flags), (stream), res, (host))
 
 /* ---- linear copies --------------------------------------------------------- */
 
@@ -157,7 +157,7 @@ static void copy2d(const CUDA_MEMCPY2D *c, uint32_t flags, CUstream st, CUresult
 	if (!c)
 		return;
 	dst = side_addr(c->dstMemoryType, c->dstHost, c->dstDevice, c->dstXInBytes, c->dstY, 0, c->dstPitch, 0);
-	ktrace_on_memcpy(dst,
+	ktrace_hooks.copy(dst,
 			 side_addr(c->srcMemoryType, c->srcHost, c->srcDevice, c->srcXInBytes, c->srcY, 0,
 				   c->srcPitch, 0),
 			 (uint64_t)c->WidthInBytes * c->Height, copy_dir(c->srcMemoryType, c->dstMemoryType),
@@ -173,7 +173,7 @@ static void copy3d(const CUDA_MEMCPY3D *c, uint32_t flags, CUstream st, CUresult
 		return;
 	dst = side_addr(c->dstMemoryType, c->dstHost, c->dstDevice, c->dstXInBytes, c->dstY, c->dstZ, c->dstPitch,
 			c->dstHeight);
-	ktrace_on_memcpy(dst,
+	ktrace_hooks.copy(dst,
 			 side_addr(c->srcMemoryType, c->srcHost, c->srcDevice, c->srcXInBytes, c->srcY, c->srcZ,
 				   c->srcPitch, c->srcHeight),
 			 (uint64_t)c->WidthInBytes * c->Height * c->Depth,
@@ -202,7 +202,7 @@ static void copy3d(const CUDA_MEMCPY3D *c, uint32_t flags, CUstream st, CUresult
 /* ---- memsets ----------------------------------------------------------------- */
 
 #define REPORT_SET(dst, value, elem_size, n, flags, stream) \
-	ktrace_on_memset((dst), (value), (elem_size), (n), (flags), (stream), res)
+	ktrace_hooks.set((dst), (value), (elem_size), (n), (flags), (stream), res)
 #define REPORT_SET_2D(dst, value, elem_size, w, h, flags, stream) \
 	REPORT_SET(dst, value, elem_size, (uint64_t)(w) * (h), (flags) | KTRACE_COPYF_2D, stream)
 

@@ -6,23 +6,23 @@
  * exported name and ABI, with its _ptsz twin where the driver has one.
  * Each makes the real call with exactly the program's arguments and returns
  * its result unchanged; after a successful call (and only then) it reports
- * what happened to interpose/graph/ through the hooks of events.h: a
+ * what happened through the graph hooks of hooks.h: a
  * capture begun or ended, a graph created, cloned or about to be destroyed,
  * an instantiation, an exec updated, node
  * parameters set on an exec, an exec about to be destroyed, an upload, a
  * node added (the ranges it is made in, interpose/nvtx/).
- * cuGraphLaunch hands the launch to ktrace_on_graph_launch(), which calls
+ * cuGraphLaunch hands the launch to the graph_launch hook, which calls
  * the real function back exactly once.  The rest (capture queries,
  * dependencies, graph-level node parameters) are passed through:
  * ktrace describes a graph from the driver when it is instantiated
  * (interpose/graph/graph_model.c), so every way of building one is seen
  * alike.  May call: the real driver through ktrace_real, the hooks of
- * events.h.
+ * hooks.h.
  */
 #include <stddef.h>
 #include <stdint.h>
 
-#include "interpose/driver/events.h"
+#include "interpose/driver/hooks.h"
 #include "interpose/driver/wrap.h"
 
 /* The wrapper of `name`: the real call, then `report` (which sees the
@@ -55,7 +55,7 @@
 			call; \
 	} while (0)
 #define PT(s) ktrace_ptsz_stream(s)
-#define MADE IF_OK(ktrace_on_graph_node_added(*ph)) /* a node added: *ph */
+#define MADE IF_OK(ktrace_hooks.graph_node_added(*ph)) /* a node added: *ph */
 
 /* ---- stream capture ------------------------------------------------------------ */
 
@@ -67,20 +67,20 @@
 			 CUstreamCaptureMode m)
 
 #define CAPTURE_WRAPPERS(WRAPPER) \
-	WRAPPER(cuStreamBeginCapture, (CUstream s), (s), IF_OK(ktrace_on_capture_begin(s))) \
-	WRAPPER(cuStreamBeginCapture_ptsz, (CUstream s), (s), IF_OK(ktrace_on_capture_begin(PT(s)))) \
+	WRAPPER(cuStreamBeginCapture, (CUstream s), (s), IF_OK(ktrace_hooks.capture_begin(s))) \
+	WRAPPER(cuStreamBeginCapture_ptsz, (CUstream s), (s), IF_OK(ktrace_hooks.capture_begin(PT(s)))) \
 	WRAPPER(cuStreamBeginCapture_v2, (CUstream s, CUstreamCaptureMode m), (s, m), \
-	  IF_OK(ktrace_on_capture_begin(s))) \
+	  IF_OK(ktrace_hooks.capture_begin(s))) \
 	WRAPPER(cuStreamBeginCapture_v2_ptsz, (CUstream s, CUstreamCaptureMode m), (s, m), \
-	  IF_OK(ktrace_on_capture_begin(PT(s)))) \
+	  IF_OK(ktrace_hooks.capture_begin(PT(s)))) \
 	WRAPPER(cuStreamBeginCaptureToGraph, TO_GRAPH_PARAMS, (s, g, deps, data, n, m), \
-	  IF_OK(ktrace_on_capture_begin(s))) \
+	  IF_OK(ktrace_hooks.capture_begin(s))) \
 	WRAPPER(cuStreamBeginCaptureToGraph_ptsz, TO_GRAPH_PARAMS, (s, g, deps, data, n, m), \
-	  IF_OK(ktrace_on_capture_begin(PT(s)))) \
+	  IF_OK(ktrace_hooks.capture_begin(PT(s)))) \
 	WRAPPER(cuStreamEndCapture, (CUstream s, CUgraph *g), (s, g), \
-	  ktrace_on_capture_end(s, res == CUDA_SUCCESS && g ? *g : NULL, res)) \
+	  ktrace_hooks.capture_end(s, res == CUDA_SUCCESS && g ? *g : NULL, res)) \
 	WRAPPER(cuStreamEndCapture_ptsz, (CUstream s, CUgraph *g), (s, g), \
-	  ktrace_on_capture_end(PT(s), res == CUDA_SUCCESS && g ? *g : NULL, res)) \
+	  ktrace_hooks.capture_end(PT(s), res == CUDA_SUCCESS && g ? *g : NULL, res)) \
 	WRAPPER(cuStreamGetCaptureInfo, (CUstream s, CUstreamCaptureStatus *st, cuuint64_t *id), (s, st, id), \
 	  NOTHING) \
 	WRAPPER(cuStreamGetCaptureInfo_ptsz, (CUstream s, CUstreamCaptureStatus *st, cuuint64_t *id), (s, st, id), \
@@ -106,8 +106,8 @@
 #define DEPS_V2_PARAMS (CUgraph g, const CUgraphNode *from, const CUgraphNode *to, const CUgraphEdgeData *e, size_t n)
 
 #define GRAPH_BUILD_WRAPPERS(WRAPPER) \
-	WRAPPER(cuGraphCreate, (CUgraph *ph, unsigned int f), (ph, f), IF_OK(ktrace_on_graph_new(*ph, NULL))) \
-	WRAPPER(cuGraphClone, (CUgraph *ph, CUgraph src), (ph, src), IF_OK(ktrace_on_graph_new(*ph, src))) \
+	WRAPPER(cuGraphCreate, (CUgraph *ph, unsigned int f), (ph, f), IF_OK(ktrace_hooks.graph_new(*ph, NULL))) \
+	WRAPPER(cuGraphClone, (CUgraph *ph, CUgraph src), (ph, src), IF_OK(ktrace_hooks.graph_new(*ph, src))) \
 	WRAPPER(cuGraphDestroyNode, (CUgraphNode node), (node), NOTHING) \
 	WRAPPER(cuGraphAddKernelNode, ADD(const CUDA_KERNEL_NODE_PARAMS_v1 *p), (ph, g, deps, n, p), MADE) \
 	WRAPPER(cuGraphAddKernelNode_v2, ADD(const CUDA_KERNEL_NODE_PARAMS *p), (ph, g, deps, n, p), MADE) \
@@ -143,14 +143,14 @@
 
 #define INSTANTIATE_LOG_PARAMS (CUgraphExec *ph, CUgraph g, CUgraphNode *err, char *log, size_t cap)
 #define INSTANTIATE_PARAMS_PARAMS (CUgraphExec *ph, CUgraph g, CUDA_GRAPH_INSTANTIATE_PARAMS *p)
-#define INSTANTIATED(flags) IF_OK(ktrace_on_graph_instantiated(*ph, g, (flags)))
+#define INSTANTIATED(flags) IF_OK(ktrace_hooks.graph_instantiated(*ph, g, (flags)))
 
 /* Report node parameters set on exec e: `what` and the member given. */
 #define NODE_SET(what_, ...) \
 	do { \
 		struct ktrace_graph_node_set s_ = { .what = KTRACE_GSET_##what_, .node = node, __VA_ARGS__ }; \
 		if (res == CUDA_SUCCESS) \
-			ktrace_on_graph_exec_node_set(e, &s_); \
+			ktrace_hooks.graph_exec_node_set(e, &s_); \
 	} while (0)
 
 #define GRAPH_EXEC_WRAPPERS(WRAPPER) \
@@ -161,12 +161,12 @@
 	WRAPPER(cuGraphInstantiateWithParams, INSTANTIATE_PARAMS_PARAMS, (ph, g, p), INSTANTIATED(p ? p->flags : 0)) \
 	WRAPPER(cuGraphInstantiateWithParams_ptsz, INSTANTIATE_PARAMS_PARAMS, (ph, g, p), \
 	  INSTANTIATED(p ? p->flags : 0)) \
-	WRAPPER(cuGraphUpload, (CUgraphExec e, CUstream s), (e, s), IF_OK(ktrace_on_graph_upload(e, s))) \
-	WRAPPER(cuGraphUpload_ptsz, (CUgraphExec e, CUstream s), (e, s), IF_OK(ktrace_on_graph_upload(e, PT(s)))) \
+	WRAPPER(cuGraphUpload, (CUgraphExec e, CUstream s), (e, s), IF_OK(ktrace_hooks.graph_upload(e, s))) \
+	WRAPPER(cuGraphUpload_ptsz, (CUgraphExec e, CUstream s), (e, s), IF_OK(ktrace_hooks.graph_upload(e, PT(s)))) \
 	WRAPPER(cuGraphExecUpdate, (CUgraphExec e, CUgraph g, CUgraphNode *err, CUgraphExecUpdateResult *r), \
-	  (e, g, err, r), IF_OK(ktrace_on_graph_exec_updated(e, g))) \
+	  (e, g, err, r), IF_OK(ktrace_hooks.graph_exec_updated(e, g))) \
 	WRAPPER(cuGraphExecUpdate_v2, (CUgraphExec e, CUgraph g, CUgraphExecUpdateResultInfo *r), (e, g, r), \
-	  IF_OK(ktrace_on_graph_exec_updated(e, g))) \
+	  IF_OK(ktrace_hooks.graph_exec_updated(e, g))) \
 	WRAPPER(cuGraphExecKernelNodeSetParams, \
 	  (CUgraphExec e, CUgraphNode node, const CUDA_KERNEL_NODE_PARAMS_v1 *p), (e, node, p), \
 	  NODE_SET(KERNEL_V1, .kernel_v1 = p)) \
@@ -189,8 +189,8 @@
 CAPTURE_WRAPPERS(DEFINE_GRAPH_WRAPPER)
 GRAPH_BUILD_WRAPPERS(DEFINE_GRAPH_WRAPPER)
 GRAPH_EXEC_WRAPPERS(DEFINE_GRAPH_WRAPPER)
-DEFINE_GRAPH_WRAPPER_BEFORE(cuGraphDestroy, (CUgraph g), (g), ktrace_on_graph_destroy(g))
-DEFINE_GRAPH_WRAPPER_BEFORE(cuGraphExecDestroy, (CUgraphExec e), (e), ktrace_on_graph_exec_destroy(e))
+DEFINE_GRAPH_WRAPPER_BEFORE(cuGraphDestroy, (CUgraph g), (g), ktrace_hooks.graph_destroy(g))
+DEFINE_GRAPH_WRAPPER_BEFORE(cuGraphExecDestroy, (CUgraphExec e), (e), ktrace_hooks.graph_exec_destroy(e))
 
 /* ---- launches ------------------------------------------------------------------------ */
 
@@ -215,7 +215,7 @@ static CUresult call_graph_launch(CUgraphExec e, void *ctx)
 		if (!ktrace_tracing_on()) \
 			return fn(e, s); \
 		struct graph_launch_call c = { fn, s }; \
-		return ktrace_on_graph_launch(e, hook_stream, call_graph_launch, &c); \
+		return ktrace_hooks.graph_launch(e, hook_stream, call_graph_launch, &c); \
 	}
 
 DEFINE_GRAPH_LAUNCH_WRAPPER(cuGraphLaunch, s)

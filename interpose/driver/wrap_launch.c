@@ -3,10 +3,10 @@
  * Owns the exported wrappers of cuLaunchKernel, cuLaunchKernelEx and
  * cuLaunchCooperativeKernel, each with its _ptsz twin.  Each wrapper turns
  * its arguments into a struct ktrace_launch_args and hands the launch to
- * ktrace_on_launch() (launch_capture.c) together with a callback that makes
+ * the launch hook (hooks.h) together with a callback that makes
  * the real call with exactly the application's arguments.  When tracing is
  * off the wrapper is one atomic load of its real function (ktrace_real) and
- * a call.  May call: the real driver through ktrace_real, ktrace_on_launch().
+ * a call.  May call: the real driver through ktrace_real, the launch hook.
  *
  * Conventions for the hook: `stream` is the stream as given (ptsz = 1 says a
  * _ptsz entry point, whose stream 0 is the per-thread stream); `cluster` is
@@ -18,7 +18,7 @@
 #include <stddef.h>
 
 #include "format/ktrace_format.h"
-#include "interpose/driver/events.h"
+#include "interpose/driver/hooks.h"
 #include "interpose/driver/wrap.h"
 #include "format/hot.h"
 
@@ -33,7 +33,7 @@ typedef __typeof__(ktrace_real.cuLaunchKernel) launch_kernel_fn;
 typedef __typeof__(ktrace_real.cuLaunchKernelEx) launch_kernel_ex_fn;
 typedef __typeof__(ktrace_real.cuLaunchCooperativeKernel) launch_cooperative_fn;
 
-/* The real launch, called back by ktrace_on_launch(): ctx points at the
+/* The real launch, called back by the launch hook: ctx points at the
  * wrapper's copy of its real function. */
 KT_HOT static CUresult call_launch_kernel(const struct ktrace_launch_args *a, void *ctx)
 {
@@ -74,7 +74,7 @@ KTRACE_EXPORT KT_HOT CUresult name LAUNCH_KERNEL_PARAMS \
 		return fn(f, gx, gy, gz, bx, by, bz, shm, s, params, extra); \
 	DECLARE_GRID_LAUNCH_ARGS(KTRACE_API_LAUNCH_KERNEL, is_ptsz); \
 	a.extra = extra; \
-	return ktrace_on_launch(&a, call_launch_kernel, &fn); \
+	return ktrace_hooks.launch(&a, call_launch_kernel, &fn); \
 }
 
 #define DEFINE_LAUNCH_COOPERATIVE_WRAPPER(name, is_ptsz) \
@@ -84,7 +84,7 @@ KTRACE_EXPORT KT_HOT CUresult name LAUNCH_COOPERATIVE_PARAMS \
 	if (!ktrace_tracing_on()) \
 		return fn(f, gx, gy, gz, bx, by, bz, shm, s, params); \
 	DECLARE_GRID_LAUNCH_ARGS(KTRACE_API_LAUNCH_COOPERATIVE, is_ptsz); \
-	return ktrace_on_launch(&a, call_launch_cooperative, &fn); \
+	return ktrace_hooks.launch(&a, call_launch_cooperative, &fn); \
 }
 
 static void fill_from_config(struct ktrace_launch_args *a, const CUlaunchConfig *cfg)
@@ -120,7 +120,7 @@ KTRACE_EXPORT KT_HOT CUresult name LAUNCH_KERNEL_EX_PARAMS \
 		.kernel_params = params, .extra = extra, .config = cfg, \
 	}; \
 	fill_from_config(&a, cfg); \
-	return ktrace_on_launch(&a, call_launch_kernel_ex, &fn); \
+	return ktrace_hooks.launch(&a, call_launch_kernel_ex, &fn); \
 }
 
 DEFINE_LAUNCH_KERNEL_WRAPPER(cuLaunchKernel, 0)

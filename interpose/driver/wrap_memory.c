@@ -3,7 +3,7 @@
  * Owns the exported wrappers of the device, stream-ordered, managed, pinned
  * host, virtual-memory (VMM) and imported (IPC, pool import) allocation
  * calls.  May call: the real driver
- * through ktrace_real, the memory hooks of events.h.  Allocations are reported
+ * through ktrace_real, the memory hooks of hooks.h.  Allocations are reported
  * after a successful real call; frees and unmaps BEFORE the real call: once
  * the driver has released a range another thread can get the same addresses
  * back, and a late "free" would then drop that thread's new allocation.
@@ -25,7 +25,7 @@
 #include <stdint.h>
 
 #include "format/ktrace_format.h"
-#include "interpose/driver/events.h"
+#include "interpose/driver/hooks.h"
 #include "interpose/driver/wrap.h"
 
 #define HOST_ADDR(p) ((uint64_t)(uintptr_t)(p))
@@ -37,14 +37,14 @@
 		return fn args; \
 	CUresult res = fn args; \
 	if (res == CUDA_SUCCESS) \
-		ktrace_on_alloc((base), (size), (kind), (stream)); \
+		ktrace_hooks.alloc((base), (size), (kind), (stream)); \
 	return res;
 
 /* Release: report first (see the top of the file), then the real call. */
 #define REPORT_FREE_BEFORE(name, args, base, kind, stream) \
 	KT_REAL_OR_NOT_SUPPORTED(name); \
 	if ((base) && ktrace_tracing_on()) \
-		ktrace_on_free((base), (kind), (stream)); \
+		ktrace_hooks.release((base), (kind), (stream)); \
 	return fn args;
 
 KTRACE_EXPORT CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t n)
@@ -118,7 +118,7 @@ KTRACE_EXPORT CUresult cuMemMap(CUdeviceptr p, size_t n, size_t off, CUmemGeneri
 		return fn args; \
 	CUresult res = fn args; \
 	if (res == CUDA_SUCCESS) \
-		ktrace_on_import(ptr); \
+		ktrace_hooks.import(ptr); \
 	return res;
 
 KTRACE_EXPORT CUresult cuIpcOpenMemHandle_v2(CUdeviceptr *p, CUipcMemHandle h, unsigned flags)
@@ -143,7 +143,7 @@ KTRACE_EXPORT CUresult cuMemHostGetDevicePointer_v2(CUdeviceptr *d, void *p, uns
 		return fn(d, p, flags);
 	CUresult res = fn(d, p, flags);
 	if (res == CUDA_SUCCESS && d)
-		ktrace_on_host_device_pointer(*d, HOST_ADDR(p));
+		ktrace_hooks.host_alias(*d, HOST_ADDR(p));
 	return res;
 }
 
@@ -186,6 +186,6 @@ KTRACE_EXPORT CUresult cuMemUnmap(CUdeviceptr p, size_t n)
 {
 	KT_REAL_OR_NOT_SUPPORTED(cuMemUnmap);
 	if (n && ktrace_tracing_on())
-		ktrace_on_unmap(p, n);
+		ktrace_hooks.unmap(p, n);
 	return fn(p, n);
 }

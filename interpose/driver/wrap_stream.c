@@ -6,24 +6,24 @@
  * cuEventSynchronize, cuCtxSynchronize(_v2), cuEventQuery, cuStreamQuery,
  * and the stream memory operations ktrace does not model
  * (cuStreamWaitValue32/64, cuStreamBatchMemOp, legacy and _v2), each with
- * its _ptsz twin where the driver has one.  Each reads the launch_seq
- * counter, makes the real call, then reports it with the driver's result to
- * ktrace_on_order(), which records successes only; the result is returned
+ * its _ptsz twin where the driver has one.  Each reads the operation
+ * counter (the issued hook), makes the real call, then reports it with the
+ * driver's result to the order hook, which records successes only; the result is returned
  * unchanged.  None of these is on the launch path.
  *
  * The stream reported is the one the call acts on: as given for the legacy
  * entry points, CU_STREAM_PER_THREAD for a _ptsz call given stream 0.
- * May call: the real driver through ktrace_real, ktrace_on_order() (events.h).
+ * May call: the real driver through ktrace_real, the issued and order hooks (hooks.h).
  */
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "format/ktrace_format.h"
-#include "interpose/driver/events.h"
+#include "interpose/driver/hooks.h"
 #include "interpose/driver/wrap.h"
 
-/* The wrapper of `name`: the launch_seq counter before the call (launches
+/* The wrapper of `name`: the operation counter before the call (launches
  * and copies numbered below it were issued before this call), the real
  * call, then `report`, which sees the driver's result as `res` and the
  * counter as `issued_`.  The lists below give WRAPPER(name, params, args,
@@ -34,7 +34,7 @@
 		KT_REAL_OR_NOT_SUPPORTED(name); \
 		if (!ktrace_tracing_on()) \
 			return fn args; \
-		uint64_t issued_ = atomic_load_explicit(&ktrace_tracer.launch_seq, memory_order_relaxed); \
+		uint64_t issued_ = ktrace_hooks.issued(); \
 		CUresult res = fn args; \
 		report; \
 		return res; \
@@ -45,7 +45,7 @@
 #define REPORT(op_, ...) \
 	do { \
 		struct ktrace_order_call c_ = { .op = KTRACE_ORDER_##op_, .issued = issued_, __VA_ARGS__ }; \
-		ktrace_on_order(&c_, res); \
+		ktrace_hooks.order(&c_, res); \
 	} while (0)
 
 #define PT(s) ktrace_ptsz_stream(s)

@@ -1,10 +1,10 @@
 /* interpose/graph/graph.h: what the rest of libktrace.so asks of the CUDA
  * graph module (interpose/graph/).
  *
- * The driver wrappers report graph and capture calls through the hooks of
- * interpose/driver/events.h, which this module implements; the launch,
- * copy and order paths ask ktrace_stream_capturing() (events.h) whether a
- * stream is being captured; the lifecycle drains and stops the module's
+ * The driver wrappers report graph and capture calls through the graph hooks
+ * of interpose/driver/hooks.h, which this module implements (declared
+ * here); the launch, copy and order paths ask ktrace_stream_capturing()
+ * whether a stream is being captured; the lifecycle drains and stops the module's
  * thread and calls its fork hooks (interpose/fork.c); the GPU times
  * (interpose/capture/gpu_times.h) have their samples polled by that thread.
  * Declarations only.
@@ -16,7 +16,28 @@
 
 #include <cuda.h>
 
+#include "interpose/driver/hooks.h"
 #include "interpose/tracer.h"
+
+/* The graph hooks (interpose/driver/hooks.h). */
+void ktrace_on_capture_begin(CUstream s) KTRACE_HIDDEN;
+void ktrace_on_capture_end(CUstream s, CUgraph g, CUresult res) KTRACE_HIDDEN;
+void ktrace_on_graph_new(CUgraph g, CUgraph from) KTRACE_HIDDEN;
+void ktrace_on_graph_destroy(CUgraph g) KTRACE_HIDDEN;
+void ktrace_on_graph_instantiated(CUgraphExec e, CUgraph g, uint64_t flags) KTRACE_HIDDEN;
+void ktrace_on_graph_exec_destroy(CUgraphExec e) KTRACE_HIDDEN;
+void ktrace_on_graph_exec_updated(CUgraphExec e, CUgraph g) KTRACE_HIDDEN;
+void ktrace_on_graph_exec_node_set(CUgraphExec e, const struct ktrace_graph_node_set *s) KTRACE_HIDDEN;
+CUresult ktrace_on_graph_launch(CUgraphExec e, CUstream s, ktrace_real_graph_launch_fn real, void *ctx) KTRACE_HIDDEN;
+void ktrace_on_graph_upload(CUgraphExec e, CUstream s) KTRACE_HIDDEN;
+/* A context is about to be destroyed (before the memory hooks' turn):
+ * graph launches whose digests are in flight in it are written without
+ * them, ktrace's instrumented copies in it are forgotten. */
+void ktrace_on_graph_context_destroy(CUcontext ctx) KTRACE_HIDDEN;
+
+/* Is stream s (as recorded: a _ptsz call's stream 0 is CU_STREAM_PER_THREAD)
+ * being captured?  One atomic load while no capture is under way. */
+int ktrace_stream_capturing(CUstream s) KTRACE_HIDDEN;
 
 /* Any stream capture under way (one relaxed load of the tracer's line)? */
 static inline int ktrace_graph_captures_any(void)

@@ -1,6 +1,6 @@
 /* interpose/graph/graph_capture.c: stream capture, as the launch path sees it.
  *
- * Owns the hooks of a capture's begin and end (interpose/driver/events.h)
+ * Owns the hooks of a capture's begin and end (interpose/driver/hooks.h)
  * and ktrace_stream_capturing(): the count of captures under way (in the
  * tracer's first cache line, ktrace_tracer.captures) lets the launch, copy
  * and order paths ask nothing while no stream captures; while one does,
@@ -13,7 +13,6 @@
 #include <stdatomic.h>
 
 #include "interpose/driver/driver_real.h"
-#include "interpose/driver/events.h"
 #include "interpose/graph/graph.h"
 
 void ktrace_on_capture_begin(CUstream s)

@@ -29,7 +29,8 @@
 #include "interpose/capture/capture_thread.h"
 #include "interpose/capture/gpu_times.h"
 #include "interpose/driver/driver_real.h"
-#include "interpose/driver/events.h"
+#include "interpose/driver/hooks.h"
+#include "interpose/graph/graph.h"
 #include "interpose/graph/graph_internal.h"
 #include "interpose/nvtx/nvtx.h"
 

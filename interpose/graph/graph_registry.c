@@ -1,6 +1,6 @@
 /* interpose/graph/graph_registry.c: graphs, executable graphs and stream capture.
  *
- * Owns the hooks of interpose/driver/events.h for CUDA graphs: ktrace's ids
+ * Owns the graph hooks (interpose/driver/hooks.h): ktrace's ids
  * of graphs (assigned at creation, cloning, the end of a capture or first
  * sight, forgotten at destruction), the table of executable graphs ktrace
  * follows (each kept alive by a reference while a hook uses it, freed once
@@ -19,7 +19,6 @@
 #include "common/log.h"
 #include "format/trace_writer.h"
 #include "interpose/driver/driver_real.h"
-#include "interpose/driver/events.h"
 #include "interpose/graph/graph.h"
 #include "interpose/graph/graph_internal.h"
 

@@ -6,7 +6,7 @@
  * included.  In such a run a graph launch whose nodes can all be issued one
  * by one runs node by node on its stream, in the order its records take (a
  * topological order of the edges: every dependency holds, nothing runs
- * concurrently): kernel nodes through the launch path (ktrace_on_launch(),
+ * concurrently): kernel nodes through the launch path (the launch hook,
  * so the replay's matcher counts each and confirms the one it looks for),
  * copies and memsets through the driver, host function and event nodes as
  * their stream counterparts (cuLaunchHostFunc, cuEventRecord,
@@ -21,7 +21,7 @@
 #include <string.h>
 
 #include "interpose/driver/driver_real.h"
-#include "interpose/driver/events.h"
+#include "interpose/driver/hooks.h"
 #include "interpose/graph/graph_internal.h"
 
 /* Why kernel node n cannot be launched alone, or NULL. */
@@ -157,7 +157,7 @@ static CUresult run_kernel(const struct kt_gnode *n, CUstream s)
 	} else if (size) {
 		a.extra = extra;
 	}
-	res = ktrace_on_launch(&a, real_kernel, NULL);
+	res = ktrace_hooks.launch(&a, real_kernel, NULL);
 	free(params);
 	return res;
 }

@@ -1,4 +1,4 @@
-/* interpose/hash/memory_events.c: the memory and context hooks of events.h.
+/* interpose/hash/memory_events.c: the memory, copy and context hooks (hooks.h).
  *
  * Allocations go into the allocation map (alloc_map.h) and become ALLOC /
  * FREE records.  VMM mappings (cuMemMap) that touch each other are merged
@@ -36,7 +36,7 @@
 #include "interpose/capture/capture_thread.h"
 #include "interpose/capture/gpu_times.h"
 #include "interpose/driver/driver_real.h"
-#include "interpose/driver/events.h"
+#include "interpose/driver/hooks.h"
 #include "interpose/graph/graph.h"
 #include "interpose/hash/hash_pipeline.h"
 #include "interpose/hash/memory_events.h"

@@ -59,6 +59,8 @@ int ktrace_nvtx_attached(void) KTRACE_HIDDEN;
 /* Node was just made (cuGraphAdd*Node) by the calling thread: keep its
  * ranges for the node's records at each graph launch. */
 void ktrace_nvtx_node_made(uint64_t node) KTRACE_HIDDEN;
+/* The graph_node_added hook (interpose/driver/hooks.h): ktrace_nvtx_node_made. */
+void ktrace_on_graph_node_added(CUgraphNode n) KTRACE_HIDDEN;
 /* A launch, copy or memset on stream, being captured, just became a node
  * (the one the stream's next captured work would depend on). */
 void ktrace_nvtx_node_captured(CUstream stream) KTRACE_HIDDEN;

@@ -18,7 +18,6 @@
 #include <stdlib.h>
 
 #include "interpose/driver/driver_real.h"
-#include "interpose/driver/events.h"
 #include "interpose/nvtx/nvtx.h"
 #include "interpose/nvtx/nvtx_internal.h"
 

@@ -20,7 +20,6 @@
 #include "hashkern/ktrace_digest.h"
 #include "meta/kernel_meta.h"
 #include "interpose/driver/driver_real.h"
-#include "interpose/driver/events.h"
 #include "interpose/registry/handle_map.h"
 #include "interpose/registry/kernel_cache.h"
 #include "interpose/registry/kernel_record.h"

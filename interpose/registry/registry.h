@@ -30,6 +30,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <cuda.h>
+
 #include "interpose/capture/param_scan.h"
 #include "common/ablate.h"
 
@@ -98,6 +100,17 @@ struct ktrace_kernel_entry {
 	_Atomic uint64_t prof_n, prof_ns; /* self-timed launches and their host time */
 #endif
 };
+
+/* ---- the module hooks (interpose/driver/hooks.h) ------------------------- */
+
+void ktrace_on_module_loaded(void *handle, int is_library, const void *image, size_t image_len, const char *path,
+			     uint32_t source) __attribute__((visibility("hidden")));
+void ktrace_on_module_unloaded(void *handle, int is_library) __attribute__((visibility("hidden")));
+void ktrace_on_function(CUfunction f, CUmodule mod, const char *name) __attribute__((visibility("hidden")));
+void ktrace_on_kernel(CUkernel k, CUlibrary lib, const char *name) __attribute__((visibility("hidden")));
+void ktrace_on_kernel_function(CUkernel k, CUfunction f) __attribute__((visibility("hidden")));
+void ktrace_on_module_functions(CUmodule m, const CUfunction *fs, unsigned n) __attribute__((visibility("hidden")));
+void ktrace_on_library_kernels(CUlibrary l, const CUkernel *ks, unsigned n) __attribute__((visibility("hidden")));
 
 /* ---- launch path --------------------------------------------------------- */
 

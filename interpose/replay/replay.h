@@ -35,7 +35,7 @@
 #include <cuda.h>
 
 #include "format/replay_report.h"
-#include "interpose/driver/events.h"
+#include "interpose/driver/hooks.h"
 
 #define KTRACE_REPLAY_HIDDEN __attribute__((visibility("hidden")))
 

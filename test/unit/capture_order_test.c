@@ -17,7 +17,7 @@
 #include <cmocka.h>
 
 #include "test/unit/capture_support.h"
-#include "interpose/driver/events.h"
+#include "interpose/capture/capture.h"
 #include "interpose/tracer.h"
 
 #define CTX ((CUcontext)(uintptr_t)0xc0)

@@ -20,7 +20,6 @@
 #include "test/unit/capture_support.h"
 #include "hashkern/ktrace_digest.h"
 #include "interpose/driver/driver_real.h"
-#include "interpose/driver/events.h"
 #include "interpose/registry/meta_worker.h"
 #include "interpose/registry/kernel_cache.h"
 #include "interpose/registry/registry.h"

@@ -257,7 +257,6 @@ void trace_begin(int hash, int store_modules)
 		regfree(&ktrace_tracer.cfg.kernel_filter);
 	ktrace_tracer.cfg.have_kernel_filter = 0;
 	atomic_store(&ktrace_tracer.launch_seq, 0);
-	atomic_store(&ktrace_tracer.active, 1);
 }
 
 /* A trace file the test has read: removed, or with KTRACE_TEST_KEEP_DIR=DIR
@@ -290,7 +289,6 @@ void trace_end(void)
 	ktrace_meta_worker_stop();
 	ktrace_writer_close(ktrace_tracer.writer, NULL);
 	ktrace_tracer.writer = NULL;
-	atomic_store(&ktrace_tracer.active, 0);
 
 	r = ktrace_reader_open(trace_path, err, sizeof(err));
 	if (!r)
