@@ -30,9 +30,9 @@
 #include "test/unit/capture_support.h"
 #include "format/trace_writer.h"
 #include "interpose/capture/capture.h"
-#include "interpose/hash/memory_events.h"
+#include "interpose/capture/memory_events.h"
 #include "interpose/hash/hash_pipeline.h"
-#include "interpose/tracer.h"
+#include "interpose/model/tracer.h"
 
 /* metadata mode: the hash pipeline is never reached */
 struct ktrace_hash_job *ktrace_hash_pre(CUcontext ctx, CUstream stream, const struct ktrace_rec_launch *r,

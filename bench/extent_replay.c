@@ -1,5 +1,5 @@
 /* bench/extent_replay.c: replay a recorded trace through the hash extent
- * policy (interpose/hash/alloc_map.c) without a GPU.
+ * policy (interpose/model/alloc_map.c) without a GPU.
  *
  *   build/extent_replay [--max BYTES] TRACE > lens.jsonl
  *
@@ -17,7 +17,7 @@
 
 #include "format/ktrace_format.h"
 #include "format/trace_reader.h"
-#include "interpose/hash/alloc_map.h"
+#include "interpose/model/alloc_map.h"
 
 #define DEFAULT_MAX (256ull << 20)
 

@@ -12,7 +12,7 @@
 
 #include "include/ktrace.h"
 #include "format/ktrace_format.h"
-#include "interpose/tracer.h"
+#include "interpose/model/tracer.h"
 
 static void set_paused(int on)
 {

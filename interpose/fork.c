@@ -56,14 +56,14 @@
  */
 #include <pthread.h>
 
-#include "interpose/capture/capture_thread.h"
+#include "interpose/model/capture_thread.h"
 #include "interpose/driver/driver_real.h"
 #include "interpose/graph/graph.h"
-#include "interpose/hash/alloc_map.h"
-#include "interpose/hash/memory_events.h"
+#include "interpose/model/alloc_map.h"
+#include "interpose/capture/memory_events.h"
 #include "interpose/nvtx/nvtx.h"
 #include "interpose/registry/registry.h"
-#include "interpose/tracer.h"
+#include "interpose/model/tracer.h"
 #include "meta/kernel_meta.h"
 
 static pthread_once_t install_once = PTHREAD_ONCE_INIT;

@@ -14,10 +14,10 @@
 #include "interpose/capture/capture.h"
 #include "interpose/driver/hooks.h"
 #include "interpose/graph/graph.h"
-#include "interpose/hash/memory_events.h"
+#include "interpose/capture/memory_events.h"
 #include "interpose/nvtx/nvtx.h"
 #include "interpose/registry/registry.h"
-#include "interpose/tracer.h"
+#include "interpose/model/tracer.h"
 
 /* The number the next launch or copy will get (an order call's `issued`). */
 static uint64_t operations_issued(void)

@@ -1,5 +1,4 @@
-# interpose/interpose.mk: libktrace.so's lifecycle (initialisation, configuration,
-# the control API, NOTE records, the one fork handler, the hook table).  Each
+# interpose/interpose.mk: libktrace.so's lifecycle (initialisation and the end of
+# the trace, the control API, the one fork handler, the hook table).  Each
 # subfolder adds its own sources (docs/architecture.md).
-LIB_SRCS += interpose/init.c interpose/fork.c interpose/config.c interpose/control.c interpose/tracer_note.c \
-	interpose/hooks.c
+LIB_SRCS += interpose/init.c interpose/fork.c interpose/control.c interpose/hooks.c

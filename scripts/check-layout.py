@@ -32,7 +32,7 @@ ANY = None  # no limit
 #              libc's own headers are always allowed)
 Rule = collections.namedtuple("Rule", "includes libraries")
 DRIVER_API = ["interpose/driver/driver_real.h", "interpose/driver/hooks.h", "interpose/driver/symbols.h"]
-CONCERNS = ["interpose/registry/", "interpose/capture/", "interpose/hash/", "interpose/replay/",
+CONCERNS = ["interpose/model/", "interpose/registry/", "interpose/capture/", "interpose/hash/", "interpose/replay/",
             "interpose/graph/", "interpose/nvtx/", "interpose/pystack/"]
 RULES = {
     "common/": Rule(["common/"], []),
@@ -47,7 +47,8 @@ RULES = {
     "interpose/driver/": Rule(["interpose/driver/", "common/", "format/"], ANY),
     "interpose/registry/": Rule(CONCERNS + DRIVER_API + ["interpose/tracer.h", "common/", "format/",
                                                          "meta/", "hashkern/"], ANY),
-    "interpose/capture/": Rule(CONCERNS + DRIVER_API + ["interpose/tracer.h", "common/", "format/"], ANY),
+    "interpose/capture/": Rule(CONCERNS + DRIVER_API + ["interpose/tracer.h", "common/", "format/",
+                                                        "hashkern/"], ANY),
     "interpose/hash/": Rule(CONCERNS + DRIVER_API + ["interpose/tracer.h", "common/", "format/",
                                                      "hashkern/"], ANY),
     "interpose/replay/": Rule(CONCERNS + DRIVER_API + ["interpose/tracer.h", "common/", "format/",
@@ -56,6 +57,7 @@ RULES = {
                                                       "hashkern/"], ANY),
     "interpose/nvtx/": Rule(CONCERNS + DRIVER_API + ["interpose/tracer.h", "common/", "format/"], ANY),
     "interpose/pystack/": Rule(CONCERNS + DRIVER_API + ["interpose/tracer.h", "common/", "format/"], ANY),
+    "interpose/model/": Rule(CONCERNS + DRIVER_API + ["common/", "format/", "meta/", "hashkern/"], ANY),
     "test/": Rule(ANY, ANY),
     "bench/": Rule(ANY, ANY),
     "examples/": Rule([], ["CUDA"]),

@@ -1,9 +1,7 @@
-# interpose/capture/capture.mk: the per-launch path (parameter buffer, pointer
-# scan, deferred expansion on the writer thread, the launch clock, profile stamps,
-# the GPU times of sampled launches).
-# It calls the registry, the allocation map, the hash pipeline and format/;
-# record layouts are format/'s (no record offsets here).
-LIB_SRCS += interpose/capture/launch_capture.c interpose/capture/param_scan.c \
-	interpose/capture/capture_thread.c interpose/capture/launch_expand.c \
-	interpose/capture/launch_clock.c interpose/capture/launch_profile.c interpose/capture/order_events.c \
-	interpose/capture/gpu_times.c
+# interpose/capture/capture.mk: the per-launch path (deferred expansion on the writer
+# thread, profile stamps), the memory, copy and context events, the stream-order hook,
+# the GPU times of sampled launches.
+# Record layouts are format/'s (no record offsets here).
+LIB_SRCS += interpose/capture/launch_capture.c interpose/capture/launch_expand.c \
+	interpose/capture/launch_profile.c interpose/capture/order_events.c \
+	interpose/capture/memory_events.c interpose/capture/gpu_times.c

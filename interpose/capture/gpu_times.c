@@ -37,7 +37,7 @@
 
 #include "format/ktrace_format.h"
 #include "format/trace_writer.h"
-#include "interpose/capture/capture_thread.h"
+#include "interpose/model/capture_thread.h"
 #include "interpose/driver/driver_real.h"
 #include "interpose/graph/graph.h"
 

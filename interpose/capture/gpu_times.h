@@ -26,7 +26,7 @@
 
 #include <cuda.h>
 
-#include "interpose/tracer.h"
+#include "interpose/model/tracer.h"
 
 struct ktrace_gpu_sample;
 

@@ -9,9 +9,9 @@
 
 #include <string.h>
 
-#include "interpose/hash/alloc_map.h"
-#include "interpose/capture/launch_clock.h"
-#include "interpose/tracer.h"
+#include "interpose/model/alloc_map.h"
+#include "interpose/model/launch_clock.h"
+#include "interpose/model/tracer.h"
 #include "common/ablate.h"
 #include "format/hot.h"
 

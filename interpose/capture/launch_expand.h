@@ -23,7 +23,7 @@
 
 #include "format/ktrace_format.h"
 #include "format/trace_writer.h"
-#include "interpose/capture/param_scan.h"
+#include "interpose/model/param_scan.h"
 
 /* The deferred LAUNCH: never in a file (ktrace_format.h, internal types). */
 #define KTRACE_REC_LAUNCH_DEFERRED (KTRACE_REC_INTERNAL_MIN + 1u)

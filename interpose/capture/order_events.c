@@ -26,10 +26,10 @@
 
 #include "format/ktrace_format.h"
 #include "format/trace_writer.h"
-#include "interpose/capture/capture_thread.h"
+#include "interpose/model/capture_thread.h"
 #include "interpose/capture/capture.h"
 #include "interpose/graph/graph.h"
-#include "interpose/tracer.h"
+#include "interpose/model/tracer.h"
 
 #define DONE_SLOTS_LOG2 10
 #define DONE_SLOTS (1u << DONE_SLOTS_LOG2)

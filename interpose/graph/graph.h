@@ -17,7 +17,7 @@
 #include <cuda.h>
 
 #include "interpose/driver/hooks.h"
-#include "interpose/tracer.h"
+#include "interpose/model/tracer.h"
 
 /* The graph hooks (interpose/driver/hooks.h). */
 void ktrace_on_capture_begin(CUstream s) KTRACE_HIDDEN;

@@ -26,7 +26,7 @@
 #include <string.h>
 
 #include "format/trace_writer.h"
-#include "interpose/capture/capture_thread.h"
+#include "interpose/model/capture_thread.h"
 #include "interpose/capture/gpu_times.h"
 #include "interpose/driver/driver_real.h"
 #include "interpose/driver/hooks.h"

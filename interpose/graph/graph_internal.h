@@ -28,8 +28,8 @@
 #include <cuda.h>
 
 #include "format/ktrace_format.h"
-#include "interpose/capture/param_scan.h"
-#include "interpose/tracer.h"
+#include "interpose/model/param_scan.h"
+#include "interpose/model/tracer.h"
 
 #define KT_GRAPH_MAX_NODES 65536u     /* per revision, child graphs' nodes included */
 #define KT_GRAPH_MAX_EDGES (1u << 22) /* per revision, after child graphs are expanded */

@@ -22,7 +22,7 @@
 
 #include "interpose/driver/driver_real.h"
 #include "interpose/graph/graph_internal.h"
-#include "interpose/hash/alloc_map.h"
+#include "interpose/model/alloc_map.h"
 #include "interpose/registry/registry.h"
 
 struct walker {

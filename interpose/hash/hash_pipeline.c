@@ -41,7 +41,7 @@
 #include "hashkern/ktrace_digest.h"
 #include "interpose/driver/driver_real.h"
 #include "interpose/hash/hash_pipeline.h"
-#include "interpose/tracer.h"
+#include "interpose/model/tracer.h"
 
 extern const unsigned char ktrace_hashkern_fatbin[] __attribute__((visibility("hidden")));
 

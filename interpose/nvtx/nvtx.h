@@ -25,7 +25,7 @@
 #include <cuda.h>
 
 #include "format/ktrace_format.h"
-#include "interpose/tracer.h"
+#include "interpose/model/tracer.h"
 
 /* The range reference of the calling thread: its innermost open range and
  * the framework sequence number in effect (range 0: none open). */

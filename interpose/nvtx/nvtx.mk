@@ -4,5 +4,5 @@
 # locations from range payloads, the ranges each CUDA graph node was made in.
 # Builds against the NVTX v3 headers of the CUDA toolkit (nvtx3/, no library).
 LIB_SRCS += interpose/nvtx/nvtx_inject.c interpose/nvtx/nvtx_message.c interpose/nvtx/nvtx_stack.c \
-	interpose/nvtx/nvtx_intern.c interpose/nvtx/nvtx_now.c interpose/nvtx/nvtx_payload.c \
+	interpose/nvtx/nvtx_intern.c interpose/nvtx/nvtx_payload.c \
 	interpose/nvtx/nvtx_nodes.c

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "format/trace_writer.h"
-#include "interpose/capture/capture_thread.h"
+#include "interpose/model/capture_thread.h"
 #include "interpose/pystack/pystack.h"
 #include "interpose/registry/registry.h"
 

@@ -35,7 +35,7 @@
 
 #include "common/pystack_spec.h"
 #include "format/ktrace_format.h"
-#include "interpose/tracer.h"
+#include "interpose/model/tracer.h"
 
 #define KTRACE_PYSTACK_ENV "KTRACE_PYSTACK"
 

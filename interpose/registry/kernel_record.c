@@ -18,7 +18,7 @@
 #include "meta/kernel_meta.h"
 #include "interpose/driver/driver_real.h"
 #include "interpose/registry/registry.h"
-#include "interpose/tracer.h"
+#include "interpose/model/tracer.h"
 
 static struct ktrace_str kstr(const char *s)
 {

@@ -13,7 +13,7 @@
 
 #include <stdint.h>
 
-#include "interpose/capture/param_scan.h"
+#include "interpose/model/param_scan.h"
 
 struct ktrace_kernel_entry;
 struct ktrace_meta_kernel;

@@ -22,7 +22,7 @@
 #include "meta/kernel_meta.h"
 #include "interpose/registry/handle_map.h"
 #include "interpose/registry/registry.h"
-#include "interpose/tracer.h"
+#include "interpose/model/tracer.h"
 
 #define IMAGE_MAX_BYTES (1ull << 30)   /* images kept in memory, at most */
 #define IMAGE_SIZE_LIMIT (1ull << 40)  /* bound given to ktrace_meta_image_unwrap */

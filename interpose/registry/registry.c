@@ -21,11 +21,11 @@
 #include "meta/kernel_meta.h"
 #include "interpose/driver/driver_real.h"
 #include "interpose/registry/handle_map.h"
-#include "interpose/registry/kernel_cache.h"
+#include "interpose/model/kernel_cache.h"
 #include "interpose/registry/kernel_record.h"
 #include "interpose/registry/meta_worker.h"
 #include "interpose/registry/module_image.h"
-#include "interpose/tracer.h"
+#include "interpose/model/tracer.h"
 #include "format/hot.h"
 
 pthread_mutex_t ktrace_registry_lock = PTHREAD_MUTEX_INITIALIZER;

@@ -32,7 +32,7 @@
 
 #include <cuda.h>
 
-#include "interpose/capture/param_scan.h"
+#include "interpose/model/param_scan.h"
 #include "common/ablate.h"
 
 struct ktrace_meta_image;

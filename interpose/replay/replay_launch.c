@@ -24,12 +24,12 @@
 
 #include "format/ktrace_format.h"
 #include "format/trace_writer.h"
-#include "interpose/capture/param_scan.h"
-#include "interpose/hash/alloc_map.h"
+#include "interpose/model/param_scan.h"
+#include "interpose/model/alloc_map.h"
 #include "interpose/registry/kernel_record.h"
 #include "interpose/registry/registry.h"
 #include "interpose/replay/replay.h"
-#include "interpose/tracer.h"
+#include "interpose/model/tracer.h"
 #include "meta/kernel_meta.h"
 
 /* ---- the matcher and the gate ---------------------------------------------- */

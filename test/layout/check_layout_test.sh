@@ -79,7 +79,7 @@ format/trace_reader.c:2: "common/log.h": format/ may include only format/
 format/trace_reader.c:3: <lz4.h> (liblz4): format/ may use only libc, libzstd
 graph/graph.c:1: no layout rule for this folder (add it to docs/architecture.md and scripts/check-layout.py)
 hashkern/ktrace_digest.c:1: "meta/kernel_meta.h": hashkern/ may include only hashkern/, common/
-interpose/capture/launch_capture.c:2: "interpose/config.h": interpose/capture/ may include only interpose/registry/, interpose/capture/, interpose/hash/, interpose/replay/, interpose/graph/, interpose/nvtx/, interpose/pystack/, interpose/driver/driver_real.h, interpose/driver/hooks.h, interpose/driver/symbols.h, interpose/tracer.h, common/, format/
+interpose/capture/launch_capture.c:2: "interpose/config.h": interpose/capture/ may include only interpose/model/, interpose/registry/, interpose/capture/, interpose/hash/, interpose/replay/, interpose/graph/, interpose/nvtx/, interpose/pystack/, interpose/driver/driver_real.h, interpose/driver/hooks.h, interpose/driver/symbols.h, interpose/tracer.h, common/, format/, hashkern/
 interpose/driver/wrap_module.c:1: "interpose/registry/registry.c": interpose/driver/ may include only interpose/driver/, common/, format/
 meta/fatbin.c:1: "kernel_meta.h" is not rooted at the repository root (write "meta/kernel_meta.h")
 meta/fatbin.c:2: "meta/missing.h" names no file of the tree

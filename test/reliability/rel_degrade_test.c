@@ -33,7 +33,7 @@
 
 #include "test/reliability/rel_util.h"
 
-#define FEATURE_HASH 1 /* KTRACE_FEATURE_HASH (interpose/tracer.h) */
+#define FEATURE_HASH 1 /* KTRACE_FEATURE_HASH (interpose/model/tracer.h) */
 
 struct outcome {
 	int status;

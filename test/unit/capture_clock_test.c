@@ -1,5 +1,5 @@
 /* test/unit/capture_clock_test.c: the launch path's clock
- * (interpose/capture/launch_clock.c): TSC readings converted on the writer's side
+ * (interpose/model/launch_clock.c): TSC readings converted on the writer's side
  * land where CLOCK_MONOTONIC was when they were taken (interpolated, newer
  * than every pair, older than the ring), differences convert at the TSC's
  * rate, and without the TSC everything is CLOCK_MONOTONIC unchanged.  Calls
@@ -14,8 +14,8 @@
 #include <cmocka.h>
 
 #include "format/trace_writer.h"
-#include "interpose/capture/launch_clock.h"
-#include "interpose/tracer.h"
+#include "interpose/model/launch_clock.h"
+#include "interpose/model/tracer.h"
 
 struct ktrace_tracer ktrace_tracer;
 

@@ -23,16 +23,16 @@
 #include "test/unit/capture_support.h"
 #include "format/trace_writer.h"
 #include "hashkern/ktrace_digest.h"
-#include "interpose/hash/alloc_map.h"
+#include "interpose/model/alloc_map.h"
 #include "interpose/driver/driver_real.h"
 #include "interpose/capture/capture.h"
-#include "interpose/hash/memory_events.h"
+#include "interpose/capture/memory_events.h"
 #include "interpose/hash/hash_pipeline.h"
-#include "interpose/capture/launch_clock.h"
-#include "interpose/capture/param_scan.h"
+#include "interpose/model/launch_clock.h"
+#include "interpose/model/param_scan.h"
 #include "interpose/registry/meta_worker.h"
 #include "interpose/registry/registry.h"
-#include "interpose/tracer.h"
+#include "interpose/model/tracer.h"
 #include "include/ktrace.h"
 
 #define A_BASE 0x7f0000100000ull
@@ -494,7 +494,7 @@ static void test_self_timing(void **state)
 	assert_true(trace_counter(KTRACE_CTR_SELF_NS) > 0);
 }
 
-/* With the TSC as the launch path's clock (interpose/capture/launch_clock.h), a
+/* With the TSC as the launch path's clock (interpose/model/launch_clock.h), a
  * LAUNCH record still carries CLOCK_MONOTONIC: the writer converts it.  The
  * self-timing counters stay in ns. */
 static void test_launch_time_tsc(void **state)

@@ -18,7 +18,7 @@
 
 #include "test/unit/capture_support.h"
 #include "interpose/capture/capture.h"
-#include "interpose/tracer.h"
+#include "interpose/model/tracer.h"
 
 #define CTX ((CUcontext)(uintptr_t)0xc0)
 #define S1 ((CUstream)(uintptr_t)0x5100)

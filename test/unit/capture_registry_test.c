@@ -21,9 +21,9 @@
 #include "hashkern/ktrace_digest.h"
 #include "interpose/driver/driver_real.h"
 #include "interpose/registry/meta_worker.h"
-#include "interpose/registry/kernel_cache.h"
+#include "interpose/model/kernel_cache.h"
 #include "interpose/registry/registry.h"
-#include "interpose/tracer.h"
+#include "interpose/model/tracer.h"
 #include "meta/kernel_meta.h"
 
 #define TMPL "_Z7kt_tmplIfEvPT_4PairS0_"

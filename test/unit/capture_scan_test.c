@@ -13,9 +13,9 @@
 #include <cmocka.h>
 #include <cuda.h>
 
-#include "interpose/hash/alloc_map.h"
+#include "interpose/model/alloc_map.h"
 #include "interpose/registry/handle_map.h"
-#include "interpose/capture/param_scan.h"
+#include "interpose/model/param_scan.h"
 
 #define A_BASE 0x7f0000100000ull /* tracked allocation A: 1 MiB */
 #define A_SIZE (1ull << 20)

@@ -18,11 +18,11 @@
 #include "format/trace_reader.h"
 #include "format/trace_writer.h"
 #include "interpose/driver/driver_real.h"
-#include "interpose/capture/capture_thread.h"
+#include "interpose/model/capture_thread.h"
 #include "interpose/capture/launch_expand.h"
 #include "interpose/registry/meta_worker.h"
 #include "interpose/registry/registry.h"
-#include "interpose/tracer.h"
+#include "interpose/model/tracer.h"
 #include "test/scratch.h"
 
 struct ktrace_tracer ktrace_tracer;

@@ -26,13 +26,13 @@
 #include "test/unit/capture_support.h"
 #include "format/trace_writer.h"
 #include "interpose/capture/capture.h"
-#include "interpose/hash/memory_events.h"
-#include "interpose/hash/alloc_map.h"
+#include "interpose/capture/memory_events.h"
+#include "interpose/model/alloc_map.h"
 #include "interpose/hash/hash_pipeline.h"
-#include "interpose/capture/param_scan.h"
+#include "interpose/model/param_scan.h"
 #include "interpose/registry/meta_worker.h"
 #include "interpose/registry/registry.h"
-#include "interpose/tracer.h"
+#include "interpose/model/tracer.h"
 #include "meta/kernel_meta.h"
 
 #define A_BASE 0x7f0000100000ull /* tracked: 1 MiB */

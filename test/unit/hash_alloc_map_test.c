@@ -1,5 +1,5 @@
 /* test/unit/hash_alloc_map_test.c: the allocation map and the hash extent
- * policy (interpose/hash/alloc_map.c): insert/remove/lookup/overlap/replace,
+ * policy (interpose/model/alloc_map.c): insert/remove/lookup/overlap/replace,
  * readers concurrent with a writer, and every case of the extent policy of
  * docs/format.md "Hash extents".
  */
@@ -16,7 +16,7 @@
 #include <cmocka.h>
 
 #include "format/ktrace_format.h"
-#include "interpose/hash/alloc_map.h"
+#include "interpose/model/alloc_map.h"
 
 #define MiB (1ull << 20)
 

@@ -28,7 +28,7 @@
 #include "hashkern/ktrace_digest.h"
 #include "interpose/driver/driver_real.h"
 #include "interpose/hash/hash_pipeline.h"
-#include "interpose/tracer.h"
+#include "interpose/model/tracer.h"
 
 struct ktrace_real_driver ktrace_real;
 

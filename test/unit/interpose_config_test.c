@@ -1,4 +1,4 @@
-/* test/unit/interpose_config_test.c: KTRACE_* environment parsing (interpose/config.c).
+/* test/unit/interpose_config_test.c: KTRACE_* environment parsing (interpose/model/config.c).
  * The value parsers it shares with the tools are tested in common_value_parse_test.c. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -11,7 +11,7 @@
 #include <cmocka.h>
 
 #include "common/value_parse.h"
-#include "interpose/config.h"
+#include "interpose/model/config.h"
 #include "interpose/replay/replay.h"
 
 /* A fake environment: NULL-terminated name/value pairs. */

@@ -219,7 +219,7 @@ static void summarise(const char *trace, struct trace_summary *s)
 			assert_int_equal(ktrace_decode_note(rec, len, &nt), 0);
 			if (nt.level == KTRACE_NOTE_DISABLED) {
 				s->notes_disabled++;
-				s->notes_disabled_hash += nt.code == 1; /* KTRACE_FEATURE_HASH (interpose/tracer.h) */
+				s->notes_disabled_hash += nt.code == 1; /* KTRACE_FEATURE_HASH (interpose/model/tracer.h) */
 			}
 			s->notes_paused += nt.level == KTRACE_NOTE_INFO && nt.code == KTRACE_NOTE_CODE_PAUSED;
 			s->notes_resumed += nt.level == KTRACE_NOTE_INFO && nt.code == KTRACE_NOTE_CODE_RESUMED;

@@ -98,7 +98,7 @@ hash_tool_test_SRCS := test/unit/hash_tool_test.c
 hash_tool_test_LIBS := -lcmocka
 TEST_DEPS += $(BUILD)/ktrace-hash
 TESTS += hash_alloc_map_test
-hash_alloc_map_test_SRCS := test/unit/hash_alloc_map_test.c interpose/hash/alloc_map.c
+hash_alloc_map_test_SRCS := test/unit/hash_alloc_map_test.c interpose/model/alloc_map.c
 hash_alloc_map_test_LIBS := -lcmocka
 TESTS += hash_pipeline_test
 hash_pipeline_test_SRCS := test/unit/hash_pipeline_test.c interpose/hash/hash_pipeline.c
@@ -110,8 +110,8 @@ $(BUILD)/hash_pipeline_test: $(HASHKERN_FATBIN_OBJ)
 # parameter assembly and pointer scan, handle map, registry + metadata worker
 # against a scripted fake driver, launch capture and memory events.
 TESTS += capture_scan_test
-capture_scan_test_SRCS := test/unit/capture_scan_test.c interpose/capture/param_scan.c interpose/registry/handle_map.c \
-	interpose/hash/alloc_map.c
+capture_scan_test_SRCS := test/unit/capture_scan_test.c interpose/model/param_scan.c interpose/registry/handle_map.c \
+	interpose/model/alloc_map.c
 capture_scan_test_LIBS := -lcmocka
 
 # Kernels the registry tests load as module images.
@@ -135,25 +135,25 @@ $(CAPTURE_STRUCT_CUBIN): test/unit/capture_struct_kernels.cu
 	$(Q)$(NVCC) -cubin -std=c++17 --extended-lambda --expt-relaxed-constexpr -arch=sm_90 -o $@ $<
 TEST_DEPS += $(CAPTURE_STRUCT_CUBIN)
 
-CAPTURE_TEST_OBJS_SRCS := test/unit/capture_support.c interpose/registry/registry.c interpose/registry/kernel_cache.c interpose/registry/meta_worker.c interpose/registry/module_image.c interpose/registry/kernel_record.c \
-	interpose/registry/handle_map.c interpose/capture/param_scan.c interpose/capture/capture_thread.c interpose/hash/alloc_map.c \
-	interpose/capture/launch_expand.c interpose/capture/launch_clock.c interpose/graph/graph_capture.c \
-	interpose/nvtx/nvtx_now.c interpose/capture/gpu_times.c
+CAPTURE_TEST_OBJS_SRCS := test/unit/capture_support.c interpose/registry/registry.c interpose/model/kernel_cache.c interpose/registry/meta_worker.c interpose/registry/module_image.c interpose/registry/kernel_record.c \
+	interpose/registry/handle_map.c interpose/model/param_scan.c interpose/model/capture_thread.c interpose/model/alloc_map.c \
+	interpose/capture/launch_expand.c interpose/model/launch_clock.c interpose/graph/graph_capture.c \
+	interpose/model/nvtx_now.c interpose/capture/gpu_times.c
 TESTS += capture_registry_test
 capture_registry_test_SRCS := test/unit/capture_registry_test.c $(CAPTURE_TEST_OBJS_SRCS)
 capture_registry_test_LIBS := -lcmocka
 TESTS += capture_launch_test
-capture_launch_test_SRCS = test/unit/capture_launch_test.c interpose/capture/launch_capture.c interpose/hash/memory_events.c \
-	interpose/control.c interpose/tracer_note.c \
+capture_launch_test_SRCS = test/unit/capture_launch_test.c interpose/capture/launch_capture.c interpose/capture/memory_events.c \
+	interpose/control.c interpose/model/tracer.c \
 	$(CAPTURE_TEST_OBJS_SRCS) $(REPLAY_TEST_SRCS) interpose/replay/replay_driver.c interpose/replay/replay_launch.c
 capture_launch_test_LIBS := -lcmocka
 TESTS += capture_typed_scan_test
 capture_typed_scan_test_SRCS = test/unit/capture_typed_scan_test.c interpose/capture/launch_capture.c \
-	interpose/hash/memory_events.c interpose/control.c interpose/tracer_note.c \
+	interpose/capture/memory_events.c interpose/control.c interpose/model/tracer.c \
 	$(CAPTURE_TEST_OBJS_SRCS) $(REPLAY_TEST_SRCS) interpose/replay/replay_driver.c interpose/replay/replay_launch.c
 capture_typed_scan_test_LIBS := -lcmocka
 TESTS += capture_clock_test
-capture_clock_test_SRCS := test/unit/capture_clock_test.c interpose/capture/launch_clock.c
+capture_clock_test_SRCS := test/unit/capture_clock_test.c interpose/model/launch_clock.c
 capture_clock_test_LIBS := -lcmocka
 # The stream-order hook (ORDER records, query filtering).
 TESTS += capture_order_test
@@ -176,7 +176,7 @@ common_allocator_env_test_LIBS := -lcmocka
 # build/interpose_app           the application the interception test runs under
 #                               LD_PRELOAD=build/libktrace.so
 TESTS += interpose_config_test
-interpose_config_test_SRCS := test/unit/interpose_config_test.c interpose/config.c interpose/replay/replay_spec.c
+interpose_config_test_SRCS := test/unit/interpose_config_test.c interpose/model/config.c interpose/replay/replay_spec.c
 interpose_config_test_LIBS := -lcmocka
 
 TESTS += interpose_intercept_test

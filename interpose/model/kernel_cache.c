@@ -1,10 +1,10 @@
-/* interpose/registry/kernel_cache.c: per-thread handle -> launch fields cache.
+/* interpose/model/kernel_cache.c: per-thread handle -> launch fields cache.
  *
  * Owns each launching thread's cache (see kernel_cache.h) and its
  * generation in the tracer's hot line.  May call: libc (thread-specific
  * data, allocation) only; it reads kernel entries the registry made ready.
  */
-#include "interpose/registry/kernel_cache.h"
+#include "interpose/model/kernel_cache.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "interpose/registry/registry.h"
-#include "interpose/tracer.h"
+#include "interpose/model/tracer.h"
 #include "format/hot.h"
 
 /* 256 slots of one line: 16 KiB per launching thread holds the kernels of a

@@ -1,4 +1,4 @@
-/* interpose/config.c: the KTRACE_* environment -> struct ktrace_config.
+/* interpose/model/config.c: the KTRACE_* environment -> struct ktrace_config.
  *
  * Owns validation of every setting (config.h lists them).  Sizes, launch
  * ranges and the kernel regex are parsed by common/value_parse.c, the parser
@@ -7,7 +7,7 @@
  * and an error message quotes the value with non-printable bytes escaped and
  * long values cut, so a hostile environment cannot garble the terminal.
  */
-#include "interpose/config.h"
+#include "interpose/model/config.h"
 
 #include <stdio.h>
 #include <stdlib.h>

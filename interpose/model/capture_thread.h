@@ -1,4 +1,4 @@
-/* interpose/capture/capture_thread.h: per-thread state of the capture path.
+/* interpose/model/capture_thread.h: per-thread state of the capture path.
  *
  * The thread id and a cache of the current context's device (thread-locals),
  * so a traced launch makes one cheap driver call (cuCtxGetCurrent); and, for
@@ -17,8 +17,8 @@
 
 #include <cuda.h>
 
-#include "interpose/hash/alloc_map.h"
-#include "interpose/capture/param_scan.h"
+#include "interpose/model/alloc_map.h"
+#include "interpose/model/param_scan.h"
 
 struct ktrace_capture_tls {
 	uint8_t params[KTRACE_PARAM_MAX_BYTES + 8];

@@ -1,4 +1,4 @@
-/* interpose/capture/param_scan.h: a launch's parameter buffer and the pointers in it.
+/* interpose/model/param_scan.h: a launch's parameter buffer and the pointers in it.
  *
  * A kernel's parameter layout (offset and size of each parameter, from the
  * cubin or from the driver) becomes an immutable ktrace_param_layout with a
@@ -24,7 +24,7 @@
 #include <stdint.h>
 
 #include "format/ktrace_format.h"
-#include "interpose/hash/alloc_map.h"
+#include "interpose/model/alloc_map.h"
 
 /* Largest parameter buffer a launch may carry (CUDA 12.1+: 32764 bytes). */
 #define KTRACE_PARAM_MAX_BYTES 32768u

@@ -1,6 +1,6 @@
-/* interpose/hash/alloc_map.c: live device allocations and the hash extent policy.
+/* interpose/model/alloc_map.c: live device allocations and the hash extent policy.
  *
- * Owns the map behind interpose/hash/alloc_map.h.  Readers (the launch path) see
+ * Owns the map behind interpose/model/alloc_map.h.  Readers (the launch path) see
  * an immutable sorted snapshot of allocations and never wait: a snapshot is a
  * buffer from a small pool with a reader count; a reader loads the current
  * buffer, counts itself in, and re-checks that the buffer is still current
@@ -26,7 +26,7 @@
 #include "common/log.h"
 #include "format/trace_writer.h"
 #include "format/ktrace_format.h"
-#include "interpose/hash/alloc_map.h"
+#include "interpose/model/alloc_map.h"
 #include "format/hot.h"
 
 #define POOL_MAX 64          /* snapshot buffers, all sizes together */

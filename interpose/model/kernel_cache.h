@@ -1,4 +1,4 @@
-/* interpose/registry/kernel_cache.h: each launching thread's cache of launch handle
+/* interpose/model/kernel_cache.h: each launching thread's cache of launch handle
  * -> what a launch of that kernel needs, in front of the registry.
  *
  * On the cold caches of a real program every line the launch path touches
@@ -23,7 +23,7 @@
 
 #include <stdint.h>
 
-#include "interpose/capture/param_scan.h"
+#include "interpose/model/param_scan.h"
 
 struct ktrace_kernel_entry;
 

@@ -1,4 +1,4 @@
-/* interpose/nvtx/nvtx_now.c: the calling thread's range reference
+/* interpose/model/nvtx_now.c: the calling thread's range reference
  * (nvtx.h, ktrace_nvtx_now), alone in its file: the launch path, copies and
  * memsets read it, nvtx_stack.c writes it.  A thread that never opened a
  * range reads zeros (no range).

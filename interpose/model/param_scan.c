@@ -1,10 +1,10 @@
-/* interpose/capture/param_scan.c: rebuild a launch's parameter buffer and find the
+/* interpose/model/param_scan.c: rebuild a launch's parameter buffer and find the
  * pointer words in it (see param_scan.h).
  *
  * Owns the parameter layouts and the scan; calls the allocation map
- * (interpose/hash/alloc_map.h) and libc only: no lock, no malloc on the
+ * (interpose/model/alloc_map.h) and libc only: no lock, no malloc on the
  * launch path. */
-#include "interpose/capture/param_scan.h"
+#include "interpose/model/param_scan.h"
 
 #include <stdatomic.h>
 #include <stdlib.h>

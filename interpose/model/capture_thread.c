@@ -1,8 +1,8 @@
-/* interpose/capture/capture_thread.c: per-thread scratch, thread id and context cache
+/* interpose/model/capture_thread.c: per-thread scratch, thread id and context cache
  * of the capture path (see capture_thread.h).  Calls the real driver table
  * (cuCtxGetCurrent, cuCtxGetDevice), the allocation map's cache, the GPU
  * times (a context a thread meets for the first time) and libc. */
-#include "interpose/capture/capture_thread.h"
+#include "interpose/model/capture_thread.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -12,7 +12,7 @@
 
 #include "interpose/capture/gpu_times.h"
 #include "interpose/driver/driver_real.h"
-#include "interpose/tracer.h"
+#include "interpose/model/tracer.h"
 #include "format/hot.h"
 
 static __thread struct ktrace_capture_tls *tls_scratch __attribute__((tls_model("initial-exec")));

@@ -1,4 +1,4 @@
-/* interpose/capture/launch_clock.h: the clock of the metadata-mode launch path.
+/* interpose/model/launch_clock.h: the clock of the metadata-mode launch path.
  *
  * Every LAUNCH record carries the time of its call, and one launch in 16
  * times ktrace's own cost (self-timing).  clock_gettime(CLOCK_MONOTONIC) costs
@@ -19,7 +19,7 @@
 #include <stdint.h>
 
 #include "format/trace_writer.h"
-#include "interpose/tracer.h"
+#include "interpose/model/tracer.h"
 
 /* Decide the mode (ktrace_tracer.tsc_clock) and take the first calibration
  * pairs (about 0.2 ms).  force: 1 TSC when the CPU has one, 0 never, -1 by

@@ -1,4 +1,4 @@
-/* interpose/tracer_note.c: NOTE records from the tracer.
+/* interpose/model/tracer.c: NOTE records from the tracer.
  *
  * Owns ktrace_tracer_note() (tracer.h): the NOTE records of features turned
  * off, of tracing paused and resumed, and the program's marks (control.c).  May call: the record encoder and
@@ -9,7 +9,7 @@
 
 #include "format/ktrace_format.h"
 #include "format/trace_writer.h"
-#include "interpose/tracer.h"
+#include "interpose/model/tracer.h"
 
 void ktrace_tracer_note(uint32_t level, uint32_t code, const char *text)
 {

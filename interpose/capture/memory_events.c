@@ -1,4 +1,4 @@
-/* interpose/hash/memory_events.c: the memory, copy and context hooks (hooks.h).
+/* interpose/capture/memory_events.c: the memory, copy and context hooks (hooks.h).
  *
  * Allocations go into the allocation map (alloc_map.h) and become ALLOC /
  * FREE records.  VMM mappings (cuMemMap) that touch each other are merged
@@ -32,18 +32,18 @@
 
 #include "format/trace_writer.h"
 #include "hashkern/ktrace_digest.h"
-#include "interpose/hash/alloc_map.h"
-#include "interpose/capture/capture_thread.h"
+#include "interpose/model/alloc_map.h"
+#include "interpose/model/capture_thread.h"
 #include "interpose/capture/gpu_times.h"
 #include "interpose/driver/driver_real.h"
 #include "interpose/driver/hooks.h"
 #include "interpose/graph/graph.h"
 #include "interpose/hash/hash_pipeline.h"
-#include "interpose/hash/memory_events.h"
-#include "interpose/capture/param_scan.h"
+#include "interpose/capture/memory_events.h"
+#include "interpose/model/param_scan.h"
 #include "interpose/nvtx/nvtx.h"
 #include "interpose/registry/registry.h"
-#include "interpose/tracer.h"
+#include "interpose/model/tracer.h"
 
 #define SRC_DIGEST_SYNC_MAX (4ull << 20)
 #define SRC_DIGEST_ASYNC_MAX (64ull << 10)

@@ -1,4 +1,4 @@
-/* interpose/config.h: parsing the KTRACE_* environment (config.c).
+/* interpose/model/config.h: parsing the KTRACE_* environment (config.c).
  *
  *   KTRACE_OUTPUT         trace path pattern (format/output_path.h: %p %h %r %t %%),
  *                         default "ktrace-%p.ktrace"
@@ -42,7 +42,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "interpose/tracer.h"
+#include "interpose/model/tracer.h"
 
 #define KTRACE_HASH_MAX_DEFAULT (256ull << 20)
 #define KTRACE_GPU_TIMES_DEFAULT 64u

@@ -1,4 +1,4 @@
-/* interpose/capture/launch_clock.c: TSC readings of the launch path and their
+/* interpose/model/launch_clock.c: TSC readings of the launch path and their
  * conversion to CLOCK_MONOTONIC (see launch_clock.h).
  *
  * The writer thread keeps a ring of (TSC, CLOCK_MONOTONIC) pairs, at least
@@ -12,7 +12,7 @@
  * tracer's tsc_clock setting; calls the writer's clock (ktrace_now_ns) and
  * libc (the kernel's clock source and CPU flags from /sys and /proc).
  */
-#include "interpose/capture/launch_clock.h"
+#include "interpose/model/launch_clock.h"
 
 #include <stdatomic.h>
 #include <stdio.h>

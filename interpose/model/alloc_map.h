@@ -1,4 +1,4 @@
-/* interpose/hash/alloc_map.h: live device allocations, "which allocation holds address X".
+/* interpose/model/alloc_map.h: live device allocations, "which allocation holds address X".
  *
  * Filled by the memory wrappers (cuMemAlloc*, VMM, managed, host-mapped) and
  * queried on the launch path for every 8-byte word of a parameter buffer.

@@ -1,4 +1,4 @@
-/* interpose/tracer.h: the tracer's process-wide state and configuration.
+/* interpose/model/tracer.h: the tracer's process-wide state and configuration.
  *
  * Owns the declarations of struct ktrace_tracer (defined in init.c, which
  * owns the lifecycle: lazy initialisation from the constructor and from

@@ -1,4 +1,4 @@
-/* interpose/hash/memory_events.h: the memory, copy and context hooks and
+/* interpose/capture/memory_events.h: the memory, copy and context hooks and
  * the fork hooks of memory_events.c.
  *
  * memory_events.c implements the memory, copy and context hooks of
