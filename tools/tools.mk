@@ -3,10 +3,12 @@
 # `ktrace` command and the command-line helpers every tool's main uses, and one
 # folder per other command.  `ktrace` runs the others as subcommands.
 
+# The JSON writer every tool's JSON goes through, and how values are shown.
+JSON_SRCS := tools/model/json_writer.c tools/model/value.c
 # The trace model and what every tool that reads traces shares: NVTX range paths, the
-# reasons a launch is unverified, how values are shown, the JSON writer.
-MODEL_SRCS := tools/model/trace_model.c tools/model/ranges.c tools/model/unverified.c tools/model/value.c \
-	tools/model/json_writer.c
+# reasons a launch is unverified, a record's graph and range references as JSON.
+MODEL_SRCS := tools/model/trace_model.c tools/model/ranges.c tools/model/unverified.c tools/model/ref_json.c \
+	$(JSON_SRCS)
 # A record as JSON, and the record table as JSON (ktrace-dump --json, the Python reader).
 RECORD_JSON_SRCS := tools/model/record_json.c tools/model/record_table_json.c
 
@@ -20,7 +22,7 @@ EXPORT_SRCS := tools/export/export_chrome.c tools/export/export_args.c tools/exp
 # The determinism diff of two traces, shared by ktrace-diff and `ktrace check`: alignment,
 # comparison, stream order (ORDER records; nodes of a graph launch by its edges), what the
 # program observed, where a launch was issued, why launches are unverified, the reports.
-DIFF_CORE_SRCS := tools/diff/diff_align.c tools/diff/diff_engine.c tools/diff/diff_report.c \
+DIFF_CORE_SRCS := tools/diff/diff_align.c tools/diff/diff_engine.c tools/diff/diff_report.c tools/diff/diff_json.c \
 	tools/diff/diff_confirm.c tools/diff/diff_explain.c tools/diff/diff_ci.c tools/diff/diff_cli.c \
 	tools/diff/diff_order.c tools/diff/diff_graph.c tools/diff/diff_results.c tools/diff/diff_where.c \
 	tools/diff/diff_unverified.c tools/diff/diff_timeline.c $(EXPORT_SRCS) $(MODEL_SRCS)
@@ -45,7 +47,7 @@ ktrace-hash_SRCS := tools/inspect/hash.c $(CLI_SRCS)
 
 # ktrace-inspect: kernel parameter metadata of CUDA images.
 TOOLS += ktrace-inspect
-ktrace-inspect_SRCS := tools/inspect/inspect.c tools/inspect/inspect_print.c $(MODEL_SRCS) $(CLI_SRCS)
+ktrace-inspect_SRCS := tools/inspect/inspect.c tools/inspect/inspect_print.c $(JSON_SRCS) $(CLI_SRCS)
 
 # ktrace: the front end (run, check, and the other tools as subcommands).
 TOOLS += ktrace

@@ -70,7 +70,7 @@ static void report_all(const struct tm_trace *a, const struct tm_trace *b)
 		const struct diff_result *rs[1] = { &r };
 
 		ktrace_diff_report_text(devnull, &r, &o);
-		ktrace_diff_report_json(devnull, &r, &o, 1);
+		ktrace_diff_report_json(devnull, &r, &o);
 		ktrace_diff_report_github(devnull, &r, &o);
 		ktrace_diff_report_junit("/dev/null", rs, 1, err, sizeof err);
 		ktrace_diff_report_markdown("/dev/null", rs, 1, err, sizeof err);

@@ -91,7 +91,7 @@ static char *render(const struct pair *p, int json)
 	FILE *m = open_memstream(&buf, &len);
 	assert_non_null(m);
 	if (json) {
-		ktrace_diff_report_json(m, &p->r, &p->o, 0);
+		ktrace_diff_report_json(m, &p->r, &p->o);
 		fputc('\n', m);
 	} else {
 		ktrace_diff_report_text(m, &p->r, &p->o);

@@ -143,7 +143,7 @@ static char *render(render_fn fn, const struct pair *p)
 }
 
 static void r_text(FILE *f, const struct pair *p) { ktrace_diff_report_text(f, &p->r, &p->o); }
-static void r_json(FILE *f, const struct pair *p) { ktrace_diff_report_json(f, &p->r, &p->o, 0); fputc('\n', f); }
+static void r_json(FILE *f, const struct pair *p) { ktrace_diff_report_json(f, &p->r, &p->o); fputc('\n', f); }
 static void r_github(FILE *f, const struct pair *p) { ktrace_diff_report_github(f, &p->r, &p->o); }
 
 static void golden_render(const char *name, render_fn fn, const struct pair *p)
@@ -1093,7 +1093,7 @@ static void test_graph_totals_refused(void **state)
 static int null_render(FILE *f, const struct pair *p)
 {
 	ktrace_diff_report_text(f, &p->r, &p->o);
-	ktrace_diff_report_json(f, &p->r, &p->o, 2);
+	ktrace_diff_report_json(f, &p->r, &p->o);
 	ktrace_diff_report_github(f, &p->r, &p->o);
 	for (size_t i = 0; i < p->r.ndivs; i++) {
 		char line[600];

@@ -487,7 +487,7 @@ static char *report(const struct diff_result *r, int json)
 
 	assert_non_null(f);
 	if (json)
-		ktrace_diff_report_json(f, r, &o, 0);
+		ktrace_diff_report_json(f, r, &o);
 	else
 		ktrace_diff_report_text(f, r, &o);
 	fclose(f);

@@ -15,28 +15,10 @@
 #include <string.h>
 
 #include "tools/model/diff.h"
+#include "tools/model/json_writer.h"
 
 /* a workflow command's title: no ':' or ',' (they would need escaping) */
 #define CHECK_FAILED_TITLE "ktrace check failed (exit status 2)"
-
-/* JSON string contents: quotes, backslashes and control characters escaped. */
-static void json_text(FILE *f, const char *s)
-{
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c == '"' || c == '\\')
-			fprintf(f, "\\%c", c);
-		else if (c == '\n')
-			fputs("\\n", f);
-		else if (c == '\t')
-			fputs("\\t", f);
-		else if (c < 0x20)
-			fprintf(f, "\\u%04x", c);
-		else
-			fputc(c, f);
-	}
-}
 
 static void xml_text(FILE *f, const char *s)
 {
@@ -92,6 +74,22 @@ static size_t text_len(const char *errors)
 	while (n && errors[n - 1] == '\n')
 		n--;
 	return n;
+}
+
+/* --json: the check's object, with its error and no comparison. */
+static void json_error(FILE *out, int runs, const char *errors)
+{
+	struct json_writer w;
+
+	ktrace_json_init(&w, out, JSON_INDENTED);
+	ktrace_json_object(&w, NULL);
+	ktrace_json_i64(&w, "runs", runs);
+	ktrace_json_i64(&w, "exit_code", 2);
+	ktrace_json_str(&w, "error", errors);
+	ktrace_json_array(&w, "comparisons");
+	ktrace_json_end(&w);
+	ktrace_json_end(&w);
+	fputc('\n', out);
 }
 
 static int close_report(FILE *f, const char *path, const char *what, char *err, size_t errlen)
@@ -165,11 +163,8 @@ int ktrace_check_error_report(const struct diff_cli *c, int runs, const char *cm
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
-	if (c->json) {
-		fprintf(out, "{\n  \"runs\": %d,\n  \"exit_code\": 2,\n  \"error\": \"", runs);
-		json_text(out, text);
-		fprintf(out, "\",\n  \"comparisons\": []\n}\n");
-	}
+	if (c->json)
+		json_error(out, runs, text);
 	if (c->github) {
 		FILE *g = c->json ? stderr : out;
 

@@ -2,6 +2,7 @@
  * and the report dispatch, shared by ktrace-diff and `ktrace check`.
  */
 #include "tools/diff/diff_internal.h"
+#include "tools/model/json_writer.h"
 
 #include <errno.h>
 #include <string.h>
@@ -84,23 +85,33 @@ void ktrace_diff_cli_help(FILE *f, int for_check)
 		fputs("  --quiet             print no text report (exit status and report files only)\n", f);
 }
 
+/* ktrace check --json: one object whatever the number of runs (docs/json.md). */
+static void check_json(const struct diff_cli *c, const struct diff_result *const *rs, size_t n, FILE *out)
+{
+	struct json_writer w;
+
+	ktrace_json_init(&w, out, JSON_INDENTED);
+	ktrace_json_object(&w, NULL);
+	ktrace_json_i64(&w, "runs", c->check_runs);
+	ktrace_json_i64(&w, "exit_code", c->check_status);
+	ktrace_json_array(&w, "comparisons");
+	for (size_t i = 0; i < n; i++)
+		ktrace_diff_json(&w, rs[i], &c->o);
+	ktrace_json_end(&w);
+	ktrace_json_end(&w);
+	fputc('\n', out);
+}
+
 int ktrace_diff_cli_report(const struct diff_cli *c, const struct diff_result *const *rs, size_t n, FILE *out,
 			   char *err, size_t errlen)
 {
 	if (c->json && !c->quiet && !c->check_runs) {
 		for (size_t i = 0; i < n; i++) {
-			ktrace_diff_report_json(out, rs[i], &c->o, 0);
+			ktrace_diff_report_json(out, rs[i], &c->o);
 			fprintf(out, "\n");
 		}
 	} else if (c->json && !c->quiet) {
-		/* ktrace check: one object whatever the number of runs (docs/json.md) */
-		fprintf(out, "{\n  \"runs\": %d,\n  \"exit_code\": %d,\n  \"comparisons\": [\n", c->check_runs,
-			c->check_status);
-		for (size_t i = 0; i < n; i++) {
-			ktrace_diff_report_json(out, rs[i], &c->o, 4);
-			fprintf(out, "%s\n", i + 1 < n ? "," : "");
-		}
-		fprintf(out, "  ]\n}\n");
+		check_json(c, rs, n, out);
 	} else if (!c->quiet) {
 		for (size_t i = 0; i < n; i++) {
 			if (i)

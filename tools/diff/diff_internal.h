@@ -7,7 +7,7 @@
  * each differing input) and, with stream order recorded (diff_order.c),
  * sets aside digests a concurrent writer may have changed and finds possible
  * races; diff_results.c compares what the program observed; diff_where.c says
- * where a launch was issued; diff_report.c prints text and JSON, diff_ci.c the
+ * where a launch was issued; diff_report.c prints text, diff_json.c JSON, diff_ci.c the
  * JUnit, GitHub annotation and Markdown reports; diff_cli.c the options and
  * the report dispatch; diff_main.c is ktrace-diff.
  */
@@ -20,6 +20,8 @@
 
 #include "tools/model/diff.h"
 #include "tools/model/ranges.h"
+
+struct json_writer;
 
 /* What else could explain a divergence that replays did not reproduce, from
  * the evidence in the traces (diff_explain.c).  key names the kind in JSON. */
@@ -128,6 +130,10 @@ int ktrace_diff_looks_like_compile_work(const char *name);
 const char *ktrace_diff_class_name(int cls);   /* "kernel_nondeterministic", ... */
 const char *ktrace_diff_class_label(int cls);  /* "kernel non-deterministic", ... */
 const char *ktrace_diff_copy_dir_name(uint32_t dir); /* "host-to-device", ... */
+/* A writer's type as the JSON names it: "launch", "memcpy", ..., "none". */
+const char *ktrace_diff_writer_type_name(int type);
+/* What the two writers of a differing input say, when they say something (else NULL). */
+const char *ktrace_diff_writer_verdict(const struct diff_arg *a);
 /* One short line describing a writer ("memcpy host-to-device op 3 (4096 bytes)"). */
 void ktrace_diff_writer_str(const struct diff_writer *w, char *buf, size_t cap);
 /* A concurrent writer: "fft (launch_seq 7, stream 0x5600aaaa0020, argument ws) in run A". */
@@ -146,8 +152,10 @@ void ktrace_diff_text_divergence(FILE *f, const struct diff_result *r, const str
 /* One sentence about a classified divergence of r ("k [aten::mm]: launch 3 in A, ...: output
  * out differs; all inputs identical: ..."). */
 void ktrace_diff_summary_line(const struct diff_result *r, const struct diff_divergence *d, char *buf, size_t cap);
-/* One JSON object (pretty-printed, `indent` spaces before each line). */
-void ktrace_diff_report_json(FILE *f, const struct diff_result *r, const struct diff_opts *o, int indent);
+/* The comparison as one JSON object, indented (diff_json.c): on f, or as a
+ * value of w (`ktrace check` nests it in its own object). */
+void ktrace_diff_report_json(FILE *f, const struct diff_result *r, const struct diff_opts *o);
+void ktrace_diff_json(struct json_writer *w, const struct diff_result *r, const struct diff_opts *o);
 /* JUnit XML for one or more comparisons: a testsuite per comparison, a
  * testcase per kernel name.  Returns 0 or -1 with a message naming the file. */
 int ktrace_diff_report_junit(const char *path, const struct diff_result *const *rs, size_t n,

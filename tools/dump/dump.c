@@ -677,29 +677,43 @@ static void print_self_cost(FILE *f, const struct record_ctx *ctx, const struct 
 }
 
 /* The start of a --summary --json line: {"summary":"<kind>","file":"<file>" */
-static void summary_json_open(FILE *f, const char *kind, const char *file)
+static void summary_json_open(struct json_writer *w, FILE *f, const char *kind, const char *file)
 {
-	fprintf(f, "{\"summary\":\"%s\",\"file\":", kind);
-	ktrace_json_put_string(f, file, strlen(file));
+	ktrace_json_init(w, f, JSON_COMPACT);
+	ktrace_json_object(w, NULL);
+	ktrace_json_str(w, "summary", kind);
+	ktrace_json_str(w, "file", file);
+}
+
+/* The end of the line. */
+static void summary_json_close(struct json_writer *w)
+{
+	ktrace_json_end(w);
+	fputc('\n', w->f);
 }
 
 static void summary_kernels_json(FILE *f, const char *file, struct kernel_slot *const *v, size_t n)
 {
+	struct json_writer w;
+
 	for (size_t i = 0; i < n; i++) {
 		const struct dump_kernel *k = &v[i]->k;
-		summary_json_open(f, "kernel", file);
-		fprintf(f, ",\"kernel_id\":%llu,\"kernel\":", (unsigned long long)k->id);
+
+		summary_json_open(&w, f, "kernel", file);
+		ktrace_json_u64(&w, "kernel_id", k->id);
 		if (v[i]->known) {
 			const struct ktrace_str *shown = k->k.demangled.len ? &k->k.demangled : &k->k.name;
-			ktrace_json_put_string(f, shown->ptr, shown->len);
-			fputs(",\"mangled\":", f);
-			ktrace_json_put_string(f, k->k.name.ptr, k->k.name.len);
+
+			ktrace_json_strn(&w, "kernel", shown->ptr, shown->len);
+			ktrace_json_strn(&w, "mangled", k->k.name.ptr, k->k.name.len);
 		} else {
-			fputs("null,\"mangled\":null", f);
+			ktrace_json_null(&w, "kernel");
+			ktrace_json_null(&w, "mangled");
 		}
-		fprintf(f, ",\"launches\":%llu,\"hashed_bytes\":%llu,\"out_regions\":%llu}\n",
-			(unsigned long long)k->launches, (unsigned long long)k->hashed_bytes,
-			(unsigned long long)k->out_regions);
+		ktrace_json_u64(&w, "launches", k->launches);
+		ktrace_json_u64(&w, "hashed_bytes", k->hashed_bytes);
+		ktrace_json_u64(&w, "out_regions", k->out_regions);
+		summary_json_close(&w);
 	}
 }
 
@@ -726,16 +740,27 @@ static void summary_kernels_text(FILE *f, const struct file_state *s, const char
 	}
 }
 
-/* The last COUNTERS record: " name=value" each (text), ",\"name\":value" each (JSON). */
+/* A counter's name (counter<N> for an id this build has no name for). */
+static const char *counter_key(uint32_t id, char *buf, size_t cap)
+{
+	const char *nm = ktrace_counter_name(id);
+
+	if (strcmp(nm, "unknown"))
+		return nm;
+	snprintf(buf, cap, "counter%u", id);
+	return buf;
+}
+
+/* The last COUNTERS record: " name=value" each (text), "name":value members (JSON). */
 static void summary_counters(FILE *f, const struct file_state *s, int json)
 {
 	struct ktrace_rec_counters c;
 	int have_c = s->counters && !ktrace_decode_counters(s->counters, s->counters_len, &c);
-	const char *fmt_named = json ? ",\"%s\":%llu" : " %s=%llu";
-	const char *fmt_numbered = json ? ",\"counter%u\":%llu" : " counter%u=%llu";
+	struct json_writer w;
+	char key[32];
 
 	if (json)
-		summary_json_open(f, "counters", s->ctx.file);
+		summary_json_open(&w, f, "counters", s->ctx.file);
 	else
 		fputs("  counters:", f);
 	if (!have_c && !json)
@@ -744,30 +769,37 @@ static void summary_counters(FILE *f, const struct file_state *s, int json)
 		fputs(" all zero", f); /* the writer lists the non-zero ones only */
 	for (uint32_t i = 0; have_c && i < c.ncounters; i++) {
 		struct ktrace_counter k;
+
 		ktrace_counters_get(&c, i, &k);
-		const char *nm = ktrace_counter_name(k.id);
-		if (strcmp(nm, "unknown"))
-			fprintf(f, fmt_named, nm, (unsigned long long)k.value);
+		if (json)
+			ktrace_json_u64(&w, counter_key(k.id, key, sizeof key), k.value);
 		else
-			fprintf(f, fmt_numbered, k.id, (unsigned long long)k.value);
+			fprintf(f, " %s=%llu", counter_key(k.id, key, sizeof key), (unsigned long long)k.value);
 	}
-	fputs(json ? "}\n" : "\n", f);
-	if (!json)
-		print_self_cost(f, &s->ctx, &c, have_c);
+	if (json) {
+		summary_json_close(&w);
+		return;
+	}
+	fputc('\n', f);
+	print_self_cost(f, &s->ctx, &c, have_c);
 }
 
 static void summary_notes(FILE *f, const struct file_state *s, int json)
 {
 	unsigned long long nt[4] = { s->notes[0], s->notes[1], s->notes[2], s->notes[3] };
+	struct json_writer w;
+
 	if (json) {
-		summary_json_open(f, "notes", s->ctx.file);
-		fprintf(f, ",\"info\":%llu,\"warn\":%llu,\"error\":%llu,\"disabled\":%llu,\"texts\":[",
-			nt[0], nt[1], nt[2], nt[3]);
-		for (size_t i = 0; i < s->nnote_text; i++) {
-			fputs(i ? "," : "", f);
-			ktrace_json_put_string(f, s->note_text[i], strlen(s->note_text[i]));
-		}
-		fputs("]}\n", f);
+		summary_json_open(&w, f, "notes", s->ctx.file);
+		ktrace_json_u64(&w, "info", nt[0]);
+		ktrace_json_u64(&w, "warn", nt[1]);
+		ktrace_json_u64(&w, "error", nt[2]);
+		ktrace_json_u64(&w, "disabled", nt[3]);
+		ktrace_json_array(&w, "texts");
+		for (size_t i = 0; i < s->nnote_text; i++)
+			ktrace_json_str(&w, NULL, s->note_text[i]);
+		ktrace_json_end(&w);
+		summary_json_close(&w);
 		return;
 	}
 	fprintf(f, "  notes: %llu info, %llu warn, %llu error, %llu disabled\n", nt[0], nt[1], nt[2], nt[3]);
@@ -783,21 +815,33 @@ static void summary_end(FILE *f, const struct file_state *s, size_t nkernels, ui
 {
 	struct ktrace_rec_end e;
 	int have_e = s->end && !ktrace_decode_end(s->end, s->end_len, &e);
-	if (json) {
-		summary_json_open(f, "totals", s->ctx.file);
-		fprintf(f, ",\"format\":\"%u.%u\",\"records\":%llu,\"launches\":%llu,\"kernels\":%zu,"
-			   "\"hashed_bytes\":%llu,\"malformed\":%llu,\"end\":",
-			s->ctx.format_major, s->ctx.format_minor, (unsigned long long)s->records, (unsigned long long)s->launches, nkernels,
-			(unsigned long long)hashed, (unsigned long long)s->malformed);
+	struct json_writer w;
+	char format[32];
+
+	if (!json) {
 		if (have_e)
-			fprintf(f, "{\"reason\":\"%s\",\"status\":%d}}\n", ktrace_end_reason_name(e.reason), e.status);
+			fprintf(f, "  end: %s status %d\n", ktrace_end_reason_name(e.reason), e.status);
 		else
-			fputs("null}\n", f);
-	} else if (have_e) {
-		fprintf(f, "  end: %s status %d\n", ktrace_end_reason_name(e.reason), e.status);
-	} else {
-		fputs("  end: no END record (the process did not finish tracing)\n", f);
+			fputs("  end: no END record (the process did not finish tracing)\n", f);
+		return;
 	}
+	summary_json_open(&w, f, "totals", s->ctx.file);
+	snprintf(format, sizeof format, "%u.%u", s->ctx.format_major, s->ctx.format_minor);
+	ktrace_json_str(&w, "format", format);
+	ktrace_json_u64(&w, "records", s->records);
+	ktrace_json_u64(&w, "launches", s->launches);
+	ktrace_json_u64(&w, "kernels", nkernels);
+	ktrace_json_u64(&w, "hashed_bytes", hashed);
+	ktrace_json_u64(&w, "malformed", s->malformed);
+	if (have_e) {
+		ktrace_json_object(&w, "end");
+		ktrace_json_str(&w, "reason", ktrace_end_reason_name(e.reason));
+		ktrace_json_i64(&w, "status", e.status);
+		ktrace_json_end(&w);
+	} else {
+		ktrace_json_null(&w, "end");
+	}
+	summary_json_close(&w);
 }
 
 /* --summary: the kernels that launched (by id), counters, notes, the end. */

@@ -36,7 +36,7 @@ struct track {
 struct exporter {
 	const struct tm_trace *t;
 	const struct export_opts *o;
-	struct jw w;
+	struct json_writer w;
 	uint64_t base_ns;      /* the trace's start: ts 0 */
 	uint32_t host_pid;
 	struct track **tracks; /* each allocated once: pointers to tracks stay valid */
@@ -242,28 +242,21 @@ static int32_t context_device(struct exporter *x, uint64_t context)
 static void begin_event(struct exporter *x, const char *ph, const char *name, const char *cat, uint32_t pid,
 			uint32_t tid, int64_t ts)
 {
-	struct jw *w = &x->w;
-	jw_object(w);
-	jw_key(w, "name");
-	jw_str(w, name);
-	jw_key(w, "cat");
-	jw_str(w, cat);
-	jw_key(w, "ph");
-	jw_str(w, ph);
-	jw_key(w, "ts");
-	jw_us(w, ts);
-	jw_key(w, "pid");
-	jw_u64(w, pid);
-	jw_key(w, "tid");
-	jw_u64(w, tid);
+	struct json_writer *w = &x->w;
+	ktrace_json_object(w, NULL);
+	ktrace_json_str(w, "name", name);
+	ktrace_json_str(w, "cat", cat);
+	ktrace_json_str(w, "ph", ph);
+	ktrace_json_us(w, "ts", ts);
+	ktrace_json_u64(w, "pid", pid);
+	ktrace_json_u64(w, "tid", tid);
 }
 
 static void begin_slice(struct exporter *x, const char *name, const char *cat, const struct track *tr, int64_t ts,
 			int64_t dur)
 {
 	begin_event(x, "X", name, cat, tr->pid, tr->tid, ts);
-	jw_key(&x->w, "dur");
-	jw_us(&x->w, dur);
+	ktrace_json_us(&x->w, "dur", dur);
 }
 
 /* A flow from the slice of `from` around ts_from to the one of `to` around
@@ -271,19 +264,16 @@ static void begin_slice(struct exporter *x, const char *name, const char *cat, c
 static void flow(struct exporter *x, uint64_t id, const char *cat, const struct track *from, int64_t ts_from,
 		 const struct track *to, int64_t ts_to)
 {
-	struct jw *w = &x->w;
+	struct json_writer *w = &x->w;
 	if (ts_to < ts_from)
 		return;
 	begin_event(x, "s", "enqueue", cat, from->pid, from->tid, ts_from);
-	jw_key(w, "id");
-	jw_u64(w, id);
-	jw_end_object(w);
+	ktrace_json_u64(w, "id", id);
+	ktrace_json_end(w);
 	begin_event(x, "f", "enqueue", cat, to->pid, to->tid, ts_to);
-	jw_key(w, "id");
-	jw_u64(w, id);
-	jw_key(w, "bp");
-	jw_str(w, "e");
-	jw_end_object(w);
+	ktrace_json_u64(w, "id", id);
+	ktrace_json_str(w, "bp", "e");
+	ktrace_json_end(w);
 }
 
 /* The flow from a host call's slice (at hs on h) to the GPU slice s of the
@@ -307,8 +297,7 @@ static void instant(struct exporter *x, const char *name, const char *cat, const
 		    uint32_t tid, int64_t ts)
 {
 	begin_event(x, "i", name, cat, pid, tid, ts);
-	jw_key(&x->w, "s");
-	jw_str(&x->w, scope);
+	ktrace_json_str(&x->w, "s", scope);
 }
 
 /* ---- launches, copies and memsets ---------------------------------------- */
@@ -341,13 +330,12 @@ static void mark_instants(struct exporter *x, const struct export_mark *m, const
 	char name[256];
 	snprintf(name, sizeof name, "%s: %s", m->label, ktrace_tm_kernel_name(m->launch->kernel));
 	instant(x, name, "divergence", "t", g->pid, g->tid, ts);
-	jw_end_object(&x->w);
+	ktrace_json_end(&x->w);
 	if (!m->first)
 		return;
 	instant(x, name, "divergence", "g", g->pid, g->tid, ts);
-	jw_key(&x->w, "cname");
-	jw_str(&x->w, "terrible");
-	jw_end_object(&x->w);
+	ktrace_json_str(&x->w, "cname", "terrible");
+	ktrace_json_end(&x->w);
 }
 
 /* The stream a launch went to: stream 0 through a _ptsz entry point is the
@@ -366,13 +354,11 @@ static void graph_launch_slice(struct exporter *x, const struct track *g, const 
 		return;
 	m.how = EXPORT_MEASURED;
 	begin_slice(x, "graph launch", "graph_launch", g, s->group_ts, s->group_dur);
-	jw_key(&x->w, "args");
-	jw_object(&x->w);
-	jw_key(&x->w, "op_seq");
-	jw_u64(&x->w, s->m.group);
+	ktrace_json_object(&x->w, "args");
+	ktrace_json_u64(&x->w, "op_seq", s->m.group);
 	ktrace_export_gpu_time(&x->w, &m);
-	jw_end_object(&x->w);
-	jw_end_object(&x->w);
+	ktrace_json_end(&x->w);
+	ktrace_json_end(&x->w);
 }
 
 /* A host call at hs on h, issued inside the ranges ref names: in the first
@@ -397,7 +383,7 @@ static void host_call_ranges(struct exporter *x, const struct track *h, const st
 			 r->node->message);
 		begin_slice(x, name, "nvtx", h, r->start, r->end - r->start);
 		ktrace_export_range_args(&x->w, &x->t->ranges, r);
-		jw_end_object(&x->w);
+		ktrace_json_end(&x->w);
 	}
 }
 
@@ -419,7 +405,7 @@ static void emit_launch(struct exporter *x, const struct tm_launch *l)
 	if (x->pass == 2) {
 		begin_slice(x, api_name(l->api), "cuda_api", h, hs, EXPORT_HOST_SLICE_NS);
 		ktrace_export_launch_args(&x->w, &x->t->ranges, l, NULL, NULL);
-		jw_end_object(&x->w);
+		ktrace_json_end(&x->w);
 	}
 	host_call_done(x);
 	/* a failed launch enqueued nothing; one made during stream capture went into a graph */
@@ -432,11 +418,10 @@ static void emit_launch(struct exporter *x, const struct tm_launch *l)
 	graph_launch_slice(x, g, s);
 	begin_slice(x, ktrace_tm_kernel_name(l->kernel), "kernel", g, s->ts, s->dur);
 	if (m) {
-		jw_key(&x->w, "cname");
-		jw_str(&x->w, m->first ? "terrible" : "bad");
+		ktrace_json_str(&x->w, "cname", m->first ? "terrible" : "bad");
 	}
 	ktrace_export_launch_args(&x->w, &x->t->ranges, l, m, &s->m);
-	jw_end_object(&x->w);
+	ktrace_json_end(&x->w);
 	call_flow(x, l->seq + 1, h, hs, g, s);
 	if (m)
 		mark_instants(x, m, g, s->ts + s->dur / 2);
@@ -465,7 +450,7 @@ static void emit_op(struct exporter *x, const struct tm_op *o)
 	if (x->pass == 2) {
 		begin_slice(x, host, "cuda_api", h, hs, EXPORT_HOST_SLICE_NS);
 		ktrace_export_op_args(&x->w, &x->t->ranges, o, NULL);
-		jw_end_object(&x->w);
+		ktrace_json_end(&x->w);
 	}
 	host_call_done(x);
 	if (o->result || o->dst_digest_state == KTRACE_DST_DIGEST_SKIP_CAPTURE ||
@@ -479,7 +464,7 @@ static void emit_op(struct exporter *x, const struct tm_op *o)
 	graph_launch_slice(x, g, s);
 	begin_slice(x, gpu, o->type == TM_OP_MEMCPY ? "memcpy" : "memset", g, s->ts, s->dur);
 	ktrace_export_op_args(&x->w, &x->t->ranges, o, &s->m);
-	jw_end_object(&x->w);
+	ktrace_json_end(&x->w);
 	call_flow(x, o->seq + 1, h, hs, g, s);
 }
 
@@ -487,24 +472,18 @@ static void emit_op(struct exporter *x, const struct tm_op *o)
 
 static void order_args(struct exporter *x, const struct tm_order *r)
 {
-	struct jw *w = &x->w;
-	jw_key(w, "args");
-	jw_object(w);
-	jw_key(w, "op_seq_before");
-	jw_u64(w, r->seq_before);
+	struct json_writer *w = &x->w;
+	ktrace_json_object(w, "args");
+	ktrace_json_u64(w, "op_seq_before", r->seq_before);
 	if (r->stream || r->op == KTRACE_ORDER_EVENT_RECORD || r->op == KTRACE_ORDER_STREAM_WAIT_EVENT) {
-		jw_key(w, "stream");
-		jw_hex(w, r->stream);
+		ktrace_json_hex(w, "stream", r->stream);
 	}
 	if (r->event) {
-		jw_key(w, "event");
-		jw_hex(w, r->event);
+		ktrace_json_hex(w, "event", r->event);
 	}
-	jw_key(w, "context");
-	jw_hex(w, r->context);
-	jw_key(w, "tid");
-	jw_u64(w, r->tid);
-	jw_end_object(w);
+	ktrace_json_hex(w, "context", r->context);
+	ktrace_json_u64(w, "tid", r->tid);
+	ktrace_json_end(w);
 }
 
 /* An event's record, or a wait on one: a slice on the stream (both are
@@ -525,7 +504,7 @@ static void emit_event_op(struct exporter *x, const struct tm_order *r)
 		return;
 	begin_slice(x, record ? "event record" : "wait for event", "stream_order", g, s->ts, s->dur);
 	order_args(x, r);
-	jw_end_object(&x->w);
+	ktrace_json_end(&x->w);
 	if (record) {
 		ev->pid = g->pid;
 		ev->tid = g->tid;
@@ -551,7 +530,7 @@ static void emit_order(struct exporter *x, const struct tm_order *r)
 			return;
 		begin_slice(x, "wait (not modelled)", "stream_order", g, s->ts, s->dur);
 		order_args(x, r);
-		jw_end_object(&x->w);
+		ktrace_json_end(&x->w);
 		return;
 	}
 	/* stream creation and the host's synchronisations: instants on the calling thread */
@@ -560,7 +539,7 @@ static void emit_order(struct exporter *x, const struct tm_order *r)
 		return;
 	instant(x, ktrace_order_op_name(r->op), "stream_order", "t", h->pid, h->tid, rel(x, r->time_ns));
 	order_args(x, r);
-	jw_end_object(&x->w);
+	ktrace_json_end(&x->w);
 }
 
 /* ---- notes ----------------------------------------------------------------- */
@@ -609,16 +588,12 @@ static void emit_notes_until(struct exporter *x, uint64_t time_ns)
 			continue;
 		snprintf(name, sizeof name, "%.80s", n->text);
 		instant(x, name, n->code == KTRACE_NOTE_CODE_MARK ? "mark" : "note", "p", h->pid, h->tid, rel(x, n->time_ns));
-		jw_key(&x->w, "args");
-		jw_object(&x->w);
-		jw_key(&x->w, "level");
-		jw_str(&x->w, note_level_name(n->level));
-		jw_key(&x->w, "code");
-		jw_u64(&x->w, n->code);
-		jw_key(&x->w, "text");
-		jw_str(&x->w, n->text);
-		jw_end_object(&x->w);
-		jw_end_object(&x->w);
+		ktrace_json_object(&x->w, "args");
+		ktrace_json_str(&x->w, "level", note_level_name(n->level));
+		ktrace_json_u64(&x->w, "code", n->code);
+		ktrace_json_str(&x->w, "text", n->text);
+		ktrace_json_end(&x->w);
+		ktrace_json_end(&x->w);
 	}
 }
 
@@ -627,17 +602,15 @@ static void emit_notes_until(struct exporter *x, uint64_t time_ns)
 static void meta_event(struct exporter *x, const char *what, uint32_t pid, uint32_t tid, const char *name,
 		       int64_t sort_index)
 {
-	struct jw *w = &x->w;
+	struct json_writer *w = &x->w;
 	begin_event(x, "M", what, "__metadata", pid, tid, 0);
-	jw_key(w, "args");
-	jw_object(w);
-	jw_key(w, name ? "name" : "sort_index");
+	ktrace_json_object(w, "args");
 	if (name)
-		jw_str(w, name);
+		ktrace_json_str(w, "name", name);
 	else
-		jw_i64(w, sort_index);
-	jw_end_object(w);
-	jw_end_object(w);
+		ktrace_json_i64(w, "sort_index", sort_index);
+	ktrace_json_end(w);
+	ktrace_json_end(w);
 }
 
 /* More than one context of the track's device has streams: name the context too. */
@@ -720,57 +693,42 @@ static void emit_gpu_times_note(struct exporter *x)
 		 "their own times unmeasured; all other GPU work is unmeasured (\"unmeasured\"): drawn at most 1 us "
 		 "wide on its stream, at its host call's time or right after the stream's previous work, in issue order, "
 		 "narrower where the stream's next measured work starts sooner", t->ngputimes);
-	jw_key(&x->w, "gpu_times");
-	jw_str(&x->w, text);
-	jw_key(&x->w, "gpu_times_rate");
+	ktrace_json_str(&x->w, "gpu_times", text);
+	ktrace_json_key(&x->w, "gpu_times_rate");
 	if (rate < 0)
-		jw_str(&x->w, "not recorded (the trace predates GPU times)");
+		ktrace_json_str(&x->w, NULL, "not recorded (the trace predates GPU times)");
 	else if (rate == 0)
-		jw_str(&x->w, "off (KTRACE_GPU_TIMES=0)");
+		ktrace_json_str(&x->w, NULL, "off (KTRACE_GPU_TIMES=0)");
 	else
-		snprintf(text, sizeof text, "one launch in %ld (KTRACE_GPU_TIMES=%ld)", rate, rate), jw_str(&x->w, text);
+		snprintf(text, sizeof text, "one launch in %ld (KTRACE_GPU_TIMES=%ld)", rate, rate), ktrace_json_str(&x->w, NULL, text);
 }
 
 /* otherData: where the trace came from and what the times mean. */
 static void emit_other_data(struct exporter *x)
 {
 	const struct tm_trace *t = x->t;
-	struct jw *w = &x->w;
+	struct json_writer *w = &x->w;
 	char n[32];
-	jw_key(w, "otherData");
-	jw_object(w);
-	jw_key(w, "producer");
-	jw_str(w, "ktrace export " KTRACE_VERSION);
-	jw_key(w, "trace");
-	jw_str(w, t->path ? t->path : "");
-	jw_key(w, "ktrace_version");
-	jw_str(w, t->version);
-	jw_key(w, "host");
-	jw_str(w, t->host);
-	jw_key(w, "cmdline");
-	jw_str(w, t->cmdline);
-	jw_key(w, "pid");
-	jw_u64(w, t->pid);
-	jw_key(w, "rank");
-	jw_u64(w, t->rank);
+	ktrace_json_object(w, "otherData");
+	ktrace_json_str(w, "producer", "ktrace export " KTRACE_VERSION);
+	ktrace_json_str(w, "trace", t->path ? t->path : "");
+	ktrace_json_str(w, "ktrace_version", t->version);
+	ktrace_json_str(w, "host", t->host);
+	ktrace_json_str(w, "cmdline", t->cmdline);
+	ktrace_json_u64(w, "pid", t->pid);
+	ktrace_json_u64(w, "rank", t->rank);
 	snprintf(n, sizeof n, "%llu", (unsigned long long)t->start_realtime_ns);
-	jw_key(w, "start_realtime_ns");
-	jw_str(w, n);
-	jw_key(w, "launches");
-	jw_u64(w, t->nlaunches);
-	jw_key(w, "truncated");
-	jw_bool(w, t->truncated);
-	jw_key(w, "time_origin");
-	jw_str(w, "ts 0 is the trace's start (its header's start_monotonic_ns)");
-	jw_key(w, "host_times");
-	jw_str(w, "a host call's slice starts at the time the trace recorded for the call; calls' durations are "
+	ktrace_json_str(w, "start_realtime_ns", n);
+	ktrace_json_u64(w, "launches", t->nlaunches);
+	ktrace_json_bool(w, "truncated", t->truncated);
+	ktrace_json_str(w, "time_origin", "ts 0 is the trace's start (its header's start_monotonic_ns)");
+	ktrace_json_str(w, "host_times", "a host call's slice starts at the time the trace recorded for the call; calls' durations are "
 		  "not recorded: every call is drawn 1 us wide");
 	emit_gpu_times_note(x);
 	if (x->o && x->o->marks_title) {
-		jw_key(w, "marks");
-		jw_str(w, x->o->marks_title);
+		ktrace_json_str(w, "marks", x->o->marks_title);
 	}
-	jw_end_object(w);
+	ktrace_json_end(w);
 }
 
 /* ---- the walk -------------------------------------------------------------- */
@@ -838,7 +796,7 @@ int ktrace_export_chrome(FILE *out, const struct tm_trace *t, const struct expor
 	x.o = o;
 	x.base_ns = t->start_monotonic_ns;
 	x.host_pid = t->pid;
-	jw_init(&x.w, out);
+	ktrace_json_init(&x.w, out, JSON_COMPACT);
 	if (sort_notes(&x) == 0) {
 		for (size_t i = 0; i < t->nlaunches; i++)
 			note_context(&x, t->launches[i].context, t->launches[i].device);
@@ -846,16 +804,14 @@ int ktrace_export_chrome(FILE *out, const struct tm_trace *t, const struct expor
 			note_context(&x, t->orders[i].context, t->orders[i].device);
 		place_gpu_work(&x);
 		flockfile(out);
-		jw_object(&x.w);
-		jw_key(&x.w, "displayTimeUnit");
-		jw_str(&x.w, "ns");
+		ktrace_json_object(&x.w, NULL);
+		ktrace_json_str(&x.w, "displayTimeUnit", "ns");
 		emit_other_data(&x);
-		jw_key(&x.w, "traceEvents");
-		jw_array(&x.w);
+		ktrace_json_array(&x.w, "traceEvents");
 		walk(&x);
 		emit_metadata(&x);
-		jw_end_array(&x.w);
-		jw_end_object(&x.w);
+		ktrace_json_end(&x.w);
+		ktrace_json_end(&x.w);
 		putc_unlocked('\n', out);
 		funlockfile(out);
 	} else {

@@ -84,16 +84,16 @@ void ktrace_export_ranges_free(struct export_ranges *R);
  * arguments with their values and digests, and what its time is), NULL for
  * the host call's.  m: the launch's mark, or NULL.  ranges: the trace's
  * RANGE records (the launch's range path). */
-void ktrace_export_launch_args(struct jw *w, const struct ktrace_ranges *ranges, const struct tm_launch *l,
+void ktrace_export_launch_args(struct json_writer *w, const struct ktrace_ranges *ranges, const struct tm_launch *l,
 			       const struct export_mark *m, const struct export_measure *gpu);
 /* The "args" member of a copy's or memset's slice. */
-void ktrace_export_op_args(struct jw *w, const struct ktrace_ranges *ranges, const struct tm_op *o,
+void ktrace_export_op_args(struct json_writer *w, const struct ktrace_ranges *ranges, const struct tm_op *o,
 			   const struct export_measure *gpu);
 /* A range slice's "args": the range's id, kind and path, the framework's
  * sequence number of its instance. */
-void ktrace_export_range_args(struct jw *w, const struct ktrace_ranges *ranges, const struct export_range_slice *r);
+void ktrace_export_range_args(struct json_writer *w, const struct ktrace_ranges *ranges, const struct export_range_slice *r);
 /* A GPU slice's "gpu_time" member (and "gputime", the record, when measured). */
-void ktrace_export_gpu_time(struct jw *w, const struct export_measure *gpu);
+void ktrace_export_gpu_time(struct json_writer *w, const struct export_measure *gpu);
 /* "HtoD", "DtoH", "DtoD", "HtoH", "PtoP", or "" when unknown. */
 const char *ktrace_export_copy_dir(uint32_t dir);
 

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "format/ktrace_format.h"
+#include "tools/model/json_writer.h"
 
 const char *ktrace_inspect_image_kind_name(int kind)
 {
@@ -75,126 +76,163 @@ void ktrace_inspect_print_text(FILE *f, const char *path, const struct ktrace_me
 	}
 }
 
-static void json_str(FILE *f, const char *s)
+/* A parameter's flags, as ktrace-dump names them (docs/json.md). */
+static void json_param_flags(struct json_writer *w, uint32_t flags)
 {
-	fputc('"', f);
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		switch (*p) {
-		case '"': fputs("\\\"", f); break;
-		case '\\': fputs("\\\\", f); break;
-		case '\n': fputs("\\n", f); break;
-		case '\t': fputs("\\t", f); break;
-		case '\r': fputs("\\r", f); break;
-		default:
-			if (*p < 0x20 || *p == 0x7f)
-				fprintf(f, "\\u%04x", *p);
-			else
-				fputc(*p, f);
-		}
+	ktrace_json_array(w, "flags");
+	if (flags & KTRACE_PARAMF_CONST)
+		ktrace_json_str(w, NULL, "const");
+	if (flags & KTRACE_PARAMF_SCRATCH)
+		ktrace_json_str(w, NULL, "scratch");
+	if (flags & KTRACE_PARAMF_HIDDEN)
+		ktrace_json_str(w, NULL, "hidden");
+	ktrace_json_end(w);
+}
+
+static void json_kernel(struct json_writer *w, const struct ktrace_meta_kernel *k)
+{
+	ktrace_json_break(w, 2);
+	ktrace_json_object(w, NULL);
+	ktrace_json_str(w, "name", k->name);
+	ktrace_json_str(w, "demangled", k->demangled);
+	ktrace_json_u64(w, "sm", k->sm);
+	ktrace_json_str(w, "layout_source", ktrace_inspect_layout_name(k->layout_source));
+	ktrace_json_u64(w, "param_bytes", k->param_bytes);
+	ktrace_json_dim3(w, "reqntid", k->reqntid);
+	ktrace_json_u64(w, "max_threads", k->max_threads);
+	ktrace_json_u64(w, "cuda_api_version", k->cuda_api_version);
+	ktrace_json_array(w, "params");
+	for (uint32_t j = 0; j < k->nparams; j++) {
+		const struct ktrace_meta_param *p = &k->params[j];
+
+		ktrace_json_object(w, NULL);
+		ktrace_json_u64(w, "ordinal", p->ordinal);
+		ktrace_json_u64(w, "offset", p->offset);
+		ktrace_json_u64(w, "size", p->size);
+		ktrace_json_str(w, "kind", ktrace_param_kind_name(p->kind));
+		ktrace_json_str(w, "name", p->name);
+		ktrace_json_str(w, "name_source", ktrace_name_source_name(p->name_source));
+		ktrace_json_str(w, "type", p->type);
+		ktrace_json_u64(w, "space", p->space);
+		ktrace_json_u64(w, "log_align", p->log_align);
+		json_param_flags(w, p->flags);
+		ktrace_json_end(w);
 	}
-	fputc('"', f);
+	ktrace_json_end(w);
+	ktrace_json_end(w);
 }
 
 void ktrace_inspect_print_json(FILE *f, const char *path, const struct ktrace_meta_image *img, int comma)
 {
+	struct json_writer w;
+
 	if (comma)
 		fputs(",\n", f);
-	fputs("{\"file\": ", f);
-	json_str(f, path);
-	fprintf(f, ", \"kind\": \"%s\", \"warnings\": [", ktrace_inspect_image_kind_name(img->kind));
-	for (uint32_t w = 0; w < img->nwarnings; w++) {
-		if (w)
-			fputs(", ", f);
-		json_str(f, img->warnings[w]);
-	}
-	fputs("], \"kernels\": [", f);
+	ktrace_json_init(&w, f, JSON_SPACED);
+	ktrace_json_object(&w, NULL);
+	ktrace_json_str(&w, "file", path);
+	ktrace_json_str(&w, "kind", ktrace_inspect_image_kind_name(img->kind));
+	ktrace_json_array(&w, "warnings");
+	for (uint32_t i = 0; i < img->nwarnings; i++)
+		ktrace_json_str(&w, NULL, img->warnings[i]);
+	ktrace_json_end(&w);
+	ktrace_json_array(&w, "kernels");
+	for (uint32_t i = 0; i < img->nkernels; i++)
+		json_kernel(&w, &img->kernels[i]);
+	if (img->nkernels)
+		ktrace_json_break(&w, 0);
+	ktrace_json_end(&w);
+	ktrace_json_end(&w);
+}
+
+/* What --summary counts of an image. */
+struct image_counts {
+	uint64_t nparams, bysrc[8], bykind[4];
+	uint32_t nolayout;
+	uint32_t sms[32], smn[32], nsm; /* kernels per SASS architecture (0: PTX), in first-seen order */
+};
+
+static void count_image(const struct ktrace_meta_image *img, struct image_counts *c)
+{
+	memset(c, 0, sizeof *c);
 	for (uint32_t i = 0; i < img->nkernels; i++) {
 		const struct ktrace_meta_kernel *k = &img->kernels[i];
-		fputs(i ? ",\n  {\"name\": " : "\n  {\"name\": ", f);
-		json_str(f, k->name);
-		fputs(", \"demangled\": ", f);
-		json_str(f, k->demangled);
-		fprintf(f, ", \"sm\": %u, \"layout_source\": \"%s\", \"param_bytes\": %u, "
-			"\"reqntid\": [%u, %u, %u], \"max_threads\": %u, \"cuda_api_version\": %u, \"params\": [",
-			k->sm, ktrace_inspect_layout_name(k->layout_source), k->param_bytes, k->reqntid[0],
-			k->reqntid[1], k->reqntid[2], k->max_threads, k->cuda_api_version);
+		uint32_t s;
+
+		for (s = 0; s < c->nsm && c->sms[s] != k->sm; s++)
+			;
+		if (s == c->nsm && c->nsm < 32)
+			c->sms[c->nsm++] = k->sm;
+		if (s < c->nsm)
+			c->smn[s]++;
+		if (k->layout_source == KTRACE_LAYOUT_NONE)
+			c->nolayout++;
+		c->nparams += k->nparams;
 		for (uint32_t j = 0; j < k->nparams; j++) {
-			const struct ktrace_meta_param *p = &k->params[j];
-			fprintf(f, "%s{\"ordinal\": %u, \"offset\": %u, \"size\": %u, \"kind\": \"%s\", \"name\": ",
-				j ? ", " : "", p->ordinal, p->offset, p->size, ktrace_param_kind_name(p->kind));
-			json_str(f, p->name);
-			fprintf(f, ", \"name_source\": \"%s\", \"type\": ", ktrace_name_source_name(p->name_source));
-			json_str(f, p->type);
-			/* flags as ktrace-dump names them (docs/json.md) */
-			fprintf(f, ", \"space\": %u, \"log_align\": %u, \"flags\": [%s%s%s%s%s]}", p->space, p->log_align,
-				p->flags & KTRACE_PARAMF_CONST ? "\"const\"" : "",
-				p->flags & KTRACE_PARAMF_CONST && p->flags & (KTRACE_PARAMF_SCRATCH | KTRACE_PARAMF_HIDDEN) ?
-					", " : "",
-				p->flags & KTRACE_PARAMF_SCRATCH ? "\"scratch\"" : "",
-				p->flags & KTRACE_PARAMF_SCRATCH && p->flags & KTRACE_PARAMF_HIDDEN ? ", " : "",
-				p->flags & KTRACE_PARAMF_HIDDEN ? "\"hidden\"" : "");
+			uint8_t src = k->params[j].name_source & 7;
+			/* generated names count once, whether or not the demangled name gave a type */
+			c->bysrc[src == KTRACE_NAME_DEMANGLED ? KTRACE_NAME_NONE : src]++;
+			c->bykind[k->params[j].kind & 3]++;
 		}
-		fputs("]}", f);
 	}
-	fputs(img->nkernels ? "\n]}" : "]}", f);
+}
+
+static void summary_json(FILE *f, const char *path, const struct ktrace_meta_image *img, double parse_ms,
+			 const struct image_counts *c)
+{
+	struct json_writer w;
+	char key[16];
+
+	ktrace_json_init(&w, f, JSON_SPACED);
+	ktrace_json_object(&w, NULL);
+	ktrace_json_str(&w, "file", path);
+	ktrace_json_str(&w, "kind", ktrace_inspect_image_kind_name(img->kind));
+	ktrace_json_u64(&w, "kernels", img->nkernels);
+	ktrace_json_u64(&w, "kernels_without_layout", c->nolayout);
+	ktrace_json_u64(&w, "params", c->nparams);
+	ktrace_json_u64(&w, "pointer", c->bykind[KTRACE_PARAM_POINTER]);
+	ktrace_json_u64(&w, "scalar", c->bykind[KTRACE_PARAM_SCALAR]);
+	ktrace_json_u64(&w, "struct", c->bykind[KTRACE_PARAM_STRUCT]);
+	ktrace_json_object(&w, "names");
+	for (int s = 0; s < 7; s++)
+		if (s != KTRACE_NAME_DEMANGLED)
+			ktrace_json_u64(&w, ktrace_name_source_name((uint8_t)s), c->bysrc[s]);
+	ktrace_json_end(&w);
+	ktrace_json_object(&w, "kernels_by_sm");
+	for (uint32_t s = 0; s < c->nsm; s++) {
+		snprintf(key, sizeof key, "%u", c->sms[s]);
+		ktrace_json_u64(&w, key, c->smn[s]);
+	}
+	ktrace_json_end(&w);
+	ktrace_json_u64(&w, "warnings", img->nwarnings);
+	ktrace_json_double(&w, "parse_ms", parse_ms, "%.3f");
+	ktrace_json_end(&w);
+	fputc('\n', f);
 }
 
 void ktrace_inspect_print_summary(FILE *f, const char *path, const struct ktrace_meta_image *img,
 				  double parse_ms, int json)
 {
-	uint64_t nparams = 0, bysrc[8] = {0}, bykind[4] = {0};
-	uint32_t nolayout = 0;
-	uint32_t sms[32] = {0}, smn[32] = {0}, nsm = 0;
-	for (uint32_t i = 0; i < img->nkernels; i++) {
-		const struct ktrace_meta_kernel *k = &img->kernels[i];
-		uint32_t s;
-		for (s = 0; s < nsm && sms[s] != k->sm; s++)
-			;
-		if (s == nsm && nsm < 32)
-			sms[nsm++] = k->sm;
-		if (s < nsm)
-			smn[s]++;
-		if (k->layout_source == KTRACE_LAYOUT_NONE)
-			nolayout++;
-		nparams += k->nparams;
-		for (uint32_t j = 0; j < k->nparams; j++) {
-			uint8_t src = k->params[j].name_source & 7;
-			/* generated names count once, whether or not the demangled name gave a type */
-			bysrc[src == KTRACE_NAME_DEMANGLED ? KTRACE_NAME_NONE : src]++;
-			bykind[k->params[j].kind & 3]++;
-		}
-	}
+	struct image_counts c;
+
+	count_image(img, &c);
 	if (json) {
-		fputs("{\"file\": ", f);
-		json_str(f, path);
-		fprintf(f, ", \"kind\": \"%s\", \"kernels\": %u, \"kernels_without_layout\": %u, \"params\": %llu, "
-			"\"pointer\": %llu, \"scalar\": %llu, \"struct\": %llu, \"names\": {",
-			ktrace_inspect_image_kind_name(img->kind), img->nkernels, nolayout,
-			(unsigned long long)nparams, (unsigned long long)bykind[KTRACE_PARAM_POINTER],
-			(unsigned long long)bykind[KTRACE_PARAM_SCALAR], (unsigned long long)bykind[KTRACE_PARAM_STRUCT]);
-		for (int s = 0; s < 7; s++)
-			if (s != KTRACE_NAME_DEMANGLED)
-				fprintf(f, "%s\"%s\": %llu", s ? ", " : "", ktrace_name_source_name((uint8_t)s),
-					(unsigned long long)bysrc[s]);
-		fputs("}, \"kernels_by_sm\": {", f);
-		for (uint32_t s = 0; s < nsm; s++)
-			fprintf(f, "%s\"%u\": %u", s ? ", " : "", sms[s], smn[s]);
-		fprintf(f, "}, \"warnings\": %u, \"parse_ms\": %.3f}\n", img->nwarnings, parse_ms);
+		summary_json(f, path, img, parse_ms, &c);
 		return;
 	}
 	fprintf(f, "%s: %s, %u kernel%s (%u without layout), %llu parameter%s (pointer %llu, scalar %llu, struct %llu); "
 		   "names:", path, ktrace_inspect_image_kind_name(img->kind), img->nkernels, img->nkernels == 1 ? "" : "s",
-		nolayout, (unsigned long long)nparams, nparams == 1 ? "" : "s",
-		(unsigned long long)bykind[KTRACE_PARAM_POINTER], (unsigned long long)bykind[KTRACE_PARAM_SCALAR],
-		(unsigned long long)bykind[KTRACE_PARAM_STRUCT]);
+		c.nolayout, (unsigned long long)c.nparams, c.nparams == 1 ? "" : "s",
+		(unsigned long long)c.bykind[KTRACE_PARAM_POINTER], (unsigned long long)c.bykind[KTRACE_PARAM_SCALAR],
+		(unsigned long long)c.bykind[KTRACE_PARAM_STRUCT]);
 	for (int s = 0; s < 7; s++)
-		if (bysrc[s])
-			fprintf(f, " %s %llu", ktrace_name_source_name((uint8_t)s), (unsigned long long)bysrc[s]);
+		if (c.bysrc[s])
+			fprintf(f, " %s %llu", ktrace_name_source_name((uint8_t)s), (unsigned long long)c.bysrc[s]);
 	fputs("; kernels by sm:", f);
-	for (uint32_t s = 0; s < nsm; s++)
-		if (sms[s])
-			fprintf(f, " sm_%u %u", sms[s], smn[s]);
+	for (uint32_t s = 0; s < c.nsm; s++)
+		if (c.sms[s])
+			fprintf(f, " sm_%u %u", c.sms[s], c.smn[s]);
 		else
-			fprintf(f, " ptx %u", smn[s]);
+			fprintf(f, " ptx %u", c.smn[s]);
 	fprintf(f, "; %u warnings; parsed in %.1f ms\n", img->nwarnings, parse_ms);
 }

@@ -1,115 +1,183 @@
-/* tools/model/json_writer.c: the JSON writer of the tools (json_writer.h).
+/* tools/model/json_writer.c: the one JSON writer of the tools (json_writer.h).
  *
- * Owns commas and nesting, number and string formatting.  Strings go through
- * ktrace_json_put_string (valid UTF-8 out whatever the bytes in), numbers are formatted by hand: a 200k-launch export writes
- * tens of millions of them.  Write errors are seen by the caller with ferror.
+ * Owns commas, nesting and layout, number and string formatting.  Numbers
+ * are formatted by hand and written with the unlocked stdio calls: a
+ * 200k-launch timeline export writes tens of millions of them.
  */
 #include "tools/model/json_writer.h"
 
+#include <math.h>
 #include <string.h>
 
 #include "tools/model/value.h"
 
-void jw_init(struct jw *w, FILE *f)
+void ktrace_json_init(struct json_writer *w, FILE *f, enum json_style style)
 {
 	memset(w, 0, sizeof *w);
 	w->f = f;
+	w->style = style;
+	w->brk = -1;
 }
 
-/* The comma before a value or key, unless it follows its key. */
-static void sep(struct jw *w)
+static void newline(struct json_writer *w, int indent)
 {
+	putc_unlocked('\n', w->f);
+	while (indent-- > 0)
+		putc_unlocked(' ', w->f);
+}
+
+/* What goes before a member, an element or a top-level value: nothing after
+ * its key, else the comma before all but the first, and the layout's space
+ * or new line. */
+static void sep(struct json_writer *w)
+{
+	unsigned n;
+
 	if (w->after_key) {
 		w->after_key = 0;
 		return;
 	}
-	if (w->count[w->depth]++)
+	n = w->count[w->depth]++;
+	if (n)
 		putc_unlocked(',', w->f);
+	if (w->brk >= 0) {
+		newline(w, w->brk);
+		w->brk = -1;
+	} else if (w->style == JSON_INDENTED) {
+		if (w->depth > 0)
+			newline(w, 2 * w->depth);
+	} else if (w->style == JSON_SPACED && n) {
+		putc_unlocked(' ', w->f);
+	}
 }
 
-static void open_level(struct jw *w, int c)
+static void put_key(struct json_writer *w, const char *key)
 {
 	sep(w);
-	putc_unlocked(c, w->f);
-	if (w->depth + 1 < JW_DEPTH)
-		w->depth++;
-	w->count[w->depth] = 0;
+	putc_unlocked('"', w->f);
+	fputs_unlocked(key, w->f);
+	fputs_unlocked(w->style == JSON_COMPACT ? "\":" : "\": ", w->f);
 }
 
-static void close_level(struct jw *w, int c)
+void ktrace_json_key(struct json_writer *w, const char *key)
 {
-	putc_unlocked(c, w->f);
+	put_key(w, key);
+	w->after_key = 1;
+}
+
+/* A member's key, or an element's separator. */
+static void member(struct json_writer *w, const char *key)
+{
+	if (key)
+		put_key(w, key);
+	else
+		sep(w);
+}
+
+static void open_level(struct json_writer *w, const char *key, char open, char close)
+{
+	member(w, key);
+	putc_unlocked(open, w->f);
+	if (w->depth + 1 < JSON_DEPTH)
+		w->depth++;
+	w->count[w->depth] = 0;
+	w->close[w->depth] = close;
+}
+
+void ktrace_json_object(struct json_writer *w, const char *key)
+{
+	open_level(w, key, '{', '}');
+}
+
+void ktrace_json_array(struct json_writer *w, const char *key)
+{
+	open_level(w, key, '[', ']');
+}
+
+void ktrace_json_end(struct json_writer *w)
+{
+	if (w->brk >= 0) {
+		newline(w, w->brk);
+		w->brk = -1;
+	} else if (w->style == JSON_INDENTED && w->count[w->depth] && w->depth > 0) {
+		newline(w, 2 * (w->depth - 1));
+	}
+	putc_unlocked(w->close[w->depth] ? w->close[w->depth] : '}', w->f);
 	if (w->depth > 0)
 		w->depth--;
 }
 
-void jw_object(struct jw *w)
+void ktrace_json_break(struct json_writer *w, int indent)
 {
-	open_level(w, '{');
+	w->brk = indent < 0 ? 0 : indent;
 }
 
-void jw_array(struct jw *w)
+/* s[0..n) as a JSON string: quotes, backslashes and control characters
+ * escaped, bytes that are not valid UTF-8 as U+FFFD. */
+static void put_string(FILE *f, const char *s, size_t n)
 {
-	open_level(w, '[');
+	const unsigned char *u = (const unsigned char *)s;
+
+	putc_unlocked('"', f);
+	for (size_t i = 0; i < n;) {
+		unsigned char c = u[i];
+		size_t l;
+
+		if (c == '"' || c == '\\') {
+			putc_unlocked('\\', f);
+			putc_unlocked(c, f);
+			i++;
+		} else if (c < 0x20 || c == 0x7f) {
+			switch (c) {
+			case '\n': fputs_unlocked("\\n", f); break;
+			case '\t': fputs_unlocked("\\t", f); break;
+			case '\r': fputs_unlocked("\\r", f); break;
+			default: fprintf(f, "\\u%04x", c); break;
+			}
+			i++;
+		} else if ((l = ktrace_utf8_len(u + i, n - i)) == 0) {
+			fputs_unlocked("\\ufffd", f);
+			i++;
+		} else {
+			fwrite_unlocked(u + i, 1, l, f);
+			i += l;
+		}
+	}
+	putc_unlocked('"', f);
 }
 
-void jw_end_object(struct jw *w)
+void ktrace_json_strn(struct json_writer *w, const char *key, const char *s, size_t n)
 {
-	close_level(w, '}');
+	member(w, key);
+	put_string(w->f, s, n);
 }
 
-void jw_end_array(struct jw *w)
+void ktrace_json_str(struct json_writer *w, const char *key, const char *s)
 {
-	close_level(w, ']');
-}
-
-void jw_key(struct jw *w, const char *k)
-{
-	sep(w);
-	putc_unlocked('"', w->f);
-	fputs_unlocked(k, w->f);
-	fputs_unlocked("\":", w->f);
-	w->after_key = 1;
-}
-
-void jw_strn(struct jw *w, const char *s, size_t n)
-{
-	sep(w);
-	ktrace_json_put_string(w->f, s, n);
-}
-
-void jw_str(struct jw *w, const char *s)
-{
-	jw_strn(w, s, strlen(s));
-}
-
-/* Decimal digits of v, written backwards from end; returns the first. */
-static char *u64_digits(uint64_t v, char *end)
-{
-	char *p = end;
-	do {
-		*--p = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
-	return p;
+	ktrace_json_strn(w, key, s ? s : "", s ? strlen(s) : 0);
 }
 
 static void put_u64(FILE *f, uint64_t v)
 {
 	char b[24];
-	char *p = u64_digits(v, b + sizeof b);
+	char *p = b + sizeof b;
+
+	do {
+		*--p = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
 	fwrite_unlocked(p, 1, (size_t)(b + sizeof b - p), f);
 }
 
-void jw_u64(struct jw *w, uint64_t v)
+void ktrace_json_u64(struct json_writer *w, const char *key, uint64_t v)
 {
-	sep(w);
+	member(w, key);
 	put_u64(w->f, v);
 }
 
-void jw_i64(struct jw *w, int64_t v)
+void ktrace_json_i64(struct json_writer *w, const char *key, int64_t v)
 {
-	sep(w);
+	member(w, key);
 	if (v < 0) {
 		putc_unlocked('-', w->f);
 		put_u64(w->f, (uint64_t)0 - (uint64_t)v);
@@ -118,45 +186,66 @@ void jw_i64(struct jw *w, int64_t v)
 	}
 }
 
-void jw_bool(struct jw *w, int v)
+void ktrace_json_bool(struct json_writer *w, const char *key, int v)
 {
-	sep(w);
+	member(w, key);
 	fputs_unlocked(v ? "true" : "false", w->f);
 }
 
+void ktrace_json_null(struct json_writer *w, const char *key)
+{
+	member(w, key);
+	fputs_unlocked("null", w->f);
+}
+
+static const char hex_digits[] = "0123456789abcdef";
+
+/* v in hex, at least width digits. */
 static void put_hex(FILE *f, uint64_t v, int width)
 {
-	static const char digits[] = "0123456789abcdef";
 	char b[16];
 	int n = 0;
+
 	do {
-		b[15 - n++] = digits[v & 15];
+		b[15 - n++] = hex_digits[v & 15];
 		v >>= 4;
 	} while (v || n < width);
 	fwrite_unlocked(b + 16 - n, 1, (size_t)n, f);
 }
 
-void jw_hex(struct jw *w, uint64_t v)
+void ktrace_json_hex(struct json_writer *w, const char *key, uint64_t v)
 {
-	sep(w);
+	member(w, key);
 	fputs_unlocked("\"0x", w->f);
 	put_hex(w->f, v, 1);
 	putc_unlocked('"', w->f);
 }
 
-void jw_digest(struct jw *w, uint64_t v)
+void ktrace_json_digest(struct json_writer *w, const char *key, uint64_t v)
 {
-	sep(w);
+	member(w, key);
 	putc_unlocked('"', w->f);
 	put_hex(w->f, v, 16);
 	putc_unlocked('"', w->f);
 }
 
-void jw_us(struct jw *w, int64_t ns)
+void ktrace_json_hex_bytes(struct json_writer *w, const char *key, const uint8_t *p, size_t n)
+{
+	member(w, key);
+	putc_unlocked('"', w->f);
+	for (size_t i = 0; i < n; i++) {
+		putc_unlocked(hex_digits[p[i] >> 4], w->f);
+		putc_unlocked(hex_digits[p[i] & 15], w->f);
+	}
+	putc_unlocked('"', w->f);
+}
+
+void ktrace_json_us(struct json_writer *w, const char *key, int64_t ns)
 {
 	uint64_t a = ns < 0 ? (uint64_t)0 - (uint64_t)ns : (uint64_t)ns;
 	char frac[3] = { (char)('0' + a / 100 % 10), (char)('0' + a / 10 % 10), (char)('0' + a % 10) };
-	sep(w);
+
+	member(w, key);
 	if (ns < 0)
 		putc_unlocked('-', w->f);
 	put_u64(w->f, a / 1000);
@@ -164,40 +253,38 @@ void jw_us(struct jw *w, int64_t ns)
 	fwrite_unlocked(frac, 1, 3, w->f);
 }
 
-void jw_raw(struct jw *w, const char *json)
+void ktrace_json_double(struct json_writer *w, const char *key, double v, const char *fmt)
 {
-	sep(w);
-	fputs_unlocked(json, w->f);
+	member(w, key);
+	if (isfinite(v))
+		fprintf(w->f, fmt, v);
+	else
+		fputs_unlocked("null", w->f); /* a NaN against a number, or an infinity */
 }
 
-void ktrace_json_put_string(FILE *f, const char *s, size_t n)
+void ktrace_json_dim3(struct json_writer *w, const char *key, const uint32_t d[3])
 {
-	const unsigned char *u = (const unsigned char *)s;
-	fputc('"', f);
-	for (size_t i = 0; i < n;) {
-		unsigned char c = u[i];
-		if (c == '"' || c == '\\') {
-			fputc('\\', f);
-			fputc(c, f);
-			i++;
-		} else if (c < 0x20 || c == 0x7f) {
-			switch (c) {
-			case '\n': fputs("\\n", f); break;
-			case '\t': fputs("\\t", f); break;
-			case '\r': fputs("\\r", f); break;
-			default: fprintf(f, "\\u%04x", c); break;
-			}
-			i++;
-		} else {
-			size_t l = ktrace_utf8_len(u + i, n - i);
-			if (l == 0) {
-				fputs("\\ufffd", f);
-				i++;
-			} else {
-				fwrite(u + i, 1, l, f);
-				i += l;
-			}
-		}
+	ktrace_json_array(w, key);
+	for (int i = 0; i < 3; i++)
+		ktrace_json_u64(w, NULL, d[i]);
+	ktrace_json_end(w);
+}
+
+void ktrace_json_names(struct json_writer *w, const char *key, const char *names)
+{
+	ktrace_json_array(w, key);
+	for (const char *p = names; *p;) {
+		const char *e = strchr(p, ',');
+		size_t n = e ? (size_t)(e - p) : strlen(p);
+
+		ktrace_json_strn(w, NULL, p, n);
+		p += n + (e ? 1 : 0);
 	}
-	fputc('"', f);
+	ktrace_json_end(w);
+}
+
+void ktrace_json_raw(struct json_writer *w, const char *key, const char *json)
+{
+	member(w, key);
+	fputs_unlocked(json, w->f);
 }

@@ -2,123 +2,89 @@
  * ktrace-dump --json and the Python reader: every field, as the record table
  * (format/record_table.def) lists and names them; its hooks (a record's
  * variable parts: regions, arguments, graph nodes, NVTX range paths, Python
- * frames, a replay's report; the fields derived from other records) are here.  Pointers, handles and digests are hex strings ("0x..."
- * and 16-digit digests) so 64-bit values survive JavaScript and pandas;
- * counts and sizes are numbers.
+ * frames, a replay's report; the fields derived from other records) are here.
+ * Pointers, handles and digests are hex strings ("0x..." and 16-digit
+ * digests) so 64-bit values survive JavaScript and pandas; counts and sizes
+ * are numbers.
  */
 #include "tools/model/record_json.h"
 
+#include <stdlib.h>
+#include <string.h>
+
+#include "format/record_table.h"
+#include "format/replay_report.h"
 #include "tools/model/json_writer.h"
 #include "tools/model/ranges.h"
 #include "tools/model/unverified.h"
 #include "tools/model/value.h"
 
-#include "format/record_table.h"
-#include "format/replay_report.h"
-
-#include <math.h>
-#include <stdlib.h>
-#include <string.h>
-
-/* ,"key":value members: a number, a hex string "0x..." (pointers, handles),
- * a 16-digit digest string, a JSON string, a list of names. */
-static void json_put_u64(FILE *f, const char *k, uint64_t v)
+/* A string of the record (not NUL-terminated). */
+static void json_rstr(struct json_writer *w, const char *key, struct ktrace_str s)
 {
-	fprintf(f, ",\"%s\":%llu", k, ktrace_ull(v));
+	ktrace_json_strn(w, key, s.ptr, s.len);
 }
 
-static void json_put_i64(FILE *f, const char *k, int64_t v)
+/* A string member, or null without one. */
+static void json_str_or_null(struct json_writer *w, const char *key, const char *s)
 {
-	fprintf(f, ",\"%s\":%lld", k, (long long)v);
+	if (s)
+		ktrace_json_str(w, key, s);
+	else
+		ktrace_json_null(w, key);
 }
 
-static void json_put_hex(FILE *f, const char *k, uint64_t v)
+static void json_region(const struct record_ctx *c, struct json_writer *w, const struct ktrace_region *g)
 {
-	fprintf(f, ",\"%s\":\"0x%llx\"", k, ktrace_ull(v));
-}
-
-static void json_put_digest(FILE *f, const char *k, uint64_t v)
-{
-	fprintf(f, ",\"%s\":\"%016llx\"", k, ktrace_ull(v));
-}
-
-static void json_put_str(FILE *f, const char *k, struct ktrace_str s)
-{
-	fprintf(f, ",\"%s\":", k);
-	ktrace_json_put_string(f, s.ptr, s.len);
-}
-
-static void json_put_cstr(FILE *f, const char *k, const char *s)
-{
-	fprintf(f, ",\"%s\":", k);
-	ktrace_json_put_string(f, s, strlen(s));
-}
-
-/* names: comma-separated, as format/'s ktrace_flag_names writes them. */
-static void json_put_name_list(FILE *f, const char *k, const char *names)
-{
-	fprintf(f, ",\"%s\":[", k);
-	int first = 1;
-	for (const char *p = names; *p;) {
-		const char *e = strchr(p, ',');
-		size_t n = e ? (size_t)(e - p) : strlen(p);
-		fprintf(f, "%s", first ? "" : ",");
-		ktrace_json_put_string(f, p, n);
-		first = 0;
-		p += n + (e ? 1 : 0);
-	}
-	fputc(']', f);
-}
-
-static void json_region(const struct record_ctx *c, FILE *f, const struct ktrace_region *g)
-{
-	const char *extent = ktrace_region_extent_name(c->exactness_known, g);
 	char fl[96];
-	fprintf(f, "{\"param_offset\":%u,\"ordinal\":%u", g->param_offset, g->ordinal);
-	json_put_name_list(f, "flags", ktrace_flag_names(g->flags, ktrace_region_flag_name, fl, sizeof fl, ","));
-	json_put_hex(f, "ptr", g->ptr);
-	json_put_hex(f, "alloc_base", g->alloc_base);
-	json_put_u64(f, "alloc_size", g->alloc_size);
-	json_put_u64(f, "hash_len", g->hash_len);
-	if (extent)
-		json_put_cstr(f, "extent", extent);
-	else
-		fputs(",\"extent\":null", f);
+
+	ktrace_json_object(w, NULL);
+	ktrace_json_u64(w, "param_offset", g->param_offset);
+	ktrace_json_u64(w, "ordinal", g->ordinal);
+	ktrace_json_names(w, "flags", ktrace_flag_names(g->flags, ktrace_region_flag_name, fl, sizeof fl, ","));
+	ktrace_json_hex(w, "ptr", g->ptr);
+	ktrace_json_hex(w, "alloc_base", g->alloc_base);
+	ktrace_json_u64(w, "alloc_size", g->alloc_size);
+	ktrace_json_u64(w, "hash_len", g->hash_len);
+	json_str_or_null(w, "extent", ktrace_region_extent_name(c->exactness_known, g));
 	if (g->flags & KTRACE_REGIONF_PRE)
-		json_put_digest(f, "pre_hash", g->pre_hash);
+		ktrace_json_digest(w, "pre_hash", g->pre_hash);
 	else
-		fputs(",\"pre_hash\":null", f);
+		ktrace_json_null(w, "pre_hash");
 	if (g->flags & KTRACE_REGIONF_POST)
-		json_put_digest(f, "post_hash", g->post_hash);
+		ktrace_json_digest(w, "post_hash", g->post_hash);
 	else
-		fputs(",\"post_hash\":null", f);
-	fprintf(f, ",\"out\":%s}", ktrace_region_out(g) ? "true" : "false");
+		ktrace_json_null(w, "post_hash");
+	ktrace_json_bool(w, "out", ktrace_region_out(g));
+	ktrace_json_end(w);
 }
 
-static void json_param_desc(FILE *f, const struct ktrace_param_desc *d)
+/* A parameter's description, as members of the open object. */
+static void json_param_desc(struct json_writer *w, const struct ktrace_param_desc *d)
 {
 	char fl[64] = "";
 	size_t o = 0;
+
 	if (d->flags & KTRACE_PARAMF_CONST)
 		o += (size_t)snprintf(fl + o, sizeof fl - o, "%sconst", o ? "," : "");
 	if (d->flags & KTRACE_PARAMF_SCRATCH)
 		o += (size_t)snprintf(fl + o, sizeof fl - o, "%sscratch", o ? "," : "");
 	if (d->flags & KTRACE_PARAMF_HIDDEN)
 		snprintf(fl + o, sizeof fl - o, "%shidden", o ? "," : "");
-	fprintf(f, "{\"ordinal\":%u", d->ordinal);
-	json_put_str(f, "name", d->name);
-	json_put_str(f, "type", d->type);
-	json_put_cstr(f, "kind", ktrace_param_kind_name(d->kind));
-	json_put_cstr(f, "name_source", ktrace_name_source_name(d->name_source));
-	json_put_u64(f, "offset", d->offset);
-	json_put_u64(f, "size", d->size);
-	json_put_name_list(f, "flags", fl);
+	ktrace_json_u64(w, "ordinal", d->ordinal);
+	json_rstr(w, "name", d->name);
+	json_rstr(w, "type", d->type);
+	ktrace_json_str(w, "kind", ktrace_param_kind_name(d->kind));
+	ktrace_json_str(w, "name_source", ktrace_name_source_name(d->name_source));
+	ktrace_json_u64(w, "offset", d->offset);
+	ktrace_json_u64(w, "size", d->size);
+	ktrace_json_names(w, "flags", fl);
 }
 
 /* Why the record alone cannot be verified: "unverifiable" (the reasons'
  * names, as ktrace-diff gives them) and "unverifiable_text"; nothing when
  * there is no such reason. */
-static void json_unverifiable(FILE *f, const struct ktrace_rec_launch *l)
+static void json_unverifiable(struct json_writer *w, const struct ktrace_rec_launch *l)
 {
 	uint32_t m = ktrace_unv_record_mask(l);
 	char names[256], why[512];
@@ -130,251 +96,212 @@ static void json_unverifiable(FILE *f, const struct ktrace_rec_launch *l)
 	for (int r = 1; r < KTRACE_UNV_COUNT; r++)
 		if (m & (1u << r))
 			o += (size_t)snprintf(names + o, sizeof names - o, "%s%s", o ? "," : "", ktrace_unv_name(r));
-	json_put_name_list(f, "unverifiable", names);
-	json_put_cstr(f, "unverifiable_text", ktrace_unv_record_text(l, m, why, sizeof why));
+	ktrace_json_names(w, "unverifiable", names);
+	ktrace_json_str(w, "unverifiable_text", ktrace_unv_record_text(l, m, why, sizeof why));
 }
 
-/* ---- graphs and NVTX ranges -------------------------------------------------------- */
+/* ---- graphs, NVTX ranges, Python stacks ----------------------------------------------- */
 
-static void json_graph_ref(FILE *f, const struct ktrace_graph_ref *g, int valid)
-{
-	if (!valid)
-		return;
-	/* op_seq: the operation number of the graph launch (docs/json.md) */
-	fprintf(f, ",\"graph\":{\"exec_id\":%llu,\"graph_id\":%llu,\"launch\":%llu,\"op_seq\":%llu,"
-		   "\"node\":%u,\"revision\":%u}", ktrace_ull(g->exec_id), ktrace_ull(g->graph_id), ktrace_ull(g->launch),
-		ktrace_ull(g->launch_seq), g->node, g->revision);
-}
-
-static void json_graph_node_body(FILE *f, const struct ktrace_graph_node *n)
+static void json_graph_node_body(struct json_writer *w, const struct ktrace_graph_node *n)
 {
 	char fl[64];
 
 	switch (n->kind) {
 	case KTRACE_GNODE_KERNEL:
-		fprintf(f, ",\"kernel_id\":%llu,\"grid\":[%u,%u,%u],\"block\":[%u,%u,%u],\"cluster\":[%u,%u,%u],"
-			   "\"shared_mem\":%u,\"param_bytes\":\"", ktrace_ull(n->kernel_id), n->grid[0], n->grid[1],
-			n->grid[2], n->block[0], n->block[1], n->block[2], n->cluster[0], n->cluster[1], n->cluster[2],
-			n->shared_mem);
-		ktrace_put_hex(f, n->param_bytes, n->param_bytes_len);
-		fputc('"', f);
+		ktrace_json_u64(w, "kernel_id", n->kernel_id);
+		ktrace_json_dim3(w, "grid", n->grid);
+		ktrace_json_dim3(w, "block", n->block);
+		ktrace_json_dim3(w, "cluster", n->cluster);
+		ktrace_json_u64(w, "shared_mem", n->shared_mem);
+		ktrace_json_hex_bytes(w, "param_bytes", n->param_bytes, n->param_bytes_len);
 		break;
 	case KTRACE_GNODE_MEMCPY:
-		ktrace_flag_names(n->copy_flags, ktrace_copy_flag_name, fl, sizeof fl, "\",\"");
-		fprintf(f, ",\"dir\":\"%s\",\"dst\":\"0x%llx\",\"src\":\"0x%llx\",\"bytes\":%llu,"
-			   "\"copy_flags\":[%s%s%s]", ktrace_copy_dir_name(n->dir), ktrace_ull(n->dst), ktrace_ull(n->src),
-			ktrace_ull(n->bytes), fl[0] ? "\"" : "", fl, fl[0] ? "\"" : "");
+		ktrace_json_str(w, "dir", ktrace_copy_dir_name(n->dir));
+		ktrace_json_hex(w, "dst", n->dst);
+		ktrace_json_hex(w, "src", n->src);
+		ktrace_json_u64(w, "bytes", n->bytes);
+		ktrace_json_names(w, "copy_flags", ktrace_flag_names(n->copy_flags, ktrace_copy_flag_name, fl, sizeof fl, ","));
 		break;
 	case KTRACE_GNODE_MEMSET:
-		ktrace_flag_names(n->copy_flags, ktrace_copy_flag_name, fl, sizeof fl, "\",\"");
-		fprintf(f, ",\"dst\":\"0x%llx\",\"value\":\"0x%llx\",\"count\":%llu,\"elem_size\":%u,"
-			   "\"copy_flags\":[%s%s%s]", ktrace_ull(n->dst), ktrace_ull(n->value), ktrace_ull(n->count), n->elem_size,
-			fl[0] ? "\"" : "", fl, fl[0] ? "\"" : "");
+		ktrace_json_hex(w, "dst", n->dst);
+		ktrace_json_hex(w, "value", n->value);
+		ktrace_json_u64(w, "count", n->count);
+		ktrace_json_u64(w, "elem_size", n->elem_size);
+		ktrace_json_names(w, "copy_flags", ktrace_flag_names(n->copy_flags, ktrace_copy_flag_name, fl, sizeof fl, ","));
 		break;
 	case KTRACE_GNODE_CHILD:
-		fprintf(f, ",\"child_graph_id\":%llu", ktrace_ull(n->child_graph_id));
+		ktrace_json_u64(w, "child_graph_id", n->child_graph_id);
 		break;
 	default:
 		break;
 	}
 }
 
-static int json_graph_nodes(FILE *f, const struct ktrace_rec_graph *g)
+static int json_graph_nodes(struct json_writer *w, const struct ktrace_rec_graph *g)
 {
 	uint32_t off = 0;
 	char fl[96];
 
-	fputs(",\"nodes\":[", f);
+	ktrace_json_array(w, "nodes");
 	for (uint32_t i = 0; i < g->nnodes; i++) {
 		struct ktrace_graph_node n;
+
 		if (ktrace_graph_node_next(g, &off, &n))
 			return -1;
-		fprintf(f, "%s{\"index\":%u,\"kind\":\"%s\",\"flags\":[", i ? "," : "", g->node_first + i,
-			ktrace_graph_node_kind_name(n.kind));
-		ktrace_flag_names(n.flags, ktrace_graph_node_flag_name, fl, sizeof fl, "\",\"");
-		if (fl[0])
-			fprintf(f, "\"%s\"", fl);
-		fprintf(f, "],\"handle\":\"0x%llx\"", ktrace_ull(n.handle));
+		ktrace_json_object(w, NULL);
+		ktrace_json_u64(w, "index", g->node_first + i);
+		ktrace_json_str(w, "kind", ktrace_graph_node_kind_name(n.kind));
+		ktrace_json_names(w, "flags", ktrace_flag_names(n.flags, ktrace_graph_node_flag_name, fl, sizeof fl, ","));
+		ktrace_json_hex(w, "handle", n.handle);
 		if (n.parent != KTRACE_GRAPH_NO_PARENT)
-			fprintf(f, ",\"parent\":%u", n.parent);
+			ktrace_json_u64(w, "parent", n.parent);
 		else
-			fputs(",\"parent\":null", f);
-		json_graph_node_body(f, &n);
-		fputc('}', f);
+			ktrace_json_null(w, "parent");
+		json_graph_node_body(w, &n);
+		ktrace_json_end(w);
 	}
-	fputc(']', f);
+	ktrace_json_end(w);
 	return 0;
 }
 
-static void json_graph_edges(FILE *f, const struct ktrace_rec_graph *g)
+static void json_graph_edges(struct json_writer *w, const struct ktrace_rec_graph *g)
 {
-	fputs(",\"edges\":[", f);
+	ktrace_json_array(w, "edges");
 	for (uint32_t i = 0; i < g->nedges; i++) {
 		struct ktrace_graph_edge e;
+
 		ktrace_graph_edge_get(g, i, &e);
-		fprintf(f, "%s[%u,%u]", i ? "," : "", e.from, e.to);
+		ktrace_json_array(w, NULL);
+		ktrace_json_u64(w, NULL, e.from);
+		ktrace_json_u64(w, NULL, e.to);
+		ktrace_json_end(w);
 	}
-	fputc(']', f);
+	ktrace_json_end(w);
 }
 
-static void json_range_ref(FILE *f, const struct record_ctx *c, const struct ktrace_range_ref *r, int valid)
-{
-	const struct ktrace_range_node *n[KTRACE_RANGES_DEPTH];
-	int complete;
-	size_t k;
-
-	if (!valid)
-		return;
-	k = ktrace_ranges_chain(c->ranges, r->range, n, KTRACE_RANGES_DEPTH, &complete);
-	fprintf(f, ",\"range\":{\"id\":%u,\"complete\":%s,\"flags\":[", r->range, complete ? "true" : "false");
-	for (uint32_t b = 1, first = 1; b && b <= 0x8000; b <<= 1) {
-		if (!(r->flags & b))
-			continue;
-		if (ktrace_range_ref_flag_name(b))
-			fprintf(f, "%s\"%s\"", first ? "" : ",", ktrace_range_ref_flag_name(b));
-		else
-			fprintf(f, "%s\"0x%x\"", first ? "" : ",", b);
-		first = 0;
-	}
-	fputs("],\"path\":[", f);
-	for (size_t i = 0; i < k; i++) {
-		fputs(i ? ",{\"domain\":" : "{\"domain\":", f);
-		ktrace_json_put_string(f, n[i]->domain, strlen(n[i]->domain));
-		fputs(",\"message\":", f);
-		ktrace_json_put_string(f, n[i]->message, strlen(n[i]->message));
-		fputc('}', f);
-	}
-	fputs("],\"framework_seq\":", f);
-	if (r->fw_seq_kind == KTRACE_FWSEQ_NONE)
-		fputs("null}", f);
-	else
-		fprintf(f, "{\"kind\":\"%s\",\"number\":%llu}}", ktrace_fw_seq_kind_name(r->fw_seq_kind), ktrace_ull(r->fw_seq));
-}
-
-static void json_py_frames(FILE *f, const struct ktrace_rec_pystack *r)
+static void json_py_frames(struct json_writer *w, const struct ktrace_rec_pystack *r)
 {
 	struct ktrace_py_frame fr;
 	uint32_t off = 0;
 
-	fputs(",\"frames\":[", f);
+	ktrace_json_array(w, "frames");
 	for (uint32_t i = 0; i < r->nframes && !ktrace_pystack_frame_next(r, &off, &fr); i++) {
-		fputs(i ? ",{\"file\":" : "{\"file\":", f);
-		ktrace_json_put_string(f, fr.file.ptr, fr.file.len);
-		fprintf(f, ",\"line\":%u,\"function\":", fr.line);
-		ktrace_json_put_string(f, fr.function.ptr, fr.function.len);
-		fputc('}', f);
+		ktrace_json_object(w, NULL);
+		json_rstr(w, "file", fr.file);
+		ktrace_json_u64(w, "line", fr.line);
+		json_rstr(w, "function", fr.function);
+		ktrace_json_end(w);
 	}
-	fputc(']', f);
+	ktrace_json_end(w);
 }
 
 /* ---- the variable parts and derived fields (the table's hooks) ------------------- */
 
-static void json_kernel_names(FILE *f, const struct ktrace_rec_kernel *k)
+static void json_kernel_names(struct json_writer *w, const struct ktrace_rec_kernel *k)
 {
-	if (k) {
-		/* as every tool names a kernel it refers to: the name the reports print, and the symbol */
-		json_put_str(f, "kernel", k->demangled.len ? k->demangled : k->name);
-	} else {
-		fputs(",\"kernel\":null", f);
-	}
+	/* as every tool names a kernel it refers to: the name the reports print, and the symbol */
+	if (k)
+		json_rstr(w, "kernel", k->demangled.len ? k->demangled : k->name);
+	else
+		ktrace_json_null(w, "kernel");
 }
 
-static void json_args(FILE *f, const struct ktrace_rec_launch *l, const struct ktrace_rec_kernel *k)
+static void json_args(struct json_writer *w, const struct ktrace_rec_launch *l, const struct ktrace_rec_kernel *k)
 {
 	uint32_t n = k ? k->nparams : 0;
 
-	fputs(",\"args\":[", f);
+	ktrace_json_array(w, "args");
 	for (uint32_t i = 0; i < n; i++) {
 		struct ktrace_param_desc d;
 		char val[512];
+
 		if (ktrace_kernel_param(k, i, &d))
 			continue;
-		fputs(i ? "," : "", f);
-		json_param_desc(f, &d);
-		fprintf(f, ",\"value\":%s}", ktrace_param_value(&d, l->param_bytes, l->param_bytes_len, 1, val, sizeof val));
+		ktrace_json_object(w, NULL);
+		json_param_desc(w, &d);
+		ktrace_json_raw(w, "value", ktrace_param_value(&d, l->param_bytes, l->param_bytes_len, 1, val, sizeof val));
+		ktrace_json_end(w);
 	}
-	fputc(']', f);
+	ktrace_json_end(w);
 }
 
-static void json_regions(const struct record_ctx *c, FILE *f, const struct ktrace_rec_launch *l)
+static void json_regions(const struct record_ctx *c, struct json_writer *w, const struct ktrace_rec_launch *l)
 {
-	fputs(",\"regions\":[", f);
+	ktrace_json_array(w, "regions");
 	for (uint32_t i = 0; i < l->nregions; i++) {
 		struct ktrace_region g;
+
 		ktrace_launch_region(l, i, &g);
-		fputs(i ? "," : "", f);
-		json_region(c, f, &g);
+		json_region(c, w, &g);
 	}
-	fputc(']', f);
+	ktrace_json_end(w);
 }
 
-static int json_params(FILE *f, const struct ktrace_rec_kernel *kr)
+static int json_params(struct json_writer *w, const struct ktrace_rec_kernel *kr)
 {
-	fputs(",\"params\":[", f);
+	ktrace_json_array(w, "params");
 	for (uint32_t i = 0; i < kr->nparams; i++) {
 		struct ktrace_param_desc d;
+
 		if (ktrace_kernel_param(kr, i, &d))
 			return -1;
-		fputs(i ? "," : "", f);
-		json_param_desc(f, &d);
-		fputc('}', f);
+		ktrace_json_object(w, NULL);
+		json_param_desc(w, &d);
+		ktrace_json_end(w);
 	}
-	fputc(']', f);
+	ktrace_json_end(w);
 	return 0;
 }
 
-static void json_counters(FILE *f, const struct ktrace_rec_counters *r)
+static void json_counters(struct json_writer *w, const struct ktrace_rec_counters *r)
 {
-	fputs(",\"counters\":{", f);
+	ktrace_json_object(w, "counters");
 	for (uint32_t i = 0; i < r->ncounters; i++) {
 		struct ktrace_counter c;
+		char key[32];
+		const char *nm;
+
 		ktrace_counters_get(r, i, &c);
-		const char *nm = ktrace_counter_name(c.id);
-		if (strcmp(nm, "unknown"))
-			fprintf(f, "%s\"%s\":%llu", i ? "," : "", nm, ktrace_ull(c.value));
-		else
-			fprintf(f, "%s\"counter%u\":%llu", i ? "," : "", c.id, ktrace_ull(c.value));
+		nm = ktrace_counter_name(c.id);
+		if (!strcmp(nm, "unknown")) {
+			snprintf(key, sizeof key, "counter%u", c.id);
+			nm = key;
+		}
+		ktrace_json_u64(w, nm, c.value);
 	}
-	fputc('}', f);
+	ktrace_json_end(w);
 }
 
-/* A measure that may be infinite (a NaN against a number): null then. */
-static void json_put_measure(FILE *f, const char *k, double v)
-{
-	if (isfinite(v))
-		fprintf(f, ",\"%s\":%.17g", k, v);
-	else
-		fprintf(f, ",\"%s\":null", k);
-}
-
-static void json_replay_buffer(FILE *f, const struct ktrace_replay_buffer_result *b)
+static void json_replay_buffer(struct json_writer *w, const struct ktrace_replay_buffer_result *b)
 {
 	const struct ktrace_replay_diff *d = &b->diff;
 
-	fputs("{\"name\":", f);
-	ktrace_json_put_string(f, b->name, strlen(b->name));
-	json_put_cstr(f, "param_type", b->type);
-	json_put_cstr(f, "elem", ktrace_replay_elem_name(b->elem));
-	json_put_u64(f, "arg_index", b->arg_index);
-	json_put_hex(f, "base", b->base);
-	json_put_u64(f, "bytes", b->size);
-	json_put_cstr(f, "copy_place", ktrace_replay_place_name(b->place));
-	json_put_digest(f, "digest_r0", b->digest_r0);
-	json_put_u64(f, "replays_differing", b->replays_differing);
-	json_put_u64(f, "elements", d->elements);
-	json_put_u64(f, "differing", d->differing);
-	json_put_u64(f, "nan_mismatches", d->nan_mismatches);
-	json_put_measure(f, "max_abs", d->max_abs);
-	json_put_measure(f, "max_rel", d->max_rel);
-	json_put_u64(f, "max_ulp", d->max_ulp);
-	fputs(",\"first\":[", f);
+	ktrace_json_object(w, NULL);
+	ktrace_json_str(w, "name", b->name);
+	ktrace_json_str(w, "param_type", b->type);
+	ktrace_json_str(w, "elem", ktrace_replay_elem_name(b->elem));
+	ktrace_json_u64(w, "arg_index", b->arg_index);
+	ktrace_json_hex(w, "base", b->base);
+	ktrace_json_u64(w, "bytes", b->size);
+	ktrace_json_str(w, "copy_place", ktrace_replay_place_name(b->place));
+	ktrace_json_digest(w, "digest_r0", b->digest_r0);
+	ktrace_json_u64(w, "replays_differing", b->replays_differing);
+	ktrace_json_u64(w, "elements", d->elements);
+	ktrace_json_u64(w, "differing", d->differing);
+	ktrace_json_u64(w, "nan_mismatches", d->nan_mismatches);
+	ktrace_json_double(w, "max_abs", d->max_abs, "%.17g");
+	ktrace_json_double(w, "max_rel", d->max_rel, "%.17g");
+	ktrace_json_u64(w, "max_ulp", d->max_ulp);
+	ktrace_json_array(w, "first");
 	for (uint32_t k = 0; k < d->nfirst; k++)
-		fprintf(f, "%s%llu", k ? "," : "", ktrace_ull(d->first[k]));
-	fputs("]}", f);
+		ktrace_json_u64(w, NULL, d->first[k]);
+	ktrace_json_end(w);
+	ktrace_json_end(w);
 }
 
 /* REPLAY: the report's fields, after op_seq and kernel_id. */
-static int json_replay_report(FILE *f, const struct ktrace_rec_replay *r, const struct ktrace_rec_kernel *k)
+static int json_replay_report(struct json_writer *w, const struct ktrace_rec_replay *r,
+			      const struct ktrace_rec_kernel *k)
 {
 	struct ktrace_replay_report rep;
 	char *para;
@@ -384,34 +311,31 @@ static int json_replay_report(FILE *f, const struct ktrace_rec_replay *r, const 
 		return -1;
 	/* the record names the kernel by its symbol; the name the reports print comes from its KERNEL record */
 	if (k && k->demangled.len)
-		json_put_str(f, "kernel", k->demangled);
+		json_rstr(w, "kernel", k->demangled);
 	else
-		json_put_cstr(f, "kernel", rep.kernel ? rep.kernel : "");
-	json_put_cstr(f, "mangled", rep.kernel ? rep.kernel : "");
-	json_put_u64(f, "occurrence", rep.occurrence);
-	json_put_cstr(f, "outcome", ktrace_replay_outcome_key(rep.outcome));
-	json_put_cstr(f, "reason", ktrace_replay_reason_text(rep.reason));
-	json_put_cstr(f, "detail", rep.detail);
-	json_put_i64(f, "launch_result", rep.launch_result);
-	json_put_i64(f, "driver_error", rep.driver_error);
-	json_put_u64(f, "runs_requested", rep.runs_requested);
-	json_put_u64(f, "runs_done", rep.runs_done);
-	json_put_u64(f, "distinct", rep.distinct);
-	json_put_u64(f, "bytes_device", rep.bytes_device);
-	json_put_u64(f, "bytes_host", rep.bytes_host);
-	json_put_u64(f, "total_ns", rep.total_ns);
-	fputs(",\"buffers\":[", f);
-	for (uint32_t i = 0; i < rep.nbuffers; i++) {
-		fputs(i ? "," : "", f);
-		json_replay_buffer(f, &rep.buffers[i]);
-	}
-	fputc(']', f);
+		ktrace_json_str(w, "kernel", rep.kernel);
+	ktrace_json_str(w, "mangled", rep.kernel);
+	ktrace_json_u64(w, "occurrence", rep.occurrence);
+	ktrace_json_str(w, "outcome", ktrace_replay_outcome_key(rep.outcome));
+	ktrace_json_str(w, "reason", ktrace_replay_reason_text(rep.reason));
+	ktrace_json_str(w, "detail", rep.detail);
+	ktrace_json_i64(w, "launch_result", rep.launch_result);
+	ktrace_json_i64(w, "driver_error", rep.driver_error);
+	ktrace_json_u64(w, "runs_requested", rep.runs_requested);
+	ktrace_json_u64(w, "runs_done", rep.runs_done);
+	ktrace_json_u64(w, "distinct", rep.distinct);
+	ktrace_json_u64(w, "bytes_device", rep.bytes_device);
+	ktrace_json_u64(w, "bytes_host", rep.bytes_host);
+	ktrace_json_u64(w, "total_ns", rep.total_ns);
+	ktrace_json_array(w, "buffers");
+	for (uint32_t i = 0; i < rep.nbuffers; i++)
+		json_replay_buffer(w, &rep.buffers[i]);
+	ktrace_json_end(w);
 	n = ktrace_replay_report_format(&rep, NULL, 0);
 	para = malloc(n + 1);
 	if (para) {
 		ktrace_replay_report_format(&rep, para, n + 1);
-		fputs(",\"text\":", f);
-		ktrace_json_put_string(f, para, n);
+		ktrace_json_strn(w, "text", para, n);
 	}
 	free(para);
 	ktrace_replay_report_free(&rep);
@@ -419,7 +343,7 @@ static int json_replay_report(FILE *f, const struct ktrace_rec_replay *r, const 
 }
 
 /* The graph and range references a launch, copy or memset carries (by its flags). */
-static void json_refs(const struct record_ctx *c, FILE *f, enum ktrace_hook h, uint16_t type,
+static void json_refs(const struct record_ctx *c, struct json_writer *w, enum ktrace_hook h, uint16_t type,
 		      const union ktrace_any_record *u)
 {
 	const struct ktrace_graph_ref *g = type == KTRACE_REC_LAUNCH ? &u->launch.graph
@@ -431,57 +355,59 @@ static void json_refs(const struct record_ctx *c, FILE *f, enum ktrace_hook h, u
 	uint32_t gflag = type == KTRACE_REC_LAUNCH ? KTRACE_LAUNCHF_GRAPH : KTRACE_COPYF_GRAPH;
 	uint32_t rflag = type == KTRACE_REC_LAUNCH ? KTRACE_LAUNCHF_RANGE : KTRACE_COPYF_RANGE;
 
-	if (h == KT_HOOK_GRAPH_REF)
-		json_graph_ref(f, g, (flags & gflag) != 0);
-	else
-		json_range_ref(f, c, r, (flags & rflag) != 0);
+	if (h == KT_HOOK_GRAPH_REF && (flags & gflag)) {
+		ktrace_record_json_graph_ref(w, g);
+	} else if (h == KT_HOOK_RANGE_REF && (flags & rflag)) {
+		ktrace_json_object(w, "range");
+		ktrace_record_json_range_members(w, c->ranges, r);
+		ktrace_json_end(w);
+	}
 }
 
 /* One derived field or variable part (a KT_SHOW_HOOK entry of the record table). */
-static int json_hook(const struct record_ctx *c, FILE *f, enum ktrace_hook h, uint16_t type,
+static int json_hook(const struct record_ctx *c, struct json_writer *w, enum ktrace_hook h, uint16_t type,
 		     const union ktrace_any_record *u, const struct ktrace_rec_kernel *k)
 {
+	char text[32];
+
 	switch (h) {
-	case KT_HOOK_FORMAT_VERSION: fprintf(f, ",\"format\":\"%u.%u\"", c->format_major, c->format_minor); return 0;
+	case KT_HOOK_FORMAT_VERSION:
+		snprintf(text, sizeof text, "%u.%u", c->format_major, c->format_minor);
+		ktrace_json_str(w, "format", text);
+		return 0;
 	case KT_HOOK_DATA_HEX:
-		fputs(",\"data_hex\":\"", f);
-		ktrace_put_hex(f, u->module_image.bytes, u->module_image.chunk_len);
-		fputc('"', f);
+		ktrace_json_hex_bytes(w, "data_hex", u->module_image.bytes, u->module_image.chunk_len);
 		return 0;
 	case KT_HOOK_KERNEL_STRINGS:
-		json_put_str(f, "name", u->kernel.name);
-		json_put_str(f, "demangled", u->kernel.demangled);
+		json_rstr(w, "name", u->kernel.name);
+		json_rstr(w, "demangled", u->kernel.demangled);
 		return 0;
-	case KT_HOOK_PARAMS: return json_params(f, &u->kernel);
-	case KT_HOOK_KERNEL_NAME: json_kernel_names(f, k); return 0;
+	case KT_HOOK_PARAMS: return json_params(w, &u->kernel);
+	case KT_HOOK_KERNEL_NAME: json_kernel_names(w, k); return 0;
 	case KT_HOOK_KERNEL_MANGLED:
 		if (k)
-			json_put_str(f, "mangled", k->name);
+			json_rstr(w, "mangled", k->name);
 		else
-			fputs(",\"mangled\":null", f);
+			ktrace_json_null(w, "mangled");
 		return 0;
-	case KT_HOOK_UNVERIFIABLE: json_unverifiable(f, &u->launch); return 0;
+	case KT_HOOK_UNVERIFIABLE: json_unverifiable(w, &u->launch); return 0;
 	case KT_HOOK_GRAPH_REF:
-	case KT_HOOK_RANGE_REF: json_refs(c, f, h, type, u); return 0;
+	case KT_HOOK_RANGE_REF: json_refs(c, w, h, type, u); return 0;
 	case KT_HOOK_PARAM_BYTES:
-		fputs(",\"param_bytes\":\"", f);
-		ktrace_put_hex(f, u->launch.param_bytes, u->launch.param_bytes_len);
-		fputc('"', f);
+		ktrace_json_hex_bytes(w, "param_bytes", u->launch.param_bytes, u->launch.param_bytes_len);
 		return 0;
-	case KT_HOOK_ARGS: json_args(f, &u->launch, k); return 0;
-	case KT_HOOK_REGIONS: json_regions(c, f, &u->launch); return 0;
-	case KT_HOOK_COUNTERS: json_counters(f, &u->counters); return 0;
-	case KT_HOOK_REPLAY_REPORT: return json_replay_report(f, &u->replay, k);
-	case KT_HOOK_GRAPH_HASHED:
-		fprintf(f, ",\"hashed\":%s", (u->graph.flags & KTRACE_GRAPHF_HASHED) ? "true" : "false");
-		return 0;
-	case KT_HOOK_GRAPH_NODES: return json_graph_nodes(f, &u->graph);
-	case KT_HOOK_GRAPH_EDGES: json_graph_edges(f, &u->graph); return 0;
-	case KT_HOOK_RANGE_SOURCE: json_put_str(f, "source", u->range.source); return 0;
-	case KT_HOOK_PY_FRAMES: json_py_frames(f, &u->pystack); return 0;
+	case KT_HOOK_ARGS: json_args(w, &u->launch, k); return 0;
+	case KT_HOOK_REGIONS: json_regions(c, w, &u->launch); return 0;
+	case KT_HOOK_COUNTERS: json_counters(w, &u->counters); return 0;
+	case KT_HOOK_REPLAY_REPORT: return json_replay_report(w, &u->replay, k);
+	case KT_HOOK_GRAPH_HASHED: ktrace_json_bool(w, "hashed", (u->graph.flags & KTRACE_GRAPHF_HASHED) != 0); return 0;
+	case KT_HOOK_GRAPH_NODES: return json_graph_nodes(w, &u->graph);
+	case KT_HOOK_GRAPH_EDGES: json_graph_edges(w, &u->graph); return 0;
+	case KT_HOOK_RANGE_SOURCE: json_rstr(w, "source", u->range.source); return 0;
+	case KT_HOOK_PY_FRAMES: json_py_frames(w, &u->pystack); return 0;
 	case KT_HOOK_DURATION:
-		json_put_u64(f, "duration_ns", u->gputime.end_ns >= u->gputime.start_ns
-						       ? u->gputime.end_ns - u->gputime.start_ns : 0);
+		ktrace_json_u64(w, "duration_ns", u->gputime.end_ns >= u->gputime.start_ns
+							  ? u->gputime.end_ns - u->gputime.start_ns : 0);
 		return 0;
 	default: return 0;
 	}
@@ -489,95 +415,109 @@ static int json_hook(const struct record_ctx *c, FILE *f, enum ktrace_hook h, ui
 
 /* ---- the record table's fields --------------------------------------------------------- */
 
-static void json_flags_field(FILE *f, const struct ktrace_field *fd, uint64_t v)
-{
-	char names[512];
-
-	json_put_name_list(f, fd->name, ktrace_flag_names(v, fd->names, names, sizeof names, ","));
-}
-
 /* One fixed field or string of a decoded record, as the table says to show it. */
-static void json_field(FILE *f, const struct ktrace_field *fd, const union ktrace_any_record *u)
+static void json_field(struct json_writer *w, const struct ktrace_field *fd, const union ktrace_any_record *u)
 {
 	uint64_t v = ktrace_field_value(fd, u, 0);
+	char names[512];
 
 	if (fd->valid && !fd->valid(u)) {
 		if (fd->absent == KT_ABSENT_NULL)
-			fprintf(f, ",\"%s\":null", fd->name);
+			ktrace_json_null(w, fd->name);
 		return;
 	}
 	switch (fd->show) {
-	case KT_SHOW_NUM: json_put_u64(f, fd->name, v); break;
-	case KT_SHOW_INT: json_put_i64(f, fd->name, (int64_t)v); break;
-	case KT_SHOW_HEX: json_put_hex(f, fd->name, v); break;
-	case KT_SHOW_DIGEST: json_put_digest(f, fd->name, v); break;
-	case KT_SHOW_ENUM: json_put_cstr(f, fd->name, fd->names((uint32_t)v)); break;
-	case KT_SHOW_FLAGS: json_flags_field(f, fd, v); break;
-	case KT_SHOW_STR: json_put_str(f, fd->name, ktrace_field_str(fd, u)); break;
+	case KT_SHOW_NUM: ktrace_json_u64(w, fd->name, v); break;
+	case KT_SHOW_INT: ktrace_json_i64(w, fd->name, (int64_t)v); break;
+	case KT_SHOW_HEX: ktrace_json_hex(w, fd->name, v); break;
+	case KT_SHOW_DIGEST: ktrace_json_digest(w, fd->name, v); break;
+	case KT_SHOW_ENUM: ktrace_json_str(w, fd->name, fd->names((uint32_t)v)); break;
+	case KT_SHOW_FLAGS:
+		ktrace_json_names(w, fd->name, ktrace_flag_names(v, fd->names, names, sizeof names, ","));
+		break;
+	case KT_SHOW_STR: json_rstr(w, fd->name, ktrace_field_str(fd, u)); break;
 	case KT_SHOW_SHAPE:
-		fprintf(f, ",\"%s\":[%llu,%llu,%llu]", fd->name, ktrace_ull(v), ktrace_ull(ktrace_field_value(fd, u, 1)),
-			ktrace_ull(ktrace_field_value(fd, u, 2)));
+		ktrace_json_array(w, fd->name);
+		for (int i = 0; i < 3; i++)
+			ktrace_json_u64(w, NULL, ktrace_field_value(fd, u, i));
+		ktrace_json_end(w);
 		break;
 	default: break;
 	}
 }
 
 /* The record's own fields, as the record table lists them; -1 when it does not decode. */
-static int json_fields(const struct record_ctx *c, FILE *f, const struct ktrace_record_prefix *p, const void *rec,
-		       size_t len, const struct ktrace_rec_kernel *k)
+static int json_fields(const struct record_ctx *c, struct json_writer *w, const struct ktrace_record_prefix *p,
+		       const void *rec, size_t len, const struct ktrace_rec_kernel *k)
 {
 	const struct ktrace_record_desc *d = ktrace_record_desc(p->type);
 	union ktrace_any_record u;
 
 	if (!d) {
-		json_put_u64(f, "type_id", p->type);
+		ktrace_json_u64(w, "type_id", p->type);
 		return 0;
 	}
 	if (d->decode(rec, len, &u))
 		return -1;
 	for (uint16_t i = 0; i < d->nfields; i++) {
 		const struct ktrace_field *fd = &d->fields[i];
+
 		if (fd->show == KT_SHOW_HOOK) {
-			if (json_hook(c, f, fd->hook, p->type, &u, k))
+			if (json_hook(c, w, fd->hook, p->type, &u, k))
 				return -1;
 		} else if (fd->show != KT_SHOW_HIDDEN) {
-			json_field(f, fd, &u);
+			json_field(w, fd, &u);
 		}
 	}
 	return 0;
 }
 
-int ktrace_record_json(const struct record_ctx *c, const struct ktrace_record_prefix *p, const void *rec, size_t len,
-		     const struct ktrace_rec_kernel *k)
+/* The members every record has, after which its own come: its type, seq,
+ * time, size and flags, and the file it is from. */
+static void json_head(const struct record_ctx *c, struct json_writer *w, const struct ktrace_record_prefix *p,
+		      size_t len)
 {
-	FILE *f = c->out;
-	/* The fields go to memory first, so a malformed record still gives one
-	 * well-formed line. */
-	char *body = NULL;
-	size_t blen = 0;
+	ktrace_json_object(w, NULL);
+	ktrace_json_str(w, "type", ktrace_record_type_name(p->type));
+	ktrace_json_u64(w, "seq", p->seq);
+	ktrace_json_u64(w, "time_ns", p->time_ns);
+	ktrace_json_u64(w, "size", len);
+	if (p->flags) {
+		char fl[200];
+
+		ktrace_json_names(w, "record_flags", ktrace_flag_names(p->flags, NULL, fl, sizeof fl, ","));
+	}
+	ktrace_json_str(w, "file", c->file);
+}
+
+int ktrace_record_json(const struct record_ctx *c, const struct ktrace_record_prefix *p, const void *rec,
+		       size_t len, const struct ktrace_rec_kernel *k)
+{
+	/* The line goes to memory first, so that a malformed record still gives
+	 * one well-formed line: its head, and "malformed". */
+	struct json_writer w;
+	char *line = NULL;
+	size_t n = 0;
 	int rc = -1;
-	FILE *m = open_memstream(&body, &blen);
+	FILE *m = open_memstream(&line, &n);
+
 	if (m) {
-		rc = json_fields(c, m, p, rec, len, k);
+		ktrace_json_init(&w, m, JSON_COMPACT);
+		json_head(c, &w, p, len);
+		rc = json_fields(c, &w, p, rec, len, k);
+		ktrace_json_end(&w);
 		if (fclose(m))
 			rc = -1;
 	}
-	const char *tn = ktrace_record_type_name(p->type);
-	fputs("{\"type\":", f);
-	ktrace_json_put_string(f, tn, strlen(tn));
-	json_put_u64(f, "seq", p->seq);
-	json_put_u64(f, "time_ns", p->time_ns);
-	json_put_u64(f, "size", len);
-	if (p->flags) {
-		char fl[200];
-		json_put_name_list(f, "record_flags", ktrace_flag_names(p->flags, NULL, fl, sizeof fl, ","));
+	if (rc == 0) {
+		fwrite(line, 1, n, c->out);
+	} else {
+		ktrace_json_init(&w, c->out, JSON_COMPACT);
+		json_head(c, &w, p, len);
+		ktrace_json_bool(&w, "malformed", 1);
+		ktrace_json_end(&w);
 	}
-	json_put_cstr(f, "file", c->file);
-	if (rc == 0 && body)
-		fwrite(body, 1, blen, f);
-	else
-		fputs(",\"malformed\":true", f);
-	fputs("}\n", f);
-	free(body);
+	fputc('\n', c->out);
+	free(line);
 	return rc;
 }

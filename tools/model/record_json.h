@@ -11,6 +11,7 @@
 
 #include "format/ktrace_format.h"
 
+struct json_writer;
 struct ktrace_ranges;
 
 /* What the printers of a record need to know of the file it comes from. */
@@ -32,6 +33,16 @@ struct record_ctx {
  * line then says so: "malformed":true). */
 int ktrace_record_json(const struct record_ctx *c, const struct ktrace_record_prefix *p, const void *rec,
 		       size_t len, const struct ktrace_rec_kernel *k);
+
+/* Pieces of a record that other tools' JSON gives the same way (the
+ * timeline's arguments, the diff's report): a graph launch's node as the
+ * "graph" member, and the members of a "range" object (the NVTX ranges of a
+ * launch, copy or memset: its id, whether every RANGE record of the path was
+ * found, the flags, the path outermost first, the framework's sequence
+ * number). */
+void ktrace_record_json_graph_ref(struct json_writer *w, const struct ktrace_graph_ref *g);
+void ktrace_record_json_range_members(struct json_writer *w, const struct ktrace_ranges *ranges,
+				      const struct ktrace_range_ref *r);
 
 /* The record table as one JSON document on f. */
 int ktrace_record_table_json(FILE *f);

@@ -1,13 +1,12 @@
-/* tools/model/record_table_json.c: the record table
- * (format/record_table.def) as one JSON document: every record type, and each
- * of its fields with its offset, wire type, how the tools show it, the format
- * minor that added it and what it is.  scripts/record_docs.py makes the
- * tables of docs/format.md and the JSON schema's records from it, and checks
- * them; a reader in another language can be made from it.
+/* tools/model/record_table_json.c: the record table (format/record_table.def)
+ * as one JSON document (ktrace-dump --record-table, ktrace.record_table()):
+ * every record type, and each of its fields with its offset, wire type, how
+ * the tools show it, the format minor that added it and what it is.
+ * scripts/record_docs.py makes the tables of docs/format.md and the JSON
+ * schema's records from it, and checks them; a reader in another language
+ * can be made from it.
  */
 #include "tools/model/record_json.h"
-
-#include <string.h>
 
 #include "format/record_table.h"
 #include "tools/model/json_writer.h"
@@ -25,50 +24,70 @@ static const char *show_name(uint8_t s)
 	return s < sizeof names / sizeof names[0] && names[s] ? names[s] : "unknown";
 }
 
-static void put_key_str(FILE *f, const char *k, const char *v)
+/* "1.<minor>" */
+static void since(struct json_writer *w, unsigned minor)
 {
-	fprintf(f, ",\"%s\":", k);
-	ktrace_json_put_string(f, v, strlen(v));
+	char v[16];
+
+	snprintf(v, sizeof v, "1.%u", minor);
+	ktrace_json_str(w, "since", v);
 }
 
-static void put_field(FILE *f, const struct ktrace_field *fd, int first)
+static void put_field(struct json_writer *w, const struct ktrace_field *fd)
 {
 	static const char *const absent[] = { "never", "null", "omitted" };
 
-	fprintf(f, "%s\n    {\"name\":", first ? "" : ",");
-	ktrace_json_put_string(f, fd->name, strlen(fd->name));
+	ktrace_json_break(w, 4);
+	ktrace_json_object(w, NULL);
+	ktrace_json_str(w, "name", fd->name);
 	if (fd->member_name)
-		put_key_str(f, "member", fd->member_name);
-	if (ktrace_wire_size(fd->wire))
-		fprintf(f, ",\"offset\":%u,\"bytes\":%u", fd->offset, ktrace_wire_size(fd->wire));
-	put_key_str(f, "wire", wire_name(fd->wire));
-	put_key_str(f, "show", show_name(fd->show));
-	fprintf(f, ",\"since\":\"1.%u\"", fd->since);
+		ktrace_json_str(w, "member", fd->member_name);
+	if (ktrace_wire_size(fd->wire)) {
+		ktrace_json_u64(w, "offset", fd->offset);
+		ktrace_json_u64(w, "bytes", ktrace_wire_size(fd->wire));
+	}
+	ktrace_json_str(w, "wire", wire_name(fd->wire));
+	ktrace_json_str(w, "show", show_name(fd->show));
+	since(w, fd->since);
 	if (fd->valid)
-		put_key_str(f, "when_absent", absent[fd->absent < 3 ? fd->absent : 0]);
-	put_key_str(f, "doc", fd->doc);
-	fputc('}', f);
+		ktrace_json_str(w, "when_absent", absent[fd->absent < 3 ? fd->absent : 0]);
+	ktrace_json_str(w, "doc", fd->doc);
+	ktrace_json_end(w);
 }
 
 int ktrace_record_table_json(FILE *f)
 {
+	struct json_writer w;
+	char format[16];
 	size_t n;
 	const struct ktrace_record_desc *d = ktrace_record_descs(&n);
 
-	fprintf(f, "{\"format\":\"%u.%u\",\"prefix_bytes\":%u,\"records\":[", KTRACE_FORMAT_MAJOR,
-		KTRACE_FORMAT_MINOR, KTRACE_RECORD_PREFIX_SIZE);
+	ktrace_json_init(&w, f, JSON_COMPACT);
+	ktrace_json_object(&w, NULL);
+	snprintf(format, sizeof format, "%u.%u", KTRACE_FORMAT_MAJOR, KTRACE_FORMAT_MINOR);
+	ktrace_json_str(&w, "format", format);
+	ktrace_json_u64(&w, "prefix_bytes", KTRACE_RECORD_PREFIX_SIZE);
+	ktrace_json_array(&w, "records");
 	for (size_t i = 0; i < n; i++) {
-		fprintf(f, "%s\n  {\"type\":%u", i ? "," : "", d[i].type);
-		put_key_str(f, "name", d[i].name);
-		put_key_str(f, "upper", d[i].upper);
-		fprintf(f, ",\"since\":\"1.%u\",\"generic\":%s,\"fixed_bytes\":%u,\"oldest_fixed_bytes\":%u",
-			d[i].since, d[i].generic ? "true" : "false", d[i].fixed, d[i].oldest);
-		put_key_str(f, "doc", d[i].doc);
-		fputs(",\"fields\":[", f);
+		ktrace_json_break(&w, 2);
+		ktrace_json_object(&w, NULL);
+		ktrace_json_u64(&w, "type", d[i].type);
+		ktrace_json_str(&w, "name", d[i].name);
+		ktrace_json_str(&w, "upper", d[i].upper);
+		since(&w, d[i].since);
+		ktrace_json_bool(&w, "generic", d[i].generic);
+		ktrace_json_u64(&w, "fixed_bytes", d[i].fixed);
+		ktrace_json_u64(&w, "oldest_fixed_bytes", d[i].oldest);
+		ktrace_json_str(&w, "doc", d[i].doc);
+		ktrace_json_array(&w, "fields");
 		for (uint16_t k = 0; k < d[i].nfields; k++)
-			put_field(f, &d[i].fields[k], k == 0);
-		fputs("]}", f);
+			put_field(&w, &d[i].fields[k]);
+		ktrace_json_end(&w);
+		ktrace_json_end(&w);
 	}
-	fputs("\n]}\n", f);
+	ktrace_json_break(&w, 0);
+	ktrace_json_end(&w);
+	ktrace_json_end(&w);
+	fputc('\n', f);
 	return 0;
 }
