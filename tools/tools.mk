@@ -3,12 +3,13 @@
 # `ktrace` command and the command-line helpers every tool's main uses, and one
 # folder per other command.  `ktrace` runs the others as subcommands.
 
-# The JSON writer every tool's JSON goes through, and how values are shown.
-JSON_SRCS := tools/model/json_writer.c tools/model/value.c
+# What every tool may use: growable arrays, the JSON writer every tool's JSON goes
+# through, how values are shown.
+MODEL_BASE_SRCS := tools/model/array.c tools/model/json_writer.c tools/model/value.c
 # The trace model and what every tool that reads traces shares: NVTX range paths, the
 # reasons a launch is unverified, a record's graph and range references as JSON.
 MODEL_SRCS := tools/model/trace_model.c tools/model/ranges.c tools/model/unverified.c tools/model/ref_json.c \
-	$(JSON_SRCS)
+	$(MODEL_BASE_SRCS)
 # A record as JSON, and the record table as JSON (ktrace-dump --json, the Python reader).
 RECORD_JSON_SRCS := tools/model/record_json.c tools/model/record_table_json.c
 
@@ -47,7 +48,7 @@ ktrace-hash_SRCS := tools/inspect/hash.c $(CLI_SRCS)
 
 # ktrace-inspect: kernel parameter metadata of CUDA images.
 TOOLS += ktrace-inspect
-ktrace-inspect_SRCS := tools/inspect/inspect.c tools/inspect/inspect_print.c $(JSON_SRCS) $(CLI_SRCS)
+ktrace-inspect_SRCS := tools/inspect/inspect.c tools/inspect/inspect_print.c $(MODEL_BASE_SRCS) $(CLI_SRCS)
 
 # ktrace: the front end (run, check, and the other tools as subcommands).
 TOOLS += ktrace

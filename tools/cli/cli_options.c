@@ -1,6 +1,6 @@
-/* tools/cli/cli_options.c: the tools' command-line reading on top of getopt_long,
- * its one-line messages, and the check that the output was written
- * (cli_options.h).
+/* tools/cli/cli_options.c: every tool's main (ktrace_cli_main), its
+ * command-line reading on top of getopt_long, its one-line messages, and the
+ * check that the output was written (cli_options.h).
  *
  * Messages name the option as the user typed it ("--kern" for an
  * abbreviation), never with its value.  getopt_long itself prints nothing
@@ -9,15 +9,9 @@
 #include "tools/cli/cli_options.h"
 
 #include <errno.h>
-#include <stdarg.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
-
-void ktrace_cli_begin(void)
-{
-	optind = 0; /* glibc: start again from argv[1], forgetting earlier state */
-	opterr = 0;
-}
 
 /* The name part of a long option as typed: "--name" of "--name=value". */
 static void typed_long_name(const char *arg, char *out, size_t cap)
@@ -112,28 +106,6 @@ int ktrace_cli_next(int argc, char **argv, const char *shortopts, const struct o
 	return code;
 }
 
-int ktrace_cli_join(struct option *out, size_t cap, ...)
-{
-	const struct option *table;
-	size_t n = 0;
-	va_list ap;
-
-	if (!cap)
-		return -1;
-	va_start(ap, cap);
-	while ((table = va_arg(ap, const struct option *)) != NULL)
-		for (; table->name; table++) {
-			if (n + 1 >= cap) {
-				va_end(ap);
-				return -1;
-			}
-			out[n++] = *table;
-		}
-	va_end(ap);
-	memset(&out[n], 0, sizeof out[n]);
-	return (int)n;
-}
-
 int ktrace_cli_usage_error(const char *tool, const char *err)
 {
 	fprintf(stderr, "%s: %s (try --help)\n", tool, err);
@@ -175,4 +147,62 @@ int ktrace_cli_stdout_status(const char *tool)
 	else
 		snprintf(err, sizeof err, "stdout: write error");
 	return ktrace_cli_fail(tool, err);
+}
+
+const struct option ktrace_cli_help_options[] = {
+	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, KTRACE_CLI_OPT_VERSION },
+	{ NULL, 0, NULL, 0 },
+};
+
+#define MAX_OPTIONS 64
+
+/* The tool's option tables one after the other in out, ending with a zeroed
+ * entry: 0, or -1 when out is too small. */
+static int join_options(struct option *out, size_t cap, const struct option *const *tables)
+{
+	size_t n = 0;
+
+	for (; *tables; tables++)
+		for (const struct option *o = *tables; o->name; o++) {
+			if (n + 1 >= cap)
+				return -1;
+			out[n++] = *o;
+		}
+	memset(&out[n], 0, sizeof out[n]);
+	return 0;
+}
+
+/* The exit status, once standard output was checked. */
+static int finish(const struct ktrace_cli_tool *t, int status)
+{
+	if (status != 2 && ktrace_cli_stdout_status(t->name))
+		return 2;
+	return status;
+}
+
+int ktrace_cli_main(const struct ktrace_cli_tool *t, void *ctx, int argc, char **argv)
+{
+	struct option longopts[MAX_OPTIONS];
+	char err[PATH_MAX + 256];
+	int code;
+
+	if (join_options(longopts, MAX_OPTIONS, t->options))
+		return ktrace_cli_fail(t->name, "too many options (internal error)");
+	optind = 0; /* glibc: start again from argv[1], forgetting an earlier parse (ktrace's subcommands) */
+	while ((code = ktrace_cli_next(argc, argv, t->shortopts, longopts, err, sizeof err)) != -1) {
+		if (code == 'h') {
+			t->usage(stdout);
+			return finish(t, 0);
+		}
+		if (code == KTRACE_CLI_OPT_VERSION) {
+			printf("%s\n", t->version);
+			return finish(t, 0);
+		}
+		if (code == '?')
+			return ktrace_cli_usage_error(t->name, err);
+		if (t->option && t->option(ctx, code, optarg, err, sizeof err) < 0)
+			return ktrace_cli_fail(t->name, err);
+	}
+	return finish(t, t->run(ctx, argc - optind, argv + optind));
 }

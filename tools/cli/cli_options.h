@@ -1,7 +1,10 @@
-/* tools/cli/cli_options.h: how every tool reads its command line (cli_options.c).
+/* tools/cli/cli_options.h: how every tool reads its command line, and every
+ * tool's main (cli_options.c).
  *
- * All tools use getopt_long from the C library through ktrace_cli_next(),
- * which adds the rules the tools share:
+ * Each tool's main is ktrace_cli_main(): it reads the options with
+ * getopt_long from the C library through ktrace_cli_next(), answers --help
+ * and --version, hands each option and then the operands to the tool, and
+ * checks that standard output was written.  The rules the tools share:
  *   - a mistake is one line, "<tool>: <what> (try --help)", and exit status 2:
  *     an unknown option, an ambiguous abbreviation, an option missing its
  *     value, a value given to an option that takes none;
@@ -19,26 +22,50 @@
 
 #include <getopt.h>
 #include <stddef.h>
+#include <stdio.h>
 
-/* Start reading argv from argv[1] (argv[0] is the tool or subcommand name);
- * needed before a second parse in the same process (ktrace's subcommands). */
-void ktrace_cli_begin(void);
+/* The getopt_long code of --version (-h is --help's). */
+#define KTRACE_CLI_OPT_VERSION 0x7f00
+
+/* --help and --version, an option table to list among a tool's own (where
+ * it comes decides where they are named when an abbreviation is ambiguous). */
+extern const struct option ktrace_cli_help_options[];
+
+/* A tool's command line, as ktrace_cli_main() reads it. */
+struct ktrace_cli_tool {
+	const char *name;        /* how its messages begin: "ktrace-dump", "ktrace run" */
+	const char *version;     /* its --version line: "ktrace-hash 0.1.0 (digest KT64V1)" */
+	void (*usage)(FILE *f);  /* its --help */
+	/* getopt_long's short options, beginning with ':' ("+:" stops at the
+	 * first operand, for commands that run a command line), with 'h' */
+	const char *shortopts;
+	/* its option tables, each ending with a zeroed entry, the list with NULL;
+	 * one of them ktrace_cli_help_options */
+	const struct option *const *options;
+	/* An option read, by its getopt_long code (value: its argument, or NULL):
+	 * 0, or -1 for a bad value with "<option> '<value>': <why>" in err.  NULL:
+	 * the tool has no option but --help and --version. */
+	int (*option)(void *ctx, int code, const char *value, char *err, size_t errlen);
+	/* The operands, argv[0..argc) (after "--" too): the exit status. */
+	int (*run)(void *ctx, int argc, char **argv);
+};
+
+/* A tool's main.  Returns its exit status: run's; 2 for a mistake on the
+ * command line or a bad value (one line on stderr); 0 after --help or
+ * --version; and 2 when standard output could not be written, said in one
+ * line, unless the tool failed (2) already. */
+int ktrace_cli_main(const struct ktrace_cli_tool *t, void *ctx, int argc, char **argv);
 
 /* The next option, as getopt_long(argc, argv, shortopts, longopts): its
  * code (optarg holds its value), or -1 after the last option (optind is
  * then the first operand).  A mistake returns '?' with the line in err
- * (without the tool's name).  shortopts must begin with ':' ("+:" stops at
- * the first operand, for commands that run a command line). */
+ * (without the tool's name).  shortopts must begin with ':'.  Reading
+ * starts again from argv[1] when optind is 0. */
 int ktrace_cli_next(int argc, char **argv, const char *shortopts, const struct option *longopts, char *err,
 		    size_t errlen);
 
-/* Copy the option tables given (each ending with a zeroed entry; the list
- * ends with NULL) into out, one after the other, and end it with a zeroed
- * entry.  Returns the number of options, or -1 when out is too small. */
-int ktrace_cli_join(struct option *out, size_t cap, ...);
-
-/* Print "<tool>: <err> (try --help)" on stderr, for a mistake
- * ktrace_cli_next() found; returns 2 (the exit status). */
+/* Print "<tool>: <err> (try --help)" on stderr, for a mistake on the
+ * command line; returns 2 (the exit status). */
 int ktrace_cli_usage_error(const char *tool, const char *err);
 
 /* Write "<option> '<value>': <why>" into err, the message of a bad value;

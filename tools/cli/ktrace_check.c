@@ -258,7 +258,6 @@ enum check_option {
 	CHECK_OPT_NO_WARMUP,
 	CHECK_OPT_MAX_REPLAYS,
 	CHECK_OPT_REPLAYS,
-	CHECK_OPT_VERSION,
 	CHECK_OPT_NO_PYTHON_STACK,
 };
 
@@ -270,8 +269,6 @@ static const struct option check_own_options[] = {
 	{ "max-replays", required_argument, NULL, CHECK_OPT_MAX_REPLAYS },
 	{ "replays", required_argument, NULL, CHECK_OPT_REPLAYS },
 	{ "no-python-stack", no_argument, NULL, CHECK_OPT_NO_PYTHON_STACK },
-	{ "help", no_argument, NULL, 'h' },
-	{ "version", no_argument, NULL, CHECK_OPT_VERSION },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -301,9 +298,6 @@ static int number_opt(const char *option, const char *value, long lo, long hi, i
 	*out = (int)n;
 	return 1;
 }
-
-/* Not an error: go on with the check (else an exit status). */
-#define CHECK_GO_ON (-1)
 
 static int check_own_opt(struct check_opts *co, int code, const char *value, char *err, size_t errlen)
 {
@@ -346,46 +340,17 @@ static int check_own_opt(struct check_opts *co, int code, const char *value, cha
 	}
 }
 
-/* Read the options into *co; CHECK_GO_ON, or the exit status. */
-static int parse_check_options(int argc, char **argv, struct check_opts *co)
+/* An option of check's own, a tracing option or a diff option. */
+static int check_option(void *ctx, int code, const char *value, char *err, size_t errlen)
 {
-	struct option longopts[48];
-	char err[PATH_MAX + 256];
-	int code, rc;
+	struct check_opts *co = ctx;
+	int rc = check_own_opt(co, code, value, err, errlen);
 
-	memset(co, 0, sizeof *co);
-	co->nruns = 2;
-	co->max_replays = DEFAULT_REPLAY_RUNS;
-	co->replays = DEFAULT_REPLAYS;
-	/* the run file options are listed only to be refused with a reason */
-	if (ktrace_cli_join(longopts, 48, check_own_options, ktrace_run_file_options, ktrace_run_trace_options,
-			    ktrace_diff_report_options, NULL) < 0)
-		return ktrace_cli_fail("ktrace check", "too many options (internal error)");
-	ktrace_cli_begin();
-	while ((code = ktrace_cli_next(argc, argv, "+:ho:", longopts, err, sizeof err)) != -1) {
-		if (code == 'h') {
-			check_usage(stdout);
-			return 0;
-		}
-		if (code == CHECK_OPT_VERSION) {
-			printf("ktrace %s\n", KTRACE_VERSION);
-			return 0;
-		}
-		if (code == '?')
-			return ktrace_cli_usage_error("ktrace check", err);
-		rc = check_own_opt(co, code, optarg, err, sizeof err);
-		if (rc == 0)
-			rc = ktrace_run_opt(&co->run, code, optarg, err, sizeof err);
-		if (rc == 0)
-			rc = ktrace_diff_cli_opt(&co->diff, code, optarg, err, sizeof err);
-		if (rc < 0)
-			return ktrace_cli_fail("ktrace check", err);
-	}
-	if (optind >= argc)
-		return ktrace_cli_fail("ktrace check", "no command given (ktrace check [options] -- CMD ...)");
-	co->cmd = argv + optind;
-	co->cmd_argc = argc - optind;
-	return CHECK_GO_ON;
+	if (rc == 0)
+		rc = ktrace_run_opt(&co->run, code, value, err, errlen);
+	if (rc == 0)
+		rc = ktrace_diff_cli_opt(&co->diff, code, value, err, errlen);
+	return rc < 0 ? -1 : 0;
 }
 
 /* ---- the trace directory ---------------------------------------------------------------- */
@@ -940,28 +905,31 @@ static int error_reports(const struct check_state *s)
 	return 2;
 }
 
-int ktrace_cmd_check(int argc, char **argv)
+/* The command, argv[0..argc): the check's exit status. */
+static int check_command(void *ctx, int argc, char **argv)
 {
-	struct check_opts co;
+	struct check_opts *co = ctx;
 	struct check_state s;
 	char err[PATH_MAX + 256];
-	int status = parse_check_options(argc, argv, &co), keep;
+	int status, keep;
 
-	if (status != CHECK_GO_ON)
-		return status;
+	if (!argc)
+		return ktrace_cli_fail("ktrace check", "no command given (ktrace check [options] -- CMD ...)");
+	co->cmd = argv;
+	co->cmd_argc = argc;
 	memset(&s, 0, sizeof s);
-	s.co = &co;
-	join_cmdline(co.cmd, co.cmd_argc, s.cmdline, sizeof s.cmdline);
+	s.co = co;
+	join_cmdline(co->cmd, co->cmd_argc, s.cmdline, sizeof s.cmdline);
 	if (ktrace_find_lib(s.lib, sizeof s.lib, err, sizeof err)) {
 		check_error("%s", err);
 		return error_reports(&s);
 	}
-	if (co.user_dir ? use_user_dir(co.user_dir, s.dir, sizeof s.dir) : make_temp_dir(s.dir, sizeof s.dir))
+	if (co->user_dir ? use_user_dir(co->user_dir, s.dir, sizeof s.dir) : make_temp_dir(s.dir, sizeof s.dir))
 		return error_reports(&s);
 	status = run_and_compare(&s);
 	if (!s.compared)
 		status = error_reports(&s);
-	keep = co.user_dir || co.keep || status == 1 || any_divergence(&s);
+	keep = co->user_dir || co->keep || status == 1 || any_divergence(&s);
 	check_state_free(&s);
 	/* kept when asked, and when the runs diverged (to look at them); an
 	 * error already said its one line (--keep keeps a failed run's traces) */
@@ -969,6 +937,29 @@ int ktrace_cmd_check(int argc, char **argv)
 		fprintf(stderr, "ktrace check: traces kept in %s\n", s.dir);
 	else
 		remove_temp_dir(s.dir);
-	fflush(stdout);
 	return status;
+}
+
+int ktrace_cmd_check(int argc, char **argv)
+{
+	/* the run file options are listed only to be refused with a reason */
+	static const struct option *const options[] = { check_own_options, ktrace_cli_help_options,
+							ktrace_run_file_options, ktrace_run_trace_options,
+							ktrace_diff_report_options, NULL };
+	static const struct ktrace_cli_tool tool = {
+		.name = "ktrace check",
+		.version = "ktrace " KTRACE_VERSION,
+		.usage = check_usage,
+		.shortopts = "+:ho:",
+		.options = options,
+		.option = check_option,
+		.run = check_command,
+	};
+	struct check_opts co;
+
+	memset(&co, 0, sizeof co);
+	co.nruns = 2;
+	co.max_replays = DEFAULT_REPLAY_RUNS;
+	co.replays = DEFAULT_REPLAYS;
+	return ktrace_cli_main(&tool, &co, argc, argv);
 }

@@ -136,32 +136,28 @@ static int run_command(const char *cmd, int argc, char **args)
 	return unknown_command(cmd);
 }
 
-int main(int argc, char **argv)
+/* The subcommand, argv[0], with its arguments: its exit status. */
+static int dispatch(void *ctx, int argc, char **argv)
 {
-	enum { OPT_VERSION = 0x100 };
-	static const struct option longopts[] = {
-		{ "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, OPT_VERSION },
-		{ NULL, 0, NULL, 0 },
-	};
-	char err[256];
-	int code;
-
-	ktrace_cli_begin();
-	while ((code = ktrace_cli_next(argc, argv, "+:h", longopts, err, sizeof err)) != -1) {
-		if (code == 'h') {
-			usage(stdout);
-			return 0;
-		}
-		if (code == OPT_VERSION) {
-			printf("ktrace %s\n", KTRACE_VERSION);
-			return 0;
-		}
-		return ktrace_cli_usage_error("ktrace", err);
-	}
-	if (optind >= argc) {
+	(void)ctx;
+	if (!argc) {
 		usage(stderr);
 		return 2;
 	}
-	return run_command(argv[optind], argc - optind, argv + optind);
+	return run_command(argv[0], argc, argv);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option *const options[] = { ktrace_cli_help_options, NULL };
+	static const struct ktrace_cli_tool tool = {
+		.name = "ktrace",
+		.version = "ktrace " KTRACE_VERSION,
+		.usage = usage,
+		.shortopts = "+:h",
+		.options = options,
+		.run = dispatch,
+	};
+
+	return ktrace_cli_main(&tool, NULL, argc, argv);
 }

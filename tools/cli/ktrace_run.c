@@ -323,14 +323,6 @@ static void run_usage(FILE *f)
 	      f);
 }
 
-enum { RUN_OPT_VERSION = 0x180 };
-
-static const struct option run_own_options[] = {
-	{ "help", no_argument, NULL, 'h' },
-	{ "version", no_argument, NULL, RUN_OPT_VERSION },
-	{ NULL, 0, NULL, 0 },
-};
-
 /* The output pattern the library will use (-o, else $KTRACE_OUTPUT, else its
  * default), made absolute: the command may change directory before it
  * starts tracing, and ktrace run looks for the trace afterwards. */
@@ -417,40 +409,44 @@ static int output_usable(const struct ktrace_run_opts *o, const char *output, ch
 	return -1;
 }
 
+static int run_option(void *ctx, int code, const char *value, char *err, size_t errlen)
+{
+	return ktrace_run_opt(ctx, code, value, err, errlen) < 0 ? -1 : 0;
+}
+
+/* The command, argv[0..argc): the command's exit status, or 2. */
+static int run_command(void *ctx, int argc, char **argv)
+{
+	const struct ktrace_run_opts *o = ctx;
+	char err[PATH_MAX + 256], lib[PATH_MAX], output[PATH_MAX];
+
+	if (!argc)
+		return ktrace_cli_fail("ktrace run", "no command given (ktrace run [options] -- CMD ...)");
+	if (absolute_output(o, output, sizeof output))
+		return ktrace_cli_fail("ktrace run", "the output path is too long");
+	if (output_usable(o, output, err, sizeof err) || ktrace_find_lib(lib, sizeof lib, err, sizeof err) ||
+	    ktrace_prepare_env(o, o->torch_ops == KTRACE_TORCH_OPS_ON, lib, output, err, sizeof err))
+		return ktrace_cli_fail("ktrace run", err);
+	return run_and_report(argv, output);
+}
+
 int ktrace_cmd_run(int argc, char **argv)
 {
+	static const struct option *const options[] = { ktrace_run_file_options, ktrace_run_trace_options,
+							ktrace_cli_help_options, NULL };
+	static const struct ktrace_cli_tool tool = {
+		.name = "ktrace run",
+		.version = "ktrace " KTRACE_VERSION,
+		.usage = run_usage,
+		.shortopts = "+:ho:",
+		.options = options,
+		.option = run_option,
+		.run = run_command,
+	};
 	struct ktrace_run_opts o;
-	struct option longopts[24];
-	char err[PATH_MAX + 256], lib[PATH_MAX], output[PATH_MAX];
-	int code;
 
 	memset(&o, 0, sizeof o);
-	if (ktrace_cli_join(longopts, 24, ktrace_run_file_options, ktrace_run_trace_options, run_own_options,
-			    NULL) < 0)
-		return ktrace_cli_fail("ktrace run", "too many options (internal error)");
-	ktrace_cli_begin();
-	while ((code = ktrace_cli_next(argc, argv, "+:ho:", longopts, err, sizeof err)) != -1) {
-		if (code == 'h') {
-			run_usage(stdout);
-			return 0;
-		}
-		if (code == RUN_OPT_VERSION) {
-			printf("ktrace %s\n", KTRACE_VERSION);
-			return 0;
-		}
-		if (code == '?')
-			return ktrace_cli_usage_error("ktrace run", err);
-		if (ktrace_run_opt(&o, code, optarg, err, sizeof err) < 0)
-			return ktrace_cli_fail("ktrace run", err);
-	}
-	if (optind >= argc)
-		return ktrace_cli_fail("ktrace run", "no command given (ktrace run [options] -- CMD ...)");
-	if (absolute_output(&o, output, sizeof output))
-		return ktrace_cli_fail("ktrace run", "the output path is too long");
-	if (output_usable(&o, output, err, sizeof err) || ktrace_find_lib(lib, sizeof lib, err, sizeof err) ||
-	    ktrace_prepare_env(&o, o.torch_ops == KTRACE_TORCH_OPS_ON, lib, output, err, sizeof err))
-		return ktrace_cli_fail("ktrace run", err);
-	return run_and_report(argv + optind, output);
+	return ktrace_cli_main(&tool, &o, argc, argv);
 }
 
 int ktrace_allocator_changes(const struct ktrace_run_opts *o)

@@ -16,6 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tools/model/array.h"
+
 /* ---- Myers' alignment ------------------------------------------------------ */
 
 struct lcs_ctx {
@@ -321,14 +323,8 @@ static int stream_list_fill(const struct tm_trace *t, struct stream_list *sl)
 			pos = (pos + 1) & (sl->tabcap - 1);
 		long si = sl->tab[pos];
 		if (si < 0) {
-			if (sl->n == sl->cap) {
-				size_t nc = sl->cap ? sl->cap * 2 : 16;
-				struct stream_info *ns = realloc(sl->s, nc * sizeof *ns);
-				if (!ns)
-					return -1;
-				sl->s = ns;
-				sl->cap = nc;
-			}
+			if (ktrace_grow(&sl->s, &sl->cap, sl->n + 1, sizeof *sl->s))
+				return -1;
 			si = (long)sl->n++;
 			memset(&sl->s[si], 0, sizeof sl->s[si]);
 			sl->s[si].key = k;

@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "tools/diff/diff_order.h"
+#include "tools/model/array.h"
 
 enum { H_EQ = 0, H_DIFF = 1, H_UNV = 2 };
 
@@ -140,14 +141,8 @@ struct arg_list {
 
 static struct diff_arg *arg_push(struct arg_list *l)
 {
-	if (l->n == l->cap) {
-		size_t nc = l->cap ? l->cap * 2 : 4;
-		struct diff_arg *nv = realloc(l->v, nc * sizeof *nv);
-		if (!nv)
-			return NULL;
-		l->v = nv;
-		l->cap = nc;
-	}
+	if (ktrace_grow(&l->v, &l->cap, l->n + 1, sizeof *l->v))
+		return NULL;
 	struct diff_arg *a = &l->v[l->n++];
 	memset(a, 0, sizeof *a);
 	return a;
@@ -792,14 +787,8 @@ static struct diff_kernel_stat *kernel_stat_of(struct kernel_table *kt, const ch
 			return &kt->v[kt->tab[p]];
 		p = (p + 1) & (kt->tabcap - 1);
 	}
-	if (kt->n == kt->cap) {
-		size_t nc = kt->cap ? kt->cap * 2 : 32;
-		struct diff_kernel_stat *nv = realloc(kt->v, nc * sizeof *nv);
-		if (!nv)
-			return NULL;
-		kt->v = nv;
-		kt->cap = nc;
-	}
+	if (ktrace_grow(&kt->v, &kt->cap, kt->n + 1, sizeof *kt->v))
+		return NULL;
 	struct diff_kernel_stat *s = &kt->v[kt->n];
 	memset(s, 0, sizeof *s);
 	s->name = name;
@@ -896,14 +885,8 @@ static int order_warnings(struct diff_result *r)
 static int add_divergence(struct diff_result *r, size_t *cap, const struct diff_align *al, size_t i,
 			  const struct tm_launch *la, const struct tm_launch *lb, struct diff_kernel_stat *ks)
 {
-	if (r->ndivs == *cap) {
-		size_t ncap = *cap ? *cap * 2 : 16;
-		struct diff_divergence *nd = realloc(r->divs, ncap * sizeof *nd);
-		if (!nd)
-			return -1;
-		r->divs = nd;
-		*cap = ncap;
-	}
+	if (ktrace_grow(&r->divs, cap, r->ndivs + 1, sizeof *r->divs))
+		return -1;
 	struct diff_divergence *d = &r->divs[r->ndivs];
 	memset(d, 0, sizeof *d);
 	d->la = la;
@@ -924,14 +907,8 @@ static int add_divergence(struct diff_result *r, size_t *cap, const struct diff_
 /* Keep u, an unverified launch, and count it by its main reason. */
 static int add_unverified(struct diff_result *r, size_t *cap, const struct diff_unverified *u)
 {
-	if (r->nunv == *cap) {
-		size_t ncap = *cap ? *cap * 2 : 16;
-		struct diff_unverified *nv = realloc(r->unv, ncap * sizeof *nv);
-		if (!nv)
-			return -1;
-		r->unv = nv;
-		*cap = ncap;
-	}
+	if (ktrace_grow(&r->unv, cap, r->nunv + 1, sizeof *r->unv))
+		return -1;
 	r->unv[r->nunv++] = *u;
 	r->unverified++;
 	r->unverified_by[u->reason]++;

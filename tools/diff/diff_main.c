@@ -6,7 +6,6 @@
  * labels it unconfirmed), 2 error (one line on stderr), nothing compared
  * included.
  */
-#include <stdlib.h>
 #include <string.h>
 
 #include "tools/cli/cli_options.h"
@@ -33,47 +32,9 @@ static void usage(FILE *f)
 	      f);
 }
 
-/* Read the options into *c; -1 to go on (the traces are argv[optind..]), else the exit status. */
-static int parse_options(int argc, char **argv, struct diff_cli *c)
+static int diff_option(void *ctx, int code, const char *value, char *err, size_t errlen)
 {
-	enum { OPT_VERSION = 0x100 };
-	static const struct option help_option[] = {
-		{ "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, OPT_VERSION },
-		{ NULL, 0, NULL, 0 },
-	};
-	struct option longopts[16];
-	char err[1024];
-	int code;
-
-	memset(c, 0, sizeof *c);
-	if (ktrace_cli_join(longopts, 16, ktrace_diff_report_options, ktrace_diff_quiet_option, help_option,
-			    NULL) < 0)
-		return ktrace_cli_fail("ktrace-diff", "too many options (internal error)");
-	ktrace_cli_begin();
-	while ((code = ktrace_cli_next(argc, argv, ":h", longopts, err, sizeof err)) != -1) {
-		if (code == 'h') {
-			usage(stdout);
-			return 0;
-		}
-		if (code == OPT_VERSION) {
-			printf("ktrace-diff %s\n", KTRACE_VERSION);
-			return 0;
-		}
-		if (code == '?')
-			return ktrace_cli_usage_error("ktrace-diff", err);
-		if (ktrace_diff_cli_opt(c, code, optarg, err, sizeof err) < 0)
-			return ktrace_cli_fail("ktrace-diff", err);
-	}
-	if (argc - optind > 2) {
-		snprintf(err, sizeof err, "too many files ('%.900s'): give exactly two traces", argv[optind + 2]);
-		return ktrace_cli_usage_error("ktrace-diff", err);
-	}
-	if (argc - optind < 2)
-		return ktrace_cli_usage_error("ktrace-diff", "give two traces to compare");
-	if (!strcmp(argv[optind], "-") && !strcmp(argv[optind + 1], "-"))
-		return ktrace_cli_fail("ktrace-diff", "'-' given twice: standard input is one trace");
-	return -1;
+	return ktrace_diff_cli_opt(ctx, code, value, err, errlen) < 0 ? -1 : 0;
 }
 
 /* Compare the traces a and b and report: the exit status. */
@@ -110,15 +71,38 @@ static int compare_files(const struct diff_cli *c, const char *a, const char *b)
 	return status;
 }
 
+/* The two traces: the exit status. */
+static int diff_files(void *ctx, int argc, char **argv)
+{
+	char err[1024];
+
+	if (argc > 2) {
+		snprintf(err, sizeof err, "too many files ('%.900s'): give exactly two traces", argv[2]);
+		return ktrace_cli_usage_error("ktrace-diff", err);
+	}
+	if (argc < 2)
+		return ktrace_cli_usage_error("ktrace-diff", "give two traces to compare");
+	if (!strcmp(argv[0], "-") && !strcmp(argv[1], "-"))
+		return ktrace_cli_fail("ktrace-diff", "'-' given twice: standard input is one trace");
+	/* a report that could not be written is said by compare_files (status 2) */
+	return compare_files(ctx, argv[0], argv[1]);
+}
+
 int main(int argc, char **argv)
 {
+	static const struct option *const options[] = { ktrace_diff_report_options, ktrace_diff_quiet_option,
+							ktrace_cli_help_options, NULL };
+	static const struct ktrace_cli_tool tool = {
+		.name = "ktrace-diff",
+		.version = "ktrace-diff " KTRACE_VERSION,
+		.usage = usage,
+		.shortopts = ":h",
+		.options = options,
+		.option = diff_option,
+		.run = diff_files,
+	};
 	struct diff_cli c;
-	int status = parse_options(argc, argv, &c);
 
-	if (status < 0)
-		status = compare_files(&c, argv[optind], argv[optind + 1]);
-	/* a report that could not be written was said by compare_files (status 2) */
-	if (status != 2 && ktrace_cli_stdout_status("ktrace-diff"))
-		status = 2;
-	return status;
+	memset(&c, 0, sizeof c);
+	return ktrace_cli_main(&tool, &c, argc, argv);
 }

@@ -52,6 +52,7 @@
 
 #include "format/ktrace_format.h"
 #include "tools/diff/diff_graph.h"
+#include "tools/model/array.h"
 
 #define NONE UINT32_MAX
 #define BLOCK 64
@@ -135,21 +136,6 @@ struct diff_order {
 };
 
 /* ---- small helpers ----------------------------------------------------------------- */
-
-static int grow(void **arr, size_t *cap, size_t need, size_t elem)
-{
-	if (need <= *cap)
-		return 0;
-	size_t nc = *cap ? *cap * 2 : 16;
-	while (nc < need)
-		nc *= 2;
-	void *p = realloc(*arr, nc * elem);
-	if (!p)
-		return -1;
-	*arr = p;
-	*cap = nc;
-	return 0;
-}
 
 static uint64_t mix3(uint64_t a, uint64_t b, uint64_t c)
 {
@@ -235,7 +221,7 @@ static int build_items(struct diff_order *o)
 static uint32_t new_stream(struct diff_order *o, uint64_t handle, uint64_t context, int blocking)
 {
 	size_t cap = o->capstreams;
-	if (grow((void **)&o->streams, &cap, o->nstreams + 1, sizeof *o->streams))
+	if (ktrace_grow(&o->streams, &cap, o->nstreams + 1, sizeof *o->streams))
 		return NONE;
 	o->capstreams = (uint32_t)cap;
 	struct stream *s = &o->streams[o->nstreams];
@@ -278,7 +264,7 @@ static uint32_t thread_of(struct diff_order *o, uint32_t tid)
 	if (th != NONE)
 		return th;
 	size_t cap = o->capthreads;
-	if (grow((void **)&o->thread_clock, &cap, o->nthreads + 1, sizeof *o->thread_clock))
+	if (ktrace_grow(&o->thread_clock, &cap, o->nthreads + 1, sizeof *o->thread_clock))
 		return NONE;
 	o->capthreads = (uint32_t)cap;
 	o->thread_clock[o->nthreads] = NULL;
@@ -293,7 +279,7 @@ static uint32_t event_of(struct diff_order *o, uint64_t handle)
 	if (ev != NONE)
 		return ev;
 	size_t cap = o->capevents;
-	if (grow((void **)&o->events, &cap, o->nevents + 1, sizeof *o->events))
+	if (ktrace_grow(&o->events, &cap, o->nevents + 1, sizeof *o->events))
 		return NONE;
 	o->capevents = (uint32_t)cap;
 	memset(&o->events[o->nevents], 0, sizeof o->events[0]);
@@ -398,8 +384,8 @@ static int note_segment(struct diff_order *o, uint32_t sid)
 	s->clock[sid] = 0;
 	int same = s->nseg && !memcmp(s->seg_clock + (size_t)(s->nseg - 1) * d, s->clock, d * sizeof *s->clock);
 	if (!same) {
-		if (grow((void **)&s->seg_first, &s->capseg, s->nseg + 1, sizeof *s->seg_first) ||
-		    grow((void **)&s->seg_clock, &s->capsegc, (size_t)(s->nseg + 1) * d, sizeof *s->seg_clock)) {
+		if (ktrace_grow(&s->seg_first, &s->capseg, s->nseg + 1, sizeof *s->seg_first) ||
+		    ktrace_grow(&s->seg_clock, &s->capsegc, (size_t)(s->nseg + 1) * d, sizeof *s->seg_clock)) {
 			s->clock[sid] = own;
 			return -1;
 		}
@@ -415,7 +401,7 @@ static int add_writer(struct stream *s, struct writer w)
 {
 	if (w.hi <= w.lo)
 		w.hi = w.lo + 1 > w.lo ? w.lo + 1 : UINT64_MAX;
-	if (grow((void **)&s->w, &s->capw, s->nw + 1, sizeof *s->w))
+	if (ktrace_grow(&s->w, &s->capw, s->nw + 1, sizeof *s->w))
 		return -1;
 	s->w[s->nw++] = w;
 	return 0;
@@ -887,6 +873,17 @@ static int race_cmp(const void *x, const void *y)
 	return a->second < b->second ? -1 : a->second > b->second;
 }
 
+static void add_race(const struct diff_order *o, struct race_list *rl, const struct writer *w, const struct writer *x)
+{
+	rl->total++;
+	if (rl->n == RACES_KEPT || ktrace_grow(&rl->v, &rl->cap, rl->n + 1, sizeof *rl->v))
+		return;
+	int wfirst = o->t->launches[w->idx].seq <= o->t->launches[x->idx].seq;
+	const struct writer *f = wfirst ? w : x, *s = wfirst ? x : w;
+	rl->v[rl->n++] = (struct diff_order_race){ f->idx, s->idx, f->region, s->region, w->lo > x->lo ? w->lo : x->lo,
+						   w->hi < x->hi ? w->hi : x->hi };
+}
+
 /* Launch l's definite writer w (on stream sid) against the definite launch
  * writers of later streams that nothing orders with it. */
 static void races_of_writer(const struct diff_order *o, uint32_t sid, const struct writer *w, struct race_list *rl,
@@ -908,27 +905,9 @@ static void races_of_writer(const struct diff_order *o, uint32_t sid, const stru
 				continue; /* this pair is counted already */
 			if (*nseen < BLOCK)
 				seen[(*nseen)++] = x->idx;
-			rl->total++;
-			if (rl->n == RACES_KEPT || grow((void **)&rl->v, &rl->cap, rl->n + 1, sizeof *rl->v))
-				continue;
-			int wfirst = o->t->launches[w->idx].seq <= o->t->launches[x->idx].seq;
-			const struct writer *f = wfirst ? w : x, *s = wfirst ? x : w;
-			rl->v[rl->n++] = (struct diff_order_race){ f->idx, s->idx, f->region, s->region,
-								   w->lo > x->lo ? w->lo : x->lo,
-								   w->hi < x->hi ? w->hi : x->hi };
+			add_race(o, rl, w, x);
 		}
 	}
-}
-
-static void add_race(const struct diff_order *o, struct race_list *rl, const struct writer *w, const struct writer *x)
-{
-	rl->total++;
-	if (rl->n == RACES_KEPT || grow((void **)&rl->v, &rl->cap, rl->n + 1, sizeof *rl->v))
-		return;
-	int wfirst = o->t->launches[w->idx].seq <= o->t->launches[x->idx].seq;
-	const struct writer *f = wfirst ? w : x, *s = wfirst ? x : w;
-	rl->v[rl->n++] = (struct diff_order_race){ f->idx, s->idx, f->region, s->region, w->lo > x->lo ? w->lo : x->lo,
-						   w->hi < x->hi ? w->hi : x->hi };
 }
 
 /* Pairs of definite launch writers of one position k0..k1 (the nodes of one
@@ -954,7 +933,7 @@ static void races_in_graph_launch(const struct diff_order *o, const struct strea
 				p++;
 			if (p < npairs)
 				continue; /* this pair of launches met already, through other regions */
-			if (!grow((void **)&pairs, &cap, npairs + 1, sizeof *pairs))
+			if (!ktrace_grow(&pairs, &cap, npairs + 1, sizeof *pairs))
 				pairs[npairs++] = (__typeof__(*pairs)){ w->idx, x->idx };
 			add_race(o, rl, w, x);
 		}

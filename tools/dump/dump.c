@@ -18,6 +18,7 @@
 #include "format/trace_reader.h"
 #include "tools/cli/cli_options.h"
 #include "tools/dump/dump_internal.h"
+#include "tools/model/array.h"
 #include "tools/model/json_writer.h"
 #include "tools/model/ranges.h"
 
@@ -67,6 +68,7 @@ static const char usage_text[] =
 /* What the command line asks for. */
 struct opts {
 	int json, summary;
+	int record_table;	/* --record-table */
 	int group;		/* enum dump_grouping */
 	int have_re;
 	regex_t re;
@@ -111,21 +113,30 @@ static void usage(FILE *f)
 	fputs(usage_text, f);
 }
 
-static void *xmalloc(size_t n)
+void ktrace_dump_out_of_memory(void)
+{
+	fputs("ktrace-dump: out of memory\n", stderr);
+	exit(2);
+}
+
+void *ktrace_dump_alloc(size_t n)
 {
 	void *p = malloc(n ? n : 1);
-	if (!p) {
-		fputs("ktrace-dump: out of memory\n", stderr);
-		exit(2);
-	}
+
+	if (!p)
+		ktrace_dump_out_of_memory();
 	return p;
 }
 
-static uint8_t *dup_bytes(const void *p, size_t n)
+void *ktrace_dump_copy(const void *p, size_t n)
 {
-	uint8_t *q = xmalloc(n);
-	memcpy(q, p, n);
-	return q;
+	return memcpy(ktrace_dump_alloc(n), p, n);
+}
+
+void ktrace_dump_grow(void *arrp, size_t *cap, size_t need, size_t elem)
+{
+	if (ktrace_grow(arrp, cap, need, elem))
+		ktrace_dump_out_of_memory();
 }
 
 /* ---- kernel table (open addressing on the kernel id) ------------------- */
@@ -143,10 +154,8 @@ static struct kernel_slot *kernel_slot_get(struct file_state *s, uint64_t id, in
 	if (create && (s->tab_n + 1) * 2 > s->tab_cap) {
 		size_t cap = s->tab_cap ? s->tab_cap * 2 : 64;
 		struct kernel_slot *t = calloc(cap, sizeof *t);
-		if (!t) {
-			fputs("ktrace-dump: out of memory\n", stderr);
-			exit(2);
-		}
+		if (!t)
+			ktrace_dump_out_of_memory();
 		for (size_t i = 0; i < s->tab_cap; i++) {
 			if (!s->tab[i].used)
 				continue;
@@ -183,7 +192,7 @@ static int name_matches(const regex_t *re, struct ktrace_str a, struct ktrace_st
 	for (int i = 0; i < 2; i++) {
 		if (!v[i].len)
 			continue;
-		char *z = xmalloc((size_t)v[i].len + 1);
+		char *z = ktrace_dump_alloc((size_t)v[i].len + 1);
 		memcpy(z, v[i].ptr, v[i].len);
 		z[v[i].len] = '\0';
 		int m = regexec(re, z, 0, NULL, 0) == 0;
@@ -349,7 +358,7 @@ static void take_kernel(struct file_state *s, const void *rec, size_t len)
 	if (slot->known)
 		return;
 	slot->known = 1;
-	slot->k.rec = dup_bytes(rec, len);
+	slot->k.rec = ktrace_dump_copy(rec, len);
 	ktrace_decode_kernel(slot->k.rec, len, &slot->k.k);
 	if (s->o->have_re)
 		slot->k.match = name_matches(&s->o->re, k.name, k.demangled);
@@ -429,7 +438,7 @@ static void keep_note(struct file_state *s, const void *rec, size_t len)
 		s->notes_other++;
 	if (s->nnote_text < NOTES_KEPT && n.level >= KTRACE_NOTE_WARN) {
 		size_t cap = (size_t)n.text.len + 64;
-		char *t = xmalloc(cap);
+		char *t = ktrace_dump_alloc(cap);
 		snprintf(t, cap, "%s code %u: %.*s", ktrace_note_level_name(n.level), n.code, (int)n.text.len,
 			 n.text.ptr);
 		s->note_text[s->nnote_text++] = t;
@@ -439,7 +448,7 @@ static void keep_note(struct file_state *s, const void *rec, size_t len)
 static void keep_copy(uint8_t **dst, size_t *dlen, const void *rec, size_t len)
 {
 	free(*dst);
-	*dst = dup_bytes(rec, len);
+	*dst = ktrace_dump_copy(rec, len);
 	*dlen = len;
 }
 
@@ -568,10 +577,8 @@ static void take_range(struct file_state *s, const void *rec, size_t len)
 {
 	struct ktrace_rec_range r;
 
-	if (!ktrace_decode_range(rec, len, &r) && ktrace_ranges_add(&s->ranges, &r)) {
-		fputs("ktrace-dump: out of memory\n", stderr);
-		exit(2);
-	}
+	if (!ktrace_decode_range(rec, len, &r) && ktrace_ranges_add(&s->ranges, &r))
+		ktrace_dump_out_of_memory();
 }
 
 /* A record read from the file: a KERNEL or RANGE goes into its table at
@@ -849,7 +856,7 @@ static void summary(struct file_state *s, const char *file)
 {
 	FILE *f = s->ctx.out;
 	int json = s->o->json;
-	struct kernel_slot **v = xmalloc((s->tab_n ? s->tab_n : 1) * sizeof *v);
+	struct kernel_slot **v = ktrace_dump_alloc((s->tab_n ? s->tab_n : 1) * sizeof *v);
 	size_t n = 0;
 	uint64_t hashed = 0;
 
@@ -1028,64 +1035,69 @@ static int set_group(struct opts *o, const char *v, char *err, size_t errlen)
 	return 0;
 }
 
-/* Read the options into *o; -1 to go on (the files are argv[optind..]), else the exit status. */
-static int parse_options(int argc, char **argv, struct opts *o)
-{
-	static const struct option longopts[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ "kernel", required_argument, NULL, 'k' },
-		{ "range", required_argument, NULL, 'r' },
-		{ "nvtx", required_argument, NULL, 'R' },
-		{ "summary", no_argument, NULL, 's' },
-		{ "group", required_argument, NULL, 'g' },
-		{ "record-table", no_argument, NULL, 't' },
-		{ "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, 'V' },
-		{ NULL, 0, NULL, 0 },
-	};
-	char err[512];
-	int code, rc = 0;
+static const struct option dump_options[] = {
+	{ "json", no_argument, NULL, 'j' },
+	{ "kernel", required_argument, NULL, 'k' },
+	{ "range", required_argument, NULL, 'r' },
+	{ "nvtx", required_argument, NULL, 'R' },
+	{ "summary", no_argument, NULL, 's' },
+	{ "group", required_argument, NULL, 'g' },
+	{ "record-table", no_argument, NULL, 't' },
+	{ NULL, 0, NULL, 0 },
+};
 
-	while ((code = ktrace_cli_next(argc, argv, ":h", longopts, err, sizeof err)) != -1) {
-		switch (code) {
-		case 'j': o->json = 1; break;
-		case 's': o->summary = 1; break;
-		case 'k': rc = set_kernel_filter(o, optarg, err, sizeof err); break;
-		case 'r': rc = set_range(o, optarg, err, sizeof err); break;
-		case 'R': rc = set_path_filter(o, optarg, err, sizeof err); break;
-		case 'g': rc = set_group(o, optarg, err, sizeof err); break;
-		case 't': ktrace_record_table_json(stdout); return 0;
-		case 'h': usage(stdout); return 0;
-		case 'V': printf("ktrace-dump %s\n", KTRACE_VERSION); return 0;
-		default: return ktrace_cli_usage_error("ktrace-dump", err);
-		}
-		if (rc)
-			return ktrace_cli_fail("ktrace-dump", err);
+static int dump_option(void *ctx, int code, const char *value, char *err, size_t errlen)
+{
+	struct opts *o = ctx;
+
+	switch (code) {
+	case 'j': o->json = 1; return 0;
+	case 's': o->summary = 1; return 0;
+	case 't': o->record_table = 1; return 0;
+	case 'k': return set_kernel_filter(o, value, err, errlen);
+	case 'r': return set_range(o, value, err, errlen);
+	case 'R': return set_path_filter(o, value, err, errlen);
+	case 'g': return set_group(o, value, err, errlen);
+	default: return 0;
 	}
-	if (optind >= argc)
+}
+
+/* The files, argv[0..argc) (or the record table): the exit status. */
+static int dump_files(void *ctx, int argc, char **argv)
+{
+	const struct opts *o = ctx;
+	int rc = 0;
+
+	if (o->record_table)
+		return ktrace_record_table_json(stdout);
+	if (!argc)
 		return ktrace_cli_usage_error("ktrace-dump", "no trace file given");
-	return -1;
+	for (int i = 0; i < argc; i++)
+		if (dump_file(o, argv[i], argc > 1))
+			rc = 2;
+	return rc;
 }
 
 int main(int argc, char **argv)
 {
+	static const struct option *const options[] = { dump_options, ktrace_cli_help_options, NULL };
+	static const struct ktrace_cli_tool tool = {
+		.name = "ktrace-dump",
+		.version = "ktrace-dump " KTRACE_VERSION,
+		.usage = usage,
+		.shortopts = ":h",
+		.options = options,
+		.option = dump_option,
+		.run = dump_files,
+	};
 	struct opts o;
 	int rc;
 
 	memset(&o, 0, sizeof o);
-	ktrace_cli_begin();
-	rc = parse_options(argc, argv, &o);
-	if (rc < 0) {
-		rc = 0;
-		for (int i = optind; i < argc; i++)
-			if (dump_file(&o, argv[i], argc - optind > 1))
-				rc = 2;
-	}
+	rc = ktrace_cli_main(&tool, &o, argc, argv);
 	if (o.have_re)
 		regfree(&o.re);
 	if (o.have_path_re)
 		regfree(&o.path_re);
-	if (ktrace_cli_stdout_status("ktrace-dump"))
-		rc = 2;
 	return rc;
 }

@@ -21,6 +21,13 @@ struct dump_kernel {
 	uint64_t launches, hashed_bytes, out_regions;
 };
 
+/* ktrace-dump has no use going on without memory: these say "ktrace-dump: out
+ * of memory" and exit with status 2 when there is none (dump.c). */
+void ktrace_dump_out_of_memory(void);
+void *ktrace_dump_alloc(size_t n);                  /* malloc */
+void *ktrace_dump_copy(const void *p, size_t n);    /* a copy of p[0..n) */
+void ktrace_dump_grow(void *arrp, size_t *cap, size_t need, size_t elem); /* ktrace_grow */
+
 /* ---- record order (dump_reorder.c) ---------------------------------------------------------- */
 
 #define DUMP_REORDER_MAX_BYTES (512ull << 20) /* held past this: printed as they come */

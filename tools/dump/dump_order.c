@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "tools/dump/dump_internal.h"
+#include "tools/model/array.h"
 
 #define PER_THREAD_STREAM 2 /* CU_STREAM_PER_THREAD, as LAUNCH and ORDER record it */
 
@@ -53,15 +54,8 @@ int dump_order_in_range(const struct ktrace_rec_order *o, uint64_t lo, uint64_t 
 /* Append v to the array *a (n used, cap allocated); -1 out of memory. */
 static int push_u64(uint64_t **a, size_t *n, size_t *cap, uint64_t v)
 {
-	if (*n == *cap) {
-		size_t c = *cap ? *cap * 2 : 16;
-		uint64_t *g = realloc(*a, c * sizeof *g);
-
-		if (!g)
-			return -1;
-		*a = g;
-		*cap = c;
-	}
+	if (ktrace_grow(a, cap, *n + 1, sizeof **a))
+		return -1;
 	(*a)[(*n)++] = v;
 	return 0;
 }
@@ -101,16 +95,9 @@ int dump_orders_hold(struct dump_orders *d, const struct ktrace_record_prefix *p
 		d->dropped++;
 		return -1;
 	}
-	if (d->n == d->cap) {
-		size_t c = d->cap ? d->cap * 2 : 64;
-		struct dump_order_held *g = realloc(d->v, c * sizeof *g);
-
-		if (!g) {
-			d->dropped++;
-			return -1;
-		}
-		d->v = g;
-		d->cap = c;
+	if (ktrace_grow(&d->v, &d->cap, d->n + 1, sizeof *d->v)) {
+		d->dropped++;
+		return -1;
 	}
 	h = &d->v[d->n];
 	h->rec = malloc(len);

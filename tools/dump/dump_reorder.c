@@ -12,19 +12,6 @@
 
 #include "tools/dump/dump_internal.h"
 
-static void *grow(void *p, size_t *cap, size_t elem)
-{
-	size_t c = *cap ? *cap * 2 : 64;
-	void *q = realloc(p, c * elem);
-
-	if (!q) {
-		fputs("ktrace-dump: out of memory\n", stderr);
-		exit(2);
-	}
-	*cap = c;
-	return q;
-}
-
 /* ---- the reorder buffer -------------------------------------------------------------------- */
 
 /* a before b: smaller seq, then earlier in the file */
@@ -46,15 +33,9 @@ void dump_reorder_push(struct dump_reorder *r, const void *rec, size_t len, uint
 	struct dump_held *h;
 	size_t i;
 
-	if (r->n == r->cap)
-		r->heap = grow(r->heap, &r->cap, sizeof *r->heap);
+	ktrace_dump_grow(&r->heap, &r->cap, r->n + 1, sizeof *r->heap);
 	h = &r->heap[r->n];
-	h->rec = malloc(len ? len : 1);
-	if (!h->rec) {
-		fputs("ktrace-dump: out of memory\n", stderr);
-		exit(2);
-	}
-	memcpy(h->rec, rec, len);
+	h->rec = ktrace_dump_copy(rec, len);
 	h->len = len;
 	h->seq = seq;
 	h->arrival = r->arrivals++;
@@ -132,12 +113,8 @@ static size_t group_index(struct dump_groups *g, uint64_t a, uint64_t b)
 
 	if ((g->nkeys + 1) * 2 > g->slots_cap) {
 		size_t cap = g->slots_cap ? g->slots_cap * 2 : 64;
-		size_t *slots = malloc(cap * sizeof *slots);
+		size_t *slots = ktrace_dump_alloc(cap * sizeof *slots);
 
-		if (!slots) {
-			fputs("ktrace-dump: out of memory\n", stderr);
-			exit(2);
-		}
 		for (j = 0; j < cap; j++)
 			slots[j] = SIZE_MAX;
 		for (size_t k = 0; k < g->nkeys; k++) {
@@ -153,8 +130,7 @@ static size_t group_index(struct dump_groups *g, uint64_t a, uint64_t b)
 	for (j = key_hash(a, b) & (g->slots_cap - 1); g->slots[j] != SIZE_MAX; j = (j + 1) & (g->slots_cap - 1))
 		if (g->keys[g->slots[j]].a == a && g->keys[g->slots[j]].b == b)
 			return g->slots[j];
-	if (g->nkeys == g->keys_cap)
-		g->keys = grow(g->keys, &g->keys_cap, sizeof *g->keys);
+	ktrace_dump_grow(&g->keys, &g->keys_cap, g->nkeys + 1, sizeof *g->keys);
 	g->keys[g->nkeys].a = a;
 	g->keys[g->nkeys].b = b;
 	g->slots[j] = g->nkeys;
@@ -166,15 +142,9 @@ void dump_groups_add(struct dump_groups *g, const void *rec, size_t len, uint64_
 {
 	struct dump_grouped *e;
 
-	if (g->n == g->cap)
-		g->v = grow(g->v, &g->cap, sizeof *g->v);
+	ktrace_dump_grow(&g->v, &g->cap, g->n + 1, sizeof *g->v);
 	e = &g->v[g->n];
-	e->held.rec = malloc(len ? len : 1);
-	if (!e->held.rec) {
-		fputs("ktrace-dump: out of memory\n", stderr);
-		exit(2);
-	}
-	memcpy(e->held.rec, rec, len);
+	e->held.rec = ktrace_dump_copy(rec, len);
 	e->held.len = len;
 	e->held.seq = seq;
 	e->held.arrival = g->n++;

@@ -19,6 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tools/model/array.h"
+
 #define GPU_PID_BASE 0x40000000u /* above any Linux pid (pid_max <= 2^22) */
 #define ORDER_FLOW_BASE (1ull << 50)
 
@@ -110,14 +112,8 @@ static struct track *track_get(struct exporter *x, const uint64_t k[4], int *add
 		if (!memcmp(tr->key, k, sizeof tr->key))
 			return tr;
 	}
-	if (x->ntracks == x->cap_tracks) {
-		size_t cap = x->cap_tracks ? x->cap_tracks * 2 : 64;
-		struct track **nt = realloc(x->tracks, cap * sizeof *nt);
-		if (!nt)
-			return NULL;
-		x->tracks = nt;
-		x->cap_tracks = cap;
-	}
+	if (ktrace_grow(&x->tracks, &x->cap_tracks, x->ntracks + 1, sizeof *x->tracks))
+		return NULL;
 	struct track *tr = calloc(1, sizeof *tr);
 	if (!tr)
 		return NULL;

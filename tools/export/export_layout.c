@@ -14,23 +14,19 @@
  * starts.  Measured work starts later than measured only when the track's
  * previous slice still runs then (measurements that overlap); its width is
  * its measured duration.  The second walk reads each piece's place back in
- * the same order.  Calls libc only.
+ * the same order.
  */
 #include "tools/export/export_internal.h"
 
 #include <stdlib.h>
 #include <string.h>
 
+#include "tools/model/array.h"
+
 int ktrace_export_layout_add(struct export_layout *L, uint32_t track, int64_t want, const struct export_measure *m)
 {
-	if (L->n == L->cap) {
-		size_t cap = L->cap ? L->cap * 2 : 1024;
-		struct export_slot *s = realloc(L->slots, cap * sizeof *s);
-		if (!s)
-			return -1;
-		L->slots = s;
-		L->cap = cap;
-	}
+	if (ktrace_grow(&L->slots, &L->cap, L->n + 1, sizeof *L->slots))
+		return -1;
 	struct export_slot *s = &L->slots[L->n++];
 	memset(s, 0, sizeof *s);
 	s->track = track;

@@ -44,42 +44,33 @@ static void usage(FILE *f)
 	      f);
 }
 
-/* Read the options; -1 to go on (the trace is argv[optind]), else the exit status. */
-static int parse_options(int argc, char **argv, struct export_cli *c)
-{
-	enum { OPT_PERFETTO = 0x100, OPT_PARTIAL, OPT_VERSION };
-	static const struct option longopts[] = {
-		{ "perfetto", no_argument, NULL, OPT_PERFETTO },
-		{ "output", required_argument, NULL, 'o' },
-		{ "partial", no_argument, NULL, OPT_PARTIAL },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, OPT_VERSION },
-		{ NULL, 0, NULL, 0 },
-	};
-	char err[512];
-	int code;
+enum { OPT_PERFETTO = 0x100, OPT_PARTIAL };
 
-	memset(c, 0, sizeof *c);
-	ktrace_cli_begin();
-	while ((code = ktrace_cli_next(argc, argv, ":o:qh", longopts, err, sizeof err)) != -1) {
-		switch (code) {
-		case 'h': usage(stdout); return 0;
-		case OPT_VERSION: printf("ktrace-export %s\n", KTRACE_VERSION); return 0;
-		case OPT_PERFETTO: break;
-		case OPT_PARTIAL: c->partial = 1; break;
-		case 'q': c->quiet = 1; break;
-		case 'o':
-			if (!*optarg)
-				return ktrace_cli_fail("ktrace-export", "--output needs a file name");
-			c->output = optarg;
-			break;
-		default: return ktrace_cli_usage_error("ktrace-export", err);
+static const struct option export_options[] = {
+	{ "perfetto", no_argument, NULL, OPT_PERFETTO },
+	{ "output", required_argument, NULL, 'o' },
+	{ "partial", no_argument, NULL, OPT_PARTIAL },
+	{ "quiet", no_argument, NULL, 'q' },
+	{ NULL, 0, NULL, 0 },
+};
+
+static int export_option(void *ctx, int code, const char *value, char *err, size_t errlen)
+{
+	struct export_cli *c = ctx;
+
+	switch (code) {
+	case OPT_PARTIAL: c->partial = 1; break;
+	case 'q': c->quiet = 1; break;
+	case 'o':
+		if (!*value) {
+			snprintf(err, errlen, "--output needs a file name");
+			return -1;
 		}
+		c->output = value;
+		break;
+	default: break; /* --perfetto: the only format */
 	}
-	if (argc - optind != 1)
-		return ktrace_cli_usage_error("ktrace-export", argc - optind ? "give one trace" : "give the trace to export");
-	return -1;
+	return 0;
 }
 
 /* FILE.ktrace -> FILE.json (FILE.json appended for another name); standard
@@ -99,30 +90,50 @@ static char *default_output(const char *trace)
 	return out;
 }
 
-int main(int argc, char **argv)
+/* The trace, argv[0]: the exit status. */
+static int export_file(void *ctx, int argc, char **argv)
 {
-	struct export_cli c;
+	const struct export_cli *c = ctx;
 	struct tm_trace t;
 	char err[1024];
-	int status = parse_options(argc, argv, &c);
-	if (status >= 0)
-		return status;
-	const char *trace = argv[optind];
-	char *derived = c.output ? NULL : default_output(trace);
-	const char *out = c.output ? c.output : derived;
+	int status;
+
+	if (argc != 1)
+		return ktrace_cli_usage_error("ktrace-export", argc ? "give one trace" : "give the trace to export");
+	const char *trace = argv[0];
+	char *derived = c->output ? NULL : default_output(trace);
+	const char *out = c->output ? c->output : derived;
 	if (!out)
 		return ktrace_cli_fail("ktrace-export", "out of memory");
-	if (ktrace_tm_load(&t, trace, c.partial, err, sizeof err)) {
+	if (ktrace_tm_load(&t, trace, c->partial, err, sizeof err)) {
 		free(derived);
 		return ktrace_cli_fail("ktrace-export", err);
 	}
 	if (t.truncated)
 		fprintf(stderr, "ktrace-export: %s (exported what was written)\n", t.truncated_msg);
 	status = ktrace_export_chrome_file(out, &t, NULL, err, sizeof err) ? ktrace_cli_fail("ktrace-export", err) : 0;
-	if (status == 0 && !c.quiet && strcmp(out, "-"))
+	if (status == 0 && !c->quiet && strcmp(out, "-"))
 		printf("ktrace-export: wrote %s (%zu launch%s); open it in ui.perfetto.dev or chrome://tracing\n", out,
 		       t.nlaunches, t.nlaunches == 1 ? "" : "es");
 	ktrace_tm_free(&t);
 	free(derived);
 	return status;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option *const options[] = { export_options, ktrace_cli_help_options, NULL };
+	static const struct ktrace_cli_tool tool = {
+		.name = "ktrace-export",
+		.version = "ktrace-export " KTRACE_VERSION,
+		.usage = usage,
+		.shortopts = ":o:qh",
+		.options = options,
+		.option = export_option,
+		.run = export_file,
+	};
+	struct export_cli c;
+
+	memset(&c, 0, sizeof c);
+	return ktrace_cli_main(&tool, &c, argc, argv);
 }

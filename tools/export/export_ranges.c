@@ -21,10 +21,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tools/model/array.h"
+
 /* The open ranges of one host track, outermost first: slice indexes. */
 struct range_stack {
 	size_t *slice;
-	uint32_t depth, cap;
+	size_t cap;
+	uint32_t depth;
 };
 
 /* The depth in chain[0..n) of the range the reference's framework sequence
@@ -57,22 +60,9 @@ static struct range_stack *stack_of(struct export_ranges *R, uint32_t track)
 static int push_slice(struct export_ranges *R, struct range_stack *st, const struct ktrace_range_node *node,
 		      const struct ktrace_range_ref *seq, uint32_t track, int64_t hs)
 {
-	if (R->n == R->cap) {
-		size_t cap = R->cap ? R->cap * 2 : 256;
-		struct export_range_slice *s = realloc(R->slices, cap * sizeof *s);
-		if (!s)
-			return -1;
-		R->slices = s;
-		R->cap = cap;
-	}
-	if (st->depth == st->cap) {
-		uint32_t cap = st->cap ? st->cap * 2 : 8;
-		size_t *s = realloc(st->slice, cap * sizeof *s);
-		if (!s)
-			return -1;
-		st->slice = s;
-		st->cap = cap;
-	}
+	if (ktrace_grow(&R->slices, &R->cap, R->n + 1, sizeof *R->slices) ||
+	    ktrace_grow(&st->slice, &st->cap, (size_t)st->depth + 1, sizeof *st->slice))
+		return -1;
 	R->slices[R->n] = (struct export_range_slice){ .track = track, .node = node, .start = hs, .end = hs,
 						       .item = R->items };
 	if (seq) {

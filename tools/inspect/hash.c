@@ -81,35 +81,30 @@ static int hash_one(const char *path)
 	return rc;
 }
 
+/* The files given (none: standard input). */
+static int hash_files(void *ctx, int argc, char **argv)
+{
+	int failed = 0;
+
+	(void)ctx;
+	if (!argc)
+		failed |= hash_one("-") < 0;
+	for (int i = 0; i < argc; i++)
+		failed |= hash_one(argv[i]) < 0;
+	return failed ? 2 : 0;
+}
+
 int main(int argc, char **argv)
 {
-	enum { OPT_VERSION = 0x100 };
-	static const struct option longopts[] = {
-		{ "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, OPT_VERSION },
-		{ NULL, 0, NULL, 0 },
+	static const struct option *const options[] = { ktrace_cli_help_options, NULL };
+	static const struct ktrace_cli_tool tool = {
+		.name = "ktrace-hash",
+		.version = "ktrace-hash " KTRACE_VERSION " (digest KT64V1)",
+		.usage = usage,
+		.shortopts = ":h",
+		.options = options,
+		.run = hash_files,
 	};
-	char err[256];
-	int code, failed = 0;
 
-	ktrace_cli_begin();
-	/* options and files in any order, as in the other tools ("--" ends the options) */
-	while ((code = ktrace_cli_next(argc, argv, ":h", longopts, err, sizeof err)) != -1) {
-		if (code == 'h') {
-			usage(stdout);
-			return ktrace_cli_stdout_status("ktrace-hash");
-		}
-		if (code == OPT_VERSION) {
-			printf("ktrace-hash %s (digest KT64V1)\n", KTRACE_VERSION);
-			return ktrace_cli_stdout_status("ktrace-hash");
-		}
-		return ktrace_cli_usage_error("ktrace-hash", err);
-	}
-	if (optind >= argc)
-		failed |= hash_one("-") < 0;
-	for (int i = optind; i < argc; i++)
-		failed |= hash_one(argv[i]) < 0;
-	if (ktrace_cli_stdout_status("ktrace-hash"))
-		return 2;
-	return failed ? 2 : 0;
+	return ktrace_cli_main(&tool, NULL, argc, argv);
 }

@@ -19,6 +19,7 @@
 #include "meta/kernel_meta.h"
 #include "tools/cli/cli_options.h"
 #include "tools/inspect/inspect_print.h"
+#include "tools/model/array.h"
 
 #define MAX_DIRS 32
 
@@ -79,73 +80,49 @@ static int add_dir(const char **dirs, int *n, const char *dir, const char *optio
 	return 0;
 }
 
-/* Read the options into *o; -1 to go on (the files are argv[optind..]), else the exit status. */
-static int parse_options(int argc, char **argv, struct inspect_opts *o)
-{
-	enum { OPT_JSON = 256, OPT_SUMMARY, OPT_SM, OPT_TRITON, OPT_INDUCTOR, OPT_NOENV, OPT_NODWARF, OPT_VERSION };
-	static const struct option longopts[] = {
-		{"json", no_argument, NULL, OPT_JSON},
-		{"summary", no_argument, NULL, OPT_SUMMARY},
-		{"sm", required_argument, NULL, OPT_SM},
-		{"triton-cache", required_argument, NULL, OPT_TRITON},
-		{"inductor-cache", required_argument, NULL, OPT_INDUCTOR},
-		{"no-env-caches", no_argument, NULL, OPT_NOENV},
-		{"no-dwarf", no_argument, NULL, OPT_NODWARF},
-		{"help", no_argument, NULL, 'h'},
-		{"version", no_argument, NULL, OPT_VERSION},
-		{NULL, 0, NULL, 0},
-	};
-	char err[512];
-	int code, rc = 0;
+enum { OPT_JSON = 256, OPT_SUMMARY, OPT_SM, OPT_TRITON, OPT_INDUCTOR, OPT_NOENV, OPT_NODWARF };
 
-	ktrace_cli_begin();
-	while ((code = ktrace_cli_next(argc, argv, ":h", longopts, err, sizeof err)) != -1) {
-		switch (code) {
-		case OPT_JSON: o->json = 1; break;
-		case OPT_SUMMARY: o->summary = 1; break;
-		case OPT_SM:
-			if (parse_sm(optarg, &o->meta.device_sm) != 0)
-				rc = ktrace_cli_bad_value(err, sizeof err, "--sm", optarg,
-							  "expected an architecture such as 90 or sm_90");
-			break;
-		case OPT_TRITON:
-			rc = add_dir(o->triton_dirs, &o->ntriton, optarg, "--triton-cache", err, sizeof err);
-			break;
-		case OPT_INDUCTOR:
-			rc = add_dir(o->inductor_dirs, &o->ninductor, optarg, "--inductor-cache", err, sizeof err);
-			break;
-		case OPT_NOENV: o->meta.use_env_caches = 0; break;
-		case OPT_NODWARF: o->meta.use_dwarf = 0; break;
-		case 'h': usage(stdout); return 0;
-		case OPT_VERSION: printf("ktrace-inspect %s\n", KTRACE_VERSION); return 0;
-		default: return ktrace_cli_usage_error("ktrace-inspect", err);
-		}
-		if (rc)
-			return ktrace_cli_fail("ktrace-inspect", err);
+static const struct option inspect_options[] = {
+	{ "json", no_argument, NULL, OPT_JSON },
+	{ "summary", no_argument, NULL, OPT_SUMMARY },
+	{ "sm", required_argument, NULL, OPT_SM },
+	{ "triton-cache", required_argument, NULL, OPT_TRITON },
+	{ "inductor-cache", required_argument, NULL, OPT_INDUCTOR },
+	{ "no-env-caches", no_argument, NULL, OPT_NOENV },
+	{ "no-dwarf", no_argument, NULL, OPT_NODWARF },
+	{ NULL, 0, NULL, 0 },
+};
+
+static int inspect_option(void *ctx, int code, const char *value, char *err, size_t errlen)
+{
+	struct inspect_opts *o = ctx;
+
+	switch (code) {
+	case OPT_JSON: o->json = 1; return 0;
+	case OPT_SUMMARY: o->summary = 1; return 0;
+	case OPT_SM:
+		if (parse_sm(value, &o->meta.device_sm) != 0)
+			return ktrace_cli_bad_value(err, errlen, "--sm", value, "expected an architecture such as 90 or sm_90");
+		return 0;
+	case OPT_TRITON: return add_dir(o->triton_dirs, &o->ntriton, value, "--triton-cache", err, errlen);
+	case OPT_INDUCTOR: return add_dir(o->inductor_dirs, &o->ninductor, value, "--inductor-cache", err, errlen);
+	case OPT_NOENV: o->meta.use_env_caches = 0; return 0;
+	case OPT_NODWARF: o->meta.use_dwarf = 0; return 0;
+	default: return 0;
 	}
-	if (optind >= argc)
-		return ktrace_cli_usage_error("ktrace-inspect", "no FILE given");
-	return -1;
 }
 
 /* All of standard input into a malloc'd buffer with one NUL after it; NULL when empty or unreadable. */
 static char *read_stdin(size_t *len, char *err, size_t errlen)
 {
-	size_t cap = 1 << 20, n = 0, got;
-	char *buf = malloc(cap), *grown;
+	char *buf = NULL;
+	size_t cap = 0, n = 0, got;
+	int oom;
 
-	while (buf && (got = fread(buf + n, 1, cap - n - 1, stdin)) > 0) {
+	while (!(oom = ktrace_grow(&buf, &cap, n + 65536, 1)) && (got = fread(buf + n, 1, cap - n - 1, stdin)) > 0)
 		n += got;
-		if (n + 1 < cap)
-			continue;
-		grown = cap <= SIZE_MAX / 2 ? realloc(buf, cap * 2) : NULL;
-		if (!grown)
-			free(buf);
-		buf = grown;
-		cap *= 2;
-	}
-	if (!buf || ferror(stdin) || !n) {
-		snprintf(err, errlen, "-: %s", !buf ? "out of memory" : n ? "cannot read standard input" : "empty input");
+	if (oom || ferror(stdin) || !n) {
+		snprintf(err, errlen, "-: %s", oom ? "out of memory" : n ? "cannot read standard input" : "empty input");
 		free(buf);
 		return NULL;
 	}
@@ -200,29 +177,42 @@ static int inspect_file(const struct inspect_opts *o, const char *path, int npri
 	return 0;
 }
 
-int main(int argc, char **argv)
+/* The files, argv[0..argc): the exit status. */
+static int inspect_files(void *ctx, int argc, char **argv)
 {
-	struct inspect_opts o = { .meta = { .use_env_caches = 1, .use_dwarf = 1 } };
-	int status = parse_options(argc, argv, &o), nprinted = 0;
+	struct inspect_opts *o = ctx;
+	int status = 0, nprinted = 0;
 
-	if (status == 0)
-		return ktrace_cli_stdout_status("ktrace-inspect"); /* --help, --version */
-	if (status > 0)
-		return status;
-	o.meta.triton_dirs = o.triton_dirs;
-	o.meta.inductor_dirs = o.inductor_dirs;
-	status = 0;
-	if (o.json && !o.summary)
+	if (!argc)
+		return ktrace_cli_usage_error("ktrace-inspect", "no FILE given");
+	o->meta.triton_dirs = o->triton_dirs;
+	o->meta.inductor_dirs = o->inductor_dirs;
+	if (o->json && !o->summary)
 		fputs("[\n", stdout);
-	for (int i = optind; i < argc; i++) {
-		if (inspect_file(&o, argv[i], nprinted))
+	for (int i = 0; i < argc; i++) {
+		if (inspect_file(o, argv[i], nprinted))
 			status = 2;
 		else
 			nprinted++;
 	}
-	if (o.json && !o.summary)
+	if (o->json && !o->summary)
 		fputs("\n]\n", stdout);
-	if (ktrace_cli_stdout_status("ktrace-inspect"))
-		return 2;
 	return status;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option *const options[] = { inspect_options, ktrace_cli_help_options, NULL };
+	static const struct ktrace_cli_tool tool = {
+		.name = "ktrace-inspect",
+		.version = "ktrace-inspect " KTRACE_VERSION,
+		.usage = usage,
+		.shortopts = ":h",
+		.options = options,
+		.option = inspect_option,
+		.run = inspect_files,
+	};
+	struct inspect_opts o = { .meta = { .use_env_caches = 1, .use_dwarf = 1 } };
+
+	return ktrace_cli_main(&tool, &o, argc, argv);
 }

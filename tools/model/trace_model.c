@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "format/trace_reader.h"
+#include "tools/model/array.h"
 
 /* ---- arena ------------------------------------------------------------- */
 
@@ -69,23 +70,6 @@ static void *arena_dup(struct tm_trace *t, const void *src, size_t n)
 	return p;
 }
 
-/* ---- growable arrays ---------------------------------------------------- */
-
-static int grow(void **arr, size_t *cap, size_t need, size_t elem)
-{
-	if (need <= *cap)
-		return 0;
-	size_t nc = *cap ? *cap * 2 : 256;
-	while (nc < need)
-		nc *= 2;
-	void *p = realloc(*arr, nc * elem);
-	if (!p)
-		return -1;
-	*arr = p;
-	*cap = nc;
-	return 0;
-}
-
 struct tm_module_digest {
 	uint64_t id, digest;
 };
@@ -110,67 +94,56 @@ struct load_state {
 
 /* ---- sorting and lookup -------------------------------------------------- */
 
-/* qsort, which must not see a NULL base even for 0 elements. */
-static void sort(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *))
-{
-	if (n > 1)
-		qsort(base, n, size, cmp);
-}
-
 static int cmp_kernel(const void *a, const void *b)
 {
 	const struct tm_kernel *x = a, *y = b;
-	return x->id < y->id ? -1 : x->id > y->id;
+	return ktrace_cmp_u64(x->id, y->id);
 }
 
 static int cmp_launch(const void *a, const void *b)
 {
 	const struct tm_launch *x = a, *y = b;
-	if (x->seq != y->seq)
-		return x->seq < y->seq ? -1 : 1;
-	return x->rec_seq < y->rec_seq ? -1 : x->rec_seq > y->rec_seq;
+	return x->seq != y->seq ? ktrace_cmp_u64(x->seq, y->seq)
+	       : ktrace_cmp_u64(x->rec_seq, y->rec_seq);
 }
 
 static int cmp_op(const void *a, const void *b)
 {
 	const struct tm_op *x = a, *y = b;
-	return x->seq < y->seq ? -1 : x->seq > y->seq;
+	return ktrace_cmp_u64(x->seq, y->seq);
 }
 
 static int cmp_order(const void *a, const void *b)
 {
 	const struct tm_order *x = a, *y = b;
-	if (x->seq_before != y->seq_before)
-		return x->seq_before < y->seq_before ? -1 : 1;
-	return x->rec_seq < y->rec_seq ? -1 : x->rec_seq > y->rec_seq;
+	return x->seq_before != y->seq_before ? ktrace_cmp_u64(x->seq_before, y->seq_before)
+	       : ktrace_cmp_u64(x->rec_seq, y->rec_seq);
 }
 
 static int cmp_gputime(const void *a, const void *b)
 {
 	const struct tm_gputime *x = a, *y = b;
-	if (x->op_seq != y->op_seq)
-		return x->op_seq < y->op_seq ? -1 : 1;
-	return x->rec_seq < y->rec_seq ? -1 : x->rec_seq > y->rec_seq;
+	return x->op_seq != y->op_seq ? ktrace_cmp_u64(x->op_seq, y->op_seq)
+	       : ktrace_cmp_u64(x->rec_seq, y->rec_seq);
 }
 
 static int cmp_graph(const void *a, const void *b)
 {
 	const struct tm_graph *x = a, *y = b;
-	if (x->exec_id != y->exec_id)
-		return x->exec_id < y->exec_id ? -1 : 1;
-	return x->revision < y->revision ? -1 : x->revision > y->revision;
+	return x->exec_id != y->exec_id ? ktrace_cmp_u64(x->exec_id, y->exec_id)
+	       : ktrace_cmp_u64(x->revision, y->revision);
 }
 
 static int cmp_region(const void *a, const void *b)
 {
 	const struct tm_region *x = a, *y = b;
-	return x->param_offset < y->param_offset ? -1 : x->param_offset > y->param_offset;
+	return ktrace_cmp_u64(x->param_offset, y->param_offset);
 }
 
 static int cmp_mod(const void *a, const void *b)
 {
 	const struct tm_module_digest *x = a, *y = b;
-	return x->id < y->id ? -1 : x->id > y->id;
+	return ktrace_cmp_u64(x->id, y->id);
 }
 
 static struct tm_kernel *find_kernel(struct tm_kernel *k, size_t n, uint64_t id)
@@ -229,7 +202,7 @@ static int take_module(struct load_state *s, const void *rec, size_t len, uint64
 	struct ktrace_rec_module m;
 	if (ktrace_decode_module(rec, len, &m) != 0)
 		return fail(s, "module", seq);
-	if (grow((void **)&s->mods, &s->cap_m, s->nmods + 1, sizeof *s->mods))
+	if (ktrace_grow(&s->mods, &s->cap_m, s->nmods + 1, sizeof *s->mods))
 		return oom(s);
 	s->mods[s->nmods].id = m.module_id;
 	s->mods[s->nmods].digest = m.image_digest;
@@ -244,7 +217,7 @@ static int take_alloc(struct load_state *s, const void *rec, size_t len, uint64_
 		return fail(s, "alloc", seq);
 	if (!a.size)
 		return 0;
-	if (grow((void **)&s->ranges, &s->cap_r, s->nranges + 1, sizeof *s->ranges))
+	if (ktrace_grow(&s->ranges, &s->cap_r, s->nranges + 1, sizeof *s->ranges))
 		return oom(s);
 	s->ranges[s->nranges].base = a.base;
 	s->ranges[s->nranges].size = a.size;
@@ -259,7 +232,7 @@ static int take_kernel(struct load_state *s, const void *rec, size_t len, uint64
 	struct tm_trace *t = s->t;
 	if (ktrace_decode_kernel(rec, len, &k) != 0)
 		return fail(s, "kernel", seq);
-	if (grow((void **)&t->kernels, &s->cap_k, t->nkernels + 1, sizeof *t->kernels))
+	if (ktrace_grow(&t->kernels, &s->cap_k, t->nkernels + 1, sizeof *t->kernels))
 		return oom(s);
 	struct tm_kernel *o = &t->kernels[t->nkernels];
 	memset(o, 0, sizeof *o);
@@ -305,7 +278,7 @@ static int take_launch(struct load_state *s, const void *rec, size_t len, uint64
 	struct tm_trace *t = s->t;
 	if (ktrace_decode_launch(rec, len, &l) != 0)
 		return fail(s, "launch", seq);
-	if (grow((void **)&t->launches, &s->cap_l, t->nlaunches + 1, sizeof *t->launches))
+	if (ktrace_grow(&t->launches, &s->cap_l, t->nlaunches + 1, sizeof *t->launches))
 		return oom(s);
 	struct tm_launch *o = &t->launches[t->nlaunches];
 	memset(o, 0, sizeof *o);
@@ -350,7 +323,7 @@ static int take_launch(struct load_state *s, const void *rec, size_t len, uint64
 			d->pre_hash = r.pre_hash;
 			d->post_hash = r.post_hash;
 		}
-		sort(o->regions, l.nregions, sizeof *o->regions, cmp_region);
+		ktrace_sort(o->regions, l.nregions, sizeof *o->regions, cmp_region);
 	}
 	o->nregions = l.nregions;
 	t->nlaunches++;
@@ -405,7 +378,7 @@ static int take_op(struct load_state *s, uint16_t type, const void *rec, size_t 
 		if (m.flags & KTRACE_COPYF_RANGE)
 			o.range = m.range;
 	}
-	if (grow((void **)&t->ops, &s->cap_o, t->nops + 1, sizeof *t->ops))
+	if (ktrace_grow(&t->ops, &s->cap_o, t->nops + 1, sizeof *t->ops))
 		return oom(s);
 	t->ops[t->nops++] = o;
 	return 0;
@@ -417,7 +390,7 @@ static int take_order(struct load_state *s, const void *rec, size_t len, uint64_
 	struct ktrace_rec_order r;
 	if (ktrace_decode_order(rec, len, &r) != 0)
 		return fail(s, "order", seq);
-	if (grow((void **)&t->orders, &s->cap_ord, t->norders + 1, sizeof *t->orders))
+	if (ktrace_grow(&t->orders, &s->cap_ord, t->norders + 1, sizeof *t->orders))
 		return oom(s);
 	struct tm_order *o = &t->orders[t->norders++];
 	o->seq_before = r.launch_seq_before;
@@ -440,7 +413,7 @@ static int take_gputime(struct load_state *s, const void *rec, size_t len, uint6
 	struct ktrace_rec_gputime r;
 	if (ktrace_decode_gputime(rec, len, &r) != 0)
 		return fail(s, "gputime", seq);
-	if (grow((void **)&t->gputimes, &s->cap_gt, t->ngputimes + 1, sizeof *t->gputimes))
+	if (ktrace_grow(&t->gputimes, &s->cap_gt, t->ngputimes + 1, sizeof *t->gputimes))
 		return oom(s);
 	t->gputimes[t->ngputimes++] = (struct tm_gputime){
 		.op_seq = r.op_seq, .rec_seq = seq, .context = r.context, .stream = r.stream,
@@ -456,7 +429,7 @@ static int take_note(struct load_state *s, const void *rec, size_t len, uint64_t
 	struct ktrace_rec_note n;
 	if (ktrace_decode_note(rec, len, &n) != 0)
 		return fail(s, "note", seq);
-	if (grow((void **)&t->notes, &s->cap_n, t->nnotes + 1, sizeof *t->notes))
+	if (ktrace_grow(&t->notes, &s->cap_n, t->nnotes + 1, sizeof *t->notes))
 		return oom(s);
 	struct tm_note *o = &t->notes[t->nnotes];
 	o->rec_seq = seq;
@@ -488,7 +461,7 @@ static int take_pystack(struct load_state *s, const void *rec, size_t len, uint6
 
 	if (ktrace_decode_pystack(rec, len, &r) != 0)
 		return fail(s, "pystack", seq);
-	if (grow((void **)&t->pystacks, &s->cap_py, t->npystacks + 1, sizeof *t->pystacks))
+	if (ktrace_grow(&t->pystacks, &s->cap_py, t->npystacks + 1, sizeof *t->pystacks))
 		return oom(s);
 	struct tm_pystack *o = &t->pystacks[t->npystacks];
 	*o = (struct tm_pystack){ r.launch_seq, r.fw_seq, r.tid, r.kind, r.nframes, NULL };
@@ -512,7 +485,7 @@ static int take_replay(struct load_state *s, const void *rec, size_t len, uint64
 	struct ktrace_rec_replay r;
 	if (ktrace_decode_replay(rec, len, &r) != 0)
 		return fail(s, "replay", seq);
-	if (grow((void **)&t->replays, &s->cap_p, t->nreplays + 1, sizeof *t->replays))
+	if (ktrace_grow(&t->replays, &s->cap_p, t->nreplays + 1, sizeof *t->replays))
 		return oom(s);
 	struct tm_replay *o = &t->replays[t->nreplays];
 	o->launch_seq = r.launch_seq;
@@ -534,7 +507,7 @@ static struct tm_graph *graph_for(struct load_state *s, const struct ktrace_rec_
 	for (size_t i = 0; i < t->ngraphs; i++)
 		if (t->graphs[i].exec_id == g->exec_id && t->graphs[i].revision == g->revision)
 			return &t->graphs[i];
-	if (grow((void **)&t->graphs, &s->cap_g, t->ngraphs + 1, sizeof *t->graphs))
+	if (ktrace_grow(&t->graphs, &s->cap_g, t->ngraphs + 1, sizeof *t->graphs))
 		return NULL;
 	o = &t->graphs[t->ngraphs];
 	memset(o, 0, sizeof *o);
@@ -653,15 +626,12 @@ struct kidx {
 static int cmp_kidx(const void *a, const void *b)
 {
 	const struct kidx *x = a, *y = b;
-	if (x->id != y->id)
-		return x->id < y->id ? -1 : 1;
-	return x->idx < y->idx ? -1 : x->idx > y->idx;
+	return x->id != y->id ? ktrace_cmp_u64(x->id, y->id) : ktrace_cmp_u64(x->idx, y->idx);
 }
 
 static int cmp_u64(const void *a, const void *b)
 {
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-	return x < y ? -1 : x > y;
+	return ktrace_cmp_u64(*(const uint64_t *)a, *(const uint64_t *)b);
 }
 
 /* Kernels sorted by id, one per id: a later record of an id replaces the
@@ -683,7 +653,7 @@ static int dedup_kernels(struct load_state *s)
 		ord[i].id = t->kernels[i].id;
 		ord[i].idx = i;
 	}
-	sort(ord, n, sizeof *ord, cmp_kidx);
+	ktrace_sort(ord, n, sizeof *ord, cmp_kidx);
 	size_t m = 0;
 	for (size_t i = 0; i < n; i++) {
 		const struct tm_kernel *src = &t->kernels[ord[i].idx];
@@ -710,7 +680,7 @@ static int add_placeholders(struct load_state *s)
 		uint64_t id = t->launches[i].kernel_id;
 		if (find_kernel(t->kernels, t->nkernels, id))
 			continue;
-		if (grow((void **)&ids, &cap, nids + 1, sizeof *ids)) {
+		if (ktrace_grow(&ids, &cap, nids + 1, sizeof *ids)) {
 			free(ids);
 			return oom(s);
 		}
@@ -718,8 +688,8 @@ static int add_placeholders(struct load_state *s)
 	}
 	if (!nids)
 		return 0;
-	sort(ids, nids, sizeof *ids, cmp_u64);
-	if (grow((void **)&t->kernels, &s->cap_k, t->nkernels + nids, sizeof *t->kernels)) {
+	ktrace_sort(ids, nids, sizeof *ids, cmp_u64);
+	if (ktrace_grow(&t->kernels, &s->cap_k, t->nkernels + nids, sizeof *t->kernels)) {
 		free(ids);
 		return oom(s);
 	}
@@ -740,14 +710,14 @@ static int add_placeholders(struct load_state *s)
 		}
 	}
 	free(ids);
-	sort(t->kernels, t->nkernels, sizeof *t->kernels, cmp_kernel);
+	ktrace_sort(t->kernels, t->nkernels, sizeof *t->kernels, cmp_kernel);
 	return 0;
 }
 
 static int cmp_range(const void *a, const void *b)
 {
 	const struct tm_range *x = a, *y = b;
-	return x->base < y->base ? -1 : x->base > y->base;
+	return ktrace_cmp_u64(x->base, y->base);
 }
 
 enum { MEM_UNTRACKED = 0, MEM_DEVICE = 1, MEM_PINNED_HOST = 2 };
@@ -798,7 +768,7 @@ static void mark_pinned_host(struct load_state *s)
 static void infer_copy_dirs(struct load_state *s)
 {
 	struct tm_trace *t = s->t;
-	sort(s->ranges, s->nranges, sizeof *s->ranges, cmp_range);
+	ktrace_sort(s->ranges, s->nranges, sizeof *s->ranges, cmp_range);
 	for (size_t i = 0; i < t->nops; i++) {
 		struct tm_op *o = &t->ops[i];
 		if (o->type != TM_OP_MEMCPY || o->dir != KTRACE_COPY_UNKNOWN || !s->nranges)
@@ -815,7 +785,7 @@ static int finish(struct load_state *s)
 	struct tm_trace *t = s->t;
 	if (dedup_kernels(s) || add_placeholders(s))
 		return -1;
-	sort(s->mods, s->nmods, sizeof *s->mods, cmp_mod);
+	ktrace_sort(s->mods, s->nmods, sizeof *s->mods, cmp_mod);
 	for (size_t i = 0; i < t->nkernels; i++) {
 		struct tm_kernel *k = &t->kernels[i];
 		size_t lo = 0, hi = s->nmods;
@@ -830,13 +800,13 @@ static int finish(struct load_state *s)
 		k->module_digest = k->module_id && lo > 0 && s->mods[lo - 1].id == k->module_id
 			? s->mods[lo - 1].digest : 0;
 	}
-	sort(t->launches, t->nlaunches, sizeof *t->launches, cmp_launch);
+	ktrace_sort(t->launches, t->nlaunches, sizeof *t->launches, cmp_launch);
 	for (size_t i = 0; i < t->nlaunches; i++)
 		t->launches[i].kernel = find_kernel(t->kernels, t->nkernels, t->launches[i].kernel_id);
-	sort(t->ops, t->nops, sizeof *t->ops, cmp_op);
-	sort(t->orders, t->norders, sizeof *t->orders, cmp_order);
-	sort(t->graphs, t->ngraphs, sizeof *t->graphs, cmp_graph);
-	sort(t->gputimes, t->ngputimes, sizeof *t->gputimes, cmp_gputime);
+	ktrace_sort(t->ops, t->nops, sizeof *t->ops, cmp_op);
+	ktrace_sort(t->orders, t->norders, sizeof *t->orders, cmp_order);
+	ktrace_sort(t->graphs, t->ngraphs, sizeof *t->graphs, cmp_graph);
+	ktrace_sort(t->gputimes, t->ngputimes, sizeof *t->gputimes, cmp_gputime);
 	infer_copy_dirs(s);
 	mark_pinned_host(s);
 	return 0;

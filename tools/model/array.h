@@ -1,0 +1,24 @@
+/* tools/model/array.h: the growable arrays and the ordering helpers the tools
+ * share (array.c).
+ */
+#ifndef KTRACE_TOOLS_MODEL_ARRAY_H
+#define KTRACE_TOOLS_MODEL_ARRAY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Make the array that arrp points to (the address of a T *, its capacity
+ * *cap elements of elem bytes) hold at least need elements, doubling it
+ * (from 16).  0, or -1 when memory runs out (the array is then unchanged). */
+int ktrace_grow(void *arrp, size_t *cap, size_t need, size_t elem);
+
+/* qsort, which must not see a NULL base even for 0 elements. */
+void ktrace_sort(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *));
+
+/* -1, 0 or 1 as a is below, equal to or above b: a comparator's step. */
+static inline int ktrace_cmp_u64(uint64_t a, uint64_t b)
+{
+	return a < b ? -1 : a > b;
+}
+
+#endif
