@@ -3,8 +3,7 @@
 # capture_cold: the launch path's host cost with a cold CPU cache (fake driver).
 BENCHES += capture_cold
 capture_cold_SRCS = bench/capture_cold.c interpose/capture/launch_capture.c interpose/capture/memory_events.c \
-	interpose/control.c interpose/model/tracer.c $(CAPTURE_TEST_OBJS_SRCS) \
-	$(REPLAY_TEST_SRCS) interpose/replay/replay_driver.c interpose/replay/replay_launch.c
+	interpose/control.c $(CAPTURE_TEST_OBJS_SRCS)
 capture_cold_LIBS := -lcmocka
 
 # extent_replay: the hash extent policy replayed on a recorded trace (no GPU).

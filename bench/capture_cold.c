@@ -32,6 +32,7 @@
 #include "interpose/capture/capture.h"
 #include "interpose/capture/memory_events.h"
 #include "interpose/hash/hash_pipeline.h"
+#include "interpose/model/services.h"
 #include "interpose/model/tracer.h"
 
 /* metadata mode: the hash pipeline is never reached */
@@ -45,11 +46,6 @@ struct ktrace_hash_job *ktrace_hash_pre(CUcontext ctx, CUstream stream, const st
 void ktrace_hash_post(struct ktrace_hash_job *job, CUresult launch_result)
 {
 	(void)job, (void)launch_result;
-}
-
-void ktrace_hash_context_destroyed(CUcontext ctx)
-{
-	(void)ctx;
 }
 
 uint32_t ktrace_hash_copy(CUcontext ctx, CUstream stream, const struct ktrace_rec_memcpy *r, uint64_t time_ns)
@@ -91,6 +87,9 @@ int main(int argc, char **argv)
 
 	if (!evict)
 		return 1;
+	ktrace_services.hash_pre = ktrace_hash_pre; /* the stand-ins above */
+	ktrace_services.hash_post = ktrace_hash_post;
+	ktrace_services.hash_copy = ktrace_hash_copy;
 	memset((void *)evict, 1, EVICT_BYTES);
 	fake_driver_reset();
 	fake_driver_set_context((CUcontext)(uintptr_t)0xc0, 0, 90);

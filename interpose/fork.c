@@ -27,7 +27,8 @@
  *   then 7 to 1 release their locks, in reverse order; the NVTX ranges (7)
  *   write their RANGE records again into a traced child's own trace; the graphs (6) forget
  *   the parent's graphs, executable graphs and graph launches waiting for
- *   their digests (the GPU objects are the parent's); the registry (1) also
+ *   their digests (the GPU objects are the parent's), then the poller
+ *   thread's state (its thread is the parent's) is reset; the registry (1) also
  *   forgets the worker and every record written, so that a traced child
  *   writes them again in its own trace
  *   c. capture         thread-local caches (thread id, context) go stale
@@ -56,14 +57,16 @@
  */
 #include <pthread.h>
 
-#include "interpose/model/capture_thread.h"
+#include "interpose/capture/memory_events.h"
 #include "interpose/driver/driver_real.h"
 #include "interpose/graph/graph.h"
+#include "interpose/lifecycle.h"
 #include "interpose/model/alloc_map.h"
-#include "interpose/capture/memory_events.h"
-#include "interpose/nvtx/nvtx.h"
-#include "interpose/registry/registry.h"
+#include "interpose/model/capture_thread.h"
 #include "interpose/model/tracer.h"
+#include "interpose/nvtx/nvtx.h"
+#include "interpose/poller/poller.h"
+#include "interpose/registry/registry.h"
 #include "meta/kernel_meta.h"
 
 static pthread_once_t install_once = PTHREAD_ONCE_INIT;
@@ -96,6 +99,7 @@ static void fork_child(void)
 	ktrace_real_driver_fork_child();
 	ktrace_nvtx_fork_child();
 	ktrace_graph_fork_child();
+	ktrace_poller_fork_child();
 	ktrace_alloc_map_fork_child();
 	ktrace_memory_events_fork_child();
 	ktrace_inductor_cache_fork_child();

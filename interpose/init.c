@@ -65,21 +65,21 @@
 #include "format/output_path.h"
 #include "format/trace_writer.h"
 #include "hashkern/ktrace_digest.h"
-#include "interpose/model/config.h"
-#include "interpose/hash/hash_pipeline.h"
-#include "interpose/driver/driver_real.h"
-#include "interpose/driver/hooks.h"
 #include "interpose/capture/gpu_times.h"
-#include "interpose/graph/graph.h"
-#include "interpose/nvtx/nvtx.h"
-#include "interpose/pystack/pystack.h"
-#include "interpose/model/launch_clock.h"
 #include "interpose/capture/launch_expand.h"
 #include "interpose/capture/launch_profile.h"
+#include "interpose/driver/driver_real.h"
+#include "interpose/driver/hooks.h"
+#include "interpose/graph/graph.h"
+#include "interpose/hash/hash_pipeline.h"
+#include "interpose/lifecycle.h"
+#include "interpose/model/config.h"
+#include "interpose/model/launch_clock.h"
+#include "interpose/nvtx/nvtx.h"
+#include "interpose/poller/poller.h"
+#include "interpose/pystack/pystack.h"
 #include "interpose/registry/meta_worker.h"
 #include "interpose/registry/registry.h"
-
-struct ktrace_tracer ktrace_tracer;
 
 enum { INIT_NONE = 0, INIT_RUNNING = 1, INIT_DONE = 2 };
 
@@ -115,28 +115,6 @@ static void capture_start_time(void)
 	start_mono_ns = (uint64_t)mono.tv_sec * 1000000000ull + (uint64_t)mono.tv_nsec;
 }
 
-/* ---- disabled features -------------------------------------------------- */
-
-static _Atomic uint64_t disabled_codes[4]; /* codes 0..255 reported once */
-
-void ktrace_tracer_disable_feature(uint32_t code, const char *fmt, ...)
-{
-	char text[512];
-	va_list ap;
-
-	if (code < 256) {
-		uint64_t bit = 1ull << (code % 64);
-
-		if (atomic_fetch_or(&disabled_codes[code / 64], bit) & bit)
-			return;
-	}
-	va_start(ap, fmt);
-	vsnprintf(text, sizeof(text), fmt, ap);
-	va_end(ap);
-	KT_WARN("%s", text);
-	ktrace_tracer_note(KTRACE_NOTE_DISABLED, code, text);
-}
-
 /* ---- the end of the trace -------------------------------------------------- */
 
 /* Only the process that opened the trace ends it, once. */
@@ -166,7 +144,7 @@ static void end_normally(uint32_t reason, int status)
 	ktrace_meta_worker_drain(END_DRAIN_MS);
 	ktrace_meta_worker_stop();
 	ktrace_graph_drain(END_DRAIN_MS);
-	ktrace_graph_stop();
+	ktrace_poller_stop();
 	if (hash_started) {
 		ktrace_hash_pipeline_drain(END_DRAIN_MS);
 		ktrace_hash_pipeline_stop();
@@ -405,6 +383,16 @@ static int open_trace(struct ktrace_config *c)
 	return 0;
 }
 
+/* The poller thread's clients: graph launches whose digests are in flight
+ * (polled every 100 us at most meanwhile), the GPU times of sampled
+ * launches (alone in flight, their records can wait: 1 ms). */
+static const struct ktrace_poll_client graph_poll_client = {
+	ktrace_graph_poll, ktrace_graph_pending, 100000ull,
+};
+static const struct ktrace_poll_client gpu_times_poll_client = {
+	ktrace_gpu_times_poll, ktrace_gpu_times_pending, 1000000ull,
+};
+
 static void initialise(void)
 {
 	struct ktrace_config *c = &ktrace_tracer.cfg;
@@ -432,6 +420,8 @@ static void initialise(void)
 		return;
 	ktrace_nvtx_trace_opened(); /* before any launch can be recorded: RANGE records first */
 	ktrace_pystack_configure(c->pystack_spec);
+	ktrace_poller_register(&graph_poll_client);
+	ktrace_poller_register(&gpu_times_poll_client);
 	if (!handlers_installed) {
 		handlers_installed = 1;
 		on_exit(on_exit_handler, NULL);

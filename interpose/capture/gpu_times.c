@@ -11,8 +11,9 @@
  *
  * The launching thread takes a pair and the current reference under the
  * lock, records the events outside it and queues the sample; it never
- * creates, queries or destroys an event.  The poller thread (the graph
- * module's, which calls ktrace_gpu_times_poll) makes each context's stream,
+ * creates, queries or destroys an event.  ktrace's poller thread
+ * (interpose/poller/, woken through the poller_wake service, calling
+ * ktrace_gpu_times_poll, which the lifecycle registered) makes each context's stream,
  * pairs and first reference with the context pushed, refreshes the
  * reference every REF_REFRESH_NS while samples flow, queries end events
  * (only the oldest sample of each stream that has not completed: a stream
@@ -39,7 +40,7 @@
 #include "format/trace_writer.h"
 #include "interpose/model/capture_thread.h"
 #include "interpose/driver/driver_real.h"
-#include "interpose/graph/graph.h"
+#include "interpose/model/services.h"
 
 #define PAIRS_FIRST 32            /* pairs made with a context's pool */
 #define PAIRS_GROW 32             /* more made when fewer than PAIRS_LOW are free */
@@ -275,7 +276,7 @@ void ktrace_gpu_times_context_seen(CUcontext ctx, int32_t device)
 		added = ctx_entry(ctx, device) != NULL;
 	pthread_mutex_unlock(&G.lock);
 	if (added)
-		ktrace_graph_thread_wake();
+		ktrace_services.poller_wake();
 }
 
 struct ktrace_gpu_sample *ktrace_gpu_times_begin(CUstream s, uint64_t op_seq, uint32_t flags)
@@ -296,7 +297,7 @@ struct ktrace_gpu_sample *ktrace_gpu_times_begin(CUstream s, uint64_t op_seq, ui
 		p = pair_take(c, now, &wake);
 	pthread_mutex_unlock(&G.lock);
 	if (wake)
-		ktrace_graph_thread_wake();
+		ktrace_services.poller_wake();
 	if (!p)
 		goto lost;
 	if (record(p->start, s) != CUDA_SUCCESS) {
@@ -347,7 +348,7 @@ void ktrace_gpu_times_end(struct ktrace_gpu_sample *smp, CUstream s, CUresult re
 		count(KTRACE_CTR_GPU_TIMES_LOST, 1);
 		return;
 	}
-	ktrace_graph_thread_wake();
+	ktrace_services.poller_wake();
 }
 
 /* ---- the poller: pools and references ---------------------------------------------- */

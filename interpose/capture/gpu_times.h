@@ -4,8 +4,8 @@
  * One launch in N (chosen by a hash of its sequence number) gets a CUDA
  * event recorded on its stream right before the program's launch and one
  * right after it; a whole graph launch is measured the same way.  The
- * events come from a pool per context, made by ktrace's poller thread (the
- * graph module's, interpose/graph/graph.h), never by the launch path.
+ * events come from a pool per context, made by ktrace's poller thread
+ * (interpose/poller/), never by the launch path.
  * Nothing waits for them: the poller queries the end events, and once one
  * completed takes its elapsed times against the context's reference event,
  * an event ktrace recorded on a stream of its own with the host clock read
@@ -14,9 +14,12 @@
  * program's; every event goes back to its pool (failed launch, failed
  * record) or is destroyed with its context.
  *
- * Calls the real driver table, the capture thread's context cache, the
- * graph module's poller thread and format/ (the record's encoder, the
- * writer).
+ * Graph launches reach begin and end through the services table
+ * (model/services.h), and so does a thread meeting a context for the first
+ * time (ktrace_gpu_times_context_seen); the poller calls poll and pending
+ * (registered by the lifecycle).  Calls the real driver table, the capture
+ * thread's context cache, the poller_wake service and format/ (the record's
+ * encoder, the writer).
  */
 #ifndef KTRACE_GPU_TIMES_H
 #define KTRACE_GPU_TIMES_H
@@ -30,24 +33,8 @@
 
 struct ktrace_gpu_sample;
 
-/* The sampling hash: self-timing takes a launch whose top 4 bits are 0
- * (launch_capture.c); GPU times look at the next bits, so that the two
- * samples are independent and self-timing counts the events' cost at its
- * true rate. */
-#define KTRACE_GPU_TIMES_HASH 0x9e3779b97f4a7c15ull
-
-/* The threshold the launch path compares with for a rate of one launch in
- * `every` (0: never). */
-static inline uint64_t ktrace_gpu_times_threshold(uint32_t every)
-{
-	return every ? UINT64_MAX / every : 0;
-}
-
-/* Is operation `seq` sampled for GPU times?  One multiply and one compare. */
-static inline int ktrace_gpu_times_sampled(uint64_t seq)
-{
-	return (seq * KTRACE_GPU_TIMES_HASH) << 4 < ktrace_tracer.gpu_times_below;
-}
+/* Which operations are sampled: ktrace_gpu_times_sampled()
+ * (interpose/model/tracer.h). */
 
 /* A thread met context ctx (of device `device`) for the first time: have
  * the poller make its pool now, so that its first sampled launch finds it

@@ -11,13 +11,15 @@
  * launch once a kernel and a thread have been seen; the application's
  * streams are never synchronised.
  *
- * Owns the order of a launch's steps; calls the kernel cache and registry,
- * the calling thread's NVTX range (one thread-local load, interpose/nvtx/),
- * the parameter scan, the allocation map's extents, the hash pipeline, the
- * deferred-record half of launch_expand.c, the launch clock, the replay's
- * launch side (KTRACE_REPLAY only), the GPU times of sampled launches
+ * Owns the order of a launch's steps; calls the kernel cache (model/), the
+ * calling thread's NVTX range (one thread-local load, model/nvtx_now.h), the
+ * parameter scan, the allocation map's extents, the deferred-record half of
+ * launch_expand.c, the launch clock, the GPU times of sampled launches
  * (gpu_times.h) and format/ (records are encoded by the codec, never by
- * hand here).
+ * hand here); through the services table (model/services.h) the registry
+ * (a kernel not cached yet), the hash pipeline, the graph module (a stream
+ * being captured), NVTX (a captured node's ranges), the Python stacks and
+ * the replay's launch side (KTRACE_PYSTACK, KTRACE_REPLAY only).
  */
 #include <stdatomic.h>
 #include <stddef.h>
@@ -25,22 +27,19 @@
 
 #include "format/ktrace_format.h"
 #include "format/trace_writer.h"
-#include "interpose/model/alloc_map.h"
-#include "interpose/model/capture_thread.h"
-#include "interpose/capture/gpu_times.h"
-#include "interpose/driver/driver_real.h"
 #include "interpose/capture/capture.h"
-#include "interpose/graph/graph.h"
-#include "interpose/hash/hash_pipeline.h"
-#include "interpose/nvtx/nvtx.h"
-#include "interpose/pystack/pystack.h"
-#include "interpose/model/kernel_cache.h"
-#include "interpose/model/launch_clock.h"
+#include "interpose/capture/gpu_times.h"
 #include "interpose/capture/launch_expand.h"
 #include "interpose/capture/launch_profile.h"
+#include "interpose/driver/driver_real.h"
+#include "interpose/model/alloc_map.h"
+#include "interpose/model/capture_thread.h"
+#include "interpose/model/kernel_cache.h"
+#include "interpose/model/kernels.h"
+#include "interpose/model/launch_clock.h"
+#include "interpose/model/nvtx_now.h"
 #include "interpose/model/param_scan.h"
-#include "interpose/registry/registry.h"
-#include "interpose/replay/replay.h"
+#include "interpose/model/services.h"
 #include "interpose/model/tracer.h"
 #include "common/ablate.h"
 #include "format/hot.h"
@@ -313,11 +312,11 @@ static CUresult capture_hashed(const struct ktrace_launch_args *a, ktrace_real_l
 	r.param_bytes = t->params;
 	if (cctx && plan_hash(l, t, n)) {
 		r.flags |= KTRACE_LAUNCHF_HASHED;
-		job = ktrace_hash_pre(cctx, hash_stream(a), &r, t->regions, t0, &skip);
+		job = ktrace_services.hash_pre(cctx, hash_stream(a), &r, t->regions, t0, &skip);
 	}
 	res = real(a, rctx);
 	if (job) {
-		ktrace_hash_post(job, res);
+		ktrace_services.hash_post(job, res);
 		return res;
 	}
 	if (n && (!cctx || (r.flags & KTRACE_LAUNCHF_HASHED)))
@@ -373,7 +372,7 @@ static void count_self(struct ktrace_writer *w, const struct ktrace_kernel_hot *
 	ktrace_writer_count(w, KTRACE_CTR_SELF_NS, total);
 #if KTRACE_ABLATING(KTRACE_ABLATE_PROFILE)
 	{
-		struct ktrace_kernel_entry *e = ktrace_registry_lookup(k->handle); /* after the timing */
+		struct ktrace_kernel_entry *e = ktrace_services.kernel_lookup(k->handle); /* after the timing */
 
 		if (e) {
 			atomic_fetch_add_explicit(&e->prof_n, 1, memory_order_relaxed);
@@ -445,14 +444,14 @@ static CUresult capture_with_replay(const struct ktrace_launch_args *a, ktrace_r
 	CUresult res;
 
 	if (ktrace_tracer.cfg.pystack)
-		ktrace_pystack_on_launch(seq, (uint64_t)(uintptr_t)a->f);
+		ktrace_services.pystack_launch(seq, (uint64_t)(uintptr_t)a->f);
 	if (!ktrace_tracer.cfg.replay)
 		return capture_launch(a, real, rctx, k, t, seq, w);
-	if (ktrace_replay_launch_begin(&call, a, real, rctx, seq, k->id))
-		res = capture_launch(a, ktrace_replay_launch_real, &call, k, t, seq, w);
+	if (ktrace_services.replay_begin(&call, a, real, rctx, seq, k->id))
+		res = capture_launch(a, ktrace_services.replay_real, &call, k, t, seq, w);
 	else
 		res = capture_launch(a, real, rctx, k, t, seq, w);
-	ktrace_replay_launch_end(&call);
+	ktrace_services.replay_end(&call);
 	return res;
 }
 
@@ -476,17 +475,11 @@ static const struct ktrace_kernel_hot *kernel_miss(uint64_t handle, struct ktrac
 						   int *filtered)
 {
 	unsigned gen = ktrace_kernel_cache_gen();
-	struct ktrace_kernel_entry *k = ktrace_registry_lookup(handle);
+	struct ktrace_kernel_entry *k = ktrace_services.kernel_ready(handle, first);
 	const struct ktrace_kernel_hot *hot;
 
 	if (!k)
-		k = ktrace_registry_add_unknown(handle);
-	if (!k)
 		return NULL;
-	if (!atomic_load_explicit(&k->ready, memory_order_acquire)) {
-		ktrace_registry_first_launch(k);
-		*first = 1;
-	}
 	if (k->filter != KTRACE_FILTER_TRACE) {
 		*filtered = 1;
 		return NULL;
@@ -504,7 +497,7 @@ static const struct ktrace_kernel_hot *kernel_miss(uint64_t handle, struct ktrac
 KT_COLD
 static int launch_captured(const struct ktrace_launch_args *a)
 {
-	if (!ktrace_stream_capturing(hash_stream(a)))
+	if (!ktrace_services.stream_capturing(hash_stream(a)))
 		return 0;
 	if (ktrace_tracer.writer)
 		ktrace_writer_count(ktrace_tracer.writer, KTRACE_CTR_LAUNCHES_CAPTURED, 1);
@@ -518,7 +511,7 @@ static CUresult launch_into_capture(const struct ktrace_launch_args *a, ktrace_r
 	CUresult res = real(a, ctx);
 
 	if (res == CUDA_SUCCESS)
-		ktrace_nvtx_node_captured(hash_stream(a));
+		ktrace_services.node_captured(hash_stream(a));
 	return res;
 }
 

@@ -19,12 +19,15 @@
  * dst_digest; docs/format.md, MEMCPY): a synchronous copy's host bytes are
  * digested on the CPU once the call returned; an asynchronous copy's device
  * source is hashed on the GPU by the hash pipeline, on the copy's stream
- * right after it (ktrace_hash_copy), which writes the record once the digest
+ * right after it (the hash_copy service), which writes the record once the digest
  * landed: no host synchronisation.  A copy issued during stream capture is
  * not executed by the call and is not hashed.  Copies and memsets carry the
- * calling thread's NVTX range (interpose/nvtx/nvtx.h), as launches do.  A
- * context's destruction reaches the GPU times, the capture thread's caches,
- * the hash pipeline and the registry.
+ * calling thread's NVTX range (model/nvtx_now.h), as launches do.  A
+ * context's destruction reaches the GPU times and the threads' context
+ * caches here (the lifecycle's context hook, interpose/hooks.c, also tells
+ * the graphs, the hash pipeline and the registry).  The hash pipeline, the
+ * graph module (a stream being captured) and NVTX (a captured node's
+ * ranges) are reached through the services table (model/services.h).
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -32,17 +35,15 @@
 
 #include "format/trace_writer.h"
 #include "hashkern/ktrace_digest.h"
-#include "interpose/model/alloc_map.h"
-#include "interpose/model/capture_thread.h"
 #include "interpose/capture/gpu_times.h"
+#include "interpose/capture/memory_events.h"
 #include "interpose/driver/driver_real.h"
 #include "interpose/driver/hooks.h"
-#include "interpose/graph/graph.h"
-#include "interpose/hash/hash_pipeline.h"
-#include "interpose/capture/memory_events.h"
+#include "interpose/model/alloc_map.h"
+#include "interpose/model/capture_thread.h"
+#include "interpose/model/nvtx_now.h"
 #include "interpose/model/param_scan.h"
-#include "interpose/nvtx/nvtx.h"
-#include "interpose/registry/registry.h"
+#include "interpose/model/services.h"
 #include "interpose/model/tracer.h"
 
 #define SRC_DIGEST_SYNC_MAX (4ull << 20)
@@ -285,7 +286,7 @@ static int digest_delivered(struct ktrace_rec_memcpy *r, const void *host, int s
 	} else if (!ktrace_tracer.cfg.hash)
 		r->dst_digest_state = KTRACE_DST_DIGEST_SKIP_ASYNC;
 	else
-		r->dst_digest_state = ktrace_hash_copy((CUcontext)(uintptr_t)r->context, stream, r,
+		r->dst_digest_state = ktrace_services.hash_copy((CUcontext)(uintptr_t)r->context, stream, r,
 						       ktrace_now_ns());
 	return r->dst_digest_state == KTRACE_DST_DIGEST_DEVICE;
 }
@@ -297,11 +298,11 @@ static int digest_delivered(struct ktrace_rec_memcpy *r, const void *host, int s
  * which keeps the thread's ranges): no number, no record, counted. */
 static int take_op_seq(uint64_t *op_seq, CUstream stream, CUresult res)
 {
-	if (ktrace_graph_captures_any() && ktrace_stream_capturing(stream)) {
+	if (ktrace_graph_captures_any() && ktrace_services.stream_capturing(stream)) {
 		if (ktrace_tracer.writer)
 			ktrace_writer_count(ktrace_tracer.writer, KTRACE_CTR_LAUNCHES_CAPTURED, 1);
 		if (res == CUDA_SUCCESS)
-			ktrace_nvtx_node_captured(stream);
+			ktrace_services.node_captured(stream);
 		return 0;
 	}
 	*op_seq = atomic_fetch_add_explicit(&ktrace_tracer.launch_seq, 1, memory_order_relaxed);
@@ -367,7 +368,4 @@ void ktrace_on_context_destroy(CUcontext ctx)
 {
 	ktrace_gpu_times_context_destroyed(ctx);
 	ktrace_capture_context_gone();
-	if (ktrace_tracer.cfg.hash)
-		ktrace_hash_context_destroyed(ctx);
-	ktrace_registry_context_destroyed((uint64_t)(uintptr_t)ctx);
 }

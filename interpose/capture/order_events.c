@@ -1,4 +1,4 @@
-/* interpose/capture/order_events.c: the stream-order hook of events.h.
+/* interpose/capture/order_events.c: the stream-order hook (interpose/driver/hooks.h).
  *
  * Owns ktrace_on_order(): every successful stream, event or synchronisation
  * call becomes one ORDER record (format/ktrace_format.h) carrying the
@@ -18,7 +18,7 @@
  * never less).  An event record or stream wait on a stream being captured
  * is not recorded: it is part of the graph being captured.  May call: the
  * trace writer, capture_thread.h (thread id, current context), format/,
- * ktrace_stream_capturing() (graph.h).
+ * the stream_capturing service (model/services.h).
  */
 #include <stdatomic.h>
 #include <stdint.h>
@@ -26,9 +26,9 @@
 
 #include "format/ktrace_format.h"
 #include "format/trace_writer.h"
-#include "interpose/model/capture_thread.h"
 #include "interpose/capture/capture.h"
-#include "interpose/graph/graph.h"
+#include "interpose/model/capture_thread.h"
+#include "interpose/model/services.h"
 #include "interpose/model/tracer.h"
 
 #define DONE_SLOTS_LOG2 10
@@ -136,7 +136,7 @@ static int on_capturing_stream(const struct ktrace_order_call *c)
 	case KTRACE_ORDER_EVENT_RECORD:
 	case KTRACE_ORDER_STREAM_WAIT_EVENT:
 	case KTRACE_ORDER_UNKNOWN:
-		return ktrace_stream_capturing(c->stream);
+		return ktrace_services.stream_capturing(c->stream);
 	default:
 		return 0;
 	}

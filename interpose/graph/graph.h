@@ -4,10 +4,11 @@
  * The driver wrappers report graph and capture calls through the graph hooks
  * of interpose/driver/hooks.h, which this module implements (declared
  * here); the launch, copy and order paths ask ktrace_stream_capturing()
- * whether a stream is being captured; the lifecycle drains and stops the module's
- * thread and calls its fork hooks (interpose/fork.c); the GPU times
- * (interpose/capture/gpu_times.h) have their samples polled by that thread.
- * Declarations only.
+ * whether a stream is being captured (the stream_capturing service); the
+ * lifecycle puts those in their tables (interpose/hooks.c), registers the
+ * queue of graph launches in flight with the poller thread
+ * (ktrace_graph_poll, ktrace_graph_pending), drains it at exit and calls
+ * the fork hooks (interpose/fork.c).  Declarations only.
  */
 #ifndef KTRACE_GRAPH_H
 #define KTRACE_GRAPH_H
@@ -39,22 +40,16 @@ void ktrace_on_graph_context_destroy(CUcontext ctx) KTRACE_HIDDEN;
  * being captured?  One atomic load while no capture is under way. */
 int ktrace_stream_capturing(CUstream s) KTRACE_HIDDEN;
 
-/* Any stream capture under way (one relaxed load of the tracer's line)? */
-static inline int ktrace_graph_captures_any(void)
-{
-	return atomic_load_explicit(&ktrace_tracer.captures, memory_order_relaxed) != 0;
-}
-
 /* Wait at most timeout_ms for graph launches whose digests are in flight,
  * then write every pending record (digests that did not land: missing).
  * Called at exit, before the writer closes. */
 void ktrace_graph_drain(unsigned timeout_ms) KTRACE_HIDDEN;
-/* Stop the module's thread (at exit, after the drain). */
-void ktrace_graph_stop(void) KTRACE_HIDDEN;
-/* Work for ktrace's poller thread (the module's, which also polls the GPU
- * times of interpose/capture/gpu_times.h): start it if it is not running,
- * wake it if it waits.  Cheap when it is polling already. */
-void ktrace_graph_thread_wake(void) KTRACE_HIDDEN;
+/* The queue's poller client (interpose/poller/poller.h): write the records
+ * of launches whose digests landed (force: all of them, without the missing
+ * digests); returns how many launches were written.  And the launches
+ * waiting. */
+int ktrace_graph_poll(int force) KTRACE_HIDDEN;
+long ktrace_graph_pending(void) KTRACE_HIDDEN;
 
 /* Fork hooks (interpose/fork.c): prepare takes the module's locks, parent
  * releases them, child forgets every graph, exec and pending launch of the

@@ -1,7 +1,7 @@
 # interpose/graph/graph.mk: CUDA graphs and stream capture (graph ids, executable
 # graphs ktrace follows, describing a graph from the driver, ktrace's instrumented
 # copy that hashes kernel nodes in the graph, the records of graph launches and the
-# thread that writes them once their digests landed).
+# queue of those whose digests are in flight).
 LIB_SRCS += interpose/graph/graph_capture.c interpose/graph/graph_registry.c interpose/graph/graph_model.c interpose/graph/graph_exec.c \
-	interpose/graph/graph_hash.c interpose/graph/graph_record.c interpose/graph/graph_thread.c \
+	interpose/graph/graph_hash.c interpose/graph/graph_record.c interpose/graph/graph_queue.c \
 	interpose/graph/graph_replay.c

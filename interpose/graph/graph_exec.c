@@ -11,28 +11,29 @@
  * revision of a graph that can be instrumented gets ktrace's instrumented
  * copy (graph_hash.c).  A launch takes one block of launch_seq numbers for
  * the nodes it records and runs ktrace's copy (digests land later, written
- * by the graph thread) or the program's exec (records written at once).
+ * by the poller thread) or the program's exec (records written at once).
  * Every field is guarded by the exec's lock; the registry
  * (graph_registry.c) keeps the exec alive while a call uses it.
  * In a replay run (KTRACE_REPLAY) a graph launch runs node by node when it
  * can (graph_replay.c), so that its kernel nodes can be confirmed.
  * May call: the real driver (ktrace_real), the model, the hash state, the
- * records, the graph thread, the replay run's node-by-node launches, the
- * capture path's thread and context cache, the GPU times of a sampled
- * graph launch.
+ * records, the queue of launches in flight (graph_queue.c), the replay
+ * run's node-by-node launches, the threads' ids and context cache
+ * (model/), and through the services table the GPU times of a sampled graph
+ * launch and the ranges each node was made in.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "format/trace_writer.h"
-#include "interpose/model/capture_thread.h"
-#include "interpose/capture/gpu_times.h"
 #include "interpose/driver/driver_real.h"
 #include "interpose/driver/hooks.h"
 #include "interpose/graph/graph.h"
 #include "interpose/graph/graph_internal.h"
-#include "interpose/nvtx/nvtx.h"
+#include "interpose/model/capture_thread.h"
+#include "interpose/model/nvtx_now.h"
+#include "interpose/model/services.h"
 
 struct kt_gexec {
 	pthread_mutex_t lock;
@@ -201,7 +202,7 @@ static void node_ranges(struct kt_grev *r)
 	for (uint32_t i = 0; i < r->nnodes; i++) {
 		struct kt_gnode *n = &r->nodes[i];
 
-		if (!ktrace_nvtx_node_ref(n->rec.handle, &n->made) && n->rec.parent < i)
+		if (!ktrace_services.node_ref(n->rec.handle, &n->made) && n->rec.parent < i)
 			n->made = r->nodes[n->rec.parent].made;
 	}
 }
@@ -392,7 +393,7 @@ void kt_gexec_context_destroyed(struct kt_gexec *x, CUcontext ctx)
 /* ---- launches ---------------------------------------------------------------------------- */
 
 /* Run the launch hashed: ktrace's exec, then the copy of the results.  1
- * when the records go to the graph thread; 0 when the program's exec ran
+ * when the records go to the queue (graph_queue.c); 0 when the program's exec ran
  * instead (or the digests will not come): the caller writes them. */
 static int launch_hashed(struct kt_gexec *x, struct kt_glaunch *l, CUstream s, ktrace_real_graph_launch_fn real,
 			 void *ctx, CUresult *res)
@@ -452,10 +453,10 @@ struct gpu_timed_graph {
 static CUresult gpu_timed_graph_call(CUgraphExec e, void *ctx)
 {
 	struct gpu_timed_graph *g = ctx;
-	struct ktrace_gpu_sample *smp = ktrace_gpu_times_begin(g->stream, g->seq, KTRACE_GPUTIMEF_GRAPH);
+	struct ktrace_gpu_sample *smp = ktrace_services.gpu_times_begin(g->stream, g->seq, KTRACE_GPUTIMEF_GRAPH);
 	CUresult res = g->real(e, g->ctx);
 
-	ktrace_gpu_times_end(smp, g->stream, res);
+	ktrace_services.gpu_times_end(smp, g->stream, res);
 	return res;
 }
 
@@ -506,7 +507,7 @@ CUresult kt_gexec_launch(struct kt_gexec *x, CUstream s, void *realp, void *ctx)
 		ktrace_writer_count(ktrace_tracer.writer, KTRACE_CTR_LAUNCHES_PAUSED, l.rev->nrec);
 		res = real(x->handle, ctx);
 	} else if (ktrace_tracer.cfg.hash && launch_hashed(x, &l, s, real, ctx, &res)) {
-		l.rev = NULL; /* the graph thread holds it now */
+		l.rev = NULL; /* the queue holds it now */
 	} else {
 		if (ktrace_tracer.cfg.hash)
 			ktrace_writer_count(ktrace_tracer.writer, KTRACE_CTR_GRAPH_LAUNCHES_UNHASHED, 1);

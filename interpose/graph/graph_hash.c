@@ -10,7 +10,7 @@
  * exec instead, then, on the same stream, copies the result words into a
  * free slot (cuMemcpyDtoHAsync) and records the slot's event; the graph
  * thread polls the event and writes the launch's records with the digests
- * (graph_thread.c).  Nothing waits for the GPU on the program's behalf:
+ * (graph_queue.c).  Nothing waits for the GPU on the program's behalf:
  * when no slot is free after a bounded wait the program's own exec runs,
  * unhashed.  A later launch of the exec on another stream first waits for
  * the previous launch's copy (cuStreamWaitEvent on the slot's event, which
@@ -18,8 +18,8 @@
  * area is not overwritten before it was read.  Updates rebuild the copy and
  * apply it with cuGraphExecUpdate, or instantiate a new one with a new area.
  * Reference counted: launches in flight hold the state they ran with.
- * May call: the real driver (ktrace_real), the hash pipeline's kernels,
- * hashkern/'s ABI, the graph thread's poll.
+ * May call: the real driver (ktrace_real), the hash pipeline's kernels
+ * (the hash_kernels service), hashkern/'s ABI, the queue's poll.
  */
 #include <sched.h>
 #include <stdlib.h>
@@ -29,7 +29,7 @@
 #include "hashkern/hashkern_abi.h"
 #include "interpose/driver/driver_real.h"
 #include "interpose/graph/graph_internal.h"
-#include "interpose/hash/hash_pipeline.h"
+#include "interpose/model/services.h"
 
 #define KT_GSLOTS 16
 #define SLOT_WAIT_NS 1000000ull
@@ -457,7 +457,7 @@ struct kt_ghash *kt_ghash_build(struct kt_ghash *h, CUgraph mirror, const struct
 	CUcontext popped;
 
 	*why = KTRACE_GRAPH_UNTRACED_DRIVER;
-	if (ktrace_hash_kernels(r->ctx, b.fn, b.max_blocks)) {
+	if (ktrace_services.hash_kernels(r->ctx, b.fn, b.max_blocks)) {
 		kt_graph_failed_because("ktrace's checksum kernels are not loaded in the graph's context");
 		goto fail;
 	}

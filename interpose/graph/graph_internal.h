@@ -13,10 +13,11 @@
  *   graph_exec.c      an exec's life: instantiation, updates, launches
  *   graph_hash.c      ktrace's instrumented copy of an exec, result slots
  *   graph_record.c    GRAPH records and the records of one graph launch
- *   graph_thread.c    graph launches whose digests are in flight
+ *   graph_queue.c     graph launches whose digests are in flight
  *   graph_replay.c    graph launches run node by node in a replay run
  *
- * Not a public header: the rest of the library uses graph.h and events.h.
+ * Not a public header: the rest of the library reaches graph/ through the
+ * hook table, the services table and, the lifecycle, graph.h.
  */
 #ifndef KTRACE_GRAPH_INTERNAL_H
 #define KTRACE_GRAPH_INTERNAL_H
@@ -158,7 +159,7 @@ struct kt_glaunch {
 /* Write the records of launch l (with the digests in l->words when set). */
 void kt_glaunch_write(const struct kt_glaunch *l) KTRACE_HIDDEN;
 
-/* ---- graph_thread.c -------------------------------------------------------------- */
+/* ---- graph_queue.c --------------------------------------------------------------- */
 
 /* Queue a hashed graph launch: its records are written once the slot's copy
  * landed.  Takes over l's revision reference and a reference on h. */

@@ -14,8 +14,9 @@
  * records (kernel, memcpy and memset nodes not in a conditional body) gives
  * each its place in the launch's block of launch_seq numbers.  Regions are
  * planned as for a launch (pointer scan and, with hashing, extents).
- * May call: the real driver's graph queries (ktrace_real), the registry,
- * the parameter scan, the allocation map's extents.
+ * May call: the real driver's graph queries (ktrace_real), the registry
+ * (the kernel_ready service), the parameter scan, the allocation map's
+ * extents.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -23,7 +24,8 @@
 #include "interpose/driver/driver_real.h"
 #include "interpose/graph/graph_internal.h"
 #include "interpose/model/alloc_map.h"
-#include "interpose/registry/registry.h"
+#include "interpose/model/kernels.h"
+#include "interpose/model/services.h"
 
 struct walker {
 	struct kt_grev *r;
@@ -126,13 +128,9 @@ static uint16_t node_kind(CUgraphNode node)
 /* The kernel entry of a launched handle, its first-launch work done. */
 static struct ktrace_kernel_entry *kernel_entry(uint64_t handle)
 {
-	struct ktrace_kernel_entry *k = ktrace_registry_lookup(handle);
+	int first = 0;
 
-	if (!k)
-		k = ktrace_registry_add_unknown(handle);
-	if (k && !atomic_load_explicit(&k->ready, memory_order_acquire))
-		ktrace_registry_first_launch(k);
-	return k;
+	return ktrace_services.kernel_ready(handle, &first);
 }
 
 static void read_cluster(struct kt_gnode *n)

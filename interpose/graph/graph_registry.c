@@ -9,7 +9,7 @@
  * (graph_exec.c) is taken after the table's is released.  Also the
  * module's NOTE records, the relaxed capture mode around ktrace's own
  * graph calls, and the fork hooks (interpose/fork.c).
- * May call: the real driver (ktrace_real), graph_exec.c, graph_thread.c,
+ * May call: the real driver (ktrace_real), graph_exec.c, graph_queue.c,
  * the tracer's notes.  Stream capture is graph_capture.c's.
  */
 #include <pthread.h>

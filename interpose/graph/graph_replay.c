@@ -14,7 +14,7 @@
  * with any other node (semaphores, memory nodes, 2D/3D copies and memsets,
  * parameters cut, conditional bodies) runs as a graph, a NOTE says why: its
  * kernel nodes cannot be confirmed.  May call: the launch path's
- * hook (events.h), the real driver (ktrace_real).
+ * hook (interpose/driver/hooks.h), the real driver (ktrace_real).
  */
 #include <stdatomic.h>
 #include <stdlib.h>

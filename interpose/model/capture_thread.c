@@ -10,8 +10,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "interpose/capture/gpu_times.h"
 #include "interpose/driver/driver_real.h"
+#include "interpose/model/services.h"
 #include "interpose/model/tracer.h"
 #include "format/hot.h"
 
@@ -136,7 +136,7 @@ CUcontext ktrace_capture_context(int32_t *device)
 	tls_ctx_gen = g;
 	tls_dev = *device;
 	if (ktrace_tracer.gpu_times_below)
-		ktrace_gpu_times_context_seen(c, *device); /* its pool made before its first sample */
+		ktrace_services.gpu_times_context_seen(c, *device); /* its pool made before its first sample */
 	return c;
 }
 

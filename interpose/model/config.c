@@ -17,7 +17,7 @@
 #include "common/pystack_spec.h"
 #include "common/value_parse.h"
 #include "format/output_path.h"
-#include "interpose/replay/replay.h"
+#include "interpose/model/replay_spec.h"
 
 _Static_assert(sizeof(((struct ktrace_config *)0)->kernel_pattern) > KTRACE_REGEX_MAX_LEN,
 	       "KTRACE_KERNELS must fit the configuration's copy of it");
@@ -69,8 +69,8 @@ static int get_bool(ktrace_env_fn env, void *ctx, const char *name, int def, int
 	return 0;
 }
 
-/* KTRACE_REPLAY: the replay spec (interpose/replay/replay.h), parsed by the
- * replay engine's own parser; its message follows the variable and value. */
+/* KTRACE_REPLAY: the replay spec (replay_spec.h), parsed by its own parser;
+ * its message follows the variable and value. */
 static int get_replay(struct ktrace_config *c, ktrace_env_fn env, void *ctx, char *err, size_t errlen)
 {
 	const char *v = get(env, ctx, KTRACE_REPLAY_ENV);

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "interpose/registry/registry.h"
+#include "interpose/model/kernels.h"
 #include "interpose/model/tracer.h"
 #include "format/hot.h"
 

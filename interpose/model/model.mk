@@ -4,4 +4,4 @@
 # thread's NVTX range.
 LIB_SRCS += interpose/model/tracer.c interpose/model/config.c interpose/model/param_scan.c \
 	interpose/model/alloc_map.c interpose/model/capture_thread.c interpose/model/kernel_cache.c \
-	interpose/model/launch_clock.c interpose/model/nvtx_now.c
+	interpose/model/launch_clock.c interpose/model/nvtx_now.c interpose/model/replay_spec.c

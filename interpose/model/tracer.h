@@ -1,13 +1,14 @@
 /* interpose/model/tracer.h: the tracer's process-wide state and configuration.
  *
- * Owns the declarations of struct ktrace_tracer (defined in init.c, which
- * owns the lifecycle: lazy initialisation from the constructor and from
- * every wrapper, the end of the trace), struct ktrace_config (filled by
- * config.c from the environment), the tracer's NOTE records
- * (tracer_note.c).  Everything else in interpose/ reads them.  Whether
- * tracing is on is the driver's gate (ktrace_hooks.tracing,
+ * Owns the declarations of struct ktrace_tracer (defined in tracer.c; the
+ * lifecycle, interpose/init.c, fills it at initialisation and ends the
+ * trace), struct ktrace_config (filled by config.c from the environment),
+ * the tracer's NOTE records and features turned off (tracer.c), and the
+ * launch path's quick tests of the tracer's state (any capture under way,
+ * a launch sampled for GPU times).  Everything else in interpose/ reads
+ * them.  Whether tracing is on is the driver's gate (ktrace_hooks.tracing,
  * interpose/driver/hooks.h), which the lifecycle opens and closes.  May
- * call: nothing (declarations only).
+ * call: nothing (declarations and inline loads).
  */
 #ifndef KTRACE_TRACER_H
 #define KTRACE_TRACER_H
@@ -19,7 +20,6 @@
 #include <stdint.h>
 
 #include "interpose/driver/symbols.h"
-
 
 struct ktrace_writer;
 struct ktrace_replay_spec;
@@ -47,7 +47,7 @@ struct ktrace_config {
 	                          * "pytorch:cudaMallocAsync,jax:platform", ... */
 	char allocator_startup[768]; /* their account on the start-up line: the settings and
 	                              * whether ktrace set them (KTRACE_ALLOCATOR_SET) */
-	struct ktrace_replay_spec *replay_spec; /* KTRACE_REPLAY parsed (interpose/replay/replay.h), or NULL */
+	struct ktrace_replay_spec *replay_spec; /* KTRACE_REPLAY parsed (replay_spec.h), or NULL */
 	int nvtx;                /* KTRACE_NVTX (default 1): NVTX ranges recorded (interpose/nvtx/nvtx.h,
 	                          * which reads the variable itself: NVTX calls come before this is loaded) */
 	struct ktrace_pystack_spec *pystack_spec; /* KTRACE_PYSTACK parsed (common/pystack_spec.h), or NULL */
@@ -72,9 +72,12 @@ struct ktrace_tracer {
 	_Atomic uint64_t record_seq; /* the writer's record numbers (ktrace_writer_opts.seq):
 	                              * a launch takes both, from one line */
 	atomic_int ending;           /* the END record is being / was written */
-	uint64_t gpu_times_below;    /* capture/gpu_times.h: a launch whose sampling hash is below
+	uint64_t gpu_times_below;    /* ktrace_gpu_times_sampled(): a launch whose sampling hash is below
 	                              * it records GPU times (0: none); beside launch_seq, which
 	                              * every launch writes */
+	_Atomic uint64_t pystack_fw_wanted; /* interpose/pystack/: the forward op whose Python stack
+	                              * is wanted (S + 1; 0: none), read at every framework op
+	                              * range (ktrace_pystack_on_forward_op(), services.h) */
 };
 
 _Static_assert(offsetof(struct ktrace_tracer, cfg.launch_hi) + sizeof(uint64_t) <= 64,
@@ -82,19 +85,33 @@ _Static_assert(offsetof(struct ktrace_tracer, cfg.launch_hi) + sizeof(uint64_t) 
 
 extern struct ktrace_tracer ktrace_tracer __attribute__((visibility("hidden")));
 
-/* Initialise once (idempotent, thread-safe, safe to call from any wrapper):
- * the start hook (interpose/driver/hooks.h).  Returns 1 when tracing is on. */
-int ktrace_tracer_ensure_init(void) KTRACE_HIDDEN;
+/* Any stream capture under way (one relaxed load of the tracer's line)?
+ * interpose/graph/ counts them; while there is none the launch, copy and
+ * order paths ask nothing more. */
+static inline int ktrace_graph_captures_any(void)
+{
+	return atomic_load_explicit(&ktrace_tracer.captures, memory_order_relaxed) != 0;
+}
 
-/* Register the interposer's one fork handler (fork.c; idempotent).  The
- * initialisation calls it before tracing turns on, the NVTX injection when
- * an NVTX instance attaches. */
-void ktrace_fork_handler_install(void) KTRACE_HIDDEN;
+/* The GPU times' sampling hash (capture/gpu_times.h): self-timing takes a
+ * launch whose top 4 bits are 0 (launch_capture.c); GPU times look at the
+ * next bits, so that the two samples are independent and self-timing counts
+ * the events' cost at its true rate. */
+#define KTRACE_GPU_TIMES_HASH 0x9e3779b97f4a7c15ull
 
-/* The tracer's fork child hook (init.c), called first by the fork handler:
- * tracing off, the parent's writer and hash pipeline abandoned; with
- * KTRACE_FOLLOW_FORK=1 the child initialises again on its first driver call. */
-void ktrace_tracer_fork_child(void) KTRACE_HIDDEN;
+/* The threshold (gpu_times_below) for a rate of one launch in `every`
+ * (0: never). */
+static inline uint64_t ktrace_gpu_times_threshold(uint32_t every)
+{
+	return every ? UINT64_MAX / every : 0;
+}
+
+/* Is operation `seq` (a launch, a graph launch) sampled for GPU times?  One
+ * multiply and one compare. */
+static inline int ktrace_gpu_times_sampled(uint64_t seq)
+{
+	return (seq * KTRACE_GPU_TIMES_HASH) << 4 < ktrace_tracer.gpu_times_below;
+}
 
 /* Feature codes for ktrace_tracer_disable_feature() and NOTE records
  * (the `code` field; reported once per code, codes below 256). */

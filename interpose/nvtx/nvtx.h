@@ -15,7 +15,7 @@
  * RANGE records, NVTX marks (NOTE records), the ranges each CUDA graph node
  * was made in, and NVTX_INJECTION64_PATH in the environment.  Calls format/
  * (codec, writer), the tracer's notes and settings, and the Python stack's
- * hook for framework ops (interpose/pystack/pystack.h).
+ * hook for framework ops (through the services table, model/services.h).
  */
 #ifndef KTRACE_NVTX_H
 #define KTRACE_NVTX_H
@@ -25,19 +25,8 @@
 #include <cuda.h>
 
 #include "format/ktrace_format.h"
+#include "interpose/model/nvtx_now.h"
 #include "interpose/model/tracer.h"
-
-/* The range reference of the calling thread: its innermost open range and
- * the framework sequence number in effect (range 0: none open). */
-extern __thread struct ktrace_range_ref ktrace_nvtx_now
-	__attribute__((tls_model("initial-exec"), visibility("hidden")));
-
-/* Copy the calling thread's reference into *out; returns its range (0: none). */
-static inline uint32_t ktrace_nvtx_ref(struct ktrace_range_ref *out)
-{
-	*out = ktrace_nvtx_now;
-	return out->range;
-}
 
 /* The library's constructor: unless KTRACE_NVTX=0 or NVTX_INJECTION64_PATH
  * is set already (another tool, or `ktrace run`), set it to this library's

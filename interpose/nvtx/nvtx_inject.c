@@ -17,7 +17,8 @@
  * when unset), the domains, registered strings and the folder's lock, and
  * turning NVTX's event attributes into a message (nvtx_message.c parses
  * it, nvtx_payload.c reads its payload) for nvtx_stack.c.  Calls libc
- * (dladdr, realpath, setenv).
+ * (dladdr, realpath, setenv) and, once an NVTX instance attached, the
+ * fork_handler_install service (model/services.h).
  */
 #include <dlfcn.h>
 #include <limits.h>
@@ -31,6 +32,7 @@
 #define NVTX_NO_IMPL
 #include <nvtx3/nvToolsExt.h>
 
+#include "interpose/model/services.h"
 #include "interpose/nvtx/nvtx.h"
 #include "interpose/nvtx/nvtx_internal.h"
 
@@ -396,7 +398,7 @@ KTRACE_EXPORT int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get)
 	if (fill(cb, NVTX_CB_MODULE_CORE, core_fns, sizeof core_fns / sizeof core_fns[0]))
 		return 0;
 	(void)fill(cb, NVTX_CB_MODULE_CORE2, core2_fns, sizeof core2_fns / sizeof core2_fns[0]);
-	ktrace_fork_handler_install(); /* the table's lock is taken across fork() from now on */
+	ktrace_services.fork_handler_install(); /* the table's lock is taken across fork() from now on */
 	atomic_store(&attached, 1);
 	return 1;
 }

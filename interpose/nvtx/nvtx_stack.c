@@ -16,7 +16,8 @@
  * otherwise the innermost range that carries a number, "forward N".
  *
  * Calls the table of paths (nvtx_intern.c), the tracer's notes (marks) and
- * the Python stack's hook for forward ops (interpose/pystack/pystack.h).
+ * the Python stack's hook for forward ops (ktrace_pystack_on_forward_op(),
+ * model/services.h).
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -26,7 +27,7 @@
 
 #include "interpose/nvtx/nvtx.h"
 #include "interpose/nvtx/nvtx_internal.h"
-#include "interpose/pystack/pystack.h"
+#include "interpose/model/services.h"
 
 #define KT_NVTX_STARTS 4096u /* start/end ranges open at once, process-wide, that are tracked */
 

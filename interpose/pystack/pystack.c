@@ -3,8 +3,9 @@
  * the PYSTACK records (pystack.h).  Everything here runs only in a run that
  * set the variable; the launch path then calls ktrace_pystack_on_launch for
  * each traced launch, and the NVTX ranges call ktrace_pystack_forward_op for
- * the op range with the wanted number.  Calls the registry (kernel names),
- * the capture path's thread id, format/ (codec, writer) and python_api.c.
+ * the op range with the wanted number (both through the services table).
+ * Calls the registry (kernel names: the kernel_lookup service), the
+ * thread's id (model/), format/ (codec, writer) and python_api.c.
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -12,12 +13,11 @@
 
 #include "format/trace_writer.h"
 #include "interpose/model/capture_thread.h"
+#include "interpose/model/kernels.h"
+#include "interpose/model/services.h"
 #include "interpose/pystack/pystack.h"
-#include "interpose/registry/registry.h"
 
 #define MATCH_CACHE 512 /* kernel entries whose match is remembered */
-
-_Atomic uint64_t ktrace_pystack_fw_wanted;
 
 static struct {
 	const struct ktrace_pystack_spec *spec;
@@ -35,7 +35,7 @@ void ktrace_pystack_configure(const struct ktrace_pystack_spec *s)
 	ps.spec = s;
 	atomic_store(&ps.launch_done, !s || !(s->have_launch || s->have_kernel));
 	atomic_store(&ps.fw_done, !s || !s->have_fw_seq);
-	atomic_store(&ktrace_pystack_fw_wanted, s && s->have_fw_seq ? s->fw_seq + 1 : 0);
+	atomic_store(&ktrace_tracer.pystack_fw_wanted, s && s->have_fw_seq ? s->fw_seq + 1 : 0);
 }
 
 static int name_matches(const char *name)
@@ -70,7 +70,7 @@ static int selected(uint64_t seq, uint64_t handle)
 
 	if (ps.spec->have_launch)
 		return seq == ps.spec->launch;
-	if (!(e = ktrace_registry_lookup(handle)))
+	if (!(e = ktrace_services.kernel_lookup(handle)))
 		return 0;
 	pthread_mutex_lock(&ps.lock);
 	if (entry_matches(e))
@@ -107,7 +107,7 @@ void ktrace_pystack_forward_op(uint64_t fw_seq)
 {
 	if (atomic_exchange(&ps.fw_done, 1))
 		return;
-	atomic_store(&ktrace_pystack_fw_wanted, 0);
+	atomic_store(&ktrace_tracer.pystack_fw_wanted, 0);
 	take_or_arm(KTRACE_PYSTACK_FORWARD_OP, KTRACE_PYSTACK_FORWARD_OP, 0, fw_seq);
 }
 

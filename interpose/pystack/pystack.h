@@ -46,17 +46,10 @@ void ktrace_pystack_configure(const struct ktrace_pystack_spec *s) KTRACE_HIDDEN
  * seq of the kernel launched through handle.  Cold. */
 void ktrace_pystack_on_launch(uint64_t seq, uint64_t handle) KTRACE_HIDDEN;
 
-/* The forward op wanted (S + 1; 0: none), read at every op range that
- * carries a number (interpose/nvtx/): one relaxed load. */
-extern _Atomic uint64_t ktrace_pystack_fw_wanted KTRACE_HIDDEN;
+/* The forward op fw_seq, the one wanted (ktrace_tracer.pystack_fw_wanted,
+ * which interpose/nvtx/ tests at every op range that carries a number:
+ * ktrace_pystack_on_forward_op(), model/services.h), began. */
 void ktrace_pystack_forward_op(uint64_t fw_seq) KTRACE_HIDDEN;
-static inline void ktrace_pystack_on_forward_op(uint64_t fw_seq)
-{
-	uint64_t w = atomic_load_explicit(&ktrace_pystack_fw_wanted, memory_order_relaxed);
-
-	if (kt_unlikely(w) && w == fw_seq + 1)
-		ktrace_pystack_forward_op(fw_seq);
-}
 
 /* ---- python_api.c: CPython, found at run time ---------------------------------------- */
 

@@ -321,3 +321,26 @@ out:
 	free(argnames);
 	free(d);
 }
+
+int ktrace_kernel_param_names(struct ktrace_kernel_entry *e, char **names, char **types, uint32_t n)
+{
+	struct ktrace_module_entry *m = e->mod;
+	const struct ktrace_meta_kernel *mk = NULL;
+	int found = 0;
+
+	if (!m || !e->name || !e->layout)
+		return 0;
+	ktrace_registry_process_module(m);
+	pthread_mutex_lock(&ktrace_registry_lock);
+	if (m->state == KTRACE_MOD_PARSED && m->meta && !m->unloaded)
+		mk = ktrace_meta_find(m->meta, e->name);
+	if (mk && ktrace_kernel_meta_matches(mk, e->layout)) {
+		for (uint32_t i = 0; i < n; i++) {
+			names[i] = strdup(mk->params[i].name);
+			types[i] = strdup(mk->params[i].type);
+		}
+		found = 1;
+	}
+	pthread_mutex_unlock(&ktrace_registry_lock);
+	return found;
+}

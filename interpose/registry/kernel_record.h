@@ -36,6 +36,11 @@ uint32_t ktrace_kernel_type_layout(struct ktrace_param_layout *l, const struct k
 /* Fill k->name (and k->func / k->kern) from the driver; k->name stays NULL
  * when the driver does not know the handle. */
 void ktrace_kernel_resolve_name(struct ktrace_kernel_entry *k) __attribute__((visibility("hidden")));
+/* The kernel_param_names service (interpose/model/services.h): the names
+ * and types of k's n parameters from its module's metadata, when that
+ * describes k's layout (the module is parsed first if it was not): 1, else 0. */
+int ktrace_kernel_param_names(struct ktrace_kernel_entry *k, char **names, char **types, uint32_t n)
+	__attribute__((visibility("hidden")));
 /* Encode and append k's KERNEL record; mk: k's cubin metadata or NULL. */
 void ktrace_kernel_record_write(const struct ktrace_kernel_entry *k, const struct ktrace_meta_kernel *mk,
 				uint64_t module_id) __attribute__((visibility("hidden")));

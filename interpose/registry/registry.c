@@ -1,7 +1,7 @@
 /* interpose/registry/registry.c: the module/library and kernel registry (see
  * registry.h).
  *
- * Owns the hooks of events.h for loads, unloads and kernel handles, the
+ * Owns the module hooks (interpose/driver/hooks.h) for loads, unloads and kernel handles, the
  * first-launch resolution of a kernel, the MODULE, MODULE_IMAGE, KERNEL and
  * MODULE_UNLOAD records, and the registry's fork hooks.  May call: meta/
  * (parsing, demangling), the real driver through ktrace_real, the trace
@@ -605,6 +605,19 @@ void ktrace_registry_first_launch(struct ktrace_kernel_entry *k)
 		atomic_store_explicit(&k->ready, 1, memory_order_release);
 	}
 	registry_unlock();
+}
+
+struct ktrace_kernel_entry *ktrace_registry_kernel_ready(uint64_t handle, int *first)
+{
+	struct ktrace_kernel_entry *k = ktrace_registry_lookup(handle);
+
+	if (!k)
+		k = ktrace_registry_add_unknown(handle);
+	if (k && !atomic_load_explicit(&k->ready, memory_order_acquire)) {
+		ktrace_registry_first_launch(k);
+		*first = 1;
+	}
+	return k;
 }
 
 /* ---- whole registry -------------------------------------------------------------- */

@@ -10,7 +10,8 @@
  * digests; element-wise differences where they differ).  It leaves the buffers
  * holding R0, so the program continues exactly as after its own single launch.
  *
- *   replay_spec.c     the KTRACE_REPLAY spec and the matcher
+ *   replay_match.c    the matcher's slow path (the KTRACE_REPLAY spec is the
+ *                     configuration's, interpose/model/replay_spec.c)
  *   replay_confirm.c  the confirmation (snapshot, launch, replays, verdict)
  *   replay_snapshot.c device/host copies of the buffers, digests, comparisons
  *   replay_diff.c     element types of recovered parameter types, difference
@@ -36,39 +37,14 @@
 
 #include "format/replay_report.h"
 #include "interpose/driver/hooks.h"
+#include "interpose/model/replay_spec.h"
+#include "interpose/model/services.h"
 
 #define KTRACE_REPLAY_HIDDEN __attribute__((visibility("hidden")))
 
-/* ---- the spec: KTRACE_REPLAY="kernel=<mangled>,occurrence=<N>,runs=<K>,budget=<size>"
- *
- *   kernel       the mangled name, compared exactly (required)
- *   occurrence   which launch of that kernel in the process, from 0 (default 0)
- *   runs         replays K, 1..1000 (default 8)
- *   budget       most bytes of device scratch for the copies (default 2G)
- *   host_budget  most bytes of host memory for copies that spill (default: half
- *                the physical memory)
- * Sizes as KTRACE_HASH_MAX: N, NK, NM, NG, NT (binary units).  Keys in any
- * order, each at most once; nothing else (no spaces). */
-#define KTRACE_REPLAY_ENV "KTRACE_REPLAY"
-#define KTRACE_REPLAY_RUNS_DEFAULT 8u
-#define KTRACE_REPLAY_RUNS_MAX 1000u
-#define KTRACE_REPLAY_BUDGET_DEFAULT (2ull << 30)
+/* The spec (KTRACE_REPLAY) is the configuration's: interpose/model/replay_spec.h. */
 /* Device memory left free beside the scratch (the kernel may need local memory). */
 #define KTRACE_REPLAY_DEVICE_HEADROOM (256ull << 20)
-
-struct ktrace_replay_spec {
-	char *kernel;           /* malloc'd */
-	uint64_t occurrence;
-	uint32_t runs;
-	uint64_t budget;        /* device scratch bytes */
-	uint64_t host_budget;   /* host copy bytes */
-};
-
-/* Parse a spec.  0, or -1 with one line in err naming KTRACE_REPLAY and what is
- * wrong (*out is then empty).  Free a parsed spec with ktrace_replay_spec_free. */
-int ktrace_replay_spec_parse(const char *s, struct ktrace_replay_spec *out, char *err, size_t errlen)
-	KTRACE_REPLAY_HIDDEN;
-void ktrace_replay_spec_free(struct ktrace_replay_spec *s) KTRACE_REPLAY_HIDDEN;
 
 /* ---- the matcher: is this launch the candidate?
  *
@@ -219,15 +195,10 @@ CUresult ktrace_replay_confirm(const struct ktrace_replay_driver *drv, const str
  * around the program's real launch, and writes the verdict: a REPLAY record
  * (the report blob) and a NOTE record with the paragraph, also on stderr.
  * Once the candidate has been seen, begin does nothing.  In a fork child
- * (KTRACE_FOLLOW_FORK) nothing is confirmed and nothing waits.  */
-struct ktrace_replay_call {
-	int candidate;              /* this launch is confirmed */
-	int in_flight;              /* counted in flight: end uncounts it */
-	const struct ktrace_launch_args *a;
-	ktrace_real_launch_fn real; /* the program's launch */
-	void *real_ctx;
-	uint64_t seq, kernel_id;
-};
+ * (KTRACE_FOLLOW_FORK) nothing is confirmed and nothing waits.
+ * (struct ktrace_replay_call, what the launch path keeps between the two, is
+ * interpose/model/services.h's: the launch path reaches these through the
+ * services table.) */
 
 /* Before a traced launch (a, its real launch real(a, ctx), its launch_seq
  * and kernel_id).  Returns 1 when it is the candidate: the caller then

@@ -9,9 +9,10 @@
  * confirmation itself (replay_confirm.c) around the program's real launch,
  * and the verdict: a REPLAY record, a NOTE record and one line on stderr.
  * Everything here runs only in such runs; the candidate's work runs once.
- * Calls the registry (kernel entries, module metadata), the parameter scan,
- * the allocation map, meta/ (parameter types), format/ (records, the report
- * blob) and the real driver through replay_driver.c.
+ * Calls the registry through the services table (kernel entries, parameter
+ * names from module metadata), the parameter scan, the allocation map, meta/
+ * (parameter types), format/ (records, the report blob) and the real driver
+ * through replay_driver.c.
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -24,12 +25,12 @@
 
 #include "format/ktrace_format.h"
 #include "format/trace_writer.h"
-#include "interpose/model/param_scan.h"
 #include "interpose/model/alloc_map.h"
-#include "interpose/registry/kernel_record.h"
-#include "interpose/registry/registry.h"
-#include "interpose/replay/replay.h"
+#include "interpose/model/kernels.h"
+#include "interpose/model/param_scan.h"
+#include "interpose/model/services.h"
 #include "interpose/model/tracer.h"
+#include "interpose/replay/replay.h"
 #include "meta/kernel_meta.h"
 
 /* ---- the matcher and the gate ---------------------------------------------- */
@@ -71,7 +72,7 @@ static const void *launch_token(uint64_t handle)
 	static __thread const struct ktrace_kernel_entry *last;
 	static __thread const void *last_token;
 	const struct ktrace_replay_spec *spec = ktrace_tracer.cfg.replay_spec;
-	const struct ktrace_kernel_entry *e = ktrace_registry_lookup(handle);
+	const struct ktrace_kernel_entry *e = ktrace_services.kernel_lookup(handle);
 
 	if (e && e == last)
 		return last_token;
@@ -163,31 +164,6 @@ static void param_names_free(struct param_names *p)
 	memset(p, 0, sizeof(*p));
 }
 
-/* From the module's metadata when it describes the layout the launch uses
- * (the module is parsed first if it was not yet): 1, else 0. */
-static int names_from_meta(struct ktrace_kernel_entry *e, struct param_names *p)
-{
-	struct ktrace_module_entry *m = e->mod;
-	const struct ktrace_meta_kernel *mk = NULL;
-	int found = 0;
-
-	if (!m || !e->name || !e->layout)
-		return 0;
-	ktrace_registry_process_module(m);
-	pthread_mutex_lock(&ktrace_registry_lock);
-	if (m->state == KTRACE_MOD_PARSED && m->meta && !m->unloaded)
-		mk = ktrace_meta_find(m->meta, e->name);
-	if (mk && ktrace_kernel_meta_matches(mk, e->layout)) {
-		for (uint32_t i = 0; i < p->n; i++) {
-			p->name[i] = strdup(mk->params[i].name);
-			p->type[i] = strdup(mk->params[i].type);
-		}
-		found = 1;
-	}
-	pthread_mutex_unlock(&ktrace_registry_lock);
-	return found;
-}
-
 /* As the KERNEL record names them: the metadata's names and types, else
  * "argN" with the types of the Itanium-mangled name when it has them. */
 static void param_names_get(struct ktrace_kernel_entry *e, struct param_names *p)
@@ -204,7 +180,7 @@ static void param_names_get(struct ktrace_kernel_entry *e, struct param_names *p
 		return;
 	}
 	p->n = n;
-	if (names_from_meta(e, p))
+	if (ktrace_services.kernel_param_names(e, p->name, p->type, n))
 		return;
 	if (e->name && ktrace_demangle_param_types(e->name, p->type, (int)n) != (int)n) {
 		for (uint32_t i = 0; i < n; i++) {
@@ -350,7 +326,7 @@ CUresult ktrace_replay_launch_real(const struct ktrace_launch_args *a, void *cal
 {
 	struct ktrace_replay_call *c = call;
 	const struct ktrace_replay_spec *spec = ktrace_tracer.cfg.replay_spec;
-	struct ktrace_kernel_entry *e = ktrace_registry_lookup((uint64_t)(uintptr_t)a->f);
+	struct ktrace_kernel_entry *e = ktrace_services.kernel_lookup((uint64_t)(uintptr_t)a->f);
 	struct ktrace_replay_launch l = {
 		.fn = program_launch,
 		.arg = c,

@@ -1,6 +1,6 @@
 /* test/unit/capture_support.c: fake driver and trace round-trips for the
- * capture tests (see capture_support.h).  Owns the tests' tracer state and
- * driver table; calls format/ (writer, reader), the registry, the metadata
+ * capture tests (see capture_support.h).  Owns the tests' driver table and
+ * services table; calls format/ (writer, reader), the registry, the metadata
  * worker and the deferred-launch expander. */
 #include "test/unit/capture_support.h"
 
@@ -17,29 +17,32 @@
 
 #include "format/trace_reader.h"
 #include "format/trace_writer.h"
-#include "interpose/driver/driver_real.h"
-#include "interpose/model/capture_thread.h"
+#include "interpose/capture/gpu_times.h"
 #include "interpose/capture/launch_expand.h"
+#include "interpose/driver/driver_real.h"
+#include "interpose/graph/graph.h"
+#include "interpose/model/capture_thread.h"
+#include "interpose/model/services.h"
+#include "interpose/model/tracer.h"
+#include "interpose/registry/kernel_record.h"
 #include "interpose/registry/meta_worker.h"
 #include "interpose/registry/registry.h"
-#include "interpose/model/tracer.h"
 #include "test/scratch.h"
 
-struct ktrace_tracer ktrace_tracer;
 struct ktrace_real_driver ktrace_real;
 
 /* KTRACE_PYSTACK is never set here (interpose/pystack/ is tested under the
  * library, test/unit/pystack_test.py): the launch path must not ask it. */
-void ktrace_pystack_on_launch(uint64_t seq, uint64_t handle)
+static void no_pystack(uint64_t seq, uint64_t handle)
 {
 	(void)seq;
 	(void)handle;
-	fail_msg("ktrace_pystack_on_launch called without KTRACE_PYSTACK");
+	fail_msg("the pystack_launch service called without KTRACE_PYSTACK");
 }
 
 /* A launch into a stream capture keeps the node's ranges (interpose/nvtx/,
  * tested under the library by nvtx_ranges_test): nothing to keep here. */
-void ktrace_nvtx_node_captured(CUstream stream)
+static void no_node_ranges(CUstream stream)
 {
 	(void)stream;
 }
@@ -52,19 +55,26 @@ int ktrace_real_driver_load(void)
 
 /* No poller thread here: a test that samples GPU times polls them itself
  * (ktrace_gpu_times_poll). */
-void ktrace_graph_thread_wake(void)
+static void no_poller(void)
 {
 }
 
-/* The lifecycle's (interpose/init.c, not linked here): counted only. */
-unsigned long capture_features_disabled;
-
-void ktrace_tracer_disable_feature(uint32_t code, const char *fmt, ...)
-{
-	(void)code;
-	(void)fmt;
-	capture_features_disabled++;
-}
+/* The services of the folders linked here (the lifecycle's table,
+ * interpose/hooks.c, is not): the registry, stream capture, the GPU times;
+ * stand-ins for NVTX, Python stacks and the poller.  The hash pipeline's
+ * entries are the tests' own stand-ins, set by those that define them. */
+struct ktrace_services ktrace_services = {
+	.kernel_lookup = ktrace_registry_lookup,
+	.kernel_ready = ktrace_registry_kernel_ready,
+	.kernel_param_names = ktrace_kernel_param_names,
+	.stream_capturing = ktrace_stream_capturing,
+	.gpu_times_begin = ktrace_gpu_times_begin,
+	.gpu_times_end = ktrace_gpu_times_end,
+	.gpu_times_context_seen = ktrace_gpu_times_context_seen,
+	.poller_wake = no_poller,
+	.node_captured = no_node_ranges,
+	.pystack_launch = no_pystack,
+};
 
 /* ---- fake driver ------------------------------------------------------------ */
 

@@ -1,8 +1,9 @@
 /* test/unit/capture_support.h: a scripted fake driver and trace round-trips
  * for the capture tests (registry, launch capture, memory events).
  *
- * Defines the tracer state and the real-driver table the capture objects
- * use, fills ktrace_real with fake functions whose answers each test sets,
+ * Defines the real-driver table and the services table the capture objects
+ * use (the tracer state is model/tracer.c's), fills ktrace_real with fake
+ * functions whose answers each test sets,
  * and opens a real trace writer on a temporary file whose records the test
  * reads back with the real reader.
  */

@@ -138,19 +138,17 @@ TEST_DEPS += $(CAPTURE_STRUCT_CUBIN)
 CAPTURE_TEST_OBJS_SRCS := test/unit/capture_support.c interpose/registry/registry.c interpose/model/kernel_cache.c interpose/registry/meta_worker.c interpose/registry/module_image.c interpose/registry/kernel_record.c \
 	interpose/registry/handle_map.c interpose/model/param_scan.c interpose/model/capture_thread.c interpose/model/alloc_map.c \
 	interpose/capture/launch_expand.c interpose/model/launch_clock.c interpose/graph/graph_capture.c \
-	interpose/model/nvtx_now.c interpose/capture/gpu_times.c
+	interpose/model/nvtx_now.c interpose/capture/gpu_times.c interpose/model/tracer.c
 TESTS += capture_registry_test
 capture_registry_test_SRCS := test/unit/capture_registry_test.c $(CAPTURE_TEST_OBJS_SRCS)
 capture_registry_test_LIBS := -lcmocka
 TESTS += capture_launch_test
 capture_launch_test_SRCS = test/unit/capture_launch_test.c interpose/capture/launch_capture.c interpose/capture/memory_events.c \
-	interpose/control.c interpose/model/tracer.c \
-	$(CAPTURE_TEST_OBJS_SRCS) $(REPLAY_TEST_SRCS) interpose/replay/replay_driver.c interpose/replay/replay_launch.c
+	interpose/control.c $(CAPTURE_TEST_OBJS_SRCS)
 capture_launch_test_LIBS := -lcmocka
 TESTS += capture_typed_scan_test
 capture_typed_scan_test_SRCS = test/unit/capture_typed_scan_test.c interpose/capture/launch_capture.c \
-	interpose/capture/memory_events.c interpose/control.c interpose/model/tracer.c \
-	$(CAPTURE_TEST_OBJS_SRCS) $(REPLAY_TEST_SRCS) interpose/replay/replay_driver.c interpose/replay/replay_launch.c
+	interpose/capture/memory_events.c interpose/control.c $(CAPTURE_TEST_OBJS_SRCS)
 capture_typed_scan_test_LIBS := -lcmocka
 TESTS += capture_clock_test
 capture_clock_test_SRCS := test/unit/capture_clock_test.c interpose/model/launch_clock.c
@@ -176,7 +174,7 @@ common_allocator_env_test_LIBS := -lcmocka
 # build/interpose_app           the application the interception test runs under
 #                               LD_PRELOAD=build/libktrace.so
 TESTS += interpose_config_test
-interpose_config_test_SRCS := test/unit/interpose_config_test.c interpose/model/config.c interpose/replay/replay_spec.c
+interpose_config_test_SRCS := test/unit/interpose_config_test.c interpose/model/config.c interpose/model/replay_spec.c
 interpose_config_test_LIBS := -lcmocka
 
 TESTS += interpose_intercept_test
@@ -277,7 +275,7 @@ TEST_DEPS += $(BUILD)/diff_fakeprog $(BUILD)/diff_fakelib.so $(BUILD)/ktrace $(B
 # ---- replay confirmation (interpose/replay/): the spec and the matcher, the
 # difference measures, the report as text and blob, and the confirmation itself
 # against the fake driver with real memory (built with -DFAKECUDA_REAL_MEMORY, dlopened).
-REPLAY_TEST_SRCS := interpose/replay/replay_spec.c interpose/replay/replay_confirm.c \
+REPLAY_TEST_SRCS := interpose/model/replay_spec.c interpose/replay/replay_match.c interpose/replay/replay_confirm.c \
 	interpose/replay/replay_snapshot.c interpose/replay/replay_diff.c
 TESTS += replay_spec_test replay_diff_test replay_report_test replay_confirm_test
 replay_spec_test_SRCS := test/unit/replay_spec_test.c $(REPLAY_TEST_SRCS)

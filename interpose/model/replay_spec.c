@@ -1,11 +1,11 @@
-/* interpose/replay/replay_spec.c: the KTRACE_REPLAY spec and the launch matcher.
+/* interpose/model/replay_spec.c: the KTRACE_REPLAY spec.
  *
  * Owns parsing of "kernel=<mangled>,occurrence=<N>,runs=<K>,budget=<size>
- * [,host_budget=<size>]" (replay.h) and the slow path of the matcher, which
- * resolves the candidate kernel's handle by name.  The value is untrusted: it
- * is checked completely and quoted with non-printable bytes escaped in errors.
+ * [,host_budget=<size>]" (replay_spec.h), for the configuration (config.c).
+ * The value is untrusted: it is checked completely and quoted with
+ * non-printable bytes escaped in errors.  May call: common/value_parse.h.
  */
-#include "interpose/replay/replay.h"
+#include "interpose/model/replay_spec.h"
 
 #include <ctype.h>
 #include <stdio.h>
@@ -167,28 +167,4 @@ void ktrace_replay_spec_free(struct ktrace_replay_spec *s)
 {
 	free(s->kernel);
 	s->kernel = NULL;
-}
-
-/* ---- matcher ------------------------------------------------------------ */
-
-void ktrace_replay_matcher_init(struct ktrace_replay_matcher *m, const char *kernel, uint64_t occurrence)
-{
-	atomic_init(&m->handle, NULL);
-	atomic_init(&m->seen, 0);
-	m->occurrence = occurrence;
-	m->kernel = kernel;
-}
-
-int ktrace_replay_match_resolve(struct ktrace_replay_matcher *m, const void *handle, const char *name)
-{
-	const void *expected = NULL;
-
-	if (!handle || !name || !m->kernel || strcmp(name, m->kernel) != 0)
-		return 0;
-	/* First match: publish the handle.  A racing thread that resolved another
-	 * handle of the same name first: this launch still counts, later ones
-	 * through this handle do not. */
-	atomic_compare_exchange_strong_explicit(&m->handle, &expected, handle, memory_order_acq_rel,
-						memory_order_acquire);
-	return ktrace_replay_match_count(m);
 }

@@ -1,33 +1,27 @@
-/* interpose/graph/graph_thread.c: graph launches whose digests are in flight,
- * and ktrace's poller thread.
+/* interpose/graph/graph_queue.c: graph launches whose digests are in flight.
  *
- * Owns the queue of hashed graph launches (in launch order) and the
- * "ktrace-graph" thread that polls them: a launch whose result slot's event
- * completed gets its records written with the digests (graph_record.c), its
- * slot freed and its references dropped; one whose event failed, or whose
- * context is gone, is written without digests.  The same thread polls the
- * GPU times of sampled launches (interpose/capture/gpu_times.h), which wake
- * it through ktrace_graph_thread_wake().  A launching thread that waits for
- * a free slot polls too.  Polls are serialised (one poller at a time); the
- * queue's lock is never held across a driver call.  The exit drain waits a
- * bounded time, then writes what is left without digests.  May call: the
- * hash state's slots (graph_hash.c), the records (graph_record.c), the GPU
- * times' poll, common/spawn.h.
+ * Owns the queue of hashed graph launches (in launch order) and its poll: a
+ * launch whose result slot's event completed gets its records written with
+ * the digests (graph_record.c), its slot freed and its references dropped;
+ * one whose event failed, or whose context is gone, is written without
+ * digests.  ktrace's poller thread (interpose/poller/) polls the queue as
+ * one of its clients (ktrace_graph_poll, ktrace_graph_pending: the
+ * lifecycle registers them); queueing wakes it through the poller_wake
+ * service.  A launching thread that waits for a free slot polls too.  Polls
+ * are serialised (one poller at a time); the queue's lock is never held
+ * across a driver call.  The exit drain waits a bounded time, then writes
+ * what is left without digests.  May call: the hash state's slots
+ * (graph_hash.c), the records (graph_record.c), the poller_wake service.
  */
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <time.h>
 
-#include "common/spawn.h"
 #include "format/trace_writer.h"
-#include "interpose/capture/gpu_times.h"
 #include "interpose/graph/graph.h"
 #include "interpose/graph/graph_internal.h"
-
-#define POLL_MIN_NS 2000ull
-#define POLL_MAX_NS 100000ull
-#define POLL_MAX_GPU_TIMES_NS 1000000ull /* GPU times alone in flight: their records can wait */
+#include "interpose/model/services.h"
 
 struct job {
 	struct job *next;
@@ -37,19 +31,13 @@ struct job {
 };
 
 static struct {
-	pthread_mutex_t lock;       /* the queue, the thread's start */
+	pthread_mutex_t lock;       /* the queue */
 	pthread_mutex_t poll_lock;  /* one poller at a time */
-	pthread_cond_t cond;
 	struct job *head, *tail;
 	atomic_long pending;
-	atomic_int stop;
-	atomic_int started;
-	atomic_int idle;            /* the thread waits for work (ktrace_graph_thread_wake signals) */
-	pthread_t thread;
 } T = {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
 	.poll_lock = PTHREAD_MUTEX_INITIALIZER,
-	.cond = PTHREAD_COND_INITIALIZER,
 };
 
 static void sleep_ns(uint64_t ns)
@@ -127,68 +115,14 @@ static int poll_once(int force)
 	return done;
 }
 
-/* Graph launches or GPU times waiting. */
-static int work_waiting(void)
+int ktrace_graph_poll(int force)
 {
-	return atomic_load(&T.pending) || ktrace_gpu_times_pending();
+	return atomic_load(&T.pending) ? poll_once(force) : 0;
 }
 
-/* Nothing to poll: wait for a wake (at most 100 ms). */
-static void idle_wait(void)
+long ktrace_graph_pending(void)
 {
-	struct timespec ts;
-
-	pthread_mutex_lock(&T.lock);
-	atomic_store(&T.idle, 1);
-	clock_gettime(CLOCK_REALTIME, &ts);
-	ts.tv_nsec += 100 * 1000 * 1000;
-	if (ts.tv_nsec >= 1000000000) {
-		ts.tv_sec++;
-		ts.tv_nsec -= 1000000000;
-	}
-	if (!work_waiting() && !atomic_load(&T.stop))
-		pthread_cond_timedwait(&T.cond, &T.lock, &ts);
-	atomic_store(&T.idle, 0);
-	pthread_mutex_unlock(&T.lock);
-}
-
-static void *thread_main(void *arg)
-{
-	uint64_t nap = POLL_MIN_NS, most;
-
-	(void)arg;
-	while (!atomic_load(&T.stop)) {
-		if (!work_waiting()) {
-			idle_wait();
-			continue;
-		}
-		if ((atomic_load(&T.pending) ? poll_once(0) : 0) + ktrace_gpu_times_poll(0)) {
-			nap = POLL_MIN_NS;
-			continue;
-		}
-		sleep_ns(nap);
-		most = atomic_load(&T.pending) ? POLL_MAX_NS : POLL_MAX_GPU_TIMES_NS;
-		nap = nap * 2 > most ? most : nap * 2;
-	}
-	return NULL;
-}
-
-/* Under T.lock: start the thread unless it runs or the module stopped. */
-static void start_thread(void)
-{
-	if (!atomic_load(&T.started) && !atomic_load(&T.stop) &&
-	    ktrace_spawn(&T.thread, "ktrace-graph", thread_main, NULL) == 0)
-		atomic_store(&T.started, 1);
-}
-
-void ktrace_graph_thread_wake(void)
-{
-	if (atomic_load(&T.started) && !atomic_load(&T.idle))
-		return; /* it polls while work waits */
-	pthread_mutex_lock(&T.lock);
-	start_thread();
-	pthread_cond_signal(&T.cond);
-	pthread_mutex_unlock(&T.lock);
+	return atomic_load(&T.pending);
 }
 
 void kt_gthread_queue(const struct kt_glaunch *l, struct kt_ghash *h, struct kt_gslot *slot)
@@ -213,9 +147,8 @@ void kt_gthread_queue(const struct kt_glaunch *l, struct kt_ghash *h, struct kt_
 	else
 		T.head = j;
 	T.tail = j;
-	start_thread();
-	pthread_cond_signal(&T.cond);
 	pthread_mutex_unlock(&T.lock);
+	ktrace_services.poller_wake();
 }
 
 void kt_gthread_poll(void)
@@ -233,17 +166,6 @@ void ktrace_graph_drain(unsigned timeout_ms)
 			sleep_ns(200000);
 	if (atomic_load(&T.pending))
 		poll_once(1);
-}
-
-void ktrace_graph_stop(void)
-{
-	pthread_mutex_lock(&T.lock);
-	atomic_store(&T.stop, 1);
-	pthread_cond_broadcast(&T.cond);
-	pthread_mutex_unlock(&T.lock);
-	if (atomic_load(&T.started))
-		pthread_join(T.thread, NULL);
-	atomic_store(&T.started, 0);
 }
 
 void kt_gthread_context_destroyed(CUcontext ctx)
@@ -264,10 +186,6 @@ void kt_gthread_fork_child(void)
 {
 	pthread_mutex_init(&T.lock, NULL);
 	pthread_mutex_init(&T.poll_lock, NULL);
-	pthread_cond_init(&T.cond, NULL);
 	T.head = T.tail = NULL; /* the parent's launches: not ours to write (leaked) */
 	atomic_store(&T.pending, 0);
-	atomic_store(&T.stop, 0);
-	atomic_store(&T.started, 0);
-	atomic_store(&T.idle, 0);
 }

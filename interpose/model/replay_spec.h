@@ -1,0 +1,44 @@
+/* interpose/model/replay_spec.h: the KTRACE_REPLAY setting.
+ *
+ * Owns the spec of the launch to replay (struct ktrace_replay_spec), which
+ * the configuration parses (config.c, with replay_spec.c) and
+ * interpose/replay/ acts on.  May call: nothing (declarations only).
+ */
+#ifndef KTRACE_REPLAY_SPEC_H
+#define KTRACE_REPLAY_SPEC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "interpose/driver/symbols.h"
+
+/* The spec: KTRACE_REPLAY="kernel=<mangled>,occurrence=<N>,runs=<K>,budget=<size>"
+ *
+ *   kernel       the mangled name, compared exactly (required)
+ *   occurrence   which launch of that kernel in the process, from 0 (default 0)
+ *   runs         replays K, 1..1000 (default 8)
+ *   budget       most bytes of device scratch for the copies (default 2G)
+ *   host_budget  most bytes of host memory for copies that spill (default: half
+ *                the physical memory)
+ * Sizes as KTRACE_HASH_MAX: N, NK, NM, NG, NT (binary units).  Keys in any
+ * order, each at most once; nothing else (no spaces). */
+#define KTRACE_REPLAY_ENV "KTRACE_REPLAY"
+#define KTRACE_REPLAY_RUNS_DEFAULT 8u
+#define KTRACE_REPLAY_RUNS_MAX 1000u
+#define KTRACE_REPLAY_BUDGET_DEFAULT (2ull << 30)
+
+struct ktrace_replay_spec {
+	char *kernel;           /* malloc'd */
+	uint64_t occurrence;
+	uint32_t runs;
+	uint64_t budget;        /* device scratch bytes */
+	uint64_t host_budget;   /* host copy bytes */
+};
+
+/* Parse a spec.  0, or -1 with one line in err naming KTRACE_REPLAY and what is
+ * wrong (*out is then empty).  Free a parsed spec with ktrace_replay_spec_free. */
+int ktrace_replay_spec_parse(const char *s, struct ktrace_replay_spec *out, char *err, size_t errlen)
+	KTRACE_HIDDEN;
+void ktrace_replay_spec_free(struct ktrace_replay_spec *s) KTRACE_HIDDEN;
+
+#endif

@@ -1,0 +1,117 @@
+/* interpose/model/services.h: what the peer folders ask of each other.
+ *
+ * The folders above model/ (registry/, capture/, hash/, graph/, poller/,
+ * nvtx/, pystack/, replay/) never include each other.  Where one needs
+ * another's work (the launch path asks the registry for a kernel it has not
+ * seen, the hash pipeline for a pre-hash, the graph module whether a stream
+ * captures; a graph launch takes GPU times...), it calls through this table:
+ * one function pointer per service, named after the work, not after the
+ * folder that does it.  The lifecycle defines the one table, ktrace_services
+ * (interpose/hooks.c), every member filled in by its initialiser, so it is
+ * complete before any code runs (the NVTX injection can ask for the fork
+ * handler before the tracer starts); a test that links some folders fills
+ * in its own.  Also the types those calls share.  May call: nothing
+ * (declarations only).
+ */
+#ifndef KTRACE_SERVICES_H
+#define KTRACE_SERVICES_H
+
+#include <stdint.h>
+
+#include <cuda.h>
+
+#include "format/ktrace_format.h"
+#include "interpose/driver/hooks.h"
+#include "interpose/driver/symbols.h"
+#include "interpose/model/tracer.h"
+
+struct ktrace_kernel_entry;
+struct ktrace_hash_job;
+struct ktrace_gpu_sample;
+
+/* The launch path's state of one launch between the replay's begin and end
+ * (KTRACE_REPLAY, interpose/replay/replay.h). */
+struct ktrace_replay_call {
+	int candidate;              /* this launch is confirmed */
+	int in_flight;              /* counted in flight: end uncounts it */
+	const struct ktrace_launch_args *a;
+	ktrace_real_launch_fn real; /* the program's launch */
+	void *real_ctx;
+	uint64_t seq, kernel_id;
+};
+
+struct ktrace_services {
+	/* ---- kernels (registry/) ---- */
+	/* The entry for a launched handle (CUfunction or CUkernel cast), or
+	 * NULL.  No lock, no driver call. */
+	struct ktrace_kernel_entry *(*kernel_lookup)(uint64_t handle);
+	/* The entry for handle, made (a handle never registered is named by the
+	 * driver) and readied (name, layout, filter, KERNEL record) if it was
+	 * not; *first is set to 1 when this call did the one-time work.  NULL
+	 * only when out of memory. */
+	struct ktrace_kernel_entry *(*kernel_ready)(uint64_t handle, int *first);
+	/* The names and recovered types of e's n parameters from its module's
+	 * metadata, when that describes the layout its launches use (the module
+	 * is parsed first if it was not): malloc'd strings into names[i] and
+	 * types[i], and 1; else 0 (nothing written). */
+	int (*kernel_param_names)(struct ktrace_kernel_entry *e, char **names, char **types, uint32_t n);
+
+	/* ---- hashing on the GPU (hash/hash_pipeline.h says what each does) ---- */
+	struct ktrace_hash_job *(*hash_pre)(CUcontext ctx, CUstream stream, const struct ktrace_rec_launch *r,
+					    const struct ktrace_region *regions, uint64_t time_ns, uint32_t *skip);
+	void (*hash_post)(struct ktrace_hash_job *job, CUresult launch_result);
+	uint32_t (*hash_copy)(CUcontext ctx, CUstream stream, const struct ktrace_rec_memcpy *r, uint64_t time_ns);
+	int (*hash_kernels)(CUcontext ctx, CUfunction *fn, uint32_t *max_blocks);
+
+	/* ---- stream capture (graph/) ---- */
+	/* Is stream s (as recorded: a _ptsz call's stream 0 is
+	 * CU_STREAM_PER_THREAD) being captured?  Ask only while
+	 * ktrace_graph_captures_any() (tracer.h). */
+	int (*stream_capturing)(CUstream s);
+
+	/* ---- GPU times of sampled launches (capture/gpu_times.h) ---- */
+	struct ktrace_gpu_sample *(*gpu_times_begin)(CUstream s, uint64_t op_seq, uint32_t flags);
+	void (*gpu_times_end)(struct ktrace_gpu_sample *smp, CUstream s, CUresult res);
+	void (*gpu_times_context_seen)(CUcontext ctx, int32_t device);
+
+	/* ---- ktrace's poller thread (poller/poller.h) ---- */
+	/* Work waits for the poller: start it if it is not running, wake it if
+	 * it waits.  Cheap while it polls. */
+	void (*poller_wake)(void);
+
+	/* ---- NVTX ranges (nvtx/nvtx.h) ---- */
+	/* A launch, copy or memset on a capturing stream just became a node:
+	 * it keeps the thread's ranges. */
+	void (*node_captured)(CUstream stream);
+	/* The ranges graph node `node` was made in: 1 and *out, or 0. */
+	int (*node_ref)(uint64_t node, struct ktrace_range_ref *out);
+
+	/* ---- Python stacks (pystack/pystack.h) ---- */
+	void (*pystack_launch)(uint64_t seq, uint64_t handle);
+	void (*pystack_forward_op)(uint64_t fw_seq);
+
+	/* ---- replay confirmation (replay/replay.h) ---- */
+	int (*replay_begin)(struct ktrace_replay_call *c, const struct ktrace_launch_args *a,
+			    ktrace_real_launch_fn real, void *ctx, uint64_t seq, uint64_t kernel_id);
+	CUresult (*replay_real)(const struct ktrace_launch_args *a, void *call);
+	void (*replay_end)(struct ktrace_replay_call *c);
+
+	/* ---- the lifecycle ---- */
+	/* Register the one fork handler (idempotent; interpose/fork.c). */
+	void (*fork_handler_install)(void);
+};
+
+/* The table (interpose/hooks.c). */
+extern struct ktrace_services ktrace_services KTRACE_HIDDEN;
+
+/* At every framework op range that carries a number (interpose/nvtx/): one
+ * relaxed load; the service only for the op whose Python stack is wanted. */
+static inline void ktrace_pystack_on_forward_op(uint64_t fw_seq)
+{
+	uint64_t w = atomic_load_explicit(&ktrace_tracer.pystack_fw_wanted, memory_order_relaxed);
+
+	if (kt_unlikely(w) && w == fw_seq + 1)
+		ktrace_services.pystack_forward_op(fw_seq);
+}
+
+#endif
