@@ -9,6 +9,8 @@ fuzz corpora excepted) and reports, one line each (file:line: rule):
   - an #include "..." that the including folder may not use (RULES below);
   - an #include <...> of a library (LIBRARY_HEADERS below: zstd, lz4, libelf,
     libdw, cmocka, CUDA) that the including folder may not use (RULES below);
+  - an #include "..." from one subfolder of tools/ into another that is part of
+    a cycle of folders (ACYCLIC below);
   - a source in a folder that RULES does not know.
 Exit 0 when there is none, 1 otherwise, 2 on a usage error.
 
@@ -34,12 +36,23 @@ Rule = collections.namedtuple("Rule", "includes libraries")
 DRIVER_API = ["interpose/driver/driver_real.h", "interpose/driver/hooks.h", "interpose/driver/symbols.h"]
 CONCERNS = ["interpose/model/", "interpose/registry/", "interpose/capture/", "interpose/hash/", "interpose/replay/",
             "interpose/graph/", "interpose/nvtx/", "interpose/pystack/"]
+TOOLS_BELOW = ["format/", "meta/", "hashkern/", "common/"]
+TOOLS_COMMAND = ["tools/model/", "tools/cli/cli_options.h"] + TOOLS_BELOW
 RULES = {
     "common/": Rule(["common/"], []),
     "format/": Rule(["format/"], ["libzstd"]),
     "hashkern/": Rule(["hashkern/", "common/"], []),
     "meta/": Rule(["meta/", "format/ktrace_format.h", "common/"], ["libelf", "liblz4", "libzstd", "libdw"]),
-    "tools/": Rule(["tools/", "format/", "meta/", "hashkern/", "common/"], []),
+    # tools/: model/ is what several tools share; cli/ the ktrace command and every tool's
+    # command-line helpers (cli_options.h); one folder per other command, which may include
+    # model/ and cli/cli_options.h but no other command's folder
+    "tools/model/": Rule(["tools/model/"] + TOOLS_BELOW, []),
+    "tools/cli/": Rule(["tools/cli/", "tools/model/"] + TOOLS_BELOW, []),
+    "tools/diff/": Rule(["tools/diff/"] + TOOLS_COMMAND, []),
+    "tools/dump/": Rule(["tools/dump/"] + TOOLS_COMMAND, []),
+    "tools/export/": Rule(["tools/export/"] + TOOLS_COMMAND, []),
+    "tools/inspect/": Rule(["tools/inspect/"] + TOOLS_COMMAND, []),
+    "tools/reader/": Rule(["tools/reader/"] + TOOLS_COMMAND, []),
     "include/": Rule([], []),
     # interpose/'s top, the lifecycle: init, config, control, notes, the fork handler
     "interpose/": Rule(["interpose/", "common/", "format/", "meta/", "hashkern/", "include/"], ANY),
@@ -71,6 +84,10 @@ LIBRARY_HEADERS = {
     "cuda.h": "CUDA", "cudaTypedefs.h": "CUDA", "cuda_runtime.h": "CUDA",
     "cuda_runtime_api.h": "CUDA", "nvtx3/nvToolsExt.h": "CUDA", "nvtx3/nvToolsExtPayload.h": "CUDA",
 }
+
+# Folders whose subfolders may depend on each other one way only: an include from one
+# subfolder into another and back, directly or through others, is a cycle of folders.
+ACYCLIC = ("tools/",)
 
 # Not sources of the product: inputs that tests feed to parsers.
 EXCLUDED = ("test/fixtures/", "test/fuzz/corpus/")
@@ -165,10 +182,52 @@ def check_include(root, path, folder, quote, name):
     return None
 
 
+def subfolder(path):
+    """The subfolder ("tools/dump/") of an ACYCLIC folder that path is in, or None."""
+    for top in ACYCLIC:
+        rest = path[len(top):] if path.startswith(top) else ""
+        if "/" in rest:
+            return top + rest.split("/", 1)[0] + "/"
+    return None
+
+
+def folder_cycles(edges):
+    """One line per include between subfolders that is part of a cycle of folders.
+    edges: {(from, to): (path, line, include)}, the first include of each pair."""
+    graph = collections.defaultdict(set)
+    for a, b in edges:
+        graph[a].add(b)
+
+    def chain(start, goal):
+        """A shortest chain of folders from start to goal, or None."""
+        prev, todo = {start: None}, [start]
+        while todo:
+            x = todo.pop(0)
+            if x == goal:
+                out = []
+                while x is not None:
+                    out.append(x)
+                    x = prev[x]
+                return out[::-1]
+            for y in sorted(graph[x]):
+                if y not in prev:
+                    prev[y] = x
+                    todo.append(y)
+        return None
+
+    lines = []
+    for (a, b), (path, lineno, name) in sorted(edges.items(), key=lambda e: e[1][:2]):
+        back = chain(b, a)
+        if back:
+            lines.append(f'{path}:{lineno}: "{name}": a cycle of folders ({" -> ".join([a] + back)})')
+    return lines
+
+
 def check(root):
     violations = []
     sources = list_sources(root)
     nincludes = 0
+    edges = {}
     for path in sources:
         folder = rule_of(path)
         if folder is None:
@@ -182,10 +241,14 @@ def check(root):
             if not m:
                 continue
             nincludes += 1
-            broken = check_include(root, path, folder, m.group(1), m.group(2).strip())
+            name = m.group(2).strip()
+            broken = check_include(root, path, folder, m.group(1), name)
             if broken:
                 violations.append(f"{path}:{lineno}: {broken}")
-    return sources, nincludes, violations
+            a, b = subfolder(path), subfolder(name)
+            if m.group(1) == '"' and a and b and a != b:
+                edges.setdefault((a, b), (path, lineno, name))
+    return sources, nincludes, violations + folder_cycles(edges)
 
 
 def main(argv):

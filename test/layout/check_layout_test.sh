@@ -46,7 +46,12 @@ put meta/cubin.c '#include "meta/kernel_meta.h"' '#include <gelf.h>' '#include "
 put hashkern/kt64v1.h '#include <stdint.h>'
 put hashkern/hashkern.cu '#include "hashkern/kt64v1.h"'
 put include/ktrace.h '/* include/ktrace.h */'
-put tools/dump.c '#include "format/ktrace_format.h"' '#include "meta/kernel_meta.h"'
+put tools/model/trace_model.h '#include "format/ktrace_format.h"'
+put tools/cli/cli_options.h '/* tools/cli/cli_options.h */'
+put tools/cli/ktrace_check.c '#include "tools/cli/cli_options.h"' '#include "tools/model/trace_model.h"'
+put tools/dump/dump.c '#include "format/ktrace_format.h"' '#include "meta/kernel_meta.h"' \
+	'#include "tools/model/trace_model.h"' '#include "tools/cli/cli_options.h"'
+put tools/diff/diff.h '#include "tools/model/trace_model.h"'
 put interpose/tracer.h '/* interpose/tracer.h */'
 put interpose/init.c '#include "interpose/driver/driver_real.h"' '#include "include/ktrace.h"'
 put interpose/driver/driver_real.h '#include <cuda.h>'
@@ -64,8 +69,11 @@ put format/trace_reader.c '#include "format/ktrace_format.h"' '#include "common/
 put meta/fatbin.c '#include "kernel_meta.h"' '#include "meta/missing.h"' '#include <cuda.h>' \
 	'#include "format/trace_writer.c"'
 put hashkern/ktrace_digest.c '#include "meta/kernel_meta.h"'
-put tools/inspect.c '/* a comment: #include "interpose/tracer.h" is not an include */' \
+put tools/inspect/inspect.c '/* a comment: #include "interpose/tracer.h" is not an include */' \
 	'#include "interpose/tracer.h"'
+# a command's folder including another's; model/ and cli/ including each other
+put tools/export/export_main.c '#include "tools/diff/diff.h"'
+put tools/model/trace_model.c '#include "tools/model/trace_model.h"' '#include "tools/cli/cli_options.h"'
 put interpose/driver/wrap_module.c '#include "interpose/registry/registry.c"'
 put graph/graph.c '#include "common/log.h"'
 put common/glob.c 'static const char *pattern = "*/*.py"; /* a string is no comment */' \
@@ -85,7 +93,11 @@ meta/fatbin.c:1: "kernel_meta.h" is not rooted at the repository root (write "me
 meta/fatbin.c:2: "meta/missing.h" names no file of the tree
 meta/fatbin.c:3: <cuda.h> (CUDA): meta/ may use only libc, libelf, liblz4, libzstd, libdw
 meta/fatbin.c:4: "format/trace_writer.c": meta/ may include only meta/, format/ktrace_format.h, common/
-tools/inspect.c:2: "interpose/tracer.h": tools/ may include only tools/, format/, meta/, hashkern/, common/
+tools/export/export_main.c:1: "tools/diff/diff.h": tools/export/ may include only tools/export/, tools/model/, tools/cli/cli_options.h, format/, meta/, hashkern/, common/
+tools/inspect/inspect.c:2: "interpose/tracer.h": tools/inspect/ may include only tools/inspect/, tools/model/, tools/cli/cli_options.h, format/, meta/, hashkern/, common/
+tools/model/trace_model.c:2: "tools/cli/cli_options.h": tools/model/ may include only tools/model/, format/, meta/, hashkern/, common/
+tools/cli/ktrace_check.c:2: "tools/model/trace_model.h": a cycle of folders (tools/cli/ -> tools/model/ -> tools/cli/)
+tools/model/trace_model.c:2: "tools/cli/cli_options.h": a cycle of folders (tools/model/ -> tools/cli/ -> tools/model/)
 EOF
 expect "each broken rule is reported on its own line" 1
 
