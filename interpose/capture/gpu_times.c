@@ -110,23 +110,23 @@ static void count(uint32_t id, uint64_t n)
 
 static int driver_usable(void)
 {
-	return ktrace_real.cuEventRecord && ktrace_real.cuEventQuery && ktrace_real.cuEventCreate &&
-	       ktrace_real.cuEventDestroy_v2 && ktrace_real.cuStreamIsCapturing && ktrace_real.cuCtxPushCurrent_v2 &&
-	       ktrace_real.cuCtxPopCurrent_v2 && ktrace_real.cuStreamCreate &&
-	       (ktrace_real.cuEventElapsedTime_v2 || ktrace_real.cuEventElapsedTime);
+	return KT_REAL_HAS(cuEventRecord) && KT_REAL_HAS(cuEventQuery) && KT_REAL_HAS(cuEventCreate) &&
+	       KT_REAL_HAS(cuEventDestroy_v2) && KT_REAL_HAS(cuStreamIsCapturing) && KT_REAL_HAS(cuCtxPushCurrent_v2) &&
+	       KT_REAL_HAS(cuCtxPopCurrent_v2) && KT_REAL_HAS(cuStreamCreate) &&
+	       (KT_REAL_HAS(cuEventElapsedTime_v2) || KT_REAL_HAS(cuEventElapsedTime));
 }
 
 static CUresult elapsed_ms(float *ms, CUevent a, CUevent b)
 {
-	if (ktrace_real.cuEventElapsedTime_v2)
-		return ktrace_real.cuEventElapsedTime_v2(ms, a, b);
-	return ktrace_real.cuEventElapsedTime(ms, a, b);
+	if (KT_REAL_HAS(cuEventElapsedTime_v2))
+		return KT_REAL(cuEventElapsedTime_v2, ms, a, b);
+	return KT_REAL(cuEventElapsedTime, ms, a, b);
 }
 
 static void destroy_event(CUevent *e)
 {
 	if (*e)
-		ktrace_real.cuEventDestroy_v2(*e);
+		KT_REAL(cuEventDestroy_v2, *e);
 	*e = NULL;
 }
 
@@ -248,7 +248,7 @@ static int capturing(CUstream s)
 {
 	CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
 
-	return ktrace_real.cuStreamIsCapturing(s, &st) != CUDA_SUCCESS || st != CU_STREAM_CAPTURE_STATUS_NONE;
+	return KT_REAL(cuStreamIsCapturing, s, &st) != CUDA_SUCCESS || st != CU_STREAM_CAPTURE_STATUS_NONE;
 }
 
 /* cuEventRecord, in relaxed capture mode while a capture is under way
@@ -256,12 +256,11 @@ static int capturing(CUstream s)
 static CUresult record(CUevent e, CUstream s)
 {
 	CUstreamCaptureMode mode = CU_STREAM_CAPTURE_MODE_RELAXED;
-	int relaxed = ktrace_graph_captures_any() && ktrace_real.cuThreadExchangeStreamCaptureMode &&
-		      ktrace_real.cuThreadExchangeStreamCaptureMode(&mode) == CUDA_SUCCESS;
-	CUresult r = ktrace_real.cuEventRecord(e, s);
+	int relaxed = ktrace_graph_captures_any() && KT_REAL(cuThreadExchangeStreamCaptureMode, &mode) == CUDA_SUCCESS;
+	CUresult r = KT_REAL(cuEventRecord, e, s);
 
 	if (relaxed)
-		ktrace_real.cuThreadExchangeStreamCaptureMode(&mode);
+		KT_REAL(cuThreadExchangeStreamCaptureMode, &mode);
 	return r;
 }
 
@@ -371,8 +370,8 @@ static uint32_t pairs_make(struct gctx *c, uint32_t n)
 		if (!(p = calloc(1, sizeof(*p))))
 			break;
 		p->c = c;
-		if (ktrace_real.cuEventCreate(&p->start, CU_EVENT_DEFAULT) != CUDA_SUCCESS ||
-		    ktrace_real.cuEventCreate(&p->end, CU_EVENT_DEFAULT) != CUDA_SUCCESS) {
+		if (KT_REAL(cuEventCreate, &p->start, CU_EVENT_DEFAULT) != CUDA_SUCCESS ||
+		    KT_REAL(cuEventCreate, &p->end, CU_EVENT_DEFAULT) != CUDA_SUCCESS) {
 			destroy_event(&p->start);
 			free(p);
 			break;
@@ -404,10 +403,10 @@ static int ref_measure(struct gctx *c, struct gref *ref)
 		uint64_t t0 = ktrace_now_ns(), t1, t2;
 		CUresult r;
 
-		if (ktrace_real.cuEventRecord(ref->ev, c->stream) != CUDA_SUCCESS)
+		if (KT_REAL(cuEventRecord, ref->ev, c->stream) != CUDA_SUCCESS)
 			return -1;
 		t1 = ktrace_now_ns();
-		while ((r = ktrace_real.cuEventQuery(ref->ev)) == CUDA_ERROR_NOT_READY && ktrace_now_ns() - t1 < REF_WAIT_NS)
+		while ((r = KT_REAL(cuEventQuery, ref->ev)) == CUDA_ERROR_NOT_READY && ktrace_now_ns() - t1 < REF_WAIT_NS)
 			if (ktrace_now_ns() - t1 > REF_SPIN_NS) /* spun long enough: the GPU is busy */
 				sleep_ns(10000);
 		t2 = ktrace_now_ns();
@@ -433,7 +432,7 @@ static int ref_refresh(struct gctx *c)
 	pthread_mutex_unlock(&G.lock);
 	if (slot < 0)
 		return -1;
-	if (!c->refs[slot].ev && ktrace_real.cuEventCreate(&c->refs[slot].ev, CU_EVENT_DEFAULT) != CUDA_SUCCESS)
+	if (!c->refs[slot].ev && KT_REAL(cuEventCreate, &c->refs[slot].ev, CU_EVENT_DEFAULT) != CUDA_SUCCESS)
 		return -1;
 	if (ref_measure(c, &c->refs[slot]))
 		return -1;
@@ -449,7 +448,7 @@ static int ref_refresh(struct gctx *c)
  * asks. */
 static void ctx_setup(struct gctx *c)
 {
-	int ok = ktrace_real.cuStreamCreate(&c->stream, CU_STREAM_NON_BLOCKING) == CUDA_SUCCESS &&
+	int ok = KT_REAL(cuStreamCreate, &c->stream, CU_STREAM_NON_BLOCKING) == CUDA_SUCCESS &&
 		 pairs_make(c, PAIRS_FIRST) > 0;
 
 	if (ok)
@@ -534,7 +533,7 @@ static int sample_write(const struct pair *p)
 /* 1 the event completed, 0 not yet, -1 an error. */
 static int completed(CUevent e)
 {
-	CUresult r = ktrace_real.cuEventQuery(e);
+	CUresult r = KT_REAL(cuEventQuery, e);
 
 	return r == CUDA_SUCCESS ? 1 : r == CUDA_ERROR_NOT_READY ? 0 : -1;
 }
@@ -624,10 +623,9 @@ static int ctx_poll(struct gctx *c, int force)
 		atomic_fetch_sub(&G.pending, 1);
 		return 0;
 	}
-	if (ktrace_real.cuCtxPushCurrent_v2(c->ctx) != CUDA_SUCCESS)
+	if (KT_REAL(cuCtxPushCurrent_v2, c->ctx) != CUDA_SUCCESS)
 		return 0;
-	relaxed = ktrace_real.cuThreadExchangeStreamCaptureMode &&
-		  ktrace_real.cuThreadExchangeStreamCaptureMode(&mode) == CUDA_SUCCESS;
+	relaxed = KT_REAL(cuThreadExchangeStreamCaptureMode, &mode) == CUDA_SUCCESS;
 	if (state == GCTX_NEW) {
 		ctx_setup(c);
 	} else if (state == GCTX_READY) {
@@ -635,8 +633,8 @@ static int ctx_poll(struct gctx *c, int force)
 		ctx_upkeep(c, force || atomic_load(&G.draining));
 	}
 	if (relaxed)
-		ktrace_real.cuThreadExchangeStreamCaptureMode(&mode);
-	ktrace_real.cuCtxPopCurrent_v2(&popped);
+		KT_REAL(cuThreadExchangeStreamCaptureMode, &mode);
+	KT_REAL(cuCtxPopCurrent_v2, &popped);
 	return written;
 }
 
@@ -692,8 +690,8 @@ static void ctx_release(struct gctx *c, struct pair *pool)
 	}
 	for (int i = 0; i < NREFS; i++) /* a launch holding one never uses its event */
 		destroy_event(&c->refs[i].ev);
-	if (c->stream && ktrace_real.cuStreamDestroy_v2)
-		ktrace_real.cuStreamDestroy_v2(c->stream);
+	if (c->stream)
+		KT_REAL(cuStreamDestroy_v2, c->stream);
 	c->stream = NULL;
 }
 

@@ -177,8 +177,7 @@ void ktrace_on_import(uint64_t ptr)
 	size_t size = 0;
 
 	/* untracked (recorded with size 0) when the driver cannot say */
-	if (!ktrace_real.cuMemGetAddressRange_v2 ||
-	    ktrace_real.cuMemGetAddressRange_v2(&base, &size, (CUdeviceptr)ptr) != CUDA_SUCCESS || !size ||
+	if (KT_REAL(cuMemGetAddressRange_v2, &base, &size, (CUdeviceptr)ptr) != CUDA_SUCCESS || !size ||
 	    ptr < base || ptr - base >= size)
 		base = ptr, size = 0;
 	ktrace_on_alloc(base, size, KTRACE_ALLOC_IMPORTED, NULL);

@@ -3,7 +3,7 @@
  * Owns the list of every driver function ktrace calls or wraps, each listed
  * once, and the table ktrace_real holding their addresses in the real
  * libcuda.so.1, filled once by ktrace_real_driver_load() (driver_real.c).
- * ktrace's own driver calls (hash pipeline, registry, capture) and the
+ * ktrace's own driver calls (KT_REAL, below: every folder) and the
  * wrappers' calls of the function they wrap (wrap.h) both go through it, so
  * neither is ever traced.  A function the driver lacks stays NULL and its
  * users degrade.  May call: nothing (declarations only; C and C++).
@@ -391,6 +391,18 @@ struct ktrace_real_driver {
  * returned 0.  A wrapper reads its member with one relaxed atomic load
  * (wrap.h); the loader stores each member once, before it reports success. */
 extern struct ktrace_real_driver ktrace_real __attribute__((visibility("hidden")));
+
+/* The one way ktrace calls the real driver for its own work, in every
+ * folder: KT_REAL(name, args...) calls the table's `name` with args and is
+ * what it returned, or CUDA_ERROR_NOT_FOUND when the driver lacks the
+ * function (the table's member is NULL), so a missing function is one more
+ * failed call.  Never traced (the table holds the driver's own functions,
+ * not the wrappers).  KT_REAL_HAS(name) says whether the driver has it, for
+ * a choice between versions of a function or a check that everything a
+ * task needs is there before it starts.  (The wrappers' own pass-through of
+ * the function they wrap is KT_REAL_OR_NOT_SUPPORTED, wrap.h.) */
+#define KT_REAL(name, ...) (ktrace_real.name ? ktrace_real.name(__VA_ARGS__) : CUDA_ERROR_NOT_FOUND)
+#define KT_REAL_HAS(name) (ktrace_real.name != NULL)
 
 /* dlopen libcuda.so.1 and fill the table (idempotent, thread-safe).
  * Returns 0, or -1 when no driver can be opened. */

@@ -120,14 +120,13 @@ static CUcontext active_primary(CUdevice d)
 	int active = 0;
 	CUcontext c = NULL;
 
-	if (!ktrace_real.cuDevicePrimaryCtxGetState || !ktrace_real.cuDevicePrimaryCtxRetain ||
-	    !ktrace_real.cuDevicePrimaryCtxRelease_v2)
+	if (!KT_REAL_HAS(cuDevicePrimaryCtxRelease_v2))
 		return NULL;
-	if (ktrace_real.cuDevicePrimaryCtxGetState(d, &flags, &active) != CUDA_SUCCESS || !active)
+	if (KT_REAL(cuDevicePrimaryCtxGetState, d, &flags, &active) != CUDA_SUCCESS || !active)
 		return NULL;
-	if (ktrace_real.cuDevicePrimaryCtxRetain(&c, d) != CUDA_SUCCESS)
+	if (KT_REAL(cuDevicePrimaryCtxRetain, &c, d) != CUDA_SUCCESS)
 		return NULL;
-	ktrace_real.cuDevicePrimaryCtxRelease_v2(d);
+	KT_REAL(cuDevicePrimaryCtxRelease_v2, d);
 	return c;
 }
 

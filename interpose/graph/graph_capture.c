@@ -28,7 +28,7 @@ void ktrace_on_capture_end(CUstream s, CUgraph g, CUresult res)
 
 	(void)g;
 	(void)res;
-	if (ktrace_real.cuStreamIsCapturing && ktrace_real.cuStreamIsCapturing(s, &st) == CUDA_SUCCESS &&
+	if (KT_REAL(cuStreamIsCapturing, s, &st) == CUDA_SUCCESS &&
 	    st != CU_STREAM_CAPTURE_STATUS_NONE)
 		return; /* still capturing: ended nothing (a stream that did not begin it, say) */
 	n = atomic_load_explicit(&ktrace_tracer.captures, memory_order_relaxed);
@@ -44,7 +44,7 @@ int ktrace_stream_capturing(CUstream s)
 		return 0;
 	/* a stream that cannot say (the legacy stream while another captures)
 	 * runs nothing now either */
-	if (!ktrace_real.cuStreamIsCapturing || ktrace_real.cuStreamIsCapturing(s, &st) != CUDA_SUCCESS)
+	if (KT_REAL(cuStreamIsCapturing, s, &st) != CUDA_SUCCESS)
 		return 1;
 	return st != CU_STREAM_CAPTURE_STATUS_NONE;
 }

@@ -65,10 +65,10 @@ static CUgraphNode *top_nodes(CUgraph g, uint32_t *n)
 	CUgraphNode *v;
 
 	*n = 0;
-	if (!ktrace_real.cuGraphGetNodes || ktrace_real.cuGraphGetNodes(g, NULL, &k) != CUDA_SUCCESS || !k)
+	if (KT_REAL(cuGraphGetNodes, g, NULL, &k) != CUDA_SUCCESS || !k)
 		return NULL;
 	v = calloc(k, sizeof(*v));
-	if (v && ktrace_real.cuGraphGetNodes(g, v, &k) == CUDA_SUCCESS) {
+	if (v && KT_REAL(cuGraphGetNodes, g, v, &k) == CUDA_SUCCESS) {
 		*n = (uint32_t)k;
 		return v;
 	}
@@ -89,16 +89,16 @@ static int mirror_from(struct kt_gexec *x, CUgraph g, int which)
 	user = top_nodes(g, &n);
 	mine = calloc(n + 1, sizeof(*mine));
 	for (uint32_t i = 0; mine && i < n; i++)
-		if (ktrace_real.cuGraphNodeFindInClone(&mine[i], user[i], m) != CUDA_SUCCESS)
+		if (KT_REAL(cuGraphNodeFindInClone, &mine[i], user[i], m) != CUDA_SUCCESS)
 			mine[i] = NULL;
 	if (!mine || (which && n != x->ntop)) {
 		free(user);
 		free(mine);
-		ktrace_real.cuGraphDestroy(m);
+		KT_REAL(cuGraphDestroy, m);
 		return -1;
 	}
 	if (x->mirror)
-		ktrace_real.cuGraphDestroy(x->mirror);
+		KT_REAL(cuGraphDestroy, x->mirror);
 	x->mirror = m;
 	free(x->mirror_top);
 	x->mirror_top = mine;
@@ -278,7 +278,7 @@ void kt_gexec_free(struct kt_gexec *x)
 	began = kt_graph_calls_begin(&mode);
 	kt_ghash_release(x->hash);
 	if (x->mirror)
-		ktrace_real.cuGraphDestroy(x->mirror);
+		KT_REAL(cuGraphDestroy, x->mirror);
 	kt_graph_calls_end(&mode, began);
 	kt_grev_release(x->rev);
 	free(x->user_top[0]);
@@ -303,7 +303,7 @@ void kt_gexec_updated(struct kt_gexec *x, CUgraph g)
 		/* no copy to follow (the driver clones no graph of conditional or
 		 * memory nodes): described from the program's graph, unhashed */
 		if (x->mirror)
-			ktrace_real.cuGraphDestroy(x->mirror);
+			KT_REAL(cuGraphDestroy, x->mirror);
 		x->mirror = NULL;
 		free(x->mirror_top);
 		x->mirror_top = NULL;
@@ -325,20 +325,20 @@ static int set_on_mirror(CUgraphNode m, const struct ktrace_graph_node_set *s)
 	case KTRACE_GSET_KERNEL_V1:
 		memset(&k, 0, sizeof(k));
 		memcpy(&k, s->kernel_v1, sizeof(*s->kernel_v1)); /* v2 starts with v1's fields */
-		return ktrace_real.cuGraphKernelNodeSetParams_v2(m, &k) == CUDA_SUCCESS ? 0 : -1;
+		return KT_REAL(cuGraphKernelNodeSetParams_v2, m, &k) == CUDA_SUCCESS ? 0 : -1;
 	case KTRACE_GSET_KERNEL:
-		return ktrace_real.cuGraphKernelNodeSetParams_v2(m, s->kernel) == CUDA_SUCCESS ? 0 : -1;
+		return KT_REAL(cuGraphKernelNodeSetParams_v2, m, s->kernel) == CUDA_SUCCESS ? 0 : -1;
 	case KTRACE_GSET_MEMCPY:
-		return ktrace_real.cuGraphMemcpyNodeSetParams(m, s->copy) == CUDA_SUCCESS ? 0 : -1;
+		return KT_REAL(cuGraphMemcpyNodeSetParams, m, s->copy) == CUDA_SUCCESS ? 0 : -1;
 	case KTRACE_GSET_MEMSET:
-		return ktrace_real.cuGraphMemsetNodeSetParams(m, s->set) == CUDA_SUCCESS ? 0 : -1;
+		return KT_REAL(cuGraphMemsetNodeSetParams, m, s->set) == CUDA_SUCCESS ? 0 : -1;
 	case KTRACE_GSET_GENERIC:
-		return ktrace_real.cuGraphNodeSetParams(m, s->generic) == CUDA_SUCCESS ? 0 : -1;
+		return KT_REAL(cuGraphNodeSetParams, m, s->generic) == CUDA_SUCCESS ? 0 : -1;
 	case KTRACE_GSET_CHILD:
 		memset(&p, 0, sizeof(p));
 		p.type = CU_GRAPH_NODE_TYPE_GRAPH;
 		p.graph.graph = s->child;
-		return ktrace_real.cuGraphNodeSetParams(m, &p) == CUDA_SUCCESS ? 0 : -1;
+		return KT_REAL(cuGraphNodeSetParams, m, &p) == CUDA_SUCCESS ? 0 : -1;
 	default:
 		return -1;
 	}

@@ -148,15 +148,13 @@ static void group_params(const struct build *b, const struct kt_gnode *n, uint32
  * as programmatic launch edges, as a lossy query). */
 static CUresult neighbours_query(CUgraphNode k, int out, CUgraphNode *v, CUgraphEdgeData *data, size_t *n)
 {
-	if (out && ktrace_real.cuGraphNodeGetDependentNodes_v2)
-		return ktrace_real.cuGraphNodeGetDependentNodes_v2(k, v, data, n);
-	if (!out && ktrace_real.cuGraphNodeGetDependencies_v2)
-		return ktrace_real.cuGraphNodeGetDependencies_v2(k, v, data, n);
+	if (out && KT_REAL_HAS(cuGraphNodeGetDependentNodes_v2))
+		return KT_REAL(cuGraphNodeGetDependentNodes_v2, k, v, data, n);
+	if (!out && KT_REAL_HAS(cuGraphNodeGetDependencies_v2))
+		return KT_REAL(cuGraphNodeGetDependencies_v2, k, v, data, n);
 	if (out)
-		return ktrace_real.cuGraphNodeGetDependentNodes ? ktrace_real.cuGraphNodeGetDependentNodes(k, v, n)
-								: CUDA_ERROR_NOT_FOUND;
-	return ktrace_real.cuGraphNodeGetDependencies ? ktrace_real.cuGraphNodeGetDependencies(k, v, n)
-						      : CUDA_ERROR_NOT_FOUND;
+		return KT_REAL(cuGraphNodeGetDependentNodes, k, v, n);
+	return KT_REAL(cuGraphNodeGetDependencies, k, v, n);
 }
 
 /* The dependencies (dependents: out) of node k in the copy, malloc'd.  The
@@ -250,12 +248,12 @@ static int same_node(CUgraphNode v, const struct kt_gnode *n)
 	CUDA_KERNEL_NODE_PARAMS p;
 	CUgraphNodeType t;
 
-	if (ktrace_real.cuGraphNodeGetType(v, &t) != CUDA_SUCCESS || (uint32_t)t + 1 != n->rec.kind)
+	if (KT_REAL(cuGraphNodeGetType, v, &t) != CUDA_SUCCESS || (uint32_t)t + 1 != n->rec.kind)
 		return 0;
 	if (n->rec.kind != KTRACE_GNODE_KERNEL)
 		return 1;
 	memset(&p, 0, sizeof(p));
-	if (ktrace_real.cuGraphKernelNodeGetParams_v2(v, &p) != CUDA_SUCCESS)
+	if (KT_REAL(cuGraphKernelNodeGetParams_v2, v, &p) != CUDA_SUCCESS)
 		return 0;
 	return (p.func ? (uint64_t)(uintptr_t)p.func : (uint64_t)(uintptr_t)p.kern) == n->func &&
 	       p.gridDimX == n->rec.grid[0] && p.gridDimY == n->rec.grid[1] && p.gridDimZ == n->rec.grid[2];
@@ -315,7 +313,7 @@ static int instrument(struct build *b, CUgraph mirror)
 	if (!rc)
 		rc = add_all_hash_nodes(b);
 	if (rc) {
-		ktrace_real.cuGraphDestroy(b->g);
+		KT_REAL(cuGraphDestroy, b->g);
 		b->g = NULL;
 	}
 out:
@@ -333,13 +331,12 @@ static int zero_area(CUdeviceptr a, size_t bytes)
 	CUstream s = NULL;
 	int rc;
 
-	if (!ktrace_real.cuStreamCreate || !ktrace_real.cuMemsetD8Async || !ktrace_real.cuStreamSynchronize ||
-	    ktrace_real.cuStreamCreate(&s, CU_STREAM_NON_BLOCKING) != CUDA_SUCCESS)
+	if (!KT_REAL_HAS(cuStreamCreate) || !KT_REAL_HAS(cuMemsetD8Async) || !KT_REAL_HAS(cuStreamSynchronize) ||
+	    KT_REAL(cuStreamCreate, &s, CU_STREAM_NON_BLOCKING) != CUDA_SUCCESS)
 		return -1;
-	rc = ktrace_real.cuMemsetD8Async(a, 0, bytes, s) != CUDA_SUCCESS ||
-	     ktrace_real.cuStreamSynchronize(s) != CUDA_SUCCESS;
-	if (ktrace_real.cuStreamDestroy_v2)
-		ktrace_real.cuStreamDestroy_v2(s);
+	rc = KT_REAL(cuMemsetD8Async, a, 0, bytes, s) != CUDA_SUCCESS ||
+	     KT_REAL(cuStreamSynchronize, s) != CUDA_SUCCESS;
+	KT_REAL(cuStreamDestroy_v2, s);
 	return rc ? -1 : 0;
 }
 
@@ -355,7 +352,7 @@ static struct kt_ghash *state_new(CUcontext ctx, uint64_t words)
 	if (KT_GCALL(cuMemAlloc_v2, &h->area, words * sizeof(uint64_t)) ||
 	    zero_area(h->area, words * sizeof(uint64_t))) {
 		if (h->area)
-			ktrace_real.cuMemFree_v2(h->area);
+			KT_REAL(cuMemFree_v2, h->area);
 		free(h);
 		return NULL;
 	}
@@ -369,16 +366,16 @@ static void state_free(struct kt_ghash *h)
 
 	if (!atomic_load(&h->dead)) {
 		if (h->exec)
-			ktrace_real.cuGraphExecDestroy(h->exec);
+			KT_REAL(cuGraphExecDestroy, h->exec);
 		if (h->instr)
-			ktrace_real.cuGraphDestroy(h->instr);
+			KT_REAL(cuGraphDestroy, h->instr);
 		if (h->area)
-			ktrace_real.cuMemFree_v2(h->area);
+			KT_REAL(cuMemFree_v2, h->area);
 		for (int i = 0; i < KT_GSLOTS; i++) {
-			if (h->slots[i].ev && ktrace_real.cuEventDestroy_v2)
-				ktrace_real.cuEventDestroy_v2(h->slots[i].ev);
+			if (h->slots[i].ev)
+				KT_REAL(cuEventDestroy_v2, h->slots[i].ev);
 			if (h->slots[i].host)
-				ktrace_real.cuMemFreeHost(h->slots[i].host);
+				KT_REAL(cuMemFreeHost, h->slots[i].host);
 		}
 	}
 	kt_graph_calls_end(&mode, began);
@@ -409,9 +406,9 @@ void kt_ghash_context_gone(struct kt_ghash *h)
 /* Disable in h's exec the nodes disabled in the program's (model indexes). */
 static void apply_disabled(const struct build *b, const uint32_t *disabled, uint32_t nd)
 {
-	for (uint32_t k = 0; k < nd && ktrace_real.cuGraphNodeSetEnabled; k++)
+	for (uint32_t k = 0; k < nd && KT_REAL_HAS(cuGraphNodeSetEnabled); k++)
 		if (disabled[k] < b->r->nnodes && b->map[disabled[k]])
-			ktrace_real.cuGraphNodeSetEnabled(b->h->exec, b->map[disabled[k]], 0);
+			KT_REAL(cuGraphNodeSetEnabled, b->h->exec, b->map[disabled[k]], 0);
 }
 
 /* Instrument a new copy into h's existing exec with cuGraphExecUpdate.  0 or -1. */
@@ -423,10 +420,10 @@ static int update_in_place(struct build *b, CUgraph mirror)
 		return -1;
 	memset(&info, 0, sizeof(info));
 	if (KT_GCALL(cuGraphExecUpdate_v2, b->h->exec, b->g, &info)) {
-		ktrace_real.cuGraphDestroy(b->g);
+		KT_REAL(cuGraphDestroy, b->g);
 		return -1;
 	}
-	ktrace_real.cuGraphDestroy(b->h->instr);
+	KT_REAL(cuGraphDestroy, b->h->instr);
 	b->h->instr = b->g;
 	return 0;
 }
@@ -441,7 +438,7 @@ static int make_exec(struct build *b, CUgraph mirror, uint64_t flags)
 		return -1;
 	if (KT_GCALL(cuGraphInstantiateWithFlags, &b->h->exec, b->g, flags & ok_flags)) {
 		b->h->exec = NULL;
-		ktrace_real.cuGraphDestroy(b->g);
+		KT_REAL(cuGraphDestroy, b->g);
 		return -1;
 	}
 	b->h->instr = b->g;
@@ -453,7 +450,7 @@ struct kt_ghash *kt_ghash_build(struct kt_ghash *h, CUgraph mirror, const struct
 {
 	struct build b = { .r = r };
 	uint64_t need = r->scratch_words + r->result_words;
-	int pushed = ktrace_real.cuCtxPushCurrent_v2 && ktrace_real.cuCtxPushCurrent_v2(r->ctx) == CUDA_SUCCESS;
+	int pushed = KT_REAL(cuCtxPushCurrent_v2, r->ctx) == CUDA_SUCCESS;
 	CUcontext popped;
 
 	*why = KTRACE_GRAPH_UNTRACED_DRIVER;
@@ -478,7 +475,7 @@ done:
 	apply_disabled(&b, disabled, ndisabled);
 	free(b.map);
 	if (pushed)
-		ktrace_real.cuCtxPopCurrent_v2(&popped);
+		KT_REAL(cuCtxPopCurrent_v2, &popped);
 	*why = KTRACE_GRAPH_TRACED;
 	return h;
 fail:
@@ -487,14 +484,14 @@ fail:
 	kt_ghash_release(h);
 	free(b.map);
 	if (pushed)
-		ktrace_real.cuCtxPopCurrent_v2(&popped);
+		KT_REAL(cuCtxPopCurrent_v2, &popped);
 	return NULL;
 }
 
 void kt_ghash_upload(struct kt_ghash *h, CUstream s)
 {
-	if (h->exec && !atomic_load(&h->dead) && ktrace_real.cuGraphUpload)
-		ktrace_real.cuGraphUpload(h->exec, s);
+	if (h->exec && !atomic_load(&h->dead) && KT_REAL_HAS(cuGraphUpload))
+		KT_REAL(cuGraphUpload, h->exec, s);
 }
 
 /* ---- result slots ------------------------------------------------------------------------ */
@@ -518,18 +515,17 @@ static int slot_ready(struct kt_gslot *s, uint64_t words)
 {
 	if (s->cap < words) {
 		if (s->host)
-			ktrace_real.cuMemFreeHost(s->host);
+			KT_REAL(cuMemFreeHost, s->host);
 		s->host = NULL;
 		s->cap = 0;
-		if (ktrace_real.cuMemHostAlloc((void **)&s->host, words * sizeof(uint64_t), CU_MEMHOSTALLOC_PORTABLE) !=
+		if (KT_REAL(cuMemHostAlloc, (void **)&s->host, words * sizeof(uint64_t), CU_MEMHOSTALLOC_PORTABLE) !=
 		    CUDA_SUCCESS) {
 			s->host = NULL;
 			return -1;
 		}
 		s->cap = words;
 	}
-	if (!s->ev && (!ktrace_real.cuEventCreate ||
-		       ktrace_real.cuEventCreate(&s->ev, CU_EVENT_DISABLE_TIMING) != CUDA_SUCCESS)) {
+	if (!s->ev && KT_REAL(cuEventCreate, &s->ev, CU_EVENT_DISABLE_TIMING) != CUDA_SUCCESS) {
 		s->ev = NULL;
 		return -1;
 	}
@@ -562,8 +558,8 @@ struct kt_gslot *kt_ghash_slot(struct kt_ghash *h, uint64_t words, CUstream stre
 		atomic_store(&s->busy, 0);
 		return NULL;
 	}
-	if (h->have_last && h->last_stream != stream && ktrace_real.cuStreamWaitEvent)
-		ktrace_real.cuStreamWaitEvent(stream, h->last_event, 0);
+	if (h->have_last && h->last_stream != stream)
+		KT_REAL(cuStreamWaitEvent, stream, h->last_event, 0);
 	*exec = h->exec;
 	return s;
 }
@@ -573,11 +569,11 @@ int kt_ghash_after_launch(struct kt_ghash *h, struct kt_gslot *slot, CUstream s,
 	CUdeviceptr results = h->area + h->scratch_words * sizeof(uint64_t);
 
 	if (res != CUDA_SUCCESS ||
-	    ktrace_real.cuMemcpyDtoHAsync_v2(slot->host, results, words * sizeof(uint64_t), s) != CUDA_SUCCESS) {
+	    KT_REAL(cuMemcpyDtoHAsync_v2, slot->host, results, words * sizeof(uint64_t), s) != CUDA_SUCCESS) {
 		atomic_store(&slot->busy, 0);
 		return -1;
 	}
-	if (ktrace_real.cuEventRecord(slot->ev, s) != CUDA_SUCCESS) {
+	if (KT_REAL(cuEventRecord, slot->ev, s) != CUDA_SUCCESS) {
 		atomic_store(&slot->lost, 1); /* the copy may still land: never reuse its memory */
 		return -1;
 	}
@@ -595,10 +591,10 @@ int kt_ghash_slot_landed(struct kt_ghash *h, struct kt_gslot *slot)
 
 	if (atomic_load(&h->dead))
 		return -1;
-	pushed = ktrace_real.cuCtxPushCurrent_v2 && ktrace_real.cuCtxPushCurrent_v2(h->ctx) == CUDA_SUCCESS;
-	r = ktrace_real.cuEventQuery(slot->ev);
+	pushed = KT_REAL(cuCtxPushCurrent_v2, h->ctx) == CUDA_SUCCESS;
+	r = KT_REAL(cuEventQuery, slot->ev);
 	if (pushed)
-		ktrace_real.cuCtxPopCurrent_v2(&popped);
+		KT_REAL(cuCtxPopCurrent_v2, &popped);
 	if (r == CUDA_ERROR_NOT_READY)
 		return 0;
 	return r == CUDA_SUCCESS ? 1 : -1;

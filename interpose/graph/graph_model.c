@@ -62,12 +62,12 @@ static int graph_nodes(CUgraph g, CUgraphNode **v, size_t *n)
 {
 	*v = NULL;
 	*n = 0;
-	if (!ktrace_real.cuGraphGetNodes || ktrace_real.cuGraphGetNodes(g, NULL, n) != CUDA_SUCCESS)
+	if (KT_REAL(cuGraphGetNodes, g, NULL, n) != CUDA_SUCCESS)
 		return -1;
 	if (!*n)
 		return 0;
 	*v = calloc(*n, sizeof(**v));
-	if (*v && ktrace_real.cuGraphGetNodes(g, *v, n) == CUDA_SUCCESS)
+	if (*v && KT_REAL(cuGraphGetNodes, g, *v, n) == CUDA_SUCCESS)
 		return 0;
 	free(*v);
 	*v = NULL;
@@ -84,10 +84,10 @@ static int graph_edges(CUgraph g, CUgraphNode **from, CUgraphNode **to, size_t *
 
 	*from = *to = NULL;
 	*n = 0;
-	if (ktrace_real.cuGraphGetEdges_v2)
-		r = ktrace_real.cuGraphGetEdges_v2(g, NULL, NULL, NULL, n);
-	else if (ktrace_real.cuGraphGetEdges)
-		r = ktrace_real.cuGraphGetEdges(g, NULL, NULL, n);
+	if (KT_REAL_HAS(cuGraphGetEdges_v2))
+		r = KT_REAL(cuGraphGetEdges_v2, g, NULL, NULL, NULL, n);
+	else if (KT_REAL_HAS(cuGraphGetEdges))
+		r = KT_REAL(cuGraphGetEdges, g, NULL, NULL, n);
 	else
 		return -1;
 	if (r != CUDA_SUCCESS)
@@ -95,15 +95,15 @@ static int graph_edges(CUgraph g, CUgraphNode **from, CUgraphNode **to, size_t *
 	if (!*n)
 		return 0;
 	*from = calloc(2 * *n, sizeof(CUgraphNode));
-	data = ktrace_real.cuGraphGetEdges_v2 ? calloc(*n, sizeof(*data)) : NULL;
-	if (!*from || (ktrace_real.cuGraphGetEdges_v2 && !data)) {
+	data = KT_REAL_HAS(cuGraphGetEdges_v2) ? calloc(*n, sizeof(*data)) : NULL;
+	if (!*from || (KT_REAL_HAS(cuGraphGetEdges_v2) && !data)) {
 		free(*from);
 		free(data);
 		return -1;
 	}
 	*to = *from + *n;
-	r = ktrace_real.cuGraphGetEdges_v2 ? ktrace_real.cuGraphGetEdges_v2(g, *from, *to, data, n)
-					   : ktrace_real.cuGraphGetEdges(g, *from, *to, n);
+	r = KT_REAL_HAS(cuGraphGetEdges_v2) ? KT_REAL(cuGraphGetEdges_v2, g, *from, *to, data, n)
+					   : KT_REAL(cuGraphGetEdges, g, *from, *to, n);
 	free(data);
 	if (r != CUDA_SUCCESS) {
 		free(*from);
@@ -117,7 +117,7 @@ static uint16_t node_kind(CUgraphNode node)
 {
 	CUgraphNodeType t;
 
-	if (!ktrace_real.cuGraphNodeGetType || ktrace_real.cuGraphNodeGetType(node, &t) != CUDA_SUCCESS)
+	if (KT_REAL(cuGraphNodeGetType, node, &t) != CUDA_SUCCESS)
 		return KTRACE_GNODE_UNKNOWN;
 	/* CU_GRAPH_NODE_TYPE_KERNEL (0) .. _CONDITIONAL (13) are the format's kinds 1 .. 14 */
 	return (unsigned)t <= CU_GRAPH_NODE_TYPE_CONDITIONAL ? (uint16_t)(t + 1) : KTRACE_GNODE_UNKNOWN;
@@ -138,8 +138,7 @@ static void read_cluster(struct kt_gnode *n)
 	CUkernelNodeAttrValue v;
 
 	memset(&v, 0, sizeof(v));
-	if (!ktrace_real.cuGraphKernelNodeGetAttribute ||
-	    ktrace_real.cuGraphKernelNodeGetAttribute(n->mirror, CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION, &v) !=
+	if (KT_REAL(cuGraphKernelNodeGetAttribute, n->mirror, CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION, &v) !=
 		    CUDA_SUCCESS)
 		return;
 	n->rec.cluster[0] = v.clusterDim.x;
@@ -154,8 +153,7 @@ static void read_kernel(struct walker *w, struct kt_gnode *n)
 	uint32_t len;
 
 	memset(&p, 0, sizeof(p));
-	if (!ktrace_real.cuGraphKernelNodeGetParams_v2 ||
-	    ktrace_real.cuGraphKernelNodeGetParams_v2(n->mirror, &p) != CUDA_SUCCESS)
+	if (KT_REAL(cuGraphKernelNodeGetParams_v2, n->mirror, &p) != CUDA_SUCCESS)
 		return;
 	n->func = p.func ? (uint64_t)(uintptr_t)p.func : (uint64_t)(uintptr_t)p.kern;
 	n->rec.grid[0] = p.gridDimX, n->rec.grid[1] = p.gridDimY, n->rec.grid[2] = p.gridDimZ;
@@ -198,7 +196,7 @@ static void read_memcpy(struct kt_gnode *n)
 	uint64_t h, d;
 
 	memset(&p, 0, sizeof(p));
-	if (!ktrace_real.cuGraphMemcpyNodeGetParams || ktrace_real.cuGraphMemcpyNodeGetParams(n->mirror, &p) != CUDA_SUCCESS)
+	if (KT_REAL(cuGraphMemcpyNodeGetParams, n->mirror, &p) != CUDA_SUCCESS)
 		return;
 	n->rec.src = copy_side(p.srcMemoryType, p.srcHost, p.srcDevice, p.srcXInBytes, p.srcY, p.srcZ, p.srcPitch,
 			       p.srcHeight, &sh);
@@ -220,7 +218,7 @@ static void read_memset(struct kt_gnode *n)
 	CUDA_MEMSET_NODE_PARAMS p;
 
 	memset(&p, 0, sizeof(p));
-	if (!ktrace_real.cuGraphMemsetNodeGetParams || ktrace_real.cuGraphMemsetNodeGetParams(n->mirror, &p) != CUDA_SUCCESS)
+	if (KT_REAL(cuGraphMemsetNodeGetParams, n->mirror, &p) != CUDA_SUCCESS)
 		return;
 	n->rec.dst = p.dst;
 	n->rec.value = p.value;
@@ -276,8 +274,7 @@ static void read_node(struct walker *w, uint32_t i, int depth)
 		read_memset(n);
 		break;
 	case KTRACE_GNODE_CHILD:
-		if (!ktrace_real.cuGraphChildGraphNodeGetGraph ||
-		    ktrace_real.cuGraphChildGraphNodeGetGraph(n->mirror, &child) != CUDA_SUCCESS) {
+		if (KT_REAL(cuGraphChildGraphNodeGetGraph, n->mirror, &child) != CUDA_SUCCESS) {
 			w->why = KTRACE_GRAPH_UNTRACED_QUERY;
 			break;
 		}

@@ -316,7 +316,7 @@ static void take_failure(char *buf, size_t n)
 		first_failure.call = NULL;
 		return;
 	}
-	if (!ktrace_real.cuGetErrorName || ktrace_real.cuGetErrorName(first_failure.result, &name) != CUDA_SUCCESS)
+	if (KT_REAL(cuGetErrorName, first_failure.result, &name) != CUDA_SUCCESS)
 		name = NULL;
 	if (name)
 		snprintf(buf, n, " (%s returned %s)", first_failure.call, name);
@@ -342,8 +342,7 @@ void kt_graph_note(uint64_t exec_id, uint64_t graph_id, uint32_t why, const char
 int kt_graph_calls_begin(CUstreamCaptureMode *saved)
 {
 	*saved = CU_STREAM_CAPTURE_MODE_RELAXED;
-	return ktrace_real.cuThreadExchangeStreamCaptureMode &&
-	       ktrace_real.cuThreadExchangeStreamCaptureMode(saved) == CUDA_SUCCESS;
+	return KT_REAL(cuThreadExchangeStreamCaptureMode, saved) == CUDA_SUCCESS;
 }
 
 void kt_graph_calls_end(const CUstreamCaptureMode *saved, int began)
@@ -351,7 +350,7 @@ void kt_graph_calls_end(const CUstreamCaptureMode *saved, int began)
 	CUstreamCaptureMode m = *saved;
 
 	if (began)
-		ktrace_real.cuThreadExchangeStreamCaptureMode(&m);
+		KT_REAL(cuThreadExchangeStreamCaptureMode, &m);
 }
 
 void ktrace_graph_fork_prepare(void)

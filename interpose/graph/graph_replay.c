@@ -33,21 +33,21 @@ static const char *kernel_alone_why(const struct kt_gnode *n)
 	if ((l && l->nparams && (!n->params || l->param_bytes > n->rec.param_bytes_len)) || !n->func ||
 	    (!n->params && n->rec.param_bytes_len) || (n->rec.flags & KTRACE_GNODEF_PARAMS_TRUNCATED))
 		return "a kernel node's parameters were not kept whole";
-	if ((n->rec.cluster[0] > 1 || n->rec.cluster[1] > 1 || n->rec.cluster[2] > 1) && !ktrace_real.cuLaunchKernelEx)
+	if ((n->rec.cluster[0] > 1 || n->rec.cluster[1] > 1 || n->rec.cluster[2] > 1) && !KT_REAL_HAS(cuLaunchKernelEx))
 		return "a kernel node launches thread-block clusters and the driver has no cuLaunchKernelEx";
 	return NULL;
 }
 
 static int memset_fn_present(uint32_t elem_size)
 {
-	return elem_size == 1 ? ktrace_real.cuMemsetD8Async != NULL
-	       : elem_size == 2 ? ktrace_real.cuMemsetD16Async != NULL : ktrace_real.cuMemsetD32Async != NULL;
+	return elem_size == 1 ? KT_REAL_HAS(cuMemsetD8Async)
+	       : elem_size == 2 ? KT_REAL_HAS(cuMemsetD16Async) : KT_REAL_HAS(cuMemsetD32Async);
 }
 
 static int have_event_calls(void)
 {
-	return ktrace_real.cuGraphEventRecordNodeGetEvent && ktrace_real.cuGraphEventWaitNodeGetEvent &&
-	       ktrace_real.cuEventRecord && ktrace_real.cuStreamWaitEvent;
+	return KT_REAL_HAS(cuGraphEventRecordNodeGetEvent) && KT_REAL_HAS(cuGraphEventWaitNodeGetEvent) &&
+	       KT_REAL_HAS(cuEventRecord) && KT_REAL_HAS(cuStreamWaitEvent);
 }
 
 /* Why node n cannot be issued alone on a stream, or NULL. */
@@ -66,7 +66,7 @@ static const char *node_alone_why(const struct kt_gnode *n)
 	case KTRACE_GNODE_CHILD:
 		return NULL;
 	case KTRACE_GNODE_HOST:
-		return ktrace_real.cuGraphHostNodeGetParams && ktrace_real.cuLaunchHostFunc ? NULL : "a host node";
+		return KT_REAL_HAS(cuGraphHostNodeGetParams) && KT_REAL_HAS(cuLaunchHostFunc) ? NULL : "a host node";
 	case KTRACE_GNODE_EVENT_RECORD:
 	case KTRACE_GNODE_EVENT_WAIT:
 		return have_event_calls() ? NULL : "an event node";
@@ -82,7 +82,7 @@ const char *kt_grev_node_by_node_why(const struct kt_grev *r)
 		return "the graph is not described";
 	if (r->untraced && r->untraced != KTRACE_GRAPH_UNTRACED_DRIVER)
 		return ktrace_graph_untraced_name(r->untraced);
-	if (!ktrace_real.cuLaunchKernel || !ktrace_real.cuMemcpyAsync || r->nrun < r->nrec || !r->run_order)
+	if (!KT_REAL_HAS(cuLaunchKernel) || !KT_REAL_HAS(cuMemcpyAsync) || r->nrun < r->nrec || !r->run_order)
 		return "the driver lacks a call a node needs";
 	for (uint32_t i = 0; i < r->nnodes; i++) {
 		const char *why;
@@ -99,8 +99,8 @@ static CUresult real_kernel(const struct ktrace_launch_args *a, void *ctx)
 {
 	(void)ctx;
 	if (a->config)
-		return ktrace_real.cuLaunchKernelEx(a->config, a->f, a->kernel_params, a->extra);
-	return ktrace_real.cuLaunchKernel(a->f, a->grid[0], a->grid[1], a->grid[2], a->block[0], a->block[1],
+		return KT_REAL(cuLaunchKernelEx, a->config, a->f, a->kernel_params, a->extra);
+	return KT_REAL(cuLaunchKernel, a->f, a->grid[0], a->grid[1], a->grid[2], a->block[0], a->block[1],
 					  a->block[2], a->shared_mem, a->stream, a->kernel_params, a->extra);
 }
 
@@ -168,11 +168,11 @@ static CUresult run_memset(const struct kt_gnode *n, CUstream s)
 
 	switch (n->rec.elem_size) {
 	case 1:
-		return ktrace_real.cuMemsetD8Async(d, (unsigned char)n->rec.value, n->rec.count, s);
+		return KT_REAL(cuMemsetD8Async, d, (unsigned char)n->rec.value, n->rec.count, s);
 	case 2:
-		return ktrace_real.cuMemsetD16Async(d, (unsigned short)n->rec.value, n->rec.count, s);
+		return KT_REAL(cuMemsetD16Async, d, (unsigned short)n->rec.value, n->rec.count, s);
 	default:
-		return ktrace_real.cuMemsetD32Async(d, (unsigned int)n->rec.value, n->rec.count, s);
+		return KT_REAL(cuMemsetD32Async, d, (unsigned int)n->rec.value, n->rec.count, s);
 	}
 }
 
@@ -187,14 +187,14 @@ static CUresult run_sync_node(const struct kt_gnode *n, CUstream s)
 	switch (n->rec.kind) {
 	case KTRACE_GNODE_HOST:
 		memset(&h, 0, sizeof(h));
-		res = ktrace_real.cuGraphHostNodeGetParams(n->mirror, &h);
-		return res == CUDA_SUCCESS ? ktrace_real.cuLaunchHostFunc(s, h.fn, h.userData) : res;
+		res = KT_REAL(cuGraphHostNodeGetParams, n->mirror, &h);
+		return res == CUDA_SUCCESS ? KT_REAL(cuLaunchHostFunc, s, h.fn, h.userData) : res;
 	case KTRACE_GNODE_EVENT_RECORD:
-		res = ktrace_real.cuGraphEventRecordNodeGetEvent(n->mirror, &ev);
-		return res == CUDA_SUCCESS ? ktrace_real.cuEventRecord(ev, s) : res;
+		res = KT_REAL(cuGraphEventRecordNodeGetEvent, n->mirror, &ev);
+		return res == CUDA_SUCCESS ? KT_REAL(cuEventRecord, ev, s) : res;
 	case KTRACE_GNODE_EVENT_WAIT:
-		res = ktrace_real.cuGraphEventWaitNodeGetEvent(n->mirror, &ev);
-		return res == CUDA_SUCCESS ? ktrace_real.cuStreamWaitEvent(s, ev, 0) : res;
+		res = KT_REAL(cuGraphEventWaitNodeGetEvent, n->mirror, &ev);
+		return res == CUDA_SUCCESS ? KT_REAL(cuStreamWaitEvent, s, ev, 0) : res;
 	default:
 		return CUDA_SUCCESS; /* empty and child-graph nodes: their nodes are in the order */
 	}
@@ -220,7 +220,7 @@ CUresult kt_grev_run_node_by_node(const struct kt_grev *r, CUstream s)
 		/* a copy or memset takes its number as in a recorded graph launch */
 		atomic_fetch_add_explicit(&ktrace_tracer.launch_seq, 1, memory_order_relaxed);
 		if (n->rec.kind == KTRACE_GNODE_MEMCPY)
-			res = ktrace_real.cuMemcpyAsync(n->rec.dst, n->rec.src, n->rec.bytes, s);
+			res = KT_REAL(cuMemcpyAsync, n->rec.dst, n->rec.src, n->rec.bytes, s);
 		else
 			res = run_memset(n, s);
 	}

@@ -2,7 +2,7 @@
  *
  * Owns the pipeline behind interpose/hash/hash_pipeline.h:
  *  - per context (created at its first hashed launch): ktrace's checksum
- *    module (the embedded fatbin, loaded with ktrace_real.cuModuleLoadData),
+ *    module (the embedded fatbin, loaded with the real cuModuleLoadData),
  *    a ring of result words in mapped pinned memory (the kernel's output)
  *    and a parallel ring of device scratch words (its accumulators), a FIFO
  *    of jobs;
@@ -148,7 +148,7 @@ static const char *cu_err(CUresult r)
 {
 	const char *s = NULL;
 
-	if (ktrace_real.cuGetErrorString && ktrace_real.cuGetErrorString(r, &s) != CUDA_SUCCESS)
+	if (KT_REAL(cuGetErrorString, r, &s) != CUDA_SUCCESS)
 		s = NULL;
 	return s ? s : "unknown CUDA error";
 }
@@ -157,12 +157,12 @@ static const char *cu_err(CUresult r)
 
 static void ctx_release_gpu(struct hctx *c)
 {
-	if (c->scratch && ktrace_real.cuMemFree_v2)
-		ktrace_real.cuMemFree_v2(c->scratch);
-	if (c->host && ktrace_real.cuMemFreeHost)
-		ktrace_real.cuMemFreeHost(c->host);
-	if (c->mod && ktrace_real.cuModuleUnload)
-		ktrace_real.cuModuleUnload(c->mod);
+	if (c->scratch)
+		KT_REAL(cuMemFree_v2, c->scratch);
+	if (c->host)
+		KT_REAL(cuMemFreeHost, c->host);
+	if (c->mod)
+		KT_REAL(cuModuleUnload, c->mod);
 	c->scratch = 0;
 	c->host = NULL;
 	c->mod = NULL;
@@ -170,7 +170,7 @@ static void ctx_release_gpu(struct hctx *c)
 
 #define NEED(fn) \
 	do { \
-		if (!ktrace_real.fn) { \
+		if (!KT_REAL_HAS(fn)) { \
 			what = #fn " missing in the driver"; \
 			goto fail; \
 		} \
@@ -204,54 +204,51 @@ static int ctx_setup(struct hctx *c)
 	NEED(cuMemHostAlloc);
 	NEED(cuMemHostGetDevicePointer_v2);
 	NEED(cuStreamIsCapturing);
-	CHECK(ktrace_real.cuThreadExchangeStreamCaptureMode(&mode), "cuThreadExchangeStreamCaptureMode");
+	CHECK(KT_REAL(cuThreadExchangeStreamCaptureMode, &mode), "cuThreadExchangeStreamCaptureMode");
 	mode_set = 1;
-	CHECK(ktrace_real.cuModuleLoadData(&c->mod, ktrace_hashkern_fatbin), "loading the checksum kernel");
+	CHECK(KT_REAL(cuModuleLoadData, &c->mod, ktrace_hashkern_fatbin), "loading the checksum kernel");
 	for (int v = 0; v < KT_HASH_NVARIANTS; v++)
-		CHECK(ktrace_real.cuModuleGetFunction(&c->fn[v], c->mod, variant_names[v]), "cuModuleGetFunction");
-	if (ktrace_real.cuCtxGetDevice && ktrace_real.cuDeviceGetAttribute &&
-	    ktrace_real.cuCtxGetDevice(&dev) == CUDA_SUCCESS)
-		ktrace_real.cuDeviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev);
+		CHECK(KT_REAL(cuModuleGetFunction, &c->fn[v], c->mod, variant_names[v]), "cuModuleGetFunction");
+	if (KT_REAL(cuCtxGetDevice, &dev) == CUDA_SUCCESS)
+		KT_REAL(cuDeviceGetAttribute, &sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev);
 	if (sms <= 0)
 		sms = 16;
 	for (int v = 0; v < KT_HASH_NVARIANTS; v++) {
 		int occ = 0;
 
-		if (ktrace_real.cuOccupancyMaxActiveBlocksPerMultiprocessor)
-			ktrace_real.cuOccupancyMaxActiveBlocksPerMultiprocessor(&occ, c->fn[v], KT_HASH_BLOCK, 0);
+		KT_REAL(cuOccupancyMaxActiveBlocksPerMultiprocessor, &occ, c->fn[v], KT_HASH_BLOCK, 0);
 		if (occ <= 0)
 			occ = 4;
 		c->max_blocks[v] = (uint32_t)sms * (uint32_t)occ;
 	}
 	c->words = (uint64_t)P.opts.slots * WORDS_PER_SLOT;
 	bytes = (size_t)c->words * sizeof(uint64_t);
-	CHECK(ktrace_real.cuMemAlloc_v2(&c->scratch, bytes), "cuMemAlloc of the hash scratch");
-	CHECK(ktrace_real.cuMemHostAlloc((void **)&c->host, bytes,
+	CHECK(KT_REAL(cuMemAlloc_v2, &c->scratch, bytes), "cuMemAlloc of the hash scratch");
+	CHECK(KT_REAL(cuMemHostAlloc, (void **)&c->host, bytes,
 					 CU_MEMHOSTALLOC_DEVICEMAP | CU_MEMHOSTALLOC_PORTABLE),
 	      "cuMemHostAlloc of the hash result ring");
-	CHECK(ktrace_real.cuMemHostGetDevicePointer_v2(&c->host_dev, c->host, 0), "cuMemHostGetDevicePointer");
+	CHECK(KT_REAL(cuMemHostGetDevicePointer_v2, &c->host_dev, c->host, 0), "cuMemHostGetDevicePointer");
 	memset(c->host, 0, bytes);
 	/* the scratch must start zero: clear it on a private stream, never on an
 	 * application stream or the legacy stream */
-	if (ktrace_real.cuStreamCreate && ktrace_real.cuMemsetD8Async && ktrace_real.cuStreamSynchronize) {
-		CHECK(ktrace_real.cuStreamCreate(&s, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
-		CHECK(ktrace_real.cuMemsetD8Async(c->scratch, 0, bytes, s), "cuMemsetD8Async");
-		CHECK(ktrace_real.cuStreamSynchronize(s), "cuStreamSynchronize");
-		if (ktrace_real.cuStreamDestroy_v2)
-			ktrace_real.cuStreamDestroy_v2(s);
+	if (KT_REAL_HAS(cuStreamCreate) && KT_REAL_HAS(cuMemsetD8Async) && KT_REAL_HAS(cuStreamSynchronize)) {
+		CHECK(KT_REAL(cuStreamCreate, &s, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+		CHECK(KT_REAL(cuMemsetD8Async, c->scratch, 0, bytes, s), "cuMemsetD8Async");
+		CHECK(KT_REAL(cuStreamSynchronize, s), "cuStreamSynchronize");
+		KT_REAL(cuStreamDestroy_v2, s);
 		s = NULL;
 	} else {
 		NEED(cuMemsetD8_v2);
-		CHECK(ktrace_real.cuMemsetD8_v2(c->scratch, 0, bytes), "cuMemsetD8");
+		CHECK(KT_REAL(cuMemsetD8_v2, c->scratch, 0, bytes), "cuMemsetD8");
 	}
-	ktrace_real.cuThreadExchangeStreamCaptureMode(&mode);
+	KT_REAL(cuThreadExchangeStreamCaptureMode, &mode);
 	return 0;
 fail:
-	if (s && ktrace_real.cuStreamDestroy_v2)
-		ktrace_real.cuStreamDestroy_v2(s);
+	if (s)
+		KT_REAL(cuStreamDestroy_v2, s);
 	ctx_release_gpu(c);
 	if (mode_set)
-		ktrace_real.cuThreadExchangeStreamCaptureMode(&mode);
+		KT_REAL(cuThreadExchangeStreamCaptureMode, &mode);
 	if (res != CUDA_SUCCESS)
 		ktrace_tracer_disable_feature(KTRACE_FEATURE_HASH,
 					      "hashing is off in CUDA context %p: %s failed: %s (launches are still recorded)",
@@ -628,7 +625,7 @@ static int launch_group(struct job *j, struct group *gr, int post)
 		blocks = c->max_blocks[v];
 	if (blocks < 1)
 		blocks = 1;
-	if (ktrace_real.cuLaunchKernel(c->fn[v], (unsigned)blocks, 1, 1, KT_HASH_BLOCK, 1, 1, 0, j->stream, args,
+	if (KT_REAL(cuLaunchKernel, c->fn[v], (unsigned)blocks, 1, 1, KT_HASH_BLOCK, 1, 1, 0, j->stream, args,
 				       NULL) != CUDA_SUCCESS)
 		return 0;
 	count(KTRACE_CTR_HASH_LAUNCHES, 1);
@@ -649,7 +646,7 @@ static struct hctx *usable_context(CUcontext ctx)
 static int capture_status(CUstream stream, CUstreamCaptureStatus *cap)
 {
 	*cap = CU_STREAM_CAPTURE_STATUS_NONE;
-	return ktrace_real.cuStreamIsCapturing && ktrace_real.cuStreamIsCapturing(stream, cap) == CUDA_SUCCESS;
+	return KT_REAL(cuStreamIsCapturing, stream, cap) == CUDA_SUCCESS;
 }
 
 /* The pipeline state of ctx for a launch on stream, or NULL (counted, the
@@ -982,10 +979,9 @@ void ktrace_hash_context_destroyed(CUcontext ctx)
 		c->state = 2; /* no new jobs; the background thread skips it */
 		pthread_mutex_unlock(&c->lock);
 		ctx_flush_all(c, was == 0);
-		if (was == 0 && ktrace_real.cuThreadExchangeStreamCaptureMode &&
-		    ktrace_real.cuThreadExchangeStreamCaptureMode(&mode) == CUDA_SUCCESS) {
+		if (was == 0 && KT_REAL(cuThreadExchangeStreamCaptureMode, &mode) == CUDA_SUCCESS) {
 			ctx_release_gpu(c);
-			ktrace_real.cuThreadExchangeStreamCaptureMode(&mode);
+			KT_REAL(cuThreadExchangeStreamCaptureMode, &mode);
 		}
 	}
 }

@@ -124,13 +124,13 @@ CUcontext ktrace_capture_context(int32_t *device)
 	CUdevice d;
 
 	*device = -1;
-	if (!ktrace_real.cuCtxGetCurrent || ktrace_real.cuCtxGetCurrent(&c) != CUDA_SUCCESS || !c)
+	if (KT_REAL(cuCtxGetCurrent, &c) != CUDA_SUCCESS || !c)
 		return NULL;
 	if (tls_ctx == c && tls_ctx_gen == g) {
 		*device = tls_dev;
 		return c;
 	}
-	if (ktrace_real.cuCtxGetDevice && ktrace_real.cuCtxGetDevice(&d) == CUDA_SUCCESS)
+	if (KT_REAL(cuCtxGetDevice, &d) == CUDA_SUCCESS)
 		*device = (int32_t)d;
 	tls_ctx = c;
 	tls_ctx_gen = g;

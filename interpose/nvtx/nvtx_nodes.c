@@ -85,10 +85,10 @@ void ktrace_nvtx_node_captured(CUstream stream)
 	CUresult r = CUDA_ERROR_NOT_SUPPORTED;
 
 	/* the node just captured is the one the stream's next work would depend on */
-	if (ktrace_real.cuStreamGetCaptureInfo_v3)
-		r = ktrace_real.cuStreamGetCaptureInfo_v3(stream, &st, NULL, NULL, &deps, NULL, &n);
-	else if (ktrace_real.cuStreamGetCaptureInfo_v2)
-		r = ktrace_real.cuStreamGetCaptureInfo_v2(stream, &st, NULL, NULL, &deps, &n);
+	if (KT_REAL_HAS(cuStreamGetCaptureInfo_v3))
+		r = KT_REAL(cuStreamGetCaptureInfo_v3, stream, &st, NULL, NULL, &deps, NULL, &n);
+	else if (KT_REAL_HAS(cuStreamGetCaptureInfo_v2))
+		r = KT_REAL(cuStreamGetCaptureInfo_v2, stream, &st, NULL, NULL, &deps, &n);
 	if (r == CUDA_SUCCESS && st == CU_STREAM_CAPTURE_STATUS_ACTIVE && n == 1 && deps)
 		ktrace_nvtx_node_made((uint64_t)(uintptr_t)deps[0]);
 }

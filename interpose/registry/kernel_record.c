@@ -78,13 +78,13 @@ struct ktrace_param_layout *ktrace_kernel_driver_layout(const struct ktrace_kern
 
 		if (!h)
 			h = k->first_handle;
-		if (use_kernel ? !ktrace_real.cuKernelGetParamInfo : !ktrace_real.cuFuncGetParamInfo)
+		if (use_kernel ? !KT_REAL_HAS(cuKernelGetParamInfo) : !KT_REAL_HAS(cuFuncGetParamInfo))
 			continue;
 		for (n = 0; n < KTRACE_PARAM_MAX_COUNT; n++) {
 			size_t o = 0, s = 0;
 
-			res = use_kernel ? ktrace_real.cuKernelGetParamInfo((CUkernel)(uintptr_t)h, n, &o, &s)
-					 : ktrace_real.cuFuncGetParamInfo((CUfunction)(uintptr_t)h, n, &o, &s);
+			res = use_kernel ? KT_REAL(cuKernelGetParamInfo, (CUkernel)(uintptr_t)h, n, &o, &s)
+					 : KT_REAL(cuFuncGetParamInfo, (CUfunction)(uintptr_t)h, n, &o, &s);
 			if (res != CUDA_SUCCESS)
 				break;
 			if (n == cap) {
@@ -173,14 +173,11 @@ void ktrace_kernel_resolve_name(struct ktrace_kernel_entry *k)
 	uint64_t f = k->func ? k->func : k->first_handle;
 	uint64_t kk = k->kern ? k->kern : k->first_handle;
 
-	if (!k->kern && ktrace_real.cuFuncGetName &&
-	    ktrace_real.cuFuncGetName(&nm, (CUfunction)(uintptr_t)f) == CUDA_SUCCESS && nm) {
+	if (!k->kern && KT_REAL(cuFuncGetName, &nm, (CUfunction)(uintptr_t)f) == CUDA_SUCCESS && nm) {
 		k->func = f;
-	} else if (ktrace_real.cuKernelGetName &&
-		   ktrace_real.cuKernelGetName(&nm, (CUkernel)(uintptr_t)kk) == CUDA_SUCCESS && nm) {
+	} else if (KT_REAL(cuKernelGetName, &nm, (CUkernel)(uintptr_t)kk) == CUDA_SUCCESS && nm) {
 		k->kern = kk;
-	} else if (k->kern && ktrace_real.cuFuncGetName &&
-		   ktrace_real.cuFuncGetName(&nm, (CUfunction)(uintptr_t)f) == CUDA_SUCCESS && nm) {
+	} else if (k->kern && KT_REAL(cuFuncGetName, &nm, (CUfunction)(uintptr_t)f) == CUDA_SUCCESS && nm) {
 		k->func = f;
 	} else {
 		nm = NULL;

@@ -241,15 +241,14 @@ static uint32_t context_device_sm(void)
 	CUdevice d;
 	int major = 0, minor = 0;
 
-	if (!ktrace_real.cuCtxGetCurrent || ktrace_real.cuCtxGetCurrent(&c) != CUDA_SUCCESS || !c)
+	if (KT_REAL(cuCtxGetCurrent, &c) != CUDA_SUCCESS || !c)
 		return 0;
-	if (!ktrace_real.cuCtxGetDevice || ktrace_real.cuCtxGetDevice(&d) != CUDA_SUCCESS)
+	if (KT_REAL(cuCtxGetDevice, &d) != CUDA_SUCCESS)
 		return 0;
 	if (d >= 0 && d < 64 && __atomic_load_n(&cache[d], __ATOMIC_RELAXED))
 		return (uint32_t)__atomic_load_n(&cache[d], __ATOMIC_RELAXED);
-	if (!ktrace_real.cuDeviceGetAttribute ||
-	    ktrace_real.cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, d) ||
-	    ktrace_real.cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, d))
+	if (KT_REAL(cuDeviceGetAttribute, &major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, d) ||
+	    KT_REAL(cuDeviceGetAttribute, &minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, d))
 		return 0;
 	if (d >= 0 && d < 64)
 		__atomic_store_n(&cache[d], major * 10 + minor, __ATOMIC_RELAXED);
@@ -326,10 +325,10 @@ void ktrace_on_module_loaded(void *handle, int is_library, const void *image, si
 	m->is_library = is_library;
 	m->source = source;
 	m->device_sm = context_device_sm();
-	if (!is_library && ktrace_real.cuCtxGetCurrent) {
+	if (!is_library && KT_REAL_HAS(cuCtxGetCurrent)) {
 		CUcontext c = NULL;
 
-		if (ktrace_real.cuCtxGetCurrent(&c) == CUDA_SUCCESS)
+		if (KT_REAL(cuCtxGetCurrent, &c) == CUDA_SUCCESS)
 			m->ctx = (uint64_t)(uintptr_t)c;
 	}
 	ktrace_module_image_keep(m, image, image_len, path);

@@ -16,15 +16,14 @@
  *   replay_snapshot.c device/host copies of the buffers, digests, comparisons
  *   replay_diff.c     element types of recovered parameter types, difference
  *                     measures (ULP, abs, rel)
- *   replay_driver.c   the driver functions, from ktrace_real
  *   replay_launch.c   the launch path's side: the matcher at each traced launch,
  *                     other threads held back, the buffers a launch reaches, the
  *                     REPLAY record
  * The report itself (its structure, text and blob: the payload of a REPLAY
  * record) is format/'s (format/replay_report.h), so that the tools read it.
  *
- * Every driver call goes through a struct ktrace_replay_driver the caller fills
- * (ktrace_replay_driver_from_real() fills it from the real-driver table).
+ * Every driver call goes through the real-driver table, as everywhere in the
+ * library (KT_REAL, interpose/driver/driver_real.h).
  */
 #ifndef KTRACE_REPLAY_H
 #define KTRACE_REPLAY_H
@@ -103,35 +102,6 @@ void ktrace_replay_diff_merge(struct ktrace_replay_diff *into, const struct ktra
 
 /* ---- the confirmation --------------------------------------------------- */
 
-/* The driver functions the confirmation uses.  Required: cuCtxSynchronize,
- * cuStreamIsCapturing, cuMemAlloc_v2, cuMemFree_v2, cuMemcpyDtoD_v2,
- * cuMemcpyDtoH_v2, cuMemcpyHtoD_v2.  Optional (NULL: done without):
- * cuMemHostAlloc + cuMemFreeHost (pinned host copies, else malloc),
- * cuMemGetInfo_v2 (keep KTRACE_REPLAY_DEVICE_HEADROOM free), cuCtxPushCurrent_v2
- * + cuCtxPopCurrent_v2 (make the launch's context current),
- * cuThreadExchangeStreamCaptureMode (relaxed mode around the confirmation, so
- * another thread's capture is not invalidated), cuGetErrorName (messages). */
-struct ktrace_replay_driver {
-	CUresult (*cuCtxSynchronize)(void);
-	CUresult (*cuStreamIsCapturing)(CUstream, CUstreamCaptureStatus *);
-	CUresult (*cuMemAlloc_v2)(CUdeviceptr *, size_t);
-	CUresult (*cuMemFree_v2)(CUdeviceptr);
-	CUresult (*cuMemcpyDtoD_v2)(CUdeviceptr, CUdeviceptr, size_t);
-	CUresult (*cuMemcpyDtoH_v2)(void *, CUdeviceptr, size_t);
-	CUresult (*cuMemcpyHtoD_v2)(CUdeviceptr, const void *, size_t);
-	CUresult (*cuMemHostAlloc)(void **, size_t, unsigned int);
-	CUresult (*cuMemFreeHost)(void *);
-	CUresult (*cuMemGetInfo_v2)(size_t *, size_t *);
-	CUresult (*cuCtxPushCurrent_v2)(CUcontext);
-	CUresult (*cuCtxPopCurrent_v2)(CUcontext *);
-	CUresult (*cuThreadExchangeStreamCaptureMode)(CUstreamCaptureMode *);
-	CUresult (*cuGetErrorName)(CUresult, const char **);
-};
-
-/* Fill *d from ktrace_real (interpose/driver/driver_real.h), loading it; a
- * function the driver lacks stays NULL.  0, or -1 without a driver. */
-int ktrace_replay_driver_from_real(struct ktrace_replay_driver *d) KTRACE_REPLAY_HIDDEN;
-
 /* The launch to confirm: fn(arg) performs the program's real launch and
  * returns its CUresult; it must not be traced again or re-matched. */
 struct ktrace_replay_launch {
@@ -158,7 +128,18 @@ struct ktrace_replay_opts {
 	uint64_t host_budget;       /* host copy bytes; 0: half the physical memory */
 };
 
-/* Confirm one launch (see the top of this file).  Performs the program's
+/* The driver functions the confirmation uses: required (a missing one makes
+ * the outcome DRIVER_MISSING) cuCtxSynchronize, cuStreamIsCapturing,
+ * cuMemAlloc_v2, cuMemFree_v2, cuMemcpyDtoD_v2, cuMemcpyDtoH_v2,
+ * cuMemcpyHtoD_v2; optional (done without): cuMemHostAlloc + cuMemFreeHost
+ * (pinned host copies, else malloc), cuMemGetInfo_v2 (keep
+ * KTRACE_REPLAY_DEVICE_HEADROOM free), cuCtxPushCurrent_v2 +
+ * cuCtxPopCurrent_v2 (make the launch's context current),
+ * cuThreadExchangeStreamCaptureMode (relaxed mode around the confirmation,
+ * so another thread's capture is not invalidated), cuGetErrorName
+ * (messages).
+ *
+ * Confirm one launch (see the top of this file).  Performs the program's
  * launch exactly once whatever happens (twice only when it failed with
  * CUDA_ERROR_OUT_OF_MEMORY beside the input copies: they are freed and it is
  * launched again as the program would have) and returns its CUresult.  Fills
@@ -173,7 +154,7 @@ struct ktrace_replay_opts {
  * hold back other threads' launches, so the caller should.  A replay that
  * faults on the GPU where the program's launch did not leaves a sticky error
  * that nothing here can undo; the report then says SYNC_FAILED. */
-CUresult ktrace_replay_confirm(const struct ktrace_replay_driver *drv, const struct ktrace_replay_launch *launch,
+CUresult ktrace_replay_confirm(const struct ktrace_replay_launch *launch,
 			       const struct ktrace_replay_buffer *bufs, uint32_t nbufs,
 			       const struct ktrace_replay_opts *opts, struct ktrace_replay_report *report)
 	KTRACE_REPLAY_HIDDEN;

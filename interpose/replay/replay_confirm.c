@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "format/trace_writer.h"
+#include "interpose/driver/driver_real.h"
 #include "interpose/replay/replay_internal.h"
 
 #define COPY_NAME(dst, src) snprintf((dst), sizeof(dst), "%s", (src) ? (src) : "")
@@ -51,7 +52,7 @@ static uint64_t half_physical_memory(void)
 
 #define REQUIRED(fn) \
 	do { \
-		if (!d->fn) { \
+		if (!KT_REAL_HAS(fn)) { \
 			rp_fail(s, KTRACE_REPLAY_DRIVER_MISSING, CUDA_SUCCESS, #fn " is missing in the driver table"); \
 			return -1; \
 		} \
@@ -60,7 +61,6 @@ static uint64_t half_physical_memory(void)
 /* What can be told before touching anything.  0, or -1 after rp_fail. */
 static int precheck(struct rp_state *s)
 {
-	const struct ktrace_replay_driver *d = s->drv;
 	CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
 	char eb[32];
 	CUresult res;
@@ -85,10 +85,10 @@ static int precheck(struct rp_state *s)
 			b->name && *b->name ? b->name : "?", b->arg_index);
 		return -1;
 	}
-	res = d->cuStreamIsCapturing(s->launch->stream, &st);
+	res = KT_REAL(cuStreamIsCapturing, s->launch->stream, &st);
 	if (res != CUDA_SUCCESS || st != CU_STREAM_CAPTURE_STATUS_NONE) {
 		rp_fail(s, KTRACE_REPLAY_CAPTURING, res, "the launch's stream is being captured (%s)",
-			res != CUDA_SUCCESS ? rp_error_name(s, res, eb, sizeof(eb)) :
+			res != CUDA_SUCCESS ? rp_error_name(res, eb, sizeof(eb)) :
 			st == CU_STREAM_CAPTURE_STATUS_ACTIVE ? "active" : "invalidated");
 		return -1;
 	}
@@ -132,13 +132,13 @@ static void state_free(struct rp_state *s)
 
 static int sync_ctx(struct rp_state *s, const char *when)
 {
-	CUresult res = s->drv->cuCtxSynchronize();
+	CUresult res = KT_REAL(cuCtxSynchronize);
 	char eb[32];
 
 	if (res == CUDA_SUCCESS)
 		return 0;
 	rp_fail(s, KTRACE_REPLAY_SYNC_FAILED, res, "cuCtxSynchronize %s: %s", when,
-		rp_error_name(s, res, eb, sizeof(eb)));
+		rp_error_name(res, eb, sizeof(eb)));
 	return -1;
 }
 
@@ -166,7 +166,7 @@ static CUresult original_launch(struct rp_state *s)
 	}
 	if (res != CUDA_SUCCESS)
 		rp_fail(s, KTRACE_REPLAY_LAUNCH_FAILED, res, "the program's launch failed: %s",
-			rp_error_name(s, res, eb, sizeof(eb)));
+			rp_error_name(res, eb, sizeof(eb)));
 	return res;
 }
 
@@ -213,7 +213,7 @@ static void replays(struct rp_state *s)
 		res = s->launch->fn(s->launch->arg);
 		if (res != CUDA_SUCCESS) {
 			rp_fail(s, KTRACE_REPLAY_REPLAY_FAILED, res, "replay %u failed to launch: %s", k + 1,
-				rp_error_name(s, res, eb, sizeof(eb)));
+				rp_error_name(res, eb, sizeof(eb)));
 			return;
 		}
 		if (sync_ctx(s, "after a replay") || rp_digest_all(s, s->cur_digest))
@@ -237,12 +237,12 @@ static void restore_result(struct rp_state *s)
 		return;
 	r->reason = KTRACE_REPLAY_OK;   /* let the restore's own failure be recorded */
 	if (rp_copies_restore(s, s->result) == 0) {
-		res = s->drv->cuCtxSynchronize();
+		res = KT_REAL(cuCtxSynchronize);
 		if (res == CUDA_SUCCESS) {
 			r->reason = earlier;
 			return;
 		}
-		snprintf(why, sizeof(why), "cuCtxSynchronize: %s", rp_error_name(s, res, eb, sizeof(eb)));
+		snprintf(why, sizeof(why), "cuCtxSynchronize: %s", rp_error_name(res, eb, sizeof(eb)));
 	} else {
 		res = (CUresult)r->driver_error;
 		memcpy(why, r->detail, sizeof(why));
@@ -281,31 +281,29 @@ static CUresult run(struct rp_state *s)
  * governs calls made while a capture is under way. */
 static void enter(struct rp_state *s, int *pushed, CUstreamCaptureMode *mode, int *mode_set)
 {
-	const struct ktrace_replay_driver *d = s->drv;
 
 	*pushed = *mode_set = 0;
-	if (s->launch->ctx && d->cuCtxPushCurrent_v2 && d->cuCtxPopCurrent_v2)
-		*pushed = d->cuCtxPushCurrent_v2(s->launch->ctx) == CUDA_SUCCESS;
+	if (s->launch->ctx && KT_REAL_HAS(cuCtxPushCurrent_v2) && KT_REAL_HAS(cuCtxPopCurrent_v2))
+		*pushed = KT_REAL(cuCtxPushCurrent_v2, s->launch->ctx) == CUDA_SUCCESS;
 	*mode = CU_STREAM_CAPTURE_MODE_RELAXED;
-	if (d->cuThreadExchangeStreamCaptureMode)
-		*mode_set = d->cuThreadExchangeStreamCaptureMode(mode) == CUDA_SUCCESS;
+	*mode_set = KT_REAL(cuThreadExchangeStreamCaptureMode, mode) == CUDA_SUCCESS;
 }
 
-static void leave(struct rp_state *s, int pushed, CUstreamCaptureMode mode, int mode_set)
+static void leave(int pushed, CUstreamCaptureMode mode, int mode_set)
 {
 	CUcontext popped;
 
 	if (mode_set)
-		s->drv->cuThreadExchangeStreamCaptureMode(&mode);
+		KT_REAL(cuThreadExchangeStreamCaptureMode, &mode);
 	if (pushed)
-		s->drv->cuCtxPopCurrent_v2(&popped);
+		KT_REAL(cuCtxPopCurrent_v2, &popped);
 }
 
-CUresult ktrace_replay_confirm(const struct ktrace_replay_driver *drv, const struct ktrace_replay_launch *launch,
+CUresult ktrace_replay_confirm(const struct ktrace_replay_launch *launch,
 			       const struct ktrace_replay_buffer *bufs, uint32_t nbufs,
 			       const struct ktrace_replay_opts *opts, struct ktrace_replay_report *report)
 {
-	struct rp_state s = { .drv = drv, .launch = launch, .bufs = bufs, .n = nbufs, .report = report };
+	struct rp_state s = { .launch = launch, .bufs = bufs, .n = nbufs, .report = report };
 	uint64_t t0 = ktrace_now_ns();
 	CUstreamCaptureMode mode;
 	int pushed, mode_set;
@@ -323,7 +321,7 @@ CUresult ktrace_replay_confirm(const struct ktrace_replay_driver *drv, const str
 		res = run(&s);
 		state_free(&s);
 	}
-	leave(&s, pushed, mode, mode_set);
+	leave(pushed, mode, mode_set);
 	report->distinct = s.ndistinct;
 	if (report->reason == KTRACE_REPLAY_OK)
 		report->outcome = s.ndistinct > 1 ? KTRACE_REPLAY_CONFIRMED : KTRACE_REPLAY_NOT_REPRODUCED;

@@ -19,7 +19,6 @@ struct rp_copy {
 };
 
 struct rp_state {
-	const struct ktrace_replay_driver *drv;
 	const struct ktrace_replay_launch *launch;
 	const struct ktrace_replay_buffer *bufs;
 	uint32_t n;
@@ -41,7 +40,7 @@ struct rp_state {
 void rp_fail(struct rp_state *s, enum ktrace_replay_reason reason, CUresult res, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5))) KTRACE_REPLAY_HIDDEN;
 /* "CUDA_ERROR_OUT_OF_MEMORY" or "CUresult 2". */
-const char *rp_error_name(const struct rp_state *s, CUresult res, char *buf, size_t len) KTRACE_REPLAY_HIDDEN;
+const char *rp_error_name(CUresult res, char *buf, size_t len) KTRACE_REPLAY_HIDDEN;
 
 /* Allocate and fill one copy per buffer (device scratch while it fits the
  * budget and device memory, else host).  0, or -1 after rp_fail. */

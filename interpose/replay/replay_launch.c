@@ -11,8 +11,7 @@
  * Everything here runs only in such runs; the candidate's work runs once.
  * Calls the registry through the services table (kernel entries, parameter
  * names from module metadata), the parameter scan, the allocation map, meta/
- * (parameter types), format/ (records, the report blob) and the real driver
- * through replay_driver.c.
+ * (parameter types) and format/ (records, the report blob).
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -335,7 +334,6 @@ CUresult ktrace_replay_launch_real(const struct ktrace_launch_args *a, void *cal
 		.occurrence = spec->occurrence,
 	};
 	struct ktrace_replay_opts o = { spec->runs, spec->budget, spec->host_budget };
-	struct ktrace_replay_driver drv;
 	struct ktrace_replay_report rep;
 	struct reach r;
 	struct ktrace_writer *w = ktrace_tracer.writer;
@@ -345,9 +343,7 @@ CUresult ktrace_replay_launch_real(const struct ktrace_launch_args *a, void *cal
 		reach_free(&r);
 		return program_launch(c); /* out of memory: no verdict */
 	}
-	if (ktrace_replay_driver_from_real(&drv) != 0)
-		memset(&drv, 0, sizeof(drv)); /* the confirmation names what is missing */
-	res = ktrace_replay_confirm(&drv, &l, r.v, r.n, &o, &rep);
+	res = ktrace_replay_confirm(&l, r.v, r.n, &o, &rep);
 	if (w && !atomic_load(&ktrace_tracer.ending)) {
 		write_replay_record(w, c, &rep);
 		write_replay_note(w, &rep);

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "hashkern/ktrace_digest.h"
+#include "interpose/driver/driver_real.h"
 #include "interpose/replay/replay_internal.h"
 
 void rp_fail(struct rp_state *s, enum ktrace_replay_reason reason, CUresult res, const char *fmt, ...)
@@ -31,11 +32,11 @@ void rp_fail(struct rp_state *s, enum ktrace_replay_reason reason, CUresult res,
 	va_end(ap);
 }
 
-const char *rp_error_name(const struct rp_state *s, CUresult res, char *buf, size_t len)
+const char *rp_error_name(CUresult res, char *buf, size_t len)
 {
 	const char *name = NULL;
 
-	if (s->drv->cuGetErrorName && s->drv->cuGetErrorName(res, &name) == CUDA_SUCCESS && name)
+	if (KT_REAL(cuGetErrorName, res, &name) == CUDA_SUCCESS && name)
 		return name;
 	snprintf(buf, len, "CUresult %d", (int)res);
 	return buf;
@@ -52,22 +53,21 @@ static void fail_call(struct rp_state *s, enum ktrace_replay_reason reason, CUre
 	char eb[32];
 
 	rp_fail(s, reason, res, "%s failed on buffer %s (argument %u): %s", call, buf_name(&s->bufs[i]),
-		s->bufs[i].arg_index, rp_error_name(s, res, eb, sizeof(eb)));
+		s->bufs[i].arg_index, rp_error_name(res, eb, sizeof(eb)));
 }
 
 /* ---- taking and restoring copies ------------------------------------------ */
 
 static int alloc_device(struct rp_state *s, uint64_t n, CUdeviceptr *p)
 {
-	const struct ktrace_replay_driver *d = s->drv;
 	size_t free_b = 0, total_b = 0;
 
 	if (n > s->budget - s->report->bytes_device)
 		return -1;
-	if (d->cuMemGetInfo_v2 && d->cuMemGetInfo_v2(&free_b, &total_b) == CUDA_SUCCESS &&
+	if (KT_REAL(cuMemGetInfo_v2, &free_b, &total_b) == CUDA_SUCCESS &&
 	    (uint64_t)free_b < n + KTRACE_REPLAY_DEVICE_HEADROOM)
 		return -1;
-	if (d->cuMemAlloc_v2(p, (size_t)n) != CUDA_SUCCESS)
+	if (KT_REAL(cuMemAlloc_v2, p, (size_t)n) != CUDA_SUCCESS)
 		return -1;
 	s->report->bytes_device += n;
 	return 0;
@@ -75,11 +75,10 @@ static int alloc_device(struct rp_state *s, uint64_t n, CUdeviceptr *p)
 
 static int alloc_host(struct rp_state *s, uint64_t n, struct rp_copy *c)
 {
-	const struct ktrace_replay_driver *d = s->drv;
 
 	if (n > s->host_budget - s->report->bytes_host)
 		return -1;
-	if (d->cuMemHostAlloc && d->cuMemFreeHost && d->cuMemHostAlloc(&c->host, (size_t)n, 0) == CUDA_SUCCESS)
+	if (KT_REAL_HAS(cuMemFreeHost) && KT_REAL(cuMemHostAlloc, &c->host, (size_t)n, 0) == CUDA_SUCCESS)
 		c->place = KTRACE_REPLAY_PLACE_PINNED;
 	else if ((c->host = malloc((size_t)n)) != NULL)
 		c->place = KTRACE_REPLAY_PLACE_HOST;
@@ -96,7 +95,7 @@ static int take_one(struct rp_state *s, uint32_t i, struct rp_copy *c)
 
 	if (alloc_device(s, b->size, &c->dev) == 0) {
 		c->place = KTRACE_REPLAY_PLACE_DEVICE;
-		res = s->drv->cuMemcpyDtoD_v2(c->dev, b->base, (size_t)b->size);
+		res = KT_REAL(cuMemcpyDtoD_v2, c->dev, b->base, (size_t)b->size);
 		if (res != CUDA_SUCCESS)
 			fail_call(s, KTRACE_REPLAY_COPY_FAILED, res, "cuMemcpyDtoD_v2", i);
 		return res == CUDA_SUCCESS ? 0 : -1;
@@ -110,7 +109,7 @@ static int take_one(struct rp_state *s, uint32_t i, struct rp_copy *c)
 			(unsigned long long)s->report->bytes_host);
 		return -1;
 	}
-	res = s->drv->cuMemcpyDtoH_v2(c->host, b->base, (size_t)b->size);
+	res = KT_REAL(cuMemcpyDtoH_v2, c->host, b->base, (size_t)b->size);
 	if (res != CUDA_SUCCESS)
 		fail_call(s, KTRACE_REPLAY_COPY_FAILED, res, "cuMemcpyDtoH_v2", i);
 	return res == CUDA_SUCCESS ? 0 : -1;
@@ -137,9 +136,9 @@ int rp_copies_restore(struct rp_state *s, const struct rp_copy *copies)
 		CUresult res;
 
 		if (c->place == KTRACE_REPLAY_PLACE_DEVICE)
-			res = s->drv->cuMemcpyDtoD_v2(b->base, c->dev, (size_t)b->size);
+			res = KT_REAL(cuMemcpyDtoD_v2, b->base, c->dev, (size_t)b->size);
 		else
-			res = s->drv->cuMemcpyHtoD_v2(b->base, c->host, (size_t)b->size);
+			res = KT_REAL(cuMemcpyHtoD_v2, b->base, c->host, (size_t)b->size);
 		if (res != CUDA_SUCCESS) {
 			fail_call(s, KTRACE_REPLAY_COPY_FAILED, res,
 				  c->place == KTRACE_REPLAY_PLACE_DEVICE ? "cuMemcpyDtoD_v2" : "cuMemcpyHtoD_v2", i);
@@ -157,9 +156,9 @@ void rp_copies_release(struct rp_state *s, struct rp_copy *copies)
 		struct rp_copy *c = &copies[i];
 
 		if (c->place == KTRACE_REPLAY_PLACE_DEVICE)
-			s->drv->cuMemFree_v2(c->dev);
+			KT_REAL(cuMemFree_v2, c->dev);
 		else if (c->place == KTRACE_REPLAY_PLACE_PINNED)
-			s->drv->cuMemFreeHost(c->host);
+			KT_REAL(cuMemFreeHost, c->host);
 		else if (c->place == KTRACE_REPLAY_PLACE_HOST)
 			free(c->host);
 		memset(c, 0, sizeof(*c));
@@ -171,7 +170,7 @@ void rp_copies_release(struct rp_state *s, struct rp_copy *copies)
 /* Bytes [off, off+len) of live buffer i, through stage. */
 static const void *read_live(struct rp_state *s, uint32_t i, uint64_t off, size_t len, unsigned char *stage)
 {
-	CUresult res = s->drv->cuMemcpyDtoH_v2(stage, s->bufs[i].base + off, len);
+	CUresult res = KT_REAL(cuMemcpyDtoH_v2, stage, s->bufs[i].base + off, len);
 
 	if (res != CUDA_SUCCESS) {
 		fail_call(s, KTRACE_REPLAY_COPY_FAILED, res, "cuMemcpyDtoH_v2", i);
@@ -188,7 +187,7 @@ static const void *read_copy(struct rp_state *s, uint32_t i, const struct rp_cop
 
 	if (c->place != KTRACE_REPLAY_PLACE_DEVICE)
 		return (const unsigned char *)c->host + off;
-	res = s->drv->cuMemcpyDtoH_v2(stage, c->dev + off, len);
+	res = KT_REAL(cuMemcpyDtoH_v2, stage, c->dev + off, len);
 	if (res != CUDA_SUCCESS) {
 		fail_call(s, KTRACE_REPLAY_COPY_FAILED, res, "cuMemcpyDtoH_v2", i);
 		return NULL;

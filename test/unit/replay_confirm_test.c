@@ -29,19 +29,14 @@
 #include "interpose/driver/driver_real.h"
 #include "interpose/replay/replay.h"
 
-/* The real-driver table replay_driver.c reads, filled here from the fake. */
+/* The real-driver table the confirmation calls (KT_REAL), filled here from
+ * the fake; each test starts from real_table, some functions replaced. */
 struct ktrace_real_driver ktrace_real;
-
-int ktrace_real_driver_load(void)
-{
-	return 0;
-}
 
 /* ---- the fake driver ---------------------------------------------------------- */
 
 static void *libcuda;
-static struct ktrace_replay_driver real_drv;    /* the fake's functions */
-static struct ktrace_replay_driver drv;         /* what each test passes: real_drv, some replaced */
+static struct ktrace_real_driver real_table;    /* the fake's functions */
 static CUresult (*f_module_load)(CUmodule *, const void *);
 static CUresult (*f_get_function)(CUfunction *, CUmodule, const char *);
 static CUresult (*f_launch)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
@@ -89,8 +84,7 @@ static int load_fake_driver(void **state)
 	LOAD_REAL(cuCtxPushCurrent_v2);
 	LOAD_REAL(cuCtxPopCurrent_v2);
 	LOAD_REAL(cuThreadExchangeStreamCaptureMode);
-	if (ktrace_replay_driver_from_real(&real_drv) != 0)
-		return -1;
+	real_table = ktrace_real;
 	f_module_load = (__typeof__(f_module_load))sym("cuModuleLoadData");
 	f_get_function = (__typeof__(f_get_function))sym("cuModuleGetFunction");
 	f_launch = (__typeof__(f_launch))sym("cuLaunchKernel");
@@ -153,8 +147,8 @@ static CUdeviceptr device_array(const void *host, size_t n)
 {
 	CUdeviceptr d;
 
-	assert_int_equal(real_drv.cuMemAlloc_v2(&d, n), CUDA_SUCCESS);
-	assert_int_equal(real_drv.cuMemcpyHtoD_v2(d, host, n), CUDA_SUCCESS);
+	assert_int_equal(real_table.cuMemAlloc_v2(&d, n), CUDA_SUCCESS);
+	assert_int_equal(real_table.cuMemcpyHtoD_v2(d, host, n), CUDA_SUCCESS);
 	return d;
 }
 
@@ -247,7 +241,7 @@ static CUresult confirm(struct program *p, const struct ktrace_replay_opts *opts
 {
 	const struct ktrace_replay_launch launch = { launch_cb, p, NULL, NULL, "kernel_under_test", 5 };
 
-	return ktrace_replay_confirm(&drv, &launch, p->bufs, p->nbufs, opts, r);
+	return ktrace_replay_confirm(&launch, p->bufs, p->nbufs, opts, r);
 }
 
 /* After any confirmation: one program launch's worth of results, nothing left behind. */
@@ -264,7 +258,7 @@ static void program_end(struct program *p, struct ktrace_replay_report *r)
 		assert_memory_equal((const void *)(uintptr_t)p->watch, p->first_result, p->watch_len);
 	for (int i = 0; i < 2; i++)
 		if (p->ptr[i])
-			assert_int_equal(real_drv.cuMemFree_v2(p->ptr[i]), CUDA_SUCCESS);
+			assert_int_equal(real_table.cuMemFree_v2(p->ptr[i]), CUDA_SUCCESS);
 	free(p->first_result);
 	ktrace_replay_report_free(r);
 }
@@ -282,36 +276,13 @@ static void assert_added_once(const struct program *p)
 static int reset_driver(void **state)
 {
 	(void)state;
-	drv = real_drv;
+	ktrace_real = real_table;
 	unsetenv("FAKECUDA_HOST_OOM_MIN");
 	unsetenv("FAKECUDA_MEM_LIMIT");
 	return 0;
 }
 
 /* ---- outcomes ------------------------------------------------------------------- */
-
-/* ktrace_replay_driver_from_real took every function the table has. */
-static void test_driver_from_real(void **state)
-{
-	struct ktrace_replay_driver d;
-
-	(void)state;
-	assert_int_equal(ktrace_replay_driver_from_real(&d), 0);
-	assert_ptr_equal(d.cuCtxSynchronize, sym("cuCtxSynchronize"));
-	assert_ptr_equal(d.cuMemGetInfo_v2, sym("cuMemGetInfo_v2"));
-	assert_ptr_equal(d.cuGetErrorName, sym("cuGetErrorName"));
-	assert_ptr_equal(d.cuStreamIsCapturing, sym("cuStreamIsCapturing"));
-	assert_ptr_equal(d.cuMemAlloc_v2, sym("cuMemAlloc_v2"));
-	assert_ptr_equal(d.cuMemFree_v2, sym("cuMemFree_v2"));
-	assert_ptr_equal(d.cuMemcpyDtoD_v2, sym("cuMemcpyDtoD_v2"));
-	assert_ptr_equal(d.cuMemcpyDtoH_v2, sym("cuMemcpyDtoH_v2"));
-	assert_ptr_equal(d.cuMemcpyHtoD_v2, sym("cuMemcpyHtoD_v2"));
-	assert_ptr_equal(d.cuMemHostAlloc, sym("cuMemHostAlloc"));
-	assert_ptr_equal(d.cuMemFreeHost, sym("cuMemFreeHost"));
-	assert_ptr_equal(d.cuCtxPushCurrent_v2, sym("cuCtxPushCurrent_v2"));
-	assert_ptr_equal(d.cuCtxPopCurrent_v2, sym("cuCtxPopCurrent_v2"));
-	assert_ptr_equal(d.cuThreadExchangeStreamCaptureMode, sym("cuThreadExchangeStreamCaptureMode"));
-}
 
 static void test_deterministic_not_reproduced(void **state)
 {
@@ -582,7 +553,7 @@ static void test_capturing_stream(void **state)
 	unsigned long syncs = f_count("cuCtxSynchronize");
 
 	(void)state;
-	drv.cuStreamIsCapturing = capturing;
+	ktrace_real.cuStreamIsCapturing = capturing;
 	program_add_one(&p, 100);
 	assert_int_equal(confirm(&p, NULL, &r), CUDA_SUCCESS);
 	assert_int_equal(r.reason, KTRACE_REPLAY_CAPTURING);
@@ -598,7 +569,7 @@ static void test_driver_function_missing(void **state)
 	struct program p;
 
 	(void)state;
-	drv.cuMemcpyDtoD_v2 = NULL;
+	ktrace_real.cuMemcpyDtoD_v2 = NULL;
 	program_add_one(&p, 100);
 	assert_int_equal(confirm(&p, NULL, &r), CUDA_SUCCESS);
 	assert_int_equal(r.reason, KTRACE_REPLAY_DRIVER_MISSING);
@@ -608,12 +579,12 @@ static void test_driver_function_missing(void **state)
 	program_end(&p, &r);
 
 	/* Optional ones missing: still replays (host copies by malloc, no headroom check). */
-	drv = real_drv;
-	drv.cuMemHostAlloc = NULL;
-	drv.cuMemGetInfo_v2 = NULL;
-	drv.cuCtxPushCurrent_v2 = NULL;
-	drv.cuThreadExchangeStreamCaptureMode = NULL;
-	drv.cuGetErrorName = NULL;
+	ktrace_real = real_table;
+	ktrace_real.cuMemHostAlloc = NULL;
+	ktrace_real.cuMemGetInfo_v2 = NULL;
+	ktrace_real.cuCtxPushCurrent_v2 = NULL;
+	ktrace_real.cuThreadExchangeStreamCaptureMode = NULL;
+	ktrace_real.cuGetErrorName = NULL;
 	program_nondet_sum(&p, 1000);
 	const struct ktrace_replay_opts opts = { .budget = 1 };
 	assert_int_equal(confirm(&p, &opts, &r), CUDA_SUCCESS);
@@ -632,12 +603,12 @@ static CUresult flaky_dtod(CUdeviceptr d, CUdeviceptr s, size_t n)
 
 	if (call == dtod_fail_at || (dtod_fail_from && call >= dtod_fail_from))
 		return CUDA_ERROR_INVALID_VALUE;
-	return real_drv.cuMemcpyDtoD_v2(d, s, n);
+	return real_table.cuMemcpyDtoD_v2(d, s, n);
 }
 
 static CUresult flaky_sync(void)
 {
-	return ++sync_calls == sync_fail_at ? CUDA_ERROR_ILLEGAL_ADDRESS : real_drv.cuCtxSynchronize();
+	return ++sync_calls == sync_fail_at ? CUDA_ERROR_ILLEGAL_ADDRESS : real_table.cuCtxSynchronize();
 }
 
 static void inject(unsigned fail_at, unsigned fail_from, unsigned sync_at)
@@ -646,8 +617,8 @@ static void inject(unsigned fail_at, unsigned fail_from, unsigned sync_at)
 	dtod_fail_at = fail_at;
 	dtod_fail_from = fail_from;
 	sync_fail_at = sync_at;
-	drv.cuMemcpyDtoD_v2 = flaky_dtod;
-	drv.cuCtxSynchronize = flaky_sync;
+	ktrace_real.cuMemcpyDtoD_v2 = flaky_dtod;
+	ktrace_real.cuCtxSynchronize = flaky_sync;
 }
 
 /* One buffer, device copies: DtoD call 1 takes the inputs, 2 takes R0, 3..10
@@ -791,7 +762,7 @@ static void test_context_and_capture_mode(void **state)
 	(void)state;
 	program_add_one(&p, 10);
 	launch.arg = &p;
-	assert_int_equal(ktrace_replay_confirm(&drv, &launch, p.bufs, p.nbufs, NULL, &r), CUDA_SUCCESS);
+	assert_int_equal(ktrace_replay_confirm(&launch, p.bufs, p.nbufs, NULL, &r), CUDA_SUCCESS);
 	assert_int_equal(r.outcome, KTRACE_REPLAY_NOT_REPRODUCED);
 	assert_int_equal(f_count("cuCtxPushCurrent_v2") - push, 1);
 	assert_int_equal(f_count("cuCtxPopCurrent_v2") - pop, 1);
@@ -829,7 +800,6 @@ int main(void)
 {
 #define T(fn) cmocka_unit_test_setup(fn, reset_driver)
 	const struct CMUnitTest tests[] = {
-		T(test_driver_from_real),
 		T(test_deterministic_not_reproduced),
 		T(test_nondeterministic_confirmed),
 		T(test_nondeterministic_rows),

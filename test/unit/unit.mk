@@ -278,13 +278,13 @@ TEST_DEPS += $(BUILD)/diff_fakeprog $(BUILD)/diff_fakelib.so $(BUILD)/ktrace $(B
 REPLAY_TEST_SRCS := interpose/model/replay_spec.c interpose/replay/replay_match.c interpose/replay/replay_confirm.c \
 	interpose/replay/replay_snapshot.c interpose/replay/replay_diff.c
 TESTS += replay_spec_test replay_diff_test replay_report_test replay_confirm_test
-replay_spec_test_SRCS := test/unit/replay_spec_test.c $(REPLAY_TEST_SRCS)
+replay_spec_test_SRCS := test/unit/replay_spec_test.c interpose/model/replay_spec.c interpose/replay/replay_match.c
 replay_spec_test_LIBS := -lcmocka
-replay_diff_test_SRCS := test/unit/replay_diff_test.c $(REPLAY_TEST_SRCS)
+replay_diff_test_SRCS := test/unit/replay_diff_test.c interpose/replay/replay_diff.c
 replay_diff_test_LIBS := -lcmocka
-replay_report_test_SRCS := test/unit/replay_report_test.c $(REPLAY_TEST_SRCS)
+replay_report_test_SRCS := test/unit/replay_report_test.c
 replay_report_test_LIBS := -lcmocka
-replay_confirm_test_SRCS := test/unit/replay_confirm_test.c interpose/replay/replay_driver.c $(REPLAY_TEST_SRCS)
+replay_confirm_test_SRCS := test/unit/replay_confirm_test.c $(REPLAY_TEST_SRCS)
 replay_confirm_test_LIBS := -lcmocka
 # The fake driver with real memory and the extra entry points (test/fakecuda/fakecuda.c).
 FAKECUDA_REAL := $(BUILD)/fakecuda-real/libcuda.so.1
