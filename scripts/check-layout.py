@@ -9,8 +9,10 @@ fuzz corpora excepted) and reports, one line each (file:line: rule):
   - an #include "..." that the including folder may not use (RULES below);
   - an #include <...> of a library (LIBRARY_HEADERS below: zstd, lz4, libelf,
     libdw, cmocka, CUDA) that the including folder may not use (RULES below);
-  - an #include "..." from one subfolder of tools/ into another that is part of
-    a cycle of folders (ACYCLIC below);
+  - an #include "..." from a folder of interpose/ into a layer above it or into
+    another peer folder (INTERPOSE_LAYERS below);
+  - an #include "..." from one subfolder of tools/ or interpose/ into another
+    that is part of a cycle of folders (ACYCLIC below);
   - a source in a folder that RULES does not know.
 Exit 0 when there is none, 1 otherwise, 2 on a usage error.
 
@@ -33,9 +35,17 @@ ANY = None  # no limit
 #   libraries: the libraries whose headers (LIBRARY_HEADERS) its #include <...> may name;
 #              libc's own headers are always allowed)
 Rule = collections.namedtuple("Rule", "includes libraries")
+# interpose/ in layers (docs/architecture.md, "Inside interpose/"), each folder including only
+# its own headers and those of the layers below it: driver/ (the driver table, the wrappers, the
+# hook table), model/ (what every folder above shares), the peers (which never include each
+# other), and the lifecycle, interpose/'s own files, at the top.  Of driver/, the folders above
+# it use only the table, the hook table and the symbol attributes (DRIVER_API).
 DRIVER_API = ["interpose/driver/driver_real.h", "interpose/driver/hooks.h", "interpose/driver/symbols.h"]
-CONCERNS = ["interpose/model/", "interpose/registry/", "interpose/capture/", "interpose/hash/", "interpose/replay/",
-            "interpose/graph/", "interpose/nvtx/", "interpose/pystack/"]
+INTERPOSE_PEERS = ["interpose/registry/", "interpose/capture/", "interpose/hash/", "interpose/graph/",
+                   "interpose/poller/", "interpose/nvtx/", "interpose/pystack/", "interpose/replay/"]
+INTERPOSE_LAYERS = dict([("interpose/driver/", (1, "the driver")), ("interpose/model/", (2, "the model"))] +
+                        [(p, (3, "a peer")) for p in INTERPOSE_PEERS] + [("interpose/", (4, "the lifecycle"))])
+PEER_BELOW = ["interpose/model/"] + DRIVER_API + ["common/", "format/"]
 TOOLS_BELOW = ["format/", "meta/", "hashkern/", "common/"]
 TOOLS_COMMAND = ["tools/model/", "tools/cli/cli_options.h"] + TOOLS_BELOW
 RULES = {
@@ -54,23 +64,18 @@ RULES = {
     "tools/inspect/": Rule(["tools/inspect/"] + TOOLS_COMMAND, []),
     "tools/reader/": Rule(["tools/reader/"] + TOOLS_COMMAND, []),
     "include/": Rule([], []),
-    # interpose/'s top, the lifecycle: init, config, control, notes, the fork handler
+    # interpose/: the lifecycle (init, fork, control, the hook and services tables) on top
     "interpose/": Rule(["interpose/", "common/", "format/", "meta/", "hashkern/", "include/"], ANY),
-    # the subfolders: of the top only tracer.h; of driver/ only its table and its events
     "interpose/driver/": Rule(["interpose/driver/", "common/", "format/"], ANY),
-    "interpose/registry/": Rule(CONCERNS + DRIVER_API + ["interpose/tracer.h", "common/", "format/",
-                                                         "meta/", "hashkern/"], ANY),
-    "interpose/capture/": Rule(CONCERNS + DRIVER_API + ["interpose/tracer.h", "common/", "format/",
-                                                        "hashkern/"], ANY),
-    "interpose/hash/": Rule(CONCERNS + DRIVER_API + ["interpose/tracer.h", "common/", "format/",
-                                                     "hashkern/"], ANY),
-    "interpose/replay/": Rule(CONCERNS + DRIVER_API + ["interpose/tracer.h", "common/", "format/",
-                                                       "meta/", "hashkern/"], ANY),
-    "interpose/graph/": Rule(CONCERNS + DRIVER_API + ["interpose/tracer.h", "common/", "format/",
-                                                      "hashkern/"], ANY),
-    "interpose/nvtx/": Rule(CONCERNS + DRIVER_API + ["interpose/tracer.h", "common/", "format/"], ANY),
-    "interpose/pystack/": Rule(CONCERNS + DRIVER_API + ["interpose/tracer.h", "common/", "format/"], ANY),
-    "interpose/model/": Rule(CONCERNS + DRIVER_API + ["common/", "format/", "meta/", "hashkern/"], ANY),
+    "interpose/model/": Rule(["interpose/model/"] + DRIVER_API + ["common/", "format/", "meta/", "hashkern/"], ANY),
+    "interpose/registry/": Rule(["interpose/registry/"] + PEER_BELOW + ["meta/", "hashkern/"], ANY),
+    "interpose/capture/": Rule(["interpose/capture/"] + PEER_BELOW + ["hashkern/"], ANY),
+    "interpose/hash/": Rule(["interpose/hash/"] + PEER_BELOW + ["hashkern/"], ANY),
+    "interpose/graph/": Rule(["interpose/graph/"] + PEER_BELOW + ["hashkern/"], ANY),
+    "interpose/poller/": Rule(["interpose/poller/"] + PEER_BELOW, ANY),
+    "interpose/nvtx/": Rule(["interpose/nvtx/"] + PEER_BELOW, ANY),
+    "interpose/pystack/": Rule(["interpose/pystack/"] + PEER_BELOW, ANY),
+    "interpose/replay/": Rule(["interpose/replay/"] + PEER_BELOW + ["meta/", "hashkern/"], ANY),
     "test/": Rule(ANY, ANY),
     "bench/": Rule(ANY, ANY),
     "examples/": Rule([], ["CUDA"]),
@@ -87,7 +92,7 @@ LIBRARY_HEADERS = {
 
 # Folders whose subfolders may depend on each other one way only: an include from one
 # subfolder into another and back, directly or through others, is a cycle of folders.
-ACYCLIC = ("tools/",)
+ACYCLIC = ("tools/", "interpose/")
 
 # Not sources of the product: inputs that tests feed to parsers.
 EXCLUDED = ("test/fixtures/", "test/fuzz/corpus/")
@@ -148,7 +153,33 @@ def rule_of(path):
     for folder in RULES:
         if path.startswith(folder) and (best is None or len(folder) > len(best)):
             best = folder
+    if best == "interpose/" and "/" in path[len(best):]:
+        return None  # a subfolder of interpose/ without a rule: in no layer yet
     return best
+
+
+def interpose_folder(path):
+    """The folder of interpose/ that path is in ("interpose/graph/"; "interpose/" for the
+    lifecycle's own files), or None outside interpose/."""
+    if not path.startswith("interpose/"):
+        return None
+    rest = path[len("interpose/"):]
+    return "interpose/" + rest.split("/", 1)[0] + "/" if "/" in rest else "interpose/"
+
+
+def layer_broken(folder, name):
+    """How an include of name from folder breaks interpose/'s layers, or None."""
+    target = interpose_folder(name)
+    if folder not in INTERPOSE_LAYERS or target not in INTERPOSE_LAYERS or target == folder:
+        return None
+    (mine, what), (theirs, their_what) = INTERPOSE_LAYERS[folder], INTERPOSE_LAYERS[target]
+    if theirs > mine:
+        return (f'"{name}": {folder} ({what}, layer {mine}) may not include {target} '
+                f'({their_what}, layer {theirs}, above it)')
+    if theirs == mine:
+        return (f'"{name}": {folder} may not include {target}: peers never include each other '
+                f'(what one asks of another goes through interpose/model/services.h)')
+    return None
 
 
 def allowed(targets, include):
@@ -177,6 +208,9 @@ def check_include(root, path, folder, quote, name):
         return f'"{name}" names no file of the tree'
     if name != os.path.normpath(name) or name.startswith("../"):
         return f'"{name}" is not rooted at the repository root'
+    broken = layer_broken(folder, name)
+    if broken:
+        return broken
     if not allowed(rule.includes, name):
         return f'"{name}": {folder} may include only {describe(rule.includes, "libc headers")}'
     return None
@@ -191,9 +225,10 @@ def subfolder(path):
     return None
 
 
-def folder_cycles(edges):
+def folder_cycles(edges, reported=lambda a, b: True):
     """One line per include between subfolders that is part of a cycle of folders.
-    edges: {(from, to): (path, line, include)}, the first include of each pair."""
+    edges: {(from, to): (path, line, include)}, the first include of each pair;
+    reported(from, to): whether such an include, when in a cycle, gets a line."""
     graph = collections.defaultdict(set)
     for a, b in edges:
         graph[a].add(b)
@@ -217,10 +252,20 @@ def folder_cycles(edges):
 
     lines = []
     for (a, b), (path, lineno, name) in sorted(edges.items(), key=lambda e: e[1][:2]):
+        if not reported(a, b):
+            continue
         back = chain(b, a)
         if back:
             lines.append(f'{path}:{lineno}: "{name}": a cycle of folders ({" -> ".join([a] + back)})')
     return lines
+
+
+def not_downward(a, b):
+    """Is an include from folder a into folder b not one into a layer below (interpose/)?  A
+    cycle of interpose/'s folders is reported at the includes that go up or sideways."""
+    if a in INTERPOSE_LAYERS and b in INTERPOSE_LAYERS:
+        return INTERPOSE_LAYERS[b][0] >= INTERPOSE_LAYERS[a][0]
+    return True
 
 
 def check(root):
@@ -248,7 +293,7 @@ def check(root):
             a, b = subfolder(path), subfolder(name)
             if m.group(1) == '"' and a and b and a != b:
                 edges.setdefault((a, b), (path, lineno, name))
-    return sources, nincludes, violations + folder_cycles(edges)
+    return sources, nincludes, violations + folder_cycles(edges, not_downward)
 
 
 def main(argv):

@@ -52,11 +52,22 @@ put tools/cli/ktrace_check.c '#include "tools/cli/cli_options.h"' '#include "too
 put tools/dump/dump.c '#include "format/ktrace_format.h"' '#include "meta/kernel_meta.h"' \
 	'#include "tools/model/trace_model.h"' '#include "tools/cli/cli_options.h"'
 put tools/diff/diff.h '#include "tools/model/trace_model.h"'
+# interpose/ in layers: driver/, model/, the peers (registry/, capture/, ...), the lifecycle on top
 put interpose/tracer.h '/* interpose/tracer.h */'
-put interpose/init.c '#include "interpose/driver/driver_real.h"' '#include "include/ktrace.h"'
-put interpose/driver/driver_real.h '#include <cuda.h>'
+put interpose/lifecycle.h '#include "interpose/driver/symbols.h"'
+put interpose/init.c '#include "interpose/driver/driver_real.h"' '#include "include/ktrace.h"' \
+	'#include "interpose/lifecycle.h"' '#include "interpose/registry/registry.h"' '#include "interpose/model/config.h"'
+put interpose/driver/symbols.h '/* interpose/driver/symbols.h */'
+put interpose/driver/driver_real.h '#include <cuda.h>' '#include "interpose/driver/symbols.h"'
+put interpose/driver/wrap.h '#include "interpose/driver/driver_real.h"'
+put interpose/model/config.h '/* interpose/model/config.h */'
+put interpose/model/services.h '#include "interpose/driver/driver_real.h"' '#include "interpose/model/config.h"'
+put interpose/registry/registry.h '#include "interpose/model/services.h"'
 put interpose/registry/registry.c '#include "interpose/driver/driver_real.h"' \
-	'#include "meta/kernel_meta.h"'
+	'#include "meta/kernel_meta.h"' '#include "interpose/registry/registry.h"'
+put interpose/poller/poller.h '/* interpose/poller/poller.h */'
+put interpose/hash/hash_pipeline.h '#include "interpose/model/services.h"'
+put interpose/pystack/pystack.h '#include "interpose/model/config.h"'
 put test/unit/any_test.c '#include "interpose/registry/registry.c"' '#include <cmocka.h>'
 put test/fixtures/input.c '#include "no/such/file.h"'
 put examples/example.cu '#include <cuda_runtime.h>'
@@ -74,21 +85,33 @@ put tools/inspect/inspect.c '/* a comment: #include "interpose/tracer.h" is not 
 # a command's folder including another's; model/ and cli/ including each other
 put tools/export/export_main.c '#include "tools/diff/diff.h"'
 put tools/model/trace_model.c '#include "tools/model/trace_model.h"' '#include "tools/cli/cli_options.h"'
-put interpose/driver/wrap_module.c '#include "interpose/registry/registry.c"'
+# interpose/: an include upward from each layer, a peer's include of another peer, a subfolder
+# without a rule, and two peers including each other (also a cycle of folders)
+put interpose/driver/wrap_module.c '#include "interpose/driver/wrap.h"' '#include "interpose/model/config.h"'
+put interpose/model/config.c '#include "interpose/model/config.h"' '#include "interpose/poller/poller.h"'
+put interpose/capture/launch_capture.c '#include "interpose/model/services.h"' \
+	'#include "interpose/registry/registry.h"' '#include "interpose/driver/wrap.h"'
+put interpose/nvtx/nvtx_inject.c '#include "interpose/model/config.h"' '#include "interpose/lifecycle.h"'
+put interpose/newpart/newpart.c '#include "common/log.h"'
+put interpose/hash/hash_pipeline.c '#include "interpose/hash/hash_pipeline.h"' '#include "interpose/pystack/pystack.h"'
+put interpose/pystack/pystack.c '#include "interpose/hash/hash_pipeline.h"'
 put graph/graph.c '#include "common/log.h"'
 put common/glob.c 'static const char *pattern = "*/*.py"; /* a string is no comment */' \
 	'#include "format/ktrace_format.h"'
-put interpose/config.h '/* interpose/config.h */'
-put interpose/capture/launch_capture.c '#include "interpose/registry/registry.c"' \
-	'#include "interpose/config.h"' '#include "interpose/driver/driver_real.h"'
 cat > "$TMP/expected" <<'EOF'
 common/glob.c:2: "format/ktrace_format.h": common/ may include only common/
 format/trace_reader.c:2: "common/log.h": format/ may include only format/
 format/trace_reader.c:3: <lz4.h> (liblz4): format/ may use only libc, libzstd
 graph/graph.c:1: no layout rule for this folder (add it to docs/architecture.md and scripts/check-layout.py)
 hashkern/ktrace_digest.c:1: "meta/kernel_meta.h": hashkern/ may include only hashkern/, common/
-interpose/capture/launch_capture.c:2: "interpose/config.h": interpose/capture/ may include only interpose/model/, interpose/registry/, interpose/capture/, interpose/hash/, interpose/replay/, interpose/graph/, interpose/nvtx/, interpose/pystack/, interpose/driver/driver_real.h, interpose/driver/hooks.h, interpose/driver/symbols.h, interpose/tracer.h, common/, format/, hashkern/
-interpose/driver/wrap_module.c:1: "interpose/registry/registry.c": interpose/driver/ may include only interpose/driver/, common/, format/
+interpose/capture/launch_capture.c:2: "interpose/registry/registry.h": interpose/capture/ may not include interpose/registry/: peers never include each other (what one asks of another goes through interpose/model/services.h)
+interpose/capture/launch_capture.c:3: "interpose/driver/wrap.h": interpose/capture/ may include only interpose/capture/, interpose/model/, interpose/driver/driver_real.h, interpose/driver/hooks.h, interpose/driver/symbols.h, common/, format/, hashkern/
+interpose/driver/wrap_module.c:2: "interpose/model/config.h": interpose/driver/ (the driver, layer 1) may not include interpose/model/ (the model, layer 2, above it)
+interpose/hash/hash_pipeline.c:2: "interpose/pystack/pystack.h": interpose/hash/ may not include interpose/pystack/: peers never include each other (what one asks of another goes through interpose/model/services.h)
+interpose/model/config.c:2: "interpose/poller/poller.h": interpose/model/ (the model, layer 2) may not include interpose/poller/ (a peer, layer 3, above it)
+interpose/newpart/newpart.c:1: no layout rule for this folder (add it to docs/architecture.md and scripts/check-layout.py)
+interpose/nvtx/nvtx_inject.c:2: "interpose/lifecycle.h": interpose/nvtx/ (a peer, layer 3) may not include interpose/ (the lifecycle, layer 4, above it)
+interpose/pystack/pystack.c:1: "interpose/hash/hash_pipeline.h": interpose/pystack/ may not include interpose/hash/: peers never include each other (what one asks of another goes through interpose/model/services.h)
 meta/fatbin.c:1: "kernel_meta.h" is not rooted at the repository root (write "meta/kernel_meta.h")
 meta/fatbin.c:2: "meta/missing.h" names no file of the tree
 meta/fatbin.c:3: <cuda.h> (CUDA): meta/ may use only libc, libelf, liblz4, libzstd, libdw
@@ -96,6 +119,9 @@ meta/fatbin.c:4: "format/trace_writer.c": meta/ may include only meta/, format/k
 tools/export/export_main.c:1: "tools/diff/diff.h": tools/export/ may include only tools/export/, tools/model/, tools/cli/cli_options.h, format/, meta/, hashkern/, common/
 tools/inspect/inspect.c:2: "interpose/tracer.h": tools/inspect/ may include only tools/inspect/, tools/model/, tools/cli/cli_options.h, format/, meta/, hashkern/, common/
 tools/model/trace_model.c:2: "tools/cli/cli_options.h": tools/model/ may include only tools/model/, format/, meta/, hashkern/, common/
+interpose/driver/wrap_module.c:2: "interpose/model/config.h": a cycle of folders (interpose/driver/ -> interpose/model/ -> interpose/driver/)
+interpose/hash/hash_pipeline.c:2: "interpose/pystack/pystack.h": a cycle of folders (interpose/hash/ -> interpose/pystack/ -> interpose/hash/)
+interpose/pystack/pystack.c:1: "interpose/hash/hash_pipeline.h": a cycle of folders (interpose/pystack/ -> interpose/hash/ -> interpose/pystack/)
 tools/cli/ktrace_check.c:2: "tools/model/trace_model.h": a cycle of folders (tools/cli/ -> tools/model/ -> tools/cli/)
 tools/model/trace_model.c:2: "tools/cli/cli_options.h": a cycle of folders (tools/model/ -> tools/cli/ -> tools/model/)
 EOF
