@@ -344,15 +344,18 @@ capture_launch(const struct ktrace_launch_args *a, ktrace_real_launch_fn real, v
 #define SELF_SAMPLE_SHIFT 60 /* a launch is timed when the top 4 bits of its hash are 0 */
 _Static_assert(KTRACE_GPU_TIMES_HASH == 0x9e3779b97f4a7c15ull, "GPU times sample by the self-timing hash");
 
-struct timed_real {
+/* A real launch called through another (timed_real_call, gpu_timed_real_call):
+ * the inner call and what the outer one keeps. */
+struct inner_real {
 	ktrace_real_launch_fn real;
 	void *ctx;
-	uint64_t ns;
+	uint64_t ns;  /* timed_real_call: the launch-clock ticks of the inner call */
+	uint64_t seq; /* gpu_timed_real_call: the launch's number */
 };
 
 static CUresult timed_real_call(const struct ktrace_launch_args *a, void *ctx)
 {
-	struct timed_real *tr = ctx;
+	struct inner_real *tr = ctx;
 	uint64_t t0 = ktrace_launch_clock_now();
 	CUresult res = tr->real(a, tr->ctx);
 
@@ -388,7 +391,7 @@ static CUresult capture_timed(const struct ktrace_launch_args *a, ktrace_real_la
 			      const struct ktrace_kernel_hot *k, struct ktrace_capture_tls *t, uint64_t seq,
 			      struct ktrace_writer *w, uint64_t t_enter)
 {
-	struct timed_real tr = { real, rctx, 0 };
+	struct inner_real tr = { real, rctx, 0, 0 };
 	CUresult res = capture_launch(a, timed_real_call, &tr, k, t, seq, w);
 
 	count_self(w, k, t_enter, tr.ns);
@@ -398,15 +401,9 @@ static CUresult capture_timed(const struct ktrace_launch_args *a, ktrace_real_la
 /* GPU times (gpu_times.h): the program's launch between two events on its
  * stream.  The events' cost stays outside the driver call that self-timing
  * leaves out, so a launch sampled for both counts it as ktrace's. */
-struct gpu_timed_real {
-	ktrace_real_launch_fn real;
-	void *ctx;
-	uint64_t seq;
-};
-
 static CUresult gpu_timed_real_call(const struct ktrace_launch_args *a, void *ctx)
 {
-	struct gpu_timed_real *g = ctx;
+	struct inner_real *g = ctx;
 	CUstream s = hash_stream(a);
 	struct ktrace_gpu_sample *smp = ktrace_gpu_times_begin(s, g->seq, 0);
 	CUresult res = g->real(a, g->ctx);
@@ -420,8 +417,8 @@ static CUresult capture_gpu_timed(const struct ktrace_launch_args *a, ktrace_rea
 				  const struct ktrace_kernel_hot *k, struct ktrace_capture_tls *t, uint64_t seq,
 				  struct ktrace_writer *w, int self_sample, uint64_t t_enter)
 {
-	struct timed_real tr = { real, rctx, 0 };
-	struct gpu_timed_real g = { self_sample ? timed_real_call : real, self_sample ? (void *)&tr : rctx, seq };
+	struct inner_real tr = { real, rctx, 0, 0 };
+	struct inner_real g = { self_sample ? timed_real_call : real, self_sample ? (void *)&tr : rctx, 0, seq };
 	CUresult res = capture_launch(a, gpu_timed_real_call, &g, k, t, seq, w);
 
 	if (self_sample)

@@ -308,11 +308,24 @@ static int take_op_seq(uint64_t *op_seq, CUstream stream, CUresult res)
 	return !atomic_load_explicit(&ktrace_tracer.paused, memory_order_relaxed);
 }
 
+/* The fields a MEMCPY and a MEMSET record (r) fill alike, after its flags:
+ * where and by whom the operation was issued, its result, the calling
+ * thread's NVTX range. */
+#define FILL_ISSUED(r, stream_, res_) \
+	do { \
+		int32_t dev_; \
+		(r).stream = (uint64_t)(uintptr_t)(stream_); \
+		(r).context = (uint64_t)(uintptr_t)ktrace_capture_context(&dev_); \
+		(r).tid = ktrace_capture_tid(); \
+		(r).result = (int32_t)(res_); \
+		if (ktrace_nvtx_ref(&(r).range)) \
+			(r).flags |= KTRACE_COPYF_RANGE; \
+	} while (0)
+
 void ktrace_on_memcpy(uint64_t dst, uint64_t src, uint64_t bytes, uint32_t dir, uint32_t flags, CUstream stream,
 		      CUresult res, const void *host)
 {
 	struct ktrace_rec_memcpy r;
-	int32_t dev;
 	uint64_t max = (flags & KTRACE_COPYF_ASYNC) ? SRC_DIGEST_ASYNC_MAX : SRC_DIGEST_SYNC_MAX;
 
 	memset(&r, 0, sizeof(r));
@@ -321,14 +334,9 @@ void ktrace_on_memcpy(uint64_t dst, uint64_t src, uint64_t bytes, uint32_t dir, 
 	r.dst = dst;
 	r.src = src;
 	r.bytes = bytes;
-	r.stream = (uint64_t)(uintptr_t)stream;
-	r.context = (uint64_t)(uintptr_t)ktrace_capture_context(&dev);
 	r.dir = dir;
 	r.flags = flags & ~(KTRACE_COPYF_SRC_DIGEST | KTRACE_COPY_EVF_SRC_PACKED);
-	r.tid = ktrace_capture_tid();
-	r.result = (int32_t)res;
-	if (ktrace_nvtx_ref(&r.range))
-		r.flags |= KTRACE_COPYF_RANGE;
+	FILL_ISSUED(r, stream, res);
 	if (dir == KTRACE_COPY_HTOD && host && res == CUDA_SUCCESS && bytes <= max &&
 	    !(flags & (KTRACE_COPYF_2D | KTRACE_COPYF_3D))) {
 		r.src_digest = ktrace_digest(host, bytes);
@@ -344,7 +352,6 @@ void ktrace_on_memset(uint64_t dst, uint64_t value, uint32_t elem_size, uint64_t
 		      CUstream stream, CUresult res)
 {
 	struct ktrace_rec_memset r;
-	int32_t dev;
 
 	memset(&r, 0, sizeof(r));
 	if (!take_op_seq(&r.op_seq, stream, res))
@@ -352,14 +359,9 @@ void ktrace_on_memset(uint64_t dst, uint64_t value, uint32_t elem_size, uint64_t
 	r.dst = dst;
 	r.count = count;
 	r.value = value;
-	r.stream = (uint64_t)(uintptr_t)stream;
-	r.context = (uint64_t)(uintptr_t)ktrace_capture_context(&dev);
 	r.elem_size = elem_size;
 	r.flags = flags;
-	r.tid = ktrace_capture_tid();
-	r.result = (int32_t)res;
-	if (ktrace_nvtx_ref(&r.range))
-		r.flags |= KTRACE_COPYF_RANGE;
+	FILL_ISSUED(r, stream, res);
 	APPEND(ktrace_encode_memset, &r);
 }
 

@@ -161,40 +161,25 @@ static void map_result(const char *symbol, void **pfn, int cudaVersion, cuuint64
 			 *pfn);
 }
 
-KTRACE_EXPORT CUresult cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags)
-{
-	CUresult res;
+/* The resolvers: tracing starts at the first (cudart's first driver call),
+ * the real resolver answers, and a pointer to a function ktrace wraps is
+ * replaced by its wrapper (map_result). */
+#define RESOLVER_WRAPPER(name, params, args) \
+	KTRACE_EXPORT CUresult name params \
+	{ \
+		CUresult res; \
+\
+		KT_REAL_OR_NOT_SUPPORTED(name); \
+		(void)ktrace_tracing_on(); \
+		res = fn args; \
+		if (res == CUDA_SUCCESS) \
+			map_result(symbol, pfn, cudaVersion, flags); \
+		return res; \
+	}
+#define RESOLVER_V2_PARAMS (const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags, \
+			    CUdriverProcAddressQueryResult *status)
 
-	KT_REAL_OR_NOT_SUPPORTED(cuGetProcAddress);
-	(void)ktrace_tracing_on();
-	res = fn(symbol, pfn, cudaVersion, flags);
-	if (res == CUDA_SUCCESS)
-		map_result(symbol, pfn, cudaVersion, flags);
-	return res;
-}
-
-KTRACE_EXPORT CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags,
-					   CUdriverProcAddressQueryResult *status)
-{
-	CUresult res;
-
-	KT_REAL_OR_NOT_SUPPORTED(cuGetProcAddress_v2);
-	(void)ktrace_tracing_on();
-	res = fn(symbol, pfn, cudaVersion, flags, status);
-	if (res == CUDA_SUCCESS)
-		map_result(symbol, pfn, cudaVersion, flags);
-	return res;
-}
-
-KTRACE_EXPORT CUresult cuGetProcAddress_v2_ptsz(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags,
-						CUdriverProcAddressQueryResult *status)
-{
-	CUresult res;
-
-	KT_REAL_OR_NOT_SUPPORTED(cuGetProcAddress_v2_ptsz);
-	(void)ktrace_tracing_on();
-	res = fn(symbol, pfn, cudaVersion, flags, status);
-	if (res == CUDA_SUCCESS)
-		map_result(symbol, pfn, cudaVersion, flags);
-	return res;
-}
+RESOLVER_WRAPPER(cuGetProcAddress, (const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags),
+		 (symbol, pfn, cudaVersion, flags))
+RESOLVER_WRAPPER(cuGetProcAddress_v2, RESOLVER_V2_PARAMS, (symbol, pfn, cudaVersion, flags, status))
+RESOLVER_WRAPPER(cuGetProcAddress_v2_ptsz, RESOLVER_V2_PARAMS, (symbol, pfn, cudaVersion, flags, status))

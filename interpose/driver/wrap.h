@@ -51,6 +51,45 @@ void *ktrace_wrapper_for_real(const void *p) KTRACE_HIDDEN;
 			return CUDA_ERROR_NOT_SUPPORTED; \
 	}
 
+/* The bodies of the wrappers that report an event, each a pass-through
+ * while tracing is off:
+ *   KT_WRAP_AROUND(name, args, before, after...): `before` (statements, which
+ *     may declare what `after` reads; may be empty), the real call with
+ *     `args`, its result as `res`, then `after`, which may test res
+ *     (KT_IF_OK); returns res;
+ *   KT_WRAP_REPORT_AFTER(name, args, after...): the same without `before`;
+ *   KT_WRAP_REPORT_BEFORE(name, args, when, report...): `report` first when
+ *     `when` holds (a release, an unload, a destruction: reported while the
+ *     object still exists), then the real call.
+ * KT_WRAPPER_REPORT_AFTER(name, params, args, after...) is a whole wrapper,
+ * for the lists of wrap_copy.c and wrap_graph.c.  (`after...`: the rest of
+ * the arguments, so that a report's own commas pass through.) */
+#define KT_WRAP_AROUND(name, args, before, ...) \
+	KT_REAL_OR_NOT_SUPPORTED(name); \
+	if (!ktrace_tracing_on()) \
+		return fn args; \
+	before; \
+	CUresult res = fn args; \
+	__VA_ARGS__; \
+	return res;
+#define KT_WRAP_REPORT_AFTER(name, args, ...) KT_WRAP_AROUND(name, args, , __VA_ARGS__)
+#define KT_WRAP_REPORT_BEFORE(name, args, when, ...) \
+	KT_REAL_OR_NOT_SUPPORTED(name); \
+	if ((when) && ktrace_tracing_on()) \
+		__VA_ARGS__; \
+	return fn args;
+#define KT_WRAPPER_REPORT_AFTER(name, params, args, ...) \
+	KTRACE_EXPORT CUresult name params \
+	{ \
+		KT_WRAP_REPORT_AFTER(name, args, __VA_ARGS__) \
+	}
+/* In `after`: call only when the real call succeeded. */
+#define KT_IF_OK(call) \
+	do { \
+		if (res == CUDA_SUCCESS) \
+			call; \
+	} while (0)
+
 /* The stream a _ptsz entry point given stream s runs on: its stream 0 is
  * the per-thread default stream. */
 static inline CUstream ktrace_ptsz_stream(CUstream s)

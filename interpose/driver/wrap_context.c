@@ -57,18 +57,6 @@ static CUresult ctx_destroy(ctx_fn fn, CUcontext c)
 	return fn(c);
 }
 
-KTRACE_EXPORT CUresult cuCtxDestroy_v2(CUcontext c)
-{
-	KT_REAL_OR_NOT_SUPPORTED(cuCtxDestroy_v2);
-	return ctx_destroy(fn, c);
-}
-
-KTRACE_EXPORT CUresult cuCtxDestroy(CUcontext c)
-{
-	KT_REAL_OR_NOT_SUPPORTED(cuCtxDestroy);
-	return ctx_destroy(fn, c);
-}
-
 KTRACE_EXPORT CUresult cuDevicePrimaryCtxRetain(CUcontext *c, CUdevice d)
 {
 	struct primary_context *p = primary_of(d);
@@ -99,18 +87,6 @@ static CUresult primary_release(dev_fn fn, CUdevice d)
 	if (res == CUDA_SUCCESS && p && atomic_load_explicit(&p->retains, memory_order_relaxed) > 0)
 		atomic_fetch_sub_explicit(&p->retains, 1, memory_order_relaxed);
 	return res;
-}
-
-KTRACE_EXPORT CUresult cuDevicePrimaryCtxRelease_v2(CUdevice d)
-{
-	KT_REAL_OR_NOT_SUPPORTED(cuDevicePrimaryCtxRelease_v2);
-	return primary_release(fn, d);
-}
-
-KTRACE_EXPORT CUresult cuDevicePrimaryCtxRelease(CUdevice d)
-{
-	KT_REAL_OR_NOT_SUPPORTED(cuDevicePrimaryCtxRelease);
-	return primary_release(fn, d);
 }
 
 /* The primary context of d while it is active, from the real driver. */
@@ -147,14 +123,18 @@ static CUresult primary_reset(dev_fn fn, CUdevice d)
 	return res;
 }
 
-KTRACE_EXPORT CUresult cuDevicePrimaryCtxReset_v2(CUdevice d)
-{
-	KT_REAL_OR_NOT_SUPPORTED(cuDevicePrimaryCtxReset_v2);
-	return primary_reset(fn, d);
-}
+/* The exported entry points, each version passing its own real function to
+ * the common code above. */
+#define CONTEXT_WRAPPER(name, type, arg, body) \
+	KTRACE_EXPORT CUresult name(type arg) \
+	{ \
+		KT_REAL_OR_NOT_SUPPORTED(name); \
+		return body(fn, arg); \
+	}
 
-KTRACE_EXPORT CUresult cuDevicePrimaryCtxReset(CUdevice d)
-{
-	KT_REAL_OR_NOT_SUPPORTED(cuDevicePrimaryCtxReset);
-	return primary_reset(fn, d);
-}
+CONTEXT_WRAPPER(cuCtxDestroy_v2, CUcontext, c, ctx_destroy)
+CONTEXT_WRAPPER(cuCtxDestroy, CUcontext, c, ctx_destroy)
+CONTEXT_WRAPPER(cuDevicePrimaryCtxRelease_v2, CUdevice, d, primary_release)
+CONTEXT_WRAPPER(cuDevicePrimaryCtxRelease, CUdevice, d, primary_release)
+CONTEXT_WRAPPER(cuDevicePrimaryCtxReset_v2, CUdevice, d, primary_reset)
+CONTEXT_WRAPPER(cuDevicePrimaryCtxReset, CUdevice, d, primary_reset)

@@ -28,19 +28,9 @@
 #define PER_THREAD CU_STREAM_PER_THREAD
 #define ASYNC KTRACE_COPYF_ASYNC
 
-/* The wrapper of `name`: the real call, then `report`, which sees the
- * driver's result as `res` (reported even on failure).  The lists below give
- * WRAPPER(name, params, args, report) for each entry point. */
-#define DEFINE_REPORTING_WRAPPER(name, params, args, report) \
-	KTRACE_EXPORT CUresult name params \
-	{ \
-		KT_REAL_OR_NOT_SUPPORTED(name); \
-		if (!ktrace_tracing_on()) \
-			return fn args; \
-		CUresult res = fn args; \
-		report; \
-		return res; \
-	}
+/* The lists below give WRAPPER(name, params, args, report) for each entry
+ * point: the real call, then `report`, which sees the driver's result as
+ * `res` (reported even on failure; KT_WRAPPER_REPORT_AFTER, wrap.h). */
 
 #define REPORT_COPY(dst, src, n, dir, flags, stream, host) \
 	ktrace_hooks.copy((dst), (src), (n), (dir), (flags), (stream), res, (host))
@@ -231,6 +221,6 @@ static void copy3d(const CUDA_MEMCPY3D *c, uint32_t flags, CUstream st, CUresult
 	MEMSET_WRAPPERS_OF(WRAPPER, 16, unsigned short, 2) \
 	MEMSET_WRAPPERS_OF(WRAPPER, 32, unsigned int, 4)
 
-LINEAR_COPY_WRAPPERS(DEFINE_REPORTING_WRAPPER)
-COPY_2D_3D_WRAPPERS(DEFINE_REPORTING_WRAPPER)
-MEMSET_WRAPPERS(DEFINE_REPORTING_WRAPPER)
+LINEAR_COPY_WRAPPERS(KT_WRAPPER_REPORT_AFTER)
+COPY_2D_3D_WRAPPERS(KT_WRAPPER_REPORT_AFTER)
+MEMSET_WRAPPERS(KT_WRAPPER_REPORT_AFTER)

@@ -25,35 +25,11 @@
 #include "interpose/driver/hooks.h"
 #include "interpose/driver/wrap.h"
 
-/* The wrapper of `name`: the real call, then `report` (which sees the
- * driver's result as `res`) when tracing is on. */
-#define DEFINE_GRAPH_WRAPPER(name, params, args, report) \
-	KTRACE_EXPORT CUresult name params \
-	{ \
-		KT_REAL_OR_NOT_SUPPORTED(name); \
-		if (!ktrace_tracing_on()) \
-			return fn args; \
-		CUresult res = fn args; \
-		report; \
-		return res; \
-	}
-
-/* The same, with `before` run ahead of the real call (destruction hooks). */
-#define DEFINE_GRAPH_WRAPPER_BEFORE(name, params, args, before) \
-	KTRACE_EXPORT CUresult name params \
-	{ \
-		KT_REAL_OR_NOT_SUPPORTED(name); \
-		if (ktrace_tracing_on()) \
-			before; \
-		return fn args; \
-	}
-
+/* The lists below give WRAPPER(name, params, args, report) for each entry
+ * point: the real call, then `report` (which sees the driver's result as
+ * `res`) when tracing is on (KT_WRAPPER_REPORT_AFTER, wrap.h). */
 #define NOTHING (void)res
-#define IF_OK(call) \
-	do { \
-		if (res == CUDA_SUCCESS) \
-			call; \
-	} while (0)
+#define IF_OK KT_IF_OK
 #define PT(s) ktrace_ptsz_stream(s)
 #define MADE IF_OK(ktrace_hooks.graph_node_added(*ph)) /* a node added: *ph */
 
@@ -186,11 +162,20 @@
 	WRAPPER(cuGraphNodeSetEnabled, (CUgraphExec e, CUgraphNode node, unsigned int on), (e, node, on), \
 	  NODE_SET(ENABLED, .enabled = on))
 
-CAPTURE_WRAPPERS(DEFINE_GRAPH_WRAPPER)
-GRAPH_BUILD_WRAPPERS(DEFINE_GRAPH_WRAPPER)
-GRAPH_EXEC_WRAPPERS(DEFINE_GRAPH_WRAPPER)
-DEFINE_GRAPH_WRAPPER_BEFORE(cuGraphDestroy, (CUgraph g), (g), ktrace_hooks.graph_destroy(g))
-DEFINE_GRAPH_WRAPPER_BEFORE(cuGraphExecDestroy, (CUgraphExec e), (e), ktrace_hooks.graph_exec_destroy(e))
+CAPTURE_WRAPPERS(KT_WRAPPER_REPORT_AFTER)
+GRAPH_BUILD_WRAPPERS(KT_WRAPPER_REPORT_AFTER)
+GRAPH_EXEC_WRAPPERS(KT_WRAPPER_REPORT_AFTER)
+
+/* Destruction: reported before the real call, while the object exists. */
+KTRACE_EXPORT CUresult cuGraphDestroy(CUgraph g)
+{
+	KT_WRAP_REPORT_BEFORE(cuGraphDestroy, (g), 1, ktrace_hooks.graph_destroy(g))
+}
+
+KTRACE_EXPORT CUresult cuGraphExecDestroy(CUgraphExec e)
+{
+	KT_WRAP_REPORT_BEFORE(cuGraphExecDestroy, (e), 1, ktrace_hooks.graph_exec_destroy(e))
+}
 
 /* ---- launches ------------------------------------------------------------------------ */
 

@@ -32,20 +32,11 @@
 
 /* Allocation: real call, then report [base, base+size) on success. */
 #define REPORT_ALLOC_AFTER(name, args, base, size, kind, stream) \
-	KT_REAL_OR_NOT_SUPPORTED(name); \
-	if (!ktrace_tracing_on()) \
-		return fn args; \
-	CUresult res = fn args; \
-	if (res == CUDA_SUCCESS) \
-		ktrace_hooks.alloc((base), (size), (kind), (stream)); \
-	return res;
+	KT_WRAP_REPORT_AFTER(name, args, KT_IF_OK(ktrace_hooks.alloc((base), (size), (kind), (stream))))
 
 /* Release: report first (see the top of the file), then the real call. */
 #define REPORT_FREE_BEFORE(name, args, base, kind, stream) \
-	KT_REAL_OR_NOT_SUPPORTED(name); \
-	if ((base) && ktrace_tracing_on()) \
-		ktrace_hooks.release((base), (kind), (stream)); \
-	return fn args;
+	KT_WRAP_REPORT_BEFORE(name, args, base, ktrace_hooks.release((base), (kind), (stream)))
 
 KTRACE_EXPORT CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t n)
 {
@@ -112,14 +103,7 @@ KTRACE_EXPORT CUresult cuMemMap(CUdeviceptr p, size_t n, size_t off, CUmemGeneri
 }
 
 /* Imported: real call, then the hook (which finds the extent) on success. */
-#define REPORT_IMPORT_AFTER(name, args, ptr) \
-	KT_REAL_OR_NOT_SUPPORTED(name); \
-	if (!ktrace_tracing_on()) \
-		return fn args; \
-	CUresult res = fn args; \
-	if (res == CUDA_SUCCESS) \
-		ktrace_hooks.import(ptr); \
-	return res;
+#define REPORT_IMPORT_AFTER(name, args, ptr) KT_WRAP_REPORT_AFTER(name, args, KT_IF_OK(ktrace_hooks.import(ptr)))
 
 KTRACE_EXPORT CUresult cuIpcOpenMemHandle_v2(CUdeviceptr *p, CUipcMemHandle h, unsigned flags)
 {
@@ -138,13 +122,8 @@ KTRACE_EXPORT CUresult cuMemPoolImportPointer(CUdeviceptr *p, CUmemoryPool pool,
 
 KTRACE_EXPORT CUresult cuMemHostGetDevicePointer_v2(CUdeviceptr *d, void *p, unsigned flags)
 {
-	KT_REAL_OR_NOT_SUPPORTED(cuMemHostGetDevicePointer_v2);
-	if (!ktrace_tracing_on())
-		return fn(d, p, flags);
-	CUresult res = fn(d, p, flags);
-	if (res == CUDA_SUCCESS && d)
-		ktrace_hooks.host_alias(*d, HOST_ADDR(p));
-	return res;
+	KT_WRAP_REPORT_AFTER(cuMemHostGetDevicePointer_v2, (d, p, flags),
+			     if (res == CUDA_SUCCESS && d) ktrace_hooks.host_alias(*d, HOST_ADDR(p)))
 }
 
 KTRACE_EXPORT CUresult cuIpcCloseMemHandle(CUdeviceptr p)
@@ -184,8 +163,5 @@ KTRACE_EXPORT CUresult cuMemAddressFree(CUdeviceptr p, size_t n)
 
 KTRACE_EXPORT CUresult cuMemUnmap(CUdeviceptr p, size_t n)
 {
-	KT_REAL_OR_NOT_SUPPORTED(cuMemUnmap);
-	if (n && ktrace_tracing_on())
-		ktrace_hooks.unmap(p, n);
-	return fn(p, n);
+	KT_WRAP_REPORT_BEFORE(cuMemUnmap, (p, n), n, ktrace_hooks.unmap(p, n))
 }

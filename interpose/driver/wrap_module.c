@@ -17,15 +17,7 @@
 #define LIBRARY_LOAD_OPTIONS CUjit_option *jo, void **jv, unsigned njo, CUlibraryOption *lo, void **lv, unsigned nlo
 
 /* Real call; then, when tracing and the call succeeded, `after`. */
-#define REPORT_SUCCESS_AFTER(name, args, after) \
-	KT_REAL_OR_NOT_SUPPORTED(name); \
-	if (!ktrace_tracing_on()) \
-		return fn args; \
-	CUresult res = fn args; \
-	if (res == CUDA_SUCCESS) { \
-		after; \
-	} \
-	return res;
+#define REPORT_SUCCESS_AFTER(name, args, after) KT_WRAP_REPORT_AFTER(name, args, KT_IF_OK(after))
 
 KTRACE_EXPORT CUresult cuModuleLoad(CUmodule *m, const char *fname)
 {
@@ -65,18 +57,12 @@ KTRACE_EXPORT CUresult cuLibraryLoadFromFile(CUlibrary *l, const char *fname, LI
 
 KTRACE_EXPORT CUresult cuModuleUnload(CUmodule m)
 {
-	KT_REAL_OR_NOT_SUPPORTED(cuModuleUnload);
-	if (m && ktrace_tracing_on())
-		ktrace_hooks.module_unloaded(m, 0);
-	return fn(m);
+	KT_WRAP_REPORT_BEFORE(cuModuleUnload, (m), m, ktrace_hooks.module_unloaded(m, 0))
 }
 
 KTRACE_EXPORT CUresult cuLibraryUnload(CUlibrary l)
 {
-	KT_REAL_OR_NOT_SUPPORTED(cuLibraryUnload);
-	if (l && ktrace_tracing_on())
-		ktrace_hooks.module_unloaded(l, 1);
-	return fn(l);
+	KT_WRAP_REPORT_BEFORE(cuLibraryUnload, (l), l, ktrace_hooks.module_unloaded(l, 1))
 }
 
 KTRACE_EXPORT CUresult cuModuleGetFunction(CUfunction *f, CUmodule m, const char *name)

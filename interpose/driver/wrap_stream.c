@@ -28,16 +28,10 @@
  * call, then `report`, which sees the driver's result as `res` and the
  * counter as `issued_`.  The lists below give WRAPPER(name, params, args,
  * report) for each entry point. */
-#define DEFINE_ORDER_WRAPPER(name, params, args, report) \
+#define DEFINE_ORDER_WRAPPER(name, params, args, ...) \
 	KTRACE_EXPORT CUresult name params \
 	{ \
-		KT_REAL_OR_NOT_SUPPORTED(name); \
-		if (!ktrace_tracing_on()) \
-			return fn args; \
-		uint64_t issued_ = ktrace_hooks.issued(); \
-		CUresult res = fn args; \
-		report; \
-		return res; \
+		KT_WRAP_AROUND(name, args, uint64_t issued_ = ktrace_hooks.issued(), __VA_ARGS__) \
 	}
 
 /* Report one call of operation `op` (KTRACE_ORDER_ without the prefix);

@@ -76,24 +76,25 @@ uint64_t kt_graph_id(CUgraph g)
 	return id;
 }
 
-uint64_t kt_graph_new_exec_id(void)
+/* The next id of a counter of the table's. */
+static uint64_t take_id(uint64_t *next)
 {
 	uint64_t id;
 
 	pthread_mutex_lock(&R.lock);
-	id = R.next_exec_id++;
+	id = (*next)++;
 	pthread_mutex_unlock(&R.lock);
 	return id;
 }
 
+uint64_t kt_graph_new_exec_id(void)
+{
+	return take_id(&R.next_exec_id);
+}
+
 uint64_t kt_graph_new_id(void)
 {
-	uint64_t id;
-
-	pthread_mutex_lock(&R.lock);
-	id = R.next_graph_id++;
-	pthread_mutex_unlock(&R.lock);
-	return id;
+	return take_id(&R.next_graph_id);
 }
 
 static void forget_graph(CUgraph g)

@@ -672,18 +672,18 @@ static struct hctx *hash_context(CUcontext ctx, CUstream stream, uint32_t *why)
 	return c;
 }
 
-/* A job for the launch r with regions (nh of them hashed): one allocation
- * holding the job, its groups, the indices of its hashed regions and its
- * copies of the regions and the parameter bytes.  NULL if out of memory. */
-static struct job *job_new(struct hctx *c, CUstream stream, const struct ktrace_rec_launch *r,
-			   const struct ktrace_region *regions, uint32_t nh, uint64_t time_ns)
+/* One allocation for a job of ng groups, nh hashed regions out of nregions,
+ * and `extra` bytes after them (returned in *tail): the job zeroed, its
+ * pointers into the allocation and its context, stream and time set, the
+ * rest not.  NULL if out of memory. */
+static struct job *job_alloc(struct hctx *c, CUstream stream, uint64_t time_ns, uint32_t ng, uint32_t nh,
+			     uint32_t nregions, size_t extra, uint8_t **tail)
 {
-	uint32_t ng = (nh + KT_HASH_MAX_REGIONS - 1) / KT_HASH_MAX_REGIONS, h = 0;
 	size_t g_off = sizeof(struct job);
 	size_t ridx_off = g_off + ng * sizeof(struct group);
 	size_t reg_off = (ridx_off + nh * sizeof(uint32_t) + 7) & ~(size_t)7;
-	size_t par_off = reg_off + (size_t)r->nregions * sizeof(struct ktrace_region);
-	struct job *j = malloc(par_off + r->param_bytes_len);
+	size_t end = reg_off + (size_t)nregions * sizeof(struct ktrace_region);
+	struct job *j = malloc(end + extra);
 
 	if (!j)
 		return NULL;
@@ -694,11 +694,27 @@ static struct job *job_new(struct hctx *c, CUstream stream, const struct ktrace_
 	j->groups = (struct group *)((char *)j + g_off);
 	j->ridx = (uint32_t *)((char *)j + ridx_off);
 	j->regions = (struct ktrace_region *)((char *)j + reg_off);
+	*tail = (uint8_t *)j + end;
+	return j;
+}
+
+/* A job for the launch r with regions (nh of them hashed): one allocation
+ * holding the job, its groups, the indices of its hashed regions and its
+ * copies of the regions and the parameter bytes.  NULL if out of memory. */
+static struct job *job_new(struct hctx *c, CUstream stream, const struct ktrace_rec_launch *r,
+			   const struct ktrace_region *regions, uint32_t nh, uint64_t time_ns)
+{
+	uint32_t ng = (nh + KT_HASH_MAX_REGIONS - 1) / KT_HASH_MAX_REGIONS, h = 0;
+	uint8_t *params;
+	struct job *j = job_alloc(c, stream, time_ns, ng, nh, r->nregions, r->param_bytes_len, &params);
+
+	if (!j)
+		return NULL;
 	j->launch = *r;
-	j->launch.param_bytes = (uint8_t *)j + par_off;
+	j->launch.param_bytes = params;
 	memcpy(j->regions, regions, (size_t)r->nregions * sizeof(*regions));
 	if (r->param_bytes_len)
-		memcpy((uint8_t *)j + par_off, r->param_bytes, r->param_bytes_len);
+		memcpy(params, r->param_bytes, r->param_bytes_len);
 	j->nhashed = nh;
 	j->ngroups = ng;
 	j->launch_result = CUDA_SUCCESS;
@@ -849,20 +865,12 @@ void ktrace_hash_post(struct ktrace_hash_job *job, CUresult launch_result)
 static struct job *copy_job_new(struct hctx *c, CUstream stream, const struct ktrace_rec_memcpy *r,
 				uint64_t time_ns)
 {
-	size_t g_off = sizeof(struct job);
-	size_t ridx_off = g_off + sizeof(struct group);
-	size_t reg_off = (ridx_off + sizeof(uint32_t) + 7) & ~(size_t)7;
-	struct job *j = malloc(reg_off + sizeof(struct ktrace_region));
+	uint8_t *end;
+	struct job *j = job_alloc(c, stream, time_ns, 1, 1, 1, 0, &end);
 
 	if (!j)
 		return NULL;
-	memset(j, 0, reg_off + sizeof(struct ktrace_region));
-	j->c = c;
-	j->stream = stream;
-	j->time_ns = time_ns;
-	j->groups = (struct group *)((char *)j + g_off);
-	j->ridx = (uint32_t *)((char *)j + ridx_off);
-	j->regions = (struct ktrace_region *)((char *)j + reg_off);
+	memset(j->groups, 0, (size_t)(end - (uint8_t *)j->groups)); /* its group, index and region */
 	j->regions[0].ptr = r->src;
 	j->regions[0].hash_len = r->bytes;
 	j->launch.nregions = 1;
@@ -1004,10 +1012,23 @@ int ktrace_hash_pipeline_start(struct ktrace_writer *w, const struct ktrace_hash
 	return 0;
 }
 
+/* Write every context's jobs still queued, with what landed (the rest as
+ * missing). */
+static void flush_every_context(void)
+{
+	unsigned n = atomic_load_explicit(&P.nctxs, memory_order_acquire);
+
+	for (unsigned i = 0; i < n; i++) {
+		struct hctx *c = atomic_load(&P.ctxs[i]);
+
+		if (c && c->state == 0)
+			ctx_flush_all(c, 1);
+	}
+}
+
 void ktrace_hash_pipeline_drain(unsigned timeout_ms)
 {
 	uint64_t deadline = now_ns() + (uint64_t)timeout_ms * 1000000ull;
-	unsigned n;
 
 	if (!atomic_load(&P.running))
 		return;
@@ -1031,19 +1052,11 @@ void ktrace_hash_pipeline_drain(unsigned timeout_ms)
 	if (atomic_load(&P.pending) == 0)
 		return;
 	/* out of time: write what is there, the rest as missing */
-	n = atomic_load_explicit(&P.nctxs, memory_order_acquire);
-	for (unsigned i = 0; i < n; i++) {
-		struct hctx *c = atomic_load(&P.ctxs[i]);
-
-		if (c && c->state == 0)
-			ctx_flush_all(c, 1);
-	}
+	flush_every_context();
 }
 
 void ktrace_hash_pipeline_stop(void)
 {
-	unsigned n;
-
 	if (!atomic_exchange(&P.running, 0))
 		return;
 	pthread_mutex_lock(&P.lock);
@@ -1055,13 +1068,7 @@ void ktrace_hash_pipeline_stop(void)
 	P.thread_started = 0;
 	/* jobs still queued are written with what landed.  GPU resources are
 	 * left to the driver: at exit it may already be shutting down. */
-	n = atomic_load_explicit(&P.nctxs, memory_order_acquire);
-	for (unsigned i = 0; i < n; i++) {
-		struct hctx *c = atomic_load(&P.ctxs[i]);
-
-		if (c && c->state == 0)
-			ctx_flush_all(c, 1);
-	}
+	flush_every_context();
 }
 
 void ktrace_hash_pipeline_abandon_after_fork(void)

@@ -48,37 +48,34 @@ static void scratch_key_make(void)
 	pthread_key_create(&scratch_key, scratch_free);
 }
 
+/* Grow array t->field to cap elements; a failure leaves it as it was and
+ * clears ok. */
+#define GROW(field) \
+	do { \
+		void *q_ = realloc(t->field, cap * sizeof(*t->field)); \
+		if (q_) \
+			t->field = q_; \
+		else \
+			ok = 0; \
+	} while (0)
+
 int ktrace_capture_tls_regions(struct ktrace_capture_tls *t, uint32_t n)
 {
 	uint32_t cap = t->region_cap ? t->region_cap : 64;
-	void *r, *a, *p, *l, *c, *x, *s;
+	int ok = 1;
 
 	if (n <= t->region_cap)
 		return 0;
 	while (cap < n)
 		cap *= 2;
-	r = realloc(t->regions, cap * sizeof(*t->regions));
-	if (r)
-		t->regions = r;
-	a = realloc(t->allocs, cap * sizeof(*t->allocs));
-	if (a)
-		t->allocs = a;
-	p = realloc(t->ptrs, cap * sizeof(*t->ptrs));
-	if (p)
-		t->ptrs = p;
-	l = realloc(t->lens, cap * sizeof(*t->lens));
-	if (l)
-		t->lens = l;
-	c = realloc(t->capped, cap);
-	if (c)
-		t->capped = c;
-	x = realloc(t->exact, cap);
-	if (x)
-		t->exact = x;
-	s = realloc(t->in_struct, cap);
-	if (s)
-		t->in_struct = s;
-	if (!r || !a || !p || !l || !c || !x || !s)
+	GROW(regions);
+	GROW(allocs);
+	GROW(ptrs);
+	GROW(lens);
+	GROW(capped);
+	GROW(exact);
+	GROW(in_struct);
+	if (!ok)
 		return -1;
 	t->region_cap = cap;
 	return 0;
