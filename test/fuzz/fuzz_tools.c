@@ -26,6 +26,7 @@
 #include <zstd.h>
 
 #include "format/ktrace_format.h"
+#include "format/trace_reader.h"
 #include "tools/diff/diff_internal.h"
 #include "tools/model/export.h"
 #include "tools/model/trace_model.h"
@@ -88,6 +89,18 @@ static void export_one(const struct tm_trace *t)
 }
 
 /* Load the two files (B may be A) and run everything on them. */
+/* The trace model of a file in memory (truncated files accepted, as the fuzzer cuts them). */
+static int load_mem(struct tm_trace *t, const uint8_t *data, size_t len, const char *name, char *err, size_t errlen)
+{
+	struct ktrace_reader *r = ktrace_reader_open_mem(data, len, name, err, errlen);
+
+	if (!r) {
+		memset(t, 0, sizeof *t);
+		return -1;
+	}
+	return ktrace_tm_load_reader(t, r, name, 1, err, errlen);
+}
+
 static void run(const uint8_t *fa, size_t la, const uint8_t *fb, size_t lb)
 {
 	struct tm_trace a, b;
@@ -95,10 +108,10 @@ static void run(const uint8_t *fa, size_t la, const uint8_t *fb, size_t lb)
 
 	memset(&a, 0, sizeof a);
 	memset(&b, 0, sizeof b);
-	if (ktrace_tm_load_mem(&a, fa, la, "a", 1, err, sizeof err))
+	if (load_mem(&a, fa, la, "a", err, sizeof err))
 		return;
 	export_one(&a);
-	if (fb && ktrace_tm_load_mem(&b, fb, lb, "b", 1, err, sizeof err) == 0) {
+	if (fb && load_mem(&b, fb, lb, "b", err, sizeof err) == 0) {
 		report_all(&a, &b);
 		report_all(&b, &a);
 		export_one(&b);

@@ -188,8 +188,11 @@ static void golden_every_report(const char *base, const struct pair *p)
 
 static const struct tm_launch *launch_of(const struct tm_trace *t, uint64_t seq)
 {
-	size_t i = ktrace_tm_launch_lower_bound(t, seq);
-	assert_true(i < t->nlaunches && t->launches[i].seq == seq);
+	size_t i = 0;
+
+	while (i < t->nlaunches && t->launches[i].seq != seq)
+		i++;
+	assert_true(i < t->nlaunches);
 	return &t->launches[i];
 }
 

@@ -75,7 +75,11 @@ static int bad_option(char **argv, const struct option *longopts, char *err, siz
 	return '?';
 }
 
-int ktrace_cli_next(int argc, char **argv, const char *shortopts, const struct option *longopts, char *err,
+/* The next option, as getopt_long(argc, argv, shortopts, longopts): its
+ * code (optarg holds its value), or -1 after the last option (optind is
+ * then the first operand).  A mistake returns '?' with the line in err
+ * (without the tool's name). */
+static int next_option(int argc, char **argv, const char *shortopts, const struct option *longopts, char *err,
 		    size_t errlen)
 {
 	char name[128];
@@ -134,7 +138,10 @@ void ktrace_cli_flush_stdout(void)
 		stdout_errno = errno ? errno : EIO;
 }
 
-int ktrace_cli_stdout_status(const char *tool)
+/* The end of a tool's standard output: flush it and, when a write to it
+ * failed (now or before), print "<tool>: stdout: write error: <why>" on
+ * stderr and return 2; else 0. */
+static int stdout_status(const char *tool)
 {
 	char err[256];
 
@@ -176,7 +183,7 @@ static int join_options(struct option *out, size_t cap, const struct option *con
 /* The exit status, once standard output was checked. */
 static int finish(const struct ktrace_cli_tool *t, int status)
 {
-	if (status != 2 && ktrace_cli_stdout_status(t->name))
+	if (status != 2 && stdout_status(t->name))
 		return 2;
 	return status;
 }
@@ -190,7 +197,7 @@ int ktrace_cli_main(const struct ktrace_cli_tool *t, void *ctx, int argc, char *
 	if (join_options(longopts, MAX_OPTIONS, t->options))
 		return ktrace_cli_fail(t->name, "too many options (internal error)");
 	optind = 0; /* glibc: start again from argv[1], forgetting an earlier parse (ktrace's subcommands) */
-	while ((code = ktrace_cli_next(argc, argv, t->shortopts, longopts, err, sizeof err)) != -1) {
+	while ((code = next_option(argc, argv, t->shortopts, longopts, err, sizeof err)) != -1) {
 		if (code == 'h') {
 			t->usage(stdout);
 			return finish(t, 0);

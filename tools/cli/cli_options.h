@@ -2,9 +2,9 @@
  * tool's main (cli_options.c).
  *
  * Each tool's main is ktrace_cli_main(): it reads the options with
- * getopt_long from the C library through ktrace_cli_next(), answers --help
- * and --version, hands each option and then the operands to the tool, and
- * checks that standard output was written.  The rules the tools share:
+ * getopt_long from the C library, answers --help and --version, hands each
+ * option and then the operands to the tool, and checks that standard output
+ * was written.  The rules the tools share:
  *   - a mistake is one line, "<tool>: <what> (try --help)", and exit status 2:
  *     an unknown option, an ambiguous abbreviation, an option missing its
  *     value, a value given to an option that takes none;
@@ -56,14 +56,6 @@ struct ktrace_cli_tool {
  * line, unless the tool failed (2) already. */
 int ktrace_cli_main(const struct ktrace_cli_tool *t, void *ctx, int argc, char **argv);
 
-/* The next option, as getopt_long(argc, argv, shortopts, longopts): its
- * code (optarg holds its value), or -1 after the last option (optind is
- * then the first operand).  A mistake returns '?' with the line in err
- * (without the tool's name).  shortopts must begin with ':'.  Reading
- * starts again from argv[1] when optind is 0. */
-int ktrace_cli_next(int argc, char **argv, const char *shortopts, const struct option *longopts, char *err,
-		    size_t errlen);
-
 /* Print "<tool>: <err> (try --help)" on stderr, for a mistake on the
  * command line; returns 2 (the exit status). */
 int ktrace_cli_usage_error(const char *tool, const char *err);
@@ -78,10 +70,5 @@ int ktrace_cli_fail(const char *tool, const char *err);
 /* fflush(stdout), remembering why the first flush that failed did: a tool
  * that flushes before writing to stderr calls this instead of fflush. */
 void ktrace_cli_flush_stdout(void);
-
-/* The end of a tool's standard output: flush it and, when a write to it
- * failed (now or before), print "<tool>: stdout: write error: <why>" on
- * stderr and return 2; else 0. */
-int ktrace_cli_stdout_status(const char *tool);
 
 #endif

@@ -940,26 +940,22 @@ static int check_command(void *ctx, int argc, char **argv)
 	return status;
 }
 
+/* the run file options are listed only to be refused with a reason */
+static const struct option *const check_option_tables[] = { check_own_options, ktrace_cli_help_options,
+							    ktrace_run_file_options, ktrace_run_trace_options,
+							    ktrace_diff_report_options, NULL };
+static const struct ktrace_cli_tool check_tool = {
+	.name = "ktrace check", .version = "ktrace " KTRACE_VERSION, .usage = check_usage,
+	.shortopts = "+:ho:", .options = check_option_tables, .option = check_option, .run = check_command,
+};
+
 int ktrace_cmd_check(int argc, char **argv)
 {
-	/* the run file options are listed only to be refused with a reason */
-	static const struct option *const options[] = { check_own_options, ktrace_cli_help_options,
-							ktrace_run_file_options, ktrace_run_trace_options,
-							ktrace_diff_report_options, NULL };
-	static const struct ktrace_cli_tool tool = {
-		.name = "ktrace check",
-		.version = "ktrace " KTRACE_VERSION,
-		.usage = check_usage,
-		.shortopts = "+:ho:",
-		.options = options,
-		.option = check_option,
-		.run = check_command,
-	};
 	struct check_opts co;
 
 	memset(&co, 0, sizeof co);
 	co.nruns = 2;
 	co.max_replays = DEFAULT_REPLAY_RUNS;
 	co.replays = DEFAULT_REPLAYS;
-	return ktrace_cli_main(&tool, &co, argc, argv);
+	return ktrace_cli_main(&check_tool, &co, argc, argv);
 }

@@ -147,17 +147,14 @@ static int dispatch(void *ctx, int argc, char **argv)
 	return run_command(argv[0], argc, argv);
 }
 
+static const struct option *const ktrace_option_tables[] = { ktrace_cli_help_options, NULL };
+static const struct ktrace_cli_tool ktrace_tool = {
+	.name = "ktrace", .version = "ktrace " KTRACE_VERSION, .usage = usage, .shortopts = "+:h",
+	.options = ktrace_option_tables, .run = dispatch,
+};
+
 int main(int argc, char **argv)
 {
-	static const struct option *const options[] = { ktrace_cli_help_options, NULL };
-	static const struct ktrace_cli_tool tool = {
-		.name = "ktrace",
-		.version = "ktrace " KTRACE_VERSION,
-		.usage = usage,
-		.shortopts = "+:h",
-		.options = options,
-		.run = dispatch,
-	};
 
-	return ktrace_cli_main(&tool, NULL, argc, argv);
+	return ktrace_cli_main(&ktrace_tool, NULL, argc, argv);
 }

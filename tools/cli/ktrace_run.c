@@ -430,23 +430,19 @@ static int run_command(void *ctx, int argc, char **argv)
 	return run_and_report(argv, output);
 }
 
+static const struct option *const run_option_tables[] = { ktrace_run_file_options, ktrace_run_trace_options,
+							  ktrace_cli_help_options, NULL };
+static const struct ktrace_cli_tool run_tool = {
+	.name = "ktrace run", .version = "ktrace " KTRACE_VERSION, .usage = run_usage, .shortopts = "+:ho:",
+	.options = run_option_tables, .option = run_option, .run = run_command,
+};
+
 int ktrace_cmd_run(int argc, char **argv)
 {
-	static const struct option *const options[] = { ktrace_run_file_options, ktrace_run_trace_options,
-							ktrace_cli_help_options, NULL };
-	static const struct ktrace_cli_tool tool = {
-		.name = "ktrace run",
-		.version = "ktrace " KTRACE_VERSION,
-		.usage = run_usage,
-		.shortopts = "+:ho:",
-		.options = options,
-		.option = run_option,
-		.run = run_command,
-	};
 	struct ktrace_run_opts o;
 
 	memset(&o, 0, sizeof o);
-	return ktrace_cli_main(&tool, &o, argc, argv);
+	return ktrace_cli_main(&run_tool, &o, argc, argv);
 }
 
 int ktrace_allocator_changes(const struct ktrace_run_opts *o)

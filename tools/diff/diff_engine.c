@@ -262,17 +262,16 @@ static int region_hashed(const struct tm_region *g)
 }
 
 /* The region of l at parameter offset off (regions are sorted by it), or NULL. */
+static uint64_t region_offset(const void *g)
+{
+	return ((const struct tm_region *)g)->param_offset;
+}
+
 static const struct tm_region *region_at_offset(const struct tm_launch *l, uint32_t off)
 {
-	uint32_t lo = 0, hi = l->nregions;
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
-		if (l->regions[mid].param_offset < off)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < l->nregions && l->regions[lo].param_offset == off ? &l->regions[lo] : NULL;
+	size_t i = ktrace_lower_bound(l->regions, l->nregions, sizeof *l->regions, off, region_offset);
+
+	return i < l->nregions && l->regions[i].param_offset == off ? &l->regions[i] : NULL;
 }
 
 struct writes_ctx {

@@ -129,15 +129,10 @@ int ktrace_diff_looks_like_compile_work(const char *name);
 
 const char *ktrace_diff_class_name(int cls);   /* "kernel_nondeterministic", ... */
 const char *ktrace_diff_class_label(int cls);  /* "kernel non-deterministic", ... */
-const char *ktrace_diff_copy_dir_name(uint32_t dir); /* "host-to-device", ... */
 /* A writer's type as the JSON names it: "launch", "memcpy", ..., "none". */
 const char *ktrace_diff_writer_type_name(int type);
 /* What the two writers of a differing input say, when they say something (else NULL). */
 const char *ktrace_diff_writer_verdict(const struct diff_arg *a);
-/* One short line describing a writer ("memcpy host-to-device op 3 (4096 bytes)"). */
-void ktrace_diff_writer_str(const struct diff_writer *w, char *buf, size_t cap);
-/* A concurrent writer: "fft (launch_seq 7, stream 0x5600aaaa0020, argument ws) in run A". */
-void ktrace_diff_concurrent_str(const struct diff_concurrent *c, char *buf, size_t cap);
 /* A scalar value for printing. */
 void ktrace_diff_scalar_str(const uint8_t *v, uint32_t size, const char *type, char *buf, size_t cap);
 

@@ -207,6 +207,15 @@ static void j_range(struct json_writer *j, const char *key, const struct tm_trac
 	ktrace_json_end(j);
 }
 
+/* An array of arguments (output: the launch's outputs). */
+static void j_args(struct json_writer *j, const char *key, const struct diff_arg *v, size_t n, int output)
+{
+	ktrace_json_array(j, key);
+	for (size_t i = 0; i < n; i++)
+		j_arg(j, &v[i], output);
+	ktrace_json_end(j);
+}
+
 static void j_divergence(struct json_writer *j, const struct diff_result *r, const struct diff_divergence *d)
 {
 	ktrace_json_object(j, NULL);
@@ -219,22 +228,10 @@ static void j_divergence(struct json_writer *j, const struct diff_result *r, con
 	j_range(j, "range_b", r->b, d->lb);
 	ktrace_json_str(j, "classification", ktrace_diff_class_name(d->cls));
 	if (d->cls) {
-		ktrace_json_array(j, "outputs");
-		for (size_t i = 0; i < d->noutputs; i++)
-			j_arg(j, &d->outputs[i], 1);
-		ktrace_json_end(j);
-		ktrace_json_array(j, "inputs_differ");
-		for (size_t i = 0; i < d->ninputs; i++)
-			j_arg(j, &d->inputs[i], 0);
-		ktrace_json_end(j);
-		ktrace_json_array(j, "inputs_unverified");
-		for (size_t i = 0; i < d->nunverified; i++)
-			j_arg(j, &d->unverified[i], 0);
-		ktrace_json_end(j);
-		ktrace_json_array(j, "host_side_differences");
-		for (size_t i = 0; i < d->nhost_noise; i++)
-			j_arg(j, &d->host_noise[i], 0);
-		ktrace_json_end(j);
+		j_args(j, "outputs", d->outputs, d->noutputs, 1);
+		j_args(j, "inputs_differ", d->inputs, d->ninputs, 0);
+		j_args(j, "inputs_unverified", d->unverified, d->nunverified, 0);
+		j_args(j, "host_side_differences", d->host_noise, d->nhost_noise, 0);
 		ktrace_json_u64(j, "inputs_equal_pointers", d->equal_pointers);
 		ktrace_json_u64(j, "inputs_equal_scalars", d->equal_scalars);
 		ktrace_json_u64(j, "inputs_guessed_not_compared", d->guessed_inputs);

@@ -88,21 +88,18 @@ static int diff_files(void *ctx, int argc, char **argv)
 	return compare_files(ctx, argv[0], argv[1]);
 }
 
+static const struct option *const diff_option_tables[] = { ktrace_diff_report_options,
+							   ktrace_diff_quiet_option, ktrace_cli_help_options,
+							   NULL };
+static const struct ktrace_cli_tool diff_tool = {
+	.name = "ktrace-diff", .version = "ktrace-diff " KTRACE_VERSION, .usage = usage, .shortopts = ":h",
+	.options = diff_option_tables, .option = diff_option, .run = diff_files,
+};
+
 int main(int argc, char **argv)
 {
-	static const struct option *const options[] = { ktrace_diff_report_options, ktrace_diff_quiet_option,
-							ktrace_cli_help_options, NULL };
-	static const struct ktrace_cli_tool tool = {
-		.name = "ktrace-diff",
-		.version = "ktrace-diff " KTRACE_VERSION,
-		.usage = usage,
-		.shortopts = ":h",
-		.options = options,
-		.option = diff_option,
-		.run = diff_files,
-	};
 	struct diff_cli c;
 
 	memset(&c, 0, sizeof c);
-	return ktrace_cli_main(&tool, &c, argc, argv);
+	return ktrace_cli_main(&diff_tool, &c, argc, argv);
 }

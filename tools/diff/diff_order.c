@@ -762,17 +762,14 @@ static long next_overlap(const struct stream *s, size_t from, uint32_t hi, uint6
 }
 
 /* The first writer of s at position lo or later. */
+static uint64_t writer_pos(const void *w)
+{
+	return ((const struct writer *)w)->pos;
+}
+
 static size_t first_writer_at(const struct stream *s, uint32_t lo)
 {
-	size_t a = 0, b = s->nw;
-	while (a < b) {
-		size_t mid = a + (b - a) / 2;
-		if (s->w[mid].pos < lo)
-			a = mid + 1;
-		else
-			b = mid;
-	}
-	return a;
+	return ktrace_lower_bound(s->w, s->nw, sizeof *s->w, lo, writer_pos);
 }
 
 static uint64_t writer_seq(const struct diff_order *o, const struct writer *w)

@@ -23,7 +23,7 @@ const char *ktrace_diff_class_name(int cls)
 	}
 }
 
-const char *ktrace_diff_copy_dir_name(uint32_t dir)
+static const char *copy_dir_name(uint32_t dir)
 {
 	switch (dir) {
 	case KTRACE_COPY_HTOD: return "host-to-device";
@@ -35,7 +35,7 @@ const char *ktrace_diff_copy_dir_name(uint32_t dir)
 	}
 }
 
-void ktrace_diff_concurrent_str(const struct diff_concurrent *c, char *buf, size_t cap)
+static void concurrent_str(const struct diff_concurrent *c, char *buf, size_t cap)
 {
 	if (c->launch)
 		snprintf(buf, cap, "%s (launch_seq %" PRIu64 ", stream 0x%" PRIx64 ", argument %s) in run %c",
@@ -44,7 +44,7 @@ void ktrace_diff_concurrent_str(const struct diff_concurrent *c, char *buf, size
 		snprintf(buf, cap, "memset (op %" PRIu64 ", stream 0x%" PRIx64 ") in run %c", c->seq, c->stream, c->run);
 	else if (c->op)
 		snprintf(buf, cap, "%s memcpy (op %" PRIu64 ", stream 0x%" PRIx64 ") in run %c",
-			 ktrace_diff_copy_dir_name(c->op->dir), c->seq, c->stream, c->run);
+			 copy_dir_name(c->op->dir), c->seq, c->stream, c->run);
 	else
 		snprintf(buf, cap, "none");
 }
@@ -60,7 +60,7 @@ const char *ktrace_diff_writer_type_name(int t)
 	}
 }
 
-void ktrace_diff_writer_str(const struct diff_writer *w, char *buf, size_t cap)
+static void writer_str(const struct diff_writer *w, char *buf, size_t cap)
 {
 	switch (w->type) {
 	case DIFF_WRITER_LAUNCH:
@@ -79,7 +79,7 @@ void ktrace_diff_writer_str(const struct diff_writer *w, char *buf, size_t cap)
 				snprintf(dig, sizeof dig, ", source not hashed");
 		}
 		snprintf(buf, cap, "%s memcpy (op %" PRIu64 ", %" PRIu64 " bytes%s%s%s)",
-			 ktrace_diff_copy_dir_name(w->op->dir), w->seq, w->op->bytes,
+			 copy_dir_name(w->op->dir), w->seq, w->op->bytes,
 			 (w->op->flags & KTRACE_COPYF_ASYNC) ? ", async" : "",
 			 w->op->dir_inferred ? ", direction from the allocations" : "", dig);
 		break;
@@ -238,9 +238,9 @@ void ktrace_diff_text_divergence(FILE *f, const struct diff_result *r, const str
 		}
 		fprintf(f, "  input differs: %s  (pre-hash A %016" PRIx64 ", B %016" PRIx64 ")\n", a->name,
 			a->ra->pre_hash, a->rb->pre_hash);
-		ktrace_diff_writer_str(&a->wa, buf, sizeof buf);
+		writer_str(&a->wa, buf, sizeof buf);
 		fprintf(f, "    last writer in A: %s\n", buf);
-		ktrace_diff_writer_str(&a->wb, buf, sizeof buf);
+		writer_str(&a->wb, buf, sizeof buf);
 		fprintf(f, "    last writer in B: %s\n", buf);
 		const char *v = ktrace_diff_writer_verdict(a);
 		if (v)
@@ -253,7 +253,7 @@ void ktrace_diff_text_divergence(FILE *f, const struct diff_result *r, const str
 			fprintf(f, "  input not compared: %s  (%s)\n", u->name, u->why);
 			continue;
 		}
-		ktrace_diff_concurrent_str(&u->concurrent, cw, sizeof cw);
+		concurrent_str(&u->concurrent, cw, sizeof cw);
 		fprintf(f, "  region set aside: %s  (unverified: concurrent writer %s)\n", u->name, cw);
 	}
 	for (size_t i = 0; i < d->nhost_noise; i++) {
@@ -327,7 +327,7 @@ void ktrace_diff_summary_line(const struct diff_result *r, const struct diff_div
 		const struct diff_arg *a = &d->inputs[0];
 		if (a->kind == DIFF_ARG_POINTER) {
 			char w[200];
-			ktrace_diff_writer_str(&a->wa, w, sizeof w);
+			writer_str(&a->wa, w, sizeof w);
 			ADD(" (last writer of %s in A: %s)", a->name, w);
 		}
 		ADD(": the divergence comes from upstream");

@@ -113,7 +113,7 @@ static void usage(FILE *f)
 	fputs(usage_text, f);
 }
 
-void ktrace_dump_out_of_memory(void)
+static void out_of_memory(void)
 {
 	fputs("ktrace-dump: out of memory\n", stderr);
 	exit(2);
@@ -124,7 +124,7 @@ void *ktrace_dump_alloc(size_t n)
 	void *p = malloc(n ? n : 1);
 
 	if (!p)
-		ktrace_dump_out_of_memory();
+		out_of_memory();
 	return p;
 }
 
@@ -136,7 +136,7 @@ void *ktrace_dump_copy(const void *p, size_t n)
 void ktrace_dump_grow(void *arrp, size_t *cap, size_t need, size_t elem)
 {
 	if (ktrace_grow(arrp, cap, need, elem))
-		ktrace_dump_out_of_memory();
+		out_of_memory();
 }
 
 /* ---- kernel table (open addressing on the kernel id) ------------------- */
@@ -155,7 +155,7 @@ static struct kernel_slot *kernel_slot_get(struct file_state *s, uint64_t id, in
 		size_t cap = s->tab_cap ? s->tab_cap * 2 : 64;
 		struct kernel_slot *t = calloc(cap, sizeof *t);
 		if (!t)
-			ktrace_dump_out_of_memory();
+			out_of_memory();
 		for (size_t i = 0; i < s->tab_cap; i++) {
 			if (!s->tab[i].used)
 				continue;
@@ -258,7 +258,7 @@ static int print_now(struct file_state *s, const struct ktrace_record_prefix *p,
 {
 	if (s->o->json)
 		return ktrace_record_json(&s->ctx, p, rec, len, k ? &k->k : NULL);
-	return dump_text_record(&s->ctx, p, rec, len, k ? &k->k : NULL);
+	return ktrace_dump_text_record(&s->ctx, p, rec, len, k ? &k->k : NULL);
 }
 
 /* Print a record that passed the filters, or keep it for its group (--group). */
@@ -271,7 +271,7 @@ static int print_record(struct file_state *s, const struct ktrace_record_prefix 
 		return 0;
 	if (s->o->group && group_key(s, p, rec, len, &a, &b)) {
 		/* a kernel's record heads its group */
-		dump_groups_add(&s->groups, rec, len, p->type == KTRACE_REC_KERNEL ? 0 : p->seq, a, b);
+		ktrace_dump_groups_add(&s->groups, rec, len, p->type == KTRACE_REC_KERNEL ? 0 : p->seq, a, b);
 		return 0;
 	}
 	return print_now(s, p, rec, len, k);
@@ -310,7 +310,7 @@ static void op_read(struct file_state *s, uint64_t op)
 static void op_selected(struct file_state *s)
 {
 	if (!s->ops_selected++)
-		dump_orders_release(&s->pending, print_held_order, s);
+		ktrace_dump_orders_release(&s->pending, print_held_order, s);
 }
 
 /* A launch of the kernel in slot, known or not (then printed with its id). */
@@ -327,7 +327,7 @@ static void emit_launch(struct file_state *s, const void *rec, size_t len, struc
 	if (s->o->have_re && (!k || !k->match))
 		return;
 	if (holds_orders(s->o))
-		dump_orders_add_launch(&s->orders, &l);
+		ktrace_dump_orders_add_launch(&s->orders, &l);
 	s->launches++;
 	op_selected(s);
 	if (slot) {
@@ -407,13 +407,13 @@ static void on_order_filtered(struct file_state *s, const struct ktrace_record_p
 		return;
 	}
 	if (holds_orders(s->o))
-		dump_orders_note_link(&s->orders, &o);
-	if (s->o->have_range && !dump_order_in_range(&o, s->o->lo, s->o->hi))
+		ktrace_dump_orders_note_link(&s->orders, &o);
+	if (s->o->have_range && !ktrace_dump_order_in_range(&o, s->o->lo, s->o->hi))
 		return;
 	if (holds_orders(s->o))
-		dump_orders_hold(&s->orders, p, rec, len, &o);
+		ktrace_dump_orders_hold(&s->orders, p, rec, len, &o);
 	else if (!s->ops_selected)
-		dump_orders_hold(&s->pending, p, rec, len, &o);
+		ktrace_dump_orders_hold(&s->pending, p, rec, len, &o);
 	else if (print_record(s, p, rec, len, NULL))
 		s->malformed++;
 }
@@ -485,7 +485,7 @@ static int on_copy(struct file_state *s, const struct ktrace_record_prefix *p, c
 	    !in_path(s, !!(flags & KTRACE_COPYF_RANGE), copy ? c.range.range : m.range.range))
 		return 0;
 	if (holds_orders(s->o))
-		dump_orders_add_op(&s->orders, copy ? c.stream : m.stream, copy ? c.context : m.context);
+		ktrace_dump_orders_add_op(&s->orders, copy ? c.stream : m.stream, copy ? c.context : m.context);
 	op_selected(s);
 	if (print_record(s, p, rec, len, NULL))
 		s->malformed++;
@@ -578,7 +578,7 @@ static void take_range(struct file_state *s, const void *rec, size_t len)
 	struct ktrace_rec_range r;
 
 	if (!ktrace_decode_range(rec, len, &r) && ktrace_ranges_add(&s->ranges, &r))
-		ktrace_dump_out_of_memory();
+		out_of_memory();
 }
 
 /* A record read from the file: a KERNEL or RANGE goes into its table at
@@ -599,7 +599,7 @@ static void take_record(struct file_state *s, const void *rec, size_t len)
 		take_range(s, rec, len);
 	else if (p.type == KTRACE_REC_LAUNCH && !ktrace_decode_launch(rec, len, &l))
 		wait = l.kernel_id;
-	dump_reorder_push(&s->reorder, rec, len, p.seq, wait);
+	ktrace_dump_reorder_push(&s->reorder, rec, len, p.seq, wait);
 }
 
 /* Print the records whose turn has come (final: all of them). */
@@ -607,7 +607,7 @@ static void release_records(struct file_state *s, int final)
 {
 	struct dump_held h;
 
-	while (dump_reorder_next(&s->reorder, final, kernel_known, s, &h)) {
+	while (ktrace_dump_reorder_next(&s->reorder, final, kernel_known, s, &h)) {
 		on_record(s, h.rec, h.len);
 		free(h.rec);
 	}
@@ -632,7 +632,7 @@ static void print_groups(struct file_state *s)
 {
 	struct dump_groups *g = &s->groups;
 
-	dump_groups_sort(g);
+	ktrace_dump_groups_sort(g);
 	for (size_t i = 0; i < g->n; i++) {
 		const struct dump_held *h = &g->v[i].held;
 		struct ktrace_record_prefix p;
@@ -881,14 +881,14 @@ static void state_free(struct file_state *s)
 	for (size_t i = 0; i < s->tab_cap; i++)
 		free(s->tab[i].k.rec);
 	free(s->tab);
-	dump_reorder_free(&s->reorder);
-	dump_groups_free(&s->groups);
+	ktrace_dump_reorder_free(&s->reorder);
+	ktrace_dump_groups_free(&s->groups);
 	for (size_t i = 0; i < s->nnote_text; i++)
 		free(s->note_text[i]);
 	free(s->counters);
 	free(s->end);
-	dump_orders_free(&s->orders);
-	dump_orders_free(&s->pending);
+	ktrace_dump_orders_free(&s->orders);
+	ktrace_dump_orders_free(&s->pending);
 	ktrace_ranges_free(&s->ranges);
 }
 
@@ -957,7 +957,7 @@ static int dump_file(const struct opts *o, const char *path, int several)
 		release_records(&s, 0);
 	}
 	release_records(&s, 1);
-	dump_orders_flush(&s.orders, print_held_order, &s);
+	ktrace_dump_orders_flush(&s.orders, print_held_order, &s);
 	print_groups(&s);
 	if (o->summary)
 		summary(&s, path);
@@ -984,32 +984,19 @@ static int dump_file(const struct opts *o, const char *path, int several)
 }
 
 /* --kernel: compiled once, for every name of every file. */
-static int set_kernel_filter(struct opts *o, const char *v, char *err, size_t errlen)
+/* --kernel, --nvtx: compiled once (a later one replaces an earlier one). */
+static int set_regex(regex_t *re, int *have, const char **text, const char *option, const char *v, char *err,
+		     size_t errlen)
 {
 	char why[300];
 
-	if (o->have_re)
-		regfree(&o->re);
-	o->have_re = 0;
-	if (ktrace_regex_compile(&o->re, v, why, sizeof why))
-		return ktrace_cli_bad_value(err, errlen, "--kernel", v, why);
-	o->have_re = 1;
-	o->re_text = v;
-	return 0;
-}
-
-/* --nvtx: compiled once. */
-static int set_path_filter(struct opts *o, const char *v, char *err, size_t errlen)
-{
-	char why[300];
-
-	if (o->have_path_re)
-		regfree(&o->path_re);
-	o->have_path_re = 0;
-	if (ktrace_regex_compile(&o->path_re, v, why, sizeof why))
-		return ktrace_cli_bad_value(err, errlen, "--nvtx", v, why);
-	o->have_path_re = 1;
-	o->path_re_text = v;
+	if (*have)
+		regfree(re);
+	*have = 0;
+	if (ktrace_regex_compile(re, v, why, sizeof why))
+		return ktrace_cli_bad_value(err, errlen, option, v, why);
+	*have = 1;
+	*text = v;
 	return 0;
 }
 
@@ -1054,9 +1041,9 @@ static int dump_option(void *ctx, int code, const char *value, char *err, size_t
 	case 'j': o->json = 1; return 0;
 	case 's': o->summary = 1; return 0;
 	case 't': o->record_table = 1; return 0;
-	case 'k': return set_kernel_filter(o, value, err, errlen);
+	case 'k': return set_regex(&o->re, &o->have_re, &o->re_text, "--kernel", value, err, errlen);
 	case 'r': return set_range(o, value, err, errlen);
-	case 'R': return set_path_filter(o, value, err, errlen);
+	case 'R': return set_regex(&o->path_re, &o->have_path_re, &o->path_re_text, "--nvtx", value, err, errlen);
 	case 'g': return set_group(o, value, err, errlen);
 	default: return 0;
 	}
@@ -1078,23 +1065,19 @@ static int dump_files(void *ctx, int argc, char **argv)
 	return rc;
 }
 
+static const struct option *const dump_option_tables[] = { dump_options, ktrace_cli_help_options, NULL };
+static const struct ktrace_cli_tool dump_tool = {
+	.name = "ktrace-dump", .version = "ktrace-dump " KTRACE_VERSION, .usage = usage, .shortopts = ":h",
+	.options = dump_option_tables, .option = dump_option, .run = dump_files,
+};
+
 int main(int argc, char **argv)
 {
-	static const struct option *const options[] = { dump_options, ktrace_cli_help_options, NULL };
-	static const struct ktrace_cli_tool tool = {
-		.name = "ktrace-dump",
-		.version = "ktrace-dump " KTRACE_VERSION,
-		.usage = usage,
-		.shortopts = ":h",
-		.options = options,
-		.option = dump_option,
-		.run = dump_files,
-	};
 	struct opts o;
 	int rc;
 
 	memset(&o, 0, sizeof o);
-	rc = ktrace_cli_main(&tool, &o, argc, argv);
+	rc = ktrace_cli_main(&dump_tool, &o, argc, argv);
 	if (o.have_re)
 		regfree(&o.re);
 	if (o.have_path_re)

@@ -9,7 +9,7 @@
 
 /* ---- text ----------------------------------------------------------------------- */
 
-void dump_text_graph_ref(FILE *f, const struct ktrace_graph_ref *g)
+void ktrace_dump_text_graph_ref(FILE *f, const struct ktrace_graph_ref *g)
 {
 	fprintf(f, "  graph exec %llu launch %llu node %u revision %u (graph %llu, graph launch from op %llu)\n",
 		ktrace_ull(g->exec_id), ktrace_ull(g->launch), g->node, g->revision, ktrace_ull(g->graph_id), ktrace_ull(g->launch_seq));
@@ -63,7 +63,7 @@ static int text_nodes(FILE *f, const struct ktrace_rec_graph *g)
 	return 0;
 }
 
-int dump_text_graph(FILE *f, unsigned long long seq, const void *rec, size_t len)
+int ktrace_dump_text_graph(FILE *f, unsigned long long seq, const void *rec, size_t len)
 {
 	struct ktrace_rec_graph g;
 	if (ktrace_decode_graph(rec, len, &g))

@@ -1,6 +1,6 @@
 /* tools/dump/dump_internal.h: what the files of ktrace-dump share (dump.c,
- * dump_text.c, dump_reorder.c, dump_order.c, dump_graph.c, dump_range.c,
- * dump_gputime.c).  Its JSON is tools/model/record_json.h's.
+ * dump_text.c, dump_reorder.c, dump_order.c, dump_graph.c, dump_range.c).
+ * Its JSON is tools/model/record_json.h's.
  */
 #ifndef KTRACE_TOOLS_DUMP_INTERNAL_H
 #define KTRACE_TOOLS_DUMP_INTERNAL_H
@@ -23,7 +23,6 @@ struct dump_kernel {
 
 /* ktrace-dump has no use going on without memory: these say "ktrace-dump: out
  * of memory" and exit with status 2 when there is none (dump.c). */
-void ktrace_dump_out_of_memory(void);
 void *ktrace_dump_alloc(size_t n);                  /* malloc */
 void *ktrace_dump_copy(const void *p, size_t n);    /* a copy of p[0..n) */
 void ktrace_dump_grow(void *arrp, size_t *cap, size_t need, size_t elem); /* ktrace_grow */
@@ -50,15 +49,15 @@ struct dump_reorder {
 };
 
 /* Hold a copy of rec (wait_kernel: see struct dump_held). */
-void dump_reorder_push(struct dump_reorder *r, const void *rec, size_t len, uint64_t seq, uint64_t wait_kernel);
+void ktrace_dump_reorder_push(struct dump_reorder *r, const void *rec, size_t len, uint64_t seq, uint64_t wait_kernel);
 /* The next record in seq order into *out (the caller frees out->rec): 1, or
  * 0 when it must wait for more of the file.  A record waits while one of a
  * smaller seq may still come, and a launch while kernel_known(ctx, its
  * kernel) is 0; at the end of the file (final), or past
  * DUMP_REORDER_MAX_BYTES held, nothing waits. */
-int dump_reorder_next(struct dump_reorder *r, int final, int (*kernel_known)(void *ctx, uint64_t id), void *ctx,
-		      struct dump_held *out);
-void dump_reorder_free(struct dump_reorder *r);
+int ktrace_dump_reorder_next(struct dump_reorder *r, int final, int (*kernel_known)(void *ctx, uint64_t id), void *ctx,
+			     struct dump_held *out);
+void ktrace_dump_reorder_free(struct dump_reorder *r);
 
 /* --group: records kept per group, a group being a stream (context, stream)
  * or a kernel (id), then printed group by group. */
@@ -74,31 +73,29 @@ struct dump_groups {
 	size_t *slots, slots_cap;	/* hash of the keys */
 };
 /* Keep a copy of rec in group (key_a, key_b), ordered in it by seq. */
-void dump_groups_add(struct dump_groups *g, const void *rec, size_t len, uint64_t seq, uint64_t key_a,
-		     uint64_t key_b);
+void ktrace_dump_groups_add(struct dump_groups *g, const void *rec, size_t len, uint64_t seq, uint64_t key_a,
+			    uint64_t key_b);
 /* Order the records group by group, each group in seq order. */
-void dump_groups_sort(struct dump_groups *g);
-void dump_groups_free(struct dump_groups *g);
+void ktrace_dump_groups_sort(struct dump_groups *g);
+void ktrace_dump_groups_free(struct dump_groups *g);
 
 /* ---- printing ---------------------------------------------------------------------------- */
 
 /* The text printer (dump_text.c; JSON: tools/model/record_json.h).  `k` is
  * NULL when the launch's kernel never appeared in the file.  Returns 0, or -1
  * when the record is malformed (a marker line is printed instead). */
-int dump_text_record(const struct record_ctx *c, const struct ktrace_record_prefix *p, const void *rec, size_t len,
-		     const struct ktrace_rec_kernel *k);
+int ktrace_dump_text_record(const struct record_ctx *c, const struct ktrace_record_prefix *p, const void *rec,
+			    size_t len, const struct ktrace_rec_kernel *k);
 /* GRAPH records and the graph reference of launches, copies and memsets
  * (dump_graph.c): the text block, and the reference as a text line
  * ("  graph exec 3 launch 7 node 2 ..."). */
-int dump_text_graph(FILE *f, unsigned long long seq, const void *rec, size_t len);
+int ktrace_dump_text_graph(FILE *f, unsigned long long seq, const void *rec, size_t len);
 /* RANGE and PYSTACK records and the range reference of launches, copies and
  * memsets (dump_range.c): the text line ("  range: a > b [forward op seq 3]"). */
-int dump_text_range(FILE *f, unsigned long long seq, const void *rec, size_t len);
-int dump_text_pystack(FILE *f, unsigned long long seq, const void *rec, size_t len);
-void dump_text_range_ref(FILE *f, const struct record_ctx *c, const struct ktrace_range_ref *r);
-void dump_text_graph_ref(FILE *f, const struct ktrace_graph_ref *g);
-/* GPUTIME records (dump_gputime.c): the text line (JSON: the record table's fields). */
-int dump_text_gputime(const struct record_ctx *c, unsigned long long seq, const void *rec, size_t len);
+int ktrace_dump_text_range(FILE *f, unsigned long long seq, const void *rec, size_t len);
+int ktrace_dump_text_pystack(FILE *f, unsigned long long seq, const void *rec, size_t len);
+void ktrace_dump_text_range_ref(FILE *f, const struct record_ctx *c, const struct ktrace_range_ref *r);
+void ktrace_dump_text_graph_ref(FILE *f, const struct ktrace_graph_ref *g);
 
 /* ---- ORDER records of a filtered dump (dump_order.c) ---- */
 
@@ -129,29 +126,29 @@ struct dump_orders {
 typedef void (*dump_order_print_fn)(void *ctx, const void *rec, size_t len);
 
 /* 1 when the ORDER operation op names a stream (the others record 0 there). */
-int dump_order_names_stream(uint32_t op);
+int ktrace_dump_order_names_stream(uint32_t op);
 /* --range A:B alone: 1 when o is kept (A <= launch_seq_before <= B, or a stream_create). */
-int dump_order_in_range(const struct ktrace_rec_order *o, uint64_t lo, uint64_t hi);
+int ktrace_dump_order_in_range(const struct ktrace_rec_order *o, uint64_t lo, uint64_t hi);
 /* --kernel, --nvtx: the launch l was printed: its stream and context are
  * ones the kept records may name. */
-void dump_orders_add_launch(struct dump_orders *d, const struct ktrace_rec_launch *l);
+void ktrace_dump_orders_add_launch(struct dump_orders *d, const struct ktrace_rec_launch *l);
 /* --nvtx: a copy or memset on stream in context was printed (the same). */
-void dump_orders_add_op(struct dump_orders *d, uint64_t stream, uint64_t context);
+void ktrace_dump_orders_add_op(struct dump_orders *d, uint64_t stream, uint64_t context);
 /* --kernel, --nvtx: every ORDER record of the file, in range or not: an event
  * recorded on or waited for by a stream links the two. */
-void dump_orders_note_link(struct dump_orders *d, const struct ktrace_rec_order *o);
+void ktrace_dump_orders_note_link(struct dump_orders *d, const struct ktrace_rec_order *o);
 /* Hold the ORDER record (to the end of the file, or with --range alone until
  * the first operation selected); -1 when it was dropped instead (counted in
  * d->dropped: past DUMP_ORDERS_MAX_BYTES). */
-int dump_orders_hold(struct dump_orders *d, const struct ktrace_record_prefix *p, const void *rec, size_t len,
-		     const struct ktrace_rec_order *o);
+int ktrace_dump_orders_hold(struct dump_orders *d, const struct ktrace_record_prefix *p, const void *rec, size_t len,
+			    const struct ktrace_rec_order *o);
 /* End of the file: print the held records that name a kept stream, an event
  * recorded on or waited for by one, or that synchronise a kept context, in
  * record order. */
-void dump_orders_flush(struct dump_orders *d, dump_order_print_fn print, void *ctx);
+void ktrace_dump_orders_flush(struct dump_orders *d, dump_order_print_fn print, void *ctx);
 /* --range alone, the first operation selected: print every held record, in
  * record order, and hold none any more. */
-void dump_orders_release(struct dump_orders *d, dump_order_print_fn print, void *ctx);
-void dump_orders_free(struct dump_orders *d);
+void ktrace_dump_orders_release(struct dump_orders *d, dump_order_print_fn print, void *ctx);
+void ktrace_dump_orders_free(struct dump_orders *d);
 
 #endif

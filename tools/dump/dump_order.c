@@ -41,12 +41,12 @@ static int cmp_held(const void *a, const void *b)
 }
 
 /* Which ORDER operations name a stream (the others record 0 there). */
-int dump_order_names_stream(uint32_t op)
+int ktrace_dump_order_names_stream(uint32_t op)
 {
 	return op != KTRACE_ORDER_EVENT_SYNC && op != KTRACE_ORDER_EVENT_QUERY_DONE && op != KTRACE_ORDER_CTX_SYNC;
 }
 
-int dump_order_in_range(const struct ktrace_rec_order *o, uint64_t lo, uint64_t hi)
+int ktrace_dump_order_in_range(const struct ktrace_rec_order *o, uint64_t lo, uint64_t hi)
 {
 	return o->op == KTRACE_ORDER_STREAM_CREATE || (o->launch_seq_before >= lo && o->launch_seq_before <= hi);
 }
@@ -71,23 +71,23 @@ static void add_unique(struct dump_orders *d, uint64_t **a, size_t *n, size_t *c
 		d->failed = 1;
 }
 
-void dump_orders_add_op(struct dump_orders *d, uint64_t stream, uint64_t context)
+void ktrace_dump_orders_add_op(struct dump_orders *d, uint64_t stream, uint64_t context)
 {
 	add_unique(d, &d->streams, &d->nstreams, &d->streams_cap, stream);
 	add_unique(d, &d->contexts, &d->ncontexts, &d->contexts_cap, context);
 }
 
-void dump_orders_add_launch(struct dump_orders *d, const struct ktrace_rec_launch *l)
+void ktrace_dump_orders_add_launch(struct dump_orders *d, const struct ktrace_rec_launch *l)
 {
 	uint64_t s = l->stream;
 
 	if (!s && (l->flags & KTRACE_LAUNCHF_PTSZ))
 		s = PER_THREAD_STREAM;
-	dump_orders_add_op(d, s, l->context);
+	ktrace_dump_orders_add_op(d, s, l->context);
 }
 
-int dump_orders_hold(struct dump_orders *d, const struct ktrace_record_prefix *p, const void *rec, size_t len,
-		     const struct ktrace_rec_order *o)
+int ktrace_dump_orders_hold(struct dump_orders *d, const struct ktrace_record_prefix *p, const void *rec, size_t len,
+			    const struct ktrace_rec_order *o)
 {
 	struct dump_order_held *h;
 
@@ -119,7 +119,7 @@ static int member(const uint64_t *v, size_t n, uint64_t x)
 	return n && bsearch(&x, v, n, sizeof *v, cmp_u64) != NULL;
 }
 
-void dump_orders_note_link(struct dump_orders *d, const struct ktrace_rec_order *o)
+void ktrace_dump_orders_note_link(struct dump_orders *d, const struct ktrace_rec_order *o)
 {
 	if ((o->op != KTRACE_ORDER_EVENT_RECORD && o->op != KTRACE_ORDER_STREAM_WAIT_EVENT) || !o->event || d->failed)
 		return;
@@ -148,12 +148,12 @@ static int kept(const struct dump_orders *d, const struct ktrace_rec_order *o, c
 {
 	if (o->op == KTRACE_ORDER_CTX_SYNC)
 		return member(d->contexts, d->ncontexts, o->context);
-	if (dump_order_names_stream(o->op) && member(d->streams, d->nstreams, o->stream))
+	if (ktrace_dump_order_names_stream(o->op) && member(d->streams, d->nstreams, o->stream))
 		return 1;
 	return o->event && member(events, nevents, o->event);
 }
 
-void dump_orders_flush(struct dump_orders *d, dump_order_print_fn print, void *ctx)
+void ktrace_dump_orders_flush(struct dump_orders *d, dump_order_print_fn print, void *ctx)
 {
 	uint64_t *events;
 	size_t nevents;
@@ -171,7 +171,7 @@ void dump_orders_flush(struct dump_orders *d, dump_order_print_fn print, void *c
 	free(events);
 }
 
-void dump_orders_release(struct dump_orders *d, dump_order_print_fn print, void *ctx)
+void ktrace_dump_orders_release(struct dump_orders *d, dump_order_print_fn print, void *ctx)
 {
 	if (d->n)
 		qsort(d->v, d->n, sizeof *d->v, cmp_held);
@@ -183,7 +183,7 @@ void dump_orders_release(struct dump_orders *d, dump_order_print_fn print, void 
 	d->bytes = 0;
 }
 
-void dump_orders_free(struct dump_orders *d)
+void ktrace_dump_orders_free(struct dump_orders *d)
 {
 	for (size_t i = 0; i < d->n; i++)
 		free(d->v[i].rec);

@@ -26,7 +26,7 @@ static const char *rangef_names(uint32_t flags, char *out, size_t cap)
 
 /* ---- text -------------------------------------------------------------------------------- */
 
-void dump_text_range_ref(FILE *f, const struct record_ctx *c, const struct ktrace_range_ref *r)
+void ktrace_dump_text_range_ref(FILE *f, const struct record_ctx *c, const struct ktrace_range_ref *r)
 {
 	char path[2048];
 
@@ -42,7 +42,7 @@ void dump_text_range_ref(FILE *f, const struct record_ctx *c, const struct ktrac
 	fputc('\n', f);
 }
 
-int dump_text_range(FILE *f, unsigned long long seq, const void *rec, size_t len)
+int ktrace_dump_text_range(FILE *f, unsigned long long seq, const void *rec, size_t len)
 {
 	struct ktrace_rec_range r;
 	char fl[64];
@@ -76,7 +76,7 @@ int dump_text_range(FILE *f, unsigned long long seq, const void *rec, size_t len
 	return 0;
 }
 
-int dump_text_pystack(FILE *f, unsigned long long seq, const void *rec, size_t len)
+int ktrace_dump_text_pystack(FILE *f, unsigned long long seq, const void *rec, size_t len)
 {
 	struct ktrace_rec_pystack r;
 	struct ktrace_py_frame fr;

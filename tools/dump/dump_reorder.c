@@ -28,7 +28,7 @@ static void heap_swap(struct dump_held *h, size_t i, size_t j)
 	h[j] = t;
 }
 
-void dump_reorder_push(struct dump_reorder *r, const void *rec, size_t len, uint64_t seq, uint64_t wait_kernel)
+void ktrace_dump_reorder_push(struct dump_reorder *r, const void *rec, size_t len, uint64_t seq, uint64_t wait_kernel)
 {
 	struct dump_held *h;
 	size_t i;
@@ -66,8 +66,8 @@ static void heap_pop(struct dump_reorder *r, struct dump_held *out)
 	}
 }
 
-int dump_reorder_next(struct dump_reorder *r, int final, int (*kernel_known)(void *ctx, uint64_t id), void *ctx,
-		      struct dump_held *out)
+int ktrace_dump_reorder_next(struct dump_reorder *r, int final, int (*kernel_known)(void *ctx, uint64_t id), void *ctx,
+			     struct dump_held *out)
 {
 	const struct dump_held *top;
 	int over = r->bytes > DUMP_REORDER_MAX_BYTES;
@@ -87,7 +87,7 @@ int dump_reorder_next(struct dump_reorder *r, int final, int (*kernel_known)(voi
 	return 1;
 }
 
-void dump_reorder_free(struct dump_reorder *r)
+void ktrace_dump_reorder_free(struct dump_reorder *r)
 {
 	for (size_t i = 0; i < r->n; i++)
 		free(r->heap[i].rec);
@@ -137,8 +137,8 @@ static size_t group_index(struct dump_groups *g, uint64_t a, uint64_t b)
 	return g->nkeys++;
 }
 
-void dump_groups_add(struct dump_groups *g, const void *rec, size_t len, uint64_t seq, uint64_t key_a,
-		     uint64_t key_b)
+void ktrace_dump_groups_add(struct dump_groups *g, const void *rec, size_t len, uint64_t seq, uint64_t key_a,
+			    uint64_t key_b)
 {
 	struct dump_grouped *e;
 
@@ -161,13 +161,13 @@ static int cmp_grouped(const void *pa, const void *pb)
 	return held_before(&a->held, &b->held) ? -1 : held_before(&b->held, &a->held);
 }
 
-void dump_groups_sort(struct dump_groups *g)
+void ktrace_dump_groups_sort(struct dump_groups *g)
 {
 	if (g->n)
 		qsort(g->v, g->n, sizeof *g->v, cmp_grouped);
 }
 
-void dump_groups_free(struct dump_groups *g)
+void ktrace_dump_groups_free(struct dump_groups *g)
 {
 	for (size_t i = 0; i < g->n; i++)
 		free(g->v[i].held.rec);

@@ -124,9 +124,9 @@ static int text_launch(const struct record_ctx *c, const struct ktrace_record_pr
 		fprintf(f, " flags %s", ktrace_flag_names(l.flags, ktrace_launch_flag_name, fl, sizeof fl, ","));
 	fputc('\n', f);
 	if (l.flags & KTRACE_LAUNCHF_GRAPH)
-		dump_text_graph_ref(f, &l.graph);
+		ktrace_dump_text_graph_ref(f, &l.graph);
 	if (l.flags & KTRACE_LAUNCHF_RANGE)
-		dump_text_range_ref(f, c, &l.range);
+		ktrace_dump_text_range_ref(f, c, &l.range);
 	uint32_t unv = ktrace_unv_record_mask(&l);
 	if (unv) {
 		char why[512];
@@ -256,6 +256,29 @@ static int text_free(FILE *f, unsigned long long seq, const void *rec, size_t le
 	return 0;
 }
 
+/* " async", " 2d" as a copy's or memset's flags say. */
+static void text_copy_flags(FILE *f, uint32_t flags)
+{
+	if (flags & KTRACE_COPYF_ASYNC)
+		fputs(" async", f);
+	if (flags & KTRACE_COPYF_2D)
+		fputs(" 2d", f);
+}
+
+/* The end of a copy's or memset's line (its result, when it failed), and the
+ * lines of its graph node and NVTX ranges. */
+static void text_op_end(const struct record_ctx *c, FILE *f, uint32_t flags, int32_t result,
+			const struct ktrace_graph_ref *g, const struct ktrace_range_ref *r)
+{
+	if (result)
+		fprintf(f, " result %d", result);
+	fputc('\n', f);
+	if (flags & KTRACE_COPYF_GRAPH)
+		ktrace_dump_text_graph_ref(f, g);
+	if (flags & KTRACE_COPYF_RANGE)
+		ktrace_dump_text_range_ref(f, c, r);
+}
+
 static int text_memcpy(const struct record_ctx *c, FILE *f, unsigned long long seq, const void *rec, size_t len)
 {
 	struct ktrace_rec_memcpy m;
@@ -264,10 +287,7 @@ static int text_memcpy(const struct record_ctx *c, FILE *f, unsigned long long s
 	fprintf(f, "memcpy op %llu seq %llu: %s %llu bytes dst 0x%llx src 0x%llx stream 0x%llx ctx 0x%llx tid %u",
 		ktrace_ull(m.op_seq), seq, ktrace_copy_dir_name(m.dir), ktrace_ull(m.bytes), ktrace_ull(m.dst), ktrace_ull(m.src), ktrace_ull(m.stream),
 		ktrace_ull(m.context), m.tid);
-	if (m.flags & KTRACE_COPYF_ASYNC)
-		fputs(" async", f);
-	if (m.flags & KTRACE_COPYF_2D)
-		fputs(" 2d", f);
+	text_copy_flags(f, m.flags);
 	if (m.flags & KTRACE_COPYF_3D)
 		fputs(" 3d", f);
 	if (m.flags & KTRACE_COPYF_SRC_DIGEST)
@@ -278,13 +298,7 @@ static int text_memcpy(const struct record_ctx *c, FILE *f, unsigned long long s
 		fprintf(f, " dst_digest %016llx (device)", ktrace_ull(m.dst_digest));
 	else if (m.dst_digest_state != KTRACE_DST_DIGEST_NONE)
 		fprintf(f, " dst_digest - (%s)", ktrace_dst_digest_state_name(m.dst_digest_state));
-	if (m.result)
-		fprintf(f, " result %d", m.result);
-	fputc('\n', f);
-	if (m.flags & KTRACE_COPYF_GRAPH)
-		dump_text_graph_ref(f, &m.graph);
-	if (m.flags & KTRACE_COPYF_RANGE)
-		dump_text_range_ref(f, c, &m.range);
+	text_op_end(c, f, m.flags, m.result, &m.graph, &m.range);
 	return 0;
 }
 
@@ -296,17 +310,8 @@ static int text_memset(const struct record_ctx *c, FILE *f, unsigned long long s
 	fprintf(f, "memset op %llu seq %llu: dst 0x%llx count %llu x %u bytes value 0x%llx stream 0x%llx ctx 0x%llx tid %u",
 		ktrace_ull(m.op_seq), seq, ktrace_ull(m.dst), ktrace_ull(m.count), m.elem_size, ktrace_ull(m.value), ktrace_ull(m.stream),
 		ktrace_ull(m.context), m.tid);
-	if (m.flags & KTRACE_COPYF_ASYNC)
-		fputs(" async", f);
-	if (m.flags & KTRACE_COPYF_2D)
-		fputs(" 2d", f);
-	if (m.result)
-		fprintf(f, " result %d", m.result);
-	fputc('\n', f);
-	if (m.flags & KTRACE_COPYF_GRAPH)
-		dump_text_graph_ref(f, &m.graph);
-	if (m.flags & KTRACE_COPYF_RANGE)
-		dump_text_range_ref(f, c, &m.range);
+	text_copy_flags(f, m.flags);
+	text_op_end(c, f, m.flags, m.result, &m.graph, &m.range);
 	return 0;
 }
 
@@ -419,7 +424,7 @@ static int text_order(FILE *f, unsigned long long seq, const void *rec, size_t l
 	if (ktrace_decode_order(rec, len, &o))
 		return -1;
 	fprintf(f, "order seq %llu: %s before op %llu", seq, ktrace_order_op_name(o.op), ktrace_ull(o.launch_seq_before));
-	if (dump_order_names_stream(o.op))
+	if (ktrace_dump_order_names_stream(o.op))
 		fprintf(f, " stream 0x%llx", ktrace_ull(o.stream));
 	if (o.event)
 		fprintf(f, " event 0x%llx", ktrace_ull(o.event));
@@ -468,6 +473,25 @@ static int text_table(FILE *f, unsigned long long seq, const struct ktrace_recor
 	return 0;
 }
 
+/* GPUTIME: the measured GPU start and end of a sampled launch (docs/format.md "GPUTIME"). */
+static int text_gputime(const struct record_ctx *c, unsigned long long seq, const void *rec, size_t len)
+{
+	struct ktrace_rec_gputime g;
+	FILE *f = c->out;
+
+	if (ktrace_decode_gputime(rec, len, &g))
+		return -1;
+	fprintf(f, "gputime seq %llu: op %llu%s GPU ", seq, ktrace_ull(g.op_seq),
+		(g.flags & KTRACE_GPUTIMEF_GRAPH) ? " (graph launch)" : "");
+	put_time(c, g.start_ns);
+	fputs(" to ", f);
+	put_time(c, g.end_ns);
+	fprintf(f, " (%llu ns) stream 0x%llx ctx 0x%llx dev %d tid %u reference within %u ns\n",
+		ktrace_ull(g.end_ns >= g.start_ns ? g.end_ns - g.start_ns : 0), ktrace_ull(g.stream), ktrace_ull(g.context),
+		g.device, g.tid, g.ref_err_ns);
+	return 0;
+}
+
 /* Any record but a header or a launch; -1 when it does not decode. */
 static int text_other(const struct record_ctx *c, const struct ktrace_record_prefix *p, const void *rec, size_t len)
 {
@@ -487,10 +511,10 @@ static int text_other(const struct record_ctx *c, const struct ktrace_record_pre
 	case KTRACE_REC_MODULE_UNLOAD: return text_module_unload(f, seq, rec, len);
 	case KTRACE_REC_ORDER: return text_order(f, seq, rec, len);
 	case KTRACE_REC_REPLAY: return text_replay(f, seq, rec, len);
-	case KTRACE_REC_GRAPH: return dump_text_graph(f, seq, rec, len);
-	case KTRACE_REC_RANGE: return dump_text_range(f, seq, rec, len);
-	case KTRACE_REC_PYSTACK: return dump_text_pystack(f, seq, rec, len);
-	case KTRACE_REC_GPUTIME: return dump_text_gputime(c, seq, rec, len);
+	case KTRACE_REC_GRAPH: return ktrace_dump_text_graph(f, seq, rec, len);
+	case KTRACE_REC_RANGE: return ktrace_dump_text_range(f, seq, rec, len);
+	case KTRACE_REC_PYSTACK: return ktrace_dump_text_pystack(f, seq, rec, len);
+	case KTRACE_REC_GPUTIME: return text_gputime(c, seq, rec, len);
 	default:
 		if (ktrace_record_desc(p->type))
 			return text_table(f, seq, ktrace_record_desc(p->type), rec, len);
@@ -499,8 +523,8 @@ static int text_other(const struct record_ctx *c, const struct ktrace_record_pre
 	}
 }
 
-int dump_text_record(const struct record_ctx *c, const struct ktrace_record_prefix *p, const void *rec, size_t len,
-		     const struct ktrace_rec_kernel *k)
+int ktrace_dump_text_record(const struct record_ctx *c, const struct ktrace_record_prefix *p, const void *rec,
+			    size_t len, const struct ktrace_rec_kernel *k)
 {
 	int rc;
 	if (p->type == KTRACE_REC_HEADER)

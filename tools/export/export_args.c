@@ -37,20 +37,29 @@ static void put_range(struct json_writer *w, const struct ktrace_ranges *ranges,
 	ktrace_json_end(w);
 }
 
+/* A launch's, copy's or memset's result when the call failed, its graph
+ * launch's node (graph: it has one) and its NVTX ranges. */
+static void put_refs(struct json_writer *w, const struct ktrace_ranges *ranges, int32_t result, int graph,
+		     const struct ktrace_graph_ref *g, const struct ktrace_range_ref *r)
+{
+	if (result)
+		ktrace_json_i64(w, "result", result);
+	if (graph)
+		ktrace_record_json_graph_ref(w, g);
+	put_range(w, ranges, r);
+}
+
 /* The digests of one region, as members of the current object, named as
  * ktrace-dump names a region's. */
 static void put_region(struct json_writer *w, const struct tm_region *g)
 {
 	ktrace_json_u64(w, "hash_len", g->hash_len);
-	if (g->flags & KTRACE_REGIONF_PRE) {
+	if (g->flags & KTRACE_REGIONF_PRE)
 		ktrace_json_digest(w, "pre_hash", g->pre_hash);
-	}
-	if (g->flags & KTRACE_REGIONF_POST) {
+	if (g->flags & KTRACE_REGIONF_POST)
 		ktrace_json_digest(w, "post_hash", g->post_hash);
-	}
-	if ((g->flags & KTRACE_REGIONF_PRE) && (g->flags & KTRACE_REGIONF_POST) && g->pre_hash != g->post_hash) {
+	if ((g->flags & KTRACE_REGIONF_PRE) && (g->flags & KTRACE_REGIONF_POST) && g->pre_hash != g->post_hash)
 		ktrace_json_bool(w, "out", 1);
-	}
 }
 
 /* Regions of parameter p (ordinal) that do not start at its first byte
@@ -160,12 +169,7 @@ void ktrace_export_launch_args(struct json_writer *w, const struct ktrace_ranges
 	ktrace_json_i64(w, "device", l->device);
 	ktrace_json_u64(w, "tid", l->tid);
 	ktrace_json_names(w, "launch_flags", ktrace_flag_names(l->flags, ktrace_launch_flag_name, flags, sizeof flags, ","));
-	if (l->result) {
-		ktrace_json_i64(w, "result", l->result);
-	}
-	if (l->flags & KTRACE_LAUNCHF_GRAPH)
-		ktrace_record_json_graph_ref(w, &l->graph);
-	put_range(w, ranges, &l->range);
+	put_refs(w, ranges, l->result, (l->flags & KTRACE_LAUNCHF_GRAPH) != 0, &l->graph, &l->range);
 	written_names(l, out, sizeof out);
 	if (*out)
 		ktrace_json_names(w, "out", out);
@@ -201,19 +205,15 @@ const char *ktrace_export_copy_dir(uint32_t dir)
 static void put_copy_fields(struct json_writer *w, const struct tm_op *o)
 {
 	ktrace_json_str(w, "dir", ktrace_copy_dir_name(o->dir));
-	if (o->dir_inferred) {
+	if (o->dir_inferred)
 		ktrace_json_bool(w, "dir_inferred", 1);
-	}
 	ktrace_json_hex(w, "src", o->src);
-	if (o->flags & KTRACE_COPYF_SRC_DIGEST) {
+	if (o->flags & KTRACE_COPYF_SRC_DIGEST)
 		ktrace_json_digest(w, "src_digest", o->src_digest);
-	}
-	if (ktrace_dst_digest_valid(o->dst_digest_state)) {
+	if (ktrace_dst_digest_valid(o->dst_digest_state))
 		ktrace_json_digest(w, "dst_digest", o->dst_digest);
-	}
-	if (o->dst_digest_state) {
+	if (o->dst_digest_state)
 		ktrace_json_str(w, "dst_digest_state", ktrace_dst_digest_state_name(o->dst_digest_state));
-	}
 }
 
 void ktrace_export_op_args(struct json_writer *w, const struct ktrace_ranges *ranges, const struct tm_op *o,
@@ -235,12 +235,7 @@ void ktrace_export_op_args(struct json_writer *w, const struct ktrace_ranges *ra
 	ktrace_json_hex(w, "context", o->context);
 	ktrace_json_u64(w, "tid", o->tid);
 	ktrace_json_names(w, "copy_flags", ktrace_flag_names(o->flags, ktrace_copy_flag_name, flags, sizeof flags, ","));
-	if (o->result) {
-		ktrace_json_i64(w, "result", o->result);
-	}
-	if (o->flags & KTRACE_COPYF_GRAPH)
-		ktrace_record_json_graph_ref(w, &o->graph);
-	put_range(w, ranges, &o->range);
+	put_refs(w, ranges, o->result, (o->flags & KTRACE_COPYF_GRAPH) != 0, &o->graph, &o->range);
 	if (gpu)
 		ktrace_export_gpu_time(w, gpu);
 	ktrace_json_end(w);

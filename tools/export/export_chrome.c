@@ -100,12 +100,9 @@ static int rehash(struct exporter *x)
 	return 0;
 }
 
-/* The track of key k, added (end_ns INT64_MIN) when new; NULL when out of memory. */
-static struct track *track_get(struct exporter *x, const uint64_t k[4], int *added)
+/* The track of key k in the table (room made), added when new; NULL out of memory. */
+static struct track *track_find_or_add(struct exporter *x, const uint64_t k[4], int *added)
 {
-	*added = 0;
-	if (x->ntracks * 2 >= x->nslots && rehash(x))
-		return NULL;
 	size_t j = key_hash(k) & (x->nslots - 1);
 	for (; x->slots[j]; j = (j + 1) & (x->nslots - 1)) {
 		struct track *tr = x->tracks[x->slots[j] - 1];
@@ -126,6 +123,20 @@ static struct track *track_get(struct exporter *x, const uint64_t k[4], int *add
 	return tr;
 }
 
+/* The track of key k, added (end_ns INT64_MIN) when new; NULL when out of
+ * memory (x->oom then set). */
+static struct track *track_get(struct exporter *x, const uint64_t k[4], int *added)
+{
+	struct track *tr = NULL;
+
+	*added = 0;
+	if (x->ntracks * 2 < x->nslots || !rehash(x))
+		tr = track_find_or_add(x, k, added);
+	if (!tr)
+		x->oom = 1;
+	return tr;
+}
+
 static uint32_t gpu_pid(int32_t device)
 {
 	return GPU_PID_BASE + (uint32_t)(device + 1);
@@ -136,11 +147,7 @@ static struct track *host_track(struct exporter *x, uint32_t tid)
 	uint64_t k[4] = { TRACK_HOST, 0, 0, tid };
 	int added;
 	struct track *tr = track_get(x, k, &added);
-	if (!tr) {
-		x->oom = 1;
-		return NULL;
-	}
-	if (added) {
+	if (tr && added) {
 		tr->pid = x->host_pid;
 		tr->tid = tid;
 	}
@@ -153,11 +160,7 @@ static struct track *gpu_track(struct exporter *x, int32_t device, uint64_t cont
 	uint64_t k[4] = { TRACK_GPU | (uint64_t)(uint32_t)device << 32, context, stream, stream == 2 ? tid : 0 };
 	int added;
 	struct track *tr = track_get(x, k, &added);
-	if (!tr) {
-		x->oom = 1;
-		return NULL;
-	}
-	if (added) {
+	if (tr && added) {
 		tr->pid = gpu_pid(device);
 		tr->tid = ++x->stream_tids;
 	}
@@ -211,9 +214,7 @@ static void note_context(struct exporter *x, uint64_t context, int32_t device)
 	uint64_t k[4] = { TRACK_CONTEXT, context, 0, 0 };
 	int added;
 	struct track *tr = track_get(x, k, &added);
-	if (!tr)
-		x->oom = 1;
-	else if (added)
+	if (tr && added)
 		tr->pid = (uint32_t)device;
 }
 
@@ -223,10 +224,8 @@ static int32_t context_device(struct exporter *x, uint64_t context)
 	uint64_t k[4] = { TRACK_CONTEXT, context, 0, 0 };
 	int added;
 	struct track *tr = track_get(x, k, &added);
-	if (!tr) {
-		x->oom = 1;
+	if (!tr)
 		return -1;
-	}
 	if (added)
 		tr->pid = (uint32_t)-1;
 	return (int32_t)tr->pid;
@@ -413,9 +412,8 @@ static void emit_launch(struct exporter *x, const struct tm_launch *l)
 		return;
 	graph_launch_slice(x, g, s);
 	begin_slice(x, ktrace_tm_kernel_name(l->kernel), "kernel", g, s->ts, s->dur);
-	if (m) {
+	if (m)
 		ktrace_json_str(&x->w, "cname", m->first ? "terrible" : "bad");
-	}
 	ktrace_export_launch_args(&x->w, &x->t->ranges, l, m, &s->m);
 	ktrace_json_end(&x->w);
 	call_flow(x, l->seq + 1, h, hs, g, s);
@@ -471,12 +469,10 @@ static void order_args(struct exporter *x, const struct tm_order *r)
 	struct json_writer *w = &x->w;
 	ktrace_json_object(w, "args");
 	ktrace_json_u64(w, "op_seq_before", r->seq_before);
-	if (r->stream || r->op == KTRACE_ORDER_EVENT_RECORD || r->op == KTRACE_ORDER_STREAM_WAIT_EVENT) {
+	if (r->stream || r->op == KTRACE_ORDER_EVENT_RECORD || r->op == KTRACE_ORDER_STREAM_WAIT_EVENT)
 		ktrace_json_hex(w, "stream", r->stream);
-	}
-	if (r->event) {
+	if (r->event)
 		ktrace_json_hex(w, "event", r->event);
-	}
 	ktrace_json_hex(w, "context", r->context);
 	ktrace_json_u64(w, "tid", r->tid);
 	ktrace_json_end(w);
@@ -492,10 +488,8 @@ static void emit_event_op(struct exporter *x, const struct tm_order *r)
 	const struct export_slot *s;
 	if (!g)
 		return;
-	if (!(ev = track_get(x, k, &added))) { /* in the first walk too: tracks keep their order */
-		x->oom = 1;
+	if (!(ev = track_get(x, k, &added))) /* in the first walk too: tracks keep their order */
 		return;
-	}
 	if (!(s = gpu_slot(x, g, rel(x, r->time_ns), NULL)))
 		return;
 	begin_slice(x, record ? "event record" : "wait for event", "stream_order", g, s->ts, s->dur);
@@ -721,9 +715,8 @@ static void emit_other_data(struct exporter *x)
 	ktrace_json_str(w, "host_times", "a host call's slice starts at the time the trace recorded for the call; calls' durations are "
 		  "not recorded: every call is drawn 1 us wide");
 	emit_gpu_times_note(x);
-	if (x->o && x->o->marks_title) {
+	if (x->o && x->o->marks_title)
 		ktrace_json_str(w, "marks", x->o->marks_title);
-	}
 	ktrace_json_end(w);
 }
 

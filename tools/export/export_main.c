@@ -120,20 +120,16 @@ static int export_file(void *ctx, int argc, char **argv)
 	return status;
 }
 
+static const struct option *const export_option_tables[] = { export_options, ktrace_cli_help_options, NULL };
+static const struct ktrace_cli_tool export_tool = {
+	.name = "ktrace-export", .version = "ktrace-export " KTRACE_VERSION, .usage = usage,
+	.shortopts = ":o:qh", .options = export_option_tables, .option = export_option, .run = export_file,
+};
+
 int main(int argc, char **argv)
 {
-	static const struct option *const options[] = { export_options, ktrace_cli_help_options, NULL };
-	static const struct ktrace_cli_tool tool = {
-		.name = "ktrace-export",
-		.version = "ktrace-export " KTRACE_VERSION,
-		.usage = usage,
-		.shortopts = ":o:qh",
-		.options = options,
-		.option = export_option,
-		.run = export_file,
-	};
 	struct export_cli c;
 
 	memset(&c, 0, sizeof c);
-	return ktrace_cli_main(&tool, &c, argc, argv);
+	return ktrace_cli_main(&export_tool, &c, argc, argv);
 }

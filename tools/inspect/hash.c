@@ -94,17 +94,14 @@ static int hash_files(void *ctx, int argc, char **argv)
 	return failed ? 2 : 0;
 }
 
+static const struct option *const hash_option_tables[] = { ktrace_cli_help_options, NULL };
+static const struct ktrace_cli_tool hash_tool = {
+	.name = "ktrace-hash", .version = "ktrace-hash " KTRACE_VERSION " (digest KT64V1)", .usage = usage,
+	.shortopts = ":h", .options = hash_option_tables, .run = hash_files,
+};
+
 int main(int argc, char **argv)
 {
-	static const struct option *const options[] = { ktrace_cli_help_options, NULL };
-	static const struct ktrace_cli_tool tool = {
-		.name = "ktrace-hash",
-		.version = "ktrace-hash " KTRACE_VERSION " (digest KT64V1)",
-		.usage = usage,
-		.shortopts = ":h",
-		.options = options,
-		.run = hash_files,
-	};
 
-	return ktrace_cli_main(&tool, NULL, argc, argv);
+	return ktrace_cli_main(&hash_tool, NULL, argc, argv);
 }

@@ -200,19 +200,15 @@ static int inspect_files(void *ctx, int argc, char **argv)
 	return status;
 }
 
+static const struct option *const inspect_option_tables[] = { inspect_options, ktrace_cli_help_options, NULL };
+static const struct ktrace_cli_tool inspect_tool = {
+	.name = "ktrace-inspect", .version = "ktrace-inspect " KTRACE_VERSION, .usage = usage,
+	.shortopts = ":h", .options = inspect_option_tables, .option = inspect_option, .run = inspect_files,
+};
+
 int main(int argc, char **argv)
 {
-	static const struct option *const options[] = { inspect_options, ktrace_cli_help_options, NULL };
-	static const struct ktrace_cli_tool tool = {
-		.name = "ktrace-inspect",
-		.version = "ktrace-inspect " KTRACE_VERSION,
-		.usage = usage,
-		.shortopts = ":h",
-		.options = options,
-		.option = inspect_option,
-		.run = inspect_files,
-	};
 	struct inspect_opts o = { .meta = { .use_env_caches = 1, .use_dwarf = 1 } };
 
-	return ktrace_cli_main(&tool, &o, argc, argv);
+	return ktrace_cli_main(&inspect_tool, &o, argc, argv);
 }

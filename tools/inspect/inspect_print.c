@@ -5,8 +5,9 @@
 
 #include "format/ktrace_format.h"
 #include "tools/model/json_writer.h"
+#include "tools/model/value.h"
 
-const char *ktrace_inspect_image_kind_name(int kind)
+static const char *image_kind_name(int kind)
 {
 	switch (kind) {
 	case KTRACE_IMAGE_CUBIN: return "cubin";
@@ -18,7 +19,7 @@ const char *ktrace_inspect_image_kind_name(int kind)
 	}
 }
 
-const char *ktrace_inspect_layout_name(uint32_t src)
+static const char *layout_name(uint32_t src)
 {
 	switch (src) {
 	case KTRACE_LAYOUT_NVINFO: return "nvinfo";
@@ -28,20 +29,9 @@ const char *ktrace_inspect_layout_name(uint32_t src)
 	}
 }
 
-static void flags_text(char *buf, size_t cap, uint32_t flags)
-{
-	buf[0] = 0;
-	if (flags & KTRACE_PARAMF_CONST)
-		strncat(buf, " const", cap - strlen(buf) - 1);
-	if (flags & KTRACE_PARAMF_SCRATCH)
-		strncat(buf, " scratch", cap - strlen(buf) - 1);
-	if (flags & KTRACE_PARAMF_HIDDEN)
-		strncat(buf, " hidden", cap - strlen(buf) - 1);
-}
-
 void ktrace_inspect_print_text(FILE *f, const char *path, const struct ktrace_meta_image *img)
 {
-	fprintf(f, "== %s: %s, %u kernel%s\n", path, ktrace_inspect_image_kind_name(img->kind), img->nkernels,
+	fprintf(f, "== %s: %s, %u kernel%s\n", path, image_kind_name(img->kind), img->nkernels,
 		img->nkernels == 1 ? "" : "s");
 	for (uint32_t w = 0; w < img->nwarnings; w++)
 		fprintf(f, "warning: %s\n", img->warnings[w]);
@@ -53,7 +43,7 @@ void ktrace_inspect_print_text(FILE *f, const char *path, const struct ktrace_me
 		fprintf(f, "  ");
 		if (k->sm)
 			fprintf(f, "sm_%u, ", k->sm);
-		fprintf(f, "layout %s, %u parameter%s, %u bytes", ktrace_inspect_layout_name(k->layout_source),
+		fprintf(f, "layout %s, %u parameter%s, %u bytes", layout_name(k->layout_source),
 			k->nparams, k->nparams == 1 ? "" : "s", k->param_bytes);
 		if (k->reqntid[0])
 			fprintf(f, ", reqntid %ux%ux%u", k->reqntid[0], k->reqntid[1], k->reqntid[2]);
@@ -68,25 +58,12 @@ void ktrace_inspect_print_text(FILE *f, const char *path, const struct ktrace_me
 		for (uint32_t j = 0; j < k->nparams; j++) {
 			const struct ktrace_meta_param *p = &k->params[j];
 			char fl[64];
-			flags_text(fl, sizeof fl, p->flags);
+			ktrace_param_flag_names(p->flags, " ", fl, sizeof fl);
 			fprintf(f, "  %4u %6u %6u  %-8s %-20s %-15s %s%s%s%s\n", p->ordinal, p->offset, p->size,
 				ktrace_param_kind_name(p->kind), p->name, ktrace_name_source_name(p->name_source),
-				p->type[0] ? p->type : "-", fl[0] ? "  [" : "", fl[0] ? fl + 1 : "", fl[0] ? "]" : "");
+				p->type[0] ? p->type : "-", fl[0] ? "  [" : "", fl, fl[0] ? "]" : "");
 		}
 	}
-}
-
-/* A parameter's flags, as ktrace-dump names them (docs/json.md). */
-static void json_param_flags(struct json_writer *w, uint32_t flags)
-{
-	ktrace_json_array(w, "flags");
-	if (flags & KTRACE_PARAMF_CONST)
-		ktrace_json_str(w, NULL, "const");
-	if (flags & KTRACE_PARAMF_SCRATCH)
-		ktrace_json_str(w, NULL, "scratch");
-	if (flags & KTRACE_PARAMF_HIDDEN)
-		ktrace_json_str(w, NULL, "hidden");
-	ktrace_json_end(w);
 }
 
 static void json_kernel(struct json_writer *w, const struct ktrace_meta_kernel *k)
@@ -96,7 +73,7 @@ static void json_kernel(struct json_writer *w, const struct ktrace_meta_kernel *
 	ktrace_json_str(w, "name", k->name);
 	ktrace_json_str(w, "demangled", k->demangled);
 	ktrace_json_u64(w, "sm", k->sm);
-	ktrace_json_str(w, "layout_source", ktrace_inspect_layout_name(k->layout_source));
+	ktrace_json_str(w, "layout_source", layout_name(k->layout_source));
 	ktrace_json_u64(w, "param_bytes", k->param_bytes);
 	ktrace_json_dim3(w, "reqntid", k->reqntid);
 	ktrace_json_u64(w, "max_threads", k->max_threads);
@@ -104,6 +81,7 @@ static void json_kernel(struct json_writer *w, const struct ktrace_meta_kernel *
 	ktrace_json_array(w, "params");
 	for (uint32_t j = 0; j < k->nparams; j++) {
 		const struct ktrace_meta_param *p = &k->params[j];
+		char fl[64];
 
 		ktrace_json_object(w, NULL);
 		ktrace_json_u64(w, "ordinal", p->ordinal);
@@ -115,7 +93,8 @@ static void json_kernel(struct json_writer *w, const struct ktrace_meta_kernel *
 		ktrace_json_str(w, "type", p->type);
 		ktrace_json_u64(w, "space", p->space);
 		ktrace_json_u64(w, "log_align", p->log_align);
-		json_param_flags(w, p->flags);
+		/* flags as ktrace-dump names them (docs/json.md) */
+		ktrace_json_names(w, "flags", ktrace_param_flag_names(p->flags, ",", fl, sizeof fl));
 		ktrace_json_end(w);
 	}
 	ktrace_json_end(w);
@@ -131,7 +110,7 @@ void ktrace_inspect_print_json(FILE *f, const char *path, const struct ktrace_me
 	ktrace_json_init(&w, f, JSON_SPACED);
 	ktrace_json_object(&w, NULL);
 	ktrace_json_str(&w, "file", path);
-	ktrace_json_str(&w, "kind", ktrace_inspect_image_kind_name(img->kind));
+	ktrace_json_str(&w, "kind", image_kind_name(img->kind));
 	ktrace_json_array(&w, "warnings");
 	for (uint32_t i = 0; i < img->nwarnings; i++)
 		ktrace_json_str(&w, NULL, img->warnings[i]);
@@ -186,7 +165,7 @@ static void summary_json(FILE *f, const char *path, const struct ktrace_meta_ima
 	ktrace_json_init(&w, f, JSON_SPACED);
 	ktrace_json_object(&w, NULL);
 	ktrace_json_str(&w, "file", path);
-	ktrace_json_str(&w, "kind", ktrace_inspect_image_kind_name(img->kind));
+	ktrace_json_str(&w, "kind", image_kind_name(img->kind));
 	ktrace_json_u64(&w, "kernels", img->nkernels);
 	ktrace_json_u64(&w, "kernels_without_layout", c->nolayout);
 	ktrace_json_u64(&w, "params", c->nparams);
@@ -221,7 +200,7 @@ void ktrace_inspect_print_summary(FILE *f, const char *path, const struct ktrace
 		return;
 	}
 	fprintf(f, "%s: %s, %u kernel%s (%u without layout), %llu parameter%s (pointer %llu, scalar %llu, struct %llu); "
-		   "names:", path, ktrace_inspect_image_kind_name(img->kind), img->nkernels, img->nkernels == 1 ? "" : "s",
+		   "names:", path, image_kind_name(img->kind), img->nkernels, img->nkernels == 1 ? "" : "s",
 		c.nolayout, (unsigned long long)c.nparams, c.nparams == 1 ? "" : "s",
 		(unsigned long long)c.bykind[KTRACE_PARAM_POINTER], (unsigned long long)c.bykind[KTRACE_PARAM_SCALAR],
 		(unsigned long long)c.bykind[KTRACE_PARAM_STRUCT]);

@@ -6,8 +6,6 @@
 
 #include "meta/kernel_meta.h"
 
-const char *ktrace_inspect_image_kind_name(int kind);
-const char *ktrace_inspect_layout_name(uint32_t src);
 void ktrace_inspect_print_text(FILE *f, const char *path, const struct ktrace_meta_image *img);
 /* One JSON object; `comma` puts ",\n" before it (array element). */
 void ktrace_inspect_print_json(FILE *f, const char *path, const struct ktrace_meta_image *img, int comma);

@@ -28,6 +28,34 @@ int ktrace_grow(void *arrp, size_t *cap, size_t need, size_t elem)
 	return 0;
 }
 
+void *ktrace_append(void *arrp, size_t *n, size_t *cap, size_t elem)
+{
+	char *p;
+
+	if (ktrace_grow(arrp, cap, *n + 1, elem))
+		return NULL;
+	memcpy(&p, arrp, sizeof p);
+	p += *n * elem;
+	memset(p, 0, elem);
+	(*n)++;
+	return p;
+}
+
+size_t ktrace_lower_bound(const void *base, size_t n, size_t size, uint64_t key, uint64_t (*key_of)(const void *))
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (key_of((const char *)base + mid * size) < key)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 void ktrace_sort(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *))
 {
 	if (n > 1)

@@ -59,11 +59,22 @@ static char *copy_str(struct ktrace_str s)
 	return p;
 }
 
+/* The node of id, or NULL. */
+static const struct ktrace_range_node *range_get(const struct ktrace_ranges *t, uint32_t id)
+{
+	if (!id || !t->cap)
+		return NULL;
+	for (size_t j = mix_id(id) & (t->cap - 1); t->slots[j].id; j = (j + 1) & (t->cap - 1))
+		if (t->slots[j].id == id)
+			return &t->slots[j];
+	return NULL;
+}
+
 int ktrace_ranges_add(struct ktrace_ranges *t, const struct ktrace_rec_range *r)
 {
 	size_t j;
 
-	if (!r->range_id || ktrace_ranges_get(t, r->range_id))
+	if (!r->range_id || range_get(t, r->range_id))
 		return 0;
 	if ((t->n + 1) * 2 > t->cap && grow(t))
 		return -1;
@@ -89,16 +100,6 @@ int ktrace_ranges_add(struct ktrace_ranges *t, const struct ktrace_rec_range *r)
 	return 0;
 }
 
-const struct ktrace_range_node *ktrace_ranges_get(const struct ktrace_ranges *t, uint32_t id)
-{
-	if (!id || !t->cap)
-		return NULL;
-	for (size_t j = mix_id(id) & (t->cap - 1); t->slots[j].id; j = (j + 1) & (t->cap - 1))
-		if (t->slots[j].id == id)
-			return &t->slots[j];
-	return NULL;
-}
-
 void ktrace_ranges_free(struct ktrace_ranges *t)
 {
 	for (size_t i = 0; i < t->cap; i++) {
@@ -118,7 +119,7 @@ size_t ktrace_ranges_chain(const struct ktrace_ranges *t, uint32_t id, const str
 
 	*complete = 1;
 	while (id && n < KTRACE_RANGES_DEPTH) {
-		const struct ktrace_range_node *g = ktrace_ranges_get(t, id);
+		const struct ktrace_range_node *g = range_get(t, id);
 
 		if (!g) {
 			*complete = 0;

@@ -32,7 +32,6 @@ struct ktrace_ranges {
 
 /* Add a decoded RANGE record (the first of an id counts); 0, -1 out of memory. */
 int ktrace_ranges_add(struct ktrace_ranges *t, const struct ktrace_rec_range *r);
-const struct ktrace_range_node *ktrace_ranges_get(const struct ktrace_ranges *t, uint32_t id);
 void ktrace_ranges_free(struct ktrace_ranges *t);
 
 /* The nodes of the path of id, outermost first, into out (at most max);

@@ -62,15 +62,8 @@ static void json_region(const struct record_ctx *c, struct json_writer *w, const
 /* A parameter's description, as members of the open object. */
 static void json_param_desc(struct json_writer *w, const struct ktrace_param_desc *d)
 {
-	char fl[64] = "";
-	size_t o = 0;
+	char fl[64];
 
-	if (d->flags & KTRACE_PARAMF_CONST)
-		o += (size_t)snprintf(fl + o, sizeof fl - o, "%sconst", o ? "," : "");
-	if (d->flags & KTRACE_PARAMF_SCRATCH)
-		o += (size_t)snprintf(fl + o, sizeof fl - o, "%sscratch", o ? "," : "");
-	if (d->flags & KTRACE_PARAMF_HIDDEN)
-		snprintf(fl + o, sizeof fl - o, "%shidden", o ? "," : "");
 	ktrace_json_u64(w, "ordinal", d->ordinal);
 	json_rstr(w, "name", d->name);
 	json_rstr(w, "type", d->type);
@@ -78,7 +71,7 @@ static void json_param_desc(struct json_writer *w, const struct ktrace_param_des
 	ktrace_json_str(w, "name_source", ktrace_name_source_name(d->name_source));
 	ktrace_json_u64(w, "offset", d->offset);
 	ktrace_json_u64(w, "size", d->size);
-	ktrace_json_names(w, "flags", fl);
+	ktrace_json_names(w, "flags", ktrace_param_flag_names(d->flags, ",", fl, sizeof fl));
 }
 
 /* Why the record alone cannot be verified: "unverifiable" (the reasons'

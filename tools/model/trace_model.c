@@ -94,69 +94,45 @@ struct load_state {
 
 /* ---- sorting and lookup -------------------------------------------------- */
 
-static int cmp_kernel(const void *a, const void *b)
+/* A qsort comparator, name, of an array of type: by its member k1, then by
+ * k2 (k1 again: by one member). */
+#define COMPARE_BY(name, type, k1, k2)                                                                 \
+	static int name(const void *a, const void *b)                                                  \
+	{                                                                                              \
+		const type *x = a, *y = b;                                                             \
+		return x->k1 != y->k1 ? ktrace_cmp_u64(x->k1, y->k1) : ktrace_cmp_u64(x->k2, y->k2); \
+	}
+
+COMPARE_BY(cmp_kernel, struct tm_kernel, id, id)
+COMPARE_BY(cmp_launch, struct tm_launch, seq, rec_seq)
+COMPARE_BY(cmp_op, struct tm_op, seq, seq)
+COMPARE_BY(cmp_order, struct tm_order, seq_before, rec_seq)
+COMPARE_BY(cmp_gputime, struct tm_gputime, op_seq, rec_seq)
+COMPARE_BY(cmp_graph, struct tm_graph, exec_id, revision)
+COMPARE_BY(cmp_region, struct tm_region, param_offset, param_offset)
+COMPARE_BY(cmp_mod, struct tm_module_digest, id, id)
+
+/* The keys the model's arrays are searched by. */
+static uint64_t kernel_id(const void *k)
 {
-	const struct tm_kernel *x = a, *y = b;
-	return ktrace_cmp_u64(x->id, y->id);
+	return ((const struct tm_kernel *)k)->id;
 }
 
-static int cmp_launch(const void *a, const void *b)
+static uint64_t op_seq(const void *o)
 {
-	const struct tm_launch *x = a, *y = b;
-	return x->seq != y->seq ? ktrace_cmp_u64(x->seq, y->seq)
-	       : ktrace_cmp_u64(x->rec_seq, y->rec_seq);
+	return ((const struct tm_op *)o)->seq;
 }
 
-static int cmp_op(const void *a, const void *b)
+static uint64_t gputime_op_seq(const void *g)
 {
-	const struct tm_op *x = a, *y = b;
-	return ktrace_cmp_u64(x->seq, y->seq);
-}
-
-static int cmp_order(const void *a, const void *b)
-{
-	const struct tm_order *x = a, *y = b;
-	return x->seq_before != y->seq_before ? ktrace_cmp_u64(x->seq_before, y->seq_before)
-	       : ktrace_cmp_u64(x->rec_seq, y->rec_seq);
-}
-
-static int cmp_gputime(const void *a, const void *b)
-{
-	const struct tm_gputime *x = a, *y = b;
-	return x->op_seq != y->op_seq ? ktrace_cmp_u64(x->op_seq, y->op_seq)
-	       : ktrace_cmp_u64(x->rec_seq, y->rec_seq);
-}
-
-static int cmp_graph(const void *a, const void *b)
-{
-	const struct tm_graph *x = a, *y = b;
-	return x->exec_id != y->exec_id ? ktrace_cmp_u64(x->exec_id, y->exec_id)
-	       : ktrace_cmp_u64(x->revision, y->revision);
-}
-
-static int cmp_region(const void *a, const void *b)
-{
-	const struct tm_region *x = a, *y = b;
-	return ktrace_cmp_u64(x->param_offset, y->param_offset);
-}
-
-static int cmp_mod(const void *a, const void *b)
-{
-	const struct tm_module_digest *x = a, *y = b;
-	return ktrace_cmp_u64(x->id, y->id);
+	return ((const struct tm_gputime *)g)->op_seq;
 }
 
 static struct tm_kernel *find_kernel(struct tm_kernel *k, size_t n, uint64_t id)
 {
-	size_t lo = 0, hi = n;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (k[mid].id < id)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < n && k[lo].id == id ? &k[lo] : NULL;
+	size_t i = ktrace_lower_bound(k, n, sizeof *k, id, kernel_id);
+
+	return i < n && k[i].id == id ? &k[i] : NULL;
 }
 
 /* ---- records ------------------------------------------------------------- */
@@ -202,11 +178,11 @@ static int take_module(struct load_state *s, const void *rec, size_t len, uint64
 	struct ktrace_rec_module m;
 	if (ktrace_decode_module(rec, len, &m) != 0)
 		return fail(s, "module", seq);
-	if (ktrace_grow(&s->mods, &s->cap_m, s->nmods + 1, sizeof *s->mods))
+	struct tm_module_digest *o = ktrace_append(&s->mods, &s->nmods, &s->cap_m, sizeof *s->mods);
+	if (!o)
 		return oom(s);
-	s->mods[s->nmods].id = m.module_id;
-	s->mods[s->nmods].digest = m.image_digest;
-	s->nmods++;
+	o->id = m.module_id;
+	o->digest = m.image_digest;
 	return 0;
 }
 
@@ -217,12 +193,12 @@ static int take_alloc(struct load_state *s, const void *rec, size_t len, uint64_
 		return fail(s, "alloc", seq);
 	if (!a.size)
 		return 0;
-	if (ktrace_grow(&s->ranges, &s->cap_r, s->nranges + 1, sizeof *s->ranges))
+	struct tm_range *o = ktrace_append(&s->ranges, &s->nranges, &s->cap_r, sizeof *s->ranges);
+	if (!o)
 		return oom(s);
-	s->ranges[s->nranges].base = a.base;
-	s->ranges[s->nranges].size = a.size;
-	s->ranges[s->nranges].host = a.kind == KTRACE_ALLOC_HOST;
-	s->nranges++;
+	o->base = a.base;
+	o->size = a.size;
+	o->host = a.kind == KTRACE_ALLOC_HOST;
 	return 0;
 }
 
@@ -232,10 +208,9 @@ static int take_kernel(struct load_state *s, const void *rec, size_t len, uint64
 	struct tm_trace *t = s->t;
 	if (ktrace_decode_kernel(rec, len, &k) != 0)
 		return fail(s, "kernel", seq);
-	if (ktrace_grow(&t->kernels, &s->cap_k, t->nkernels + 1, sizeof *t->kernels))
+	struct tm_kernel *o = ktrace_append(&t->kernels, &t->nkernels, &s->cap_k, sizeof *t->kernels);
+	if (!o)
 		return oom(s);
-	struct tm_kernel *o = &t->kernels[t->nkernels];
-	memset(o, 0, sizeof *o);
 	o->id = k.kernel_id;
 	o->module_id = k.module_id;
 	o->handle = k.handle;
@@ -268,7 +243,6 @@ static int take_kernel(struct load_state *s, const void *rec, size_t len, uint64
 		}
 	}
 	o->nparams = k.nparams;
-	t->nkernels++;
 	return 0;
 }
 
@@ -278,10 +252,9 @@ static int take_launch(struct load_state *s, const void *rec, size_t len, uint64
 	struct tm_trace *t = s->t;
 	if (ktrace_decode_launch(rec, len, &l) != 0)
 		return fail(s, "launch", seq);
-	if (ktrace_grow(&t->launches, &s->cap_l, t->nlaunches + 1, sizeof *t->launches))
+	struct tm_launch *o = ktrace_append(&t->launches, &t->nlaunches, &s->cap_l, sizeof *t->launches);
+	if (!o)
 		return oom(s);
-	struct tm_launch *o = &t->launches[t->nlaunches];
-	memset(o, 0, sizeof *o);
 	o->seq = l.launch_seq;
 	o->rec_seq = seq;
 	o->time_ns = s->time_ns;
@@ -326,7 +299,6 @@ static int take_launch(struct load_state *s, const void *rec, size_t len, uint64
 		ktrace_sort(o->regions, l.nregions, sizeof *o->regions, cmp_region);
 	}
 	o->nregions = l.nregions;
-	t->nlaunches++;
 	return 0;
 }
 
@@ -390,9 +362,9 @@ static int take_order(struct load_state *s, const void *rec, size_t len, uint64_
 	struct ktrace_rec_order r;
 	if (ktrace_decode_order(rec, len, &r) != 0)
 		return fail(s, "order", seq);
-	if (ktrace_grow(&t->orders, &s->cap_ord, t->norders + 1, sizeof *t->orders))
+	struct tm_order *o = ktrace_append(&t->orders, &t->norders, &s->cap_ord, sizeof *t->orders);
+	if (!o)
 		return oom(s);
-	struct tm_order *o = &t->orders[t->norders++];
 	o->seq_before = r.launch_seq_before;
 	o->rec_seq = seq;
 	o->time_ns = s->time_ns;
@@ -429,18 +401,15 @@ static int take_note(struct load_state *s, const void *rec, size_t len, uint64_t
 	struct ktrace_rec_note n;
 	if (ktrace_decode_note(rec, len, &n) != 0)
 		return fail(s, "note", seq);
-	if (ktrace_grow(&t->notes, &s->cap_n, t->nnotes + 1, sizeof *t->notes))
+	struct tm_note *o = ktrace_append(&t->notes, &t->nnotes, &s->cap_n, sizeof *t->notes);
+	if (!o)
 		return oom(s);
-	struct tm_note *o = &t->notes[t->nnotes];
 	o->rec_seq = seq;
 	o->time_ns = s->time_ns;
 	o->level = n.level;
 	o->code = n.code;
 	o->text = arena_str(t, &n.text);
-	if (!o->text)
-		return oom(s);
-	t->nnotes++;
-	return 0;
+	return o->text ? 0 : oom(s);
 }
 
 static int take_range(struct load_state *s, const void *rec, size_t len, uint64_t seq)
@@ -461,9 +430,9 @@ static int take_pystack(struct load_state *s, const void *rec, size_t len, uint6
 
 	if (ktrace_decode_pystack(rec, len, &r) != 0)
 		return fail(s, "pystack", seq);
-	if (ktrace_grow(&t->pystacks, &s->cap_py, t->npystacks + 1, sizeof *t->pystacks))
+	struct tm_pystack *o = ktrace_append(&t->pystacks, &t->npystacks, &s->cap_py, sizeof *t->pystacks);
+	if (!o)
 		return oom(s);
-	struct tm_pystack *o = &t->pystacks[t->npystacks];
 	*o = (struct tm_pystack){ r.launch_seq, r.fw_seq, r.tid, r.kind, r.nframes, NULL };
 	o->frames = r.nframes ? arena_alloc(t, (size_t)r.nframes * sizeof *o->frames) : NULL;
 	if (r.nframes && !o->frames)
@@ -475,7 +444,6 @@ static int take_pystack(struct load_state *s, const void *rec, size_t len, uint6
 		if (!o->frames[i].file || !o->frames[i].function)
 			return oom(s);
 	}
-	t->npystacks++;
 	return 0;
 }
 
@@ -485,17 +453,14 @@ static int take_replay(struct load_state *s, const void *rec, size_t len, uint64
 	struct ktrace_rec_replay r;
 	if (ktrace_decode_replay(rec, len, &r) != 0)
 		return fail(s, "replay", seq);
-	if (ktrace_grow(&t->replays, &s->cap_p, t->nreplays + 1, sizeof *t->replays))
+	struct tm_replay *o = ktrace_append(&t->replays, &t->nreplays, &s->cap_p, sizeof *t->replays);
+	if (!o)
 		return oom(s);
-	struct tm_replay *o = &t->replays[t->nreplays];
 	o->launch_seq = r.launch_seq;
 	o->kernel_id = r.kernel_id;
 	o->blob_len = r.blob_len;
 	o->blob = arena_dup(t, r.blob, r.blob_len);
-	if (!o->blob)
-		return oom(s);
-	t->nreplays++;
-	return 0;
+	return o->blob ? 0 : oom(s);
 }
 
 /* The graph of (exec, revision), made from the first part seen. */
@@ -507,10 +472,9 @@ static struct tm_graph *graph_for(struct load_state *s, const struct ktrace_rec_
 	for (size_t i = 0; i < t->ngraphs; i++)
 		if (t->graphs[i].exec_id == g->exec_id && t->graphs[i].revision == g->revision)
 			return &t->graphs[i];
-	if (ktrace_grow(&t->graphs, &s->cap_g, t->ngraphs + 1, sizeof *t->graphs))
+	o = ktrace_append(&t->graphs, &t->ngraphs, &s->cap_g, sizeof *t->graphs);
+	if (!o)
 		return NULL;
-	o = &t->graphs[t->ngraphs];
-	memset(o, 0, sizeof *o);
 	o->exec_id = g->exec_id;
 	o->graph_id = g->graph_id;
 	o->revision = g->revision;
@@ -523,10 +487,7 @@ static struct tm_graph *graph_for(struct load_state *s, const struct ktrace_rec_
 	o->node_flags = arena_alloc(t, (size_t)o->nnodes * sizeof *o->node_flags + 1);
 	o->parent = arena_alloc(t, (size_t)o->nnodes * sizeof *o->parent + 1);
 	o->edges = arena_alloc(t, (size_t)o->nedges * sizeof *o->edges + 1);
-	if (!o->kind || !o->node_flags || !o->parent || !o->edges)
-		return NULL;
-	t->ngraphs++;
-	return o;
+	return o->kind && o->node_flags && o->parent && o->edges ? o : NULL;
 }
 
 static int take_graph(struct load_state *s, const void *rec, size_t len, uint64_t seq)
@@ -623,11 +584,7 @@ struct kidx {
 	size_t idx;
 };
 
-static int cmp_kidx(const void *a, const void *b)
-{
-	const struct kidx *x = a, *y = b;
-	return x->id != y->id ? ktrace_cmp_u64(x->id, y->id) : ktrace_cmp_u64(x->idx, y->idx);
-}
+COMPARE_BY(cmp_kidx, struct kidx, id, idx)
 
 static int cmp_u64(const void *a, const void *b)
 {
@@ -714,11 +671,7 @@ static int add_placeholders(struct load_state *s)
 	return 0;
 }
 
-static int cmp_range(const void *a, const void *b)
-{
-	const struct tm_range *x = a, *y = b;
-	return ktrace_cmp_u64(x->base, y->base);
-}
+COMPARE_BY(cmp_range, struct tm_range, base, base)
 
 enum { MEM_UNTRACKED = 0, MEM_DEVICE = 1, MEM_PINNED_HOST = 2 };
 
@@ -812,8 +765,11 @@ static int finish(struct load_state *s)
 	return 0;
 }
 
-static int load(struct tm_trace *t, struct ktrace_reader *r, int allow_truncated, char *err, size_t errlen)
+int ktrace_tm_load_reader(struct tm_trace *t, struct ktrace_reader *r, const char *name, int allow_truncated, char *err,
+			  size_t errlen)
 {
+	memset(t, 0, sizeof *t);
+	t->path = name;
 	struct load_state s;
 	memset(&s, 0, sizeof s);
 	s.t = t;
@@ -865,23 +821,14 @@ static int load(struct tm_trace *t, struct ktrace_reader *r, int allow_truncated
 
 int ktrace_tm_load(struct tm_trace *t, const char *path, int allow_truncated, char *err, size_t errlen)
 {
-	memset(t, 0, sizeof *t);
-	t->path = path;
 	struct ktrace_reader *r = ktrace_reader_open(path, err, errlen);
-	if (!r)
-		return -1;
-	return load(t, r, allow_truncated, err, errlen);
-}
 
-int ktrace_tm_load_mem(struct tm_trace *t, const void *data, size_t len, const char *name,
-		      int allow_truncated, char *err, size_t errlen)
-{
-	memset(t, 0, sizeof *t);
-	t->path = name;
-	struct ktrace_reader *r = ktrace_reader_open_mem(data, len, name, err, errlen);
-	if (!r)
+	if (!r) {
+		memset(t, 0, sizeof *t);
+		t->path = path;
 		return -1;
-	return load(t, r, allow_truncated, err, errlen);
+	}
+	return ktrace_tm_load_reader(t, r, path, allow_truncated, err, errlen);
 }
 
 void ktrace_tm_free(struct tm_trace *t)
@@ -941,43 +888,16 @@ const struct tm_graph *ktrace_tm_graph(const struct tm_trace *t, uint64_t exec_i
 		       ? &t->graphs[lo] : NULL;
 }
 
-const struct tm_gputime *ktrace_tm_gputime(const struct tm_trace *t, uint64_t op_seq)
+const struct tm_gputime *ktrace_tm_gputime(const struct tm_trace *t, uint64_t seq)
 {
-	size_t lo = 0, hi = t->ngputimes;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (t->gputimes[mid].op_seq < op_seq)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < t->ngputimes && t->gputimes[lo].op_seq == op_seq ? &t->gputimes[lo] : NULL;
-}
+	size_t i = ktrace_lower_bound(t->gputimes, t->ngputimes, sizeof *t->gputimes, seq, gputime_op_seq);
 
-size_t ktrace_tm_launch_lower_bound(const struct tm_trace *t, uint64_t seq)
-{
-	size_t lo = 0, hi = t->nlaunches;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (t->launches[mid].seq < seq)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	return i < t->ngputimes && t->gputimes[i].op_seq == seq ? &t->gputimes[i] : NULL;
 }
 
 size_t ktrace_tm_op_lower_bound(const struct tm_trace *t, uint64_t seq)
 {
-	size_t lo = 0, hi = t->nops;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (t->ops[mid].seq < seq)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	return ktrace_lower_bound(t->ops, t->nops, sizeof *t->ops, seq, op_seq);
 }
 
 /* What one record tells ktrace_tm_scan_run. */

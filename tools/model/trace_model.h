@@ -20,6 +20,7 @@
 #include "tools/model/ranges.h"
 
 struct tm_arena_block;
+struct ktrace_reader;
 
 struct tm_param {
 	uint16_t ordinal;
@@ -190,9 +191,10 @@ struct tm_trace {
  * file in err.  A truncated file is an error unless allow_truncated (then
  * t->truncated is set and t->truncated_msg holds the reader's message). */
 int ktrace_tm_load(struct tm_trace *t, const char *path, int allow_truncated, char *err, size_t errlen);
-/* Same from memory (tests); name is used in messages. */
-int ktrace_tm_load_mem(struct tm_trace *t, const void *data, size_t len, const char *name,
-		      int allow_truncated, char *err, size_t errlen);
+/* The same from a reader opened on a trace (format/trace_reader.h: a file,
+ * or bytes in memory), which it closes; name is the trace's in messages. */
+int ktrace_tm_load_reader(struct tm_trace *t, struct ktrace_reader *r, const char *name, int allow_truncated, char *err,
+			  size_t errlen);
 void ktrace_tm_free(struct tm_trace *t);
 
 /* Name for reports: the demangled name when there is one, else the mangled
@@ -208,8 +210,7 @@ const struct tm_graph *ktrace_tm_graph(const struct tm_trace *t, uint64_t exec_i
 /* The GPUTIME record of operation op_seq (a graph launch's: its first), or NULL. */
 const struct tm_gputime *ktrace_tm_gputime(const struct tm_trace *t, uint64_t op_seq);
 
-/* Index of the first launch with seq >= `seq` (binary search). */
-size_t ktrace_tm_launch_lower_bound(const struct tm_trace *t, uint64_t seq);
+/* Index of the first copy or memset with seq >= `seq` (binary search). */
 size_t ktrace_tm_op_lower_bound(const struct tm_trace *t, uint64_t seq);
 
 

@@ -127,6 +127,20 @@ const char *ktrace_param_value(const struct ktrace_param_desc *d, const uint8_t 
 	return out;
 }
 
+const char *ktrace_param_flag_names(uint32_t flags, const char *sep, char *out, size_t cap)
+{
+	static const struct { uint32_t flag; const char *name; } names[] = {
+		{ KTRACE_PARAMF_CONST, "const" }, { KTRACE_PARAMF_SCRATCH, "scratch" }, { KTRACE_PARAMF_HIDDEN, "hidden" },
+	};
+	size_t o = 0;
+
+	out[0] = '\0';
+	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+		if ((flags & names[i].flag) && o < cap)
+			o += (size_t)snprintf(out + o, cap - o, "%s%s", o ? sep : "", names[i].name);
+	return out;
+}
+
 size_t ktrace_utf8_len(const unsigned char *s, size_t n)
 {
 	unsigned char c = s[0];

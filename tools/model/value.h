@@ -17,6 +17,10 @@
 const char *ktrace_param_value(const struct ktrace_param_desc *d, const uint8_t *bytes, uint32_t nbytes, int json,
 			       char *out, size_t cap);
 
+/* A kernel parameter's flags (KTRACE_PARAMF_*) as their names, "const",
+ * "scratch", "hidden", separated by sep, into out ("" for none); returns out. */
+const char *ktrace_param_flag_names(uint32_t flags, const char *sep, char *out, size_t cap);
+
 /* Text: valid UTF-8 as is; control bytes, backslash and invalid bytes as
  * \xNN, so that a trace cannot drive the terminal. */
 void ktrace_put_escaped(FILE *f, const char *s, size_t n);
