@@ -1,6 +1,7 @@
 /* interpose/lifecycle.h: the lifecycle's own functions (init.c, fork.c).
  *
- * Declares what the files of interpose/'s top call of each other: the
+ * Owns the declarations of what the files of interpose/'s top call of each
+ * other: the
  * tracer's initialisation (the start hook of the hook table, hooks.c), the
  * fork handler's installation (also offered to interpose/nvtx/ through the
  * services table) and the tracer's part of the fork child step.  May call:

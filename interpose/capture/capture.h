@@ -1,6 +1,7 @@
 /* interpose/capture/capture.h: the capture folder's hooks.
  *
- * Declares the hooks of interpose/driver/hooks.h that capture/ implements,
+ * Owns the declarations of the hooks of interpose/driver/hooks.h that
+ * capture/ implements,
  * which the lifecycle puts in the hook table (interpose/hooks.c): the
  * launch path (launch_capture.c) and the stream-order hook (order_events.c).
  * May call: nothing (declarations only).

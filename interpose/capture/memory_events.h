@@ -1,7 +1,8 @@
 /* interpose/capture/memory_events.h: the memory, copy and context hooks and
  * the fork hooks of memory_events.c.
  *
- * memory_events.c implements the memory and copy hooks of
+ * Owns their declarations.  memory_events.c implements the memory and copy
+ * hooks of
  * interpose/driver/hooks.h and capture/'s part of the context hook (the
  * lifecycle puts them in the table, interpose/hooks.c); besides
  * those it exposes only the fork hooks, which interpose/fork.c calls:

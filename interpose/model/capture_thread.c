@@ -1,7 +1,10 @@
-/* interpose/model/capture_thread.c: per-thread scratch, thread id and context cache
- * of the capture path (see capture_thread.h).  Calls the real driver table
+/* interpose/model/capture_thread.c: each thread's state.
+ *
+ * Owns the per-thread scratch, thread id and context cache of the capture
+ * path (see capture_thread.h).  May call: the real driver table
  * (cuCtxGetCurrent, cuCtxGetDevice), the allocation map's cache, the GPU
- * times (a context a thread meets for the first time) and libc. */
+ * times through the services table (a context a thread meets for the first
+ * time) and libc. */
 #include "interpose/model/capture_thread.h"
 
 #include <pthread.h>

@@ -1,7 +1,9 @@
-/* interpose/model/nvtx_now.c: the calling thread's range reference
- * (nvtx_now.h, ktrace_nvtx_now), alone in its file: the launch path, copies
- * and memsets read it, interpose/nvtx/nvtx_stack.c writes it.  A thread that
- * never opened a range reads zeros (no range).
+/* interpose/model/nvtx_now.c: the calling thread's range reference.
+ *
+ * Owns ktrace_nvtx_now (nvtx_now.h), alone in its file: the launch path,
+ * copies and memsets read it, interpose/nvtx/nvtx_stack.c writes it.  A
+ * thread that never opened a range reads zeros (no range).  May call:
+ * nothing.
  */
 #include "interpose/model/nvtx_now.h"
 

@@ -1,6 +1,7 @@
 /* interpose/model/services.h: what the peer folders ask of each other.
  *
- * The folders above model/ (registry/, capture/, hash/, graph/, poller/,
+ * Owns struct ktrace_services and the types its calls share.  The folders
+ * above model/ (registry/, capture/, hash/, graph/, poller/,
  * nvtx/, pystack/, replay/) never include each other.  Where one needs
  * another's work (the launch path asks the registry for a kernel it has not
  * seen, the hash pipeline for a pre-hash, the graph module whether a stream
@@ -10,8 +11,8 @@
  * (interpose/hooks.c), every member filled in by its initialiser, so it is
  * complete before any code runs (the NVTX injection can ask for the fork
  * handler before the tracer starts); a test that links some folders fills
- * in its own.  Also the types those calls share.  May call: nothing
- * (declarations only).
+ * in its own.  May call: nothing (declarations, and the inline test before
+ * the pystack_forward_op service).
  */
 #ifndef KTRACE_SERVICES_H
 #define KTRACE_SERVICES_H
