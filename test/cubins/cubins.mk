@@ -21,6 +21,10 @@ TEST_DEPS += $(CUBIN_FILES)
 endif
 .PHONY: cubins
 cubins: $(CUBIN_FILES)
+# the GPU suite's meta area dumps them with cuobjdump (test/gpu/20-meta-cuobjdump.sh)
+ifeq ($(HAVE_NVCC),1)
+gpu: cubins
+endif
 
 CUBIN_NVFLAGS := -std=c++17 -O2
 ARCHS_ALL := -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 \
