@@ -166,12 +166,13 @@ static void putf(unsigned char *p, float f)
 	memcpy(p, &f, 4);
 }
 
-/* sim_opts.ranges 2: XLA's module and kernel ranges, with source locations. */
+/* sim_opts.ranges 2: XLA's module and kernel ranges, with source locations;
+ * 3: the same as today's XLA writes them (a fused kernel's ops, no name=). */
 static void emit_xla_ranges(struct sim *s, int kid, struct ktrace_rec_launch *l)
 {
 	static const char mod[] = "XlaModule:#hlo_module=jit_step,program_id=3#", common[] = "\n/work/train.py:7[<module>]\n";
 	unsigned char buf[1024];
-	char msg[160], src[160];
+	char msg[160], src[320];
 	struct ktrace_rec_range r = { .range_id = 1, .kind = KTRACE_RANGE_PUSH, .domain = { "TSL", 3 },
 				      .message = { mod, sizeof mod - 1 }, .source = { common, sizeof common - 1 } };
 
@@ -180,9 +181,16 @@ static void emit_xla_ranges(struct sim *s, int kid, struct ktrace_rec_launch *l)
 	const char *name = kernels[kid].demangled[0] ? kernels[kid].demangled : kernels[kid].name;
 	int len = (int)strcspn(name, "(");
 
-	snprintf(msg, sizeof msg, "Thunk:#name=kt_pool/%.*s,hlo_op=fusion.%d#", len, name, kid);
-	snprintf(src, sizeof src, "\n- /work/model.py:28[step]\n-- /work/model.py:%d[loss] %.*s\n", 30 + kid, len,
-		 name);
+	if (s->o->ranges == 3) { /* XLA since 2025: no name= in the Thunk range; a fusion lists its ops */
+		snprintf(msg, sizeof msg, "Thunk:#hlo_op=input_scatter_fusion,unique_hlo_op_id=%d#", 40 + kid);
+		snprintf(src, sizeof src, "\n- /work/model.py:28[step]\n-- /work/model.py:20[relu] jit(step)/max\n"
+			 "-- /work/model.py:%d[loss] jit(step)/jvp(kt_pool)/scatter-add\n"
+			 "-- /work/model.py:%d[loss] jit(step)/jvp(kt_pool)/select_n\n", 30 + kid, 30 + kid);
+	} else {
+		snprintf(msg, sizeof msg, "Thunk:#name=kt_pool/%.*s,hlo_op=fusion.%d#", len, name, kid);
+		snprintf(src, sizeof src, "\n- /work/model.py:28[step]\n-- /work/model.py:%d[loss] %.*s\n", 30 + kid,
+			 len, name);
+	}
 	r = (struct ktrace_rec_range){ .range_id = 10 + (uint32_t)kid, .parent = 1, .kind = KTRACE_RANGE_PUSH,
 				       .domain = { "TSL", 3 }, .message = { msg, (uint16_t)strlen(msg) },
 				       .source = { src, (uint16_t)strlen(src) } };
@@ -236,7 +244,7 @@ static void emit_launch(struct sim *s, int kid, uint64_t stream, const uint32_t 
 	l.param_bytes_len = kernels[kid].param_bytes;
 	l.nregions = (uint32_t)nu;
 	l.param_bytes = params;
-	if (s->o->ranges == 2)
+	if (s->o->ranges == 2 || s->o->ranges == 3)
 		emit_xla_ranges(s, kid, &l);
 	else if (s->o->ranges)
 		emit_ranges(s, kid, &l);

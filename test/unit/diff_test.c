@@ -450,6 +450,22 @@ static void test_divergence_where_xla(void **state)
 	release(&p);
 }
 
+/* Today's XLA names no op in its Thunk range and lists every op a fused
+ * kernel holds in its source locations: the op of the fusion's kind (a
+ * scatter fusion's scatter-add, not the first op listed) gives the named
+ * scope and the Python line. */
+static void test_divergence_where_xla_fusion(void **state)
+{
+	(void)state;
+	struct pair p;
+	struct ktrace_range_where w;
+	nondet_in_ranges(&p, 3, &w);
+	assert_string_equal(w.hlo_op, "input_scatter_fusion,unique_hlo_op_id=43");
+	assert_string_equal(w.op_name, "jit(step)/jvp(kt_pool)/scatter-add");
+	assert_string_equal(w.line, "/work/model.py:33[loss]");
+	release(&p);
+}
+
 /* Uninitialised struct padding differs between the runs, the buffers do not:
  * the kernel is judged non-deterministic and the padding is reported as a
  * host-side difference.  A real scalar difference stays an input. */
@@ -1172,6 +1188,7 @@ int main(void)
 		cmocka_unit_test(test_nondeterministic_kernel),
 		cmocka_unit_test(test_divergence_where),
 		cmocka_unit_test(test_divergence_where_xla),
+		cmocka_unit_test(test_divergence_where_xla_fusion),
 		cmocka_unit_test(test_nondeterministic_all),
 		cmocka_unit_test(test_struct_padding_is_host_side),
 		cmocka_unit_test(test_host_input_differs),

@@ -216,32 +216,98 @@ static void where_xla(const struct ktrace_range_node *g, struct ktrace_range_whe
 	}
 }
 
-/* The innermost frame of XLA's source locations: the deepest line (most
- * leading '-'), the first of equals, its "file:line[function]" without the
- * op name after it. */
-static void source_line(const char *src, char *out, size_t cap)
+/* The kind of op a fused kernel is built around, from XLA's instruction
+ * name: "input_scatter_fusion.2,unique_hlo_op_id=9" -> "scatter"
+ * (prefixes input_/loop_/wrapped_, the suffix _fusion and a .N cut). */
+static void hero_kind(const char *hlo_op, char *out, size_t cap)
 {
-	int best = -1;
+	static const char *const prefixes[] = { "input_", "loop_", "wrapped_", "triton_" };
+	size_t n = strcspn(hlo_op, ",.");
+	const char *p = hlo_op;
 
+	for (size_t i = 0; i < sizeof prefixes / sizeof prefixes[0]; i++)
+		if (!strncmp(p, prefixes[i], strlen(prefixes[i])) && strlen(prefixes[i]) < n) {
+			n -= strlen(prefixes[i]);
+			p += strlen(prefixes[i]);
+			break;
+		}
+	if (n > 7 && !strncmp(p + n - 7, "_fusion", 7))
+		n -= 7;
+	snprintf(out, cap, "%.*s", (int)n, p);
+}
+
+/* One line of XLA's source locations: its depth (leading '-'), its
+ * "file:line[function]" and the op name after it (empty when none). */
+static int source_entry(const char *p, const char *e, const char **loc, size_t *loclen, const char **op,
+			size_t *oplen)
+{
+	int depth = 0;
+	const char *f, *sp;
+
+	while (p + depth < e && p[depth] == '-')
+		depth++;
+	f = p + depth;
+	while (f < e && *f == ' ')
+		f++;
+	if (f >= e)
+		return -1;
+	sp = memchr(f, ' ', (size_t)(e - f));
+	*loc = f;
+	*loclen = (size_t)((sp ? sp : e) - f);
+	*op = sp ? sp + 1 : e;
+	*oplen = (size_t)(e - *op);
+	return depth;
+}
+
+/* Whether an op name's last component ("jit(step)/jvp(kt_pool)/scatter-add")
+ * is of the kind (its name holds it). */
+static int op_of_kind(const char *op, size_t n, const char *kind)
+{
+	const char *last = op;
+
+	for (size_t i = 0; i < n; i++)
+		if (op[i] == '/')
+			last = op + i + 1;
+	n -= (size_t)(last - op);
+	for (size_t k = strlen(kind), i = 0; k && i + k <= n; i++)
+		if (!strncmp(last + i, kind, k))
+			return 1;
+	return 0;
+}
+
+/* The innermost frame of XLA's source locations: of the deepest lines (most
+ * leading '-'), the first whose op is of the fused kernel's kind (a fusion
+ * lists every op it holds), else the first; its "file:line[function]" into
+ * line, and its op name into op unless op holds one already (an older XLA's
+ * Thunk range names it). */
+static void source_line(const char *src, const char *hlo_op, char *line, size_t lcap, char *op, size_t ocap)
+{
+	char kind[64];
+	const char *bl = NULL, *bo = NULL;
+	size_t bll = 0, bol = 0;
+	int best = -1, matched = 0;
+
+	hero_kind(hlo_op, kind, sizeof kind);
 	for (const char *p = src; *p;) {
-		const char *e = strchr(p, '\n'), *f;
-		int depth = 0;
+		const char *e = strchr(p, '\n'), *loc, *on;
+		size_t ll, ol;
+		int depth, of_kind;
 
 		if (!e)
 			e = p + strlen(p);
-		while (p + depth < e && p[depth] == '-')
-			depth++;
-		f = p + depth;
-		while (f < e && *f == ' ')
-			f++;
-		if (f < e && depth > best) {
-			const char *sp = memchr(f, ' ', (size_t)(e - f));
-
+		depth = source_entry(p, e, &loc, &ll, &on, &ol);
+		of_kind = depth >= 0 && kind[0] && op_of_kind(on, ol, kind);
+		if (depth > best || (depth == best && of_kind && !matched)) {
 			best = depth;
-			snprintf(out, cap, "%.*s", (int)((sp ? sp : e) - f), f);
+			matched = of_kind;
+			bl = loc, bll = ll, bo = on, bol = ol;
 		}
 		p = *e ? e + 1 : e;
 	}
+	if (bl)
+		snprintf(line, lcap, "%.*s", (int)bll, bl);
+	if (bo && bol && !op[0])
+		snprintf(op, ocap, "%.*s", (int)bol, bo);
 }
 
 /* XLA's source locations of the path: the innermost range's that has some,
@@ -259,7 +325,7 @@ static void where_source(const struct ktrace_range_node *const *c, size_t n, str
 		if (!strncmp(c[i]->message, "XlaModule:#", 11) && c[i]->source[0])
 			mod = c[i];
 	snprintf(w->source, sizeof w->source, "%s%s", mod ? mod->source : "", c[k - 1]->source);
-	source_line(c[k - 1]->source, w->line, sizeof w->line);
+	source_line(c[k - 1]->source, w->hlo_op, w->line, sizeof w->line, w->op_name, sizeof w->op_name);
 }
 
 void ktrace_ranges_where(const struct ktrace_ranges *t, const struct ktrace_range_ref *ref,
@@ -274,7 +340,6 @@ void ktrace_ranges_where(const struct ktrace_ranges *t, const struct ktrace_rang
 	w->fw_seq_kind = ref->fw_seq_kind;
 	w->fw_seq = ref->fw_seq;
 	w->ref_flags = ref->flags;
-	where_source(c, n, w);
 	for (size_t i = 0; i < n; i++) {
 		const struct ktrace_range_node *g = c[i];
 
@@ -284,6 +349,7 @@ void ktrace_ranges_where(const struct ktrace_ranges *t, const struct ktrace_rang
 			snprintf(w->backward, sizeof w->backward, "%s", g->message);
 		where_xla(g, w);
 	}
+	where_source(c, n, w); /* after the HLO op: it picks the fused op's line */
 }
 
 /* Append to out (cap bytes, *n used so far), cutting at the end. */
