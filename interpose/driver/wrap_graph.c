@@ -29,9 +29,8 @@
  * point: the real call, then `report` (which sees the driver's result as
  * `res`) when tracing is on (KT_WRAPPER_REPORT_AFTER, wrap.h). */
 #define NOTHING (void)res
-#define IF_OK KT_IF_OK
 #define PT(s) ktrace_ptsz_stream(s)
-#define MADE IF_OK(ktrace_hooks.graph_node_added(*ph)) /* a node added: *ph */
+#define MADE KT_IF_OK(ktrace_hooks.graph_node_added(*ph)) /* a node added: *ph */
 
 /* ---- stream capture ------------------------------------------------------------ */
 
@@ -43,16 +42,16 @@
 			 CUstreamCaptureMode m)
 
 #define CAPTURE_WRAPPERS(WRAPPER) \
-	WRAPPER(cuStreamBeginCapture, (CUstream s), (s), IF_OK(ktrace_hooks.capture_begin(s))) \
-	WRAPPER(cuStreamBeginCapture_ptsz, (CUstream s), (s), IF_OK(ktrace_hooks.capture_begin(PT(s)))) \
+	WRAPPER(cuStreamBeginCapture, (CUstream s), (s), KT_IF_OK(ktrace_hooks.capture_begin(s))) \
+	WRAPPER(cuStreamBeginCapture_ptsz, (CUstream s), (s), KT_IF_OK(ktrace_hooks.capture_begin(PT(s)))) \
 	WRAPPER(cuStreamBeginCapture_v2, (CUstream s, CUstreamCaptureMode m), (s, m), \
-	  IF_OK(ktrace_hooks.capture_begin(s))) \
+	  KT_IF_OK(ktrace_hooks.capture_begin(s))) \
 	WRAPPER(cuStreamBeginCapture_v2_ptsz, (CUstream s, CUstreamCaptureMode m), (s, m), \
-	  IF_OK(ktrace_hooks.capture_begin(PT(s)))) \
+	  KT_IF_OK(ktrace_hooks.capture_begin(PT(s)))) \
 	WRAPPER(cuStreamBeginCaptureToGraph, TO_GRAPH_PARAMS, (s, g, deps, data, n, m), \
-	  IF_OK(ktrace_hooks.capture_begin(s))) \
+	  KT_IF_OK(ktrace_hooks.capture_begin(s))) \
 	WRAPPER(cuStreamBeginCaptureToGraph_ptsz, TO_GRAPH_PARAMS, (s, g, deps, data, n, m), \
-	  IF_OK(ktrace_hooks.capture_begin(PT(s)))) \
+	  KT_IF_OK(ktrace_hooks.capture_begin(PT(s)))) \
 	WRAPPER(cuStreamEndCapture, (CUstream s, CUgraph *g), (s, g), \
 	  ktrace_hooks.capture_end(s, res == CUDA_SUCCESS && g ? *g : NULL, res)) \
 	WRAPPER(cuStreamEndCapture_ptsz, (CUstream s, CUgraph *g), (s, g), \
@@ -82,8 +81,8 @@
 #define DEPS_V2_PARAMS (CUgraph g, const CUgraphNode *from, const CUgraphNode *to, const CUgraphEdgeData *e, size_t n)
 
 #define GRAPH_BUILD_WRAPPERS(WRAPPER) \
-	WRAPPER(cuGraphCreate, (CUgraph *ph, unsigned int f), (ph, f), IF_OK(ktrace_hooks.graph_new(*ph, NULL))) \
-	WRAPPER(cuGraphClone, (CUgraph *ph, CUgraph src), (ph, src), IF_OK(ktrace_hooks.graph_new(*ph, src))) \
+	WRAPPER(cuGraphCreate, (CUgraph *ph, unsigned int f), (ph, f), KT_IF_OK(ktrace_hooks.graph_new(*ph, NULL))) \
+	WRAPPER(cuGraphClone, (CUgraph *ph, CUgraph src), (ph, src), KT_IF_OK(ktrace_hooks.graph_new(*ph, src))) \
 	WRAPPER(cuGraphDestroyNode, (CUgraphNode node), (node), NOTHING) \
 	WRAPPER(cuGraphAddKernelNode, ADD(const CUDA_KERNEL_NODE_PARAMS_v1 *p), (ph, g, deps, n, p), MADE) \
 	WRAPPER(cuGraphAddKernelNode_v2, ADD(const CUDA_KERNEL_NODE_PARAMS *p), (ph, g, deps, n, p), MADE) \
@@ -119,7 +118,7 @@
 
 #define INSTANTIATE_LOG_PARAMS (CUgraphExec *ph, CUgraph g, CUgraphNode *err, char *log, size_t cap)
 #define INSTANTIATE_PARAMS_PARAMS (CUgraphExec *ph, CUgraph g, CUDA_GRAPH_INSTANTIATE_PARAMS *p)
-#define INSTANTIATED(flags) IF_OK(ktrace_hooks.graph_instantiated(*ph, g, (flags)))
+#define INSTANTIATED(flags) KT_IF_OK(ktrace_hooks.graph_instantiated(*ph, g, (flags)))
 
 /* Report node parameters set on exec e: `what` and the member given. */
 #define NODE_SET(what_, ...) \
@@ -137,12 +136,12 @@
 	WRAPPER(cuGraphInstantiateWithParams, INSTANTIATE_PARAMS_PARAMS, (ph, g, p), INSTANTIATED(p ? p->flags : 0)) \
 	WRAPPER(cuGraphInstantiateWithParams_ptsz, INSTANTIATE_PARAMS_PARAMS, (ph, g, p), \
 	  INSTANTIATED(p ? p->flags : 0)) \
-	WRAPPER(cuGraphUpload, (CUgraphExec e, CUstream s), (e, s), IF_OK(ktrace_hooks.graph_upload(e, s))) \
-	WRAPPER(cuGraphUpload_ptsz, (CUgraphExec e, CUstream s), (e, s), IF_OK(ktrace_hooks.graph_upload(e, PT(s)))) \
+	WRAPPER(cuGraphUpload, (CUgraphExec e, CUstream s), (e, s), KT_IF_OK(ktrace_hooks.graph_upload(e, s))) \
+	WRAPPER(cuGraphUpload_ptsz, (CUgraphExec e, CUstream s), (e, s), KT_IF_OK(ktrace_hooks.graph_upload(e, PT(s)))) \
 	WRAPPER(cuGraphExecUpdate, (CUgraphExec e, CUgraph g, CUgraphNode *err, CUgraphExecUpdateResult *r), \
-	  (e, g, err, r), IF_OK(ktrace_hooks.graph_exec_updated(e, g))) \
+	  (e, g, err, r), KT_IF_OK(ktrace_hooks.graph_exec_updated(e, g))) \
 	WRAPPER(cuGraphExecUpdate_v2, (CUgraphExec e, CUgraph g, CUgraphExecUpdateResultInfo *r), (e, g, r), \
-	  IF_OK(ktrace_hooks.graph_exec_updated(e, g))) \
+	  KT_IF_OK(ktrace_hooks.graph_exec_updated(e, g))) \
 	WRAPPER(cuGraphExecKernelNodeSetParams, \
 	  (CUgraphExec e, CUgraphNode node, const CUDA_KERNEL_NODE_PARAMS_v1 *p), (e, node, p), \
 	  NODE_SET(KERNEL_V1, .kernel_v1 = p)) \

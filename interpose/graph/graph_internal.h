@@ -210,6 +210,8 @@ void kt_graph_note(uint64_t exec_id, uint64_t graph_id, uint32_t why, const char
 int kt_graph_failed(const char *call, CUresult r) KTRACE_HIDDEN;
 /* Remember a failure that is no driver call's ("what" says what), as above. */
 void kt_graph_failed_because(const char *what) KTRACE_HIDDEN;
+/* KT_REAL (driver_real.h) that remembers a failure for the next note: 1 when
+ * the call failed. */
 #define KT_GCALL(fn, ...) kt_graph_failed(#fn, KT_REAL(fn, __VA_ARGS__))
 
 /* Every driver call ktrace makes for graphs runs between these, in the

@@ -168,6 +168,9 @@ static void ctx_release_gpu(struct hctx *c)
 	c->mod = NULL;
 }
 
+/* ctx_setup's checks, which jump to its cleanup: NEED, a function the setup
+ * cannot do without (named in the message); CHECK, the result of a KT_REAL
+ * call (name says which step failed). */
 #define NEED(fn) \
 	do { \
 		if (!KT_REAL_HAS(fn)) { \
