@@ -29,7 +29,8 @@
 #define KTRACE_MAGIC_LEN 8
 #define KTRACE_PREAMBLE_SIZE 16
 #define KTRACE_FORMAT_MAJOR 1 /* readers refuse a larger major */
-#define KTRACE_FORMAT_MINOR 11 /* additions that old readers can skip */
+/* KTRACE_FORMAT_MINOR, additions that old readers can skip: format/record_table.def,
+ * beside the record types whose additions it counts. */
 
 /* Preamble: magic[8], u16 major, u16 minor, u32 flags (0). */
 
