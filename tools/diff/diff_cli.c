@@ -2,10 +2,11 @@
  * and the report dispatch, shared by ktrace-diff and `ktrace check`.
  */
 #include "tools/diff/diff_internal.h"
-#include "tools/model/json_writer.h"
 
 #include <errno.h>
 #include <string.h>
+
+#include "tools/model/json_writer.h"
 
 const struct option ktrace_diff_report_options[] = {
 	{ "all", no_argument, NULL, DIFF_OPT_ALL },

@@ -56,8 +56,8 @@ struct diff_align {
 int ktrace_diff_align(const struct tm_trace *a, const struct tm_trace *b, struct diff_align *al);
 void ktrace_diff_align_free(struct diff_align *al);
 
-/* Myers' O(ND) alignment of two key sequences (exported for tests):
- * eq(i, j, ctx) says whether a[i] and b[j] align.  On return match_a[i] is the
+/* Myers' O(ND) alignment of two key sequences (a stream's launches, its
+ * device-to-host copies): eq(i, j, ctx) says whether a[i] and b[j] align.  On return match_a[i] is the
  * index in b aligned with i, or -1 (and match_b likewise).  Returns 0 or -1. */
 int ktrace_diff_lcs(size_t na, size_t nb, int (*eq)(size_t i, size_t j, void *ctx), void *ctx,
 		    long *match_a, long *match_b);

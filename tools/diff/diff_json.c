@@ -197,13 +197,12 @@ static void j_range(struct json_writer *j, const char *key, const struct tm_trac
 	}
 	ktrace_json_object(j, key);
 	ktrace_record_json_range_members(j, &t->ranges, &l->range);
-	j_str_or_null(j, "op", w.op);
-	j_str_or_null(j, "backward_node", w.backward);
-	j_str_or_null(j, "hlo_op", w.hlo_op);
-	j_str_or_null(j, "op_name", w.op_name);
-	j_str_or_null(j, "hlo_module", w.module);
-	j_str_or_null(j, "source", w.source);
-	j_str_or_null(j, "source_line", w.line);
+	const struct { const char *key, *value; } named[] = {
+		{ "op", w.op }, { "backward_node", w.backward }, { "hlo_op", w.hlo_op }, { "op_name", w.op_name },
+		{ "hlo_module", w.module }, { "source", w.source }, { "source_line", w.line },
+	};
+	for (size_t i = 0; i < sizeof named / sizeof named[0]; i++)
+		j_str_or_null(j, named[i].key, named[i].value);
 	ktrace_json_end(j);
 }
 

@@ -4,14 +4,13 @@
  */
 #include "tools/dump/dump_internal.h"
 
-#include "format/record_table.h"
-#include "tools/model/unverified.h"
-
-#include "format/replay_report.h"
-
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+#include "format/record_table.h"
+#include "format/replay_report.h"
+#include "tools/model/unverified.h"
 
 static void put_str(FILE *f, struct ktrace_str s)
 {

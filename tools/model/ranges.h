@@ -7,7 +7,8 @@
  * (PyTorch's "aten::addmm"), the backward node and the forward op's
  * sequence number it stands for, XLA's HLO op and op name ("Thunk:#name=
  * ...,hlo_op=...#") and the source locations XLA attaches to its ranges.
- * Shared by ktrace-dump, ktrace-diff and ktrace check.
+ * Shared by ktrace-dump, ktrace-diff, ktrace check, the timeline export and
+ * the Python reader.
  */
 #ifndef KTRACE_TOOLS_RANGES_H
 #define KTRACE_TOOLS_RANGES_H

@@ -1,14 +1,14 @@
 /* tools/model/trace_model.h: a whole trace file loaded into memory (trace_model.c).
  *
- * Shared by ktrace-diff and the `ktrace` front end.  Loading decodes every
- * record with format/trace_reader.h, keeps what the determinism tools need
- * (kernels, launches with their regions and hashes, copies and sets,
- * stream-order records, the graphs of graph launches, measured GPU times,
- * notes, replays, counters, the header and end records), resolves each launch's kernel
- * (a LAUNCH may come before its KERNEL record), and sorts launches and
- * copy/set operations by their sequence number (records of different threads
- * are not in sequence order in the file).  All memory lives in one arena
- * freed by ktrace_tm_free().
+ * Shared by ktrace-diff, `ktrace check`, ktrace-export and the Python reader.
+ * Loading decodes every record with format/trace_reader.h, keeps what the
+ * determinism tools need (kernels, launches with their regions and hashes,
+ * copies and sets, stream-order records, the graphs of graph launches,
+ * measured GPU times, notes, replays, counters, the header and end records),
+ * resolves each launch's kernel (a LAUNCH may come before its KERNEL record),
+ * and sorts launches and copy/set operations by their sequence number
+ * (records of different threads are not in sequence order in the file).  All
+ * memory lives in one arena freed by ktrace_tm_free().
  */
 #ifndef KTRACE_TOOLS_TRACE_MODEL_H
 #define KTRACE_TOOLS_TRACE_MODEL_H

@@ -12,8 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tools/model/value.h"
 #include "tools/model/trace_model.h"
+#include "tools/model/value.h"
 
 #define KTPY_API __attribute__((visibility("default")))
 #define KTPY_ABI 1
