@@ -1,56 +1,49 @@
 /* format/format_range.c: the records of format 1.9 that say where in the
  * program work was issued: RANGE (one node of the tree of NVTX range paths)
  * and PYSTACK (a Python stack).  Layouts in docs/format.md, beside the other
- * records'; the range reference that LAUNCH, MEMCPY and MEMSET carry is
- * ktrace_format.c's.  Calls libc only (format/codec.h).
+ * records'; their fixed fields are the record table's (record_table.def),
+ * their strings and frames are coded here.  The range reference that LAUNCH,
+ * MEMCPY and MEMSET carry is ktrace_format.c's.  Calls libc only.
  */
 #include "format/ktrace_format.h"
 
 #include <string.h>
 
 #include "format/codec.h"
+#include "format/record_table.h"
 
 /* ---- RANGE ------------------------------------------------------------- */
 
-#define RANGE_FIXED 48
-
 size_t ktrace_encode_range(void *buf, size_t cap, const struct ktrace_rec_range *r)
 {
-	uint32_t flags = (r->flags & ~KTRACE_RANGEF_SOURCE) | (r->source.len ? KTRACE_RANGEF_SOURCE : 0);
-	size_t size = pad8(RANGE_FIXED + 4u + str_len(&r->domain) + str_len(&r->message) +
-			   (r->source.len ? 2u + str_len(&r->source) : 0));
+	const struct ktrace_record_desc *d = ktrace_record_desc(KTRACE_REC_RANGE);
+	struct ktrace_rec_range v = *r;
 	uint8_t *b = buf;
-	size_t o = RANGE_FIXED;
+	size_t size, o = d->fixed;
 
+	v.flags = (r->flags & ~KTRACE_RANGEF_SOURCE) | (r->source.len ? KTRACE_RANGEF_SOURCE : 0);
+	size = pad8(d->fixed + 4u + str_len(&v.domain) + str_len(&v.message) +
+		    (v.source.len ? 2u + str_len(&v.source) : 0));
 	if (size > cap)
 		return size;
-	put_prefix(b, KTRACE_REC_RANGE, size);
-	le32(b + 24, r->range_id);
-	le32(b + 28, r->parent);
-	le32(b + 32, r->kind);
-	le32(b + 36, flags);
-	le32(b + 40, r->category);
-	o += put_str(b + o, &r->domain);
-	o += put_str(b + o, &r->message);
-	if (r->source.len)
-		put_str(b + o, &r->source);
+	ktrace_table_put_fixed(d, b, size, &v);
+	o += put_str(b + o, &v.domain);
+	o += put_str(b + o, &v.message);
+	if (v.source.len)
+		put_str(b + o, &v.source);
 	return size;
 }
 
+/* The fixed fields, domain and message as the record table reads them; the
+ * source (flag SOURCE, since 1.11) after them. */
 int ktrace_decode_range(const void *rec, size_t len, struct ktrace_rec_range *r)
 {
-	const uint8_t *b = check(rec, len, KTRACE_REC_RANGE, RANGE_FIXED + 8);
-	struct cur c = { b, RANGE_FIXED, len, 0 };
+	const struct ktrace_record_desc *d = ktrace_record_desc(KTRACE_REC_RANGE);
+	struct cur c = { rec, d->fixed, len, 0 };
 
-	if (!b)
+	if (ktrace_table_decode(d, rec, len, r))
 		return -1;
-	r->range_id = rd32(b + 24);
-	r->parent = rd32(b + 28);
-	r->kind = rd32(b + 32);
-	r->flags = rd32(b + 36);
-	r->category = rd32(b + 40);
-	r->domain = cur_str(&c);
-	r->message = cur_str(&c);
+	c.off += 4u + r->domain.len + r->message.len;
 	r->source = (struct ktrace_str){ "", 0 };
 	if (r->flags & KTRACE_RANGEF_SOURCE)
 		r->source = cur_str(&c);
@@ -59,8 +52,6 @@ int ktrace_decode_range(const void *rec, size_t len, struct ktrace_rec_range *r)
 
 /* ---- PYSTACK ----------------------------------------------------------- */
 
-#define PYSTACK_FIXED 56
-
 static size_t frame_size(const struct ktrace_py_frame *f)
 {
 	return 4u + 2u + str_len(&f->file) + 2u + str_len(&f->function);
@@ -68,7 +59,8 @@ static size_t frame_size(const struct ktrace_py_frame *f)
 
 size_t ktrace_encode_pystack(void *buf, size_t cap, const struct ktrace_rec_pystack *r)
 {
-	size_t size = PYSTACK_FIXED, o = PYSTACK_FIXED;
+	const struct ktrace_record_desc *d = ktrace_record_desc(KTRACE_REC_PYSTACK);
+	size_t size = d->fixed, o = d->fixed;
 	uint8_t *b = buf;
 
 	for (uint32_t i = 0; i < r->nframes; i++)
@@ -76,12 +68,7 @@ size_t ktrace_encode_pystack(void *buf, size_t cap, const struct ktrace_rec_pyst
 	size = pad8(size);
 	if (size > cap)
 		return size;
-	put_prefix(b, KTRACE_REC_PYSTACK, size);
-	le64(b + 24, r->launch_seq);
-	le64(b + 32, r->fw_seq);
-	le32(b + 40, r->tid);
-	le32(b + 44, r->kind);
-	le32(b + 48, r->nframes);
+	ktrace_table_put_fixed(d, b, size, r);
 	for (uint32_t i = 0; i < r->nframes; i++) {
 		le32(b + o, r->frames[i].line);
 		o += 4;
@@ -93,20 +80,15 @@ size_t ktrace_encode_pystack(void *buf, size_t cap, const struct ktrace_rec_pyst
 
 int ktrace_decode_pystack(const void *rec, size_t len, struct ktrace_rec_pystack *r)
 {
-	const uint8_t *b = check(rec, len, KTRACE_REC_PYSTACK, PYSTACK_FIXED);
+	const struct ktrace_record_desc *d = ktrace_record_desc(KTRACE_REC_PYSTACK);
 	struct ktrace_py_frame f;
 	uint32_t off = 0;
 
-	if (!b)
+	if (!ktrace_table_get_fixed(d, rec, len, 0, r))
 		return -1;
-	r->launch_seq = rd64(b + 24);
-	r->fw_seq = rd64(b + 32);
-	r->tid = rd32(b + 40);
-	r->kind = rd32(b + 44);
-	r->nframes = rd32(b + 48);
 	r->frames = NULL;
-	r->frames_raw = b + PYSTACK_FIXED;
-	r->frames_raw_len = (uint32_t)(len - PYSTACK_FIXED);
+	r->frames_raw = (const uint8_t *)rec + d->fixed;
+	r->frames_raw_len = (uint32_t)(len - d->fixed);
 	/* every frame must be there: a reader may then walk them unchecked */
 	for (uint32_t i = 0; i < r->nframes; i++)
 		if (ktrace_pystack_frame_next(r, &off, &f))

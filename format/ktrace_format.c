@@ -54,35 +54,27 @@ int ktrace_decode_prefix(const void *rec, size_t len, struct ktrace_record_prefi
 
 /* ---- MODULE_IMAGE ------------------------------------------------------ */
 
-#define IMAGE_FIXED 56
-
 size_t ktrace_encode_module_image(void *buf, size_t cap, const struct ktrace_rec_module_image *r)
 {
-	size_t size = pad8(IMAGE_FIXED + (size_t)r->chunk_len);
+	const struct ktrace_record_desc *d = ktrace_record_desc(KTRACE_REC_MODULE_IMAGE);
+	size_t size = pad8(d->fixed + (size_t)r->chunk_len);
+
 	if (size > cap)
 		return size;
-	uint8_t *b = buf;
-	put_prefix(b, KTRACE_REC_MODULE_IMAGE, size);
-	le64(b + 24, r->image_digest);
-	le64(b + 32, r->image_size);
-	le64(b + 40, r->chunk_offset);
-	le32(b + 48, r->chunk_len);
+	ktrace_table_put_fixed(d, buf, size, r);
 	if (r->chunk_len)
-		memcpy(b + IMAGE_FIXED, r->bytes, r->chunk_len);
+		memcpy((uint8_t *)buf + d->fixed, r->bytes, r->chunk_len);
 	return size;
 }
 
 int ktrace_decode_module_image(const void *rec, size_t len, struct ktrace_rec_module_image *r)
 {
-	const uint8_t *b = check(rec, len, KTRACE_REC_MODULE_IMAGE, IMAGE_FIXED);
-	if (!b)
+	const struct ktrace_record_desc *d = ktrace_record_desc(KTRACE_REC_MODULE_IMAGE);
+
+	if (!ktrace_table_get_fixed(d, rec, len, 0, r))
 		return -1;
-	r->image_digest = rd64(b + 24);
-	r->image_size = rd64(b + 32);
-	r->chunk_offset = rd64(b + 40);
-	r->chunk_len = rd32(b + 48);
-	r->bytes = b + IMAGE_FIXED;
-	if (r->chunk_len > len - IMAGE_FIXED || r->chunk_offset > r->image_size ||
+	r->bytes = (const uint8_t *)rec + d->fixed;
+	if (r->chunk_len > len - d->fixed || r->chunk_offset > r->image_size ||
 	    r->chunk_len > r->image_size - r->chunk_offset)
 		return -1;
 	return 0;
@@ -90,7 +82,7 @@ int ktrace_decode_module_image(const void *rec, size_t len, struct ktrace_rec_mo
 
 /* ---- KERNEL ------------------------------------------------------------ */
 
-#define KERNEL_FIXED 64
+#define KERNEL_FIXED 64 /* the record table's fixed part; the parameter table follows */
 #define PARAM_ENTRY 24
 
 size_t ktrace_encode_kernel(void *buf, size_t cap, const struct ktrace_rec_kernel *r,
@@ -105,13 +97,9 @@ size_t ktrace_encode_kernel(void *buf, size_t cap, const struct ktrace_rec_kerne
 	if (size > cap)
 		return size;
 	uint8_t *b = buf;
-	put_prefix(b, KTRACE_REC_KERNEL, size);
-	le64(b + 24, r->kernel_id);
-	le64(b + 32, r->module_id);
-	le64(b + 40, r->handle);
-	le32(b + 48, r->layout_source);
-	le32(b + 52, r->param_bytes);
-	le32(b + 56, n);
+	struct ktrace_rec_kernel v = *r;
+	v.nparams = n;
+	ktrace_table_put_fixed(ktrace_record_desc(KTRACE_REC_KERNEL), b, size, &v);
 	uint8_t *t = b + KERNEL_FIXED;	/* parameter table; string offsets relative to it */
 	size_t o = table;
 	o += put_str(t + o, &r->name);
@@ -134,15 +122,9 @@ size_t ktrace_encode_kernel(void *buf, size_t cap, const struct ktrace_rec_kerne
 
 int ktrace_decode_kernel(const void *rec, size_t len, struct ktrace_rec_kernel *r)
 {
-	const uint8_t *b = check(rec, len, KTRACE_REC_KERNEL, KERNEL_FIXED + 8);
-	if (!b)
+	const uint8_t *b = rec;
+	if (!ktrace_table_get_fixed(ktrace_record_desc(KTRACE_REC_KERNEL), rec, len, KERNEL_FIXED + 8, r))
 		return -1;
-	r->kernel_id = rd64(b + 24);
-	r->module_id = rd64(b + 32);
-	r->handle = rd64(b + 40);
-	r->layout_source = rd32(b + 48);
-	r->param_bytes = rd32(b + 52);
-	r->nparams = rd32(b + 56);
 	r->params_raw = b + KERNEL_FIXED;
 	r->params_raw_len = (uint32_t)(len - KERNEL_FIXED);
 	uint64_t table = (uint64_t)r->nparams * PARAM_ENTRY;
@@ -402,10 +384,6 @@ void ktrace_launch_region(const struct ktrace_rec_launch *r, uint32_t i, struct 
 
 /* ---- MEMCPY / MEMSET --------------------------------------------------- */
 
-#define MEMCPY_SIZE 112    /* 1.2: dst_digest and its state appended */
-#define MEMCPY_SIZE_1_1 96 /* what a 1.0/1.1 writer wrote */
-#define MEMSET_SIZE 88
-
 /* What follows a MEMCPY's or MEMSET's fixed fields: the graph reference
  * (flag GRAPH, since 1.8), then the range reference (flag RANGE, since 1.9). */
 static size_t copy_tail_size(uint32_t flags)
@@ -441,109 +419,60 @@ static int get_copy_tail(const uint8_t *b, size_t len, size_t off, uint32_t flag
 	return 0;
 }
 
-size_t ktrace_encode_memcpy(void *buf, size_t cap, const struct ktrace_rec_memcpy *r)
+/* MEMCPY and MEMSET: the record table's fixed part, then the references. */
+static size_t copy_encode(uint16_t type, void *buf, size_t cap, const void *r, uint32_t flags,
+			  const struct ktrace_graph_ref *g, const struct ktrace_range_ref *rg)
 {
-	size_t size = MEMCPY_SIZE + copy_tail_size(r->flags);
+	const struct ktrace_record_desc *d = ktrace_record_desc(type);
+	size_t size = d->fixed + copy_tail_size(flags);
+
 	if (size > cap)
 		return size;
-	uint8_t *b = buf;
-	put_prefix(b, KTRACE_REC_MEMCPY, size);
-	le64(b + 24, r->op_seq);
-	le64(b + 32, r->dst);
-	le64(b + 40, r->src);
-	le64(b + 48, r->bytes);
-	le64(b + 56, r->stream);
-	le64(b + 64, r->context);
-	le64(b + 72, r->src_digest);
-	le32(b + 80, r->dir);
-	le32(b + 84, r->flags);
-	le32(b + 88, r->tid);
-	le32(b + 92, (uint32_t)r->result);
-	le64(b + 96, r->dst_digest);
-	le32(b + 104, r->dst_digest_state);
-	le32(b + 108, 0);
-	put_copy_tail(b, MEMCPY_SIZE, r->flags, &r->graph, &r->range);
+	ktrace_table_put_fixed(d, buf, size, r);
+	put_copy_tail(buf, d->fixed, flags, g, rg);
 	return size;
 }
 
-int ktrace_decode_memcpy(const void *rec, size_t len, struct ktrace_rec_memcpy *r)
+size_t ktrace_encode_memcpy(void *buf, size_t cap, const struct ktrace_rec_memcpy *r)
 {
-	const uint8_t *b = check(rec, len, KTRACE_REC_MEMCPY, MEMCPY_SIZE_1_1);
-	if (!b || (len < MEMCPY_SIZE && len != MEMCPY_SIZE_1_1)) /* a 1.1 record, or a whole 1.2 one */
-		return -1;
-	r->op_seq = rd64(b + 24);
-	r->dst = rd64(b + 32);
-	r->src = rd64(b + 40);
-	r->bytes = rd64(b + 48);
-	r->stream = rd64(b + 56);
-	r->context = rd64(b + 64);
-	r->src_digest = rd64(b + 72);
-	r->dir = rd32(b + 80);
-	r->flags = rd32(b + 84);
-	r->tid = rd32(b + 88);
-	r->result = (int32_t)rd32(b + 92);
-	r->dst_digest = len >= MEMCPY_SIZE ? rd64(b + 96) : 0;
-	r->dst_digest_state = len >= MEMCPY_SIZE ? rd32(b + 104) : KTRACE_DST_DIGEST_NONE;
-	return get_copy_tail(b, len, len >= MEMCPY_SIZE ? MEMCPY_SIZE : MEMCPY_SIZE_1_1, r->flags, &r->graph,
-			     &r->range);
+	return copy_encode(KTRACE_REC_MEMCPY, buf, cap, r, r->flags, &r->graph, &r->range);
 }
 
 size_t ktrace_encode_memset(void *buf, size_t cap, const struct ktrace_rec_memset *r)
 {
-	size_t size = MEMSET_SIZE + copy_tail_size(r->flags);
-	if (size > cap)
-		return size;
-	uint8_t *b = buf;
-	put_prefix(b, KTRACE_REC_MEMSET, size);
-	le64(b + 24, r->op_seq);
-	le64(b + 32, r->dst);
-	le64(b + 40, r->count);
-	le64(b + 48, r->value);
-	le64(b + 56, r->stream);
-	le64(b + 64, r->context);
-	le32(b + 72, r->elem_size);
-	le32(b + 76, r->flags);
-	le32(b + 80, r->tid);
-	le32(b + 84, (uint32_t)r->result);
-	put_copy_tail(b, MEMSET_SIZE, r->flags, &r->graph, &r->range);
-	return size;
+	return copy_encode(KTRACE_REC_MEMSET, buf, cap, r, r->flags, &r->graph, &r->range);
+}
+
+/* A 1.1 MEMCPY (96 bytes: no dst_digest) reads with dst_digest_state NONE. */
+int ktrace_decode_memcpy(const void *rec, size_t len, struct ktrace_rec_memcpy *r)
+{
+	size_t fixed = ktrace_table_get_fixed(ktrace_record_desc(KTRACE_REC_MEMCPY), rec, len, 0, r);
+
+	return fixed ? get_copy_tail(rec, len, fixed, r->flags, &r->graph, &r->range) : -1;
 }
 
 int ktrace_decode_memset(const void *rec, size_t len, struct ktrace_rec_memset *r)
 {
-	const uint8_t *b = check(rec, len, KTRACE_REC_MEMSET, MEMSET_SIZE);
-	if (!b)
-		return -1;
-	r->op_seq = rd64(b + 24);
-	r->dst = rd64(b + 32);
-	r->count = rd64(b + 40);
-	r->value = rd64(b + 48);
-	r->stream = rd64(b + 56);
-	r->context = rd64(b + 64);
-	r->elem_size = rd32(b + 72);
-	r->flags = rd32(b + 76);
-	r->tid = rd32(b + 80);
-	r->result = (int32_t)rd32(b + 84);
-	return get_copy_tail(b, len, MEMSET_SIZE, r->flags, &r->graph, &r->range);
+	size_t fixed = ktrace_table_get_fixed(ktrace_record_desc(KTRACE_REC_MEMSET), rec, len, 0, r);
+
+	return fixed ? get_copy_tail(rec, len, fixed, r->flags, &r->graph, &r->range) : -1;
 }
 
 /* ---- COUNTERS ---------------------------------------------------------- */
 
-#define COUNTERS_FIXED 32
 #define COUNTER_ENTRY 16
 
 size_t ktrace_encode_counters(void *buf, size_t cap, const struct ktrace_counter *c, uint32_t n)
 {
-	if (!c)
-		n = 0;
-	size_t size = COUNTERS_FIXED + (size_t)n * COUNTER_ENTRY;
+	const struct ktrace_record_desc *d = ktrace_record_desc(KTRACE_REC_COUNTERS);
+	struct ktrace_rec_counters r = { .ncounters = c ? n : 0 };
+	size_t size = d->fixed + (size_t)r.ncounters * COUNTER_ENTRY;
+
 	if (size > cap)
 		return size;
-	uint8_t *b = buf;
-	put_prefix(b, KTRACE_REC_COUNTERS, size);
-	le32(b + 24, n);
-	for (uint32_t i = 0; i < n; i++) {
-		uint8_t *e = b + COUNTERS_FIXED + (size_t)i * COUNTER_ENTRY;
+	ktrace_table_put_fixed(d, buf, size, &r);
+	for (uint32_t i = 0; i < r.ncounters; i++) {
+		uint8_t *e = (uint8_t *)buf + d->fixed + (size_t)i * COUNTER_ENTRY;
 		le32(e, c[i].id);
 		le64(e + 8, c[i].value);
 	}
@@ -552,12 +481,12 @@ size_t ktrace_encode_counters(void *buf, size_t cap, const struct ktrace_counter
 
 int ktrace_decode_counters(const void *rec, size_t len, struct ktrace_rec_counters *r)
 {
-	const uint8_t *b = check(rec, len, KTRACE_REC_COUNTERS, COUNTERS_FIXED);
-	if (!b)
+	const struct ktrace_record_desc *d = ktrace_record_desc(KTRACE_REC_COUNTERS);
+
+	if (!ktrace_table_get_fixed(d, rec, len, 0, r))
 		return -1;
-	r->ncounters = rd32(b + 24);
-	r->raw = b + COUNTERS_FIXED;
-	if ((uint64_t)r->ncounters * COUNTER_ENTRY > len - COUNTERS_FIXED)
+	r->raw = (const uint8_t *)rec + d->fixed;
+	if ((uint64_t)r->ncounters * COUNTER_ENTRY > len - d->fixed)
 		return -1;
 	return 0;
 }
@@ -576,42 +505,37 @@ void ktrace_counters_get(const struct ktrace_rec_counters *r, uint32_t i, struct
 
 /* ---- REPLAY ------------------------------------------------------------ */
 
-#define REPLAY_FIXED 48
-
 size_t ktrace_encode_replay(void *buf, size_t cap, const struct ktrace_rec_replay *r)
 {
-	uint32_t n = r->blob ? r->blob_len : 0;
-	size_t size = pad8(REPLAY_FIXED + (size_t)n);
+	const struct ktrace_record_desc *d = ktrace_record_desc(KTRACE_REC_REPLAY);
+	struct ktrace_rec_replay v = *r;
+	size_t size;
+
+	v.blob_len = r->blob ? r->blob_len : 0;
+	size = pad8(d->fixed + (size_t)v.blob_len);
 	if (size > cap)
 		return size;
-	uint8_t *b = buf;
-	put_prefix(b, KTRACE_REC_REPLAY, size);
-	le64(b + 24, r->launch_seq);
-	le64(b + 32, r->kernel_id);
-	le32(b + 40, n);
-	le32(b + 44, 0);
-	if (n)
-		memcpy(b + REPLAY_FIXED, r->blob, n);
+	ktrace_table_put_fixed(d, buf, size, &v);
+	if (v.blob_len)
+		memcpy((uint8_t *)buf + d->fixed, r->blob, v.blob_len);
 	return size;
 }
 
 int ktrace_decode_replay(const void *rec, size_t len, struct ktrace_rec_replay *r)
 {
-	const uint8_t *b = check(rec, len, KTRACE_REC_REPLAY, REPLAY_FIXED);
-	if (!b)
+	const struct ktrace_record_desc *d = ktrace_record_desc(KTRACE_REC_REPLAY);
+
+	if (!ktrace_table_get_fixed(d, rec, len, 0, r))
 		return -1;
-	r->launch_seq = rd64(b + 24);
-	r->kernel_id = rd64(b + 32);
-	r->blob_len = rd32(b + 40);
-	r->blob = b + REPLAY_FIXED;
-	if (r->blob_len > len - REPLAY_FIXED)
+	r->blob = (const uint8_t *)rec + d->fixed;
+	if (r->blob_len > len - d->fixed)
 		return -1;
 	return 0;
 }
 
 /* ---- GRAPH (since 1.8) --------------------------------------------------- */
 
-#define GRAPH_FIXED 112
+#define GRAPH_FIXED 112 /* the record table's fixed part; the nodes follow */
 #define GNODE_HEAD 24
 #define GNODE_KERNEL_FIXED 80
 #define GNODE_COPY_SIZE 56
@@ -682,24 +606,13 @@ size_t ktrace_encode_graph(void *buf, size_t cap, const struct ktrace_rec_graph 
 	if (size > cap)
 		return size;
 	uint8_t *b = buf;
-	put_prefix(b, KTRACE_REC_GRAPH, size);
-	le64(b + 24, r->exec_id);
-	le64(b + 32, r->graph_id);
-	le64(b + 40, r->context);
-	le32(b + 48, r->revision);
-	le32(b + 52, r->cause);
-	le32(b + 56, nn);
-	le32(b + 60, ne);
-	le32(b + 64, r->flags);
-	le32(b + 68, r->untraced);
-	le64(b + 72, r->instantiate_flags);
-	le32(b + 80, r->tid);
-	le32(b + 84, (uint32_t)r->device);
-	le32(b + 88, (uint32_t)nodes_bytes);
-	le32(b + 92, r->node_first);
-	le32(b + 96, r->edge_first);
-	le32(b + 100, r->nodes_total ? r->nodes_total : nn);
-	le32(b + 104, r->edges_total ? r->edges_total : ne);
+	struct ktrace_rec_graph v = *r; /* the counts as written */
+	v.nnodes = nn;
+	v.nedges = ne;
+	v.nodes_raw_len = (uint32_t)nodes_bytes;
+	v.nodes_total = r->nodes_total ? r->nodes_total : nn;
+	v.edges_total = r->edges_total ? r->edges_total : ne;
+	ktrace_table_put_fixed(ktrace_record_desc(KTRACE_REC_GRAPH), b, size, &v);
 	uint8_t *e = b + GRAPH_FIXED;
 	for (uint32_t i = 0; i < nn; i++) {
 		size_t es = gnode_size(&r->nodes[i]);
@@ -715,27 +628,10 @@ size_t ktrace_encode_graph(void *buf, size_t cap, const struct ktrace_rec_graph 
 
 int ktrace_decode_graph(const void *rec, size_t len, struct ktrace_rec_graph *r)
 {
-	const uint8_t *b = check(rec, len, KTRACE_REC_GRAPH, GRAPH_FIXED);
-	if (!b)
-		return -1;
+	const uint8_t *b = rec;
 	memset(r, 0, sizeof *r);
-	r->exec_id = rd64(b + 24);
-	r->graph_id = rd64(b + 32);
-	r->context = rd64(b + 40);
-	r->revision = rd32(b + 48);
-	r->cause = rd32(b + 52);
-	r->nnodes = rd32(b + 56);
-	r->nedges = rd32(b + 60);
-	r->flags = rd32(b + 64);
-	r->untraced = rd32(b + 68);
-	r->instantiate_flags = rd64(b + 72);
-	r->tid = rd32(b + 80);
-	r->device = (int32_t)rd32(b + 84);
-	r->nodes_raw_len = rd32(b + 88);
-	r->node_first = rd32(b + 92);
-	r->edge_first = rd32(b + 96);
-	r->nodes_total = rd32(b + 100);
-	r->edges_total = rd32(b + 104);
+	if (!ktrace_table_get_fixed(ktrace_record_desc(KTRACE_REC_GRAPH), rec, len, 0, r))
+		return -1;
 	r->nodes_raw = b + GRAPH_FIXED;
 	if (r->nodes_raw_len > len - GRAPH_FIXED ||
 	    (uint64_t)r->nedges * GEDGE_SIZE > len - GRAPH_FIXED - r->nodes_raw_len ||

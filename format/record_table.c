@@ -192,6 +192,14 @@ static void put_member(const struct ktrace_field *f, uint8_t *b, const void *s)
 
 /* ---- the generic codec ----------------------------------------------------- */
 
+static int has_strings(const struct ktrace_record_desc *d)
+{
+	for (uint16_t i = 0; i < d->nfields; i++)
+		if (d->fields[i].wire == KT_WIRE_STR)
+			return 1;
+	return 0;
+}
+
 /* The smallest record of d: its oldest fixed part and an empty string each, padded. */
 static size_t min_size(const struct ktrace_record_desc *d)
 {
@@ -200,6 +208,36 @@ static size_t min_size(const struct ktrace_record_desc *d)
 	for (uint16_t i = 0; i < d->nfields; i++)
 		n += d->fields[i].wire == KT_WIRE_STR ? 2u : 0u;
 	return pad8(n);
+}
+
+void ktrace_table_put_fixed(const struct ktrace_record_desc *d, void *buf, size_t size, const void *s)
+{
+	uint8_t *b = buf;
+
+	put_prefix(b, d->type, size);
+	for (uint16_t i = 0; i < d->nfields; i++)
+		if (ktrace_wire_size(d->fields[i].wire))
+			put_member(&d->fields[i], b, s);
+}
+
+size_t ktrace_table_get_fixed(const struct ktrace_record_desc *d, const void *rec, size_t len, size_t min, void *s)
+{
+	const uint8_t *b = check(rec, len, d->type, min > min_size(d) ? min : min_size(d));
+	size_t fixed = d->fixed;
+
+	if (!b)
+		return 0;
+	if (len < d->fixed) { /* an older record: exactly its minor's fixed part */
+		if (len != d->oldest || has_strings(d))
+			return 0;
+		fixed = d->oldest;
+	}
+	for (uint16_t i = 0; i < d->nfields; i++) {
+		const struct ktrace_field *f = &d->fields[i];
+		if (ktrace_wire_size(f->wire))
+			set_member(f, s, b, f->offset + ktrace_wire_size(f->wire) <= fixed);
+	}
+	return fixed;
 }
 
 size_t ktrace_table_encode(const struct ktrace_record_desc *d, void *buf, size_t cap, const void *s)
@@ -215,35 +253,26 @@ size_t ktrace_table_encode(const struct ktrace_record_desc *d, void *buf, size_t
 	size = pad8(size);
 	if (size > cap)
 		return size;
-	put_prefix(b, d->type, size);
-	for (uint16_t i = 0; i < d->nfields; i++) {
-		const struct ktrace_field *f = &d->fields[i];
-		if (f->wire == KT_WIRE_STR) {
-			struct ktrace_str v = ktrace_field_str(f, s);
+	ktrace_table_put_fixed(d, b, size, s);
+	for (uint16_t i = 0; i < d->nfields; i++)
+		if (d->fields[i].wire == KT_WIRE_STR) {
+			struct ktrace_str v = ktrace_field_str(&d->fields[i], s);
 			o += put_str(b + o, &v);
-		} else {
-			put_member(f, b, s);
 		}
-	}
 	return size;
 }
 
 int ktrace_table_decode(const struct ktrace_record_desc *d, const void *rec, size_t len, void *s)
 {
-	const uint8_t *b = check(rec, len, d->type, min_size(d));
-	size_t fixed = len < d->fixed ? d->oldest : d->fixed; /* an older, shorter record */
-	struct cur c = { b, fixed, len, 0 };
+	size_t fixed = ktrace_table_get_fixed(d, rec, len, 0, s);
+	struct cur c = { rec, fixed, len, 0 };
 
-	if (!b)
+	if (!fixed)
 		return -1;
-	for (uint16_t i = 0; i < d->nfields; i++) {
-		const struct ktrace_field *f = &d->fields[i];
-		if (f->wire == KT_WIRE_STR) {
+	for (uint16_t i = 0; i < d->nfields; i++)
+		if (d->fields[i].wire == KT_WIRE_STR) {
 			struct ktrace_str v = cur_str(&c);
-			memcpy((uint8_t *)s + f->member, &v, sizeof v);
-		} else if (f->wire != KT_WIRE_NONE) {
-			set_member(f, s, b, f->offset + ktrace_wire_size(f->wire) <= fixed);
+			memcpy((uint8_t *)s + d->fields[i].member, &v, sizeof v);
 		}
-	}
 	return c.bad ? -1 : 0;
 }

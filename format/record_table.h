@@ -134,6 +134,16 @@ size_t ktrace_table_encode(const struct ktrace_record_desc *d, void *buf, size_t
  * when the record is malformed. */
 int ktrace_table_decode(const struct ktrace_record_desc *d, const void *rec, size_t len, void *s);
 
+/* For the codecs of records with variable parts (format/): the prefix and
+ * the fixed fields of struct s written into a record of size bytes at buf
+ * (zeroed first: padding and reserved fields 0); and the fixed fields of the
+ * record of len bytes at rec read into s, returning the size of its fixed
+ * part (d->fixed, or d->oldest for a record of an older minor exactly that
+ * long: the later fields read 0), or 0 when the record is not of d's type,
+ * shorter than min, or malformed. */
+void ktrace_table_put_fixed(const struct ktrace_record_desc *d, void *buf, size_t size, const void *s);
+size_t ktrace_table_get_fixed(const struct ktrace_record_desc *d, const void *rec, size_t len, size_t min, void *s);
+
 /* A fixed field's value in a decoded struct, widened (U32X3: element i). */
 uint64_t ktrace_field_value(const struct ktrace_field *f, const void *s, unsigned i);
 /* A string field's value in a decoded struct. */
