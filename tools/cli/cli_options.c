@@ -157,9 +157,7 @@ static int stdout_status(const char *tool)
 }
 
 const struct option ktrace_cli_help_options[] = {
-	{ "help", no_argument, NULL, 'h' },
-	{ "version", no_argument, NULL, KTRACE_CLI_OPT_VERSION },
-	{ NULL, 0, NULL, 0 },
+	KTRACE_CLI_FLAG("help", 'h'), KTRACE_CLI_FLAG("version", KTRACE_CLI_OPT_VERSION), KTRACE_CLI_END,
 };
 
 #define MAX_OPTIONS 64

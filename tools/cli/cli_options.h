@@ -23,6 +23,7 @@
 #include <getopt.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <string.h>
 
 /* The getopt_long code of --version (-h is --help's). */
 #define KTRACE_CLI_OPT_VERSION 0x7f00
@@ -30,6 +31,12 @@
 /* --help and --version, an option table to list among a tool's own (where
  * it comes decides where they are named when an abbreviation is ambiguous). */
 extern const struct option ktrace_cli_help_options[];
+
+/* The entries of an option table: an option that takes a value, one that
+ * takes none, and the zeroed entry that ends the table. */
+#define KTRACE_CLI_ARG(name, code) { name, required_argument, NULL, code }
+#define KTRACE_CLI_FLAG(name, code) { name, no_argument, NULL, code }
+#define KTRACE_CLI_END { NULL, 0, NULL, 0 }
 
 /* A tool's command line, as ktrace_cli_main() reads it. */
 struct ktrace_cli_tool {
@@ -55,6 +62,25 @@ struct ktrace_cli_tool {
  * --version; and 2 when standard output could not be written, said in one
  * line, unless the tool failed (2) already. */
 int ktrace_cli_main(const struct ktrace_cli_tool *t, void *ctx, int argc, char **argv);
+
+/* Defines `int fn(int argc, char **argv)`, ktrace_cli_main() of the tool
+ * with a zeroed `type` as its ctx: the main of a tool with nothing to set
+ * up before its options or to release after its run. */
+#define KTRACE_CLI_MAIN(fn, tool, type)                                  \
+	int fn(int argc, char **argv)                                    \
+	{                                                                \
+		type ctx_;                                               \
+		memset(&ctx_, 0, sizeof ctx_);                           \
+		return ktrace_cli_main(&(tool), &ctx_, argc, argv);      \
+	}
+
+/* An option that takes no value, read: *flag = 1; returns 1 (the option
+ * was the caller's). */
+static inline int ktrace_cli_set_flag(int *flag)
+{
+	*flag = 1;
+	return 1;
+}
 
 /* Print "<tool>: <err> (try --help)" on stderr, for a mistake on the
  * command line; returns 2 (the exit status). */

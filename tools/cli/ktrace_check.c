@@ -262,14 +262,10 @@ enum check_option {
 };
 
 static const struct option check_own_options[] = {
-	{ "runs", required_argument, NULL, CHECK_OPT_RUNS },
-	{ "dir", required_argument, NULL, CHECK_OPT_DIR },
-	{ "keep", no_argument, NULL, CHECK_OPT_KEEP },
-	{ "no-warmup", no_argument, NULL, CHECK_OPT_NO_WARMUP },
-	{ "max-replays", required_argument, NULL, CHECK_OPT_MAX_REPLAYS },
-	{ "replays", required_argument, NULL, CHECK_OPT_REPLAYS },
-	{ "no-python-stack", no_argument, NULL, CHECK_OPT_NO_PYTHON_STACK },
-	{ NULL, 0, NULL, 0 },
+	KTRACE_CLI_ARG("runs", CHECK_OPT_RUNS), KTRACE_CLI_ARG("dir", CHECK_OPT_DIR),
+	KTRACE_CLI_FLAG("keep", CHECK_OPT_KEEP), KTRACE_CLI_FLAG("no-warmup", CHECK_OPT_NO_WARMUP),
+	KTRACE_CLI_ARG("max-replays", CHECK_OPT_MAX_REPLAYS), KTRACE_CLI_ARG("replays", CHECK_OPT_REPLAYS),
+	KTRACE_CLI_FLAG("no-python-stack", CHECK_OPT_NO_PYTHON_STACK), KTRACE_CLI_END,
 };
 
 /* What the command line asks for. */

@@ -37,27 +37,19 @@
 /* ---- options -------------------------------------------------------------------------- */
 
 const struct option ktrace_run_file_options[] = {
-	{ "output", required_argument, NULL, KTRACE_RUN_OPT_OUTPUT },
-	{ "no-hash", no_argument, NULL, KTRACE_RUN_OPT_NO_HASH },
-	{ "overwrite", no_argument, NULL, KTRACE_RUN_OPT_OVERWRITE },
-	{ "python-stack", required_argument, NULL, KTRACE_RUN_OPT_PYTHON_STACK },
-	{ NULL, 0, NULL, 0 },
+	KTRACE_CLI_ARG("output", KTRACE_RUN_OPT_OUTPUT), KTRACE_CLI_FLAG("no-hash", KTRACE_RUN_OPT_NO_HASH),
+	KTRACE_CLI_FLAG("overwrite", KTRACE_RUN_OPT_OVERWRITE),
+	KTRACE_CLI_ARG("python-stack", KTRACE_RUN_OPT_PYTHON_STACK), KTRACE_CLI_END,
 };
 
 const struct option ktrace_run_trace_options[] = {
-	{ "kernels", required_argument, NULL, KTRACE_RUN_OPT_KERNELS },
-	{ "launches", required_argument, NULL, KTRACE_RUN_OPT_LAUNCHES },
-	{ "hash-max", required_argument, NULL, KTRACE_RUN_OPT_HASH_MAX },
-	{ "gpu-times", required_argument, NULL, KTRACE_RUN_OPT_GPU_TIMES },
-	{ "quiet", no_argument, NULL, KTRACE_RUN_OPT_QUIET },
-	{ "follow-fork", no_argument, NULL, KTRACE_RUN_OPT_FOLLOW_FORK },
-	{ "no-modules", no_argument, NULL, KTRACE_RUN_OPT_NO_MODULES },
-	{ "no-nvtx", no_argument, NULL, KTRACE_RUN_OPT_NO_NVTX },
-	{ "torch-ops", no_argument, NULL, KTRACE_RUN_OPT_TORCH_OPS },
-	{ "no-torch-ops", no_argument, NULL, KTRACE_RUN_OPT_NO_TORCH_OPS },
-	{ "debug", no_argument, NULL, KTRACE_RUN_OPT_DEBUG },
-	{ "keep-allocator", no_argument, NULL, KTRACE_RUN_OPT_KEEP_ALLOCATOR },
-	{ NULL, 0, NULL, 0 },
+	KTRACE_CLI_ARG("kernels", KTRACE_RUN_OPT_KERNELS), KTRACE_CLI_ARG("launches", KTRACE_RUN_OPT_LAUNCHES),
+	KTRACE_CLI_ARG("hash-max", KTRACE_RUN_OPT_HASH_MAX), KTRACE_CLI_ARG("gpu-times", KTRACE_RUN_OPT_GPU_TIMES),
+	KTRACE_CLI_FLAG("quiet", KTRACE_RUN_OPT_QUIET), KTRACE_CLI_FLAG("follow-fork", KTRACE_RUN_OPT_FOLLOW_FORK),
+	KTRACE_CLI_FLAG("no-modules", KTRACE_RUN_OPT_NO_MODULES), KTRACE_CLI_FLAG("no-nvtx", KTRACE_RUN_OPT_NO_NVTX),
+	KTRACE_CLI_FLAG("torch-ops", KTRACE_RUN_OPT_TORCH_OPS),
+	KTRACE_CLI_FLAG("no-torch-ops", KTRACE_RUN_OPT_NO_TORCH_OPS), KTRACE_CLI_FLAG("debug", KTRACE_RUN_OPT_DEBUG),
+	KTRACE_CLI_FLAG("keep-allocator", KTRACE_RUN_OPT_KEEP_ALLOCATOR), KTRACE_CLI_END,
 };
 
 /* -o: a pattern the library will expand (format/output_path.h). */
@@ -129,12 +121,6 @@ static int set_value(const char **slot, const char *v, int (*check)(const char *
 	return 1;
 }
 
-static int set_flag(int *flag)
-{
-	*flag = 1;
-	return 1;
-}
-
 int ktrace_run_opt(struct ktrace_run_opts *o, int code, const char *value, char *err, size_t errlen)
 {
 	switch (code) {
@@ -143,18 +129,18 @@ int ktrace_run_opt(struct ktrace_run_opts *o, int code, const char *value, char 
 	case KTRACE_RUN_OPT_LAUNCHES: return set_value(&o->launches, value, check_launches, err, errlen);
 	case KTRACE_RUN_OPT_HASH_MAX: return set_value(&o->hash_max, value, check_hash_max, err, errlen);
 	case KTRACE_RUN_OPT_GPU_TIMES: return set_value(&o->gpu_times, value, check_gpu_times, err, errlen);
-	case KTRACE_RUN_OPT_NO_HASH: return set_flag(&o->no_hash);
-	case KTRACE_RUN_OPT_OVERWRITE: return set_flag(&o->overwrite);
-	case KTRACE_RUN_OPT_QUIET: return set_flag(&o->quiet);
-	case KTRACE_RUN_OPT_FOLLOW_FORK: return set_flag(&o->follow_fork);
-	case KTRACE_RUN_OPT_NO_MODULES: return set_flag(&o->no_modules);
-	case KTRACE_RUN_OPT_NO_NVTX: return set_flag(&o->no_nvtx);
+	case KTRACE_RUN_OPT_NO_HASH: return ktrace_cli_set_flag(&o->no_hash);
+	case KTRACE_RUN_OPT_OVERWRITE: return ktrace_cli_set_flag(&o->overwrite);
+	case KTRACE_RUN_OPT_QUIET: return ktrace_cli_set_flag(&o->quiet);
+	case KTRACE_RUN_OPT_FOLLOW_FORK: return ktrace_cli_set_flag(&o->follow_fork);
+	case KTRACE_RUN_OPT_NO_MODULES: return ktrace_cli_set_flag(&o->no_modules);
+	case KTRACE_RUN_OPT_NO_NVTX: return ktrace_cli_set_flag(&o->no_nvtx);
 	case KTRACE_RUN_OPT_TORCH_OPS: o->torch_ops = KTRACE_TORCH_OPS_ON; return 1;
 	case KTRACE_RUN_OPT_NO_TORCH_OPS: o->torch_ops = KTRACE_TORCH_OPS_OFF; return 1;
 	case KTRACE_RUN_OPT_PYTHON_STACK:
 		return set_value(&o->python_stack, value, ktrace_check_python_stack, err, errlen);
-	case KTRACE_RUN_OPT_DEBUG: return set_flag(&o->debug);
-	case KTRACE_RUN_OPT_KEEP_ALLOCATOR: return set_flag(&o->keep_allocator);
+	case KTRACE_RUN_OPT_DEBUG: return ktrace_cli_set_flag(&o->debug);
+	case KTRACE_RUN_OPT_KEEP_ALLOCATOR: return ktrace_cli_set_flag(&o->keep_allocator);
 	default: return 0;
 	}
 }
@@ -437,13 +423,7 @@ static const struct ktrace_cli_tool run_tool = {
 	.options = run_option_tables, .option = run_option, .run = run_command,
 };
 
-int ktrace_cmd_run(int argc, char **argv)
-{
-	struct ktrace_run_opts o;
-
-	memset(&o, 0, sizeof o);
-	return ktrace_cli_main(&run_tool, &o, argc, argv);
-}
+KTRACE_CLI_MAIN(ktrace_cmd_run, run_tool, struct ktrace_run_opts)
 
 int ktrace_allocator_changes(const struct ktrace_run_opts *o)
 {

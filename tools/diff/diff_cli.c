@@ -6,24 +6,18 @@
 #include <errno.h>
 #include <string.h>
 
+#include "tools/cli/cli_options.h"
 #include "tools/model/json_writer.h"
 
 const struct option ktrace_diff_report_options[] = {
-	{ "all", no_argument, NULL, DIFF_OPT_ALL },
-	{ "json", no_argument, NULL, DIFF_OPT_JSON },
-	{ "junit", required_argument, NULL, DIFF_OPT_JUNIT },
-	{ "github", no_argument, NULL, DIFF_OPT_GITHUB },
-	{ "markdown", required_argument, NULL, DIFF_OPT_MARKDOWN },
-	{ "strict", no_argument, NULL, DIFF_OPT_STRICT },
-	{ "partial", no_argument, NULL, DIFF_OPT_PARTIAL },
-	{ "perfetto", required_argument, NULL, DIFF_OPT_PERFETTO },
-	{ NULL, 0, NULL, 0 },
+	KTRACE_CLI_FLAG("all", DIFF_OPT_ALL), KTRACE_CLI_FLAG("json", DIFF_OPT_JSON),
+	KTRACE_CLI_ARG("junit", DIFF_OPT_JUNIT), KTRACE_CLI_FLAG("github", DIFF_OPT_GITHUB),
+	KTRACE_CLI_ARG("markdown", DIFF_OPT_MARKDOWN), KTRACE_CLI_FLAG("strict", DIFF_OPT_STRICT),
+	KTRACE_CLI_FLAG("partial", DIFF_OPT_PARTIAL), KTRACE_CLI_ARG("perfetto", DIFF_OPT_PERFETTO),
+	KTRACE_CLI_END,
 };
 
-const struct option ktrace_diff_quiet_option[] = {
-	{ "quiet", no_argument, NULL, DIFF_OPT_QUIET },
-	{ NULL, 0, NULL, 0 },
-};
+const struct option ktrace_diff_quiet_option[] = { KTRACE_CLI_FLAG("quiet", DIFF_OPT_QUIET), KTRACE_CLI_END };
 
 /* A report file option: the value is a file name. */
 static int set_report_file(const char **slot, const char *option, const char *value, char *err, size_t errlen)
@@ -36,21 +30,15 @@ static int set_report_file(const char **slot, const char *option, const char *va
 	return 1;
 }
 
-static int set_flag(int *flag)
-{
-	*flag = 1;
-	return 1;
-}
-
 int ktrace_diff_cli_opt(struct diff_cli *c, int code, const char *value, char *err, size_t errlen)
 {
 	switch (code) {
-	case DIFF_OPT_ALL: return set_flag(&c->o.all);
-	case DIFF_OPT_STRICT: return set_flag(&c->o.strict);
-	case DIFF_OPT_PARTIAL: return set_flag(&c->o.allow_truncated);
-	case DIFF_OPT_JSON: return set_flag(&c->json);
-	case DIFF_OPT_GITHUB: return set_flag(&c->github);
-	case DIFF_OPT_QUIET: return set_flag(&c->quiet);
+	case DIFF_OPT_ALL: return ktrace_cli_set_flag(&c->o.all);
+	case DIFF_OPT_STRICT: return ktrace_cli_set_flag(&c->o.strict);
+	case DIFF_OPT_PARTIAL: return ktrace_cli_set_flag(&c->o.allow_truncated);
+	case DIFF_OPT_JSON: return ktrace_cli_set_flag(&c->json);
+	case DIFF_OPT_GITHUB: return ktrace_cli_set_flag(&c->github);
+	case DIFF_OPT_QUIET: return ktrace_cli_set_flag(&c->quiet);
 	case DIFF_OPT_JUNIT: return set_report_file(&c->junit, "--junit", value, err, errlen);
 	case DIFF_OPT_MARKDOWN: return set_report_file(&c->markdown, "--markdown", value, err, errlen);
 	case DIFF_OPT_PERFETTO: return set_report_file(&c->perfetto, "--perfetto", value, err, errlen);

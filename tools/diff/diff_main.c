@@ -96,10 +96,4 @@ static const struct ktrace_cli_tool diff_tool = {
 	.options = diff_option_tables, .option = diff_option, .run = diff_files,
 };
 
-int main(int argc, char **argv)
-{
-	struct diff_cli c;
-
-	memset(&c, 0, sizeof c);
-	return ktrace_cli_main(&diff_tool, &c, argc, argv);
-}
+KTRACE_CLI_MAIN(main, diff_tool, struct diff_cli)

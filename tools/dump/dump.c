@@ -1023,14 +1023,9 @@ static int set_group(struct opts *o, const char *v, char *err, size_t errlen)
 }
 
 static const struct option dump_options[] = {
-	{ "json", no_argument, NULL, 'j' },
-	{ "kernel", required_argument, NULL, 'k' },
-	{ "range", required_argument, NULL, 'r' },
-	{ "nvtx", required_argument, NULL, 'R' },
-	{ "summary", no_argument, NULL, 's' },
-	{ "group", required_argument, NULL, 'g' },
-	{ "record-table", no_argument, NULL, 't' },
-	{ NULL, 0, NULL, 0 },
+	KTRACE_CLI_FLAG("json", 'j'), KTRACE_CLI_ARG("kernel", 'k'), KTRACE_CLI_ARG("range", 'r'),
+	KTRACE_CLI_ARG("nvtx", 'R'), KTRACE_CLI_FLAG("summary", 's'), KTRACE_CLI_ARG("group", 'g'),
+	KTRACE_CLI_FLAG("record-table", 't'), KTRACE_CLI_END,
 };
 
 static int dump_option(void *ctx, int code, const char *value, char *err, size_t errlen)

@@ -47,11 +47,8 @@ static void usage(FILE *f)
 enum { OPT_PERFETTO = 0x100, OPT_PARTIAL };
 
 static const struct option export_options[] = {
-	{ "perfetto", no_argument, NULL, OPT_PERFETTO },
-	{ "output", required_argument, NULL, 'o' },
-	{ "partial", no_argument, NULL, OPT_PARTIAL },
-	{ "quiet", no_argument, NULL, 'q' },
-	{ NULL, 0, NULL, 0 },
+	KTRACE_CLI_FLAG("perfetto", OPT_PERFETTO), KTRACE_CLI_ARG("output", 'o'),
+	KTRACE_CLI_FLAG("partial", OPT_PARTIAL), KTRACE_CLI_FLAG("quiet", 'q'), KTRACE_CLI_END,
 };
 
 static int export_option(void *ctx, int code, const char *value, char *err, size_t errlen)
@@ -126,10 +123,4 @@ static const struct ktrace_cli_tool export_tool = {
 	.shortopts = ":o:qh", .options = export_option_tables, .option = export_option, .run = export_file,
 };
 
-int main(int argc, char **argv)
-{
-	struct export_cli c;
-
-	memset(&c, 0, sizeof c);
-	return ktrace_cli_main(&export_tool, &c, argc, argv);
-}
+KTRACE_CLI_MAIN(main, export_tool, struct export_cli)

@@ -83,14 +83,9 @@ static int add_dir(const char **dirs, int *n, const char *dir, const char *optio
 enum { OPT_JSON = 256, OPT_SUMMARY, OPT_SM, OPT_TRITON, OPT_INDUCTOR, OPT_NOENV, OPT_NODWARF };
 
 static const struct option inspect_options[] = {
-	{ "json", no_argument, NULL, OPT_JSON },
-	{ "summary", no_argument, NULL, OPT_SUMMARY },
-	{ "sm", required_argument, NULL, OPT_SM },
-	{ "triton-cache", required_argument, NULL, OPT_TRITON },
-	{ "inductor-cache", required_argument, NULL, OPT_INDUCTOR },
-	{ "no-env-caches", no_argument, NULL, OPT_NOENV },
-	{ "no-dwarf", no_argument, NULL, OPT_NODWARF },
-	{ NULL, 0, NULL, 0 },
+	KTRACE_CLI_FLAG("json", OPT_JSON), KTRACE_CLI_FLAG("summary", OPT_SUMMARY), KTRACE_CLI_ARG("sm", OPT_SM),
+	KTRACE_CLI_ARG("triton-cache", OPT_TRITON), KTRACE_CLI_ARG("inductor-cache", OPT_INDUCTOR),
+	KTRACE_CLI_FLAG("no-env-caches", OPT_NOENV), KTRACE_CLI_FLAG("no-dwarf", OPT_NODWARF), KTRACE_CLI_END,
 };
 
 static int inspect_option(void *ctx, int code, const char *value, char *err, size_t errlen)
