@@ -327,6 +327,86 @@ static int child_output(struct ktrace_config *c, char *err, size_t errlen)
 	return ktrace_output_path_expand(pattern, c->output, sizeof(c->output), err, errlen);
 }
 
+/* ---- the job this process is a rank of (JOB record) --------------------------------------- */
+
+/* Where each launcher says what rank a process is; the first whose rank
+ * variable is set names the job.  torchrun's variables are also those of
+ * torch.distributed's env:// (RANK, WORLD_SIZE alone: "env"). */
+struct job_env {
+	const char *launcher, *rank, *size, *local_rank, *local_size, *node, *job_id, *addr, *port;
+};
+static const struct job_env job_envs[] = {
+	{ "torchrun", "RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "GROUP_RANK", "TORCHELASTIC_RUN_ID",
+	  "MASTER_ADDR", "MASTER_PORT" },
+	{ "open_mpi", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK",
+	  "OMPI_COMM_WORLD_LOCAL_SIZE", "OMPI_COMM_WORLD_NODE_RANK", "OMPI_MCA_ess_base_jobid", NULL, NULL },
+	{ "pmi", "PMI_RANK", "PMI_SIZE", "MPI_LOCALRANKID", "MPI_LOCALNRANKS", NULL, NULL, NULL, NULL },
+	{ "slurm", "SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID", NULL, "SLURM_NODEID", "SLURM_JOB_ID", NULL,
+	  NULL },
+};
+
+/* A variable's value as a non-negative int, else -1 (unset, not a number). */
+static int32_t env_int(const char *name)
+{
+	const char *v = name ? getenv(name) : NULL;
+	char *end;
+	long n;
+
+	if (!v || !*v)
+		return -1;
+	n = strtol(v, &end, 10);
+	return *end || n < 0 || n > INT32_MAX ? -1 : (int32_t)n;
+}
+
+static struct ktrace_str env_str(const char *name)
+{
+	const char *v = name ? getenv(name) : NULL;
+	size_t n = v ? strlen(v) : 0;
+
+	return (struct ktrace_str){ v ? v : "", (uint16_t)(n > 1024 ? 1024 : n) };
+}
+
+/* The rendezvous endpoint "addr:port" (either alone when the other is unset). */
+static struct ktrace_str coordinator(const struct job_env *e, char *buf, size_t cap)
+{
+	struct ktrace_str a = env_str(e->addr), p = env_str(e->port);
+
+	snprintf(buf, cap, "%.*s%s%.*s", (int)a.len, a.ptr, a.len && p.len ? ":" : "", (int)p.len, p.ptr);
+	return (struct ktrace_str){ buf, (uint16_t)strlen(buf) };
+}
+
+/* A JOB record after the HEADER when a launcher's variables say this process
+ * is a rank of a job, so that the tools pair rank k of one run with rank k
+ * of another; none otherwise. */
+static void write_job(void)
+{
+	_Alignas(8) uint8_t rec[4096];
+	char coord[2100];
+	struct ktrace_rec_job j = { 0 };
+	const struct job_env *e = NULL;
+	size_t size;
+
+	for (size_t i = 0; i < sizeof job_envs / sizeof job_envs[0] && !e; i++)
+		if (env_int(job_envs[i].rank) >= 0)
+			e = &job_envs[i];
+	if (!e)
+		return;
+	j.rank = env_int(e->rank);
+	j.world_size = env_int(e->size);
+	j.local_rank = env_int(e->local_rank);
+	j.local_world_size = env_int(e->local_size);
+	j.node_rank = env_int(e->node);
+	/* torchrun sets TORCHELASTIC_RUN_ID; RANK and WORLD_SIZE alone are env:// */
+	j.launcher = env_str(NULL);
+	j.launcher.ptr = e == job_envs && !getenv("TORCHELASTIC_RUN_ID") ? "env" : e->launcher;
+	j.launcher.len = (uint16_t)strlen(j.launcher.ptr);
+	j.job_id = env_str(e->job_id);
+	j.coordinator = coordinator(e, coord, sizeof coord);
+	size = ktrace_encode_job(rec, sizeof rec, &j);
+	if (size <= sizeof rec)
+		ktrace_writer_append(ktrace_tracer.writer, rec, size);
+}
+
 static int open_trace(struct ktrace_config *c)
 {
 	static char cmdline[16384];
@@ -380,6 +460,7 @@ static int open_trace(struct ktrace_config *c)
 		return -1;
 	}
 	atomic_store(&traced_pid, (int)getpid());
+	write_job();
 	return 0;
 }
 

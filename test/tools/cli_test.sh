@@ -617,6 +617,36 @@ case_run_output_exists() {
 	fi
 }
 
+# A rank of a job: a JOB record right after the HEADER says which, from its launcher's
+# variables (docs/format.md "JOB"); a process no launcher started has none.
+case_job_record() {
+	[ -x "$B/capture_results_app" ] && [ -f "$B/fakecuda-real/libcuda.so.1" ] || return 0
+	clean="env -u RANK -u WORLD_SIZE -u LOCAL_RANK -u LOCAL_WORLD_SIZE -u GROUP_RANK -u TORCHELASTIC_RUN_ID
+		-u MASTER_ADDR -u MASTER_PORT -u OMPI_COMM_WORLD_RANK -u PMI_RANK -u SLURM_PROCID -u SLURM_NTASKS
+		-u SLURM_LOCALID -u SLURM_NODEID -u SLURM_JOB_ID LD_LIBRARY_PATH=$B/fakecuda-real"
+	# shellcheck disable=SC2086
+	run out err $clean RANK=3 WORLD_SIZE=4 LOCAL_RANK=1 LOCAL_WORLD_SIZE=2 GROUP_RANK=1 TORCHELASTIC_RUN_ID=run7 \
+		MASTER_ADDR=node0 MASTER_PORT=29500 "$B/ktrace" run --quiet -o job.ktrace -- "$B/capture_results_app"
+	expect_rc 0
+	run out err "$B/ktrace-dump" --json job.ktrace
+	grep '"type":"job"' out >job.json
+	has job.json '"type":"job","seq":1,'
+	has job.json '"rank":3,"world_size":4,"local_rank":1,"local_world_size":2,"node_rank":1,"launcher":"torchrun","job_id":"run7","coordinator":"node0:29500"}'
+	run out err "$B/ktrace-dump" job.ktrace
+	has out "job seq 1: rank 3 world_size 4 local_rank 1 local_world_size 2 node_rank 1 launcher torchrun job_id run7 coordinator node0:29500"
+	# Slurm: what it does not set reads -1
+	# shellcheck disable=SC2086
+	run out err $clean SLURM_PROCID=5 SLURM_NTASKS=8 SLURM_JOB_ID=42 "$B/ktrace" run --quiet --overwrite -o job.ktrace -- \
+		"$B/capture_results_app"
+	run out err "$B/ktrace-dump" --json job.ktrace
+	has out '"rank":5,"world_size":8,"local_rank":-1,"local_world_size":-1,"node_rank":-1,"launcher":"slurm","job_id":"42","coordinator":""}'
+	# no launcher: no JOB record
+	# shellcheck disable=SC2086
+	run out err $clean "$B/ktrace" run --quiet --overwrite -o job.ktrace -- "$B/capture_results_app"
+	run out err "$B/ktrace-dump" --json job.ktrace
+	hasnt out '"type":"job"'
+}
+
 # Without a CUDA driver (no libcuda.so.1 on the library path, as on this CI machine: the
 # test driver is not on LD_LIBRARY_PATH here), ktrace run says that no libcuda.so.1 was
 # found, and ktrace check says so once, runs the program no more (no second warm-up under
@@ -971,6 +1001,7 @@ case_ format_version
 case_ example
 case_ run_outcomes
 case_ run_output_exists
+case_ job_record
 case_ no_driver
 case_ check_error_reports
 case_ check_cleans_up
