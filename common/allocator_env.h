@@ -2,7 +2,7 @@
  * runs with, shared by `ktrace run` / `ktrace check` (which choose them for
  * the program, tools/cli/ktrace_run.c) and libktrace.so (which reports the ones
  * in effect on its start-up line and in the HEADER's config string,
- * interpose/config.c).
+ * interpose/model/config.c).
  *
  * ktrace's verdicts are sharpest when every buffer is its own driver
  * allocation (docs/format.md, "Hash extents": exact extents), so by default

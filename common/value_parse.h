@@ -1,5 +1,5 @@
 /* common/value_parse.h: the one parser of setting values, shared by
- * libktrace.so (the KTRACE_* variables, interpose/config.c) and the tools
+ * libktrace.so (the KTRACE_* variables, interpose/model/config.c) and the tools
  * (ktrace run and check, ktrace-dump), so that a value means the same thing,
  * and is refused for the same reason, wherever it is given.
  *

@@ -10,7 +10,7 @@ RESULT|capture-NAME-<check>|PASS|FAIL|SKIP|detail lines:
   count   LAUNCH records in the window == kernels the profiler counted there
           (or the workload's EXPECT when the profiler is unavailable)
   clock   in each thread, LAUNCH times rise with op_seq (to 1 us: the
-          writer converts the launch path's TSC readings, interpose/capture/launch_clock.h)
+          writer converts the launch path's TSC readings, interpose/model/launch_clock.h)
   names   every launch in the window has a name, and the multiset of names
           equals the profiler's (demangled; whitespace ignored)
   output  the outputs' sha256 are identical with and without ktrace
