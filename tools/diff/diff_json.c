@@ -100,12 +100,10 @@ static void j_graphs(struct json_writer *j, const struct diff_result *r)
 	if (!r->graphs_a.execs && !r->graphs_b.execs)
 		return;
 	ktrace_json_object(j, "graphs");
-	ktrace_json_u64(j, "execs_a", r->graphs_a.execs);
-	ktrace_json_u64(j, "execs_b", r->graphs_b.execs);
-	ktrace_json_u64(j, "graph_launches_a", r->graphs_a.launches);
-	ktrace_json_u64(j, "graph_launches_b", r->graphs_b.launches);
-	ktrace_json_u64(j, "untraced_a", r->graphs_a.untraced);
-	ktrace_json_u64(j, "untraced_b", r->graphs_b.untraced);
+	KTRACE_JSON_MEMBERS(j, JSON_U64("execs_a", r->graphs_a.execs), JSON_U64("execs_b", r->graphs_b.execs),
+			    JSON_U64("graph_launches_a", r->graphs_a.launches),
+			    JSON_U64("graph_launches_b", r->graphs_b.launches),
+			    JSON_U64("untraced_a", r->graphs_a.untraced), JSON_U64("untraced_b", r->graphs_b.untraced));
 	ktrace_json_end(j);
 }
 
@@ -117,9 +115,8 @@ static void j_stream_order(struct json_writer *j, const struct diff_result *r)
 	ktrace_json_object(j, "stream_order");
 	ktrace_json_bool(j, "recorded_a", r->order_a);
 	ktrace_json_bool(j, "recorded_b", r->order_b);
-	ktrace_json_u64(j, "regions_set_aside", r->set_aside);
-	ktrace_json_u64(j, "races_a", r->races_a);
-	ktrace_json_u64(j, "races_b", r->races_b);
+	KTRACE_JSON_MEMBERS(j, JSON_U64("regions_set_aside", r->set_aside), JSON_U64("races_a", r->races_a),
+			    JSON_U64("races_b", r->races_b));
 	ktrace_json_array(j, "races");
 	for (size_t i = 0; i < r->nraces; i++) {
 		const struct diff_race *x = &r->races[i];
@@ -262,23 +259,18 @@ static void j_regions_and_results(struct json_writer *j, const struct diff_resul
 	ktrace_json_end(j);
 	ktrace_json_object(j, "program_results");
 	ktrace_json_str(j, "result", ktrace_diff_results_state_name(pr->state));
-	ktrace_json_u64(j, "device_to_host_a", pr->copies_a);
-	ktrace_json_u64(j, "device_to_host_b", pr->copies_b);
-	ktrace_json_u64(j, "paired", pr->paired);
-	ktrace_json_u64(j, "compared", pr->compared);
-	ktrace_json_u64(j, "differ", pr->differ);
-	ktrace_json_u64(j, "not_digested", pr->not_digested);
-	ktrace_json_u64(j, "unpaired", pr->unpaired);
+	KTRACE_JSON_MEMBERS(j, JSON_U64("device_to_host_a", pr->copies_a), JSON_U64("device_to_host_b", pr->copies_b),
+			    JSON_U64("paired", pr->paired), JSON_U64("compared", pr->compared),
+			    JSON_U64("differ", pr->differ), JSON_U64("not_digested", pr->not_digested),
+			    JSON_U64("unpaired", pr->unpaired));
 	if (pr->first_a) {
+		const struct tm_op *a = pr->first_a, *b = pr->first_b;
+
 		ktrace_json_object(j, "first");
-		ktrace_json_u64(j, "op_seq_a", pr->first_a->seq);
-		ktrace_json_u64(j, "op_seq_b", pr->first_b->seq);
-		ktrace_json_hex(j, "stream_a", pr->first_a->stream);
-		ktrace_json_hex(j, "stream_b", pr->first_b->stream);
-		ktrace_json_u64(j, "bytes_a", pr->first_a->bytes);
-		ktrace_json_u64(j, "bytes_b", pr->first_b->bytes);
-		ktrace_json_digest(j, "digest_a", pr->first_a->dst_digest);
-		ktrace_json_digest(j, "digest_b", pr->first_b->dst_digest);
+		KTRACE_JSON_MEMBERS(j, JSON_U64("op_seq_a", a->seq), JSON_U64("op_seq_b", b->seq),
+				    JSON_HEX("stream_a", a->stream), JSON_HEX("stream_b", b->stream),
+				    JSON_U64("bytes_a", a->bytes), JSON_U64("bytes_b", b->bytes),
+				    JSON_DIGEST("digest_a", a->dst_digest), JSON_DIGEST("digest_b", b->dst_digest));
 		ktrace_json_end(j);
 	} else {
 		ktrace_json_null(j, "first");
@@ -307,11 +299,9 @@ static void j_confirm_output(struct json_writer *j, const struct ktrace_replay_b
 	ktrace_json_u64(j, "ordinal", b->arg_index);
 	ktrace_json_str(j, "type", b->type);
 	ktrace_json_str(j, "compared_as", ktrace_replay_elem_name(b->elem));
-	ktrace_json_u64(j, "bytes", b->size);
-	ktrace_json_u64(j, "replays_differing", b->replays_differing);
-	ktrace_json_u64(j, "replays", runs);
-	ktrace_json_u64(j, "elements", d->elements);
-	ktrace_json_u64(j, "elements_differing", d->differing);
+	KTRACE_JSON_MEMBERS(j, JSON_U64("bytes", b->size), JSON_U64("replays_differing", b->replays_differing),
+			    JSON_U64("replays", runs), JSON_U64("elements", d->elements),
+			    JSON_U64("elements_differing", d->differing));
 	ktrace_json_double(j, "share_differing", d->elements ? (double)d->differing / (double)d->elements : 0.0, "%.9g");
 	ktrace_json_array(j, "first_indexes");
 	for (uint32_t i = 0; i < d->nfirst; i++) {
@@ -488,12 +478,9 @@ void ktrace_diff_json(struct json_writer *j, const struct diff_result *r, const 
 	ktrace_json_str(j, "verdict", ktrace_diff_verdict_name(ktrace_diff_verdict(r)));
 	ktrace_json_i64(j, "exit_code", r->status);
 	ktrace_json_object(j, "launches");
-	ktrace_json_u64(j, "a", r->launches_a);
-	ktrace_json_u64(j, "b", r->launches_b);
-	ktrace_json_u64(j, "matched", r->matched);
-	ktrace_json_u64(j, "only_a", r->only_a);
-	ktrace_json_u64(j, "only_b", r->only_b);
-	ktrace_json_u64(j, "unverified", r->unverified);
+	KTRACE_JSON_MEMBERS(j, JSON_U64("a", r->launches_a), JSON_U64("b", r->launches_b),
+			    JSON_U64("matched", r->matched), JSON_U64("only_a", r->only_a), JSON_U64("only_b", r->only_b),
+			    JSON_U64("unverified", r->unverified));
 	j_unverified_counts(j, r);
 	ktrace_json_u64(j, "diverged", r->diverged);
 	ktrace_json_end(j);
@@ -543,11 +530,9 @@ void ktrace_diff_json(struct json_writer *j, const struct diff_result *r, const 
 		const struct diff_kernel_stat *s = &r->kernels[k];
 		ktrace_json_object(j, NULL);
 		ktrace_json_str(j, "kernel", s->name);
-		ktrace_json_u64(j, "matched", s->matched);
-		ktrace_json_u64(j, "diverged", s->diverged);
-		ktrace_json_u64(j, "unverified", s->unverified);
-		ktrace_json_u64(j, "only_a", s->only_a);
-		ktrace_json_u64(j, "only_b", s->only_b);
+		KTRACE_JSON_MEMBERS(j, JSON_U64("matched", s->matched), JSON_U64("diverged", s->diverged),
+				    JSON_U64("unverified", s->unverified), JSON_U64("only_a", s->only_a),
+				    JSON_U64("only_b", s->only_b));
 		if (s->diverged) {
 			ktrace_json_u64(j, "first_divergence_op_seq_a", s->first_seq_a);
 			ktrace_json_str(j, "first_divergence_classification",

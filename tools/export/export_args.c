@@ -163,11 +163,8 @@ void ktrace_export_launch_args(struct json_writer *w, const struct ktrace_ranges
 	ktrace_json_dim3(w, "block", l->block);
 	if (l->cluster[0] || l->cluster[1] || l->cluster[2])
 		ktrace_json_dim3(w, "cluster", l->cluster);
-	ktrace_json_u64(w, "shared_mem", l->shared_mem);
-	ktrace_json_hex(w, "stream", l->stream);
-	ktrace_json_hex(w, "context", l->context);
-	ktrace_json_i64(w, "device", l->device);
-	ktrace_json_u64(w, "tid", l->tid);
+	KTRACE_JSON_MEMBERS(w, JSON_U64("shared_mem", l->shared_mem), JSON_HEX("stream", l->stream),
+			    JSON_HEX("context", l->context), JSON_I64("device", l->device), JSON_U64("tid", l->tid));
 	ktrace_json_names(w, "launch_flags", ktrace_flag_names(l->flags, ktrace_launch_flag_name, flags, sizeof flags, ","));
 	put_refs(w, ranges, l->result, (l->flags & KTRACE_LAUNCHF_GRAPH) != 0, &l->graph, &l->range);
 	written_names(l, out, sizeof out);
@@ -188,11 +185,9 @@ void ktrace_export_gpu_time(struct json_writer *w, const struct export_measure *
 	if (!g)
 		return;
 	ktrace_json_object(w, "gputime");
-	ktrace_json_u64(w, "op_seq", g->op_seq);
-	ktrace_json_u64(w, "start_ns", g->start_ns);
-	ktrace_json_u64(w, "end_ns", g->end_ns);
-	ktrace_json_u64(w, "duration_ns", g->end_ns - g->start_ns);
-	ktrace_json_u64(w, "ref_err_ns", g->ref_err_ns);
+	KTRACE_JSON_MEMBERS(w, JSON_U64("op_seq", g->op_seq), JSON_U64("start_ns", g->start_ns),
+			    JSON_U64("end_ns", g->end_ns), JSON_U64("duration_ns", g->end_ns - g->start_ns),
+			    JSON_U64("ref_err_ns", g->ref_err_ns));
 	ktrace_json_end(w);
 }
 

@@ -76,23 +76,21 @@ static void json_kernel(struct json_writer *w, const struct ktrace_meta_kernel *
 	ktrace_json_str(w, "layout_source", layout_name(k->layout_source));
 	ktrace_json_u64(w, "param_bytes", k->param_bytes);
 	ktrace_json_dim3(w, "reqntid", k->reqntid);
-	ktrace_json_u64(w, "max_threads", k->max_threads);
-	ktrace_json_u64(w, "cuda_api_version", k->cuda_api_version);
+	KTRACE_JSON_MEMBERS(w, JSON_U64("max_threads", k->max_threads),
+			    JSON_U64("cuda_api_version", k->cuda_api_version));
 	ktrace_json_array(w, "params");
 	for (uint32_t j = 0; j < k->nparams; j++) {
 		const struct ktrace_meta_param *p = &k->params[j];
 		char fl[64];
 
 		ktrace_json_object(w, NULL);
-		ktrace_json_u64(w, "ordinal", p->ordinal);
-		ktrace_json_u64(w, "offset", p->offset);
-		ktrace_json_u64(w, "size", p->size);
+		KTRACE_JSON_MEMBERS(w, JSON_U64("ordinal", p->ordinal), JSON_U64("offset", p->offset),
+				    JSON_U64("size", p->size));
 		ktrace_json_str(w, "kind", ktrace_param_kind_name(p->kind));
 		ktrace_json_str(w, "name", p->name);
 		ktrace_json_str(w, "name_source", ktrace_name_source_name(p->name_source));
 		ktrace_json_str(w, "type", p->type);
-		ktrace_json_u64(w, "space", p->space);
-		ktrace_json_u64(w, "log_align", p->log_align);
+		KTRACE_JSON_MEMBERS(w, JSON_U64("space", p->space), JSON_U64("log_align", p->log_align));
 		/* flags as ktrace-dump names them (docs/json.md) */
 		ktrace_json_names(w, "flags", ktrace_param_flag_names(p->flags, ",", fl, sizeof fl));
 		ktrace_json_end(w);
@@ -166,12 +164,10 @@ static void summary_json(FILE *f, const char *path, const struct ktrace_meta_ima
 	ktrace_json_object(&w, NULL);
 	ktrace_json_str(&w, "file", path);
 	ktrace_json_str(&w, "kind", image_kind_name(img->kind));
-	ktrace_json_u64(&w, "kernels", img->nkernels);
-	ktrace_json_u64(&w, "kernels_without_layout", c->nolayout);
-	ktrace_json_u64(&w, "params", c->nparams);
-	ktrace_json_u64(&w, "pointer", c->bykind[KTRACE_PARAM_POINTER]);
-	ktrace_json_u64(&w, "scalar", c->bykind[KTRACE_PARAM_SCALAR]);
-	ktrace_json_u64(&w, "struct", c->bykind[KTRACE_PARAM_STRUCT]);
+	KTRACE_JSON_MEMBERS(&w, JSON_U64("kernels", img->nkernels), JSON_U64("kernels_without_layout", c->nolayout),
+			    JSON_U64("params", c->nparams), JSON_U64("pointer", c->bykind[KTRACE_PARAM_POINTER]),
+			    JSON_U64("scalar", c->bykind[KTRACE_PARAM_SCALAR]),
+			    JSON_U64("struct", c->bykind[KTRACE_PARAM_STRUCT]));
 	ktrace_json_object(&w, "names");
 	for (int s = 0; s < 7; s++)
 		if (s != KTRACE_NAME_DEMANGLED)

@@ -229,6 +229,18 @@ void ktrace_json_digest(struct json_writer *w, const char *key, uint64_t v)
 	putc_unlocked('"', w->f);
 }
 
+void ktrace_json_members(struct json_writer *w, const struct json_member *m, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		switch (m[i].as) {
+		case JSON_AS_U64: ktrace_json_u64(w, m[i].key, m[i].v); break;
+		case JSON_AS_I64: ktrace_json_i64(w, m[i].key, (int64_t)m[i].v); break;
+		case JSON_AS_HEX: ktrace_json_hex(w, m[i].key, m[i].v); break;
+		case JSON_AS_DIGEST: ktrace_json_digest(w, m[i].key, m[i].v); break;
+		}
+	}
+}
+
 void ktrace_json_hex_bytes(struct json_writer *w, const char *key, const uint8_t *p, size_t n)
 {
 	member(w, key);

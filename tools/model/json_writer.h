@@ -70,6 +70,24 @@ void ktrace_json_names(struct json_writer *w, const char *key, const char *names
 /* JSON text formatted elsewhere, as one value. */
 void ktrace_json_raw(struct json_writer *w, const char *key, const char *json);
 
+/* A run of numeric members written by one call, in the order listed:
+ *   KTRACE_JSON_MEMBERS(w, JSON_U64("paired", n), JSON_HEX("stream", s), ...);
+ * each as its own function writes it (ktrace_json_u64, _i64, _hex, _digest). */
+enum json_as { JSON_AS_U64, JSON_AS_I64, JSON_AS_HEX, JSON_AS_DIGEST };
+struct json_member {
+	const char *key;
+	enum json_as as;
+	uint64_t v; /* JSON_AS_I64: the int64_t's bits */
+};
+#define JSON_U64(key, v) { key, JSON_AS_U64, (uint64_t)(v) }
+#define JSON_I64(key, v) { key, JSON_AS_I64, (uint64_t)(int64_t)(v) }
+#define JSON_HEX(key, v) { key, JSON_AS_HEX, (uint64_t)(v) }
+#define JSON_DIGEST(key, v) { key, JSON_AS_DIGEST, (uint64_t)(v) }
+#define KTRACE_JSON_MEMBERS(w, ...)                                                       \
+	ktrace_json_members((w), (const struct json_member[]){ __VA_ARGS__ },             \
+			    sizeof((const struct json_member[]){ __VA_ARGS__ }) / sizeof(struct json_member))
+void ktrace_json_members(struct json_writer *w, const struct json_member *m, size_t n);
+
 /* The next member, element or closing bracket starts a new line, after
  * `indent` spaces (compact and spaced layouts). */
 void ktrace_json_break(struct json_writer *w, int indent);

@@ -42,10 +42,8 @@ static void json_region(const struct record_ctx *c, struct json_writer *w, const
 	ktrace_json_u64(w, "param_offset", g->param_offset);
 	ktrace_json_u64(w, "ordinal", g->ordinal);
 	ktrace_json_names(w, "flags", ktrace_flag_names(g->flags, ktrace_region_flag_name, fl, sizeof fl, ","));
-	ktrace_json_hex(w, "ptr", g->ptr);
-	ktrace_json_hex(w, "alloc_base", g->alloc_base);
-	ktrace_json_u64(w, "alloc_size", g->alloc_size);
-	ktrace_json_u64(w, "hash_len", g->hash_len);
+	KTRACE_JSON_MEMBERS(w, JSON_HEX("ptr", g->ptr), JSON_HEX("alloc_base", g->alloc_base),
+			    JSON_U64("alloc_size", g->alloc_size), JSON_U64("hash_len", g->hash_len));
 	json_str_or_null(w, "extent", ktrace_region_extent_name(c->exactness_known, g));
 	if (g->flags & KTRACE_REGIONF_PRE)
 		ktrace_json_digest(w, "pre_hash", g->pre_hash);
@@ -273,15 +271,12 @@ static void json_replay_buffer(struct json_writer *w, const struct ktrace_replay
 	ktrace_json_str(w, "name", b->name);
 	ktrace_json_str(w, "param_type", b->type);
 	ktrace_json_str(w, "elem", ktrace_replay_elem_name(b->elem));
-	ktrace_json_u64(w, "arg_index", b->arg_index);
-	ktrace_json_hex(w, "base", b->base);
-	ktrace_json_u64(w, "bytes", b->size);
+	KTRACE_JSON_MEMBERS(w, JSON_U64("arg_index", b->arg_index), JSON_HEX("base", b->base),
+			    JSON_U64("bytes", b->size));
 	ktrace_json_str(w, "copy_place", ktrace_replay_place_name(b->place));
-	ktrace_json_digest(w, "digest_r0", b->digest_r0);
-	ktrace_json_u64(w, "replays_differing", b->replays_differing);
-	ktrace_json_u64(w, "elements", d->elements);
-	ktrace_json_u64(w, "differing", d->differing);
-	ktrace_json_u64(w, "nan_mismatches", d->nan_mismatches);
+	KTRACE_JSON_MEMBERS(w, JSON_DIGEST("digest_r0", b->digest_r0),
+			    JSON_U64("replays_differing", b->replays_differing), JSON_U64("elements", d->elements),
+			    JSON_U64("differing", d->differing), JSON_U64("nan_mismatches", d->nan_mismatches));
 	ktrace_json_double(w, "max_abs", d->max_abs, "%.17g");
 	ktrace_json_double(w, "max_rel", d->max_rel, "%.17g");
 	ktrace_json_u64(w, "max_ulp", d->max_ulp);
@@ -312,14 +307,10 @@ static int json_replay_report(struct json_writer *w, const struct ktrace_rec_rep
 	ktrace_json_str(w, "outcome", ktrace_replay_outcome_key(rep.outcome));
 	ktrace_json_str(w, "reason", ktrace_replay_reason_text(rep.reason));
 	ktrace_json_str(w, "detail", rep.detail);
-	ktrace_json_i64(w, "launch_result", rep.launch_result);
-	ktrace_json_i64(w, "driver_error", rep.driver_error);
-	ktrace_json_u64(w, "runs_requested", rep.runs_requested);
-	ktrace_json_u64(w, "runs_done", rep.runs_done);
-	ktrace_json_u64(w, "distinct", rep.distinct);
-	ktrace_json_u64(w, "bytes_device", rep.bytes_device);
-	ktrace_json_u64(w, "bytes_host", rep.bytes_host);
-	ktrace_json_u64(w, "total_ns", rep.total_ns);
+	KTRACE_JSON_MEMBERS(w, JSON_I64("launch_result", rep.launch_result), JSON_I64("driver_error", rep.driver_error),
+			    JSON_U64("runs_requested", rep.runs_requested), JSON_U64("runs_done", rep.runs_done),
+			    JSON_U64("distinct", rep.distinct), JSON_U64("bytes_device", rep.bytes_device),
+			    JSON_U64("bytes_host", rep.bytes_host), JSON_U64("total_ns", rep.total_ns));
 	ktrace_json_array(w, "buffers");
 	for (uint32_t i = 0; i < rep.nbuffers; i++)
 		json_replay_buffer(w, &rep.buffers[i]);

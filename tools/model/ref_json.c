@@ -11,13 +11,10 @@
 void ktrace_record_json_graph_ref(struct json_writer *w, const struct ktrace_graph_ref *g)
 {
 	ktrace_json_object(w, "graph");
-	ktrace_json_u64(w, "exec_id", g->exec_id);
-	ktrace_json_u64(w, "graph_id", g->graph_id);
-	ktrace_json_u64(w, "launch", g->launch);
 	/* op_seq: the operation number of the graph launch (docs/json.md) */
-	ktrace_json_u64(w, "op_seq", g->launch_seq);
-	ktrace_json_u64(w, "node", g->node);
-	ktrace_json_u64(w, "revision", g->revision);
+	KTRACE_JSON_MEMBERS(w, JSON_U64("exec_id", g->exec_id), JSON_U64("graph_id", g->graph_id),
+			    JSON_U64("launch", g->launch), JSON_U64("op_seq", g->launch_seq), JSON_U64("node", g->node),
+			    JSON_U64("revision", g->revision));
 	ktrace_json_end(w);
 }
 
