@@ -211,14 +211,9 @@ static int take_kernel(struct load_state *s, const void *rec, size_t len, uint64
 	struct tm_kernel *o = ktrace_append(&t->kernels, &t->nkernels, &s->cap_k, sizeof *t->kernels);
 	if (!o)
 		return oom(s);
-	o->id = k.kernel_id;
-	o->module_id = k.module_id;
-	o->handle = k.handle;
-	o->layout_source = k.layout_source;
-	o->param_bytes = k.param_bytes;
-	o->known = 1;
-	o->name = arena_str(t, &k.name);
-	o->demangled = arena_str(t, &k.demangled);
+	*o = (struct tm_kernel){ .id = k.kernel_id, .module_id = k.module_id, .handle = k.handle,
+				 .layout_source = k.layout_source, .param_bytes = k.param_bytes, .known = 1,
+				 .name = arena_str(t, &k.name), .demangled = arena_str(t, &k.demangled) };
 	if (!o->name || !o->demangled)
 		return oom(s);
 	if (k.nparams) {
@@ -230,14 +225,9 @@ static int take_kernel(struct load_state *s, const void *rec, size_t len, uint64
 			if (ktrace_kernel_param(&k, i, &d) != 0)
 				return fail(s, "kernel", seq);
 			struct tm_param *p = &o->params[i];
-			p->ordinal = d.ordinal;
-			p->kind = d.kind;
-			p->name_source = d.name_source;
-			p->offset = d.offset;
-			p->size = d.size;
-			p->flags = d.flags;
-			p->name = arena_str(t, &d.name);
-			p->type = arena_str(t, &d.type);
+			*p = (struct tm_param){ .ordinal = d.ordinal, .kind = d.kind, .name_source = d.name_source,
+						.offset = d.offset, .size = d.size, .flags = d.flags,
+						.name = arena_str(t, &d.name), .type = arena_str(t, &d.type) };
 			if (!p->name || !p->type)
 				return oom(s);
 		}
@@ -255,24 +245,13 @@ static int take_launch(struct load_state *s, const void *rec, size_t len, uint64
 	struct tm_launch *o = ktrace_append(&t->launches, &t->nlaunches, &s->cap_l, sizeof *t->launches);
 	if (!o)
 		return oom(s);
-	o->seq = l.launch_seq;
-	o->rec_seq = seq;
-	o->time_ns = s->time_ns;
-	o->kernel_id = l.kernel_id;
-	o->context = l.context;
-	o->stream = l.stream;
-	o->tid = l.tid;
-	o->device = l.device;
-	o->api = l.api;
-	o->flags = l.flags;
+	*o = (struct tm_launch){ .seq = l.launch_seq, .rec_seq = seq, .time_ns = s->time_ns, .kernel_id = l.kernel_id,
+				 .context = l.context, .stream = l.stream, .tid = l.tid, .device = l.device, .api = l.api,
+				 .flags = l.flags, .shared_mem = l.shared_mem, .result = l.result,
+				 .hash_skip = l.hash_skip, .param_bytes_len = l.param_bytes_len, .graph = l.graph };
 	memcpy(o->grid, l.grid, sizeof o->grid);
 	memcpy(o->block, l.block, sizeof o->block);
 	memcpy(o->cluster, l.cluster, sizeof o->cluster);
-	o->shared_mem = l.shared_mem;
-	o->result = l.result;
-	o->hash_skip = l.hash_skip;
-	o->param_bytes_len = l.param_bytes_len;
-	o->graph = l.graph;
 	if (l.flags & KTRACE_LAUNCHF_RANGE)
 		o->range = l.range;
 	o->param_bytes = arena_dup(t, l.param_bytes, l.param_bytes_len);
@@ -285,16 +264,11 @@ static int take_launch(struct load_state *s, const void *rec, size_t len, uint64
 		for (uint32_t i = 0; i < l.nregions; i++) {
 			struct ktrace_region r;
 			ktrace_launch_region(&l, i, &r);
-			struct tm_region *d = &o->regions[i];
-			d->param_offset = r.param_offset;
-			d->ordinal = r.ordinal;
-			d->flags = r.flags;
-			d->ptr = r.ptr;
-			d->alloc_base = r.alloc_base;
-			d->alloc_size = r.alloc_size;
-			d->hash_len = r.hash_len;
-			d->pre_hash = r.pre_hash;
-			d->post_hash = r.post_hash;
+			o->regions[i] = (struct tm_region){
+				.param_offset = r.param_offset, .ordinal = r.ordinal, .flags = r.flags, .ptr = r.ptr,
+				.alloc_base = r.alloc_base, .alloc_size = r.alloc_size, .hash_len = r.hash_len,
+				.pre_hash = r.pre_hash, .post_hash = r.post_hash,
+			};
 		}
 		ktrace_sort(o->regions, l.nregions, sizeof *o->regions, cmp_region);
 	}
@@ -302,54 +276,35 @@ static int take_launch(struct load_state *s, const void *rec, size_t len, uint64
 	return 0;
 }
 
+/* A copy or memset from its record m: the members both records have, then
+ * the others given. */
+#define TM_OP(m, ...)                                                                                   \
+	((struct tm_op){ .seq = (m).op_seq, .dst = (m).dst, .stream = (m).stream, .context = (m).context, \
+			 .flags = (m).flags, .tid = (m).tid, .result = (m).result, .graph = (m).graph,     \
+			 .range = (m).range, __VA_ARGS__ })
+
 static int take_op(struct load_state *s, uint16_t type, const void *rec, size_t len, uint64_t seq)
 {
 	struct tm_trace *t = s->t;
 	struct tm_op o;
-	memset(&o, 0, sizeof o);
-	o.time_ns = s->time_ns;
 	if (type == KTRACE_REC_MEMCPY) {
 		struct ktrace_rec_memcpy m;
 		if (ktrace_decode_memcpy(rec, len, &m) != 0)
 			return fail(s, "memcpy", seq);
-		o.type = TM_OP_MEMCPY;
-		o.seq = m.op_seq;
-		o.dst = m.dst;
-		o.src = m.src;
-		o.bytes = m.bytes;
-		o.stream = m.stream;
-		o.context = m.context;
-		o.src_digest = m.src_digest;
-		o.dst_digest = m.dst_digest;
-		o.dst_digest_state = m.dst_digest_state;
-		o.dir = m.dir;
-		o.flags = m.flags;
-		o.tid = m.tid;
-		o.result = m.result;
-		o.graph = m.graph;
-		if (m.flags & KTRACE_COPYF_RANGE)
-			o.range = m.range;
+		o = TM_OP(m, .type = TM_OP_MEMCPY, .src = m.src, .bytes = m.bytes, .src_digest = m.src_digest,
+			  .dst_digest = m.dst_digest, .dst_digest_state = m.dst_digest_state, .dir = m.dir);
 	} else {
 		struct ktrace_rec_memset m;
 		if (ktrace_decode_memset(rec, len, &m) != 0)
 			return fail(s, "memset", seq);
-		o.type = TM_OP_MEMSET;
-		o.seq = m.op_seq;
-		o.dst = m.dst;
-		o.elem_size = m.elem_size;
-		o.bytes = m.count * (uint64_t)(m.elem_size ? m.elem_size : 1);
+		o = TM_OP(m, .type = TM_OP_MEMSET, .elem_size = m.elem_size, .value = m.value,
+			  .bytes = m.count * (uint64_t)(m.elem_size ? m.elem_size : 1));
 		if (m.elem_size && o.bytes / m.elem_size != m.count)
 			o.bytes = UINT64_MAX; /* absurd count: covers everything */
-		o.value = m.value;
-		o.stream = m.stream;
-		o.context = m.context;
-		o.flags = m.flags;
-		o.tid = m.tid;
-		o.result = m.result;
-		o.graph = m.graph;
-		if (m.flags & KTRACE_COPYF_RANGE)
-			o.range = m.range;
 	}
+	o.time_ns = s->time_ns;
+	if (!(o.flags & KTRACE_COPYF_RANGE))
+		o.range = (struct ktrace_range_ref){ 0 };
 	if (ktrace_grow(&t->ops, &s->cap_o, t->nops + 1, sizeof *t->ops))
 		return oom(s);
 	t->ops[t->nops++] = o;
@@ -365,17 +320,9 @@ static int take_order(struct load_state *s, const void *rec, size_t len, uint64_
 	struct tm_order *o = ktrace_append(&t->orders, &t->norders, &s->cap_ord, sizeof *t->orders);
 	if (!o)
 		return oom(s);
-	o->seq_before = r.launch_seq_before;
-	o->rec_seq = seq;
-	o->time_ns = s->time_ns;
-	o->op = r.op;
-	o->tid = r.tid;
-	o->stream = r.stream;
-	o->event = r.event;
-	o->context = r.context;
-	o->device = r.device;
-	o->stream_flags = r.stream_flags;
-	o->priority = r.priority;
+	*o = (struct tm_order){ .seq_before = r.launch_seq_before, .rec_seq = seq, .time_ns = s->time_ns, .op = r.op,
+				.tid = r.tid, .stream = r.stream, .event = r.event, .context = r.context,
+				.device = r.device, .stream_flags = r.stream_flags, .priority = r.priority };
 	return 0;
 }
 
@@ -475,14 +422,9 @@ static struct tm_graph *graph_for(struct load_state *s, const struct ktrace_rec_
 	o = ktrace_append(&t->graphs, &t->ngraphs, &s->cap_g, sizeof *t->graphs);
 	if (!o)
 		return NULL;
-	o->exec_id = g->exec_id;
-	o->graph_id = g->graph_id;
-	o->revision = g->revision;
-	o->cause = g->cause;
-	o->flags = g->flags;
-	o->untraced = g->untraced;
-	o->nnodes = g->nodes_total;
-	o->nedges = g->edges_total;
+	*o = (struct tm_graph){ .exec_id = g->exec_id, .graph_id = g->graph_id, .revision = g->revision,
+				.cause = g->cause, .flags = g->flags, .untraced = g->untraced, .nnodes = g->nodes_total,
+				.nedges = g->edges_total };
 	o->kind = arena_alloc(t, (size_t)o->nnodes * sizeof *o->kind + 1);
 	o->node_flags = arena_alloc(t, (size_t)o->nnodes * sizeof *o->node_flags + 1);
 	o->parent = arena_alloc(t, (size_t)o->nnodes * sizeof *o->parent + 1);
