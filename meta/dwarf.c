@@ -82,6 +82,19 @@ static void append(char *buf, size_t cap, const char *s)
 		snprintf(buf + n, cap - n, "%s", s);
 }
 
+/* What a pointer, reference or qualifier adds after its inner type. */
+static const char *type_suffix(int tag)
+{
+	switch (tag) {
+	case DW_TAG_pointer_type: return "*";
+	case DW_TAG_reference_type: return "&";
+	case DW_TAG_rvalue_reference_type: return "&&";
+	case DW_TAG_const_type: return " const";
+	case DW_TAG_volatile_type: return " volatile";
+	default: return " __restrict__";
+	}
+}
+
 /* C++-demangler-style spelling of a type DIE ("float const*"). */
 static void spell_type(Dwarf_Die *t, char *buf, size_t cap, int depth, int *aggregate)
 {
@@ -117,23 +130,16 @@ static void spell_type(Dwarf_Die *t, char *buf, size_t cap, int depth, int *aggr
 	case DW_TAG_pointer_type:
 	case DW_TAG_reference_type:
 	case DW_TAG_rvalue_reference_type:
-		if (has_inner)
-			spell_type(&inner, buf, cap, depth + 1, NULL);
-		else
-			append(buf, cap, "void");
-		append(buf, cap,
-		       tag == DW_TAG_pointer_type ? "*" : tag == DW_TAG_reference_type ? "&" : "&&");
-		break;
 	case DW_TAG_const_type:
 	case DW_TAG_volatile_type:
 	case DW_TAG_restrict_type:
+		/* the inner type, then the suffix; a qualifier (" const") keeps its inner type's
+		 * aggregate, a pointer or reference is none */
 		if (has_inner)
-			spell_type(&inner, buf, cap, depth + 1, aggregate);
+			spell_type(&inner, buf, cap, depth + 1, type_suffix(tag)[0] == ' ' ? aggregate : NULL);
 		else
 			append(buf, cap, "void");
-		append(buf, cap,
-		       tag == DW_TAG_const_type ? " const" : tag == DW_TAG_volatile_type ? " volatile"
-											    : " __restrict__");
+		append(buf, cap, type_suffix(tag));
 		break;
 	case DW_TAG_array_type:
 		if (has_inner)

@@ -36,25 +36,13 @@ size_t kt_elf_image_size(const uint8_t *p, size_t limit)
 	int is64 = p[4] == 2;
 	if (is64 && limit < 64)
 		return 0;
-	uint64_t phoff, shoff, end;
-	uint32_t phent, phnum, shent, shnum;
-	if (is64) {
-		phoff = kt_read_le64(p + 32);
-		shoff = kt_read_le64(p + 40);
-		end = kt_read_le16(p + 52);
-		phent = kt_read_le16(p + 54);
-		phnum = kt_read_le16(p + 56);
-		shent = kt_read_le16(p + 58);
-		shnum = kt_read_le16(p + 60);
-	} else {
-		phoff = kt_read_le32(p + 28);
-		shoff = kt_read_le32(p + 32);
-		end = kt_read_le16(p + 40);
-		phent = kt_read_le16(p + 42);
-		phnum = kt_read_le16(p + 44);
-		shent = kt_read_le16(p + 46);
-		shnum = kt_read_le16(p + 48);
-	}
+	uint64_t phoff = is64 ? kt_read_le64(p + 32) : kt_read_le32(p + 28);
+	uint64_t shoff = is64 ? kt_read_le64(p + 40) : kt_read_le32(p + 32);
+	/* e_ehsize, e_phentsize, e_phnum, e_shentsize, e_shnum: 16 bits each, in a row */
+	const uint8_t *h = p + (is64 ? 52 : 40);
+	uint64_t end = kt_read_le16(h);
+	uint32_t phent = kt_read_le16(h + 2), phnum = kt_read_le16(h + 4);
+	uint32_t shent = kt_read_le16(h + 6), shnum = kt_read_le16(h + 8);
 	uint32_t min_sh = is64 ? 64 : 40, min_ph = is64 ? 56 : 32;
 	if (shoff) {
 		if (shent < min_sh || shoff > limit || limit - shoff < shent)

@@ -198,11 +198,8 @@ static struct {
 	char roots_key[1024];
 } ind = {.mu = PTHREAD_MUTEX_INITIALIZER};
 
-/* Fork hooks (kernel_meta.h), called by libktrace.so's fork handler: a
- * fork never lands while a thread holds the index lock. */
-void ktrace_inductor_cache_fork_prepare(void) { pthread_mutex_lock(&ind.mu); }
-void ktrace_inductor_cache_fork_parent(void) { pthread_mutex_unlock(&ind.mu); }
-void ktrace_inductor_cache_fork_child(void) { pthread_mutex_unlock(&ind.mu); }
+/* Fork hooks (kernel_meta.h), called by libktrace.so's fork handler. */
+KT_META_FORK_HOOKS(ktrace_inductor_cache, ind.mu)
 
 static int cmp_def(const void *a, const void *b)
 {
@@ -230,14 +227,8 @@ static void index_module(const char *path)
 		p = name_end;
 		if (name_end >= e || *name_end != '(' || (def != text && def[-1] != '\n' && def[-1] != ' '))
 			continue;
-		if (ind.n == ind.cap) {
-			size_t cap = ind.cap ? ind.cap * 2 : 64;
-			struct kernel_def *v = realloc(ind.defs, cap * sizeof *v);
-			if (!v)
-				break;
-			ind.defs = v;
-			ind.cap = cap;
-		}
+		if (ind.n == ind.cap && kt_grow(&ind.defs, &ind.cap, 64, sizeof *ind.defs))
+			break;
 		char *kernel = kt_strndup(name, (size_t)(name_end - name)), *module = strdup(path);
 		if (!kernel || !module) {
 			free(kernel);

@@ -29,6 +29,22 @@ char *kt_strndup(const char *s, size_t n)
 	return d;
 }
 
+int kt_grow(void *arrp, size_t *cap, size_t first, size_t elem)
+{
+	size_t nc = *cap ? *cap * 2 : first;
+	void *p, *q;
+
+	if (nc < *cap || (elem && nc > SIZE_MAX / elem))
+		return -1;
+	memcpy(&p, arrp, sizeof p);
+	q = realloc(p, nc * elem);
+	if (!q)
+		return -1;
+	memcpy(arrp, &q, sizeof q);
+	*cap = nc;
+	return 0;
+}
+
 void kt_set_error(char *err, size_t errlen, const char *fmt, ...)
 {
 	if (!err || !errlen)
@@ -44,15 +60,9 @@ void kt_set_error(char *err, size_t errlen, const char *fmt, ...)
 struct ktrace_meta_kernel *kt_meta_add_kernel(struct kt_meta_builder *b)
 {
 	struct ktrace_meta_image *img = b->img;
-	if (img->nkernels == b->kernels_cap) {
-		uint32_t cap = b->kernels_cap ? b->kernels_cap * 2 : 16;
-		struct ktrace_meta_kernel *v = realloc(img->kernels, (size_t)cap * sizeof *v);
-		if (!v) {
-			b->oom = 1;
-			return NULL;
-		}
-		img->kernels = v;
-		b->kernels_cap = cap;
+	if (img->nkernels == b->kernels_cap && kt_grow(&img->kernels, &b->kernels_cap, 16, sizeof *img->kernels)) {
+		b->oom = 1;
+		return NULL;
 	}
 	struct ktrace_meta_kernel *k = &img->kernels[img->nkernels++];
 	memset(k, 0, sizeof *k);
@@ -98,14 +108,8 @@ void kt_meta_warn(struct kt_meta_builder *b, const char *fmt, ...)
 		b->warnings_dropped++;
 		return;
 	}
-	if (img->nwarnings == b->warnings_cap) {
-		uint32_t cap = b->warnings_cap ? b->warnings_cap * 2 : 8;
-		char **v = realloc(img->warnings, (size_t)cap * sizeof *v);
-		if (!v)
-			return;
-		img->warnings = v;
-		b->warnings_cap = cap;
-	}
+	if (img->nwarnings == b->warnings_cap && kt_grow(&img->warnings, &b->warnings_cap, 8, sizeof *img->warnings))
+		return;
 	char line[512];
 	int n = snprintf(line, sizeof line, "%s: ", b->source_name);
 	if (n < 0 || (size_t)n >= sizeof line)

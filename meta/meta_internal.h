@@ -5,7 +5,8 @@
  * the name sources (dwarf.c, triton_cache.c, inductor.c, ptx.c, demangle.c),
  * then sorted and handed out as a struct ktrace_meta_image (meta_image.c).
  * Also the little-endian readers, which never read outside the bounds their
- * callers checked.
+ * callers checked, the growth of meta/'s arrays (kt_grow) and the fork hooks
+ * of the cache indexes (KT_META_FORK_HOOKS).
  *
  * May include: meta/kernel_meta.h and libc.
  */
@@ -26,12 +27,20 @@
 #define KT_META_MAX_PARAMS 8192      /* > 32764 bytes / 4 */
 #define KT_META_MAX_WARNINGS 200
 
+/* Defines the fork hooks of kernel_meta.h for a cache index whose lock is
+ * mu: <prefix>_fork_prepare takes it, _fork_parent and _fork_child release
+ * it, so that a fork never lands while a thread holds it. */
+#define KT_META_FORK_HOOKS(prefix, mu)                                    \
+	void prefix##_fork_prepare(void) { pthread_mutex_lock(&(mu)); }   \
+	void prefix##_fork_parent(void) { pthread_mutex_unlock(&(mu)); }  \
+	void prefix##_fork_child(void) { pthread_mutex_unlock(&(mu)); }
+
 struct kt_meta_builder {
 	const struct ktrace_meta_opts *opts;
 	const char *source_name;    /* the image's name in messages, never NULL */
 	struct ktrace_meta_image *img;
-	uint32_t kernels_cap;       /* allocated entries of img->kernels */
-	uint32_t warnings_cap;      /* allocated entries of img->warnings */
+	size_t kernels_cap;         /* allocated entries of img->kernels */
+	size_t warnings_cap;        /* allocated entries of img->warnings */
 	uint32_t warnings_dropped;  /* warnings beyond KT_META_MAX_WARNINGS */
 	int oom;                    /* an allocation failed: the parse fails */
 	int image_is_cubin;         /* the image itself is a cubin (Triton loads only those) */
@@ -61,6 +70,10 @@ const char *kt_meta_strip_source_name(const struct kt_meta_builder *b, const cha
 int kt_meta_alloc_params(struct kt_meta_builder *b, struct ktrace_meta_kernel *k, uint32_t nparams);
 void kt_meta_free_kernel(struct ktrace_meta_kernel *k);
 char *kt_strndup(const char *s, size_t n);
+/* Double the array that arrp points to (the address of a T *, its capacity
+ * *cap elements of elem bytes; first elements when it has none): 0, or -1
+ * when memory runs out (the array is then unchanged). */
+int kt_grow(void *arrp, size_t *cap, size_t first, size_t elem);
 /* printf into err (a one-line reason for the caller); nothing if err is NULL. */
 void kt_set_error(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 

@@ -37,18 +37,26 @@ static int name_rank(uint8_t source)
 	}
 }
 
+/* Replace the string in *slot with a copy of s[0..n): 0, or -1 (and *slot
+ * kept) when memory runs out. */
+static int replace_str(char **slot, const char *s, size_t n)
+{
+	char *c = kt_strndup(s, n);
+	if (!c)
+		return -1;
+	free(*slot);
+	*slot = c;
+	return 0;
+}
+
 void kt_param_set_name(struct ktrace_meta_param *p, const char *name, size_t nlen, uint8_t source)
 {
 	if (!name || !nlen)
 		return;
 	if (p->name && name_rank(source) >= name_rank(p->name_source))
 		return;
-	char *s = kt_strndup(name, nlen);
-	if (!s)
-		return;
-	free(p->name);
-	p->name = s;
-	p->name_source = source;
+	if (replace_str(&p->name, name, nlen) == 0)
+		p->name_source = source;
 }
 
 void kt_param_set_type(struct ktrace_meta_param *p, const char *type, size_t tlen, int prio)
@@ -58,12 +66,8 @@ void kt_param_set_type(struct ktrace_meta_param *p, const char *type, size_t tle
 	int cur = (int)((p->flags & KT_TPRIO_MASK) >> KT_TPRIO_SHIFT);
 	if (p->type && cur >= prio)
 		return;
-	char *s = kt_strndup(type, tlen);
-	if (!s)
-		return;
-	free(p->type);
-	p->type = s;
-	p->flags = (p->flags & ~KT_TPRIO_MASK) | ((uint32_t)prio << KT_TPRIO_SHIFT);
+	if (replace_str(&p->type, type, tlen) == 0)
+		p->flags = (p->flags & ~KT_TPRIO_MASK) | ((uint32_t)prio << KT_TPRIO_SHIFT);
 }
 
 void kt_param_mark_aggregate(struct ktrace_meta_param *p)

@@ -79,11 +79,17 @@ static int add_root(char roots[][4096], int n, int max, const char *a, const cha
 	return n + 1;
 }
 
+/* add_root of each directory of the NULL-terminated list dirs (NULL: none). */
+static int add_roots(char roots[][4096], int n, int max, const char *const *dirs)
+{
+	for (int i = 0; dirs && dirs[i]; i++)
+		n = add_root(roots, n, max, dirs[i], NULL);
+	return n;
+}
+
 int kt_inductor_roots(const struct ktrace_meta_opts *opts, char roots[][4096], int max)
 {
-	int n = 0;
-	for (int i = 0; opts->inductor_dirs && opts->inductor_dirs[i]; i++)
-		n = add_root(roots, n, max, opts->inductor_dirs[i], NULL);
+	int n = add_roots(roots, 0, max, opts->inductor_dirs);
 	if (opts->use_env_caches) {
 		const char *d = getenv("TORCHINDUCTOR_CACHE_DIR");
 		if (d && *d) {
@@ -100,9 +106,7 @@ int kt_inductor_roots(const struct ktrace_meta_opts *opts, char roots[][4096], i
 
 int kt_triton_roots(const struct ktrace_meta_opts *opts, char roots[][4096], int max)
 {
-	int n = 0;
-	for (int i = 0; opts->triton_dirs && opts->triton_dirs[i]; i++)
-		n = add_root(roots, n, max, opts->triton_dirs[i], NULL);
+	int n = add_roots(roots, 0, max, opts->triton_dirs);
 	if (opts->use_env_caches) {
 		const char *d = getenv("TRITON_CACHE_DIR");
 		const char *home = getenv("HOME");
@@ -137,11 +141,8 @@ static struct {
 	int scanned;
 } tc = {.mu = PTHREAD_MUTEX_INITIALIZER};
 
-/* Fork hooks (kernel_meta.h), called by libktrace.so's fork handler: a
- * fork never lands while a thread holds the index lock. */
-void ktrace_triton_cache_fork_prepare(void) { pthread_mutex_lock(&tc.mu); }
-void ktrace_triton_cache_fork_parent(void) { pthread_mutex_unlock(&tc.mu); }
-void ktrace_triton_cache_fork_child(void) { pthread_mutex_unlock(&tc.mu); }
+/* Fork hooks (kernel_meta.h), called by libktrace.so's fork handler. */
+KT_META_FORK_HOOKS(ktrace_triton_cache, tc.mu)
 
 static int cmp_file(const void *a, const void *b)
 {
@@ -178,14 +179,8 @@ static void scan_dir(const char *dir, int depth, int root)
 		struct stat st;
 		if (stat(path, &st) != 0 || !S_ISREG(st.st_mode))
 			continue;
-		if (tc.n == tc.cap) {
-			size_t nc = tc.cap ? tc.cap * 2 : 64;
-			struct cached_cubin *nf = realloc(tc.files, nc * sizeof *nf);
-			if (!nf)
-				break;
-			tc.files = nf;
-			tc.cap = nc;
-		}
+		if (tc.n == tc.cap && kt_grow(&tc.files, &tc.cap, 64, sizeof *tc.files))
+			break;
 		char *dup = strdup(path);
 		if (!dup)
 			break;
