@@ -310,12 +310,7 @@ static int build_orders(struct diff_result *r, const struct diff_align *al)
 
 static void concurrent_fill(struct diff_concurrent *c, char run, const struct diff_order_writer *w)
 {
-	memset(c, 0, sizeof *c);
-	c->run = run;
-	c->launch = w->launch;
-	c->op = w->op;
-	c->seq = w->seq;
-	c->stream = w->stream;
+	*c = (struct diff_concurrent){ .run = run, .launch = w->launch, .op = w->op, .seq = w->seq, .stream = w->stream };
 	if (w->launch) {
 		int ord;
 		region_name(w->launch->kernel, &w->launch->regions[w->region], c->arg, sizeof c->arg, &ord);

@@ -241,39 +241,21 @@ static void fill_params(const struct ktpy_trace *p, size_t first, size_t n, stru
 		while (r >= p->first_param[k] + p->t.kernels[k].nparams)
 			k++;
 		const struct tm_param *q = &p->t.kernels[k].params[r - p->first_param[k]];
-		memset(o, 0, sizeof *o);
-		o->kernel_index = k;
-		o->ordinal = q->ordinal;
-		o->kind = q->kind;
-		o->name_source = q->name_source;
-		o->offset = q->offset;
-		o->size = q->size;
-		o->flags = q->flags;
-		o->name = q->name;
-		o->type = q->type;
+		*o = (struct ktpy_param){ .kernel_index = k, .ordinal = q->ordinal, .kind = q->kind,
+					  .name_source = q->name_source, .offset = q->offset, .size = q->size,
+					  .flags = q->flags, .name = q->name, .type = q->type };
 	}
 }
 
 static void fill_launch(const struct ktpy_trace *p, size_t i, struct ktpy_launch *o)
 {
 	const struct tm_launch *l = &p->t.launches[i];
-	memset(o, 0, sizeof *o);
-	o->launch_seq = l->seq;
-	o->rec_seq = l->rec_seq;
-	o->time_ns = l->time_ns;
-	o->kernel_id = l->kernel_id;
-	o->kernel_index = (uint64_t)(l->kernel - p->t.kernels);
-	o->context = l->context;
-	o->stream = l->stream;
-	o->first_region = p->first_region[i];
-	o->tid = l->tid;
-	o->api = l->api;
-	o->flags = l->flags;
-	o->shared_mem = l->shared_mem;
-	o->nregions = l->nregions;
-	o->param_bytes_len = l->param_bytes_len;
-	o->device = l->device;
-	o->result = l->result;
+	*o = (struct ktpy_launch){ .launch_seq = l->seq, .rec_seq = l->rec_seq, .time_ns = l->time_ns,
+				   .kernel_id = l->kernel_id, .kernel_index = (uint64_t)(l->kernel - p->t.kernels),
+				   .context = l->context, .stream = l->stream, .first_region = p->first_region[i],
+				   .tid = l->tid, .api = l->api, .flags = l->flags, .shared_mem = l->shared_mem,
+				   .nregions = l->nregions, .param_bytes_len = l->param_bytes_len, .device = l->device,
+				   .result = l->result };
 	memcpy(o->grid, l->grid, sizeof o->grid);
 	memcpy(o->block, l->block, sizeof o->block);
 	memcpy(o->cluster, l->cluster, sizeof o->cluster);
@@ -286,57 +268,29 @@ static void fill_regions(const struct ktpy_trace *p, size_t first, size_t n, str
 		while (r >= p->first_region[l] + p->t.launches[l].nregions)
 			l++;
 		const struct tm_region *g = &p->t.launches[l].regions[r - p->first_region[l]];
-		memset(o, 0, sizeof *o);
-		o->launch_index = l;
-		o->ptr = g->ptr;
-		o->alloc_base = g->alloc_base;
-		o->alloc_size = g->alloc_size;
-		o->hash_len = g->hash_len;
-		o->pre_hash = g->pre_hash;
-		o->post_hash = g->post_hash;
-		o->param_offset = g->param_offset;
-		o->ordinal = g->ordinal;
-		o->flags = g->flags;
+		*o = (struct ktpy_region){ .launch_index = l, .ptr = g->ptr, .alloc_base = g->alloc_base,
+					   .alloc_size = g->alloc_size, .hash_len = g->hash_len, .pre_hash = g->pre_hash,
+					   .post_hash = g->post_hash, .param_offset = g->param_offset,
+					   .ordinal = g->ordinal, .flags = g->flags };
 	}
 }
 
 static void fill_op(const struct tm_op *s, struct ktpy_op *o)
 {
-	memset(o, 0, sizeof *o);
-	o->op_seq = s->seq;
-	o->time_ns = s->time_ns;
-	o->dst = s->dst;
-	o->src = s->src;
-	o->bytes = s->bytes;
-	o->value = s->value;
-	o->stream = s->stream;
-	o->context = s->context;
-	o->src_digest = s->src_digest;
-	o->dst_digest = s->dst_digest;
-	o->type = s->type;
-	o->dir = s->dir;
-	o->dir_inferred = s->dir_inferred;
-	o->flags = s->flags;
-	o->elem_size = s->elem_size;
-	o->tid = s->tid;
-	o->dst_digest_state = s->dst_digest_state;
-	o->result = s->result;
+	*o = (struct ktpy_op){ .op_seq = s->seq, .time_ns = s->time_ns, .dst = s->dst, .src = s->src,
+			       .bytes = s->bytes, .value = s->value, .stream = s->stream, .context = s->context,
+			       .src_digest = s->src_digest, .dst_digest = s->dst_digest, .type = s->type,
+			       .dir = s->dir, .dir_inferred = s->dir_inferred, .flags = s->flags,
+			       .elem_size = s->elem_size, .tid = s->tid, .dst_digest_state = s->dst_digest_state,
+			       .result = s->result };
 }
 
 static void fill_order(const struct tm_order *s, struct ktpy_order *o)
 {
-	memset(o, 0, sizeof *o);
-	o->seq_before = s->seq_before;
-	o->rec_seq = s->rec_seq;
-	o->time_ns = s->time_ns;
-	o->stream = s->stream;
-	o->event = s->event;
-	o->context = s->context;
-	o->op = s->op;
-	o->tid = s->tid;
-	o->stream_flags = s->stream_flags;
-	o->device = s->device;
-	o->priority = s->priority;
+	*o = (struct ktpy_order){ .seq_before = s->seq_before, .rec_seq = s->rec_seq, .time_ns = s->time_ns,
+				  .stream = s->stream, .event = s->event, .context = s->context, .op = s->op,
+				  .tid = s->tid, .stream_flags = s->stream_flags, .device = s->device,
+				  .priority = s->priority };
 }
 
 static void fill_gputime(const struct tm_gputime *s, struct ktpy_gputime *o)
