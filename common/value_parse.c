@@ -11,9 +11,10 @@
 #include <strings.h>
 
 #define SIZE_EXPECTED "expected a byte count such as 1048576, 64K, 256M or 2G"
+#define SIZE_TOO_LARGE "too large (more than 2^64-1 bytes)"
 #define RANGE_EXPECTED "expected A:B (A <= n < B), A:, :B or N"
-
-enum digits_status { DIGITS_OK = 0, DIGITS_NONE = -1, DIGITS_OVERFLOW = -2 };
+#define RATE_EXPECTED "expected N (one launch in N) or 0 (none)"
+#define RATE_TOO_LARGE "too large (at most 1048576)"
 
 static int say(char *why, size_t whylen, const char *text)
 {
@@ -22,24 +23,26 @@ static int say(char *why, size_t whylen, const char *text)
 	return -1;
 }
 
-/* Decimal digits at *sp (no sign, no space), advancing *sp past them. */
-static enum digits_status parse_digits(const char **sp, uint64_t *out)
+/* Decimal digits at *sp (no sign, no space), advancing *sp past them: 0, or
+ * -1 with why: none (no digit there) or too_large (above 2^64-1). */
+static int parse_digits(const char **sp, uint64_t *out, const char *none, const char *too_large, char *why,
+			size_t whylen)
 {
 	const char *s = *sp;
 	uint64_t v = 0;
 
 	if (!isdigit((unsigned char)*s))
-		return DIGITS_NONE;
+		return say(why, whylen, none);
 	for (; isdigit((unsigned char)*s); s++) {
 		unsigned d = (unsigned)(*s - '0');
 
 		if (v > (UINT64_MAX - d) / 10)
-			return DIGITS_OVERFLOW;
+			return say(why, whylen, too_large);
 		v = v * 10 + d;
 	}
 	*sp = s;
 	*out = v;
-	return DIGITS_OK;
+	return 0;
 }
 
 /* The binary unit at *sp: K, M, G, T (then an optional "i"), and an optional
@@ -72,19 +75,13 @@ int ktrace_parse_size(const char *s, uint64_t *out, char *why, size_t whylen)
 	uint64_t v;
 	int shift;
 
-	switch (parse_digits(&s, &v)) {
-	case DIGITS_NONE:
-		return say(why, whylen, SIZE_EXPECTED);
-	case DIGITS_OVERFLOW:
-		return say(why, whylen, "too large (more than 2^64-1 bytes)");
-	case DIGITS_OK:
-		break;
-	}
+	if (parse_digits(&s, &v, SIZE_EXPECTED, SIZE_TOO_LARGE, why, whylen))
+		return -1;
 	shift = parse_unit(&s);
 	if (*s)
 		return say(why, whylen, SIZE_EXPECTED);
 	if (v > (UINT64_MAX >> shift))
-		return say(why, whylen, "too large (more than 2^64-1 bytes)");
+		return say(why, whylen, SIZE_TOO_LARGE);
 	*out = v << shift;
 	return 0;
 }
@@ -92,14 +89,8 @@ int ktrace_parse_size(const char *s, uint64_t *out, char *why, size_t whylen)
 /* One bound of a range: digits running exactly to end. */
 static int parse_bound(const char *s, const char *end, uint64_t *out, char *why, size_t whylen)
 {
-	switch (parse_digits(&s, out)) {
-	case DIGITS_NONE:
-		return say(why, whylen, RANGE_EXPECTED);
-	case DIGITS_OVERFLOW:
-		return say(why, whylen, "number too large (more than 2^64-1)");
-	case DIGITS_OK:
-		break;
-	}
+	if (parse_digits(&s, out, RANGE_EXPECTED, "number too large (more than 2^64-1)", why, whylen))
+		return -1;
 	return s == end ? 0 : say(why, whylen, RANGE_EXPECTED);
 }
 
@@ -132,12 +123,13 @@ int ktrace_parse_range(const char *s, uint64_t *lo, uint64_t *hi, char *why, siz
 int ktrace_parse_rate(const char *s, uint32_t *out, char *why, size_t whylen)
 {
 	uint64_t v = 0;
-	enum digits_status st = parse_digits(&s, &v);
 
-	if (st == DIGITS_NONE || (st == DIGITS_OK && *s))
-		return say(why, whylen, "expected N (one launch in N) or 0 (none)");
-	if (st == DIGITS_OVERFLOW || v > KTRACE_RATE_MAX)
-		return say(why, whylen, "too large (at most 1048576)");
+	if (parse_digits(&s, &v, RATE_EXPECTED, RATE_TOO_LARGE, why, whylen))
+		return -1;
+	if (*s)
+		return say(why, whylen, RATE_EXPECTED);
+	if (v > KTRACE_RATE_MAX)
+		return say(why, whylen, RATE_TOO_LARGE);
 	*out = (uint32_t)v;
 	return 0;
 }
