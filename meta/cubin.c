@@ -359,7 +359,7 @@ static int check_cubin_header(struct kt_meta_builder *b, Elf *e, const uint8_t *
 static int add_info_section(struct kt_meta_builder *b, struct cubin_sections *cs, const char *kernel_name,
 			    const uint8_t *data, size_t size, char *err, size_t errlen)
 {
-	if (cs->ninfo == cs->info_cap && kt_grow(&cs->info, &cs->info_cap, 16, sizeof *cs->info)) {
+	if (ktrace_grow(&cs->info, &cs->info_cap, cs->ninfo + 1, sizeof *cs->info)) {
 		b->oom = 1;
 		kt_set_error(err, errlen, "%s: out of memory", b->source_name);
 		return -1;

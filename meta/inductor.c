@@ -227,7 +227,7 @@ static void index_module(const char *path)
 		p = name_end;
 		if (name_end >= e || *name_end != '(' || (def != text && def[-1] != '\n' && def[-1] != ' '))
 			continue;
-		if (ind.n == ind.cap && kt_grow(&ind.defs, &ind.cap, 64, sizeof *ind.defs))
+		if (ktrace_grow(&ind.defs, &ind.cap, ind.n + 1, sizeof *ind.defs))
 			break;
 		char *kernel = kt_strndup(name, (size_t)(name_end - name)), *module = strdup(path);
 		if (!kernel || !module) {

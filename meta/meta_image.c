@@ -29,22 +29,6 @@ char *kt_strndup(const char *s, size_t n)
 	return d;
 }
 
-int kt_grow(void *arrp, size_t *cap, size_t first, size_t elem)
-{
-	size_t nc = *cap ? *cap * 2 : first;
-	void *p, *q;
-
-	if (nc < *cap || (elem && nc > SIZE_MAX / elem))
-		return -1;
-	memcpy(&p, arrp, sizeof p);
-	q = realloc(p, nc * elem);
-	if (!q)
-		return -1;
-	memcpy(arrp, &q, sizeof q);
-	*cap = nc;
-	return 0;
-}
-
 void kt_set_error(char *err, size_t errlen, const char *fmt, ...)
 {
 	if (!err || !errlen)
@@ -60,7 +44,7 @@ void kt_set_error(char *err, size_t errlen, const char *fmt, ...)
 struct ktrace_meta_kernel *kt_meta_add_kernel(struct kt_meta_builder *b)
 {
 	struct ktrace_meta_image *img = b->img;
-	if (img->nkernels == b->kernels_cap && kt_grow(&img->kernels, &b->kernels_cap, 16, sizeof *img->kernels)) {
+	if (ktrace_grow(&img->kernels, &b->kernels_cap, img->nkernels + 1, sizeof *img->kernels)) {
 		b->oom = 1;
 		return NULL;
 	}
@@ -108,7 +92,7 @@ void kt_meta_warn(struct kt_meta_builder *b, const char *fmt, ...)
 		b->warnings_dropped++;
 		return;
 	}
-	if (img->nwarnings == b->warnings_cap && kt_grow(&img->warnings, &b->warnings_cap, 8, sizeof *img->warnings))
+	if (ktrace_grow(&img->warnings, &b->warnings_cap, img->nwarnings + 1, sizeof *img->warnings))
 		return;
 	char line[512];
 	int n = snprintf(line, sizeof line, "%s: ", b->source_name);

@@ -5,10 +5,10 @@
  * the name sources (dwarf.c, triton_cache.c, inductor.c, ptx.c, demangle.c),
  * then sorted and handed out as a struct ktrace_meta_image (meta_image.c).
  * Also the little-endian readers, which never read outside the bounds their
- * callers checked, the growth of meta/'s arrays (kt_grow) and the fork hooks
- * of the cache indexes (KT_META_FORK_HOOKS).
+ * callers checked, and the fork hooks of the cache indexes
+ * (KT_META_FORK_HOOKS).
  *
- * May include: meta/kernel_meta.h and libc.
+ * May include: meta/kernel_meta.h, common/grow.h and libc.
  */
 #ifndef KTRACE_META_INTERNAL_H
 #define KTRACE_META_INTERNAL_H
@@ -17,6 +17,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "common/grow.h"
 #include "meta/kernel_meta.h"
 
 #define KT_EM_CUDA 190
@@ -70,10 +71,7 @@ const char *kt_meta_strip_source_name(const struct kt_meta_builder *b, const cha
 int kt_meta_alloc_params(struct kt_meta_builder *b, struct ktrace_meta_kernel *k, uint32_t nparams);
 void kt_meta_free_kernel(struct ktrace_meta_kernel *k);
 char *kt_strndup(const char *s, size_t n);
-/* Double the array that arrp points to (the address of a T *, its capacity
- * *cap elements of elem bytes; first elements when it has none): 0, or -1
- * when memory runs out (the array is then unchanged). */
-int kt_grow(void *arrp, size_t *cap, size_t first, size_t elem);
+
 /* printf into err (a one-line reason for the caller); nothing if err is NULL. */
 void kt_set_error(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 

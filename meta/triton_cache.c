@@ -179,7 +179,7 @@ static void scan_dir(const char *dir, int depth, int root)
 		struct stat st;
 		if (stat(path, &st) != 0 || !S_ISREG(st.st_mode))
 			continue;
-		if (tc.n == tc.cap && kt_grow(&tc.files, &tc.cap, 64, sizeof *tc.files))
+		if (ktrace_grow(&tc.files, &tc.cap, tc.n + 1, sizeof *tc.files))
 			break;
 		char *dup = strdup(path);
 		if (!dup)

@@ -7,10 +7,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Make the array that arrp points to (the address of a T *, its capacity
- * *cap elements of elem bytes) hold at least need elements, doubling it
- * (from 16).  0, or -1 when memory runs out (the array is then unchanged). */
-int ktrace_grow(void *arrp, size_t *cap, size_t need, size_t elem);
+#include "common/grow.h"
+
+/* ktrace_grow(arrp, cap, need, elem): common/grow.h. */
 
 /* Append a zeroed element to the array that arrp points to (*n elements used,
  * capacity *cap, elem bytes each) and count it: the new element, or NULL
