@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tools/model/array.h"
 #include "tools/model/trace_model.h"
 #include "tools/model/value.h"
 
@@ -220,18 +221,17 @@ static void fill_kernel(const struct ktpy_trace *p, size_t i, struct ktpy_kernel
 	o->demangled = k->demangled;
 }
 
+static uint64_t u64_at(const void *p)
+{
+	return *(const uint64_t *)p;
+}
+
 /* The index of the last entry of first[0..n) that is <= row (first is sorted). */
 static size_t owner_of(const uint64_t *first, size_t n, uint64_t row)
 {
-	size_t lo = 0, hi = n;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (first[mid] <= row)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo ? lo - 1 : 0;
+	size_t above = ktrace_lower_bound(first, n, sizeof *first, row + 1, u64_at);
+
+	return above ? above - 1 : 0;
 }
 
 static void fill_params(const struct ktpy_trace *p, size_t first, size_t n, struct ktpy_param *o)
