@@ -7,44 +7,32 @@
 
 #include "format/ktrace_format.h"
 
-static const char *const names[KTRACE_UNV_COUNT] = {
-	[KTRACE_UNV_NONE] = "none",
-	[KTRACE_UNV_PARAMS_TRUNCATED] = "params_truncated",
-	[KTRACE_UNV_HASH_CAPTURE] = "hash_skipped_capture",
-	[KTRACE_UNV_HASH_NOSLOT] = "hash_skipped_noslot",
-	[KTRACE_UNV_HASH_SKIPPED] = "hash_skipped",
-	[KTRACE_UNV_HASHING_OFF] = "hashing_off",
-	[KTRACE_UNV_LAUNCH_FAILED] = "launch_failed",
-	[KTRACE_UNV_REGIONS_DIFFER] = "regions_differ",
-	[KTRACE_UNV_EXTENTS_DIFFER] = "extents_differ",
-	[KTRACE_UNV_POINTER_UNHASHED] = "pointer_unhashed",
-	[KTRACE_UNV_HASH_MISSING] = "hash_missing",
-	[KTRACE_UNV_CONCURRENT] = "concurrent_writer",
-};
-
-static const char *const texts[KTRACE_UNV_COUNT] = {
-	[KTRACE_UNV_NONE] = "verified",
-	[KTRACE_UNV_PARAMS_TRUNCATED] = "parameter bytes cut (layout unknown)",
-	[KTRACE_UNV_HASH_CAPTURE] = "not hashed: the stream was capturing",
-	[KTRACE_UNV_HASH_NOSLOT] = "not hashed: no hash result slot was free (pool exhausted)",
-	[KTRACE_UNV_HASH_SKIPPED] = "not hashed: hashing skipped",
-	[KTRACE_UNV_HASHING_OFF] = "not hashed: traced without hashing",
-	[KTRACE_UNV_LAUNCH_FAILED] = "the launch failed: no digest after it",
-	[KTRACE_UNV_REGIONS_DIFFER] = "region sets differ",
-	[KTRACE_UNV_EXTENTS_DIFFER] = "hashed extents differ",
-	[KTRACE_UNV_POINTER_UNHASHED] = "a pointer not hashed (in no tracked allocation)",
-	[KTRACE_UNV_HASH_MISSING] = "digests missing (never arrived)",
-	[KTRACE_UNV_CONCURRENT] = "an output another stream may write concurrently",
+/* Each reason's name (as the reports and the JSON give it) and its text. */
+static const struct {
+	const char *name, *text;
+} reasons[KTRACE_UNV_COUNT] = {
+	[KTRACE_UNV_NONE] = { "none", "verified" },
+	[KTRACE_UNV_PARAMS_TRUNCATED] = { "params_truncated", "parameter bytes cut (layout unknown)" },
+	[KTRACE_UNV_HASH_CAPTURE] = { "hash_skipped_capture", "not hashed: the stream was capturing" },
+	[KTRACE_UNV_HASH_NOSLOT] = { "hash_skipped_noslot", "not hashed: no hash result slot was free (pool exhausted)" },
+	[KTRACE_UNV_HASH_SKIPPED] = { "hash_skipped", "not hashed: hashing skipped" },
+	[KTRACE_UNV_HASHING_OFF] = { "hashing_off", "not hashed: traced without hashing" },
+	[KTRACE_UNV_LAUNCH_FAILED] = { "launch_failed", "the launch failed: no digest after it" },
+	[KTRACE_UNV_REGIONS_DIFFER] = { "regions_differ", "region sets differ" },
+	[KTRACE_UNV_EXTENTS_DIFFER] = { "extents_differ", "hashed extents differ" },
+	[KTRACE_UNV_POINTER_UNHASHED] = { "pointer_unhashed", "a pointer not hashed (in no tracked allocation)" },
+	[KTRACE_UNV_HASH_MISSING] = { "hash_missing", "digests missing (never arrived)" },
+	[KTRACE_UNV_CONCURRENT] = { "concurrent_writer", "an output another stream may write concurrently" },
 };
 
 const char *ktrace_unv_name(int reason)
 {
-	return reason >= 0 && reason < KTRACE_UNV_COUNT ? names[reason] : "unknown";
+	return reason >= 0 && reason < KTRACE_UNV_COUNT ? reasons[reason].name : "unknown";
 }
 
 const char *ktrace_unv_text(int reason)
 {
-	return reason >= 0 && reason < KTRACE_UNV_COUNT ? texts[reason] : "unknown";
+	return reason >= 0 && reason < KTRACE_UNV_COUNT ? reasons[reason].text : "unknown";
 }
 
 int ktrace_unv_is_regional(int reason)
