@@ -12,8 +12,9 @@
 #include "tools/diff/diff_internal.h"
 
 #include <inttypes.h>
-#include <stdarg.h>
 #include <string.h>
+
+#include "tools/model/value.h"
 
 const struct diff_confirm *ktrace_diff_confirm_of(const struct diff_confirmation *c, const struct tm_launch *la)
 {
@@ -47,24 +48,6 @@ const char *ktrace_diff_verdict_name(int v)
 	}
 }
 
-/* Append to buf (cap > 0), cutting what does not fit. */
-static void addf(char *buf, size_t cap, size_t *o, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-static void addf(char *buf, size_t cap, size_t *o, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	if (*o + 1 >= cap)
-		return;
-	va_start(ap, fmt);
-	n = vsnprintf(buf + *o, cap - *o, fmt, ap);
-	va_end(ap);
-	if (n > 0)
-		*o += (size_t)n;
-	if (*o >= cap)
-		*o = cap - 1;
-}
-
 void ktrace_diff_confirm_line(const struct diff_confirm *c, char *buf, size_t cap)
 {
 	const struct ktrace_replay_report *rep = &c->report;
@@ -72,15 +55,17 @@ void ktrace_diff_confirm_line(const struct diff_confirm *c, char *buf, size_t ca
 
 	buf[0] = '\0';
 	if (c->outcome == KTRACE_REPLAY_CONFIRMED)
-		addf(buf, cap, &o, "confirmed non-deterministic (%u distinct results in %u runs: the program's launch "
-		     "and %u replays)", rep->distinct, rep->runs_done + 1, rep->runs_done);
+		ktrace_appendf(buf, cap, &o,
+			       "confirmed non-deterministic (%u distinct results in %u runs: the program's launch "
+			       "and %u replays)",
+			       rep->distinct, rep->runs_done + 1, rep->runs_done);
 	else if (c->outcome == KTRACE_REPLAY_NOT_REPRODUCED)
-		addf(buf, cap, &o, "not reproduced in %u isolated replays", rep->runs_done);
+		ktrace_appendf(buf, cap, &o, "not reproduced in %u isolated replays", rep->runs_done);
 	else if (c->have_report)
-		addf(buf, cap, &o, "not replayable (%s%s%s)", ktrace_replay_reason_text(rep->reason),
-		     rep->detail[0] ? ": " : "", rep->detail);
+		ktrace_appendf(buf, cap, &o, "not replayable (%s%s%s)", ktrace_replay_reason_text(rep->reason),
+			       rep->detail[0] ? ": " : "", rep->detail);
 	else
-		addf(buf, cap, &o, "not replayable (%s)", c->why);
+		ktrace_appendf(buf, cap, &o, "not replayable (%s)", c->why);
 }
 
 /* "out (argument 1, float*, 256 B): 3 of 64 elements differ (4.69%) in 7 of

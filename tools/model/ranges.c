@@ -8,14 +8,15 @@
  * <instruction>#" and its module's "XlaModule:#prefix=...,hlo_module=<name>,
  * program_id=N#" (XLA's GPU runtime annotations), with the source
  * locations XLA attaches to them ("\n- file:line[function] op\n-- ...").
- * Calls format/ and libc.
+ * Calls format/, value.h's ktrace_appendf and libc.
  */
 #include "tools/model/ranges.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "tools/model/value.h"
 
 static uint64_t mix_id(uint32_t id)
 {
@@ -352,21 +353,6 @@ void ktrace_ranges_where(const struct ktrace_ranges *t, const struct ktrace_rang
 	where_source(c, n, w); /* after the HLO op: it picks the fused op's line */
 }
 
-/* Append to out (cap bytes, *n used so far), cutting at the end. */
-static void append(char *out, size_t cap, size_t *n, const char *fmt, ...)
-{
-	va_list ap;
-	int k;
-
-	if (*n + 1 >= cap)
-		return;
-	va_start(ap, fmt);
-	k = vsnprintf(out + *n, cap - *n, fmt, ap);
-	va_end(ap);
-	if (k > 0)
-		*n = (size_t)k >= cap - *n ? cap - 1 : *n + (size_t)k;
-}
-
 const char *ktrace_ranges_where_text(const struct ktrace_range_where *w, char *out, size_t cap)
 {
 	size_t n = 0;
@@ -375,23 +361,23 @@ const char *ktrace_ranges_where_text(const struct ktrace_range_where *w, char *o
 		return out;
 	out[0] = '\0';
 	if (w->hlo_op[0]) {
-		append(out, cap, &n, "HLO %s", w->hlo_op);
+		ktrace_appendf(out, cap, &n, "HLO %s", w->hlo_op);
 		if (w->op_name[0])
-			append(out, cap, &n, " (%s)", w->op_name);
+			ktrace_appendf(out, cap, &n, " (%s)", w->op_name);
 		if (w->module[0])
-			append(out, cap, &n, " of %s", w->module);
+			ktrace_appendf(out, cap, &n, " of %s", w->module);
 	} else if (w->op[0]) {
-		append(out, cap, &n, "%s", w->op);
+		ktrace_appendf(out, cap, &n, "%s", w->op);
 		if (w->fw_seq_kind == KTRACE_FWSEQ_BACKWARD)
-			append(out, cap, &n, " in the backward of forward op seq %llu", (unsigned long long)w->fw_seq);
+			ktrace_appendf(out, cap, &n, " in the backward of forward op seq %llu", (unsigned long long)w->fw_seq);
 		if (w->fw_seq_kind == KTRACE_FWSEQ_BACKWARD && w->backward[0])
-			append(out, cap, &n, " (%s)", w->backward);
+			ktrace_appendf(out, cap, &n, " (%s)", w->backward);
 		if (w->fw_seq_kind == KTRACE_FWSEQ_FORWARD)
-			append(out, cap, &n, " (forward op seq %llu)", (unsigned long long)w->fw_seq);
+			ktrace_appendf(out, cap, &n, " (forward op seq %llu)", (unsigned long long)w->fw_seq);
 	}
 	if (w->path[0])
-		append(out, cap, &n, n ? ", in %s" : "%s", w->path);
+		ktrace_appendf(out, cap, &n, n ? ", in %s" : "%s", w->path);
 	if (w->path[0] && (w->ref_flags & KTRACE_RANGEREF_GRAPH_NODE))
-		append(out, cap, &n, " (where its graph node was made)");
+		ktrace_appendf(out, cap, &n, " (where its graph node was made)");
 	return out;
 }

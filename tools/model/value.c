@@ -9,6 +9,20 @@
 #include <stdio.h>
 #include <string.h>
 
+void ktrace_appendf(char *out, size_t cap, size_t *n, const char *fmt, ...)
+{
+	va_list ap;
+	int k;
+
+	if (*n + 1 >= cap)
+		return;
+	va_start(ap, fmt);
+	k = vsnprintf(out + *n, cap - *n, fmt, ap);
+	va_end(ap);
+	if (k > 0)
+		*n = (size_t)k >= cap - *n ? cap - 1 : *n + (size_t)k;
+}
+
 #define STRUCT_SHOW_MAX 64
 
 static uint64_t rd_le(const uint8_t *p, unsigned n)

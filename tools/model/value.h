@@ -1,6 +1,7 @@
 /* tools/model/value.h: how the tools show values (value.c): a kernel
  * parameter's value decoded by its kind, size and type name, text with
- * control bytes escaped, bytes as hex, a hashed region's extent.
+ * control bytes escaped, bytes as hex, a hashed region's extent; text
+ * appended to a buffer, cut where it does not fit.
  */
 #ifndef KTRACE_TOOLS_MODEL_VALUE_H
 #define KTRACE_TOOLS_MODEL_VALUE_H
@@ -10,6 +11,10 @@
 #include <stdio.h>
 
 #include "format/ktrace_format.h"
+
+/* Append printf's fmt to the string in out (cap > 0 bytes, *n of them used
+ * so far), cutting what does not fit; *n stays below cap. */
+void ktrace_appendf(char *out, size_t cap, size_t *n, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
 /* The value of a parameter read from a launch's parameter bytes.  Writes the
  * text form (json=0) or a JSON value (json=1) into out; returns out.  Bytes
