@@ -306,15 +306,36 @@ static int stream_id_eq(const struct stream_id *x, const struct stream_id *y)
 
 static void stream_list_free(struct stream_list *sl);
 
+int ktrace_diff_rehash(long **tab, size_t *tabcap, size_t nc, size_t n, uint64_t (*hash)(const void *ctx, size_t i),
+		       const void *ctx)
+{
+	long *nt = malloc(nc * sizeof *nt);
+	if (!nt)
+		return -1;
+	for (size_t q = 0; q < nc; q++)
+		nt[q] = -1;
+	for (size_t q = 0; q < n; q++) {
+		size_t p = hash(ctx, q) & (nc - 1);
+		while (nt[p] >= 0)
+			p = (p + 1) & (nc - 1);
+		nt[p] = (long)q;
+	}
+	free(*tab);
+	*tab = nt;
+	*tabcap = nc;
+	return 0;
+}
+
+static uint64_t stream_hash_at(const void *ctx, size_t i)
+{
+	return stream_id_hash(&((const struct stream_list *)ctx)->s[i].key);
+}
+
 static int stream_list_fill(const struct tm_trace *t, struct stream_list *sl)
 {
 	sl->of_launch = malloc((t->nlaunches + 1) * sizeof *sl->of_launch);
-	sl->tabcap = 64;
-	sl->tab = malloc(sl->tabcap * sizeof *sl->tab);
-	if (!sl->of_launch || !sl->tab)
+	if (!sl->of_launch || ktrace_diff_rehash(&sl->tab, &sl->tabcap, 64, 0, stream_hash_at, sl))
 		return -1;
-	for (size_t i = 0; i < sl->tabcap; i++)
-		sl->tab[i] = -1;
 	for (size_t i = 0; i < t->nlaunches; i++) {
 		struct stream_id k;
 		stream_id_of(&t->launches[i], &k);
@@ -331,23 +352,9 @@ static int stream_list_fill(const struct tm_trace *t, struct stream_list *sl)
 			sl->s[si].first = i;
 			sl->s[si].match = -1;
 			sl->tab[pos] = si;
-			if (sl->n * 2 > sl->tabcap) { /* rehash */
-				size_t nc = sl->tabcap * 2;
-				long *nt = malloc(nc * sizeof *nt);
-				if (!nt)
-					return -1;
-				for (size_t q = 0; q < nc; q++)
-					nt[q] = -1;
-				for (size_t q = 0; q < sl->n; q++) {
-					size_t p = stream_id_hash(&sl->s[q].key) & (nc - 1);
-					while (nt[p] >= 0)
-						p = (p + 1) & (nc - 1);
-					nt[p] = (long)q;
-				}
-				free(sl->tab);
-				sl->tab = nt;
-				sl->tabcap = nc;
-			}
+			if (sl->n * 2 > sl->tabcap &&
+			    ktrace_diff_rehash(&sl->tab, &sl->tabcap, sl->tabcap * 2, sl->n, stream_hash_at, sl))
+				return -1;
 		}
 		sl->s[si].n++;
 		sl->of_launch[i] = (uint32_t)si;

@@ -148,6 +148,20 @@ static struct diff_arg *arg_push(struct arg_list *l)
 	return a;
 }
 
+/* A new entry of l for the parameter bytes as a whole ("params"), or NULL
+ * when memory runs out. */
+static struct diff_arg *params_arg(struct arg_list *l)
+{
+	struct diff_arg *a = arg_push(l);
+	if (a) {
+		a->kind = DIFF_ARG_SCALAR;
+		snprintf(a->name, sizeof a->name, "params");
+		a->ordinal = -1;
+		a->type = "";
+	}
+	return a;
+}
+
 /* Scalar (non-pointer) arguments.  Differences are appended to diff (when
  * not NULL) and unverifiable ones to unv.  Returns 1 all equal, 0 some
  * differ, -1 could not be checked (truncated parameters); -2 out of memory. */
@@ -158,13 +172,9 @@ static int compare_scalars(const struct tm_launch *la, const struct tm_launch *l
 	int res = 1;
 	if ((la->flags | lb->flags) & KTRACE_LAUNCHF_PARAMS_TRUNCATED) {
 		if (unv) {
-			struct diff_arg *a = arg_push(unv);
+			struct diff_arg *a = params_arg(unv);
 			if (!a)
 				return -2;
-			a->kind = DIFF_ARG_SCALAR;
-			snprintf(a->name, sizeof a->name, "params");
-			a->ordinal = -1;
-			a->type = "";
 			a->why = "parameter bytes were cut (layout unknown)";
 		}
 		return -1;
@@ -178,15 +188,11 @@ static int compare_scalars(const struct tm_launch *la, const struct tm_launch *l
 			return 1;
 		}
 		if (diff) {
-			struct diff_arg *a = arg_push(diff);
+			struct diff_arg *a = params_arg(diff);
 			if (!a)
 				return -2;
-			a->kind = DIFF_ARG_SCALAR;
-			snprintf(a->name, sizeof a->name, "params");
-			a->ordinal = -1;
 			a->size = la->param_bytes_len;
 			a->size_b = lb->param_bytes_len;
-			a->type = "";
 			a->va = la->param_bytes;
 			a->vb = lb->param_bytes;
 			a->diff_at = d < 0 ? 0 : (uint32_t)d;
@@ -756,25 +762,16 @@ static uint64_t str_hash(const char *s)
 	return h;
 }
 
+static uint64_t kernel_hash_at(const void *ctx, size_t i)
+{
+	return str_hash(((const struct kernel_table *)ctx)->v[i].name);
+}
+
 static struct diff_kernel_stat *kernel_stat_of(struct kernel_table *kt, const char *name)
 {
-	if (kt->n * 2 >= kt->tabcap) {
-		size_t nc = kt->tabcap ? kt->tabcap * 2 : 64;
-		long *nt = malloc(nc * sizeof *nt);
-		if (!nt)
-			return NULL;
-		for (size_t i = 0; i < nc; i++)
-			nt[i] = -1;
-		for (size_t i = 0; i < kt->n; i++) {
-			size_t p = str_hash(kt->v[i].name) & (nc - 1);
-			while (nt[p] >= 0)
-				p = (p + 1) & (nc - 1);
-			nt[p] = (long)i;
-		}
-		free(kt->tab);
-		kt->tab = nt;
-		kt->tabcap = nc;
-	}
+	if (kt->n * 2 >= kt->tabcap &&
+	    ktrace_diff_rehash(&kt->tab, &kt->tabcap, kt->tabcap ? kt->tabcap * 2 : 64, kt->n, kernel_hash_at, kt))
+		return NULL;
 	size_t p = str_hash(name) & (kt->tabcap - 1);
 	while (kt->tab[p] >= 0) {
 		if (!strcmp(kt->v[kt->tab[p]].name, name))

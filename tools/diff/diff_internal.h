@@ -166,4 +166,10 @@ int ktrace_diff_report_markdown(const char *path, const struct diff_result *cons
  * Returns 0, or -1 with a message naming the file (diff_timeline.c). */
 int ktrace_diff_write_timeline(const char *path, const struct diff_result *r, char *err, size_t errlen);
 
+/* Rebuild the open-addressing index *tab (-1: a free slot) with nc slots (a
+ * power of two) for entries 0..n-1 of an array, entry i at the first free
+ * slot from hash(ctx, i) on: 0, or -1 when memory runs out (*tab unchanged). */
+int ktrace_diff_rehash(long **tab, size_t *tabcap, size_t nc, size_t n, uint64_t (*hash)(const void *ctx, size_t i),
+		       const void *ctx);
+
 #endif

@@ -380,14 +380,22 @@ static void on_kernel(struct file_state *s, const struct ktrace_record_prefix *p
 		print_record(s, p, rec, len, NULL);
 }
 
+/* rc, what a record's decoder returned: nonzero when the record is
+ * malformed, which is then counted and printed as it is. */
+static int malformed(struct file_state *s, const struct ktrace_record_prefix *p, const void *rec, size_t len, int rc)
+{
+	if (rc) {
+		s->malformed++;
+		print_record(s, p, rec, len, NULL);
+	}
+	return rc;
+}
+
 static void on_launch(struct file_state *s, const struct ktrace_record_prefix *p, const void *rec, size_t len)
 {
 	struct ktrace_rec_launch l;
-	if (ktrace_decode_launch(rec, len, &l)) {
-		s->malformed++;
-		print_record(s, p, rec, len, NULL);
+	if (malformed(s, p, rec, len, ktrace_decode_launch(rec, len, &l)))
 		return;
-	}
 	op_read(s, l.launch_seq);
 	if (!in_range(s->o, l.launch_seq) || !in_path(s, !!(l.flags & KTRACE_LAUNCHF_RANGE), l.range.range))
 		return;
@@ -401,11 +409,8 @@ static void on_order_filtered(struct file_state *s, const struct ktrace_record_p
 {
 	struct ktrace_rec_order o;
 
-	if (ktrace_decode_order(rec, len, &o)) {
-		s->malformed++;
-		print_record(s, p, rec, len, NULL);
+	if (malformed(s, p, rec, len, ktrace_decode_order(rec, len, &o)))
 		return;
-	}
 	if (holds_orders(s->o))
 		ktrace_dump_orders_note_link(&s->orders, &o);
 	if (s->o->have_range && !ktrace_dump_order_in_range(&o, s->o->lo, s->o->hi))
