@@ -186,71 +186,56 @@ static int text_launch(const struct record_ctx *c, const struct ktrace_record_pr
 
 /* ---- one line for each other record type ---- */
 
-static int text_module(FILE *f, unsigned long long seq, const void *rec, size_t len)
+static int text_module(FILE *f, unsigned long long seq, const struct ktrace_rec_module *m)
 {
-	struct ktrace_rec_module m;
-	if (ktrace_decode_module(rec, len, &m))
-		return -1;
-	fprintf(f, "module %llu seq %llu: %s from %s handle 0x%llx size %llu digest %016llx", ktrace_ull(m.module_id),
-		seq, ktrace_module_kind_name(m.kind), ktrace_module_source_name(m.source), ktrace_ull(m.handle),
-		ktrace_ull(m.image_size), ktrace_ull(m.image_digest));
-	if (m.path.len) {
+	fprintf(f, "module %llu seq %llu: %s from %s handle 0x%llx size %llu digest %016llx", ktrace_ull(m->module_id),
+		seq, ktrace_module_kind_name(m->kind), ktrace_module_source_name(m->source), ktrace_ull(m->handle),
+		ktrace_ull(m->image_size), ktrace_ull(m->image_digest));
+	if (m->path.len) {
 		fputs(" path ", f);
-		put_str(f, m.path);
+		put_str(f, m->path);
 	}
 	fputc('\n', f);
 	return 0;
 }
 
-static int text_module_image(FILE *f, unsigned long long seq, const void *rec, size_t len)
+static int text_module_image(FILE *f, unsigned long long seq, const struct ktrace_rec_module_image *m)
 {
-	struct ktrace_rec_module_image m;
-	if (ktrace_decode_module_image(rec, len, &m))
-		return -1;
-	fprintf(f, "module_image seq %llu: digest %016llx bytes %llu..%llu of %llu\n", seq, ktrace_ull(m.image_digest),
-		ktrace_ull(m.chunk_offset), ktrace_ull(m.chunk_offset + m.chunk_len), ktrace_ull(m.image_size));
+	fprintf(f, "module_image seq %llu: digest %016llx bytes %llu..%llu of %llu\n", seq, ktrace_ull(m->image_digest),
+		ktrace_ull(m->chunk_offset), ktrace_ull(m->chunk_offset + m->chunk_len), ktrace_ull(m->image_size));
 	return 0;
 }
 
-static int text_kernel(FILE *f, unsigned long long seq, const void *rec, size_t len)
+static int text_kernel(FILE *f, unsigned long long seq, const struct ktrace_rec_kernel *k)
 {
-	struct ktrace_rec_kernel k;
-	if (ktrace_decode_kernel(rec, len, &k))
-		return -1;
-	fprintf(f, "kernel %llu seq %llu: ", ktrace_ull(k.kernel_id), seq);
-	put_str(f, k.name);
-	if (k.demangled.len) {
+	fprintf(f, "kernel %llu seq %llu: ", ktrace_ull(k->kernel_id), seq);
+	put_str(f, k->name);
+	if (k->demangled.len) {
 		fputs(" (", f);
-		put_str(f, k.demangled);
+		put_str(f, k->demangled);
 		fputc(')', f);
 	}
-	fprintf(f, " module %llu handle 0x%llx params %u (%u bytes, layout %s)\n", ktrace_ull(k.module_id),
-		ktrace_ull(k.handle), k.nparams, k.param_bytes, ktrace_layout_source_name(k.layout_source));
+	fprintf(f, " module %llu handle 0x%llx params %u (%u bytes, layout %s)\n", ktrace_ull(k->module_id),
+		ktrace_ull(k->handle), k->nparams, k->param_bytes, ktrace_layout_source_name(k->layout_source));
 	return 0;
 }
 
-static int text_alloc(FILE *f, unsigned long long seq, const void *rec, size_t len)
+static int text_alloc(FILE *f, unsigned long long seq, const struct ktrace_rec_alloc *a)
 {
-	struct ktrace_rec_alloc a;
-	if (ktrace_decode_alloc(rec, len, &a))
-		return -1;
-	fprintf(f, "alloc seq %llu: %s 0x%llx size %llu dev %d", seq, ktrace_alloc_kind_name(a.kind), ktrace_ull(a.base),
-		ktrace_ull(a.size), a.device);
-	if (a.stream)
-		fprintf(f, " stream 0x%llx", ktrace_ull(a.stream));
+	fprintf(f, "alloc seq %llu: %s 0x%llx size %llu dev %d", seq, ktrace_alloc_kind_name(a->kind), ktrace_ull(a->base),
+		ktrace_ull(a->size), a->device);
+	if (a->stream)
+		fprintf(f, " stream 0x%llx", ktrace_ull(a->stream));
 	fputc('\n', f);
 	return 0;
 }
 
-static int text_free(FILE *f, unsigned long long seq, const void *rec, size_t len)
+static int text_free(FILE *f, unsigned long long seq, const struct ktrace_rec_free *a)
 {
-	struct ktrace_rec_free a;
-	if (ktrace_decode_free(rec, len, &a))
-		return -1;
-	fprintf(f, "free seq %llu: %s 0x%llx size %llu", seq, ktrace_alloc_kind_name(a.kind), ktrace_ull(a.base),
-		ktrace_ull(a.size));
-	if (a.stream)
-		fprintf(f, " stream 0x%llx", ktrace_ull(a.stream));
+	fprintf(f, "free seq %llu: %s 0x%llx size %llu", seq, ktrace_alloc_kind_name(a->kind), ktrace_ull(a->base),
+		ktrace_ull(a->size));
+	if (a->stream)
+		fprintf(f, " stream 0x%llx", ktrace_ull(a->stream));
 	fputc('\n', f);
 	return 0;
 }
@@ -278,64 +263,52 @@ static void text_op_end(const struct record_ctx *c, FILE *f, uint32_t flags, int
 		ktrace_dump_text_range_ref(f, c, r);
 }
 
-static int text_memcpy(const struct record_ctx *c, FILE *f, unsigned long long seq, const void *rec, size_t len)
+static int text_memcpy(const struct record_ctx *c, FILE *f, unsigned long long seq, const struct ktrace_rec_memcpy *m)
 {
-	struct ktrace_rec_memcpy m;
-	if (ktrace_decode_memcpy(rec, len, &m))
-		return -1;
 	fprintf(f, "memcpy op %llu seq %llu: %s %llu bytes dst 0x%llx src 0x%llx stream 0x%llx ctx 0x%llx tid %u",
-		ktrace_ull(m.op_seq), seq, ktrace_copy_dir_name(m.dir), ktrace_ull(m.bytes), ktrace_ull(m.dst), ktrace_ull(m.src), ktrace_ull(m.stream),
-		ktrace_ull(m.context), m.tid);
-	text_copy_flags(f, m.flags);
-	if (m.flags & KTRACE_COPYF_3D)
+		ktrace_ull(m->op_seq), seq, ktrace_copy_dir_name(m->dir), ktrace_ull(m->bytes), ktrace_ull(m->dst), ktrace_ull(m->src), ktrace_ull(m->stream),
+		ktrace_ull(m->context), m->tid);
+	text_copy_flags(f, m->flags);
+	if (m->flags & KTRACE_COPYF_3D)
 		fputs(" 3d", f);
-	if (m.flags & KTRACE_COPYF_SRC_DIGEST)
-		fprintf(f, " src_digest %016llx", ktrace_ull(m.src_digest));
-	if (m.dst_digest_state == KTRACE_DST_DIGEST_HOST)
-		fprintf(f, " dst_digest %016llx", ktrace_ull(m.dst_digest));
-	else if (m.dst_digest_state == KTRACE_DST_DIGEST_DEVICE)
-		fprintf(f, " dst_digest %016llx (device)", ktrace_ull(m.dst_digest));
-	else if (m.dst_digest_state != KTRACE_DST_DIGEST_NONE)
-		fprintf(f, " dst_digest - (%s)", ktrace_dst_digest_state_name(m.dst_digest_state));
-	text_op_end(c, f, m.flags, m.result, &m.graph, &m.range);
+	if (m->flags & KTRACE_COPYF_SRC_DIGEST)
+		fprintf(f, " src_digest %016llx", ktrace_ull(m->src_digest));
+	if (m->dst_digest_state == KTRACE_DST_DIGEST_HOST)
+		fprintf(f, " dst_digest %016llx", ktrace_ull(m->dst_digest));
+	else if (m->dst_digest_state == KTRACE_DST_DIGEST_DEVICE)
+		fprintf(f, " dst_digest %016llx (device)", ktrace_ull(m->dst_digest));
+	else if (m->dst_digest_state != KTRACE_DST_DIGEST_NONE)
+		fprintf(f, " dst_digest - (%s)", ktrace_dst_digest_state_name(m->dst_digest_state));
+	text_op_end(c, f, m->flags, m->result, &m->graph, &m->range);
 	return 0;
 }
 
-static int text_memset(const struct record_ctx *c, FILE *f, unsigned long long seq, const void *rec, size_t len)
+static int text_memset(const struct record_ctx *c, FILE *f, unsigned long long seq, const struct ktrace_rec_memset *m)
 {
-	struct ktrace_rec_memset m;
-	if (ktrace_decode_memset(rec, len, &m))
-		return -1;
 	fprintf(f, "memset op %llu seq %llu: dst 0x%llx count %llu x %u bytes value 0x%llx stream 0x%llx ctx 0x%llx tid %u",
-		ktrace_ull(m.op_seq), seq, ktrace_ull(m.dst), ktrace_ull(m.count), m.elem_size, ktrace_ull(m.value), ktrace_ull(m.stream),
-		ktrace_ull(m.context), m.tid);
-	text_copy_flags(f, m.flags);
-	text_op_end(c, f, m.flags, m.result, &m.graph, &m.range);
+		ktrace_ull(m->op_seq), seq, ktrace_ull(m->dst), ktrace_ull(m->count), m->elem_size, ktrace_ull(m->value), ktrace_ull(m->stream),
+		ktrace_ull(m->context), m->tid);
+	text_copy_flags(f, m->flags);
+	text_op_end(c, f, m->flags, m->result, &m->graph, &m->range);
 	return 0;
 }
 
-static int text_note(FILE *f, unsigned long long seq, const void *rec, size_t len)
+static int text_note(FILE *f, unsigned long long seq, const struct ktrace_rec_note *n)
 {
-	struct ktrace_rec_note n;
-	if (ktrace_decode_note(rec, len, &n))
-		return -1;
-	fprintf(f, "note seq %llu: %s code %u: ", seq, ktrace_note_level_name(n.level), n.code);
-	put_str(f, n.text);
+	fprintf(f, "note seq %llu: %s code %u: ", seq, ktrace_note_level_name(n->level), n->code);
+	put_str(f, n->text);
 	fputc('\n', f);
 	return 0;
 }
 
-static int text_counters(FILE *f, unsigned long long seq, const void *rec, size_t len)
+static int text_counters(FILE *f, unsigned long long seq, const struct ktrace_rec_counters *r)
 {
-	struct ktrace_rec_counters r;
-	if (ktrace_decode_counters(rec, len, &r))
-		return -1;
 	fprintf(f, "counters seq %llu:", seq);
-	if (!r.ncounters)
+	if (!r->ncounters)
 		fputs(" all zero", f); /* the writer lists the non-zero ones only */
-	for (uint32_t i = 0; i < r.ncounters; i++) {
+	for (uint32_t i = 0; i < r->ncounters; i++) {
 		struct ktrace_counter k;
-		ktrace_counters_get(&r, i, &k);
+		ktrace_counters_get(r, i, &k);
 		const char *nm = ktrace_counter_name(k.id);
 		if (strcmp(nm, "unknown"))
 			fprintf(f, " %s=%llu", nm, ktrace_ull(k.value));
@@ -346,22 +319,16 @@ static int text_counters(FILE *f, unsigned long long seq, const void *rec, size_
 	return 0;
 }
 
-static int text_end(FILE *f, unsigned long long seq, const void *rec, size_t len)
+static int text_end(FILE *f, unsigned long long seq, const struct ktrace_rec_end *e)
 {
-	struct ktrace_rec_end e;
-	if (ktrace_decode_end(rec, len, &e))
-		return -1;
 	fprintf(f, "end seq %llu: %s status %d, %llu records before, %llu ops (launches, copies, memsets)\n", seq,
-		ktrace_end_reason_name(e.reason), e.status, ktrace_ull(e.records_written), ktrace_ull(e.launches));
+		ktrace_end_reason_name(e->reason), e->status, ktrace_ull(e->records_written), ktrace_ull(e->launches));
 	return 0;
 }
 
-static int text_module_unload(FILE *f, unsigned long long seq, const void *rec, size_t len)
+static int text_module_unload(FILE *f, unsigned long long seq, const struct ktrace_rec_module_unload *m)
 {
-	struct ktrace_rec_module_unload m;
-	if (ktrace_decode_module_unload(rec, len, &m))
-		return -1;
-	fprintf(f, "module_unload seq %llu: module %llu\n", seq, ktrace_ull(m.module_id));
+	fprintf(f, "module_unload seq %llu: module %llu\n", seq, ktrace_ull(m->module_id));
 	return 0;
 }
 
@@ -388,18 +355,17 @@ static void text_replay_buffer(FILE *f, uint32_t i, const struct ktrace_replay_b
 }
 
 /* A replay's verdict: one line, one per buffer, then the paragraph. */
-static int text_replay(FILE *f, unsigned long long seq, const void *rec, size_t len)
+static int text_replay(FILE *f, unsigned long long seq, const struct ktrace_rec_replay *r)
 {
-	struct ktrace_rec_replay r;
 	struct ktrace_replay_report rep;
 	char *para;
 	size_t n;
 
-	if (ktrace_decode_replay(rec, len, &r) || ktrace_replay_report_parse(r.blob, r.blob_len, &rep))
+	if (ktrace_replay_report_parse(r->blob, r->blob_len, &rep))
 		return -1;
 	fprintf(f, "replay seq %llu: launch op %llu kernel %llu occurrence %llu: %s (%s), %u of %u replays, "
 		   "%u distinct results in %u runs (the launch and its replays), launch result %d\n", seq,
-		ktrace_ull(r.launch_seq), ktrace_ull(r.kernel_id), ktrace_ull(rep.occurrence), ktrace_replay_outcome_name(rep.outcome),
+		ktrace_ull(r->launch_seq), ktrace_ull(r->kernel_id), ktrace_ull(rep.occurrence), ktrace_replay_outcome_name(rep.outcome),
 		ktrace_replay_reason_text(rep.reason), rep.runs_done, rep.runs_requested, rep.distinct,
 		rep.runs_done + 1, rep.launch_result);
 	for (uint32_t i = 0; i < rep.nbuffers; i++)
@@ -417,41 +383,35 @@ static int text_replay(FILE *f, unsigned long long seq, const void *rec, size_t 
 	return 0;
 }
 
-static int text_order(FILE *f, unsigned long long seq, const void *rec, size_t len)
+static int text_order(FILE *f, unsigned long long seq, const struct ktrace_rec_order *o)
 {
-	struct ktrace_rec_order o;
-	if (ktrace_decode_order(rec, len, &o))
-		return -1;
-	fprintf(f, "order seq %llu: %s before op %llu", seq, ktrace_order_op_name(o.op), ktrace_ull(o.launch_seq_before));
-	if (ktrace_dump_order_names_stream(o.op))
-		fprintf(f, " stream 0x%llx", ktrace_ull(o.stream));
-	if (o.event)
-		fprintf(f, " event 0x%llx", ktrace_ull(o.event));
-	fprintf(f, " ctx 0x%llx dev %d tid %u", ktrace_ull(o.context), o.device, o.tid);
-	if (o.op == KTRACE_ORDER_STREAM_CREATE)
-		fprintf(f, " flags 0x%x%s priority %d", o.stream_flags,
-			(o.stream_flags & KTRACE_STREAM_NON_BLOCKING) ? " (non-blocking)" : "", o.priority);
+	fprintf(f, "order seq %llu: %s before op %llu", seq, ktrace_order_op_name(o->op), ktrace_ull(o->launch_seq_before));
+	if (ktrace_dump_order_names_stream(o->op))
+		fprintf(f, " stream 0x%llx", ktrace_ull(o->stream));
+	if (o->event)
+		fprintf(f, " event 0x%llx", ktrace_ull(o->event));
+	fprintf(f, " ctx 0x%llx dev %d tid %u", ktrace_ull(o->context), o->device, o->tid);
+	if (o->op == KTRACE_ORDER_STREAM_CREATE)
+		fprintf(f, " flags 0x%x%s priority %d", o->stream_flags,
+			(o->stream_flags & KTRACE_STREAM_NON_BLOCKING) ? " (non-blocking)" : "", o->priority);
 	fputc('\n', f);
 	return 0;
 }
 
 /* A record type with no line of its own here: its fields as the record table
  * names and shows them ("<type> seq N: name value ..."). */
-static int text_table(FILE *f, unsigned long long seq, const struct ktrace_record_desc *d, const void *rec,
-		      size_t len)
+static int text_table(FILE *f, unsigned long long seq, const struct ktrace_record_desc *d,
+		      const union ktrace_any_record *u)
 {
-	union ktrace_any_record u;
 	char names[512];
 
-	if (d->decode(rec, len, &u))
-		return -1;
 	fprintf(f, "%s seq %llu:", d->name, seq);
 	for (uint16_t i = 0; i < d->nfields; i++) {
 		const struct ktrace_field *fd = &d->fields[i];
-		uint64_t v = ktrace_field_value(fd, &u, 0);
+		uint64_t v = ktrace_field_value(fd, u, 0);
 		struct ktrace_str sv;
 
-		if (fd->show == KT_SHOW_HIDDEN || fd->show == KT_SHOW_HOOK || (fd->valid && !fd->valid(&u)))
+		if (fd->show == KT_SHOW_HIDDEN || fd->show == KT_SHOW_HOOK || (fd->valid && !fd->valid(u)))
 			continue;
 		fprintf(f, " %s ", fd->name);
 		switch (fd->show) {
@@ -460,10 +420,10 @@ static int text_table(FILE *f, unsigned long long seq, const struct ktrace_recor
 		case KT_SHOW_DIGEST: fprintf(f, "%016llx", ktrace_ull(v)); break;
 		case KT_SHOW_ENUM: fputs(fd->names((uint32_t)v), f); break;
 		case KT_SHOW_FLAGS: fputs(*ktrace_flag_names(v, fd->names, names, sizeof names, ",") ? names : "-", f); break;
-		case KT_SHOW_STR: sv = ktrace_field_str(fd, &u); ktrace_put_escaped(f, sv.ptr, sv.len); break;
+		case KT_SHOW_STR: sv = ktrace_field_str(fd, u); ktrace_put_escaped(f, sv.ptr, sv.len); break;
 		case KT_SHOW_SHAPE:
-			fprintf(f, "(%llu,%llu,%llu)", ktrace_ull(v), ktrace_ull(ktrace_field_value(fd, &u, 1)),
-				ktrace_ull(ktrace_field_value(fd, &u, 2)));
+			fprintf(f, "(%llu,%llu,%llu)", ktrace_ull(v), ktrace_ull(ktrace_field_value(fd, u, 1)),
+				ktrace_ull(ktrace_field_value(fd, u, 2)));
 			break;
 		default: fprintf(f, "%llu", ktrace_ull(v)); break;
 		}
@@ -473,21 +433,18 @@ static int text_table(FILE *f, unsigned long long seq, const struct ktrace_recor
 }
 
 /* GPUTIME: the measured GPU start and end of a sampled launch (docs/format.md "GPUTIME"). */
-static int text_gputime(const struct record_ctx *c, unsigned long long seq, const void *rec, size_t len)
+static int text_gputime(const struct record_ctx *c, unsigned long long seq, const struct ktrace_rec_gputime *g)
 {
-	struct ktrace_rec_gputime g;
 	FILE *f = c->out;
 
-	if (ktrace_decode_gputime(rec, len, &g))
-		return -1;
-	fprintf(f, "gputime seq %llu: op %llu%s GPU ", seq, ktrace_ull(g.op_seq),
-		(g.flags & KTRACE_GPUTIMEF_GRAPH) ? " (graph launch)" : "");
-	put_time(c, g.start_ns);
+	fprintf(f, "gputime seq %llu: op %llu%s GPU ", seq, ktrace_ull(g->op_seq),
+		(g->flags & KTRACE_GPUTIMEF_GRAPH) ? " (graph launch)" : "");
+	put_time(c, g->start_ns);
 	fputs(" to ", f);
-	put_time(c, g.end_ns);
+	put_time(c, g->end_ns);
 	fprintf(f, " (%llu ns) stream 0x%llx ctx 0x%llx dev %d tid %u reference within %u ns\n",
-		ktrace_ull(g.end_ns >= g.start_ns ? g.end_ns - g.start_ns : 0), ktrace_ull(g.stream), ktrace_ull(g.context),
-		g.device, g.tid, g.ref_err_ns);
+		ktrace_ull(g->end_ns >= g->start_ns ? g->end_ns - g->start_ns : 0), ktrace_ull(g->stream), ktrace_ull(g->context),
+		g->device, g->tid, g->ref_err_ns);
 	return 0;
 }
 
@@ -496,29 +453,37 @@ static int text_other(const struct record_ctx *c, const struct ktrace_record_pre
 {
 	FILE *f = c->out;
 	unsigned long long seq = ktrace_ull(p->seq);
+	const struct ktrace_record_desc *d = ktrace_record_desc(p->type);
+	union ktrace_any_record u;
+
 	switch (p->type) {
-	case KTRACE_REC_MODULE: return text_module(f, seq, rec, len);
-	case KTRACE_REC_MODULE_IMAGE: return text_module_image(f, seq, rec, len);
-	case KTRACE_REC_KERNEL: return text_kernel(f, seq, rec, len);
-	case KTRACE_REC_ALLOC: return text_alloc(f, seq, rec, len);
-	case KTRACE_REC_FREE: return text_free(f, seq, rec, len);
-	case KTRACE_REC_MEMCPY: return text_memcpy(c, f, seq, rec, len);
-	case KTRACE_REC_MEMSET: return text_memset(c, f, seq, rec, len);
-	case KTRACE_REC_NOTE: return text_note(f, seq, rec, len);
-	case KTRACE_REC_COUNTERS: return text_counters(f, seq, rec, len);
-	case KTRACE_REC_END: return text_end(f, seq, rec, len);
-	case KTRACE_REC_MODULE_UNLOAD: return text_module_unload(f, seq, rec, len);
-	case KTRACE_REC_ORDER: return text_order(f, seq, rec, len);
-	case KTRACE_REC_REPLAY: return text_replay(f, seq, rec, len);
 	case KTRACE_REC_GRAPH: return ktrace_dump_text_graph(f, seq, rec, len);
 	case KTRACE_REC_RANGE: return ktrace_dump_text_range(f, seq, rec, len);
 	case KTRACE_REC_PYSTACK: return ktrace_dump_text_pystack(f, seq, rec, len);
-	case KTRACE_REC_GPUTIME: return text_gputime(c, seq, rec, len);
-	default:
-		if (ktrace_record_desc(p->type))
-			return text_table(f, seq, ktrace_record_desc(p->type), rec, len);
+	default: break;
+	}
+	if (!d) {
 		fprintf(f, "record seq %llu: unknown type %u, %zu bytes (skipped)\n", seq, p->type, len);
 		return 0;
+	}
+	if (d->decode(rec, len, &u))
+		return -1;
+	switch (p->type) {
+	case KTRACE_REC_MODULE: return text_module(f, seq, &u.module);
+	case KTRACE_REC_MODULE_IMAGE: return text_module_image(f, seq, &u.module_image);
+	case KTRACE_REC_KERNEL: return text_kernel(f, seq, &u.kernel);
+	case KTRACE_REC_ALLOC: return text_alloc(f, seq, &u.alloc);
+	case KTRACE_REC_FREE: return text_free(f, seq, &u.free);
+	case KTRACE_REC_MEMCPY: return text_memcpy(c, f, seq, &u.memcpy);
+	case KTRACE_REC_MEMSET: return text_memset(c, f, seq, &u.memset);
+	case KTRACE_REC_NOTE: return text_note(f, seq, &u.note);
+	case KTRACE_REC_COUNTERS: return text_counters(f, seq, &u.counters);
+	case KTRACE_REC_END: return text_end(f, seq, &u.end);
+	case KTRACE_REC_MODULE_UNLOAD: return text_module_unload(f, seq, &u.module_unload);
+	case KTRACE_REC_ORDER: return text_order(f, seq, &u.order);
+	case KTRACE_REC_REPLAY: return text_replay(f, seq, &u.replay);
+	case KTRACE_REC_GPUTIME: return text_gputime(c, seq, &u.gputime);
+	default: return text_table(f, seq, d, &u);
 	}
 }
 
