@@ -159,11 +159,13 @@ $(BUILD)/$(1): $(call obj,$($(1)_SRCS)) $(BUILD)/libktcore.a
 endef
 $(foreach p,$(TOOLS) $(TESTS) $(BENCHES),$(eval $(call prog_rule,$(p))))
 
-# The unit tests and the GPU suite's area table (test/tools/gpu_areas_test.sh), the
+# The unit tests, the GPU suite's area table (test/tools/gpu_areas_test.sh) and its
+# verdict suite's judging of a program (test/tools/verdict_report_test.py), the
 # record table against docs/format.md and the JSON schema (scripts/record_docs.py),
 # then the layout check, which runs (and reports) even when a test failed.
 test: all $(addprefix $(BUILD)/,$(TESTS)) $(TEST_DEPS) $(addprefix $(BUILD)/,$(BENCHES))
-	$(Q)BUILD=$(BUILD) sh test/run_unit.sh $(addprefix $(BUILD)/,$(TESTS)) test/tools/gpu_areas_test.sh; rc=$$?; \
+	$(Q)BUILD=$(BUILD) sh test/run_unit.sh $(addprefix $(BUILD)/,$(TESTS)) test/tools/gpu_areas_test.sh \
+		test/tools/verdict_report_test.py; rc=$$?; \
 		python3 scripts/record_docs.py --check --dump $(BUILD)/ktrace-dump || rc=1; \
 		$(MAKE) --no-print-directory check-layout || rc=1; exit $$rc
 

@@ -161,6 +161,7 @@ for area in $(area_names); do
 	verdict=$(tail -n +"$((first + 1))" "$results" | awk -F'|' '$1=="RESULT" { if ($3=="FAIL") f=1; else if ($3=="PASS") p=1 }
 		END { print f ? "FAIL" : (p ? "PASS" : "SKIP") }')
 	echo "AREA|$area|$secs|$verdict" >>"$results"
+	cp "$results" "$KT_LOGS/summary.txt" 2>/dev/null # a run cut short keeps the areas it finished
 done
 
 echo

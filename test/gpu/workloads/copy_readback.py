@@ -71,7 +71,7 @@ def verify(dump, out, hashtool):
                     copies.append(r)
     want = {n: digest(hashtool, os.path.join(out, n + ".bin")) for n in
             ("cpu", "item", "tolist", "pinned", "sync")}
-    asynchronous = [c for c in copies if c["copy_flags"] & 1]
+    asynchronous = [c for c in copies if "async" in (c.get("copy_flags") or [])]
     states = sorted(set(c["dst_digest_state"] for c in asynchronous))
     result("copy-readback-async-digested", bool(asynchronous) and states == ["device"],
            "%d device-to-host copies, %d asynchronous, their states: %s"
