@@ -210,6 +210,21 @@ NAME_TABLE(ktrace_copy_dir_name, "unknown", "htod", "dtoh", "dtod", "htoh", "pee
 NAME_TABLE(ktrace_dst_digest_state_name, "none", "host", "async", "strided", "failed", "device", "capture")
 NAME_TABLE(ktrace_note_level_name, "info", "warn", "error", "disabled")
 NAME_TABLE(ktrace_end_reason_name, NULL, "exit", "signal", "abort", "detach")
+NAME_TABLE(ktrace_coll_op_name, "unknown", "all_reduce", "broadcast", "reduce", "all_gather", "reduce_scatter",
+	   "send", "recv", "all_to_all", "gather", "scatter", "bcast", "group_end")
+NAME_TABLE(ktrace_comm_event_name, "unknown", "init", "init_all", "split", "finalize", "destroy", "abort",
+	   "shrink")
+NAME_TABLE(ktrace_nccl_datatype_name, "int8", "uint8", "int32", "uint32", "int64", "uint64", "float16",
+	   "float32", "float64", "bfloat16", "float8e4m3", "float8e5m2")
+
+const char *ktrace_nccl_redop_name(uint32_t op)
+{
+	static const char *const names[] = { "sum", "prod", "max", "min", "avg" };
+
+	if (op == KTRACE_NCCL_REDOP_NONE)
+		return "none";
+	return op < sizeof names / sizeof names[0] ? names[op] : "custom";
+}
 
 /* ---- flag bits: a bit's name (its value, 1 << n), NULL for an unknown bit -- */
 
@@ -236,7 +251,7 @@ BIT_TABLE(ktrace_copy_flag_name, "async", "2d", "3d", "src_digest", "graph", "ra
 BIT_TABLE(ktrace_stream_flag_name, "non_blocking")
 BIT_TABLE(ktrace_instantiate_flag_name, "auto_free_on_launch", "upload", "device_launch", "use_node_priority")
 BIT_TABLE(ktrace_region_flag_name, "in_struct", "pre", "post", "capped", "unhashed", "exact", "guessed",
-	  "signature")
+	  "signature", "coll_buffer")
 BIT_TABLE(ktrace_range_flag_name, "fw_seq", "backward", "cut", "source_cut", "source")
 BIT_TABLE(ktrace_gputime_flag_name, "graph")
 

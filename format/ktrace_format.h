@@ -247,6 +247,8 @@ struct ktrace_region {
 #define KTRACE_REGIONF_GUESSED   0x40u /* since 1.4: a pointer by its value alone (it lands in a tracked
                                         * allocation): the parameter's type does not say the word is one
                                         * (docs/format.md "Pointer words") */
+#define KTRACE_REGIONF_COLL_BUFFER 0x100u /* since 1.13: a send or receive buffer of the NCCL operation whose
+                                          * call made the launch (KTRACE_REGION_ORDINAL_COLL) */
 #define KTRACE_REGIONF_SIGNATURE 0x80u /* since 1.6: the extent is how far the kernel reaches from the
                                         * pointer by its own source (a Triton/Inductor kernel's sizes and
                                         * index expressions), inside an allocation that did not bound it
@@ -422,6 +424,39 @@ enum ktrace_end_reason {
 	KTRACE_END_ABORT = 3,
 	KTRACE_END_DETACH = 4,  /* library unloaded / tracing stopped */
 };
+
+/* ---- COLL and COMM (since 1.13) -------------------------------------------- */
+/* NCCL as the program called it (docs/format.md "COLL", "COMM"; docs/distributed.md).
+ * The structs and codecs come from format/record_table.def. */
+enum ktrace_coll_op {
+	KTRACE_COLL_ALL_REDUCE = 1,
+	KTRACE_COLL_BROADCAST = 2,      /* ncclBroadcast: peer is the root */
+	KTRACE_COLL_REDUCE = 3,         /* peer is the root */
+	KTRACE_COLL_ALL_GATHER = 4,
+	KTRACE_COLL_REDUCE_SCATTER = 5,
+	KTRACE_COLL_SEND = 6,           /* peer is the receiver */
+	KTRACE_COLL_RECV = 7,           /* peer is the sender */
+	KTRACE_COLL_ALL_TO_ALL = 8,     /* ncclAlltoAll (NCCL 2.28+) */
+	KTRACE_COLL_GATHER = 9,         /* ncclGather (NCCL 2.28+): peer is the root */
+	KTRACE_COLL_SCATTER = 10,       /* ncclScatter (NCCL 2.28+): peer is the root */
+	KTRACE_COLL_BCAST = 11,         /* ncclBcast (in place): peer is the root */
+	KTRACE_COLL_GROUP_END = 12,     /* the outermost ncclGroupEnd: the group's launches */
+};
+enum ktrace_comm_event {
+	KTRACE_COMM_INIT = 1,     /* ncclCommInitRank, ...Config, ...Scalable */
+	KTRACE_COMM_INIT_ALL = 2, /* ncclCommInitAll: one record per communicator made */
+	KTRACE_COMM_SPLIT = 3,    /* ncclCommSplit */
+	KTRACE_COMM_FINALIZE = 4,
+	KTRACE_COMM_DESTROY = 5,
+	KTRACE_COMM_ABORT = 6,
+	KTRACE_COMM_SHRINK = 7,   /* ncclCommShrink (NCCL 2.27+) */
+};
+#define KTRACE_NCCL_REDOP_NONE 0xffffffffu /* COLL redop of an operation that reduces nothing */
+/* A region of a launch that is a collective's buffer (flag COLL_BUFFER): its
+ * ordinal is KTRACE_REGION_ORDINAL_COLL and its param_offset names the COLL
+ * record: the low 31 bits of its coll_index, shifted left once, | 1 for the
+ * receive buffer (0: the send buffer). */
+#define KTRACE_REGION_ORDINAL_COLL 0xfffeu
 
 /* ---- ORDER (since 1.2) ---------------------------------------------------- */
 /* One successful stream, event or synchronisation call: what orders work on
@@ -704,6 +739,10 @@ const char *ktrace_copy_dir_name(uint32_t dir);        /* "htod", ... */
 const char *ktrace_dst_digest_state_name(uint32_t state); /* "none", "host", ... */
 const char *ktrace_note_level_name(uint32_t level);    /* "info", "warn", "error", "disabled" */
 const char *ktrace_end_reason_name(uint32_t reason);   /* "exit", "signal", ... */
+const char *ktrace_coll_op_name(uint32_t op);          /* "all_reduce", ... (KTRACE_COLL_*) */
+const char *ktrace_comm_event_name(uint32_t event);    /* "init", "split", ... (KTRACE_COMM_*) */
+const char *ktrace_nccl_datatype_name(uint32_t dt);    /* ncclDataType_t: "float32", ... */
+const char *ktrace_nccl_redop_name(uint32_t op);       /* ncclRedOp_t: "sum", ..., "custom", "none" */
 /* Flag bits: the name of one bit (its value, 1 << n); NULL for a bit not defined. */
 const char *ktrace_launch_flag_name(uint32_t bit);     /* KTRACE_LAUNCHF_* */
 const char *ktrace_graph_node_flag_name(uint32_t bit); /* KTRACE_GNODEF_* */

@@ -59,6 +59,10 @@ static int ktrace_pystack_has_fw_seq(const void *s)
 	return !ktrace_pystack_has_op(s);
 }
 
+static int ktrace_coll_has_launches(const void *s)
+{
+	return ((const struct ktrace_rec_coll *)s)->launch_count != 0;
+}
 
 #define FIELD_ARRAY(UPPER_, lower_, ...) \
 	static const struct ktrace_field lower_##_fields[] = { KTRACE_FIELDS_##lower_(FIELD, STRING, HOOK, FIELD) };
