@@ -162,71 +162,70 @@ int ktrace_kernel_param(const struct ktrace_rec_kernel *r, uint32_t i, struct kt
 	return c.bad ? -1 : 0;
 }
 
-/* ---- graph reference (since 1.8) --------------------------------------- */
+/* ---- graph and range references, launch regions ----------------------- */
+
+/* A fixed little layout is listed once, as F(bits, offset, member) for each
+ * field; its put_ writes *g at e and its get_ reads it back through these. */
+#define PUT_FIELD(bits, off, member) le##bits(e + (off), g->member);
+#define GET_FIELD(bits, off, member) g->member = rd##bits(e + (off));
+
+/* The graph reference (since 1.8). */
+#define GRAPH_REF_FIELDS(F) \
+	F(64, 0, exec_id) F(64, 8, graph_id) F(64, 16, launch) F(64, 24, launch_seq) F(32, 32, node) \
+	F(32, 36, revision)
 
 static void put_graph_ref(uint8_t *e, const struct ktrace_graph_ref *g)
 {
-	le64(e + 0, g->exec_id);
-	le64(e + 8, g->graph_id);
-	le64(e + 16, g->launch);
-	le64(e + 24, g->launch_seq);
-	le32(e + 32, g->node);
-	le32(e + 36, g->revision);
+	GRAPH_REF_FIELDS(PUT_FIELD)
 }
 
 static void get_graph_ref(const uint8_t *e, struct ktrace_graph_ref *g)
 {
-	g->exec_id = rd64(e + 0);
-	g->graph_id = rd64(e + 8);
-	g->launch = rd64(e + 16);
-	g->launch_seq = rd64(e + 24);
-	g->node = rd32(e + 32);
-	g->revision = rd32(e + 36);
+	GRAPH_REF_FIELDS(GET_FIELD)
 }
 
-/* ---- range reference (since 1.9) --------------------------------------- */
+/* The range reference (since 1.9). */
+#define RANGE_REF_FIELDS(F) F(32, 0, range) F(16, 4, fw_seq_kind) F(16, 6, flags) F(64, 8, fw_seq)
 
 static void put_range_ref(uint8_t *e, const struct ktrace_range_ref *g)
 {
-	le32(e + 0, g->range);
-	le16(e + 4, g->fw_seq_kind);
-	le16(e + 6, g->flags);
-	le64(e + 8, g->fw_seq);
+	RANGE_REF_FIELDS(PUT_FIELD)
 }
 
 static void get_range_ref(const uint8_t *e, struct ktrace_range_ref *g)
 {
-	g->range = rd32(e + 0);
-	g->fw_seq_kind = rd16(e + 4);
-	g->flags = rd16(e + 6);
-	g->fw_seq = rd64(e + 8);
+	RANGE_REF_FIELDS(GET_FIELD)
+}
+
+#define KTRACE_REGION_DISK_SIZE 56
+#define KTRACE_REGION_FLAGS_OFF 6 /* offsets inside a region */
+#define KTRACE_REGION_PRE_HASH_OFF 40
+#define KTRACE_REGION_POST_HASH_OFF 48
+
+/* A LAUNCH record's region. */
+#define REGION_FIELDS(F) \
+	F(32, 0, param_offset) F(16, 4, ordinal) F(16, KTRACE_REGION_FLAGS_OFF, flags) F(64, 8, ptr) \
+	F(64, 16, alloc_base) F(64, 24, alloc_size) F(64, 32, hash_len) \
+	F(64, KTRACE_REGION_PRE_HASH_OFF, pre_hash) F(64, KTRACE_REGION_POST_HASH_OFF, post_hash)
+
+static void put_region(uint8_t *e, const struct ktrace_region *g)
+{
+	REGION_FIELDS(PUT_FIELD)
+}
+
+static void get_region(const uint8_t *e, struct ktrace_region *g)
+{
+	REGION_FIELDS(GET_FIELD)
 }
 
 /* ---- LAUNCH ------------------------------------------------------------ */
 
 #define KTRACE_LAUNCH_REGIONS_OFF 128 /* regions start at this fixed record offset */
-#define KTRACE_REGION_DISK_SIZE 56
-#define KTRACE_REGION_FLAGS_OFF 6     /* offsets inside a region */
-#define KTRACE_REGION_PRE_HASH_OFF 40
-#define KTRACE_REGION_POST_HASH_OFF 48
 
 KT_HOT
 size_t ktrace_launch_size(uint32_t nregions, uint32_t param_bytes_len)
 {
 	return pad8(KTRACE_LAUNCH_REGIONS_OFF + (size_t)nregions * KTRACE_REGION_DISK_SIZE + param_bytes_len);
-}
-
-static void put_region(uint8_t *e, const struct ktrace_region *g)
-{
-	le32(e + 0, g->param_offset);
-	le16(e + 4, g->ordinal);
-	le16(e + KTRACE_REGION_FLAGS_OFF, g->flags);
-	le64(e + 8, g->ptr);
-	le64(e + 16, g->alloc_base);
-	le64(e + 24, g->alloc_size);
-	le64(e + 32, g->hash_len);
-	le64(e + KTRACE_REGION_PRE_HASH_OFF, g->pre_hash);
-	le64(e + KTRACE_REGION_POST_HASH_OFF, g->post_hash);
 }
 
 /* The fixed fields and the regions of a LAUNCH record of `size` bytes in
@@ -370,16 +369,7 @@ void ktrace_launch_region(const struct ktrace_rec_launch *r, uint32_t i, struct 
 	memset(out, 0, sizeof *out);
 	if (i >= r->nregions)
 		return;
-	const uint8_t *e = r->regions_raw + (size_t)i * KTRACE_REGION_DISK_SIZE;
-	out->param_offset = rd32(e);
-	out->ordinal = rd16(e + 4);
-	out->flags = rd16(e + KTRACE_REGION_FLAGS_OFF);
-	out->ptr = rd64(e + 8);
-	out->alloc_base = rd64(e + 16);
-	out->alloc_size = rd64(e + 24);
-	out->hash_len = rd64(e + 32);
-	out->pre_hash = rd64(e + KTRACE_REGION_PRE_HASH_OFF);
-	out->post_hash = rd64(e + KTRACE_REGION_POST_HASH_OFF);
+	get_region(r->regions_raw + (size_t)i * KTRACE_REGION_DISK_SIZE, out);
 }
 
 /* ---- MEMCPY / MEMSET --------------------------------------------------- */
