@@ -52,29 +52,50 @@ int ktrace_decode_prefix(const void *rec, size_t len, struct ktrace_record_prefi
 	return 0;
 }
 
+/* ---- the record table's fixed part, then bytes -------------------------- */
+
+/* A record of d: s's fixed fields, then n bytes from bytes, padded; returns
+ * its size, written only when it fits cap (MODULE_IMAGE, REPLAY). */
+static size_t encode_with_bytes(const struct ktrace_record_desc *d, void *buf, size_t cap, const void *s,
+				const void *bytes, size_t n)
+{
+	size_t size = pad8(d->fixed + n);
+
+	if (size > cap)
+		return size;
+	ktrace_table_put_fixed(d, buf, size, s);
+	if (n)
+		memcpy((uint8_t *)buf + d->fixed, bytes, n);
+	return size;
+}
+
+/* rec's fixed fields into s (a record of d); returns where the bytes after
+ * them start, and in *rest how many there are, or NULL when rec is not a
+ * record of d (MODULE_IMAGE, COUNTERS, REPLAY). */
+static const uint8_t *decode_with_bytes(const struct ktrace_record_desc *d, const void *rec, size_t len, void *s,
+					size_t *rest)
+{
+	size_t fixed = ktrace_table_get_fixed(d, rec, len, 0, s);
+
+	if (!fixed)
+		return NULL;
+	*rest = len - fixed;
+	return (const uint8_t *)rec + fixed;
+}
+
 /* ---- MODULE_IMAGE ------------------------------------------------------ */
 
 size_t ktrace_encode_module_image(void *buf, size_t cap, const struct ktrace_rec_module_image *r)
 {
-	const struct ktrace_record_desc *d = ktrace_record_desc(KTRACE_REC_MODULE_IMAGE);
-	size_t size = pad8(d->fixed + (size_t)r->chunk_len);
-
-	if (size > cap)
-		return size;
-	ktrace_table_put_fixed(d, buf, size, r);
-	if (r->chunk_len)
-		memcpy((uint8_t *)buf + d->fixed, r->bytes, r->chunk_len);
-	return size;
+	return encode_with_bytes(ktrace_record_desc(KTRACE_REC_MODULE_IMAGE), buf, cap, r, r->bytes, r->chunk_len);
 }
 
 int ktrace_decode_module_image(const void *rec, size_t len, struct ktrace_rec_module_image *r)
 {
-	const struct ktrace_record_desc *d = ktrace_record_desc(KTRACE_REC_MODULE_IMAGE);
+	size_t rest;
 
-	if (!ktrace_table_get_fixed(d, rec, len, 0, r))
-		return -1;
-	r->bytes = (const uint8_t *)rec + d->fixed;
-	if (r->chunk_len > len - d->fixed || r->chunk_offset > r->image_size ||
+	r->bytes = decode_with_bytes(ktrace_record_desc(KTRACE_REC_MODULE_IMAGE), rec, len, r, &rest);
+	if (!r->bytes || r->chunk_len > rest || r->chunk_offset > r->image_size ||
 	    r->chunk_len > r->image_size - r->chunk_offset)
 		return -1;
 	return 0;
@@ -471,12 +492,10 @@ size_t ktrace_encode_counters(void *buf, size_t cap, const struct ktrace_counter
 
 int ktrace_decode_counters(const void *rec, size_t len, struct ktrace_rec_counters *r)
 {
-	const struct ktrace_record_desc *d = ktrace_record_desc(KTRACE_REC_COUNTERS);
+	size_t rest;
 
-	if (!ktrace_table_get_fixed(d, rec, len, 0, r))
-		return -1;
-	r->raw = (const uint8_t *)rec + d->fixed;
-	if ((uint64_t)r->ncounters * COUNTER_ENTRY > len - d->fixed)
+	r->raw = decode_with_bytes(ktrace_record_desc(KTRACE_REC_COUNTERS), rec, len, r, &rest);
+	if (!r->raw || (uint64_t)r->ncounters * COUNTER_ENTRY > rest)
 		return -1;
 	return 0;
 }
@@ -497,28 +516,18 @@ void ktrace_counters_get(const struct ktrace_rec_counters *r, uint32_t i, struct
 
 size_t ktrace_encode_replay(void *buf, size_t cap, const struct ktrace_rec_replay *r)
 {
-	const struct ktrace_record_desc *d = ktrace_record_desc(KTRACE_REC_REPLAY);
 	struct ktrace_rec_replay v = *r;
-	size_t size;
 
 	v.blob_len = r->blob ? r->blob_len : 0;
-	size = pad8(d->fixed + (size_t)v.blob_len);
-	if (size > cap)
-		return size;
-	ktrace_table_put_fixed(d, buf, size, &v);
-	if (v.blob_len)
-		memcpy((uint8_t *)buf + d->fixed, r->blob, v.blob_len);
-	return size;
+	return encode_with_bytes(ktrace_record_desc(KTRACE_REC_REPLAY), buf, cap, &v, r->blob, v.blob_len);
 }
 
 int ktrace_decode_replay(const void *rec, size_t len, struct ktrace_rec_replay *r)
 {
-	const struct ktrace_record_desc *d = ktrace_record_desc(KTRACE_REC_REPLAY);
+	size_t rest;
 
-	if (!ktrace_table_get_fixed(d, rec, len, 0, r))
-		return -1;
-	r->blob = (const uint8_t *)rec + d->fixed;
-	if (r->blob_len > len - d->fixed)
+	r->blob = decode_with_bytes(ktrace_record_desc(KTRACE_REC_REPLAY), rec, len, r, &rest);
+	if (!r->blob || r->blob_len > rest)
 		return -1;
 	return 0;
 }
