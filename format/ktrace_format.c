@@ -239,6 +239,28 @@ static void get_region(const uint8_t *e, struct ktrace_region *g)
 	REGION_FIELDS(GET_FIELD)
 }
 
+/* A kernel's shape as LAUNCH records and graph kernel nodes hold it at e:
+ * grid, block and cluster, three u32 each.  Inlined: the LAUNCH encoder is on
+ * the launch path. */
+static inline __attribute__((always_inline)) void put_shape(uint8_t *e, const uint32_t grid[3],
+							     const uint32_t block[3], const uint32_t cluster[3])
+{
+	for (int i = 0; i < 3; i++) {
+		le32(e + 4 * i, grid[i]);
+		le32(e + 12 + 4 * i, block[i]);
+		le32(e + 24 + 4 * i, cluster[i]);
+	}
+}
+
+static void get_shape(const uint8_t *e, uint32_t grid[3], uint32_t block[3], uint32_t cluster[3])
+{
+	for (int i = 0; i < 3; i++) {
+		grid[i] = rd32(e + 4 * i);
+		block[i] = rd32(e + 12 + 4 * i);
+		cluster[i] = rd32(e + 24 + 4 * i);
+	}
+}
+
 /* ---- LAUNCH ------------------------------------------------------------ */
 
 #define KTRACE_LAUNCH_REGIONS_OFF 128 /* regions start at this fixed record offset */
@@ -265,11 +287,7 @@ put_launch(uint8_t *b, size_t size, uint16_t type, const struct ktrace_rec_launc
 	le32(b + 60, (uint32_t)r->device);
 	le32(b + 64, r->api);
 	le32(b + 68, r->flags);
-	for (int i = 0; i < 3; i++) {
-		le32(b + 72 + 4 * i, r->grid[i]);
-		le32(b + 84 + 4 * i, r->block[i]);
-		le32(b + 96 + 4 * i, r->cluster[i]);
-	}
+	put_shape(b + 72, r->grid, r->block, r->cluster);
 	le32(b + 108, r->shared_mem);
 	le32(b + 112, (uint32_t)r->result);
 	le32(b + 116, np);
@@ -332,11 +350,7 @@ static int get_launch(const uint8_t *b, size_t len, struct ktrace_rec_launch *r)
 	r->device = (int32_t)rd32(b + 60);
 	r->api = rd32(b + 64);
 	r->flags = rd32(b + 68);
-	for (int i = 0; i < 3; i++) {
-		r->grid[i] = rd32(b + 72 + 4 * i);
-		r->block[i] = rd32(b + 84 + 4 * i);
-		r->cluster[i] = rd32(b + 96 + 4 * i);
-	}
+	get_shape(b + 72, r->grid, r->block, r->cluster);
 	r->shared_mem = rd32(b + 108);
 	r->result = (int32_t)rd32(b + 112);
 	r->param_bytes_len = rd32(b + 116);
@@ -561,11 +575,7 @@ static void put_gnode_kernel(uint8_t *e, const struct ktrace_graph_node *n)
 	uint32_t np = n->param_bytes ? n->param_bytes_len : 0;
 
 	le64(e + 24, n->kernel_id);
-	for (int i = 0; i < 3; i++) {
-		le32(e + 32 + 4 * i, n->grid[i]);
-		le32(e + 44 + 4 * i, n->block[i]);
-		le32(e + 56 + 4 * i, n->cluster[i]);
-	}
+	put_shape(e + 32, n->grid, n->block, n->cluster);
 	le32(e + 68, n->shared_mem);
 	le32(e + 72, np);
 	if (np)
@@ -644,11 +654,7 @@ static void get_gnode_body(const uint8_t *e, uint32_t size, struct ktrace_graph_
 {
 	if (out->kind == KTRACE_GNODE_KERNEL && size >= GNODE_KERNEL_FIXED) {
 		out->kernel_id = rd64(e + 24);
-		for (int i = 0; i < 3; i++) {
-			out->grid[i] = rd32(e + 32 + 4 * i);
-			out->block[i] = rd32(e + 44 + 4 * i);
-			out->cluster[i] = rd32(e + 56 + 4 * i);
-		}
+		get_shape(e + 32, out->grid, out->block, out->cluster);
 		out->shared_mem = rd32(e + 68);
 		out->param_bytes_len = rd32(e + 72);
 		out->param_bytes = e + GNODE_KERNEL_FIXED;
