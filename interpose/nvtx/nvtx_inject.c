@@ -282,53 +282,34 @@ static void NVTX_API c_mark_w(const wchar_t *w)
 	kt_nvtx_mark(0, &t);
 }
 
-static nvtxRangeId_t NVTX_API c_start_ex(const nvtxEventAttributes_t *a)
-{
-	return d_start_ex(NULL, a);
-}
+/* The core forms of a range's start (op start: nvtxRangeStartEx, A, W) or
+ * push (op push: nvtxRangePushEx, A, W), in no domain: the attributes form
+ * is the domain one's, the ASCII and wide forms carry a message alone. */
+#define CORE_RANGE_FORMS(type, op) \
+	static type NVTX_API c_##op##_ex(const nvtxEventAttributes_t *a) \
+	{ \
+		return d_##op##_ex(NULL, a); \
+	} \
+	static type NVTX_API c_##op##_a(const char *s) \
+	{ \
+		struct kt_nvtx_text t; \
+		text_ascii(s, &t); \
+		return kt_nvtx_##op(0, 0, &t); \
+	} \
+	static type NVTX_API c_##op##_w(const wchar_t *w) \
+	{ \
+		char buf[KT_NVTX_MSG_MAX + 1]; \
+		struct kt_nvtx_text t; \
+		text_wide(w, buf, &t); \
+		return kt_nvtx_##op(0, 0, &t); \
+	}
 
-static nvtxRangeId_t NVTX_API c_start_a(const char *s)
-{
-	struct kt_nvtx_text t;
-
-	text_ascii(s, &t);
-	return kt_nvtx_start(0, 0, &t);
-}
-
-static nvtxRangeId_t NVTX_API c_start_w(const wchar_t *w)
-{
-	char buf[KT_NVTX_MSG_MAX + 1];
-	struct kt_nvtx_text t;
-
-	text_wide(w, buf, &t);
-	return kt_nvtx_start(0, 0, &t);
-}
+CORE_RANGE_FORMS(nvtxRangeId_t, start)
+CORE_RANGE_FORMS(int, push)
 
 static void NVTX_API c_end(nvtxRangeId_t id)
 {
 	kt_nvtx_end(id);
-}
-
-static int NVTX_API c_push_ex(const nvtxEventAttributes_t *a)
-{
-	return d_push_ex(NULL, a);
-}
-
-static int NVTX_API c_push_a(const char *s)
-{
-	struct kt_nvtx_text t;
-
-	text_ascii(s, &t);
-	return kt_nvtx_push(0, 0, &t);
-}
-
-static int NVTX_API c_push_w(const wchar_t *w)
-{
-	char buf[KT_NVTX_MSG_MAX + 1];
-	struct kt_nvtx_text t;
-
-	text_wide(w, buf, &t);
-	return kt_nvtx_push(0, 0, &t);
 }
 
 static int NVTX_API c_pop(void)
