@@ -214,7 +214,7 @@ static uint64_t u64_at(const void *p)
 /* The index of the last entry of first[0..n) that is <= row (first is sorted). */
 static size_t owner_of(const uint64_t *first, size_t n, uint64_t row)
 {
-	size_t above = ktrace_lower_bound(first, n, sizeof *first, row + 1, u64_at);
+	size_t above = ktrace_upper_bound(first, n, sizeof *first, row, u64_at);
 
 	return above ? above - 1 : 0;
 }
