@@ -185,8 +185,9 @@ int ktrace_kernel_param(const struct ktrace_rec_kernel *r, uint32_t i, struct kt
 
 /* ---- graph and range references, launch regions ----------------------- */
 
-/* A fixed little layout is listed once, as F(bits, offset, member) for each
- * field; its put_ writes *g at e and its get_ reads it back through these. */
+/* Each of these small fixed layouts is listed once, as F(bits, offset,
+ * member) for each field, little-endian; its put_ function writes *g at e
+ * and its get_ function reads it back, through these. */
 #define PUT_FIELD(bits, off, member) le##bits(e + (off), g->member);
 #define GET_FIELD(bits, off, member) g->member = rd##bits(e + (off));
 
