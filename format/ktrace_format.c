@@ -52,29 +52,50 @@ int ktrace_decode_prefix(const void *rec, size_t len, struct ktrace_record_prefi
 	return 0;
 }
 
+/* ---- the record table's fixed part, then bytes -------------------------- */
+
+/* A record of d: s's fixed fields, then n bytes from bytes, padded; returns
+ * its size, written only when it fits cap (MODULE_IMAGE, REPLAY). */
+static size_t encode_with_bytes(const struct ktrace_record_desc *d, void *buf, size_t cap, const void *s,
+				const void *bytes, size_t n)
+{
+	size_t size = pad8(d->fixed + n);
+
+	if (size > cap)
+		return size;
+	ktrace_table_put_fixed(d, buf, size, s);
+	if (n)
+		memcpy((uint8_t *)buf + d->fixed, bytes, n);
+	return size;
+}
+
+/* rec's fixed fields into s (a record of d); returns where the bytes after
+ * them start, and in *rest how many there are, or NULL when rec is not a
+ * record of d (MODULE_IMAGE, COUNTERS, REPLAY). */
+static const uint8_t *decode_with_bytes(const struct ktrace_record_desc *d, const void *rec, size_t len, void *s,
+					size_t *rest)
+{
+	size_t fixed = ktrace_table_get_fixed(d, rec, len, 0, s);
+
+	if (!fixed)
+		return NULL;
+	*rest = len - fixed;
+	return (const uint8_t *)rec + fixed;
+}
+
 /* ---- MODULE_IMAGE ------------------------------------------------------ */
 
 size_t ktrace_encode_module_image(void *buf, size_t cap, const struct ktrace_rec_module_image *r)
 {
-	const struct ktrace_record_desc *d = ktrace_record_desc(KTRACE_REC_MODULE_IMAGE);
-	size_t size = pad8(d->fixed + (size_t)r->chunk_len);
-
-	if (size > cap)
-		return size;
-	ktrace_table_put_fixed(d, buf, size, r);
-	if (r->chunk_len)
-		memcpy((uint8_t *)buf + d->fixed, r->bytes, r->chunk_len);
-	return size;
+	return encode_with_bytes(ktrace_record_desc(KTRACE_REC_MODULE_IMAGE), buf, cap, r, r->bytes, r->chunk_len);
 }
 
 int ktrace_decode_module_image(const void *rec, size_t len, struct ktrace_rec_module_image *r)
 {
-	const struct ktrace_record_desc *d = ktrace_record_desc(KTRACE_REC_MODULE_IMAGE);
+	size_t rest;
 
-	if (!ktrace_table_get_fixed(d, rec, len, 0, r))
-		return -1;
-	r->bytes = (const uint8_t *)rec + d->fixed;
-	if (r->chunk_len > len - d->fixed || r->chunk_offset > r->image_size ||
+	r->bytes = decode_with_bytes(ktrace_record_desc(KTRACE_REC_MODULE_IMAGE), rec, len, r, &rest);
+	if (!r->bytes || r->chunk_len > rest || r->chunk_offset > r->image_size ||
 	    r->chunk_len > r->image_size - r->chunk_offset)
 		return -1;
 	return 0;
@@ -162,71 +183,93 @@ int ktrace_kernel_param(const struct ktrace_rec_kernel *r, uint32_t i, struct kt
 	return c.bad ? -1 : 0;
 }
 
-/* ---- graph reference (since 1.8) --------------------------------------- */
+/* ---- graph and range references, launch regions ----------------------- */
+
+/* Each of these small fixed layouts is listed once, as F(bits, offset,
+ * member) for each field, little-endian; its put_ function writes *g at e
+ * and its get_ function reads it back, through these. */
+#define PUT_FIELD(bits, off, member) le##bits(e + (off), g->member);
+#define GET_FIELD(bits, off, member) g->member = rd##bits(e + (off));
+
+/* The graph reference (since 1.8). */
+#define GRAPH_REF_FIELDS(F) \
+	F(64, 0, exec_id) F(64, 8, graph_id) F(64, 16, launch) F(64, 24, launch_seq) F(32, 32, node) \
+	F(32, 36, revision)
 
 static void put_graph_ref(uint8_t *e, const struct ktrace_graph_ref *g)
 {
-	le64(e + 0, g->exec_id);
-	le64(e + 8, g->graph_id);
-	le64(e + 16, g->launch);
-	le64(e + 24, g->launch_seq);
-	le32(e + 32, g->node);
-	le32(e + 36, g->revision);
+	GRAPH_REF_FIELDS(PUT_FIELD)
 }
 
 static void get_graph_ref(const uint8_t *e, struct ktrace_graph_ref *g)
 {
-	g->exec_id = rd64(e + 0);
-	g->graph_id = rd64(e + 8);
-	g->launch = rd64(e + 16);
-	g->launch_seq = rd64(e + 24);
-	g->node = rd32(e + 32);
-	g->revision = rd32(e + 36);
+	GRAPH_REF_FIELDS(GET_FIELD)
 }
 
-/* ---- range reference (since 1.9) --------------------------------------- */
+/* The range reference (since 1.9). */
+#define RANGE_REF_FIELDS(F) F(32, 0, range) F(16, 4, fw_seq_kind) F(16, 6, flags) F(64, 8, fw_seq)
 
 static void put_range_ref(uint8_t *e, const struct ktrace_range_ref *g)
 {
-	le32(e + 0, g->range);
-	le16(e + 4, g->fw_seq_kind);
-	le16(e + 6, g->flags);
-	le64(e + 8, g->fw_seq);
+	RANGE_REF_FIELDS(PUT_FIELD)
 }
 
 static void get_range_ref(const uint8_t *e, struct ktrace_range_ref *g)
 {
-	g->range = rd32(e + 0);
-	g->fw_seq_kind = rd16(e + 4);
-	g->flags = rd16(e + 6);
-	g->fw_seq = rd64(e + 8);
+	RANGE_REF_FIELDS(GET_FIELD)
+}
+
+#define KTRACE_REGION_DISK_SIZE 56
+#define KTRACE_REGION_FLAGS_OFF 6 /* offsets inside a region */
+#define KTRACE_REGION_PRE_HASH_OFF 40
+#define KTRACE_REGION_POST_HASH_OFF 48
+
+/* A LAUNCH record's region. */
+#define REGION_FIELDS(F) \
+	F(32, 0, param_offset) F(16, 4, ordinal) F(16, KTRACE_REGION_FLAGS_OFF, flags) F(64, 8, ptr) \
+	F(64, 16, alloc_base) F(64, 24, alloc_size) F(64, 32, hash_len) \
+	F(64, KTRACE_REGION_PRE_HASH_OFF, pre_hash) F(64, KTRACE_REGION_POST_HASH_OFF, post_hash)
+
+static void put_region(uint8_t *e, const struct ktrace_region *g)
+{
+	REGION_FIELDS(PUT_FIELD)
+}
+
+static void get_region(const uint8_t *e, struct ktrace_region *g)
+{
+	REGION_FIELDS(GET_FIELD)
+}
+
+/* A kernel's shape as LAUNCH records and graph kernel nodes hold it at e:
+ * grid, block and cluster, three u32 each.  Inlined: the LAUNCH encoder is on
+ * the launch path. */
+static inline __attribute__((always_inline)) void put_shape(uint8_t *e, const uint32_t grid[3],
+							     const uint32_t block[3], const uint32_t cluster[3])
+{
+	for (int i = 0; i < 3; i++) {
+		le32(e + 4 * i, grid[i]);
+		le32(e + 12 + 4 * i, block[i]);
+		le32(e + 24 + 4 * i, cluster[i]);
+	}
+}
+
+static void get_shape(const uint8_t *e, uint32_t grid[3], uint32_t block[3], uint32_t cluster[3])
+{
+	for (int i = 0; i < 3; i++) {
+		grid[i] = rd32(e + 4 * i);
+		block[i] = rd32(e + 12 + 4 * i);
+		cluster[i] = rd32(e + 24 + 4 * i);
+	}
 }
 
 /* ---- LAUNCH ------------------------------------------------------------ */
 
 #define KTRACE_LAUNCH_REGIONS_OFF 128 /* regions start at this fixed record offset */
-#define KTRACE_REGION_DISK_SIZE 56
-#define KTRACE_REGION_FLAGS_OFF 6     /* offsets inside a region */
-#define KTRACE_REGION_PRE_HASH_OFF 40
-#define KTRACE_REGION_POST_HASH_OFF 48
 
 KT_HOT
 size_t ktrace_launch_size(uint32_t nregions, uint32_t param_bytes_len)
 {
 	return pad8(KTRACE_LAUNCH_REGIONS_OFF + (size_t)nregions * KTRACE_REGION_DISK_SIZE + param_bytes_len);
-}
-
-static void put_region(uint8_t *e, const struct ktrace_region *g)
-{
-	le32(e + 0, g->param_offset);
-	le16(e + 4, g->ordinal);
-	le16(e + KTRACE_REGION_FLAGS_OFF, g->flags);
-	le64(e + 8, g->ptr);
-	le64(e + 16, g->alloc_base);
-	le64(e + 24, g->alloc_size);
-	le64(e + 32, g->hash_len);
-	le64(e + KTRACE_REGION_PRE_HASH_OFF, g->pre_hash);
-	le64(e + KTRACE_REGION_POST_HASH_OFF, g->post_hash);
 }
 
 /* The fixed fields and the regions of a LAUNCH record of `size` bytes in
@@ -245,11 +288,7 @@ put_launch(uint8_t *b, size_t size, uint16_t type, const struct ktrace_rec_launc
 	le32(b + 60, (uint32_t)r->device);
 	le32(b + 64, r->api);
 	le32(b + 68, r->flags);
-	for (int i = 0; i < 3; i++) {
-		le32(b + 72 + 4 * i, r->grid[i]);
-		le32(b + 84 + 4 * i, r->block[i]);
-		le32(b + 96 + 4 * i, r->cluster[i]);
-	}
+	put_shape(b + 72, r->grid, r->block, r->cluster);
 	le32(b + 108, r->shared_mem);
 	le32(b + 112, (uint32_t)r->result);
 	le32(b + 116, np);
@@ -312,11 +351,7 @@ static int get_launch(const uint8_t *b, size_t len, struct ktrace_rec_launch *r)
 	r->device = (int32_t)rd32(b + 60);
 	r->api = rd32(b + 64);
 	r->flags = rd32(b + 68);
-	for (int i = 0; i < 3; i++) {
-		r->grid[i] = rd32(b + 72 + 4 * i);
-		r->block[i] = rd32(b + 84 + 4 * i);
-		r->cluster[i] = rd32(b + 96 + 4 * i);
-	}
+	get_shape(b + 72, r->grid, r->block, r->cluster);
 	r->shared_mem = rd32(b + 108);
 	r->result = (int32_t)rd32(b + 112);
 	r->param_bytes_len = rd32(b + 116);
@@ -370,16 +405,7 @@ void ktrace_launch_region(const struct ktrace_rec_launch *r, uint32_t i, struct 
 	memset(out, 0, sizeof *out);
 	if (i >= r->nregions)
 		return;
-	const uint8_t *e = r->regions_raw + (size_t)i * KTRACE_REGION_DISK_SIZE;
-	out->param_offset = rd32(e);
-	out->ordinal = rd16(e + 4);
-	out->flags = rd16(e + KTRACE_REGION_FLAGS_OFF);
-	out->ptr = rd64(e + 8);
-	out->alloc_base = rd64(e + 16);
-	out->alloc_size = rd64(e + 24);
-	out->hash_len = rd64(e + 32);
-	out->pre_hash = rd64(e + KTRACE_REGION_PRE_HASH_OFF);
-	out->post_hash = rd64(e + KTRACE_REGION_POST_HASH_OFF);
+	get_region(r->regions_raw + (size_t)i * KTRACE_REGION_DISK_SIZE, out);
 }
 
 /* ---- MEMCPY / MEMSET --------------------------------------------------- */
@@ -481,12 +507,10 @@ size_t ktrace_encode_counters(void *buf, size_t cap, const struct ktrace_counter
 
 int ktrace_decode_counters(const void *rec, size_t len, struct ktrace_rec_counters *r)
 {
-	const struct ktrace_record_desc *d = ktrace_record_desc(KTRACE_REC_COUNTERS);
+	size_t rest;
 
-	if (!ktrace_table_get_fixed(d, rec, len, 0, r))
-		return -1;
-	r->raw = (const uint8_t *)rec + d->fixed;
-	if ((uint64_t)r->ncounters * COUNTER_ENTRY > len - d->fixed)
+	r->raw = decode_with_bytes(ktrace_record_desc(KTRACE_REC_COUNTERS), rec, len, r, &rest);
+	if (!r->raw || (uint64_t)r->ncounters * COUNTER_ENTRY > rest)
 		return -1;
 	return 0;
 }
@@ -507,28 +531,18 @@ void ktrace_counters_get(const struct ktrace_rec_counters *r, uint32_t i, struct
 
 size_t ktrace_encode_replay(void *buf, size_t cap, const struct ktrace_rec_replay *r)
 {
-	const struct ktrace_record_desc *d = ktrace_record_desc(KTRACE_REC_REPLAY);
 	struct ktrace_rec_replay v = *r;
-	size_t size;
 
 	v.blob_len = r->blob ? r->blob_len : 0;
-	size = pad8(d->fixed + (size_t)v.blob_len);
-	if (size > cap)
-		return size;
-	ktrace_table_put_fixed(d, buf, size, &v);
-	if (v.blob_len)
-		memcpy((uint8_t *)buf + d->fixed, r->blob, v.blob_len);
-	return size;
+	return encode_with_bytes(ktrace_record_desc(KTRACE_REC_REPLAY), buf, cap, &v, r->blob, v.blob_len);
 }
 
 int ktrace_decode_replay(const void *rec, size_t len, struct ktrace_rec_replay *r)
 {
-	const struct ktrace_record_desc *d = ktrace_record_desc(KTRACE_REC_REPLAY);
+	size_t rest;
 
-	if (!ktrace_table_get_fixed(d, rec, len, 0, r))
-		return -1;
-	r->blob = (const uint8_t *)rec + d->fixed;
-	if (r->blob_len > len - d->fixed)
+	r->blob = decode_with_bytes(ktrace_record_desc(KTRACE_REC_REPLAY), rec, len, r, &rest);
+	if (!r->blob || r->blob_len > rest)
 		return -1;
 	return 0;
 }
@@ -562,11 +576,7 @@ static void put_gnode_kernel(uint8_t *e, const struct ktrace_graph_node *n)
 	uint32_t np = n->param_bytes ? n->param_bytes_len : 0;
 
 	le64(e + 24, n->kernel_id);
-	for (int i = 0; i < 3; i++) {
-		le32(e + 32 + 4 * i, n->grid[i]);
-		le32(e + 44 + 4 * i, n->block[i]);
-		le32(e + 56 + 4 * i, n->cluster[i]);
-	}
+	put_shape(e + 32, n->grid, n->block, n->cluster);
 	le32(e + 68, n->shared_mem);
 	le32(e + 72, np);
 	if (np)
@@ -645,11 +655,7 @@ static void get_gnode_body(const uint8_t *e, uint32_t size, struct ktrace_graph_
 {
 	if (out->kind == KTRACE_GNODE_KERNEL && size >= GNODE_KERNEL_FIXED) {
 		out->kernel_id = rd64(e + 24);
-		for (int i = 0; i < 3; i++) {
-			out->grid[i] = rd32(e + 32 + 4 * i);
-			out->block[i] = rd32(e + 44 + 4 * i);
-			out->cluster[i] = rd32(e + 56 + 4 * i);
-		}
+		get_shape(e + 32, out->grid, out->block, out->cluster);
 		out->shared_mem = rd32(e + 68);
 		out->param_bytes_len = rd32(e + 72);
 		out->param_bytes = e + GNODE_KERNEL_FIXED;

@@ -5,7 +5,7 @@
  * configuration (config.c), the driver loader, the trace writer and output
  * paths (format/), the hash pipeline, the metadata worker and registry (to
  * finish the trace), the launch clock and expander, the fork handler's
- * installation (fork.c), logging.
+ * installation (fork.c), logging, common/read_all.h (the command line).
  *
  * Initialisation is lazy: the constructor only notes the start time; the
  * first driver entry point the process reaches (any wrapper, a mapped
@@ -61,6 +61,7 @@
 
 #include "common/ablate.h"
 #include "common/log.h"
+#include "common/read_all.h"
 #include "format/ktrace_format.h"
 #include "format/output_path.h"
 #include "format/trace_writer.h"
@@ -285,19 +286,11 @@ void ktrace_tracer_fork_child(void)
 static size_t read_cmdline(char *buf, size_t cap)
 {
 	int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
-	size_t n = 0;
+	size_t n;
 
 	if (fd < 0)
 		return 0;
-	while (n < cap) {
-		ssize_t r = read(fd, buf + n, cap - n);
-
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			break;
-		n += (size_t)r;
-	}
+	n = ktrace_read_all(fd, buf, cap);
 	close(fd);
 	while (n && buf[n - 1] == '\0')
 		n--;

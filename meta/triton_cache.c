@@ -15,7 +15,7 @@
  *
  * Owns the cubin index, kt_triton_find, kt_triton_names, the cache roots
  * (kt_triton_roots, kt_inductor_roots) and kt_read_file.  Calls inductor.c
- * and the name setters through meta_internal.h, and libc.
+ * and the name setters through meta_internal.h, common/read_all.h and libc.
  */
 #include "meta/meta_internal.h"
 
@@ -28,6 +28,8 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "common/read_all.h"
 
 #define KT_TRITON_RESCAN_MS 250
 #define KT_TRITON_MAX_FILES 200000
@@ -49,15 +51,7 @@ char *kt_read_file(const char *path, size_t max, size_t *len)
 		close(fd);
 		return NULL;
 	}
-	size_t got = 0;
-	while (got < n) {
-		ssize_t r = read(fd, buf + got, n - got);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			break;
-		got += (size_t)r;
-	}
+	size_t got = ktrace_read_all(fd, buf, n);
 	close(fd);
 	buf[got] = 0;
 	if (len)

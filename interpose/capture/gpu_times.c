@@ -36,6 +36,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/queue.h"
 #include "format/ktrace_format.h"
 #include "format/trace_writer.h"
 #include "interpose/model/capture_thread.h"
@@ -332,11 +333,7 @@ void ktrace_gpu_times_end(struct ktrace_gpu_sample *smp, CUstream s, CUresult re
 	if (c->state == GCTX_DEAD) {
 		gone = pair_put(p);
 	} else {
-		if (c->tail)
-			c->tail->next = p;
-		else
-			c->head = p;
-		c->tail = p;
+		KTRACE_QUEUE_APPEND(c->head, c->tail, p, next); /* p->next: NULL since pair_take */
 		atomic_fetch_add(&G.pending, 1);
 	}
 	pthread_mutex_unlock(&G.lock);

@@ -325,17 +325,12 @@ static int take_op_seq(uint64_t *op_seq, CUstream stream, CUresult res)
 void ktrace_on_memcpy(uint64_t dst, uint64_t src, uint64_t bytes, uint32_t dir, uint32_t flags, CUstream stream,
 		      CUresult res, const void *host)
 {
-	struct ktrace_rec_memcpy r;
+	struct ktrace_rec_memcpy r = { .dst = dst, .src = src, .bytes = bytes, .dir = dir,
+				       .flags = flags & ~(KTRACE_COPYF_SRC_DIGEST | KTRACE_COPY_EVF_SRC_PACKED) };
 	uint64_t max = (flags & KTRACE_COPYF_ASYNC) ? SRC_DIGEST_ASYNC_MAX : SRC_DIGEST_SYNC_MAX;
 
-	memset(&r, 0, sizeof(r));
 	if (!take_op_seq(&r.op_seq, stream, res))
 		return;
-	r.dst = dst;
-	r.src = src;
-	r.bytes = bytes;
-	r.dir = dir;
-	r.flags = flags & ~(KTRACE_COPYF_SRC_DIGEST | KTRACE_COPY_EVF_SRC_PACKED);
 	FILL_ISSUED(r, stream, res);
 	if (dir == KTRACE_COPY_HTOD && host && res == CUDA_SUCCESS && bytes <= max &&
 	    !(flags & (KTRACE_COPYF_2D | KTRACE_COPYF_3D))) {
@@ -351,16 +346,11 @@ void ktrace_on_memcpy(uint64_t dst, uint64_t src, uint64_t bytes, uint32_t dir, 
 void ktrace_on_memset(uint64_t dst, uint64_t value, uint32_t elem_size, uint64_t count, uint32_t flags,
 		      CUstream stream, CUresult res)
 {
-	struct ktrace_rec_memset r;
+	struct ktrace_rec_memset r = { .dst = dst, .count = count, .value = value, .elem_size = elem_size,
+				       .flags = flags };
 
-	memset(&r, 0, sizeof(r));
 	if (!take_op_seq(&r.op_seq, stream, res))
 		return;
-	r.dst = dst;
-	r.count = count;
-	r.value = value;
-	r.elem_size = elem_size;
-	r.flags = flags;
 	FILL_ISSUED(r, stream, res);
 	APPEND(ktrace_encode_memset, &r);
 }

@@ -179,32 +179,23 @@
 	WRAPPED(cuMemcpy3DAsync_v2, (const CUDA_MEMCPY3D *, CUstream)) \
 	WRAPPED(cuMemcpy3DAsync_v2_ptsz, (const CUDA_MEMCPY3D *, CUstream))
 
-/* Memsets of 8, 16 and 32-bit elements, linear and 2D, in the same forms. */
+/* Memsets of 8, 16 and 32-bit elements, linear and 2D, in the same forms:
+ * for each width, cuMemsetD<bits>_v2, _v2_ptds, Async, Async_ptsz and
+ * cuMemsetD2D<bits> likewise (the elements' type is T). */
+#define KTRACE_REAL_SET_WIDTH(WRAPPED, bits, T) \
+	WRAPPED(cuMemsetD##bits##_v2, (CUdeviceptr, T, size_t)) \
+	WRAPPED(cuMemsetD##bits##_v2_ptds, (CUdeviceptr, T, size_t)) \
+	WRAPPED(cuMemsetD##bits##Async, (CUdeviceptr, T, size_t, CUstream)) \
+	WRAPPED(cuMemsetD##bits##Async_ptsz, (CUdeviceptr, T, size_t, CUstream)) \
+	WRAPPED(cuMemsetD2D##bits##_v2, (CUdeviceptr, size_t, T, size_t, size_t)) \
+	WRAPPED(cuMemsetD2D##bits##_v2_ptds, (CUdeviceptr, size_t, T, size_t, size_t)) \
+	WRAPPED(cuMemsetD2D##bits##Async, (CUdeviceptr, size_t, T, size_t, size_t, CUstream)) \
+	WRAPPED(cuMemsetD2D##bits##Async_ptsz, (CUdeviceptr, size_t, T, size_t, size_t, CUstream))
+
 #define KTRACE_REAL_SET_FUNCS(CALLED, WRAPPED) \
-	WRAPPED(cuMemsetD8_v2, (CUdeviceptr, unsigned char, size_t)) \
-	WRAPPED(cuMemsetD8_v2_ptds, (CUdeviceptr, unsigned char, size_t)) \
-	WRAPPED(cuMemsetD8Async, (CUdeviceptr, unsigned char, size_t, CUstream)) \
-	WRAPPED(cuMemsetD8Async_ptsz, (CUdeviceptr, unsigned char, size_t, CUstream)) \
-	WRAPPED(cuMemsetD2D8_v2, (CUdeviceptr, size_t, unsigned char, size_t, size_t)) \
-	WRAPPED(cuMemsetD2D8_v2_ptds, (CUdeviceptr, size_t, unsigned char, size_t, size_t)) \
-	WRAPPED(cuMemsetD2D8Async, (CUdeviceptr, size_t, unsigned char, size_t, size_t, CUstream)) \
-	WRAPPED(cuMemsetD2D8Async_ptsz, (CUdeviceptr, size_t, unsigned char, size_t, size_t, CUstream)) \
-	WRAPPED(cuMemsetD16_v2, (CUdeviceptr, unsigned short, size_t)) \
-	WRAPPED(cuMemsetD16_v2_ptds, (CUdeviceptr, unsigned short, size_t)) \
-	WRAPPED(cuMemsetD16Async, (CUdeviceptr, unsigned short, size_t, CUstream)) \
-	WRAPPED(cuMemsetD16Async_ptsz, (CUdeviceptr, unsigned short, size_t, CUstream)) \
-	WRAPPED(cuMemsetD2D16_v2, (CUdeviceptr, size_t, unsigned short, size_t, size_t)) \
-	WRAPPED(cuMemsetD2D16_v2_ptds, (CUdeviceptr, size_t, unsigned short, size_t, size_t)) \
-	WRAPPED(cuMemsetD2D16Async, (CUdeviceptr, size_t, unsigned short, size_t, size_t, CUstream)) \
-	WRAPPED(cuMemsetD2D16Async_ptsz, (CUdeviceptr, size_t, unsigned short, size_t, size_t, CUstream)) \
-	WRAPPED(cuMemsetD32_v2, (CUdeviceptr, unsigned int, size_t)) \
-	WRAPPED(cuMemsetD32_v2_ptds, (CUdeviceptr, unsigned int, size_t)) \
-	WRAPPED(cuMemsetD32Async, (CUdeviceptr, unsigned int, size_t, CUstream)) \
-	WRAPPED(cuMemsetD32Async_ptsz, (CUdeviceptr, unsigned int, size_t, CUstream)) \
-	WRAPPED(cuMemsetD2D32_v2, (CUdeviceptr, size_t, unsigned int, size_t, size_t)) \
-	WRAPPED(cuMemsetD2D32_v2_ptds, (CUdeviceptr, size_t, unsigned int, size_t, size_t)) \
-	WRAPPED(cuMemsetD2D32Async, (CUdeviceptr, size_t, unsigned int, size_t, size_t, CUstream)) \
-	WRAPPED(cuMemsetD2D32Async_ptsz, (CUdeviceptr, size_t, unsigned int, size_t, size_t, CUstream))
+	KTRACE_REAL_SET_WIDTH(WRAPPED, 8, unsigned char) \
+	KTRACE_REAL_SET_WIDTH(WRAPPED, 16, unsigned short) \
+	KTRACE_REAL_SET_WIDTH(WRAPPED, 32, unsigned int)
 
 /* Stream order (wrap_stream.c): the rest of the stream, event and
  * synchronisation calls whose successes become ORDER records, each with its

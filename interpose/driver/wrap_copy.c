@@ -37,15 +37,22 @@
 
 /* ---- linear copies --------------------------------------------------------- */
 
+/* One linear copy in its four forms: name<v> and name<v>_ptds, nameAsync<v>
+ * and nameAsync<v>_ptsz (v: the version suffix, _v2 or none), taking a
+ * destination d of d_type, a source s of s_type and n bytes; dst and src are
+ * the addresses reported, host the host side (or NULL). */
+#define COPY_WRAPPERS_OF(WRAPPER, name, v, d_type, s_type, dir, dst, src, host) \
+	WRAPPER(name##v, (d_type d, s_type s, size_t n), (d, s, n), \
+	  REPORT_COPY(dst, src, n, dir, 0, NULL, host)) \
+	WRAPPER(name##v##_ptds, (d_type d, s_type s, size_t n), (d, s, n), \
+	  REPORT_COPY(dst, src, n, dir, 0, PER_THREAD, host)) \
+	WRAPPER(name##Async##v, (d_type d, s_type s, size_t n, CUstream st), (d, s, n, st), \
+	  REPORT_COPY(dst, src, n, dir, ASYNC, st, host)) \
+	WRAPPER(name##Async##v##_ptsz, (d_type d, s_type s, size_t n, CUstream st), (d, s, n, st), \
+	  REPORT_COPY(dst, src, n, dir, ASYNC, ktrace_ptsz_stream(st), host))
+
 #define LINEAR_COPY_WRAPPERS(WRAPPER) \
-	WRAPPER(cuMemcpy, (CUdeviceptr d, CUdeviceptr s, size_t n), (d, s, n), \
-	  REPORT_COPY(d, s, n, KTRACE_COPY_UNKNOWN, 0, NULL, NULL)) \
-	WRAPPER(cuMemcpy_ptds, (CUdeviceptr d, CUdeviceptr s, size_t n), (d, s, n), \
-	  REPORT_COPY(d, s, n, KTRACE_COPY_UNKNOWN, 0, PER_THREAD, NULL)) \
-	WRAPPER(cuMemcpyAsync, (CUdeviceptr d, CUdeviceptr s, size_t n, CUstream st), (d, s, n, st), \
-	  REPORT_COPY(d, s, n, KTRACE_COPY_UNKNOWN, ASYNC, st, NULL)) \
-	WRAPPER(cuMemcpyAsync_ptsz, (CUdeviceptr d, CUdeviceptr s, size_t n, CUstream st), (d, s, n, st), \
-	  REPORT_COPY(d, s, n, KTRACE_COPY_UNKNOWN, ASYNC, ktrace_ptsz_stream(st), NULL)) \
+	COPY_WRAPPERS_OF(WRAPPER, cuMemcpy, , CUdeviceptr, CUdeviceptr, KTRACE_COPY_UNKNOWN, d, s, NULL) \
 	WRAPPER(cuMemcpyPeer, (CUdeviceptr d, CUcontext dc, CUdeviceptr s, CUcontext sc, size_t n), \
 	  (d, dc, s, sc, n), REPORT_COPY(d, s, n, KTRACE_COPY_PEER, 0, NULL, NULL)) \
 	WRAPPER(cuMemcpyPeer_ptds, (CUdeviceptr d, CUcontext dc, CUdeviceptr s, CUcontext sc, size_t n), \
@@ -55,30 +62,9 @@
 	WRAPPER(cuMemcpyPeerAsync_ptsz, \
 	  (CUdeviceptr d, CUcontext dc, CUdeviceptr s, CUcontext sc, size_t n, CUstream st), \
 	  (d, dc, s, sc, n, st), REPORT_COPY(d, s, n, KTRACE_COPY_PEER, ASYNC, ktrace_ptsz_stream(st), NULL)) \
-	WRAPPER(cuMemcpyHtoD_v2, (CUdeviceptr d, const void *s, size_t n), (d, s, n), \
-	  REPORT_COPY(d, HOST_ADDR(s), n, KTRACE_COPY_HTOD, 0, NULL, s)) \
-	WRAPPER(cuMemcpyHtoD_v2_ptds, (CUdeviceptr d, const void *s, size_t n), (d, s, n), \
-	  REPORT_COPY(d, HOST_ADDR(s), n, KTRACE_COPY_HTOD, 0, PER_THREAD, s)) \
-	WRAPPER(cuMemcpyHtoDAsync_v2, (CUdeviceptr d, const void *s, size_t n, CUstream st), (d, s, n, st), \
-	  REPORT_COPY(d, HOST_ADDR(s), n, KTRACE_COPY_HTOD, ASYNC, st, s)) \
-	WRAPPER(cuMemcpyHtoDAsync_v2_ptsz, (CUdeviceptr d, const void *s, size_t n, CUstream st), (d, s, n, st), \
-	  REPORT_COPY(d, HOST_ADDR(s), n, KTRACE_COPY_HTOD, ASYNC, ktrace_ptsz_stream(st), s)) \
-	WRAPPER(cuMemcpyDtoH_v2, (void *d, CUdeviceptr s, size_t n), (d, s, n), \
-	  REPORT_COPY(HOST_ADDR(d), s, n, KTRACE_COPY_DTOH, 0, NULL, d)) \
-	WRAPPER(cuMemcpyDtoH_v2_ptds, (void *d, CUdeviceptr s, size_t n), (d, s, n), \
-	  REPORT_COPY(HOST_ADDR(d), s, n, KTRACE_COPY_DTOH, 0, PER_THREAD, d)) \
-	WRAPPER(cuMemcpyDtoHAsync_v2, (void *d, CUdeviceptr s, size_t n, CUstream st), (d, s, n, st), \
-	  REPORT_COPY(HOST_ADDR(d), s, n, KTRACE_COPY_DTOH, ASYNC, st, d)) \
-	WRAPPER(cuMemcpyDtoHAsync_v2_ptsz, (void *d, CUdeviceptr s, size_t n, CUstream st), (d, s, n, st), \
-	  REPORT_COPY(HOST_ADDR(d), s, n, KTRACE_COPY_DTOH, ASYNC, ktrace_ptsz_stream(st), d)) \
-	WRAPPER(cuMemcpyDtoD_v2, (CUdeviceptr d, CUdeviceptr s, size_t n), (d, s, n), \
-	  REPORT_COPY(d, s, n, KTRACE_COPY_DTOD, 0, NULL, NULL)) \
-	WRAPPER(cuMemcpyDtoD_v2_ptds, (CUdeviceptr d, CUdeviceptr s, size_t n), (d, s, n), \
-	  REPORT_COPY(d, s, n, KTRACE_COPY_DTOD, 0, PER_THREAD, NULL)) \
-	WRAPPER(cuMemcpyDtoDAsync_v2, (CUdeviceptr d, CUdeviceptr s, size_t n, CUstream st), (d, s, n, st), \
-	  REPORT_COPY(d, s, n, KTRACE_COPY_DTOD, ASYNC, st, NULL)) \
-	WRAPPER(cuMemcpyDtoDAsync_v2_ptsz, (CUdeviceptr d, CUdeviceptr s, size_t n, CUstream st), (d, s, n, st), \
-	  REPORT_COPY(d, s, n, KTRACE_COPY_DTOD, ASYNC, ktrace_ptsz_stream(st), NULL))
+	COPY_WRAPPERS_OF(WRAPPER, cuMemcpyHtoD, _v2, CUdeviceptr, const void *, KTRACE_COPY_HTOD, d, HOST_ADDR(s), s) \
+	COPY_WRAPPERS_OF(WRAPPER, cuMemcpyDtoH, _v2, void *, CUdeviceptr, KTRACE_COPY_DTOH, HOST_ADDR(d), s, d) \
+	COPY_WRAPPERS_OF(WRAPPER, cuMemcpyDtoD, _v2, CUdeviceptr, CUdeviceptr, KTRACE_COPY_DTOD, d, s, NULL)
 
 /* ---- 2D and 3D copies -------------------------------------------------------- */
 

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "common/queue.h"
 #include "format/trace_writer.h"
 #include "interpose/graph/graph.h"
 #include "interpose/graph/graph_internal.h"
@@ -104,11 +105,7 @@ static int poll_once(int force)
 			continue;
 		}
 		j->next = NULL;
-		if (keep_last)
-			keep_last->next = j;
-		else
-			keep = j;
-		keep_last = j;
+		KTRACE_QUEUE_APPEND(keep, keep_last, j, next);
 	}
 	put_back(keep, keep_last);
 	pthread_mutex_unlock(&T.poll_lock);
@@ -142,11 +139,7 @@ void kt_gthread_queue(const struct kt_glaunch *l, struct kt_ghash *h, struct kt_
 	*j = (struct job){ NULL, *l, h, slot };
 	atomic_fetch_add(&T.pending, 1);
 	pthread_mutex_lock(&T.lock);
-	if (T.tail)
-		T.tail->next = j;
-	else
-		T.head = j;
-	T.tail = j;
+	KTRACE_QUEUE_APPEND(T.head, T.tail, j, next);
 	pthread_mutex_unlock(&T.lock);
 	ktrace_services.poller_wake();
 }

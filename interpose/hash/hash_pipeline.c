@@ -34,6 +34,7 @@
 #include <time.h>
 
 #include "common/log.h"
+#include "common/queue.h"
 #include "common/spawn.h"
 #include "format/ktrace_format.h"
 #include "format/trace_writer.h"
@@ -576,11 +577,7 @@ static int ring_reserve(struct hctx *c, struct job *j)
 	}
 	j->ring_end = c->head;
 	j->next = NULL;
-	if (c->q_tail)
-		c->q_tail->next = j;
-	else
-		c->q_head = j;
-	c->q_tail = j;
+	KTRACE_QUEUE_APPEND(c->q_head, c->q_tail, j, next);
 	c->njobs++;
 	return 0;
 }

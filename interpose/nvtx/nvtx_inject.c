@@ -200,31 +200,45 @@ static void NVTX_API d_mark_ex(nvtxDomainHandle_t d, const nvtxEventAttributes_t
 	kt_nvtx_mark(domain_id(d), &t);
 }
 
-static nvtxRangeId_t NVTX_API d_start_ex(nvtxDomainHandle_t d, const nvtxEventAttributes_t *a)
-{
-	char buf[KT_NVTX_MSG_MAX + 1];
-	struct kt_nvtx_text t;
-
-	attr_text(a, buf, &t, 1);
-	kt_nvtx_payload_source(a, &t);
-	return kt_nvtx_start(domain_id(d), attr_category(a), &t);
-}
-
 static void NVTX_API d_end(nvtxDomainHandle_t d, nvtxRangeId_t id)
 {
 	(void)d;
 	kt_nvtx_end(id);
 }
 
-static int NVTX_API d_push_ex(nvtxDomainHandle_t d, const nvtxEventAttributes_t *a)
-{
-	char buf[KT_NVTX_MSG_MAX + 1];
-	struct kt_nvtx_text t;
+/* The forms of a range's start (op start: nvtxDomainRangeStartEx,
+ * nvtxRangeStartEx, A, W) or push (op push: nvtxDomainRangePushEx,
+ * nvtxRangePushEx, A, W): the core attributes form is the domain one's in no
+ * domain, the ASCII and wide forms carry a message alone. */
+#define RANGE_FORMS(type, op) \
+	static type NVTX_API d_##op##_ex(nvtxDomainHandle_t d, const nvtxEventAttributes_t *a) \
+	{ \
+		char buf[KT_NVTX_MSG_MAX + 1]; \
+		struct kt_nvtx_text t; \
+		attr_text(a, buf, &t, 1); \
+		kt_nvtx_payload_source(a, &t); \
+		return kt_nvtx_##op(domain_id(d), attr_category(a), &t); \
+	} \
+	static type NVTX_API c_##op##_ex(const nvtxEventAttributes_t *a) \
+	{ \
+		return d_##op##_ex(NULL, a); \
+	} \
+	static type NVTX_API c_##op##_a(const char *s) \
+	{ \
+		struct kt_nvtx_text t; \
+		text_ascii(s, &t); \
+		return kt_nvtx_##op(0, 0, &t); \
+	} \
+	static type NVTX_API c_##op##_w(const wchar_t *w) \
+	{ \
+		char buf[KT_NVTX_MSG_MAX + 1]; \
+		struct kt_nvtx_text t; \
+		text_wide(w, buf, &t); \
+		return kt_nvtx_##op(0, 0, &t); \
+	}
 
-	attr_text(a, buf, &t, 1);
-	kt_nvtx_payload_source(a, &t);
-	return kt_nvtx_push(domain_id(d), attr_category(a), &t);
-}
+RANGE_FORMS(nvtxRangeId_t, start)
+RANGE_FORMS(int, push)
 
 static int NVTX_API d_pop(nvtxDomainHandle_t d)
 {
@@ -282,53 +296,9 @@ static void NVTX_API c_mark_w(const wchar_t *w)
 	kt_nvtx_mark(0, &t);
 }
 
-static nvtxRangeId_t NVTX_API c_start_ex(const nvtxEventAttributes_t *a)
-{
-	return d_start_ex(NULL, a);
-}
-
-static nvtxRangeId_t NVTX_API c_start_a(const char *s)
-{
-	struct kt_nvtx_text t;
-
-	text_ascii(s, &t);
-	return kt_nvtx_start(0, 0, &t);
-}
-
-static nvtxRangeId_t NVTX_API c_start_w(const wchar_t *w)
-{
-	char buf[KT_NVTX_MSG_MAX + 1];
-	struct kt_nvtx_text t;
-
-	text_wide(w, buf, &t);
-	return kt_nvtx_start(0, 0, &t);
-}
-
 static void NVTX_API c_end(nvtxRangeId_t id)
 {
 	kt_nvtx_end(id);
-}
-
-static int NVTX_API c_push_ex(const nvtxEventAttributes_t *a)
-{
-	return d_push_ex(NULL, a);
-}
-
-static int NVTX_API c_push_a(const char *s)
-{
-	struct kt_nvtx_text t;
-
-	text_ascii(s, &t);
-	return kt_nvtx_push(0, 0, &t);
-}
-
-static int NVTX_API c_push_w(const wchar_t *w)
-{
-	char buf[KT_NVTX_MSG_MAX + 1];
-	struct kt_nvtx_text t;
-
-	text_wide(w, buf, &t);
-	return kt_nvtx_push(0, 0, &t);
 }
 
 static int NVTX_API c_pop(void)

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "common/log.h"
+#include "common/queue.h"
 #include "common/spawn.h"
 #include "interpose/registry/registry.h"
 
@@ -108,11 +109,7 @@ void ktrace_meta_worker_enqueue_locked(struct ktrace_module_entry *m)
 		return;
 	m->queued = 1;
 	m->next_queued = NULL;
-	if (q_tail)
-		q_tail->next_queued = m;
-	else
-		q_head = m;
-	q_tail = m;
+	KTRACE_QUEUE_APPEND(q_head, q_tail, m, next_queued);
 	start_locked();
 	pthread_cond_signal(&work_cond);
 }

@@ -4,7 +4,7 @@
  * or read from their file when the module is loaded, and the MODULE_IMAGE
  * records, written once per digest.  May call: meta/ (image kind and
  * unwrapping), the handle map, the trace writer, the dynamic linker's list
- * of loaded objects.
+ * of loaded objects, common/read_all.h (a module's file).
  */
 #include "interpose/registry/module_image.h"
 
@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/read_all.h"
 #include "format/trace_writer.h"
 #include "meta/kernel_meta.h"
 #include "interpose/registry/handle_map.h"
@@ -93,15 +94,8 @@ static uint8_t *read_file(const char *path, size_t *len)
 	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_size <= 0 || (uint64_t)st.st_size > IMAGE_MAX_BYTES)
 		goto out;
 	buf = malloc((size_t)st.st_size);
-	while (buf && got < (size_t)st.st_size) {
-		ssize_t r = read(fd, buf + got, (size_t)st.st_size - got);
-
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			break;
-		got += (size_t)r;
-	}
+	if (buf)
+		got = ktrace_read_all(fd, buf, (size_t)st.st_size);
 	if (buf && got != (size_t)st.st_size) {
 		free(buf);
 		buf = NULL;

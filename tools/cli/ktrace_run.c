@@ -68,47 +68,43 @@ static int check_output(const char *v, char *err, size_t errlen)
 	return 0;
 }
 
-static int check_kernels(const char *v, char *err, size_t errlen)
+/* The checks of the values common/value_parse.h parses: nonzero, and why in
+ * why, when v is not one. */
+static int check_kernels(const char *v, char *why, size_t whylen)
 {
 	regex_t re;
-	char why[300];
 
-	if (ktrace_regex_compile(&re, v, why, sizeof why))
-		return ktrace_cli_bad_value(err, errlen, "--kernels", v, why);
+	if (ktrace_regex_compile(&re, v, why, whylen))
+		return -1;
 	regfree(&re);
 	return 0;
 }
 
-static int check_launches(const char *v, char *err, size_t errlen)
+static int check_launches(const char *v, char *why, size_t whylen)
 {
 	uint64_t lo, hi;
-	char why[200];
 
-	if (ktrace_parse_range(v, &lo, &hi, why, sizeof why))
-		return ktrace_cli_bad_value(err, errlen, "--launches", v, why);
-	return 0;
+	return ktrace_parse_range(v, &lo, &hi, why, whylen);
 }
 
-static int check_hash_max(const char *v, char *err, size_t errlen)
+static int check_hash_max(const char *v, char *why, size_t whylen)
 {
 	uint64_t bytes;
-	char why[200];
 
-	if (ktrace_parse_size(v, &bytes, why, sizeof why))
-		return ktrace_cli_bad_value(err, errlen, "--hash-max", v, why);
-	if (bytes == 0)
-		return ktrace_cli_bad_value(err, errlen, "--hash-max", v, "must be at least 1 byte");
+	if (ktrace_parse_size(v, &bytes, why, whylen))
+		return -1;
+	if (bytes == 0) {
+		snprintf(why, whylen, "must be at least 1 byte");
+		return -1;
+	}
 	return 0;
 }
 
-static int check_gpu_times(const char *v, char *err, size_t errlen)
+static int check_gpu_times(const char *v, char *why, size_t whylen)
 {
 	uint32_t every;
-	char why[200];
 
-	if (ktrace_parse_rate(v, &every, why, sizeof why))
-		return ktrace_cli_bad_value(err, errlen, "--gpu-times", v, why);
-	return 0;
+	return ktrace_parse_rate(v, &every, why, whylen);
 }
 
 /* A tracing option that takes a value: checked, then kept in *slot. */
@@ -121,14 +117,30 @@ static int set_value(const char **slot, const char *v, int (*check)(const char *
 	return 1;
 }
 
+/* The same for a value that common/value_parse.h parses: a bad one is
+ * "option 'value': why". */
+static int set_parsed(const char **slot, const char *option, const char *v,
+		      int (*check)(const char *, char *, size_t), char *err, size_t errlen)
+{
+	char why[300];
+
+	if (check(v, why, sizeof why))
+		return ktrace_cli_bad_value(err, errlen, option, v, why);
+	*slot = v;
+	return 1;
+}
+
 int ktrace_run_opt(struct ktrace_run_opts *o, int code, const char *value, char *err, size_t errlen)
 {
 	switch (code) {
 	case KTRACE_RUN_OPT_OUTPUT: return set_value(&o->output, value, check_output, err, errlen);
-	case KTRACE_RUN_OPT_KERNELS: return set_value(&o->kernels, value, check_kernels, err, errlen);
-	case KTRACE_RUN_OPT_LAUNCHES: return set_value(&o->launches, value, check_launches, err, errlen);
-	case KTRACE_RUN_OPT_HASH_MAX: return set_value(&o->hash_max, value, check_hash_max, err, errlen);
-	case KTRACE_RUN_OPT_GPU_TIMES: return set_value(&o->gpu_times, value, check_gpu_times, err, errlen);
+	case KTRACE_RUN_OPT_KERNELS: return set_parsed(&o->kernels, "--kernels", value, check_kernels, err, errlen);
+	case KTRACE_RUN_OPT_LAUNCHES:
+		return set_parsed(&o->launches, "--launches", value, check_launches, err, errlen);
+	case KTRACE_RUN_OPT_HASH_MAX:
+		return set_parsed(&o->hash_max, "--hash-max", value, check_hash_max, err, errlen);
+	case KTRACE_RUN_OPT_GPU_TIMES:
+		return set_parsed(&o->gpu_times, "--gpu-times", value, check_gpu_times, err, errlen);
 	case KTRACE_RUN_OPT_NO_HASH: return ktrace_cli_set_flag(&o->no_hash);
 	case KTRACE_RUN_OPT_OVERWRITE: return ktrace_cli_set_flag(&o->overwrite);
 	case KTRACE_RUN_OPT_QUIET: return ktrace_cli_set_flag(&o->quiet);

@@ -258,34 +258,36 @@ static uint32_t stream_of(struct diff_order *o, uint64_t handle, uint64_t contex
 	return sid;
 }
 
+/* The index map m gives key, else a new element of the array *arrp (n
+ * elements of elem bytes, capacity *cap), zeroed and given that index; NONE
+ * when memory runs out. */
+static uint32_t index_of(struct map *m, uint64_t key, void *arrp, uint32_t *cap, uint32_t *n, size_t elem)
+{
+	uint32_t i = map_get(m, key, 0, 0);
+	size_t c = *cap;
+	char *base;
+
+	if (i != NONE)
+		return i;
+	if (ktrace_grow(arrp, &c, (size_t)*n + 1, elem))
+		return NONE;
+	*cap = (uint32_t)c;
+	memcpy(&base, arrp, sizeof base);
+	memset(base + (size_t)*n * elem, 0, elem);
+	if (map_put(m, key, 0, 0, *n))
+		return NONE;
+	return (*n)++;
+}
+
+/* A host thread's index (its clock NULL until compute_clocks makes it). */
 static uint32_t thread_of(struct diff_order *o, uint32_t tid)
 {
-	uint32_t th = map_get(&o->thread_of, tid, 0, 0);
-	if (th != NONE)
-		return th;
-	size_t cap = o->capthreads;
-	if (ktrace_grow(&o->thread_clock, &cap, o->nthreads + 1, sizeof *o->thread_clock))
-		return NONE;
-	o->capthreads = (uint32_t)cap;
-	o->thread_clock[o->nthreads] = NULL;
-	if (map_put(&o->thread_of, tid, 0, 0, o->nthreads))
-		return NONE;
-	return o->nthreads++;
+	return index_of(&o->thread_of, tid, &o->thread_clock, &o->capthreads, &o->nthreads, sizeof *o->thread_clock);
 }
 
 static uint32_t event_of(struct diff_order *o, uint64_t handle)
 {
-	uint32_t ev = map_get(&o->event_of, handle, 0, 0);
-	if (ev != NONE)
-		return ev;
-	size_t cap = o->capevents;
-	if (ktrace_grow(&o->events, &cap, o->nevents + 1, sizeof *o->events))
-		return NONE;
-	o->capevents = (uint32_t)cap;
-	memset(&o->events[o->nevents], 0, sizeof o->events[0]);
-	if (map_put(&o->event_of, handle, 0, 0, o->nevents))
-		return NONE;
-	return o->nevents++;
+	return index_of(&o->event_of, handle, &o->events, &o->capevents, &o->nevents, sizeof *o->events);
 }
 
 /* The stream, thread and event of an ORDER record. */

@@ -464,11 +464,8 @@ static void on_gputime_filtered(struct file_state *s, const struct ktrace_record
 {
 	struct ktrace_rec_gputime g;
 
-	if (ktrace_decode_gputime(rec, len, &g)) {
-		s->malformed++;
-		print_record(s, p, rec, len, NULL);
+	if (malformed(s, p, rec, len, ktrace_decode_gputime(rec, len, &g)))
 		return;
-	}
 	if (!s->o->have_re && in_range(s->o, g.op_seq) && print_record(s, p, rec, len, NULL))
 		s->malformed++;
 }
@@ -528,9 +525,13 @@ static void on_record(struct file_state *s, const void *rec, size_t len)
 			break; /* printed as malformed below */
 		return;
 	case KTRACE_REC_ORDER:
+	case KTRACE_REC_GPUTIME: /* as they are, unless a filter is on */
 		if (!filtered)
 			break;
-		on_order_filtered(s, &p, rec, len);
+		if (p.type == KTRACE_REC_ORDER)
+			on_order_filtered(s, &p, rec, len);
+		else
+			on_gputime_filtered(s, &p, rec, len);
 		return;
 	case KTRACE_REC_REPLAY: {
 		/* printed with its kernel's names, as a launch is */
@@ -544,11 +545,6 @@ static void on_record(struct file_state *s, const void *rec, size_t len)
 			s->malformed++;
 		return;
 	}
-	case KTRACE_REC_GPUTIME:
-		if (!filtered)
-			break;
-		on_gputime_filtered(s, &p, rec, len);
-		return;
 	case KTRACE_REC_NOTE:
 		keep_note(s, rec, len);
 		break;

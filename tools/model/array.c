@@ -17,19 +17,33 @@ void *ktrace_append(void *arrp, size_t *n, size_t *cap, size_t elem)
 	return p;
 }
 
-size_t ktrace_lower_bound(const void *base, size_t n, size_t size, uint64_t key, uint64_t (*key_of)(const void *))
+/* The index of the first element whose key is above key (upper) or at or
+ * above it (lower). */
+static size_t bound(const void *base, size_t n, size_t size, uint64_t key, uint64_t (*key_of)(const void *),
+		    int upper)
 {
 	size_t lo = 0, hi = n;
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
+		uint64_t k = key_of((const char *)base + mid * size);
 
-		if (key_of((const char *)base + mid * size) < key)
+		if (k < key || (upper && k == key))
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
 	return lo;
+}
+
+size_t ktrace_lower_bound(const void *base, size_t n, size_t size, uint64_t key, uint64_t (*key_of)(const void *))
+{
+	return bound(base, n, size, key, key_of, 0);
+}
+
+size_t ktrace_upper_bound(const void *base, size_t n, size_t size, uint64_t key, uint64_t (*key_of)(const void *))
+{
+	return bound(base, n, size, key, key_of, 1);
 }
 
 void ktrace_sort(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *))

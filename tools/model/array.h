@@ -23,6 +23,9 @@ void ktrace_sort(void *base, size_t n, size_t size, int (*cmp)(const void *, con
  * each), sorted by key_of, whose key is key or above (n when none is): a
  * binary search. */
 size_t ktrace_lower_bound(const void *base, size_t n, size_t size, uint64_t key, uint64_t (*key_of)(const void *));
+/* The same for the first element whose key is above key: the count of those
+ * at or below it, the last of which is the one before the index returned. */
+size_t ktrace_upper_bound(const void *base, size_t n, size_t size, uint64_t key, uint64_t (*key_of)(const void *));
 
 /* -1, 0 or 1 as a is below, equal to or above b: a comparator's step. */
 static inline int ktrace_cmp_u64(uint64_t a, uint64_t b)

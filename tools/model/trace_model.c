@@ -128,6 +128,16 @@ static uint64_t gputime_op_seq(const void *g)
 	return ((const struct tm_gputime *)g)->op_seq;
 }
 
+static uint64_t range_base(const void *r)
+{
+	return ((const struct tm_range *)r)->base;
+}
+
+static uint64_t mod_id(const void *m)
+{
+	return ((const struct tm_module_digest *)m)->id;
+}
+
 static struct tm_kernel *find_kernel(struct tm_kernel *k, size_t n, uint64_t id)
 {
 	size_t i = ktrace_lower_bound(k, n, sizeof *k, id, kernel_id);
@@ -622,14 +632,8 @@ enum { MEM_UNTRACKED = 0, MEM_DEVICE = 1, MEM_PINNED_HOST = 2 };
  * tracked allocation (pageable host memory, or untracked). */
 static int memory_at(const struct load_state *s, uint64_t addr)
 {
-	size_t lo = 0, hi = s->nranges;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (s->ranges[mid].base <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t lo = ktrace_upper_bound(s->ranges, s->nranges, sizeof *s->ranges, addr, range_base);
+
 	for (size_t i = lo; i-- > 0;) {
 		const struct tm_range *r = &s->ranges[i];
 		if (addr - r->base < r->size)
@@ -683,14 +687,7 @@ static int finish(struct load_state *s)
 	ktrace_sort(s->mods, s->nmods, sizeof *s->mods, cmp_mod);
 	for (size_t i = 0; i < t->nkernels; i++) {
 		struct tm_kernel *k = &t->kernels[i];
-		size_t lo = 0, hi = s->nmods;
-		while (lo < hi) {
-			size_t mid = lo + (hi - lo) / 2;
-			if (s->mods[mid].id <= k->module_id)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
+		size_t lo = ktrace_upper_bound(s->mods, s->nmods, sizeof *s->mods, k->module_id, mod_id);
 		/* lo - 1 is the last MODULE record of that id, if any */
 		k->module_digest = k->module_id && lo > 0 && s->mods[lo - 1].id == k->module_id
 			? s->mods[lo - 1].digest : 0;

@@ -121,7 +121,8 @@ KTPY_API void ktpy_close(struct ktpy_trace *p)
 	free(p);
 }
 
-/* Where each launch's regions and each kernel's parameters start in the flat tables. */
+/* Where each launch's regions and each kernel's parameters start in the flat
+ * tables; the entry after the last holds the table's length. */
 static int index_tables(struct ktpy_trace *p)
 {
 	const struct tm_trace *t = &p->t;
@@ -137,6 +138,8 @@ static int index_tables(struct ktpy_trace *p)
 		p->first_param[i] = p->nparams;
 		p->nparams += t->kernels[i].nparams;
 	}
+	p->first_region[t->nlaunches] = p->nregions;
+	p->first_param[t->nkernels] = p->nparams;
 	return 0;
 }
 
@@ -164,23 +167,13 @@ KTPY_API struct ktpy_trace *ktpy_open(const char *path, int allow_truncated, cha
 KTPY_API void ktpy_header(const struct ktpy_trace *p, struct ktpy_header *h)
 {
 	const struct tm_trace *t = &p->t;
-	memset(h, 0, sizeof *h);
-	h->start_realtime_ns = t->start_realtime_ns;
-	h->start_monotonic_ns = t->start_monotonic_ns;
-	h->nrecords = t->nrecords;
-	h->pid = t->pid;
-	h->rank = t->rank;
-	h->digest_alg = t->digest_alg;
-	h->format_minor = t->format_minor;
-	h->have_end = t->have_end;
-	h->end_reason = (int32_t)t->end_reason;
-	h->end_status = t->end_status;
-	h->truncated = t->truncated;
-	h->host = t->host;
-	h->cmdline = t->cmdline;
-	h->version = t->version;
-	h->config = t->config;
-	h->truncated_msg = t->truncated_msg;
+	*h = (struct ktpy_header){ .start_realtime_ns = t->start_realtime_ns,
+				   .start_monotonic_ns = t->start_monotonic_ns, .nrecords = t->nrecords,
+				   .pid = t->pid, .rank = t->rank, .digest_alg = t->digest_alg,
+				   .format_minor = t->format_minor, .have_end = t->have_end,
+				   .end_reason = (int32_t)t->end_reason, .end_status = t->end_status,
+				   .truncated = t->truncated, .host = t->host, .cmdline = t->cmdline,
+				   .version = t->version, .config = t->config, .truncated_msg = t->truncated_msg };
 }
 
 /* The latest value of counter id (0 when never written). */
@@ -207,18 +200,10 @@ KTPY_API size_t ktpy_count(const struct ktpy_trace *p, int table)
 static void fill_kernel(const struct ktpy_trace *p, size_t i, struct ktpy_kernel *o)
 {
 	const struct tm_kernel *k = &p->t.kernels[i];
-	memset(o, 0, sizeof *o);
-	o->id = k->id;
-	o->module_id = k->module_id;
-	o->handle = k->handle;
-	o->module_digest = k->module_digest;
-	o->layout_source = k->layout_source;
-	o->param_bytes = k->param_bytes;
-	o->nparams = k->nparams;
-	o->known = (uint32_t)k->known;
-	o->first_param = p->first_param[i];
-	o->name = k->name;
-	o->demangled = k->demangled;
+	*o = (struct ktpy_kernel){ .id = k->id, .module_id = k->module_id, .handle = k->handle,
+				   .module_digest = k->module_digest, .layout_source = k->layout_source,
+				   .param_bytes = k->param_bytes, .nparams = k->nparams, .known = (uint32_t)k->known,
+				   .first_param = p->first_param[i], .name = k->name, .demangled = k->demangled };
 }
 
 static uint64_t u64_at(const void *p)
@@ -229,22 +214,16 @@ static uint64_t u64_at(const void *p)
 /* The index of the last entry of first[0..n) that is <= row (first is sorted). */
 static size_t owner_of(const uint64_t *first, size_t n, uint64_t row)
 {
-	size_t above = ktrace_lower_bound(first, n, sizeof *first, row + 1, u64_at);
+	size_t above = ktrace_upper_bound(first, n, sizeof *first, row, u64_at);
 
 	return above ? above - 1 : 0;
 }
 
-static void fill_params(const struct ktpy_trace *p, size_t first, size_t n, struct ktpy_param *o)
+static void fill_param(const struct tm_param *q, size_t k, struct ktpy_param *o)
 {
-	size_t k = owner_of(p->first_param, p->t.nkernels, first);
-	for (size_t r = first; r < first + n; r++, o++) {
-		while (r >= p->first_param[k] + p->t.kernels[k].nparams)
-			k++;
-		const struct tm_param *q = &p->t.kernels[k].params[r - p->first_param[k]];
-		*o = (struct ktpy_param){ .kernel_index = k, .ordinal = q->ordinal, .kind = q->kind,
-					  .name_source = q->name_source, .offset = q->offset, .size = q->size,
-					  .flags = q->flags, .name = q->name, .type = q->type };
-	}
+	*o = (struct ktpy_param){ .kernel_index = k, .ordinal = q->ordinal, .kind = q->kind,
+				  .name_source = q->name_source, .offset = q->offset, .size = q->size,
+				  .flags = q->flags, .name = q->name, .type = q->type };
 }
 
 static void fill_launch(const struct ktpy_trace *p, size_t i, struct ktpy_launch *o)
@@ -261,17 +240,30 @@ static void fill_launch(const struct ktpy_trace *p, size_t i, struct ktpy_launch
 	memcpy(o->cluster, l->cluster, sizeof o->cluster);
 }
 
-static void fill_regions(const struct ktpy_trace *p, size_t first, size_t n, struct ktpy_region *o)
+static void fill_region(const struct tm_region *g, size_t l, struct ktpy_region *o)
 {
-	size_t l = owner_of(p->first_region, p->t.nlaunches, first);
-	for (size_t r = first; r < first + n; r++, o++) {
-		while (r >= p->first_region[l] + p->t.launches[l].nregions)
-			l++;
-		const struct tm_region *g = &p->t.launches[l].regions[r - p->first_region[l]];
-		*o = (struct ktpy_region){ .launch_index = l, .ptr = g->ptr, .alloc_base = g->alloc_base,
-					   .alloc_size = g->alloc_size, .hash_len = g->hash_len, .pre_hash = g->pre_hash,
-					   .post_hash = g->post_hash, .param_offset = g->param_offset,
-					   .ordinal = g->ordinal, .flags = g->flags };
+	*o = (struct ktpy_region){ .launch_index = l, .ptr = g->ptr, .alloc_base = g->alloc_base,
+				   .alloc_size = g->alloc_size, .hash_len = g->hash_len, .pre_hash = g->pre_hash,
+				   .post_hash = g->post_hash, .param_offset = g->param_offset,
+				   .ordinal = g->ordinal, .flags = g->flags };
+}
+
+/* Rows [first, first + n) of a flat table (KTPY_PARAMS: each kernel's
+ * parameters in turn; KTPY_REGIONS: each launch's regions): the owner of the
+ * first is found by bisection, the rest by stepping on. */
+static void fill_flat(const struct ktpy_trace *p, int table, size_t first, size_t n, void *out)
+{
+	int params = table == KTPY_PARAMS;
+	const uint64_t *start = params ? p->first_param : p->first_region;
+	size_t k = owner_of(start, params ? p->t.nkernels : p->t.nlaunches, first);
+	for (size_t i = 0; i < n; i++) {
+		size_t r = first + i;
+		while (r >= start[k + 1])
+			k++;
+		if (params)
+			fill_param(&p->t.kernels[k].params[r - start[k]], k, (struct ktpy_param *)out + i);
+		else
+			fill_region(&p->t.launches[k].regions[r - start[k]], k, (struct ktpy_region *)out + i);
 	}
 }
 
@@ -326,10 +318,8 @@ KTPY_API size_t ktpy_rows(const struct ktpy_trace *p, int table, size_t first, s
 		default: i = n; break; /* the flat tables below */
 		}
 	}
-	if (table == KTPY_PARAMS)
-		fill_params(p, first, n, out);
-	else if (table == KTPY_REGIONS)
-		fill_regions(p, first, n, out);
+	if (table == KTPY_PARAMS || table == KTPY_REGIONS)
+		fill_flat(p, table, first, n, out);
 	return n;
 }
 
