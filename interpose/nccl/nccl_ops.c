@@ -10,12 +10,13 @@
  * arguments and returns what it returned; recording adds no
  * synchronisation.  While recording (tracing on, KTRACE_NCCL not 0, not
  * inside another wrapped call: nccl_internal.h), an operation gets a COLL
- * record: ungrouped, written after the real call with the launches the
- * call made on this thread (the launch path notes them while
- * model/nccl_now.h's ktrace_nccl_now points at the call, and appends the
- * operation's buffers to the regions of those on its stream); grouped,
- * written at its call with no launches, its buffers kept for the group's
- * end.  The outermost ncclGroupEnd writes a COLL record "group_end" with
+ * record, written after the real call with the launches the call made on
+ * this thread (the launch path notes them while model/nccl_now.h's
+ * ktrace_nccl_now points at the call, and appends the operation's buffers
+ * to the regions of those on its stream).  A grouped operation's call
+ * normally launches nothing (NCCL launches at the group's end; on a
+ * one-rank communicator it launches a reduction at the call): its buffers
+ * are kept for the group's end.  The outermost ncclGroupEnd writes a COLL record "group_end" with
  * the group's number, how many operations it had and the launches made
  * while it ran.  May call: the communicator table, the records
  * (nccl_record.c), the real functions, the model's NCCL call and clock.
@@ -190,10 +191,10 @@ static int op_begin(struct op_call *c, const struct nccl_op *o)
 	c->pending = (struct ktrace_nccl_pending){ .coll_index = r->coll_index, .stream = r->stream,
 						   .sendbuff = r->sendbuff, .recvbuff = r->recvbuff };
 	buffer_bytes(o, v.rank, v.nranks, &c->pending);
-	if (!r->group) {
-		c->th->call = (struct ktrace_nccl_call){ .ops = &c->pending, .nops = 1 };
-		ktrace_nccl_now = &c->th->call;
-	}
+	/* Grouped too: NCCL launches a grouped operation at its group's end,
+	 * but on a one-rank communicator at its call. */
+	c->th->call = (struct ktrace_nccl_call){ .ops = &c->pending, .nops = 1 };
+	ktrace_nccl_now = &c->th->call;
 	ktrace_nccl_in_call++;
 	return 1;
 }
@@ -220,13 +221,12 @@ static ncclResult_t op_end(struct op_call *c, ncclResult_t res)
 	struct ktrace_rec_coll *r = &c->rec;
 
 	ktrace_nccl_in_call--;
+	ktrace_nccl_now = NULL;
 	r->result = res;
-	if (!r->group) {
-		ktrace_nccl_now = NULL;
-		r->launch_count = th->call.launch_count;
-		r->first_launch = th->call.first_launch;
-		r->last_launch = th->call.last_launch;
-	} else {
+	r->launch_count = th->call.launch_count;
+	r->first_launch = th->call.first_launch;
+	r->last_launch = th->call.last_launch;
+	if (r->group) {
 		th->group_ops++;
 		if (res == KTRACE_NCCL_SUCCESS || res == KTRACE_NCCL_IN_PROGRESS)
 			group_keep(th, &c->pending);

@@ -13,7 +13,8 @@
  * its slot of the segment, a barrier, the result from the slots (reductions
  * in rank order); send and receive through a one-message mailbox per pair
  * of ranks.  Grouped operations are queued and launched, in call order, by
- * the outermost ncclGroupEnd.
+ * the outermost ncclGroupEnd; as in NCCL, the collectives of a one-rank
+ * communicator are launched at their call, grouped or not.
  *
  * Errors, for the tests that check ktrace passes them through: a NULL
  * communicator, an unknown data type or operation, a reduction of a type
@@ -584,7 +585,8 @@ static ncclResult_t submit(struct work w)
 
 	if (r != ncclSuccess)
 		return r;
-	if (!group_depth)
+	/* NCCL runs a one-rank communicator's collectives at their call, grouped or not */
+	if (!group_depth || (w.c->nranks == 1 && w.kind != OP_SEND && w.kind != OP_RECV))
 		return launch(&w);
 	if (group_n == GROUP_MAX)
 		return ncclInvalidUsage;

@@ -15,7 +15,8 @@
  *    progress) with rank and ranks -1; finalize and destroy;
  *  - COLL records: numbers, operations, comm_seq 0, 1, ... per
  *    communicator, groups numbered from 1 whose operations have no
- *    launches and whose group_end has them; each launch range names LAUNCH
+ *    launches and whose group_end has them (one rank: the collectives
+ *    launch at their grouped calls, as NCCL's); each launch range names LAUNCH
  *    records of the calling thread, whose coll_buffer regions have the
  *    operation's bytes, name the COLL record, and whose digests are those
  *    of the data sent and received (the program prints the digests of what
@@ -436,7 +437,10 @@ static void check_coll_fields(const struct trace_view *v, int rank, int nranks)
 		assert_int_equal(c->result, expected_colls[i].result);
 		if (c->op != KTRACE_COLL_GROUP_END)
 			assert_int_equal(c->comm_rank, ranks[expected_colls[i].comm]);
-		check_launch_range(v, c, !ran ? 0 : c->op == KTRACE_COLL_GROUP_END ? 2 : 1);
+		/* one rank: NCCL launches the collectives of group 1 at their calls */
+		if (nranks == 1 && (i == 2 || i == 3))
+			ran = 1;
+		check_launch_range(v, c, !ran ? 0 : c->op != KTRACE_COLL_GROUP_END ? 1 : nranks == 1 && i == 4 ? 0 : 2);
 	}
 	assert_int_equal(coll_at(v, 0)->redop, 0);  /* sum */
 	assert_int_equal(coll_at(v, 8)->redop, 2);  /* max */
@@ -479,10 +483,13 @@ static void check_regions(const struct trace_view *v, const struct rank_run *run
 	l = launch_at(v, coll_at(v, 1)->first_launch);
 	assert_int_equal(coll_region(l, 1, 0) != NULL, rank == 0);
 	expect_region(l, 1, 1, N * 4, printed_digest(run, "broadcast"));
-	/* group 1: both operations' buffers on each launch, the results after the last */
-	l = launch_at(v, coll_at(v, 4)->last_launch);
+	/* group 1: both operations' buffers on each launch, the results after the
+	 * last; one rank: each operation's on the launch of its call */
+	l = launch_at(v, nranks == 1 ? coll_at(v, 2)->first_launch : coll_at(v, 4)->last_launch);
 	expect_region(l, 2, 0, N * 4, 0);
 	expect_region(l, 2, 1, all, printed_digest(run, "all_gather"));
+	assert_int_equal(coll_region(l, 3, 1) == NULL, nranks == 1);
+	l = nranks == 1 ? launch_at(v, coll_at(v, 3)->first_launch) : l;
 	expect_region(l, 3, 0, all, 0);
 	expect_region(l, 3, 1, N * 4, printed_digest(run, "reduce_scatter"));
 	/* group 2: send and receive */
