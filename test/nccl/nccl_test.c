@@ -21,6 +21,8 @@
  *    operation's bytes, name the COLL record, and whose digests are those
  *    of the data sent and received (the program prints the digests of what
  *    it copied back);
+ *  - ktrace-dump's JSON of the traces is the schema's, its text shows the
+ *    collectives' buffers;
  *  - 1 and 3 ranks; metadata mode (launch ranges, no regions);
  *    KTRACE_NCCL=0 (no COLL or COMM, the program unchanged); NCCL called
  *    with none loaded (ncclSystemError, one line on stderr).
@@ -504,6 +506,32 @@ static void check_regions(const struct trace_view *v, const struct rank_run *run
 	expect_region(l, 8, 1, N * 4, printed_digest(run, "sub_all_reduce"));
 }
 
+/* ktrace-dump shows the trace: its JSON against the schema's dump_record
+ * (docs/json/ktrace.schema.json), its text with the collectives' buffers. */
+static void check_dump(const char *tag, int rank)
+{
+	char trace[PATH_MAX + 64], cmd[6 * PATH_MAX + 512], text[PATH_MAX + 64];
+	struct rank_run *shown = malloc(sizeof(*shown));
+
+	path_of(trace, sizeof trace, "trace", tag, rank);
+	path_of(text, sizeof text, "dump", tag, rank);
+	snprintf(cmd, sizeof cmd, "'%s/ktrace-dump' --json '%s' >'%s.json' && python3 test/tools/json_check.py "
+		 "docs/json/ktrace.schema.json dump_record --lines '%s.json' >'%s.check' 2>&1",
+		 rel_build, trace, text, text, text);
+	if (system(cmd) != 0) {
+		snprintf(cmd, sizeof cmd, "%s.check", text);
+		slurp(cmd, shown->out, sizeof shown->out);
+		fail_msg("the JSON of %s is not the schema's: %s", trace, shown->out);
+	}
+	snprintf(cmd, sizeof cmd, "'%s/ktrace-dump' '%s' >'%s.txt'", rel_build, trace, text);
+	assert_int_equal(system(cmd), 0);
+	snprintf(cmd, sizeof cmd, "%s.txt", text);
+	slurp(cmd, shown->out, sizeof shown->out);
+	assert_non_null(strstr(shown->out, "\n    coll 0 recv ptr "));
+	assert_non_null(strstr(shown->out, "op group_end"));
+	free(shown);
+}
+
 /* The rc lines and results of a traced run are those of a plain one. */
 static void expect_same_outputs(const struct rank_run *traced, const struct rank_run *plain, int nranks)
 {
@@ -531,6 +559,7 @@ static void test_two_ranks(void **state)
 		check_comms(&v[r], r, 2, id);
 		check_coll_fields(&v[r], r, 2);
 		check_regions(&v[r], &traced[r], r, 2);
+		check_dump("two", r);
 	}
 	/* the communicators' identities are the same on both ranks */
 	assert_int_equal(comm_event(&v[0], KTRACE_COMM_SPLIT, 0, NULL)->comm_id,
