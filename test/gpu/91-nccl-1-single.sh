@@ -9,7 +9,9 @@
 #                                  NCCL's version (the one torch reports)
 #   nccl-single-comm-split         the new group's COMM split, its parent the init
 #                                  (SKIP where torch makes it without ncclCommSplit)
-#   nccl-single-coll-records       a COLL record per operation, each result 0
+#   nccl-single-coll-records       a COLL record per operation, each result 0 (torch's
+#                                  broadcast is ncclBcast; at world size 1 its
+#                                  reduce_scatter_tensor may call no NCCL function)
 #   nccl-single-comm-seq           comm_seq 0, 1, 2, ... on each communicator
 #   nccl-single-launches           each reduction's COLL (or its group end) names
 #                                  LAUNCH records of its thread (one rank: NCCL
