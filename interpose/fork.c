@@ -15,7 +15,8 @@
  *   5. allocation map  its write lock, then its seen-table lock
  *   6. CUDA graphs     the table of graphs and executable graphs
  *   7. NVTX ranges     the table of range paths (and its domains, strings)
- * parent: the locks are released in reverse order (7 to 1); the worker
+ *   8. NCCL            the table of communicators
+ * parent: the locks are released in reverse order (8 to 1); the worker
  *   resumes.
  * child (only the forking thread exists):
  *   a. tracer          tracing off; the parent's writer, hash pipeline and
@@ -24,7 +25,8 @@
  *                      (with KTRACE_FOLLOW_FORK=1 the child starts its own
  *                      trace at its first driver call)
  *   b. driver loader   its lock re-initialised
- *   then 7 to 1 release their locks, in reverse order; the NVTX ranges (7)
+ *   then 8 to 1 release their locks, in reverse order; NCCL (8) forgets
+ *   the parent's communicators and numbers its operations from 0; the NVTX ranges (7)
  *   write their RANGE records again into a traced child's own trace; the graphs (6) forget
  *   the parent's graphs, executable graphs and graph launches waiting for
  *   their digests (the GPU objects are the parent's), then the poller
@@ -37,7 +39,7 @@
  * with an earlier lock: a thread holding the VMM lock takes the allocation
  * map's write lock (4 before 5), the cache indexes, the allocation map and
  * the graph table call nobody, the NVTX table's holder calls only the trace
- * writer, and the registry's holders never take a later lock.  So the
+ * writer, the NCCL table's holder calls nobody, and the registry's holders never take a later lock.  So the
  * prepare hooks cannot wait on each other in a cycle.  The registry comes
  * first because its prepare waits for the worker's parse in progress, and a
  * parse takes the Triton and Inductor locks: holding those first would make
@@ -64,6 +66,7 @@
 #include "interpose/model/alloc_map.h"
 #include "interpose/model/capture_thread.h"
 #include "interpose/model/tracer.h"
+#include "interpose/nccl/nccl.h"
 #include "interpose/nvtx/nvtx.h"
 #include "interpose/poller/poller.h"
 #include "interpose/registry/registry.h"
@@ -80,10 +83,12 @@ static void fork_prepare(void)
 	ktrace_alloc_map_fork_prepare();
 	ktrace_graph_fork_prepare();
 	ktrace_nvtx_fork_prepare();
+	ktrace_nccl_fork_prepare();
 }
 
 static void fork_parent(void)
 {
+	ktrace_nccl_fork_parent();
 	ktrace_nvtx_fork_parent();
 	ktrace_graph_fork_parent();
 	ktrace_alloc_map_fork_parent();
@@ -97,6 +102,7 @@ static void fork_child(void)
 {
 	ktrace_tracer_fork_child();
 	ktrace_real_driver_fork_child();
+	ktrace_nccl_fork_child();
 	ktrace_nvtx_fork_child();
 	ktrace_graph_fork_child();
 	ktrace_poller_fork_child();

@@ -76,6 +76,7 @@
 #include "interpose/lifecycle.h"
 #include "interpose/model/config.h"
 #include "interpose/model/launch_clock.h"
+#include "interpose/model/replay_spec.h"
 #include "interpose/nvtx/nvtx.h"
 #include "interpose/poller/poller.h"
 #include "interpose/pystack/pystack.h"
@@ -368,6 +369,32 @@ static struct ktrace_str coordinator(const struct job_env *e, char *buf, size_t 
 	return (struct ktrace_str){ buf, (uint16_t)strlen(buf) };
 }
 
+/* The launcher whose variables give this process a rank (the first of
+ * job_envs whose rank variable is set), or NULL. */
+static const struct job_env *job_launcher(void)
+{
+	for (size_t i = 0; i < sizeof job_envs / sizeof job_envs[0]; i++)
+		if (env_int(job_envs[i].rank) >= 0)
+			return &job_envs[i];
+	return NULL;
+}
+
+/* KTRACE_REPLAY's rank=R: a process whose job rank (the JOB record's) is
+ * not R, or that has none, ignores the spec and traces as without it. */
+static void replay_for_this_rank(struct ktrace_config *c)
+{
+	const struct job_env *e = job_launcher();
+
+	if (!c->replay_spec || c->replay_spec->rank < 0 || (e && env_int(e->rank) == c->replay_spec->rank))
+		return;
+	KT_DEBUG("KTRACE_REPLAY names rank %d; this process is %s: no replay", (int)c->replay_spec->rank,
+		 e ? getenv(e->rank) : "no rank");
+	ktrace_replay_spec_free(c->replay_spec);
+	free(c->replay_spec);
+	c->replay_spec = NULL;
+	c->replay = 0;
+}
+
 /* A JOB record after the HEADER when a launcher's variables say this process
  * is a rank of a job, so that the tools pair rank k of one run with rank k
  * of another; none otherwise. */
@@ -376,12 +403,9 @@ static void write_job(void)
 	_Alignas(8) uint8_t rec[4096];
 	char coord[2100];
 	struct ktrace_rec_job j = { 0 };
-	const struct job_env *e = NULL;
+	const struct job_env *e = job_launcher();
 	size_t size;
 
-	for (size_t i = 0; i < sizeof job_envs / sizeof job_envs[0] && !e; i++)
-		if (env_int(job_envs[i].rank) >= 0)
-			e = &job_envs[i];
 	if (!e)
 		return;
 	j.rank = env_int(e->rank);
@@ -485,6 +509,7 @@ static void initialise(void)
 		KT_ERR("%s", err);
 		return;
 	}
+	replay_for_this_rank(c);
 	if (ktrace_real_driver_load() != 0) {
 		KT_WARN("cannot load the CUDA driver (libcuda.so.1); tracing is off");
 		return;

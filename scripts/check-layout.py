@@ -42,7 +42,8 @@ Rule = collections.namedtuple("Rule", "includes libraries")
 # it use only the table, the hook table and the symbol attributes (DRIVER_API).
 DRIVER_API = ["interpose/driver/driver_real.h", "interpose/driver/hooks.h", "interpose/driver/symbols.h"]
 INTERPOSE_PEERS = ["interpose/registry/", "interpose/capture/", "interpose/hash/", "interpose/graph/",
-                   "interpose/poller/", "interpose/nvtx/", "interpose/pystack/", "interpose/replay/"]
+                   "interpose/poller/", "interpose/nvtx/", "interpose/pystack/", "interpose/replay/",
+                   "interpose/nccl/"]
 INTERPOSE_LAYERS = dict([("interpose/driver/", (1, "the driver")), ("interpose/model/", (2, "the model"))] +
                         [(p, (3, "a peer")) for p in INTERPOSE_PEERS] + [("interpose/", (4, "the lifecycle"))])
 PEER_BELOW = ["interpose/model/"] + DRIVER_API + ["common/", "format/"]
@@ -76,6 +77,7 @@ RULES = {
     "interpose/nvtx/": Rule(["interpose/nvtx/"] + PEER_BELOW, ANY),
     "interpose/pystack/": Rule(["interpose/pystack/"] + PEER_BELOW, ANY),
     "interpose/replay/": Rule(["interpose/replay/"] + PEER_BELOW + ["meta/", "hashkern/"], ANY),
+    "interpose/nccl/": Rule(["interpose/nccl/"] + PEER_BELOW + ["hashkern/"], ANY),
     "test/": Rule(ANY, ANY),
     "bench/": Rule(ANY, ANY),
     "examples/": Rule([], ["CUDA"]),

@@ -12,7 +12,7 @@ fail=0
 # Scratch made under a literal /tmp in the sources of the tests `make test` runs.
 fixed_tmp=$(grep -rnE '"/tmp/[^"]*XXXXXX|mktemp [^|;]*/tmp/|fopen\("/tmp/|>[ ]*/tmp/' \
 	test/*.h test/run_unit.sh test/unit test/reliability test/tools test/python test/fuzz test/layout \
-	test/fakecuda 2>/dev/null | grep -v '^test/run_unit.sh:')
+	test/fakecuda test/fakenccl test/nccl 2>/dev/null | grep -v '^test/run_unit.sh:')
 if [ -n "$fixed_tmp" ]; then
 	echo "FAILED: scratch files under a fixed /tmp, not \$TMPDIR (test/scratch.h):"
 	echo "$fixed_tmp"

@@ -19,7 +19,10 @@
  * hand here); through the services table (model/services.h) the registry
  * (a kernel not cached yet), the hash pipeline, the graph module (a stream
  * being captured), NVTX (a captured node's ranges), the Python stacks and
- * the replay's launch side (KTRACE_PYSTACK, KTRACE_REPLAY only).
+ * the replay's launch side (KTRACE_PYSTACK, KTRACE_REPLAY only).  Inside
+ * an NCCL call (model/nccl_now.h, one thread-local load per launch) a
+ * launch is noted in the call's launch range and, in hash mode, carries the
+ * buffers of the call's operations on its stream as regions.
  */
 #include <stdatomic.h>
 #include <stddef.h>
@@ -37,6 +40,7 @@
 #include "interpose/model/kernel_cache.h"
 #include "interpose/model/kernels.h"
 #include "interpose/model/launch_clock.h"
+#include "interpose/model/nccl_now.h"
 #include "interpose/model/nvtx_now.h"
 #include "interpose/model/param_scan.h"
 #include "interpose/model/services.h"
@@ -283,34 +287,45 @@ static inline CUstream hash_stream(const struct ktrace_launch_args *a)
  * the launch's fields and regions and launches the pre-hash on the launch's
  * stream before the real launch and the post-hash after it, stream-ordered,
  * and writes the record once the digests landed.  A launch it does not take
- * is written here, marked HASH_SKIPPED when hashing was wanted. */
+ * is written here, marked HASH_SKIPPED when hashing was wanted.  nc (NULL
+ * outside an NCCL call): the call whose operations' buffers on the launch's
+ * stream are appended to the regions, their extents their byte counts. */
 KT_HOT
 static CUresult capture_hashed(const struct ktrace_launch_args *a, ktrace_real_launch_fn real, void *rctx,
 			       const struct ktrace_kernel_hot *k, struct ktrace_capture_tls *t, uint64_t seq,
-			       struct ktrace_writer *w)
+			       struct ktrace_writer *w, const struct ktrace_nccl_call *nc)
 {
 	const struct ktrace_param_layout *l = k->layout;
 	struct ktrace_hash_job *job = NULL;
 	struct ktrace_rec_launch r;
 	struct ktrace_range_ref rr;
 	uint64_t t0 = ktrace_now_ns();
-	uint32_t pflags = 0, len, n, maxn, skip = KTRACE_HASH_SKIP_NO_CONTEXT;
+	uint32_t pflags = 0, len, n, maxn, extra = 0, hashed = 0, skip = KTRACE_HASH_SKIP_NO_CONTEXT;
 	CUcontext cctx;
 	CUresult res;
 
 	prefetch_launch(l, t, w);
 	len = ktrace_params_assemble(l, a->kernel_params, a->extra, t->params, KTRACE_PARAM_MAX_BYTES, &pflags);
 	maxn = (len + 7) / 8;
-	if (maxn > t->region_cap && ktrace_capture_tls_regions(t, maxn))
-		maxn = t->region_cap;
+	if (kt_unlikely(nc != NULL))
+		extra = ktrace_nccl_regions_max(nc);
+	if (maxn + extra > t->region_cap && ktrace_capture_tls_regions(t, maxn + extra)) {
+		maxn = maxn < t->region_cap ? maxn : t->region_cap;
+		extra = extra ? t->region_cap - maxn : 0;
+	}
 	n = KTRACE_ABLATING(KTRACE_ABLATE_SCAN) ? 0
 		: ktrace_params_scan(l, t->params, len, a->grid, t->regions, t->allocs, maxn, &t->allocs_cache);
 	ktrace_nvtx_ref(&rr);
 	cctx = fill_launch(&r, a, k, seq, pflags, &rr);
+	if (cctx)
+		hashed = plan_hash(l, t, n);
+	if (kt_unlikely(extra))
+		n += ktrace_nccl_regions(nc, (uint64_t)(uintptr_t)a->stream, (uint64_t)(uintptr_t)hash_stream(a),
+					 t->regions + n, extra, ktrace_tracer.cfg.hash_max, &hashed);
 	r.param_bytes_len = len;
 	r.nregions = n;
 	r.param_bytes = t->params;
-	if (cctx && plan_hash(l, t, n)) {
+	if (cctx && hashed) {
 		r.flags |= KTRACE_LAUNCHF_HASHED;
 		job = ktrace_services.hash_pre(cctx, hash_stream(a), &r, t->regions, t0, &skip);
 	}
@@ -325,16 +340,34 @@ static CUresult capture_hashed(const struct ktrace_launch_args *a, ktrace_real_l
 	return res;
 }
 
+/* A launch inside an NCCL call (model/nccl_now.h): noted in the call's
+ * launch range; in hash mode it carries the buffers of the call's
+ * operations on its stream (metadata mode records no regions inline). */
+KT_COLD
+static CUresult capture_in_nccl_call(const struct ktrace_launch_args *a, ktrace_real_launch_fn real, void *rctx,
+				     const struct ktrace_kernel_hot *k, struct ktrace_capture_tls *t, uint64_t seq,
+				     struct ktrace_writer *w, struct ktrace_nccl_call *nc)
+{
+	ktrace_nccl_launch_seen(nc, seq);
+	if (!ktrace_tracer.cfg.hash || !t)
+		return capture_deferred(a, real, rctx, k, seq, w);
+	return capture_hashed(a, real, rctx, k, t, seq, w, nc);
+}
+
 /* One traced launch, in the mode the tracer runs in. */
 static inline __attribute__((always_inline)) CUresult
 capture_launch(const struct ktrace_launch_args *a, ktrace_real_launch_fn real, void *rctx,
 	       const struct ktrace_kernel_hot *k, struct ktrace_capture_tls *t, uint64_t seq, struct ktrace_writer *w)
 {
+	struct ktrace_nccl_call *nc = ktrace_nccl_now;
+
 	if (KTRACE_ABLATING(KTRACE_ABLATE_CAPTURE))
 		return real(a, rctx);
+	if (kt_unlikely(nc != NULL))
+		return capture_in_nccl_call(a, real, rctx, k, t, seq, w, nc);
 	if (!ktrace_tracer.cfg.hash)
 		return capture_deferred(a, real, rctx, k, seq, w);
-	return capture_hashed(a, real, rctx, k, t, seq, w);
+	return capture_hashed(a, real, rctx, k, t, seq, w, NULL);
 }
 
 /* Self-timing: one traced launch in 16 (of kernels seen before) measures

@@ -139,7 +139,8 @@ int ktrace_config_load(struct ktrace_config *c, ktrace_env_fn env, void *ctx, ch
 	    get_bool(env, ctx, "KTRACE_STORE_MODULES", 1, &c->store_modules, err, errlen) ||
 	    get_bool(env, ctx, "KTRACE_DEBUG", 0, &c->debug, err, errlen) ||
 	    get_bool(env, ctx, "KTRACE_FOLLOW_FORK", 0, &c->follow_fork, err, errlen) ||
-	    get_bool(env, ctx, "KTRACE_NVTX", 1, &c->nvtx, err, errlen))
+	    get_bool(env, ctx, "KTRACE_NVTX", 1, &c->nvtx, err, errlen) ||
+	    get_bool(env, ctx, "KTRACE_NCCL", 1, &c->nccl, err, errlen))
 		return -1;
 
 	v = get(env, ctx, "KTRACE_HASH_MAX");
@@ -229,10 +230,10 @@ void ktrace_config_describe(const struct ktrace_config *c, char *buf, size_t len
 			 (unsigned long long)c->launch_hi);
 	snprintf(buf, len,
 		 "KTRACE_OUTPUT=%s KTRACE_OVERWRITE=%d KTRACE_HASH=%d KTRACE_HASH_MAX=%llu KTRACE_LAUNCHES=%s "
-		 "KTRACE_STORE_MODULES=%d KTRACE_FOLLOW_FORK=%d KTRACE_NVTX=%d KTRACE_GPU_TIMES=%u ALLOCATOR=%s "
-		 "KTRACE_KERNELS=%s",
+		 "KTRACE_STORE_MODULES=%d KTRACE_FOLLOW_FORK=%d KTRACE_NVTX=%d KTRACE_NCCL=%d KTRACE_GPU_TIMES=%u "
+		 "ALLOCATOR=%s KTRACE_KERNELS=%s",
 		 c->output_pattern, c->overwrite, c->hash, (unsigned long long)c->hash_max, launches,
-		 c->store_modules, c->follow_fork, c->nvtx, c->gpu_times, c->allocator, c->kernel_pattern);
+		 c->store_modules, c->follow_fork, c->nvtx, c->nccl, c->gpu_times, c->allocator, c->kernel_pattern);
 	if (c->replay_spec) {
 		size_t used = strlen(buf);
 
@@ -243,6 +244,10 @@ void ktrace_config_describe(const struct ktrace_config *c, char *buf, size_t len
 			used = strlen(buf);
 			snprintf(buf + used, len - used, ",host_budget=%llu",
 				 (unsigned long long)c->replay_spec->host_budget);
+		}
+		if (c->replay_spec->rank >= 0) {
+			used = strlen(buf);
+			snprintf(buf + used, len - used, ",rank=%d", (int)c->replay_spec->rank);
 		}
 	}
 	if (c->pystack_spec) {

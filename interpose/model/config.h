@@ -19,11 +19,15 @@
  *   KTRACE_NVTX           0/1: record the program's NVTX ranges (default 1; the library
  *                         then sets NVTX_INJECTION64_PATH to itself when unset,
  *                         interpose/nvtx/nvtx.h)
+ *   KTRACE_NCCL           0/1: record NCCL's communicators and operations (COMM, COLL
+ *                         records; default 1; 0: the NCCL wrappers only forward,
+ *                         interpose/nccl/nccl.h)
  *   KTRACE_GPU_TIMES      N: measure the GPU start and end of one launch in N
  *                         (interpose/capture/gpu_times.h), 0 none; default 64
- *   KTRACE_REPLAY         kernel=NAME[,occurrence=N][,runs=K][,budget=SIZE][,host_budget=SIZE]:
- *                         replay that launch in isolation and record the verdict
- *                         (interpose/replay/replay.h parses it)
+ *   KTRACE_REPLAY         kernel=NAME[,occurrence=N][,runs=K][,budget=SIZE][,host_budget=SIZE]
+ *                         [,rank=R]: replay that launch in isolation and record the
+ *                         verdict (interpose/replay/replay.h parses it); with rank=R only
+ *                         the process of job rank R (interpose/init.c) replays
  *
  * It also reads the GPU allocator settings of the frameworks
  * (PYTORCH_CUDA_ALLOC_CONF, PYTORCH_ALLOC_CONF, XLA_PYTHON_CLIENT_ALLOCATOR),

@@ -1,13 +1,14 @@
 /* interpose/model/replay_spec.c: the KTRACE_REPLAY spec.
  *
  * Owns parsing of "kernel=<mangled>,occurrence=<N>,runs=<K>,budget=<size>
- * [,host_budget=<size>]" (replay_spec.h), for the configuration (config.c).
+ * [,host_budget=<size>][,rank=<R>]" (replay_spec.h), for the configuration (config.c).
  * The value is untrusted: it is checked completely and quoted with
  * non-printable bytes escaped in errors.  May call: common/value_parse.h.
  */
 #include "interpose/model/replay_spec.h"
 
 #include <ctype.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,7 +38,7 @@ static void quote(const char *v, size_t n, char *buf, size_t len)
 	buf[o] = '\0';
 }
 
-#define SPEC_FORM "kernel=NAME[,occurrence=N][,runs=K][,budget=SIZE][,host_budget=SIZE]"
+#define SPEC_FORM "kernel=NAME[,occurrence=N][,runs=K][,budget=SIZE][,host_budget=SIZE][,rank=R]"
 
 /* "KTRACE_REPLAY: <subject> '<value>': <why>" into err; returns -1. */
 static int fail(char *err, size_t errlen, const char *subject, const char *v, size_t n, const char *why)
@@ -67,8 +68,8 @@ static int parse_uint(const char *s, uint64_t *out)
 	return 0;
 }
 
-enum key { K_KERNEL, K_OCCURRENCE, K_RUNS, K_BUDGET, K_HOST_BUDGET, K_COUNT };
-static const char *const key_names[K_COUNT] = { "kernel", "occurrence", "runs", "budget", "host_budget" };
+enum key { K_KERNEL, K_OCCURRENCE, K_RUNS, K_BUDGET, K_HOST_BUDGET, K_RANK, K_COUNT };
+static const char *const key_names[K_COUNT] = { "kernel", "occurrence", "runs", "budget", "host_budget", "rank" };
 
 static int parse_budget(uint64_t *out, const char *key, const char *v, char *err, size_t errlen)
 {
@@ -100,6 +101,11 @@ static int apply(struct ktrace_replay_spec *s, enum key k, const char *v, char *
 	case K_BUDGET:
 	case K_HOST_BUDGET:
 		return parse_budget(k == K_BUDGET ? &s->budget : &s->host_budget, key_names[k], v, err, errlen);
+	case K_RANK:
+		if (parse_uint(v, &n) || n > INT32_MAX)
+			return fail(err, errlen, "rank", v, strlen(v), "expected a job rank (0: the first)");
+		s->rank = (int32_t)n;
+		return 0;
 	default:
 		return -1;
 	}
@@ -132,13 +138,14 @@ static int parse_field(struct ktrace_replay_spec *s, const char *f, size_t n, un
 			return fail(err, errlen, buf, "", 0, "empty value");
 		return apply(s, (enum key)k, eq + 1, err, errlen);
 	}
-	return fail(err, errlen, "key", buf, strlen(buf), "unknown (keys: kernel, occurrence, runs, budget, host_budget)");
+	return fail(err, errlen, "key", buf, strlen(buf),
+		    "unknown (keys: kernel, occurrence, runs, budget, host_budget, rank)");
 }
 
 int ktrace_replay_spec_parse(const char *str, struct ktrace_replay_spec *out, char *err, size_t errlen)
 {
 	struct ktrace_replay_spec s = { .runs = KTRACE_REPLAY_RUNS_DEFAULT,
-					.budget = KTRACE_REPLAY_BUDGET_DEFAULT };
+					.budget = KTRACE_REPLAY_BUDGET_DEFAULT, .rank = -1 };
 	unsigned seen = 0;
 	const char *p = str;
 

@@ -12,7 +12,7 @@
 
 #include "interpose/driver/symbols.h"
 
-/* The spec: KTRACE_REPLAY="kernel=<mangled>,occurrence=<N>,runs=<K>,budget=<size>"
+/* The spec: KTRACE_REPLAY="kernel=<mangled>,occurrence=<N>,runs=<K>,budget=<size>,rank=<R>"
  *
  *   kernel       the mangled name, compared exactly (required)
  *   occurrence   which launch of that kernel in the process, from 0 (default 0)
@@ -20,6 +20,10 @@
  *   budget       most bytes of device scratch for the copies (default 2G)
  *   host_budget  most bytes of host memory for copies that spill (default: half
  *                the physical memory)
+ *   rank         the job rank that replays (the JOB record's rank: RANK,
+ *                OMPI_COMM_WORLD_RANK, PMI_RANK, SLURM_PROCID); a process of
+ *                another rank, or of none, ignores the spec and traces as
+ *                without it (default: every process replays)
  * Sizes as KTRACE_HASH_MAX: N, NK, NM, NG, NT (binary units).  Keys in any
  * order, each at most once; nothing else (no spaces). */
 #define KTRACE_REPLAY_ENV "KTRACE_REPLAY"
@@ -33,6 +37,7 @@ struct ktrace_replay_spec {
 	uint32_t runs;
 	uint64_t budget;        /* device scratch bytes */
 	uint64_t host_budget;   /* host copy bytes */
+	int32_t rank;           /* the rank that replays; -1: any process */
 };
 
 /* Parse a spec.  0, or -1 with one line in err naming KTRACE_REPLAY and what is

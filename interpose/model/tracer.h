@@ -51,6 +51,8 @@ struct ktrace_config {
 	int nvtx;                /* KTRACE_NVTX (default 1): NVTX ranges recorded (interpose/nvtx/nvtx.h,
 	                          * which reads the variable itself: NVTX calls come before this is loaded) */
 	struct ktrace_pystack_spec *pystack_spec; /* KTRACE_PYSTACK parsed (common/pystack_spec.h), or NULL */
+	int nccl;                /* KTRACE_NCCL (default 1): NCCL's calls recorded (COLL, COMM records;
+	                          * interpose/nccl/); 0: its wrappers only forward */
 };
 
 struct ktrace_tracer {

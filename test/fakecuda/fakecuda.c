@@ -80,7 +80,10 @@
  *     of the checksum kernels (INVALID_VALUE): ktrace cannot instrument a graph;
  *   - fake_live_device_bytes() and fake_live_allocations() tell what is live.
  * fake_fail (no parameters) fails every launch with LAUNCH_OUT_OF_RESOURCES,
- * with or without real memory.
+ * with or without real memory.  ncclDevKernel_Generic(int (*fn)(void *), void
+ * *arg), the kernel of the fake NCCL (test/fakenccl/fakenccl.c), calls fn(arg)
+ * during its launch, in both builds (nonzero: LAUNCH_FAILED): the operation's
+ * data moves inside its launch, between ktrace's pre- and post-hashes.
  */
 #include <pthread.h>
 #include <stdint.h>
@@ -196,6 +199,7 @@ API unsigned long fake_count_thread(const char *fn)
 enum fake_kernel_kind {
 	FK_NONE = 0, FK_ADD_ONE, FK_NONDET_SUM, FK_NONDET_ROWS, FK_FAIL, FK_HASH,
 	FK_EX_SCALE, FK_EX_ATOMIC_SUM, FK_EX_NORMALIZE, /* examples/atomic_sum.cu's kernels */
+	FK_HOST_CALL, /* the fake NCCL's kernel: calls its host function */
 };
 
 struct fake_func {
@@ -223,6 +227,7 @@ static struct fake_func funcs[] = {
 	{ "_Z5scalePKfPfif", 4, { 0, 8, 16, 20 }, { 8, 8, 4, 4 }, FK_EX_SCALE },
 	{ "_Z10atomic_sumPKfPfi", 3, { 0, 8, 16 }, { 8, 8, 4 }, FK_EX_ATOMIC_SUM },
 	{ "_Z9normalizePKfS0_Pfi", 4, { 0, 8, 16, 24 }, { 8, 8, 8, 4 }, FK_EX_NORMALIZE },
+	{ "ncclDevKernel_Generic", 2, { 0, 8 }, { 8, 8 }, FK_HOST_CALL }, /* (int (*fn)(void *), void *arg) */
 	{ "fake_any_kernel", 0, { 0 }, { 0 }, FK_NONE },          /* FAKECUDA_ANY_KERNEL */
 };
 #define NFUNCS (sizeof(funcs) / sizeof(funcs[0]))
@@ -688,6 +693,20 @@ static CUresult launch_check(CUfunction f, unsigned gx)
 	return CUDA_SUCCESS;
 }
 
+/* The fake NCCL's kernel: its host function, called with its argument. */
+static CUresult host_call(const struct fake_func *ff, void **params)
+{
+	int (*fn)(void *);
+	void *arg;
+
+	note(ff->name);
+	if (!params)
+		return CUDA_ERROR_INVALID_VALUE;
+	memcpy(&fn, params[0], sizeof(fn));
+	memcpy(&arg, params[1], sizeof(arg));
+	return fn && fn(arg) == 0 ? CUDA_SUCCESS : CUDA_ERROR_LAUNCH_FAILED;
+}
+
 /* The checks, then a known kernel's behaviour (fake_fail; the others with real memory). */
 static CUresult launch_run(CUfunction f, unsigned gx, void **params)
 {
@@ -698,6 +717,8 @@ static CUresult launch_run(CUfunction f, unsigned gx, void **params)
 		return r;
 	if (ff->kind == FK_FAIL)
 		return CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES;
+	if (ff->kind == FK_HOST_CALL)
+		return host_call(ff, params);
 	return real_memory() ? run_kernel(ff, params) : r;
 }
 

@@ -12,7 +12,10 @@
  *  - the program's own outputs equal a plain run's;
  *  - with hashing off, and with another thread launching meanwhile;
  *  - an occurrence never reached: no REPLAY record; a bad value: one line
- *    naming KTRACE_REPLAY, no trace, the program runs.
+ *    naming KTRACE_REPLAY, no trace, the program runs;
+ *  - rank=N: only the process of job rank N (RANK, OMPI_COMM_WORLD_RANK,
+ *    PMI_RANK, SLURM_PROCID, as the JOB record) replays; one of another
+ *    rank, or of none, traces as without the spec.
  */
 #include <fcntl.h>
 #include <limits.h>
@@ -343,6 +346,39 @@ static void test_unreached_and_bad(void **state)
 	free(r);
 }
 
+/* KTRACE_REPLAY's rank=N, against the rank each launcher's variables give. */
+static void test_rank_selection(void **state)
+{
+	static const struct {
+		const char *rank_var; /* NULL: no rank */
+		int replays;
+	} cases[] = {
+		{ "RANK=1", 1 }, { "RANK=0", 0 }, { "OMPI_COMM_WORLD_RANK=1", 1 }, { "PMI_RANK=2", 0 },
+		{ "SLURM_PROCID=1", 1 }, { NULL, 0 },
+	};
+	struct run_out *r = malloc(sizeof(*r));
+	struct trace_view v;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		const char *env[] = { "KTRACE_REPLAY=kernel=fake_nondet_sum,occurrence=2,runs=3,rank=1", cases[i].rank_var,
+				      NULL };
+
+		run_app("nondet", 1, env, r);
+		assert_int_equal(r->status, 0);
+		read_trace(&v);
+		if (v.replays != (unsigned)cases[i].replays)
+			fail_msg("%s: %u REPLAY records; stderr: %s", cases[i].rank_var ? cases[i].rank_var : "no rank",
+				 v.replays, r->err);
+		if (v.replays)
+			ktrace_replay_report_free(&v.report);
+		assert_int_equal(v.launches, 9); /* traced either way */
+		assert_int_equal(strstr(r->err, "replay:") != NULL, cases[i].replays);
+	}
+	expect_same_output("nondet", NULL, r);
+	free(r);
+}
+
 static int setup(void **state)
 {
 	const char *b = getenv("BUILD"), *t = getenv("TMPDIR");
@@ -365,6 +401,10 @@ static int setup(void **state)
 	unsetenv("KTRACE_HASH");
 	unsetenv("FAKECUDA_NONDET_SEED");
 	unsetenv("FAKECUDA_NONDET_FIXED");
+	unsetenv("RANK");
+	unsetenv("OMPI_COMM_WORLD_RANK");
+	unsetenv("PMI_RANK");
+	unsetenv("SLURM_PROCID");
 #if defined(__SANITIZE_ADDRESS__)
 	/* the sanitized library preloaded into the (sanitized) application */
 	setenv("ASAN_OPTIONS", "verify_asan_link_order=0:detect_leaks=0", 1);
@@ -390,6 +430,7 @@ int main(void)
 		cmocka_unit_test(test_not_replayable),
 		cmocka_unit_test(test_threads),
 		cmocka_unit_test(test_unreached_and_bad),
+		cmocka_unit_test(test_rank_selection),
 	};
 	return cmocka_run_group_tests_name("replay_launch", tests, setup, teardown);
 }

@@ -1,7 +1,7 @@
 /* test/unit/replay_spec_test.c: the KTRACE_REPLAY spec and the launch matcher
  * (interpose/replay/replay_spec.c).
  *
- * Good specs with defaults and every key; bad ones give one line naming
+ * Good specs with defaults and every key (rank=N too: -1 when absent); bad ones give one line naming
  * KTRACE_REPLAY and what is wrong.  The matcher picks exactly the N-th launch
  * of the kernel, by name until its handle is known and by handle after,
  * including when several threads launch at once.
@@ -31,6 +31,7 @@ static void test_spec_defaults(void **state)
 	assert_int_equal(s.runs, 8);
 	assert_int_equal(s.budget, KTRACE_REPLAY_BUDGET_DEFAULT);
 	assert_int_equal(s.host_budget, 0);
+	assert_int_equal(s.rank, -1);
 	ktrace_replay_spec_free(&s);
 	assert_null(s.kernel);
 }
@@ -42,8 +43,9 @@ static void test_spec_all_keys(void **state)
 
 	(void)state;
 	assert_int_equal(ktrace_replay_spec_parse("runs=3,budget=512M,kernel=triton_poi_fused_add_0,"
-						  "host_budget=2G,occurrence=17", &s, err, sizeof(err)), 0);
+						  "host_budget=2G,occurrence=17,rank=3", &s, err, sizeof(err)), 0);
 	assert_string_equal(s.kernel, "triton_poi_fused_add_0");
+	assert_int_equal(s.rank, 3);
 	assert_int_equal(s.occurrence, 17);
 	assert_int_equal(s.runs, 3);
 	assert_int_equal(s.budget, 512ull << 20);
@@ -86,6 +88,9 @@ static void test_spec_bad(void **state)
 		{ "kernel=a,budget=0", "must not be 0" },
 		{ "kernel=a,budget=99999999999T", "budget" },
 		{ "kernel=a,host_budget=x", "host_budget 'x'" },
+		{ "kernel=a,rank=-1", "rank '-1': expected a job rank" },
+		{ "kernel=a,rank=2147483648", "job rank" },
+		{ "kernel=a,rank=1,rank=2", "given twice" },
 		{ "kernel=a,colour=red", "unknown" },
 		{ "kernel=a,runs", "expected key=value" },
 		{ "kernel=a, runs=2", "unknown" },

@@ -69,7 +69,11 @@ static void put_region(const struct record_ctx *c, FILE *f, const struct ktrace_
 {
 	const char *extent = ktrace_region_extent_name(c->exactness_known, g);
 	char fl[96];
-	fprintf(f, "    @%u ptr 0x%llx ", g->param_offset, ktrace_ull(g->ptr));
+	if (g->flags & KTRACE_REGIONF_COLL_BUFFER) /* param_offset names the COLL record and the buffer */
+		fprintf(f, "    coll %u %s ptr 0x%llx ", g->param_offset >> 1, g->param_offset & 1 ? "recv" : "send",
+			ktrace_ull(g->ptr));
+	else
+		fprintf(f, "    @%u ptr 0x%llx ", g->param_offset, ktrace_ull(g->ptr));
 	if (g->alloc_base)
 		fprintf(f, "alloc 0x%llx+0x%llx size %llu", ktrace_ull(g->alloc_base), ktrace_ull(g->ptr - g->alloc_base),
 			ktrace_ull(g->alloc_size));
