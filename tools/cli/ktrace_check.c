@@ -729,7 +729,7 @@ static void replay_one(struct check_state *s, size_t r, const struct check_candi
 	memset(c, 0, sizeof *c);
 	c->launch = cand->launch;
 	snprintf(c->role, sizeof c->role, "%s", cand->role);
-	c->occurrence = ktrace_check_occurrence(&s->traces[r], cand->launch);
+	c->occurrence = ktrace_tm_occurrence(&s->traces[r], cand->launch);
 	c->outcome = KTRACE_REPLAY_NOT_REPLAYABLE;
 	if (ktrace_check_replay_spec(cand->launch, c->occurrence, (uint32_t)s->co->replays, spec, sizeof spec, c->why,
 				     sizeof c->why)) {
