@@ -243,6 +243,12 @@ diff_cli_test_LIBS := -lcmocka
 TESTS += diff_truth_test
 diff_truth_test_SRCS = test/unit/diff_truth_test.c $(DIFF_CORE_SRCS)
 diff_truth_test_LIBS := -lcmocka
+# The job diff: two runs of fake distributed jobs (ktgen --job), the verdict in-process and
+# ktrace-diff's reports against test/golden/job/; the command line; damaged traces.
+TESTS += job_diff_test
+job_diff_test_SRCS = test/unit/job_diff_test.c $(DIFF_CORE_SRCS)
+job_diff_test_LIBS := -lcmocka
+TEST_DEPS += $(BUILD)/ktgen $(BUILD)/ktrace-diff
 # What `ktrace check` replays to confirm a divergence, and reading the verdict back.
 TESTS += check_confirm_test
 check_confirm_test_SRCS = test/unit/check_confirm_test.c test/unit/diff_sim.c tools/cli/check_confirm.c $(DIFF_CORE_SRCS)
