@@ -128,6 +128,7 @@ void jsim_run_defaults(struct jsim_run *o, int run_b)
 
 /* What a launch's regions held (the ground truth). */
 struct seen_launch {
+	uint64_t seq;     /* its op_seq */
 	const char *kernel;
 	int n;
 	uint64_t pre[3], post[3];
@@ -205,6 +206,7 @@ static void see(struct sim *s, int rank, const char *kernel, int n, const uint64
 	if (!r->seen || r->nseen >= MAX_LAUNCHES)
 		return;
 	struct seen_launch *l = &r->seen[r->nseen++];
+	l->seq = r->launch_seq; /* seen before it is launched */
 	l->kernel = kernel;
 	l->n = n;
 	memcpy(l->pre, pre, (size_t)n * sizeof *pre);
@@ -594,13 +596,14 @@ static int output_differs(const struct seen_launch *a, const struct seen_launch 
 	return 0;
 }
 
-void jsim_truth(const struct jsim_program *p, struct jsim_truth *t)
+void jsim_truth(const struct jsim_program *p, int no_coll_digests, struct jsim_truth *t)
 {
 	struct jsim_run oa, ob;
 	struct sim *a, *b;
 
 	jsim_run_defaults(&oa, 0);
 	jsim_run_defaults(&ob, 1);
+	oa.no_coll_digests = ob.no_coll_digests = no_coll_digests;
 	a = run_unwritten(p, &oa);
 	b = run_unwritten(p, &ob);
 	memset(t, 0, sizeof *t);
@@ -610,7 +613,7 @@ void jsim_truth(const struct jsim_program *p, struct jsim_truth *t)
 			continue;
 		for (size_t i = 0; i < a->r[g].nseen && i < b->r[g].nseen && t->first_div[g] < 0; i++)
 			if (output_differs(&a->r[g].seen[i], &b->r[g].seen[i])) {
-				t->first_div[g] = (int64_t)i;
+				t->first_div[g] = (int64_t)a->r[g].seen[i].seq;
 				t->kernel[g] = a->r[g].seen[i].kernel;
 			}
 	}

@@ -90,12 +90,13 @@ int jsim_write_rank(const char *path, const struct jsim_program *p, const struct
 		    size_t errlen);
 void jsim_run_defaults(struct jsim_run *o, int run_b);
 
-/* The ground truth of p (run A against run B): the first launch whose
- * output differs on each rank (op_seq, -1 none), and its kernel's name. */
+/* The ground truth of p (run A against run B, the NCCL launches with their
+ * buffers' digests unless no_coll_digests): the first launch whose output
+ * differs on each rank (op_seq, -1 none), and its kernel's name. */
 struct jsim_truth {
 	int64_t first_div[JSIM_MAX_RANKS];
 	const char *kernel[JSIM_MAX_RANKS];
 };
-void jsim_truth(const struct jsim_program *p, struct jsim_truth *t);
+void jsim_truth(const struct jsim_program *p, int no_coll_digests, struct jsim_truth *t);
 
 #endif

@@ -239,9 +239,10 @@ diff_test_SRCS = test/unit/diff_test.c test/unit/diff_sim.c $(DIFF_CORE_SRCS)
 diff_test_LIBS := -lcmocka
 diff_cli_test_SRCS = test/unit/diff_cli_test.c test/unit/diff_sim.c $(DIFF_CORE_SRCS)
 diff_cli_test_LIBS := -lcmocka
-# The verdict against ground truth on random race-free programs over one to three streams.
+# The verdict against ground truth on random race-free programs over one to three streams,
+# and the job diff's on random jobs of several ranks (test/unit/job_sim.c).
 TESTS += diff_truth_test
-diff_truth_test_SRCS = test/unit/diff_truth_test.c $(DIFF_CORE_SRCS)
+diff_truth_test_SRCS = test/unit/diff_truth_test.c test/unit/job_sim.c $(DIFF_CORE_SRCS)
 diff_truth_test_LIBS := -lcmocka
 # The job diff: two runs of fake distributed jobs (ktgen --job), the verdict in-process and
 # ktrace-diff's reports against test/golden/job/; the command line; damaged traces.
