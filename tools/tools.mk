@@ -58,7 +58,8 @@ ktrace-inspect_SRCS := tools/inspect/inspect.c tools/inspect/inspect_print.c $(M
 # ktrace: the front end (run, check, and the other tools as subcommands).
 TOOLS += ktrace
 ktrace_SRCS = tools/cli/ktrace_main.c tools/cli/ktrace_run.c tools/cli/run_child.c tools/cli/run_python.c \
-	tools/cli/ktrace_check.c tools/cli/check_confirm.c tools/cli/check_report.c $(DIFF_CORE_SRCS) $(CLI_SRCS)
+	tools/cli/ktrace_check.c tools/cli/check_job.c tools/cli/check_confirm.c tools/cli/check_report.c $(DIFF_CORE_SRCS) \
+	$(CLI_SRCS)
 
 # libktrace-reader.so: the trace reader of the Python package (python/ktrace:
 # ktrace.load()), the model above behind a few ktpy_* functions for ctypes.

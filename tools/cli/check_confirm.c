@@ -68,8 +68,8 @@ size_t ktrace_check_candidates(const struct diff_result *const *rs, size_t n, st
 	return c.n;
 }
 
-int ktrace_check_replay_spec(const struct tm_launch *l, uint64_t occurrence, uint32_t runs, char *buf, size_t cap,
-			     char *why, size_t whylen)
+int ktrace_check_replay_spec(const struct tm_launch *l, uint64_t occurrence, uint32_t runs, int32_t rank, char *buf,
+			     size_t cap, char *why, size_t whylen)
 {
 	const char *name = l->kernel->name;
 	int n;
@@ -83,7 +83,9 @@ int ktrace_check_replay_spec(const struct tm_launch *l, uint64_t occurrence, uin
 				      "a space)");
 		return -1;
 	}
-	n = snprintf(buf, cap, "kernel=%s,occurrence=%" PRIu64 ",runs=%u", name, occurrence, runs);
+	n = rank >= 0 ? snprintf(buf, cap, "kernel=%s,occurrence=%" PRIu64 ",runs=%u,rank=%d", name, occurrence, runs,
+				 rank)
+		      : snprintf(buf, cap, "kernel=%s,occurrence=%" PRIu64 ",runs=%u", name, occurrence, runs);
 	if (n < 0 || (size_t)n >= cap) {
 		snprintf(why, whylen, "its kernel's name is too long for KTRACE_REPLAY");
 		return -1;

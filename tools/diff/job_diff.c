@@ -262,31 +262,37 @@ static int strict_findings(struct job_result *r)
 	return 0;
 }
 
-static int decide(struct job_result *r, const struct job_work *w)
+int ktrace_job_status_besides_divergences(const struct job_result *r)
 {
-	int status = 0, compared = 0, results = 0;
+	int status = 0, compared = 0;
 
-	if (strict_findings(r))
-		return -1;
 	for (size_t i = 0; i < r->nfindings; i++)
 		status = r->findings[i].exit_code > status ? r->findings[i].exit_code : status;
 	for (size_t i = 0; i < r->nranks; i++) {
 		compared |= r->ranks[i].status >= 0;
-		results |= r->ranks[i].results_differ;
+		status = r->ranks[i].results_differ && status < 1 ? 1 : status;
 	}
+	return compared ? status : 2;
+}
+
+static int decide(struct job_result *r, const struct job_work *w)
+{
+	int status, results = 0;
+
+	if (strict_findings(r))
+		return -1;
+	status = ktrace_job_status_besides_divergences(r);
+	for (size_t i = 0; i < r->nranks; i++)
+		results |= r->ranks[i].results_differ;
 	if (r->culprit >= 0)
 		r->verdict = culprit_verdict(r, w);
 	else if (results)
 		r->verdict = JOB_VERDICT_PROGRAM_RESULTS;
-	else if (!compared || status == 2)
+	else if (status == 2)
 		r->verdict = JOB_VERDICT_NOT_COMPARED;
 	else
 		r->verdict = status ? JOB_VERDICT_RANKS_DIFFER : JOB_VERDICT_IDENTICAL;
-	if (r->culprit >= 0 || results)
-		status = status > 1 ? status : 1;
-	if (!compared)
-		status = 2;
-	r->status = status;
+	r->status = r->culprit >= 0 && status < 1 ? 1 : status;
 	return 0;
 }
 

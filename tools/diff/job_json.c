@@ -203,3 +203,24 @@ void ktrace_job_report_json(FILE *f, const struct job_result *r, const struct di
 	ktrace_job_json(&w, r, culprit_diff);
 	fputc('\n', f);
 }
+
+void ktrace_job_check_json(FILE *f, int runs, int exit_code, const struct job_result *jobs, size_t n,
+			   const struct diff_result *culprit_diff, long culprit_in, const struct diff_opts *o)
+{
+	struct json_writer w;
+
+	ktrace_json_init(&w, f, JSON_INDENTED);
+	ktrace_json_object(&w, NULL);
+	ktrace_json_i64(&w, "runs", runs);
+	ktrace_json_i64(&w, "exit_code", exit_code);
+	ktrace_json_array(&w, "comparisons");
+	if (culprit_diff && culprit_in >= 0)
+		ktrace_diff_json(&w, culprit_diff, o);
+	ktrace_json_end(&w);
+	ktrace_json_array(&w, "jobs");
+	for (size_t i = 0; i < n; i++)
+		ktrace_job_json(&w, &jobs[i], (long)i == culprit_in ? culprit_diff : NULL);
+	ktrace_json_end(&w);
+	ktrace_json_end(&w);
+	fputc('\n', f);
+}

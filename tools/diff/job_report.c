@@ -67,15 +67,26 @@ static const char *verdict_words(int verdict)
 	}
 }
 
-static void text_result(FILE *f, const struct job_result *r)
+/* "DIVERGED, unconfirmed (digests only)", or what the culprit's replays said. */
+static void result_words(const struct diff_result *culprit_diff, char *buf, size_t cap)
+{
+	int v = culprit_diff && culprit_diff->confirm ? ktrace_diff_verdict(culprit_diff) : DIFF_VERDICT_DIGESTS_ONLY;
+
+	snprintf(buf, cap, "%s, %s", v == DIFF_VERDICT_UNCONFIRMED ? "digests differ" : "DIVERGED",
+		 ktrace_diff_verdict_name(v));
+}
+
+static void text_result(FILE *f, const struct job_result *r, const struct diff_result *culprit_diff)
 {
 	const struct job_rank *e = r->culprit >= 0 ? &r->ranks[r->culprit] : NULL;
+	char words[160];
 
+	result_words(culprit_diff, words, sizeof words);
 	if (r->verdict == JOB_VERDICT_COLLECTIVE_NONDET) {
 		text_collective(f, r);
 	} else if (e) {
-		fprintf(f, "result: DIVERGED, unconfirmed (digests only): rank %d diverged first in causal order: %s\n",
-			e->rank, verdict_words(r->verdict));
+		fprintf(f, "result: %s: rank %d diverged first in causal order: %s\n", words, e->rank,
+			verdict_words(r->verdict));
 		if (e->has_div)
 			fprintf(f, "culprit: rank %d, %s: launch %" PRIu64 " in A, %" PRIu64 " in B (occurrence %" PRIu64
 				   " of %s)\n", e->rank, e->div.kernel, e->div.seq_a, e->div.seq_b, e->div.occurrence,
@@ -119,7 +130,7 @@ void ktrace_job_report_text(FILE *f, const struct job_result *r, const struct di
 	const struct job_rank *e = r->culprit >= 0 ? &r->ranks[r->culprit] : NULL;
 
 	text_header(f, r);
-	text_result(f, r);
+	text_result(f, r, culprit_diff);
 	text_ranks(f, r);
 	if (e && e->has_div && e->div.detail) {
 		fprintf(f, "\nthe culprit's first divergence, as rank %d's own diff reports it (A: %s, B: %s):\n", e->rank,

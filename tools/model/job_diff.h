@@ -151,6 +151,11 @@ int ktrace_job_diff(const char *const *paths_a, size_t na, const char *const *pa
 		    const struct job_diff_opts *o, struct job_result *r, char *err, size_t errlen);
 void ktrace_job_result_free(struct job_result *r);
 
+/* What r's status would be without its divergences (`ktrace check`
+ * decides those by replay): the findings' (1 or 2), 1 when a rank's
+ * program results differ, 2 when no rank was compared, else 0. */
+int ktrace_job_status_besides_divergences(const struct job_result *r);
+
 /* The trace files (*.ktrace) in dir and its subdirectories (a trace
  * directory gathered from several hosts), sorted by path: 0 with *paths
  * (malloc'd, each malloc'd) and *n, or -1 with a message. */
@@ -171,5 +176,11 @@ const char *ktrace_job_role_name(int role);
 void ktrace_job_report_text(FILE *f, const struct job_result *r, const struct diff_result *culprit_diff);
 void ktrace_job_report_json(FILE *f, const struct job_result *r, const struct diff_result *culprit_diff);
 void ktrace_job_json(struct json_writer *w, const struct job_result *r, const struct diff_result *culprit_diff);
+/* `ktrace check --json` of a job (schema "check"): {"runs", "exit_code",
+ * "comparisons": the culprit rank's comparison with its replays (none: []),
+ * "jobs": run 1 against each other run}; jobs[culprit_in] is the one whose
+ * culprit culprit_diff compares (-1 none). */
+void ktrace_job_check_json(FILE *f, int runs, int exit_code, const struct job_result *jobs, size_t n,
+			   const struct diff_result *culprit_diff, long culprit_in, const struct diff_opts *o);
 
 #endif
