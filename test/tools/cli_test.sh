@@ -899,6 +899,13 @@ case_json_schemas() {
 		done
 		schema_check check --document check2.json check3.json
 	fi
+	if [ -x "$B/job_fakeprog" ] && [ -f "$B/diff_fakelib.so" ]; then
+		rm -f counter
+		KTRACE_LIB="$B/diff_fakelib.so" JOB_FAKE_MODE=nondet JOB_FAKE_COUNTER="$T/counter" \
+			"$B/ktrace" check --quiet --json --runs 3 -- "$B/job_fakeprog" >check_job.json 2>/dev/null
+		has check_job.json '"jobs": ['
+		schema_check check --document check_job.json
+	fi
 	if [ -x "$B/replay_app" ] && [ -f "$B/fakecuda-real/libcuda.so.1" ]; then
 		rm -f rc
 		REPLAY_APP_COUNTER="$T/rc" LD_LIBRARY_PATH="$B/fakecuda-real" "$B/ktrace" check --quiet --json \

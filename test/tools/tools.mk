@@ -19,7 +19,8 @@ TEST_DEPS += $(BUILD)/ktrace-export $(BUILD)/ktrace-diff $(BUILD)/ktrace-dump $(
 TESTS += tools_cli_test
 tools_cli_test_SRCS := test/tools/cli_test.c
 tools_cli_test_LIBS := -lcmocka
-TEST_DEPS += $(BUILD)/ktrace $(BUILD)/ktrace-dump $(BUILD)/ktrace-diff $(BUILD)/ktrace-inspect $(BUILD)/ktrace-hash
+TEST_DEPS += $(BUILD)/ktrace $(BUILD)/ktrace-dump $(BUILD)/ktrace-diff $(BUILD)/ktrace-inspect $(BUILD)/ktrace-hash \
+	$(BUILD)/ktgen $(BUILD)/job_fakeprog
 # ... and, with nvcc, the example's kernels (their names come from -G's debug information).
 ifeq ($(HAVE_NVCC),1)
 TEST_DEPS += $(BUILD)/examples/atomic_sum.fatbin $(BUILD)/examples/atomic_sum_driver

@@ -12,7 +12,10 @@
  * through, the findings.  Then the command line's forms (two directories,
  * two lists separated by --, options anywhere) and its mistakes, and traces
  * that are cut, corrupt or not traces at all: a finding or an error, never a
- * crash.
+ * crash.  Last, `ktrace check` of a job under a fake launcher
+ * (test/unit/job_fakeprog.c): found by the JOB records or the launcher's
+ * name, each run's traces in a directory of their own, one verdict, the
+ * culprit replayed on its rank alone (rank= in KTRACE_REPLAY).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -548,6 +551,97 @@ static void test_damaged_traces(void **state)
 	res_free(&r);
 }
 
+/* ---- ktrace check of a job ---------------------------------------------------- */
+
+/* ktrace check [args] -- prog under the fake library, the fake launcher's
+ * ranks in mode `mode`; the traces in <tmpdir>/<dir>. */
+static struct res check_job(const char *mode, const char *prog, const char *dir, char **args)
+{
+	char ktrace[512], lib[512], counter[600], tdir[600];
+	char *argv[16];
+	int n = 0;
+
+	tool(ktrace, sizeof ktrace, "ktrace");
+	tool(lib, sizeof lib, "diff_fakelib.so");
+	snprintf(counter, sizeof counter, "%s/counter", tmpdir);
+	snprintf(tdir, sizeof tdir, "%s/%s", tmpdir, dir);
+	unlink(counter);
+	setenv("KTRACE_LIB", lib, 1);
+	setenv("JOB_FAKE_MODE", mode, 1);
+	setenv("JOB_FAKE_COUNTER", counter, 1);
+	argv[n++] = ktrace;
+	argv[n++] = "check";
+	argv[n++] = "--dir";
+	argv[n++] = tdir;
+	while (args && *args && n < 12)
+		argv[n++] = *args++;
+	argv[n++] = "--";
+	argv[n++] = (char *)prog;
+	argv[n] = NULL;
+	struct res r = run_in(tmpdir, argv); /* a report file asked for lands there */
+	unsetenv("KTRACE_LIB");
+	return r;
+}
+
+static int exists(const char *dir, const char *sub)
+{
+	char path[700];
+	struct stat st;
+
+	snprintf(path, sizeof path, "%s/%s/%s", tmpdir, dir, sub);
+	return stat(path, &st) == 0;
+}
+
+/* A job found by its JOB records (the launcher's name is no launcher's): run
+ * 1's traces move into run1/, the culprit is replayed on its rank alone. */
+static void test_check_job_confirmed(void **state)
+{
+	char prog[512];
+
+	(void)state;
+	tool(prog, sizeof prog, "job_fakeprog");
+	struct res r = check_job("nondet", prog, "check-nondet", NULL);
+	expect(&r, 1, "result: DIVERGED, confirmed non-deterministic: rank 1 diverged first in causal order", NULL);
+	expect(&r, 1, "verdict: confirmed non-deterministic: k_norm (launch 2 in A)", NULL);
+	expect(&r, 1, "3 of 1024 elements differ", "KTRACE_REPLAY=kernel=k_norm,occurrence=0,runs=8,rank=1");
+	assert_true(exists("check-nondet", "run1") && exists("check-nondet", "run2") && exists("check-nondet", "replay1"));
+	res_free(&r);
+	r = check_job("nondet", prog, "check-json", (char *[]){ "--json", "--quiet", NULL });
+	expect(&r, 1, "\"jobs\": [", NULL);
+	expect(&r, 1, "\"outcome\": \"confirmed\"", NULL);
+	expect(&r, 1, "\"culprit_rank\": 1", NULL);
+	res_free(&r);
+}
+
+/* A launcher by its name: each run in a directory of its own from run 1 on. */
+static void test_check_job_launcher(void **state)
+{
+	char prog[512], link[600];
+
+	(void)state;
+	tool(prog, sizeof prog, "job_fakeprog");
+	snprintf(link, sizeof link, "%s/torchrun", tmpdir);
+	unlink(link);
+	assert_int_equal(symlink(prog, link), 0);
+	struct res r = check_job("same", link, "check-same", NULL);
+	expect(&r, 0, "result: identical: no rank diverged", NULL);
+	assert_true(exists("check-same", "run1") && exists("check-same", "run2"));
+	res_free(&r);
+	/* a non-deterministic collective: no replay, the digests of every rank */
+	r = check_job("coll", link, "check-coll", NULL);
+	expect(&r, 1, "all_reduce #0 on communicator", NULL);
+	expect(&r, 1, "a collective cannot be replayed in isolation", NULL);
+	assert_null(strstr(r.err, "KTRACE_REPLAY="));
+	res_free(&r);
+	/* report options of one process's comparison: refused before anything runs */
+	r = check_job("same", link, "check-junit", (char *[]){ "--junit", "j.xml", NULL });
+	expect(&r, 2, NULL, "--junit is for one process's comparison");
+	assert_false(exists("check-junit", "run1"));
+	assert_true(exists(".", "j.xml")); /* saying what failed, as every report of a failed check does */
+	res_free(&r);
+	unlink(link);
+}
+
 static int setup(void **state)
 {
 	const char *b = getenv("BUILD");
@@ -590,6 +684,8 @@ int main(void)
 		cmocka_unit_test(test_lists_of_traces),
 		cmocka_unit_test(test_command_line_mistakes),
 		cmocka_unit_test(test_damaged_traces),
+		cmocka_unit_test(test_check_job_confirmed),
+		cmocka_unit_test(test_check_job_launcher),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

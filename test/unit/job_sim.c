@@ -478,6 +478,8 @@ static void close_rank(struct sim *s, int g)
 
 	if (!writes(s, g))
 		return;
+	if (s->o->last_record)
+		ktrace_writer_append(s->r[g].w, s->o->last_record, s->o->last_record_len);
 	ktrace_writer_close(s->r[g].w, &e);
 	s->r[g].w = NULL;
 	if (g == s->o->truncate_rank && truncate(s->r[g].path, s->r[g].flushed[s->p->nsteps / 2]) != 0)

@@ -64,6 +64,8 @@ struct jsim_run {
 	int truncate_rank;     /* this rank's trace is cut after half its steps (-1 none) */
 	int no_coll_digests;   /* NCCL launches carry no coll_buffer regions */
 	int hosts;             /* ranks spread over this many subdirectories node<k> (0, 1: none) */
+	const void *last_record; /* a record appended to every trace written, before its END (NULL none) */
+	size_t last_record_len;
 };
 
 /* The program of the scenarios, empty: n ranks on one communicator of all. */

@@ -249,7 +249,12 @@ diff_truth_test_LIBS := -lcmocka
 TESTS += job_diff_test
 job_diff_test_SRCS = test/unit/job_diff_test.c $(DIFF_CORE_SRCS)
 job_diff_test_LIBS := -lcmocka
-TEST_DEPS += $(BUILD)/ktgen $(BUILD)/ktrace-diff
+TEST_DEPS += $(BUILD)/ktgen $(BUILD)/ktrace-diff $(BUILD)/ktrace $(BUILD)/job_fakeprog $(BUILD)/diff_fakelib.so
+# ... and `ktrace check` of a job, under a fake launcher whose ranks write the job simulator's traces.
+JOB_FAKEPROG_OBJS := $(BUILD)/obj/test/unit/job_fakeprog.o $(BUILD)/obj/test/unit/job_sim.o
+$(BUILD)/job_fakeprog: $(JOB_FAKEPROG_OBJS) $(BUILD)/libktcore.a
+	@$(if $(Q),echo "  LINK    $@")
+	$(Q)$(CC) -o $@ $(JOB_FAKEPROG_OBJS) $(BUILD)/libktcore.a $(LDFLAGS_ALL) $(PKG_LIBS) -ldl -lm
 # What `ktrace check` replays to confirm a divergence, and reading the verdict back.
 TESTS += check_confirm_test
 check_confirm_test_SRCS = test/unit/check_confirm_test.c test/unit/diff_sim.c tools/cli/check_confirm.c $(DIFF_CORE_SRCS)
