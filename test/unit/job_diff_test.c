@@ -33,6 +33,7 @@
 
 #include "format/ktrace_format.h"
 #include "test/scratch.h"
+#include "test/unit/job_sim.h"
 #include "tools/model/job_diff.h"
 
 static char tmpdir[400], build[4200], root[4096];
@@ -349,6 +350,35 @@ static void test_two_communicators(void **state)
 	diff_golden("job-two-comms", 1);
 }
 
+/* Ranks that never communicate through NCCL: nothing orders them, and the
+ * report says so; the lowest rank that diverged is named. */
+static void test_no_collectives(void **state)
+{
+	struct jsim_program p;
+	struct jsim_run oa, ob;
+	struct job_result r;
+	char dir[600], err[512], da[700], db[700];
+
+	(void)state;
+	jsim_init(&p, 3);
+	jsim_compute(&p, 0, 0, 1, 0, 0);
+	jsim_compute(&p, 0, 2, 2, 1, 0);
+	p.nondet_step = 1, p.nondet_rank = 2;
+	jsim_run_defaults(&oa, 0);
+	jsim_run_defaults(&ob, 1);
+	snprintf(dir, sizeof dir, "%s/no-nccl", tmpdir);
+	snprintf(da, sizeof da, "%s/a", dir);
+	snprintf(db, sizeof db, "%s/b", dir);
+	assert_int_equal(mkdir(dir, 0700), 0);
+	if (jsim_write(da, &p, &oa, err, sizeof err) || jsim_write(db, &p, &ob, err, sizeof err))
+		fail_msg("%s", err);
+	job_of("no-nccl", 0, &r);
+	assert_culprit(&r, JOB_VERDICT_KERNEL_NONDET, 2, "k_norm", 1);
+	assert_int_equal(r.coll_matched, 0);
+	assert_true(r.nwarnings == 1 && strstr(r.warnings[0], "no rank recorded an NCCL operation"));
+	ktrace_job_result_free(&r);
+}
+
 /* ---- findings: ranks that do not pair up ------------------------------------- */
 
 static void test_collective_count_mismatch(void **state)
@@ -567,6 +597,9 @@ static struct res check_job(const char *mode, const char *prog, const char *dir,
 	snprintf(tdir, sizeof tdir, "%s/%s", tmpdir, dir);
 	unlink(counter);
 	setenv("KTRACE_LIB", lib, 1);
+	/* a sanitized launcher under the (unsanitized) fake library preloaded */
+	char *asan = getenv("ASAN_OPTIONS") ? strdup(getenv("ASAN_OPTIONS")) : NULL;
+	setenv("ASAN_OPTIONS", "verify_asan_link_order=0", 1);
 	setenv("JOB_FAKE_MODE", mode, 1);
 	setenv("JOB_FAKE_COUNTER", counter, 1);
 	argv[n++] = ktrace;
@@ -580,6 +613,11 @@ static struct res check_job(const char *mode, const char *prog, const char *dir,
 	argv[n] = NULL;
 	struct res r = run_in(tmpdir, argv); /* a report file asked for lands there */
 	unsetenv("KTRACE_LIB");
+	if (asan)
+		setenv("ASAN_OPTIONS", asan, 1);
+	else
+		unsetenv("ASAN_OPTIONS");
+	free(asan);
 	return r;
 }
 
@@ -677,6 +715,7 @@ int main(void)
 		cmocka_unit_test(test_host_input),
 		cmocka_unit_test(test_send_recv_chain),
 		cmocka_unit_test(test_two_communicators),
+		cmocka_unit_test(test_no_collectives),
 		cmocka_unit_test(test_collective_count_mismatch),
 		cmocka_unit_test(test_missing_rank),
 		cmocka_unit_test(test_world_size_mismatch),

@@ -247,7 +247,7 @@ diff_truth_test_LIBS := -lcmocka
 # The job diff: two runs of fake distributed jobs (ktgen --job), the verdict in-process and
 # ktrace-diff's reports against test/golden/job/; the command line; damaged traces.
 TESTS += job_diff_test
-job_diff_test_SRCS = test/unit/job_diff_test.c $(DIFF_CORE_SRCS)
+job_diff_test_SRCS = test/unit/job_diff_test.c test/unit/job_sim.c $(DIFF_CORE_SRCS)
 job_diff_test_LIBS := -lcmocka
 TEST_DEPS += $(BUILD)/ktgen $(BUILD)/ktrace-diff $(BUILD)/ktrace $(BUILD)/job_fakeprog $(BUILD)/diff_fakelib.so
 # ... and `ktrace check` of a job, under a fake launcher whose ranks write the job simulator's traces.

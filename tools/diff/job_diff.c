@@ -298,6 +298,22 @@ static int decide(struct job_result *r, const struct job_work *w)
 
 /* ---- the whole job ------------------------------------------------------------ */
 
+/* Ranks compared without any NCCL operation recorded: nothing orders them. */
+static int warn_unordered(struct job_result *r, const struct job_work *w)
+{
+	size_t compared = 0, ops = 0;
+
+	for (size_t i = 0; i < r->nranks; i++) {
+		compared += r->ranks[i].status >= 0;
+		ops += w[i].a.nops + w[i].b.nops;
+	}
+	if (compared < 2 || ops)
+		return 0;
+	return ktrace_job_warning(r, "no rank recorded an NCCL operation (traces before format 1.13, or the job "
+				     "communicates otherwise): nothing orders the ranks, each rank's first divergence "
+				     "stands on its own");
+}
+
 /* Compare each rank that can be, then the causal model and the words. */
 static int compare_ranks(struct job_result *r, struct job_work *w, const struct job_diff_opts *o)
 {
@@ -313,7 +329,7 @@ static int compare_ranks(struct job_result *r, struct job_work *w, const struct 
 		if (compare_rank(r, i, &w[i], o))
 			return -1;
 	}
-	return 0;
+	return warn_unordered(r, w);
 }
 
 int ktrace_job_diff(const char *const *paths_a, size_t na, const char *const *paths_b, size_t nb,
