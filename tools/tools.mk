@@ -20,13 +20,18 @@ CLI_SRCS := tools/cli/cli_options.c
 EXPORT_SRCS := tools/export/export_chrome.c tools/export/export_args.c tools/export/export_layout.c \
 	tools/export/export_ranges.c
 
+# The job diff: two runs of a distributed job, their per-rank traces paired by rank, each pair
+# compared by the diff below, the NCCL operations matched across ranks for causal order.
+JOB_DIFF_SRCS := tools/diff/job_collect.c tools/diff/job_ops.c tools/diff/job_causal.c tools/diff/job_diff.c \
+	tools/diff/job_report.c tools/diff/job_json.c
+
 # The determinism diff of two traces, shared by ktrace-diff and `ktrace check`: alignment,
 # comparison, stream order (ORDER records; nodes of a graph launch by its edges), what the
 # program observed, where a launch was issued, why launches are unverified, the reports.
 DIFF_CORE_SRCS := tools/diff/diff_align.c tools/diff/diff_engine.c tools/diff/diff_report.c tools/diff/diff_json.c \
 	tools/diff/diff_confirm.c tools/diff/diff_explain.c tools/diff/diff_ci.c tools/diff/diff_cli.c \
 	tools/diff/diff_order.c tools/diff/diff_graph.c tools/diff/diff_results.c tools/diff/diff_where.c \
-	tools/diff/diff_unverified.c tools/diff/diff_timeline.c $(EXPORT_SRCS) $(MODEL_SRCS)
+	tools/diff/diff_unverified.c tools/diff/diff_timeline.c $(EXPORT_SRCS) $(MODEL_SRCS) $(JOB_DIFF_SRCS)
 
 # ktrace-diff: the determinism diff of two traces.
 TOOLS += ktrace-diff
@@ -53,7 +58,8 @@ ktrace-inspect_SRCS := tools/inspect/inspect.c tools/inspect/inspect_print.c $(M
 # ktrace: the front end (run, check, and the other tools as subcommands).
 TOOLS += ktrace
 ktrace_SRCS = tools/cli/ktrace_main.c tools/cli/ktrace_run.c tools/cli/run_child.c tools/cli/run_python.c \
-	tools/cli/ktrace_check.c tools/cli/check_confirm.c tools/cli/check_report.c $(DIFF_CORE_SRCS) $(CLI_SRCS)
+	tools/cli/ktrace_check.c tools/cli/check_job.c tools/cli/check_confirm.c tools/cli/check_report.c $(DIFF_CORE_SRCS) \
+	$(CLI_SRCS)
 
 # libktrace-reader.so: the trace reader of the Python package (python/ktrace:
 # ktrace.load()), the model above behind a few ktpy_* functions for ctypes.

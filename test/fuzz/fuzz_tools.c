@@ -1,7 +1,9 @@
 /* test/fuzz/fuzz_tools.c: libFuzzer target for what the tools build on a trace:
  * the trace model (tools/model/trace_model.c), the diff of two traces with every
- * report (text, JSON, GitHub, JUnit, Markdown, the timeline), and the
- * timeline export.  Records that are well framed but say impossible things (a
+ * report (text, JSON, GitHub, JUnit, Markdown, the timeline), the job diff's
+ * reading of a rank's NCCL operations (tools/diff/job_ops.c: communicators,
+ * places, buffer digests, each launch's operation, the two runs paired), and
+ * the timeline export.  Records that are well framed but say impossible things (a
  * graph node's parent out of range, a range whose parent is itself, a launch of
  * an exec that has no GRAPH record) reach them here.
  *
@@ -28,6 +30,7 @@
 #include "format/ktrace_format.h"
 #include "format/trace_reader.h"
 #include "tools/diff/diff_internal.h"
+#include "tools/diff/job_internal.h"
 #include "tools/model/export.h"
 #include "tools/model/trace_model.h"
 
@@ -80,6 +83,36 @@ static void report_all(const struct tm_trace *a, const struct tm_trace *b)
 	ktrace_diff_result_free(&r);
 }
 
+/* What the job diff reads of a and b as two runs of one rank. */
+static void job_ops(const struct tm_trace *a, const struct tm_trace *b)
+{
+	struct job_result r;
+	struct job_work w;
+
+	memset(&r, 0, sizeof r);
+	memset(&w, 0, sizeof w);
+	w.first_div = w.input_differs = JOB_NO_POS;
+	w.div_op = w.input_op = -1;
+	r.culprit = -1;
+	if (ktrace_job_read_ops(a, &w.a) == 0 && ktrace_job_read_ops(b, &w.b) == 0) {
+		for (size_t i = 0; i < a->nlaunches; i++)
+			(void)ktrace_job_op_of_launch(&w.a, &a->launches[i]);
+		r.ranks = calloc(1, sizeof *r.ranks);
+		r.nranks = r.ranks ? 1 : 0;
+		if (r.nranks && ktrace_job_pair_ops(&r, 0, &w) == 0)
+			(void)ktrace_job_causal(&r, &w);
+	}
+	ktrace_job_side_free(&w.a);
+	ktrace_job_side_free(&w.b);
+	free(r.ranks);
+	free(r.findings);
+	free(r.coll.version_a);
+	free(r.coll.version_b);
+	free(r.coll.settings_a);
+	free(r.coll.settings_b);
+	free(r.coll.settings_differ);
+}
+
 static void export_one(const struct tm_trace *t)
 {
 	struct export_opts o = { 0 };
@@ -114,10 +147,12 @@ static void run(const uint8_t *fa, size_t la, const uint8_t *fb, size_t lb)
 	if (fb && load_mem(&b, fb, lb, "b", err, sizeof err) == 0) {
 		report_all(&a, &b);
 		report_all(&b, &a);
+		job_ops(&a, &b);
 		export_one(&b);
 		ktrace_tm_free(&b);
 	} else if (!fb) {
 		report_all(&a, &a);
+		job_ops(&a, &a);
 	}
 	ktrace_tm_free(&a);
 }

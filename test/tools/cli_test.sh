@@ -854,7 +854,7 @@ case_ci_recipe() {
 # ---- JSON ----------------------------------------------------------------------------------------
 
 # Every JSON output is what docs/json/ktrace.schema.json says (docs/json.md): ktrace-dump's
-# records and summaries, ktrace-diff's comparison (the golden reports too), ktrace check's
+# records and summaries, ktrace-diff's comparison and a job's (the golden reports too), ktrace check's
 # report for two and three runs and with replays, ktrace-inspect's files and summaries.
 schema_check() {
 	python3 "$ROOT/test/tools/json_check.py" "$ROOT/docs/json/ktrace.schema.json" "$@" >schema.out 2>&1 ||
@@ -883,6 +883,12 @@ case_json_schemas() {
 	"$B/ktrace-diff" --json graph.ktrace graph.ktrace >diff4.json 2>/dev/null
 	has diff4.json '"graphs": {'
 	schema_check diff --document diff1.json diff2.json diff3.json diff4.json "$ROOT"/test/golden/diff/*.json
+	# two runs of a job: a verdict, findings, runs that cannot be compared
+	for s in job-two-comms job-missing-rank job-world-size; do
+		"$B/ktgen" --job $s $s && (cd $s && "$B/ktrace-diff" --json a b) >$s.json 2>/dev/null
+	done
+	schema_check job_diff --document job-two-comms.json job-missing-rank.json job-world-size.json \
+		"$ROOT"/test/golden/job/*.json
 	# ktrace check: the fake traced program (two and three runs), and the real library replaying
 	export ASAN_OPTIONS="verify_asan_link_order=0:detect_leaks=0:handle_segv=0:handle_abort=0:allow_user_segv_handler=1"
 	if [ -x "$B/diff_fakeprog" ] && [ -f "$B/diff_fakelib.so" ]; then
@@ -892,6 +898,13 @@ case_json_schemas() {
 				"$B/ktrace" check --quiet --json --runs $runs -- "$B/diff_fakeprog" >check$runs.json 2>/dev/null
 		done
 		schema_check check --document check2.json check3.json
+	fi
+	if [ -x "$B/job_fakeprog" ] && [ -f "$B/diff_fakelib.so" ]; then
+		rm -f counter
+		KTRACE_LIB="$B/diff_fakelib.so" JOB_FAKE_MODE=nondet JOB_FAKE_COUNTER="$T/counter" \
+			"$B/ktrace" check --quiet --json --runs 3 -- "$B/job_fakeprog" >check_job.json 2>/dev/null
+		has check_job.json '"jobs": ['
+		schema_check check --document check_job.json
 	fi
 	if [ -x "$B/replay_app" ] && [ -f "$B/fakecuda-real/libcuda.so.1" ]; then
 		rm -f rc

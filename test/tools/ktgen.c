@@ -9,6 +9,7 @@
  *   ktgen [--scenario basic|many|order|order-filter|graph|threads|graph-threads|ranges|gputimes]
  *         [--launches N]
  *         [--frame-bytes N] [--cut-at-flush K] [--major N] OUT
+ *   ktgen --job SCENARIO DIR
  *
  * basic  every record type once or more, a launch before its KERNEL record,
  *        a launch whose kernel never appears, a kernel without a layout, an
@@ -38,6 +39,8 @@
  *        format 1.10) with two unmeasured ones that must fit between them,
  *        a measured graph launch of scenario graph's exec, one unmeasured
  *        launch after it.
+ * --job SCENARIO DIR  two runs of a distributed job, per-rank traces in DIR/a
+ *        and DIR/b (test/tools/ktgen_job.c lists the scenarios).
  * --cut-at-flush K  flush after every group of records, then cut the file at
  *        the end of flush K (>= 1): the file ends inside a zstd frame.
  * --major N  patch the preamble's version to N.0.
@@ -676,12 +679,16 @@ static void scenario_ranges(void)
 	launch(1, buf + 60000, 28, NULL, 0, 0); /* no range open */
 }
 
+int ktgen_job(const char *scenario, const char *dir); /* ktgen_job.c */
+
 int main(int argc, char **argv)
 {
 	const char *scenario = "basic";
 	uint32_t frame_bytes = 0;
 	int major = -1;
 	int i;
+	if (argc == 4 && !strcmp(argv[1], "--job"))
+		return ktgen_job(argv[2], argv[3]);
 	for (i = 1; i < argc - 1; i++) {
 		if (!strcmp(argv[i], "--scenario"))
 			scenario = argv[++i];

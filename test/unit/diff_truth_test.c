@@ -30,6 +30,19 @@
  * it must never do is accuse: no launch before the first planted one diverges,
  * and no launch that was not planted is called non-deterministic.
  * KTRACE_TRUTH_SEED=N repeats one program; KTRACE_TRUTH_CASES=N runs more.
+ *
+ * Jobs: random programs of 2 to 6 ranks (test/unit/job_sim.c), a
+ * communicator of every rank and some of fewer, each rank running its own
+ * share of compute steps between all-reduces, broadcasts, reduces,
+ * all-gathers and sends; one kernel planted non-deterministic on a random
+ * rank (every few programs a collective instead, its result perturbed on
+ * every rank as another NCCL algorithm does), and in some the NCCL launches
+ * carry no buffer digests (causal order alone).  The job diff must name the
+ * planted kernel and its rank (or the planted collective), find each rank's
+ * first divergence where the truth has it, call every other rank that
+ * diverged downstream of the operation its difference came through, and no
+ * rank that did not diverge anything but identical.  KTRACE_TRUTH_JOB_SEED=N
+ * repeats one job; KTRACE_TRUTH_JOB_CASES=N runs more.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -40,12 +53,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "format/ktrace_format.h"
 #include "format/trace_writer.h"
 #include "hashkern/ktrace_digest.h"
+#include "test/unit/job_sim.h"
 #include "tools/diff/diff_internal.h"
+#include "tools/model/job_diff.h"
 #include "tools/model/unverified.h"
 
 #define NBUF 10
@@ -750,6 +766,125 @@ static void test_random_programs(void **state)
 		      (unsigned long long)seen.set_aside);
 }
 
+/* ---- jobs ---------------------------------------------------------------------- */
+
+static struct {
+	uint64_t jobs, ranks, colls_planted, causal_only, downstream, identical;
+} seen_jobs;
+
+/* Run B's job against run A's, both written into dir/a and dir/b. */
+static void job_diff_of(const char *dir, struct job_result *r, uint64_t seed)
+{
+	char da[420], db[420], err[1024];
+	char **pa, **pb;
+	size_t na, nb;
+	struct job_diff_opts o = { .label_a = "a", .label_b = "b" };
+
+	snprintf(da, sizeof da, "%s/a", dir);
+	snprintf(db, sizeof db, "%s/b", dir);
+	if (ktrace_job_list_dir(da, &pa, &na, err, sizeof err) || ktrace_job_list_dir(db, &pb, &nb, err, sizeof err))
+		fail_msg("job seed %llu: %s", (unsigned long long)seed, err);
+	if (ktrace_job_diff((const char *const *)pa, na, (const char *const *)pb, nb, &o, r, err, sizeof err))
+		fail_msg("job seed %llu: %s", (unsigned long long)seed, err);
+	ktrace_job_paths_free(pa, na);
+	ktrace_job_paths_free(pb, nb);
+}
+
+/* Every rank's first divergence where the truth has it, and its role. */
+static void check_job_ranks(uint64_t seed, const struct jsim_program *p, const struct jsim_truth *t,
+			    const struct job_result *r)
+{
+	assert_int_equal(r->nranks, (size_t)p->nranks);
+	for (size_t i = 0; i < r->nranks; i++) {
+		const struct job_rank *e = &r->ranks[i];
+		int32_t g = e->rank;
+		int culprit = (long)i == r->culprit;
+
+		if (t->first_div[g] < 0) {
+			if (e->has_div || e->role != JOB_ROLE_IDENTICAL)
+				fail_msg("job seed %llu: rank %d did not diverge, the job diff says %s", (unsigned long long)seed,
+					 g, ktrace_job_role_name(e->role));
+			seen_jobs.identical++;
+			continue;
+		}
+		if (!e->has_div || (int64_t)e->div.seq_a != t->first_div[g] || strcmp(e->div.mangled, t->kernel[g]))
+			fail_msg("job seed %llu: rank %d first diverges at launch %lld (%s), the job diff says %lld",
+				 (unsigned long long)seed, g, (long long)t->first_div[g], t->kernel[g],
+				 e->has_div ? (long long)e->div.seq_a : -1LL);
+		if (!culprit && e->role != JOB_ROLE_DOWNSTREAM && e->role != JOB_ROLE_COLLECTIVE)
+			fail_msg("job seed %llu: rank %d's first divergence comes from another rank, the job diff says %s",
+				 (unsigned long long)seed, g, ktrace_job_role_name(e->role));
+		if (e->role == JOB_ROLE_DOWNSTREAM && (!e->via.valid || e->via_rank < 0 || e->via_rank == g))
+			fail_msg("job seed %llu: rank %d is downstream of no operation", (unsigned long long)seed, g);
+		seen_jobs.downstream += !culprit;
+	}
+}
+
+static void check_job(uint64_t seed)
+{
+	struct jsim_program *p = calloc(1, sizeof *p);
+	struct jsim_run oa, ob;
+	struct jsim_truth t;
+	struct job_result r;
+	char dir[400], cmd[500], err[512];
+	int planted_coll = seed % 5 == 0, causal_only = !planted_coll && seed % 4 == 1;
+
+	assert_non_null(p);
+	jsim_random(p, seed, planted_coll);
+	jsim_truth(p, causal_only, &t);
+	jsim_run_defaults(&oa, 0);
+	jsim_run_defaults(&ob, 1);
+	oa.no_coll_digests = ob.no_coll_digests = causal_only;
+	snprintf(dir, sizeof dir, "%s/job%llu", tmpdir, (unsigned long long)seed);
+	snprintf(cmd, sizeof cmd, "%s/a", dir);
+	if (mkdir(dir, 0700) || jsim_write(cmd, p, &oa, err, sizeof err))
+		fail_msg("job seed %llu: %s", (unsigned long long)seed, err);
+	snprintf(cmd, sizeof cmd, "%s/b", dir);
+	if (jsim_write(cmd, p, &ob, err, sizeof err))
+		fail_msg("job seed %llu: %s", (unsigned long long)seed, err);
+	job_diff_of(dir, &r, seed);
+	assert_int_equal(r.status, 1);
+	if (planted_coll) {
+		if (r.verdict != JOB_VERDICT_COLLECTIVE_NONDET || r.coll.op.op != (uint32_t)p->steps[p->coll_nondet_step].op)
+			fail_msg("job seed %llu: the planted %s is not named (verdict %s)", (unsigned long long)seed,
+				 ktrace_coll_op_name((uint32_t)p->steps[p->coll_nondet_step].op),
+				 ktrace_job_verdict_name(r.verdict));
+		assert_string_equal(r.coll.settings_differ, "NCCL_ALGO (Ring in A, Tree in B)");
+	} else if (r.verdict != JOB_VERDICT_KERNEL_NONDET || r.culprit < 0 || r.ranks[r.culprit].rank != p->nondet_rank) {
+		fail_msg("job seed %llu (%d ranks%s): the planted kernel of rank %d is not named (verdict %s, culprit "
+			 "rank %d)", (unsigned long long)seed, p->nranks, causal_only ? ", causal order alone" : "",
+			 p->nondet_rank, ktrace_job_verdict_name(r.verdict), r.culprit >= 0 ? r.ranks[r.culprit].rank : -1);
+	}
+	check_job_ranks(seed, p, &t, &r);
+	seen_jobs.jobs++;
+	seen_jobs.ranks += (uint64_t)p->nranks;
+	seen_jobs.colls_planted += planted_coll;
+	seen_jobs.causal_only += causal_only;
+	ktrace_job_result_free(&r);
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+	assert_int_equal(system(cmd), 0);
+	free(p);
+}
+
+static void test_random_jobs(void **state)
+{
+	const char *one = getenv("KTRACE_TRUTH_JOB_SEED"), *cases = getenv("KTRACE_TRUTH_JOB_CASES");
+	uint64_t n = cases ? strtoull(cases, NULL, 10) : 60;
+
+	(void)state;
+	if (one) {
+		check_job(strtoull(one, NULL, 10));
+		return;
+	}
+	for (uint64_t seed = 1; seed <= n; seed++)
+		check_job(seed);
+	print_message("%llu jobs of %llu ranks (%llu with a non-deterministic collective, %llu by causal order "
+		      "alone): every culprit named, %llu ranks downstream of it, %llu identical\n",
+		      (unsigned long long)seen_jobs.jobs, (unsigned long long)seen_jobs.ranks,
+		      (unsigned long long)seen_jobs.colls_planted, (unsigned long long)seen_jobs.causal_only,
+		      (unsigned long long)seen_jobs.downstream, (unsigned long long)seen_jobs.identical);
+}
+
 static int setup(void **state)
 {
 	const char *t = getenv("TMPDIR");
@@ -772,6 +907,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_random_programs),
+		cmocka_unit_test(test_random_jobs),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

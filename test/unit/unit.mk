@@ -239,10 +239,22 @@ diff_test_SRCS = test/unit/diff_test.c test/unit/diff_sim.c $(DIFF_CORE_SRCS)
 diff_test_LIBS := -lcmocka
 diff_cli_test_SRCS = test/unit/diff_cli_test.c test/unit/diff_sim.c $(DIFF_CORE_SRCS)
 diff_cli_test_LIBS := -lcmocka
-# The verdict against ground truth on random race-free programs over one to three streams.
+# The verdict against ground truth on random race-free programs over one to three streams,
+# and the job diff's on random jobs of several ranks (test/unit/job_sim.c).
 TESTS += diff_truth_test
-diff_truth_test_SRCS = test/unit/diff_truth_test.c $(DIFF_CORE_SRCS)
+diff_truth_test_SRCS = test/unit/diff_truth_test.c test/unit/job_sim.c $(DIFF_CORE_SRCS)
 diff_truth_test_LIBS := -lcmocka
+# The job diff: two runs of fake distributed jobs (ktgen --job), the verdict in-process and
+# ktrace-diff's reports against test/golden/job/; the command line; damaged traces.
+TESTS += job_diff_test
+job_diff_test_SRCS = test/unit/job_diff_test.c test/unit/job_sim.c $(DIFF_CORE_SRCS)
+job_diff_test_LIBS := -lcmocka
+TEST_DEPS += $(BUILD)/ktgen $(BUILD)/ktrace-diff $(BUILD)/ktrace $(BUILD)/job_fakeprog $(BUILD)/diff_fakelib.so
+# ... and `ktrace check` of a job, under a fake launcher whose ranks write the job simulator's traces.
+JOB_FAKEPROG_OBJS := $(BUILD)/obj/test/unit/job_fakeprog.o $(BUILD)/obj/test/unit/job_sim.o
+$(BUILD)/job_fakeprog: $(JOB_FAKEPROG_OBJS) $(BUILD)/libktcore.a
+	@$(if $(Q),echo "  LINK    $@")
+	$(Q)$(CC) -o $@ $(JOB_FAKEPROG_OBJS) $(BUILD)/libktcore.a $(LDFLAGS_ALL) $(PKG_LIBS) -ldl -lm
 # What `ktrace check` replays to confirm a divergence, and reading the verdict back.
 TESTS += check_confirm_test
 check_confirm_test_SRCS = test/unit/check_confirm_test.c test/unit/diff_sim.c tools/cli/check_confirm.c $(DIFF_CORE_SRCS)

@@ -2,10 +2,9 @@
  * a replay run's trace holds (check_confirm.h).
  *
  * Owns the order in which divergent launches and the last writers of their
- * differing inputs are tried, the occurrence of a launch (computed from run
- * A's trace the way the library counts at run time), the KTRACE_REPLAY and
- * KTRACE_PYSTACK values naming it, and reading the REPLAY and PYSTACK
- * records back (format/replay_report.h).
+ * differing inputs are tried, the KTRACE_REPLAY and KTRACE_PYSTACK values
+ * naming a launch by its occurrence (ktrace_tm_occurrence, model/), and
+ * reading the REPLAY and PYSTACK records back (format/replay_report.h).
  */
 #include "tools/cli/check_confirm.h"
 
@@ -69,19 +68,8 @@ size_t ktrace_check_candidates(const struct diff_result *const *rs, size_t n, st
 	return c.n;
 }
 
-uint64_t ktrace_check_occurrence(const struct tm_trace *a, const struct tm_launch *l)
-{
-	const char *name = l->kernel->name;
-	uint64_t n = 0;
-
-	for (const struct tm_launch *p = a->launches; p < l && p < a->launches + a->nlaunches; p++)
-		if (p->kernel == l->kernel || (name[0] && !strcmp(p->kernel->name, name)))
-			n++;
-	return n;
-}
-
-int ktrace_check_replay_spec(const struct tm_launch *l, uint64_t occurrence, uint32_t runs, char *buf, size_t cap,
-			     char *why, size_t whylen)
+int ktrace_check_replay_spec(const struct tm_launch *l, uint64_t occurrence, uint32_t runs, int32_t rank, char *buf,
+			     size_t cap, char *why, size_t whylen)
 {
 	const char *name = l->kernel->name;
 	int n;
@@ -95,7 +83,9 @@ int ktrace_check_replay_spec(const struct tm_launch *l, uint64_t occurrence, uin
 				      "a space)");
 		return -1;
 	}
-	n = snprintf(buf, cap, "kernel=%s,occurrence=%" PRIu64 ",runs=%u", name, occurrence, runs);
+	n = rank >= 0 ? snprintf(buf, cap, "kernel=%s,occurrence=%" PRIu64 ",runs=%u,rank=%d", name, occurrence, runs,
+				 rank)
+		      : snprintf(buf, cap, "kernel=%s,occurrence=%" PRIu64 ",runs=%u", name, occurrence, runs);
 	if (n < 0 || (size_t)n >= cap) {
 		snprintf(why, whylen, "its kernel's name is too long for KTRACE_REPLAY");
 		return -1;

@@ -7,8 +7,8 @@
  * (each launch once).  A launch is named to the replay run by its kernel's
  * mangled name and its occurrence: how many launches of that name run A
  * made before it, counted in launch order over every kernel id of that name
- * (the library counts the same way, interpose/replay/replay.h).  The same
- * run takes the Python stacks of that launch and of the forward op it
+ * as the library counts (ktrace_tm_occurrence, model/trace_model.h).  The
+ * same run takes the Python stacks of that launch and of the forward op it
  * belongs to (KTRACE_PYSTACK, interpose/pystack/pystack.h).
  */
 #ifndef KTRACE_TOOLS_CHECK_CONFIRM_H
@@ -29,13 +29,11 @@ struct check_candidate {
 size_t ktrace_check_candidates(const struct diff_result *const *rs, size_t n, struct check_candidate *out,
 			       size_t max);
 
-/* Launches of l's kernel name in a (l's trace) before l. */
-uint64_t ktrace_check_occurrence(const struct tm_trace *a, const struct tm_launch *l);
-
-/* The KTRACE_REPLAY value replaying l (occurrence, K replays) into buf: 0,
- * or -1 with why the launch cannot be named to the library. */
-int ktrace_check_replay_spec(const struct tm_launch *l, uint64_t occurrence, uint32_t runs, char *buf, size_t cap,
-			     char *why, size_t whylen);
+/* The KTRACE_REPLAY value replaying l (occurrence, K replays; in the
+ * process of that rank only when rank >= 0: a job's whole run is replayed)
+ * into buf: 0, or -1 with why the launch cannot be named to the library. */
+int ktrace_check_replay_spec(const struct tm_launch *l, uint64_t occurrence, uint32_t runs, int32_t rank, char *buf,
+			     size_t cap, char *why, size_t whylen);
 
 /* The KTRACE_PYSTACK value asking the replay run of l for its Python stacks
  * (docs/ranges.md): the launch, by its kernel's mangled name (an anchored,

@@ -16,6 +16,11 @@
  * and the next divergences are tried, at most --max-replays runs in all
  * (check_confirm.c chooses them).
  *
+ * A distributed job (CMD is a launcher, or run 1's processes write JOB
+ * records of a job of several ranks) is checked by check_job.c: each run's
+ * traces in DIR/run<k>/ (and DIR/replay<j>/), one job verdict per pair of
+ * runs, the culprit replayed in a run of the whole job on its rank alone.
+ *
  * Exit status: 0 nothing confirmed diverged (digest differences that no
  * replay confirmed are reported as notes), 1 a confirmed divergence (or,
  * with --max-replays 0, a divergence by digests alone; with --strict,
@@ -27,7 +32,7 @@
  * asked for, saying what failed (check_report.c).  The temporary directory
  * is removed with everything in it unless kept (--keep, or the runs diverged).
  */
-#include "tools/cli/ktrace_cli.h"
+#include "tools/cli/check_internal.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -42,27 +47,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "tools/cli/check_confirm.h"
 #include "tools/cli/cli_options.h"
-#include "tools/model/diff.h"
 
-#define MAX_RUNS 100
-#define MAX_TRACES 64 /* traced processes with launches, per run */
 #define MAX_REPLAY_RUNS 100
 #define DEFAULT_REPLAY_RUNS 3
 #define DEFAULT_REPLAYS 8
-
-struct run_trace {
-	char path[PATH_MAX + 320];
-	uint32_t rank;
-	long launches;
-	long graphs_memory_nodes; /* graphs not hashed: memory allocated inside them */
-};
-
-struct run_info {
-	struct run_trace t[MAX_TRACES];
-	size_t n;
-};
 
 static void check_usage(FILE *f)
 {
@@ -73,6 +62,13 @@ static void check_usage(FILE *f)
 	      "input and its last writer).  A divergence is confirmed before it counts: CMD\n"
 	      "runs once more and replays that launch in isolation from identical inputs\n"
 	      "(KTRACE_REPLAY).\n"
+	      "\n"
+	      "A distributed job (CMD is torchrun, python -m torch.distributed.run, mpirun,\n"
+	      "mpiexec or srun, or its processes are ranks of a job of several): each run's\n"
+	      "traces go into DIR/run<k>/, rank k of run 1 is compared with rank k of the\n"
+	      "other, and one verdict names the first divergence in causal order across the\n"
+	      "ranks (their NCCL operations); its launch is replayed in one more run of the\n"
+	      "whole job, on its rank alone (rank=R in KTRACE_REPLAY).\n"
 	      "\n"
 	      "check options:\n"
 	      "  --runs N            how many traced runs (default 2, at most 100)\n"
@@ -112,9 +108,7 @@ static void check_usage(FILE *f)
  * comparing anything: one line each, without "ktrace check: ". */
 static char check_errors[4096];
 
-/* An error: "ktrace check: <message>" on stderr, and kept in check_errors. */
-static void check_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void check_error(const char *fmt, ...)
+void ktrace_check_error(const char *fmt, ...)
 {
 	char line[1536];
 	size_t used = strlen(check_errors);
@@ -145,41 +139,54 @@ static int cmp_trace(const void *a, const void *b)
 	return strcmp(x->path, y->path);
 }
 
-/* The traces files named <prefix>-* that recorded launches (what: "run 2",
- * for messages); *nfiles: every such file, launches or not. */
-static int collect_traces(const char *what, const char *prefix, const char *dir, struct run_info *ri, size_t *nfiles)
+/* A trace of dir to collect: named <prefix>-*.ktrace, or any *.ktrace when
+ * prefix is NULL (a job's run directory). */
+static int is_trace_of(const char *name, const char *prefix)
+{
+	size_t len = strlen(name), plen = prefix ? strlen(prefix) : 0;
+
+	if (prefix && (strncmp(name, prefix, plen) || name[plen] != '-'))
+		return 0;
+	return len >= plen + 7 && !strcmp(name + len - 7, ".ktrace");
+}
+
+/* The traces files of dir named as is_trace_of says that recorded launches
+ * (what: "run 2", for messages); *nfiles: every such file, launches or not.
+ * A job's (job set) may end early: a killed rank's is compared as far as it
+ * goes. */
+static int collect_traces(const char *what, const char *prefix, const char *dir, int job, struct run_info *ri,
+			  size_t *nfiles)
 {
 	char err[PATH_MAX + 256];
-	size_t plen = strlen(prefix);
 	DIR *d = opendir(dir);
 	if (!d) {
-		check_error("%s: %s", dir, strerror(errno));
+		ktrace_check_error("%s: %s", dir, strerror(errno));
 		return -1;
 	}
 	struct dirent *e;
 	ri->n = 0;
 	*nfiles = 0;
 	while ((e = readdir(d))) {
-		size_t len = strlen(e->d_name);
-		if (strncmp(e->d_name, prefix, plen) || e->d_name[plen] != '-' || len < 7 ||
-		    strcmp(e->d_name + len - 7, ".ktrace"))
+		if (!is_trace_of(e->d_name, prefix))
 			continue;
 		(*nfiles)++;
 		struct run_trace t;
 		struct tm_run_scan scan;
 		snprintf(t.path, sizeof t.path, "%s/%s", dir, e->d_name);
-		t.launches = ktrace_tm_scan_run(t.path, &scan, err, sizeof err) ? -1 : scan.launches;
+		int rc = ktrace_tm_scan_run(t.path, &scan, err, sizeof err);
+		t.launches = rc == 0 || (job && scan.truncated && scan.have_header) ? scan.launches : -1;
 		t.rank = scan.rank;
+		t.world_size = scan.world_size;
 		t.graphs_memory_nodes = scan.graphs_memory_nodes;
 		if (t.launches < 0) {
-			check_error("%s: %s", what, err);
+			ktrace_check_error("%s: %s", what, err);
 			closedir(d);
 			return -1;
 		}
 		if (!t.launches)
 			continue;
 		if (ri->n == MAX_TRACES) {
-			check_error("%s: more than %d processes launched kernels", what, MAX_TRACES);
+			ktrace_check_error("%s: more than %d processes launched kernels", what, MAX_TRACES);
 			closedir(d);
 			return -1;
 		}
@@ -190,44 +197,60 @@ static int collect_traces(const char *what, const char *prefix, const char *dir,
 	return 0;
 }
 
-/* The traces run k left that recorded launches, one per rank. */
-static int collect(int k, const char *dir, struct run_info *ri)
+/* Where run or replay `prefix` left its traces: DIR, or a job's DIR/<prefix>. */
+static void traces_dir(const struct check_state *s, const char *prefix, char *out, size_t cap)
 {
-	char prefix[32], what[32];
+	if (s->job_dirs)
+		snprintf(out, cap, "%s/%s", s->dir, prefix);
+	else
+		snprintf(out, cap, "%s", s->dir);
+}
+
+/* The traces run k left that recorded launches, one per rank (a job's
+ * ranks are paired by the job diff, which says what does not pair up). */
+static int collect(const struct check_state *s, int k, struct run_info *ri)
+{
+	char prefix[32], what[32], dir[PATH_MAX + 40];
 	size_t files;
 	snprintf(prefix, sizeof prefix, "run%d", k);
 	snprintf(what, sizeof what, "run %d", k);
-	if (collect_traces(what, prefix, dir, ri, &files))
+	traces_dir(s, prefix, dir, sizeof dir);
+	if (collect_traces(what, s->job_dirs ? NULL : prefix, dir, s->job_dirs, ri, &files))
 		return -1;
 	if (!files && !ktrace_cuda_driver_found()) {
-		check_error("run %d left no trace: %s", k, KTRACE_NO_DRIVER_MESSAGE);
+		ktrace_check_error("run %d left no trace: %s", k, KTRACE_NO_DRIVER_MESSAGE);
 		return -1;
 	}
 	if (!files) {
-		check_error("run %d left no trace in %s: the command never used the CUDA driver, "
+		ktrace_check_error("run %d left no trace in %s: the command never used the CUDA driver, "
 				"or libktrace.so was not loaded (static and setuid programs ignore LD_PRELOAD)", k, dir);
 		return -1;
 	}
 	if (!ri->n) {
-		check_error("run %d recorded no kernel launch (%zu trace file%s in %s): nothing "
+		ktrace_check_error("run %d recorded no kernel launch (%zu trace file%s in %s): nothing "
 				"to compare; does the command use the GPU?", k, files, files == 1 ? "" : "s", dir);
 		return -1;
 	}
-	for (size_t i = 1; i < ri->n; i++)
+	for (size_t i = 1; i < ri->n && !s->job_dirs; i++)
 		if (ri->t[i].rank == ri->t[i - 1].rank) {
-			check_error("run %d: several processes of rank %u launched kernels (%s, %s): "
+			ktrace_check_error("run %d: several processes of rank %u launched kernels (%s, %s): "
 					"compare them with ktrace-diff", k, ri->t[i].rank, ri->t[i - 1].path, ri->t[i].path);
 			return -1;
 		}
 	return 0;
 }
 
-/* A trace ktrace check wrote: run<k>-....ktrace, replay<j>-....ktrace. */
+/* What ktrace check wrote: traces run<k>-....ktrace, replay<j>-....ktrace,
+ * and a job's run<k>/ and replay<j>/ directories. */
 static int is_run_trace_name(const char *name)
 {
-	size_t len = strlen(name);
-	return (!strncmp(name, "run", 3) || !strncmp(name, "replay", 6)) && len > 7 &&
-	       !strcmp(name + len - 7, ".ktrace");
+	size_t len = strlen(name), p = !strncmp(name, "run", 3) ? 3 : !strncmp(name, "replay", 6) ? 6 : 0;
+
+	if (!p)
+		return 0;
+	if (len > p && strspn(name + p, "0123456789") == len - p)
+		return 1;
+	return len > 7 && !strcmp(name + len - 7, ".ktrace");
 }
 
 static int remove_entry(const char *path, const struct stat *st, int type, struct FTW *ftw)
@@ -266,19 +289,6 @@ static const struct option check_own_options[] = {
 	KTRACE_CLI_FLAG("keep", CHECK_OPT_KEEP), KTRACE_CLI_FLAG("no-warmup", CHECK_OPT_NO_WARMUP),
 	KTRACE_CLI_ARG("max-replays", CHECK_OPT_MAX_REPLAYS), KTRACE_CLI_ARG("replays", CHECK_OPT_REPLAYS),
 	KTRACE_CLI_FLAG("no-python-stack", CHECK_OPT_NO_PYTHON_STACK), KTRACE_CLI_END,
-};
-
-/* What the command line asks for. */
-struct check_opts {
-	struct ktrace_run_opts run;
-	struct diff_cli diff;
-	int nruns, keep, no_warmup;
-	int no_python_stack;  /* replay runs take no Python stacks */
-	int max_replays;      /* runs to confirm divergences by replay (0: none) */
-	int replays;          /* K, replays per such run */
-	const char *user_dir; /* --dir, or NULL */
-	char **cmd;	      /* the command line to run, NULL-terminated */
-	int cmd_argc;
 };
 
 /* A decimal number from lo to hi into *out: 1, or -1 with err. */
@@ -355,19 +365,19 @@ static int check_option(void *ctx, int code, const char *value, char *err, size_
 static int use_user_dir(const char *user_dir, char *dir, size_t cap)
 {
 	if (mkdir(user_dir, 0700) != 0 && errno != EEXIST) {
-		check_error("--dir %s: %s", user_dir, strerror(errno));
+		ktrace_check_error("--dir %s: %s", user_dir, strerror(errno));
 		return -1;
 	}
 	snprintf(dir, cap, "%s", user_dir);
 	DIR *d = opendir(dir);
 	if (!d) {
-		check_error("--dir %s: %s", dir, strerror(errno));
+		ktrace_check_error("--dir %s: %s", dir, strerror(errno));
 		return -1;
 	}
 	struct dirent *e;
 	while ((e = readdir(d))) {
 		if (is_run_trace_name(e->d_name)) {
-			check_error("--dir %s already holds traces (%s): use an empty directory", dir,
+			ktrace_check_error("--dir %s already holds traces (%s): use an empty directory", dir,
 				e->d_name);
 			closedir(d);
 			return -1;
@@ -383,44 +393,13 @@ static int make_temp_dir(char *dir, size_t cap)
 	snprintf(dir, cap, "%s/ktrace-check.XXXXXX", tmp && *tmp ? tmp : "/tmp");
 	if (mkdtemp(dir))
 		return 0;
-	check_error("cannot create a directory %s: %s", dir, strerror(errno));
+	ktrace_check_error("cannot create a directory %s: %s", dir, strerror(errno));
 	return -1;
 }
 
 /* ---- running and comparing -------------------------------------------------------------- */
 
-/* Everything one check holds; freed by check_state_free. */
-struct check_state {
-	const struct check_opts *co;
-	char lib[PATH_MAX], dir[PATH_MAX];
-	char cmdline[512];	  /* the command, for messages */
-	struct run_info *runs;	  /* runs[1..nruns] */
-	size_t nranks;		  /* traced processes per run */
-	struct tm_trace *traces;  /* [(k - 1) * nranks + r] for run k, rank index r */
-	size_t ntraces;		  /* loaded so far */
-	char (*labels)[48];	  /* "run k" or "run k rank R", as traces */
-	struct diff_result *results; /* run 1 against run k, per rank: [r * (nruns - 1) + k - 2] */
-	const struct diff_result **result_ptrs;
-	size_t nresults;
-	struct diff_confirmation *confirm; /* per rank index */
-	int replay_runs;	  /* runs made to confirm so far */
-	int own_allocator;	  /* the program failed under ktrace's allocator settings: keep its own */
-	int compared;		  /* the runs were compared: the reports are the comparisons' */
-};
-
 /* ---- running the command ------------------------------------------------------------------ */
-
-/* One run of CMD: traced into DIR/<prefix>-r%r-p%p.ktrace (prefix NULL:
- * untraced, the environment as given but for the allocator settings and
- * the Python start-up hook, the same in every run), with KTRACE_REPLAY=replay
- * when given (and hashing off: a replay run needs no digests) and
- * KTRACE_PYSTACK=pystack when given. */
-struct run_plan {
-	const char *what;   /* "run 2 of 3", for messages */
-	const char *prefix; /* "run2", "replay1"; NULL: untraced */
-	const char *replay; /* KTRACE_REPLAY, or NULL */
-	const char *pystack; /* KTRACE_PYSTACK, or NULL */
-};
 
 /* With a warm-up run, JAX programs get a persistent compilation cache in
  * DIR/jax-cache (unless the environment names one): the warm-up compiles
@@ -460,7 +439,8 @@ static void exec_child(const struct check_state *s, const struct run_plan *p)
 		_exit(127);
 	}
 	if (p->prefix) {
-		snprintf(pattern, sizeof pattern, "%s/%s-r%%r-p%%p.ktrace", s->dir, p->prefix);
+		snprintf(pattern, sizeof pattern, s->job_dirs ? "%s/%s/r%%r-p%%p.ktrace" : "%s/%s-r%%r-p%%p.ktrace",
+			 s->dir, p->prefix);
 		if (ktrace_prepare_env(&ro, torch_ops, s->lib, pattern, err, sizeof err) ||
 		    setenv("KTRACE_HASH", p->replay ? "0" : "1", 1) ||
 		    (p->replay ? setenv("KTRACE_REPLAY", p->replay, 1) : unsetenv("KTRACE_REPLAY"))) {
@@ -479,20 +459,29 @@ static void exec_child(const struct check_state *s, const struct run_plan *p)
 /* Run CMD as p says; 0 with its wait status in *st, -1 when it could not run. */
 static int run_command(const struct check_state *s, const struct run_plan *p, int *st)
 {
+	char dir[PATH_MAX + 40];
+
+	if (p->prefix && s->job_dirs) {
+		traces_dir(s, p->prefix, dir, sizeof dir);
+		if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
+			ktrace_check_error("%s: %s", dir, strerror(errno));
+			return -1;
+		}
+	}
 	if (!s->co->run.quiet)
 		fprintf(stderr, "ktrace check: %s: %s%s%s%s\n", p->what, p->replay ? "KTRACE_REPLAY=" : "",
 			p->replay ? p->replay : "", p->replay ? " " : "", s->cmdline);
 	fflush(NULL);
 	pid_t pid = fork();
 	if (pid < 0) {
-		check_error("%s: cannot fork: %s", p->what, strerror(errno));
+		ktrace_check_error("%s: cannot fork: %s", p->what, strerror(errno));
 		return -1;
 	}
 	if (pid == 0)
 		exec_child(s, p);
 	while (waitpid(pid, st, 0) < 0)
 		if (errno != EINTR) {
-			check_error("%s: waitpid: %s", p->what, strerror(errno));
+			ktrace_check_error("%s: waitpid: %s", p->what, strerror(errno));
 			return -1;
 		}
 	return 0;
@@ -509,7 +498,7 @@ static int run_must_pass(const struct check_state *s, const struct run_plan *p)
 	if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
 		return 0;
 	describe_status(st, how, sizeof how);
-	check_error("%s failed (%s): %s", p->what, how, s->cmdline);
+	ktrace_check_error("%s failed (%s): %s", p->what, how, s->cmdline);
 	return -1;
 }
 
@@ -521,17 +510,18 @@ static void join_cmdline(char **cmd, int n, char *out, size_t cap)
 		used += (size_t)snprintf(out + used, cap - used, "%s%s", i ? " " : "", cmd[i]);
 }
 
-/* Every run traced the same ranks (in collect()'s order). */
+/* Every run traced the same ranks (in collect()'s order); a job's ranks
+ * that do not pair up are the job diff's findings. */
 static int same_ranks(const struct check_state *s)
 {
 	const struct run_info *first = &s->runs[1];
-	for (int k = 2; k <= s->co->nruns; k++) {
+	for (int k = 2; k <= s->co->nruns && !s->job; k++) {
 		const struct run_info *ri = &s->runs[k];
 		int same = ri->n == first->n;
 		for (size_t i = 0; same && i < first->n; i++)
 			same = ri->t[i].rank == first->t[i].rank;
 		if (!same) {
-			check_error("run 1 and run %d traced different ranks (%zu and %zu traced "
+			ktrace_check_error("run 1 and run %d traced different ranks (%zu and %zu traced "
 					"processes): compare them with ktrace-diff", k, first->n, ri->n);
 			return -1;
 		}
@@ -539,22 +529,20 @@ static int same_ranks(const struct check_state *s)
 	return 0;
 }
 
-/* Remove the traces a failed run left (DIR/<prefix>-*.ktrace). */
+/* Remove the traces a failed run left (DIR/<prefix>-*.ktrace, a job's DIR/<prefix>/). */
 static void remove_run_traces(const struct check_state *s, const char *prefix)
 {
-	char path[PATH_MAX + 256];
-	size_t plen = strlen(prefix);
-	DIR *d = opendir(s->dir);
+	char path[PATH_MAX + 600], dir[PATH_MAX + 40];
+	DIR *d;
 	struct dirent *e;
 
-	if (!d)
+	traces_dir(s, prefix, dir, sizeof dir);
+	if (!(d = opendir(dir)))
 		return;
 	while ((e = readdir(d))) {
-		size_t len = strlen(e->d_name);
-		if (strncmp(e->d_name, prefix, plen) || e->d_name[plen] != '-' || len < 7 ||
-		    strcmp(e->d_name + len - 7, ".ktrace"))
+		if (!is_trace_of(e->d_name, s->job_dirs ? NULL : prefix))
 			continue;
-		snprintf(path, sizeof path, "%s/%s", s->dir, e->d_name);
+		snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
 		unlink(path);
 	}
 	closedir(d);
@@ -569,7 +557,7 @@ static int first_run_must_pass(struct check_state *s, const struct run_plan *p)
 	if (run_must_pass(s, p) == 0)
 		return 0;
 	if (!ktrace_cuda_driver_found()) { /* not the allocator's fault: say so, and run nothing more */
-		check_error("%s", KTRACE_NO_DRIVER_MESSAGE);
+		ktrace_check_error("%s", KTRACE_NO_DRIVER_MESSAGE);
 		return -1;
 	}
 	if (!ktrace_allocator_changes(&s->co->run))
@@ -606,6 +594,16 @@ static int graphs_need_own_allocator(struct check_state *s)
 	return 1;
 }
 
+/* Run 1's processes turned out to be ranks of a job: its traces move into
+ * DIR/run1/, as the later runs' go into DIR/run<k>/.  0, or -1 (said). */
+static int job_found(struct check_state *s)
+{
+	if (ktrace_check_job_report_options(s->co) || ktrace_check_job_adopt(s, "run1"))
+		return -1;
+	s->job = s->job_dirs = 1;
+	return collect(s, 1, &s->runs[1]);
+}
+
 /* The warm-up (untraced), then the traced runs. */
 static int run_all(struct check_state *s)
 {
@@ -623,13 +621,15 @@ static int run_all(struct check_state *s)
 		snprintf(prefix, sizeof prefix, "run%d", k);
 		struct run_plan p = { what, prefix, NULL, NULL };
 		int rc = k == 1 && co->no_warmup ? first_run_must_pass(s, &p) : run_must_pass(s, &p);
-		if (rc || collect(k, s->dir, &s->runs[k]))
+		if (rc || collect(s, k, &s->runs[k]))
 			return -1;
 		if (k == 1 && graphs_need_own_allocator(s)) {
 			remove_run_traces(s, prefix);
-			if (run_must_pass(s, &p) || collect(k, s->dir, &s->runs[k]))
+			if (run_must_pass(s, &p) || collect(s, k, &s->runs[k]))
 				return -1;
 		}
+		if (k == 1 && !s->job && ktrace_check_ranks_of_job(&s->runs[1]) && job_found(s))
+			return -1;
 	}
 	return same_ranks(s);
 }
@@ -646,7 +646,7 @@ static int alloc_comparisons(struct check_state *s)
 	s->confirm = calloc(n, sizeof *s->confirm);
 	if (s->traces && s->labels && s->results && s->result_ptrs && s->confirm)
 		return 0;
-	check_error("out of memory");
+	ktrace_check_error("out of memory");
 	return -1;
 }
 
@@ -658,7 +658,7 @@ static int load_traces(struct check_state *s)
 			size_t idx = (size_t)(k - 1) * s->nranks + r;
 			const struct run_trace *t = &s->runs[k].t[r];
 			if (ktrace_tm_load(&s->traces[idx], t->path, s->co->diff.o.allow_truncated, err, sizeof err)) {
-				check_error("run %d: %s", k, err);
+				ktrace_check_error("run %d: %s", k, err);
 				return -1;
 			}
 			s->ntraces = idx + 1;
@@ -682,7 +682,7 @@ static int compare_runs(struct check_state *s)
 			dopts.label_a = s->labels[ia];
 			dopts.label_b = s->labels[ib];
 			if (ktrace_diff_compare(&s->traces[ia], &s->traces[ib], &dopts, res, err, sizeof err)) {
-				check_error("%s", err);
+				ktrace_check_error("%s", err);
 				return -1;
 			}
 			s->result_ptrs[s->nresults++] = res;
@@ -692,36 +692,41 @@ static int compare_runs(struct check_state *s)
 
 /* ---- confirming by replay ---------------------------------------------------------------------- */
 
-/* What replay run j of rank index r left: the REPLAY record of that rank's trace. */
-static void read_replay_run(struct check_state *s, int j, size_t r, struct diff_confirm *c)
+/* What replay run j left: the REPLAY record of the trace of rank `rank`. */
+static void read_replay_run(struct check_state *s, int j, uint32_t rank, struct diff_confirm *c)
 {
-	char prefix[32], what[48], err[PATH_MAX + 256];
-	struct run_info ri;
+	char prefix[32], what[48], err[PATH_MAX + 256], dir[PATH_MAX + 40];
+	struct run_info *ri = malloc(sizeof *ri);
 	struct tm_trace t;
 	size_t files;
 
 	snprintf(prefix, sizeof prefix, "replay%d", j);
 	snprintf(what, sizeof what, "replay run %d", j);
-	if (collect_traces(what, prefix, s->dir, &ri, &files)) {
+	traces_dir(s, prefix, dir, sizeof dir);
+	if (!ri || collect_traces(what, s->job_dirs ? NULL : prefix, dir, s->job_dirs, ri, &files)) {
 		snprintf(c->why, sizeof c->why, "the replay run's traces could not be read");
+		free(ri);
 		return;
 	}
-	for (size_t i = 0; i < ri.n; i++) {
-		if (ri.t[i].rank != s->runs[1].t[r].rank)
+	for (size_t i = 0; i < ri->n; i++) {
+		if (ri->t[i].rank != rank)
 			continue;
-		if (ktrace_tm_load(&t, ri.t[i].path, 1, err, sizeof err)) {
+		if (ktrace_tm_load(&t, ri->t[i].path, 1, err, sizeof err)) {
 			snprintf(c->why, sizeof c->why, "the replay run's trace could not be read: %.180s", err);
+			free(ri);
 			return;
 		}
 		ktrace_check_take_replay(&t, c);
 		ktrace_tm_free(&t);
+		free(ri);
 		return;
 	}
-	snprintf(c->why, sizeof c->why, "the replay run left no trace of rank %u with launches", s->runs[1].t[r].rank);
+	free(ri);
+	snprintf(c->why, sizeof c->why, "the replay run left no trace of rank %u with launches", rank);
 }
 
-/* Replay candidate cand of rank index r in one more run of CMD; c gets the verdict. */
-static void replay_one(struct check_state *s, size_t r, const struct check_candidate *cand, struct diff_confirm *c)
+void ktrace_check_replay_one(struct check_state *s, const struct tm_trace *a, uint32_t rank, int32_t spec_rank,
+			     const struct check_candidate *cand, struct diff_confirm *c)
 {
 	char spec[2048], pystack[2048], what[320], prefix[32], how[128];
 	int st, j = ++s->replay_runs;
@@ -729,10 +734,10 @@ static void replay_one(struct check_state *s, size_t r, const struct check_candi
 	memset(c, 0, sizeof *c);
 	c->launch = cand->launch;
 	snprintf(c->role, sizeof c->role, "%s", cand->role);
-	c->occurrence = ktrace_check_occurrence(&s->traces[r], cand->launch);
+	c->occurrence = ktrace_tm_occurrence(a, cand->launch);
 	c->outcome = KTRACE_REPLAY_NOT_REPLAYABLE;
-	if (ktrace_check_replay_spec(cand->launch, c->occurrence, (uint32_t)s->co->replays, spec, sizeof spec, c->why,
-				     sizeof c->why)) {
+	if (ktrace_check_replay_spec(cand->launch, c->occurrence, (uint32_t)s->co->replays, spec_rank, spec,
+				     sizeof spec, c->why, sizeof c->why)) {
 		s->replay_runs--; /* no run made */
 		return;
 	}
@@ -747,7 +752,7 @@ static void replay_one(struct check_state *s, size_t r, const struct check_candi
 		snprintf(c->why, sizeof c->why, "the replay run could not be started");
 		return;
 	}
-	read_replay_run(s, j, r, c);
+	read_replay_run(s, j, rank, c);
 	if (!c->have_report && !(WIFEXITED(st) && WEXITSTATUS(st) == 0)) {
 		describe_status(st, how, sizeof how);
 		snprintf(c->why, sizeof c->why, "the replay run failed (%s) before it recorded a verdict", how);
@@ -774,12 +779,12 @@ static int confirm_rank(struct check_state *s, size_t r)
 	c->v = calloc(left ? left : 1, sizeof *c->v);
 	if (!cands || !c->v) {
 		free(cands);
-		check_error("out of memory");
+		ktrace_check_error("out of memory");
 		return -1;
 	}
 	n = ktrace_check_candidates(rank_results(s, r), (size_t)(s->co->nruns - 1), cands, left);
 	for (size_t i = 0; i < n && c->confirmed < 0 && s->replay_runs < s->co->max_replays; i++) {
-		replay_one(s, r, &cands[i], &c->v[c->n]);
+		ktrace_check_replay_one(s, &s->traces[r], s->runs[1].t[r].rank, -1, &cands[i], &c->v[c->n]);
 		if (c->v[c->n].outcome == KTRACE_REPLAY_CONFIRMED)
 			c->confirmed = (long)c->n;
 		c->n++;
@@ -852,12 +857,18 @@ static int run_and_compare(struct check_state *s)
 {
 	s->runs = calloc((size_t)s->co->nruns + 1, sizeof *s->runs);
 	if (!s->runs) {
-		check_error("out of memory");
+		ktrace_check_error("out of memory");
 		return 2;
 	}
 	if (run_all(s))
 		return 2;
 	s->nranks = s->runs[1].n;
+	if (s->job) {
+		if (ktrace_check_job_compare(s) || ktrace_check_job_confirm(s))
+			return 2;
+		s->compared = 1;
+		return ktrace_check_job_report(s);
+	}
 	if (alloc_comparisons(s) || load_traces(s) || compare_runs(s) || confirm_divergences(s))
 		return 2;
 	s->compared = 1;
@@ -878,6 +889,7 @@ static void check_state_free(struct check_state *s)
 	free(s->labels);
 	free(s->traces);
 	free(s->runs);
+	ktrace_check_job_free(s);
 }
 
 /* Any comparison whose digests differ, confirmed or not. */
@@ -886,7 +898,7 @@ static int any_divergence(const struct check_state *s)
 	for (size_t i = 0; i < s->nresults; i++)
 		if (s->results[i].ndivs)
 			return 1;
-	return 0;
+	return ktrace_check_job_diverged(s);
 }
 
 /* A check that failed before it compared anything: every report asked for
@@ -915,9 +927,13 @@ static int check_command(void *ctx, int argc, char **argv)
 	co->cmd_argc = argc;
 	memset(&s, 0, sizeof s);
 	s.co = co;
+	s.jobs.confirmed_run = -1;
+	s.job = s.job_dirs = ktrace_check_is_launcher(argv, argc);
 	join_cmdline(co->cmd, co->cmd_argc, s.cmdline, sizeof s.cmdline);
+	if (s.job && ktrace_check_job_report_options(co))
+		return error_reports(&s);
 	if (ktrace_find_lib(s.lib, sizeof s.lib, err, sizeof err)) {
-		check_error("%s", err);
+		ktrace_check_error("%s", err);
 		return error_reports(&s);
 	}
 	if (co->user_dir ? use_user_dir(co->user_dir, s.dir, sizeof s.dir) : make_temp_dir(s.dir, sizeof s.dir))

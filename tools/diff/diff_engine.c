@@ -72,8 +72,17 @@ static int output_differs(const struct tm_region *x, const struct tm_region *y, 
 	return c;
 }
 
+/* A collective's buffer hashed as a region of the launch it became (format
+ * 1.13): its param_offset names the NCCL call, not a parameter byte. */
+static int is_coll_buffer(const struct tm_region *r)
+{
+	return (r->flags & KTRACE_REGIONF_COLL_BUFFER) != 0;
+}
+
 static const struct tm_param *param_of_region(const struct tm_kernel *k, const struct tm_region *r)
 {
+	if (is_coll_buffer(r))
+		return NULL;
 	if (r->ordinal != 0xffff)
 		for (uint32_t i = 0; i < k->nparams; i++)
 			if (k->params[i].ordinal == r->ordinal)
@@ -85,6 +94,12 @@ static void region_name(const struct tm_kernel *k, const struct tm_region *r, ch
 			int *ordinal)
 {
 	const struct tm_param *p = param_of_region(k, r);
+	if (is_coll_buffer(r)) {
+		snprintf(buf, cap, "%s (NCCL call %" PRIu32 ")", r->param_offset & 1 ? "recvbuff" : "sendbuff",
+			 r->param_offset >> 1);
+		*ordinal = -1;
+		return;
+	}
 	if (!p) {
 		snprintf(buf, cap, "param@%" PRIu32, r->param_offset);
 		*ordinal = r->ordinal == 0xffff ? -1 : r->ordinal;
@@ -112,10 +127,12 @@ static int region_is_const(const struct tm_kernel *k, const struct tm_region *r)
 static int masked(const struct tm_launch *la, const struct tm_launch *lb, uint32_t off)
 {
 	for (uint32_t i = 0; i < la->nregions; i++)
-		if (off >= la->regions[i].param_offset && off - la->regions[i].param_offset < 8)
+		if (!is_coll_buffer(&la->regions[i]) && off >= la->regions[i].param_offset &&
+		    off - la->regions[i].param_offset < 8)
 			return 1;
 	for (uint32_t i = 0; i < lb->nregions; i++)
-		if (off >= lb->regions[i].param_offset && off - lb->regions[i].param_offset < 8)
+		if (!is_coll_buffer(&lb->regions[i]) && off >= lb->regions[i].param_offset &&
+		    off - lb->regions[i].param_offset < 8)
 			return 1;
 	return 0;
 }
@@ -242,9 +259,9 @@ int ktrace_diff_launch_affinity(const struct tm_launch *la, const struct tm_laun
 	uint32_t i = 0, j = 0;
 	while (i < la->nregions && j < lb->nregions) {
 		const struct tm_region *x = &la->regions[i], *y = &lb->regions[j];
-		if (x->param_offset < y->param_offset) {
+		if (ktrace_tm_region_key(x) < ktrace_tm_region_key(y)) {
 			i++;
-		} else if (x->param_offset > y->param_offset) {
+		} else if (ktrace_tm_region_key(x) > ktrace_tm_region_key(y)) {
 			j++;
 		} else {
 			const char *why;
@@ -267,17 +284,17 @@ static int region_hashed(const struct tm_region *g)
 	       !(g->flags & KTRACE_REGIONF_UNHASHED);
 }
 
-/* The region of l at parameter offset off (regions are sorted by it), or NULL. */
-static uint64_t region_offset(const void *g)
+/* The region of l whose key (ktrace_tm_region_key: regions are sorted by it) is key, or NULL. */
+static uint64_t region_key(const void *g)
 {
-	return ((const struct tm_region *)g)->param_offset;
+	return ktrace_tm_region_key(g);
 }
 
-static const struct tm_region *region_at_offset(const struct tm_launch *l, uint32_t off)
+static const struct tm_region *region_at_key(const struct tm_launch *l, uint64_t key)
 {
-	size_t i = ktrace_lower_bound(l->regions, l->nregions, sizeof *l->regions, off, region_offset);
+	size_t i = ktrace_lower_bound(l->regions, l->nregions, sizeof *l->regions, key, region_key);
 
-	return i < l->nregions && l->regions[i].param_offset == off ? &l->regions[i] : NULL;
+	return i < l->nregions && ktrace_tm_region_key(&l->regions[i]) == key ? &l->regions[i] : NULL;
 }
 
 struct writes_ctx {
@@ -297,8 +314,8 @@ static int region_writes(const struct tm_trace *t, size_t li, uint32_t ri, void 
 		return region_is_const(l->kernel, g) ? DIFF_ORDER_WRITES_NO : DIFF_ORDER_WRITES_MAYBE;
 	if (g->pre_hash != g->post_hash)
 		return DIFF_ORDER_WRITES_YES;
-	const struct tm_region *h = c->match[li] >= 0 ? region_at_offset(&c->other->launches[c->match[li]],
-									 g->param_offset) : NULL;
+	const struct tm_region *h = c->match[li] >= 0 ? region_at_key(&c->other->launches[c->match[li]],
+								      ktrace_tm_region_key(g)) : NULL;
 	return h && region_hashed(h) && h->pre_hash != h->post_hash ? DIFF_ORDER_WRITES_YES : DIFF_ORDER_WRITES_NO;
 }
 
@@ -399,7 +416,7 @@ static int collect_races(struct diff_result *r, const struct diff_align *al)
 
 /* ---- launch comparison ---------------------------------------------------------- */
 
-/* Walk the regions of both launches merged by parameter offset. */
+/* Walk the regions of both launches merged by their key (ktrace_tm_region_key). */
 #define FOR_REGION_PAIRS(la, lb, x, y, body)                                                   \
 	do {                                                                                   \
 		uint32_t i_ = 0, j_ = 0;                                                       \
@@ -407,10 +424,12 @@ static int collect_races(struct diff_result *r, const struct diff_align *al)
 			const struct tm_region *x = NULL, *y = NULL;                           \
 			if (j_ >= (lb)->nregions ||                                            \
 			    (i_ < (la)->nregions &&                                            \
-			     (la)->regions[i_].param_offset < (lb)->regions[j_].param_offset)) \
+			     ktrace_tm_region_key(&(la)->regions[i_]) <                        \
+				     ktrace_tm_region_key(&(lb)->regions[j_])))                \
 				x = &(la)->regions[i_++];                                      \
 			else if (i_ >= (la)->nregions ||                                       \
-				 (lb)->regions[j_].param_offset < (la)->regions[i_].param_offset) \
+				 ktrace_tm_region_key(&(lb)->regions[j_]) <                    \
+					 ktrace_tm_region_key(&(la)->regions[i_]))             \
 				y = &(lb)->regions[j_++];                                      \
 			else {                                                                 \
 				x = &(la)->regions[i_++];                                      \

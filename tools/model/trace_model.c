@@ -82,7 +82,7 @@ struct tm_range {
 struct load_state {
 	struct tm_trace *t;
 	size_t cap_k, cap_l, cap_o, cap_n, cap_m, cap_r, cap_p;
-	size_t cap_ord, cap_g, cap_py, cap_gt;
+	size_t cap_ord, cap_g, cap_py, cap_gt, cap_coll, cap_comm;
 	struct tm_module_digest *mods;
 	size_t nmods;
 	uint64_t time_ns; /* of the record being taken */
@@ -109,8 +109,12 @@ COMPARE_BY(cmp_op, struct tm_op, seq, seq)
 COMPARE_BY(cmp_order, struct tm_order, seq_before, rec_seq)
 COMPARE_BY(cmp_gputime, struct tm_gputime, op_seq, rec_seq)
 COMPARE_BY(cmp_graph, struct tm_graph, exec_id, revision)
-COMPARE_BY(cmp_region, struct tm_region, param_offset, param_offset)
+static int cmp_region(const void *a, const void *b)
+{
+	return ktrace_cmp_u64(ktrace_tm_region_key(a), ktrace_tm_region_key(b));
+}
 COMPARE_BY(cmp_mod, struct tm_module_digest, id, id)
+COMPARE_BY(cmp_coll, struct tm_coll, coll_index, rec_seq)
 
 /* The keys the model's arrays are searched by. */
 static uint64_t kernel_id(const void *k)
@@ -489,6 +493,60 @@ static int take_counters(struct load_state *s, const void *rec, size_t len, uint
 	return 0;
 }
 
+static int take_job(struct load_state *s, const void *rec, size_t len, uint64_t seq)
+{
+	struct tm_trace *t = s->t;
+	struct ktrace_rec_job j;
+
+	if (ktrace_decode_job(rec, len, &j) != 0)
+		return fail(s, "job", seq);
+	if (t->have_job)
+		return 0; /* keep the first */
+	t->have_job = 1;
+	t->job = (struct tm_job){ j.rank, j.world_size, j.local_rank, j.local_world_size, j.node_rank,
+				  arena_str(t, &j.launcher), arena_str(t, &j.job_id), arena_str(t, &j.coordinator) };
+	return t->job.launcher && t->job.job_id && t->job.coordinator ? 0 : oom(s);
+}
+
+static int take_coll(struct load_state *s, const void *rec, size_t len, uint64_t seq)
+{
+	struct tm_trace *t = s->t;
+	struct ktrace_rec_coll c;
+
+	if (ktrace_decode_coll(rec, len, &c) != 0)
+		return fail(s, "coll", seq);
+	struct tm_coll *o = ktrace_append(&t->colls, &t->ncolls, &s->cap_coll, sizeof *t->colls);
+	if (!o)
+		return oom(s);
+	*o = (struct tm_coll){
+		.coll_index = c.coll_index, .rec_seq = seq, .comm = c.comm, .comm_id = c.comm_id,
+		.comm_seq = c.comm_seq, .count = c.count, .sendbuff = c.sendbuff, .recvbuff = c.recvbuff,
+		.stream = c.stream, .first_launch = c.first_launch, .last_launch = c.last_launch, .op = c.op,
+		.datatype = c.datatype, .redop = c.redop, .group = c.group, .launch_count = c.launch_count,
+		.tid = c.tid, .peer = c.peer, .comm_rank = c.comm_rank, .comm_nranks = c.comm_nranks,
+		.result = c.result,
+	};
+	return 0;
+}
+
+static int take_comm(struct load_state *s, const void *rec, size_t len, uint64_t seq)
+{
+	struct tm_trace *t = s->t;
+	struct ktrace_rec_comm c;
+
+	if (ktrace_decode_comm(rec, len, &c) != 0)
+		return fail(s, "comm", seq);
+	struct tm_comm *o = ktrace_append(&t->comms, &t->ncomms, &s->cap_comm, sizeof *t->comms);
+	if (!o)
+		return oom(s);
+	*o = (struct tm_comm){
+		.comm = c.comm, .comm_id = c.comm_id, .parent_id = c.parent_id, .rec_seq = seq, .event = c.event,
+		.tid = c.tid, .rank = c.rank, .nranks = c.nranks, .device = c.device, .color = c.color, .key = c.key,
+		.result = c.result, .version = arena_str(t, &c.version), .settings = arena_str(t, &c.settings),
+	};
+	return o->version && o->settings ? 0 : oom(s);
+}
+
 static int take_end(struct load_state *s, const void *rec, size_t len, uint64_t seq)
 {
 	struct ktrace_rec_end e;
@@ -527,6 +585,9 @@ static int take_record(struct load_state *s, const void *rec, size_t len)
 	case KTRACE_REC_RANGE: return take_range(s, rec, len, p.seq);
 	case KTRACE_REC_PYSTACK: return take_pystack(s, rec, len, p.seq);
 	case KTRACE_REC_GPUTIME: return take_gputime(s, rec, len, p.seq);
+	case KTRACE_REC_JOB: return take_job(s, rec, len, p.seq);
+	case KTRACE_REC_COLL: return take_coll(s, rec, len, p.seq);
+	case KTRACE_REC_COMM: return take_comm(s, rec, len, p.seq);
 	default: return 0; /* records the diff does not need, and unknown types */
 	}
 }
@@ -699,6 +760,7 @@ static int finish(struct load_state *s)
 	ktrace_sort(t->orders, t->norders, sizeof *t->orders, cmp_order);
 	ktrace_sort(t->graphs, t->ngraphs, sizeof *t->graphs, cmp_graph);
 	ktrace_sort(t->gputimes, t->ngputimes, sizeof *t->gputimes, cmp_gputime);
+	ktrace_sort(t->colls, t->ncolls, sizeof *t->colls, cmp_coll);
 	infer_copy_dirs(s);
 	mark_pinned_host(s);
 	return 0;
@@ -788,6 +850,8 @@ void ktrace_tm_free(struct tm_trace *t)
 	free(t->pystacks);
 	ktrace_ranges_free(&t->ranges);
 	free(t->gputimes);
+	free(t->colls);
+	free(t->comms);
 	const char *path = t->path;
 	memset(t, 0, sizeof *t);
 	t->path = path;
@@ -800,6 +864,22 @@ const char *ktrace_tm_kernel_name(const struct tm_kernel *k)
 	if (k->name && *k->name)
 		return k->name;
 	return "(unnamed kernel)"; /* a KERNEL record with an empty name */
+}
+
+int32_t ktrace_tm_rank(const struct tm_trace *t)
+{
+	return t->have_job && t->job.rank >= 0 ? t->job.rank : (int32_t)t->rank;
+}
+
+uint64_t ktrace_tm_occurrence(const struct tm_trace *t, const struct tm_launch *l)
+{
+	const char *name = l->kernel->name;
+	uint64_t n = 0;
+
+	for (const struct tm_launch *p = t->launches; p < l && p < t->launches + t->nlaunches; p++)
+		if (p->kernel == l->kernel || (name[0] && !strcmp(p->kernel->name, name)))
+			n++;
+	return n;
 }
 
 const struct tm_param *ktrace_tm_param_at(const struct tm_kernel *k, uint32_t off)
@@ -850,8 +930,19 @@ static void scan_record(const void *rec, size_t len, struct tm_run_scan *out)
 		out->launches++;
 	} else if (p.type == KTRACE_REC_HEADER) {
 		struct ktrace_rec_header h;
-		if (ktrace_decode_header(rec, len, &h) == 0)
-			out->rank = h.rank;
+		if (ktrace_decode_header(rec, len, &h) == 0 && !out->have_header) {
+			out->have_header = 1;
+			if (!out->have_job)
+				out->rank = h.rank;
+		}
+	} else if (p.type == KTRACE_REC_JOB && !out->have_job) {
+		struct ktrace_rec_job j;
+		if (ktrace_decode_job(rec, len, &j) == 0) {
+			out->have_job = 1;
+			out->world_size = j.world_size;
+			if (j.rank >= 0)
+				out->rank = (uint32_t)j.rank;
+		}
 	} else if (p.type == KTRACE_REC_GRAPH) {
 		struct ktrace_rec_graph g;
 		if (ktrace_decode_graph(rec, len, &g) == 0 && g.untraced == KTRACE_GRAPH_UNTRACED_MEMORY_NODES)
@@ -865,6 +956,7 @@ int ktrace_tm_scan_run(const char *path, struct tm_run_scan *out, char *err, siz
 	int rc = 0;
 
 	memset(out, 0, sizeof(*out));
+	out->world_size = -1;
 	if (!r)
 		return -1;
 	for (;;) {
@@ -874,6 +966,7 @@ int ktrace_tm_scan_run(const char *path, struct tm_run_scan *out, char *err, siz
 		if (st == KTRACE_READ_EOF)
 			break;
 		if (st != KTRACE_READ_RECORD) {
+			out->truncated = st == KTRACE_READ_TRUNCATED;
 			snprintf(err, errlen, "%s", ktrace_reader_error(r));
 			if (!*err)
 				snprintf(err, errlen, "%s: unreadable trace", path);

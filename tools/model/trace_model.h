@@ -4,7 +4,8 @@
  * Loading decodes every record with format/trace_reader.h, keeps what the
  * determinism tools need (kernels, launches with their regions and hashes,
  * copies and sets, stream-order records, the graphs of graph launches,
- * measured GPU times, notes, replays, counters, the header and end records),
+ * measured GPU times, notes, replays, counters, the header and end records,
+ * the job the process is a rank of and its NCCL operations and communicators),
  * resolves each launch's kernel (a LAUNCH may come before its KERNEL record),
  * and sorts launches and copy/set operations by their sequence number
  * (records of different threads are not in sequence order in the file).  All
@@ -47,6 +48,15 @@ struct tm_region {
 	uint64_t ptr, alloc_base, alloc_size, hash_len, pre_hash, post_hash;
 };
 
+/* The order of a launch's regions, and what pairs a region of one run with
+ * one of the other: its param_offset, after every parameter's for a
+ * collective's buffer (flag COLL_BUFFER, format 1.13: its param_offset names
+ * the NCCL call, docs/format.md "COLL"). */
+static inline uint64_t ktrace_tm_region_key(const struct tm_region *g)
+{
+	return (uint64_t)g->param_offset | (g->flags & KTRACE_REGIONF_COLL_BUFFER ? 1ull << 32 : 0);
+}
+
 struct tm_launch {
 	uint64_t seq;            /* launch_seq */
 	uint64_t rec_seq;        /* record sequence number */
@@ -62,7 +72,7 @@ struct tm_launch {
 	uint32_t hash_skip;      /* enum ktrace_hash_skip (format 1.3; 0 before) */
 	uint32_t param_bytes_len, nregions;
 	const uint8_t *param_bytes;
-	struct tm_region *regions; /* sorted by param_offset */
+	struct tm_region *regions; /* sorted by ktrace_tm_region_key */
 	uint64_t time_ns;        /* the record's time (CLOCK_MONOTONIC; the call's, docs/format.md) */
 	struct ktrace_graph_ref graph; /* a graph launch's node (flag KTRACE_LAUNCHF_GRAPH, format 1.8) */
 	struct ktrace_range_ref range; /* its NVTX ranges (flag KTRACE_LAUNCHF_RANGE, format 1.9; range 0: none) */
@@ -156,6 +166,31 @@ struct tm_gputime {
 	int32_t device;
 };
 
+/* A COLL record (format 1.13): an NCCL collective, point-to-point operation
+ * or group end as the program called it (docs/format.md "COLL"). */
+struct tm_coll {
+	uint64_t coll_index, rec_seq;
+	uint64_t comm, comm_id, comm_seq, count;
+	uint64_t sendbuff, recvbuff, stream;
+	uint64_t first_launch, last_launch; /* op_seq range of its launches (launch_count of them) */
+	uint32_t op, datatype, redop, group, launch_count, tid;
+	int32_t peer, comm_rank, comm_nranks, result;
+};
+
+/* A COMM record (format 1.13): a communicator made, split or ended. */
+struct tm_comm {
+	uint64_t comm, comm_id, parent_id, rec_seq;
+	uint32_t event, tid;
+	int32_t rank, nranks, device, color, key, result;
+	const char *version, *settings; /* NUL-terminated, never NULL */
+};
+
+/* The JOB record (format 1.12): the job the process is a rank of. */
+struct tm_job {
+	int32_t rank, world_size, local_rank, local_world_size, node_rank;
+	const char *launcher, *job_id, *coordinator; /* never NULL */
+};
+
 struct tm_trace {
 	const char *path;        /* as given (for messages) */
 	/* HEADER */
@@ -178,6 +213,10 @@ struct tm_trace {
 	struct ktrace_ranges ranges;                  /* RANGE records (format 1.9) by id */
 	struct tm_pystack *pystacks; size_t npystacks; /* file order */
 	struct tm_gputime *gputimes; size_t ngputimes; /* by op_seq */
+	struct tm_coll *colls; size_t ncolls;         /* by coll_index */
+	struct tm_comm *comms; size_t ncomms;         /* file order */
+	int have_job;            /* a JOB record was read (the first is kept) */
+	struct tm_job job;
 	uint16_t format_minor;   /* the file's format version 1.<minor> (ORDER records since 1.2) */
 	uint64_t counters[32];   /* latest value per enum ktrace_counter_id (< 32) */
 	size_t nrecords;
@@ -214,15 +253,30 @@ const struct tm_gputime *ktrace_tm_gputime(const struct tm_trace *t, uint64_t op
 size_t ktrace_tm_op_lower_bound(const struct tm_trace *t, uint64_t seq);
 
 
-/* What ktrace check reads of a run's trace before comparing: its LAUNCH
- * records, its rank, and its executable graphs not hashed because they
- * allocate memory inside the graph (GRAPH untraced memory_nodes). */
+/* The rank a trace's process had in its job: its JOB record's, else its
+ * HEADER's (RANK, else LOCAL_RANK, else 0). */
+int32_t ktrace_tm_rank(const struct tm_trace *t);
+
+/* Launches of l's kernel name in t (l's trace) before l, counted in launch
+ * order over every kernel id of that name, as the library counts them for
+ * KTRACE_REPLAY's occurrence (interpose/replay/replay.h). */
+uint64_t ktrace_tm_occurrence(const struct tm_trace *t, const struct tm_launch *l);
+
+/* What ktrace check and the job diff read of a trace before comparing: its
+ * LAUNCH records, its rank (the JOB record's, else the HEADER's), its job's
+ * world size (-1: no JOB record), and its executable graphs not hashed
+ * because they allocate memory inside the graph (GRAPH untraced
+ * memory_nodes). */
 struct tm_run_scan {
+	int have_header;
 	long launches;
 	uint32_t rank;
+	int have_job;
+	int32_t world_size;
 	long graphs_memory_nodes;
+	int truncated;           /* the file ends inside a frame or record (what came before is counted) */
 };
-/* 0, or -1 with err set. */
+/* 0, or -1 with err set (out->truncated set when the file was cut short). */
 int ktrace_tm_scan_run(const char *path, struct tm_run_scan *out, char *err, size_t errlen);
 
 #endif
