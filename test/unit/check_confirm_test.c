@@ -77,6 +77,16 @@ static void test_occurrence_and_spec(void **state)
 	assert_non_null(strstr(why, "cannot carry"));
 	assert_int_equal(ktrace_check_replay_spec(&launches[6], 3, 8, -1, spec, 10, why, sizeof why), -1);
 	assert_non_null(strstr(why, "too long"));
+	/* an NCCL operation's kernel is never replayed alone: its peers would not come */
+	{
+		struct tm_region coll = { .flags = KTRACE_REGIONF_COLL_BUFFER };
+		struct tm_launch nccl = launches[6];
+
+		nccl.regions = &coll;
+		nccl.nregions = 1;
+		assert_int_equal(ktrace_check_replay_spec(&nccl, 3, 8, 1, spec, sizeof spec, why, sizeof why), -1);
+		assert_non_null(strstr(why, "NCCL operation's kernel"));
+	}
 }
 
 /* The KTRACE_PYSTACK value of a replay run: the launch by its kernel's

@@ -68,12 +68,26 @@ size_t ktrace_check_candidates(const struct diff_result *const *rs, size_t n, st
 	return c.n;
 }
 
+/* Did an NCCL call make l (its regions hold a collective's buffers)? */
+static int launch_is_collective(const struct tm_launch *l)
+{
+	for (uint32_t i = 0; i < l->nregions; i++)
+		if (l->regions[i].flags & KTRACE_REGIONF_COLL_BUFFER)
+			return 1;
+	return 0;
+}
+
 int ktrace_check_replay_spec(const struct tm_launch *l, uint64_t occurrence, uint32_t runs, int32_t rank, char *buf,
 			     size_t cap, char *why, size_t whylen)
 {
 	const char *name = l->kernel->name;
 	int n;
 
+	if (launch_is_collective(l)) {
+		snprintf(why, whylen, "it is an NCCL operation's kernel: replayed alone it would wait for peers that "
+				      "do not take part");
+		return -1;
+	}
 	if (!name[0]) {
 		snprintf(why, whylen, "its kernel's mangled name is unknown (the trace has no KERNEL record for it)");
 		return -1;
