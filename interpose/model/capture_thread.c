@@ -16,6 +16,7 @@
 #include "interpose/driver/driver_real.h"
 #include "interpose/model/services.h"
 #include "interpose/model/tracer.h"
+#include "interpose/model/thread_slot.h"
 #include "format/hot.h"
 
 static __thread struct ktrace_capture_tls *tls_scratch __attribute__((tls_model("initial-exec")));
@@ -26,8 +27,6 @@ static __thread unsigned tls_tid_gen __attribute__((tls_model("initial-exec")));
 static __thread CUcontext tls_ctx __attribute__((tls_model("initial-exec")));
 static __thread unsigned tls_ctx_gen __attribute__((tls_model("initial-exec")));
 static __thread int32_t tls_dev __attribute__((tls_model("initial-exec")));
-static pthread_key_t scratch_key;
-static pthread_once_t scratch_once = PTHREAD_ONCE_INIT;
 
 static void scratch_free(void *p)
 {
@@ -46,10 +45,7 @@ static void scratch_free(void *p)
 	tls_scratch = NULL;
 }
 
-static void scratch_key_make(void)
-{
-	pthread_key_create(&scratch_key, scratch_free);
-}
+static struct ktrace_thread_slot scratch_slot = KTRACE_THREAD_SLOT(scratch_free, struct ktrace_capture_tls);
 
 /* Grow array t->field to cap elements; a failure leaves it as it was and
  * clears ok. */
@@ -91,15 +87,12 @@ struct ktrace_capture_tls *ktrace_capture_tls(void)
 
 	if (t)
 		return t;
-	pthread_once(&scratch_once, scratch_key_make);
-	t = calloc(1, sizeof(*t));
-	if (!t)
-		return NULL;
-	if (ktrace_capture_tls_regions(t, 256)) {
+	t = ktrace_thread_slot_new(&scratch_slot);
+	if (t && ktrace_capture_tls_regions(t, 256)) {
+		pthread_setspecific(scratch_slot.key, NULL);
 		scratch_free(t);
 		return NULL;
 	}
-	pthread_setspecific(scratch_key, t);
 	tls_scratch = t;
 	return t;
 }

@@ -27,6 +27,7 @@
 
 #include "format/trace_writer.h"
 #include "interpose/model/nccl_now.h"
+#include "interpose/model/thread_slot.h"
 #include "interpose/nccl/nccl_internal.h"
 
 #define GROUP_OPS_MAX 65536u /* buffers kept per group; an operation past it is recorded without */
@@ -42,8 +43,6 @@ struct nccl_thread {
 };
 
 static __thread struct nccl_thread *tls_thread __attribute__((tls_model("initial-exec")));
-static pthread_key_t thread_key;
-static pthread_once_t thread_key_once = PTHREAD_ONCE_INIT;
 
 static void thread_free(void *p)
 {
@@ -56,25 +55,14 @@ static void thread_free(void *p)
 	tls_thread = NULL;
 }
 
-static void thread_key_make(void)
-{
-	pthread_key_create(&thread_key, thread_free);
-}
+static struct ktrace_thread_slot thread_slot = KTRACE_THREAD_SLOT(thread_free, struct nccl_thread);
 
 /* This thread's state, made at its first use (NULL if out of memory). */
 static struct nccl_thread *thread_state(void)
 {
-	struct nccl_thread *th = tls_thread;
-
-	if (th)
-		return th;
-	pthread_once(&thread_key_once, thread_key_make);
-	th = calloc(1, sizeof(*th));
-	if (th) {
-		pthread_setspecific(thread_key, th);
-		tls_thread = th;
-	}
-	return th;
+	if (!tls_thread)
+		tls_thread = ktrace_thread_slot_new(&thread_slot);
+	return tls_thread;
 }
 
 /* ---- one operation ---- */

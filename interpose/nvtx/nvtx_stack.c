@@ -28,6 +28,7 @@
 #include "interpose/nvtx/nvtx.h"
 #include "interpose/nvtx/nvtx_internal.h"
 #include "interpose/model/services.h"
+#include "interpose/model/thread_slot.h"
 
 #define KT_NVTX_STARTS 4096u /* start/end ranges open at once, process-wide, that are tracked */
 
@@ -48,8 +49,6 @@ struct kt_nvtx_thread {
 };
 
 static __thread struct kt_nvtx_thread *tls_thread __attribute__((tls_model("initial-exec")));
-static pthread_key_t thread_key;
-static pthread_once_t thread_once = PTHREAD_ONCE_INIT;
 
 static _Atomic uint64_t start_ids[KT_NVTX_STARTS]; /* 0: free */
 static atomic_int start_closed[KT_NVTX_STARTS];    /* ended by another thread */
@@ -78,25 +77,13 @@ static void thread_free(void *p)
 	memset(&ktrace_nvtx_now, 0, sizeof ktrace_nvtx_now);
 }
 
-static void key_make(void)
-{
-	pthread_key_create(&thread_key, thread_free);
-}
+static struct ktrace_thread_slot thread_slot = KTRACE_THREAD_SLOT(thread_free, struct kt_nvtx_thread);
 
 static struct kt_nvtx_thread *thread_get(void)
 {
-	struct kt_nvtx_thread *t = tls_thread;
-
-	if (t)
-		return t;
-	pthread_once(&thread_once, key_make);
-	t = calloc(1, sizeof *t);
-	if (t && pthread_setspecific(thread_key, t)) {
-		free(t);
-		t = NULL;
-	}
-	tls_thread = t;
-	return t;
+	if (!tls_thread)
+		tls_thread = ktrace_thread_slot_new(&thread_slot);
+	return tls_thread;
 }
 
 /* f's reference, the one before it being prev. */

@@ -136,7 +136,7 @@ $(CAPTURE_STRUCT_CUBIN): test/unit/capture_struct_kernels.cu
 TEST_DEPS += $(CAPTURE_STRUCT_CUBIN)
 
 CAPTURE_TEST_OBJS_SRCS := test/unit/capture_support.c interpose/registry/registry.c interpose/model/kernel_cache.c interpose/registry/meta_worker.c interpose/registry/module_image.c interpose/registry/kernel_record.c \
-	interpose/registry/handle_map.c interpose/model/param_scan.c interpose/model/capture_thread.c interpose/model/alloc_map.c \
+	interpose/registry/handle_map.c interpose/model/param_scan.c interpose/model/capture_thread.c interpose/model/thread_slot.c interpose/model/alloc_map.c \
 	interpose/capture/launch_expand.c interpose/model/launch_clock.c interpose/graph/graph_capture.c \
 	interpose/model/nvtx_now.c interpose/capture/gpu_times.c interpose/model/tracer.c interpose/model/nccl_now.c
 TESTS += capture_registry_test

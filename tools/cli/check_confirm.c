@@ -52,6 +52,24 @@ static void cand_divergence(struct cand_list *c, const struct diff_divergence *d
 	}
 }
 
+struct check_candidate *ktrace_check_confirm_start(struct diff_confirmation *c, int replays, int max_runs,
+						   size_t left)
+{
+	struct check_candidate *cands = calloc(left ? left : 1, sizeof *cands);
+
+	c->replays = (uint32_t)replays;
+	c->max_runs = (uint32_t)max_runs;
+	c->confirmed = -1;
+	c->v = calloc(left ? left : 1, sizeof *c->v);
+	if (!cands || !c->v) {
+		free(cands);
+		free(c->v);
+		c->v = NULL;
+		return NULL;
+	}
+	return cands;
+}
+
 size_t ktrace_check_candidates(const struct diff_result *const *rs, size_t n, struct check_candidate *out,
 			       size_t max)
 {

@@ -24,6 +24,13 @@ struct check_candidate {
 	char role[160];                 /* why it is replayed */
 };
 
+/* Ready c for confirming one comparison by at most `left` replay runs of
+ * `replays` replays each (max_runs: the check's limit): c->v and the
+ * returned candidate array hold `left` entries (one when left is 0).  NULL
+ * when out of memory (nothing to free). */
+struct check_candidate *ktrace_check_confirm_start(struct diff_confirmation *c, int replays, int max_runs,
+						   size_t left);
+
 /* Up to max launches worth replaying for the comparisons rs[0..n) (all of
  * the same run A), in the order above; returns how many. */
 size_t ktrace_check_candidates(const struct diff_result *const *rs, size_t n, struct check_candidate *out,

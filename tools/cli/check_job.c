@@ -187,15 +187,11 @@ static int replay_culprit(struct check_state *s, long k)
 	const struct job_rank *e = &j->results[k].ranks[j->results[k].culprit];
 	struct diff_confirmation *c = &j->confirm;
 	size_t left = (size_t)(s->co->max_replays - s->replay_runs), n;
-	struct check_candidate *cands = calloc(left ? left : 1, sizeof *cands);
+	struct check_candidate *cands;
 	const struct diff_result *rs[1] = { &j->culprit };
 
-	c->replays = (uint32_t)s->co->replays;
-	c->max_runs = (uint32_t)s->co->max_replays;
-	c->confirmed = -1;
-	c->v = calloc(left ? left : 1, sizeof *c->v);
-	if (!cands || !c->v) {
-		free(cands);
+	cands = ktrace_check_confirm_start(c, s->co->replays, s->co->max_replays, left);
+	if (!cands) {
 		ktrace_check_error("out of memory");
 		return -1;
 	}

@@ -771,14 +771,10 @@ static int confirm_rank(struct check_state *s, size_t r)
 {
 	struct diff_confirmation *c = &s->confirm[r];
 	size_t left = (size_t)(s->co->max_replays - s->replay_runs), n;
-	struct check_candidate *cands = calloc(left ? left : 1, sizeof *cands);
+	struct check_candidate *cands;
 
-	c->replays = (uint32_t)s->co->replays;
-	c->max_runs = (uint32_t)s->co->max_replays;
-	c->confirmed = -1;
-	c->v = calloc(left ? left : 1, sizeof *c->v);
-	if (!cands || !c->v) {
-		free(cands);
+	cands = ktrace_check_confirm_start(c, s->co->replays, s->co->max_replays, left);
+	if (!cands) {
 		ktrace_check_error("out of memory");
 		return -1;
 	}

@@ -365,28 +365,29 @@ out:
 	return rc;
 }
 
+/* free() each of the n pointers of v */
+static void free_each(char *const *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(v[i]);
+}
+
 void ktrace_job_result_free(struct job_result *r)
 {
 	for (size_t i = 0; i < r->nranks; i++) {
 		struct job_rank *e = &r->ranks[i];
-		free(e->path_a);
-		free(e->path_b);
-		free(e->div.kernel);
-		free(e->div.mangled);
-		free(e->div.summary);
-		free(e->div.detail);
-		free(e->explanation);
+		char *owned[] = { e->path_a,     e->path_b,    e->div.kernel,  e->div.mangled,
+				  e->div.summary, e->div.detail, e->explanation };
+
+		free_each(owned, sizeof owned / sizeof owned[0]);
 	}
-	for (size_t i = 0; i < r->nwarnings; i++)
-		free(r->warnings[i]);
+	free_each(r->warnings, r->nwarnings);
+	free(r->warnings);
 	free(r->ranks);
 	free(r->findings);
-	free(r->warnings);
-	free(r->coll.version_a);
-	free(r->coll.version_b);
-	free(r->coll.settings_a);
-	free(r->coll.settings_b);
-	free(r->coll.settings_differ);
+	free_each((char *[]){ r->coll.version_a, r->coll.version_b, r->coll.settings_a, r->coll.settings_b,
+			      r->coll.settings_differ },
+		  5);
 	memset(r, 0, sizeof *r);
 	r->culprit = -1;
 }
