@@ -22,3 +22,20 @@ TESTS += nccl_test
 nccl_test_SRCS := test/nccl/nccl_test.c test/reliability/rel_util.c
 nccl_test_LIBS := -lcmocka
 TEST_DEPS += $(FAKENCCL) $(BUILD)/nccl_app $(BUILD)/nccl_missing $(BUILD)/libktrace.so $(BUILD)/ktrace-dump
+
+# The end-to-end check of a job (test/nccl/job_e2e_test.c): `ktrace check` of
+# build/job_launch starting two ranks of build/job_rank_app (fake driver,
+# fake NCCL, libktrace.so preloaded), one of them with a planted
+# non-deterministic sum before an all-reduce.
+$(BUILD)/job_rank_app: test/nccl/job_rank_app.c test/fakenccl/fakenccl.h $(FAKENCCL) $(BUILD)/libktcore.a
+	@$(if $(Q),echo "  LINK    $@")
+	$(Q)$(CC) $(CFLAGS_ALL) -o $@ $< -L$(BUILD)/fakenccl -l:libnccl.so.2 -L$(BUILD)/fakecuda-real -l:libcuda.so.1 \
+		$(BUILD)/libktcore.a $(LDFLAGS_ALL)
+$(BUILD)/job_launch: test/nccl/job_launch.c test/scratch.h
+	@$(if $(Q),echo "  LINK    $@")
+	$(Q)$(CC) $(CFLAGS_ALL) -o $@ $< $(LDFLAGS_ALL)
+
+TESTS += job_e2e_test
+job_e2e_test_SRCS := test/nccl/job_e2e_test.c
+job_e2e_test_LIBS := -lcmocka
+TEST_DEPS += $(BUILD)/job_rank_app $(BUILD)/job_launch $(BUILD)/libktrace.so $(BUILD)/ktrace
