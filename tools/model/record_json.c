@@ -478,30 +478,29 @@ int ktrace_record_json(const struct record_ctx *c, const struct ktrace_record_pr
 		       size_t len, const struct ktrace_rec_kernel *k)
 {
 	/* The line goes to memory first, so that a malformed record still gives
-	 * one well-formed line: its head, and "malformed". */
+	 * one well-formed line: its head, and "malformed".  The buffer is kept
+	 * from one record to the next. */
+	static char *line;
+	static size_t cap;
 	struct json_writer w;
-	char *line = NULL;
-	size_t n = 0;
-	int rc = -1;
-	FILE *m = open_memstream(&line, &n);
+	int rc;
 
-	if (m) {
-		ktrace_json_init(&w, m, JSON_COMPACT);
-		json_head(c, &w, p, len);
-		rc = json_fields(c, &w, p, rec, len, k);
-		ktrace_json_end(&w);
-		if (fclose(m))
-			rc = -1;
-	}
+	ktrace_json_init_mem(&w, JSON_COMPACT, line, cap);
+	json_head(c, &w, p, len);
+	rc = json_fields(c, &w, p, rec, len, k);
+	ktrace_json_end(&w);
+	line = w.buf;
+	cap = w.cap;
+	if (w.oom)
+		rc = -1;
 	if (rc == 0) {
-		fwrite(line, 1, n, c->out);
+		fwrite_unlocked(line, 1, w.len, c->out);
 	} else {
 		ktrace_json_init(&w, c->out, JSON_COMPACT);
 		json_head(c, &w, p, len);
 		ktrace_json_bool(&w, "malformed", 1);
 		ktrace_json_end(&w);
 	}
-	fputc('\n', c->out);
-	free(line);
+	putc_unlocked('\n', c->out);
 	return rc;
 }
