@@ -45,7 +45,7 @@ static int grow(struct json_writer *w, size_t n)
 }
 
 /* The output primitives: to the memory buffer in memory mode, else to w->f. */
-static void out_n(struct json_writer *w, const void *p, size_t n)
+static inline void out_n(struct json_writer *w, const void *p, size_t n)
 {
 	if (!w->f) {
 		if (w->cap - w->len < n && !grow(w, n))
@@ -57,7 +57,7 @@ static void out_n(struct json_writer *w, const void *p, size_t n)
 	}
 }
 
-static void out_c(struct json_writer *w, char c)
+static inline void out_c(struct json_writer *w, char c)
 {
 	if (!w->f && w->len < w->cap)
 		w->buf[w->len++] = c;
@@ -106,10 +106,22 @@ static void sep(struct json_writer *w)
 
 static void put_key(struct json_writer *w, const char *key)
 {
+	const char *tail = w->style == JSON_COMPACT ? "\":" : "\": ";
+	size_t k = strlen(key), t = w->style == JSON_COMPACT ? 2 : 3;
+	char *p;
+
 	sep(w);
-	out_c(w, '"');
-	out_s(w, key);
-	out_s(w, w->style == JSON_COMPACT ? "\":" : "\": ");
+	if (w->f || (w->cap - w->len < k + t + 1 && !grow(w, k + t + 1))) {
+		out_c(w, '"');
+		out_n(w, key, k);
+		out_n(w, tail, t);
+		return;
+	}
+	p = w->buf + w->len; /* memory mode: the key in one go */
+	*p = '"';
+	memcpy(p + 1, key, k);
+	memcpy(p + 1 + k, tail, t);
+	w->len += k + t + 1;
 }
 
 void ktrace_json_key(struct json_writer *w, const char *key)
@@ -391,4 +403,12 @@ void ktrace_json_raw(struct json_writer *w, const char *key, const char *json)
 {
 	member(w, key);
 	out_s(w, json);
+}
+
+void ktrace_json_splice(struct json_writer *w, const char *text, size_t len)
+{
+	if (!len)
+		return;
+	out_n(w, text, len);
+	w->count[w->depth]++;
 }

@@ -74,6 +74,10 @@ void ktrace_json_double(struct json_writer *w, const char *key, double v, const 
 void ktrace_json_dim3(struct json_writer *w, const char *key, const uint32_t d[3]);
 /* Names separated by commas ("const,scratch") as an array of strings; "" gives []. */
 void ktrace_json_names(struct json_writer *w, const char *key, const char *names);
+/* Members formatted elsewhere (by a compact memory-mode writer, from the
+ * start of an object), written as they are into the open container, which
+ * then has members. */
+void ktrace_json_splice(struct json_writer *w, const char *text, size_t len);
 /* JSON text formatted elsewhere, as one value. */
 void ktrace_json_raw(struct json_writer *w, const char *key, const char *json);
 
