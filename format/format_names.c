@@ -9,6 +9,7 @@
 
 #include <stddef.h>
 #include <stdio.h>
+#include <string.h>
 
 static const char *pick(const char *const *names, size_t n, unsigned v)
 {
@@ -260,6 +261,23 @@ const char *ktrace_range_ref_flag_name(uint32_t bit)
 	return bit == KTRACE_RANGEREF_GRAPH_NODE ? "graph_node" : NULL;
 }
 
+/* snprintf(out, cap, "%s%s", a, b) without the format parsing: the length
+ * of a and b, of which what fits is copied. */
+static int append2(char *out, size_t cap, const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b), n = la + lb;
+
+	if (cap) {
+		size_t ca = la < cap - 1 ? la : cap - 1;
+		size_t cb = lb < cap - 1 - ca ? lb : cap - 1 - ca;
+
+		memcpy(out, a, ca);
+		memcpy(out + ca, b, cb);
+		out[ca + cb] = '\0';
+	}
+	return (int)n;
+}
+
 const char *ktrace_flag_names(uint64_t flags, const char *(*name)(uint32_t bit), char *out, size_t cap,
 			      const char *sep)
 {
@@ -277,7 +295,7 @@ const char *ktrace_flag_names(uint64_t flags, const char *(*name)(uint32_t bit),
 			continue;
 		if (!nm)
 			nm = (snprintf(unk, sizeof unk, "0x%x", bit), unk);
-		k = snprintf(out + o, cap - o, "%s%s", o ? sep : "", nm);
+		k = append2(out + o, cap - o, o ? sep : "", nm);
 		if (k < 0 || (size_t)k >= cap - o)
 			return out;
 		o += (size_t)k;

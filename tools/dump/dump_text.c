@@ -21,9 +21,9 @@ static void put_time(const struct record_ctx *c, uint64_t t)
 {
 	if (c->have_header && t >= c->start_mono_ns) {
 		uint64_t d = t - c->start_mono_ns;
-		fprintf(c->out, "t=+%llu.%09llu", ktrace_ull(d / 1000000000ull), ktrace_ull(d % 1000000000ull));
+		ktrace_putf(c->out, "t=+%llu.%09llu", ktrace_ull(d / 1000000000ull), ktrace_ull(d % 1000000000ull));
 	} else {
-		fprintf(c->out, "t=%llu", ktrace_ull(t));
+		ktrace_putf(c->out, "t=%llu", ktrace_ull(t));
 	}
 }
 
@@ -33,22 +33,22 @@ static int text_header(const struct record_ctx *c, const struct ktrace_record_pr
 	if (ktrace_decode_header(rec, len, &h))
 		return -1;
 	FILE *f = c->out;
-	fprintf(f, "header seq %llu: pid %u ppid %u rank %u host ", ktrace_ull(p->seq), h.pid, h.ppid, h.rank);
+	ktrace_putf(f, "header seq %llu: pid %u ppid %u rank %u host ", ktrace_ull(p->seq), h.pid, h.ppid, h.rank);
 	put_str(f, h.host);
-	fputs(" ktrace ", f);
+	fputs_unlocked(" ktrace ", f);
 	put_str(f, h.ktrace_version);
-	fprintf(f, " format %u.%u digest %s\n", c->format_major, c->format_minor,
+	ktrace_putf(f, " format %u.%u digest %s\n", c->format_major, c->format_minor,
 		h.digest_alg == 1 ? "kt64v1" : h.digest_alg ? "unknown" : "none");
-	fputs("  cmdline: ", f);
+	fputs_unlocked("  cmdline: ", f);
 	put_str(f, h.cmdline);
-	fputs("\n  config: ", f);
+	fputs_unlocked("\n  config: ", f);
 	put_str(f, h.config);
 	time_t secs = (time_t)(h.start_realtime_ns / 1000000000ull);
 	struct tm tm;
 	char when[64] = "?";
 	if (gmtime_r(&secs, &tm))
 		strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%S", &tm);
-	fprintf(f, "\n  start: %s.%09lluZ (monotonic %llu ns)\n", when, ktrace_ull(h.start_realtime_ns % 1000000000ull),
+	ktrace_putf(f, "\n  start: %s.%09lluZ (monotonic %llu ns)\n", when, ktrace_ull(h.start_realtime_ns % 1000000000ull),
 		ktrace_ull(h.start_monotonic_ns));
 	return 0;
 }
@@ -56,13 +56,13 @@ static int text_header(const struct record_ctx *c, const struct ktrace_record_pr
 static void put_kernel_name(FILE *f, const struct ktrace_rec_kernel *k, uint64_t id)
 {
 	if (!k)
-		fprintf(f, "<unknown kernel %llu>", ktrace_ull(id));
+		ktrace_putf(f, "<unknown kernel %llu>", ktrace_ull(id));
 	else if (k->demangled.len)
 		put_str(f, k->demangled);
 	else if (k->name.len)
 		put_str(f, k->name);
 	else
-		fprintf(f, "<unnamed kernel %llu>", ktrace_ull(id));
+		ktrace_putf(f, "<unnamed kernel %llu>", ktrace_ull(id));
 }
 
 static void put_region(const struct record_ctx *c, FILE *f, const struct ktrace_region *g)
@@ -70,37 +70,37 @@ static void put_region(const struct record_ctx *c, FILE *f, const struct ktrace_
 	const char *extent = ktrace_region_extent_name(c->exactness_known, g);
 	char fl[96];
 	if (g->flags & KTRACE_REGIONF_COLL_BUFFER) /* param_offset names the COLL record and the buffer */
-		fprintf(f, "    coll %u %s ptr 0x%llx ", g->param_offset >> 1, g->param_offset & 1 ? "recv" : "send",
+		ktrace_putf(f, "    coll %u %s ptr 0x%llx ", g->param_offset >> 1, g->param_offset & 1 ? "recv" : "send",
 			ktrace_ull(g->ptr));
 	else
-		fprintf(f, "    @%u ptr 0x%llx ", g->param_offset, ktrace_ull(g->ptr));
+		ktrace_putf(f, "    @%u ptr 0x%llx ", g->param_offset, ktrace_ull(g->ptr));
 	if (g->alloc_base)
-		fprintf(f, "alloc 0x%llx+0x%llx size %llu", ktrace_ull(g->alloc_base), ktrace_ull(g->ptr - g->alloc_base),
+		ktrace_putf(f, "alloc 0x%llx+0x%llx size %llu", ktrace_ull(g->alloc_base), ktrace_ull(g->ptr - g->alloc_base),
 			ktrace_ull(g->alloc_size));
 	else
-		fputs("alloc ?", f);
+		fputs_unlocked("alloc ?", f);
 	if (g->flags & KTRACE_REGIONF_UNHASHED || !g->hash_len) {
-		fputs(" not hashed", f);
+		fputs_unlocked(" not hashed", f);
 	} else {
-		fprintf(f, " len %llu", ktrace_ull(g->hash_len));
+		ktrace_putf(f, " len %llu", ktrace_ull(g->hash_len));
 		if (extent)
-			fprintf(f, " %s", extent);
+			ktrace_putf(f, " %s", extent);
 		if (g->flags & KTRACE_REGIONF_PRE)
-			fprintf(f, " pre %016llx", ktrace_ull(g->pre_hash));
+			ktrace_putf(f, " pre %016llx", ktrace_ull(g->pre_hash));
 		else
-			fputs(" pre -", f);
+			fputs_unlocked(" pre -", f);
 		if (g->flags & KTRACE_REGIONF_POST)
-			fprintf(f, " post %016llx", ktrace_ull(g->post_hash));
+			ktrace_putf(f, " post %016llx", ktrace_ull(g->post_hash));
 		else
-			fputs(" post -", f);
+			fputs_unlocked(" post -", f);
 	}
 	uint16_t extra = g->flags & (uint16_t)~(KTRACE_REGIONF_PRE | KTRACE_REGIONF_POST | KTRACE_REGIONF_UNHASHED |
 						 KTRACE_REGIONF_EXACT | KTRACE_REGIONF_SIGNATURE);
 	if (extra)
-		fprintf(f, " (%s)", ktrace_flag_names(extra, ktrace_region_flag_name, fl, sizeof fl, ","));
+		ktrace_putf(f, " (%s)", ktrace_flag_names(extra, ktrace_region_flag_name, fl, sizeof fl, ","));
 	if (ktrace_region_out(g))
-		fputs(" [OUT]", f);
-	fputc('\n', f);
+		fputs_unlocked(" [OUT]", f);
+	putc_unlocked('\n', f);
 }
 
 static int text_launch(const struct record_ctx *c, const struct ktrace_record_prefix *p, const void *rec, size_t len,
@@ -111,21 +111,21 @@ static int text_launch(const struct record_ctx *c, const struct ktrace_record_pr
 		return -1;
 	FILE *f = c->out;
 	char fl[160];
-	fprintf(f, "launch op %llu seq %llu ", ktrace_ull(l.launch_seq), ktrace_ull(p->seq));
+	ktrace_putf(f, "launch op %llu seq %llu ", ktrace_ull(l.launch_seq), ktrace_ull(p->seq));
 	put_time(c, p->time_ns);
-	fprintf(f, " kernel %llu ", ktrace_ull(l.kernel_id));
+	ktrace_putf(f, " kernel %llu ", ktrace_ull(l.kernel_id));
 	put_kernel_name(f, k, l.kernel_id);
-	fprintf(f, "\n  grid %ux%ux%u block %ux%ux%u", l.grid[0], l.grid[1], l.grid[2], l.block[0], l.block[1],
+	ktrace_putf(f, "\n  grid %ux%ux%u block %ux%ux%u", l.grid[0], l.grid[1], l.grid[2], l.block[0], l.block[1],
 		l.block[2]);
 	if (l.cluster[0] || l.cluster[1] || l.cluster[2])
-		fprintf(f, " cluster %ux%ux%u", l.cluster[0], l.cluster[1], l.cluster[2]);
-	fprintf(f, " smem %u stream 0x%llx ctx 0x%llx dev %d tid %u api %s", l.shared_mem, ktrace_ull(l.stream),
+		ktrace_putf(f, " cluster %ux%ux%u", l.cluster[0], l.cluster[1], l.cluster[2]);
+	ktrace_putf(f, " smem %u stream 0x%llx ctx 0x%llx dev %d tid %u api %s", l.shared_mem, ktrace_ull(l.stream),
 		ktrace_ull(l.context), l.device, l.tid, ktrace_launch_api_name(l.api));
 	if (l.result)
-		fprintf(f, " result %d", l.result);
+		ktrace_putf(f, " result %d", l.result);
 	if (l.flags)
-		fprintf(f, " flags %s", ktrace_flag_names(l.flags, ktrace_launch_flag_name, fl, sizeof fl, ","));
-	fputc('\n', f);
+		ktrace_putf(f, " flags %s", ktrace_flag_names(l.flags, ktrace_launch_flag_name, fl, sizeof fl, ","));
+	putc_unlocked('\n', f);
 	if (l.flags & KTRACE_LAUNCHF_GRAPH)
 		ktrace_dump_text_graph_ref(f, &l.graph);
 	if (l.flags & KTRACE_LAUNCHF_RANGE)
@@ -133,7 +133,7 @@ static int text_launch(const struct record_ctx *c, const struct ktrace_record_pr
 	uint32_t unv = ktrace_unv_record_mask(&l);
 	if (unv) {
 		char why[512];
-		fprintf(f, "  unverifiable: %s\n", ktrace_unv_record_text(&l, unv, why, sizeof why));
+		ktrace_putf(f, "  unverifiable: %s\n", ktrace_unv_record_text(&l, unv, why, sizeof why));
 	}
 
 	uint32_t nparams = k ? k->nparams : 0;
@@ -145,20 +145,20 @@ static int text_launch(const struct record_ctx *c, const struct ktrace_record_pr
 		char val[512];
 		if (ktrace_kernel_param(k, i, &d))
 			continue;
-		fprintf(f, "  arg %u ", d.ordinal);
+		ktrace_putf(f, "  arg %u ", d.ordinal);
 		if (d.name.len)
 			put_str(f, d.name);
 		else
-			fprintf(f, "arg%u", d.ordinal);
+			ktrace_putf(f, "arg%u", d.ordinal);
 		if (d.type.len) {
-			fputs(" (", f);
+			fputs_unlocked(" (", f);
 			put_str(f, d.type);
-			fputc(')', f);
+			putc_unlocked(')', f);
 		}
-		fprintf(f, " = %s", ktrace_param_value(&d, l.param_bytes, l.param_bytes_len, 0, val, sizeof val));
+		ktrace_putf(f, " = %s", ktrace_param_value(&d, l.param_bytes, l.param_bytes_len, 0, val, sizeof val));
 		if (d.flags & KTRACE_PARAMF_SCRATCH)
-			fputs(" [scratch]", f);
-		fputc('\n', f);
+			fputs_unlocked(" [scratch]", f);
+		putc_unlocked('\n', f);
 		for (uint32_t r = 0; r < l.nregions; r++) {
 			struct ktrace_region g;
 			ktrace_launch_region(&l, r, &g);
@@ -170,16 +170,16 @@ static int text_launch(const struct record_ctx *c, const struct ktrace_record_pr
 		}
 	}
 	if (!nparams && l.param_bytes_len) {
-		fprintf(f, "  params (%u bytes, layout unknown): ", l.param_bytes_len);
+		ktrace_putf(f, "  params (%u bytes, layout unknown): ", l.param_bytes_len);
 		ktrace_put_hex(f, l.param_bytes, l.param_bytes_len);
-		fputc('\n', f);
+		putc_unlocked('\n', f);
 	}
 	int header = 0;
 	for (uint32_t r = 0; r < l.nregions; r++) {
 		if (used && used[r])
 			continue;
 		if (!header++)
-			fputs("  regions without a known parameter:\n", f);
+			fputs_unlocked("  regions without a known parameter:\n", f);
 		struct ktrace_region g;
 		ktrace_launch_region(&l, r, &g);
 		put_region(c, f, &g);

@@ -7,6 +7,7 @@
 #include "tools/model/json_writer.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "tools/model/value.h"
@@ -19,11 +20,63 @@ void ktrace_json_init(struct json_writer *w, FILE *f, enum json_style style)
 	w->brk = -1;
 }
 
+void ktrace_json_init_mem(struct json_writer *w, enum json_style style, char *buf, size_t cap)
+{
+	ktrace_json_init(w, NULL, style);
+	w->buf = buf;
+	w->cap = buf ? cap : 0;
+}
+
+/* Room for n more bytes in the memory buffer; 0: none (w->oom set). */
+static int grow(struct json_writer *w, size_t n)
+{
+	size_t cap = w->cap ? w->cap : 4096;
+	char *b;
+
+	while (cap - w->len < n)
+		cap *= 2;
+	if (!(b = realloc(w->buf, cap))) {
+		w->oom = 1;
+		return 0;
+	}
+	w->buf = b;
+	w->cap = cap;
+	return 1;
+}
+
+/* The output primitives: to the memory buffer in memory mode, else to w->f. */
+static inline void out_n(struct json_writer *w, const void *p, size_t n)
+{
+	if (!w->f) {
+		if (w->cap - w->len < n && !grow(w, n))
+			return;
+		memcpy(w->buf + w->len, p, n);
+		w->len += n;
+	} else {
+		fwrite_unlocked(p, 1, n, w->f);
+	}
+}
+
+static inline void out_c(struct json_writer *w, char c)
+{
+	if (!w->f && w->len < w->cap)
+		w->buf[w->len++] = c;
+	else if (!w->f)
+		out_n(w, &c, 1);
+	else
+		putc_unlocked(c, w->f);
+}
+
+static void out_s(struct json_writer *w, const char *s)
+{
+	out_n(w, s, strlen(s));
+}
+
 static void newline(struct json_writer *w, int indent)
 {
-	putc_unlocked('\n', w->f);
+	out_c(w, '\n');
 	while (indent-- > 0)
-		putc_unlocked(' ', w->f);
+		out_c(w, ' ');
 }
 
 /* What goes before a member, an element or a top-level value: nothing after
@@ -39,7 +92,7 @@ static void sep(struct json_writer *w)
 	}
 	n = w->count[w->depth]++;
 	if (n)
-		putc_unlocked(',', w->f);
+		out_c(w, ',');
 	if (w->brk >= 0) {
 		newline(w, w->brk);
 		w->brk = -1;
@@ -47,16 +100,28 @@ static void sep(struct json_writer *w)
 		if (w->depth > 0)
 			newline(w, 2 * w->depth);
 	} else if (w->style == JSON_SPACED && n) {
-		putc_unlocked(' ', w->f);
+		out_c(w, ' ');
 	}
 }
 
 static void put_key(struct json_writer *w, const char *key)
 {
+	const char *tail = w->style == JSON_COMPACT ? "\":" : "\": ";
+	size_t k = strlen(key), t = w->style == JSON_COMPACT ? 2 : 3;
+	char *p;
+
 	sep(w);
-	putc_unlocked('"', w->f);
-	fputs_unlocked(key, w->f);
-	fputs_unlocked(w->style == JSON_COMPACT ? "\":" : "\": ", w->f);
+	if (w->f || (w->cap - w->len < k + t + 1 && !grow(w, k + t + 1))) {
+		out_c(w, '"');
+		out_n(w, key, k);
+		out_n(w, tail, t);
+		return;
+	}
+	p = w->buf + w->len; /* memory mode: the key in one go */
+	*p = '"';
+	memcpy(p + 1, key, k);
+	memcpy(p + 1 + k, tail, t);
+	w->len += k + t + 1;
 }
 
 void ktrace_json_key(struct json_writer *w, const char *key)
@@ -77,7 +142,7 @@ static void member(struct json_writer *w, const char *key)
 static void open_level(struct json_writer *w, const char *key, char open, char close)
 {
 	member(w, key);
-	putc_unlocked(open, w->f);
+	out_c(w, open);
 	if (w->depth + 1 < JSON_DEPTH)
 		w->depth++;
 	w->count[w->depth] = 0;
@@ -102,7 +167,7 @@ void ktrace_json_end(struct json_writer *w)
 	} else if (w->style == JSON_INDENTED && w->count[w->depth] && w->depth > 0) {
 		newline(w, 2 * (w->depth - 1));
 	}
-	putc_unlocked(w->close[w->depth] ? w->close[w->depth] : '}', w->f);
+	out_c(w, w->close[w->depth] ? w->close[w->depth] : '}');
 	if (w->depth > 0)
 		w->depth--;
 }
@@ -114,42 +179,55 @@ void ktrace_json_break(struct json_writer *w, int indent)
 
 /* s[0..n) as a JSON string: quotes, backslashes and control characters
  * escaped, bytes that are not valid UTF-8 as U+FFFD. */
-static void put_string(FILE *f, const char *s, size_t n)
+static void put_string(struct json_writer *w, const char *s, size_t n)
 {
 	const unsigned char *u = (const unsigned char *)s;
 
-	putc_unlocked('"', f);
+	out_c(w, '"');
 	for (size_t i = 0; i < n;) {
 		unsigned char c = u[i];
 		size_t l;
 
-		if (c == '"' || c == '\\') {
-			putc_unlocked('\\', f);
-			putc_unlocked(c, f);
+		if (c >= 0x20 && c < 0x7f && c != '"' && c != '\\') {
+			size_t j = i + 1; /* a run of printable ASCII goes out as it is */
+
+			while (j < n && u[j] >= 0x20 && u[j] < 0x7f && u[j] != '"' && u[j] != '\\')
+				j++;
+			out_n(w, u + i, j - i);
+			i = j;
+		} else if (c == '"' || c == '\\') {
+			out_c(w, '\\');
+			out_c(w, c);
 			i++;
 		} else if (c < 0x20 || c == 0x7f) {
 			switch (c) {
-			case '\n': fputs_unlocked("\\n", f); break;
-			case '\t': fputs_unlocked("\\t", f); break;
-			case '\r': fputs_unlocked("\\r", f); break;
-			default: fprintf(f, "\\u%04x", c); break;
+			case '\n': out_s(w, "\\n"); break;
+			case '\t': out_s(w, "\\t"); break;
+			case '\r': out_s(w, "\\r"); break;
+			default: {
+				char e[8];
+
+				snprintf(e, sizeof e, "\\u%04x", c);
+				out_s(w, e);
+				break;
+			}
 			}
 			i++;
 		} else if ((l = ktrace_utf8_len(u + i, n - i)) == 0) {
-			fputs_unlocked("\\ufffd", f);
+			out_s(w, "\\ufffd");
 			i++;
 		} else {
-			fwrite_unlocked(u + i, 1, l, f);
+			out_n(w, u + i, l);
 			i += l;
 		}
 	}
-	putc_unlocked('"', f);
+	out_c(w, '"');
 }
 
 void ktrace_json_strn(struct json_writer *w, const char *key, const char *s, size_t n)
 {
 	member(w, key);
-	put_string(w->f, s, n);
+	put_string(w, s, n);
 }
 
 void ktrace_json_str(struct json_writer *w, const char *key, const char *s)
@@ -157,7 +235,7 @@ void ktrace_json_str(struct json_writer *w, const char *key, const char *s)
 	ktrace_json_strn(w, key, s ? s : "", s ? strlen(s) : 0);
 }
 
-static void put_u64(FILE *f, uint64_t v)
+static void put_u64(struct json_writer *w, uint64_t v)
 {
 	char b[24];
 	char *p = b + sizeof b;
@@ -166,42 +244,42 @@ static void put_u64(FILE *f, uint64_t v)
 		*--p = (char)('0' + v % 10);
 		v /= 10;
 	} while (v);
-	fwrite_unlocked(p, 1, (size_t)(b + sizeof b - p), f);
+	out_n(w, p, (size_t)(b + sizeof b - p));
 }
 
 void ktrace_json_u64(struct json_writer *w, const char *key, uint64_t v)
 {
 	member(w, key);
-	put_u64(w->f, v);
+	put_u64(w, v);
 }
 
 void ktrace_json_i64(struct json_writer *w, const char *key, int64_t v)
 {
 	member(w, key);
 	if (v < 0) {
-		putc_unlocked('-', w->f);
-		put_u64(w->f, (uint64_t)0 - (uint64_t)v);
+		out_c(w, '-');
+		put_u64(w, (uint64_t)0 - (uint64_t)v);
 	} else {
-		put_u64(w->f, (uint64_t)v);
+		put_u64(w, (uint64_t)v);
 	}
 }
 
 void ktrace_json_bool(struct json_writer *w, const char *key, int v)
 {
 	member(w, key);
-	fputs_unlocked(v ? "true" : "false", w->f);
+	out_s(w, v ? "true" : "false");
 }
 
 void ktrace_json_null(struct json_writer *w, const char *key)
 {
 	member(w, key);
-	fputs_unlocked("null", w->f);
+	out_s(w, "null");
 }
 
 static const char hex_digits[] = "0123456789abcdef";
 
 /* v in hex, at least width digits. */
-static void put_hex(FILE *f, uint64_t v, int width)
+static void put_hex(struct json_writer *w, uint64_t v, int width)
 {
 	char b[16];
 	int n = 0;
@@ -210,23 +288,23 @@ static void put_hex(FILE *f, uint64_t v, int width)
 		b[15 - n++] = hex_digits[v & 15];
 		v >>= 4;
 	} while (v || n < width);
-	fwrite_unlocked(b + 16 - n, 1, (size_t)n, f);
+	out_n(w, b + 16 - n, (size_t)n);
 }
 
 void ktrace_json_hex(struct json_writer *w, const char *key, uint64_t v)
 {
 	member(w, key);
-	fputs_unlocked("\"0x", w->f);
-	put_hex(w->f, v, 1);
-	putc_unlocked('"', w->f);
+	out_s(w, "\"0x");
+	put_hex(w, v, 1);
+	out_c(w, '"');
 }
 
 void ktrace_json_digest(struct json_writer *w, const char *key, uint64_t v)
 {
 	member(w, key);
-	putc_unlocked('"', w->f);
-	put_hex(w->f, v, 16);
-	putc_unlocked('"', w->f);
+	out_c(w, '"');
+	put_hex(w, v, 16);
+	out_c(w, '"');
 }
 
 void ktrace_json_members(struct json_writer *w, const struct json_member *m, size_t n)
@@ -244,12 +322,12 @@ void ktrace_json_members(struct json_writer *w, const struct json_member *m, siz
 void ktrace_json_hex_bytes(struct json_writer *w, const char *key, const uint8_t *p, size_t n)
 {
 	member(w, key);
-	putc_unlocked('"', w->f);
+	out_c(w, '"');
 	for (size_t i = 0; i < n; i++) {
-		putc_unlocked(hex_digits[p[i] >> 4], w->f);
-		putc_unlocked(hex_digits[p[i] & 15], w->f);
+		out_c(w, hex_digits[p[i] >> 4]);
+		out_c(w, hex_digits[p[i] & 15]);
 	}
-	putc_unlocked('"', w->f);
+	out_c(w, '"');
 }
 
 void ktrace_json_us(struct json_writer *w, const char *key, int64_t ns)
@@ -259,19 +337,45 @@ void ktrace_json_us(struct json_writer *w, const char *key, int64_t ns)
 
 	member(w, key);
 	if (ns < 0)
-		putc_unlocked('-', w->f);
-	put_u64(w->f, a / 1000);
-	putc_unlocked('.', w->f);
-	fwrite_unlocked(frac, 1, 3, w->f);
+		out_c(w, '-');
+	put_u64(w, a / 1000);
+	out_c(w, '.');
+	out_n(w, frac, 3);
+}
+
+/* v as printf's fmt writes it. */
+static void put_double(struct json_writer *w, double v, const char *fmt)
+{
+	char b[64];
+	int n;
+
+	if (w->f) {
+		fprintf(w->f, fmt, v);
+		return;
+	}
+	n = snprintf(b, sizeof b, fmt, v);
+	if (n >= 0 && (size_t)n < sizeof b) {
+		out_n(w, b, (size_t)n);
+	} else if (n > 0) {
+		char *big = malloc((size_t)n + 1);
+
+		if (big)
+			snprintf(big, (size_t)n + 1, fmt, v);
+		if (big)
+			out_n(w, big, (size_t)n);
+		else
+			w->oom = 1;
+		free(big);
+	}
 }
 
 void ktrace_json_double(struct json_writer *w, const char *key, double v, const char *fmt)
 {
 	member(w, key);
 	if (isfinite(v))
-		fprintf(w->f, fmt, v);
+		put_double(w, v, fmt);
 	else
-		fputs_unlocked("null", w->f); /* a NaN against a number, or an infinity */
+		out_s(w, "null"); /* a NaN against a number, or an infinity */
 }
 
 void ktrace_json_dim3(struct json_writer *w, const char *key, const uint32_t d[3])
@@ -298,5 +402,13 @@ void ktrace_json_names(struct json_writer *w, const char *key, const char *names
 void ktrace_json_raw(struct json_writer *w, const char *key, const char *json)
 {
 	member(w, key);
-	fputs_unlocked(json, w->f);
+	out_s(w, json);
+}
+
+void ktrace_json_splice(struct json_writer *w, const char *text, size_t len)
+{
+	if (!len)
+		return;
+	out_n(w, text, len);
+	w->count[w->depth]++;
 }

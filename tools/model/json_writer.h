@@ -35,9 +35,16 @@ struct json_writer {
 	int brk;		/* ktrace_json_break's indent for the next token, -1: none */
 	unsigned count[JSON_DEPTH]; /* members or elements written, per open container */
 	char close[JSON_DEPTH];	/* the bracket that closes each open container */
+	char *buf;		/* memory mode (ktrace_json_init_mem): the text so far, else NULL */
+	size_t len, cap;	/* its length and allocated size */
+	int oom;		/* memory mode: an allocation failed, the text is incomplete */
 };
 
 void ktrace_json_init(struct json_writer *w, FILE *f, enum json_style style);
+/* Memory mode: the value is written to a growing buffer, w->buf[0..w->len),
+ * not to a FILE.  buf and cap (NULL and 0, or a buffer from an earlier
+ * writer's w->buf and w->cap) are reused; the caller frees w->buf. */
+void ktrace_json_init_mem(struct json_writer *w, enum json_style style, char *buf, size_t cap);
 
 /* Containers: { or [ (a member named key, or an element); ktrace_json_end closes the innermost. */
 void ktrace_json_object(struct json_writer *w, const char *key);
@@ -67,6 +74,10 @@ void ktrace_json_double(struct json_writer *w, const char *key, double v, const 
 void ktrace_json_dim3(struct json_writer *w, const char *key, const uint32_t d[3]);
 /* Names separated by commas ("const,scratch") as an array of strings; "" gives []. */
 void ktrace_json_names(struct json_writer *w, const char *key, const char *names);
+/* Members formatted elsewhere (by a compact memory-mode writer, from the
+ * start of an object), written as they are into the open container, which
+ * then has members. */
+void ktrace_json_splice(struct json_writer *w, const char *text, size_t len);
 /* JSON text formatted elsewhere, as one value. */
 void ktrace_json_raw(struct json_writer *w, const char *key, const char *json);
 

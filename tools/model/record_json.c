@@ -197,9 +197,60 @@ static void json_kernel_names(struct json_writer *w, const struct ktrace_rec_ker
 		ktrace_json_null(w, "kernel");
 }
 
+/* The JSON of a kernel's parameter descriptions, all but each argument's
+ * value, made once per kernel (not per launch): a slot per kernel id,
+ * valid while the kernel's parameter table is byte-for-byte the same. */
+#define DESC_SLOTS 256
+struct desc_cache {
+	uint8_t *raw;		/* the kernel's params_raw it was made from */
+	uint32_t raw_len, nparams;
+	char *text;		/* the members of each parameter's object, one after another */
+	size_t *end;		/* where parameter i's text ends; (size_t)-1: it does not decode */
+};
+
+static const struct desc_cache *param_descs(const struct ktrace_rec_kernel *k)
+{
+	static _Thread_local struct desc_cache slots[DESC_SLOTS];
+	struct desc_cache *s = &slots[k->kernel_id % DESC_SLOTS];
+	struct json_writer tw;
+	size_t *end;
+	uint8_t *raw;
+
+	if (s->raw && s->raw_len == k->params_raw_len && s->nparams == k->nparams &&
+	    !memcmp(s->raw, k->params_raw, k->params_raw_len))
+		return s;
+	raw = malloc(k->params_raw_len ? k->params_raw_len : 1);
+	end = malloc((k->nparams ? k->nparams : 1) * sizeof *end);
+	ktrace_json_init_mem(&tw, JSON_COMPACT, NULL, 0);
+	for (uint32_t i = 0; raw && end && i < k->nparams; i++) {
+		struct ktrace_param_desc d;
+
+		end[i] = (size_t)-1;
+		if (ktrace_kernel_param(k, i, &d))
+			continue;
+		tw.count[tw.depth] = 0;
+		json_param_desc(&tw, &d);
+		end[i] = tw.len;
+	}
+	if (!raw || !end || tw.oom) {
+		free(raw);
+		free(end);
+		free(tw.buf);
+		return NULL;
+	}
+	free(s->raw);
+	free(s->text);
+	free(s->end);
+	memcpy(raw, k->params_raw, k->params_raw_len);
+	*s = (struct desc_cache){ raw, k->params_raw_len, k->nparams, tw.buf, end };
+	return s;
+}
+
 static void json_args(struct json_writer *w, const struct ktrace_rec_launch *l, const struct ktrace_rec_kernel *k)
 {
 	uint32_t n = k ? k->nparams : 0;
+	const struct desc_cache *dc = n && w->buf ? param_descs(k) : NULL;
+	size_t at = 0;
 
 	ktrace_json_array(w, "args");
 	for (uint32_t i = 0; i < n; i++) {
@@ -209,7 +260,12 @@ static void json_args(struct json_writer *w, const struct ktrace_rec_launch *l, 
 		if (ktrace_kernel_param(k, i, &d))
 			continue;
 		ktrace_json_object(w, NULL);
-		json_param_desc(w, &d);
+		if (dc && dc->end[i] != (size_t)-1) {
+			ktrace_json_splice(w, dc->text + at, dc->end[i] - at);
+			at = dc->end[i];
+		} else {
+			json_param_desc(w, &d);
+		}
 		ktrace_json_raw(w, "value", ktrace_param_value(&d, l->param_bytes, l->param_bytes_len, 1, val, sizeof val));
 		ktrace_json_end(w);
 	}
@@ -478,30 +534,29 @@ int ktrace_record_json(const struct record_ctx *c, const struct ktrace_record_pr
 		       size_t len, const struct ktrace_rec_kernel *k)
 {
 	/* The line goes to memory first, so that a malformed record still gives
-	 * one well-formed line: its head, and "malformed". */
+	 * one well-formed line: its head, and "malformed".  The buffer is kept
+	 * from one record to the next. */
+	static _Thread_local char *line;
+	static _Thread_local size_t cap;
 	struct json_writer w;
-	char *line = NULL;
-	size_t n = 0;
-	int rc = -1;
-	FILE *m = open_memstream(&line, &n);
+	int rc;
 
-	if (m) {
-		ktrace_json_init(&w, m, JSON_COMPACT);
-		json_head(c, &w, p, len);
-		rc = json_fields(c, &w, p, rec, len, k);
-		ktrace_json_end(&w);
-		if (fclose(m))
-			rc = -1;
-	}
+	ktrace_json_init_mem(&w, JSON_COMPACT, line, cap);
+	json_head(c, &w, p, len);
+	rc = json_fields(c, &w, p, rec, len, k);
+	ktrace_json_end(&w);
+	line = w.buf;
+	cap = w.cap;
+	if (w.oom)
+		rc = -1;
 	if (rc == 0) {
-		fwrite(line, 1, n, c->out);
+		fwrite_unlocked(line, 1, w.len, c->out);
 	} else {
 		ktrace_json_init(&w, c->out, JSON_COMPACT);
 		json_head(c, &w, p, len);
 		ktrace_json_bool(&w, "malformed", 1);
 		ktrace_json_end(&w);
 	}
-	fputc('\n', c->out);
-	free(line);
+	putc_unlocked('\n', c->out);
 	return rc;
 }

@@ -29,6 +29,9 @@ const char *ktrace_param_flag_names(uint32_t flags, const char *sep, char *out, 
 /* Text: valid UTF-8 as is; control bytes, backslash and invalid bytes as
  * \xNN, so that a trace cannot drive the terminal. */
 void ktrace_put_escaped(FILE *f, const char *s, size_t n);
+/* fprintf(f, fmt, ...) with %s, %c, %% and %d, %u, %x (ll, a 0-padded
+ * width) formatted by hand and written unlocked; other formats go to vfprintf. */
+void ktrace_putf(FILE *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Bytes as lowercase hex digits. */
 void ktrace_put_hex(FILE *f, const uint8_t *p, size_t n);
 /* The length of the valid UTF-8 sequence at s (n bytes left), 0 when invalid. */
