@@ -43,80 +43,20 @@
 
 #include <cmocka.h>
 
+#include "test/run_capture.h"
 #include "test/scratch.h"
 
 static char tmpdir[512], build[4096];
 
-struct res {
-	char *out, *err;
-	int status;
-};
+/* argv run in tmpdir, stdout and stderr captured. */
+static struct kt_run run(char **argv)
+{
+	return kt_run_captured(tmpdir, tmpdir, argv);
+}
 
 static void tool(char *buf, size_t cap, const char *name)
 {
 	snprintf(buf, cap, "%s/%s", build, name);
-}
-
-static char *slurp(const char *path)
-{
-	FILE *f = fopen(path, "rb");
-	size_t cap = 1 << 16, n = 0;
-	char *buf = malloc(cap + 1);
-
-	assert_non_null(buf);
-	while (f) {
-		size_t got = fread(buf + n, 1, cap - n, f);
-
-		n += got;
-		if (n < cap)
-			break;
-		buf = realloc(buf, 2 * cap + 1);
-		assert_non_null(buf);
-		cap *= 2;
-	}
-	buf[n] = '\0';
-	if (f)
-		fclose(f);
-	return buf;
-}
-
-/* argv run in tmpdir, stdout and stderr captured. */
-static struct res run(char **argv)
-{
-	char o[700], e[700];
-	struct res r = { NULL, NULL, -1 };
-	int st;
-	pid_t pid;
-
-	snprintf(o, sizeof o, "%s/stdout", tmpdir);
-	snprintf(e, sizeof e, "%s/stderr", tmpdir);
-	fflush(NULL);
-	pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		int fo = open(o, O_WRONLY | O_CREAT | O_TRUNC, 0600), fe = open(e, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-
-		if (fo < 0 || fe < 0 || chdir(tmpdir) != 0)
-			_exit(120);
-		dup2(fo, 1);
-		dup2(fe, 2);
-		execv(argv[0], argv);
-		_exit(121);
-	}
-	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-		;
-	r.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-	r.out = slurp(o);
-	r.err = slurp(e);
-	unlink(o);
-	unlink(e);
-	return r;
-}
-
-static void res_free(struct res *r)
-{
-	free(r->out);
-	free(r->err);
 }
 
 static int has(const char *s, const char *needle)
@@ -141,7 +81,7 @@ static int count(const char *s, const char *needle)
 	} while (0)
 
 /* `ktrace check [args] -- job_launch job_rank_app [--planted]`, the traces in tmpdir/<dir>. */
-static struct res check_job(int planted, const char *dir, char **args)
+static struct kt_run check_job(int planted, const char *dir, char **args)
 {
 	char ktrace[4200], launch[4200], app[4200], libpath[8500], counter[700], tdir[700];
 	char *argv[24];
@@ -171,7 +111,7 @@ static struct res check_job(int planted, const char *dir, char **args)
 	if (planted)
 		argv[n++] = "--planted";
 	argv[n] = NULL;
-	struct res r = run(argv);
+	struct kt_run r = run(argv);
 	unlink(counter);
 	return r;
 }
@@ -240,7 +180,7 @@ static void json_structure(const char *json, int planted)
 	snprintf(cmd, sizeof cmd, "python3 '%s' '%s' %d > '%s/py.out' 2>&1", script, path, planted, tmpdir);
 	int rc = system(cmd);
 	snprintf(path, sizeof path, "%s/py.out", tmpdir);
-	char *out = slurp(path);
+	char *out = kt_slurp(path);
 	if (rc != 0 || strcmp(out, "OK\n") != 0)
 		fail_msg("the JSON of ktrace check (planted %d): %s\n%s", planted, out, json);
 	free(out);
@@ -272,7 +212,7 @@ static void test_planted_rank_found(void **state)
 	if (!built())
 		skip();
 	/* JSON */
-	struct res r = check_job(1, "planted-json", (char *[]){ "--json", "--quiet", NULL });
+	struct kt_run r = check_job(1, "planted-json", (char *[]){ "--json", "--quiet", NULL });
 	if (r.status != 1)
 		fail_msg("planted: exit %d, not 1\nstdout:\n%s\nstderr:\n%s", r.status, r.out, r.err);
 	EXPECT_IN(&r, r.out, "\"culprit_rank\": 1");
@@ -282,7 +222,7 @@ static void test_planted_rank_found(void **state)
 	EXPECT_IN(&r, r.out, "\"verdict\": \"confirmed non-deterministic\"");
 	EXPECT_IN(&r, r.out, "\"via_rank\": 1");
 	json_structure(r.out, 1);
-	res_free(&r);
+	kt_run_free(&r);
 	/* text */
 	r = check_job(1, "planted-text", NULL);
 	if (r.status != 1)
@@ -298,7 +238,7 @@ static void test_planted_rank_found(void **state)
 	/* the replay ran in rank 1's process alone */
 	if (count(r.err, "replay: Kernel fake_nondet_sum, occurrence 0: confirmed non-deterministic") != 1)
 		fail_msg("not one replaying process:\n%s", r.err);
-	res_free(&r);
+	kt_run_free(&r);
 }
 
 static void test_unplanted_job_identical(void **state)
@@ -306,7 +246,7 @@ static void test_unplanted_job_identical(void **state)
 	(void)state;
 	if (!built())
 		skip();
-	struct res r = check_job(0, "same-json", (char *[]){ "--json", "--quiet", NULL });
+	struct kt_run r = check_job(0, "same-json", (char *[]){ "--json", "--quiet", NULL });
 	if (r.status != 0)
 		fail_msg("unplanted: exit %d, not 0\nstdout:\n%s\nstderr:\n%s", r.status, r.out, r.err);
 	EXPECT_IN(&r, r.out, "\"jobs\": [");
@@ -314,12 +254,12 @@ static void test_unplanted_job_identical(void **state)
 	assert_false(has(r.out, "\"diverged\": 1"));
 	assert_false(has(r.out, "fake_nondet_sum"));
 	json_structure(r.out, 0);
-	res_free(&r);
+	kt_run_free(&r);
 	r = check_job(0, "same-text", NULL);
 	assert_int_equal(r.status, 0);
 	EXPECT_IN(&r, r.out, "result: identical: no rank diverged");
 	assert_false(has(r.err, "KTRACE_REPLAY="));
-	res_free(&r);
+	kt_run_free(&r);
 }
 
 static int setup(void **state)

@@ -28,13 +28,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <cuda.h>
 
 #include "hashkern/ktrace_digest.h"
 #include "test/fakenccl/fakenccl.h"
+#include "test/nccl/share_id.h"
 
 #define N 64
 
@@ -49,35 +49,6 @@
 static int rank = -1;
 static CUmodule mod;
 static CUstream st;
-
-/* The unique id: made by rank 0 and written to path (a rename, so that a
- * reader sees all of it or nothing), read by the others (as nccl_app). */
-static int share_id(const char *path, ncclUniqueId *id)
-{
-	char tmp[4200];
-	FILE *f;
-
-	if (rank == 0) {
-		snprintf(tmp, sizeof tmp, "%s.tmp", path);
-		if (ncclGetUniqueId(id) != ncclSuccess || !(f = fopen(tmp, "wb")))
-			return -1;
-		if (fwrite(id, sizeof(*id), 1, f) != 1 || fclose(f) != 0 || rename(tmp, path) != 0)
-			return -1;
-		return 0;
-	}
-	for (int i = 0; i < 60000; i++) {
-		struct timespec ts = { 0, 1000000 };
-
-		if ((f = fopen(path, "rb"))) {
-			size_t n = fread(id, sizeof(*id), 1, f);
-
-			fclose(f);
-			return n == 1 ? 0 : -1;
-		}
-		nanosleep(&ts, NULL);
-	}
-	return -1;
-}
 
 static void launch(const char *name, void **params)
 {
@@ -156,7 +127,7 @@ int main(int argc, char **argv)
 	din = device_copy(in, N);
 	g = device_copy(in, N);
 	r = device_copy(in, N);
-	CHECK(share_id(idfile, &id) == 0, "sharing the unique id");
+	CHECK(nccl_share_id(rank, idfile, &id, 60000) == 0, "sharing the unique id");
 	CHECK(ncclCommInitRank(&comm, nranks, id, rank) == ncclSuccess, "ncclCommInitRank");
 	if (planted && rank == 1)
 		nondet_sum(g, din);

@@ -10,7 +10,7 @@ $(FAKENCCL): test/fakenccl/fakenccl.c test/fakenccl/fakenccl.h $(BUILD)/fakecuda
 	$(Q)$(CC) $(CFLAGS_ALL) -shared -Wl,-soname,libnccl.so.2 -o $@ test/fakenccl/fakenccl.c \
 		-L$(BUILD)/fakecuda-real -l:libcuda.so.1 $(LDFLAGS_ALL)
 
-$(BUILD)/nccl_app: test/nccl/nccl_app.c test/fakenccl/fakenccl.h $(FAKENCCL) $(BUILD)/libktcore.a
+$(BUILD)/nccl_app: test/nccl/nccl_app.c test/nccl/share_id.h test/fakenccl/fakenccl.h $(FAKENCCL) $(BUILD)/libktcore.a
 	@$(if $(Q),echo "  LINK    $@")
 	$(Q)$(CC) $(CFLAGS_ALL) -o $@ $< -L$(BUILD)/fakenccl -l:libnccl.so.2 -L$(BUILD)/fakecuda-real -l:libcuda.so.1 \
 		$(BUILD)/libktcore.a $(LDFLAGS_ALL)
@@ -27,7 +27,7 @@ TEST_DEPS += $(FAKENCCL) $(BUILD)/nccl_app $(BUILD)/nccl_missing $(BUILD)/libktr
 # build/job_launch starting two ranks of build/job_rank_app (fake driver,
 # fake NCCL, libktrace.so preloaded), one of them with a planted
 # non-deterministic sum before an all-reduce.
-$(BUILD)/job_rank_app: test/nccl/job_rank_app.c test/fakenccl/fakenccl.h $(FAKENCCL) $(BUILD)/libktcore.a
+$(BUILD)/job_rank_app: test/nccl/job_rank_app.c test/nccl/share_id.h test/fakenccl/fakenccl.h $(FAKENCCL) $(BUILD)/libktcore.a
 	@$(if $(Q),echo "  LINK    $@")
 	$(Q)$(CC) $(CFLAGS_ALL) -o $@ $< -L$(BUILD)/fakenccl -l:libnccl.so.2 -L$(BUILD)/fakecuda-real -l:libcuda.so.1 \
 		$(BUILD)/libktcore.a $(LDFLAGS_ALL)

@@ -27,13 +27,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <cuda.h>
 
 #include "hashkern/ktrace_digest.h"
 #include "test/fakenccl/fakenccl.h"
+#include "test/nccl/share_id.h"
 
 #define N 64
 
@@ -44,35 +44,6 @@ static void expect(const char *name, ncclResult_t got, ncclResult_t want)
 	printf("rc %s %d\n", name, (int)got);
 	if (got != want)
 		ok = 0;
-}
-
-/* The unique id: made by rank 0 and written to path (a rename, so that a
- * reader sees all of it or nothing), read by the others. */
-static int share_id(int rank, const char *path, ncclUniqueId *id)
-{
-	char tmp[4200];
-	FILE *f;
-
-	if (rank == 0) {
-		snprintf(tmp, sizeof tmp, "%s.tmp", path);
-		if (ncclGetUniqueId(id) != ncclSuccess || !(f = fopen(tmp, "wb")))
-			return -1;
-		if (fwrite(id, sizeof(*id), 1, f) != 1 || fclose(f) != 0 || rename(tmp, path) != 0)
-			return -1;
-		return 0;
-	}
-	for (int i = 0; i < 30000; i++) {
-		struct timespec ts = { 0, 1000000 };
-
-		if ((f = fopen(path, "rb"))) {
-			size_t n = fread(id, sizeof(*id), 1, f);
-
-			fclose(f);
-			return n == 1 ? 0 : -1;
-		}
-		nanosleep(&ts, NULL);
-	}
-	return -1;
 }
 
 static CUdeviceptr device_floats(size_t n)
@@ -185,7 +156,7 @@ int main(int argc, char **argv)
 	    cuCtxPushCurrent_v2(ctx) != CUDA_SUCCESS || cuStreamCreate(&st, 0) != CUDA_SUCCESS)
 		return 1;
 	make_bufs(&m, rank, nranks);
-	if (share_id(rank, argv[3], &id) != 0)
+	if (nccl_share_id(rank, argv[3], &id, 30000) != 0)
 		return 1;
 	expect("init", ncclCommInitRank(&comm, nranks, id, rank), ncclSuccess);
 	if (!ok)

@@ -22,69 +22,17 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "test/run_capture.h"
 #include "test/unit/diff_sim.h"
 #include "tools/model/trace_model.h"
 
 static char tmpdir[256];
 static char build[256];
 
-struct res {
-	int status; /* exit status, or 128 + signal */
-	char *out, *err;
-};
-
-static char *slurp(const char *path)
+/* argv run here, its stdout and stderr captured (through files in tmpdir). */
+static struct kt_run run(char *const *argv)
 {
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		return strdup("");
-	char *buf = NULL;
-	size_t n = 0, cap = 0, got;
-	do {
-		if (n + 4097 > cap) {
-			cap = cap ? cap * 2 : 8192;
-			buf = realloc(buf, cap);
-			assert_non_null(buf);
-		}
-		got = fread(buf + n, 1, 4096, f);
-		n += got;
-	} while (got);
-	fclose(f);
-	buf[n] = '\0';
-	return buf;
-}
-
-/* Run argv (NULL-terminated) with stdout/stderr captured. */
-static struct res run(char *const *argv)
-{
-	char o[512], e[512];
-	snprintf(o, sizeof o, "%s/stdout", tmpdir);
-	snprintf(e, sizeof e, "%s/stderr", tmpdir);
-	fflush(NULL);
-	pid_t pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		int fo = open(o, O_WRONLY | O_CREAT | O_TRUNC, 0600), fe = open(e, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-		if (fo < 0 || fe < 0)
-			_exit(120);
-		dup2(fo, 1);
-		dup2(fe, 2);
-		execv(argv[0], argv);
-		_exit(121);
-	}
-	int st;
-	assert_int_equal(waitpid(pid, &st, 0), pid);
-	struct res r;
-	r.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-	r.out = slurp(o);
-	r.err = slurp(e);
-	return r;
-}
-
-static void res_free(struct res *r)
-{
-	free(r->out);
-	free(r->err);
+	return kt_run_captured(tmpdir, NULL, argv);
 }
 
 static int count_lines(const char *s)
@@ -120,7 +68,7 @@ static void write_pair(int nondet)
 }
 
 /* An error: exit 2, exactly one line on stderr, mentioning `must`. */
-static void expect_error(struct res *r, const char *must)
+static void expect_error(struct kt_run *r, const char *must)
 {
 	if (r->status != 2 || count_lines(r->err) != 1 || (must && !strstr(r->err, must)))
 		fail_msg("expected one error line with '%s' and exit 2, got %d: %s", must ? must : "", r->status, r->err);
@@ -136,24 +84,24 @@ static void test_diff_identical_and_diverged(void **state)
 	path_of(a, sizeof a, "a.ktrace");
 	path_of(b, sizeof b, "b.ktrace");
 	write_pair(0);
-	struct res r = run((char *[]){ t, a, b, NULL });
+	struct kt_run r = run((char *[]){ t, a, b, NULL });
 	assert_int_equal(r.status, 0);
 	assert_non_null(strstr(r.out, "result: identical (15 launches compared)"));
 	assert_string_equal(r.err, "");
-	res_free(&r);
+	kt_run_free(&r);
 
 	write_pair(1);
 	r = run((char *[]){ t, a, b, NULL });
 	assert_int_equal(r.status, 1);
 	assert_non_null(strstr(r.out, "first divergence: reduce_sum(float const*, float*, int)"));
 	assert_non_null(strstr(r.out, "the kernel itself is non-deterministic"));
-	res_free(&r);
+	kt_run_free(&r);
 
 	r = run((char *[]){ t, "--json", a, b, NULL });
 	assert_int_equal(r.status, 1);
 	assert_true(r.out[0] == '{');
 	assert_non_null(strstr(r.out, "\"classification\": \"kernel_nondeterministic\""));
-	res_free(&r);
+	kt_run_free(&r);
 
 	/* `ktrace diff` is the same tool */
 	char k[512];
@@ -161,7 +109,7 @@ static void test_diff_identical_and_diverged(void **state)
 	r = run((char *[]){ k, "diff", "--all", a, b, NULL });
 	assert_int_equal(r.status, 1);
 	assert_non_null(strstr(r.out, "divergence 7: multi_tensor_apply_kernel"));
-	res_free(&r);
+	kt_run_free(&r);
 }
 
 static void test_diff_report_files(void **state)
@@ -176,27 +124,27 @@ static void test_diff_report_files(void **state)
 	write_pair(1);
 	unlink(md);
 	for (int i = 0; i < 2; i++) {
-		struct res r = run((char *[]){ t, "--quiet", "--github", "--junit", ju, "--markdown", md, a, b, NULL });
+		struct kt_run r = run((char *[]){ t, "--quiet", "--github", "--junit", ju, "--markdown", md, a, b, NULL });
 		assert_int_equal(r.status, 1);
 		assert_true(!strncmp(r.out, "::error title=ktrace%3A non-deterministic kernel in reduce_sum", 61));
-		res_free(&r);
+		kt_run_free(&r);
 	}
-	char *x = slurp(ju);
+	char *x = kt_slurp(ju);
 	/* 5 kernels and the program's results (no device-to-host copy: skipped) */
 	assert_non_null(strstr(x, "<testsuites name=\"ktrace determinism\" tests=\"6\" failures=\"4\" errors=\"0\" "
 				  "skipped=\"1\""));
 	assert_non_null(strstr(x, "<failure type=\"kernel_nondeterministic\""));
 	free(x);
-	char *m = slurp(md);
+	char *m = kt_slurp(md);
 	/* appended, as $GITHUB_STEP_SUMMARY wants */
 	char *first = strstr(m, "### ktrace determinism check: DIVERGED");
 	assert_non_null(first);
 	assert_non_null(strstr(first + 1, "### ktrace determinism check: DIVERGED"));
 	free(m);
 	/* an unwritable report file: one line, exit 2 */
-	struct res r = run((char *[]){ t, "--quiet", "--junit", "/nonexistent-dir/r.xml", a, b, NULL });
+	struct kt_run r = run((char *[]){ t, "--quiet", "--junit", "/nonexistent-dir/r.xml", a, b, NULL });
 	expect_error(&r, "/nonexistent-dir/r.xml");
-	res_free(&r);
+	kt_run_free(&r);
 }
 
 static void test_diff_errors(void **state)
@@ -231,38 +179,38 @@ static void test_diff_errors(void **state)
 		fclose(f);
 		free(full);
 	}
-	struct res r = run((char *[]){ t, a, tr, NULL });
+	struct kt_run r = run((char *[]){ t, a, tr, NULL });
 	expect_error(&r, tr);
 	assert_string_equal(r.out, "");
-	res_free(&r);
+	kt_run_free(&r);
 	r = run((char *[]){ t, junk, a, NULL });
 	expect_error(&r, junk);
-	res_free(&r);
+	kt_run_free(&r);
 	r = run((char *[]){ t, a, empty, NULL });
 	expect_error(&r, empty);
-	res_free(&r);
+	kt_run_free(&r);
 	r = run((char *[]){ t, a, "/nonexistent/x.ktrace", NULL });
 	expect_error(&r, "/nonexistent/x.ktrace");
-	res_free(&r);
+	kt_run_free(&r);
 	r = run((char *[]){ t, a, NULL });
 	expect_error(&r, "two traces");
-	res_free(&r);
+	kt_run_free(&r);
 	r = run((char *[]){ t, "--bogus", a, a, NULL });
 	expect_error(&r, "--bogus");
-	res_free(&r);
+	kt_run_free(&r);
 	r = run((char *[]){ t, "--junit", NULL });
 	expect_error(&r, "--junit");
-	res_free(&r);
+	kt_run_free(&r);
 	/* --partial accepts the crashed run and still compares (2 when what
 	 * was written holds no launch that could be compared) */
 	r = run((char *[]){ t, "--partial", a, tr, NULL });
 	assert_true(r.status == 0 || r.status == 1 || (r.status == 2 && strstr(r.err, "nothing compared")));
 	assert_non_null(strstr(r.out, "warning: run B:"));
-	res_free(&r);
+	kt_run_free(&r);
 	r = run((char *[]){ t, "--help", NULL });
 	assert_int_equal(r.status, 0);
 	assert_non_null(strstr(r.out, "usage: ktrace-diff"));
-	res_free(&r);
+	kt_run_free(&r);
 }
 
 /* ---- ktrace run / check with the fake library ---------------------------------------- */
@@ -284,7 +232,7 @@ static void fake_env(const char *mode)
 
 /* What `ktrace run` gives the command for PyTorch's and JAX's allocators,
  * printed by the command itself: "<PYTORCH_CUDA_ALLOC_CONF>|<XLA_...>|<KTRACE_ALLOCATOR_SET>". */
-static struct res run_allocator_env(const char *k, const char *opt)
+static struct kt_run run_allocator_env(const char *k, const char *opt)
 {
 	static char script[] = "printf '%s|%s|%s' \"$PYTORCH_CUDA_ALLOC_CONF\" \"$XLA_PYTHON_CLIENT_ALLOCATOR\" "
 			       "\"$KTRACE_ALLOCATOR_SET\"";
@@ -305,7 +253,7 @@ static struct res run_allocator_env(const char *k, const char *opt)
 static void test_run_allocator_env(void **state)
 {
 	char k[512];
-	struct res r;
+	struct kt_run r;
 
 	(void)state;
 	tool(k, sizeof k, "ktrace");
@@ -317,24 +265,24 @@ static void test_run_allocator_env(void **state)
 	assert_string_equal(r.out,
 			    "backend:cudaMallocAsync|platform|PYTORCH_CUDA_ALLOC_CONF,XLA_PYTHON_CLIENT_ALLOCATOR");
 	assert_string_equal(r.err, NO_TRACE_LINE);
-	res_free(&r);
+	kt_run_free(&r);
 	r = run_allocator_env(k, "--keep-allocator");
 	assert_string_equal(r.out, "||keep");
-	res_free(&r);
+	kt_run_free(&r);
 	setenv("PYTORCH_CUDA_ALLOC_CONF", "max_split_size_mb:128", 1);
 	setenv("XLA_PYTHON_CLIENT_ALLOCATOR", "bfc", 1);
 	r = run_allocator_env(k, NULL);
 	assert_string_equal(r.out, "backend:cudaMallocAsync,max_split_size_mb:128|bfc|PYTORCH_CUDA_ALLOC_CONF");
-	res_free(&r);
+	kt_run_free(&r);
 	setenv("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True", 1);
 	r = run_allocator_env(k, NULL);
 	assert_string_equal(r.out, "expandable_segments:True|bfc|none");
 	assert_non_null(strstr(r.err, "ktrace: PYTORCH_CUDA_ALLOC_CONF sets expandable_segments"));
 	assert_int_equal(count_lines(r.err), 2); /* the note, and NO_TRACE_LINE */
-	res_free(&r);
+	kt_run_free(&r);
 	r = run_allocator_env(k, "--quiet");
 	assert_string_equal(r.err, NO_TRACE_LINE); /* a warning, printed with --quiet too */
-	res_free(&r);
+	kt_run_free(&r);
 	unsetenv("PYTORCH_CUDA_ALLOC_CONF");
 	unsetenv("XLA_PYTHON_CLIENT_ALLOCATOR");
 }
@@ -347,13 +295,13 @@ static void test_check_fake(void **state)
 	tool(prog, sizeof prog, "diff_fakeprog");
 
 	fake_env("same");
-	struct res r = run((char *[]){ k, "check", "--quiet", "--", prog, NULL });
+	struct kt_run r = run((char *[]){ k, "check", "--quiet", "--", prog, NULL });
 	if (r.status != 0)
 		fail_msg("check of identical runs: %d\n%s%s", r.status, r.out, r.err);
 	assert_non_null(strstr(r.out, "A: run 1 (pid 1001"));
 	assert_non_null(strstr(r.out, "B: run 2 (pid 2002"));
 	assert_non_null(strstr(r.out, "result: identical"));
-	res_free(&r);
+	kt_run_free(&r);
 
 	/* the fake program cannot replay: its digest difference stays unconfirmed, exit 0 */
 	fake_env("nondet");
@@ -363,7 +311,7 @@ static void test_check_fake(void **state)
 			   "of _Z10reduce_sumPKfPfi): not replayable (the replay run never reached launch 1") ||
 	    !strstr(r.err, "ktrace check: note: digests differ, but no replay confirmed"))
 		fail_msg("check of a program that cannot replay: %d\n%s%s", r.status, r.out, r.err);
-	res_free(&r);
+	kt_run_free(&r);
 
 	/* --max-replays 0: the digests' verdict stands (exit 1), labelled unconfirmed */
 	fake_env("nondet");
@@ -377,15 +325,15 @@ static void test_check_fake(void **state)
 	assert_non_null(strstr(r.out, "B: run 3"));
 	assert_non_null(strstr(r.err, "ktrace check: run 3 of 3: "));
 	assert_non_null(strstr(r.err, "traces kept in"));
-	res_free(&r);
-	char *x = slurp(ju);
+	kt_run_free(&r);
+	char *x = kt_slurp(ju);
 	assert_non_null(strstr(x, "<testsuite name=\"run 1 vs run 2\""));
 	assert_non_null(strstr(x, "<testsuite name=\"run 1 vs run 3\" tests=\"6\" failures=\"0\""));
 	free(x);
 	/* the traces are kept in --dir; a second check there refuses to mix them */
 	r = run((char *[]){ k, "check", "--dir", dir, "--", prog, NULL });
 	expect_error(&r, "already holds traces");
-	res_free(&r);
+	kt_run_free(&r);
 
 	fake_env("hostdata");
 	r = run((char *[]){ k, "check", "--quiet", "--json", "--max-replays=0", "--", prog, NULL });
@@ -394,7 +342,7 @@ static void test_check_fake(void **state)
 	assert_true(!strncmp(r.out, "{\n  \"runs\": 2,\n  \"exit_code\": 1,\n  \"comparisons\": [\n    {", 54));
 	assert_non_null(strstr(r.out, "\"classification\": \"inputs_differ\""));
 	assert_non_null(strstr(r.out, "\"dir\": \"htod\""));
-	res_free(&r);
+	kt_run_free(&r);
 }
 
 static void test_check_failures(void **state)
@@ -404,36 +352,36 @@ static void test_check_failures(void **state)
 	tool(k, sizeof k, "ktrace");
 	tool(prog, sizeof prog, "diff_fakeprog");
 	fake_env("exit3");
-	struct res r = run((char *[]){ k, "check", "--quiet", "--", prog, NULL });
+	struct kt_run r = run((char *[]){ k, "check", "--quiet", "--", prog, NULL });
 	expect_error(&r, "run 1 of 2 failed (exit status 3)");
-	res_free(&r);
+	kt_run_free(&r);
 	fake_env("notrace");
 	r = run((char *[]){ k, "check", "--quiet", "--", prog, NULL });
 	expect_error(&r, "run 1 left no trace");
-	res_free(&r);
+	kt_run_free(&r);
 	fake_env("same");
 	r = run((char *[]){ k, "check", "--quiet", "--", "/nonexistent/program", NULL });
 	assert_int_equal(r.status, 2);
 	assert_non_null(strstr(r.err, "cannot run '/nonexistent/program'"));
 	assert_non_null(strstr(r.err, "ktrace check: warm-up run (untraced"));
-	res_free(&r);
+	kt_run_free(&r);
 	r = run((char *[]){ k, "check", "--quiet", "--no-warmup", "--", "/nonexistent/program", NULL });
 	assert_int_equal(r.status, 2);
 	assert_non_null(strstr(r.err, "run 1 of 2 failed"));
-	res_free(&r);
+	kt_run_free(&r);
 	r = run((char *[]){ k, "check", "--runs", "1", "--", prog, NULL });
 	expect_error(&r, "--runs '1'");
-	res_free(&r);
+	kt_run_free(&r);
 	r = run((char *[]){ k, "check", "--no-hash", "--", prog, NULL });
 	expect_error(&r, "--no-hash");
-	res_free(&r);
+	kt_run_free(&r);
 	r = run((char *[]){ k, "check", NULL });
 	expect_error(&r, "no command given");
-	res_free(&r);
+	kt_run_free(&r);
 	setenv("KTRACE_LIB", "/nonexistent/libktrace.so", 1);
 	r = run((char *[]){ k, "check", "--", prog, NULL });
 	expect_error(&r, "KTRACE_LIB=/nonexistent/libktrace.so");
-	res_free(&r);
+	kt_run_free(&r);
 }
 
 /* With a warm-up, JAX gets a persistent compilation cache in the check
@@ -442,7 +390,7 @@ static void test_check_failures(void **state)
 static void test_check_jax_cache(void **state)
 {
 	char k[512], prog[512], dir[600];
-	struct res r;
+	struct kt_run r;
 
 	(void)state;
 	tool(k, sizeof k, "ktrace");
@@ -454,18 +402,18 @@ static void test_check_jax_cache(void **state)
 	r = run((char *[]){ k, "check", "--quiet", "--dir", dir, "--", prog, NULL });
 	if (r.status != 0 || !strstr(r.err, "/jaxcheck/jax-cache min_time=0") || strstr(r.err, "JAXCACHE=(unset)"))
 		fail_msg("with a warm-up: %d\n%s%s", r.status, r.out, r.err);
-	res_free(&r);
+	kt_run_free(&r);
 	fake_env("jaxcache");
 	r = run((char *[]){ k, "check", "--quiet", "--no-warmup", "--", prog, NULL });
 	if (r.status != 0 || strstr(r.err, "/jax-cache"))
 		fail_msg("without a warm-up: %d\n%s%s", r.status, r.out, r.err);
-	res_free(&r);
+	kt_run_free(&r);
 	fake_env("jaxcache");
 	setenv("JAX_COMPILATION_CACHE_DIR", "/mine", 1);
 	r = run((char *[]){ k, "check", "--quiet", "--", prog, NULL });
 	if (r.status != 0 || !strstr(r.err, "JAXCACHE=/mine min_time=(unset)"))
 		fail_msg("the program's own cache: %d\n%s%s", r.status, r.out, r.err);
-	res_free(&r);
+	kt_run_free(&r);
 	unsetenv("JAX_COMPILATION_CACHE_DIR");
 }
 
@@ -476,7 +424,7 @@ static void test_check_allocator_fallback(void **state)
 {
 	static const char *note = "note: the program failed with the allocator settings ktrace chose";
 	char k[512], prog[512];
-	struct res r;
+	struct kt_run r;
 
 	(void)state;
 	tool(k, sizeof k, "ktrace");
@@ -489,23 +437,23 @@ static void test_check_allocator_fallback(void **state)
 					    "failed (exit status 4)") || !strstr(r.err, note) ||
 	    !strstr(r.out, "result: identical"))
 		fail_msg("fallback after the warm-up: %d\n%s%s", r.status, r.out, r.err);
-	res_free(&r);
+	kt_run_free(&r);
 	fake_env("asyncfails");
 	r = run((char *[]){ k, "check", "--quiet", "--no-warmup", "--", prog, NULL });
 	if (r.status != 0 || !strstr(r.err, "run 1 of 2 failed (exit status 4)") || !strstr(r.err, note) ||
 	    !strstr(r.out, "result: identical"))
 		fail_msg("fallback after run 1: %d\n%s%s", r.status, r.out, r.err);
-	res_free(&r);
+	kt_run_free(&r);
 	fake_env("asyncfails");
 	r = run((char *[]){ k, "check", "--quiet", "--keep-allocator", "--", prog, NULL });
 	assert_int_equal(r.status, 0);
 	assert_null(strstr(r.err, note));
-	res_free(&r);
+	kt_run_free(&r);
 	fake_env("exit3"); /* failing whatever the allocator: no second try */
 	r = run((char *[]){ k, "check", "--quiet", "--keep-allocator", "--", prog, NULL });
 	assert_int_equal(r.status, 2);
 	assert_null(strstr(r.err, note));
-	res_free(&r);
+	kt_run_free(&r);
 }
 
 static void test_run_fake(void **state)
@@ -516,38 +464,38 @@ static void test_run_fake(void **state)
 	tool(prog, sizeof prog, "diff_fakeprog");
 	path_of(out, sizeof out, "run-%p.ktrace");
 	fake_env("exit3");
-	struct res r = run((char *[]){ k, "run", "-o", out, "--kernels", "reduce|scale", "--launches", "0:100",
+	struct kt_run r = run((char *[]){ k, "run", "-o", out, "--kernels", "reduce|scale", "--launches", "0:100",
 				       "--hash-max", "64M", "--quiet", "--", prog, NULL });
 	assert_int_equal(r.status, 3); /* the command's own status */
-	res_free(&r);
+	kt_run_free(&r);
 	r = run((char *[]){ k, "run", "--", "/bin/sh", "-c", "test \"$KTRACE_HASH\" = 0 && exit 7", NULL });
 	assert_int_equal(r.status, 1);
-	res_free(&r);
+	kt_run_free(&r);
 	r = run((char *[]){ k, "run", "--no-hash", "--", "/bin/sh", "-c",
 			    "test \"$KTRACE_HASH\" = 0 && test -n \"$DIFF_FAKELIB_LOADED\" && exit 7", NULL });
 	assert_int_equal(r.status, 7);
-	res_free(&r);
+	kt_run_free(&r);
 	r = run((char *[]){ k, "run", "--launches", "9:3", "--", prog, NULL });
 	expect_error(&r, "--launches '9:3'");
-	res_free(&r);
+	kt_run_free(&r);
 	r = run((char *[]){ k, "run", "--kernels", "(", "--", prog, NULL });
 	expect_error(&r, "--kernels '('");
-	res_free(&r);
+	kt_run_free(&r);
 	r = run((char *[]){ k, "run", "--hash-max", "12Q", "--", prog, NULL });
 	expect_error(&r, "--hash-max '12Q'");
-	res_free(&r);
+	kt_run_free(&r);
 	r = run((char *[]){ k, "run", NULL });
 	expect_error(&r, "no command given");
-	res_free(&r);
+	kt_run_free(&r);
 	r = run((char *[]){ k, "frobnicate", NULL });
 	expect_error(&r, "unknown command 'frobnicate'");
-	res_free(&r);
+	kt_run_free(&r);
 	const char *subs[] = { "run", "check", "diff", "--help" };
 	for (size_t i = 0; i < 4; i++) {
 		r = run((char *[]){ k, (char *)subs[i], i < 3 ? "--help" : NULL, NULL });
 		assert_int_equal(r.status, 0);
 		assert_non_null(strstr(r.out, "usage: ktrace"));
-		res_free(&r);
+		kt_run_free(&r);
 	}
 }
 
@@ -555,10 +503,10 @@ static void test_run_fake(void **state)
  * one line and exit 2 for a mistake, and "--" is never an option's value. */
 static void expect_exact_error(char *const *argv, const char *line)
 {
-	struct res r = run(argv);
+	struct kt_run r = run(argv);
 	if (r.status != 2 || strcmp(r.err, line))
 		fail_msg("%s %s: exit %d, stderr \"%s\", expected \"%s\"", argv[0], argv[1], r.status, r.err, line);
-	res_free(&r);
+	kt_run_free(&r);
 }
 
 static void test_option_errors(void **state)
@@ -602,18 +550,18 @@ static void test_option_errors(void **state)
 	expect_exact_error((char *[]){ d, "--markdown=", a, a, NULL }, "ktrace-diff: --markdown needs a file name\n");
 
 	/* options after the operands (ktrace-diff), values with '=', abbreviations */
-	struct res r = run((char *[]){ d, a, a, "--json", NULL });
+	struct kt_run r = run((char *[]){ d, a, a, "--json", NULL });
 	assert_int_equal(r.status, 0);
 	assert_true(r.out[0] == '{');
-	res_free(&r);
+	kt_run_free(&r);
 	r = run((char *[]){ k, "run", "--hash=64K", "--launch", "0:10", "--", "/bin/sh", "-c",
 			    "test \"$KTRACE_HASH_MAX\" = 64K && test \"$KTRACE_LAUNCHES\" = 0:10 && exit 7", NULL });
 	assert_int_equal(r.status, 7);
-	res_free(&r);
+	kt_run_free(&r);
 	/* the command's own options are its own: parsing stops at the command */
 	r = run((char *[]){ k, "run", "/bin/sh", "-c", "exit 5", "--bogus", NULL });
 	assert_int_equal(r.status, 5);
-	res_free(&r);
+	kt_run_free(&r);
 }
 
 /* ---- the real library on a CPU-only program ---------------------------------------------- */
@@ -639,20 +587,20 @@ static void test_real_library(void **state)
 	 * the (sanitized) fake-driver application below */
 	setenv("ASAN_OPTIONS", "verify_asan_link_order=0:detect_leaks=0:handle_segv=0:handle_abort=0:"
 			       "allow_user_segv_handler=1", 1);
-	struct res r;
+	struct kt_run r;
 	(void)out;
 #else
 	/* a program that never touches CUDA: runs as usual, no trace, and ktrace run says so */
-	struct res r = run((char *[]){ k, "run", "-o", out, "--", "/bin/sh", "-c", "echo hello; exit 3", NULL });
+	struct kt_run r = run((char *[]){ k, "run", "-o", out, "--", "/bin/sh", "-c", "echo hello; exit 3", NULL });
 	assert_int_equal(r.status, 3);
 	assert_string_equal(r.out, "hello\n");
 	if (strcmp(r.err, NO_TRACE_LINE))
 		fail_msg("%s printed: %s", lib, r.err);
 	assert_int_not_equal(access(out, F_OK), 0);
-	res_free(&r);
+	kt_run_free(&r);
 	r = run((char *[]){ k, "check", "--quiet", "--", "/bin/true", NULL });
 	expect_error(&r, "run 1 left no trace");
-	res_free(&r);
+	kt_run_free(&r);
 #endif
 
 	/* the fake driver of the interposer tests: real traces, launches recorded */
@@ -669,12 +617,12 @@ static void test_real_library(void **state)
 	if (r.status != 2 || !strstr(r.out, "result: NOTHING COMPARED: none of the 16 launches of A could be compared "
 					    "(16 unverified") || !strstr(r.err, "ktrace check: nothing compared"))
 		fail_msg("ktrace check of %s threads 2 (fake driver): exit %d\n%s%s", app, r.status, r.out, r.err);
-	res_free(&r);
+	kt_run_free(&r);
 	r = run((char *[]){ k, "check", "--quiet", "--no-warmup", "--", app, "segv", NULL });
 	unsetenv("LD_LIBRARY_PATH");
 	assert_int_equal(r.status, 2); /* the library's own lines come first */
 	assert_non_null(strstr(r.err, "ktrace check: run 1 of 2 failed ("));
-	res_free(&r);
+	kt_run_free(&r);
 }
 
 /* ---- ktrace check confirms by replay: the real library on the fake driver with real memory ---- */
@@ -683,7 +631,7 @@ static void sanitizer_preload_env(void);
 
 /* `ktrace check ARGS -- replay_app MODE` (each run numbered by a counter file,
  * the fake driver summing in an order of that number's). */
-static struct res check_replay_app(char **args, size_t nargs, const char *mode, const char *counter)
+static struct kt_run check_replay_app(char **args, size_t nargs, const char *mode, const char *counter)
 {
 	char k[512], app[512], *argv[32];
 	size_t n = 0;
@@ -706,13 +654,13 @@ static struct res check_replay_app(char **args, size_t nargs, const char *mode, 
 
 static int counter_value(const char *counter)
 {
-	char *c = slurp(counter);
+	char *c = kt_slurp(counter);
 	int v = atoi(c);
 	free(c);
 	return v;
 }
 
-static void expect_in(const struct res *r, const char *out, const char *err)
+static void expect_in(const struct kt_run *r, const char *out, const char *err)
 {
 	if ((out && !strstr(r->out, out)) || (err && !strstr(r->err, err)))
 		fail_msg("exit %d, expected \"%s\" / \"%s\" in:\n%s%s", r->status, out ? out : "", err ? err : "", r->out,
@@ -755,7 +703,7 @@ static void test_check_replay(void **state)
 	unlink(md);
 
 	/* a non-deterministic kernel: confirmed, exit 1, in every report */
-	struct res r = check_replay_app((char *[]){ "--junit", ju, "--markdown", md }, 4, "nondet", counter);
+	struct kt_run r = check_replay_app((char *[]){ "--junit", ju, "--markdown", md }, 4, "nondet", counter);
 	assert_int_equal(r.status, 1);
 	expect_in(&r, "result: DIVERGED, confirmed non-deterministic: ", NULL);
 	expect_in(&r, "1. first divergence: fake_nondet_sum, launch ", NULL);
@@ -765,13 +713,13 @@ static void test_check_replay(void **state)
 	expect_in(&r, "verdict: confirmed non-deterministic: fake_nondet_sum",
 		  "replay: Kernel fake_nondet_sum, occurrence 0: confirmed non-deterministic");
 	assert_int_equal(counter_value(counter), 4); /* warm-up, run 1, run 2, one replay run */
-	res_free(&r);
-	char *x = slurp(ju);
+	kt_run_free(&r);
+	char *x = kt_slurp(ju);
 	assert_non_null(strstr(x, "<failure type=\"confirmed_nondeterministic\" message=\"confirmed non-deterministic "
 				  "("));
 	assert_non_null(strstr(x, " distinct results in 9 runs: the program&apos;s launch and 8 replays)"));
 	free(x);
-	x = slurp(md);
+	x = kt_slurp(md);
 	assert_non_null(strstr(x, "### ktrace determinism check: DIVERGED, confirmed non-deterministic"));
 	free(x);
 	r = check_replay_app((char *[]){ "--json", "--github", "--replays", "3", "--no-warmup" }, 5, "nondet", counter);
@@ -782,14 +730,14 @@ static void test_check_replay(void **state)
 	expect_counts(r.out, 3);
 	expect_in(&r, "\"elements_differing\": 1", NULL);
 	assert_int_equal(counter_value(counter), 3); /* no warm-up */
-	res_free(&r);
+	kt_run_free(&r);
 
 	/* deterministic: nothing to confirm, exit 0 */
 	r = check_replay_app(NULL, 0, "same", counter);
 	assert_int_equal(r.status, 0);
 	expect_in(&r, "result: identical (", NULL);
 	assert_null(strstr(r.err, "replay: "));
-	res_free(&r);
+	kt_run_free(&r);
 
 	/* digests differ, but every replay in the process agrees, and nothing of it reaches
 	 * the host (different results the program observed would fail the check by
@@ -803,8 +751,8 @@ static void test_check_replay(void **state)
 	expect_in(&r, "not proof of determinism; what else could explain the digests:", NULL);
 	expect_in(&r, "- the replays ran the kernel alone from identical bytes", NULL);
 	expect_in(&r, "nothing else in the traces explains it: unconfirmed", NULL);
-	res_free(&r);
-	x = slurp(ju);
+	kt_run_free(&r);
+	x = kt_slurp(ju);
 	assert_non_null(strstr(x, "<skipped message=\"digests differ, not confirmed by replay: "));
 	free(x);
 
@@ -812,7 +760,7 @@ static void test_check_replay(void **state)
 	r = check_replay_app((char *[]){ "--max-replays", "0" }, 2, "nondet", counter);
 	assert_int_equal(r.status, 1);
 	expect_in(&r, "result: DIVERGED, unconfirmed (digests only)", NULL);
-	res_free(&r);
+	kt_run_free(&r);
 	unsetenv("LD_LIBRARY_PATH");
 	unsetenv("REPLAY_APP_COUNTER");
 }
@@ -862,7 +810,7 @@ static void sanitizer_preload_env(void)
 static int cli_accepts(const struct agree_case *c, char *k, const char *app, const char *out)
 {
 	unlink(out);
-	struct res r = run((char *[]){ k, "run", "--quiet", "-o", (char *)out, (char *)c->option, (char *)c->value,
+	struct kt_run r = run((char *[]){ k, "run", "--quiet", "-o", (char *)out, (char *)c->option, (char *)c->value,
 				       "--", (char *)app, "exit", "0", NULL });
 	int ok = r.status == 0;
 	if (ok && (access(out, F_OK) != 0 || strstr(r.err, "tracing is off")))
@@ -874,7 +822,7 @@ static int cli_accepts(const struct agree_case *c, char *k, const char *app, con
 			fail_msg("ktrace run %s '%s': exit %d, %s", c->option, c->value, r.status, r.err);
 		assert_int_not_equal(access(out, F_OK), 0);
 	}
-	res_free(&r);
+	kt_run_free(&r);
 	return ok;
 }
 
@@ -887,7 +835,7 @@ static int library_accepts(const struct agree_case *c, const char *lib, const ch
 	setenv("KTRACE_OUTPUT", out, 1);
 	setenv("KTRACE_QUIET", "1", 1);
 	setenv("LD_PRELOAD", lib, 1);
-	struct res r = run((char *[]){ (char *)app, "exit", "0", NULL });
+	struct kt_run r = run((char *[]){ (char *)app, "exit", "0", NULL });
 	unsetenv("LD_PRELOAD");
 	unsetenv(c->variable);
 	unsetenv("KTRACE_OUTPUT");
@@ -902,7 +850,7 @@ static int library_accepts(const struct agree_case *c, const char *lib, const ch
 		if (count_lines(r.err) != 1 || !strstr(r.err, want) || !strstr(r.err, "tracing is off"))
 			fail_msg("%s=%s: untraced, and said: %s", c->variable, c->value, r.err);
 	}
-	res_free(&r);
+	kt_run_free(&r);
 	return traced;
 }
 

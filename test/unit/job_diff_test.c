@@ -32,71 +32,17 @@
 #include <unistd.h>
 
 #include "format/ktrace_format.h"
+#include "test/run_capture.h"
 #include "test/scratch.h"
 #include "test/unit/job_sim.h"
 #include "tools/model/job_diff.h"
 
 static char tmpdir[400], build[4200], root[4096];
 
-struct res {
-	int status;
-	char *out, *err;
-};
-
-static char *slurp(const char *path)
-{
-	FILE *f = fopen(path, "rb");
-	char *buf = NULL;
-	size_t n = 0, cap = 0, got;
-
-	if (!f)
-		return strdup("");
-	do {
-		if (n + 4097 > cap) {
-			cap = cap ? cap * 2 : 8192;
-			buf = realloc(buf, cap);
-			assert_non_null(buf);
-		}
-		got = fread(buf + n, 1, 4096, f);
-		n += got;
-	} while (got);
-	fclose(f);
-	buf[n] = '\0';
-	return buf;
-}
-
 /* Run argv in directory dir (NULL: here), its stdout and stderr captured. */
-static struct res run_in(const char *dir, char *const *argv)
+static struct kt_run run_in(const char *dir, char *const *argv)
 {
-	char o[512], e[512];
-	struct res r;
-	int st;
-
-	snprintf(o, sizeof o, "%s/stdout", tmpdir);
-	snprintf(e, sizeof e, "%s/stderr", tmpdir);
-	fflush(NULL);
-	pid_t pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		int fo = open(o, O_WRONLY | O_CREAT | O_TRUNC, 0600), fe = open(e, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-		if (fo < 0 || fe < 0 || (dir && chdir(dir) != 0))
-			_exit(120);
-		dup2(fo, 1);
-		dup2(fe, 2);
-		execv(argv[0], argv);
-		_exit(121);
-	}
-	assert_int_equal(waitpid(pid, &st, 0), pid);
-	r.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-	r.out = slurp(o);
-	r.err = slurp(e);
-	return r;
-}
-
-static void res_free(struct res *r)
-{
-	free(r->out);
-	free(r->err);
+	return kt_run_captured(tmpdir, dir, argv);
 }
 
 static void tool(char *buf, size_t cap, const char *name)
@@ -114,10 +60,10 @@ static void scenario(const char *name, char *dir, size_t cap)
 	if (stat(dir, &st) == 0)
 		return;
 	tool(gen, sizeof gen, "ktgen");
-	struct res r = run_in(NULL, (char *[]){ gen, "--job", (char *)name, dir, NULL });
+	struct kt_run r = run_in(NULL, (char *[]){ gen, "--job", (char *)name, dir, NULL });
 	if (r.status != 0)
 		fail_msg("ktgen --job %s: %s", name, r.err);
-	res_free(&r);
+	kt_run_free(&r);
 }
 
 /* got against test/golden/job/<name>, or rewritten when asked. */
@@ -134,7 +80,7 @@ static void golden(const char *name, const char *got)
 		fclose(f);
 		return;
 	}
-	char *want = slurp(path);
+	char *want = kt_slurp(path);
 	if (!*want)
 		fail_msg("%s: missing golden file (run with KTRACE_UPDATE_GOLDEN=1 and review it)", path);
 	if (strcmp(want, got) != 0) {
@@ -154,7 +100,7 @@ static void diff_golden(const char *name, int status)
 	scenario(name, dir, sizeof dir);
 	tool(diff, sizeof diff, "ktrace-diff");
 	for (int json = 0; json < 2; json++) {
-		struct res r = run_in(dir, json ? (char *[]){ diff, "--json", "a", "b", NULL } :
+		struct kt_run r = run_in(dir, json ? (char *[]){ diff, "--json", "a", "b", NULL } :
 					       (char *[]){ diff, "a", "b", NULL });
 		if (r.status != status)
 			fail_msg("%s: ktrace-diff exit %d, expected %d: %s", name, r.status, status, r.err);
@@ -162,7 +108,7 @@ static void diff_golden(const char *name, int status)
 		for (char *c = file; *c; c++)
 			*c = *c == '-' ? '_' : *c;
 		golden(file, r.out);
-		res_free(&r);
+		kt_run_free(&r);
 	}
 }
 
@@ -447,7 +393,7 @@ static void test_truncated_rank(void **state)
 
 /* ---- the command line ------------------------------------------------------------ */
 
-static void expect(const struct res *r, int status, const char *out, const char *err)
+static void expect(const struct kt_run *r, int status, const char *out, const char *err)
 {
 	if (r->status != status || (out && !strstr(r->out, out)) || (err && !strstr(r->err, err)))
 		fail_msg("expected exit %d with '%s' on stdout and '%s' on stderr; got %d:\n%s\n%s", status,
@@ -465,20 +411,20 @@ static void test_lists_of_traces(void **state)
 	(void)state;
 	scenario("job-nondet", dir, sizeof dir);
 	tool(diff, sizeof diff, "ktrace-diff");
-	struct res r = run_in(dir, (char *[]){ diff, a[0], a[1], a[2], a[3], "--", b[3], b[2], b[1], b[0], NULL });
+	struct kt_run r = run_in(dir, (char *[]){ diff, a[0], a[1], a[2], a[3], "--", b[3], b[2], b[1], b[0], NULL });
 	expect(&r, 1, "culprit: rank 1, k_norm: launch 2 in A", NULL);
 	expect(&r, 1, "job A: 4 traces before -- (4 ranks)", NULL);
-	res_free(&r);
+	kt_run_free(&r);
 	r = run_in(dir, (char *[]){ diff, "--json", a[0], a[1], a[2], a[3], "--all", "--", b[0], b[1], b[2], b[3], NULL });
 	expect(&r, 1, "\"verdict\": \"kernel_nondeterministic\"", NULL);
-	res_free(&r);
+	kt_run_free(&r);
 	r = run_in(dir, (char *[]){ diff, "--", a[0], a[1], a[2], a[3], "--", b[0], b[1], b[2], b[3], "--quiet", NULL });
 	expect(&r, 2, "culprit: rank 1", "--quiet"); /* after the first --, nothing is an option: a trace not found */
-	res_free(&r);
+	kt_run_free(&r);
 	r = run_in(dir, (char *[]){ diff, "--quiet", "a", "b", NULL });
 	assert_int_equal(r.status, 1);
 	assert_string_equal(r.out, "");
-	res_free(&r);
+	kt_run_free(&r);
 }
 
 static void test_command_line_mistakes(void **state)
@@ -488,27 +434,27 @@ static void test_command_line_mistakes(void **state)
 	(void)state;
 	scenario("job-identical", dir, sizeof dir);
 	tool(diff, sizeof diff, "ktrace-diff");
-	struct res r = run_in(dir, (char *[]){ diff, "a", "b/r0-p2000.ktrace", NULL });
+	struct kt_run r = run_in(dir, (char *[]){ diff, "a", "b/r0-p2000.ktrace", NULL });
 	expect(&r, 2, NULL, "give two traces or two run directories, not one of each");
-	res_free(&r);
+	kt_run_free(&r);
 	r = run_in(dir, (char *[]){ diff, "--junit", "j.xml", "a", "b", NULL });
 	expect(&r, 2, NULL, "--junit is for two traces");
-	res_free(&r);
+	kt_run_free(&r);
 	r = run_in(dir, (char *[]){ diff, "a/r0-p1000.ktrace", "--", NULL });
 	expect(&r, 2, NULL, "give run A's traces before -- and run B's after it");
-	res_free(&r);
+	kt_run_free(&r);
 	r = run_in(dir, (char *[]){ diff, "a", "--", "b", NULL });
 	expect(&r, 2, NULL, "is a directory");
-	res_free(&r);
+	kt_run_free(&r);
 	r = run_in(dir, (char *[]){ diff, "a", ".", NULL });
 	expect(&r, 2, "result: NOT COMPARED", "several traces of rank 0 launched kernels"); /* "." holds a/ and b/ */
-	res_free(&r);
+	kt_run_free(&r);
 	char empty[600];
 	snprintf(empty, sizeof empty, "%s/empty", tmpdir);
 	assert_int_equal(mkdir(empty, 0700), 0);
 	r = run_in(dir, (char *[]){ diff, empty, "b", NULL });
 	expect(&r, 2, NULL, "empty holds no trace");
-	res_free(&r);
+	kt_run_free(&r);
 	rmdir(empty);
 }
 
@@ -548,9 +494,9 @@ static void test_damaged_traces(void **state)
 	/* not a trace at all, among the ranks' */
 	damaged_copy("junk", dir, sizeof dir);
 	write_bytes(dir, "b/notes.ktrace", "hello\n", 6, 0, 1);
-	struct res r = run_in(dir, (char *[]){ diff, "a", "b", NULL });
+	struct kt_run r = run_in(dir, (char *[]){ diff, "a", "b", NULL });
 	expect(&r, 2, "culprit: rank 1", "b/notes.ktrace");
-	res_free(&r);
+	kt_run_free(&r);
 	/* rank 2's trace in B cut inside its first frame: no header, no rank: rank 2 is missing */
 	damaged_copy("cut", dir, sizeof dir);
 	snprintf(path, sizeof path, "%s/b/r2-p2002.ktrace", dir);
@@ -558,7 +504,7 @@ static void test_damaged_traces(void **state)
 	r = run_in(dir, (char *[]){ diff, "--json", "a", "b", NULL });
 	expect(&r, 1, "\"kind\": \"rank_missing\"", NULL);
 	expect(&r, 1, "ends before its first record", NULL);
-	res_free(&r);
+	kt_run_free(&r);
 	/* rank 3's trace in B corrupt in its middle */
 	damaged_copy("corrupt", dir, sizeof dir);
 	snprintf(path, sizeof path, "%s/b/r3-p2003.ktrace", dir);
@@ -568,7 +514,7 @@ static void test_damaged_traces(void **state)
 	r = run_in(dir, (char *[]){ diff, "a", "b", NULL });
 	assert_true(r.status == 1 || r.status == 2);
 	assert_non_null(strstr(r.out, "rank 1"));
-	res_free(&r);
+	kt_run_free(&r);
 	/* a directory of nothing but junk */
 	damaged_copy("alljunk", dir, sizeof dir);
 	for (int k = 0; k < 4; k++) {
@@ -578,14 +524,14 @@ static void test_damaged_traces(void **state)
 	}
 	r = run_in(dir, (char *[]){ diff, "a", "b", NULL });
 	expect(&r, 2, "result: NOT COMPARED", NULL);
-	res_free(&r);
+	kt_run_free(&r);
 }
 
 /* ---- ktrace check of a job ---------------------------------------------------- */
 
 /* ktrace check [args] -- prog under the fake library, the fake launcher's
  * ranks in mode `mode`; the traces in <tmpdir>/<dir>. */
-static struct res check_job(const char *mode, const char *prog, const char *dir, char **args)
+static struct kt_run check_job(const char *mode, const char *prog, const char *dir, char **args)
 {
 	char ktrace[512], lib[512], counter[600], tdir[600];
 	char *argv[16];
@@ -611,7 +557,7 @@ static struct res check_job(const char *mode, const char *prog, const char *dir,
 	argv[n++] = "--";
 	argv[n++] = (char *)prog;
 	argv[n] = NULL;
-	struct res r = run_in(tmpdir, argv); /* a report file asked for lands there */
+	struct kt_run r = run_in(tmpdir, argv); /* a report file asked for lands there */
 	unsetenv("KTRACE_LIB");
 	if (asan)
 		setenv("ASAN_OPTIONS", asan, 1);
@@ -638,17 +584,17 @@ static void test_check_job_confirmed(void **state)
 
 	(void)state;
 	tool(prog, sizeof prog, "job_fakeprog");
-	struct res r = check_job("nondet", prog, "check-nondet", NULL);
+	struct kt_run r = check_job("nondet", prog, "check-nondet", NULL);
 	expect(&r, 1, "result: DIVERGED, confirmed non-deterministic: rank 1 diverged first in causal order", NULL);
 	expect(&r, 1, "verdict: confirmed non-deterministic: k_norm (launch 2 in A)", NULL);
 	expect(&r, 1, "3 of 1024 elements differ", "KTRACE_REPLAY=kernel=k_norm,occurrence=0,runs=8,rank=1");
 	assert_true(exists("check-nondet", "run1") && exists("check-nondet", "run2") && exists("check-nondet", "replay1"));
-	res_free(&r);
+	kt_run_free(&r);
 	r = check_job("nondet", prog, "check-json", (char *[]){ "--json", "--quiet", NULL });
 	expect(&r, 1, "\"jobs\": [", NULL);
 	expect(&r, 1, "\"outcome\": \"confirmed\"", NULL);
 	expect(&r, 1, "\"culprit_rank\": 1", NULL);
-	res_free(&r);
+	kt_run_free(&r);
 }
 
 /* A launcher by its name: each run in a directory of its own from run 1 on. */
@@ -661,22 +607,22 @@ static void test_check_job_launcher(void **state)
 	snprintf(link, sizeof link, "%s/torchrun", tmpdir);
 	unlink(link);
 	assert_int_equal(symlink(prog, link), 0);
-	struct res r = check_job("same", link, "check-same", NULL);
+	struct kt_run r = check_job("same", link, "check-same", NULL);
 	expect(&r, 0, "result: identical: no rank diverged", NULL);
 	assert_true(exists("check-same", "run1") && exists("check-same", "run2"));
-	res_free(&r);
+	kt_run_free(&r);
 	/* a non-deterministic collective: no replay, the digests of every rank */
 	r = check_job("coll", link, "check-coll", NULL);
 	expect(&r, 1, "all_reduce #0 on communicator", NULL);
 	expect(&r, 1, "a collective cannot be replayed in isolation", NULL);
 	assert_null(strstr(r.err, "KTRACE_REPLAY="));
-	res_free(&r);
+	kt_run_free(&r);
 	/* report options of one process's comparison: refused before anything runs */
 	r = check_job("same", link, "check-junit", (char *[]){ "--junit", "j.xml", NULL });
 	expect(&r, 2, NULL, "--junit is for one process's comparison");
 	assert_false(exists("check-junit", "run1"));
 	assert_true(exists(".", "j.xml")); /* saying what failed, as every report of a failed check does */
-	res_free(&r);
+	kt_run_free(&r);
 	unlink(link);
 }
 
