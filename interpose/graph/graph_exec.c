@@ -35,6 +35,16 @@
 #include "interpose/model/nvtx_now.h"
 #include "interpose/model/services.h"
 
+/* The nodes inside child graphs (any depth), the program's beside the
+ * mirror's, so that a node the program sets on the exec inside a child
+ * graph (XLA sets copies inside its command buffers' child graphs) is set on
+ * the mirror too.  Taken while the program's graph is alive: the driver is
+ * never asked about the program's handles later. */
+struct kt_nested {
+	CUgraphNode *user, *mine;
+	uint32_t n, cap;
+};
+
 struct kt_gexec {
 	pthread_mutex_t lock;
 	CUgraphExec handle;
@@ -45,6 +55,10 @@ struct kt_gexec {
 	uint32_t ntop;
 	CUgraphNode *user_top[2];  /* the program's top-level nodes: at instantiation, at the last update */
 	CUgraphNode *mirror_top;   /* the mirror's, in the same order */
+	struct kt_nested nested;   /* the nodes inside child graphs: the program's (last update) and the mirror's */
+	CUgraphNode *nested_user0; /* the program's at instantiation, in the same order; NULL: not comparable */
+	int unfollowed;            /* a node set the mirror could not follow: the program's exec runs,
+				    * unhashed, until the exec is updated from a graph */
 	uint8_t *disabled;         /* per top-level node: disabled in the exec */
 	struct kt_grev *rev;
 	uint32_t next_revision;
@@ -76,6 +90,73 @@ static CUgraphNode *top_nodes(CUgraph g, uint32_t *n)
 	return NULL;
 }
 
+static int nested_add(struct kt_nested *t, CUgraphNode user, CUgraphNode mine)
+{
+	if (t->n == t->cap) {
+		uint32_t cap = t->cap ? 2 * t->cap : 64;
+		CUgraphNode *u = realloc(t->user, cap * sizeof(*u));
+
+		if (!u)
+			return -1;
+		t->user = u;
+		u = realloc(t->mine, cap * sizeof(*u));
+		if (!u)
+			return -1;
+		t->mine = u;
+		t->cap = cap;
+	}
+	t->user[t->n] = user;
+	t->mine[t->n++] = mine;
+	return 0;
+}
+
+/* Map the nodes of child graph ug (the program's) to those of mg (its clone
+ * in the mirror), in the driver's node order, kinds checked, depth-first.
+ * 0, or -1 when the two differ (the map is then incomplete: sets on the
+ * nodes left out are not followed, and say so). */
+static int nested_map(struct kt_nested *t, CUgraph ug, CUgraph mg, int depth)
+{
+	uint32_t n, m;
+	CUgraphNode *u = top_nodes(ug, &n), *v = top_nodes(mg, &m);
+	int rc = (n == m && depth < KT_GRAPH_MAX_DEPTH) ? 0 : -1;
+
+	for (uint32_t i = 0; rc == 0 && i < n; i++) {
+		CUgraphNodeType tu, tv;
+		CUgraph cu, cv;
+
+		if (KT_REAL(cuGraphNodeGetType, u[i], &tu) || KT_REAL(cuGraphNodeGetType, v[i], &tv) || tu != tv ||
+		    (depth && nested_add(t, u[i], v[i]))) {
+			rc = -1;
+		} else if (tu == CU_GRAPH_NODE_TYPE_GRAPH) {
+			if (KT_REAL(cuGraphChildGraphNodeGetGraph, u[i], &cu) ||
+			    KT_REAL(cuGraphChildGraphNodeGetGraph, v[i], &cv) || nested_map(t, cu, cv, depth + 1))
+				rc = -1;
+		}
+	}
+	free(u);
+	free(v);
+	return rc;
+}
+
+/* Map the nodes inside g's child graphs to the (new) mirror's.  At an update
+ * the instantiation's handles stay usable while the two lists match. */
+static void nested_remap(struct kt_gexec *x, CUgraph g, int which)
+{
+	struct kt_nested t = { 0 };
+
+	if (nested_map(&t, g, x->mirror, 0))
+		t.n = 0; /* an incomplete map would pair the wrong nodes */
+	if (!which || t.n != x->nested.n) {
+		free(x->nested_user0);
+		x->nested_user0 = NULL;
+		if (!which && t.n && (x->nested_user0 = malloc(t.n * sizeof(*t.user))))
+			memcpy(x->nested_user0, t.user, t.n * sizeof(*t.user));
+	}
+	free(x->nested.user);
+	free(x->nested.mine);
+	x->nested = t;
+}
+
 /* Clone g into x's mirror and map g's top-level nodes to the mirror's.
  * which: 0 at instantiation, 1 at an update.  0 or -1 (mirror unchanged). */
 static int mirror_from(struct kt_gexec *x, CUgraph g, int which)
@@ -102,6 +183,7 @@ static int mirror_from(struct kt_gexec *x, CUgraph g, int which)
 	x->mirror = m;
 	free(x->mirror_top);
 	x->mirror_top = mine;
+	nested_remap(x, g, which);
 	free(x->user_top[which]);
 	x->user_top[which] = user;
 	if (!which) {
@@ -119,6 +201,15 @@ static uint32_t top_place(const struct kt_gexec *x, CUgraphNode node)
 			if (x->user_top[w][i] == node)
 				return i;
 	return KT_GRAPH_NONE;
+}
+
+/* The mirror's node for a node the program names inside a child graph, or NULL. */
+static CUgraphNode nested_place(const struct kt_gexec *x, CUgraphNode node)
+{
+	for (uint32_t i = 0; i < x->nested.n; i++)
+		if (x->nested.user[i] == node || (x->nested_user0 && x->nested_user0[i] == node))
+			return x->nested.mine[i];
+	return NULL;
 }
 
 /* ---- revisions ------------------------------------------------------------------------- */
@@ -155,7 +246,9 @@ static void hash_revision(struct kt_gexec *x, struct kt_grev *r, const uint32_t 
 {
 	uint32_t why = KTRACE_GRAPH_TRACED;
 
-	if (!can_hash(r->untraced) || !x->mirror || kt_ghash_plan(r)) {
+	if (x->unfollowed && !r->untraced)
+		r->untraced = KTRACE_GRAPH_UNTRACED_DRIVER;
+	if (x->unfollowed || !can_hash(r->untraced) || !x->mirror || kt_ghash_plan(r)) {
 		kt_ghash_release(x->hash);
 		x->hash = NULL;
 		return;
@@ -285,6 +378,9 @@ void kt_gexec_free(struct kt_gexec *x)
 	free(x->user_top[1]);
 	free(x->mirror_top);
 	free(x->disabled);
+	free(x->nested.user);
+	free(x->nested.mine);
+	free(x->nested_user0);
 	pthread_mutex_destroy(&x->lock);
 	free(x);
 }
@@ -298,6 +394,7 @@ void kt_gexec_updated(struct kt_gexec *x, CUgraph g)
 	began = kt_graph_calls_begin(&mode);
 	x->graph_id = kt_graph_id(g);
 	if (x->mirror && mirror_from(x, g, 1) == 0) {
+		x->unfollowed = 0; /* the mirror holds the program's graph again */
 		new_revision(x, x->mirror, KTRACE_GRAPH_EXEC_UPDATE);
 	} else {
 		/* no copy to follow (the driver clones no graph of conditional or
@@ -344,29 +441,47 @@ static int set_on_mirror(CUgraphNode m, const struct ktrace_graph_node_set *s)
 	}
 }
 
+/* The program set a node on its exec that the mirror could not follow: ktrace's
+ * copy would no longer run what the program's exec runs, so from now on (until
+ * the exec is updated from a graph) the program's exec runs, its launches
+ * recorded unhashed with the parameters ktrace knows. */
+static void not_followed(struct kt_gexec *x)
+{
+	x->unfollowed = 1;
+	kt_ghash_release(x->hash);
+	x->hash = NULL;
+	if (x->noted == KTRACE_GRAPH_UNTRACED_DRIVER)
+		return;
+	x->noted = KTRACE_GRAPH_UNTRACED_DRIVER;
+	kt_graph_note(x->id, x->graph_id, KTRACE_GRAPH_UNTRACED_DRIVER,
+		      "node parameters set on the exec could not be followed: until the exec is updated from a "
+		      "graph, its launches run the program's exec, recorded unhashed with the parameters ktrace "
+		      "knows");
+}
+
 void kt_gexec_node_set(struct kt_gexec *x, const void *set)
 {
 	const struct ktrace_graph_node_set *s = set;
 	CUstreamCaptureMode mode;
+	CUgraphNode nested;
 	uint32_t i;
 	int began, rc = 0;
 
 	pthread_mutex_lock(&x->lock);
 	i = top_place(x, s->node);
+	nested = i == KT_GRAPH_NONE && x->mirror ? nested_place(x, s->node) : NULL;
 	began = kt_graph_calls_begin(&mode);
-	if (!x->mirror || i == KT_GRAPH_NONE || !x->mirror_top[i])
+	if (nested && s->what != KTRACE_GSET_ENABLED)
+		rc = set_on_mirror(nested, s);
+	else if (!x->mirror || i == KT_GRAPH_NONE || !x->mirror_top[i])
 		rc = -1;
 	else if (s->what == KTRACE_GSET_ENABLED)
 		x->disabled[i] = !s->enabled;
 	else
 		rc = set_on_mirror(x->mirror_top[i], s);
 	kt_graph_calls_end(&mode, began);
-	if (rc && x->noted != KTRACE_GRAPH_UNTRACED_DRIVER)
-		kt_graph_note(x->id, x->graph_id, KTRACE_GRAPH_UNTRACED_DRIVER,
-			      "node parameters set on the exec could not be followed: later launches are recorded "
-			      "with the parameters ktrace knows");
 	if (rc)
-		x->noted = KTRACE_GRAPH_UNTRACED_DRIVER;
+		not_followed(x);
 	x->dirty = 1;
 	pthread_mutex_unlock(&x->lock);
 }

@@ -6,7 +6,8 @@
  * wait, conditional, memory allocation and free: the memory allocated when
  * the node is added, never freed), each with its dependencies; a clone or an
  * executable graph is a deep copy whose nodes remember the node they were
- * copied from (cuGraphNodeFindInClone, the exec's node setters); like the
+ * copied from (cuGraphNodeFindInClone, the exec's node setters, which reach
+ * nodes inside child graphs too); like the
  * driver, cuGraphClone refuses a graph with conditional or memory nodes.  cuGraphLaunch runs the
  * nodes at once, in a topological order of the dependencies (ties in node
  * order), skipping disabled ones: kernels as fakecuda.c launches them (real
@@ -1074,13 +1075,24 @@ API CUresult cuGraphExecUpdate_v2(CUgraphExec e, CUgraph g, CUgraphExecUpdateRes
 	return r;
 }
 
+/* The node of g made from node h, looking inside child graphs too (the
+ * driver lets a program set a node of a child graph on the exec). */
+static struct fnode *node_made_from(const struct fgraph *g, const struct fnode *h, int depth)
+{
+	struct fnode *x = NULL;
+
+	for (size_t i = 0; g && i < g->n && !x; i++)
+		if (g->nodes[i]->src == h || g->nodes[i]->src2 == h)
+			x = g->nodes[i];
+	for (size_t i = 0; g && i < g->n && !x && depth < 16; i++)
+		x = node_made_from(g->nodes[i]->child, h, depth + 1);
+	return x;
+}
+
 /* The node of exec e made from node h of its graph (or of its last update's). */
 static struct fnode *exec_node(CUgraphExec e, CUgraphNode h)
 {
-	for (size_t i = 0; e && h && i < G(e)->n; i++)
-		if (G(e)->nodes[i]->src == N(h) || G(e)->nodes[i]->src2 == N(h))
-			return G(e)->nodes[i];
-	return NULL;
+	return e && h ? node_made_from(G(e), N(h), 0) : NULL;
 }
 
 /* Run `set` on the exec's node x of node h (type t), under the lock. */

@@ -19,6 +19,11 @@
  *   graph_app nondet_host  nondet with a host function node after the first
  *                        add_one (counts its calls)
  *   graph_app race       a graph of two add_one(x) nodes no edge orders
+ *   graph_app nested_set a graph { child graph { memcpy a -> y } -> add_one(y) }
+ *                        launched once, then, as XLA does between the
+ *                        iterations of a loop, the memcpy inside the child
+ *                        graph set on the exec to copy b -> y and launched
+ *                        again; y must then be b + 1
  *   graph_app untraced   a graph { add_one(x) -> IF conditional { add_one(x) } }
  *                        and a graph { memory allocation node -> add_one(x)
  *                        -> memory free node }, each launched twice; the
@@ -354,6 +359,43 @@ static void take_run_number(void)
 	setenv("FAKECUDA_NONDET_SEED", seed, 1);
 }
 
+/* A copy set on the exec inside a child graph (see the top of the file). */
+static int run_nested_set(void)
+{
+	CUdeviceptr a = device_floats(10), b = device_floats(500), y = device_floats(0);
+	int n = N;
+	void *args[2];
+	CUgraph g, c, cg;
+	CUgraphNode cn, k, inner;
+	CUgraphExec e;
+	CUDA_MEMCPY3D cp = dtod(y, a, N * sizeof(float));
+	CUDA_KERNEL_NODE_PARAMS p = add_one_params(&y, &n, args);
+	CUcontext ctx;
+	size_t one = 1;
+
+	OK(cuCtxGetCurrent(&ctx));
+	OK(cuGraphCreate(&c, 0));
+	OK(cuGraphAddMemcpyNode(&inner, c, NULL, 0, &cp, ctx));
+	OK(cuGraphCreate(&g, 0));
+	OK(cuGraphAddChildGraphNode(&cn, g, NULL, 0, c));
+	OK(cuGraphAddKernelNode(&k, g, &cn, 1, &p));
+	OK(cuGraphInstantiateWithFlags(&e, g, 0));
+	OK(cuGraphLaunch(e, NULL));
+	OK(cuStreamSynchronize(NULL));
+	CHECK(first(y) == 11.0f, "the first launch copies a");
+	OK(cuGraphChildGraphNodeGetGraph(cn, &cg));
+	OK(cuGraphGetNodes(cg, &inner, &one));
+	cp = dtod(y, b, N * sizeof(float));
+	OK(cuGraphExecMemcpyNodeSetParams(e, inner, &cp, ctx));
+	OK(cuGraphLaunch(e, NULL));
+	OK(cuStreamSynchronize(NULL));
+	printf("y %g\n", first(y));
+	OK(cuGraphExecDestroy(e));
+	OK(cuGraphDestroy(g));
+	OK(cuGraphDestroy(c));
+	return first(y) == 501.0f;
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "explicit";
@@ -375,6 +417,8 @@ int main(int argc, char **argv)
 		ok = run_race();
 	else if (!strcmp(mode, "untraced"))
 		ok = run_untraced();
+	else if (!strcmp(mode, "nested_set"))
+		ok = run_nested_set();
 	else
 		ok = 0;
 	puts(ok ? "OK" : "FAILED");

@@ -566,6 +566,33 @@ static void test_instrument_failure_named(void **state)
 	free_recs(&x);
 }
 
+/* A copy inside a child graph set on the exec (XLA does it between a loop's
+ * iterations): ktrace's instrumented copy follows it, so the program's
+ * results are what its own exec computes (graph_app checks them) and the
+ * launch after the set is still hashed, with no NOTE. */
+static void test_nested_node_set_followed(void **state)
+{
+	struct recs x;
+	unsigned hashed = 0, launches = 0;
+
+	(void)state;
+	run_app("nested_set", "nested.ktrace", 1, 0);
+	read_recs("nested.ktrace", &x);
+	assert_int_equal(count_graph_notes(&x, NULL), 0);
+	for (size_t i = 0; i < x.n; i++) {
+		struct ktrace_rec_launch l;
+
+		if (x.type[i] != KTRACE_REC_LAUNCH || ktrace_decode_launch(x.rec[i], x.len[i], &l) ||
+		    !(l.flags & KTRACE_LAUNCHF_GRAPH) || l.graph.launch != 1)
+			continue;
+		launches++;
+		hashed += !!(l.flags & KTRACE_LAUNCHF_HASHED);
+	}
+	assert_int_equal(launches, 1);
+	assert_int_equal(hashed, 1);
+	free_recs(&x);
+}
+
 /* A replay run of graphs that cannot run node by node (a conditional, memory
  * nodes) says so in a NOTE per graph: their kernel nodes are not replayed. */
 static void test_replay_run_says_graph_runs_whole(void **state)
@@ -714,6 +741,7 @@ int main(void)
 		cmocka_unit_test(test_diff_unordered_nodes),
 		cmocka_unit_test(test_untraced),
 		cmocka_unit_test(test_instrument_failure_named),
+		cmocka_unit_test(test_nested_node_set_followed),
 		cmocka_unit_test(test_replay_run_says_graph_runs_whole),
 		cmocka_unit_test(test_dump_json),
 		cmocka_unit_test(test_check_confirms_graph_node),
