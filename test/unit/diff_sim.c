@@ -604,6 +604,49 @@ static void order_scenario(struct sim *s)
 	}
 }
 
+/* ---- a cut at KTRACE_HASH_MAX ----------------------------------------------------- */
+
+#define BIG_OFF 0x80000ull
+#define BIG_CUT 0x1000ull
+
+/* The big buffer's region: cut after BIG_CUT bytes (case 1), or whole and exact. */
+static struct ktrace_region big_region(const struct sim *s, uint32_t off, uint16_t ord, uint64_t pre, uint64_t post)
+{
+	int cut = s->o->cut_case == 1;
+	struct ktrace_region g = order_region(s, off, ord, BIG_OFF, cut ? BIG_CUT : SEG_SIZE - BIG_OFF, pre, post);
+
+	g.flags |= cut ? KTRACE_REGIONF_CAPPED : KTRACE_REGIONF_EXACT;
+	return g;
+}
+
+static void cut_scenario(struct sim *s)
+{
+	const struct sim_opts *o = s->o;
+	uint64_t s1 = o->stream_base + 0x10, head = mix(0xb16), tail = mix(0x7a11 ^ (o->cut_nondet ? 1 : 0));
+	/* what a digest sees: the first 4 KiB only when cut, else the whole buffer */
+	uint64_t before = o->cut_case == 1 ? head : mix(head), after = o->cut_case == 1 ? head : mix(head ^ tail);
+	unsigned char p[24] = { 0 };
+
+	put64(p, addr(s, B_X));
+	put64(p + 8, o->addr_base + BIG_OFF);
+	put32(p + 16, 1 << 17);
+	putf(p + 20, 2.0f);
+	struct ktrace_region w[2] = {
+		order_region(s, 0, 0, buf_off[B_X], buf_len[B_X], s->content[B_X], s->content[B_X]),
+		big_region(s, 8, 1, before, after),
+	};
+	emit_launch(s, K_SCALE, s1, G1, B256, p, w, 2, KTRACE_LAUNCHF_HASHED);
+	memset(p, 0, sizeof p);
+	put64(p, o->addr_base + BIG_OFF);
+	put64(p + 8, addr(s, B_S));
+	put32(p + 16, 1 << 17);
+	struct ktrace_region r[2] = {
+		big_region(s, 0, 0, after, after),
+		order_region(s, 8, 1, buf_off[B_S], buf_len[B_S], s->content[B_S], mix(head ^ tail)),
+	};
+	emit_launch(s, K_REDUCE, s1, G1, B256, p, r, 2, KTRACE_LAUNCHF_HASHED);
+}
+
 void sim_defaults(struct sim_opts *o, int run_b)
 {
 	memset(o, 0, sizeof *o);
@@ -667,7 +710,9 @@ int sim_write(const char *path, const struct sim_opts *o, char *err, size_t errl
 	if (!o->shuffle)
 		for (int k = 1; k < NKERN; k++)
 			emit_kernel(&s, k);
-	if (o->order_case)
+	if (o->cut_case)
+		cut_scenario(&s);
+	else if (o->order_case)
 		order_scenario(&s);
 	else
 		run_steps(&s);

@@ -59,6 +59,13 @@ struct sim_opts {
 	 * buffers: inside "TSL: XlaModule:#..# > TSL: Thunk:#name=kt_pool/<kernel>,hlo_op=
 	 * fusion.<kernel>#" with source locations, the ranges its graph node was made in */
 	int ranges;
+	/* A cut at KTRACE_HASH_MAX: instead of the training steps, scale() writes a
+	 * buffer of 1 MiB minus 512 KiB (the segment's upper half) past its first
+	 * 4 KiB, then reduce_sum() reads all of it.  1: both regions are cut
+	 * after 4 KiB (flag CAPPED; what scale() wrote is not hashed); 2: both
+	 * are hashed whole (exact). */
+	int cut_case;
+	int cut_nondet;       /* what scale() writes past the cut differs (and so reduce_sum's result) */
 };
 
 enum sim_order_case {

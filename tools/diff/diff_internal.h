@@ -26,7 +26,7 @@ struct json_writer;
 /* What else could explain a divergence that replays did not reproduce, from
  * the evidence in the traces (diff_explain.c).  key names the kind in JSON. */
 struct diff_explanation {
-	const char *key;   /* "concurrent_writer", "input_unverified", "inferred_extent",
+	const char *key;   /* "concurrent_writer", "hash_cut", "input_unverified", "inferred_extent",
 			    * "earlier_uncompared", "untraced_work", "isolation" */
 	char text[320];
 };
@@ -67,6 +67,30 @@ int ktrace_diff_lcs(size_t na, size_t nb, int (*eq)(size_t i, size_t j, void *ct
 /* How well two launches of the same key agree (scalars, pre-hashes, module):
  * higher is better; used to refine the alignment. */
 int ktrace_diff_launch_affinity(const struct tm_launch *la, const struct tm_launch *lb);
+
+/* Whether l's kernel declares region g read-only (a const pointer, not in a
+ * struct), and g's name as the reports give it ("out", "tensors+16"). */
+int ktrace_diff_region_is_const(const struct tm_kernel *k, const struct tm_region *g);
+void ktrace_diff_region_name(const struct tm_kernel *k, const struct tm_region *g, char *buf, size_t cap,
+			     int *ordinal);
+
+/* ---- extents cut at KTRACE_HASH_MAX (diff_cut.c) ------------------------- */
+
+/* Whether g was hashed only up to the cut (flag CAPPED). */
+int ktrace_diff_region_cut(const struct tm_region *g);
+/* The bytes of g's allocation after its hashed extent (what a cut left
+ * unhashed, at most); 0 when g is not cut. */
+uint64_t ktrace_diff_cut_tail(const struct tm_region *g);
+/* The most recent launch before launch li of t with a cut region, not
+ * declared read-only, whose unhashed bytes overlap those of g: it may have
+ * written bytes no digest covers (type DIFF_WRITER_LAUNCH_UNHASHED; NONE
+ * when there is none). */
+void ktrace_diff_cut_writer(const struct tm_trace *t, const long *match, size_t li, const struct tm_region *g,
+			    struct diff_writer *w);
+/* The cut writers of every classified divergence's cut inputs (run A's)
+ * become unverified launches with reason hash_cut, unless they diverged.
+ * 0, or -1 when out of memory. */
+int ktrace_diff_mark_cut_writers(struct diff_result *r, const long *match_a);
 
 /* ---- program results and extents (diff_results.c) ---------------------- */
 

@@ -159,6 +159,14 @@ static void j_arg(struct json_writer *j, const struct diff_arg *a, int output)
 			ktrace_json_str(j, "reason", a->why);
 		if (a->concurrent.run)
 			j_concurrent(j, "concurrent_writer", &a->concurrent);
+		if (a->cut_tail) {
+			ktrace_json_object(j, "hash_cut");
+			ktrace_json_u64(j, "hashed_bytes", (a->ra ? a->ra : a->rb)->hash_len);
+			ktrace_json_u64(j, "unhashed_bytes_max", a->cut_tail);
+			j_writer(j, "writer_a", &a->wa);
+			j_writer(j, "writer_b", &a->wb);
+			ktrace_json_end(j);
+		}
 		if (a->ra && a->rb)
 			ktrace_json_u64(j, "bytes", a->ra->hash_len);
 		if (!output && !a->why) {

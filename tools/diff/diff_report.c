@@ -35,6 +35,17 @@ static const char *copy_dir_name(uint32_t dir)
 	}
 }
 
+/* A launch that may have written past a cut ("none recorded" without one). */
+static void cut_writer_str(const struct diff_writer *w, char *buf, size_t cap)
+{
+	if (w->launch)
+		snprintf(buf, cap, "%s (launch %" PRIu64 ", argument %s, hashed only up to the cut)%s",
+			 ktrace_tm_kernel_name(w->launch->kernel), w->seq, w->arg,
+			 w->only_here ? ", a launch the other run does not have" : "");
+	else
+		snprintf(buf, cap, "none recorded");
+}
+
 static void concurrent_str(const struct diff_concurrent *c, char *buf, size_t cap)
 {
 	if (c->launch)
@@ -180,11 +191,16 @@ static const char *class_sentence(int cls);
  * be compared were all set aside for a concurrent writer (stream order). */
 static const char *divergence_sentence(const struct diff_divergence *d)
 {
-	size_t concurrent = 0;
-	for (size_t i = 0; i < d->nunverified; i++)
+	size_t concurrent = 0, cut = 0;
+	for (size_t i = 0; i < d->nunverified; i++) {
 		concurrent += d->unverified[i].concurrent.run != 0;
+		cut += d->unverified[i].cut_tail != 0;
+	}
 	if (d->cls == DIFF_CLASS_INPUTS_UNVERIFIED && concurrent && concurrent == d->nunverified)
 		return "no input is seen to differ, but a concurrent writer may have changed some: cannot tell";
+	if (d->cls == DIFF_CLASS_INPUTS_UNVERIFIED && cut && cut == d->nunverified)
+		return "no input is seen to differ up to KTRACE_HASH_MAX, but the bytes after the cut were not compared: "
+		       "cannot tell (the launch that wrote past the cut is unverified, hash_cut)";
 	return class_sentence(d->cls);
 }
 
@@ -249,6 +265,16 @@ void ktrace_diff_text_divergence(FILE *f, const struct diff_result *r, const str
 	for (size_t i = 0; i < d->nunverified; i++) {
 		const struct diff_arg *u = &d->unverified[i];
 		char cw[320];
+		if (u->cut_tail) {
+			const struct tm_region *g = u->ra ? u->ra : u->rb;
+			fprintf(f, "  input cut: %s  (hashed %" PRIu64 " bytes, cut at KTRACE_HASH_MAX; up to %" PRIu64
+				   " bytes after the cut not compared)\n", u->name, g->hash_len, u->cut_tail);
+			cut_writer_str(&u->wa, cw, sizeof cw);
+			fprintf(f, "    wrote past the cut in A: %s\n", cw);
+			cut_writer_str(&u->wb, cw, sizeof cw);
+			fprintf(f, "    wrote past the cut in B: %s\n", cw);
+			continue;
+		}
 		if (!u->concurrent.run) {
 			fprintf(f, "  input not compared: %s  (%s)\n", u->name, u->why);
 			continue;

@@ -95,6 +95,11 @@ struct diff_arg {
 	const char *why;          /* unverified: the reason */
 	struct diff_writer wa, wb;/* inputs that differ: last writers */
 	struct diff_concurrent concurrent; /* unverified: set aside for this writer (run != 0) */
+	/* unverified because its region is cut at KTRACE_HASH_MAX (flag CAPPED,
+	 * diff_cut.c): the bytes of its allocation after the cut (an upper
+	 * bound of those the launch may read unhashed; 0: not cut), and in wa,
+	 * wb the last launch of each run that may have written them */
+	uint64_t cut_tail;
 };
 
 struct diff_divergence {
