@@ -476,6 +476,7 @@ static void run_steps(struct sim *s)
 #define WS_HI_LEN 0x1800ull
 #define WS_LEN 0x2000ull
 #define EVENT_A 0xe1ull
+#define EVENT_B 0xe2ull
 
 static void emit_order(struct sim *s, uint32_t op, uint64_t stream, uint64_t event, uint32_t flags)
 {
@@ -501,7 +502,7 @@ static struct ktrace_region order_region(const struct sim *s, uint32_t off, uint
 	memset(&g, 0, sizeof g);
 	g.param_offset = off;
 	g.ordinal = ord;
-	g.flags = KTRACE_REGIONF_PRE | KTRACE_REGIONF_POST;
+	g.flags = KTRACE_REGIONF_PRE | KTRACE_REGIONF_POST | (s->o->order_exact ? KTRACE_REGIONF_EXACT : 0);
 	g.ptr = s->o->addr_base + at;
 	g.alloc_base = s->o->addr_base;
 	g.alloc_size = SEG_SIZE;
@@ -589,6 +590,9 @@ static void order_scenario(struct sim *s)
 	if (!o->order_no_final_sync) {
 		emit_order(s, KTRACE_ORDER_STREAM_SYNC, s1, 0, 0);
 		emit_order(s, KTRACE_ORDER_STREAM_SYNC, sb, 0, 0);
+	} else if (o->order_reader_event) {
+		emit_order(s, KTRACE_ORDER_EVENT_RECORD, sb, EVENT_B, 0);
+		emit_order(s, KTRACE_ORDER_STREAM_WAIT_EVENT, s1, EVENT_B, 0);
 	}
 	{
 		unsigned char p[24] = { 0 };

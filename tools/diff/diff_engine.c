@@ -284,13 +284,12 @@ static int region_hashed(const struct tm_region *g)
 	       !(g->flags & KTRACE_REGIONF_UNHASHED);
 }
 
-/* The region of l whose key (ktrace_tm_region_key: regions are sorted by it) is key, or NULL. */
 static uint64_t region_key(const void *g)
 {
 	return ktrace_tm_region_key(g);
 }
 
-static const struct tm_region *region_at_key(const struct tm_launch *l, uint64_t key)
+const struct tm_region *ktrace_diff_region_at_key(const struct tm_launch *l, uint64_t key)
 {
 	size_t i = ktrace_lower_bound(l->regions, l->nregions, sizeof *l->regions, key, region_key);
 
@@ -314,8 +313,8 @@ static int region_writes(const struct tm_trace *t, size_t li, uint32_t ri, void 
 		return ktrace_diff_region_is_const(l->kernel, g) ? DIFF_ORDER_WRITES_NO : DIFF_ORDER_WRITES_MAYBE;
 	if (g->pre_hash != g->post_hash)
 		return DIFF_ORDER_WRITES_YES;
-	const struct tm_region *h = c->match[li] >= 0 ? region_at_key(&c->other->launches[c->match[li]],
-								      ktrace_tm_region_key(g)) : NULL;
+	const struct tm_region *h = c->match[li] >= 0 ? ktrace_diff_region_at_key(&c->other->launches[c->match[li]],
+										  ktrace_tm_region_key(g)) : NULL;
 	return h && region_hashed(h) && h->pre_hash != h->post_hash ? DIFF_ORDER_WRITES_YES : DIFF_ORDER_WRITES_NO;
 }
 
@@ -331,7 +330,7 @@ static int build_orders(struct diff_result *r, const struct diff_align *al)
 	return oom_a || oom_b ? -1 : 0;
 }
 
-static void concurrent_fill(struct diff_concurrent *c, char run, const struct diff_order_writer *w)
+void ktrace_diff_concurrent_fill(struct diff_concurrent *c, char run, const struct diff_order_writer *w)
 {
 	*c = (struct diff_concurrent){ .run = run, .launch = w->launch, .op = w->op, .seq = w->seq, .stream = w->stream };
 	if (w->launch) {
@@ -351,12 +350,12 @@ static int set_aside(const struct diff_result *r, const struct tm_launch *la, co
 		return 0; /* no digest to set aside: not evidence anyway */
 	if (r->order[0] && x &&
 	    ktrace_diff_order_concurrent_writer(r->order[0], (size_t)(la - r->a->launches), x->ptr, x->hash_len, &w)) {
-		concurrent_fill(c, 'A', &w);
+		ktrace_diff_concurrent_fill(c, 'A', &w);
 		return 1;
 	}
 	if (r->order[1] && y &&
 	    ktrace_diff_order_concurrent_writer(r->order[1], (size_t)(lb - r->b->launches), y->ptr, y->hash_len, &w)) {
-		concurrent_fill(c, 'B', &w);
+		ktrace_diff_concurrent_fill(c, 'B', &w);
 		return 1;
 	}
 	return 0;
@@ -1077,6 +1076,7 @@ int ktrace_diff_compare(const struct tm_trace *a, const struct tm_trace *b, cons
 	if (ktrace_diff_compare_results(a, b, r->streams, r->nstreams, &r->results))
 		goto oom;
 	if (classify_divergences(r, al, o) || ktrace_diff_mark_cut_writers(r, al->match_a) ||
+	    ktrace_diff_rw_races(r, al->match_a) ||
 	    trace_warnings(r, a, "A") || trace_warnings(r, b, "B") || order_warnings(r))
 		goto oom;
 	r->strict = o->strict;
@@ -1120,6 +1120,7 @@ void ktrace_diff_result_free(struct diff_result *r)
 		free(r->warnings[i]);
 	free(r->warnings);
 	free(r->races);
+	free(r->rw);
 	ktrace_diff_order_free(r->order[0]);
 	ktrace_diff_order_free(r->order[1]);
 	if (r->priv) {

@@ -74,6 +74,27 @@ int ktrace_diff_region_is_const(const struct tm_kernel *k, const struct tm_regio
 void ktrace_diff_region_name(const struct tm_kernel *k, const struct tm_region *g, char *buf, size_t cap,
 			     int *ordinal);
 
+/* The region of l whose key (ktrace_tm_region_key: regions are sorted by it) is key, or NULL. */
+const struct tm_region *ktrace_diff_region_at_key(const struct tm_launch *l, uint64_t key);
+/* Name the writer w (found in run `run`) of a concurrent write in c. */
+struct diff_order_writer;
+void ktrace_diff_concurrent_fill(struct diff_concurrent *c, char run, const struct diff_order_writer *w);
+
+/* ---- read/write races (diff_rwrace.c) -------------------------------------- */
+
+/* The read/write races of both runs (r->rw, r->rw_races) and the race that
+ * explains the first divergence (r->race_first, r->race_first_ww).  0, or
+ * -1 when out of memory. */
+int ktrace_diff_rw_races(struct diff_result *r, const long *match_a);
+/* One line about race x: "reduce (launch 3, stream 0x10, argument in) reads
+ * bytes ... that scale (launch 2, stream 0x20, argument out) may write, with
+ * nothing ordering them (...)". */
+void ktrace_diff_rw_race_line(const struct diff_rw_race *x, char *buf, size_t cap);
+/* The race behind verdict "race", in one line ("" without one). */
+void ktrace_diff_race_verdict_line(const struct diff_result *r, char *buf, size_t cap);
+/* What ordering is missing, in words. */
+void ktrace_diff_rw_race_missing(const struct diff_rw_race *x, char *buf, size_t cap);
+
 /* ---- extents cut at KTRACE_HASH_MAX (diff_cut.c) ------------------------- */
 
 /* Whether g was hashed only up to the cut (flag CAPPED). */

@@ -373,10 +373,11 @@ static void race_launch_str(const struct tm_launch *l, const char *arg, char *bu
 void ktrace_diff_stream_order_line(const struct diff_result *r, char *buf, size_t cap)
 {
 	snprintf(buf, cap, "stream order: recorded in %s; %" PRIu64 " region digest%s set aside (a concurrent launch, "
-			   "copy or memset may write them); possible races: %" PRIu64 " in A, %" PRIu64 " in B%s",
+			   "copy or memset may write them); possible races: %" PRIu64 " in A, %" PRIu64 " in B%s; "
+			   "read/write races in both runs: %" PRIu64,
 		 r->order_a && r->order_b ? "both runs" : r->order_a ? "run A only" : "run B only", r->set_aside,
 		 r->set_aside == 1 ? "" : "s", r->races_a, r->races_b,
-		 r->strict && (r->races_a || r->races_b) ? " (--strict: counted as a failure)" : "");
+		 r->strict && (r->races_a || r->races_b) ? " (--strict: counted as a failure)" : "", r->rw_races);
 }
 
 void ktrace_diff_race_line(const struct diff_race *x, char *buf, size_t cap)
@@ -411,6 +412,29 @@ static void text_stream_order(FILE *f, const struct diff_result *r)
 	if (r->races_a > listed_a || r->races_b > listed_b)
 		fprintf(f, "(more possible races: %" PRIu64 " in A, %" PRIu64 " in B not listed)\n", r->races_a - listed_a,
 			r->races_b > listed_b ? r->races_b - listed_b : 0);
+	for (size_t i = 0; i < r->nrw; i++) {
+		ktrace_diff_rw_race_line(&r->rw[i], line, sizeof line);
+		fprintf(f, "read/write race: %s\n", line);
+	}
+	if (r->rw_races > r->nrw)
+		fprintf(f, "(%" PRIu64 " more read/write races not listed)\n", r->rw_races - r->nrw);
+}
+
+void ktrace_diff_race_verdict_line(const struct diff_result *r, char *buf, size_t cap)
+{
+	char line[1024];
+
+	if (r->race_first) {
+		ktrace_diff_rw_race_line(r->race_first, line, sizeof line);
+		snprintf(buf, cap, "race: the first divergence reads what another stream may write at the same time: %s",
+			 line);
+	} else if (r->race_first_ww) {
+		ktrace_diff_race_line(r->race_first_ww, line, sizeof line);
+		snprintf(buf, cap, "race: replays in isolation did not reproduce the first divergence, and it read bytes "
+			 "that two unordered launches wrote: %s", line);
+	} else {
+		buf[0] = '\0';
+	}
 }
 
 static void text_kernel_table(FILE *f, const struct diff_result *r, int all)
@@ -528,11 +552,17 @@ void ktrace_diff_report_text(FILE *f, const struct diff_result *r, const struct 
 		return;
 	}
 	fprintf(f, "result: %s, %s: %" PRIu64 " launch%s of %zu kernel%s differ\n",
-		v == DIFF_VERDICT_UNCONFIRMED ? "digests differ" : "DIVERGED", ktrace_diff_verdict_name(v), r->diverged,
+		v == DIFF_VERDICT_UNCONFIRMED ? "digests differ" : v == DIFF_VERDICT_RACE ? "RACE" : "DIVERGED",
+		ktrace_diff_verdict_name(v), r->diverged,
 		r->diverged == 1 ? "" : "es", nk, nk == 1 ? "" : "s");
 	ktrace_diff_text_results(f, r);
 	fputc('\n', f);
 	ktrace_diff_text_divergence(f, r, &r->divs[0], "first divergence");
+	if (v == DIFF_VERDICT_RACE) {
+		char line[1400];
+		ktrace_diff_race_verdict_line(r, line, sizeof line);
+		fprintf(f, "%s\n", line);
+	}
 	if (o->all) {
 		for (size_t i = 1; i < r->ndivs; i++) {
 			char title[64];
