@@ -436,6 +436,18 @@ static void test_reader_ordered_by_event(void **state)
 	assert_int_equal(p.r.divs[0].cls, DIFF_CLASS_INPUTS_DIFFER);
 	assert_int_equal(ktrace_diff_verdict(&p.r), DIFF_VERDICT_DIGESTS_ONLY);
 	golden("order_reader_event", &p);
+	/* replays in isolation did not reproduce it (`ktrace check`): the writers' race explains it */
+	assert_non_null(p.r.race_first_ww);
+	assert_ptr_equal(p.r.race_first_ww->first, launch_at(&p.a, 0));
+	assert_ptr_equal(p.r.race_first_ww->second, launch_at(&p.a, 1));
+	struct diff_confirmation none = { .replays = 8, .max_runs = 3, .confirmed = -1 };
+	p.r.confirm = &none;
+	assert_int_equal(ktrace_diff_verdict(&p.r), DIFF_VERDICT_RACE);
+	assert_string_equal(ktrace_diff_verdict_name(DIFF_VERDICT_RACE), "race");
+	char line[1400];
+	ktrace_diff_race_verdict_line(&p.r, line, sizeof line);
+	assert_non_null(strstr(line, "race: replays in isolation did not reproduce the first divergence"));
+	p.r.confirm = NULL;
 	release(&p);
 }
 
