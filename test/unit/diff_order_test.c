@@ -396,6 +396,19 @@ static void test_reader_concurrent_with_writer(void **state)
 	golden("order_reader", &p);
 	golden_ci("order_reader", &p);
 	release(&p);
+	/* the reader's own digests changed (the writer wrote while it ran): its
+	 * parameter is const, so it still only reads, and the race explains it */
+	scenario(&oa, &ob, SIM_ORDER_CONCURRENT, 1);
+	oa.order_no_final_sync = ob.order_no_final_sync = 1;
+	oa.order_exact = ob.order_exact = 1;
+	oa.order_reader_changed = ob.order_reader_changed = 1;
+	ob.order_final_differs = 1;
+	compare(&p, &oa, &ob, 0);
+	assert_int_equal(ktrace_diff_verdict(&p.r), DIFF_VERDICT_RACE);
+	assert_non_null(p.r.race_first);
+	assert_int_equal(p.r.race_first->writes_too, 0);
+	assert_ptr_equal(p.r.race_first->writer_a.launch, launch_at(&p.a, 1));
+	release(&p);
 	/* inferred extents (a caching allocator's segment): they accuse nobody */
 	scenario(&oa, &ob, SIM_ORDER_CONCURRENT, 1);
 	oa.order_no_final_sync = ob.order_no_final_sync = 1;

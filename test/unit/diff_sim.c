@@ -601,7 +601,7 @@ static void order_scenario(struct sim *s)
 		put64(p + 8, addr(s, B_S));
 		put32(p + 16, 2048);
 		struct ktrace_region rg[2] = {
-			order_region(s, 0, 0, WS_OFF, WS_LEN, ws, ws),
+			order_region(s, 0, 0, WS_OFF, WS_LEN, ws, o->order_reader_changed ? mix(ws ^ seen) : ws),
 			order_region(s, 8, 1, buf_off[B_S], buf_len[B_S], s->content[B_S], mix(ws)),
 		};
 		emit_launch(s, K_REDUCE, s1, G1, B256, p, rg, 2, KTRACE_LAUNCHF_HASHED);

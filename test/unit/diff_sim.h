@@ -57,6 +57,7 @@ struct sim_opts {
 	int order_reader_event; /* with order_no_final_sync: reduce_sum()'s stream waits for an event
 	                         * recorded on B's stream after B (ordered, no race) */
 	int order_exact;      /* the scenario's regions are flagged EXACT (each its own buffer) */
+	int order_reader_changed; /* reduce_sum()'s input changes while it runs (B writes it meanwhile) */
 	/* NVTX ranges (format 1.9): 1, each launch inside "train_step > aten::<kernel>" with the
 	 * op's framework sequence number (forward, step * 100 + kernel); 2, as XLA's command
 	 * buffers: inside "TSL: XlaModule:#..# > TSL: Thunk:#name=kt_pool/<kernel>,hlo_op=

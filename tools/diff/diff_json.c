@@ -114,6 +114,7 @@ static void j_rw_race(struct json_writer *j, const char *key, const struct diff_
 	ktrace_json_hex(j, "lo", x->lo);
 	ktrace_json_hex(j, "hi", x->hi);
 	ktrace_json_bool(j, "same_graph_launch", x->same_graph);
+	ktrace_json_bool(j, "reader_writes_too", x->writes_too);
 	ktrace_diff_rw_race_missing(x, missing, sizeof missing);
 	ktrace_json_str(j, "missing_order", missing);
 	ktrace_json_end(j);

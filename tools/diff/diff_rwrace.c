@@ -3,7 +3,8 @@
  *
  * Owns the read/write races of a comparison: a launch that reads bytes of a
  * region (its digests unchanged in both runs, or the parameter declared
- * read-only) while a launch, copy or memset that nothing orders with it (no
+ * read-only; when they changed, a concurrent writer alone can explain it, so
+ * it "reads or writes" them) while a launch, copy or memset that nothing orders with it (no
  * stream order, event, host sync or graph edge: diff_order.c) may write
  * them, found in both runs, both extents known (exact or from the kernel's
  * source: an inferred extent may cover a neighbour's bytes).  The first divergence is explained by a race
@@ -47,14 +48,19 @@ static int certain_over(const struct tm_launch *l, uint64_t lo, uint64_t hi)
 	return 0;
 }
 
-/* Launch l reads region x (and its counterpart y) without writing it:
- * unchanged in both runs, or read-only by its type.  Guessed words are no
- * evidence of a read. */
+/* Region x of launch l (y its counterpart) can be judged: in both runs,
+ * hashed or at least located, its extent certain in both.  A word found by
+ * its value alone counts only when both runs have it with such an extent. */
+static int judged(const struct tm_region *x, const struct tm_region *y)
+{
+	return y && x->hash_len && y->hash_len && certain(x) && certain(y);
+}
+
+/* l reads x without writing it: unchanged in both runs, or read-only by its
+ * type.  Otherwise its digests changed, which a concurrent writer alone can
+ * explain: it reads or writes the bytes. */
 static int reads_only(const struct tm_launch *l, const struct tm_region *x, const struct tm_region *y)
 {
-	if (!y || (x->flags & KTRACE_REGIONF_GUESSED) || (y->flags & KTRACE_REGIONF_GUESSED) || !x->hash_len ||
-	    !certain(x) || !certain(y))
-		return 0;
 	if (ktrace_diff_region_is_const(l->kernel, x))
 		return 1;
 	return hashed(x) && hashed(y) && x->pre_hash == x->post_hash && y->pre_hash == y->post_hash;
@@ -96,10 +102,10 @@ static int keep(struct diff_result *r, const struct diff_rw_race *x, int first_d
 	return 0;
 }
 
-/* The read/write race of launch i of A (lb its match) over its region x, if
- * both runs have one: 1 with *out filled. */
+/* The read/write race of launch i of A (lb its match; first_div: the first
+ * divergence) over its region x, if both runs have one: 1 with *out filled. */
 static int race_of(struct diff_result *r, size_t i, const struct tm_launch *lb, const struct tm_region *x,
-		   struct diff_rw_race *out)
+		   int first_div, struct diff_rw_race *out)
 {
 	const struct tm_launch *la = &r->a->launches[i];
 	const struct tm_region *y = ktrace_diff_region_at_key(lb, ktrace_tm_region_key(x));
@@ -107,14 +113,19 @@ static int race_of(struct diff_result *r, size_t i, const struct tm_launch *lb, 
 	uint64_t lo, hi;
 	int ord;
 
-	if (!reads_only(la, x, y) ||
-	    !ktrace_diff_order_concurrent_writer(r->order[0], i, x->ptr, x->hash_len, &wa) ||
+	if (!judged(x, y) || !ktrace_diff_order_concurrent_writer(r->order[0], i, x->ptr, x->hash_len, &wa) ||
 	    !ktrace_diff_order_concurrent_writer(r->order[1], (size_t)(lb - r->b->launches), y->ptr, y->hash_len, &wb))
 		return 0;
 	if ((wa.launch && !certain(&wa.launch->regions[wa.region])) ||
 	    (wb.launch && !certain(&wb.launch->regions[wb.region])))
 		return 0;
+	/* two launches that both change the bytes are a write/write race (listed
+	 * as such), unless the later one is the first divergence: its digests
+	 * may have changed only because the other wrote while it ran */
+	if (!reads_only(la, x, y) && wa.launch && (wa.launch->seq > la->seq || !first_div))
+		return 0;
 	memset(out, 0, sizeof *out);
+	out->writes_too = !reads_only(la, x, y);
 	out->reader = la;
 	out->reader_b = lb;
 	ktrace_diff_region_name(la->kernel, x, out->arg, sizeof out->arg, &ord);
@@ -160,7 +171,7 @@ int ktrace_diff_rw_races(struct diff_result *r, const long *match_a)
 		for (uint32_t g = 0; g < la->nregions; g++) {
 			struct diff_rw_race x;
 
-			if (!race_of(r, i, &r->b->launches[match_a[i]], &la->regions[g], &x))
+			if (!race_of(r, i, &r->b->launches[match_a[i]], &la->regions[g], la == first, &x))
 				continue;
 			r->rw_races++;
 			if (keep(r, &x, la == first))
@@ -198,8 +209,9 @@ void ktrace_diff_rw_race_line(const struct diff_rw_race *x, char *buf, size_t ca
 
 	side_str(&x->writer_a, w, sizeof w);
 	ktrace_diff_rw_race_missing(x, missing, sizeof missing);
-	snprintf(buf, cap, "%s (launch %" PRIu64 ", stream 0x%" PRIx64 ", argument %s) reads bytes 0x%" PRIx64
+	snprintf(buf, cap, "%s (launch %" PRIu64 ", stream 0x%" PRIx64 ", argument %s) %s bytes 0x%" PRIx64
 		 "..0x%" PRIx64 " that %s may write: %s (in both runs; in B: launch %" PRIu64 " and %s %" PRIu64 ")",
-		 ktrace_tm_kernel_name(x->reader->kernel), x->reader->seq, x->reader->stream, x->arg, x->lo, x->hi, w,
+		 ktrace_tm_kernel_name(x->reader->kernel), x->reader->seq, x->reader->stream, x->arg,
+		 x->writes_too ? "reads or writes" : "reads", x->lo, x->hi, w,
 		 missing, x->reader_b->seq, x->writer_b.launch ? "launch" : "operation", x->writer_b.seq);
 }

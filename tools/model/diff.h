@@ -87,6 +87,7 @@ struct diff_rw_race {
 	uint64_t lo, hi;                 /* the bytes it reads that the writer may write (run A) */
 	struct diff_concurrent writer_a, writer_b; /* the writer in each run */
 	int same_graph;                  /* both are nodes of one graph launch: no edge orders them */
+	int writes_too;                  /* the reader's digests changed too: it reads or writes them */
 };
 
 enum diff_arg_kind { DIFF_ARG_POINTER = 1, DIFF_ARG_SCALAR = 2 };
