@@ -623,6 +623,17 @@ static struct ktrace_region big_region(const struct sim *s, uint32_t off, uint16
 	return g;
 }
 
+/* The CUT record of the big buffer's region at param_offset off of launch seq (sim_opts.cut_records). */
+static void emit_cut(struct sim *s, uint64_t seq, uint32_t off)
+{
+	struct ktrace_rec_cut c = { .op_seq = seq, .param_offset = off, .ptr = s->o->addr_base + BIG_OFF,
+				    .hash_len = BIG_CUT, .extent = 0x10000 };
+	unsigned char buf[128];
+
+	if (s->o->cut_case == 1 && s->o->cut_records)
+		emit(s, buf, ktrace_encode_cut(buf, sizeof buf, &c));
+}
+
 static void cut_scenario(struct sim *s)
 {
 	const struct sim_opts *o = s->o;
@@ -639,6 +650,7 @@ static void cut_scenario(struct sim *s)
 		order_region(s, 0, 0, buf_off[B_X], buf_len[B_X], s->content[B_X], s->content[B_X]),
 		big_region(s, 8, 1, before, after),
 	};
+	emit_cut(s, s->seq, 8);
 	emit_launch(s, K_SCALE, s1, G1, B256, p, w, 2, KTRACE_LAUNCHF_HASHED);
 	memset(p, 0, sizeof p);
 	put64(p, o->addr_base + BIG_OFF);
@@ -648,6 +660,7 @@ static void cut_scenario(struct sim *s)
 		big_region(s, 0, 0, after, after),
 		order_region(s, 8, 1, buf_off[B_S], buf_len[B_S], s->content[B_S], mix(head ^ tail)),
 	};
+	emit_cut(s, s->seq, 0);
 	emit_launch(s, K_REDUCE, s1, G1, B256, p, r, 2, KTRACE_LAUNCHF_HASHED);
 }
 

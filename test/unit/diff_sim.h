@@ -70,6 +70,7 @@ struct sim_opts {
 	 * are hashed whole (exact). */
 	int cut_case;
 	int cut_nondet;       /* what scale() writes past the cut differs (and so reduce_sum's result) */
+	int cut_records;      /* case 1 with a CUT record per cut region (format 1.14): 64 KiB reached */
 };
 
 enum sim_order_case {

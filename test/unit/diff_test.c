@@ -759,6 +759,20 @@ static void test_cut_writer_unverified(void **state)
 	golden_render("hash_cut.json", r_json, &p);
 	release(&p);
 
+	/* CUT records (format 1.14) say how far the regions reached: the count is exact */
+	oa.cut_records = ob.cut_records = 1;
+	compare(&p, &oa, &ob, 0, 0);
+	d = &p.r.divs[0];
+	assert_int_equal(d->unverified[0].cut_tail, 0x10000 - 0x1000);
+	assert_int_equal(d->unverified[0].cut_exact, 1);
+	assert_ptr_equal(d->unverified[0].wa.launch, &p.a.launches[0]);
+	assert_int_equal(p.r.unverified_by[KTRACE_UNV_HASH_CUT], 1);
+	char *text = render(r_text, &p);
+	assert_non_null(strstr(text, "cut at KTRACE_HASH_MAX; 61440 bytes after the cut not compared"));
+	free(text);
+	release(&p);
+	oa.cut_records = ob.cut_records = 0;
+
 	/* deterministic past the cut: identical, nothing unverified */
 	ob.cut_nondet = 0;
 	compare(&p, &oa, &ob, 0, 0);

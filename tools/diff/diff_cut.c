@@ -22,15 +22,21 @@ int ktrace_diff_region_cut(const struct tm_region *g)
 	return g && (g->flags & KTRACE_REGIONF_CAPPED) && !(g->flags & KTRACE_REGIONF_UNHASHED) && g->hash_len;
 }
 
-/* The unhashed bytes [*lo, *hi) after g's cut, to its allocation's end
- * (one byte when the cut is at or past that end: a run of VMM mappings
- * reaches further than the allocation the record names). */
-static int cut_range(const struct tm_region *g, uint64_t *lo, uint64_t *hi)
+/* The unhashed bytes [*lo, *hi) after the cut of region g of launch l of
+ * t: to the extent its CUT record gives (format 1.14; *exact set), else to
+ * its allocation's end (one byte when the cut is at or past that end: a
+ * run of VMM mappings reaches further than the allocation the record names). */
+static int cut_range(const struct tm_trace *t, const struct tm_launch *l, const struct tm_region *g, uint64_t *lo,
+		     uint64_t *hi, int *exact)
 {
+	const struct ktrace_rec_cut *c;
+
 	if (!ktrace_diff_region_cut(g))
 		return 0;
+	c = ktrace_tm_cut(t, l->seq, g->param_offset);
+	*exact = c && c->ptr == g->ptr && c->extent > g->hash_len;
 	*lo = g->ptr + g->hash_len;
-	*hi = g->alloc_base + g->alloc_size;
+	*hi = *exact ? g->ptr + c->extent : g->alloc_base + g->alloc_size;
 	if (*lo < g->ptr)
 		*lo = UINT64_MAX - 1;
 	if (*hi <= *lo)
@@ -38,21 +44,24 @@ static int cut_range(const struct tm_region *g, uint64_t *lo, uint64_t *hi)
 	return 1;
 }
 
-uint64_t ktrace_diff_cut_tail(const struct tm_region *g)
+uint64_t ktrace_diff_cut_tail(const struct tm_trace *t, const struct tm_launch *l, const struct tm_region *g,
+			      int *exact)
 {
 	uint64_t lo, hi;
 
-	return cut_range(g, &lo, &hi) ? hi - lo : 0;
+	*exact = 0;
+	return g && cut_range(t, l, g, &lo, &hi, exact) ? hi - lo : 0;
 }
 
 void ktrace_diff_cut_writer(const struct tm_trace *t, const long *match, size_t li, const struct tm_region *g,
 			    struct diff_writer *w)
 {
 	uint64_t lo, hi;
+	int exact;
 
 	memset(w, 0, sizeof *w);
 	w->type = DIFF_WRITER_NONE;
-	if (!cut_range(g, &lo, &hi))
+	if (!g || !cut_range(t, &t->launches[li], g, &lo, &hi, &exact))
 		return;
 	for (size_t i = li; i-- > 0;) {
 		const struct tm_launch *l = &t->launches[i];
@@ -64,7 +73,7 @@ void ktrace_diff_cut_writer(const struct tm_trace *t, const long *match, size_t 
 			uint64_t hlo, hhi;
 			int ord;
 
-			if (!cut_range(h, &hlo, &hhi) || hlo >= hi || lo >= hhi ||
+			if (!cut_range(t, l, h, &hlo, &hhi, &exact) || hlo >= hi || lo >= hhi ||
 			    ktrace_diff_region_is_const(l->kernel, h))
 				continue;
 			w->type = DIFF_WRITER_LAUNCH_UNHASHED;

@@ -703,12 +703,15 @@ static int cut_input(const struct diff_result *res, const struct diff_align *al,
 		     const struct tm_region *y, size_t ia, size_t ib)
 {
 	struct diff_arg *a = push_pointer_arg(unv, name, ord, r, x, y);
-	uint64_t tx = ktrace_diff_cut_tail(x), ty = ktrace_diff_cut_tail(y);
+	int ex, ey;
+	uint64_t tx = ktrace_diff_cut_tail(res->a, &res->a->launches[ia], x, &ex);
+	uint64_t ty = ktrace_diff_cut_tail(res->b, &res->b->launches[ib], y, &ey);
 
 	if (!a)
 		return -1;
 	a->why = "unverified: hashed only up to KTRACE_HASH_MAX (cut); the bytes after the cut were not compared";
 	a->cut_tail = tx > ty ? tx : ty;
+	a->cut_exact = tx > ty ? ex : ey;
 	ktrace_diff_cut_writer(res->a, al->match_a, ia, x, &a->wa);
 	ktrace_diff_cut_writer(res->b, al->match_b, ib, y, &a->wb);
 	return 0;

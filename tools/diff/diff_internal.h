@@ -99,9 +99,11 @@ void ktrace_diff_rw_race_missing(const struct diff_rw_race *x, char *buf, size_t
 
 /* Whether g was hashed only up to the cut (flag CAPPED). */
 int ktrace_diff_region_cut(const struct tm_region *g);
-/* The bytes of g's allocation after its hashed extent (what a cut left
- * unhashed, at most); 0 when g is not cut. */
-uint64_t ktrace_diff_cut_tail(const struct tm_region *g);
+/* The bytes a cut left unhashed of region g of launch l of t: exactly
+ * (*exact set) from its CUT record (format 1.14), else at most its
+ * allocation's bytes after the hashed extent; 0 when g is not cut. */
+uint64_t ktrace_diff_cut_tail(const struct tm_trace *t, const struct tm_launch *l, const struct tm_region *g,
+			      int *exact);
 /* The most recent launch before launch li of t with a cut region, not
  * declared read-only, whose unhashed bytes overlap those of g: it may have
  * written bytes no digest covers (type DIFF_WRITER_LAUNCH_UNHASHED; NONE

@@ -267,8 +267,9 @@ void ktrace_diff_text_divergence(FILE *f, const struct diff_result *r, const str
 		char cw[320];
 		if (u->cut_tail) {
 			const struct tm_region *g = u->ra ? u->ra : u->rb;
-			fprintf(f, "  input cut: %s  (hashed %" PRIu64 " bytes, cut at KTRACE_HASH_MAX; up to %" PRIu64
-				   " bytes after the cut not compared)\n", u->name, g->hash_len, u->cut_tail);
+			fprintf(f, "  input cut: %s  (hashed %" PRIu64 " bytes, cut at KTRACE_HASH_MAX; %s%" PRIu64
+				   " bytes after the cut not compared)\n", u->name, g->hash_len, u->cut_exact ? "" : "up to ",
+				u->cut_tail);
 			cut_writer_str(&u->wa, cw, sizeof cw);
 			fprintf(f, "    wrote past the cut in A: %s\n", cw);
 			cut_writer_str(&u->wb, cw, sizeof cw);

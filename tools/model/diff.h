@@ -112,6 +112,7 @@ struct diff_arg {
 	 * bound of those the launch may read unhashed; 0: not cut), and in wa,
 	 * wb the last launch of each run that may have written them */
 	uint64_t cut_tail;
+	int cut_exact;            /* cut_tail is exact: from the region's CUT record (format 1.14) */
 };
 
 struct diff_divergence {
