@@ -6,7 +6,9 @@
  * them (kernel non-deterministic, or inputs differ with the last writer of
  * each differing input) and, with stream order recorded (diff_order.c),
  * sets aside digests a concurrent writer may have changed and finds possible
- * races; diff_results.c compares what the program observed; diff_where.c says
+ * races; diff_rwrace.c finds read/write races and the race that explains
+ * the first divergence (verdict "race"); diff_cut.c handles regions cut at
+ * KTRACE_HASH_MAX; diff_results.c compares what the program observed; diff_where.c says
  * where a launch was issued; diff_report.c prints text, diff_json.c JSON, diff_ci.c the
  * JUnit, GitHub annotation and Markdown reports; diff_cli.c the options and
  * the report dispatch; diff_main.c is ktrace-diff.
