@@ -239,7 +239,8 @@ struct ktrace_region {
 #define KTRACE_REGIONF_IN_STRUCT 0x01u /* found inside a by-value struct parameter */
 #define KTRACE_REGIONF_PRE       0x02u /* pre_hash valid */
 #define KTRACE_REGIONF_POST      0x04u /* post_hash valid */
-#define KTRACE_REGIONF_CAPPED    0x08u /* extent cut by KTRACE_HASH_MAX */
+#define KTRACE_REGIONF_CAPPED    0x08u /* extent cut by KTRACE_HASH_MAX (since 1.14 a CUT record gives
+                                        * the extent before the cut) */
 #define KTRACE_REGIONF_UNHASHED  0x10u /* pointer recorded but not hashed */
 #define KTRACE_REGIONF_EXACT     0x20u /* since 1.2: the extent ends at the end of its driver allocation,
                                         * which is no pool (rule 1 of docs/format.md "Hash extents");

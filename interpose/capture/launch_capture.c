@@ -65,6 +65,7 @@ static void signature_extents(const struct ktrace_param_layout *l, struct ktrace
 			continue;
 		room = t->allocs[i].base + t->allocs[i].size - g->ptr;
 		t->capped[i] = max && want > max && room > max;
+		t->uncut[i] = want < room ? want : room;
 		t->lens[i] = want < room ? want : room;
 		if (max && t->lens[i] > max)
 			t->lens[i] = max;
@@ -77,6 +78,7 @@ static uint32_t plan_hash(const struct ktrace_param_layout *l, struct ktrace_cap
 {
 	uint32_t i, hashed = 0;
 
+	t->cut_any = 0;
 	if (!n)
 		return 0;
 	for (i = 0; i < n; i++) {
@@ -85,14 +87,16 @@ static uint32_t plan_hash(const struct ktrace_param_layout *l, struct ktrace_cap
 		t->in_struct[i] = (t->regions[i].flags & (KTRACE_REGIONF_IN_STRUCT | KTRACE_REGIONF_GUESSED)) ==
 				  (KTRACE_REGIONF_IN_STRUCT | KTRACE_REGIONF_GUESSED);
 	}
-	ktrace_alloc_map_extents(t->ptrs, t->allocs, t->in_struct, n, ktrace_tracer.cfg.hash_max, t->lens,
-				 t->capped, t->exact);
+	ktrace_alloc_map_extents_uncut(t->ptrs, t->allocs, t->in_struct, n, ktrace_tracer.cfg.hash_max, t->lens,
+				       t->capped, t->exact, t->uncut);
 	if (l && l->extent)
 		signature_extents(l, t, n);
 	for (i = 0; i < n; i++) {
 		t->regions[i].hash_len = t->lens[i];
-		if (t->capped[i])
+		if (kt_unlikely(t->capped[i])) {
 			t->regions[i].flags |= KTRACE_REGIONF_CAPPED;
+			t->cut_any = 1;
+		}
 		if (t->exact[i] && t->lens[i])
 			t->regions[i].flags |= KTRACE_REGIONF_EXACT;
 		if (t->lens[i])
@@ -101,6 +105,26 @@ static uint32_t plan_hash(const struct ktrace_param_layout *l, struct ktrace_cap
 			t->regions[i].flags |= KTRACE_REGIONF_UNHASHED;
 	}
 	return hashed;
+}
+
+/* A CUT record for each region plan_hash cut at KTRACE_HASH_MAX (rare:
+ * an allocation larger than the limit): how far its extent reached. */
+KT_COLD
+static void write_cuts(struct ktrace_writer *w, uint64_t seq, const struct ktrace_capture_tls *t, uint32_t n)
+{
+	uint8_t buf[128];
+
+	for (uint32_t i = 0; i < n; i++) {
+		struct ktrace_rec_cut c = { .op_seq = seq, .param_offset = t->regions[i].param_offset,
+					    .ptr = t->regions[i].ptr, .hash_len = t->lens[i], .extent = t->uncut[i] };
+		size_t len;
+
+		if (!t->capped[i] || !t->lens[i])
+			continue;
+		len = ktrace_encode_cut(buf, sizeof buf, &c);
+		if (len <= sizeof buf)
+			ktrace_writer_append(w, buf, len);
+	}
 }
 
 /* Between two launches a real program runs enough code of its own to push
@@ -319,6 +343,8 @@ static CUresult capture_hashed(const struct ktrace_launch_args *a, ktrace_real_l
 	cctx = fill_launch(&r, a, k, seq, pflags, &rr);
 	if (cctx)
 		hashed = plan_hash(l, t, n);
+	if (kt_unlikely(hashed && t->cut_any))
+		write_cuts(w, seq, t, n);
 	if (kt_unlikely(extra))
 		n += ktrace_nccl_regions(nc, (uint64_t)(uintptr_t)a->stream, (uint64_t)(uintptr_t)hash_stream(a),
 					 t->regions + n, extra, ktrace_tracer.cfg.hash_max, &hashed);

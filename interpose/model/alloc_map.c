@@ -623,13 +623,14 @@ static int cmp_u64(const void *a, const void *b)
 /* Bytes to hash from p inside allocation a (seen_lock held).  *exact: the
  * allocation's range alone bounded it, and the allocation is no pool. */
 static uint64_t extent_one(const struct ext_ctx *x, uint64_t p, const struct ktrace_alloc_info *a,
-			   int in_struct, uint64_t max_bytes, uint8_t *capped, uint8_t *exact)
+			   int in_struct, uint64_t max_bytes, uint8_t *capped, uint8_t *exact, uint64_t *uncut)
 {
 	uint64_t end = a->base + a->size, limit, cap_end;
 	long k = x->s ? snap_find(x->s, p) : -1;
 	int same = k >= 0 && x->s->e[k].base == a->base;
 
 	*capped = *exact = 0;
+	*uncut = 0;
 	if (a->size == 0 || a->kind == KTRACE_ALLOC_RESERVE || p < a->base || p >= end)
 		return 0;
 	cap_end = max_bytes && p + max_bytes > p ? p + max_bytes : UINT64_MAX;
@@ -670,6 +671,7 @@ static uint64_t extent_one(const struct ext_ctx *x, uint64_t p, const struct ktr
 			closed = 1;
 		}
 	}
+	*uncut = limit - p; /* rules 1 to 3: what the cuts below take from */
 	if (in_pool && (!closed || (in_struct && !seen_closed))) {
 		/* A pool (XLA preallocates most of the GPU): nothing known above p,
 		 * and the allocation end means nothing; or a struct word (maybe
@@ -703,7 +705,14 @@ void ktrace_alloc_map_extents(const uint64_t *ptrs, const struct ktrace_alloc_in
 			      const uint8_t *in_struct, unsigned n, uint64_t max_bytes, uint64_t *len,
 			      uint8_t *capped, uint8_t *exact)
 {
-	uint64_t bounds_buf[256], *bounds = bounds_buf;
+	ktrace_alloc_map_extents_uncut(ptrs, allocs, in_struct, n, max_bytes, len, capped, exact, NULL);
+}
+
+void ktrace_alloc_map_extents_uncut(const uint64_t *ptrs, const struct ktrace_alloc_info *allocs,
+				    const uint8_t *in_struct, unsigned n, uint64_t max_bytes, uint64_t *len,
+				    uint8_t *capped, uint8_t *exact, uint64_t *uncut)
+{
+	uint64_t bounds_buf[256], *bounds = bounds_buf, uncut_one;
 	uint8_t exact_one;
 	struct ext_ctx x = { 0 };
 	unsigned nb = 0;
@@ -719,6 +728,8 @@ void ktrace_alloc_map_extents(const uint64_t *ptrs, const struct ktrace_alloc_in
 			memset(capped, 0, n);
 			if (exact)
 				memset(exact, 0, n);
+			if (uncut)
+				memset(uncut, 0, n * sizeof(*uncut));
 			return; /* nothing hashed rather than unbounded */
 		}
 	}
@@ -735,7 +746,7 @@ void ktrace_alloc_map_extents(const uint64_t *ptrs, const struct ktrace_alloc_in
 	pthread_mutex_lock(&seen_lock);
 	for (unsigned i = 0; i < n; i++)
 		len[i] = extent_one(&x, ptrs[i], &allocs[i], in_struct && in_struct[i], max_bytes, &capped[i],
-				    exact ? &exact[i] : &exact_one);
+				    exact ? &exact[i] : &exact_one, uncut ? &uncut[i] : &uncut_one);
 	now = ++seen_clock;
 	for (unsigned i = 0; i < n; i++) {
 		struct seen_set *ss;

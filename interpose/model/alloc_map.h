@@ -71,6 +71,12 @@ uint64_t ktrace_alloc_snap_gen(const struct ktrace_alloc_snap *s);
 void ktrace_alloc_map_extents(const uint64_t *ptrs, const struct ktrace_alloc_info *allocs,
 			      const uint8_t *in_struct, unsigned n, uint64_t max_bytes, uint64_t *len,
 			      uint8_t *capped, uint8_t *exact);
+/* The same, and (uncut may be NULL) uncut[i] with the bytes rules 1 to 3
+ * gave the region before rules 4 and 5 cut it: for a CUT record when
+ * capped[i] is set (docs/format.md, "CUT"). */
+void ktrace_alloc_map_extents_uncut(const uint64_t *ptrs, const struct ktrace_alloc_info *allocs,
+				    const uint8_t *in_struct, unsigned n, uint64_t max_bytes, uint64_t *len,
+				    uint8_t *capped, uint8_t *exact, uint64_t *uncut);
 
 /* Fork hooks, called by interpose/fork.c: prepare takes the write lock, then
  * the seen-table lock; parent and child release them. */

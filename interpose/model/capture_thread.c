@@ -38,6 +38,7 @@ static void scratch_free(void *p)
 	free(t->allocs);
 	free(t->ptrs);
 	free(t->lens);
+	free(t->uncut);
 	free(t->capped);
 	free(t->exact);
 	free(t->in_struct);
@@ -71,6 +72,7 @@ int ktrace_capture_tls_regions(struct ktrace_capture_tls *t, uint32_t n)
 	GROW(allocs);
 	GROW(ptrs);
 	GROW(lens);
+	GROW(uncut);
 	GROW(capped);
 	GROW(exact);
 	GROW(in_struct);

@@ -25,8 +25,9 @@ struct ktrace_capture_tls {
 	uint32_t region_cap;             /* entries in the arrays below */
 	struct ktrace_region *regions;
 	struct ktrace_alloc_info *allocs;
-	uint64_t *ptrs, *lens;
+	uint64_t *ptrs, *lens, *uncut;   /* uncut: a capped region's extent before the cut */
 	uint8_t *capped, *exact, *in_struct;
+	int cut_any;                     /* the last plan cut some region (a CUT record each) */
 	struct ktrace_alloc_cache allocs_cache; /* allocation-map answers (param_scan.h) */
 };
 

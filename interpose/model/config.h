@@ -5,7 +5,7 @@
  *   KTRACE_OVERWRITE      0/1: replace an existing file (default 0)
  *   KTRACE_HASH           0/1: hash pointer arguments before/after launches (default 1)
  *   KTRACE_HASH_MAX       bytes hashed per region: N, NK, NM, NG, NT (binary
- *                         units; "KiB"/"KB"/"B" spellings accepted), default 256M
+ *                         units; "KiB"/"KB"/"B" spellings accepted), default 4G
  *   KTRACE_KERNELS        POSIX extended regex: trace only kernels whose name matches
  *   KTRACE_LAUNCHES       launch numbers to trace: "A:B" (A <= n < B), "A:", ":B", "N"
  *                         (these three are parsed by common/value_parse.h, as the
@@ -48,7 +48,12 @@
 
 #include "interpose/model/tracer.h"
 
-#define KTRACE_HASH_MAX_DEFAULT (256ull << 20)
+/* 4 GiB: every allocation up to 4 GiB is hashed whole where its extent is
+ * exact, and a larger one counts as a pool (docs/format.md "Hash extents",
+ * rules 4 and 5): XLA's preallocated arena, 75% of the GPU's memory, is
+ * larger on any GPU of more than 5.4 GiB.  Before it was 256 MiB, which cut
+ * single tensors and made a 1 GiB tensor's allocation a pool. */
+#define KTRACE_HASH_MAX_DEFAULT (4ull << 30)
 #define KTRACE_GPU_TIMES_DEFAULT 64u
 
 /* Where values come from: getenv in the library, a table in the tests. */

@@ -31,7 +31,7 @@ struct ktrace_config {
 	uint8_t replay;          /* KTRACE_REPLAY given: the launch path asks the matcher */
 	uint8_t pystack;         /* KTRACE_PYSTACK given: the launch path asks interpose/pystack/ */
 	uint64_t launch_lo, launch_hi; /* KTRACE_LAUNCHES "A:B" (half-open), default 0:UINT64_MAX */
-	uint64_t hash_max;       /* KTRACE_HASH_MAX bytes per region (default 256 MiB) */
+	uint64_t hash_max;       /* KTRACE_HASH_MAX bytes per region (default 4 GiB) */
 	char output[PATH_MAX];   /* expanded KTRACE_OUTPUT */
 	int overwrite;           /* KTRACE_OVERWRITE=1 */
 	int have_kernel_filter;  /* KTRACE_KERNELS given */

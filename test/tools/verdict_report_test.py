@@ -58,6 +58,24 @@ class Classify(unittest.TestCase):
         self.assertEqual(self.judge(Prog("nondet"), "nondet", said("diverged")), ("right", "PASS"))
         self.assertEqual(self.judge(Prog("nondet"), "nondet", said("diverged", kernel="gemm")), ("wrong", "FAIL"))
 
+    def test_race_program_needs_the_race_verdict(self):
+        p = Prog("nondet", flags=("probabilistic", "race"), culprit=r"kt_race_reader")
+        race = dict(said("diverged", kernel="kt_race_reader"), race=True, source="race")
+        self.assertEqual(self.judge(p, "nondet", race), ("right", "PASS"))
+        self.assertEqual(self.judge(p, "nondet", said("diverged", kernel="kt_race_reader")), ("wrong", "FAIL"))
+        self.assertEqual(self.judge(p, "nondet", said("passed")), ("unshown", "SKIP"))
+
+    def test_race_verdict_read_from_the_report(self):
+        c = {"result": "diverged", "verdict": "race",
+             "divergences": [{"kernel": "kt_race_reader", "classification": "inputs_unverified"}],
+             "race": {"kind": "read_write", "reader": {"kernel": "kt_race_reader", "mangled": "kt_race_reader"},
+                      "writer_a": {"type": "launch", "kernel": "kt_race_writer", "stream": "0x20"},
+                      "missing_order": "no event"}}
+        v = verdict_report.comparison_verdict(c)
+        self.assertTrue(v["diverged"] and v["race"])
+        self.assertEqual((v["source"], v["kernel"]), ("race", "kt_race_reader"))
+        self.assertIn("kt_race_writer", v["sizes"])
+
     def test_no_ground_truth_or_framework_skips(self):
         self.assertEqual(self.judge(Prog("det"), "unavailable", said("passed"))[1], "SKIP")
         self.assertEqual(self.judge(Prog("det"), "none", said("passed"))[1], "SKIP")

@@ -271,6 +271,80 @@ static void test_signature_extents(void **state)
 	assert_int_equal(g.hash_len, 1u << 20);
 }
 
+/* The CUT records of a trace, decoded into out (at most max); returns how many. */
+static size_t cut_records(const char *trace, struct ktrace_rec_cut *out, size_t max)
+{
+	char path[PATH_MAX + 32], err[512];
+	const void *rec;
+	size_t len, n = 0;
+	struct ktrace_reader *r;
+
+	snprintf(path, sizeof path, "%s/%s", tmp_dir, trace);
+	r = ktrace_reader_open(path, err, sizeof err);
+	if (!r)
+		fail_msg("%s", err);
+	while (ktrace_reader_next(r, &rec, &len) == KTRACE_READ_RECORD) {
+		struct ktrace_record_prefix p;
+
+		assert_int_equal(ktrace_decode_prefix(rec, len, &p), 0);
+		if (p.type == KTRACE_REC_CUT && n < max)
+			assert_int_equal(ktrace_decode_cut(rec, len, &out[n++]), 0);
+	}
+	ktrace_reader_close(r);
+	return n;
+}
+
+/* KTRACE_HASH_MAX: by default an 8 MiB allocation is hashed whole (its
+ * regions reach the next pointer and the allocation's end, none cut); with
+ * a small KTRACE_HASH_MAX each region is cut there, flagged CAPPED, and
+ * its allocation (which the record carries) says how much it held. */
+static void test_cut_extents(void **state)
+{
+	static uint8_t rec[1 << 16];
+	char cubin[PATH_MAX], out[64];
+	const char *env[] = { "KTRACE_HASH=1", "TRITON_CACHE_DIR=/nonexistent", "TORCHINDUCTOR_CACHE_DIR=/nonexistent",
+			      NULL, NULL };
+	struct ktrace_rec_launch l;
+	struct ktrace_region g;
+
+	(void)state;
+	assert_non_null(realpath("test/fixtures/cuobjdump/triton-3.6/triton-cache/"
+				 "VE4TBTR2YOO3K2ZCOOEMA5K64277NE57VMZQLK66T63YFXF74LJA/"
+				 "triton_per_fused_add_gelu_sum_0.cubin", cubin));
+	run_prog("capture_extent_app", cubin, "cut-default.ktrace", env, out, sizeof out);
+	assert_string_equal(out, "OK\n");
+	first_launch("cut-default.ktrace", rec, sizeof rec, &l);
+	ktrace_launch_region(&l, 0, &g); /* in_ptr0, up to out_ptr0 */
+	assert_int_equal(g.hash_len, 4u << 20);
+	assert_int_equal(g.flags & KTRACE_REGIONF_CAPPED, 0);
+	ktrace_launch_region(&l, 1, &g); /* out_ptr0, to the allocation's end */
+	assert_int_equal(g.hash_len, 4u << 20);
+	assert_int_equal(g.flags & (KTRACE_REGIONF_CAPPED | KTRACE_REGIONF_EXACT), KTRACE_REGIONF_EXACT);
+	env[3] = "KTRACE_HASH_MAX=64K";
+	run_prog("capture_extent_app", cubin, "cut-64k.ktrace", env, out, sizeof out);
+	assert_string_equal(out, "OK\n");
+	first_launch("cut-64k.ktrace", rec, sizeof rec, &l);
+	for (uint32_t i = 0; i < 2; i++) {
+		ktrace_launch_region(&l, i, &g);
+		assert_int_equal(g.hash_len, 64u << 10);
+		assert_int_equal(g.flags & (KTRACE_REGIONF_CAPPED | KTRACE_REGIONF_EXACT), KTRACE_REGIONF_CAPPED);
+		assert_int_equal(g.alloc_size, 8u << 20);
+		assert_true(g.ptr >= g.alloc_base && g.ptr - g.alloc_base == i * (4u << 20));
+	}
+	/* a CUT record each (format 1.14): how far the extent reached before the cut */
+	struct ktrace_rec_cut c[4];
+	assert_int_equal(cut_records("cut-64k.ktrace", c, 4), 2);
+	for (uint32_t i = 0; i < 2; i++) {
+		ktrace_launch_region(&l, i, &g);
+		assert_int_equal(c[i].op_seq, l.launch_seq);
+		assert_int_equal(c[i].param_offset, g.param_offset);
+		assert_int_equal(c[i].ptr, g.ptr);
+		assert_int_equal(c[i].hash_len, 64u << 10);
+		assert_int_equal(c[i].extent, 4u << 20); /* in_ptr0 up to out_ptr0; out_ptr0 to the end */
+	}
+	assert_int_equal(cut_records("cut-default.ktrace", c, 4), 0);
+}
+
 static int setup(void **state)
 {
 	const char *b = getenv("BUILD");
@@ -296,6 +370,7 @@ int main(void)
 		cmocka_unit_test(test_device_to_host_digests),
 		cmocka_unit_test(test_hashing_off),
 		cmocka_unit_test(test_signature_extents),
+		cmocka_unit_test(test_cut_extents),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

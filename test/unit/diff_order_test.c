@@ -358,11 +358,23 @@ static void test_reader_concurrent_with_writer(void **state)
 	(void)state;
 	scenario(&oa, &ob, SIM_ORDER_CONCURRENT, 1);
 	oa.order_no_final_sync = ob.order_no_final_sync = 1;
+	oa.order_exact = ob.order_exact = 1;
 	ob.order_final_differs = 1;
 	compare(&p, &oa, &ob, 0);
 	assert_int_equal(p.r.status, 1);
 	assert_int_equal(p.r.ndivs, 1);
 	const struct diff_divergence *d = &p.r.divs[0];
+	/* a read/write race in both runs explains it: verdict "race", both sides named */
+	assert_int_equal(ktrace_diff_verdict(&p.r), DIFF_VERDICT_RACE);
+	assert_int_equal(p.r.rw_races, 1);
+	assert_non_null(p.r.race_first);
+	assert_ptr_equal(p.r.race_first->reader, launch_at(&p.a, 2));
+	assert_ptr_equal(p.r.race_first->reader_b, launch_at(&p.b, 2));
+	assert_string_equal(p.r.race_first->arg, "in");
+	assert_ptr_equal(p.r.race_first->writer_a.launch, launch_at(&p.a, 1));
+	assert_ptr_equal(p.r.race_first->writer_b.launch, launch_at(&p.b, 1));
+	assert_int_equal(p.r.race_first->writer_a.stream, 0x5600aaaa0020ull);
+	assert_int_equal(p.r.race_first->same_graph, 0);
 	assert_ptr_equal(d->la, launch_at(&p.a, 2));
 	assert_int_equal(d->cls, DIFF_CLASS_INPUTS_UNVERIFIED);
 	assert_int_equal(d->nunverified, 1);
@@ -382,6 +394,73 @@ static void test_reader_concurrent_with_writer(void **state)
 	assert_int_equal(ktrace_diff_explain(&p.r, d->la, ex, 1), 1); /* the replay's limit always fits */
 	assert_string_equal(ex[0].key, "isolation");
 	golden("order_reader", &p);
+	golden_ci("order_reader", &p);
+	release(&p);
+	/* the reader's own digests changed (the writer wrote while it ran): its
+	 * parameter is const, so it still only reads, and the race explains it */
+	scenario(&oa, &ob, SIM_ORDER_CONCURRENT, 1);
+	oa.order_no_final_sync = ob.order_no_final_sync = 1;
+	oa.order_exact = ob.order_exact = 1;
+	oa.order_reader_changed = ob.order_reader_changed = 1;
+	ob.order_final_differs = 1;
+	compare(&p, &oa, &ob, 0);
+	assert_int_equal(ktrace_diff_verdict(&p.r), DIFF_VERDICT_RACE);
+	assert_non_null(p.r.race_first);
+	assert_int_equal(p.r.race_first->writes_too, 0);
+	assert_ptr_equal(p.r.race_first->writer_a.launch, launch_at(&p.a, 1));
+	release(&p);
+	/* inferred extents (a caching allocator's segment): they accuse nobody */
+	scenario(&oa, &ob, SIM_ORDER_CONCURRENT, 1);
+	oa.order_no_final_sync = ob.order_no_final_sync = 1;
+	ob.order_final_differs = 1;
+	compare(&p, &oa, &ob, 0);
+	assert_int_equal(p.r.rw_races, 0);
+	assert_int_equal(ktrace_diff_verdict(&p.r), DIFF_VERDICT_DIGESTS_ONLY);
+	release(&p);
+}
+
+/* The reader's stream waits for an event recorded after the side stream's
+ * write: ordered, no race; its input is evidence, and a difference there
+ * comes from upstream. */
+static void test_reader_ordered_by_event(void **state)
+{
+	struct sim_opts oa, ob;
+	struct pair p;
+	(void)state;
+	scenario(&oa, &ob, SIM_ORDER_CONCURRENT, 0);
+	oa.order_no_final_sync = ob.order_no_final_sync = 1;
+	oa.order_reader_event = ob.order_reader_event = 1;
+	oa.order_exact = ob.order_exact = 1;
+	compare(&p, &oa, &ob, 0);
+	assert_int_equal(p.r.rw_races, 0);
+	assert_null(p.r.race_first);
+	assert_int_equal(p.r.status, 0);
+	assert_int_equal(ktrace_diff_verdict(&p.r), DIFF_VERDICT_IDENTICAL);
+	release(&p);
+	/* the same with the workspace's content differing (the writers raced each other) */
+	scenario(&oa, &ob, SIM_ORDER_CONCURRENT, 1);
+	oa.order_no_final_sync = ob.order_no_final_sync = 1;
+	oa.order_reader_event = ob.order_reader_event = 1;
+	oa.order_exact = ob.order_exact = 1;
+	ob.order_final_differs = 1;
+	compare(&p, &oa, &ob, 0);
+	assert_int_equal(p.r.rw_races, 0);
+	assert_int_equal(p.r.ndivs, 1);
+	assert_int_equal(p.r.divs[0].cls, DIFF_CLASS_INPUTS_DIFFER);
+	assert_int_equal(ktrace_diff_verdict(&p.r), DIFF_VERDICT_DIGESTS_ONLY);
+	golden("order_reader_event", &p);
+	/* replays in isolation did not reproduce it (`ktrace check`): the writers' race explains it */
+	assert_non_null(p.r.race_first_ww);
+	assert_ptr_equal(p.r.race_first_ww->first, launch_at(&p.a, 0));
+	assert_ptr_equal(p.r.race_first_ww->second, launch_at(&p.a, 1));
+	struct diff_confirmation none = { .replays = 8, .max_runs = 3, .confirmed = -1 };
+	p.r.confirm = &none;
+	assert_int_equal(ktrace_diff_verdict(&p.r), DIFF_VERDICT_RACE);
+	assert_string_equal(ktrace_diff_verdict_name(DIFF_VERDICT_RACE), "race");
+	char line[1400];
+	ktrace_diff_race_verdict_line(&p.r, line, sizeof line);
+	assert_non_null(strstr(line, "race: replays in isolation did not reproduce the first divergence"));
+	p.r.confirm = NULL;
 	release(&p);
 }
 
@@ -734,6 +813,7 @@ int main(void)
 		cmocka_unit_test(test_host_sync_orders),
 		cmocka_unit_test(test_real_race_reported),
 		cmocka_unit_test(test_reader_concurrent_with_writer),
+		cmocka_unit_test(test_reader_ordered_by_event),
 		cmocka_unit_test(test_unknown_order_is_conservative),
 		cmocka_unit_test(test_order_not_recorded),
 		cmocka_unit_test(test_handle_reused_after_destroy),

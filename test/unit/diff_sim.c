@@ -476,6 +476,7 @@ static void run_steps(struct sim *s)
 #define WS_HI_LEN 0x1800ull
 #define WS_LEN 0x2000ull
 #define EVENT_A 0xe1ull
+#define EVENT_B 0xe2ull
 
 static void emit_order(struct sim *s, uint32_t op, uint64_t stream, uint64_t event, uint32_t flags)
 {
@@ -501,7 +502,7 @@ static struct ktrace_region order_region(const struct sim *s, uint32_t off, uint
 	memset(&g, 0, sizeof g);
 	g.param_offset = off;
 	g.ordinal = ord;
-	g.flags = KTRACE_REGIONF_PRE | KTRACE_REGIONF_POST;
+	g.flags = KTRACE_REGIONF_PRE | KTRACE_REGIONF_POST | (s->o->order_exact ? KTRACE_REGIONF_EXACT : 0);
 	g.ptr = s->o->addr_base + at;
 	g.alloc_base = s->o->addr_base;
 	g.alloc_size = SEG_SIZE;
@@ -589,6 +590,9 @@ static void order_scenario(struct sim *s)
 	if (!o->order_no_final_sync) {
 		emit_order(s, KTRACE_ORDER_STREAM_SYNC, s1, 0, 0);
 		emit_order(s, KTRACE_ORDER_STREAM_SYNC, sb, 0, 0);
+	} else if (o->order_reader_event) {
+		emit_order(s, KTRACE_ORDER_EVENT_RECORD, sb, EVENT_B, 0);
+		emit_order(s, KTRACE_ORDER_STREAM_WAIT_EVENT, s1, EVENT_B, 0);
 	}
 	{
 		unsigned char p[24] = { 0 };
@@ -597,11 +601,67 @@ static void order_scenario(struct sim *s)
 		put64(p + 8, addr(s, B_S));
 		put32(p + 16, 2048);
 		struct ktrace_region rg[2] = {
-			order_region(s, 0, 0, WS_OFF, WS_LEN, ws, ws),
+			order_region(s, 0, 0, WS_OFF, WS_LEN, ws, o->order_reader_changed ? mix(ws ^ seen) : ws),
 			order_region(s, 8, 1, buf_off[B_S], buf_len[B_S], s->content[B_S], mix(ws)),
 		};
 		emit_launch(s, K_REDUCE, s1, G1, B256, p, rg, 2, KTRACE_LAUNCHF_HASHED);
 	}
+}
+
+/* ---- a cut at KTRACE_HASH_MAX ----------------------------------------------------- */
+
+#define BIG_OFF 0x80000ull
+#define BIG_CUT 0x1000ull
+
+/* The big buffer's region: cut after BIG_CUT bytes (case 1), or whole and exact. */
+static struct ktrace_region big_region(const struct sim *s, uint32_t off, uint16_t ord, uint64_t pre, uint64_t post)
+{
+	int cut = s->o->cut_case == 1;
+	struct ktrace_region g = order_region(s, off, ord, BIG_OFF, cut ? BIG_CUT : SEG_SIZE - BIG_OFF, pre, post);
+
+	g.flags |= cut ? KTRACE_REGIONF_CAPPED : KTRACE_REGIONF_EXACT;
+	return g;
+}
+
+/* The CUT record of the big buffer's region at param_offset off of launch seq (sim_opts.cut_records). */
+static void emit_cut(struct sim *s, uint64_t seq, uint32_t off)
+{
+	struct ktrace_rec_cut c = { .op_seq = seq, .param_offset = off, .ptr = s->o->addr_base + BIG_OFF,
+				    .hash_len = BIG_CUT, .extent = 0x10000 };
+	unsigned char buf[128];
+
+	if (s->o->cut_case == 1 && s->o->cut_records)
+		emit(s, buf, ktrace_encode_cut(buf, sizeof buf, &c));
+}
+
+static void cut_scenario(struct sim *s)
+{
+	const struct sim_opts *o = s->o;
+	uint64_t s1 = o->stream_base + 0x10, head = mix(0xb16), tail = mix(0x7a11 ^ (o->cut_nondet ? 1 : 0));
+	/* what a digest sees: the first 4 KiB only when cut, else the whole buffer */
+	uint64_t before = o->cut_case == 1 ? head : mix(head), after = o->cut_case == 1 ? head : mix(head ^ tail);
+	unsigned char p[24] = { 0 };
+
+	put64(p, addr(s, B_X));
+	put64(p + 8, o->addr_base + BIG_OFF);
+	put32(p + 16, 1 << 17);
+	putf(p + 20, 2.0f);
+	struct ktrace_region w[2] = {
+		order_region(s, 0, 0, buf_off[B_X], buf_len[B_X], s->content[B_X], s->content[B_X]),
+		big_region(s, 8, 1, before, after),
+	};
+	emit_cut(s, s->seq, 8);
+	emit_launch(s, K_SCALE, s1, G1, B256, p, w, 2, KTRACE_LAUNCHF_HASHED);
+	memset(p, 0, sizeof p);
+	put64(p, o->addr_base + BIG_OFF);
+	put64(p + 8, addr(s, B_S));
+	put32(p + 16, 1 << 17);
+	struct ktrace_region r[2] = {
+		big_region(s, 0, 0, after, after),
+		order_region(s, 8, 1, buf_off[B_S], buf_len[B_S], s->content[B_S], mix(head ^ tail)),
+	};
+	emit_cut(s, s->seq, 0);
+	emit_launch(s, K_REDUCE, s1, G1, B256, p, r, 2, KTRACE_LAUNCHF_HASHED);
 }
 
 void sim_defaults(struct sim_opts *o, int run_b)
@@ -667,7 +727,9 @@ int sim_write(const char *path, const struct sim_opts *o, char *err, size_t errl
 	if (!o->shuffle)
 		for (int k = 1; k < NKERN; k++)
 			emit_kernel(&s, k);
-	if (o->order_case)
+	if (o->cut_case)
+		cut_scenario(&s);
+	else if (o->order_case)
 		order_scenario(&s);
 	else
 		run_steps(&s);

@@ -54,11 +54,23 @@ struct sim_opts {
 	int order_diverge;    /* A's result differs (a real divergence) */
 	int order_final_differs; /* the workspace's final content differs (a race's outcome) */
 	int order_no_final_sync; /* no host sync before reduce_sum(): it may run while B writes */
+	int order_reader_event; /* with order_no_final_sync: reduce_sum()'s stream waits for an event
+	                         * recorded on B's stream after B (ordered, no race) */
+	int order_exact;      /* the scenario's regions are flagged EXACT (each its own buffer) */
+	int order_reader_changed; /* reduce_sum()'s input changes while it runs (B writes it meanwhile) */
 	/* NVTX ranges (format 1.9): 1, each launch inside "train_step > aten::<kernel>" with the
 	 * op's framework sequence number (forward, step * 100 + kernel); 2, as XLA's command
 	 * buffers: inside "TSL: XlaModule:#..# > TSL: Thunk:#name=kt_pool/<kernel>,hlo_op=
 	 * fusion.<kernel>#" with source locations, the ranges its graph node was made in */
 	int ranges;
+	/* A cut at KTRACE_HASH_MAX: instead of the training steps, scale() writes a
+	 * buffer of 1 MiB minus 512 KiB (the segment's upper half) past its first
+	 * 4 KiB, then reduce_sum() reads all of it.  1: both regions are cut
+	 * after 4 KiB (flag CAPPED; what scale() wrote is not hashed); 2: both
+	 * are hashed whole (exact). */
+	int cut_case;
+	int cut_nondet;       /* what scale() writes past the cut differs (and so reduce_sum's result) */
+	int cut_records;      /* case 1 with a CUT record per cut region (format 1.14): 64 KiB reached */
 };
 
 enum sim_order_case {

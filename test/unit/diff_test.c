@@ -715,6 +715,93 @@ static void test_unverified_launches(void **state)
 	release(&p);
 }
 
+/* ---- extents cut at KTRACE_HASH_MAX ------------------------------------------------- */
+
+/* scale() writes a buffer non-deterministically past the cut, reduce_sum()
+ * reads it all: the reduction is never named non-deterministic (its input
+ * matched only up to the cut), and scale() is unverified, reason hash_cut. */
+static void test_cut_writer_unverified(void **state)
+{
+	(void)state;
+	struct sim_opts oa, ob;
+	struct pair p;
+	sim_defaults(&oa, 0);
+	sim_defaults(&ob, 1);
+	oa.cut_case = ob.cut_case = 1;
+	ob.cut_nondet = 1;
+	compare(&p, &oa, &ob, 0, 0);
+	assert_int_equal(p.r.status, 1);
+	assert_int_equal(p.r.ndivs, 1);
+	const struct diff_divergence *d = &p.r.divs[0];
+	assert_string_equal(ktrace_tm_kernel_name(d->la->kernel), "reduce_sum(float const*, float*, int)");
+	assert_int_equal(d->cls, DIFF_CLASS_INPUTS_UNVERIFIED);
+	assert_int_equal(d->equal_pointers, 1); /* out; in is cut */;
+	assert_int_equal(d->nunverified, 1);
+	assert_string_equal(d->unverified[0].name, "in");
+	assert_int_equal(d->unverified[0].cut_tail, 0x80000 - 0x1000);
+	assert_ptr_equal(d->unverified[0].wa.launch, &p.a.launches[0]);
+	assert_ptr_equal(d->unverified[0].wb.launch, &p.b.launches[0]);
+	assert_string_equal(d->unverified[0].wa.arg, "out");
+	/* the writer: unverified, its difference may lie past the cut */
+	assert_int_equal(p.r.unverified, 1);
+	assert_int_equal(p.r.unverified_by[KTRACE_UNV_HASH_CUT], 1);
+	assert_ptr_equal(p.r.unv[0].la, &p.a.launches[0]);
+	assert_int_equal(p.r.unv[0].reason, KTRACE_UNV_HASH_CUT);
+	assert_int_equal(p.r.unv[0].noffsets, 1);
+	assert_int_equal(p.r.unv[0].offset[0], 8);
+	assert_int_equal(kernel_stat(&p.r, "scale")->unverified, 1);
+	struct diff_explanation ex[DIFF_EXPLANATIONS_MAX];
+	size_t n = ktrace_diff_explain(&p.r, d->la, ex, DIFF_EXPLANATIONS_MAX);
+	assert_true(n >= 2);
+	assert_string_equal(ex[0].key, "hash_cut");
+	assert_non_null(strstr(ex[0].text, "may have been written by scale(float const*, float*, int, float)"));
+	golden_render("hash_cut.txt", r_text, &p);
+	golden_render("hash_cut.json", r_json, &p);
+	release(&p);
+
+	/* CUT records (format 1.14) say how far the regions reached: the count is exact */
+	oa.cut_records = ob.cut_records = 1;
+	compare(&p, &oa, &ob, 0, 0);
+	d = &p.r.divs[0];
+	assert_int_equal(d->unverified[0].cut_tail, 0x10000 - 0x1000);
+	assert_int_equal(d->unverified[0].cut_exact, 1);
+	assert_ptr_equal(d->unverified[0].wa.launch, &p.a.launches[0]);
+	assert_int_equal(p.r.unverified_by[KTRACE_UNV_HASH_CUT], 1);
+	char *text = render(r_text, &p);
+	assert_non_null(strstr(text, "cut at KTRACE_HASH_MAX; 61440 bytes after the cut not compared"));
+	free(text);
+	release(&p);
+	oa.cut_records = ob.cut_records = 0;
+
+	/* deterministic past the cut: identical, nothing unverified */
+	ob.cut_nondet = 0;
+	compare(&p, &oa, &ob, 0, 0);
+	assert_int_equal(p.r.status, 0);
+	assert_int_equal(p.r.unverified, 0);
+	release(&p);
+}
+
+/* Hashed whole (no cut), the same program's difference is seen where it is
+ * made: scale() is the non-deterministic kernel, the reduction's input
+ * differs. */
+static void test_uncut_names_writer(void **state)
+{
+	(void)state;
+	struct sim_opts oa, ob;
+	struct pair p;
+	sim_defaults(&oa, 0);
+	sim_defaults(&ob, 1);
+	oa.cut_case = ob.cut_case = 2;
+	ob.cut_nondet = 1;
+	compare(&p, &oa, &ob, 0, 0);
+	assert_int_equal(p.r.status, 1);
+	assert_int_equal(p.r.ndivs, 2);
+	assert_ptr_equal(p.r.divs[0].la, &p.a.launches[0]);
+	assert_int_equal(p.r.divs[0].cls, DIFF_CLASS_KERNEL_NONDET);
+	assert_int_equal(p.r.unverified, 0);
+	release(&p);
+}
+
 /* ---- what the program observed, and exact extents ---------------------------------- */
 
 /* The loss is read back after every step: a non-deterministic kernel whose
@@ -1190,6 +1277,8 @@ int main(void)
 		cmocka_unit_test(test_divergence_where_xla),
 		cmocka_unit_test(test_divergence_where_xla_fusion),
 		cmocka_unit_test(test_nondeterministic_all),
+		cmocka_unit_test(test_cut_writer_unverified),
+		cmocka_unit_test(test_uncut_names_writer),
 		cmocka_unit_test(test_struct_padding_is_host_side),
 		cmocka_unit_test(test_host_input_differs),
 		cmocka_unit_test(test_autotune_extra_launches),

@@ -28,7 +28,8 @@
  * its digest is taken, that write may or may not have landed, differently in
  * each run.  The diff cannot compare such a digest and must set it aside; what
  * it must never do is accuse: no launch before the first planted one diverges,
- * and no launch that was not planted is called non-deterministic.
+ * and no launch that was not planted is called non-deterministic.  No
+ * program, exact or pooled, may be said to have a read/write race.
  * KTRACE_TRUTH_SEED=N repeats one program; KTRACE_TRUTH_CASES=N runs more.
  *
  * Jobs: random programs of 2 to 6 ranks (test/unit/job_sim.c), a
@@ -725,6 +726,10 @@ static void check_program(uint64_t seed)
 				fail_msg("seed %llu: the generator made a race", (unsigned long long)seed);
 			seen.racy_digests += ra->racy[i][k];
 		}
+	/* race-free (events, graph edges): no read/write race, never verdict "race" */
+	if (res.rw_races || ktrace_diff_verdict(&res) == DIFF_VERDICT_RACE)
+		fail_msg("seed %llu (%d streams, %d graphs): %llu read/write races reported in a race-free program",
+			 (unsigned long long)seed, p->nstreams, p->ngraphs, (unsigned long long)res.rw_races);
 	if (p->pooled)
 		check_pooled(seed, p, &res);
 	else

@@ -808,7 +808,8 @@ static int confirm_divergences(struct check_state *s)
 			if (!res->ndivs || res->status == 2)
 				continue;
 			res->confirm = &s->confirm[r];
-			res->status = s->confirm[r].confirmed >= 0 ? 1 : ktrace_diff_status_besides_divergences(res);
+			res->status = s->confirm[r].confirmed >= 0 || ktrace_diff_verdict(res) == DIFF_VERDICT_RACE
+					      ? 1 : ktrace_diff_status_besides_divergences(res);
 		}
 	}
 	return 0;

@@ -173,7 +173,7 @@ void ktrace_run_opts_help(FILE *f, int with_file)
 	      "  --launches A:B      trace only launches numbered A <= n < B; also A:, :B, N;\n"
 	      "                      copies and memsets share the numbering (KTRACE_LAUNCHES)\n"
 	      "  --hash-max N        hash at most N bytes per buffer: 64K, 256M, 1G\n"
-	      "                      (KTRACE_HASH_MAX)\n"
+	      "                      (KTRACE_HASH_MAX, default 4G)\n"
 	      "  --gpu-times N       measure the GPU start and end of one launch in N, 0 none\n"
 	      "                      (KTRACE_GPU_TIMES, default 64)\n"
 	      "  --quiet             no start-up line from the library (KTRACE_QUIET=1)\n"

@@ -458,6 +458,10 @@ static void gh_results_and_order(FILE *f, const struct diff_result *r)
 		ktrace_diff_race_line(&r->races[i], line, sizeof line);
 		gh_command(f, strict_races ? "error" : "warning", "ktrace: possible race", line, "");
 	}
+	for (size_t i = 0; i < r->nrw && i < GH_MAX_ERRORS; i++) {
+		ktrace_diff_rw_race_line(&r->rw[i], line, sizeof line);
+		gh_command(f, &r->rw[i] == r->race_first ? "error" : "warning", "ktrace: read/write race", line, "");
+	}
 }
 
 void ktrace_diff_report_github(FILE *f, const struct diff_result *r, const struct diff_opts *o)
@@ -544,6 +548,7 @@ static const char *md_heading(const struct diff_result *r)
 	case DIFF_VERDICT_DIGESTS_ONLY: return "DIVERGED (unconfirmed: digests only)";
 	case DIFF_VERDICT_CONFIRMED: return "DIVERGED, confirmed non-deterministic";
 	case DIFF_VERDICT_UNCONFIRMED: return "digests differ, not confirmed by replay";
+	case DIFF_VERDICT_RACE: return "RACE (a read and a write that nothing orders)";
 	default:
 		if (r->results.state == DIFF_RESULTS_DIFFER)
 			return "PROGRAM RESULTS DIFFER (device-to-host copies)";
@@ -576,6 +581,12 @@ static void md_results_and_order(FILE *f, const struct diff_result *r)
 		if (r->nraces > MD_MAX_RACES)
 			fprintf(f, "  - %zu more possible races listed in the text and JSON reports\n",
 				r->nraces - MD_MAX_RACES);
+		for (size_t i = 0; i < r->nrw && i < MD_MAX_RACES; i++) {
+			ktrace_diff_rw_race_line(&r->rw[i], line, sizeof line);
+			fprintf(f, "  - read/write race: ");
+			md_text(f, line);
+			fprintf(f, "\n");
+		}
 	}
 	fprintf(f, "\n");
 }

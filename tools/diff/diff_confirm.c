@@ -32,9 +32,14 @@ int ktrace_diff_verdict(const struct diff_result *r)
 		return DIFF_VERDICT_NOTHING_COMPARED;
 	if (!r->ndivs)
 		return DIFF_VERDICT_IDENTICAL;
-	if (!r->confirm)
-		return DIFF_VERDICT_DIGESTS_ONLY;
-	return r->confirm->confirmed >= 0 ? DIFF_VERDICT_CONFIRMED : DIFF_VERDICT_UNCONFIRMED;
+	if (r->confirm && r->confirm->confirmed >= 0)
+		return DIFF_VERDICT_CONFIRMED;
+	/* a race explains it: the reader's input set aside for an unordered
+	 * writer, or a write/write race over its input that replays in
+	 * isolation could not reproduce (diff_rwrace.c) */
+	if (r->race_first || (r->confirm && r->race_first_ww))
+		return DIFF_VERDICT_RACE;
+	return r->confirm ? DIFF_VERDICT_UNCONFIRMED : DIFF_VERDICT_DIGESTS_ONLY;
 }
 
 const char *ktrace_diff_verdict_name(int v)
@@ -44,6 +49,7 @@ const char *ktrace_diff_verdict_name(int v)
 	case DIFF_VERDICT_DIGESTS_ONLY: return "unconfirmed (digests only)";
 	case DIFF_VERDICT_CONFIRMED: return "confirmed non-deterministic";
 	case DIFF_VERDICT_UNCONFIRMED: return "unconfirmed (not reproduced by replay)";
+	case DIFF_VERDICT_RACE: return "race";
 	default: return "nothing compared";
 	}
 }

@@ -90,8 +90,8 @@ static const struct tm_param *param_of_region(const struct tm_kernel *k, const s
 	return ktrace_tm_param_at(k, r->param_offset);
 }
 
-static void region_name(const struct tm_kernel *k, const struct tm_region *r, char *buf, size_t cap,
-			int *ordinal)
+void ktrace_diff_region_name(const struct tm_kernel *k, const struct tm_region *r, char *buf, size_t cap,
+			     int *ordinal)
 {
 	const struct tm_param *p = param_of_region(k, r);
 	if (is_coll_buffer(r)) {
@@ -117,7 +117,7 @@ static void region_name(const struct tm_kernel *k, const struct tm_region *r, ch
 		snprintf(buf, cap, "%s", base);
 }
 
-static int region_is_const(const struct tm_kernel *k, const struct tm_region *r)
+int ktrace_diff_region_is_const(const struct tm_kernel *k, const struct tm_region *r)
 {
 	const struct tm_param *p = param_of_region(k, r);
 	return p && (p->flags & KTRACE_PARAMF_CONST) && !(r->flags & KTRACE_REGIONF_IN_STRUCT);
@@ -284,13 +284,12 @@ static int region_hashed(const struct tm_region *g)
 	       !(g->flags & KTRACE_REGIONF_UNHASHED);
 }
 
-/* The region of l whose key (ktrace_tm_region_key: regions are sorted by it) is key, or NULL. */
 static uint64_t region_key(const void *g)
 {
 	return ktrace_tm_region_key(g);
 }
 
-static const struct tm_region *region_at_key(const struct tm_launch *l, uint64_t key)
+const struct tm_region *ktrace_diff_region_at_key(const struct tm_launch *l, uint64_t key)
 {
 	size_t i = ktrace_lower_bound(l->regions, l->nregions, sizeof *l->regions, key, region_key);
 
@@ -311,11 +310,11 @@ static int region_writes(const struct tm_trace *t, size_t li, uint32_t ri, void 
 	const struct tm_launch *l = &t->launches[li];
 	const struct tm_region *g = &l->regions[ri];
 	if (!region_hashed(g))
-		return region_is_const(l->kernel, g) ? DIFF_ORDER_WRITES_NO : DIFF_ORDER_WRITES_MAYBE;
+		return ktrace_diff_region_is_const(l->kernel, g) ? DIFF_ORDER_WRITES_NO : DIFF_ORDER_WRITES_MAYBE;
 	if (g->pre_hash != g->post_hash)
 		return DIFF_ORDER_WRITES_YES;
-	const struct tm_region *h = c->match[li] >= 0 ? region_at_key(&c->other->launches[c->match[li]],
-								      ktrace_tm_region_key(g)) : NULL;
+	const struct tm_region *h = c->match[li] >= 0 ? ktrace_diff_region_at_key(&c->other->launches[c->match[li]],
+										  ktrace_tm_region_key(g)) : NULL;
 	return h && region_hashed(h) && h->pre_hash != h->post_hash ? DIFF_ORDER_WRITES_YES : DIFF_ORDER_WRITES_NO;
 }
 
@@ -331,12 +330,12 @@ static int build_orders(struct diff_result *r, const struct diff_align *al)
 	return oom_a || oom_b ? -1 : 0;
 }
 
-static void concurrent_fill(struct diff_concurrent *c, char run, const struct diff_order_writer *w)
+void ktrace_diff_concurrent_fill(struct diff_concurrent *c, char run, const struct diff_order_writer *w)
 {
 	*c = (struct diff_concurrent){ .run = run, .launch = w->launch, .op = w->op, .seq = w->seq, .stream = w->stream };
 	if (w->launch) {
 		int ord;
-		region_name(w->launch->kernel, &w->launch->regions[w->region], c->arg, sizeof c->arg, &ord);
+		ktrace_diff_region_name(w->launch->kernel, &w->launch->regions[w->region], c->arg, sizeof c->arg, &ord);
 	}
 }
 
@@ -351,12 +350,12 @@ static int set_aside(const struct diff_result *r, const struct tm_launch *la, co
 		return 0; /* no digest to set aside: not evidence anyway */
 	if (r->order[0] && x &&
 	    ktrace_diff_order_concurrent_writer(r->order[0], (size_t)(la - r->a->launches), x->ptr, x->hash_len, &w)) {
-		concurrent_fill(c, 'A', &w);
+		ktrace_diff_concurrent_fill(c, 'A', &w);
 		return 1;
 	}
 	if (r->order[1] && y &&
 	    ktrace_diff_order_concurrent_writer(r->order[1], (size_t)(lb - r->b->launches), y->ptr, y->hash_len, &w)) {
-		concurrent_fill(c, 'B', &w);
+		ktrace_diff_concurrent_fill(c, 'B', &w);
 		return 1;
 	}
 	return 0;
@@ -369,8 +368,8 @@ static void race_fill(struct diff_race *d, char run, const struct tm_trace *t, c
 	d->run = run;
 	d->first = &t->launches[x->first];
 	d->second = &t->launches[x->second];
-	region_name(d->first->kernel, &d->first->regions[x->region_first], d->arg_first, sizeof d->arg_first, &ord);
-	region_name(d->second->kernel, &d->second->regions[x->region_second], d->arg_second, sizeof d->arg_second,
+	ktrace_diff_region_name(d->first->kernel, &d->first->regions[x->region_first], d->arg_first, sizeof d->arg_first, &ord);
+	ktrace_diff_region_name(d->second->kernel, &d->second->regions[x->region_second], d->arg_second, sizeof d->arg_second,
 		    &ord);
 	d->lo = x->lo;
 	d->hi = x->hi;
@@ -555,7 +554,7 @@ static int launch_status(struct diff_result *res, const struct tm_launch *la, co
 			diverged = 1;
 		} else if (c == H_UNV && guessed) {
 			res->guessed_set_aside++;
-		} else if (c == H_UNV && !(region_is_const(k, r) && x && y)) {
+		} else if (c == H_UNV && !(ktrace_diff_region_is_const(k, r) && x && y)) {
 			/* a read-only argument cannot change: its missing post-hash hides nothing */
 			char run;
 			int why_code = pair_reason(la, lb, x, y, &run);
@@ -621,7 +620,7 @@ static void last_writer(const struct tm_trace *t, const long *match, size_t li, 
 			int hashed = (g->flags & KTRACE_REGIONF_PRE) && (g->flags & KTRACE_REGIONF_POST) &&
 				     !(g->flags & KTRACE_REGIONF_UNHASHED);
 			int changed = hashed && g->pre_hash != g->post_hash;
-			int maybe = !hashed && !region_is_const(l->kernel, g);
+			int maybe = !hashed && !ktrace_diff_region_is_const(l->kernel, g);
 			if (!changed && !maybe)
 				continue;
 			w->type = changed ? DIFF_WRITER_LAUNCH : DIFF_WRITER_LAUNCH_UNHASHED;
@@ -629,7 +628,7 @@ static void last_writer(const struct tm_trace *t, const long *match, size_t li, 
 			w->launch = l;
 			w->only_here = match[idx] < 0;
 			int ord;
-			region_name(l->kernel, g, w->arg, sizeof w->arg, &ord);
+			ktrace_diff_region_name(l->kernel, g, w->arg, sizeof w->arg, &ord);
 			return;
 		}
 	}
@@ -697,6 +696,27 @@ static int separate_host_noise(struct arg_list *ins, struct arg_list *noise)
 	return 0;
 }
 
+/* An input whose digests matched up to its cut: not compared, with the
+ * launch of each run that may have written past the cut.  0, or -1 (out of memory). */
+static int cut_input(const struct diff_result *res, const struct diff_align *al, struct arg_list *unv,
+		     const char *name, int ord, const struct tm_region *r, const struct tm_region *x,
+		     const struct tm_region *y, size_t ia, size_t ib)
+{
+	struct diff_arg *a = push_pointer_arg(unv, name, ord, r, x, y);
+	int ex, ey;
+	uint64_t tx = ktrace_diff_cut_tail(res->a, &res->a->launches[ia], x, &ex);
+	uint64_t ty = ktrace_diff_cut_tail(res->b, &res->b->launches[ib], y, &ey);
+
+	if (!a)
+		return -1;
+	a->why = "unverified: hashed only up to KTRACE_HASH_MAX (cut); the bytes after the cut were not compared";
+	a->cut_tail = tx > ty ? tx : ty;
+	a->cut_exact = tx > ty ? ex : ey;
+	ktrace_diff_cut_writer(res->a, al->match_a, ia, x, &a->wa);
+	ktrace_diff_cut_writer(res->b, al->match_b, ib, y, &a->wb);
+	return 0;
+}
+
 static int classify(struct diff_result *res, const struct diff_align *al, struct diff_divergence *d)
 {
 	const struct tm_launch *la = d->la, *lb = d->lb;
@@ -712,7 +732,7 @@ static int classify(struct diff_result *res, const struct diff_align *al, struct
 		char name[96];
 		int ord;
 		struct diff_concurrent cw;
-		region_name(k, r, name, sizeof name, &ord);
+		ktrace_diff_region_name(k, r, name, sizeof name, &ord);
 		if ((res->order[0] || res->order[1]) && set_aside(res, la, lb, x, y, &cw)) {
 			struct diff_arg *sa = push_pointer_arg(&unv, name, ord, r, x, y);
 			if (!sa)
@@ -725,6 +745,12 @@ static int classify(struct diff_result *res, const struct diff_align *al, struct
 		if (post == H_DIFF && !push_pointer_arg(&outs, name, ord, r, x, y))
 			goto out;
 		int pre = hash_cmp(x, y, 0, &why);
+		if (pre == H_EQ && (ktrace_diff_region_cut(x) || ktrace_diff_region_cut(y))) {
+			/* equal up to the cut: the bytes after it are unknown (diff_cut.c) */
+			if (cut_input(res, al, &unv, name, ord, r, x, y, ia, ib))
+				goto out;
+			continue;
+		}
 		if (pre == H_EQ) {
 			d->equal_pointers++;
 			continue;
@@ -1052,8 +1078,9 @@ int ktrace_diff_compare(const struct tm_trace *a, const struct tm_trace *b, cons
 	ktrace_diff_count_graphs(b, &r->graphs_b);
 	if (ktrace_diff_compare_results(a, b, r->streams, r->nstreams, &r->results))
 		goto oom;
-	if (classify_divergences(r, al, o) || trace_warnings(r, a, "A") || trace_warnings(r, b, "B") ||
-	    order_warnings(r))
+	if (classify_divergences(r, al, o) || ktrace_diff_mark_cut_writers(r, al->match_a) ||
+	    ktrace_diff_rw_races(r, al->match_a) ||
+	    trace_warnings(r, a, "A") || trace_warnings(r, b, "B") || order_warnings(r))
 		goto oom;
 	r->strict = o->strict;
 	r->status = r->diverged ? 1 : 0;
@@ -1096,6 +1123,7 @@ void ktrace_diff_result_free(struct diff_result *r)
 		free(r->warnings[i]);
 	free(r->warnings);
 	free(r->races);
+	free(r->rw);
 	ktrace_diff_order_free(r->order[0]);
 	ktrace_diff_order_free(r->order[1]);
 	if (r->priv) {

@@ -2,7 +2,8 @@
  * replays did not reproduce.
  *
  * Owns the evidence list of an unconfirmed divergence: regions set aside for
- * an unordered concurrent writer, inputs that could not be compared, extents
+ * an unordered concurrent writer, inputs hashed only up to KTRACE_HASH_MAX
+ * and who wrote past the cut, inputs that could not be compared, extents
  * that were inferred or cut, earlier launches that were not compared, work
  * ktrace saw only in part (the COUNTERS of either run), and always the limit
  * of the replay itself (it runs the kernel alone).  Each entry names the
@@ -49,7 +50,13 @@ static void explain_unverified_inputs(struct explain_list *l, const struct diff_
 		const struct diff_arg *u = &d->unverified[i];
 		const struct diff_concurrent *c = &u->concurrent;
 
-		if (c->run && c->launch)
+		if (u->cut_tail)
+			add(l, "hash_cut", "input '%s' was hashed only up to KTRACE_HASH_MAX: up to %" PRIu64 " bytes after "
+			    "the cut were not compared%s%s%s", u->name, u->cut_tail,
+			    u->wa.launch ? "; they may have been written by " : "",
+			    u->wa.launch ? ktrace_tm_kernel_name(u->wa.launch->kernel) : "",
+			    u->wa.launch ? " (run A), unverified (hash_cut)" : "");
+		else if (c->run && c->launch)
 			add(l, "concurrent_writer", "'%s' may also be written by %s (launch %" PRIu64 " of run %c, "
 			    "stream 0x%" PRIx64 "), which nothing orders with it: its digests are no evidence", u->name,
 			    ktrace_tm_kernel_name(c->launch->kernel), c->seq, c->run, c->stream);

@@ -6,7 +6,9 @@
  * them (kernel non-deterministic, or inputs differ with the last writer of
  * each differing input) and, with stream order recorded (diff_order.c),
  * sets aside digests a concurrent writer may have changed and finds possible
- * races; diff_results.c compares what the program observed; diff_where.c says
+ * races; diff_rwrace.c finds read/write races and the race that explains
+ * the first divergence (verdict "race"); diff_cut.c handles regions cut at
+ * KTRACE_HASH_MAX; diff_results.c compares what the program observed; diff_where.c says
  * where a launch was issued; diff_report.c prints text, diff_json.c JSON, diff_ci.c the
  * JUnit, GitHub annotation and Markdown reports; diff_cli.c the options and
  * the report dispatch; diff_main.c is ktrace-diff.
@@ -26,7 +28,7 @@ struct json_writer;
 /* What else could explain a divergence that replays did not reproduce, from
  * the evidence in the traces (diff_explain.c).  key names the kind in JSON. */
 struct diff_explanation {
-	const char *key;   /* "concurrent_writer", "input_unverified", "inferred_extent",
+	const char *key;   /* "concurrent_writer", "hash_cut", "input_unverified", "inferred_extent",
 			    * "earlier_uncompared", "untraced_work", "isolation" */
 	char text[320];
 };
@@ -67,6 +69,53 @@ int ktrace_diff_lcs(size_t na, size_t nb, int (*eq)(size_t i, size_t j, void *ct
 /* How well two launches of the same key agree (scalars, pre-hashes, module):
  * higher is better; used to refine the alignment. */
 int ktrace_diff_launch_affinity(const struct tm_launch *la, const struct tm_launch *lb);
+
+/* Whether l's kernel declares region g read-only (a const pointer, not in a
+ * struct), and g's name as the reports give it ("out", "tensors+16"). */
+int ktrace_diff_region_is_const(const struct tm_kernel *k, const struct tm_region *g);
+void ktrace_diff_region_name(const struct tm_kernel *k, const struct tm_region *g, char *buf, size_t cap,
+			     int *ordinal);
+
+/* The region of l whose key (ktrace_tm_region_key: regions are sorted by it) is key, or NULL. */
+const struct tm_region *ktrace_diff_region_at_key(const struct tm_launch *l, uint64_t key);
+/* Name the writer w (found in run `run`) of a concurrent write in c. */
+struct diff_order_writer;
+void ktrace_diff_concurrent_fill(struct diff_concurrent *c, char run, const struct diff_order_writer *w);
+
+/* ---- read/write races (diff_rwrace.c) -------------------------------------- */
+
+/* The read/write races of both runs (r->rw, r->rw_races) and the race that
+ * explains the first divergence (r->race_first, r->race_first_ww).  0, or
+ * -1 when out of memory. */
+int ktrace_diff_rw_races(struct diff_result *r, const long *match_a);
+/* One line about race x: "reduce (launch 3, stream 0x10, argument in) reads
+ * bytes ... that scale (launch 2, stream 0x20, argument out) may write, with
+ * nothing ordering them (...)". */
+void ktrace_diff_rw_race_line(const struct diff_rw_race *x, char *buf, size_t cap);
+/* The race behind verdict "race", in one line ("" without one). */
+void ktrace_diff_race_verdict_line(const struct diff_result *r, char *buf, size_t cap);
+/* What ordering is missing, in words. */
+void ktrace_diff_rw_race_missing(const struct diff_rw_race *x, char *buf, size_t cap);
+
+/* ---- extents cut at KTRACE_HASH_MAX (diff_cut.c) ------------------------- */
+
+/* Whether g was hashed only up to the cut (flag CAPPED). */
+int ktrace_diff_region_cut(const struct tm_region *g);
+/* The bytes a cut left unhashed of region g of launch l of t: exactly
+ * (*exact set) from its CUT record (format 1.14), else at most its
+ * allocation's bytes after the hashed extent; 0 when g is not cut. */
+uint64_t ktrace_diff_cut_tail(const struct tm_trace *t, const struct tm_launch *l, const struct tm_region *g,
+			      int *exact);
+/* The most recent launch before launch li of t with a cut region, not
+ * declared read-only, whose unhashed bytes overlap those of g: it may have
+ * written bytes no digest covers (type DIFF_WRITER_LAUNCH_UNHASHED; NONE
+ * when there is none). */
+void ktrace_diff_cut_writer(const struct tm_trace *t, const long *match, size_t li, const struct tm_region *g,
+			    struct diff_writer *w);
+/* The cut writers of every classified divergence's cut inputs (run A's)
+ * become unverified launches with reason hash_cut, unless they diverged.
+ * 0, or -1 when out of memory. */
+int ktrace_diff_mark_cut_writers(struct diff_result *r, const long *match_a);
 
 /* ---- program results and extents (diff_results.c) ---------------------- */
 

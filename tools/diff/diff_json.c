@@ -94,6 +94,32 @@ static void j_race_launch(struct json_writer *j, const char *key, const struct t
 	ktrace_json_end(j);
 }
 
+/* A read/write race: its reader (both runs), its writer in each run, the bytes, what ordering is missing. */
+static void j_rw_race(struct json_writer *j, const char *key, const struct diff_rw_race *x)
+{
+	char missing[256];
+
+	ktrace_json_object(j, key);
+	ktrace_json_str(j, "kind", "read_write");
+	ktrace_json_object(j, "reader");
+	ktrace_json_u64(j, "op_seq_a", x->reader->seq);
+	ktrace_json_u64(j, "op_seq_b", x->reader_b->seq);
+	j_kernel(j, x->reader->kernel);
+	ktrace_json_hex(j, "stream_a", x->reader->stream);
+	ktrace_json_hex(j, "stream_b", x->reader_b->stream);
+	ktrace_json_str(j, "arg", x->arg);
+	ktrace_json_end(j);
+	j_concurrent(j, "writer_a", &x->writer_a);
+	j_concurrent(j, "writer_b", &x->writer_b);
+	ktrace_json_hex(j, "lo", x->lo);
+	ktrace_json_hex(j, "hi", x->hi);
+	ktrace_json_bool(j, "same_graph_launch", x->same_graph);
+	ktrace_json_bool(j, "reader_writes_too", x->writes_too);
+	ktrace_diff_rw_race_missing(x, missing, sizeof missing);
+	ktrace_json_str(j, "missing_order", missing);
+	ktrace_json_end(j);
+}
+
 /* "graphs": only when a run has executable graphs (other reports are unchanged). */
 static void j_graphs(struct json_writer *j, const struct diff_result *r)
 {
@@ -132,6 +158,29 @@ static void j_stream_order(struct json_writer *j, const struct diff_result *r)
 		ktrace_json_end(j);
 	}
 	ktrace_json_end(j);
+	ktrace_json_u64(j, "rw_races", r->rw_races);
+	ktrace_json_array(j, "read_write_races");
+	for (size_t i = 0; i < r->nrw; i++)
+		j_rw_race(j, NULL, &r->rw[i]);
+	ktrace_json_end(j);
+	ktrace_json_end(j);
+}
+
+/* "race": what explains the first divergence, with verdict "race" only. */
+static void j_race_verdict(struct json_writer *j, const struct diff_result *r)
+{
+	if (ktrace_diff_verdict(r) != DIFF_VERDICT_RACE)
+		return;
+	if (r->race_first) {
+		j_rw_race(j, "race", r->race_first);
+		return;
+	}
+	ktrace_json_object(j, "race");
+	ktrace_json_str(j, "kind", "write_write");
+	j_race_launch(j, "first", r->race_first_ww->first, r->race_first_ww->arg_first);
+	j_race_launch(j, "second", r->race_first_ww->second, r->race_first_ww->arg_second);
+	ktrace_json_hex(j, "lo", r->race_first_ww->lo);
+	ktrace_json_hex(j, "hi", r->race_first_ww->hi);
 	ktrace_json_end(j);
 }
 
@@ -159,6 +208,15 @@ static void j_arg(struct json_writer *j, const struct diff_arg *a, int output)
 			ktrace_json_str(j, "reason", a->why);
 		if (a->concurrent.run)
 			j_concurrent(j, "concurrent_writer", &a->concurrent);
+		if (a->cut_tail) {
+			ktrace_json_object(j, "hash_cut");
+			ktrace_json_u64(j, "hashed_bytes", (a->ra ? a->ra : a->rb)->hash_len);
+			ktrace_json_u64(j, "unhashed_bytes_max", a->cut_tail);
+			ktrace_json_bool(j, "unhashed_bytes_exact", a->cut_exact);
+			j_writer(j, "writer_a", &a->wa);
+			j_writer(j, "writer_b", &a->wb);
+			ktrace_json_end(j);
+		}
 		if (a->ra && a->rb)
 			ktrace_json_u64(j, "bytes", a->ra->hash_len);
 		if (!output && !a->why) {
@@ -519,6 +577,7 @@ void ktrace_diff_json(struct json_writer *j, const struct diff_result *r, const 
 	}
 	ktrace_json_end(j);
 	j_stream_order(j, r);
+	j_race_verdict(j, r);
 	j_graphs(j, r);
 	ktrace_json_array(j, "divergences");
 	for (size_t i = 0; i < r->ndivs; i++)

@@ -35,6 +35,17 @@ static const char *copy_dir_name(uint32_t dir)
 	}
 }
 
+/* A launch that may have written past a cut ("none recorded" without one). */
+static void cut_writer_str(const struct diff_writer *w, char *buf, size_t cap)
+{
+	if (w->launch)
+		snprintf(buf, cap, "%s (launch %" PRIu64 ", argument %s, hashed only up to the cut)%s",
+			 ktrace_tm_kernel_name(w->launch->kernel), w->seq, w->arg,
+			 w->only_here ? ", a launch the other run does not have" : "");
+	else
+		snprintf(buf, cap, "none recorded");
+}
+
 static void concurrent_str(const struct diff_concurrent *c, char *buf, size_t cap)
 {
 	if (c->launch)
@@ -180,11 +191,16 @@ static const char *class_sentence(int cls);
  * be compared were all set aside for a concurrent writer (stream order). */
 static const char *divergence_sentence(const struct diff_divergence *d)
 {
-	size_t concurrent = 0;
-	for (size_t i = 0; i < d->nunverified; i++)
+	size_t concurrent = 0, cut = 0;
+	for (size_t i = 0; i < d->nunverified; i++) {
 		concurrent += d->unverified[i].concurrent.run != 0;
+		cut += d->unverified[i].cut_tail != 0;
+	}
 	if (d->cls == DIFF_CLASS_INPUTS_UNVERIFIED && concurrent && concurrent == d->nunverified)
 		return "no input is seen to differ, but a concurrent writer may have changed some: cannot tell";
+	if (d->cls == DIFF_CLASS_INPUTS_UNVERIFIED && cut && cut == d->nunverified)
+		return "no input is seen to differ up to KTRACE_HASH_MAX, but the bytes after the cut were not compared: "
+		       "cannot tell (the launch that wrote past the cut is unverified, hash_cut)";
 	return class_sentence(d->cls);
 }
 
@@ -249,6 +265,17 @@ void ktrace_diff_text_divergence(FILE *f, const struct diff_result *r, const str
 	for (size_t i = 0; i < d->nunverified; i++) {
 		const struct diff_arg *u = &d->unverified[i];
 		char cw[320];
+		if (u->cut_tail) {
+			const struct tm_region *g = u->ra ? u->ra : u->rb;
+			fprintf(f, "  input cut: %s  (hashed %" PRIu64 " bytes, cut at KTRACE_HASH_MAX; %s%" PRIu64
+				   " bytes after the cut not compared)\n", u->name, g->hash_len, u->cut_exact ? "" : "up to ",
+				u->cut_tail);
+			cut_writer_str(&u->wa, cw, sizeof cw);
+			fprintf(f, "    wrote past the cut in A: %s\n", cw);
+			cut_writer_str(&u->wb, cw, sizeof cw);
+			fprintf(f, "    wrote past the cut in B: %s\n", cw);
+			continue;
+		}
 		if (!u->concurrent.run) {
 			fprintf(f, "  input not compared: %s  (%s)\n", u->name, u->why);
 			continue;
@@ -347,10 +374,11 @@ static void race_launch_str(const struct tm_launch *l, const char *arg, char *bu
 void ktrace_diff_stream_order_line(const struct diff_result *r, char *buf, size_t cap)
 {
 	snprintf(buf, cap, "stream order: recorded in %s; %" PRIu64 " region digest%s set aside (a concurrent launch, "
-			   "copy or memset may write them); possible races: %" PRIu64 " in A, %" PRIu64 " in B%s",
+			   "copy or memset may write them); possible races: %" PRIu64 " in A, %" PRIu64 " in B%s; "
+			   "read/write races in both runs: %" PRIu64,
 		 r->order_a && r->order_b ? "both runs" : r->order_a ? "run A only" : "run B only", r->set_aside,
 		 r->set_aside == 1 ? "" : "s", r->races_a, r->races_b,
-		 r->strict && (r->races_a || r->races_b) ? " (--strict: counted as a failure)" : "");
+		 r->strict && (r->races_a || r->races_b) ? " (--strict: counted as a failure)" : "", r->rw_races);
 }
 
 void ktrace_diff_race_line(const struct diff_race *x, char *buf, size_t cap)
@@ -385,6 +413,29 @@ static void text_stream_order(FILE *f, const struct diff_result *r)
 	if (r->races_a > listed_a || r->races_b > listed_b)
 		fprintf(f, "(more possible races: %" PRIu64 " in A, %" PRIu64 " in B not listed)\n", r->races_a - listed_a,
 			r->races_b > listed_b ? r->races_b - listed_b : 0);
+	for (size_t i = 0; i < r->nrw; i++) {
+		ktrace_diff_rw_race_line(&r->rw[i], line, sizeof line);
+		fprintf(f, "read/write race: %s\n", line);
+	}
+	if (r->rw_races > r->nrw)
+		fprintf(f, "(%" PRIu64 " more read/write races not listed)\n", r->rw_races - r->nrw);
+}
+
+void ktrace_diff_race_verdict_line(const struct diff_result *r, char *buf, size_t cap)
+{
+	char line[1024];
+
+	if (r->race_first) {
+		ktrace_diff_rw_race_line(r->race_first, line, sizeof line);
+		snprintf(buf, cap, "race: the first divergence reads what another stream may write at the same time: %s",
+			 line);
+	} else if (r->race_first_ww) {
+		ktrace_diff_race_line(r->race_first_ww, line, sizeof line);
+		snprintf(buf, cap, "race: replays in isolation did not reproduce the first divergence, and it read bytes "
+			 "that two unordered launches wrote: %s", line);
+	} else {
+		buf[0] = '\0';
+	}
 }
 
 static void text_kernel_table(FILE *f, const struct diff_result *r, int all)
@@ -502,11 +553,17 @@ void ktrace_diff_report_text(FILE *f, const struct diff_result *r, const struct 
 		return;
 	}
 	fprintf(f, "result: %s, %s: %" PRIu64 " launch%s of %zu kernel%s differ\n",
-		v == DIFF_VERDICT_UNCONFIRMED ? "digests differ" : "DIVERGED", ktrace_diff_verdict_name(v), r->diverged,
+		v == DIFF_VERDICT_UNCONFIRMED ? "digests differ" : v == DIFF_VERDICT_RACE ? "RACE" : "DIVERGED",
+		ktrace_diff_verdict_name(v), r->diverged,
 		r->diverged == 1 ? "" : "es", nk, nk == 1 ? "" : "s");
 	ktrace_diff_text_results(f, r);
 	fputc('\n', f);
 	ktrace_diff_text_divergence(f, r, &r->divs[0], "first divergence");
+	if (v == DIFF_VERDICT_RACE) {
+		char line[1400];
+		ktrace_diff_race_verdict_line(r, line, sizeof line);
+		fprintf(f, "%s\n", line);
+	}
 	if (o->all) {
 		for (size_t i = 1; i < r->ndivs; i++) {
 			char title[64];

@@ -78,6 +78,18 @@ struct diff_race {
 };
 #define DIFF_RACES_LISTED 16         /* races kept per run for the reports */
 
+/* A launch that reads bytes of a region while a launch, copy or memset
+ * that nothing orders with it (no stream order, event, host sync or graph
+ * edge) may write them, in both runs (diff_rwrace.c). */
+struct diff_rw_race {
+	const struct tm_launch *reader, *reader_b; /* run A's, and its match in run B */
+	char arg[96];                    /* the reader's argument */
+	uint64_t lo, hi;                 /* the bytes it reads that the writer may write (run A) */
+	struct diff_concurrent writer_a, writer_b; /* the writer in each run */
+	int same_graph;                  /* both are nodes of one graph launch: no edge orders them */
+	int writes_too;                  /* the reader's digests changed too: it reads or writes them */
+};
+
 enum diff_arg_kind { DIFF_ARG_POINTER = 1, DIFF_ARG_SCALAR = 2 };
 
 /* One argument of a divergent launch, compared between the runs. */
@@ -95,6 +107,12 @@ struct diff_arg {
 	const char *why;          /* unverified: the reason */
 	struct diff_writer wa, wb;/* inputs that differ: last writers */
 	struct diff_concurrent concurrent; /* unverified: set aside for this writer (run != 0) */
+	/* unverified because its region is cut at KTRACE_HASH_MAX (flag CAPPED,
+	 * diff_cut.c): the bytes of its allocation after the cut (an upper
+	 * bound of those the launch may read unhashed; 0: not cut), and in wa,
+	 * wb the last launch of each run that may have written them */
+	uint64_t cut_tail;
+	int cut_exact;            /* cut_tail is exact: from the region's CUT record (format 1.14) */
 };
 
 struct diff_divergence {
@@ -239,6 +257,15 @@ struct diff_result {
 	uint64_t races_a, races_b;/* possible races in each run */
 	struct diff_race *races; size_t nraces; /* listed: A's first, then B's not in A */
 	struct diff_order *order[2]; /* engine state: each run's relation (NULL: none) */
+	/* read/write races found in both runs (diff_rwrace.c), by reader */
+	uint64_t rw_races;
+	struct diff_rw_race *rw; size_t nrw; /* the first DIFF_RACES_LISTED, and race_first's */
+	/* the race that explains the first divergence: a read/write race whose
+	 * reader it is (its input set aside for the writer); NULL: none */
+	const struct diff_rw_race *race_first;
+	/* a write/write race found in both runs over bytes the first divergence
+	 * read: it explains a divergence that replays did not reproduce */
+	const struct diff_race *race_first_ww;
 };
 /* ---- comparison (diff_engine.c) ---------------------------------------- */
 
@@ -269,6 +296,8 @@ enum diff_verdict {
 	DIFF_VERDICT_CONFIRMED = 2,       /* a replay confirmed a non-deterministic kernel */
 	DIFF_VERDICT_UNCONFIRMED = 3,     /* digests differ; the replays did not confirm it */
 	DIFF_VERDICT_NOTHING_COMPARED = 4,/* no launch could be compared: an error */
+	DIFF_VERDICT_RACE = 5,            /* the first divergence is explained by a read/write race found
+	                                   * in both runs (race_first), and no replay confirmed a kernel */
 };
 int ktrace_diff_verdict(const struct diff_result *r);
 /* What the digests and the program's results say, as the JSON "result":

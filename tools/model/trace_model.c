@@ -82,7 +82,7 @@ struct tm_range {
 struct load_state {
 	struct tm_trace *t;
 	size_t cap_k, cap_l, cap_o, cap_n, cap_m, cap_r, cap_p;
-	size_t cap_ord, cap_g, cap_py, cap_gt, cap_coll, cap_comm;
+	size_t cap_ord, cap_g, cap_py, cap_gt, cap_coll, cap_comm, cap_cut;
 	struct tm_module_digest *mods;
 	size_t nmods;
 	uint64_t time_ns; /* of the record being taken */
@@ -115,6 +115,7 @@ static int cmp_region(const void *a, const void *b)
 }
 COMPARE_BY(cmp_mod, struct tm_module_digest, id, id)
 COMPARE_BY(cmp_coll, struct tm_coll, coll_index, rec_seq)
+COMPARE_BY(cmp_cut, struct ktrace_rec_cut, op_seq, param_offset)
 
 /* The keys the model's arrays are searched by. */
 static uint64_t kernel_id(const void *k)
@@ -130,6 +131,11 @@ static uint64_t op_seq(const void *o)
 static uint64_t gputime_op_seq(const void *g)
 {
 	return ((const struct tm_gputime *)g)->op_seq;
+}
+
+static uint64_t cut_op_seq(const void *c)
+{
+	return ((const struct ktrace_rec_cut *)c)->op_seq;
 }
 
 static uint64_t range_base(const void *r)
@@ -353,6 +359,18 @@ static int take_gputime(struct load_state *s, const void *rec, size_t len, uint6
 		.start_ns = r.start_ns, .end_ns = r.end_ns < r.start_ns ? r.start_ns : r.end_ns, .ref_ns = r.ref_ns,
 		.ref_err_ns = r.ref_err_ns, .flags = r.flags, .tid = r.tid, .device = r.device,
 	};
+	return 0;
+}
+
+static int take_cut(struct load_state *s, const void *rec, size_t len, uint64_t seq)
+{
+	struct tm_trace *t = s->t;
+	struct ktrace_rec_cut c;
+	if (ktrace_decode_cut(rec, len, &c) != 0)
+		return fail(s, "cut", seq);
+	if (ktrace_grow(&t->cuts, &s->cap_cut, t->ncuts + 1, sizeof *t->cuts))
+		return oom(s);
+	t->cuts[t->ncuts++] = c;
 	return 0;
 }
 
@@ -585,6 +603,7 @@ static int take_record(struct load_state *s, const void *rec, size_t len)
 	case KTRACE_REC_RANGE: return take_range(s, rec, len, p.seq);
 	case KTRACE_REC_PYSTACK: return take_pystack(s, rec, len, p.seq);
 	case KTRACE_REC_GPUTIME: return take_gputime(s, rec, len, p.seq);
+	case KTRACE_REC_CUT: return take_cut(s, rec, len, p.seq);
 	case KTRACE_REC_JOB: return take_job(s, rec, len, p.seq);
 	case KTRACE_REC_COLL: return take_coll(s, rec, len, p.seq);
 	case KTRACE_REC_COMM: return take_comm(s, rec, len, p.seq);
@@ -760,6 +779,7 @@ static int finish(struct load_state *s)
 	ktrace_sort(t->orders, t->norders, sizeof *t->orders, cmp_order);
 	ktrace_sort(t->graphs, t->ngraphs, sizeof *t->graphs, cmp_graph);
 	ktrace_sort(t->gputimes, t->ngputimes, sizeof *t->gputimes, cmp_gputime);
+	ktrace_sort(t->cuts, t->ncuts, sizeof *t->cuts, cmp_cut);
 	ktrace_sort(t->colls, t->ncolls, sizeof *t->colls, cmp_coll);
 	infer_copy_dirs(s);
 	mark_pinned_host(s);
@@ -850,6 +870,7 @@ void ktrace_tm_free(struct tm_trace *t)
 	free(t->pystacks);
 	ktrace_ranges_free(&t->ranges);
 	free(t->gputimes);
+	free(t->cuts);
 	free(t->colls);
 	free(t->comms);
 	const char *path = t->path;
@@ -905,6 +926,15 @@ const struct tm_graph *ktrace_tm_graph(const struct tm_trace *t, uint64_t exec_i
 	}
 	return lo < t->ngraphs && t->graphs[lo].exec_id == exec_id && t->graphs[lo].revision == revision
 		       ? &t->graphs[lo] : NULL;
+}
+
+const struct ktrace_rec_cut *ktrace_tm_cut(const struct tm_trace *t, uint64_t op_seq, uint32_t param_offset)
+{
+	for (size_t i = ktrace_lower_bound(t->cuts, t->ncuts, sizeof *t->cuts, op_seq, cut_op_seq);
+	     i < t->ncuts && t->cuts[i].op_seq == op_seq; i++)
+		if (t->cuts[i].param_offset == param_offset)
+			return &t->cuts[i];
+	return NULL;
 }
 
 const struct tm_gputime *ktrace_tm_gputime(const struct tm_trace *t, uint64_t seq)

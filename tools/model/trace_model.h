@@ -213,6 +213,7 @@ struct tm_trace {
 	struct ktrace_ranges ranges;                  /* RANGE records (format 1.9) by id */
 	struct tm_pystack *pystacks; size_t npystacks; /* file order */
 	struct tm_gputime *gputimes; size_t ngputimes; /* by op_seq */
+	struct ktrace_rec_cut *cuts; size_t ncuts;    /* CUT records (format 1.14), by op_seq, param_offset */
 	struct tm_coll *colls; size_t ncolls;         /* by coll_index */
 	struct tm_comm *comms; size_t ncomms;         /* file order */
 	int have_job;            /* a JOB record was read (the first is kept) */
@@ -248,6 +249,8 @@ const struct tm_graph *ktrace_tm_graph(const struct tm_trace *t, uint64_t exec_i
 
 /* The GPUTIME record of operation op_seq (a graph launch's: its first), or NULL. */
 const struct tm_gputime *ktrace_tm_gputime(const struct tm_trace *t, uint64_t op_seq);
+/* The CUT record of launch op_seq's region at param_offset (format 1.14), or NULL. */
+const struct ktrace_rec_cut *ktrace_tm_cut(const struct tm_trace *t, uint64_t op_seq, uint32_t param_offset);
 
 /* Index of the first copy or memset with seq >= `seq` (binary search). */
 size_t ktrace_tm_op_lower_bound(const struct tm_trace *t, uint64_t seq);

@@ -23,6 +23,8 @@ static const struct {
 	[KTRACE_UNV_POINTER_UNHASHED] = { "pointer_unhashed", "a pointer not hashed (in no tracked allocation)" },
 	[KTRACE_UNV_HASH_MISSING] = { "hash_missing", "digests missing (never arrived)" },
 	[KTRACE_UNV_CONCURRENT] = { "concurrent_writer", "an output another stream may write concurrently" },
+	[KTRACE_UNV_HASH_CUT] = { "hash_cut", "an output hashed only up to KTRACE_HASH_MAX (cut): a differing launch "
+					      "downstream reads the bytes after the cut, which were not compared" },
 };
 
 const char *ktrace_unv_name(int reason)
@@ -39,7 +41,7 @@ int ktrace_unv_is_regional(int reason)
 {
 	return reason == KTRACE_UNV_REGIONS_DIFFER || reason == KTRACE_UNV_EXTENTS_DIFFER ||
 	       reason == KTRACE_UNV_POINTER_UNHASHED || reason == KTRACE_UNV_HASH_MISSING ||
-	       reason == KTRACE_UNV_CONCURRENT;
+	       reason == KTRACE_UNV_CONCURRENT || reason == KTRACE_UNV_HASH_CUT;
 }
 
 int ktrace_unv_first(uint32_t mask)

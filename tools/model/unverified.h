@@ -6,7 +6,9 @@
  * alone (ktrace-dump prints them on the record): parameter bytes cut, hashing
  * skipped and why, hashing off, the launch failed, a typed pointer ktrace
  * could not hash, digests that never arrived.  Others take two runs
- * (ktrace-diff): region sets or extents that differ, a concurrent writer.
+ * (ktrace-diff): region sets or extents that differ, a concurrent writer, an
+ * output hashed only up to the cut whose unhashed bytes a differing launch
+ * downstream reads.
  * Regions flagged GUESSED (docs/format.md "Pointer words") never make a
  * launch unverified on their own.
  */
@@ -32,6 +34,8 @@ enum ktrace_unv {
 	KTRACE_UNV_POINTER_UNHASHED,  /* a typed pointer in no tracked allocation (or a reservation) */
 	KTRACE_UNV_HASH_MISSING,      /* digests that never arrived (crash, context destroyed) */
 	KTRACE_UNV_CONCURRENT,        /* an output another stream's work may write at the same time */
+	KTRACE_UNV_HASH_CUT,          /* an output hashed only up to KTRACE_HASH_MAX (flag CAPPED), and a
+	                               * launch downstream that differs reads past the cut (ktrace-diff) */
 	KTRACE_UNV_COUNT
 };
 

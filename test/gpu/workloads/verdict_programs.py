@@ -23,7 +23,8 @@ expected: "nondet" (the culprit is a regex that the kernel ktrace names must
 match, searched in the demangled and the mangled name) or "det".  flags:
 "probabilistic" (the nondeterminism may not show in a given run),
 "expected-miss" (ktrace cannot see the culprit; the description says why;
-no program has it now), "debugmode" (PyTorch eager: DebugMode can judge it;
+no program has it now), "race" (the right verdict is `race`: the culprit names
+the launch that reads what another stream writes unordered), "debugmode" (PyTorch eager: DebugMode can judge it;
 then the culprit op regex follows as "dm=REGEX").  Programs of one group share environment
 variables (XLA_FLAGS) and can share a process.
 
@@ -446,6 +447,23 @@ def p_alloc_reuse():
         return [big2, total]
 
 
+@program("torch_hash_cut", "nondet", r"indexFunc|index_add", timeout=90,
+         doc="a 1 GiB tensor, index_add_ (non-deterministic float atomics) into 16 rows past its first "
+             "256 MiB, then a sum that reads all of it: the culprit is the index_add, never the reduction "
+             "(with the old KTRACE_HASH_MAX=256M the index_add's writes lie past the cut; "
+             "test/gpu/62-hash-cut.sh checks that the verdict then names the cut)")
+def p_hash_cut():
+    with torch_mode() as torch:
+        g = _gen()
+        big = torch.zeros((1 << 18, 1024), device="cuda")  # 2^28 floats: 1 GiB, rows of 4 KiB
+        src, idx = _randn((1 << 14, 1024), g), _randint((1 << 16) + 64, (1 << 16) + 80, (1 << 14,), g)
+        big.index_add_(0, idx, src)  # rows 65600..65615: bytes from 256 MiB + 256 KiB on
+        total = big.sum()
+        rows = big[(1 << 16) + 64:(1 << 16) + 80].clone()
+        del big
+        return [rows, total]
+
+
 def _conv_net(torch, upsample):
     g = _gen()
     w1, w2 = _randn((16, 8, 31, 31), g) * 0.01, _randn((8, 16, 5, 5), g) * 0.05
@@ -806,6 +824,78 @@ def p_cupy_elementwise():
     axpb = cp.ElementwiseKernel("float32 x, float32 a, float32 b", "float32 y", "y = a * x + b", "kt_cupy_axpb")
     y = axpb(x, cp.float32(2.0), cp.float32(1.0))
     return [y, y.sum()]
+
+
+# A side stream writes a buffer while another stream reads it, nothing ordering them (no event):
+# the writer's blocks write later the higher their index, the reader's read later the lower theirs,
+# so where the two sweeps cross (which elements the reader saw written) moves with each run's
+# timing.  Both streams are non-blocking (the legacy stream orders neither), and the arrays are
+# allocations of their own (no memory pool), so that their extents are exact.
+CUPY_RACE_SRC = r"""
+extern "C" __global__ void kt_race_writer(float *buf, int n, long long spin)
+{
+	long long t0 = clock64();
+	while (clock64() - t0 < (long long)blockIdx.x * spin)
+		;
+	int i = blockIdx.x * blockDim.x + threadIdx.x;
+	if (i < n)
+		buf[i] = 1.0f + (float)i;
+}
+
+extern "C" __global__ void kt_race_reader(const float *buf, float *out, int n, long long spin)
+{
+	long long t0 = clock64();
+	while (clock64() - t0 < (long long)(gridDim.x - 1 - blockIdx.x) * spin)
+		;
+	int i = blockIdx.x * blockDim.x + threadIdx.x;
+	if (i < n)
+		out[i] = buf[i] * 2.0f;
+}
+"""
+
+
+def _cupy_race(with_event):
+    cp = need("cupy")
+    try:
+        cp.cuda.runtime.getDeviceCount()
+    except Exception as e:  # noqa: BLE001 - CuPy raises its own CUDA error types
+        raise Unavailable(f"CuPy sees no CUDA device: {e}") from e
+    blocks, threads = 64, 256
+    n = blocks * threads
+    cp.cuda.set_allocator(None)  # cudaMalloc per array: exact extents
+    try:
+        mod = cp.RawModule(code=CUPY_RACE_SRC)
+        writer, reader = mod.get_function("kt_race_writer"), mod.get_function("kt_race_reader")
+        buf, out = cp.zeros(n, dtype=cp.float32), cp.zeros(n, dtype=cp.float32)
+        cp.cuda.Device().synchronize()
+        s1, s2 = cp.cuda.Stream(non_blocking=True), cp.cuda.Stream(non_blocking=True)
+        spin = cp.int64(2000)  # about 1 us per block: the sweeps take some 60 us
+        writer((blocks,), (threads,), (buf, cp.int32(n), spin), stream=s1)
+        if with_event:
+            done = cp.cuda.Event()
+            done.record(s1)
+            s2.wait_event(done)
+        reader((blocks,), (threads,), (buf, out, cp.int32(n), spin), stream=s2)
+        cp.cuda.Device().synchronize()
+        return [out.get()]
+    finally:
+        cp.cuda.set_allocator(cp.get_default_memory_pool().malloc)
+
+
+@program("cupy_side_stream_race", "nondet", r"kt_race_reader", kind="cupy", needs=("cupy",),
+         flags=("probabilistic", "race"),
+         doc="a side stream writes a buffer that another stream reads with no event between them: what "
+             "the reader saw depends on timing; ktrace's verdict must be race (both launches, their "
+             "streams and the missing ordering named), exit 1")
+def p_cupy_side_stream_race():
+    return _cupy_race(with_event=False)
+
+
+@program("cupy_side_stream_event", "det", kind="cupy", needs=("cupy",),
+         doc="cupy_side_stream_race with an event recorded after the write and waited for before the "
+             "read: deterministic, no race")
+def p_cupy_side_stream_event():
+    return _cupy_race(with_event=True)
 
 
 # ---- running ---------------------------------------------------------------------------------------

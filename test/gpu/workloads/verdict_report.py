@@ -157,6 +157,15 @@ def comparison_verdict(c):
          "kernel": "", "mangled": ""}
     conf = c.get("confirmation")
     verdict = str(c.get("verdict") or (conf.get("verdict") if isinstance(conf, dict) else "") or "")
+    if verdict == "race":  # a race explains the first divergence: the reader (or first writer) named
+        race = c.get("race") if isinstance(c.get("race"), dict) else {}
+        side = race.get("reader") or race.get("first") or {}
+        other = race.get("writer_a") or race.get("second") or {}
+        v.update(source="race", diverged=True, race=True, kernel=side.get("kernel") or v["digest_kernel"],
+                 mangled=side.get("mangled") or v["digest_mangled"],
+                 sizes=clean(f"unordered with {other.get('kernel') or other.get('type', '?')} on stream "
+                             f"{other.get('stream', '?')}: {race.get('missing_order', '')}", 160))
+        return v
     if isinstance(conf, dict) and conf.get("method") == "replay" or verdict.startswith(("confirmed", "unconfirmed (not")):
         entries = [e for e in ((conf or {}).get("replayed") or []) if isinstance(e, dict)]
         hit = next((e for e in entries if e.get("outcome") == "confirmed"), None)
@@ -236,7 +245,8 @@ def ktrace_outcome(rdir):
              digest_kernel=(any_digest or {}).get("digest_kernel", ""))
     k["attempts"] = [a for v in verdicts for a in v["attempts"]]
     if hit:
-        k.update(source=hit["source"], kernel=hit["kernel"], mangled=hit["mangled"], sizes=hit["sizes"])
+        k.update(source=hit["source"], kernel=hit["kernel"], mangled=hit["mangled"], sizes=hit["sizes"],
+                 race=hit.get("race", False))
     if rc == 1:
         k["state"] = "diverged"
         if not hit:
@@ -250,7 +260,8 @@ def ktrace_outcome(rdir):
 
 def describe_ktrace(k):
     if k["state"] == "diverged":
-        how = "confirmed by replay" if k["source"] == "replay" else "digests only (no replay confirmation)"
+        how = ("race" if k["source"] == "race" else "confirmed by replay" if k["source"] == "replay"
+               else "digests only (no replay confirmation)")
         s = f"{how}: {short_kernel(k['kernel'])}" if k["kernel"] else f"no kernel named ({k['detail']})"
         return s + (f" [{k['sizes']}]" if k["sizes"] else "")
     if k["state"] == "passed":
@@ -307,6 +318,8 @@ def classify(p, row, k):
             return "unshown", "SKIP", f"probabilistic, did not show in the traced runs: {said}"
         return "missed", "FAIL", said
     if diverged:
+        if "race" in p.flags and not k.get("race"):
+            return "wrong", "FAIL", f"{said}; wanted the verdict race"
         if kernel_matches(p.culprit, k):
             return "right", "PASS", said
         return "wrong", "FAIL", f"{said}; wanted /{p.culprit}/"

@@ -1,0 +1,217 @@
+/* tools/diff/diff_rwrace.c: read/write races, and the race that explains the
+ * first divergence.
+ *
+ * Owns the read/write races of a comparison: a launch that reads bytes of a
+ * region (its digests unchanged in both runs, or the parameter declared
+ * read-only; when they changed, a concurrent writer alone can explain it, so
+ * it "reads or writes" them) while a launch, copy or memset that nothing orders with it (no
+ * stream order, event, host sync or graph edge: diff_order.c) may write
+ * them, found in both runs, both extents known (exact or from the kernel's
+ * source: an inferred extent may cover a neighbour's bytes).  The first divergence is explained by a race
+ * when it is such a reader (its input was set aside for that writer), or,
+ * once replays in isolation did not reproduce it, when a write/write race of
+ * both runs covers bytes it read; the verdict is then "race"
+ * (diff_confirm.c).  Reads the engine's result and the runs' order.
+ */
+#include "tools/diff/diff_internal.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "format/ktrace_format.h"
+#include "tools/diff/diff_order.h"
+
+static int hashed(const struct tm_region *g)
+{
+	return g && (g->flags & KTRACE_REGIONF_PRE) && (g->flags & KTRACE_REGIONF_POST) &&
+	       !(g->flags & KTRACE_REGIONF_UNHASHED);
+}
+
+/* g's extent is known, not guessed: bounded by its own allocation (EXACT)
+ * or by its kernel's source (SIGNATURE).  An inferred extent may reach
+ * into a neighbour's bytes the launch never touches, so it accuses nobody. */
+static int certain(const struct tm_region *g)
+{
+	return g && (g->flags & (KTRACE_REGIONF_EXACT | KTRACE_REGIONF_SIGNATURE));
+}
+
+/* Some region of l that is certain overlaps [lo, hi). */
+static int certain_over(const struct tm_launch *l, uint64_t lo, uint64_t hi)
+{
+	for (uint32_t g = 0; l && g < l->nregions; g++) {
+		const struct tm_region *x = &l->regions[g];
+
+		if (certain(x) && x->ptr < hi && lo < x->ptr + (x->hash_len ? x->hash_len : 1))
+			return 1;
+	}
+	return 0;
+}
+
+/* Region x of launch l (y its counterpart) can be judged: in both runs,
+ * hashed or at least located, its extent certain in both.  A word found by
+ * its value alone counts only when both runs have it with such an extent. */
+static int judged(const struct tm_region *x, const struct tm_region *y)
+{
+	return y && x->hash_len && y->hash_len && certain(x) && certain(y);
+}
+
+/* l reads x without writing it: unchanged in both runs, or read-only by its
+ * type.  Otherwise its digests changed, which a concurrent writer alone can
+ * explain: it reads or writes the bytes. */
+static int reads_only(const struct tm_launch *l, const struct tm_region *x, const struct tm_region *y)
+{
+	if (ktrace_diff_region_is_const(l->kernel, x))
+		return 1;
+	return hashed(x) && hashed(y) && x->pre_hash == x->post_hash && y->pre_hash == y->post_hash;
+}
+
+/* The bytes the writer w may write: its region, or the copy's or memset's destination. */
+static void writer_range(const struct diff_order_writer *w, uint64_t *lo, uint64_t *hi)
+{
+	if (w->launch) {
+		const struct tm_region *g = &w->launch->regions[w->region];
+		*lo = g->ptr;
+		*hi = g->ptr + (g->hash_len ? g->hash_len : 1);
+	} else {
+		*lo = w->op->dst;
+		*hi = w->op->dst + (w->op->bytes ? w->op->bytes : 1);
+	}
+}
+
+static int same_graph_launch(const struct tm_launch *a, const struct tm_launch *b)
+{
+	return a && b && (a->flags & KTRACE_LAUNCHF_GRAPH) && (b->flags & KTRACE_LAUNCHF_GRAPH) &&
+	       a->graph.exec_id == b->graph.exec_id && a->graph.launch_seq == b->graph.launch_seq;
+}
+
+/* Keep race x (the first DIFF_RACES_LISTED, and the one of the first divergence). */
+static int keep(struct diff_result *r, const struct diff_rw_race *x, int first_div)
+{
+	if (r->nrw >= DIFF_RACES_LISTED && !(first_div && !r->race_first))
+		return 0;
+	if (!r->rw) {
+		r->rw = calloc(DIFF_RACES_LISTED + 1, sizeof *r->rw);
+		if (!r->rw)
+			return -1;
+	}
+	r->rw[r->nrw] = *x;
+	if (first_div && !r->race_first)
+		r->race_first = &r->rw[r->nrw];
+	r->nrw++;
+	return 0;
+}
+
+/* The read/write race of launch i of A (lb its match; first_div: the first
+ * divergence) over its region x, if both runs have one: 1 with *out filled. */
+static int race_of(struct diff_result *r, size_t i, const struct tm_launch *lb, const struct tm_region *x,
+		   int first_div, struct diff_rw_race *out)
+{
+	const struct tm_launch *la = &r->a->launches[i];
+	const struct tm_region *y = ktrace_diff_region_at_key(lb, ktrace_tm_region_key(x));
+	struct diff_order_writer wa, wb;
+	uint64_t lo, hi;
+	int ord;
+
+	if (!judged(x, y) || !ktrace_diff_order_concurrent_writer(r->order[0], i, x->ptr, x->hash_len, &wa) ||
+	    !ktrace_diff_order_concurrent_writer(r->order[1], (size_t)(lb - r->b->launches), y->ptr, y->hash_len, &wb))
+		return 0;
+	if ((wa.launch && !certain(&wa.launch->regions[wa.region])) ||
+	    (wb.launch && !certain(&wb.launch->regions[wb.region])))
+		return 0;
+	/* two launches that both change the bytes are a write/write race (listed
+	 * as such), unless the later one is the first divergence: its digests
+	 * may have changed only because the other wrote while it ran */
+	if (!reads_only(la, x, y) && wa.launch && (wa.launch->seq > la->seq || !first_div))
+		return 0;
+	memset(out, 0, sizeof *out);
+	out->writes_too = !reads_only(la, x, y);
+	out->reader = la;
+	out->reader_b = lb;
+	ktrace_diff_region_name(la->kernel, x, out->arg, sizeof out->arg, &ord);
+	ktrace_diff_concurrent_fill(&out->writer_a, 'A', &wa);
+	ktrace_diff_concurrent_fill(&out->writer_b, 'B', &wb);
+	writer_range(&wa, &lo, &hi);
+	out->lo = lo > x->ptr ? lo : x->ptr;
+	out->hi = hi < x->ptr + x->hash_len ? hi : x->ptr + x->hash_len;
+	out->same_graph = same_graph_launch(la, wa.launch);
+	return 1;
+}
+
+/* A write/write race of both runs, before launch la, over bytes la reads. */
+static const struct diff_race *ww_race_of(const struct diff_result *r, const struct tm_launch *la)
+{
+	for (size_t k = 0; k < r->nraces; k++) {
+		const struct diff_race *w = &r->races[k];
+
+		if (w->run != 'A' || !w->in_both || w->second->seq >= la->seq || !certain_over(w->first, w->lo, w->hi) ||
+		    !certain_over(w->second, w->lo, w->hi))
+			continue;
+		for (uint32_t g = 0; g < la->nregions; g++) {
+			const struct tm_region *x = &la->regions[g];
+
+			if (certain(x) && x->ptr < w->hi && w->lo < x->ptr + (x->hash_len ? x->hash_len : 1))
+				return w;
+		}
+	}
+	return NULL;
+}
+
+int ktrace_diff_rw_races(struct diff_result *r, const long *match_a)
+{
+	const struct tm_launch *first = r->ndivs ? r->divs[0].la : NULL;
+
+	if (!r->order[0] || !r->order[1])
+		return 0;
+	for (size_t i = 0; i < r->a->nlaunches; i++) {
+		const struct tm_launch *la = &r->a->launches[i];
+
+		if (match_a[i] < 0)
+			continue;
+		for (uint32_t g = 0; g < la->nregions; g++) {
+			struct diff_rw_race x;
+
+			if (!race_of(r, i, &r->b->launches[match_a[i]], &la->regions[g], la == first, &x))
+				continue;
+			r->rw_races++;
+			if (keep(r, &x, la == first))
+				return -1;
+		}
+	}
+	if (first)
+		r->race_first_ww = ww_race_of(r, first);
+	return 0;
+}
+
+static void side_str(const struct diff_concurrent *c, char *buf, size_t cap)
+{
+	if (c->launch)
+		snprintf(buf, cap, "%s (launch %" PRIu64 ", stream 0x%" PRIx64 ", argument %s)",
+			 ktrace_tm_kernel_name(c->launch->kernel), c->seq, c->stream, c->arg);
+	else
+		snprintf(buf, cap, "a %s (operation %" PRIu64 ", stream 0x%" PRIx64 ")",
+			 c->op && c->op->type == TM_OP_MEMSET ? "memset" : "copy", c->seq, c->stream);
+}
+
+void ktrace_diff_rw_race_missing(const struct diff_rw_race *x, char *buf, size_t cap)
+{
+	if (x->same_graph)
+		snprintf(buf, cap, "both are nodes of one graph launch and no edge of the graph orders them");
+	else
+		snprintf(buf, cap, "no stream order, event (an event recorded on stream 0x%" PRIx64 " after the write "
+			 "and waited for on stream 0x%" PRIx64 " before the read), host synchronisation or graph edge "
+			 "orders them", x->writer_a.stream, x->reader->stream);
+}
+
+void ktrace_diff_rw_race_line(const struct diff_rw_race *x, char *buf, size_t cap)
+{
+	char w[256], missing[256];
+
+	side_str(&x->writer_a, w, sizeof w);
+	ktrace_diff_rw_race_missing(x, missing, sizeof missing);
+	snprintf(buf, cap, "%s (launch %" PRIu64 ", stream 0x%" PRIx64 ", argument %s) %s bytes 0x%" PRIx64
+		 "..0x%" PRIx64 " that %s may write: %s (in both runs; in B: launch %" PRIu64 " and %s %" PRIu64 ")",
+		 ktrace_tm_kernel_name(x->reader->kernel), x->reader->seq, x->reader->stream, x->arg,
+		 x->writes_too ? "reads or writes" : "reads", x->lo, x->hi, w,
+		 missing, x->reader_b->seq, x->writer_b.launch ? "launch" : "operation", x->writer_b.seq);
+}
