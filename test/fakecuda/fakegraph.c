@@ -83,6 +83,7 @@ struct fnode {
 	unsigned nbody;
 	CUgraphConditionalHandle cond;
 	CUgraphConditionalNodeType cond_type;
+	CUgraph out[MAX_BODIES];   /* the "CUDA-owned" array phGraph_out points to */
 };
 
 /* A conditional handle: its value, default and flags. */
@@ -745,7 +746,7 @@ static CUresult add_conditional(struct fnode *n, CUgraphNodeParams *p)
 	unsigned size = p->conditional.size;
 	CUgraphConditionalNodeType t = p->conditional.type;
 
-	if (!size || size > MAX_BODIES || !p->conditional.phGraph_out || !handle_of(p->conditional.handle) ||
+	if (!size || size > MAX_BODIES || !handle_of(p->conditional.handle) ||
 	    (t == CU_GRAPH_COND_TYPE_WHILE && size != 1) || (t == CU_GRAPH_COND_TYPE_IF && size > 2) ||
 	    t > CU_GRAPH_COND_TYPE_SWITCH)
 		return CUDA_ERROR_INVALID_VALUE;
@@ -753,8 +754,9 @@ static CUresult add_conditional(struct fnode *n, CUgraphNodeParams *p)
 	n->cond_type = t;
 	for (unsigned b = 0; b < size; b++) {
 		n->body[b] = graph_new();
-		p->conditional.phGraph_out[b] = (CUgraph)n->body[b];
+		n->out[b] = (CUgraph)n->body[b];
 	}
+	p->conditional.phGraph_out = n->out;
 	n->nbody = size;
 	return CUDA_SUCCESS;
 }
@@ -798,7 +800,6 @@ API CUresult cuGraphConditionalHandleCreate(CUgraphConditionalHandle *out, CUgra
 /* Conditional nodes only (what ktrace asks). */
 API CUresult cuGraphNodeGetParams(CUgraphNode h, CUgraphNodeParams *p)
 {
-	static CUgraph out[MAX_HANDLES][MAX_BODIES]; /* "CUDA-owned" arrays, one per handle */
 	struct fnode *n = N(h);
 
 	NOTE();
@@ -811,9 +812,9 @@ API CUresult cuGraphNodeGetParams(CUgraphNode h, CUgraphNodeParams *p)
 	p->conditional.handle = n->cond;
 	p->conditional.type = n->cond_type;
 	p->conditional.size = n->nbody;
-	p->conditional.phGraph_out = out[n->cond - HANDLE_BASE - 1];
 	for (unsigned b = 0; b < n->nbody; b++)
-		p->conditional.phGraph_out[b] = (CUgraph)n->body[b];
+		n->out[b] = (CUgraph)n->body[b];
+	p->conditional.phGraph_out = n->out;
 	return CUDA_SUCCESS;
 }
 
