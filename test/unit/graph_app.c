@@ -20,7 +20,7 @@
  *                        add_one (counts its calls)
  *   graph_app race       a graph of two add_one(x) nodes no edge orders
  *   graph_app untraced   a graph { add_one(x) -> IF conditional { add_one(x) } }
- *                        (its handle made while tracing was paused) and a
+ *                        (its handle's default 1, assigned at each launch) and a
  *                        graph { memory allocation node -> add_one(x) ->
  *                        memory free node }, each launched twice; the
  *                        first updated (cuGraphExecUpdate) to work on x2 and
@@ -43,7 +43,6 @@
  * number, written back plus one; it becomes FAKECUDA_NONDET_SEED, so that
  * every run of a `ktrace check` sums in its own order.
  */
-#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -283,15 +282,6 @@ static int run_race(void)
 	return first(x) == 2.0f;
 }
 
-/* ktrace_resume() (on) or ktrace_pause() when the program runs under ktrace. */
-static void tracing(int on)
-{
-	void (*f)(void) = (void (*)(void))dlsym(RTLD_DEFAULT, on ? "ktrace_resume" : "ktrace_pause");
-
-	if (f)
-		f();
-}
-
 /* add_one(x) -> a conditional node whose body adds one to x again. */
 static CUgraph graph_conditional(CUdeviceptr *x, int *n, void **a1, void **a2)
 {
@@ -306,10 +296,8 @@ static CUgraph graph_conditional(CUdeviceptr *x, int *n, void **a1, void **a2)
 	cp.type = CU_GRAPH_NODE_TYPE_CONDITIONAL;
 	cp.conditional.type = CU_GRAPH_COND_TYPE_IF;
 	cp.conditional.size = 1;
-	tracing(0); /* ktrace sees neither the handle nor the node made: it cannot copy the graph */
 	OK(cuGraphConditionalHandleCreate(&cp.conditional.handle, g, NULL, 1, CU_GRAPH_COND_ASSIGN_DEFAULT));
 	OK(cuGraphAddNode(&c, g, &k, NULL, 1, &cp));
-	tracing(1);
 	body = cp.conditional.phGraph_out[0];
 	OK(cuGraphAddKernelNode(&kb, body, NULL, 0, &p2));
 	return g;

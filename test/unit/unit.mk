@@ -344,7 +344,7 @@ $(BUILD)/gputime_app: test/unit/gputime_app.c $(FAKECUDA_REAL)
 # ---- CUDA graphs end to end: graphs built node by node, captured, updated, with a
 # planted non-deterministic node, under libktrace.so with the real-memory fake driver.
 TESTS += graph_test
-graph_test_SRCS = test/unit/graph_test.c test/unit/diff_sim.c $(DIFF_CORE_SRCS)
+graph_test_SRCS = test/unit/graph_test.c test/unit/graph_trace.c test/unit/diff_sim.c $(DIFF_CORE_SRCS)
 graph_test_LIBS := -lcmocka
 TEST_DEPS += $(BUILD)/graph_app $(BUILD)/ktrace-dump $(BUILD)/ktrace
 $(BUILD)/graph_app: test/unit/graph_app.c $(FAKECUDA_REAL)
