@@ -17,10 +17,11 @@
  *    the first divergence with its inputs identical, a deterministic graph
  *    compares identical, and two nodes no edge orders that write the same
  *    buffer are a possible race whose digests are set aside;
- *  - graphs ktrace cannot hash (a conditional node, memory allocation and
- *    free nodes) run as the program made them: their other nodes recorded
- *    unhashed, a NOTE naming the reason, counted by the diff, --strict
- *    failing on them;
+ *  - graphs ktrace cannot hash (memory allocation and free nodes) run as
+ *    the program made them: their nodes recorded unhashed, a NOTE naming
+ *    the reason, counted by the diff, --strict failing on them; a
+ *    conditional graph beside them is copied and hashed (its bodies:
+ *    graph_cond_test.c);
  *  - ktrace-dump --json shows graph launches as launches with api "graph"
  *    and a "graph" member;
  *  - `ktrace check` confirms the non-deterministic node by replay (the
@@ -146,15 +147,6 @@ static void test_explicit_metadata(void **state)
 	gt_free_recs(&x);
 }
 
-/* x[i] = base + i + added (floats), its digest. */
-static uint64_t floats_digest(float base, float added, int upto, float rest_added)
-{
-	float h[N];
-
-	for (int i = 0; i < N; i++)
-		h[i] = base + (float)i + (i < upto ? added : rest_added);
-	return ktrace_digest(h, sizeof h);
-}
 
 /* With hashing: each kernel node's digests are the CPU reference's of its
  * buffer before and after it. */
@@ -174,23 +166,23 @@ static void test_explicit_hashed(void **state)
 		assert_true(l.flags & KTRACE_LAUNCHF_HASHED);
 		ktrace_launch_region(&l, 0, &g);
 		assert_true((g.flags & KTRACE_REGIONF_PRE) && (g.flags & KTRACE_REGIONF_POST));
-		assert_true(g.pre_hash == floats_digest(0, (float)k, N, 0));
-		assert_true(g.post_hash == floats_digest(0, (float)k + 1, N, 0));
+		assert_true(g.pre_hash == gt_floats_digest(0, (float)k, N, 0));
+		assert_true(g.post_hash == gt_floats_digest(0, (float)k + 1, N, 0));
 		/* node 3: add_one(y) after y = x */
 		assert_true(gt_graph_launch(&x, (uint64_t)k, 3, &l));
 		ktrace_launch_region(&l, 0, &g);
-		assert_true(g.pre_hash == floats_digest(0, (float)k + 1, N, 0));
-		assert_true(g.post_hash == floats_digest(0, (float)k + 2, N, 0));
+		assert_true(g.pre_hash == gt_floats_digest(0, (float)k + 1, N, 0));
+		assert_true(g.post_hash == gt_floats_digest(0, (float)k + 2, N, 0));
 	}
 	/* launch 3: n = 16 on the exec: only the first 16 grow */
 	assert_true(gt_graph_launch(&x, 3, 0, &l));
 	ktrace_launch_region(&l, 0, &g);
-	assert_true(g.post_hash == floats_digest(0, 4, 16, 3));
+	assert_true(g.post_hash == gt_floats_digest(0, 4, 16, 3));
 	/* launch 4: the exec update's x2 (1000 + i) */
 	assert_true(gt_graph_launch(&x, 4, 0, &l));
 	ktrace_launch_region(&l, 0, &g);
-	assert_true(g.pre_hash == floats_digest(1000, 0, N, 0));
-	assert_true(g.post_hash == floats_digest(1000, 1, N, 0));
+	assert_true(g.pre_hash == gt_floats_digest(1000, 0, N, 0));
+	assert_true(g.post_hash == gt_floats_digest(1000, 1, N, 0));
 	gt_free_recs(&x);
 }
 
@@ -224,8 +216,8 @@ static void test_capture(void **state)
 	/* the second launch's second node: x was incremented three times before it */
 	assert_true(gt_graph_launch(&x, 1, 1, &l));
 	ktrace_launch_region(&l, 0, &r);
-	assert_true(r.pre_hash == floats_digest(0, 3, N, 0));
-	assert_true(r.post_hash == floats_digest(0, 4, N, 0));
+	assert_true(r.pre_hash == gt_floats_digest(0, 3, N, 0));
+	assert_true(r.post_hash == gt_floats_digest(0, 4, N, 0));
 	assert_true(l.stream != 0);
 	gt_free_recs(&x);
 }

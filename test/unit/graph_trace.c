@@ -10,6 +10,7 @@
 
 #include <cmocka.h>
 
+#include "hashkern/ktrace_digest.h"
 #include "test/scratch.h"
 #include "test/unit/graph_trace.h"
 
@@ -157,6 +158,15 @@ void gt_graph_nodes(const struct ktrace_rec_graph *g, struct ktrace_graph_node *
 
 	for (uint32_t i = 0; i < g->nnodes; i++)
 		assert_int_equal(ktrace_graph_node_next(g, &off, &v[i]), 0);
+}
+
+uint64_t gt_floats_digest(float base, float added, int upto, float rest_added)
+{
+	float h[N];
+
+	for (int i = 0; i < N; i++)
+		h[i] = base + (float)i + (i < upto ? added : rest_added);
+	return ktrace_digest(h, sizeof h);
 }
 
 /* ---- the diff ---- */

@@ -46,6 +46,9 @@ unsigned gt_count_type(const struct recs *x, uint16_t type, int graph_only);
 /* The GRAPH record of revision rev (one part: these graphs are small). */
 void gt_graph_rev(const struct recs *x, uint32_t rev, struct ktrace_rec_graph *g);
 void gt_graph_nodes(const struct ktrace_rec_graph *g, struct ktrace_graph_node *v);
+/* The digest of graph_app's N floats base + i, plus `added` below index
+ * upto and rest_added from there. */
+uint64_t gt_floats_digest(float base, float added, int upto, float rest_added);
 /* Traces a and b of the scratch folder compared (strict: --strict). */
 void gt_compare_with(const char *a, const char *b, struct tm_trace *ta, struct tm_trace *tb, struct diff_result *r,
 		     int strict);
