@@ -17,7 +17,10 @@
  *  - the program's results are what it computes without ktrace (graph_app
  *    checks them and says OK);
  *  - the diff finds a non-deterministic kernel inside a loop body at its
- *    iteration, and two runs of a deterministic loop compare identical.
+ *    iteration, two runs of a deterministic loop compare identical, and a
+ *    loop that ran another number of times is a divergence of its own;
+ *  - `ktrace check` names the kernel and its iteration and says why it is
+ *    not replayed (a body's kernel does not run alone).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -258,9 +261,41 @@ static void test_diff_in_loop(void **state)
 	assert_int_equal(r.matched, 16);
 	assert_int_equal(r.unverified, 0);
 	assert_int_equal(r.set_aside, 0);
+	assert_int_equal(r.body_runs.differ, 0);
 	ktrace_diff_result_free(&r);
 	ktrace_tm_free(&a);
 	ktrace_tm_free(&b);
+
+	/* a loop that ran 4 times against one that ran 5: a divergence in its own right */
+	gt_run_app("while 5", "w5.ktrace", 1, 1);
+	gt_compare("w4a.ktrace", "w5.ktrace", &a, &b, &r);
+	assert_int_equal(r.status, 1);
+	assert_int_equal(r.body_runs.differ, 2); /* each graph launch */
+	assert_int_equal(r.body_runs.launch, 0);
+	assert_int_equal(r.body_runs.cond_node, 0);
+	assert_int_equal(r.body_runs.runs_a, 4);
+	assert_int_equal(r.body_runs.runs_b, 5);
+	ktrace_diff_result_free(&r);
+	ktrace_tm_free(&a);
+	ktrace_tm_free(&b);
+}
+
+/* ktrace check names the kernel and its iteration; a body's kernel cannot
+ * be replayed alone, and the report says why. */
+static void test_check_loop_body(void **state)
+{
+	static char out[1 << 16];
+	int st;
+
+	(void)state;
+	st = gt_check_app("while_nondet 3", out, sizeof out);
+	if (st != 1 || !strstr(out, "first divergence: fake_nondet_sum") ||
+	    !strstr(out, "in a conditional node's body: iteration 0 (of 3 in A, 3 in B)") ||
+	    !strstr(out, "not replayable") || !strstr(out, "a conditional node (the GPU decides"))
+		fail_msg("ktrace check -- graph_app while_nondet 3: exit %d:\n%s", st, out);
+	st = gt_check_app("while 4", out, sizeof out);
+	if (st != 0)
+		fail_msg("ktrace check -- graph_app while 4: exit %d:\n%s", st, out);
 }
 
 int main(void)
@@ -271,6 +306,7 @@ int main(void)
 		cmocka_unit_test(test_nested),
 		cmocka_unit_test(test_ring_overflow),
 		cmocka_unit_test(test_diff_in_loop),
+		cmocka_unit_test(test_check_loop_body),
 	};
 
 	return cmocka_run_group_tests(tests, gt_setup, gt_teardown);

@@ -503,6 +503,7 @@ void ktrace_diff_report_text(FILE *f, const struct diff_result *r, const struct 
 	if (!r->ndivs) {
 		text_no_divergence(f, r);
 		ktrace_diff_text_results(f, r);
+		ktrace_diff_text_body_runs(f, r);
 		text_kernel_table(f, r, o->all);
 		return;
 	}
@@ -510,6 +511,7 @@ void ktrace_diff_report_text(FILE *f, const struct diff_result *r, const struct 
 		v == DIFF_VERDICT_UNCONFIRMED ? "digests differ" : "DIVERGED", ktrace_diff_verdict_name(v), r->diverged,
 		r->diverged == 1 ? "" : "es", nk, nk == 1 ? "" : "s");
 	ktrace_diff_text_results(f, r);
+	ktrace_diff_text_body_runs(f, r);
 	fputc('\n', f);
 	ktrace_diff_text_divergence(f, r, &r->divs[0], "first divergence");
 	if (o->all) {
