@@ -103,14 +103,7 @@ static cudaGraph_t build_graph(cond_args &a, bool plant)
 	CK(cudaGraphCreate(&g, 0));
 	CK(cudaGraphConditionalHandleCreate(&a.h, g, 1, cudaGraphCondAssignDefault));
 	cudaGraphNode_t reset = add_memset(g, nullptr, a.b.iter, 1);
-	cudaGraphNodeParams cp = {};
-	cp.type = cudaGraphNodeTypeConditional;
-	cp.conditional.handle = a.h;
-	cp.conditional.type = cudaGraphCondTypeWhile;
-	cp.conditional.size = 1;
-	cudaGraphNode_t node;
-	CK(cudaGraphAddNode(&node, g, &reset, nullptr, 1, &cp));
-	fill_body(cp.conditional.phGraph_out[0], a, plant);
+	fill_body(kt_add_while(g, &reset, a.h), a, plant);
 	return g;
 }
 
