@@ -48,6 +48,8 @@ static void text_node_body(FILE *f, const struct ktrace_graph_node *n)
 		fprintf(f, " graph %llu", ktrace_ull(n->child_graph_id));
 		break;
 	case KTRACE_GNODE_CONDITIONAL:
+		if (!n->cond_size) /* its bodies not described (or a file before 1.14) */
+			break;
 		fprintf(f, " %s, condition 0x%llx, %u bodies, default %u", ktrace_cond_type_name(n->cond_type),
 			ktrace_ull(n->cond_handle), n->cond_size, n->cond_default);
 		if (n->cond_flags & KTRACE_CONDF_ASSIGN_DEFAULT)

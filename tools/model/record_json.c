@@ -124,6 +124,8 @@ static void json_graph_node_body(struct json_writer *w, const struct ktrace_grap
 		ktrace_json_u64(w, "child_graph_id", n->child_graph_id);
 		break;
 	case KTRACE_GNODE_CONDITIONAL:
+		if (!n->cond_size) /* its bodies not described (or a file before 1.14) */
+			break;
 		ktrace_json_str(w, "cond_type", ktrace_cond_type_name(n->cond_type));
 		ktrace_json_hex(w, "cond_handle", n->cond_handle);
 		ktrace_json_u64(w, "bodies", n->cond_size);
