@@ -363,10 +363,16 @@ void kt_gexec_node_set(struct kt_gexec *x, const void *set)
 	else
 		rc = set_on_mirror(x->mirror_top[i], s);
 	kt_graph_calls_end(&mode, began);
+	if (rc && x->hash) {
+		/* ktrace's copy no longer runs what the program's exec runs: from now
+		 * on the program's exec runs, unhashed */
+		kt_ghash_release(x->hash);
+		x->hash = NULL;
+	}
 	if (rc && x->noted != KTRACE_GRAPH_UNTRACED_DRIVER)
 		kt_graph_note(x->id, x->graph_id, KTRACE_GRAPH_UNTRACED_DRIVER,
-			      "node parameters set on the exec could not be followed: later launches are recorded "
-			      "with the parameters ktrace knows");
+			      "node parameters set on the exec could not be followed: later launches run the "
+			      "program's exec, recorded unhashed with the parameters ktrace knows");
 	if (rc)
 		x->noted = KTRACE_GRAPH_UNTRACED_DRIVER;
 	x->dirty = 1;

@@ -32,6 +32,9 @@
  *   graph_app if V       { set_cond(V) -> IF { add_one(x) } else { add_one(y) } }
  *   graph_app switch V   { set_cond(V) -> SWITCH { add_one(x0) | add_one(x1) |
  *                        add_one(x2) } }
+ *   graph_app if_set     the IF graph with V = 0 launched once, then V = 1 set on
+ *                        the exec's set_cond node (cuGraphExecKernelNodeSetParams)
+ *                        and launched again: x and y each one more
  *   graph_app nested     { WHILE { add_one(x) -> loop_cond(c2) -> IF (c2 > 0)
  *                        { add_one(y) } -> loop_cond(c1) } }, c1 = 3, c2 = 2:
  *                        the IF body runs in the first run of the loop only
@@ -422,6 +425,47 @@ static int run_if_switch(unsigned v, int is_switch)
 	return first(x[0]) == (v != 0) && first(x[1]) == 100 + (v == 0);
 }
 
+/* set_cond(0) -> IF { add_one(x) } else { add_one(y) }, launched; then set_cond(1)
+ * set on the exec and launched again: the exec's new parameters run. */
+static int run_if_set(void)
+{
+	CUdeviceptr x = device_floats(0), y = device_floats(100);
+	unsigned v0 = 0, v1 = 1;
+	int n = N;
+	void *a[2][2], *ac[2], *ac1[2];
+	CUDA_KERNEL_NODE_PARAMS p;
+	CUgraphConditionalHandle h;
+	CUgraph g, body[2];
+	CUgraphNode k;
+	CUgraphExec e;
+
+	OK(cuGraphCreate(&g, 0));
+	OK(cuGraphConditionalHandleCreate(&h, g, NULL, 0, 0));
+	k = add_cond_kernel(g, NULL, "fake_set_cond", &h, &v0, ac);
+	add_cond(g, k, h, CU_GRAPH_COND_TYPE_IF, 2, body);
+	for (unsigned b = 0; b < 2; b++) {
+		CUDA_KERNEL_NODE_PARAMS q = add_one_params(b ? &y : &x, &n, a[b]);
+
+		add_kernel(body[b], NULL, &q);
+	}
+	OK(cuGraphInstantiateWithFlags(&e, g, 0));
+	OK(cuGraphLaunch(e, NULL));
+	memset(&p, 0, sizeof(p));
+	ac1[0] = &h;
+	ac1[1] = &v1;
+	p.func = kernel("fake_set_cond");
+	p.gridDimX = p.gridDimY = p.gridDimZ = 1;
+	p.blockDimX = p.blockDimY = p.blockDimZ = 1;
+	p.kernelParams = ac1;
+	OK(cuGraphExecKernelNodeSetParams(e, k, &p));
+	OK(cuGraphLaunch(e, NULL));
+	OK(cuStreamSynchronize(NULL));
+	OK(cuGraphExecDestroy(e));
+	OK(cuGraphDestroy(g));
+	printf("x %g y %g\n", first(x), first(y));
+	return first(x) == 1.0f && first(y) == 101.0f;
+}
+
 /* WHILE { add_one(x) -> loop_cond(h2, c2) -> IF (h2) { add_one(y) } -> loop_cond(h1, c1) }. */
 static int run_nested(void)
 {
@@ -540,6 +584,8 @@ int main(int argc, char **argv)
 		ok = run_if_switch(argc > 2 ? (unsigned)atoi(argv[2]) : 0, !strcmp(mode, "switch"));
 	else if (!strcmp(mode, "nested"))
 		ok = run_nested();
+	else if (!strcmp(mode, "if_set"))
+		ok = run_if_set();
 	else
 		ok = 0;
 	puts(ok ? "OK" : "FAILED");

@@ -164,6 +164,24 @@ static void test_if_switch(void **state)
 	check_taken("switch 5", "switch5.ktrace", 3, 5); /* no body of that index: none runs */
 }
 
+/* Parameters set on the exec of a graph ktrace has no mirror of cannot be
+ * followed into its copy: the program's exec runs from then on (graph_app
+ * checks it computed with the new parameters), unhashed, a NOTE says so. */
+static void test_exec_set_params(void **state)
+{
+	struct ktrace_rec_launch v[4];
+	struct recs x;
+
+	(void)state;
+	gt_run_app("if_set", "ifset.ktrace", 1, 0);
+	gt_read_recs("ifset.ktrace", &x);
+	assert_int_equal(body_launches(&x, 0, 3, v, 4), 1); /* launch 0: the else body, from ktrace's copy */
+	assert_int_equal(body_launches(&x, 1, 2, v, 4), 0); /* launch 1: the program's exec, bodies unknown */
+	assert_int_equal(x.counters[KTRACE_CTR_GRAPH_LAUNCHES_UNHASHED], 1);
+	assert_int_equal(gt_count_graph_notes(&x, "could not be followed: later launches run the program's exec"), 1);
+	gt_free_recs(&x);
+}
+
 /* WHILE (3 runs) { add_one(x) -> loop_cond -> IF { add_one(y) } -> loop_cond }:
  * nodes 0 WHILE, 1 add_one(x), 2 loop_cond, 3 IF, 4 add_one(y), 5 loop_cond. */
 static void test_nested(void **state)
@@ -303,6 +321,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_while_runs),
 		cmocka_unit_test(test_if_switch),
+		cmocka_unit_test(test_exec_set_params),
 		cmocka_unit_test(test_nested),
 		cmocka_unit_test(test_ring_overflow),
 		cmocka_unit_test(test_diff_in_loop),

@@ -280,23 +280,6 @@ static void test_diff_unordered_nodes(void **state)
 
 /* ---- graphs ktrace cannot hash ------------------------------------------------------------------ */
 
-/* The graph NOTEs of a trace (with `says`: those whose text holds it). */
-static unsigned count_graph_notes(const struct recs *x, const char *says)
-{
-	unsigned n = 0;
-
-	for (size_t i = 0; i < x->n; i++) {
-		struct ktrace_rec_note note;
-		char text[1024];
-
-		if (x->type[i] != KTRACE_REC_NOTE || ktrace_decode_note(x->rec[i], x->len[i], &note) ||
-		    note.code != KTRACE_NOTE_CODE_GRAPH)
-			continue;
-		snprintf(text, sizeof text, "%.*s", (int)note.text.len, note.text.ptr);
-		n += !says || strstr(text, says);
-	}
-	return n;
-}
 
 /* A graph of memory nodes: run as the program made it, its nodes recorded
  * unhashed, a NOTE, counted by the diff; --strict fails on it.  Beside it
@@ -327,7 +310,7 @@ static void test_untraced(void **state)
 	assert_int_equal(why[0], KTRACE_GRAPH_TRACED);
 	assert_int_equal(why[1], KTRACE_GRAPH_UNTRACED_MEMORY_NODES);
 	assert_int_equal(why[2], KTRACE_GRAPH_TRACED); /* the exec update's revision */
-	assert_int_equal(count_graph_notes(&x, NULL), 1);
+	assert_int_equal(gt_count_graph_notes(&x, NULL), 1);
 	/* both kernel nodes of the conditional graph (3 launches), the one between the memory nodes (2) */
 	assert_int_equal(gt_count_type(&x, KTRACE_REC_LAUNCH, 1), 8);
 	assert_true(gt_graph_launch(&x, 0, 0, &l));
@@ -386,7 +369,7 @@ static void test_instrument_failure_named(void **state)
 			assert_false(g.flags & KTRACE_GRAPHF_HASHED);
 			assert_int_equal(g.untraced, KTRACE_GRAPH_UNTRACED_DRIVER);
 		}
-	assert_int_equal(count_graph_notes(&x, "(driver_error) (cuGraphAddKernelNode_v2 returned "
+	assert_int_equal(gt_count_graph_notes(&x, "(driver_error) (cuGraphAddKernelNode_v2 returned "
 					       "CUDA_ERROR_INVALID_VALUE)"), 1);
 	assert_true(gt_graph_launch(&x, 0, 0, &l));
 	assert_false(l.flags & KTRACE_LAUNCHF_HASHED);
@@ -404,7 +387,7 @@ static void test_replay_run_says_graph_runs_whole(void **state)
 	gt_run_app("untraced", "replayrun.ktrace", 0, 0);
 	gt_extra_env = "KTRACE_QUIET=1";
 	gt_read_recs("replayrun.ktrace", &x);
-	assert_int_equal(count_graph_notes(&x, "runs as one graph launch in this replay run, its kernel nodes are "
+	assert_int_equal(gt_count_graph_notes(&x, "runs as one graph launch in this replay run, its kernel nodes are "
 					       "not replayed: "), 2);
 	gt_free_recs(&x);
 }

@@ -160,6 +160,23 @@ void gt_graph_nodes(const struct ktrace_rec_graph *g, struct ktrace_graph_node *
 		assert_int_equal(ktrace_graph_node_next(g, &off, &v[i]), 0);
 }
 
+unsigned gt_count_graph_notes(const struct recs *x, const char *says)
+{
+	unsigned n = 0;
+
+	for (size_t i = 0; i < x->n; i++) {
+		struct ktrace_rec_note note;
+		char text[1024];
+
+		if (x->type[i] != KTRACE_REC_NOTE || ktrace_decode_note(x->rec[i], x->len[i], &note) ||
+		    note.code != KTRACE_NOTE_CODE_GRAPH)
+			continue;
+		snprintf(text, sizeof text, "%.*s", (int)note.text.len, note.text.ptr);
+		n += !says || strstr(text, says);
+	}
+	return n;
+}
+
 uint64_t gt_floats_digest(float base, float added, int upto, float rest_added)
 {
 	float h[N];
