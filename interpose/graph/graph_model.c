@@ -577,8 +577,7 @@ static void body_runs(struct kt_grev *r)
 	}
 }
 
-/* The kernel nodes inside bodies, each body's in topological order, and
- * the launch_seq numbers a launch takes.  0 or -1. */
+/* The kernel nodes inside bodies, each body's in topological order.  0 or -1. */
 static int body_kernels(struct kt_grev *r, const uint32_t *topo, uint32_t n)
 {
 	free(r->body_order);
@@ -600,7 +599,6 @@ static int body_kernels(struct kt_grev *r, const uint32_t *topo, uint32_t n)
 				r->body_order[r->nbody_kern + L->nkern++] = topo[k];
 		r->nbody_kern += L->nkern;
 	}
-	r->nseq = (uint64_t)r->nrec + (uint64_t)r->nbody_kern * r->ring;
 	return 0;
 }
 
