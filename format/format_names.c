@@ -153,6 +153,16 @@ const char *ktrace_graph_untraced_name(uint32_t why)
 	return pick(names, sizeof names / sizeof names[0], why);
 }
 
+const char *ktrace_cond_type_name(uint32_t type)
+{
+	static const char *const names[] = {
+		[KTRACE_COND_IF] = "if",
+		[KTRACE_COND_WHILE] = "while",
+		[KTRACE_COND_SWITCH] = "switch",
+	};
+	return pick(names, sizeof names / sizeof names[0], type);
+}
+
 const char *ktrace_graph_cause_name(uint32_t cause)
 {
 	static const char *const names[] = {
@@ -245,11 +255,12 @@ static const char *bit_pick(const char *const *names, size_t n, uint32_t bit)
 	}
 
 BIT_TABLE(ktrace_launch_flag_name, "ptsz", "extra", "capturing", "hashed", "hash_skipped", "failed",
-	  "params_truncated", "graph", "range")
+	  "params_truncated", "graph", "range", "graph_iter")
 BIT_TABLE(ktrace_graph_node_flag_name, "recorded", "hashed", "filtered", "in_conditional", "params_truncated",
 	  "disabled")
 BIT_TABLE(ktrace_copy_flag_name, "async", "2d", "3d", "src_digest", "graph", "range")
 BIT_TABLE(ktrace_stream_flag_name, "non_blocking")
+BIT_TABLE(ktrace_cond_flag_name, "assign_default", "default_known")
 BIT_TABLE(ktrace_instantiate_flag_name, "auto_free_on_launch", "upload", "device_launch", "use_node_priority")
 BIT_TABLE(ktrace_region_flag_name, "in_struct", "pre", "post", "capped", "unhashed", "exact", "guessed",
 	  "signature", "coll_buffer")

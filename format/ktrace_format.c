@@ -206,6 +206,21 @@ static void get_graph_ref(const uint8_t *e, struct ktrace_graph_ref *g)
 	GRAPH_REF_FIELDS(GET_FIELD)
 }
 
+/* The iteration reference (since 1.14), after the range reference. */
+#define GRAPH_ITER_REF_FIELDS(F) \
+	F(32, 0, iteration) F(32, 4, cond_node) F(32, 8, body) F(32, 12, outer_iteration) F(32, 16, iterations) \
+	F(32, 20, dropped)
+
+static void put_graph_iter_ref(uint8_t *e, const struct ktrace_graph_ref *g)
+{
+	GRAPH_ITER_REF_FIELDS(PUT_FIELD)
+}
+
+static void get_graph_iter_ref(const uint8_t *e, struct ktrace_graph_ref *g)
+{
+	GRAPH_ITER_REF_FIELDS(GET_FIELD)
+}
+
 /* The range reference (since 1.9). */
 #define RANGE_REF_FIELDS(F) F(32, 0, range) F(16, 4, fw_seq_kind) F(16, 6, flags) F(64, 8, fw_seq)
 
@@ -316,7 +331,10 @@ size_t ktrace_encode_launch(void *buf, size_t cap, const struct ktrace_rec_launc
 	if (r->flags & KTRACE_LAUNCHF_GRAPH)
 		put_graph_ref((uint8_t *)buf + base, &r->graph);
 	if (r->flags & KTRACE_LAUNCHF_RANGE)
-		put_range_ref((uint8_t *)buf + size - KTRACE_RANGE_REF_DISK_SIZE, &r->range);
+		put_range_ref((uint8_t *)buf + base + (r->flags & KTRACE_LAUNCHF_GRAPH ? KTRACE_GRAPH_REF_DISK_SIZE : 0),
+			      &r->range);
+	if (r->flags & KTRACE_LAUNCHF_GRAPH_ITER)
+		put_graph_iter_ref((uint8_t *)buf + size - KTRACE_GRAPH_ITER_REF_DISK_SIZE, &r->graph);
 	return size;
 }
 
@@ -377,6 +395,12 @@ static int get_launch(const uint8_t *b, size_t len, struct ktrace_rec_launch *r)
 		if (need > len)
 			return -1;
 		get_range_ref(b + need - KTRACE_RANGE_REF_DISK_SIZE, &r->range);
+	}
+	if (r->flags & KTRACE_LAUNCHF_GRAPH_ITER) {
+		need += KTRACE_GRAPH_ITER_REF_DISK_SIZE;
+		if (need > len)
+			return -1;
+		get_graph_iter_ref(b + need - KTRACE_GRAPH_ITER_REF_DISK_SIZE, &r->graph);
 	}
 	return 0;
 }
@@ -554,6 +578,7 @@ int ktrace_decode_replay(const void *rec, size_t len, struct ktrace_rec_replay *
 #define GNODE_KERNEL_FIXED 80
 #define GNODE_COPY_SIZE 56
 #define GNODE_CHILD_SIZE 32
+#define GNODE_COND_SIZE 48
 #define GEDGE_SIZE 8
 
 static size_t gnode_size(const struct ktrace_graph_node *n)
@@ -566,6 +591,8 @@ static size_t gnode_size(const struct ktrace_graph_node *n)
 		return GNODE_COPY_SIZE;
 	case KTRACE_GNODE_CHILD:
 		return GNODE_CHILD_SIZE;
+	case KTRACE_GNODE_CONDITIONAL:
+		return GNODE_COND_SIZE;
 	default:
 		return GNODE_HEAD;
 	}
@@ -591,6 +618,7 @@ static void put_gnode(uint8_t *e, size_t size, const struct ktrace_graph_node *n
 	le16(e + 6, n->flags);
 	le64(e + 8, n->handle);
 	le32(e + 16, n->parent);
+	le32(e + 20, n->body);
 	if (n->kind == KTRACE_GNODE_KERNEL) {
 		put_gnode_kernel(e, n);
 	} else if (n->kind == KTRACE_GNODE_MEMCPY || n->kind == KTRACE_GNODE_MEMSET) {
@@ -602,6 +630,12 @@ static void put_gnode(uint8_t *e, size_t size, const struct ktrace_graph_node *n
 		le32(e + 52, n->copy_flags);
 	} else if (n->kind == KTRACE_GNODE_CHILD) {
 		le64(e + 24, n->child_graph_id);
+	} else if (n->kind == KTRACE_GNODE_CONDITIONAL) {
+		le64(e + 24, n->cond_handle);
+		le32(e + 32, n->cond_type);
+		le32(e + 36, n->cond_size);
+		le32(e + 40, n->cond_default);
+		le32(e + 44, n->cond_flags);
 	}
 }
 
@@ -669,6 +703,12 @@ static void get_gnode_body(const uint8_t *e, uint32_t size, struct ktrace_graph_
 		out->copy_flags = rd32(e + 52);
 	} else if (out->kind == KTRACE_GNODE_CHILD && size >= GNODE_CHILD_SIZE) {
 		out->child_graph_id = rd64(e + 24);
+	} else if (out->kind == KTRACE_GNODE_CONDITIONAL && size >= GNODE_COND_SIZE) {
+		out->cond_handle = rd64(e + 24);
+		out->cond_type = rd32(e + 32);
+		out->cond_size = rd32(e + 36);
+		out->cond_default = rd32(e + 40);
+		out->cond_flags = rd32(e + 44);
 	}
 }
 
@@ -687,6 +727,7 @@ int ktrace_graph_node_next(const struct ktrace_rec_graph *r, uint32_t *off, stru
 	out->flags = rd16(e + 6);
 	out->handle = rd64(e + 8);
 	out->parent = rd32(e + 16);
+	out->body = rd32(e + 20);
 	get_gnode_body(e, size, out);
 	if (out->param_bytes && out->param_bytes_len > size - GNODE_KERNEL_FIXED)
 		return -1;

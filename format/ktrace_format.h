@@ -188,6 +188,8 @@ enum ktrace_launch_api {
                                            * with the graph reference (struct ktrace_graph_ref) */
 #define KTRACE_LAUNCHF_RANGE      0x0100u /* since 1.9: the range reference (struct ktrace_range_ref)
                                            * follows the parameters (and the graph reference) */
+#define KTRACE_LAUNCHF_GRAPH_ITER 0x0200u /* since 1.14: a kernel node inside a conditional node's body:
+                                           * the iteration reference follows the other references */
 
 /* Since 1.9: the NVTX range path open on the calling thread when a LAUNCH
  * (flag KTRACE_LAUNCHF_RANGE), MEMCPY or MEMSET (flag KTRACE_COPYF_RANGE)
@@ -221,8 +223,19 @@ struct ktrace_graph_ref {
 	                        * [launch_seq, launch_seq + n); unique per graph launch */
 	uint32_t node;         /* index of the node in the exec's GRAPH record */
 	uint32_t revision;     /* the GRAPH record (revision) of the exec the node's fields come from */
+	/* Since 1.14, a LAUNCH with flag GRAPH_ITER (a kernel node inside a
+	 * conditional node's body): the iteration reference, 24 bytes on disk
+	 * after the range reference (docs/format.md "Iteration reference"). */
+	uint32_t iteration;    /* which run of the body in this graph launch, from 0 */
+	uint32_t cond_node;    /* the conditional node (index in the GRAPH record) whose body it is */
+	uint32_t body;         /* which body of that node */
+	uint32_t outer_iteration; /* the run of the enclosing body it ran in, or KTRACE_GRAPH_NO_ITERATION */
+	uint32_t iterations;   /* how many times the body ran in this graph launch */
+	uint32_t dropped;      /* of those, runs not recorded (the ring of KTRACE_GRAPH_ITERS was full) */
 };
 #define KTRACE_GRAPH_REF_DISK_SIZE 40
+#define KTRACE_GRAPH_ITER_REF_DISK_SIZE 24
+#define KTRACE_GRAPH_NO_ITERATION 0xffffffffu
 
 /* One pointer word found in the parameter buffer. */
 struct ktrace_region {
@@ -294,7 +307,8 @@ struct ktrace_rec_launch {
 static inline size_t ktrace_launch_tail_size(uint32_t flags)
 {
 	return (flags & KTRACE_LAUNCHF_GRAPH ? KTRACE_GRAPH_REF_DISK_SIZE : 0) +
-	       (flags & KTRACE_LAUNCHF_RANGE ? KTRACE_RANGE_REF_DISK_SIZE : 0);
+	       (flags & KTRACE_LAUNCHF_RANGE ? KTRACE_RANGE_REF_DISK_SIZE : 0) +
+	       (flags & KTRACE_LAUNCHF_GRAPH_ITER ? KTRACE_GRAPH_ITER_REF_DISK_SIZE : 0);
 }
 
 /* ---- ALLOC / FREE ------------------------------------------------------ */
@@ -520,7 +534,8 @@ enum ktrace_graph_node_kind {
 #define KTRACE_GNODEF_RECORDED  0x1u /* each launch of the exec records it (LAUNCH / MEMCPY / MEMSET) */
 #define KTRACE_GNODEF_HASHED    0x2u /* its regions are hashed in the graph (kernel nodes) */
 #define KTRACE_GNODEF_FILTERED  0x4u /* not recorded: KTRACE_KERNELS */
-#define KTRACE_GNODEF_IN_CONDITIONAL 0x8u /* inside a conditional node's body: not recorded */
+#define KTRACE_GNODEF_IN_CONDITIONAL 0x8u /* inside a conditional node's body: recorded per run of the
+                                           * body (since 1.14; before: not recorded) */
 #define KTRACE_GNODEF_PARAMS_TRUNCATED 0x10u /* parameter bytes cut (layout unknown) */
 #define KTRACE_GNODEF_DISABLED  0x20u /* disabled in the exec (cuGraphNodeSetEnabled): not run, not recorded */
 #define KTRACE_GRAPH_NO_PARENT 0xffffffffu
@@ -529,6 +544,8 @@ struct ktrace_graph_node {
 	uint16_t kind;         /* enum ktrace_graph_node_kind */
 	uint16_t flags;        /* KTRACE_GNODEF_* */
 	uint32_t parent;       /* index of the enclosing child-graph or conditional node, or NO_PARENT */
+	uint32_t body;         /* since 1.14, flag IN_CONDITIONAL: which body of the innermost
+	                        * conditional node around it holds the node */
 	uint64_t handle;       /* the CUgraphNode */
 	/* kernel */
 	uint64_t kernel_id;
@@ -542,7 +559,15 @@ struct ktrace_graph_node {
 	uint64_t dst, src, bytes, value, count;
 	uint32_t dir, elem_size, copy_flags;
 	uint64_t child_graph_id;
+	/* conditional (since 1.14): the program's condition handle, its type
+	 * (enum ktrace_cond_type), number of bodies, the handle's default value
+	 * and flags (KTRACE_CONDF_*) */
+	uint64_t cond_handle;
+	uint32_t cond_type, cond_size, cond_default, cond_flags;
 };
+enum ktrace_cond_type { KTRACE_COND_IF = 0, KTRACE_COND_WHILE = 1, KTRACE_COND_SWITCH = 2 };
+#define KTRACE_CONDF_ASSIGN_DEFAULT 0x1u /* the default is assigned at each graph launch */
+#define KTRACE_CONDF_DEFAULT_KNOWN  0x2u /* ktrace saw the handle made: default and ASSIGN_DEFAULT are known */
 struct ktrace_graph_edge { uint32_t from, to; };
 /* What a reader accepts of one revision (docs/format.md "GRAPH"): the library
  * writes at most 65536 nodes and 4M edges; a file claiming more is corrupt. */
@@ -727,6 +752,8 @@ const char *ktrace_hash_skip_text(uint32_t why);
 const char *ktrace_graph_node_kind_name(uint32_t kind); /* "kernel", "memcpy", ... */
 const char *ktrace_graph_untraced_name(uint32_t why);  /* "traced", "device_launch", ... */
 const char *ktrace_graph_cause_name(uint32_t cause);   /* "instantiate", ... */
+const char *ktrace_cond_type_name(uint32_t type);      /* "if", "while", "switch" */
+const char *ktrace_cond_flag_name(uint32_t bit);       /* KTRACE_CONDF_* */
 const char *ktrace_range_kind_name(uint32_t kind);     /* "push", "start" */
 const char *ktrace_fw_seq_kind_name(uint32_t kind);   /* "none", "forward", "backward" */
 const char *ktrace_range_ref_flag_name(uint32_t bit); /* one KTRACE_RANGEREF_ bit: "graph_node"; NULL unknown */

@@ -13,7 +13,8 @@
  * aligned loads, and the partial last word is read byte by byte.
  *
  * Built as a fatbin (hashkern/hashkern.mk) embedded in libktrace.so.
- * Owns the kernel entry points ktrace_hash_r8/r32/r160.  Includes only
+ * Owns the kernel entry points ktrace_hash_r8/r32/r160 and ktrace_cond_advance
+ * (a conditional graph body's run counter).  Includes only
  * hashkern/hashkern_abi.h and hashkern/kt64v1.h; calls nothing but CUDA
  * device intrinsics.
  */
@@ -163,6 +164,15 @@ static __device__ __forceinline__ uint64_t warp_sum(uint64_t v)
 	return v;
 }
 
+/* Bytes from h.result to the ring slot of the body's current run (0 outside
+ * a conditional body). */
+static __device__ __forceinline__ uint64_t ring_offset(const struct kt_hash_hdr &h)
+{
+	if (!h.iter_counter)
+		return 0;
+	return kt_ring_slot(*(const volatile unsigned long long *)h.iter_counter - 1u, h.ring) * h.ring_stride;
+}
+
 /* The kernel of a variant holding up to R regions.  Each warp takes chunks
  * in a grid-stride loop and adds its lanes' sums into the block's per-region
  * sums (shared memory) whenever it moves on to a later region, and once at
@@ -182,7 +192,7 @@ static __device__ __forceinline__ void hash_regions(const P &params)
 	const uint64_t total = params.chunk_end[n - 1];
 	const uint64_t nwarps = (uint64_t)gridDim.x * (blockDim.x / LANES);
 	unsigned long long *scratch = (unsigned long long *)params.h.scratch;
-	unsigned long long *result = (unsigned long long *)params.h.result;
+	unsigned long long *result = (unsigned long long *)(params.h.result + ring_offset(params.h));
 	unsigned region = 0;
 	uint64_t acc = 0;
 
@@ -274,3 +284,18 @@ static __device__ __forceinline__ void hash_regions(const P &params)
 KT_HASH_ENTRY(8)
 KT_HASH_ENTRY(32)
 KT_HASH_ENTRY(160)
+
+/* A conditional body's run counter (hashkern_abi.h, kt_cond_advance_params). */
+extern "C" __global__ void ktrace_cond_advance(const __grid_constant__ struct kt_cond_advance_params p)
+{
+	unsigned long long *counter = (unsigned long long *)p.counter;
+	unsigned long long run;
+
+	if (threadIdx.x || blockIdx.x)
+		return;
+	run = *counter;
+	*counter = run + 1u;
+	((unsigned long long *)p.outer)[kt_ring_slot(run, p.ring)] =
+		p.parent ? *(const unsigned long long *)p.parent : 0ull;
+	__threadfence();
+}

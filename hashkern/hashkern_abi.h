@@ -13,6 +13,12 @@
  *   ptr/len     the regions; len > 0.
  *   chunk_end   inclusive prefix sums of kt_hash_chunks(len[i]): region i owns
  *               work chunks [chunk_end[i-1], chunk_end[i]).
+ *   h.iter_counter  0, or (a checksum node inside a conditional node's body
+ *               of a CUDA graph) the device address of the body's u64 run
+ *               counter, which ktrace_cond_advance advanced at the start of
+ *               this run: the results then go to ring slot
+ *               kt_ring_slot(counter - 1, h.ring) of a ring whose slots are
+ *               h.ring_stride bytes apart (h.result is slot 0).
  *
  * The accumulators are KT64V1 sums (kt64v1.h); the digest of region i is
  * kt64_finalize(result[i], len[i]).  Any grid size gives the same sums.
@@ -36,8 +42,38 @@ struct kt_hash_hdr {
 	uint64_t result;     /* device address of host-mapped u64[n + 1] */
 	uint64_t done_value; /* nonzero; written to result[n] last */
 	uint32_t n;          /* regions, 1..R */
+	uint32_t ring;       /* slots of the ring (with iter_counter; >= 2) */
+	uint64_t iter_counter; /* 0, or CUdeviceptr of the body's u64 run counter */
+	uint64_t ring_stride;  /* bytes between two slots of the ring */
+};
+
+/* The slot of run i (from 0) of a body in a ring of `ring` slots (>= 2):
+ * the first (ring + 1) / 2 runs keep their own slots, later runs share the
+ * other slots in turn, so that after n > ring runs the ring holds the first
+ * (ring + 1) / 2 runs and the last ring / 2. */
+#ifdef __CUDACC__
+#define KT_RING_INLINE static __host__ __device__ __forceinline__
+#else
+#define KT_RING_INLINE static inline
+#endif
+KT_RING_INLINE uint64_t kt_ring_slot(uint64_t i, uint32_t ring)
+{
+	uint64_t first = (ring + 1u) / 2u, last = ring - first;
+
+	return i < first ? i : first + (i - first) % last;
+}
+
+/* ktrace_cond_advance: one thread, at the start of each run of a
+ * conditional body: counter += 1 and outer[kt_ring_slot(old counter, ring)]
+ * = *parent (the enclosing body's run counter; 0 when parent is 0). */
+struct kt_cond_advance_params {
+	uint64_t counter;    /* CUdeviceptr of the body's u64 run counter */
+	uint64_t parent;     /* CUdeviceptr of the enclosing body's counter, or 0 */
+	uint64_t outer;      /* CUdeviceptr of u64[ring] */
+	uint32_t ring;
 	uint32_t reserved;
 };
+#define KT_COND_ADVANCE_NAME "ktrace_cond_advance"
 
 #define KT_HASH_PARAMS_STRUCT(R) \
 	struct kt_hash_params_r##R { \

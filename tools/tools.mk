@@ -31,7 +31,7 @@ JOB_DIFF_SRCS := tools/diff/job_collect.c tools/diff/job_ops.c tools/diff/job_ca
 DIFF_CORE_SRCS := tools/diff/diff_align.c tools/diff/diff_engine.c tools/diff/diff_report.c tools/diff/diff_json.c \
 	tools/diff/diff_confirm.c tools/diff/diff_explain.c tools/diff/diff_ci.c tools/diff/diff_cli.c \
 	tools/diff/diff_order.c tools/diff/diff_cut.c tools/diff/diff_rwrace.c tools/diff/diff_graph.c tools/diff/diff_results.c tools/diff/diff_where.c \
-	tools/diff/diff_unverified.c tools/diff/diff_timeline.c $(EXPORT_SRCS) $(MODEL_SRCS) $(JOB_DIFF_SRCS)
+	tools/diff/diff_unverified.c tools/diff/diff_timeline.c tools/diff/diff_cond.c $(EXPORT_SRCS) $(MODEL_SRCS) $(JOB_DIFF_SRCS)
 
 # ktrace-diff: the determinism diff of two traces.
 TOOLS += ktrace-diff

@@ -297,7 +297,9 @@
 	WRAPPED(cuGraphKernelNodeSetParams_v2, (CUgraphNode, const CUDA_KERNEL_NODE_PARAMS *)) \
 	WRAPPED(cuGraphMemcpyNodeSetParams, (CUgraphNode, const CUDA_MEMCPY3D *)) \
 	WRAPPED(cuGraphMemsetNodeSetParams, (CUgraphNode, const CUDA_MEMSET_NODE_PARAMS *)) \
-	WRAPPED(cuGraphNodeSetParams, (CUgraphNode, CUgraphNodeParams *))
+	WRAPPED(cuGraphNodeSetParams, (CUgraphNode, CUgraphNodeParams *)) \
+	WRAPPED(cuGraphConditionalHandleCreate, (CUgraphConditionalHandle *, CUgraph, CUcontext, unsigned int, \
+						 unsigned int))
 
 /* Executable graphs (wrap_graph.c): instantiation in every form, upload,
  * launch, update, node parameters set on the exec, destruction. */
@@ -342,6 +344,7 @@
 	CALLED(cuGraphMemcpyNodeGetParams, (CUgraphNode, CUDA_MEMCPY3D *)) \
 	CALLED(cuGraphMemsetNodeGetParams, (CUgraphNode, CUDA_MEMSET_NODE_PARAMS *)) \
 	CALLED(cuGraphChildGraphNodeGetGraph, (CUgraphNode, CUgraph *)) \
+	CALLED(cuGraphNodeGetParams, (CUgraphNode, CUgraphNodeParams *)) \
 	CALLED(cuGraphNodeFindInClone, (CUgraphNode *, CUgraphNode, CUgraph)) \
 	CALLED(cuGraphNodeGetDependencies, (CUgraphNode, CUgraphNode *, size_t *)) \
 	CALLED(cuGraphNodeGetDependentNodes, (CUgraphNode, CUgraphNode *, size_t *)) \

@@ -31,6 +31,8 @@
 #define NOTHING (void)res
 #define PT(s) ktrace_ptsz_stream(s)
 #define MADE KT_IF_OK(ktrace_hooks.graph_node_added(*ph)) /* a node added: *ph */
+/* a node added from generic parameters p (a conditional node's bodies are in p) */
+#define MADE_FROM_PARAMS KT_IF_OK((ktrace_hooks.graph_node_added(*ph), ktrace_hooks.graph_node_params(*ph, p)))
 
 /* ---- stream capture ------------------------------------------------------------ */
 
@@ -97,10 +99,10 @@
 	WRAPPER(cuGraphAddEventWaitNode, ADD(CUevent ev), (ph, g, deps, n, ev), MADE) \
 	WRAPPER(cuGraphAddMemAllocNode, ADD(CUDA_MEM_ALLOC_NODE_PARAMS *p), (ph, g, deps, n, p), MADE) \
 	WRAPPER(cuGraphAddMemFreeNode, ADD(CUdeviceptr d), (ph, g, deps, n, d), MADE) \
-	WRAPPER(cuGraphAddNode, ADD(CUgraphNodeParams *p), (ph, g, deps, n, p), MADE) \
+	WRAPPER(cuGraphAddNode, ADD(CUgraphNodeParams *p), (ph, g, deps, n, p), MADE_FROM_PARAMS) \
 	WRAPPER(cuGraphAddNode_v2, \
 	  (CUgraphNode *ph, CUgraph g, const CUgraphNode *deps, const CUgraphEdgeData *e, size_t n, \
-	   CUgraphNodeParams *p), (ph, g, deps, e, n, p), MADE) \
+	   CUgraphNodeParams *p), (ph, g, deps, e, n, p), MADE_FROM_PARAMS) \
 	WRAPPER(cuGraphAddDependencies, DEPS_PARAMS, (g, from, to, n), NOTHING) \
 	WRAPPER(cuGraphAddDependencies_v2, DEPS_V2_PARAMS, (g, from, to, e, n), NOTHING) \
 	WRAPPER(cuGraphRemoveDependencies, DEPS_PARAMS, (g, from, to, n), NOTHING) \
@@ -112,7 +114,10 @@
 	WRAPPER(cuGraphMemcpyNodeSetParams, (CUgraphNode node, const CUDA_MEMCPY3D *p), (node, p), NOTHING) \
 	WRAPPER(cuGraphMemsetNodeSetParams, (CUgraphNode node, const CUDA_MEMSET_NODE_PARAMS *p), (node, p), \
 	  NOTHING) \
-	WRAPPER(cuGraphNodeSetParams, (CUgraphNode node, CUgraphNodeParams *p), (node, p), NOTHING)
+	WRAPPER(cuGraphNodeSetParams, (CUgraphNode node, CUgraphNodeParams *p), (node, p), NOTHING) \
+	WRAPPER(cuGraphConditionalHandleCreate, \
+	  (CUgraphConditionalHandle *ph, CUgraph g, CUcontext c, unsigned int def, unsigned int f), (ph, g, c, def, f), \
+	  KT_IF_OK(ktrace_hooks.graph_cond_handle(*ph, def, f)))
 
 /* ---- executable graphs ------------------------------------------------------------- */
 

@@ -248,7 +248,7 @@ static void hash_revision(struct kt_gexec *x, struct kt_grev *r, const uint32_t 
 
 	if (x->unfollowed && !r->untraced)
 		r->untraced = KTRACE_GRAPH_UNTRACED_DRIVER;
-	if (x->unfollowed || !can_hash(r->untraced) || !x->mirror || kt_ghash_plan(r)) {
+	if (x->unfollowed || !can_hash(r->untraced) || (!x->mirror && !r->ncond) || kt_ghash_plan(r)) {
 		kt_ghash_release(x->hash);
 		x->hash = NULL;
 		return;
@@ -269,8 +269,9 @@ static void note_untraced(struct kt_gexec *x, const struct kt_grev *r)
 	static const char *const why[] = {
 		[KTRACE_GRAPH_UNTRACED_DEVICE_LAUNCH] = "instantiated for device launch: launches made on the GPU are "
 							"not seen, host launches are recorded unhashed",
-		[KTRACE_GRAPH_UNTRACED_CONDITIONAL] = "it has conditional nodes: their bodies are not recorded, the "
-						      "other nodes are recorded unhashed",
+		[KTRACE_GRAPH_UNTRACED_CONDITIONAL] = "it has a conditional node ktrace did not see made (its bodies "
+						      "are unknown): they are not recorded, the other nodes are recorded "
+						      "unhashed",
 		[KTRACE_GRAPH_UNTRACED_NODE_KIND] = "it has a node of a kind ktrace does not know: that node is not "
 						    "recorded",
 		[KTRACE_GRAPH_UNTRACED_DRIVER] = "ktrace's instrumented copy of it could not be made (a driver "
@@ -316,6 +317,10 @@ static void new_revision(struct kt_gexec *x, CUgraph described, uint32_t cause)
 	r->device = x->device;
 	if (x->untraced && (!r->untraced || r->untraced == KTRACE_GRAPH_UNTRACED_NODE_KIND))
 		r->untraced = x->untraced;
+	/* no mirror: the driver did not clone the graph; ktrace builds its copy
+	 * of a graph of conditional nodes (graph_build.c), of no other */
+	if (!x->mirror && !r->ncond && (!r->untraced || r->untraced == KTRACE_GRAPH_UNTRACED_NODE_KIND))
+		r->untraced = KTRACE_GRAPH_UNTRACED_DRIVER;
 	disabled = calloc(r->nnodes + 1, sizeof(*disabled));
 	nd = disabled ? apply_exec_state(x, r, disabled) : 0;
 	node_ranges(r);
@@ -352,8 +357,7 @@ struct kt_gexec *kt_gexec_new(CUgraphExec e, CUgraph g, uint64_t flags)
 		x->untraced = KTRACE_GRAPH_UNTRACED_DEVICE_LAUNCH;
 	began = kt_graph_calls_begin(&mode);
 	if (mirror_from(x, g, 0)) {
-		x->untraced = KTRACE_GRAPH_UNTRACED_DRIVER; /* described once, from the program's graph */
-		new_revision(x, g, KTRACE_GRAPH_INSTANTIATE);
+		new_revision(x, g, KTRACE_GRAPH_INSTANTIATE); /* described once, from the program's graph */
 	} else {
 		new_revision(x, x->mirror, KTRACE_GRAPH_INSTANTIATE);
 	}
@@ -404,8 +408,6 @@ void kt_gexec_updated(struct kt_gexec *x, CUgraph g)
 		x->mirror = NULL;
 		free(x->mirror_top);
 		x->mirror_top = NULL;
-		if (!x->untraced)
-			x->untraced = KTRACE_GRAPH_UNTRACED_DRIVER;
 		new_revision(x, g, KTRACE_GRAPH_EXEC_UPDATE);
 	}
 	kt_graph_calls_end(&mode, began);
@@ -604,7 +606,7 @@ CUresult kt_gexec_launch(struct kt_gexec *x, CUstream s, void *realp, void *ctx)
 	l.rev = x->rev;
 	kt_grev_hold(l.rev);
 	l.launch = x->launches++;
-	l.seq = atomic_fetch_add_explicit(&ktrace_tracer.launch_seq, l.rev->nrec, memory_order_relaxed);
+	l.seq = atomic_fetch_add_explicit(&ktrace_tracer.launch_seq, l.rev->nseq, memory_order_relaxed);
 	l.stream = (uint64_t)(uintptr_t)s;
 	l.context = (uint64_t)(uintptr_t)x->ctx;
 	l.tid = ktrace_capture_tid();

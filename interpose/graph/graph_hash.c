@@ -67,22 +67,51 @@ static uint32_t groups_of(uint32_t nhashed)
 	return (nhashed + KT_HASH_MAX_REGIONS - 1) / KT_HASH_MAX_REGIONS;
 }
 
+/* The k-th node of r that may be hashed: the recorded nodes, then the
+ * kernel nodes of conditional bodies. */
+static struct kt_gnode *hash_candidate(const struct kt_grev *r, uint32_t k)
+{
+	return &r->nodes[k < r->nrec ? r->order[k] : r->body_order[k - r->nrec]];
+}
+
+/* Lay out node n's digests from *words on (within its body's ring slot,
+ * for a body's node). */
+static void plan_node_words(struct kt_gnode *n, uint64_t *words)
+{
+	uint64_t w = (uint64_t)n->nhashed + groups_of(n->nhashed);
+
+	n->rec.flags &= (uint16_t)~KTRACE_GNODEF_HASHED;
+	if (n->rec.kind != KTRACE_GNODE_KERNEL || (n->rec.flags & KTRACE_GNODEF_FILTERED) || !n->nhashed)
+		return;
+	n->pre_off = *words;
+	n->post_off = *words + w;
+	*words += 2 * w;
+	n->rec.flags |= KTRACE_GNODEF_HASHED;
+}
+
+/* The result area: the recorded nodes' digests, then each body's ring
+ * (ring slots of its nodes' digests), then the bodies' run counters and
+ * rings of outer runs.  Scratch words match result words one for one. */
 int kt_ghash_plan(struct kt_grev *r)
 {
 	uint64_t words = 0;
 
-	for (uint32_t k = 0; k < r->nrec; k++) {
-		struct kt_gnode *n = &r->nodes[r->order[k]];
-		uint64_t w = (uint64_t)n->nhashed + groups_of(n->nhashed);
+	for (uint32_t k = 0; k < r->nrec; k++)
+		plan_node_words(hash_candidate(r, k), &words);
+	for (uint32_t lv = 0; lv < r->nlevels; lv++) {
+		struct kt_glevel *L = &r->levels[lv];
 
-		n->rec.flags &= (uint16_t)~KTRACE_GNODEF_HASHED;
-		if (n->rec.kind != KTRACE_GNODE_KERNEL || (n->rec.flags & KTRACE_GNODEF_FILTERED) || !n->nhashed)
+		if (L->run != lv)
 			continue;
-		n->pre_off = words;
-		n->post_off = words + w;
-		words += 2 * w;
-		n->rec.flags |= KTRACE_GNODEF_HASHED;
+		L->stride = 0;
+		for (uint32_t j = 0; j < L->nkern; j++)
+			plan_node_words(&r->nodes[r->body_order[L->first_kern + j]], &L->stride);
+		L->ring_off = words;
+		words += L->stride * r->ring;
 	}
+	r->counters_off = words;
+	if (r->ncond)
+		words += (uint64_t)r->nlevels * (1u + r->ring);
 	r->scratch_words = r->result_words = words;
 	return words ? 0 : -1;
 }
@@ -94,6 +123,7 @@ struct build {
 	const struct kt_grev *r;
 	CUfunction fn[KT_HASH_NVARIANTS];
 	uint32_t max_blocks[KT_HASH_NVARIANTS];
+	CUfunction advance;  /* the run counter kernel (graphs of conditional nodes) */
 	CUgraph g;           /* the copy being instrumented */
 	CUgraphNode *map;    /* per revision node: its node in the copy */
 	CUgraph *level_graph;/* per level: its graph in the copy */
@@ -110,6 +140,7 @@ static void group_params(const struct build *b, const struct kt_gnode *n, uint32
 			 union hash_params *u, void **args, CUDA_KERNEL_NODE_PARAMS *kp)
 {
 	uint32_t first = grp * KT_HASH_MAX_REGIONS, cnt = n->nhashed - first, v = 0, h = 0;
+	uint32_t run = b->r->levels[n->level].run;
 	uint64_t off = (post ? n->post_off : n->pre_off) + (uint64_t)grp * GROUP_WORDS, total = 0, blocks;
 	uint64_t *ptr, *len, *cend;
 
@@ -125,6 +156,13 @@ static void group_params(const struct build *b, const struct kt_gnode *n, uint32
 	u->r8.h.result = b->h->area + (b->r->scratch_words + off) * sizeof(uint64_t);
 	u->r8.h.done_value = 1;
 	u->r8.h.n = cnt;
+	if (run != KT_GRAPH_NONE) { /* a body's node: its run's ring slot */
+		u->r8.h.scratch += b->r->levels[run].ring_off * sizeof(uint64_t);
+		u->r8.h.result += b->r->levels[run].ring_off * sizeof(uint64_t);
+		u->r8.h.iter_counter = b->h->area + (b->r->scratch_words + b->r->counters_off + run) * sizeof(uint64_t);
+		u->r8.h.ring = b->r->ring;
+		u->r8.h.ring_stride = b->r->levels[run].stride * sizeof(uint64_t);
+	}
 	for (uint32_t i = 0, k = 0; i < n->nregions && k < cnt; i++) {
 		if (!n->regions[i].hash_len || h++ < first)
 			continue;
@@ -220,20 +258,23 @@ static int add_hash_nodes(const struct build *b, uint32_t i, const struct around
 static int add_all_hash_nodes(const struct build *b)
 {
 	const struct kt_grev *r = b->r;
-	struct around *a = calloc(r->nrec + 1, sizeof(*a));
+	uint32_t total = r->nrec + r->nbody_kern;
+	struct around *a = calloc(total + 1, sizeof(*a));
 	int rc = a ? 0 : -1;
 
-	for (uint32_t k = 0; k < r->nrec && !rc; k++) {
-		if (!(r->nodes[r->order[k]].rec.flags & KTRACE_GNODEF_HASHED))
+	for (uint32_t k = 0; k < total && !rc; k++) {
+		const struct kt_gnode *n = hash_candidate(r, k);
+
+		if (!(n->rec.flags & KTRACE_GNODEF_HASHED))
 			continue;
-		a[k].deps = neighbours(b->map[r->order[k]], 0, &a[k].nd);
-		a[k].succ = neighbours(b->map[r->order[k]], 1, &a[k].ns);
+		a[k].deps = neighbours(b->map[n - r->nodes], 0, &a[k].nd);
+		a[k].succ = neighbours(b->map[n - r->nodes], 1, &a[k].ns);
 		rc = a[k].deps && a[k].succ ? 0 : -1;
 	}
-	for (uint32_t k = 0; k < r->nrec && !rc; k++)
-		if (r->nodes[r->order[k]].rec.flags & KTRACE_GNODEF_HASHED)
-			rc = add_hash_nodes(b, r->order[k], &a[k]);
-	for (uint32_t k = 0; a && k < r->nrec; k++) {
+	for (uint32_t k = 0; k < total && !rc; k++)
+		if (hash_candidate(r, k)->rec.flags & KTRACE_GNODEF_HASHED)
+			rc = add_hash_nodes(b, (uint32_t)(hash_candidate(r, k) - r->nodes), &a[k]);
+	for (uint32_t k = 0; a && k < total; k++) {
 		free(a[k].deps);
 		free(a[k].succ);
 	}
@@ -305,14 +346,22 @@ static int instrument(struct build *b, CUgraph mirror)
 	free(b->map);
 	b->map = calloc(r->nnodes + 1, sizeof(*b->map));
 	b->level_graph = calloc(r->nlevels + 1, sizeof(*b->level_graph));
-	if (!b->map || !b->level_graph || KT_GCALL(cuGraphClone, &b->g, mirror))
+	if (!b->map || !b->level_graph)
 		goto out;
-	rc = 0;
-	for (uint32_t lv = 0; lv < r->nlevels && !rc; lv++)
-		rc = map_level(b, lv);
+	if (r->ncond) { /* the driver clones no graph of conditional nodes: built */
+		struct kt_gbuild_area area = { b->h->area, r->scratch_words, r->counters_off, r->ring, b->advance };
+
+		rc = kt_gbuild(r, &area, &b->g, b->map, b->level_graph);
+	} else if (KT_GCALL(cuGraphClone, &b->g, mirror)) {
+		goto out;
+	} else {
+		rc = 0;
+		for (uint32_t lv = 0; lv < r->nlevels && !rc; lv++)
+			rc = map_level(b, lv);
+	}
 	if (!rc)
 		rc = add_all_hash_nodes(b);
-	if (rc) {
+	if (rc && b->g) {
 		KT_REAL(cuGraphDestroy, b->g);
 		b->g = NULL;
 	}
@@ -456,6 +505,10 @@ struct kt_ghash *kt_ghash_build(struct kt_ghash *h, CUgraph mirror, const struct
 	*why = KTRACE_GRAPH_UNTRACED_DRIVER;
 	if (ktrace_services.hash_kernels(r->ctx, b.fn, b.max_blocks)) {
 		kt_graph_failed_because("ktrace's checksum kernels are not loaded in the graph's context");
+		goto fail;
+	}
+	if (r->ncond && ktrace_services.hash_cond_advance(r->ctx, &b.advance)) {
+		kt_graph_failed_because("ktrace's run counter kernel is not loaded in the graph's context");
 		goto fail;
 	}
 	if (h && h->exec && !atomic_load(&h->dead) && h->area_words >= need) {

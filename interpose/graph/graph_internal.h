@@ -15,6 +15,9 @@
  *   graph_record.c    GRAPH records and the records of one graph launch
  *   graph_queue.c     graph launches whose digests are in flight
  *   graph_replay.c    graph launches run node by node in a replay run
+ *   graph_cond.c      conditional handles and nodes as the program made them
+ *   graph_build.c     ktrace's copy of a graph built node by node from a revision
+ *                     (graphs of conditional nodes, which the driver does not clone)
  *
  * Not a public header: the rest of the library reaches graph/ through the
  * hook table, the services table and, the lifecycle, graph.h.
@@ -53,13 +56,21 @@ struct kt_gnode {
 	uint64_t pre_off, post_off;     /* hashed: result word offsets of the pre and post hash */
 	uint8_t *params;                /* owned parameter bytes */
 	struct ktrace_range_ref made;   /* the ranges the node was made in (range 0: none known) */
+	uint32_t *body_levels;          /* conditional: the level of each body (rec.cond_size), owned */
 };
 
 /* One graph of the revision (the exec's graph, or a child graph's). */
 struct kt_glevel {
-	uint32_t parent;                /* the child-graph node holding it; NONE: the top */
+	uint32_t parent;                /* the child-graph or conditional node holding it; NONE: the top */
 	uint32_t n;
 	uint32_t *members;              /* node indexes, in the driver's cuGraphGetNodes order */
+	uint32_t body;                  /* a conditional node's body: which */
+	uint32_t run;                   /* the conditional body whose runs its nodes run in (itself, for
+	                                 * a body; a child graph's: its parent's), NONE: the top's */
+	/* a body (run == itself), when hashed: its kernel nodes' records and digests */
+	uint32_t nkern;                 /* its kernel nodes (in body_order) */
+	uint32_t first_kern;            /* the first of them in body_order */
+	uint64_t ring_off, stride;      /* result words: its ring's slot 0, words per slot */
 };
 
 struct kt_grev {
@@ -79,6 +90,14 @@ struct kt_grev {
 	uint32_t *run_order;            /* their indexes in a topological order; the recorded ones as in order */
 	uint32_t max_regions;           /* the most regions of one kernel node */
 	uint64_t scratch_words, result_words; /* the instrumented copy's areas (HASHED) */
+	/* conditional nodes (KTRACE_GRAPH_ITERS runs of each body kept in a ring) */
+	uint32_t ncond;                 /* conditional nodes described */
+	uint32_t ring;                  /* ring slots per body */
+	uint32_t nbody_kern;            /* kernel nodes inside bodies, grouped by body */
+	uint32_t *body_order;           /* their indexes, each body's in a topological order */
+	uint64_t nseq;                  /* launch_seq numbers a launch takes: nrec + nbody_kern * ring */
+	uint64_t counters_off;          /* result words: each level's run counter, then each level's
+	                                 * ring of outer runs (ring words per level) */
 };
 
 /* ---- graph_model.c -------------------------------------------------------------- */
@@ -136,6 +155,25 @@ void kt_ghash_slot_free(struct kt_ghash *h, struct kt_gslot *slot, int landed) K
 void kt_ghash_context_gone(struct kt_ghash *h) KTRACE_HIDDEN;
 CUcontext kt_ghash_context(const struct kt_ghash *h) KTRACE_HIDDEN;
 
+/* ---- graph_build.c ---------------------------------------------------------------- */
+
+/* Where ktrace's nodes of a built copy write: the hash state's area. */
+struct kt_gbuild_area {
+	CUdeviceptr area;
+	uint64_t scratch_words;         /* result words start after these */
+	uint64_t counters_off;          /* result words: the run counters, then the outer rings */
+	uint32_t ring;
+	CUfunction advance;             /* ktrace_cond_advance */
+};
+/* Build ktrace's copy of revision r node by node into *g (each node's
+ * node in the copy into map[], each level's graph into level_graph[]): the
+ * program's nodes, conditional nodes with handles of the copy's own (kernel
+ * parameters naming the program's handle name the copy's), a memset of the
+ * run counters first and a run counter node at the start of each body.
+ * 0, or -1 (*g destroyed, NULL; kt_graph_failed says why). */
+int kt_gbuild(const struct kt_grev *r, const struct kt_gbuild_area *a, CUgraph *g, CUgraphNode *map,
+	      CUgraph *level_graph) KTRACE_HIDDEN;
+
 /* ---- graph_record.c -------------------------------------------------------------- */
 
 /* Write r's GRAPH record(s). */
@@ -179,6 +217,23 @@ const char *kt_grev_node_by_node_why(const struct kt_grev *r) KTRACE_HIDDEN;
  * the launch path, copies and memsets through the driver.  The first
  * failure's result, else CUDA_SUCCESS. */
 CUresult kt_grev_run_node_by_node(const struct kt_grev *r, CUstream s) KTRACE_HIDDEN;
+
+/* ---- graph_cond.c ---------------------------------------------------------------- */
+
+#define KT_GCOND_MAX_BODIES 64 /* a SWITCH of more bodies is not described */
+
+/* A conditional node: the program's handle, its type and bodies, and the
+ * handle's default value and flags (KTRACE_CONDF_*; 0 when ktrace did not
+ * see the handle made). */
+struct kt_gcond {
+	uint64_t handle;
+	uint32_t type, size, def, flags;
+	CUgraph bodies[KT_GCOND_MAX_BODIES];
+};
+/* What the program made conditional node n with.  0, or -1 when unknown. */
+int kt_gcond_lookup(CUgraphNode n, struct kt_gcond *c) KTRACE_HIDDEN;
+/* The fork hooks' part: 0 prepare (lock), 1 parent (unlock), 2 child. */
+void kt_gcond_fork(int stage) KTRACE_HIDDEN;
 
 /* ---- graph_exec.c ---------------------------------------------------------------- */
 

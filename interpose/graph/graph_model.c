@@ -10,9 +10,13 @@
  * layout, filter) and their parameter bytes copied through the layout.
  * Dependencies are expanded so that they connect only nodes that run: an
  * edge into a child graph goes to its first nodes, an edge out of one
- * leaves from its last nodes.  A topological order of the nodes a launch
- * records (kernel, memcpy and memset nodes not in a conditional body) gives
- * each its place in the launch's block of launch_seq numbers.  Regions are
+ * leaves from its last nodes.  A conditional node's bodies (what the
+ * program made it with, graph_cond.c) are walked as levels of their own,
+ * their nodes following it; edges never cross a body's bounds.  A
+ * topological order of the nodes a launch records (kernel, memcpy and
+ * memset nodes not in a conditional body) gives each its place in the
+ * launch's block of launch_seq numbers; the kernel nodes of each body
+ * follow, one place per run of the body its ring keeps.  Regions are
  * planned as for a launch (pointer scan and, with hashing, extents).
  * May call: the real driver's graph queries (ktrace_real), the registry
  * (the kernel_ready service), the parameter scan, the allocation map's
@@ -230,6 +234,7 @@ static void read_memset(struct kt_gnode *n)
 /* ---- the walk -------------------------------------------------------------------- */
 
 static uint32_t walk_level(struct walker *w, CUgraph g, uint32_t parent, int depth);
+static void read_conditional(struct walker *w, uint32_t i, int depth);
 
 static uint32_t add_node(struct walker *w, CUgraphNode handle, uint32_t parent, uint32_t level)
 {
@@ -254,6 +259,34 @@ static uint32_t add_node(struct walker *w, CUgraphNode handle, uint32_t parent, 
 					(r->nodes[parent].rec.flags & KTRACE_GNODEF_IN_CONDITIONAL)))
 		n->rec.flags |= KTRACE_GNODEF_IN_CONDITIONAL;
 	return r->nnodes++;
+}
+
+/* Conditional node i: what the program made it with, and its bodies
+ * walked (the driver cannot say: the graph is untraced, `conditional`). */
+static void read_conditional(struct walker *w, uint32_t i, int depth)
+{
+	struct kt_gcond c;
+	uint32_t *levels;
+
+	if (kt_gcond_lookup(w->r->nodes[i].mirror, &c) || !(levels = calloc(c.size, sizeof(*levels)))) {
+		if (!w->why)
+			w->why = KTRACE_GRAPH_UNTRACED_CONDITIONAL;
+		return;
+	}
+	w->r->ncond++;
+	w->r->nodes[i].rec.cond_handle = c.handle;
+	w->r->nodes[i].rec.cond_type = c.type;
+	w->r->nodes[i].rec.cond_size = c.size;
+	w->r->nodes[i].rec.cond_default = c.def;
+	w->r->nodes[i].rec.cond_flags = c.flags;
+	w->r->nodes[i].body_levels = levels;
+	for (uint32_t b = 0; b < c.size; b++) {
+		uint32_t lv = walk_level(w, c.bodies[b], i, depth + 1);
+
+		levels[b] = lv;
+		if (lv != KT_GRAPH_NONE)
+			w->r->levels[lv].body = b;
+	}
 }
 
 /* Read node i's parameters (a child graph: walk it). */
@@ -283,8 +316,7 @@ static void read_node(struct walker *w, uint32_t i, int depth)
 		w->r->nodes[i].child_level = lv; /* nodes may have moved */
 		break;
 	case KTRACE_GNODE_CONDITIONAL:
-		if (!w->why)
-			w->why = KTRACE_GRAPH_UNTRACED_CONDITIONAL;
+		read_conditional(w, i, depth);
 		break;
 	case KTRACE_GNODE_UNKNOWN:
 		if (!w->why)
@@ -386,7 +418,7 @@ static uint32_t walk_level(struct walker *w, CUgraph g, uint32_t parent, int dep
 		return KT_GRAPH_NONE;
 	}
 	lv = r->nlevels++;
-	r->levels[lv] = (struct kt_glevel){ parent, 0, members };
+	r->levels[lv] = (struct kt_glevel){ .parent = parent, .members = members, .run = KT_GRAPH_NONE };
 	for (size_t k = 0; k < n && !(w->why == KTRACE_GRAPH_UNTRACED_TOO_LARGE); k++) {
 		uint32_t i = add_node(w, nodes[k], parent, lv);
 
@@ -526,6 +558,50 @@ static uint32_t topo_sort(const struct kt_grev *r, uint32_t *topo)
 	return n;
 }
 
+/* Each level's body (the run it takes its counter from), and each node's
+ * body index: the levels of a node's parent come before its own. */
+static void body_runs(struct kt_grev *r)
+{
+	for (uint32_t lv = 0; lv < r->nlevels; lv++) {
+		struct kt_glevel *L = &r->levels[lv];
+		const struct kt_gnode *p = L->parent == KT_GRAPH_NONE ? NULL : &r->nodes[L->parent];
+
+		L->run = !p ? KT_GRAPH_NONE : p->rec.kind == KTRACE_GNODE_CONDITIONAL ? lv : r->levels[p->level].run;
+	}
+	for (uint32_t i = 0; i < r->nnodes; i++) {
+		struct kt_gnode *n = &r->nodes[i];
+		uint32_t run = r->levels[n->level].run;
+
+		if (run != KT_GRAPH_NONE)
+			n->rec.body = r->levels[run].body;
+	}
+}
+
+/* The kernel nodes inside bodies, each body's in topological order.  0 or -1. */
+static int body_kernels(struct kt_grev *r, const uint32_t *topo, uint32_t n)
+{
+	free(r->body_order);
+	r->body_order = NULL;
+	r->nbody_kern = 0;
+	r->ring = ktrace_tracer.cfg.graph_iters < 2 ? 2 : ktrace_tracer.cfg.graph_iters;
+	if (r->ncond && !(r->body_order = malloc((r->nnodes + 1) * sizeof(*r->body_order))))
+		return -1;
+	for (uint32_t lv = 0; r->ncond && lv < r->nlevels; lv++) {
+		struct kt_glevel *L = &r->levels[lv];
+
+		L->first_kern = r->nbody_kern;
+		L->nkern = 0;
+		if (L->run != lv)
+			continue;
+		for (uint32_t k = 0; k < n; k++)
+			if (r->nodes[topo[k]].rec.kind == KTRACE_GNODE_KERNEL &&
+			    r->levels[r->nodes[topo[k]].level].run == lv)
+				r->body_order[r->nbody_kern + L->nkern++] = topo[k];
+		r->nbody_kern += L->nkern;
+	}
+	return 0;
+}
+
 int kt_grev_finish(struct kt_grev *r)
 {
 	uint32_t *topo = malloc((r->nnodes + 1) * sizeof(*topo)), n;
@@ -536,11 +612,16 @@ int kt_grev_finish(struct kt_grev *r)
 	r->nrec = r->nrun = 0;
 	if (!topo)
 		return -1;
+	body_runs(r);
 	n = topo_sort(r, topo);
 	r->run_order = malloc((n + 1) * sizeof(*r->run_order));
 	if (r->run_order) {
 		memcpy(r->run_order, topo, n * sizeof(*topo));
 		r->nrun = n;
+	}
+	if (body_kernels(r, topo, n)) {
+		free(topo);
+		return -1;
 	}
 	for (uint32_t k = 0; k < n; k++) {
 		struct kt_gnode *g = &r->nodes[topo[k]];
@@ -553,6 +634,7 @@ int kt_grev_finish(struct kt_grev *r)
 		}
 	}
 	r->order = topo;
+	r->nseq = (uint64_t)r->nrec + (uint64_t)r->nbody_kern * r->ring;
 	return 0;
 }
 
@@ -605,6 +687,7 @@ void kt_grev_release(struct kt_grev *r)
 	for (uint32_t i = 0; i < r->nnodes; i++) {
 		free(r->nodes[i].params);
 		free(r->nodes[i].regions);
+		free(r->nodes[i].body_levels);
 	}
 	for (uint32_t i = 0; i < r->nlevels; i++)
 		free(r->levels[i].members);
@@ -613,6 +696,7 @@ void kt_grev_release(struct kt_grev *r)
 	free(r->edges);
 	free(r->order);
 	free(r->run_order);
+	free(r->body_order);
 	free(r);
 }
 
@@ -672,8 +756,8 @@ static void plan_node(struct kt_gnode *n, int hash)
 void kt_grev_plan_regions(struct kt_grev *r, int hash)
 {
 	r->max_regions = 0;
-	for (uint32_t k = 0; k < r->nrec; k++) {
-		struct kt_gnode *n = &r->nodes[r->order[k]];
+	for (uint32_t k = 0; k < r->nrec + r->nbody_kern; k++) {
+		struct kt_gnode *n = &r->nodes[k < r->nrec ? r->order[k] : r->body_order[k - r->nrec]];
 
 		if (n->rec.kind != KTRACE_GNODE_KERNEL || (n->rec.flags & KTRACE_GNODEF_FILTERED))
 			continue;

@@ -6,7 +6,14 @@
  * launch_seq numbers, a LAUNCH (kernel node, api graph), MEMCPY or MEMSET
  * in the same form as their API counterparts, each with the graph
  * reference; digests from the launch's result slot where the node was
- * hashed.  KTRACE_KERNELS and KTRACE_LAUNCHES apply per node.  Records are
+ * hashed.  The kernel nodes of conditional bodies follow: one LAUNCH per
+ * node per run of its body that the body's ring kept (the first and the
+ * last runs when there were more than KTRACE_GRAPH_ITERS), numbered after
+ * the recorded nodes, each with its iteration reference (which run, of
+ * how many, how many not kept); a body that did not run has none.  They
+ * need the launch's result words (the run counters are there): a launch
+ * without them records no body nodes.  KTRACE_KERNELS and KTRACE_LAUNCHES
+ * apply per node.  Records are
  * encoded by format/ and appended to the trace writer.  May call: format/
  * (codec, writer), hashkern/ (the digest's finalisation), the tracer's
  * settings.
@@ -157,7 +164,11 @@ static const struct ktrace_range_ref *node_range(const struct kt_glaunch *l, con
 	return n->made.range ? &n->made : &l->range;
 }
 
-static void write_kernel(const struct kt_glaunch *l, uint32_t node, uint64_t seq, struct ktrace_region *g)
+/* Kernel node `node`'s LAUNCH: its digests from words (the launch's result
+ * words, or a body's ring slot; NULL: none landed), with the iteration
+ * reference of a body's node (iter, else NULL). */
+static void write_kernel(const struct kt_glaunch *l, uint32_t node, uint64_t seq, struct ktrace_region *g,
+			 const uint64_t *words, const struct ktrace_graph_ref *iter)
 {
 	const struct kt_gnode *n = &l->rev->nodes[node];
 	struct ktrace_rec_launch r = { .launch_seq = seq, .kernel_id = n->rec.kernel_id, .context = l->context,
@@ -172,6 +183,10 @@ static void write_kernel(const struct kt_glaunch *l, uint32_t node, uint64_t seq
 	memcpy(r.grid, n->rec.grid, sizeof(r.grid));
 	memcpy(r.block, n->rec.block, sizeof(r.block));
 	memcpy(r.cluster, n->rec.cluster, sizeof(r.cluster));
+	if (iter) {
+		r.graph = *iter;
+		r.flags |= KTRACE_LAUNCHF_GRAPH_ITER;
+	}
 	graph_ref(l, node, &r.graph);
 	if (node_range(l, n)->range) {
 		r.flags |= KTRACE_LAUNCHF_RANGE;
@@ -183,7 +198,7 @@ static void write_kernel(const struct kt_glaunch *l, uint32_t node, uint64_t seq
 		r.flags |= KTRACE_LAUNCHF_FAILED;
 	if (l->hashed && (n->rec.flags & KTRACE_GNODEF_HASHED) && l->result == CUDA_SUCCESS) {
 		r.flags |= KTRACE_LAUNCHF_HASHED;
-		fill_digests(n, l->words, g);
+		fill_digests(n, words, g);
 	} else if (n->nhashed) {
 		mark_skipped(&r, g, l->hash_skip);
 	}
@@ -242,6 +257,57 @@ static void write_copy(const struct kt_glaunch *l, uint32_t node, uint64_t seq)
 		append_at(buf, size, l->time_ns);
 }
 
+/* Run q of the runs a body's ring kept (runs > ring: the first half of
+ * the ring, then the last runs). */
+static uint64_t kept_run(uint64_t q, uint64_t runs, uint32_t ring)
+{
+	return runs <= ring || q < (ring + 1u) / 2u ? q : runs - ring + q;
+}
+
+/* The records of body lv's kernel nodes, run by run. */
+static void write_body(const struct kt_glaunch *l, uint32_t lv, struct ktrace_region *g)
+{
+	const struct kt_grev *r = l->rev;
+	const struct kt_glevel *L = &r->levels[lv];
+	uint64_t runs = l->words[r->counters_off + lv], kept = runs < r->ring ? runs : r->ring;
+	uint64_t base = l->seq + r->nrec + (uint64_t)L->first_kern * r->ring, seen = 0, filtered = 0;
+	struct ktrace_graph_ref iter = { .cond_node = L->parent, .body = L->body };
+
+	iter.iterations = runs > UINT32_MAX ? UINT32_MAX : (uint32_t)runs;
+	iter.dropped = runs > r->ring ? (uint32_t)(iter.iterations - r->ring) : 0;
+	for (uint64_t q = 0; q < kept; q++) {
+		uint64_t run = kept_run(q, runs, r->ring), slot = kt_ring_slot(run, r->ring);
+		uint64_t outer = l->words[r->counters_off + r->nlevels + (uint64_t)lv * r->ring + slot];
+
+		iter.iteration = (uint32_t)run;
+		iter.outer_iteration = outer ? (uint32_t)(outer - 1) : KTRACE_GRAPH_NO_ITERATION;
+		for (uint32_t j = 0; j < L->nkern; j++) {
+			uint32_t node = r->body_order[L->first_kern + j];
+			uint64_t seq = base + q * L->nkern + j;
+
+			seen++;
+			if (seq < ktrace_tracer.cfg.launch_lo || seq >= ktrace_tracer.cfg.launch_hi ||
+			    (r->nodes[node].rec.flags & KTRACE_GNODEF_FILTERED)) {
+				filtered++;
+				continue;
+			}
+			if (g || !r->nodes[node].nregions)
+				write_kernel(l, node, seq, g, l->words + L->ring_off + slot * L->stride, &iter);
+		}
+	}
+	count(KTRACE_CTR_LAUNCHES_SEEN, seen);
+	count(KTRACE_CTR_LAUNCHES_FILTERED, filtered);
+}
+
+static void write_bodies(const struct kt_glaunch *l, struct ktrace_region *g)
+{
+	const struct kt_grev *r = l->rev;
+
+	for (uint32_t lv = 0; lv < r->nlevels; lv++)
+		if (r->levels[lv].run == lv && r->levels[lv].nkern)
+			write_body(l, lv, g);
+}
+
 void kt_glaunch_write(const struct kt_glaunch *l)
 {
 	const struct kt_grev *r = l->rev;
@@ -265,10 +331,12 @@ void kt_glaunch_write(const struct kt_glaunch *l)
 		if (!is_kernel)
 			write_copy(l, node, seq);
 		else if (g || !n->nregions)
-			write_kernel(l, node, seq, g);
+			write_kernel(l, node, seq, g, l->words, NULL);
 	}
 	count(KTRACE_CTR_LAUNCHES_SEEN, kernels);
 	count(KTRACE_CTR_LAUNCHES_FILTERED, filtered);
+	if (l->words && r->nbody_kern)
+		write_bodies(l, g);
 out:
 	free(g);
 }

@@ -357,10 +357,12 @@ void kt_graph_calls_end(const CUstreamCaptureMode *saved, int began)
 void ktrace_graph_fork_prepare(void)
 {
 	pthread_mutex_lock(&R.lock);
+	kt_gcond_fork(0);
 }
 
 void ktrace_graph_fork_parent(void)
 {
+	kt_gcond_fork(1);
 	pthread_mutex_unlock(&R.lock);
 }
 
@@ -373,5 +375,6 @@ void ktrace_graph_fork_child(void)
 	}
 	atomic_store(&ktrace_tracer.captures, 0);
 	pthread_mutex_init(&R.lock, NULL);
+	kt_gcond_fork(2);
 	kt_gthread_fork_child();
 }

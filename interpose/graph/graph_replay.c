@@ -70,6 +70,8 @@ static const char *node_alone_why(const struct kt_gnode *n)
 	case KTRACE_GNODE_EVENT_RECORD:
 	case KTRACE_GNODE_EVENT_WAIT:
 		return have_event_calls() ? NULL : "an event node";
+	case KTRACE_GNODE_CONDITIONAL:
+		return "a conditional node (the GPU decides which bodies run, how often)";
 	default:
 		return "a node that runs only inside a graph (semaphore, memory, conditional or batch memory "
 		       "operation)";

@@ -88,6 +88,7 @@ struct hctx {
 	CUmodule mod;
 	CUfunction fn[KT_HASH_NVARIANTS];
 	uint32_t max_blocks[KT_HASH_NVARIANTS];
+	CUfunction advance;         /* ktrace_cond_advance (graphs' conditional bodies), NULL if absent */
 	uint64_t *host;             /* mapped pinned result ring */
 	CUdeviceptr host_dev, scratch;
 	uint64_t words;
@@ -213,6 +214,8 @@ static int ctx_setup(struct hctx *c)
 	CHECK(KT_REAL(cuModuleLoadData, &c->mod, ktrace_hashkern_fatbin), "loading the checksum kernel");
 	for (int v = 0; v < KT_HASH_NVARIANTS; v++)
 		CHECK(KT_REAL(cuModuleGetFunction, &c->fn[v], c->mod, variant_names[v]), "cuModuleGetFunction");
+	if (KT_REAL(cuModuleGetFunction, &c->advance, c->mod, KT_COND_ADVANCE_NAME) != CUDA_SUCCESS)
+		c->advance = NULL;
 	if (KT_REAL(cuCtxGetDevice, &dev) == CUDA_SUCCESS)
 		KT_REAL(cuDeviceGetAttribute, &sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev);
 	if (sms <= 0)
@@ -610,7 +613,9 @@ static int launch_group(struct job *j, struct group *gr, int post)
 	h->result = c->host_dev + off * sizeof(uint64_t);
 	h->done_value = post ? gr->post_ticket : gr->pre_ticket;
 	h->n = gr->n;
-	h->reserved = 0;
+	h->ring = 0;
+	h->iter_counter = 0;
+	h->ring_stride = 0;
 	for (uint32_t k = 0; k < gr->n; k++) {
 		const struct ktrace_region *g = &j->regions[j->ridx[gr->first + k]];
 
@@ -929,6 +934,16 @@ int ktrace_hash_kernels(CUcontext ctx, CUfunction *fn, uint32_t *max_blocks)
 		fn[v] = c->fn[v];
 		max_blocks[v] = c->max_blocks[v];
 	}
+	return 0;
+}
+
+int ktrace_hash_cond_advance(CUcontext ctx, CUfunction *fn)
+{
+	struct hctx *c;
+
+	if (!atomic_load_explicit(&P.running, memory_order_acquire) || !(c = ctx_get(ctx)) || !c->advance)
+		return -1;
+	*fn = c->advance;
 	return 0;
 }
 

@@ -85,6 +85,9 @@ uint32_t ktrace_hash_copy(CUcontext ctx, CUstream stream, const struct ktrace_re
  * (hashkern/hashkern_abi.h, smallest first) and the most blocks worth
  * launching of each.  0, or -1 when hashing is off in ctx. */
 int ktrace_hash_kernels(CUcontext ctx, CUfunction *fn, uint32_t *max_blocks);
+/* The run counter kernel of conditional bodies (ktrace_cond_advance,
+ * hashkern/hashkern_abi.h) in ctx.  0, or -1 when not loaded there. */
+int ktrace_hash_cond_advance(CUcontext ctx, CUfunction *fn);
 
 /* A context is being destroyed: complete its jobs without waiting (hashes
  * that have not landed are marked missing) and free its resources. */

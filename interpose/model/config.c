@@ -125,6 +125,23 @@ static void get_allocator(struct ktrace_config *c, ktrace_env_fn env, void *ctx)
 				 sizeof(c->allocator_startup));
 }
 
+/* KTRACE_GRAPH_ITERS: a whole number from 2 to KTRACE_GRAPH_ITERS_MAX. */
+static int get_graph_iters(struct ktrace_config *c, ktrace_env_fn env, void *ctx, char *err, size_t errlen)
+{
+	const char *v = get(env, ctx, "KTRACE_GRAPH_ITERS");
+	char *end = NULL;
+	unsigned long n;
+
+	c->graph_iters = KTRACE_GRAPH_ITERS_DEFAULT;
+	if (!v)
+		return 0;
+	n = strtoul(v, &end, 10);
+	if (!*v || *end || n < 2 || n > KTRACE_GRAPH_ITERS_MAX || *v == '-')
+		return bad(err, errlen, "KTRACE_GRAPH_ITERS", v, "must be a whole number from 2 to 65536");
+	c->graph_iters = (uint32_t)n;
+	return 0;
+}
+
 int ktrace_config_load(struct ktrace_config *c, ktrace_env_fn env, void *ctx, char *err, size_t errlen)
 {
 	const char *v;
@@ -151,6 +168,9 @@ int ktrace_config_load(struct ktrace_config *c, ktrace_env_fn env, void *ctx, ch
 			return bad(err, errlen, "KTRACE_HASH_MAX", v,
 				   "must be at least 1 byte (KTRACE_HASH=0 turns hashing off)");
 	}
+
+	if (get_graph_iters(c, env, ctx, err, errlen))
+		return -1;
 
 	c->gpu_times = KTRACE_GPU_TIMES_DEFAULT;
 	v = get(env, ctx, "KTRACE_GPU_TIMES");

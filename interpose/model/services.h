@@ -63,6 +63,7 @@ struct ktrace_services {
 	void (*hash_post)(struct ktrace_hash_job *job, CUresult launch_result);
 	uint32_t (*hash_copy)(CUcontext ctx, CUstream stream, const struct ktrace_rec_memcpy *r, uint64_t time_ns);
 	int (*hash_kernels)(CUcontext ctx, CUfunction *fn, uint32_t *max_blocks);
+	int (*hash_cond_advance)(CUcontext ctx, CUfunction *fn);
 
 	/* ---- stream capture (graph/) ---- */
 	/* Is stream s (as recorded: a _ptsz call's stream 0 is

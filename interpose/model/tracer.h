@@ -53,7 +53,11 @@ struct ktrace_config {
 	struct ktrace_pystack_spec *pystack_spec; /* KTRACE_PYSTACK parsed (common/pystack_spec.h), or NULL */
 	int nccl;                /* KTRACE_NCCL (default 1): NCCL's calls recorded (COLL, COMM records;
 	                          * interpose/nccl/); 0: its wrappers only forward */
+	uint32_t graph_iters;    /* KTRACE_GRAPH_ITERS (default 64, 2..65536): runs of each conditional
+	                          * body of a graph launch whose records and digests are kept */
 };
+#define KTRACE_GRAPH_ITERS_DEFAULT 64u
+#define KTRACE_GRAPH_ITERS_MAX 65536u
 
 struct ktrace_tracer {
 	/* The launch path reads paused, writer and cfg's first fields: one

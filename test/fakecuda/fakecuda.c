@@ -200,6 +200,8 @@ enum fake_kernel_kind {
 	FK_NONE = 0, FK_ADD_ONE, FK_NONDET_SUM, FK_NONDET_ROWS, FK_FAIL, FK_HASH,
 	FK_EX_SCALE, FK_EX_ATOMIC_SUM, FK_EX_NORMALIZE, /* examples/atomic_sum.cu's kernels */
 	FK_HOST_CALL, /* the fake NCCL's kernel: calls its host function */
+	FK_SET_COND, FK_LOOP_COND, /* cudaGraphSetConditional's fake kernels */
+	FK_COND_ADVANCE, /* ktrace's conditional body run counter */
 };
 
 struct fake_func {
@@ -228,6 +230,9 @@ static struct fake_func funcs[] = {
 	{ "_Z10atomic_sumPKfPfi", 3, { 0, 8, 16 }, { 8, 8, 4 }, FK_EX_ATOMIC_SUM },
 	{ "_Z9normalizePKfS0_Pfi", 4, { 0, 8, 16, 24 }, { 8, 8, 8, 4 }, FK_EX_NORMALIZE },
 	{ "ncclDevKernel_Generic", 2, { 0, 8 }, { 8, 8 }, FK_HOST_CALL }, /* (int (*fn)(void *), void *arg) */
+	{ "fake_set_cond", 2, { 0, 8 }, { 8, 4 }, FK_SET_COND },  /* (handle, unsigned value) */
+	{ "fake_loop_cond", 2, { 0, 8 }, { 8, 8 }, FK_LOOP_COND }, /* (handle, int *counter) */
+	{ "ktrace_cond_advance", 1, { 0 }, { 0 }, FK_COND_ADVANCE }, /* real memory only */
 	{ "fake_any_kernel", 0, { 0 }, { 0 }, FK_NONE },          /* FAKECUDA_ANY_KERNEL */
 };
 #define NFUNCS (sizeof(funcs) / sizeof(funcs[0]))
@@ -249,7 +254,8 @@ static int real_memory(void);
 static struct fake_func *find_func(const char *name)
 {
 	for (unsigned i = 0; i < NFUNCS - 1; i++)
-		if (strcmp(funcs[i].name, name) == 0 && (funcs[i].kind != FK_HASH || real_memory()))
+		if (strcmp(funcs[i].name, name) == 0 &&
+		    ((funcs[i].kind != FK_HASH && funcs[i].kind != FK_COND_ADVANCE) || real_memory()))
 			return &funcs[i];
 	if (env_num("FAKECUDA_ANY_KERNEL"))
 		return &funcs[NFUNCS - 1];
@@ -273,7 +279,7 @@ int fk_is_hash_func(CUfunction f)
 {
 	const struct fake_func *ff = (const struct fake_func *)f;
 
-	return f && is_func(f) && ff->kind == FK_HASH;
+	return f && is_func(f) && (ff->kind == FK_HASH || ff->kind == FK_COND_ADVANCE);
 }
 
 /* ---- real memory (built with -DFAKECUDA_REAL_MEMORY) --------------------------- */
@@ -425,6 +431,10 @@ static CUresult run_hash(const struct fake_func *ff, void **params)
 	const uint64_t *ptr, *len;
 	uint64_t *res = (uint64_t *)(uintptr_t)h->result;
 
+	if (h->iter_counter) /* a conditional body's run: its ring slot */
+		res = (uint64_t *)(uintptr_t)(h->result + kt_ring_slot(*(const uint64_t *)(uintptr_t)h->iter_counter - 1,
+									   h->ring) * h->ring_stride);
+
 	if (strcmp(ff->name, "ktrace_hash_r8") == 0) {
 		const struct kt_hash_params_r8 *p = params[0];
 		ptr = p->ptr, len = p->len;
@@ -443,7 +453,28 @@ static CUresult run_hash(const struct fake_func *ff, void **params)
 	__atomic_store_n(&res[h->n], h->done_value, __ATOMIC_RELEASE);
 	return CUDA_SUCCESS;
 }
+
+/* ktrace's run counter of a conditional body (hashkern/hashkern_abi.h). */
+static CUresult run_cond_advance(void **params)
+{
+	const struct kt_cond_advance_params *p = params[0];
+	uint64_t *counter = (uint64_t *)(uintptr_t)p->counter, run;
+
+	if (!real_device_range(p->counter, 8) || !real_device_range(p->outer, (size_t)p->ring * 8) ||
+	    (p->parent && !real_device_range(p->parent, 8)))
+		return CUDA_ERROR_ILLEGAL_ADDRESS;
+	run = (*counter)++;
+	((uint64_t *)(uintptr_t)p->outer)[kt_ring_slot(run, p->ring)] =
+		p->parent ? *(const uint64_t *)(uintptr_t)p->parent : 0;
+	return CUDA_SUCCESS;
+}
 #else
+static CUresult run_cond_advance(void **params)
+{
+	(void)params;
+	return CUDA_ERROR_NOT_SUPPORTED;
+}
+
 static CUresult run_hash(const struct fake_func *ff, void **params)
 {
 	(void)ff;
@@ -515,6 +546,8 @@ static CUresult run_kernel(const struct fake_func *ff, void **params)
 		return CUDA_ERROR_INVALID_VALUE;
 	if (ff->kind == FK_HASH)
 		return run_hash(ff, params);
+	if (ff->kind == FK_COND_ADVANCE)
+		return run_cond_advance(params);
 	launch = nondet_order();
 	switch (ff->kind) {
 	case FK_ADD_ONE:
@@ -707,6 +740,32 @@ static CUresult host_call(const struct fake_func *ff, void **params)
 	return fn && fn(arg) == 0 ? CUDA_SUCCESS : CUDA_ERROR_LAUNCH_FAILED;
 }
 
+/* cudaGraphSetConditional's fake kernels, in both builds (a fake
+ * counter lives in host memory without real memory): fake_set_cond sets
+ * the handle to value; fake_loop_cond decrements *counter and sets the
+ * handle to (*counter > 0), the loop counter of a WHILE body. */
+static CUresult set_cond(const struct fake_func *ff, void **params)
+{
+	uint64_t handle;
+	unsigned value;
+	int *counter;
+
+	note(ff->name);
+	if (!params)
+		return CUDA_ERROR_INVALID_VALUE;
+	memcpy(&handle, params[0], sizeof(handle));
+	if (ff->kind == FK_SET_COND) {
+		memcpy(&value, params[1], sizeof(value));
+	} else {
+		memcpy(&counter, params[1], sizeof(counter));
+		if (!counter || (real_memory() && !real_device_range((uintptr_t)counter, sizeof(*counter))))
+			return CUDA_ERROR_ILLEGAL_ADDRESS;
+		value = --*counter > 0;
+	}
+	fg_cond_set(handle, value);
+	return CUDA_SUCCESS;
+}
+
 /* The checks, then a known kernel's behaviour (fake_fail; the others with real memory). */
 static CUresult launch_run(CUfunction f, unsigned gx, void **params)
 {
@@ -719,6 +778,8 @@ static CUresult launch_run(CUfunction f, unsigned gx, void **params)
 		return CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES;
 	if (ff->kind == FK_HOST_CALL)
 		return host_call(ff, params);
+	if (ff->kind == FK_SET_COND || ff->kind == FK_LOOP_COND)
+		return set_cond(ff, params);
 	return real_memory() ? run_kernel(ff, params) : r;
 }
 
@@ -1206,6 +1267,8 @@ int fk_func_layout(CUfunction f, unsigned *n, size_t *off, size_t *size)
 	}
 #ifdef FAKECUDA_REAL_MEMORY
 	/* ktrace's checksum kernels take one struct by value, its size by variant */
+	if (ff->kind == FK_COND_ADVANCE)
+		size[0] = sizeof(struct kt_cond_advance_params);
 	if (ff->kind == FK_HASH)
 		size[0] = strcmp(ff->name, "ktrace_hash_r8") == 0	   ? sizeof(struct kt_hash_params_r8)
 			  : strcmp(ff->name, "ktrace_hash_r32") == 0 ? sizeof(struct kt_hash_params_r32)

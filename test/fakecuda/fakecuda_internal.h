@@ -40,5 +40,7 @@ int fg_capture_kernel(CUstream s, CUfunction f, const unsigned *grid, const unsi
 		      void **params, CUresult *res) FK_HIDDEN;
 int fg_capture_memset(CUstream s, CUdeviceptr d, unsigned value, unsigned elem, size_t n, CUresult *res) FK_HIDDEN;
 CUstreamCaptureStatus fg_capture_status(CUstream s) FK_HIDDEN;
+/* cudaGraphSetConditional(handle, value) of a fake kernel. */
+void fg_cond_set(uint64_t handle, unsigned value) FK_HIDDEN;
 
 #endif

@@ -13,13 +13,25 @@
  * order), skipping disabled ones: kernels as fakecuda.c launches them (real
  * behaviour and checksum kernels in the real-memory build), copies and
  * memsets moving bytes in the real-memory build, child graphs recursively,
- * a conditional node's bodies once each.  Stream capture (cuStreamBeginCapture
+ * conditional nodes as the driver runs them (below).  Stream capture (cuStreamBeginCapture
  * and _v2, ToGraph, cuStreamEndCapture, with _ptsz twins) turns launches and
  * cuMemsetD32Async on the capturing stream into nodes chained one after the
  * other, and a graph launch into a child graph node.  cuGraphExecUpdate(_v2)
  * takes the new graph's parameters when the topology is the same.
  * Every entry point counts its calls (fake_count).  Kernel parameters are
  * copied through the fake kernels' layouts (kernelParams only).
+ *
+ * Conditional nodes: cuGraphConditionalHandleCreate makes a handle (a value
+ * of its own per call, as the driver's belong to their graph) with its
+ * default value and flags; a launch of an exec first assigns the default
+ * of each handle its conditional nodes use that has
+ * CU_GRAPH_COND_ASSIGN_DEFAULT; the fake kernels fake_set_cond and
+ * fake_loop_cond (fakecuda.c) set a handle's value as cudaGraphSetConditional
+ * does on the GPU (fg_cond_set).  WHILE runs its body while the value is
+ * non-zero (checked before the first run; at most FG_MAX_RUNS runs, then
+ * the launch fails), IF body 0 when non-zero (body 1, if there is one,
+ * when zero), SWITCH body[value] when value < size.  cuGraphNodeGetParams
+ * describes conditional nodes (handle, type, size, bodies, context).
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -46,6 +58,9 @@
 #define MAX_PARAMS 8
 #define PARAM_BYTES 4096
 #define MAX_BODIES 4
+#define MAX_HANDLES 256
+#define FG_MAX_RUNS (1u << 20)
+#define HANDLE_BASE 0xc0de000000000000ull
 
 struct fgraph;
 
@@ -67,7 +82,16 @@ struct fnode {
 	CUDA_HOST_NODE_PARAMS host; /* host function */
 	struct fgraph *body[MAX_BODIES]; /* conditional */
 	unsigned nbody;
+	CUgraphConditionalHandle cond;
+	CUgraphConditionalNodeType cond_type;
+	CUgraph out[MAX_BODIES];   /* the "CUDA-owned" array phGraph_out points to */
 };
+
+/* A conditional handle: its value, default and flags. */
+static struct fhandle {
+	unsigned value, def, flags;
+} handles[MAX_HANDLES];
+static unsigned nhandles;
 
 struct fgraph {
 	struct fnode **nodes;
@@ -210,6 +234,8 @@ static void params_copy(struct fnode *dst, const struct fnode *src)
 		dst->body[b] = graph_copy(src->body[b], 0);
 	}
 	dst->nbody = src->nbody;
+	dst->cond = src->cond;
+	dst->cond_type = src->cond_type;
 }
 
 static struct fgraph *graph_copy(const struct fgraph *g, int exec)
@@ -236,6 +262,7 @@ static struct fgraph *graph_copy(const struct fgraph *g, int exec)
 /* ---- running a graph ------------------------------------------------------------------- */
 
 static CUresult run_graph(const struct fgraph *g);
+static CUresult run_conditional(const struct fnode *n);
 
 /* The address of one side of a copy. */
 static void *copy_side(CUmemorytype t, const void *host, CUdeviceptr dev, size_t x, size_t y, size_t pitch)
@@ -281,10 +308,64 @@ static CUresult run_memset(const CUDA_MEMSET_NODE_PARAMS *p)
 	return CUDA_SUCCESS;
 }
 
-static CUresult run_node(const struct fnode *n)
+static struct fhandle *handle_of(CUgraphConditionalHandle h)
 {
+	return h > HANDLE_BASE && h <= HANDLE_BASE + nhandles ? &handles[h - HANDLE_BASE - 1] : NULL;
+}
+
+void fg_cond_set(uint64_t handle, unsigned value)
+{
+	struct fhandle *h = handle_of(handle);
+
+	if (h)
+		__atomic_store_n(&h->value, value, __ATOMIC_RELAXED);
+}
+
+static unsigned cond_value(const struct fnode *n)
+{
+	const struct fhandle *h = handle_of(n->cond);
+
+	return h ? __atomic_load_n(&h->value, __ATOMIC_RELAXED) : 0;
+}
+
+/* A conditional node as the driver runs it. */
+static CUresult run_conditional(const struct fnode *n)
+{
+	unsigned v = cond_value(n), runs = 0;
 	CUresult r = CUDA_SUCCESS;
 
+	switch (n->cond_type) {
+	case CU_GRAPH_COND_TYPE_WHILE:
+		for (; v && r == CUDA_SUCCESS; v = cond_value(n))
+			r = ++runs > FG_MAX_RUNS ? CUDA_ERROR_LAUNCH_TIMEOUT : run_graph(n->body[0]);
+		return r;
+	case CU_GRAPH_COND_TYPE_IF:
+		return v ? run_graph(n->body[0]) : n->nbody > 1 ? run_graph(n->body[1]) : CUDA_SUCCESS;
+	case CU_GRAPH_COND_TYPE_SWITCH:
+		return v < n->nbody ? run_graph(n->body[v]) : CUDA_SUCCESS;
+	default:
+		return CUDA_ERROR_INVALID_VALUE;
+	}
+}
+
+/* At a launch: the default value of each handle of g's conditional nodes
+ * (their bodies' too) made with CU_GRAPH_COND_ASSIGN_DEFAULT. */
+static void assign_defaults(const struct fgraph *g)
+{
+	for (size_t i = 0; g && i < g->n; i++) {
+		const struct fnode *n = g->nodes[i];
+		struct fhandle *h = n->type == CU_GRAPH_NODE_TYPE_CONDITIONAL ? handle_of(n->cond) : NULL;
+
+		if (h && (h->flags & CU_GRAPH_COND_ASSIGN_DEFAULT))
+			h->value = h->def;
+		assign_defaults(n->child);
+		for (unsigned b = 0; b < n->nbody; b++)
+			assign_defaults(n->body[b]);
+	}
+}
+
+static CUresult run_node(const struct fnode *n)
+{
 	if (n->disabled)
 		return CUDA_SUCCESS;
 	switch (n->type) {
@@ -303,9 +384,7 @@ static CUresult run_node(const struct fnode *n)
 			n->host.fn(n->host.userData);
 		return CUDA_SUCCESS;
 	case CU_GRAPH_NODE_TYPE_CONDITIONAL:
-		for (unsigned b = 0; b < n->nbody && r == CUDA_SUCCESS; b++)
-			r = run_graph(n->body[b]);
-		return r;
+		return run_conditional(n);
 	default:
 		return CUDA_SUCCESS;
 	}
@@ -666,13 +745,19 @@ static CUresult set_generic(struct fnode *n, const CUgraphNodeParams *p)
 static CUresult add_conditional(struct fnode *n, CUgraphNodeParams *p)
 {
 	unsigned size = p->conditional.size;
+	CUgraphConditionalNodeType t = p->conditional.type;
 
-	if (!size || size > MAX_BODIES || !p->conditional.phGraph_out)
+	if (!size || size > MAX_BODIES || !handle_of(p->conditional.handle) ||
+	    (t == CU_GRAPH_COND_TYPE_WHILE && size != 1) || (t == CU_GRAPH_COND_TYPE_IF && size > 2) ||
+	    t > CU_GRAPH_COND_TYPE_SWITCH)
 		return CUDA_ERROR_INVALID_VALUE;
+	n->cond = p->conditional.handle;
+	n->cond_type = t;
 	for (unsigned b = 0; b < size; b++) {
 		n->body[b] = graph_new();
-		p->conditional.phGraph_out[b] = (CUgraph)n->body[b];
+		n->out[b] = (CUgraph)n->body[b];
 	}
+	p->conditional.phGraph_out = n->out;
 	n->nbody = size;
 	return CUDA_SUCCESS;
 }
@@ -695,6 +780,43 @@ static CUresult add_node(ADD_PARAMS, CUgraphNodeParams *p)
 	}
 	pthread_mutex_unlock(&fg_lock);
 	return r;
+}
+
+API CUresult cuGraphConditionalHandleCreate(CUgraphConditionalHandle *out, CUgraph g, CUcontext ctx, unsigned def,
+					   unsigned flags)
+{
+	CUresult r = CUDA_ERROR_INVALID_VALUE;
+
+	(void)ctx; NOTE();
+	pthread_mutex_lock(&fg_lock);
+	if (out && g && !(flags & ~CU_GRAPH_COND_ASSIGN_DEFAULT) && nhandles < MAX_HANDLES) {
+		handles[nhandles] = (struct fhandle){ def, def, flags };
+		*out = HANDLE_BASE + ++nhandles;
+		r = CUDA_SUCCESS;
+	}
+	pthread_mutex_unlock(&fg_lock);
+	return r;
+}
+
+/* Conditional nodes only (what ktrace asks). */
+API CUresult cuGraphNodeGetParams(CUgraphNode h, CUgraphNodeParams *p)
+{
+	struct fnode *n = N(h);
+
+	NOTE();
+	if (!n || !p)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (n->type != CU_GRAPH_NODE_TYPE_CONDITIONAL || !handle_of(n->cond))
+		return CUDA_ERROR_NOT_SUPPORTED;
+	memset(p, 0, sizeof(*p));
+	p->type = CU_GRAPH_NODE_TYPE_CONDITIONAL;
+	p->conditional.handle = n->cond;
+	p->conditional.type = n->cond_type;
+	p->conditional.size = n->nbody;
+	for (unsigned b = 0; b < n->nbody; b++)
+		n->out[b] = (CUgraph)n->body[b];
+	p->conditional.phGraph_out = n->out;
+	return CUDA_SUCCESS;
 }
 
 API CUresult cuGraphAddNode(ADD_PARAMS, CUgraphNodeParams *p) { NOTE(); return add_node(ph, g, deps, nd, p); }
@@ -1024,6 +1146,7 @@ static CUresult launch(CUgraphExec e, CUstream s)
 	if (n)
 		return CUDA_SUCCESS;
 	pthread_mutex_lock(&fg_lock);
+	assign_defaults(G(e));
 	r = run_graph(G(e));
 	pthread_mutex_unlock(&fg_lock);
 	return r;

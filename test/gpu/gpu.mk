@@ -16,6 +16,10 @@ GPU_PROGS += graph_capture graph_explicit
 graph_capture_NVFLAGS := -I.
 graph_explicit_NVFLAGS := -I.
 $(BUILD)/gpu/graph_capture $(BUILD)/gpu/graph_explicit: test/gpu/graph_common.cuh
+# A WHILE conditional node whose body holds the step (70-graphs-3-conditional.sh).
+GPU_PROGS += graph_conditional
+graph_conditional_NVFLAGS := -I.
+$(BUILD)/gpu/graph_conditional: test/gpu/graph_common.cuh
 
 # Measured GPU times (11-capture-5-gputimes.sh): kernels of known run time.
 GPU_PROGS += gputime_spin

@@ -148,6 +148,19 @@ static inline void kt_launch_sums(bool plant, const float *y, float *partial, fl
 	}
 }
 
+// A WHILE conditional node on handle h after *dep (nullptr: none); its body graph.
+static inline cudaGraph_t kt_add_while(cudaGraph_t g, cudaGraphNode_t *dep, cudaGraphConditionalHandle h)
+{
+	cudaGraphNodeParams cp = {};
+	cp.type = cudaGraphNodeTypeConditional;
+	cp.conditional.handle = h;
+	cp.conditional.type = cudaGraphCondTypeWhile;
+	cp.conditional.size = 1;
+	cudaGraphNode_t node;
+	CK(cudaGraphAddNode(&node, g, dep, nullptr, dep ? 1 : 0, &cp));
+	return cp.conditional.phGraph_out[0];
+}
+
 static inline void kt_count_sums(kt_counts &c, bool plant, unsigned long k)
 {
 	if (plant) {

@@ -168,25 +168,17 @@ struct loop_args {
 };
 
 // A WHILE node after `dep`: a memset resets the counter, the body runs LOOP_ITERS times.
-static cudaGraphNode_t add_while(cudaGraph_t g, cudaGraphNode_t dep, loop_args &l, const explicit_bufs &b)
+static void add_while(cudaGraph_t g, cudaGraphNode_t dep, loop_args &l, const explicit_bufs &b)
 {
 	l.x = b.x, l.n = KT_N, l.iter = b.iter, l.limit = LOOP_ITERS;
 	l.body[0] = &l.x, l.body[1] = &l.n;
 	l.cond[0] = &l.iter, l.cond[1] = &l.h, l.cond[2] = &l.limit;
 	CK(cudaGraphConditionalHandleCreate(&l.h, g, 1, cudaGraphCondAssignDefault));
 	cudaGraphNode_t reset = add_memset(g, &dep, b.iter, 1);
-	cudaGraphNodeParams cp = {};
-	cp.type = cudaGraphNodeTypeConditional;
-	cp.conditional.handle = l.h;
-	cp.conditional.type = cudaGraphCondTypeWhile;
-	cp.conditional.size = 1;
-	cudaGraphNode_t node;
-	CK(cudaGraphAddNode(&node, g, &reset, nullptr, 1, &cp));
-	cudaGraph_t body = cp.conditional.phGraph_out[0];
+	cudaGraph_t body = kt_add_while(g, &reset, l.h);
 	cudaGraphNode_t k = add_kernel(body, nullptr, (void *)kt_ge_loop_body, dim3(KT_BLOCKS), dim3(KT_THREADS),
 				       l.body);
 	add_kernel(body, &k, (void *)kt_ge_loop_cond, dim3(1), dim3(32), l.cond);
-	return node;
 }
 
 // The whole graph; *axpy_node is node A.

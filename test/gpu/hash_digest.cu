@@ -209,7 +209,7 @@ static double kern_hash(struct kern *k, unsigned n, const uint64_t *ptr, const u
 	u.r8.h.result = k->host_dev;
 	u.r8.h.done_value = ++k->ticket;
 	u.r8.h.n = n;
-	u.r8.h.reserved = 0;
+	u.r8.h.ring = 0, u.r8.h.iter_counter = 0, u.r8.h.ring_stride = 0;
 	for (unsigned i = 0; i < n; i++) {
 		P[i] = ptr[i];
 		L[i] = len[i];
@@ -336,7 +336,7 @@ static void test_kernel(struct kern *k, CUdeviceptr dbuf, const uint8_t *hbuf, s
 		u.r8.h.scratch = k->scratch;
 		u.r8.h.result = k->host_dev;
 		u.r8.h.n = 1;
-		u.r8.h.reserved = 0;
+		u.r8.h.ring = 0, u.r8.h.iter_counter = 0, u.r8.h.ring_stride = 0;
 		u.r8.ptr[0] = dbuf;
 		u.r8.len[0] = 4096;
 		u.r8.chunk_end[0] = kt_hash_chunks(4096);

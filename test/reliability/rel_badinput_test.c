@@ -248,7 +248,7 @@ static void flip_record(uint8_t *recs, const size_t *off, size_t n)
 		size_t at = 2 + (size_t)rand() % (size - 2);
 
 		if (at >= 4 && at < 8)
-			at -= 2; /* the size field: the flags instead */
+			at = 2 + at % 2; /* the size field (bytes 4..7): the flags (2, 3) instead */
 		recs[off[i] + at] ^= (uint8_t)(1u << (rand() % 8));
 	}
 }

@@ -62,10 +62,13 @@ static const struct ktrace_graph_node gnodes[] = {
 	{ .kind = KTRACE_GNODE_MEMSET, .flags = KTRACE_GNODEF_RECORDED, .handle = 0xc3,
 	  .parent = KTRACE_GRAPH_NO_PARENT, .dst = 0xd8, .value = 0x7f, .count = 100, .elem_size = 4,
 	  .copy_flags = KTRACE_COPYF_2D },
-	{ .kind = KTRACE_GNODE_CONDITIONAL, .handle = 0xc4, .parent = KTRACE_GRAPH_NO_PARENT },
+	{ .kind = KTRACE_GNODE_CONDITIONAL, .handle = 0xc4, .parent = KTRACE_GRAPH_NO_PARENT, .cond_handle = 0xc0de01,
+	  .cond_type = KTRACE_COND_WHILE, .cond_size = 1, .cond_default = 1,
+	  .cond_flags = KTRACE_CONDF_ASSIGN_DEFAULT | KTRACE_CONDF_DEFAULT_KNOWN },
 };
 static const struct ktrace_graph_edge gedges[] = { { 1, 2 }, { 2, 3 }, { 1, 4 } };
-static const struct ktrace_graph_ref gref = { 3, 2, 17, 400, 1, 5 };
+static const struct ktrace_graph_ref gref = { .exec_id = 3, .graph_id = 2, .launch = 17, .launch_seq = 400, .node = 1,
+					      .revision = 5 };
 
 static size_t encode_graph_kind(int kind, void *buf, size_t cap)
 {
@@ -592,12 +595,13 @@ static void test_round_trip_graph(void **state)
 	assert_int_equal(g.untraced, KTRACE_GRAPH_UNTRACED_CONDITIONAL);
 	assert_int_equal(g.nnodes, 5);
 	assert_int_equal(g.device, 1);
-	/* fixed part 112 bytes; child 32, kernel 80 + 13 -> 96, memcpy and memset 56, conditional 24; 3 edges */
-	assert_int_equal(len, 112 + 32 + 96 + 56 + 56 + 24 + 3 * 8);
+	/* fixed part 112 bytes; child 32, kernel 80 + 13 -> 96, memcpy and memset 56, conditional 48 (since
+	 * 1.14; 24 before); 3 edges */
+	assert_int_equal(len, 112 + 32 + 96 + 56 + 56 + 48 + 3 * 8);
 	assert_int_equal(g.node_first, 0);
 	assert_int_equal(g.nodes_total, 5);
 	assert_int_equal(g.edges_total, 3);
-	assert_int_equal(rd(b + 88, 4), 32 + 96 + 56 + 56 + 24);
+	assert_int_equal(rd(b + 88, 4), 32 + 96 + 56 + 56 + 48);
 	for (uint32_t i = 0; i < 5; i++) {
 		assert_int_equal(ktrace_graph_node_next(&g, &off, &n), 0);
 		assert_int_equal(n.kind, gnodes[i].kind);
@@ -621,6 +625,10 @@ static void test_round_trip_graph(void **state)
 	ktrace_graph_node_next(&g, &off, &n);
 	assert_true(n.dst == 0xd8 && n.value == 0x7f && n.count == 100 && n.elem_size == 4);
 	assert_int_equal(n.copy_flags, KTRACE_COPYF_2D);
+	ktrace_graph_node_next(&g, &off, &n);
+	assert_true(n.cond_handle == 0xc0de01 && n.cond_type == KTRACE_COND_WHILE && n.cond_size == 1 &&
+		    n.cond_default == 1);
+	assert_int_equal(n.cond_flags, KTRACE_CONDF_ASSIGN_DEFAULT | KTRACE_CONDF_DEFAULT_KNOWN);
 	ktrace_graph_edge_get(&g, 2, &e);
 	assert_int_equal(e.from, 1);
 	assert_int_equal(e.to, 4);
@@ -649,6 +657,48 @@ static void test_round_trip_graph(void **state)
 	assert_gref(&ms.graph);
 	assert_int_equal(rd(b + 88 + 32, 4), 1);
 	free(b);
+}
+
+/* Since 1.14: a kernel node inside a conditional body carries the iteration
+ * reference after its graph and range references, and a node entry its body. */
+static void test_round_trip_graph_iteration(void **state)
+{
+	struct ktrace_graph_ref ref = gref;
+	struct ktrace_range_ref rr = { .range = 7 };
+	struct ktrace_rec_launch l = { .launch_seq = 401, .kernel_id = 9, .api = KTRACE_API_GRAPH,
+				       .flags = KTRACE_LAUNCHF_GRAPH | KTRACE_LAUNCHF_RANGE | KTRACE_LAUNCHF_GRAPH_ITER,
+				       .param_bytes_len = 13, .param_bytes = pbytes, .range = rr };
+	struct ktrace_graph_node body = { .kind = KTRACE_GNODE_KERNEL, .flags = KTRACE_GNODEF_IN_CONDITIONAL,
+					  .parent = 4, .body = 1 }, n;
+	struct ktrace_rec_graph g = { .exec_id = 3, .nnodes = 1, .nodes = &body }, gd;
+	struct ktrace_rec_launch d;
+	uint8_t buf[1024];
+	uint32_t off = 0;
+	size_t len;
+
+	(void)state;
+	ref.iteration = 70, ref.cond_node = 4, ref.body = 1, ref.outer_iteration = KTRACE_GRAPH_NO_ITERATION;
+	ref.iterations = 100, ref.dropped = 36;
+	l.graph = ref;
+	len = ktrace_encode_launch(buf, sizeof buf, &l, NULL);
+	assert_int_equal(len, ktrace_launch_size(0, 13) + 40 + 16 + 24);
+	assert_int_equal(ktrace_decode_launch(buf, len, &d), 0);
+	assert_gref(&d.graph);
+	assert_int_equal(d.range.range, 7);
+	assert_int_equal(d.graph.iteration, 70);
+	assert_int_equal(d.graph.cond_node, 4);
+	assert_int_equal(d.graph.body, 1);
+	assert_int_equal(d.graph.outer_iteration, KTRACE_GRAPH_NO_ITERATION);
+	assert_int_equal(d.graph.iterations, 100);
+	assert_int_equal(d.graph.dropped, 36);
+	assert_int_equal(ktrace_decode_launch(buf, len - 8, &d), -1); /* cut inside the iteration reference */
+	assert_string_equal(ktrace_launch_flag_name(KTRACE_LAUNCHF_GRAPH_ITER), "graph_iter");
+	assert_string_equal(ktrace_cond_type_name(KTRACE_COND_SWITCH), "switch");
+	len = ktrace_encode_graph(buf, sizeof buf, &g);
+	assert_int_equal(ktrace_decode_graph(buf, len, &gd), 0);
+	assert_int_equal(ktrace_graph_node_next(&gd, &off, &n), 0);
+	assert_int_equal(n.body, 1);
+	assert_int_equal(n.parent, 4);
 }
 
 static void put32(uint8_t *p, uint32_t v)
@@ -999,6 +1049,7 @@ int main(void)
 		cmocka_unit_test(test_round_trip_memory),
 		cmocka_unit_test(test_round_trip_bookkeeping),
 		cmocka_unit_test(test_round_trip_graph),
+		cmocka_unit_test(test_round_trip_graph_iteration),
 		cmocka_unit_test(test_round_trip_ranges),
 		cmocka_unit_test(test_documented_offsets),
 		cmocka_unit_test(test_launch_head_and_carrier),

@@ -25,10 +25,24 @@
  *                        graph set on the exec to copy b -> y and launched
  *                        again; y must then be b + 1
  *   graph_app untraced   a graph { add_one(x) -> IF conditional { add_one(x) } }
- *                        and a graph { memory allocation node -> add_one(x)
- *                        -> memory free node }, each launched twice; the
+ *                        (its handle's default 1, assigned at each launch) and a
+ *                        graph { memory allocation node -> add_one(x) ->
+ *                        memory free node }, each launched twice; the
  *                        first updated (cuGraphExecUpdate) to work on x2 and
  *                        launched once more; then add_one(x) on its own
+ *   graph_app while N    a graph { WHILE (default N > 0, assigned at each
+ *                        launch) { add_one(x) -> loop_cond(counter) } }, the
+ *                        counter set to N before each of its 2 launches
+ *   graph_app while_nondet N  the same with nondet_sum(out, x) after add_one
+ *   graph_app if V       { set_cond(V) -> IF { add_one(x) } else { add_one(y) } }
+ *   graph_app switch V   { set_cond(V) -> SWITCH { add_one(x0) | add_one(x1) |
+ *                        add_one(x2) } }
+ *   graph_app if_set     the IF graph with V = 0 launched once, then V = 1 set on
+ *                        the exec's set_cond node (cuGraphExecKernelNodeSetParams)
+ *                        and launched again: x and y each one more
+ *   graph_app nested     { WHILE { add_one(x) -> loop_cond(c2) -> IF (c2 > 0)
+ *                        { add_one(y) } -> loop_cond(c1) } }, c1 = 3, c2 = 2:
+ *                        the IF body runs in the first run of the loop only
  *
  * Prints the values it copied back, then "OK" when every call returned
  * CUDA_SUCCESS and the results are what the graph computes.
@@ -290,10 +304,199 @@ static CUgraph graph_conditional(CUdeviceptr *x, int *n, void **a1, void **a2)
 	cp.type = CU_GRAPH_NODE_TYPE_CONDITIONAL;
 	cp.conditional.type = CU_GRAPH_COND_TYPE_IF;
 	cp.conditional.size = 1;
-	cp.conditional.phGraph_out = &body;
+	OK(cuGraphConditionalHandleCreate(&cp.conditional.handle, g, NULL, 1, CU_GRAPH_COND_ASSIGN_DEFAULT));
 	OK(cuGraphAddNode(&c, g, &k, NULL, 1, &cp));
+	body = cp.conditional.phGraph_out[0];
 	OK(cuGraphAddKernelNode(&kb, body, NULL, 0, &p2));
 	return g;
+}
+
+/* ---- conditional nodes ------------------------------------------------------------- */
+
+/* A conditional node of `type` with `size` bodies on handle h after dep
+ * (NULL: none); its bodies into body[]. */
+static CUgraphNode add_cond(CUgraph g, CUgraphNode dep, CUgraphConditionalHandle h, CUgraphConditionalNodeType type,
+			    unsigned size, CUgraph *body)
+{
+	CUgraphNodeParams cp;
+	CUgraphNode c;
+
+	memset(&cp, 0, sizeof(cp));
+	cp.type = CU_GRAPH_NODE_TYPE_CONDITIONAL;
+	cp.conditional.handle = h;
+	cp.conditional.type = type;
+	cp.conditional.size = size;
+	OK(cuGraphAddNode(&c, g, dep ? &dep : NULL, NULL, dep ? 1 : 0, &cp));
+	for (unsigned b = 0; b < size; b++)
+		body[b] = cp.conditional.phGraph_out[b];
+	return c;
+}
+
+/* A kernel node of a condition kernel (fake_set_cond(h, *v) or
+ * fake_loop_cond(h, *counter)) after dep. */
+static CUgraphNode add_cond_kernel(CUgraph g, CUgraphNode dep, const char *name, CUgraphConditionalHandle *h,
+				   void *arg, void **args)
+{
+	CUDA_KERNEL_NODE_PARAMS p;
+	CUgraphNode k;
+
+	memset(&p, 0, sizeof(p));
+	args[0] = h;
+	args[1] = arg;
+	p.func = kernel(name);
+	p.gridDimX = p.gridDimY = p.gridDimZ = 1;
+	p.blockDimX = p.blockDimY = p.blockDimZ = 1;
+	p.kernelParams = args;
+	OK(cuGraphAddKernelNode(&k, g, dep ? &dep : NULL, dep ? 1 : 0, &p));
+	return k;
+}
+
+static CUgraphNode add_kernel(CUgraph g, CUgraphNode dep, const CUDA_KERNEL_NODE_PARAMS *p)
+{
+	CUgraphNode k;
+
+	OK(cuGraphAddKernelNode(&k, g, dep ? &dep : NULL, dep ? 1 : 0, p));
+	return k;
+}
+
+static void launch_and_destroy(CUgraph g, int launches, CUdeviceptr counter, int start)
+{
+	CUgraphExec e;
+
+	OK(cuGraphInstantiateWithFlags(&e, g, 0));
+	for (int i = 0; i < launches; i++) {
+		if (counter)
+			OK(cuMemcpyHtoD(counter, &start, sizeof(start)));
+		OK(cuGraphLaunch(e, NULL));
+	}
+	OK(cuStreamSynchronize(NULL));
+	OK(cuGraphExecDestroy(e));
+	OK(cuGraphDestroy(g));
+}
+
+/* WHILE { add_one(x) [-> nondet_sum(out, x)] -> loop_cond(counter) }, launched twice. */
+static int run_while(int runs, int nondet)
+{
+	CUdeviceptr x = nondet ? device_mixed() : device_floats(0), out = device_floats(0), c;
+	int n = N, zero = 0;
+	void *a1[2], *a2[2], *a3[3];
+	CUDA_KERNEL_NODE_PARAMS p = add_one_params(&x, &n, a1), s = p;
+	CUgraphConditionalHandle h;
+	CUgraph g, body;
+	CUgraphNode k;
+
+	OK(cuMemAlloc(&c, sizeof(int)));
+	OK(cuMemcpyHtoD(c, &zero, sizeof(zero)));
+	OK(cuGraphCreate(&g, 0));
+	OK(cuGraphConditionalHandleCreate(&h, g, NULL, runs > 0, CU_GRAPH_COND_ASSIGN_DEFAULT));
+	add_cond(g, NULL, h, CU_GRAPH_COND_TYPE_WHILE, 1, &body);
+	k = add_kernel(body, NULL, &p);
+	if (nondet) {
+		a3[0] = &out, a3[1] = &x, a3[2] = &n;
+		s.func = kernel("fake_nondet_sum");
+		s.kernelParams = a3;
+		k = add_kernel(body, k, &s);
+	}
+	add_cond_kernel(body, k, "fake_loop_cond", &h, &c, a2);
+	launch_and_destroy(g, 2, c, runs);
+	printf("x %g out %g\n", first(x), first(out));
+	return nondet || first(x) == 2.0f * (float)runs;
+}
+
+/* set_cond(v) -> IF { add_one(x) } else { add_one(y) }, or SWITCH over x0, x1, x2. */
+static int run_if_switch(unsigned v, int is_switch)
+{
+	CUdeviceptr x[3] = { device_floats(0), device_floats(100), device_floats(200) };
+	unsigned nb = is_switch ? 3 : 2;
+	int n = N;
+	void *a[3][2], *ac[2];
+	CUgraphConditionalHandle h;
+	CUgraph g, body[3];
+	CUgraphNode k;
+
+	OK(cuGraphCreate(&g, 0));
+	OK(cuGraphConditionalHandleCreate(&h, g, NULL, 0, 0));
+	k = add_cond_kernel(g, NULL, "fake_set_cond", &h, &v, ac);
+	add_cond(g, k, h, is_switch ? CU_GRAPH_COND_TYPE_SWITCH : CU_GRAPH_COND_TYPE_IF, nb, body);
+	for (unsigned b = 0; b < nb; b++) {
+		CUDA_KERNEL_NODE_PARAMS p = add_one_params(&x[b], &n, a[b]);
+
+		add_kernel(body[b], NULL, &p);
+	}
+	launch_and_destroy(g, 1, 0, 0);
+	printf("x %g %g %g\n", first(x[0]), first(x[1]), first(x[2]));
+	if (is_switch)
+		return first(x[0]) == (v == 0) && first(x[1]) == 100 + (v == 1) && first(x[2]) == 200 + (v == 2);
+	return first(x[0]) == (v != 0) && first(x[1]) == 100 + (v == 0);
+}
+
+/* set_cond(0) -> IF { add_one(x) } else { add_one(y) }, launched; then set_cond(1)
+ * set on the exec and launched again: the exec's new parameters run. */
+static int run_if_set(void)
+{
+	CUdeviceptr x = device_floats(0), y = device_floats(100);
+	unsigned v0 = 0, v1 = 1;
+	int n = N;
+	void *a[2][2], *ac[2], *ac1[2];
+	CUDA_KERNEL_NODE_PARAMS p;
+	CUgraphConditionalHandle h;
+	CUgraph g, body[2];
+	CUgraphNode k;
+	CUgraphExec e;
+
+	OK(cuGraphCreate(&g, 0));
+	OK(cuGraphConditionalHandleCreate(&h, g, NULL, 0, 0));
+	k = add_cond_kernel(g, NULL, "fake_set_cond", &h, &v0, ac);
+	add_cond(g, k, h, CU_GRAPH_COND_TYPE_IF, 2, body);
+	for (unsigned b = 0; b < 2; b++) {
+		CUDA_KERNEL_NODE_PARAMS q = add_one_params(b ? &y : &x, &n, a[b]);
+
+		add_kernel(body[b], NULL, &q);
+	}
+	OK(cuGraphInstantiateWithFlags(&e, g, 0));
+	OK(cuGraphLaunch(e, NULL));
+	memset(&p, 0, sizeof(p));
+	ac1[0] = &h;
+	ac1[1] = &v1;
+	p.func = kernel("fake_set_cond");
+	p.gridDimX = p.gridDimY = p.gridDimZ = 1;
+	p.blockDimX = p.blockDimY = p.blockDimZ = 1;
+	p.kernelParams = ac1;
+	OK(cuGraphExecKernelNodeSetParams(e, k, &p));
+	OK(cuGraphLaunch(e, NULL));
+	OK(cuStreamSynchronize(NULL));
+	OK(cuGraphExecDestroy(e));
+	OK(cuGraphDestroy(g));
+	printf("x %g y %g\n", first(x), first(y));
+	return first(x) == 1.0f && first(y) == 101.0f;
+}
+
+/* WHILE { add_one(x) -> loop_cond(h2, c2) -> IF (h2) { add_one(y) } -> loop_cond(h1, c1) }. */
+static int run_nested(void)
+{
+	CUdeviceptr x = device_floats(0), y = device_floats(100), c1, c2;
+	int n = N, two = 2;
+	void *a1[2], *a2[2], *a3[2], *a4[2];
+	CUDA_KERNEL_NODE_PARAMS p = add_one_params(&x, &n, a1), q = add_one_params(&y, &n, a2);
+	CUgraphConditionalHandle h1, h2;
+	CUgraph g, loop, inner;
+	CUgraphNode k;
+
+	OK(cuMemAlloc(&c1, sizeof(int)));
+	OK(cuMemAlloc(&c2, sizeof(int)));
+	OK(cuMemcpyHtoD(c2, &two, sizeof(two)));
+	OK(cuGraphCreate(&g, 0));
+	OK(cuGraphConditionalHandleCreate(&h1, g, NULL, 1, CU_GRAPH_COND_ASSIGN_DEFAULT));
+	OK(cuGraphConditionalHandleCreate(&h2, g, NULL, 0, 0));
+	add_cond(g, NULL, h1, CU_GRAPH_COND_TYPE_WHILE, 1, &loop);
+	k = add_kernel(loop, NULL, &p);
+	k = add_cond_kernel(loop, k, "fake_loop_cond", &h2, &c2, a3);
+	k = add_cond(loop, k, h2, CU_GRAPH_COND_TYPE_IF, 1, &inner);
+	add_kernel(inner, NULL, &q);
+	add_cond_kernel(loop, k, "fake_loop_cond", &h1, &c1, a4);
+	launch_and_destroy(g, 1, c1, 3);
+	printf("x %g y %g\n", first(x), first(y));
+	return first(x) == 3.0f && first(y) == 101.0f;
 }
 
 /* The two graphs ktrace cannot hash, each launched twice. */
@@ -419,6 +622,14 @@ int main(int argc, char **argv)
 		ok = run_untraced();
 	else if (!strcmp(mode, "nested_set"))
 		ok = run_nested_set();
+	else if (!strcmp(mode, "while") || !strcmp(mode, "while_nondet"))
+		ok = run_while(argc > 2 ? atoi(argv[2]) : 3, !strcmp(mode, "while_nondet"));
+	else if (!strcmp(mode, "if") || !strcmp(mode, "switch"))
+		ok = run_if_switch(argc > 2 ? (unsigned)atoi(argv[2]) : 0, !strcmp(mode, "switch"));
+	else if (!strcmp(mode, "nested"))
+		ok = run_nested();
+	else if (!strcmp(mode, "if_set"))
+		ok = run_if_set();
 	else
 		ok = 0;
 	puts(ok ? "OK" : "FAILED");

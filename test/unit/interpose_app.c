@@ -205,7 +205,7 @@ static void mode_paths(void)
 		"cuLaunchKernel", "cuLaunchKernel_ptsz", "cuLaunchKernelEx", "cuLaunchCooperativeKernel",
 		"cuMemAlloc_v2", "cuMemFree_v2", "cuMemcpyHtoD_v2", "cuMemcpyHtoD_v2_ptds", "cuMemsetD32Async_ptsz",
 		"cuModuleLoadData", "cuModuleGetFunction", "cuLibraryLoadData", "cuGetProcAddress",
-		"cuGetProcAddress_v2", "cuCtxDestroy_v2",
+		"cuGetProcAddress_v2", "cuCtxDestroy_v2", "cuGraphConditionalHandleCreate",
 	};
 	for (size_t i = 0; i < sizeof(wrapped) / sizeof(wrapped[0]); i++) {
 		dlerror();

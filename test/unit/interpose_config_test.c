@@ -62,6 +62,7 @@ static void test_defaults(void **state)
 	assert_int_equal(c.quiet, 0);
 	assert_int_equal(c.store_modules, 1);
 	assert_int_equal(c.follow_fork, 0);
+	assert_int_equal(c.graph_iters, KTRACE_GRAPH_ITERS_DEFAULT);
 	assert_string_equal(c.output_pattern, "ktrace-%p.ktrace");
 	snprintf(want, sizeof(want), "ktrace-%d.ktrace", (int)getpid());
 	assert_string_equal(c.output, want);
@@ -81,6 +82,7 @@ static void test_values(void **state)
 		"KTRACE_STORE_MODULES", "off",
 		"KTRACE_DEBUG", "0",
 		"KTRACE_FOLLOW_FORK", "1",
+		"KTRACE_GRAPH_ITERS", "2",
 		NULL,
 	};
 	struct ktrace_config c;
@@ -93,6 +95,7 @@ static void test_values(void **state)
 	assert_int_equal(c.overwrite, 1);
 	assert_int_equal(c.hash, 0);
 	assert_true(c.hash_max == (16ull << 20));
+	assert_int_equal(c.graph_iters, 2);
 	assert_int_equal(c.have_kernel_filter, 1);
 	assert_int_equal(regexec(&c.kernel_filter, "fake_kernel_b", 0, NULL, 0), 0);
 	assert_int_equal(regexec(&c.kernel_filter, "gemm", 0, NULL, 0), 0);
@@ -161,6 +164,10 @@ static void test_bad_values(void **state)
 	expect_bad("KTRACE_KERNELS", "(unclosed", NULL);
 	expect_bad("KTRACE_KERNELS", "a{2,1}", NULL);
 	expect_bad("KTRACE_OUTPUT", "trace-%q.kt", NULL);
+	expect_bad("KTRACE_GRAPH_ITERS", "1", NULL);
+	expect_bad("KTRACE_GRAPH_ITERS", "65537", NULL);
+	expect_bad("KTRACE_GRAPH_ITERS", "-4", NULL);
+	expect_bad("KTRACE_GRAPH_ITERS", "8k", NULL);
 	/* Control bytes are escaped, long values cut. */
 	expect_bad("KTRACE_HASH", "\x1b[31mred", "\\x1b[31mred");
 	memset(long_value, 'z', sizeof(long_value) - 1);

@@ -344,8 +344,12 @@ $(BUILD)/gputime_app: test/unit/gputime_app.c $(FAKECUDA_REAL)
 # ---- CUDA graphs end to end: graphs built node by node, captured, updated, with a
 # planted non-deterministic node, under libktrace.so with the real-memory fake driver.
 TESTS += graph_test
-graph_test_SRCS = test/unit/graph_test.c test/unit/diff_sim.c $(DIFF_CORE_SRCS)
+graph_test_SRCS = test/unit/graph_test.c test/unit/graph_trace.c test/unit/diff_sim.c $(DIFF_CORE_SRCS)
 graph_test_LIBS := -lcmocka
+# conditional nodes (IF, WHILE, SWITCH): bodies recorded per run, hashed, diffed
+TESTS += graph_cond_test
+graph_cond_test_SRCS = test/unit/graph_cond_test.c test/unit/graph_trace.c test/unit/diff_sim.c $(DIFF_CORE_SRCS)
+graph_cond_test_LIBS := -lcmocka
 TEST_DEPS += $(BUILD)/graph_app $(BUILD)/ktrace-dump $(BUILD)/ktrace
 $(BUILD)/graph_app: test/unit/graph_app.c $(FAKECUDA_REAL)
 	@$(if $(Q),echo "  LINK    $@")

@@ -183,7 +183,7 @@ static int collect_traces(const char *what, const char *prefix, const char *dir,
 			closedir(d);
 			return -1;
 		}
-		if (!t.launches)
+		if (!t.launches && !scan.graphs)
 			continue;
 		if (ri->n == MAX_TRACES) {
 			ktrace_check_error("%s: more than %d processes launched kernels", what, MAX_TRACES);

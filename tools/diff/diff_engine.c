@@ -1076,7 +1076,8 @@ int ktrace_diff_compare(const struct tm_trace *a, const struct tm_trace *b, cons
 	ktrace_diff_count_extents(b, &r->extents_b);
 	ktrace_diff_count_graphs(a, &r->graphs_a);
 	ktrace_diff_count_graphs(b, &r->graphs_b);
-	if (ktrace_diff_compare_results(a, b, r->streams, r->nstreams, &r->results))
+	if (ktrace_diff_compare_results(a, b, r->streams, r->nstreams, &r->results) ||
+	    ktrace_diff_compare_body_runs(a, b, &r->body_runs))
 		goto oom;
 	if (classify_divergences(r, al, o) || ktrace_diff_mark_cut_writers(r, al->match_a) ||
 	    ktrace_diff_rw_races(r, al->match_a) ||
@@ -1088,8 +1089,8 @@ int ktrace_diff_compare(const struct tm_trace *a, const struct tm_trace *b, cons
 		r->status = 1;
 	if (!ktrace_diff_compared(r))
 		r->status = 2; /* nothing compared: never a pass */
-	if (r->results.state == DIFF_RESULTS_DIFFER)
-		r->status = 1; /* what the program observed differs, whatever the kernels say */
+	if (r->results.state == DIFF_RESULTS_DIFFER || r->body_runs.differ)
+		r->status = 1; /* what the program observed, or a loop's count, differs, whatever the kernels say */
 	return 0;
 oom:
 	free(kt.tab);
@@ -1101,7 +1102,7 @@ oom:
 
 int ktrace_diff_status_besides_divergences(const struct diff_result *r)
 {
-	if (r->results.state == DIFF_RESULTS_DIFFER)
+	if (r->results.state == DIFF_RESULTS_DIFFER || r->body_runs.differ)
 		return 1;
 	if (!ktrace_diff_compared(r))
 		return 2;

@@ -2,7 +2,9 @@
  *
  * Owns, per GRAPH revision of the trace, its edges as adjacency lists and,
  * computed on demand by a breadth-first walk, the set of nodes each source
- * node reaches (a bitset kept for later questions); and the count of a
+ * node reaches (a bitset kept for later questions); the order of the nodes
+ * of conditional bodies (runs of a body one after the other, a body's
+ * nodes within its conditional node's place); and the count of a
  * run's executable graphs, those not traced in full by reason, and the
  * report's line about them.  Uses the trace model only.
  */
@@ -117,6 +119,66 @@ static int reaches(const struct tm_graph *gr, struct reach *r, uint32_t a, uint3
 	return (s[b / 64] >> (b % 64)) & 1;
 }
 
+/* The conditional node whose body holds node x (through child graphs), or NO_PARENT. */
+static uint32_t cond_of(const struct tm_graph *gr, uint32_t x)
+{
+	uint32_t p = gr->parent[x];
+
+	while (p != KTRACE_GRAPH_NO_PARENT && p < gr->nnodes && gr->kind[p] != KTRACE_GNODE_CONDITIONAL)
+		p = gr->parent[p];
+	return p < gr->nnodes ? p : KTRACE_GRAPH_NO_PARENT;
+}
+
+static uint32_t cond_depth(const struct tm_graph *gr, uint32_t x)
+{
+	uint32_t d = 0;
+
+	for (x = cond_of(gr, x); x != KTRACE_GRAPH_NO_PARENT && d < gr->nnodes; x = cond_of(gr, x))
+		d++;
+	return d;
+}
+
+/* A node of a graph launch: which, and the run of its body (NO_ITERATION: none known). */
+struct place {
+	uint32_t node, run;
+};
+
+/* p stands for itself by the conditional node around it (lifts: how many
+ * times before), in the run of the body around that the iteration
+ * reference names (known one level up only). */
+static struct place lift(const struct tm_graph *gr, struct place p, uint32_t *lifts, const struct ktrace_graph_ref *ref)
+{
+	struct place up = { cond_of(gr, p.node), *lifts ? KTRACE_GRAPH_NO_ITERATION : ref->outer_iteration };
+
+	if (!ref->iterations)
+		up.run = KTRACE_GRAPH_NO_ITERATION;
+	++*lifts;
+	return up;
+}
+
+/* Nodes in one graph, brought to one body: ordered when one is the
+ * other's conditional node, when they ran in different runs of their
+ * body, or by the edges. */
+static int places_ordered(const struct tm_graph *gr, struct reach *r, struct place x, struct place y,
+			  const struct ktrace_graph_ref *a, const struct ktrace_graph_ref *b)
+{
+	uint32_t dx = cond_depth(gr, x.node), dy = cond_depth(gr, y.node), lx = 0, ly = 0;
+
+	for (; dx > dy; dx--)
+		x = lift(gr, x, &lx, a);
+	for (; dy > dx; dy--)
+		y = lift(gr, y, &ly, b);
+	while (cond_of(gr, x.node) != cond_of(gr, y.node)) {
+		x = lift(gr, x, &lx, a);
+		y = lift(gr, y, &ly, b);
+	}
+	if (x.node == y.node)
+		return 1;
+	if (x.run != KTRACE_GRAPH_NO_ITERATION && y.run != KTRACE_GRAPH_NO_ITERATION && x.run != y.run)
+		return 1;
+	return reaches(gr, r, x.node, y.node) || reaches(gr, r, y.node, x.node);
+}
+
 int ktrace_diff_graph_ordered(struct diff_graph_order *g, const struct ktrace_graph_ref *a,
 			      const struct ktrace_graph_ref *b)
 {
@@ -133,7 +195,8 @@ int ktrace_diff_graph_ordered(struct diff_graph_order *g, const struct ktrace_gr
 		r->bad = 1;
 	if (r->bad)
 		return 0;
-	return reaches(gr, r, a->node, b->node) || reaches(gr, r, b->node, a->node);
+	return places_ordered(gr, r, (struct place){ a->node, a->iterations ? a->iteration : KTRACE_GRAPH_NO_ITERATION },
+			      (struct place){ b->node, b->iterations ? b->iteration : KTRACE_GRAPH_NO_ITERATION }, a, b);
 }
 
 /* ---- counts ---------------------------------------------------------------------------- */

@@ -221,4 +221,9 @@ int ktrace_diff_write_timeline(const char *path, const struct diff_result *r, ch
 int ktrace_diff_rehash(long **tab, size_t *tabcap, size_t nc, size_t n, uint64_t (*hash)(const void *ctx, size_t i),
 		       const void *ctx);
 
+/* diff_cond.c: conditional bodies' run counts compared (0, or -1 out of
+ * memory), and the report's line when they differ. */
+int ktrace_diff_compare_body_runs(const struct tm_trace *a, const struct tm_trace *b, struct diff_body_runs *d);
+void ktrace_diff_text_body_runs(FILE *f, const struct diff_result *r);
+
 #endif

@@ -278,6 +278,10 @@ static void j_divergence(struct json_writer *j, const struct diff_result *r, con
 	ktrace_json_u64(j, "op_seq_b", d->lb->seq);
 	ktrace_json_i64(j, "device", d->device);
 	ktrace_json_u64(j, "stream_index", d->stream);
+	if (d->la->flags & KTRACE_LAUNCHF_GRAPH) /* a graph launch's node; "iteration": in a conditional body */
+		ktrace_record_json_graph_ref(j, &d->la->graph);
+	if (d->la->flags & KTRACE_LAUNCHF_GRAPH_ITER)
+		ktrace_record_json_graph_iter(j, &d->la->graph);
 	j_range(j, "range_a", r->a, d->la);
 	j_range(j, "range_b", r->b, d->lb);
 	ktrace_json_str(j, "classification", ktrace_diff_class_name(d->cls));
@@ -544,6 +548,15 @@ void ktrace_diff_json(struct json_writer *j, const struct diff_result *r, const 
 	ktrace_json_end(j);
 	j_unverified(j, r);
 	j_regions_and_results(j, r);
+	if (r->body_runs.differ) { /* only when they differ (other reports are unchanged) */
+		const struct diff_body_runs *d = &r->body_runs;
+
+		ktrace_json_object(j, "body_runs_differ");
+		KTRACE_JSON_MEMBERS(j, JSON_U64("count", d->differ), JSON_U64("exec_id", d->exec_id),
+				    JSON_U64("launch", d->launch), JSON_U64("cond_node", d->cond_node),
+				    JSON_U64("body", d->body), JSON_U64("runs_a", d->runs_a), JSON_U64("runs_b", d->runs_b));
+		ktrace_json_end(j);
+	}
 	const struct tm_launch *fo[2] = { r->first_only_a, r->first_only_b };
 	for (int w = 0; w < 2; w++) {
 		const char *key = w ? "first_only_b" : "first_only_a";

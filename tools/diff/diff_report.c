@@ -238,6 +238,11 @@ void ktrace_diff_text_divergence(FILE *f, const struct diff_result *r, const str
 		   " in B)\n", d->la->seq, d->lb->seq, d->device, d->stream, d->la->stream, d->lb->stream);
 	fprintf(f, "  grid %ux%ux%u block %ux%ux%u\n", d->la->grid[0], d->la->grid[1], d->la->grid[2],
 		d->la->block[0], d->la->block[1], d->la->block[2]);
+	if (d->la->flags & KTRACE_LAUNCHF_GRAPH_ITER)
+		fprintf(f, "  in a conditional node's body: iteration %u (of %u in A, %u in B), graph exec %" PRIu64
+			   " node %u, body %u of node %u\n", d->la->graph.iteration, d->la->graph.iterations,
+			d->lb->graph.iterations, d->la->graph.exec_id, d->la->graph.node, d->la->graph.body,
+			d->la->graph.cond_node);
 	ktrace_diff_text_where(f, r, d);
 	for (size_t i = 0; i < d->noutputs; i++) {
 		const struct diff_arg *a = &d->outputs[i];
@@ -549,6 +554,7 @@ void ktrace_diff_report_text(FILE *f, const struct diff_result *r, const struct 
 	if (!r->ndivs) {
 		text_no_divergence(f, r);
 		ktrace_diff_text_results(f, r);
+		ktrace_diff_text_body_runs(f, r);
 		text_kernel_table(f, r, o->all);
 		return;
 	}
@@ -557,6 +563,7 @@ void ktrace_diff_report_text(FILE *f, const struct diff_result *r, const struct 
 		ktrace_diff_verdict_name(v), r->diverged,
 		r->diverged == 1 ? "" : "es", nk, nk == 1 ? "" : "s");
 	ktrace_diff_text_results(f, r);
+	ktrace_diff_text_body_runs(f, r);
 	fputc('\n', f);
 	ktrace_diff_text_divergence(f, r, &r->divs[0], "first divergence");
 	if (v == DIFF_VERDICT_RACE) {

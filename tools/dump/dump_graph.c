@@ -15,6 +15,16 @@ void ktrace_dump_text_graph_ref(FILE *f, const struct ktrace_graph_ref *g)
 		ktrace_ull(g->exec_id), ktrace_ull(g->launch), g->node, g->revision, ktrace_ull(g->graph_id), ktrace_ull(g->launch_seq));
 }
 
+void ktrace_dump_text_graph_iter(FILE *f, const struct ktrace_graph_ref *g)
+{
+	fprintf(f, "  iteration %u of %u of body %u of node %u", g->iteration, g->iterations, g->body, g->cond_node);
+	if (g->outer_iteration != KTRACE_GRAPH_NO_ITERATION)
+		fprintf(f, " (in iteration %u of the body around it)", g->outer_iteration);
+	if (g->dropped)
+		fprintf(f, ", %u iterations not recorded (KTRACE_GRAPH_ITERS)", g->dropped);
+	fputc('\n', f);
+}
+
 static void text_node_body(FILE *f, const struct ktrace_graph_node *n)
 {
 	switch (n->kind) {
@@ -37,6 +47,16 @@ static void text_node_body(FILE *f, const struct ktrace_graph_node *n)
 	case KTRACE_GNODE_CHILD:
 		fprintf(f, " graph %llu", ktrace_ull(n->child_graph_id));
 		break;
+	case KTRACE_GNODE_CONDITIONAL:
+		if (!n->cond_size) /* its bodies not described (or a file before 1.14) */
+			break;
+		fprintf(f, " %s, condition 0x%llx, %u bodies, default %u", ktrace_cond_type_name(n->cond_type),
+			ktrace_ull(n->cond_handle), n->cond_size, n->cond_default);
+		if (n->cond_flags & KTRACE_CONDF_ASSIGN_DEFAULT)
+			fputs(" assigned at each launch", f);
+		if (!(n->cond_flags & KTRACE_CONDF_DEFAULT_KNOWN))
+			fputs(" (default not seen)", f);
+		break;
 	default:
 		break;
 	}
@@ -55,6 +75,8 @@ static int text_nodes(FILE *f, const struct ktrace_rec_graph *g)
 			ktrace_ull(n.handle));
 		if (n.parent != KTRACE_GRAPH_NO_PARENT)
 			fprintf(f, " in node %u", n.parent);
+		if (n.flags & KTRACE_GNODEF_IN_CONDITIONAL)
+			fprintf(f, " body %u", n.body);
 		text_node_body(f, &n);
 		if (n.flags)
 			fprintf(f, " (%s)", ktrace_flag_names(n.flags, ktrace_graph_node_flag_name, fl, sizeof fl, ","));

@@ -128,6 +128,8 @@ static int text_launch(const struct record_ctx *c, const struct ktrace_record_pr
 	putc_unlocked('\n', f);
 	if (l.flags & KTRACE_LAUNCHF_GRAPH)
 		ktrace_dump_text_graph_ref(f, &l.graph);
+	if (l.flags & KTRACE_LAUNCHF_GRAPH_ITER)
+		ktrace_dump_text_graph_iter(f, &l.graph);
 	if (l.flags & KTRACE_LAUNCHF_RANGE)
 		ktrace_dump_text_range_ref(f, c, &l.range);
 	uint32_t unv = ktrace_unv_record_mask(&l);

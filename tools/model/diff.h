@@ -181,6 +181,14 @@ struct diff_graphs {
 	uint64_t why[8];          /* of those, by their first reason (enum ktrace_graph_untraced) */
 };
 
+/* Conditional graph bodies that ran another number of times in the two
+ * runs (diff_cond.c): how many (graph launch, body) pairs, and the first. */
+struct diff_body_runs {
+	uint64_t differ;
+	uint64_t exec_id, launch;
+	uint32_t cond_node, body, runs_a, runs_b;
+};
+
 /* What the program itself observed: the digests of what its device-to-host
  * copies delivered, compared between the runs (diff_results.c). */
 enum diff_results_state {
@@ -239,6 +247,7 @@ struct diff_result {
 	struct diff_extents extents_a, extents_b;   /* hashed regions of each run by exactness */
 	struct diff_graphs graphs_a, graphs_b;      /* executable graphs of each run */
 	struct diff_program_results results;        /* device-to-host copies (a difference: status 1) */
+	struct diff_body_runs body_runs;            /* conditional bodies' run counts (a difference: status 1) */
 	struct diff_stream *streams; size_t nstreams;
 	struct diff_divergence *divs; size_t ndivs; /* in run A's launch order */
 	/* classified (cls != 0, arguments filled): the first divergence, the first

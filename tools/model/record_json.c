@@ -123,6 +123,15 @@ static void json_graph_node_body(struct json_writer *w, const struct ktrace_grap
 	case KTRACE_GNODE_CHILD:
 		ktrace_json_u64(w, "child_graph_id", n->child_graph_id);
 		break;
+	case KTRACE_GNODE_CONDITIONAL:
+		if (!n->cond_size) /* its bodies not described (or a file before 1.14) */
+			break;
+		ktrace_json_str(w, "cond_type", ktrace_cond_type_name(n->cond_type));
+		ktrace_json_hex(w, "cond_handle", n->cond_handle);
+		ktrace_json_u64(w, "bodies", n->cond_size);
+		ktrace_json_u64(w, "default", n->cond_default);
+		ktrace_json_names(w, "cond_flags", ktrace_flag_names(n->cond_flags, ktrace_cond_flag_name, fl, sizeof fl, ","));
+		break;
 	default:
 		break;
 	}
@@ -148,6 +157,8 @@ static int json_graph_nodes(struct json_writer *w, const struct ktrace_rec_graph
 			ktrace_json_u64(w, "parent", n.parent);
 		else
 			ktrace_json_null(w, "parent");
+		if (n.flags & KTRACE_GNODEF_IN_CONDITIONAL)
+			ktrace_json_u64(w, "body", n.body);
 		json_graph_node_body(w, &n);
 		ktrace_json_end(w);
 	}
@@ -397,6 +408,8 @@ static void json_refs(const struct record_ctx *c, struct json_writer *w, enum kt
 
 	if (h == KT_HOOK_GRAPH_REF && (flags & gflag)) {
 		ktrace_record_json_graph_ref(w, g);
+		if (type == KTRACE_REC_LAUNCH && (flags & KTRACE_LAUNCHF_GRAPH_ITER))
+			ktrace_record_json_graph_iter(w, g);
 	} else if (h == KT_HOOK_RANGE_REF && (flags & rflag)) {
 		ktrace_json_object(w, "range");
 		ktrace_record_json_range_members(w, c->ranges, r);

@@ -18,6 +18,19 @@ void ktrace_record_json_graph_ref(struct json_writer *w, const struct ktrace_gra
 	ktrace_json_end(w);
 }
 
+void ktrace_record_json_graph_iter(struct json_writer *w, const struct ktrace_graph_ref *g)
+{
+	ktrace_json_object(w, "iteration");
+	KTRACE_JSON_MEMBERS(w, JSON_U64("iteration", g->iteration), JSON_U64("cond_node", g->cond_node),
+			    JSON_U64("body", g->body), JSON_U64("iterations", g->iterations),
+			    JSON_U64("dropped", g->dropped));
+	if (g->outer_iteration != KTRACE_GRAPH_NO_ITERATION)
+		ktrace_json_u64(w, "outer_iteration", g->outer_iteration);
+	else
+		ktrace_json_null(w, "outer_iteration");
+	ktrace_json_end(w);
+}
+
 void ktrace_record_json_range_members(struct json_writer *w, const struct ktrace_ranges *ranges,
 				      const struct ktrace_range_ref *r)
 {

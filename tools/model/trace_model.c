@@ -975,6 +975,7 @@ static void scan_record(const void *rec, size_t len, struct tm_run_scan *out)
 		}
 	} else if (p.type == KTRACE_REC_GRAPH) {
 		struct ktrace_rec_graph g;
+		out->graphs++;
 		if (ktrace_decode_graph(rec, len, &g) == 0 && g.untraced == KTRACE_GRAPH_UNTRACED_MEMORY_NODES)
 			out->graphs_memory_nodes++;
 	}

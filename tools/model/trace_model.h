@@ -277,6 +277,8 @@ struct tm_run_scan {
 	int have_job;
 	int32_t world_size;
 	long graphs_memory_nodes;
+	long graphs;             /* GRAPH records (a run whose kernels all ran in graphs' conditional
+	                          * bodies has no LAUNCH record when those are not recorded) */
 	int truncated;           /* the file ends inside a frame or record (what came before is counted) */
 };
 /* 0, or -1 with err set (out->truncated set when the file was cut short). */

@@ -785,6 +785,70 @@ def p_jax_mlp_step():
     return [np.asarray(a) for a in p]
 
 
+def _jax_loop_fn(name):
+    """Jitted loops: XLA runs a while loop of a command buffer as a WHILE conditional node."""
+    jax = _jax()
+    jnp, lax = jax.numpy, jax.lax
+    if name not in _JAX:
+        def fori(x, idx, n):  # n is traced: a while loop whose trip count XLA cannot unroll
+            def body(i, s):
+                return s.at[idx].add(jnp.tanh(x + i.astype(jnp.float32) * 0.01))
+            return lax.fori_loop(0, n, body, jnp.zeros((16,), jnp.float32))
+
+        def scan(x, idx, ks):
+            def step(c, k):
+                y = jnp.sin(x * k)
+                return c + jnp.zeros((16,), jnp.float32).at[idx].add(y), jnp.max(y)
+            return lax.scan(step, jnp.zeros((16,), jnp.float32), ks)
+
+        def fori_det(x, idx, n):
+            def body(i, s):
+                return s * 0.5 + jnp.tanh(x + i.astype(jnp.float32) * 0.01)
+            return jnp.sum(lax.fori_loop(0, n, body, jnp.zeros_like(x)).reshape(-1, 1024), axis=1)
+
+        _JAX["fori"], _JAX["scan"], _JAX["fori_det"] = jax.jit(fori), jax.jit(scan), jax.jit(fori_det)
+    return _JAX[name]
+
+
+def _jax_loop(name):
+    jax = _jax()
+    np = need("numpy")
+    jnp = jax.numpy
+    k1, k2 = jax.random.split(jax.random.PRNGKey(SEED))
+    x = jax.random.normal(k1, (1 << 20,), dtype=jnp.float32)
+    idx = jax.random.randint(k2, (1 << 20,), 0, 16)
+    if name == "scan":
+        out = _jax_loop_fn(name)(x, idx, jnp.arange(1, 9, dtype=jnp.float32))
+    else:
+        out = _jax_loop_fn(name)(x, idx, jnp.int32(8))
+    return [np.asarray(a) for a in jax.tree_util.tree_leaves(out)]
+
+
+@program("jax_fori_scatter_add", "nondet", r"scatter", kind="jax", group="jax-default", truth="procs",
+         needs=("jax",), env=JAX_ENV, timeout=90,
+         doc="lax.fori_loop (8 iterations, the bound traced) whose body scatter-adds 2^20 values into 16 "
+             "slots (XLA's atomic scatter), default XLA flags: with command buffers XLA runs the loop as a "
+             "WHILE conditional node, the scatter a kernel node of its body (docs/graphs.md)")
+def p_jax_fori_scatter_add():
+    return _jax_loop("fori")
+
+
+@program("jax_scan_scatter_add", "nondet", r"scatter", kind="jax", group="jax-default", truth="procs",
+         needs=("jax",), env=JAX_ENV, timeout=90,
+         doc="lax.scan over 8 steps, each scatter-adding 2^20 values into 16 slots, default XLA flags "
+             "(a WHILE conditional node of a command buffer)")
+def p_jax_scan_scatter_add():
+    return _jax_loop("scan")
+
+
+@program("jax_fori_det", "det", kind="jax", group="jax-default", truth="procs", needs=("jax",), env=JAX_ENV,
+         timeout=90,
+         doc="lax.fori_loop (8 iterations, the bound traced) of elementwise updates, then row sums: the "
+             "deterministic variant of jax_fori_scatter_add")
+def p_jax_fori_det():
+    return _jax_loop("fori_det")
+
+
 # ---- CuPy ------------------------------------------------------------------------------------------
 
 CUPY_ATOMIC_SRC = r"""

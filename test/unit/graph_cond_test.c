@@ -1,0 +1,332 @@
+/* test/unit/graph_cond_test.c: conditional graph nodes (IF, WHILE, SWITCH) end to end on the CPU.
+ *
+ * build/graph_app (test/unit/graph_app.c) runs under LD_PRELOAD=libktrace.so
+ * with the fake driver's real-memory build, whose conditional nodes run as
+ * the driver's do (test/fakecuda/fakegraph.c), and its traces must say:
+ *  - the GRAPH record lists each conditional node (type, the program's
+ *    handle, its default) and its bodies' nodes (flag in_conditional, the
+ *    body they are in);
+ *  - a WHILE body's kernel nodes give one LAUNCH per run of the body, with
+ *    iterations 0 .. N-1 of N and the digests of the buffers as they were
+ *    at that run; a loop that does not run gives none;
+ *  - IF and SWITCH: only the body taken has records;
+ *  - nested (WHILE { IF }): the inner body's records name the loop's run
+ *    they ran in;
+ *  - more runs than KTRACE_GRAPH_ITERS: the first and the last runs kept,
+ *    the others counted as dropped in each record, and ktrace-dump says so;
+ *  - the program's results are what it computes without ktrace (graph_app
+ *    checks them and says OK);
+ *  - the diff finds a non-deterministic kernel inside a loop body at its
+ *    iteration, two runs of a deterministic loop compare identical, and a
+ *    loop that ran another number of times is a divergence of its own;
+ *  - `ktrace check` names the kernel and its iteration and says why it is
+ *    not replayed (a body's kernel does not run alone).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "test/unit/graph_trace.h"
+
+/* The LAUNCH records of body kernel node `node` of graph launch `launch`,
+ * in record order, into v (at most max); how many. */
+static unsigned body_launches(const struct recs *x, uint64_t launch, uint32_t node, struct ktrace_rec_launch *v,
+			      unsigned max)
+{
+	unsigned n = 0;
+
+	for (size_t i = 0; i < x->n && n < max; i++)
+		if (x->type[i] == KTRACE_REC_LAUNCH && !ktrace_decode_launch(x->rec[i], x->len[i], &v[n]) &&
+		    (v[n].flags & KTRACE_LAUNCHF_GRAPH_ITER) && v[n].graph.launch == launch && v[n].graph.node == node)
+			n++;
+	return n;
+}
+
+static unsigned iter_launches(const struct recs *x)
+{
+	unsigned n = 0;
+
+	for (size_t i = 0; i < x->n; i++) {
+		struct ktrace_rec_launch l;
+
+		n += x->type[i] == KTRACE_REC_LAUNCH && !ktrace_decode_launch(x->rec[i], x->len[i], &l) &&
+		     (l.flags & KTRACE_LAUNCHF_GRAPH_ITER);
+	}
+	return n;
+}
+
+/* add_one(x)'s digests at run `run` of all the loop's runs so far (x starts at 0 + i). */
+static void check_add_one(const struct ktrace_rec_launch *l, int done_before)
+{
+	struct ktrace_region g;
+
+	assert_true(l->flags & KTRACE_LAUNCHF_HASHED);
+	ktrace_launch_region(l, 0, &g);
+	assert_true((g.flags & KTRACE_REGIONF_PRE) && (g.flags & KTRACE_REGIONF_POST));
+	assert_true(g.pre_hash == gt_floats_digest(0, (float)done_before, N, 0));
+	assert_true(g.post_hash == gt_floats_digest(0, (float)done_before + 1, N, 0));
+}
+
+/* WHILE { add_one(x) -> loop_cond }: node 0 the WHILE, 1 add_one, 2 loop_cond. */
+static void test_while_runs(void **state)
+{
+	struct ktrace_rec_launch v[16];
+	struct ktrace_graph_node nodes[3];
+	struct ktrace_rec_graph g;
+	struct recs x;
+
+	(void)state;
+	gt_run_app("while 5", "while5.ktrace", 1, 0);
+	gt_read_recs("while5.ktrace", &x);
+	gt_graph_rev(&x, 0, &g);
+	assert_true(g.flags & KTRACE_GRAPHF_HASHED);
+	assert_int_equal(g.untraced, KTRACE_GRAPH_TRACED);
+	assert_int_equal(g.nnodes, 3);
+	gt_graph_nodes(&g, nodes);
+	assert_int_equal(nodes[0].kind, KTRACE_GNODE_CONDITIONAL);
+	assert_int_equal(nodes[0].cond_type, KTRACE_COND_WHILE);
+	assert_int_equal(nodes[0].cond_size, 1);
+	assert_int_equal(nodes[0].cond_default, 1);
+	assert_int_equal(nodes[0].cond_flags, KTRACE_CONDF_ASSIGN_DEFAULT | KTRACE_CONDF_DEFAULT_KNOWN);
+	for (int i = 1; i < 3; i++) {
+		assert_int_equal(nodes[i].parent, 0);
+		assert_int_equal(nodes[i].body, 0);
+		assert_true(nodes[i].flags & KTRACE_GNODEF_IN_CONDITIONAL);
+		assert_true(nodes[i].flags & KTRACE_GNODEF_HASHED);
+	}
+	for (uint64_t launch = 0; launch < 2; launch++) {
+		assert_int_equal(body_launches(&x, launch, 1, v, 16), 5);
+		for (uint32_t it = 0; it < 5; it++) {
+			assert_int_equal(v[it].graph.iteration, it);
+			assert_int_equal(v[it].graph.iterations, 5);
+			assert_int_equal(v[it].graph.dropped, 0);
+			assert_int_equal(v[it].graph.cond_node, 0);
+			assert_int_equal(v[it].graph.outer_iteration, KTRACE_GRAPH_NO_ITERATION);
+			assert_int_equal(v[it].api, KTRACE_API_GRAPH);
+			check_add_one(&v[it], (int)(launch * 5 + it));
+		}
+		assert_int_equal(body_launches(&x, launch, 2, v, 16), 5);
+	}
+	assert_int_equal(iter_launches(&x), 20);
+	assert_int_equal(x.counters[KTRACE_CTR_GRAPH_LAUNCHES_UNHASHED], 0);
+	gt_free_recs(&x);
+
+	/* a loop whose condition is 0 at the start runs no body: no records */
+	gt_run_app("while 0", "while0.ktrace", 1, 0);
+	gt_read_recs("while0.ktrace", &x);
+	assert_int_equal(iter_launches(&x), 0);
+	gt_graph_rev(&x, 0, &g);
+	assert_true(g.flags & KTRACE_GRAPHF_HASHED);
+	gt_free_recs(&x);
+}
+
+/* IF/else and SWITCH: node 0 set_cond, 1 the conditional, 2.. one add_one per body. */
+static void check_taken(const char *mode, const char *name, uint32_t nbodies, uint32_t taken)
+{
+	struct ktrace_rec_launch v[4];
+	struct ktrace_graph_node nodes[5];
+	struct ktrace_rec_graph g;
+	struct recs x;
+
+	gt_run_app(mode, name, 1, 0);
+	gt_read_recs(name, &x);
+	gt_graph_rev(&x, 0, &g);
+	assert_int_equal(g.nnodes, 2 + nbodies);
+	gt_graph_nodes(&g, nodes);
+	assert_int_equal(nodes[1].kind, KTRACE_GNODE_CONDITIONAL);
+	assert_int_equal(nodes[1].cond_size, nbodies);
+	for (uint32_t b = 0; b < nbodies; b++) {
+		assert_int_equal(nodes[2 + b].body, b);
+		assert_int_equal(body_launches(&x, 0, 2 + b, v, 4), b == taken);
+		if (b == taken) {
+			assert_int_equal(v[0].graph.iteration, 0);
+			assert_int_equal(v[0].graph.iterations, 1);
+			assert_int_equal(v[0].graph.body, b);
+			assert_int_equal(v[0].graph.cond_node, 1);
+		}
+	}
+	assert_int_equal(iter_launches(&x), taken < nbodies);
+	gt_free_recs(&x);
+}
+
+static void test_if_switch(void **state)
+{
+	(void)state;
+	check_taken("if 1", "if1.ktrace", 2, 0);
+	check_taken("if 0", "if0.ktrace", 2, 1);
+	check_taken("switch 2", "switch2.ktrace", 3, 2);
+	check_taken("switch 5", "switch5.ktrace", 3, 5); /* no body of that index: none runs */
+}
+
+/* Parameters set on the exec of a graph ktrace has no mirror of cannot be
+ * followed into its copy: the program's exec runs from then on (graph_app
+ * checks it computed with the new parameters), unhashed, a NOTE says so. */
+static void test_exec_set_params(void **state)
+{
+	struct ktrace_rec_launch v[4];
+	struct recs x;
+
+	(void)state;
+	gt_run_app("if_set", "ifset.ktrace", 1, 0);
+	gt_read_recs("ifset.ktrace", &x);
+	assert_int_equal(body_launches(&x, 0, 3, v, 4), 1); /* launch 0: the else body, from ktrace's copy */
+	assert_int_equal(body_launches(&x, 1, 2, v, 4), 0); /* launch 1: the program's exec, bodies unknown */
+	assert_int_equal(x.counters[KTRACE_CTR_GRAPH_LAUNCHES_UNHASHED], 1);
+	assert_int_equal(gt_count_graph_notes(&x, "could not be followed: later launches run the program's exec"), 1);
+	gt_free_recs(&x);
+}
+
+/* WHILE (3 runs) { add_one(x) -> loop_cond -> IF { add_one(y) } -> loop_cond }:
+ * nodes 0 WHILE, 1 add_one(x), 2 loop_cond, 3 IF, 4 add_one(y), 5 loop_cond. */
+static void test_nested(void **state)
+{
+	struct ktrace_rec_launch v[8];
+	struct ktrace_graph_node nodes[6];
+	struct ktrace_rec_graph g;
+	struct ktrace_region r;
+	struct recs x;
+
+	(void)state;
+	gt_run_app("nested", "nested.ktrace", 1, 0);
+	gt_read_recs("nested.ktrace", &x);
+	gt_graph_rev(&x, 0, &g);
+	assert_int_equal(g.nnodes, 6);
+	gt_graph_nodes(&g, nodes);
+	assert_int_equal(nodes[3].kind, KTRACE_GNODE_CONDITIONAL);
+	assert_int_equal(nodes[3].parent, 0);
+	assert_int_equal(nodes[4].parent, 3);
+	assert_int_equal(body_launches(&x, 0, 1, v, 8), 3);
+	for (uint32_t it = 0; it < 3; it++)
+		check_add_one(&v[it], (int)it);
+	assert_int_equal(body_launches(&x, 0, 4, v, 8), 1); /* the IF is taken in the loop's first run only */
+	assert_int_equal(v[0].graph.iteration, 0);
+	assert_int_equal(v[0].graph.iterations, 1);
+	assert_int_equal(v[0].graph.cond_node, 3);
+	assert_int_equal(v[0].graph.outer_iteration, 0);
+	ktrace_launch_region(&v[0], 0, &r);
+	assert_true(r.pre_hash == gt_floats_digest(100, 0, N, 0));
+	assert_true(r.post_hash == gt_floats_digest(100, 1, N, 0));
+	gt_free_recs(&x);
+}
+
+/* 7 runs, a ring of 4: runs 0, 1, 5, 6 kept, 3 dropped, and said so. */
+static void test_ring_overflow(void **state)
+{
+	static const uint32_t kept[4] = { 0, 1, 5, 6 };
+	struct ktrace_rec_launch v[8];
+	char cmd[3 * PATH_MAX], line[4096];
+	unsigned said = 0;
+	struct recs x;
+	FILE *p;
+
+	(void)state;
+	gt_extra_env = "KTRACE_GRAPH_ITERS=4";
+	gt_run_app("while 7", "ring.ktrace", 1, 0);
+	gt_extra_env = "KTRACE_QUIET=1";
+	gt_read_recs("ring.ktrace", &x);
+	for (uint64_t launch = 0; launch < 2; launch++) {
+		assert_int_equal(body_launches(&x, launch, 1, v, 8), 4);
+		for (int k = 0; k < 4; k++) {
+			assert_int_equal(v[k].graph.iteration, kept[k]);
+			assert_int_equal(v[k].graph.iterations, 7);
+			assert_int_equal(v[k].graph.dropped, 3);
+			check_add_one(&v[k], (int)(launch * 7 + kept[k]));
+		}
+	}
+	gt_free_recs(&x);
+	snprintf(cmd, sizeof cmd, "%s/ktrace-dump %s/ring.ktrace", gt_build_dir, gt_tmp_dir);
+	p = popen(cmd, "r");
+	assert_non_null(p);
+	while (fgets(line, sizeof line, p))
+		said += strstr(line, "iteration 5 of 7 of body 0 of node 0, 3 iterations not recorded") != NULL;
+	assert_int_equal(pclose(p), 0);
+	assert_int_equal(said, 4); /* add_one and loop_cond, each graph launch */
+}
+
+/* A non-deterministic kernel in a loop body is the first divergence, at
+ * its iteration; a deterministic loop compares identical. */
+static void test_diff_in_loop(void **state)
+{
+	struct tm_trace a, b;
+	struct diff_result r;
+
+	(void)state;
+	gt_run_app("while_nondet 3", "wnd1.ktrace", 1, 1);
+	gt_run_app("while_nondet 3", "wnd2.ktrace", 1, 2);
+	gt_compare("wnd1.ktrace", "wnd2.ktrace", &a, &b, &r);
+	assert_int_equal(r.status, 1);
+	assert_true(r.ndivs >= 1);
+	assert_string_equal(ktrace_tm_kernel_name(r.divs[0].la->kernel), "fake_nondet_sum");
+	assert_int_equal(r.divs[0].cls, DIFF_CLASS_KERNEL_NONDET);
+	assert_true(r.divs[0].la->flags & KTRACE_LAUNCHF_GRAPH_ITER);
+	assert_int_equal(r.divs[0].la->graph.iteration, 0);
+	assert_int_equal(r.divs[0].lb->graph.iteration, 0);
+	ktrace_diff_result_free(&r);
+	ktrace_tm_free(&a);
+	ktrace_tm_free(&b);
+
+	gt_run_app("while 4", "w4a.ktrace", 1, 1);
+	gt_run_app("while 4", "w4b.ktrace", 1, 2);
+	gt_compare("w4a.ktrace", "w4b.ktrace", &a, &b, &r);
+	assert_int_equal(r.status, 0);
+	assert_int_equal(r.ndivs, 0);
+	assert_int_equal(r.matched, 16);
+	assert_int_equal(r.unverified, 0);
+	assert_int_equal(r.set_aside, 0);
+	assert_int_equal(r.body_runs.differ, 0);
+	ktrace_diff_result_free(&r);
+	ktrace_tm_free(&a);
+	ktrace_tm_free(&b);
+
+	/* a loop that ran 4 times against one that ran 5: a divergence in its own right */
+	gt_run_app("while 5", "w5.ktrace", 1, 1);
+	gt_compare("w4a.ktrace", "w5.ktrace", &a, &b, &r);
+	assert_int_equal(r.status, 1);
+	assert_int_equal(r.body_runs.differ, 2); /* each graph launch */
+	assert_int_equal(r.body_runs.launch, 0);
+	assert_int_equal(r.body_runs.cond_node, 0);
+	assert_int_equal(r.body_runs.runs_a, 4);
+	assert_int_equal(r.body_runs.runs_b, 5);
+	ktrace_diff_result_free(&r);
+	ktrace_tm_free(&a);
+	ktrace_tm_free(&b);
+}
+
+/* ktrace check names the kernel and its iteration; a body's kernel cannot
+ * be replayed alone, and the report says why. */
+static void test_check_loop_body(void **state)
+{
+	static char out[1 << 16];
+	int st;
+
+	(void)state;
+	st = gt_check_app("while_nondet 3", out, sizeof out);
+	if (st != 1 || !strstr(out, "first divergence: fake_nondet_sum") ||
+	    !strstr(out, "in a conditional node's body: iteration 0 (of 3 in A, 3 in B)") ||
+	    !strstr(out, "not replayable") || !strstr(out, "a conditional node (the GPU decides"))
+		fail_msg("ktrace check -- graph_app while_nondet 3: exit %d:\n%s", st, out);
+	st = gt_check_app("while 4", out, sizeof out);
+	if (st != 0)
+		fail_msg("ktrace check -- graph_app while 4: exit %d:\n%s", st, out);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_while_runs),
+		cmocka_unit_test(test_if_switch),
+		cmocka_unit_test(test_exec_set_params),
+		cmocka_unit_test(test_nested),
+		cmocka_unit_test(test_ring_overflow),
+		cmocka_unit_test(test_diff_in_loop),
+		cmocka_unit_test(test_check_loop_body),
+	};
+
+	return cmocka_run_group_tests(tests, gt_setup, gt_teardown);
+}
