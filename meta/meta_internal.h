@@ -104,6 +104,21 @@ int kt_ptx_parse(struct kt_meta_builder *b, const char *text, size_t len, char *
 void kt_ptx_merge_names(struct kt_meta_builder *b, uint32_t first, const char *text, size_t len);
 /* 1 if the bytes look like PTX text. */
 int kt_ptx_looks_like(const uint8_t *img, size_t len);
+/* What the kernels of b from index `first` on write through their
+ * parameters, from the PTX text of the same kernels (a fatbin's PTX entry
+ * of the same architecture, Triton's .ptx beside the cubin): copied onto
+ * kernels of the same name and layout. */
+void kt_ptx_merge_writes(struct kt_meta_builder *b, uint32_t first, const char *text, size_t len);
+/* ptx_writes.c: out[i] = enum ktrace_param_written for parameter i of the
+ * .entry `entry` whose body (between its braces) is body[0..len);
+ * param_names[i] its declared names (generated <entry>_param_<i> names are
+ * also recognised).  0, or -1 (all unknown) when memory runs out. */
+int kt_ptx_body_writes(const char *entry, size_t entry_len, const char *body, size_t len,
+		       const char *const *param_names, uint32_t nparams, uint8_t *out);
+/* ttir_writes.c: out[i] = enum ktrace_param_written for argument i of the
+ * Triton kernel `kernel` in TTIR text (nargs arguments).  0, or -1 (all
+ * unknown) when the function is not found or cannot be read. */
+int kt_ttir_writes(const char *text, size_t len, const char *kernel, uint32_t nargs, uint8_t *out);
 
 /* ---- name sources -------------------------------------------------------- */
 /* names.c: names and types of kernels [first, img->nkernels) that came from
@@ -115,6 +130,10 @@ void kt_names_finish(struct kt_meta_builder *b);
 /* Set a parameter's name/type if its current source is worse (higher rank). */
 void kt_param_set_name(struct ktrace_meta_param *p, const char *name, size_t nlen, uint8_t src);
 void kt_param_set_type(struct ktrace_meta_param *p, const char *type, size_t tlen, int prio);
+/* write_flow.c: the better of two classifications of the same parameter
+ * (enum ktrace_param_written) from two sound sources: proven read-only wins,
+ * then written, then unknown. */
+void kt_param_set_written(struct ktrace_meta_param *p, uint8_t written, uint8_t source);
 /* The parameter's type is a struct/class/union/array (kind STRUCT at the end). */
 void kt_param_mark_aggregate(struct ktrace_meta_param *p);
 /* A C++ builtin or fixed-width scalar type, or a Triton scalar ("i32",
