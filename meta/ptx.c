@@ -396,7 +396,7 @@ static int add_entry_kernel(struct kt_meta_builder *b, const struct ptx_entry *e
 	return 0;
 }
 
-static void skip_body(struct lexer *lx);
+static int skip_body(struct lexer *lx);
 
 /* What the body that follows the entry's declaration writes through its
  * parameters, onto the kernel just added (the lexer is left before the body). */
@@ -407,7 +407,8 @@ static void classify_body_writes(struct kt_meta_builder *b, const struct lexer *
 	if (!next_token(&body, &t) || !token_is(&t, "{"))
 		return;
 	const char *start = body.p;
-	skip_body(&body);
+	if (!skip_body(&body))
+		return; /* a body cut short proves nothing */
 	struct ktrace_meta_kernel *k = &b->img->kernels[b->img->nkernels - 1];
 	const char *names_on_stack[64];
 	const char **names = en->nparams <= 64 ? names_on_stack : calloc(en->nparams, sizeof *names);
@@ -446,8 +447,9 @@ static int parse_entry(struct kt_meta_builder *b, struct lexer *lx, int discard,
 	return rc;
 }
 
-/* Skip a { ... } body (the '{' consumed): braces counted outside comments. */
-static void skip_body(struct lexer *lx)
+/* Skip a { ... } body (the '{' consumed): braces counted outside comments.
+ * 1 when its closing brace was found, 0 when the text ended first. */
+static int skip_body(struct lexer *lx)
 {
 	const char *p = lx->p, *e = lx->end;
 	int depth = 1;
@@ -455,8 +457,8 @@ static void skip_body(struct lexer *lx)
 		char c = *p;
 		if (c == '}') {
 			if (--depth == 0) {
-				p++;
-				break;
+				lx->p = p + 1;
+				return 1;
 			}
 		} else if (c == '{') {
 			depth++;
@@ -480,6 +482,7 @@ static void skip_body(struct lexer *lx)
 		p++;
 	}
 	lx->p = p;
+	return 0;
 }
 
 int kt_ptx_parse(struct kt_meta_builder *b, const char *text, size_t len, char *err, size_t errlen)

@@ -68,6 +68,9 @@ meta_extent_test_LIBS := -lcmocka
 TESTS += meta_pointer_words_test
 meta_pointer_words_test_SRCS := test/unit/meta_pointer_words_test.c $(META_TEST_SRCS)
 meta_pointer_words_test_LIBS := -lcmocka
+TESTS += meta_writes_test
+meta_writes_test_SRCS := test/unit/meta_writes_test.c $(META_TEST_SRCS)
+meta_writes_test_LIBS := -lcmocka
 
 # libFuzzer target for ktrace_meta_parse (clang); seeds in test/fuzz/corpus/meta.
 META_FUZZ_CC ?= clang
