@@ -208,12 +208,46 @@ static void summary_json(FILE *f, const char *path, const struct ktrace_meta_ima
 	fputc('\n', f);
 }
 
+void ktrace_inspect_print_totals(FILE *f, const struct ktrace_inspect_totals *t, int json)
+{
+	const uint64_t *w = t->pointers_by_written;
+	uint64_t all = w[0] + w[1] + w[2];
+
+	if (json) {
+		struct json_writer jw;
+
+		ktrace_json_init(&jw, f, JSON_SPACED);
+		ktrace_json_object(&jw, NULL);
+		ktrace_json_str(&jw, "total", "files");
+		KTRACE_JSON_MEMBERS(&jw, JSON_U64("files", t->files), JSON_U64("kernels", t->kernels),
+				    JSON_U64("pointer", all));
+		ktrace_json_object(&jw, "pointers_written");
+		for (uint8_t s = 0; s < 3; s++)
+			ktrace_json_u64(&jw, ktrace_param_written_name(s), w[s]);
+		ktrace_json_end(&jw);
+		ktrace_json_end(&jw);
+		fputc('\n', f);
+		return;
+	}
+	fprintf(f, "total: %llu files, %llu kernels, %llu pointer parameters: read_only %llu (%.0f%%), written %llu, "
+		   "unknown %llu\n", (unsigned long long)t->files, (unsigned long long)t->kernels,
+		(unsigned long long)all, (unsigned long long)w[KTRACE_WRITTEN_READ_ONLY],
+		all ? 100.0 * (double)w[KTRACE_WRITTEN_READ_ONLY] / (double)all : 0.0,
+		(unsigned long long)w[KTRACE_WRITTEN_WRITTEN], (unsigned long long)w[KTRACE_WRITTEN_UNKNOWN]);
+}
+
 void ktrace_inspect_print_summary(FILE *f, const char *path, const struct ktrace_meta_image *img,
-				  double parse_ms, int json)
+				  double parse_ms, int json, struct ktrace_inspect_totals *totals)
 {
 	struct image_counts c;
 
 	count_image(img, &c);
+	if (totals) {
+		totals->files++;
+		totals->kernels += img->nkernels;
+		for (int s = 0; s < 3; s++)
+			totals->pointers_by_written[s] += c.pointers_by_written[s];
+	}
 	if (json) {
 		summary_json(f, path, img, parse_ms, &c);
 		return;
