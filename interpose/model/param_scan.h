@@ -64,7 +64,9 @@ struct ktrace_param_layout {
 	                         * from its source (meta/inductor_extent.c), 0 unknown; NULL: none known */
 	const uint8_t *written; /* [nparams]: enum ktrace_param_written, whether the kernel's code can
 	                         * write through the parameter (meta/write_flow.h: READ_ONLY proven
-	                         * from its PTX or TTIR); NULL: nothing known */
+	                         * from its PTX or TTIR; a READ_ONLY parameter's buffer may still be
+	                         * written through another parameter pointing into it); NULL:
+	                         * nothing known */
 	const uint16_t *word_slot;    /* [nwords]: tensor slot of a KTRACE_WORDF_SLOT word */
 	struct ktrace_slot_rule slot_rule; /* of the one parameter that has one */
 };
