@@ -179,24 +179,37 @@ static int has_unmangled_unnamed(const struct kt_meta_builder *b, uint32_t first
 	return 0;
 }
 
+typedef void (*ptx_merge_fn)(struct kt_meta_builder *b, uint32_t first, const char *text, size_t len);
+
+/* The bytes of an entry once decompressed. */
+static uint64_t entry_size(const struct fb_entry *e)
+{
+	return is_compressed(e) ? e->dsize : e->plen;
+}
+
+/* merge(b, first, text) on the text of a PTX entry (up to its NUL),
+ * decompressed when it is compressed. */
+static void merge_ptx_entry(struct kt_meta_builder *b, uint32_t first, const struct fb_entry *e, ptx_merge_fn merge)
+{
+	uint8_t *owned = NULL;
+	size_t len = 0;
+	const uint8_t *text = entry_bytes(b, e, &len, &owned);
+	if (text) {
+		const uint8_t *z = memchr(text, 0, len);
+		merge(b, first, (const char *)text, z ? (size_t)(z - text) : len);
+	}
+	free(owned);
+}
+
 /* Hand-written names from the container's first PTX entry (when it is not
  * too large) for the kernels of b from `first` on. */
 static void merge_ptx_names(struct kt_meta_builder *b, uint32_t first, const struct fb_entry *all, int n)
 {
-	for (int i = 0; i < n; i++) {
-		if (all[i].kind != FB_KIND_PTX ||
-		    (is_compressed(&all[i]) ? all[i].dsize : all[i].plen) > FB_PTX_NAME_MERGE_MAX)
-			continue;
-		uint8_t *owned = NULL;
-		size_t len = 0;
-		const uint8_t *text = entry_bytes(b, &all[i], &len, &owned);
-		if (text) {
-			const uint8_t *z = memchr(text, 0, len);
-			kt_ptx_merge_names(b, first, (const char *)text, z ? (size_t)(z - text) : len);
+	for (int i = 0; i < n; i++)
+		if (all[i].kind == FB_KIND_PTX && entry_size(&all[i]) <= FB_PTX_NAME_MERGE_MAX) {
+			merge_ptx_entry(b, first, &all[i], kt_ptx_merge_names);
+			return;
 		}
-		free(owned);
-		return;
-	}
 }
 
 /* What the kernels of b from `first` on (from an sm_<arch> ELF entry) write
@@ -207,21 +220,12 @@ static void merge_ptx_writes(struct kt_meta_builder *b, uint32_t first, const st
 			     const struct fb_entry *all, int n)
 {
 	const uint64_t variant = FB_FLAG_ARCH_SPECIFIC | FB_FLAG_FAMILY;
-	for (int i = 0; i < n; i++) {
-		if (all[i].kind != FB_KIND_PTX || all[i].arch != elf->arch ||
-		    (all[i].flags & variant) != (elf->flags & variant) ||
-		    (is_compressed(&all[i]) ? all[i].dsize : all[i].plen) > FB_PTX_WRITES_MAX)
-			continue;
-		uint8_t *owned = NULL;
-		size_t len = 0;
-		const uint8_t *text = entry_bytes(b, &all[i], &len, &owned);
-		if (text) {
-			const uint8_t *z = memchr(text, 0, len);
-			kt_ptx_merge_writes(b, first, (const char *)text, z ? (size_t)(z - text) : len);
+	for (int i = 0; i < n; i++)
+		if (all[i].kind == FB_KIND_PTX && all[i].arch == elf->arch &&
+		    (all[i].flags & variant) == (elf->flags & variant) && entry_size(&all[i]) <= FB_PTX_WRITES_MAX) {
+			merge_ptx_entry(b, first, &all[i], kt_ptx_merge_writes);
+			return;
 		}
-		free(owned);
-		return;
-	}
 }
 
 /* Use one entry of a container: parse it, name its kernels.  0 ok, -1 try the next. */

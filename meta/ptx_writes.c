@@ -10,10 +10,12 @@
  *       decides where: .global or none (generic) is a STORE, .shared,
  *       .local, .param a private store; every other register stored is data;
  *       atomics' results are MEM;
- *   TMA tensor stores (cp.*.tensor to .global: the address is a descriptor's,
- *       not the data's) and tensormap.* prove nothing, nor does a call other
- *       than vprintf / __assertfail, nor any other instruction with an
- *       [address] operand;
+ *   stores whose address is a handle's, not the data's, prove nothing: TMA
+ *       tensor stores (cp.*.tensor to .global: a descriptor), tensormap.*,
+ *       surface stores (sust, sured), multimem (a multicast object, whose
+ *       memory is some parameter's buffer under another address); nor does a
+ *       call other than vprintf / __assertfail, nor any other instruction
+ *       with an [address] operand;
  *   anything else: its first operand (registers, a {vector}, %p|%q) gets
  *       the taint of every other operand.
  * Symbols other than the entry's parameters (global variables, shared
@@ -228,6 +230,10 @@ static void add_load(const struct ptx_body *pb, struct span op, const struct spa
 	operand_values(pb, ops[0], kt_flow_dst);
 }
 
+/* Stores whose address names a handle, not the bytes written: a tensor map,
+ * a surface, a multicast object (its buffer has another address too). */
+static const char *const handle_roots[] = {"tensormap", "sust", "sured", "multimem", NULL};
+
 /* A store, atomic, reduction or copy to memory at its first [address]. */
 static void add_store(const struct ptx_body *pb, struct span op, const struct span *ops, int n)
 {
@@ -235,8 +241,8 @@ static void add_store(const struct ptx_body *pb, struct span op, const struct sp
 	enum space sp = opcode_space(op);
 	if (b < 0)
 		return;
-	if (sp != SPACE_PRIVATE && (has_component(op, "tensor") || root_in(op, (const char *const[]){"tensormap", NULL}))) {
-		kt_flow_opaque(pb->f, "a TMA store (its address is a descriptor's)");
+	if (sp != SPACE_PRIVATE && (has_component(op, "tensor") || root_in(op, handle_roots))) {
+		kt_flow_opaque(pb->f, "a store whose address is a descriptor's, a surface's or a multicast object's");
 		return;
 	}
 	if (b > 0 && is_register_list(ops[0])) {

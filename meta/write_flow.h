@@ -16,8 +16,10 @@
  *     parameter is proven;
  *   a parameter stored as data (it escapes) or anything OPAQUE (a call, an
  *     unrecognised memory instruction): not proven.
- * Over-tainting is always safe: more taint only turns read_only into written
- * or unknown.
+ * Over-tainting is safe: more taint turns read_only into written or unknown,
+ * except that an address mixing a parameter with a literal address (the
+ * same register holding either, flow-insensitively) counts as the
+ * parameter's: compiled code does not store to literal device addresses.
  *
  * Internal to meta/.  May include: meta/meta_internal.h.
  */

@@ -78,6 +78,12 @@ class LoadMatchesDump(unittest.TestCase):
             self.assertEqual([(g.param_offset, g.pre, g.post, g.written) for g in l.regions],
                              [(g["param_offset"], g.get("pre_hash"), g.get("post_hash"), g["out"])
                               for g in sorted(r["regions"], key=lambda g: g["param_offset"])])
+        kernels = {r["kernel_id"]: r for r in recs if r["type"] == "kernel"}
+        for k in t.kernels:
+            if k.id in kernels:  # what the kernel writes through each parameter (format 1.14)
+                self.assertEqual([(p.written, p.written_source) for p in k.params],
+                                 [(q.get("written", "unknown"), q.get("written_source", "none"))
+                                  for q in kernels[k.id]["params"]])
         ops = sorted((r for r in recs if r["type"] in ("memcpy", "memset")), key=lambda r: r["op_seq"])
         self.assertEqual([(o.op_seq, o.kind, o.time_ns) for o in t.ops], [(r["op_seq"], r["type"], r["time_ns"])
                                                                           for r in ops])
@@ -100,6 +106,8 @@ class LoadMatchesDump(unittest.TestCase):
     def test_basic(self):
         t = self.check(ktgen("basic"))
         self.assertTrue(any(not k.known for k in t.kernels))  # a launch whose kernel never appears
+        vecadd = next(k for k in t.kernels if k.name == "_Z6vecAddPKfS0_Pfi")
+        self.assertEqual([p.written for p in vecadd.params], ["read_only", "read_only", "written", "unknown"])
 
     def test_many(self):
         t = self.check(ktgen("many", "--scenario", "many", "--frame-bytes", "4096"))

@@ -60,6 +60,13 @@ static void check_expect(const struct ktrace_meta_image *img, const struct expec
 	}
 }
 
+/* Every kernel of writes.cu as expected, proven from PTX. */
+static void check_writes_cu(const struct ktrace_meta_image *img)
+{
+	for (size_t i = 0; i < sizeof writes_cu / sizeof writes_cu[0]; i++)
+		check_expect(img, &writes_cu[i], KTRACE_WRITTEN_SRC_PTX);
+}
+
 static void test_ptx_kernels(void **state)
 {
 	(void)state;
@@ -67,8 +74,7 @@ static void test_ptx_kernels(void **state)
 	const char *path = meta_cubin("writes_sm90.ptx", buf, sizeof buf);
 	META_NEED(path, "writes_sm90.ptx");
 	struct ktrace_meta_image *img = meta_parse_path(path, 0, 0);
-	for (size_t i = 0; i < sizeof writes_cu / sizeof writes_cu[0]; i++)
-		check_expect(img, &writes_cu[i], KTRACE_WRITTEN_SRC_PTX);
+	check_writes_cu(img);
 	/* the type says const; the code, not the type, proved it */
 	const struct ktrace_meta_kernel *k = meta_kernel(img, "_Z6w_tmplIdEvPKT_PS0_i");
 	assert_true(k->params[0].flags & KTRACE_PARAMF_CONST);
@@ -84,8 +90,7 @@ static void test_fatbin_and_sass(void **state)
 	const char *path = meta_cubin("writes.fatbin", buf, sizeof buf);
 	META_NEED(path, "writes.fatbin");
 	struct ktrace_meta_image *img = meta_parse_path(path, 90, 0);
-	for (size_t i = 0; i < sizeof writes_cu / sizeof writes_cu[0]; i++)
-		check_expect(img, &writes_cu[i], KTRACE_WRITTEN_SRC_PTX);
+	check_writes_cu(img);
 	ktrace_meta_free(img);
 	static const struct expect none = {"w_copy", 3, {UN, UN, UN}};
 	img = meta_parse_path(path, 80, 0);
@@ -135,6 +140,9 @@ static void test_ptx_instructions(void **state)
 		{"\tcp.async.bulk.global.shared::cta.bulk_group [%rd2], [%r1], 64;", RO, WR},
 		/* TMA: the address is a descriptor's */
 		{"\tcp.async.bulk.tensor.1d.global.shared::cta.bulk_group [%rd2, {%r1}], [%r2];", UN, UN},
+		/* a surface and a multicast object: other addresses of the bytes written */
+		{"\tsust.b.1d.b32.trap [%rd2, {%r1}], {%r2};", UN, UN},
+		{"\tmultimem.st.global.f32 [%rd2], %f1;", UN, UN},
 		/* a store to a global variable may be any buffer */
 		{"\tst.global.f32 [gvar], %f1;", UN, UN},
 		/* a pointer read from memory */
