@@ -109,12 +109,25 @@ int kt_ptx_looks_like(const uint8_t *img, size_t len);
  * of the same architecture, Triton's .ptx beside the cubin): copied onto
  * kernels of the same name and layout. */
 void kt_ptx_merge_writes(struct kt_meta_builder *b, uint32_t first, const char *text, size_t len);
-/* ptx_writes.c: out[i] = enum ktrace_param_written for parameter i of the
- * .entry `entry` whose body (between its braces) is body[0..len);
- * param_names[i] its declared names (generated <entry>_param_<i> names are
- * also recognised).  0, or -1 (all unknown) when memory runs out. */
-int kt_ptx_body_writes(const char *entry, size_t entry_len, const char *body, size_t len,
-		       const char *const *param_names, uint32_t nparams, uint8_t *out);
+/* The body of a PTX .entry or .func, between its braces, as ptx.c found it. */
+struct kt_ptx_body {
+	const char *name, *text;
+	size_t name_len, len;
+	uint32_t nparams;
+	uint32_t kernel;      /* an entry: its kernel's index in the builder; a .func: UINT32_MAX */
+	uint8_t state;        /* a .func: 0 not read yet, 1 being read, 2 read (ptx_writes.c) */
+	uint8_t none_proven;  /* read: it may write anywhere (or was not read) */
+	uint8_t *written;     /* read: [nparams] enum ktrace_param_written */
+};
+struct kt_ptx_bodies {
+	struct kt_ptx_body *v;
+	size_t n, cap;
+};
+/* ptx_writes.c: what each entry of `bodies` writes through its parameters
+ * (the .func bodies read where entries call them), onto b's kernels; then
+ * frees the list. */
+void kt_ptx_classify_bodies(struct kt_meta_builder *b, struct kt_ptx_bodies *bodies);
+void kt_ptx_bodies_free(struct kt_ptx_bodies *bodies);
 /* ttir_writes.c: out[i] = enum ktrace_param_written for argument i of the
  * Triton kernel `kernel` in TTIR text (nargs arguments).  0, or -1 (all
  * unknown) when the function is not found or cannot be read. */

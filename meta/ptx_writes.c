@@ -13,16 +13,24 @@
  *   stores whose address is a handle's, not the data's, prove nothing: TMA
  *       tensor stores (cp.*.tensor to .global: a descriptor), tensormap.*,
  *       surface stores (sust, sured), multimem (a multicast object, whose
- *       memory is some parameter's buffer under another address); nor does a
- *       call other than vprintf / __assertfail, nor any other instruction
- *       with an [address] operand;
+ *       memory is some parameter's buffer under another address); nor does
+ *       any other instruction with an [address] operand;
+ *   call: a .func of the same text is read the same way (once, on its first
+ *       call; recursion and calls deeper than KT_PTX_MAX_CALL_DEPTH prove
+ *       nothing): through the value the caller stored in its k-th argument
+ *       (st.param, a copy) goes what it does through its k-th parameter;
+ *       vprintf and __assertfail write nothing of the program's; any other
+ *       call proves nothing; a returned value comes from memory (MEM);
  *   anything else: its first operand (registers, a {vector}, %p|%q) gets
  *       the taint of every other operand.
  * Symbols other than the entry's parameters (global variables, shared
- * arrays, call parameters) are MEM.  Comments, .loc lines, directives,
+ * arrays, call parameters) are MEM; cvta from .local, .shared, .param or
+ * .const gives PRIVATE (a generic address of memory no parameter points
+ * into), so generic stores through it write no buffer of the program's.  Comments, .loc lines, directives,
  * labels and braces are skipped.
  *
- * Owns kt_ptx_body_writes.  Calls write_flow.c.
+ * Owns kt_ptx_classify_bodies (the entries and .func bodies ptx.c kept) and
+ * kt_ptx_bodies_free.  Calls write_flow.c.
  */
 #include "meta/write_flow.h"
 
@@ -37,12 +45,20 @@ struct span {
 	const char *s, *e;
 };
 
-/* The entry whose body is read: its name and its parameters' names. */
+#define KT_PTX_MAX_CALL_DEPTH 16
+
+/* The body being read: its flow, its function's name, every body of the
+ * PTX text (for the functions it calls), how deep in calls it is. */
 struct ptx_body {
 	struct kt_flow *f;
 	const char *entry;
 	size_t entry_len;
+	struct kt_ptx_bodies *all;
+	int depth;
 };
+
+static int body_writes(struct kt_ptx_bodies *all, const struct kt_ptx_body *body, const char *const *param_names,
+		       int depth, uint8_t *out);
 
 static int is_name_char(char c)
 {
@@ -256,19 +272,101 @@ static void add_store(const struct ptx_body *pb, struct span op, const struct sp
 			operand_values(pb, ops[i], kt_flow_src);
 }
 
-/* A call: vprintf and __assertfail write no memory of the program's (their
- * arguments were stored as data before); any other proves nothing. */
+/* A call's argument named in o ("param0", "[param0+0]"): its value, made
+ * unseeded (it holds what the caller stores in it); -1 when o names none. */
+static int64_t argument_value(const struct ptx_body *pb, struct span o)
+{
+	const char *p = o.s;
+	while (p < o.e && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r' || *p == '['))
+		p++;
+	const char *q = p;
+	while (q < o.e && is_name_char(*q))
+		q++;
+	if (q == p || (*p >= '0' && *p <= '9'))
+		return -1;
+	return kt_flow_value(pb->f, p, (size_t)(q - p));
+}
+
+/* `st.param [sym], v` before a call: the argument sym holds v (read at the call). */
+static int add_argument(const struct ptx_body *pb, struct span op, const struct span *ops, int n)
+{
+	if (n != 2 || !root_in(op, (const char *const[]){"st", NULL}) || !has_component(op, "param") ||
+	    *ops[0].s != '[' || memchr(ops[0].s, '%', (size_t)(ops[0].e - ops[0].s)))
+		return 0;
+	int64_t arg = argument_value(pb, ops[0]);
+	if (arg < 0)
+		return 0;
+	kt_flow_op(pb->f, KT_FLOW_COPY, 0);
+	kt_flow_dst(pb->f, (uint32_t)arg);
+	operand_values(pb, ops[1], kt_flow_src);
+	return 1;
+}
+
+/* The .func named s[0..n) of the text, read (once) for what it writes
+ * through its parameters; NULL when it is not defined there, calls itself,
+ * or lies too deep. */
+static const struct kt_ptx_body *callee(const struct ptx_body *pb, struct span name)
+{
+	for (size_t i = 0; i < pb->all->n; i++) {
+		struct kt_ptx_body *fn = &pb->all->v[i];
+		if (fn->kernel != UINT32_MAX || fn->name_len != (size_t)(name.e - name.s) ||
+		    memcmp(fn->name, name.s, fn->name_len) != 0)
+			continue;
+		if (fn->state == 1 || pb->depth >= KT_PTX_MAX_CALL_DEPTH)
+			return NULL;
+		if (fn->state == 0) {
+			fn->state = 1;
+			fn->written = calloc(fn->nparams ? fn->nparams : 1, 1);
+			fn->none_proven = !fn->written || body_writes(pb->all, fn, NULL, pb->depth + 1, fn->written) != 0;
+			fn->state = 2;
+		}
+		return fn;
+	}
+	return NULL;
+}
+
+/* A call `call (ret), f, (param0, ...)`.  vprintf and __assertfail write no
+ * memory of the program's.  A .func of the text: what it writes through
+ * its k-th parameter is written through the value the caller stored in its
+ * k-th argument (st.param), and one it cannot prove makes that value escape;
+ * a .func that may write anywhere, any other callee, an indirect call: no
+ * proof. */
 static void add_call(const struct ptx_body *pb, const struct span *ops, int n)
 {
-	for (int i = 0; i < n; i++) {
-		if (*ops[i].s == '(')
-			continue;
-		if (span_is(ops[i], "vprintf") || span_is(ops[i], "__assertfail"))
-			return;
-		break;
+	int i = 0;
+	while (i < n && *ops[i].s == '(')
+		i++;
+	if (i < n && (span_is(ops[i], "vprintf") || span_is(ops[i], "__assertfail")))
+		return;
+	const struct kt_ptx_body *fn = i < n && *ops[i].s != '%' ? callee(pb, ops[i]) : NULL;
+	if (!fn || fn->none_proven || i + 1 >= n || *ops[i + 1].s != '(') {
+		kt_flow_opaque(pb->f, "a call");
+		return;
 	}
-	kt_flow_opaque(pb->f, "a call");
+	struct span args = {ops[i + 1].s + 1, ops[i + 1].e};
+	struct span arg[KT_PTX_MAX_OPERANDS];
+	int nargs = split_operands(args.s, args.e > args.s && args.e[-1] == ')' ? args.e - 1 : args.e, arg);
+	if (nargs < 0 || (uint32_t)nargs > fn->nparams) {
+		kt_flow_opaque(pb->f, "a call not read");
+		return;
+	}
+	for (int k = 0; k < nargs; k++) {
+		uint8_t w = fn->written[k];
+		int64_t v = argument_value(pb, arg[k]);
+		if (v < 0) {
+			kt_flow_opaque(pb->f, "a call's argument not read");
+			return;
+		}
+		if (w == KTRACE_WRITTEN_READ_ONLY)
+			continue;
+		kt_flow_op(pb->f, w == KTRACE_WRITTEN_WRITTEN ? KT_FLOW_STORE : KT_FLOW_STORE_PRIVATE, 0);
+		if (w == KTRACE_WRITTEN_WRITTEN)
+			kt_flow_addr(pb->f, (uint32_t)v);
+		else
+			kt_flow_src(pb->f, (uint32_t)v);
+	}
 }
+
 
 static const char *const load_roots[] = {"ld", "ldu", "ldmatrix", "tex", "tld4", "suld", "prefetch",
 					 "prefetchu", "applypriority", "txq", "suq", NULL};
@@ -281,6 +379,12 @@ static void add_instruction(const struct ptx_body *pb, struct span op, const str
 	int b = first_bracket(ops, n);
 	if (root_in(op, (const char *const[]){"call", NULL})) {
 		add_call(pb, ops, n);
+	} else if (add_argument(pb, op, ops, n)) {
+		/* a call's argument */
+	} else if (root_in(op, (const char *const[]){"cvta", NULL}) && !has_component(op, "to") &&
+		   opcode_space(op) == SPACE_PRIVATE && n > 0 && is_register_list(ops[0])) {
+		kt_flow_op(pb->f, KT_FLOW_LOAD, KT_FLOW_GEN_PRIVATE); /* a generic address of private memory */
+		operand_values(pb, ops[0], kt_flow_dst);
 	} else if (root_in(op, load_roots) || has_component(op, "prefetch") || has_component(op, "ld_reduce") ||
 		   (root_in(op, (const char *const[]){"wmma", NULL}) && has_component(op, "load"))) {
 		add_load(pb, op, ops, n);
@@ -341,20 +445,24 @@ static void add_statement(const struct ptx_body *pb, const char *s, const char *
 		add_instruction(pb, op, ops, n);
 }
 
-int kt_ptx_body_writes(const char *entry, size_t entry_len, const char *body, size_t len,
-		       const char *const *param_names, uint32_t nparams, uint8_t *out)
+/* out[i] = enum ktrace_param_written for parameter i of `body` (param_names:
+ * its declared names, may be NULL; generated <name>_param_<i> names are
+ * recognised).  0, 1 when nothing about it is proven (it may write
+ * anywhere), -1 (all unknown) when memory runs out. */
+static int body_writes(struct kt_ptx_bodies *all, const struct kt_ptx_body *body, const char *const *param_names,
+		       int depth, uint8_t *out)
 {
-	memset(out, KTRACE_WRITTEN_UNKNOWN, nparams);
-	char *text = blank_comments(body, len);
+	memset(out, KTRACE_WRITTEN_UNKNOWN, body->nparams);
+	char *text = blank_comments(body->text, body->len);
 	if (!text)
 		return -1;
 	struct kt_flow f;
-	kt_flow_init(&f, nparams);
-	struct ptx_body pb = {&f, entry, entry_len};
-	for (uint32_t i = 0; i < nparams && param_names; i++)
+	kt_flow_init(&f, body->nparams);
+	struct ptx_body pb = {&f, body->name, body->name_len, all, depth};
+	for (uint32_t i = 0; i < body->nparams && param_names; i++)
 		if (param_names[i] && param_names[i][0])
 			kt_flow_seed(&f, kt_flow_value(&f, param_names[i], strlen(param_names[i])), (int32_t)i);
-	const char *s = text, *e = text + len;
+	const char *s = text, *e = text + body->len;
 	while (s < e) {
 		const char *semi = memchr(s, ';', (size_t)(e - s));
 		const char *end = semi ? semi : e;
@@ -362,7 +470,38 @@ int kt_ptx_body_writes(const char *entry, size_t entry_len, const char *body, si
 		s = end + 1;
 	}
 	int rc = kt_flow_solve(&f, out);
+	if (rc == 0 && f.none_proven)
+		rc = 1;
 	kt_flow_free(&f);
 	free(text);
 	return rc;
+}
+
+void kt_ptx_classify_bodies(struct kt_meta_builder *b, struct kt_ptx_bodies *bodies)
+{
+	for (size_t i = 0; i < bodies->n; i++) {
+		const struct kt_ptx_body *body = &bodies->v[i];
+		if (body->kernel >= b->img->nkernels)
+			continue;
+		struct ktrace_meta_kernel *k = &b->img->kernels[body->kernel];
+		const char **names = calloc(body->nparams ? body->nparams : 1, sizeof *names);
+		uint8_t *written = calloc(body->nparams ? body->nparams : 1, 1);
+		if (names && written && k->nparams == body->nparams) {
+			for (uint32_t j = 0; j < body->nparams; j++) /* hand-written names; nvcc's are recognised */
+				names[j] = k->params[j].name_source == KTRACE_NAME_PTX ? k->params[j].name : NULL;
+			body_writes(bodies, body, names, 0, written);
+			for (uint32_t j = 0; j < body->nparams; j++)
+				kt_param_set_written(&k->params[j], written[j], KTRACE_WRITTEN_SRC_PTX);
+		}
+		free(names);
+		free(written);
+	}
+}
+
+void kt_ptx_bodies_free(struct kt_ptx_bodies *bodies)
+{
+	for (size_t i = 0; i < bodies->n; i++)
+		free(bodies->v[i].written);
+	free(bodies->v);
+	memset(bodies, 0, sizeof *bodies);
 }

@@ -2,7 +2,8 @@
  * values and ops a front end builds, the fixpoint of their taints, and the
  * reading of the sinks into a classification per parameter.
  *
- * Taints are bitsets of nparams + 1 bits (bit nparams is MEM), one row of
+ * Taints are bitsets of nparams + 2 bits (bit nparams is MEM, the next
+ * PRIVATE), one row of
  * `words` 64-bit words per value.  The fixpoint applies every op until
  * nothing changes; it is bounded (KT_FLOW_MAX_ROUNDS), and a flow that does
  * not settle proves nothing.
@@ -86,13 +87,13 @@ void kt_flow_seed(struct kt_flow *f, uint32_t id, int32_t seed)
 		f->seed[id] = seed;
 }
 
-void kt_flow_op(struct kt_flow *f, enum kt_flow_kind kind, int gen_mem)
+void kt_flow_op(struct kt_flow *f, enum kt_flow_kind kind, unsigned gen)
 {
 	if (f->oom || ktrace_grow(&f->ops, &f->ops_cap, f->nops + 1, sizeof *f->ops) != 0) {
 		f->oom = 1;
 		return;
 	}
-	f->ops[f->nops++] = (struct kt_flow_op){.kind = (uint8_t)kind, .gen_mem = (uint8_t)(gen_mem != 0),
+	f->ops[f->nops++] = (struct kt_flow_op){.kind = (uint8_t)kind, .gen = (uint8_t)gen,
 						.first = (uint32_t)f->nids};
 }
 
@@ -126,7 +127,7 @@ void kt_flow_opaque(struct kt_flow *f, const char *why)
 /* The taints being solved: `words` words per value. */
 struct taints {
 	uint64_t *bits;
-	uint32_t words, mem_bit;
+	uint32_t words, mem_bit, private_bit;
 };
 
 static uint64_t *row(const struct taints *t, uint32_t id)
@@ -165,8 +166,10 @@ static int apply_ops(const struct kt_flow *f, const struct taints *t, uint64_t *
 		memset(acc, 0, t->words * sizeof *acc);
 		if (op->kind == KT_FLOW_COPY)
 			union_of(t, f->ids + op->first + op->ndst, op->naddr + op->nsrc, acc);
-		if (op->gen_mem)
+		if (op->gen & KT_FLOW_GEN_MEM)
 			set_bit(acc, t->mem_bit);
+		if (op->gen & KT_FLOW_GEN_PRIVATE)
+			set_bit(acc, t->private_bit);
 		for (uint32_t d = 0; d < op->ndst; d++) {
 			uint64_t *r = row(t, f->ids[op->first + d]);
 			for (uint32_t w = 0; w < t->words; w++)
@@ -198,7 +201,7 @@ static void read_sinks(const struct kt_flow *f, const struct taints *t, uint64_t
 					written[p] = 1;
 					params = 1;
 				}
-			if (!params || has_bit(acc, t->mem_bit))
+			if ((!params && !has_bit(acc, t->private_bit)) || has_bit(acc, t->mem_bit))
 				*anywhere = 1;
 		}
 		memset(acc, 0, t->words * sizeof *acc);
@@ -229,7 +232,7 @@ int kt_flow_solve(struct kt_flow *f, uint8_t *out)
 	memset(out, KTRACE_WRITTEN_UNKNOWN, f->nparams);
 	if (f->oom)
 		return -1;
-	struct taints t = {.words = (f->nparams + 1 + 63) / 64, .mem_bit = f->nparams};
+	struct taints t = {.words = (f->nparams + 2 + 63) / 64, .mem_bit = f->nparams, .private_bit = f->nparams + 1};
 	t.bits = calloc((size_t)(f->nvalues ? f->nvalues : 1) * t.words, sizeof *t.bits);
 	uint64_t *acc = calloc(t.words, sizeof *acc);
 	uint8_t *written = calloc(f->nparams + 1, 2);
@@ -241,6 +244,7 @@ int kt_flow_solve(struct kt_flow *f, uint8_t *out)
 			kt_flow_opaque(f, "the data flow did not settle");
 		read_sinks(f, &t, acc, written, escaped, &anywhere);
 		int none_proven = anywhere || f->opaque;
+		f->none_proven = none_proven;
 		for (uint32_t p = 0; p < f->nparams; p++)
 			out[p] = written[p] ? KTRACE_WRITTEN_WRITTEN
 				: none_proven || escaped[p] ? KTRACE_WRITTEN_UNKNOWN : KTRACE_WRITTEN_READ_ONLY;

@@ -2,7 +2,7 @@
  * through (meta/write_flow.h): from PTX built here with nvcc
  * (test/cubins/writes.cu: read-only input, output, in place, atomic,
  * pointer chasing, an index read from memory, by-value structs, a device
- * function call, shared memory, a global variable, an escaping pointer, a
+ * function call (read for what it writes), shared memory, a global variable, an escaping pointer, a
  * C++ template), from PTX written here for single instructions, from the
  * fatbin's PTX entry of the ELF's architecture only, none from SASS alone;
  * from Triton TTIR: every fixture kernel against its Inductor names, and
@@ -41,7 +41,7 @@ static const struct expect writes_cu[] = {
 	{"w_scatter", 4, {UN, UN, WR, UN}},
 	{"w_struct_pair", 2, {WR, UN}},
 	{"w_struct_inputs", 3, {RO, WR, UN}},
-	{"w_call", 2, {UN, UN}},
+	{"w_call", 2, {RO, WR}}, /* through a noinline device function */
 	{"w_shared", 2, {RO, WR}},
 	{"w_global", 1, {UN}},
 	{"w_escape", 2, {UN, WR}},
@@ -105,15 +105,17 @@ static void test_fatbin_and_sass(void **state)
 	ktrace_meta_free(img);
 }
 
-/* One hand-written entry k(a, b) around `body`; the classification of a and b. */
-static void ptx_entry(const char *body, uint8_t *a, uint8_t *b)
+/* One hand-written entry k(a, b) around `body`, after `funcs` (the .func it
+ * calls); the classification of a and b. */
+static void ptx_entry_funcs(const char *funcs, const char *body, uint8_t *a, uint8_t *b)
 {
-	char text[4096];
+	char text[8192];
 	snprintf(text, sizeof text,
-		 ".version 8.0\n.target sm_90\n.address_size 64\n.global .align 4 .f32 gvar;\n"
+		 ".version 8.0\n.target sm_90\n.address_size 64\n.global .align 4 .f32 gvar;\n%s"
 		 ".visible .entry k(.param .u64 k_param_0, .param .u64 k_param_1)\n{\n"
 		 "\t.reg .b64 %%rd<9>;\n\t.reg .b32 %%r<9>;\n\t.reg .f32 %%f<9>;\n"
-		 "\tld.param.u64 %%rd1, [k_param_0];\n\tld.param.u64 %%rd2, [k_param_1];\n%s\n\tret;\n}\n", body);
+		 "\tld.param.u64 %%rd1, [k_param_0];\n\tld.param.u64 %%rd2, [k_param_1];\n%s\n\tret;\n}\n", funcs,
+		 body);
 	struct ktrace_meta_image *img = NULL;
 	char err[256];
 	assert_int_equal(ktrace_meta_parse(text, strlen(text) + 1, NULL, &img, err, sizeof err), 0);
@@ -121,6 +123,60 @@ static void ptx_entry(const char *body, uint8_t *a, uint8_t *b)
 	*a = img->kernels[0].params[0].written;
 	*b = img->kernels[0].params[1].written;
 	ktrace_meta_free(img);
+}
+
+static void ptx_entry(const char *body, uint8_t *a, uint8_t *b)
+{
+	ptx_entry_funcs("", body, a, b);
+}
+
+/* The call sequence nvcc writes: a and b as f's two arguments. */
+#define CALL_F_A_B                                                                                          \
+	"\t{\n\t.param .b64 param0;\n\tst.param.b64 [param0+0], %rd1;\n\t.param .b64 param1;\n"          \
+	"\tst.param.b64 [param1+0], %rd2;\n\tcall.uni \n\tf, \n\t(\n\tparam0, \n\tparam1\n\t);\n\t}"
+
+#define F_RETURNS_A                                                                                         \
+	".func (.param .b64 func_retval0) f(.param .b64 f_param_0, .param .b64 f_param_1)\n{\n"              \
+	"\t.reg .b64 %rd<4>;\n\tld.param.u64 %rd1, [f_param_0];\n\tst.param.b64 [func_retval0+0], %rd1;\n" \
+	"\tret;\n}\n"
+
+/* Device functions: what f does through its parameters is what the call
+ * does through its arguments. */
+static void test_ptx_calls(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *f;
+		uint8_t a, b;
+		const char *body; /* NULL: CALL_F_A_B */
+	} cases[] = {
+		/* f stores through its second parameter, reads its first */
+		{".func f(.param .b64 f_param_0, .param .b64 f_param_1)\n{\n\t.reg .b64 %rd<4>;\n\t.reg .f32 %f<2>;\n"
+		 "\tld.param.u64 %rd1, [f_param_0];\n\tld.param.u64 %rd2, [f_param_1];\n"
+		 "\tld.global.f32 %f1, [%rd1];\n\tst.global.f32 [%rd2], %f1;\n\tret;\n}\n", RO, WR, NULL},
+		/* f returns its first parameter, which the caller drops */
+		{F_RETURNS_A, RO, RO, NULL},
+		/* ... or stores through: a pointer from a call may point anywhere */
+		{F_RETURNS_A, UN, UN, CALL_F_A_B "\n\tld.param.b64 %rd3, [retval0+0];\n\tst.global.f32 [%rd3], %f1;"},
+		/* f stores to a global variable: anywhere */
+		{".func f(.param .b64 f_param_0, .param .b64 f_param_1)\n{\n\t.reg .f32 %f<2>;\n"
+		 "\tst.global.f32 [gvar], %f1;\n\tret;\n}\n", UN, UN, NULL},
+		/* f calls itself */
+		{".func f(.param .b64 f_param_0, .param .b64 f_param_1)\n{\n"
+		 "\t{\n\t.param .b64 param0;\n\tcall.uni f, (param0, param0);\n\t}\n\tret;\n}\n", UN, UN, NULL},
+		/* f is only declared */
+		{".extern .func f(.param .b64 f_param_0, .param .b64 f_param_1);\n", UN, UN, NULL},
+		/* f's parameters are registers, an older ABI this reader does not follow */
+		{".func f(.reg .b64 a, .reg .b64 b)\n{\n\tret;\n}\n", UN, UN, NULL},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		uint8_t a, b;
+		ptx_entry_funcs(cases[i].f, cases[i].body ? cases[i].body : CALL_F_A_B, &a, &b);
+		if (a != cases[i].a || b != cases[i].b)
+			print_error("case %zu: %u %u, expected %u %u\n", i, a, b, cases[i].a, cases[i].b);
+		assert_int_equal(a, cases[i].a);
+		assert_int_equal(b, cases[i].b);
+	}
 }
 
 static void test_ptx_instructions(void **state)
@@ -143,6 +199,11 @@ static void test_ptx_instructions(void **state)
 		/* a surface and a multicast object: other addresses of the bytes written */
 		{"\tsust.b.1d.b32.trap [%rd2, {%r1}], {%r2};", UN, UN},
 		{"\tmultimem.st.global.f32 [%rd2], %f1;", UN, UN},
+		/* a local array through a generic address writes no buffer of the program's */
+		{"\tmov.u64 %rd5, __local_depot0;\n\tcvta.local.u64 %rd6, %rd5;\n\tst.f32 [%rd6+4], %f1;\n"
+		 "\tst.global.f32 [%rd2], %f1;", RO, WR},
+		/* ... a global variable's generic address may be any buffer's */
+		{"\tmov.u64 %rd5, gvar;\n\tcvta.global.u64 %rd6, %rd5;\n\tst.f32 [%rd6], %f1;", UN, UN},
 		/* a store to a global variable may be any buffer */
 		{"\tst.global.f32 [gvar], %f1;", UN, UN},
 		/* a pointer read from memory */
@@ -382,6 +443,7 @@ int main(void)
 		cmocka_unit_test(test_ptx_kernels),
 		cmocka_unit_test(test_fatbin_and_sass),
 		cmocka_unit_test(test_ptx_instructions),
+		cmocka_unit_test(test_ptx_calls),
 		cmocka_unit_test(test_triton_fixtures),
 		cmocka_unit_test(test_ttir_cases),
 		cmocka_unit_test(test_cut_text),
