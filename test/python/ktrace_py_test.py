@@ -138,6 +138,22 @@ class LoadMatchesDump(unittest.TestCase):
             t = self.check(os.path.join(ROOT, "examples", "traces", run + ".ktrace"))
             self.assertTrue(t.ended)
 
+    def test_read_only_regions_unchanged(self):
+        """A parameter proven read-only keeps its region's digest across the launch (the
+        example's kernels ran on the CPU under the test driver, hashed before and after)."""
+        t = ktrace.load(os.path.join(ROOT, "examples", "traces", "atomic_sum-run1.ktrace"))
+        compared = 0
+        for l in t.launches:
+            kinds = {p.ordinal: p.written for p in l.kernel.params}
+            spans = [(g, kinds.get(g.ordinal)) for g in l.regions if g.pre is not None and g.post is not None]
+            for g, w in spans:
+                aliased = any(o is not g and ow != "read_only" and g.ptr < o.ptr + o.hash_len and o.ptr < g.ptr + g.hash_len
+                              for o, ow in spans)
+                if w == "read_only" and not aliased:
+                    compared += 1
+                    self.assertEqual(g.pre, g.post, "%s arg %d" % (l.kernel_name, g.ordinal))
+        self.assertGreater(compared, 0)
+
     def test_pointer_values_are_ints(self):
         """A pointer argument's value is an int, the same as its region's ptr (the args
         table keeps ktrace-dump's "0x..." text)."""
