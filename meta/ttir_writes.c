@@ -16,7 +16,8 @@
  *     execute_region) and cf branches pool every operand, terminator operand,
  *     block argument and result;
  *   the pure operations listed below: results from every operand;
- *   tt.call, impure inline asm or extern calls, any operation not listed,
+ *   tt.call, impure inline asm or extern calls (inline asm with a [memory]
+ *     operand or a call counts as impure), any operation not listed,
  *   an argument neither a pointer nor a scalar (a tensor descriptor changes
  *   the cubin's layout): nothing proven.
  * Pointer arithmetic (tt.addptr, tt.advance) is taken to stay inside the
@@ -73,7 +74,7 @@ static const char *const store_ops[] = {
 };
 /* Operations that write nothing and make nothing: printing, checks, returns. */
 static const char *const inert_ops[] = {
-	"tt.print", "tt.assert", "tt.return", "gpu.barrier", NULL,
+	"tt.print", "tt.assert", "tt.return", "gpu.barrier", "llvm.intr.assume", NULL,
 };
 
 struct span {
@@ -376,6 +377,8 @@ static void operation(struct ttir_reader *r, struct span op, const uint32_t *res
 {
 	int loads_pointer = memmem(s, (size_t)(e - s), "ptr<!tt.ptr", 11) != NULL;
 	int pure_call = memmem(s, (size_t)(e - s), "pure = true", 11) != NULL;
+	if (starts(op, "tt.elementwise_inline_asm") && (memchr(s, '[', (size_t)(e - s)) || memmem(s, (size_t)(e - s), "call", 4)))
+		pure_call = 0; /* asm with a memory operand or a call: declared pure or not */
 	if (opens && starts(op, "scf.for") && op.e - op.s == 7) {
 		open_for(r, res, nres, s, e);
 	} else if (opens && starts(op, "scf.if") && op.e - op.s == 6) {

@@ -365,6 +365,11 @@ static const struct {
 	{"    %x = tt.elementwise_inline_asm \"st.global.b32 [$1], $2;\" {constraints = \"=r,l,r\", packed_element = 1 : i32, pure = false} %a, %n : !tt.ptr<f32>, i32 -> i32 loc(#loc)\n",
 	 UN, UN, UN},
 	{"    tt.print \" x: \" {hex = false, isSigned = array<i32: 0>} : %a : !tt.ptr<f32> loc(#loc)\n", RO, RO, RO},
+	/* asm said pure: arithmetic is, a memory operand is not */
+	{"    %x = tt.elementwise_inline_asm \"mov.b32 $0, $1;\" {constraints = \"=r,r\", packed_element = 1 : i32, pure = true} %n : i32 -> i32 loc(#loc)\n",
+	 RO, RO, RO},
+	{"    %x = tt.elementwise_inline_asm \"st.global.b32 [$1], $2;\" {constraints = \"=r,l,r\", packed_element = 1 : i32, pure = true} %a, %n : !tt.ptr<f32>, i32 -> i32 loc(#loc)\n",
+	 UN, UN, UN},
 };
 
 static void test_ttir_cases(void **state)
