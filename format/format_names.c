@@ -1,5 +1,6 @@
 /* format/format_names.c: printable names of the trace format's enumerations
- * (parameter kinds, name sources, counters, order operations, why a launch was
+ * (parameter kinds, name sources, what a kernel writes through a parameter
+ * and what proved it, counters, order operations, why a launch was
  * not hashed, graph node kinds and reasons, range kinds, framework sequence
  * numbers and Python stacks, module kinds and sources, launch entry points,
  * allocation kinds, copy directions, digest states, note levels, end reasons)
@@ -39,6 +40,26 @@ const char *ktrace_name_source_name(uint8_t src)
 		[KTRACE_NAME_PTX] = "ptx",
 		[KTRACE_NAME_DEMANGLED] = "generated",
 		[KTRACE_NAME_TRITON_SCRATCH] = "triton_scratch",
+	};
+	return pick(names, sizeof names / sizeof names[0], src);
+}
+
+const char *ktrace_param_written_name(uint8_t written)
+{
+	static const char *const names[] = {
+		[KTRACE_WRITTEN_UNKNOWN] = "unknown",
+		[KTRACE_WRITTEN_READ_ONLY] = "read_only",
+		[KTRACE_WRITTEN_WRITTEN] = "written",
+	};
+	return pick(names, sizeof names / sizeof names[0], written);
+}
+
+const char *ktrace_written_source_name(uint8_t src)
+{
+	static const char *const names[] = {
+		[KTRACE_WRITTEN_SRC_NONE] = "none",
+		[KTRACE_WRITTEN_SRC_TTIR] = "ttir",
+		[KTRACE_WRITTEN_SRC_PTX] = "ptx",
 	};
 	return pick(names, sizeof names / sizeof names[0], src);
 }

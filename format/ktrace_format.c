@@ -135,6 +135,10 @@ size_t ktrace_encode_kernel(void *buf, size_t cap, const struct ktrace_rec_kerne
 		le32(e + 8, d->size);
 		le32(e + 12, d->flags);
 		le32(e + 16, (uint32_t)o);
+		e[20] = d->written;
+		e[21] = d->written_source;
+		e[22] = 0;
+		e[23] = 0;
 		o += put_str(t + o, &d->name);
 		o += put_str(t + o, &d->type);
 	}
@@ -175,6 +179,8 @@ int ktrace_kernel_param(const struct ktrace_rec_kernel *r, uint32_t i, struct kt
 	out->size = rd32(e + 8);
 	out->flags = rd32(e + 12);
 	uint32_t so = rd32(e + 16);
+	out->written = e[20];
+	out->written_source = e[21];
 	if (so > r->params_raw_len)
 		return -1;
 	struct cur c = { r->params_raw, so, r->params_raw_len, 0 };

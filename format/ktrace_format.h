@@ -150,6 +150,21 @@ struct ktrace_param_desc {
 	uint32_t flags;      /* KTRACE_PARAMF_* */
 	struct ktrace_str name;
 	struct ktrace_str type; /* "const float*", "*fp32", "i32", "" if unknown */
+	uint8_t written;        /* enum ktrace_param_written (since 1.14; 0 before) */
+	uint8_t written_source; /* enum ktrace_written_source: what proved it */
+};
+/* Whether the kernel's code can write through a pointer parameter (since
+ * 1.14): READ_ONLY only when proven from the kernel's own code. */
+enum ktrace_param_written {
+	KTRACE_WRITTEN_UNKNOWN = 0,   /* no proof (no code, calls, pointers from memory...) */
+	KTRACE_WRITTEN_READ_ONLY = 1, /* proven: no store, atomic or reduction goes through it */
+	KTRACE_WRITTEN_WRITTEN = 2,   /* a store, atomic or reduction may go through it */
+};
+/* What decided a parameter's `written`. */
+enum ktrace_written_source {
+	KTRACE_WRITTEN_SRC_NONE = 0,
+	KTRACE_WRITTEN_SRC_TTIR = 1, /* the Triton cache's .ttir of the kernel */
+	KTRACE_WRITTEN_SRC_PTX = 2,  /* the kernel's PTX (the image, a fatbin entry, the Triton cache) */
 };
 #define KTRACE_PARAMF_CONST    0x1u /* pointer to const (read-only by declaration) */
 #define KTRACE_PARAMF_SCRATCH  0x2u /* Triton scratch pointer */
@@ -744,6 +759,8 @@ void ktrace_graph_edge_get(const struct ktrace_rec_graph *r, uint32_t i, struct 
 const char *ktrace_record_type_name(uint16_t type);
 const char *ktrace_param_kind_name(uint8_t kind);
 const char *ktrace_name_source_name(uint8_t src);
+const char *ktrace_param_written_name(uint8_t written);
+const char *ktrace_written_source_name(uint8_t src);
 const char *ktrace_counter_name(uint32_t id);
 const char *ktrace_order_op_name(uint32_t op); /* "event_record", ... */
 const char *ktrace_hash_skip_name(uint32_t why);  /* "stream_capturing", ...; "unknown" for 0 */

@@ -15,7 +15,9 @@
  * `--compress-mode=default|size|speed|balance|none` output).
  * One entry per container is used (the choice rule is in kernel_meta.h), plus
  * the other ELF entries of the same sm number (sm_90 and sm_90a both), whose
- * kernels are added once per name: the driver picks one of them.
+ * kernels are added once per name: the driver picks one of them.  A PTX
+ * entry of the used ELF entry's architecture also says what its kernels
+ * write through their parameters (ptx_writes.c).
  *
  * Owns kt_fatbin_parse and kt_fatbin_container_size.  Calls cubin.c, ptx.c
  * and names.c through meta_internal.h, liblz4 and libzstd.
@@ -31,9 +33,11 @@
 #define FB_FLAG_LZ4 0x2000ull
 #define FB_FLAG_ZSTD 0x8000ull
 #define FB_FLAG_ARCH_SPECIFIC 0x100000ull /* sm_90a: runs only on its own sm */
+#define FB_FLAG_FAMILY 0x200000ull        /* sm_100f */
 #define FB_MAX_DECOMPRESSED (1ull << 30)
 #define FB_MAX_RATIO 1024
 #define FB_PTX_NAME_MERGE_MAX (8u << 20)
+#define FB_PTX_WRITES_MAX (64u << 20) /* PTX read for what its kernels write */
 
 struct fb_entry {
 	uint16_t kind;
@@ -175,24 +179,53 @@ static int has_unmangled_unnamed(const struct kt_meta_builder *b, uint32_t first
 	return 0;
 }
 
+typedef void (*ptx_merge_fn)(struct kt_meta_builder *b, uint32_t first, const char *text, size_t len);
+
+/* The bytes of an entry once decompressed. */
+static uint64_t entry_size(const struct fb_entry *e)
+{
+	return is_compressed(e) ? e->dsize : e->plen;
+}
+
+/* merge(b, first, text) on the text of a PTX entry (up to its NUL),
+ * decompressed when it is compressed. */
+static void merge_ptx_entry(struct kt_meta_builder *b, uint32_t first, const struct fb_entry *e, ptx_merge_fn merge)
+{
+	uint8_t *owned = NULL;
+	size_t len = 0;
+	const uint8_t *text = entry_bytes(b, e, &len, &owned);
+	if (text) {
+		const uint8_t *z = memchr(text, 0, len);
+		merge(b, first, (const char *)text, z ? (size_t)(z - text) : len);
+	}
+	free(owned);
+}
+
 /* Hand-written names from the container's first PTX entry (when it is not
  * too large) for the kernels of b from `first` on. */
 static void merge_ptx_names(struct kt_meta_builder *b, uint32_t first, const struct fb_entry *all, int n)
 {
-	for (int i = 0; i < n; i++) {
-		if (all[i].kind != FB_KIND_PTX ||
-		    (is_compressed(&all[i]) ? all[i].dsize : all[i].plen) > FB_PTX_NAME_MERGE_MAX)
-			continue;
-		uint8_t *owned = NULL;
-		size_t len = 0;
-		const uint8_t *text = entry_bytes(b, &all[i], &len, &owned);
-		if (text) {
-			const uint8_t *z = memchr(text, 0, len);
-			kt_ptx_merge_names(b, first, (const char *)text, z ? (size_t)(z - text) : len);
+	for (int i = 0; i < n; i++)
+		if (all[i].kind == FB_KIND_PTX && entry_size(&all[i]) <= FB_PTX_NAME_MERGE_MAX) {
+			merge_ptx_entry(b, first, &all[i], kt_ptx_merge_names);
+			return;
 		}
-		free(owned);
-		return;
-	}
+}
+
+/* What the kernels of b from `first` on (from an sm_<arch> ELF entry) write
+ * through their parameters, from the container's PTX entry for the same
+ * architecture: the PTX that ELF was compiled from (PTX of another
+ * architecture may differ, `__CUDA_ARCH__`). */
+static void merge_ptx_writes(struct kt_meta_builder *b, uint32_t first, const struct fb_entry *elf,
+			     const struct fb_entry *all, int n)
+{
+	const uint64_t variant = FB_FLAG_ARCH_SPECIFIC | FB_FLAG_FAMILY;
+	for (int i = 0; i < n; i++)
+		if (all[i].kind == FB_KIND_PTX && all[i].arch == elf->arch &&
+		    (all[i].flags & variant) == (elf->flags & variant) && entry_size(&all[i]) <= FB_PTX_WRITES_MAX) {
+			merge_ptx_entry(b, first, &all[i], kt_ptx_merge_writes);
+			return;
+		}
 }
 
 /* Use one entry of a container: parse it, name its kernels.  0 ok, -1 try the next. */
@@ -215,6 +248,7 @@ static int use_entry(struct kt_meta_builder *b, const struct fb_entry *e, const 
 			/* hand-written PTX names, when this container has PTX for unmangled kernels */
 			if (has_unmangled_unnamed(b, first))
 				merge_ptx_names(b, first, all, n);
+			merge_ptx_writes(b, first, e, all, n);
 		}
 	} else {
 		const uint8_t *z = memchr(bytes, 0, len);

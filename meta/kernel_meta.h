@@ -38,6 +38,9 @@ struct ktrace_meta_param {
 	char *type;          /* never NULL ("" if unknown) */
 	uint64_t extent;     /* a pointer: the bytes from it the kernel can reach, read from its
 	                      * Inductor source (meta/inductor_extent.c); 0 unknown */
+	uint8_t written;     /* enum ktrace_param_written: whether the kernel's code can write
+	                      * through it (TTIR, PTX; meta/write_flow.h); 0 unknown */
+	uint8_t written_source; /* enum ktrace_written_source */
 };
 
 struct ktrace_meta_kernel {

@@ -6,3 +6,5 @@ CORE_SRCS += meta/meta_image.c meta/cubin.c meta/fatbin.c meta/host_elf.c meta/p
 CORE_SRCS += meta/pointer_words.c
 # How far an Inductor kernel reaches from each pointer argument.
 CORE_SRCS += meta/inductor_extent.c
+# What a kernel can write through each parameter, from its PTX or Triton TTIR.
+CORE_SRCS += meta/write_flow.c meta/ptx_writes.c meta/ttir_writes.c

@@ -104,6 +104,34 @@ int kt_ptx_parse(struct kt_meta_builder *b, const char *text, size_t len, char *
 void kt_ptx_merge_names(struct kt_meta_builder *b, uint32_t first, const char *text, size_t len);
 /* 1 if the bytes look like PTX text. */
 int kt_ptx_looks_like(const uint8_t *img, size_t len);
+/* What the kernels of b from index `first` on write through their
+ * parameters, from the PTX text of the same kernels (a fatbin's PTX entry
+ * of the same architecture, Triton's .ptx beside the cubin): copied onto
+ * kernels of the same name and layout. */
+void kt_ptx_merge_writes(struct kt_meta_builder *b, uint32_t first, const char *text, size_t len);
+/* The body of a PTX .entry or .func, between its braces, as ptx.c found it. */
+struct kt_ptx_body {
+	const char *name, *text;
+	size_t name_len, len;
+	uint32_t nparams;
+	uint32_t kernel;      /* an entry: its kernel's index in the builder; a .func: UINT32_MAX */
+	uint8_t state;        /* a .func: 0 not read yet, 1 being read, 2 read (ptx_writes.c) */
+	uint8_t none_proven;  /* read: it may write anywhere (or was not read) */
+	uint8_t *written;     /* read: [nparams] enum ktrace_param_written */
+};
+struct kt_ptx_bodies {
+	struct kt_ptx_body *v;
+	size_t n, cap;
+};
+/* ptx_writes.c: what each entry of `bodies` writes through its parameters
+ * (the .func bodies read where entries call them), onto b's kernels; then
+ * frees the list. */
+void kt_ptx_classify_bodies(struct kt_meta_builder *b, struct kt_ptx_bodies *bodies);
+void kt_ptx_bodies_free(struct kt_ptx_bodies *bodies);
+/* ttir_writes.c: out[i] = enum ktrace_param_written for argument i of the
+ * Triton kernel `kernel` in TTIR text (nargs arguments).  0, or -1 (all
+ * unknown) when the function is not found or cannot be read. */
+int kt_ttir_writes(const char *text, size_t len, const char *kernel, uint32_t nargs, uint8_t *out);
 
 /* ---- name sources -------------------------------------------------------- */
 /* names.c: names and types of kernels [first, img->nkernels) that came from
@@ -115,6 +143,10 @@ void kt_names_finish(struct kt_meta_builder *b);
 /* Set a parameter's name/type if its current source is worse (higher rank). */
 void kt_param_set_name(struct ktrace_meta_param *p, const char *name, size_t nlen, uint8_t src);
 void kt_param_set_type(struct ktrace_meta_param *p, const char *type, size_t tlen, int prio);
+/* write_flow.c: the better of two classifications of the same parameter
+ * (enum ktrace_param_written) from two sound sources: proven read-only wins,
+ * then written, then unknown. */
+void kt_param_set_written(struct ktrace_meta_param *p, uint8_t written, uint8_t source);
 /* The parameter's type is a struct/class/union/array (kind STRUCT at the end). */
 void kt_param_mark_aggregate(struct ktrace_meta_param *p);
 /* A C++ builtin or fixed-width scalar type, or a Triton scalar ("i32",

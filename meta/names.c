@@ -253,6 +253,10 @@ void kt_names_finish(struct kt_meta_builder *b)
 				b->oom = 1;
 				continue;
 			}
+			if (p->size < 8) { /* holds no pointer: what it is written through says nothing */
+				p->written = KTRACE_WRITTEN_UNKNOWN;
+				p->written_source = KTRACE_WRITTEN_SRC_NONE;
+			}
 			if (p->space != 0 || p->kind == KTRACE_PARAM_POINTER || type_is_pointer(p->type)) {
 				p->kind = KTRACE_PARAM_POINTER;
 				if (type_points_to_const(p->type))

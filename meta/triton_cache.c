@@ -12,10 +12,13 @@
  *   tt.func public @k(%x_ptr: !tt.ptr<f32> {...} loc("x_ptr"(#loc)), ...)
  * TTIR argument i is cubin parameter i (constexprs are gone); the one or two
  * parameters after them are Triton's global and profile scratch pointers.
+ * The .ttir and the <kernel>.ptx beside it also say which parameters the
+ * kernel can write through (ttir_writes.c, ptx_writes.c).
  *
  * Owns the cubin index, kt_triton_find, kt_triton_names, the cache roots
- * (kt_triton_roots, kt_inductor_roots) and kt_read_file.  Calls inductor.c
- * and the name setters through meta_internal.h, common/read_all.h and libc.
+ * (kt_triton_roots, kt_inductor_roots) and kt_read_file.  Calls inductor.c,
+ * the name setters, ttir_writes.c and ptx.c through meta_internal.h,
+ * common/read_all.h and libc.
  */
 #include "meta/meta_internal.h"
 
@@ -451,6 +454,29 @@ static void apply_module_signature(const struct ktrace_meta_opts *opts, struct k
 	free(module);
 }
 
+/* What the kernel's n TTIR arguments are written through, from its TTIR. */
+static void ttir_writes(struct ktrace_meta_kernel *k, const char *ttir, size_t len, uint32_t n)
+{
+	uint8_t written[512];
+	if (n > 512 || kt_ttir_writes(ttir, len, k->name, n, written) != 0)
+		return;
+	for (uint32_t i = 0; i < n; i++)
+		kt_param_set_written(&k->params[i], written[i], KTRACE_WRITTEN_SRC_TTIR);
+}
+
+/* What the kernel writes through its parameters (the scratch pointers too),
+ * from the .ptx beside its cubin. */
+static void cached_ptx_writes(struct kt_meta_builder *b, struct ktrace_meta_kernel *k, const char *dir)
+{
+	char path[4600];
+	size_t len = 0;
+	snprintf(path, sizeof path, "%s/%s.ptx", dir, k->name);
+	char *ptx = kt_read_file(path, 64u << 20, &len);
+	if (ptx)
+		kt_ptx_merge_writes(b, (uint32_t)(k - b->img->kernels), ptx, len);
+	free(ptx);
+}
+
 void kt_triton_names(struct kt_meta_builder *b, struct ktrace_meta_kernel *k, const char *dir)
 {
 	static const char *const exts[] = {"ttir", "source"};
@@ -489,5 +515,8 @@ void kt_triton_names(struct kt_meta_builder *b, struct ktrace_meta_kernel *k, co
 		p->flags |= KTRACE_PARAMF_SCRATCH | KTRACE_PARAMF_HIDDEN;
 	}
 	apply_module_signature(b->opts, k, text, len, n);
+	if (!strcmp(path + strlen(path) - 5, ".ttir"))
+		ttir_writes(k, text, len, (uint32_t)n);
 	free(text);
+	cached_ptx_writes(b, k, dir);
 }

@@ -34,7 +34,7 @@ struct ktrace_param_layout *ktrace_param_layout_new(uint32_t nparams, const uint
 			end = offsets[i] + sizes[i];
 	}
 	nwords = (end + 7) / 8;
-	bytes = sizeof(*l) + (size_t)nparams * (sizeof(uint64_t) + 2 * sizeof(uint32_t) + 1) + (size_t)nwords * 5 +
+	bytes = sizeof(*l) + (size_t)nparams * (sizeof(uint64_t) + 2 * sizeof(uint32_t) + 2) + (size_t)nwords * 5 +
 		16;
 	l = calloc(1, bytes);
 	if (!l)
@@ -154,6 +154,18 @@ int ktrace_param_layout_extent(struct ktrace_param_layout *l, uint32_t i, uint64
 		return -1;
 	ext[i] = bytes;
 	l->extent = ext;
+	return 0;
+}
+
+int ktrace_param_layout_written(struct ktrace_param_layout *l, uint32_t i, uint8_t written)
+{
+	/* after the word flags: kinds [nparams], word flags [nwords], then these */
+	uint8_t *wr = (uint8_t *)l->kind + l->nparams + l->nwords;
+
+	if (i >= l->nparams)
+		return -1;
+	wr[i] = written;
+	l->written = wr;
 	return 0;
 }
 

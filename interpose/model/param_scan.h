@@ -62,6 +62,11 @@ struct ktrace_param_layout {
 	const uint8_t *word_flags;    /* [nwords]: KTRACE_WORDF_* */
 	const uint64_t *extent; /* [nparams]: bytes a pointer parameter's kernel reaches from it, read
 	                         * from its source (meta/inductor_extent.c), 0 unknown; NULL: none known */
+	const uint8_t *written; /* [nparams]: enum ktrace_param_written, whether the kernel's code can
+	                         * write through the parameter (meta/write_flow.h: READ_ONLY proven
+	                         * from its PTX or TTIR; a READ_ONLY parameter's buffer may still be
+	                         * written through another parameter pointing into it); NULL:
+	                         * nothing known */
 	const uint16_t *word_slot;    /* [nwords]: tensor slot of a KTRACE_WORDF_SLOT word */
 	struct ktrace_slot_rule slot_rule; /* of the one parameter that has one */
 };
@@ -90,6 +95,13 @@ int ktrace_param_layout_type(struct ktrace_param_layout *l, uint32_t i, const ui
  * (its source says so), before the layout is used.  0, or -1 (nothing set)
  * for another kind of parameter or 0 bytes. */
 int ktrace_param_layout_extent(struct ktrace_param_layout *l, uint32_t i, uint64_t bytes)
+	__attribute__((visibility("hidden")));
+
+/* Parameter i's enum ktrace_param_written, from the kernel's metadata,
+ * before the layout is used.  0, or -1 (nothing set) when i is out of range.
+ * Hashing does not read it yet: what the hash pipeline may skip for a
+ * read-only parameter is its decision. */
+int ktrace_param_layout_written(struct ktrace_param_layout *l, uint32_t i, uint8_t written)
 	__attribute__((visibility("hidden")));
 
 /* Do two layouts describe the same offsets and sizes? */

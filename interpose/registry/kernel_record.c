@@ -152,6 +152,8 @@ uint32_t ktrace_kernel_type_layout(struct ktrace_param_layout *l, const struct k
 			typed += (uint32_t)type_param(l, i, mk->params[i].type, mk->params[i].space);
 			if (mk->params[i].extent)
 				ktrace_param_layout_extent(l, i, mk->params[i].extent);
+			if (mk->params[i].written)
+				ktrace_param_layout_written(l, i, mk->params[i].written);
 		}
 		return typed;
 	}
@@ -212,6 +214,8 @@ static void param_from_meta(struct ktrace_param_desc *d, const struct ktrace_met
 	d->flags = p->flags;
 	d->name = kstr(p->name);
 	d->type = kstr(p->type);
+	d->written = p->written;
+	d->written_source = p->written_source;
 }
 
 /* Descriptor of a parameter without metadata: named "argN", its kind from

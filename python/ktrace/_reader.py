@@ -38,7 +38,8 @@ _ROWS = {
                                  ("layout_source", _U32), ("param_bytes", _U32), ("nparams", _U32), ("known", _U32),
                                  ("first_param", _U64), ("name", _P), ("demangled", _P)]),
     PARAMS: _struct("_Param", [("kernel_index", _U64), ("ordinal", _U32), ("kind", _U32), ("name_source", _U32),
-                               ("offset", _U32), ("size", _U32), ("flags", _U32), ("name", _P), ("type", _P)]),
+                               ("offset", _U32), ("size", _U32), ("flags", _U32), ("written", _U32),
+                               ("written_source", _U32), ("name", _P), ("type", _P)]),
     LAUNCHES: _struct("_Launch", [("launch_seq", _U64), ("rec_seq", _U64), ("time_ns", _U64), ("kernel_id", _U64),
                                   ("kernel_index", _U64), ("context", _U64), ("stream", _U64), ("first_region", _U64),
                                   ("tid", _U32), ("api", _U32), ("flags", _U32), ("shared_mem", _U32),
@@ -160,8 +161,11 @@ class _Record:
 
 
 class Param(_Record):
-    """A kernel parameter: its ordinal, name, type, kind, offset and size in the parameter buffer."""
-    __slots__ = ("ordinal", "name", "type", "kind", "name_source", "offset", "size", "flags")
+    """A kernel parameter: its ordinal, name, type, kind, offset and size in the parameter buffer,
+    and whether the kernel's code can write through it (written: "read_only", "written" or
+    "unknown"; written_source: "ttir", "ptx" or "none"; format 1.14)."""
+    __slots__ = ("ordinal", "name", "type", "kind", "name_source", "offset", "size", "flags", "written",
+                 "written_source")
 
 
 class Kernel(_Record):
@@ -363,8 +367,9 @@ class Trace:
                 self.counters[_name(10, cid)] = v
 
     def _read_kernels(self):
-        params = [_make(Param, ordinal=p[1], name=_cstr(p[7]), type=_cstr(p[8]), kind=_name(6, p[2]),
-                        name_source=_name(7, p[3]), offset=p[4], size=p[5], flags=p[6])
+        params = [_make(Param, ordinal=p[1], name=_cstr(p[9]), type=_cstr(p[10]), kind=_name(6, p[2]),
+                        name_source=_name(7, p[3]), offset=p[4], size=p[5], flags=p[6], written=_name(13, p[7]),
+                        written_source=_name(14, p[8]))
                   for p in _rows(self._lib, self._handle, PARAMS)]
         # id, module_id, handle, module_digest, layout_source, param_bytes, nparams, known, first_param, name, demangled
         self.kernels = [_make(Kernel, id=k[0], name=_cstr(k[9]), demangled=_cstr(k[10]), module_id=k[1],

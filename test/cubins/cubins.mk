@@ -14,7 +14,8 @@ CUBIN_FILES := \
 	$(CUBIN_DIR)/kernels_mode_size.fatbin $(CUBIN_DIR)/kernels_mode_speed.fatbin \
 	$(CUBIN_DIR)/kernels_mode_none.fatbin $(CUBIN_DIR)/kernels_sm90.ptx \
 	$(CUBIN_DIR)/handwritten_sm90.cubin $(CUBIN_DIR)/handwritten.fatbin \
-	$(CUBIN_DIR)/libkernels.so $(CUBIN_DIR)/arch_specific.fatbin
+	$(CUBIN_DIR)/libkernels.so $(CUBIN_DIR)/arch_specific.fatbin \
+	$(CUBIN_DIR)/writes_sm90.ptx $(CUBIN_DIR)/writes_sm90.cubin $(CUBIN_DIR)/writes.fatbin
 
 ifeq ($(HAVE_NVCC),1)
 TEST_DEPS += $(CUBIN_FILES)
@@ -82,3 +83,16 @@ $(CUBIN_DIR)/arch_specific.fatbin: test/cubins/arch_specific.cu
 	$(cubin_msg)
 	$(Q)$(NVCC) $(CUBIN_NVFLAGS) -fatbin -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 \
 		-gencode arch=compute_90a,code=sm_90a -o $@ $<
+# what kernels write through their parameters (test/unit/meta_writes_test.c): the
+# PTX alone, the SASS alone (no proof), and a fatbin with sm_80 SASS only and
+# sm_90 SASS beside its compute_90 PTX
+$(CUBIN_DIR)/writes_sm90.ptx: test/cubins/writes.cu
+	$(cubin_msg)
+	$(Q)$(NVCC) $(CUBIN_NVFLAGS) -ptx -arch=sm_90 -o $@ $<
+$(CUBIN_DIR)/writes_sm90.cubin: test/cubins/writes.cu
+	$(cubin_msg)
+	$(Q)$(NVCC) $(CUBIN_NVFLAGS) -cubin -arch=sm_90 -o $@ $<
+$(CUBIN_DIR)/writes.fatbin: test/cubins/writes.cu
+	$(cubin_msg)
+	$(Q)$(NVCC) $(CUBIN_NVFLAGS) -fatbin -gencode arch=compute_80,code=sm_80 \
+		-gencode arch=compute_90,code=[sm_90,compute_90] -o $@ $<

@@ -3,8 +3,11 @@
  * Every input goes through ktrace_meta_classify, ktrace_meta_image_size and
  * ktrace_meta_parse (cubin, fatbin, wrapper, PTX or host ELF, whatever the
  * bytes say), for a device sm taken from the input's length, with no caches
- * and no followed pointers.  DWARF (libdw, not ours) is read only when
- * KTRACE_FUZZ_DWARF is set.  Build and run: `make fuzz-meta`, then
+ * and no followed pointers (a PTX image's entries' bodies are read for
+ * what they write through their parameters, ptx_writes.c).  The same bytes
+ * are also read as Triton TTIR of a kernel `k` (ttir_writes.c), whose
+ * classification of any argument must be one of the three values.  DWARF
+ * (libdw, not ours) is read only when KTRACE_FUZZ_DWARF is set.  Build and run: `make fuzz-meta`, then
  *   build/fuzz/fuzz_meta -max_total_time=600 build/fuzz/meta-corpus test/fuzz/corpus/meta
  */
 #include <stdint.h>
@@ -12,8 +15,13 @@
 #include <string.h>
 
 #include "meta/kernel_meta.h"
+#include "meta/meta_internal.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* The checked-in corpus, for test/fuzz/corpus_replay.c (fuzz_meta_replay). */
+extern const char *const fuzz_corpus[];
+const char *const fuzz_corpus[] = { "test/fuzz/corpus/meta", "test/fuzz/corpus/meta-min", NULL };
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -39,7 +47,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			if (!k->name || !k->demangled || (k->nparams && !k->params))
 				abort();
 			for (uint32_t j = 0; j < k->nparams; j++)
-				if (!k->params[j].name || !k->params[j].type || k->params[j].ordinal != j)
+				if (!k->params[j].name || !k->params[j].type || k->params[j].ordinal != j ||
+				    k->params[j].written > KTRACE_WRITTEN_WRITTEN)
 					abort();
 			if (ktrace_meta_find(img, k->name) == NULL)
 				abort();
@@ -48,6 +57,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	} else if (img != NULL || !err[0]) {
 		abort(); /* failures leave nothing and say why */
 	}
+	uint8_t written[8];
+	uint32_t nargs = 1 + (uint32_t)(size % 8);
+	(void)kt_ttir_writes((const char *)copy, size, "k", nargs, written);
+	for (uint32_t i = 0; i < nargs; i++)
+		if (written[i] > KTRACE_WRITTEN_WRITTEN)
+			abort();
 	free(copy);
 	return 0;
 }

@@ -78,6 +78,12 @@ class LoadMatchesDump(unittest.TestCase):
             self.assertEqual([(g.param_offset, g.pre, g.post, g.written) for g in l.regions],
                              [(g["param_offset"], g.get("pre_hash"), g.get("post_hash"), g["out"])
                               for g in sorted(r["regions"], key=lambda g: g["param_offset"])])
+        kernels = {r["kernel_id"]: r for r in recs if r["type"] == "kernel"}
+        for k in t.kernels:
+            if k.id in kernels:  # what the kernel writes through each parameter (format 1.14)
+                self.assertEqual([(p.written, p.written_source) for p in k.params],
+                                 [(q.get("written", "unknown"), q.get("written_source", "none"))
+                                  for q in kernels[k.id]["params"]])
         ops = sorted((r for r in recs if r["type"] in ("memcpy", "memset")), key=lambda r: r["op_seq"])
         self.assertEqual([(o.op_seq, o.kind, o.time_ns) for o in t.ops], [(r["op_seq"], r["type"], r["time_ns"])
                                                                           for r in ops])
@@ -100,6 +106,8 @@ class LoadMatchesDump(unittest.TestCase):
     def test_basic(self):
         t = self.check(ktgen("basic"))
         self.assertTrue(any(not k.known for k in t.kernels))  # a launch whose kernel never appears
+        vecadd = next(k for k in t.kernels if k.name == "_Z6vecAddPKfS0_Pfi")
+        self.assertEqual([p.written for p in vecadd.params], ["read_only", "read_only", "written", "unknown"])
 
     def test_many(self):
         t = self.check(ktgen("many", "--scenario", "many", "--frame-bytes", "4096"))
@@ -129,6 +137,22 @@ class LoadMatchesDump(unittest.TestCase):
         for run in ("atomic_sum-run1", "atomic_sum-run2"):
             t = self.check(os.path.join(ROOT, "examples", "traces", run + ".ktrace"))
             self.assertTrue(t.ended)
+
+    def test_read_only_regions_unchanged(self):
+        """A parameter proven read-only keeps its region's digest across the launch (the
+        example's kernels ran on the CPU under the test driver, hashed before and after)."""
+        t = ktrace.load(os.path.join(ROOT, "examples", "traces", "atomic_sum-run1.ktrace"))
+        compared = 0
+        for l in t.launches:
+            kinds = {p.ordinal: p.written for p in l.kernel.params}
+            spans = [(g, kinds.get(g.ordinal)) for g in l.regions if g.pre is not None and g.post is not None]
+            for g, w in spans:
+                aliased = any(o is not g and ow != "read_only" and g.ptr < o.ptr + o.hash_len and o.ptr < g.ptr + g.hash_len
+                              for o, ow in spans)
+                if w == "read_only" and not aliased:
+                    compared += 1
+                    self.assertEqual(g.pre, g.post, "%s arg %d" % (l.kernel_name, g.ordinal))
+        self.assertGreater(compared, 0)
 
     def test_pointer_values_are_ints(self):
         """A pointer argument's value is an int, the same as its region's ptr (the args

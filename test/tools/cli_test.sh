@@ -876,6 +876,7 @@ case_json_schemas() {
 	"$B/ktrace-dump" --json cut2.ktrace >>dump.jsonl 2>/dev/null
 	schema_check dump_record --lines dump.jsonl
 	"$B/ktrace-dump" --summary --json basic.ktrace threads.ktrace "$ex1" >summary.jsonl
+	has summary.jsonl '"summary":"read_only"'
 	schema_check dump_summary --lines summary.jsonl
 	"$B/ktrace-diff" --json "$ex1" "$ex2" >diff1.json
 	"$B/ktrace-diff" --json --all basic.ktrace basic.ktrace >diff2.json
@@ -920,8 +921,11 @@ case_json_schemas() {
 	if [ -f "$B/cubins/kernels_sm90.cubin" ]; then
 		"$B/ktrace-inspect" --json "$B/cubins/kernels_sm90.cubin" "$B/cubins/kernels_sm90_G.cubin" >inspect.json
 		"$B/ktrace-inspect" --summary --json "$B/cubins/kernels_sm90.cubin" >inspect.jsonl
+		"$B/ktrace-inspect" --summary --json "$B/cubins/kernels_sm90.cubin" "$B/cubins/kernels_multi.fatbin" \
+			>inspect-totals.jsonl
+		has inspect-totals.jsonl '"total": "files"'
 		schema_check inspect --document inspect.json
-		schema_check inspect_summary --lines inspect.jsonl
+		schema_check inspect_summary --lines inspect.jsonl inspect-totals.jsonl
 	fi
 	# the schema is strict: a field it does not document fails
 	sed 's/"op_seq"/"launch_seq"/' dump.jsonl >renamed.jsonl

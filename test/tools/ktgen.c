@@ -160,23 +160,27 @@ static struct ktrace_region region(uint32_t off, uint16_t ord, uint64_t ptr, uin
 }
 
 static const struct ktrace_param_desc vecadd_params[] = {
-	{ 0, KTRACE_PARAM_POINTER, KTRACE_NAME_DWARF, 0, 8, KTRACE_PARAMF_CONST, S("a"), S("const float*") },
-	{ 1, KTRACE_PARAM_POINTER, KTRACE_NAME_DWARF, 8, 8, KTRACE_PARAMF_CONST, S("b"), S("const float*") },
-	{ 2, KTRACE_PARAM_POINTER, KTRACE_NAME_DWARF, 16, 8, 0, S("c"), S("float*") },
-	{ 3, KTRACE_PARAM_SCALAR, KTRACE_NAME_DWARF, 24, 4, 0, S("n"), S("int") },
+	{ 0, KTRACE_PARAM_POINTER, KTRACE_NAME_DWARF, 0, 8, KTRACE_PARAMF_CONST, S("a"), S("const float*"),
+	  KTRACE_WRITTEN_READ_ONLY, KTRACE_WRITTEN_SRC_PTX },
+	{ 1, KTRACE_PARAM_POINTER, KTRACE_NAME_DWARF, 8, 8, KTRACE_PARAMF_CONST, S("b"), S("const float*"),
+	  KTRACE_WRITTEN_READ_ONLY, KTRACE_WRITTEN_SRC_PTX },
+	{ 2, KTRACE_PARAM_POINTER, KTRACE_NAME_DWARF, 16, 8, 0, S("c"), S("float*"), KTRACE_WRITTEN_WRITTEN, KTRACE_WRITTEN_SRC_PTX },
+	{ 3, KTRACE_PARAM_SCALAR, KTRACE_NAME_DWARF, 24, 4, 0, S("n"), S("int"), 0, 0 },
 };
 
 static const struct ktrace_param_desc triton_params[] = {
-	{ 0, KTRACE_PARAM_POINTER, KTRACE_NAME_INDUCTOR, 0, 8, 0, S("in_ptr0"), S("*fp32") },
-	{ 1, KTRACE_PARAM_POINTER, KTRACE_NAME_INDUCTOR, 8, 8, 0, S("out_ptr0"), S("*fp32") },
-	{ 2, KTRACE_PARAM_SCALAR, KTRACE_NAME_INDUCTOR, 16, 4, 0, S("xnumel"), S("i32") },
-	{ 3, KTRACE_PARAM_SCALAR, KTRACE_NAME_TRITON_CACHE, 20, 4, 0, S("scale"), S("fp32") },
-	{ 4, KTRACE_PARAM_SCALAR, KTRACE_NAME_TRITON_CACHE, 24, 8, 0, S("eps"), S("fp64") },
-	{ 5, KTRACE_PARAM_SCALAR, KTRACE_NAME_TRITON_CACHE, 32, 2, 0, S("h"), S("fp16") },
-	{ 6, KTRACE_PARAM_STRUCT, KTRACE_NAME_DEMANGLED, 40, 16, 0, S("meta"), S("struct Meta") },
+	{ 0, KTRACE_PARAM_POINTER, KTRACE_NAME_INDUCTOR, 0, 8, 0, S("in_ptr0"), S("*fp32"),
+	  KTRACE_WRITTEN_READ_ONLY, KTRACE_WRITTEN_SRC_TTIR },
+	{ 1, KTRACE_PARAM_POINTER, KTRACE_NAME_INDUCTOR, 8, 8, 0, S("out_ptr0"), S("*fp32"),
+	  KTRACE_WRITTEN_WRITTEN, KTRACE_WRITTEN_SRC_TTIR },
+	{ 2, KTRACE_PARAM_SCALAR, KTRACE_NAME_INDUCTOR, 16, 4, 0, S("xnumel"), S("i32"), 0, 0 },
+	{ 3, KTRACE_PARAM_SCALAR, KTRACE_NAME_TRITON_CACHE, 20, 4, 0, S("scale"), S("fp32"), 0, 0 },
+	{ 4, KTRACE_PARAM_SCALAR, KTRACE_NAME_TRITON_CACHE, 24, 8, 0, S("eps"), S("fp64"), 0, 0 },
+	{ 5, KTRACE_PARAM_SCALAR, KTRACE_NAME_TRITON_CACHE, 32, 2, 0, S("h"), S("fp16"), 0, 0 },
+	{ 6, KTRACE_PARAM_STRUCT, KTRACE_NAME_DEMANGLED, 40, 16, 0, S("meta"), S("struct Meta"), 0, 0 },
 	{ 7, KTRACE_PARAM_POINTER, KTRACE_NAME_TRITON_SCRATCH, 56, 8, KTRACE_PARAMF_SCRATCH | KTRACE_PARAMF_HIDDEN,
-	  S("global_scratch"), S("*i8") },
-	{ 8, KTRACE_PARAM_SCALAR, KTRACE_NAME_NONE, 64, 8, 0, S(""), S("") },
+	  S("global_scratch"), S("*i8"), KTRACE_WRITTEN_READ_ONLY, KTRACE_WRITTEN_SRC_PTX },
+	{ 8, KTRACE_PARAM_SCALAR, KTRACE_NAME_NONE, 64, 8, 0, S(""), S(""), 0, 0 },
 };
 
 /* A buffer of its own (cudaMallocAsync): its region ends at its allocation's

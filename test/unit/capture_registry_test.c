@@ -3,7 +3,8 @@
  * trace writer and reader: handle maps, CUkernel/CUfunction aliasing,
  * unknown handles, driver vs cubin layouts, KERNEL/MODULE/MODULE_IMAGE/
  * MODULE_UNLOAD records, images stored once per digest, unload, the kernel
- * filter, context destruction and fork. */
+ * filter, context destruction and fork; what a kernel writes through its
+ * parameters, from a PTX module to the layout and the KERNEL record. */
 #include <pthread.h>
 #include <regex.h>
 #include <setjmp.h>
@@ -605,6 +606,36 @@ static void test_in_place_image(void **state)
 	assert_int_equal(kr.layout_source, KTRACE_LAYOUT_PTX);
 }
 
+/* A PTX module: what kt_axpy writes through its parameters, proven from its
+ * PTX, reaches the layout the hash pipeline reads and the KERNEL record. */
+static void test_ptx_written(void **state)
+{
+	struct ktrace_kernel_entry *k;
+	struct ktrace_rec_kernel kr;
+	struct ktrace_param_desc d;
+	static const uint8_t want[4] = { KTRACE_WRITTEN_WRITTEN, KTRACE_WRITTEN_READ_ONLY, 0, 0 };
+	uint8_t *text = calloc(1, ptx_len + 1); /* the driver reads PTX up to its NUL */
+
+	(void)state;
+	memcpy(text, ptx, ptx_len);
+	fake_axpy(0xe1, 0);
+	load_and_free(0xb1, 0, text, ptx_len + 1, KTRACE_MODSRC_MODULE_LOAD_DATA);
+	free(text);
+	ktrace_meta_worker_drain(10000);
+	ktrace_on_function((CUfunction)(uintptr_t)0xe1, (CUmodule)(uintptr_t)0xb1, "kt_axpy");
+	k = launch_once(0xe1);
+	assert_non_null(k->layout);
+	assert_non_null(k->layout->written);
+	assert_memory_equal(k->layout->written, want, 4);
+	trace_end();
+	assert_int_equal(trace_kernel(k->id, &kr), 0);
+	for (uint32_t i = 0; i < 4; i++) {
+		assert_int_equal(ktrace_kernel_param(&kr, i, &d), 0);
+		assert_int_equal(d.written, want[i]);
+		assert_int_equal(d.written_source, want[i] ? KTRACE_WRITTEN_SRC_PTX : KTRACE_WRITTEN_SRC_NONE);
+	}
+}
+
 /* In a fork child every record must be written again (its own trace). */
 static void test_fork_child_forgets_emitted(void **state)
 {
@@ -775,6 +806,7 @@ int main(void)
 		cmocka_unit_test_setup(test_context_destroyed, setup),
 		cmocka_unit_test_setup(test_kernel_filter, setup),
 		cmocka_unit_test_setup(test_in_place_image, setup),
+		cmocka_unit_test_setup(test_ptx_written, setup),
 		cmocka_unit_test_setup(test_fork_child_forgets_emitted, setup),
 		cmocka_unit_test_setup(test_kernel_cache, setup),
 	};

@@ -127,6 +127,35 @@ static void test_layout_words(void **state)
 	}
 }
 
+/* The per-parameter `written` of a layout: set apart from the other tables. */
+static void test_layout_written(void **state)
+{
+	uint32_t off[5] = { 0, 8, 16, 24, 40 }, sz[5] = { 8, 8, 4, 16, 8 };
+	uint8_t kinds[5] = { KTRACE_PARAM_POINTER, KTRACE_PARAM_POINTER, KTRACE_PARAM_SCALAR, KTRACE_PARAM_STRUCT,
+			     KTRACE_PARAM_POINTER };
+	struct ktrace_param_layout *l = ktrace_param_layout_new(5, off, sz, kinds, KTRACE_LAYOUT_NVINFO);
+
+	(void)state;
+	assert_non_null(l);
+	assert_null(l->written);
+	assert_int_equal(ktrace_param_layout_written(l, 0, KTRACE_WRITTEN_READ_ONLY), 0);
+	assert_int_equal(ktrace_param_layout_written(l, 4, KTRACE_WRITTEN_WRITTEN), 0);
+	assert_int_equal(ktrace_param_layout_written(l, 5, KTRACE_WRITTEN_WRITTEN), -1);
+	for (uint32_t i = 0; i < 5; i++)
+		ktrace_param_layout_extent(l, i, 4096);
+	assert_non_null(l->written);
+	assert_int_equal(l->written[0], KTRACE_WRITTEN_READ_ONLY);
+	assert_int_equal(l->written[1], KTRACE_WRITTEN_UNKNOWN);
+	assert_int_equal(l->written[3], KTRACE_WRITTEN_UNKNOWN);
+	assert_int_equal(l->written[4], KTRACE_WRITTEN_WRITTEN);
+	/* the other tables unchanged */
+	assert_int_equal(l->kind[3], KTRACE_PARAM_STRUCT);
+	assert_int_equal(l->word_flags[3], KTRACE_WORDF_STRUCT);
+	assert_int_equal(l->word_ordinal[5], 4);
+	assert_int_equal(l->extent[4], 4096);
+	free(l);
+}
+
 static void test_layout_same(void **state)
 {
 	struct ktrace_param_layout *a = mixed_layout(NULL), *b = mixed_layout(NULL), *c;
@@ -767,6 +796,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_layout_words),
+		cmocka_unit_test(test_layout_written),
 		cmocka_unit_test(test_layout_same),
 		cmocka_unit_test(test_assemble_kernel_params),
 		cmocka_unit_test(test_assemble_extra),

@@ -46,10 +46,10 @@ struct run {
 };
 
 static const struct ktrace_param_desc params[4] = {
-	{ 0, KTRACE_PARAM_SCALAR, KTRACE_NAME_DEMANGLED, 0, 4, 0, S("n"), S("int") },
-	{ 1, KTRACE_PARAM_STRUCT, KTRACE_NAME_DEMANGLED, 8, 24, 0, S("data"), S("std::array<char*, 3ul>") },
-	{ 2, KTRACE_PARAM_STRUCT, KTRACE_NAME_DEMANGLED, 32, 16, 0, S("f"), S("{lambda(float)#1}") },
-	{ 3, KTRACE_PARAM_POINTER, KTRACE_NAME_DEMANGLED, 48, 8, 0, S("out"), S("float*") },
+	{ 0, KTRACE_PARAM_SCALAR, KTRACE_NAME_DEMANGLED, 0, 4, 0, S("n"), S("int"), 0, 0 },
+	{ 1, KTRACE_PARAM_STRUCT, KTRACE_NAME_DEMANGLED, 8, 24, 0, S("data"), S("std::array<char*, 3ul>"), 0, 0 },
+	{ 2, KTRACE_PARAM_STRUCT, KTRACE_NAME_DEMANGLED, 32, 16, 0, S("f"), S("{lambda(float)#1}"), 0, 0 },
+	{ 3, KTRACE_PARAM_POINTER, KTRACE_NAME_DEMANGLED, 48, 8, 0, S("out"), S("float*"), 0, 0 },
 };
 
 static struct ktrace_region region(uint32_t off, uint16_t ord, uint16_t flags, uint64_t ptr, uint64_t len,

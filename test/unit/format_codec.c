@@ -35,9 +35,11 @@ static void assert_str(struct ktrace_str got, const char *want)
 /* Every encoding in the suite, made on demand. */
 enum { N_KINDS = 22 };
 static const struct ktrace_param_desc params[] = {
-	{ 0, KTRACE_PARAM_POINTER, KTRACE_NAME_DWARF, 0, 8, KTRACE_PARAMF_CONST, S("in"), S("const float*") },
-	{ 1, KTRACE_PARAM_SCALAR, KTRACE_NAME_PTX, 8, 4, 0, S("n"), S("i32") },
-	{ 2, KTRACE_PARAM_STRUCT, KTRACE_NAME_NONE, 16, 24, KTRACE_PARAMF_HIDDEN, S(""), S("") },
+	{ 0, KTRACE_PARAM_POINTER, KTRACE_NAME_DWARF, 0, 8, KTRACE_PARAMF_CONST, S("in"), S("const float*"),
+	  KTRACE_WRITTEN_READ_ONLY, KTRACE_WRITTEN_SRC_PTX },
+	{ 1, KTRACE_PARAM_SCALAR, KTRACE_NAME_PTX, 8, 4, 0, S("n"), S("i32"), 0, 0 },
+	{ 2, KTRACE_PARAM_STRUCT, KTRACE_NAME_NONE, 16, 24, KTRACE_PARAMF_HIDDEN, S(""), S(""),
+	  KTRACE_WRITTEN_WRITTEN, KTRACE_WRITTEN_SRC_TTIR },
 };
 static const uint8_t pbytes[40] = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20 };
 static const struct ktrace_region regions[2] = {
@@ -353,6 +355,8 @@ static void test_round_trip_kernel(void **state)
 		assert_int_equal(d.offset, params[i].offset);
 		assert_int_equal(d.size, params[i].size);
 		assert_int_equal(d.flags, params[i].flags);
+		assert_int_equal(d.written, params[i].written);
+		assert_int_equal(d.written_source, params[i].written_source);
 		assert_int_equal(d.name.len, params[i].name.len);
 		assert_memory_equal(d.name.ptr, params[i].name.ptr, d.name.len);
 		assert_int_equal(d.type.len, params[i].type.len);

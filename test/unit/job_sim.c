@@ -393,12 +393,12 @@ static void run_step(struct sim *s, int idx)
 static void kernels_and_buffers(struct sim *s, int g)
 {
 	static const struct ktrace_param_desc params[3] = {
-		{ 0, KTRACE_PARAM_POINTER, KTRACE_NAME_DWARF, 0, 8, 0, { "out", 3 }, { "float*", 6 } },
-		{ 1, KTRACE_PARAM_POINTER, KTRACE_NAME_DWARF, 8, 8, KTRACE_PARAMF_CONST, { "a", 1 }, { "const float*", 12 } },
-		{ 2, KTRACE_PARAM_POINTER, KTRACE_NAME_DWARF, 16, 8, KTRACE_PARAMF_CONST, { "b", 1 }, { "const float*", 12 } },
+		{ 0, KTRACE_PARAM_POINTER, KTRACE_NAME_DWARF, 0, 8, 0, { "out", 3 }, { "float*", 6 }, 0, 0 },
+		{ 1, KTRACE_PARAM_POINTER, KTRACE_NAME_DWARF, 8, 8, KTRACE_PARAMF_CONST, { "a", 1 }, { "const float*", 12 }, 0, 0 },
+		{ 2, KTRACE_PARAM_POINTER, KTRACE_NAME_DWARF, 16, 8, KTRACE_PARAMF_CONST, { "b", 1 }, { "const float*", 12 }, 0, 0 },
 	};
 	static const struct ktrace_param_desc nccl_args = { 0, KTRACE_PARAM_SCALAR, KTRACE_NAME_DWARF, 0, 8, 0,
-							    { "args", 4 }, { "uint64_t", 8 } };
+							    { "args", 4 }, { "uint64_t", 8 }, 0, 0 };
 	static const int ops[] = { KTRACE_COLL_ALL_REDUCE, KTRACE_COLL_BROADCAST, KTRACE_COLL_REDUCE,
 				   KTRACE_COLL_ALL_GATHER, KTRACE_COLL_SEND, KTRACE_COLL_RECV };
 

@@ -56,9 +56,10 @@ static void test_text(void **s)
 	assert_int_equal(run("--no-env-caches --triton-cache " META_TRITON " " ADD_CUBIN), 0);
 	assert_non_null(strstr(out_buf, "add_kernel.cubin: cubin, 1 kernel\n"));
 	assert_non_null(strstr(out_buf, "  sm_90, layout nvinfo, 6 parameters, 48 bytes, reqntid 128x1x1, CUDA API 12.8\n"));
-	assert_non_null(strstr(out_buf, "     0      0      8  pointer  x_ptr                triton_cache    *fp32\n"));
-	assert_non_null(strstr(out_buf, "     3     24      4  scalar   n_elements           triton_cache    i32\n"));
-	assert_non_null(strstr(out_buf, "     5     40      8  pointer  profile_scratch      triton_scratch  *i8  [scratch hidden]\n"));
+	assert_non_null(strstr(out_buf, "     0      0      8  pointer  read_only(ttir)  x_ptr                triton_cache    *fp32\n"));
+	assert_non_null(strstr(out_buf, "     2     16      8  pointer  written(ttir)    out_ptr              triton_cache    *fp32\n"));
+	assert_non_null(strstr(out_buf, "     3     24      4  scalar   -                n_elements           triton_cache    i32\n"));
+	assert_non_null(strstr(out_buf, "     5     40      8  pointer  read_only(ptx)   profile_scratch      triton_scratch  *i8  [scratch hidden]\n"));
 	assert_string_equal(err_buf, "");
 }
 
@@ -90,8 +91,16 @@ static void test_summary(void **s)
 	(void)s;
 	assert_int_equal(run("--summary --no-env-caches --triton-cache " META_TRITON " " ADD_CUBIN), 0);
 	assert_non_null(strstr(out_buf, "cubin, 1 kernel (0 without layout), 6 parameters (pointer 5, scalar 1, struct 0); "
-					"names: triton_cache 4 triton_scratch 2; kernels by sm: sm_90 1; 0 warnings"));
+					"names: triton_cache 4 triton_scratch 2; pointers read_only 4, written 1, unknown 0; "
+					"kernels by sm: sm_90 1; 0 warnings"));
 	assert_int_equal(lines(out_buf), 1);
+	/* two files: their totals after them */
+	assert_int_equal(run("--summary --no-env-caches --triton-cache " META_TRITON " " ADD_CUBIN " " PER_CUBIN), 0);
+	assert_non_null(strstr(out_buf, "\ntotal: 2 files, 2 kernels, 9 pointer parameters: read_only 7 (78%), written 2, "
+					"unknown 0\n"));
+	assert_int_equal(lines(out_buf), 3);
+	assert_int_equal(run("--summary --json --no-env-caches --triton-cache " META_TRITON " " ADD_CUBIN " " PER_CUBIN), 0);
+	assert_non_null(strstr(out_buf, "\"pointers_written\": {\"unknown\": 0, \"read_only\": 7, \"written\": 2}}\n"));
 }
 
 static void test_errors(void **s)

@@ -68,12 +68,15 @@ meta_extent_test_LIBS := -lcmocka
 TESTS += meta_pointer_words_test
 meta_pointer_words_test_SRCS := test/unit/meta_pointer_words_test.c $(META_TEST_SRCS)
 meta_pointer_words_test_LIBS := -lcmocka
+TESTS += meta_writes_test
+meta_writes_test_SRCS := test/unit/meta_writes_test.c $(META_TEST_SRCS)
+meta_writes_test_LIBS := -lcmocka
 
 # libFuzzer target for ktrace_meta_parse (clang); seeds in test/fuzz/corpus/meta.
 META_FUZZ_CC ?= clang
 META_FUZZ_CFLAGS := -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined \
 	-fno-sanitize-recover=undefined -I. $(shell pkg-config --cflags libelf libzstd liblz4)
-META_FUZZ_SRCS := test/fuzz/fuzz_meta.c $(filter meta/%.c,$(CORE_SRCS))
+META_FUZZ_SRCS := test/fuzz/fuzz_meta.c $(filter meta/%.c,$(CORE_SRCS)) common/grow.c common/read_all.c
 .PHONY: fuzz-meta
 fuzz-meta: $(BUILD)/fuzz/fuzz_meta
 $(BUILD)/fuzz/fuzz_meta: $(META_FUZZ_SRCS) $(wildcard meta/*.h)
@@ -81,6 +84,9 @@ $(BUILD)/fuzz/fuzz_meta: $(META_FUZZ_SRCS) $(wildcard meta/*.h)
 	@$(if $(Q),echo "  FUZZ    $@")
 	$(Q)$(META_FUZZ_CC) $(META_FUZZ_CFLAGS) -o $@ $(META_FUZZ_SRCS) \
 		$(shell pkg-config --libs libelf libzstd liblz4) -ldl -lpthread
+# its checked-in corpus as an ordinary test (test/fuzz/corpus_replay.c)
+TESTS += fuzz_meta_replay
+fuzz_meta_replay_SRCS := test/fuzz/corpus_replay.c test/fuzz/fuzz_meta.c
 TESTS += meta_robust_test
 meta_robust_test_SRCS := test/unit/meta_robust_test.c $(META_TEST_SRCS)
 meta_robust_test_LIBS := -lcmocka

@@ -871,6 +871,14 @@ static void summary(struct file_state *s, const char *file)
 		summary_kernels_json(f, s->ctx.file, v, n);
 	else
 		summary_kernels_text(f, s, file, v, n, hashed);
+	if (s->ctx.format_major == 1 && s->ctx.format_minor >= 14) { /* `written` came with 1.14 */
+		struct dump_written w = { 0 };
+
+		for (size_t i = 0; i < n; i++)
+			if (v[i]->known)
+				ktrace_dump_written_count(&v[i]->k, &w);
+		ktrace_dump_written_print(f, s->ctx.file, &w, json);
+	}
 	free(v);
 	summary_counters(f, s, json);
 	summary_notes(f, s, json);

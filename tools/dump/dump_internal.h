@@ -1,5 +1,6 @@
 /* tools/dump/dump_internal.h: what the files of ktrace-dump share (dump.c,
- * dump_text.c, dump_reorder.c, dump_order.c, dump_graph.c, dump_range.c).
+ * dump_text.c, dump_reorder.c, dump_order.c, dump_graph.c, dump_range.c,
+ * dump_written.c).
  * Its JSON is tools/model/record_json.h's.
  */
 #ifndef KTRACE_TOOLS_DUMP_INTERNAL_H
@@ -20,6 +21,17 @@ struct dump_kernel {
 	int match;		/* passes --kernel (1 when no filter) */
 	uint64_t launches, hashed_bytes, out_regions;
 };
+
+/* ---- read-only pointer parameters (dump_written.c, --summary) ------------------------------- */
+
+struct dump_written {
+	uint64_t kernels, pointers, read_only;       /* the kernels that launched, their pointer parameters */
+	uint64_t launches, launch_pointers, launch_read_only, launches_with_read_only;
+};
+/* Add a kernel that launched (k->launches times). */
+void ktrace_dump_written_count(const struct dump_kernel *k, struct dump_written *w);
+/* The summary's line (text) or {"summary":"read_only",...} line (JSON). */
+void ktrace_dump_written_print(FILE *f, const char *file, const struct dump_written *w, int json);
 
 /* ktrace-dump has no use going on without memory: these say "ktrace-dump: out
  * of memory" and exit with status 2 when there is none (dump.c). */

@@ -212,6 +212,23 @@ static int text_module_image(FILE *f, unsigned long long seq, const struct ktrac
 	return 0;
 }
 
+/* " read_only 0,2" : the ordinals of the parameters the kernel's code is
+ * known to write through so (`written`); nothing when there is none. */
+static void put_written(FILE *f, const struct ktrace_rec_kernel *k, uint8_t written)
+{
+	const char *sep = " ";
+	struct ktrace_param_desc d;
+
+	for (uint32_t i = 0; i < k->nparams; i++) {
+		if (ktrace_kernel_param(k, i, &d) || d.written != written)
+			continue;
+		if (*sep == ' ')
+			fprintf(f, " %s", ktrace_param_written_name(written));
+		fprintf(f, "%s%u", sep, i);
+		sep = ",";
+	}
+}
+
 static int text_kernel(FILE *f, unsigned long long seq, const struct ktrace_rec_kernel *k)
 {
 	fprintf(f, "kernel %llu seq %llu: ", ktrace_ull(k->kernel_id), seq);
@@ -221,8 +238,11 @@ static int text_kernel(FILE *f, unsigned long long seq, const struct ktrace_rec_
 		put_str(f, k->demangled);
 		fputc(')', f);
 	}
-	fprintf(f, " module %llu handle 0x%llx params %u (%u bytes, layout %s)\n", ktrace_ull(k->module_id),
+	fprintf(f, " module %llu handle 0x%llx params %u (%u bytes, layout %s)", ktrace_ull(k->module_id),
 		ktrace_ull(k->handle), k->nparams, k->param_bytes, ktrace_layout_source_name(k->layout_source));
+	put_written(f, k, KTRACE_WRITTEN_READ_ONLY);
+	put_written(f, k, KTRACE_WRITTEN_WRITTEN);
+	fputc('\n', f);
 	return 0;
 }
 

@@ -34,7 +34,9 @@ static void usage(FILE *f)
 	      "options:\n"
 	      "  --json              JSON output (one array, one object per file)\n"
 	      "  --summary           one line per file: kernels, parameters, name sources,\n"
-	      "                      time (with --json: one JSON object per line)\n"
+	      "                      pointer parameters by what the kernels write through\n"
+	      "                      them, time (with --json: one JSON object per line);\n"
+	      "                      with several files, a line of totals after them\n"
 	      "  --sm N              choose fatbin entries for sm_N (default: newest ELF)\n"
 	      "  --triton-cache DIR  also search this Triton cache (repeatable)\n"
 	      "  --inductor-cache DIR\n"
@@ -146,7 +148,8 @@ static int parse_stdin(const struct inspect_opts *o, struct ktrace_meta_image **
 }
 
 /* Parse and print one file; 0, or 2 when it could not be parsed. */
-static int inspect_file(const struct inspect_opts *o, const char *path, int nprinted)
+static int inspect_file(const struct inspect_opts *o, const char *path, int nprinted,
+			struct ktrace_inspect_totals *totals)
 {
 	struct ktrace_meta_image *img;
 	char err[1024];
@@ -163,7 +166,7 @@ static int inspect_file(const struct inspect_opts *o, const char *path, int npri
 		return 2;
 	}
 	if (o->summary)
-		ktrace_inspect_print_summary(stdout, path, img, ms, o->json);
+		ktrace_inspect_print_summary(stdout, path, img, ms, o->json, totals);
 	else if (o->json)
 		ktrace_inspect_print_json(stdout, path, img, nprinted > 0);
 	else
@@ -184,12 +187,15 @@ static int inspect_files(void *ctx, int argc, char **argv)
 	o->meta.inductor_dirs = o->inductor_dirs;
 	if (o->json && !o->summary)
 		fputs("[\n", stdout);
+	struct ktrace_inspect_totals totals = { 0 };
 	for (int i = 0; i < argc; i++) {
-		if (inspect_file(o, argv[i], nprinted))
+		if (inspect_file(o, argv[i], nprinted, &totals))
 			status = 2;
 		else
 			nprinted++;
 	}
+	if (o->summary && totals.files > 1)
+		ktrace_inspect_print_totals(stdout, &totals, o->json);
 	if (o->json && !o->summary)
 		fputs("\n]\n", stdout);
 	return status;

@@ -29,6 +29,18 @@ static const char *layout_name(uint32_t src)
 	}
 }
 
+/* What the kernel writes through a parameter: "read_only(ptx)", "written(ttir)",
+ * "unknown"; "-" for one too small to hold a pointer. */
+static const char *writes_text(const struct ktrace_meta_param *p, char *buf, size_t cap)
+{
+	if (p->size < 8)
+		return "-";
+	if (p->written == KTRACE_WRITTEN_UNKNOWN)
+		return "unknown";
+	snprintf(buf, cap, "%s(%s)", ktrace_param_written_name(p->written), ktrace_written_source_name(p->written_source));
+	return buf;
+}
+
 void ktrace_inspect_print_text(FILE *f, const char *path, const struct ktrace_meta_image *img)
 {
 	fprintf(f, "== %s: %s, %u kernel%s\n", path, image_kind_name(img->kind), img->nkernels,
@@ -54,14 +66,16 @@ void ktrace_inspect_print_text(FILE *f, const char *path, const struct ktrace_me
 		fputc('\n', f);
 		if (!k->nparams)
 			continue;
-		fprintf(f, "  %4s %6s %6s  %-8s %-20s %-15s %s\n", "#", "offset", "size", "kind", "name", "source", "type");
+		fprintf(f, "  %4s %6s %6s  %-8s %-16s %-20s %-15s %s\n", "#", "offset", "size", "kind", "writes", "name",
+			"source", "type");
 		for (uint32_t j = 0; j < k->nparams; j++) {
 			const struct ktrace_meta_param *p = &k->params[j];
-			char fl[64];
+			char fl[64], wr[32];
 			ktrace_param_flag_names(p->flags, " ", fl, sizeof fl);
-			fprintf(f, "  %4u %6u %6u  %-8s %-20s %-15s %s%s%s%s\n", p->ordinal, p->offset, p->size,
-				ktrace_param_kind_name(p->kind), p->name, ktrace_name_source_name(p->name_source),
-				p->type[0] ? p->type : "-", fl[0] ? "  [" : "", fl, fl[0] ? "]" : "");
+			fprintf(f, "  %4u %6u %6u  %-8s %-16s %-20s %-15s %s%s%s%s\n", p->ordinal, p->offset, p->size,
+				ktrace_param_kind_name(p->kind), writes_text(p, wr, sizeof wr), p->name,
+				ktrace_name_source_name(p->name_source), p->type[0] ? p->type : "-", fl[0] ? "  [" : "",
+				fl, fl[0] ? "]" : "");
 		}
 	}
 }
@@ -90,6 +104,8 @@ static void json_kernel(struct json_writer *w, const struct ktrace_meta_kernel *
 		ktrace_json_str(w, "name", p->name);
 		ktrace_json_str(w, "name_source", ktrace_name_source_name(p->name_source));
 		ktrace_json_str(w, "type", p->type);
+		ktrace_json_str(w, "written", ktrace_param_written_name(p->written));
+		ktrace_json_str(w, "written_source", ktrace_written_source_name(p->written_source));
 		KTRACE_JSON_MEMBERS(w, JSON_U64("space", p->space), JSON_U64("log_align", p->log_align));
 		/* flags as ktrace-dump names them (docs/json.md) */
 		ktrace_json_names(w, "flags", ktrace_param_flag_names(p->flags, ",", fl, sizeof fl));
@@ -125,6 +141,7 @@ void ktrace_inspect_print_json(FILE *f, const char *path, const struct ktrace_me
 /* What --summary counts of an image. */
 struct image_counts {
 	uint64_t nparams, bysrc[8], bykind[4];
+	uint64_t pointers_by_written[3]; /* pointer parameters by enum ktrace_param_written */
 	uint32_t nolayout;
 	uint32_t sms[32], smn[32], nsm; /* kernels per SASS architecture (0: PTX), in first-seen order */
 };
@@ -150,6 +167,8 @@ static void count_image(const struct ktrace_meta_image *img, struct image_counts
 			/* generated names count once, whether or not the demangled name gave a type */
 			c->bysrc[src == KTRACE_NAME_DEMANGLED ? KTRACE_NAME_NONE : src]++;
 			c->bykind[k->params[j].kind & 3]++;
+			if (k->params[j].kind == KTRACE_PARAM_POINTER && k->params[j].written < 3)
+				c->pointers_by_written[k->params[j].written]++;
 		}
 	}
 }
@@ -173,6 +192,10 @@ static void summary_json(FILE *f, const char *path, const struct ktrace_meta_ima
 		if (s != KTRACE_NAME_DEMANGLED)
 			ktrace_json_u64(&w, ktrace_name_source_name((uint8_t)s), c->bysrc[s]);
 	ktrace_json_end(&w);
+	ktrace_json_object(&w, "pointers_written");
+	for (uint8_t s = 0; s < 3; s++)
+		ktrace_json_u64(&w, ktrace_param_written_name(s), c->pointers_by_written[s]);
+	ktrace_json_end(&w);
 	ktrace_json_object(&w, "kernels_by_sm");
 	for (uint32_t s = 0; s < c->nsm; s++) {
 		snprintf(key, sizeof key, "%u", c->sms[s]);
@@ -185,12 +208,46 @@ static void summary_json(FILE *f, const char *path, const struct ktrace_meta_ima
 	fputc('\n', f);
 }
 
+void ktrace_inspect_print_totals(FILE *f, const struct ktrace_inspect_totals *t, int json)
+{
+	const uint64_t *w = t->pointers_by_written;
+	uint64_t all = w[0] + w[1] + w[2];
+
+	if (json) {
+		struct json_writer jw;
+
+		ktrace_json_init(&jw, f, JSON_SPACED);
+		ktrace_json_object(&jw, NULL);
+		ktrace_json_str(&jw, "total", "files");
+		KTRACE_JSON_MEMBERS(&jw, JSON_U64("files", t->files), JSON_U64("kernels", t->kernels),
+				    JSON_U64("pointer", all));
+		ktrace_json_object(&jw, "pointers_written");
+		for (uint8_t s = 0; s < 3; s++)
+			ktrace_json_u64(&jw, ktrace_param_written_name(s), w[s]);
+		ktrace_json_end(&jw);
+		ktrace_json_end(&jw);
+		fputc('\n', f);
+		return;
+	}
+	fprintf(f, "total: %llu files, %llu kernels, %llu pointer parameters: read_only %llu (%.0f%%), written %llu, "
+		   "unknown %llu\n", (unsigned long long)t->files, (unsigned long long)t->kernels,
+		(unsigned long long)all, (unsigned long long)w[KTRACE_WRITTEN_READ_ONLY],
+		all ? 100.0 * (double)w[KTRACE_WRITTEN_READ_ONLY] / (double)all : 0.0,
+		(unsigned long long)w[KTRACE_WRITTEN_WRITTEN], (unsigned long long)w[KTRACE_WRITTEN_UNKNOWN]);
+}
+
 void ktrace_inspect_print_summary(FILE *f, const char *path, const struct ktrace_meta_image *img,
-				  double parse_ms, int json)
+				  double parse_ms, int json, struct ktrace_inspect_totals *totals)
 {
 	struct image_counts c;
 
 	count_image(img, &c);
+	if (totals) {
+		totals->files++;
+		totals->kernels += img->nkernels;
+		for (int s = 0; s < 3; s++)
+			totals->pointers_by_written[s] += c.pointers_by_written[s];
+	}
 	if (json) {
 		summary_json(f, path, img, parse_ms, &c);
 		return;
@@ -203,6 +260,10 @@ void ktrace_inspect_print_summary(FILE *f, const char *path, const struct ktrace
 	for (int s = 0; s < 7; s++)
 		if (c.bysrc[s])
 			fprintf(f, " %s %llu", ktrace_name_source_name((uint8_t)s), (unsigned long long)c.bysrc[s]);
+	fprintf(f, "; pointers read_only %llu, written %llu, unknown %llu",
+		(unsigned long long)c.pointers_by_written[KTRACE_WRITTEN_READ_ONLY],
+		(unsigned long long)c.pointers_by_written[KTRACE_WRITTEN_WRITTEN],
+		(unsigned long long)c.pointers_by_written[KTRACE_WRITTEN_UNKNOWN]);
 	fputs("; kernels by sm:", f);
 	for (uint32_t s = 0; s < c.nsm; s++)
 		if (c.sms[s])

@@ -70,6 +70,10 @@ static void json_param_desc(struct json_writer *w, const struct ktrace_param_des
 	ktrace_json_u64(w, "offset", d->offset);
 	ktrace_json_u64(w, "size", d->size);
 	ktrace_json_names(w, "flags", ktrace_param_flag_names(d->flags, ",", fl, sizeof fl));
+	if (d->written) { /* since 1.14: left out when unknown */
+		ktrace_json_str(w, "written", ktrace_param_written_name(d->written));
+		ktrace_json_str(w, "written_source", ktrace_written_source_name(d->written_source));
+	}
 }
 
 /* Why the record alone cannot be verified: "unverifiable" (the reasons'

@@ -247,6 +247,7 @@ static int take_kernel(struct load_state *s, const void *rec, size_t len, uint64
 			struct tm_param *p = &o->params[i];
 			*p = (struct tm_param){ .ordinal = d.ordinal, .kind = d.kind, .name_source = d.name_source,
 						.offset = d.offset, .size = d.size, .flags = d.flags,
+						.written = d.written, .written_source = d.written_source,
 						.name = arena_str(t, &d.name), .type = arena_str(t, &d.type) };
 			if (!p->name || !p->type)
 				return oom(s);

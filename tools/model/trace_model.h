@@ -28,6 +28,8 @@ struct tm_param {
 	uint8_t kind;        /* enum ktrace_param_kind */
 	uint8_t name_source; /* enum ktrace_name_source */
 	uint32_t offset, size, flags;
+	uint8_t written;        /* enum ktrace_param_written (format 1.14; 0 before) */
+	uint8_t written_source; /* enum ktrace_written_source */
 	const char *name;    /* NUL-terminated, never NULL ("" if none) */
 	const char *type;
 };

@@ -41,6 +41,7 @@ struct ktpy_kernel {
 struct ktpy_param {
 	uint64_t kernel_index;
 	uint32_t ordinal, kind, name_source, offset, size, flags;
+	uint32_t written, written_source; /* format 1.14: enum ktrace_param_written, ktrace_written_source */
 	const char *name, *type;
 };
 
@@ -223,7 +224,8 @@ static void fill_param(const struct tm_param *q, size_t k, struct ktpy_param *o)
 {
 	*o = (struct ktpy_param){ .kernel_index = k, .ordinal = q->ordinal, .kind = q->kind,
 				  .name_source = q->name_source, .offset = q->offset, .size = q->size,
-				  .flags = q->flags, .name = q->name, .type = q->type };
+				  .flags = q->flags, .written = q->written, .written_source = q->written_source,
+				  .name = q->name, .type = q->type };
 }
 
 static void fill_launch(const struct ktpy_trace *p, size_t i, struct ktpy_launch *o)
@@ -342,7 +344,8 @@ KTPY_API const char *ktpy_arg_value(const struct ktpy_trace *p, size_t i, uint32
 /* Names as ktrace-dump --json writes them: what 1 launch api, 2 copy
  * direction, 3 delivered-digest state, 4 note level, 5 end reason, 6
  * parameter kind, 7 name source, 8 layout source, 9 ORDER op, 10 counter;
- * 11 launch flags and 12 region flags (comma-separated, into buf). */
+ * 11 launch flags and 12 region flags (comma-separated, into buf); 13 a
+ * parameter's written, 14 what decided it. */
 KTPY_API const char *ktpy_name(int what, uint32_t v, char *buf, size_t cap)
 {
 	switch (what) {
@@ -358,6 +361,8 @@ KTPY_API const char *ktpy_name(int what, uint32_t v, char *buf, size_t cap)
 	case 10: return ktrace_counter_name(v);
 	case 11: return ktrace_flag_names(v, ktrace_launch_flag_name, buf, cap, ",");
 	case 12: return ktrace_flag_names((uint16_t)v, ktrace_region_flag_name, buf, cap, ",");
+	case 13: return ktrace_param_written_name((uint8_t)v);
+	case 14: return ktrace_written_source_name((uint8_t)v);
 	default: return "";
 	}
 }
