@@ -5,7 +5,7 @@
 
 # What every tool may use: growable arrays, the JSON writer every tool's JSON goes
 # through, how values are shown.
-MODEL_BASE_SRCS := tools/model/array.c tools/model/json_writer.c tools/model/value.c
+MODEL_BASE_SRCS := tools/model/array.c tools/model/json_writer.c tools/model/value.c tools/model/strbuf.c
 # The trace model and what every tool that reads traces shares: NVTX range paths, the
 # reasons a launch is unverified, a record's graph and range references as JSON.
 MODEL_SRCS := tools/model/trace_model.c tools/model/ranges.c tools/model/unverified.c tools/model/ref_json.c \
