@@ -44,6 +44,11 @@ int ktrace_sb_grow(struct ktrace_sb *sb, size_t n)
 	return 1;
 }
 
+__attribute__((noinline)) void ktrace_sb_copy_long(char *d, const void *p, size_t n)
+{
+	memcpy(d, p, n);
+}
+
 void ktrace_sb_flush(struct ktrace_sb *sb, FILE *f)
 {
 	if (sb->len)
@@ -100,11 +105,17 @@ static void put_num(struct ktrace_sb *sb, uint64_t v, int hex, int neg, int widt
 	sb->len += pad + nd;
 }
 
+size_t ktrace_fmt_u64(char b[20], uint64_t v)
+{
+	return (size_t)(b + 20 - decimal(b + 20, v));
+}
+
 void ktrace_sb_u64(struct ktrace_sb *sb, uint64_t v)
 {
-	char d[24], *q = decimal(d + sizeof d, v);
+	char d[20];
+	size_t n = ktrace_fmt_u64(d, v);
 
-	ktrace_sb_put(sb, q, (size_t)(d + sizeof d - q));
+	ktrace_sb_put(sb, d + 20 - n, n);
 }
 
 void ktrace_sb_i64(struct ktrace_sb *sb, int64_t v)
@@ -131,14 +142,23 @@ static uint64_t hex8(uint32_t v)
 	return __builtin_bswap64(x);
 }
 
-void ktrace_sb_hex(struct ktrace_sb *sb, uint64_t v, int width)
+size_t ktrace_fmt_hex(char b[16], uint64_t v, int width)
 {
 	uint64_t words[2] = { hex8((uint32_t)(v >> 32)), hex8((uint32_t)v) };
 	int n = v ? (64 - __builtin_clzll(v) + 3) / 4 : 1;
 
+	memcpy(b, words, 16);
 	if (n < width)
 		n = width > 16 ? 16 : width;
-	ktrace_sb_put(sb, (const char *)words + 16 - n, (size_t)n);
+	return (size_t)n;
+}
+
+void ktrace_sb_hex(struct ktrace_sb *sb, uint64_t v, int width)
+{
+	char b[16];
+	size_t n = ktrace_fmt_hex(b, v, width);
+
+	ktrace_sb_put(sb, b + 16 - n, n);
 }
 
 /* One conversion at *pp (after its %); 0, or -1: not one formatted by hand. */

@@ -33,6 +33,8 @@ static inline int ktrace_sb_room(struct ktrace_sb *sb, size_t n)
 	return sb->cap - sb->len >= n || ktrace_sb_grow(sb, n);
 }
 
+void ktrace_sb_copy_long(char *d, const void *p, size_t n); /* memcpy */
+
 /* n bytes from p to d: the short pieces text is made of without a call to memcpy. */
 static inline void ktrace_sb_copy(char *d, const void *p, size_t n)
 {
@@ -48,7 +50,7 @@ static inline void ktrace_sb_copy(char *d, const void *p, size_t n)
 		for (size_t i = 0; i < n; i++)
 			d[i] = s[i];
 	} else {
-		memcpy(d, s, n);
+		ktrace_sb_copy_long(d, s, n);
 	}
 }
 
@@ -73,6 +75,11 @@ static inline void ktrace_sb_puts(struct ktrace_sb *sb, const char *s)
 
 /* A string literal, its length known at compile time. */
 #define KTRACE_SB_LIT(sb, lit) ktrace_sb_put((sb), "" lit, sizeof(lit) - 1)
+
+/* v's digits in b, ending at its end: decimal (b[20]), hex with at least
+ * width (<= 16) digits (b[16]); their number. */
+size_t ktrace_fmt_u64(char b[20], uint64_t v);
+size_t ktrace_fmt_hex(char b[16], uint64_t v, int width);
 
 /* v in decimal; in hex (no 0x) with at least width (<= 16) digits. */
 void ktrace_sb_u64(struct ktrace_sb *sb, uint64_t v);
