@@ -14,6 +14,7 @@
 #   diff-one       ktrace-diff A B         (one divergence, at the middle launch)
 #   py-load        ktrace.load(A)          (Python objects, args decoded on first use)
 #   py-columns     ktrace.columns(A)       (numpy arrays per field; skipped without numpy)
+# (the Python steps under $KT_PYTHON, else python3, else /usr/bin/python3 when only it has numpy)
 # and prints one line per step, BENCH|<name>|<records/s>|<wall s>|<peak RSS MiB>|<detail>
 # (median wall time of the runs, the records/s it gives, the largest peak RSS), then a table.
 # Records are the trace's (every record ktrace-dump prints), counted once with
@@ -39,6 +40,11 @@ echo "trace: $N launches, $RECORDS records, $(wc -c <"$T/a.ktrace") bytes compre
 	"$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'), core $CPU, $(date -u +%F)"
 
 export KTRACE_READER_LIB="$B/libktrace-reader.so" PYTHONPATH="$PWD/python${PYTHONPATH:+:$PYTHONPATH}"
+# the Python steps run under $KT_PYTHON, else python3, else the system's python3 when only it has numpy
+PY=${KT_PYTHON:-python3}
+if [ -z "${KT_PYTHON:-}" ] && ! python3 -c "import numpy" 2>/dev/null && /usr/bin/python3 -c "import numpy" 2>/dev/null; then
+	PY=/usr/bin/python3
+fi
 : >"$T/table"
 
 # bench NAME DETAIL EXPECTED_STATUS COMMAND...: REPEATS runs on core CPU, one BENCH line.
@@ -75,10 +81,10 @@ bench dump-json "ktrace-dump --json" 0 "$B/ktrace-dump" --json "$T/a.ktrace"
 bench dump-text "ktrace-dump (text)" 0 "$B/ktrace-dump" "$T/a.ktrace"
 bench diff-same "ktrace-diff, identical traces" 0 "$B/ktrace-diff" "$T/a.ktrace" "$T/a.ktrace"
 bench diff-one "ktrace-diff, one divergence" 1 "$B/ktrace-diff" "$T/a.ktrace" "$T/b.ktrace"
-bench py-load "ktrace.load() objects" 0 python3 -c \
+bench py-load "ktrace.load() objects" 0 "$PY" -c \
 	"import ktrace, sys; t = ktrace.load(sys.argv[1]); assert len(t.launches) == $N" "$T/a.ktrace"
-if python3 -c "import numpy" 2>/dev/null; then
-	bench py-columns "ktrace.columns() numpy arrays" 0 python3 -c \
+if "$PY" -c "import numpy" 2>/dev/null; then
+	bench py-columns "ktrace.columns() numpy arrays" 0 "$PY" -c \
 		"import ktrace, sys; c = ktrace.columns(sys.argv[1]); assert len(c['launches']['op_seq']) == $N" \
 		"$T/a.ktrace"
 else
