@@ -843,6 +843,12 @@ int ktrace_tm_load(struct tm_trace *t, const char *path, int allow_truncated, ch
 
 void ktrace_tm_free(struct tm_trace *t)
 {
+	if (t->borrowed) { /* the memory is the other trace's */
+		const char *path = t->path;
+		memset(t, 0, sizeof *t);
+		t->path = path;
+		return;
+	}
 	struct tm_arena_block *b = t->arena;
 	while (b) {
 		struct tm_arena_block *n = b->next;

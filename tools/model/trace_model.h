@@ -241,6 +241,7 @@ struct tm_trace {
 	char truncated_msg[256];
 
 	struct tm_arena_block *arena;
+	int borrowed;            /* shares another trace's memory (ktrace_tm_share_same): freed with it */
 };
 
 /* Load a whole trace.  Returns 0, or -1 with a one-line message naming the
@@ -252,6 +253,11 @@ int ktrace_tm_load(struct tm_trace *t, const char *path, int allow_truncated, ch
 int ktrace_tm_load_reader(struct tm_trace *t, struct ktrace_reader *r, const char *name, int allow_truncated, char *err,
 			  size_t errlen);
 void ktrace_tm_free(struct tm_trace *t);
+/* The trace at path_b, when its file holds the same bytes as the file a was
+ * loaded from (not truncated, not standard input): b becomes a's model under
+ * its own path, sharing a's memory (ktrace_tm_free(b) frees none of it; a must
+ * outlive b).  1: done; 0: not the same bytes, b untouched (load it). */
+int ktrace_tm_share_same(struct tm_trace *b, const struct tm_trace *a, const char *path_b);
 
 /* Name for reports: the demangled name when there is one, else the mangled
  * one, else "kernel#<id>". */
