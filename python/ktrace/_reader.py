@@ -393,12 +393,7 @@ class Trace:
     """
 
     def __init__(self, path, partial=False):
-        _check_opens(path)
-        lib = _library()
-        err = ctypes.create_string_buffer(1024)
-        handle = lib.ktpy_open(os.fsencode(path), 1 if partial else 0, err, len(err))
-        if not handle:
-            raise ValueError(_s(err.value) or "%s: cannot read the trace" % path)
+        lib, handle = _open(path, partial)
         self._lib, self._handle, self.path = lib, handle, path
         try:
             self._read_header()
@@ -590,6 +585,18 @@ class Trace:
         return {name: pyarrow.Table.from_pylist(rows) for name, rows in self.rows().items()}
 
 
+def _open(path, partial):
+    """The C reader and its handle on the trace at path (loaded), or the OSError or
+    ValueError load() documents."""
+    _check_opens(path)
+    lib = _library()
+    err = ctypes.create_string_buffer(1024)
+    handle = lib.ktpy_open(os.fsencode(path), 1 if partial else 0, err, len(err))
+    if not handle:
+        raise ValueError(_s(err.value) or "%s: cannot read the trace" % path)
+    return lib, handle
+
+
 def _check_opens(path):
     """Raise the OSError of a path that cannot be opened for reading (FileNotFoundError,
     PermissionError, IsADirectoryError...), as open() would; "-" is standard input."""
@@ -697,7 +704,7 @@ def columns(path, partial=False, numpy=True):
     launches, regions, ops, notes, orders and gpu_times, one array per field (numpy arrays
     when numpy is importable and numpy=True, else array.array; names and texts as lists of
     str), built without a Python object per record.  The fields are those of the reader's
-    rows (docs/export.md, "Columns"): numbers as recorded (enums and flags as their
+    rows (docs/install.md, "ktrace.columns()"): numbers as recorded (enums and flags as their
     values, digests as integers), launches' op_seq, kernel_index into kernels, first_region
     and nregions into regions, grid_x ... cluster_z.  Columns.to_arrow() gives pyarrow
     Tables.  Raises as load() does."""
@@ -707,12 +714,7 @@ def columns(path, partial=False, numpy=True):
             import numpy as np
         except ImportError:
             np = None
-    _check_opens(path)
-    lib = _library()
-    err = ctypes.create_string_buffer(1024)
-    handle = lib.ktpy_open(os.fsencode(path), 1 if partial else 0, err, len(err))
-    if not handle:
-        raise ValueError(_s(err.value) or "%s: cannot read the trace" % path)
+    lib, handle = _open(path, partial)
     try:
         return Columns((name, _table_columns(lib, handle, table, np)) for table, name in _TABLE_NAMES.items())
     finally:
