@@ -15,8 +15,10 @@
 #   py-load        ktrace.load(A)          (Python objects, args decoded on first use)
 #   py-columns     ktrace.columns(A)       (numpy arrays per field; skipped without numpy)
 # (the Python steps under $KT_PYTHON, else python3, else /usr/bin/python3 when only it has numpy)
-# and prints one line per step, BENCH|<name>|<records/s>|<wall s>|<peak RSS MiB>|<detail>
-# (median wall time of the runs, the records/s it gives, the largest peak RSS), then a table.
+# and prints one line per step,
+#   BENCH|<name>|<records/s>|<wall s>|<records/CPU s>|<CPU s>|<peak RSS MiB>|<detail>
+# (median wall time of the runs and the records/s it gives, the same for CPU time, user +
+# system: what to compare on a shared machine; the largest peak RSS), then a table.
 # Records are the trace's (every record ktrace-dump prints), counted once with
 # ktrace-dump --json A | wc -l.  The method and figures: docs/perf-tools.md.
 # Needs the tools, ktgen and libktrace-reader.so built (make); KT_BUILD overrides build/.
@@ -56,22 +58,27 @@ bench() {
 		taskset -c "$CPU" /usr/bin/time -v -o "$T/one" "$@" >/dev/null 2>"$T/err"
 		rc=$?
 		if [ "$rc" != "$want" ]; then
-			echo "BENCH|$name|-|-|-|exit status $rc, not $want: $(tail -n 3 "$T/err" | tr '\n' ' ')"
+			echo "BENCH|$name|-|-|-|-|-|exit status $rc, not $want: $(tail -n 3 "$T/err" | tr '\n' ' ')"
 			return
 		fi
 		awk -F': ' '/Elapsed \(wall clock\)/ { n = split($2, t, ":"); s = 0;
 				for (i = 1; i <= n; i++) s = s * 60 + t[i]; w = s }
 			/Maximum resident set size/ { m = $2 }
-			END { print w, m }' "$T/one" >>"$T/runs"
+			/User time \(seconds\)/ { u = $2 }
+			/System time \(seconds\)/ { y = $2 }
+			END { print w, m, u + y }' "$T/one" >>"$T/runs"
 	done
 	python3 - "$T/runs" "$name" "$detail" "$RECORDS" "$T/table" <<'PYEOF'
 import statistics, sys
 runs = [list(map(float, l.split())) for l in open(sys.argv[1]) if l.strip()]
 wall = statistics.median(r[0] for r in runs)
+cpu = statistics.median(r[2] for r in runs)
 rss = max(r[1] for r in runs) / 1024
 rate = int(sys.argv[4]) / wall if wall else 0
-line = "BENCH|%s|%.0f|%.2f|%.0f|%s; %d runs, wall %.2f-%.2f s" % (
-    sys.argv[2], rate, wall, rss, sys.argv[3], len(runs), min(r[0] for r in runs), max(r[0] for r in runs))
+cpu_rate = int(sys.argv[4]) / cpu if cpu else 0
+line = "BENCH|%s|%.0f|%.2f|%.0f|%.2f|%.0f|%s; %d runs, wall %.2f-%.2f s, CPU %.2f-%.2f s" % (
+    sys.argv[2], rate, wall, cpu_rate, cpu, rss, sys.argv[3], len(runs), min(r[0] for r in runs),
+    max(r[0] for r in runs), min(r[2] for r in runs), max(r[2] for r in runs))
 print(line)
 open(sys.argv[5], "a").write(line + "\n")
 PYEOF
@@ -88,9 +95,9 @@ if "$PY" -c "import numpy" 2>/dev/null; then
 		"import ktrace, sys; c = ktrace.columns(sys.argv[1]); assert len(c['launches']['op_seq']) == $N" \
 		"$T/a.ktrace"
 else
-	echo "BENCH|py-columns|-|-|-|skipped: no numpy (python3-numpy)"
+	echo "BENCH|py-columns|-|-|-|-|-|skipped: no numpy (python3-numpy)"
 fi
 
 echo
-printf '%-12s %12s %8s %9s\n' step records/s wall_s peak_MiB
-awk -F'|' '{ printf "%-12s %12s %8s %9s\n", $2, $3, $4, $5 }' "$T/table"
+printf '%-12s %12s %8s %12s %8s %9s\n' step records/s wall_s cpu_rec/s cpu_s peak_MiB
+awk -F'|' '{ printf "%-12s %12s %8s %12s %8s %9s\n", $2, $3, $4, $5, $6, $7 }' "$T/table"
