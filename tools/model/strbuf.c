@@ -113,8 +113,13 @@ size_t ktrace_fmt_u64(char b[20], uint64_t v)
 void ktrace_sb_u64(struct ktrace_sb *sb, uint64_t v)
 {
 	char d[20];
-	size_t n = ktrace_fmt_u64(d, v);
+	size_t n;
 
+	if (v < 10) { /* most numbers in a record: a shape, a device, an index */
+		ktrace_sb_putc(sb, (char)('0' + v));
+		return;
+	}
+	n = ktrace_fmt_u64(d, v);
 	ktrace_sb_put(sb, d + 20 - n, n);
 }
 

@@ -41,12 +41,19 @@ static inline void ktrace_sb_copy(char *d, const void *p, size_t n)
 	const char *s = p;
 	uint64_t a, b;
 
+	uint32_t x, y;
+
 	if (n >= 8 && n <= 16) { /* two overlapping words */
 		memcpy(&a, s, 8);
 		memcpy(&b, s + n - 8, 8);
 		memcpy(d, &a, 8);
 		memcpy(d + n - 8, &b, 8);
-	} else if (n < 8) {
+	} else if (n >= 4 && n < 8) { /* two overlapping halves */
+		memcpy(&x, s, 4);
+		memcpy(&y, s + n - 4, 4);
+		memcpy(d, &x, 4);
+		memcpy(d + n - 4, &y, 4);
+	} else if (n < 4) {
 		for (size_t i = 0; i < n; i++)
 			d[i] = s[i];
 	} else {

@@ -214,13 +214,11 @@ static unsigned scalar_class(const struct ktrace_str *t, unsigned n)
 		uint16_t len;
 		uint8_t n, cls;
 	} slots[CLASS_SLOTS];
-	unsigned h = n;
+	/* slotted by where the name is (a kernel's record, read again and again), checked by its bytes */
+	unsigned h = (unsigned)((((uintptr_t)t->ptr + t->len) * 0x9e3779b97f4a7c15ull + n) >> 40) % CLASS_SLOTS;
 
 	if (t->len > CLASS_NAME_MAX)
 		return classify_scalar(t, n);
-	for (uint16_t i = 0; i < t->len; i++)
-		h = h * 31 + (unsigned char)t->ptr[i];
-	h %= CLASS_SLOTS;
 	if (!slots[h].cls || slots[h].n != n || slots[h].len != t->len || memcmp(slots[h].name, t->ptr, t->len)) {
 		memcpy(slots[h].name, t->ptr, t->len);
 		slots[h].len = t->len;
