@@ -506,11 +506,12 @@ class Trace:
             raise ValueError("%s: the trace was closed" % self.path)
         buf = ctypes.create_string_buffer(1024)
         args = []
+        regions = launch.regions
         for j, p in enumerate(launch.kernel.params):
             value = json.loads(_s(self._lib.ktpy_arg_value(self._handle, launch._index, j, buf, len(buf))))
             if p.kind == "pointer" and isinstance(value, str) and value.startswith("0x"):
                 value = int(value, 16)
-            own = next((g for g in launch.regions if g.ordinal == p.ordinal and g.param_offset == p.offset), None)
+            own = next((g for g in regions if g.ordinal == p.ordinal and g.param_offset == p.offset), None)
             args.append(_make(Arg, ordinal=p.ordinal, name=p.name or "arg%d" % p.ordinal, type=p.type,
                               kind=p.kind, value=value, pre=own.pre if own else None,
                               post=own.post if own else None, written=own.written if own else False))
