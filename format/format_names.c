@@ -317,14 +317,12 @@ const char *ktrace_flag_names(uint64_t flags, const char *(*name)(uint32_t bit),
 
 	if (cap)
 		out[0] = '\0';
-	for (unsigned b = 0; b < 32 && cap; b++) {
-		uint32_t bit = 1u << b;
-		const char *nm = (flags & bit) && name ? name(bit) : NULL;
+	for (uint32_t left = (uint32_t)flags; left && cap; left &= left - 1) { /* the bits set, lowest first */
+		uint32_t bit = left & -left;
+		const char *nm = name ? name(bit) : NULL;
 		char unk[16];
 		int k;
 
-		if (!(flags & bit))
-			continue;
 		if (!nm)
 			nm = (snprintf(unk, sizeof unk, "0x%x", bit), unk);
 		k = append2(out + o, cap - o, o ? sep : "", nm);

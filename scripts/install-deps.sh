@@ -5,7 +5,7 @@
 # that make wheel-aarch64 and make check-wheel-aarch64 use (Debian's multiarch: arm64 is
 # added to dpkg's architectures).
 set -eu
-PKGS="build-essential pkg-config libelf-dev libzstd-dev liblz4-dev libcmocka-dev libdw-dev python3 python3-jsonschema python3-venv groff-base"
+PKGS="build-essential pkg-config libelf-dev libzstd-dev liblz4-dev libcmocka-dev libdw-dev python3 python3-jsonschema python3-numpy python3-venv groff-base time"
 AARCH64_PKGS="gcc-aarch64-linux-gnu libelf-dev:arm64 libzstd-dev:arm64 liblz4-dev:arm64 libdw-dev:arm64 libstdc++6:arm64 qemu-user"
 SUDO=
 [ "$(id -u)" = 0 ] || SUDO=sudo

@@ -15,12 +15,13 @@ Reading traces:
     t.launches[0].kernel_name, t.launches[0].args
     tables = ktrace.load("run1.ktrace", tables="pandas")   # or "arrow"
     t.records("gputime")                   # any record type, fields as ktrace-dump --json's
+    cols = ktrace.columns("run1.ktrace")   # one numpy array per field, no object per record
     ktrace.record_table()                  # every record type and field of the format
 """
 from ._cli import bin_path, lib_path
 from ._control import active, is_paused, mark, pause, paused, resume
-from ._reader import Record, Trace, load, record_table
+from ._reader import Columns, Record, Trace, columns, load, record_table
 
 __version__ = "0.1.0"
-__all__ = ["active", "bin_path", "is_paused", "lib_path", "load", "mark", "pause", "paused", "record_table",
+__all__ = ["active", "bin_path", "columns", "Columns", "is_paused", "lib_path", "load", "mark", "pause", "paused", "record_table",
            "Record", "resume", "Trace", "__version__"]

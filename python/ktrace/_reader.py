@@ -7,6 +7,7 @@ against ktpy_row_size()). Names of enums and flags are ktrace-dump --json's;
 pointers and handles are ints (a pointer argument's value too, where ktrace-dump
 --json writes "0x..."), digests 16-hex-digit strings (as in ktrace-dump).
 """
+import array
 import ctypes
 import errno
 import json
@@ -93,6 +94,8 @@ def _library():
     lib.ktpy_records_json.restype = ctypes.c_int
     lib.ktpy_records_json.argtypes = [_P, _P, ctypes.POINTER(ctypes.c_void_p), ctypes.POINTER(ctypes.c_size_t),
                                       ctypes.c_char_p, ctypes.c_size_t]
+    lib.ktpy_column.restype = ctypes.c_size_t
+    lib.ktpy_column.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_size_t, ctypes.c_size_t, ctypes.c_void_p]
     lib.ktpy_record_table.restype = ctypes.c_void_p
     lib.ktpy_free.argtypes = [ctypes.c_void_p]
     if lib.ktpy_abi() != 1:
@@ -152,12 +155,15 @@ class _Record:
         for k, v in zip(self.__slots__, values):
             setattr(self, k, v)
 
+    def _public(self):
+        return [k for k in getattr(self, "_fields", self.__slots__) if not k.startswith("_")]
+
     def __repr__(self):
-        shown = ", ".join("%s=%r" % (k, getattr(self, k)) for k in self.__slots__[:6] if not k.startswith("_"))
+        shown = ", ".join("%s=%r" % (k, getattr(self, k)) for k in self._public()[:6])
         return "%s(%s, ...)" % (type(self).__name__, shown)
 
     def as_dict(self):
-        return {k: getattr(self, k) for k in self.__slots__ if not k.startswith("_")}
+        return {k: getattr(self, k) for k in self._public()}
 
 
 class Param(_Record):
@@ -197,22 +203,61 @@ class Arg(_Record):
     __slots__ = ("ordinal", "name", "type", "kind", "value", "pre", "post", "written")
 
 
+def _launch_field(field, convert=None):
+    """A Launch attribute read from the trace's column of field (loaded on first use)."""
+    if convert is None:
+        return property(lambda self: self._trace._column(LAUNCHES, field)[self._index])
+    return property(lambda self: convert(self._trace._column(LAUNCHES, field)[self._index]))
+
+
+def _launch_shape(field):
+    def get(self):
+        i = 3 * self._index
+        return tuple(self._trace._column(LAUNCHES, field)[i:i + 3])
+    return property(get)
+
+
 class Launch(_Record):
     """One kernel launch (op_seq: its number among the trace's launches, copies and memsets, as
-    ktrace-dump --json names it); .args decodes the arguments' values on first use."""
-    __slots__ = ("op_seq", "time_ns", "kernel", "kernel_name", "stream", "context", "device", "tid", "api",
-                 "flags", "grid", "block", "cluster", "shared_mem", "result", "regions", "_trace", "_index",
-                 "_args")
+    ktrace-dump --json names it); .args decodes the arguments' values on first use.
+
+    A launch holds only its trace and index: its fields are read from the trace's columns
+    (one array per field, loaded when first used), its regions made when asked for, so
+    that a trace of millions of launches loads in little memory."""
+    __slots__ = ("_trace", "_index", "_args")
+    _fields = ("op_seq", "time_ns", "kernel", "kernel_name", "stream", "context", "device", "tid", "api", "flags",
+               "grid", "block", "cluster", "shared_mem", "result", "regions")
 
     launch_seq = _renamed("launch_seq", "op_seq")
+    op_seq = _launch_field("launch_seq")
+    time_ns = _launch_field("time_ns")
+    stream = _launch_field("stream")
+    context = _launch_field("context")
+    device = _launch_field("device")
+    tid = _launch_field("tid")
+    shared_mem = _launch_field("shared_mem")
+    result = _launch_field("result")
+    api = _launch_field("api", lambda v: _name(1, v))
+    flags = _launch_field("flags", lambda v: _flags(11, v))
+    grid = _launch_shape("grid")
+    block = _launch_shape("block")
+    cluster = _launch_shape("cluster")
 
-    def __init__(self, op_seq, time_ns, kernel, kernel_name, stream, context, device, tid, api, flags, grid,
-                 block, cluster, shared_mem, result, regions, trace, index, args):
-        self.op_seq, self.time_ns, self.kernel, self.kernel_name = op_seq, time_ns, kernel, kernel_name
-        self.stream, self.context, self.device, self.tid, self.api = stream, context, device, tid, api
-        self.flags, self.grid, self.block, self.cluster = flags, grid, block, cluster
-        self.shared_mem, self.result, self.regions = shared_mem, result, regions
-        self._trace, self._index, self._args = trace, index, args
+    def __init__(self, trace, index):
+        self._trace, self._index, self._args = trace, index, None
+
+    @property
+    def kernel(self):
+        return self._trace.kernels[self._trace._column(LAUNCHES, "kernel_index")[self._index]]
+
+    @property
+    def kernel_name(self):
+        return self.kernel.display_name
+
+    @property
+    def regions(self):
+        """The launch's regions (made on each use from the trace's region columns)."""
+        return self._trace._regions(self._index)
 
     @property
     def args(self):
@@ -321,6 +366,24 @@ def _cstr(address):
     return ctypes.string_at(address).decode("utf-8", "replace") if address else ""
 
 
+_TYPECODES = {(_U64, 8): "Q", (_U32, 4): "I", (_I32, 4): "i"}
+
+
+def _column(lib, handle, table, field):
+    """Field of every row of table as an array.array (a shape field, grid: 3 numbers a row),
+    gathered by the C reader without a Python object per row."""
+    row = _ROWS[table]
+    ctype = dict(row._fields_)[field]
+    base = getattr(ctype, "_type_", ctype) if hasattr(ctype, "_length_") else ctype
+    desc = getattr(row, field)
+    per_row = desc.size // ctypes.sizeof(base)
+    n = lib.ktpy_count(handle, table)
+    out = array.array(_TYPECODES[(base, ctypes.sizeof(base))], [0]) * (n * per_row)
+    if n and lib.ktpy_column(handle, table, desc.offset, desc.size, out.buffer_info()[0]) != n:
+        raise MemoryError("ktrace: column %s" % field)
+    return out
+
+
 class Trace:
     """A trace file loaded with ktrace's reader (ktrace.load(path)).
 
@@ -334,12 +397,7 @@ class Trace:
     """
 
     def __init__(self, path, partial=False):
-        _check_opens(path)
-        lib = _library()
-        err = ctypes.create_string_buffer(1024)
-        handle = lib.ktpy_open(os.fsencode(path), 1 if partial else 0, err, len(err))
-        if not handle:
-            raise ValueError(_s(err.value) or "%s: cannot read the trace" % path)
+        lib, handle = _open(path, partial)
         self._lib, self._handle, self.path = lib, handle, path
         try:
             self._read_header()
@@ -347,7 +405,7 @@ class Trace:
             self._read_launches()
             self._read_rest()
         except BaseException:
-            self.close()
+            self._release()
             raise
 
     def _read_header(self):
@@ -378,19 +436,31 @@ class Trace:
                         for k in _rows(self._lib, self._handle, KERNELS)]
 
     def _read_launches(self):
+        self._columns = {}
+        self.launches = [Launch(self, i) for i in range(self._lib.ktpy_count(self._handle, LAUNCHES))]
+
+    def _column(self, table, field):
+        """The column of field in table, an array.array (loaded from the C reader on first use)."""
+        got = self._columns.get((table, field))
+        if got is None:
+            if self._handle is None:
+                raise ValueError("%s: the trace was closed" % self.path)
+            got = self._columns[(table, field)] = _column(self._lib, self._handle, table, field)
+        return got
+
+    def _regions(self, i):
+        col = self._column
+        first = col(LAUNCHES, "first_region")[i]
         regions = []
-        for (_, ptr, base, size, hlen, pre, post, off, ordinal, flags, _r) in _rows(self._lib, self._handle, REGIONS):
+        for r in range(first, first + col(LAUNCHES, "nregions")[i]):
+            flags, pre, post = col(REGIONS, "flags")[r], col(REGIONS, "pre_hash")[r], col(REGIONS, "post_hash")[r]
             both = flags & _REGION_PRE and flags & _REGION_POST
-            regions.append(Region(off, ordinal, ptr, base, size, hlen, _digest(flags & _REGION_PRE, pre),
-                                  _digest(flags & _REGION_POST, post), bool(both and pre != post), _flags(12, flags)))
-        self.launches = []
-        append = self.launches.append
-        for i, l in enumerate(_rows(self._lib, self._handle, LAUNCHES)):
-            # launch_seq, rec_seq, time_ns, kernel_id, kernel_index, context, stream, first_region, tid,
-            # api, flags, shared_mem, nregions, param_bytes_len, device, result, grid[3], block[3], cluster[3], reserved
-            k = self.kernels[l[4]]
-            append(Launch(l[0], l[2], k, k.display_name, l[6], l[5], l[14], l[8], _name(1, l[9]), _flags(11, l[10]),
-                          l[16:19], l[19:22], l[22:25], l[11], l[15], regions[l[7]:l[7] + l[12]], self, i, None))
+            regions.append(Region(col(REGIONS, "param_offset")[r], col(REGIONS, "ordinal")[r], col(REGIONS, "ptr")[r],
+                                  col(REGIONS, "alloc_base")[r], col(REGIONS, "alloc_size")[r],
+                                  col(REGIONS, "hash_len")[r], _digest(flags & _REGION_PRE, pre),
+                                  _digest(flags & _REGION_POST, post), bool(both and pre != post),
+                                  _flags(12, flags)))
+        return regions
 
     def _read_rest(self):
         self.ops = []
@@ -441,18 +511,27 @@ class Trace:
             raise ValueError("%s: the trace was closed" % self.path)
         buf = ctypes.create_string_buffer(1024)
         args = []
+        regions = launch.regions
         for j, p in enumerate(launch.kernel.params):
             value = json.loads(_s(self._lib.ktpy_arg_value(self._handle, launch._index, j, buf, len(buf))))
             if p.kind == "pointer" and isinstance(value, str) and value.startswith("0x"):
                 value = int(value, 16)
-            own = next((g for g in launch.regions if g.ordinal == p.ordinal and g.param_offset == p.offset), None)
+            own = next((g for g in regions if g.ordinal == p.ordinal and g.param_offset == p.offset), None)
             args.append(_make(Arg, ordinal=p.ordinal, name=p.name or "arg%d" % p.ordinal, type=p.type,
                               kind=p.kind, value=value, pre=own.pre if own else None,
                               post=own.post if own else None, written=own.written if own else False))
         return args
 
     def close(self):
-        """Release the C reader's copy of the trace (launches' args not read yet become unreadable)."""
+        """Release the C reader's copy of the trace: the launches' fields and regions are read
+        in full first (their columns), their args not read yet become unreadable."""
+        if getattr(self, "_handle", None) is not None and self.launches:
+            for table, row in ((LAUNCHES, _ROWS[LAUNCHES]), (REGIONS, _ROWS[REGIONS])):
+                for field, _ in row._fields_:
+                    self._column(table, field)
+        self._release()
+
+    def _release(self):
         if getattr(self, "_handle", None) is not None:
             self._lib.ktpy_close(self._handle)
             self._handle = None
@@ -464,7 +543,7 @@ class Trace:
         self.close()
 
     def __del__(self):
-        self.close()
+        self._release()
 
     def __repr__(self):
         return "<ktrace.Trace %s: pid %d, %d launches of %d kernels, %d copies/memsets, format %s>" % (
@@ -510,6 +589,18 @@ class Trace:
         """{table name: pyarrow.Table} (pyarrow must be installed)."""
         import pyarrow
         return {name: pyarrow.Table.from_pylist(rows) for name, rows in self.rows().items()}
+
+
+def _open(path, partial):
+    """The C reader and its handle on the trace at path (loaded), or the OSError or
+    ValueError load() documents."""
+    _check_opens(path)
+    lib = _library()
+    err = ctypes.create_string_buffer(1024)
+    handle = lib.ktpy_open(os.fsencode(path), 1 if partial else 0, err, len(err))
+    if not handle:
+        raise ValueError(_s(err.value) or "%s: cannot read the trace" % path)
+    return lib, handle
 
 
 def _check_opens(path):
@@ -562,3 +653,75 @@ def load(path, partial=False, tables=None):
         if tables == "arrow":
             return trace.to_arrow()
     raise ValueError("tables: 'pandas', 'arrow', 'auto' or None, not %r" % (tables,))
+
+
+# ---- columns: one array per field, no Python object per row --------------------------------
+
+_COLUMN_NAMES = {LAUNCHES: {"launch_seq": "op_seq"}}
+_SHAPES = ("grid", "block", "cluster")
+_STRINGS = {KERNELS: ("name", "demangled"), PARAMS: ("name", "type"), NOTES: ("text",)}
+_TABLE_NAMES = {KERNELS: "kernels", PARAMS: "params", LAUNCHES: "launches", REGIONS: "regions", OPS: "ops",
+                NOTES: "notes", ORDERS: "orders", GPUTIMES: "gpu_times"}
+
+
+class Columns(dict):
+    """{table name: {field: array}} from ktrace.columns(); to_arrow() gives pyarrow Tables."""
+
+    def to_arrow(self):
+        """{table name: pyarrow.Table} (pyarrow must be installed)."""
+        import pyarrow
+        return {name: pyarrow.table(dict(cols)) for name, cols in self.items()}
+
+
+def _as_numpy(values, numpy):
+    if numpy is None or not isinstance(values, array.array):
+        return values
+    dtype = {"Q": numpy.uint64, "I": numpy.uint32, "i": numpy.int32}[values.typecode]
+    return numpy.frombuffer(values, dtype=dtype) if len(values) else numpy.zeros(0, dtype=dtype)
+
+
+def _table_columns(lib, handle, table, numpy):
+    cols = {}
+    strings = _STRINGS.get(table, ())
+    if strings:
+        texts = {f: [] for f in strings}
+        names = [f for f, _ in _ROWS[table]._fields_]
+        for row in _rows(lib, handle, table):
+            for f in strings:
+                texts[f].append(_cstr(row[names.index(f)]))
+    for field, _ in _ROWS[table]._fields_:
+        if field == "reserved":
+            continue
+        if field in strings:
+            cols[field] = texts[field]
+            continue
+        values = _column(lib, handle, table, field)
+        name = _COLUMN_NAMES.get(table, {}).get(field, field)
+        if field in _SHAPES:
+            for axis, i in (("x", 0), ("y", 1), ("z", 2)):
+                cols["%s_%s" % (field, axis)] = _as_numpy(values[i::3], numpy)
+        else:
+            cols[name] = _as_numpy(values, numpy)
+    return cols
+
+
+def columns(path, partial=False, numpy=True):
+    """Read the trace at path as columns: {table name: {field: array}} for kernels, params,
+    launches, regions, ops, notes, orders and gpu_times, one array per field (numpy arrays
+    when numpy is importable and numpy=True, else array.array; names and texts as lists of
+    str), built without a Python object per record.  The fields are those of the reader's
+    rows (docs/install.md, "ktrace.columns()"): numbers as recorded (enums and flags as their
+    values, digests as integers), launches' op_seq, kernel_index into kernels, first_region
+    and nregions into regions, grid_x ... cluster_z.  Columns.to_arrow() gives pyarrow
+    Tables.  Raises as load() does."""
+    np = None
+    if numpy:
+        try:
+            import numpy as np
+        except ImportError:
+            np = None
+    lib, handle = _open(path, partial)
+    try:
+        return Columns((name, _table_columns(lib, handle, table, np)) for table, name in _TABLE_NAMES.items())
+    finally:
+        lib.ktpy_close(handle)

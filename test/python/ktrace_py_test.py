@@ -6,7 +6,8 @@ traces and the example traces, checked field by field against `ktrace-dump --jso
 of the same files (ktrace-dump decodes the records itself; the package reads them
 through libktrace-reader.so); bad and truncated files; pause/resume/mark without
 the library (no-ops) and with it, under the fake CUDA driver, down to the marks
-in the trace written; the tables (pandas and pyarrow when installed).
+in the trace written; the tables (pandas and pyarrow when installed); ktrace.columns()
+against the objects, with numpy and without.
 
     BUILD=build python3 test/python/ktrace_py_test.py
 """
@@ -325,6 +326,83 @@ class Tables(unittest.TestCase):
                 pass
         got = ktrace.load(ktgen("order", "--scenario", "order"), tables="auto")
         self.assertEqual(isinstance(got, ktrace.Trace), not have)
+
+
+class Columns(unittest.TestCase):
+    """ktrace.columns(): one array per field, the same values as ktrace.load()'s objects."""
+
+    def check(self, path, use_numpy):
+        t = ktrace.load(path)
+        cols = ktrace.columns(path, numpy=use_numpy)
+        launches, regions, kernels = cols["launches"], cols["regions"], cols["kernels"]
+        if not use_numpy:
+            self.assertTrue(all(type(v).__name__ in ("array", "list") for v in launches.values()))
+        self.assertEqual([int(v) for v in launches["op_seq"]], [l.op_seq for l in t.launches])
+        self.assertEqual([kernels["id"][int(k)] for k in launches["kernel_index"]], [l.kernel.id for l in t.launches])
+        self.assertEqual(list(kernels["name"]), [k.name for k in t.kernels])
+        for i, l in enumerate(t.launches):
+            self.assertEqual((int(launches["stream"][i]), int(launches["device"][i]), int(launches["tid"][i])),
+                             (l.stream, l.device, l.tid))
+            self.assertEqual(tuple(int(launches["grid_" + a][i]) for a in "xyz"), l.grid)
+            first, n = int(launches["first_region"][i]), int(launches["nregions"][i])
+            self.assertEqual(n, len(l.regions))
+            for j, g in enumerate(l.regions):
+                r = first + j
+                self.assertEqual(int(regions["launch_index"][r]), i)
+                self.assertEqual((int(regions["param_offset"][r]), int(regions["ptr"][r]), int(regions["hash_len"][r])),
+                                 (g.param_offset, g.ptr, g.hash_len))
+                if g.pre is not None:
+                    self.assertEqual(int(regions["pre_hash"][r]), int(g.pre, 16))
+                if g.post is not None:
+                    self.assertEqual(int(regions["post_hash"][r]), int(g.post, 16))
+        self.assertEqual([int(v) for v in cols["ops"]["op_seq"]], [o.op_seq for o in t.ops])
+        self.assertEqual(list(cols["notes"]["text"]), [n.text for n in t.notes])
+        self.assertEqual(len(cols["orders"]["stream"]), len(t.orders))
+        return cols
+
+    def test_array_module(self):
+        for name in ("basic", "order", "gputimes"):
+            self.check(ktgen(name, "--scenario", name), use_numpy=False)
+
+    def test_numpy(self):
+        try:
+            import numpy
+        except ImportError:
+            self.skipTest("numpy not installed")
+        cols = self.check(ktgen("many", "--scenario", "many", "--frame-bytes", "4096"), use_numpy=True)
+        self.assertIsInstance(cols["launches"]["op_seq"], numpy.ndarray)
+        self.assertEqual(cols["launches"]["op_seq"].dtype, numpy.uint64)
+        self.check(ktgen("basic", "--scenario", "basic"), use_numpy=True)
+
+    def test_arrow(self):
+        try:
+            import pyarrow  # noqa: F401
+        except ImportError:
+            self.skipTest("pyarrow not installed")
+        tables = ktrace.columns(ktgen("many", "--scenario", "many", "--frame-bytes", "4096")).to_arrow()
+        self.assertEqual(tables["launches"].num_rows, 300)
+
+    def test_bad_file(self):
+        with self.assertRaises(FileNotFoundError):
+            ktrace.columns(os.path.join(TMP, "missing.ktrace"))
+
+
+class LazyLaunches(unittest.TestCase):
+    """A launch reads its fields from the trace's columns; closing the trace reads them all first."""
+
+    def test_fields_after_close(self):
+        def plain(l):
+            d = l.as_dict()
+            d["kernel"] = d["kernel"].id
+            d["regions"] = [g.as_dict() for g in d["regions"]]
+            return d, repr(l)
+        path = ktgen("basic", "--scenario", "basic")
+        before = [plain(l) for l in ktrace.load(path).launches]
+        with ktrace.load(path) as t:
+            pass
+        self.assertEqual([plain(l) for l in t.launches], before)
+        self.assertIn("op_seq", before[0][0])
+        self.assertTrue(any(d["regions"] for d, _ in before))
 
 
 if __name__ == "__main__":

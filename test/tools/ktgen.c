@@ -7,7 +7,7 @@
  * time_ns of those in JSON).  Not a substitute for traces of real programs.
  *
  *   ktgen [--scenario basic|many|order|order-filter|graph|threads|graph-threads|ranges|gputimes]
- *         [--launches N]
+ *         [--launches N] [--diverge-at K]
  *         [--frame-bytes N] [--cut-at-flush K] [--major N] OUT
  *   ktgen --job SCENARIO DIR
  *
@@ -16,7 +16,9 @@
  *        unknown record type, [OUT] regions, an exact region (since 1.2),
  *        device-to-host copies with and without a digest of what they delivered.
  * many   a header, 3 kernels and 300 launches (several zstd frames with
- *        --frame-bytes 4096); --launches N makes N of them (bench/export_bench.sh).
+ *        --frame-bytes 4096); --launches N makes N of them (bench/export_bench.sh);
+ *        --diverge-at K flips a bit of launch K's output digest (a second run
+ *        that diverges there, for bench/tools_bench.sh).
  * order  ORDER records of every operation (format 1.2).
  * order-filter  launches of three kernels on three streams among ORDER
  *        records (ktrace-dump's filters keep the ones that order them).
@@ -336,6 +338,7 @@ static uint64_t mix(uint64_t x)
 }
 
 static unsigned long many_launches = 300;
+static long diverge_at = -1; /* --diverge-at K: launch K's output digest differs */
 
 static void scenario_many(void)
 {
@@ -357,6 +360,8 @@ static void scenario_many(void)
 			region(8, 1, 0x7f0000100000ull, 0x7f0000100000ull, 8192, (uint64_t)i * 0x9e3779b97f4a7c15ull,
 			       (uint64_t)(i + 1) * 0x9e3779b97f4a7c15ull),
 		};
+		if ((long)i == diverge_at)
+			r[1].post_hash ^= 1;
 		launch(kid, p, kid == 2 ? 72 : 28, r, i % 5 == 4 ? 1 : 2, KTRACE_LAUNCHF_HASHED);
 		if (i % 50 == 49)
 			group_done();
@@ -704,12 +709,14 @@ int main(int argc, char **argv)
 			major = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--launches"))
 			many_launches = strtoul(argv[++i], NULL, 0);
+		else if (!strcmp(argv[i], "--diverge-at"))
+			diverge_at = strtol(argv[++i], NULL, 0);
 		else
 			break;
 	}
 	if (i != argc - 1 || argv[argc - 1][0] == '-')
 		die("usage: ktgen [--scenario basic|many|order|order-filter|graph|threads|graph-threads|ranges|gputimes] "
-		    "[--launches N] [--frame-bytes N] [--cut-at-flush K] [--major N] OUT");
+		    "[--launches N] [--diverge-at K] [--frame-bytes N] [--cut-at-flush K] [--major N] OUT");
 	out_path = argv[argc - 1];
 
 	struct ktrace_rec_header h = { .pid = 4242, .ppid = 1, .rank = 0, .digest_alg = 1,

@@ -102,7 +102,8 @@ static void test_pystack_spec(void **state)
 	assert_int_equal(ktrace_check_pystack_spec(&launches[6], 3, spec, sizeof spec), 0);
 	assert_string_equal(spec, "occurrence=3,kernel=^_Z3fooPf$");
 	kernels[0].name = "_ZN3$_05applyEv.cold";
-	launches[3].range = (struct ktrace_range_ref){ 5, KTRACE_FWSEQ_BACKWARD, 0, 77 };
+	static struct tm_refs backward = { .range = { 5, KTRACE_FWSEQ_BACKWARD, 0, 77 } };
+	launches[3].refs = &backward;
 	assert_int_equal(ktrace_check_pystack_spec(&launches[3], 2, spec, sizeof spec), 0);
 	assert_string_equal(spec, "fw_seq=77,occurrence=2,kernel=^_ZN3\\$_05applyEv\\.cold$");
 	assert_int_equal(ktrace_pystack_spec_parse(spec, &s, why, sizeof why), 0);

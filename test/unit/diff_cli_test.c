@@ -112,6 +112,42 @@ static void test_diff_identical_and_diverged(void **state)
 	kt_run_free(&r);
 }
 
+/* A trace against itself (or a byte copy of it) is loaded once and shared:
+ * the report is the one of two loads (B read from standard input, which is
+ * never shared), but for B's name. */
+static void test_diff_same_file_shared(void **state)
+{
+	(void)state;
+	char t[512], a[512], c[512], cmd[2200];
+	tool(t, sizeof t, "ktrace-diff");
+	path_of(a, sizeof a, "a.ktrace");
+	path_of(c, sizeof c, "copy.ktrace");
+	write_pair(1);
+	snprintf(cmd, sizeof cmd, "cp '%s' '%s'", a, c);
+	assert_int_equal(system(cmd), 0);
+	const char *modes[] = { "--all", "--strict" };
+	for (int m = 0; m < 2; m++) {
+		snprintf(cmd, sizeof cmd, "exec '%s' %s '%s' - < '%s'", t, modes[m], a, a);
+		struct kt_run slow = run((char *[]){ "/bin/sh", "-c", cmd, NULL });
+		char *b_line = strstr(slow.out, "\nB: - (");
+		if (!b_line)
+			fail_msg("%s: exit %d\n%s%s", cmd, slow.status, slow.out, slow.err);
+		for (int k = 0; k < 2; k++) {
+			const char *b = k ? c : a;
+			struct kt_run fast = run((char *[]){ t, (char *)modes[m], a, (char *)b, NULL });
+			char expect[8192];
+			snprintf(expect, sizeof expect, "%.*s\nB: %s (%s", (int)(b_line - slow.out), slow.out, b,
+				 b_line + strlen("\nB: - ("));
+			assert_int_equal(fast.status, slow.status);
+			assert_string_equal(fast.out, expect);
+			assert_string_equal(fast.err, slow.err);
+			kt_run_free(&fast);
+		}
+		kt_run_free(&slow);
+	}
+	unlink(c);
+}
+
 static void test_diff_report_files(void **state)
 {
 	(void)state;
@@ -919,6 +955,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_diff_identical_and_diverged),
+		cmocka_unit_test(test_diff_same_file_shared),
 		cmocka_unit_test(test_diff_report_files),
 		cmocka_unit_test(test_diff_errors),
 		cmocka_unit_test(test_check_fake),

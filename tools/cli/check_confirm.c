@@ -144,8 +144,9 @@ int ktrace_check_pystack_spec(const struct tm_launch *l, uint64_t occurrence, ch
 
 	if (!name[0])
 		return -1;
-	k = l->range.fw_seq_kind == KTRACE_FWSEQ_BACKWARD
-		    ? snprintf(buf, cap, "fw_seq=%" PRIu64 ",occurrence=%" PRIu64 ",kernel=^", l->range.fw_seq, occurrence)
+	k = ktrace_tm_range_ref(l)->fw_seq_kind == KTRACE_FWSEQ_BACKWARD
+		    ? snprintf(buf, cap, "fw_seq=%" PRIu64 ",occurrence=%" PRIu64 ",kernel=^", ktrace_tm_range_ref(l)->fw_seq,
+			       occurrence)
 		    : snprintf(buf, cap, "occurrence=%" PRIu64 ",kernel=^", occurrence);
 	if (k < 0 || (size_t)k >= cap)
 		return -1;

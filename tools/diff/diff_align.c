@@ -205,12 +205,19 @@ int ktrace_diff_lcs(size_t na, size_t nb, int (*eq)(size_t i, size_t j, void *ct
 /* ---- launch keys ------------------------------------------------------------- */
 
 /* What two launches must share to be aligned: kernel name and launch shape. */
+/* What a launch is matched on (its kernel's name and its shape, read from
+ * the launch itself), with their hashes: 24 bytes a launch. */
 struct launch_key {
-	const char *name; /* NULL: unknown kernel, matches any name */
-	uint64_t nh;      /* hash of the name */
+	const struct tm_launch *l;
+	uint64_t nh;      /* hash of the name (0: unknown kernel, matches any name) */
 	uint64_t h;       /* hash of the launch shape */
-	uint32_t grid[3], block[3], cluster[3], shmem;
 };
+
+/* The kernel's name, NULL when the trace never described it. */
+static const char *launch_key_name(const struct launch_key *k)
+{
+	return k->l->kernel->known ? k->l->kernel->name : NULL;
+}
 
 static uint64_t fnv1a(const void *p, size_t n, uint64_t h)
 {
@@ -226,24 +233,28 @@ static uint64_t fnv1a(const void *p, size_t n, uint64_t h)
  * described (its KERNEL record lost) has no name and matches any name. */
 static void launch_key_of(const struct tm_launch *l, struct launch_key *k)
 {
-	k->name = l->kernel->known ? l->kernel->name : NULL;
-	k->nh = k->name ? fnv1a(k->name, strlen(k->name), 0xcbf29ce484222325ull) : 0;
-	memcpy(k->grid, l->grid, sizeof k->grid);
-	memcpy(k->block, l->block, sizeof k->block);
-	memcpy(k->cluster, l->cluster, sizeof k->cluster);
-	k->shmem = l->shared_mem;
-	uint64_t h = fnv1a(k->grid, sizeof k->grid, 0xcbf29ce484222325ull);
-	h = fnv1a(k->block, sizeof k->block, h);
-	h = fnv1a(k->cluster, sizeof k->cluster, h);
-	k->h = fnv1a(&k->shmem, sizeof k->shmem, h);
+	const char *name;
+
+	k->l = l;
+	name = launch_key_name(k);
+	k->nh = name ? fnv1a(name, strlen(name), 0xcbf29ce484222325ull) : 0;
+	uint64_t h = fnv1a(l->grid, sizeof l->grid, 0xcbf29ce484222325ull);
+	h = fnv1a(l->block, sizeof l->block, h);
+	h = fnv1a(l->cluster, sizeof l->cluster, h);
+	k->h = fnv1a(&l->shared_mem, sizeof l->shared_mem, h);
 }
 
 static int launch_key_eq(const struct launch_key *x, const struct launch_key *y)
 {
-	return x->h == y->h && !memcmp(x->grid, y->grid, sizeof x->grid) &&
-	       !memcmp(x->block, y->block, sizeof x->block) &&
-	       !memcmp(x->cluster, y->cluster, sizeof x->cluster) && x->shmem == y->shmem &&
-	       (!x->name || !y->name || (x->nh == y->nh && !strcmp(x->name, y->name)));
+	const struct tm_launch *a = x->l, *b = y->l;
+	const char *an, *bn;
+
+	if (x->h != y->h || memcmp(a->grid, b->grid, sizeof a->grid) || memcmp(a->block, b->block, sizeof a->block) ||
+	    memcmp(a->cluster, b->cluster, sizeof a->cluster) || a->shared_mem != b->shared_mem)
+		return 0;
+	an = launch_key_name(x);
+	bn = launch_key_name(y);
+	return !an || !bn || (x->nh == y->nh && !strcmp(an, bn));
 }
 
 /* ---- streams ----------------------------------------------------------------- */

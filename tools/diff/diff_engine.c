@@ -517,7 +517,7 @@ static uint32_t graph_untraced_of(const struct diff_result *res, const struct tm
 		const struct tm_graph *g;
 		if (!t[k] || !(l[k]->flags & KTRACE_LAUNCHF_GRAPH) || !(l[k]->flags & KTRACE_LAUNCHF_HASH_SKIPPED))
 			continue;
-		g = ktrace_tm_graph(t[k], l[k]->graph.exec_id, l[k]->graph.revision);
+		g = ktrace_tm_graph(t[k], ktrace_tm_graph_ref(l[k])->exec_id, ktrace_tm_graph_ref(l[k])->revision);
 		if (g && g->untraced)
 			return g->untraced;
 	}

@@ -251,7 +251,7 @@ static void j_range(struct json_writer *j, const char *key, const struct tm_trac
 		return;
 	}
 	ktrace_json_object(j, key);
-	ktrace_record_json_range_members(j, &t->ranges, &l->range);
+	ktrace_record_json_range_members(j, &t->ranges, ktrace_tm_range_ref(l));
 	const struct { const char *key, *value; } named[] = {
 		{ "op", w.op }, { "backward_node", w.backward }, { "hlo_op", w.hlo_op }, { "op_name", w.op_name },
 		{ "hlo_module", w.module }, { "source", w.source }, { "source_line", w.line },

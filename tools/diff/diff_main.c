@@ -69,7 +69,8 @@ static int compare_files(const struct diff_cli *c, const char *a, const char *b)
 
 	if (ktrace_tm_load(&ta, a, c->o.allow_truncated, err, sizeof err))
 		return ktrace_cli_fail("ktrace-diff", err);
-	if (ktrace_tm_load(&tb, b, c->o.allow_truncated, err, sizeof err)) {
+	/* a trace against itself, or a copy of it: loaded once */
+	if (!ktrace_tm_share_same(&tb, &ta, b) && ktrace_tm_load(&tb, b, c->o.allow_truncated, err, sizeof err)) {
 		ktrace_tm_free(&ta);
 		return ktrace_cli_fail("ktrace-diff", err);
 	}
@@ -88,8 +89,8 @@ static int compare_files(const struct diff_cli *c, const char *a, const char *b)
 		}
 		ktrace_diff_result_free(&r);
 	}
-	ktrace_tm_free(&ta);
 	ktrace_tm_free(&tb);
+	ktrace_tm_free(&ta);
 	return status;
 }
 

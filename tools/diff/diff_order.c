@@ -503,7 +503,7 @@ static enum sync_point sync_point(const struct tm_op *p)
 static const struct ktrace_graph_ref *item_graph(const struct diff_order *o, const struct item *it)
 {
 	if (it->kind == ITEM_LAUNCH)
-		return (o->t->launches[it->idx].flags & KTRACE_LAUNCHF_GRAPH) ? &o->t->launches[it->idx].graph : NULL;
+		return (o->t->launches[it->idx].flags & KTRACE_LAUNCHF_GRAPH) ? ktrace_tm_graph_ref(&o->t->launches[it->idx]) : NULL;
 	if (it->kind == ITEM_OP)
 		return (o->t->ops[it->idx].flags & KTRACE_COPYF_GRAPH) ? &o->t->ops[it->idx].graph : NULL;
 	return NULL;
@@ -783,7 +783,7 @@ static uint64_t writer_seq(const struct diff_order *o, const struct writer *w)
 static const struct ktrace_graph_ref *writer_graph(const struct diff_order *o, const struct writer *w)
 {
 	if (w->is_launch)
-		return (o->t->launches[w->idx].flags & KTRACE_LAUNCHF_GRAPH) ? &o->t->launches[w->idx].graph : NULL;
+		return (o->t->launches[w->idx].flags & KTRACE_LAUNCHF_GRAPH) ? ktrace_tm_graph_ref(&o->t->launches[w->idx]) : NULL;
 	return (o->t->ops[w->idx].flags & KTRACE_COPYF_GRAPH) ? &o->t->ops[w->idx].graph : NULL;
 }
 

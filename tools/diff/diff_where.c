@@ -14,8 +14,8 @@
 
 int ktrace_diff_where(const struct tm_trace *t, const struct tm_launch *l, struct ktrace_range_where *w)
 {
-	ktrace_ranges_where(&t->ranges, &l->range, w);
-	return l->range.range != 0;
+	ktrace_ranges_where(&t->ranges, ktrace_tm_range_ref(l), w);
+	return ktrace_tm_range_ref(l)->range != 0;
 }
 
 const char *ktrace_diff_where_short(const struct diff_result *r, const struct tm_launch *la, char *buf, size_t cap)

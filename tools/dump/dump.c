@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common/value_parse.h"
 #include "format/trace_reader.h"
@@ -1059,10 +1060,14 @@ static int dump_files(void *ctx, int argc, char **argv)
 	const struct opts *o = ctx;
 	int rc = 0;
 
+	static char out_buffer[1 << 20];
+
 	if (o->record_table)
 		return ktrace_record_table_json(stdout);
 	if (!argc)
 		return ktrace_cli_usage_error("ktrace-dump", "no trace file given");
+	if (!isatty(STDOUT_FILENO)) /* a file or a pipe: written in large blocks */
+		setvbuf(stdout, out_buffer, _IOFBF, sizeof out_buffer);
 	for (int i = 0; i < argc; i++)
 		if (dump_file(o, argv[i], argc > 1))
 			rc = 2;

@@ -17,14 +17,29 @@ static void put_str(FILE *f, struct ktrace_str s)
 	ktrace_put_escaped(f, s.ptr, s.len);
 }
 
-static void put_time(const struct record_ctx *c, uint64_t t)
+static void sb_time(const struct record_ctx *c, struct ktrace_sb *sb, uint64_t t)
 {
 	if (c->have_header && t >= c->start_mono_ns) {
 		uint64_t d = t - c->start_mono_ns;
-		ktrace_putf(c->out, "t=+%llu.%09llu", ktrace_ull(d / 1000000000ull), ktrace_ull(d % 1000000000ull));
+		KTRACE_SB_LIT(sb, "t=+");
+		ktrace_sb_u64(sb, d / 1000000000ull);
+		ktrace_sb_putc(sb, '.');
+		ktrace_sb_u64_pad(sb, d % 1000000000ull, 9);
 	} else {
-		ktrace_putf(c->out, "t=%llu", ktrace_ull(t));
+		KTRACE_SB_LIT(sb, "t=");
+		ktrace_sb_u64(sb, t);
 	}
+}
+
+static void put_time(const struct record_ctx *c, uint64_t t)
+{
+	char storage[64];
+	struct ktrace_sb sb;
+
+	ktrace_sb_init(&sb, storage, sizeof storage);
+	sb_time(c, &sb, t);
+	ktrace_sb_flush(&sb, c->out);
+	ktrace_sb_free(&sb);
 }
 
 static int text_header(const struct record_ctx *c, const struct ktrace_record_prefix *p, const void *rec, size_t len)
@@ -53,140 +68,294 @@ static int text_header(const struct record_ctx *c, const struct ktrace_record_pr
 	return 0;
 }
 
-static void put_kernel_name(FILE *f, const struct ktrace_rec_kernel *k, uint64_t id)
+static void sb_str(struct ktrace_sb *sb, struct ktrace_str s)
 {
-	if (!k)
-		ktrace_putf(f, "<unknown kernel %llu>", ktrace_ull(id));
-	else if (k->demangled.len)
-		put_str(f, k->demangled);
-	else if (k->name.len)
-		put_str(f, k->name);
-	else
-		ktrace_putf(f, "<unnamed kernel %llu>", ktrace_ull(id));
+	ktrace_sb_escaped(sb, s.ptr, s.len);
 }
 
-static void put_region(const struct record_ctx *c, FILE *f, const struct ktrace_region *g)
+static void put_kernel_name(struct ktrace_sb *sb, const struct ktrace_rec_kernel *k, uint64_t id)
+{
+	if (!k)
+		ktrace_sb_printf(sb, "<unknown kernel %llu>", ktrace_ull(id));
+	else if (k->demangled.len)
+		sb_str(sb, k->demangled);
+	else if (k->name.len)
+		sb_str(sb, k->name);
+	else
+		ktrace_sb_printf(sb, "<unnamed kernel %llu>", ktrace_ull(id));
+}
+
+static void put_region(const struct record_ctx *c, struct ktrace_sb *sb, const struct ktrace_region *g)
 {
 	const char *extent = ktrace_region_extent_name(c->exactness_known, g);
 	char fl[96];
-	if (g->flags & KTRACE_REGIONF_COLL_BUFFER) /* param_offset names the COLL record and the buffer */
-		ktrace_putf(f, "    coll %u %s ptr 0x%llx ", g->param_offset >> 1, g->param_offset & 1 ? "recv" : "send",
-			ktrace_ull(g->ptr));
-	else
-		ktrace_putf(f, "    @%u ptr 0x%llx ", g->param_offset, ktrace_ull(g->ptr));
-	if (g->alloc_base)
-		ktrace_putf(f, "alloc 0x%llx+0x%llx size %llu", ktrace_ull(g->alloc_base), ktrace_ull(g->ptr - g->alloc_base),
-			ktrace_ull(g->alloc_size));
-	else
-		fputs_unlocked("alloc ?", f);
-	if (g->flags & KTRACE_REGIONF_UNHASHED || !g->hash_len) {
-		fputs_unlocked(" not hashed", f);
+	if (g->flags & KTRACE_REGIONF_COLL_BUFFER) { /* param_offset names the COLL record and the buffer */
+		ktrace_sb_printf(sb, "    coll %u %s", g->param_offset >> 1, g->param_offset & 1 ? "recv" : "send");
 	} else {
-		ktrace_putf(f, " len %llu", ktrace_ull(g->hash_len));
-		if (extent)
-			ktrace_putf(f, " %s", extent);
-		if (g->flags & KTRACE_REGIONF_PRE)
-			ktrace_putf(f, " pre %016llx", ktrace_ull(g->pre_hash));
-		else
-			fputs_unlocked(" pre -", f);
-		if (g->flags & KTRACE_REGIONF_POST)
-			ktrace_putf(f, " post %016llx", ktrace_ull(g->post_hash));
-		else
-			fputs_unlocked(" post -", f);
+		KTRACE_SB_LIT(sb, "    @");
+		ktrace_sb_u64(sb, g->param_offset);
+	}
+	KTRACE_SB_LIT(sb, " ptr 0x");
+	ktrace_sb_hex(sb, g->ptr, 1);
+	if (g->alloc_base) {
+		KTRACE_SB_LIT(sb, " alloc 0x");
+		ktrace_sb_hex(sb, g->alloc_base, 1);
+		KTRACE_SB_LIT(sb, "+0x");
+		ktrace_sb_hex(sb, g->ptr - g->alloc_base, 1);
+		KTRACE_SB_LIT(sb, " size ");
+		ktrace_sb_u64(sb, g->alloc_size);
+	} else {
+		KTRACE_SB_LIT(sb, " alloc ?");
+	}
+	if (g->flags & KTRACE_REGIONF_UNHASHED || !g->hash_len) {
+		KTRACE_SB_LIT(sb, " not hashed");
+	} else {
+		KTRACE_SB_LIT(sb, " len ");
+		ktrace_sb_u64(sb, g->hash_len);
+		if (extent) {
+			ktrace_sb_putc(sb, ' ');
+			ktrace_sb_puts(sb, extent);
+		}
+		if (g->flags & KTRACE_REGIONF_PRE) {
+			KTRACE_SB_LIT(sb, " pre ");
+			ktrace_sb_hex(sb, g->pre_hash, 16);
+		} else {
+			KTRACE_SB_LIT(sb, " pre -");
+		}
+		if (g->flags & KTRACE_REGIONF_POST) {
+			KTRACE_SB_LIT(sb, " post ");
+			ktrace_sb_hex(sb, g->post_hash, 16);
+		} else {
+			KTRACE_SB_LIT(sb, " post -");
+		}
 	}
 	uint16_t extra = g->flags & (uint16_t)~(KTRACE_REGIONF_PRE | KTRACE_REGIONF_POST | KTRACE_REGIONF_UNHASHED |
 						 KTRACE_REGIONF_EXACT | KTRACE_REGIONF_SIGNATURE);
 	if (extra)
-		ktrace_putf(f, " (%s)", ktrace_flag_names(extra, ktrace_region_flag_name, fl, sizeof fl, ","));
+		ktrace_sb_printf(sb, " (%s)", ktrace_flag_names(extra, ktrace_region_flag_name, fl, sizeof fl, ","));
 	if (ktrace_region_out(g))
-		fputs_unlocked(" [OUT]", f);
-	putc_unlocked('\n', f);
+		ktrace_sb_puts(sb, " [OUT]");
+	ktrace_sb_putc(sb, '\n');
 }
 
+/* What every launch of a kernel repeats, formatted once per kernel: its name
+ * as the launch line shows it, and each parameter's "  arg N name (type) = ".
+ * A slot per kernel id, valid while the kernel's names and parameter table
+ * are byte-for-byte those it was made from. */
+#define KERNEL_TEXT_SLOTS 256
+struct kernel_text {
+	uint8_t *key;		/* name, demangled and params_raw it was made from, one after another */
+	size_t key_len;
+	int used;
+	struct ktrace_sb text;	/* the name, then each parameter's prefix */
+	size_t name_end;
+	size_t *arg_end;	/* where parameter i's prefix ends */
+};
+
+static int kernel_text_matches(const struct kernel_text *t, const struct ktrace_rec_kernel *k)
+{
+	const uint8_t *key = t->key;
+
+	return t->used && t->key_len == (size_t)k->name.len + k->demangled.len + k->params_raw_len &&
+	       !memcmp(key, k->name.ptr, k->name.len) && !memcmp(key + k->name.len, k->demangled.ptr, k->demangled.len) &&
+	       !memcmp(key + k->name.len + k->demangled.len, k->params_raw, k->params_raw_len);
+}
+
+static void arg_prefix(struct ktrace_sb *sb, const struct ktrace_param_desc *d)
+{
+	KTRACE_SB_LIT(sb, "  arg ");
+	ktrace_sb_u64(sb, d->ordinal);
+	ktrace_sb_putc(sb, ' ');
+	if (d->name.len) {
+		sb_str(sb, d->name);
+	} else {
+		KTRACE_SB_LIT(sb, "arg");
+		ktrace_sb_u64(sb, d->ordinal);
+	}
+	if (d->type.len) {
+		KTRACE_SB_LIT(sb, " (");
+		sb_str(sb, d->type);
+		ktrace_sb_putc(sb, ')');
+	}
+	KTRACE_SB_LIT(sb, " = ");
+}
+
+/* The kernel's text (NULL when memory ran out). */
+static const struct kernel_text *kernel_text(const struct ktrace_rec_kernel *k)
+{
+	static _Thread_local struct kernel_text slots[KERNEL_TEXT_SLOTS];
+	struct kernel_text *t = &slots[k->kernel_id % KERNEL_TEXT_SLOTS];
+	size_t key_len = (size_t)k->name.len + k->demangled.len + k->params_raw_len;
+
+	if (kernel_text_matches(t, k))
+		return t;
+	t->used = 0;
+	free(t->key);
+	free(t->arg_end);
+	t->key = malloc(key_len ? key_len : 1);
+	t->arg_end = malloc((k->nparams ? k->nparams : 1) * sizeof *t->arg_end);
+	t->text.len = 0;
+	put_kernel_name(&t->text, k, k->kernel_id);
+	t->name_end = t->text.len;
+	for (uint32_t i = 0; t->arg_end && i < k->nparams; i++) {
+		struct ktrace_param_desc d;
+		if (!ktrace_kernel_param(k, i, &d))
+			arg_prefix(&t->text, &d);
+		t->arg_end[i] = t->text.len;
+	}
+	if (!t->key || !t->arg_end || t->text.oom) {
+		ktrace_sb_free(&t->text);
+		return NULL;
+	}
+	memcpy(t->key, k->name.ptr, k->name.len);
+	memcpy(t->key + k->name.len, k->demangled.ptr, k->demangled.len);
+	memcpy(t->key + k->name.len + k->demangled.len, k->params_raw, k->params_raw_len);
+	t->key_len = key_len;
+	t->used = 1;
+	return t;
+}
+
+/* " 4x1x1": a grid, block or cluster shape. */
+static void sb_dim3(struct ktrace_sb *sb, const uint32_t d[3])
+{
+	ktrace_sb_putc(sb, ' ');
+	ktrace_sb_u64(sb, d[0]);
+	ktrace_sb_putc(sb, 'x');
+	ktrace_sb_u64(sb, d[1]);
+	ktrace_sb_putc(sb, 'x');
+	ktrace_sb_u64(sb, d[2]);
+}
+
+/* A launch's first lines: what, when, which kernel, its shape and stream. */
+static void launch_head(const struct record_ctx *c, struct ktrace_sb *sb, const struct ktrace_record_prefix *p,
+			const struct ktrace_rec_launch *l, const struct ktrace_rec_kernel *k,
+			const struct kernel_text *kt)
+{
+	char fl[160];
+	KTRACE_SB_LIT(sb, "launch op ");
+	ktrace_sb_u64(sb, l->launch_seq);
+	KTRACE_SB_LIT(sb, " seq ");
+	ktrace_sb_u64(sb, p->seq);
+	ktrace_sb_putc(sb, ' ');
+	sb_time(c, sb, p->time_ns);
+	KTRACE_SB_LIT(sb, " kernel ");
+	ktrace_sb_u64(sb, l->kernel_id);
+	ktrace_sb_putc(sb, ' ');
+	if (kt)
+		ktrace_sb_put(sb, kt->text.buf, kt->name_end);
+	else
+		put_kernel_name(sb, k, l->kernel_id);
+	KTRACE_SB_LIT(sb, "\n  grid");
+	sb_dim3(sb, l->grid);
+	KTRACE_SB_LIT(sb, " block");
+	sb_dim3(sb, l->block);
+	if (l->cluster[0] || l->cluster[1] || l->cluster[2]) {
+		KTRACE_SB_LIT(sb, " cluster");
+		sb_dim3(sb, l->cluster);
+	}
+	KTRACE_SB_LIT(sb, " smem ");
+	ktrace_sb_u64(sb, l->shared_mem);
+	KTRACE_SB_LIT(sb, " stream 0x");
+	ktrace_sb_hex(sb, l->stream, 1);
+	KTRACE_SB_LIT(sb, " ctx 0x");
+	ktrace_sb_hex(sb, l->context, 1);
+	KTRACE_SB_LIT(sb, " dev ");
+	ktrace_sb_i64(sb, l->device);
+	KTRACE_SB_LIT(sb, " tid ");
+	ktrace_sb_u64(sb, l->tid);
+	KTRACE_SB_LIT(sb, " api ");
+	ktrace_sb_puts(sb, ktrace_launch_api_name(l->api));
+	if (l->result)
+		ktrace_sb_printf(sb, " result %d", l->result);
+	if (l->flags)
+		ktrace_sb_printf(sb, " flags %s", ktrace_flag_names(l->flags, ktrace_launch_flag_name, fl, sizeof fl, ","));
+	ktrace_sb_putc(sb, '\n');
+	if (l->flags & (KTRACE_LAUNCHF_GRAPH | KTRACE_LAUNCHF_GRAPH_ITER | KTRACE_LAUNCHF_RANGE)) {
+		ktrace_sb_flush(sb, c->out); /* these write to the FILE themselves */
+		if (l->flags & KTRACE_LAUNCHF_GRAPH)
+			ktrace_dump_text_graph_ref(c->out, &l->graph);
+		if (l->flags & KTRACE_LAUNCHF_GRAPH_ITER)
+			ktrace_dump_text_graph_iter(c->out, &l->graph);
+		if (l->flags & KTRACE_LAUNCHF_RANGE)
+			ktrace_dump_text_range_ref(c->out, c, &l->range);
+	}
+	uint32_t unv = ktrace_unv_record_mask(l);
+	if (unv) {
+		char why[512];
+		ktrace_sb_printf(sb, "  unverifiable: %s\n", ktrace_unv_record_text(l, unv, why, sizeof why));
+	}
+}
+
+/* One argument's line (its prefix from the kernel's text, else made now),
+ * then the regions of its pointer not shown yet (used[r] marks them). */
+static void launch_arg(const struct record_ctx *c, struct ktrace_sb *sb, const struct ktrace_rec_launch *l,
+		       const struct ktrace_param_desc *d, const char *prefix, size_t prefix_len, unsigned char *used)
+{
+	if (prefix)
+		ktrace_sb_put(sb, prefix, prefix_len);
+	else
+		arg_prefix(sb, d);
+	ktrace_sb_param_value(sb, d, l->param_bytes, l->param_bytes_len, 0);
+	if (d->flags & KTRACE_PARAMF_SCRATCH)
+		KTRACE_SB_LIT(sb, " [scratch]");
+	ktrace_sb_putc(sb, '\n');
+	for (uint32_t r = 0; r < l->nregions; r++) {
+		struct ktrace_region g;
+		ktrace_launch_region(l, r, &g);
+		if (g.ordinal != d->ordinal || (used && used[r]))
+			continue;
+		if (used)
+			used[r] = 1;
+		put_region(c, sb, &g);
+	}
+}
+
+/* A launch's block, formatted in memory and written at once. */
 static int text_launch(const struct record_ctx *c, const struct ktrace_record_prefix *p, const void *rec, size_t len,
 		       const struct ktrace_rec_kernel *k)
 {
+	static _Thread_local struct ktrace_sb sb;
 	struct ktrace_rec_launch l;
+	unsigned char few[64], *used = few;
 	if (ktrace_decode_launch(rec, len, &l))
 		return -1;
-	FILE *f = c->out;
-	char fl[160];
-	ktrace_putf(f, "launch op %llu seq %llu ", ktrace_ull(l.launch_seq), ktrace_ull(p->seq));
-	put_time(c, p->time_ns);
-	ktrace_putf(f, " kernel %llu ", ktrace_ull(l.kernel_id));
-	put_kernel_name(f, k, l.kernel_id);
-	ktrace_putf(f, "\n  grid %ux%ux%u block %ux%ux%u", l.grid[0], l.grid[1], l.grid[2], l.block[0], l.block[1],
-		l.block[2]);
-	if (l.cluster[0] || l.cluster[1] || l.cluster[2])
-		ktrace_putf(f, " cluster %ux%ux%u", l.cluster[0], l.cluster[1], l.cluster[2]);
-	ktrace_putf(f, " smem %u stream 0x%llx ctx 0x%llx dev %d tid %u api %s", l.shared_mem, ktrace_ull(l.stream),
-		ktrace_ull(l.context), l.device, l.tid, ktrace_launch_api_name(l.api));
-	if (l.result)
-		ktrace_putf(f, " result %d", l.result);
-	if (l.flags)
-		ktrace_putf(f, " flags %s", ktrace_flag_names(l.flags, ktrace_launch_flag_name, fl, sizeof fl, ","));
-	putc_unlocked('\n', f);
-	if (l.flags & KTRACE_LAUNCHF_GRAPH)
-		ktrace_dump_text_graph_ref(f, &l.graph);
-	if (l.flags & KTRACE_LAUNCHF_GRAPH_ITER)
-		ktrace_dump_text_graph_iter(f, &l.graph);
-	if (l.flags & KTRACE_LAUNCHF_RANGE)
-		ktrace_dump_text_range_ref(f, c, &l.range);
-	uint32_t unv = ktrace_unv_record_mask(&l);
-	if (unv) {
-		char why[512];
-		ktrace_putf(f, "  unverifiable: %s\n", ktrace_unv_record_text(&l, unv, why, sizeof why));
-	}
+	const struct kernel_text *kt = k ? kernel_text(k) : NULL;
+	sb.len = 0;
+	launch_head(c, &sb, p, &l, k, kt);
 
 	uint32_t nparams = k ? k->nparams : 0;
-	unsigned char *used = NULL;
-	if (l.nregions)
+	if (l.nregions > sizeof few)
 		used = calloc(l.nregions, 1);
+	else
+		memset(few, 0, l.nregions);
 	for (uint32_t i = 0; i < nparams; i++) {
 		struct ktrace_param_desc d;
-		char val[512];
-		if (ktrace_kernel_param(k, i, &d))
-			continue;
-		ktrace_putf(f, "  arg %u ", d.ordinal);
-		if (d.name.len)
-			put_str(f, d.name);
-		else
-			ktrace_putf(f, "arg%u", d.ordinal);
-		if (d.type.len) {
-			fputs_unlocked(" (", f);
-			put_str(f, d.type);
-			putc_unlocked(')', f);
-		}
-		ktrace_putf(f, " = %s", ktrace_param_value(&d, l.param_bytes, l.param_bytes_len, 0, val, sizeof val));
-		if (d.flags & KTRACE_PARAMF_SCRATCH)
-			fputs_unlocked(" [scratch]", f);
-		putc_unlocked('\n', f);
-		for (uint32_t r = 0; r < l.nregions; r++) {
-			struct ktrace_region g;
-			ktrace_launch_region(&l, r, &g);
-			if (g.ordinal != d.ordinal || (used && used[r]))
-				continue;
-			if (used)
-				used[r] = 1;
-			put_region(c, f, &g);
-		}
+		size_t from = !kt ? 0 : i ? kt->arg_end[i - 1] : kt->name_end;
+		if (!ktrace_kernel_param(k, i, &d))
+			launch_arg(c, &sb, &l, &d, kt ? kt->text.buf + from : NULL, kt ? kt->arg_end[i] - from : 0, used);
 	}
 	if (!nparams && l.param_bytes_len) {
-		ktrace_putf(f, "  params (%u bytes, layout unknown): ", l.param_bytes_len);
-		ktrace_put_hex(f, l.param_bytes, l.param_bytes_len);
-		putc_unlocked('\n', f);
+		ktrace_sb_printf(&sb, "  params (%u bytes, layout unknown): ", l.param_bytes_len);
+		ktrace_sb_hex_bytes(&sb, l.param_bytes, l.param_bytes_len);
+		ktrace_sb_putc(&sb, '\n');
 	}
 	int header = 0;
 	for (uint32_t r = 0; r < l.nregions; r++) {
 		if (used && used[r])
 			continue;
 		if (!header++)
-			fputs_unlocked("  regions without a known parameter:\n", f);
+			ktrace_sb_puts(&sb, "  regions without a known parameter:\n");
 		struct ktrace_region g;
 		ktrace_launch_region(&l, r, &g);
-		put_region(c, f, &g);
+		put_region(c, &sb, &g);
 	}
-	free(used);
+	if (used != few)
+		free(used);
+	ktrace_sb_flush(&sb, c->out);
+	if (sb.oom) {
+		ktrace_sb_free(&sb);
+		return -1;
+	}
 	return 0;
 }
 

@@ -166,7 +166,8 @@ void ktrace_export_launch_args(struct json_writer *w, const struct ktrace_ranges
 	KTRACE_JSON_MEMBERS(w, JSON_U64("shared_mem", l->shared_mem), JSON_HEX("stream", l->stream),
 			    JSON_HEX("context", l->context), JSON_I64("device", l->device), JSON_U64("tid", l->tid));
 	ktrace_json_names(w, "launch_flags", ktrace_flag_names(l->flags, ktrace_launch_flag_name, flags, sizeof flags, ","));
-	put_refs(w, ranges, l->result, (l->flags & KTRACE_LAUNCHF_GRAPH) != 0, &l->graph, &l->range);
+	put_refs(w, ranges, l->result, (l->flags & KTRACE_LAUNCHF_GRAPH) != 0, ktrace_tm_graph_ref(l),
+		 ktrace_tm_range_ref(l));
 	written_names(l, out, sizeof out);
 	if (*out)
 		ktrace_json_names(w, "out", out);

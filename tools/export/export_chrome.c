@@ -396,7 +396,7 @@ static void emit_launch(struct exporter *x, const struct tm_launch *l)
 	if (!h)
 		return;
 	int64_t hs = place(h, rel(x, l->time_ns), EXPORT_HOST_SLICE_NS);
-	host_call_ranges(x, h, &l->range, hs);
+	host_call_ranges(x, h, ktrace_tm_range_ref(l), hs);
 	if (x->pass == 2) {
 		begin_slice(x, api_name(l->api), "cuda_api", h, hs, EXPORT_HOST_SLICE_NS);
 		ktrace_export_launch_args(&x->w, &x->t->ranges, l, NULL, NULL);
@@ -407,7 +407,7 @@ static void emit_launch(struct exporter *x, const struct tm_launch *l)
 	if (l->result || (l->flags & KTRACE_LAUNCHF_CAPTURING) ||
 	    !(g = gpu_track(x, l->device, l->context, launch_stream(l), l->tid)))
 		return;
-	struct export_measure me = measure(x, l->seq, (l->flags & KTRACE_LAUNCHF_GRAPH) != 0, &l->graph);
+	struct export_measure me = measure(x, l->seq, (l->flags & KTRACE_LAUNCHF_GRAPH) != 0, ktrace_tm_graph_ref(l));
 	if (!(s = gpu_slot(x, g, hs, &me)))
 		return;
 	graph_launch_slice(x, g, s);

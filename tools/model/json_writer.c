@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tools/model/strbuf.h"
 #include "tools/model/value.h"
 
 void ktrace_json_init(struct json_writer *w, FILE *f, enum json_style style)
@@ -50,14 +51,14 @@ static inline void out_n(struct json_writer *w, const void *p, size_t n)
 	if (!w->f) {
 		if (w->cap - w->len < n && !grow(w, n))
 			return;
-		memcpy(w->buf + w->len, p, n);
+		ktrace_sb_copy(w->buf + w->len, p, n);
 		w->len += n;
 	} else {
 		fwrite_unlocked(p, 1, n, w->f);
 	}
 }
 
-static inline void out_c(struct json_writer *w, char c)
+static inline __attribute__((always_inline)) void out_c(struct json_writer *w, char c)
 {
 	if (!w->f && w->len < w->cap)
 		w->buf[w->len++] = c;
@@ -110,6 +111,18 @@ static void put_key(struct json_writer *w, const char *key)
 	size_t k = strlen(key), t = w->style == JSON_COMPACT ? 2 : 3;
 	char *p;
 
+	if (!w->f && w->style == JSON_COMPACT && w->brk < 0 && !w->after_key &&
+	    (w->cap - w->len >= k + 4 || grow(w, k + 4))) {
+		/* memory, compact: the separator and the key in one go */
+		p = w->buf + w->len;
+		if (w->count[w->depth]++)
+			*p++ = ',';
+		*p = '"';
+		ktrace_sb_copy(p + 1, key, k);
+		memcpy(p + 1 + k, "\":", 2);
+		w->len = (size_t)(p + 3 + k - w->buf);
+		return;
+	}
 	sep(w);
 	if (w->f || (w->cap - w->len < k + t + 1 && !grow(w, k + t + 1))) {
 		out_c(w, '"');
@@ -177,6 +190,33 @@ void ktrace_json_break(struct json_writer *w, int indent)
 	w->brk = indent < 0 ? 0 : indent;
 }
 
+/* The length of the run of bytes at u (n of them) that a JSON string holds
+ * as they are: printable ASCII other than '"' and '\\', 8 bytes a step. */
+static size_t plain_run(const unsigned char *u, size_t n)
+{
+	const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
+	size_t i = 0;
+
+	for (; i + 8 <= n; i += 8) {
+		uint64_t x, x7, q, b, bad;
+
+		memcpy(&x, u + i, 8);
+		x7 = x & ~highs; /* each byte's low 7 bits: no carry crosses a byte below */
+		q = x7 ^ (ones * '"');
+		b = x7 ^ (ones * '\\');
+		bad = x & highs;			/* >= 0x80 */
+		bad |= ~(x7 + ones * 0x60) & highs;	/* < 0x20 */
+		bad |= (x7 + ones) & highs;		/* 0x7f */
+		bad |= ~((q + ones * 0x7f) | q) & highs; /* '"' */
+		bad |= ~((b + ones * 0x7f) | b) & highs; /* '\\' */
+		if (bad)
+			break;
+	}
+	while (i < n && u[i] >= 0x20 && u[i] < 0x7f && u[i] != '"' && u[i] != '\\')
+		i++;
+	return i;
+}
+
 /* s[0..n) as a JSON string: quotes, backslashes and control characters
  * escaped, bytes that are not valid UTF-8 as U+FFFD. */
 static void put_string(struct json_writer *w, const char *s, size_t n)
@@ -189,10 +229,8 @@ static void put_string(struct json_writer *w, const char *s, size_t n)
 		size_t l;
 
 		if (c >= 0x20 && c < 0x7f && c != '"' && c != '\\') {
-			size_t j = i + 1; /* a run of printable ASCII goes out as it is */
+			size_t j = i + 1 + plain_run(u + i + 1, n - i - 1); /* printable ASCII goes out as it is */
 
-			while (j < n && u[j] >= 0x20 && u[j] < 0x7f && u[j] != '"' && u[j] != '\\')
-				j++;
 			out_n(w, u + i, j - i);
 			i = j;
 		} else if (c == '"' || c == '\\') {
@@ -237,14 +275,10 @@ void ktrace_json_str(struct json_writer *w, const char *key, const char *s)
 
 static void put_u64(struct json_writer *w, uint64_t v)
 {
-	char b[24];
-	char *p = b + sizeof b;
+	char b[20];
+	size_t n = ktrace_fmt_u64(b, v);
 
-	do {
-		*--p = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
-	out_n(w, p, (size_t)(b + sizeof b - p));
+	out_n(w, b + 20 - n, n);
 }
 
 void ktrace_json_u64(struct json_writer *w, const char *key, uint64_t v)
@@ -282,13 +316,9 @@ static const char hex_digits[] = "0123456789abcdef";
 static void put_hex(struct json_writer *w, uint64_t v, int width)
 {
 	char b[16];
-	int n = 0;
+	size_t n = ktrace_fmt_hex(b, v, width);
 
-	do {
-		b[15 - n++] = hex_digits[v & 15];
-		v >>= 4;
-	} while (v || n < width);
-	out_n(w, b + 16 - n, (size_t)n);
+	out_n(w, b + 16 - n, n);
 }
 
 void ktrace_json_hex(struct json_writer *w, const char *key, uint64_t v)
@@ -323,9 +353,19 @@ void ktrace_json_hex_bytes(struct json_writer *w, const char *key, const uint8_t
 {
 	member(w, key);
 	out_c(w, '"');
-	for (size_t i = 0; i < n; i++) {
-		out_c(w, hex_digits[p[i] >> 4]);
-		out_c(w, hex_digits[p[i] & 15]);
+	if (!w->f && (w->cap - w->len >= 2 * n || grow(w, 2 * n))) {
+		char *o = w->buf + w->len;
+
+		for (size_t i = 0; i < n; i++) {
+			o[2 * i] = hex_digits[p[i] >> 4];
+			o[2 * i + 1] = hex_digits[p[i] & 15];
+		}
+		w->len += 2 * n;
+	} else {
+		for (size_t i = 0; i < n; i++) {
+			out_c(w, hex_digits[p[i] >> 4]);
+			out_c(w, hex_digits[p[i] & 15]);
+		}
 	}
 	out_c(w, '"');
 }

@@ -25,6 +25,45 @@ static void json_rstr(struct json_writer *w, const char *key, struct ktrace_str 
 	ktrace_json_strn(w, key, s.ptr, s.len);
 }
 
+/* A string member of a kernel or of the file that every launch repeats: the
+ * JSON of the last few kept (with the bytes they are of, compared each time). */
+#define STR_SLOTS 64
+#define STR_SLOT_MAX 256
+static void json_rstr_kept(struct json_writer *w, const char *key, const char *p, size_t n)
+{
+	static _Thread_local struct {
+		size_t n, json_len;
+		char raw[STR_SLOT_MAX];
+		char json[STR_SLOT_MAX];
+	} slots[STR_SLOTS];
+	unsigned h = (unsigned)(((uintptr_t)p * 0x9e3779b97f4a7c15ull + n) >> 11) % STR_SLOTS;
+
+	if (n > STR_SLOT_MAX) {
+		ktrace_json_strn(w, key, p, n);
+		return;
+	}
+	if (slots[h].n != n || !slots[h].json_len || memcmp(slots[h].raw, p, n)) {
+		struct json_writer tw;
+
+		slots[h].json_len = 0;
+		ktrace_json_init_mem(&tw, JSON_COMPACT, NULL, 0);
+		ktrace_json_strn(&tw, NULL, p, n);
+		if (!tw.oom && tw.len < STR_SLOT_MAX) {
+			memcpy(slots[h].raw, p, n);
+			memcpy(slots[h].json, tw.buf, tw.len);
+			slots[h].json[tw.len] = '\0';
+			slots[h].n = n;
+			slots[h].json_len = tw.len;
+		}
+		free(tw.buf);
+		if (!slots[h].json_len) {
+			ktrace_json_strn(w, key, p, n);
+			return;
+		}
+	}
+	ktrace_json_raw(w, key, slots[h].json);
+}
+
 /* A string member, or null without one. */
 static void json_str_or_null(struct json_writer *w, const char *key, const char *s)
 {
@@ -34,14 +73,46 @@ static void json_str_or_null(struct json_writer *w, const char *key, const char 
 		ktrace_json_null(w, key);
 }
 
+/* Flags as an array of their names: the JSON of the last few (names, value)
+ * kept, a dump writing the same few flag sets millions of times. */
+#define FLAGS_SLOTS 64
+static void json_flags(struct json_writer *w, const char *key, uint64_t v, const char *(*names)(uint32_t bit))
+{
+	static _Thread_local struct {
+		const char *(*names)(uint32_t bit);
+		uint64_t v;
+		char json[200];
+	} slots[FLAGS_SLOTS];
+	unsigned h = (unsigned)((v * 0x9e3779b97f4a7c15ull + (uintptr_t)names) >> 7) % FLAGS_SLOTS;
+	char text[512];
+
+	if (slots[h].names != names || slots[h].v != v) {
+		struct json_writer tw;
+
+		ktrace_json_init_mem(&tw, JSON_COMPACT, NULL, 0);
+		ktrace_json_names(&tw, NULL, ktrace_flag_names(v, names, text, sizeof text, ","));
+		slots[h].names = NULL;
+		if (!tw.oom && tw.len < sizeof slots[h].json) {
+			memcpy(slots[h].json, tw.buf, tw.len);
+			slots[h].json[tw.len] = '\0';
+			slots[h].names = names;
+			slots[h].v = v;
+		}
+		free(tw.buf);
+		if (!slots[h].names) {
+			ktrace_json_names(w, key, ktrace_flag_names(v, names, text, sizeof text, ","));
+			return;
+		}
+	}
+	ktrace_json_raw(w, key, slots[h].json);
+}
+
 static void json_region(const struct record_ctx *c, struct json_writer *w, const struct ktrace_region *g)
 {
-	char fl[96];
-
 	ktrace_json_object(w, NULL);
 	ktrace_json_u64(w, "param_offset", g->param_offset);
 	ktrace_json_u64(w, "ordinal", g->ordinal);
-	ktrace_json_names(w, "flags", ktrace_flag_names(g->flags, ktrace_region_flag_name, fl, sizeof fl, ","));
+	json_flags(w, "flags", g->flags, ktrace_region_flag_name);
 	KTRACE_JSON_MEMBERS(w, JSON_HEX("ptr", g->ptr), JSON_HEX("alloc_base", g->alloc_base),
 			    JSON_U64("alloc_size", g->alloc_size), JSON_U64("hash_len", g->hash_len));
 	json_str_or_null(w, "extent", ktrace_region_extent_name(c->exactness_known, g));
@@ -207,7 +278,8 @@ static void json_kernel_names(struct json_writer *w, const struct ktrace_rec_ker
 {
 	/* as every tool names a kernel it refers to: the name the reports print, and the symbol */
 	if (k)
-		json_rstr(w, "kernel", k->demangled.len ? k->demangled : k->name);
+		json_rstr_kept(w, "kernel", (k->demangled.len ? k->demangled : k->name).ptr,
+			       (k->demangled.len ? k->demangled : k->name).len);
 	else
 		ktrace_json_null(w, "kernel");
 }
@@ -443,7 +515,7 @@ static int json_hook(const struct record_ctx *c, struct json_writer *w, enum ktr
 	case KT_HOOK_KERNEL_NAME: json_kernel_names(w, k); return 0;
 	case KT_HOOK_KERNEL_MANGLED:
 		if (k)
-			json_rstr(w, "mangled", k->name);
+			json_rstr_kept(w, "mangled", k->name.ptr, k->name.len);
 		else
 			ktrace_json_null(w, "mangled");
 		return 0;
@@ -490,7 +562,10 @@ static void json_field(struct json_writer *w, const struct ktrace_field *fd, con
 	case KT_SHOW_DIGEST: ktrace_json_digest(w, fd->name, v); break;
 	case KT_SHOW_ENUM: ktrace_json_str(w, fd->name, fd->names((uint32_t)v)); break;
 	case KT_SHOW_FLAGS:
-		ktrace_json_names(w, fd->name, ktrace_flag_names(v, fd->names, names, sizeof names, ","));
+		if (fd->names)
+			json_flags(w, fd->name, v, fd->names);
+		else
+			ktrace_json_names(w, fd->name, ktrace_flag_names(v, fd->names, names, sizeof names, ","));
 		break;
 	case KT_SHOW_STR: json_rstr(w, fd->name, ktrace_field_str(fd, u)); break;
 	case KT_SHOW_SHAPE:
@@ -544,7 +619,7 @@ static void json_head(const struct record_ctx *c, struct json_writer *w, const s
 
 		ktrace_json_names(w, "record_flags", ktrace_flag_names(p->flags, NULL, fl, sizeof fl, ","));
 	}
-	ktrace_json_str(w, "file", c->file);
+	json_rstr_kept(w, "file", c->file ? c->file : "", c->file ? strlen(c->file) : 0);
 }
 
 int ktrace_record_json(const struct record_ctx *c, const struct ktrace_record_prefix *p, const void *rec,

@@ -15,6 +15,8 @@
 #include "format/trace_reader.h"
 #include "tools/model/array.h"
 
+const struct tm_refs ktrace_tm_no_refs;
+
 /* ---- arena ------------------------------------------------------------- */
 
 struct tm_arena_block {
@@ -269,12 +271,19 @@ static int take_launch(struct load_state *s, const void *rec, size_t len, uint64
 	*o = (struct tm_launch){ .seq = l.launch_seq, .rec_seq = seq, .time_ns = s->time_ns, .kernel_id = l.kernel_id,
 				 .context = l.context, .stream = l.stream, .tid = l.tid, .device = l.device, .api = l.api,
 				 .flags = l.flags, .shared_mem = l.shared_mem, .result = l.result,
-				 .hash_skip = l.hash_skip, .param_bytes_len = l.param_bytes_len, .graph = l.graph };
+				 .hash_skip = l.hash_skip, .param_bytes_len = l.param_bytes_len };
 	memcpy(o->grid, l.grid, sizeof o->grid);
 	memcpy(o->block, l.block, sizeof o->block);
 	memcpy(o->cluster, l.cluster, sizeof o->cluster);
-	if (l.flags & KTRACE_LAUNCHF_RANGE)
-		o->range = l.range;
+	if (l.flags & (KTRACE_LAUNCHF_GRAPH | KTRACE_LAUNCHF_RANGE)) {
+		struct tm_refs *refs = arena_alloc(t, sizeof *refs);
+		if (!refs)
+			return oom(s);
+		*refs = (struct tm_refs){ .graph = l.graph };
+		if (l.flags & KTRACE_LAUNCHF_RANGE)
+			refs->range = l.range;
+		o->refs = refs;
+	}
 	o->param_bytes = arena_dup(t, l.param_bytes, l.param_bytes_len);
 	if (!o->param_bytes)
 		return oom(s);
@@ -855,6 +864,12 @@ int ktrace_tm_load(struct tm_trace *t, const char *path, int allow_truncated, ch
 
 void ktrace_tm_free(struct tm_trace *t)
 {
+	if (t->borrowed) { /* the memory is the other trace's */
+		const char *path = t->path;
+		memset(t, 0, sizeof *t);
+		t->path = path;
+		return;
+	}
 	struct tm_arena_block *b = t->arena;
 	while (b) {
 		struct tm_arena_block *n = b->next;

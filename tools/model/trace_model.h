@@ -59,6 +59,13 @@ static inline uint64_t ktrace_tm_region_key(const struct tm_region *g)
 	return (uint64_t)g->param_offset | (g->flags & KTRACE_REGIONF_COLL_BUFFER ? 1ull << 32 : 0);
 }
 
+/* A launch's node of a graph launch and its NVTX ranges: kept apart from the
+ * launch, which has them only with flag GRAPH or RANGE (most have neither). */
+struct tm_refs {
+	struct ktrace_graph_ref graph; /* flag KTRACE_LAUNCHF_GRAPH, format 1.8 */
+	struct ktrace_range_ref range; /* flag KTRACE_LAUNCHF_RANGE, format 1.9; range 0: none */
+};
+
 struct tm_launch {
 	uint64_t seq;            /* launch_seq */
 	uint64_t rec_seq;        /* record sequence number */
@@ -76,9 +83,19 @@ struct tm_launch {
 	const uint8_t *param_bytes;
 	struct tm_region *regions; /* sorted by ktrace_tm_region_key */
 	uint64_t time_ns;        /* the record's time (CLOCK_MONOTONIC; the call's, docs/format.md) */
-	struct ktrace_graph_ref graph; /* a graph launch's node (flag KTRACE_LAUNCHF_GRAPH, format 1.8) */
-	struct ktrace_range_ref range; /* its NVTX ranges (flag KTRACE_LAUNCHF_RANGE, format 1.9; range 0: none) */
+	const struct tm_refs *refs; /* its graph node and ranges; NULL: neither (ktrace_tm_graph_ref, _range_ref) */
 };
+
+/* A launch's graph node and NVTX ranges: zeros when it has none. */
+extern const struct tm_refs ktrace_tm_no_refs;
+static inline const struct ktrace_graph_ref *ktrace_tm_graph_ref(const struct tm_launch *l)
+{
+	return l->refs ? &l->refs->graph : &ktrace_tm_no_refs.graph;
+}
+static inline const struct ktrace_range_ref *ktrace_tm_range_ref(const struct tm_launch *l)
+{
+	return l->refs ? &l->refs->range : &ktrace_tm_no_refs.range;
+}
 
 enum tm_op_type { TM_OP_MEMCPY = 1, TM_OP_MEMSET = 2 };
 struct tm_op {
@@ -227,6 +244,7 @@ struct tm_trace {
 	char truncated_msg[256];
 
 	struct tm_arena_block *arena;
+	int borrowed;            /* shares another trace's memory (ktrace_tm_share_same): freed with it */
 };
 
 /* Load a whole trace.  Returns 0, or -1 with a one-line message naming the
@@ -238,6 +256,11 @@ int ktrace_tm_load(struct tm_trace *t, const char *path, int allow_truncated, ch
 int ktrace_tm_load_reader(struct tm_trace *t, struct ktrace_reader *r, const char *name, int allow_truncated, char *err,
 			  size_t errlen);
 void ktrace_tm_free(struct tm_trace *t);
+/* The trace at path_b, when its file holds the same bytes as the file a was
+ * loaded from (not truncated, not standard input): b becomes a's model under
+ * its own path, sharing a's memory (ktrace_tm_free(b) frees none of it; a must
+ * outlive b).  1: done; 0: not the same bytes, b untouched (load it). */
+int ktrace_tm_share_same(struct tm_trace *b, const struct tm_trace *a, const char *path_b);
 
 /* Name for reports: the demangled name when there is one, else the mangled
  * one, else "kernel#<id>". */

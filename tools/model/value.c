@@ -23,89 +23,18 @@ void ktrace_appendf(char *out, size_t cap, size_t *n, const char *fmt, ...)
 		*n = (size_t)k >= cap - *n ? cap - 1 : *n + (size_t)k;
 }
 
-/* v in decimal or hex, at least width digits (zero-padded), at b; its length (<= 64). */
-static size_t putf_num(char *b, uint64_t v, int hex, int neg, int width)
-{
-	char d[24], *q = d + sizeof d;
-	size_t n = 0, nd;
-
-	do {
-		*--q = hex ? "0123456789abcdef"[v & 15] : (char)('0' + v % 10);
-		v = hex ? v >> 4 : v / 10;
-	} while (v);
-	nd = (size_t)(d + sizeof d - q);
-	if (neg)
-		b[n++] = '-';
-	for (size_t z = nd + n; z < (size_t)width && n < 40; z++)
-		b[n++] = '0';
-	memcpy(b + n, q, nd);
-	return n + nd;
-}
-
-/* One conversion of ktrace_putf at *pp (after its %) into b (room for 64
- * bytes, or room for a %s string); its length, or -1: not one it formats. */
-static long putf_conv(const char **pp, va_list *ap, char *b, size_t room)
-{
-	const char *p = *pp;
-	int width = 0, ll = 0;
-
-	if (*p == '%' || *p == 'c' || *p == 's') {
-		const char *str = *p == 's' ? va_arg(*ap, const char *) : NULL;
-		size_t n = str ? strlen(str) : 1;
-
-		if (n > room || (*p == 's' && !str)) /* printf's "(null)" is left to printf */
-			return -1;
-		if (str)
-			memcpy(b, str, n);
-		else
-			b[0] = *p == '%' ? '%' : (char)va_arg(*ap, int);
-		*pp = p + 1;
-		return (long)n;
-	}
-	if (*p == '0')
-		while (*p >= '0' && *p <= '9')
-			width = width * 10 + (*p++ - '0');
-	if (p[0] == 'l' && p[1] == 'l')
-		ll = 1, p += 2;
-	*pp = p + 1;
-	if (*p == 'd') {
-		int64_t s = ll ? (int64_t)va_arg(*ap, long long) : (int64_t)va_arg(*ap, int);
-
-		return (long)putf_num(b, s < 0 ? (uint64_t)0 - (uint64_t)s : (uint64_t)s, 0, s < 0, width);
-	}
-	if (*p != 'u' && *p != 'x')
-		return -1;
-	return (long)putf_num(b, ll ? (uint64_t)va_arg(*ap, unsigned long long) : (uint64_t)va_arg(*ap, unsigned),
-			      *p == 'x', 0, width);
-}
-
 void ktrace_putf(FILE *f, const char *fmt, ...)
 {
-	va_list ap, again;
-	char b[1024];
-	size_t n = 0;
-	long k = 0;
+	char storage[1024];
+	struct ktrace_sb sb;
+	va_list ap;
 
+	ktrace_sb_init(&sb, storage, sizeof storage);
 	va_start(ap, fmt);
-	va_copy(again, ap);
-	for (const char *p = fmt; *p && k >= 0;) {
-		if (*p != '%') {
-			if (n + 64 >= sizeof b)
-				k = -1;
-			else
-				b[n++] = *p++;
-			continue;
-		}
-		p++;
-		if ((k = n + 64 < sizeof b ? putf_conv(&p, &ap, b + n, sizeof b - 64 - n) : -1) >= 0)
-			n += (size_t)k;
-	}
-	if (k >= 0)
-		fwrite_unlocked(b, 1, n, f);
-	else /* a conversion it does not format, or too long: all of it as printf does */
-		vfprintf(f, fmt, again);
-	va_end(again);
+	ktrace_sb_vprintf(&sb, fmt, ap);
 	va_end(ap);
+	ktrace_sb_flush(&sb, f);
+	ktrace_sb_free(&sb);
 }
 
 #define STRUCT_SHOW_MAX 64
@@ -177,9 +106,46 @@ static const char *fmt_num(char *out, size_t cap, const char *pre, uint64_t v, i
 	return out;
 }
 
+/* %.*g of v: printf's is slow on the values kernels take (denormals, 17
+ * digits), and a dump shows the same few scalars again and again, so the
+ * text of the last ones is kept. */
+#define FLOAT_SLOTS 32
+static void fmt_g(double v, int sig, char *out, size_t cap)
+{
+	static _Thread_local struct {
+		uint64_t bits;
+		int sig;
+		char text[32];
+	} slots[FLOAT_SLOTS];
+	uint64_t bits;
+	unsigned h;
+
+	memcpy(&bits, &v, sizeof bits);
+	h = (unsigned)((bits * 0x9e3779b97f4a7c15ull) >> 59) % FLOAT_SLOTS;
+	if (slots[h].sig != sig || slots[h].bits != bits) {
+		int n = snprintf(slots[h].text, sizeof slots[h].text, "%.*g", sig, v);
+
+		if (n < 0 || (size_t)n >= sizeof slots[h].text) {
+			slots[h].sig = 0;
+			snprintf(out, cap, "%.*g", sig, v);
+			return;
+		}
+		slots[h].bits = bits;
+		slots[h].sig = sig;
+	}
+	if (cap) { /* as snprintf would: cut to cap - 1 */
+		size_t n = strlen(slots[h].text);
+
+		n = n < cap ? n : cap - 1;
+		memcpy(out, slots[h].text, n);
+		out[n] = '\0';
+	}
+}
+
 static const char *fmt_float(double v, int sig, int json, char *out, size_t cap)
 {
-	double lim = sig >= 15 ? 1e15 : pow(10, sig);
+	static const double pow10[] = { 1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14 };
+	double lim = sig >= 15 ? 1e15 : sig >= 0 ? pow10[sig] : pow(10, sig);
 
 	if (isnan(v))
 		snprintf(out, cap, json ? "\"nan\"" : "nan");
@@ -188,7 +154,7 @@ static const char *fmt_float(double v, int sig, int json, char *out, size_t cap)
 	else if (v == floor(v) && fabs(v) < lim && !(v == 0 && signbit(v)))
 		fmt_num(out, cap, v < 0 ? "-" : "", (uint64_t)fabs(v), 0, ""); /* as %g writes an integer */
 	else
-		snprintf(out, cap, "%.*g", sig, v);
+		fmt_g(v, sig, out, cap);
 	return out;
 }
 
@@ -213,48 +179,117 @@ static const char *fmt_hex_bytes(const uint8_t *p, uint32_t n, int json, char *o
 	return out;
 }
 
-const char *ktrace_param_value(const struct ktrace_param_desc *d, const uint8_t *bytes, uint32_t nbytes, int json,
-			       char *out, size_t cap)
+/* How a scalar of n bytes with type name t is shown: decided by its type
+ * name's words, once per name and size (a small cache: a dump shows the
+ * same few parameter types millions of times). */
+enum scalar_class { SC_BF16 = 1, SC_HALF, SC_FLOAT, SC_DOUBLE, SC_INT };
+#define SC_UNSIGNED 0x10 /* SC_INT: shown unsigned */
+#define SC_UNKNOWN 0x20	 /* SC_INT: no usable type, the bits shown as well */
+
+static unsigned classify_scalar(const struct ktrace_str *t, unsigned n)
 {
-	if (d->size == 0 || d->offset > nbytes || d->size > nbytes - d->offset) {
-		snprintf(out, cap, json ? "null" : "<not captured>");
-		return out;
-	}
-	const uint8_t *p = bytes + d->offset;
-	unsigned n = d->size;
-	const struct ktrace_str *t = &d->type;
-	if (d->kind == KTRACE_PARAM_POINTER && n == 8) {
-		return fmt_num(out, cap, json ? "\"0x" : "0x", rd_le(p, 8), 1, json ? "\"" : "");
-	}
-	if (d->kind != KTRACE_PARAM_SCALAR || (n != 1 && n != 2 && n != 4 && n != 8))
-		return fmt_hex_bytes(p, n, json, out, cap);
-	uint64_t u = rd_le(p, n);
 	if (n == 2 && (type_has_word(t, "bf16") || type_has_word(t, "bfloat16")))
-		return fmt_float(bits_to_float((uint32_t)u << 16), 4, json, out, cap);
+		return SC_BF16;
 	if (n == 2 && (type_has_word(t, "fp16") || type_has_word(t, "half") || type_has_word(t, "f16")))
-		return fmt_float(half_to_float((uint16_t)u), 5, json, out, cap);
+		return SC_HALF;
 	if (n == 4 && (type_has_word(t, "float") || type_has_word(t, "fp32") || type_has_word(t, "f32")))
-		return fmt_float(bits_to_float((uint32_t)u), 9, json, out, cap);
-	if (n == 8 && (type_has_word(t, "double") || type_has_word(t, "fp64") || type_has_word(t, "f64"))) {
-		double v;
-		memcpy(&v, &u, sizeof v);
-		return fmt_float(v, 17, json, out, cap);
-	}
+		return SC_FLOAT;
+	if (n == 8 && (type_has_word(t, "double") || type_has_word(t, "fp64") || type_has_word(t, "f64")))
+		return SC_DOUBLE;
 	int known = t->len > 0 && !type_has_word(t, "fp") && !type_has_word(t, "float") &&
 		    !type_has_word(t, "double") && !type_has_word(t, "half");
 	int is_unsigned = (t->len && tolower((unsigned char)t->ptr[0]) == 'u') || type_has_word(t, "unsigned") ||
 			  type_has_word(t, "size_t") || type_has_word(t, "bool") ||
 			  (t->len == 2 && type_has_word(t, "i1"));
-	int64_t s = n == 8 ? (int64_t)u : (int64_t)(u ^ (1ull << (8 * n - 1))) - (int64_t)(1ull << (8 * n - 1));
-	if (is_unsigned || s >= 0)
-		fmt_num(out, cap, "", u, 0, "");
-	else
-		fmt_num(out, cap, "-", (uint64_t)0 - (uint64_t)s, 0, "");
-	if (!known && !json) { /* no usable type: show the bits as well */
-		size_t o = strlen(out);
-		if (o + 1 < cap)
-			fmt_num(out + o, cap - o, " (0x", u, 1, ")");
+	return SC_INT | (is_unsigned ? SC_UNSIGNED : 0) | (known ? 0 : SC_UNKNOWN);
+}
+
+#define CLASS_SLOTS 64
+#define CLASS_NAME_MAX 48
+
+static unsigned scalar_class(const struct ktrace_str *t, unsigned n)
+{
+	static _Thread_local struct {
+		char name[CLASS_NAME_MAX];
+		uint16_t len;
+		uint8_t n, cls;
+	} slots[CLASS_SLOTS];
+	/* slotted by where the name is (a kernel's record, read again and again), checked by its bytes */
+	unsigned h = (unsigned)((((uintptr_t)t->ptr + t->len) * 0x9e3779b97f4a7c15ull + n) >> 40) % CLASS_SLOTS;
+
+	if (t->len > CLASS_NAME_MAX)
+		return classify_scalar(t, n);
+	if (!slots[h].cls || slots[h].n != n || slots[h].len != t->len || memcmp(slots[h].name, t->ptr, t->len)) {
+		memcpy(slots[h].name, t->ptr, t->len);
+		slots[h].len = t->len;
+		slots[h].n = (uint8_t)n;
+		slots[h].cls = (uint8_t)classify_scalar(t, n);
 	}
+	return slots[h].cls;
+}
+
+void ktrace_sb_param_value(struct ktrace_sb *sb, const struct ktrace_param_desc *d, const uint8_t *bytes,
+			   uint32_t nbytes, int json)
+{
+	char text[KTRACE_VALUE_TEXT_MAX];
+
+	if (d->size == 0 || d->offset > nbytes || d->size > nbytes - d->offset) {
+		ktrace_sb_puts(sb, json ? "null" : "<not captured>");
+		return;
+	}
+	const uint8_t *p = bytes + d->offset;
+	unsigned n = d->size;
+	if (d->kind == KTRACE_PARAM_POINTER && n == 8) {
+		ktrace_sb_puts(sb, json ? "\"0x" : "0x");
+		ktrace_sb_hex(sb, rd_le(p, 8), 1);
+		if (json)
+			ktrace_sb_putc(sb, '"');
+		return;
+	}
+	if (d->kind != KTRACE_PARAM_SCALAR || (n != 1 && n != 2 && n != 4 && n != 8)) {
+		ktrace_sb_puts(sb, fmt_hex_bytes(p, n, json, text, sizeof text));
+		return;
+	}
+	uint64_t u = rd_le(p, n);
+	unsigned cls = scalar_class(&d->type, n);
+	double v;
+	switch (cls & 0xf) {
+	case SC_BF16: ktrace_sb_puts(sb, fmt_float(bits_to_float((uint32_t)u << 16), 4, json, text, sizeof text)); return;
+	case SC_HALF: ktrace_sb_puts(sb, fmt_float(half_to_float((uint16_t)u), 5, json, text, sizeof text)); return;
+	case SC_FLOAT: ktrace_sb_puts(sb, fmt_float(bits_to_float((uint32_t)u), 9, json, text, sizeof text)); return;
+	case SC_DOUBLE:
+		memcpy(&v, &u, sizeof v);
+		ktrace_sb_puts(sb, fmt_float(v, 17, json, text, sizeof text));
+		return;
+	default: break;
+	}
+	int64_t s = n == 8 ? (int64_t)u : (int64_t)(u ^ (1ull << (8 * n - 1))) - (int64_t)(1ull << (8 * n - 1));
+	if ((cls & SC_UNSIGNED) || s >= 0)
+		ktrace_sb_u64(sb, u);
+	else
+		ktrace_sb_i64(sb, s);
+	if ((cls & SC_UNKNOWN) && !json) { /* no usable type: show the bits as well */
+		ktrace_sb_puts(sb, " (0x");
+		ktrace_sb_hex(sb, u, 1);
+		ktrace_sb_putc(sb, ')');
+	}
+}
+
+const char *ktrace_param_value(const struct ktrace_param_desc *d, const uint8_t *bytes, uint32_t nbytes, int json,
+			       char *out, size_t cap)
+{
+	char storage[KTRACE_VALUE_TEXT_MAX];
+	struct ktrace_sb sb;
+
+	ktrace_sb_init(&sb, storage, sizeof storage);
+	ktrace_sb_param_value(&sb, d, bytes, nbytes, json);
+	if (cap) { /* as snprintf would: cut to cap - 1 */
+		size_t n = sb.len < cap ? sb.len : cap - 1;
+
+		memcpy(out, sb.buf, n);
+		out[n] = '\0';
+	}
+	ktrace_sb_free(&sb);
 	return out;
 }
 
@@ -310,31 +345,59 @@ size_t ktrace_utf8_len(const unsigned char *s, size_t n)
 	return len;
 }
 
-void ktrace_put_escaped(FILE *f, const char *s, size_t n)
+void ktrace_sb_escaped(struct ktrace_sb *sb, const char *s, size_t n)
 {
 	const unsigned char *u = (const unsigned char *)s;
 	for (size_t i = 0; i < n;) {
 		unsigned char c = u[i];
 		size_t l = c < 0x20 || c == 0x7f || c == '\\' ? 0 : ktrace_utf8_len(u + i, n - i);
-		if (c >= 0x20 && c < 0x7f && c != '\\') { /* a run of printable ASCII in one write */
+		if (c >= 0x20 && c < 0x7f && c != '\\') { /* a run of printable ASCII in one piece */
 			for (l = 1; i + l < n && u[i + l] >= 0x20 && u[i + l] < 0x7f && u[i + l] != '\\'; l++)
 				;
-			fwrite_unlocked(u + i, 1, l, f);
+			ktrace_sb_put(sb, u + i, l);
 			i += l;
 		} else if (l == 0) {
-			fprintf(f, c == '\\' ? "\\\\" : "\\x%02x", c);
+			if (c == '\\')
+				ktrace_sb_puts(sb, "\\\\");
+			else
+				ktrace_sb_printf(sb, "\\x%02x", c);
 			i++;
 		} else {
-			fwrite(u + i, 1, l, f);
+			ktrace_sb_put(sb, u + i, l);
 			i += l;
 		}
 	}
 }
 
+void ktrace_put_escaped(FILE *f, const char *s, size_t n)
+{
+	char storage[512];
+	struct ktrace_sb sb;
+
+	ktrace_sb_init(&sb, storage, sizeof storage);
+	ktrace_sb_escaped(&sb, s, n);
+	ktrace_sb_flush(&sb, f);
+	ktrace_sb_free(&sb);
+}
+
+void ktrace_sb_hex_bytes(struct ktrace_sb *sb, const uint8_t *p, size_t n)
+{
+	if (!ktrace_sb_room(sb, 2 * n))
+		return;
+	for (size_t i = 0; i < n; i++) {
+		sb->buf[sb->len++] = "0123456789abcdef"[p[i] >> 4];
+		sb->buf[sb->len++] = "0123456789abcdef"[p[i] & 15];
+	}
+}
+
 void ktrace_put_hex(FILE *f, const uint8_t *p, size_t n)
 {
-	for (size_t i = 0; i < n; i++)
-		fprintf(f, "%02x", p[i]);
+	struct ktrace_sb sb;
+
+	ktrace_sb_init(&sb, NULL, 0);
+	ktrace_sb_hex_bytes(&sb, p, n);
+	ktrace_sb_flush(&sb, f);
+	ktrace_sb_free(&sb);
 }
 
 const char *ktrace_region_extent_name(int exactness_known, const struct ktrace_region *g)

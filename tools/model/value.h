@@ -11,6 +11,7 @@
 #include <stdio.h>
 
 #include "format/ktrace_format.h"
+#include "tools/model/strbuf.h"
 
 /* Append printf's fmt to the string in out (cap > 0 bytes, *n of them used
  * so far), cutting what does not fit; *n stays below cap. */
@@ -21,6 +22,10 @@ void ktrace_appendf(char *out, size_t cap, size_t *n, const char *fmt, ...) __at
  * outside the captured parameter buffer give "<not captured>" (JSON null). */
 const char *ktrace_param_value(const struct ktrace_param_desc *d, const uint8_t *bytes, uint32_t nbytes, int json,
 			       char *out, size_t cap);
+/* The same appended to sb, as ktrace_param_value with cap KTRACE_VALUE_TEXT_MAX writes it. */
+#define KTRACE_VALUE_TEXT_MAX 512
+void ktrace_sb_param_value(struct ktrace_sb *sb, const struct ktrace_param_desc *d, const uint8_t *bytes,
+			   uint32_t nbytes, int json);
 
 /* A kernel parameter's flags (KTRACE_PARAMF_*) as their names, "const",
  * "scratch", "hidden", separated by sep, into out ("" for none); returns out. */
@@ -29,11 +34,13 @@ const char *ktrace_param_flag_names(uint32_t flags, const char *sep, char *out, 
 /* Text: valid UTF-8 as is; control bytes, backslash and invalid bytes as
  * \xNN, so that a trace cannot drive the terminal. */
 void ktrace_put_escaped(FILE *f, const char *s, size_t n);
+void ktrace_sb_escaped(struct ktrace_sb *sb, const char *s, size_t n);
 /* fprintf(f, fmt, ...) with %s, %c, %% and %d, %u, %x (ll, a 0-padded
  * width) formatted by hand and written unlocked; other formats go to vfprintf. */
 void ktrace_putf(FILE *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Bytes as lowercase hex digits. */
 void ktrace_put_hex(FILE *f, const uint8_t *p, size_t n);
+void ktrace_sb_hex_bytes(struct ktrace_sb *sb, const uint8_t *p, size_t n);
 /* The length of the valid UTF-8 sequence at s (n bytes left), 0 when invalid. */
 size_t ktrace_utf8_len(const unsigned char *s, size_t n);
 

@@ -325,6 +325,31 @@ KTPY_API size_t ktpy_rows(const struct ktpy_trace *p, int table, size_t first, s
 	return n;
 }
 
+/* One field of every row of table, size bytes at offset in the table's row
+ * struct, one after another into out (count(table) * size bytes): a column
+ * for numpy (ktrace.columns()) without a Python object per row.  Returns the
+ * number of rows, or (size_t)-1 for a field outside the row or no memory. */
+KTPY_API size_t ktpy_column(const struct ktpy_trace *p, int table, size_t offset, size_t size, void *out)
+{
+	enum { BATCH = 4096 };
+	size_t row = ktpy_row_size(table), total = ktpy_count(p, table);
+	unsigned char *rows, *o = out;
+
+	if (!row || !size || offset > row || size > row - offset)
+		return (size_t)-1;
+	if (!(rows = malloc(BATCH * row)))
+		return (size_t)-1;
+	for (size_t first = 0; first < total;) {
+		size_t n = ktpy_rows(p, table, first, BATCH, rows);
+
+		for (size_t i = 0; i < n; i++, o += size)
+			memcpy(o, rows + i * row + offset, size);
+		first += n;
+	}
+	free(rows);
+	return total;
+}
+
 /* The value of parameter j of launch i's kernel, as ktrace-dump --json writes
  * it (a JSON number, string or null), into buf; returns buf ("null" when j is
  * out of range). */
