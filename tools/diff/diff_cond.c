@@ -44,9 +44,10 @@ static struct body_runs *collect(const struct tm_trace *t, size_t *n)
 	for (size_t i = 0; i < t->nlaunches; i++) {
 		const struct tm_launch *l = &t->launches[i];
 
+		const struct ktrace_graph_ref *g = ktrace_tm_graph_ref(l);
+
 		if (l->flags & KTRACE_LAUNCHF_GRAPH_ITER)
-			v[k++] = (struct body_runs){ l->graph.exec_id, l->graph.launch, l->graph.cond_node, l->graph.body,
-						     l->graph.iterations };
+			v[k++] = (struct body_runs){ g->exec_id, g->launch, g->cond_node, g->body, g->iterations };
 	}
 	qsort(v, k, sizeof *v, cmp_body);
 	for (size_t i = 0; i < k; i++)

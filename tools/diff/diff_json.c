@@ -279,9 +279,9 @@ static void j_divergence(struct json_writer *j, const struct diff_result *r, con
 	ktrace_json_i64(j, "device", d->device);
 	ktrace_json_u64(j, "stream_index", d->stream);
 	if (d->la->flags & KTRACE_LAUNCHF_GRAPH) /* a graph launch's node; "iteration": in a conditional body */
-		ktrace_record_json_graph_ref(j, &d->la->graph);
+		ktrace_record_json_graph_ref(j, ktrace_tm_graph_ref(d->la));
 	if (d->la->flags & KTRACE_LAUNCHF_GRAPH_ITER)
-		ktrace_record_json_graph_iter(j, &d->la->graph);
+		ktrace_record_json_graph_iter(j, ktrace_tm_graph_ref(d->la));
 	j_range(j, "range_a", r->a, d->la);
 	j_range(j, "range_b", r->b, d->lb);
 	ktrace_json_str(j, "classification", ktrace_diff_class_name(d->cls));

@@ -238,11 +238,13 @@ void ktrace_diff_text_divergence(FILE *f, const struct diff_result *r, const str
 		   " in B)\n", d->la->seq, d->lb->seq, d->device, d->stream, d->la->stream, d->lb->stream);
 	fprintf(f, "  grid %ux%ux%u block %ux%ux%u\n", d->la->grid[0], d->la->grid[1], d->la->grid[2],
 		d->la->block[0], d->la->block[1], d->la->block[2]);
-	if (d->la->flags & KTRACE_LAUNCHF_GRAPH_ITER)
+	if (d->la->flags & KTRACE_LAUNCHF_GRAPH_ITER) {
+		const struct ktrace_graph_ref *ga = ktrace_tm_graph_ref(d->la), *gb = ktrace_tm_graph_ref(d->lb);
+
 		fprintf(f, "  in a conditional node's body: iteration %u (of %u in A, %u in B), graph exec %" PRIu64
-			   " node %u, body %u of node %u\n", d->la->graph.iteration, d->la->graph.iterations,
-			d->lb->graph.iterations, d->la->graph.exec_id, d->la->graph.node, d->la->graph.body,
-			d->la->graph.cond_node);
+			   " node %u, body %u of node %u\n", ga->iteration, ga->iterations, gb->iterations, ga->exec_id,
+			ga->node, ga->body, ga->cond_node);
+	}
 	ktrace_diff_text_where(f, r, d);
 	for (size_t i = 0; i < d->noutputs; i++) {
 		const struct diff_arg *a = &d->outputs[i];

@@ -82,7 +82,8 @@ static void writer_range(const struct diff_order_writer *w, uint64_t *lo, uint64
 static int same_graph_launch(const struct tm_launch *a, const struct tm_launch *b)
 {
 	return a && b && (a->flags & KTRACE_LAUNCHF_GRAPH) && (b->flags & KTRACE_LAUNCHF_GRAPH) &&
-	       a->graph.exec_id == b->graph.exec_id && a->graph.launch_seq == b->graph.launch_seq;
+	       ktrace_tm_graph_ref(a)->exec_id == ktrace_tm_graph_ref(b)->exec_id &&
+	       ktrace_tm_graph_ref(a)->launch_seq == ktrace_tm_graph_ref(b)->launch_seq;
 }
 
 /* Keep race x (the first DIFF_RACES_LISTED, and the one of the first divergence). */

@@ -275,7 +275,7 @@ static int take_launch(struct load_state *s, const void *rec, size_t len, uint64
 	memcpy(o->grid, l.grid, sizeof o->grid);
 	memcpy(o->block, l.block, sizeof o->block);
 	memcpy(o->cluster, l.cluster, sizeof o->cluster);
-	if (l.flags & (KTRACE_LAUNCHF_GRAPH | KTRACE_LAUNCHF_RANGE)) {
+	if (l.flags & (KTRACE_LAUNCHF_GRAPH | KTRACE_LAUNCHF_GRAPH_ITER | KTRACE_LAUNCHF_RANGE)) {
 		struct tm_refs *refs = arena_alloc(t, sizeof *refs);
 		if (!refs)
 			return oom(s);
