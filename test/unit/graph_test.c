@@ -386,9 +386,9 @@ static void test_nested_node_set_followed(void **state)
 	unsigned hashed = 0, launches = 0;
 
 	(void)state;
-	run_app("nested_set", "nested.ktrace", 1, 0);
-	read_recs("nested.ktrace", &x);
-	assert_int_equal(count_graph_notes(&x, NULL), 0);
+	gt_run_app("nested_set", "nested.ktrace", 1, 0);
+	gt_read_recs("nested.ktrace", &x);
+	assert_int_equal(gt_count_graph_notes(&x, NULL), 0);
 	for (size_t i = 0; i < x.n; i++) {
 		struct ktrace_rec_launch l;
 
@@ -400,7 +400,7 @@ static void test_nested_node_set_followed(void **state)
 	}
 	assert_int_equal(launches, 1);
 	assert_int_equal(hashed, 1);
-	free_recs(&x);
+	gt_free_recs(&x);
 }
 
 /* A replay run of graphs that cannot run node by node (a conditional, memory
