@@ -261,25 +261,47 @@ static uint32_t add_node(struct walker *w, CUgraphNode handle, uint32_t parent, 
 	return r->nnodes++;
 }
 
+/* The handle of value h that conditional node i uses: made on the graph
+ * holding i or, nearest first, on a graph around it.  NULL: not seen made. */
+static const struct kt_ghandle *cond_handle(const struct kt_grev *r, uint32_t i, uint64_t h)
+{
+	for (uint32_t lv = r->nodes[i].level;;) {
+		const struct kt_glevel *L = &r->levels[lv];
+
+		for (uint32_t k = 0; k < L->nhandles; k++)
+			if (L->handles[k].value == h)
+				return &L->handles[k];
+		if (L->parent == KT_GRAPH_NONE)
+			return NULL;
+		lv = r->nodes[L->parent].level;
+	}
+}
+
 /* Conditional node i: what the program made it with, and its bodies
  * walked (the driver cannot say: the graph is untraced, `conditional`). */
 static void read_conditional(struct walker *w, uint32_t i, int depth)
 {
+	struct kt_gnode *n = &w->r->nodes[i];
+	const struct kt_ghandle *h;
 	struct kt_gcond c;
 	uint32_t *levels;
 
-	if (kt_gcond_lookup(w->r->nodes[i].mirror, &c) || !(levels = calloc(c.size, sizeof(*levels)))) {
+	if (kt_gcond_lookup(n->mirror, &c) || !(levels = calloc(c.size, sizeof(*levels)))) {
 		if (!w->why)
 			w->why = KTRACE_GRAPH_UNTRACED_CONDITIONAL;
 		return;
 	}
 	w->r->ncond++;
-	w->r->nodes[i].rec.cond_handle = c.handle;
-	w->r->nodes[i].rec.cond_type = c.type;
-	w->r->nodes[i].rec.cond_size = c.size;
-	w->r->nodes[i].rec.cond_default = c.def;
-	w->r->nodes[i].rec.cond_flags = c.flags;
-	w->r->nodes[i].body_levels = levels;
+	n->rec.cond_handle = c.handle;
+	n->rec.cond_type = c.type;
+	n->rec.cond_size = c.size;
+	h = cond_handle(w->r, i, c.handle);
+	if (h) {
+		n->rec.cond_default = h->def;
+		n->rec.cond_flags = KTRACE_CONDF_DEFAULT_KNOWN |
+				    (h->flags & CU_GRAPH_COND_ASSIGN_DEFAULT ? KTRACE_CONDF_ASSIGN_DEFAULT : 0);
+	}
+	n->body_levels = levels;
 	for (uint32_t b = 0; b < c.size; b++) {
 		uint32_t lv = walk_level(w, c.bodies[b], i, depth + 1);
 
@@ -419,6 +441,8 @@ static uint32_t walk_level(struct walker *w, CUgraph g, uint32_t parent, int dep
 	}
 	lv = r->nlevels++;
 	r->levels[lv] = (struct kt_glevel){ .parent = parent, .members = members, .run = KT_GRAPH_NONE };
+	if (kt_gcond_graph_handles(g, &r->levels[lv].handles, &r->levels[lv].nhandles))
+		w->why = KTRACE_GRAPH_UNTRACED_QUERY;
 	for (size_t k = 0; k < n && !(w->why == KTRACE_GRAPH_UNTRACED_TOO_LARGE); k++) {
 		uint32_t i = add_node(w, nodes[k], parent, lv);
 
@@ -689,8 +713,10 @@ void kt_grev_release(struct kt_grev *r)
 		free(r->nodes[i].regions);
 		free(r->nodes[i].body_levels);
 	}
-	for (uint32_t i = 0; i < r->nlevels; i++)
+	for (uint32_t i = 0; i < r->nlevels; i++) {
 		free(r->levels[i].members);
+		free(r->levels[i].handles);
+	}
 	free(r->nodes);
 	free(r->levels);
 	free(r->edges);
