@@ -67,9 +67,9 @@ struct kt_glevel {
 	uint32_t body;                  /* a conditional node's body: which */
 	uint32_t run;                   /* the conditional body whose runs its nodes run in (itself, for
 	                                 * a body; a child graph's: its parent's), NONE: the top's */
-	/* a body (run == itself), when hashed: its kernel nodes' records and digests */
-	uint32_t nkern;                 /* its kernel nodes (in body_order) */
-	uint32_t first_kern;            /* the first of them in body_order */
+	/* a body (run == itself), when hashed: its nodes' records (kernel, memcpy, memset) and digests */
+	uint32_t nrecs;                 /* its recorded nodes (in body_order) */
+	uint32_t first_rec;             /* the first of them in body_order */
 	uint64_t ring_off, stride;      /* result words: its ring's slot 0, words per slot */
 	/* the conditional handles the program made on this level's graph, in creation order */
 	uint32_t nhandles;
@@ -96,9 +96,9 @@ struct kt_grev {
 	/* conditional nodes (KTRACE_GRAPH_ITERS runs of each body kept in a ring) */
 	uint32_t ncond;                 /* conditional nodes described */
 	uint32_t ring;                  /* ring slots per body */
-	uint32_t nbody_kern;            /* kernel nodes inside bodies, grouped by body */
+	uint32_t nbody_rec;             /* kernel, memcpy and memset nodes inside bodies, grouped by body */
 	uint32_t *body_order;           /* their indexes, each body's in a topological order */
-	uint64_t nseq;                  /* launch_seq numbers a launch takes: nrec + nbody_kern * ring */
+	uint64_t nseq;                  /* launch_seq numbers a launch takes: nrec + nbody_rec * ring */
 	uint64_t counters_off;          /* result words: each level's run counter, then each level's
 	                                 * ring of outer runs (ring words per level) */
 };

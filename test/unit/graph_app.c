@@ -50,6 +50,9 @@
  *                        kernels' int parameters n equal handle values (1
  *                        and 2 on the driver, which numbers handles per
  *                        graph); prints x[0..3] and y[0..3]
+ *   graph_app while_copy N  { WHILE (default N > 0) { memset z = 7 -> add_one(x)
+ *                        -> memcpy x -> y -> loop_cond(counter) } }, launched
+ *                        twice: y must be x, z all 7
  *
  * Prints the values it copied back, then "OK" when every call returned
  * CUDA_SUCCESS and the results are what the graph computes.
@@ -554,6 +557,36 @@ static int run_while_n(int runs)
 	       first_n_added(y, ny, 2.0f * (float)runs);
 }
 
+/* WHILE { memset z -> add_one(x) -> memcpy x -> y -> loop_cond }: a copy and
+ * a memset inside a body. */
+static int run_while_copy(int runs)
+{
+	CUdeviceptr x = device_floats(0), y = device_floats(100), z = device_floats(0), c;
+	int n = N;
+	void *a1[2], *a2[2];
+	CUDA_KERNEL_NODE_PARAMS p = add_one_params(&x, &n, a1);
+	CUDA_MEMCPY3D cp = dtod(y, x, N * sizeof(float));
+	CUDA_MEMSET_NODE_PARAMS ms = { .dst = z, .value = 7, .elementSize = 4, .width = N, .height = 1 };
+	CUgraphConditionalHandle h;
+	CUgraph g, body;
+	CUgraphNode k, m;
+	unsigned seven;
+
+	OK(cuMemAlloc(&c, sizeof(int)));
+	OK(cuGraphCreate(&g, 0));
+	OK(cuGraphConditionalHandleCreate(&h, g, NULL, runs > 0, CU_GRAPH_COND_ASSIGN_DEFAULT));
+	add_cond(g, NULL, h, CU_GRAPH_COND_TYPE_WHILE, 1, &body);
+	OK(cuGraphAddMemsetNode(&m, body, NULL, 0, &ms, NULL));
+	k = add_kernel(body, m, &p);
+	OK(cuGraphAddMemcpyNode(&m, body, &k, 1, &cp, NULL));
+	add_cond_kernel(body, m, "fake_loop_cond", &h, &c, a2);
+	launch_and_destroy(g, 2, c, runs);
+	OK(cuMemcpyDtoH(&seven, z, sizeof(seven)));
+	printf("x %g y %g z %#x\n", first(x), first(y), seven);
+	return first_n_added(x, N, 2.0f * (float)runs) && first_n_added(y, N, runs ? 2.0f * (float)runs : 100.0f) &&
+	       seven == (runs ? 7u : 0u);
+}
+
 /* The two graphs ktrace cannot hash, each launched twice. */
 static int run_untraced(void)
 {
@@ -683,6 +716,8 @@ int main(int argc, char **argv)
 		ok = run_if_switch(argc > 2 ? (unsigned)atoi(argv[2]) : 0, !strcmp(mode, "switch"));
 	else if (!strcmp(mode, "nested"))
 		ok = run_nested();
+	else if (!strcmp(mode, "while_copy"))
+		ok = run_while_copy(argc > 2 ? atoi(argv[2]) : 3);
 	else if (!strcmp(mode, "while_n"))
 		ok = run_while_n(argc > 2 ? atoi(argv[2]) : 3);
 	else if (!strcmp(mode, "if_set"))

@@ -26,6 +26,10 @@
  *    kernel parameters name the copy's: kernel int parameters equal to a
  *    handle value are left alone (the results are the same without ktrace,
  *    hashed or not);
+ *  - a memset and a copy inside a WHILE body give one MEMSET and one
+ *    MEMCPY per run (flag graph_iter, iterations 0 .. N-1 of N), numbered
+ *    between the body's kernels in the body's order, and two runs compare
+ *    identical;
  *  - a driver that gives the copy's handles other values (the fake's
  *    FAKECUDA_GLOBAL_HANDLES=1) leaves the graph without a copy: the
  *    program's exec runs, unhashed, the results unchanged, a NOTE says why.
@@ -416,6 +420,75 @@ static void test_handle_values_differ(void **state)
 	gt_free_recs(&x);
 }
 
+/* The MEMCPY (memcpy set) or MEMSET records of graph launch `launch` with
+ * an iteration reference, in record order: their iterations into it[],
+ * their op_seq into seq[]; how many. */
+static unsigned body_copies(const struct recs *x, int memcpy_recs, uint64_t launch, uint32_t *it, uint64_t *seq,
+			    unsigned max)
+{
+	unsigned n = 0;
+
+	for (size_t i = 0; i < x->n && n < max; i++) {
+		struct ktrace_rec_memcpy c;
+		struct ktrace_rec_memset m;
+		const struct ktrace_graph_ref *g = memcpy_recs ? &c.graph : &m.graph;
+		uint32_t flags;
+
+		if (x->type[i] != (memcpy_recs ? KTRACE_REC_MEMCPY : KTRACE_REC_MEMSET))
+			continue;
+		if (memcpy_recs ? ktrace_decode_memcpy(x->rec[i], x->len[i], &c) : ktrace_decode_memset(x->rec[i], x->len[i], &m))
+			fail_msg("a record that does not decode");
+		flags = memcpy_recs ? c.flags : m.flags;
+		if (!(flags & KTRACE_COPYF_GRAPH_ITER) || g->launch != launch)
+			continue;
+		assert_true(flags & KTRACE_COPYF_GRAPH);
+		assert_int_equal(g->iterations, 3);
+		assert_int_equal(g->cond_node, 0);
+		assert_int_equal(g->dropped, 0);
+		it[n] = g->iteration;
+		seq[n++] = memcpy_recs ? c.op_seq : m.op_seq;
+	}
+	return n;
+}
+
+/* WHILE { memset z -> add_one(x) -> memcpy x -> y -> loop_cond }, 3 runs:
+ * nodes 0 WHILE, 1 memset, 2 add_one, 3 memcpy, 4 loop_cond. */
+static void test_body_copies(void **state)
+{
+	struct ktrace_rec_launch v[8];
+	uint32_t it[8];
+	uint64_t seq[8];
+	struct tm_trace a, b;
+	struct diff_result r;
+	struct recs x;
+
+	(void)state;
+	gt_run_app("while_copy 3", "wcopy.ktrace", 1, 1);
+	gt_read_recs("wcopy.ktrace", &x);
+	for (uint64_t launch = 0; launch < 2; launch++) {
+		assert_int_equal(body_launches(&x, launch, 2, v, 8), 3);
+		assert_int_equal(body_copies(&x, 1, launch, it, seq, 8), 3);
+		for (uint32_t k = 0; k < 3; k++) {
+			assert_int_equal(it[k], k);
+			assert_true(seq[k] == v[k].launch_seq + 1); /* the copy follows add_one in the body's order */
+		}
+		assert_int_equal(body_copies(&x, 0, launch, it, seq, 8), 3);
+		for (uint32_t k = 0; k < 3; k++) {
+			assert_int_equal(it[k], k);
+			assert_true(seq[k] + 1 == v[k].launch_seq); /* the memset comes first */
+		}
+	}
+	gt_free_recs(&x);
+	gt_run_app("while_copy 3", "wcopy2.ktrace", 1, 2);
+	gt_compare("wcopy.ktrace", "wcopy2.ktrace", &a, &b, &r);
+	assert_int_equal(r.status, 0);
+	assert_int_equal(r.ndivs, 0);
+	assert_int_equal(r.body_runs.differ, 0);
+	ktrace_diff_result_free(&r);
+	ktrace_tm_free(&a);
+	ktrace_tm_free(&b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -428,6 +501,7 @@ int main(void)
 		cmocka_unit_test(test_check_loop_body),
 		cmocka_unit_test(test_param_equal_to_handle),
 		cmocka_unit_test(test_handle_values_differ),
+		cmocka_unit_test(test_body_copies),
 	};
 
 	return cmocka_run_group_tests(tests, gt_setup, gt_teardown);
