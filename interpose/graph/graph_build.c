@@ -202,7 +202,8 @@ static int make_handles(const struct gb *b, uint32_t lv, CUgraph g)
 			return -1;
 		if (v != h->value) {
 			kt_graph_failed_because("a conditional handle made again for ktrace's copy got another value than "
-						"the program's: the copy's kernels could not address it");
+						"the program's (a handle made before tracing, or a driver that numbers "
+						"handles otherwise)");
 			return -1;
 		}
 	}
