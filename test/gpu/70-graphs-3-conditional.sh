@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # test/gpu/70-graphs-3-conditional.sh: the kernels inside a WHILE conditional
 # node traced, hashed per iteration and diffed (build/gpu/graph_conditional:
-# the loop body holds a deterministic step, the sums per bin, a record of the
+# the loop body holds a deterministic step, a tally kernel whose int
+# parameter equals the condition handle's value (the program checks it
+# counted the runs as without ktrace), the sums per bin, a record of the
 # sums and the loop condition set on the GPU; 12 iterations, 10 graph
 # launches).
 #
