@@ -22,6 +22,8 @@
 // Prints the lines of graph_common.cuh (COUNT, EXPECT, EAGER, OUTPUT), and
 //   ITERS <n>             the runs of the loop body per graph launch
 //   HANDLE <n>            the loop's condition handle (1 on the driver)
+//   GRAPH_COPIES memcpy=0 memset=<n>  the memset nodes run: one per launch, one
+//                         per run of the body
 //   LAUNCHES <n>          graph launches
 //   graph_conditional mode=<det|plant> iters=<n> launches=<n> checksum=<hex>
 // Exit 0; 1 on a CUDA error; 2 on bad usage.
@@ -196,6 +198,7 @@ int main(int argc, char **argv)
 	printf("ITERS %d\n", iters);
 	printf("LAUNCHES %d\n", launches);
 	printf("HANDLE %llu\n", (unsigned long long)a.h);
+	printf("GRAPH_COPIES memcpy=0 memset=%lu\n", (unsigned long)launches + runs);
 	printf("OUTPUT %016llx\n", (unsigned long long)all);
 	printf("graph_conditional mode=%s iters=%d launches=%d checksum=%016llx\n", plant ? "plant" : "det", iters,
 	       launches, (unsigned long long)all);
