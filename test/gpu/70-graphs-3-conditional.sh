@@ -11,6 +11,9 @@
 #                             own counts (graph_check.py coverage --whole-run)
 #   graphs-cond-hashed        those records come from graph launches and carry
 #                             digests (graph_check.py)
+#   graphs-cond-copies        one MEMSET record per memset node run: the
+#                             top's once per graph launch, the body's once
+#                             per iteration (graph_check.py)
 #   graphs-cond-transparency  the output is bitwise the same with and without
 #                             ktrace (graph_check.py)
 #   graphs-cond-iterations    every body kernel has, per graph launch, records
