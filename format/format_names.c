@@ -279,7 +279,7 @@ BIT_TABLE(ktrace_launch_flag_name, "ptsz", "extra", "capturing", "hashed", "hash
 	  "params_truncated", "graph", "range", "graph_iter")
 BIT_TABLE(ktrace_graph_node_flag_name, "recorded", "hashed", "filtered", "in_conditional", "params_truncated",
 	  "disabled")
-BIT_TABLE(ktrace_copy_flag_name, "async", "2d", "3d", "src_digest", "graph", "range")
+BIT_TABLE(ktrace_copy_flag_name, "async", "2d", "3d", "src_digest", "graph", "range", "graph_iter")
 BIT_TABLE(ktrace_stream_flag_name, "non_blocking")
 BIT_TABLE(ktrace_cond_flag_name, "assign_default", "default_known")
 BIT_TABLE(ktrace_instantiate_flag_name, "auto_free_on_launch", "upload", "device_launch", "use_node_priority")

@@ -441,11 +441,13 @@ void ktrace_launch_region(const struct ktrace_rec_launch *r, uint32_t i, struct 
 /* ---- MEMCPY / MEMSET --------------------------------------------------- */
 
 /* What follows a MEMCPY's or MEMSET's fixed fields: the graph reference
- * (flag GRAPH, since 1.8), then the range reference (flag RANGE, since 1.9). */
+ * (flag GRAPH, since 1.8), the range reference (flag RANGE, since 1.9),
+ * then the iteration reference (flag GRAPH_ITER, since 1.14). */
 static size_t copy_tail_size(uint32_t flags)
 {
 	return (flags & KTRACE_COPYF_GRAPH ? KTRACE_GRAPH_REF_DISK_SIZE : 0) +
-	       (flags & KTRACE_COPYF_RANGE ? KTRACE_RANGE_REF_DISK_SIZE : 0);
+	       (flags & KTRACE_COPYF_RANGE ? KTRACE_RANGE_REF_DISK_SIZE : 0) +
+	       (flags & KTRACE_COPYF_GRAPH_ITER ? KTRACE_GRAPH_ITER_REF_DISK_SIZE : 0);
 }
 
 static void put_copy_tail(uint8_t *b, size_t off, uint32_t flags, const struct ktrace_graph_ref *g,
@@ -455,8 +457,12 @@ static void put_copy_tail(uint8_t *b, size_t off, uint32_t flags, const struct k
 		put_graph_ref(b + off, g);
 		off += KTRACE_GRAPH_REF_DISK_SIZE;
 	}
-	if (flags & KTRACE_COPYF_RANGE)
+	if (flags & KTRACE_COPYF_RANGE) {
 		put_range_ref(b + off, rg);
+		off += KTRACE_RANGE_REF_DISK_SIZE;
+	}
+	if (flags & KTRACE_COPYF_GRAPH_ITER)
+		put_graph_iter_ref(b + off, g);
 }
 
 static int get_copy_tail(const uint8_t *b, size_t len, size_t off, uint32_t flags, struct ktrace_graph_ref *g,
@@ -470,8 +476,12 @@ static int get_copy_tail(const uint8_t *b, size_t len, size_t off, uint32_t flag
 		get_graph_ref(b + off, g);
 		off += KTRACE_GRAPH_REF_DISK_SIZE;
 	}
-	if (flags & KTRACE_COPYF_RANGE)
+	if (flags & KTRACE_COPYF_RANGE) {
 		get_range_ref(b + off, rg);
+		off += KTRACE_RANGE_REF_DISK_SIZE;
+	}
+	if (flags & KTRACE_COPYF_GRAPH_ITER)
+		get_graph_iter_ref(b + off, g);
 	return 0;
 }
 

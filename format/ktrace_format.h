@@ -349,6 +349,8 @@ enum ktrace_copy_dir {
 #define KTRACE_COPYF_SRC_DIGEST 0x8u /* src_digest valid (host source hashed on the CPU) */
 #define KTRACE_COPYF_GRAPH 0x10u     /* since 1.8: a node of a graph launch (graph reference appended) */
 #define KTRACE_COPYF_RANGE 0x20u     /* since 1.9: the range reference appended (after the graph's) */
+#define KTRACE_COPYF_GRAPH_ITER 0x40u /* since 1.14: a copy or memset node inside a conditional node's
+                                       * body: the iteration reference appended (after the others) */
 /* What became of the digest of the bytes a device-to-host copy delivered
  * (MEMCPY dst_digest_state, since 1.2). */
 enum ktrace_dst_digest_state {

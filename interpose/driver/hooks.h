@@ -175,9 +175,9 @@ struct ktrace_hooks {
 	void (*capture_end)(CUstream s, CUgraph g, CUresult res);
 	/* A node was added to a graph (cuGraphAdd*Node). */
 	void (*graph_node_added)(CUgraphNode n);
-	/* A conditional handle was made (cuGraphConditionalHandleCreate) with
-	 * this default value and flags. */
-	void (*graph_cond_handle)(CUgraphConditionalHandle h, unsigned int def, unsigned int flags);
+	/* A conditional handle was made (cuGraphConditionalHandleCreate) on
+	 * graph g with this default value and flags. */
+	void (*graph_cond_handle)(CUgraphConditionalHandle h, CUgraph g, unsigned int def, unsigned int flags);
 	/* A node was added from generic parameters (cuGraphAddNode, _v2): for a
 	 * conditional node p holds its handle, type and body graphs. */
 	void (*graph_node_params)(CUgraphNode n, const CUgraphNodeParams *p);

@@ -117,7 +117,7 @@
 	WRAPPER(cuGraphNodeSetParams, (CUgraphNode node, CUgraphNodeParams *p), (node, p), NOTHING) \
 	WRAPPER(cuGraphConditionalHandleCreate, \
 	  (CUgraphConditionalHandle *ph, CUgraph g, CUcontext c, unsigned int def, unsigned int f), (ph, g, c, def, f), \
-	  KT_IF_OK(ktrace_hooks.graph_cond_handle(*ph, def, f)))
+	  KT_IF_OK(ktrace_hooks.graph_cond_handle(*ph, g, def, f)))
 
 /* ---- executable graphs ------------------------------------------------------------- */
 

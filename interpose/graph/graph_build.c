@@ -10,15 +10,20 @@
  * type and number of bodies, whose body graphs are then filled the same
  * way.
  *
- * Conditional handles belong to their graph: the copy's conditional nodes
- * get handles of their own (cuGraphConditionalHandleCreate on the graph
- * holding the node, with the program's default value and flags, which
- * ktrace saw made), and every 8-byte word of a kernel node's parameters
- * that holds one of the program's handles holds the copy's instead, since
+ * Conditional handles belong to their graph, and their values are small
+ * indices per graph in creation order (1, 2, ..., measured on the driver):
  * the program's kernels set a condition (cudaGraphSetConditional) through
- * the handle they are passed as a parameter.  A kernel node whose
- * parameters ktrace could not keep whole, or a handle whose default ktrace
- * did not see, leaves the graph without a copy (the program's exec runs).
+ * the handle value they are passed as a parameter, and the copy's kernels
+ * pass the same parameters.  So each graph of the copy (the top, each
+ * body) gets the handles the program made on the graph it copies, made
+ * again in the program's order with the program's default and flags, and
+ * each must come back with the program's value: then the program's value
+ * in a kernel's parameters, and in each conditional node, names the copy's
+ * handle of that value.  Kernel parameters are never changed.  Any handle
+ * of another value, a conditional node's handle ktrace did not see made
+ * (before tracing), or handles made on a child graph (its nodes are
+ * flattened into the graph holding it) leave the graph without a copy: the
+ * program's exec runs, unhashed, and a NOTE says why.
  *
  * ktrace adds a memset of the run counters before every first node of the
  * graph, and at the start of each body a node of ktrace_cond_advance
@@ -39,8 +44,6 @@ struct gb {
 	CUgraphNode *map;
 	CUgraph *level_graph;
 	uint32_t *in_start, *in_from;   /* each node's dependencies (revision edges), CSR */
-	uint64_t *prog, *copy;          /* conditional handles: the program's, the copy's */
-	uint32_t nhandles;
 };
 
 /* The level whose graph holds level lv's nodes: the top's or a body's
@@ -77,20 +80,7 @@ static int incoming_edges(struct gb *b)
 
 /* ---- the program's nodes again --------------------------------------------------------- */
 
-/* Kernel parameters with the program's handles replaced by the copy's. */
-static void rewrite_handles(const struct gb *b, uint8_t *p, uint32_t len)
-{
-	for (uint32_t off = 0; off + 8 <= len; off += 8) {
-		uint64_t v;
-
-		memcpy(&v, p + off, 8);
-		for (uint32_t h = 0; h < b->nhandles; h++)
-			if (v == b->prog[h])
-				memcpy(p + off, &b->copy[h], 8);
-	}
-}
-
-static int add_kernel(const struct gb *b, const struct kt_gnode *n, CUgraph g, const CUgraphNode *deps, size_t nd,
+static int add_kernel(const struct kt_gnode *n, CUgraph g, const CUgraphNode *deps, size_t nd,
 		      CUgraphNode *out)
 {
 	const struct ktrace_param_layout *l = n->layout;
@@ -112,7 +102,6 @@ static int add_kernel(const struct gb *b, const struct kt_gnode *n, CUgraph g, c
 	args = calloc(l->nparams + 1, sizeof(*args));
 	if (bytes && args) {
 		memcpy(bytes, n->params, n->rec.param_bytes_len);
-		rewrite_handles(b, bytes, n->rec.param_bytes_len);
 		for (uint32_t i = 0; i < l->nparams; i++)
 			args[i] = bytes + l->offset[i];
 		p.kernelParams = args;
@@ -169,20 +158,23 @@ static CUresult add_generic(CUgraphNode *out, CUgraph g, const CUgraphNode *deps
 	return KT_REAL(cuGraphAddNode, out, g, nd ? deps : NULL, nd, p);
 }
 
-/* Conditional node i with the copy's handle; its bodies' graphs noted. */
+/* Conditional node i with the program's handle value (the copy's graph
+ * has a handle of that value, make_handles); its bodies' graphs noted. */
 static int add_conditional(struct gb *b, uint32_t i, CUgraph g, const CUgraphNode *deps, size_t nd, CUgraphNode *out)
 {
 	const struct kt_gnode *n = &b->r->nodes[i];
 	CUgraphNodeParams p;
-	uint32_t h = 0;
 
-	while (h < b->nhandles && b->prog[h] != n->rec.cond_handle)
-		h++;
-	if (h == b->nhandles || !n->body_levels)
+	if (!(n->rec.cond_flags & KTRACE_CONDF_DEFAULT_KNOWN)) {
+		kt_graph_failed_because("a conditional node's handle was made before tracing started: the copy "
+					"cannot make it again");
+		return -1;
+	}
+	if (!n->body_levels)
 		return -1;
 	memset(&p, 0, sizeof(p));
 	p.type = CU_GRAPH_NODE_TYPE_CONDITIONAL;
-	p.conditional.handle = b->copy[h];
+	p.conditional.handle = n->rec.cond_handle;
 	p.conditional.type = (CUgraphConditionalNodeType)n->rec.cond_type;
 	p.conditional.size = n->rec.cond_size;
 	p.conditional.ctx = b->r->ctx;
@@ -194,31 +186,26 @@ static int add_conditional(struct gb *b, uint32_t i, CUgraph g, const CUgraphNod
 	return 0;
 }
 
-/* The copy's handles of the conditional nodes level lv's graph g holds.  0 or -1. */
-static int make_handles(struct gb *b, uint32_t lv, CUgraph g)
+/* The handles the program made on level lv's graph, made again on the
+ * copy's graph g in the program's order; each must have the program's
+ * value.  0 or -1. */
+static int make_handles(const struct gb *b, uint32_t lv, CUgraph g)
 {
-	const struct kt_grev *r = b->r;
+	const struct kt_glevel *L = &b->r->levels[lv];
 
-	for (uint32_t i = 0; i < r->nnodes; i++) {
-		const struct kt_gnode *n = &r->nodes[i];
-		uint32_t h = 0;
+	for (uint32_t k = 0; k < L->nhandles; k++) {
+		const struct kt_ghandle *h = &L->handles[k];
+		CUgraphConditionalHandle v = 0;
 
-		if (n->rec.kind != KTRACE_GNODE_CONDITIONAL || host_level(r, n->level) != lv)
-			continue;
-		while (h < b->nhandles && b->prog[h] != n->rec.cond_handle)
-			h++;
-		if (h < b->nhandles)
-			continue; /* one handle, several nodes */
-		if (!(n->rec.cond_flags & KTRACE_CONDF_DEFAULT_KNOWN)) {
-			kt_graph_failed_because("a conditional handle made before tracing started (its default is "
-						"not known)");
+		if (KT_GCALL(cuGraphConditionalHandleCreate, &v, g, b->r->ctx, h->def,
+			     h->flags & CU_GRAPH_COND_ASSIGN_DEFAULT))
+			return -1;
+		if (v != h->value) {
+			kt_graph_failed_because("a conditional handle made again for ktrace's copy got another value than "
+						"the program's (a handle made before tracing, or a driver that numbers "
+						"handles otherwise)");
 			return -1;
 		}
-		if (KT_GCALL(cuGraphConditionalHandleCreate, &b->copy[h], g, r->ctx, n->rec.cond_default,
-			     n->rec.cond_flags & KTRACE_CONDF_ASSIGN_DEFAULT ? CU_GRAPH_COND_ASSIGN_DEFAULT : 0))
-			return -1;
-		b->prog[h] = n->rec.cond_handle;
-		b->nhandles++;
 	}
 	return 0;
 }
@@ -272,7 +259,7 @@ static int add_node(struct gb *b, uint32_t i, CUgraph g, CUgraphNode entry)
 	if (!nd && entry)
 		deps[nd++] = entry;
 	if (!rc && n->rec.kind == KTRACE_GNODE_KERNEL)
-		rc = add_kernel(b, n, g, deps, nd, &b->map[i]);
+		rc = add_kernel(n, g, deps, nd, &b->map[i]);
 	else if (!rc && n->rec.kind == KTRACE_GNODE_CONDITIONAL)
 		rc = add_conditional(b, i, g, deps, nd, &b->map[i]);
 	else if (!rc)
@@ -308,9 +295,13 @@ int kt_gbuild(const struct kt_grev *r, const struct kt_gbuild_area *a, CUgraph *
 	int rc = -1;
 
 	*g = NULL;
-	b.prog = calloc(r->ncond + 1, sizeof(*b.prog));
-	b.copy = calloc(r->ncond + 1, sizeof(*b.copy));
-	if (!a->advance || !b.prog || !b.copy || incoming_edges(&b) || KT_GCALL(cuGraphCreate, g, 0))
+	for (uint32_t lv = 0; lv < r->nlevels; lv++)
+		if (r->levels[lv].nhandles && host_level(r, lv) != lv) {
+			kt_graph_failed_because("conditional handles were made on a child graph, whose nodes the copy "
+						"holds in the graph around it");
+			return -1;
+		}
+	if (!a->advance || incoming_edges(&b) || KT_GCALL(cuGraphCreate, g, 0))
 		goto out;
 	level_graph[0] = *g;
 	rc = 0;
@@ -324,8 +315,6 @@ int kt_gbuild(const struct kt_grev *r, const struct kt_gbuild_area *a, CUgraph *
 		*g = NULL;
 	}
 out:
-	free(b.prog);
-	free(b.copy);
 	free(b.in_start);
 	free(b.in_from);
 	return rc;

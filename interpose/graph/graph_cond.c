@@ -1,13 +1,18 @@
 /* interpose/graph/graph_cond.c: conditional nodes as the program made them.
  *
  * Owns two small tables, filled by the graph hooks: the conditional handles
- * the program made (cuGraphConditionalHandleCreate: each handle's default
- * value and flags, which no driver query returns) and the conditional nodes
- * it added (cuGraphAddNode: each node's handle, type and body graphs, which
- * CUDA 13.0's driver API has no query for; where the driver exports
- * cuGraphNodeGetParams it answers for nodes the table lacks).  Entries are
- * kept for the life of the process (a node or handle value reused replaces
- * its entry).  One lock, never held across a driver call.
+ * the program made (cuGraphConditionalHandleCreate: on which graph, in
+ * which order, each handle's value, default and flags, which no driver
+ * query returns) and the conditional nodes it added (cuGraphAddNode: each
+ * node's handle, type and body graphs, which CUDA 13.0's driver API has no
+ * query for; where the driver exports cuGraphNodeGetParams it answers for
+ * nodes the table lacks).  Handle values are small indices per graph (1,
+ * 2, ... in creation order, measured), so handles are kept per graph: a
+ * handle whose value is not above all of its graph's known ones starts
+ * that graph's list again (the graph was destroyed and its address
+ * reused), and cuGraphDestroy forgets the graph's list.  Nodes are kept
+ * for the life of the process (a node reused replaces its entry).  One
+ * lock, never held across a driver call.
  * May call: the real driver's cuGraphNodeGetParams (ktrace_real).
  */
 #include <pthread.h>
@@ -20,10 +25,12 @@
 
 #define COND_BUCKETS 256
 
-struct handle_entry {
-	CUgraphConditionalHandle h;
-	unsigned def, flags;
-	struct handle_entry *next;
+/* The handles the program made on one graph, in creation order. */
+struct graph_handles {
+	CUgraph g;
+	uint32_t n, cap;
+	struct kt_ghandle *v;
+	struct graph_handles *next;
 };
 
 struct node_entry {
@@ -34,7 +41,7 @@ struct node_entry {
 
 static struct {
 	pthread_mutex_t lock;
-	struct handle_entry *handles[COND_BUCKETS];
+	struct graph_handles *graphs[COND_BUCKETS];
 	struct node_entry *nodes[COND_BUCKETS];
 } C = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
@@ -45,24 +52,75 @@ static unsigned cond_bucket(uint64_t x)
 	return (unsigned)(x >> 40) % COND_BUCKETS;
 }
 
-void ktrace_on_graph_cond_handle(CUgraphConditionalHandle h, unsigned int def, unsigned int flags)
+static struct graph_handles **graph_slot(CUgraph g)
 {
-	unsigned b = cond_bucket(h);
-	struct handle_entry *e;
+	struct graph_handles **e = &C.graphs[cond_bucket((uint64_t)(uintptr_t)g)];
+
+	while (*e && (*e)->g != g)
+		e = &(*e)->next;
+	return e;
+}
+
+void ktrace_on_graph_cond_handle(CUgraphConditionalHandle h, CUgraph g, unsigned int def, unsigned int flags)
+{
+	struct graph_handles **slot, *e;
 
 	pthread_mutex_lock(&C.lock);
-	for (e = C.handles[b]; e && e->h != h; e = e->next)
-		;
-	if (!e && (e = calloc(1, sizeof(*e)))) {
-		e->h = h;
-		e->next = C.handles[b];
-		C.handles[b] = e;
+	slot = graph_slot(g);
+	if (!*slot && (*slot = calloc(1, sizeof(**slot))))
+		(*slot)->g = g;
+	e = *slot;
+	if (e && e->n && e->v[e->n - 1].value >= h)
+		e->n = 0; /* a new graph at a destroyed one's address */
+	if (e && e->n == e->cap) {
+		uint32_t cap = e->cap ? 2 * e->cap : 4;
+		struct kt_ghandle *v = realloc(e->v, cap * sizeof(*v));
+
+		if (v) {
+			e->v = v;
+			e->cap = cap;
+		}
 	}
-	if (e) {
-		e->def = def;
-		e->flags = flags;
+	if (e && e->n < e->cap)
+		e->v[e->n++] = (struct kt_ghandle){ .value = h, .def = def, .flags = flags };
+	pthread_mutex_unlock(&C.lock);
+}
+
+void kt_gcond_graph_destroyed(CUgraph g)
+{
+	struct graph_handles **slot, *e;
+
+	pthread_mutex_lock(&C.lock);
+	slot = graph_slot(g);
+	e = *slot;
+	if (e)
+		*slot = e->next;
+	pthread_mutex_unlock(&C.lock);
+	if (e)
+		free(e->v);
+	free(e);
+}
+
+int kt_gcond_graph_handles(CUgraph g, struct kt_ghandle **v, uint32_t *n)
+{
+	const struct graph_handles *e;
+	int rc = 0;
+
+	*v = NULL;
+	*n = 0;
+	pthread_mutex_lock(&C.lock);
+	e = *graph_slot(g);
+	if (e && e->n) {
+		*v = malloc(e->n * sizeof(**v));
+		if (*v) {
+			memcpy(*v, e->v, e->n * sizeof(**v));
+			*n = e->n;
+		} else {
+			rc = -1;
+		}
 	}
 	pthread_mutex_unlock(&C.lock);
+	return rc;
 }
 
 void ktrace_on_graph_node_params(CUgraphNode n, const CUgraphNodeParams *p)
@@ -87,22 +145,6 @@ void ktrace_on_graph_node_params(CUgraphNode n, const CUgraphNodeParams *p)
 		e->c.size = p->conditional.size;
 		for (uint32_t k = 0; k < e->c.size && k < KT_GCOND_MAX_BODIES; k++)
 			e->c.bodies[k] = p->conditional.phGraph_out[k];
-	}
-	pthread_mutex_unlock(&C.lock);
-}
-
-/* The handle's default and flags into c (flag DEFAULT_KNOWN when known). */
-static void handle_defaults(struct kt_gcond *c)
-{
-	const struct handle_entry *e;
-
-	pthread_mutex_lock(&C.lock);
-	for (e = C.handles[cond_bucket(c->handle)]; e && e->h != c->handle; e = e->next)
-		;
-	if (e) {
-		c->def = e->def;
-		c->flags = KTRACE_CONDF_DEFAULT_KNOWN |
-			   (e->flags & CU_GRAPH_COND_ASSIGN_DEFAULT ? KTRACE_CONDF_ASSIGN_DEFAULT : 0);
 	}
 	pthread_mutex_unlock(&C.lock);
 }
@@ -142,8 +184,5 @@ int kt_gcond_lookup(CUgraphNode n, struct kt_gcond *c)
 			c->bodies[k] = p.conditional.phGraph_out[k];
 		found = 1;
 	}
-	if (!found || !c->size || c->size > KT_GCOND_MAX_BODIES)
-		return -1;
-	handle_defaults(c);
-	return 0;
+	return !found || !c->size || c->size > KT_GCOND_MAX_BODIES ? -1 : 0;
 }

@@ -104,8 +104,8 @@ int kt_ghash_plan(struct kt_grev *r)
 		if (L->run != lv)
 			continue;
 		L->stride = 0;
-		for (uint32_t j = 0; j < L->nkern; j++)
-			plan_node_words(&r->nodes[r->body_order[L->first_kern + j]], &L->stride);
+		for (uint32_t j = 0; j < L->nrecs; j++)
+			plan_node_words(&r->nodes[r->body_order[L->first_rec + j]], &L->stride);
 		L->ring_off = words;
 		words += L->stride * r->ring;
 	}
@@ -258,7 +258,7 @@ static int add_hash_nodes(const struct build *b, uint32_t i, const struct around
 static int add_all_hash_nodes(const struct build *b)
 {
 	const struct kt_grev *r = b->r;
-	uint32_t total = r->nrec + r->nbody_kern;
+	uint32_t total = r->nrec + r->nbody_rec;
 	struct around *a = calloc(total + 1, sizeof(*a));
 	int rc = a ? 0 : -1;
 

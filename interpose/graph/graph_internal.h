@@ -67,10 +67,13 @@ struct kt_glevel {
 	uint32_t body;                  /* a conditional node's body: which */
 	uint32_t run;                   /* the conditional body whose runs its nodes run in (itself, for
 	                                 * a body; a child graph's: its parent's), NONE: the top's */
-	/* a body (run == itself), when hashed: its kernel nodes' records and digests */
-	uint32_t nkern;                 /* its kernel nodes (in body_order) */
-	uint32_t first_kern;            /* the first of them in body_order */
+	/* a body (run == itself), when hashed: its nodes' records (kernel, memcpy, memset) and digests */
+	uint32_t nrecs;                 /* its recorded nodes (in body_order) */
+	uint32_t first_rec;             /* the first of them in body_order */
 	uint64_t ring_off, stride;      /* result words: its ring's slot 0, words per slot */
+	/* the conditional handles the program made on this level's graph, in creation order */
+	uint32_t nhandles;
+	struct kt_ghandle *handles;     /* owned */
 };
 
 struct kt_grev {
@@ -93,9 +96,9 @@ struct kt_grev {
 	/* conditional nodes (KTRACE_GRAPH_ITERS runs of each body kept in a ring) */
 	uint32_t ncond;                 /* conditional nodes described */
 	uint32_t ring;                  /* ring slots per body */
-	uint32_t nbody_kern;            /* kernel nodes inside bodies, grouped by body */
+	uint32_t nbody_rec;             /* kernel, memcpy and memset nodes inside bodies, grouped by body */
 	uint32_t *body_order;           /* their indexes, each body's in a topological order */
-	uint64_t nseq;                  /* launch_seq numbers a launch takes: nrec + nbody_kern * ring */
+	uint64_t nseq;                  /* launch_seq numbers a launch takes: nrec + nbody_rec * ring */
 	uint64_t counters_off;          /* result words: each level's run counter, then each level's
 	                                 * ring of outer runs (ring words per level) */
 };
@@ -167,9 +170,10 @@ struct kt_gbuild_area {
 };
 /* Build ktrace's copy of revision r node by node into *g (each node's
  * node in the copy into map[], each level's graph into level_graph[]): the
- * program's nodes, conditional nodes with handles of the copy's own (kernel
- * parameters naming the program's handle name the copy's), a memset of the
- * run counters first and a run counter node at the start of each body.
+ * program's nodes, each graph's conditional handles made again in the
+ * program's order (the driver must give each the program's value), a
+ * memset of the run counters first and a run counter node at the start of
+ * each body.
  * 0, or -1 (*g destroyed, NULL; kt_graph_failed says why). */
 int kt_gbuild(const struct kt_grev *r, const struct kt_gbuild_area *a, CUgraph *g, CUgraphNode *map,
 	      CUgraph *level_graph) KTRACE_HIDDEN;
@@ -222,16 +226,25 @@ CUresult kt_grev_run_node_by_node(const struct kt_grev *r, CUstream s) KTRACE_HI
 
 #define KT_GCOND_MAX_BODIES 64 /* a SWITCH of more bodies is not described */
 
-/* A conditional node: the program's handle, its type and bodies, and the
- * handle's default value and flags (KTRACE_CONDF_*; 0 when ktrace did not
- * see the handle made). */
+/* A conditional node: the program's handle, its type and bodies. */
 struct kt_gcond {
 	uint64_t handle;
-	uint32_t type, size, def, flags;
+	uint32_t type, size;
 	CUgraph bodies[KT_GCOND_MAX_BODIES];
 };
 /* What the program made conditional node n with.  0, or -1 when unknown. */
 int kt_gcond_lookup(CUgraphNode n, struct kt_gcond *c) KTRACE_HIDDEN;
+/* A conditional handle the program made on a graph. */
+struct kt_ghandle {
+	uint64_t value;
+	uint32_t def, flags;            /* flags: the driver's (CU_GRAPH_COND_ASSIGN_DEFAULT) */
+};
+/* The handles the program made on graph g while ktrace ran, in creation
+ * order, into *v (malloc'd; NULL when none), *n of them.  0, or -1 when
+ * out of memory. */
+int kt_gcond_graph_handles(CUgraph g, struct kt_ghandle **v, uint32_t *n) KTRACE_HIDDEN;
+/* cuGraphDestroy of g: its handles forgotten. */
+void kt_gcond_graph_destroyed(CUgraph g) KTRACE_HIDDEN;
 /* The fork hooks' part: 0 prepare (lock), 1 parent (unlock), 2 child. */
 void kt_gcond_fork(int stage) KTRACE_HIDDEN;
 

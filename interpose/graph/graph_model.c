@@ -15,8 +15,8 @@
  * their nodes following it; edges never cross a body's bounds.  A
  * topological order of the nodes a launch records (kernel, memcpy and
  * memset nodes not in a conditional body) gives each its place in the
- * launch's block of launch_seq numbers; the kernel nodes of each body
- * follow, one place per run of the body its ring keeps.  Regions are
+ * launch's block of launch_seq numbers; the kernel, memcpy and memset
+ * nodes of each body follow, one place per run of the body its ring keeps.  Regions are
  * planned as for a launch (pointer scan and, with hashing, extents).
  * May call: the real driver's graph queries (ktrace_real), the registry
  * (the kernel_ready service), the parameter scan, the allocation map's
@@ -261,25 +261,47 @@ static uint32_t add_node(struct walker *w, CUgraphNode handle, uint32_t parent, 
 	return r->nnodes++;
 }
 
+/* The handle of value h that conditional node i uses: made on the graph
+ * holding i or, nearest first, on a graph around it.  NULL: not seen made. */
+static const struct kt_ghandle *cond_handle(const struct kt_grev *r, uint32_t i, uint64_t h)
+{
+	for (uint32_t lv = r->nodes[i].level;;) {
+		const struct kt_glevel *L = &r->levels[lv];
+
+		for (uint32_t k = 0; k < L->nhandles; k++)
+			if (L->handles[k].value == h)
+				return &L->handles[k];
+		if (L->parent == KT_GRAPH_NONE)
+			return NULL;
+		lv = r->nodes[L->parent].level;
+	}
+}
+
 /* Conditional node i: what the program made it with, and its bodies
  * walked (the driver cannot say: the graph is untraced, `conditional`). */
 static void read_conditional(struct walker *w, uint32_t i, int depth)
 {
+	struct kt_gnode *n = &w->r->nodes[i];
+	const struct kt_ghandle *h;
 	struct kt_gcond c;
 	uint32_t *levels;
 
-	if (kt_gcond_lookup(w->r->nodes[i].mirror, &c) || !(levels = calloc(c.size, sizeof(*levels)))) {
+	if (kt_gcond_lookup(n->mirror, &c) || !(levels = calloc(c.size, sizeof(*levels)))) {
 		if (!w->why)
 			w->why = KTRACE_GRAPH_UNTRACED_CONDITIONAL;
 		return;
 	}
 	w->r->ncond++;
-	w->r->nodes[i].rec.cond_handle = c.handle;
-	w->r->nodes[i].rec.cond_type = c.type;
-	w->r->nodes[i].rec.cond_size = c.size;
-	w->r->nodes[i].rec.cond_default = c.def;
-	w->r->nodes[i].rec.cond_flags = c.flags;
-	w->r->nodes[i].body_levels = levels;
+	n->rec.cond_handle = c.handle;
+	n->rec.cond_type = c.type;
+	n->rec.cond_size = c.size;
+	h = cond_handle(w->r, i, c.handle);
+	if (h) {
+		n->rec.cond_default = h->def;
+		n->rec.cond_flags = KTRACE_CONDF_DEFAULT_KNOWN |
+				    (h->flags & CU_GRAPH_COND_ASSIGN_DEFAULT ? KTRACE_CONDF_ASSIGN_DEFAULT : 0);
+	}
+	n->body_levels = levels;
 	for (uint32_t b = 0; b < c.size; b++) {
 		uint32_t lv = walk_level(w, c.bodies[b], i, depth + 1);
 
@@ -419,6 +441,8 @@ static uint32_t walk_level(struct walker *w, CUgraph g, uint32_t parent, int dep
 	}
 	lv = r->nlevels++;
 	r->levels[lv] = (struct kt_glevel){ .parent = parent, .members = members, .run = KT_GRAPH_NONE };
+	if (kt_gcond_graph_handles(g, &r->levels[lv].handles, &r->levels[lv].nhandles))
+		w->why = KTRACE_GRAPH_UNTRACED_QUERY;
 	for (size_t k = 0; k < n && !(w->why == KTRACE_GRAPH_UNTRACED_TOO_LARGE); k++) {
 		uint32_t i = add_node(w, nodes[k], parent, lv);
 
@@ -512,11 +536,17 @@ static int runs(const struct kt_grev *r, uint32_t i)
 	return n->child_level == KT_GRAPH_NONE || !r->levels[n->child_level].n;
 }
 
+/* A kernel, memcpy or memset node: recorded at each launch (each run of
+ * its body, inside a conditional body). */
+static int record_kind(const struct kt_gnode *n)
+{
+	return n->rec.kind == KTRACE_GNODE_KERNEL || n->rec.kind == KTRACE_GNODE_MEMCPY ||
+	       n->rec.kind == KTRACE_GNODE_MEMSET;
+}
+
 static int recorded(const struct kt_gnode *n)
 {
-	return (n->rec.kind == KTRACE_GNODE_KERNEL || n->rec.kind == KTRACE_GNODE_MEMCPY ||
-		n->rec.kind == KTRACE_GNODE_MEMSET) &&
-	       !(n->rec.flags & (KTRACE_GNODEF_IN_CONDITIONAL | KTRACE_GNODEF_DISABLED));
+	return record_kind(n) && !(n->rec.flags & (KTRACE_GNODEF_IN_CONDITIONAL | KTRACE_GNODEF_DISABLED));
 }
 
 /* Kahn's algorithm over the edges, ties in node order; nodes a cycle would
@@ -577,27 +607,27 @@ static void body_runs(struct kt_grev *r)
 	}
 }
 
-/* The kernel nodes inside bodies, each body's in topological order.  0 or -1. */
-static int body_kernels(struct kt_grev *r, const uint32_t *topo, uint32_t n)
+/* The kernel, memcpy and memset nodes inside bodies, each body's in
+ * topological order.  0 or -1. */
+static int body_records(struct kt_grev *r, const uint32_t *topo, uint32_t n)
 {
 	free(r->body_order);
 	r->body_order = NULL;
-	r->nbody_kern = 0;
+	r->nbody_rec = 0;
 	r->ring = ktrace_tracer.cfg.graph_iters < 2 ? 2 : ktrace_tracer.cfg.graph_iters;
 	if (r->ncond && !(r->body_order = malloc((r->nnodes + 1) * sizeof(*r->body_order))))
 		return -1;
 	for (uint32_t lv = 0; r->ncond && lv < r->nlevels; lv++) {
 		struct kt_glevel *L = &r->levels[lv];
 
-		L->first_kern = r->nbody_kern;
-		L->nkern = 0;
+		L->first_rec = r->nbody_rec;
+		L->nrecs = 0;
 		if (L->run != lv)
 			continue;
 		for (uint32_t k = 0; k < n; k++)
-			if (r->nodes[topo[k]].rec.kind == KTRACE_GNODE_KERNEL &&
-			    r->levels[r->nodes[topo[k]].level].run == lv)
-				r->body_order[r->nbody_kern + L->nkern++] = topo[k];
-		r->nbody_kern += L->nkern;
+			if (record_kind(&r->nodes[topo[k]]) && r->levels[r->nodes[topo[k]].level].run == lv)
+				r->body_order[r->nbody_rec + L->nrecs++] = topo[k];
+		r->nbody_rec += L->nrecs;
 	}
 	return 0;
 }
@@ -619,7 +649,7 @@ int kt_grev_finish(struct kt_grev *r)
 		memcpy(r->run_order, topo, n * sizeof(*topo));
 		r->nrun = n;
 	}
-	if (body_kernels(r, topo, n)) {
+	if (body_records(r, topo, n)) {
 		free(topo);
 		return -1;
 	}
@@ -634,7 +664,7 @@ int kt_grev_finish(struct kt_grev *r)
 		}
 	}
 	r->order = topo;
-	r->nseq = (uint64_t)r->nrec + (uint64_t)r->nbody_kern * r->ring;
+	r->nseq = (uint64_t)r->nrec + (uint64_t)r->nbody_rec * r->ring;
 	return 0;
 }
 
@@ -689,8 +719,10 @@ void kt_grev_release(struct kt_grev *r)
 		free(r->nodes[i].regions);
 		free(r->nodes[i].body_levels);
 	}
-	for (uint32_t i = 0; i < r->nlevels; i++)
+	for (uint32_t i = 0; i < r->nlevels; i++) {
 		free(r->levels[i].members);
+		free(r->levels[i].handles);
+	}
 	free(r->nodes);
 	free(r->levels);
 	free(r->edges);
@@ -756,7 +788,7 @@ static void plan_node(struct kt_gnode *n, int hash)
 void kt_grev_plan_regions(struct kt_grev *r, int hash)
 {
 	r->max_regions = 0;
-	for (uint32_t k = 0; k < r->nrec + r->nbody_kern; k++) {
+	for (uint32_t k = 0; k < r->nrec + r->nbody_rec; k++) {
 		struct kt_gnode *n = &r->nodes[k < r->nrec ? r->order[k] : r->body_order[k - r->nrec]];
 
 		if (n->rec.kind != KTRACE_GNODE_KERNEL || (n->rec.flags & KTRACE_GNODEF_FILTERED))

@@ -6,8 +6,9 @@
  * launch_seq numbers, a LAUNCH (kernel node, api graph), MEMCPY or MEMSET
  * in the same form as their API counterparts, each with the graph
  * reference; digests from the launch's result slot where the node was
- * hashed.  The kernel nodes of conditional bodies follow: one LAUNCH per
- * node per run of its body that the body's ring kept (the first and the
+ * hashed.  The kernel, memcpy and memset nodes of conditional bodies
+ * follow: one LAUNCH, MEMCPY or MEMSET per node per run of its body that
+ * the body's ring kept (the first and the
  * last runs when there were more than KTRACE_GRAPH_ITERS), numbered after
  * the recorded nodes, each with its iteration reference (which run, of
  * how many, how many not kept); a body that did not run has none.  They
@@ -221,10 +222,12 @@ static void append_at(const void *rec, size_t size, uint64_t time_ns)
 	}
 }
 
-static void write_copy(const struct kt_glaunch *l, uint32_t node, uint64_t seq)
+/* Copy or memset node `node`'s MEMCPY or MEMSET, with the iteration
+ * reference of a body's node (iter, else NULL). */
+static void write_copy(const struct kt_glaunch *l, uint32_t node, uint64_t seq, const struct ktrace_graph_ref *iter)
 {
 	const struct kt_gnode *n = &l->rev->nodes[node];
-	uint64_t buf[32];
+	uint64_t buf[40];
 	size_t size;
 
 	if (n->rec.kind == KTRACE_GNODE_MEMCPY) {
@@ -232,6 +235,10 @@ static void write_copy(const struct kt_glaunch *l, uint32_t node, uint64_t seq)
 					       .bytes = n->rec.bytes, .stream = l->stream, .context = l->context,
 					       .dir = n->rec.dir, .tid = l->tid, .result = (int32_t)l->result,
 					       .flags = n->rec.copy_flags | KTRACE_COPYF_ASYNC | KTRACE_COPYF_GRAPH };
+		if (iter) {
+			m.graph = *iter;
+			m.flags |= KTRACE_COPYF_GRAPH_ITER;
+		}
 		if (m.dir == KTRACE_COPY_DTOH)
 			m.dst_digest_state = l->result == CUDA_SUCCESS ? KTRACE_DST_DIGEST_SKIP_ASYNC
 								       : KTRACE_DST_DIGEST_SKIP_FAILED;
@@ -246,6 +253,10 @@ static void write_copy(const struct kt_glaunch *l, uint32_t node, uint64_t seq)
 					       .value = n->rec.value, .stream = l->stream, .context = l->context,
 					       .elem_size = n->rec.elem_size, .tid = l->tid, .result = (int32_t)l->result,
 					       .flags = n->rec.copy_flags | KTRACE_COPYF_ASYNC | KTRACE_COPYF_GRAPH };
+		if (iter) {
+			m.graph = *iter;
+			m.flags |= KTRACE_COPYF_GRAPH_ITER;
+		}
 		graph_ref(l, node, &m.graph);
 		if (node_range(l, n)->range) {
 			m.flags |= KTRACE_COPYF_RANGE;
@@ -264,13 +275,13 @@ static uint64_t kept_run(uint64_t q, uint64_t runs, uint32_t ring)
 	return runs <= ring || q < (ring + 1u) / 2u ? q : runs - ring + q;
 }
 
-/* The records of body lv's kernel nodes, run by run. */
+/* The records of body lv's kernel, memcpy and memset nodes, run by run. */
 static void write_body(const struct kt_glaunch *l, uint32_t lv, struct ktrace_region *g)
 {
 	const struct kt_grev *r = l->rev;
 	const struct kt_glevel *L = &r->levels[lv];
 	uint64_t runs = l->words[r->counters_off + lv], kept = runs < r->ring ? runs : r->ring;
-	uint64_t base = l->seq + r->nrec + (uint64_t)L->first_kern * r->ring, seen = 0, filtered = 0;
+	uint64_t base = l->seq + r->nrec + (uint64_t)L->first_rec * r->ring, seen = 0, filtered = 0;
 	struct ktrace_graph_ref iter = { .cond_node = L->parent, .body = L->body };
 
 	iter.iterations = runs > UINT32_MAX ? UINT32_MAX : (uint32_t)runs;
@@ -281,17 +292,20 @@ static void write_body(const struct kt_glaunch *l, uint32_t lv, struct ktrace_re
 
 		iter.iteration = (uint32_t)run;
 		iter.outer_iteration = outer ? (uint32_t)(outer - 1) : KTRACE_GRAPH_NO_ITERATION;
-		for (uint32_t j = 0; j < L->nkern; j++) {
-			uint32_t node = r->body_order[L->first_kern + j];
-			uint64_t seq = base + q * L->nkern + j;
+		for (uint32_t j = 0; j < L->nrecs; j++) {
+			uint32_t node = r->body_order[L->first_rec + j];
+			uint64_t seq = base + q * L->nrecs + j;
+			int is_kernel = r->nodes[node].rec.kind == KTRACE_GNODE_KERNEL;
 
-			seen++;
+			seen += is_kernel;
 			if (seq < ktrace_tracer.cfg.launch_lo || seq >= ktrace_tracer.cfg.launch_hi ||
 			    (r->nodes[node].rec.flags & KTRACE_GNODEF_FILTERED)) {
-				filtered++;
+				filtered += is_kernel;
 				continue;
 			}
-			if (g || !r->nodes[node].nregions)
+			if (!is_kernel)
+				write_copy(l, node, seq, &iter);
+			else if (g || !r->nodes[node].nregions)
 				write_kernel(l, node, seq, g, l->words + L->ring_off + slot * L->stride, &iter);
 		}
 	}
@@ -304,7 +318,7 @@ static void write_bodies(const struct kt_glaunch *l, struct ktrace_region *g)
 	const struct kt_grev *r = l->rev;
 
 	for (uint32_t lv = 0; lv < r->nlevels; lv++)
-		if (r->levels[lv].run == lv && r->levels[lv].nkern)
+		if (r->levels[lv].run == lv && r->levels[lv].nrecs)
 			write_body(l, lv, g);
 }
 
@@ -329,13 +343,13 @@ void kt_glaunch_write(const struct kt_glaunch *l)
 			continue;
 		}
 		if (!is_kernel)
-			write_copy(l, node, seq);
+			write_copy(l, node, seq, NULL);
 		else if (g || !n->nregions)
 			write_kernel(l, node, seq, g, l->words, NULL);
 	}
 	count(KTRACE_CTR_LAUNCHES_SEEN, kernels);
 	count(KTRACE_CTR_LAUNCHES_FILTERED, filtered);
-	if (l->words && r->nbody_kern)
+	if (l->words && r->nbody_rec)
 		write_bodies(l, g);
 out:
 	free(g);

@@ -195,6 +195,7 @@ void ktrace_on_graph_new(CUgraph g, CUgraph from)
 void ktrace_on_graph_destroy(CUgraph g)
 {
 	forget_graph(g);
+	kt_gcond_graph_destroyed(g);
 }
 
 void ktrace_on_graph_instantiated(CUgraphExec e, CUgraph g, uint64_t flags)
@@ -328,7 +329,7 @@ static void take_failure(char *buf, size_t n)
 
 void kt_graph_note(uint64_t exec_id, uint64_t graph_id, uint32_t why, const char *detail)
 {
-	char text[640], failure[128];
+	char text[768], failure[256];
 
 	take_failure(failure, sizeof(failure));
 	if (why != KTRACE_GRAPH_UNTRACED_DRIVER)

@@ -21,10 +21,18 @@
  * Every entry point counts its calls (fake_count).  Kernel parameters are
  * copied through the fake kernels' layouts (kernelParams only).
  *
- * Conditional nodes: cuGraphConditionalHandleCreate makes a handle (a value
- * of its own per call, as the driver's belong to their graph) with its
- * default value and flags; a launch of an exec first assigns the default
- * of each handle its conditional nodes use that has
+ * Conditional nodes: cuGraphConditionalHandleCreate makes a handle on a
+ * graph with its default value and flags; its value is, as the driver's
+ * are (measured), a small index per graph in creation order: 1, 2, ...
+ * (FAKECUDA_GLOBAL_HANDLES=1: a value of its own per call instead, as a
+ * driver that numbered handles process-wide would).  A handle value names
+ * the handle of that value of the graph using it (a conditional node's
+ * graph, a running kernel's graph), else of the nearest graph around it
+ * that has one (a body's graph lies in its conditional node's graph); an
+ * executable graph copies its graphs' handles.  A conditional node needs a
+ * handle its value names that no other conditional node uses
+ * (CUDA_ERROR_INVALID_VALUE otherwise).  A launch of an exec first assigns
+ * the default of each of its handles made with
  * CU_GRAPH_COND_ASSIGN_DEFAULT; the fake kernels fake_set_cond and
  * fake_loop_cond (fakecuda.c) set a handle's value as cudaGraphSetConditional
  * does on the GPU (fg_cond_set).  WHILE runs its body while the value is
@@ -58,7 +66,7 @@
 #define MAX_PARAMS 8
 #define PARAM_BYTES 4096
 #define MAX_BODIES 4
-#define MAX_HANDLES 256
+#define MAX_HANDLES 16 /* per graph */
 #define FG_MAX_RUNS (1u << 20)
 #define HANDLE_BASE 0xc0de000000000000ull
 
@@ -87,16 +95,22 @@ struct fnode {
 	CUgraph out[MAX_BODIES];   /* the "CUDA-owned" array phGraph_out points to */
 };
 
-/* A conditional handle: its value, default and flags. */
-static struct fhandle {
-	unsigned value, def, flags;
-} handles[MAX_HANDLES];
-static unsigned nhandles;
+/* A conditional handle: the value the driver handed out, its condition
+ * value, default and flags, whether a conditional node uses it. */
+struct fhandle {
+	CUgraphConditionalHandle id;
+	unsigned value, def, flags, used;
+};
+static uint64_t global_handles; /* FAKECUDA_GLOBAL_HANDLES: handed out so far */
+static _Thread_local const struct fgraph *running; /* the graph whose node runs now */
 
 struct fgraph {
 	struct fnode **nodes;
 	size_t n, cap;
 	int exec;
+	struct fnode *up;          /* the node holding it (conditional or child graph), NULL: a top graph */
+	struct fhandle handles[MAX_HANDLES];
+	unsigned nhandles;
 };
 
 static pthread_mutex_t fg_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -232,7 +246,11 @@ static void params_copy(struct fnode *dst, const struct fnode *src)
 	for (unsigned b = 0; b < src->nbody && b < MAX_BODIES; b++) {
 		graph_free(dst->body[b]);
 		dst->body[b] = graph_copy(src->body[b], 0);
+		if (dst->body[b])
+			dst->body[b]->up = dst;
 	}
+	if (dst->child)
+		dst->child->up = dst;
 	dst->nbody = src->nbody;
 	dst->cond = src->cond;
 	dst->cond_type = src->cond_type;
@@ -245,6 +263,10 @@ static struct fgraph *graph_copy(const struct fgraph *g, int exec)
 	if (!c || !g)
 		return c;
 	c->exec = exec;
+	memcpy(c->handles, g->handles, sizeof(c->handles));
+	c->nhandles = g->nhandles;
+	for (unsigned k = 0; k < c->nhandles; k++)
+		c->handles[k].value = c->handles[k].def;
 	for (size_t i = 0; i < g->n; i++) {
 		struct fnode *n = node_add(c, g->nodes[i]->type, NULL, 0);
 
@@ -308,14 +330,20 @@ static CUresult run_memset(const CUDA_MEMSET_NODE_PARAMS *p)
 	return CUDA_SUCCESS;
 }
 
-static struct fhandle *handle_of(CUgraphConditionalHandle h)
+/* The handle value h names in graph g: g's own of that value, else the
+ * nearest graph's around g. */
+static struct fhandle *handle_in(const struct fgraph *g, CUgraphConditionalHandle h)
 {
-	return h > HANDLE_BASE && h <= HANDLE_BASE + nhandles ? &handles[h - HANDLE_BASE - 1] : NULL;
+	for (; g; g = g->up ? g->up->owner : NULL)
+		for (unsigned k = 0; k < g->nhandles; k++)
+			if (g->handles[k].id == h)
+				return (struct fhandle *)&g->handles[k];
+	return NULL;
 }
 
 void fg_cond_set(uint64_t handle, unsigned value)
 {
-	struct fhandle *h = handle_of(handle);
+	struct fhandle *h = handle_in(running, handle);
 
 	if (h)
 		__atomic_store_n(&h->value, value, __ATOMIC_RELAXED);
@@ -323,7 +351,7 @@ void fg_cond_set(uint64_t handle, unsigned value)
 
 static unsigned cond_value(const struct fnode *n)
 {
-	const struct fhandle *h = handle_of(n->cond);
+	const struct fhandle *h = handle_in(n->owner, n->cond);
 
 	return h ? __atomic_load_n(&h->value, __ATOMIC_RELAXED) : 0;
 }
@@ -348,16 +376,16 @@ static CUresult run_conditional(const struct fnode *n)
 	}
 }
 
-/* At a launch: the default value of each handle of g's conditional nodes
- * (their bodies' too) made with CU_GRAPH_COND_ASSIGN_DEFAULT. */
-static void assign_defaults(const struct fgraph *g)
+/* At a launch: the default value of each handle of g (its child graphs'
+ * and bodies' too) made with CU_GRAPH_COND_ASSIGN_DEFAULT. */
+static void assign_defaults(struct fgraph *g)
 {
+	for (unsigned k = 0; g && k < g->nhandles; k++)
+		if (g->handles[k].flags & CU_GRAPH_COND_ASSIGN_DEFAULT)
+			g->handles[k].value = g->handles[k].def;
 	for (size_t i = 0; g && i < g->n; i++) {
 		const struct fnode *n = g->nodes[i];
-		struct fhandle *h = n->type == CU_GRAPH_NODE_TYPE_CONDITIONAL ? handle_of(n->cond) : NULL;
 
-		if (h && (h->flags & CU_GRAPH_COND_ASSIGN_DEFAULT))
-			h->value = h->def;
 		assign_defaults(n->child);
 		for (unsigned b = 0; b < n->nbody; b++)
 			assign_defaults(n->body[b]);
@@ -395,6 +423,7 @@ static CUresult run_graph(const struct fgraph *g)
 {
 	unsigned char *done = g && g->n ? calloc(g->n, 1) : NULL;
 	size_t left = g ? g->n : 0;
+	const struct fgraph *outer = running;
 	CUresult r = CUDA_SUCCESS;
 
 	if (left && !done)
@@ -411,7 +440,9 @@ static CUresult run_graph(const struct fgraph *g)
 				d++;
 			if (d < g->nodes[i]->ndeps)
 				continue;
+			running = g;
 			r = run_node(g->nodes[i]);
+			running = outer;
 			done[i] = 1;
 			left--;
 			break; /* start again from the first node: the order is the lowest ready index */
@@ -746,15 +777,18 @@ static CUresult add_conditional(struct fnode *n, CUgraphNodeParams *p)
 {
 	unsigned size = p->conditional.size;
 	CUgraphConditionalNodeType t = p->conditional.type;
+	struct fhandle *h = handle_in(n->owner, p->conditional.handle);
 
-	if (!size || size > MAX_BODIES || !handle_of(p->conditional.handle) ||
-	    (t == CU_GRAPH_COND_TYPE_WHILE && size != 1) || (t == CU_GRAPH_COND_TYPE_IF && size > 2) ||
-	    t > CU_GRAPH_COND_TYPE_SWITCH)
+	if (!size || size > MAX_BODIES || !h || h->used || (t == CU_GRAPH_COND_TYPE_WHILE && size != 1) ||
+	    (t == CU_GRAPH_COND_TYPE_IF && size > 2) || t > CU_GRAPH_COND_TYPE_SWITCH)
 		return CUDA_ERROR_INVALID_VALUE;
+	h->used = 1;
 	n->cond = p->conditional.handle;
 	n->cond_type = t;
 	for (unsigned b = 0; b < size; b++) {
 		n->body[b] = graph_new();
+		if (n->body[b])
+			n->body[b]->up = n;
 		n->out[b] = (CUgraph)n->body[b];
 	}
 	p->conditional.phGraph_out = n->out;
@@ -789,9 +823,12 @@ API CUresult cuGraphConditionalHandleCreate(CUgraphConditionalHandle *out, CUgra
 
 	(void)ctx; NOTE();
 	pthread_mutex_lock(&fg_lock);
-	if (out && g && !(flags & ~CU_GRAPH_COND_ASSIGN_DEFAULT) && nhandles < MAX_HANDLES) {
-		handles[nhandles] = (struct fhandle){ def, def, flags };
-		*out = HANDLE_BASE + ++nhandles;
+	if (out && g && !(flags & ~CU_GRAPH_COND_ASSIGN_DEFAULT) && G(g)->nhandles < MAX_HANDLES) {
+		struct fhandle *h = &G(g)->handles[G(g)->nhandles++];
+
+		*h = (struct fhandle){ .value = def, .def = def, .flags = flags };
+		h->id = fk_env_num("FAKECUDA_GLOBAL_HANDLES") ? HANDLE_BASE + ++global_handles : G(g)->nhandles;
+		*out = h->id;
 		r = CUDA_SUCCESS;
 	}
 	pthread_mutex_unlock(&fg_lock);
@@ -806,7 +843,7 @@ API CUresult cuGraphNodeGetParams(CUgraphNode h, CUgraphNodeParams *p)
 	NOTE();
 	if (!n || !p)
 		return CUDA_ERROR_INVALID_VALUE;
-	if (n->type != CU_GRAPH_NODE_TYPE_CONDITIONAL || !handle_of(n->cond))
+	if (n->type != CU_GRAPH_NODE_TYPE_CONDITIONAL)
 		return CUDA_ERROR_NOT_SUPPORTED;
 	memset(p, 0, sizeof(*p));
 	p->type = CU_GRAPH_NODE_TYPE_CONDITIONAL;

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # test/gpu/70-graphs-3-conditional.sh: the kernels inside a WHILE conditional
 # node traced, hashed per iteration and diffed (build/gpu/graph_conditional:
-# the loop body holds a deterministic step, the sums per bin, a record of the
+# the loop body holds a deterministic step, a tally kernel whose int
+# parameter equals the condition handle's value (the program checks it
+# counted the runs as without ktrace), the sums per bin, a record of the
 # sums and the loop condition set on the GPU; 12 iterations, 10 graph
 # launches).
 #
@@ -9,6 +11,9 @@
 #                             own counts (graph_check.py coverage --whole-run)
 #   graphs-cond-hashed        those records come from graph launches and carry
 #                             digests (graph_check.py)
+#   graphs-cond-copies        one MEMSET record per memset node run: the
+#                             top's once per graph launch, the body's once
+#                             per iteration (graph_check.py)
 #   graphs-cond-transparency  the output is bitwise the same with and without
 #                             ktrace (graph_check.py)
 #   graphs-cond-iterations    every body kernel has, per graph launch, records

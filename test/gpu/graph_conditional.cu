@@ -6,6 +6,10 @@
 //   memset        iter = 0
 //   WHILE (handle default 1, assigned at each launch) {
 //     kt_gc_step      x = x / 2 + 1/(1 + x^2)                 (deterministic)
+//     kt_gc_tally     tally[i] += 1 for i < n, n = 1: an int parameter equal to
+//                     the handle's value (the driver numbers handles 1, 2, ...
+//                     per graph), which ktrace's copy of the graph must pass as
+//                     it is (tally[0] counts the runs, tally[1] stays 0)
 //     memset          sums = 0
 //     the sums of x per bin: kt_g_block_sum + kt_g_final_sum, or with --plant
 //                     kt_g_atomic_sum (float atomics: non-deterministic)
@@ -17,6 +21,9 @@
 //
 // Prints the lines of graph_common.cuh (COUNT, EXPECT, EAGER, OUTPUT), and
 //   ITERS <n>             the runs of the loop body per graph launch
+//   HANDLE <n>            the loop's condition handle (1 on the driver)
+//   GRAPH_COPIES memcpy=0 memset=<n>  the memset nodes run: one per launch, one
+//                         per run of the body
 //   LAUNCHES <n>          graph launches
 //   graph_conditional mode=<det|plant> iters=<n> launches=<n> checksum=<hex>
 // Exit 0; 1 on a CUDA error; 2 on bad usage.
@@ -28,6 +35,12 @@ extern "C" __global__ void kt_gc_step(float *x, int n)
 {
 	for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
 		x[i] = 0.5f * x[i] + 1.0f / (1.0f + x[i] * x[i]);
+}
+
+extern "C" __global__ void kt_gc_tally(int *tally, int n)
+{
+	if (threadIdx.x < n)
+		tally[threadIdx.x] += 1;
 }
 
 extern "C" __global__ void kt_gc_record(const float *__restrict__ sums, float *out, const int *iter)
@@ -47,13 +60,13 @@ extern "C" __global__ void kt_gc_loop_cond(int *iter, cudaGraphConditionalHandle
 
 struct cond_bufs {
 	float *x, *partial, *sums, *out;
-	int *iter;
+	int *iter, *tally;
 };
 
 struct cond_args {
-	int n, limit, blocks;
+	int n, limit, blocks, one;
 	cudaGraphConditionalHandle h;
-	void *step[2], *block_sum[3], *final_sum[3], *atomic[3], *record[3], *cond[3];
+	void *step[2], *tally[2], *block_sum[3], *final_sum[3], *atomic[3], *record[3], *cond[3];
 	cond_bufs b;
 };
 
@@ -86,6 +99,7 @@ static cudaGraphNode_t add_memset(cudaGraph_t g, cudaGraphNode_t *dep, void *dst
 static void fill_body(cudaGraph_t body, cond_args &a, bool plant)
 {
 	cudaGraphNode_t k = add_kernel(body, nullptr, (void *)kt_gc_step, dim3(KT_BLOCKS), dim3(KT_THREADS), a.step);
+	k = add_kernel(body, &k, (void *)kt_gc_tally, dim3(1), dim3(32), a.tally);
 	k = add_memset(body, &k, a.b.sums, KT_BINS);
 	if (plant) {
 		k = add_kernel(body, &k, (void *)kt_g_atomic_sum, dim3(4 * KT_BLOCKS), dim3(KT_THREADS), a.atomic);
@@ -109,8 +123,9 @@ static cudaGraph_t build_graph(cond_args &a, bool plant)
 
 static void set_args(cond_args &a, int iters)
 {
-	a.n = KT_N, a.limit = iters, a.blocks = KT_BLOCKS;
+	a.n = KT_N, a.limit = iters, a.blocks = KT_BLOCKS, a.one = 1;
 	a.step[0] = &a.b.x, a.step[1] = &a.n;
+	a.tally[0] = &a.b.tally, a.tally[1] = &a.one;
 	a.block_sum[0] = &a.b.x, a.block_sum[1] = &a.b.partial, a.block_sum[2] = &a.n;
 	a.final_sum[0] = &a.b.partial, a.final_sum[1] = &a.b.sums, a.final_sum[2] = &a.blocks;
 	a.atomic[0] = &a.b.x, a.atomic[1] = &a.b.sums, a.atomic[2] = &a.n;
@@ -149,6 +164,8 @@ int main(int argc, char **argv)
 	CK(cudaMalloc(&a.b.sums, KT_BINS * sizeof(float)));
 	CK(cudaMalloc(&a.b.out, (size_t)KT_MAX_ITERS * KT_BINS * sizeof(float)));
 	CK(cudaMalloc(&a.b.iter, sizeof(int)));
+	CK(cudaMalloc(&a.b.tally, 2 * sizeof(int)));
+	CK(cudaMemset(a.b.tally, 0, 2 * sizeof(int)));
 	CK(cudaMemset(a.b.out, 0, (size_t)KT_MAX_ITERS * KT_BINS * sizeof(float)));
 	kt_g_init<<<KT_BLOCKS, KT_THREADS, 0, s>>>(a.b.x, KT_N, 7ull);
 	CK(cudaGetLastError());
@@ -162,6 +179,7 @@ int main(int argc, char **argv)
 	CK(cudaStreamSynchronize(s));
 	unsigned long runs = (unsigned long)launches * (unsigned long)iters;
 	counts.add("kt_gc_step", runs);
+	counts.add("kt_gc_tally", runs);
 	kt_count_sums(counts, plant, runs);
 	counts.add("kt_gc_record", runs);
 	counts.add("kt_gc_loop_cond", runs);
@@ -171,10 +189,16 @@ int main(int argc, char **argv)
 	KT_CHECK(hx && hout, "out of host memory");
 	CK(cudaMemcpy(hx, a.b.x, KT_N * sizeof(float), cudaMemcpyDeviceToHost));
 	CK(cudaMemcpy(hout, a.b.out, nout * sizeof(float), cudaMemcpyDeviceToHost));
-	uint64_t all = kt_fnv(kt_fnv(KT_FNV0, hx, KT_N * sizeof(float)), hout, nout * sizeof(float));
+	int tally[2];
+	CK(cudaMemcpy(tally, a.b.tally, sizeof(tally), cudaMemcpyDeviceToHost));
+	KT_CHECK(tally[0] == (int)runs && tally[1] == 0, "kt_gc_tally (n = 1) did not count the runs in tally[0] only");
+	uint64_t all = kt_fnv(kt_fnv(kt_fnv(KT_FNV0, hx, KT_N * sizeof(float)), hout, nout * sizeof(float)), tally,
+			      sizeof(tally));
 	counts.print();
 	printf("ITERS %d\n", iters);
 	printf("LAUNCHES %d\n", launches);
+	printf("HANDLE %llu\n", (unsigned long long)a.h);
+	printf("GRAPH_COPIES memcpy=0 memset=%lu\n", (unsigned long)launches + runs);
 	printf("OUTPUT %016llx\n", (unsigned long long)all);
 	printf("graph_conditional mode=%s iters=%d launches=%d checksum=%016llx\n", plant ? "plant" : "det", iters,
 	       launches, (unsigned long long)all);

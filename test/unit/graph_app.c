@@ -43,6 +43,16 @@
  *   graph_app nested     { WHILE { add_one(x) -> loop_cond(c2) -> IF (c2 > 0)
  *                        { add_one(y) } -> loop_cond(c1) } }, c1 = 3, c2 = 2:
  *                        the IF body runs in the first run of the loop only
+ *   graph_app while_n N  a graph of two handles h0 (unused) and h, { add_one(z)
+ *                        -> WHILE (h, default N > 0) { add_one(x, n = the
+ *                        value of h) -> add_one(y, n = the value of h0) ->
+ *                        loop_cond(h, counter) } }, launched twice: the
+ *                        kernels' int parameters n equal handle values (1
+ *                        and 2 on the driver, which numbers handles per
+ *                        graph); prints x[0..3] and y[0..3]
+ *   graph_app while_copy N  { WHILE (default N > 0) { memset z = 7 -> add_one(x)
+ *                        -> memcpy x -> y -> loop_cond(counter) } }, launched
+ *                        twice: y must be x, z all 7
  *
  * Prints the values it copied back, then "OK" when every call returned
  * CUDA_SUCCESS and the results are what the graph computes.
@@ -499,6 +509,84 @@ static int run_nested(void)
 	return first(x) == 3.0f && first(y) == 101.0f;
 }
 
+static float at(CUdeviceptr d, unsigned k)
+{
+	float v;
+
+	OK(cuMemcpyDtoH(&v, d + k * sizeof(v), sizeof(v)));
+	return v;
+}
+
+/* 1 when x (device_floats(0)) had v added to its first n floats, no more. */
+static int first_n_added(CUdeviceptr x, int n, float v)
+{
+	for (unsigned k = 0; k < N; k++)
+		if (at(x, k) != (float)k + ((int)k < n ? v : 0.0f))
+			return 0;
+	return 1;
+}
+
+/* { add_one(z) -> WHILE (h) { add_one(x, n = h) -> add_one(y, n = h0) ->
+ * loop_cond(h) } }: int parameters equal to the handles' values. */
+static int run_while_n(int runs)
+{
+	CUdeviceptr x = device_floats(0), y = device_floats(0), z = device_floats(0), c;
+	int nz = N, nx, ny;
+	void *a0[2], *a1[2], *a2[2], *a3[2];
+	CUgraphConditionalHandle h0, h;
+	CUDA_KERNEL_NODE_PARAMS p0 = add_one_params(&z, &nz, a0), px = add_one_params(&x, &nx, a1),
+				py = add_one_params(&y, &ny, a2);
+	CUgraph g, body;
+	CUgraphNode k;
+
+	OK(cuMemAlloc(&c, sizeof(int)));
+	OK(cuGraphCreate(&g, 0));
+	OK(cuGraphConditionalHandleCreate(&h0, g, NULL, 0, 0));
+	OK(cuGraphConditionalHandleCreate(&h, g, NULL, runs > 0, CU_GRAPH_COND_ASSIGN_DEFAULT));
+	nx = h < N ? (int)h : N; /* 2 on the driver: h is the second handle of g */
+	ny = h0 < N ? (int)h0 : N; /* 1 */
+	k = add_kernel(g, NULL, &p0);
+	add_cond(g, k, h, CU_GRAPH_COND_TYPE_WHILE, 1, &body);
+	k = add_kernel(body, NULL, &px);
+	k = add_kernel(body, k, &py);
+	add_cond_kernel(body, k, "fake_loop_cond", &h, &c, a3);
+	launch_and_destroy(g, 2, c, runs);
+	printf("n %d %d x %g %g %g %g y %g %g %g %g\n", nx, ny, at(x, 0), at(x, 1), at(x, 2), at(x, 3), at(y, 0),
+	       at(y, 1), at(y, 2), at(y, 3));
+	return first_n_added(z, N, 2.0f) && first_n_added(x, nx, 2.0f * (float)runs) &&
+	       first_n_added(y, ny, 2.0f * (float)runs);
+}
+
+/* WHILE { memset z -> add_one(x) -> memcpy x -> y -> loop_cond }: a copy and
+ * a memset inside a body. */
+static int run_while_copy(int runs)
+{
+	CUdeviceptr x = device_floats(0), y = device_floats(100), z = device_floats(0), c;
+	int n = N;
+	void *a1[2], *a2[2];
+	CUDA_KERNEL_NODE_PARAMS p = add_one_params(&x, &n, a1);
+	CUDA_MEMCPY3D cp = dtod(y, x, N * sizeof(float));
+	CUDA_MEMSET_NODE_PARAMS ms = { .dst = z, .value = 7, .elementSize = 4, .width = N, .height = 1 };
+	CUgraphConditionalHandle h;
+	CUgraph g, body;
+	CUgraphNode k, m;
+	unsigned seven;
+
+	OK(cuMemAlloc(&c, sizeof(int)));
+	OK(cuGraphCreate(&g, 0));
+	OK(cuGraphConditionalHandleCreate(&h, g, NULL, runs > 0, CU_GRAPH_COND_ASSIGN_DEFAULT));
+	add_cond(g, NULL, h, CU_GRAPH_COND_TYPE_WHILE, 1, &body);
+	OK(cuGraphAddMemsetNode(&m, body, NULL, 0, &ms, NULL));
+	k = add_kernel(body, m, &p);
+	OK(cuGraphAddMemcpyNode(&m, body, &k, 1, &cp, NULL));
+	add_cond_kernel(body, m, "fake_loop_cond", &h, &c, a2);
+	launch_and_destroy(g, 2, c, runs);
+	OK(cuMemcpyDtoH(&seven, z, sizeof(seven)));
+	printf("x %g y %g z %#x\n", first(x), first(y), seven);
+	return first_n_added(x, N, 2.0f * (float)runs) && first_n_added(y, N, runs ? 2.0f * (float)runs : 100.0f) &&
+	       seven == (runs ? 7u : 0u);
+}
+
 /* The two graphs ktrace cannot hash, each launched twice. */
 static int run_untraced(void)
 {
@@ -628,6 +716,10 @@ int main(int argc, char **argv)
 		ok = run_if_switch(argc > 2 ? (unsigned)atoi(argv[2]) : 0, !strcmp(mode, "switch"));
 	else if (!strcmp(mode, "nested"))
 		ok = run_nested();
+	else if (!strcmp(mode, "while_copy"))
+		ok = run_while_copy(argc > 2 ? atoi(argv[2]) : 3);
+	else if (!strcmp(mode, "while_n"))
+		ok = run_while_n(argc > 2 ? atoi(argv[2]) : 3);
 	else if (!strcmp(mode, "if_set"))
 		ok = run_if_set();
 	else

@@ -20,7 +20,19 @@
  *    iteration, two runs of a deterministic loop compare identical, and a
  *    loop that ran another number of times is a divergence of its own;
  *  - `ktrace check` names the kernel and its iteration and says why it is
- *    not replayed (a body's kernel does not run alone).
+ *    not replayed (a body's kernel does not run alone);
+ *  - the copy's handles are made again in the program's order, so that
+ *    handle values (1, 2, ... per graph, as the driver numbers them) in
+ *    kernel parameters name the copy's: kernel int parameters equal to a
+ *    handle value are left alone (the results are the same without ktrace,
+ *    hashed or not);
+ *  - a memset and a copy inside a WHILE body give one MEMSET and one
+ *    MEMCPY per run (flag graph_iter, iterations 0 .. N-1 of N), numbered
+ *    between the body's kernels in the body's order, and two runs compare
+ *    identical;
+ *  - a driver that gives the copy's handles other values (the fake's
+ *    FAKECUDA_GLOBAL_HANDLES=1) leaves the graph without a copy: the
+ *    program's exec runs, unhashed, the results unchanged, a NOTE says why.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -178,7 +190,7 @@ static void test_exec_set_params(void **state)
 	assert_int_equal(body_launches(&x, 0, 3, v, 4), 1); /* launch 0: the else body, from ktrace's copy */
 	assert_int_equal(body_launches(&x, 1, 2, v, 4), 0); /* launch 1: the program's exec, bodies unknown */
 	assert_int_equal(x.counters[KTRACE_CTR_GRAPH_LAUNCHES_UNHASHED], 1);
-	assert_int_equal(gt_count_graph_notes(&x, "its launches run the program's exec"), 1);
+	assert_int_equal(gt_count_graph_notes(&x, "node parameters set on the exec could not be followed"), 1);
 	gt_free_recs(&x);
 }
 
@@ -249,6 +261,25 @@ static void test_ring_overflow(void **state)
 	assert_int_equal(said, 4); /* add_one and loop_cond, each graph launch */
 }
 
+/* Traces A and B (of one deterministic program) compare identical,
+ * `matched` launches matched. */
+static void check_identical(const char *a_name, const char *b_name, unsigned matched)
+{
+	struct tm_trace a, b;
+	struct diff_result r;
+
+	gt_compare(a_name, b_name, &a, &b, &r);
+	assert_int_equal(r.status, 0);
+	assert_int_equal(r.ndivs, 0);
+	assert_int_equal(r.matched, matched);
+	assert_int_equal(r.unverified, 0);
+	assert_int_equal(r.set_aside, 0);
+	assert_int_equal(r.body_runs.differ, 0);
+	ktrace_diff_result_free(&r);
+	ktrace_tm_free(&a);
+	ktrace_tm_free(&b);
+}
+
 /* A non-deterministic kernel in a loop body is the first divergence, at
  * its iteration; a deterministic loop compares identical. */
 static void test_diff_in_loop(void **state)
@@ -273,16 +304,7 @@ static void test_diff_in_loop(void **state)
 
 	gt_run_app("while 4", "w4a.ktrace", 1, 1);
 	gt_run_app("while 4", "w4b.ktrace", 1, 2);
-	gt_compare("w4a.ktrace", "w4b.ktrace", &a, &b, &r);
-	assert_int_equal(r.status, 0);
-	assert_int_equal(r.ndivs, 0);
-	assert_int_equal(r.matched, 16);
-	assert_int_equal(r.unverified, 0);
-	assert_int_equal(r.set_aside, 0);
-	assert_int_equal(r.body_runs.differ, 0);
-	ktrace_diff_result_free(&r);
-	ktrace_tm_free(&a);
-	ktrace_tm_free(&b);
+	check_identical("w4a.ktrace", "w4b.ktrace", 16);
 
 	/* a loop that ran 4 times against one that ran 5: a divergence in its own right */
 	gt_run_app("while 5", "w5.ktrace", 1, 1);
@@ -316,6 +338,159 @@ static void test_check_loop_body(void **state)
 		fail_msg("ktrace check -- graph_app while 4: exit %d:\n%s", st, out);
 }
 
+/* graph_app's output of its last run. */
+static void app_output(char *out, size_t size)
+{
+	char path[PATH_MAX + 16];
+	FILE *f;
+	size_t n;
+
+	snprintf(path, sizeof path, "%s/stdout", gt_tmp_dir);
+	f = fopen(path, "r");
+	assert_non_null(f);
+	n = fread(out, 1, size - 1, f);
+	out[n] = '\0';
+	fclose(f);
+}
+
+/* graph_app MODE's output without ktrace (env: settings before it, or ""). */
+static void bare_output(const char *env, const char *mode, char *out, size_t size)
+{
+	char cmd[3 * PATH_MAX];
+	FILE *p;
+	size_t n;
+
+	snprintf(cmd, sizeof cmd, "%s LD_LIBRARY_PATH=%s/fakecuda-real %s/graph_app %s", env, gt_build_dir, gt_build_dir,
+		 mode);
+	p = popen(cmd, "r");
+	assert_non_null(p);
+	n = fread(out, 1, size - 1, p);
+	out[n] = '\0';
+	assert_int_equal(pclose(p), 0);
+}
+
+/* Body kernels whose int parameter n equals a handle value (h: 2, h0: 1)
+ * add to as many elements as without ktrace; records say n as it was. */
+static void test_param_equal_to_handle(void **state)
+{
+	char bare[512], traced[512], meta[512];
+	struct ktrace_rec_launch v[8];
+	struct ktrace_rec_graph g;
+	struct recs x;
+	int32_t n;
+
+	(void)state;
+	gt_run_app("while_n 3", "whilen.ktrace", 1, 0);
+	app_output(traced, sizeof traced);
+	gt_run_app("while_n 3", "whilen0.ktrace", 0, 0);
+	app_output(meta, sizeof meta);
+	bare_output("", "while_n 3", bare, sizeof bare);
+	assert_non_null(strstr(bare, "n 2 1 x 6 7 2 3 y 6 1 2 3"));
+	assert_string_equal(traced, bare);
+	assert_string_equal(meta, bare);
+	gt_read_recs("whilen.ktrace", &x);
+	gt_graph_rev(&x, 0, &g);
+	assert_int_equal(g.untraced, KTRACE_GRAPH_TRACED);
+	assert_true(g.flags & KTRACE_GRAPHF_HASHED);
+	assert_int_equal(gt_count_graph_notes(&x, NULL), 0);
+	for (uint32_t node = 2; node <= 3; node++) {
+		assert_int_equal(body_launches(&x, 1, node, v, 8), 3);
+		for (int it = 0; it < 3; it++) {
+			assert_true(v[it].flags & KTRACE_LAUNCHF_HASHED);
+			assert_true(v[it].param_bytes_len >= 12);
+			memcpy(&n, v[it].param_bytes + 8, sizeof(n));
+			assert_int_equal(n, node == 2 ? 2 : 1);
+		}
+	}
+	gt_free_recs(&x);
+}
+
+/* Handles the driver numbers otherwise than per graph: the copy's handle
+ * values cannot be the program's, so no copy; the program's exec runs. */
+static void test_handle_values_differ(void **state)
+{
+	char bare[512], traced[512];
+	struct ktrace_rec_graph g;
+	struct recs x;
+
+	(void)state;
+	gt_extra_env = "FAKECUDA_GLOBAL_HANDLES=1";
+	gt_run_app("while_n 3", "whileg.ktrace", 1, 0);
+	app_output(traced, sizeof traced);
+	gt_extra_env = "KTRACE_QUIET=1";
+	bare_output("FAKECUDA_GLOBAL_HANDLES=1", "while_n 3", bare, sizeof bare);
+	assert_string_equal(traced, bare);
+	gt_read_recs("whileg.ktrace", &x);
+	gt_graph_rev(&x, 0, &g);
+	assert_int_equal(g.untraced, KTRACE_GRAPH_UNTRACED_DRIVER);
+	assert_false(g.flags & KTRACE_GRAPHF_HASHED);
+	assert_int_equal(gt_count_graph_notes(&x, "got another value than the program's"), 1);
+	assert_int_equal(iter_launches(&x), 0);
+	assert_int_equal(x.counters[KTRACE_CTR_GRAPH_LAUNCHES_UNHASHED], 2);
+	gt_free_recs(&x);
+}
+
+/* The MEMCPY (memcpy set) or MEMSET records of graph launch `launch` with
+ * an iteration reference, in record order: their iterations into it[],
+ * their op_seq into seq[]; how many. */
+static unsigned body_copies(const struct recs *x, int memcpy_recs, uint64_t launch, uint32_t *it, uint64_t *seq,
+			    unsigned max)
+{
+	unsigned n = 0;
+
+	for (size_t i = 0; i < x->n && n < max; i++) {
+		struct ktrace_rec_memcpy c;
+		struct ktrace_rec_memset m;
+		const struct ktrace_graph_ref *g = memcpy_recs ? &c.graph : &m.graph;
+		uint32_t flags;
+
+		if (x->type[i] != (memcpy_recs ? KTRACE_REC_MEMCPY : KTRACE_REC_MEMSET))
+			continue;
+		if (memcpy_recs ? ktrace_decode_memcpy(x->rec[i], x->len[i], &c) : ktrace_decode_memset(x->rec[i], x->len[i], &m))
+			fail_msg("a record that does not decode");
+		flags = memcpy_recs ? c.flags : m.flags;
+		if (!(flags & KTRACE_COPYF_GRAPH_ITER) || g->launch != launch)
+			continue;
+		assert_true(flags & KTRACE_COPYF_GRAPH);
+		assert_int_equal(g->iterations, 3);
+		assert_int_equal(g->cond_node, 0);
+		assert_int_equal(g->dropped, 0);
+		it[n] = g->iteration;
+		seq[n++] = memcpy_recs ? c.op_seq : m.op_seq;
+	}
+	return n;
+}
+
+/* WHILE { memset z -> add_one(x) -> memcpy x -> y -> loop_cond }, 3 runs:
+ * nodes 0 WHILE, 1 memset, 2 add_one, 3 memcpy, 4 loop_cond. */
+static void test_body_copies(void **state)
+{
+	struct ktrace_rec_launch v[8];
+	uint32_t it[8];
+	uint64_t seq[8];
+	struct recs x;
+
+	(void)state;
+	gt_run_app("while_copy 3", "wcopy.ktrace", 1, 1);
+	gt_read_recs("wcopy.ktrace", &x);
+	for (uint64_t launch = 0; launch < 2; launch++) {
+		assert_int_equal(body_launches(&x, launch, 2, v, 8), 3);
+		assert_int_equal(body_copies(&x, 1, launch, it, seq, 8), 3);
+		for (uint32_t k = 0; k < 3; k++) {
+			assert_int_equal(it[k], k);
+			assert_true(seq[k] == v[k].launch_seq + 1); /* the copy follows add_one in the body's order */
+		}
+		assert_int_equal(body_copies(&x, 0, launch, it, seq, 8), 3);
+		for (uint32_t k = 0; k < 3; k++) {
+			assert_int_equal(it[k], k);
+			assert_true(seq[k] + 1 == v[k].launch_seq); /* the memset comes first */
+		}
+	}
+	gt_free_recs(&x);
+	gt_run_app("while_copy 3", "wcopy2.ktrace", 1, 2);
+	check_identical("wcopy.ktrace", "wcopy2.ktrace", 12); /* add_one and loop_cond, 3 runs, 2 launches */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -326,6 +501,9 @@ int main(void)
 		cmocka_unit_test(test_ring_overflow),
 		cmocka_unit_test(test_diff_in_loop),
 		cmocka_unit_test(test_check_loop_body),
+		cmocka_unit_test(test_param_equal_to_handle),
+		cmocka_unit_test(test_handle_values_differ),
+		cmocka_unit_test(test_body_copies),
 	};
 
 	return cmocka_run_group_tests(tests, gt_setup, gt_teardown);

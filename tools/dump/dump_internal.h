@@ -108,7 +108,7 @@ int ktrace_dump_text_range(FILE *f, unsigned long long seq, const void *rec, siz
 int ktrace_dump_text_pystack(FILE *f, unsigned long long seq, const void *rec, size_t len);
 void ktrace_dump_text_range_ref(FILE *f, const struct record_ctx *c, const struct ktrace_range_ref *r);
 void ktrace_dump_text_graph_ref(FILE *f, const struct ktrace_graph_ref *g);
-/* The iteration reference of a kernel node in a conditional body (flag graph_iter). */
+/* The iteration reference of a kernel, copy or memset node in a conditional body (flag graph_iter). */
 void ktrace_dump_text_graph_iter(FILE *f, const struct ktrace_graph_ref *g);
 
 /* ---- ORDER records of a filtered dump (dump_order.c) ---- */

@@ -454,6 +454,8 @@ static void text_op_end(const struct record_ctx *c, FILE *f, uint32_t flags, int
 	fputc('\n', f);
 	if (flags & KTRACE_COPYF_GRAPH)
 		ktrace_dump_text_graph_ref(f, g);
+	if (flags & KTRACE_COPYF_GRAPH_ITER)
+		ktrace_dump_text_graph_iter(f, g);
 	if (flags & KTRACE_COPYF_RANGE)
 		ktrace_dump_text_range_ref(f, c, r);
 }

@@ -481,10 +481,11 @@ static void json_refs(const struct record_ctx *c, struct json_writer *w, enum kt
 		       : type == KTRACE_REC_MEMCPY ? u->memcpy.flags : u->memset.flags;
 	uint32_t gflag = type == KTRACE_REC_LAUNCH ? KTRACE_LAUNCHF_GRAPH : KTRACE_COPYF_GRAPH;
 	uint32_t rflag = type == KTRACE_REC_LAUNCH ? KTRACE_LAUNCHF_RANGE : KTRACE_COPYF_RANGE;
+	uint32_t iflag = type == KTRACE_REC_LAUNCH ? KTRACE_LAUNCHF_GRAPH_ITER : KTRACE_COPYF_GRAPH_ITER;
 
 	if (h == KT_HOOK_GRAPH_REF && (flags & gflag)) {
 		ktrace_record_json_graph_ref(w, g);
-		if (type == KTRACE_REC_LAUNCH && (flags & KTRACE_LAUNCHF_GRAPH_ITER))
+		if (flags & iflag)
 			ktrace_record_json_graph_iter(w, g);
 	} else if (h == KT_HOOK_RANGE_REF && (flags & rflag)) {
 		ktrace_json_object(w, "range");

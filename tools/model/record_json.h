@@ -41,7 +41,7 @@ int ktrace_record_json(const struct record_ctx *c, const struct ktrace_record_pr
  * found, the flags, the path outermost first, the framework's sequence
  * number). */
 void ktrace_record_json_graph_ref(struct json_writer *w, const struct ktrace_graph_ref *g);
-/* The iteration reference of a kernel node in a conditional body (flag graph_iter), as member "iteration". */
+/* The iteration reference of a node in a conditional body (flag graph_iter), as member "iteration". */
 void ktrace_record_json_graph_iter(struct json_writer *w, const struct ktrace_graph_ref *g);
 void ktrace_record_json_range_members(struct json_writer *w, const struct ktrace_ranges *ranges,
 				      const struct ktrace_range_ref *r);

@@ -786,7 +786,9 @@ def p_jax_mlp_step():
 
 
 def _jax_loop_fn(name):
-    """Jitted loops: XLA runs a while loop of a command buffer as a WHILE conditional node."""
+    """Jitted loops.  With default XLA flags (JAX 0.11.2) XLA runs them from the host (a command buffer
+    updated and launched again per iteration); with XLA_FLAGS=--xla_gpu_enable_command_buffer=+WHILE,+CONDITIONAL
+    as a WHILE conditional node of a command buffer (test/gpu/70-graphs-4-jax-while.sh)."""
     jax = _jax()
     jnp, lax = jax.numpy, jax.lax
     if name not in _JAX:
@@ -827,8 +829,9 @@ def _jax_loop(name):
 @program("jax_fori_scatter_add", "nondet", r"scatter", kind="jax", group="jax-default", truth="procs",
          needs=("jax",), env=JAX_ENV, timeout=90,
          doc="lax.fori_loop (8 iterations, the bound traced) whose body scatter-adds 2^20 values into 16 "
-             "slots (XLA's atomic scatter), default XLA flags: with command buffers XLA runs the loop as a "
-             "WHILE conditional node, the scatter a kernel node of its body (docs/graphs.md)")
+             "slots (XLA's atomic scatter), default XLA flags: XLA runs the loop from the host, one command "
+             "buffer updated and launched again per iteration (no conditional node; with WHILE commands "
+             "enabled it is a WHILE node: test/gpu/70-graphs-4-jax-while.sh)")
 def p_jax_fori_scatter_add():
     return _jax_loop("fori")
 
@@ -836,7 +839,7 @@ def p_jax_fori_scatter_add():
 @program("jax_scan_scatter_add", "nondet", r"scatter", kind="jax", group="jax-default", truth="procs",
          needs=("jax",), env=JAX_ENV, timeout=90,
          doc="lax.scan over 8 steps, each scatter-adding 2^20 values into 16 slots, default XLA flags "
-             "(a WHILE conditional node of a command buffer)")
+             "(the loop run from the host, its command buffer updated per iteration)")
 def p_jax_scan_scatter_add():
     return _jax_loop("scan")
 
