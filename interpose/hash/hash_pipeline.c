@@ -41,7 +41,10 @@
 #include "hashkern/hashkern_abi.h"
 #include "hashkern/ktrace_digest.h"
 #include "interpose/driver/driver_real.h"
+#include "interpose/hash/hash_carry.h"
+#include "interpose/hash/hash_jobs.h"
 #include "interpose/hash/hash_pipeline.h"
+#include "interpose/model/alloc_map.h"
 #include "interpose/model/tracer.h"
 
 extern const unsigned char ktrace_hashkern_fatbin[] __attribute__((visibility("hidden")));
@@ -52,52 +55,6 @@ extern const unsigned char ktrace_hashkern_fatbin[] __attribute__((visibility("h
 #define DEFAULT_MAX_WAIT_NS 1000000ull
 #define POLL_MIN_NS 2000
 #define POLL_MAX_NS 100000
-
-enum job_state { JOB_PRE = 0, JOB_READY = 1, JOB_ABANDONED = 2, JOB_CANCELLED = 3 };
-
-/* One hash launch's worth of regions (up to KT_HASH_MAX_REGIONS). */
-struct group {
-	uint32_t first, n;          /* hashed regions [first, first + n) of the job */
-	uint64_t pre_off, post_off; /* ring word offsets of the result areas */
-	uint64_t pre_ticket, post_ticket;
-	uint8_t pre_launched, post_launched;
-};
-
-struct hctx;
-
-struct job {
-	struct job *next;
-	struct hctx *c;
-	CUstream stream;
-	_Atomic int state;          /* enum job_state */
-	CUresult launch_result;
-	uint64_t ring_end;          /* ring head after this job's reservation */
-	uint64_t time_ns;           /* the record's time: the launch call's */
-	uint32_t nhashed, ngroups;
-	struct group *groups;
-	uint32_t *ridx;             /* index in regions of each hashed region */
-	struct ktrace_rec_launch launch; /* the record's fields; param_bytes points into the job */
-	struct ktrace_region *regions;   /* launch.nregions; digests filled in by job_emit */
-	int is_copy;                /* a copy's job: one region, post-hash only, a MEMCPY record */
-	struct ktrace_rec_memcpy copy;   /* is_copy: the record's fields; dst_digest by copy_emit */
-};
-
-struct hctx {
-	CUcontext ctx;
-	_Atomic int state;          /* 0 usable, -1 failed (hashing off here), 2 destroyed */
-	CUmodule mod;
-	CUfunction fn[KT_HASH_NVARIANTS];
-	uint32_t max_blocks[KT_HASH_NVARIANTS];
-	uint64_t *host;             /* mapped pinned result ring */
-	CUdeviceptr host_dev, scratch;
-	uint64_t words;
-	pthread_mutex_t lock;       /* head, tail, queue, njobs, next_ticket */
-	uint64_t head, tail;
-	struct job *q_head, *q_tail;
-	uint32_t njobs;
-	uint64_t next_ticket;
-	struct hctx *dead_next;     /* replaced destroyed contexts, kept reachable */
-};
 
 static struct {
 	pthread_mutex_t lock;       /* contexts creation, thread start, condvar */
@@ -111,6 +68,7 @@ static struct {
 	pthread_t thread;
 	_Atomic(struct hctx *) ctxs[MAX_CONTEXTS];
 	atomic_uint nctxs;
+	atomic_int carry_off;       /* no carried pre-digests: asked, or a second context was made */
 	atomic_long pending;        /* jobs queued and not yet completed */
 	atomic_int bg_idle;
 	struct hctx *graveyard;     /* destroyed contexts whose slot was reused */
@@ -119,6 +77,9 @@ static struct {
 	.cond = PTHREAD_COND_INITIALIZER,
 	.drained = PTHREAD_COND_INITIALIZER,
 };
+
+static void job_free(struct job *j);
+static void carry_release(struct job *j);
 
 static const uint32_t variant_regions[KT_HASH_NVARIANTS] = KT_HASH_VARIANT_REGIONS;
 static const char *const variant_names[KT_HASH_NVARIANTS] = KT_HASH_VARIANT_NAMES;
@@ -264,6 +225,19 @@ fail:
 	return -1;
 }
 
+/* A context is being made while n are known: with a second usable one,
+ * writes in one are not ordered with launches of the other as ktrace sees
+ * them, and no pre-digest is carried from then on (P.lock held). */
+static void carry_second_context(unsigned n)
+{
+	for (unsigned i = 0; i < n; i++) {
+		struct hctx *o = atomic_load(&P.ctxs[i]);
+
+		if (o && o->state == 0)
+			atomic_store(&P.carry_off, 1);
+	}
+}
+
 /* The live state of ctx, created on first use; NULL if hashing is off there. */
 static struct hctx *ctx_get(CUcontext ctx)
 {
@@ -294,6 +268,8 @@ static struct hctx *ctx_get(CUcontext ctx)
 	pthread_mutex_init(&c->lock, NULL);
 	if (ctx_setup(c) != 0)
 		c->state = -1;
+	else
+		carry_second_context(n);
 	/* reuse the slot of a destroyed context, else append */
 	{
 		unsigned slot = n;
@@ -399,6 +375,21 @@ static void copy_emit(struct job *j)
 	}
 }
 
+/* j's measured digests are in: its carried ones filled in (and counted),
+ * the carry table told of its post-digests, the jobs they came from let
+ * go; carrying jobs may read its digests from now on. */
+static void job_carry_done(struct job *j)
+{
+	struct ktrace_carry_result cr = ktrace_hash_carry_fill(j, P.opts.verify);
+
+	count(KTRACE_CTR_HASH_PRE_CARRIED, cr.carried);
+	count(KTRACE_CTR_HASH_CARRY_LOST, cr.lost);
+	count(KTRACE_CTR_HASH_CARRY_MISMATCHES, cr.mismatches);
+	ktrace_hash_carry_retire(j);
+	atomic_store_explicit(&j->emitted, 1, memory_order_release);
+	carry_release(j);
+}
+
 /* Fill in the results that landed and write j's LAUNCH record (MEMCPY for a
  * copy's job), encoded straight into the writer's buffer.  ring_valid 0: the
  * context's ring is gone (no result is read). */
@@ -417,6 +408,7 @@ static void job_emit(struct job *j, int ring_valid)
 		copy_emit(j);
 		return;
 	}
+	job_carry_done(j);
 	if (j->launch_result != CUDA_SUCCESS) {
 		r->result = (int32_t)j->launch_result;
 		r->flags |= KTRACE_LAUNCHF_FAILED;
@@ -431,8 +423,25 @@ static void job_emit(struct job *j, int ring_valid)
 	}
 }
 
+/* Drop the references j holds on the jobs its carried pre-digests come from. */
+static void carry_release(struct job *j)
+{
+	for (uint32_t h = 0; h < j->nhashed; h++) {
+		struct job *src = j->carry[h].job;
+
+		j->carry[h].job = NULL;
+		if (src)
+			job_free(src);
+	}
+}
+
+/* Drop a reference on j: the last one frees it. */
 static void job_free(struct job *j)
 {
+	if (atomic_fetch_sub_explicit(&j->refs, 1, memory_order_acq_rel) != 1)
+		return;
+	if (!j->is_copy)
+		carry_release(j);
 	free(j);
 }
 
@@ -464,6 +473,8 @@ static int ctx_harvest(struct hctx *c)
 		pthread_mutex_unlock(&c->lock);
 		if (st == JOB_READY)
 			job_emit(j, 1);
+		else
+			ktrace_hash_carry_retire(j); /* cancelled: no digest will come */
 		job_free(j);
 		done++;
 		if (atomic_fetch_sub(&P.pending, 1) == 1) {
@@ -579,7 +590,15 @@ static int ring_reserve(struct hctx *c, struct job *j)
 	j->next = NULL;
 	KTRACE_QUEUE_APPEND(c->q_head, c->q_tail, j, next);
 	c->njobs++;
+	if (!j->is_copy && !atomic_load_explicit(&P.carry_off, memory_order_relaxed))
+		ktrace_hash_carry_plan(c, j);
 	return 0;
+}
+
+/* Hashed region h of j carries its pre-digest and is not measured too. */
+static int carried_unmeasured(const struct job *j, uint32_t h)
+{
+	return j->carry[h].state != KTRACE_CARRY_NONE && !P.opts.verify;
 }
 
 /* Launch the hash of group gr (pre or post) on j->stream.  1 if launched. */
@@ -615,7 +634,8 @@ static int launch_group(struct job *j, struct group *gr, int post)
 		const struct ktrace_region *g = &j->regions[j->ridx[gr->first + k]];
 
 		ptr[k] = g->ptr;
-		len[k] = g->hash_len;
+		/* a carried pre-digest is not measured (a zero-length region costs nothing) */
+		len[k] = post || !carried_unmeasured(j, gr->first + k) ? g->hash_len : 0;
 		total += kt_hash_chunks(len[k]);
 		cend[k] = total;
 		bytes += len[k];
@@ -682,7 +702,9 @@ static struct job *job_alloc(struct hctx *c, CUstream stream, uint64_t time_ns, 
 	size_t g_off = sizeof(struct job);
 	size_t ridx_off = g_off + ng * sizeof(struct group);
 	size_t reg_off = (ridx_off + nh * sizeof(uint32_t) + 7) & ~(size_t)7;
-	size_t end = reg_off + (size_t)nregions * sizeof(struct ktrace_region);
+	size_t carry_off = reg_off + (size_t)nregions * sizeof(struct ktrace_region);
+	size_t elig_off = carry_off + (size_t)nh * sizeof(struct ktrace_carry_src);
+	size_t end = elig_off + nh;
 	struct job *j = malloc(end + extra);
 
 	if (!j)
@@ -694,6 +716,11 @@ static struct job *job_alloc(struct hctx *c, CUstream stream, uint64_t time_ns, 
 	j->groups = (struct group *)((char *)j + g_off);
 	j->ridx = (uint32_t *)((char *)j + ridx_off);
 	j->regions = (struct ktrace_region *)((char *)j + reg_off);
+	j->carry = (struct ktrace_carry_src *)((char *)j + carry_off);
+	j->eligible = (uint8_t *)j + elig_off;
+	memset(j->carry, 0, end - carry_off);
+	atomic_init(&j->refs, 1);
+	atomic_init(&j->emitted, 0);
 	*tail = (uint8_t *)j + end;
 	return j;
 }
@@ -702,7 +729,8 @@ static struct job *job_alloc(struct hctx *c, CUstream stream, uint64_t time_ns, 
  * holding the job, its groups, the indices of its hashed regions and its
  * copies of the regions and the parameter bytes.  NULL if out of memory. */
 static struct job *job_new(struct hctx *c, CUstream stream, const struct ktrace_rec_launch *r,
-			   const struct ktrace_region *regions, uint32_t nh, uint64_t time_ns)
+			   const struct ktrace_region *regions, const struct ktrace_alloc_info *allocs, uint32_t nh,
+			   uint64_t time_ns)
 {
 	uint32_t ng = (nh + KT_HASH_MAX_REGIONS - 1) / KT_HASH_MAX_REGIONS, h = 0;
 	uint8_t *params;
@@ -720,8 +748,10 @@ static struct job *job_new(struct hctx *c, CUstream stream, const struct ktrace_
 	j->launch_result = CUDA_SUCCESS;
 	atomic_init(&j->state, JOB_PRE);
 	for (uint32_t i = 0; i < r->nregions; i++)
-		if (regions[i].hash_len)
+		if (regions[i].hash_len) {
+			j->eligible[h] = allocs && ktrace_hash_carry_shape(&regions[i], &allocs[i]);
 			j->ridx[h++] = i;
+		}
 	for (uint32_t g = 0; g < ng; g++) {
 		j->groups[g].first = g * KT_HASH_MAX_REGIONS;
 		j->groups[g].n = nh - g * KT_HASH_MAX_REGIONS < KT_HASH_MAX_REGIONS ? nh - g * KT_HASH_MAX_REGIONS
@@ -788,14 +818,25 @@ static uint32_t job_queue(struct hctx *c, struct job *j)
  * releases its ring space) and the launch goes unhashed. */
 static int job_launch_pre(struct job *j)
 {
-	int any = 0, expect = JOB_PRE;
+	int any = 0, needed = 0, expect = JOB_PRE;
 
 	for (uint32_t g = 0; g < j->ngroups; g++) {
-		j->groups[g].pre_launched = (uint8_t)launch_group(j, &j->groups[g], 0);
-		any |= j->groups[g].pre_launched;
+		struct group *gr = &j->groups[g];
+
+		for (uint32_t k = 0; k < gr->n && !gr->pre_needed; k++)
+			gr->pre_needed = !carried_unmeasured(j, gr->first + k);
+		if (!gr->pre_needed)
+			continue;
+		needed = 1;
+		gr->pre_launched = (uint8_t)launch_group(j, gr, 0);
+		any |= gr->pre_launched;
 	}
-	if (any)
+	if (any || !needed)
 		return 0;
+	if (j->planned) {
+		atomic_fetch_sub_explicit(&j->c->inflight, 1, memory_order_acq_rel);
+		ktrace_hash_carry_retire(j);
+	}
 	if (!atomic_compare_exchange_strong(&j->state, &expect, JOB_CANCELLED))
 		job_free(j); /* already flushed by a context destruction */
 	count(KTRACE_CTR_HASH_SKIPPED_ERROR, 1);
@@ -803,7 +844,8 @@ static int job_launch_pre(struct job *j)
 }
 
 struct ktrace_hash_job *ktrace_hash_pre(CUcontext ctx, CUstream stream, const struct ktrace_rec_launch *r,
-					const struct ktrace_region *regions, uint64_t time_ns, uint32_t *skip)
+					const struct ktrace_region *regions, const struct ktrace_alloc_info *allocs,
+					uint64_t time_ns, uint32_t *skip)
 {
 	struct hctx *c;
 	struct job *j;
@@ -820,7 +862,7 @@ struct ktrace_hash_job *ktrace_hash_pre(CUcontext ctx, CUstream stream, const st
 	}
 	if (!(c = hash_context(ctx, stream, why)))
 		return NULL;
-	j = job_new(c, stream, r, regions, nh, time_ns);
+	j = job_new(c, stream, r, regions, allocs, nh, time_ns);
 	if (!j) {
 		count(KTRACE_CTR_HASH_SKIPPED_ERROR, 1);
 		return NULL;
@@ -846,8 +888,13 @@ void ktrace_hash_post(struct ktrace_hash_job *job, CUresult launch_result)
 	j->launch_result = launch_result;
 	if (launch_result == CUDA_SUCCESS && atomic_load(&j->state) == JOB_PRE)
 		for (uint32_t g = 0; g < j->ngroups; g++)
-			if (j->groups[g].pre_launched)
+			if (j->groups[g].pre_launched || !j->groups[g].pre_needed)
 				j->groups[g].post_launched = (uint8_t)launch_group(j, &j->groups[g], 1);
+	if (j->planned) {
+		atomic_fetch_sub_explicit(&j->c->inflight, 1, memory_order_acq_rel);
+		if (launch_result != CUDA_SUCCESS)
+			ktrace_hash_carry_retire(j); /* no post-digest will come: later launches measure */
+	}
 	if (!atomic_compare_exchange_strong_explicit(&j->state, &expect, JOB_READY, memory_order_acq_rel,
 						     memory_order_acquire)) {
 		/* abandoned by a context destruction or the final drain: its record
@@ -932,6 +979,84 @@ int ktrace_hash_kernels(CUcontext ctx, CUfunction *fn, uint32_t *max_blocks)
 	return 0;
 }
 
+/* ---- carried pre-digests: what the other folders tell ------------------------ */
+
+/* Call fn(table, base, key) on every usable context's carry table, under its lock. */
+static void carry_each(void (*fn)(struct ktrace_carry_table *t, uint64_t a, uint64_t b), uint64_t a, uint64_t b)
+{
+	unsigned n = atomic_load_explicit(&P.nctxs, memory_order_acquire);
+
+	if (!atomic_load_explicit(&P.running, memory_order_acquire) || atomic_load(&P.carry_off))
+		return;
+	for (unsigned i = 0; i < n; i++) {
+		struct hctx *c = atomic_load(&P.ctxs[i]);
+
+		if (!c || c->state != 0)
+			continue;
+		pthread_mutex_lock(&c->lock);
+		fn(&c->carry, a, b);
+		pthread_mutex_unlock(&c->lock);
+	}
+}
+
+static void forget_all(struct ktrace_carry_table *t, uint64_t unused, uint64_t stream)
+{
+	(void)unused;
+	ktrace_carry_forget_all(t, stream);
+}
+
+static void drop(struct ktrace_carry_table *t, uint64_t base, uint64_t size)
+{
+	if (size)
+		ktrace_carry_drop_range(t, base, size);
+	else
+		ktrace_carry_drop(t, base);
+}
+
+static void synced_one(struct ktrace_carry_table *t, uint64_t stream, uint64_t unused)
+{
+	(void)unused;
+	ktrace_carry_synced(t, stream, 0);
+}
+
+static void synced_all(struct ktrace_carry_table *t, uint64_t unused, uint64_t unused2)
+{
+	(void)unused;
+	(void)unused2;
+	ktrace_carry_synced(t, 0, 1);
+}
+
+void ktrace_hash_carry_forget(uint64_t addr, uint64_t bytes, CUstream stream, uint32_t tid)
+{
+	uint64_t key = stream == KTRACE_HASH_ANY_STREAM
+			       ? KTRACE_CARRY_ANY_STREAM
+			       : ktrace_carry_stream_key((uint64_t)(uintptr_t)stream, tid);
+	struct ktrace_alloc_info a;
+
+	if (bytes != UINT64_MAX && ktrace_alloc_map_lookup(addr, &a)) {
+		if (bytes <= a.base + a.size - addr) {
+			carry_each(ktrace_carry_forget, a.base, key);
+			return;
+		}
+	} else if (bytes != UINT64_MAX) {
+		return; /* memory ktrace does not track holds no carried digest */
+	}
+	carry_each(forget_all, 0, key);
+}
+
+void ktrace_hash_carry_drop(uint64_t base, uint64_t size)
+{
+	carry_each(drop, base, size);
+}
+
+void ktrace_hash_carry_synced(CUstream stream, uint32_t tid, int all)
+{
+	if (all)
+		carry_each(synced_all, 0, 0);
+	else
+		carry_each(synced_one, ktrace_carry_stream_key((uint64_t)(uintptr_t)stream, tid), 0);
+}
+
 /* ---- forced completion ------------------------------------------------------ */
 
 /* Complete every job of c now (results not landed are missing).  Jobs whose
@@ -961,6 +1086,8 @@ static void ctx_flush_all(struct hctx *c, int ring_valid)
 		} else {
 			if (expect == JOB_READY)
 				job_emit(j, ring_valid);
+			else
+				ktrace_hash_carry_retire(j);
 			job_free(j);
 		}
 		if (atomic_fetch_sub(&P.pending, 1) == 1) {
@@ -987,6 +1114,9 @@ void ktrace_hash_context_destroyed(CUcontext ctx)
 		c->state = 2; /* no new jobs; the background thread skips it */
 		pthread_mutex_unlock(&c->lock);
 		ctx_flush_all(c, was == 0);
+		pthread_mutex_lock(&c->lock);
+		ktrace_carry_free(&c->carry);
+		pthread_mutex_unlock(&c->lock);
 		if (was == 0 && KT_REAL(cuThreadExchangeStreamCaptureMode, &mode) == CUDA_SUCCESS) {
 			ctx_release_gpu(c);
 			KT_REAL(cuThreadExchangeStreamCaptureMode, &mode);
@@ -1003,6 +1133,9 @@ int ktrace_hash_pipeline_start(struct ktrace_writer *w, const struct ktrace_hash
 	P.w = w;
 	P.opts.slots = o && o->slots ? o->slots : DEFAULT_SLOTS;
 	P.opts.max_wait_ns = o && o->max_wait_ns ? o->max_wait_ns : DEFAULT_MAX_WAIT_NS;
+	P.opts.carry_off = o && o->carry_off;
+	P.opts.verify = o && o->verify;
+	atomic_store(&P.carry_off, P.opts.carry_off);
 	if (P.opts.slots < 4)
 		P.opts.slots = 4;
 	if (P.opts.slots > (1u << 22))

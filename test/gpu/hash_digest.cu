@@ -440,7 +440,7 @@ static lrec make_record(uint64_t seq, CUcontext ctx, CUstream s, unsigned n, con
 static struct ktrace_hash_job *hash_pre(CUcontext ctx, CUstream s, const lrec &l)
 {
 	uint32_t skip = 0;
-	return ktrace_hash_pre(ctx, s, &l.r, l.g.data(), 1000 + l.r.launch_seq, &skip);
+	return ktrace_hash_pre(ctx, s, &l.r, l.g.data(), NULL, 1000 + l.r.launch_seq, &skip);
 }
 
 static bool find_record(uint64_t seq, struct ktrace_rec_launch *r)

@@ -491,7 +491,7 @@ static struct lrec *make_record(uint64_t seq, CUcontext ctx, unsigned n, void *c
 
 static struct ktrace_hash_job *hash_pre(CUcontext ctx, CUstream s, const struct lrec *l)
 {
-	return ktrace_hash_pre(ctx, s, &l->r, l->g, l->time, NULL);
+	return ktrace_hash_pre(ctx, s, &l->r, l->g, NULL, l->time, NULL);
 }
 
 /* The pipeline keeps copies: the launch's own storage may go at once. */
@@ -931,9 +931,9 @@ static void test_not_started_or_nothing_to_hash(void **st)
 	/* no region with hash_len > 0 */
 	assert_null(hash_pre(ctx, NULL, l));
 	/* no launch, or its regions missing */
-	assert_null(ktrace_hash_pre(ctx, NULL, NULL, NULL, 0, NULL));
+	assert_null(ktrace_hash_pre(ctx, NULL, NULL, NULL, NULL, 0, NULL));
 	l->g[0].hash_len = 64;
-	assert_null(ktrace_hash_pre(ctx, NULL, &l->r, NULL, 0, NULL));
+	assert_null(ktrace_hash_pre(ctx, NULL, &l->r, NULL, NULL, 0, NULL));
 	lrec_free(l);
 	ktrace_hash_post(NULL, CUDA_SUCCESS);
 	assert_int_equal(nrecs, 0);
