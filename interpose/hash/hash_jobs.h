@@ -29,7 +29,8 @@ struct group {
 	uint64_t pre_off, post_off; /* ring word offsets of the result areas */
 	uint64_t pre_ticket, post_ticket;
 	uint8_t pre_launched, post_launched;
-	uint8_t pre_needed;         /* some region of it is measured before the launch */
+	uint32_t pre_n;             /* its regions measured before the launch (the others carry), their
+	                             * results first in the pre area, in order */
 };
 
 struct hctx;

@@ -307,6 +307,13 @@ static struct hctx *ctx_get(CUcontext ctx)
 
 /* ---- the background thread ------------------------------------------------ */
 
+/* Hashed region h of j carries its pre-digest and is not measured too. */
+static int carried_unmeasured(const struct job *j, uint32_t h)
+{
+	return j->carry[h].state != KTRACE_CARRY_NONE && !P.opts.verify;
+}
+
+
 static int landed(const struct hctx *c, uint64_t off, uint32_t n, uint64_t ticket)
 {
 	return __atomic_load_n(&c->host[off + n], __ATOMIC_ACQUIRE) == ticket;
@@ -318,7 +325,7 @@ static int job_done(const struct job *j)
 	for (uint32_t g = 0; g < j->ngroups; g++) {
 		const struct group *gr = &j->groups[g];
 
-		if (gr->pre_launched && !landed(j->c, gr->pre_off, gr->n, gr->pre_ticket))
+		if (gr->pre_launched && !landed(j->c, gr->pre_off, gr->pre_n, gr->pre_ticket))
 			return 0;
 		if (gr->post_launched && !landed(j->c, gr->post_off, gr->n, gr->post_ticket))
 			return 0;
@@ -332,14 +339,14 @@ static int job_done(const struct job *j)
 static uint64_t group_digests(struct job *j, const struct group *gr, int ring_valid)
 {
 	const struct hctx *c = j->c;
-	int pre_ok = ring_valid && gr->pre_launched && landed(c, gr->pre_off, gr->n, gr->pre_ticket);
+	int pre_ok = ring_valid && gr->pre_launched && landed(c, gr->pre_off, gr->pre_n, gr->pre_ticket);
 	int post_ok = ring_valid && gr->post_launched && landed(c, gr->post_off, gr->n, gr->post_ticket);
 
-	for (uint32_t k = 0; k < gr->n; k++) {
+	for (uint32_t k = 0, m = 0; k < gr->n; k++) {
 		struct ktrace_region *g = &j->regions[j->ridx[gr->first + k]];
 
-		if (pre_ok) {
-			g->pre_hash = ktrace_digest_finalize(c->host[gr->pre_off + k], g->hash_len);
+		if (pre_ok && !carried_unmeasured(j, gr->first + k)) {
+			g->pre_hash = ktrace_digest_finalize(c->host[gr->pre_off + m++], g->hash_len);
 			g->flags |= KTRACE_REGIONF_PRE;
 		}
 		if (post_ok) {
@@ -595,12 +602,6 @@ static int ring_reserve(struct hctx *c, struct job *j)
 	return 0;
 }
 
-/* Hashed region h of j carries its pre-digest and is not measured too. */
-static int carried_unmeasured(const struct job *j, uint32_t h)
-{
-	return j->carry[h].state != KTRACE_CARRY_NONE && !P.opts.verify;
-}
-
 /* Launch the hash of group gr (pre or post) on j->stream.  1 if launched. */
 static int launch_group(struct job *j, struct group *gr, int post)
 {
@@ -616,7 +617,9 @@ static int launch_group(struct job *j, struct group *gr, int post)
 	int v = 0;
 	void *args[1] = { &u };
 
-	while (variant_regions[v] < gr->n)
+	uint32_t n = post ? gr->n : gr->pre_n;
+
+	while (variant_regions[v] < n)
 		v++;
 	if (v == 0) {
 		ptr = u.r8.ptr, len = u.r8.len, cend = u.r8.chunk_end;
@@ -628,17 +631,18 @@ static int launch_group(struct job *j, struct group *gr, int post)
 	h->scratch = c->scratch + off * sizeof(uint64_t);
 	h->result = c->host_dev + off * sizeof(uint64_t);
 	h->done_value = post ? gr->post_ticket : gr->pre_ticket;
-	h->n = gr->n;
+	h->n = n;
 	h->reserved = 0;
-	for (uint32_t k = 0; k < gr->n; k++) {
+	for (uint32_t k = 0, m = 0; k < gr->n; k++) {
 		const struct ktrace_region *g = &j->regions[j->ridx[gr->first + k]];
 
-		ptr[k] = g->ptr;
-		/* a carried pre-digest is not measured (a zero-length region costs nothing) */
-		len[k] = post || !carried_unmeasured(j, gr->first + k) ? g->hash_len : 0;
-		total += kt_hash_chunks(len[k]);
-		cend[k] = total;
-		bytes += len[k];
+		if (!post && carried_unmeasured(j, gr->first + k))
+			continue; /* its pre-digest is carried, not measured */
+		ptr[m] = g->ptr;
+		len[m] = g->hash_len;
+		total += kt_hash_chunks(len[m]);
+		cend[m] = total;
+		bytes += len[m++];
 	}
 	blocks = (total + KT_HASH_WARPS_PER_BLOCK - 1) / KT_HASH_WARPS_PER_BLOCK;
 	if (blocks > c->max_blocks[v])
@@ -823,9 +827,10 @@ static int job_launch_pre(struct job *j)
 	for (uint32_t g = 0; g < j->ngroups; g++) {
 		struct group *gr = &j->groups[g];
 
-		for (uint32_t k = 0; k < gr->n && !gr->pre_needed; k++)
-			gr->pre_needed = !carried_unmeasured(j, gr->first + k);
-		if (!gr->pre_needed)
+		gr->pre_n = 0;
+		for (uint32_t k = 0; k < gr->n; k++)
+			gr->pre_n += !carried_unmeasured(j, gr->first + k);
+		if (!gr->pre_n)
 			continue;
 		needed = 1;
 		gr->pre_launched = (uint8_t)launch_group(j, gr, 0);
@@ -888,7 +893,7 @@ void ktrace_hash_post(struct ktrace_hash_job *job, CUresult launch_result)
 	j->launch_result = launch_result;
 	if (launch_result == CUDA_SUCCESS && atomic_load(&j->state) == JOB_PRE)
 		for (uint32_t g = 0; g < j->ngroups; g++)
-			if (j->groups[g].pre_launched || !j->groups[g].pre_needed)
+			if (j->groups[g].pre_launched || !j->groups[g].pre_n)
 				j->groups[g].post_launched = (uint8_t)launch_group(j, &j->groups[g], 1);
 	if (j->planned) {
 		atomic_fetch_sub_explicit(&j->c->inflight, 1, memory_order_acq_rel);

@@ -53,6 +53,8 @@ struct ktrace_config {
 	struct ktrace_pystack_spec *pystack_spec; /* KTRACE_PYSTACK parsed (common/pystack_spec.h), or NULL */
 	int nccl;                /* KTRACE_NCCL (default 1): NCCL's calls recorded (COLL, COMM records;
 	                          * interpose/nccl/); 0: its wrappers only forward */
+	int hash_carry;          /* KTRACE_HASH_CARRY: carry pre-digests (default 1) */
+	int hash_verify;         /* KTRACE_HASH_VERIFY: measure carried pre-digests too, compare (default 0) */
 };
 
 struct ktrace_tracer {

@@ -71,6 +71,15 @@ void ktrace_writer_commit_at(struct ktrace_writer *w, void *rec, uint64_t time_n
 	reserved = NULL;
 }
 
+/* The writer's clock (the allocation map's seen starts read it). */
+uint64_t ktrace_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
 void ktrace_writer_count(struct ktrace_writer *w, uint32_t id, uint64_t delta)
 {
 	(void)w;
@@ -85,8 +94,26 @@ void ktrace_tracer_disable_feature(uint32_t code, const char *fmt, ...)
 	atomic_fetch_add(&disabled_calls, 1);
 }
 
+/* NOTE records (KTRACE_HASH_VERIFY's mismatches): their codes and texts. */
+#define MAX_NOTES 64
+static uint32_t note_codes[MAX_NOTES];
+static char note_texts[MAX_NOTES][320];
+static atomic_uint nnotes;
+
+void ktrace_tracer_note(uint32_t level, uint32_t code, const char *text)
+{
+	unsigned i = atomic_fetch_add(&nnotes, 1);
+
+	(void)level;
+	if (i < MAX_NOTES) {
+		note_codes[i] = code;
+		snprintf(note_texts[i], sizeof(note_texts[i]), "%s", text);
+	}
+}
+
 static void clear_records(void)
 {
+	atomic_store(&nnotes, 0);
 	pthread_mutex_lock(&rec_lock);
 	for (unsigned i = 0; i < nrecs; i++)
 		free(recs[i]);

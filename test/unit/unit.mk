@@ -351,3 +351,13 @@ TEST_DEPS += $(BUILD)/graph_app $(BUILD)/ktrace-dump $(BUILD)/ktrace
 $(BUILD)/graph_app: test/unit/graph_app.c $(FAKECUDA_REAL)
 	@$(if $(Q),echo "  LINK    $@")
 	$(Q)$(CC) $(CFLAGS_ALL) -o $@ $< -L$(BUILD)/fakecuda-real -l:libcuda.so.1 $(LDFLAGS_ALL)
+
+# ---- carried pre-digests end to end (docs/hashing.md "Carried pre-digests"): a program under
+# libktrace.so with the real-memory fake driver, whose checksum kernels run on the host.
+TESTS += carry_test
+carry_test_SRCS := test/unit/carry_test.c
+carry_test_LIBS := -lcmocka
+TEST_DEPS += $(BUILD)/carry_app
+$(BUILD)/carry_app: test/unit/carry_app.c $(FAKECUDA_REAL)
+	@$(if $(Q),echo "  LINK    $@")
+	$(Q)$(CC) $(CFLAGS_ALL) -o $@ $< -L$(BUILD)/fakecuda-real -l:libcuda.so.1 $(LDFLAGS_ALL)

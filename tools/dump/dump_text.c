@@ -89,13 +89,16 @@ static void put_region(const struct record_ctx *c, FILE *f, const struct ktrace_
 			ktrace_putf(f, " pre %016llx", ktrace_ull(g->pre_hash));
 		else
 			fputs_unlocked(" pre -", f);
+		if (g->flags & KTRACE_REGIONF_PRE_CARRIED)
+			ktrace_putf(f, " (carried from op %llu)", ktrace_ull(g->pre_from));
 		if (g->flags & KTRACE_REGIONF_POST)
 			ktrace_putf(f, " post %016llx", ktrace_ull(g->post_hash));
 		else
 			fputs_unlocked(" post -", f);
 	}
 	uint16_t extra = g->flags & (uint16_t)~(KTRACE_REGIONF_PRE | KTRACE_REGIONF_POST | KTRACE_REGIONF_UNHASHED |
-						 KTRACE_REGIONF_EXACT | KTRACE_REGIONF_SIGNATURE);
+						 KTRACE_REGIONF_EXACT | KTRACE_REGIONF_SIGNATURE |
+						 KTRACE_REGIONF_PRE_CARRIED);
 	if (extra)
 		ktrace_putf(f, " (%s)", ktrace_flag_names(extra, ktrace_region_flag_name, fl, sizeof fl, ","));
 	if (ktrace_region_out(g))
