@@ -21,6 +21,11 @@
  *   carry_app hidden  A, and S holding A's address: L0, L1 add_one(A);
  *                     L2 fake_hidden_add_one(S) (writes A through the pointer
  *                     in S: no region of the launch is A); L3 add_one(A)
+ *   carry_app nondet  A filled with floats whose sum depends on the order of
+ *                     the additions, O one float set to 0: L0, L1 add_one(A);
+ *                     L2 fake_nondet_sum(O, A) (A's pre-digest carried from
+ *                     L1, in the order FAKECUDA_NONDET_SEED gives); O copied
+ *                     back
  *
  * Prints "hash_launches=N" (ktrace's checksum kernels run) and "OK" when
  * every call succeeded and A and B hold what the kernels computed.
@@ -35,7 +40,7 @@
 unsigned long fake_count(const char *fn);
 
 static int ok = 1;
-static CUfunction add_one, kernel_a, hidden;
+static CUfunction add_one, kernel_a, hidden, nondet_sum;
 
 #define OK(call) ok &= (call) == CUDA_SUCCESS
 
@@ -139,6 +144,31 @@ static void hidden_writer(void)
 	expect(a, 4.0f);
 }
 
+static void nondet(void)
+{
+	static float in[N];
+	CUdeviceptr a, o;
+	float sum;
+	int n = N;
+	void *params[] = { &o, &a, &n };
+
+	for (int i = 0; i < N; i++) {
+		float mag = 1.0f;
+
+		for (int k = 0; k < i % 9; k++)
+			mag *= 10.0f;
+		in[i] = (i % 2 ? -1.0f : 1.0f) * mag * 1e-3f * (1.0f + (float)i / 7.0f);
+	}
+	OK(cuMemAlloc_v2(&a, sizeof in));
+	OK(cuMemAlloc_v2(&o, sizeof sum));
+	OK(cuMemcpyHtoD_v2(a, in, sizeof in));
+	OK(cuMemsetD8_v2(o, 0, sizeof sum));
+	launch(add_one, a, NULL);                       /* L0 */
+	launch(add_one, a, NULL);                       /* L1 */
+	OK(cuLaunchKernel(nondet_sum, 1, 1, 1, 64, 1, 1, 0, NULL, params, NULL)); /* L2 */
+	OK(cuMemcpyDtoH_v2(&sum, o, sizeof sum));
+}
+
 int main(int argc, char **argv)
 {
 	CUmodule m;
@@ -148,8 +178,11 @@ int main(int argc, char **argv)
 	OK(cuModuleGetFunction(&add_one, m, "fake_add_one"));
 	OK(cuModuleGetFunction(&kernel_a, m, "fake_kernel_a"));
 	OK(cuModuleGetFunction(&hidden, m, "fake_hidden_add_one"));
+	OK(cuModuleGetFunction(&nondet_sum, m, "fake_nondet_sum"));
 	if (argc > 1 && !strcmp(argv[1], "hidden"))
 		hidden_writer();
+	else if (argc > 1 && !strcmp(argv[1], "nondet"))
+		nondet();
 	else
 		chain();
 	OK(cuCtxSynchronize());

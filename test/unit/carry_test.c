@@ -9,7 +9,8 @@
  * with KTRACE_HASH_CARRY=0 measured, one hash launch fewer per carried
  * launch; KTRACE_HASH_VERIFY=1 finds no mismatch there, and finds (a
  * counter and a NOTE) the write a kernel makes through a pointer ktrace
- * cannot see.
+ * cannot see; ktrace-diff's verdict on a non-deterministic kernel whose
+ * inputs are identical by a carried pre-digest says so (text and JSON).
  */
 #include <limits.h>
 #include <setjmp.h>
@@ -37,7 +38,7 @@ static char build_dir[PATH_MAX], tmp_dir[512];
 struct run {
 	unsigned n;
 	struct ktrace_rec_launch l[MAX_L];
-	struct ktrace_region g[MAX_L];
+	struct ktrace_region g[MAX_L], g1[MAX_L]; /* regions 0 and 1 (if any) */
 	uint64_t carried, mismatches, lost;
 	unsigned notes;
 	char note[MAX_NOTE];
@@ -46,7 +47,7 @@ struct run {
 
 /* Run carry_app MODE with the library, the real-memory driver and the
  * extra setting `env` (NULL: none); its trace read into *r. */
-static void run_app(const char *mode, const char *env, struct run *r)
+static void run_app(const char *mode, const char *env, struct run *r, const char *name)
 {
 	char app[PATH_MAX + 32], preload[PATH_MAX + 32], lib[PATH_MAX + 32], trace[PATH_MAX + 32];
 	char *argv[] = { app, (char *)mode, NULL };
@@ -55,23 +56,23 @@ static void run_app(const char *mode, const char *env, struct run *r)
 	snprintf(app, sizeof app, "%s/carry_app", build_dir);
 	snprintf(preload, sizeof preload, "%s/libktrace.so", build_dir);
 	snprintf(lib, sizeof lib, "%s/fakecuda-real", build_dir);
-	snprintf(trace, sizeof trace, "%s/carry.ktrace", tmp_dir);
+	snprintf(trace, sizeof trace, "%s/%s", tmp_dir, name);
 	setenv("LD_PRELOAD", preload, 1);
 	setenv("LD_LIBRARY_PATH", lib, 1);
 	setenv("KTRACE_OUTPUT", trace, 1);
 	setenv("KTRACE_OVERWRITE", "1", 1);
 	setenv("KTRACE_QUIET", "1", 1);
-	setenv("KTRACE_KERNELS", "^fake_(hidden_)?add_one$", 1);
+	setenv("KTRACE_KERNELS", "^fake_(hidden_add_one|add_one|nondet_sum)$", 1);
 	setenv("ASAN_OPTIONS", "verify_asan_link_order=0:detect_leaks=0", 1);
 	if (env)
 		putenv((char *)env);
 	out = kt_run_captured(tmp_dir, NULL, argv);
 	unsetenv("LD_PRELOAD");
 	if (env) {
-		char name[64];
+		char var[64];
 
-		snprintf(name, sizeof name, "%.*s", (int)(strchr(env, '=') - env), env);
-		unsetenv(name);
+		snprintf(var, sizeof var, "%.*s", (int)(strchr(env, '=') - env), env);
+		unsetenv(var);
 	}
 	assert_int_equal(out.status, 0);
 	assert_non_null(strstr(out.out, "OK"));
@@ -92,10 +93,12 @@ static void take_launch(struct run *r, const void *rec, size_t len)
 	for (i = r->n; i > 0 && r->l[i - 1].launch_seq > l.launch_seq; i--) {
 		r->l[i] = r->l[i - 1];
 		r->g[i] = r->g[i - 1];
+		r->g1[i] = r->g1[i - 1];
 	}
 	r->l[i] = l;
 	r->l[i].regions_raw = NULL; /* the record buffer goes */
 	ktrace_launch_region(&l, 0, &r->g[i]);
+	ktrace_launch_region(&l, 1, &r->g1[i]);
 	r->n++;
 }
 
@@ -117,14 +120,14 @@ static void take_counters(struct run *r, const void *rec, size_t len)
 	}
 }
 
-static void read_trace(struct run *r)
+static void read_trace(struct run *r, const char *name)
 {
 	char path[PATH_MAX + 32], err[512];
 	const void *rec;
 	size_t len;
 	struct ktrace_reader *rd;
 
-	snprintf(path, sizeof path, "%s/carry.ktrace", tmp_dir);
+	snprintf(path, sizeof path, "%s/%s", tmp_dir, name);
 	rd = ktrace_reader_open(path, err, sizeof err);
 	if (!rd)
 		fail_msg("%s", err);
@@ -147,8 +150,8 @@ static void read_trace(struct run *r)
 static void record_run(const char *mode, const char *env, struct run *r)
 {
 	memset(r, 0, sizeof *r);
-	run_app(mode, env, r);
-	read_trace(r);
+	run_app(mode, env, r, "carry.ktrace");
+	read_trace(r, "carry.ktrace");
 }
 
 /* Launch k carried its pre-digest from launch `from` (-1: measured it). */
@@ -231,6 +234,48 @@ static void test_hidden_writer(void **state)
 	assert_non_null(strstr(verify.note, want));
 }
 
+/* ktrace-diff of the two runs (json: --json); its output. */
+static char *diff_runs(int json)
+{
+	char tool[PATH_MAX + 32], a[600], b[600];
+	char *argv[] = { tool, a, b, json ? (char *)"--json" : NULL, NULL };
+	struct kt_run out;
+
+	snprintf(tool, sizeof tool, "%s/ktrace-diff", build_dir);
+	snprintf(a, sizeof a, "%s/nondet-a.ktrace", tmp_dir);
+	snprintf(b, sizeof b, "%s/nondet-b.ktrace", tmp_dir);
+	out = kt_run_captured(tmp_dir, NULL, argv);
+	free(out.err);
+	return out.out;
+}
+
+/* fake_nondet_sum sums A in another order in each run; its inputs are
+ * identical, A's by the pre-digest carried from the add_one before it:
+ * the verdict says the kernel is non-deterministic, and that one identical
+ * input rests on a carried digest. */
+static void test_diff_carried(void **state)
+{
+	static struct run a, b;
+	char *text, *json;
+
+	(void)state;
+	run_app("nondet", "FAKECUDA_NONDET_SEED=1", &a, "nondet-a.ktrace");
+	run_app("nondet", "FAKECUDA_NONDET_SEED=2", &b, "nondet-b.ktrace");
+	read_trace(&a, "nondet-a.ktrace");
+	assert_int_equal(a.n, 3);
+	/* O, first touched, measured; A carried from L1 */
+	assert_false(a.g[2].flags & KTRACE_REGIONF_PRE_CARRIED);
+	assert_true(a.g1[2].flags & KTRACE_REGIONF_PRE_CARRIED);
+	assert_int_equal(a.g1[2].pre_from, a.l[1].launch_seq);
+	text = diff_runs(0);
+	json = diff_runs(1);
+	assert_non_null(strstr(text, "all inputs identical"));
+	assert_non_null(strstr(text, "of those, 1 identical by a carried pre-digest"));
+	assert_non_null(strstr(json, "\"inputs_equal_carried\": 1"));
+	free(text);
+	free(json);
+}
+
 static int setup(void **state)
 {
 	const char *b = getenv("BUILD");
@@ -255,6 +300,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_chain),
 		cmocka_unit_test(test_hidden_writer),
+		cmocka_unit_test(test_diff_carried),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

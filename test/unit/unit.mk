@@ -357,7 +357,7 @@ $(BUILD)/graph_app: test/unit/graph_app.c $(FAKECUDA_REAL)
 TESTS += carry_test
 carry_test_SRCS := test/unit/carry_test.c
 carry_test_LIBS := -lcmocka
-TEST_DEPS += $(BUILD)/carry_app
+TEST_DEPS += $(BUILD)/carry_app $(BUILD)/ktrace-diff
 $(BUILD)/carry_app: test/unit/carry_app.c $(FAKECUDA_REAL)
 	@$(if $(Q),echo "  LINK    $@")
 	$(Q)$(CC) $(CFLAGS_ALL) -o $@ $< -L$(BUILD)/fakecuda-real -l:libcuda.so.1 $(LDFLAGS_ALL)
