@@ -361,3 +361,8 @@ TEST_DEPS += $(BUILD)/carry_app $(BUILD)/ktrace-diff
 $(BUILD)/carry_app: test/unit/carry_app.c $(FAKECUDA_REAL)
 	@$(if $(Q),echo "  LINK    $@")
 	$(Q)$(CC) $(CFLAGS_ALL) -o $@ $< -L$(BUILD)/fakecuda-real -l:libcuda.so.1 $(LDFLAGS_ALL)
+
+# ---- the table of carried pre-digests on its own (interpose/hash/hash_carry.c).
+TESTS += hash_carry_test
+hash_carry_test_SRCS := test/unit/hash_carry_test.c interpose/hash/hash_carry.c
+hash_carry_test_LIBS := -lcmocka
