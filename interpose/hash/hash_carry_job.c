@@ -7,14 +7,16 @@
  * pre-hash and the job as the new writer of its regions; when its record is
  * written, the carried digests filled in (or, under KTRACE_HASH_VERIFY,
  * compared with the measured ones, a NOTE per mismatch); and the table told
- * when its own post-digests landed.  Calls hash_carry.c's table and the
- * tracer's NOTE records.
+ * when its own post-digests landed.  Calls hash_carry.c's table and
+ * format/ (a mismatch's NOTE record, appended to the writer the pipeline
+ * writes its records to: the final drain at exit writes them too).
  */
 #include <inttypes.h>
 #include <stdio.h>
+#include <string.h>
 
+#include "format/trace_writer.h"
 #include "interpose/hash/hash_jobs.h"
-#include "interpose/model/tracer.h"
 
 int ktrace_hash_carry_shape(const struct ktrace_region *g, const struct ktrace_alloc_info *a)
 {
@@ -74,21 +76,29 @@ static int source_digest(const struct ktrace_carry_src *src, uint64_t *d)
 	return (g->flags & KTRACE_REGIONF_POST) != 0;
 }
 
-/* KTRACE_HASH_VERIFY found region g of j carried d where it measured otherwise. */
-static void note_mismatch(const struct job *j, const struct ktrace_region *g, const struct ktrace_carry_src *src,
-			  uint64_t d)
+/* KTRACE_HASH_VERIFY found region g of j carried d where it measured
+ * otherwise: a NOTE record to w (NULL: none). */
+static void note_mismatch(struct ktrace_writer *w, const struct job *j, const struct ktrace_region *g,
+			  const struct ktrace_carry_src *src, uint64_t d)
 {
+	_Alignas(8) uint8_t rec[512];
 	char text[320];
+	struct ktrace_rec_note n = { .level = KTRACE_NOTE_WARN, .code = KTRACE_NOTE_CODE_CARRY_MISMATCH };
+	size_t size;
 
 	snprintf(text, sizeof(text),
 		 "carried pre-digest differs from the measured one: op_seq %" PRIu64 " region %#" PRIx64
 		 " (%" PRIu64 " bytes, parameter offset %u) measured %016" PRIx64 ", carried %016" PRIx64
 		 " from op_seq %" PRIu64,
 		 j->launch.launch_seq, g->ptr, g->hash_len, g->param_offset, g->pre_hash, d, src->from);
-	ktrace_tracer_note(KTRACE_NOTE_WARN, KTRACE_NOTE_CODE_CARRY_MISMATCH, text);
+	n.text.ptr = text;
+	n.text.len = (uint16_t)strlen(text);
+	size = ktrace_encode_note(rec, sizeof(rec), &n);
+	if (w && size && size <= sizeof(rec))
+		ktrace_writer_append(w, rec, size);
 }
 
-struct ktrace_carry_result ktrace_hash_carry_fill(struct job *j, int verify)
+struct ktrace_carry_result ktrace_hash_carry_fill(struct job *j, int verify, struct ktrace_writer *w)
 {
 	struct ktrace_carry_result res = { 0, 0, 0 };
 
@@ -108,7 +118,7 @@ struct ktrace_carry_result ktrace_hash_carry_fill(struct job *j, int verify)
 		if (verify && (g->flags & KTRACE_REGIONF_PRE)) {
 			if (g->pre_hash != d) {
 				res.mismatches++;
-				note_mismatch(j, g, src, d);
+				note_mismatch(w, j, g, src, d);
 			}
 		} else {
 			g->pre_hash = d;

@@ -34,6 +34,7 @@ struct group {
 };
 
 struct hctx;
+struct ktrace_writer;
 
 struct job {
 	struct job *next;
@@ -93,8 +94,9 @@ struct ktrace_carry_result {
 	uint32_t mismatches; /* verify: measured and carried differ (a NOTE each) */
 };
 /* At j's emission, its measured digests filled in: the carried ones too
- * (verify: compare them with the measured ones instead). */
-struct ktrace_carry_result ktrace_hash_carry_fill(struct job *j, int verify);
+ * (verify: compare them with the measured ones instead, a NOTE record to w
+ * for each that differs). */
+struct ktrace_carry_result ktrace_hash_carry_fill(struct job *j, int verify, struct ktrace_writer *w);
 
 /* j's digests are final (ok) or will never come (j failed, was cancelled):
  * the carry table learns its post-digests or forgets the regions it was the

@@ -387,7 +387,7 @@ static void copy_emit(struct job *j)
  * go; carrying jobs may read its digests from now on. */
 static void job_carry_done(struct job *j)
 {
-	struct ktrace_carry_result cr = ktrace_hash_carry_fill(j, P.opts.verify);
+	struct ktrace_carry_result cr = ktrace_hash_carry_fill(j, P.opts.verify, P.w);
 
 	count(KTRACE_CTR_HASH_PRE_CARRIED, cr.carried);
 	count(KTRACE_CTR_HASH_CARRY_LOST, cr.lost);
@@ -756,6 +756,7 @@ static struct job *job_new(struct hctx *c, CUstream stream, const struct ktrace_
 			j->eligible[h] = allocs && ktrace_hash_carry_shape(&regions[i], &allocs[i]);
 			j->ridx[h++] = i;
 		}
+	memset(j->groups, 0, ng * sizeof(*j->groups));
 	for (uint32_t g = 0; g < ng; g++) {
 		j->groups[g].first = g * KT_HASH_MAX_REGIONS;
 		j->groups[g].n = nh - g * KT_HASH_MAX_REGIONS < KT_HASH_MAX_REGIONS ? nh - g * KT_HASH_MAX_REGIONS
@@ -828,6 +829,7 @@ static int job_launch_pre(struct job *j)
 		struct group *gr = &j->groups[g];
 
 		gr->pre_n = 0;
+		gr->pre_launched = 0;
 		for (uint32_t k = 0; k < gr->n; k++)
 			gr->pre_n += !carried_unmeasured(j, gr->first + k);
 		if (!gr->pre_n)

@@ -94,12 +94,19 @@ uint64_t ktrace_now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-void ktrace_tracer_note(uint32_t level, uint32_t code, const char *text)
+/* Records appended whole: KTRACE_HASH_VERIFY's NOTE records, counted. */
+int ktrace_writer_append(struct ktrace_writer *w, const void *rec, size_t len)
 {
-	(void)level;
-	if (code == KTRACE_NOTE_CODE_CARRY_MISMATCH)
+	struct ktrace_record_prefix p;
+	struct ktrace_rec_note n;
+
+	(void)w;
+	if (ktrace_decode_prefix(rec, len, &p) || p.type != KTRACE_REC_NOTE || ktrace_decode_note(rec, len, &n))
+		return 0;
+	if (n.code == KTRACE_NOTE_CODE_CARRY_MISMATCH)
 		__atomic_fetch_add(&carry_notes, 1, __ATOMIC_RELAXED);
-	printf("note %u: %s\n", code, text);
+	printf("note %u: %.*s\n", n.code, (int)n.text.len, n.text.ptr);
+	return 0;
 }
 
 void ktrace_tracer_disable_feature(uint32_t code, const char *fmt, ...)

@@ -39,7 +39,7 @@ struct run {
 	unsigned n;
 	struct ktrace_rec_launch l[MAX_L];
 	struct ktrace_region g[MAX_L], g1[MAX_L]; /* regions 0 and 1 (if any) */
-	uint64_t carried, mismatches, lost;
+	uint64_t carried, mismatches, lost, incomplete;
 	unsigned notes;
 	char note[MAX_NOTE];
 	unsigned long hash_launches;
@@ -117,6 +117,8 @@ static void take_counters(struct run *r, const void *rec, size_t len)
 			r->mismatches = k.value;
 		else if (k.id == KTRACE_CTR_HASH_CARRY_LOST)
 			r->lost = k.value;
+		else if (k.id == KTRACE_CTR_HASH_INCOMPLETE)
+			r->incomplete = k.value;
 	}
 }
 
@@ -203,6 +205,8 @@ static void test_chain(void **state)
 	assert_int_equal(verify.mismatches, 0);
 	assert_int_equal(verify.notes, 0);
 	assert_int_equal(on.lost, 0);
+	/* every hash launched landed (none waited for in vain at the end) */
+	assert_int_equal(on.incomplete + off.incomplete + verify.incomplete, 0);
 	/* a carried pre-digest is one checksum launch fewer; measuring them
 	 * all again costs as much as not carrying */
 	assert_int_equal(off.hash_launches - on.hash_launches, carried);
