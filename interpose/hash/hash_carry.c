@@ -259,8 +259,14 @@ void ktrace_carry_synced(struct ktrace_carry_table *t, uint64_t stream, int all)
 		if (!e->base)
 			continue;
 		settle(t, e);
-		if (all || (e->foreign && e->foreign_stream == stream))
+		if (e->foreign && (all || e->foreign_stream == stream)) {
+			/* the other stream's writes are done, but the last writer's digest
+			 * may have been taken before they landed: writers from now on are
+			 * trusted, this digest is not */
 			e->foreign = 0;
+			e->state = E_INVALID;
+			e->job = NULL;
+		}
 		if (all || e->stream == stream)
 			e->synced = 1;
 	}

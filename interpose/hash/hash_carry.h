@@ -84,7 +84,9 @@ void ktrace_carry_drop_range(struct ktrace_carry_table *t, uint64_t base, uint64
  * not known): every entry forgotten. */
 void ktrace_carry_forget_all(struct ktrace_carry_table *t, uint64_t stream);
 /* The host waited for stream (its key), or for every stream (all 1): writes
- * issued there before are ordered before everything issued after. */
+ * issued there before are ordered before everything issued after.  A digest
+ * taken while such a write may have been in flight on another stream is
+ * forgotten; the next writer's is trusted again. */
 void ktrace_carry_synced(struct ktrace_carry_table *t, uint64_t stream, int all);
 /* Release the table. */
 void ktrace_carry_free(struct ktrace_carry_table *t);

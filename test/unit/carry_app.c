@@ -12,12 +12,12 @@
  *   carry_app chain   copy into A; L0, L1, L2 add_one(A); memset A; L3, L4
  *                     add_one(A); A copied to the host; L5 add_one(A); L6, L7
  *                     add_one(A) on stream s1; cuCtxSynchronize; L8 add_one(A)
- *                     on s1; cuCtxSynchronize; memset B; L9, L10 add_one(B);
- *                     fake_kernel_a(B); L11, L12 add_one(B); an event recorded
- *                     on stream 0 that s1 waits for; L13 add_one(B) on s1; B
- *                     freed, allocated again and set; L14, L15 add_one(B); a
- *                     graph of one add_one(A) node captured on s1, launched on
- *                     stream 0; L16, L17 add_one(A)
+ *                     on s1; cuCtxSynchronize; L9 add_one(A) (stream 0); memset
+ *                     B; L10, L11 add_one(B); fake_kernel_a(B); L12, L13
+ *                     add_one(B); an event recorded on stream 0 that s1 waits
+ *                     for; L14 add_one(B) on s1; B freed, allocated again and
+ *                     set; L15, L16 add_one(B); a graph of one add_one(A) node
+ *                     captured on s1, launched on stream 0; L17, L18 add_one(A)
  *   carry_app hidden  A, and S holding A's address: L0, L1 add_one(A);
  *                     L2 fake_hidden_add_one(S) (writes A through the pointer
  *                     in S: no region of the launch is A); L3 add_one(A)
@@ -107,25 +107,26 @@ static void chain(void)
 	OK(cuCtxSynchronize());
 	launch(add_one, a, s1);                         /* L8 */
 	OK(cuCtxSynchronize());
+	launch(add_one, a, NULL);                       /* L9 */
 	OK(cuMemsetD8_v2(b, 0, sizeof ones));
-	launch(add_one, b, NULL);                       /* L9 */
 	launch(add_one, b, NULL);                       /* L10 */
-	launch(kernel_a, b, NULL);                      /* not traced */
 	launch(add_one, b, NULL);                       /* L11 */
+	launch(kernel_a, b, NULL);                      /* not traced */
 	launch(add_one, b, NULL);                       /* L12 */
+	launch(add_one, b, NULL);                       /* L13 */
 	OK(cuEventRecord(ev, NULL));
 	OK(cuStreamWaitEvent(s1, ev, 0));
-	launch(add_one, b, s1);                         /* L13 */
+	launch(add_one, b, s1);                         /* L14 */
 	OK(cuMemFree_v2(b));
 	OK(cuMemAlloc_v2(&b, sizeof ones));
 	OK(cuMemsetD8_v2(b, 0, sizeof ones));
-	launch(add_one, b, NULL);                       /* L14 */
 	launch(add_one, b, NULL);                       /* L15 */
+	launch(add_one, b, NULL);                       /* L16 */
 	e = one_node_graph(a, s1);
 	OK(cuGraphLaunch(e, NULL));
-	launch(add_one, a, NULL);                       /* L16 */
 	launch(add_one, a, NULL);                       /* L17 */
-	expect(a, 9.0f);
+	launch(add_one, a, NULL);                       /* L18 */
+	expect(a, 10.0f);
 	expect(b, 2.0f);
 }
 

@@ -147,14 +147,18 @@ static void test_order(void **st)
 	assert_int_equal(found(&t, &b, 6, 8, 1), -1);
 	ktrace_carry_synced(&t, 9, 0); /* another stream's wait does not help */
 	assert_int_equal(found(&t, &b, 6, 8, 1), -1);
-	ktrace_carry_synced(&t, 7, 0); /* the other writer's stream */
-	assert_int_equal(found(&t, &b, 6, 8, 1), 5);
+	ktrace_carry_synced(&t, 7, 0); /* the other writer's stream: done, but 5's digest */
+	assert_int_equal(found(&t, &b, 6, 8, 1), -1); /* may predate it: measured once more */
+	write_landed(&t, &b, 6, 8, 0x66);
+	assert_int_equal(found(&t, &b, 7, 8, 1), 6);
 	/* writes everywhere on stream 9 after ones on 8: foreign again until the context syncs */
 	ktrace_carry_forget_all(&t, 9);
 	write_landed(&t, &b, 7, 8, 0x77);
 	assert_int_equal(found(&t, &b, 8, 8, 1), -1);
 	ktrace_carry_synced(&t, 0, 1);
-	assert_int_equal(found(&t, &b, 8, 8, 1), 7);
+	assert_int_equal(found(&t, &b, 8, 8, 1), -1);
+	write_landed(&t, &b, 8, 8, 0x88);
+	assert_int_equal(found(&t, &b, 9, 8, 1), 8);
 	ktrace_carry_free(&t);
 }
 
