@@ -14,6 +14,7 @@
 #define MIN_CAP 256u
 #define ANY_STREAM KTRACE_CARRY_ANY_STREAM
 #define NO_SEQ UINT64_MAX
+#define ANY_TID UINT32_MAX
 
 enum entry_state { E_INVALID = 0, E_PENDING = 1, E_LANDED = 2 };
 
@@ -29,6 +30,8 @@ struct ktrace_carry_entry {
 	                          * not be ordered before the last one */
 	uint32_t idx;            /* E_PENDING: the region in its job */
 	uint32_t tid;            /* the thread of the last hashed write */
+	uint32_t last_tid;       /* the thread of the last write, hashed or not (ANY_TID: not known) */
+	uint32_t foreign_tid;    /* foreign: the thread of that write (ANY_TID: several, not known) */
 	uint32_t epoch;          /* the table's epoch it has seen (ktrace_carry_forget_all) */
 	uint8_t state;           /* enum entry_state */
 	uint8_t foreign;
@@ -90,6 +93,7 @@ static struct ktrace_carry_entry *get(struct ktrace_carry_table *t, uint64_t bas
 		return NULL;
 	memset(&x, 0, sizeof(x));
 	x.last_seq = NO_SEQ;
+	x.last_tid = ANY_TID;
 	x.epoch = t->epoch;
 	x.base = base;
 	x.stream = stream;
@@ -98,33 +102,43 @@ static struct ktrace_carry_entry *get(struct ktrace_carry_table *t, uint64_t bas
 	return lookup(t, base);
 }
 
-static void follow(struct ktrace_carry_entry *e, uint64_t stream);
+static void follow(struct ktrace_carry_entry *e, uint64_t stream, uint32_t tid);
 
 /* Apply to e the writes everywhere (ktrace_carry_forget_all) it has not
- * seen: on the one stream they were all on, else on any. */
+ * seen: on the one stream and thread they were all on, else on any. */
 static void settle(const struct ktrace_carry_table *t, struct ktrace_carry_entry *e)
 {
 	if (e->epoch == t->epoch)
 		return;
-	follow(e, e->epoch >= t->same_since ? t->epoch_stream : ANY_STREAM);
+	if (e->epoch >= t->same_since)
+		follow(e, t->epoch_stream, t->epoch_tid);
+	else
+		follow(e, ANY_STREAM, ANY_TID);
 	e->last_seq = NO_SEQ;
 	e->state = E_INVALID;
 	e->job = NULL;
 	e->epoch = t->epoch;
 }
 
-/* A write on stream follows the entry's last write: unless both are on one
- * stream or the host waited for the last one's, the two may overlap. */
-static void follow(struct ktrace_carry_entry *e, uint64_t stream)
+/* A write on stream by thread tid follows the entry's last write: unless
+ * both are on one stream or the host waited for the last one's, the two may
+ * overlap. */
+static void follow(struct ktrace_carry_entry *e, uint64_t stream, uint32_t tid)
 {
 	if (e->stream != stream && !e->synced) {
-		if (!e->foreign)
+		if (!e->foreign) {
 			e->foreign_stream = e->stream;
-		else if (e->foreign_stream != e->stream)
-			e->foreign_stream = ANY_STREAM;
+			e->foreign_tid = e->last_tid;
+		} else {
+			if (e->foreign_stream != e->stream)
+				e->foreign_stream = ANY_STREAM;
+			if (e->foreign_tid != e->last_tid)
+				e->foreign_tid = ANY_TID;
+		}
 		e->foreign = 1;
 	}
 	e->stream = stream;
+	e->last_tid = tid;
 	e->synced = 0;
 }
 
@@ -161,7 +175,7 @@ void ktrace_carry_write(struct ktrace_carry_table *t, const struct ktrace_region
 	settle(t, e);
 	if (e->last_seq == op->seq && (e->state == E_INVALID || e->ptr != g->ptr || e->len != g->hash_len))
 		eligible = 0; /* the launch writes it through two shapes, or one that cannot carry */
-	follow(e, op->stream);
+	follow(e, op->stream, op->tid);
 	e->last_seq = op->seq;
 	e->job = NULL;
 	e->state = E_INVALID;
@@ -190,14 +204,14 @@ void ktrace_carry_landed(struct ktrace_carry_table *t, uint64_t base, const void
 	e->state = ok ? E_LANDED : E_INVALID;
 }
 
-void ktrace_carry_forget(struct ktrace_carry_table *t, uint64_t base, uint64_t stream)
+void ktrace_carry_forget(struct ktrace_carry_table *t, uint64_t base, uint64_t stream, uint32_t tid)
 {
 	struct ktrace_carry_entry *e;
 
 	if (!base || !(e = get(t, base, stream)))
 		return;
 	settle(t, e);
-	follow(e, stream);
+	follow(e, stream, tid);
 	e->last_seq = NO_SEQ;
 	e->state = E_INVALID;
 	e->job = NULL;
@@ -241,17 +255,18 @@ void ktrace_carry_drop_range(struct ktrace_carry_table *t, uint64_t base, uint64
 	}
 }
 
-void ktrace_carry_forget_all(struct ktrace_carry_table *t, uint64_t stream)
+void ktrace_carry_forget_all(struct ktrace_carry_table *t, uint64_t stream, uint32_t tid)
 {
 	/* O(1): each entry settles when next touched */
-	if (stream != t->epoch_stream || t->epoch == 0) {
+	if (stream != t->epoch_stream || tid != t->epoch_tid || t->epoch == 0) {
 		t->epoch_stream = stream;
+		t->epoch_tid = tid;
 		t->same_since = t->epoch;
 	}
 	t->epoch++;
 }
 
-void ktrace_carry_synced(struct ktrace_carry_table *t, uint64_t stream, int all)
+void ktrace_carry_synced(struct ktrace_carry_table *t, uint64_t stream, int all, uint32_t tid)
 {
 	for (uint32_t i = 0; i < t->cap; i++) {
 		struct ktrace_carry_entry *e = &t->e[i];
@@ -259,7 +274,8 @@ void ktrace_carry_synced(struct ktrace_carry_table *t, uint64_t stream, int all)
 		if (!e->base)
 			continue;
 		settle(t, e);
-		if (e->foreign && (all || e->foreign_stream == stream)) {
+		/* only the waiting thread's own writes were surely issued before its wait */
+		if (e->foreign && e->foreign_tid == tid && (all || e->foreign_stream == stream)) {
 			/* the other stream's writes are done, but the last writer's digest
 			 * may have been taken before they landed: writers from now on are
 			 * trusted, this digest is not */
@@ -267,7 +283,7 @@ void ktrace_carry_synced(struct ktrace_carry_table *t, uint64_t stream, int all)
 			e->state = E_INVALID;
 			e->job = NULL;
 		}
-		if (all || e->stream == stream)
+		if (e->last_tid == tid && (all || e->stream == stream))
 			e->synced = 1;
 	}
 }

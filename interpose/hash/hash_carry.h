@@ -50,7 +50,8 @@ struct ktrace_carry_table {
 	struct ktrace_carry_entry *e;
 	uint32_t cap, n;
 	uint32_t epoch;        /* forget_all calls so far */
-	uint32_t same_since;   /* the epoch since which they were all on epoch_stream */
+	uint32_t same_since;   /* the epoch since which they were all on epoch_stream, by epoch_tid */
+	uint32_t epoch_tid;
 	uint64_t epoch_stream;
 };
 
@@ -74,20 +75,22 @@ void ktrace_carry_write(struct ktrace_carry_table *t, const struct ktrace_region
  * post-digest digest (ok 1) or none (ok 0). */
 void ktrace_carry_landed(struct ktrace_carry_table *t, uint64_t base, const void *job, uint32_t idx, int ok,
 			 uint64_t digest);
-/* A write ktrace does not hash, on stream (its key), to allocation base. */
-void ktrace_carry_forget(struct ktrace_carry_table *t, uint64_t base, uint64_t stream);
+/* A write ktrace does not hash, on stream (its key) by thread tid, to
+ * allocation base. */
+void ktrace_carry_forget(struct ktrace_carry_table *t, uint64_t base, uint64_t stream, uint32_t tid);
 /* Allocation base is freed (its next use starts afresh). */
 void ktrace_carry_drop(struct ktrace_carry_table *t, uint64_t base);
 /* Every allocation whose base is in [base, base + size) is gone or changed. */
 void ktrace_carry_drop_range(struct ktrace_carry_table *t, uint64_t base, uint64_t size);
 /* Writes ktrace cannot place, on stream (its key; KTRACE_CARRY_ANY_STREAM:
- * not known): every entry forgotten. */
-void ktrace_carry_forget_all(struct ktrace_carry_table *t, uint64_t stream);
-/* The host waited for stream (its key), or for every stream (all 1): writes
- * issued there before are ordered before everything issued after.  A digest
- * taken while such a write may have been in flight on another stream is
- * forgotten; the next writer's is trusted again. */
-void ktrace_carry_synced(struct ktrace_carry_table *t, uint64_t stream, int all);
+ * not known) by thread tid: every entry forgotten. */
+void ktrace_carry_forget_all(struct ktrace_carry_table *t, uint64_t stream, uint32_t tid);
+/* Thread tid waited for stream (its key), or for every stream (all 1): the
+ * writes it issued there before are ordered before everything issued after
+ * (another thread's may have been issued after the wait began: they do not
+ * count).  A digest taken while such a write may have been in flight on
+ * another stream is forgotten; the next writer's is trusted again. */
+void ktrace_carry_synced(struct ktrace_carry_table *t, uint64_t stream, int all, uint32_t tid);
 /* Release the table. */
 void ktrace_carry_free(struct ktrace_carry_table *t);
 /* Entries held (tests). */

@@ -56,7 +56,7 @@ void ktrace_hash_carry_plan(struct hctx *c, struct job *j)
 	/* a pointer into an allocation that is not hashed may be written through too */
 	for (uint32_t i = 0; i < j->launch.nregions; i++)
 		if (!j->regions[i].hash_len && j->regions[i].alloc_base)
-			ktrace_carry_forget(&c->carry, j->regions[i].alloc_base, op.stream);
+			ktrace_carry_forget(&c->carry, j->regions[i].alloc_base, op.stream, op.tid);
 }
 
 /* The digest src names, into *d: 1, or 0 when it never landed. */

@@ -988,8 +988,37 @@ int ktrace_hash_kernels(CUcontext ctx, CUfunction *fn, uint32_t *max_blocks)
 
 /* ---- carried pre-digests: what the other folders tell ------------------------ */
 
-/* Call fn(table, base, key) on every usable context's carry table, under its lock. */
-static void carry_each(void (*fn)(struct ktrace_carry_table *t, uint64_t a, uint64_t b), uint64_t a, uint64_t b)
+/* What the other folders tell the carry tables. */
+struct carry_call {
+	uint64_t base, size; /* forget, drop: the allocation (drop: size 0 the one at base) */
+	uint64_t stream;     /* its stream key */
+	uint32_t tid;
+	int all;             /* forget: every allocation; synced: every stream */
+};
+
+static void carry_apply(struct ktrace_carry_table *t, const struct carry_call *k, int what)
+{
+	switch (what) {
+	case 0:
+		if (k->all)
+			ktrace_carry_forget_all(t, k->stream, k->tid);
+		else
+			ktrace_carry_forget(t, k->base, k->stream, k->tid);
+		break;
+	case 1:
+		if (k->size)
+			ktrace_carry_drop_range(t, k->base, k->size);
+		else
+			ktrace_carry_drop(t, k->base);
+		break;
+	default:
+		ktrace_carry_synced(t, k->stream, k->all, k->tid);
+	}
+}
+
+/* Apply k (what: 0 forget, 1 drop, 2 synced) to every usable context's carry
+ * table, under its lock. */
+static void carry_each(const struct carry_call *k, int what)
 {
 	unsigned n = atomic_load_explicit(&P.nctxs, memory_order_acquire);
 
@@ -1001,67 +1030,42 @@ static void carry_each(void (*fn)(struct ktrace_carry_table *t, uint64_t a, uint
 		if (!c || c->state != 0)
 			continue;
 		pthread_mutex_lock(&c->lock);
-		fn(&c->carry, a, b);
+		carry_apply(&c->carry, k, what);
 		pthread_mutex_unlock(&c->lock);
 	}
 }
 
-static void forget_all(struct ktrace_carry_table *t, uint64_t unused, uint64_t stream)
-{
-	(void)unused;
-	ktrace_carry_forget_all(t, stream);
-}
-
-static void drop(struct ktrace_carry_table *t, uint64_t base, uint64_t size)
-{
-	if (size)
-		ktrace_carry_drop_range(t, base, size);
-	else
-		ktrace_carry_drop(t, base);
-}
-
-static void synced_one(struct ktrace_carry_table *t, uint64_t stream, uint64_t unused)
-{
-	(void)unused;
-	ktrace_carry_synced(t, stream, 0);
-}
-
-static void synced_all(struct ktrace_carry_table *t, uint64_t unused, uint64_t unused2)
-{
-	(void)unused;
-	(void)unused2;
-	ktrace_carry_synced(t, 0, 1);
-}
-
 void ktrace_hash_carry_forget(uint64_t addr, uint64_t bytes, CUstream stream, uint32_t tid)
 {
-	uint64_t key = stream == KTRACE_HASH_ANY_STREAM
-			       ? KTRACE_CARRY_ANY_STREAM
-			       : ktrace_carry_stream_key((uint64_t)(uintptr_t)stream, tid);
+	struct carry_call k = { .tid = tid };
 	struct ktrace_alloc_info a;
 
-	if (bytes != UINT64_MAX && ktrace_alloc_map_lookup(addr, &a)) {
-		if (bytes <= a.base + a.size - addr) {
-			carry_each(ktrace_carry_forget, a.base, key);
-			return;
-		}
-	} else if (bytes != UINT64_MAX) {
-		return; /* memory ktrace does not track holds no carried digest */
+	k.stream = stream == KTRACE_HASH_ANY_STREAM ? KTRACE_CARRY_ANY_STREAM
+						    : ktrace_carry_stream_key((uint64_t)(uintptr_t)stream, tid);
+	if (bytes != UINT64_MAX) {
+		if (!ktrace_alloc_map_lookup(addr, &a))
+			return; /* memory ktrace does not track holds no carried digest */
+		k.base = a.base;
+		k.all = bytes > a.base + a.size - addr;
+	} else {
+		k.all = 1;
 	}
-	carry_each(forget_all, 0, key);
+	carry_each(&k, 0);
 }
 
 void ktrace_hash_carry_drop(uint64_t base, uint64_t size)
 {
-	carry_each(drop, base, size);
+	struct carry_call k = { .base = base, .size = size };
+
+	carry_each(&k, 1);
 }
 
 void ktrace_hash_carry_synced(CUstream stream, uint32_t tid, int all)
 {
-	if (all)
-		carry_each(synced_all, 0, 0);
-	else
-		carry_each(synced_one, ktrace_carry_stream_key((uint64_t)(uintptr_t)stream, tid), 0);
+	struct carry_call k = { .tid = tid, .all = all };
+
+	k.stream = ktrace_carry_stream_key((uint64_t)(uintptr_t)stream, tid);
+	carry_each(&k, 2);
 }
 
 /* ---- forced completion ------------------------------------------------------ */

@@ -102,12 +102,12 @@ static void test_forgetting(void **st)
 	(void)st;
 	write_landed(&t, &a, 1, 7, 0x11);
 	write_landed(&t, &b, 2, 7, 0x22);
-	ktrace_carry_forget(&t, 0x1000, 7); /* a copy into a, same stream */
+	ktrace_carry_forget(&t, 0x1000, 7, 1); /* a copy into a, same stream */
 	assert_int_equal(found(&t, &a, 3, 7, 1), -1);
 	assert_int_equal(found(&t, &b, 3, 7, 1), 2);
 	write_landed(&t, &a, 4, 7, 0x44); /* measured again, then a writer */
 	assert_int_equal(found(&t, &a, 5, 7, 1), 4);
-	ktrace_carry_forget_all(&t, 7); /* an untraced launch on the stream */
+	ktrace_carry_forget_all(&t, 7, 1); /* an untraced launch on the stream */
 	assert_int_equal(found(&t, &a, 5, 7, 1), -1);
 	assert_int_equal(found(&t, &b, 5, 7, 1), -1);
 	write_landed(&t, &a, 6, 7, 0x66); /* entries catch up when touched, then carry again */
@@ -135,8 +135,11 @@ static void test_order(void **st)
 	assert_int_equal(found(&t, &a, 2, 7, 2), -1); /* another thread, launches in flight */
 	o.alone = 1;
 	assert_int_equal(ktrace_carry_find(&t, &a, &o, &src), 1); /* ... none in flight */
-	/* the host waited for stream 7: any stream may carry */
-	ktrace_carry_synced(&t, 7, 0);
+	/* another thread waited for stream 7: 1's write may have come after */
+	ktrace_carry_synced(&t, 7, 0, 2);
+	assert_int_equal(found(&t, &a, 2, 8, 1), -1);
+	/* the writer's thread waited for stream 7: any stream may carry */
+	ktrace_carry_synced(&t, 7, 0, 1);
 	assert_int_equal(found(&t, &a, 2, 8, 1), 1);
 	/* a write on stream 8 after one on 7 that the host did not wait for:
 	 * the two may overlap, nothing carries there until a wait */
@@ -145,17 +148,17 @@ static void test_order(void **st)
 	assert_int_equal(found(&t, &b, 5, 8, 1), -1);
 	write_landed(&t, &b, 5, 8, 0x55);
 	assert_int_equal(found(&t, &b, 6, 8, 1), -1);
-	ktrace_carry_synced(&t, 9, 0); /* another stream's wait does not help */
+	ktrace_carry_synced(&t, 9, 0, 1); /* another stream's wait does not help */
 	assert_int_equal(found(&t, &b, 6, 8, 1), -1);
-	ktrace_carry_synced(&t, 7, 0); /* the other writer's stream: done, but 5's digest */
+	ktrace_carry_synced(&t, 7, 0, 1); /* the other writer's stream: done, but 5's digest */
 	assert_int_equal(found(&t, &b, 6, 8, 1), -1); /* may predate it: measured once more */
 	write_landed(&t, &b, 6, 8, 0x66);
 	assert_int_equal(found(&t, &b, 7, 8, 1), 6);
 	/* writes everywhere on stream 9 after ones on 8: foreign again until the context syncs */
-	ktrace_carry_forget_all(&t, 9);
+	ktrace_carry_forget_all(&t, 9, 1);
 	write_landed(&t, &b, 7, 8, 0x77);
 	assert_int_equal(found(&t, &b, 8, 8, 1), -1);
-	ktrace_carry_synced(&t, 0, 1);
+	ktrace_carry_synced(&t, 0, 1, 1);
 	assert_int_equal(found(&t, &b, 8, 8, 1), -1);
 	write_landed(&t, &b, 8, 8, 0x88);
 	assert_int_equal(found(&t, &b, 9, 8, 1), 8);
