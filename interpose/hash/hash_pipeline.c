@@ -9,12 +9,18 @@
  *  - the launching thread reserves ring space for a job's pre and post hash
  *    launches, queues the job and launches the pre-hash on the
  *    application's stream; after the application's launch, the post-hash;
+ *    a region whose pre-digest is carried (the context's carry table,
+ *    hash_carry.c; the job's side, hash_carry_job.c) is left out of the
+ *    pre-hash, and a job with none left launches none;
  *  - a job holds its own copy of the launch's LAUNCH fields, regions and
  *    parameter bytes (one allocation, made by the launching thread);
  *  - one background thread polls the head job of each context (completion
  *    word == the launch's ticket), finalises the digests into the job's
- *    regions and writes the LAUNCH record, encoded once by format/, to the
- *    trace writer;
+ *    regions (the carried ones from their source), tells the carry table
+ *    its post-digests and writes the LAUNCH record, encoded once by format/,
+ *    to the trace writer;
+ *  - what the other folders tell the carry tables (writes ktrace does not
+ *    hash, frees, host waits) through ktrace_hash_carry_*;
  *  - an asynchronous device-to-host copy's job holds one region, its
  *    source, hashed once after the copy on its stream, and the MEMCPY
  *    record, written with the digest of what the copy delivered.
@@ -312,7 +318,6 @@ static int carried_unmeasured(const struct job *j, uint32_t h)
 {
 	return j->carry[h].state != KTRACE_CARRY_NONE && !P.opts.verify;
 }
-
 
 static int landed(const struct hctx *c, uint64_t off, uint32_t n, uint64_t ticket)
 {

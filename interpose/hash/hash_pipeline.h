@@ -7,7 +7,10 @@
  *   res = real launch of the application's kernel on the same stream
  *   ktrace_hash_post(job, res);                                    // post-hash launched (if res ok)
  *
- * Stream order makes both hashes exact.  Results land in mapped pinned host
+ * Stream order makes both hashes exact.  A region's pre-digest may be
+ * carried instead of measured: its last writer's post-digest, when nothing
+ * ktrace did not hash or did not see ordered wrote it since (docs/hashing.md,
+ * "Carried pre-digests"); the record flags it.  Results land in mapped pinned host
  * memory; the pipeline's background thread polls them, fills pre_hash /
  * post_hash and the REGIONF_PRE/POST flags into its copy of the regions and
  * the launch's result into its copy of the fields, and writes the LAUNCH
