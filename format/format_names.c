@@ -248,7 +248,7 @@ static const char *bit_pick(const char *const *names, size_t n, uint32_t bit)
 	}
 
 BIT_TABLE(ktrace_launch_flag_name, "ptsz", "extra", "capturing", "hashed", "hash_skipped", "failed",
-	  "params_truncated", "graph", "range", "carried")
+	  "params_truncated", "graph", "range", "graph_iter", "carried")
 BIT_TABLE(ktrace_graph_node_flag_name, "recorded", "hashed", "filtered", "in_conditional", "params_truncated",
 	  "disabled")
 BIT_TABLE(ktrace_copy_flag_name, "async", "2d", "3d", "src_digest", "graph", "range")

@@ -186,7 +186,7 @@ enum ktrace_launch_api {
 #define KTRACE_LAUNCHF_PARAMS_TRUNCATED 0x0040u /* parameter bytes cut (layout unknown) */
 #define KTRACE_LAUNCHF_GRAPH      0x0080u /* since 1.8: a node of a graph launch; the record ends
                                            * with the graph reference (struct ktrace_graph_ref) */
-#define KTRACE_LAUNCHF_CARRIED    0x0200u /* since 1.14: some pre-digests were carried: the record ends
+#define KTRACE_LAUNCHF_CARRIED    0x0400u /* since 1.14: some pre-digests were carried: the record ends
                                          * (after the graph and range references) with one u64 per
                                          * region, the op_seq of the operation whose digest a region
                                          * flagged KTRACE_REGIONF_PRE_CARRIED has as pre_hash (0 for
