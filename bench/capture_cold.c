@@ -37,8 +37,10 @@
 
 /* metadata mode: the hash pipeline is never reached */
 struct ktrace_hash_job *ktrace_hash_pre(CUcontext ctx, CUstream stream, const struct ktrace_rec_launch *r,
-					const struct ktrace_region *regions, uint64_t time_ns, uint32_t *skip)
+					const struct ktrace_region *regions, const struct ktrace_alloc_info *allocs,
+					uint64_t time_ns, uint32_t *skip)
 {
+	(void)allocs;
 	(void)ctx, (void)stream, (void)r, (void)regions, (void)time_ns, (void)skip;
 	return NULL;
 }

@@ -92,6 +92,9 @@ const char *ktrace_counter_name(uint32_t id)
 		[KTRACE_CTR_RANGES_UNRECORDED] = "ranges_unrecorded",
 		[KTRACE_CTR_GPU_TIMES] = "gpu_times",
 		[KTRACE_CTR_GPU_TIMES_LOST] = "gpu_times_lost",
+		[KTRACE_CTR_HASH_PRE_CARRIED] = "hash_pre_carried",
+		[KTRACE_CTR_HASH_CARRY_MISMATCHES] = "hash_carry_mismatches",
+		[KTRACE_CTR_HASH_CARRY_LOST] = "hash_carry_lost",
 	};
 	return pick(names, sizeof names / sizeof names[0], id);
 }
@@ -276,7 +279,7 @@ static const char *bit_pick(const char *const *names, size_t n, uint32_t bit)
 	}
 
 BIT_TABLE(ktrace_launch_flag_name, "ptsz", "extra", "capturing", "hashed", "hash_skipped", "failed",
-	  "params_truncated", "graph", "range", "graph_iter")
+	  "params_truncated", "graph", "range", "graph_iter", "carried")
 BIT_TABLE(ktrace_graph_node_flag_name, "recorded", "hashed", "filtered", "in_conditional", "params_truncated",
 	  "disabled")
 BIT_TABLE(ktrace_copy_flag_name, "async", "2d", "3d", "src_digest", "graph", "range", "graph_iter")
@@ -284,7 +287,7 @@ BIT_TABLE(ktrace_stream_flag_name, "non_blocking")
 BIT_TABLE(ktrace_cond_flag_name, "assign_default", "default_known")
 BIT_TABLE(ktrace_instantiate_flag_name, "auto_free_on_launch", "upload", "device_launch", "use_node_priority")
 BIT_TABLE(ktrace_region_flag_name, "in_struct", "pre", "post", "capped", "unhashed", "exact", "guessed",
-	  "signature", "coll_buffer")
+	  "signature", "coll_buffer", "pre_carried")
 BIT_TABLE(ktrace_range_flag_name, "fw_seq", "backward", "cut", "source_cut", "source")
 BIT_TABLE(ktrace_gputime_flag_name, "graph")
 

@@ -327,7 +327,8 @@ size_t ktrace_encode_launch(void *buf, size_t cap, const struct ktrace_rec_launc
 	uint32_t nreg = regions ? r->nregions : 0;
 	uint32_t np = r->param_bytes ? r->param_bytes_len : 0;
 	size_t base = ktrace_launch_size(nreg, np);
-	size_t size = base + ktrace_launch_tail_size(r->flags);
+	size_t carry = ktrace_launch_carry_size(r->flags, nreg);
+	size_t size = base + ktrace_launch_tail_size(r->flags) + carry;
 
 	if (size > cap)
 		return size;
@@ -340,7 +341,10 @@ size_t ktrace_encode_launch(void *buf, size_t cap, const struct ktrace_rec_launc
 		put_range_ref((uint8_t *)buf + base + (r->flags & KTRACE_LAUNCHF_GRAPH ? KTRACE_GRAPH_REF_DISK_SIZE : 0),
 			      &r->range);
 	if (r->flags & KTRACE_LAUNCHF_GRAPH_ITER)
-		put_graph_iter_ref((uint8_t *)buf + size - KTRACE_GRAPH_ITER_REF_DISK_SIZE, &r->graph);
+		put_graph_iter_ref((uint8_t *)buf + size - carry - KTRACE_GRAPH_ITER_REF_DISK_SIZE, &r->graph);
+	for (uint32_t i = 0; carry && i < nreg; i++) /* the carry table ends the record */
+		le64((uint8_t *)buf + size - carry + (size_t)i * 8,
+		     regions[i].flags & KTRACE_REGIONF_PRE_CARRIED ? regions[i].pre_from : 0);
 	return size;
 }
 
@@ -353,7 +357,7 @@ void *ktrace_encode_launch_head(void *buf, size_t size, uint16_t type, const str
 	size_t need = base + ktrace_launch_tail_size(r->flags);
 	uint8_t *params;
 
-	if (r->flags & KTRACE_LAUNCHF_GRAPH) /* the graph reference is ktrace_encode_launch's */
+	if (r->flags & (KTRACE_LAUNCHF_GRAPH | KTRACE_LAUNCHF_CARRIED)) /* ktrace_encode_launch's */
 		return NULL;
 	if (size < need || size % KTRACE_RECORD_ALIGN ||
 	    (type == KTRACE_REC_LAUNCH ? size != need : type < KTRACE_REC_INTERNAL_MIN))
@@ -408,6 +412,12 @@ static int get_launch(const uint8_t *b, size_t len, struct ktrace_rec_launch *r)
 			return -1;
 		get_graph_iter_ref(b + need - KTRACE_GRAPH_ITER_REF_DISK_SIZE, &r->graph);
 	}
+	r->carry_raw = NULL;
+	if (r->flags & KTRACE_LAUNCHF_CARRIED) {
+		if (need + ktrace_launch_carry_size(r->flags, r->nregions) > len)
+			return -1;
+		r->carry_raw = b + need;
+	}
 	return 0;
 }
 
@@ -436,6 +446,8 @@ void ktrace_launch_region(const struct ktrace_rec_launch *r, uint32_t i, struct 
 	if (i >= r->nregions)
 		return;
 	get_region(r->regions_raw + (size_t)i * KTRACE_REGION_DISK_SIZE, out);
+	if (r->carry_raw && (out->flags & KTRACE_REGIONF_PRE_CARRIED))
+		out->pre_from = rd64(r->carry_raw + (size_t)i * 8);
 }
 
 /* ---- MEMCPY / MEMSET --------------------------------------------------- */

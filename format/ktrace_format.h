@@ -201,6 +201,11 @@ enum ktrace_launch_api {
 #define KTRACE_LAUNCHF_PARAMS_TRUNCATED 0x0040u /* parameter bytes cut (layout unknown) */
 #define KTRACE_LAUNCHF_GRAPH      0x0080u /* since 1.8: a node of a graph launch; the record ends
                                            * with the graph reference (struct ktrace_graph_ref) */
+#define KTRACE_LAUNCHF_CARRIED    0x0400u /* since 1.14: some pre-digests were carried: the record ends
+                                         * (after the graph and range references) with one u64 per
+                                         * region, the op_seq of the operation whose digest a region
+                                         * flagged KTRACE_REGIONF_PRE_CARRIED has as pre_hash (0 for
+                                         * the other regions) */
 #define KTRACE_LAUNCHF_RANGE      0x0100u /* since 1.9: the range reference (struct ktrace_range_ref)
                                            * follows the parameters (and the graph reference) */
 #define KTRACE_LAUNCHF_GRAPH_ITER 0x0200u /* since 1.14: a kernel node inside a conditional node's body:
@@ -263,6 +268,8 @@ struct ktrace_region {
 	uint64_t hash_len;     /* bytes hashed from ptr (extent policy); 0: not hashed */
 	uint64_t pre_hash;     /* digest before the launch (valid if REGIONF_PRE) */
 	uint64_t post_hash;    /* digest after the launch (valid if REGIONF_POST) */
+	uint64_t pre_from;     /* since 1.14, with REGIONF_PRE_CARRIED: the op_seq whose digest pre_hash
+	                        * is (not part of the 56-byte region on disk: the LAUNCHF_CARRIED tail) */
 };
 #define KTRACE_REGIONF_IN_STRUCT 0x01u /* found inside a by-value struct parameter */
 #define KTRACE_REGIONF_PRE       0x02u /* pre_hash valid */
@@ -278,6 +285,10 @@ struct ktrace_region {
                                         * (docs/format.md "Pointer words") */
 #define KTRACE_REGIONF_COLL_BUFFER 0x100u /* since 1.13: a send or receive buffer of the NCCL operation whose
                                           * call made the launch (KTRACE_REGION_ORDINAL_COLL) */
+#define KTRACE_REGIONF_PRE_CARRIED 0x200u /* since 1.14: pre_hash was not measured before this launch but
+                                          * carried: the post-digest of the operation pre_from, the
+                                          * last to write the region, in stream order before it
+                                          * (docs/hashing.md "Carried pre-digests") */
 #define KTRACE_REGIONF_SIGNATURE 0x80u /* since 1.6: the extent is how far the kernel reaches from the
                                         * pointer by its own source (a Triton/Inductor kernel's sizes and
                                         * index expressions), inside an allocation that did not bound it
@@ -315,6 +326,7 @@ struct ktrace_rec_launch {
 	                        * older traces) */
 	struct ktrace_graph_ref graph; /* since 1.8: valid with KTRACE_LAUNCHF_GRAPH */
 	struct ktrace_range_ref range; /* since 1.9: valid with KTRACE_LAUNCHF_RANGE */
+	const uint8_t *carry_raw;      /* since 1.14: the carry table (KTRACE_LAUNCHF_CARRIED), else NULL */
 };
 
 /* Bytes a LAUNCH record with these flags has after its parameters: the graph
@@ -324,6 +336,13 @@ static inline size_t ktrace_launch_tail_size(uint32_t flags)
 	return (flags & KTRACE_LAUNCHF_GRAPH ? KTRACE_GRAPH_REF_DISK_SIZE : 0) +
 	       (flags & KTRACE_LAUNCHF_RANGE ? KTRACE_RANGE_REF_DISK_SIZE : 0) +
 	       (flags & KTRACE_LAUNCHF_GRAPH_ITER ? KTRACE_GRAPH_ITER_REF_DISK_SIZE : 0);
+}
+
+/* Bytes of the carry table (flag KTRACE_LAUNCHF_CARRIED, since 1.14) of a
+ * LAUNCH record with nregions regions: one u64 per region, last. */
+static inline size_t ktrace_launch_carry_size(uint32_t flags, uint32_t nregions)
+{
+	return flags & KTRACE_LAUNCHF_CARRIED ? (size_t)nregions * 8 : 0;
 }
 
 /* ---- ALLOC / FREE ------------------------------------------------------ */
@@ -412,6 +431,8 @@ enum ktrace_note_code {
 	KTRACE_NOTE_CODE_GRAPH = 259,   /* since 1.8: a graph not traced in full, and why (warning) */
 	KTRACE_NOTE_CODE_MARK = 260,    /* since 1.7: the program's text, ktrace_mark() (include/ktrace.h) */
 	KTRACE_NOTE_CODE_NVTX_MARK = 261, /* since 1.9: an NVTX mark (nvtxMark*, nvtxDomainMarkEx) */
+	KTRACE_NOTE_CODE_CARRY_MISMATCH = 262, /* since 1.14: KTRACE_HASH_VERIFY found a carried pre-digest
+	                                        * that differs from the measured one (warning) */
 };
 /* Counter identifiers; a COUNTERS record carries (id, value) pairs. */
 enum ktrace_counter_id {
@@ -444,6 +465,11 @@ enum ktrace_counter_id {
 	KTRACE_CTR_GPU_TIMES_LOST = 25,  /* since 1.10: launches sampled for GPU times whose times were
 	                                  * not recorded (no free event, no reference yet, a driver
 	                                  * call failed, context destroyed, trace ended first) */
+	KTRACE_CTR_HASH_PRE_CARRIED = 26,  /* since 1.14: regions whose pre-digest was carried, not measured */
+	KTRACE_CTR_HASH_CARRY_MISMATCHES = 27, /* since 1.14: KTRACE_HASH_VERIFY: carried pre-digests that
+	                                        * differ from the measured one (a NOTE each) */
+	KTRACE_CTR_HASH_CARRY_LOST = 28,   /* since 1.14: carried pre-digests whose source digest never
+	                                    * landed (the region is recorded without a pre-digest) */
 };
 struct ktrace_counter { uint32_t id; uint32_t reserved; uint64_t value; };
 struct ktrace_rec_counters {

@@ -533,6 +533,9 @@ static void initialise(void)
 	if (c->hash) {
 		struct ktrace_hash_opts ho = { 0 };
 
+		ho.carry_off = !c->hash_carry;
+		ho.verify = c->hash_verify;
+
 		if (ktrace_hash_pipeline_start(ktrace_tracer.writer, &ho) == 0)
 			hash_started = 1;
 		else

@@ -11,10 +11,16 @@ marker kernels (torch.cuda._sleep), logging with a TorchDispatchMode the
 tensors every op receives and returns.  The parent reads the trace with
 `ktrace-dump --json` and reports, for the launches between the markers:
 
-  amplification = bytes hashed (sum of hash_len of pre-hashed regions)
-                  / bytes of the tensors the ops receive and return
-                  (per op, each distinct (data_ptr, addressable span) once;
-                  view and allocation ops, which launch nothing, left out)
+  amplification = bytes the checksum kernels read (hash_len of every
+                  post-hashed region and of every pre-hashed region whose
+                  pre-digest was measured, not carried: docs/hashing.md,
+                  "Carried pre-digests") / twice the bytes of the tensors the
+                  ops receive and return (per op, each distinct (data_ptr,
+                  addressable span) once; view and allocation ops, which
+                  launch nothing, left out); without carried pre-digests it
+                  is the extent ratio
+  extent ratio  = bytes of the pre-hashed regions / bytes of the op tensors
+                  (how far the extent policy reaches beyond the tensors)
   coverage      = for tensors whose data_ptr starts a hashed region, the share
                   of their bytes inside the longest region seen from that ptr
                   (below 100%: regions cut short by the extent policy, or a
@@ -22,12 +28,16 @@ tensors every op receives and returns.  The parent reads the trace with
   union coverage = share of all op tensor bytes inside some hashed region of
                   the step
 
-Prints BENCH|hash_amplification_<mode>|..., BENCH|hash_coverage_<mode>|...,
+Prints BENCH|hash_amplification_<mode>|..., BENCH|hash_extent_ratio_<mode>|...,
+BENCH|hash_pre_carried_<mode>|..., BENCH|hash_coverage_<mode>|...,
 BENCH|hash_launches_per_launch_<mode>|... and a RESULT line (target <= 2x).
 
 --overhead instead times the same step (median ms of 20 after 3 warm-up, as
 ref_step.py does) plain, under ktrace without hashing and with hashing, and
-checks that the final parameters are bitwise identical in all three.
+checks that the final parameters are bitwise identical in all three; it
+also reports the hashing run's hash launches per traced launch (its
+COUNTERS) and runs the step once more with KTRACE_HASH_VERIFY=1 (every
+carried pre-digest measured too), whose carried-digest mismatches must be 0.
 """
 import argparse
 import json
@@ -151,6 +161,8 @@ def analyze(recs, ops, mode, steps, compiled):
         return 1
     step_launches = launches[marks[-2] + 1: marks[-1]]
     hashed = 0
+    read = 0  # bytes the checksum kernels read: measured pre-hashes and post-hashes
+    carried = 0
     regions = 0
     skipped = 0
     longest = {}
@@ -159,6 +171,13 @@ def analyze(recs, ops, mode, steps, compiled):
         if "hash_skipped" in [f.lower() for f in r.get("launch_flags", [])]:
             skipped += 1
         for g in r.get("regions", []):
+            flags = [f.lower() for f in g.get("flags", [])]
+            if g.get("post_hash") is not None:
+                read += g["hash_len"]
+            if g.get("pre_hash") is not None and "pre_carried" in flags:
+                carried += 1
+            elif g.get("pre_hash") is not None:
+                read += g["hash_len"]
             if g.get("pre_hash") is not None:
                 hashed += g["hash_len"]
                 regions += 1
@@ -208,13 +227,18 @@ def analyze(recs, ops, mode, steps, compiled):
     for r in recs:  # cumulative: the last COUNTERS record holds the totals
         if r.get("type") == "counters" and isinstance(r.get("counters"), dict):
             counters = r["counters"]
-    amp = hashed / tensor_bytes if tensor_bytes else float("nan")
+    amp = read / (2 * tensor_bytes) if tensor_bytes else float("nan")
+    extent = hashed / tensor_bytes if tensor_bytes else float("nan")
     cov = 100.0 * cov_num / cov_den if cov_den else float("nan")
     print(f"step launches {len(step_launches)} (hash skipped {skipped}), hashed regions {regions}, "
           f"hashed bytes {hashed}, op tensor bytes {tensor_bytes} over {len(ops)} ops, "
           f"tensors whose pointer starts a region: {seen_ptrs} of {len(sizes)}")
     print(f"counters: {counters}")
-    print(f"BENCH|hash_amplification_{mode}|{amp:.2f}|x|bytes hashed / bytes of op tensors, {steps} steps")
+    print(f"BENCH|hash_amplification_{mode}|{amp:.2f}|x|bytes the checksum kernels read (measured pre, post) "
+          f"/ twice the bytes of op tensors, {steps} steps")
+    print(f"BENCH|hash_extent_ratio_{mode}|{extent:.2f}|x|bytes of pre-hashed regions / bytes of op tensors")
+    print(f"BENCH|hash_pre_carried_{mode}|{100.0 * carried / regions if regions else 0:.1f}|%|"
+          f"pre-digests of the step carried, not measured ({carried} of {regions})")
     print(f"BENCH|hash_coverage_{mode}|{cov:.1f}|%|tensor bytes inside the longest region from their pointer")
     print(f"BENCH|hash_coverage_union_{mode}|{uni:.1f}|%|op tensor bytes inside any hashed region of the step")
     hl = counters.get("hash_launches")
@@ -234,13 +258,17 @@ def overhead(a):
     res = {}
     # "-async": the allocator ktrace run / ktrace check set by default (one driver
     # allocation per tensor: PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync).
-    for tag, extra in (("plain", None), ("nohash", "0"), ("hash", "1"), ("plain-async", None), ("hash-async", "1")):
+    runs = (("plain", None), ("nohash", "0"), ("hash", "1"), ("plain-async", None), ("hash-async", "1"),
+            ("hash-verify", "1"))
+    for tag, extra in runs:
         env = dict(os.environ)
         if tag.endswith("-async"):
             env["PYTORCH_CUDA_ALLOC_CONF"] = "backend:cudaMallocAsync"
         if extra is not None:
             env.update(LD_PRELOAD=os.path.abspath(a.lib), KTRACE_OUTPUT=os.path.join(out, f"ovh-{mode}-{tag}.ktrace"),
                        KTRACE_HASH=extra, KTRACE_OVERWRITE="1", KTRACE_QUIET="1")
+        if tag == "hash-verify":
+            env["KTRACE_HASH_VERIFY"] = "1"
         cmd = [sys.executable, os.path.abspath(__file__), "--worker", "--time"] + (["--compile"] if a.compile else [])
         r = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=a.timeout)
         line = [x for x in r.stdout.splitlines() if x.startswith("STEP ")]
@@ -250,7 +278,7 @@ def overhead(a):
         kv = dict(f.split("=", 1) for f in line[0].split()[1:])
         res[tag] = (float(kv["ms_per_step"]), kv["checksum"])
         print(f"{tag}: {res[tag][0]:.3f} ms/step checksum {res[tag][1]}")
-    same = (len({res[t][1] for t in ("plain", "nohash", "hash")}) == 1 and
+    same = (len({res[t][1] for t in ("plain", "nohash", "hash", "hash-verify")}) == 1 and
             res["plain-async"][1] == res["hash-async"][1])
     print(f"BENCH|hash_overhead_{mode}|{res['hash'][0] / res['plain'][0]:.2f}|x|ms/step with hashing / plain "
           f"({res['hash'][0]:.2f} / {res['plain'][0]:.2f} ms)")
@@ -261,7 +289,30 @@ def overhead(a):
     print(f"BENCH|trace_overhead_nohash_{mode}|{res['nohash'][0] / res['plain'][0]:.2f}|x|ms/step traced without hashing / plain")
     print(f"RESULT|hash-transparent-{mode}|{'PASS' if same else 'FAIL'}|final parameters "
           f"{'bitwise identical' if same else 'DIFFER'} plain / traced / traced+hashed (each allocator)")
+    hc = trace_counters(a, os.path.join(out, f"ovh-{mode}-hash.ktrace"))
+    vc = trace_counters(a, os.path.join(out, f"ovh-{mode}-hash-verify.ktrace"))
+    if hc.get("launches_seen"):
+        print(f"BENCH|hash_launches_per_launch_{mode}|{hc.get('hash_launches', 0) / hc['launches_seen']:.2f}|ratio|"
+              f"checksum launches / traced launches of the hashing run (its COUNTERS), "
+              f"{hc.get('hash_pre_carried', 0)} pre-digests carried")
+    bad = vc.get("hash_carry_mismatches", 0)
+    print(f"BENCH|hash_verify_ms_{mode}|{res['hash-verify'][0] / res['plain'][0]:.2f}|x|ms/step with "
+          f"KTRACE_HASH_VERIFY=1 / plain")
+    print(f"RESULT|hash-carry-verify-{mode}|{'PASS' if vc and not bad else 'FAIL'}|{bad} carried pre-digests "
+          f"differ from the measured ones ({vc.get('hash_pre_carried', 0)} checked, KTRACE_HASH_VERIFY=1)")
     return 0
+
+
+def trace_counters(a, trace):
+    """The totals of a trace's COUNTERS records ({} when it cannot be read)."""
+    dump = subprocess.run([a.dump, "--json", trace], capture_output=True, text=True, timeout=a.timeout)
+    counters = {}
+    for line in dump.stdout.splitlines():
+        if line.startswith("{") and '"counters"' in line:
+            r = json.loads(line)
+            if r.get("type") == "counters" and isinstance(r.get("counters"), dict):
+                counters = r["counters"]
+    return counters
 
 
 def main():

@@ -266,6 +266,13 @@ static CUresult capture_deferred(const struct ktrace_launch_args *a, ktrace_real
 	return res;
 }
 
+/* The stream the hashes go on: a _ptsz entry point's stream 0 is the
+ * per-thread default stream. */
+static inline CUstream hash_stream(const struct ktrace_launch_args *a)
+{
+	return a->ptsz && !a->stream ? CU_STREAM_PER_THREAD : a->stream;
+}
+
 /* Hash mode, pointers found but no current context, or a launch the
  * pipeline refused: the record says the hashing that was wanted did not
  * happen, and why (its regions unhashed, their extents forgotten). */
@@ -278,6 +285,16 @@ static void mark_hash_skipped(struct ktrace_rec_launch *r, struct ktrace_region 
 		regions[i].flags |= KTRACE_REGIONF_UNHASHED;
 		regions[i].flags &= (uint16_t)~KTRACE_REGIONF_CAPPED;
 	}
+}
+
+/* Hash mode, a launch not hashed: whatever it wrote through its regions
+ * is not known, so no digest there is carried any more. */
+KT_COLD
+static void forget_written(const struct ktrace_launch_args *a, const struct ktrace_region *regions, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++)
+		if (regions[i].alloc_base)
+			ktrace_services.hash_carry_forget(regions[i].ptr, 1, hash_stream(a), ktrace_capture_tid());
 }
 
 /* A record the hash pipeline does not write: its result, then straight
@@ -299,12 +316,6 @@ static void write_launch(struct ktrace_writer *w, struct ktrace_rec_launch *r, c
 	}
 }
 
-/* The stream the hashes go on: a _ptsz entry point's stream 0 is the
- * per-thread default stream. */
-static inline CUstream hash_stream(const struct ktrace_launch_args *a)
-{
-	return a->ptsz && !a->stream ? CU_STREAM_PER_THREAD : a->stream;
-}
 
 /* Hash mode: the parameters are rebuilt and scanned here, in this thread's
  * scratch; the extents of the regions found are planned; the pipeline gets
@@ -353,15 +364,18 @@ static CUresult capture_hashed(const struct ktrace_launch_args *a, ktrace_real_l
 	r.param_bytes = t->params;
 	if (cctx && hashed) {
 		r.flags |= KTRACE_LAUNCHF_HASHED;
-		job = ktrace_services.hash_pre(cctx, hash_stream(a), &r, t->regions, t0, &skip);
+		job = ktrace_services.hash_pre(cctx, hash_stream(a), &r, t->regions, nc ? NULL : t->allocs, t0,
+					       &skip);
 	}
 	res = real(a, rctx);
 	if (job) {
 		ktrace_services.hash_post(job, res);
 		return res;
 	}
-	if (n && (!cctx || (r.flags & KTRACE_LAUNCHF_HASHED)))
+	if (n && (!cctx || (r.flags & KTRACE_LAUNCHF_HASHED))) {
 		mark_hash_skipped(&r, t->regions, skip);
+		forget_written(a, t->regions, n);
+	}
 	write_launch(w, &r, t->regions, res, t0);
 	return res;
 }
@@ -503,9 +517,12 @@ static CUresult capture_with_replay(const struct ktrace_launch_args *a, ktrace_r
 		ktrace_services.pystack_launch(seq, (uint64_t)(uintptr_t)a->f);
 	if (!ktrace_tracer.cfg.replay)
 		return capture_launch(a, real, rctx, k, t, seq, w);
-	if (ktrace_services.replay_begin(&call, a, real, rctx, seq, k->id))
+	if (ktrace_services.replay_begin(&call, a, real, rctx, seq, k->id)) {
 		res = capture_launch(a, ktrace_services.replay_real, &call, k, t, seq, w);
-	else
+		/* the replay's own copies restored buffers unseen: carry nothing past them */
+		if (ktrace_tracer.cfg.hash)
+			ktrace_services.hash_carry_forget(0, UINT64_MAX, hash_stream(a), ktrace_capture_tid());
+	} else
 		res = capture_launch(a, real, rctx, k, t, seq, w);
 	ktrace_services.replay_end(&call);
 	return res;
@@ -571,6 +588,18 @@ static CUresult launch_into_capture(const struct ktrace_launch_args *a, ktrace_r
 	return res;
 }
 
+/* A launch ktrace does not trace (filtered, paused, kernel unknown): in hash
+ * mode what it writes is not known, so no digest is carried past it. */
+KT_COLD
+static CUresult untraced(const struct ktrace_launch_args *a, ktrace_real_launch_fn real, void *ctx)
+{
+	CUresult res = real(a, ctx);
+
+	if (ktrace_tracer.cfg.hash && res == CUDA_SUCCESS)
+		ktrace_services.hash_carry_forget(0, UINT64_MAX, hash_stream(a), ktrace_capture_tid());
+	return res;
+}
+
 KT_HOT
 CUresult ktrace_on_launch(const struct ktrace_launch_args *a, ktrace_real_launch_fn real, void *ctx)
 {
@@ -593,7 +622,7 @@ CUresult ktrace_on_launch(const struct ktrace_launch_args *a, ktrace_real_launch
 	ktrace_writer_count(w, KTRACE_CTR_LAUNCHES_SEEN, 1);
 	if (atomic_load_explicit(&ktrace_tracer.paused, memory_order_relaxed)) {
 		ktrace_writer_count(w, KTRACE_CTR_LAUNCHES_PAUSED, 1);
-		return real(a, ctx);
+		return untraced(a, real, ctx);
 	}
 	if (seq < ktrace_tracer.cfg.launch_lo || seq >= ktrace_tracer.cfg.launch_hi)
 		goto filtered;
@@ -613,12 +642,12 @@ CUresult ktrace_on_launch(const struct ktrace_launch_args *a, ktrace_real_launch
 		if (filtered)
 			goto filtered;
 		if (!k)
-			return real(a, ctx);
+			return untraced(a, real, ctx);
 	}
 	KT_SEG(KT_SEG_LOOKUP);
 	t = NULL; /* scratch for the inline path (hashing) only */
 	if (ktrace_tracer.cfg.hash && !(t = ktrace_capture_tls()))
-		return real(a, ctx);
+		return untraced(a, real, ctx);
 	if (kt_unlikely(ktrace_tracer.cfg.replay | ktrace_tracer.cfg.pystack))
 		return capture_with_replay(a, real, ctx, k, t, seq, w);
 	if (kt_unlikely(ktrace_gpu_times_sampled(seq)))
@@ -628,5 +657,5 @@ CUresult ktrace_on_launch(const struct ktrace_launch_args *a, ktrace_real_launch
 	return capture_launch(a, real, ctx, k, t, seq, w);
 filtered:
 	ktrace_writer_count(w, KTRACE_CTR_LAUNCHES_FILTERED, 1);
-	return real(a, ctx);
+	return untraced(a, real, ctx);
 }

@@ -85,6 +85,15 @@ void ktrace_memory_events_fork_child(void)
 			ktrace_writer_append(ktrace_tracer.writer, buf_, n_); \
 	} while (0)
 
+/* The allocation at base (size 0), or every allocation whose base is in
+ * [base, base + size), is gone or changed: no digest known there is carried
+ * any more (docs/hashing.md "Carried pre-digests"). */
+static void carry_drop(uint64_t base, uint64_t size)
+{
+	if (ktrace_tracer.cfg.hash)
+		ktrace_services.hash_carry_drop(base, size);
+}
+
 static void vmm_insert(uint64_t base, uint64_t size, int32_t dev)
 {
 	struct ktrace_alloc_info p;
@@ -103,6 +112,7 @@ static void vmm_insert(uint64_t base, uint64_t size, int32_t dev)
 	ktrace_alloc_map_insert(lo, hi - lo, KTRACE_ALLOC_VMM, dev);
 	ktrace_alloc_cache_invalidate();
 	pthread_mutex_unlock(&vmm_lock);
+	carry_drop(lo, hi - lo); /* the ranges merged: their regions have new shapes */
 }
 
 void ktrace_on_alloc(uint64_t base, uint64_t size, uint32_t kind, CUstream stream)
@@ -116,6 +126,7 @@ void ktrace_on_alloc(uint64_t base, uint64_t size, uint32_t kind, CUstream strea
 	else if (kind != KTRACE_ALLOC_RESERVE && size) {
 		ktrace_alloc_map_insert(base, size, kind, dev);
 		ktrace_alloc_cache_invalidate();
+		carry_drop(base, 0);
 	}
 	memset(&r, 0, sizeof(r));
 	r.base = base;
@@ -155,6 +166,7 @@ static void free_record(uint64_t base, uint64_t size, uint32_t kind, CUstream st
 	if (ktrace_alloc_map_remove(base, &old) == 0) {
 		r.size = old.size;
 		ktrace_alloc_cache_invalidate();
+		carry_drop(base, 0);
 	}
 	r.base = base;
 	r.stream = (uint64_t)(uintptr_t)stream;
@@ -232,6 +244,9 @@ void ktrace_on_unmap(uint64_t base, uint64_t size)
 			ktrace_alloc_map_insert(base + size, hi.base + hi.size - (base + size), hi.kind, hi.device);
 		ktrace_alloc_cache_invalidate();
 		pthread_mutex_unlock(&vmm_lock);
+		carry_drop(have_lo && lo.base < base ? lo.base : base,
+			   (have_hi && hi.base + hi.size > base + size ? hi.base + hi.size : base + size) -
+				   (have_lo && lo.base < base ? lo.base : base));
 	}
 	memset(&r, 0, sizeof(r));
 	r.base = base;
@@ -297,6 +312,7 @@ static int digest_delivered(struct ktrace_rec_memcpy *r, const void *host, int s
  * which keeps the thread's ranges): no number, no record, counted. */
 static int take_op_seq(uint64_t *op_seq, CUstream stream, CUresult res)
 {
+	*op_seq = UINT64_MAX;
 	if (ktrace_graph_captures_any() && ktrace_services.stream_capturing(stream)) {
 		if (ktrace_tracer.writer)
 			ktrace_writer_count(ktrace_tracer.writer, KTRACE_CTR_LAUNCHES_CAPTURED, 1);
@@ -306,6 +322,19 @@ static int take_op_seq(uint64_t *op_seq, CUstream stream, CUresult res)
 	}
 	*op_seq = atomic_fetch_add_explicit(&ktrace_tracer.launch_seq, 1, memory_order_relaxed);
 	return !atomic_load_explicit(&ktrace_tracer.paused, memory_order_relaxed);
+}
+
+/* A copy or set that ran (op_seq taken: not a graph node) wrote device
+ * memory [dst, dst + bytes) without ktrace hashing it; a 2D or 3D one, a
+ * span ktrace does not work out.  No digest known there is carried. */
+static void carry_forget(uint64_t op_seq, uint64_t dst, uint64_t bytes, uint32_t flags, CUstream stream,
+			 CUresult res)
+{
+	if (op_seq == UINT64_MAX || res != CUDA_SUCCESS || !ktrace_tracer.cfg.hash)
+		return;
+	if (flags & (KTRACE_COPYF_2D | KTRACE_COPYF_3D))
+		bytes = UINT64_MAX;
+	ktrace_services.hash_carry_forget(dst, bytes, stream, ktrace_capture_tid());
 }
 
 /* The fields a MEMCPY and a MEMSET record (r) fill alike, after its flags:
@@ -328,8 +357,11 @@ void ktrace_on_memcpy(uint64_t dst, uint64_t src, uint64_t bytes, uint32_t dir, 
 	struct ktrace_rec_memcpy r = { .dst = dst, .src = src, .bytes = bytes, .dir = dir,
 				       .flags = flags & ~(KTRACE_COPYF_SRC_DIGEST | KTRACE_COPY_EVF_SRC_PACKED) };
 	uint64_t max = (flags & KTRACE_COPYF_ASYNC) ? SRC_DIGEST_ASYNC_MAX : SRC_DIGEST_SYNC_MAX;
+	int recorded = take_op_seq(&r.op_seq, stream, res);
 
-	if (!take_op_seq(&r.op_seq, stream, res))
+	if (dir != KTRACE_COPY_DTOH)
+		carry_forget(r.op_seq, dst, bytes, flags, stream, res);
+	if (!recorded)
 		return;
 	FILL_ISSUED(r, stream, res);
 	if (dir == KTRACE_COPY_HTOD && host && res == CUDA_SUCCESS && bytes <= max &&
@@ -348,8 +380,10 @@ void ktrace_on_memset(uint64_t dst, uint64_t value, uint32_t elem_size, uint64_t
 {
 	struct ktrace_rec_memset r = { .dst = dst, .count = count, .value = value, .elem_size = elem_size,
 				       .flags = flags };
+	int recorded = take_op_seq(&r.op_seq, stream, res);
 
-	if (!take_op_seq(&r.op_seq, stream, res))
+	carry_forget(r.op_seq, dst, count * elem_size, flags, stream, res);
+	if (!recorded)
 		return;
 	FILL_ISSUED(r, stream, res);
 	APPEND(ktrace_encode_memset, &r);

@@ -18,7 +18,10 @@
  * never less).  An event record or stream wait on a stream being captured
  * is not recorded: it is part of the graph being captured.  May call: the
  * trace writer, capture_thread.h (thread id, current context), format/,
- * the stream_capturing service (model/services.h).
+ * the stream_capturing service (model/services.h), and hash_carry_synced
+ * and hash_carry_forget: a host wait for a stream or the context orders what
+ * came before it for carried pre-digests, a batch of stream memory operations
+ * may write anywhere (docs/hashing.md).
  */
 #include <stdatomic.h>
 #include <stdint.h>
@@ -157,6 +160,10 @@ void ktrace_on_order(const struct ktrace_order_call *c, CUresult res)
 	r.stream = (uint64_t)(uintptr_t)c->stream;
 	r.event = (uint64_t)(uintptr_t)c->event;
 	r.launch_seq_before = c->issued;
+	if (ktrace_tracer.cfg.hash && (c->op == KTRACE_ORDER_CTX_SYNC || c->op == KTRACE_ORDER_STREAM_SYNC))
+		ktrace_services.hash_carry_synced(c->stream, r.tid, c->op == KTRACE_ORDER_CTX_SYNC);
+	if (ktrace_tracer.cfg.hash && c->op == KTRACE_ORDER_UNKNOWN) /* a batch of memory operations may write */
+		ktrace_services.hash_carry_forget(0, UINT64_MAX, c->stream, r.tid);
 	if (c->op == KTRACE_ORDER_STREAM_CREATE) {
 		r.stream = c->created ? (uint64_t)(uintptr_t)*c->created : 0;
 		r.stream_flags = c->stream_flags;

@@ -10,7 +10,9 @@
  * module's NOTE records, the relaxed capture mode around ktrace's own
  * graph calls, and the fork hooks (interpose/fork.c).
  * May call: the real driver (ktrace_real), graph_exec.c, graph_queue.c,
- * the tracer's notes.  Stream capture is graph_capture.c's.
+ * the tracer's notes, the hash_carry_forget service (a graph launch's
+ * writes are not placed: no pre-digest is carried past it).  Stream capture
+ * is graph_capture.c's.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -21,6 +23,8 @@
 #include "interpose/driver/driver_real.h"
 #include "interpose/graph/graph.h"
 #include "interpose/graph/graph_internal.h"
+#include "interpose/model/capture_thread.h"
+#include "interpose/model/services.h"
 
 #define TABLE_SIZE 1024 /* buckets (chained) of each table */
 
@@ -250,9 +254,14 @@ CUresult ktrace_on_graph_launch(CUgraphExec e, CUstream st, ktrace_real_graph_la
 	CUresult res;
 
 	if (!ktrace_tracer.writer || !(s = exec_get(e)))
-		return real(e, ctx);
-	res = kt_gexec_launch(s->x, st, (void *)real, ctx);
-	exec_put(s);
+		res = real(e, ctx);
+	else {
+		res = kt_gexec_launch(s->x, st, (void *)real, ctx);
+		exec_put(s);
+	}
+	/* its nodes write what ktrace does not place: no digest is carried past it */
+	if (ktrace_tracer.cfg.hash && res == CUDA_SUCCESS)
+		ktrace_services.hash_carry_forget(0, UINT64_MAX, st, ktrace_capture_tid());
 	return res;
 }
 

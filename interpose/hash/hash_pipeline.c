@@ -9,12 +9,18 @@
  *  - the launching thread reserves ring space for a job's pre and post hash
  *    launches, queues the job and launches the pre-hash on the
  *    application's stream; after the application's launch, the post-hash;
+ *    a region whose pre-digest is carried (the context's carry table,
+ *    hash_carry.c; the job's side, hash_carry_job.c) is left out of the
+ *    pre-hash, and a job with none left launches none;
  *  - a job holds its own copy of the launch's LAUNCH fields, regions and
  *    parameter bytes (one allocation, made by the launching thread);
  *  - one background thread polls the head job of each context (completion
  *    word == the launch's ticket), finalises the digests into the job's
- *    regions and writes the LAUNCH record, encoded once by format/, to the
- *    trace writer;
+ *    regions (the carried ones from their source), tells the carry table
+ *    its post-digests and writes the LAUNCH record, encoded once by format/,
+ *    to the trace writer;
+ *  - what the other folders tell the carry tables (writes ktrace does not
+ *    hash, frees, host waits) through ktrace_hash_carry_*;
  *  - an asynchronous device-to-host copy's job holds one region, its
  *    source, hashed once after the copy on its stream, and the MEMCPY
  *    record, written with the digest of what the copy delivered.
@@ -41,7 +47,10 @@
 #include "hashkern/hashkern_abi.h"
 #include "hashkern/ktrace_digest.h"
 #include "interpose/driver/driver_real.h"
+#include "interpose/hash/hash_carry.h"
+#include "interpose/hash/hash_jobs.h"
 #include "interpose/hash/hash_pipeline.h"
+#include "interpose/model/alloc_map.h"
 #include "interpose/model/tracer.h"
 
 extern const unsigned char ktrace_hashkern_fatbin[] __attribute__((visibility("hidden")));
@@ -52,53 +61,6 @@ extern const unsigned char ktrace_hashkern_fatbin[] __attribute__((visibility("h
 #define DEFAULT_MAX_WAIT_NS 1000000ull
 #define POLL_MIN_NS 2000
 #define POLL_MAX_NS 100000
-
-enum job_state { JOB_PRE = 0, JOB_READY = 1, JOB_ABANDONED = 2, JOB_CANCELLED = 3 };
-
-/* One hash launch's worth of regions (up to KT_HASH_MAX_REGIONS). */
-struct group {
-	uint32_t first, n;          /* hashed regions [first, first + n) of the job */
-	uint64_t pre_off, post_off; /* ring word offsets of the result areas */
-	uint64_t pre_ticket, post_ticket;
-	uint8_t pre_launched, post_launched;
-};
-
-struct hctx;
-
-struct job {
-	struct job *next;
-	struct hctx *c;
-	CUstream stream;
-	_Atomic int state;          /* enum job_state */
-	CUresult launch_result;
-	uint64_t ring_end;          /* ring head after this job's reservation */
-	uint64_t time_ns;           /* the record's time: the launch call's */
-	uint32_t nhashed, ngroups;
-	struct group *groups;
-	uint32_t *ridx;             /* index in regions of each hashed region */
-	struct ktrace_rec_launch launch; /* the record's fields; param_bytes points into the job */
-	struct ktrace_region *regions;   /* launch.nregions; digests filled in by job_emit */
-	int is_copy;                /* a copy's job: one region, post-hash only, a MEMCPY record */
-	struct ktrace_rec_memcpy copy;   /* is_copy: the record's fields; dst_digest by copy_emit */
-};
-
-struct hctx {
-	CUcontext ctx;
-	_Atomic int state;          /* 0 usable, -1 failed (hashing off here), 2 destroyed */
-	CUmodule mod;
-	CUfunction fn[KT_HASH_NVARIANTS];
-	uint32_t max_blocks[KT_HASH_NVARIANTS];
-	CUfunction advance;         /* ktrace_cond_advance (graphs' conditional bodies), NULL if absent */
-	uint64_t *host;             /* mapped pinned result ring */
-	CUdeviceptr host_dev, scratch;
-	uint64_t words;
-	pthread_mutex_t lock;       /* head, tail, queue, njobs, next_ticket */
-	uint64_t head, tail;
-	struct job *q_head, *q_tail;
-	uint32_t njobs;
-	uint64_t next_ticket;
-	struct hctx *dead_next;     /* replaced destroyed contexts, kept reachable */
-};
 
 static struct {
 	pthread_mutex_t lock;       /* contexts creation, thread start, condvar */
@@ -112,6 +74,7 @@ static struct {
 	pthread_t thread;
 	_Atomic(struct hctx *) ctxs[MAX_CONTEXTS];
 	atomic_uint nctxs;
+	atomic_int carry_off;       /* no carried pre-digests: asked, or a second context was made */
 	atomic_long pending;        /* jobs queued and not yet completed */
 	atomic_int bg_idle;
 	struct hctx *graveyard;     /* destroyed contexts whose slot was reused */
@@ -120,6 +83,9 @@ static struct {
 	.cond = PTHREAD_COND_INITIALIZER,
 	.drained = PTHREAD_COND_INITIALIZER,
 };
+
+static void job_free(struct job *j);
+static void carry_release(struct job *j);
 
 static const uint32_t variant_regions[KT_HASH_NVARIANTS] = KT_HASH_VARIANT_REGIONS;
 static const char *const variant_names[KT_HASH_NVARIANTS] = KT_HASH_VARIANT_NAMES;
@@ -267,6 +233,19 @@ fail:
 	return -1;
 }
 
+/* A context is being made while n are known: with a second usable one,
+ * writes in one are not ordered with launches of the other as ktrace sees
+ * them, and no pre-digest is carried from then on (P.lock held). */
+static void carry_second_context(unsigned n)
+{
+	for (unsigned i = 0; i < n; i++) {
+		struct hctx *o = atomic_load(&P.ctxs[i]);
+
+		if (o && o->state == 0)
+			atomic_store(&P.carry_off, 1);
+	}
+}
+
 /* The live state of ctx, created on first use; NULL if hashing is off there. */
 static struct hctx *ctx_get(CUcontext ctx)
 {
@@ -297,6 +276,8 @@ static struct hctx *ctx_get(CUcontext ctx)
 	pthread_mutex_init(&c->lock, NULL);
 	if (ctx_setup(c) != 0)
 		c->state = -1;
+	else
+		carry_second_context(n);
 	/* reuse the slot of a destroyed context, else append */
 	{
 		unsigned slot = n;
@@ -334,6 +315,12 @@ static struct hctx *ctx_get(CUcontext ctx)
 
 /* ---- the background thread ------------------------------------------------ */
 
+/* Hashed region h of j carries its pre-digest and is not measured too. */
+static int carried_unmeasured(const struct job *j, uint32_t h)
+{
+	return j->carry[h].state != KTRACE_CARRY_NONE && !P.opts.verify;
+}
+
 static int landed(const struct hctx *c, uint64_t off, uint32_t n, uint64_t ticket)
 {
 	return __atomic_load_n(&c->host[off + n], __ATOMIC_ACQUIRE) == ticket;
@@ -345,7 +332,7 @@ static int job_done(const struct job *j)
 	for (uint32_t g = 0; g < j->ngroups; g++) {
 		const struct group *gr = &j->groups[g];
 
-		if (gr->pre_launched && !landed(j->c, gr->pre_off, gr->n, gr->pre_ticket))
+		if (gr->pre_launched && !landed(j->c, gr->pre_off, gr->pre_n, gr->pre_ticket))
 			return 0;
 		if (gr->post_launched && !landed(j->c, gr->post_off, gr->n, gr->post_ticket))
 			return 0;
@@ -359,14 +346,14 @@ static int job_done(const struct job *j)
 static uint64_t group_digests(struct job *j, const struct group *gr, int ring_valid)
 {
 	const struct hctx *c = j->c;
-	int pre_ok = ring_valid && gr->pre_launched && landed(c, gr->pre_off, gr->n, gr->pre_ticket);
+	int pre_ok = ring_valid && gr->pre_launched && landed(c, gr->pre_off, gr->pre_n, gr->pre_ticket);
 	int post_ok = ring_valid && gr->post_launched && landed(c, gr->post_off, gr->n, gr->post_ticket);
 
-	for (uint32_t k = 0; k < gr->n; k++) {
+	for (uint32_t k = 0, m = 0; k < gr->n; k++) {
 		struct ktrace_region *g = &j->regions[j->ridx[gr->first + k]];
 
-		if (pre_ok) {
-			g->pre_hash = ktrace_digest_finalize(c->host[gr->pre_off + k], g->hash_len);
+		if (pre_ok && !carried_unmeasured(j, gr->first + k)) {
+			g->pre_hash = ktrace_digest_finalize(c->host[gr->pre_off + m++], g->hash_len);
 			g->flags |= KTRACE_REGIONF_PRE;
 		}
 		if (post_ok) {
@@ -402,6 +389,21 @@ static void copy_emit(struct job *j)
 	}
 }
 
+/* j's measured digests are in: its carried ones filled in (and counted),
+ * the carry table told of its post-digests, the jobs they came from let
+ * go; carrying jobs may read its digests from now on. */
+static void job_carry_done(struct job *j)
+{
+	struct ktrace_carry_result cr = ktrace_hash_carry_fill(j, P.opts.verify, P.w);
+
+	count(KTRACE_CTR_HASH_PRE_CARRIED, cr.carried);
+	count(KTRACE_CTR_HASH_CARRY_LOST, cr.lost);
+	count(KTRACE_CTR_HASH_CARRY_MISMATCHES, cr.mismatches);
+	ktrace_hash_carry_retire(j);
+	atomic_store_explicit(&j->emitted, 1, memory_order_release);
+	carry_release(j);
+}
+
 /* Fill in the results that landed and write j's LAUNCH record (MEMCPY for a
  * copy's job), encoded straight into the writer's buffer.  ring_valid 0: the
  * context's ring is gone (no result is read). */
@@ -420,6 +422,7 @@ static void job_emit(struct job *j, int ring_valid)
 		copy_emit(j);
 		return;
 	}
+	job_carry_done(j);
 	if (j->launch_result != CUDA_SUCCESS) {
 		r->result = (int32_t)j->launch_result;
 		r->flags |= KTRACE_LAUNCHF_FAILED;
@@ -434,8 +437,25 @@ static void job_emit(struct job *j, int ring_valid)
 	}
 }
 
+/* Drop the references j holds on the jobs its carried pre-digests come from. */
+static void carry_release(struct job *j)
+{
+	for (uint32_t h = 0; h < j->nhashed; h++) {
+		struct job *src = j->carry[h].job;
+
+		j->carry[h].job = NULL;
+		if (src)
+			job_free(src);
+	}
+}
+
+/* Drop a reference on j: the last one frees it. */
 static void job_free(struct job *j)
 {
+	if (atomic_fetch_sub_explicit(&j->refs, 1, memory_order_acq_rel) != 1)
+		return;
+	if (!j->is_copy)
+		carry_release(j);
 	free(j);
 }
 
@@ -467,6 +487,8 @@ static int ctx_harvest(struct hctx *c)
 		pthread_mutex_unlock(&c->lock);
 		if (st == JOB_READY)
 			job_emit(j, 1);
+		else
+			ktrace_hash_carry_retire(j); /* cancelled: no digest will come */
 		job_free(j);
 		done++;
 		if (atomic_fetch_sub(&P.pending, 1) == 1) {
@@ -582,6 +604,8 @@ static int ring_reserve(struct hctx *c, struct job *j)
 	j->next = NULL;
 	KTRACE_QUEUE_APPEND(c->q_head, c->q_tail, j, next);
 	c->njobs++;
+	if (!j->is_copy && !atomic_load_explicit(&P.carry_off, memory_order_relaxed))
+		ktrace_hash_carry_plan(c, j);
 	return 0;
 }
 
@@ -600,7 +624,9 @@ static int launch_group(struct job *j, struct group *gr, int post)
 	int v = 0;
 	void *args[1] = { &u };
 
-	while (variant_regions[v] < gr->n)
+	uint32_t n = post ? gr->n : gr->pre_n;
+
+	while (variant_regions[v] < n)
 		v++;
 	if (v == 0) {
 		ptr = u.r8.ptr, len = u.r8.len, cend = u.r8.chunk_end;
@@ -612,18 +638,20 @@ static int launch_group(struct job *j, struct group *gr, int post)
 	h->scratch = c->scratch + off * sizeof(uint64_t);
 	h->result = c->host_dev + off * sizeof(uint64_t);
 	h->done_value = post ? gr->post_ticket : gr->pre_ticket;
-	h->n = gr->n;
+	h->n = n;
 	h->ring = 0;
 	h->iter_counter = 0;
 	h->ring_stride = 0;
-	for (uint32_t k = 0; k < gr->n; k++) {
+	for (uint32_t k = 0, m = 0; k < gr->n; k++) {
 		const struct ktrace_region *g = &j->regions[j->ridx[gr->first + k]];
 
-		ptr[k] = g->ptr;
-		len[k] = g->hash_len;
-		total += kt_hash_chunks(len[k]);
-		cend[k] = total;
-		bytes += len[k];
+		if (!post && carried_unmeasured(j, gr->first + k))
+			continue; /* its pre-digest is carried, not measured */
+		ptr[m] = g->ptr;
+		len[m] = g->hash_len;
+		total += kt_hash_chunks(len[m]);
+		cend[m] = total;
+		bytes += len[m++];
 	}
 	blocks = (total + KT_HASH_WARPS_PER_BLOCK - 1) / KT_HASH_WARPS_PER_BLOCK;
 	if (blocks > c->max_blocks[v])
@@ -687,7 +715,9 @@ static struct job *job_alloc(struct hctx *c, CUstream stream, uint64_t time_ns, 
 	size_t g_off = sizeof(struct job);
 	size_t ridx_off = g_off + ng * sizeof(struct group);
 	size_t reg_off = (ridx_off + nh * sizeof(uint32_t) + 7) & ~(size_t)7;
-	size_t end = reg_off + (size_t)nregions * sizeof(struct ktrace_region);
+	size_t carry_off = reg_off + (size_t)nregions * sizeof(struct ktrace_region);
+	size_t elig_off = carry_off + (size_t)nh * sizeof(struct ktrace_carry_src);
+	size_t end = elig_off + nh;
 	struct job *j = malloc(end + extra);
 
 	if (!j)
@@ -699,6 +729,11 @@ static struct job *job_alloc(struct hctx *c, CUstream stream, uint64_t time_ns, 
 	j->groups = (struct group *)((char *)j + g_off);
 	j->ridx = (uint32_t *)((char *)j + ridx_off);
 	j->regions = (struct ktrace_region *)((char *)j + reg_off);
+	j->carry = (struct ktrace_carry_src *)((char *)j + carry_off);
+	j->eligible = (uint8_t *)j + elig_off;
+	memset(j->carry, 0, end - carry_off);
+	atomic_init(&j->refs, 1);
+	atomic_init(&j->emitted, 0);
 	*tail = (uint8_t *)j + end;
 	return j;
 }
@@ -707,7 +742,8 @@ static struct job *job_alloc(struct hctx *c, CUstream stream, uint64_t time_ns, 
  * holding the job, its groups, the indices of its hashed regions and its
  * copies of the regions and the parameter bytes.  NULL if out of memory. */
 static struct job *job_new(struct hctx *c, CUstream stream, const struct ktrace_rec_launch *r,
-			   const struct ktrace_region *regions, uint32_t nh, uint64_t time_ns)
+			   const struct ktrace_region *regions, const struct ktrace_alloc_info *allocs, uint32_t nh,
+			   uint64_t time_ns)
 {
 	uint32_t ng = (nh + KT_HASH_MAX_REGIONS - 1) / KT_HASH_MAX_REGIONS, h = 0;
 	uint8_t *params;
@@ -725,8 +761,11 @@ static struct job *job_new(struct hctx *c, CUstream stream, const struct ktrace_
 	j->launch_result = CUDA_SUCCESS;
 	atomic_init(&j->state, JOB_PRE);
 	for (uint32_t i = 0; i < r->nregions; i++)
-		if (regions[i].hash_len)
+		if (regions[i].hash_len) {
+			j->eligible[h] = allocs && ktrace_hash_carry_shape(&regions[i], &allocs[i]);
 			j->ridx[h++] = i;
+		}
+	memset(j->groups, 0, ng * sizeof(*j->groups));
 	for (uint32_t g = 0; g < ng; g++) {
 		j->groups[g].first = g * KT_HASH_MAX_REGIONS;
 		j->groups[g].n = nh - g * KT_HASH_MAX_REGIONS < KT_HASH_MAX_REGIONS ? nh - g * KT_HASH_MAX_REGIONS
@@ -793,14 +832,27 @@ static uint32_t job_queue(struct hctx *c, struct job *j)
  * releases its ring space) and the launch goes unhashed. */
 static int job_launch_pre(struct job *j)
 {
-	int any = 0, expect = JOB_PRE;
+	int any = 0, needed = 0, expect = JOB_PRE;
 
 	for (uint32_t g = 0; g < j->ngroups; g++) {
-		j->groups[g].pre_launched = (uint8_t)launch_group(j, &j->groups[g], 0);
-		any |= j->groups[g].pre_launched;
+		struct group *gr = &j->groups[g];
+
+		gr->pre_n = 0;
+		gr->pre_launched = 0;
+		for (uint32_t k = 0; k < gr->n; k++)
+			gr->pre_n += !carried_unmeasured(j, gr->first + k);
+		if (!gr->pre_n)
+			continue;
+		needed = 1;
+		gr->pre_launched = (uint8_t)launch_group(j, gr, 0);
+		any |= gr->pre_launched;
 	}
-	if (any)
+	if (any || !needed)
 		return 0;
+	if (j->planned) {
+		atomic_fetch_sub_explicit(&j->c->inflight, 1, memory_order_acq_rel);
+		ktrace_hash_carry_retire(j);
+	}
 	if (!atomic_compare_exchange_strong(&j->state, &expect, JOB_CANCELLED))
 		job_free(j); /* already flushed by a context destruction */
 	count(KTRACE_CTR_HASH_SKIPPED_ERROR, 1);
@@ -808,7 +860,8 @@ static int job_launch_pre(struct job *j)
 }
 
 struct ktrace_hash_job *ktrace_hash_pre(CUcontext ctx, CUstream stream, const struct ktrace_rec_launch *r,
-					const struct ktrace_region *regions, uint64_t time_ns, uint32_t *skip)
+					const struct ktrace_region *regions, const struct ktrace_alloc_info *allocs,
+					uint64_t time_ns, uint32_t *skip)
 {
 	struct hctx *c;
 	struct job *j;
@@ -825,7 +878,7 @@ struct ktrace_hash_job *ktrace_hash_pre(CUcontext ctx, CUstream stream, const st
 	}
 	if (!(c = hash_context(ctx, stream, why)))
 		return NULL;
-	j = job_new(c, stream, r, regions, nh, time_ns);
+	j = job_new(c, stream, r, regions, allocs, nh, time_ns);
 	if (!j) {
 		count(KTRACE_CTR_HASH_SKIPPED_ERROR, 1);
 		return NULL;
@@ -851,8 +904,13 @@ void ktrace_hash_post(struct ktrace_hash_job *job, CUresult launch_result)
 	j->launch_result = launch_result;
 	if (launch_result == CUDA_SUCCESS && atomic_load(&j->state) == JOB_PRE)
 		for (uint32_t g = 0; g < j->ngroups; g++)
-			if (j->groups[g].pre_launched)
+			if (j->groups[g].pre_launched || !j->groups[g].pre_n)
 				j->groups[g].post_launched = (uint8_t)launch_group(j, &j->groups[g], 1);
+	if (j->planned) {
+		atomic_fetch_sub_explicit(&j->c->inflight, 1, memory_order_acq_rel);
+		if (launch_result != CUDA_SUCCESS)
+			ktrace_hash_carry_retire(j); /* no post-digest will come: later launches measure */
+	}
 	if (!atomic_compare_exchange_strong_explicit(&j->state, &expect, JOB_READY, memory_order_acq_rel,
 						     memory_order_acquire)) {
 		/* abandoned by a context destruction or the final drain: its record
@@ -947,6 +1005,88 @@ int ktrace_hash_cond_advance(CUcontext ctx, CUfunction *fn)
 	return 0;
 }
 
+/* ---- carried pre-digests: what the other folders tell ------------------------ */
+
+/* What the other folders tell the carry tables. */
+struct carry_call {
+	uint64_t base, size; /* forget, drop: the allocation (drop: size 0 the one at base) */
+	uint64_t stream;     /* its stream key */
+	uint32_t tid;
+	int all;             /* forget: every allocation; synced: every stream */
+};
+
+static void carry_apply(struct ktrace_carry_table *t, const struct carry_call *k, int what)
+{
+	switch (what) {
+	case 0:
+		if (k->all)
+			ktrace_carry_forget_all(t, k->stream, k->tid);
+		else
+			ktrace_carry_forget(t, k->base, k->stream, k->tid);
+		break;
+	case 1:
+		if (k->size)
+			ktrace_carry_drop_range(t, k->base, k->size);
+		else
+			ktrace_carry_drop(t, k->base);
+		break;
+	default:
+		ktrace_carry_synced(t, k->stream, k->all, k->tid);
+	}
+}
+
+/* Apply k (what: 0 forget, 1 drop, 2 synced) to every usable context's carry
+ * table, under its lock. */
+static void carry_each(const struct carry_call *k, int what)
+{
+	unsigned n = atomic_load_explicit(&P.nctxs, memory_order_acquire);
+
+	if (!atomic_load_explicit(&P.running, memory_order_acquire) || atomic_load(&P.carry_off))
+		return;
+	for (unsigned i = 0; i < n; i++) {
+		struct hctx *c = atomic_load(&P.ctxs[i]);
+
+		if (!c || c->state != 0)
+			continue;
+		pthread_mutex_lock(&c->lock);
+		carry_apply(&c->carry, k, what);
+		pthread_mutex_unlock(&c->lock);
+	}
+}
+
+void ktrace_hash_carry_forget(uint64_t addr, uint64_t bytes, CUstream stream, uint32_t tid)
+{
+	struct carry_call k = { .tid = tid };
+	struct ktrace_alloc_info a;
+
+	k.stream = stream == KTRACE_HASH_ANY_STREAM ? KTRACE_CARRY_ANY_STREAM
+						    : ktrace_carry_stream_key((uint64_t)(uintptr_t)stream, tid);
+	if (bytes != UINT64_MAX) {
+		if (!ktrace_alloc_map_lookup(addr, &a))
+			return; /* memory ktrace does not track holds no carried digest */
+		k.base = a.base;
+		k.all = bytes > a.base + a.size - addr;
+	} else {
+		k.all = 1;
+	}
+	carry_each(&k, 0);
+}
+
+void ktrace_hash_carry_drop(uint64_t base, uint64_t size)
+{
+	struct carry_call k = { .base = base, .size = size };
+
+	carry_each(&k, 1);
+}
+
+void ktrace_hash_carry_synced(CUstream stream, uint32_t tid, int all)
+{
+	struct carry_call k = { .tid = tid, .all = all };
+
+	k.stream = ktrace_carry_stream_key((uint64_t)(uintptr_t)stream, tid);
+	carry_each(&k, 2);
+}
+
 /* ---- forced completion ------------------------------------------------------ */
 
 /* Complete every job of c now (results not landed are missing).  Jobs whose
@@ -976,6 +1116,8 @@ static void ctx_flush_all(struct hctx *c, int ring_valid)
 		} else {
 			if (expect == JOB_READY)
 				job_emit(j, ring_valid);
+			else
+				ktrace_hash_carry_retire(j);
 			job_free(j);
 		}
 		if (atomic_fetch_sub(&P.pending, 1) == 1) {
@@ -1002,6 +1144,9 @@ void ktrace_hash_context_destroyed(CUcontext ctx)
 		c->state = 2; /* no new jobs; the background thread skips it */
 		pthread_mutex_unlock(&c->lock);
 		ctx_flush_all(c, was == 0);
+		pthread_mutex_lock(&c->lock);
+		ktrace_carry_free(&c->carry);
+		pthread_mutex_unlock(&c->lock);
 		if (was == 0 && KT_REAL(cuThreadExchangeStreamCaptureMode, &mode) == CUDA_SUCCESS) {
 			ctx_release_gpu(c);
 			KT_REAL(cuThreadExchangeStreamCaptureMode, &mode);
@@ -1018,6 +1163,9 @@ int ktrace_hash_pipeline_start(struct ktrace_writer *w, const struct ktrace_hash
 	P.w = w;
 	P.opts.slots = o && o->slots ? o->slots : DEFAULT_SLOTS;
 	P.opts.max_wait_ns = o && o->max_wait_ns ? o->max_wait_ns : DEFAULT_MAX_WAIT_NS;
+	P.opts.carry_off = o && o->carry_off;
+	P.opts.verify = o && o->verify;
+	atomic_store(&P.carry_off, P.opts.carry_off);
 	if (P.opts.slots < 4)
 		P.opts.slots = 4;
 	if (P.opts.slots > (1u << 22))

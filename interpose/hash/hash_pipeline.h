@@ -7,7 +7,10 @@
  *   res = real launch of the application's kernel on the same stream
  *   ktrace_hash_post(job, res);                                    // post-hash launched (if res ok)
  *
- * Stream order makes both hashes exact.  Results land in mapped pinned host
+ * Stream order makes both hashes exact.  A region's pre-digest may be
+ * carried instead of measured: its last writer's post-digest, when nothing
+ * ktrace did not hash or did not see ordered wrote it since (docs/hashing.md,
+ * "Carried pre-digests"); the record flags it.  Results land in mapped pinned host
  * memory; the pipeline's background thread polls them, fills pre_hash /
  * post_hash and the REGIONF_PRE/POST flags into its copy of the regions and
  * the launch's result into its copy of the fields, and writes the LAUNCH
@@ -39,10 +42,13 @@ extern "C" {
 
 struct ktrace_writer;
 struct ktrace_hash_job;
+struct ktrace_alloc_info;
 
 struct ktrace_hash_opts {
 	uint32_t slots;          /* launches in flight per context (default 16384) */
 	uint64_t max_wait_ns;    /* bounded wait for a free slot (default 1 ms) */
+	int carry_off;           /* measure every pre-hash (KTRACE_HASH_CARRY=0) */
+	int verify;              /* measure carried pre-digests too and compare (KTRACE_HASH_VERIFY=1) */
 };
 
 /* Start the pipeline (its thread starts lazily).  0 on success. */
@@ -51,13 +57,17 @@ int ktrace_hash_pipeline_start(struct ktrace_writer *w, const struct ktrace_hash
 /* Launch the pre-hash of the regions with hash_len > 0 of the launch r
  * (r->nregions of them at regions, r->param_bytes its parameter bytes), on
  * `stream` in context `ctx` (current on this thread).  Copies r, the regions
- * and the parameter bytes; time_ns is the record's time.  Returns a job, or
+ * and the parameter bytes; time_ns is the record's time.  allocs (NULL:
+ * none may carry) gives each region's allocation: an exact region in device
+ * memory may carry its pre-digest from its last writer's post-digest
+ * instead of a measured one (docs/hashing.md, "Carried pre-digests").  Returns a job, or
  * NULL when hashing was skipped (nothing to hash, capturing stream, no slot,
  * ktrace's kernel unavailable in this context), with the reason in *skip
  * (enum ktrace_hash_skip; skip may be NULL); the caller then writes the
  * record itself with KTRACE_LAUNCHF_HASH_SKIPPED and that reason. */
 struct ktrace_hash_job *ktrace_hash_pre(CUcontext ctx, CUstream stream, const struct ktrace_rec_launch *r,
-					const struct ktrace_region *regions, uint64_t time_ns, uint32_t *skip);
+					const struct ktrace_region *regions, const struct ktrace_alloc_info *allocs,
+					uint64_t time_ns, uint32_t *skip);
 
 /* After the application's launch returned `launch_result`: launch the
  * post-hash (if it succeeded) and queue the job for completion (its record
@@ -79,6 +89,20 @@ void ktrace_hash_post(struct ktrace_hash_job *job, CUresult launch_result);
  * when the hash cannot be launched (pipeline stopped, hashing off in the
  * context, no result slot within the bounded wait). */
 uint32_t ktrace_hash_copy(CUcontext ctx, CUstream stream, const struct ktrace_rec_memcpy *r, uint64_t time_ns);
+
+/* Carried pre-digests: a write ktrace does not hash, issued on stream by
+ * thread tid, to device memory [addr, addr + bytes) (bytes UINT64_MAX:
+ * anywhere, e.g. an untraced launch or a graph launch): the digests ktrace
+ * knows there are not carried any more. */
+void ktrace_hash_carry_forget(uint64_t addr, uint64_t bytes, CUstream stream, uint32_t tid);
+/* The stream of a write whose stream ktrace does not know. */
+#define KTRACE_HASH_ANY_STREAM ((CUstream)(uintptr_t)UINT64_MAX)
+/* The allocation at base (size 0), or every allocation whose base is in
+ * [base, base + size), is freed, unmapped or merged with another. */
+void ktrace_hash_carry_drop(uint64_t base, uint64_t size);
+/* The host waited for stream (all 1: every stream of the process):
+ * writes issued there before are ordered before what comes after. */
+void ktrace_hash_carry_synced(CUstream stream, uint32_t tid, int all);
 
 /* ktrace's checksum kernel in context ctx (current on this thread), loaded
  * by the pipeline at its first use there: the function of each variant

@@ -28,6 +28,7 @@
 
 struct ktrace_kernel_entry;
 struct ktrace_hash_job;
+struct ktrace_alloc_info;
 struct ktrace_gpu_sample;
 
 /* The launch path's state of one launch between the replay's begin and end
@@ -59,11 +60,15 @@ struct ktrace_services {
 
 	/* ---- hashing on the GPU (hash/hash_pipeline.h says what each does) ---- */
 	struct ktrace_hash_job *(*hash_pre)(CUcontext ctx, CUstream stream, const struct ktrace_rec_launch *r,
-					    const struct ktrace_region *regions, uint64_t time_ns, uint32_t *skip);
+					    const struct ktrace_region *regions, const struct ktrace_alloc_info *allocs,
+					    uint64_t time_ns, uint32_t *skip);
 	void (*hash_post)(struct ktrace_hash_job *job, CUresult launch_result);
 	uint32_t (*hash_copy)(CUcontext ctx, CUstream stream, const struct ktrace_rec_memcpy *r, uint64_t time_ns);
 	int (*hash_kernels)(CUcontext ctx, CUfunction *fn, uint32_t *max_blocks);
 	int (*hash_cond_advance)(CUcontext ctx, CUfunction *fn);
+	void (*hash_carry_forget)(uint64_t addr, uint64_t bytes, CUstream stream, uint32_t tid);
+	void (*hash_carry_drop)(uint64_t base, uint64_t size);
+	void (*hash_carry_synced)(CUstream stream, uint32_t tid, int all);
 
 	/* ---- stream capture (graph/) ---- */
 	/* Is stream s (as recorded: a _ptsz call's stream 0 is

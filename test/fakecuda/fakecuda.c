@@ -56,6 +56,10 @@
  *   - launches of these kernels run their host behaviour, counted under their
  *     names (fake_count):
  *       fake_add_one(float *x, int n)          x[i] += 1 (deterministic)
+ *       fake_hidden_add_one(float **slot, int n)  the same to the n floats at the
+ *                                          pointer stored in device memory at slot
+ *                                          (a write ktrace cannot see: its only
+ *                                          region is the slot)
  *       fake_nondet_sum(float *out, const float *in, int n)
  *                                          out[0] = sum of in, in an order that
  *                                          changes from launch to launch
@@ -197,7 +201,7 @@ API unsigned long fake_count_thread(const char *fn)
 
 /* Host behaviour of a kernel (the real-memory build; FK_FAIL in both builds). */
 enum fake_kernel_kind {
-	FK_NONE = 0, FK_ADD_ONE, FK_NONDET_SUM, FK_NONDET_ROWS, FK_FAIL, FK_HASH,
+	FK_NONE = 0, FK_ADD_ONE, FK_HIDDEN_ADD_ONE, FK_NONDET_SUM, FK_NONDET_ROWS, FK_FAIL, FK_HASH,
 	FK_EX_SCALE, FK_EX_ATOMIC_SUM, FK_EX_NORMALIZE, /* examples/atomic_sum.cu's kernels */
 	FK_HOST_CALL, /* the fake NCCL's kernel: calls its host function */
 	FK_SET_COND, FK_LOOP_COND, /* cudaGraphSetConditional's fake kernels */
@@ -218,6 +222,7 @@ static struct fake_func funcs[] = {
 	{ "fake_kernel_a", 2, { 0, 8 }, { 8, 4 }, FK_NONE },      /* (float *p, int n) */
 	{ "_Z13fake_kernel_bPfS_i", 3, { 0, 8, 16 }, { 8, 8, 4 }, FK_NONE },
 	{ "fake_add_one", 2, { 0, 8 }, { 8, 4 }, FK_ADD_ONE },
+	{ "fake_hidden_add_one", 2, { 0, 8 }, { 8, 4 }, FK_HIDDEN_ADD_ONE },
 	{ "fake_nondet_sum", 3, { 0, 8, 16 }, { 8, 8, 4 }, FK_NONDET_SUM },
 	{ "fake_nondet_rows", 4, { 0, 8, 16, 20 }, { 8, 8, 4, 4 }, FK_NONDET_ROWS },
 	{ "fake_fail", 0, { 0 }, { 0 }, FK_FAIL },
@@ -550,8 +555,15 @@ static CUresult run_kernel(const struct fake_func *ff, void **params)
 		return run_cond_advance(params);
 	launch = nondet_order();
 	switch (ff->kind) {
-	case FK_ADD_ONE:
+	case FK_HIDDEN_ADD_ONE:
 		memcpy(&x, params[0], sizeof(x));
+		if (!real_device_range((uintptr_t)x, sizeof(x)))
+			return CUDA_ERROR_ILLEGAL_ADDRESS;
+		memcpy(&x, x, sizeof(x)); /* the pointer the slot holds */
+		/* fall through */
+	case FK_ADD_ONE:
+		if (ff->kind == FK_ADD_ONE)
+			memcpy(&x, params[0], sizeof(x));
 		memcpy(&n, params[1], sizeof(n));
 		if (n < 0 || (n && !real_device_range((uintptr_t)x, (size_t)n * 4)))
 			return CUDA_ERROR_ILLEGAL_ADDRESS;

@@ -1,10 +1,16 @@
 #!/usr/bin/env bash
 # test/gpu/30-hash-refstep.sh: ktrace's hashing on the reference training step.
 #
-#   bench/gpu/amplification.py             hash amplification and region coverage
-#                                          (bytes hashed / bytes of the op tensors)
+#   bench/gpu/amplification.py             hash amplification (bytes the checksum
+#                                          kernels read / twice the op tensor bytes),
+#                                          the extent ratio, the share of pre-digests
+#                                          carried, region coverage
 #   bench/gpu/amplification.py --overhead  ms/step plain, traced, traced+hashed, and
-#                                          bitwise-identical final parameters
+#                                          bitwise-identical final parameters; hash
+#                                          launches per traced launch; a run with
+#                                          KTRACE_HASH_VERIFY=1 whose carried
+#                                          pre-digests must all match (RESULT
+#                                          hash-carry-verify-<mode>)
 # Eager mode; KT_HASH_COMPILE=1 adds --compile (Inductor/Triton, slow to compile).
 # Needs build/libktrace.so, build/ktrace-dump and python3 with CUDA torch.
 set -u
@@ -34,7 +40,7 @@ for m in $modes; do
 	flag=; [ $m = compile ] && flag=--compile
 	timeout 200 python3 bench/gpu/amplification.py --lib "$B/libktrace.so" --dump "$B/ktrace-dump" \
 		--out "$W" --timeout 180 $flag 2>&1 | tail -20
-	timeout 200 python3 bench/gpu/amplification.py --overhead --lib "$B/libktrace.so" \
+	timeout 420 python3 bench/gpu/amplification.py --overhead --lib "$B/libktrace.so" --dump "$B/ktrace-dump" \
 		--out "$W" --timeout 180 $flag 2>&1 | tail -20
 done
 exit 0

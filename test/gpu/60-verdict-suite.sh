@@ -37,6 +37,9 @@
 #   KT_VERDICT_CHECK_ARGS=..  more ktrace check options (e.g. --max-replays 1)
 #   KT_VERDICT_KEEP=1         keep the traces (in $KT_TMP/verdict)
 #   KT_VERDICT_DEBUGMODE=1    PyTorch DebugMode's verdict on the PyTorch programs too
+#   KT_VERDICT_HASH_VERIFY=1  the checks' traced runs with KTRACE_HASH_VERIFY=1: every
+#                             carried pre-digest measured too (docs/hashing.md); RESULT
+#                             verdict-carry-verify requires no mismatch in any trace
 set -u
 B=${KT_BUILD:-$PWD/build}
 R=${KT_ROOT:-$PWD}
@@ -141,6 +144,20 @@ read -r -a extra_args <<<"${KT_VERDICT_CHECK_ARGS:-}"
 setup="ktrace check --runs $runs${warm_args[*]:+ ${warm_args[*]}}${KT_VERDICT_CHECK_ARGS:+ $KT_VERDICT_CHECK_ARGS}, $jobs_max at once"
 echo "setup: $setup; budget ${budget} s"
 
+# Carried pre-digests that differ from the measured ones, over the traces in DIR
+# (KTRACE_HASH_VERIFY=1's counter), and the traces read: "MISMATCHES TRACES".
+carry_mismatches() {
+	local n=0 t=0 f m
+	while IFS= read -r f; do
+		m=$("$B/ktrace-dump" --json "$f" 2>/dev/null | grep -o '"hash_carry_mismatches":[0-9]*' | tail -1)
+		m=${m##*:}
+		n=$((n + ${m:-0}))
+		t=$((t + 1))
+	done < <(find "$1" -name '*.ktrace' 2>/dev/null)
+	echo "$n $t"
+}
+[ "${KT_VERDICT_HASH_VERIFY:-0}" = 1 ] && export KTRACE_HASH_VERIFY=1
+
 check_one() { # NAME TIMEOUT KIND
 	local name=$1 to=$2 d=$V/$1 t0 t1 rc warm=("${warm_args[@]+"${warm_args[@]}"}")
 	# JAX keeps no compilation cache of its own: ktrace check's warm-up fills the one it
@@ -153,6 +170,7 @@ check_one() { # NAME TIMEOUT KIND
 	rc=$?
 	t1=$(date +%s.%N)
 	awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f\n", b - a }' >"$d/wall"
+	[ "${KT_VERDICT_HASH_VERIFY:-0}" = 1 ] && carry_mismatches "$TV/$name" >"$d/carry_mismatches"
 	[ "${KT_VERDICT_KEEP:-0}" = 1 ] || rm -rf "${TV:?}/$name"
 	echo "$rc" >"$d/rc"
 	echo "verdict: $name: ktrace check exit $rc in $(cat "$d/wall") s"
@@ -208,5 +226,21 @@ python3 "$report" "${rargs[@]}" || result verdict-suite FAIL "verdict_report.py 
 [ -f "$V/truth-inproc.wall" ] &&
 	echo "BENCH|verdict-truth-wall|$(cat "$V/truth-inproc.wall")|s|ground truth, the in-process programs (3 runs each, one process)"
 echo "BENCH|verdict-suite-wall|$(($(date +%s) - t_start))|s|ground truth and every check ($setup)"
+if [ "${KT_VERDICT_HASH_VERIFY:-0}" = 1 ]; then
+	bad=0 traces=0
+	for f in "$V"/*/carry_mismatches; do
+		[ -f "$f" ] || continue
+		read -r m t <"$f"
+		bad=$((bad + m)) traces=$((traces + t))
+		[ "$m" = 0 ] || echo "carry-verify: $(basename "$(dirname "$f")"): $m carried pre-digests differ"
+	done
+	if [ "$traces" = 0 ]; then
+		result verdict-carry-verify SKIP "no trace read (ktrace-dump missing?)"
+	elif [ "$bad" = 0 ]; then
+		result verdict-carry-verify PASS "no carried pre-digest differs from the measured one in $traces traces"
+	else
+		result verdict-carry-verify FAIL "$bad carried pre-digests differ from the measured ones in $traces traces"
+	fi
+fi
 echo "tables: $V/table.md"
 exit 0

@@ -7,8 +7,10 @@ intercept_driver_NVFLAGS := -lcuda -ldl
 # The proof of ktrace's checksum kernel and hash pipeline (30-hash-digest.sh): the program links
 # the pipeline and the embedded fatbin objects, and libktcore.a for the CPU reference.
 GPU_PROGS += hash_digest
-hash_digest_NVFLAGS := -I. $(BUILD)/obj/interpose/hash/hash_pipeline.o $(HASHKERN_FATBIN_OBJ) $(BUILD)/libktcore.a -ldl -lpthread
-$(BUILD)/gpu/hash_digest: $(BUILD)/obj/interpose/hash/hash_pipeline.o $(HASHKERN_FATBIN_OBJ) $(BUILD)/libktcore.a
+HASH_DIGEST_OBJS := $(addprefix $(BUILD)/obj/interpose/,hash/hash_pipeline.o hash/hash_carry.o hash/hash_carry_job.o \
+	model/alloc_map.o)
+hash_digest_NVFLAGS := -I. $(HASH_DIGEST_OBJS) $(HASHKERN_FATBIN_OBJ) $(BUILD)/libktcore.a -ldl -lpthread
+$(BUILD)/gpu/hash_digest: $(HASH_DIGEST_OBJS) $(HASHKERN_FATBIN_OBJ) $(BUILD)/libktcore.a
 
 # CUDA graphs (70-graphs-*.sh): stream capture, and the explicit graph API with a child graph,
 # a host node, a node parameter update, an exec update and a WHILE conditional node.

@@ -12,6 +12,12 @@
  *          bitwise identical with and without hashing; many launches on
  *          several streams; a capturing stream is skipped and its capture
  *          (global mode, begun before ktrace's first allocation) stays valid;
+ *  carry   a chain of launches writing one exact region on one stream:
+ *          every pre-digest after the first carried from the previous
+ *          launch's post-digest and equal to it, the last post-digest the
+ *          CPU digest of the buffer copied back, one hash launch per traced
+ *          launch; KTRACE_HASH_VERIFY's measuring finds no mismatch, and
+ *          finds the one write the pipeline was not shown;
  *  timing  small-region hash latency (BENCH lines).
  * Prints RESULT|name|PASS/FAIL|detail and BENCH|name|value|unit|detail.
  */
@@ -36,6 +42,7 @@ extern "C" {
 #include "hashkern/hashkern_abi.h"
 #include "hashkern/ktrace_digest.h"
 #include "interpose/driver/driver_real.h"
+#include "interpose/model/alloc_map.h"
 }
 #include "interpose/hash/hash_pipeline.h"
 
@@ -74,6 +81,32 @@ void ktrace_writer_count(struct ktrace_writer *w, uint32_t id, uint64_t delta)
 	(void)w;
 	if (id < 32)
 		__atomic_fetch_add(&counters[id], delta, __ATOMIC_RELAXED);
+}
+
+static unsigned carry_notes;
+
+/* The writer's clock (the allocation map reads it). */
+uint64_t ktrace_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Records appended whole: KTRACE_HASH_VERIFY's NOTE records, counted. */
+int ktrace_writer_append(struct ktrace_writer *w, const void *rec, size_t len)
+{
+	struct ktrace_record_prefix p;
+	struct ktrace_rec_note n;
+
+	(void)w;
+	if (ktrace_decode_prefix(rec, len, &p) || p.type != KTRACE_REC_NOTE || ktrace_decode_note(rec, len, &n))
+		return 0;
+	if (n.code == KTRACE_NOTE_CODE_CARRY_MISMATCH)
+		__atomic_fetch_add(&carry_notes, 1, __ATOMIC_RELAXED);
+	printf("note %u: %.*s\n", n.code, (int)n.text.len, n.text.ptr);
+	return 0;
 }
 
 void ktrace_tracer_disable_feature(uint32_t code, const char *fmt, ...)
@@ -440,7 +473,7 @@ static lrec make_record(uint64_t seq, CUcontext ctx, CUstream s, unsigned n, con
 static struct ktrace_hash_job *hash_pre(CUcontext ctx, CUstream s, const lrec &l)
 {
 	uint32_t skip = 0;
-	return ktrace_hash_pre(ctx, s, &l.r, l.g.data(), 1000 + l.r.launch_seq, &skip);
+	return ktrace_hash_pre(ctx, s, &l.r, l.g.data(), NULL, 1000 + l.r.launch_seq, &skip);
 }
 
 static bool find_record(uint64_t seq, struct ktrace_rec_launch *r)
@@ -639,6 +672,97 @@ static void test_pipeline(CUcontext ctx, int max_blocks)
 	       (unsigned long long)counters[KTRACE_CTR_HASH_SKIPPED_ERROR]);
 }
 
+__global__ void add_one_kernel(float *x, size_t n)
+{
+	for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
+		x[i] += 1.0f;
+}
+
+/* Check the chain's records (launch_seq 5000 + i): each pre-digest after the
+ * first carried from the previous launch and equal to its post-digest
+ * (verify: measured anyway, flagged all the same); the last post-digest
+ * that of host.  Returns the number of wrong records. */
+static int carry_check(int nl, int verify, int hidden, const std::vector<float> &host)
+{
+	uint64_t prev = 0;
+	int bad = 0;
+
+	for (int i = 0; i < nl; i++) {
+		struct ktrace_rec_launch r;
+		struct ktrace_region g;
+		int carried;
+
+		if (!find_record(5000 + i, &r)) {
+			bad++;
+			continue;
+		}
+		ktrace_launch_region(&r, 0, &g);
+		carried = (g.flags & KTRACE_REGIONF_PRE_CARRIED) && g.pre_from == (uint64_t)(5000 + i - 1);
+		if (!(g.flags & KTRACE_REGIONF_PRE) || !(g.flags & KTRACE_REGIONF_POST) || carried != (i > 0))
+			bad++;
+		else if (i > 0 && g.pre_hash != prev && !(hidden && verify && i == nl / 2 + 1))
+			bad++;
+		prev = g.post_hash;
+	}
+	return bad + (prev != ktrace_digest(host.data(), host.size() * sizeof(float)));
+}
+
+/* nl launches of add_one on one buffer and stream, as the capture path hands
+ * them to the pipeline (one exact region in device memory); hidden: one
+ * more after the middle one that the pipeline is not shown. */
+static void test_carry(CUcontext ctx, int verify, int hidden)
+{
+	const size_t n = 1u << 20;
+	const int nl = quick ? 8 : 64;
+	struct ktrace_hash_opts o;
+	std::vector<float> host(n);
+	uint64_t launches0 = counters[KTRACE_CTR_HASH_LAUNCHES], mism0 = counters[KTRACE_CTR_HASH_CARRY_MISMATCHES];
+	unsigned notes0 = carry_notes;
+	float *x;
+	cudaStream_t s;
+
+	memset(&o, 0, sizeof o);
+	o.verify = verify;
+	cudaMalloc(&x, n * sizeof(float));
+	cudaMemset(x, 0, n * sizeof(float));
+	cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
+	cudaDeviceSynchronize();
+	ktrace_hash_pipeline_start(fake_writer, &o);
+	struct ktrace_alloc_info a = { (uint64_t)(uintptr_t)x, n * sizeof(float), KTRACE_ALLOC_DEVICE, 0 };
+	uint64_t ptr = a.base, len = a.size;
+	for (int i = 0; i < nl; i++) {
+		lrec l = make_record(5000 + i, ctx, (CUstream)s, 1, &ptr, &len);
+
+		l.g[0].alloc_base = a.base;
+		l.g[0].alloc_size = a.size;
+		l.g[0].flags |= KTRACE_REGIONF_EXACT;
+		struct ktrace_hash_job *j = ktrace_hash_pre(ctx, (CUstream)s, &l.r, l.g.data(), &a, 1000 + i, NULL);
+		add_one_kernel<<<64, 256, 0, s>>>(x, n);
+		ktrace_hash_post(j, cudaPeekAtLastError() == cudaSuccess ? CUDA_SUCCESS : CUDA_ERROR_UNKNOWN);
+		if (hidden && i == nl / 2)
+			add_one_kernel<<<64, 256, 0, s>>>(x, n); /* not shown to the pipeline */
+	}
+	cudaStreamSynchronize(s);
+	cudaMemcpy(host.data(), x, n * sizeof(float), cudaMemcpyDeviceToHost);
+	ktrace_hash_pipeline_drain(5000);
+	int bad = carry_check(nl, verify, hidden, host);
+	uint64_t hl = counters[KTRACE_CTR_HASH_LAUNCHES] - launches0;
+	uint64_t mism = counters[KTRACE_CTR_HASH_CARRY_MISMATCHES] - mism0;
+	uint64_t want_hl = verify ? 2u * nl : nl + 1u;
+	const char *name = verify ? (hidden ? "hash-carry-verify-hidden" : "hash-carry-verify") : "hash-carry-chain";
+	result(name, bad == 0 && hl == want_hl && mism == (uint64_t)(hidden && verify) &&
+		     carry_notes - notes0 == mism,
+	       "%d launches: %d records wrong, %llu hash launches (want %llu), %llu mismatches, %u notes", nl, bad,
+	       (unsigned long long)hl, (unsigned long long)want_hl, (unsigned long long)mism, carry_notes - notes0);
+	if (!verify)
+		printf("BENCH|hash_launches_per_launch_chain|%.3f|ratio|one stream, one exact region, %d launches\n",
+		       (double)hl / nl, nl);
+	ktrace_hash_context_destroyed(ctx);
+	ktrace_hash_pipeline_stop();
+	cudaStreamDestroy(s);
+	cudaFree(x);
+}
+
 int main(int argc, char **argv)
 {
 	CUdevice dev;
@@ -672,5 +796,8 @@ int main(int argc, char **argv)
 		bench_baselines(&k);
 		test_pipeline(ctx, sms * occ);
 	}
+	test_carry(ctx, 0, 0);
+	test_carry(ctx, 1, 0);
+	test_carry(ctx, 1, 1);
 	return failures ? 1 : 0;
 }

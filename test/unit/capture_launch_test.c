@@ -60,8 +60,10 @@ static int job_token;
 static uint32_t pre_skip = KTRACE_HASH_SKIP_NOSLOT; /* the reason a refusal gives */
 
 struct ktrace_hash_job *ktrace_hash_pre(CUcontext ctx, CUstream stream, const struct ktrace_rec_launch *r,
-					const struct ktrace_region *regions, uint64_t time_ns, uint32_t *skip)
+					const struct ktrace_region *regions, const struct ktrace_alloc_info *allocs,
+					uint64_t time_ns, uint32_t *skip)
 {
+	(void)allocs;
 	events[nevents++ % 64] = EV_PRE;
 	pre_ctx = ctx;
 	pre_stream = stream;

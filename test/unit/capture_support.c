@@ -59,9 +59,31 @@ static void no_poller(void)
 {
 }
 
+/* The hash pipeline's carried pre-digests: not linked here, nothing to tell. */
+static void no_carry_forget(uint64_t addr, uint64_t bytes, CUstream stream, uint32_t tid)
+{
+	(void)addr;
+	(void)bytes;
+	(void)stream;
+	(void)tid;
+}
+
+static void no_carry_drop(uint64_t base, uint64_t size)
+{
+	(void)base;
+	(void)size;
+}
+
+static void no_carry_synced(CUstream stream, uint32_t tid, int all)
+{
+	(void)stream;
+	(void)tid;
+	(void)all;
+}
+
 /* The services of the folders linked here (the lifecycle's table,
  * interpose/hooks.c, is not): the registry, stream capture, the GPU times;
- * stand-ins for NVTX, Python stacks and the poller.  The hash pipeline's
+ * stand-ins for NVTX, Python stacks, the poller and the carried pre-digests.  The hash pipeline's
  * entries are the tests' own stand-ins, set by those that define them. */
 struct ktrace_services ktrace_services = {
 	.kernel_lookup = ktrace_registry_lookup,
@@ -74,6 +96,9 @@ struct ktrace_services ktrace_services = {
 	.poller_wake = no_poller,
 	.node_captured = no_node_ranges,
 	.pystack_launch = no_pystack,
+	.hash_carry_forget = no_carry_forget,
+	.hash_carry_drop = no_carry_drop,
+	.hash_carry_synced = no_carry_synced,
 };
 
 /* ---- fake driver ------------------------------------------------------------ */

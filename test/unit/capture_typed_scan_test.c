@@ -53,8 +53,10 @@ static uint64_t pre_time;
 static int job_token;
 
 struct ktrace_hash_job *ktrace_hash_pre(CUcontext ctx, CUstream stream, const struct ktrace_rec_launch *r,
-					const struct ktrace_region *regions, uint64_t time_ns, uint32_t *skip)
+					const struct ktrace_region *regions, const struct ktrace_alloc_info *allocs,
+					uint64_t time_ns, uint32_t *skip)
 {
+	(void)allocs;
 	(void)ctx, (void)stream, (void)skip;
 	assert_true(r->nregions <= 4096 && r->param_bytes_len <= sizeof(pre_params));
 	pre_launch = *r;

@@ -56,7 +56,7 @@ static struct ktrace_region region(uint32_t off, uint16_t ord, uint16_t flags, u
 				   uint64_t pre, uint64_t post)
 {
 	struct ktrace_region g = { off, ord, flags | KTRACE_REGIONF_PRE | KTRACE_REGIONF_POST, ptr, BASE,
-				   1 << 20, len, pre, post };
+				   1 << 20, len, pre, post, 0 };
 	return g;
 }
 

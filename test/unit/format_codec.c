@@ -44,8 +44,8 @@ static const struct ktrace_param_desc params[] = {
 static const uint8_t pbytes[40] = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20 };
 static const struct ktrace_region regions[2] = {
 	{ 0, 0, KTRACE_REGIONF_PRE | KTRACE_REGIONF_POST, 0x7f00aa, 0x7f0000, 1 << 20, 4096, 0x1122334455667788ull,
-	  0x8877665544332211ull },
-	{ 16, 2, KTRACE_REGIONF_IN_STRUCT | KTRACE_REGIONF_UNHASHED | KTRACE_REGIONF_GUESSED, 0x7f10, 0, 0, 0, 0, 0 },
+	  0x8877665544332211ull, 0 },
+	{ 16, 2, KTRACE_REGIONF_IN_STRUCT | KTRACE_REGIONF_UNHASHED | KTRACE_REGIONF_GUESSED, 0x7f10, 0, 0, 0, 0, 0, 0 },
 };
 static const struct ktrace_counter ctrs[3] = { { KTRACE_CTR_RECORDS_DROPPED, 0, 5 },
 					      { KTRACE_CTR_BYTES_DROPPED, 0, 1 << 20 },
@@ -86,7 +86,7 @@ static size_t encode_graph_kind(int kind, void *buf, size_t cap)
 	case 14: {
 		struct ktrace_rec_launch l = { 401, 9, 0xc7, 0x57, 1234, 0, KTRACE_API_GRAPH,
 					       KTRACE_LAUNCHF_HASHED | KTRACE_LAUNCHF_GRAPH, { 1, 2, 3 }, { 4, 5, 6 },
-					       { 0, 0, 0 }, 64, 0, 13, 2, pbytes, NULL, 0, gref, { 0 } };
+					       { 0, 0, 0 }, 64, 0, 13, 2, pbytes, NULL, 0, gref, { 0 }, NULL };
 		return ktrace_encode_launch(buf, cap, &l, regions);
 	}
 	case 15: {
@@ -127,13 +127,13 @@ static size_t encode_range_kind(int kind, void *buf, size_t cap)
 	case 19: {
 		struct ktrace_rec_launch l = { 42, 9, 0xc7, 0x57, 1234, -1, KTRACE_API_LAUNCH_KERNEL,
 					       KTRACE_LAUNCHF_RANGE, { 1, 2, 3 }, { 4, 5, 6 }, { 0, 0, 0 }, 0, 0, 37, 2,
-					       pbytes, NULL, 0, { 0 }, rref };
+					       pbytes, NULL, 0, { 0 }, rref, NULL };
 		return ktrace_encode_launch(buf, cap, &l, regions);
 	}
 	case 20: {
 		struct ktrace_rec_launch l = { 401, 9, 0xc7, 0x57, 1234, 0, KTRACE_API_GRAPH,
 					       KTRACE_LAUNCHF_GRAPH | KTRACE_LAUNCHF_RANGE, { 1, 2, 3 }, { 4, 5, 6 },
-					       { 0, 0, 0 }, 64, 0, 13, 2, pbytes, NULL, 0, gref, rref };
+					       { 0, 0, 0 }, 64, 0, 13, 2, pbytes, NULL, 0, gref, rref, NULL };
 		return ktrace_encode_launch(buf, cap, &l, regions);
 	}
 	default: {
@@ -173,7 +173,8 @@ static size_t encode_kind(int kind, void *buf, size_t cap)
 	case 4: {
 		struct ktrace_rec_launch l = { 42, 9, 0xc7, 0x57, 1234, -1, KTRACE_API_LAUNCH_KERNEL_EX,
 					       KTRACE_LAUNCHF_HASHED | KTRACE_LAUNCHF_PTSZ, { 1, 2, 3 }, { 4, 5, 6 },
-					       { 7, 8, 9 }, 4096, -3, 37, 2, pbytes, NULL, KTRACE_HASH_SKIP_NOSLOT, { 0 }, { 0 } };
+					       { 7, 8, 9 }, 4096, -3, 37, 2, pbytes, NULL, KTRACE_HASH_SKIP_NOSLOT, { 0 }, { 0 },
+					       NULL };
 		return ktrace_encode_launch(buf, cap, &l, regions);
 	}
 	case 5: {
@@ -403,6 +404,46 @@ static void test_round_trip_launch(void **state)
 		assert_memory_equal(&g, &regions[i], sizeof g);
 	}
 	free(b);
+}
+
+/* Since 1.14: a LAUNCH with carried pre-digests ends with the carry table,
+ * after the range reference; a region's pre_from comes back with flag
+ * PRE_CARRIED only; a record cut inside the table is refused. */
+static void test_round_trip_carried(void **state)
+{
+	struct ktrace_region g[2] = { regions[0], regions[1] }, out;
+	struct ktrace_rec_launch l = { 0 }, d;
+	uint8_t buf[512];
+	size_t n;
+
+	(void)state;
+	g[0].flags |= KTRACE_REGIONF_PRE_CARRIED;
+	g[0].pre_from = 41;
+	g[1].pre_from = 99; /* no flag: not written */
+	l.launch_seq = 42;
+	l.flags = KTRACE_LAUNCHF_HASHED | KTRACE_LAUNCHF_CARRIED | KTRACE_LAUNCHF_RANGE;
+	l.nregions = 2;
+	l.param_bytes = pbytes;
+	l.param_bytes_len = 37;
+	l.range = rref;
+	l.range.range = 7;
+	n = ktrace_encode_launch(buf, sizeof buf, &l, g);
+	assert_int_equal(n, ktrace_launch_size(2, 37) + KTRACE_RANGE_REF_DISK_SIZE + 16);
+	assert_int_equal(ktrace_decode_launch(buf, n, &d), 0);
+	assert_non_null(d.carry_raw);
+	assert_int_equal(d.range.range, 7);
+	ktrace_launch_region(&d, 0, &out);
+	assert_int_equal(out.pre_from, 41);
+	ktrace_launch_region(&d, 1, &out);
+	assert_int_equal(out.pre_from, 0);
+	assert_int_equal(buf[n - 8], 0); /* the second region's entry: 0 */
+	assert_int_equal(buf[n - 16], 41);
+	/* the size says the table is cut: corrupt */
+	memset(buf + 4, 0, 4);
+	buf[4] = (uint8_t)(n - 8);
+	assert_int_not_equal(ktrace_decode_launch(buf, n - 8, &d), 0);
+	/* the deferred head cannot carry it */
+	assert_null(ktrace_encode_launch_head(buf, n, KTRACE_REC_LAUNCH, &l, g));
 }
 
 /* Round trip: ALLOC, FREE, MEMCPY, MEMSET. */
@@ -815,7 +856,8 @@ static uint8_t *launch_head(size_t size, uint16_t type, uint8_t **at)
 {
 	struct ktrace_rec_launch l = { 42, 9, 0xc7, 0x57, 1234, -1, KTRACE_API_LAUNCH_KERNEL_EX,
 				       KTRACE_LAUNCHF_HASHED | KTRACE_LAUNCHF_PTSZ, { 1, 2, 3 }, { 4, 5, 6 },
-				       { 7, 8, 9 }, 4096, -3, 37, 2, NULL, NULL, KTRACE_HASH_SKIP_NOSLOT, { 0 }, { 0 } };
+				       { 7, 8, 9 }, 4096, -3, 37, 2, NULL, NULL, KTRACE_HASH_SKIP_NOSLOT, { 0 }, { 0 },
+				       NULL };
 	uint8_t *b = malloc(size + 64);
 
 	assert_non_null(b);
@@ -1050,6 +1092,7 @@ int main(void)
 		cmocka_unit_test(test_round_trip_process),
 		cmocka_unit_test(test_round_trip_kernel),
 		cmocka_unit_test(test_round_trip_launch),
+		cmocka_unit_test(test_round_trip_carried),
 		cmocka_unit_test(test_round_trip_memory),
 		cmocka_unit_test(test_round_trip_bookkeeping),
 		cmocka_unit_test(test_round_trip_graph),

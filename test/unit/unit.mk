@@ -107,7 +107,8 @@ TESTS += hash_alloc_map_test
 hash_alloc_map_test_SRCS := test/unit/hash_alloc_map_test.c interpose/model/alloc_map.c
 hash_alloc_map_test_LIBS := -lcmocka
 TESTS += hash_pipeline_test
-hash_pipeline_test_SRCS := test/unit/hash_pipeline_test.c interpose/hash/hash_pipeline.c
+hash_pipeline_test_SRCS := test/unit/hash_pipeline_test.c interpose/hash/hash_pipeline.c interpose/hash/hash_carry.c \
+	interpose/hash/hash_carry_job.c interpose/model/alloc_map.c
 hash_pipeline_test_LIBS := $(HASHKERN_FATBIN_OBJ) -lcmocka
 TEST_DEPS += $(HASHKERN_FATBIN_OBJ)
 $(BUILD)/hash_pipeline_test: $(HASHKERN_FATBIN_OBJ)
@@ -360,3 +361,18 @@ TEST_DEPS += $(BUILD)/graph_app $(BUILD)/ktrace-dump $(BUILD)/ktrace
 $(BUILD)/graph_app: test/unit/graph_app.c $(FAKECUDA_REAL)
 	@$(if $(Q),echo "  LINK    $@")
 	$(Q)$(CC) $(CFLAGS_ALL) -o $@ $< -L$(BUILD)/fakecuda-real -l:libcuda.so.1 $(LDFLAGS_ALL)
+
+# ---- carried pre-digests end to end (docs/hashing.md "Carried pre-digests"): a program under
+# libktrace.so with the real-memory fake driver, whose checksum kernels run on the host.
+TESTS += carry_test
+carry_test_SRCS := test/unit/carry_test.c
+carry_test_LIBS := -lcmocka
+TEST_DEPS += $(BUILD)/carry_app $(BUILD)/ktrace-diff
+$(BUILD)/carry_app: test/unit/carry_app.c $(FAKECUDA_REAL)
+	@$(if $(Q),echo "  LINK    $@")
+	$(Q)$(CC) $(CFLAGS_ALL) -o $@ $< -L$(BUILD)/fakecuda-real -l:libcuda.so.1 $(LDFLAGS_ALL)
+
+# ---- the table of carried pre-digests on its own (interpose/hash/hash_carry.c).
+TESTS += hash_carry_test
+hash_carry_test_SRCS := test/unit/hash_carry_test.c interpose/hash/hash_carry.c
+hash_carry_test_LIBS := -lcmocka

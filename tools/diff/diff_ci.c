@@ -607,6 +607,10 @@ static void md_first_divergence(FILE *f, const struct diff_divergence *d)
 	}
 	if (d->cls == DIFF_CLASS_KERNEL_NONDET) {
 		fprintf(f, "**All inputs identical: the kernel itself is non-deterministic.**\n\n");
+		if (d->equal_carried)
+			fprintf(f, "%zu of the identical inputs are so by a carried pre-digest (the last writer's "
+				   "post-digest, not measured before this launch; `KTRACE_HASH_VERIFY=1` measures it too).\n\n",
+				d->equal_carried);
 	} else if (d->cls == DIFF_CLASS_INPUTS_DIFFER) {
 		fprintf(f, "**Inputs differ** (");
 		for (size_t i = 0; i < d->ninputs; i++) {

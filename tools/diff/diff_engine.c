@@ -753,6 +753,7 @@ static int classify(struct diff_result *res, const struct diff_align *al, struct
 		}
 		if (pre == H_EQ) {
 			d->equal_pointers++;
+			d->equal_carried += ((x->flags | y->flags) & KTRACE_REGIONF_PRE_CARRIED) != 0;
 			continue;
 		}
 		if (pre == H_UNV && pair_guessed(x, y)) {

@@ -291,6 +291,7 @@ static void j_divergence(struct json_writer *j, const struct diff_result *r, con
 		j_args(j, "inputs_unverified", d->unverified, d->nunverified, 0);
 		j_args(j, "host_side_differences", d->host_noise, d->nhost_noise, 0);
 		ktrace_json_u64(j, "inputs_equal_pointers", d->equal_pointers);
+		ktrace_json_u64(j, "inputs_equal_carried", d->equal_carried);
 		ktrace_json_u64(j, "inputs_equal_scalars", d->equal_scalars);
 		ktrace_json_u64(j, "inputs_guessed_not_compared", d->guessed_inputs);
 	}

@@ -297,10 +297,15 @@ void ktrace_diff_text_divergence(FILE *f, const struct diff_result *r, const str
 			buf, d->host_noise[i].size > 8 ? "struct bytes outside its pointers: padding or unused slots?"
 							: "looks like a host address");
 	}
-	if (d->cls == DIFF_CLASS_KERNEL_NONDET || d->ninputs == 0)
+	if (d->cls == DIFF_CLASS_KERNEL_NONDET || d->ninputs == 0) {
 		fprintf(f, "  inputs identical: %zu pointer argument%s (pre-hashes), %zu scalar argument%s\n",
 			d->equal_pointers, d->equal_pointers == 1 ? "" : "s", d->equal_scalars,
 			d->equal_scalars == 1 ? "" : "s");
+		if (d->equal_carried)
+			fprintf(f, "  of those, %zu identical by a carried pre-digest (the last writer's post-digest, not "
+				   "measured before this launch; KTRACE_HASH_VERIFY=1 measures it too)\n",
+				d->equal_carried);
+	}
 	if (d->guessed_inputs)
 		fprintf(f, "  not counted: %zu word%s that only looked like a pointer (guessed by value) could not be "
 			   "compared\n", d->guessed_inputs, d->guessed_inputs == 1 ? "" : "s");

@@ -122,6 +122,11 @@ static void put_region(const struct record_ctx *c, struct ktrace_sb *sb, const s
 		} else {
 			KTRACE_SB_LIT(sb, " pre -");
 		}
+		if (g->flags & KTRACE_REGIONF_PRE_CARRIED) {
+			KTRACE_SB_LIT(sb, " (carried from op ");
+			ktrace_sb_u64(sb, g->pre_from);
+			ktrace_sb_putc(sb, ')');
+		}
 		if (g->flags & KTRACE_REGIONF_POST) {
 			KTRACE_SB_LIT(sb, " post ");
 			ktrace_sb_hex(sb, g->post_hash, 16);
@@ -130,7 +135,8 @@ static void put_region(const struct record_ctx *c, struct ktrace_sb *sb, const s
 		}
 	}
 	uint16_t extra = g->flags & (uint16_t)~(KTRACE_REGIONF_PRE | KTRACE_REGIONF_POST | KTRACE_REGIONF_UNHASHED |
-						 KTRACE_REGIONF_EXACT | KTRACE_REGIONF_SIGNATURE);
+						 KTRACE_REGIONF_EXACT | KTRACE_REGIONF_SIGNATURE |
+						 KTRACE_REGIONF_PRE_CARRIED);
 	if (extra)
 		ktrace_sb_printf(sb, " (%s)", ktrace_flag_names(extra, ktrace_region_flag_name, fl, sizeof fl, ","));
 	if (ktrace_region_out(g))

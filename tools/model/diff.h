@@ -129,6 +129,8 @@ struct diff_divergence {
 	 * values shaped like host addresses.  Reported, not counted as inputs. */
 	struct diff_arg *host_noise; size_t nhost_noise;
 	size_t equal_pointers, equal_scalars; /* inputs seen identical */
+	size_t equal_carried;     /* of equal_pointers: a run's pre-digest carried from the region's last
+	                           * writer, not measured before the launch (format 1.14) */
 	uint64_t unverified_before, only_a_before; /* earlier launches of A: not compared, in A only */
 	size_t guessed_inputs;    /* guessed pointer words that could not be compared: not counted */
 };

@@ -120,6 +120,8 @@ static void json_region(const struct record_ctx *c, struct json_writer *w, const
 		ktrace_json_digest(w, "pre_hash", g->pre_hash);
 	else
 		ktrace_json_null(w, "pre_hash");
+	if (g->flags & KTRACE_REGIONF_PRE_CARRIED)
+		ktrace_json_u64(w, "pre_from", g->pre_from);
 	if (g->flags & KTRACE_REGIONF_POST)
 		ktrace_json_digest(w, "post_hash", g->post_hash);
 	else

@@ -1,0 +1,107 @@
+/* interpose/hash/hash_jobs.h: the hash pipeline's jobs and contexts, shared
+ * by the files of interpose/hash/ (not outside it).
+ *
+ * Owns the declarations of a job (one traced launch's or one copy's hashes
+ * and record), of a context's pipeline state, and of the carried
+ * pre-digests' side of a job (hash_carry_job.c): which of its regions carry
+ * their pre-digest, filling them in when it is written, and telling the
+ * context's carry table when its own digests landed.
+ */
+#ifndef KTRACE_HASH_JOBS_H
+#define KTRACE_HASH_JOBS_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include <cuda.h>
+
+#include "format/ktrace_format.h"
+#include "hashkern/hashkern_abi.h"
+#include "interpose/hash/hash_carry.h"
+#include "interpose/model/alloc_map.h"
+
+enum job_state { JOB_PRE = 0, JOB_READY = 1, JOB_ABANDONED = 2, JOB_CANCELLED = 3 };
+
+/* One hash launch's worth of regions (up to KT_HASH_MAX_REGIONS). */
+struct group {
+	uint32_t first, n;          /* hashed regions [first, first + n) of the job */
+	uint64_t pre_off, post_off; /* ring word offsets of the result areas */
+	uint64_t pre_ticket, post_ticket;
+	uint8_t pre_launched, post_launched;
+	uint32_t pre_n;             /* its regions measured before the launch (the others carry), their
+	                             * results first in the pre area, in order */
+};
+
+struct hctx;
+struct ktrace_writer;
+
+struct job {
+	struct job *next;
+	struct hctx *c;
+	CUstream stream;
+	_Atomic int state;          /* enum job_state */
+	CUresult launch_result;
+	uint64_t ring_end;          /* ring head after this job's reservation */
+	uint64_t time_ns;           /* the record's time: the launch call's */
+	uint32_t nhashed, ngroups;
+	struct group *groups;
+	uint32_t *ridx;             /* index in regions of each hashed region */
+	struct ktrace_rec_launch launch; /* the record's fields; param_bytes points into the job */
+	struct ktrace_region *regions;   /* launch.nregions; digests filled in by job_emit */
+	struct ktrace_carry_src *carry;  /* per hashed region (as ridx): where its pre-digest comes from */
+	uint8_t *eligible;               /* per hashed region: its shape may carry (exact, device memory) */
+	uint32_t ncarried;               /* hashed regions whose pre-digest is carried */
+	_Atomic uint32_t refs;           /* the owner's and each carrying job's */
+	_Atomic int emitted;             /* its digests are final (carrying jobs read them then) */
+	uint8_t planned;                 /* ktrace_hash_carry_plan ran: in the carry table, inflight */
+	int is_copy;                /* a copy's job: one region, post-hash only, a MEMCPY record */
+	struct ktrace_rec_memcpy copy;   /* is_copy: the record's fields; dst_digest by copy_emit */
+};
+
+struct hctx {
+	CUcontext ctx;
+	_Atomic int state;          /* 0 usable, -1 failed (hashing off here), 2 destroyed */
+	CUmodule mod;
+	CUfunction fn[KT_HASH_NVARIANTS];
+	uint32_t max_blocks[KT_HASH_NVARIANTS];
+	CUfunction advance;         /* ktrace_cond_advance (graphs' conditional bodies), NULL if absent */
+	uint64_t *host;             /* mapped pinned result ring */
+	CUdeviceptr host_dev, scratch;
+	uint64_t words;
+	pthread_mutex_t lock;       /* head, tail, queue, njobs, next_ticket */
+	uint64_t head, tail;
+	struct job *q_head, *q_tail;
+	uint32_t njobs;
+	uint64_t next_ticket;
+	struct ktrace_carry_table carry; /* under lock */
+	atomic_uint inflight;       /* launch jobs between their pre and post hashes */
+	struct hctx *dead_next;     /* replaced destroyed contexts, kept reachable */
+};
+
+/* 1 when region g, in allocation a, has a shape whose pre-digest may carry:
+ * exact, hashed, in device memory no host or other process writes. */
+int ktrace_hash_carry_shape(const struct ktrace_region *g, const struct ktrace_alloc_info *a);
+
+/* At j's reservation (c->lock held): which of its regions carry their
+ * pre-digest (a reference taken on each pending source job), then j as the
+ * writer of all its regions.  Counts j as between its hashes (inflight). */
+void ktrace_hash_carry_plan(struct hctx *c, struct job *j);
+
+/* What filling in j's carried pre-digests found (counted by the caller). */
+struct ktrace_carry_result {
+	uint32_t carried;    /* regions recorded with a carried pre-digest */
+	uint32_t lost;       /* carried from a digest that never landed: no pre-digest */
+	uint32_t mismatches; /* verify: measured and carried differ (a NOTE each) */
+};
+/* At j's emission, its measured digests filled in: the carried ones too
+ * (verify: compare them with the measured ones instead, a NOTE record to w
+ * for each that differs). */
+struct ktrace_carry_result ktrace_hash_carry_fill(struct job *j, int verify, struct ktrace_writer *w);
+
+/* j's digests are final (ok) or will never come (j failed, was cancelled):
+ * the carry table learns its post-digests or forgets the regions it was the
+ * writer of.  Takes c->lock. */
+void ktrace_hash_carry_retire(struct job *j);
+
+#endif

@@ -1,0 +1,310 @@
+/* test/unit/carry_test.c: carried pre-digests end to end.  build/carry_app
+ * runs under LD_PRELOAD=libktrace.so with the fake driver's real-memory
+ * build (kernels and ktrace's checksum kernels run on the host), and its
+ * trace must carry exactly the pre-digests the rules allow
+ * (docs/hashing.md, "Carried pre-digests"): along a stream's chain of
+ * launches, not past a copy or memset into the buffer, a launch on another
+ * stream not ordered by a host synchronisation, an untraced launch, a free
+ * and new allocation, a graph launch; every digest equal to the one a run
+ * with KTRACE_HASH_CARRY=0 measured, one hash launch fewer per carried
+ * launch; KTRACE_HASH_VERIFY=1 finds no mismatch there, and finds (a
+ * counter and a NOTE) the write a kernel makes through a pointer ktrace
+ * cannot see; ktrace-diff's verdict on a non-deterministic kernel whose
+ * inputs are identical by a carried pre-digest says so (text and JSON).
+ */
+#include <limits.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "format/ktrace_format.h"
+#include "format/trace_reader.h"
+#include "test/run_capture.h"
+#include "test/scratch.h"
+
+#define MAX_L 32
+#define MAX_NOTE 320
+
+static char build_dir[PATH_MAX], tmp_dir[512];
+
+/* What a run recorded: its launches (graph nodes left out) in op order,
+ * region 0 of each, the counters and the mismatch notes. */
+struct run {
+	unsigned n;
+	struct ktrace_rec_launch l[MAX_L];
+	struct ktrace_region g[MAX_L], g1[MAX_L]; /* regions 0 and 1 (if any) */
+	uint64_t carried, mismatches, lost, incomplete;
+	unsigned notes;
+	char note[MAX_NOTE];
+	unsigned long hash_launches;
+};
+
+/* Run carry_app MODE with the library, the real-memory driver and the
+ * extra setting `env` (NULL: none); its trace read into *r. */
+static void run_app(const char *mode, const char *env, struct run *r, const char *name)
+{
+	char app[PATH_MAX + 32], preload[PATH_MAX + 32], lib[PATH_MAX + 32], trace[PATH_MAX + 32];
+	char *argv[] = { app, (char *)mode, NULL };
+	struct kt_run out;
+
+	snprintf(app, sizeof app, "%s/carry_app", build_dir);
+	snprintf(preload, sizeof preload, "%s/libktrace.so", build_dir);
+	snprintf(lib, sizeof lib, "%s/fakecuda-real", build_dir);
+	snprintf(trace, sizeof trace, "%s/%s", tmp_dir, name);
+	setenv("LD_PRELOAD", preload, 1);
+	setenv("LD_LIBRARY_PATH", lib, 1);
+	setenv("KTRACE_OUTPUT", trace, 1);
+	setenv("KTRACE_OVERWRITE", "1", 1);
+	setenv("KTRACE_QUIET", "1", 1);
+	setenv("KTRACE_KERNELS", "^fake_(hidden_add_one|add_one|nondet_sum)$", 1);
+	setenv("ASAN_OPTIONS", "verify_asan_link_order=0:detect_leaks=0", 1);
+	if (env)
+		putenv((char *)env);
+	out = kt_run_captured(tmp_dir, NULL, argv);
+	unsetenv("LD_PRELOAD");
+	if (env) {
+		char var[64];
+
+		snprintf(var, sizeof var, "%.*s", (int)(strchr(env, '=') - env), env);
+		unsetenv(var);
+	}
+	assert_int_equal(out.status, 0);
+	assert_non_null(strstr(out.out, "OK"));
+	assert_int_equal(sscanf(strstr(out.out, "hash_launches="), "hash_launches=%lu", &r->hash_launches), 1);
+	free(out.out);
+	free(out.err);
+}
+
+static void take_launch(struct run *r, const void *rec, size_t len)
+{
+	struct ktrace_rec_launch l;
+	unsigned i;
+
+	assert_int_equal(ktrace_decode_launch(rec, len, &l), 0);
+	if (l.flags & KTRACE_LAUNCHF_GRAPH)
+		return;
+	assert_true(r->n < MAX_L && l.nregions >= 1);
+	for (i = r->n; i > 0 && r->l[i - 1].launch_seq > l.launch_seq; i--) {
+		r->l[i] = r->l[i - 1];
+		r->g[i] = r->g[i - 1];
+		r->g1[i] = r->g1[i - 1];
+	}
+	r->l[i] = l;
+	r->l[i].regions_raw = NULL; /* the record buffer goes */
+	ktrace_launch_region(&l, 0, &r->g[i]);
+	ktrace_launch_region(&l, 1, &r->g1[i]);
+	r->n++;
+}
+
+static void take_counters(struct run *r, const void *rec, size_t len)
+{
+	struct ktrace_rec_counters c;
+
+	assert_int_equal(ktrace_decode_counters(rec, len, &c), 0);
+	for (uint32_t i = 0; i < c.ncounters; i++) {
+		struct ktrace_counter k;
+
+		ktrace_counters_get(&c, i, &k);
+		if (k.id == KTRACE_CTR_HASH_PRE_CARRIED)
+			r->carried = k.value;
+		else if (k.id == KTRACE_CTR_HASH_CARRY_MISMATCHES)
+			r->mismatches = k.value;
+		else if (k.id == KTRACE_CTR_HASH_CARRY_LOST)
+			r->lost = k.value;
+		else if (k.id == KTRACE_CTR_HASH_INCOMPLETE)
+			r->incomplete = k.value;
+	}
+}
+
+static void read_trace(struct run *r, const char *name)
+{
+	char path[PATH_MAX + 32], err[512];
+	const void *rec;
+	size_t len;
+	struct ktrace_reader *rd;
+
+	snprintf(path, sizeof path, "%s/%s", tmp_dir, name);
+	rd = ktrace_reader_open(path, err, sizeof err);
+	if (!rd)
+		fail_msg("%s", err);
+	while (ktrace_reader_next(rd, &rec, &len) == KTRACE_READ_RECORD) {
+		struct ktrace_record_prefix p;
+		struct ktrace_rec_note nt;
+
+		assert_int_equal(ktrace_decode_prefix(rec, len, &p), 0);
+		if (p.type == KTRACE_REC_LAUNCH)
+			take_launch(r, rec, len);
+		else if (p.type == KTRACE_REC_COUNTERS)
+			take_counters(r, rec, len);
+		else if (p.type == KTRACE_REC_NOTE && !ktrace_decode_note(rec, len, &nt) &&
+			 nt.code == KTRACE_NOTE_CODE_CARRY_MISMATCH && r->notes++ == 0)
+			snprintf(r->note, sizeof r->note, "%.*s", (int)nt.text.len, nt.text.ptr);
+	}
+	ktrace_reader_close(rd);
+}
+
+static void record_run(const char *mode, const char *env, struct run *r)
+{
+	memset(r, 0, sizeof *r);
+	run_app(mode, env, r, "carry.ktrace");
+	read_trace(r, "carry.ktrace");
+}
+
+/* Launch k carried its pre-digest from launch `from` (-1: measured it). */
+static void assert_carry(const struct run *r, unsigned k, int from)
+{
+	const struct ktrace_region *g = &r->g[k];
+
+	assert_true(g->flags & KTRACE_REGIONF_PRE);
+	assert_true(g->flags & KTRACE_REGIONF_POST);
+	if (from < 0) {
+		if (g->flags & KTRACE_REGIONF_PRE_CARRIED)
+			fail_msg("L%u carried its pre-digest from op %llu", k, (unsigned long long)g->pre_from);
+		return;
+	}
+	if (!(g->flags & KTRACE_REGIONF_PRE_CARRIED))
+		fail_msg("L%u measured its pre-digest, expected it carried from L%d", k, from);
+	assert_true(r->l[k].flags & KTRACE_LAUNCHF_CARRIED);
+	assert_int_equal(g->pre_from, r->l[from].launch_seq);
+	assert_true(g->pre_hash == r->g[from].post_hash);
+}
+
+/* The chain's launches: from which each carries (docs in carry_app.c). */
+static const int chain_from[19] = { -1, 0, 1, -1, 3, 4, -1, -1, -1, 8, -1, 10, -1, 12, -1, -1, 15, -1, 17 };
+
+static void test_chain(void **state)
+{
+	static struct run on, off, verify;
+	unsigned carried = 0;
+
+	(void)state;
+	record_run("chain", NULL, &on);
+	record_run("chain", "KTRACE_HASH_CARRY=0", &off);
+	record_run("chain", "KTRACE_HASH_VERIFY=1", &verify);
+	assert_int_equal(on.n, 19);
+	assert_int_equal(off.n, 19);
+	for (unsigned k = 0; k < 19; k++) {
+		assert_carry(&on, k, chain_from[k]);
+		assert_carry(&verify, k, chain_from[k]);
+		assert_carry(&off, k, -1);
+		/* carried and measured digests alike */
+		assert_true(on.g[k].pre_hash == off.g[k].pre_hash);
+		assert_true(on.g[k].post_hash == off.g[k].post_hash);
+		assert_true(verify.g[k].pre_hash == off.g[k].pre_hash);
+		carried += chain_from[k] >= 0;
+	}
+	assert_int_equal(on.carried, carried);
+	assert_int_equal(off.carried, 0);
+	assert_int_equal(verify.carried, carried);
+	assert_int_equal(verify.mismatches, 0);
+	assert_int_equal(verify.notes, 0);
+	assert_int_equal(on.lost, 0);
+	/* every hash launched landed (none waited for in vain at the end) */
+	assert_int_equal(on.incomplete + off.incomplete + verify.incomplete, 0);
+	/* a carried pre-digest is one checksum launch fewer; measuring them
+	 * all again costs as much as not carrying */
+	assert_int_equal(off.hash_launches - on.hash_launches, carried);
+	assert_int_equal(verify.hash_launches, off.hash_launches);
+}
+
+/* A kernel writes A through a pointer held in device memory: ktrace carries
+ * L1's digest into L3, stale; KTRACE_HASH_VERIFY measures it, records the
+ * measured one and reports the mismatch. */
+static void test_hidden_writer(void **state)
+{
+	static struct run on, verify;
+	char want[128];
+
+	(void)state;
+	record_run("hidden", NULL, &on);
+	record_run("hidden", "KTRACE_HASH_VERIFY=1", &verify);
+	assert_int_equal(on.n, 4);
+	assert_carry(&on, 3, 1); /* the carried digest misses the hidden write */
+	assert_int_equal(on.mismatches, 0);
+	assert_int_equal(verify.n, 4);
+	assert_true(verify.g[3].flags & KTRACE_REGIONF_PRE_CARRIED);
+	assert_true(verify.g[3].pre_hash != verify.g[1].post_hash);
+	assert_int_equal(verify.mismatches, 1);
+	assert_int_equal(verify.notes, 1);
+	snprintf(want, sizeof want, "op_seq %llu region", (unsigned long long)verify.l[3].launch_seq);
+	assert_non_null(strstr(verify.note, want));
+	snprintf(want, sizeof want, "from op_seq %llu", (unsigned long long)verify.l[1].launch_seq);
+	assert_non_null(strstr(verify.note, want));
+}
+
+/* ktrace-diff of the two runs (json: --json); its output. */
+static char *diff_runs(int json)
+{
+	char tool[PATH_MAX + 32], a[600], b[600];
+	char *argv[] = { tool, a, b, json ? (char *)"--json" : NULL, NULL };
+	struct kt_run out;
+
+	snprintf(tool, sizeof tool, "%s/ktrace-diff", build_dir);
+	snprintf(a, sizeof a, "%s/nondet-a.ktrace", tmp_dir);
+	snprintf(b, sizeof b, "%s/nondet-b.ktrace", tmp_dir);
+	out = kt_run_captured(tmp_dir, NULL, argv);
+	free(out.err);
+	return out.out;
+}
+
+/* fake_nondet_sum sums A in another order in each run; its inputs are
+ * identical, A's by the pre-digest carried from the add_one before it:
+ * the verdict says the kernel is non-deterministic, and that one identical
+ * input rests on a carried digest. */
+static void test_diff_carried(void **state)
+{
+	static struct run a, b;
+	char *text, *json;
+
+	(void)state;
+	run_app("nondet", "FAKECUDA_NONDET_SEED=1", &a, "nondet-a.ktrace");
+	run_app("nondet", "FAKECUDA_NONDET_SEED=2", &b, "nondet-b.ktrace");
+	read_trace(&a, "nondet-a.ktrace");
+	assert_int_equal(a.n, 3);
+	/* O, first touched, measured; A carried from L1 */
+	assert_false(a.g[2].flags & KTRACE_REGIONF_PRE_CARRIED);
+	assert_true(a.g1[2].flags & KTRACE_REGIONF_PRE_CARRIED);
+	assert_int_equal(a.g1[2].pre_from, a.l[1].launch_seq);
+	text = diff_runs(0);
+	json = diff_runs(1);
+	assert_non_null(strstr(text, "all inputs identical"));
+	assert_non_null(strstr(text, "of those, 1 identical by a carried pre-digest"));
+	assert_non_null(strstr(json, "\"inputs_equal_carried\": 1"));
+	free(text);
+	free(json);
+}
+
+static int setup(void **state)
+{
+	const char *b = getenv("BUILD");
+
+	(void)state;
+	if (!realpath(b && *b ? b : "build", build_dir))
+		return -1;
+	return kt_scratch_dir(tmp_dir, sizeof tmp_dir, "carry") ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	char cmd[PATH_MAX + 16];
+
+	(void)state;
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp_dir);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_chain),
+		cmocka_unit_test(test_hidden_writer),
+		cmocka_unit_test(test_diff_carried),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
