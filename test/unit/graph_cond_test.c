@@ -296,8 +296,8 @@ static void test_diff_in_loop(void **state)
 	assert_string_equal(ktrace_tm_kernel_name(r.divs[0].la->kernel), "fake_nondet_sum");
 	assert_int_equal(r.divs[0].cls, DIFF_CLASS_KERNEL_NONDET);
 	assert_true(r.divs[0].la->flags & KTRACE_LAUNCHF_GRAPH_ITER);
-	assert_int_equal(r.divs[0].la->graph.iteration, 0);
-	assert_int_equal(r.divs[0].lb->graph.iteration, 0);
+	assert_int_equal(ktrace_tm_graph_ref(r.divs[0].la)->iteration, 0);
+	assert_int_equal(ktrace_tm_graph_ref(r.divs[0].lb)->iteration, 0);
 	ktrace_diff_result_free(&r);
 	ktrace_tm_free(&a);
 	ktrace_tm_free(&b);
