@@ -542,7 +542,7 @@ static CUresult run_example_kernel(const struct fake_func *ff, void **params, un
 static CUresult run_kernel(const struct fake_func *ff, void **params)
 {
 	unsigned launch;
-	float *out, *x;
+	float *out, *x = NULL;
 	const float *in;
 	int n, rows, cols;
 
