@@ -8,7 +8,8 @@
  */
 #include "interpose/model/read_only.h"
 
-#define NOT_PROVEN_FLAGS (KTRACE_REGIONF_IN_STRUCT | KTRACE_REGIONF_GUESSED | KTRACE_REGIONF_COLL_BUFFER)
+/* a word inside a by-value struct, a collective's buffer: the proof is of whole parameters */
+#define NOT_PROVEN_FLAGS (KTRACE_REGIONF_IN_STRUCT | KTRACE_REGIONF_COLL_BUFFER)
 
 /* Region g's parameter is proven never written through by the kernel. */
 static int proven_read_only(const struct ktrace_param_layout *l, const struct ktrace_region *g)
