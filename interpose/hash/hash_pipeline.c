@@ -11,7 +11,9 @@
  *    application's stream; after the application's launch, the post-hash;
  *    a region whose pre-digest is carried (the context's carry table,
  *    hash_carry.c; the job's side, hash_carry_job.c) is left out of the
- *    pre-hash, and a job with none left launches none;
+ *    pre-hash, and a job with none left launches none; a read-only input
+ *    (flag POST_CARRIED, interpose/model/read_only.h) is left out of the
+ *    post-hash likewise, its post-digest its pre-digest;
  *  - a job holds its own copy of the launch's LAUNCH fields, regions and
  *    parameter bytes (one allocation, made by the launching thread);
  *  - one background thread polls the head job of each context (completion
