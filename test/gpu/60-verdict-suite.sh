@@ -38,7 +38,8 @@
 #   KT_VERDICT_KEEP=1         keep the traces (in $KT_TMP/verdict)
 #   KT_VERDICT_DEBUGMODE=1    PyTorch DebugMode's verdict on the PyTorch programs too
 #   KT_VERDICT_HASH_VERIFY=1  the checks' traced runs with KTRACE_HASH_VERIFY=1: every
-#                             carried pre-digest measured too (docs/hashing.md); RESULT
+#                             carried pre-digest and skipped read-only post-hash
+#                             measured too (docs/hashing.md); RESULT
 #                             verdict-carry-verify requires no mismatch in any trace
 set -u
 B=${KT_BUILD:-$PWD/build}
