@@ -254,6 +254,8 @@ static void test_hidden_writer(void **state)
 	assert_non_null(strstr(verify.note, want));
 }
 
+static char *diff_runs(const char *na, const char *nb, int json);
+
 /* Region g of launch k is a read-only input: post-digest = pre-digest,
  * flagged POST_CARRIED (post 0: measured, not flagged). */
 static void assert_post_carried(const struct ktrace_region *g, int post, unsigned k)
@@ -274,6 +276,7 @@ static void assert_post_carried(const struct ktrace_region *g, int post, unsigne
 static void test_read_only(void **state)
 {
 	static struct run on, off, verify;
+	char *text;
 
 	(void)state;
 	record_run("ro", NULL, &on);
@@ -309,6 +312,12 @@ static void test_read_only(void **state)
 	assert_int_equal(verify.post_carried, 2);
 	assert_int_equal(verify.ro_mismatches + verify.mismatches + verify.notes, 0);
 	assert_int_equal(on.incomplete + off.incomplete + verify.incomplete, 0);
+	/* ktrace-diff finds the two runs identical: a carried post-digest is a digest */
+	run_app("ro", NULL, &on, "ro-on.ktrace");
+	run_app("ro", "KTRACE_HASH_READONLY=0", &off, "ro-off.ktrace");
+	text = diff_runs("ro-on.ktrace", "ro-off.ktrace", 0);
+	assert_non_null(strstr(text, "result: identical (4 launches compared)"));
+	free(text);
 }
 
 /* L1 nondet_sum(A, A): A is read-only as `in` but written as `out`; both
@@ -359,16 +368,17 @@ static void test_read_only_lie(void **state)
 	assert_non_null(strstr(verify.note, want));
 }
 
-/* ktrace-diff of the two runs (json: --json); its output. */
-static char *diff_runs(int json)
+/* ktrace-diff of the runs whose traces are named na and nb (json: --json);
+ * its output. */
+static char *diff_runs(const char *na, const char *nb, int json)
 {
 	char tool[PATH_MAX + 32], a[600], b[600];
 	char *argv[] = { tool, a, b, json ? (char *)"--json" : NULL, NULL };
 	struct kt_run out;
 
 	snprintf(tool, sizeof tool, "%s/ktrace-diff", build_dir);
-	snprintf(a, sizeof a, "%s/nondet-a.ktrace", tmp_dir);
-	snprintf(b, sizeof b, "%s/nondet-b.ktrace", tmp_dir);
+	snprintf(a, sizeof a, "%s/%s", tmp_dir, na);
+	snprintf(b, sizeof b, "%s/%s", tmp_dir, nb);
 	out = kt_run_captured(tmp_dir, NULL, argv);
 	free(out.err);
 	return out.out;
@@ -392,8 +402,8 @@ static void test_diff_carried(void **state)
 	assert_false(a.g[2].flags & KTRACE_REGIONF_PRE_CARRIED);
 	assert_true(a.g1[2].flags & KTRACE_REGIONF_PRE_CARRIED);
 	assert_int_equal(a.g1[2].pre_from, a.l[1].launch_seq);
-	text = diff_runs(0);
-	json = diff_runs(1);
+	text = diff_runs("nondet-a.ktrace", "nondet-b.ktrace", 0);
+	json = diff_runs("nondet-a.ktrace", "nondet-b.ktrace", 1);
 	assert_non_null(strstr(text, "all inputs identical"));
 	assert_non_null(strstr(text, "of those, 1 identical by a carried pre-digest"));
 	assert_non_null(strstr(json, "\"inputs_equal_carried\": 1"));
