@@ -95,6 +95,8 @@ const char *ktrace_counter_name(uint32_t id)
 		[KTRACE_CTR_HASH_PRE_CARRIED] = "hash_pre_carried",
 		[KTRACE_CTR_HASH_CARRY_MISMATCHES] = "hash_carry_mismatches",
 		[KTRACE_CTR_HASH_CARRY_LOST] = "hash_carry_lost",
+		[KTRACE_CTR_HASH_POST_CARRIED] = "hash_post_carried",
+		[KTRACE_CTR_HASH_READONLY_MISMATCHES] = "hash_readonly_mismatches",
 	};
 	return pick(names, sizeof names / sizeof names[0], id);
 }
@@ -287,7 +289,7 @@ BIT_TABLE(ktrace_stream_flag_name, "non_blocking")
 BIT_TABLE(ktrace_cond_flag_name, "assign_default", "default_known")
 BIT_TABLE(ktrace_instantiate_flag_name, "auto_free_on_launch", "upload", "device_launch", "use_node_priority")
 BIT_TABLE(ktrace_region_flag_name, "in_struct", "pre", "post", "capped", "unhashed", "exact", "guessed",
-	  "signature", "coll_buffer", "pre_carried")
+	  "signature", "coll_buffer", "pre_carried", "post_carried")
 BIT_TABLE(ktrace_range_flag_name, "fw_seq", "backward", "cut", "source_cut", "source")
 BIT_TABLE(ktrace_gputime_flag_name, "graph")
 

@@ -289,6 +289,11 @@ struct ktrace_region {
                                           * carried: the post-digest of the operation pre_from, the
                                           * last to write the region, in stream order before it
                                           * (docs/hashing.md "Carried pre-digests") */
+#define KTRACE_REGIONF_POST_CARRIED 0x400u /* since 1.14: post_hash was not measured after this launch
+                                           * but is its pre_hash: the kernel's code is proven not to
+                                           * write through the region's parameter and no region of a
+                                           * parameter not so proven shares its allocation
+                                           * (docs/hashing.md "Read-only inputs") */
 #define KTRACE_REGIONF_SIGNATURE 0x80u /* since 1.6: the extent is how far the kernel reaches from the
                                         * pointer by its own source (a Triton/Inductor kernel's sizes and
                                         * index expressions), inside an allocation that did not bound it
@@ -431,8 +436,9 @@ enum ktrace_note_code {
 	KTRACE_NOTE_CODE_GRAPH = 259,   /* since 1.8: a graph not traced in full, and why (warning) */
 	KTRACE_NOTE_CODE_MARK = 260,    /* since 1.7: the program's text, ktrace_mark() (include/ktrace.h) */
 	KTRACE_NOTE_CODE_NVTX_MARK = 261, /* since 1.9: an NVTX mark (nvtxMark*, nvtxDomainMarkEx) */
-	KTRACE_NOTE_CODE_CARRY_MISMATCH = 262, /* since 1.14: KTRACE_HASH_VERIFY found a carried pre-digest
-	                                        * that differs from the measured one (warning) */
+	KTRACE_NOTE_CODE_CARRY_MISMATCH = 262, /* since 1.14: KTRACE_HASH_VERIFY found a carried pre-digest,
+	                                        * or a read-only region's post-digest, that differs from
+	                                        * the measured one (warning) */
 };
 /* Counter identifiers; a COUNTERS record carries (id, value) pairs. */
 enum ktrace_counter_id {
@@ -470,6 +476,11 @@ enum ktrace_counter_id {
 	                                        * differ from the measured one (a NOTE each) */
 	KTRACE_CTR_HASH_CARRY_LOST = 28,   /* since 1.14: carried pre-digests whose source digest never
 	                                    * landed (the region is recorded without a pre-digest) */
+	KTRACE_CTR_HASH_POST_CARRIED = 29, /* since 1.14: read-only regions whose post-digest is their
+	                                    * pre-digest, not measured (REGIONF_POST_CARRIED) */
+	KTRACE_CTR_HASH_READONLY_MISMATCHES = 30, /* since 1.14: KTRACE_HASH_VERIFY: read-only regions
+	                                           * whose measured post-digest differs from the
+	                                           * pre-digest (a NOTE 262 each) */
 };
 struct ktrace_counter { uint32_t id; uint32_t reserved; uint64_t value; };
 struct ktrace_rec_counters {

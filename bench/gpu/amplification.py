@@ -294,12 +294,16 @@ def overhead(a):
     if hc.get("launches_seen"):
         print(f"BENCH|hash_launches_per_launch_{mode}|{hc.get('hash_launches', 0) / hc['launches_seen']:.2f}|ratio|"
               f"checksum launches / traced launches of the hashing run (its COUNTERS), "
-              f"{hc.get('hash_pre_carried', 0)} pre-digests carried")
+              f"{hc.get('hash_pre_carried', 0)} pre-digests carried, "
+              f"{hc.get('hash_post_carried', 0)} read-only post-digests not measured")
     bad = vc.get("hash_carry_mismatches", 0)
     print(f"BENCH|hash_verify_ms_{mode}|{res['hash-verify'][0] / res['plain'][0]:.2f}|x|ms/step with "
           f"KTRACE_HASH_VERIFY=1 / plain")
     print(f"RESULT|hash-carry-verify-{mode}|{'PASS' if vc and not bad else 'FAIL'}|{bad} carried pre-digests "
           f"differ from the measured ones ({vc.get('hash_pre_carried', 0)} checked, KTRACE_HASH_VERIFY=1)")
+    ro_bad = vc.get("hash_readonly_mismatches", 0)
+    print(f"RESULT|hash-readonly-verify-{mode}|{'PASS' if vc and not ro_bad else 'FAIL'}|{ro_bad} read-only "
+          f"inputs changed by their launch ({vc.get('hash_post_carried', 0)} checked, KTRACE_HASH_VERIFY=1)")
     return 0
 
 

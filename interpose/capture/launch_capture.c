@@ -43,6 +43,7 @@
 #include "interpose/model/nccl_now.h"
 #include "interpose/model/nvtx_now.h"
 #include "interpose/model/param_scan.h"
+#include "interpose/model/read_only.h"
 #include "interpose/model/services.h"
 #include "interpose/model/tracer.h"
 #include "common/ablate.h"
@@ -283,7 +284,7 @@ static void mark_hash_skipped(struct ktrace_rec_launch *r, struct ktrace_region 
 	for (uint32_t i = 0; i < r->nregions; i++) {
 		regions[i].hash_len = 0;
 		regions[i].flags |= KTRACE_REGIONF_UNHASHED;
-		regions[i].flags &= (uint16_t)~KTRACE_REGIONF_CAPPED;
+		regions[i].flags &= (uint16_t)~(KTRACE_REGIONF_CAPPED | KTRACE_REGIONF_POST_CARRIED);
 	}
 }
 
@@ -362,6 +363,8 @@ static CUresult capture_hashed(const struct ktrace_launch_args *a, ktrace_real_l
 	r.param_bytes_len = len;
 	r.nregions = n;
 	r.param_bytes = t->params;
+	if (hashed && l && l->written && ktrace_tracer.cfg.hash_readonly)
+		ktrace_regions_read_only(l, t->regions, n);
 	if (cctx && hashed) {
 		r.flags |= KTRACE_LAUNCHF_HASHED;
 		job = ktrace_services.hash_pre(cctx, hash_stream(a), &r, t->regions, nc ? NULL : t->allocs, t0,

@@ -4,10 +4,12 @@
  *
  * Owns the job's side of carrying: at its reservation, under its context's
  * lock, which regions take the last writer's digest instead of a measured
- * pre-hash and the job as the new writer of its regions; when its record is
- * written, the carried digests filled in (or, under KTRACE_HASH_VERIFY,
- * compared with the measured ones, a NOTE per mismatch); and the table told
- * when its own post-digests landed.  Calls hash_carry.c's table and
+ * pre-hash and the job as the new writer of its regions (its read-only
+ * inputs excepted); when its record is written, the carried digests filled
+ * in, pre-digests from their writers and read-only inputs' post-digests
+ * from their pre-digests (or, under KTRACE_HASH_VERIFY, compared with the
+ * measured ones, a NOTE per mismatch); and the table told when its own
+ * post-digests landed.  Calls hash_carry.c's table and
  * format/ (a mismatch's NOTE record, appended to the writer the pipeline
  * writes its records to: the final drain at exit writes them too).
  */
@@ -51,8 +53,10 @@ void ktrace_hash_carry_plan(struct hctx *c, struct job *j)
 			atomic_fetch_add_explicit(&((struct job *)src->job)->refs, 1, memory_order_relaxed);
 		j->ncarried++;
 	}
+	/* a read-only input is no write: its last writer stays the one to carry from */
 	for (uint32_t h = 0; h < j->nhashed; h++)
-		ktrace_carry_write(&c->carry, &j->regions[j->ridx[h]], j->eligible[h], &op, h);
+		if (!(j->regions[j->ridx[h]].flags & KTRACE_REGIONF_POST_CARRIED))
+			ktrace_carry_write(&c->carry, &j->regions[j->ridx[h]], j->eligible[h], &op, h);
 	/* a pointer into an allocation that is not hashed may be written through too */
 	for (uint32_t i = 0; i < j->launch.nregions; i++)
 		if (!j->regions[i].hash_len && j->regions[i].alloc_base)
@@ -76,26 +80,47 @@ static int source_digest(const struct ktrace_carry_src *src, uint64_t *d)
 	return (g->flags & KTRACE_REGIONF_POST) != 0;
 }
 
+/* A NOTE 262 record with text to w (NULL: none). */
+static void note_text(struct ktrace_writer *w, const char *text)
+{
+	_Alignas(8) uint8_t rec[512];
+	struct ktrace_rec_note n = { .level = KTRACE_NOTE_WARN, .code = KTRACE_NOTE_CODE_CARRY_MISMATCH };
+	size_t size;
+
+	n.text.ptr = text;
+	n.text.len = (uint16_t)strlen(text);
+	size = ktrace_encode_note(rec, sizeof(rec), &n);
+	if (w && size && size <= sizeof(rec))
+		ktrace_writer_append(w, rec, size);
+}
+
 /* KTRACE_HASH_VERIFY found region g of j carried d where it measured
  * otherwise: a NOTE record to w (NULL: none). */
 static void note_mismatch(struct ktrace_writer *w, const struct job *j, const struct ktrace_region *g,
 			  const struct ktrace_carry_src *src, uint64_t d)
 {
-	_Alignas(8) uint8_t rec[512];
 	char text[320];
-	struct ktrace_rec_note n = { .level = KTRACE_NOTE_WARN, .code = KTRACE_NOTE_CODE_CARRY_MISMATCH };
-	size_t size;
 
 	snprintf(text, sizeof(text),
 		 "carried pre-digest differs from the measured one: op_seq %" PRIu64 " region %#" PRIx64
 		 " (%" PRIu64 " bytes, parameter offset %u) measured %016" PRIx64 ", carried %016" PRIx64
 		 " from op_seq %" PRIu64,
 		 j->launch.launch_seq, g->ptr, g->hash_len, g->param_offset, g->pre_hash, d, src->from);
-	n.text.ptr = text;
-	n.text.len = (uint16_t)strlen(text);
-	size = ktrace_encode_note(rec, sizeof(rec), &n);
-	if (w && size && size <= sizeof(rec))
-		ktrace_writer_append(w, rec, size);
+	note_text(w, text);
+}
+
+/* KTRACE_HASH_VERIFY measured a read-only region g of j changed by the
+ * launch: a NOTE record to w (NULL: none). */
+static void note_readonly_mismatch(struct ktrace_writer *w, const struct job *j, const struct ktrace_region *g)
+{
+	char text[320];
+
+	snprintf(text, sizeof(text),
+		 "read-only input written by the launch (its write proof does not hold): op_seq %" PRIu64
+		 " region %#" PRIx64 " (%" PRIu64 " bytes, parameter offset %u) pre-digest %016" PRIx64
+		 ", measured post-digest %016" PRIx64,
+		 j->launch.launch_seq, g->ptr, g->hash_len, g->param_offset, g->pre_hash, g->post_hash);
+	note_text(w, text);
 }
 
 struct ktrace_carry_result ktrace_hash_carry_fill(struct job *j, int verify, struct ktrace_writer *w)
@@ -127,6 +152,34 @@ struct ktrace_carry_result ktrace_hash_carry_fill(struct job *j, int verify, str
 		g->pre_from = src->from;
 		j->launch.flags |= KTRACE_LAUNCHF_CARRIED;
 		res.carried++;
+	}
+	return res;
+}
+
+struct ktrace_readonly_result ktrace_hash_readonly_fill(struct job *j, int ran, int verify,
+							 struct ktrace_writer *w)
+{
+	struct ktrace_readonly_result res = { 0, 0 };
+
+	for (uint32_t h = 0; h < j->nhashed; h++) {
+		struct ktrace_region *g = &j->regions[j->ridx[h]];
+
+		if (!(g->flags & KTRACE_REGIONF_POST_CARRIED))
+			continue;
+		if (!ran || !(g->flags & KTRACE_REGIONF_PRE)) {
+			g->flags &= (uint16_t)~KTRACE_REGIONF_POST_CARRIED; /* only a measured post-digest, if any */
+			continue;
+		}
+		if (verify && (g->flags & KTRACE_REGIONF_POST)) {
+			if (g->post_hash != g->pre_hash) {
+				res.mismatches++;
+				note_readonly_mismatch(w, j, g);
+			}
+		} else {
+			g->post_hash = g->pre_hash;
+			g->flags |= KTRACE_REGIONF_POST;
+		}
+		res.post_carried++;
 	}
 	return res;
 }

@@ -31,6 +31,9 @@ struct group {
 	uint8_t pre_launched, post_launched;
 	uint32_t pre_n;             /* its regions measured before the launch (the others carry), their
 	                             * results first in the pre area, in order */
+	uint32_t post_n;            /* its regions measured after the launch (the others are read-only
+	                             * inputs: post-digest = pre-digest), their results first in the
+	                             * post area, in order */
 };
 
 struct hctx;
@@ -98,6 +101,19 @@ struct ktrace_carry_result {
  * (verify: compare them with the measured ones instead, a NOTE record to w
  * for each that differs). */
 struct ktrace_carry_result ktrace_hash_carry_fill(struct job *j, int verify, struct ktrace_writer *w);
+
+/* What filling in j's read-only inputs' post-digests found (counted by the caller). */
+struct ktrace_readonly_result {
+	uint32_t post_carried; /* regions recorded with their pre-digest as post-digest */
+	uint32_t mismatches;   /* verify: measured post-digest differs from the pre-digest (a NOTE each) */
+};
+/* At j's emission, after ktrace_hash_carry_fill: each region flagged
+ * KTRACE_REGIONF_POST_CARRIED gets its pre-digest as post-digest when the
+ * launch ran (ran 1) and the pre-digest is known, else loses the flag
+ * (verify: a measured post-digest is kept and compared, a NOTE record to w
+ * for each that differs). */
+struct ktrace_readonly_result ktrace_hash_readonly_fill(struct job *j, int ran, int verify,
+							 struct ktrace_writer *w);
 
 /* j's digests are final (ok) or will never come (j failed, was cancelled):
  * the carry table learns its post-digests or forgets the regions it was the

@@ -11,7 +11,9 @@
  *    application's stream; after the application's launch, the post-hash;
  *    a region whose pre-digest is carried (the context's carry table,
  *    hash_carry.c; the job's side, hash_carry_job.c) is left out of the
- *    pre-hash, and a job with none left launches none;
+ *    pre-hash, and a job with none left launches none; a read-only input
+ *    (flag POST_CARRIED, interpose/model/read_only.h) is left out of the
+ *    post-hash likewise, its post-digest its pre-digest;
  *  - a job holds its own copy of the launch's LAUNCH fields, regions and
  *    parameter bytes (one allocation, made by the launching thread);
  *  - one background thread polls the head job of each context (completion
@@ -321,6 +323,13 @@ static int carried_unmeasured(const struct job *j, uint32_t h)
 	return j->carry[h].state != KTRACE_CARRY_NONE && !P.opts.verify;
 }
 
+/* Hashed region h of j is a read-only input whose post-digest is its
+ * pre-digest and is not measured too. */
+static int post_unmeasured(const struct job *j, uint32_t h)
+{
+	return (j->regions[j->ridx[h]].flags & KTRACE_REGIONF_POST_CARRIED) && !P.opts.verify;
+}
+
 static int landed(const struct hctx *c, uint64_t off, uint32_t n, uint64_t ticket)
 {
 	return __atomic_load_n(&c->host[off + n], __ATOMIC_ACQUIRE) == ticket;
@@ -334,7 +343,7 @@ static int job_done(const struct job *j)
 
 		if (gr->pre_launched && !landed(j->c, gr->pre_off, gr->pre_n, gr->pre_ticket))
 			return 0;
-		if (gr->post_launched && !landed(j->c, gr->post_off, gr->n, gr->post_ticket))
+		if (gr->post_launched && !landed(j->c, gr->post_off, gr->post_n, gr->post_ticket))
 			return 0;
 	}
 	return 1;
@@ -347,17 +356,17 @@ static uint64_t group_digests(struct job *j, const struct group *gr, int ring_va
 {
 	const struct hctx *c = j->c;
 	int pre_ok = ring_valid && gr->pre_launched && landed(c, gr->pre_off, gr->pre_n, gr->pre_ticket);
-	int post_ok = ring_valid && gr->post_launched && landed(c, gr->post_off, gr->n, gr->post_ticket);
+	int post_ok = ring_valid && gr->post_launched && landed(c, gr->post_off, gr->post_n, gr->post_ticket);
 
-	for (uint32_t k = 0, m = 0; k < gr->n; k++) {
+	for (uint32_t k = 0, m = 0, mp = 0; k < gr->n; k++) {
 		struct ktrace_region *g = &j->regions[j->ridx[gr->first + k]];
 
 		if (pre_ok && !carried_unmeasured(j, gr->first + k)) {
 			g->pre_hash = ktrace_digest_finalize(c->host[gr->pre_off + m++], g->hash_len);
 			g->flags |= KTRACE_REGIONF_PRE;
 		}
-		if (post_ok) {
-			g->post_hash = ktrace_digest_finalize(c->host[gr->post_off + k], g->hash_len);
+		if (post_ok && !post_unmeasured(j, gr->first + k)) {
+			g->post_hash = ktrace_digest_finalize(c->host[gr->post_off + mp++], g->hash_len);
 			g->flags |= KTRACE_REGIONF_POST;
 		}
 	}
@@ -390,15 +399,19 @@ static void copy_emit(struct job *j)
 }
 
 /* j's measured digests are in: its carried ones filled in (and counted),
- * the carry table told of its post-digests, the jobs they came from let
- * go; carrying jobs may read its digests from now on. */
-static void job_carry_done(struct job *j)
+ * pre-digests first, then its read-only inputs' post-digests (ran: the
+ * launch ran), the carry table told of its post-digests, the jobs they came
+ * from let go; carrying jobs may read its digests from now on. */
+static void job_carry_done(struct job *j, int ran)
 {
 	struct ktrace_carry_result cr = ktrace_hash_carry_fill(j, P.opts.verify, P.w);
+	struct ktrace_readonly_result ro = ktrace_hash_readonly_fill(j, ran, P.opts.verify, P.w);
 
 	count(KTRACE_CTR_HASH_PRE_CARRIED, cr.carried);
 	count(KTRACE_CTR_HASH_CARRY_LOST, cr.lost);
 	count(KTRACE_CTR_HASH_CARRY_MISMATCHES, cr.mismatches);
+	count(KTRACE_CTR_HASH_POST_CARRIED, ro.post_carried);
+	count(KTRACE_CTR_HASH_READONLY_MISMATCHES, ro.mismatches);
 	ktrace_hash_carry_retire(j);
 	atomic_store_explicit(&j->emitted, 1, memory_order_release);
 	carry_release(j);
@@ -406,8 +419,9 @@ static void job_carry_done(struct job *j)
 
 /* Fill in the results that landed and write j's LAUNCH record (MEMCPY for a
  * copy's job), encoded straight into the writer's buffer.  ring_valid 0: the
- * context's ring is gone (no result is read). */
-static void job_emit(struct job *j, int ring_valid)
+ * context's ring is gone (no result is read); ready 0: the launching thread
+ * never got to its post-hashes (the job was abandoned). */
+static void job_emit(struct job *j, int ring_valid, int ready)
 {
 	struct ktrace_rec_launch *r = &j->launch;
 	uint64_t missing = 0;
@@ -422,7 +436,7 @@ static void job_emit(struct job *j, int ring_valid)
 		copy_emit(j);
 		return;
 	}
-	job_carry_done(j);
+	job_carry_done(j, ready && j->launch_result == CUDA_SUCCESS);
 	if (j->launch_result != CUDA_SUCCESS) {
 		r->result = (int32_t)j->launch_result;
 		r->flags |= KTRACE_LAUNCHF_FAILED;
@@ -486,7 +500,7 @@ static int ctx_harvest(struct hctx *c)
 		c->njobs--;
 		pthread_mutex_unlock(&c->lock);
 		if (st == JOB_READY)
-			job_emit(j, 1);
+			job_emit(j, 1, 1);
 		else
 			ktrace_hash_carry_retire(j); /* cancelled: no digest will come */
 		job_free(j);
@@ -624,7 +638,7 @@ static int launch_group(struct job *j, struct group *gr, int post)
 	int v = 0;
 	void *args[1] = { &u };
 
-	uint32_t n = post ? gr->n : gr->pre_n;
+	uint32_t n = post ? gr->post_n : gr->pre_n;
 
 	while (variant_regions[v] < n)
 		v++;
@@ -647,6 +661,8 @@ static int launch_group(struct job *j, struct group *gr, int post)
 
 		if (!post && carried_unmeasured(j, gr->first + k))
 			continue; /* its pre-digest is carried, not measured */
+		if (post && post_unmeasured(j, gr->first + k))
+			continue; /* a read-only input: its post-digest is its pre-digest */
 		ptr[m] = g->ptr;
 		len[m] = g->hash_len;
 		total += kt_hash_chunks(len[m]);
@@ -837,10 +853,12 @@ static int job_launch_pre(struct job *j)
 	for (uint32_t g = 0; g < j->ngroups; g++) {
 		struct group *gr = &j->groups[g];
 
-		gr->pre_n = 0;
+		gr->pre_n = gr->post_n = 0;
 		gr->pre_launched = 0;
-		for (uint32_t k = 0; k < gr->n; k++)
+		for (uint32_t k = 0; k < gr->n; k++) {
 			gr->pre_n += !carried_unmeasured(j, gr->first + k);
+			gr->post_n += !post_unmeasured(j, gr->first + k);
+		}
 		if (!gr->pre_n)
 			continue;
 		needed = 1;
@@ -904,7 +922,7 @@ void ktrace_hash_post(struct ktrace_hash_job *job, CUresult launch_result)
 	j->launch_result = launch_result;
 	if (launch_result == CUDA_SUCCESS && atomic_load(&j->state) == JOB_PRE)
 		for (uint32_t g = 0; g < j->ngroups; g++)
-			if (j->groups[g].pre_launched || !j->groups[g].pre_n)
+			if ((j->groups[g].pre_launched || !j->groups[g].pre_n) && j->groups[g].post_n)
 				j->groups[g].post_launched = (uint8_t)launch_group(j, &j->groups[g], 1);
 	if (j->planned) {
 		atomic_fetch_sub_explicit(&j->c->inflight, 1, memory_order_acq_rel);
@@ -938,7 +956,7 @@ static struct job *copy_job_new(struct hctx *c, CUstream stream, const struct kt
 	j->regions[0].hash_len = r->bytes;
 	j->launch.nregions = 1;
 	j->nhashed = j->ngroups = 1;
-	j->groups[0].n = 1;
+	j->groups[0].n = j->groups[0].post_n = 1;
 	j->is_copy = 1;
 	j->copy = *r;
 	j->launch_result = CUDA_SUCCESS;
@@ -1112,10 +1130,10 @@ static void ctx_flush_all(struct hctx *c, int ring_valid)
 			for (uint32_t g = 0; g < j->ngroups; g++)
 				j->groups[g].post_launched = 0;
 			count(KTRACE_CTR_HASH_INCOMPLETE, 1);
-			job_emit(j, ring_valid);
+			job_emit(j, ring_valid, 0);
 		} else {
 			if (expect == JOB_READY)
-				job_emit(j, ring_valid);
+				job_emit(j, ring_valid, 1);
 			else
 				ktrace_hash_carry_retire(j);
 			job_free(j);

@@ -10,7 +10,9 @@
  * Stream order makes both hashes exact.  A region's pre-digest may be
  * carried instead of measured: its last writer's post-digest, when nothing
  * ktrace did not hash or did not see ordered wrote it since (docs/hashing.md,
- * "Carried pre-digests"); the record flags it.  Results land in mapped pinned host
+ * "Carried pre-digests"); the record flags it.  A region the caller flagged
+ * KTRACE_REGIONF_POST_CARRIED (a read-only input, "Read-only inputs") is not
+ * post-hashed: its post-digest is its pre-digest.  Results land in mapped pinned host
  * memory; the pipeline's background thread polls them, fills pre_hash /
  * post_hash and the REGIONF_PRE/POST flags into its copy of the regions and
  * the launch's result into its copy of the fields, and writes the LAUNCH

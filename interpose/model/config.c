@@ -154,6 +154,7 @@ int ktrace_config_load(struct ktrace_config *c, ktrace_env_fn env, void *ctx, ch
 	    get_bool(env, ctx, "KTRACE_HASH", 1, &c->hash, err, errlen) ||
 	    get_bool(env, ctx, "KTRACE_HASH_CARRY", 1, &c->hash_carry, err, errlen) ||
 	    get_bool(env, ctx, "KTRACE_HASH_VERIFY", 0, &c->hash_verify, err, errlen) ||
+	    get_bool(env, ctx, "KTRACE_HASH_READONLY", 1, &c->hash_readonly, err, errlen) ||
 	    get_bool(env, ctx, "KTRACE_QUIET", 0, &c->quiet, err, errlen) ||
 	    get_bool(env, ctx, "KTRACE_STORE_MODULES", 1, &c->store_modules, err, errlen) ||
 	    get_bool(env, ctx, "KTRACE_DEBUG", 0, &c->debug, err, errlen) ||
@@ -256,11 +257,11 @@ void ktrace_config_describe(const struct ktrace_config *c, char *buf, size_t len
 		 "ALLOCATOR=%s KTRACE_KERNELS=%s",
 		 c->output_pattern, c->overwrite, c->hash, (unsigned long long)c->hash_max, launches,
 		 c->store_modules, c->follow_fork, c->nvtx, c->nccl, c->gpu_times, c->allocator, c->kernel_pattern);
-	if (!c->hash_carry || c->hash_verify) {
+	if (!c->hash_carry || c->hash_verify || !c->hash_readonly) {
 		size_t used = strlen(buf);
 
-		snprintf(buf + used, len - used, " KTRACE_HASH_CARRY=%d KTRACE_HASH_VERIFY=%d", c->hash_carry,
-			 c->hash_verify);
+		snprintf(buf + used, len - used, " KTRACE_HASH_CARRY=%d KTRACE_HASH_VERIFY=%d KTRACE_HASH_READONLY=%d",
+			 c->hash_carry, c->hash_verify, c->hash_readonly);
 	}
 	if (c->replay_spec) {
 		size_t used = strlen(buf);

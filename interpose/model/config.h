@@ -6,8 +6,10 @@
  *   KTRACE_HASH           0/1: hash pointer arguments before/after launches (default 1)
  *   KTRACE_HASH_CARRY     0/1: carry a region's pre-digest from its last writer's
  *                         post-digest where it can be trusted (default 1; docs/hashing.md)
- *   KTRACE_HASH_VERIFY    0/1: measure carried pre-digests anyway and record each
- *                         mismatch (default 0)
+ *   KTRACE_HASH_VERIFY    0/1: measure carried pre-digests and read-only inputs'
+ *                         post-digests anyway and record each mismatch (default 0)
+ *   KTRACE_HASH_READONLY  0/1: a read-only input's post-digest is its pre-digest,
+ *                         not measured (default 1; docs/hashing.md)
  *   KTRACE_HASH_MAX       bytes hashed per region: N, NK, NM, NG, NT (binary
  *                         units; "KiB"/"KB"/"B" spellings accepted), default 4G
  *   KTRACE_KERNELS        POSIX extended regex: trace only kernels whose name matches

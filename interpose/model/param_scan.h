@@ -99,8 +99,8 @@ int ktrace_param_layout_extent(struct ktrace_param_layout *l, uint32_t i, uint64
 
 /* Parameter i's enum ktrace_param_written, from the kernel's metadata,
  * before the layout is used.  0, or -1 (nothing set) when i is out of range.
- * Hashing does not read it yet: what the hash pipeline may skip for a
- * read-only parameter is its decision. */
+ * A READ_ONLY parameter's regions may skip their post-hash
+ * (interpose/model/read_only.h). */
 int ktrace_param_layout_written(struct ktrace_param_layout *l, uint32_t i, uint8_t written)
 	__attribute__((visibility("hidden")));
 

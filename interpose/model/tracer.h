@@ -56,7 +56,8 @@ struct ktrace_config {
 	uint32_t graph_iters;    /* KTRACE_GRAPH_ITERS (default 64, 2..65536): runs of each conditional
 	                          * body of a graph launch whose records and digests are kept */
 	int hash_carry;          /* KTRACE_HASH_CARRY: carry pre-digests (default 1) */
-	int hash_verify;         /* KTRACE_HASH_VERIFY: measure carried pre-digests too, compare (default 0) */
+	int hash_verify;         /* KTRACE_HASH_VERIFY: measure carried digests too, compare (default 0) */
+	int hash_readonly;       /* KTRACE_HASH_READONLY: skip read-only inputs' post-hash (default 1) */
 };
 #define KTRACE_GRAPH_ITERS_DEFAULT 64u
 #define KTRACE_GRAPH_ITERS_MAX 65536u

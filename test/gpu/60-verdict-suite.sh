@@ -38,7 +38,8 @@
 #   KT_VERDICT_KEEP=1         keep the traces (in $KT_TMP/verdict)
 #   KT_VERDICT_DEBUGMODE=1    PyTorch DebugMode's verdict on the PyTorch programs too
 #   KT_VERDICT_HASH_VERIFY=1  the checks' traced runs with KTRACE_HASH_VERIFY=1: every
-#                             carried pre-digest measured too (docs/hashing.md); RESULT
+#                             carried pre-digest and skipped read-only post-hash
+#                             measured too (docs/hashing.md); RESULT
 #                             verdict-carry-verify requires no mismatch in any trace
 set -u
 B=${KT_BUILD:-$PWD/build}
@@ -144,14 +145,18 @@ read -r -a extra_args <<<"${KT_VERDICT_CHECK_ARGS:-}"
 setup="ktrace check --runs $runs${warm_args[*]:+ ${warm_args[*]}}${KT_VERDICT_CHECK_ARGS:+ $KT_VERDICT_CHECK_ARGS}, $jobs_max at once"
 echo "setup: $setup; budget ${budget} s"
 
-# Carried pre-digests that differ from the measured ones, over the traces in DIR
-# (KTRACE_HASH_VERIFY=1's counter), and the traces read: "MISMATCHES TRACES".
+# Carried pre-digests that differ from the measured ones, and read-only inputs
+# whose measured post-digest differs from the pre-digest, over the traces in DIR
+# (KTRACE_HASH_VERIFY=1's counters), and the traces read: "MISMATCHES TRACES".
 carry_mismatches() {
-	local n=0 t=0 f m
+	local n=0 t=0 f m c j
 	while IFS= read -r f; do
-		m=$("$B/ktrace-dump" --json "$f" 2>/dev/null | grep -o '"hash_carry_mismatches":[0-9]*' | tail -1)
-		m=${m##*:}
-		n=$((n + ${m:-0}))
+		j=$("$B/ktrace-dump" --json "$f" 2>/dev/null)
+		for c in hash_carry_mismatches hash_readonly_mismatches; do
+			m=$(grep -o "\"$c\":[0-9]*" <<<"$j" | tail -1)
+			m=${m##*:}
+			n=$((n + ${m:-0}))
+		done
 		t=$((t + 1))
 	done < <(find "$1" -name '*.ktrace' 2>/dev/null)
 	echo "$n $t"
@@ -232,14 +237,14 @@ if [ "${KT_VERDICT_HASH_VERIFY:-0}" = 1 ]; then
 		[ -f "$f" ] || continue
 		read -r m t <"$f"
 		bad=$((bad + m)) traces=$((traces + t))
-		[ "$m" = 0 ] || echo "carry-verify: $(basename "$(dirname "$f")"): $m carried pre-digests differ"
+		[ "$m" = 0 ] || echo "carry-verify: $(basename "$(dirname "$f")"): $m carried or read-only digests differ"
 	done
 	if [ "$traces" = 0 ]; then
 		result verdict-carry-verify SKIP "no trace read (ktrace-dump missing?)"
 	elif [ "$bad" = 0 ]; then
-		result verdict-carry-verify PASS "no carried pre-digest differs from the measured one in $traces traces"
+		result verdict-carry-verify PASS "no carried pre-digest or read-only post-digest differs from the measured one in $traces traces"
 	else
-		result verdict-carry-verify FAIL "$bad carried pre-digests differ from the measured ones in $traces traces"
+		result verdict-carry-verify FAIL "$bad carried pre-digests or read-only post-digests differ from the measured ones in $traces traces"
 	fi
 fi
 echo "tables: $V/table.md"

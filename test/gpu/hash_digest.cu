@@ -18,6 +18,15 @@
  *          CPU digest of the buffer copied back, one hash launch per traced
  *          launch; KTRACE_HASH_VERIFY's measuring finds no mismatch, and
  *          finds the one write the pipeline was not shown;
+ *  readonly a buffer written once, then read by saxpy launches as a
+ *          read-only input (flag POST_CARRIED, as the capture path sets it
+ *          from a write proof): its post-digest is its pre-digest, carried
+ *          from the writer (a read is no write), equal to the CPU digest;
+ *          one hash launch per saxpy (the output's post-hash), none for a
+ *          launch whose only region is the read-only input;
+ *          KTRACE_HASH_VERIFY measures the skipped post-hashes and finds no
+ *          mismatch, and finds the one output falsely flagged read-only
+ *          (and the stale pre-digest the next launch carried from it);
  *  timing  small-region hash latency (BENCH lines).
  * Prints RESULT|name|PASS/FAIL|detail and BENCH|name|value|unit|detail.
  */
@@ -763,6 +772,122 @@ static void test_carry(CUcontext ctx, int verify, int hidden)
 	cudaFree(x);
 }
 
+/* Launch seq (x, and y unless y_len is 0) with a saxpy reading x into y as
+ * the capture path hands it: exact regions in device memory; region x (and
+ * y when lie) flagged read-only. */
+static void readonly_launch(CUcontext ctx, cudaStream_t s, uint64_t seq, const struct ktrace_alloc_info *a, int lie,
+			    int only_x, float *y_dev)
+{
+	uint64_t ptrs[2] = { a[0].base, a[1].base }, lens[2] = { a[0].size, a[1].size };
+	unsigned n = only_x ? 1 : 2;
+	lrec l = make_record(seq, ctx, (CUstream)s, n, ptrs, lens);
+
+	for (unsigned i = 0; i < n; i++) {
+		l.g[i].alloc_base = a[i].base;
+		l.g[i].alloc_size = a[i].size;
+		l.g[i].flags |= KTRACE_REGIONF_EXACT;
+	}
+	l.g[0].flags |= KTRACE_REGIONF_POST_CARRIED; /* x */
+	if (lie && !only_x)
+		l.g[1].flags |= KTRACE_REGIONF_POST_CARRIED; /* y, written: a false proof */
+	struct ktrace_hash_job *j = ktrace_hash_pre(ctx, (CUstream)s, &l.r, l.g.data(), a, 1000 + seq, NULL);
+	saxpy_kernel<<<64, 256, 0, s>>>((const float *)(uintptr_t)a[0].base, y_dev, a[0].size / 4, 0.5f);
+	ktrace_hash_post(j, cudaPeekAtLastError() == cudaSuccess ? CUDA_SUCCESS : CUDA_ERROR_UNKNOWN);
+}
+
+/* The readonly records (7000: the writer of x; 7001..7000+nl saxpy(x, y);
+ * 7001+nl: x alone): x read-only after the writer, its digests those of hx.
+ * Returns the number of wrong records. */
+static int readonly_check(int nl, int verify, uint64_t x_digest, uint64_t y_digest)
+{
+	int bad = 0;
+
+	for (int i = 1; i <= nl + 1; i++) {
+		struct ktrace_rec_launch r;
+		struct ktrace_region gx, gy;
+
+		if (!find_record(7000 + i, &r)) {
+			bad++;
+			continue;
+		}
+		ktrace_launch_region(&r, 0, &gx);
+		bad += !(gx.flags & KTRACE_REGIONF_POST_CARRIED) || !(gx.flags & KTRACE_REGIONF_POST) ||
+		       gx.pre_hash != x_digest || gx.post_hash != x_digest;
+		bad += !(gx.flags & KTRACE_REGIONF_PRE_CARRIED) || gx.pre_from != 7000;
+		if (i == nl && !verify) {
+			ktrace_launch_region(&r, 1, &gy);
+			bad += (gy.flags & KTRACE_REGIONF_POST_CARRIED) || gy.post_hash != y_digest;
+		}
+	}
+	return bad;
+}
+
+/* readonly (docs/hashing.md "Read-only inputs"): see the file's comment. */
+static void test_readonly(CUcontext ctx, int verify, int lie)
+{
+	const size_t n = 1u << 20;
+	const int nl = quick ? 8 : 64;
+	struct ktrace_hash_opts o;
+	std::vector<float> hx(n), hy(n);
+	uint64_t launches0 = counters[KTRACE_CTR_HASH_LAUNCHES], mism0 = counters[KTRACE_CTR_HASH_READONLY_MISMATCHES];
+	uint64_t post0 = counters[KTRACE_CTR_HASH_POST_CARRIED];
+	unsigned notes0 = carry_notes;
+	float *x, *y, *z;
+	cudaStream_t s;
+
+	memset(&o, 0, sizeof o);
+	o.verify = verify;
+	cudaMalloc(&x, n * sizeof(float));
+	cudaMalloc(&y, n * sizeof(float));
+	cudaMalloc(&z, n * sizeof(float));
+	cudaMemset(x, 0, n * sizeof(float));
+	cudaMemset(y, 0, n * sizeof(float));
+	cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
+	cudaDeviceSynchronize();
+	ktrace_hash_pipeline_start(fake_writer, &o);
+	struct ktrace_alloc_info a[2] = { { (uint64_t)(uintptr_t)x, n * sizeof(float), KTRACE_ALLOC_DEVICE, 0 },
+					  { (uint64_t)(uintptr_t)y, n * sizeof(float), KTRACE_ALLOC_DEVICE, 0 } };
+	uint64_t ptr = a[0].base, len = a[0].size;
+	lrec w = make_record(7000, ctx, (CUstream)s, 1, &ptr, &len); /* x's writer */
+	w.g[0].alloc_base = a[0].base;
+	w.g[0].alloc_size = a[0].size;
+	w.g[0].flags |= KTRACE_REGIONF_EXACT;
+	struct ktrace_hash_job *j = ktrace_hash_pre(ctx, (CUstream)s, &w.r, w.g.data(), a, 7000, NULL);
+	add_one_kernel<<<64, 256, 0, s>>>(x, n);
+	ktrace_hash_post(j, cudaPeekAtLastError() == cudaSuccess ? CUDA_SUCCESS : CUDA_ERROR_UNKNOWN);
+	for (int i = 1; i <= nl; i++)
+		readonly_launch(ctx, s, 7000 + i, a, lie && i == nl / 2, 0, y);
+	readonly_launch(ctx, s, 7001 + nl, a, 0, 1, z); /* writes z, which no record names */
+	cudaStreamSynchronize(s);
+	cudaMemcpy(hx.data(), x, n * sizeof(float), cudaMemcpyDeviceToHost);
+	cudaMemcpy(hy.data(), y, n * sizeof(float), cudaMemcpyDeviceToHost);
+	ktrace_hash_pipeline_drain(5000);
+	int bad = readonly_check(nl, verify, ktrace_digest(hx.data(), n * sizeof(float)),
+				 ktrace_digest(hy.data(), n * sizeof(float)));
+	uint64_t hl = counters[KTRACE_CTR_HASH_LAUNCHES] - launches0;
+	uint64_t mism = counters[KTRACE_CTR_HASH_READONLY_MISMATCHES] - mism0;
+	uint64_t posts = counters[KTRACE_CTR_HASH_POST_CARRIED] - post0;
+	/* the writer 2; the first saxpy 2 (y first seen), the others 1 (y's post-hash, its pre
+	 * carried from the one before); x alone none; verifying, 2 each */
+	uint64_t want_hl = verify ? 2u + 2u * nl + 2u : 3u + nl;
+	const char *name = verify ? (lie ? "hash-readonly-verify-lie" : "hash-readonly-verify") : "hash-readonly";
+	/* the false proof also leaves y's carried pre-digest stale for the next saxpy: a second NOTE */
+	result(name, bad == 0 && hl == want_hl && mism == (uint64_t)lie && carry_notes - notes0 == 2 * mism &&
+		     posts == (uint64_t)(nl + 1 + lie),
+	       "%d launches: %d records wrong, %llu hash launches (want %llu), %llu read-only post-digests, "
+	       "%llu mismatches, %u notes", nl + 2, bad, (unsigned long long)hl, (unsigned long long)want_hl,
+	       (unsigned long long)posts, (unsigned long long)mism, carry_notes - notes0);
+	if (!verify)
+		printf("BENCH|hash_launches_per_launch_readonly|%.3f|ratio|a read-only input and a carried output, %d launches\n",
+		       (double)hl / (nl + 2), nl + 2);
+	ktrace_hash_context_destroyed(ctx);
+	ktrace_hash_pipeline_stop();
+	cudaStreamDestroy(s);
+	cudaFree(x);
+	cudaFree(y);
+	cudaFree(z);
+}
+
 int main(int argc, char **argv)
 {
 	CUdevice dev;
@@ -798,6 +923,9 @@ int main(int argc, char **argv)
 		test_carry(ctx, 0, 0);
 		test_carry(ctx, 1, 0);
 		test_carry(ctx, 1, 1);
+		test_readonly(ctx, 0, 0);
+		test_readonly(ctx, 1, 0);
+		test_readonly(ctx, 1, 1);
 	}
 	return failures ? 1 : 0;
 }

@@ -27,6 +27,22 @@
  *                     L1, in the order FAKECUDA_NONDET_SEED gives); O copied
  *                     back
  *
+ *
+ * The ro modes load a PTX module (the fake driver ignores it, ktrace reads
+ * it) whose code proves what each kernel writes through its parameters
+ * (docs/format.md "Written parameters"): fake_add_one writes x,
+ * fake_nondet_sum writes out and reads in, fake_kernel_a (which does
+ * nothing) reads p.  O holds one float.
+ *
+ *   carry_app ro         L0 add_one(A); L1 nondet_sum(O, A); L2 kernel_a(A);
+ *                        L3 add_one(A)
+ *   carry_app ro_inplace L0 add_one(A); L1 nondet_sum(A, A) (A read-only as
+ *                        in, written as out); L2 add_one(A)
+ *   carry_app ro_lie     the module's fake_add_one only reads x (a proof
+ *                        that does not hold: the kernel adds one);
+ *                        L0, L1 add_one(A)
+ * and print "ro_hashes=a,b,..." (checksum kernels run by each launch).
+ *
  * Prints "hash_launches=N" (ktrace's checksum kernels run) and "OK" when
  * every call succeeded and A and B hold what the kernels computed.
  */
@@ -130,6 +146,86 @@ static void chain(void)
 	expect(b, 2.0f);
 }
 
+/* The ro modes' module: fake_add_one x[0] += 1 (lie: only reads x),
+ * fake_nondet_sum out[0] = in[0], fake_kernel_a reads p[0]. */
+#define RO_PTX_HEAD ".version 8.0\n.target sm_90\n.address_size 64\n"
+#define RO_PTX_ADD_ONE(store)                                                                        \
+	".visible .entry fake_add_one(.param .u64 fake_add_one_param_0, .param .u32 fake_add_one_param_1)\n" \
+	"{\n\t.reg .b64 %rd<3>;\n\t.reg .f32 %f<3>;\n\tld.param.u64 %rd1, [fake_add_one_param_0];\n"        \
+	"\tld.global.f32 %f1, [%rd1];\n\tadd.f32 %f2, %f1, 0f3F800000;\n" store "\tret;\n}\n"
+#define RO_PTX_REST                                                                                  \
+	".visible .entry fake_nondet_sum(.param .u64 fake_nondet_sum_param_0, .param .u64 "              \
+	"fake_nondet_sum_param_1, .param .u32 fake_nondet_sum_param_2)\n{\n\t.reg .b64 %rd<3>;\n"         \
+	"\t.reg .f32 %f<2>;\n\tld.param.u64 %rd1, [fake_nondet_sum_param_0];\n"                          \
+	"\tld.param.u64 %rd2, [fake_nondet_sum_param_1];\n\tld.global.f32 %f1, [%rd2];\n"                 \
+	"\tst.global.f32 [%rd1], %f1;\n\tret;\n}\n"                                                      \
+	".visible .entry fake_kernel_a(.param .u64 fake_kernel_a_param_0, .param .u32 "                   \
+	"fake_kernel_a_param_1)\n{\n\t.reg .b64 %rd<2>;\n\t.reg .f32 %f<2>;\n"                           \
+	"\tld.param.u64 %rd1, [fake_kernel_a_param_0];\n\tld.global.f32 %f1, [%rd1];\n\tret;\n}\n"
+static const char ro_ptx[] = RO_PTX_HEAD RO_PTX_ADD_ONE("\tst.global.f32 [%rd1], %f2;\n") RO_PTX_REST;
+static const char ro_lie_ptx[] = RO_PTX_HEAD RO_PTX_ADD_ONE("") RO_PTX_REST;
+
+static unsigned long ro_hashes[8];
+static unsigned ro_n;
+
+/* After a launch of an ro mode: the checksum kernels it ran (the fake
+ * driver runs them during their launch). */
+static void ro_count(void)
+{
+	static unsigned long before;
+	unsigned long now = hash_kernels();
+
+	if (ro_n < 8)
+		ro_hashes[ro_n++] = now - before;
+	before = now;
+}
+
+static void sum(CUdeviceptr out, CUdeviceptr in)
+{
+	int n = N;
+	void *params[] = { &out, &in, &n };
+
+	OK(cuLaunchKernel(nondet_sum, 1, 1, 1, 64, 1, 1, 0, NULL, params, NULL));
+}
+
+static void read_only(const char *mode)
+{
+	static float ones[N];
+	CUdeviceptr a, o;
+
+	for (int i = 0; i < N; i++)
+		ones[i] = 1.0f;
+	OK(cuMemAlloc_v2(&a, sizeof ones));
+	OK(cuMemAlloc_v2(&o, sizeof(float)));
+	OK(cuMemcpyHtoD_v2(a, ones, sizeof ones));
+	OK(cuMemsetD8_v2(o, 0, sizeof(float)));
+	ro_count();
+	launch(add_one, a, NULL);                       /* L0 */
+	ro_count();
+	if (!strcmp(mode, "ro")) {
+		sum(o, a);                              /* L1 */
+		ro_count();
+		launch(kernel_a, a, NULL);              /* L2 */
+		ro_count();
+		launch(add_one, a, NULL);               /* L3 */
+		ro_count();
+		expect(a, 3.0f);
+	} else if (!strcmp(mode, "ro_inplace")) {
+		sum(a, a);                              /* L1 */
+		ro_count();
+		launch(add_one, a, NULL);               /* L2 */
+		ro_count();
+	} else {
+		launch(add_one, a, NULL);               /* L1 */
+		ro_count();
+		expect(a, 3.0f);
+	}
+	printf("ro_hashes=");
+	for (unsigned i = 1; i < ro_n; i++)
+		printf("%s%lu", i > 1 ? "," : "", ro_hashes[i]);
+	printf("\n");
+}
+
 static void hidden_writer(void)
 {
 	CUdeviceptr a, slot;
@@ -174,13 +270,18 @@ int main(int argc, char **argv)
 {
 	CUmodule m;
 
+	const char *mode = argc > 1 ? argv[1] : "chain";
+	int ro = !strncmp(mode, "ro", 2);
+
 	OK(cuInit(0));
-	OK(cuModuleLoadData(&m, "fake"));
+	OK(cuModuleLoadData(&m, !ro ? "fake" : !strcmp(mode, "ro_lie") ? ro_lie_ptx : ro_ptx));
 	OK(cuModuleGetFunction(&add_one, m, "fake_add_one"));
 	OK(cuModuleGetFunction(&kernel_a, m, "fake_kernel_a"));
 	OK(cuModuleGetFunction(&hidden, m, "fake_hidden_add_one"));
 	OK(cuModuleGetFunction(&nondet_sum, m, "fake_nondet_sum"));
-	if (argc > 1 && !strcmp(argv[1], "hidden"))
+	if (ro)
+		read_only(mode);
+	else if (argc > 1 && !strcmp(argv[1], "hidden"))
 		hidden_writer();
 	else if (argc > 1 && !strcmp(argv[1], "nondet"))
 		nondet();

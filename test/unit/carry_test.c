@@ -11,6 +11,13 @@
  * counter and a NOTE) the write a kernel makes through a pointer ktrace
  * cannot see; ktrace-diff's verdict on a non-deterministic kernel whose
  * inputs are identical by a carried pre-digest says so (text and JSON).
+ * Read-only inputs (docs/hashing.md, "Read-only inputs"): a region whose
+ * parameter the kernel's PTX proves read-only is not post-hashed, its
+ * post-digest its pre-digest, equal to the one KTRACE_HASH_READONLY=0
+ * measures, and is no write for carrying; a launch with only such regions
+ * and carried pre-digests runs no checksum kernel; one buffer passed as a
+ * read-only and a written parameter is post-hashed; a proof that does not
+ * hold is caught by KTRACE_HASH_VERIFY=1.
  */
 #include <limits.h>
 #include <setjmp.h>
@@ -39,10 +46,11 @@ struct run {
 	unsigned n;
 	struct ktrace_rec_launch l[MAX_L];
 	struct ktrace_region g[MAX_L], g1[MAX_L]; /* regions 0 and 1 (if any) */
-	uint64_t carried, mismatches, lost, incomplete;
+	uint64_t carried, mismatches, lost, incomplete, post_carried, ro_mismatches;
 	unsigned notes;
 	char note[MAX_NOTE];
 	unsigned long hash_launches;
+	char ro_hashes[64]; /* the ro modes: checksum kernels run by each launch, "a,b,..." */
 };
 
 /* Run carry_app MODE with the library, the real-memory driver and the
@@ -62,7 +70,9 @@ static void run_app(const char *mode, const char *env, struct run *r, const char
 	setenv("KTRACE_OUTPUT", trace, 1);
 	setenv("KTRACE_OVERWRITE", "1", 1);
 	setenv("KTRACE_QUIET", "1", 1);
-	setenv("KTRACE_KERNELS", "^fake_(hidden_add_one|add_one|nondet_sum)$", 1);
+	setenv("KTRACE_KERNELS",
+	       strncmp(mode, "ro", 2) ? "^fake_(hidden_add_one|add_one|nondet_sum)$" : "^fake_(kernel_a|add_one|nondet_sum)$",
+	       1);
 	setenv("ASAN_OPTIONS", "verify_asan_link_order=0:detect_leaks=0", 1);
 	if (env)
 		putenv((char *)env);
@@ -77,6 +87,8 @@ static void run_app(const char *mode, const char *env, struct run *r, const char
 	assert_int_equal(out.status, 0);
 	assert_non_null(strstr(out.out, "OK"));
 	assert_int_equal(sscanf(strstr(out.out, "hash_launches="), "hash_launches=%lu", &r->hash_launches), 1);
+	if (strstr(out.out, "ro_hashes="))
+		assert_int_equal(sscanf(strstr(out.out, "ro_hashes="), "ro_hashes=%63s", r->ro_hashes), 1);
 	free(out.out);
 	free(out.err);
 }
@@ -119,6 +131,10 @@ static void take_counters(struct run *r, const void *rec, size_t len)
 			r->lost = k.value;
 		else if (k.id == KTRACE_CTR_HASH_INCOMPLETE)
 			r->incomplete = k.value;
+		else if (k.id == KTRACE_CTR_HASH_POST_CARRIED)
+			r->post_carried = k.value;
+		else if (k.id == KTRACE_CTR_HASH_READONLY_MISMATCHES)
+			r->ro_mismatches = k.value;
 	}
 }
 
@@ -238,16 +254,131 @@ static void test_hidden_writer(void **state)
 	assert_non_null(strstr(verify.note, want));
 }
 
-/* ktrace-diff of the two runs (json: --json); its output. */
-static char *diff_runs(int json)
+static char *diff_runs(const char *na, const char *nb, int json);
+
+/* Region g of launch k is a read-only input: post-digest = pre-digest,
+ * flagged POST_CARRIED (post 0: measured, not flagged). */
+static void assert_post_carried(const struct ktrace_region *g, int post, unsigned k)
+{
+	assert_true(g->flags & KTRACE_REGIONF_PRE);
+	assert_true(g->flags & KTRACE_REGIONF_POST);
+	if (!post != !(g->flags & KTRACE_REGIONF_POST_CARRIED))
+		fail_msg("L%u: post-digest %s, expected %s", k, post ? "measured" : "carried",
+			 post ? "carried" : "measured");
+	if (post)
+		assert_true(g->post_hash == g->pre_hash);
+}
+
+/* L1 nondet_sum(O, A) and L2 kernel_a(A) only read A: neither post-hashes
+ * it, L2 runs no checksum kernel at all (A's pre-digest carried from L0,
+ * not from L1: a read is no write), and L3 carries A's from L0 too; every
+ * digest equal to a KTRACE_HASH_READONLY=0 run's, which measures them. */
+static void test_read_only(void **state)
+{
+	static struct run on, off, verify;
+	char *text;
+
+	(void)state;
+	record_run("ro", NULL, &on);
+	record_run("ro", "KTRACE_HASH_READONLY=0", &off);
+	record_run("ro", "KTRACE_HASH_VERIFY=1", &verify);
+	assert_int_equal(on.n, 4);
+	assert_int_equal(off.n, 4);
+	assert_post_carried(&on.g[0], 0, 0);   /* add_one writes A */
+	assert_post_carried(&on.g[1], 0, 1);   /* O, written */
+	assert_post_carried(&on.g1[1], 1, 1);  /* A, read */
+	assert_post_carried(&on.g[2], 1, 2);
+	assert_post_carried(&on.g[3], 0, 3);
+	for (unsigned k = 0; k < 4; k++) {
+		assert_post_carried(&off.g[k], 0, k);
+		assert_true(on.g[k].pre_hash == off.g[k].pre_hash);
+		assert_true(on.g[k].post_hash == off.g[k].post_hash);
+		assert_true(verify.g[k].post_hash == off.g[k].post_hash);
+	}
+	assert_true(on.g1[1].post_hash == off.g1[1].post_hash);
+	/* the carry table keeps L0 as A's last writer */
+	assert_carry(&on, 3, 0);
+	assert_true(on.g[2].flags & KTRACE_REGIONF_PRE_CARRIED);
+	assert_int_equal(on.g[2].pre_from, on.l[0].launch_seq);
+	assert_int_equal(off.g[3].pre_from, off.l[2].launch_seq);
+	/* checksum kernels per launch: L1 post-hashes O alone, L2 none */
+	assert_string_equal(on.ro_hashes, "2,2,0,1");
+	assert_string_equal(off.ro_hashes, "2,2,1,1");
+	assert_int_equal(on.post_carried, 2);
+	assert_int_equal(off.post_carried, 0);
+	/* verify measures the two skipped post-hashes: they hold */
+	assert_post_carried(&verify.g1[1], 1, 1);
+	assert_post_carried(&verify.g[2], 1, 2);
+	assert_int_equal(verify.post_carried, 2);
+	assert_int_equal(verify.ro_mismatches + verify.mismatches + verify.notes, 0);
+	assert_int_equal(on.incomplete + off.incomplete + verify.incomplete, 0);
+	/* ktrace-diff finds the two runs identical: a carried post-digest is a digest */
+	run_app("ro", NULL, &on, "ro-on.ktrace");
+	run_app("ro", "KTRACE_HASH_READONLY=0", &off, "ro-off.ktrace");
+	text = diff_runs("ro-on.ktrace", "ro-off.ktrace", 0);
+	assert_non_null(strstr(text, "result: identical (4 launches compared)"));
+	free(text);
+}
+
+/* L1 nondet_sum(A, A): A is read-only as `in` but written as `out`; both
+ * regions are post-hashed, and L2 carries from L1. */
+static void test_read_only_in_place(void **state)
+{
+	static struct run on, off;
+
+	(void)state;
+	record_run("ro_inplace", NULL, &on);
+	record_run("ro_inplace", "KTRACE_HASH_READONLY=0", &off);
+	assert_int_equal(on.n, 3);
+	assert_post_carried(&on.g[1], 0, 1);
+	assert_post_carried(&on.g1[1], 0, 1);
+	assert_true(on.g1[1].post_hash != on.g1[1].pre_hash); /* the kernel wrote A */
+	assert_true(on.g1[1].post_hash == off.g1[1].post_hash);
+	assert_carry(&on, 2, 1);
+	assert_int_equal(on.post_carried, 0);
+	assert_string_equal(on.ro_hashes, off.ro_hashes);
+}
+
+/* fake_add_one's PTX claims it only reads x, but it adds one: without
+ * verification the record says A unchanged; KTRACE_HASH_VERIFY=1 measures
+ * the post-digests, records them and reports each launch (counter, NOTE). */
+static void test_read_only_lie(void **state)
+{
+	static struct run on, verify;
+	char want[64];
+
+	(void)state;
+	record_run("ro_lie", NULL, &on);
+	record_run("ro_lie", "KTRACE_HASH_VERIFY=1", &verify);
+	assert_int_equal(on.n, 2);
+	assert_post_carried(&on.g[0], 1, 0);
+	assert_string_equal(on.ro_hashes, "1,1"); /* no post-hash; L1 measures (L0 was no writer) */
+	assert_int_equal(on.ro_mismatches, 0);
+	assert_int_equal(verify.n, 2);
+	for (unsigned k = 0; k < 2; k++) {
+		assert_true(verify.g[k].flags & KTRACE_REGIONF_POST_CARRIED);
+		assert_true(verify.g[k].post_hash != verify.g[k].pre_hash);
+	}
+	assert_true(verify.g[0].post_hash == verify.g[1].pre_hash);
+	assert_int_equal(verify.ro_mismatches, 2);
+	assert_int_equal(verify.mismatches, 0);
+	assert_int_equal(verify.notes, 2);
+	assert_non_null(strstr(verify.note, "read-only input written by the launch"));
+	snprintf(want, sizeof want, "op_seq %llu region", (unsigned long long)verify.l[0].launch_seq);
+	assert_non_null(strstr(verify.note, want));
+}
+
+/* ktrace-diff of the runs whose traces are named na and nb (json: --json);
+ * its output. */
+static char *diff_runs(const char *na, const char *nb, int json)
 {
 	char tool[PATH_MAX + 32], a[600], b[600];
 	char *argv[] = { tool, a, b, json ? (char *)"--json" : NULL, NULL };
 	struct kt_run out;
 
 	snprintf(tool, sizeof tool, "%s/ktrace-diff", build_dir);
-	snprintf(a, sizeof a, "%s/nondet-a.ktrace", tmp_dir);
-	snprintf(b, sizeof b, "%s/nondet-b.ktrace", tmp_dir);
+	snprintf(a, sizeof a, "%s/%s", tmp_dir, na);
+	snprintf(b, sizeof b, "%s/%s", tmp_dir, nb);
 	out = kt_run_captured(tmp_dir, NULL, argv);
 	free(out.err);
 	return out.out;
@@ -271,8 +402,8 @@ static void test_diff_carried(void **state)
 	assert_false(a.g[2].flags & KTRACE_REGIONF_PRE_CARRIED);
 	assert_true(a.g1[2].flags & KTRACE_REGIONF_PRE_CARRIED);
 	assert_int_equal(a.g1[2].pre_from, a.l[1].launch_seq);
-	text = diff_runs(0);
-	json = diff_runs(1);
+	text = diff_runs("nondet-a.ktrace", "nondet-b.ktrace", 0);
+	json = diff_runs("nondet-a.ktrace", "nondet-b.ktrace", 1);
 	assert_non_null(strstr(text, "all inputs identical"));
 	assert_non_null(strstr(text, "of those, 1 identical by a carried pre-digest"));
 	assert_non_null(strstr(json, "\"inputs_equal_carried\": 1"));
@@ -305,6 +436,9 @@ int main(void)
 		cmocka_unit_test(test_chain),
 		cmocka_unit_test(test_hidden_writer),
 		cmocka_unit_test(test_diff_carried),
+		cmocka_unit_test(test_read_only),
+		cmocka_unit_test(test_read_only_in_place),
+		cmocka_unit_test(test_read_only_lie),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -145,7 +145,8 @@ TEST_DEPS += $(CAPTURE_STRUCT_CUBIN)
 CAPTURE_TEST_OBJS_SRCS := test/unit/capture_support.c interpose/registry/registry.c interpose/model/kernel_cache.c interpose/registry/meta_worker.c interpose/registry/module_image.c interpose/registry/kernel_record.c \
 	interpose/registry/handle_map.c interpose/model/param_scan.c interpose/model/capture_thread.c interpose/model/thread_slot.c interpose/model/alloc_map.c \
 	interpose/capture/launch_expand.c interpose/model/launch_clock.c interpose/graph/graph_capture.c \
-	interpose/model/nvtx_now.c interpose/capture/gpu_times.c interpose/model/tracer.c interpose/model/nccl_now.c
+	interpose/model/nvtx_now.c interpose/capture/gpu_times.c interpose/model/tracer.c interpose/model/nccl_now.c \
+	interpose/model/read_only.c
 TESTS += capture_registry_test
 capture_registry_test_SRCS := test/unit/capture_registry_test.c $(CAPTURE_TEST_OBJS_SRCS)
 capture_registry_test_LIBS := -lcmocka
@@ -371,6 +372,11 @@ TEST_DEPS += $(BUILD)/carry_app $(BUILD)/ktrace-diff
 $(BUILD)/carry_app: test/unit/carry_app.c $(FAKECUDA_REAL)
 	@$(if $(Q),echo "  LINK    $@")
 	$(Q)$(CC) $(CFLAGS_ALL) -o $@ $< -L$(BUILD)/fakecuda-real -l:libcuda.so.1 $(LDFLAGS_ALL)
+
+# ---- which regions of a launch are read-only inputs (interpose/model/read_only.c).
+TESTS += read_only_test
+read_only_test_SRCS := test/unit/read_only_test.c interpose/model/read_only.c
+read_only_test_LIBS := -lcmocka
 
 # ---- the table of carried pre-digests on its own (interpose/hash/hash_carry.c).
 TESTS += hash_carry_test

@@ -337,10 +337,11 @@ static void emit_launch(struct file_state *s, const void *rec, size_t len, struc
 			struct ktrace_region g;
 			ktrace_launch_region(&l, i, &g);
 			/* bytes the checksum kernel read: each digest counts (as the hash_bytes counter),
-			 * not a carried pre-digest (KTRACE_HASH_VERIFY's measuring of it is only counted there) */
+			 * not a carried digest (KTRACE_HASH_VERIFY's measuring of it is only counted there) */
 			slot->k.hashed_bytes += g.hash_len * (uint64_t)(!!(g.flags & KTRACE_REGIONF_PRE) -
 									 !!(g.flags & KTRACE_REGIONF_PRE_CARRIED) +
-									 !!(g.flags & KTRACE_REGIONF_POST));
+									 !!(g.flags & KTRACE_REGIONF_POST) -
+									 !!(g.flags & KTRACE_REGIONF_POST_CARRIED));
 			slot->k.out_regions += (uint64_t)ktrace_region_out(&g);
 		}
 	}

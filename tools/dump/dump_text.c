@@ -130,13 +130,15 @@ static void put_region(const struct record_ctx *c, struct ktrace_sb *sb, const s
 		if (g->flags & KTRACE_REGIONF_POST) {
 			KTRACE_SB_LIT(sb, " post ");
 			ktrace_sb_hex(sb, g->post_hash, 16);
+			if (g->flags & KTRACE_REGIONF_POST_CARRIED)
+				KTRACE_SB_LIT(sb, " (read-only: the pre-digest)");
 		} else {
 			KTRACE_SB_LIT(sb, " post -");
 		}
 	}
 	uint16_t extra = g->flags & (uint16_t)~(KTRACE_REGIONF_PRE | KTRACE_REGIONF_POST | KTRACE_REGIONF_UNHASHED |
 						 KTRACE_REGIONF_EXACT | KTRACE_REGIONF_SIGNATURE |
-						 KTRACE_REGIONF_PRE_CARRIED);
+						 KTRACE_REGIONF_PRE_CARRIED | KTRACE_REGIONF_POST_CARRIED);
 	if (extra)
 		ktrace_sb_printf(sb, " (%s)", ktrace_flag_names(extra, ktrace_region_flag_name, fl, sizeof fl, ","));
 	if (ktrace_region_out(g))
