@@ -240,7 +240,7 @@ static void launch_key_of(const struct tm_launch *l, struct launch_key *k)
 	k->nh = name ? fnv1a(name, strlen(name), 0xcbf29ce484222325ull) : 0;
 	uint64_t h = fnv1a(l->grid, sizeof l->grid, 0xcbf29ce484222325ull);
 	h = fnv1a(l->block, sizeof l->block, h);
-	h = fnv1a(l->cluster, sizeof l->cluster, h);
+	h = fnv1a(ktrace_tm_cluster(l), 3 * sizeof(uint32_t), h);
 	k->h = fnv1a(&l->shared_mem, sizeof l->shared_mem, h);
 }
 
@@ -250,7 +250,7 @@ static int launch_key_eq(const struct launch_key *x, const struct launch_key *y)
 	const char *an, *bn;
 
 	if (x->h != y->h || memcmp(a->grid, b->grid, sizeof a->grid) || memcmp(a->block, b->block, sizeof a->block) ||
-	    memcmp(a->cluster, b->cluster, sizeof a->cluster) || a->shared_mem != b->shared_mem)
+	    memcmp(ktrace_tm_cluster(a), ktrace_tm_cluster(b), 3 * sizeof(uint32_t)) || a->shared_mem != b->shared_mem)
 		return 0;
 	an = launch_key_name(x);
 	bn = launch_key_name(y);
@@ -653,20 +653,28 @@ out:
 	return rc;
 }
 
+/* Every launch's match (none yet) and stream: 1, or 0 when memory runs out. */
+static int launch_match_of(const struct tm_trace *t, long **match, uint32_t **stream)
+{
+	*match = malloc((t->nlaunches + 1) * sizeof **match);
+	*stream = malloc((t->nlaunches + 1) * sizeof **stream);
+	if (!*match || !*stream)
+		return 0;
+	for (size_t i = 0; i < t->nlaunches; i++)
+		(*match)[i] = -1;
+	return 1;
+}
+
 /* Every launch's key, and no match yet. */
 static struct launch_key *launch_keys(const struct tm_trace *t, long **match, uint32_t **stream)
 {
 	struct launch_key *k = malloc((t->nlaunches + 1) * sizeof *k);
-	*match = malloc((t->nlaunches + 1) * sizeof **match);
-	*stream = malloc((t->nlaunches + 1) * sizeof **stream);
-	if (!k || !*match || !*stream) {
+	if (!k || !launch_match_of(t, match, stream)) {
 		free(k);
 		return NULL;
 	}
-	for (size_t i = 0; i < t->nlaunches; i++) {
+	for (size_t i = 0; i < t->nlaunches; i++)
 		launch_key_of(&t->launches[i], &k[i]);
-		(*match)[i] = -1;
-	}
 	return k;
 }
 
@@ -677,7 +685,10 @@ int ktrace_diff_align(const struct tm_trace *a, const struct tm_trace *b, struct
 	int rc = -1;
 	int sa_ok = stream_list_build(a, &sa) == 0, sb_ok = stream_list_build(b, &sb) == 0;
 	struct launch_key *ka = launch_keys(a, &al->match_a, &al->stream_a);
-	struct launch_key *kb = launch_keys(b, &al->match_b, &al->stream_b);
+	/* b sharing a's model (ktrace_tm_share_same): the same launches, the same keys */
+	int same_launches = a->launches == b->launches;
+	struct launch_key *kb = same_launches ? launch_match_of(b, &al->match_b, &al->stream_b) ? ka : NULL
+					      : launch_keys(b, &al->match_b, &al->stream_b);
 	if (!ka || !kb || !sa_ok || !sb_ok || match_streams(&sa, ka, &sb, kb) || list_streams(al, &sa, &sb))
 		goto out;
 	for (size_t s = 0; s < sa.n; s++)
@@ -687,7 +698,8 @@ int ktrace_diff_align(const struct tm_trace *a, const struct tm_trace *b, struct
 	rc = 0;
 out:
 	free(ka);
-	free(kb);
+	if (!same_launches)
+		free(kb);
 	if (sa_ok)
 		stream_list_free(&sa);
 	if (sb_ok)

@@ -239,7 +239,7 @@ static void fill_launch(const struct ktpy_trace *p, size_t i, struct ktpy_launch
 				   .result = l->result };
 	memcpy(o->grid, l->grid, sizeof o->grid);
 	memcpy(o->block, l->block, sizeof o->block);
-	memcpy(o->cluster, l->cluster, sizeof o->cluster);
+	memcpy(o->cluster, ktrace_tm_cluster(l), sizeof o->cluster);
 }
 
 static void fill_region(const struct tm_region *g, size_t l, struct ktpy_region *o)
