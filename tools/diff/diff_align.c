@@ -209,8 +209,8 @@ int ktrace_diff_lcs(size_t na, size_t nb, int (*eq)(size_t i, size_t j, void *ct
  * the launch itself), with their hashes: 24 bytes a launch. */
 struct launch_key {
 	const struct tm_launch *l;
-	uint64_t nh;      /* hash of the name (0: unknown kernel, matches any name) */
-	uint64_t h;       /* hash of the launch shape */
+	uint32_t nh;      /* hash of the name (0: unknown kernel, matches any name) */
+	uint32_t h;       /* hash of the launch shape (16 bytes a key: one per launch of each run) */
 };
 
 /* The kernel's name, NULL when the trace never described it. */
@@ -229,6 +229,11 @@ static uint64_t fnv1a(const void *p, size_t n, uint64_t h)
 	return h;
 }
 
+static uint32_t fold32(uint64_t h)
+{
+	return (uint32_t)(h ^ h >> 32);
+}
+
 /* The name is left out of the quick hash: a kernel the trace never
  * described (its KERNEL record lost) has no name and matches any name. */
 static void launch_key_of(const struct tm_launch *l, struct launch_key *k)
@@ -237,11 +242,11 @@ static void launch_key_of(const struct tm_launch *l, struct launch_key *k)
 
 	k->l = l;
 	name = launch_key_name(k);
-	k->nh = name ? fnv1a(name, strlen(name), 0xcbf29ce484222325ull) : 0;
+	k->nh = name ? fold32(fnv1a(name, strlen(name), 0xcbf29ce484222325ull)) : 0;
 	uint64_t h = fnv1a(l->grid, sizeof l->grid, 0xcbf29ce484222325ull);
 	h = fnv1a(l->block, sizeof l->block, h);
 	h = fnv1a(ktrace_tm_cluster(l), 3 * sizeof(uint32_t), h);
-	k->h = fnv1a(&l->shared_mem, sizeof l->shared_mem, h);
+	k->h = fold32(fnv1a(&l->shared_mem, sizeof l->shared_mem, h));
 }
 
 static int launch_key_eq(const struct launch_key *x, const struct launch_key *y)
