@@ -116,7 +116,7 @@ static void put_params(struct json_writer *w, const struct tm_launch *l)
 				own = &l->regions[r];
 		ktrace_json_object(w, name);
 		ktrace_json_str(w, "type", p->type);
-		ktrace_json_raw(w, "value", ktrace_param_value(&d, l->param_bytes, l->param_bytes_len, 1, value, sizeof value));
+		ktrace_json_raw(w, "value", ktrace_param_value(&d, ktrace_tm_param_bytes(l), l->param_bytes_len, 1, value, sizeof value));
 		if (own)
 			put_region(w, own);
 		ktrace_json_end(w);

@@ -268,7 +268,7 @@ static int take_launch(struct load_state *s, const void *rec, size_t len, uint64
 	struct tm_launch *o = ktrace_append(&t->launches, &t->nlaunches, &s->cap_l, sizeof *t->launches);
 	if (!o)
 		return oom(s);
-	*o = (struct tm_launch){ .seq = l.launch_seq, .rec_seq = seq, .time_ns = s->time_ns, .kernel_id = l.kernel_id,
+	*o = (struct tm_launch){ .seq = l.launch_seq, .rec_seq = seq, .time_ns = s->time_ns, .loading_kernel_id = l.kernel_id,
 				 .context = l.context, .stream = l.stream, .tid = l.tid, .device = l.device, .api = l.api,
 				 .flags = l.flags, .shared_mem = l.shared_mem, .result = l.result,
 				 .hash_skip = l.hash_skip, .param_bytes_len = l.param_bytes_len };
@@ -292,9 +292,8 @@ static int take_launch(struct load_state *s, const void *rec, size_t len, uint64
 		return oom(s);
 	if (l.param_bytes_len)
 		memcpy(piece + region_bytes, l.param_bytes, l.param_bytes_len);
-	o->param_bytes = piece + region_bytes;
+	o->regions = (struct tm_region *)piece;
 	if (l.nregions) {
-		o->regions = (struct tm_region *)piece;
 		for (uint32_t i = 0; i < l.nregions; i++) {
 			struct ktrace_region r;
 			ktrace_launch_region(&l, i, &r);
@@ -680,7 +679,7 @@ static int add_placeholders(struct load_state *s)
 	uint64_t *ids = NULL;
 	size_t nids = 0, cap = 0;
 	for (size_t i = 0; i < t->nlaunches; i++) {
-		uint64_t id = t->launches[i].kernel_id;
+		uint64_t id = t->launches[i].loading_kernel_id;
 		if (find_kernel(t->kernels, t->nkernels, id))
 			continue;
 		if (ktrace_grow(&ids, &cap, nids + 1, sizeof *ids)) {
@@ -788,7 +787,7 @@ static int finish(struct load_state *s)
 	}
 	ktrace_sort(t->launches, t->nlaunches, sizeof *t->launches, cmp_launch);
 	for (size_t i = 0; i < t->nlaunches; i++)
-		t->launches[i].kernel = find_kernel(t->kernels, t->nkernels, t->launches[i].kernel_id);
+		t->launches[i].kernel = find_kernel(t->kernels, t->nkernels, t->launches[i].loading_kernel_id);
 	ktrace_sort(t->ops, t->nops, sizeof *t->ops, cmp_op);
 	ktrace_sort(t->orders, t->norders, sizeof *t->orders, cmp_order);
 	ktrace_sort(t->graphs, t->ngraphs, sizeof *t->graphs, cmp_graph);

@@ -71,8 +71,10 @@ struct tm_refs {
 struct tm_launch {
 	uint64_t seq;            /* launch_seq */
 	uint64_t rec_seq;        /* record sequence number */
-	uint64_t kernel_id;
-	const struct tm_kernel *kernel; /* never NULL after loading */
+	union {
+		const struct tm_kernel *kernel; /* never NULL after loading; its id is the record's kernel_id */
+		uint64_t loading_kernel_id;     /* while loading only: the record's kernel_id */
+	};
 	uint64_t context, stream;
 	uint32_t tid;
 	int32_t device;
@@ -83,8 +85,8 @@ struct tm_launch {
 	uint32_t shared_mem;
 	int32_t result;
 	uint32_t param_bytes_len, nregions;
-	const uint8_t *param_bytes;
-	struct tm_region *regions; /* sorted by ktrace_tm_region_key */
+	struct tm_region *regions; /* sorted by ktrace_tm_region_key, then the parameter bytes
+	                            * (ktrace_tm_param_bytes): one piece, never NULL after loading */
 	uint64_t time_ns;        /* the record's time (CLOCK_MONOTONIC; the call's, docs/format.md) */
 	const struct tm_refs *refs; /* its graph node, ranges and cluster shape; NULL: none of them
 	                             * (ktrace_tm_graph_ref, _range_ref, _cluster) */
@@ -99,6 +101,11 @@ static inline const struct ktrace_graph_ref *ktrace_tm_graph_ref(const struct tm
 static inline const struct ktrace_range_ref *ktrace_tm_range_ref(const struct tm_launch *l)
 {
 	return l->refs ? &l->refs->range : &ktrace_tm_no_refs.range;
+}
+/* A launch's parameter bytes (param_bytes_len of them): they follow its regions. */
+static inline const uint8_t *ktrace_tm_param_bytes(const struct tm_launch *l)
+{
+	return (const uint8_t *)(l->regions + l->nregions);
 }
 /* A launch's cluster shape (uint32_t[3]; 0x0x0 when none was given). */
 static inline const uint32_t *ktrace_tm_cluster(const struct tm_launch *l)
