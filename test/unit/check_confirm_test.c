@@ -45,7 +45,6 @@ static void build_trace(void)
 	}
 	for (int i = 0; i < 8; i++) {
 		launches[i].seq = 10 + 2 * (uint64_t)i; /* copies take numbers too */
-		launches[i].kernel_id = ids[i];
 		launches[i].kernel = &kernels[ids[i] - 1];
 	}
 	trace.kernels = kernels;

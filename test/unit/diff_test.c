@@ -310,6 +310,35 @@ static void test_lcs_random(void **state)
 #define LAUNCHES_PER_STEP 5
 #define STEPS 3
 
+/* What the model keeps of each launch the simulator wrote: the cluster shape
+ * it gives every launch (1x1x1, kept in the side table), the kernel of the
+ * record's id, and the parameter bytes after the regions: a pointer
+ * argument's bytes hold its region's pointer. */
+static void assert_model_launches(const struct tm_trace *t)
+{
+	size_t pointers = 0;
+
+	for (size_t i = 0; i < t->nlaunches; i++) {
+		const struct tm_launch *l = &t->launches[i];
+		const uint32_t *cluster = ktrace_tm_cluster(l);
+		const uint8_t *pb = ktrace_tm_param_bytes(l);
+
+		assert_true(cluster[0] == 1 && cluster[1] == 1 && cluster[2] == 1);
+		assert_non_null(l->refs);
+		assert_true(l->kernel >= t->kernels && l->kernel < t->kernels + t->nkernels && l->kernel->id >= 100);
+		assert_ptr_equal(pb, (const uint8_t *)(l->regions + l->nregions));
+		for (uint32_t g = 0; g < l->nregions; g++) {
+			uint64_t v;
+			if (l->regions[g].flags & KTRACE_REGIONF_COLL_BUFFER || l->regions[g].param_offset + 8 > l->param_bytes_len)
+				continue;
+			memcpy(&v, pb + l->regions[g].param_offset, 8);
+			assert_int_equal(v, l->regions[g].ptr);
+			pointers++;
+		}
+	}
+	assert_true(pointers > 0);
+}
+
 static void test_identical(void **state)
 {
 	(void)state;
@@ -329,6 +358,8 @@ static void test_identical(void **state)
 	/* first used stream first: stream 1 of the program in both runs */
 	assert_int_equal(p.r.streams[0].stream_a, oa.stream_base + 0x10);
 	assert_int_equal(p.r.streams[0].stream_b, ob.stream_base + 0x10);
+	assert_model_launches(&p.a);
+	assert_model_launches(&p.b);
 	golden_render("identical.txt", r_text, &p);
 	golden_render("identical.json", r_json, &p);
 	golden_render("identical.github", r_github, &p);

@@ -209,8 +209,8 @@ int ktrace_diff_lcs(size_t na, size_t nb, int (*eq)(size_t i, size_t j, void *ct
  * the launch itself), with their hashes: 24 bytes a launch. */
 struct launch_key {
 	const struct tm_launch *l;
-	uint64_t nh;      /* hash of the name (0: unknown kernel, matches any name) */
-	uint64_t h;       /* hash of the launch shape */
+	uint32_t nh;      /* hash of the name (0: unknown kernel, matches any name) */
+	uint32_t h;       /* hash of the launch shape (16 bytes a key: one per launch of each run) */
 };
 
 /* The kernel's name, NULL when the trace never described it. */
@@ -229,6 +229,11 @@ static uint64_t fnv1a(const void *p, size_t n, uint64_t h)
 	return h;
 }
 
+static uint32_t fold32(uint64_t h)
+{
+	return (uint32_t)(h ^ h >> 32);
+}
+
 /* The name is left out of the quick hash: a kernel the trace never
  * described (its KERNEL record lost) has no name and matches any name. */
 static void launch_key_of(const struct tm_launch *l, struct launch_key *k)
@@ -237,11 +242,11 @@ static void launch_key_of(const struct tm_launch *l, struct launch_key *k)
 
 	k->l = l;
 	name = launch_key_name(k);
-	k->nh = name ? fnv1a(name, strlen(name), 0xcbf29ce484222325ull) : 0;
+	k->nh = name ? fold32(fnv1a(name, strlen(name), 0xcbf29ce484222325ull)) : 0;
 	uint64_t h = fnv1a(l->grid, sizeof l->grid, 0xcbf29ce484222325ull);
 	h = fnv1a(l->block, sizeof l->block, h);
-	h = fnv1a(l->cluster, sizeof l->cluster, h);
-	k->h = fnv1a(&l->shared_mem, sizeof l->shared_mem, h);
+	h = fnv1a(ktrace_tm_cluster(l), 3 * sizeof(uint32_t), h);
+	k->h = fold32(fnv1a(&l->shared_mem, sizeof l->shared_mem, h));
 }
 
 static int launch_key_eq(const struct launch_key *x, const struct launch_key *y)
@@ -250,7 +255,7 @@ static int launch_key_eq(const struct launch_key *x, const struct launch_key *y)
 	const char *an, *bn;
 
 	if (x->h != y->h || memcmp(a->grid, b->grid, sizeof a->grid) || memcmp(a->block, b->block, sizeof a->block) ||
-	    memcmp(a->cluster, b->cluster, sizeof a->cluster) || a->shared_mem != b->shared_mem)
+	    memcmp(ktrace_tm_cluster(a), ktrace_tm_cluster(b), 3 * sizeof(uint32_t)) || a->shared_mem != b->shared_mem)
 		return 0;
 	an = launch_key_name(x);
 	bn = launch_key_name(y);
@@ -653,20 +658,28 @@ out:
 	return rc;
 }
 
+/* Every launch's match (none yet) and stream: 1, or 0 when memory runs out. */
+static int launch_match_of(const struct tm_trace *t, long **match, uint32_t **stream)
+{
+	*match = malloc((t->nlaunches + 1) * sizeof **match);
+	*stream = malloc((t->nlaunches + 1) * sizeof **stream);
+	if (!*match || !*stream)
+		return 0;
+	for (size_t i = 0; i < t->nlaunches; i++)
+		(*match)[i] = -1;
+	return 1;
+}
+
 /* Every launch's key, and no match yet. */
 static struct launch_key *launch_keys(const struct tm_trace *t, long **match, uint32_t **stream)
 {
 	struct launch_key *k = malloc((t->nlaunches + 1) * sizeof *k);
-	*match = malloc((t->nlaunches + 1) * sizeof **match);
-	*stream = malloc((t->nlaunches + 1) * sizeof **stream);
-	if (!k || !*match || !*stream) {
+	if (!k || !launch_match_of(t, match, stream)) {
 		free(k);
 		return NULL;
 	}
-	for (size_t i = 0; i < t->nlaunches; i++) {
+	for (size_t i = 0; i < t->nlaunches; i++)
 		launch_key_of(&t->launches[i], &k[i]);
-		(*match)[i] = -1;
-	}
 	return k;
 }
 
@@ -677,7 +690,10 @@ int ktrace_diff_align(const struct tm_trace *a, const struct tm_trace *b, struct
 	int rc = -1;
 	int sa_ok = stream_list_build(a, &sa) == 0, sb_ok = stream_list_build(b, &sb) == 0;
 	struct launch_key *ka = launch_keys(a, &al->match_a, &al->stream_a);
-	struct launch_key *kb = launch_keys(b, &al->match_b, &al->stream_b);
+	/* b sharing a's model (ktrace_tm_share_same): the same launches, the same keys */
+	int same_launches = a->launches == b->launches;
+	struct launch_key *kb = same_launches ? launch_match_of(b, &al->match_b, &al->stream_b) ? ka : NULL
+					      : launch_keys(b, &al->match_b, &al->stream_b);
 	if (!ka || !kb || !sa_ok || !sb_ok || match_streams(&sa, ka, &sb, kb) || list_streams(al, &sa, &sb))
 		goto out;
 	for (size_t s = 0; s < sa.n; s++)
@@ -687,7 +703,8 @@ int ktrace_diff_align(const struct tm_trace *a, const struct tm_trace *b, struct
 	rc = 0;
 out:
 	free(ka);
-	free(kb);
+	if (!same_launches)
+		free(kb);
 	if (sa_ok)
 		stream_list_free(&sa);
 	if (sb_ok)

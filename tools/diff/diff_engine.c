@@ -145,7 +145,7 @@ static long bytes_differ(const struct tm_launch *la, const struct tm_launch *lb,
 		uint32_t o = off + q;
 		if (o >= la->param_bytes_len || o >= lb->param_bytes_len)
 			return la->param_bytes_len == lb->param_bytes_len ? -1 : (long)q;
-		if (la->param_bytes[o] != lb->param_bytes[o] && !masked(la, lb, o))
+		if (ktrace_tm_param_bytes(la)[o] != ktrace_tm_param_bytes(lb)[o] && !masked(la, lb, o))
 			return (long)q;
 	}
 	return -1;
@@ -210,8 +210,8 @@ static int compare_scalars(const struct tm_launch *la, const struct tm_launch *l
 				return -2;
 			a->size = la->param_bytes_len;
 			a->size_b = lb->param_bytes_len;
-			a->va = la->param_bytes;
-			a->vb = lb->param_bytes;
+			a->va = ktrace_tm_param_bytes(la);
+			a->vb = ktrace_tm_param_bytes(lb);
 			a->diff_at = d < 0 ? 0 : (uint32_t)d;
 		}
 		return 0;
@@ -244,8 +244,8 @@ static int compare_scalars(const struct tm_launch *la, const struct tm_launch *l
 		a->size = p->size;
 		a->size_b = out_of_range ? 0 : p->size;
 		a->type = p->type;
-		a->va = out_of_range ? NULL : la->param_bytes + p->offset;
-		a->vb = out_of_range ? NULL : lb->param_bytes + p->offset;
+		a->va = out_of_range ? NULL : ktrace_tm_param_bytes(la) + p->offset;
+		a->vb = out_of_range ? NULL : ktrace_tm_param_bytes(lb) + p->offset;
 		a->diff_at = (uint32_t)d;
 	}
 	return res;

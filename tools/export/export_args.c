@@ -116,7 +116,7 @@ static void put_params(struct json_writer *w, const struct tm_launch *l)
 				own = &l->regions[r];
 		ktrace_json_object(w, name);
 		ktrace_json_str(w, "type", p->type);
-		ktrace_json_raw(w, "value", ktrace_param_value(&d, l->param_bytes, l->param_bytes_len, 1, value, sizeof value));
+		ktrace_json_raw(w, "value", ktrace_param_value(&d, ktrace_tm_param_bytes(l), l->param_bytes_len, 1, value, sizeof value));
 		if (own)
 			put_region(w, own);
 		ktrace_json_end(w);
@@ -161,8 +161,9 @@ void ktrace_export_launch_args(struct json_writer *w, const struct ktrace_ranges
 		ktrace_json_str(w, "divergence", m->detail ? m->detail : m->label);
 	ktrace_json_dim3(w, "grid", l->grid);
 	ktrace_json_dim3(w, "block", l->block);
-	if (l->cluster[0] || l->cluster[1] || l->cluster[2])
-		ktrace_json_dim3(w, "cluster", l->cluster);
+	const uint32_t *cluster = ktrace_tm_cluster(l);
+	if (cluster[0] || cluster[1] || cluster[2])
+		ktrace_json_dim3(w, "cluster", cluster);
 	KTRACE_JSON_MEMBERS(w, JSON_U64("shared_mem", l->shared_mem), JSON_HEX("stream", l->stream),
 			    JSON_HEX("context", l->context), JSON_I64("device", l->device), JSON_U64("tid", l->tid));
 	ktrace_json_names(w, "launch_flags", ktrace_flag_names(l->flags, ktrace_launch_flag_name, flags, sizeof flags, ","));

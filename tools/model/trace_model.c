@@ -22,14 +22,14 @@ const struct tm_refs ktrace_tm_no_refs;
 struct tm_arena_block {
 	struct tm_arena_block *next;
 	size_t used, cap;
-	_Alignas(16) unsigned char data[];
+	_Alignas(16) unsigned char data[]; /* pieces 8-byte aligned (the model's widest member) */
 };
 
 #define TM_ARENA_BLOCK (1u << 20)
 
 static void *arena_alloc(struct tm_trace *t, size_t n)
 {
-	n = (n + 15) & ~(size_t)15;
+	n = (n + 7) & ~(size_t)7;
 	struct tm_arena_block *b = t->arena;
 	if (!b || b->cap - b->used < n) {
 		size_t cap = n > TM_ARENA_BLOCK / 4 ? n : TM_ARENA_BLOCK;
@@ -268,29 +268,32 @@ static int take_launch(struct load_state *s, const void *rec, size_t len, uint64
 	struct tm_launch *o = ktrace_append(&t->launches, &t->nlaunches, &s->cap_l, sizeof *t->launches);
 	if (!o)
 		return oom(s);
-	*o = (struct tm_launch){ .seq = l.launch_seq, .rec_seq = seq, .time_ns = s->time_ns, .kernel_id = l.kernel_id,
+	*o = (struct tm_launch){ .seq = l.launch_seq, .rec_seq = seq, .time_ns = s->time_ns, .loading_kernel_id = l.kernel_id,
 				 .context = l.context, .stream = l.stream, .tid = l.tid, .device = l.device, .api = l.api,
 				 .flags = l.flags, .shared_mem = l.shared_mem, .result = l.result,
 				 .hash_skip = l.hash_skip, .param_bytes_len = l.param_bytes_len };
 	memcpy(o->grid, l.grid, sizeof o->grid);
 	memcpy(o->block, l.block, sizeof o->block);
-	memcpy(o->cluster, l.cluster, sizeof o->cluster);
-	if (l.flags & (KTRACE_LAUNCHF_GRAPH | KTRACE_LAUNCHF_GRAPH_ITER | KTRACE_LAUNCHF_RANGE)) {
+	if (l.flags & (KTRACE_LAUNCHF_GRAPH | KTRACE_LAUNCHF_GRAPH_ITER | KTRACE_LAUNCHF_RANGE) ||
+	    l.cluster[0] | l.cluster[1] | l.cluster[2]) {
 		struct tm_refs *refs = arena_alloc(t, sizeof *refs);
 		if (!refs)
 			return oom(s);
 		*refs = (struct tm_refs){ .graph = l.graph };
 		if (l.flags & KTRACE_LAUNCHF_RANGE)
 			refs->range = l.range;
+		memcpy(refs->cluster, l.cluster, sizeof refs->cluster);
 		o->refs = refs;
 	}
-	o->param_bytes = arena_dup(t, l.param_bytes, l.param_bytes_len);
-	if (!o->param_bytes)
+	/* its regions and parameter bytes in one piece: one rounding, not two */
+	size_t region_bytes = (size_t)l.nregions * sizeof *o->regions;
+	unsigned char *piece = arena_alloc(t, region_bytes + l.param_bytes_len);
+	if (!piece)
 		return oom(s);
+	if (l.param_bytes_len)
+		memcpy(piece + region_bytes, l.param_bytes, l.param_bytes_len);
+	o->regions = (struct tm_region *)piece;
 	if (l.nregions) {
-		o->regions = arena_alloc(t, (size_t)l.nregions * sizeof *o->regions);
-		if (!o->regions)
-			return oom(s);
 		for (uint32_t i = 0; i < l.nregions; i++) {
 			struct ktrace_region r;
 			ktrace_launch_region(&l, i, &r);
@@ -676,7 +679,7 @@ static int add_placeholders(struct load_state *s)
 	uint64_t *ids = NULL;
 	size_t nids = 0, cap = 0;
 	for (size_t i = 0; i < t->nlaunches; i++) {
-		uint64_t id = t->launches[i].kernel_id;
+		uint64_t id = t->launches[i].loading_kernel_id;
 		if (find_kernel(t->kernels, t->nkernels, id))
 			continue;
 		if (ktrace_grow(&ids, &cap, nids + 1, sizeof *ids)) {
@@ -784,7 +787,7 @@ static int finish(struct load_state *s)
 	}
 	ktrace_sort(t->launches, t->nlaunches, sizeof *t->launches, cmp_launch);
 	for (size_t i = 0; i < t->nlaunches; i++)
-		t->launches[i].kernel = find_kernel(t->kernels, t->nkernels, t->launches[i].kernel_id);
+		t->launches[i].kernel = find_kernel(t->kernels, t->nkernels, t->launches[i].loading_kernel_id);
 	ktrace_sort(t->ops, t->nops, sizeof *t->ops, cmp_op);
 	ktrace_sort(t->orders, t->norders, sizeof *t->orders, cmp_order);
 	ktrace_sort(t->graphs, t->ngraphs, sizeof *t->graphs, cmp_graph);

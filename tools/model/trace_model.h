@@ -59,31 +59,37 @@ static inline uint64_t ktrace_tm_region_key(const struct tm_region *g)
 	return (uint64_t)g->param_offset | (g->flags & KTRACE_REGIONF_COLL_BUFFER ? 1ull << 32 : 0);
 }
 
-/* A launch's node of a graph launch and its NVTX ranges: kept apart from the
- * launch, which has them only with flag GRAPH or RANGE (most have neither). */
+/* A launch's node of a graph launch, its NVTX ranges and its cluster shape:
+ * kept apart from the launch, which has them only with flag GRAPH or RANGE or
+ * a cluster shape not 0x0x0 (most have none of them). */
 struct tm_refs {
 	struct ktrace_graph_ref graph; /* flag KTRACE_LAUNCHF_GRAPH, format 1.8 */
 	struct ktrace_range_ref range; /* flag KTRACE_LAUNCHF_RANGE, format 1.9; range 0: none */
+	uint32_t cluster[3];           /* the launch's cluster shape (0x0x0: none given) */
 };
 
 struct tm_launch {
 	uint64_t seq;            /* launch_seq */
 	uint64_t rec_seq;        /* record sequence number */
-	uint64_t kernel_id;
-	const struct tm_kernel *kernel; /* never NULL after loading */
+	union {
+		const struct tm_kernel *kernel; /* never NULL after loading; its id is the record's kernel_id */
+		uint64_t loading_kernel_id;     /* while loading only: the record's kernel_id */
+	};
 	uint64_t context, stream;
 	uint32_t tid;
 	int32_t device;
-	uint32_t api, flags;
-	uint32_t grid[3], block[3], cluster[3];
+	uint32_t flags;
+	uint8_t api;             /* enum ktrace_api */
+	uint8_t hash_skip;       /* enum ktrace_hash_skip (format 1.3; 0 before) */
+	uint32_t grid[3], block[3]; /* the cluster shape: ktrace_tm_cluster() */
 	uint32_t shared_mem;
 	int32_t result;
-	uint32_t hash_skip;      /* enum ktrace_hash_skip (format 1.3; 0 before) */
 	uint32_t param_bytes_len, nregions;
-	const uint8_t *param_bytes;
-	struct tm_region *regions; /* sorted by ktrace_tm_region_key */
+	struct tm_region *regions; /* sorted by ktrace_tm_region_key, then the parameter bytes
+	                            * (ktrace_tm_param_bytes): one piece, never NULL after loading */
 	uint64_t time_ns;        /* the record's time (CLOCK_MONOTONIC; the call's, docs/format.md) */
-	const struct tm_refs *refs; /* its graph node and ranges; NULL: neither (ktrace_tm_graph_ref, _range_ref) */
+	const struct tm_refs *refs; /* its graph node, ranges and cluster shape; NULL: none of them
+	                             * (ktrace_tm_graph_ref, _range_ref, _cluster) */
 };
 
 /* A launch's graph node and NVTX ranges: zeros when it has none. */
@@ -95,6 +101,16 @@ static inline const struct ktrace_graph_ref *ktrace_tm_graph_ref(const struct tm
 static inline const struct ktrace_range_ref *ktrace_tm_range_ref(const struct tm_launch *l)
 {
 	return l->refs ? &l->refs->range : &ktrace_tm_no_refs.range;
+}
+/* A launch's parameter bytes (param_bytes_len of them): they follow its regions. */
+static inline const uint8_t *ktrace_tm_param_bytes(const struct tm_launch *l)
+{
+	return (const uint8_t *)(l->regions + l->nregions);
+}
+/* A launch's cluster shape (uint32_t[3]; 0x0x0 when none was given). */
+static inline const uint32_t *ktrace_tm_cluster(const struct tm_launch *l)
+{
+	return l->refs ? l->refs->cluster : ktrace_tm_no_refs.cluster;
 }
 
 enum tm_op_type { TM_OP_MEMCPY = 1, TM_OP_MEMSET = 2 };

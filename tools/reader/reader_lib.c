@@ -232,14 +232,14 @@ static void fill_launch(const struct ktpy_trace *p, size_t i, struct ktpy_launch
 {
 	const struct tm_launch *l = &p->t.launches[i];
 	*o = (struct ktpy_launch){ .launch_seq = l->seq, .rec_seq = l->rec_seq, .time_ns = l->time_ns,
-				   .kernel_id = l->kernel_id, .kernel_index = (uint64_t)(l->kernel - p->t.kernels),
+				   .kernel_id = l->kernel->id, .kernel_index = (uint64_t)(l->kernel - p->t.kernels),
 				   .context = l->context, .stream = l->stream, .first_region = p->first_region[i],
 				   .tid = l->tid, .api = l->api, .flags = l->flags, .shared_mem = l->shared_mem,
 				   .nregions = l->nregions, .param_bytes_len = l->param_bytes_len, .device = l->device,
 				   .result = l->result };
 	memcpy(o->grid, l->grid, sizeof o->grid);
 	memcpy(o->block, l->block, sizeof o->block);
-	memcpy(o->cluster, l->cluster, sizeof o->cluster);
+	memcpy(o->cluster, ktrace_tm_cluster(l), sizeof o->cluster);
 }
 
 static void fill_region(const struct tm_region *g, size_t l, struct ktpy_region *o)
@@ -363,7 +363,7 @@ KTPY_API const char *ktpy_arg_value(const struct ktpy_trace *p, size_t i, uint32
 	const struct tm_param *q = &l->kernel->params[j];
 	struct ktrace_param_desc d = { .ordinal = q->ordinal, .kind = q->kind, .offset = q->offset, .size = q->size,
 				       .flags = q->flags, .type = { q->type, (uint16_t)strnlen(q->type, 65535) } };
-	return ktrace_param_value(&d, l->param_bytes, l->param_bytes_len, 1, buf, cap);
+	return ktrace_param_value(&d, ktrace_tm_param_bytes(l), l->param_bytes_len, 1, buf, cap);
 }
 
 /* Names as ktrace-dump --json writes them: what 1 launch api, 2 copy
