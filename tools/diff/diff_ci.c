@@ -91,8 +91,9 @@ static const struct diff_confirm *kernel_confirmed(const struct diff_result *r, 
 	return NULL;
 }
 
-/* A divergent kernel: a failure on digests alone (ktrace-diff) or when a
- * replay confirmed it; skipped, with why, when the replays did not. */
+/* A divergent kernel: a failure on digests alone (ktrace-diff), when a
+ * replay confirmed it or when a race explains it (verdict race); skipped,
+ * with why, when the replays did not confirm it. */
 static int diverged_state(const struct diff_result *r, const struct diff_kernel_stat *s, char *msg, size_t cap)
 {
 	const struct diff_divergence *d = &r->divs[s->first_div];
@@ -100,6 +101,10 @@ static int diverged_state(const struct diff_result *r, const struct diff_kernel_
 	char line[400], conf[512];
 
 	ktrace_diff_summary_line(r, d, line, sizeof line);
+	if (s->first_div == 0 && ktrace_diff_verdict(r) == DIFF_VERDICT_RACE) {
+		ktrace_diff_race_verdict_line(r, msg, cap);
+		return TC_FAIL;
+	}
 	if (!r->confirm) {
 		snprintf(msg, cap, "unconfirmed (digests only): %" PRIu64 " of %" PRIu64 " launch%s diverged; first: %s",
 			 s->diverged, s->matched, s->matched == 1 ? "" : "es", line);
@@ -151,6 +156,8 @@ static const char *failure_type(const struct diff_result *r, const struct diff_k
 		return "strict";
 	if (kernel_confirmed(r, s->name))
 		return "confirmed_nondeterministic";
+	if (s->first_div == 0 && ktrace_diff_verdict(r) == DIFF_VERDICT_RACE)
+		return "race";
 	return ktrace_diff_class_name(r->divs[s->first_div].cls);
 }
 
