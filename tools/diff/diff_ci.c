@@ -415,8 +415,8 @@ static void gh_command(FILE *f, const char *cmd, const char *title, const char *
 }
 
 /* One annotation for a divergent kernel's first divergence: an error on
- * digests alone (ktrace-diff) or when a replay confirmed it, a warning when
- * the replays did not. */
+ * digests alone (ktrace-diff), when a replay confirmed it or when a race
+ * explains it (verdict race), a warning when the replays did not confirm it. */
 static void gh_divergence(FILE *f, const struct diff_result *r, size_t i)
 {
 	const struct diff_divergence *d = &r->divs[i];
@@ -429,8 +429,12 @@ static void gh_divergence(FILE *f, const struct diff_result *r, size_t i)
 	ktrace_diff_summary_line(r, d, line, sizeof line);
 	if (c || tried)
 		ktrace_diff_confirm_line(c ? c : tried, conf, sizeof conf);
+	int race = i == 0 && !c && ktrace_diff_verdict(r) == DIFF_VERDICT_RACE;
 	/* titles stay short: long template names are cut */
-	if (!r->confirm)
+	if (race)
+		snprintf(title, sizeof title, "ktrace: race: %.120s%s reads what another stream writes unordered", name,
+			 strlen(name) > 120 ? "..." : "");
+	else if (!r->confirm)
 		snprintf(title, sizeof title, "ktrace: %s in %.120s%s (unconfirmed: digests only)", what, name,
 			 strlen(name) > 120 ? "..." : "");
 	else if (c)
@@ -440,7 +444,7 @@ static void gh_divergence(FILE *f, const struct diff_result *r, size_t i)
 		snprintf(title, sizeof title, "ktrace: digests differ in %.120s%s (not confirmed by replay)", name,
 			 strlen(name) > 120 ? "..." : "");
 	snprintf(text, sizeof text, "%s%s%s", line, conf[0] ? "; replay: " : "", conf);
-	gh_command(f, !r->confirm || c ? "error" : "warning", title, text, i == 0 ? " (first divergence)" : "");
+	gh_command(f, !r->confirm || c || race ? "error" : "warning", title, text, i == 0 ? " (first divergence)" : "");
 }
 
 /* The program's results, when they differ (an error: exit status 1), the
