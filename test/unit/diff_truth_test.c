@@ -4,8 +4,9 @@
  * Each case is a random program of 20-120 launches of 6 kernels over 10
  * buffers on one to three streams.  Every cross-stream dependency (read after
  * write, write after read or write) is ordered by an event recorded on the
- * earlier stream and waited for on the later one, so the program has no race,
- * and launches the dependencies leave unordered run side by side.  A buffer's
+ * earlier stream and waited for on the later one, so the program has no race
+ * (but for the racy programs below), and launches the dependencies leave
+ * unordered run side by side.  A buffer's
  * content is a 64-bit value; a kernel's output is a hash of its kernel, its
  * launch and its inputs, so a difference flows downstream as it does on a GPU.
  * Run B differs from run A where a planted launch is non-deterministic (0 to 2
