@@ -4,8 +4,9 @@
  * Each case is a random program of 20-120 launches of 6 kernels over 10
  * buffers on one to three streams.  Every cross-stream dependency (read after
  * write, write after read or write) is ordered by an event recorded on the
- * earlier stream and waited for on the later one, so the program has no race,
- * and launches the dependencies leave unordered run side by side.  A buffer's
+ * earlier stream and waited for on the later one, so the program has no race
+ * (but for the racy programs below), and launches the dependencies leave
+ * unordered run side by side.  A buffer's
  * content is a 64-bit value; a kernel's output is a hash of its kernel, its
  * launch and its inputs, so a difference flows downstream as it does on a GPU.
  * Run B differs from run A where a planted launch is non-deterministic (0 to 2
@@ -29,7 +30,15 @@
  * each run.  The diff cannot compare such a digest and must set it aside; what
  * it must never do is accuse: no launch before the first planted one diverges,
  * and no launch that was not planted is called non-deterministic.  No
- * program, exact or pooled, may be said to have a read/write race.
+ * race-free program, exact or pooled, may be said to have a read/write race.
+ *
+ * Racy programs (a third of the exact ones on several streams) drop one
+ * launch's wait for the stream that last wrote a buffer it reads: its read
+ * (and any other the missing wait leaves unordered) sees the write or not as
+ * each run's timing has it, and so does its output.  The diff must call no
+ * launch that was not planted non-deterministic, and give the verdict race
+ * when the first divergence had its input set aside for the unordered
+ * writer; over all cases it must find read/write races and race verdicts.
  * KTRACE_TRUTH_SEED=N repeats one program; KTRACE_TRUTH_CASES=N runs more.
  *
  * Jobs: random programs of 2 to 6 ranks (test/unit/job_sim.c), a
@@ -74,7 +83,7 @@
 static char tmpdir[256];
 static struct {
 	uint64_t programs, pooled, launches, multi_stream, events, graphs, unhashed, nondet, upstream, racy_digests,
-		set_aside;
+		set_aside, raced, race_verdicts, rw_races;
 } seen;
 
 /* ---- the program ------------------------------------------------------------ */
@@ -104,6 +113,8 @@ struct program {
 	struct launch l[MAXL];
 	struct graph g[MAXL / 2];
 	int planted[2], nplanted; /* launch indexes whose output is perturbed in run B */
+	int racy;                 /* exact, several streams: one read is left unordered with its writer */
+	int race_reader;          /* the launch whose wait for that writer's stream was dropped (-1: none) */
 };
 
 static uint64_t rnd(uint64_t *s)
@@ -195,6 +206,8 @@ static void make_program(struct program *p, uint64_t seed)
 	for (int i = 0; i < p->n && p->nstreams == 1; i++)
 		p->l[i].unhashed = p->l[i].graph < 0 && rnd(&s) % 12 == 0;
 	p->pooled = (int)(rnd(&s) % 2);
+	p->racy = !p->pooled && p->nstreams > 1 && rnd(&s) % 3 == 0;
+	p->race_reader = -1;
 	p->nplanted = (int)(rnd(&s) % 3);
 	for (int k = 0; k < p->nplanted; k++)
 		p->planted[k] = (int)(rnd(&s) % (uint64_t)p->n);
@@ -251,6 +264,24 @@ static void note_access(const struct program *p, int i, int last_writer[NBUF], u
 	}
 }
 
+/* A racy program's race: the first launch outside graphs that reads a
+ * buffer last written on another stream stops waiting for that stream (the
+ * stream's bit, 0 for any other launch); it becomes p->race_reader. */
+static uint8_t race_drop(struct program *p, int i, const int last_writer[NBUF])
+{
+	const struct launch *l = &p->l[i];
+
+	for (int k = 0; k < l->nparams; k++) {
+		int w = last_writer[l->buf[k]];
+
+		if (l->reads[k] && w >= 0 && p->l[w].stream != l->stream && p->l[w].graph < 0) {
+			p->race_reader = i;
+			return (uint8_t)(1u << p->l[w].stream);
+		}
+	}
+	return 0;
+}
+
 /* The events a race-free program needs (waits before a launch or a graph
  * launch), and what happens before each launch: the work its stream and the
  * streams it waited for had issued, and inside a graph its edges' sources. */
@@ -269,6 +300,8 @@ static void order_program(struct program *p)
 
 		for (int x = 0; x < n; x++)
 			l->waits |= deps(p, i + x, last_writer, readers);
+		if (p->racy && p->race_reader < 0 && n == 1)
+			l->waits &= (uint8_t)~race_drop(p, i, last_writer);
 		for (int t = 0; t < MAXS; t++)
 			if (l->waits & (1u << t))
 				add_set(base, stream_done[t]);
@@ -360,6 +393,9 @@ static void execute(const struct program *p, int run_b, struct run *r)
 			r->pre[i][k] = digest(p, r, l->buf[k], r->racy[i][k], timing = mix(timing));
 			if (l->reads[k])
 				h = mix(h ^ r->content[l->buf[k]] ^ (uint64_t)k);
+			/* a racy program's unordered read: whether the write had landed is the run's timing */
+			if (p->racy && l->reads[k] && r->racy[i][k] && timing % 4 == 1)
+				h = mix(h ^ timing);
 		}
 		if (run_b && planted(p, i))
 			h ^= 0x5eed;
@@ -693,6 +729,42 @@ static void check_pooled(uint64_t seed, const struct program *p, const struct di
 	seen.set_aside += res->unverified;
 }
 
+/* Racy: nothing that was not planted is called non-deterministic; a first
+ * divergence that no planted launch precedes comes at or after the first
+ * unordered read, and when its input was set aside for the unordered writer
+ * the verdict is race. */
+static void check_racy(uint64_t seed, const struct program *p, const struct run *ra, const struct run *rb,
+		       const struct diff_result *res)
+{
+	int p0 = p->nplanted ? p->planted[0] : p->n, r0 = p->n;
+
+	/* the first launch whose read is unordered with a write (in either run) */
+	for (int i = 0; i < p->n && r0 == p->n; i++)
+		for (int k = 0; k < p->l[i].nparams; k++)
+			if (p->l[i].reads[k] && (ra->racy[i][k] || rb->racy[i][k]))
+				r0 = i;
+
+	for (size_t d = 0; d < res->ndivs; d++) {
+		int i = (int)res->divs[d].la->seq;
+
+		if (res->divs[d].cls == DIFF_CLASS_KERNEL_NONDET && !planted(p, i))
+			fail_msg("seed %llu (racy: launch %d reads unordered): launch %d called non-deterministic; it is not",
+				 (unsigned long long)seed, p->race_reader, i);
+	}
+	if (res->ndivs && (int)res->divs[0].la->seq < p0 && (int)res->divs[0].la->seq < r0)
+		fail_msg("seed %llu (racy): launch %d diverges, before any unordered read (launch %d) and any planted "
+			 "launch", (unsigned long long)seed, (int)res->divs[0].la->seq, r0);
+	/* its input set aside for the unordered writer: the race explains it */
+	if (res->ndivs && (int)res->divs[0].la->seq < p0 && res->divs[0].cls == DIFF_CLASS_INPUTS_UNVERIFIED &&
+	    ktrace_diff_verdict(res) != DIFF_VERDICT_RACE)
+		fail_msg("seed %llu (racy): first divergence %d, inputs unverified, verdict %s: wanted race",
+			 (unsigned long long)seed, (int)res->divs[0].la->seq,
+			 ktrace_diff_verdict_name(ktrace_diff_verdict(res)));
+	seen.raced++;
+	seen.race_verdicts += ktrace_diff_verdict(res) == DIFF_VERDICT_RACE;
+	seen.rw_races += res->rw_races;
+}
+
 static void check_program(uint64_t seed)
 {
 	struct program *p = calloc(1, sizeof *p);
@@ -722,16 +794,18 @@ static void check_program(uint64_t seed)
 	assert_int_equal(res.matched, (uint64_t)p->n);
 	for (int i = 0; i < p->n; i++)
 		for (int k = 0; k < p->l[i].nparams; k++) {
-			if (ra->racy[i][k] && !p->pooled)
+			if (ra->racy[i][k] && !p->pooled && !p->racy)
 				fail_msg("seed %llu: the generator made a race", (unsigned long long)seed);
 			seen.racy_digests += ra->racy[i][k];
 		}
 	/* race-free (events, graph edges): no read/write race, never verdict "race" */
-	if (res.rw_races || ktrace_diff_verdict(&res) == DIFF_VERDICT_RACE)
+	if (p->race_reader < 0 && (res.rw_races || ktrace_diff_verdict(&res) == DIFF_VERDICT_RACE))
 		fail_msg("seed %llu (%d streams, %d graphs): %llu read/write races reported in a race-free program",
 			 (unsigned long long)seed, p->nstreams, p->ngraphs, (unsigned long long)res.rw_races);
 	if (p->pooled)
 		check_pooled(seed, p, &res);
+	else if (p->race_reader >= 0)
+		check_racy(seed, p, ra, rb, &res);
 	else
 		check_exact(seed, p, ra, rb, &res);
 	seen.programs++;
@@ -759,6 +833,14 @@ static void test_random_programs(void **state)
 	}
 	for (uint64_t seed = 1; seed <= n; seed++)
 		check_program(seed);
+	/* the racy programs exercise the race verdict */
+	if (n >= 100 && (!seen.raced || !seen.race_verdicts || !seen.rw_races))
+		fail_msg("%llu racy programs, %llu race verdicts, %llu read/write races: the generator made too few",
+			 (unsigned long long)seen.raced, (unsigned long long)seen.race_verdicts,
+			 (unsigned long long)seen.rw_races);
+	print_message("racy programs (one unordered read): %llu, %llu with the verdict race, %llu read/write races\n",
+		      (unsigned long long)seen.raced, (unsigned long long)seen.race_verdicts,
+		      (unsigned long long)seen.rw_races);
 	print_message("%llu programs (%llu pooled, %llu on several streams, %llu cross-stream waits, %llu graph "
 		      "launches, %llu unhashed launches in exact ones), %llu launches: %llu non-deterministic and "
 		      "%llu from upstream named; pooled: %llu digests an unordered writer could change, %llu "

@@ -91,8 +91,9 @@ static const struct diff_confirm *kernel_confirmed(const struct diff_result *r, 
 	return NULL;
 }
 
-/* A divergent kernel: a failure on digests alone (ktrace-diff) or when a
- * replay confirmed it; skipped, with why, when the replays did not. */
+/* A divergent kernel: a failure on digests alone (ktrace-diff), when a
+ * replay confirmed it or when a race explains it (verdict race); skipped,
+ * with why, when the replays did not confirm it. */
 static int diverged_state(const struct diff_result *r, const struct diff_kernel_stat *s, char *msg, size_t cap)
 {
 	const struct diff_divergence *d = &r->divs[s->first_div];
@@ -100,6 +101,10 @@ static int diverged_state(const struct diff_result *r, const struct diff_kernel_
 	char line[400], conf[512];
 
 	ktrace_diff_summary_line(r, d, line, sizeof line);
+	if (s->first_div == 0 && ktrace_diff_verdict(r) == DIFF_VERDICT_RACE) {
+		ktrace_diff_race_verdict_line(r, msg, cap);
+		return TC_FAIL;
+	}
 	if (!r->confirm) {
 		snprintf(msg, cap, "unconfirmed (digests only): %" PRIu64 " of %" PRIu64 " launch%s diverged; first: %s",
 			 s->diverged, s->matched, s->matched == 1 ? "" : "es", line);
@@ -151,6 +156,8 @@ static const char *failure_type(const struct diff_result *r, const struct diff_k
 		return "strict";
 	if (kernel_confirmed(r, s->name))
 		return "confirmed_nondeterministic";
+	if (s->first_div == 0 && ktrace_diff_verdict(r) == DIFF_VERDICT_RACE)
+		return "race";
 	return ktrace_diff_class_name(r->divs[s->first_div].cls);
 }
 
@@ -408,8 +415,8 @@ static void gh_command(FILE *f, const char *cmd, const char *title, const char *
 }
 
 /* One annotation for a divergent kernel's first divergence: an error on
- * digests alone (ktrace-diff) or when a replay confirmed it, a warning when
- * the replays did not. */
+ * digests alone (ktrace-diff), when a replay confirmed it or when a race
+ * explains it (verdict race), a warning when the replays did not confirm it. */
 static void gh_divergence(FILE *f, const struct diff_result *r, size_t i)
 {
 	const struct diff_divergence *d = &r->divs[i];
@@ -422,8 +429,12 @@ static void gh_divergence(FILE *f, const struct diff_result *r, size_t i)
 	ktrace_diff_summary_line(r, d, line, sizeof line);
 	if (c || tried)
 		ktrace_diff_confirm_line(c ? c : tried, conf, sizeof conf);
+	int race = i == 0 && !c && ktrace_diff_verdict(r) == DIFF_VERDICT_RACE;
 	/* titles stay short: long template names are cut */
-	if (!r->confirm)
+	if (race)
+		snprintf(title, sizeof title, "ktrace: race: %.120s%s reads what another stream writes unordered", name,
+			 strlen(name) > 120 ? "..." : "");
+	else if (!r->confirm)
 		snprintf(title, sizeof title, "ktrace: %s in %.120s%s (unconfirmed: digests only)", what, name,
 			 strlen(name) > 120 ? "..." : "");
 	else if (c)
@@ -433,7 +444,7 @@ static void gh_divergence(FILE *f, const struct diff_result *r, size_t i)
 		snprintf(title, sizeof title, "ktrace: digests differ in %.120s%s (not confirmed by replay)", name,
 			 strlen(name) > 120 ? "..." : "");
 	snprintf(text, sizeof text, "%s%s%s", line, conf[0] ? "; replay: " : "", conf);
-	gh_command(f, !r->confirm || c ? "error" : "warning", title, text, i == 0 ? " (first divergence)" : "");
+	gh_command(f, !r->confirm || c || race ? "error" : "warning", title, text, i == 0 ? " (first divergence)" : "");
 }
 
 /* The program's results, when they differ (an error: exit status 1), the

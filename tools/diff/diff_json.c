@@ -306,6 +306,8 @@ static void j_extents(struct json_writer *j, const char *key, const struct diff_
 	ktrace_json_u64(j, "inferred", e->inferred);
 	if (e->signature) /* format 1.6: regions bounded by their kernel's source */
 		ktrace_json_u64(j, "signature", e->signature);
+	if (e->cut) /* cut at KTRACE_HASH_MAX (flag CAPPED) */
+		ktrace_json_u64(j, "cut", e->cut);
 	ktrace_json_u64(j, "unknown", e->unknown);
 	ktrace_json_end(j);
 }

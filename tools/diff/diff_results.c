@@ -22,7 +22,7 @@ void ktrace_diff_count_extents(const struct tm_trace *t, struct diff_extents *e)
 {
 	int known = t->format_minor >= 2;
 
-	e->exact = e->inferred = e->signature = e->unknown = 0;
+	e->exact = e->inferred = e->signature = e->unknown = e->cut = 0;
 	for (size_t i = 0; i < t->nlaunches; i++) {
 		const struct tm_launch *l = &t->launches[i];
 
@@ -31,6 +31,7 @@ void ktrace_diff_count_extents(const struct tm_trace *t, struct diff_extents *e)
 
 			if (!g->hash_len || (g->flags & KTRACE_REGIONF_UNHASHED))
 				continue;
+			e->cut += (g->flags & KTRACE_REGIONF_CAPPED) != 0;
 			if (!known)
 				e->unknown++;
 			else if (g->flags & KTRACE_REGIONF_EXACT)
@@ -229,12 +230,16 @@ static void text_run_extents(FILE *f, const struct diff_extents *e, const char *
 
 	fprintf(f, "%" PRIu64 " in %s", hashed, run);
 	if (e->unknown)
-		fprintf(f, " (%" PRIu64 " of unknown exactness: format before 1.2)", e->unknown);
+		fprintf(f, " (%" PRIu64 " of unknown exactness: format before 1.2", e->unknown);
 	else if (hashed && e->signature)
-		fprintf(f, " (%" PRIu64 " exact, %" PRIu64 " bounded by their kernel's source, %" PRIu64 " inferred)",
+		fprintf(f, " (%" PRIu64 " exact, %" PRIu64 " bounded by their kernel's source, %" PRIu64 " inferred",
 			e->exact, e->signature, e->inferred);
 	else if (hashed)
-		fprintf(f, " (%" PRIu64 " exact, %" PRIu64 " inferred)", e->exact, e->inferred);
+		fprintf(f, " (%" PRIu64 " exact, %" PRIu64 " inferred", e->exact, e->inferred);
+	if (hashed && e->cut)
+		fprintf(f, "; %" PRIu64 " cut at KTRACE_HASH_MAX", e->cut);
+	if (hashed)
+		fputc(')', f);
 }
 
 void ktrace_diff_text_extents(FILE *f, const struct diff_result *r)

@@ -121,9 +121,9 @@ static int race_of(struct diff_result *r, size_t i, const struct tm_launch *lb, 
 	    (wb.launch && !certain(&wb.launch->regions[wb.region])))
 		return 0;
 	/* two launches that both change the bytes are a write/write race (listed
-	 * as such), unless the later one is the first divergence: its digests
-	 * may have changed only because the other wrote while it ran */
-	if (!reads_only(la, x, y) && wa.launch && (wa.launch->seq > la->seq || !first_div))
+	 * as such), unless one is the first divergence: its digests may have
+	 * changed only because the other wrote while it ran */
+	if (!reads_only(la, x, y) && wa.launch && !first_div)
 		return 0;
 	memset(out, 0, sizeof *out);
 	out->writes_too = !reads_only(la, x, y);

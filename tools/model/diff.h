@@ -173,6 +173,7 @@ struct diff_extents {
 	uint64_t exact, inferred;
 	uint64_t signature;       /* bounded by the kernel's source (format 1.6); not in inferred */
 	uint64_t unknown;         /* traces before format 1.2 record no exactness */
+	uint64_t cut;             /* of all these, cut at KTRACE_HASH_MAX (flag CAPPED) */
 };
 
 /* The executable graphs of one run (GRAPH records, format 1.8). */
