@@ -8,7 +8,7 @@
 MODEL_BASE_SRCS := tools/model/array.c tools/model/json_writer.c tools/model/value.c tools/model/strbuf.c
 # The trace model and what every tool that reads traces shares: NVTX range paths, the
 # reasons a launch is unverified, a record's graph and range references as JSON.
-MODEL_SRCS := tools/model/trace_model.c tools/model/trace_same.c tools/model/ranges.c tools/model/unverified.c tools/model/ref_json.c \
+MODEL_SRCS := tools/model/trace_model.c tools/model/alloc_intern.c tools/model/trace_same.c tools/model/ranges.c tools/model/unverified.c tools/model/ref_json.c \
 	$(MODEL_BASE_SRCS)
 # A record as JSON, and the record table as JSON (ktrace-dump --json, the Python reader).
 RECORD_JSON_SRCS := tools/model/record_json.c tools/model/record_table_json.c

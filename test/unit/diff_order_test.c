@@ -535,7 +535,7 @@ static void hand_launch(struct hand *h, uint64_t stream, uint32_t tid, uint64_t 
 	l->flags = KTRACE_LAUNCHF_HASHED;
 	l->nregions = 1;
 	l->regions = &h->g[i];
-	h->g[i] = (struct tm_region){ 0, 0, KTRACE_REGIONF_PRE | KTRACE_REGIONF_POST, at, 0, 0, 256, 1, 2 };
+	h->g[i] = (struct tm_region){ 0, 0, KTRACE_REGIONF_PRE | KTRACE_REGIONF_POST, 0, at, 256, 1, 2 };
 }
 
 static void hand_order(struct hand *h, uint32_t op, uint64_t stream, uint64_t event, uint32_t tid)

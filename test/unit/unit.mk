@@ -272,6 +272,10 @@ TESTS += diff_unverified_test
 diff_unverified_test_SRCS = test/unit/diff_unverified_test.c $(DIFF_CORE_SRCS)
 diff_unverified_test_LIBS := -lcmocka
 TEST_DEPS += $(BUILD)/ktrace-dump
+# The trace model's table of region allocations, each kept once.
+TESTS += alloc_intern_test
+alloc_intern_test_SRCS := test/unit/alloc_intern_test.c tools/model/alloc_intern.c common/grow.c
+alloc_intern_test_LIBS := -lcmocka
 # Stream order in the diff: constructed multi-stream traces with ORDER records.
 TESTS += diff_order_test
 diff_order_test_SRCS = test/unit/diff_order_test.c test/unit/diff_sim.c $(DIFF_CORE_SRCS)

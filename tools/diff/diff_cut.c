@@ -36,7 +36,8 @@ static int cut_range(const struct tm_trace *t, const struct tm_launch *l, const 
 	c = ktrace_tm_cut(t, l->seq, g->param_offset);
 	*exact = c && c->ptr == g->ptr && c->extent > g->hash_len;
 	*lo = g->ptr + g->hash_len;
-	*hi = *exact ? g->ptr + c->extent : g->alloc_base + g->alloc_size;
+	struct tm_alloc a = ktrace_tm_region_alloc(t, g);
+	*hi = *exact ? g->ptr + c->extent : a.base + a.size;
 	if (*lo < g->ptr)
 		*lo = UINT64_MAX - 1;
 	if (*hi <= *lo)

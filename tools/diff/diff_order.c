@@ -411,15 +411,16 @@ static int add_writer(struct stream *s, struct writer w)
 
 /* The bytes a launch's region may write: the hashed extent, else (not
  * hashed) up to the end of its allocation, else its first byte. */
-static void region_span(const struct tm_region *g, uint64_t *lo, uint64_t *hi)
+static void region_span(const struct tm_trace *t, const struct tm_region *g, uint64_t *lo, uint64_t *hi)
 {
 	int hashed = (g->flags & KTRACE_REGIONF_PRE) && (g->flags & KTRACE_REGIONF_POST) &&
 		     !(g->flags & KTRACE_REGIONF_UNHASHED) && g->hash_len;
-	uint64_t end = g->alloc_base + g->alloc_size;
+	struct tm_alloc a = ktrace_tm_region_alloc(t, g);
+	uint64_t end = a.base + a.size;
 	*lo = g->ptr;
 	if (hashed)
 		*hi = g->ptr + g->hash_len;
-	else if (g->alloc_base && g->ptr >= g->alloc_base && g->ptr < end)
+	else if (a.base && g->ptr >= a.base && g->ptr < end)
 		*hi = end;
 	else
 		*hi = g->ptr + 1;
@@ -452,7 +453,7 @@ static int add_writers(struct diff_order *o, const struct item *it, uint32_t pos
 		if (wr == DIFF_ORDER_WRITES_NO)
 			continue;
 		struct writer w = { pos, it->idx, r, 1, (uint8_t)wr, 0, 0 };
-		region_span(&l->regions[r], &w.lo, &w.hi);
+		region_span(o->t, &l->regions[r], &w.lo, &w.hi);
 		if (add_writer(s, w))
 			return -1;
 	}

@@ -90,6 +90,7 @@ struct load_state {
 	uint64_t time_ns; /* of the record being taken */
 	struct tm_range *ranges; /* ALLOC records: to infer unknown copy directions */
 	size_t nranges;
+	struct alloc_intern allocs; /* the regions' allocations, each once (t->allocs) */
 	char *err;
 	size_t errlen;
 };
@@ -297,10 +298,13 @@ static int take_launch(struct load_state *s, const void *rec, size_t len, uint64
 		for (uint32_t i = 0; i < l.nregions; i++) {
 			struct ktrace_region r;
 			ktrace_launch_region(&l, i, &r);
+			int no_mem = 0;
+			uint32_t alloc = ktrace_alloc_intern(&s->allocs, (struct tm_alloc){ r.alloc_base, r.alloc_size }, &no_mem);
+			if (no_mem)
+				return oom(s);
 			o->regions[i] = (struct tm_region){
-				.param_offset = r.param_offset, .ordinal = r.ordinal, .flags = r.flags, .ptr = r.ptr,
-				.alloc_base = r.alloc_base, .alloc_size = r.alloc_size, .hash_len = r.hash_len,
-				.pre_hash = r.pre_hash, .post_hash = r.post_hash,
+				.param_offset = r.param_offset, .ordinal = r.ordinal, .flags = r.flags, .alloc = alloc,
+				.ptr = r.ptr, .hash_len = r.hash_len, .pre_hash = r.pre_hash, .post_hash = r.post_hash,
 			};
 		}
 		ktrace_sort(o->regions, l.nregions, sizeof *o->regions, cmp_region);
@@ -807,6 +811,7 @@ int ktrace_tm_load_reader(struct tm_trace *t, struct ktrace_reader *r, const cha
 	struct load_state s;
 	memset(&s, 0, sizeof s);
 	s.t = t;
+	s.allocs = (struct alloc_intern){ .allocs = &t->allocs, .nallocs = &t->nallocs };
 	s.err = err;
 	s.errlen = errlen;
 	int rc = 0;
@@ -848,6 +853,7 @@ int ktrace_tm_load_reader(struct tm_trace *t, struct ktrace_reader *r, const cha
 		rc = finish(&s);
 	free(s.mods);
 	free(s.ranges);
+	ktrace_alloc_intern_free(&s.allocs);
 	if (rc != 0)
 		ktrace_tm_free(t);
 	return rc;
@@ -880,6 +886,7 @@ void ktrace_tm_free(struct tm_trace *t)
 		b = n;
 	}
 	free(t->kernels);
+	free(t->allocs);
 	free(t->launches);
 	free(t->ops);
 	free(t->notes);

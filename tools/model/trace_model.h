@@ -18,6 +18,7 @@
 #include <stdint.h>
 
 #include "format/ktrace_format.h"
+#include "tools/model/alloc_intern.h"
 #include "tools/model/ranges.h"
 
 struct tm_arena_block;
@@ -47,7 +48,9 @@ struct tm_kernel {
 struct tm_region {
 	uint32_t param_offset;
 	uint16_t ordinal, flags;
-	uint64_t ptr, alloc_base, alloc_size, hash_len, pre_hash, post_hash;
+	uint32_t alloc; /* its allocation: 1 + its index in the trace's allocs; 0: not known
+	                 * (ktrace_tm_region_alloc) */
+	uint64_t ptr, hash_len, pre_hash, post_hash;
 };
 
 /* The order of a launch's regions, and what pairs a region of one run with
@@ -239,6 +242,7 @@ struct tm_trace {
 	int32_t end_status;
 
 	struct tm_kernel *kernels; size_t nkernels;   /* sorted by id */
+	struct tm_alloc *allocs; size_t nallocs;      /* the regions' allocations, each once */
 	struct tm_launch *launches; size_t nlaunches; /* sorted by seq */
 	struct tm_op *ops; size_t nops;               /* sorted by seq */
 	struct tm_note *notes; size_t nnotes;         /* file order */
@@ -292,6 +296,12 @@ const struct tm_graph *ktrace_tm_graph(const struct tm_trace *t, uint64_t exec_i
 const struct tm_gputime *ktrace_tm_gputime(const struct tm_trace *t, uint64_t op_seq);
 /* The CUT record of launch op_seq's region at param_offset (format 1.14), or NULL. */
 const struct ktrace_rec_cut *ktrace_tm_cut(const struct tm_trace *t, uint64_t op_seq, uint32_t param_offset);
+
+/* The allocation of region g of a launch of t: base 0 and size 0 when it is not known. */
+static inline struct tm_alloc ktrace_tm_region_alloc(const struct tm_trace *t, const struct tm_region *g)
+{
+	return g->alloc && g->alloc <= t->nallocs ? t->allocs[g->alloc - 1] : (struct tm_alloc){ 0, 0 };
+}
 
 /* Index of the first copy or memset with seq >= `seq` (binary search). */
 size_t ktrace_tm_op_lower_bound(const struct tm_trace *t, uint64_t seq);

@@ -242,10 +242,11 @@ static void fill_launch(const struct ktpy_trace *p, size_t i, struct ktpy_launch
 	memcpy(o->cluster, ktrace_tm_cluster(l), sizeof o->cluster);
 }
 
-static void fill_region(const struct tm_region *g, size_t l, struct ktpy_region *o)
+static void fill_region(const struct tm_trace *t, const struct tm_region *g, size_t l, struct ktpy_region *o)
 {
-	*o = (struct ktpy_region){ .launch_index = l, .ptr = g->ptr, .alloc_base = g->alloc_base,
-				   .alloc_size = g->alloc_size, .hash_len = g->hash_len, .pre_hash = g->pre_hash,
+	struct tm_alloc a = ktrace_tm_region_alloc(t, g);
+	*o = (struct ktpy_region){ .launch_index = l, .ptr = g->ptr, .alloc_base = a.base,
+				   .alloc_size = a.size, .hash_len = g->hash_len, .pre_hash = g->pre_hash,
 				   .post_hash = g->post_hash, .param_offset = g->param_offset,
 				   .ordinal = g->ordinal, .flags = g->flags };
 }
@@ -265,7 +266,7 @@ static void fill_flat(const struct ktpy_trace *p, int table, size_t first, size_
 		if (params)
 			fill_param(&p->t.kernels[k].params[r - start[k]], k, (struct ktpy_param *)out + i);
 		else
-			fill_region(&p->t.launches[k].regions[r - start[k]], k, (struct ktpy_region *)out + i);
+			fill_region(&p->t, &p->t.launches[k].regions[r - start[k]], k, (struct ktpy_region *)out + i);
 	}
 }
 
