@@ -67,7 +67,7 @@ static void signature_extents(const struct ktrace_param_layout *l, struct ktrace
 		room = t->allocs[i].base + t->allocs[i].size - g->ptr;
 		t->capped[i] = max && want > max && room > max;
 		t->uncut[i] = want < room ? want : room;
-		t->lens[i] = want < room ? want : room;
+		t->lens[i] = t->uncut[i];
 		if (max && t->lens[i] > max)
 			t->lens[i] = max;
 		g->flags |= KTRACE_REGIONF_SIGNATURE;
@@ -336,7 +336,7 @@ static CUresult capture_hashed(const struct ktrace_launch_args *a, ktrace_real_l
 	struct ktrace_rec_launch r;
 	struct ktrace_range_ref rr;
 	uint64_t t0 = ktrace_now_ns();
-	uint32_t pflags = 0, len, n, maxn, extra = 0, hashed = 0, skip = KTRACE_HASH_SKIP_NO_CONTEXT;
+	uint32_t pflags = 0, len, n, nscan, maxn, extra = 0, hashed = 0, skip = KTRACE_HASH_SKIP_NO_CONTEXT;
 	CUcontext cctx;
 	CUresult res;
 
@@ -355,8 +355,7 @@ static CUresult capture_hashed(const struct ktrace_launch_args *a, ktrace_real_l
 	cctx = fill_launch(&r, a, k, seq, pflags, &rr);
 	if (cctx)
 		hashed = plan_hash(l, t, n);
-	if (kt_unlikely(hashed && t->cut_any))
-		write_cuts(w, seq, t, n);
+	nscan = n; /* the regions plan_hash cut; the NCCL buffers follow */
 	if (kt_unlikely(extra))
 		n += ktrace_nccl_regions(nc, (uint64_t)(uintptr_t)a->stream, (uint64_t)(uintptr_t)hash_stream(a),
 					 t->regions + n, extra, ktrace_tracer.cfg.hash_max, &hashed);
@@ -370,6 +369,8 @@ static CUresult capture_hashed(const struct ktrace_launch_args *a, ktrace_real_l
 		job = ktrace_services.hash_pre(cctx, hash_stream(a), &r, t->regions, nc ? NULL : t->allocs, t0,
 					       &skip);
 	}
+	if (kt_unlikely(job && t->cut_any)) /* a skipped launch's regions are unhashed, not cut */
+		write_cuts(w, seq, t, nscan);
 	res = real(a, rctx);
 	if (job) {
 		ktrace_services.hash_post(job, res);

@@ -50,9 +50,7 @@ struct gb {
  * (a child graph's nodes are flattened into the graph holding it). */
 static uint32_t host_level(const struct kt_grev *r, uint32_t lv)
 {
-	while (lv && r->levels[lv].run != lv)
-		lv = r->nodes[r->levels[lv].parent].level;
-	return lv;
+	return r->levels[lv].run == KT_GRAPH_NONE ? 0 : r->levels[lv].run;
 }
 
 /* Result word w of the area, as a device address. */

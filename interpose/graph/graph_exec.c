@@ -251,7 +251,8 @@ static void hash_revision(struct kt_gexec *x, struct kt_grev *r, const uint32_t 
 
 	if (x->unfollowed && !r->untraced)
 		r->untraced = KTRACE_GRAPH_UNTRACED_DRIVER;
-	if (x->unfollowed || !can_hash(r->untraced) || (!x->mirror && !r->ncond) || kt_ghash_plan(r)) {
+	/* no mirror and no conditional node: new_revision made it untraced */
+	if (x->unfollowed || !can_hash(r->untraced) || kt_ghash_plan(r)) {
 		kt_ghash_release(x->hash);
 		x->hash = NULL;
 		return;
@@ -400,8 +401,8 @@ void kt_gexec_updated(struct kt_gexec *x, CUgraph g)
 	pthread_mutex_lock(&x->lock);
 	began = kt_graph_calls_begin(&mode);
 	x->graph_id = kt_graph_id(g);
+	x->unfollowed = 0; /* described from the program's graph again, mirror or not */
 	if (x->mirror && mirror_from(x, g, 1) == 0) {
-		x->unfollowed = 0; /* the mirror holds the program's graph again */
 		new_revision(x, x->mirror, KTRACE_GRAPH_EXEC_UPDATE);
 	} else {
 		/* no copy to follow (the driver clones no graph of conditional or

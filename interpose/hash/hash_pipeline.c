@@ -1067,7 +1067,8 @@ static void carry_each(const struct carry_call *k, int what)
 		if (!c || c->state != 0)
 			continue;
 		pthread_mutex_lock(&c->lock);
-		carry_apply(&c->carry, k, what);
+		if (c->state == 0) /* a destroyed context's table is freed under this lock */
+			carry_apply(&c->carry, k, what);
 		pthread_mutex_unlock(&c->lock);
 	}
 }
