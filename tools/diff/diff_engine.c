@@ -278,9 +278,9 @@ int ktrace_diff_launch_affinity(const struct tm_launch *la, const struct tm_laun
 
 /* ---- stream order ---------------------------------------------------------------- */
 
-static int region_hashed(const struct tm_region *g)
+int ktrace_diff_region_hashed(const struct tm_region *g)
 {
-	return (g->flags & KTRACE_REGIONF_PRE) && (g->flags & KTRACE_REGIONF_POST) &&
+	return g && (g->flags & KTRACE_REGIONF_PRE) && (g->flags & KTRACE_REGIONF_POST) &&
 	       !(g->flags & KTRACE_REGIONF_UNHASHED);
 }
 
@@ -309,13 +309,13 @@ static int region_writes(const struct tm_trace *t, size_t li, uint32_t ri, void 
 	const struct writes_ctx *c = vctx;
 	const struct tm_launch *l = &t->launches[li];
 	const struct tm_region *g = &l->regions[ri];
-	if (!region_hashed(g))
+	if (!ktrace_diff_region_hashed(g))
 		return ktrace_diff_region_is_const(l->kernel, g) ? DIFF_ORDER_WRITES_NO : DIFF_ORDER_WRITES_MAYBE;
 	if (g->pre_hash != g->post_hash)
 		return DIFF_ORDER_WRITES_YES;
 	const struct tm_region *h = c->match[li] >= 0 ? ktrace_diff_region_at_key(&c->other->launches[c->match[li]],
 										  ktrace_tm_region_key(g)) : NULL;
-	return h && region_hashed(h) && h->pre_hash != h->post_hash ? DIFF_ORDER_WRITES_YES : DIFF_ORDER_WRITES_NO;
+	return ktrace_diff_region_hashed(h) && h->pre_hash != h->post_hash ? DIFF_ORDER_WRITES_YES : DIFF_ORDER_WRITES_NO;
 }
 
 /* Each run's happens-before relation, when it recorded ORDER records. */
@@ -346,7 +346,7 @@ static int set_aside(const struct diff_result *r, const struct tm_launch *la, co
 		     const struct tm_region *x, const struct tm_region *y, struct diff_concurrent *c)
 {
 	struct diff_order_writer w;
-	if (!(x && region_hashed(x)) && !(y && region_hashed(y)))
+	if (!ktrace_diff_region_hashed(x) && !ktrace_diff_region_hashed(y))
 		return 0; /* no digest to set aside: not evidence anyway */
 	if (r->order[0] && x &&
 	    ktrace_diff_order_concurrent_writer(r->order[0], (size_t)(la - r->a->launches), x->ptr, x->hash_len, &w)) {

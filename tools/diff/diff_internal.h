@@ -73,6 +73,8 @@ int ktrace_diff_launch_affinity(const struct tm_launch *la, const struct tm_laun
 /* Whether l's kernel declares region g read-only (a const pointer, not in a
  * struct), and g's name as the reports give it ("out", "tensors+16"). */
 int ktrace_diff_region_is_const(const struct tm_kernel *k, const struct tm_region *g);
+/* g (may be NULL) was hashed before and after its launch. */
+int ktrace_diff_region_hashed(const struct tm_region *g);
 void ktrace_diff_region_name(const struct tm_kernel *k, const struct tm_region *g, char *buf, size_t cap,
 			     int *ordinal);
 

@@ -22,12 +22,6 @@
 #include "format/ktrace_format.h"
 #include "tools/diff/diff_order.h"
 
-static int hashed(const struct tm_region *g)
-{
-	return g && (g->flags & KTRACE_REGIONF_PRE) && (g->flags & KTRACE_REGIONF_POST) &&
-	       !(g->flags & KTRACE_REGIONF_UNHASHED);
-}
-
 /* g's extent is known, not guessed: bounded by its own allocation (EXACT)
  * or by its kernel's source (SIGNATURE).  An inferred extent may reach
  * into a neighbour's bytes the launch never touches, so it accuses nobody. */
@@ -63,7 +57,7 @@ static int reads_only(const struct tm_launch *l, const struct tm_region *x, cons
 {
 	if (ktrace_diff_region_is_const(l->kernel, x))
 		return 1;
-	return hashed(x) && hashed(y) && x->pre_hash == x->post_hash && y->pre_hash == y->post_hash;
+	return ktrace_diff_region_hashed(x) && ktrace_diff_region_hashed(y) && x->pre_hash == x->post_hash && y->pre_hash == y->post_hash;
 }
 
 /* The bytes the writer w may write: its region, or the copy's or memset's destination. */
@@ -148,12 +142,8 @@ static const struct diff_race *ww_race_of(const struct diff_result *r, const str
 		if (w->run != 'A' || !w->in_both || w->second->seq >= la->seq || !certain_over(w->first, w->lo, w->hi) ||
 		    !certain_over(w->second, w->lo, w->hi))
 			continue;
-		for (uint32_t g = 0; g < la->nregions; g++) {
-			const struct tm_region *x = &la->regions[g];
-
-			if (certain(x) && x->ptr < w->hi && w->lo < x->ptr + (x->hash_len ? x->hash_len : 1))
-				return w;
-		}
+		if (certain_over(la, w->lo, w->hi))
+			return w;
 	}
 	return NULL;
 }

@@ -142,6 +142,13 @@ void ktrace_dump_grow(void *arrp, size_t *cap, size_t need, size_t elem)
 
 /* ---- kernel table (open addressing on the kernel id) ------------------- */
 
+/* 1 when a digest (flag `digest`) was measured by the checksum kernel: present
+ * and not carried (flag `carried`); a carried flag without its digest counts 0. */
+static unsigned digest_measured(uint32_t flags, uint32_t digest, uint32_t carried)
+{
+	return (flags & digest) && !(flags & carried);
+}
+
 static uint64_t hash_kernel_id(uint64_t x)
 {
 	x ^= x >> 33;
@@ -338,10 +345,10 @@ static void emit_launch(struct file_state *s, const void *rec, size_t len, struc
 			ktrace_launch_region(&l, i, &g);
 			/* bytes the checksum kernel read: each digest counts (as the hash_bytes counter),
 			 * not a carried digest (KTRACE_HASH_VERIFY's measuring of it is only counted there) */
-			slot->k.hashed_bytes += g.hash_len * (uint64_t)(!!(g.flags & KTRACE_REGIONF_PRE) -
-									 !!(g.flags & KTRACE_REGIONF_PRE_CARRIED) +
-									 !!(g.flags & KTRACE_REGIONF_POST) -
-									 !!(g.flags & KTRACE_REGIONF_POST_CARRIED));
+			slot->k.hashed_bytes += g.hash_len * (uint64_t)(digest_measured(g.flags, KTRACE_REGIONF_PRE,
+											   KTRACE_REGIONF_PRE_CARRIED) +
+									 digest_measured(g.flags, KTRACE_REGIONF_POST,
+											   KTRACE_REGIONF_POST_CARRIED));
 			slot->k.out_regions += (uint64_t)ktrace_region_out(&g);
 		}
 	}
