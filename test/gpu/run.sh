@@ -54,6 +54,11 @@ record() {
 	tmp=$(mktemp)
 	awk -F'|' -v dev="$dev" -v day="$day" '$1=="AREA" { printf "%s\t%s\t%s\t%s\t%s\n", $2, $3, $4, dev, day }' \
 		"$sum" >"$tmp"
+	if [ ! -s "$tmp" ]; then
+		rm -f "$tmp"
+		echo "run.sh: $sum has no AREA lines (no area ran in full)" >&2
+		exit 2
+	fi
 	if [ -f "$MEASURED" ]; then
 		awk -F'\t' 'NR==FNR { new[$1] = 1; next } !($1 in new)' "$tmp" "$MEASURED" >"$tmp.old"
 		cat "$tmp.old" >>"$tmp"
