@@ -23,7 +23,9 @@
 #                                 (jax_fori_scatter_add, jax_scan_scatter_add)
 #                                 or are identical (jax_fori_det)
 #   graphs-jaxwhile-body-P        the traced run (hashing on) has a WHILE
-#                                 node; every kernel node of its body has,
+#                                 node (SKIP when XLA kept the loop on the
+#                                 host: JAX 0.11.2 does so for this scan,
+#                                 H100, 2026-12-07); every kernel node of its body has,
 #                                 per graph launch, one hashed record per
 #                                 iteration 0 .. 7 of 8 (the program's trip
 #                                 count), none dropped; the scatter programs'
@@ -32,7 +34,8 @@
 #                                 on) is bitwise the bare runs'
 #   graphs-jaxwhile-verdict-P     `ktrace check`: the scatter programs exit
 #                                 1, the first divergence a /scatter/ kernel
-#                                 with its iteration in the body, inputs
+#                                 with its iteration in the body (a loop kept
+#                                 on the host: the kernel alone), inputs
 #                                 identical; jax_fori_det exits 0
 # Logs: $KT_LOGS/graphs/jaxwhile.*.  Budget: about 5 minutes on an H100.
 set -u
@@ -79,7 +82,8 @@ for line in open(jsonl):
         if "hashed" not in r.get("launch_flags", []):
             bad.append(f"{names[(g['exec_id'], g['node'])][:40]} iteration {it.get('iteration')}: not hashed")
 if not whiles:
-    print("FAIL no WHILE conditional node in the GRAPH records"); sys.exit()
+    print("SKIP no WHILE conditional node in the GRAPH records: XLA kept this loop on the host under these "
+          "flags (its iterations are graph launches, as with default flags)"); sys.exit()
 if not seen:
     print(f"FAIL {sum(map(len, whiles.values()))} WHILE node(s), but no record with an iteration reference"); sys.exit()
 for key, its in seen.items():
@@ -122,7 +126,9 @@ d = divs[0]
 k = d.get("kernel") or d.get("mangled") or ""
 it = d.get("iteration") or {}
 desc = f"{k[:60]} iteration {it.get('iteration')} of {it.get('iterations')} ({d.get('classification')})"
-if rc != 1 or not re.search("scatter", k) or it.get("iteration") is None or d.get("classification") != "kernel_nondeterministic":
+host_loop = mode == "nondet-host"  # no WHILE node: no iteration reference to ask for
+if rc != 1 or not re.search("scatter", k) or (it.get("iteration") is None and not host_loop) or \
+        d.get("classification") != "kernel_nondeterministic":
     print(f"FAIL exit {rc}: {desc}")
 else:
     print(f"PASS exit 1: {desc}")
@@ -153,6 +159,7 @@ fi
 result graphs-jaxwhile-FLAGS PASS "XLA_FLAGS='$flags'"
 
 for p in $progs; do
+	hostloop=0
 	# ground truth: two runs without ktrace
 	run_prog "$flags" "$p" "$o.$p.bare1"
 	run_prog "$flags" "$p" "$o.$p.bare2"
@@ -187,6 +194,7 @@ for p in $progs; do
 	grep '"code":259' "$o.$p.jsonl" | head -n 5 >"$L/jaxwhile.$p.notes" 2>/dev/null
 	r=$(while_check "$o.$p.jsonl" "$p" 2>&1 | tail -n 1)
 	result "graphs-jaxwhile-body-$p" "${r%% *}" "${r#* }"
+	[ "${r%% *}" = SKIP ] && hostloop=1
 	if [ "$p" = jax_fori_det ]; then
 		t=$(output_of "$o.$p.kt")
 		if [ -n "$t" ] && [ "$t" = "$a" ]; then
@@ -205,6 +213,7 @@ for p in $progs; do
 	rc=$?
 	cp "$d.json" "$d.log" "$L/" 2>/dev/null
 	mode=nondet
+	[ "$hostloop" = 1 ] && mode=nondet-host
 	[ "$p" = jax_fori_det ] && mode=det
 	r=$(verdict_check "$mode" "$d.json" "$rc" 2>&1 | tail -n 1)
 	result "graphs-jaxwhile-verdict-$p" "${r%% *}" "${r#* }"
