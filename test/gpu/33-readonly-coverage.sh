@@ -25,5 +25,8 @@ fi
 # a fresh Triton cache: the compiled step's kernels are compiled and found in it
 export TRITON_CACHE_DIR="$T/readonly-triton" TORCHINDUCTOR_CACHE_DIR="$T/readonly-inductor"
 timeout 450 python3 "$R/bench/gpu/readonly_coverage.py" --lib "$B/libktrace.so" --dump "$B/ktrace-dump" \
-	--out "$T" --timeout 200 2>&1 | tail -n 60
+	--out "$T" --timeout 200 >"$T/readonly.log" 2>&1
+# every BENCH and RESULT line, then the last lines of the rest (the per-module split)
+grep -E '^(BENCH|RESULT)\|' "$T/readonly.log"
+grep -vE '^(BENCH|RESULT)\|' "$T/readonly.log" | tail -n 40
 exit 0
