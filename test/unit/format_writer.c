@@ -463,7 +463,7 @@ static void test_deferred_records(void **state)
 	(void)state;
 	char *path;
 	const struct ktrace_writer_expander x = { test_expand, test_release, &expanded };
-	struct ktrace_writer_opts o = { .thread_buf_bytes = 64u << 10, .max_wait_ns = 1000000000ull,
+	struct ktrace_writer_opts o = { .thread_buf_bytes = 64u << 10, .max_wait_ns = 30000000000ull, /* no drop however loaded the machine */
 					.flush_bytes = 4096, .frame_bytes = 64u << 10, .expander = &x };
 	struct ktrace_writer *w = open_w("deferred.ktrace", &o, &path);
 	struct defer_prod p[4];
