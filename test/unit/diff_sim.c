@@ -620,6 +620,8 @@ static struct ktrace_region big_region(const struct sim *s, uint32_t off, uint16
 	struct ktrace_region g = order_region(s, off, ord, BIG_OFF, cut ? BIG_CUT : SEG_SIZE - BIG_OFF, pre, post);
 
 	g.flags |= cut ? KTRACE_REGIONF_CAPPED : KTRACE_REGIONF_EXACT;
+	if (s->o->cut_no_alloc)
+		g.alloc_base = g.alloc_size = 0;
 	return g;
 }
 

@@ -71,6 +71,7 @@ struct sim_opts {
 	int cut_case;
 	int cut_nondet;       /* what scale() writes past the cut differs (and so reduce_sum's result) */
 	int cut_records;      /* case 1 with a CUT record per cut region (format 1.14): 64 KiB reached */
+	int cut_no_alloc;     /* case 1 with the big buffer's allocation not known (alloc_size 0) */
 };
 
 enum sim_order_case {

@@ -795,7 +795,7 @@ static void test_cut_writer_unverified(void **state)
 	compare(&p, &oa, &ob, 0, 0);
 	d = &p.r.divs[0];
 	assert_int_equal(d->unverified[0].cut_tail, 0x10000 - 0x1000);
-	assert_int_equal(d->unverified[0].cut_exact, 1);
+	assert_int_equal(d->unverified[0].cut_tail_kind, DIFF_CUT_TAIL_EXACT);
 	assert_ptr_equal(d->unverified[0].wa.launch, &p.a.launches[0]);
 	assert_int_equal(p.r.unverified_by[KTRACE_UNV_HASH_CUT], 1);
 	char *text = render(r_text, &p);
@@ -803,6 +803,26 @@ static void test_cut_writer_unverified(void **state)
 	free(text);
 	release(&p);
 	oa.cut_records = ob.cut_records = 0;
+
+	/* neither a CUT record nor a known allocation: how many bytes follow the cut is unknown */
+	oa.cut_no_alloc = ob.cut_no_alloc = 1;
+	compare(&p, &oa, &ob, 0, 0);
+	d = &p.r.divs[0];
+	assert_int_equal(d->unverified[0].cut, 1);
+	assert_int_equal(d->unverified[0].cut_tail_kind, DIFF_CUT_TAIL_UNKNOWN);
+	assert_int_equal(d->unverified[0].cut_tail, 0);
+	assert_int_equal(p.r.unverified_by[KTRACE_UNV_HASH_CUT], 1);
+	text = render(r_text, &p);
+	assert_non_null(strstr(text, "cut at KTRACE_HASH_MAX; an unknown number of bytes after the cut not compared"));
+	assert_null(strstr(text, "up to 1 bytes"));
+	free(text);
+	text = render(r_json, &p);
+	assert_non_null(strstr(text, "\"unhashed_bytes_max\": null"));
+	free(text);
+	n = ktrace_diff_explain(&p.r, d->la, ex, DIFF_EXPLANATIONS_MAX);
+	assert_non_null(strstr(ex[0].text, "an unknown number of bytes after the cut were not compared"));
+	release(&p);
+	oa.cut_no_alloc = ob.cut_no_alloc = 0;
 
 	/* deterministic past the cut: identical, nothing unverified */
 	ob.cut_nondet = 0;

@@ -703,15 +703,25 @@ static int cut_input(const struct diff_result *res, const struct diff_align *al,
 		     const struct tm_region *y, size_t ia, size_t ib)
 {
 	struct diff_arg *a = push_pointer_arg(unv, name, ord, r, x, y);
-	int ex, ey;
+	enum diff_cut_tail ex, ey;
 	uint64_t tx = ktrace_diff_cut_tail(res->a, &res->a->launches[ia], x, &ex);
 	uint64_t ty = ktrace_diff_cut_tail(res->b, &res->b->launches[ib], y, &ey);
 
 	if (!a)
 		return -1;
 	a->why = "unverified: hashed only up to KTRACE_HASH_MAX (cut); the bytes after the cut were not compared";
-	a->cut_tail = tx > ty ? tx : ty;
-	a->cut_exact = tx > ty ? ex : ey;
+	a->cut = 1;
+	/* the larger tail of the two runs; unknown when either run's is
+	 * (a run with only one of the regions cut has the other's UNKNOWN
+	 * only when that one is cut) */
+	if ((x && ktrace_diff_region_cut(x) && ex == DIFF_CUT_TAIL_UNKNOWN) ||
+	    (y && ktrace_diff_region_cut(y) && ey == DIFF_CUT_TAIL_UNKNOWN)) {
+		a->cut_tail_kind = DIFF_CUT_TAIL_UNKNOWN;
+		a->cut_tail = 0;
+	} else {
+		a->cut_tail = tx > ty ? tx : ty;
+		a->cut_tail_kind = tx > ty ? ex : ey;
+	}
 	ktrace_diff_cut_writer(res->a, al->match_a, ia, x, &a->wa);
 	ktrace_diff_cut_writer(res->b, al->match_b, ib, y, &a->wb);
 	return 0;

@@ -208,11 +208,14 @@ static void j_arg(struct json_writer *j, const struct diff_arg *a, int output)
 			ktrace_json_str(j, "reason", a->why);
 		if (a->concurrent.run)
 			j_concurrent(j, "concurrent_writer", &a->concurrent);
-		if (a->cut_tail) {
+		if (a->cut) {
 			ktrace_json_object(j, "hash_cut");
 			ktrace_json_u64(j, "hashed_bytes", (a->ra ? a->ra : a->rb)->hash_len);
-			ktrace_json_u64(j, "unhashed_bytes_max", a->cut_tail);
-			ktrace_json_bool(j, "unhashed_bytes_exact", a->cut_exact);
+			if (a->cut_tail_kind == DIFF_CUT_TAIL_UNKNOWN)
+				ktrace_json_null(j, "unhashed_bytes_max");
+			else
+				ktrace_json_u64(j, "unhashed_bytes_max", a->cut_tail);
+			ktrace_json_bool(j, "unhashed_bytes_exact", a->cut_tail_kind == DIFF_CUT_TAIL_EXACT);
 			j_writer(j, "writer_a", &a->wa);
 			j_writer(j, "writer_b", &a->wb);
 			ktrace_json_end(j);

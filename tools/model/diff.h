@@ -90,6 +90,11 @@ struct diff_rw_race {
 	int writes_too;                  /* the reader's digests changed too: it reads or writes them */
 };
 
+/* How many bytes follow a cut (diff_cut.c): from the region's CUT record
+ * (format 1.14), at most its allocation's after the hashed extent, or not
+ * known (no allocation known, or the cut at or past its end). */
+enum diff_cut_tail { DIFF_CUT_TAIL_UNKNOWN = 0, DIFF_CUT_TAIL_BOUNDED = 1, DIFF_CUT_TAIL_EXACT = 2 };
+
 enum diff_arg_kind { DIFF_ARG_POINTER = 1, DIFF_ARG_SCALAR = 2 };
 
 /* One argument of a divergent launch, compared between the runs. */
@@ -108,11 +113,12 @@ struct diff_arg {
 	struct diff_writer wa, wb;/* inputs that differ: last writers */
 	struct diff_concurrent concurrent; /* unverified: set aside for this writer (run != 0) */
 	/* unverified because its region is cut at KTRACE_HASH_MAX (flag CAPPED,
-	 * diff_cut.c): the bytes of its allocation after the cut (an upper
-	 * bound of those the launch may read unhashed; 0: not cut), and in wa,
-	 * wb the last launch of each run that may have written them */
+	 * diff_cut.c; cut set): the bytes after the cut, as cut_tail_kind says
+	 * (exact, at most those of its allocation, or unknown: cut_tail 0), and
+	 * in wa, wb the last launch of each run that may have written them */
+	int cut;
+	enum diff_cut_tail cut_tail_kind;
 	uint64_t cut_tail;
-	int cut_exact;            /* cut_tail is exact: from the region's CUT record (format 1.14) */
 };
 
 struct diff_divergence {
