@@ -368,6 +368,8 @@ static void race_fill(struct diff_race *d, char run, const struct tm_trace *t, c
 	d->run = run;
 	d->first = &t->launches[x->first];
 	d->second = &t->launches[x->second];
+	d->region_first = x->region_first;
+	d->region_second = x->region_second;
 	ktrace_diff_region_name(d->first->kernel, &d->first->regions[x->region_first], d->arg_first, sizeof d->arg_first, &ord);
 	ktrace_diff_region_name(d->second->kernel, &d->second->regions[x->region_second], d->arg_second, sizeof d->arg_second,
 		    &ord);
@@ -587,10 +589,8 @@ static int copy_writes_device(const struct tm_op *o)
 	       o->dir == KTRACE_COPY_UNKNOWN;
 }
 
-/* The most recent operation before launch index `li` of t that wrote (or, not
- * hashed, may have written) bytes overlapping [addr, addr+len). */
-static void last_writer(const struct tm_trace *t, const long *match, size_t li, uint64_t addr, uint64_t len,
-			struct diff_writer *w)
+void ktrace_diff_last_writer(const struct tm_trace *t, const long *match, size_t li, uint64_t addr, uint64_t len,
+			     struct diff_writer *w)
 {
 	memset(w, 0, sizeof *w);
 	w->type = DIFF_WRITER_NONE;
@@ -775,8 +775,8 @@ static int classify(struct diff_result *res, const struct diff_align *al, struct
 			goto out;
 		a->why = why;
 		if (pre == H_DIFF) {
-			last_writer(res->a, al->match_a, ia, x->ptr, x->hash_len, &a->wa);
-			last_writer(res->b, al->match_b, ib, y->ptr, y->hash_len, &a->wb);
+			ktrace_diff_last_writer(res->a, al->match_a, ia, x->ptr, x->hash_len, &a->wa);
+			ktrace_diff_last_writer(res->b, al->match_b, ib, y->ptr, y->hash_len, &a->wb);
 		}
 	});
 	if (separate_host_noise(&ins, &noise) < 0)

@@ -72,6 +72,7 @@ struct diff_concurrent {
 struct diff_race {
 	char run;                       /* 'A' or 'B' */
 	const struct tm_launch *first, *second; /* by launch_seq */
+	uint32_t region_first, region_second;   /* the regions that race: indexes in first's, second's */
 	char arg_first[96], arg_second[96];
 	uint64_t lo, hi;
 	int in_both;                    /* run A's race, and B's counterparts race too */
