@@ -1315,6 +1315,116 @@ static int teardown(void **state)
 	return system(cmd) == 0 ? 0 : -1;
 }
 
+/* ---- conditional bodies' run counts ------------------------------------------------- */
+
+/* A run built in memory: graph launches of exec 7, each of whose records is
+ * a node (flag GRAPH) or a body's node (GRAPH_ITER, body 0 of node 1). */
+struct cond_run {
+	struct tm_trace t;
+	struct tm_launch l[16];
+	struct tm_refs refs[16];
+};
+
+static void cond_record(struct cond_run *c, uint64_t launch, int in_body, uint32_t iterations, uint32_t dropped,
+			uint32_t flags)
+{
+	size_t i = c->t.nlaunches++;
+
+	memset(&c->l[i], 0, sizeof c->l[i]);
+	memset(&c->refs[i], 0, sizeof c->refs[i]);
+	c->l[i].seq = i;
+	c->l[i].flags = KTRACE_LAUNCHF_GRAPH | (in_body ? KTRACE_LAUNCHF_GRAPH_ITER : 0) | flags;
+	c->l[i].refs = &c->refs[i];
+	c->refs[i].graph = (struct ktrace_graph_ref){ .exec_id = 7, .launch = launch, .node = in_body ? 2 : 0,
+						       .cond_node = in_body ? 1 : 0, .iterations = iterations,
+						       .dropped = dropped };
+}
+
+static void cond_init(struct cond_run *c)
+{
+	memset(c, 0, sizeof *c);
+	c->t.launches = c->l;
+}
+
+static struct diff_body_runs cond_compare(const struct cond_run *a, const struct cond_run *b)
+{
+	struct diff_body_runs d;
+
+	assert_int_equal(ktrace_diff_compare_body_runs(&a->t, &b->t, &d), 0);
+	return d;
+}
+
+/* Counts come from the iteration reference (runs the ring dropped count); a
+ * body without a record ran no time only where its run shows the graph
+ * launch ran hashed and complete; otherwise it is unverified, not a difference. */
+static void test_body_runs_missing_records(void **state)
+{
+	struct cond_run a, b;
+	struct diff_body_runs d;
+
+	(void)state;
+	/* 100 runs each, 36 of them dropped in A only: the same count */
+	cond_init(&a);
+	cond_init(&b);
+	cond_record(&a, 0, 0, 0, 0, 0);
+	cond_record(&a, 0, 1, 100, 36, 0);
+	cond_record(&b, 0, 0, 0, 0, 0);
+	cond_record(&b, 0, 1, 100, 0, 0);
+	d = cond_compare(&a, &b);
+	assert_int_equal(d.differ, 0);
+	assert_int_equal(d.unknown, 0);
+	/* B recorded the graph launch, hashed, without the body: it ran no time there */
+	b.t.nlaunches = 1;
+	d = cond_compare(&a, &b);
+	assert_int_equal(d.differ, 1);
+	assert_int_equal(d.runs_a, 100);
+	assert_int_equal(d.runs_b, 0);
+	assert_int_equal(d.unknown, 0);
+	/* ... in a damaged trace, or with node records lost: not known */
+	b.t.truncated = 1;
+	d = cond_compare(&a, &b);
+	assert_int_equal(d.differ, 0);
+	assert_int_equal(d.unknown, 1);
+	assert_int_equal(d.first_unknown.run, 'B');
+	assert_non_null(strstr(d.first_unknown.why, "damaged trace"));
+	b.t.truncated = 0;
+	b.t.counters[KTRACE_CTR_GRAPH_NODES_UNRECORDED] = 2;
+	d = cond_compare(&a, &b);
+	assert_int_equal(d.differ, 0);
+	assert_int_equal(d.unknown, 1);
+	b.t.counters[KTRACE_CTR_GRAPH_NODES_UNRECORDED] = 0;
+	/* ... the program's exec ran, unhashed (bodies not recorded): not known */
+	b.l[0].flags |= KTRACE_LAUNCHF_HASH_SKIPPED;
+	d = cond_compare(&a, &b);
+	assert_int_equal(d.differ, 0);
+	assert_int_equal(d.unknown, 1);
+	assert_non_null(strstr(d.first_unknown.why, "unhashed"));
+	/* no record of the graph launch at all: not known, unless a later launch of the exec shows it ran */
+	b.t.nlaunches = 0;
+	d = cond_compare(&a, &b);
+	assert_int_equal(d.differ, 0);
+	assert_int_equal(d.unknown, 1);
+	assert_non_null(strstr(d.first_unknown.why, "no record of its graph launch"));
+	cond_record(&b, 1, 1, 3, 0, 0);
+	cond_record(&a, 1, 1, 3, 0, 0);
+	d = cond_compare(&a, &b);
+	assert_int_equal(d.differ, 1);
+	assert_int_equal(d.unknown, 0);
+	b.t.counters[KTRACE_CTR_GRAPH_LAUNCHES_UNHASHED] = 1;
+	d = cond_compare(&a, &b);
+	assert_int_equal(d.differ, 0);
+	assert_int_equal(d.unknown, 1);
+	/* a record whose count says every run was dropped is damaged: not known */
+	cond_init(&a);
+	cond_init(&b);
+	cond_record(&a, 0, 1, 4, 0, 0);
+	cond_record(&b, 0, 1, 4, 4, 0);
+	d = cond_compare(&a, &b);
+	assert_int_equal(d.differ, 0);
+	assert_int_equal(d.unknown, 1);
+	assert_int_equal(d.first_unknown.run, 'B');
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1344,6 +1454,7 @@ int main(void)
 		cmocka_unit_test(test_truncated_trace),
 		cmocka_unit_test(test_garbage_and_missing),
 		cmocka_unit_test(test_random_traces),
+		cmocka_unit_test(test_body_runs_missing_records),
 	};
 	return cmocka_run_group_tests_name("diff", tests, setup, teardown);
 }

@@ -1058,7 +1058,7 @@ static struct diff_align *align_traces(struct diff_result *r, char *err, size_t 
 static int strict_failure(const struct diff_result *r)
 {
 	return r->only_a || r->only_b || r->unverified || r->races_a || r->races_b || r->graphs_a.untraced ||
-	       r->graphs_b.untraced;
+	       r->graphs_b.untraced || r->body_runs.unknown;
 }
 
 int ktrace_diff_compare(const struct tm_trace *a, const struct tm_trace *b, const struct diff_opts *o,

@@ -563,6 +563,18 @@ void ktrace_diff_json(struct json_writer *j, const struct diff_result *r, const 
 				    JSON_U64("body", d->body), JSON_U64("runs_a", d->runs_a), JSON_U64("runs_b", d->runs_b));
 		ktrace_json_end(j);
 	}
+	if (r->body_runs.unknown) { /* only when there are some (other reports are unchanged) */
+		const struct diff_body_unknown *u = &r->body_runs.first_unknown;
+		char run[2] = { u->run, 0 };
+
+		ktrace_json_object(j, "body_runs_unverified");
+		KTRACE_JSON_MEMBERS(j, JSON_U64("count", r->body_runs.unknown), JSON_U64("exec_id", u->exec_id),
+				    JSON_U64("launch", u->launch), JSON_U64("cond_node", u->cond_node),
+				    JSON_U64("body", u->body));
+		ktrace_json_str(j, "run", run);
+		ktrace_json_str(j, "reason", u->why);
+		ktrace_json_end(j);
+	}
 	const struct tm_launch *fo[2] = { r->first_only_a, r->first_only_b };
 	for (int w = 0; w < 2; w++) {
 		const char *key = w ? "first_only_b" : "first_only_a";

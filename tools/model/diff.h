@@ -193,10 +193,20 @@ struct diff_graphs {
 
 /* Conditional graph bodies that ran another number of times in the two
  * runs (diff_cond.c): how many (graph launch, body) pairs, and the first. */
+/* A conditional body whose run count one run does not tell (diff_cond.c). */
+struct diff_body_unknown {
+	uint64_t exec_id, launch;
+	uint32_t cond_node, body;
+	char run;                 /* 'A' or 'B': the run without the count */
+	const char *why;          /* why it is not known (static text) */
+};
+
 struct diff_body_runs {
-	uint64_t differ;
+	uint64_t differ;          /* bodies that ran another number of times; the first: */
 	uint64_t exec_id, launch;
 	uint32_t cond_node, body, runs_a, runs_b;
+	uint64_t unknown;         /* bodies whose count one run does not tell (unverified) */
+	struct diff_body_unknown first_unknown;
 };
 
 /* What the program itself observed: the digests of what its device-to-host
