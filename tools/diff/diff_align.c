@@ -243,10 +243,10 @@ static void launch_key_of(const struct tm_launch *l, struct launch_key *k)
 	k->l = l;
 	name = launch_key_name(k);
 	k->nh = name ? fold32(fnv1a(name, strlen(name), 0xcbf29ce484222325ull)) : 0;
-	uint64_t h = fnv1a(l->grid, sizeof l->grid, 0xcbf29ce484222325ull);
-	h = fnv1a(l->block, sizeof l->block, h);
+	uint64_t h = fnv1a(l->shape->grid, sizeof l->shape->grid, 0xcbf29ce484222325ull);
+	h = fnv1a(l->shape->block, sizeof l->shape->block, h);
 	h = fnv1a(ktrace_tm_cluster(l), 3 * sizeof(uint32_t), h);
-	k->h = fold32(fnv1a(&l->shared_mem, sizeof l->shared_mem, h));
+	k->h = fold32(fnv1a(&l->shape->shared_mem, sizeof l->shape->shared_mem, h));
 }
 
 static int launch_key_eq(const struct launch_key *x, const struct launch_key *y)
@@ -254,8 +254,8 @@ static int launch_key_eq(const struct launch_key *x, const struct launch_key *y)
 	const struct tm_launch *a = x->l, *b = y->l;
 	const char *an, *bn;
 
-	if (x->h != y->h || memcmp(a->grid, b->grid, sizeof a->grid) || memcmp(a->block, b->block, sizeof a->block) ||
-	    memcmp(ktrace_tm_cluster(a), ktrace_tm_cluster(b), 3 * sizeof(uint32_t)) || a->shared_mem != b->shared_mem)
+	if (x->h != y->h || (a->shape != b->shape && memcmp(a->shape, b->shape, sizeof *a->shape)) ||
+	    memcmp(ktrace_tm_cluster(a), ktrace_tm_cluster(b), 3 * sizeof(uint32_t)))
 		return 0;
 	an = launch_key_name(x);
 	bn = launch_key_name(y);
@@ -286,7 +286,7 @@ struct stream_info {
 struct stream_list {
 	struct stream_info *s;
 	size_t n, cap;
-	uint32_t *of_launch; /* per launch: stream index */
+	uint32_t *of_launch; /* per launch: stream index (while the lists are made) */
 	/* open-addressing table key -> stream index */
 	long *tab;
 	size_t tabcap;
@@ -385,6 +385,8 @@ static int stream_list_fill(const struct tm_trace *t, struct stream_list *sl)
 		struct stream_info *s = &sl->s[sl->of_launch[i]];
 		s->idx[s->n++] = i;
 	}
+	free(sl->of_launch); /* each stream's launches are listed: not needed during the alignment */
+	sl->of_launch = NULL;
 	return 0;
 }
 

@@ -80,9 +80,13 @@ static size_t sort_unique(struct body_runs *v, size_t n)
 /* Each (graph launch, body) of t once with its count, and each graph launch. */
 static int collect(const struct tm_trace *t, struct run_bodies *rb)
 {
+	size_t ngraph = 0;
+
 	*rb = (struct run_bodies){ .t = t };
-	rb->bodies = malloc((t->nlaunches + 1) * sizeof *rb->bodies);
-	rb->launches = malloc((t->nlaunches + 1) * sizeof *rb->launches);
+	for (size_t i = 0; i < t->nlaunches; i++) /* sized for the graph launches' records only */
+		ngraph += (t->launches[i].flags & KTRACE_LAUNCHF_GRAPH) != 0;
+	rb->bodies = malloc((ngraph + 1) * sizeof *rb->bodies);
+	rb->launches = malloc((ngraph + 1) * sizeof *rb->launches);
 	if (!rb->bodies || !rb->launches)
 		return -1;
 	for (size_t i = 0; i < t->nlaunches; i++) {

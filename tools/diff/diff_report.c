@@ -236,8 +236,8 @@ void ktrace_diff_text_divergence(FILE *f, const struct diff_result *r, const str
 	fprintf(f, "%s: %s\n", title, ktrace_tm_kernel_name(d->la->kernel));
 	fprintf(f, "  launch %" PRIu64 " in A, %" PRIu64 " in B; device %d, stream #%zu (0x%" PRIx64 " in A, 0x%" PRIx64
 		   " in B)\n", d->la->seq, d->lb->seq, d->device, d->stream, d->la->stream, d->lb->stream);
-	fprintf(f, "  grid %ux%ux%u block %ux%ux%u\n", d->la->grid[0], d->la->grid[1], d->la->grid[2],
-		d->la->block[0], d->la->block[1], d->la->block[2]);
+	fprintf(f, "  grid %ux%ux%u block %ux%ux%u\n", d->la->shape->grid[0], d->la->shape->grid[1],
+		d->la->shape->grid[2], d->la->shape->block[0], d->la->shape->block[1], d->la->shape->block[2]);
 	if (d->la->flags & KTRACE_LAUNCHF_GRAPH_ITER) {
 		const struct ktrace_graph_ref *ga = ktrace_tm_graph_ref(d->la), *gb = ktrace_tm_graph_ref(d->lb);
 

@@ -16,6 +16,7 @@
 #include "tools/model/array.h"
 
 const struct tm_refs ktrace_tm_no_refs;
+static const struct tm_shape no_shape;
 
 /* ---- arena ------------------------------------------------------------- */
 
@@ -90,7 +91,8 @@ struct load_state {
 	uint64_t time_ns; /* of the record being taken */
 	struct tm_range *ranges; /* ALLOC records: to infer unknown copy directions */
 	size_t nranges;
-	struct alloc_intern allocs; /* the regions' allocations, each once (t->allocs) */
+	struct tm_intern allocs; /* the regions' allocations, each once (t->allocs) */
+	struct tm_intern shapes; /* the launches' shapes, each once (t->shapes) */
 	char *err;
 	size_t errlen;
 };
@@ -271,10 +273,15 @@ static int take_launch(struct load_state *s, const void *rec, size_t len, uint64
 		return oom(s);
 	*o = (struct tm_launch){ .seq = l.launch_seq, .rec_seq = seq, .time_ns = s->time_ns, .loading_kernel_id = l.kernel_id,
 				 .context = l.context, .stream = l.stream, .tid = l.tid, .device = l.device, .api = l.api,
-				 .flags = l.flags, .shared_mem = l.shared_mem, .result = l.result,
+				 .flags = l.flags, .result = l.result,
 				 .hash_skip = l.hash_skip, .param_bytes_len = l.param_bytes_len };
-	memcpy(o->grid, l.grid, sizeof o->grid);
-	memcpy(o->block, l.block, sizeof o->block);
+	struct tm_shape shape = { .shared_mem = l.shared_mem };
+	int no_shape_mem = 0;
+	memcpy(shape.grid, l.grid, sizeof shape.grid);
+	memcpy(shape.block, l.block, sizeof shape.block);
+	o->loading_shape = ktrace_intern(&s->shapes, &shape, &no_shape_mem);
+	if (no_shape_mem)
+		return oom(s);
 	if (l.flags & (KTRACE_LAUNCHF_GRAPH | KTRACE_LAUNCHF_GRAPH_ITER | KTRACE_LAUNCHF_RANGE) ||
 	    l.cluster[0] | l.cluster[1] | l.cluster[2]) {
 		struct tm_refs *refs = arena_alloc(t, sizeof *refs);
@@ -299,7 +306,8 @@ static int take_launch(struct load_state *s, const void *rec, size_t len, uint64
 			struct ktrace_region r;
 			ktrace_launch_region(&l, i, &r);
 			int no_mem = 0;
-			uint32_t alloc = ktrace_alloc_intern(&s->allocs, (struct tm_alloc){ r.alloc_base, r.alloc_size }, &no_mem);
+			struct tm_alloc a = { r.alloc_base, r.alloc_size };
+			uint32_t alloc = ktrace_intern(&s->allocs, &a, &no_mem);
 			if (no_mem)
 				return oom(s);
 			o->regions[i] = (struct tm_region){
@@ -790,8 +798,13 @@ static int finish(struct load_state *s)
 			? s->mods[lo - 1].digest : 0;
 	}
 	ktrace_sort(t->launches, t->nlaunches, sizeof *t->launches, cmp_launch);
-	for (size_t i = 0; i < t->nlaunches; i++)
-		t->launches[i].kernel = find_kernel(t->kernels, t->nkernels, t->launches[i].loading_kernel_id);
+	for (size_t i = 0; i < t->nlaunches; i++) {
+		struct tm_launch *l = &t->launches[i];
+		uint32_t shape = l->loading_shape;
+
+		l->kernel = find_kernel(t->kernels, t->nkernels, l->loading_kernel_id);
+		l->shape = shape && shape <= t->nshapes ? &t->shapes[shape - 1] : &no_shape;
+	}
 	ktrace_sort(t->ops, t->nops, sizeof *t->ops, cmp_op);
 	ktrace_sort(t->orders, t->norders, sizeof *t->orders, cmp_order);
 	ktrace_sort(t->graphs, t->ngraphs, sizeof *t->graphs, cmp_graph);
@@ -811,7 +824,8 @@ int ktrace_tm_load_reader(struct tm_trace *t, struct ktrace_reader *r, const cha
 	struct load_state s;
 	memset(&s, 0, sizeof s);
 	s.t = t;
-	s.allocs = (struct alloc_intern){ .allocs = &t->allocs, .nallocs = &t->nallocs };
+	s.allocs = (struct tm_intern){ .items = &t->allocs, .nitems = &t->nallocs, .size = sizeof *t->allocs };
+	s.shapes = (struct tm_intern){ .items = &t->shapes, .nitems = &t->nshapes, .size = sizeof *t->shapes };
 	s.err = err;
 	s.errlen = errlen;
 	int rc = 0;
@@ -853,7 +867,8 @@ int ktrace_tm_load_reader(struct tm_trace *t, struct ktrace_reader *r, const cha
 		rc = finish(&s);
 	free(s.mods);
 	free(s.ranges);
-	ktrace_alloc_intern_free(&s.allocs);
+	ktrace_intern_free(&s.allocs);
+	ktrace_intern_free(&s.shapes);
 	if (rc != 0)
 		ktrace_tm_free(t);
 	return rc;
@@ -887,6 +902,7 @@ void ktrace_tm_free(struct tm_trace *t)
 	}
 	free(t->kernels);
 	free(t->allocs);
+	free(t->shapes);
 	free(t->launches);
 	free(t->ops);
 	free(t->notes);

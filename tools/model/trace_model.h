@@ -84,8 +84,6 @@ struct tm_launch {
 	uint32_t flags;
 	uint8_t api;             /* enum ktrace_api */
 	uint8_t hash_skip;       /* enum ktrace_hash_skip (format 1.3; 0 before) */
-	uint32_t grid[3], block[3]; /* the cluster shape: ktrace_tm_cluster() */
-	uint32_t shared_mem;
 	int32_t result;
 	uint32_t param_bytes_len, nregions;
 	struct tm_region *regions; /* sorted by ktrace_tm_region_key, then the parameter bytes
@@ -93,6 +91,11 @@ struct tm_launch {
 	uint64_t time_ns;        /* the record's time (CLOCK_MONOTONIC; the call's, docs/format.md) */
 	const struct tm_refs *refs; /* its graph node, ranges and cluster shape; NULL: none of them
 	                             * (ktrace_tm_graph_ref, _range_ref, _cluster) */
+	union {
+		const struct tm_shape *shape; /* never NULL after loading: its grid, block and shared
+		                               * memory, each shape kept once per trace (t->shapes) */
+		uint32_t loading_shape;       /* while loading only: 1 + its index in t->shapes, 0 none */
+	};
 };
 
 /* A launch's graph node and NVTX ranges: zeros when it has none. */
@@ -243,6 +246,7 @@ struct tm_trace {
 
 	struct tm_kernel *kernels; size_t nkernels;   /* sorted by id */
 	struct tm_alloc *allocs; size_t nallocs;      /* the regions' allocations, each once */
+	struct tm_shape *shapes; size_t nshapes;      /* the launches' shapes, each once */
 	struct tm_launch *launches; size_t nlaunches; /* sorted by seq */
 	struct tm_op *ops; size_t nops;               /* sorted by seq */
 	struct tm_note *notes; size_t nnotes;         /* file order */
