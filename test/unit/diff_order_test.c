@@ -419,6 +419,17 @@ static void test_reader_concurrent_with_writer(void **state)
 	release(&p);
 }
 
+/* The writers race (their outcome differs in B); the reader waits for an
+ * event recorded after the side stream's write; exact extents. */
+static void raced_then_event(struct sim_opts *oa, struct sim_opts *ob)
+{
+	scenario(oa, ob, SIM_ORDER_CONCURRENT, 1);
+	oa->order_no_final_sync = ob->order_no_final_sync = 1;
+	oa->order_reader_event = ob->order_reader_event = 1;
+	oa->order_exact = ob->order_exact = 1;
+	ob->order_final_differs = 1;
+}
+
 /* The reader's stream waits for an event recorded after the side stream's
  * write: ordered, no race; its input is evidence, and a difference there
  * comes from upstream. */
@@ -438,11 +449,7 @@ static void test_reader_ordered_by_event(void **state)
 	assert_int_equal(ktrace_diff_verdict(&p.r), DIFF_VERDICT_IDENTICAL);
 	release(&p);
 	/* the same with the workspace's content differing (the writers raced each other) */
-	scenario(&oa, &ob, SIM_ORDER_CONCURRENT, 1);
-	oa.order_no_final_sync = ob.order_no_final_sync = 1;
-	oa.order_reader_event = ob.order_reader_event = 1;
-	oa.order_exact = ob.order_exact = 1;
-	ob.order_final_differs = 1;
+	raced_then_event(&oa, &ob);
 	compare(&p, &oa, &ob, 0);
 	assert_int_equal(p.r.rw_races, 0);
 	assert_int_equal(p.r.ndivs, 1);
@@ -481,12 +488,8 @@ static void test_ww_race_overwritten_is_not_the_cause(void **state)
 	struct sim_opts oa, ob;
 	struct pair p;
 	(void)state;
-	scenario(&oa, &ob, SIM_ORDER_CONCURRENT, 1);
-	oa.order_no_final_sync = ob.order_no_final_sync = 1;
-	oa.order_reader_event = ob.order_reader_event = 1;
-	oa.order_exact = ob.order_exact = 1;
+	raced_then_event(&oa, &ob);
 	oa.order_rewrite = ob.order_rewrite = 1;
-	ob.order_final_differs = 1;
 	ob.order_reader_nondet = 1;
 	compare(&p, &oa, &ob, 0);
 	assert_int_equal(p.r.races_a, 1);
