@@ -1411,6 +1411,74 @@ static void test_body_runs_missing_records(void **state)
 	assert_int_equal(d.first_unknown.run, 'B');
 }
 
+/* ---- a trace loaded beside another ---------------------------------------------------- */
+
+/* Load run b beside run a (ktrace_tm_load_beside) and on its own: the same
+ * model, launch by launch (regions, their allocations, parameter bytes,
+ * shapes); the launches sharing a's memory counted in *shared. */
+static void load_beside(const struct sim_opts *oa, const struct sim_opts *ob, size_t *shared)
+{
+	char pa[512], pb[512], err[512];
+	struct tm_trace a, b, alone;
+
+	write_run("a.ktrace", oa);
+	write_run("b.ktrace", ob);
+	path_of(pa, sizeof pa, "a.ktrace");
+	path_of(pb, sizeof pb, "b.ktrace");
+	assert_int_equal(ktrace_tm_load(&a, pa, 0, err, sizeof err), 0);
+	assert_int_equal(ktrace_tm_load_beside(&b, pb, &a, 0, err, sizeof err), 0);
+	assert_int_equal(ktrace_tm_load(&alone, pb, 0, err, sizeof err), 0);
+	assert_int_equal(b.nlaunches, alone.nlaunches);
+	*shared = 0;
+	for (size_t i = 0; i < b.nlaunches; i++) {
+		const struct tm_launch *x = &b.launches[i], *y = &alone.launches[i];
+
+		assert_int_equal(x->seq, y->seq);
+		assert_int_equal(x->nregions, y->nregions);
+		assert_int_equal(x->param_bytes_len, y->param_bytes_len);
+		assert_memory_equal(x->shape, y->shape, sizeof *x->shape);
+		assert_memory_equal(ktrace_tm_param_bytes(x), ktrace_tm_param_bytes(y), x->param_bytes_len);
+		for (uint32_t g = 0; g < x->nregions; g++) {
+			const struct tm_region *rx = &x->regions[g], *ry = &y->regions[g];
+			struct tm_alloc ax = ktrace_tm_region_alloc(&b, rx), ay = ktrace_tm_region_alloc(&alone, ry);
+
+			assert_true(rx->ptr == ry->ptr && rx->hash_len == ry->hash_len && rx->pre_hash == ry->pre_hash &&
+				    rx->post_hash == ry->post_hash && rx->flags == ry->flags &&
+				    rx->param_offset == ry->param_offset);
+			assert_true(ax.base == ay.base && ax.size == ay.size);
+		}
+		for (size_t k = 0; k < a.nlaunches; k++)
+			if (x->regions == a.launches[k].regions) {
+				assert_int_equal(a.launches[k].seq, x->seq);
+				++*shared;
+			}
+	}
+	ktrace_tm_free(&alone);
+	ktrace_tm_free(&b);
+	ktrace_tm_free(&a);
+}
+
+/* A second run loaded beside the first shares the regions and parameter
+ * bytes of its launches that are the same, and only those: its model is the
+ * one it has loaded alone. */
+static void test_load_beside(void **state)
+{
+	struct sim_opts oa, ob;
+	size_t shared;
+
+	(void)state;
+	sim_defaults(&oa, 0);
+	ob = oa;
+	ob.nondet_iter = 1; /* step 1's reduction differs, and what it flows into */
+	load_beside(&oa, &ob, &shared);
+	assert_true(shared > 0);
+	assert_true(shared < (size_t)(LAUNCHES_PER_STEP * STEPS));
+	/* another run's addresses and handles: nothing the same, nothing shared */
+	sim_defaults(&ob, 1);
+	load_beside(&oa, &ob, &shared);
+	assert_int_equal(shared, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1441,6 +1509,7 @@ int main(void)
 		cmocka_unit_test(test_garbage_and_missing),
 		cmocka_unit_test(test_random_traces),
 		cmocka_unit_test(test_body_runs_missing_records),
+		cmocka_unit_test(test_load_beside),
 	};
 	return cmocka_run_group_tests_name("diff", tests, setup, teardown);
 }

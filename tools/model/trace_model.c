@@ -93,6 +93,10 @@ struct load_state {
 	size_t nranges;
 	struct tm_intern allocs; /* the regions' allocations, each once (t->allocs) */
 	struct tm_intern shapes; /* the launches' shapes, each once (t->shapes) */
+	const struct tm_trace *like; /* loaded beside it (ktrace_tm_load_beside), or NULL */
+	size_t like_hint;            /* where like's next launch is looked for first */
+	unsigned char *scratch;      /* beside like: a launch's piece, before it is compared */
+	size_t cap_scratch;
 	char *err;
 	size_t errlen;
 };
@@ -262,6 +266,65 @@ static int take_kernel(struct load_state *s, const void *rec, size_t len, uint64
 	return 0;
 }
 
+/* Launch l's regions, sorted, and its parameter bytes after them into the
+ * piece at dst; 0, or -1 when memory runs out. */
+static int fill_piece(struct load_state *s, const struct ktrace_rec_launch *l, unsigned char *dst)
+{
+	struct tm_region *g = (struct tm_region *)dst;
+
+	if (l->param_bytes_len)
+		memcpy(dst + (size_t)l->nregions * sizeof *g, l->param_bytes, l->param_bytes_len);
+	for (uint32_t i = 0; i < l->nregions; i++) {
+		struct ktrace_region r;
+		int no_mem = 0;
+
+		ktrace_launch_region(l, i, &r);
+		struct tm_alloc a = { r.alloc_base, r.alloc_size };
+		uint32_t alloc = ktrace_intern(&s->allocs, &a, &no_mem);
+		if (no_mem)
+			return -1;
+		g[i] = (struct tm_region){
+			.param_offset = r.param_offset, .ordinal = r.ordinal, .flags = r.flags, .alloc = alloc,
+			.ptr = r.ptr, .hash_len = r.hash_len, .pre_hash = r.pre_hash, .post_hash = r.post_hash,
+		};
+	}
+	if (l->nregions)
+		ktrace_sort(g, l->nregions, sizeof *g, cmp_region);
+	return 0;
+}
+
+/* Launch o's regions and parameter bytes (from its record l) in one piece:
+ * one rounding, not two; beside another trace, that trace's piece when it
+ * holds the same (ktrace_tm_same_piece), else a piece of its own. */
+static int take_piece(struct load_state *s, const struct ktrace_rec_launch *l, struct tm_launch *o)
+{
+	size_t n = (size_t)l->nregions * sizeof *o->regions + l->param_bytes_len;
+	unsigned char *piece;
+
+	if (!s->like) {
+		piece = arena_alloc(s->t, n);
+		if (!piece || fill_piece(s, l, piece))
+			return oom(s);
+		o->regions = (struct tm_region *)piece;
+		return 0;
+	}
+	if (ktrace_grow(&s->scratch, &s->cap_scratch, n + 1, 1) || fill_piece(s, l, s->scratch))
+		return oom(s);
+	const struct tm_region *shared = ktrace_tm_same_piece(s->like, &s->like_hint, o->seq,
+							       (const struct tm_region *)s->scratch, l->nregions,
+							       s->scratch + n - l->param_bytes_len, l->param_bytes_len);
+	if (shared) {
+		o->regions = (struct tm_region *)shared;
+		return 0;
+	}
+	piece = arena_alloc(s->t, n);
+	if (!piece)
+		return oom(s);
+	memcpy(piece, s->scratch, n);
+	o->regions = (struct tm_region *)piece;
+	return 0;
+}
+
 static int take_launch(struct load_state *s, const void *rec, size_t len, uint64_t seq)
 {
 	struct ktrace_rec_launch l;
@@ -293,32 +356,8 @@ static int take_launch(struct load_state *s, const void *rec, size_t len, uint64
 		memcpy(refs->cluster, l.cluster, sizeof refs->cluster);
 		o->refs = refs;
 	}
-	/* its regions and parameter bytes in one piece: one rounding, not two */
-	size_t region_bytes = (size_t)l.nregions * sizeof *o->regions;
-	unsigned char *piece = arena_alloc(t, region_bytes + l.param_bytes_len);
-	if (!piece)
-		return oom(s);
-	if (l.param_bytes_len)
-		memcpy(piece + region_bytes, l.param_bytes, l.param_bytes_len);
-	o->regions = (struct tm_region *)piece;
-	if (l.nregions) {
-		for (uint32_t i = 0; i < l.nregions; i++) {
-			struct ktrace_region r;
-			ktrace_launch_region(&l, i, &r);
-			int no_mem = 0;
-			struct tm_alloc a = { r.alloc_base, r.alloc_size };
-			uint32_t alloc = ktrace_intern(&s->allocs, &a, &no_mem);
-			if (no_mem)
-				return oom(s);
-			o->regions[i] = (struct tm_region){
-				.param_offset = r.param_offset, .ordinal = r.ordinal, .flags = r.flags, .alloc = alloc,
-				.ptr = r.ptr, .hash_len = r.hash_len, .pre_hash = r.pre_hash, .post_hash = r.post_hash,
-			};
-		}
-		ktrace_sort(o->regions, l.nregions, sizeof *o->regions, cmp_region);
-	}
 	o->nregions = l.nregions;
-	return 0;
+	return take_piece(s, &l, o);
 }
 
 /* A copy or memset from its record m: the members both records have, then
@@ -816,8 +855,19 @@ static int finish(struct load_state *s)
 	return 0;
 }
 
-int ktrace_tm_load_reader(struct tm_trace *t, struct ktrace_reader *r, const char *name, int allow_truncated, char *err,
-			  size_t errlen)
+/* Beside like: its allocations numbered first, in its order, so that a
+ * region equal to one of like's holds the same number.  0, or -1 (out of memory). */
+static int number_like(struct load_state *s)
+{
+	int no_mem = 0;
+
+	for (size_t i = 0; s->like && i < s->like->nallocs && !no_mem; i++)
+		ktrace_intern(&s->allocs, &s->like->allocs[i], &no_mem);
+	return no_mem ? oom(s) : 0;
+}
+
+static int load_reader(struct tm_trace *t, struct ktrace_reader *r, const char *name, const struct tm_trace *like,
+		       int allow_truncated, char *err, size_t errlen)
 {
 	memset(t, 0, sizeof *t);
 	t->path = name;
@@ -826,11 +876,12 @@ int ktrace_tm_load_reader(struct tm_trace *t, struct ktrace_reader *r, const cha
 	s.t = t;
 	s.allocs = (struct tm_intern){ .items = &t->allocs, .nitems = &t->nallocs, .size = sizeof *t->allocs };
 	s.shapes = (struct tm_intern){ .items = &t->shapes, .nitems = &t->nshapes, .size = sizeof *t->shapes };
+	s.like = like;
 	s.err = err;
 	s.errlen = errlen;
-	int rc = 0;
+	int rc = number_like(&s);
 	t->format_minor = ktrace_reader_minor(r);
-	for (;;) {
+	for (; !rc;) {
 		const void *rec;
 		size_t len;
 		enum ktrace_read_status st = ktrace_reader_next(r, &rec, &len);
@@ -867,6 +918,7 @@ int ktrace_tm_load_reader(struct tm_trace *t, struct ktrace_reader *r, const cha
 		rc = finish(&s);
 	free(s.mods);
 	free(s.ranges);
+	free(s.scratch);
 	ktrace_intern_free(&s.allocs);
 	ktrace_intern_free(&s.shapes);
 	if (rc != 0)
@@ -874,7 +926,14 @@ int ktrace_tm_load_reader(struct tm_trace *t, struct ktrace_reader *r, const cha
 	return rc;
 }
 
-int ktrace_tm_load(struct tm_trace *t, const char *path, int allow_truncated, char *err, size_t errlen)
+int ktrace_tm_load_reader(struct tm_trace *t, struct ktrace_reader *r, const char *name, int allow_truncated, char *err,
+			  size_t errlen)
+{
+	return load_reader(t, r, name, NULL, allow_truncated, err, errlen);
+}
+
+int ktrace_tm_load_beside(struct tm_trace *t, const char *path, const struct tm_trace *like, int allow_truncated,
+			  char *err, size_t errlen)
 {
 	struct ktrace_reader *r = ktrace_reader_open(path, err, errlen);
 
@@ -883,7 +942,12 @@ int ktrace_tm_load(struct tm_trace *t, const char *path, int allow_truncated, ch
 		t->path = path;
 		return -1;
 	}
-	return ktrace_tm_load_reader(t, r, path, allow_truncated, err, errlen);
+	return load_reader(t, r, path, like, allow_truncated, err, errlen);
+}
+
+int ktrace_tm_load(struct tm_trace *t, const char *path, int allow_truncated, char *err, size_t errlen)
+{
+	return ktrace_tm_load_beside(t, path, NULL, allow_truncated, err, errlen);
 }
 
 void ktrace_tm_free(struct tm_trace *t)

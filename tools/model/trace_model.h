@@ -286,6 +286,20 @@ void ktrace_tm_free(struct tm_trace *t);
  * outlive b).  1: done; 0: not the same bytes, b untouched (load it). */
 int ktrace_tm_share_same(struct tm_trace *b, const struct tm_trace *a, const char *path_b);
 
+/* Load the trace at path as ktrace_tm_load() does, beside `like` (a trace
+ * of the same program, loaded): each launch whose regions and parameter
+ * bytes equal those of like's launch of the same launch_seq shares like's
+ * memory for them (trace_same.c), allocations numbered as in like.  like
+ * must outlive t, and neither may change. */
+int ktrace_tm_load_beside(struct tm_trace *t, const char *path, const struct tm_trace *like, int allow_truncated,
+			  char *err, size_t errlen);
+/* For the loader: like's launch of launch_seq seq (*hint: where to look
+ * first, then after it), when its regions (sorted) and parameter bytes equal
+ * these: its regions, whose parameter bytes follow; NULL otherwise. */
+const struct tm_region *ktrace_tm_same_piece(const struct tm_trace *like, size_t *hint, uint64_t seq,
+					     const struct tm_region *regions, uint32_t nregions, const uint8_t *params,
+					     uint32_t nparams);
+
 /* Name for reports: the demangled name when there is one, else the mangled
  * one, else "kernel#<id>". */
 const char *ktrace_tm_kernel_name(const struct tm_kernel *k);
