@@ -24,7 +24,9 @@ struct lcs_ctx {
 	int (*eq)(size_t, size_t, void *);
 	void *ctx;
 	long *ma, *mb;
-	long *v1, *v2;
+	long *v1, *v2;   /* the bisection's diagonals, made when first needed (lcs_room) */
+	size_t vcap;
+	int oom;
 	unsigned long long work, limit;
 };
 
@@ -149,6 +151,27 @@ static int lcs_bisect(struct lcs_ctx *c, long a0, long b0, long n, long m, long 
 	return 1;
 }
 
+/* Room in the diagonals for a bisection of n + m elements: made at the
+ * first (after the common head and tail are paired, often a short middle),
+ * which bounds the later ones.  0, or -1 with c->oom set. */
+static int lcs_room(struct lcs_ctx *c, size_t nm)
+{
+	if (c->oom)
+		return -1;
+	if (nm + 4 <= c->vcap)
+		return 0;
+	free(c->v1);
+	free(c->v2);
+	c->vcap = nm + 4;
+	c->v1 = malloc(c->vcap * sizeof *c->v1);
+	c->v2 = malloc(c->vcap * sizeof *c->v2);
+	if (c->v1 && c->v2)
+		return 0;
+	c->oom = 1;
+	c->vcap = 0;
+	return -1;
+}
+
 static void lcs_rec(struct lcs_ctx *c, long a0, long a1, long b0, long b1)
 {
 	for (;;) {
@@ -165,6 +188,8 @@ static void lcs_rec(struct lcs_ctx *c, long a0, long a1, long b0, long b1)
 		if (a0 == a1 || b0 == b1)
 			return;
 		long n = a1 - a0, m = b1 - b0, x = 0, y = 0;
+		if (lcs_room(c, (size_t)(n + m)))
+			return;
 		int rc = c->work > c->limit ? 2 : lcs_bisect(c, a0, b0, n, m, &x, &y);
 		if (rc == 1)
 			return; /* nothing in common */
@@ -187,19 +212,12 @@ int ktrace_diff_lcs(size_t na, size_t nb, int (*eq)(size_t i, size_t j, void *ct
 		match_b[j] = -1;
 	if (!na || !nb)
 		return 0;
-	struct lcs_ctx c = { eq, ctx, match_a, match_b, NULL, NULL, 0, LCS_WORK_LIMIT };
-	size_t vcap = na + nb + 4;
-	c.v1 = malloc(vcap * sizeof *c.v1);
-	c.v2 = malloc(vcap * sizeof *c.v2);
-	if (!c.v1 || !c.v2) {
-		free(c.v1);
-		free(c.v2);
-		return -1;
-	}
+	struct lcs_ctx c = { eq, ctx, match_a, match_b, NULL, NULL, 0, 0, 0, LCS_WORK_LIMIT };
+
 	lcs_rec(&c, 0, (long)na, 0, (long)nb);
 	free(c.v1);
 	free(c.v2);
-	return 0;
+	return c.oom ? -1 : 0;
 }
 
 /* ---- launch keys ------------------------------------------------------------- */
@@ -278,7 +296,7 @@ struct stream_info {
 	struct stream_id key;
 	size_t first;   /* index of its first launch */
 	size_t n;       /* launches */
-	size_t *idx;    /* launch indices in seq order */
+	uint32_t *idx;  /* launch indices in seq order (a model holds fewer than 2^32 launches) */
 	long match;     /* index of the matched stream of the other run, -1 */
 };
 
@@ -349,6 +367,8 @@ static uint64_t stream_hash_at(const void *ctx, size_t i)
 
 static int stream_list_fill(const struct tm_trace *t, struct stream_list *sl)
 {
+	if (t->nlaunches >= UINT32_MAX)
+		return -1;
 	sl->of_launch = malloc((t->nlaunches + 1) * sizeof *sl->of_launch);
 	if (!sl->of_launch || ktrace_diff_rehash(&sl->tab, &sl->tabcap, 64, 0, stream_hash_at, sl))
 		return -1;
@@ -383,7 +403,7 @@ static int stream_list_fill(const struct tm_trace *t, struct stream_list *sl)
 	}
 	for (size_t i = 0; i < t->nlaunches; i++) {
 		struct stream_info *s = &sl->s[sl->of_launch[i]];
-		s->idx[s->n++] = i;
+		s->idx[s->n++] = (uint32_t)i;
 	}
 	free(sl->of_launch); /* each stream's launches are listed: not needed during the alignment */
 	sl->of_launch = NULL;
@@ -491,7 +511,7 @@ static int match_device_streams(struct stream_list *sa, const size_t *xa, size_t
 
 /* The launches of a matched pair of streams (indices into each trace) and their keys. */
 struct stream_pair_keys {
-	const size_t *ia, *ib;
+	const uint32_t *ia, *ib;
 	const struct launch_key *ka, *kb;
 };
 
@@ -505,8 +525,8 @@ static int stream_pair_keys_eq(size_t i, size_t j, void *p)
 
 /* Move each match to the best-agreeing launch among those of the same key
  * that could take its place without crossing another match. */
-static void refine(const struct tm_trace *a, const struct tm_trace *b, const size_t *ia, size_t na,
-		   const size_t *ib, size_t nb, const struct launch_key *ka, const struct launch_key *kb,
+static void refine(const struct tm_trace *a, const struct tm_trace *b, const uint32_t *ia, size_t na,
+		   const uint32_t *ib, size_t nb, const struct launch_key *ka, const struct launch_key *kb,
 		   long *ma, long *mb)
 {
 	long prev_i = -1, prev_j = -1;
