@@ -224,17 +224,22 @@ int ktrace_diff_lcs(size_t na, size_t nb, int (*eq)(size_t i, size_t j, void *ct
 
 /* What two launches must share to be aligned: kernel name and launch shape. */
 /* What a launch is matched on (its kernel's name and its shape, read from
- * the launch itself), with their hashes: 24 bytes a launch. */
+ * the launch itself): their hashes, 8 bytes a launch of each run. */
 struct launch_key {
-	const struct tm_launch *l;
 	uint32_t nh;      /* hash of the name (0: unknown kernel, matches any name) */
-	uint32_t h;       /* hash of the launch shape (16 bytes a key: one per launch of each run) */
+	uint32_t h;       /* hash of the launch shape */
+};
+
+/* The keys of a run's launches, k[i] launch i's of t. */
+struct launch_keys {
+	const struct tm_trace *t;
+	struct launch_key *k;
 };
 
 /* The kernel's name, NULL when the trace never described it. */
-static const char *launch_key_name(const struct launch_key *k)
+static const char *launch_key_name(const struct tm_launch *l)
 {
-	return k->l->kernel->known ? k->l->kernel->name : NULL;
+	return l->kernel->known ? l->kernel->name : NULL;
 }
 
 static uint64_t fnv1a(const void *p, size_t n, uint64_t h)
@@ -256,10 +261,8 @@ static uint32_t fold32(uint64_t h)
  * described (its KERNEL record lost) has no name and matches any name. */
 static void launch_key_of(const struct tm_launch *l, struct launch_key *k)
 {
-	const char *name;
+	const char *name = launch_key_name(l);
 
-	k->l = l;
-	name = launch_key_name(k);
 	k->nh = name ? fold32(fnv1a(name, strlen(name), 0xcbf29ce484222325ull)) : 0;
 	uint64_t h = fnv1a(l->shape->grid, sizeof l->shape->grid, 0xcbf29ce484222325ull);
 	h = fnv1a(l->shape->block, sizeof l->shape->block, h);
@@ -267,17 +270,19 @@ static void launch_key_of(const struct tm_launch *l, struct launch_key *k)
 	k->h = fold32(fnv1a(&l->shape->shared_mem, sizeof l->shape->shared_mem, h));
 }
 
-static int launch_key_eq(const struct launch_key *x, const struct launch_key *y)
+/* Launch i of run x and launch j of run y may be aligned. */
+static int launch_key_eq(const struct launch_keys *x, size_t i, const struct launch_keys *y, size_t j)
 {
-	const struct tm_launch *a = x->l, *b = y->l;
+	const struct tm_launch *a = &x->t->launches[i], *b = &y->t->launches[j];
+	const struct launch_key *kx = &x->k[i], *ky = &y->k[j];
 	const char *an, *bn;
 
-	if (x->h != y->h || (a->shape != b->shape && memcmp(a->shape, b->shape, sizeof *a->shape)) ||
+	if (kx->h != ky->h || (a->shape != b->shape && memcmp(a->shape, b->shape, sizeof *a->shape)) ||
 	    memcmp(ktrace_tm_cluster(a), ktrace_tm_cluster(b), 3 * sizeof(uint32_t)))
 		return 0;
-	an = launch_key_name(x);
-	bn = launch_key_name(y);
-	return !an || !bn || (x->nh == y->nh && !strcmp(an, bn));
+	an = launch_key_name(a);
+	bn = launch_key_name(b);
+	return !an || !bn || (kx->nh == ky->nh && !strcmp(an, bn));
 }
 
 /* ---- streams ----------------------------------------------------------------- */
@@ -443,8 +448,8 @@ static size_t device_streams(const struct stream_list *sl, int device, size_t *o
 
 /* Match the streams of one device: LCS over the key of each stream's first
  * launch, then pair what is left positionally between matched anchors. */
-static int match_device_streams(struct stream_list *sa, const size_t *xa, size_t na, const struct launch_key *ka,
-				struct stream_list *sb, const size_t *xb, size_t nb, const struct launch_key *kb)
+static int match_device_streams(struct stream_list *sa, const size_t *xa, size_t na, const struct launch_keys *ka,
+				struct stream_list *sb, const size_t *xb, size_t nb, const struct launch_keys *kb)
 {
 	if (!na || !nb)
 		return 0;
@@ -455,14 +460,14 @@ static int match_device_streams(struct stream_list *sa, const size_t *xa, size_t
 #define DP(i, j) dp[(size_t)(i) * (nb + 1) + (j)]
 		for (size_t i = na; i-- > 0;)
 			for (size_t j = nb; j-- > 0;) {
-				if (launch_key_eq(&ka[sa->s[xa[i]].first], &kb[sb->s[xb[j]].first]))
+				if (launch_key_eq(ka, sa->s[xa[i]].first, kb, sb->s[xb[j]].first))
 					DP(i, j) = DP(i + 1, j + 1) + 1;
 				else
 					DP(i, j) = DP(i + 1, j) > DP(i, j + 1) ? DP(i + 1, j) : DP(i, j + 1);
 			}
 		size_t i = 0, j = 0;
 		while (i < na && j < nb) {
-			if (launch_key_eq(&ka[sa->s[xa[i]].first], &kb[sb->s[xb[j]].first]) &&
+			if (launch_key_eq(ka, sa->s[xa[i]].first, kb, sb->s[xb[j]].first) &&
 			    DP(i, j) == DP(i + 1, j + 1) + 1) {
 				sa->s[xa[i]].match = (long)xb[j];
 				sb->s[xb[j]].match = (long)xa[i];
@@ -512,13 +517,13 @@ static int match_device_streams(struct stream_list *sa, const size_t *xa, size_t
 /* The launches of a matched pair of streams (indices into each trace) and their keys. */
 struct stream_pair_keys {
 	const uint32_t *ia, *ib;
-	const struct launch_key *ka, *kb;
+	const struct launch_keys *ka, *kb;
 };
 
 static int stream_pair_keys_eq(size_t i, size_t j, void *p)
 {
 	const struct stream_pair_keys *c = p;
-	return launch_key_eq(&c->ka[c->ia[i]], &c->kb[c->ib[j]]);
+	return launch_key_eq(c->ka, c->ia[i], c->kb, c->ib[j]);
 }
 
 #define REFINE_MAX 64
@@ -526,7 +531,7 @@ static int stream_pair_keys_eq(size_t i, size_t j, void *p)
 /* Move each match to the best-agreeing launch among those of the same key
  * that could take its place without crossing another match. */
 static void refine(const struct tm_trace *a, const struct tm_trace *b, const uint32_t *ia, size_t na,
-		   const uint32_t *ib, size_t nb, const struct launch_key *ka, const struct launch_key *kb,
+		   const uint32_t *ib, size_t nb, const struct launch_keys *ka, const struct launch_keys *kb,
 		   long *ma, long *mb)
 {
 	long prev_i = -1, prev_j = -1;
@@ -542,14 +547,14 @@ static void refine(const struct tm_trace *a, const struct tm_trace *b, const uin
 				next_j = ma[q];
 				break;
 			}
-		const struct launch_key *k = &ka[ia[i]];
+		uint32_t k = ia[i];
 		long ci[REFINE_MAX], cj[REFINE_MAX];
 		size_t nci = 0, ncj = 0;
 		for (long q = prev_i + 1; q < next_i && nci < REFINE_MAX; q++)
-			if ((q == (long)i || ma[q] < 0) && launch_key_eq(&ka[ia[q]], k))
+			if ((q == (long)i || ma[q] < 0) && launch_key_eq(ka, ia[q], ka, k))
 				ci[nci++] = q;
 		for (long q = prev_j + 1; q < next_j && ncj < REFINE_MAX; q++)
-			if ((q == j || mb[q] < 0) && launch_key_eq(&kb[ib[q]], k))
+			if ((q == j || mb[q] < 0) && launch_key_eq(kb, ib[q], ka, k))
 				cj[ncj++] = q;
 		if (nci > 1 || ncj > 1) {
 			long bi = (long)i, bj = j;
@@ -589,8 +594,8 @@ static void refine(const struct tm_trace *a, const struct tm_trace *b, const uin
 /* ---- the alignment of two traces --------------------------------------------- */
 
 /* Match the streams of A and B device by device (sinfo.match). */
-static int match_streams(struct stream_list *sa, const struct launch_key *ka, struct stream_list *sb,
-			 const struct launch_key *kb)
+static int match_streams(struct stream_list *sa, const struct launch_keys *ka, struct stream_list *sb,
+			 const struct launch_keys *kb)
 {
 	size_t *xa = malloc((sa->n + 1) * sizeof *xa);
 	size_t *xb = malloc((sb->n + 1) * sizeof *xb);
@@ -655,7 +660,7 @@ static int list_streams(struct diff_align *al, const struct stream_list *sa, con
 
 /* Align the launches of the matched streams A (of trace a) and B (of b). */
 static int align_stream_pair(const struct tm_trace *a, const struct tm_trace *b, const struct stream_info *A,
-			     const struct stream_info *B, const struct launch_key *ka, const struct launch_key *kb,
+			     const struct stream_info *B, const struct launch_keys *ka, const struct launch_keys *kb,
 			     struct diff_align *al)
 {
 	long *sma = malloc((A->n + 1) * sizeof *sma);
@@ -693,7 +698,7 @@ static int launch_match_of(const struct tm_trace *t, long **match, uint32_t **st
 }
 
 /* Every launch's key, and no match yet. */
-static struct launch_key *launch_keys(const struct tm_trace *t, long **match, uint32_t **stream)
+static struct launch_key *make_keys(const struct tm_trace *t, long **match, uint32_t **stream)
 {
 	struct launch_key *k = malloc((t->nlaunches + 1) * sizeof *k);
 	if (!k || !launch_match_of(t, match, stream)) {
@@ -711,22 +716,22 @@ int ktrace_diff_align(const struct tm_trace *a, const struct tm_trace *b, struct
 	struct stream_list sa, sb;
 	int rc = -1;
 	int sa_ok = stream_list_build(a, &sa) == 0, sb_ok = stream_list_build(b, &sb) == 0;
-	struct launch_key *ka = launch_keys(a, &al->match_a, &al->stream_a);
+	struct launch_keys ka = { a, make_keys(a, &al->match_a, &al->stream_a) }, kb = { b, NULL };
 	/* b sharing a's model (ktrace_tm_share_same): the same launches, the same keys */
 	int same_launches = a->launches == b->launches;
-	struct launch_key *kb = same_launches ? launch_match_of(b, &al->match_b, &al->stream_b) ? ka : NULL
-					      : launch_keys(b, &al->match_b, &al->stream_b);
-	if (!ka || !kb || !sa_ok || !sb_ok || match_streams(&sa, ka, &sb, kb) || list_streams(al, &sa, &sb))
+	kb.k = same_launches ? launch_match_of(b, &al->match_b, &al->stream_b) ? ka.k : NULL
+			     : make_keys(b, &al->match_b, &al->stream_b);
+	if (!ka.k || !kb.k || !sa_ok || !sb_ok || match_streams(&sa, &ka, &sb, &kb) || list_streams(al, &sa, &sb))
 		goto out;
 	for (size_t s = 0; s < sa.n; s++)
 		if (sa.s[s].match >= 0 &&
-		    align_stream_pair(a, b, &sa.s[s], &sb.s[sa.s[s].match], ka, kb, al))
+		    align_stream_pair(a, b, &sa.s[s], &sb.s[sa.s[s].match], &ka, &kb, al))
 			goto out;
 	rc = 0;
 out:
-	free(ka);
+	free(ka.k);
 	if (!same_launches)
-		free(kb);
+		free(kb.k);
 	if (sa_ok)
 		stream_list_free(&sa);
 	if (sb_ok)
