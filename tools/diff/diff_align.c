@@ -710,17 +710,43 @@ static struct launch_key *make_keys(const struct tm_trace *t, long **match, uint
 	return k;
 }
 
+/* b sharing a's model (ktrace_tm_share_same): each stream is its own
+ * partner and each launch its own match, what the alignment below finds for
+ * two equal runs, without its keys and per-stream matches. */
+static int align_same(const struct tm_trace *a, struct diff_align *al)
+{
+	struct stream_list sl;
+	int rc = -1;
+
+	if (stream_list_build(a, &sl))
+		return -1;
+	for (size_t s = 0; s < sl.n; s++)
+		sl.s[s].match = (long)s;
+	if (!launch_match_of(a, &al->match_a, &al->stream_a) || !launch_match_of(a, &al->match_b, &al->stream_b) ||
+	    list_streams(al, &sl, &sl))
+		goto out;
+	for (size_t i = 0; i < a->nlaunches; i++)
+		al->match_a[i] = al->match_b[i] = (long)i;
+	for (size_t s = 0; s < sl.n; s++)
+		al->streams[al->stream_a[sl.s[s].idx[0]]].matched = sl.s[s].n;
+	rc = 0;
+out:
+	stream_list_free(&sl);
+	if (rc)
+		ktrace_diff_align_free(al);
+	return rc;
+}
+
 int ktrace_diff_align(const struct tm_trace *a, const struct tm_trace *b, struct diff_align *al)
 {
 	memset(al, 0, sizeof *al);
+	if (a->launches == b->launches && a->nlaunches == b->nlaunches)
+		return align_same(a, al);
 	struct stream_list sa, sb;
 	int rc = -1;
 	int sa_ok = stream_list_build(a, &sa) == 0, sb_ok = stream_list_build(b, &sb) == 0;
-	struct launch_keys ka = { a, make_keys(a, &al->match_a, &al->stream_a) }, kb = { b, NULL };
-	/* b sharing a's model (ktrace_tm_share_same): the same launches, the same keys */
-	int same_launches = a->launches == b->launches;
-	kb.k = same_launches ? launch_match_of(b, &al->match_b, &al->stream_b) ? ka.k : NULL
-			     : make_keys(b, &al->match_b, &al->stream_b);
+	struct launch_keys ka = { a, make_keys(a, &al->match_a, &al->stream_a) },
+			   kb = { b, make_keys(b, &al->match_b, &al->stream_b) };
 	if (!ka.k || !kb.k || !sa_ok || !sb_ok || match_streams(&sa, &ka, &sb, &kb) || list_streams(al, &sa, &sb))
 		goto out;
 	for (size_t s = 0; s < sa.n; s++)
@@ -730,8 +756,7 @@ int ktrace_diff_align(const struct tm_trace *a, const struct tm_trace *b, struct
 	rc = 0;
 out:
 	free(ka.k);
-	if (!same_launches)
-		free(kb.k);
+	free(kb.k);
 	if (sa_ok)
 		stream_list_free(&sa);
 	if (sb_ok)
