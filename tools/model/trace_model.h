@@ -9,7 +9,9 @@
  * resolves each launch's kernel (a LAUNCH may come before its KERNEL record),
  * and sorts launches and copy/set operations by their sequence number
  * (records of different threads are not in sequence order in the file).  All
- * memory lives in one arena freed by ktrace_tm_free().
+ * memory lives in one arena freed by ktrace_tm_free(), but for a trace loaded
+ * beside another (ktrace_tm_load_beside), whose launches may point at that
+ * one's regions and parameter bytes.
  */
 #ifndef KTRACE_TOOLS_TRACE_MODEL_H
 #define KTRACE_TOOLS_TRACE_MODEL_H
