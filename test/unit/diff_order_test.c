@@ -419,6 +419,17 @@ static void test_reader_concurrent_with_writer(void **state)
 	release(&p);
 }
 
+/* The writers race (their outcome differs in B); the reader waits for an
+ * event recorded after the side stream's write; exact extents. */
+static void raced_then_event(struct sim_opts *oa, struct sim_opts *ob)
+{
+	scenario(oa, ob, SIM_ORDER_CONCURRENT, 1);
+	oa->order_no_final_sync = ob->order_no_final_sync = 1;
+	oa->order_reader_event = ob->order_reader_event = 1;
+	oa->order_exact = ob->order_exact = 1;
+	ob->order_final_differs = 1;
+}
+
 /* The reader's stream waits for an event recorded after the side stream's
  * write: ordered, no race; its input is evidence, and a difference there
  * comes from upstream. */
@@ -438,11 +449,7 @@ static void test_reader_ordered_by_event(void **state)
 	assert_int_equal(ktrace_diff_verdict(&p.r), DIFF_VERDICT_IDENTICAL);
 	release(&p);
 	/* the same with the workspace's content differing (the writers raced each other) */
-	scenario(&oa, &ob, SIM_ORDER_CONCURRENT, 1);
-	oa.order_no_final_sync = ob.order_no_final_sync = 1;
-	oa.order_reader_event = ob.order_reader_event = 1;
-	oa.order_exact = ob.order_exact = 1;
-	ob.order_final_differs = 1;
+	raced_then_event(&oa, &ob);
 	compare(&p, &oa, &ob, 0);
 	assert_int_equal(p.r.rw_races, 0);
 	assert_int_equal(p.r.ndivs, 1);
@@ -453,13 +460,61 @@ static void test_reader_ordered_by_event(void **state)
 	assert_non_null(p.r.race_first_ww);
 	assert_ptr_equal(p.r.race_first_ww->first, launch_at(&p.a, 0));
 	assert_ptr_equal(p.r.race_first_ww->second, launch_at(&p.a, 1));
-	struct diff_confirmation none = { .replays = 8, .max_runs = 3, .confirmed = -1 };
+	struct diff_confirm replay = { .launch = p.r.divs[0].la, .outcome = KTRACE_REPLAY_NOT_REPRODUCED };
+	struct diff_confirmation none = { .replays = 8, .max_runs = 3, .v = &replay, .n = 1, .confirmed = -1 };
 	p.r.confirm = &none;
 	assert_int_equal(ktrace_diff_verdict(&p.r), DIFF_VERDICT_RACE);
 	assert_string_equal(ktrace_diff_verdict_name(DIFF_VERDICT_RACE), "race");
 	char line[1400];
 	ktrace_diff_race_verdict_line(&p.r, line, sizeof line);
 	assert_non_null(strstr(line, "race: replays in isolation did not reproduce the first divergence"));
+	/* not replayed (not replayable, or another launch was): nothing says isolation hides it */
+	replay.outcome = KTRACE_REPLAY_NOT_REPLAYABLE;
+	assert_int_equal(ktrace_diff_verdict(&p.r), DIFF_VERDICT_UNCONFIRMED);
+	replay.outcome = KTRACE_REPLAY_NOT_REPRODUCED;
+	replay.launch = launch_at(&p.a, 0);
+	assert_int_equal(ktrace_diff_verdict(&p.r), DIFF_VERDICT_UNCONFIRMED);
+	p.r.confirm = NULL;
+	release(&p);
+}
+
+/* The writers' race is over before the first divergence reads the
+ * workspace: a launch ordered after both rewrites all of it, and the
+ * reader's own result differs.  The race does not touch what it read, so
+ * even when replays in isolation do not reproduce it the verdict is not
+ * "race". */
+static void test_ww_race_overwritten_is_not_the_cause(void **state)
+{
+	struct sim_opts oa, ob;
+	struct pair p;
+	(void)state;
+	raced_then_event(&oa, &ob);
+	oa.order_rewrite = ob.order_rewrite = 1;
+	ob.order_reader_nondet = 1;
+	compare(&p, &oa, &ob, 0);
+	assert_int_equal(p.r.races_a, 1);
+	assert_true(p.r.races[0].in_both);
+	assert_int_equal(p.r.ndivs, 1);
+	assert_ptr_equal(p.r.divs[0].la, launch_at(&p.a, 3));
+	assert_int_equal(p.r.divs[0].cls, DIFF_CLASS_KERNEL_NONDET);
+	assert_null(p.r.race_first);
+	assert_null(p.r.race_first_ww);
+	struct diff_confirm replay = { .launch = p.r.divs[0].la, .outcome = KTRACE_REPLAY_NOT_REPRODUCED };
+	struct diff_confirmation none = { .replays = 8, .max_runs = 3, .v = &replay, .n = 1, .confirmed = -1 };
+	p.r.confirm = &none;
+	assert_int_equal(ktrace_diff_verdict(&p.r), DIFF_VERDICT_UNCONFIRMED);
+	p.r.confirm = NULL;
+	release(&p);
+	/* without the rewrite the reader reads what the race wrote last: a race touches its input */
+	oa.order_rewrite = ob.order_rewrite = 0;
+	compare(&p, &oa, &ob, 0);
+	assert_ptr_equal(p.r.divs[0].la, launch_at(&p.a, 2));
+	assert_non_null(p.r.race_first_ww);
+	assert_int_equal(p.r.race_first_ww->region_first, 1);
+	assert_int_equal(p.r.race_first_ww->region_second, 1);
+	replay.launch = p.r.divs[0].la;
+	p.r.confirm = &none;
+	assert_int_equal(ktrace_diff_verdict(&p.r), DIFF_VERDICT_RACE);
 	p.r.confirm = NULL;
 	release(&p);
 }
@@ -814,6 +869,7 @@ int main(void)
 		cmocka_unit_test(test_real_race_reported),
 		cmocka_unit_test(test_reader_concurrent_with_writer),
 		cmocka_unit_test(test_reader_ordered_by_event),
+		cmocka_unit_test(test_ww_race_overwritten_is_not_the_cause),
 		cmocka_unit_test(test_unknown_order_is_conservative),
 		cmocka_unit_test(test_order_not_recorded),
 		cmocka_unit_test(test_handle_reused_after_destroy),

@@ -597,12 +597,17 @@ static void order_scenario(struct sim *s)
 	{
 		unsigned char p[24] = { 0 };
 		uint64_t ws = mix(0xf ^ (o->order_final_differs ? 1 : 0));
+		if (o->order_rewrite) {
+			order_writer(s, s1, WS_OFF, WS_LEN, ws, mix(0x4e));
+			ws = mix(0x4e);
+		}
 		put64(p, s->o->addr_base + WS_OFF);
 		put64(p + 8, addr(s, B_S));
 		put32(p + 16, 2048);
 		struct ktrace_region rg[2] = {
 			order_region(s, 0, 0, WS_OFF, WS_LEN, ws, o->order_reader_changed ? mix(ws ^ seen) : ws),
-			order_region(s, 8, 1, buf_off[B_S], buf_len[B_S], s->content[B_S], mix(ws)),
+			order_region(s, 8, 1, buf_off[B_S], buf_len[B_S], s->content[B_S],
+				     mix(ws ^ (o->order_reader_nondet ? 0x77 : 0))),
 		};
 		emit_launch(s, K_REDUCE, s1, G1, B256, p, rg, 2, KTRACE_LAUNCHF_HASHED);
 	}
@@ -620,6 +625,8 @@ static struct ktrace_region big_region(const struct sim *s, uint32_t off, uint16
 	struct ktrace_region g = order_region(s, off, ord, BIG_OFF, cut ? BIG_CUT : SEG_SIZE - BIG_OFF, pre, post);
 
 	g.flags |= cut ? KTRACE_REGIONF_CAPPED : KTRACE_REGIONF_EXACT;
+	if (s->o->cut_no_alloc)
+		g.alloc_base = g.alloc_size = 0;
 	return g;
 }
 

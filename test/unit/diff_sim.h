@@ -58,6 +58,9 @@ struct sim_opts {
 	                         * recorded on B's stream after B (ordered, no race) */
 	int order_exact;      /* the scenario's regions are flagged EXACT (each its own buffer) */
 	int order_reader_changed; /* reduce_sum()'s input changes while it runs (B writes it meanwhile) */
+	int order_rewrite;    /* before reduce_sum(), scale() on A's stream, ordered after both writers,
+	                       * rewrites the whole workspace (its content then the same in both runs) */
+	int order_reader_nondet; /* reduce_sum()'s result is perturbed (a divergence of its own) */
 	/* NVTX ranges (format 1.9): 1, each launch inside "train_step > aten::<kernel>" with the
 	 * op's framework sequence number (forward, step * 100 + kernel); 2, as XLA's command
 	 * buffers: inside "TSL: XlaModule:#..# > TSL: Thunk:#name=kt_pool/<kernel>,hlo_op=
@@ -71,6 +74,7 @@ struct sim_opts {
 	int cut_case;
 	int cut_nondet;       /* what scale() writes past the cut differs (and so reduce_sum's result) */
 	int cut_records;      /* case 1 with a CUT record per cut region (format 1.14): 64 KiB reached */
+	int cut_no_alloc;     /* case 1 with the big buffer's allocation not known (alloc_size 0) */
 };
 
 enum sim_order_case {

@@ -795,7 +795,7 @@ static void test_cut_writer_unverified(void **state)
 	compare(&p, &oa, &ob, 0, 0);
 	d = &p.r.divs[0];
 	assert_int_equal(d->unverified[0].cut_tail, 0x10000 - 0x1000);
-	assert_int_equal(d->unverified[0].cut_exact, 1);
+	assert_int_equal(d->unverified[0].cut_tail_kind, DIFF_CUT_TAIL_EXACT);
 	assert_ptr_equal(d->unverified[0].wa.launch, &p.a.launches[0]);
 	assert_int_equal(p.r.unverified_by[KTRACE_UNV_HASH_CUT], 1);
 	char *text = render(r_text, &p);
@@ -803,6 +803,26 @@ static void test_cut_writer_unverified(void **state)
 	free(text);
 	release(&p);
 	oa.cut_records = ob.cut_records = 0;
+
+	/* neither a CUT record nor a known allocation: how many bytes follow the cut is unknown */
+	oa.cut_no_alloc = ob.cut_no_alloc = 1;
+	compare(&p, &oa, &ob, 0, 0);
+	d = &p.r.divs[0];
+	assert_int_equal(d->unverified[0].cut, 1);
+	assert_int_equal(d->unverified[0].cut_tail_kind, DIFF_CUT_TAIL_UNKNOWN);
+	assert_int_equal(d->unverified[0].cut_tail, 0);
+	assert_int_equal(p.r.unverified_by[KTRACE_UNV_HASH_CUT], 1);
+	text = render(r_text, &p);
+	assert_non_null(strstr(text, "cut at KTRACE_HASH_MAX; an unknown number of bytes after the cut not compared"));
+	assert_null(strstr(text, "up to 1 bytes"));
+	free(text);
+	text = render(r_json, &p);
+	assert_non_null(strstr(text, "\"unhashed_bytes_max\": null"));
+	free(text);
+	n = ktrace_diff_explain(&p.r, d->la, ex, DIFF_EXPLANATIONS_MAX);
+	assert_non_null(strstr(ex[0].text, "an unknown number of bytes after the cut were not compared"));
+	release(&p);
+	oa.cut_no_alloc = ob.cut_no_alloc = 0;
 
 	/* deterministic past the cut: identical, nothing unverified */
 	ob.cut_nondet = 0;
@@ -1295,6 +1315,170 @@ static int teardown(void **state)
 	return system(cmd) == 0 ? 0 : -1;
 }
 
+/* ---- conditional bodies' run counts ------------------------------------------------- */
+
+/* A run built in memory: graph launches of exec 7, each of whose records is
+ * a node (flag GRAPH) or a body's node (GRAPH_ITER, body 0 of node 1). */
+struct cond_run {
+	struct tm_trace t;
+	struct tm_launch l[16];
+	struct tm_refs refs[16];
+};
+
+static void cond_record(struct cond_run *c, uint64_t launch, int in_body, uint32_t iterations, uint32_t dropped,
+			uint32_t flags)
+{
+	size_t i = c->t.nlaunches++;
+
+	memset(&c->l[i], 0, sizeof c->l[i]);
+	memset(&c->refs[i], 0, sizeof c->refs[i]);
+	c->l[i].seq = i;
+	c->l[i].flags = KTRACE_LAUNCHF_GRAPH | (in_body ? KTRACE_LAUNCHF_GRAPH_ITER : 0) | flags;
+	c->l[i].refs = &c->refs[i];
+	c->refs[i].graph = (struct ktrace_graph_ref){ .exec_id = 7, .launch = launch, .node = in_body ? 2 : 0,
+						       .cond_node = in_body ? 1 : 0, .iterations = iterations,
+						       .dropped = dropped };
+}
+
+static void cond_init(struct cond_run *c)
+{
+	memset(c, 0, sizeof *c);
+	c->t.launches = c->l;
+}
+
+/* Compare the runs' bodies: `differ` bodies ran another number of times, `unknown` are unverified. */
+static struct diff_body_runs cond_compare(const struct cond_run *a, const struct cond_run *b, uint64_t differ,
+					  uint64_t unknown)
+{
+	struct diff_body_runs d;
+
+	assert_int_equal(ktrace_diff_compare_body_runs(&a->t, &b->t, &d), 0);
+	assert_int_equal(d.differ, differ);
+	assert_int_equal(d.unknown, unknown);
+	return d;
+}
+
+/* Counts come from the iteration reference (runs the ring dropped count); a
+ * body without a record ran no time only where its run shows the graph
+ * launch ran hashed and complete; otherwise it is unverified, not a difference. */
+static void test_body_runs_missing_records(void **state)
+{
+	struct cond_run a, b;
+	struct diff_body_runs d;
+
+	(void)state;
+	/* 100 runs each, 36 of them dropped in A only: the same count */
+	cond_init(&a);
+	cond_init(&b);
+	cond_record(&a, 0, 0, 0, 0, 0);
+	cond_record(&a, 0, 1, 100, 36, 0);
+	cond_record(&b, 0, 0, 0, 0, 0);
+	cond_record(&b, 0, 1, 100, 0, 0);
+	cond_compare(&a, &b, 0, 0);
+	/* B recorded the graph launch, hashed, without the body: it ran no time there */
+	b.t.nlaunches = 1;
+	d = cond_compare(&a, &b, 1, 0);
+	assert_int_equal(d.runs_a, 100);
+	assert_int_equal(d.runs_b, 0);
+	/* ... in a damaged trace, or with node records lost: not known */
+	b.t.truncated = 1;
+	d = cond_compare(&a, &b, 0, 1);
+	assert_int_equal(d.first_unknown.run, 'B');
+	assert_non_null(strstr(d.first_unknown.why, "damaged trace"));
+	b.t.truncated = 0;
+	b.t.counters[KTRACE_CTR_GRAPH_NODES_UNRECORDED] = 2;
+	cond_compare(&a, &b, 0, 1);
+	b.t.counters[KTRACE_CTR_GRAPH_NODES_UNRECORDED] = 0;
+	/* ... the program's exec ran, unhashed (bodies not recorded): not known */
+	b.l[0].flags |= KTRACE_LAUNCHF_HASH_SKIPPED;
+	d = cond_compare(&a, &b, 0, 1);
+	assert_non_null(strstr(d.first_unknown.why, "unhashed"));
+	/* no record of the graph launch at all: not known, unless a later launch of the exec shows it ran */
+	b.t.nlaunches = 0;
+	d = cond_compare(&a, &b, 0, 1);
+	assert_non_null(strstr(d.first_unknown.why, "no record of its graph launch"));
+	cond_record(&b, 1, 1, 3, 0, 0);
+	cond_record(&a, 1, 1, 3, 0, 0);
+	cond_compare(&a, &b, 1, 0);
+	b.t.counters[KTRACE_CTR_GRAPH_LAUNCHES_UNHASHED] = 1;
+	cond_compare(&a, &b, 0, 1);
+	/* a record whose count says every run was dropped is damaged: not known */
+	cond_init(&a);
+	cond_init(&b);
+	cond_record(&a, 0, 1, 4, 0, 0);
+	cond_record(&b, 0, 1, 4, 4, 0);
+	d = cond_compare(&a, &b, 0, 1);
+	assert_int_equal(d.first_unknown.run, 'B');
+}
+
+/* ---- a trace loaded beside another ---------------------------------------------------- */
+
+/* Load run b beside run a (ktrace_tm_load_beside) and on its own: the same
+ * model, launch by launch (regions, their allocations, parameter bytes,
+ * shapes); the launches sharing a's memory counted in *shared. */
+static void load_beside(const struct sim_opts *oa, const struct sim_opts *ob, size_t *shared)
+{
+	char pa[512], pb[512], err[512];
+	struct tm_trace a, b, alone;
+
+	write_run("a.ktrace", oa);
+	write_run("b.ktrace", ob);
+	path_of(pa, sizeof pa, "a.ktrace");
+	path_of(pb, sizeof pb, "b.ktrace");
+	assert_int_equal(ktrace_tm_load(&a, pa, 0, err, sizeof err), 0);
+	assert_int_equal(ktrace_tm_load_beside(&b, pb, &a, 0, err, sizeof err), 0);
+	assert_int_equal(ktrace_tm_load(&alone, pb, 0, err, sizeof err), 0);
+	assert_int_equal(b.nlaunches, alone.nlaunches);
+	*shared = 0;
+	for (size_t i = 0; i < b.nlaunches; i++) {
+		const struct tm_launch *x = &b.launches[i], *y = &alone.launches[i];
+
+		assert_int_equal(x->seq, y->seq);
+		assert_int_equal(x->nregions, y->nregions);
+		assert_int_equal(x->param_bytes_len, y->param_bytes_len);
+		assert_memory_equal(x->shape, y->shape, sizeof *x->shape);
+		assert_memory_equal(ktrace_tm_param_bytes(x), ktrace_tm_param_bytes(y), x->param_bytes_len);
+		for (uint32_t g = 0; g < x->nregions; g++) {
+			const struct tm_region *rx = &x->regions[g], *ry = &y->regions[g];
+			struct tm_alloc ax = ktrace_tm_region_alloc(&b, rx), ay = ktrace_tm_region_alloc(&alone, ry);
+
+			assert_true(rx->ptr == ry->ptr && rx->hash_len == ry->hash_len && rx->pre_hash == ry->pre_hash &&
+				    rx->post_hash == ry->post_hash && rx->flags == ry->flags &&
+				    rx->param_offset == ry->param_offset);
+			assert_true(ax.base == ay.base && ax.size == ay.size);
+		}
+		for (size_t k = 0; k < a.nlaunches; k++)
+			if (x->regions == a.launches[k].regions) {
+				assert_int_equal(a.launches[k].seq, x->seq);
+				++*shared;
+			}
+	}
+	ktrace_tm_free(&alone);
+	ktrace_tm_free(&b);
+	ktrace_tm_free(&a);
+}
+
+/* A second run loaded beside the first shares the regions and parameter
+ * bytes of its launches that are the same, and only those: its model is the
+ * one it has loaded alone. */
+static void test_load_beside(void **state)
+{
+	struct sim_opts oa, ob;
+	size_t shared;
+
+	(void)state;
+	sim_defaults(&oa, 0);
+	ob = oa;
+	ob.nondet_iter = 1; /* step 1's reduction differs, and what it flows into */
+	load_beside(&oa, &ob, &shared);
+	assert_true(shared > 0);
+	assert_true(shared < (size_t)(LAUNCHES_PER_STEP * STEPS));
+	/* another run's addresses and handles: nothing the same, nothing shared */
+	sim_defaults(&ob, 1);
+	load_beside(&oa, &ob, &shared);
+	assert_int_equal(shared, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1324,6 +1508,8 @@ int main(void)
 		cmocka_unit_test(test_truncated_trace),
 		cmocka_unit_test(test_garbage_and_missing),
 		cmocka_unit_test(test_random_traces),
+		cmocka_unit_test(test_body_runs_missing_records),
+		cmocka_unit_test(test_load_beside),
 	};
 	return cmocka_run_group_tests_name("diff", tests, setup, teardown);
 }

@@ -24,7 +24,9 @@ struct lcs_ctx {
 	int (*eq)(size_t, size_t, void *);
 	void *ctx;
 	long *ma, *mb;
-	long *v1, *v2;
+	long *v1, *v2;   /* the bisection's diagonals, made when first needed (lcs_room) */
+	size_t vcap;
+	int oom;
 	unsigned long long work, limit;
 };
 
@@ -149,6 +151,27 @@ static int lcs_bisect(struct lcs_ctx *c, long a0, long b0, long n, long m, long 
 	return 1;
 }
 
+/* Room in the diagonals for a bisection of n + m elements: made at the
+ * first (after the common head and tail are paired, often a short middle),
+ * which bounds the later ones.  0, or -1 with c->oom set. */
+static int lcs_room(struct lcs_ctx *c, size_t nm)
+{
+	if (c->oom)
+		return -1;
+	if (nm + 4 <= c->vcap)
+		return 0;
+	free(c->v1);
+	free(c->v2);
+	c->vcap = nm + 4;
+	c->v1 = malloc(c->vcap * sizeof *c->v1);
+	c->v2 = malloc(c->vcap * sizeof *c->v2);
+	if (c->v1 && c->v2)
+		return 0;
+	c->oom = 1;
+	c->vcap = 0;
+	return -1;
+}
+
 static void lcs_rec(struct lcs_ctx *c, long a0, long a1, long b0, long b1)
 {
 	for (;;) {
@@ -165,6 +188,8 @@ static void lcs_rec(struct lcs_ctx *c, long a0, long a1, long b0, long b1)
 		if (a0 == a1 || b0 == b1)
 			return;
 		long n = a1 - a0, m = b1 - b0, x = 0, y = 0;
+		if (lcs_room(c, (size_t)(n + m)))
+			return;
 		int rc = c->work > c->limit ? 2 : lcs_bisect(c, a0, b0, n, m, &x, &y);
 		if (rc == 1)
 			return; /* nothing in common */
@@ -187,36 +212,34 @@ int ktrace_diff_lcs(size_t na, size_t nb, int (*eq)(size_t i, size_t j, void *ct
 		match_b[j] = -1;
 	if (!na || !nb)
 		return 0;
-	struct lcs_ctx c = { eq, ctx, match_a, match_b, NULL, NULL, 0, LCS_WORK_LIMIT };
-	size_t vcap = na + nb + 4;
-	c.v1 = malloc(vcap * sizeof *c.v1);
-	c.v2 = malloc(vcap * sizeof *c.v2);
-	if (!c.v1 || !c.v2) {
-		free(c.v1);
-		free(c.v2);
-		return -1;
-	}
+	struct lcs_ctx c = { eq, ctx, match_a, match_b, NULL, NULL, 0, 0, 0, LCS_WORK_LIMIT };
+
 	lcs_rec(&c, 0, (long)na, 0, (long)nb);
 	free(c.v1);
 	free(c.v2);
-	return 0;
+	return c.oom ? -1 : 0;
 }
 
 /* ---- launch keys ------------------------------------------------------------- */
 
 /* What two launches must share to be aligned: kernel name and launch shape. */
 /* What a launch is matched on (its kernel's name and its shape, read from
- * the launch itself), with their hashes: 24 bytes a launch. */
+ * the launch itself): their hashes, 8 bytes a launch of each run. */
 struct launch_key {
-	const struct tm_launch *l;
 	uint32_t nh;      /* hash of the name (0: unknown kernel, matches any name) */
-	uint32_t h;       /* hash of the launch shape (16 bytes a key: one per launch of each run) */
+	uint32_t h;       /* hash of the launch shape */
+};
+
+/* The keys of a run's launches, k[i] launch i's of t. */
+struct launch_keys {
+	const struct tm_trace *t;
+	struct launch_key *k;
 };
 
 /* The kernel's name, NULL when the trace never described it. */
-static const char *launch_key_name(const struct launch_key *k)
+static const char *launch_key_name(const struct tm_launch *l)
 {
-	return k->l->kernel->known ? k->l->kernel->name : NULL;
+	return l->kernel->known ? l->kernel->name : NULL;
 }
 
 static uint64_t fnv1a(const void *p, size_t n, uint64_t h)
@@ -238,28 +261,28 @@ static uint32_t fold32(uint64_t h)
  * described (its KERNEL record lost) has no name and matches any name. */
 static void launch_key_of(const struct tm_launch *l, struct launch_key *k)
 {
-	const char *name;
+	const char *name = launch_key_name(l);
 
-	k->l = l;
-	name = launch_key_name(k);
 	k->nh = name ? fold32(fnv1a(name, strlen(name), 0xcbf29ce484222325ull)) : 0;
-	uint64_t h = fnv1a(l->grid, sizeof l->grid, 0xcbf29ce484222325ull);
-	h = fnv1a(l->block, sizeof l->block, h);
+	uint64_t h = fnv1a(l->shape->grid, sizeof l->shape->grid, 0xcbf29ce484222325ull);
+	h = fnv1a(l->shape->block, sizeof l->shape->block, h);
 	h = fnv1a(ktrace_tm_cluster(l), 3 * sizeof(uint32_t), h);
-	k->h = fold32(fnv1a(&l->shared_mem, sizeof l->shared_mem, h));
+	k->h = fold32(fnv1a(&l->shape->shared_mem, sizeof l->shape->shared_mem, h));
 }
 
-static int launch_key_eq(const struct launch_key *x, const struct launch_key *y)
+/* Launch i of run x and launch j of run y may be aligned. */
+static int launch_key_eq(const struct launch_keys *x, size_t i, const struct launch_keys *y, size_t j)
 {
-	const struct tm_launch *a = x->l, *b = y->l;
+	const struct tm_launch *a = &x->t->launches[i], *b = &y->t->launches[j];
+	const struct launch_key *kx = &x->k[i], *ky = &y->k[j];
 	const char *an, *bn;
 
-	if (x->h != y->h || memcmp(a->grid, b->grid, sizeof a->grid) || memcmp(a->block, b->block, sizeof a->block) ||
-	    memcmp(ktrace_tm_cluster(a), ktrace_tm_cluster(b), 3 * sizeof(uint32_t)) || a->shared_mem != b->shared_mem)
+	if (kx->h != ky->h || (a->shape != b->shape && memcmp(a->shape, b->shape, sizeof *a->shape)) ||
+	    memcmp(ktrace_tm_cluster(a), ktrace_tm_cluster(b), 3 * sizeof(uint32_t)))
 		return 0;
-	an = launch_key_name(x);
-	bn = launch_key_name(y);
-	return !an || !bn || (x->nh == y->nh && !strcmp(an, bn));
+	an = launch_key_name(a);
+	bn = launch_key_name(b);
+	return !an || !bn || (kx->nh == ky->nh && !strcmp(an, bn));
 }
 
 /* ---- streams ----------------------------------------------------------------- */
@@ -278,7 +301,7 @@ struct stream_info {
 	struct stream_id key;
 	size_t first;   /* index of its first launch */
 	size_t n;       /* launches */
-	size_t *idx;    /* launch indices in seq order */
+	uint32_t *idx;  /* launch indices in seq order (a model holds fewer than 2^32 launches) */
 	long match;     /* index of the matched stream of the other run, -1 */
 };
 
@@ -286,7 +309,7 @@ struct stream_info {
 struct stream_list {
 	struct stream_info *s;
 	size_t n, cap;
-	uint32_t *of_launch; /* per launch: stream index */
+	uint32_t *of_launch; /* per launch: stream index (while the lists are made) */
 	/* open-addressing table key -> stream index */
 	long *tab;
 	size_t tabcap;
@@ -349,6 +372,8 @@ static uint64_t stream_hash_at(const void *ctx, size_t i)
 
 static int stream_list_fill(const struct tm_trace *t, struct stream_list *sl)
 {
+	if (t->nlaunches >= UINT32_MAX)
+		return -1;
 	sl->of_launch = malloc((t->nlaunches + 1) * sizeof *sl->of_launch);
 	if (!sl->of_launch || ktrace_diff_rehash(&sl->tab, &sl->tabcap, 64, 0, stream_hash_at, sl))
 		return -1;
@@ -383,8 +408,10 @@ static int stream_list_fill(const struct tm_trace *t, struct stream_list *sl)
 	}
 	for (size_t i = 0; i < t->nlaunches; i++) {
 		struct stream_info *s = &sl->s[sl->of_launch[i]];
-		s->idx[s->n++] = i;
+		s->idx[s->n++] = (uint32_t)i;
 	}
+	free(sl->of_launch); /* each stream's launches are listed: not needed during the alignment */
+	sl->of_launch = NULL;
 	return 0;
 }
 
@@ -421,8 +448,8 @@ static size_t device_streams(const struct stream_list *sl, int device, size_t *o
 
 /* Match the streams of one device: LCS over the key of each stream's first
  * launch, then pair what is left positionally between matched anchors. */
-static int match_device_streams(struct stream_list *sa, const size_t *xa, size_t na, const struct launch_key *ka,
-				struct stream_list *sb, const size_t *xb, size_t nb, const struct launch_key *kb)
+static int match_device_streams(struct stream_list *sa, const size_t *xa, size_t na, const struct launch_keys *ka,
+				struct stream_list *sb, const size_t *xb, size_t nb, const struct launch_keys *kb)
 {
 	if (!na || !nb)
 		return 0;
@@ -433,14 +460,14 @@ static int match_device_streams(struct stream_list *sa, const size_t *xa, size_t
 #define DP(i, j) dp[(size_t)(i) * (nb + 1) + (j)]
 		for (size_t i = na; i-- > 0;)
 			for (size_t j = nb; j-- > 0;) {
-				if (launch_key_eq(&ka[sa->s[xa[i]].first], &kb[sb->s[xb[j]].first]))
+				if (launch_key_eq(ka, sa->s[xa[i]].first, kb, sb->s[xb[j]].first))
 					DP(i, j) = DP(i + 1, j + 1) + 1;
 				else
 					DP(i, j) = DP(i + 1, j) > DP(i, j + 1) ? DP(i + 1, j) : DP(i, j + 1);
 			}
 		size_t i = 0, j = 0;
 		while (i < na && j < nb) {
-			if (launch_key_eq(&ka[sa->s[xa[i]].first], &kb[sb->s[xb[j]].first]) &&
+			if (launch_key_eq(ka, sa->s[xa[i]].first, kb, sb->s[xb[j]].first) &&
 			    DP(i, j) == DP(i + 1, j + 1) + 1) {
 				sa->s[xa[i]].match = (long)xb[j];
 				sb->s[xb[j]].match = (long)xa[i];
@@ -489,22 +516,22 @@ static int match_device_streams(struct stream_list *sa, const size_t *xa, size_t
 
 /* The launches of a matched pair of streams (indices into each trace) and their keys. */
 struct stream_pair_keys {
-	const size_t *ia, *ib;
-	const struct launch_key *ka, *kb;
+	const uint32_t *ia, *ib;
+	const struct launch_keys *ka, *kb;
 };
 
 static int stream_pair_keys_eq(size_t i, size_t j, void *p)
 {
 	const struct stream_pair_keys *c = p;
-	return launch_key_eq(&c->ka[c->ia[i]], &c->kb[c->ib[j]]);
+	return launch_key_eq(c->ka, c->ia[i], c->kb, c->ib[j]);
 }
 
 #define REFINE_MAX 64
 
 /* Move each match to the best-agreeing launch among those of the same key
  * that could take its place without crossing another match. */
-static void refine(const struct tm_trace *a, const struct tm_trace *b, const size_t *ia, size_t na,
-		   const size_t *ib, size_t nb, const struct launch_key *ka, const struct launch_key *kb,
+static void refine(const struct tm_trace *a, const struct tm_trace *b, const uint32_t *ia, size_t na,
+		   const uint32_t *ib, size_t nb, const struct launch_keys *ka, const struct launch_keys *kb,
 		   long *ma, long *mb)
 {
 	long prev_i = -1, prev_j = -1;
@@ -520,14 +547,14 @@ static void refine(const struct tm_trace *a, const struct tm_trace *b, const siz
 				next_j = ma[q];
 				break;
 			}
-		const struct launch_key *k = &ka[ia[i]];
+		uint32_t k = ia[i];
 		long ci[REFINE_MAX], cj[REFINE_MAX];
 		size_t nci = 0, ncj = 0;
 		for (long q = prev_i + 1; q < next_i && nci < REFINE_MAX; q++)
-			if ((q == (long)i || ma[q] < 0) && launch_key_eq(&ka[ia[q]], k))
+			if ((q == (long)i || ma[q] < 0) && launch_key_eq(ka, ia[q], ka, k))
 				ci[nci++] = q;
 		for (long q = prev_j + 1; q < next_j && ncj < REFINE_MAX; q++)
-			if ((q == j || mb[q] < 0) && launch_key_eq(&kb[ib[q]], k))
+			if ((q == j || mb[q] < 0) && launch_key_eq(kb, ib[q], ka, k))
 				cj[ncj++] = q;
 		if (nci > 1 || ncj > 1) {
 			long bi = (long)i, bj = j;
@@ -567,8 +594,8 @@ static void refine(const struct tm_trace *a, const struct tm_trace *b, const siz
 /* ---- the alignment of two traces --------------------------------------------- */
 
 /* Match the streams of A and B device by device (sinfo.match). */
-static int match_streams(struct stream_list *sa, const struct launch_key *ka, struct stream_list *sb,
-			 const struct launch_key *kb)
+static int match_streams(struct stream_list *sa, const struct launch_keys *ka, struct stream_list *sb,
+			 const struct launch_keys *kb)
 {
 	size_t *xa = malloc((sa->n + 1) * sizeof *xa);
 	size_t *xb = malloc((sb->n + 1) * sizeof *xb);
@@ -633,7 +660,7 @@ static int list_streams(struct diff_align *al, const struct stream_list *sa, con
 
 /* Align the launches of the matched streams A (of trace a) and B (of b). */
 static int align_stream_pair(const struct tm_trace *a, const struct tm_trace *b, const struct stream_info *A,
-			     const struct stream_info *B, const struct launch_key *ka, const struct launch_key *kb,
+			     const struct stream_info *B, const struct launch_keys *ka, const struct launch_keys *kb,
 			     struct diff_align *al)
 {
 	long *sma = malloc((A->n + 1) * sizeof *sma);
@@ -671,7 +698,7 @@ static int launch_match_of(const struct tm_trace *t, long **match, uint32_t **st
 }
 
 /* Every launch's key, and no match yet. */
-static struct launch_key *launch_keys(const struct tm_trace *t, long **match, uint32_t **stream)
+static struct launch_key *make_keys(const struct tm_trace *t, long **match, uint32_t **stream)
 {
 	struct launch_key *k = malloc((t->nlaunches + 1) * sizeof *k);
 	if (!k || !launch_match_of(t, match, stream)) {
@@ -683,28 +710,53 @@ static struct launch_key *launch_keys(const struct tm_trace *t, long **match, ui
 	return k;
 }
 
+/* b sharing a's model (ktrace_tm_share_same): each stream is its own
+ * partner and each launch its own match, what the alignment below finds for
+ * two equal runs, without its keys and per-stream matches. */
+static int align_same(const struct tm_trace *a, struct diff_align *al)
+{
+	struct stream_list sl;
+	int rc = -1;
+
+	if (stream_list_build(a, &sl))
+		return -1;
+	for (size_t s = 0; s < sl.n; s++)
+		sl.s[s].match = (long)s;
+	if (!launch_match_of(a, &al->match_a, &al->stream_a) || !launch_match_of(a, &al->match_b, &al->stream_b) ||
+	    list_streams(al, &sl, &sl))
+		goto out;
+	for (size_t i = 0; i < a->nlaunches; i++)
+		al->match_a[i] = al->match_b[i] = (long)i;
+	for (size_t s = 0; s < sl.n; s++)
+		al->streams[al->stream_a[sl.s[s].idx[0]]].matched = sl.s[s].n;
+	rc = 0;
+out:
+	stream_list_free(&sl);
+	if (rc)
+		ktrace_diff_align_free(al);
+	return rc;
+}
+
 int ktrace_diff_align(const struct tm_trace *a, const struct tm_trace *b, struct diff_align *al)
 {
 	memset(al, 0, sizeof *al);
+	if (a->launches == b->launches && a->nlaunches == b->nlaunches)
+		return align_same(a, al);
 	struct stream_list sa, sb;
 	int rc = -1;
 	int sa_ok = stream_list_build(a, &sa) == 0, sb_ok = stream_list_build(b, &sb) == 0;
-	struct launch_key *ka = launch_keys(a, &al->match_a, &al->stream_a);
-	/* b sharing a's model (ktrace_tm_share_same): the same launches, the same keys */
-	int same_launches = a->launches == b->launches;
-	struct launch_key *kb = same_launches ? launch_match_of(b, &al->match_b, &al->stream_b) ? ka : NULL
-					      : launch_keys(b, &al->match_b, &al->stream_b);
-	if (!ka || !kb || !sa_ok || !sb_ok || match_streams(&sa, ka, &sb, kb) || list_streams(al, &sa, &sb))
+	struct launch_keys ka = { a, make_keys(a, &al->match_a, &al->stream_a) },
+			   kb = { b, make_keys(b, &al->match_b, &al->stream_b) };
+	if (!ka.k || !kb.k || !sa_ok || !sb_ok || match_streams(&sa, &ka, &sb, &kb) || list_streams(al, &sa, &sb))
 		goto out;
 	for (size_t s = 0; s < sa.n; s++)
 		if (sa.s[s].match >= 0 &&
-		    align_stream_pair(a, b, &sa.s[s], &sb.s[sa.s[s].match], ka, kb, al))
+		    align_stream_pair(a, b, &sa.s[s], &sb.s[sa.s[s].match], &ka, &kb, al))
 			goto out;
 	rc = 0;
 out:
-	free(ka);
-	if (!same_launches)
-		free(kb);
+	free(ka.k);
+	free(kb.k);
 	if (sa_ok)
 		stream_list_free(&sa);
 	if (sb_ok)

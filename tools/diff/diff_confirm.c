@@ -26,6 +26,14 @@ const struct diff_confirm *ktrace_diff_confirm_of(const struct diff_confirmation
 	return NULL;
 }
 
+/* Launch la was replayed in isolation and that did not reproduce its difference. */
+static int not_reproduced(const struct diff_result *r, const struct tm_launch *la)
+{
+	const struct diff_confirm *c = ktrace_diff_confirm_of(r->confirm, la);
+
+	return c && c->outcome == KTRACE_REPLAY_NOT_REPRODUCED;
+}
+
 int ktrace_diff_verdict(const struct diff_result *r)
 {
 	if (!ktrace_diff_compared(r))
@@ -35,9 +43,9 @@ int ktrace_diff_verdict(const struct diff_result *r)
 	if (r->confirm && r->confirm->confirmed >= 0)
 		return DIFF_VERDICT_CONFIRMED;
 	/* a race explains it: the reader's input set aside for an unordered
-	 * writer, or a write/write race over its input that replays in
-	 * isolation could not reproduce (diff_rwrace.c) */
-	if (r->race_first || (r->confirm && r->race_first_ww))
+	 * writer, or a write/write race over its input when its own replays in
+	 * isolation did not reproduce it (diff_rwrace.c) */
+	if (r->race_first || (r->race_first_ww && not_reproduced(r, r->divs[0].la)))
 		return DIFF_VERDICT_RACE;
 	return r->confirm ? DIFF_VERDICT_UNCONFIRMED : DIFF_VERDICT_DIGESTS_ONLY;
 }

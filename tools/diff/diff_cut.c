@@ -11,6 +11,8 @@
  */
 #include "tools/diff/diff_internal.h"
 
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -23,46 +25,65 @@ int ktrace_diff_region_cut(const struct tm_region *g)
 }
 
 /* The unhashed bytes [*lo, *hi) after the cut of region g of launch l of
- * t: to the extent its CUT record gives (format 1.14; *exact set), else to
- * its allocation's end (one byte when the cut is at or past that end: a
- * run of VMM mappings reaches further than the allocation the record names). */
+ * t: to the extent its CUT record gives (format 1.14; *tail EXACT), else to
+ * its allocation's end (*tail BOUNDED).  With neither (no allocation known,
+ * or the cut at or past its end: a run of VMM mappings reaches further than
+ * the allocation the record names) how many bytes follow is unknown (*tail
+ * UNKNOWN), and [*lo, *hi) is the first of them only. */
 static int cut_range(const struct tm_trace *t, const struct tm_launch *l, const struct tm_region *g, uint64_t *lo,
-		     uint64_t *hi, int *exact)
+		     uint64_t *hi, enum diff_cut_tail *tail)
 {
 	const struct ktrace_rec_cut *c;
 
 	if (!ktrace_diff_region_cut(g))
 		return 0;
 	c = ktrace_tm_cut(t, l->seq, g->param_offset);
-	*exact = c && c->ptr == g->ptr && c->extent > g->hash_len;
 	*lo = g->ptr + g->hash_len;
-	struct tm_alloc a = ktrace_tm_region_alloc(t, g);
-	*hi = *exact ? g->ptr + c->extent : a.base + a.size;
 	if (*lo < g->ptr)
 		*lo = UINT64_MAX - 1;
-	if (*hi <= *lo)
+	if (c && c->ptr == g->ptr && c->extent > g->hash_len) {
+		*tail = DIFF_CUT_TAIL_EXACT;
+		*hi = g->ptr + c->extent;
+	} else {
+		struct tm_alloc a = ktrace_tm_region_alloc(t, g);
+
+		*tail = DIFF_CUT_TAIL_BOUNDED;
+		*hi = a.base + a.size;
+	}
+	if (*hi <= *lo) {
+		*tail = DIFF_CUT_TAIL_UNKNOWN;
 		*hi = *lo + 1;
+	}
 	return 1;
 }
 
 uint64_t ktrace_diff_cut_tail(const struct tm_trace *t, const struct tm_launch *l, const struct tm_region *g,
-			      int *exact)
+			      enum diff_cut_tail *tail)
 {
 	uint64_t lo, hi;
 
-	*exact = 0;
-	return g && cut_range(t, l, g, &lo, &hi, exact) ? hi - lo : 0;
+	*tail = DIFF_CUT_TAIL_UNKNOWN;
+	return g && cut_range(t, l, g, &lo, &hi, tail) && *tail != DIFF_CUT_TAIL_UNKNOWN ? hi - lo : 0;
+}
+
+void ktrace_diff_cut_tail_str(const struct diff_arg *u, char *buf, size_t cap)
+{
+	if (u->cut_tail_kind == DIFF_CUT_TAIL_UNKNOWN)
+		snprintf(buf, cap, "an unknown number of bytes");
+	else
+		snprintf(buf, cap, "%s%" PRIu64 " bytes", u->cut_tail_kind == DIFF_CUT_TAIL_EXACT ? "" : "up to ",
+			 u->cut_tail);
 }
 
 void ktrace_diff_cut_writer(const struct tm_trace *t, const long *match, size_t li, const struct tm_region *g,
 			    struct diff_writer *w)
 {
 	uint64_t lo, hi;
-	int exact;
+	enum diff_cut_tail tail;
 
 	memset(w, 0, sizeof *w);
 	w->type = DIFF_WRITER_NONE;
-	if (!g || !cut_range(t, &t->launches[li], g, &lo, &hi, &exact))
+	if (!g || !cut_range(t, &t->launches[li], g, &lo, &hi, &tail))
 		return;
 	for (size_t i = li; i-- > 0;) {
 		const struct tm_launch *l = &t->launches[i];
@@ -74,7 +95,7 @@ void ktrace_diff_cut_writer(const struct tm_trace *t, const long *match, size_t 
 			uint64_t hlo, hhi;
 			int ord;
 
-			if (!cut_range(t, l, h, &hlo, &hhi, &exact) || hlo >= hi || lo >= hhi ||
+			if (!cut_range(t, l, h, &hlo, &hhi, &tail) || hlo >= hi || lo >= hhi ||
 			    ktrace_diff_region_is_const(l->kernel, h))
 				continue;
 			w->type = DIFF_WRITER_LAUNCH_UNHASHED;
@@ -168,7 +189,7 @@ int ktrace_diff_mark_cut_writers(struct diff_result *r, const long *match_a)
 		const struct diff_divergence *d = &r->divs[i];
 
 		for (size_t k = 0; k < d->nunverified; k++)
-			if (d->unverified[k].cut_tail && d->unverified[k].wa.launch &&
+			if (d->unverified[k].cut && d->unverified[k].wa.launch &&
 			    mark_writer(r, match_a, &d->unverified[k].wa))
 				return -1;
 	}

@@ -368,6 +368,8 @@ static void race_fill(struct diff_race *d, char run, const struct tm_trace *t, c
 	d->run = run;
 	d->first = &t->launches[x->first];
 	d->second = &t->launches[x->second];
+	d->region_first = x->region_first;
+	d->region_second = x->region_second;
 	ktrace_diff_region_name(d->first->kernel, &d->first->regions[x->region_first], d->arg_first, sizeof d->arg_first, &ord);
 	ktrace_diff_region_name(d->second->kernel, &d->second->regions[x->region_second], d->arg_second, sizeof d->arg_second,
 		    &ord);
@@ -587,10 +589,8 @@ static int copy_writes_device(const struct tm_op *o)
 	       o->dir == KTRACE_COPY_UNKNOWN;
 }
 
-/* The most recent operation before launch index `li` of t that wrote (or, not
- * hashed, may have written) bytes overlapping [addr, addr+len). */
-static void last_writer(const struct tm_trace *t, const long *match, size_t li, uint64_t addr, uint64_t len,
-			struct diff_writer *w)
+void ktrace_diff_last_writer(const struct tm_trace *t, const long *match, size_t li, uint64_t addr, uint64_t len,
+			     struct diff_writer *w)
 {
 	memset(w, 0, sizeof *w);
 	w->type = DIFF_WRITER_NONE;
@@ -703,15 +703,25 @@ static int cut_input(const struct diff_result *res, const struct diff_align *al,
 		     const struct tm_region *y, size_t ia, size_t ib)
 {
 	struct diff_arg *a = push_pointer_arg(unv, name, ord, r, x, y);
-	int ex, ey;
+	enum diff_cut_tail ex, ey;
 	uint64_t tx = ktrace_diff_cut_tail(res->a, &res->a->launches[ia], x, &ex);
 	uint64_t ty = ktrace_diff_cut_tail(res->b, &res->b->launches[ib], y, &ey);
 
 	if (!a)
 		return -1;
 	a->why = "unverified: hashed only up to KTRACE_HASH_MAX (cut); the bytes after the cut were not compared";
-	a->cut_tail = tx > ty ? tx : ty;
-	a->cut_exact = tx > ty ? ex : ey;
+	a->cut = 1;
+	/* the larger tail of the two runs; unknown when either run's is
+	 * (a run with only one of the regions cut has the other's UNKNOWN
+	 * only when that one is cut) */
+	if ((x && ktrace_diff_region_cut(x) && ex == DIFF_CUT_TAIL_UNKNOWN) ||
+	    (y && ktrace_diff_region_cut(y) && ey == DIFF_CUT_TAIL_UNKNOWN)) {
+		a->cut_tail_kind = DIFF_CUT_TAIL_UNKNOWN;
+		a->cut_tail = 0;
+	} else {
+		a->cut_tail = tx > ty ? tx : ty;
+		a->cut_tail_kind = tx > ty ? ex : ey;
+	}
 	ktrace_diff_cut_writer(res->a, al->match_a, ia, x, &a->wa);
 	ktrace_diff_cut_writer(res->b, al->match_b, ib, y, &a->wb);
 	return 0;
@@ -765,8 +775,8 @@ static int classify(struct diff_result *res, const struct diff_align *al, struct
 			goto out;
 		a->why = why;
 		if (pre == H_DIFF) {
-			last_writer(res->a, al->match_a, ia, x->ptr, x->hash_len, &a->wa);
-			last_writer(res->b, al->match_b, ib, y->ptr, y->hash_len, &a->wb);
+			ktrace_diff_last_writer(res->a, al->match_a, ia, x->ptr, x->hash_len, &a->wa);
+			ktrace_diff_last_writer(res->b, al->match_b, ib, y->ptr, y->hash_len, &a->wb);
 		}
 	});
 	if (separate_host_noise(&ins, &noise) < 0)
@@ -1048,7 +1058,7 @@ static struct diff_align *align_traces(struct diff_result *r, char *err, size_t 
 static int strict_failure(const struct diff_result *r)
 {
 	return r->only_a || r->only_b || r->unverified || r->races_a || r->races_b || r->graphs_a.untraced ||
-	       r->graphs_b.untraced;
+	       r->graphs_b.untraced || r->body_runs.unknown;
 }
 
 int ktrace_diff_compare(const struct tm_trace *a, const struct tm_trace *b, const struct diff_opts *o,

@@ -49,10 +49,12 @@ static void explain_unverified_inputs(struct explain_list *l, const struct diff_
 	for (size_t i = 0; i < d->nunverified; i++) {
 		const struct diff_arg *u = &d->unverified[i];
 		const struct diff_concurrent *c = &u->concurrent;
+		char tail[64];
 
-		if (u->cut_tail)
-			add(l, "hash_cut", "input '%s' was hashed only up to KTRACE_HASH_MAX: up to %" PRIu64 " bytes after "
-			    "the cut were not compared%s%s%s", u->name, u->cut_tail,
+		ktrace_diff_cut_tail_str(u, tail, sizeof tail);
+		if (u->cut)
+			add(l, "hash_cut", "input '%s' was hashed only up to KTRACE_HASH_MAX: %s after "
+			    "the cut were not compared%s%s%s", u->name, tail,
 			    u->wa.launch ? "; they may have been written by " : "",
 			    u->wa.launch ? ktrace_tm_kernel_name(u->wa.launch->kernel) : "",
 			    u->wa.launch ? " (run A), unverified (hash_cut)" : "");

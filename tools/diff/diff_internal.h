@@ -104,10 +104,19 @@ void ktrace_diff_rw_race_missing(const struct diff_rw_race *x, char *buf, size_t
 /* Whether g was hashed only up to the cut (flag CAPPED). */
 int ktrace_diff_region_cut(const struct tm_region *g);
 /* The bytes a cut left unhashed of region g of launch l of t: exactly
- * (*exact set) from its CUT record (format 1.14), else at most its
- * allocation's bytes after the hashed extent; 0 when g is not cut. */
+ * (*tail EXACT) from its CUT record (format 1.14), else at most its
+ * allocation's bytes after the hashed extent (*tail BOUNDED); 0 when g is
+ * not cut or their count is not known (*tail UNKNOWN). */
 uint64_t ktrace_diff_cut_tail(const struct tm_trace *t, const struct tm_launch *l, const struct tm_region *g,
-			      int *exact);
+			      enum diff_cut_tail *tail);
+/* "65536 bytes", "up to 524288 bytes" or "an unknown number of bytes": those
+ * after the cut of input u (u->cut set). */
+void ktrace_diff_cut_tail_str(const struct diff_arg *u, char *buf, size_t cap);
+/* The most recent operation before launch index li of t that wrote (or, not
+ * hashed, may have written) bytes overlapping [addr, addr+len) (diff_engine.c);
+ * match: t's launches' counterparts in the other run (-1: none). */
+void ktrace_diff_last_writer(const struct tm_trace *t, const long *match, size_t li, uint64_t addr, uint64_t len,
+			     struct diff_writer *w);
 /* The most recent launch before launch li of t with a cut region, not
  * declared read-only, whose unhashed bytes overlap those of g: it may have
  * written bytes no digest covers (type DIFF_WRITER_LAUNCH_UNHASHED; NONE

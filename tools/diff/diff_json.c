@@ -208,11 +208,14 @@ static void j_arg(struct json_writer *j, const struct diff_arg *a, int output)
 			ktrace_json_str(j, "reason", a->why);
 		if (a->concurrent.run)
 			j_concurrent(j, "concurrent_writer", &a->concurrent);
-		if (a->cut_tail) {
+		if (a->cut) {
 			ktrace_json_object(j, "hash_cut");
 			ktrace_json_u64(j, "hashed_bytes", (a->ra ? a->ra : a->rb)->hash_len);
-			ktrace_json_u64(j, "unhashed_bytes_max", a->cut_tail);
-			ktrace_json_bool(j, "unhashed_bytes_exact", a->cut_exact);
+			if (a->cut_tail_kind == DIFF_CUT_TAIL_UNKNOWN)
+				ktrace_json_null(j, "unhashed_bytes_max");
+			else
+				ktrace_json_u64(j, "unhashed_bytes_max", a->cut_tail);
+			ktrace_json_bool(j, "unhashed_bytes_exact", a->cut_tail_kind == DIFF_CUT_TAIL_EXACT);
 			j_writer(j, "writer_a", &a->wa);
 			j_writer(j, "writer_b", &a->wb);
 			ktrace_json_end(j);
@@ -558,6 +561,18 @@ void ktrace_diff_json(struct json_writer *j, const struct diff_result *r, const 
 		KTRACE_JSON_MEMBERS(j, JSON_U64("count", d->differ), JSON_U64("exec_id", d->exec_id),
 				    JSON_U64("launch", d->launch), JSON_U64("cond_node", d->cond_node),
 				    JSON_U64("body", d->body), JSON_U64("runs_a", d->runs_a), JSON_U64("runs_b", d->runs_b));
+		ktrace_json_end(j);
+	}
+	if (r->body_runs.unknown) { /* only when there are some (other reports are unchanged) */
+		const struct diff_body_unknown *u = &r->body_runs.first_unknown;
+		char run[2] = { u->run, 0 };
+
+		ktrace_json_object(j, "body_runs_unverified");
+		KTRACE_JSON_MEMBERS(j, JSON_U64("count", r->body_runs.unknown), JSON_U64("exec_id", u->exec_id),
+				    JSON_U64("launch", u->launch), JSON_U64("cond_node", u->cond_node),
+				    JSON_U64("body", u->body));
+		ktrace_json_str(j, "run", run);
+		ktrace_json_str(j, "reason", u->why);
 		ktrace_json_end(j);
 	}
 	const struct tm_launch *fo[2] = { r->first_only_a, r->first_only_b };

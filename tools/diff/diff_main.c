@@ -69,8 +69,10 @@ static int compare_files(const struct diff_cli *c, const char *a, const char *b)
 
 	if (ktrace_tm_load(&ta, a, c->o.allow_truncated, err, sizeof err))
 		return ktrace_cli_fail("ktrace-diff", err);
-	/* a trace against itself, or a copy of it: loaded once */
-	if (!ktrace_tm_share_same(&tb, &ta, b) && ktrace_tm_load(&tb, b, c->o.allow_truncated, err, sizeof err)) {
+	/* a trace against itself, or a copy of it: loaded once; else beside it,
+	 * sharing the launches' regions and parameter bytes that are the same */
+	if (!ktrace_tm_share_same(&tb, &ta, b) &&
+	    ktrace_tm_load_beside(&tb, b, &ta, c->o.allow_truncated, err, sizeof err)) {
 		ktrace_tm_free(&ta);
 		return ktrace_cli_fail("ktrace-diff", err);
 	}

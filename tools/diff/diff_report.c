@@ -194,7 +194,7 @@ static const char *divergence_sentence(const struct diff_divergence *d)
 	size_t concurrent = 0, cut = 0;
 	for (size_t i = 0; i < d->nunverified; i++) {
 		concurrent += d->unverified[i].concurrent.run != 0;
-		cut += d->unverified[i].cut_tail != 0;
+		cut += d->unverified[i].cut != 0;
 	}
 	if (d->cls == DIFF_CLASS_INPUTS_UNVERIFIED && concurrent && concurrent == d->nunverified)
 		return "no input is seen to differ, but a concurrent writer may have changed some: cannot tell";
@@ -236,8 +236,8 @@ void ktrace_diff_text_divergence(FILE *f, const struct diff_result *r, const str
 	fprintf(f, "%s: %s\n", title, ktrace_tm_kernel_name(d->la->kernel));
 	fprintf(f, "  launch %" PRIu64 " in A, %" PRIu64 " in B; device %d, stream #%zu (0x%" PRIx64 " in A, 0x%" PRIx64
 		   " in B)\n", d->la->seq, d->lb->seq, d->device, d->stream, d->la->stream, d->lb->stream);
-	fprintf(f, "  grid %ux%ux%u block %ux%ux%u\n", d->la->grid[0], d->la->grid[1], d->la->grid[2],
-		d->la->block[0], d->la->block[1], d->la->block[2]);
+	fprintf(f, "  grid %ux%ux%u block %ux%ux%u\n", d->la->shape->grid[0], d->la->shape->grid[1],
+		d->la->shape->grid[2], d->la->shape->block[0], d->la->shape->block[1], d->la->shape->block[2]);
 	if (d->la->flags & KTRACE_LAUNCHF_GRAPH_ITER) {
 		const struct ktrace_graph_ref *ga = ktrace_tm_graph_ref(d->la), *gb = ktrace_tm_graph_ref(d->lb);
 
@@ -272,11 +272,13 @@ void ktrace_diff_text_divergence(FILE *f, const struct diff_result *r, const str
 	for (size_t i = 0; i < d->nunverified; i++) {
 		const struct diff_arg *u = &d->unverified[i];
 		char cw[320];
-		if (u->cut_tail) {
+		if (u->cut) {
 			const struct tm_region *g = u->ra ? u->ra : u->rb;
-			fprintf(f, "  input cut: %s  (hashed %" PRIu64 " bytes, cut at KTRACE_HASH_MAX; %s%" PRIu64
-				   " bytes after the cut not compared)\n", u->name, g->hash_len, u->cut_exact ? "" : "up to ",
-				u->cut_tail);
+			char tail[64];
+
+			ktrace_diff_cut_tail_str(u, tail, sizeof tail);
+			fprintf(f, "  input cut: %s  (hashed %" PRIu64 " bytes, cut at KTRACE_HASH_MAX; %s after the cut "
+				   "not compared)\n", u->name, g->hash_len, tail);
 			cut_writer_str(&u->wa, cw, sizeof cw);
 			fprintf(f, "    wrote past the cut in A: %s\n", cw);
 			cut_writer_str(&u->wb, cw, sizeof cw);

@@ -9,8 +9,9 @@
  * them, found in both runs, both extents known (exact or from the kernel's
  * source: an inferred extent may cover a neighbour's bytes).  The first divergence is explained by a race
  * when it is such a reader (its input was set aside for that writer), or,
- * once replays in isolation did not reproduce it, when a write/write race of
- * both runs covers bytes it read; the verdict is then "race"
+ * once replays in isolation did not reproduce it, when it read or wrote
+ * bytes a write/write race of both runs wrote last (the race's own regions
+ * and its region there all certain); the verdict is then "race"
  * (diff_confirm.c).  Reads the engine's result and the runs' order.
  */
 #include "tools/diff/diff_internal.h"
@@ -28,18 +29,6 @@
 static int certain(const struct tm_region *g)
 {
 	return g && (g->flags & (KTRACE_REGIONF_EXACT | KTRACE_REGIONF_SIGNATURE));
-}
-
-/* Some region of l that is certain overlaps [lo, hi). */
-static int certain_over(const struct tm_launch *l, uint64_t lo, uint64_t hi)
-{
-	for (uint32_t g = 0; l && g < l->nregions; g++) {
-		const struct tm_region *x = &l->regions[g];
-
-		if (certain(x) && x->ptr < hi && lo < x->ptr + (x->hash_len ? x->hash_len : 1))
-			return 1;
-	}
-	return 0;
 }
 
 /* Region x of launch l (y its counterpart) can be judged: in both runs,
@@ -133,16 +122,41 @@ static int race_of(struct diff_result *r, size_t i, const struct tm_launch *lb, 
 	return 1;
 }
 
-/* A write/write race of both runs, before launch la, over bytes la reads. */
-static const struct diff_race *ww_race_of(const struct diff_result *r, const struct tm_launch *la)
+/* Launch index li of A reads or writes bytes of race w, whose last writer
+ * before it is one of w's launches: what it found there is the race's
+ * outcome (a later writer, or the bytes' allocation freed and reused,
+ * would have replaced it).  Its region there, and the racing regions, are
+ * certain. */
+static int touches(const struct diff_result *r, const long *match_a, size_t li, const struct diff_race *w)
+{
+	const struct tm_launch *la = &r->a->launches[li];
+
+	for (uint32_t g = 0; g < la->nregions; g++) {
+		const struct tm_region *x = &la->regions[g];
+		uint64_t lo = x->ptr > w->lo ? x->ptr : w->lo, end = x->ptr + (x->hash_len ? x->hash_len : 1);
+		uint64_t hi = end < w->hi ? end : w->hi;
+		struct diff_writer last;
+
+		if (!certain(x) || lo >= hi)
+			continue;
+		ktrace_diff_last_writer(r->a, match_a, li, lo, hi - lo, &last);
+		if (last.launch == w->first || last.launch == w->second)
+			return 1;
+	}
+	return 0;
+}
+
+/* A write/write race of both runs, before launch index li of A, over bytes
+ * it reads or writes that the race wrote last (touches). */
+static const struct diff_race *ww_race_of(const struct diff_result *r, const long *match_a, size_t li)
 {
 	for (size_t k = 0; k < r->nraces; k++) {
 		const struct diff_race *w = &r->races[k];
 
-		if (w->run != 'A' || !w->in_both || w->second->seq >= la->seq || !certain_over(w->first, w->lo, w->hi) ||
-		    !certain_over(w->second, w->lo, w->hi))
+		if (w->run != 'A' || !w->in_both || w->second->seq >= r->a->launches[li].seq ||
+		    !certain(&w->first->regions[w->region_first]) || !certain(&w->second->regions[w->region_second]))
 			continue;
-		if (certain_over(la, w->lo, w->hi))
+		if (touches(r, match_a, li, w))
 			return w;
 	}
 	return NULL;
@@ -170,7 +184,7 @@ int ktrace_diff_rw_races(struct diff_result *r, const long *match_a)
 		}
 	}
 	if (first)
-		r->race_first_ww = ww_race_of(r, first);
+		r->race_first_ww = ww_race_of(r, match_a, (size_t)(first - r->a->launches));
 	return 0;
 }
 

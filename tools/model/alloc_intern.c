@@ -1,64 +1,90 @@
-/* tools/model/alloc_intern.c: each allocation of a trace's regions kept once
- * (alloc_intern.h), found again through an open-addressing hash index.
+/* tools/model/alloc_intern.c: each value a trace's records repeat (a
+ * region's allocation, a launch's shape) kept once (alloc_intern.h), found
+ * again through an open-addressing hash index over its bytes.
  */
 #include "tools/model/alloc_intern.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "tools/model/array.h"
 
-static size_t slot_of(struct tm_alloc a, size_t nslots)
+static const unsigned char *items_of(const struct tm_intern *in)
 {
-	uint64_t h = a.base * 0x9e3779b97f4a7c15ull ^ (a.size + 0x632be59bd9b4e019ull) * 0xc2b2ae3d27d4eb4full;
+	const unsigned char *p;
+
+	memcpy(&p, in->items, sizeof p);
+	return p;
+}
+
+/* A hash of v's bytes, four at a time (the values' sizes are multiples of 4). */
+static size_t slot_of(const unsigned char *v, size_t size, size_t nslots)
+{
+	uint64_t h = 0x632be59bd9b4e019ull;
+
+	for (size_t i = 0; i + 4 <= size; i += 4) {
+		uint32_t w;
+
+		memcpy(&w, v + i, sizeof w);
+		h = (h ^ w) * 0x9e3779b97f4a7c15ull;
+	}
 	return (size_t)(h ^ h >> 29) & (nslots - 1);
 }
 
-static void place(uint32_t *slots, size_t nslots, const struct tm_alloc *allocs, uint32_t number)
+static void place(uint32_t *slots, size_t nslots, const struct tm_intern *in, uint32_t number)
 {
-	size_t i = slot_of(allocs[number - 1], nslots);
+	size_t i = slot_of(items_of(in) + (number - 1) * in->size, in->size, nslots);
 	while (slots[i])
 		i = (i + 1) & (nslots - 1);
 	slots[i] = number;
 }
 
 /* Double the index (at least 64 slots), keeping it under half full. */
-static int grow_index(struct alloc_intern *in)
+static int grow_index(struct tm_intern *in)
 {
 	size_t n = in->nslots ? in->nslots * 2 : 64;
 	uint32_t *slots = calloc(n, sizeof *slots);
 	if (!slots)
 		return -1;
-	for (size_t k = 0; k < *in->nallocs; k++)
-		place(slots, n, *in->allocs, (uint32_t)(k + 1));
+	for (size_t k = 0; k < *in->nitems; k++)
+		place(slots, n, in, (uint32_t)(k + 1));
 	free(in->slots);
 	in->slots = slots;
 	in->nslots = n;
 	return 0;
 }
 
-uint32_t ktrace_alloc_intern(struct alloc_intern *in, struct tm_alloc a, int *oom)
+static int all_zero(const unsigned char *v, size_t size)
 {
-	if (!a.base && !a.size)
+	for (size_t i = 0; i < size; i++)
+		if (v[i])
+			return 0;
+	return 1;
+}
+
+uint32_t ktrace_intern(struct tm_intern *in, const void *v, int *oom)
+{
+	if (all_zero(v, in->size))
 		return 0;
 	if (in->nslots) {
-		for (size_t i = slot_of(a, in->nslots); in->slots[i]; i = (i + 1) & (in->nslots - 1)) {
-			const struct tm_alloc *have = &(*in->allocs)[in->slots[i] - 1];
-			if (have->base == a.base && have->size == a.size)
+		for (size_t i = slot_of(v, in->size, in->nslots); in->slots[i]; i = (i + 1) & (in->nslots - 1))
+			if (!memcmp(items_of(in) + (in->slots[i] - 1) * in->size, v, in->size))
 				return in->slots[i];
-		}
 	}
-	if (*in->nallocs >= UINT32_MAX - 1 || ((*in->nallocs + 1) * 2 > in->nslots && grow_index(in)) ||
-	    ktrace_grow(in->allocs, &in->cap_allocs, *in->nallocs + 1, sizeof **in->allocs)) {
+	if (*in->nitems >= UINT32_MAX - 1 || ((*in->nitems + 1) * 2 > in->nslots && grow_index(in)) ||
+	    ktrace_grow(in->items, &in->cap_items, *in->nitems + 1, in->size)) {
 		*oom = 1;
 		return 0;
 	}
-	(*in->allocs)[(*in->nallocs)++] = a;
-	uint32_t number = (uint32_t)*in->nallocs;
-	place(in->slots, in->nslots, *in->allocs, number);
+	unsigned char *items;
+	memcpy(&items, in->items, sizeof items);
+	memcpy(items + *in->nitems * in->size, v, in->size);
+	uint32_t number = (uint32_t)++*in->nitems;
+	place(in->slots, in->nslots, in, number);
 	return number;
 }
 
-void ktrace_alloc_intern_free(struct alloc_intern *in)
+void ktrace_intern_free(struct tm_intern *in)
 {
 	free(in->slots);
 	in->slots = NULL;

@@ -1,6 +1,7 @@
-/* tools/model/alloc_intern.h: the allocations (base, size) of a trace's
- * regions, each kept once (alloc_intern.c): a region holds the number of its
- * allocation, not the two 64-bit fields.
+/* tools/model/alloc_intern.h: values a trace's records repeat, each kept
+ * once per trace (alloc_intern.c): a region holds the number of its
+ * allocation (base, size), a launch the number of its shape (grid, block,
+ * shared memory), not the fields themselves.
  */
 #ifndef KTRACE_TOOLS_MODEL_ALLOC_INTERN_H
 #define KTRACE_TOOLS_MODEL_ALLOC_INTERN_H
@@ -13,20 +14,29 @@ struct tm_alloc {
 	uint64_t base, size;
 };
 
-/* The table being filled while a trace loads: the allocations (*allocs,
- * *nallocs of them, the trace's) and an open-addressing index over them. */
-struct alloc_intern {
-	struct tm_alloc **allocs;
-	size_t *nallocs, cap_allocs;
-	uint32_t *slots; /* 1 + the allocation's index; 0: empty */
+/* A launch's shape: all zeros when none was recorded.  No padding: kept
+ * and compared as bytes. */
+struct tm_shape {
+	uint32_t grid[3], block[3];
+	uint32_t shared_mem;
+};
+
+/* The table being filled while a trace loads: values of `size` bytes
+ * (*items, *nitems of them, the trace's array: pass its address) and an
+ * open-addressing index over them. */
+struct tm_intern {
+	void *items;     /* the address of the trace's array pointer (struct tm_alloc **, ...) */
+	size_t *nitems, cap_items, size;
+	uint32_t *slots; /* 1 + the value's index; 0: empty */
 	size_t nslots;   /* a power of two, or 0 */
 };
 
-/* The number of allocation a (1 + its index in *in->allocs; 0 for base 0
- * and size 0), adding it when it is new; 0 with *oom set when memory runs out. */
-uint32_t ktrace_alloc_intern(struct alloc_intern *in, struct tm_alloc a, int *oom);
+/* The number of value v (`in->size` bytes: 1 + its index in the array; 0
+ * for all zero bytes), adding it when it is new; 0 with *oom set when
+ * memory runs out. */
+uint32_t ktrace_intern(struct tm_intern *in, const void *v, int *oom);
 
-/* Free the index (the allocations are the trace's). */
-void ktrace_alloc_intern_free(struct alloc_intern *in);
+/* Free the index (the values are the trace's). */
+void ktrace_intern_free(struct tm_intern *in);
 
 #endif

@@ -72,6 +72,7 @@ struct diff_concurrent {
 struct diff_race {
 	char run;                       /* 'A' or 'B' */
 	const struct tm_launch *first, *second; /* by launch_seq */
+	uint32_t region_first, region_second;   /* the regions that race: indexes in first's, second's */
 	char arg_first[96], arg_second[96];
 	uint64_t lo, hi;
 	int in_both;                    /* run A's race, and B's counterparts race too */
@@ -89,6 +90,11 @@ struct diff_rw_race {
 	int same_graph;                  /* both are nodes of one graph launch: no edge orders them */
 	int writes_too;                  /* the reader's digests changed too: it reads or writes them */
 };
+
+/* How many bytes follow a cut (diff_cut.c): from the region's CUT record
+ * (format 1.14), at most its allocation's after the hashed extent, or not
+ * known (no allocation known, or the cut at or past its end). */
+enum diff_cut_tail { DIFF_CUT_TAIL_UNKNOWN = 0, DIFF_CUT_TAIL_BOUNDED = 1, DIFF_CUT_TAIL_EXACT = 2 };
 
 enum diff_arg_kind { DIFF_ARG_POINTER = 1, DIFF_ARG_SCALAR = 2 };
 
@@ -108,11 +114,12 @@ struct diff_arg {
 	struct diff_writer wa, wb;/* inputs that differ: last writers */
 	struct diff_concurrent concurrent; /* unverified: set aside for this writer (run != 0) */
 	/* unverified because its region is cut at KTRACE_HASH_MAX (flag CAPPED,
-	 * diff_cut.c): the bytes of its allocation after the cut (an upper
-	 * bound of those the launch may read unhashed; 0: not cut), and in wa,
-	 * wb the last launch of each run that may have written them */
+	 * diff_cut.c; cut set): the bytes after the cut, as cut_tail_kind says
+	 * (exact, at most those of its allocation, or unknown: cut_tail 0), and
+	 * in wa, wb the last launch of each run that may have written them */
+	int cut;
+	enum diff_cut_tail cut_tail_kind;
 	uint64_t cut_tail;
-	int cut_exact;            /* cut_tail is exact: from the region's CUT record (format 1.14) */
 };
 
 struct diff_divergence {
@@ -186,10 +193,20 @@ struct diff_graphs {
 
 /* Conditional graph bodies that ran another number of times in the two
  * runs (diff_cond.c): how many (graph launch, body) pairs, and the first. */
+/* A conditional body whose run count one run does not tell (diff_cond.c). */
+struct diff_body_unknown {
+	uint64_t exec_id, launch;
+	uint32_t cond_node, body;
+	char run;                 /* 'A' or 'B': the run without the count */
+	const char *why;          /* why it is not known (static text) */
+};
+
 struct diff_body_runs {
-	uint64_t differ;
+	uint64_t differ;          /* bodies that ran another number of times; the first: */
 	uint64_t exec_id, launch;
 	uint32_t cond_node, body, runs_a, runs_b;
+	uint64_t unknown;         /* bodies whose count one run does not tell (unverified) */
+	struct diff_body_unknown first_unknown;
 };
 
 /* What the program itself observed: the digests of what its device-to-host

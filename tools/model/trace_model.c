@@ -16,6 +16,7 @@
 #include "tools/model/array.h"
 
 const struct tm_refs ktrace_tm_no_refs;
+static const struct tm_shape no_shape;
 
 /* ---- arena ------------------------------------------------------------- */
 
@@ -90,7 +91,12 @@ struct load_state {
 	uint64_t time_ns; /* of the record being taken */
 	struct tm_range *ranges; /* ALLOC records: to infer unknown copy directions */
 	size_t nranges;
-	struct alloc_intern allocs; /* the regions' allocations, each once (t->allocs) */
+	struct tm_intern allocs; /* the regions' allocations, each once (t->allocs) */
+	struct tm_intern shapes; /* the launches' shapes, each once (t->shapes) */
+	const struct tm_trace *like; /* loaded beside it (ktrace_tm_load_beside), or NULL */
+	size_t like_hint;            /* where like's next launch is looked for first */
+	unsigned char *scratch;      /* beside like: a launch's piece, before it is compared */
+	size_t cap_scratch;
 	char *err;
 	size_t errlen;
 };
@@ -260,6 +266,65 @@ static int take_kernel(struct load_state *s, const void *rec, size_t len, uint64
 	return 0;
 }
 
+/* Launch l's regions, sorted, and its parameter bytes after them into the
+ * piece at dst; 0, or -1 when memory runs out. */
+static int fill_piece(struct load_state *s, const struct ktrace_rec_launch *l, unsigned char *dst)
+{
+	struct tm_region *g = (struct tm_region *)dst;
+
+	if (l->param_bytes_len)
+		memcpy(dst + (size_t)l->nregions * sizeof *g, l->param_bytes, l->param_bytes_len);
+	for (uint32_t i = 0; i < l->nregions; i++) {
+		struct ktrace_region r;
+		int no_mem = 0;
+
+		ktrace_launch_region(l, i, &r);
+		struct tm_alloc a = { r.alloc_base, r.alloc_size };
+		uint32_t alloc = ktrace_intern(&s->allocs, &a, &no_mem);
+		if (no_mem)
+			return -1;
+		g[i] = (struct tm_region){
+			.param_offset = r.param_offset, .ordinal = r.ordinal, .flags = r.flags, .alloc = alloc,
+			.ptr = r.ptr, .hash_len = r.hash_len, .pre_hash = r.pre_hash, .post_hash = r.post_hash,
+		};
+	}
+	if (l->nregions)
+		ktrace_sort(g, l->nregions, sizeof *g, cmp_region);
+	return 0;
+}
+
+/* Launch o's regions and parameter bytes (from its record l) in one piece:
+ * one rounding, not two; beside another trace, that trace's piece when it
+ * holds the same (ktrace_tm_same_piece), else a piece of its own. */
+static int take_piece(struct load_state *s, const struct ktrace_rec_launch *l, struct tm_launch *o)
+{
+	size_t n = (size_t)l->nregions * sizeof *o->regions + l->param_bytes_len;
+	unsigned char *piece;
+
+	if (!s->like) {
+		piece = arena_alloc(s->t, n);
+		if (!piece || fill_piece(s, l, piece))
+			return oom(s);
+		o->regions = (struct tm_region *)piece;
+		return 0;
+	}
+	if (ktrace_grow(&s->scratch, &s->cap_scratch, n + 1, 1) || fill_piece(s, l, s->scratch))
+		return oom(s);
+	const struct tm_region *shared = ktrace_tm_same_piece(s->like, &s->like_hint, o->seq,
+							       (const struct tm_region *)s->scratch, l->nregions,
+							       s->scratch + n - l->param_bytes_len, l->param_bytes_len);
+	if (shared) {
+		o->regions = (struct tm_region *)shared;
+		return 0;
+	}
+	piece = arena_alloc(s->t, n);
+	if (!piece)
+		return oom(s);
+	memcpy(piece, s->scratch, n);
+	o->regions = (struct tm_region *)piece;
+	return 0;
+}
+
 static int take_launch(struct load_state *s, const void *rec, size_t len, uint64_t seq)
 {
 	struct ktrace_rec_launch l;
@@ -271,10 +336,15 @@ static int take_launch(struct load_state *s, const void *rec, size_t len, uint64
 		return oom(s);
 	*o = (struct tm_launch){ .seq = l.launch_seq, .rec_seq = seq, .time_ns = s->time_ns, .loading_kernel_id = l.kernel_id,
 				 .context = l.context, .stream = l.stream, .tid = l.tid, .device = l.device, .api = l.api,
-				 .flags = l.flags, .shared_mem = l.shared_mem, .result = l.result,
+				 .flags = l.flags, .result = l.result,
 				 .hash_skip = l.hash_skip, .param_bytes_len = l.param_bytes_len };
-	memcpy(o->grid, l.grid, sizeof o->grid);
-	memcpy(o->block, l.block, sizeof o->block);
+	struct tm_shape shape = { .shared_mem = l.shared_mem };
+	int no_shape_mem = 0;
+	memcpy(shape.grid, l.grid, sizeof shape.grid);
+	memcpy(shape.block, l.block, sizeof shape.block);
+	o->loading_shape = ktrace_intern(&s->shapes, &shape, &no_shape_mem);
+	if (no_shape_mem)
+		return oom(s);
 	if (l.flags & (KTRACE_LAUNCHF_GRAPH | KTRACE_LAUNCHF_GRAPH_ITER | KTRACE_LAUNCHF_RANGE) ||
 	    l.cluster[0] | l.cluster[1] | l.cluster[2]) {
 		struct tm_refs *refs = arena_alloc(t, sizeof *refs);
@@ -286,31 +356,8 @@ static int take_launch(struct load_state *s, const void *rec, size_t len, uint64
 		memcpy(refs->cluster, l.cluster, sizeof refs->cluster);
 		o->refs = refs;
 	}
-	/* its regions and parameter bytes in one piece: one rounding, not two */
-	size_t region_bytes = (size_t)l.nregions * sizeof *o->regions;
-	unsigned char *piece = arena_alloc(t, region_bytes + l.param_bytes_len);
-	if (!piece)
-		return oom(s);
-	if (l.param_bytes_len)
-		memcpy(piece + region_bytes, l.param_bytes, l.param_bytes_len);
-	o->regions = (struct tm_region *)piece;
-	if (l.nregions) {
-		for (uint32_t i = 0; i < l.nregions; i++) {
-			struct ktrace_region r;
-			ktrace_launch_region(&l, i, &r);
-			int no_mem = 0;
-			uint32_t alloc = ktrace_alloc_intern(&s->allocs, (struct tm_alloc){ r.alloc_base, r.alloc_size }, &no_mem);
-			if (no_mem)
-				return oom(s);
-			o->regions[i] = (struct tm_region){
-				.param_offset = r.param_offset, .ordinal = r.ordinal, .flags = r.flags, .alloc = alloc,
-				.ptr = r.ptr, .hash_len = r.hash_len, .pre_hash = r.pre_hash, .post_hash = r.post_hash,
-			};
-		}
-		ktrace_sort(o->regions, l.nregions, sizeof *o->regions, cmp_region);
-	}
 	o->nregions = l.nregions;
-	return 0;
+	return take_piece(s, &l, o);
 }
 
 /* A copy or memset from its record m: the members both records have, then
@@ -790,8 +837,13 @@ static int finish(struct load_state *s)
 			? s->mods[lo - 1].digest : 0;
 	}
 	ktrace_sort(t->launches, t->nlaunches, sizeof *t->launches, cmp_launch);
-	for (size_t i = 0; i < t->nlaunches; i++)
-		t->launches[i].kernel = find_kernel(t->kernels, t->nkernels, t->launches[i].loading_kernel_id);
+	for (size_t i = 0; i < t->nlaunches; i++) {
+		struct tm_launch *l = &t->launches[i];
+		uint32_t shape = l->loading_shape;
+
+		l->kernel = find_kernel(t->kernels, t->nkernels, l->loading_kernel_id);
+		l->shape = shape && shape <= t->nshapes ? &t->shapes[shape - 1] : &no_shape;
+	}
 	ktrace_sort(t->ops, t->nops, sizeof *t->ops, cmp_op);
 	ktrace_sort(t->orders, t->norders, sizeof *t->orders, cmp_order);
 	ktrace_sort(t->graphs, t->ngraphs, sizeof *t->graphs, cmp_graph);
@@ -803,20 +855,33 @@ static int finish(struct load_state *s)
 	return 0;
 }
 
-int ktrace_tm_load_reader(struct tm_trace *t, struct ktrace_reader *r, const char *name, int allow_truncated, char *err,
-			  size_t errlen)
+/* Beside like: its allocations numbered first, in its order, so that a
+ * region equal to one of like's holds the same number.  0, or -1 (out of memory). */
+static int number_like(struct load_state *s)
+{
+	int no_mem = 0;
+
+	for (size_t i = 0; s->like && i < s->like->nallocs && !no_mem; i++)
+		ktrace_intern(&s->allocs, &s->like->allocs[i], &no_mem);
+	return no_mem ? oom(s) : 0;
+}
+
+static int load_reader(struct tm_trace *t, struct ktrace_reader *r, const char *name, const struct tm_trace *like,
+		       int allow_truncated, char *err, size_t errlen)
 {
 	memset(t, 0, sizeof *t);
 	t->path = name;
 	struct load_state s;
 	memset(&s, 0, sizeof s);
 	s.t = t;
-	s.allocs = (struct alloc_intern){ .allocs = &t->allocs, .nallocs = &t->nallocs };
+	s.allocs = (struct tm_intern){ .items = &t->allocs, .nitems = &t->nallocs, .size = sizeof *t->allocs };
+	s.shapes = (struct tm_intern){ .items = &t->shapes, .nitems = &t->nshapes, .size = sizeof *t->shapes };
+	s.like = like;
 	s.err = err;
 	s.errlen = errlen;
-	int rc = 0;
+	int rc = number_like(&s);
 	t->format_minor = ktrace_reader_minor(r);
-	for (;;) {
+	for (; !rc;) {
 		const void *rec;
 		size_t len;
 		enum ktrace_read_status st = ktrace_reader_next(r, &rec, &len);
@@ -853,13 +918,22 @@ int ktrace_tm_load_reader(struct tm_trace *t, struct ktrace_reader *r, const cha
 		rc = finish(&s);
 	free(s.mods);
 	free(s.ranges);
-	ktrace_alloc_intern_free(&s.allocs);
+	free(s.scratch);
+	ktrace_intern_free(&s.allocs);
+	ktrace_intern_free(&s.shapes);
 	if (rc != 0)
 		ktrace_tm_free(t);
 	return rc;
 }
 
-int ktrace_tm_load(struct tm_trace *t, const char *path, int allow_truncated, char *err, size_t errlen)
+int ktrace_tm_load_reader(struct tm_trace *t, struct ktrace_reader *r, const char *name, int allow_truncated, char *err,
+			  size_t errlen)
+{
+	return load_reader(t, r, name, NULL, allow_truncated, err, errlen);
+}
+
+int ktrace_tm_load_beside(struct tm_trace *t, const char *path, const struct tm_trace *like, int allow_truncated,
+			  char *err, size_t errlen)
 {
 	struct ktrace_reader *r = ktrace_reader_open(path, err, errlen);
 
@@ -868,7 +942,12 @@ int ktrace_tm_load(struct tm_trace *t, const char *path, int allow_truncated, ch
 		t->path = path;
 		return -1;
 	}
-	return ktrace_tm_load_reader(t, r, path, allow_truncated, err, errlen);
+	return load_reader(t, r, path, like, allow_truncated, err, errlen);
+}
+
+int ktrace_tm_load(struct tm_trace *t, const char *path, int allow_truncated, char *err, size_t errlen)
+{
+	return ktrace_tm_load_beside(t, path, NULL, allow_truncated, err, errlen);
 }
 
 void ktrace_tm_free(struct tm_trace *t)
@@ -887,6 +966,7 @@ void ktrace_tm_free(struct tm_trace *t)
 	}
 	free(t->kernels);
 	free(t->allocs);
+	free(t->shapes);
 	free(t->launches);
 	free(t->ops);
 	free(t->notes);

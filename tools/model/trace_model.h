@@ -9,7 +9,9 @@
  * resolves each launch's kernel (a LAUNCH may come before its KERNEL record),
  * and sorts launches and copy/set operations by their sequence number
  * (records of different threads are not in sequence order in the file).  All
- * memory lives in one arena freed by ktrace_tm_free().
+ * memory lives in one arena freed by ktrace_tm_free(), but for a trace loaded
+ * beside another (ktrace_tm_load_beside), whose launches may point at that
+ * one's regions and parameter bytes.
  */
 #ifndef KTRACE_TOOLS_TRACE_MODEL_H
 #define KTRACE_TOOLS_TRACE_MODEL_H
@@ -84,8 +86,6 @@ struct tm_launch {
 	uint32_t flags;
 	uint8_t api;             /* enum ktrace_api */
 	uint8_t hash_skip;       /* enum ktrace_hash_skip (format 1.3; 0 before) */
-	uint32_t grid[3], block[3]; /* the cluster shape: ktrace_tm_cluster() */
-	uint32_t shared_mem;
 	int32_t result;
 	uint32_t param_bytes_len, nregions;
 	struct tm_region *regions; /* sorted by ktrace_tm_region_key, then the parameter bytes
@@ -93,6 +93,11 @@ struct tm_launch {
 	uint64_t time_ns;        /* the record's time (CLOCK_MONOTONIC; the call's, docs/format.md) */
 	const struct tm_refs *refs; /* its graph node, ranges and cluster shape; NULL: none of them
 	                             * (ktrace_tm_graph_ref, _range_ref, _cluster) */
+	union {
+		const struct tm_shape *shape; /* never NULL after loading: its grid, block and shared
+		                               * memory, each shape kept once per trace (t->shapes) */
+		uint32_t loading_shape;       /* while loading only: 1 + its index in t->shapes, 0 none */
+	};
 };
 
 /* A launch's graph node and NVTX ranges: zeros when it has none. */
@@ -243,6 +248,7 @@ struct tm_trace {
 
 	struct tm_kernel *kernels; size_t nkernels;   /* sorted by id */
 	struct tm_alloc *allocs; size_t nallocs;      /* the regions' allocations, each once */
+	struct tm_shape *shapes; size_t nshapes;      /* the launches' shapes, each once */
 	struct tm_launch *launches; size_t nlaunches; /* sorted by seq */
 	struct tm_op *ops; size_t nops;               /* sorted by seq */
 	struct tm_note *notes; size_t nnotes;         /* file order */
@@ -281,6 +287,20 @@ void ktrace_tm_free(struct tm_trace *t);
  * its own path, sharing a's memory (ktrace_tm_free(b) frees none of it; a must
  * outlive b).  1: done; 0: not the same bytes, b untouched (load it). */
 int ktrace_tm_share_same(struct tm_trace *b, const struct tm_trace *a, const char *path_b);
+
+/* Load the trace at path as ktrace_tm_load() does, beside `like` (a trace
+ * of the same program, loaded): each launch whose regions and parameter
+ * bytes equal those of like's launch of the same launch_seq shares like's
+ * memory for them (trace_same.c), allocations numbered as in like.  like
+ * must outlive t, and neither may change. */
+int ktrace_tm_load_beside(struct tm_trace *t, const char *path, const struct tm_trace *like, int allow_truncated,
+			  char *err, size_t errlen);
+/* For the loader: like's launch of launch_seq seq (*hint: where to look
+ * first, then after it), when its regions (sorted) and parameter bytes equal
+ * these: its regions, whose parameter bytes follow; NULL otherwise. */
+const struct tm_region *ktrace_tm_same_piece(const struct tm_trace *like, size_t *hint, uint64_t seq,
+					     const struct tm_region *regions, uint32_t nregions, const uint8_t *params,
+					     uint32_t nparams);
 
 /* Name for reports: the demangled name when there is one, else the mangled
  * one, else "kernel#<id>". */

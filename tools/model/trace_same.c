@@ -1,7 +1,11 @@
-/* tools/model/trace_same.c: a second trace whose file holds the same bytes as
- * one already loaded (ktrace-diff of a trace against itself or a copy of it)
- * shares the loaded one's model instead of being loaded again: one load's
- * time and memory, and the same model the second load would make.
+/* tools/model/trace_same.c: a second trace sharing what it has in common
+ * with one already loaded.  Whose file holds the same bytes (ktrace-diff of
+ * a trace against itself or a copy of it) shares the loaded one's model
+ * instead of being loaded again: one load's time and memory, and the same
+ * model the second load would make.  Otherwise, loaded beside it, each
+ * launch whose regions and parameter bytes equal those of the first
+ * trace's launch of the same launch_seq points at that launch's piece
+ * (two runs of one program mostly record the same buffers and digests).
  */
 #include <fcntl.h>
 #include <stdlib.h>
@@ -63,4 +67,45 @@ int ktrace_tm_share_same(struct tm_trace *b, const struct tm_trace *a, const cha
 	b->path = path_b;
 	b->borrowed = 1;
 	return 1;
+}
+
+/* Regions x and y hold the same fields (allocations by number: the second
+ * trace numbers the first's allocations as it does, ktrace_tm_load_beside). */
+static int same_region(const struct tm_region *x, const struct tm_region *y)
+{
+	return x->param_offset == y->param_offset && x->ordinal == y->ordinal && x->flags == y->flags &&
+	       x->alloc == y->alloc && x->ptr == y->ptr && x->hash_len == y->hash_len && x->pre_hash == y->pre_hash &&
+	       x->post_hash == y->post_hash;
+}
+
+const struct tm_region *ktrace_tm_same_piece(const struct tm_trace *like, size_t *hint, uint64_t seq,
+					     const struct tm_region *regions, uint32_t nregions, const uint8_t *params,
+					     uint32_t nparams)
+{
+	size_t lo = 0, hi = like->nlaunches;
+	const struct tm_launch *l;
+
+	if (*hint < like->nlaunches && like->launches[*hint].seq == seq) {
+		lo = *hint;
+	} else {
+		while (lo < hi) { /* the first launch of like with seq >= this one */
+			size_t mid = lo + (hi - lo) / 2;
+
+			if (like->launches[mid].seq < seq)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo == like->nlaunches || like->launches[lo].seq != seq)
+			return NULL;
+	}
+	*hint = lo + 1; /* records come mostly in launch order */
+	l = &like->launches[lo];
+	if (l->nregions != nregions || l->param_bytes_len != nparams ||
+	    (nparams && memcmp(ktrace_tm_param_bytes(l), params, nparams)))
+		return NULL;
+	for (uint32_t i = 0; i < nregions; i++)
+		if (!same_region(&l->regions[i], &regions[i]))
+			return NULL;
+	return l->regions;
 }
