@@ -31,6 +31,7 @@
 #ifndef KTRACE_HASH_PIPELINE_H
 #define KTRACE_HASH_PIPELINE_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -51,6 +52,10 @@ struct ktrace_hash_opts {
 	uint64_t max_wait_ns;    /* bounded wait for a free slot (default 1 ms) */
 	int carry_off;           /* measure every pre-hash (KTRACE_HASH_CARRY=0) */
 	int verify;              /* measure carried pre-digests too and compare (KTRACE_HASH_VERIFY=1) */
+	int merge_off;           /* launch every post-hash at once, never merged (KTRACE_HASH_MERGE=0,
+	                          * KTRACE_REPLAY) */
+	atomic_uint *held_flag;  /* nonzero while a post-hash is held: what the driver wrappers read
+	                          * before calling ktrace_hash_flush_held (NULL: a private flag) */
 };
 
 /* Start the pipeline (its thread starts lazily).  0 on success. */
@@ -73,8 +78,18 @@ struct ktrace_hash_job *ktrace_hash_pre(CUcontext ctx, CUstream stream, const st
 
 /* After the application's launch returned `launch_result`: launch the
  * post-hash (if it succeeded) and queue the job for completion (its record
- * then says that result, with KTRACE_LAUNCHF_FAILED if it is an error). */
+ * then says that result, with KTRACE_LAUNCHF_FAILED if it is an error).
+ * With merging on, the post-hash is held instead: the next launch on the
+ * same stream and context hashes it in its own pre-hash's launch, and
+ * anything else that could order work after the launch or touch its
+ * buffers launches it first (ktrace_hash_flush_held; docs/hashing.md,
+ * "Merged hash launches"). */
 void ktrace_hash_post(struct ktrace_hash_job *job, CUresult launch_result);
+
+/* Launch a held post-hash now, if there is one.  Every driver call that
+ * could order work after a launch, or let the host or another stream touch
+ * its buffers, calls this first (while the held flag is set). */
+void ktrace_hash_flush_held(void);
 
 /* An asynchronous copy r (its MEMCPY fields filled, r->dst_digest_state
  * unset) delivered [r->src, r->src + r->bytes) of device memory, one range,

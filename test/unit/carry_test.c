@@ -74,10 +74,14 @@ static void run_app(const char *mode, const char *env, struct run *r, const char
 	       strncmp(mode, "ro", 2) ? "^fake_(hidden_add_one|add_one|nondet_sum)$" : "^fake_(kernel_a|add_one|nondet_sum)$",
 	       1);
 	setenv("ASAN_OPTIONS", "verify_asan_link_order=0:detect_leaks=0", 1);
+	/* checksum kernels are counted per launch here: each launch's own
+	 * (merged launches are merge_test's) */
+	setenv("KTRACE_HASH_MERGE", "0", 1);
 	if (env)
 		putenv((char *)env);
 	out = kt_run_captured(tmp_dir, NULL, argv);
 	unsetenv("LD_PRELOAD");
+	unsetenv("KTRACE_HASH_MERGE");
 	if (env) {
 		char var[64];
 
