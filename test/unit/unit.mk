@@ -386,3 +386,13 @@ read_only_test_LIBS := -lcmocka
 TESTS += hash_carry_test
 hash_carry_test_SRCS := test/unit/hash_carry_test.c interpose/hash/hash_carry.c
 hash_carry_test_LIBS := -lcmocka
+
+# ---- merged hash launches end to end (docs/hashing.md "Merged hash launches"): a program
+# under libktrace.so with the real-memory fake driver, whose checksum kernels run on the host.
+TESTS += merge_test
+merge_test_SRCS := test/unit/merge_test.c hashkern/ktrace_digest.c
+merge_test_LIBS := -lcmocka
+TEST_DEPS += $(BUILD)/merge_app
+$(BUILD)/merge_app: test/unit/merge_app.c $(FAKECUDA_REAL)
+	@$(if $(Q),echo "  LINK    $@")
+	$(Q)$(CC) $(CFLAGS_ALL) -o $@ $< -L$(BUILD)/fakecuda-real -l:libcuda.so.1 $(LDFLAGS_ALL)
