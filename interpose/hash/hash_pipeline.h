@@ -31,7 +31,6 @@
 #ifndef KTRACE_HASH_PIPELINE_H
 #define KTRACE_HASH_PIPELINE_H
 
-#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -42,6 +41,15 @@ extern "C" {
 #endif
 
 #include "format/ktrace_format.h"
+
+/* The flag the driver wrappers read (an atomic_uint; C++ callers, the GPU
+ * test programs, pass NULL). */
+#ifdef __cplusplus
+typedef void ktrace_held_flag;
+#else
+#include <stdatomic.h>
+typedef atomic_uint ktrace_held_flag;
+#endif
 
 struct ktrace_writer;
 struct ktrace_hash_job;
@@ -54,7 +62,7 @@ struct ktrace_hash_opts {
 	int verify;              /* measure carried pre-digests too and compare (KTRACE_HASH_VERIFY=1) */
 	int merge_off;           /* launch every post-hash at once, never merged (KTRACE_HASH_MERGE=0,
 	                          * KTRACE_REPLAY) */
-	atomic_uint *held_flag;  /* nonzero while a post-hash is held: what the driver wrappers read
+	ktrace_held_flag *held_flag; /* nonzero while a post-hash is held: what the driver wrappers read
 	                          * before calling ktrace_hash_flush_held (NULL: a private flag) */
 };
 
