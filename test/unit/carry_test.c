@@ -34,8 +34,9 @@
 #include "format/trace_reader.h"
 #include "test/run_capture.h"
 #include "test/scratch.h"
+#include "test/unit/preload_trace.h"
 
-#define MAX_L 32
+#define MAX_L KT_MAX_LAUNCHES
 #define MAX_NOTE 320
 
 static char build_dir[PATH_MAX], tmp_dir[512];
@@ -57,23 +58,14 @@ struct run {
  * extra setting `env` (NULL: none); its trace read into *r. */
 static void run_app(const char *mode, const char *env, struct run *r, const char *name)
 {
-	char app[PATH_MAX + 32], preload[PATH_MAX + 32], lib[PATH_MAX + 32], trace[PATH_MAX + 32];
+	char app[PATH_MAX + 32];
 	char *argv[] = { app, (char *)mode, NULL };
 	struct kt_run out;
 
-	snprintf(app, sizeof app, "%s/carry_app", build_dir);
-	snprintf(preload, sizeof preload, "%s/libktrace.so", build_dir);
-	snprintf(lib, sizeof lib, "%s/fakecuda-real", build_dir);
-	snprintf(trace, sizeof trace, "%s/%s", tmp_dir, name);
-	setenv("LD_PRELOAD", preload, 1);
-	setenv("LD_LIBRARY_PATH", lib, 1);
-	setenv("KTRACE_OUTPUT", trace, 1);
-	setenv("KTRACE_OVERWRITE", "1", 1);
-	setenv("KTRACE_QUIET", "1", 1);
+	kt_preload_env(build_dir, tmp_dir, "carry_app", name, app, sizeof app);
 	setenv("KTRACE_KERNELS",
 	       strncmp(mode, "ro", 2) ? "^fake_(hidden_add_one|add_one|nondet_sum)$" : "^fake_(kernel_a|add_one|nondet_sum)$",
 	       1);
-	setenv("ASAN_OPTIONS", "verify_asan_link_order=0:detect_leaks=0", 1);
 	/* checksum kernels are counted per launch here: each launch's own
 	 * (merged launches are merge_test's) */
 	setenv("KTRACE_HASH_MERGE", "0", 1);
@@ -97,76 +89,40 @@ static void run_app(const char *mode, const char *env, struct run *r, const char
 	free(out.err);
 }
 
-static void take_launch(struct run *r, const void *rec, size_t len)
-{
-	struct ktrace_rec_launch l;
-	unsigned i;
-
-	assert_int_equal(ktrace_decode_launch(rec, len, &l), 0);
-	if (l.flags & KTRACE_LAUNCHF_GRAPH)
-		return;
-	assert_true(r->n < MAX_L && l.nregions >= 1);
-	for (i = r->n; i > 0 && r->l[i - 1].launch_seq > l.launch_seq; i--) {
-		r->l[i] = r->l[i - 1];
-		r->g[i] = r->g[i - 1];
-		r->g1[i] = r->g1[i - 1];
-	}
-	r->l[i] = l;
-	r->l[i].regions_raw = NULL; /* the record buffer goes */
-	ktrace_launch_region(&l, 0, &r->g[i]);
-	ktrace_launch_region(&l, 1, &r->g1[i]);
-	r->n++;
-}
-
 static void take_counters(struct run *r, const void *rec, size_t len)
 {
-	struct ktrace_rec_counters c;
+	uint64_t v[64] = { 0 };
 
-	assert_int_equal(ktrace_decode_counters(rec, len, &c), 0);
-	for (uint32_t i = 0; i < c.ncounters; i++) {
-		struct ktrace_counter k;
+	kt_counter_values(rec, len, v);
+	r->carried = v[KTRACE_CTR_HASH_PRE_CARRIED];
+	r->mismatches = v[KTRACE_CTR_HASH_CARRY_MISMATCHES];
+	r->lost = v[KTRACE_CTR_HASH_CARRY_LOST];
+	r->incomplete = v[KTRACE_CTR_HASH_INCOMPLETE];
+	r->post_carried = v[KTRACE_CTR_HASH_POST_CARRIED];
+	r->ro_mismatches = v[KTRACE_CTR_HASH_READONLY_MISMATCHES];
+}
 
-		ktrace_counters_get(&c, i, &k);
-		if (k.id == KTRACE_CTR_HASH_PRE_CARRIED)
-			r->carried = k.value;
-		else if (k.id == KTRACE_CTR_HASH_CARRY_MISMATCHES)
-			r->mismatches = k.value;
-		else if (k.id == KTRACE_CTR_HASH_CARRY_LOST)
-			r->lost = k.value;
-		else if (k.id == KTRACE_CTR_HASH_INCOMPLETE)
-			r->incomplete = k.value;
-		else if (k.id == KTRACE_CTR_HASH_POST_CARRIED)
-			r->post_carried = k.value;
-		else if (k.id == KTRACE_CTR_HASH_READONLY_MISMATCHES)
-			r->ro_mismatches = k.value;
-	}
+/* One record of a run's trace into *r (kt_trace_each). */
+static void take_record(void *ctx, uint16_t type, const void *rec, size_t len)
+{
+	struct run *r = ctx;
+	struct ktrace_rec_note nt;
+
+	if (type == KTRACE_REC_LAUNCH)
+		kt_launches_take(&r->n, r->l, r->g, r->g1, rec, len, 1);
+	else if (type == KTRACE_REC_COUNTERS)
+		take_counters(r, rec, len);
+	else if (type == KTRACE_REC_NOTE && !ktrace_decode_note(rec, len, &nt) &&
+		 nt.code == KTRACE_NOTE_CODE_CARRY_MISMATCH && r->notes++ == 0)
+		snprintf(r->note, sizeof r->note, "%.*s", (int)nt.text.len, nt.text.ptr);
 }
 
 static void read_trace(struct run *r, const char *name)
 {
-	char path[PATH_MAX + 32], err[512];
-	const void *rec;
-	size_t len;
-	struct ktrace_reader *rd;
+	char path[PATH_MAX + 32];
 
 	snprintf(path, sizeof path, "%s/%s", tmp_dir, name);
-	rd = ktrace_reader_open(path, err, sizeof err);
-	if (!rd)
-		fail_msg("%s", err);
-	while (ktrace_reader_next(rd, &rec, &len) == KTRACE_READ_RECORD) {
-		struct ktrace_record_prefix p;
-		struct ktrace_rec_note nt;
-
-		assert_int_equal(ktrace_decode_prefix(rec, len, &p), 0);
-		if (p.type == KTRACE_REC_LAUNCH)
-			take_launch(r, rec, len);
-		else if (p.type == KTRACE_REC_COUNTERS)
-			take_counters(r, rec, len);
-		else if (p.type == KTRACE_REC_NOTE && !ktrace_decode_note(rec, len, &nt) &&
-			 nt.code == KTRACE_NOTE_CODE_CARRY_MISMATCH && r->notes++ == 0)
-			snprintf(r->note, sizeof r->note, "%.*s", (int)nt.text.len, nt.text.ptr);
-	}
-	ktrace_reader_close(rd);
+	kt_trace_each(path, take_record, r);
 }
 
 static void record_run(const char *mode, const char *env, struct run *r)
@@ -417,21 +373,14 @@ static void test_diff_carried(void **state)
 
 static int setup(void **state)
 {
-	const char *b = getenv("BUILD");
-
 	(void)state;
-	if (!realpath(b && *b ? b : "build", build_dir))
-		return -1;
-	return kt_scratch_dir(tmp_dir, sizeof tmp_dir, "carry") ? 0 : -1;
+	return kt_trace_dirs(build_dir, tmp_dir, sizeof tmp_dir, "carry");
 }
 
 static int teardown(void **state)
 {
-	char cmd[PATH_MAX + 16];
-
 	(void)state;
-	snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp_dir);
-	return system(cmd) == 0 ? 0 : -1;
+	return kt_trace_dirs_remove(tmp_dir);
 }
 
 int main(void)

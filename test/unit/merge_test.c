@@ -28,9 +28,10 @@
 #include "hashkern/ktrace_digest.h"
 #include "test/run_capture.h"
 #include "test/scratch.h"
+#include "test/unit/preload_trace.h"
 
 #define N 1024
-#define MAX_L 32
+#define MAX_L KT_MAX_LAUNCHES
 
 static char build_dir[PATH_MAX], tmp_dir[512];
 
@@ -39,7 +40,7 @@ static char build_dir[PATH_MAX], tmp_dir[512];
 struct run {
 	unsigned n;
 	struct ktrace_rec_launch l[MAX_L];
-	struct ktrace_region g[MAX_L];
+	struct ktrace_region g[MAX_L], g1[MAX_L];
 	uint64_t hash_launches, merged, flushed, incomplete;
 	unsigned long app_hash_launches;
 	int poller_flush;
@@ -50,22 +51,13 @@ struct run {
  * into *r. */
 static void run_app(const char *mode, const char *env, struct run *r)
 {
-	char app[PATH_MAX + 32], preload[PATH_MAX + 32], lib[PATH_MAX + 32], trace[PATH_MAX + 32];
+	char app[PATH_MAX + 32];
 	char *argv[] = { app, (char *)mode, NULL };
 	struct kt_run out;
 	const char *p;
 
-	snprintf(app, sizeof app, "%s/merge_app", build_dir);
-	snprintf(preload, sizeof preload, "%s/libktrace.so", build_dir);
-	snprintf(lib, sizeof lib, "%s/fakecuda-real", build_dir);
-	snprintf(trace, sizeof trace, "%s/merge.ktrace", tmp_dir);
-	setenv("LD_PRELOAD", preload, 1);
-	setenv("LD_LIBRARY_PATH", lib, 1);
-	setenv("KTRACE_OUTPUT", trace, 1);
-	setenv("KTRACE_OVERWRITE", "1", 1);
-	setenv("KTRACE_QUIET", "1", 1);
+	kt_preload_env(build_dir, tmp_dir, "merge_app", "merge.ktrace", app, sizeof app);
 	setenv("KTRACE_HASH_CARRY", "0", 1);
-	setenv("ASAN_OPTIONS", "verify_asan_link_order=0:detect_leaks=0", 1);
 	if (env)
 		putenv((char *)env);
 	out = kt_run_captured(tmp_dir, NULL, argv);
@@ -81,66 +73,36 @@ static void run_app(const char *mode, const char *env, struct run *r)
 	free(out.err);
 }
 
-static void take_launch(struct run *r, const void *rec, size_t len)
-{
-	struct ktrace_rec_launch l;
-	unsigned i;
-
-	assert_int_equal(ktrace_decode_launch(rec, len, &l), 0);
-	assert_true(r->n < MAX_L && l.nregions >= 1);
-	for (i = r->n; i > 0 && r->l[i - 1].launch_seq > l.launch_seq; i--) {
-		r->l[i] = r->l[i - 1];
-		r->g[i] = r->g[i - 1];
-	}
-	r->l[i] = l;
-	r->l[i].regions_raw = NULL; /* the record buffer goes */
-	ktrace_launch_region(&l, 0, &r->g[i]);
-	r->n++;
-}
-
 static void take_counters(struct run *r, const void *rec, size_t len)
 {
-	struct ktrace_rec_counters c;
+	uint64_t v[64] = { 0 };
 
-	assert_int_equal(ktrace_decode_counters(rec, len, &c), 0);
-	for (uint32_t i = 0; i < c.ncounters; i++) {
-		struct ktrace_counter k;
+	kt_counter_values(rec, len, v);
+	r->hash_launches = v[KTRACE_CTR_HASH_LAUNCHES];
+	r->merged = v[KTRACE_CTR_HASH_MERGED];
+	r->flushed = v[KTRACE_CTR_HASH_POST_FLUSHED];
+	r->incomplete = v[KTRACE_CTR_HASH_INCOMPLETE];
+}
 
-		ktrace_counters_get(&c, i, &k);
-		if (k.id == KTRACE_CTR_HASH_LAUNCHES)
-			r->hash_launches = k.value;
-		else if (k.id == KTRACE_CTR_HASH_MERGED)
-			r->merged = k.value;
-		else if (k.id == KTRACE_CTR_HASH_POST_FLUSHED)
-			r->flushed = k.value;
-		else if (k.id == KTRACE_CTR_HASH_INCOMPLETE)
-			r->incomplete = k.value;
-	}
+/* One record of a run's trace into *r (kt_trace_each). */
+static void take_record(void *ctx, uint16_t type, const void *rec, size_t len)
+{
+	struct run *r = ctx;
+
+	if (type == KTRACE_REC_LAUNCH)
+		kt_launches_take(&r->n, r->l, r->g, r->g1, rec, len, 0);
+	else if (type == KTRACE_REC_COUNTERS)
+		take_counters(r, rec, len);
 }
 
 static void record_run(const char *mode, const char *env, struct run *r)
 {
-	char path[PATH_MAX + 32], err[512];
-	const void *rec;
-	size_t len;
-	struct ktrace_reader *rd;
+	char path[PATH_MAX + 32];
 
 	memset(r, 0, sizeof *r);
 	run_app(mode, env, r);
 	snprintf(path, sizeof path, "%s/merge.ktrace", tmp_dir);
-	rd = ktrace_reader_open(path, err, sizeof err);
-	if (!rd)
-		fail_msg("%s", err);
-	while (ktrace_reader_next(rd, &rec, &len) == KTRACE_READ_RECORD) {
-		struct ktrace_record_prefix p;
-
-		assert_int_equal(ktrace_decode_prefix(rec, len, &p), 0);
-		if (p.type == KTRACE_REC_LAUNCH)
-			take_launch(r, rec, len);
-		else if (p.type == KTRACE_REC_COUNTERS)
-			take_counters(r, rec, len);
-	}
-	ktrace_reader_close(rd);
+	kt_trace_each(path, take_record, r);
 	assert_int_equal(r->incomplete, 0);
 }
 
@@ -258,21 +220,14 @@ static void test_fork(void **state)
 
 static int setup(void **state)
 {
-	const char *b = getenv("BUILD");
-
 	(void)state;
-	if (!realpath(b && *b ? b : "build", build_dir))
-		return -1;
-	return kt_scratch_dir(tmp_dir, sizeof tmp_dir, "merge") ? 0 : -1;
+	return kt_trace_dirs(build_dir, tmp_dir, sizeof tmp_dir, "merge");
 }
 
 static int teardown(void **state)
 {
-	char cmd[PATH_MAX + 16];
-
 	(void)state;
-	snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp_dir);
-	return system(cmd) == 0 ? 0 : -1;
+	return kt_trace_dirs_remove(tmp_dir);
 }
 
 int main(void)
