@@ -115,6 +115,28 @@ void ktrace_hash_flush_held(void)
 	pthread_mutex_unlock(&H.lock);
 }
 
+void ktrace_hash_hold_flush_bounded(unsigned timeout_ms)
+{
+	uint64_t deadline = hold_now_ns() + (uint64_t)timeout_ms * 1000000ull;
+	struct timespec nap = { 0, 100000 };
+	struct job *held;
+
+	if (!atomic_load_explicit(H.flag, memory_order_relaxed))
+		return;
+	/* the end of the trace may come from a signal that interrupted a holder
+	 * of the lock on this very thread: never wait for it unbounded */
+	while (pthread_mutex_trylock(&H.lock) != 0) {
+		if (hold_now_ns() >= deadline)
+			return;
+		nanosleep(&nap, NULL);
+	}
+	held = take_held();
+	if (held)
+		ktrace_hash_job_flush(held);
+	atomic_store_explicit(H.flag, 0, memory_order_release);
+	pthread_mutex_unlock(&H.lock);
+}
+
 void ktrace_hash_hold_poll(void)
 {
 	struct job *held = NULL;

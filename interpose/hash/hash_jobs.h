@@ -146,6 +146,9 @@ int ktrace_hash_hold(struct job *j);
  * its stream and context shares one launch with j's pre-hash when it can,
  * any other held job is flushed.  1 when j's pre-hash was launched so. */
 int ktrace_hash_hold_next(struct job *j);
+/* The end of the trace (drain, stop): flush a held job, waiting at most
+ * timeout_ms for the lock. */
+void ktrace_hash_hold_flush_bounded(unsigned timeout_ms);
 /* The background thread: flush a job held longer than the bound. */
 void ktrace_hash_hold_poll(void);
 /* Merging on (merge 1), the flag every wrapper reads (NULL: a private one)

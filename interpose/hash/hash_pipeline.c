@@ -14,6 +14,11 @@
  *    pre-hash, and a job with none left launches none; a read-only input
  *    (flag POST_CARRIED, interpose/model/read_only.h) is left out of the
  *    post-hash likewise, its post-digest its pre-digest;
+ *  - with merging on, a launch's post-hashes are held (hash_hold.c) and
+ *    hashed in the same checksum launch as the next launch's pre-hash on
+ *    the same stream and context (ktrace_hash_job_merge: one list of
+ *    regions, results in adjacent ring words, one completion word), or
+ *    launched alone when something else comes first (ktrace_hash_job_flush);
  *  - a job holds its own copy of the launch's LAUNCH fields, regions and
  *    parameter bytes (one allocation, made by the launching thread);
  *  - one background thread polls the head job of each context (completion
@@ -1367,7 +1372,7 @@ void ktrace_hash_pipeline_drain(unsigned timeout_ms)
 
 	if (!atomic_load(&P.running))
 		return;
-	ktrace_hash_flush_held();
+	ktrace_hash_hold_flush_bounded(timeout_ms);
 	pthread_mutex_lock(&P.lock);
 	while (atomic_load(&P.pending) > 0 && P.thread_started) {
 		struct timespec ts;
@@ -1393,7 +1398,7 @@ void ktrace_hash_pipeline_drain(unsigned timeout_ms)
 
 void ktrace_hash_pipeline_stop(void)
 {
-	ktrace_hash_flush_held();
+	ktrace_hash_hold_flush_bounded(100);
 	if (!atomic_exchange(&P.running, 0))
 		return;
 	pthread_mutex_lock(&P.lock);

@@ -7,7 +7,11 @@
  *   res = real launch of the application's kernel on the same stream
  *   ktrace_hash_post(job, res);                                    // post-hash launched (if res ok)
  *
- * Stream order makes both hashes exact.  A region's pre-digest may be
+ * Stream order makes both hashes exact.  With merging on, the post-hash is
+ * held and shares the next launch's pre-hash launch on the same stream
+ * (docs/hashing.md, "Merged hash launches"); every driver call that could
+ * order work after the launch launches it first (ktrace_hash_flush_held).
+ * A region's pre-digest may be
  * carried instead of measured: its last writer's post-digest, when nothing
  * ktrace did not hash or did not see ordered wrote it since (docs/hashing.md,
  * "Carried pre-digests"); the record flags it.  A region the caller flagged
