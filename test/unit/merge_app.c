@@ -5,7 +5,8 @@
  * run on the host at their launch, so a post-hash launched late sees what
  * was written after the launch), under LD_PRELOAD=libktrace.so.  A holds
  * 1024 floats (its own allocation), set to 1.0 first; every kernel is
- * fake_add_one(A) on stream s (non-blocking) unless named.  Ln is the n-th
+ * fake_add_one(A) on stream s (non-blocking) unless named; only fake_add_one
+ * is traced (merge_test sets KTRACE_KERNELS).  Ln is the n-th
  * LAUNCH record; "A=v" is every float of A.
  *
  *   merge_app chain   L0..L15 (A=2..17), then exit without a wait: the
@@ -18,7 +19,9 @@
  *                     L4 (A=6); a host function on s sets A=9
  *                     L5 (A=10); s synchronised; the host sets A=20
  *                     L6 (A=21); s queried; the host sets A=30
- *                     L7 (A=31); context synchronised
+ *                     L7 (A=31); fake_hidden_add_one(S) on s, a launch ktrace
+ *                     does not trace (KTRACE_KERNELS), A=32 (S holds A's address)
+ *                     L8 (A=33); context synchronised
  *   merge_app poller  L0 (A=2); no driver call until a checksum kernel ran
  *                     (the background thread launched the held post-hash;
  *                     prints "poller_flush=1", or 0 after 5 s); the host
@@ -42,8 +45,8 @@
 unsigned long fake_count(const char *fn);
 
 static int ok = 1;
-static CUfunction add_one;
-static CUdeviceptr a;
+static CUfunction add_one, hidden;
+static CUdeviceptr a, slot;
 static CUstream s, s2;
 
 #define OK(call) ok &= (call) == CUDA_SUCCESS
@@ -101,6 +104,13 @@ static void flush_calls(void)
 	OK(cuStreamQuery(s));
 	host_set(30.0f);
 	launch(s);                                        /* L7 */
+	{
+		int n = N;
+		void *params[] = { &slot, &n };
+
+		OK(cuLaunchKernel(hidden, 1, 1, 1, 64, 1, 1, 0, s, params, NULL));
+	}
+	launch(s);                                        /* L8 */
 }
 
 /* No driver call until the background thread launched the held post-hash. */
@@ -145,7 +155,10 @@ int main(int argc, char **argv)
 	OK(cuInit(0));
 	OK(cuModuleLoadData(&m, "fake"));
 	OK(cuModuleGetFunction(&add_one, m, "fake_add_one"));
+	OK(cuModuleGetFunction(&hidden, m, "fake_hidden_add_one"));
 	OK(cuMemAlloc_v2(&a, sizeof ones));
+	OK(cuMemAlloc_v2(&slot, sizeof a));
+	OK(cuMemcpyHtoD_v2(slot, &a, sizeof a));
 	OK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
 	OK(cuStreamCreate(&s2, CU_STREAM_NON_BLOCKING));
 	OK(cuMemcpyHtoD_v2(a, ones, sizeof ones));

@@ -7,8 +7,8 @@
  * gives every launch the CPU digests of its buffer before and after, the
  * same as KTRACE_HASH_MERGE=0 (and as merging with carried pre-digests); a
  * memset, a copy, an event record, a launch on another stream, a host
- * function, a stream synchronisation and a query after a launch each launch
- * its held post-hash first (the post-digest is of the launch's output, not
+ * function, a stream synchronisation, a query and a launch ktrace does not
+ * trace after a launch each launch its held post-hash first (the post-digest is of the launch's output, not
  * of what came after); the background thread launches a held post-hash
  * while the program makes no driver call; fork; the exit drain.
  */
@@ -58,12 +58,14 @@ static void run_app(const char *mode, const char *env, struct run *r)
 
 	kt_preload_env(build_dir, tmp_dir, "merge_app", "merge.ktrace", app, sizeof app);
 	setenv("KTRACE_HASH_CARRY", "0", 1);
+	setenv("KTRACE_KERNELS", "^fake_add_one$", 1);
 	if (env)
 		putenv((char *)env);
 	out = kt_run_captured(tmp_dir, NULL, argv);
 	unsetenv("LD_PRELOAD");
 	unsetenv("KTRACE_HASH_CARRY");
 	unsetenv("KTRACE_HASH_MERGE");
+	unsetenv("KTRACE_KERNELS");
 	if (out.status != 0 || !strstr(out.out, "OK"))
 		fail_msg("merge_app %s: status %d, output %s, errors %s", mode, out.status, out.out, out.err);
 	assert_int_equal(sscanf(strstr(out.out, "hash_launches="), "hash_launches=%lu", &r->app_hash_launches), 1);
@@ -176,7 +178,7 @@ static void test_flush_before_ordering_calls(void **state)
 	(void)state;
 	record_run("flush", NULL, &on);
 	record_run("flush", "KTRACE_HASH_MERGE=0", &off);
-	assert_int_equal(on.n, 8);
+	assert_int_equal(on.n, 9);
 	assert_digests(&on, 0, 1.0f, 2.0f);   /* memset after */
 	assert_digests(&on, 1, 0.0f, 1.0f);   /* copy after */
 	assert_digests(&on, 2, 3.0f, 4.0f);   /* event record, then a launch on s2 */
@@ -184,10 +186,11 @@ static void test_flush_before_ordering_calls(void **state)
 	assert_digests(&on, 4, 5.0f, 6.0f);   /* host function after */
 	assert_digests(&on, 5, 9.0f, 10.0f);  /* stream synchronised, host write */
 	assert_digests(&on, 6, 20.0f, 21.0f); /* stream queried, host write */
-	assert_digests(&on, 7, 30.0f, 31.0f);
+	assert_digests(&on, 7, 30.0f, 31.0f); /* a launch not traced after */
+	assert_digests(&on, 8, 32.0f, 33.0f);
 	assert_same_digests(&on, &off);
 	assert_int_equal(on.merged, 0); /* something came between every two launches */
-	assert_int_equal(on.flushed, 8);
+	assert_int_equal(on.flushed, 9);
 	assert_int_equal(on.hash_launches, off.hash_launches);
 }
 
