@@ -17,7 +17,10 @@
  * measures, and is no write for carrying; a launch with only such regions
  * and carried pre-digests runs no checksum kernel; one buffer passed as a
  * read-only and a written parameter is post-hashed; a proof that does not
- * hold is caught by KTRACE_HASH_VERIFY=1.
+ * hold is caught by KTRACE_HASH_VERIFY=1.  Runs count each launch's own
+ * checksum kernels (KTRACE_HASH_MERGE=0); the chain and the read-only run
+ * again with merged hash launches carry and skip alike, with the same
+ * digests.
  */
 #include <limits.h>
 #include <setjmp.h>
@@ -156,11 +159,12 @@ static const int chain_from[19] = { -1, 0, 1, -1, 3, 4, -1, -1, -1, 8, -1, 10, -
 
 static void test_chain(void **state)
 {
-	static struct run on, off, verify;
+	static struct run on, off, verify, merged;
 	unsigned carried = 0;
 
 	(void)state;
 	record_run("chain", NULL, &on);
+	record_run("chain", "KTRACE_HASH_MERGE=1", &merged);
 	record_run("chain", "KTRACE_HASH_CARRY=0", &off);
 	record_run("chain", "KTRACE_HASH_VERIFY=1", &verify);
 	assert_int_equal(on.n, 19);
@@ -169,6 +173,9 @@ static void test_chain(void **state)
 		assert_carry(&on, k, chain_from[k]);
 		assert_carry(&verify, k, chain_from[k]);
 		assert_carry(&off, k, -1);
+		assert_carry(&merged, k, chain_from[k]); /* merged hash launches carry alike */
+		assert_true(merged.g[k].pre_hash == off.g[k].pre_hash);
+		assert_true(merged.g[k].post_hash == off.g[k].post_hash);
 		/* carried and measured digests alike */
 		assert_true(on.g[k].pre_hash == off.g[k].pre_hash);
 		assert_true(on.g[k].post_hash == off.g[k].post_hash);
@@ -182,7 +189,10 @@ static void test_chain(void **state)
 	assert_int_equal(verify.notes, 0);
 	assert_int_equal(on.lost, 0);
 	/* every hash launched landed (none waited for in vain at the end) */
-	assert_int_equal(on.incomplete + off.incomplete + verify.incomplete, 0);
+	assert_int_equal(on.incomplete + off.incomplete + verify.incomplete + merged.incomplete, 0);
+	assert_int_equal(merged.carried, carried);
+	assert_int_equal(merged.lost, 0);
+	assert_true(merged.hash_launches <= on.hash_launches);
 	/* a carried pre-digest is one checksum launch fewer; measuring them
 	 * all again costs as much as not carrying */
 	assert_int_equal(off.hash_launches - on.hash_launches, carried);
@@ -235,11 +245,12 @@ static void assert_post_carried(const struct ktrace_region *g, int post, unsigne
  * digest equal to a KTRACE_HASH_READONLY=0 run's, which measures them. */
 static void test_read_only(void **state)
 {
-	static struct run on, off, verify;
+	static struct run on, off, verify, merged;
 	char *text;
 
 	(void)state;
 	record_run("ro", NULL, &on);
+	record_run("ro", "KTRACE_HASH_MERGE=1", &merged);
 	record_run("ro", "KTRACE_HASH_READONLY=0", &off);
 	record_run("ro", "KTRACE_HASH_VERIFY=1", &verify);
 	assert_int_equal(on.n, 4);
@@ -254,6 +265,11 @@ static void test_read_only(void **state)
 		assert_true(on.g[k].pre_hash == off.g[k].pre_hash);
 		assert_true(on.g[k].post_hash == off.g[k].post_hash);
 		assert_true(verify.g[k].post_hash == off.g[k].post_hash);
+		/* merged hash launches: the same digests, the same read-only inputs */
+		assert_true(merged.g[k].pre_hash == off.g[k].pre_hash);
+		assert_true(merged.g[k].post_hash == off.g[k].post_hash);
+		assert_int_equal(merged.g[k].flags, on.g[k].flags);
+		assert_int_equal(merged.g1[k].flags, on.g1[k].flags);
 	}
 	assert_true(on.g1[1].post_hash == off.g1[1].post_hash);
 	/* the carry table keeps L0 as A's last writer */
