@@ -1341,7 +1341,8 @@ int ktrace_hash_pipeline_start(struct ktrace_writer *w, const struct ktrace_hash
 	P.opts.carry_off = o && o->carry_off;
 	P.opts.verify = o && o->verify;
 	P.opts.merge_off = o && o->merge_off;
-	ktrace_hash_hold_start(!P.opts.merge_off, o ? o->held_flag : NULL, HOLD_BOUND_NS);
+	P.opts.hold_ns = o && o->hold_ns ? o->hold_ns : HOLD_BOUND_NS;
+	ktrace_hash_hold_start(!P.opts.merge_off, o ? o->held_flag : NULL, P.opts.hold_ns);
 	atomic_store(&P.carry_off, P.opts.carry_off);
 	if (P.opts.slots < 4)
 		P.opts.slots = 4;

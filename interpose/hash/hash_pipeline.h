@@ -66,6 +66,8 @@ struct ktrace_hash_opts {
 	int verify;              /* measure carried pre-digests too and compare (KTRACE_HASH_VERIFY=1) */
 	int merge_off;           /* launch every post-hash at once, never merged (KTRACE_HASH_MERGE=0,
 	                          * KTRACE_REPLAY) */
+	uint64_t hold_ns;        /* a held post-hash is launched alone by the background thread after
+	                          * this long (0: 100 us; tests that count merges set more) */
 	ktrace_held_flag *held_flag; /* nonzero while a post-hash is held: what the driver wrappers read
 	                          * before calling ktrace_hash_flush_held (NULL: a private flag) */
 };

@@ -920,6 +920,7 @@ static void test_merge(CUcontext ctx)
 
 	memset(&o, 0, sizeof o);
 	o.carry_off = 1;
+	o.hold_ns = 10 * 1000000000ull; /* no flush by the background thread: every merge counted */
 	cudaMalloc(&x, n * sizeof(float));
 	cudaMemset(x, 0, n * sizeof(float));
 	cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);

@@ -759,11 +759,12 @@ static void test_merge_rules(void **st)
 {
 	CUcontext ctx = (CUcontext)(uintptr_t)0xc00a;
 	static uint8_t a[4096], many[200 * 16];
+	struct ktrace_hash_opts o = { .hold_ns = 60 * 1000000000ull }; /* no flush by the background thread */
 	int launches0;
 
 	(void)st;
 	memset(a, 0, sizeof a);
-	ktrace_hash_pipeline_start(fake_writer, NULL);
+	ktrace_hash_pipeline_start(fake_writer, &o);
 	launches0 = atomic_load(&hash_launches);
 	merge_launch(ctx, 0x50, 10, a, 1, sizeof a, 1);     /* pre; post held */
 	merge_launch(ctx, 0x50, 11, a, 1, sizeof a, 2);     /* L10's post and its pre: one launch */

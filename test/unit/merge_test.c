@@ -145,7 +145,9 @@ static void assert_same_digests(const struct run *a, const struct run *b)
 
 /* 16 launches on one stream: 17 checksum launches (the first pre-hash, 15
  * merged, the last post-hash launched by the exit drain) instead of 32,
- * with the CPU digests and those of KTRACE_HASH_MERGE=0. */
+ * with the CPU digests and those of KTRACE_HASH_MERGE=0.  A machine under
+ * load may keep the program from its next launch past the hold's bound:
+ * each post-hash the background thread launches alone costs one more. */
 static void test_chain(void **state)
 {
 	static struct run on, off, carried;
@@ -159,10 +161,15 @@ static void test_chain(void **state)
 		assert_digests(&on, k, 1.0f + (float)k, 2.0f + (float)k);
 	assert_same_digests(&on, &off);
 	assert_same_digests(&on, &carried);
-	assert_int_equal(on.hash_launches, 17);
-	assert_int_equal(on.merged, 15);
-	assert_int_equal(on.flushed, 1);
-	assert_int_equal(on.app_hash_launches, 16); /* the last one at exit, after the program printed */
+	assert_int_equal(on.merged + on.flushed, 16);  /* each post-hash once */
+	assert_true(on.flushed >= 1);                   /* the last one, at the latest by the exit drain */
+	assert_true(on.merged >= 8);
+	assert_int_equal(on.hash_launches, 16 + on.flushed); /* a pre-hash each, the lone post-hashes */
+	/* the program printed before it exited: the last post-hash may come after */
+	assert_true(on.app_hash_launches + 1 >= on.hash_launches && on.app_hash_launches <= on.hash_launches);
+	if (on.flushed > 1)
+		print_message("merge_test: %llu post-hashes went alone (the machine was busy)\n",
+			      (unsigned long long)on.flushed - 1);
 	assert_int_equal(off.hash_launches, 32);
 	assert_int_equal(off.merged + off.flushed, 0);
 	/* carried pre-digests need no pre-hash: each post-hash goes alone */
