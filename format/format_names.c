@@ -97,6 +97,8 @@ const char *ktrace_counter_name(uint32_t id)
 		[KTRACE_CTR_HASH_CARRY_LOST] = "hash_carry_lost",
 		[KTRACE_CTR_HASH_POST_CARRIED] = "hash_post_carried",
 		[KTRACE_CTR_HASH_READONLY_MISMATCHES] = "hash_readonly_mismatches",
+		[KTRACE_CTR_HASH_MERGED] = "hash_merged",
+		[KTRACE_CTR_HASH_POST_FLUSHED] = "hash_post_flushed",
 	};
 	return pick(names, sizeof names / sizeof names[0], id);
 }

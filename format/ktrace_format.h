@@ -481,6 +481,10 @@ enum ktrace_counter_id {
 	KTRACE_CTR_HASH_READONLY_MISMATCHES = 30, /* since 1.14: KTRACE_HASH_VERIFY: read-only regions
 	                                           * whose measured post-digest differs from the
 	                                           * pre-digest (a NOTE 262 each) */
+	KTRACE_CTR_HASH_MERGED = 31,     /* since 1.14: post-hashes launched in the next launch's pre-hash
+	                                  * launch (one checksum launch for both) */
+	KTRACE_CTR_HASH_POST_FLUSHED = 32, /* since 1.14: post-hashes held for a merge and launched alone
+	                                    * (an ordering call, another stream, the bound) */
 };
 struct ktrace_counter { uint32_t id; uint32_t reserved; uint64_t value; };
 struct ktrace_rec_counters {

@@ -4,7 +4,9 @@
  * ktrace_tracer.paused, read by the launch path (launch_capture.c) and the
  * copy hooks (memory_events.c), and a NOTE record at each change of state;
  * a mark is a NOTE record of the program's text.
- * May call: ktrace_tracer_note() (tracer_note.c).
+ * A post-hash held back for a merge is launched first (docs/hashing.md,
+ * "Merged hash launches").
+ * May call: ktrace_tracer_note() (tracer_note.c), the hash pipeline's flush.
  */
 #include <stdatomic.h>
 #include <stdio.h>
@@ -12,12 +14,14 @@
 
 #include "include/ktrace.h"
 #include "format/ktrace_format.h"
+#include "interpose/hash/hash_pipeline.h"
 #include "interpose/model/tracer.h"
 
 static void set_paused(int on)
 {
 	char text[96];
 
+	ktrace_hash_flush_held(); /* a held post-hash belongs to the tracing before the change */
 	if (atomic_exchange(&ktrace_tracer.paused, on) == on)
 		return;
 	snprintf(text, sizeof(text), "tracing %s at launch_seq %llu", on ? "paused" : "resumed",

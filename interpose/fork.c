@@ -5,7 +5,9 @@
  * earlier by the NVTX injection, see below) and the order in which each
  * module's fork hooks run.  May call: those hooks only.
  *
- * prepare, in the forking thread: each module takes its locks, in this order
+ * prepare, in the forking thread: first a post-hash the hash pipeline holds
+ * back for a merge is launched (its lock is taken and released, none kept);
+ * then each module takes its locks, in this order
  *   1. registry        ktrace_registry_lock; the metadata worker finishes the
  *                      module it is parsing (at most 250 ms) and is held
  *                      between jobs until parent or child
@@ -62,6 +64,7 @@
 #include "interpose/capture/memory_events.h"
 #include "interpose/driver/driver_real.h"
 #include "interpose/graph/graph.h"
+#include "interpose/hash/hash_pipeline.h"
 #include "interpose/lifecycle.h"
 #include "interpose/model/alloc_map.h"
 #include "interpose/model/capture_thread.h"
@@ -76,6 +79,7 @@ static pthread_once_t install_once = PTHREAD_ONCE_INIT;
 
 static void fork_prepare(void)
 {
+	ktrace_hash_flush_held(); /* the parent's held post-hash is launched before the child exists */
 	ktrace_registry_fork_prepare();
 	ktrace_triton_cache_fork_prepare();
 	ktrace_inductor_cache_fork_prepare();

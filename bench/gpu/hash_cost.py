@@ -4,6 +4,12 @@ for one or more libktrace.so builds, in one call.
     python3 bench/gpu/hash_cost.py --lib new=build/libktrace.so [--lib old=OLD/libktrace.so]
         [--modes eager,compile,graphs,check] [--rounds 3] [--steps 20] [--verify]
     python3 bench/gpu/hash_cost.py --lib new=build/libktrace.so --long 400
+    python3 bench/gpu/hash_cost.py --lib merged=build/libktrace.so \
+        --lib unmerged=build/libktrace.so,KTRACE_HASH_MERGE=0 --modes eager
+
+A --lib value may add settings after the path, comma-separated (LABEL=path,VAR=value,...):
+the hashed processes of that label run with them (e.g. KTRACE_HASH_MERGE=0 compares
+merged hash launches with separate ones, docs/hashing.md "Merged hash launches").
 
 Each mode is test/gpu/workloads/ref_step.py (a copy of the reference step):
   eager    ref_step.py
@@ -15,7 +21,9 @@ The step time of one process differs from the next by more than the change measu
 so each round runs a plain process and one hashed process per library, in rotating
 order; the figure per library and mode is the median over rounds of (hashed ms/step /
 the same round's plain ms/step).  From each hashed trace's last COUNTERS record: hash
-launches per traced launch and, when the library records them, carried pre-digests and
+launches per traced launch and, when the library records them, carried pre-digests,
+read-only post-digests, post-hashes merged into the next launch's pre-hash launch
+(hash_merged) or launched alone after being held (hash_post_flushed) and
 KTRACE_HASH_VERIFY mismatches (--verify runs the hashed processes with
 KTRACE_HASH_VERIFY=1; their times then include the measured pre-hashes).
 
@@ -54,13 +62,21 @@ def rss_kib(pid):
     return None
 
 
+def lib_settings(lib):
+    """A --lib path and the settings after it: 'path,VAR=value,...'."""
+    path, *extra = lib.split(",")
+    return path, dict(x.split("=", 1) for x in extra if "=" in x)
+
+
 def run_step(mode, lib, trace, steps, verify, sample_rss=False):
     env = dict(os.environ)
     if mode == "check":
         env["PYTORCH_CUDA_ALLOC_CONF"] = "backend:cudaMallocAsync"
     if lib:
-        env.update(LD_PRELOAD=os.path.abspath(lib), KTRACE_OUTPUT=trace, KTRACE_HASH="1",
+        path, extra = lib_settings(lib)
+        env.update(LD_PRELOAD=os.path.abspath(path), KTRACE_OUTPUT=trace, KTRACE_HASH="1",
                    KTRACE_OVERWRITE="1", KTRACE_QUIET="1")
+        env.update(extra)
         if verify:
             env["KTRACE_HASH_VERIFY"] = "1"
     cmd = [sys.executable, REF, "--steps", str(steps)] + MODES[mode]
@@ -107,9 +123,12 @@ def launch_figures(c):
     parts = []
     if hl is not None and seen:
         parts.append(("hash_launches_per_launch", hl / seen))
-    for key in ("pre_carried", "pre_measured", "verify_mismatches"):
+    for key in ("hash_pre_carried", "hash_post_carried", "hash_merged", "hash_post_flushed",
+                "hash_carry_mismatches", "hash_readonly_mismatches"):
         if key in c:
             parts.append((key, c[key]))
+    if "hash_merged" in c and seen:
+        parts.append(("hash_merged_per_launch", c["hash_merged"] / seen))
     return parts
 
 
@@ -171,7 +190,8 @@ def long_run(a, libs, dump, out):
 
 def main():
     p = argparse.ArgumentParser()
-    p.add_argument("--lib", action="append", required=True, help="LABEL=path/libktrace.so")
+    p.add_argument("--lib", action="append", required=True,
+                   help="LABEL=path/libktrace.so[,VAR=value...] (settings of that label's processes)")
     p.add_argument("--modes", default="eager,compile,graphs,check")
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--steps", type=int, default=20)
@@ -179,7 +199,7 @@ def main():
     p.add_argument("--long", type=int, default=0, help="one long run of N steps instead")
     a = p.parse_args()
     libs = [x.split("=", 1) for x in a.lib]
-    dump = os.path.join(os.path.dirname(os.path.abspath(libs[0][1])), "ktrace-dump")
+    dump = os.path.join(os.path.dirname(os.path.abspath(lib_settings(libs[0][1])[0])), "ktrace-dump")
     out = tempfile.mkdtemp(prefix="kt-hash-cost-")
     ok = long_run(a, libs, dump, out) if a.long else compare(a, libs, dump, out)
     print(f"RESULT|hash-cost-transparent|{'PASS' if ok else 'FAIL'}|final parameters' checksum equal "

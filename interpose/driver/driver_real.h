@@ -33,6 +33,11 @@
 #undef cuStreamDestroy
 #undef cuStreamWaitValue32
 #undef cuStreamWaitValue64
+#undef cuStreamWriteValue32
+#undef cuStreamWriteValue64
+#undef cuMemPrefetchAsync
+#undef cuLaunchHostFunc
+#undef cuStreamAddCallback
 #undef cuStreamBatchMemOp
 #undef cuIpcOpenMemHandle
 #undef cuStreamBeginCapture
@@ -200,7 +205,9 @@
 /* Stream order (wrap_stream.c): the rest of the stream, event and
  * synchronisation calls whose successes become ORDER records, each with its
  * _ptsz twin where the driver has one (cuStreamCreate, cuStreamDestroy_v2,
- * cuStreamSynchronize and cuCtxSynchronize are in the context group). */
+ * cuStreamSynchronize and cuCtxSynchronize are in the context group); and
+ * the stream-ordered calls that only launch a held post-hash first (host
+ * functions, callbacks, prefetches). */
 #define KTRACE_REAL_STREAM_ORDER_FUNCS(CALLED, WRAPPED) \
 	WRAPPED(cuStreamCreateWithPriority, (CUstream *, unsigned int, int)) \
 	WRAPPED(cuStreamDestroy, (CUstream)) \
@@ -227,7 +234,23 @@
 	WRAPPED(cuStreamBatchMemOp, (CUstream, unsigned int, CUstreamBatchMemOpParams *, unsigned int)) \
 	WRAPPED(cuStreamBatchMemOp_ptsz, (CUstream, unsigned int, CUstreamBatchMemOpParams *, unsigned int)) \
 	WRAPPED(cuStreamBatchMemOp_v2, (CUstream, unsigned int, CUstreamBatchMemOpParams *, unsigned int)) \
-	WRAPPED(cuStreamBatchMemOp_v2_ptsz, (CUstream, unsigned int, CUstreamBatchMemOpParams *, unsigned int))
+	WRAPPED(cuStreamBatchMemOp_v2_ptsz, (CUstream, unsigned int, CUstreamBatchMemOpParams *, unsigned int)) \
+	WRAPPED(cuStreamWriteValue32, (CUstream, CUdeviceptr, cuuint32_t, unsigned int)) \
+	WRAPPED(cuStreamWriteValue32_ptsz, (CUstream, CUdeviceptr, cuuint32_t, unsigned int)) \
+	WRAPPED(cuStreamWriteValue32_v2, (CUstream, CUdeviceptr, cuuint32_t, unsigned int)) \
+	WRAPPED(cuStreamWriteValue32_v2_ptsz, (CUstream, CUdeviceptr, cuuint32_t, unsigned int)) \
+	WRAPPED(cuStreamWriteValue64, (CUstream, CUdeviceptr, cuuint64_t, unsigned int)) \
+	WRAPPED(cuStreamWriteValue64_ptsz, (CUstream, CUdeviceptr, cuuint64_t, unsigned int)) \
+	WRAPPED(cuStreamWriteValue64_v2, (CUstream, CUdeviceptr, cuuint64_t, unsigned int)) \
+	WRAPPED(cuStreamWriteValue64_v2_ptsz, (CUstream, CUdeviceptr, cuuint64_t, unsigned int)) \
+	WRAPPED(cuLaunchHostFunc, (CUstream, CUhostFn, void *)) \
+	WRAPPED(cuLaunchHostFunc_ptsz, (CUstream, CUhostFn, void *)) \
+	WRAPPED(cuStreamAddCallback, (CUstream, CUstreamCallback, void *, unsigned int)) \
+	WRAPPED(cuStreamAddCallback_ptsz, (CUstream, CUstreamCallback, void *, unsigned int)) \
+	WRAPPED(cuMemPrefetchAsync, (CUdeviceptr, size_t, CUdevice, CUstream)) \
+	WRAPPED(cuMemPrefetchAsync_ptsz, (CUdeviceptr, size_t, CUdevice, CUstream)) \
+	WRAPPED(cuMemPrefetchAsync_v2, (CUdeviceptr, size_t, CUmemLocation, unsigned int, CUstream)) \
+	WRAPPED(cuMemPrefetchAsync_v2_ptsz, (CUdeviceptr, size_t, CUmemLocation, unsigned int, CUstream))
 
 /* Stream capture (wrap_graph.c), every version with its _ptsz twin: a
  * capture's begin and end tell the launch path whether any stream may be
@@ -340,7 +363,6 @@
 	CALLED(cuGraphHostNodeGetParams, (CUgraphNode, CUDA_HOST_NODE_PARAMS *)) \
 	CALLED(cuGraphEventRecordNodeGetEvent, (CUgraphNode, CUevent *)) \
 	CALLED(cuGraphEventWaitNodeGetEvent, (CUgraphNode, CUevent *)) \
-	CALLED(cuLaunchHostFunc, (CUstream, CUhostFn, void *)) \
 	CALLED(cuGraphMemcpyNodeGetParams, (CUgraphNode, CUDA_MEMCPY3D *)) \
 	CALLED(cuGraphMemsetNodeGetParams, (CUgraphNode, CUDA_MEMSET_NODE_PARAMS *)) \
 	CALLED(cuGraphChildGraphNodeGetGraph, (CUgraphNode, CUgraph *)) \

@@ -106,6 +106,15 @@ struct ktrace_hooks {
 	 * with e or with ktrace's instrumented copy of it.  Returns what real
 	 * returned. */
 	CUresult (*graph_launch)(CUgraphExec e, CUstream s, ktrace_real_graph_launch_fn real, void *ctx);
+	/* Nonzero while ktrace holds a launch's post-hash back for a merge
+	 * (docs/hashing.md, "Merged hash launches"): every wrapper of a call
+	 * that could order work after that launch, or let the host or another
+	 * stream touch its buffers, reads it (KT_FLUSH_HELD, wrap.h; one relaxed
+	 * load) and calls flush_held before the real call, whether tracing is
+	 * on or not, as the real launch callback of every launch does. */
+	atomic_uint held;
+	/* Launch the held post-hash now (nothing when none is held). */
+	void (*flush_held)(void);
 
 	/* ---- modules and kernels ---- */
 	/* A module (is_library=0, handle is CUmodule) or library (is_library=1,

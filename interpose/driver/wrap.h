@@ -51,6 +51,16 @@ void *ktrace_wrapper_for_real(const void *p) KTRACE_HIDDEN;
 			return CUDA_ERROR_NOT_SUPPORTED; \
 	}
 
+/* Before a call that could order GPU work after a traced launch, or let
+ * the host or another stream touch its buffers: the post-hash ktrace holds
+ * back for a merge, if any, is launched first (hooks.h, `held`).  One
+ * relaxed atomic load when nothing is held. */
+#define KT_FLUSH_HELD() \
+	do { \
+		if (kt_unlikely(atomic_load_explicit(&ktrace_hooks.held, memory_order_relaxed))) \
+			ktrace_hooks.flush_held(); \
+	} while (0)
+
 /* The bodies of the wrappers that report an event, each a pass-through
  * while tracing is off:
  *   KT_WRAP_AROUND(name, args, before, after...): `before` (statements, which
@@ -73,6 +83,10 @@ void *ktrace_wrapper_for_real(const void *p) KTRACE_HIDDEN;
 	__VA_ARGS__; \
 	return res;
 #define KT_WRAP_REPORT_AFTER(name, args, ...) KT_WRAP_AROUND(name, args, , __VA_ARGS__)
+/* KT_WRAP_AROUND of a call that orders work (KT_FLUSH_HELD first). */
+#define KT_WRAP_ORDERED(name, args, before, ...) \
+	KT_FLUSH_HELD(); \
+	KT_WRAP_AROUND(name, args, before, __VA_ARGS__)
 #define KT_WRAP_REPORT_BEFORE(name, args, when, ...) \
 	KT_REAL_OR_NOT_SUPPORTED(name); \
 	if ((when) && ktrace_tracing_on()) \
@@ -82,6 +96,12 @@ void *ktrace_wrapper_for_real(const void *p) KTRACE_HIDDEN;
 	KTRACE_EXPORT CUresult name params \
 	{ \
 		KT_WRAP_REPORT_AFTER(name, args, __VA_ARGS__) \
+	}
+/* KT_WRAPPER_REPORT_AFTER of a call that orders work (KT_FLUSH_HELD first). */
+#define KT_WRAPPER_ORDERED(name, params, args, ...) \
+	KTRACE_EXPORT CUresult name params \
+	{ \
+		KT_WRAP_ORDERED(name, args, , __VA_ARGS__) \
 	}
 /* In `after`: call only when the real call succeeded. */
 #define KT_IF_OK(call) \

@@ -43,7 +43,8 @@
 #define TO_GRAPH_PARAMS (CUstream s, CUgraph g, const CUgraphNode *deps, const CUgraphEdgeData *data, size_t n, \
 			 CUstreamCaptureMode m)
 
-#define CAPTURE_WRAPPERS(WRAPPER) \
+/* A capture begun: a held post-hash is launched first (it must not become a node). */
+#define BEGIN_CAPTURE_WRAPPERS(WRAPPER) \
 	WRAPPER(cuStreamBeginCapture, (CUstream s), (s), KT_IF_OK(ktrace_hooks.capture_begin(s))) \
 	WRAPPER(cuStreamBeginCapture_ptsz, (CUstream s), (s), KT_IF_OK(ktrace_hooks.capture_begin(PT(s)))) \
 	WRAPPER(cuStreamBeginCapture_v2, (CUstream s, CUstreamCaptureMode m), (s, m), \
@@ -53,7 +54,9 @@
 	WRAPPER(cuStreamBeginCaptureToGraph, TO_GRAPH_PARAMS, (s, g, deps, data, n, m), \
 	  KT_IF_OK(ktrace_hooks.capture_begin(s))) \
 	WRAPPER(cuStreamBeginCaptureToGraph_ptsz, TO_GRAPH_PARAMS, (s, g, deps, data, n, m), \
-	  KT_IF_OK(ktrace_hooks.capture_begin(PT(s)))) \
+	  KT_IF_OK(ktrace_hooks.capture_begin(PT(s))))
+
+#define CAPTURE_WRAPPERS(WRAPPER) \
 	WRAPPER(cuStreamEndCapture, (CUstream s, CUgraph *g), (s, g), \
 	  ktrace_hooks.capture_end(s, res == CUDA_SUCCESS && g ? *g : NULL, res)) \
 	WRAPPER(cuStreamEndCapture_ptsz, (CUstream s, CUgraph *g), (s, g), \
@@ -166,6 +169,7 @@
 	WRAPPER(cuGraphNodeSetEnabled, (CUgraphExec e, CUgraphNode node, unsigned int on), (e, node, on), \
 	  NODE_SET(ENABLED, .enabled = on))
 
+BEGIN_CAPTURE_WRAPPERS(KT_WRAPPER_ORDERED)
 CAPTURE_WRAPPERS(KT_WRAPPER_REPORT_AFTER)
 GRAPH_BUILD_WRAPPERS(KT_WRAPPER_REPORT_AFTER)
 GRAPH_EXEC_WRAPPERS(KT_WRAPPER_REPORT_AFTER)
@@ -200,6 +204,7 @@ static CUresult call_graph_launch(CUgraphExec e, void *ctx)
 #define DEFINE_GRAPH_LAUNCH_WRAPPER(name, hook_stream) \
 	KTRACE_EXPORT CUresult name(CUgraphExec e, CUstream s) \
 	{ \
+		KT_FLUSH_HELD(); \
 		KT_REAL_OR_NOT_SUPPORTED(name); \
 		if (!ktrace_tracing_on()) \
 			return fn(e, s); \

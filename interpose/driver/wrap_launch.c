@@ -34,11 +34,14 @@ typedef __typeof__(ktrace_real.cuLaunchKernelEx) launch_kernel_ex_fn;
 typedef __typeof__(ktrace_real.cuLaunchCooperativeKernel) launch_cooperative_fn;
 
 /* The real launch, called back by the launch hook: ctx points at the
- * wrapper's copy of its real function. */
+ * wrapper's copy of its real function.  A post-hash still held then (one
+ * the hook did not merge into this launch's pre-hash: another stream or
+ * context, a launch not hashed) is launched first. */
 KT_HOT static CUresult call_launch_kernel(const struct ktrace_launch_args *a, void *ctx)
 {
 	launch_kernel_fn fn = *(launch_kernel_fn *)ctx;
 
+	KT_FLUSH_HELD();
 	return fn(a->f, a->grid[0], a->grid[1], a->grid[2], a->block[0], a->block[1], a->block[2],
 		  a->shared_mem, a->stream, a->kernel_params, a->extra);
 }
@@ -47,6 +50,7 @@ KT_HOT static CUresult call_launch_kernel_ex(const struct ktrace_launch_args *a,
 {
 	launch_kernel_ex_fn fn = *(launch_kernel_ex_fn *)ctx;
 
+	KT_FLUSH_HELD();
 	return fn(a->config, a->f, a->kernel_params, a->extra);
 }
 
@@ -54,6 +58,7 @@ KT_HOT static CUresult call_launch_cooperative(const struct ktrace_launch_args *
 {
 	launch_cooperative_fn fn = *(launch_cooperative_fn *)ctx;
 
+	KT_FLUSH_HELD();
 	return fn(a->f, a->grid[0], a->grid[1], a->grid[2], a->block[0], a->block[1], a->block[2],
 		  a->shared_mem, a->stream, a->kernel_params);
 }

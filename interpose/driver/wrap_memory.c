@@ -36,6 +36,7 @@
 
 /* Release: report first (see the top of the file), then the real call. */
 #define REPORT_FREE_BEFORE(name, args, base, kind, stream) \
+	KT_FLUSH_HELD(); /* a held post-hash reads the memory: launched while it is there */ \
 	KT_WRAP_REPORT_BEFORE(name, args, base, ktrace_hooks.release((base), (kind), (stream)))
 
 KTRACE_EXPORT CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t n)
@@ -103,7 +104,7 @@ KTRACE_EXPORT CUresult cuMemMap(CUdeviceptr p, size_t n, size_t off, CUmemGeneri
 }
 
 /* Imported: real call, then the hook (which finds the extent) on success. */
-#define REPORT_IMPORT_AFTER(name, args, ptr) KT_WRAP_REPORT_AFTER(name, args, KT_IF_OK(ktrace_hooks.import(ptr)))
+#define REPORT_IMPORT_AFTER(name, args, ptr) KT_WRAP_ORDERED(name, args, , KT_IF_OK(ktrace_hooks.import(ptr)))
 
 KTRACE_EXPORT CUresult cuIpcOpenMemHandle_v2(CUdeviceptr *p, CUipcMemHandle h, unsigned flags)
 {
@@ -163,5 +164,6 @@ KTRACE_EXPORT CUresult cuMemAddressFree(CUdeviceptr p, size_t n)
 
 KTRACE_EXPORT CUresult cuMemUnmap(CUdeviceptr p, size_t n)
 {
+	KT_FLUSH_HELD();
 	KT_WRAP_REPORT_BEFORE(cuMemUnmap, (p, n), n, ktrace_hooks.unmap(p, n))
 }

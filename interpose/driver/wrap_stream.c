@@ -5,8 +5,12 @@
  * cuEventRecord(WithFlags), cuStreamWaitEvent, cuStreamSynchronize,
  * cuEventSynchronize, cuCtxSynchronize(_v2), cuEventQuery, cuStreamQuery,
  * and the stream memory operations ktrace does not model
- * (cuStreamWaitValue32/64, cuStreamBatchMemOp, legacy and _v2), each with
- * its _ptsz twin where the driver has one.  Each reads the operation
+ * (cuStreamWaitValue32/64, cuStreamWriteValue32/64, cuStreamBatchMemOp,
+ * legacy and _v2), each with its _ptsz twin where the driver has one; and
+ * the stream-ordered calls it only passes through (cuLaunchHostFunc,
+ * cuStreamAddCallback, cuMemPrefetchAsync and _v2, with their _ptsz twins).
+ * Each first launches a post-hash held back for a merge, if any
+ * (KT_FLUSH_HELD, wrap.h).  Each reads the operation
  * counter (the issued hook), makes the real call, then reports it with the
  * driver's result to the order hook, which records successes only; the result is returned
  * unchanged.  None of these is on the launch path.
@@ -31,7 +35,7 @@
 #define DEFINE_ORDER_WRAPPER(name, params, args, ...) \
 	KTRACE_EXPORT CUresult name params \
 	{ \
-		KT_WRAP_AROUND(name, args, uint64_t issued_ = ktrace_hooks.issued(), __VA_ARGS__) \
+		KT_WRAP_ORDERED(name, args, uint64_t issued_ = ktrace_hooks.issued(), __VA_ARGS__) \
 	}
 
 /* Report one call of operation `op` (KTRACE_ORDER_ without the prefix);
@@ -95,15 +99,44 @@
 	WRAPPER(name##_ptsz, (CUstream s, unsigned int n, CUstreamBatchMemOpParams *p, unsigned int f), \
 	  (s, n, p, f), REPORT(UNKNOWN, .stream = PT(s)))
 
+/* a write of a value: the same (what it writes is not hashed) */
 #define MEMOP_WRAPPERS(WRAPPER) \
 	WAIT_VALUE_WRAPPERS_OF(WRAPPER, cuStreamWaitValue32, cuuint32_t) \
 	WAIT_VALUE_WRAPPERS_OF(WRAPPER, cuStreamWaitValue32_v2, cuuint32_t) \
 	WAIT_VALUE_WRAPPERS_OF(WRAPPER, cuStreamWaitValue64, cuuint64_t) \
 	WAIT_VALUE_WRAPPERS_OF(WRAPPER, cuStreamWaitValue64_v2, cuuint64_t) \
+	WAIT_VALUE_WRAPPERS_OF(WRAPPER, cuStreamWriteValue32, cuuint32_t) \
+	WAIT_VALUE_WRAPPERS_OF(WRAPPER, cuStreamWriteValue32_v2, cuuint32_t) \
+	WAIT_VALUE_WRAPPERS_OF(WRAPPER, cuStreamWriteValue64, cuuint64_t) \
+	WAIT_VALUE_WRAPPERS_OF(WRAPPER, cuStreamWriteValue64_v2, cuuint64_t) \
 	BATCH_WRAPPERS_OF(WRAPPER, cuStreamBatchMemOp) \
 	BATCH_WRAPPERS_OF(WRAPPER, cuStreamBatchMemOp_v2)
+
+/* ---- stream-ordered work ktrace does not record: a held post-hash first ---------------- */
+
+#define DEFINE_FLUSH_WRAPPER(name, params, args) \
+	KTRACE_EXPORT CUresult name params \
+	{ \
+		KT_FLUSH_HELD(); \
+		KT_REAL_OR_NOT_SUPPORTED(name); \
+		return fn args; \
+	}
+
+#define PREFETCH_V1_PARAMS (CUdeviceptr p, size_t n, CUdevice d, CUstream s)
+#define PREFETCH_V2_PARAMS (CUdeviceptr p, size_t n, CUmemLocation l, unsigned int f, CUstream s)
+
+#define FLUSH_WRAPPERS(WRAPPER) \
+	WRAPPER(cuLaunchHostFunc, (CUstream s, CUhostFn h, void *u), (s, h, u)) \
+	WRAPPER(cuLaunchHostFunc_ptsz, (CUstream s, CUhostFn h, void *u), (s, h, u)) \
+	WRAPPER(cuStreamAddCallback, (CUstream s, CUstreamCallback cb, void *u, unsigned int f), (s, cb, u, f)) \
+	WRAPPER(cuStreamAddCallback_ptsz, (CUstream s, CUstreamCallback cb, void *u, unsigned int f), (s, cb, u, f)) \
+	WRAPPER(cuMemPrefetchAsync, PREFETCH_V1_PARAMS, (p, n, d, s)) \
+	WRAPPER(cuMemPrefetchAsync_ptsz, PREFETCH_V1_PARAMS, (p, n, d, s)) \
+	WRAPPER(cuMemPrefetchAsync_v2, PREFETCH_V2_PARAMS, (p, n, l, f, s)) \
+	WRAPPER(cuMemPrefetchAsync_v2_ptsz, PREFETCH_V2_PARAMS, (p, n, l, f, s))
 
 STREAM_WRAPPERS(DEFINE_ORDER_WRAPPER)
 EVENT_WRAPPERS(DEFINE_ORDER_WRAPPER)
 SYNC_WRAPPERS(DEFINE_ORDER_WRAPPER)
 MEMOP_WRAPPERS(DEFINE_ORDER_WRAPPER)
+FLUSH_WRAPPERS(DEFINE_FLUSH_WRAPPER)

@@ -28,6 +28,8 @@ struct group {
 	uint32_t first, n;          /* hashed regions [first, first + n) of the job */
 	uint64_t pre_off, post_off; /* ring word offsets of the result areas */
 	uint64_t pre_ticket, post_ticket;
+	uint64_t pre_done, post_done; /* ring word offsets of the launched hashes' completion words
+	                               * (a merged launch's one word serves both jobs) */
 	uint8_t pre_launched, post_launched;
 	uint32_t pre_n;             /* its regions measured before the launch (the others carry), their
 	                             * results first in the pre area, in order */
@@ -119,5 +121,40 @@ struct ktrace_readonly_result ktrace_hash_readonly_fill(struct job *j, int ran, 
  * the carry table learns its post-digests or forgets the regions it was the
  * writer of.  Takes c->lock. */
 void ktrace_hash_carry_retire(struct job *j);
+
+/* ---- merged hash launches (hash_hold.c holds, hash_pipeline.c launches) ---- */
+
+/* Launch j's post-hashes (when its launch succeeded and it was not
+ * abandoned), in its context (made current for the call when it is not),
+ * then hand j to the background thread as ktrace_hash_post does.  j's
+ * post-hashes were held back (ktrace_hash_hold). */
+void ktrace_hash_job_flush(struct job *j);
+/* One checksum launch hashes held's post-digests and next's pre-digests
+ * (next queued right after held on the same stream, its pre-hash not yet
+ * launched), then held is handed on as by ktrace_hash_job_flush.  1 done;
+ * 0 when the two cannot share a launch (nothing was launched). */
+int ktrace_hash_job_merge(struct job *held, struct job *next);
+/* j may be held: a launch's job (not a copy's) of one group whose launch
+ * succeeded and that has post-hashes to launch, on a stream every thread
+ * can name (not the per-thread default stream). */
+int ktrace_hash_job_holdable(const struct job *j);
+
+/* Hold j's post-hashes back (merging is on): any other held job is flushed
+ * first.  1 held; 0 (merging off, j not holdable): the caller launches them. */
+int ktrace_hash_hold(struct job *j);
+/* j (queued, its pre-hash not launched) is the next launch: a job held on
+ * its stream and context shares one launch with j's pre-hash when it can,
+ * any other held job is flushed.  1 when j's pre-hash was launched so. */
+int ktrace_hash_hold_next(struct job *j);
+/* The end of the trace (drain, stop): flush a held job, waiting at most
+ * timeout_ms for the lock. */
+void ktrace_hash_hold_flush_bounded(unsigned timeout_ms);
+/* The background thread: flush a job held longer than the bound. */
+void ktrace_hash_hold_poll(void);
+/* Merging on (merge 1), the flag every wrapper reads (NULL: a private one)
+ * and the bound in ns a post-hash may be held. */
+void ktrace_hash_hold_start(int merge, atomic_uint *flag, uint64_t bound_ns);
+/* Child after fork: nothing is held, the lock is fresh. */
+void ktrace_hash_hold_after_fork(void);
 
 #endif

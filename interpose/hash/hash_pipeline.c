@@ -14,6 +14,11 @@
  *    pre-hash, and a job with none left launches none; a read-only input
  *    (flag POST_CARRIED, interpose/model/read_only.h) is left out of the
  *    post-hash likewise, its post-digest its pre-digest;
+ *  - with merging on, a launch's post-hashes are held (hash_hold.c) and
+ *    hashed in the same checksum launch as the next launch's pre-hash on
+ *    the same stream and context (ktrace_hash_job_merge: one list of
+ *    regions, results in adjacent ring words, one completion word), or
+ *    launched alone when something else comes first (ktrace_hash_job_flush);
  *  - a job holds its own copy of the launch's LAUNCH fields, regions and
  *    parameter bytes (one allocation, made by the launching thread);
  *  - one background thread polls the head job of each context (completion
@@ -63,6 +68,10 @@ extern const unsigned char ktrace_hashkern_fatbin[] __attribute__((visibility("h
 #define DEFAULT_MAX_WAIT_NS 1000000ull
 #define POLL_MIN_NS 2000
 #define POLL_MAX_NS 100000
+/* A post-hash held for a merge is launched alone after this long without a
+ * next launch (docs/hashing.md, "Merged hash launches"): the poller's
+ * longest nap, so that a held post-hash waits at most about twice that. */
+#define HOLD_BOUND_NS POLL_MAX_NS
 
 static struct {
 	pthread_mutex_t lock;       /* contexts creation, thread start, condvar */
@@ -330,9 +339,10 @@ static int post_unmeasured(const struct job *j, uint32_t h)
 	return (j->regions[j->ridx[h]].flags & KTRACE_REGIONF_POST_CARRIED) && !P.opts.verify;
 }
 
-static int landed(const struct hctx *c, uint64_t off, uint32_t n, uint64_t ticket)
+/* The completion word at ring offset done holds ticket. */
+static int landed(const struct hctx *c, uint64_t done, uint64_t ticket)
 {
-	return __atomic_load_n(&c->host[off + n], __ATOMIC_ACQUIRE) == ticket;
+	return __atomic_load_n(&c->host[done], __ATOMIC_ACQUIRE) == ticket;
 }
 
 /* Every launched hash of j has landed (j in READY state). */
@@ -341,9 +351,9 @@ static int job_done(const struct job *j)
 	for (uint32_t g = 0; g < j->ngroups; g++) {
 		const struct group *gr = &j->groups[g];
 
-		if (gr->pre_launched && !landed(j->c, gr->pre_off, gr->pre_n, gr->pre_ticket))
+		if (gr->pre_launched && !landed(j->c, gr->pre_done, gr->pre_ticket))
 			return 0;
-		if (gr->post_launched && !landed(j->c, gr->post_off, gr->post_n, gr->post_ticket))
+		if (gr->post_launched && !landed(j->c, gr->post_done, gr->post_ticket))
 			return 0;
 	}
 	return 1;
@@ -355,8 +365,8 @@ static int job_done(const struct job *j)
 static uint64_t group_digests(struct job *j, const struct group *gr, int ring_valid)
 {
 	const struct hctx *c = j->c;
-	int pre_ok = ring_valid && gr->pre_launched && landed(c, gr->pre_off, gr->pre_n, gr->pre_ticket);
-	int post_ok = ring_valid && gr->post_launched && landed(c, gr->post_off, gr->post_n, gr->post_ticket);
+	int pre_ok = ring_valid && gr->pre_launched && landed(c, gr->pre_done, gr->pre_ticket);
+	int post_ok = ring_valid && gr->post_launched && landed(c, gr->post_done, gr->post_ticket);
 
 	for (uint32_t k = 0, m = 0, mp = 0; k < gr->n; k++) {
 		struct ktrace_region *g = &j->regions[j->ridx[gr->first + k]];
@@ -540,6 +550,7 @@ static void *bg_main(void *arg)
 			pthread_mutex_unlock(&P.lock);
 			continue;
 		}
+		ktrace_hash_hold_poll();
 		n = atomic_load_explicit(&P.nctxs, memory_order_acquire);
 		for (unsigned i = 0; i < n; i++) {
 			struct hctx *c = atomic_load(&P.ctxs[i]);
@@ -623,22 +634,52 @@ static int ring_reserve(struct hctx *c, struct job *j)
 	return 0;
 }
 
-/* Launch the hash of group gr (pre or post) on j->stream.  1 if launched. */
-static int launch_group(struct job *j, struct group *gr, int post)
+/* What one checksum launch hashes: the pre- or post-hashes of one job's
+ * group (a merged launch: two parts, a job's post and the next one's pre). */
+struct hash_part {
+	struct job *j;
+	struct group *gr;
+	int post;
+};
+
+/* The regions part p measures, appended to ptr/len/cend from *m on (*total
+ * chunks and *bytes so far, updated). */
+static void part_regions(const struct hash_part *p, uint64_t *ptr, uint64_t *len, uint64_t *cend, uint32_t *m,
+			 uint64_t *total, uint64_t *bytes)
+{
+	const struct job *j = p->j;
+
+	for (uint32_t k = 0; k < p->gr->n; k++) {
+		const struct ktrace_region *g = &j->regions[j->ridx[p->gr->first + k]];
+
+		if (!p->post && carried_unmeasured(j, p->gr->first + k))
+			continue; /* its pre-digest is carried, not measured */
+		if (p->post && post_unmeasured(j, p->gr->first + k))
+			continue; /* a read-only input: its post-digest is its pre-digest */
+		ptr[*m] = g->ptr;
+		len[*m] = g->hash_len;
+		*total += kt_hash_chunks(len[*m]);
+		cend[*m] = *total;
+		*bytes += len[(*m)++];
+	}
+}
+
+/* One checksum launch of the nparts parts (n regions in all, at most
+ * KT_HASH_MAX_REGIONS) on j->stream of the first part, its results from
+ * ring word off on and ticket written last, at off + n.  1 if launched. */
+static int launch_parts(const struct hash_part *parts, int nparts, uint32_t n, uint64_t off, uint64_t ticket)
 {
 	union {
 		struct kt_hash_params_r8 r8;
 		struct kt_hash_params_r32 r32;
 		struct kt_hash_params_r160 r160;
 	} u;
-	struct hctx *c = j->c;
+	struct hctx *c = parts[0].j->c;
 	struct kt_hash_hdr *h = &u.r8.h;
 	uint64_t *ptr, *len, *cend, total = 0, bytes = 0, blocks;
-	uint64_t off = post ? gr->post_off : gr->pre_off;
+	uint32_t m = 0;
 	int v = 0;
 	void *args[1] = { &u };
-
-	uint32_t n = post ? gr->post_n : gr->pre_n;
 
 	while (variant_regions[v] < n)
 		v++;
@@ -651,34 +692,39 @@ static int launch_group(struct job *j, struct group *gr, int post)
 	}
 	h->scratch = c->scratch + off * sizeof(uint64_t);
 	h->result = c->host_dev + off * sizeof(uint64_t);
-	h->done_value = post ? gr->post_ticket : gr->pre_ticket;
+	h->done_value = ticket;
 	h->n = n;
 	h->ring = 0;
 	h->iter_counter = 0;
 	h->ring_stride = 0;
-	for (uint32_t k = 0, m = 0; k < gr->n; k++) {
-		const struct ktrace_region *g = &j->regions[j->ridx[gr->first + k]];
-
-		if (!post && carried_unmeasured(j, gr->first + k))
-			continue; /* its pre-digest is carried, not measured */
-		if (post && post_unmeasured(j, gr->first + k))
-			continue; /* a read-only input: its post-digest is its pre-digest */
-		ptr[m] = g->ptr;
-		len[m] = g->hash_len;
-		total += kt_hash_chunks(len[m]);
-		cend[m] = total;
-		bytes += len[m++];
-	}
+	for (int i = 0; i < nparts; i++)
+		part_regions(&parts[i], ptr, len, cend, &m, &total, &bytes);
 	blocks = (total + KT_HASH_WARPS_PER_BLOCK - 1) / KT_HASH_WARPS_PER_BLOCK;
 	if (blocks > c->max_blocks[v])
 		blocks = c->max_blocks[v];
 	if (blocks < 1)
 		blocks = 1;
-	if (KT_REAL(cuLaunchKernel, c->fn[v], (unsigned)blocks, 1, 1, KT_HASH_BLOCK, 1, 1, 0, j->stream, args,
-				       NULL) != CUDA_SUCCESS)
+	if (KT_REAL(cuLaunchKernel, c->fn[v], (unsigned)blocks, 1, 1, KT_HASH_BLOCK, 1, 1, 0, parts[0].j->stream,
+		    args, NULL) != CUDA_SUCCESS)
 		return 0;
 	count(KTRACE_CTR_HASH_LAUNCHES, 1);
 	count(KTRACE_CTR_HASH_BYTES, bytes);
+	return 1;
+}
+
+/* Launch the hash of group gr (pre or post) on j->stream.  1 if launched. */
+static int launch_group(struct job *j, struct group *gr, int post)
+{
+	struct hash_part part = { j, gr, post };
+	uint32_t n = post ? gr->post_n : gr->pre_n;
+	uint64_t off = post ? gr->post_off : gr->pre_off;
+
+	if (!launch_parts(&part, 1, n, off, post ? gr->post_ticket : gr->pre_ticket))
+		return 0;
+	if (post)
+		gr->post_done = off + n;
+	else
+		gr->pre_done = off + n;
 	return 1;
 }
 
@@ -843,13 +889,10 @@ static uint32_t job_queue(struct hctx *c, struct job *j)
 	return 0;
 }
 
-/* Launch the pre-hash of every group of the queued job j.  0, or -1 when
- * none was launched: j is then cancelled (the background thread only
- * releases its ring space) and the launch goes unhashed. */
-static int job_launch_pre(struct job *j)
+/* How many regions of each group of the queued job j its pre- and
+ * post-hashes measure (the others carry, or are read-only inputs). */
+static void job_count_measured(struct job *j)
 {
-	int any = 0, needed = 0, expect = JOB_PRE;
-
 	for (uint32_t g = 0; g < j->ngroups; g++) {
 		struct group *gr = &j->groups[g];
 
@@ -859,6 +902,20 @@ static int job_launch_pre(struct job *j)
 			gr->pre_n += !carried_unmeasured(j, gr->first + k);
 			gr->post_n += !post_unmeasured(j, gr->first + k);
 		}
+	}
+}
+
+/* Launch the pre-hash of every group of the queued job j (merged: its one
+ * group's was launched with the held job's post-hash).  0, or -1 when none
+ * was launched: j is then cancelled (the background thread only releases
+ * its ring space) and the launch goes unhashed. */
+static int job_launch_pre(struct job *j, int merged)
+{
+	int any = merged, needed = merged, expect = JOB_PRE;
+
+	for (uint32_t g = 0; g < j->ngroups && !merged; g++) {
+		struct group *gr = &j->groups[g];
+
 		if (!gr->pre_n)
 			continue;
 		needed = 1;
@@ -905,28 +962,36 @@ struct ktrace_hash_job *ktrace_hash_pre(CUcontext ctx, CUstream stream, const st
 		free(j);
 		return NULL;
 	}
-	if (job_launch_pre(j)) {
+	job_count_measured(j);
+	if (job_launch_pre(j, ktrace_hash_hold_next(j))) {
 		*why = KTRACE_HASH_SKIP_UNAVAILABLE;
 		return NULL;
 	}
 	return (struct ktrace_hash_job *)j;
 }
 
-void ktrace_hash_post(struct ktrace_hash_job *job, CUresult launch_result)
+/* Group gr of j has a post-hash to launch: its pre-hash, if any, was launched. */
+static int post_due(const struct group *gr)
 {
-	struct job *j = (struct job *)job;
+	return (gr->pre_launched || !gr->pre_n) && gr->post_n;
+}
+
+int ktrace_hash_job_holdable(const struct job *j)
+{
+	return !j->is_copy && j->ngroups == 1 && j->launch_result == CUDA_SUCCESS && post_due(&j->groups[0]) &&
+	       j->stream != CU_STREAM_PER_THREAD && atomic_load(&j->state) == JOB_PRE;
+}
+
+/* j's post-hashes are launched (or will never be): its carry side settled
+ * and j handed to the background thread (freed if a context destruction or
+ * the final drain abandoned it meanwhile). */
+static void job_post_done(struct job *j)
+{
 	int expect = JOB_PRE;
 
-	if (!j)
-		return;
-	j->launch_result = launch_result;
-	if (launch_result == CUDA_SUCCESS && atomic_load(&j->state) == JOB_PRE)
-		for (uint32_t g = 0; g < j->ngroups; g++)
-			if ((j->groups[g].pre_launched || !j->groups[g].pre_n) && j->groups[g].post_n)
-				j->groups[g].post_launched = (uint8_t)launch_group(j, &j->groups[g], 1);
 	if (j->planned) {
 		atomic_fetch_sub_explicit(&j->c->inflight, 1, memory_order_acq_rel);
-		if (launch_result != CUDA_SUCCESS)
+		if (j->launch_result != CUDA_SUCCESS)
 			ktrace_hash_carry_retire(j); /* no post-digest will come: later launches measure */
 	}
 	if (!atomic_compare_exchange_strong_explicit(&j->state, &expect, JOB_READY, memory_order_acq_rel,
@@ -937,6 +1002,96 @@ void ktrace_hash_post(struct ktrace_hash_job *job, CUresult launch_result)
 		return;
 	}
 	wake_bg();
+}
+
+/* Launch every post-hash of j that is due (its launch succeeded, it was not
+ * abandoned). */
+static void job_launch_post(struct job *j)
+{
+	if (j->launch_result == CUDA_SUCCESS && atomic_load(&j->state) == JOB_PRE)
+		for (uint32_t g = 0; g < j->ngroups; g++)
+			if (post_due(&j->groups[g]))
+				j->groups[g].post_launched = (uint8_t)launch_group(j, &j->groups[g], 1);
+}
+
+void ktrace_hash_post(struct ktrace_hash_job *job, CUresult launch_result)
+{
+	struct job *j = (struct job *)job;
+
+	if (!j)
+		return;
+	j->launch_result = launch_result;
+	if (ktrace_hash_hold(j))
+		return; /* launched later: merged into the next launch's pre-hash, or flushed */
+	job_launch_post(j);
+	job_post_done(j);
+}
+
+/* Make c's context current on this thread for ktrace's own launch when it
+ * is not (a flush from another context's thread, or the background thread).
+ * 1 when it was pushed (pop it after). */
+static int ctx_enter(const struct hctx *c)
+{
+	CUcontext cur = NULL;
+
+	if (KT_REAL(cuCtxGetCurrent, &cur) == CUDA_SUCCESS && cur == c->ctx)
+		return 0;
+	return KT_REAL(cuCtxPushCurrent_v2, c->ctx) == CUDA_SUCCESS;
+}
+
+static void ctx_leave(int pushed)
+{
+	CUcontext c;
+
+	if (pushed)
+		KT_REAL(cuCtxPopCurrent_v2, &c);
+}
+
+void ktrace_hash_job_flush(struct job *j)
+{
+	int pushed = 0;
+
+	if (j->c->state == 0 && atomic_load(&j->state) == JOB_PRE) {
+		pushed = ctx_enter(j->c);
+		job_launch_post(j);
+		ctx_leave(pushed);
+		count(KTRACE_CTR_HASH_POST_FLUSHED, 1);
+	}
+	job_post_done(j);
+}
+
+/* held's post-hash and next's pre-hash may share one launch: same context
+ * and stream, one group each, both to measure, at most one launch's
+ * regions, and next's ring words right after held's (one area for both
+ * results: the launch writes held's, then next's, then one completion word). */
+static int mergeable(const struct job *held, const struct job *next)
+{
+	const struct group *a = &held->groups[0], *b = &next->groups[0];
+
+	return held->c == next->c && held->stream == next->stream && next->ngroups == 1 && !next->is_copy &&
+	       b->pre_n && a->post_n + b->pre_n <= KT_HASH_MAX_REGIONS && b->pre_off == a->post_off + a->n + 1 &&
+	       held->c->state == 0 && atomic_load(&held->state) == JOB_PRE;
+}
+
+int ktrace_hash_job_merge(struct job *held, struct job *next)
+{
+	struct group *a = &held->groups[0], *b = &next->groups[0];
+	struct hash_part parts[2] = { { held, a, 1 }, { next, b, 0 } };
+	uint32_t n = a->post_n + b->pre_n;
+
+	if (!mergeable(held, next) || !launch_parts(parts, 2, n, a->post_off, a->post_ticket))
+		return 0;
+	a->post_launched = b->pre_launched = 1;
+	a->post_done = b->pre_done = a->post_off + n;
+	b->pre_off = a->post_off + a->post_n;
+	b->pre_ticket = a->post_ticket;
+	/* next's results lie in held's post area: keep it until next is written */
+	pthread_mutex_lock(&held->c->lock);
+	held->ring_end -= (uint64_t)a->n + 1;
+	pthread_mutex_unlock(&held->c->lock);
+	count(KTRACE_CTR_HASH_MERGED, 1);
+	job_post_done(held);
+	return 1;
 }
 
 /* ---- copies ------------------------------------------------------------------ */
@@ -1158,6 +1313,7 @@ void ktrace_hash_context_destroyed(CUcontext ctx)
 
 		if (!c || c->ctx != ctx || c->state == 2)
 			continue;
+		ktrace_hash_flush_held(); /* a post-hash held in it is launched while it lives */
 		pthread_mutex_lock(&c->lock);
 		was = c->state;
 		c->state = 2; /* no new jobs; the background thread skips it */
@@ -1184,6 +1340,9 @@ int ktrace_hash_pipeline_start(struct ktrace_writer *w, const struct ktrace_hash
 	P.opts.max_wait_ns = o && o->max_wait_ns ? o->max_wait_ns : DEFAULT_MAX_WAIT_NS;
 	P.opts.carry_off = o && o->carry_off;
 	P.opts.verify = o && o->verify;
+	P.opts.merge_off = o && o->merge_off;
+	P.opts.hold_ns = o && o->hold_ns ? o->hold_ns : HOLD_BOUND_NS;
+	ktrace_hash_hold_start(!P.opts.merge_off, o ? o->held_flag : NULL, P.opts.hold_ns);
 	atomic_store(&P.carry_off, P.opts.carry_off);
 	if (P.opts.slots < 4)
 		P.opts.slots = 4;
@@ -1214,6 +1373,7 @@ void ktrace_hash_pipeline_drain(unsigned timeout_ms)
 
 	if (!atomic_load(&P.running))
 		return;
+	ktrace_hash_hold_flush_bounded(timeout_ms);
 	pthread_mutex_lock(&P.lock);
 	while (atomic_load(&P.pending) > 0 && P.thread_started) {
 		struct timespec ts;
@@ -1239,6 +1399,7 @@ void ktrace_hash_pipeline_drain(unsigned timeout_ms)
 
 void ktrace_hash_pipeline_stop(void)
 {
+	ktrace_hash_hold_flush_bounded(100);
 	if (!atomic_exchange(&P.running, 0))
 		return;
 	pthread_mutex_lock(&P.lock);
@@ -1260,6 +1421,7 @@ void ktrace_hash_pipeline_abandon_after_fork(void)
 	pthread_mutex_init(&P.lock, NULL);
 	pthread_cond_init(&P.cond, NULL);
 	pthread_cond_init(&P.drained, NULL);
+	ktrace_hash_hold_after_fork();
 	for (unsigned i = 0; i < MAX_CONTEXTS; i++)
 		atomic_store(&P.ctxs[i], NULL);
 	atomic_store(&P.nctxs, 0);

@@ -7,7 +7,11 @@
  *   res = real launch of the application's kernel on the same stream
  *   ktrace_hash_post(job, res);                                    // post-hash launched (if res ok)
  *
- * Stream order makes both hashes exact.  A region's pre-digest may be
+ * Stream order makes both hashes exact.  With merging on, the post-hash is
+ * held and shares the next launch's pre-hash launch on the same stream
+ * (docs/hashing.md, "Merged hash launches"); every driver call that could
+ * order work after the launch launches it first (ktrace_hash_flush_held).
+ * A region's pre-digest may be
  * carried instead of measured: its last writer's post-digest, when nothing
  * ktrace did not hash or did not see ordered wrote it since (docs/hashing.md,
  * "Carried pre-digests"); the record flags it.  A region the caller flagged
@@ -42,6 +46,15 @@ extern "C" {
 
 #include "format/ktrace_format.h"
 
+/* The flag the driver wrappers read (an atomic_uint; C++ callers, the GPU
+ * test programs, pass NULL). */
+#ifdef __cplusplus
+typedef void ktrace_held_flag;
+#else
+#include <stdatomic.h>
+typedef atomic_uint ktrace_held_flag;
+#endif
+
 struct ktrace_writer;
 struct ktrace_hash_job;
 struct ktrace_alloc_info;
@@ -51,6 +64,12 @@ struct ktrace_hash_opts {
 	uint64_t max_wait_ns;    /* bounded wait for a free slot (default 1 ms) */
 	int carry_off;           /* measure every pre-hash (KTRACE_HASH_CARRY=0) */
 	int verify;              /* measure carried pre-digests too and compare (KTRACE_HASH_VERIFY=1) */
+	int merge_off;           /* launch every post-hash at once, never merged (KTRACE_HASH_MERGE=0,
+	                          * KTRACE_REPLAY) */
+	uint64_t hold_ns;        /* a held post-hash is launched alone by the background thread after
+	                          * this long (0: 100 us; tests that count merges set more) */
+	ktrace_held_flag *held_flag; /* nonzero while a post-hash is held: what the driver wrappers read
+	                          * before calling ktrace_hash_flush_held (NULL: a private flag) */
 };
 
 /* Start the pipeline (its thread starts lazily).  0 on success. */
@@ -73,8 +92,18 @@ struct ktrace_hash_job *ktrace_hash_pre(CUcontext ctx, CUstream stream, const st
 
 /* After the application's launch returned `launch_result`: launch the
  * post-hash (if it succeeded) and queue the job for completion (its record
- * then says that result, with KTRACE_LAUNCHF_FAILED if it is an error). */
+ * then says that result, with KTRACE_LAUNCHF_FAILED if it is an error).
+ * With merging on, the post-hash is held instead: the next launch on the
+ * same stream and context hashes it in its own pre-hash's launch, and
+ * anything else that could order work after the launch or touch its
+ * buffers launches it first (ktrace_hash_flush_held; docs/hashing.md,
+ * "Merged hash launches"). */
 void ktrace_hash_post(struct ktrace_hash_job *job, CUresult launch_result);
+
+/* Launch a held post-hash now, if there is one.  Every driver call that
+ * could order work after a launch, or let the host or another stream touch
+ * its buffers, calls this first (while the held flag is set). */
+void ktrace_hash_flush_held(void);
 
 /* An asynchronous copy r (its MEMCPY fields filled, r->dst_digest_state
  * unset) delivered [r->src, r->src + r->bytes) of device memory, one range,

@@ -58,6 +58,8 @@ struct ktrace_config {
 	int hash_carry;          /* KTRACE_HASH_CARRY: carry pre-digests (default 1) */
 	int hash_verify;         /* KTRACE_HASH_VERIFY: measure carried digests too, compare (default 0) */
 	int hash_readonly;       /* KTRACE_HASH_READONLY: skip read-only inputs' post-hash (default 1) */
+	int hash_merge;          /* KTRACE_HASH_MERGE: a post-hash shares the next launch's pre-hash
+	                          * launch (default 1) */
 };
 #define KTRACE_GRAPH_ITERS_DEFAULT 64u
 #define KTRACE_GRAPH_ITERS_MAX 65536u

@@ -5,7 +5,9 @@
 #                                  start offsets 0..15, grid sizes, 1..160 regions per
 #                                  launch), pipeline around real kernels (known output,
 #                                  read-only pre == post, bitwise transparency, 4 streams,
-#                                  capture skipped and left intact), small-hash latency;
+#                                  capture skipped and left intact), a chain of launches
+#                                  with merged hash launches (digests == CPU digests,
+#                                  BENCH hash_launches_per_launch_merged), small-hash latency;
 #   compute-sanitizer memcheck and racecheck of the kernel (hash_digest --quick;
 #   KT_HASH_SANITIZERS picks the tools);
 #   register/stack use and the sm_90 SASS of the kernel (logs: hashkern-*.txt).

@@ -27,6 +27,12 @@
  *          KTRACE_HASH_VERIFY measures the skipped post-hashes and finds no
  *          mismatch, and finds the one output falsely flagged read-only
  *          (and the stale pre-digest the next launch carried from it);
+ *  merge   a chain of launches with every pre-hash measured and merging on:
+ *          each post-hash hashed in the next launch's pre-hash launch, every
+ *          digest the CPU digest of what the buffer held, one hash launch
+ *          per traced launch plus one (BENCH hash_launches_per_launch_merged);
+ *          the other parts run with merging off (this program's own driver
+ *          calls are not wrapped, so nothing else would flush);
  *  timing  small-region hash latency (BENCH lines).
  * Prints RESULT|name|PASS/FAIL|detail and BENCH|name|value|unit|detail.
  */
@@ -62,7 +68,7 @@ extern const unsigned char ktrace_hashkern_fatbin[];
 /* ---- record collector in place of the writer ------------------------------ */
 static pthread_mutex_t rec_lock = PTHREAD_MUTEX_INITIALIZER;
 static std::vector<std::vector<uint8_t>> *records;
-static uint64_t counters[32];
+static uint64_t counters[64]; /* by counter id (the writer supports ids below 64) */
 static struct ktrace_writer *const fake_writer = (struct ktrace_writer *)0x1000;
 
 /* The pipeline's thread encodes each record into its reservation. */
@@ -88,7 +94,7 @@ void ktrace_writer_commit_at(struct ktrace_writer *w, void *rec, uint64_t time_n
 void ktrace_writer_count(struct ktrace_writer *w, uint32_t id, uint64_t delta)
 {
 	(void)w;
-	if (id < 32)
+	if (id < 64)
 		__atomic_fetch_add(&counters[id], delta, __ATOMIC_RELAXED);
 }
 
@@ -529,7 +535,10 @@ static void test_pipeline(CUcontext ctx, int max_blocks)
 
 	/* 1. a capture in global mode is running when ktrace sets up this
 	 * context (module load, allocations, memset): it must stay valid */
-	ktrace_hash_pipeline_start(fake_writer, NULL);
+	struct ktrace_hash_opts po;
+	memset(&po, 0, sizeof po);
+	po.merge_off = 1; /* this program's own calls are not wrapped: nothing would flush a held post-hash */
+	ktrace_hash_pipeline_start(fake_writer, &po);
 	cudaError_t ce = cudaStreamBeginCapture(cap_stream, cudaStreamCaptureModeGlobal);
 	uint64_t optr[2] = { (uint64_t)(uintptr_t)o, (uint64_t)(uintptr_t)x };
 	uint64_t olen[2] = { n * 4, n * 4 };
@@ -732,6 +741,7 @@ static void test_carry(CUcontext ctx, int verify, int hidden)
 
 	memset(&o, 0, sizeof o);
 	o.verify = verify;
+	o.merge_off = 1; /* each launch's own hash launches are counted (merging: test_merge) */
 	cudaMalloc(&x, n * sizeof(float));
 	cudaMemset(x, 0, n * sizeof(float));
 	cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
@@ -837,6 +847,7 @@ static void test_readonly(CUcontext ctx, int verify, int lie)
 
 	memset(&o, 0, sizeof o);
 	o.verify = verify;
+	o.merge_off = 1; /* each launch's own hash launches are counted (merging: test_merge) */
 	cudaMalloc(&x, n * sizeof(float));
 	cudaMalloc(&y, n * sizeof(float));
 	cudaMalloc(&z, n * sizeof(float));
@@ -888,6 +899,85 @@ static void test_readonly(CUcontext ctx, int verify, int lie)
 	cudaFree(z);
 }
 
+/* nl launches of add_one on one buffer and stream with every pre-hash
+ * measured (carrying off) and merging on: each launch's post-hash is held
+ * and hashed in the next launch's pre-hash launch.  Every digest is the CPU
+ * digest of what the buffer holds then (all floats i before launch i, i + 1
+ * after), one hash launch per launch plus one (the last post-hash, launched
+ * by the flush this program makes before its own wait: its calls are not
+ * wrapped), nl - 1 merged. */
+static void test_merge(CUcontext ctx)
+{
+	const size_t n = 1u << 20;
+	const int nl = quick ? 8 : 64;
+	struct ktrace_hash_opts o;
+	std::vector<float> host(n);
+	uint64_t launches0 = counters[KTRACE_CTR_HASH_LAUNCHES], merged0 = counters[KTRACE_CTR_HASH_MERGED];
+	uint64_t flushed0 = counters[KTRACE_CTR_HASH_POST_FLUSHED];
+	float *x;
+	cudaStream_t s;
+	int bad = 0;
+
+	memset(&o, 0, sizeof o);
+	o.carry_off = 1;
+	o.hold_ns = 10 * 1000000000ull; /* no flush by the background thread: every merge counted */
+	cudaMalloc(&x, n * sizeof(float));
+	cudaMemset(x, 0, n * sizeof(float));
+	cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
+	cudaDeviceSynchronize();
+	ktrace_hash_pipeline_start(fake_writer, &o);
+	uint64_t ptr = (uint64_t)(uintptr_t)x, len = n * sizeof(float);
+	for (int i = 0; i < nl; i++) {
+		lrec l = make_record(7000 + i, ctx, (CUstream)s, 1, &ptr, &len);
+		struct ktrace_hash_job *j = ktrace_hash_pre(ctx, (CUstream)s, &l.r, l.g.data(), NULL, 1000 + i, NULL);
+
+		add_one_kernel<<<64, 256, 0, s>>>(x, n);
+		ktrace_hash_post(j, cudaPeekAtLastError() == cudaSuccess ? CUDA_SUCCESS : CUDA_ERROR_UNKNOWN);
+	}
+	ktrace_hash_flush_held(); /* what the wrappers of the waits below would do */
+	cudaStreamSynchronize(s);
+	cudaMemcpy(host.data(), x, n * sizeof(float), cudaMemcpyDeviceToHost);
+	ktrace_hash_pipeline_drain(5000);
+	for (int i = 0; i < nl; i++) {
+		struct ktrace_rec_launch r;
+		struct ktrace_region g;
+		std::vector<float> v(n, (float)i);
+		uint64_t before = ktrace_digest(v.data(), n * sizeof(float));
+
+		std::fill(v.begin(), v.end(), (float)(i + 1));
+		if (!find_record(7000 + i, &r)) {
+			bad++;
+			continue;
+		}
+		ktrace_launch_region(&r, 0, &g);
+		bad += !(g.flags & KTRACE_REGIONF_PRE) || !(g.flags & KTRACE_REGIONF_POST) || g.pre_hash != before ||
+		       g.post_hash != ktrace_digest(v.data(), n * sizeof(float));
+	}
+	{
+		struct ktrace_rec_launch r;
+		struct ktrace_region g;
+
+		/* the last post-digest is that of the buffer copied back */
+		if (find_record(7000 + nl - 1, &r)) {
+			ktrace_launch_region(&r, 0, &g);
+			bad += g.post_hash != ktrace_digest(host.data(), n * sizeof(float));
+		}
+	}
+	uint64_t hl = counters[KTRACE_CTR_HASH_LAUNCHES] - launches0;
+	uint64_t merged = counters[KTRACE_CTR_HASH_MERGED] - merged0;
+	uint64_t flushed = counters[KTRACE_CTR_HASH_POST_FLUSHED] - flushed0;
+	result("hash-merge-chain", bad == 0 && hl == (uint64_t)nl + 1 && merged == (uint64_t)nl - 1 && flushed == 1,
+	       "%d launches: %d records wrong, %llu hash launches (want %d), %llu merged, %llu flushed alone", nl, bad,
+	       (unsigned long long)hl, nl + 1, (unsigned long long)merged, (unsigned long long)flushed);
+	printf("BENCH|hash_launches_per_launch_merged|%.3f|ratio|one stream, one region, every pre-hash measured, "
+	       "%d launches\n",
+	       (double)hl / nl, nl);
+	ktrace_hash_context_destroyed(ctx);
+	ktrace_hash_pipeline_stop();
+	cudaStreamDestroy(s);
+	cudaFree(x);
+}
+
 int main(int argc, char **argv)
 {
 	CUdevice dev;
@@ -923,6 +1013,7 @@ int main(int argc, char **argv)
 		test_carry(ctx, 0, 0);
 		test_carry(ctx, 1, 0);
 		test_carry(ctx, 1, 1);
+		test_merge(ctx);
 		test_readonly(ctx, 0, 0);
 		test_readonly(ctx, 1, 0);
 		test_readonly(ctx, 1, 1);

@@ -17,7 +17,10 @@
  * measures, and is no write for carrying; a launch with only such regions
  * and carried pre-digests runs no checksum kernel; one buffer passed as a
  * read-only and a written parameter is post-hashed; a proof that does not
- * hold is caught by KTRACE_HASH_VERIFY=1.
+ * hold is caught by KTRACE_HASH_VERIFY=1.  Runs count each launch's own
+ * checksum kernels (KTRACE_HASH_MERGE=0); the chain and the read-only run
+ * again with merged hash launches carry and skip alike, with the same
+ * digests.
  */
 #include <limits.h>
 #include <setjmp.h>
@@ -34,8 +37,9 @@
 #include "format/trace_reader.h"
 #include "test/run_capture.h"
 #include "test/scratch.h"
+#include "test/unit/preload_trace.h"
 
-#define MAX_L 32
+#define MAX_L KT_MAX_LAUNCHES
 #define MAX_NOTE 320
 
 static char build_dir[PATH_MAX], tmp_dir[512];
@@ -57,27 +61,22 @@ struct run {
  * extra setting `env` (NULL: none); its trace read into *r. */
 static void run_app(const char *mode, const char *env, struct run *r, const char *name)
 {
-	char app[PATH_MAX + 32], preload[PATH_MAX + 32], lib[PATH_MAX + 32], trace[PATH_MAX + 32];
+	char app[PATH_MAX + 32];
 	char *argv[] = { app, (char *)mode, NULL };
 	struct kt_run out;
 
-	snprintf(app, sizeof app, "%s/carry_app", build_dir);
-	snprintf(preload, sizeof preload, "%s/libktrace.so", build_dir);
-	snprintf(lib, sizeof lib, "%s/fakecuda-real", build_dir);
-	snprintf(trace, sizeof trace, "%s/%s", tmp_dir, name);
-	setenv("LD_PRELOAD", preload, 1);
-	setenv("LD_LIBRARY_PATH", lib, 1);
-	setenv("KTRACE_OUTPUT", trace, 1);
-	setenv("KTRACE_OVERWRITE", "1", 1);
-	setenv("KTRACE_QUIET", "1", 1);
+	kt_preload_env(build_dir, tmp_dir, "carry_app", name, app, sizeof app);
 	setenv("KTRACE_KERNELS",
 	       strncmp(mode, "ro", 2) ? "^fake_(hidden_add_one|add_one|nondet_sum)$" : "^fake_(kernel_a|add_one|nondet_sum)$",
 	       1);
-	setenv("ASAN_OPTIONS", "verify_asan_link_order=0:detect_leaks=0", 1);
+	/* checksum kernels are counted per launch here: each launch's own
+	 * (merged launches are merge_test's) */
+	setenv("KTRACE_HASH_MERGE", "0", 1);
 	if (env)
 		putenv((char *)env);
 	out = kt_run_captured(tmp_dir, NULL, argv);
 	unsetenv("LD_PRELOAD");
+	unsetenv("KTRACE_HASH_MERGE");
 	if (env) {
 		char var[64];
 
@@ -93,76 +92,40 @@ static void run_app(const char *mode, const char *env, struct run *r, const char
 	free(out.err);
 }
 
-static void take_launch(struct run *r, const void *rec, size_t len)
-{
-	struct ktrace_rec_launch l;
-	unsigned i;
-
-	assert_int_equal(ktrace_decode_launch(rec, len, &l), 0);
-	if (l.flags & KTRACE_LAUNCHF_GRAPH)
-		return;
-	assert_true(r->n < MAX_L && l.nregions >= 1);
-	for (i = r->n; i > 0 && r->l[i - 1].launch_seq > l.launch_seq; i--) {
-		r->l[i] = r->l[i - 1];
-		r->g[i] = r->g[i - 1];
-		r->g1[i] = r->g1[i - 1];
-	}
-	r->l[i] = l;
-	r->l[i].regions_raw = NULL; /* the record buffer goes */
-	ktrace_launch_region(&l, 0, &r->g[i]);
-	ktrace_launch_region(&l, 1, &r->g1[i]);
-	r->n++;
-}
-
 static void take_counters(struct run *r, const void *rec, size_t len)
 {
-	struct ktrace_rec_counters c;
+	uint64_t v[64] = { 0 };
 
-	assert_int_equal(ktrace_decode_counters(rec, len, &c), 0);
-	for (uint32_t i = 0; i < c.ncounters; i++) {
-		struct ktrace_counter k;
+	kt_counter_values(rec, len, v);
+	r->carried = v[KTRACE_CTR_HASH_PRE_CARRIED];
+	r->mismatches = v[KTRACE_CTR_HASH_CARRY_MISMATCHES];
+	r->lost = v[KTRACE_CTR_HASH_CARRY_LOST];
+	r->incomplete = v[KTRACE_CTR_HASH_INCOMPLETE];
+	r->post_carried = v[KTRACE_CTR_HASH_POST_CARRIED];
+	r->ro_mismatches = v[KTRACE_CTR_HASH_READONLY_MISMATCHES];
+}
 
-		ktrace_counters_get(&c, i, &k);
-		if (k.id == KTRACE_CTR_HASH_PRE_CARRIED)
-			r->carried = k.value;
-		else if (k.id == KTRACE_CTR_HASH_CARRY_MISMATCHES)
-			r->mismatches = k.value;
-		else if (k.id == KTRACE_CTR_HASH_CARRY_LOST)
-			r->lost = k.value;
-		else if (k.id == KTRACE_CTR_HASH_INCOMPLETE)
-			r->incomplete = k.value;
-		else if (k.id == KTRACE_CTR_HASH_POST_CARRIED)
-			r->post_carried = k.value;
-		else if (k.id == KTRACE_CTR_HASH_READONLY_MISMATCHES)
-			r->ro_mismatches = k.value;
-	}
+/* One record of a run's trace into *r (kt_trace_each). */
+static void take_record(void *ctx, uint16_t type, const void *rec, size_t len)
+{
+	struct run *r = ctx;
+	struct ktrace_rec_note nt;
+
+	if (type == KTRACE_REC_LAUNCH)
+		kt_launches_take(&r->n, r->l, r->g, r->g1, rec, len, 1);
+	else if (type == KTRACE_REC_COUNTERS)
+		take_counters(r, rec, len);
+	else if (type == KTRACE_REC_NOTE && !ktrace_decode_note(rec, len, &nt) &&
+		 nt.code == KTRACE_NOTE_CODE_CARRY_MISMATCH && r->notes++ == 0)
+		snprintf(r->note, sizeof r->note, "%.*s", (int)nt.text.len, nt.text.ptr);
 }
 
 static void read_trace(struct run *r, const char *name)
 {
-	char path[PATH_MAX + 32], err[512];
-	const void *rec;
-	size_t len;
-	struct ktrace_reader *rd;
+	char path[PATH_MAX + 32];
 
 	snprintf(path, sizeof path, "%s/%s", tmp_dir, name);
-	rd = ktrace_reader_open(path, err, sizeof err);
-	if (!rd)
-		fail_msg("%s", err);
-	while (ktrace_reader_next(rd, &rec, &len) == KTRACE_READ_RECORD) {
-		struct ktrace_record_prefix p;
-		struct ktrace_rec_note nt;
-
-		assert_int_equal(ktrace_decode_prefix(rec, len, &p), 0);
-		if (p.type == KTRACE_REC_LAUNCH)
-			take_launch(r, rec, len);
-		else if (p.type == KTRACE_REC_COUNTERS)
-			take_counters(r, rec, len);
-		else if (p.type == KTRACE_REC_NOTE && !ktrace_decode_note(rec, len, &nt) &&
-			 nt.code == KTRACE_NOTE_CODE_CARRY_MISMATCH && r->notes++ == 0)
-			snprintf(r->note, sizeof r->note, "%.*s", (int)nt.text.len, nt.text.ptr);
-	}
-	ktrace_reader_close(rd);
+	kt_trace_each(path, take_record, r);
 }
 
 static void record_run(const char *mode, const char *env, struct run *r)
@@ -196,11 +159,12 @@ static const int chain_from[19] = { -1, 0, 1, -1, 3, 4, -1, -1, -1, 8, -1, 10, -
 
 static void test_chain(void **state)
 {
-	static struct run on, off, verify;
+	static struct run on, off, verify, merged;
 	unsigned carried = 0;
 
 	(void)state;
 	record_run("chain", NULL, &on);
+	record_run("chain", "KTRACE_HASH_MERGE=1", &merged);
 	record_run("chain", "KTRACE_HASH_CARRY=0", &off);
 	record_run("chain", "KTRACE_HASH_VERIFY=1", &verify);
 	assert_int_equal(on.n, 19);
@@ -209,6 +173,9 @@ static void test_chain(void **state)
 		assert_carry(&on, k, chain_from[k]);
 		assert_carry(&verify, k, chain_from[k]);
 		assert_carry(&off, k, -1);
+		assert_carry(&merged, k, chain_from[k]); /* merged hash launches carry alike */
+		assert_true(merged.g[k].pre_hash == off.g[k].pre_hash);
+		assert_true(merged.g[k].post_hash == off.g[k].post_hash);
 		/* carried and measured digests alike */
 		assert_true(on.g[k].pre_hash == off.g[k].pre_hash);
 		assert_true(on.g[k].post_hash == off.g[k].post_hash);
@@ -222,7 +189,10 @@ static void test_chain(void **state)
 	assert_int_equal(verify.notes, 0);
 	assert_int_equal(on.lost, 0);
 	/* every hash launched landed (none waited for in vain at the end) */
-	assert_int_equal(on.incomplete + off.incomplete + verify.incomplete, 0);
+	assert_int_equal(on.incomplete + off.incomplete + verify.incomplete + merged.incomplete, 0);
+	assert_int_equal(merged.carried, carried);
+	assert_int_equal(merged.lost, 0);
+	assert_true(merged.hash_launches <= on.hash_launches);
 	/* a carried pre-digest is one checksum launch fewer; measuring them
 	 * all again costs as much as not carrying */
 	assert_int_equal(off.hash_launches - on.hash_launches, carried);
@@ -275,11 +245,12 @@ static void assert_post_carried(const struct ktrace_region *g, int post, unsigne
  * digest equal to a KTRACE_HASH_READONLY=0 run's, which measures them. */
 static void test_read_only(void **state)
 {
-	static struct run on, off, verify;
+	static struct run on, off, verify, merged;
 	char *text;
 
 	(void)state;
 	record_run("ro", NULL, &on);
+	record_run("ro", "KTRACE_HASH_MERGE=1", &merged);
 	record_run("ro", "KTRACE_HASH_READONLY=0", &off);
 	record_run("ro", "KTRACE_HASH_VERIFY=1", &verify);
 	assert_int_equal(on.n, 4);
@@ -294,6 +265,11 @@ static void test_read_only(void **state)
 		assert_true(on.g[k].pre_hash == off.g[k].pre_hash);
 		assert_true(on.g[k].post_hash == off.g[k].post_hash);
 		assert_true(verify.g[k].post_hash == off.g[k].post_hash);
+		/* merged hash launches: the same digests, the same read-only inputs */
+		assert_true(merged.g[k].pre_hash == off.g[k].pre_hash);
+		assert_true(merged.g[k].post_hash == off.g[k].post_hash);
+		assert_int_equal(merged.g[k].flags, on.g[k].flags);
+		assert_int_equal(merged.g1[k].flags, on.g1[k].flags);
 	}
 	assert_true(on.g1[1].post_hash == off.g1[1].post_hash);
 	/* the carry table keeps L0 as A's last writer */
@@ -413,21 +389,14 @@ static void test_diff_carried(void **state)
 
 static int setup(void **state)
 {
-	const char *b = getenv("BUILD");
-
 	(void)state;
-	if (!realpath(b && *b ? b : "build", build_dir))
-		return -1;
-	return kt_scratch_dir(tmp_dir, sizeof tmp_dir, "carry") ? 0 : -1;
+	return kt_trace_dirs(build_dir, tmp_dir, sizeof tmp_dir, "carry");
 }
 
 static int teardown(void **state)
 {
-	char cmd[PATH_MAX + 16];
-
 	(void)state;
-	snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp_dir);
-	return system(cmd) == 0 ? 0 : -1;
+	return kt_trace_dirs_remove(tmp_dir);
 }
 
 int main(void)

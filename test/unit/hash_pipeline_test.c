@@ -39,7 +39,7 @@ static pthread_mutex_t rec_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint8_t *recs[MAX_RECS];
 static size_t rec_sizes[MAX_RECS];
 static unsigned nrecs;
-static atomic_ullong counters[32];
+static atomic_ullong counters[64]; /* by id (the writer supports ids below 64) */
 static atomic_int disabled_calls;
 static struct ktrace_writer *const fake_writer = (struct ktrace_writer *)0x1000;
 
@@ -83,7 +83,7 @@ uint64_t ktrace_now_ns(void)
 void ktrace_writer_count(struct ktrace_writer *w, uint32_t id, uint64_t delta)
 {
 	(void)w;
-	if (id < 32)
+	if (id < 64)
 		atomic_fetch_add(&counters[id], delta);
 }
 
@@ -114,7 +114,7 @@ static void clear_records(void)
 		free(recs[i]);
 	nrecs = 0;
 	pthread_mutex_unlock(&rec_lock);
-	for (int i = 0; i < 32; i++)
+	for (int i = 0; i < 64; i++)
 		atomic_store(&counters[i], 0);
 	atomic_store(&disabled_calls, 0);
 }
@@ -709,6 +709,82 @@ static void test_many_regions_groups(void **st)
 	}
 }
 
+/* Launch seq on stream s of context ctx: n regions of len bytes from p
+ * (apart by len), the application's kernel filling the first with v. */
+static void merge_launch(CUcontext ctx, uintptr_t s, uint64_t seq, uint8_t *p, unsigned n, uint64_t len, uint8_t v)
+{
+	static struct fill_arg fills[32]; /* the simulated GPU runs the fill later */
+	struct fill_arg *fa = &fills[seq % 32];
+	void *ptrs[200];
+	uint64_t lens[200];
+	struct lrec *l;
+	struct ktrace_hash_job *j;
+
+	for (unsigned i = 0; i < n; i++) {
+		ptrs[i] = p + i * len;
+		lens[i] = len;
+	}
+	l = make_record(seq, ctx, n, ptrs, lens);
+	j = hash_pre(ctx, (CUstream)s, l);
+	assert_non_null(j);
+	fa->p = p;
+	fa->n = len;
+	fa->v = v;
+	app_launch(app_fill, fa);
+	ktrace_hash_post(j, CUDA_SUCCESS);
+	lrec_free(l);
+}
+
+/* Record seq's region 0 found len bytes of pre and left post. */
+static void assert_fill_digests(uint64_t seq, uint64_t len, uint8_t pre, uint8_t post)
+{
+	static uint8_t ref[4096];
+	struct ktrace_rec_launch r;
+	struct ktrace_region g;
+
+	assert_non_null(find_record(seq, &r));
+	ktrace_launch_region(&r, 0, &g);
+	assert_int_equal(g.flags, KTRACE_REGIONF_PRE | KTRACE_REGIONF_POST);
+	memset(ref, pre, len);
+	assert_int_equal(g.pre_hash, ktrace_digest(ref, len));
+	memset(ref, post, len);
+	assert_int_equal(g.post_hash, ktrace_digest(ref, len));
+}
+
+/* Merging on (the default): a post-hash shares the next launch's pre-hash
+ * launch on the same stream; it goes alone before a launch of more than
+ * one launch's regions (L12), before a launch on another stream (L14), and
+ * when flushed.  Every digest is the CPU digest of what the buffer held. */
+static void test_merge_rules(void **st)
+{
+	CUcontext ctx = (CUcontext)(uintptr_t)0xc00a;
+	static uint8_t a[4096], many[200 * 16];
+	struct ktrace_hash_opts o = { .hold_ns = 60 * 1000000000ull }; /* no flush by the background thread */
+	int launches0;
+
+	(void)st;
+	memset(a, 0, sizeof a);
+	ktrace_hash_pipeline_start(fake_writer, &o);
+	launches0 = atomic_load(&hash_launches);
+	merge_launch(ctx, 0x50, 10, a, 1, sizeof a, 1);     /* pre; post held */
+	merge_launch(ctx, 0x50, 11, a, 1, sizeof a, 2);     /* L10's post and its pre: one launch */
+	merge_launch(ctx, 0x50, 12, many, 200, 16, 0);      /* 2 groups: L11's post alone, 2 + 2 */
+	merge_launch(ctx, 0x50, 13, a, 1, sizeof a, 3);     /* pre; post held */
+	merge_launch(ctx, 0x51, 14, a, 1, sizeof a, 4);     /* another stream: L13's post alone */
+	ktrace_hash_flush_held();                            /* L14's post */
+	ktrace_hash_pipeline_drain(2000);
+	assert_int_equal(atomic_load(&hash_launches) - launches0, 11);
+	assert_int_equal(atomic_load(&counters[KTRACE_CTR_HASH_LAUNCHES]), 11);
+	assert_int_equal(atomic_load(&counters[KTRACE_CTR_HASH_MERGED]), 1);
+	assert_int_equal(atomic_load(&counters[KTRACE_CTR_HASH_POST_FLUSHED]), 3);
+	assert_int_equal(atomic_load(&counters[KTRACE_CTR_HASH_INCOMPLETE]), 0);
+	assert_fill_digests(10, sizeof a, 0, 1);
+	assert_fill_digests(11, sizeof a, 1, 2);
+	assert_fill_digests(13, sizeof a, 2, 3);
+	assert_fill_digests(14, sizeof a, 3, 4);
+	assert_fill_digests(12, 16, 0, 0);
+}
+
 static void test_backpressure_bounded(void **st)
 {
 	CUcontext ctx = (CUcontext)(uintptr_t)0xc005;
@@ -1168,6 +1244,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_capturing_stream_skipped, test_setup, test_teardown),
 		cmocka_unit_test_setup_teardown(test_failed_launch_no_post, test_setup, test_teardown),
 		cmocka_unit_test_setup_teardown(test_many_regions_groups, test_setup, test_teardown),
+		cmocka_unit_test_setup_teardown(test_merge_rules, test_setup, test_teardown),
 		cmocka_unit_test_setup_teardown(test_backpressure_bounded, test_setup, test_teardown),
 		cmocka_unit_test_setup_teardown(test_setup_failure_disables_context, test_setup, test_teardown),
 		cmocka_unit_test_setup_teardown(test_context_destroyed_in_flight, test_setup, test_teardown),

@@ -108,7 +108,7 @@ hash_alloc_map_test_SRCS := test/unit/hash_alloc_map_test.c interpose/model/allo
 hash_alloc_map_test_LIBS := -lcmocka
 TESTS += hash_pipeline_test
 hash_pipeline_test_SRCS := test/unit/hash_pipeline_test.c interpose/hash/hash_pipeline.c interpose/hash/hash_carry.c \
-	interpose/hash/hash_carry_job.c interpose/model/alloc_map.c
+	interpose/hash/hash_carry_job.c interpose/hash/hash_hold.c interpose/model/alloc_map.c
 hash_pipeline_test_LIBS := $(HASHKERN_FATBIN_OBJ) -lcmocka
 TEST_DEPS += $(HASHKERN_FATBIN_OBJ)
 $(BUILD)/hash_pipeline_test: $(HASHKERN_FATBIN_OBJ)
@@ -386,3 +386,13 @@ read_only_test_LIBS := -lcmocka
 TESTS += hash_carry_test
 hash_carry_test_SRCS := test/unit/hash_carry_test.c interpose/hash/hash_carry.c
 hash_carry_test_LIBS := -lcmocka
+
+# ---- merged hash launches end to end (docs/hashing.md "Merged hash launches"): a program
+# under libktrace.so with the real-memory fake driver, whose checksum kernels run on the host.
+TESTS += merge_test
+merge_test_SRCS := test/unit/merge_test.c hashkern/ktrace_digest.c
+merge_test_LIBS := -lcmocka
+TEST_DEPS += $(BUILD)/merge_app
+$(BUILD)/merge_app: test/unit/merge_app.c $(FAKECUDA_REAL)
+	@$(if $(Q),echo "  LINK    $@")
+	$(Q)$(CC) $(CFLAGS_ALL) -o $@ $< -L$(BUILD)/fakecuda-real -l:libcuda.so.1 $(LDFLAGS_ALL)

@@ -1,0 +1,161 @@
+/* interpose/hash/hash_hold.c: post-hashes held back so that the next
+ * launch's pre-hash launch hashes them too (docs/hashing.md, "Merged hash
+ * launches").
+ *
+ * Owns the one held job of the process, its lock and the flag the driver
+ * wrappers read: after a launch its job's post-hashes are held instead of
+ * launched (ktrace_hash_hold); the next launch's pre-hash takes the held
+ * job, and one checksum launch hashes both when they are on the same stream
+ * and context (ktrace_hash_hold_next, hash_pipeline.c's
+ * ktrace_hash_job_merge); any other driver call that could order work after
+ * the held launch, or let the host or another stream touch its buffers,
+ * launches the held post-hash first (ktrace_hash_flush_held, through the
+ * wrappers' one relaxed load of the flag), and so does the background
+ * thread once it was held longer than the bound.  Holding, merging and
+ * flushing are serialised by the one lock, so a flush never lands after
+ * work the program issued later through a wrapped call.  At most one job
+ * is held: a launch on another stream or context flushes the held one
+ * anyway.  Calls hash_pipeline.c's launches (hash_jobs.h) and libc.
+ */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "interpose/hash/hash_jobs.h"
+#include "interpose/hash/hash_pipeline.h"
+
+static atomic_uint own_flag;
+
+static struct {
+	pthread_mutex_t lock;  /* job, since_ns; held across the launches */
+	struct job *job;       /* the held job, NULL: none */
+	uint64_t since_ns;     /* when it was held */
+	uint64_t bound_ns;     /* the background thread flushes it after this long */
+	int merge;             /* merging on */
+	atomic_uint *flag;     /* nonzero while a job is held and until its post-hash is launched */
+} H = {
+	.lock = PTHREAD_MUTEX_INITIALIZER,
+	.flag = &own_flag,
+};
+
+static uint64_t hold_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+void ktrace_hash_hold_start(int merge, atomic_uint *flag, uint64_t bound_ns)
+{
+	H.merge = merge;
+	H.bound_ns = bound_ns;
+	H.flag = flag ? flag : &own_flag;
+	atomic_store(H.flag, 0);
+}
+
+/* The held job is let go (H.lock held): the flag clears once its
+ * post-hash has been launched, never before. */
+static struct job *take_held(void)
+{
+	struct job *j = H.job;
+
+	H.job = NULL;
+	return j;
+}
+
+int ktrace_hash_hold(struct job *j)
+{
+	struct job *old;
+
+	if (!H.merge || !ktrace_hash_job_holdable(j))
+		return 0;
+	pthread_mutex_lock(&H.lock);
+	old = take_held();
+	if (old)
+		ktrace_hash_job_flush(old); /* another thread's launch held one meanwhile */
+	H.job = j;
+	H.since_ns = hold_now_ns();
+	atomic_store_explicit(H.flag, 1, memory_order_release);
+	pthread_mutex_unlock(&H.lock);
+	return 1;
+}
+
+int ktrace_hash_hold_next(struct job *j)
+{
+	struct job *held;
+	int merged = 0;
+
+	if (!atomic_load_explicit(H.flag, memory_order_relaxed))
+		return 0;
+	pthread_mutex_lock(&H.lock);
+	held = take_held();
+	if (held) {
+		merged = ktrace_hash_job_merge(held, j);
+		if (!merged)
+			ktrace_hash_job_flush(held);
+	}
+	atomic_store_explicit(H.flag, 0, memory_order_release);
+	pthread_mutex_unlock(&H.lock);
+	return merged;
+}
+
+void ktrace_hash_flush_held(void)
+{
+	struct job *held;
+
+	if (!atomic_load_explicit(H.flag, memory_order_relaxed))
+		return;
+	pthread_mutex_lock(&H.lock);
+	held = take_held();
+	if (held)
+		ktrace_hash_job_flush(held);
+	atomic_store_explicit(H.flag, 0, memory_order_release);
+	pthread_mutex_unlock(&H.lock);
+}
+
+void ktrace_hash_hold_flush_bounded(unsigned timeout_ms)
+{
+	uint64_t deadline = hold_now_ns() + (uint64_t)timeout_ms * 1000000ull;
+	struct timespec nap = { 0, 100000 };
+	struct job *held;
+
+	if (!atomic_load_explicit(H.flag, memory_order_relaxed))
+		return;
+	/* the end of the trace may come from a signal that interrupted a holder
+	 * of the lock on this very thread: never wait for it unbounded */
+	while (pthread_mutex_trylock(&H.lock) != 0) {
+		if (hold_now_ns() >= deadline)
+			return;
+		nanosleep(&nap, NULL);
+	}
+	held = take_held();
+	if (held)
+		ktrace_hash_job_flush(held);
+	atomic_store_explicit(H.flag, 0, memory_order_release);
+	pthread_mutex_unlock(&H.lock);
+}
+
+void ktrace_hash_hold_poll(void)
+{
+	struct job *held = NULL;
+
+	if (!atomic_load_explicit(H.flag, memory_order_relaxed) || pthread_mutex_trylock(&H.lock) != 0)
+		return; /* nothing held, or a launching thread is at it now */
+	if (H.job && hold_now_ns() - H.since_ns >= H.bound_ns)
+		held = take_held();
+	if (held) {
+		ktrace_hash_job_flush(held);
+		atomic_store_explicit(H.flag, 0, memory_order_release);
+	}
+	pthread_mutex_unlock(&H.lock);
+}
+
+void ktrace_hash_hold_after_fork(void)
+{
+	/* the parent's held job is the parent's; its lock may have been held */
+	pthread_mutex_init(&H.lock, NULL);
+	H.job = NULL;
+	atomic_store(H.flag, 0);
+}
