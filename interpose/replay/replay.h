@@ -159,6 +159,28 @@ CUresult ktrace_replay_confirm(const struct ktrace_replay_launch *launch,
 			       const struct ktrace_replay_opts *opts, struct ktrace_replay_report *report)
 	KTRACE_REPLAY_HIDDEN;
 
+/* A launch that already ran inside a CUDA graph (a kernel node of a
+ * conditional body: interpose/graph/), whose inputs S and result R0 ktrace's
+ * gated copies took into device scratch the caller owns, one of each per
+ * buffer, scratch_bytes in all (counted against the budget). */
+struct ktrace_replay_taken {
+	const CUdeviceptr *input;   /* S */
+	const CUdeviceptr *result;  /* R0 */
+	uint64_t scratch_bytes;
+	CUresult launch_result;     /* the graph launch's */
+};
+
+/* Confirm such a launch: the buffers as the graph launch left them (L) are
+ * copied aside, R0 is digested, K replays run launch->fn (the kernel alone,
+ * never the program's launch) from S and are compared with R0 as by
+ * ktrace_replay_confirm, and L goes back, so the program continues exactly
+ * as after its graph launch.  The same report, outcomes and failures; the
+ * caller's S and R0 are not freed. */
+void ktrace_replay_confirm_taken(const struct ktrace_replay_launch *launch,
+				 const struct ktrace_replay_buffer *bufs, uint32_t nbufs,
+				 const struct ktrace_replay_opts *opts, const struct ktrace_replay_taken *taken,
+				 struct ktrace_replay_report *report) KTRACE_REPLAY_HIDDEN;
+
 /* ---- the launch path's side (replay_launch.c) --------------------------
  *
  * With KTRACE_REPLAY set (ktrace_tracer.cfg.replay, its spec in

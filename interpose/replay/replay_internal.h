@@ -26,6 +26,9 @@ struct rp_state {
 	uint64_t budget, host_budget;
 	struct rp_copy *input;          /* the buffers before the program's launch */
 	struct rp_copy *result;         /* R0: after it */
+	struct rp_copy *later;          /* a graph's: the buffers after the whole graph launch */
+	const struct rp_copy *final;    /* what the buffers end holding: result, or later */
+	int borrowed;                   /* input and result are the caller's (not freed) */
 	uint64_t *r0_digest, *cur_digest;
 	uint64_t *distinct;             /* distinct digest vectors, n each */
 	uint32_t ndistinct;
