@@ -15,7 +15,9 @@
  * Every field is guarded by the exec's lock; the registry
  * (graph_registry.c) keeps the exec alive while a call uses it.
  * In a replay run (KTRACE_REPLAY) a graph launch runs node by node when it
- * can (graph_replay.c), so that its kernel nodes can be confirmed.
+ * can (graph_replay.c), so that its kernel nodes can be confirmed; the one
+ * launch that holds the named kernel node of a conditional body runs
+ * ktrace's copy with gated copies around it (graph_body.c).
  * May call: the real driver (ktrace_real), the model, the hash state, the
  * records, the queue of launches in flight (graph_queue.c), the replay
  * run's node-by-node launches, the threads' ids and context cache
@@ -627,6 +629,11 @@ CUresult kt_gexec_launch(struct kt_gexec *x, CUstream s, void *realp, void *ctx)
 	if (atomic_load_explicit(&ktrace_tracer.paused, memory_order_relaxed)) {
 		ktrace_writer_count(ktrace_tracer.writer, KTRACE_CTR_LAUNCHES_PAUSED, l.rev->nrec);
 		res = real(x->handle, ctx);
+	} else if (kt_unlikely(ktrace_tracer.cfg.replay) && kt_gbody_target(x->id, l.launch)) {
+		/* a replay run's graph launch holding the body kernel node to confirm */
+		res = kt_gbody_launch(l.rev, x->handle, s, real, ctx, l.seq);
+		l.result = res;
+		kt_glaunch_write(&l);
 	} else if (ktrace_tracer.cfg.hash && launch_hashed(x, &l, s, real, ctx, &res)) {
 		l.rev = NULL; /* the queue holds it now */
 	} else {

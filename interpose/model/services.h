@@ -30,6 +30,19 @@ struct ktrace_kernel_entry;
 struct ktrace_hash_job;
 struct ktrace_alloc_info;
 struct ktrace_gpu_sample;
+struct ktrace_replay_body;
+
+/* A replay run's gated copies around one kernel node inside a conditional
+ * body (KTRACE_REPLAY naming a graph launch and iteration, replay/replay.h):
+ * what the graph module puts in its copy of the graph. */
+struct ktrace_replay_gate {
+	uint32_t n;                 /* table entries; 0: no gated copies (the replay failed before) */
+	CUdeviceptr pre_table;      /* u64[3n]: (buffer, S, len), copied before the node */
+	CUdeviceptr post_table;     /* u64[3n]: (buffer, R0, len), copied after it */
+	CUdeviceptr fired;          /* u64[2]: the pre and the post copy fired */
+	CUfunction copy;            /* ktrace_gated_copy (hashkern/hashkern_abi.h) */
+	CUfunction advance;         /* ktrace_cond_advance */
+};
 
 /* The launch path's state of one launch between the replay's begin and end
  * (KTRACE_REPLAY, interpose/replay/replay.h). */
@@ -102,6 +115,16 @@ struct ktrace_services {
 			    ktrace_real_launch_fn real, void *ctx, uint64_t seq, uint64_t kernel_id);
 	CUresult (*replay_real)(const struct ktrace_launch_args *a, void *call);
 	void (*replay_end)(struct ktrace_replay_call *c);
+	/* The graph launch that holds the spec's body kernel node a (its launch
+	 * alone through real, on a's stream; a and what it points to live until
+	 * body_end): the buffers it reaches, their scratch and the gate.  Never
+	 * NULL; gate->n == 0 when nothing can be taken. */
+	struct ktrace_replay_body *(*replay_body_begin)(const struct ktrace_launch_args *a, ktrace_real_launch_fn real,
+							CUcontext ctx, struct ktrace_replay_gate *gate);
+	/* After the graph launch (its first launch_seq, its result; not_built: why ktrace's copy did
+	 * not run, the program's exec ran instead, else NULL): the replays, the
+	 * verdict written, everything freed. */
+	void (*replay_body_end)(struct ktrace_replay_body *b, uint64_t seq, CUresult graph_result, const char *not_built);
 
 	/* ---- the lifecycle ---- */
 	/* Register the one fork handler (idempotent; interpose/fork.c). */

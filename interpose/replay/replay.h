@@ -19,6 +19,9 @@
  *   replay_launch.c   the launch path's side: the matcher at each traced launch,
  *                     other threads held back, the buffers a launch reaches, the
  *                     REPLAY record
+ *   replay_body.c     a kernel node inside a conditional body of a CUDA graph:
+ *                     the scratch and tables of the gated copies the graph module
+ *                     puts around it, the confirmation after the graph launch
  * The report itself (its structure, text and blob: the payload of a REPLAY
  * record) is format/'s (format/replay_report.h), so that the tools read it.
  *
@@ -214,5 +217,20 @@ int ktrace_replay_launch_begin(struct ktrace_replay_call *c, const struct ktrace
 CUresult ktrace_replay_launch_real(const struct ktrace_launch_args *a, void *call) KTRACE_REPLAY_HIDDEN;
 /* After the launch, whether or not it was the candidate. */
 void ktrace_replay_launch_end(struct ktrace_replay_call *c) KTRACE_REPLAY_HIDDEN;
+
+/* ---- a kernel node inside a conditional body (replay_body.c) ------------
+ *
+ * The graph module reaches these through the services table
+ * (interpose/model/services.h, replay_body_begin and replay_body_end): its
+ * graph launch holding the node KTRACE_REPLAY names (graph_exec,
+ * graph_launch, node, iteration, outer) runs ktrace's copy of the graph
+ * with gated copies around the node (hashkern/hashkern_abi.h).  The REPLAY
+ * record of such a node carries the graph launch's first launch_seq and the
+ * report's iteration (body set). */
+struct ktrace_replay_body *ktrace_replay_body_begin(const struct ktrace_launch_args *a, ktrace_real_launch_fn real,
+						    CUcontext ctx, struct ktrace_replay_gate *gate)
+	KTRACE_REPLAY_HIDDEN;
+void ktrace_replay_body_end(struct ktrace_replay_body *b, uint64_t seq, CUresult graph_result, const char *not_built)
+	KTRACE_REPLAY_HIDDEN;
 
 #endif
