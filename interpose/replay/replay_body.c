@@ -42,6 +42,8 @@ struct ktrace_replay_body {
 	struct ktrace_replay_report report;     /* a failure before the replays */
 	char failed[160];               /* why nothing can be taken, or "" */
 	uint8_t reason;
+	int held;                       /* other threads' launches held back */
+	int quiet;                      /* a fork child's: no verdict */
 };
 
 static CUresult launch_alone(void *arg)
@@ -146,7 +148,12 @@ struct ktrace_replay_body *ktrace_replay_body_begin(const struct ktrace_launch_a
 	b->launch = (struct ktrace_replay_launch){ .fn = launch_alone, .arg = b, .stream = a->stream, .ctx = ctx,
 						   .kernel = e && e->name ? e->name : spec->kernel,
 						   .occurrence = spec->occurrence };
+	if (!rp_owner_process()) {
+		b->quiet = 1; /* a fork child confirms nothing, as for any launch */
+		return b;
+	}
 	rp_hold_others();
+	b->held = 1;
 	if (rp_reach_find(&b->reach, a, e))
 		body_fail(b, KTRACE_REPLAY_OUT_OF_MEMORY, "no host memory for the buffers", CUDA_SUCCESS);
 	else if (!b->reach.n)
@@ -230,11 +237,15 @@ static void body_free(struct ktrace_replay_body *b)
 void ktrace_replay_body_end(struct ktrace_replay_body *b, uint64_t seq, CUresult graph_result, const char *not_built)
 {
 	const struct ktrace_replay_spec *spec = ktrace_tracer.cfg.replay_spec;
-	int pushed = 0;
+	int pushed = 0, held;
 	CUcontext popped;
 
 	if (!b)
 		return;
+	if (b->quiet) {
+		free(b);
+		return;
+	}
 	if (b->ctx && KT_REAL_HAS(cuCtxPushCurrent_v2) && KT_REAL_HAS(cuCtxPopCurrent_v2))
 		pushed = KT_REAL(cuCtxPushCurrent_v2, b->ctx) == CUDA_SUCCESS;
 	if (b->failed[0])
@@ -249,8 +260,10 @@ void ktrace_replay_body_end(struct ktrace_replay_body *b, uint64_t seq, CUresult
 	b->report.iteration = spec->iteration;
 	b->report.outer_iteration = spec->outer;
 	rp_write_verdict(seq, b->kernel_id, &b->report);
+	held = b->held;
 	body_free(b);
 	if (pushed)
 		KT_REAL(cuCtxPopCurrent_v2, &popped);
-	rp_release_others();
+	if (held)
+		rp_release_others();
 }

@@ -85,6 +85,8 @@ void rp_reach_free(struct rp_reach *r) KTRACE_REPLAY_HIDDEN;
 /* The verdict: a REPLAY record for launch seq of kernel_id, a NOTE and a line on stderr. */
 void rp_write_verdict(uint64_t seq, uint64_t kernel_id, const struct ktrace_replay_report *rep)
 	KTRACE_REPLAY_HIDDEN;
+/* Is this the process whose launches are counted (not a fork child)? */
+int rp_owner_process(void) KTRACE_REPLAY_HIDDEN;
 /* Close the gate: other threads' traced launches wait; returns once those in flight ended. */
 void rp_hold_others(void) KTRACE_REPLAY_HIDDEN;
 void rp_release_others(void) KTRACE_REPLAY_HIDDEN;

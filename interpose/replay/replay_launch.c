@@ -121,6 +121,10 @@ int ktrace_replay_launch_begin(struct ktrace_replay_call *c, const struct ktrace
 	if (atomic_load_explicit(&rs.done, memory_order_acquire))
 		return 0;
 	pthread_once(&rs.once, state_init);
+	if (ktrace_tracer.cfg.replay_spec && ktrace_tracer.cfg.replay_spec->body) {
+		enter_gate(c); /* the candidate is a graph's body node (replay_body.c) */
+		return 0;
+	}
 	tok = launch_token((uint64_t)(uintptr_t)a->f);
 	if (!ktrace_replay_match(&rs.matcher, tok, tok == &name_token ? rs.matcher.kernel : NULL) ||
 	    rs.owner_pid != (int)getpid()) {
@@ -316,6 +320,12 @@ void rp_write_verdict(uint64_t seq, uint64_t kernel_id, const struct ktrace_repl
 		write_replay_record(w, seq, kernel_id, rep);
 		write_replay_note(w, rep);
 	}
+}
+
+int rp_owner_process(void)
+{
+	pthread_once(&rs.once, state_init);
+	return rs.owner_pid == (int)getpid();
 }
 
 void rp_hold_others(void)

@@ -363,24 +363,6 @@ static int replay_report(const char *name, struct ktrace_replay_report *rep)
 	return found;
 }
 
-/* NOTE records of code REPLAY that say `says`. */
-static unsigned count_replay_notes(const struct recs *x, const char *says)
-{
-	unsigned n = 0;
-
-	for (size_t i = 0; i < x->n; i++) {
-		struct ktrace_rec_note note;
-		char text[1024];
-
-		if (x->type[i] != KTRACE_REC_NOTE || ktrace_decode_note(x->rec[i], x->len[i], &note) ||
-		    note.code != KTRACE_NOTE_CODE_REPLAY)
-			continue;
-		snprintf(text, sizeof text, "%.*s", (int)note.text.len, note.text.ptr);
-		n += strstr(text, says) != NULL;
-	}
-	return n;
-}
-
 static void app_output(char *out, size_t size);
 static void bare_output(const char *env, const char *mode, char *out, size_t size);
 
@@ -439,8 +421,9 @@ static void test_replay_body_node(void **state)
 	assert_int_equal(rep.outcome, 0xff);
 	gt_read_recs("replay.ktrace", &x);
 	assert_int_equal(gt_count_graph_notes(&x, "runs as one graph launch in this replay run"), 1);
-	assert_int_equal(count_replay_notes(&x, "replay: node 0 of graph exec 1 cannot be replayed: the graph has no "
-					       "kernel node of that index"), 1);
+	assert_int_equal(gt_count_notes(&x, KTRACE_NOTE_CODE_REPLAY,
+					"replay: node 0 of graph exec 1 cannot be replayed: the graph has no kernel "
+					"node of that index"), 1);
 	gt_free_recs(&x);
 }
 

@@ -162,14 +162,18 @@ void gt_graph_nodes(const struct ktrace_rec_graph *g, struct ktrace_graph_node *
 
 unsigned gt_count_graph_notes(const struct recs *x, const char *says)
 {
+	return gt_count_notes(x, KTRACE_NOTE_CODE_GRAPH, says);
+}
+
+unsigned gt_count_notes(const struct recs *x, uint32_t code, const char *says)
+{
 	unsigned n = 0;
 
 	for (size_t i = 0; i < x->n; i++) {
 		struct ktrace_rec_note note;
 		char text[1024];
 
-		if (x->type[i] != KTRACE_REC_NOTE || ktrace_decode_note(x->rec[i], x->len[i], &note) ||
-		    note.code != KTRACE_NOTE_CODE_GRAPH)
+		if (x->type[i] != KTRACE_REC_NOTE || ktrace_decode_note(x->rec[i], x->len[i], &note) || note.code != code)
 			continue;
 		snprintf(text, sizeof text, "%.*s", (int)note.text.len, note.text.ptr);
 		n += !says || strstr(text, says);

@@ -48,6 +48,8 @@ void gt_graph_rev(const struct recs *x, uint32_t rev, struct ktrace_rec_graph *g
 void gt_graph_nodes(const struct ktrace_rec_graph *g, struct ktrace_graph_node *v);
 /* The graph NOTEs (code 259) of a trace that say `says` (NULL: all). */
 unsigned gt_count_graph_notes(const struct recs *x, const char *says);
+/* The NOTEs of a code that say `says` (NULL: all). */
+unsigned gt_count_notes(const struct recs *x, uint32_t code, const char *says);
 /* The digest of graph_app's N floats base + i, plus `added` below index
  * upto and rest_added from there. */
 uint64_t gt_floats_digest(float base, float added, int upto, float rest_added);
