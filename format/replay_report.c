@@ -174,9 +174,11 @@ size_t ktrace_replay_report_format(const struct ktrace_replay_report *r, char *b
 	for (uint32_t i = 0; i < r->nbuffers; i++)
 		total += r->buffers[i].size;
 	put(&o, "Kernel %s, occurrence %llu", r->kernel ? r->kernel : "?", (unsigned long long)r->occurrence);
-	if (r->body)
-		put(&o, " (iteration %u of its conditional body%s)", r->iteration,
-		    r->outer_iteration != KTRACE_REPLAY_NO_ITERATION ? ", in a run of the enclosing body" : "");
+	if (r->body && r->outer_iteration != KTRACE_REPLAY_NO_ITERATION)
+		put(&o, " (iteration %u of its conditional body, in run %u of the enclosing body)", r->iteration,
+		    r->outer_iteration);
+	else if (r->body)
+		put(&o, " (iteration %u of its conditional body)", r->iteration);
 	put(&o, ": %s", ktrace_replay_outcome_name(r->outcome));
 	if (r->outcome == KTRACE_REPLAY_CONFIRMED) {
 		put(&o, ": %u distinct results in %u runs from identical inputs (the program's launch and %u replays).",

@@ -416,6 +416,16 @@ static void test_replay_body_node(void **state)
 	assert_int_equal(rep.reason, KTRACE_REPLAY_NOT_REACHED);
 	assert_non_null(strstr(rep.detail, "iteration 9 of the body did not run in graph launch 1 of exec 1"));
 	ktrace_replay_report_free(&rep);
+	/* WHILE { ... IF { add_one(y) } ... }: the IF body ran in the loop's run 0 only */
+	replay_body("nested", "kernel=fake_add_one,occurrence=3,graph_exec=1,graph_launch=0,node=4,iteration=0,outer=0",
+		    &rep);
+	assert_int_equal(rep.outcome, KTRACE_REPLAY_NOT_REPRODUCED);
+	assert_int_equal(rep.outer_iteration, 0);
+	ktrace_replay_report_free(&rep);
+	replay_body("nested", "kernel=fake_add_one,occurrence=3,graph_exec=1,graph_launch=0,node=4,iteration=0,outer=1",
+		    &rep);
+	assert_int_equal(rep.reason, KTRACE_REPLAY_NOT_REACHED);
+	ktrace_replay_report_free(&rep);
 	/* node 0 is the conditional node: no replay, a NOTE says why */
 	replay_body("while 4", "kernel=fake_add_one,graph_exec=1,graph_launch=0,node=0,iteration=0", &rep);
 	assert_int_equal(rep.outcome, 0xff);

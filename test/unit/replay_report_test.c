@@ -240,7 +240,9 @@ static void test_blob_body_iteration(void **state)
 		assert_int_equal(ktrace_replay_report_parse(blob, len, &back), 0);
 		assert_same_report(&r, &back);
 		ktrace_replay_report_format(&back, text, sizeof(text));
-		assert_non_null(strstr(text, "occurrence 41 (iteration 3 of its conditional body"));
+		assert_non_null(strstr(text, outer ? "occurrence 41 (iteration 3 of its conditional body, in run 0 of the "
+						    "enclosing body): confirmed"
+						  : "occurrence 41 (iteration 3 of its conditional body): confirmed"));
 		ktrace_replay_report_free(&back);
 		free(blob);
 	}
