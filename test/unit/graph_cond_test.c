@@ -329,6 +329,7 @@ static void test_diff_in_loop(void **state)
 static void test_check_loop_body(void **state)
 {
 	static char out[1 << 16];
+	char json[PATH_MAX + 16], cmd[3 * PATH_MAX + 256];
 	int st;
 
 	(void)state;
@@ -341,6 +342,13 @@ static void test_check_loop_body(void **state)
 	st = gt_check_app("while 4", out, sizeof out);
 	if (st != 0)
 		fail_msg("ktrace check -- graph_app while 4: exit %d:\n%s", st, out);
+	/* the JSON report: the replayed entry's iteration, in the schema */
+	snprintf(json, sizeof json, "%s/check.json", gt_tmp_dir);
+	assert_int_equal(gt_check_app_json("while_nondet 3", json), 1);
+	snprintf(cmd, sizeof cmd, "python3 test/tools/json_check.py docs/json/ktrace.schema.json check --document '%s' "
+		 "&& grep -q '\"iteration\": 0,' '%s' && grep -q '\"outcome\": \"confirmed\"' '%s'", json, json, json);
+	if (system(cmd) != 0)
+		fail_msg("%s failed", cmd);
 }
 
 /* The one REPLAY record's report of trace name; 0, or -1 when it has none. */

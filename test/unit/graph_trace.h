@@ -60,6 +60,8 @@ void gt_compare(const char *a, const char *b, struct tm_trace *ta, struct tm_tra
 /* `ktrace check -- graph_app MODE`, every run numbered by a counter file:
  * its exit status, stdout and stderr in out. */
 int gt_check_app(const char *mode, char *out, size_t cap);
+/* The same with --json, its stdout (the JSON report) into json_path. */
+int gt_check_app_json(const char *mode, const char *json_path);
 /* cmocka group setup (the build and scratch folders) and teardown. */
 int gt_setup(void **state);
 int gt_teardown(void **state);
