@@ -1,19 +1,23 @@
-/* interpose/graph/graph_body.c: a replay run's launch of the graph that
- * holds the kernel node to confirm inside a conditional body.
+/* interpose/graph/graph_body.c: a replay run's copy of the graph that holds
+ * the kernel node to confirm inside a conditional body.
  *
  * KTRACE_REPLAY names such a node by its graph launch (graph_exec,
  * graph_launch: the exec's id and which of its launches, as the trace's
  * graph reference numbers them), its index in the GRAPH record (node) and
  * the run of its body (iteration, outer).  The GPU decides which bodies run
- * and how often, so the node cannot be issued alone from the host; instead
- * that one graph launch runs ktrace's copy of the graph, built node by node
- * (graph_build.c) with the run counters of the bodies and, around the node, a
- * gated copy before it (its buffers into S) and one after it (into R0), both
- * firing in the named run only.  The replay module (through the services
- * table) finds the buffers, owns the scratch, and after the launch replays
- * the node's kernel alone from S against R0 and puts back what the graph
- * left.  When no copy can be built the program's exec runs and the verdict
- * says why.  Either way the graph launch happens exactly once.
+ * and how often, so the node cannot be issued alone from the host.  Instead,
+ * when that exec gets a revision (instantiation, update: the program's graph
+ * is alive then, and the copy is made from it), ktrace builds its copy of
+ * the graph node by node (graph_build.c) with the bodies' run counters and,
+ * around the node, a gated copy before it (its buffers into S) and one after
+ * it (into R0), both firing in the named run only; their tables hold
+ * KT_GBODY_TABLE entries, filled at the launch.  At the named launch the
+ * replay module (through the services table) finds the node's buffers, takes
+ * scratch for them and fills the tables, the copy runs instead of the
+ * program's exec, and after it the replay module replays the node's kernel
+ * alone from S against R0 and puts back what the graph left.  When no copy
+ * is ready the program's exec runs and the verdict says why.  Either way the
+ * graph launch happens exactly once.
  * May call: the real driver (ktrace_real), the services table, the model.
  */
 #include <stdio.h>
@@ -27,11 +31,31 @@
 #include "interpose/model/replay_spec.h"
 #include "interpose/model/services.h"
 
-int kt_gbody_target(uint64_t exec_id, uint64_t launch)
+/* Entries of each gated copy's table: as many pointers as a kernel's
+ * parameters can hold. */
+#define KT_GBODY_TABLE KTRACE_PARAM_MAX_WORDS
+
+struct kt_gbody {
+	CUcontext ctx;
+	CUgraph g;
+	CUgraphExec exec;
+	CUdeviceptr area;               /* the run counters, then the tables */
+	struct ktrace_replay_gate gate;
+	const char *why;                /* no copy: why (static text) */
+};
+
+static const struct ktrace_replay_spec *target_spec(void)
 {
 	const struct ktrace_replay_spec *spec = ktrace_tracer.cfg.replay_spec;
 
-	return spec && spec->body && spec->graph_exec == exec_id && spec->graph_launch == launch;
+	return spec && spec->body ? spec : NULL;
+}
+
+int kt_gbody_target(uint64_t exec_id, uint64_t launch)
+{
+	const struct ktrace_replay_spec *spec = target_spec();
+
+	return spec && spec->graph_exec == exec_id && spec->graph_launch == launch;
 }
 
 /* Why the spec's node of r cannot be replayed, or NULL. */
@@ -50,87 +74,136 @@ static const char *node_why(const struct kt_grev *r, const struct ktrace_replay_
 	return NULL;
 }
 
-/* ktrace's copy of r with the gate, instantiated into *exec.  NULL, or why not. */
-static const char *build(const struct kt_grev *r, const struct ktrace_replay_gate *gate, CUdeviceptr area,
-			 CUgraph *g, CUgraphExec *exec)
+/* The area: r's run counters and outer rings, the two tables, the fired
+ * words; zeroed.  0, or -1 with b->why. */
+static int make_area(struct kt_gbody *b, const struct kt_grev *r, uint64_t *counter_words)
 {
-	const struct ktrace_replay_spec *spec = ktrace_tracer.cfg.replay_spec;
-	struct kt_gbuild_area a = { area, 0, 0, r->ring, gate->advance, gate, spec->node, spec->iteration,
-				    spec->outer };
+	size_t table = (size_t)3 * KT_GBODY_TABLE * sizeof(uint64_t);
+	size_t bytes;
+
+	*counter_words = (uint64_t)r->nlevels * (1u + r->ring);
+	bytes = (size_t)*counter_words * sizeof(uint64_t) + 2 * table + 2 * sizeof(uint64_t);
+	if (KT_GCALL(cuMemAlloc_v2, &b->area, bytes) || KT_GCALL(cuMemsetD8_v2, b->area, 0, bytes)) {
+		b->why = "no device memory for the copy's run counters and tables";
+		return -1;
+	}
+	b->gate.capacity = KT_GBODY_TABLE;
+	b->gate.pre_table = b->area + (CUdeviceptr)*counter_words * sizeof(uint64_t);
+	b->gate.post_table = b->gate.pre_table + table;
+	b->gate.fired = b->gate.post_table + table;
+	return 0;
+}
+
+/* Build and instantiate the copy of r.  0, or -1 with b->why. */
+static int build(struct kt_gbody *b, const struct kt_grev *r, const struct ktrace_replay_spec *spec)
+{
 	CUgraphNode *map = calloc(r->nnodes + 1, sizeof(*map));
 	CUgraph *level_graph = calloc(r->nlevels + 1, sizeof(*level_graph));
-	const char *why = NULL;
+	struct kt_gbuild_area a = { 0, 0, 0, r->ring, NULL, &b->gate, spec->node, spec->iteration, spec->outer };
+	uint64_t counter_words;
+	int rc = -1;
 
-	*g = NULL;
-	*exec = NULL;
 	if (!map || !level_graph)
-		why = "out of host memory";
-	else if (kt_gbuild(r, &a, g, map, level_graph))
-		why = "ktrace's copy of the graph could not be built";
-	else if (KT_GCALL(cuGraphInstantiateWithFlags, exec, *g, 0))
-		why = "ktrace's copy of the graph could not be instantiated";
+		b->why = "out of host memory";
+	else if (ktrace_services.replay_body_kernels(r->ctx, &b->gate.copy, &b->gate.advance))
+		b->why = "ktrace's gated copy kernel could not be loaded";
+	else if (make_area(b, r, &counter_words) == 0) {
+		a.area = b->area;
+		a.advance = b->gate.advance;
+		if (kt_gbuild(r, &a, &b->g, map, level_graph))
+			b->why = "ktrace's copy of the graph could not be built";
+		else if (KT_GCALL(cuGraphInstantiateWithFlags, &b->exec, b->g, 0))
+			b->why = "ktrace's copy of the graph could not be instantiated";
+		else
+			rc = 0;
+	}
 	free(map);
 	free(level_graph);
-	return why;
+	return rc;
 }
 
-/* The launch with the gated copies, when everything is there (*not_built
- * says why not: then the program's exec ran). */
-static CUresult launch_gated(const struct kt_grev *r, const struct ktrace_replay_gate *gate,
-			     CUgraphExec program_exec, ktrace_real_graph_launch_fn real, void *ctx,
-			     const char **not_built)
+void kt_gbody_free(struct kt_gbody *b)
 {
-	size_t bytes = (size_t)r->nlevels * (1u + r->ring) * sizeof(uint64_t);
-	CUdeviceptr area = 0;
-	CUgraphExec exec = NULL;
-	CUgraph g = NULL;
 	CUstreamCaptureMode mode;
 	int began;
-	CUresult res;
 
+	if (!b)
+		return;
 	began = kt_graph_calls_begin(&mode);
-	*not_built = NULL;
-	if (!gate->n)
-		*not_built = "no gated copies";     /* the replay's own reason is reported */
-	else if (KT_GCALL(cuMemAlloc_v2, &area, bytes))
-		*not_built = "no device memory for the bodies' run counters";
-	else
-		*not_built = build(r, gate, area, &g, &exec);
+	if (b->exec)
+		KT_REAL(cuGraphExecDestroy, b->exec);
+	if (b->g)
+		KT_REAL(cuGraphDestroy, b->g);
+	if (b->area)
+		KT_REAL(cuMemFree_v2, b->area);
 	kt_graph_calls_end(&mode, began);
-	res = real(*not_built ? program_exec : exec, ctx);
-	began = kt_graph_calls_begin(&mode);
-	if (exec) {
-		KT_REAL(cuCtxSynchronize); /* the copy's launch done before it goes */
-		KT_REAL(cuGraphExecDestroy, exec);
-	}
-	if (g)
-		KT_REAL(cuGraphDestroy, g);
-	if (area)
-		KT_REAL(cuMemFree_v2, area);
-	kt_graph_calls_end(&mode, began);
-	return res;
+	free(b);
 }
 
-CUresult kt_gbody_launch(const struct kt_grev *r, CUgraphExec program_exec, CUstream s,
+struct kt_gbody *kt_gbody_context_gone(struct kt_gbody *b, CUcontext ctx)
+{
+	if (!b || b->ctx != ctx)
+		return b;
+	free(b); /* its graph, exec and memory went with the context */
+	return NULL;
+}
+
+struct kt_gbody *kt_gbody_revision(struct kt_gbody *old, const struct kt_grev *r, uint64_t exec_id,
+				   uint64_t launches)
+{
+	const struct ktrace_replay_spec *spec = target_spec();
+	struct kt_gbody *b;
+	int pushed;
+	CUcontext popped;
+
+	kt_gbody_free(old);
+	if (!spec || spec->graph_exec != exec_id || launches > spec->graph_launch || !(b = calloc(1, sizeof(*b))))
+		return NULL;
+	b->ctx = r->ctx;
+	b->why = node_why(r, spec);
+	if (b->why)
+		return b;
+	pushed = KT_REAL(cuCtxPushCurrent_v2, r->ctx) == CUDA_SUCCESS;
+	if (build(b, r, spec)) {
+		struct kt_gbody keep = { .why = b->why };
+
+		kt_gbody_free(b);
+		b = calloc(1, sizeof(*b));
+		if (b)
+			*b = keep;
+	}
+	if (pushed)
+		KT_REAL(cuCtxPopCurrent_v2, &popped);
+	return b;
+}
+
+CUresult kt_gbody_launch(struct kt_gbody *b, const struct kt_grev *r, CUgraphExec program_exec, CUstream s,
 			 ktrace_real_graph_launch_fn real, void *ctx, uint64_t seq)
 {
-	const struct ktrace_replay_spec *spec = ktrace_tracer.cfg.replay_spec;
-	const char *why = node_why(r, spec), *not_built = NULL;
-	struct ktrace_replay_gate gate;
-	struct ktrace_replay_body *b;
+	const struct ktrace_replay_spec *spec = target_spec();
+	const char *why = !b ? "the exec was instantiated before ktrace saw it" : b->why;
+	struct ktrace_replay_body *rb;
 	struct kt_gnode_call c;
+	int ready = 0;
 	char text[256];
-	CUresult res;
+	CUresult res, copy_res = CUDA_SUCCESS;
 
-	if (why || kt_gnode_call_init(&c, &r->nodes[spec->node], s)) {
+	if (!why && kt_gnode_call_init(&c, &r->nodes[spec->node], s))
+		why = "out of host memory";
+	if (why) {
 		snprintf(text, sizeof(text), "replay: node %u of graph exec %llu cannot be replayed: %s", spec->node,
-			 (unsigned long long)r->exec_id, why ? why : "out of host memory");
+			 (unsigned long long)r->exec_id, why);
 		ktrace_tracer_note(KTRACE_NOTE_WARN, KTRACE_NOTE_CODE_REPLAY, text);
 		return real(program_exec, ctx);
 	}
-	b = ktrace_services.replay_body_begin(&c.a, kt_gnode_real_launch, r->ctx, &gate);
-	res = launch_gated(r, &gate, program_exec, real, ctx, &not_built);
-	ktrace_services.replay_body_end(b, seq, res, gate.n ? not_built : NULL);
+	rb = ktrace_services.replay_body_begin(&c.a, kt_gnode_real_launch, r->ctx, &b->gate, &ready);
+	res = real(ready ? b->exec : program_exec, ctx);
+	if (ready && res != CUDA_SUCCESS) {
+		/* the copy did not start: the program's exec runs as it would have */
+		copy_res = res;
+		res = real(program_exec, ctx);
+	}
+	ktrace_services.replay_body_end(rb, seq, res, copy_res);
 	kt_gnode_call_free(&c);
 	return res;
 }

@@ -262,7 +262,7 @@ static int add_gate(struct gb *b, uint32_t i, CUgraph g, const CUgraphNode *deps
 		.fired_value = 1,
 		.iteration = b->a->gate_iteration,
 		.outer = b->a->gate_outer,
-		.n = gate->n,
+		.n = gate->capacity,
 	};
 	void *args[1] = { &p };
 	CUDA_KERNEL_NODE_PARAMS kp;

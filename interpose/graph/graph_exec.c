@@ -70,6 +70,7 @@ struct kt_gexec {
 	int dirty;                 /* node parameters set since rev */
 	uint64_t launches;
 	struct kt_ghash *hash;     /* ktrace's instrumented copy; NULL: launches run the program's exec */
+	struct kt_gbody *body;     /* a replay run's copy for the body kernel node to confirm (graph_body.c) */
 };
 
 /* ---- the mirror ------------------------------------------------------------------------ */
@@ -334,6 +335,8 @@ static void new_revision(struct kt_gexec *x, CUgraph described, uint32_t cause)
 		kt_grev_plan_regions(r, ktrace_tracer.cfg.hash);
 		if (ktrace_tracer.cfg.hash)
 			hash_revision(x, r, disabled, nd);
+		if (kt_unlikely(ktrace_tracer.cfg.replay))
+			x->body = kt_gbody_revision(x->body, r, x->id, x->launches);
 	}
 	free(disabled);
 	kt_grev_write_record(r, ktrace_capture_tid());
@@ -380,6 +383,7 @@ void kt_gexec_free(struct kt_gexec *x)
 		return;
 	began = kt_graph_calls_begin(&mode);
 	kt_ghash_release(x->hash);
+	kt_gbody_free(x->body);
 	if (x->mirror)
 		KT_REAL(cuGraphDestroy, x->mirror);
 	kt_graph_calls_end(&mode, began);
@@ -510,6 +514,7 @@ void kt_gexec_context_destroyed(struct kt_gexec *x, CUcontext ctx)
 		kt_ghash_release(x->hash);
 		x->hash = NULL;
 	}
+	x->body = kt_gbody_context_gone(x->body, ctx);
 	pthread_mutex_unlock(&x->lock);
 }
 
@@ -631,7 +636,9 @@ CUresult kt_gexec_launch(struct kt_gexec *x, CUstream s, void *realp, void *ctx)
 		res = real(x->handle, ctx);
 	} else if (kt_unlikely(ktrace_tracer.cfg.replay) && kt_gbody_target(x->id, l.launch)) {
 		/* a replay run's graph launch holding the body kernel node to confirm */
-		res = kt_gbody_launch(l.rev, x->handle, s, real, ctx, l.seq);
+		res = kt_gbody_launch(x->body, l.rev, x->handle, s, real, ctx, l.seq);
+		kt_gbody_free(x->body); /* one launch is named */
+		x->body = NULL;
 		l.result = res;
 		kt_glaunch_write(&l);
 	} else if (ktrace_tracer.cfg.hash && launch_hashed(x, &l, s, real, ctx, &res)) {

@@ -18,8 +18,8 @@
  *   graph_cond.c      conditional handles and nodes as the program made them
  *   graph_build.c     ktrace's copy of a graph built node by node from a revision
  *                     (graphs of conditional nodes, which the driver does not clone)
- *   graph_body.c      a replay run's launch of the graph holding the body kernel
- *                     node to confirm: the copy with gated copies around it
+ *   graph_body.c      a replay run's copy of the graph holding the body kernel
+ *                     node to confirm, gated copies around it, and its launch
  *
  * Not a public header: the rest of the library reaches graph/ through the
  * hook table, the services table and, the lifecycle, graph.h.
@@ -251,15 +251,25 @@ CUresult kt_gnode_real_launch(const struct ktrace_launch_args *a, void *ctx) KTR
 
 /* ---- graph_body.c --------------------------------------------------------------- */
 
+struct kt_gbody;
 /* A replay run: is launch `launch` of exec exec_id the one KTRACE_REPLAY
  * names for a kernel node inside a conditional body? */
 int kt_gbody_target(uint64_t exec_id, uint64_t launch) KTRACE_HIDDEN;
-/* That graph launch (its first launch_seq seq): ktrace's copy of r with
- * gated copies around the node, launched through real(exec, ctx) on s, and
- * the node confirmed from them (replay/ through the services table); the
- * program's exec through real when no copy can be made.  Returns the
- * launch's result. */
-CUresult kt_gbody_launch(const struct kt_grev *r, CUgraphExec program_exec, CUstream s,
+/* A new revision r of exec exec_id, launched `launches` times so far: old
+ * freed, and when that exec's named launch is still to come, ktrace's copy
+ * of r with the gated copies around the node (or why there is none);
+ * else NULL.  With the graph calls begun. */
+struct kt_gbody *kt_gbody_revision(struct kt_gbody *old, const struct kt_grev *r, uint64_t exec_id,
+				   uint64_t launches) KTRACE_HIDDEN;
+void kt_gbody_free(struct kt_gbody *b) KTRACE_HIDDEN;
+/* Context ctx is being destroyed: b forgotten (NULL) when it lived there, else b. */
+struct kt_gbody *kt_gbody_context_gone(struct kt_gbody *b, CUcontext ctx) KTRACE_HIDDEN;
+/* The named launch (its first launch_seq seq) of r's exec: b's copy
+ * launched through real(exec, ctx) on s and the node confirmed from its
+ * gated copies (replay/ through the services table); the program's exec
+ * through real when there is no copy (a NOTE or the verdict says why).
+ * Returns the launch's result. */
+CUresult kt_gbody_launch(struct kt_gbody *b, const struct kt_grev *r, CUgraphExec program_exec, CUstream s,
 			 ktrace_real_graph_launch_fn real, void *ctx, uint64_t seq) KTRACE_HIDDEN;
 
 /* ---- graph_cond.c ---------------------------------------------------------------- */

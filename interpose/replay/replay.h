@@ -224,13 +224,15 @@ void ktrace_replay_launch_end(struct ktrace_replay_call *c) KTRACE_REPLAY_HIDDEN
  * (interpose/model/services.h, replay_body_begin and replay_body_end): its
  * graph launch holding the node KTRACE_REPLAY names (graph_exec,
  * graph_launch, node, iteration, outer) runs ktrace's copy of the graph
- * with gated copies around the node (hashkern/hashkern_abi.h).  The REPLAY
+ * with gated copies around the node (hashkern/hashkern_abi.h), built with
+ * the kernels replay_body_kernels loads.  The REPLAY
  * record of such a node carries the graph launch's first launch_seq and the
  * report's iteration (body set). */
+int ktrace_replay_body_kernels(CUcontext ctx, CUfunction *copy, CUfunction *advance) KTRACE_REPLAY_HIDDEN;
 struct ktrace_replay_body *ktrace_replay_body_begin(const struct ktrace_launch_args *a, ktrace_real_launch_fn real,
-						    CUcontext ctx, struct ktrace_replay_gate *gate)
+						    CUcontext ctx, const struct ktrace_replay_gate *gate, int *ready)
 	KTRACE_REPLAY_HIDDEN;
-void ktrace_replay_body_end(struct ktrace_replay_body *b, uint64_t seq, CUresult graph_result, const char *not_built)
+void ktrace_replay_body_end(struct ktrace_replay_body *b, uint64_t seq, CUresult graph_result, CUresult copy_result)
 	KTRACE_REPLAY_HIDDEN;
 
 #endif

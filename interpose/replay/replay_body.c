@@ -2,19 +2,22 @@
  * conditional body of a CUDA graph (KTRACE_REPLAY with graph_exec,
  * graph_launch, node and iteration).
  *
- * Owns the replay's side of such a graph launch (the graph module builds and
- * launches the graph, interpose/graph/graph_body.c): before it, the buffers
- * the node can reach (the launch path's finding, replay_launch.c), device
- * scratch S and R0 for each within the spec's budget, the tables of the two
- * gated copies (hashkern/hashkern_abi.h: the buffers into S before the node,
- * into R0 after it, in the named run of the body only) and ktrace's kernels
- * loaded in the graph's context; after it, synchronised, whether both copies
- * fired, the confirmation from S and R0 (ktrace_replay_confirm_taken: the
- * node's kernel alone, K times, the graph's final contents put back) and the
- * verdict as for any launch.  Other threads' traced launches wait meanwhile.
- * Any failure is NOT_REPLAYABLE with its reason; the program's graph launch
- * runs once either way (ktrace's copy of it, or its own exec).
+ * Owns the replay's side of such a graph launch (the graph module builds
+ * and launches ktrace's copy of the graph, interpose/graph/graph_body.c):
+ * ktrace's kernels loaded in the graph's context (once, kept: the copy is
+ * built when the exec gets a revision); before the launch, the buffers the
+ * node can reach (the launch path's finding, replay_launch.c), device
+ * scratch S and R0 for each within the spec's budget and the tables of the
+ * two gated copies filled (hashkern/hashkern_abi.h: the buffers into S
+ * before the node, into R0 after it, in the named run of the body only);
+ * after it, synchronised, whether both copies fired, the confirmation from
+ * S and R0 (ktrace_replay_confirm_taken: the node's kernel alone, K times,
+ * the graph's final contents put back) and the verdict as for any launch.
+ * Other threads' traced launches wait meanwhile.  Any failure is
+ * NOT_REPLAYABLE with its reason; the program's graph launch runs once
+ * either way (ktrace's copy of it, or its own exec).
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,9 +38,8 @@ struct ktrace_replay_body {
 	struct ktrace_replay_launch launch;
 	struct rp_reach reach;
 	CUdeviceptr *input, *result;    /* S and R0 per buffer */
-	CUdeviceptr tables;             /* pre table, post table, fired[2] */
+	CUdeviceptr fired;              /* the gate's u64[2] */
 	uint64_t scratch_bytes;
-	CUmodule mod;
 	uint64_t kernel_id;
 	struct ktrace_replay_report report;     /* a failure before the replays */
 	char failed[160];               /* why nothing can be taken, or "" */
@@ -64,33 +66,58 @@ static int body_fail(struct ktrace_replay_body *b, enum ktrace_replay_reason rea
 	return -1;
 }
 
-/* ktrace's kernels in the current context. */
-static int load_kernels(struct ktrace_replay_body *b, struct ktrace_replay_gate *g)
-{
-	CUresult res;
+/* ktrace's kernels, loaded once into the one context a replay run's body
+ * node needs them in. */
+static struct {
+	pthread_mutex_t lock;
+	CUcontext ctx;
+	CUmodule mod;
+} kern = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
-	if (!KT_REAL_HAS(cuModuleLoadData) || !KT_REAL_HAS(cuModuleGetFunction) || !KT_REAL_HAS(cuModuleUnload))
-		return body_fail(b, KTRACE_REPLAY_DRIVER_MISSING, "cuModuleLoadData is missing", CUDA_SUCCESS);
-	if ((res = KT_REAL(cuModuleLoadData, &b->mod, ktrace_hashkern_fatbin)) != CUDA_SUCCESS)
-		return body_fail(b, KTRACE_REPLAY_GRAPH_NOT_BUILT, "loading ktrace's kernels failed", res);
-	if ((res = KT_REAL(cuModuleGetFunction, &g->copy, b->mod, KT_GATED_COPY_NAME)) != CUDA_SUCCESS ||
-	    (res = KT_REAL(cuModuleGetFunction, &g->advance, b->mod, KT_COND_ADVANCE_NAME)) != CUDA_SUCCESS)
-		return body_fail(b, KTRACE_REPLAY_GRAPH_NOT_BUILT, "ktrace's gated copy kernel is missing", res);
-	return 0;
+int ktrace_replay_body_kernels(CUcontext ctx, CUfunction *copy, CUfunction *advance)
+{
+	int pushed = 0, rc = -1;
+	CUcontext popped;
+
+	if (!KT_REAL_HAS(cuModuleLoadData) || !KT_REAL_HAS(cuModuleGetFunction))
+		return -1;
+	pthread_mutex_lock(&kern.lock);
+	if (kern.mod && kern.ctx != ctx)
+		goto out;       /* another context's: one named node lives in one */
+	if (ctx && KT_REAL_HAS(cuCtxPushCurrent_v2) && KT_REAL_HAS(cuCtxPopCurrent_v2))
+		pushed = KT_REAL(cuCtxPushCurrent_v2, ctx) == CUDA_SUCCESS;
+	if (!kern.mod && KT_REAL(cuModuleLoadData, &kern.mod, ktrace_hashkern_fatbin) != CUDA_SUCCESS)
+		kern.mod = NULL;
+	kern.ctx = kern.mod ? ctx : NULL;
+	if (kern.mod && KT_REAL(cuModuleGetFunction, copy, kern.mod, KT_GATED_COPY_NAME) == CUDA_SUCCESS &&
+	    KT_REAL(cuModuleGetFunction, advance, kern.mod, KT_COND_ADVANCE_NAME) == CUDA_SUCCESS)
+		rc = 0;
+	if (pushed)
+		KT_REAL(cuCtxPopCurrent_v2, &popped);
+out:
+	pthread_mutex_unlock(&kern.lock);
+	return rc;
 }
 
-/* S, R0 and the tables on the device, within the budget.  0 or -1. */
-static int take_scratch(struct ktrace_replay_body *b, struct ktrace_replay_gate *g, uint64_t budget)
+/* S and R0 on the device within the budget, and the gate's tables
+ * written (entries past the buffers stay zero).  0 or -1. */
+static int take_scratch(struct ktrace_replay_body *b, const struct ktrace_replay_gate *g, uint64_t budget)
 {
 	uint32_t n = b->reach.n;
-	uint64_t *host = calloc((size_t)6 * n + 2, sizeof(uint64_t));
+	uint64_t *pre = calloc((size_t)3 * n + 1, sizeof(uint64_t)), *post = calloc((size_t)3 * n + 1, sizeof(uint64_t));
+	uint64_t zero[2] = { 0, 0 };
 	CUresult res = CUDA_SUCCESS;
 	int rc = -1;
 
 	b->input = calloc(n, sizeof(CUdeviceptr));
 	b->result = calloc(n, sizeof(CUdeviceptr));
-	if (!host || !b->input || !b->result) {
+	if (!pre || !post || !b->input || !b->result) {
 		body_fail(b, KTRACE_REPLAY_OUT_OF_MEMORY, "no host memory for the tables", CUDA_SUCCESS);
+		goto out;
+	}
+	if (n > g->capacity) {
+		body_fail(b, KTRACE_REPLAY_GRAPH_NOT_BUILT, "the kernel reaches more buffers than the gated copies hold",
+			  CUDA_SUCCESS);
 		goto out;
 	}
 	for (uint32_t i = 0; i < n; i++) {
@@ -111,34 +138,33 @@ static int take_scratch(struct ktrace_replay_body *b, struct ktrace_replay_gate 
 			body_fail(b, KTRACE_REPLAY_OUT_OF_MEMORY, "cuMemAlloc_v2 of a copy failed", res);
 			goto out;
 		}
-		host[3 * i] = host[3 * (n + i)] = v->base;
-		host[3 * i + 1] = b->input[i];
-		host[3 * (n + i) + 1] = b->result[i];
-		host[3 * i + 2] = host[3 * (n + i) + 2] = v->size;
+		pre[3 * i] = post[3 * i] = v->base;
+		pre[3 * i + 1] = b->input[i];
+		post[3 * i + 1] = b->result[i];
+		pre[3 * i + 2] = post[3 * i + 2] = v->size;
 	}
-	if ((res = KT_REAL(cuMemAlloc_v2, &b->tables, ((size_t)6 * n + 2) * 8)) != CUDA_SUCCESS ||
-	    (res = KT_REAL(cuMemcpyHtoD_v2, b->tables, host, ((size_t)6 * n + 2) * 8)) != CUDA_SUCCESS) {
+	if ((res = KT_REAL(cuMemcpyHtoD_v2, g->pre_table, pre, (size_t)3 * n * 8)) != CUDA_SUCCESS ||
+	    (res = KT_REAL(cuMemcpyHtoD_v2, g->post_table, post, (size_t)3 * n * 8)) != CUDA_SUCCESS ||
+	    (res = KT_REAL(cuMemcpyHtoD_v2, g->fired, zero, sizeof(zero))) != CUDA_SUCCESS) {
 		body_fail(b, KTRACE_REPLAY_COPY_FAILED, "the gated copies' tables could not be written", res);
 		goto out;
 	}
-	g->n = n;
-	g->pre_table = b->tables;
-	g->post_table = b->tables + (CUdeviceptr)3 * n * 8;
-	g->fired = b->tables + (CUdeviceptr)6 * n * 8;
+	b->fired = g->fired;
 	rc = 0;
 out:
-	free(host);
+	free(pre);
+	free(post);
 	return rc;
 }
 
 struct ktrace_replay_body *ktrace_replay_body_begin(const struct ktrace_launch_args *a, ktrace_real_launch_fn real,
-						    CUcontext ctx, struct ktrace_replay_gate *gate)
+						    CUcontext ctx, const struct ktrace_replay_gate *gate, int *ready)
 {
 	struct ktrace_replay_body *b = calloc(1, sizeof(*b));
 	const struct ktrace_replay_spec *spec = ktrace_tracer.cfg.replay_spec;
 	struct ktrace_kernel_entry *e = ktrace_services.kernel_lookup((uint64_t)(uintptr_t)a->f);
 
-	memset(gate, 0, sizeof(*gate));
+	*ready = 0;
 	if (!b)
 		return NULL;
 	b->a = a;
@@ -158,10 +184,8 @@ struct ktrace_replay_body *ktrace_replay_body_begin(const struct ktrace_launch_a
 		body_fail(b, KTRACE_REPLAY_OUT_OF_MEMORY, "no host memory for the buffers", CUDA_SUCCESS);
 	else if (!b->reach.n)
 		body_fail(b, KTRACE_REPLAY_NO_BUFFERS, "the kernel reaches no known buffer", CUDA_SUCCESS);
-	else if (load_kernels(b, gate) == 0 && take_scratch(b, gate, spec->budget) != 0)
-		gate->n = 0;
-	if (b->failed[0])
-		memset(gate, 0, sizeof(*gate));
+	else if (take_scratch(b, gate, spec->budget) == 0)
+		*ready = 1;
 	return b;
 }
 
@@ -187,8 +211,7 @@ static int gates_fired(struct ktrace_replay_body *b, CUresult *res)
 	uint64_t fired[2] = { 0, 0 };
 
 	if ((*res = KT_REAL(cuCtxSynchronize)) != CUDA_SUCCESS ||
-	    (*res = KT_REAL(cuMemcpyDtoH_v2, fired, b->tables + (CUdeviceptr)6 * b->reach.n * 8, sizeof(fired))) !=
-		    CUDA_SUCCESS)
+	    (*res = KT_REAL(cuMemcpyDtoH_v2, fired, b->fired, sizeof(fired))) != CUDA_SUCCESS)
 		return -1;
 	return fired[0] && fired[1];
 }
@@ -215,6 +238,13 @@ static void confirm(struct ktrace_replay_body *b, CUresult graph_result)
 	}
 }
 
+static const char *copy_failed(CUresult res, char *buf, size_t len)
+{
+	snprintf(buf, len, "ktrace's copy of the graph failed to launch (CUresult %d): the program's exec ran instead",
+		 (int)res);
+	return buf;
+}
+
 static void body_free(struct ktrace_replay_body *b)
 {
 	for (uint32_t i = 0; b->input && i < b->reach.n; i++) {
@@ -223,10 +253,6 @@ static void body_free(struct ktrace_replay_body *b)
 		if (b->result[i])
 			KT_REAL(cuMemFree_v2, b->result[i]);
 	}
-	if (b->tables)
-		KT_REAL(cuMemFree_v2, b->tables);
-	if (b->mod)
-		KT_REAL(cuModuleUnload, b->mod);
 	free(b->input);
 	free(b->result);
 	rp_reach_free(&b->reach);
@@ -234,11 +260,12 @@ static void body_free(struct ktrace_replay_body *b)
 	free(b);
 }
 
-void ktrace_replay_body_end(struct ktrace_replay_body *b, uint64_t seq, CUresult graph_result, const char *not_built)
+void ktrace_replay_body_end(struct ktrace_replay_body *b, uint64_t seq, CUresult graph_result, CUresult copy_result)
 {
 	const struct ktrace_replay_spec *spec = ktrace_tracer.cfg.replay_spec;
 	int pushed = 0, held;
 	CUcontext popped;
+	char why[160];
 
 	if (!b)
 		return;
@@ -250,8 +277,8 @@ void ktrace_replay_body_end(struct ktrace_replay_body *b, uint64_t seq, CUresult
 		pushed = KT_REAL(cuCtxPushCurrent_v2, b->ctx) == CUDA_SUCCESS;
 	if (b->failed[0])
 		report_failed(b, b->reason, b->failed, graph_result);
-	else if (not_built)
-		report_failed(b, KTRACE_REPLAY_GRAPH_NOT_BUILT, not_built, graph_result);
+	else if (copy_result != CUDA_SUCCESS)
+		report_failed(b, KTRACE_REPLAY_GRAPH_NOT_BUILT, copy_failed(copy_result, why, sizeof(why)), graph_result);
 	else if (graph_result != CUDA_SUCCESS)
 		report_failed(b, KTRACE_REPLAY_LAUNCH_FAILED, "the graph launch failed", graph_result);
 	else

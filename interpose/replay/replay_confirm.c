@@ -115,8 +115,8 @@ static int state_alloc(struct rp_state *s)
 	s->distinct = calloc((size_t)s->n * (s->runs + 1), sizeof(uint64_t));
 	s->stage_a = malloc(s->stage_len);
 	s->stage_b = malloc(s->stage_len);
-	if (s->input && s->result && s->later && s->r0_digest && s->cur_digest && s->distinct && s->stage_a && s->stage_b &&
-	    s->report->buffers)
+	if (s->input && s->result && s->later && s->r0_digest && s->cur_digest && s->distinct && s->stage_a &&
+	    s->stage_b && s->report->buffers)
 		return 0;
 	rp_fail(s, KTRACE_REPLAY_OUT_OF_MEMORY, CUDA_SUCCESS, "no host memory for the confirmation's state");
 	return -1;
@@ -233,8 +233,9 @@ static void replays(struct rp_state *s)
 	}
 }
 
-/* Put R0 (a graph's: L) back where a replay touched the buffers.  A failure here outranks
- * any earlier one: the program's results are no longer its own. */
+/* Put R0 (a graph's launch: L) back where a replay touched the buffers.  A
+ * failure here outranks any earlier one: the program's results are no
+ * longer its own. */
 static void restore_result(struct rp_state *s)
 {
 	struct ktrace_replay_report *r = s->report;
@@ -259,7 +260,17 @@ static void restore_result(struct rp_state *s)
 	rp_fail(s, KTRACE_REPLAY_RESTORE_FAILED, res, "the launch's result could not be put back: %.150s", why);
 }
 
-static void replays_from_r0(struct rp_state *s);
+/* R0's digests (live in the buffers) the first distinct result, the
+ * replays, the final contents put back. */
+static void replays_from_r0(struct rp_state *s)
+{
+	memcpy(s->distinct, s->r0_digest, s->n * sizeof(uint64_t));
+	s->ndistinct = 1;
+	for (uint32_t i = 0; i < s->n; i++)
+		s->report->buffers[i].digest_r0 = s->r0_digest[i];
+	replays(s);
+	restore_result(s);
+}
 
 /* After the checks: the whole sequence.  Returns the program's CUresult. */
 static CUresult run(struct rp_state *s)
@@ -278,18 +289,6 @@ static CUresult run(struct rp_state *s)
 		return res;
 	replays_from_r0(s);
 	return res;
-}
-
-/* R0's digests (live in the buffers) the first distinct result, the
- * replays, the final contents put back. */
-static void replays_from_r0(struct rp_state *s)
-{
-	memcpy(s->distinct, s->r0_digest, s->n * sizeof(uint64_t));
-	s->ndistinct = 1;
-	for (uint32_t i = 0; i < s->n; i++)
-		s->report->buffers[i].digest_r0 = s->r0_digest[i];
-	replays(s);
-	restore_result(s);
 }
 
 /* Make the launch's context current (its stream's capture state is asked

@@ -492,6 +492,8 @@ static CUresult run_gated_copy(void **params)
 	if (!kt_gate_open(p, *(const uint64_t *)(uintptr_t)p->counter, outer))
 		return CUDA_SUCCESS;
 	for (uint32_t e = 0; e < p->n; e++) {
+		if (!table[3 * e + 2])
+			continue; /* an unused entry */
 		if (!real_device_range(table[3 * e], table[3 * e + 2]) ||
 		    !real_device_range(table[3 * e + 1], table[3 * e + 2]))
 			return CUDA_ERROR_ILLEGAL_ADDRESS;

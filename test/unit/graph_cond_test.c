@@ -434,6 +434,16 @@ static void test_replay_body_node(void **state)
 		    &rep);
 	assert_int_equal(rep.reason, KTRACE_REPLAY_NOT_REACHED);
 	ktrace_replay_report_free(&rep);
+	/* a driver that numbers the copy's handles otherwise: no copy, the
+	 * program's exec runs (its results the program's), a NOTE says why */
+	gt_extra_env2 = "FAKECUDA_GLOBAL_HANDLES=1";
+	replay_body("while 4", "kernel=fake_add_one,occurrence=6,graph_exec=1,graph_launch=1,node=1,iteration=2", &rep);
+	gt_extra_env2 = "KTRACE_QUIET=1";
+	assert_int_equal(rep.outcome, 0xff);
+	gt_read_recs("replay.ktrace", &x);
+	assert_int_equal(gt_count_notes(&x, KTRACE_NOTE_CODE_REPLAY, "replay: node 1 of graph exec 1 cannot be "
+					"replayed: ktrace's copy of the graph could not be built"), 1);
+	gt_free_recs(&x);
 	/* node 0 is the conditional node: no replay, a NOTE says why */
 	replay_body("while 4", "kernel=fake_add_one,graph_exec=1,graph_launch=0,node=0,iteration=0", &rep);
 	assert_int_equal(rep.outcome, 0xff);

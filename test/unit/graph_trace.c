@@ -26,7 +26,7 @@ static void mode_words(const char *mode, char *buf, size_t cap, char **argv, int
 }
 
 char gt_build_dir[PATH_MAX], gt_tmp_dir[PATH_MAX];
-const char *gt_extra_env = "KTRACE_QUIET=1";
+const char *gt_extra_env = "KTRACE_QUIET=1", *gt_extra_env2 = "KTRACE_QUIET=1";
 
 /* Run graph_app MODE into trace NAME (hash: KTRACE_HASH; seed: the fake's
  * FAKECUDA_NONDET_SEED); its stdout must end with "OK". */
@@ -47,8 +47,8 @@ void gt_run_app(const char *mode, const char *name, int hash, int seed)
 	pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0) {
-		const char *envp[] = { preload, libpath, output, hashv, seedv, "KTRACE_QUIET=1", gt_extra_env, "KTRACE_OVERWRITE=1",
-				       "ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=0", NULL };
+		const char *envp[] = { preload, libpath, output, hashv, seedv, "KTRACE_QUIET=1", gt_extra_env, gt_extra_env2,
+				       "KTRACE_OVERWRITE=1", "ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=0", NULL };
 		char words[256], *argv[6] = { app };
 
 		mode_words(mode, words, sizeof words, argv + 1, 4);

@@ -20,7 +20,7 @@
 
 extern char gt_build_dir[PATH_MAX], gt_tmp_dir[PATH_MAX];
 /* one more setting for gt_run_app's program (default KTRACE_QUIET=1) */
-extern const char *gt_extra_env;
+extern const char *gt_extra_env, *gt_extra_env2;
 
 /* The records of a trace. */
 struct recs {
