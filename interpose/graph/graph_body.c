@@ -140,6 +140,21 @@ void kt_gbody_free(struct kt_gbody *b)
 	free(b);
 }
 
+/* b's copy freed, a body that only says why (NULL out of memory). */
+static struct kt_gbody *why_only(struct kt_gbody *b, const char *why)
+{
+	kt_gbody_free(b);
+	b = calloc(1, sizeof(*b));
+	if (b)
+		b->why = why;
+	return b;
+}
+
+struct kt_gbody *kt_gbody_unfollowed(struct kt_gbody *b)
+{
+	return b ? why_only(b, "node parameters set on the exec could not be followed by ktrace's copy") : NULL;
+}
+
 struct kt_gbody *kt_gbody_context_gone(struct kt_gbody *b, CUcontext ctx)
 {
 	if (!b || b->ctx != ctx)
@@ -164,14 +179,8 @@ struct kt_gbody *kt_gbody_revision(struct kt_gbody *old, const struct kt_grev *r
 	if (b->why)
 		return b;
 	pushed = KT_REAL(cuCtxPushCurrent_v2, r->ctx) == CUDA_SUCCESS;
-	if (build(b, r, spec)) {
-		struct kt_gbody keep = { .why = b->why };
-
-		kt_gbody_free(b);
-		b = calloc(1, sizeof(*b));
-		if (b)
-			*b = keep;
-	}
+	if (build(b, r, spec))
+		b = why_only(b, b->why);
 	if (pushed)
 		KT_REAL(cuCtxPopCurrent_v2, &popped);
 	return b;

@@ -462,6 +462,7 @@ static void not_followed(struct kt_gexec *x)
 	x->unfollowed = 1;
 	kt_ghash_release(x->hash);
 	x->hash = NULL;
+	x->body = kt_gbody_unfollowed(x->body);
 	if (x->noted == KTRACE_GRAPH_UNTRACED_DRIVER)
 		return;
 	x->noted = KTRACE_GRAPH_UNTRACED_DRIVER;

@@ -41,7 +41,7 @@ struct ktrace_replay_body {
 	CUdeviceptr fired;              /* the gate's u64[2] */
 	uint64_t scratch_bytes;
 	uint64_t kernel_id;
-	struct ktrace_replay_report report;     /* a failure before the replays */
+	struct ktrace_replay_report report;     /* the verdict */
 	char failed[160];               /* why nothing can be taken, or "" */
 	uint8_t reason;
 	int held;                       /* other threads' launches held back */

@@ -444,6 +444,14 @@ static void test_replay_body_node(void **state)
 	assert_int_equal(gt_count_notes(&x, KTRACE_NOTE_CODE_REPLAY, "replay: node 1 of graph exec 1 cannot be "
 					"replayed: ktrace's copy of the graph could not be built"), 1);
 	gt_free_recs(&x);
+	/* a node set on the exec after the copy was built: the copy would run
+	 * the old parameters, so the program's exec runs and a NOTE says why */
+	replay_body("if_set", "kernel=fake_add_one,occurrence=1,graph_exec=1,graph_launch=1,node=2,iteration=0", &rep);
+	assert_int_equal(rep.outcome, 0xff);
+	gt_read_recs("replay.ktrace", &x);
+	assert_int_equal(gt_count_notes(&x, KTRACE_NOTE_CODE_REPLAY, "replay: node 2 of graph exec 1 cannot be "
+					"replayed: node parameters set on the exec could not be followed"), 1);
+	gt_free_recs(&x);
 	/* node 0 is the conditional node: no replay, a NOTE says why */
 	replay_body("while 4", "kernel=fake_add_one,graph_exec=1,graph_launch=0,node=0,iteration=0", &rep);
 	assert_int_equal(rep.outcome, 0xff);
