@@ -104,7 +104,8 @@ out:
 static int take_scratch(struct ktrace_replay_body *b, const struct ktrace_replay_gate *g, uint64_t budget)
 {
 	uint32_t n = b->reach.n;
-	uint64_t *pre = calloc((size_t)3 * n + 1, sizeof(uint64_t)), *post = calloc((size_t)3 * n + 1, sizeof(uint64_t));
+	uint64_t *pre = calloc((size_t)3 * n + 1, sizeof(uint64_t));
+	uint64_t *post = calloc((size_t)3 * n + 1, sizeof(uint64_t));
 	uint64_t zero[2] = { 0, 0 };
 	CUresult res = CUDA_SUCCESS;
 	int rc = -1;
@@ -116,8 +117,8 @@ static int take_scratch(struct ktrace_replay_body *b, const struct ktrace_replay
 		goto out;
 	}
 	if (n > g->capacity) {
-		body_fail(b, KTRACE_REPLAY_GRAPH_NOT_BUILT, "the kernel reaches more buffers than the gated copies hold",
-			  CUDA_SUCCESS);
+		body_fail(b, KTRACE_REPLAY_GRAPH_NOT_BUILT,
+			  "the kernel reaches more buffers than the gated copies hold", CUDA_SUCCESS);
 		goto out;
 	}
 	for (uint32_t i = 0; i < n; i++) {
@@ -278,7 +279,8 @@ void ktrace_replay_body_end(struct ktrace_replay_body *b, uint64_t seq, CUresult
 	if (b->failed[0])
 		report_failed(b, b->reason, b->failed, graph_result);
 	else if (copy_result != CUDA_SUCCESS)
-		report_failed(b, KTRACE_REPLAY_GRAPH_NOT_BUILT, copy_failed(copy_result, why, sizeof(why)), graph_result);
+		report_failed(b, KTRACE_REPLAY_GRAPH_NOT_BUILT, copy_failed(copy_result, why, sizeof(why)),
+			      graph_result);
 	else if (graph_result != CUDA_SUCCESS)
 		report_failed(b, KTRACE_REPLAY_LAUNCH_FAILED, "the graph launch failed", graph_result);
 	else

@@ -399,7 +399,6 @@ static void replay_body(const char *mode, const char *spec, struct ktrace_replay
 static void test_replay_body_node(void **state)
 {
 	struct ktrace_replay_report rep;
-	struct recs x;
 
 	(void)state;
 	/* WHILE { add_one(x) -> loop_cond }, two launches of exec 1: the second's run 2 */
@@ -434,33 +433,38 @@ static void test_replay_body_node(void **state)
 		    &rep);
 	assert_int_equal(rep.reason, KTRACE_REPLAY_NOT_REACHED);
 	ktrace_replay_report_free(&rep);
-	/* a driver that numbers the copy's handles otherwise: no copy, the
-	 * program's exec runs (its results the program's), a NOTE says why */
+}
+
+/* No replay: a NOTE of code REPLAY that says `says`, no REPLAY record, the
+ * program's results its own. */
+static void replay_refused(const char *mode, const char *spec, const char *says)
+{
+	struct ktrace_replay_report rep;
+	struct recs x;
+
+	replay_body(mode, spec, &rep);
+	assert_int_equal(rep.outcome, 0xff);
+	gt_read_recs("replay.ktrace", &x);
+	if (gt_count_notes(&x, KTRACE_NOTE_CODE_REPLAY, says) != 1)
+		fail_msg("graph_app %s with KTRACE_REPLAY=%s: no NOTE '%s'", mode, spec, says);
+	gt_free_recs(&x);
+}
+
+static void test_replay_body_refused(void **state)
+{
+	(void)state;
+	/* a driver that numbers the copy's handles otherwise: no copy, the program's exec runs */
 	gt_extra_env2 = "FAKECUDA_GLOBAL_HANDLES=1";
-	replay_body("while 4", "kernel=fake_add_one,occurrence=6,graph_exec=1,graph_launch=1,node=1,iteration=2", &rep);
+	replay_refused("while 4", "kernel=fake_add_one,occurrence=6,graph_exec=1,graph_launch=1,node=1,iteration=2",
+		       "replay: node 1 of graph exec 1 cannot be replayed: ktrace's copy of the graph could not be built");
 	gt_extra_env2 = "KTRACE_QUIET=1";
-	assert_int_equal(rep.outcome, 0xff);
-	gt_read_recs("replay.ktrace", &x);
-	assert_int_equal(gt_count_notes(&x, KTRACE_NOTE_CODE_REPLAY, "replay: node 1 of graph exec 1 cannot be "
-					"replayed: ktrace's copy of the graph could not be built"), 1);
-	gt_free_recs(&x);
-	/* a node set on the exec after the copy was built: the copy would run
-	 * the old parameters, so the program's exec runs and a NOTE says why */
-	replay_body("if_set", "kernel=fake_add_one,occurrence=1,graph_exec=1,graph_launch=1,node=2,iteration=0", &rep);
-	assert_int_equal(rep.outcome, 0xff);
-	gt_read_recs("replay.ktrace", &x);
-	assert_int_equal(gt_count_notes(&x, KTRACE_NOTE_CODE_REPLAY, "replay: node 2 of graph exec 1 cannot be "
-					"replayed: node parameters set on the exec could not be followed"), 1);
-	gt_free_recs(&x);
-	/* node 0 is the conditional node: no replay, a NOTE says why */
-	replay_body("while 4", "kernel=fake_add_one,graph_exec=1,graph_launch=0,node=0,iteration=0", &rep);
-	assert_int_equal(rep.outcome, 0xff);
-	gt_read_recs("replay.ktrace", &x);
-	assert_int_equal(gt_count_graph_notes(&x, "runs as one graph launch in this replay run"), 1);
-	assert_int_equal(gt_count_notes(&x, KTRACE_NOTE_CODE_REPLAY,
-					"replay: node 0 of graph exec 1 cannot be replayed: the graph has no kernel "
-					"node of that index"), 1);
-	gt_free_recs(&x);
+	/* a node set on the exec after the copy was built: the copy would run the old parameters */
+	replay_refused("if_set", "kernel=fake_add_one,occurrence=1,graph_exec=1,graph_launch=1,node=2,iteration=0",
+		       "replay: node 2 of graph exec 1 cannot be replayed: node parameters set on the exec could not "
+		       "be followed");
+	/* node 0 is the conditional node */
+	replay_refused("while 4", "kernel=fake_add_one,graph_exec=1,graph_launch=0,node=0,iteration=0",
+		       "replay: node 0 of graph exec 1 cannot be replayed: the graph has no kernel node of that index");
 }
 
 /* graph_app's output of its last run. */
@@ -627,6 +631,7 @@ int main(void)
 		cmocka_unit_test(test_diff_in_loop),
 		cmocka_unit_test(test_check_loop_body),
 		cmocka_unit_test(test_replay_body_node),
+		cmocka_unit_test(test_replay_body_refused),
 		cmocka_unit_test(test_param_equal_to_handle),
 		cmocka_unit_test(test_handle_values_differ),
 		cmocka_unit_test(test_body_copies),
