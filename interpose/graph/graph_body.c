@@ -150,9 +150,9 @@ static struct kt_gbody *why_only(struct kt_gbody *b, const char *why)
 	return b;
 }
 
-struct kt_gbody *kt_gbody_unfollowed(struct kt_gbody *b)
+struct kt_gbody *kt_gbody_drop(struct kt_gbody *b, const char *why)
 {
-	return b ? why_only(b, "node parameters set on the exec could not be followed by ktrace's copy") : NULL;
+	return b ? why_only(b, why) : NULL;
 }
 
 struct kt_gbody *kt_gbody_context_gone(struct kt_gbody *b, CUcontext ctx)
@@ -190,7 +190,8 @@ CUresult kt_gbody_launch(struct kt_gbody *b, const struct kt_grev *r, CUgraphExe
 			 ktrace_real_graph_launch_fn real, void *ctx, uint64_t seq)
 {
 	const struct ktrace_replay_spec *spec = target_spec();
-	const char *why = !b ? "the exec was instantiated before ktrace saw it" : b->why;
+	const char *why = !b ? "ktrace holds no copy of the graph for it (an exec instantiated before tracing, or "
+			       "its context destroyed)" : b->why;
 	struct ktrace_replay_body *rb;
 	struct kt_gnode_call c;
 	int ready = 0;

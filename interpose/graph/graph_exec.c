@@ -337,6 +337,8 @@ static void new_revision(struct kt_gexec *x, CUgraph described, uint32_t cause)
 			hash_revision(x, r, disabled, nd);
 		if (kt_unlikely(ktrace_tracer.cfg.replay))
 			x->body = kt_gbody_revision(x->body, r, x->id, x->launches);
+	} else {
+		x->body = kt_gbody_drop(x->body, "the exec's new revision could not be described (out of memory)");
 	}
 	free(disabled);
 	kt_grev_write_record(r, ktrace_capture_tid());
@@ -462,7 +464,7 @@ static void not_followed(struct kt_gexec *x)
 	x->unfollowed = 1;
 	kt_ghash_release(x->hash);
 	x->hash = NULL;
-	x->body = kt_gbody_unfollowed(x->body);
+	x->body = kt_gbody_drop(x->body, "node parameters set on the exec could not be followed by ktrace's copy");
 	if (x->noted == KTRACE_GRAPH_UNTRACED_DRIVER)
 		return;
 	x->noted = KTRACE_GRAPH_UNTRACED_DRIVER;

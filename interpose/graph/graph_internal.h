@@ -262,9 +262,10 @@ int kt_gbody_target(uint64_t exec_id, uint64_t launch) KTRACE_HIDDEN;
 struct kt_gbody *kt_gbody_revision(struct kt_gbody *old, const struct kt_grev *r, uint64_t exec_id,
 				   uint64_t launches) KTRACE_HIDDEN;
 void kt_gbody_free(struct kt_gbody *b) KTRACE_HIDDEN;
-/* Node parameters set on the exec that the copy cannot follow: b's copy
- * dropped, the reason kept (NULL stays NULL). */
-struct kt_gbody *kt_gbody_unfollowed(struct kt_gbody *b) KTRACE_HIDDEN;
+/* b's copy can no longer run what the exec runs (node parameters set on
+ * the exec that it cannot follow, a revision not described): dropped, why
+ * (static text) kept for the launch's NOTE (NULL stays NULL). */
+struct kt_gbody *kt_gbody_drop(struct kt_gbody *b, const char *why) KTRACE_HIDDEN;
 /* Context ctx is being destroyed: b forgotten (NULL) when it lived there, else b. */
 struct kt_gbody *kt_gbody_context_gone(struct kt_gbody *b, CUcontext ctx) KTRACE_HIDDEN;
 /* The named launch (its first launch_seq seq) of r's exec: b's copy
