@@ -71,6 +71,8 @@ const char *ktrace_replay_reason_text(unsigned reason)
 		[KTRACE_REPLAY_LAUNCH_FAILED] = "the program's launch failed",
 		[KTRACE_REPLAY_REPLAY_FAILED] = "a replay failed",
 		[KTRACE_REPLAY_RESTORE_FAILED] = "RESULT NOT RESTORED",
+		[KTRACE_REPLAY_NOT_REACHED] = "the body's run was not reached",
+		[KTRACE_REPLAY_GRAPH_NOT_BUILT] = "the graph could not be instrumented",
 	};
 
 	return reason < KTRACE_REPLAY_REASON_COUNT ? texts[reason] : "unknown reason";
@@ -171,8 +173,13 @@ size_t ktrace_replay_report_format(const struct ktrace_replay_report *r, char *b
 		buf[0] = '\0';
 	for (uint32_t i = 0; i < r->nbuffers; i++)
 		total += r->buffers[i].size;
-	put(&o, "Kernel %s, occurrence %llu: %s", r->kernel ? r->kernel : "?", (unsigned long long)r->occurrence,
-	    ktrace_replay_outcome_name(r->outcome));
+	put(&o, "Kernel %s, occurrence %llu", r->kernel ? r->kernel : "?", (unsigned long long)r->occurrence);
+	if (r->body && r->outer_iteration != KTRACE_REPLAY_NO_ITERATION)
+		put(&o, " (iteration %u of its conditional body, in run %u of the enclosing body)", r->iteration,
+		    r->outer_iteration);
+	else if (r->body)
+		put(&o, " (iteration %u of its conditional body)", r->iteration);
+	put(&o, ": %s", ktrace_replay_outcome_name(r->outcome));
 	if (r->outcome == KTRACE_REPLAY_CONFIRMED) {
 		put(&o, ": %u distinct results in %u runs from identical inputs (the program's launch and %u replays).",
 		    r->distinct, r->runs_done + 1, r->runs_done);
@@ -275,7 +282,8 @@ static void write_blob(struct wr *w, const struct ktrace_replay_report *r, uint1
 	w64(w, r->bytes_device);
 	w64(w, r->bytes_host);
 	w64(w, r->total_ns);
-	w64(w, 0);
+	w32(w, r->body ? r->iteration + 1u : 0);
+	w32(w, r->body && r->outer_iteration != KTRACE_REPLAY_NO_ITERATION ? r->outer_iteration + 1u : 0);
 	wstr(w, r->kernel);
 	wstr(w, r->detail);
 	for (uint16_t i = 0; i < nbuf; i++)
@@ -388,8 +396,17 @@ static void read_entry(struct rd *r, struct ktrace_replay_buffer_result *b)
 	gstr(r, b->type, sizeof(b->type));
 }
 
+/* The header's iteration words (0: none). */
+static void body_iteration(struct ktrace_replay_report *out, uint32_t iteration1, uint32_t outer1)
+{
+	out->body = iteration1 != 0;
+	out->iteration = iteration1 ? iteration1 - 1u : 0;
+	out->outer_iteration = outer1 ? outer1 - 1u : KTRACE_REPLAY_NO_ITERATION;
+}
+
 static void read_header(struct rd *r, struct ktrace_replay_report *out, uint16_t *nbuf)
 {
+	uint32_t iteration1;
 	uint16_t hsize;
 
 	if (g32(r) != KTRACE_REPLAY_BLOB_MAGIC || g16(r) < 1)
@@ -407,6 +424,8 @@ static void read_header(struct rd *r, struct ktrace_replay_report *out, uint16_t
 	out->bytes_device = g64(r);
 	out->bytes_host = g64(r);
 	out->total_ns = g64(r);
+	iteration1 = g32(r);
+	body_iteration(out, iteration1, g32(r));
 	if (hsize < KTRACE_REPLAY_BLOB_HEADER || out->outcome > KTRACE_REPLAY_CONFIRMED ||
 	    out->reason >= KTRACE_REPLAY_REASON_COUNT)
 		r->bad = 1;

@@ -77,6 +77,9 @@ enum ktrace_replay_reason {
 	KTRACE_REPLAY_LAUNCH_FAILED = 8,    /* the program's launch failed */
 	KTRACE_REPLAY_REPLAY_FAILED = 9,    /* a replay launch failed */
 	KTRACE_REPLAY_RESTORE_FAILED = 10,  /* R0 could not be put back: results changed */
+	/* since format 1.14, a kernel node inside a conditional body: */
+	KTRACE_REPLAY_NOT_REACHED = 11,     /* the named run of the body did not run in that graph launch */
+	KTRACE_REPLAY_GRAPH_NOT_BUILT = 12, /* ktrace's copy of the graph with the gated copies failed */
 	KTRACE_REPLAY_REASON_COUNT
 };
 
@@ -108,6 +111,11 @@ struct ktrace_replay_report {
 	uint32_t runs_requested, runs_done;
 	uint32_t distinct;          /* distinct results among R0 and the replays done */
 	uint64_t occurrence;
+	/* since format 1.14: a kernel node inside a conditional body, replayed
+	 * from its run `iteration` (the enclosing body's run outer_iteration,
+	 * KTRACE_REPLAY_NO_ITERATION: none named) of one graph launch */
+	uint8_t body;
+	uint32_t iteration, outer_iteration;
 	uint64_t bytes_device, bytes_host;  /* copies held (inputs and R0) */
 	uint64_t total_ns;
 	char *kernel;               /* malloc'd, may be NULL */
@@ -115,6 +123,8 @@ struct ktrace_replay_report {
 	uint32_t nbuffers;
 	struct ktrace_replay_buffer_result *buffers;    /* malloc'd */
 };
+
+#define KTRACE_REPLAY_NO_ITERATION 0xFFFFFFFFu
 
 void ktrace_replay_report_free(struct ktrace_replay_report *r);
 /* "not replayable", "not reproduced", "confirmed non-deterministic". */
@@ -143,7 +153,8 @@ size_t ktrace_replay_report_format(const struct ktrace_replay_report *r, char *b
  *    28  u32  distinct
  *    32  u64  occurrence        40  u64 bytes_device
  *    48  u64  bytes_host        56  u64 total_ns
- *    64  u64  reserved (0)
+ *    64  u32  body iteration + 1 (0: not a body's kernel node; format 1.14)
+ *    68  u32  the enclosing body's iteration + 1 (0: none named; format 1.14)
  *   then two strings: kernel, detail (each u16 length, then the bytes, no NUL)
  *   then each buffer entry:
  *     0  u16  fixed part size in bytes (KTRACE_REPLAY_BLOB_ENTRY = 160)

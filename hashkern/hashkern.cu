@@ -299,3 +299,32 @@ extern "C" __global__ void ktrace_cond_advance(const __grid_constant__ struct kt
 		p.parent ? *(const unsigned long long *)p.parent : 0ull;
 	__threadfence();
 }
+
+/* A gated copy inside a conditional body (hashkern_abi.h, kt_gated_copy_params):
+ * every thread reads the counters, which no thread of it writes. */
+extern "C" __global__ void ktrace_gated_copy(const __grid_constant__ struct kt_gated_copy_params p)
+{
+	const unsigned long long *table = (const unsigned long long *)p.table;
+	unsigned long long outer = p.outer_counter ? *(const volatile unsigned long long *)p.outer_counter : 0ull;
+	unsigned long long stride = (unsigned long long)gridDim.x * blockDim.x;
+	unsigned long long tid = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
+
+	if (!kt_gate_open(&p, *(const volatile unsigned long long *)p.counter, outer))
+		return;
+	for (unsigned e = 0; e < p.n; e++) {
+		const unsigned char *src = (const unsigned char *)table[3 * e];
+		unsigned char *dst = (unsigned char *)table[3 * e + 1];
+		unsigned long long len = table[3 * e + 2], words = 0;
+
+		if ((((unsigned long long)src | (unsigned long long)dst) & 7ull) == 0) {
+			words = len / 8u;
+			for (unsigned long long i = tid; i < words; i += stride)
+				((unsigned long long *)dst)[i] = ((const unsigned long long *)src)[i];
+		}
+		for (unsigned long long i = words * 8u + tid; i < len; i += stride)
+			dst[i] = src[i];
+	}
+	/* read after the graph launch is synchronised: every block's copies are done */
+	if (tid == 0)
+		*(volatile unsigned long long *)p.fired = p.fired_value;
+}

@@ -75,6 +75,39 @@ struct kt_cond_advance_params {
 };
 #define KT_COND_ADVANCE_NAME "ktrace_cond_advance"
 
+/* ktrace_gated_copy: inside a conditional body, copies a table of byte
+ * ranges only in one run of the body (a replay run's snapshot of what one
+ * kernel node of the body can reach, before it and after it).  It fires
+ * when the body's run counter (advanced by ktrace_cond_advance at the start
+ * of each run: run i holds i + 1) is iteration + 1 and, with outer_counter
+ * and outer != KT_GATE_ANY, the enclosing body's counter is outer + 1; then
+ * it copies each entry's len bytes from src to dst and writes fired_value to
+ * *fired (after the copies, fenced).  table: device u64[3 * n], (src, dst,
+ * len) per entry.  Any grid; blocks of KT_GATE_BLOCK threads. */
+struct kt_gated_copy_params {
+	uint64_t counter;       /* CUdeviceptr of the body's u64 run counter */
+	uint64_t outer_counter; /* CUdeviceptr of the enclosing body's counter, or 0 */
+	uint64_t table;         /* CUdeviceptr of u64[3 * n] */
+	uint64_t fired;         /* CUdeviceptr of a u64 */
+	uint64_t fired_value;   /* nonzero */
+	uint32_t iteration;     /* the body's run, from 0 */
+	uint32_t outer;         /* the enclosing body's run, from 0; KT_GATE_ANY: any */
+	uint32_t n;
+	uint32_t reserved;
+};
+#define KT_GATED_COPY_NAME "ktrace_gated_copy"
+#define KT_GATE_ANY 0xFFFFFFFFu
+#define KT_GATE_BLOCK 256u
+#define KT_GATE_GRID 64u
+
+/* Does a gated copy fire, given the counters' values (outer_value ignored
+ * without an outer counter)? */
+KT_RING_INLINE int kt_gate_open(const struct kt_gated_copy_params *p, uint64_t counter_value, uint64_t outer_value)
+{
+	return counter_value == (uint64_t)p->iteration + 1u &&
+	       (!p->outer_counter || p->outer == KT_GATE_ANY || outer_value == (uint64_t)p->outer + 1u);
+}
+
 #define KT_HASH_PARAMS_STRUCT(R) \
 	struct kt_hash_params_r##R { \
 		struct kt_hash_hdr h; \

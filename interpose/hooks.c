@@ -110,5 +110,8 @@ struct ktrace_services ktrace_services = {
 	.replay_begin = ktrace_replay_launch_begin,
 	.replay_real = ktrace_replay_launch_real,
 	.replay_end = ktrace_replay_launch_end,
+	.replay_body_kernels = ktrace_replay_body_kernels,
+	.replay_body_begin = ktrace_replay_body_begin,
+	.replay_body_end = ktrace_replay_body_end,
 	.fork_handler_install = ktrace_fork_handler_install,
 };

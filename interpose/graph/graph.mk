@@ -5,4 +5,4 @@
 # graph launches and the queue of those whose digests are in flight).
 LIB_SRCS += interpose/graph/graph_capture.c interpose/graph/graph_registry.c interpose/graph/graph_model.c interpose/graph/graph_exec.c \
 	interpose/graph/graph_hash.c interpose/graph/graph_record.c interpose/graph/graph_queue.c \
-	interpose/graph/graph_replay.c interpose/graph/graph_cond.c interpose/graph/graph_build.c
+	interpose/graph/graph_replay.c interpose/graph/graph_body.c interpose/graph/graph_cond.c interpose/graph/graph_build.c

@@ -29,6 +29,9 @@
  * graph, and at the start of each body a node of ktrace_cond_advance
  * before the body's first nodes: the body's run counter, which places the
  * digests of each run in the body's ring (hashkern/hashkern_abi.h).
+ * In a replay run's copy (graph_body.c) one kernel node of a body is
+ * preceded and followed by a gated copy (ktrace_gated_copy): the buffers
+ * it can reach, into scratch, in one run of the body only.
  * May call: the real driver (ktrace_real).
  */
 #include <stdlib.h>
@@ -37,6 +40,7 @@
 #include "hashkern/hashkern_abi.h"
 #include "interpose/driver/driver_real.h"
 #include "interpose/graph/graph_internal.h"
+#include "interpose/model/services.h"
 
 struct gb {
 	const struct kt_grev *r;
@@ -242,6 +246,51 @@ static int add_advance(struct gb *b, uint32_t lv, CUgraph g, CUgraphNode *out)
 	return KT_GCALL(cuGraphAddKernelNode_v2, out, g, NULL, 0, &kp) ? -1 : 0;
 }
 
+/* A gated copy of node i's buffers (post: after it, else before), after dep. */
+static int add_gate(struct gb *b, uint32_t i, CUgraph g, const CUgraphNode *deps, size_t nd, int post,
+		    CUgraphNode *out)
+{
+	const struct kt_grev *r = b->r;
+	const struct ktrace_replay_gate *gate = b->a->gate;
+	uint32_t run = r->levels[r->nodes[i].level].run;
+	uint32_t outer = r->levels[r->nodes[r->levels[run].parent].level].run;
+	struct kt_gated_copy_params p = {
+		.counter = result_word(b, run),
+		.outer_counter = outer == KT_GRAPH_NONE ? 0 : result_word(b, outer),
+		.table = post ? gate->post_table : gate->pre_table,
+		.fired = gate->fired + (post ? 8u : 0u),
+		.fired_value = 1,
+		.iteration = b->a->gate_iteration,
+		.outer = b->a->gate_outer,
+		.n = gate->capacity,
+	};
+	void *args[1] = { &p };
+	CUDA_KERNEL_NODE_PARAMS kp;
+
+	memset(&kp, 0, sizeof(kp));
+	kp.func = gate->copy;
+	kp.gridDimX = KT_GATE_GRID;
+	kp.gridDimY = kp.gridDimZ = 1;
+	kp.blockDimX = KT_GATE_BLOCK;
+	kp.blockDimY = kp.blockDimZ = 1;
+	kp.kernelParams = args;
+	return KT_GCALL(cuGraphAddKernelNode_v2, out, g, nd ? deps : NULL, nd, &kp) ? -1 : 0;
+}
+
+/* The gated node: a gated copy, the node, a gated copy; the last stands
+ * for the node in the edges to its successors. */
+static int add_gated_kernel(struct gb *b, uint32_t i, CUgraph g, const CUgraphNode *deps, size_t nd)
+{
+	CUgraphNode pre = NULL, node = NULL;
+
+	if (b->r->levels[b->r->nodes[i].level].run == KT_GRAPH_NONE) {
+		kt_graph_failed_because("the node to replay lies in no conditional body");
+		return -1;
+	}
+	return add_gate(b, i, g, deps, nd, 0, &pre) || add_kernel(&b->r->nodes[i], g, &pre, 1, &node) ||
+	       add_gate(b, i, g, &node, 1, 1, &b->map[i]) ? -1 : 0;
+}
+
 /* ---- the walk ------------------------------------------------------------------------------ */
 
 /* Node i (of level graph g) after its dependencies, else after the level's entry. */
@@ -256,7 +305,9 @@ static int add_node(struct gb *b, uint32_t i, CUgraph g, CUgraphNode entry)
 		rc = (deps[k] = b->map[b->in_from[b->in_start[i] + k]]) ? 0 : -1;
 	if (!nd && entry)
 		deps[nd++] = entry;
-	if (!rc && n->rec.kind == KTRACE_GNODE_KERNEL)
+	if (!rc && n->rec.kind == KTRACE_GNODE_KERNEL && b->a->gate && i == b->a->gate_node)
+		rc = add_gated_kernel(b, i, g, deps, nd);
+	else if (!rc && n->rec.kind == KTRACE_GNODE_KERNEL)
 		rc = add_kernel(n, g, deps, nd, &b->map[i]);
 	else if (!rc && n->rec.kind == KTRACE_GNODE_CONDITIONAL)
 		rc = add_conditional(b, i, g, deps, nd, &b->map[i]);

@@ -15,7 +15,9 @@
  * Every field is guarded by the exec's lock; the registry
  * (graph_registry.c) keeps the exec alive while a call uses it.
  * In a replay run (KTRACE_REPLAY) a graph launch runs node by node when it
- * can (graph_replay.c), so that its kernel nodes can be confirmed.
+ * can (graph_replay.c), so that its kernel nodes can be confirmed; the one
+ * launch that holds the named kernel node of a conditional body runs
+ * ktrace's copy with gated copies around it (graph_body.c).
  * May call: the real driver (ktrace_real), the model, the hash state, the
  * records, the queue of launches in flight (graph_queue.c), the replay
  * run's node-by-node launches, the threads' ids and context cache
@@ -68,6 +70,7 @@ struct kt_gexec {
 	int dirty;                 /* node parameters set since rev */
 	uint64_t launches;
 	struct kt_ghash *hash;     /* ktrace's instrumented copy; NULL: launches run the program's exec */
+	struct kt_gbody *body;     /* a replay run's copy for the body kernel node to confirm (graph_body.c) */
 };
 
 /* ---- the mirror ------------------------------------------------------------------------ */
@@ -332,6 +335,10 @@ static void new_revision(struct kt_gexec *x, CUgraph described, uint32_t cause)
 		kt_grev_plan_regions(r, ktrace_tracer.cfg.hash);
 		if (ktrace_tracer.cfg.hash)
 			hash_revision(x, r, disabled, nd);
+		if (kt_unlikely(ktrace_tracer.cfg.replay))
+			x->body = kt_gbody_revision(x->body, r, x->id, x->launches);
+	} else {
+		x->body = kt_gbody_drop(x->body, "the exec's new revision could not be described (out of memory)");
 	}
 	free(disabled);
 	kt_grev_write_record(r, ktrace_capture_tid());
@@ -378,6 +385,7 @@ void kt_gexec_free(struct kt_gexec *x)
 		return;
 	began = kt_graph_calls_begin(&mode);
 	kt_ghash_release(x->hash);
+	kt_gbody_free(x->body);
 	if (x->mirror)
 		KT_REAL(cuGraphDestroy, x->mirror);
 	kt_graph_calls_end(&mode, began);
@@ -456,6 +464,7 @@ static void not_followed(struct kt_gexec *x)
 	x->unfollowed = 1;
 	kt_ghash_release(x->hash);
 	x->hash = NULL;
+	x->body = kt_gbody_drop(x->body, "node parameters set on the exec could not be followed by ktrace's copy");
 	if (x->noted == KTRACE_GRAPH_UNTRACED_DRIVER)
 		return;
 	x->noted = KTRACE_GRAPH_UNTRACED_DRIVER;
@@ -508,6 +517,7 @@ void kt_gexec_context_destroyed(struct kt_gexec *x, CUcontext ctx)
 		kt_ghash_release(x->hash);
 		x->hash = NULL;
 	}
+	x->body = kt_gbody_context_gone(x->body, ctx);
 	pthread_mutex_unlock(&x->lock);
 }
 
@@ -627,6 +637,13 @@ CUresult kt_gexec_launch(struct kt_gexec *x, CUstream s, void *realp, void *ctx)
 	if (atomic_load_explicit(&ktrace_tracer.paused, memory_order_relaxed)) {
 		ktrace_writer_count(ktrace_tracer.writer, KTRACE_CTR_LAUNCHES_PAUSED, l.rev->nrec);
 		res = real(x->handle, ctx);
+	} else if (kt_unlikely(ktrace_tracer.cfg.replay) && kt_gbody_target(x->id, l.launch)) {
+		/* a replay run's graph launch holding the body kernel node to confirm */
+		res = kt_gbody_launch(x->body, l.rev, x->handle, s, real, ctx, l.seq);
+		kt_gbody_free(x->body); /* one launch is named */
+		x->body = NULL;
+		l.result = res;
+		kt_glaunch_write(&l);
 	} else if (ktrace_tracer.cfg.hash && launch_hashed(x, &l, s, real, ctx, &res)) {
 		l.rev = NULL; /* the queue holds it now */
 	} else {

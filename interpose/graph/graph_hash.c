@@ -349,7 +349,8 @@ static int instrument(struct build *b, CUgraph mirror)
 	if (!b->map || !b->level_graph)
 		goto out;
 	if (r->ncond) { /* the driver clones no graph of conditional nodes: built */
-		struct kt_gbuild_area area = { b->h->area, r->scratch_words, r->counters_off, r->ring, b->advance };
+		struct kt_gbuild_area area = { b->h->area, r->scratch_words, r->counters_off, r->ring, b->advance,
+					       NULL, KT_GRAPH_NONE, 0, 0 };
 
 		rc = kt_gbuild(r, &area, &b->g, b->map, b->level_graph);
 	} else if (KT_GCALL(cuGraphClone, &b->g, mirror)) {

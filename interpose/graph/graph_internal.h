@@ -18,6 +18,8 @@
  *   graph_cond.c      conditional handles and nodes as the program made them
  *   graph_build.c     ktrace's copy of a graph built node by node from a revision
  *                     (graphs of conditional nodes, which the driver does not clone)
+ *   graph_body.c      a replay run's copy of the graph holding the body kernel
+ *                     node to confirm, gated copies around it, and its launch
  *
  * Not a public header: the rest of the library reaches graph/ through the
  * hook table, the services table and, the lifecycle, graph.h.
@@ -33,7 +35,10 @@
 
 #include "format/ktrace_format.h"
 #include "interpose/model/param_scan.h"
+#include "interpose/driver/hooks.h"
 #include "interpose/model/tracer.h"
+
+struct ktrace_replay_gate;
 
 #define KT_GRAPH_MAX_NODES 65536u     /* per revision, child graphs' nodes included */
 #define KT_GRAPH_MAX_EDGES (1u << 22) /* per revision, after child graphs are expanded */
@@ -167,6 +172,10 @@ struct kt_gbuild_area {
 	uint64_t counters_off;          /* result words: the run counters, then the outer rings */
 	uint32_t ring;
 	CUfunction advance;             /* ktrace_cond_advance */
+	/* a replay run's gated copies around one kernel node of a body (gate NULL: none) */
+	const struct ktrace_replay_gate *gate;
+	uint32_t gate_node;             /* the node's index */
+	uint32_t gate_iteration, gate_outer;   /* the body's run, the enclosing body's (KT_GATE_ANY) */
 };
 /* Build ktrace's copy of revision r node by node into *g (each node's
  * node in the copy into map[], each level's graph into level_graph[]): the
@@ -221,6 +230,51 @@ const char *kt_grev_node_by_node_why(const struct kt_grev *r) KTRACE_HIDDEN;
  * the launch path, copies and memsets through the driver.  The first
  * failure's result, else CUDA_SUCCESS. */
 CUresult kt_grev_run_node_by_node(const struct kt_grev *r, CUstream s) KTRACE_HIDDEN;
+
+/* A kernel node as a launch of its kernel (the parameters through the
+ * kernel's layout as kernelParams, or as one buffer when the layout is
+ * unknown; thread-block clusters through cuLaunchKernelEx): a and what it
+ * points to, valid while the node's revision and this struct live. */
+struct kt_gnode_call {
+	struct ktrace_launch_args a;
+	void **params;
+	size_t size;
+	void *extra[5];
+	CUlaunchAttribute attr;
+	CUlaunchConfig cfg;
+};
+/* 0, or -1 out of memory.  Free with kt_gnode_call_free. */
+int kt_gnode_call_init(struct kt_gnode_call *c, const struct kt_gnode *n, CUstream s) KTRACE_HIDDEN;
+void kt_gnode_call_free(struct kt_gnode_call *c) KTRACE_HIDDEN;
+/* Such a launch through the real driver (a ktrace_real_launch_fn). */
+CUresult kt_gnode_real_launch(const struct ktrace_launch_args *a, void *ctx) KTRACE_HIDDEN;
+
+/* ---- graph_body.c --------------------------------------------------------------- */
+
+struct kt_gbody;
+/* A replay run: is launch `launch` of exec exec_id the one KTRACE_REPLAY
+ * names for a kernel node inside a conditional body? */
+int kt_gbody_target(uint64_t exec_id, uint64_t launch) KTRACE_HIDDEN;
+/* A new revision r of exec exec_id, launched `launches` times so far: old
+ * freed, and when that exec's named launch is still to come, ktrace's copy
+ * of r with the gated copies around the node (or why there is none);
+ * else NULL.  With the graph calls begun. */
+struct kt_gbody *kt_gbody_revision(struct kt_gbody *old, const struct kt_grev *r, uint64_t exec_id,
+				   uint64_t launches) KTRACE_HIDDEN;
+void kt_gbody_free(struct kt_gbody *b) KTRACE_HIDDEN;
+/* b's copy can no longer run what the exec runs (node parameters set on
+ * the exec that it cannot follow, a revision not described): dropped, why
+ * (static text) kept for the launch's NOTE (NULL stays NULL). */
+struct kt_gbody *kt_gbody_drop(struct kt_gbody *b, const char *why) KTRACE_HIDDEN;
+/* Context ctx is being destroyed: b forgotten (NULL) when it lived there, else b. */
+struct kt_gbody *kt_gbody_context_gone(struct kt_gbody *b, CUcontext ctx) KTRACE_HIDDEN;
+/* The named launch (its first launch_seq seq) of r's exec: b's copy
+ * launched through real(exec, ctx) on s and the node confirmed from its
+ * gated copies (replay/ through the services table); the program's exec
+ * through real when there is no copy (a NOTE or the verdict says why).
+ * Returns the launch's result. */
+CUresult kt_gbody_launch(struct kt_gbody *b, const struct kt_grev *r, CUgraphExec program_exec, CUstream s,
+			 ktrace_real_graph_launch_fn real, void *ctx, uint64_t seq) KTRACE_HIDDEN;
 
 /* ---- graph_cond.c ---------------------------------------------------------------- */
 

@@ -97,7 +97,7 @@ const char *kt_grev_node_by_node_why(const struct kt_grev *r)
 	return NULL;
 }
 
-static CUresult real_kernel(const struct ktrace_launch_args *a, void *ctx)
+CUresult kt_gnode_real_launch(const struct ktrace_launch_args *a, void *ctx)
 {
 	(void)ctx;
 	if (a->config)
@@ -128,39 +128,53 @@ static void cluster_config(const struct kt_gnode *n, struct ktrace_launch_args *
 	a->config = cfg;
 }
 
-/* Kernel node n as a launch of its kernel on s: its parameters one by one
- * through the kernel's layout (kernelParams), or as one buffer (extra)
- * when the layout is unknown. */
+int kt_gnode_call_init(struct kt_gnode_call *c, const struct kt_gnode *n, CUstream s)
+{
+	const struct ktrace_param_layout *l = n->layout;
+
+	memset(c, 0, sizeof(*c));
+	c->size = n->rec.param_bytes_len;
+	c->a.api = KTRACE_API_LAUNCH_KERNEL;
+	c->a.f = (CUfunction)(uintptr_t)n->func;
+	memcpy(c->a.grid, n->rec.grid, sizeof(c->a.grid));
+	memcpy(c->a.block, n->rec.block, sizeof(c->a.block));
+	c->a.shared_mem = n->rec.shared_mem;
+	c->a.stream = s;
+	if (n->rec.cluster[0] > 1 || n->rec.cluster[1] > 1 || n->rec.cluster[2] > 1)
+		cluster_config(n, &c->a, &c->cfg, &c->attr);
+	if (l && l->nparams) {
+		if (!(c->params = calloc(l->nparams, sizeof(*c->params))))
+			return -1;
+		for (uint32_t i = 0; i < l->nparams; i++)
+			c->params[i] = n->params + l->offset[i];
+		c->a.kernel_params = c->params;
+	} else if (c->size) {
+		c->extra[0] = CU_LAUNCH_PARAM_BUFFER_POINTER;
+		c->extra[1] = n->params;
+		c->extra[2] = CU_LAUNCH_PARAM_BUFFER_SIZE;
+		c->extra[3] = &c->size;
+		c->extra[4] = CU_LAUNCH_PARAM_END;
+		c->a.extra = c->extra;
+	}
+	return 0;
+}
+
+void kt_gnode_call_free(struct kt_gnode_call *c)
+{
+	free(c->params);
+	c->params = NULL;
+}
+
+/* Kernel node n as a launch of its kernel on s through the launch path. */
 static CUresult run_kernel(const struct kt_gnode *n, CUstream s)
 {
-	size_t size = n->rec.param_bytes_len;
-	void *extra[] = { CU_LAUNCH_PARAM_BUFFER_POINTER, n->params, CU_LAUNCH_PARAM_BUFFER_SIZE, &size,
-			  CU_LAUNCH_PARAM_END };
-	const struct ktrace_param_layout *l = n->layout;
-	void **params = l && l->nparams ? calloc(l->nparams, sizeof(*params)) : NULL;
-	struct ktrace_launch_args a;
-	CUlaunchAttribute attr;
-	CUlaunchConfig cfg;
+	struct kt_gnode_call c;
 	CUresult res;
 
-	memset(&a, 0, sizeof(a));
-	a.api = KTRACE_API_LAUNCH_KERNEL;
-	a.f = (CUfunction)(uintptr_t)n->func;
-	memcpy(a.grid, n->rec.grid, sizeof(a.grid));
-	memcpy(a.block, n->rec.block, sizeof(a.block));
-	a.shared_mem = n->rec.shared_mem;
-	a.stream = s;
-	if (n->rec.cluster[0] > 1 || n->rec.cluster[1] > 1 || n->rec.cluster[2] > 1)
-		cluster_config(n, &a, &cfg, &attr);
-	if (params) {
-		for (uint32_t i = 0; i < l->nparams; i++)
-			params[i] = n->params + l->offset[i];
-		a.kernel_params = params;
-	} else if (size) {
-		a.extra = extra;
-	}
-	res = ktrace_hooks.launch(&a, real_kernel, NULL);
-	free(params);
+	if (kt_gnode_call_init(&c, n, s))
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	res = ktrace_hooks.launch(&c.a, kt_gnode_real_launch, NULL);
+	kt_gnode_call_free(&c);
 	return res;
 }
 

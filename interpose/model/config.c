@@ -284,6 +284,13 @@ void ktrace_config_describe(const struct ktrace_config *c, char *buf, size_t len
 			used = strlen(buf);
 			snprintf(buf + used, len - used, ",rank=%d", (int)c->replay_spec->rank);
 		}
+		if (c->replay_spec->body) {
+			used = strlen(buf);
+			snprintf(buf + used, len - used, ",graph_exec=%llu,graph_launch=%llu,node=%u,iteration=%u",
+				 (unsigned long long)c->replay_spec->graph_exec,
+				 (unsigned long long)c->replay_spec->graph_launch, c->replay_spec->node,
+				 c->replay_spec->iteration);
+		}
 	}
 	if (c->pystack_spec) {
 		size_t used = strlen(buf);

@@ -1,7 +1,8 @@
 /* interpose/model/replay_spec.c: the KTRACE_REPLAY spec.
  *
  * Owns parsing of "kernel=<mangled>,occurrence=<N>,runs=<K>,budget=<size>
- * [,host_budget=<size>][,rank=<R>]" (replay_spec.h), for the configuration (config.c).
+ * [,host_budget=<size>][,rank=<R>][,graph_exec=<E>,graph_launch=<L>,node=<N>,iteration=<I>[,outer=<O>]]"
+ * (replay_spec.h), for the configuration (config.c).
  * The value is untrusted: it is checked completely and quoted with
  * non-printable bytes escaped in errors.  May call: common/value_parse.h.
  */
@@ -38,7 +39,9 @@ static void quote(const char *v, size_t n, char *buf, size_t len)
 	buf[o] = '\0';
 }
 
-#define SPEC_FORM "kernel=NAME[,occurrence=N][,runs=K][,budget=SIZE][,host_budget=SIZE][,rank=R]"
+#define SPEC_FORM \
+	"kernel=NAME[,occurrence=N][,runs=K][,budget=SIZE][,host_budget=SIZE][,rank=R]" \
+	"[,graph_exec=E,graph_launch=L,node=N,iteration=I[,outer=O]]"
 
 /* "KTRACE_REPLAY: <subject> '<value>': <why>" into err; returns -1. */
 static int fail(char *err, size_t errlen, const char *subject, const char *v, size_t n, const char *why)
@@ -68,8 +71,14 @@ static int parse_uint(const char *s, uint64_t *out)
 	return 0;
 }
 
-enum key { K_KERNEL, K_OCCURRENCE, K_RUNS, K_BUDGET, K_HOST_BUDGET, K_RANK, K_COUNT };
-static const char *const key_names[K_COUNT] = { "kernel", "occurrence", "runs", "budget", "host_budget", "rank" };
+enum key {
+	K_KERNEL, K_OCCURRENCE, K_RUNS, K_BUDGET, K_HOST_BUDGET, K_RANK,
+	K_GRAPH_EXEC, K_GRAPH_LAUNCH, K_NODE, K_ITERATION, K_OUTER, K_COUNT
+};
+static const char *const key_names[K_COUNT] = { "kernel", "occurrence", "runs", "budget", "host_budget", "rank",
+						 "graph_exec", "graph_launch", "node", "iteration", "outer" };
+/* The keys that name a kernel node inside a conditional body: all or none. */
+#define BODY_KEYS ((1u << K_GRAPH_EXEC) | (1u << K_GRAPH_LAUNCH) | (1u << K_NODE) | (1u << K_ITERATION))
 
 static int parse_budget(uint64_t *out, const char *key, const char *v, char *err, size_t errlen)
 {
@@ -78,6 +87,34 @@ static int parse_budget(uint64_t *out, const char *key, const char *v, char *err
 	if (ktrace_parse_size(v, out, why, sizeof(why)) == 0 && *out)
 		return 0;
 	return fail(err, errlen, key, v, strlen(v), why[0] ? why : "must not be 0");
+}
+
+/* A key naming a kernel node inside a conditional body. */
+static int apply_body(struct ktrace_replay_spec *s, enum key k, const char *v, char *err, size_t errlen)
+{
+	uint64_t n;
+
+	if (parse_uint(v, &n))
+		return fail(err, errlen, key_names[k], v, strlen(v), "expected a number (0: the first)");
+	switch (k) {
+	case K_GRAPH_EXEC:
+		s->graph_exec = n;
+		return 0;
+	case K_GRAPH_LAUNCH:
+		s->graph_launch = n;
+		return 0;
+	default:
+		break;
+	}
+	if (n >= UINT32_MAX)
+		return fail(err, errlen, key_names[k], v, strlen(v), "too large (at most 4294967294)");
+	if (k == K_NODE)
+		s->node = (uint32_t)n;
+	else if (k == K_ITERATION)
+		s->iteration = (uint32_t)n;
+	else
+		s->outer = (uint32_t)n;
+	return 0;
 }
 
 /* One "key=value" field (key and value NUL-terminated, separately). */
@@ -107,7 +144,7 @@ static int apply(struct ktrace_replay_spec *s, enum key k, const char *v, char *
 		s->rank = (int32_t)n;
 		return 0;
 	default:
-		return -1;
+		return apply_body(s, k, v, err, errlen);
 	}
 }
 
@@ -139,13 +176,15 @@ static int parse_field(struct ktrace_replay_spec *s, const char *f, size_t n, un
 		return apply(s, (enum key)k, eq + 1, err, errlen);
 	}
 	return fail(err, errlen, "key", buf, strlen(buf),
-		    "unknown (keys: kernel, occurrence, runs, budget, host_budget, rank)");
+		    "unknown (keys: kernel, occurrence, runs, budget, host_budget, rank, graph_exec, graph_launch, "
+		    "node, iteration, outer)");
 }
 
 int ktrace_replay_spec_parse(const char *str, struct ktrace_replay_spec *out, char *err, size_t errlen)
 {
 	struct ktrace_replay_spec s = { .runs = KTRACE_REPLAY_RUNS_DEFAULT,
-					.budget = KTRACE_REPLAY_BUDGET_DEFAULT, .rank = -1 };
+					.budget = KTRACE_REPLAY_BUDGET_DEFAULT, .rank = -1,
+					.outer = KTRACE_REPLAY_NO_OUTER };
 	unsigned seen = 0;
 	const char *p = str;
 
@@ -166,6 +205,13 @@ int ktrace_replay_spec_parse(const char *str, struct ktrace_replay_spec *out, ch
 	}
 	if (!s.kernel)
 		return fail(err, errlen, "value", str, strlen(str), "no kernel=NAME (expected " SPEC_FORM ")");
+	s.body = (seen & BODY_KEYS) == BODY_KEYS;
+	if ((seen & (BODY_KEYS | (1u << K_OUTER))) && !s.body) {
+		ktrace_replay_spec_free(&s);
+		return fail(err, errlen, "value", str, strlen(str),
+			    "graph_exec, graph_launch, node and iteration name a body's kernel node together: "
+			    "one is missing");
+	}
 	*out = s;
 	return 0;
 }

@@ -24,6 +24,15 @@
  *                OMPI_COMM_WORLD_RANK, PMI_RANK, SLURM_PROCID); a process of
  *                another rank, or of none, ignores the spec and traces as
  *                without it (default: every process replays)
+ * A kernel node inside a conditional node's body of a CUDA graph (a LAUNCH
+ * with flag GRAPH_ITER) is named by its graph launch and iteration instead,
+ * all four keys together (kernel and occurrence still name it in the report):
+ *   graph_exec   the executable graph (the GRAPH record's exec_id)
+ *   graph_launch which launch of that exec, from 0 (the graph reference's launch)
+ *   node         the kernel node's index in the exec's GRAPH record
+ *   iteration    which run of its body in that graph launch, from 0
+ *   outer        the run of the enclosing body it ran in (optional; default
+ *                none: any)
  * Sizes as KTRACE_HASH_MAX: N, NK, NM, NG, NT (binary units).  Keys in any
  * order, each at most once; nothing else (no spaces). */
 #define KTRACE_REPLAY_ENV "KTRACE_REPLAY"
@@ -38,7 +47,12 @@ struct ktrace_replay_spec {
 	uint64_t budget;        /* device scratch bytes */
 	uint64_t host_budget;   /* host copy bytes */
 	int32_t rank;           /* the rank that replays; -1: any process */
+	int body;               /* graph_exec, graph_launch, node and iteration given */
+	uint64_t graph_exec, graph_launch;
+	uint32_t node, iteration;
+	uint32_t outer;         /* KTRACE_REPLAY_NO_OUTER: any */
 };
+#define KTRACE_REPLAY_NO_OUTER UINT32_MAX
 
 /* Parse a spec.  0, or -1 with one line in err naming KTRACE_REPLAY and what is
  * wrong (*out is then empty).  Free a parsed spec with ktrace_replay_spec_free. */

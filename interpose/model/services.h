@@ -30,6 +30,20 @@ struct ktrace_kernel_entry;
 struct ktrace_hash_job;
 struct ktrace_alloc_info;
 struct ktrace_gpu_sample;
+struct ktrace_replay_body;
+
+/* A replay run's gated copies around one kernel node inside a conditional
+ * body (KTRACE_REPLAY naming a graph launch and iteration, replay/replay.h):
+ * the graph module's copy of the graph holds them, the replay module fills
+ * their tables at the launch. */
+struct ktrace_replay_gate {
+	uint32_t capacity;          /* entries of each table (the rest zero: nothing copied) */
+	CUdeviceptr pre_table;      /* u64[3 * capacity]: (buffer, S, len), copied before the node */
+	CUdeviceptr post_table;     /* u64[3 * capacity]: (buffer, R0, len), copied after it */
+	CUdeviceptr fired;          /* u64[2], zero: the pre and the post copy fired */
+	CUfunction copy;            /* ktrace_gated_copy (hashkern/hashkern_abi.h) */
+	CUfunction advance;         /* ktrace_cond_advance */
+};
 
 /* The launch path's state of one launch between the replay's begin and end
  * (KTRACE_REPLAY, interpose/replay/replay.h). */
@@ -102,6 +116,23 @@ struct ktrace_services {
 			    ktrace_real_launch_fn real, void *ctx, uint64_t seq, uint64_t kernel_id);
 	CUresult (*replay_real)(const struct ktrace_launch_args *a, void *call);
 	void (*replay_end)(struct ktrace_replay_call *c);
+	/* ktrace's gated copy and run counter kernels in context ctx (loaded
+	 * once, kept).  0, or -1. */
+	int (*replay_body_kernels)(CUcontext ctx, CUfunction *copy, CUfunction *advance);
+	/* The graph launch that holds the spec's body kernel node a (its launch
+	 * alone through real, on a's stream; a and what it points to live until
+	 * body_end): the buffers it reaches, scratch for them and gate's tables
+	 * filled; *ready says whether the copy with the gate may run (else the
+	 * program's exec).  NULL only out of memory. */
+	struct ktrace_replay_body *(*replay_body_begin)(const struct ktrace_launch_args *a, ktrace_real_launch_fn real,
+							CUcontext ctx, const struct ktrace_replay_gate *gate,
+							int *ready);
+	/* After the graph launch (its first launch_seq, its result; copy_result:
+	 * the launch of ktrace's copy when it failed and the program's exec ran
+	 * instead, else CUDA_SUCCESS): the replays, the verdict written,
+	 * everything freed. */
+	void (*replay_body_end)(struct ktrace_replay_body *b, uint64_t seq, CUresult graph_result,
+				CUresult copy_result);
 
 	/* ---- the lifecycle ---- */
 	/* Register the one fork handler (idempotent; interpose/fork.c). */

@@ -19,6 +19,9 @@
  *   replay_launch.c   the launch path's side: the matcher at each traced launch,
  *                     other threads held back, the buffers a launch reaches, the
  *                     REPLAY record
+ *   replay_body.c     a kernel node inside a conditional body of a CUDA graph:
+ *                     the scratch and tables of the gated copies the graph module
+ *                     puts around it, the confirmation after the graph launch
  * The report itself (its structure, text and blob: the payload of a REPLAY
  * record) is format/'s (format/replay_report.h), so that the tools read it.
  *
@@ -159,6 +162,28 @@ CUresult ktrace_replay_confirm(const struct ktrace_replay_launch *launch,
 			       const struct ktrace_replay_opts *opts, struct ktrace_replay_report *report)
 	KTRACE_REPLAY_HIDDEN;
 
+/* A launch that already ran inside a CUDA graph (a kernel node of a
+ * conditional body: interpose/graph/), whose inputs S and result R0 ktrace's
+ * gated copies took into device scratch the caller owns, one of each per
+ * buffer, scratch_bytes in all (counted against the budget). */
+struct ktrace_replay_taken {
+	const CUdeviceptr *input;   /* S */
+	const CUdeviceptr *result;  /* R0 */
+	uint64_t scratch_bytes;
+	CUresult launch_result;     /* the graph launch's */
+};
+
+/* Confirm such a launch: the buffers as the graph launch left them (L) are
+ * copied aside, R0 is digested, K replays run launch->fn (the kernel alone,
+ * never the program's launch) from S and are compared with R0 as by
+ * ktrace_replay_confirm, and L goes back, so the program continues exactly
+ * as after its graph launch.  The same report, outcomes and failures; the
+ * caller's S and R0 are not freed. */
+void ktrace_replay_confirm_taken(const struct ktrace_replay_launch *launch,
+				 const struct ktrace_replay_buffer *bufs, uint32_t nbufs,
+				 const struct ktrace_replay_opts *opts, const struct ktrace_replay_taken *taken,
+				 struct ktrace_replay_report *report) KTRACE_REPLAY_HIDDEN;
+
 /* ---- the launch path's side (replay_launch.c) --------------------------
  *
  * With KTRACE_REPLAY set (ktrace_tracer.cfg.replay, its spec in
@@ -192,5 +217,22 @@ int ktrace_replay_launch_begin(struct ktrace_replay_call *c, const struct ktrace
 CUresult ktrace_replay_launch_real(const struct ktrace_launch_args *a, void *call) KTRACE_REPLAY_HIDDEN;
 /* After the launch, whether or not it was the candidate. */
 void ktrace_replay_launch_end(struct ktrace_replay_call *c) KTRACE_REPLAY_HIDDEN;
+
+/* ---- a kernel node inside a conditional body (replay_body.c) ------------
+ *
+ * The graph module reaches these through the services table
+ * (interpose/model/services.h, replay_body_begin and replay_body_end): its
+ * graph launch holding the node KTRACE_REPLAY names (graph_exec,
+ * graph_launch, node, iteration, outer) runs ktrace's copy of the graph
+ * with gated copies around the node (hashkern/hashkern_abi.h), built with
+ * the kernels replay_body_kernels loads.  The REPLAY
+ * record of such a node carries the graph launch's first launch_seq and the
+ * report's iteration (body set). */
+int ktrace_replay_body_kernels(CUcontext ctx, CUfunction *copy, CUfunction *advance) KTRACE_REPLAY_HIDDEN;
+struct ktrace_replay_body *ktrace_replay_body_begin(const struct ktrace_launch_args *a, ktrace_real_launch_fn real,
+						    CUcontext ctx, const struct ktrace_replay_gate *gate, int *ready)
+	KTRACE_REPLAY_HIDDEN;
+void ktrace_replay_body_end(struct ktrace_replay_body *b, uint64_t seq, CUresult graph_result, CUresult copy_result)
+	KTRACE_REPLAY_HIDDEN;
 
 #endif

@@ -4,4 +4,4 @@
 # format/replay_report.c).
 LIB_SRCS += interpose/replay/replay_match.c interpose/replay/replay_confirm.c \
 	interpose/replay/replay_snapshot.c interpose/replay/replay_diff.c \
-	interpose/replay/replay_launch.c
+	interpose/replay/replay_launch.c interpose/replay/replay_body.c

@@ -7,6 +7,9 @@
  * failure stops the sequence where it is: the program's launch still happens
  * exactly once, R0 goes back if a replay touched the buffers, every copy is
  * freed, and the outcome is NOT_REPLAYABLE with the reason.
+ * Also ktrace_replay_confirm_taken(): the same replays and verdict for a
+ * launch that ran inside a graph, from the inputs and result ktrace's gated
+ * copies took there.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -105,13 +108,15 @@ static int state_alloc(struct rp_state *s)
 	s->stage_len = largest < RP_STAGE_MAX ? (size_t)((largest + 7) & ~7ull) : RP_STAGE_MAX;
 	s->input = calloc(s->n, sizeof(*s->input));
 	s->result = calloc(s->n, sizeof(*s->result));
+	s->later = calloc(s->n, sizeof(*s->later));
+	s->final = s->result;
 	s->r0_digest = calloc(s->n, sizeof(uint64_t));
 	s->cur_digest = calloc(s->n, sizeof(uint64_t));
 	s->distinct = calloc((size_t)s->n * (s->runs + 1), sizeof(uint64_t));
 	s->stage_a = malloc(s->stage_len);
 	s->stage_b = malloc(s->stage_len);
-	if (s->input && s->result && s->r0_digest && s->cur_digest && s->distinct && s->stage_a && s->stage_b &&
-	    s->report->buffers)
+	if (s->input && s->result && s->later && s->r0_digest && s->cur_digest && s->distinct && s->stage_a &&
+	    s->stage_b && s->report->buffers)
 		return 0;
 	rp_fail(s, KTRACE_REPLAY_OUT_OF_MEMORY, CUDA_SUCCESS, "no host memory for the confirmation's state");
 	return -1;
@@ -119,10 +124,14 @@ static int state_alloc(struct rp_state *s)
 
 static void state_free(struct rp_state *s)
 {
-	rp_copies_release(s, s->input);
-	rp_copies_release(s, s->result);
+	if (!s->borrowed) {
+		rp_copies_release(s, s->input);
+		rp_copies_release(s, s->result);
+	}
+	rp_copies_release(s, s->later);
 	free(s->input);
 	free(s->result);
+	free(s->later);
 	free(s->r0_digest);
 	free(s->cur_digest);
 	free(s->distinct);
@@ -224,8 +233,9 @@ static void replays(struct rp_state *s)
 	}
 }
 
-/* Put R0 back where a replay touched the buffers.  A failure here outranks
- * any earlier one: the program's results are no longer its own. */
+/* Put R0 (a graph's launch: L) back where a replay touched the buffers.  A
+ * failure here outranks any earlier one: the program's results are no
+ * longer its own. */
 static void restore_result(struct rp_state *s)
 {
 	struct ktrace_replay_report *r = s->report;
@@ -236,7 +246,7 @@ static void restore_result(struct rp_state *s)
 	if (!s->buffers_touched)
 		return;
 	r->reason = KTRACE_REPLAY_OK;   /* let the restore's own failure be recorded */
-	if (rp_copies_restore(s, s->result) == 0) {
+	if (rp_copies_restore(s, s->final) == 0) {
 		res = KT_REAL(cuCtxSynchronize);
 		if (res == CUDA_SUCCESS) {
 			r->reason = earlier;
@@ -248,6 +258,18 @@ static void restore_result(struct rp_state *s)
 		memcpy(why, r->detail, sizeof(why));
 	}
 	rp_fail(s, KTRACE_REPLAY_RESTORE_FAILED, res, "the launch's result could not be put back: %.150s", why);
+}
+
+/* R0's digests (live in the buffers) the first distinct result, the
+ * replays, the final contents put back. */
+static void replays_from_r0(struct rp_state *s)
+{
+	memcpy(s->distinct, s->r0_digest, s->n * sizeof(uint64_t));
+	s->ndistinct = 1;
+	for (uint32_t i = 0; i < s->n; i++)
+		s->report->buffers[i].digest_r0 = s->r0_digest[i];
+	replays(s);
+	restore_result(s);
 }
 
 /* After the checks: the whole sequence.  Returns the program's CUresult. */
@@ -265,12 +287,7 @@ static CUresult run(struct rp_state *s)
 	if (sync_ctx(s, "after the program's launch") || rp_copies_take(s, s->result) ||
 	    rp_digest_all(s, s->r0_digest))
 		return res;
-	memcpy(s->distinct, s->r0_digest, s->n * sizeof(uint64_t));
-	s->ndistinct = 1;
-	for (uint32_t i = 0; i < s->n; i++)
-		s->report->buffers[i].digest_r0 = s->r0_digest[i];
-	replays(s);
-	restore_result(s);
+	replays_from_r0(s);
 	return res;
 }
 
@@ -299,6 +316,27 @@ static void leave(int pushed, CUstreamCaptureMode mode, int mode_set)
 		KT_REAL(cuCtxPopCurrent_v2, &popped);
 }
 
+/* The state's options and a fresh report. */
+static void begin(struct rp_state *s, const struct ktrace_replay_opts *opts)
+{
+	s->runs = opts && opts->runs ? opts->runs : KTRACE_REPLAY_RUNS_DEFAULT;
+	s->runs = s->runs > KTRACE_REPLAY_RUNS_MAX ? KTRACE_REPLAY_RUNS_MAX : s->runs;
+	s->budget = opts && opts->budget ? opts->budget : KTRACE_REPLAY_BUDGET_DEFAULT;
+	s->host_budget = opts && opts->host_budget ? opts->host_budget : half_physical_memory();
+	report_init(s->report, s->launch, s->bufs, s->n, s->runs);
+}
+
+/* The verdict. */
+static void finish(struct rp_state *s, uint64_t t0)
+{
+	struct ktrace_replay_report *report = s->report;
+
+	report->distinct = s->ndistinct;
+	if (report->reason == KTRACE_REPLAY_OK)
+		report->outcome = s->ndistinct > 1 ? KTRACE_REPLAY_CONFIRMED : KTRACE_REPLAY_NOT_REPRODUCED;
+	report->total_ns = ktrace_now_ns() - t0;
+}
+
 CUresult ktrace_replay_confirm(const struct ktrace_replay_launch *launch,
 			       const struct ktrace_replay_buffer *bufs, uint32_t nbufs,
 			       const struct ktrace_replay_opts *opts, struct ktrace_replay_report *report)
@@ -309,11 +347,7 @@ CUresult ktrace_replay_confirm(const struct ktrace_replay_launch *launch,
 	int pushed, mode_set;
 	CUresult res;
 
-	s.runs = opts && opts->runs ? opts->runs : KTRACE_REPLAY_RUNS_DEFAULT;
-	s.runs = s.runs > KTRACE_REPLAY_RUNS_MAX ? KTRACE_REPLAY_RUNS_MAX : s.runs;
-	s.budget = opts && opts->budget ? opts->budget : KTRACE_REPLAY_BUDGET_DEFAULT;
-	s.host_budget = opts && opts->host_budget ? opts->host_budget : half_physical_memory();
-	report_init(report, launch, bufs, nbufs, s.runs);
+	begin(&s, opts);
 	enter(&s, &pushed, &mode, &mode_set);
 	if (precheck(&s)) {
 		res = program_launch(&s);
@@ -322,9 +356,51 @@ CUresult ktrace_replay_confirm(const struct ktrace_replay_launch *launch,
 		state_free(&s);
 	}
 	leave(pushed, mode, mode_set);
-	report->distinct = s.ndistinct;
-	if (report->reason == KTRACE_REPLAY_OK)
-		report->outcome = s.ndistinct > 1 ? KTRACE_REPLAY_CONFIRMED : KTRACE_REPLAY_NOT_REPRODUCED;
-	report->total_ns = ktrace_now_ns() - t0;
+	finish(&s, t0);
 	return res;
+}
+
+/* A graph's launch: S and R0 are the caller's; L taken now, R0 digested
+ * live, the replays, L put back. */
+static void run_taken(struct rp_state *s, const struct ktrace_replay_taken *t)
+{
+	s->report->launch_result = (int32_t)t->launch_result;
+	s->report->bytes_device = t->scratch_bytes;
+	if (state_alloc(s))
+		return;
+	s->borrowed = 1;
+	for (uint32_t i = 0; i < s->n; i++) {
+		s->input[i] = (struct rp_copy){ .place = KTRACE_REPLAY_PLACE_DEVICE, .dev = t->input[i] };
+		s->result[i] = (struct rp_copy){ .place = KTRACE_REPLAY_PLACE_DEVICE, .dev = t->result[i] };
+		s->report->buffers[i].place = KTRACE_REPLAY_PLACE_DEVICE;
+	}
+	s->final = s->later;
+	if (sync_ctx(s, "after the graph launch") || rp_copies_take(s, s->later))
+		return;
+	s->buffers_touched = 1;
+	if (rp_copies_restore(s, s->result) || sync_ctx(s, "after restoring the result") ||
+	    rp_digest_all(s, s->r0_digest)) {
+		restore_result(s);
+		return;
+	}
+	replays_from_r0(s);
+}
+
+void ktrace_replay_confirm_taken(const struct ktrace_replay_launch *launch,
+				 const struct ktrace_replay_buffer *bufs, uint32_t nbufs,
+				 const struct ktrace_replay_opts *opts, const struct ktrace_replay_taken *taken,
+				 struct ktrace_replay_report *report)
+{
+	struct rp_state s = { .launch = launch, .bufs = bufs, .n = nbufs, .report = report };
+	uint64_t t0 = ktrace_now_ns();
+	CUstreamCaptureMode mode;
+	int pushed, mode_set;
+
+	begin(&s, opts);
+	enter(&s, &pushed, &mode, &mode_set);
+	if (precheck(&s) == 0)
+		run_taken(&s, taken);
+	state_free(&s);
+	leave(pushed, mode, mode_set);
+	finish(&s, t0);
 }

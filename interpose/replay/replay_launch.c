@@ -7,7 +7,9 @@
  * scanned for pointers into tracked allocations, each allocation taken whole
  * and once, names and element types from the kernel's metadata), the
  * confirmation itself (replay_confirm.c) around the program's real launch,
- * and the verdict: a REPLAY record, a NOTE record and one line on stderr.
+ * and the verdict: a REPLAY record, a NOTE record and one line on stderr
+ * (the finding of the buffers, the gate and the verdict also for a body's
+ * kernel node, replay_body.c).
  * Everything here runs only in such runs; the candidate's work runs once.
  * Calls the registry through the services table (kernel entries, parameter
  * names from module metadata), the parameter scan, the allocation map, meta/
@@ -29,7 +31,7 @@
 #include "interpose/model/param_scan.h"
 #include "interpose/model/services.h"
 #include "interpose/model/tracer.h"
-#include "interpose/replay/replay.h"
+#include "interpose/replay/replay_internal.h"
 #include "meta/kernel_meta.h"
 
 /* ---- the matcher and the gate ---------------------------------------------- */
@@ -119,6 +121,10 @@ int ktrace_replay_launch_begin(struct ktrace_replay_call *c, const struct ktrace
 	if (atomic_load_explicit(&rs.done, memory_order_acquire))
 		return 0;
 	pthread_once(&rs.once, state_init);
+	if (ktrace_tracer.cfg.replay_spec && ktrace_tracer.cfg.replay_spec->body) {
+		enter_gate(c); /* the candidate is a graph's body node (replay_body.c) */
+		return 0;
+	}
 	tok = launch_token((uint64_t)(uintptr_t)a->f);
 	if (!ktrace_replay_match(&rs.matcher, tok, tok == &name_token ? rs.matcher.kernel : NULL) ||
 	    rs.owner_pid != (int)getpid()) {
@@ -145,14 +151,7 @@ void ktrace_replay_launch_end(struct ktrace_replay_call *c)
 
 /* ---- the buffers the candidate can reach ------------------------------------ */
 
-/* Names and recovered types of a kernel's parameters, by ordinal (malloc'd
- * strings, NULL when unknown). */
-struct param_names {
-	uint32_t n;
-	char **name, **type;
-};
-
-static void param_names_free(struct param_names *p)
+static void param_names_free(struct rp_param_names *p)
 {
 	for (uint32_t i = 0; i < p->n; i++) {
 		free(p->name[i]);
@@ -165,7 +164,7 @@ static void param_names_free(struct param_names *p)
 
 /* As the KERNEL record names them: the metadata's names and types, else
  * "argN" with the types of the Itanium-mangled name when it has them. */
-static void param_names_get(struct ktrace_kernel_entry *e, struct param_names *p)
+static void param_names_get(struct ktrace_kernel_entry *e, struct rp_param_names *p)
 {
 	uint32_t n = e->layout ? e->layout->nparams : 0;
 
@@ -195,13 +194,7 @@ static void param_names_get(struct ktrace_kernel_entry *e, struct param_names *p
 	}
 }
 
-struct reach {
-	struct ktrace_replay_buffer *v;
-	uint32_t n;
-	struct param_names names;
-};
-
-static void reach_free(struct reach *r)
+void rp_reach_free(struct rp_reach *r)
 {
 	free(r->v);
 	param_names_free(&r->names);
@@ -211,7 +204,7 @@ static void reach_free(struct reach *r)
 /* Add the allocation of one pointer region, unless a region before it
  * already added that allocation or it lies in none (a typed pointer the
  * allocation map does not know: nothing ktrace could copy). */
-static void reach_add(struct reach *r, const struct ktrace_region *g, const struct ktrace_alloc_info *al)
+static void reach_add(struct rp_reach *r, const struct ktrace_region *g, const struct ktrace_alloc_info *al)
 {
 	uint32_t ord = g->ordinal;
 
@@ -230,9 +223,7 @@ static void reach_add(struct reach *r, const struct ktrace_region *g, const stru
 	r->n++;
 }
 
-/* Every tracked allocation a pointer word of the launch's parameters lands
- * in, in parameter order.  0, or -1 out of memory. */
-static int reach_find(struct reach *r, const struct ktrace_launch_args *a, struct ktrace_kernel_entry *e)
+int rp_reach_find(struct rp_reach *r, const struct ktrace_launch_args *a, struct ktrace_kernel_entry *e)
 {
 	const struct ktrace_param_layout *l = e ? e->layout : NULL;
 	uint8_t *params = malloc(KTRACE_PARAM_MAX_BYTES);
@@ -269,11 +260,11 @@ static CUresult program_launch(void *arg)
 }
 
 /* The verdict as a REPLAY record (the report blob) for the launch. */
-static void write_replay_record(struct ktrace_writer *w, const struct ktrace_replay_call *c,
+static void write_replay_record(struct ktrace_writer *w, uint64_t seq, uint64_t kernel_id,
 				const struct ktrace_replay_report *rep)
 {
 	size_t blen = ktrace_replay_report_serialize(rep, NULL, 0), size;
-	struct ktrace_rec_replay rec = { .launch_seq = c->seq, .kernel_id = c->kernel_id };
+	struct ktrace_rec_replay rec = { .launch_seq = seq, .kernel_id = kernel_id };
 	uint8_t *blob = malloc(blen);
 	void *buf = NULL;
 
@@ -321,6 +312,35 @@ static void write_replay_note(struct ktrace_writer *w, const struct ktrace_repla
 	free(line);
 }
 
+void rp_write_verdict(uint64_t seq, uint64_t kernel_id, const struct ktrace_replay_report *rep)
+{
+	struct ktrace_writer *w = ktrace_tracer.writer;
+
+	if (w && !atomic_load(&ktrace_tracer.ending)) {
+		write_replay_record(w, seq, kernel_id, rep);
+		write_replay_note(w, rep);
+	}
+}
+
+int rp_owner_process(void)
+{
+	pthread_once(&rs.once, state_init);
+	return rs.owner_pid == (int)getpid();
+}
+
+void rp_hold_others(void)
+{
+	pthread_once(&rs.once, state_init);
+	atomic_store(&rs.gate_pid, (int)getpid());
+	while (atomic_load(&rs.in_flight) > 0)
+		pause_briefly();
+}
+
+void rp_release_others(void)
+{
+	atomic_store(&rs.gate_pid, 0);
+}
+
 CUresult ktrace_replay_launch_real(const struct ktrace_launch_args *a, void *call)
 {
 	struct ktrace_replay_call *c = call;
@@ -335,20 +355,16 @@ CUresult ktrace_replay_launch_real(const struct ktrace_launch_args *a, void *cal
 	};
 	struct ktrace_replay_opts o = { spec->runs, spec->budget, spec->host_budget };
 	struct ktrace_replay_report rep;
-	struct reach r;
-	struct ktrace_writer *w = ktrace_tracer.writer;
+	struct rp_reach r;
 	CUresult res;
 
-	if (reach_find(&r, a, e) != 0) {
-		reach_free(&r);
+	if (rp_reach_find(&r, a, e) != 0) {
+		rp_reach_free(&r);
 		return program_launch(c); /* out of memory: no verdict */
 	}
 	res = ktrace_replay_confirm(&l, r.v, r.n, &o, &rep);
-	if (w && !atomic_load(&ktrace_tracer.ending)) {
-		write_replay_record(w, c, &rep);
-		write_replay_note(w, &rep);
-	}
+	rp_write_verdict(c->seq, c->kernel_id, &rep);
 	ktrace_replay_report_free(&rep);
-	reach_free(&r);
+	rp_reach_free(&r);
 	return res;
 }

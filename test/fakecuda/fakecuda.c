@@ -72,7 +72,8 @@
  *   - examples/atomic_sum.cu's kernels scale, atomic_sum and normalize (by their mangled
  *     names: examples/atomic_sum_driver.c loads them, `make example-traces`), atomic_sum
  *     adding each bin's elements in an order that changes like fake_nondet_sum's;
- *   - ktrace's checksum kernels (ktrace_hash_r8/r32/r160, hashkern/hashkern_abi.h)
+ *   - ktrace's checksum kernels (ktrace_hash_r8/r32/r160, hashkern/hashkern_abi.h),
+ *     its run counter (ktrace_cond_advance) and its gated copy (ktrace_gated_copy)
  *     run as the real ones do, with the CPU reference digest (built with
  *     hashkern/ktrace_digest.c): a preloaded libktrace.so records real
  *     digests of the launches' buffers;
@@ -206,6 +207,7 @@ enum fake_kernel_kind {
 	FK_HOST_CALL, /* the fake NCCL's kernel: calls its host function */
 	FK_SET_COND, FK_LOOP_COND, /* cudaGraphSetConditional's fake kernels */
 	FK_COND_ADVANCE, /* ktrace's conditional body run counter */
+	FK_GATED_COPY, /* ktrace's gated copy inside a conditional body */
 };
 
 struct fake_func {
@@ -238,6 +240,7 @@ static struct fake_func funcs[] = {
 	{ "fake_set_cond", 2, { 0, 8 }, { 8, 4 }, FK_SET_COND },  /* (handle, unsigned value) */
 	{ "fake_loop_cond", 2, { 0, 8 }, { 8, 8 }, FK_LOOP_COND }, /* (handle, int *counter) */
 	{ "ktrace_cond_advance", 1, { 0 }, { 0 }, FK_COND_ADVANCE }, /* real memory only */
+	{ "ktrace_gated_copy", 1, { 0 }, { 0 }, FK_GATED_COPY },     /* real memory only */
 	{ "fake_any_kernel", 0, { 0 }, { 0 }, FK_NONE },          /* FAKECUDA_ANY_KERNEL */
 };
 #define NFUNCS (sizeof(funcs) / sizeof(funcs[0]))
@@ -473,8 +476,40 @@ static CUresult run_cond_advance(void **params)
 		p->parent ? *(const uint64_t *)(uintptr_t)p->parent : 0;
 	return CUDA_SUCCESS;
 }
+
+/* ktrace's gated copy (hashkern/hashkern_abi.h): the table copied in one run of a body. */
+static CUresult run_gated_copy(void **params)
+{
+	const struct kt_gated_copy_params *p = params[0];
+	const uint64_t *table = (const uint64_t *)(uintptr_t)p->table;
+	uint64_t outer;
+
+	if (!real_device_range(p->counter, 8) || !real_device_range(p->fired, 8) ||
+	    (p->outer_counter && !real_device_range(p->outer_counter, 8)) ||
+	    !real_device_range(p->table, (size_t)p->n * 24))
+		return CUDA_ERROR_ILLEGAL_ADDRESS;
+	outer = p->outer_counter ? *(const uint64_t *)(uintptr_t)p->outer_counter : 0;
+	if (!kt_gate_open(p, *(const uint64_t *)(uintptr_t)p->counter, outer))
+		return CUDA_SUCCESS;
+	for (uint32_t e = 0; e < p->n; e++) {
+		if (!table[3 * e + 2])
+			continue; /* an unused entry */
+		if (!real_device_range(table[3 * e], table[3 * e + 2]) ||
+		    !real_device_range(table[3 * e + 1], table[3 * e + 2]))
+			return CUDA_ERROR_ILLEGAL_ADDRESS;
+		memmove((void *)(uintptr_t)table[3 * e + 1], (const void *)(uintptr_t)table[3 * e], table[3 * e + 2]);
+	}
+	*(uint64_t *)(uintptr_t)p->fired = p->fired_value;
+	return CUDA_SUCCESS;
+}
 #else
 static CUresult run_cond_advance(void **params)
+{
+	(void)params;
+	return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+static CUresult run_gated_copy(void **params)
 {
 	(void)params;
 	return CUDA_ERROR_NOT_SUPPORTED;
@@ -553,6 +588,8 @@ static CUresult run_kernel(const struct fake_func *ff, void **params)
 		return run_hash(ff, params);
 	if (ff->kind == FK_COND_ADVANCE)
 		return run_cond_advance(params);
+	if (ff->kind == FK_GATED_COPY)
+		return run_gated_copy(params);
 	launch = nondet_order();
 	switch (ff->kind) {
 	case FK_HIDDEN_ADD_ONE:
@@ -1281,6 +1318,8 @@ int fk_func_layout(CUfunction f, unsigned *n, size_t *off, size_t *size)
 	/* ktrace's checksum kernels take one struct by value, its size by variant */
 	if (ff->kind == FK_COND_ADVANCE)
 		size[0] = sizeof(struct kt_cond_advance_params);
+	if (ff->kind == FK_GATED_COPY)
+		size[0] = sizeof(struct kt_gated_copy_params);
 	if (ff->kind == FK_HASH)
 		size[0] = strcmp(ff->name, "ktrace_hash_r8") == 0	   ? sizeof(struct kt_hash_params_r8)
 			  : strcmp(ff->name, "ktrace_hash_r32") == 0 ? sizeof(struct kt_hash_params_r32)

@@ -25,7 +25,8 @@
 #                             92..99 recorded, 84 dropped in each record
 #   graphs-cond-verdict-plant `ktrace check` names kt_g_atomic_sum (float
 #                             atomics in the body), inputs identical, with its
-#                             iteration in the report; exit 1
+#                             iteration in the report, and confirms it by
+#                             replaying that iteration of the body's node; exit 1
 #   graphs-cond-verdict-det   the deterministic variant: exit 0
 # Logs: $KT_LOGS/graphs/.
 set -u
@@ -116,12 +117,13 @@ for v in plant det; do
 	rm -rf "$d"
 	opt=()
 	mode=det
-	[ $v = plant ] && { opt=(--plant); mode=nondet; }
+	req=()
+	[ $v = plant ] && { opt=(--plant); mode=nondet; req=(--require-body-replay); }
 	timeout -k 10 300 "$kt" check --json --runs 3 --dir "$d" -- "$prog" "${opt[@]}" >"$d.json" 2>"$d.log" </dev/null
 	rc=$?
 	cp "$d.json" "$d.log" "$L/" 2>/dev/null
 	out=$(python3 "$W/graph_check.py" verdict "$mode" "$d.json" "$rc" "$d.log" kt_g_atomic_sum \
-		--trace-dir "$d" --dump "$dump" --require-graph 2>&1 | tail -n 1)
+		--trace-dir "$d" --dump "$dump" --require-graph "${req[@]}" 2>&1 | tail -n 1)
 	if [ $v = plant ] && [ "${out%% *}" = PASS ] &&
 		! python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); it=(d.get("divergences") or [{}])[0].get("iteration"); sys.exit(0 if it and "iteration" in it else 1)' "$d.json"; then
 		out="FAIL the first divergence carries no iteration: ${out#* }"

@@ -34,9 +34,11 @@
 #                                 on) is bitwise the bare runs'
 #   graphs-jaxwhile-verdict-P     `ktrace check`: the scatter programs exit
 #                                 1, the first divergence a /scatter/ kernel
-#                                 with its iteration in the body (a loop kept
-#                                 on the host: the kernel alone), inputs
-#                                 identical; jax_fori_det exits 0
+#                                 with its iteration in the body, inputs
+#                                 identical, confirmed by replaying that
+#                                 iteration of the body's node (a loop XLA
+#                                 kept on the host: the kernel's launch, no
+#                                 iteration); jax_fori_det exits 0
 # Logs: $KT_LOGS/graphs/jaxwhile.*.  Budget: about 5 minutes on an H100.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
@@ -127,11 +129,18 @@ k = d.get("kernel") or d.get("mangled") or ""
 it = d.get("iteration") or {}
 desc = f"{k[:60]} iteration {it.get('iteration')} of {it.get('iterations')} ({d.get('classification')})"
 host_loop = mode == "nondet-host"  # no WHILE node: no iteration reference to ask for
+conf = [e for c in comps if isinstance(c, dict) for e in ((c.get("confirmation") or {}).get("replayed") or [])
+        if isinstance(e, dict)]
+hit = next((e for e in conf if e.get("outcome") == "confirmed" and (host_loop or e.get("iteration") is not None)
+            and re.search("scatter", (e.get("kernel") or "") + (e.get("mangled") or ""))), None)
+said = "; ".join(f"{(e.get('kernel') or '?')[:40]}: {e.get('summary', e.get('outcome', '?'))[:120]}" for e in conf[:2])
 if rc != 1 or not re.search("scatter", k) or (it.get("iteration") is None and not host_loop) or \
         d.get("classification") != "kernel_nondeterministic":
     print(f"FAIL exit {rc}: {desc}")
+elif not hit:
+    print(f"FAIL exit {rc}: {desc}; not confirmed by replay at its iteration: {said or 'no replay'}")
 else:
-    print(f"PASS exit 1: {desc}")
+    print(f"PASS exit 1: {desc}; confirmed by replay at iteration {hit['iteration']}")
 EOF
 }
 

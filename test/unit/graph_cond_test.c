@@ -19,8 +19,12 @@
  *  - the diff finds a non-deterministic kernel inside a loop body at its
  *    iteration, two runs of a deterministic loop compare identical, and a
  *    loop that ran another number of times is a divergence of its own;
- *  - `ktrace check` names the kernel and its iteration and says why it is
- *    not replayed (a body's kernel does not run alone);
+ *  - `ktrace check` names the kernel and its iteration and confirms it by
+ *    replay: KTRACE_REPLAY names the graph launch, node and iteration, and
+ *    that run of the node is replayed alone from what gated copies took in
+ *    ktrace's copy of the graph (a deterministic node is not reproduced, a
+ *    run the loop never makes is not reached, the results stay the
+ *    program's);
  *  - the copy's handles are made again in the program's order, so that
  *    handle values (1, 2, ... per graph, as the driver numbers them) in
  *    kernel parameters name the copy's: kernel int parameters equal to a
@@ -320,22 +324,147 @@ static void test_diff_in_loop(void **state)
 	ktrace_tm_free(&b);
 }
 
-/* ktrace check names the kernel and its iteration; a body's kernel cannot
- * be replayed alone, and the report says why. */
+/* ktrace check names the kernel and its iteration, and confirms it by
+ * replaying that run of the body's kernel node alone. */
 static void test_check_loop_body(void **state)
 {
 	static char out[1 << 16];
+	char json[PATH_MAX + 16], cmd[3 * PATH_MAX + 256];
 	int st;
 
 	(void)state;
 	st = gt_check_app("while_nondet 3", out, sizeof out);
 	if (st != 1 || !strstr(out, "first divergence: fake_nondet_sum") ||
 	    !strstr(out, "in a conditional node's body: iteration 0 (of 3 in A, 3 in B)") ||
-	    !strstr(out, "not replayable") || !strstr(out, "a conditional node (the GPU decides"))
+	    !strstr(out, "(occurrence 0 of fake_nondet_sum): iteration 0 of 3: confirmed non-deterministic") ||
+	    !strstr(out, "verdict: confirmed non-deterministic: fake_nondet_sum iteration 0 of 3 confirmed by replay"))
 		fail_msg("ktrace check -- graph_app while_nondet 3: exit %d:\n%s", st, out);
 	st = gt_check_app("while 4", out, sizeof out);
 	if (st != 0)
 		fail_msg("ktrace check -- graph_app while 4: exit %d:\n%s", st, out);
+	/* the JSON report: the replayed entry's iteration, in the schema */
+	snprintf(json, sizeof json, "%s/check.json", gt_tmp_dir);
+	assert_int_equal(gt_check_app_json("while_nondet 3", json), 1);
+	snprintf(cmd, sizeof cmd, "python3 test/tools/json_check.py docs/json/ktrace.schema.json check --document '%s' "
+		 "&& grep -q '\"iteration\": 0,' '%s' && grep -q '\"outcome\": \"confirmed\"' '%s'", json, json, json);
+	if (system(cmd) != 0)
+		fail_msg("%s failed", cmd);
+}
+
+/* The one REPLAY record's report of trace name; 0, or -1 when it has none. */
+static int replay_report(const char *name, struct ktrace_replay_report *rep)
+{
+	struct ktrace_rec_replay rr;
+	struct recs x;
+	int found = -1;
+
+	gt_read_recs(name, &x);
+	for (size_t i = 0; i < x.n; i++) {
+		if (x.type[i] != KTRACE_REC_REPLAY)
+			continue;
+		assert_int_equal(found, -1);
+		assert_int_equal(ktrace_decode_replay(x.rec[i], x.len[i], &rr), 0);
+		assert_int_equal(ktrace_replay_report_parse(rr.blob, rr.blob_len, rep), 0);
+		found = 0;
+	}
+	gt_free_recs(&x);
+	return found;
+}
+
+static void app_output(char *out, size_t size);
+static void bare_output(const char *env, const char *mode, char *out, size_t size);
+
+/* KTRACE_REPLAY naming a body's kernel node by its graph launch and
+ * iteration: that run replayed alone from what the gated copies took; the
+ * program's results unchanged whatever the outcome. */
+static void replay_body(const char *mode, const char *spec, struct ktrace_replay_report *rep)
+{
+	static char env[512];
+	char bare[512], traced[512];
+
+	snprintf(env, sizeof env, "KTRACE_REPLAY=%s", spec);
+	gt_extra_env = env;
+	gt_run_app(mode, "replay.ktrace", 0, 0);
+	gt_extra_env = "KTRACE_QUIET=1";
+	app_output(traced, sizeof traced);
+	bare_output("", mode, bare, sizeof bare);
+	if (strncmp(mode, "while_nondet", 12) != 0) /* its sums differ from run to run anyway */
+		assert_string_equal(traced, bare);
+	assert_non_null(strstr(traced, "OK"));
+	memset(rep, 0, sizeof(*rep));
+	if (replay_report("replay.ktrace", rep))
+		rep->outcome = 0xff;
+}
+
+static void test_replay_body_node(void **state)
+{
+	struct ktrace_replay_report rep;
+
+	(void)state;
+	/* WHILE { add_one(x) -> loop_cond }, two launches of exec 1: the second's run 2 */
+	replay_body("while 4", "kernel=fake_add_one,occurrence=6,graph_exec=1,graph_launch=1,node=1,iteration=2", &rep);
+	assert_int_equal(rep.outcome, KTRACE_REPLAY_NOT_REPRODUCED);
+	assert_int_equal(rep.body, 1);
+	assert_int_equal(rep.iteration, 2);
+	assert_int_equal(rep.occurrence, 6);
+	assert_int_equal(rep.runs_done, 8);
+	assert_string_equal(rep.kernel, "fake_add_one");
+	ktrace_replay_report_free(&rep);
+	/* the summation order changes from launch to launch: confirmed */
+	replay_body("while_nondet 3", "kernel=fake_nondet_sum,occurrence=1,graph_exec=1,graph_launch=0,node=2,iteration=1",
+		    &rep);
+	assert_int_equal(rep.outcome, KTRACE_REPLAY_CONFIRMED);
+	assert_int_equal(rep.iteration, 1);
+	assert_true(rep.distinct > 1);
+	ktrace_replay_report_free(&rep);
+	/* a run the loop never makes */
+	replay_body("while 4", "kernel=fake_add_one,occurrence=6,graph_exec=1,graph_launch=1,node=1,iteration=9", &rep);
+	assert_int_equal(rep.outcome, KTRACE_REPLAY_NOT_REPLAYABLE);
+	assert_int_equal(rep.reason, KTRACE_REPLAY_NOT_REACHED);
+	assert_non_null(strstr(rep.detail, "iteration 9 of the body did not run in graph launch 1 of exec 1"));
+	ktrace_replay_report_free(&rep);
+	/* WHILE { ... IF { add_one(y) } ... }: the IF body ran in the loop's run 0 only */
+	replay_body("nested", "kernel=fake_add_one,occurrence=3,graph_exec=1,graph_launch=0,node=4,iteration=0,outer=0",
+		    &rep);
+	assert_int_equal(rep.outcome, KTRACE_REPLAY_NOT_REPRODUCED);
+	assert_int_equal(rep.outer_iteration, 0);
+	ktrace_replay_report_free(&rep);
+	replay_body("nested", "kernel=fake_add_one,occurrence=3,graph_exec=1,graph_launch=0,node=4,iteration=0,outer=1",
+		    &rep);
+	assert_int_equal(rep.reason, KTRACE_REPLAY_NOT_REACHED);
+	ktrace_replay_report_free(&rep);
+}
+
+/* No replay: a NOTE of code REPLAY that says `says`, no REPLAY record, the
+ * program's results its own. */
+static void replay_refused(const char *mode, const char *spec, const char *says)
+{
+	struct ktrace_replay_report rep;
+	struct recs x;
+
+	replay_body(mode, spec, &rep);
+	assert_int_equal(rep.outcome, 0xff);
+	gt_read_recs("replay.ktrace", &x);
+	if (gt_count_notes(&x, KTRACE_NOTE_CODE_REPLAY, says) != 1)
+		fail_msg("graph_app %s with KTRACE_REPLAY=%s: no NOTE '%s'", mode, spec, says);
+	gt_free_recs(&x);
+}
+
+static void test_replay_body_refused(void **state)
+{
+	(void)state;
+	/* a driver that numbers the copy's handles otherwise: no copy, the program's exec runs */
+	gt_extra_env2 = "FAKECUDA_GLOBAL_HANDLES=1";
+	replay_refused("while 4", "kernel=fake_add_one,occurrence=6,graph_exec=1,graph_launch=1,node=1,iteration=2",
+		       "replay: node 1 of graph exec 1 cannot be replayed: ktrace's copy of the graph could not be built");
+	gt_extra_env2 = "KTRACE_QUIET=1";
+	/* a node set on the exec after the copy was built: the copy would run the old parameters */
+	replay_refused("if_set", "kernel=fake_add_one,occurrence=1,graph_exec=1,graph_launch=1,node=2,iteration=0",
+		       "replay: node 2 of graph exec 1 cannot be replayed: node parameters set on the exec could not "
+		       "be followed");
+	/* node 0 is the conditional node */
+	replay_refused("while 4", "kernel=fake_add_one,graph_exec=1,graph_launch=0,node=0,iteration=0",
+		       "replay: node 0 of graph exec 1 cannot be replayed: the graph has no kernel node of that index");
 }
 
 /* graph_app's output of its last run. */
@@ -501,6 +630,8 @@ int main(void)
 		cmocka_unit_test(test_ring_overflow),
 		cmocka_unit_test(test_diff_in_loop),
 		cmocka_unit_test(test_check_loop_body),
+		cmocka_unit_test(test_replay_body_node),
+		cmocka_unit_test(test_replay_body_refused),
 		cmocka_unit_test(test_param_equal_to_handle),
 		cmocka_unit_test(test_handle_values_differ),
 		cmocka_unit_test(test_body_copies),

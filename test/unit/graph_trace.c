@@ -26,7 +26,7 @@ static void mode_words(const char *mode, char *buf, size_t cap, char **argv, int
 }
 
 char gt_build_dir[PATH_MAX], gt_tmp_dir[PATH_MAX];
-const char *gt_extra_env = "KTRACE_QUIET=1";
+const char *gt_extra_env = "KTRACE_QUIET=1", *gt_extra_env2 = "KTRACE_QUIET=1";
 
 /* Run graph_app MODE into trace NAME (hash: KTRACE_HASH; seed: the fake's
  * FAKECUDA_NONDET_SEED); its stdout must end with "OK". */
@@ -47,8 +47,8 @@ void gt_run_app(const char *mode, const char *name, int hash, int seed)
 	pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0) {
-		const char *envp[] = { preload, libpath, output, hashv, seedv, "KTRACE_QUIET=1", gt_extra_env, "KTRACE_OVERWRITE=1",
-				       "ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=0", NULL };
+		const char *envp[] = { preload, libpath, output, hashv, seedv, "KTRACE_QUIET=1", gt_extra_env, gt_extra_env2,
+				       "KTRACE_OVERWRITE=1", "ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=0", NULL };
 		char words[256], *argv[6] = { app };
 
 		mode_words(mode, words, sizeof words, argv + 1, 4);
@@ -162,14 +162,18 @@ void gt_graph_nodes(const struct ktrace_rec_graph *g, struct ktrace_graph_node *
 
 unsigned gt_count_graph_notes(const struct recs *x, const char *says)
 {
+	return gt_count_notes(x, KTRACE_NOTE_CODE_GRAPH, says);
+}
+
+unsigned gt_count_notes(const struct recs *x, uint32_t code, const char *says)
+{
 	unsigned n = 0;
 
 	for (size_t i = 0; i < x->n; i++) {
 		struct ktrace_rec_note note;
 		char text[1024];
 
-		if (x->type[i] != KTRACE_REC_NOTE || ktrace_decode_note(x->rec[i], x->len[i], &note) ||
-		    note.code != KTRACE_NOTE_CODE_GRAPH)
+		if (x->type[i] != KTRACE_REC_NOTE || ktrace_decode_note(x->rec[i], x->len[i], &note) || note.code != code)
 			continue;
 		snprintf(text, sizeof text, "%.*s", (int)note.text.len, note.text.ptr);
 		n += !says || strstr(text, says);
@@ -206,12 +210,13 @@ void gt_compare(const char *a, const char *b, struct tm_trace *ta, struct tm_tra
 	gt_compare_with(a, b, ta, tb, r, 0);
 }
 
-/* `ktrace check -- graph_app MODE`, every run numbered by a counter file:
- * its exit status, stdout and stderr in out. */
-int gt_check_app(const char *mode, char *out, size_t cap)
+/* `ktrace check [opt] -- graph_app MODE`, every run numbered by a counter
+ * file, its stdout into outp and its stderr into errp (may be outp): its
+ * exit status. */
+static int check_run(const char *mode, const char *opt, const char *outp, const char *errp)
 {
 	char k[PATH_MAX + 16], app[PATH_MAX + 32], libpath[PATH_MAX + 32], counter[PATH_MAX + 48];
-	char outp[PATH_MAX + 16], tmpdir[PATH_MAX + 16];
+	char tmpdir[PATH_MAX + 16];
 	int status = 0;
 	pid_t pid;
 
@@ -220,7 +225,6 @@ int gt_check_app(const char *mode, char *out, size_t cap)
 	snprintf(app, sizeof app, "%s/graph_app", gt_build_dir);
 	snprintf(libpath, sizeof libpath, "LD_LIBRARY_PATH=%s/fakecuda-real", gt_build_dir);
 	snprintf(counter, sizeof counter, "GRAPH_APP_COUNTER=%s/counter", gt_tmp_dir);
-	snprintf(outp, sizeof outp, "%s/check.out", gt_tmp_dir);
 	unlink(counter + strlen("GRAPH_APP_COUNTER="));
 	pid = fork();
 	assert_true(pid >= 0);
@@ -228,23 +232,48 @@ int gt_check_app(const char *mode, char *out, size_t cap)
 		const char *envp[] = { libpath, counter, tmpdir, "PATH=/usr/bin:/bin",
 				       "ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=0:handle_segv=0:"
 				       "handle_abort=0:allow_user_segv_handler=1", NULL };
-		char words[256], *argv[10] = { k, "check", "--quiet", "--", app };
+		char words[256], *argv[11] = { k, "check", "--quiet" };
+		int n = 3;
 
-		mode_words(mode, words, sizeof words, argv + 5, 4);
+		if (opt)
+			argv[n++] = (char *)opt;
+		argv[n++] = "--";
+		argv[n++] = app;
+		mode_words(mode, words, sizeof words, argv + n, 4);
 		int o = open(outp, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+		int e = strcmp(errp, outp) ? open(errp, O_WRONLY | O_CREAT | O_TRUNC, 0600) : o;
 
 		dup2(o, 1);
-		dup2(o, 2);
+		dup2(e, 2);
 		execve(k, argv, (char *const *)envp);
 		_exit(127);
 	}
 	assert_int_equal(waitpid(pid, &status, 0), pid);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+}
+
+/* `ktrace check -- graph_app MODE`: its exit status, stdout and stderr in out. */
+int gt_check_app(const char *mode, char *out, size_t cap)
+{
+	char outp[PATH_MAX + 16];
+	int st;
+
+	snprintf(outp, sizeof outp, "%s/check.out", gt_tmp_dir);
+	st = check_run(mode, NULL, outp, outp);
 	FILE *f = fopen(outp, "r");
 	assert_non_null(f);
 	size_t n = fread(out, 1, cap - 1, f);
 	out[n] = '\0';
 	fclose(f);
-	return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+	return st;
+}
+
+int gt_check_app_json(const char *mode, const char *json_path)
+{
+	char errp[PATH_MAX + 16];
+
+	snprintf(errp, sizeof errp, "%s/check.err", gt_tmp_dir);
+	return check_run(mode, "--json", json_path, errp);
 }
 
 int gt_setup(void **state)

@@ -20,7 +20,7 @@
 
 extern char gt_build_dir[PATH_MAX], gt_tmp_dir[PATH_MAX];
 /* one more setting for gt_run_app's program (default KTRACE_QUIET=1) */
-extern const char *gt_extra_env;
+extern const char *gt_extra_env, *gt_extra_env2;
 
 /* The records of a trace. */
 struct recs {
@@ -48,6 +48,8 @@ void gt_graph_rev(const struct recs *x, uint32_t rev, struct ktrace_rec_graph *g
 void gt_graph_nodes(const struct ktrace_rec_graph *g, struct ktrace_graph_node *v);
 /* The graph NOTEs (code 259) of a trace that say `says` (NULL: all). */
 unsigned gt_count_graph_notes(const struct recs *x, const char *says);
+/* The NOTEs of a code that say `says` (NULL: all). */
+unsigned gt_count_notes(const struct recs *x, uint32_t code, const char *says);
 /* The digest of graph_app's N floats base + i, plus `added` below index
  * upto and rest_added from there. */
 uint64_t gt_floats_digest(float base, float added, int upto, float rest_added);
@@ -58,6 +60,8 @@ void gt_compare(const char *a, const char *b, struct tm_trace *ta, struct tm_tra
 /* `ktrace check -- graph_app MODE`, every run numbered by a counter file:
  * its exit status, stdout and stderr in out. */
 int gt_check_app(const char *mode, char *out, size_t cap);
+/* The same with --json, its stdout (the JSON report) into json_path. */
+int gt_check_app_json(const char *mode, const char *json_path);
 /* cmocka group setup (the build and scratch folders) and teardown. */
 int gt_setup(void **state);
 int gt_teardown(void **state);

@@ -229,6 +229,7 @@ static void test_shared_reasons(void **state)
 static void test_replay(void **state)
 {
 	const char *env[] = { "KTRACE_REPLAY", "kernel=_Z3sumPfPKfi,occurrence=3,runs=4", NULL };
+	const char *body[] = { "KTRACE_REPLAY", "kernel=k,graph_exec=2,graph_launch=1,node=4,iteration=5", NULL };
 	const char *none[] = { NULL };
 	struct ktrace_config c;
 	char err[1024] = "", desc[8192];
@@ -251,6 +252,13 @@ static void test_replay(void **state)
 	assert_non_null(strstr(desc, " KTRACE_REPLAY=kernel=_Z3sumPfPKfi,occurrence=3,runs=4,budget="));
 	ktrace_config_free(&c);
 	assert_null(c.replay_spec);
+
+	/* a kernel node inside a conditional body, named by its graph launch and iteration */
+	assert_int_equal(ktrace_config_load(&c, env_table, body, err, sizeof(err)), 0);
+	assert_int_equal(c.replay_spec->body, 1);
+	ktrace_config_describe(&c, desc, sizeof(desc));
+	assert_non_null(strstr(desc, ",graph_exec=2,graph_launch=1,node=4,iteration=5"));
+	ktrace_config_free(&c);
 
 	expect_reason("KTRACE_REPLAY", "kernel=k,runs=0",
 		      "KTRACE_REPLAY=\"kernel=k,runs=0\": runs '0': expected a number of replays, 1 to 1000; "

@@ -796,6 +796,121 @@ static void test_equals_plain_launch(void **state)
 	}
 }
 
+/* ---- a launch that ran inside a graph (ktrace_replay_confirm_taken) ------------------ */
+
+struct taken {
+	CUdeviceptr input[MAX_BUFS], result[MAX_BUFS];
+	struct ktrace_replay_taken t;
+	unsigned char *later[MAX_BUFS];  /* what the "graph" left after the launch */
+};
+
+/* As a conditional body would: S copied, the kernel's launch (the
+ * program's, counted), R0 copied, then later nodes overwrite every buffer. */
+static void graph_run(struct program *p, struct taken *k)
+{
+	memset(k, 0, sizeof(*k));
+	for (uint32_t i = 0; i < p->nbufs; i++) {
+		assert_int_equal(real_table.cuMemAlloc_v2(&k->input[i], p->bufs[i].size), CUDA_SUCCESS);
+		assert_int_equal(real_table.cuMemcpyDtoD_v2(k->input[i], p->bufs[i].base, p->bufs[i].size), CUDA_SUCCESS);
+	}
+	assert_int_equal(launch_cb(p), CUDA_SUCCESS);
+	for (uint32_t i = 0; i < p->nbufs; i++) {
+		assert_int_equal(real_table.cuMemAlloc_v2(&k->result[i], p->bufs[i].size), CUDA_SUCCESS);
+		assert_int_equal(real_table.cuMemcpyDtoD_v2(k->result[i], p->bufs[i].base, p->bufs[i].size), CUDA_SUCCESS);
+		k->later[i] = malloc(p->bufs[i].size);
+		for (uint64_t b = 0; b < p->bufs[i].size; b++)
+			k->later[i][b] = (unsigned char)(b * 7 + i + 1);
+		memcpy((void *)(uintptr_t)p->bufs[i].base, k->later[i], p->bufs[i].size);
+		k->t.scratch_bytes += 2 * p->bufs[i].size;
+	}
+	k->t.input = k->input;
+	k->t.result = k->result;
+	k->t.launch_result = CUDA_SUCCESS;
+}
+
+/* The buffers hold what the graph left, the caller's copies are still
+ * there (freed here), no other scratch is. */
+static void graph_end(struct program *p, struct taken *k, struct ktrace_replay_report *r)
+{
+	assert_int_equal(f_live_allocations(), p->baseline_allocations + 2 * p->nbufs);
+	for (uint32_t i = 0; i < p->nbufs; i++) {
+		assert_memory_equal((const void *)(uintptr_t)p->bufs[i].base, k->later[i], p->bufs[i].size);
+		assert_int_equal(real_table.cuMemFree_v2(k->input[i]), CUDA_SUCCESS);
+		assert_int_equal(real_table.cuMemFree_v2(k->result[i]), CUDA_SUCCESS);
+		free(k->later[i]);
+	}
+	free(p->first_result);
+	p->first_result = NULL;     /* the buffers hold L, not R0 */
+	program_end(p, r);
+}
+
+static void confirm_taken(struct program *p, const struct taken *k, const struct ktrace_replay_opts *o,
+			  struct ktrace_replay_report *r)
+{
+	const struct ktrace_replay_launch launch = { launch_cb, p, NULL, NULL, "body_kernel", 9 };
+
+	ktrace_replay_confirm_taken(&launch, p->bufs, p->nbufs, o, &k->t, r);
+}
+
+static void test_taken_deterministic(void **state)
+{
+	struct ktrace_replay_report r;
+	struct program p;
+	struct taken k;
+	float r0[100];
+
+	(void)state;
+	program_add_one(&p, 100);
+	graph_run(&p, &k);
+	assert_int_equal(real_table.cuMemcpyDtoH_v2(r0, k.result[0], sizeof(r0)), CUDA_SUCCESS);
+	confirm_taken(&p, &k, NULL, &r);
+	assert_int_equal(r.outcome, KTRACE_REPLAY_NOT_REPRODUCED);
+	assert_int_equal(r.runs_done, 8);
+	assert_int_equal(r.distinct, 1);
+	assert_int_equal(p.launches, 9);  /* the graph's launch, then 8 replays alone */
+	assert_true(r.buffers[0].digest_r0 == ktrace_digest(r0, sizeof(r0)));
+	assert_int_equal(r.occurrence, 9);
+	/* S and R0 (800 bytes) the caller's, L taken here (400) */
+	assert_int_equal(r.bytes_device, 1200);
+	graph_end(&p, &k, &r);
+}
+
+static void test_taken_nondeterministic(void **state)
+{
+	struct ktrace_replay_report r;
+	struct program p;
+	struct taken k;
+
+	(void)state;
+	program_nondet_sum(&p, 4096);
+	graph_run(&p, &k);
+	confirm_taken(&p, &k, NULL, &r);
+	assert_int_equal(r.outcome, KTRACE_REPLAY_CONFIRMED);
+	assert_true(r.distinct > 1);
+	assert_true(r.buffers[0].replays_differing > 0);
+	assert_int_equal(r.buffers[1].replays_differing, 0);
+	graph_end(&p, &k, &r);
+}
+
+/* A copy fails during the replays: NOT_REPLAYABLE, and L still goes back. */
+static void test_taken_copy_fails(void **state)
+{
+	struct ktrace_replay_report r;
+	struct program p;
+	struct taken k;
+
+	(void)state;
+	program_nondet_sum(&p, 4096);
+	graph_run(&p, &k);
+	/* calls 1-2 take L, 3-4 put R0 in place, 5-6 restore S for replay 1, 7 fails */
+	inject(7, 0, 0);
+	confirm_taken(&p, &k, NULL, &r);
+	assert_int_equal(r.outcome, KTRACE_REPLAY_NOT_REPLAYABLE);
+	assert_int_equal(r.reason, KTRACE_REPLAY_COPY_FAILED);
+	assert_int_equal(r.runs_done, 1);
+	graph_end(&p, &k, &r);
+}
+
 int main(void)
 {
 #define T(fn) cmocka_unit_test_setup(fn, reset_driver)
@@ -821,6 +936,9 @@ int main(void)
 		T(test_launch_out_of_memory_beside_copies),
 		T(test_context_and_capture_mode),
 		T(test_equals_plain_launch),
+		T(test_taken_deterministic),
+		T(test_taken_nondeterministic),
+		T(test_taken_copy_fails),
 	};
 
 	return cmocka_run_group_tests(tests, load_fake_driver, close_fake_driver);

@@ -154,6 +154,11 @@ static void assert_same_report(const struct ktrace_replay_report *a, const struc
 	assert_int_equal(a->bytes_device, b->bytes_device);
 	assert_int_equal(a->bytes_host, b->bytes_host);
 	assert_int_equal(a->total_ns, b->total_ns);
+	assert_int_equal(a->body, b->body);
+	if (a->body) {
+		assert_int_equal(a->iteration, b->iteration);
+		assert_int_equal(a->outer_iteration, b->outer_iteration);
+	}
 	if (a->kernel || b->kernel)
 		assert_string_equal(a->kernel, b->kernel);
 	assert_string_equal(a->detail, b->detail);
@@ -212,6 +217,46 @@ static void test_blob_round_trip(void **state)
 	assert_same_report(&r, &back);
 	ktrace_replay_report_free(&back);
 	free(blob);
+}
+
+/* A body's kernel node (format 1.14): its iterations in the header's words
+ * at 64 (reserved, 0, before: a report without them), and in the text. */
+static void test_blob_body_iteration(void **state)
+{
+	struct ktrace_replay_report r, back;
+	char text[4096];
+	uint8_t *blob;
+	size_t len;
+
+	(void)state;
+	for (int outer = 0; outer < 2; outer++) {
+		sample_confirmed(&r);
+		r.body = 1;
+		r.iteration = 3;
+		r.outer_iteration = outer ? 0 : KTRACE_REPLAY_NO_ITERATION;
+		blob = serialize(&r, &len);
+		assert_int_equal(blob[64], 4);
+		assert_int_equal(blob[68], outer ? 1 : 0);
+		assert_int_equal(ktrace_replay_report_parse(blob, len, &back), 0);
+		assert_same_report(&r, &back);
+		ktrace_replay_report_format(&back, text, sizeof(text));
+		assert_non_null(strstr(text, outer ? "occurrence 41 (iteration 3 of its conditional body, in run 0 of the "
+						    "enclosing body): confirmed"
+						  : "occurrence 41 (iteration 3 of its conditional body): confirmed"));
+		ktrace_replay_report_free(&back);
+		free(blob);
+	}
+	sample_confirmed(&r);
+	blob = serialize(&r, &len);
+	assert_int_equal(ktrace_replay_report_parse(blob, len, &back), 0);
+	assert_int_equal(back.body, 0);
+	assert_true(back.outer_iteration == KTRACE_REPLAY_NO_ITERATION);
+	ktrace_replay_report_free(&back);
+	free(blob);
+	/* the reasons of a body's replay */
+	assert_string_equal(ktrace_replay_reason_text(KTRACE_REPLAY_NOT_REACHED), "the body's run was not reached");
+	assert_string_equal(ktrace_replay_reason_text(KTRACE_REPLAY_GRAPH_NOT_BUILT),
+			    "the graph could not be instrumented");
 }
 
 static void test_blob_padding_and_later_versions(void **state)
@@ -358,6 +403,7 @@ int main(void)
 		cmocka_unit_test(test_format_others),
 		cmocka_unit_test(test_format_truncates),
 		cmocka_unit_test(test_blob_round_trip),
+		cmocka_unit_test(test_blob_body_iteration),
 		cmocka_unit_test(test_blob_padding_and_later_versions),
 		cmocka_unit_test(test_blob_truncated),
 		cmocka_unit_test(test_blob_corrupt),

@@ -95,6 +95,11 @@ static void test_spec_bad(void **state)
 		{ "kernel=a,runs", "expected key=value" },
 		{ "kernel=a, runs=2", "unknown" },
 		{ "kernel=a,\x1b[31m=1", "\\x1b" },
+		{ "kernel=a,graph_exec=1,graph_launch=0,node=3", "one is missing" },
+		{ "kernel=a,outer=2", "one is missing" },
+		{ "kernel=a,graph_exec=1,graph_launch=0,node=3,iteration=x", "iteration 'x': expected a number" },
+		{ "kernel=a,graph_exec=1,graph_launch=0,node=4294967295,iteration=1", "too large" },
+		{ "kernel=a,graph_exec=1,graph_launch=0,node=3,iteration=1,iteration=2", "given twice" },
 	};
 
 	(void)state;
@@ -126,6 +131,34 @@ static void test_spec_long_value(void **state)
 	assert_non_null(strstr(err, "too long"));
 	assert_true(strlen(err) < sizeof(err));
 	assert_int_equal(ktrace_replay_spec_parse(NULL, &s, err, sizeof(err)), -1);
+}
+
+/* A kernel node inside a conditional body: its graph launch and iteration. */
+static void test_spec_body(void **state)
+{
+	struct ktrace_replay_spec s;
+	char err[512] = "";
+
+	(void)state;
+	assert_int_equal(ktrace_replay_spec_parse("kernel=k", &s, err, sizeof(err)), 0);
+	assert_int_equal(s.body, 0);
+	assert_true(s.outer == KTRACE_REPLAY_NO_OUTER);
+	ktrace_replay_spec_free(&s);
+	assert_int_equal(ktrace_replay_spec_parse("kernel=k,occurrence=5,graph_exec=2,graph_launch=7,node=4,iteration=3",
+						  &s, err, sizeof(err)), 0);
+	assert_int_equal(s.body, 1);
+	assert_int_equal(s.occurrence, 5);
+	assert_int_equal(s.graph_exec, 2);
+	assert_int_equal(s.graph_launch, 7);
+	assert_int_equal(s.node, 4);
+	assert_int_equal(s.iteration, 3);
+	assert_true(s.outer == KTRACE_REPLAY_NO_OUTER);
+	ktrace_replay_spec_free(&s);
+	assert_int_equal(ktrace_replay_spec_parse("outer=1,iteration=0,node=0,graph_launch=0,graph_exec=1,kernel=k",
+						  &s, err, sizeof(err)), 0);
+	assert_int_equal(s.body, 1);
+	assert_int_equal(s.outer, 1);
+	ktrace_replay_spec_free(&s);
 }
 
 /* ---- matcher ---------------------------------------------------------------- */
@@ -239,6 +272,7 @@ int main(void)
 		cmocka_unit_test(test_spec_all_keys),
 		cmocka_unit_test(test_spec_bad),
 		cmocka_unit_test(test_spec_long_value),
+		cmocka_unit_test(test_spec_body),
 		cmocka_unit_test(test_matcher_sequence),
 		cmocka_unit_test(test_matcher_first_occurrence),
 		cmocka_unit_test(test_matcher_threads),

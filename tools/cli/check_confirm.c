@@ -3,7 +3,8 @@
  *
  * Owns the order in which divergent launches and the last writers of their
  * differing inputs are tried, the KTRACE_REPLAY and KTRACE_PYSTACK values
- * naming a launch by its occurrence (ktrace_tm_occurrence, model/), and
+ * naming a launch by its occurrence (ktrace_tm_occurrence, model/; a kernel
+ * node inside a conditional body also by its graph launch and iteration), and
  * reading the REPLAY and PYSTACK records back (format/replay_report.h).
  */
 #include "tools/cli/check_confirm.h"
@@ -95,6 +96,18 @@ static int launch_is_collective(const struct tm_launch *l)
 	return 0;
 }
 
+/* A kernel node inside a conditional body: its graph launch, node and run
+ * of the body (interpose/model/replay_spec.h), appended; the length. */
+static int body_keys(const struct ktrace_graph_ref *g, char *buf, size_t cap)
+{
+	int n = snprintf(buf, cap, ",graph_exec=%" PRIu64 ",graph_launch=%" PRIu64 ",node=%u,iteration=%u", g->exec_id,
+			 g->launch, g->node, g->iteration);
+
+	if (n >= 0 && (size_t)n < cap && g->outer_iteration != KTRACE_GRAPH_NO_ITERATION)
+		n += snprintf(buf + n, cap - (size_t)n, ",outer=%u", g->outer_iteration);
+	return n;
+}
+
 int ktrace_check_replay_spec(const struct tm_launch *l, uint64_t occurrence, uint32_t runs, int32_t rank, char *buf,
 			     size_t cap, char *why, size_t whylen)
 {
@@ -118,6 +131,8 @@ int ktrace_check_replay_spec(const struct tm_launch *l, uint64_t occurrence, uin
 	n = rank >= 0 ? snprintf(buf, cap, "kernel=%s,occurrence=%" PRIu64 ",runs=%u,rank=%d", name, occurrence, runs,
 				 rank)
 		      : snprintf(buf, cap, "kernel=%s,occurrence=%" PRIu64 ",runs=%u", name, occurrence, runs);
+	if (n >= 0 && (size_t)n < cap && (l->flags & KTRACE_LAUNCHF_GRAPH_ITER))
+		n += body_keys(ktrace_tm_graph_ref(l), buf + n, cap - (size_t)n);
 	if (n < 0 || (size_t)n >= cap) {
 		snprintf(why, whylen, "its kernel's name is too long for KTRACE_REPLAY");
 		return -1;
@@ -125,15 +140,26 @@ int ktrace_check_replay_spec(const struct tm_launch *l, uint64_t occurrence, uin
 	return 0;
 }
 
-/* The NOTE by which a replay run says a graph ran as one launch, its
- * kernel nodes not replayed (interpose/graph/graph_exec.c), or NULL. */
+/* The NOTE by which a replay run says a body's kernel node cannot be
+ * replayed (interpose/graph/graph_body.c), else the one by which it says a
+ * graph ran as one launch, its kernel nodes not replayed
+ * (interpose/graph/graph_exec.c), or NULL. */
 static const char *replay_graph_note(const struct tm_trace *t)
 {
-	for (size_t i = 0; i < t->nnotes; i++)
-		if (t->notes[i].code == KTRACE_NOTE_CODE_GRAPH && t->notes[i].text &&
-		    strstr(t->notes[i].text, "runs as one graph launch in this replay run"))
-			return t->notes[i].text;
-	return NULL;
+	const char *graph = NULL;
+
+	for (size_t i = 0; i < t->nnotes; i++) {
+		const char *text = t->notes[i].text;
+
+		if (!text)
+			continue;
+		if (t->notes[i].code == KTRACE_NOTE_CODE_REPLAY && strstr(text, "cannot be replayed"))
+			return text;
+		if (!graph && t->notes[i].code == KTRACE_NOTE_CODE_GRAPH &&
+		    strstr(text, "runs as one graph launch in this replay run"))
+			graph = text;
+	}
+	return graph;
 }
 
 int ktrace_check_pystack_spec(const struct tm_launch *l, uint64_t occurrence, char *buf, size_t cap)
@@ -199,6 +225,14 @@ static void take_pystacks(const struct tm_trace *t, struct diff_confirm *c)
 	}
 }
 
+/* Does the report's run of a body (if any) match launch l's? */
+static int same_body_run(const struct ktrace_replay_report *rep, const struct tm_launch *l)
+{
+	if (!(l->flags & KTRACE_LAUNCHF_GRAPH_ITER))
+		return !rep->body;
+	return rep->body && rep->iteration == ktrace_tm_graph_ref(l)->iteration;
+}
+
 void ktrace_check_take_replay(const struct tm_trace *t, struct diff_confirm *c)
 {
 	take_pystacks(t, c);
@@ -210,7 +244,8 @@ void ktrace_check_take_replay(const struct tm_trace *t, struct diff_confirm *c)
 			snprintf(c->why, sizeof c->why, "the replay run's REPLAY record is malformed");
 			return;
 		}
-		if (!rep.kernel || strcmp(rep.kernel, c->launch->kernel->name) || rep.occurrence != c->occurrence) {
+		if (!rep.kernel || strcmp(rep.kernel, c->launch->kernel->name) || rep.occurrence != c->occurrence ||
+		    !same_body_run(&rep, c->launch)) {
 			ktrace_replay_report_free(&rep);
 			continue;
 		}

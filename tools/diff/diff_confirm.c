@@ -68,6 +68,9 @@ void ktrace_diff_confirm_line(const struct diff_confirm *c, char *buf, size_t ca
 	size_t o = 0;
 
 	buf[0] = '\0';
+	if (c->have_report && c->report.body)
+		ktrace_appendf(buf, cap, &o, "iteration %u of %u: ", c->report.iteration,
+			       ktrace_tm_graph_ref(c->launch)->iterations);
 	if (c->outcome == KTRACE_REPLAY_CONFIRMED)
 		ktrace_appendf(buf, cap, &o,
 			       "confirmed non-deterministic (%u distinct results in %u runs: the program's launch "
@@ -155,8 +158,11 @@ void ktrace_diff_text_confirmation(FILE *f, const struct diff_result *r)
 		const struct diff_confirm *v = &c->v[c->confirmed];
 		char where[512], line[1024];
 
-		fprintf(f, "verdict: confirmed non-deterministic: %s (launch %" PRIu64 " in A)\n",
-			ktrace_tm_kernel_name(v->launch->kernel), v->launch->seq);
+		fprintf(f, "verdict: confirmed non-deterministic: %s", ktrace_tm_kernel_name(v->launch->kernel));
+		if (v->report.body)
+			fprintf(f, " iteration %u of %u confirmed by replay", v->report.iteration,
+				ktrace_tm_graph_ref(v->launch)->iterations);
+		fprintf(f, " (launch %" PRIu64 " in A)\n", v->launch->seq);
 		if (*ktrace_diff_where_short(r, v->launch, where, sizeof where))
 			fprintf(f, "  op: %s\n", where);
 		if (*ktrace_diff_python_line(r, v, line, sizeof line))

@@ -441,6 +441,8 @@ static void j_confirm_attempt(struct json_writer *j, const struct diff_result *r
 	j_kernel(j, c->launch->kernel);
 	ktrace_json_u64(j, "op_seq_a", c->launch->seq);
 	ktrace_json_u64(j, "occurrence", c->occurrence);
+	if (c->have_report && c->report.body) /* a kernel node of a conditional body, replayed from that run */
+		ktrace_json_u64(j, "iteration", c->report.iteration);
 	ktrace_json_str(j, "outcome", ktrace_replay_outcome_key((unsigned)c->outcome));
 	ktrace_diff_confirm_line(c, line, sizeof line);
 	ktrace_json_str(j, "summary", line);

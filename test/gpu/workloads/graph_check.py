@@ -455,6 +455,17 @@ def judge(mode, doc, rc, log, kre, where=lambda seq: ""):
                     + (f"; {w}" if w else ""))
 
 
+def body_replay_confirmed(doc, detail):
+    """(status, detail): the replay confirmed a kernel node of a conditional body, naming its iteration."""
+    comps = doc.get("comparisons") if isinstance(doc, dict) and isinstance(doc.get("comparisons"), list) else [doc]
+    for c in comps:
+        conf = (c or {}).get("confirmation") or {}
+        for e in conf.get("replayed") or []:
+            if isinstance(e, dict) and e.get("outcome") == "confirmed" and e.get("iteration") is not None:
+                return "PASS", f"{detail}; confirmed at iteration {e['iteration']} of its body"
+    return "FAIL", f"{detail}; but no replay confirmed a body's kernel node at an iteration"
+
+
 def cmd_verdict(a):
     try:
         log = open(a.log, errors="replace").read()
@@ -470,6 +481,8 @@ def cmd_verdict(a):
     status, detail = judge(a.mode, doc, int(a.rc), log, a.kernel_re or ".", where)
     if status == "PASS" and a.require_graph and "not from a graph" in detail:
         status = "FAIL"
+    if status == "PASS" and a.require_body_replay:
+        status, detail = body_replay_confirmed(doc, detail)
     print(status, detail)
     return 0
 
@@ -569,6 +582,11 @@ def selftest():
     expect(st == "FAIL" and "did not confirm" in det and "isolation" in det, f"judge replay not reproduced: {det}")
     expect(judge("nondet", dict(doc, confirmation={"method": "digests only"}), 1, "", "atomic")[0] == "PASS",
            "judge digests only")
+    expect(body_replay_confirmed(doc, "d")[0] == "FAIL", "body replay without an iteration")
+    body = dict(doc, confirmation={"method": "replay", "verdict": "confirmed", "replayed": [
+        {"kernel": "kt_g_atomic_sum", "outcome": "confirmed", "iteration": 3}]})
+    st, det = body_replay_confirmed({"comparisons": [body]}, "d")
+    expect(st == "PASS" and "iteration 3" in det, f"body replay confirmed: {st} {det}")
     doc2 = dict(doc, divergences=[dict(div, classification="inputs_differ", inputs_differ=[{"arg": "y"}])])
     expect(judge("nondet", doc2, 1, "", "atomic")[0] == "FAIL", "judge inputs differ")
     nodiv = {"result": "identical", "divergences": [], "launches": {"matched": 9, "unverified": 1}}
@@ -635,6 +653,8 @@ def main(argv):
     v.add_argument("--dump")
     v.add_argument("--require-graph", action="store_true",
                    help="FAIL when the divergent launch is known to be an ordinary launch")
+    v.add_argument("--require-body-replay", action="store_true",
+                   help="FAIL unless a replay confirmed a conditional body's kernel node at its iteration")
     sub.add_parser("selftest")
     a = ap.parse_args(argv)
     if a.cmd == "coverage":
