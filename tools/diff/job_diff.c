@@ -112,7 +112,8 @@ static int compare_rank(struct job_result *r, size_t i, struct job_work *w, cons
 	w->div_op = -1;
 	if (ktrace_tm_load(&ta, e->path_a, 1, msg, sizeof msg))
 		return not_compared(r, e, msg);
-	if (ktrace_tm_load(&tb, e->path_b, 1, msg, sizeof msg)) {
+	/* beside run A's trace: the launches they have in common share its memory */
+	if (ktrace_tm_load_second(&tb, e->path_b, &ta, 1, msg, sizeof msg)) {
 		ktrace_tm_free(&ta);
 		return not_compared(r, e, msg);
 	}

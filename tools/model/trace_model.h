@@ -295,6 +295,11 @@ int ktrace_tm_share_same(struct tm_trace *b, const struct tm_trace *a, const cha
  * must outlive t, and neither may change. */
 int ktrace_tm_load_beside(struct tm_trace *t, const char *path, const struct tm_trace *like, int allow_truncated,
 			  char *err, size_t errlen);
+/* The second trace of a pair whose first, a, is loaded: a's model when
+ * path_b holds the same bytes (ktrace_tm_share_same), else loaded beside a
+ * (ktrace_tm_load_beside).  a must outlive b.  0, or -1 with err set. */
+int ktrace_tm_load_second(struct tm_trace *b, const char *path_b, const struct tm_trace *a, int allow_truncated,
+			  char *err, size_t errlen);
 /* For the loader: like's launch of launch_seq seq (*hint: where to look
  * first, then after it), when its regions (sorted) and parameter bytes equal
  * these: its regions, whose parameter bytes follow; NULL otherwise. */
