@@ -1436,7 +1436,7 @@ static void load_beside(const struct sim_opts *oa, const struct sim_opts *ob, si
 		assert_int_equal(x->seq, y->seq);
 		assert_int_equal(x->nregions, y->nregions);
 		assert_int_equal(x->param_bytes_len, y->param_bytes_len);
-		assert_memory_equal(x->shape, y->shape, sizeof *x->shape);
+		assert_memory_equal(x->look, y->look, sizeof *x->look);
 		assert_memory_equal(ktrace_tm_param_bytes(x), ktrace_tm_param_bytes(y), x->param_bytes_len);
 		for (uint32_t g = 0; g < x->nregions; g++) {
 			const struct tm_region *rx = &x->regions[g], *ry = &y->regions[g];

@@ -264,10 +264,10 @@ static void launch_key_of(const struct tm_launch *l, struct launch_key *k)
 	const char *name = launch_key_name(l);
 
 	k->nh = name ? fold32(fnv1a(name, strlen(name), 0xcbf29ce484222325ull)) : 0;
-	uint64_t h = fnv1a(l->shape->grid, sizeof l->shape->grid, 0xcbf29ce484222325ull);
-	h = fnv1a(l->shape->block, sizeof l->shape->block, h);
+	uint64_t h = fnv1a(l->look->shape.grid, sizeof l->look->shape.grid, 0xcbf29ce484222325ull);
+	h = fnv1a(l->look->shape.block, sizeof l->look->shape.block, h);
 	h = fnv1a(ktrace_tm_cluster(l), 3 * sizeof(uint32_t), h);
-	k->h = fold32(fnv1a(&l->shape->shared_mem, sizeof l->shape->shared_mem, h));
+	k->h = fold32(fnv1a(&l->look->shape.shared_mem, sizeof l->look->shape.shared_mem, h));
 }
 
 /* Launch i of run x and launch j of run y may be aligned. */
@@ -277,7 +277,7 @@ static int launch_key_eq(const struct launch_keys *x, size_t i, const struct lau
 	const struct launch_key *kx = &x->k[i], *ky = &y->k[j];
 	const char *an, *bn;
 
-	if (kx->h != ky->h || (a->shape != b->shape && memcmp(a->shape, b->shape, sizeof *a->shape)) ||
+	if (kx->h != ky->h || (a->look != b->look && memcmp(&a->look->shape, &b->look->shape, sizeof a->look->shape)) ||
 	    memcmp(ktrace_tm_cluster(a), ktrace_tm_cluster(b), 3 * sizeof(uint32_t)))
 		return 0;
 	an = launch_key_name(a);
@@ -318,13 +318,13 @@ struct stream_list {
 static void stream_id_of(const struct tm_launch *l, struct stream_id *k)
 {
 	memset(k, 0, sizeof *k);
-	k->device = l->device;
-	k->ctx = l->context;
-	k->stream = l->stream;
-	if (l->stream == CU_STREAM_PER_THREAD_VALUE ||
-	    (l->stream == 0 && (l->flags & KTRACE_LAUNCHF_PTSZ)))
+	k->device = l->look->device;
+	k->ctx = l->look->context;
+	k->stream = l->look->stream;
+	if (l->look->stream == CU_STREAM_PER_THREAD_VALUE ||
+	    (l->look->stream == 0 && (l->flags & KTRACE_LAUNCHF_PTSZ)))
 	{
-		k->tid = l->tid ? l->tid : 1;
+		k->tid = l->look->tid ? l->look->tid : 1;
 		k->stream = CU_STREAM_PER_THREAD_VALUE;
 	}
 }

@@ -938,7 +938,7 @@ static int add_divergence(struct diff_result *r, size_t *cap, const struct diff_
 	memset(d, 0, sizeof *d);
 	d->la = la;
 	d->lb = lb;
-	d->device = la->device;
+	d->device = la->look->device;
 	d->stream = al->stream_a[i];
 	d->unverified_before = r->unverified;
 	d->only_a_before = r->only_a;

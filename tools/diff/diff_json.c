@@ -89,7 +89,7 @@ static void j_race_launch(struct json_writer *j, const char *key, const struct t
 	ktrace_json_object(j, key);
 	ktrace_json_u64(j, "op_seq", l->seq);
 	j_kernel(j, l->kernel);
-	ktrace_json_hex(j, "stream", l->stream);
+	ktrace_json_hex(j, "stream", l->look->stream);
 	ktrace_json_str(j, "arg", arg);
 	ktrace_json_end(j);
 }
@@ -105,8 +105,8 @@ static void j_rw_race(struct json_writer *j, const char *key, const struct diff_
 	ktrace_json_u64(j, "op_seq_a", x->reader->seq);
 	ktrace_json_u64(j, "op_seq_b", x->reader_b->seq);
 	j_kernel(j, x->reader->kernel);
-	ktrace_json_hex(j, "stream_a", x->reader->stream);
-	ktrace_json_hex(j, "stream_b", x->reader_b->stream);
+	ktrace_json_hex(j, "stream_a", x->reader->look->stream);
+	ktrace_json_hex(j, "stream_b", x->reader_b->look->stream);
 	ktrace_json_str(j, "arg", x->arg);
 	ktrace_json_end(j);
 	j_concurrent(j, "writer_a", &x->writer_a);

@@ -235,9 +235,10 @@ void ktrace_diff_text_divergence(FILE *f, const struct diff_result *r, const str
 {
 	fprintf(f, "%s: %s\n", title, ktrace_tm_kernel_name(d->la->kernel));
 	fprintf(f, "  launch %" PRIu64 " in A, %" PRIu64 " in B; device %d, stream #%zu (0x%" PRIx64 " in A, 0x%" PRIx64
-		   " in B)\n", d->la->seq, d->lb->seq, d->device, d->stream, d->la->stream, d->lb->stream);
-	fprintf(f, "  grid %ux%ux%u block %ux%ux%u\n", d->la->shape->grid[0], d->la->shape->grid[1],
-		d->la->shape->grid[2], d->la->shape->block[0], d->la->shape->block[1], d->la->shape->block[2]);
+		   " in B)\n", d->la->seq, d->lb->seq, d->device, d->stream, d->la->look->stream, d->lb->look->stream);
+	const struct tm_shape *sh = &d->la->look->shape;
+	fprintf(f, "  grid %ux%ux%u block %ux%ux%u\n", sh->grid[0], sh->grid[1], sh->grid[2], sh->block[0], sh->block[1],
+		sh->block[2]);
 	if (d->la->flags & KTRACE_LAUNCHF_GRAPH_ITER) {
 		const struct ktrace_graph_ref *ga = ktrace_tm_graph_ref(d->la), *gb = ktrace_tm_graph_ref(d->lb);
 
@@ -382,7 +383,7 @@ void ktrace_diff_summary_line(const struct diff_result *r, const struct diff_div
 static void race_launch_str(const struct tm_launch *l, const char *arg, char *buf, size_t cap)
 {
 	snprintf(buf, cap, "%s (launch_seq %" PRIu64 ", stream 0x%" PRIx64 ", argument %s)", ktrace_tm_kernel_name(l->kernel),
-		 l->seq, l->stream, arg);
+		 l->seq, l->look->stream, arg);
 }
 
 void ktrace_diff_stream_order_line(const struct diff_result *r, char *buf, size_t cap)

@@ -205,7 +205,7 @@ void ktrace_diff_rw_race_missing(const struct diff_rw_race *x, char *buf, size_t
 	else
 		snprintf(buf, cap, "no stream order, event (an event recorded on stream 0x%" PRIx64 " after the write "
 			 "and waited for on stream 0x%" PRIx64 " before the read), host synchronisation or graph edge "
-			 "orders them", x->writer_a.stream, x->reader->stream);
+			 "orders them", x->writer_a.stream, x->reader->look->stream);
 }
 
 void ktrace_diff_rw_race_line(const struct diff_rw_race *x, char *buf, size_t cap)
@@ -216,7 +216,7 @@ void ktrace_diff_rw_race_line(const struct diff_rw_race *x, char *buf, size_t ca
 	ktrace_diff_rw_race_missing(x, missing, sizeof missing);
 	snprintf(buf, cap, "%s (launch %" PRIu64 ", stream 0x%" PRIx64 ", argument %s) %s bytes 0x%" PRIx64
 		 "..0x%" PRIx64 " that %s may write: %s (in both runs; in B: launch %" PRIu64 " and %s %" PRIu64 ")",
-		 ktrace_tm_kernel_name(x->reader->kernel), x->reader->seq, x->reader->stream, x->arg,
+		 ktrace_tm_kernel_name(x->reader->kernel), x->reader->seq, x->reader->look->stream, x->arg,
 		 x->writes_too ? "reads or writes" : "reads", x->lo, x->hi, w,
 		 missing, x->reader_b->seq, x->writer_b.launch ? "launch" : "operation", x->writer_b.seq);
 }

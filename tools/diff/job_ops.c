@@ -277,7 +277,7 @@ long ktrace_job_op_of_launch(const struct job_side *s, const struct tm_launch *l
 		}
 	for (size_t i = 0; i < s->nops; i++) {
 		const struct job_op *o = &s->ops[i];
-		if (o->has_launches && o->tid == l->tid && o->pos <= l->seq && l->seq <= o->last)
+		if (o->has_launches && o->tid == l->look->tid && o->pos <= l->seq && l->seq <= o->last)
 			return (long)i;
 	}
 	return -1;

@@ -159,15 +159,16 @@ void ktrace_export_launch_args(struct json_writer *w, const struct ktrace_ranges
 	}
 	if (m)
 		ktrace_json_str(w, "divergence", m->detail ? m->detail : m->label);
-	ktrace_json_dim3(w, "grid", l->shape->grid);
-	ktrace_json_dim3(w, "block", l->shape->block);
+	ktrace_json_dim3(w, "grid", l->look->shape.grid);
+	ktrace_json_dim3(w, "block", l->look->shape.block);
 	const uint32_t *cluster = ktrace_tm_cluster(l);
 	if (cluster[0] || cluster[1] || cluster[2])
 		ktrace_json_dim3(w, "cluster", cluster);
-	KTRACE_JSON_MEMBERS(w, JSON_U64("shared_mem", l->shape->shared_mem), JSON_HEX("stream", l->stream),
-			    JSON_HEX("context", l->context), JSON_I64("device", l->device), JSON_U64("tid", l->tid));
+	KTRACE_JSON_MEMBERS(w, JSON_U64("shared_mem", l->look->shape.shared_mem), JSON_HEX("stream", l->look->stream),
+			    JSON_HEX("context", l->look->context), JSON_I64("device", l->look->device),
+			    JSON_U64("tid", l->look->tid));
 	ktrace_json_names(w, "launch_flags", ktrace_flag_names(l->flags, ktrace_launch_flag_name, flags, sizeof flags, ","));
-	put_refs(w, ranges, l->result, (l->flags & KTRACE_LAUNCHF_GRAPH) != 0, ktrace_tm_graph_ref(l),
+	put_refs(w, ranges, l->look->result, (l->flags & KTRACE_LAUNCHF_GRAPH) != 0, ktrace_tm_graph_ref(l),
 		 ktrace_tm_range_ref(l));
 	written_names(l, out, sizeof out);
 	if (*out)

@@ -337,7 +337,7 @@ static void mark_instants(struct exporter *x, const struct export_mark *m, const
  * per-thread default stream (2), as the diff takes it too. */
 static uint64_t launch_stream(const struct tm_launch *l)
 {
-	return l->stream == 0 && (l->flags & KTRACE_LAUNCHF_PTSZ) ? 2 : l->stream;
+	return l->look->stream == 0 && (l->flags & KTRACE_LAUNCHF_PTSZ) ? 2 : l->look->stream;
 }
 
 /* The slice of a measured graph launch, around its nodes' (drawn before the
@@ -391,7 +391,7 @@ static void host_call_done(struct exporter *x)
 static void emit_launch(struct exporter *x, const struct tm_launch *l)
 {
 	const struct export_mark *m = x->pass == 2 ? mark_of(x, l) : NULL;
-	struct track *h = host_track(x, l->tid), *g;
+	struct track *h = host_track(x, l->look->tid), *g;
 	const struct export_slot *s;
 	if (!h)
 		return;
@@ -404,8 +404,8 @@ static void emit_launch(struct exporter *x, const struct tm_launch *l)
 	}
 	host_call_done(x);
 	/* a failed launch enqueued nothing; one made during stream capture went into a graph */
-	if (l->result || (l->flags & KTRACE_LAUNCHF_CAPTURING) ||
-	    !(g = gpu_track(x, l->device, l->context, launch_stream(l), l->tid)))
+	if (l->look->result || (l->flags & KTRACE_LAUNCHF_CAPTURING) ||
+	    !(g = gpu_track(x, l->look->device, l->look->context, launch_stream(l), l->look->tid)))
 		return;
 	struct export_measure me = measure(x, l->seq, (l->flags & KTRACE_LAUNCHF_GRAPH) != 0, ktrace_tm_graph_ref(l));
 	if (!(s = gpu_slot(x, g, hs, &me)))
@@ -788,7 +788,7 @@ int ktrace_export_chrome(FILE *out, const struct tm_trace *t, const struct expor
 	ktrace_json_init(&x.w, out, JSON_COMPACT);
 	if (sort_notes(&x) == 0) {
 		for (size_t i = 0; i < t->nlaunches; i++)
-			note_context(&x, t->launches[i].context, t->launches[i].device);
+			note_context(&x, t->launches[i].look->context, t->launches[i].look->device);
 		for (size_t i = 0; i < t->norders; i++)
 			note_context(&x, t->orders[i].context, t->orders[i].device);
 		place_gpu_work(&x);

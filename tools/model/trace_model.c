@@ -16,7 +16,7 @@
 #include "tools/model/array.h"
 
 const struct tm_refs ktrace_tm_no_refs;
-static const struct tm_shape no_shape;
+static const struct tm_launch_look no_look;
 
 /* ---- arena ------------------------------------------------------------- */
 
@@ -92,7 +92,7 @@ struct load_state {
 	struct tm_range *ranges; /* ALLOC records: to infer unknown copy directions */
 	size_t nranges;
 	struct tm_intern allocs; /* the regions' allocations, each once (t->allocs) */
-	struct tm_intern shapes; /* the launches' shapes, each once (t->shapes) */
+	struct tm_intern looks;  /* the launches' looks, each once (t->looks) */
 	const struct tm_trace *like; /* loaded beside it (ktrace_tm_load_beside), or NULL */
 	size_t like_hint;            /* where like's next launch is looked for first */
 	unsigned char *scratch;      /* beside like: a launch's piece, before it is compared */
@@ -335,15 +335,15 @@ static int take_launch(struct load_state *s, const void *rec, size_t len, uint64
 	if (!o)
 		return oom(s);
 	*o = (struct tm_launch){ .seq = l.launch_seq, .rec_seq = seq, .time_ns = s->time_ns, .loading_kernel_id = l.kernel_id,
-				 .context = l.context, .stream = l.stream, .tid = l.tid, .device = l.device, .api = l.api,
-				 .flags = l.flags, .result = l.result,
-				 .hash_skip = l.hash_skip, .param_bytes_len = l.param_bytes_len };
-	struct tm_shape shape = { .shared_mem = l.shared_mem };
-	int no_shape_mem = 0;
-	memcpy(shape.grid, l.grid, sizeof shape.grid);
-	memcpy(shape.block, l.block, sizeof shape.block);
-	o->loading_shape = ktrace_intern(&s->shapes, &shape, &no_shape_mem);
-	if (no_shape_mem)
+				 .api = l.api, .flags = l.flags, .hash_skip = l.hash_skip,
+				 .param_bytes_len = l.param_bytes_len };
+	struct tm_launch_look look = { .context = l.context, .stream = l.stream, .tid = l.tid, .device = l.device,
+				       .result = l.result, .shape = { .shared_mem = l.shared_mem } };
+	int no_look_mem = 0;
+	memcpy(look.shape.grid, l.grid, sizeof look.shape.grid);
+	memcpy(look.shape.block, l.block, sizeof look.shape.block);
+	o->loading_look = ktrace_intern(&s->looks, &look, &no_look_mem);
+	if (no_look_mem)
 		return oom(s);
 	if (l.flags & (KTRACE_LAUNCHF_GRAPH | KTRACE_LAUNCHF_GRAPH_ITER | KTRACE_LAUNCHF_RANGE) ||
 	    l.cluster[0] | l.cluster[1] | l.cluster[2]) {
@@ -839,10 +839,10 @@ static int finish(struct load_state *s)
 	ktrace_sort(t->launches, t->nlaunches, sizeof *t->launches, cmp_launch);
 	for (size_t i = 0; i < t->nlaunches; i++) {
 		struct tm_launch *l = &t->launches[i];
-		uint32_t shape = l->loading_shape;
+		uint32_t look = l->loading_look;
 
 		l->kernel = find_kernel(t->kernels, t->nkernels, l->loading_kernel_id);
-		l->shape = shape && shape <= t->nshapes ? &t->shapes[shape - 1] : &no_shape;
+		l->look = look && look <= t->nlooks ? &t->looks[look - 1] : &no_look;
 	}
 	ktrace_sort(t->ops, t->nops, sizeof *t->ops, cmp_op);
 	ktrace_sort(t->orders, t->norders, sizeof *t->orders, cmp_order);
@@ -875,7 +875,7 @@ static int load_reader(struct tm_trace *t, struct ktrace_reader *r, const char *
 	memset(&s, 0, sizeof s);
 	s.t = t;
 	s.allocs = (struct tm_intern){ .items = &t->allocs, .nitems = &t->nallocs, .size = sizeof *t->allocs };
-	s.shapes = (struct tm_intern){ .items = &t->shapes, .nitems = &t->nshapes, .size = sizeof *t->shapes };
+	s.looks = (struct tm_intern){ .items = &t->looks, .nitems = &t->nlooks, .size = sizeof *t->looks };
 	s.like = like;
 	s.err = err;
 	s.errlen = errlen;
@@ -920,7 +920,7 @@ static int load_reader(struct tm_trace *t, struct ktrace_reader *r, const char *
 	free(s.ranges);
 	free(s.scratch);
 	ktrace_intern_free(&s.allocs);
-	ktrace_intern_free(&s.shapes);
+	ktrace_intern_free(&s.looks);
 	if (rc != 0)
 		ktrace_tm_free(t);
 	return rc;
@@ -966,7 +966,7 @@ void ktrace_tm_free(struct tm_trace *t)
 	}
 	free(t->kernels);
 	free(t->allocs);
-	free(t->shapes);
+	free(t->looks);
 	free(t->launches);
 	free(t->ops);
 	free(t->notes);

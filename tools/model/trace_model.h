@@ -80,13 +80,9 @@ struct tm_launch {
 		const struct tm_kernel *kernel; /* never NULL after loading; its id is the record's kernel_id */
 		uint64_t loading_kernel_id;     /* while loading only: the record's kernel_id */
 	};
-	uint64_t context, stream;
-	uint32_t tid;
-	int32_t device;
 	uint32_t flags;
 	uint8_t api;             /* enum ktrace_api */
 	uint8_t hash_skip;       /* enum ktrace_hash_skip (format 1.3; 0 before) */
-	int32_t result;
 	uint32_t param_bytes_len, nregions;
 	struct tm_region *regions; /* sorted by ktrace_tm_region_key, then the parameter bytes
 	                            * (ktrace_tm_param_bytes): one piece, never NULL after loading */
@@ -94,9 +90,11 @@ struct tm_launch {
 	const struct tm_refs *refs; /* its graph node, ranges and cluster shape; NULL: none of them
 	                             * (ktrace_tm_graph_ref, _range_ref, _cluster) */
 	union {
-		const struct tm_shape *shape; /* never NULL after loading: its grid, block and shared
-		                               * memory, each shape kept once per trace (t->shapes) */
-		uint32_t loading_shape;       /* while loading only: 1 + its index in t->shapes, 0 none */
+		const struct tm_launch_look *look; /* never NULL after loading: its context, stream,
+		                                    * thread, device, result and shape (grid, block,
+		                                    * shared memory), each look kept once per trace
+		                                    * (t->looks) */
+		uint32_t loading_look;             /* while loading only: 1 + its index in t->looks, 0 none */
 	};
 };
 
@@ -248,7 +246,7 @@ struct tm_trace {
 
 	struct tm_kernel *kernels; size_t nkernels;   /* sorted by id */
 	struct tm_alloc *allocs; size_t nallocs;      /* the regions' allocations, each once */
-	struct tm_shape *shapes; size_t nshapes;      /* the launches' shapes, each once */
+	struct tm_launch_look *looks; size_t nlooks;  /* the launches' looks, each once */
 	struct tm_launch *launches; size_t nlaunches; /* sorted by seq */
 	struct tm_op *ops; size_t nops;               /* sorted by seq */
 	struct tm_note *notes; size_t nnotes;         /* file order */

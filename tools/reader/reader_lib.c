@@ -233,12 +233,12 @@ static void fill_launch(const struct ktpy_trace *p, size_t i, struct ktpy_launch
 	const struct tm_launch *l = &p->t.launches[i];
 	*o = (struct ktpy_launch){ .launch_seq = l->seq, .rec_seq = l->rec_seq, .time_ns = l->time_ns,
 				   .kernel_id = l->kernel->id, .kernel_index = (uint64_t)(l->kernel - p->t.kernels),
-				   .context = l->context, .stream = l->stream, .first_region = p->first_region[i],
-				   .tid = l->tid, .api = l->api, .flags = l->flags, .shared_mem = l->shape->shared_mem,
-				   .nregions = l->nregions, .param_bytes_len = l->param_bytes_len, .device = l->device,
-				   .result = l->result };
-	memcpy(o->grid, l->shape->grid, sizeof o->grid);
-	memcpy(o->block, l->shape->block, sizeof o->block);
+				   .context = l->look->context, .stream = l->look->stream,
+				   .first_region = p->first_region[i], .tid = l->look->tid, .api = l->api, .flags = l->flags,
+				   .shared_mem = l->look->shape.shared_mem, .nregions = l->nregions,
+				   .param_bytes_len = l->param_bytes_len, .device = l->look->device, .result = l->look->result };
+	memcpy(o->grid, l->look->shape.grid, sizeof o->grid);
+	memcpy(o->block, l->look->shape.block, sizeof o->block);
 	memcpy(o->cluster, ktrace_tm_cluster(l), sizeof o->cluster);
 }
 
