@@ -584,8 +584,7 @@ static void hand_launch(struct hand *h, uint64_t stream, uint32_t tid, uint64_t 
 	struct tm_launch *l = &h->l[i];
 	memset(l, 0, sizeof *l);
 	l->seq = h->next_seq++;
-	l->kernel = &h->k;
-	h->look[i] = (struct tm_launch_look){ .context = 0xc0, .stream = stream, .tid = tid };
+	h->look[i] = (struct tm_launch_look){ .kernel = &h->k, .context = 0xc0, .stream = stream, .tid = tid };
 	l->look = &h->look[i];
 	l->flags = KTRACE_LAUNCHF_HASHED;
 	l->nregions = 1;

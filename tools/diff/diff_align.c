@@ -239,7 +239,7 @@ struct launch_keys {
 /* The kernel's name, NULL when the trace never described it. */
 static const char *launch_key_name(const struct tm_launch *l)
 {
-	return l->kernel->known ? l->kernel->name : NULL;
+	return l->look->kernel->known ? l->look->kernel->name : NULL;
 }
 
 static uint64_t fnv1a(const void *p, size_t n, uint64_t h)

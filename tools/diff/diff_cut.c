@@ -96,13 +96,13 @@ void ktrace_diff_cut_writer(const struct tm_trace *t, const long *match, size_t 
 			int ord;
 
 			if (!cut_range(t, l, h, &hlo, &hhi, &tail) || hlo >= hi || lo >= hhi ||
-			    ktrace_diff_region_is_const(l->kernel, h))
+			    ktrace_diff_region_is_const(l->look->kernel, h))
 				continue;
 			w->type = DIFF_WRITER_LAUNCH_UNHASHED;
 			w->seq = l->seq;
 			w->launch = l;
 			w->only_here = match[i] < 0;
-			ktrace_diff_region_name(l->kernel, h, w->arg, sizeof w->arg, &ord);
+			ktrace_diff_region_name(l->look->kernel, h, w->arg, sizeof w->arg, &ord);
 			return;
 		}
 	}
@@ -127,7 +127,7 @@ static int diverged(const struct diff_result *r, const struct tm_launch *la)
 
 static void count_kernel(struct diff_result *r, const struct tm_launch *la)
 {
-	const char *name = ktrace_tm_kernel_name(la->kernel);
+	const char *name = ktrace_tm_kernel_name(la->look->kernel);
 
 	for (size_t k = 0; k < r->nkernels; k++)
 		if (!strcmp(r->kernels[k].name, name)) {
@@ -174,7 +174,7 @@ static int mark_writer(struct diff_result *r, const long *match_a, const struct 
 		char name[96];
 		int ord;
 
-		ktrace_diff_region_name(w->launch->kernel, h, name, sizeof name, &ord);
+		ktrace_diff_region_name(w->launch->look->kernel, h, name, sizeof name, &ord);
 		if (strcmp(name, w->arg) || u->noffsets >= DIFF_UNV_OFFSETS)
 			continue;
 		u->offset[u->noffsets] = h->param_offset;

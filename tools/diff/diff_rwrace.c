@@ -44,7 +44,7 @@ static int judged(const struct tm_region *x, const struct tm_region *y)
  * explain: it reads or writes the bytes. */
 static int reads_only(const struct tm_launch *l, const struct tm_region *x, const struct tm_region *y)
 {
-	if (ktrace_diff_region_is_const(l->kernel, x))
+	if (ktrace_diff_region_is_const(l->look->kernel, x))
 		return 1;
 	return ktrace_diff_region_hashed(x) && ktrace_diff_region_hashed(y) && x->pre_hash == x->post_hash && y->pre_hash == y->post_hash;
 }
@@ -112,7 +112,7 @@ static int race_of(struct diff_result *r, size_t i, const struct tm_launch *lb, 
 	out->writes_too = !reads_only(la, x, y);
 	out->reader = la;
 	out->reader_b = lb;
-	ktrace_diff_region_name(la->kernel, x, out->arg, sizeof out->arg, &ord);
+	ktrace_diff_region_name(la->look->kernel, x, out->arg, sizeof out->arg, &ord);
 	ktrace_diff_concurrent_fill(&out->writer_a, 'A', &wa);
 	ktrace_diff_concurrent_fill(&out->writer_b, 'B', &wb);
 	writer_range(&wa, &lo, &hi);
@@ -192,7 +192,7 @@ static void side_str(const struct diff_concurrent *c, char *buf, size_t cap)
 {
 	if (c->launch)
 		snprintf(buf, cap, "%s (launch %" PRIu64 ", stream 0x%" PRIx64 ", argument %s)",
-			 ktrace_tm_kernel_name(c->launch->kernel), c->seq, c->stream, c->arg);
+			 ktrace_tm_kernel_name(c->launch->look->kernel), c->seq, c->stream, c->arg);
 	else
 		snprintf(buf, cap, "a %s (operation %" PRIu64 ", stream 0x%" PRIx64 ")",
 			 c->op && c->op->type == TM_OP_MEMSET ? "memset" : "copy", c->seq, c->stream);
@@ -216,7 +216,7 @@ void ktrace_diff_rw_race_line(const struct diff_rw_race *x, char *buf, size_t ca
 	ktrace_diff_rw_race_missing(x, missing, sizeof missing);
 	snprintf(buf, cap, "%s (launch %" PRIu64 ", stream 0x%" PRIx64 ", argument %s) %s bytes 0x%" PRIx64
 		 "..0x%" PRIx64 " that %s may write: %s (in both runs; in B: launch %" PRIu64 " and %s %" PRIu64 ")",
-		 ktrace_tm_kernel_name(x->reader->kernel), x->reader->seq, x->reader->look->stream, x->arg,
+		 ktrace_tm_kernel_name(x->reader->look->kernel), x->reader->seq, x->reader->look->stream, x->arg,
 		 x->writes_too ? "reads or writes" : "reads", x->lo, x->hi, w,
 		 missing, x->reader_b->seq, x->writer_b.launch ? "launch" : "operation", x->writer_b.seq);
 }

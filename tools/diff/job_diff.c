@@ -51,8 +51,9 @@ static int take_divergence(struct job_rank *e, struct job_work *w, const struct 
 	ktrace_diff_summary_line(d, v, line, sizeof line);
 	e->has_div = 1;
 	e->div = (struct job_divergence){
-		.seq_a = la->seq, .seq_b = v->lb->seq, .kernel = strdup(ktrace_tm_kernel_name(la->kernel)),
-		.mangled = strdup(la->kernel->name), .kernel_known = la->kernel->known, .occurrence = ktrace_tm_occurrence(d->a, la), .cls = v->cls,
+		.seq_a = la->seq, .seq_b = v->lb->seq, .kernel = strdup(ktrace_tm_kernel_name(la->look->kernel)),
+		.mangled = strdup(la->look->kernel->name), .kernel_known = la->look->kernel->known,
+		.occurrence = ktrace_tm_occurrence(d->a, la), .cls = v->cls,
 		.summary = strdup(line), .detail = divergence_text(d, v),
 	};
 	w->first_div = la->seq;

@@ -323,7 +323,7 @@ static const struct export_mark *mark_of(struct exporter *x, const struct tm_lau
 static void mark_instants(struct exporter *x, const struct export_mark *m, const struct track *g, int64_t ts)
 {
 	char name[256];
-	snprintf(name, sizeof name, "%s: %s", m->label, ktrace_tm_kernel_name(m->launch->kernel));
+	snprintf(name, sizeof name, "%s: %s", m->label, ktrace_tm_kernel_name(m->launch->look->kernel));
 	instant(x, name, "divergence", "t", g->pid, g->tid, ts);
 	ktrace_json_end(&x->w);
 	if (!m->first)
@@ -411,7 +411,7 @@ static void emit_launch(struct exporter *x, const struct tm_launch *l)
 	if (!(s = gpu_slot(x, g, hs, &me)))
 		return;
 	graph_launch_slice(x, g, s);
-	begin_slice(x, ktrace_tm_kernel_name(l->kernel), "kernel", g, s->ts, s->dur);
+	begin_slice(x, ktrace_tm_kernel_name(l->look->kernel), "kernel", g, s->ts, s->dur);
 	if (m)
 		ktrace_json_str(&x->w, "cname", m->first ? "terrible" : "bad");
 	ktrace_export_launch_args(&x->w, &x->t->ranges, l, m, &s->m);

@@ -16,7 +16,6 @@
 #include "tools/model/array.h"
 
 const struct tm_refs ktrace_tm_no_refs;
-static const struct tm_launch_look no_look;
 
 /* ---- arena ------------------------------------------------------------- */
 
@@ -334,11 +333,12 @@ static int take_launch(struct load_state *s, const void *rec, size_t len, uint64
 	struct tm_launch *o = ktrace_append(&t->launches, &t->nlaunches, &s->cap_l, sizeof *t->launches);
 	if (!o)
 		return oom(s);
-	*o = (struct tm_launch){ .seq = l.launch_seq, .rec_seq = seq, .time_ns = s->time_ns, .loading_kernel_id = l.kernel_id,
+	*o = (struct tm_launch){ .seq = l.launch_seq, .rec_seq = seq, .time_ns = s->time_ns,
 				 .api = l.api, .flags = l.flags, .hash_skip = l.hash_skip,
 				 .param_bytes_len = l.param_bytes_len };
-	struct tm_launch_look look = { .context = l.context, .stream = l.stream, .tid = l.tid, .device = l.device,
-				       .result = l.result, .shape = { .shared_mem = l.shared_mem } };
+	struct tm_launch_look look = { .loading_kernel_id = l.kernel_id, .context = l.context, .stream = l.stream,
+				       .tid = l.tid, .device = l.device, .result = l.result,
+				       .shape = { .shared_mem = l.shared_mem } };
 	int no_look_mem = 0;
 	memcpy(look.shape.grid, l.grid, sizeof look.shape.grid);
 	memcpy(look.shape.block, l.block, sizeof look.shape.block);
@@ -723,14 +723,34 @@ static int dedup_kernels(struct load_state *s)
 	return 0;
 }
 
+/* A look of all zeros (kernel id 0 and the rest zero: ktrace_intern numbers
+ * it 0) for the launches that have it, as the last of t->looks. */
+static int add_zero_look(struct load_state *s)
+{
+	struct tm_trace *t = s->t;
+	size_t i = 0;
+
+	while (i < t->nlaunches && t->launches[i].loading_look)
+		i++;
+	if (i == t->nlaunches)
+		return 0;
+	if (t->nlooks >= UINT32_MAX - 1 || ktrace_grow(&t->looks, &s->looks.cap_items, t->nlooks + 1, sizeof *t->looks))
+		return oom(s);
+	memset(&t->looks[t->nlooks++], 0, sizeof *t->looks);
+	for (; i < t->nlaunches; i++)
+		if (!t->launches[i].loading_look)
+			t->launches[i].loading_look = (uint32_t)t->nlooks;
+	return 0;
+}
+
 /* Placeholders for kernels that launches reference but no record describes. */
 static int add_placeholders(struct load_state *s)
 {
 	struct tm_trace *t = s->t;
 	uint64_t *ids = NULL;
 	size_t nids = 0, cap = 0;
-	for (size_t i = 0; i < t->nlaunches; i++) {
-		uint64_t id = t->launches[i].loading_kernel_id;
+	for (size_t i = 0; i < t->nlooks; i++) {
+		uint64_t id = t->looks[i].loading_kernel_id;
 		if (find_kernel(t->kernels, t->nkernels, id))
 			continue;
 		if (ktrace_grow(&ids, &cap, nids + 1, sizeof *ids)) {
@@ -826,7 +846,7 @@ static void infer_copy_dirs(struct load_state *s)
 static int finish(struct load_state *s)
 {
 	struct tm_trace *t = s->t;
-	if (dedup_kernels(s) || add_placeholders(s))
+	if (dedup_kernels(s) || add_zero_look(s) || add_placeholders(s))
 		return -1;
 	ktrace_sort(s->mods, s->nmods, sizeof *s->mods, cmp_mod);
 	for (size_t i = 0; i < t->nkernels; i++) {
@@ -837,13 +857,10 @@ static int finish(struct load_state *s)
 			? s->mods[lo - 1].digest : 0;
 	}
 	ktrace_sort(t->launches, t->nlaunches, sizeof *t->launches, cmp_launch);
-	for (size_t i = 0; i < t->nlaunches; i++) {
-		struct tm_launch *l = &t->launches[i];
-		uint32_t look = l->loading_look;
-
-		l->kernel = find_kernel(t->kernels, t->nkernels, l->loading_kernel_id);
-		l->look = look && look <= t->nlooks ? &t->looks[look - 1] : &no_look;
-	}
+	for (size_t i = 0; i < t->nlooks; i++)
+		t->looks[i].kernel = find_kernel(t->kernels, t->nkernels, t->looks[i].loading_kernel_id);
+	for (size_t i = 0; i < t->nlaunches; i++) /* each is 1 + its index (add_zero_look) */
+		t->launches[i].look = &t->looks[t->launches[i].loading_look - 1];
 	ktrace_sort(t->ops, t->nops, sizeof *t->ops, cmp_op);
 	ktrace_sort(t->orders, t->norders, sizeof *t->orders, cmp_order);
 	ktrace_sort(t->graphs, t->ngraphs, sizeof *t->graphs, cmp_graph);
@@ -1000,11 +1017,11 @@ int32_t ktrace_tm_rank(const struct tm_trace *t)
 
 uint64_t ktrace_tm_occurrence(const struct tm_trace *t, const struct tm_launch *l)
 {
-	const char *name = l->kernel->name;
+	const char *name = l->look->kernel->name;
 	uint64_t n = 0;
 
 	for (const struct tm_launch *p = t->launches; p < l && p < t->launches + t->nlaunches; p++)
-		if (p->kernel == l->kernel || (name[0] && !strcmp(p->kernel->name, name)))
+		if (p->look->kernel == l->look->kernel || (name[0] && !strcmp(p->look->kernel->name, name)))
 			n++;
 	return n;
 }

@@ -76,10 +76,6 @@ struct tm_refs {
 struct tm_launch {
 	uint64_t seq;            /* launch_seq */
 	uint64_t rec_seq;        /* record sequence number */
-	union {
-		const struct tm_kernel *kernel; /* never NULL after loading; its id is the record's kernel_id */
-		uint64_t loading_kernel_id;     /* while loading only: the record's kernel_id */
-	};
 	uint32_t flags;
 	uint8_t api;             /* enum ktrace_api */
 	uint8_t hash_skip;       /* enum ktrace_hash_skip (format 1.3; 0 before) */
@@ -90,10 +86,10 @@ struct tm_launch {
 	const struct tm_refs *refs; /* its graph node, ranges and cluster shape; NULL: none of them
 	                             * (ktrace_tm_graph_ref, _range_ref, _cluster) */
 	union {
-		const struct tm_launch_look *look; /* never NULL after loading: its context, stream,
-		                                    * thread, device, result and shape (grid, block,
-		                                    * shared memory), each look kept once per trace
-		                                    * (t->looks) */
+		const struct tm_launch_look *look; /* never NULL after loading: its kernel, context,
+		                                    * stream, thread, device, result and shape (grid,
+		                                    * block, shared memory), each look kept once per
+		                                    * trace (t->looks) */
 		uint32_t loading_look;             /* while loading only: 1 + its index in t->looks, 0 none */
 	};
 };
