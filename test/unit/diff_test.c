@@ -1460,6 +1460,43 @@ static void load_beside(const struct sim_opts *oa, const struct sim_opts *ob, si
 	ktrace_tm_free(&a);
 }
 
+/* A launch's record sequence number is kept as its difference from its
+ * launch_seq; one that does not fit 32 bits is kept whole in its refs:
+ * either way ktrace_tm_rec_seq() gives the record's number. */
+static void test_rec_seq_far_from_launch_seq(void **state)
+{
+	static const uint64_t launch_seqs[] = { 1ull << 40, 3, (1ull << 40) + 1 };
+	struct ktrace_rec_header h = { .pid = 1, .digest_alg = 1 };
+	struct ktrace_writer_opts wo = { .path = "diff_test_recseq.ktrace", .overwrite = 1, .header = &h };
+	unsigned char buf[512];
+	char err[512];
+	struct tm_trace t;
+	struct ktrace_writer *w = ktrace_writer_open(&wo, err, sizeof err);
+
+	(void)state;
+	if (!w)
+		fail_msg("%s", err);
+	for (size_t i = 0; i < 3; i++) {
+		struct ktrace_rec_launch l = { .launch_seq = launch_seqs[i], .kernel_id = 1, .grid = { 1, 1, 1 } };
+		size_t len = ktrace_encode_launch(buf, sizeof buf, &l, NULL);
+
+		assert_true(len > 0 && len <= sizeof buf);
+		assert_int_equal(ktrace_writer_append(w, buf, len), 0);
+	}
+	ktrace_writer_close(w, NULL);
+	assert_int_equal(ktrace_tm_load(&t, wo.path, 0, err, sizeof err), 0);
+	assert_int_equal(t.nlaunches, 3);
+	/* by launch_seq: 3 (written second), 1 << 40 (first), (1 << 40) + 1 (third) */
+	assert_int_equal(t.launches[0].seq, 3);
+	assert_true(t.launches[0].refs == NULL);
+	assert_int_equal(t.launches[1].rec_seq_delta, TM_REC_SEQ_IN_REFS);
+	assert_int_equal(ktrace_tm_rec_seq(&t.launches[0]), ktrace_tm_rec_seq(&t.launches[1]) + 1);
+	assert_int_equal(ktrace_tm_rec_seq(&t.launches[2]), ktrace_tm_rec_seq(&t.launches[0]) + 1);
+	assert_true(ktrace_tm_rec_seq(&t.launches[1]) < 8);
+	ktrace_tm_free(&t);
+	unlink(wo.path);
+}
+
 /* A second run loaded beside the first shares the regions and parameter
  * bytes of its launches that are the same, and only those: its model is the
  * one it has loaded alone. */
@@ -1512,6 +1549,7 @@ int main(void)
 		cmocka_unit_test(test_random_traces),
 		cmocka_unit_test(test_body_runs_missing_records),
 		cmocka_unit_test(test_load_beside),
+		cmocka_unit_test(test_rec_seq_far_from_launch_seq),
 	};
 	return cmocka_run_group_tests_name("diff", tests, setup, teardown);
 }

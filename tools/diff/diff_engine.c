@@ -460,9 +460,9 @@ static int pair_reason(const struct tm_launch *la, const struct tm_launch *lb, c
 		*run = x ? 'A' : 'B';
 		return KTRACE_UNV_REGIONS_DIFFER;
 	}
-	ma = ktrace_unv_launch_mask(la->flags, la->hash_skip, la->nregions) |
+	ma = ktrace_unv_launch_mask(la->flags, la->look->hash_skip, la->nregions) |
 	     ktrace_unv_region_mask(la->flags, x->flags, x->hash_len);
-	mb = ktrace_unv_launch_mask(lb->flags, lb->hash_skip, lb->nregions) |
+	mb = ktrace_unv_launch_mask(lb->flags, lb->look->hash_skip, lb->nregions) |
 	     ktrace_unv_region_mask(lb->flags, y->flags, y->hash_len);
 	if (ma | mb) {
 		int r = ktrace_unv_first(ma | mb);
@@ -499,8 +499,8 @@ static void launch_reasons(const struct tm_launch *la, const struct tm_launch *l
 {
 	uint32_t keep = (1u << KTRACE_UNV_PARAMS_TRUNCATED) | (1u << KTRACE_UNV_HASH_CAPTURE) |
 			(1u << KTRACE_UNV_HASH_NOSLOT) | (1u << KTRACE_UNV_HASH_SKIPPED);
-	uint32_t ma = ktrace_unv_launch_mask(la->flags, la->hash_skip, la->nregions) & keep;
-	uint32_t mb = ktrace_unv_launch_mask(lb->flags, lb->hash_skip, lb->nregions) & keep;
+	uint32_t ma = ktrace_unv_launch_mask(la->flags, la->look->hash_skip, la->nregions) & keep;
+	uint32_t mb = ktrace_unv_launch_mask(lb->flags, lb->look->hash_skip, lb->nregions) & keep;
 
 	for (int r = 1; r < KTRACE_UNV_COUNT; r++)
 		if ((ma | mb) & (1u << r))

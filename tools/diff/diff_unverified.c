@@ -69,7 +69,7 @@ void ktrace_diff_unverified_str(const struct diff_unverified *u, char *buf, size
 		if (u->graph_untraced)
 			put(buf, cap, &o, " (its graph is not hashed: %s)", ktrace_graph_untraced_name(u->graph_untraced));
 		else
-			put(buf, cap, &o, " (%s)", ktrace_hash_skip_text(l->hash_skip));
+			put(buf, cap, &o, " (%s)", ktrace_hash_skip_text(l->look->hash_skip));
 	}
 	if (u->reason != KTRACE_UNV_REGIONS_DIFFER)
 		put(buf, cap, &o, "%s", in_run(u->run));

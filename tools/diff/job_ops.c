@@ -69,7 +69,7 @@ static int read_comms(const struct tm_trace *t, struct job_side *s)
 
 static uint64_t launch_rec_seq(const void *l)
 {
-	return ((const struct tm_launch *)l)->rec_seq;
+	return ktrace_tm_rec_seq((const struct tm_launch *)l);
 }
 
 static uint64_t coll_group(const void *c)

@@ -398,7 +398,7 @@ static void emit_launch(struct exporter *x, const struct tm_launch *l)
 	int64_t hs = place(h, rel(x, l->time_ns), EXPORT_HOST_SLICE_NS);
 	host_call_ranges(x, h, ktrace_tm_range_ref(l), hs);
 	if (x->pass == 2) {
-		begin_slice(x, api_name(l->api), "cuda_api", h, hs, EXPORT_HOST_SLICE_NS);
+		begin_slice(x, api_name(l->look->api), "cuda_api", h, hs, EXPORT_HOST_SLICE_NS);
 		ktrace_export_launch_args(&x->w, &x->t->ranges, l, NULL, NULL);
 		ktrace_json_end(&x->w);
 	}

@@ -25,7 +25,8 @@ struct tm_shape {
 struct tm_kernel;
 
 /* What a launch's record shares with many others: its kernel, where it ran,
- * what the launch call returned and its shape (a few kernels on a few
+ * what the launch call returned, the API that made it, why it was not
+ * hashed and its shape (a few kernels on a few
  * streams of a few threads make most of a trace's launches).  No padding:
  * kept and compared as bytes. */
 struct tm_launch_look {
@@ -37,6 +38,8 @@ struct tm_launch_look {
 	uint32_t tid;
 	int32_t device;
 	int32_t result;
+	uint32_t api;       /* enum ktrace_api */
+	uint32_t hash_skip; /* enum ktrace_hash_skip (format 1.3; 0 before) */
 	struct tm_shape shape;
 };
 

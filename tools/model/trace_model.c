@@ -112,7 +112,14 @@ struct load_state {
 	}
 
 COMPARE_BY(cmp_kernel, struct tm_kernel, id, id)
-COMPARE_BY(cmp_launch, struct tm_launch, seq, rec_seq)
+static int cmp_launch(const void *a, const void *b)
+{
+	const struct tm_launch *x = a, *y = b;
+
+	if (x->seq != y->seq)
+		return ktrace_cmp_u64(x->seq, y->seq);
+	return ktrace_cmp_u64(ktrace_tm_rec_seq(x), ktrace_tm_rec_seq(y));
+}
 COMPARE_BY(cmp_op, struct tm_op, seq, seq)
 COMPARE_BY(cmp_order, struct tm_order, seq_before, rec_seq)
 COMPARE_BY(cmp_gputime, struct tm_gputime, op_seq, rec_seq)
@@ -333,12 +340,13 @@ static int take_launch(struct load_state *s, const void *rec, size_t len, uint64
 	struct tm_launch *o = ktrace_append(&t->launches, &t->nlaunches, &s->cap_l, sizeof *t->launches);
 	if (!o)
 		return oom(s);
-	*o = (struct tm_launch){ .seq = l.launch_seq, .rec_seq = seq, .time_ns = s->time_ns,
-				 .api = l.api, .flags = l.flags, .hash_skip = l.hash_skip,
-				 .param_bytes_len = l.param_bytes_len };
+	int64_t delta = (int64_t)(seq - l.launch_seq);
+	int far = delta <= TM_REC_SEQ_IN_REFS || delta > INT32_MAX;
+	*o = (struct tm_launch){ .seq = l.launch_seq, .rec_seq_delta = far ? TM_REC_SEQ_IN_REFS : (int32_t)delta,
+				 .time_ns = s->time_ns, .flags = l.flags, .param_bytes_len = l.param_bytes_len };
 	struct tm_launch_look look = { .loading_kernel_id = l.kernel_id, .context = l.context, .stream = l.stream,
-				       .tid = l.tid, .device = l.device, .result = l.result,
-				       .shape = { .shared_mem = l.shared_mem } };
+				       .tid = l.tid, .device = l.device, .result = l.result, .api = l.api,
+				       .hash_skip = l.hash_skip, .shape = { .shared_mem = l.shared_mem } };
 	int no_look_mem = 0;
 	memcpy(look.shape.grid, l.grid, sizeof look.shape.grid);
 	memcpy(look.shape.block, l.block, sizeof look.shape.block);
@@ -346,11 +354,11 @@ static int take_launch(struct load_state *s, const void *rec, size_t len, uint64
 	if (no_look_mem)
 		return oom(s);
 	if (l.flags & (KTRACE_LAUNCHF_GRAPH | KTRACE_LAUNCHF_GRAPH_ITER | KTRACE_LAUNCHF_RANGE) ||
-	    l.cluster[0] | l.cluster[1] | l.cluster[2]) {
+	    l.cluster[0] | l.cluster[1] | l.cluster[2] || far) {
 		struct tm_refs *refs = arena_alloc(t, sizeof *refs);
 		if (!refs)
 			return oom(s);
-		*refs = (struct tm_refs){ .graph = l.graph };
+		*refs = (struct tm_refs){ .graph = l.graph, .rec_seq = seq };
 		if (l.flags & KTRACE_LAUNCHF_RANGE)
 			refs->range = l.range;
 		memcpy(refs->cluster, l.cluster, sizeof refs->cluster);

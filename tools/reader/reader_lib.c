@@ -231,10 +231,10 @@ static void fill_param(const struct tm_param *q, size_t k, struct ktpy_param *o)
 static void fill_launch(const struct ktpy_trace *p, size_t i, struct ktpy_launch *o)
 {
 	const struct tm_launch *l = &p->t.launches[i];
-	*o = (struct ktpy_launch){ .launch_seq = l->seq, .rec_seq = l->rec_seq, .time_ns = l->time_ns,
+	*o = (struct ktpy_launch){ .launch_seq = l->seq, .rec_seq = ktrace_tm_rec_seq(l), .time_ns = l->time_ns,
 				   .kernel_id = l->look->kernel->id, .kernel_index = (uint64_t)(l->look->kernel - p->t.kernels),
 				   .context = l->look->context, .stream = l->look->stream,
-				   .first_region = p->first_region[i], .tid = l->look->tid, .api = l->api, .flags = l->flags,
+				   .first_region = p->first_region[i], .tid = l->look->tid, .api = l->look->api, .flags = l->flags,
 				   .shared_mem = l->look->shape.shared_mem, .nregions = l->nregions,
 				   .param_bytes_len = l->param_bytes_len, .device = l->look->device, .result = l->look->result };
 	memcpy(o->grid, l->look->shape.grid, sizeof o->grid);
