@@ -232,7 +232,7 @@ static size_t dp_lcs(const char *a, size_t na, const char *b, size_t nb)
 
 /* Matches are strictly increasing on both sides, consistent both ways, and
  * between equal elements; returns their number. */
-static size_t check_matching(const char *a, size_t na, const char *b, size_t nb, const long *ma, const long *mb)
+static size_t check_matching(const char *a, size_t na, const char *b, size_t nb, const int32_t *ma, const int32_t *mb)
 {
 	long last = -1;
 	size_t n = 0;
@@ -262,7 +262,7 @@ static void test_lcs_examples(void **state)
 	for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
 		const char *a = cases[c][0], *b = cases[c][1];
 		size_t na = strlen(a), nb = strlen(b);
-		long ma[16], mb[16];
+		int32_t ma[16], mb[16];
 		struct strs s = { a, b };
 		assert_int_equal(ktrace_diff_lcs(na, nb, str_eq, &s, ma, mb), 0);
 		assert_int_equal(check_matching(a, na, b, nb, ma, mb), dp_lcs(a, na, b, nb));
@@ -274,7 +274,7 @@ static void test_lcs_random(void **state)
 	(void)state;
 	unsigned seed = 12345;
 	char a[300], b[300];
-	long ma[300], mb[300];
+	int32_t ma[300], mb[300];
 	for (int round = 0; round < 400; round++) {
 		size_t na = (size_t)(rand_r(&seed) % 200), nb = (size_t)(rand_r(&seed) % 200);
 		int alpha = 2 + rand_r(&seed) % 6;

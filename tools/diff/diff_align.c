@@ -23,7 +23,7 @@
 struct lcs_ctx {
 	int (*eq)(size_t, size_t, void *);
 	void *ctx;
-	long *ma, *mb;
+	int32_t *ma, *mb;
 	long *v1, *v2;   /* the bisection's diagonals, made when first needed (lcs_room) */
 	size_t vcap;
 	int oom;
@@ -204,7 +204,7 @@ static void lcs_rec(struct lcs_ctx *c, long a0, long a1, long b0, long b1)
 }
 
 int ktrace_diff_lcs(size_t na, size_t nb, int (*eq)(size_t i, size_t j, void *ctx), void *ctx,
-		    long *match_a, long *match_b)
+		    int32_t *match_a, int32_t *match_b)
 {
 	for (size_t i = 0; i < na; i++)
 		match_a[i] = -1;
@@ -212,6 +212,8 @@ int ktrace_diff_lcs(size_t na, size_t nb, int (*eq)(size_t i, size_t j, void *ct
 		match_b[j] = -1;
 	if (!na || !nb)
 		return 0;
+	if (na > INT32_MAX || nb > INT32_MAX) /* the matches are 32-bit indices */
+		return -1;
 	struct lcs_ctx c = { eq, ctx, match_a, match_b, NULL, NULL, 0, 0, 0, LCS_WORK_LIMIT };
 
 	lcs_rec(&c, 0, (long)na, 0, (long)nb);
@@ -372,7 +374,7 @@ static uint64_t stream_hash_at(const void *ctx, size_t i)
 
 static int stream_list_fill(const struct tm_trace *t, struct stream_list *sl)
 {
-	if (t->nlaunches >= UINT32_MAX)
+	if (t->nlaunches > INT32_MAX) /* the matches are 32-bit indices (struct diff_align) */
 		return -1;
 	sl->of_launch = malloc((t->nlaunches + 1) * sizeof *sl->of_launch);
 	if (!sl->of_launch || ktrace_diff_rehash(&sl->tab, &sl->tabcap, 64, 0, stream_hash_at, sl))
@@ -532,7 +534,7 @@ static int stream_pair_keys_eq(size_t i, size_t j, void *p)
  * that could take its place without crossing another match. */
 static void refine(const struct tm_trace *a, const struct tm_trace *b, const uint32_t *ia, size_t na,
 		   const uint32_t *ib, size_t nb, const struct launch_keys *ka, const struct launch_keys *kb,
-		   long *ma, long *mb)
+		   int32_t *ma, int32_t *mb)
 {
 	long prev_i = -1, prev_j = -1;
 	for (size_t i = 0; i < na; i++) {
@@ -663,8 +665,8 @@ static int align_stream_pair(const struct tm_trace *a, const struct tm_trace *b,
 			     const struct stream_info *B, const struct launch_keys *ka, const struct launch_keys *kb,
 			     struct diff_align *al)
 {
-	long *sma = malloc((A->n + 1) * sizeof *sma);
-	long *smb = malloc((B->n + 1) * sizeof *smb);
+	int32_t *sma = malloc((A->n + 1) * sizeof *sma);
+	int32_t *smb = malloc((B->n + 1) * sizeof *smb);
 	struct stream_pair_keys c = { A->idx, B->idx, ka, kb };
 	int rc = -1;
 	if (!sma || !smb || ktrace_diff_lcs(A->n, B->n, stream_pair_keys_eq, &c, sma, smb))
@@ -686,7 +688,7 @@ out:
 }
 
 /* Every launch's match (none yet) and stream: 1, or 0 when memory runs out. */
-static int launch_match_of(const struct tm_trace *t, long **match, uint32_t **stream)
+static int launch_match_of(const struct tm_trace *t, int32_t **match, uint32_t **stream)
 {
 	*match = malloc((t->nlaunches + 1) * sizeof **match);
 	*stream = malloc((t->nlaunches + 1) * sizeof **stream);
@@ -698,7 +700,7 @@ static int launch_match_of(const struct tm_trace *t, long **match, uint32_t **st
 }
 
 /* Every launch's key, and no match yet. */
-static struct launch_key *make_keys(const struct tm_trace *t, long **match, uint32_t **stream)
+static struct launch_key *make_keys(const struct tm_trace *t, int32_t **match, uint32_t **stream)
 {
 	struct launch_key *k = malloc((t->nlaunches + 1) * sizeof *k);
 	if (!k || !launch_match_of(t, match, stream)) {

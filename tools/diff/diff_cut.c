@@ -75,7 +75,7 @@ void ktrace_diff_cut_tail_str(const struct diff_arg *u, char *buf, size_t cap)
 			 u->cut_tail);
 }
 
-void ktrace_diff_cut_writer(const struct tm_trace *t, const long *match, size_t li, const struct tm_region *g,
+void ktrace_diff_cut_writer(const struct tm_trace *t, const int32_t *match, size_t li, const struct tm_region *g,
 			    struct diff_writer *w)
 {
 	uint64_t lo, hi;
@@ -138,7 +138,7 @@ static void count_kernel(struct diff_result *r, const struct tm_launch *la)
 
 /* Add reason hash_cut, for writer w's argument, to its launch's entry
  * (a new one, kept in run A's order, when it was verified). */
-static int mark_writer(struct diff_result *r, const long *match_a, const struct diff_writer *w)
+static int mark_writer(struct diff_result *r, const int32_t *match_a, const struct diff_writer *w)
 {
 	size_t li = (size_t)(w->launch - r->a->launches), cap = r->nunv;
 	long at = unverified_of(r, w->launch);
@@ -183,7 +183,7 @@ static int mark_writer(struct diff_result *r, const long *match_a, const struct 
 	return 0;
 }
 
-int ktrace_diff_mark_cut_writers(struct diff_result *r, const long *match_a)
+int ktrace_diff_mark_cut_writers(struct diff_result *r, const int32_t *match_a)
 {
 	for (size_t i = 0; i < r->ndivs; i++) {
 		const struct diff_divergence *d = &r->divs[i];

@@ -298,7 +298,7 @@ const struct tm_region *ktrace_diff_region_at_key(const struct tm_launch *l, uin
 
 struct writes_ctx {
 	const struct tm_trace *other; /* the other run */
-	const long *match;            /* this run's launch -> the other's */
+	const int32_t *match;            /* this run's launch -> the other's */
 };
 
 /* diff_order's question: does launch li of t write its region ri?  Its
@@ -589,7 +589,7 @@ static int copy_writes_device(const struct tm_op *o)
 	       o->dir == KTRACE_COPY_UNKNOWN;
 }
 
-void ktrace_diff_last_writer(const struct tm_trace *t, const long *match, size_t li, uint64_t addr, uint64_t len,
+void ktrace_diff_last_writer(const struct tm_trace *t, const int32_t *match, size_t li, uint64_t addr, uint64_t len,
 			     struct diff_writer *w)
 {
 	memset(w, 0, sizeof *w);

@@ -127,7 +127,7 @@ static int race_of(struct diff_result *r, size_t i, const struct tm_launch *lb, 
  * outcome (a later writer, or the bytes' allocation freed and reused,
  * would have replaced it).  Its region there, and the racing regions, are
  * certain. */
-static int touches(const struct diff_result *r, const long *match_a, size_t li, const struct diff_race *w)
+static int touches(const struct diff_result *r, const int32_t *match_a, size_t li, const struct diff_race *w)
 {
 	const struct tm_launch *la = &r->a->launches[li];
 
@@ -148,7 +148,7 @@ static int touches(const struct diff_result *r, const long *match_a, size_t li, 
 
 /* A write/write race of both runs, before launch index li of A, over bytes
  * it reads or writes that the race wrote last (touches). */
-static const struct diff_race *ww_race_of(const struct diff_result *r, const long *match_a, size_t li)
+static const struct diff_race *ww_race_of(const struct diff_result *r, const int32_t *match_a, size_t li)
 {
 	for (size_t k = 0; k < r->nraces; k++) {
 		const struct diff_race *w = &r->races[k];
@@ -162,7 +162,7 @@ static const struct diff_race *ww_race_of(const struct diff_result *r, const lon
 	return NULL;
 }
 
-int ktrace_diff_rw_races(struct diff_result *r, const long *match_a)
+int ktrace_diff_rw_races(struct diff_result *r, const int32_t *match_a)
 {
 	const struct tm_launch *first = r->ndivs ? r->divs[0].la : NULL;
 
