@@ -224,24 +224,33 @@ int ktrace_diff_lcs(size_t na, size_t nb, int (*eq)(size_t i, size_t j, void *ct
 
 /* ---- launch keys ------------------------------------------------------------- */
 
-/* What two launches must share to be aligned: kernel name and launch shape. */
-/* What a launch is matched on (its kernel's name and its shape, read from
- * the launch itself): their hashes, 8 bytes a launch of each run. */
-struct launch_key {
-	uint32_t nh;      /* hash of the name (0: unknown kernel, matches any name) */
-	uint32_t h;       /* hash of the launch shape */
-};
-
-/* The keys of a run's launches, k[i] launch i's of t. */
+/* What two launches must share to be aligned: kernel name and launch shape,
+ * read from the launches themselves (no key of their own: the shape's and
+ * the name's bytes are compared, the look shared by most launches of a run
+ * first). */
 struct launch_keys {
 	const struct tm_trace *t;
-	struct launch_key *k;
 };
 
 /* The kernel's name, NULL when the trace never described it. */
 static const char *launch_key_name(const struct tm_launch *l)
 {
 	return l->look->kernel->known ? l->look->kernel->name : NULL;
+}
+
+/* Launch i of run x and launch j of run y may be aligned (a kernel the trace
+ * never described, its KERNEL record lost, has no name and matches any name). */
+static int launch_key_eq(const struct launch_keys *x, size_t i, const struct launch_keys *y, size_t j)
+{
+	const struct tm_launch *a = &x->t->launches[i], *b = &y->t->launches[j];
+	const char *an, *bn;
+
+	if ((a->look != b->look && memcmp(&a->look->shape, &b->look->shape, sizeof a->look->shape)) ||
+	    memcmp(ktrace_tm_cluster(a), ktrace_tm_cluster(b), 3 * sizeof(uint32_t)))
+		return 0;
+	an = launch_key_name(a);
+	bn = launch_key_name(b);
+	return !an || !bn || an == bn || !strcmp(an, bn);
 }
 
 static uint64_t fnv1a(const void *p, size_t n, uint64_t h)
@@ -252,39 +261,6 @@ static uint64_t fnv1a(const void *p, size_t n, uint64_t h)
 		h *= 0x100000001b3ull;
 	}
 	return h;
-}
-
-static uint32_t fold32(uint64_t h)
-{
-	return (uint32_t)(h ^ h >> 32);
-}
-
-/* The name is left out of the quick hash: a kernel the trace never
- * described (its KERNEL record lost) has no name and matches any name. */
-static void launch_key_of(const struct tm_launch *l, struct launch_key *k)
-{
-	const char *name = launch_key_name(l);
-
-	k->nh = name ? fold32(fnv1a(name, strlen(name), 0xcbf29ce484222325ull)) : 0;
-	uint64_t h = fnv1a(l->look->shape.grid, sizeof l->look->shape.grid, 0xcbf29ce484222325ull);
-	h = fnv1a(l->look->shape.block, sizeof l->look->shape.block, h);
-	h = fnv1a(ktrace_tm_cluster(l), 3 * sizeof(uint32_t), h);
-	k->h = fold32(fnv1a(&l->look->shape.shared_mem, sizeof l->look->shape.shared_mem, h));
-}
-
-/* Launch i of run x and launch j of run y may be aligned. */
-static int launch_key_eq(const struct launch_keys *x, size_t i, const struct launch_keys *y, size_t j)
-{
-	const struct tm_launch *a = &x->t->launches[i], *b = &y->t->launches[j];
-	const struct launch_key *kx = &x->k[i], *ky = &y->k[j];
-	const char *an, *bn;
-
-	if (kx->h != ky->h || (a->look != b->look && memcmp(&a->look->shape, &b->look->shape, sizeof a->look->shape)) ||
-	    memcmp(ktrace_tm_cluster(a), ktrace_tm_cluster(b), 3 * sizeof(uint32_t)))
-		return 0;
-	an = launch_key_name(a);
-	bn = launch_key_name(b);
-	return !an || !bn || (kx->nh == ky->nh && !strcmp(an, bn));
 }
 
 /* ---- streams ----------------------------------------------------------------- */
@@ -699,18 +675,6 @@ static int launch_match_of(const struct tm_trace *t, int32_t **match, uint32_t *
 	return 1;
 }
 
-/* Every launch's key, and no match yet. */
-static struct launch_key *make_keys(const struct tm_trace *t, int32_t **match, uint32_t **stream)
-{
-	struct launch_key *k = malloc((t->nlaunches + 1) * sizeof *k);
-	if (!k || !launch_match_of(t, match, stream)) {
-		free(k);
-		return NULL;
-	}
-	for (size_t i = 0; i < t->nlaunches; i++)
-		launch_key_of(&t->launches[i], &k[i]);
-	return k;
-}
 
 /* b sharing a's model (ktrace_tm_share_same): each stream is its own
  * partner and each launch its own match, what the alignment below finds for
@@ -747,9 +711,9 @@ int ktrace_diff_align(const struct tm_trace *a, const struct tm_trace *b, struct
 	struct stream_list sa, sb;
 	int rc = -1;
 	int sa_ok = stream_list_build(a, &sa) == 0, sb_ok = stream_list_build(b, &sb) == 0;
-	struct launch_keys ka = { a, make_keys(a, &al->match_a, &al->stream_a) },
-			   kb = { b, make_keys(b, &al->match_b, &al->stream_b) };
-	if (!ka.k || !kb.k || !sa_ok || !sb_ok || match_streams(&sa, &ka, &sb, &kb) || list_streams(al, &sa, &sb))
+	struct launch_keys ka = { a }, kb = { b };
+	if (!launch_match_of(a, &al->match_a, &al->stream_a) || !launch_match_of(b, &al->match_b, &al->stream_b) ||
+	    !sa_ok || !sb_ok || match_streams(&sa, &ka, &sb, &kb) || list_streams(al, &sa, &sb))
 		goto out;
 	for (size_t s = 0; s < sa.n; s++)
 		if (sa.s[s].match >= 0 &&
@@ -757,8 +721,6 @@ int ktrace_diff_align(const struct tm_trace *a, const struct tm_trace *b, struct
 			goto out;
 	rc = 0;
 out:
-	free(ka.k);
-	free(kb.k);
 	if (sa_ok)
 		stream_list_free(&sa);
 	if (sb_ok)
