@@ -12,6 +12,8 @@
 #   dump-text      ktrace-dump A >/dev/null
 #   diff-same      ktrace-diff A A         (identical: every launch compared)
 #   diff-one       ktrace-diff A B         (one divergence, at the middle launch)
+#   diff-disjoint  ktrace-diff A C         (C: B with every address 4 GiB higher, --shift-addresses:
+#                                           no launch of C shares A's regions)
 #   py-load        ktrace.load(A)          (Python objects, args decoded on first use)
 #   py-columns     ktrace.columns(A)       (numpy arrays per field; skipped without numpy)
 # (the Python steps under $KT_PYTHON, else python3, else /usr/bin/python3 when only it has numpy)
@@ -37,6 +39,8 @@ done
 
 "$B/ktgen" --scenario many --launches "$N" "$T/a.ktrace" || exit 1
 "$B/ktgen" --scenario many --launches "$N" --diverge-at $((N / 2)) "$T/b.ktrace" || exit 1
+"$B/ktgen" --scenario many --launches "$N" --diverge-at $((N / 2)) --shift-addresses 0x100000000 \
+	"$T/c.ktrace" || exit 1
 RECORDS=$("$B/ktrace-dump" --json "$T/a.ktrace" | wc -l)
 echo "trace: $N launches, $RECORDS records, $(wc -c <"$T/a.ktrace") bytes compressed;" \
 	"$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'), core $CPU, $(date -u +%F)"
@@ -88,6 +92,8 @@ bench dump-json "ktrace-dump --json" 0 "$B/ktrace-dump" --json "$T/a.ktrace"
 bench dump-text "ktrace-dump (text)" 0 "$B/ktrace-dump" "$T/a.ktrace"
 bench diff-same "ktrace-diff, identical traces" 0 "$B/ktrace-diff" "$T/a.ktrace" "$T/a.ktrace"
 bench diff-one "ktrace-diff, one divergence" 1 "$B/ktrace-diff" "$T/a.ktrace" "$T/b.ktrace"
+bench diff-disjoint "ktrace-diff, one divergence, every address different" 1 "$B/ktrace-diff" "$T/a.ktrace" \
+	"$T/c.ktrace"
 bench py-load "ktrace.load() objects" 0 "$PY" -c \
 	"import ktrace, sys; t = ktrace.load(sys.argv[1]); assert len(t.launches) == $N" "$T/a.ktrace"
 if "$PY" -c "import numpy" 2>/dev/null; then

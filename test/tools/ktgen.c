@@ -7,7 +7,7 @@
  * time_ns of those in JSON).  Not a substitute for traces of real programs.
  *
  *   ktgen [--scenario basic|many|order|order-filter|graph|threads|graph-threads|ranges|gputimes]
- *         [--launches N] [--diverge-at K]
+ *         [--launches N] [--diverge-at K] [--shift-addresses N]
  *         [--frame-bytes N] [--cut-at-flush K] [--major N] OUT
  *   ktgen --job SCENARIO DIR
  *
@@ -18,7 +18,8 @@
  * many   a header, 3 kernels and 300 launches (several zstd frames with
  *        --frame-bytes 4096); --launches N makes N of them (bench/export_bench.sh);
  *        --diverge-at K flips a bit of launch K's output digest (a second run
- *        that diverges there, for bench/tools_bench.sh).
+ *        that diverges there, for bench/tools_bench.sh); --shift-addresses N
+ *        puts every buffer N bytes higher (a run that shares no address).
  * order  ORDER records of every operation (format 1.2).
  * order-filter  launches of three kernels on three streams among ORDER
  *        records (ktrace-dump's filters keep the ones that order them).
@@ -339,6 +340,7 @@ static uint64_t mix(uint64_t x)
 
 static unsigned long many_launches = 300;
 static long diverge_at = -1; /* --diverge-at K: launch K's output digest differs */
+static uint64_t addr_shift;  /* --shift-addresses N: every address N bytes higher */
 
 static void scenario_many(void)
 {
@@ -351,13 +353,13 @@ static void scenario_many(void)
 	for (unsigned long i = 0; i < many_launches; i++) {
 		uint64_t kid = 1 + (uint64_t)(i % 3);
 		memset(p, 0, sizeof p);
-		le64(p, 0x7f0000000000ull + (uint64_t)(i % 7) * 4096);
-		le64(p + 8, 0x7f0000100000ull);
+		uint64_t in = 0x7f0000000000ull + addr_shift, out = 0x7f0000100000ull + addr_shift;
+		le64(p, in + (uint64_t)(i % 7) * 4096);
+		le64(p + 8, out);
 		le32(p + 24, (uint32_t)i);
 		struct ktrace_region r[2] = {
-			region(0, 0, 0x7f0000000000ull + (uint64_t)(i % 7) * 4096, 0x7f0000000000ull, 4096,
-			       mix((uint64_t)i), mix((uint64_t)i)),
-			region(8, 1, 0x7f0000100000ull, 0x7f0000100000ull, 8192, (uint64_t)i * 0x9e3779b97f4a7c15ull,
+			region(0, 0, in + (uint64_t)(i % 7) * 4096, in, 4096, mix((uint64_t)i), mix((uint64_t)i)),
+			region(8, 1, out, out, 8192, (uint64_t)i * 0x9e3779b97f4a7c15ull,
 			       (uint64_t)(i + 1) * 0x9e3779b97f4a7c15ull),
 		};
 		if ((long)i == diverge_at)
@@ -711,12 +713,14 @@ int main(int argc, char **argv)
 			many_launches = strtoul(argv[++i], NULL, 0);
 		else if (!strcmp(argv[i], "--diverge-at"))
 			diverge_at = strtol(argv[++i], NULL, 0);
+		else if (!strcmp(argv[i], "--shift-addresses"))
+			addr_shift = strtoull(argv[++i], NULL, 0);
 		else
 			break;
 	}
 	if (i != argc - 1 || argv[argc - 1][0] == '-')
 		die("usage: ktgen [--scenario basic|many|order|order-filter|graph|threads|graph-threads|ranges|gputimes] "
-		    "[--launches N] [--diverge-at K] [--frame-bytes N] [--cut-at-flush K] [--major N] OUT");
+		    "[--launches N] [--diverge-at K] [--shift-addresses N] [--frame-bytes N] [--cut-at-flush K] [--major N] OUT");
 	out_path = argv[argc - 1];
 
 	struct ktrace_rec_header h = { .pid = 4242, .ppid = 1, .rank = 0, .digest_alg = 1,

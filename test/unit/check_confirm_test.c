@@ -29,6 +29,7 @@ static char tmpdir[256];
  * another kernel, 4 has no name; launches in seq order. */
 static struct tm_kernel kernels[4];
 static struct tm_launch launches[8];
+static struct tm_launch_look looks[8];
 static struct tm_trace trace;
 
 static void build_trace(void)
@@ -45,7 +46,8 @@ static void build_trace(void)
 	}
 	for (int i = 0; i < 8; i++) {
 		launches[i].seq = 10 + 2 * (uint64_t)i; /* copies take numbers too */
-		launches[i].kernel = &kernels[ids[i] - 1];
+		looks[i].kernel = &kernels[ids[i] - 1];
+		launches[i].look = &looks[i];
 	}
 	trace.kernels = kernels;
 	trace.nkernels = 4;

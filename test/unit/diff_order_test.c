@@ -283,7 +283,7 @@ static void test_legacy_stream_implicit_sync(void **state)
 	expect_divergence_at_a(&p);
 	assert_int_equal(p.r.set_aside, 0);
 	assert_int_equal(p.r.races_a + p.r.races_b, 0);
-	assert_true(launch_at(&p.a, 1)->stream == 0);
+	assert_true(launch_at(&p.a, 1)->look->stream == 0);
 	release(&p);
 }
 
@@ -299,7 +299,7 @@ static void test_nonblocking_stream_not_ordered_by_legacy(void **state)
 	compare(&p, &oa, &ob, 0);
 	expect_set_aside(&p);
 	assert_int_equal(p.r.races_a, 1);
-	assert_true(p.r.races[0].second->stream == 0);
+	assert_true(p.r.races[0].second->look->stream == 0);
 	golden("order_nonblocking", &p);
 	release(&p);
 }
@@ -571,6 +571,7 @@ struct hand {
 	struct tm_trace t;
 	struct tm_kernel k;
 	struct tm_launch l[16];
+	struct tm_launch_look look[16];
 	struct tm_region g[16];
 	struct tm_order o[16];
 	struct tm_op op[16];
@@ -583,10 +584,8 @@ static void hand_launch(struct hand *h, uint64_t stream, uint32_t tid, uint64_t 
 	struct tm_launch *l = &h->l[i];
 	memset(l, 0, sizeof *l);
 	l->seq = h->next_seq++;
-	l->kernel = &h->k;
-	l->context = 0xc0;
-	l->stream = stream;
-	l->tid = tid;
+	h->look[i] = (struct tm_launch_look){ .kernel = &h->k, .context = 0xc0, .stream = stream, .tid = tid };
+	l->look = &h->look[i];
 	l->flags = KTRACE_LAUNCHF_HASHED;
 	l->nregions = 1;
 	l->regions = &h->g[i];

@@ -232,7 +232,7 @@ static size_t dp_lcs(const char *a, size_t na, const char *b, size_t nb)
 
 /* Matches are strictly increasing on both sides, consistent both ways, and
  * between equal elements; returns their number. */
-static size_t check_matching(const char *a, size_t na, const char *b, size_t nb, const long *ma, const long *mb)
+static size_t check_matching(const char *a, size_t na, const char *b, size_t nb, const int32_t *ma, const int32_t *mb)
 {
 	long last = -1;
 	size_t n = 0;
@@ -262,7 +262,7 @@ static void test_lcs_examples(void **state)
 	for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
 		const char *a = cases[c][0], *b = cases[c][1];
 		size_t na = strlen(a), nb = strlen(b);
-		long ma[16], mb[16];
+		int32_t ma[16], mb[16];
 		struct strs s = { a, b };
 		assert_int_equal(ktrace_diff_lcs(na, nb, str_eq, &s, ma, mb), 0);
 		assert_int_equal(check_matching(a, na, b, nb, ma, mb), dp_lcs(a, na, b, nb));
@@ -274,7 +274,7 @@ static void test_lcs_random(void **state)
 	(void)state;
 	unsigned seed = 12345;
 	char a[300], b[300];
-	long ma[300], mb[300];
+	int32_t ma[300], mb[300];
 	for (int round = 0; round < 400; round++) {
 		size_t na = (size_t)(rand_r(&seed) % 200), nb = (size_t)(rand_r(&seed) % 200);
 		int alpha = 2 + rand_r(&seed) % 6;
@@ -325,7 +325,7 @@ static void assert_model_launches(const struct tm_trace *t)
 
 		assert_true(cluster[0] == 1 && cluster[1] == 1 && cluster[2] == 1);
 		assert_non_null(l->refs);
-		assert_true(l->kernel >= t->kernels && l->kernel < t->kernels + t->nkernels && l->kernel->id >= 100);
+		assert_true(l->look->kernel >= t->kernels && l->look->kernel < t->kernels + t->nkernels && l->look->kernel->id >= 100);
 		assert_ptr_equal(pb, (const uint8_t *)(l->regions + l->nregions));
 		for (uint32_t g = 0; g < l->nregions; g++) {
 			uint64_t v;
@@ -379,7 +379,7 @@ static void test_out_of_order_records(void **state)
 	assert_int_equal(p.r.matched, LAUNCHES_PER_STEP * STEPS);
 	assert_int_equal(p.r.ndivs, 0);
 	for (size_t i = 0; i < p.a.nlaunches; i++) {
-		assert_true(p.a.launches[i].kernel->known);
+		assert_true(p.a.launches[i].look->kernel->known);
 		if (i)
 			assert_true(p.a.launches[i].seq > p.a.launches[i - 1].seq);
 	}
@@ -398,7 +398,7 @@ static void test_nondeterministic_kernel(void **state)
 	assert_int_equal(p.r.status, 1);
 	assert_true(p.r.ndivs >= 1);
 	const struct diff_divergence *d = &p.r.divs[0];
-	assert_string_equal(ktrace_tm_kernel_name(d->la->kernel), "reduce_sum(float const*, float*, int)");
+	assert_string_equal(ktrace_tm_kernel_name(d->la->look->kernel), "reduce_sum(float const*, float*, int)");
 	/* 2 setup ops, 7 ops in step 0; reduce_sum is op 4 (from 0) of a step */
 	assert_int_equal(d->la->seq, 2 + 7 + 4);
 	assert_int_equal(d->lb->seq, 2 + 7 + 4);
@@ -513,7 +513,7 @@ static void test_struct_padding_is_host_side(void **state)
 	compare(&p, &oa, &ob, 0, 0);
 	assert_int_equal(p.r.status, 1);
 	const struct diff_divergence *d = &p.r.divs[0];
-	assert_string_equal(ktrace_tm_kernel_name(d->la->kernel), "multi_tensor_apply_kernel(TensorList, float)");
+	assert_string_equal(ktrace_tm_kernel_name(d->la->look->kernel), "multi_tensor_apply_kernel(TensorList, float)");
 	assert_int_equal(d->cls, DIFF_CLASS_KERNEL_NONDET);
 	assert_int_equal(d->ninputs, 0);
 	assert_int_equal(d->nhost_noise, 1);
@@ -553,7 +553,7 @@ static void test_nondeterministic_all(void **state)
 	}
 	/* the axpy after the bad reduce: input x differs, written by reduce_sum in both runs */
 	const struct diff_divergence *d = &p.r.divs[1];
-	assert_string_equal(ktrace_tm_kernel_name(d->la->kernel), "axpy(float, float const*, float*)");
+	assert_string_equal(ktrace_tm_kernel_name(d->la->look->kernel), "axpy(float, float const*, float*)");
 	assert_int_equal(d->cls, DIFF_CLASS_INPUTS_DIFFER);
 	assert_int_equal(d->ninputs, 1);
 	assert_string_equal(d->inputs[0].name, "x");
@@ -578,7 +578,7 @@ static void test_host_input_differs(void **state)
 	compare(&p, &oa, &ob, 0, 0);
 	assert_int_equal(p.r.status, 1);
 	const struct diff_divergence *d = &p.r.divs[0];
-	assert_string_equal(ktrace_tm_kernel_name(d->la->kernel), "scale(float const*, float*, int, float)");
+	assert_string_equal(ktrace_tm_kernel_name(d->la->look->kernel), "scale(float const*, float*, int, float)");
 	assert_int_equal(d->la->seq, 3); /* W copy, G memset, X copy, then scale */
 	assert_int_equal(d->cls, DIFF_CLASS_INPUTS_DIFFER);
 	assert_int_equal(d->ninputs, 1);
@@ -666,7 +666,7 @@ static void test_missing_kernel(void **state)
 	assert_int_equal(ax->only_a, STEPS);
 	assert_int_equal(ax->matched, 0);
 	const struct diff_divergence *d = &p.r.divs[0];
-	assert_string_equal(ktrace_tm_kernel_name(d->la->kernel), "multi_tensor_apply_kernel(TensorList, float)");
+	assert_string_equal(ktrace_tm_kernel_name(d->la->look->kernel), "multi_tensor_apply_kernel(TensorList, float)");
 	assert_int_equal(d->cls, DIFF_CLASS_INPUTS_DIFFER);
 	assert_int_equal(d->noutputs, 1);
 	assert_string_equal(d->outputs[0].name, "tl"); /* first pointer of the struct */
@@ -674,7 +674,7 @@ static void test_missing_kernel(void **state)
 	assert_string_equal(d->inputs[0].name, "tl+8");
 	assert_int_equal(d->inputs[0].wa.type, DIFF_WRITER_LAUNCH);
 	assert_true(d->inputs[0].wa.only_here);
-	assert_string_equal(ktrace_tm_kernel_name(d->inputs[0].wa.launch->kernel), "axpy(float, float const*, float*)");
+	assert_string_equal(ktrace_tm_kernel_name(d->inputs[0].wa.launch->look->kernel), "axpy(float, float const*, float*)");
 	assert_int_equal(d->inputs[0].wb.type, DIFF_WRITER_MEMSET);
 	golden_render("missing_kernel.txt", r_text, &p);
 	release(&p);
@@ -693,14 +693,14 @@ static void test_lost_kernel_records(void **state)
 	assert_int_equal(p.r.matched, LAUNCHES_PER_STEP * STEPS); /* matched by shape and position */
 	assert_int_equal(p.r.only_a + p.r.only_b, 0);
 	const struct tm_launch *lb = launch_of(&p.b, 7);
-	assert_false(lb->kernel->known);
-	assert_string_equal(ktrace_tm_kernel_name(lb->kernel), "kernel#104 (no KERNEL record)");
+	assert_false(lb->look->kernel->known);
+	assert_string_equal(ktrace_tm_kernel_name(lb->look->kernel), "kernel#104 (no KERNEL record)");
 	release(&p);
 
 	ob.nondet_iter = 1; /* and a divergence just before: still found, axpy named from A */
 	compare(&p, &oa, &ob, 1, 0);
-	assert_string_equal(ktrace_tm_kernel_name(p.r.divs[0].la->kernel), "reduce_sum(float const*, float*, int)");
-	assert_string_equal(ktrace_tm_kernel_name(p.r.divs[1].la->kernel), "axpy(float, float const*, float*)");
+	assert_string_equal(ktrace_tm_kernel_name(p.r.divs[0].la->look->kernel), "reduce_sum(float const*, float*, int)");
+	assert_string_equal(ktrace_tm_kernel_name(p.r.divs[1].la->look->kernel), "axpy(float, float const*, float*)");
 	assert_int_equal(p.r.divs[1].cls, DIFF_CLASS_INPUTS_DIFFER);
 	release(&p);
 }
@@ -764,7 +764,7 @@ static void test_cut_writer_unverified(void **state)
 	assert_int_equal(p.r.status, 1);
 	assert_int_equal(p.r.ndivs, 1);
 	const struct diff_divergence *d = &p.r.divs[0];
-	assert_string_equal(ktrace_tm_kernel_name(d->la->kernel), "reduce_sum(float const*, float*, int)");
+	assert_string_equal(ktrace_tm_kernel_name(d->la->look->kernel), "reduce_sum(float const*, float*, int)");
 	assert_int_equal(d->cls, DIFF_CLASS_INPUTS_UNVERIFIED);
 	assert_int_equal(d->equal_pointers, 1); /* out; in is cut */;
 	assert_int_equal(d->nunverified, 1);
@@ -1436,7 +1436,9 @@ static void load_beside(const struct sim_opts *oa, const struct sim_opts *ob, si
 		assert_int_equal(x->seq, y->seq);
 		assert_int_equal(x->nregions, y->nregions);
 		assert_int_equal(x->param_bytes_len, y->param_bytes_len);
-		assert_memory_equal(x->shape, y->shape, sizeof *x->shape);
+		assert_int_equal(x->look->kernel->id, y->look->kernel->id);
+		assert_memory_equal(&x->look->context, &y->look->context,
+				    sizeof *x->look - offsetof(struct tm_launch_look, context));
 		assert_memory_equal(ktrace_tm_param_bytes(x), ktrace_tm_param_bytes(y), x->param_bytes_len);
 		for (uint32_t g = 0; g < x->nregions; g++) {
 			const struct tm_region *rx = &x->regions[g], *ry = &y->regions[g];
@@ -1456,6 +1458,43 @@ static void load_beside(const struct sim_opts *oa, const struct sim_opts *ob, si
 	ktrace_tm_free(&alone);
 	ktrace_tm_free(&b);
 	ktrace_tm_free(&a);
+}
+
+/* A launch's record sequence number is kept as its difference from its
+ * launch_seq; one that does not fit 32 bits is kept whole in its refs:
+ * either way ktrace_tm_rec_seq() gives the record's number. */
+static void test_rec_seq_far_from_launch_seq(void **state)
+{
+	static const uint64_t launch_seqs[] = { 1ull << 40, 3, (1ull << 40) + 1 };
+	struct ktrace_rec_header h = { .pid = 1, .digest_alg = 1 };
+	struct ktrace_writer_opts wo = { .path = "diff_test_recseq.ktrace", .overwrite = 1, .header = &h };
+	unsigned char buf[512];
+	char err[512];
+	struct tm_trace t;
+	struct ktrace_writer *w = ktrace_writer_open(&wo, err, sizeof err);
+
+	(void)state;
+	if (!w)
+		fail_msg("%s", err);
+	for (size_t i = 0; i < 3; i++) {
+		struct ktrace_rec_launch l = { .launch_seq = launch_seqs[i], .kernel_id = 1, .grid = { 1, 1, 1 } };
+		size_t len = ktrace_encode_launch(buf, sizeof buf, &l, NULL);
+
+		assert_true(len > 0 && len <= sizeof buf);
+		assert_int_equal(ktrace_writer_append(w, buf, len), 0);
+	}
+	ktrace_writer_close(w, NULL);
+	assert_int_equal(ktrace_tm_load(&t, wo.path, 0, err, sizeof err), 0);
+	assert_int_equal(t.nlaunches, 3);
+	/* by launch_seq: 3 (written second), 1 << 40 (first), (1 << 40) + 1 (third) */
+	assert_int_equal(t.launches[0].seq, 3);
+	assert_true(t.launches[0].refs == NULL);
+	assert_int_equal(t.launches[1].rec_seq_delta, TM_REC_SEQ_IN_REFS);
+	assert_int_equal(ktrace_tm_rec_seq(&t.launches[0]), ktrace_tm_rec_seq(&t.launches[1]) + 1);
+	assert_int_equal(ktrace_tm_rec_seq(&t.launches[2]), ktrace_tm_rec_seq(&t.launches[0]) + 1);
+	assert_true(ktrace_tm_rec_seq(&t.launches[1]) < 8);
+	ktrace_tm_free(&t);
+	unlink(wo.path);
 }
 
 /* A second run loaded beside the first shares the regions and parameter
@@ -1510,6 +1549,7 @@ int main(void)
 		cmocka_unit_test(test_random_traces),
 		cmocka_unit_test(test_body_runs_missing_records),
 		cmocka_unit_test(test_load_beside),
+		cmocka_unit_test(test_rec_seq_far_from_launch_seq),
 	};
 	return cmocka_run_group_tests_name("diff", tests, setup, teardown);
 }

@@ -297,7 +297,7 @@ static void test_diff_in_loop(void **state)
 	gt_compare("wnd1.ktrace", "wnd2.ktrace", &a, &b, &r);
 	assert_int_equal(r.status, 1);
 	assert_true(r.ndivs >= 1);
-	assert_string_equal(ktrace_tm_kernel_name(r.divs[0].la->kernel), "fake_nondet_sum");
+	assert_string_equal(ktrace_tm_kernel_name(r.divs[0].la->look->kernel), "fake_nondet_sum");
 	assert_int_equal(r.divs[0].cls, DIFF_CLASS_KERNEL_NONDET);
 	assert_true(r.divs[0].la->flags & KTRACE_LAUNCHF_GRAPH_ITER);
 	assert_int_equal(ktrace_tm_graph_ref(r.divs[0].la)->iteration, 0);

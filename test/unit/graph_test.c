@@ -237,7 +237,7 @@ static void test_diff_nondet_node(void **state)
 	gt_compare("nondet1.ktrace", "nondet2.ktrace", &a, &b, &r);
 	assert_int_equal(r.status, 1);
 	assert_true(r.ndivs >= 1);
-	assert_string_equal(ktrace_tm_kernel_name(r.divs[0].la->kernel), "fake_nondet_sum");
+	assert_string_equal(ktrace_tm_kernel_name(r.divs[0].la->look->kernel), "fake_nondet_sum");
 	assert_int_equal(r.divs[0].cls, DIFF_CLASS_KERNEL_NONDET);
 	assert_true(r.divs[0].la->flags & KTRACE_LAUNCHF_GRAPH);
 	assert_int_equal(r.graphs_a.execs, 1);

@@ -48,7 +48,7 @@ static void cand_divergence(struct cand_list *c, const struct diff_divergence *d
 		if (w->type != DIFF_WRITER_LAUNCH && w->type != DIFF_WRITER_LAUNCH_UNHASHED)
 			continue;
 		snprintf(role, sizeof role, "last writer of %s, input of %s (launch %" PRIu64 ")", d->inputs[i].name,
-			 ktrace_tm_kernel_name(d->la->kernel), d->la->seq);
+			 ktrace_tm_kernel_name(d->la->look->kernel), d->la->seq);
 		cand_add(c, w->launch, role);
 	}
 }
@@ -111,7 +111,7 @@ static int body_keys(const struct ktrace_graph_ref *g, char *buf, size_t cap)
 int ktrace_check_replay_spec(const struct tm_launch *l, uint64_t occurrence, uint32_t runs, int32_t rank, char *buf,
 			     size_t cap, char *why, size_t whylen)
 {
-	const char *name = l->kernel->name;
+	const char *name = l->look->kernel->name;
 	int n;
 
 	if (launch_is_collective(l)) {
@@ -164,7 +164,7 @@ static const char *replay_graph_note(const struct tm_trace *t)
 
 int ktrace_check_pystack_spec(const struct tm_launch *l, uint64_t occurrence, char *buf, size_t cap)
 {
-	const char *name = l->kernel->name;
+	const char *name = l->look->kernel->name;
 	size_t n;
 	int k;
 
@@ -244,7 +244,7 @@ void ktrace_check_take_replay(const struct tm_trace *t, struct diff_confirm *c)
 			snprintf(c->why, sizeof c->why, "the replay run's REPLAY record is malformed");
 			return;
 		}
-		if (!rep.kernel || strcmp(rep.kernel, c->launch->kernel->name) || rep.occurrence != c->occurrence ||
+		if (!rep.kernel || strcmp(rep.kernel, c->launch->look->kernel->name) || rep.occurrence != c->occurrence ||
 		    !same_body_run(&rep, c->launch)) {
 			ktrace_replay_report_free(&rep);
 			continue;
@@ -257,10 +257,10 @@ void ktrace_check_take_replay(const struct tm_trace *t, struct diff_confirm *c)
 	const char *graph = replay_graph_note(t);
 	if (graph && (c->launch->flags & KTRACE_LAUNCHF_GRAPH))
 		snprintf(c->why, sizeof c->why, "the replay run could not reach launch %" PRIu64 " of %s, a graph "
-						 "node: %s", c->occurrence, c->launch->kernel->name, graph);
+						 "node: %s", c->occurrence, c->launch->look->kernel->name, graph);
 	else
 		snprintf(c->why, sizeof c->why, "the replay run never reached launch %" PRIu64 " of %s (it launched "
-						 "differently from run 1)", c->occurrence, c->launch->kernel->name);
+						 "differently from run 1)", c->occurrence, c->launch->look->kernel->name);
 }
 
 void ktrace_check_confirmation_free(struct diff_confirmation *c)

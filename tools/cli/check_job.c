@@ -166,7 +166,7 @@ static int compare_culprit(struct check_state *s, long k)
 	o.label_b = j->culprit_labels[1];
 	o.allow_truncated = 1;
 	if (ktrace_tm_load(&j->culprit_a, e->path_a, 1, err, sizeof err) ||
-	    ktrace_tm_load(&j->culprit_b, e->path_b, 1, err, sizeof err)) {
+	    ktrace_tm_load_second(&j->culprit_b, e->path_b, &j->culprit_a, 1, err, sizeof err)) {
 		ktrace_tm_free(&j->culprit_a);
 		ktrace_check_error("%s", err);
 		return -1;

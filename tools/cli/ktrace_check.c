@@ -653,11 +653,17 @@ static int alloc_comparisons(struct check_state *s)
 static int load_traces(struct check_state *s)
 {
 	char err[PATH_MAX + 256];
+	int allow = s->co->diff.o.allow_truncated;
 	for (int k = 1; k <= s->co->nruns; k++)
 		for (size_t r = 0; r < s->nranks; r++) {
 			size_t idx = (size_t)(k - 1) * s->nranks + r;
 			const struct run_trace *t = &s->runs[k].t[r];
-			if (ktrace_tm_load(&s->traces[idx], t->path, s->co->diff.o.allow_truncated, err, sizeof err)) {
+			/* runs after the first beside run 1's trace of the rank (compare_runs' pairs):
+			 * the launches they have in common share its memory */
+			int bad = k == 1 ? ktrace_tm_load(&s->traces[idx], t->path, allow, err, sizeof err)
+					 : ktrace_tm_load_second(&s->traces[idx], t->path, &s->traces[r], allow, err,
+								 sizeof err);
+			if (bad) {
 				ktrace_check_error("run %d: %s", k, err);
 				return -1;
 			}

@@ -23,7 +23,7 @@
 struct lcs_ctx {
 	int (*eq)(size_t, size_t, void *);
 	void *ctx;
-	long *ma, *mb;
+	int32_t *ma, *mb;
 	long *v1, *v2;   /* the bisection's diagonals, made when first needed (lcs_room) */
 	size_t vcap;
 	int oom;
@@ -204,7 +204,7 @@ static void lcs_rec(struct lcs_ctx *c, long a0, long a1, long b0, long b1)
 }
 
 int ktrace_diff_lcs(size_t na, size_t nb, int (*eq)(size_t i, size_t j, void *ctx), void *ctx,
-		    long *match_a, long *match_b)
+		    int32_t *match_a, int32_t *match_b)
 {
 	for (size_t i = 0; i < na; i++)
 		match_a[i] = -1;
@@ -212,6 +212,8 @@ int ktrace_diff_lcs(size_t na, size_t nb, int (*eq)(size_t i, size_t j, void *ct
 		match_b[j] = -1;
 	if (!na || !nb)
 		return 0;
+	if (na > INT32_MAX || nb > INT32_MAX) /* the matches are 32-bit indices */
+		return -1;
 	struct lcs_ctx c = { eq, ctx, match_a, match_b, NULL, NULL, 0, 0, 0, LCS_WORK_LIMIT };
 
 	lcs_rec(&c, 0, (long)na, 0, (long)nb);
@@ -222,24 +224,33 @@ int ktrace_diff_lcs(size_t na, size_t nb, int (*eq)(size_t i, size_t j, void *ct
 
 /* ---- launch keys ------------------------------------------------------------- */
 
-/* What two launches must share to be aligned: kernel name and launch shape. */
-/* What a launch is matched on (its kernel's name and its shape, read from
- * the launch itself): their hashes, 8 bytes a launch of each run. */
-struct launch_key {
-	uint32_t nh;      /* hash of the name (0: unknown kernel, matches any name) */
-	uint32_t h;       /* hash of the launch shape */
-};
-
-/* The keys of a run's launches, k[i] launch i's of t. */
+/* What two launches must share to be aligned: kernel name and launch shape,
+ * read from the launches themselves (no key of their own: the shape's and
+ * the name's bytes are compared, the look shared by most launches of a run
+ * first). */
 struct launch_keys {
 	const struct tm_trace *t;
-	struct launch_key *k;
 };
 
 /* The kernel's name, NULL when the trace never described it. */
 static const char *launch_key_name(const struct tm_launch *l)
 {
-	return l->kernel->known ? l->kernel->name : NULL;
+	return l->look->kernel->known ? l->look->kernel->name : NULL;
+}
+
+/* Launch i of run x and launch j of run y may be aligned (a kernel the trace
+ * never described, its KERNEL record lost, has no name and matches any name). */
+static int launch_key_eq(const struct launch_keys *x, size_t i, const struct launch_keys *y, size_t j)
+{
+	const struct tm_launch *a = &x->t->launches[i], *b = &y->t->launches[j];
+	const char *an, *bn;
+
+	if ((a->look != b->look && memcmp(&a->look->shape, &b->look->shape, sizeof a->look->shape)) ||
+	    memcmp(ktrace_tm_cluster(a), ktrace_tm_cluster(b), 3 * sizeof(uint32_t)))
+		return 0;
+	an = launch_key_name(a);
+	bn = launch_key_name(b);
+	return !an || !bn || an == bn || !strcmp(an, bn);
 }
 
 static uint64_t fnv1a(const void *p, size_t n, uint64_t h)
@@ -250,39 +261,6 @@ static uint64_t fnv1a(const void *p, size_t n, uint64_t h)
 		h *= 0x100000001b3ull;
 	}
 	return h;
-}
-
-static uint32_t fold32(uint64_t h)
-{
-	return (uint32_t)(h ^ h >> 32);
-}
-
-/* The name is left out of the quick hash: a kernel the trace never
- * described (its KERNEL record lost) has no name and matches any name. */
-static void launch_key_of(const struct tm_launch *l, struct launch_key *k)
-{
-	const char *name = launch_key_name(l);
-
-	k->nh = name ? fold32(fnv1a(name, strlen(name), 0xcbf29ce484222325ull)) : 0;
-	uint64_t h = fnv1a(l->shape->grid, sizeof l->shape->grid, 0xcbf29ce484222325ull);
-	h = fnv1a(l->shape->block, sizeof l->shape->block, h);
-	h = fnv1a(ktrace_tm_cluster(l), 3 * sizeof(uint32_t), h);
-	k->h = fold32(fnv1a(&l->shape->shared_mem, sizeof l->shape->shared_mem, h));
-}
-
-/* Launch i of run x and launch j of run y may be aligned. */
-static int launch_key_eq(const struct launch_keys *x, size_t i, const struct launch_keys *y, size_t j)
-{
-	const struct tm_launch *a = &x->t->launches[i], *b = &y->t->launches[j];
-	const struct launch_key *kx = &x->k[i], *ky = &y->k[j];
-	const char *an, *bn;
-
-	if (kx->h != ky->h || (a->shape != b->shape && memcmp(a->shape, b->shape, sizeof *a->shape)) ||
-	    memcmp(ktrace_tm_cluster(a), ktrace_tm_cluster(b), 3 * sizeof(uint32_t)))
-		return 0;
-	an = launch_key_name(a);
-	bn = launch_key_name(b);
-	return !an || !bn || (kx->nh == ky->nh && !strcmp(an, bn));
 }
 
 /* ---- streams ----------------------------------------------------------------- */
@@ -318,13 +296,13 @@ struct stream_list {
 static void stream_id_of(const struct tm_launch *l, struct stream_id *k)
 {
 	memset(k, 0, sizeof *k);
-	k->device = l->device;
-	k->ctx = l->context;
-	k->stream = l->stream;
-	if (l->stream == CU_STREAM_PER_THREAD_VALUE ||
-	    (l->stream == 0 && (l->flags & KTRACE_LAUNCHF_PTSZ)))
+	k->device = l->look->device;
+	k->ctx = l->look->context;
+	k->stream = l->look->stream;
+	if (l->look->stream == CU_STREAM_PER_THREAD_VALUE ||
+	    (l->look->stream == 0 && (l->flags & KTRACE_LAUNCHF_PTSZ)))
 	{
-		k->tid = l->tid ? l->tid : 1;
+		k->tid = l->look->tid ? l->look->tid : 1;
 		k->stream = CU_STREAM_PER_THREAD_VALUE;
 	}
 }
@@ -372,7 +350,7 @@ static uint64_t stream_hash_at(const void *ctx, size_t i)
 
 static int stream_list_fill(const struct tm_trace *t, struct stream_list *sl)
 {
-	if (t->nlaunches >= UINT32_MAX)
+	if (t->nlaunches > INT32_MAX) /* the matches are 32-bit indices (struct diff_align) */
 		return -1;
 	sl->of_launch = malloc((t->nlaunches + 1) * sizeof *sl->of_launch);
 	if (!sl->of_launch || ktrace_diff_rehash(&sl->tab, &sl->tabcap, 64, 0, stream_hash_at, sl))
@@ -532,7 +510,7 @@ static int stream_pair_keys_eq(size_t i, size_t j, void *p)
  * that could take its place without crossing another match. */
 static void refine(const struct tm_trace *a, const struct tm_trace *b, const uint32_t *ia, size_t na,
 		   const uint32_t *ib, size_t nb, const struct launch_keys *ka, const struct launch_keys *kb,
-		   long *ma, long *mb)
+		   int32_t *ma, int32_t *mb)
 {
 	long prev_i = -1, prev_j = -1;
 	for (size_t i = 0; i < na; i++) {
@@ -663,8 +641,8 @@ static int align_stream_pair(const struct tm_trace *a, const struct tm_trace *b,
 			     const struct stream_info *B, const struct launch_keys *ka, const struct launch_keys *kb,
 			     struct diff_align *al)
 {
-	long *sma = malloc((A->n + 1) * sizeof *sma);
-	long *smb = malloc((B->n + 1) * sizeof *smb);
+	int32_t *sma = malloc((A->n + 1) * sizeof *sma);
+	int32_t *smb = malloc((B->n + 1) * sizeof *smb);
 	struct stream_pair_keys c = { A->idx, B->idx, ka, kb };
 	int rc = -1;
 	if (!sma || !smb || ktrace_diff_lcs(A->n, B->n, stream_pair_keys_eq, &c, sma, smb))
@@ -686,7 +664,7 @@ out:
 }
 
 /* Every launch's match (none yet) and stream: 1, or 0 when memory runs out. */
-static int launch_match_of(const struct tm_trace *t, long **match, uint32_t **stream)
+static int launch_match_of(const struct tm_trace *t, int32_t **match, uint32_t **stream)
 {
 	*match = malloc((t->nlaunches + 1) * sizeof **match);
 	*stream = malloc((t->nlaunches + 1) * sizeof **stream);
@@ -697,18 +675,6 @@ static int launch_match_of(const struct tm_trace *t, long **match, uint32_t **st
 	return 1;
 }
 
-/* Every launch's key, and no match yet. */
-static struct launch_key *make_keys(const struct tm_trace *t, long **match, uint32_t **stream)
-{
-	struct launch_key *k = malloc((t->nlaunches + 1) * sizeof *k);
-	if (!k || !launch_match_of(t, match, stream)) {
-		free(k);
-		return NULL;
-	}
-	for (size_t i = 0; i < t->nlaunches; i++)
-		launch_key_of(&t->launches[i], &k[i]);
-	return k;
-}
 
 /* b sharing a's model (ktrace_tm_share_same): each stream is its own
  * partner and each launch its own match, what the alignment below finds for
@@ -745,9 +711,9 @@ int ktrace_diff_align(const struct tm_trace *a, const struct tm_trace *b, struct
 	struct stream_list sa, sb;
 	int rc = -1;
 	int sa_ok = stream_list_build(a, &sa) == 0, sb_ok = stream_list_build(b, &sb) == 0;
-	struct launch_keys ka = { a, make_keys(a, &al->match_a, &al->stream_a) },
-			   kb = { b, make_keys(b, &al->match_b, &al->stream_b) };
-	if (!ka.k || !kb.k || !sa_ok || !sb_ok || match_streams(&sa, &ka, &sb, &kb) || list_streams(al, &sa, &sb))
+	struct launch_keys ka = { a }, kb = { b };
+	if (!launch_match_of(a, &al->match_a, &al->stream_a) || !launch_match_of(b, &al->match_b, &al->stream_b) ||
+	    !sa_ok || !sb_ok || match_streams(&sa, &ka, &sb, &kb) || list_streams(al, &sa, &sb))
 		goto out;
 	for (size_t s = 0; s < sa.n; s++)
 		if (sa.s[s].match >= 0 &&
@@ -755,8 +721,6 @@ int ktrace_diff_align(const struct tm_trace *a, const struct tm_trace *b, struct
 			goto out;
 	rc = 0;
 out:
-	free(ka.k);
-	free(kb.k);
 	if (sa_ok)
 		stream_list_free(&sa);
 	if (sb_ok)

@@ -86,7 +86,7 @@ static const struct diff_confirm *kernel_confirmed(const struct diff_result *r, 
 	if (!c || c->confirmed < 0)
 		return NULL;
 	for (size_t i = 0; i < c->n; i++)
-		if (c->v[i].outcome == KTRACE_REPLAY_CONFIRMED && !strcmp(ktrace_tm_kernel_name(c->v[i].launch->kernel), name))
+		if (c->v[i].outcome == KTRACE_REPLAY_CONFIRMED && !strcmp(ktrace_tm_kernel_name(c->v[i].launch->look->kernel), name))
 			return &c->v[i];
 	return NULL;
 }
@@ -420,7 +420,7 @@ static void gh_command(FILE *f, const char *cmd, const char *title, const char *
 static void gh_divergence(FILE *f, const struct diff_result *r, size_t i)
 {
 	const struct diff_divergence *d = &r->divs[i];
-	const char *name = ktrace_tm_kernel_name(d->la->kernel);
+	const char *name = ktrace_tm_kernel_name(d->la->look->kernel);
 	const struct diff_confirm *c = kernel_confirmed(r, name), *tried = ktrace_diff_confirm_of(r->confirm, d->la);
 	char title[300], line[600], text[1200], conf[512] = "";
 	const char *what = d->cls == DIFF_CLASS_KERNEL_NONDET ? "non-deterministic kernel" :
@@ -487,10 +487,10 @@ void ktrace_diff_report_github(FILE *f, const struct diff_result *r, const struc
 		const struct diff_divergence *d = &r->divs[i];
 		if (!d->cls)
 			continue;
-		const char *name = ktrace_tm_kernel_name(d->la->kernel);
+		const char *name = ktrace_tm_kernel_name(d->la->look->kernel);
 		int first_of_kernel = 1;
 		for (size_t j = 0; j < i && first_of_kernel; j++)
-			first_of_kernel = strcmp(ktrace_tm_kernel_name(r->divs[j].la->kernel), name) != 0;
+			first_of_kernel = strcmp(ktrace_tm_kernel_name(r->divs[j].la->look->kernel), name) != 0;
 		if (!first_of_kernel)
 			continue;
 		gh_divergence(f, r, i);
@@ -605,7 +605,7 @@ static void md_results_and_order(FILE *f, const struct diff_result *r)
 static void md_first_divergence(FILE *f, const struct diff_divergence *d)
 {
 	fprintf(f, "**First divergence:** ");
-	md_code(f, ktrace_tm_kernel_name(d->la->kernel));
+	md_code(f, ktrace_tm_kernel_name(d->la->look->kernel));
 	fprintf(f, ", launch %" PRIu64 " in A, %" PRIu64 " in B. ", d->la->seq, d->lb->seq);
 	if (d->noutputs) {
 		fprintf(f, "Output%s ", d->noutputs == 1 ? "" : "s");
@@ -654,7 +654,7 @@ static void md_confirmation(FILE *f, const struct diff_result *r)
 		fprintf(f, "- ");
 		md_text(f, c->v[i].role);
 		fprintf(f, ": ");
-		md_code(f, ktrace_tm_kernel_name(c->v[i].launch->kernel));
+		md_code(f, ktrace_tm_kernel_name(c->v[i].launch->look->kernel));
 		fprintf(f, ", launch %" PRIu64 " in A: ", c->v[i].launch->seq);
 		md_text(f, line);
 		fprintf(f, "\n");

@@ -131,8 +131,8 @@ static void text_attempt(FILE *f, size_t i, const struct diff_result *r, const s
 
 	ktrace_diff_confirm_line(c, line, sizeof line);
 	fprintf(f, "  %zu. %s: %s, launch %" PRIu64 " in A (occurrence %" PRIu64 " of %s): %s\n", i + 1, c->role,
-		ktrace_tm_kernel_name(c->launch->kernel), c->launch->seq, c->occurrence,
-		c->launch->kernel->name[0] ? c->launch->kernel->name : "?", line);
+		ktrace_tm_kernel_name(c->launch->look->kernel), c->launch->seq, c->occurrence,
+		c->launch->look->kernel->name[0] ? c->launch->look->kernel->name : "?", line);
 	if (c->outcome == KTRACE_REPLAY_CONFIRMED) {
 		for (uint32_t k = 0; k < c->report.nbuffers; k++)
 			if (c->report.buffers[k].replays_differing)
@@ -158,7 +158,7 @@ void ktrace_diff_text_confirmation(FILE *f, const struct diff_result *r)
 		const struct diff_confirm *v = &c->v[c->confirmed];
 		char where[512], line[1024];
 
-		fprintf(f, "verdict: confirmed non-deterministic: %s", ktrace_tm_kernel_name(v->launch->kernel));
+		fprintf(f, "verdict: confirmed non-deterministic: %s", ktrace_tm_kernel_name(v->launch->look->kernel));
 		if (v->report.body)
 			fprintf(f, " iteration %u of %u confirmed by replay", v->report.iteration,
 				ktrace_tm_graph_ref(v->launch)->iterations);

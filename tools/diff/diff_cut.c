@@ -75,7 +75,7 @@ void ktrace_diff_cut_tail_str(const struct diff_arg *u, char *buf, size_t cap)
 			 u->cut_tail);
 }
 
-void ktrace_diff_cut_writer(const struct tm_trace *t, const long *match, size_t li, const struct tm_region *g,
+void ktrace_diff_cut_writer(const struct tm_trace *t, const int32_t *match, size_t li, const struct tm_region *g,
 			    struct diff_writer *w)
 {
 	uint64_t lo, hi;
@@ -96,13 +96,13 @@ void ktrace_diff_cut_writer(const struct tm_trace *t, const long *match, size_t 
 			int ord;
 
 			if (!cut_range(t, l, h, &hlo, &hhi, &tail) || hlo >= hi || lo >= hhi ||
-			    ktrace_diff_region_is_const(l->kernel, h))
+			    ktrace_diff_region_is_const(l->look->kernel, h))
 				continue;
 			w->type = DIFF_WRITER_LAUNCH_UNHASHED;
 			w->seq = l->seq;
 			w->launch = l;
 			w->only_here = match[i] < 0;
-			ktrace_diff_region_name(l->kernel, h, w->arg, sizeof w->arg, &ord);
+			ktrace_diff_region_name(l->look->kernel, h, w->arg, sizeof w->arg, &ord);
 			return;
 		}
 	}
@@ -127,7 +127,7 @@ static int diverged(const struct diff_result *r, const struct tm_launch *la)
 
 static void count_kernel(struct diff_result *r, const struct tm_launch *la)
 {
-	const char *name = ktrace_tm_kernel_name(la->kernel);
+	const char *name = ktrace_tm_kernel_name(la->look->kernel);
 
 	for (size_t k = 0; k < r->nkernels; k++)
 		if (!strcmp(r->kernels[k].name, name)) {
@@ -138,7 +138,7 @@ static void count_kernel(struct diff_result *r, const struct tm_launch *la)
 
 /* Add reason hash_cut, for writer w's argument, to its launch's entry
  * (a new one, kept in run A's order, when it was verified). */
-static int mark_writer(struct diff_result *r, const long *match_a, const struct diff_writer *w)
+static int mark_writer(struct diff_result *r, const int32_t *match_a, const struct diff_writer *w)
 {
 	size_t li = (size_t)(w->launch - r->a->launches), cap = r->nunv;
 	long at = unverified_of(r, w->launch);
@@ -174,7 +174,7 @@ static int mark_writer(struct diff_result *r, const long *match_a, const struct 
 		char name[96];
 		int ord;
 
-		ktrace_diff_region_name(w->launch->kernel, h, name, sizeof name, &ord);
+		ktrace_diff_region_name(w->launch->look->kernel, h, name, sizeof name, &ord);
 		if (strcmp(name, w->arg) || u->noffsets >= DIFF_UNV_OFFSETS)
 			continue;
 		u->offset[u->noffsets] = h->param_offset;
@@ -183,7 +183,7 @@ static int mark_writer(struct diff_result *r, const long *match_a, const struct 
 	return 0;
 }
 
-int ktrace_diff_mark_cut_writers(struct diff_result *r, const long *match_a)
+int ktrace_diff_mark_cut_writers(struct diff_result *r, const int32_t *match_a)
 {
 	for (size_t i = 0; i < r->ndivs; i++) {
 		const struct diff_divergence *d = &r->divs[i];

@@ -185,7 +185,7 @@ static struct diff_arg *params_arg(struct arg_list *l)
 static int compare_scalars(const struct tm_launch *la, const struct tm_launch *lb, struct arg_list *diff,
 			   struct arg_list *unv, size_t *nequal)
 {
-	const struct tm_kernel *k = la->kernel;
+	const struct tm_kernel *k = la->look->kernel;
 	int res = 1;
 	if ((la->flags | lb->flags) & KTRACE_LAUNCHF_PARAMS_TRUNCATED) {
 		if (unv) {
@@ -271,7 +271,7 @@ int ktrace_diff_launch_affinity(const struct tm_launch *la, const struct tm_laun
 			j++;
 		}
 	}
-	if (la->kernel->module_digest && la->kernel->module_digest == lb->kernel->module_digest)
+	if (la->look->kernel->module_digest && la->look->kernel->module_digest == lb->look->kernel->module_digest)
 		s += 1;
 	return s;
 }
@@ -298,7 +298,7 @@ const struct tm_region *ktrace_diff_region_at_key(const struct tm_launch *l, uin
 
 struct writes_ctx {
 	const struct tm_trace *other; /* the other run */
-	const long *match;            /* this run's launch -> the other's */
+	const int32_t *match;            /* this run's launch -> the other's */
 };
 
 /* diff_order's question: does launch li of t write its region ri?  Its
@@ -310,7 +310,7 @@ static int region_writes(const struct tm_trace *t, size_t li, uint32_t ri, void 
 	const struct tm_launch *l = &t->launches[li];
 	const struct tm_region *g = &l->regions[ri];
 	if (!ktrace_diff_region_hashed(g))
-		return ktrace_diff_region_is_const(l->kernel, g) ? DIFF_ORDER_WRITES_NO : DIFF_ORDER_WRITES_MAYBE;
+		return ktrace_diff_region_is_const(l->look->kernel, g) ? DIFF_ORDER_WRITES_NO : DIFF_ORDER_WRITES_MAYBE;
 	if (g->pre_hash != g->post_hash)
 		return DIFF_ORDER_WRITES_YES;
 	const struct tm_region *h = c->match[li] >= 0 ? ktrace_diff_region_at_key(&c->other->launches[c->match[li]],
@@ -335,7 +335,7 @@ void ktrace_diff_concurrent_fill(struct diff_concurrent *c, char run, const stru
 	*c = (struct diff_concurrent){ .run = run, .launch = w->launch, .op = w->op, .seq = w->seq, .stream = w->stream };
 	if (w->launch) {
 		int ord;
-		ktrace_diff_region_name(w->launch->kernel, &w->launch->regions[w->region], c->arg, sizeof c->arg, &ord);
+		ktrace_diff_region_name(w->launch->look->kernel, &w->launch->regions[w->region], c->arg, sizeof c->arg, &ord);
 	}
 }
 
@@ -370,8 +370,8 @@ static void race_fill(struct diff_race *d, char run, const struct tm_trace *t, c
 	d->second = &t->launches[x->second];
 	d->region_first = x->region_first;
 	d->region_second = x->region_second;
-	ktrace_diff_region_name(d->first->kernel, &d->first->regions[x->region_first], d->arg_first, sizeof d->arg_first, &ord);
-	ktrace_diff_region_name(d->second->kernel, &d->second->regions[x->region_second], d->arg_second, sizeof d->arg_second,
+	ktrace_diff_region_name(d->first->look->kernel, &d->first->regions[x->region_first], d->arg_first, sizeof d->arg_first, &ord);
+	ktrace_diff_region_name(d->second->look->kernel, &d->second->regions[x->region_second], d->arg_second, sizeof d->arg_second,
 		    &ord);
 	d->lo = x->lo;
 	d->hi = x->hi;
@@ -460,9 +460,9 @@ static int pair_reason(const struct tm_launch *la, const struct tm_launch *lb, c
 		*run = x ? 'A' : 'B';
 		return KTRACE_UNV_REGIONS_DIFFER;
 	}
-	ma = ktrace_unv_launch_mask(la->flags, la->hash_skip, la->nregions) |
+	ma = ktrace_unv_launch_mask(la->flags, la->look->hash_skip, la->nregions) |
 	     ktrace_unv_region_mask(la->flags, x->flags, x->hash_len);
-	mb = ktrace_unv_launch_mask(lb->flags, lb->hash_skip, lb->nregions) |
+	mb = ktrace_unv_launch_mask(lb->flags, lb->look->hash_skip, lb->nregions) |
 	     ktrace_unv_region_mask(lb->flags, y->flags, y->hash_len);
 	if (ma | mb) {
 		int r = ktrace_unv_first(ma | mb);
@@ -499,8 +499,8 @@ static void launch_reasons(const struct tm_launch *la, const struct tm_launch *l
 {
 	uint32_t keep = (1u << KTRACE_UNV_PARAMS_TRUNCATED) | (1u << KTRACE_UNV_HASH_CAPTURE) |
 			(1u << KTRACE_UNV_HASH_NOSLOT) | (1u << KTRACE_UNV_HASH_SKIPPED);
-	uint32_t ma = ktrace_unv_launch_mask(la->flags, la->hash_skip, la->nregions) & keep;
-	uint32_t mb = ktrace_unv_launch_mask(lb->flags, lb->hash_skip, lb->nregions) & keep;
+	uint32_t ma = ktrace_unv_launch_mask(la->flags, la->look->hash_skip, la->nregions) & keep;
+	uint32_t mb = ktrace_unv_launch_mask(lb->flags, lb->look->hash_skip, lb->nregions) & keep;
 
 	for (int r = 1; r < KTRACE_UNV_COUNT; r++)
 		if ((ma | mb) & (1u << r))
@@ -542,7 +542,7 @@ static int launch_status(struct diff_result *res, const struct tm_launch *la, co
 	FOR_REGION_PAIRS(la, lb, x, y, {
 		const char *why;
 		const struct tm_region *r = x ? x : y;
-		const struct tm_kernel *k = x ? la->kernel : lb->kernel;
+		const struct tm_kernel *k = x ? la->look->kernel : lb->look->kernel;
 		int guessed = pair_guessed(x, y);
 		if ((res->order[0] || res->order[1]) && set_aside(res, la, lb, x, y, &cw)) {
 			/* no evidence either way; as an output, it leaves the launch unverified */
@@ -589,7 +589,7 @@ static int copy_writes_device(const struct tm_op *o)
 	       o->dir == KTRACE_COPY_UNKNOWN;
 }
 
-void ktrace_diff_last_writer(const struct tm_trace *t, const long *match, size_t li, uint64_t addr, uint64_t len,
+void ktrace_diff_last_writer(const struct tm_trace *t, const int32_t *match, size_t li, uint64_t addr, uint64_t len,
 			     struct diff_writer *w)
 {
 	memset(w, 0, sizeof *w);
@@ -620,7 +620,7 @@ void ktrace_diff_last_writer(const struct tm_trace *t, const long *match, size_t
 			int hashed = (g->flags & KTRACE_REGIONF_PRE) && (g->flags & KTRACE_REGIONF_POST) &&
 				     !(g->flags & KTRACE_REGIONF_UNHASHED);
 			int changed = hashed && g->pre_hash != g->post_hash;
-			int maybe = !hashed && !ktrace_diff_region_is_const(l->kernel, g);
+			int maybe = !hashed && !ktrace_diff_region_is_const(l->look->kernel, g);
 			if (!changed && !maybe)
 				continue;
 			w->type = changed ? DIFF_WRITER_LAUNCH : DIFF_WRITER_LAUNCH_UNHASHED;
@@ -628,7 +628,7 @@ void ktrace_diff_last_writer(const struct tm_trace *t, const long *match, size_t
 			w->launch = l;
 			w->only_here = match[idx] < 0;
 			int ord;
-			ktrace_diff_region_name(l->kernel, g, w->arg, sizeof w->arg, &ord);
+			ktrace_diff_region_name(l->look->kernel, g, w->arg, sizeof w->arg, &ord);
 			return;
 		}
 	}
@@ -738,7 +738,7 @@ static int classify(struct diff_result *res, const struct diff_align *al, struct
 	FOR_REGION_PAIRS(la, lb, x, y, {
 		const char *why = NULL;
 		const struct tm_region *r = x ? x : y;
-		const struct tm_kernel *k = x ? la->kernel : lb->kernel;
+		const struct tm_kernel *k = x ? la->look->kernel : lb->look->kernel;
 		char name[96];
 		int ord;
 		struct diff_concurrent cw;
@@ -938,7 +938,7 @@ static int add_divergence(struct diff_result *r, size_t *cap, const struct diff_
 	memset(d, 0, sizeof *d);
 	d->la = la;
 	d->lb = lb;
-	d->device = la->device;
+	d->device = la->look->device;
 	d->stream = al->stream_a[i];
 	d->unverified_before = r->unverified;
 	d->only_a_before = r->only_a;
@@ -968,7 +968,7 @@ static int compare_launches_of_a(struct diff_result *r, const struct diff_align 
 	size_t cap = 0, ucap = 0;
 	for (size_t i = 0; i < a->nlaunches; i++) {
 		const struct tm_launch *la = &a->launches[i];
-		struct diff_kernel_stat *ks = kernel_stat_of(kt, ktrace_tm_kernel_name(la->kernel));
+		struct diff_kernel_stat *ks = kernel_stat_of(kt, ktrace_tm_kernel_name(la->look->kernel));
 		if (!ks)
 			return -1;
 		if (al->match_a[i] < 0) {
@@ -1003,7 +1003,7 @@ static int count_launches_of_b_only(struct diff_result *r, const struct diff_ali
 	for (size_t j = 0; j < b->nlaunches; j++) {
 		if (al->match_b[j] >= 0)
 			continue;
-		struct diff_kernel_stat *ks = kernel_stat_of(kt, ktrace_tm_kernel_name(b->launches[j].kernel));
+		struct diff_kernel_stat *ks = kernel_stat_of(kt, ktrace_tm_kernel_name(b->launches[j].look->kernel));
 		if (!ks)
 			return -1;
 		if (!r->only_b++)

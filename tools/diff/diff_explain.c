@@ -56,12 +56,12 @@ static void explain_unverified_inputs(struct explain_list *l, const struct diff_
 			add(l, "hash_cut", "input '%s' was hashed only up to KTRACE_HASH_MAX: %s after "
 			    "the cut were not compared%s%s%s", u->name, tail,
 			    u->wa.launch ? "; they may have been written by " : "",
-			    u->wa.launch ? ktrace_tm_kernel_name(u->wa.launch->kernel) : "",
+			    u->wa.launch ? ktrace_tm_kernel_name(u->wa.launch->look->kernel) : "",
 			    u->wa.launch ? " (run A), unverified (hash_cut)" : "");
 		else if (c->run && c->launch)
 			add(l, "concurrent_writer", "'%s' may also be written by %s (launch %" PRIu64 " of run %c, "
 			    "stream 0x%" PRIx64 "), which nothing orders with it: its digests are no evidence", u->name,
-			    ktrace_tm_kernel_name(c->launch->kernel), c->seq, c->run, c->stream);
+			    ktrace_tm_kernel_name(c->launch->look->kernel), c->seq, c->run, c->stream);
 		else if (c->run)
 			add(l, "concurrent_writer", "'%s' may also be written by a %s (operation %" PRIu64 " of run %c, "
 			    "stream 0x%" PRIx64 "), which nothing orders with it: its digests are no evidence", u->name,

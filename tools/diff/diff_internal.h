@@ -46,8 +46,8 @@ const struct diff_confirm *ktrace_diff_confirm_of(const struct diff_confirmation
 /* ---- alignment (diff_align.c) ------------------------------------------ */
 
 struct diff_align {
-	long *match_a;            /* per launch of A: index of its match in B, or -1 */
-	long *match_b;
+	int32_t *match_a;         /* per launch of A: index of its match in B, or -1 */
+	int32_t *match_b;
 	uint32_t *stream_a;       /* per launch: index into the result's streams */
 	uint32_t *stream_b;
 	struct diff_stream *streams;
@@ -62,7 +62,7 @@ void ktrace_diff_align_free(struct diff_align *al);
  * device-to-host copies): eq(i, j, ctx) says whether a[i] and b[j] align.  On return match_a[i] is the
  * index in b aligned with i, or -1 (and match_b likewise).  Returns 0 or -1. */
 int ktrace_diff_lcs(size_t na, size_t nb, int (*eq)(size_t i, size_t j, void *ctx), void *ctx,
-		    long *match_a, long *match_b);
+		    int32_t *match_a, int32_t *match_b);
 
 /* ---- comparison (diff_engine.c) ---------------------------------------- */
 
@@ -89,7 +89,7 @@ void ktrace_diff_concurrent_fill(struct diff_concurrent *c, char run, const stru
 /* The read/write races of both runs (r->rw, r->rw_races) and the race that
  * explains the first divergence (r->race_first, r->race_first_ww).  0, or
  * -1 when out of memory. */
-int ktrace_diff_rw_races(struct diff_result *r, const long *match_a);
+int ktrace_diff_rw_races(struct diff_result *r, const int32_t *match_a);
 /* One line about race x: "reduce (launch 3, stream 0x10, argument in) reads
  * bytes ... that scale (launch 2, stream 0x20, argument out) may write, with
  * nothing ordering them (...)". */
@@ -115,18 +115,18 @@ void ktrace_diff_cut_tail_str(const struct diff_arg *u, char *buf, size_t cap);
 /* The most recent operation before launch index li of t that wrote (or, not
  * hashed, may have written) bytes overlapping [addr, addr+len) (diff_engine.c);
  * match: t's launches' counterparts in the other run (-1: none). */
-void ktrace_diff_last_writer(const struct tm_trace *t, const long *match, size_t li, uint64_t addr, uint64_t len,
+void ktrace_diff_last_writer(const struct tm_trace *t, const int32_t *match, size_t li, uint64_t addr, uint64_t len,
 			     struct diff_writer *w);
 /* The most recent launch before launch li of t with a cut region, not
  * declared read-only, whose unhashed bytes overlap those of g: it may have
  * written bytes no digest covers (type DIFF_WRITER_LAUNCH_UNHASHED; NONE
  * when there is none). */
-void ktrace_diff_cut_writer(const struct tm_trace *t, const long *match, size_t li, const struct tm_region *g,
+void ktrace_diff_cut_writer(const struct tm_trace *t, const int32_t *match, size_t li, const struct tm_region *g,
 			    struct diff_writer *w);
 /* The cut writers of every classified divergence's cut inputs (run A's)
  * become unverified launches with reason hash_cut, unless they diverged.
  * 0, or -1 when out of memory. */
-int ktrace_diff_mark_cut_writers(struct diff_result *r, const long *match_a);
+int ktrace_diff_mark_cut_writers(struct diff_result *r, const int32_t *match_a);
 
 /* ---- program results and extents (diff_results.c) ---------------------- */
 

@@ -32,7 +32,7 @@ static void j_writer(struct json_writer *j, const char *key, const struct diff_w
 	ktrace_json_str(j, "type", ktrace_diff_writer_type_name(w->type));
 	if (w->type == DIFF_WRITER_LAUNCH || w->type == DIFF_WRITER_LAUNCH_UNHASHED) {
 		ktrace_json_u64(j, "op_seq", w->seq);
-		j_kernel(j, w->launch->kernel);
+		j_kernel(j, w->launch->look->kernel);
 		ktrace_json_str(j, "arg", w->arg);
 		ktrace_json_bool(j, "only_in_this_run", w->only_here);
 	} else if (w->type == DIFF_WRITER_MEMCPY) {
@@ -78,7 +78,7 @@ static void j_concurrent(struct json_writer *j, const char *key, const struct di
 	ktrace_json_u64(j, "op_seq", c->seq);
 	ktrace_json_hex(j, "stream", c->stream);
 	if (c->launch) {
-		j_kernel(j, c->launch->kernel);
+		j_kernel(j, c->launch->look->kernel);
 		ktrace_json_str(j, "arg", c->arg);
 	}
 	ktrace_json_end(j);
@@ -88,8 +88,8 @@ static void j_race_launch(struct json_writer *j, const char *key, const struct t
 {
 	ktrace_json_object(j, key);
 	ktrace_json_u64(j, "op_seq", l->seq);
-	j_kernel(j, l->kernel);
-	ktrace_json_hex(j, "stream", l->stream);
+	j_kernel(j, l->look->kernel);
+	ktrace_json_hex(j, "stream", l->look->stream);
 	ktrace_json_str(j, "arg", arg);
 	ktrace_json_end(j);
 }
@@ -104,9 +104,9 @@ static void j_rw_race(struct json_writer *j, const char *key, const struct diff_
 	ktrace_json_object(j, "reader");
 	ktrace_json_u64(j, "op_seq_a", x->reader->seq);
 	ktrace_json_u64(j, "op_seq_b", x->reader_b->seq);
-	j_kernel(j, x->reader->kernel);
-	ktrace_json_hex(j, "stream_a", x->reader->stream);
-	ktrace_json_hex(j, "stream_b", x->reader_b->stream);
+	j_kernel(j, x->reader->look->kernel);
+	ktrace_json_hex(j, "stream_a", x->reader->look->stream);
+	ktrace_json_hex(j, "stream_b", x->reader_b->look->stream);
 	ktrace_json_str(j, "arg", x->arg);
 	ktrace_json_end(j);
 	j_concurrent(j, "writer_a", &x->writer_a);
@@ -276,7 +276,7 @@ static void j_args(struct json_writer *j, const char *key, const struct diff_arg
 static void j_divergence(struct json_writer *j, const struct diff_result *r, const struct diff_divergence *d)
 {
 	ktrace_json_object(j, NULL);
-	j_kernel(j, d->la->kernel);
+	j_kernel(j, d->la->look->kernel);
 	ktrace_json_u64(j, "op_seq_a", d->la->seq);
 	ktrace_json_u64(j, "op_seq_b", d->lb->seq);
 	ktrace_json_i64(j, "device", d->device);
@@ -438,7 +438,7 @@ static void j_confirm_attempt(struct json_writer *j, const struct diff_result *r
 
 	ktrace_json_object(j, NULL);
 	ktrace_json_str(j, "role", c->role);
-	j_kernel(j, c->launch->kernel);
+	j_kernel(j, c->launch->look->kernel);
 	ktrace_json_u64(j, "op_seq_a", c->launch->seq);
 	ktrace_json_u64(j, "occurrence", c->occurrence);
 	if (c->have_report && c->report.body) /* a kernel node of a conditional body, replayed from that run */
@@ -513,7 +513,7 @@ static void j_unverified(struct json_writer *j, const struct diff_result *r)
 		ktrace_json_object(j, NULL);
 		ktrace_json_u64(j, "op_seq_a", u->la->seq);
 		ktrace_json_u64(j, "op_seq_b", u->lb->seq);
-		j_kernel(j, u->la->kernel);
+		j_kernel(j, u->la->look->kernel);
 		ktrace_json_str(j, "reason", ktrace_unv_name(u->reason));
 		ktrace_json_array(j, "reasons");
 		for (int k = 1; k < KTRACE_UNV_COUNT; k++)
@@ -586,7 +586,7 @@ void ktrace_diff_json(struct json_writer *j, const struct diff_result *r, const 
 		}
 		ktrace_json_object(j, key);
 		ktrace_json_u64(j, "op_seq", fo[w]->seq);
-		j_kernel(j, fo[w]->kernel);
+		j_kernel(j, fo[w]->look->kernel);
 		ktrace_json_end(j);
 	}
 	ktrace_json_array(j, "streams");

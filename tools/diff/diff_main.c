@@ -71,8 +71,7 @@ static int compare_files(const struct diff_cli *c, const char *a, const char *b)
 		return ktrace_cli_fail("ktrace-diff", err);
 	/* a trace against itself, or a copy of it: loaded once; else beside it,
 	 * sharing the launches' regions and parameter bytes that are the same */
-	if (!ktrace_tm_share_same(&tb, &ta, b) &&
-	    ktrace_tm_load_beside(&tb, b, &ta, c->o.allow_truncated, err, sizeof err)) {
+	if (ktrace_tm_load_second(&tb, b, &ta, c->o.allow_truncated, err, sizeof err)) {
 		ktrace_tm_free(&ta);
 		return ktrace_cli_fail("ktrace-diff", err);
 	}

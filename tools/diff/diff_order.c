@@ -346,8 +346,9 @@ static int resolve(struct diff_order *o)
 		}
 		const struct tm_launch *l = it->kind == ITEM_LAUNCH ? &t->launches[it->idx] : NULL;
 		const struct tm_op *p = l ? NULL : &t->ops[it->idx];
-		it->sid = stream_of(o, l ? l->stream : p->stream, l ? l->context : p->context, l ? l->tid : p->tid);
-		it->thread = thread_of(o, l ? l->tid : p->tid);
+		it->sid = stream_of(o, l ? l->look->stream : p->stream, l ? l->look->context : p->context,
+				    l ? l->look->tid : p->tid);
+		it->thread = thread_of(o, l ? l->look->tid : p->tid);
 		if (it->sid == NONE || it->thread == NONE)
 			return -1;
 	}
@@ -854,7 +855,7 @@ int ktrace_diff_order_concurrent_writer(struct diff_order *o, size_t li, uint64_
 	out->op = best->is_launch ? NULL : &o->t->ops[best->idx];
 	out->region = best->region;
 	out->seq = writer_seq(o, best);
-	out->stream = best->is_launch ? out->launch->stream : out->op->stream;
+	out->stream = best->is_launch ? out->launch->look->stream : out->op->stream;
 	return 1;
 }
 

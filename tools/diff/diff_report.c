@@ -40,7 +40,7 @@ static void cut_writer_str(const struct diff_writer *w, char *buf, size_t cap)
 {
 	if (w->launch)
 		snprintf(buf, cap, "%s (launch %" PRIu64 ", argument %s, hashed only up to the cut)%s",
-			 ktrace_tm_kernel_name(w->launch->kernel), w->seq, w->arg,
+			 ktrace_tm_kernel_name(w->launch->look->kernel), w->seq, w->arg,
 			 w->only_here ? ", a launch the other run does not have" : "");
 	else
 		snprintf(buf, cap, "none recorded");
@@ -50,7 +50,7 @@ static void concurrent_str(const struct diff_concurrent *c, char *buf, size_t ca
 {
 	if (c->launch)
 		snprintf(buf, cap, "%s (launch_seq %" PRIu64 ", stream 0x%" PRIx64 ", argument %s) in run %c",
-			 ktrace_tm_kernel_name(c->launch->kernel), c->seq, c->stream, c->arg, c->run);
+			 ktrace_tm_kernel_name(c->launch->look->kernel), c->seq, c->stream, c->arg, c->run);
 	else if (c->op && c->op->type == TM_OP_MEMSET)
 		snprintf(buf, cap, "memset (op %" PRIu64 ", stream 0x%" PRIx64 ") in run %c", c->seq, c->stream, c->run);
 	else if (c->op)
@@ -77,7 +77,7 @@ static void writer_str(const struct diff_writer *w, char *buf, size_t cap)
 	case DIFF_WRITER_LAUNCH:
 	case DIFF_WRITER_LAUNCH_UNHASHED:
 		snprintf(buf, cap, "%s (launch %" PRIu64 ", argument %s)%s%s",
-			 ktrace_tm_kernel_name(w->launch->kernel), w->seq, w->arg,
+			 ktrace_tm_kernel_name(w->launch->look->kernel), w->seq, w->arg,
 			 w->type == DIFF_WRITER_LAUNCH_UNHASHED ? ", not hashed: it may have written it" : "",
 			 w->only_here ? ", a launch the other run does not have" : "");
 		break;
@@ -233,11 +233,12 @@ const char *ktrace_diff_class_label(int cls)
 void ktrace_diff_text_divergence(FILE *f, const struct diff_result *r, const struct diff_divergence *d,
 				 const char *title)
 {
-	fprintf(f, "%s: %s\n", title, ktrace_tm_kernel_name(d->la->kernel));
+	fprintf(f, "%s: %s\n", title, ktrace_tm_kernel_name(d->la->look->kernel));
 	fprintf(f, "  launch %" PRIu64 " in A, %" PRIu64 " in B; device %d, stream #%zu (0x%" PRIx64 " in A, 0x%" PRIx64
-		   " in B)\n", d->la->seq, d->lb->seq, d->device, d->stream, d->la->stream, d->lb->stream);
-	fprintf(f, "  grid %ux%ux%u block %ux%ux%u\n", d->la->shape->grid[0], d->la->shape->grid[1],
-		d->la->shape->grid[2], d->la->shape->block[0], d->la->shape->block[1], d->la->shape->block[2]);
+		   " in B)\n", d->la->seq, d->lb->seq, d->device, d->stream, d->la->look->stream, d->lb->look->stream);
+	const struct tm_shape *sh = &d->la->look->shape;
+	fprintf(f, "  grid %ux%ux%u block %ux%ux%u\n", sh->grid[0], sh->grid[1], sh->grid[2], sh->block[0], sh->block[1],
+		sh->block[2]);
 	if (d->la->flags & KTRACE_LAUNCHF_GRAPH_ITER) {
 		const struct ktrace_graph_ref *ga = ktrace_tm_graph_ref(d->la), *gb = ktrace_tm_graph_ref(d->lb);
 
@@ -350,7 +351,7 @@ void ktrace_diff_summary_line(const struct diff_result *r, const struct diff_div
 	size_t o = 0;
 	buf[0] = '\0';
 #define ADD(...) addf(buf, cap, &o, __VA_ARGS__)
-	ADD("%s", ktrace_tm_kernel_name(d->la->kernel));
+	ADD("%s", ktrace_tm_kernel_name(d->la->look->kernel));
 	if (*ktrace_diff_where_short(r, d->la, where, sizeof where))
 		ADD(" [%s]", where);
 	ADD(": launch %" PRIu64 " in A, %" PRIu64 " in B: ", d->la->seq, d->lb->seq);
@@ -381,8 +382,8 @@ void ktrace_diff_summary_line(const struct diff_result *r, const struct diff_div
 /* One launch of a race: "fft (launch_seq 3, stream 0x5600aaaa0010, argument out)". */
 static void race_launch_str(const struct tm_launch *l, const char *arg, char *buf, size_t cap)
 {
-	snprintf(buf, cap, "%s (launch_seq %" PRIu64 ", stream 0x%" PRIx64 ", argument %s)", ktrace_tm_kernel_name(l->kernel),
-		 l->seq, l->stream, arg);
+	snprintf(buf, cap, "%s (launch_seq %" PRIu64 ", stream 0x%" PRIx64 ", argument %s)", ktrace_tm_kernel_name(l->look->kernel),
+		 l->seq, l->look->stream, arg);
 }
 
 void ktrace_diff_stream_order_line(const struct diff_result *r, char *buf, size_t cap)
@@ -518,10 +519,10 @@ static void text_header(FILE *f, const struct diff_result *r, int all)
 		r->unverified ? " (" : "", by_reason, r->unverified ? ")" : "");
 	ktrace_diff_text_extents(f, r);
 	if (r->first_only_a)
-		fprintf(f, "first launch only in A: %s (launch %" PRIu64 ")\n", ktrace_tm_kernel_name(r->first_only_a->kernel),
+		fprintf(f, "first launch only in A: %s (launch %" PRIu64 ")\n", ktrace_tm_kernel_name(r->first_only_a->look->kernel),
 			r->first_only_a->seq);
 	if (r->first_only_b)
-		fprintf(f, "first launch only in B: %s (launch %" PRIu64 ")\n", ktrace_tm_kernel_name(r->first_only_b->kernel),
+		fprintf(f, "first launch only in B: %s (launch %" PRIu64 ")\n", ktrace_tm_kernel_name(r->first_only_b->look->kernel),
 			r->first_only_b->seq);
 	text_one_run_note(f, r);
 	text_stream_order(f, r);

@@ -132,7 +132,7 @@ static int align_group(struct copies *a, struct copies *b, const size_t *ia, siz
 		       struct diff_program_results *pr)
 {
 	struct group_pair g = { a, b, ia, ib };
-	long *ma = malloc((na ? na : 1) * sizeof *ma), *mb = malloc((nb ? nb : 1) * sizeof *mb);
+	int32_t *ma = malloc((na ? na : 1) * sizeof *ma), *mb = malloc((nb ? nb : 1) * sizeof *mb);
 
 	if (!ma || !mb || ktrace_diff_lcs(na, nb, same_size, &g, ma, mb)) {
 		free(ma);

@@ -44,7 +44,7 @@ static int judged(const struct tm_region *x, const struct tm_region *y)
  * explain: it reads or writes the bytes. */
 static int reads_only(const struct tm_launch *l, const struct tm_region *x, const struct tm_region *y)
 {
-	if (ktrace_diff_region_is_const(l->kernel, x))
+	if (ktrace_diff_region_is_const(l->look->kernel, x))
 		return 1;
 	return ktrace_diff_region_hashed(x) && ktrace_diff_region_hashed(y) && x->pre_hash == x->post_hash && y->pre_hash == y->post_hash;
 }
@@ -112,7 +112,7 @@ static int race_of(struct diff_result *r, size_t i, const struct tm_launch *lb, 
 	out->writes_too = !reads_only(la, x, y);
 	out->reader = la;
 	out->reader_b = lb;
-	ktrace_diff_region_name(la->kernel, x, out->arg, sizeof out->arg, &ord);
+	ktrace_diff_region_name(la->look->kernel, x, out->arg, sizeof out->arg, &ord);
 	ktrace_diff_concurrent_fill(&out->writer_a, 'A', &wa);
 	ktrace_diff_concurrent_fill(&out->writer_b, 'B', &wb);
 	writer_range(&wa, &lo, &hi);
@@ -127,7 +127,7 @@ static int race_of(struct diff_result *r, size_t i, const struct tm_launch *lb, 
  * outcome (a later writer, or the bytes' allocation freed and reused,
  * would have replaced it).  Its region there, and the racing regions, are
  * certain. */
-static int touches(const struct diff_result *r, const long *match_a, size_t li, const struct diff_race *w)
+static int touches(const struct diff_result *r, const int32_t *match_a, size_t li, const struct diff_race *w)
 {
 	const struct tm_launch *la = &r->a->launches[li];
 
@@ -148,7 +148,7 @@ static int touches(const struct diff_result *r, const long *match_a, size_t li, 
 
 /* A write/write race of both runs, before launch index li of A, over bytes
  * it reads or writes that the race wrote last (touches). */
-static const struct diff_race *ww_race_of(const struct diff_result *r, const long *match_a, size_t li)
+static const struct diff_race *ww_race_of(const struct diff_result *r, const int32_t *match_a, size_t li)
 {
 	for (size_t k = 0; k < r->nraces; k++) {
 		const struct diff_race *w = &r->races[k];
@@ -162,7 +162,7 @@ static const struct diff_race *ww_race_of(const struct diff_result *r, const lon
 	return NULL;
 }
 
-int ktrace_diff_rw_races(struct diff_result *r, const long *match_a)
+int ktrace_diff_rw_races(struct diff_result *r, const int32_t *match_a)
 {
 	const struct tm_launch *first = r->ndivs ? r->divs[0].la : NULL;
 
@@ -192,7 +192,7 @@ static void side_str(const struct diff_concurrent *c, char *buf, size_t cap)
 {
 	if (c->launch)
 		snprintf(buf, cap, "%s (launch %" PRIu64 ", stream 0x%" PRIx64 ", argument %s)",
-			 ktrace_tm_kernel_name(c->launch->kernel), c->seq, c->stream, c->arg);
+			 ktrace_tm_kernel_name(c->launch->look->kernel), c->seq, c->stream, c->arg);
 	else
 		snprintf(buf, cap, "a %s (operation %" PRIu64 ", stream 0x%" PRIx64 ")",
 			 c->op && c->op->type == TM_OP_MEMSET ? "memset" : "copy", c->seq, c->stream);
@@ -205,7 +205,7 @@ void ktrace_diff_rw_race_missing(const struct diff_rw_race *x, char *buf, size_t
 	else
 		snprintf(buf, cap, "no stream order, event (an event recorded on stream 0x%" PRIx64 " after the write "
 			 "and waited for on stream 0x%" PRIx64 " before the read), host synchronisation or graph edge "
-			 "orders them", x->writer_a.stream, x->reader->stream);
+			 "orders them", x->writer_a.stream, x->reader->look->stream);
 }
 
 void ktrace_diff_rw_race_line(const struct diff_rw_race *x, char *buf, size_t cap)
@@ -216,7 +216,7 @@ void ktrace_diff_rw_race_line(const struct diff_rw_race *x, char *buf, size_t ca
 	ktrace_diff_rw_race_missing(x, missing, sizeof missing);
 	snprintf(buf, cap, "%s (launch %" PRIu64 ", stream 0x%" PRIx64 ", argument %s) %s bytes 0x%" PRIx64
 		 "..0x%" PRIx64 " that %s may write: %s (in both runs; in B: launch %" PRIu64 " and %s %" PRIu64 ")",
-		 ktrace_tm_kernel_name(x->reader->kernel), x->reader->seq, x->reader->stream, x->arg,
+		 ktrace_tm_kernel_name(x->reader->look->kernel), x->reader->seq, x->reader->look->stream, x->arg,
 		 x->writes_too ? "reads or writes" : "reads", x->lo, x->hi, w,
 		 missing, x->reader_b->seq, x->writer_b.launch ? "launch" : "operation", x->writer_b.seq);
 }

@@ -23,7 +23,7 @@ static void mark_detail(const struct diff_result *r, const struct diff_divergenc
 		ktrace_diff_summary_line(r, d, buf, cap);
 	else
 		snprintf(buf, cap, "%s: launch %llu in A, %llu in B: an output differs (ktrace-diff --all classifies "
-			 "every divergence)", ktrace_tm_kernel_name(d->la->kernel), (unsigned long long)d->la->seq,
+			 "every divergence)", ktrace_tm_kernel_name(d->la->look->kernel), (unsigned long long)d->la->seq,
 			 (unsigned long long)d->lb->seq);
 	const struct diff_confirm *c = r->confirm ? ktrace_diff_confirm_of(r->confirm, d->la) : NULL;
 	if (c && (n = strlen(buf)) + 16 < cap) {

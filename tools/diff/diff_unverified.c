@@ -41,7 +41,7 @@ static void put_offsets(char *buf, size_t cap, size_t *o, const struct diff_unve
 	uint32_t shown = u->noffsets < DIFF_UNV_OFFSETS ? u->noffsets : DIFF_UNV_OFFSETS;
 
 	for (uint32_t i = 0; i < shown; i++) {
-		const struct tm_param *p = ktrace_tm_param_at(u->la->kernel, u->offset[i]);
+		const struct tm_param *p = ktrace_tm_param_at(u->la->look->kernel, u->offset[i]);
 		char run = u->offset_run[i];
 
 		put(buf, cap, o, "%s", i ? ", " : ": ");
@@ -69,7 +69,7 @@ void ktrace_diff_unverified_str(const struct diff_unverified *u, char *buf, size
 		if (u->graph_untraced)
 			put(buf, cap, &o, " (its graph is not hashed: %s)", ktrace_graph_untraced_name(u->graph_untraced));
 		else
-			put(buf, cap, &o, " (%s)", ktrace_hash_skip_text(l->hash_skip));
+			put(buf, cap, &o, " (%s)", ktrace_hash_skip_text(l->look->hash_skip));
 	}
 	if (u->reason != KTRACE_UNV_REGIONS_DIFFER)
 		put(buf, cap, &o, "%s", in_run(u->run));
@@ -104,7 +104,7 @@ void ktrace_diff_text_unverified(FILE *f, const struct diff_result *r, int all)
 
 		ktrace_diff_unverified_str(u, line, sizeof line);
 		fprintf(f, "unverified: launch %" PRIu64 " (B %" PRIu64 ") %s: %s\n", u->la->seq, u->lb->seq,
-			ktrace_tm_kernel_name(u->la->kernel), line);
+			ktrace_tm_kernel_name(u->la->look->kernel), line);
 	}
 	if (shown < r->nunv)
 		fprintf(f, "(%zu more unverified launches: --all lists them)\n", r->nunv - shown);

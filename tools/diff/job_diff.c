@@ -51,8 +51,9 @@ static int take_divergence(struct job_rank *e, struct job_work *w, const struct 
 	ktrace_diff_summary_line(d, v, line, sizeof line);
 	e->has_div = 1;
 	e->div = (struct job_divergence){
-		.seq_a = la->seq, .seq_b = v->lb->seq, .kernel = strdup(ktrace_tm_kernel_name(la->kernel)),
-		.mangled = strdup(la->kernel->name), .kernel_known = la->kernel->known, .occurrence = ktrace_tm_occurrence(d->a, la), .cls = v->cls,
+		.seq_a = la->seq, .seq_b = v->lb->seq, .kernel = strdup(ktrace_tm_kernel_name(la->look->kernel)),
+		.mangled = strdup(la->look->kernel->name), .kernel_known = la->look->kernel->known,
+		.occurrence = ktrace_tm_occurrence(d->a, la), .cls = v->cls,
 		.summary = strdup(line), .detail = divergence_text(d, v),
 	};
 	w->first_div = la->seq;
@@ -112,7 +113,8 @@ static int compare_rank(struct job_result *r, size_t i, struct job_work *w, cons
 	w->div_op = -1;
 	if (ktrace_tm_load(&ta, e->path_a, 1, msg, sizeof msg))
 		return not_compared(r, e, msg);
-	if (ktrace_tm_load(&tb, e->path_b, 1, msg, sizeof msg)) {
+	/* beside run A's trace: the launches they have in common share its memory */
+	if (ktrace_tm_load_second(&tb, e->path_b, &ta, 1, msg, sizeof msg)) {
 		ktrace_tm_free(&ta);
 		return not_compared(r, e, msg);
 	}

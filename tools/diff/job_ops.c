@@ -69,7 +69,7 @@ static int read_comms(const struct tm_trace *t, struct job_side *s)
 
 static uint64_t launch_rec_seq(const void *l)
 {
-	return ((const struct tm_launch *)l)->rec_seq;
+	return ktrace_tm_rec_seq((const struct tm_launch *)l);
 }
 
 static uint64_t coll_group(const void *c)
@@ -277,7 +277,7 @@ long ktrace_job_op_of_launch(const struct job_side *s, const struct tm_launch *l
 		}
 	for (size_t i = 0; i < s->nops; i++) {
 		const struct job_op *o = &s->ops[i];
-		if (o->has_launches && o->tid == l->tid && o->pos <= l->seq && l->seq <= o->last)
+		if (o->has_launches && o->tid == l->look->tid && o->pos <= l->seq && l->seq <= o->last)
 			return (long)i;
 	}
 	return -1;

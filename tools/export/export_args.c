@@ -85,7 +85,7 @@ static void put_loose_regions(struct json_writer *w, const struct tm_launch *l)
 	for (uint32_t i = 0; i < l->nregions; i++) {
 		const struct tm_region *g = &l->regions[i];
 		char key[32];
-		if (ktrace_tm_param_at(l->kernel, g->param_offset))
+		if (ktrace_tm_param_at(l->look->kernel, g->param_offset))
 			continue;
 		snprintf(key, sizeof key, "@%u", g->param_offset);
 		ktrace_json_object(w, key);
@@ -98,7 +98,7 @@ static void put_loose_regions(struct json_writer *w, const struct tm_launch *l)
 /* Each parameter: {"type", "value", and for a pointer its digests}. */
 static void put_params(struct json_writer *w, const struct tm_launch *l)
 {
-	const struct tm_kernel *k = l->kernel;
+	const struct tm_kernel *k = l->look->kernel;
 	char value[640], name[128];
 	ktrace_json_object(w, "arguments");
 	for (uint32_t i = 0; i < k->nparams; i++) {
@@ -133,7 +133,7 @@ static void written_names(const struct tm_launch *l, char *buf, size_t cap)
 	buf[0] = '\0';
 	for (uint32_t i = 0; i < l->nregions && o + 1 < cap; i++) {
 		const struct tm_region *g = &l->regions[i];
-		const struct tm_param *p = ktrace_tm_param_at(l->kernel, g->param_offset);
+		const struct tm_param *p = ktrace_tm_param_at(l->look->kernel, g->param_offset);
 		if (!(g->flags & KTRACE_REGIONF_PRE) || !(g->flags & KTRACE_REGIONF_POST) || g->pre_hash == g->post_hash)
 			continue;
 		if (p && *p->name)
@@ -146,7 +146,7 @@ static void written_names(const struct tm_launch *l, char *buf, size_t cap)
 void ktrace_export_launch_args(struct json_writer *w, const struct ktrace_ranges *ranges, const struct tm_launch *l,
 			       const struct export_mark *m, const struct export_measure *gpu)
 {
-	const struct tm_kernel *k = l->kernel;
+	const struct tm_kernel *k = l->look->kernel;
 	char flags[256], out[512];
 	ktrace_json_object(w, "args");
 	ktrace_json_u64(w, "op_seq", l->seq);
@@ -159,15 +159,16 @@ void ktrace_export_launch_args(struct json_writer *w, const struct ktrace_ranges
 	}
 	if (m)
 		ktrace_json_str(w, "divergence", m->detail ? m->detail : m->label);
-	ktrace_json_dim3(w, "grid", l->shape->grid);
-	ktrace_json_dim3(w, "block", l->shape->block);
+	ktrace_json_dim3(w, "grid", l->look->shape.grid);
+	ktrace_json_dim3(w, "block", l->look->shape.block);
 	const uint32_t *cluster = ktrace_tm_cluster(l);
 	if (cluster[0] || cluster[1] || cluster[2])
 		ktrace_json_dim3(w, "cluster", cluster);
-	KTRACE_JSON_MEMBERS(w, JSON_U64("shared_mem", l->shape->shared_mem), JSON_HEX("stream", l->stream),
-			    JSON_HEX("context", l->context), JSON_I64("device", l->device), JSON_U64("tid", l->tid));
+	KTRACE_JSON_MEMBERS(w, JSON_U64("shared_mem", l->look->shape.shared_mem), JSON_HEX("stream", l->look->stream),
+			    JSON_HEX("context", l->look->context), JSON_I64("device", l->look->device),
+			    JSON_U64("tid", l->look->tid));
 	ktrace_json_names(w, "launch_flags", ktrace_flag_names(l->flags, ktrace_launch_flag_name, flags, sizeof flags, ","));
-	put_refs(w, ranges, l->result, (l->flags & KTRACE_LAUNCHF_GRAPH) != 0, ktrace_tm_graph_ref(l),
+	put_refs(w, ranges, l->look->result, (l->flags & KTRACE_LAUNCHF_GRAPH) != 0, ktrace_tm_graph_ref(l),
 		 ktrace_tm_range_ref(l));
 	written_names(l, out, sizeof out);
 	if (*out)

@@ -323,7 +323,7 @@ static const struct export_mark *mark_of(struct exporter *x, const struct tm_lau
 static void mark_instants(struct exporter *x, const struct export_mark *m, const struct track *g, int64_t ts)
 {
 	char name[256];
-	snprintf(name, sizeof name, "%s: %s", m->label, ktrace_tm_kernel_name(m->launch->kernel));
+	snprintf(name, sizeof name, "%s: %s", m->label, ktrace_tm_kernel_name(m->launch->look->kernel));
 	instant(x, name, "divergence", "t", g->pid, g->tid, ts);
 	ktrace_json_end(&x->w);
 	if (!m->first)
@@ -337,7 +337,7 @@ static void mark_instants(struct exporter *x, const struct export_mark *m, const
  * per-thread default stream (2), as the diff takes it too. */
 static uint64_t launch_stream(const struct tm_launch *l)
 {
-	return l->stream == 0 && (l->flags & KTRACE_LAUNCHF_PTSZ) ? 2 : l->stream;
+	return l->look->stream == 0 && (l->flags & KTRACE_LAUNCHF_PTSZ) ? 2 : l->look->stream;
 }
 
 /* The slice of a measured graph launch, around its nodes' (drawn before the
@@ -391,27 +391,27 @@ static void host_call_done(struct exporter *x)
 static void emit_launch(struct exporter *x, const struct tm_launch *l)
 {
 	const struct export_mark *m = x->pass == 2 ? mark_of(x, l) : NULL;
-	struct track *h = host_track(x, l->tid), *g;
+	struct track *h = host_track(x, l->look->tid), *g;
 	const struct export_slot *s;
 	if (!h)
 		return;
 	int64_t hs = place(h, rel(x, l->time_ns), EXPORT_HOST_SLICE_NS);
 	host_call_ranges(x, h, ktrace_tm_range_ref(l), hs);
 	if (x->pass == 2) {
-		begin_slice(x, api_name(l->api), "cuda_api", h, hs, EXPORT_HOST_SLICE_NS);
+		begin_slice(x, api_name(l->look->api), "cuda_api", h, hs, EXPORT_HOST_SLICE_NS);
 		ktrace_export_launch_args(&x->w, &x->t->ranges, l, NULL, NULL);
 		ktrace_json_end(&x->w);
 	}
 	host_call_done(x);
 	/* a failed launch enqueued nothing; one made during stream capture went into a graph */
-	if (l->result || (l->flags & KTRACE_LAUNCHF_CAPTURING) ||
-	    !(g = gpu_track(x, l->device, l->context, launch_stream(l), l->tid)))
+	if (l->look->result || (l->flags & KTRACE_LAUNCHF_CAPTURING) ||
+	    !(g = gpu_track(x, l->look->device, l->look->context, launch_stream(l), l->look->tid)))
 		return;
 	struct export_measure me = measure(x, l->seq, (l->flags & KTRACE_LAUNCHF_GRAPH) != 0, ktrace_tm_graph_ref(l));
 	if (!(s = gpu_slot(x, g, hs, &me)))
 		return;
 	graph_launch_slice(x, g, s);
-	begin_slice(x, ktrace_tm_kernel_name(l->kernel), "kernel", g, s->ts, s->dur);
+	begin_slice(x, ktrace_tm_kernel_name(l->look->kernel), "kernel", g, s->ts, s->dur);
 	if (m)
 		ktrace_json_str(&x->w, "cname", m->first ? "terrible" : "bad");
 	ktrace_export_launch_args(&x->w, &x->t->ranges, l, m, &s->m);
@@ -788,7 +788,7 @@ int ktrace_export_chrome(FILE *out, const struct tm_trace *t, const struct expor
 	ktrace_json_init(&x.w, out, JSON_COMPACT);
 	if (sort_notes(&x) == 0) {
 		for (size_t i = 0; i < t->nlaunches; i++)
-			note_context(&x, t->launches[i].context, t->launches[i].device);
+			note_context(&x, t->launches[i].look->context, t->launches[i].look->device);
 		for (size_t i = 0; i < t->norders; i++)
 			note_context(&x, t->orders[i].context, t->orders[i].device);
 		place_gpu_work(&x);

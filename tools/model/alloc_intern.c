@@ -1,5 +1,5 @@
 /* tools/model/alloc_intern.c: each value a trace's records repeat (a
- * region's allocation, a launch's shape) kept once (alloc_intern.h), found
+ * region's allocation, a launch's look) kept once (alloc_intern.h), found
  * again through an open-addressing hash index over its bytes.
  */
 #include "tools/model/alloc_intern.h"

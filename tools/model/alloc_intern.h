@@ -1,7 +1,8 @@
 /* tools/model/alloc_intern.h: values a trace's records repeat, each kept
  * once per trace (alloc_intern.c): a region holds the number of its
- * allocation (base, size), a launch the number of its shape (grid, block,
- * shared memory), not the fields themselves.
+ * allocation (base, size), a launch the number of its look (its kernel, where
+ * it ran and its shape: context, stream, thread, device, result, grid,
+ * block, shared memory), not the fields themselves.
  */
 #ifndef KTRACE_TOOLS_MODEL_ALLOC_INTERN_H
 #define KTRACE_TOOLS_MODEL_ALLOC_INTERN_H
@@ -19,6 +20,27 @@ struct tm_alloc {
 struct tm_shape {
 	uint32_t grid[3], block[3];
 	uint32_t shared_mem;
+};
+
+struct tm_kernel;
+
+/* What a launch's record shares with many others: its kernel, where it ran,
+ * what the launch call returned, the API that made it, why it was not
+ * hashed and its shape (a few kernels on a few
+ * streams of a few threads make most of a trace's launches).  No padding:
+ * kept and compared as bytes. */
+struct tm_launch_look {
+	union {
+		const struct tm_kernel *kernel; /* never NULL after loading; its id is the record's kernel_id */
+		uint64_t loading_kernel_id;     /* while loading only: the record's kernel_id */
+	};
+	uint64_t context, stream;
+	uint32_t tid;
+	int32_t device;
+	int32_t result;
+	uint32_t api;       /* enum ktrace_api */
+	uint32_t hash_skip; /* enum ktrace_hash_skip (format 1.3; 0 before) */
+	struct tm_shape shape;
 };
 
 /* The table being filled while a trace loads: values of `size` bytes

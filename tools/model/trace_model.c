@@ -16,7 +16,6 @@
 #include "tools/model/array.h"
 
 const struct tm_refs ktrace_tm_no_refs;
-static const struct tm_shape no_shape;
 
 /* ---- arena ------------------------------------------------------------- */
 
@@ -92,7 +91,7 @@ struct load_state {
 	struct tm_range *ranges; /* ALLOC records: to infer unknown copy directions */
 	size_t nranges;
 	struct tm_intern allocs; /* the regions' allocations, each once (t->allocs) */
-	struct tm_intern shapes; /* the launches' shapes, each once (t->shapes) */
+	struct tm_intern looks;  /* the launches' looks, each once (t->looks) */
 	const struct tm_trace *like; /* loaded beside it (ktrace_tm_load_beside), or NULL */
 	size_t like_hint;            /* where like's next launch is looked for first */
 	unsigned char *scratch;      /* beside like: a launch's piece, before it is compared */
@@ -113,7 +112,14 @@ struct load_state {
 	}
 
 COMPARE_BY(cmp_kernel, struct tm_kernel, id, id)
-COMPARE_BY(cmp_launch, struct tm_launch, seq, rec_seq)
+static int cmp_launch(const void *a, const void *b)
+{
+	const struct tm_launch *x = a, *y = b;
+
+	if (x->seq != y->seq)
+		return ktrace_cmp_u64(x->seq, y->seq);
+	return ktrace_cmp_u64(ktrace_tm_rec_seq(x), ktrace_tm_rec_seq(y));
+}
 COMPARE_BY(cmp_op, struct tm_op, seq, seq)
 COMPARE_BY(cmp_order, struct tm_order, seq_before, rec_seq)
 COMPARE_BY(cmp_gputime, struct tm_gputime, op_seq, rec_seq)
@@ -334,23 +340,25 @@ static int take_launch(struct load_state *s, const void *rec, size_t len, uint64
 	struct tm_launch *o = ktrace_append(&t->launches, &t->nlaunches, &s->cap_l, sizeof *t->launches);
 	if (!o)
 		return oom(s);
-	*o = (struct tm_launch){ .seq = l.launch_seq, .rec_seq = seq, .time_ns = s->time_ns, .loading_kernel_id = l.kernel_id,
-				 .context = l.context, .stream = l.stream, .tid = l.tid, .device = l.device, .api = l.api,
-				 .flags = l.flags, .result = l.result,
-				 .hash_skip = l.hash_skip, .param_bytes_len = l.param_bytes_len };
-	struct tm_shape shape = { .shared_mem = l.shared_mem };
-	int no_shape_mem = 0;
-	memcpy(shape.grid, l.grid, sizeof shape.grid);
-	memcpy(shape.block, l.block, sizeof shape.block);
-	o->loading_shape = ktrace_intern(&s->shapes, &shape, &no_shape_mem);
-	if (no_shape_mem)
+	int64_t delta = (int64_t)(seq - l.launch_seq);
+	int far = delta <= TM_REC_SEQ_IN_REFS || delta > INT32_MAX;
+	*o = (struct tm_launch){ .seq = l.launch_seq, .rec_seq_delta = far ? TM_REC_SEQ_IN_REFS : (int32_t)delta,
+				 .time_ns = s->time_ns, .flags = l.flags, .param_bytes_len = l.param_bytes_len };
+	struct tm_launch_look look = { .loading_kernel_id = l.kernel_id, .context = l.context, .stream = l.stream,
+				       .tid = l.tid, .device = l.device, .result = l.result, .api = l.api,
+				       .hash_skip = l.hash_skip, .shape = { .shared_mem = l.shared_mem } };
+	int no_look_mem = 0;
+	memcpy(look.shape.grid, l.grid, sizeof look.shape.grid);
+	memcpy(look.shape.block, l.block, sizeof look.shape.block);
+	o->loading_look = ktrace_intern(&s->looks, &look, &no_look_mem);
+	if (no_look_mem)
 		return oom(s);
 	if (l.flags & (KTRACE_LAUNCHF_GRAPH | KTRACE_LAUNCHF_GRAPH_ITER | KTRACE_LAUNCHF_RANGE) ||
-	    l.cluster[0] | l.cluster[1] | l.cluster[2]) {
+	    l.cluster[0] | l.cluster[1] | l.cluster[2] || far) {
 		struct tm_refs *refs = arena_alloc(t, sizeof *refs);
 		if (!refs)
 			return oom(s);
-		*refs = (struct tm_refs){ .graph = l.graph };
+		*refs = (struct tm_refs){ .graph = l.graph, .rec_seq = seq };
 		if (l.flags & KTRACE_LAUNCHF_RANGE)
 			refs->range = l.range;
 		memcpy(refs->cluster, l.cluster, sizeof refs->cluster);
@@ -723,14 +731,34 @@ static int dedup_kernels(struct load_state *s)
 	return 0;
 }
 
+/* A look of all zeros (kernel id 0 and the rest zero: ktrace_intern numbers
+ * it 0) for the launches that have it, as the last of t->looks. */
+static int add_zero_look(struct load_state *s)
+{
+	struct tm_trace *t = s->t;
+	size_t i = 0;
+
+	while (i < t->nlaunches && t->launches[i].loading_look)
+		i++;
+	if (i == t->nlaunches)
+		return 0;
+	if (t->nlooks >= UINT32_MAX - 1 || ktrace_grow(&t->looks, &s->looks.cap_items, t->nlooks + 1, sizeof *t->looks))
+		return oom(s);
+	memset(&t->looks[t->nlooks++], 0, sizeof *t->looks);
+	for (; i < t->nlaunches; i++)
+		if (!t->launches[i].loading_look)
+			t->launches[i].loading_look = (uint32_t)t->nlooks;
+	return 0;
+}
+
 /* Placeholders for kernels that launches reference but no record describes. */
 static int add_placeholders(struct load_state *s)
 {
 	struct tm_trace *t = s->t;
 	uint64_t *ids = NULL;
 	size_t nids = 0, cap = 0;
-	for (size_t i = 0; i < t->nlaunches; i++) {
-		uint64_t id = t->launches[i].loading_kernel_id;
+	for (size_t i = 0; i < t->nlooks; i++) {
+		uint64_t id = t->looks[i].loading_kernel_id;
 		if (find_kernel(t->kernels, t->nkernels, id))
 			continue;
 		if (ktrace_grow(&ids, &cap, nids + 1, sizeof *ids)) {
@@ -826,7 +854,7 @@ static void infer_copy_dirs(struct load_state *s)
 static int finish(struct load_state *s)
 {
 	struct tm_trace *t = s->t;
-	if (dedup_kernels(s) || add_placeholders(s))
+	if (dedup_kernels(s) || add_zero_look(s) || add_placeholders(s))
 		return -1;
 	ktrace_sort(s->mods, s->nmods, sizeof *s->mods, cmp_mod);
 	for (size_t i = 0; i < t->nkernels; i++) {
@@ -837,13 +865,10 @@ static int finish(struct load_state *s)
 			? s->mods[lo - 1].digest : 0;
 	}
 	ktrace_sort(t->launches, t->nlaunches, sizeof *t->launches, cmp_launch);
-	for (size_t i = 0; i < t->nlaunches; i++) {
-		struct tm_launch *l = &t->launches[i];
-		uint32_t shape = l->loading_shape;
-
-		l->kernel = find_kernel(t->kernels, t->nkernels, l->loading_kernel_id);
-		l->shape = shape && shape <= t->nshapes ? &t->shapes[shape - 1] : &no_shape;
-	}
+	for (size_t i = 0; i < t->nlooks; i++)
+		t->looks[i].kernel = find_kernel(t->kernels, t->nkernels, t->looks[i].loading_kernel_id);
+	for (size_t i = 0; i < t->nlaunches; i++) /* each is 1 + its index (add_zero_look) */
+		t->launches[i].look = &t->looks[t->launches[i].loading_look - 1];
 	ktrace_sort(t->ops, t->nops, sizeof *t->ops, cmp_op);
 	ktrace_sort(t->orders, t->norders, sizeof *t->orders, cmp_order);
 	ktrace_sort(t->graphs, t->ngraphs, sizeof *t->graphs, cmp_graph);
@@ -875,7 +900,7 @@ static int load_reader(struct tm_trace *t, struct ktrace_reader *r, const char *
 	memset(&s, 0, sizeof s);
 	s.t = t;
 	s.allocs = (struct tm_intern){ .items = &t->allocs, .nitems = &t->nallocs, .size = sizeof *t->allocs };
-	s.shapes = (struct tm_intern){ .items = &t->shapes, .nitems = &t->nshapes, .size = sizeof *t->shapes };
+	s.looks = (struct tm_intern){ .items = &t->looks, .nitems = &t->nlooks, .size = sizeof *t->looks };
 	s.like = like;
 	s.err = err;
 	s.errlen = errlen;
@@ -920,7 +945,7 @@ static int load_reader(struct tm_trace *t, struct ktrace_reader *r, const char *
 	free(s.ranges);
 	free(s.scratch);
 	ktrace_intern_free(&s.allocs);
-	ktrace_intern_free(&s.shapes);
+	ktrace_intern_free(&s.looks);
 	if (rc != 0)
 		ktrace_tm_free(t);
 	return rc;
@@ -966,7 +991,7 @@ void ktrace_tm_free(struct tm_trace *t)
 	}
 	free(t->kernels);
 	free(t->allocs);
-	free(t->shapes);
+	free(t->looks);
 	free(t->launches);
 	free(t->ops);
 	free(t->notes);
@@ -1000,11 +1025,11 @@ int32_t ktrace_tm_rank(const struct tm_trace *t)
 
 uint64_t ktrace_tm_occurrence(const struct tm_trace *t, const struct tm_launch *l)
 {
-	const char *name = l->kernel->name;
+	const char *name = l->look->kernel->name;
 	uint64_t n = 0;
 
 	for (const struct tm_launch *p = t->launches; p < l && p < t->launches + t->nlaunches; p++)
-		if (p->kernel == l->kernel || (name[0] && !strcmp(p->kernel->name, name)))
+		if (p->look->kernel == l->look->kernel || (name[0] && !strcmp(p->look->kernel->name, name)))
 			n++;
 	return n;
 }

@@ -64,29 +64,26 @@ static inline uint64_t ktrace_tm_region_key(const struct tm_region *g)
 	return (uint64_t)g->param_offset | (g->flags & KTRACE_REGIONF_COLL_BUFFER ? 1ull << 32 : 0);
 }
 
-/* A launch's node of a graph launch, its NVTX ranges and its cluster shape:
- * kept apart from the launch, which has them only with flag GRAPH or RANGE or
- * a cluster shape not 0x0x0 (most have none of them). */
+/* A launch's node of a graph launch, its NVTX ranges, its cluster shape and
+ * its record sequence number when that is far from its launch_seq: kept
+ * apart from the launch, which has them only with flag GRAPH or RANGE, a
+ * cluster shape not 0x0x0 or such a record sequence number (most have none
+ * of them). */
 struct tm_refs {
 	struct ktrace_graph_ref graph; /* flag KTRACE_LAUNCHF_GRAPH, format 1.8 */
 	struct ktrace_range_ref range; /* flag KTRACE_LAUNCHF_RANGE, format 1.9; range 0: none */
 	uint32_t cluster[3];           /* the launch's cluster shape (0x0x0: none given) */
+	uint64_t rec_seq;              /* when the launch's rec_seq_delta is TM_REC_SEQ_IN_REFS */
 };
+
+/* A launch's rec_seq_delta when its record sequence number minus its
+ * launch_seq does not fit: the number is its refs' (ktrace_tm_rec_seq). */
+#define TM_REC_SEQ_IN_REFS INT32_MIN
 
 struct tm_launch {
 	uint64_t seq;            /* launch_seq */
-	uint64_t rec_seq;        /* record sequence number */
-	union {
-		const struct tm_kernel *kernel; /* never NULL after loading; its id is the record's kernel_id */
-		uint64_t loading_kernel_id;     /* while loading only: the record's kernel_id */
-	};
-	uint64_t context, stream;
-	uint32_t tid;
-	int32_t device;
+	int32_t rec_seq_delta;   /* its record sequence number minus seq (ktrace_tm_rec_seq) */
 	uint32_t flags;
-	uint8_t api;             /* enum ktrace_api */
-	uint8_t hash_skip;       /* enum ktrace_hash_skip (format 1.3; 0 before) */
-	int32_t result;
 	uint32_t param_bytes_len, nregions;
 	struct tm_region *regions; /* sorted by ktrace_tm_region_key, then the parameter bytes
 	                            * (ktrace_tm_param_bytes): one piece, never NULL after loading */
@@ -94,9 +91,11 @@ struct tm_launch {
 	const struct tm_refs *refs; /* its graph node, ranges and cluster shape; NULL: none of them
 	                             * (ktrace_tm_graph_ref, _range_ref, _cluster) */
 	union {
-		const struct tm_shape *shape; /* never NULL after loading: its grid, block and shared
-		                               * memory, each shape kept once per trace (t->shapes) */
-		uint32_t loading_shape;       /* while loading only: 1 + its index in t->shapes, 0 none */
+		const struct tm_launch_look *look; /* never NULL after loading: its kernel, context,
+		                                    * stream, thread, device, result, API, hash skip
+		                                    * and shape (grid, block, shared memory), each look
+		                                    * kept once per trace (t->looks) */
+		uint32_t loading_look;             /* while loading only: 1 + its index in t->looks, 0 none */
 	};
 };
 
@@ -109,6 +108,13 @@ static inline const struct ktrace_graph_ref *ktrace_tm_graph_ref(const struct tm
 static inline const struct ktrace_range_ref *ktrace_tm_range_ref(const struct tm_launch *l)
 {
 	return l->refs ? &l->refs->range : &ktrace_tm_no_refs.range;
+}
+/* A launch's record sequence number. */
+static inline uint64_t ktrace_tm_rec_seq(const struct tm_launch *l)
+{
+	if (l->rec_seq_delta == TM_REC_SEQ_IN_REFS)
+		return l->refs->rec_seq;
+	return l->seq + (uint64_t)(int64_t)l->rec_seq_delta;
 }
 /* A launch's parameter bytes (param_bytes_len of them): they follow its regions. */
 static inline const uint8_t *ktrace_tm_param_bytes(const struct tm_launch *l)
@@ -248,7 +254,7 @@ struct tm_trace {
 
 	struct tm_kernel *kernels; size_t nkernels;   /* sorted by id */
 	struct tm_alloc *allocs; size_t nallocs;      /* the regions' allocations, each once */
-	struct tm_shape *shapes; size_t nshapes;      /* the launches' shapes, each once */
+	struct tm_launch_look *looks; size_t nlooks;  /* the launches' looks, each once */
 	struct tm_launch *launches; size_t nlaunches; /* sorted by seq */
 	struct tm_op *ops; size_t nops;               /* sorted by seq */
 	struct tm_note *notes; size_t nnotes;         /* file order */
@@ -294,6 +300,11 @@ int ktrace_tm_share_same(struct tm_trace *b, const struct tm_trace *a, const cha
  * memory for them (trace_same.c), allocations numbered as in like.  like
  * must outlive t, and neither may change. */
 int ktrace_tm_load_beside(struct tm_trace *t, const char *path, const struct tm_trace *like, int allow_truncated,
+			  char *err, size_t errlen);
+/* The second trace of a pair whose first, a, is loaded: a's model when
+ * path_b holds the same bytes (ktrace_tm_share_same), else loaded beside a
+ * (ktrace_tm_load_beside).  a must outlive b.  0, or -1 with err set. */
+int ktrace_tm_load_second(struct tm_trace *b, const char *path_b, const struct tm_trace *a, int allow_truncated,
 			  char *err, size_t errlen);
 /* For the loader: like's launch of launch_seq seq (*hint: where to look
  * first, then after it), when its regions (sorted) and parameter bytes equal

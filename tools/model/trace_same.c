@@ -69,6 +69,14 @@ int ktrace_tm_share_same(struct tm_trace *b, const struct tm_trace *a, const cha
 	return 1;
 }
 
+int ktrace_tm_load_second(struct tm_trace *b, const char *path_b, const struct tm_trace *a, int allow_truncated,
+			  char *err, size_t errlen)
+{
+	if (ktrace_tm_share_same(b, a, path_b))
+		return 0;
+	return ktrace_tm_load_beside(b, path_b, a, allow_truncated, err, errlen);
+}
+
 /* Regions x and y hold the same fields (allocations by number: the second
  * trace numbers the first's allocations as it does, ktrace_tm_load_beside). */
 static int same_region(const struct tm_region *x, const struct tm_region *y)

@@ -231,14 +231,14 @@ static void fill_param(const struct tm_param *q, size_t k, struct ktpy_param *o)
 static void fill_launch(const struct ktpy_trace *p, size_t i, struct ktpy_launch *o)
 {
 	const struct tm_launch *l = &p->t.launches[i];
-	*o = (struct ktpy_launch){ .launch_seq = l->seq, .rec_seq = l->rec_seq, .time_ns = l->time_ns,
-				   .kernel_id = l->kernel->id, .kernel_index = (uint64_t)(l->kernel - p->t.kernels),
-				   .context = l->context, .stream = l->stream, .first_region = p->first_region[i],
-				   .tid = l->tid, .api = l->api, .flags = l->flags, .shared_mem = l->shape->shared_mem,
-				   .nregions = l->nregions, .param_bytes_len = l->param_bytes_len, .device = l->device,
-				   .result = l->result };
-	memcpy(o->grid, l->shape->grid, sizeof o->grid);
-	memcpy(o->block, l->shape->block, sizeof o->block);
+	*o = (struct ktpy_launch){ .launch_seq = l->seq, .rec_seq = ktrace_tm_rec_seq(l), .time_ns = l->time_ns,
+				   .kernel_id = l->look->kernel->id, .kernel_index = (uint64_t)(l->look->kernel - p->t.kernels),
+				   .context = l->look->context, .stream = l->look->stream,
+				   .first_region = p->first_region[i], .tid = l->look->tid, .api = l->look->api, .flags = l->flags,
+				   .shared_mem = l->look->shape.shared_mem, .nregions = l->nregions,
+				   .param_bytes_len = l->param_bytes_len, .device = l->look->device, .result = l->look->result };
+	memcpy(o->grid, l->look->shape.grid, sizeof o->grid);
+	memcpy(o->block, l->look->shape.block, sizeof o->block);
 	memcpy(o->cluster, ktrace_tm_cluster(l), sizeof o->cluster);
 }
 
@@ -356,12 +356,12 @@ KTPY_API size_t ktpy_column(const struct ktpy_trace *p, int table, size_t offset
  * out of range). */
 KTPY_API const char *ktpy_arg_value(const struct ktpy_trace *p, size_t i, uint32_t j, char *buf, size_t cap)
 {
-	if (i >= p->t.nlaunches || j >= p->t.launches[i].kernel->nparams) {
+	if (i >= p->t.nlaunches || j >= p->t.launches[i].look->kernel->nparams) {
 		snprintf(buf, cap, "null");
 		return buf;
 	}
 	const struct tm_launch *l = &p->t.launches[i];
-	const struct tm_param *q = &l->kernel->params[j];
+	const struct tm_param *q = &l->look->kernel->params[j];
 	struct ktrace_param_desc d = { .ordinal = q->ordinal, .kind = q->kind, .offset = q->offset, .size = q->size,
 				       .flags = q->flags, .type = { q->type, (uint16_t)strnlen(q->type, 65535) } };
 	return ktrace_param_value(&d, ktrace_tm_param_bytes(l), l->param_bytes_len, 1, buf, cap);
