@@ -4,11 +4,11 @@ for one or more libktrace.so builds, in one call.
     python3 bench/gpu/hash_cost.py --lib new=build/libktrace.so [--lib old=OLD/libktrace.so]
         [--modes eager,compile,graphs,check] [--rounds 3] [--steps 20] [--verify]
     python3 bench/gpu/hash_cost.py --lib new=build/libktrace.so --long 400
-    python3 bench/gpu/hash_cost.py --lib merged=build/libktrace.so \
-        --lib unmerged=build/libktrace.so,KTRACE_HASH_MERGE=0 --modes eager
+    python3 bench/gpu/hash_cost.py --lib merged=build/libktrace.so,KTRACE_HASH_MERGE=1 \
+        --lib unmerged=build/libktrace.so --modes eager
 
 A --lib value may add settings after the path, comma-separated (LABEL=path,VAR=value,...):
-the hashed processes of that label run with them (e.g. KTRACE_HASH_MERGE=0 compares
+the hashed processes of that label run with them (e.g. KTRACE_HASH_MERGE=1, off by default, compares
 merged hash launches with separate ones, docs/hashing.md "Merged hash launches").
 
 Each mode is test/gpu/workloads/ref_step.py (a copy of the reference step):

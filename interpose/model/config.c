@@ -155,7 +155,7 @@ int ktrace_config_load(struct ktrace_config *c, ktrace_env_fn env, void *ctx, ch
 	    get_bool(env, ctx, "KTRACE_HASH_CARRY", 1, &c->hash_carry, err, errlen) ||
 	    get_bool(env, ctx, "KTRACE_HASH_VERIFY", 0, &c->hash_verify, err, errlen) ||
 	    get_bool(env, ctx, "KTRACE_HASH_READONLY", 1, &c->hash_readonly, err, errlen) ||
-	    get_bool(env, ctx, "KTRACE_HASH_MERGE", 1, &c->hash_merge, err, errlen) ||
+	    get_bool(env, ctx, "KTRACE_HASH_MERGE", 0, &c->hash_merge, err, errlen) ||
 	    get_bool(env, ctx, "KTRACE_QUIET", 0, &c->quiet, err, errlen) ||
 	    get_bool(env, ctx, "KTRACE_STORE_MODULES", 1, &c->store_modules, err, errlen) ||
 	    get_bool(env, ctx, "KTRACE_DEBUG", 0, &c->debug, err, errlen) ||
@@ -264,10 +264,10 @@ void ktrace_config_describe(const struct ktrace_config *c, char *buf, size_t len
 		snprintf(buf + used, len - used, " KTRACE_HASH_CARRY=%d KTRACE_HASH_VERIFY=%d KTRACE_HASH_READONLY=%d",
 			 c->hash_carry, c->hash_verify, c->hash_readonly);
 	}
-	if (!c->hash_merge) {
+	if (c->hash_merge) {
 		size_t used = strlen(buf);
 
-		snprintf(buf + used, len - used, " KTRACE_HASH_MERGE=0");
+		snprintf(buf + used, len - used, " KTRACE_HASH_MERGE=1");
 	}
 	if (c->replay_spec) {
 		size_t used = strlen(buf);

@@ -2,8 +2,8 @@
 # test/gpu/34-hash-merge.sh: merged hash launches (docs/hashing.md, "Merged hash
 # launches") through the real driver wrappers, on the reference training step.
 #
-#   ref_step.py eager (5 steps) under libktrace.so three times: merging on (the
-#   default), and twice with KTRACE_HASH_MERGE=0;
+#   ref_step.py eager (5 steps) under libktrace.so three times: merging on
+#   (KTRACE_HASH_MERGE=1), and twice with KTRACE_HASH_MERGE=0 (the default);
 #   RESULT hash-merge-digests   ktrace-diff finds the merged trace identical to an
 #                               unmerged one (when the two unmerged runs are
 #                               identical to each other: else SKIP, the workload
@@ -61,7 +61,7 @@ for line in sys.stdin:
 print(last.get(sys.argv[1], 0))' "$2"
 }
 
-run merged || { result hash-merge FAIL "merged run exited $?: $(tail -n 2 "$L/merged.err" | tr '\n' ' ' | cut -c1-300)"; exit 0; }
+run merged KTRACE_HASH_MERGE=1 || { result hash-merge FAIL "merged run exited $?: $(tail -n 2 "$L/merged.err" | tr '\n' ' ' | cut -c1-300)"; exit 0; }
 run unmerged1 KTRACE_HASH_MERGE=0 || { result hash-merge FAIL "unmerged run exited $?"; exit 0; }
 run unmerged2 KTRACE_HASH_MERGE=0 || { result hash-merge FAIL "second unmerged run exited $?"; exit 0; }
 

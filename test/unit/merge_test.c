@@ -58,6 +58,7 @@ static void run_app(const char *mode, const char *env, struct run *r)
 
 	kt_preload_env(build_dir, tmp_dir, "merge_app", "merge.ktrace", app, sizeof app);
 	setenv("KTRACE_HASH_CARRY", "0", 1);
+	setenv("KTRACE_HASH_MERGE", "1", 1); /* off by default: on unless env says 0 */
 	setenv("KTRACE_KERNELS", "^fake_add_one$", 1);
 	if (env)
 		putenv((char *)env);
