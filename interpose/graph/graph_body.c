@@ -66,8 +66,10 @@ static const char *node_why(const struct kt_grev *r, const struct ktrace_replay_
 
 	if (!n || n->rec.kind != KTRACE_GNODE_KERNEL)
 		return "the graph has no kernel node of that index";
-	if (r->levels[n->level].run == KT_GRAPH_NONE)
+	if (r->levels[n->level].run == KT_GRAPH_NONE && spec->iteration != KTRACE_REPLAY_TOP_LEVEL)
 		return "the kernel node lies in no conditional body";
+	if (r->levels[n->level].run != KT_GRAPH_NONE && spec->iteration == KTRACE_REPLAY_TOP_LEVEL)
+		return "the kernel node lies in a conditional body: its iteration must be named";
 	e = ktrace_services.kernel_lookup(n->func);
 	if (!e || !e->name || strcmp(e->name, spec->kernel) != 0)
 		return "the graph's node of that index launches another kernel";
@@ -75,15 +77,17 @@ static const char *node_why(const struct kt_grev *r, const struct ktrace_replay_
 }
 
 /* The area: r's run counters and outer rings, the two tables, the fired
- * words; zeroed.  0, or -1 with b->why. */
+ * words, zeroed; the top level's counter, 1.  0, or -1 with b->why. */
 static int make_area(struct kt_gbody *b, const struct kt_grev *r, uint64_t *counter_words)
 {
 	size_t table = (size_t)3 * KT_GBODY_TABLE * sizeof(uint64_t);
+	uint64_t one = 1;
 	size_t bytes;
 
 	*counter_words = (uint64_t)r->nlevels * (1u + r->ring);
-	bytes = (size_t)*counter_words * sizeof(uint64_t) + 2 * table + 2 * sizeof(uint64_t);
-	if (KT_GCALL(cuMemAlloc_v2, &b->area, bytes) || KT_GCALL(cuMemsetD8_v2, b->area, 0, bytes)) {
+	bytes = (size_t)*counter_words * sizeof(uint64_t) + 2 * table + 3 * sizeof(uint64_t);
+	if (KT_GCALL(cuMemAlloc_v2, &b->area, bytes) || KT_GCALL(cuMemsetD8_v2, b->area, 0, bytes) ||
+	    KT_GCALL(cuMemcpyHtoD_v2, b->area + bytes - sizeof(uint64_t), &one, sizeof(one))) {
 		b->why = "no device memory for the copy's run counters and tables";
 		return -1;
 	}
@@ -91,6 +95,7 @@ static int make_area(struct kt_gbody *b, const struct kt_grev *r, uint64_t *coun
 	b->gate.pre_table = b->area + (CUdeviceptr)*counter_words * sizeof(uint64_t);
 	b->gate.post_table = b->gate.pre_table + table;
 	b->gate.fired = b->gate.post_table + table;
+	b->gate.top_counter = b->gate.fired + 2 * sizeof(uint64_t);
 	return 0;
 }
 

@@ -31,7 +31,8 @@
  * digests of each run in the body's ring (hashkern/hashkern_abi.h).
  * In a replay run's copy (graph_body.c) one kernel node of a body is
  * preceded and followed by a gated copy (ktrace_gated_copy): the buffers
- * it can reach, into scratch, in one run of the body only.
+ * it can reach, into scratch, in one run of the body only (a node of the
+ * top level: gates whose counter always holds 1, open in every launch).
  * May call: the real driver (ktrace_real).
  */
 #include <stdlib.h>
@@ -253,14 +254,15 @@ static int add_gate(struct gb *b, uint32_t i, CUgraph g, const CUgraphNode *deps
 	const struct kt_grev *r = b->r;
 	const struct ktrace_replay_gate *gate = b->a->gate;
 	uint32_t run = r->levels[r->nodes[i].level].run;
-	uint32_t outer = r->levels[r->nodes[r->levels[run].parent].level].run;
+	uint32_t outer = run == KT_GRAPH_NONE ? KT_GRAPH_NONE : r->levels[r->nodes[r->levels[run].parent].level].run;
 	struct kt_gated_copy_params p = {
-		.counter = result_word(b, run),
+		/* the top level's gate: its counter always 1, open in "run 0" */
+		.counter = run == KT_GRAPH_NONE ? gate->top_counter : result_word(b, run),
 		.outer_counter = outer == KT_GRAPH_NONE ? 0 : result_word(b, outer),
 		.table = post ? gate->post_table : gate->pre_table,
 		.fired = gate->fired + (post ? 8u : 0u),
 		.fired_value = 1,
-		.iteration = b->a->gate_iteration,
+		.iteration = run == KT_GRAPH_NONE ? 0 : b->a->gate_iteration,
 		.outer = b->a->gate_outer,
 		.n = gate->capacity,
 	};
@@ -283,10 +285,6 @@ static int add_gated_kernel(struct gb *b, uint32_t i, CUgraph g, const CUgraphNo
 {
 	CUgraphNode pre = NULL, node = NULL;
 
-	if (b->r->levels[b->r->nodes[i].level].run == KT_GRAPH_NONE) {
-		kt_graph_failed_because("the node to replay lies in no conditional body");
-		return -1;
-	}
 	return add_gate(b, i, g, deps, nd, 0, &pre) || add_kernel(&b->r->nodes[i], g, &pre, 1, &node) ||
 	       add_gate(b, i, g, &node, 1, 1, &b->map[i]) ? -1 : 0;
 }

@@ -1,7 +1,7 @@
 /* interpose/model/replay_spec.c: the KTRACE_REPLAY spec.
  *
  * Owns parsing of "kernel=<mangled>,occurrence=<N>,runs=<K>,budget=<size>
- * [,host_budget=<size>][,rank=<R>][,graph_exec=<E>,graph_launch=<L>,node=<N>,iteration=<I>[,outer=<O>]]"
+ * [,host_budget=<size>][,rank=<R>][,graph_exec=<E>,graph_launch=<L>,node=<N>[,iteration=<I>|none[,outer=<O>]]]"
  * (replay_spec.h), for the configuration (config.c).
  * The value is untrusted: it is checked completely and quoted with
  * non-printable bytes escaped in errors.  May call: common/value_parse.h.
@@ -41,7 +41,7 @@ static void quote(const char *v, size_t n, char *buf, size_t len)
 
 #define SPEC_FORM \
 	"kernel=NAME[,occurrence=N][,runs=K][,budget=SIZE][,host_budget=SIZE][,rank=R]" \
-	"[,graph_exec=E,graph_launch=L,node=N,iteration=I[,outer=O]]"
+	"[,graph_exec=E,graph_launch=L,node=N[,iteration=I|none[,outer=O]]]"
 
 /* "KTRACE_REPLAY: <subject> '<value>': <why>" into err; returns -1. */
 static int fail(char *err, size_t errlen, const char *subject, const char *v, size_t n, const char *why)
@@ -77,8 +77,9 @@ enum key {
 };
 static const char *const key_names[K_COUNT] = { "kernel", "occurrence", "runs", "budget", "host_budget", "rank",
 						 "graph_exec", "graph_launch", "node", "iteration", "outer" };
-/* The keys that name a kernel node inside a conditional body: all or none. */
-#define BODY_KEYS ((1u << K_GRAPH_EXEC) | (1u << K_GRAPH_LAUNCH) | (1u << K_NODE) | (1u << K_ITERATION))
+/* The keys that name a graph's kernel node by its graph launch: all or none
+ * (iteration optional: without it, a node of the top level). */
+#define BODY_KEYS ((1u << K_GRAPH_EXEC) | (1u << K_GRAPH_LAUNCH) | (1u << K_NODE))
 
 static int parse_budget(uint64_t *out, const char *key, const char *v, char *err, size_t errlen)
 {
@@ -94,6 +95,10 @@ static int apply_body(struct ktrace_replay_spec *s, enum key k, const char *v, c
 {
 	uint64_t n;
 
+	if (k == K_ITERATION && !strcmp(v, "none")) {
+		s->iteration = KTRACE_REPLAY_TOP_LEVEL;
+		return 0;
+	}
 	if (parse_uint(v, &n))
 		return fail(err, errlen, key_names[k], v, strlen(v), "expected a number (0: the first)");
 	switch (k) {
@@ -184,7 +189,7 @@ int ktrace_replay_spec_parse(const char *str, struct ktrace_replay_spec *out, ch
 {
 	struct ktrace_replay_spec s = { .runs = KTRACE_REPLAY_RUNS_DEFAULT,
 					.budget = KTRACE_REPLAY_BUDGET_DEFAULT, .rank = -1,
-					.outer = KTRACE_REPLAY_NO_OUTER };
+					.iteration = KTRACE_REPLAY_TOP_LEVEL, .outer = KTRACE_REPLAY_NO_OUTER };
 	unsigned seen = 0;
 	const char *p = str;
 
@@ -206,10 +211,10 @@ int ktrace_replay_spec_parse(const char *str, struct ktrace_replay_spec *out, ch
 	if (!s.kernel)
 		return fail(err, errlen, "value", str, strlen(str), "no kernel=NAME (expected " SPEC_FORM ")");
 	s.body = (seen & BODY_KEYS) == BODY_KEYS;
-	if ((seen & (BODY_KEYS | (1u << K_OUTER))) && !s.body) {
+	if ((seen & (BODY_KEYS | (1u << K_ITERATION) | (1u << K_OUTER))) && !s.body) {
 		ktrace_replay_spec_free(&s);
 		return fail(err, errlen, "value", str, strlen(str),
-			    "graph_exec, graph_launch, node and iteration name a body's kernel node together: "
+			    "graph_exec, graph_launch and node name a graph's kernel node together: "
 			    "one is missing");
 	}
 	*out = s;

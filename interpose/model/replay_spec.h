@@ -30,7 +30,10 @@
  *   graph_exec   the executable graph (the GRAPH record's exec_id)
  *   graph_launch which launch of that exec, from 0 (the graph reference's launch)
  *   node         the kernel node's index in the exec's GRAPH record
- *   iteration    which run of its body in that graph launch, from 0
+ *   iteration    which run of its body in that graph launch, from 0;
+ *                absent or "none": a kernel node at the graph's top level
+ *                (of a graph that holds conditional nodes), its copies
+ *                always taken
  *   outer        the run of the enclosing body it ran in (optional; default
  *                none: any)
  * Sizes as KTRACE_HASH_MAX: N, NK, NM, NG, NT (binary units).  Keys in any
@@ -47,12 +50,13 @@ struct ktrace_replay_spec {
 	uint64_t budget;        /* device scratch bytes */
 	uint64_t host_budget;   /* host copy bytes */
 	int32_t rank;           /* the rank that replays; -1: any process */
-	int body;               /* graph_exec, graph_launch, node and iteration given */
+	int body;               /* graph_exec, graph_launch and node given */
 	uint64_t graph_exec, graph_launch;
-	uint32_t node, iteration;
+	uint32_t node, iteration; /* iteration KTRACE_REPLAY_TOP_LEVEL: none */
 	uint32_t outer;         /* KTRACE_REPLAY_NO_OUTER: any */
 };
 #define KTRACE_REPLAY_NO_OUTER UINT32_MAX
+#define KTRACE_REPLAY_TOP_LEVEL UINT32_MAX
 
 /* Parse a spec.  0, or -1 with one line in err naming KTRACE_REPLAY and what is
  * wrong (*out is then empty).  Free a parsed spec with ktrace_replay_spec_free. */

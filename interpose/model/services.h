@@ -41,6 +41,7 @@ struct ktrace_replay_gate {
 	CUdeviceptr pre_table;      /* u64[3 * capacity]: (buffer, S, len), copied before the node */
 	CUdeviceptr post_table;     /* u64[3 * capacity]: (buffer, R0, len), copied after it */
 	CUdeviceptr fired;          /* u64[2], zero: the pre and the post copy fired */
+	CUdeviceptr top_counter;    /* a u64 holding 1: the top level's stand-in run counter */
 	CUfunction copy;            /* ktrace_gated_copy (hashkern/hashkern_abi.h) */
 	CUfunction advance;         /* ktrace_cond_advance */
 };

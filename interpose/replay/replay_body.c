@@ -1,6 +1,7 @@
 /* interpose/replay/replay_body.c: confirming a kernel node inside a
- * conditional body of a CUDA graph (KTRACE_REPLAY with graph_exec,
- * graph_launch, node and iteration).
+ * conditional body of a CUDA graph, or at the top level of a graph that
+ * holds conditional nodes (KTRACE_REPLAY with graph_exec, graph_launch,
+ * node and, for a body's node, iteration).
  *
  * Owns the replay's side of such a graph launch (the graph module builds
  * and launches ktrace's copy of the graph, interpose/graph/graph_body.c):
@@ -230,6 +231,10 @@ static void confirm(struct ktrace_replay_body *b, CUresult graph_result)
 	if (fired < 0) {
 		snprintf(why, sizeof(why), "synchronising after the graph launch failed: CUresult %d", (int)res);
 		report_failed(b, KTRACE_REPLAY_SYNC_FAILED, why, graph_result);
+	} else if (!fired && spec->iteration == KTRACE_REPLAY_TOP_LEVEL) {
+		snprintf(why, sizeof(why), "the node did not run in graph launch %llu of exec %llu",
+			 (unsigned long long)spec->graph_launch, (unsigned long long)spec->graph_exec);
+		report_failed(b, KTRACE_REPLAY_NOT_REACHED, why, graph_result);
 	} else if (!fired) {
 		snprintf(why, sizeof(why), "iteration %u of the body did not run in graph launch %llu of exec %llu",
 			 spec->iteration, (unsigned long long)spec->graph_launch, (unsigned long long)spec->graph_exec);
@@ -285,9 +290,11 @@ void ktrace_replay_body_end(struct ktrace_replay_body *b, uint64_t seq, CUresult
 		report_failed(b, KTRACE_REPLAY_LAUNCH_FAILED, "the graph launch failed", graph_result);
 	else
 		confirm(b, graph_result);
-	b->report.body = 1;
-	b->report.iteration = spec->iteration;
-	b->report.outer_iteration = spec->outer;
+	if (spec->iteration != KTRACE_REPLAY_TOP_LEVEL) { /* a top-level node's report is a launch's */
+		b->report.body = 1;
+		b->report.iteration = spec->iteration;
+		b->report.outer_iteration = spec->outer;
+	}
 	rp_write_verdict(seq, b->kernel_id, &b->report);
 	held = b->held;
 	body_free(b);

@@ -66,17 +66,17 @@ static void test_occurrence_and_spec(void **state)
 	assert_int_equal(ktrace_tm_occurrence(&trace, &launches[6]), 3);
 	assert_int_equal(ktrace_tm_occurrence(&trace, &launches[5]), 1); /* _Z3barv */
 	assert_int_equal(ktrace_tm_occurrence(&trace, &launches[7]), 1); /* nameless: its own id */
-	assert_int_equal(ktrace_check_replay_spec(&launches[6], 3, 8, -1, spec, sizeof spec, why, sizeof why), 0);
+	assert_int_equal(ktrace_check_replay_spec(NULL, &launches[6], 3, 8, -1, spec, sizeof spec, why, sizeof why), 0);
 	assert_string_equal(spec, "kernel=_Z3fooPf,occurrence=3,runs=8");
 	/* a job's culprit: only its rank replays */
-	assert_int_equal(ktrace_check_replay_spec(&launches[6], 3, 8, 5, spec, sizeof spec, why, sizeof why), 0);
+	assert_int_equal(ktrace_check_replay_spec(NULL, &launches[6], 3, 8, 5, spec, sizeof spec, why, sizeof why), 0);
 	assert_string_equal(spec, "kernel=_Z3fooPf,occurrence=3,runs=8,rank=5");
-	assert_int_equal(ktrace_check_replay_spec(&launches[7], 1, 8, -1, spec, sizeof spec, why, sizeof why), -1);
+	assert_int_equal(ktrace_check_replay_spec(NULL, &launches[7], 1, 8, -1, spec, sizeof spec, why, sizeof why), -1);
 	assert_non_null(strstr(why, "mangled name is unknown"));
 	kernels[2].name = "odd,name";
-	assert_int_equal(ktrace_check_replay_spec(&launches[5], 1, 8, -1, spec, sizeof spec, why, sizeof why), -1);
+	assert_int_equal(ktrace_check_replay_spec(NULL, &launches[5], 1, 8, -1, spec, sizeof spec, why, sizeof why), -1);
 	assert_non_null(strstr(why, "cannot carry"));
-	assert_int_equal(ktrace_check_replay_spec(&launches[6], 3, 8, -1, spec, 10, why, sizeof why), -1);
+	assert_int_equal(ktrace_check_replay_spec(NULL, &launches[6], 3, 8, -1, spec, 10, why, sizeof why), -1);
 	assert_non_null(strstr(why, "too long"));
 	/* an NCCL operation's kernel is never replayed alone: its peers would not come */
 	{
@@ -85,7 +85,7 @@ static void test_occurrence_and_spec(void **state)
 
 		nccl.regions = &coll;
 		nccl.nregions = 1;
-		assert_int_equal(ktrace_check_replay_spec(&nccl, 3, 8, 1, spec, sizeof spec, why, sizeof why), -1);
+		assert_int_equal(ktrace_check_replay_spec(NULL, &nccl, 3, 8, 1, spec, sizeof spec, why, sizeof why), -1);
 		assert_non_null(strstr(why, "NCCL operation's kernel"));
 	}
 }

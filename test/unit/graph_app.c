@@ -34,6 +34,9 @@
  *                        launch) { add_one(x) -> loop_cond(counter) } }, the
  *                        counter set to N before each of its 2 launches
  *   graph_app while_nondet N  the same with nondet_sum(out, x) after add_one
+ *   graph_app while_top N  the while graph after a top-level add_one(x)
+ *   graph_app while_top_nondet N  the while graph after a top-level
+ *                        nondet_sum(out, x)
  *   graph_app if V       { set_cond(V) -> IF { add_one(x) } else { add_one(y) } }
  *   graph_app switch V   { set_cond(V) -> SWITCH { add_one(x0) | add_one(x1) |
  *                        add_one(x2) } }
@@ -384,33 +387,35 @@ static void launch_and_destroy(CUgraph g, int launches, CUdeviceptr counter, int
 	OK(cuGraphDestroy(g));
 }
 
-/* WHILE { add_one(x) [-> nondet_sum(out, x)] -> loop_cond(counter) }, launched twice. */
-static int run_while(int runs, int nondet)
+/* [top(x) ->] WHILE { add_one(x) [-> nondet_sum(out, x)] -> loop_cond(counter) },
+ * launched twice; top: 0 none, 1 add_one(x), 2 nondet_sum(out, x). */
+static int run_while(int runs, int nondet, int top)
 {
-	CUdeviceptr x = nondet ? device_mixed() : device_floats(0), out = device_floats(0), c;
+	CUdeviceptr x = nondet || top == 2 ? device_mixed() : device_floats(0), out = device_floats(0), c;
 	int n = N, zero = 0;
 	void *a1[2], *a2[2], *a3[3];
 	CUDA_KERNEL_NODE_PARAMS p = add_one_params(&x, &n, a1), s = p;
 	CUgraphConditionalHandle h;
 	CUgraph g, body;
-	CUgraphNode k;
+	CUgraphNode k, first_node = NULL;
 
 	OK(cuMemAlloc(&c, sizeof(int)));
 	OK(cuMemcpyHtoD(c, &zero, sizeof(zero)));
 	OK(cuGraphCreate(&g, 0));
+	a3[0] = &out, a3[1] = &x, a3[2] = &n;
+	s.func = kernel("fake_nondet_sum");
+	s.kernelParams = a3;
+	if (top)
+		first_node = add_kernel(g, NULL, top == 1 ? &p : &s);
 	OK(cuGraphConditionalHandleCreate(&h, g, NULL, runs > 0, CU_GRAPH_COND_ASSIGN_DEFAULT));
-	add_cond(g, NULL, h, CU_GRAPH_COND_TYPE_WHILE, 1, &body);
+	add_cond(g, first_node, h, CU_GRAPH_COND_TYPE_WHILE, 1, &body);
 	k = add_kernel(body, NULL, &p);
-	if (nondet) {
-		a3[0] = &out, a3[1] = &x, a3[2] = &n;
-		s.func = kernel("fake_nondet_sum");
-		s.kernelParams = a3;
+	if (nondet)
 		k = add_kernel(body, k, &s);
-	}
 	add_cond_kernel(body, k, "fake_loop_cond", &h, &c, a2);
 	launch_and_destroy(g, 2, c, runs);
 	printf("x %g out %g\n", first(x), first(out));
-	return nondet || first(x) == 2.0f * (float)runs;
+	return nondet || top == 2 || first(x) == 2.0f * (float)(runs + (top == 1));
 }
 
 /* set_cond(v) -> IF { add_one(x) } else { add_one(y) }, or SWITCH over x0, x1, x2. */
@@ -711,7 +716,9 @@ int main(int argc, char **argv)
 	else if (!strcmp(mode, "nested_set"))
 		ok = run_nested_set();
 	else if (!strcmp(mode, "while") || !strcmp(mode, "while_nondet"))
-		ok = run_while(argc > 2 ? atoi(argv[2]) : 3, !strcmp(mode, "while_nondet"));
+		ok = run_while(argc > 2 ? atoi(argv[2]) : 3, !strcmp(mode, "while_nondet"), 0);
+	else if (!strcmp(mode, "while_top") || !strcmp(mode, "while_top_nondet"))
+		ok = run_while(argc > 2 ? atoi(argv[2]) : 3, 0, !strcmp(mode, "while_top") ? 1 : 2);
 	else if (!strcmp(mode, "if") || !strcmp(mode, "switch"))
 		ok = run_if_switch(argc > 2 ? (unsigned)atoi(argv[2]) : 0, !strcmp(mode, "switch"));
 	else if (!strcmp(mode, "nested"))

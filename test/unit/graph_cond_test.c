@@ -435,6 +435,40 @@ static void test_replay_body_node(void **state)
 	ktrace_replay_report_free(&rep);
 }
 
+/* A kernel node at the top level of a graph holding a WHILE node, named by
+ * its graph launch and node alone: its gates always open. */
+static void test_replay_top_level_node(void **state)
+{
+	static char out[1 << 16];
+	struct ktrace_replay_report rep;
+	int st;
+
+	(void)state;
+	/* add_one(x) -> WHILE { add_one(x) -> loop_cond }: the second launch's top node */
+	replay_body("while_top 3", "kernel=fake_add_one,occurrence=4,graph_exec=1,graph_launch=1,node=0", &rep);
+	assert_int_equal(rep.outcome, KTRACE_REPLAY_NOT_REPRODUCED);
+	assert_int_equal(rep.body, 0);
+	assert_int_equal(rep.occurrence, 4);
+	assert_int_equal(rep.runs_done, 8);
+	ktrace_replay_report_free(&rep);
+	/* nondet_sum(out, x) -> WHILE { ... }: confirmed */
+	replay_body("while_top_nondet 3",
+		    "kernel=fake_nondet_sum,occurrence=0,graph_exec=1,graph_launch=0,node=0,iteration=none", &rep);
+	assert_int_equal(rep.outcome, KTRACE_REPLAY_CONFIRMED);
+	assert_int_equal(rep.body, 0);
+	assert_true(rep.distinct > 1);
+	ktrace_replay_report_free(&rep);
+	/* ktrace check names it so and confirms it */
+	st = gt_check_app("while_top_nondet 3", out, sizeof out);
+	if (st != 1 || !strstr(out, "first divergence: fake_nondet_sum") ||
+	    !strstr(out, "(occurrence 0 of fake_nondet_sum): confirmed non-deterministic") ||
+	    !strstr(out, "verdict: confirmed non-deterministic: fake_nondet_sum (launch 4 in A)"))
+		fail_msg("ktrace check -- graph_app while_top_nondet 3: exit %d:\n%s", st, out);
+	st = gt_check_app("while_top 3", out, sizeof out);
+	if (st != 0)
+		fail_msg("ktrace check -- graph_app while_top 3: exit %d:\n%s", st, out);
+}
+
 /* No replay: a NOTE of code REPLAY that says `says`, no REPLAY record, the
  * program's results its own. */
 static void replay_refused(const char *mode, const char *spec, const char *says)
@@ -462,6 +496,10 @@ static void test_replay_body_refused(void **state)
 	replay_refused("if_set", "kernel=fake_add_one,occurrence=1,graph_exec=1,graph_launch=1,node=2,iteration=0",
 		       "replay: node 2 of graph exec 1 cannot be replayed: node parameters set on the exec could not "
 		       "be followed");
+	/* a body's node named without its iteration */
+	replay_refused("while 4", "kernel=fake_add_one,graph_exec=1,graph_launch=0,node=1",
+		       "replay: node 1 of graph exec 1 cannot be replayed: the kernel node lies in a conditional body: its "
+		       "iteration must be named");
 	/* node 0 is the conditional node */
 	replay_refused("while 4", "kernel=fake_add_one,graph_exec=1,graph_launch=0,node=0,iteration=0",
 		       "replay: node 0 of graph exec 1 cannot be replayed: the graph has no kernel node of that index");
@@ -631,6 +669,7 @@ int main(void)
 		cmocka_unit_test(test_diff_in_loop),
 		cmocka_unit_test(test_check_loop_body),
 		cmocka_unit_test(test_replay_body_node),
+		cmocka_unit_test(test_replay_top_level_node),
 		cmocka_unit_test(test_replay_body_refused),
 		cmocka_unit_test(test_param_equal_to_handle),
 		cmocka_unit_test(test_handle_values_differ),

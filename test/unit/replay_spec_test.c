@@ -95,7 +95,8 @@ static void test_spec_bad(void **state)
 		{ "kernel=a,runs", "expected key=value" },
 		{ "kernel=a, runs=2", "unknown" },
 		{ "kernel=a,\x1b[31m=1", "\\x1b" },
-		{ "kernel=a,graph_exec=1,graph_launch=0,node=3", "one is missing" },
+		{ "kernel=a,graph_exec=1,node=3", "one is missing" },
+		{ "kernel=a,iteration=2", "one is missing" },
 		{ "kernel=a,outer=2", "one is missing" },
 		{ "kernel=a,graph_exec=1,graph_launch=0,node=3,iteration=x", "iteration 'x': expected a number" },
 		{ "kernel=a,graph_exec=1,graph_launch=0,node=4294967295,iteration=1", "too large" },
@@ -158,6 +159,15 @@ static void test_spec_body(void **state)
 						  &s, err, sizeof(err)), 0);
 	assert_int_equal(s.body, 1);
 	assert_int_equal(s.outer, 1);
+	ktrace_replay_spec_free(&s);
+	/* a top-level node: no iteration, or iteration=none */
+	assert_int_equal(ktrace_replay_spec_parse("kernel=k,graph_exec=1,graph_launch=2,node=0", &s, err, sizeof(err)), 0);
+	assert_int_equal(s.body, 1);
+	assert_true(s.iteration == KTRACE_REPLAY_TOP_LEVEL);
+	ktrace_replay_spec_free(&s);
+	assert_int_equal(ktrace_replay_spec_parse("kernel=k,graph_exec=1,graph_launch=2,node=0,iteration=none", &s, err,
+						  sizeof(err)), 0);
+	assert_true(s.iteration == KTRACE_REPLAY_TOP_LEVEL);
 	ktrace_replay_spec_free(&s);
 }
 

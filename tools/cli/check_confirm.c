@@ -4,7 +4,9 @@
  * Owns the order in which divergent launches and the last writers of their
  * differing inputs are tried, the KTRACE_REPLAY and KTRACE_PYSTACK values
  * naming a launch by its occurrence (ktrace_tm_occurrence, model/; a kernel
- * node inside a conditional body also by its graph launch and iteration), and
+ * node inside a conditional body also by its graph launch and iteration, one
+ * at the top level of a graph holding conditional nodes by its graph
+ * launch), and
  * reading the REPLAY and PYSTACK records back (format/replay_report.h).
  */
 #include "tools/cli/check_confirm.h"
@@ -96,19 +98,33 @@ static int launch_is_collective(const struct tm_launch *l)
 	return 0;
 }
 
-/* A kernel node inside a conditional body: its graph launch, node and run
- * of the body (interpose/model/replay_spec.h), appended; the length. */
-static int body_keys(const struct ktrace_graph_ref *g, char *buf, size_t cap)
+/* Does the GRAPH record of graph node g's exec hold a conditional node? */
+static int graph_holds_conditional(const struct tm_trace *t, const struct ktrace_graph_ref *g)
 {
-	int n = snprintf(buf, cap, ",graph_exec=%" PRIu64 ",graph_launch=%" PRIu64 ",node=%u,iteration=%u", g->exec_id,
-			 g->launch, g->node, g->iteration);
+	const struct tm_graph *gr = t ? ktrace_tm_graph(t, g->exec_id, g->revision) : NULL;
 
-	if (n >= 0 && (size_t)n < cap && g->outer_iteration != KTRACE_GRAPH_NO_ITERATION)
+	for (uint32_t i = 0; gr && gr->kind && i < gr->nnodes; i++)
+		if (gr->kind[i] == KTRACE_GNODE_CONDITIONAL)
+			return 1;
+	return 0;
+}
+
+/* A graph's kernel node by its graph launch and node, with its run of the
+ * body when it lies in a conditional body (interpose/model/replay_spec.h),
+ * appended; the length. */
+static int graph_keys(const struct ktrace_graph_ref *g, int in_body, char *buf, size_t cap)
+{
+	int n = snprintf(buf, cap, ",graph_exec=%" PRIu64 ",graph_launch=%" PRIu64 ",node=%u", g->exec_id, g->launch,
+			 g->node);
+
+	if (in_body && n >= 0 && (size_t)n < cap)
+		n += snprintf(buf + n, cap - (size_t)n, ",iteration=%u", g->iteration);
+	if (in_body && n >= 0 && (size_t)n < cap && g->outer_iteration != KTRACE_GRAPH_NO_ITERATION)
 		n += snprintf(buf + n, cap - (size_t)n, ",outer=%u", g->outer_iteration);
 	return n;
 }
 
-int ktrace_check_replay_spec(const struct tm_launch *l, uint64_t occurrence, uint32_t runs, int32_t rank, char *buf,
+int ktrace_check_replay_spec(const struct tm_trace *t, const struct tm_launch *l, uint64_t occurrence, uint32_t runs, int32_t rank, char *buf,
 			     size_t cap, char *why, size_t whylen)
 {
 	const char *name = l->look->kernel->name;
@@ -132,7 +148,10 @@ int ktrace_check_replay_spec(const struct tm_launch *l, uint64_t occurrence, uin
 				 rank)
 		      : snprintf(buf, cap, "kernel=%s,occurrence=%" PRIu64 ",runs=%u", name, occurrence, runs);
 	if (n >= 0 && (size_t)n < cap && (l->flags & KTRACE_LAUNCHF_GRAPH_ITER))
-		n += body_keys(ktrace_tm_graph_ref(l), buf + n, cap - (size_t)n);
+		n += graph_keys(ktrace_tm_graph_ref(l), 1, buf + n, cap - (size_t)n);
+	else if (n >= 0 && (size_t)n < cap && (l->flags & KTRACE_LAUNCHF_GRAPH) &&
+		 graph_holds_conditional(t, ktrace_tm_graph_ref(l)))
+		n += graph_keys(ktrace_tm_graph_ref(l), 0, buf + n, cap - (size_t)n);
 	if (n < 0 || (size_t)n >= cap) {
 		snprintf(why, whylen, "its kernel's name is too long for KTRACE_REPLAY");
 		return -1;

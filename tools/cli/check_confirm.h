@@ -36,10 +36,11 @@ struct check_candidate *ktrace_check_confirm_start(struct diff_confirmation *c, 
 size_t ktrace_check_candidates(const struct diff_result *const *rs, size_t n, struct check_candidate *out,
 			       size_t max);
 
-/* The KTRACE_REPLAY value replaying l (occurrence, K replays; in the
- * process of that rank only when rank >= 0: a job's whole run is replayed)
- * into buf: 0, or -1 with why the launch cannot be named to the library. */
-int ktrace_check_replay_spec(const struct tm_launch *l, uint64_t occurrence, uint32_t runs, int32_t rank, char *buf,
+/* The KTRACE_REPLAY value replaying l of trace t (occurrence, K replays; in
+ * the process of that rank only when rank >= 0: a job's whole run is
+ * replayed) into buf: 0, or -1 with why the launch cannot be named to the
+ * library.  t (may be NULL) says whether l's graph holds conditional nodes. */
+int ktrace_check_replay_spec(const struct tm_trace *t, const struct tm_launch *l, uint64_t occurrence, uint32_t runs, int32_t rank, char *buf,
 			     size_t cap, char *why, size_t whylen);
 
 /* The KTRACE_PYSTACK value asking the replay run of l for its Python stacks

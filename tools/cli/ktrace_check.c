@@ -742,7 +742,7 @@ void ktrace_check_replay_one(struct check_state *s, const struct tm_trace *a, ui
 	snprintf(c->role, sizeof c->role, "%s", cand->role);
 	c->occurrence = ktrace_tm_occurrence(a, cand->launch);
 	c->outcome = KTRACE_REPLAY_NOT_REPLAYABLE;
-	if (ktrace_check_replay_spec(cand->launch, c->occurrence, (uint32_t)s->co->replays, spec_rank, spec,
+	if (ktrace_check_replay_spec(a, cand->launch, c->occurrence, (uint32_t)s->co->replays, spec_rank, spec,
 				     sizeof spec, c->why, sizeof c->why)) {
 		s->replay_runs--; /* no run made */
 		return;
