@@ -420,6 +420,25 @@ extern struct ktrace_real_driver ktrace_real __attribute__((visibility("hidden")
 #define KT_REAL(name, ...) (ktrace_real.name ? ktrace_real.name(__VA_ARGS__) : CUDA_ERROR_NOT_FOUND)
 #define KT_REAL_HAS(name) (ktrace_real.name != NULL)
 
+/* Make ctx current on this thread for ktrace's own calls: 1 when it was
+ * pushed (give the 1 to ktrace_real_ctx_pop afterwards), 0 when ctx is
+ * NULL, the driver cannot push and pop, or the push failed. */
+static inline int ktrace_real_ctx_push(CUcontext ctx)
+{
+	if (!ctx || !KT_REAL_HAS(cuCtxPushCurrent_v2) || !KT_REAL_HAS(cuCtxPopCurrent_v2))
+		return 0;
+	return KT_REAL(cuCtxPushCurrent_v2, ctx) == CUDA_SUCCESS;
+}
+
+/* Undo ktrace_real_ctx_push (nothing when pushed is 0). */
+static inline void ktrace_real_ctx_pop(int pushed)
+{
+	CUcontext popped;
+
+	if (pushed)
+		KT_REAL(cuCtxPopCurrent_v2, &popped);
+}
+
 /* dlopen libcuda.so.1 and fill the table (idempotent, thread-safe).
  * Returns 0, or -1 when no driver can be opened. */
 int ktrace_real_driver_load(void) __attribute__((visibility("hidden")));

@@ -174,7 +174,6 @@ struct kt_gbody *kt_gbody_revision(struct kt_gbody *old, const struct kt_grev *r
 	const struct ktrace_replay_spec *spec = target_spec();
 	struct kt_gbody *b;
 	int pushed;
-	CUcontext popped;
 
 	kt_gbody_free(old);
 	if (!spec || spec->graph_exec != exec_id || launches > spec->graph_launch || !(b = calloc(1, sizeof(*b))))
@@ -183,11 +182,10 @@ struct kt_gbody *kt_gbody_revision(struct kt_gbody *old, const struct kt_grev *r
 	b->why = node_why(r, spec);
 	if (b->why)
 		return b;
-	pushed = KT_REAL(cuCtxPushCurrent_v2, r->ctx) == CUDA_SUCCESS;
+	pushed = ktrace_real_ctx_push(r->ctx);
 	if (build(b, r, spec))
 		b = why_only(b, b->why);
-	if (pushed)
-		KT_REAL(cuCtxPopCurrent_v2, &popped);
+	ktrace_real_ctx_pop(pushed);
 	return b;
 }
 

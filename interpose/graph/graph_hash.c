@@ -500,8 +500,7 @@ struct kt_ghash *kt_ghash_build(struct kt_ghash *h, CUgraph mirror, const struct
 {
 	struct build b = { .r = r };
 	uint64_t need = r->scratch_words + r->result_words;
-	int pushed = KT_REAL(cuCtxPushCurrent_v2, r->ctx) == CUDA_SUCCESS;
-	CUcontext popped;
+	int pushed = ktrace_real_ctx_push(r->ctx);
 
 	*why = KTRACE_GRAPH_UNTRACED_DRIVER;
 	if (ktrace_services.hash_kernels(r->ctx, b.fn, b.max_blocks)) {
@@ -528,8 +527,7 @@ done:
 	h->result_words = r->result_words;
 	apply_disabled(&b, disabled, ndisabled);
 	free(b.map);
-	if (pushed)
-		KT_REAL(cuCtxPopCurrent_v2, &popped);
+	ktrace_real_ctx_pop(pushed);
 	*why = KTRACE_GRAPH_TRACED;
 	return h;
 fail:
@@ -537,8 +535,7 @@ fail:
 		kt_ghash_release(b.h);
 	kt_ghash_release(h);
 	free(b.map);
-	if (pushed)
-		KT_REAL(cuCtxPopCurrent_v2, &popped);
+	ktrace_real_ctx_pop(pushed);
 	return NULL;
 }
 
@@ -639,16 +636,14 @@ int kt_ghash_after_launch(struct kt_ghash *h, struct kt_gslot *slot, CUstream s,
 
 int kt_ghash_slot_landed(struct kt_ghash *h, struct kt_gslot *slot)
 {
-	CUcontext popped;
 	CUresult r;
 	int pushed;
 
 	if (atomic_load(&h->dead))
 		return -1;
-	pushed = KT_REAL(cuCtxPushCurrent_v2, h->ctx) == CUDA_SUCCESS;
+	pushed = ktrace_real_ctx_push(h->ctx);
 	r = KT_REAL(cuEventQuery, slot->ev);
-	if (pushed)
-		KT_REAL(cuCtxPopCurrent_v2, &popped);
+	ktrace_real_ctx_pop(pushed);
 	if (r == CUDA_ERROR_NOT_READY)
 		return 0;
 	return r == CUDA_SUCCESS ? 1 : -1;

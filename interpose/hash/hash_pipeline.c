@@ -1036,15 +1036,7 @@ static int ctx_enter(const struct hctx *c)
 
 	if (KT_REAL(cuCtxGetCurrent, &cur) == CUDA_SUCCESS && cur == c->ctx)
 		return 0;
-	return KT_REAL(cuCtxPushCurrent_v2, c->ctx) == CUDA_SUCCESS;
-}
-
-static void ctx_leave(int pushed)
-{
-	CUcontext c;
-
-	if (pushed)
-		KT_REAL(cuCtxPopCurrent_v2, &c);
+	return ktrace_real_ctx_push(c->ctx);
 }
 
 void ktrace_hash_job_flush(struct job *j)
@@ -1054,7 +1046,7 @@ void ktrace_hash_job_flush(struct job *j)
 	if (j->c->state == 0 && atomic_load(&j->state) == JOB_PRE) {
 		pushed = ctx_enter(j->c);
 		job_launch_post(j);
-		ctx_leave(pushed);
+		ktrace_real_ctx_pop(pushed);
 		count(KTRACE_CTR_HASH_POST_FLUSHED, 1);
 	}
 	job_post_done(j);

@@ -78,23 +78,20 @@ static struct {
 int ktrace_replay_body_kernels(CUcontext ctx, CUfunction *copy, CUfunction *advance)
 {
 	int pushed = 0, rc = -1;
-	CUcontext popped;
 
 	if (!KT_REAL_HAS(cuModuleLoadData) || !KT_REAL_HAS(cuModuleGetFunction))
 		return -1;
 	pthread_mutex_lock(&kern.lock);
 	if (kern.mod && kern.ctx != ctx)
 		goto out;       /* another context's: one named node lives in one */
-	if (ctx && KT_REAL_HAS(cuCtxPushCurrent_v2) && KT_REAL_HAS(cuCtxPopCurrent_v2))
-		pushed = KT_REAL(cuCtxPushCurrent_v2, ctx) == CUDA_SUCCESS;
+	pushed = ktrace_real_ctx_push(ctx);
 	if (!kern.mod && KT_REAL(cuModuleLoadData, &kern.mod, ktrace_hashkern_fatbin) != CUDA_SUCCESS)
 		kern.mod = NULL;
 	kern.ctx = kern.mod ? ctx : NULL;
 	if (kern.mod && KT_REAL(cuModuleGetFunction, copy, kern.mod, KT_GATED_COPY_NAME) == CUDA_SUCCESS &&
 	    KT_REAL(cuModuleGetFunction, advance, kern.mod, KT_COND_ADVANCE_NAME) == CUDA_SUCCESS)
 		rc = 0;
-	if (pushed)
-		KT_REAL(cuCtxPopCurrent_v2, &popped);
+	ktrace_real_ctx_pop(pushed);
 out:
 	pthread_mutex_unlock(&kern.lock);
 	return rc;
@@ -270,7 +267,6 @@ void ktrace_replay_body_end(struct ktrace_replay_body *b, uint64_t seq, CUresult
 {
 	const struct ktrace_replay_spec *spec = ktrace_tracer.cfg.replay_spec;
 	int pushed = 0, held;
-	CUcontext popped;
 	char why[160];
 
 	if (!b)
@@ -279,8 +275,7 @@ void ktrace_replay_body_end(struct ktrace_replay_body *b, uint64_t seq, CUresult
 		free(b);
 		return;
 	}
-	if (b->ctx && KT_REAL_HAS(cuCtxPushCurrent_v2) && KT_REAL_HAS(cuCtxPopCurrent_v2))
-		pushed = KT_REAL(cuCtxPushCurrent_v2, b->ctx) == CUDA_SUCCESS;
+	pushed = ktrace_real_ctx_push(b->ctx);
 	if (b->failed[0])
 		report_failed(b, b->reason, b->failed, graph_result);
 	else if (copy_result != CUDA_SUCCESS)
@@ -298,8 +293,7 @@ void ktrace_replay_body_end(struct ktrace_replay_body *b, uint64_t seq, CUresult
 	rp_write_verdict(seq, b->kernel_id, &b->report);
 	held = b->held;
 	body_free(b);
-	if (pushed)
-		KT_REAL(cuCtxPopCurrent_v2, &popped);
+	ktrace_real_ctx_pop(pushed);
 	if (held)
 		rp_release_others();
 }

@@ -300,20 +300,16 @@ static void enter(struct rp_state *s, int *pushed, CUstreamCaptureMode *mode, in
 {
 
 	*pushed = *mode_set = 0;
-	if (s->launch->ctx && KT_REAL_HAS(cuCtxPushCurrent_v2) && KT_REAL_HAS(cuCtxPopCurrent_v2))
-		*pushed = KT_REAL(cuCtxPushCurrent_v2, s->launch->ctx) == CUDA_SUCCESS;
+	*pushed = ktrace_real_ctx_push(s->launch->ctx);
 	*mode = CU_STREAM_CAPTURE_MODE_RELAXED;
 	*mode_set = KT_REAL(cuThreadExchangeStreamCaptureMode, mode) == CUDA_SUCCESS;
 }
 
 static void leave(int pushed, CUstreamCaptureMode mode, int mode_set)
 {
-	CUcontext popped;
-
 	if (mode_set)
 		KT_REAL(cuThreadExchangeStreamCaptureMode, &mode);
-	if (pushed)
-		KT_REAL(cuCtxPopCurrent_v2, &popped);
+	ktrace_real_ctx_pop(pushed);
 }
 
 /* The state's options and a fresh report. */
