@@ -557,15 +557,17 @@ static int launch_hashed(struct kt_gexec *x, struct kt_glaunch *l, CUstream s, k
 static int replay_node_by_node(struct kt_gexec *x)
 {
 	const char *why = kt_grev_node_by_node_why(x->rev);
-	char text[256];
+	char text[384];
 
 	if (!why)
 		return 1;
 	if (!x->replay_noted) {
 		x->replay_noted = 1;
 		snprintf(text, sizeof(text), "graph exec %llu (graph %llu) runs as one graph launch in this replay "
-			 "run, its kernel nodes are not replayed: %s", (unsigned long long)x->id,
-			 (unsigned long long)x->graph_id, why);
+			 "run, its kernel nodes are %s: %s", (unsigned long long)x->id,
+			 (unsigned long long)x->graph_id, x->rev && x->rev->ncond ?
+			 "replayed only from their graph launch (KTRACE_REPLAY's graph_exec, graph_launch and node)" :
+			 "not replayed", why);
 		ktrace_tracer_note(KTRACE_NOTE_WARN, KTRACE_NOTE_CODE_GRAPH, text);
 	}
 	return 0;

@@ -451,6 +451,14 @@ static void test_replay_top_level_node(void **state)
 	assert_int_equal(rep.occurrence, 4);
 	assert_int_equal(rep.runs_done, 8);
 	ktrace_replay_report_free(&rep);
+	{ /* the NOTE of the replay run says how such a graph's nodes are replayed */
+		struct recs x;
+
+		gt_read_recs("replay.ktrace", &x);
+		assert_int_equal(gt_count_graph_notes(&x, "its kernel nodes are replayed only from their graph launch "
+							  "(KTRACE_REPLAY's graph_exec, graph_launch and node)"), 1);
+		gt_free_recs(&x);
+	}
 	/* nondet_sum(out, x) -> WHILE { ... }: confirmed */
 	replay_body("while_top_nondet 3",
 		    "kernel=fake_nondet_sum,occurrence=0,graph_exec=1,graph_launch=0,node=0,iteration=none", &rep);

@@ -404,7 +404,8 @@ static void test_nested_node_set_followed(void **state)
 }
 
 /* A replay run of graphs that cannot run node by node (a conditional, memory
- * nodes) says so in a NOTE per graph: their kernel nodes are not replayed. */
+ * nodes) says so in a NOTE per graph: memory nodes' kernel nodes are not
+ * replayed, a conditional graph's only from their graph launch. */
 static void test_replay_run_says_graph_runs_whole(void **state)
 {
 	struct recs x;
@@ -415,7 +416,10 @@ static void test_replay_run_says_graph_runs_whole(void **state)
 	gt_extra_env = "KTRACE_QUIET=1";
 	gt_read_recs("replayrun.ktrace", &x);
 	assert_int_equal(gt_count_graph_notes(&x, "runs as one graph launch in this replay run, its kernel nodes are "
-					       "not replayed: "), 2);
+					       "not replayed: "), 1);
+	/* the conditional one: its kernel nodes are replayed from their graph launch when named so */
+	assert_int_equal(gt_count_graph_notes(&x, "runs as one graph launch in this replay run, its kernel nodes are "
+					       "replayed only from their graph launch"), 1);
 	gt_free_recs(&x);
 }
 
