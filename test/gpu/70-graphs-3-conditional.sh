@@ -27,6 +27,11 @@
 #                             atomics in the body), inputs identical, with its
 #                             iteration in the report, and confirms it by
 #                             replaying that iteration of the body's node; exit 1
+#   graphs-cond-verdict-top   --plant-top (kt_g_atomic_sum at the top level
+#                             of the graph, before the WHILE node; the body
+#                             deterministic): named, inputs identical, not in
+#                             a body, confirmed by replaying that node from
+#                             its graph launch; exit 1
 #   graphs-cond-verdict-det   the deterministic variant: exit 0
 # Logs: $KT_LOGS/graphs/.
 set -u
@@ -112,13 +117,14 @@ fi
 [ "${KT_GRAPHS_KEEP:-0}" = 1 ] || rm -f "$o"-*.ktrace "$o".jsonl "$o".ring.jsonl
 
 # ktrace check on the planted and the deterministic variant
-for v in plant det; do
+for v in plant top det; do
 	d=$T/check-cond-$v
 	rm -rf "$d"
 	opt=()
 	mode=det
 	req=()
 	[ $v = plant ] && { opt=(--plant); mode=nondet; req=(--require-body-replay); }
+	[ $v = top ] && { opt=(--plant-top); mode=nondet; req=(--require-top-replay); }
 	timeout -k 10 300 "$kt" check --json --runs 3 --dir "$d" -- "$prog" "${opt[@]}" >"$d.json" 2>"$d.log" </dev/null
 	rc=$?
 	cp "$d.json" "$d.log" "$L/" 2>/dev/null

@@ -17,7 +17,10 @@
 //     kt_gc_loop_cond iter += 1; condition = iter < ITERS     (cudaGraphSetConditional)
 //   }
 // launched LAUNCHES times on one stream.  Options: --plant, --iters N (default
-// 12), --launches N (default 10).
+// 12), --launches N (default 10), --plant-top: before the WHILE node, at the
+// top level of the graph, memset topsums = 0 and kt_g_atomic_sum of x into
+// topsums (a non-deterministic kernel node outside the loop's body, as XLA
+// puts kernels beside a loop in one command buffer).
 //
 // Prints the lines of graph_common.cuh (COUNT, EXPECT, EAGER, OUTPUT), and
 //   ITERS <n>             the runs of the loop body per graph launch
@@ -59,14 +62,14 @@ extern "C" __global__ void kt_gc_loop_cond(int *iter, cudaGraphConditionalHandle
 }
 
 struct cond_bufs {
-	float *x, *partial, *sums, *out;
+	float *x, *partial, *sums, *out, *topsums;
 	int *iter, *tally;
 };
 
 struct cond_args {
 	int n, limit, blocks, one;
 	cudaGraphConditionalHandle h;
-	void *step[2], *tally[2], *block_sum[3], *final_sum[3], *atomic[3], *record[3], *cond[3];
+	void *step[2], *tally[2], *block_sum[3], *final_sum[3], *atomic[3], *top_atomic[3], *record[3], *cond[3];
 	cond_bufs b;
 };
 
@@ -111,12 +114,16 @@ static void fill_body(cudaGraph_t body, cond_args &a, bool plant)
 	add_kernel(body, &k, (void *)kt_gc_loop_cond, dim3(1), dim3(32), a.cond);
 }
 
-static cudaGraph_t build_graph(cond_args &a, bool plant)
+static cudaGraph_t build_graph(cond_args &a, bool plant, bool plant_top)
 {
 	cudaGraph_t g;
 	CK(cudaGraphCreate(&g, 0));
 	CK(cudaGraphConditionalHandleCreate(&a.h, g, 1, cudaGraphCondAssignDefault));
 	cudaGraphNode_t reset = add_memset(g, nullptr, a.b.iter, 1);
+	if (plant_top) {
+		reset = add_memset(g, &reset, a.b.topsums, KT_BINS);
+		reset = add_kernel(g, &reset, (void *)kt_g_atomic_sum, dim3(4 * KT_BLOCKS), dim3(KT_THREADS), a.top_atomic);
+	}
 	fill_body(kt_add_while(g, &reset, a.h), a, plant);
 	return g;
 }
@@ -129,23 +136,26 @@ static void set_args(cond_args &a, int iters)
 	a.block_sum[0] = &a.b.x, a.block_sum[1] = &a.b.partial, a.block_sum[2] = &a.n;
 	a.final_sum[0] = &a.b.partial, a.final_sum[1] = &a.b.sums, a.final_sum[2] = &a.blocks;
 	a.atomic[0] = &a.b.x, a.atomic[1] = &a.b.sums, a.atomic[2] = &a.n;
+	a.top_atomic[0] = &a.b.x, a.top_atomic[1] = &a.b.topsums, a.top_atomic[2] = &a.n;
 	a.record[0] = &a.b.sums, a.record[1] = &a.b.out, a.record[2] = &a.b.iter;
 	a.cond[0] = &a.b.iter, a.cond[1] = &a.h, a.cond[2] = &a.limit;
 }
 
 static int usage()
 {
-	fprintf(stderr, "usage: graph_conditional [--plant] [--iters N] [--launches N]\n");
+	fprintf(stderr, "usage: graph_conditional [--plant] [--plant-top] [--iters N] [--launches N]\n");
 	return 2;
 }
 
 int main(int argc, char **argv)
 {
-	bool plant = false;
+	bool plant = false, plant_top = false;
 	int iters = 12, launches = 10;
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--plant"))
 			plant = true;
+		else if (!strcmp(argv[i], "--plant-top"))
+			plant_top = true;
 		else if (!strcmp(argv[i], "--iters") && i + 1 < argc)
 			iters = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--launches") && i + 1 < argc)
@@ -164,6 +174,8 @@ int main(int argc, char **argv)
 	CK(cudaMalloc(&a.b.sums, KT_BINS * sizeof(float)));
 	CK(cudaMalloc(&a.b.out, (size_t)KT_MAX_ITERS * KT_BINS * sizeof(float)));
 	CK(cudaMalloc(&a.b.iter, sizeof(int)));
+	CK(cudaMalloc(&a.b.topsums, KT_BINS * sizeof(float)));
+	CK(cudaMemset(a.b.topsums, 0, KT_BINS * sizeof(float)));
 	CK(cudaMalloc(&a.b.tally, 2 * sizeof(int)));
 	CK(cudaMemset(a.b.tally, 0, 2 * sizeof(int)));
 	CK(cudaMemset(a.b.out, 0, (size_t)KT_MAX_ITERS * KT_BINS * sizeof(float)));
@@ -171,7 +183,7 @@ int main(int argc, char **argv)
 	CK(cudaGetLastError());
 	counts.add_launched("kt_g_init", 1);
 	set_args(a, iters);
-	cudaGraph_t g = build_graph(a, plant);
+	cudaGraph_t g = build_graph(a, plant, plant_top);
 	cudaGraphExec_t exec;
 	CK(cudaGraphInstantiateWithFlags(&exec, g, 0));
 	for (int k = 0; k < launches; k++)
@@ -181,6 +193,8 @@ int main(int argc, char **argv)
 	counts.add("kt_gc_step", runs);
 	counts.add("kt_gc_tally", runs);
 	kt_count_sums(counts, plant, runs);
+	if (plant_top)
+		counts.add("kt_g_atomic_sum", (unsigned long)launches);
 	counts.add("kt_gc_record", runs);
 	counts.add("kt_gc_loop_cond", runs);
 
@@ -192,16 +206,22 @@ int main(int argc, char **argv)
 	int tally[2];
 	CK(cudaMemcpy(tally, a.b.tally, sizeof(tally), cudaMemcpyDeviceToHost));
 	KT_CHECK(tally[0] == (int)runs && tally[1] == 0, "kt_gc_tally (n = 1) did not count the runs in tally[0] only");
+	float htop[KT_BINS];
+	CK(cudaMemcpy(htop, a.b.topsums, sizeof(htop), cudaMemcpyDeviceToHost));
 	uint64_t all = kt_fnv(kt_fnv(kt_fnv(KT_FNV0, hx, KT_N * sizeof(float)), hout, nout * sizeof(float)), tally,
 			      sizeof(tally));
+	if (plant_top)
+		all = kt_fnv(all, htop, sizeof(htop));
 	counts.print();
 	printf("ITERS %d\n", iters);
 	printf("LAUNCHES %d\n", launches);
 	printf("HANDLE %llu\n", (unsigned long long)a.h);
-	printf("GRAPH_COPIES memcpy=0 memset=%lu\n", (unsigned long)launches + runs);
+	printf("GRAPH_COPIES memcpy=0 memset=%lu\n", (unsigned long)launches * (plant_top ? 2 : 1) + runs);
 	printf("OUTPUT %016llx\n", (unsigned long long)all);
-	printf("graph_conditional mode=%s iters=%d launches=%d checksum=%016llx\n", plant ? "plant" : "det", iters,
+	printf("graph_conditional mode=%s iters=%d launches=%d checksum=%016llx\n",
+	       plant ? (plant_top ? "plant+top" : "plant") : plant_top ? "plant-top" : "det", iters,
 	       launches, (unsigned long long)all);
+	CK(cudaFree(a.b.topsums));
 	CK(cudaGraphExecDestroy(exec));
 	CK(cudaGraphDestroy(g));
 	free(hx);

@@ -466,6 +466,17 @@ def body_replay_confirmed(doc, detail):
     return "FAIL", f"{detail}; but no replay confirmed a body's kernel node at an iteration"
 
 
+def top_replay_confirmed(doc, detail):
+    """(status, detail): the replay confirmed a top-level kernel node of a graph from its graph launch."""
+    comps = doc.get("comparisons") if isinstance(doc, dict) and isinstance(doc.get("comparisons"), list) else [doc]
+    for c in comps:
+        conf = (c or {}).get("confirmation") or {}
+        for e in conf.get("replayed") or []:
+            if isinstance(e, dict) and e.get("outcome") == "confirmed" and e.get("iteration") is None:
+                return "PASS", f"{detail}; confirmed by replaying the top-level node from its graph launch"
+    return "FAIL", f"{detail}; but no replay confirmed it as a top-level node"
+
+
 def cmd_verdict(a):
     try:
         log = open(a.log, errors="replace").read()
@@ -483,6 +494,8 @@ def cmd_verdict(a):
         status = "FAIL"
     if status == "PASS" and a.require_body_replay:
         status, detail = body_replay_confirmed(doc, detail)
+    if status == "PASS" and a.require_top_replay:
+        status, detail = top_replay_confirmed(doc, detail)
     print(status, detail)
     return 0
 
@@ -655,6 +668,8 @@ def main(argv):
                    help="FAIL when the divergent launch is known to be an ordinary launch")
     v.add_argument("--require-body-replay", action="store_true",
                    help="FAIL unless a replay confirmed a conditional body's kernel node at its iteration")
+    v.add_argument("--require-top-replay", action="store_true",
+                   help="FAIL unless a replay confirmed a kernel node outside any conditional body")
     sub.add_parser("selftest")
     a = ap.parse_args(argv)
     if a.cmd == "coverage":
