@@ -63,6 +63,10 @@
  * GRAPH_APP_COUNTER=FILE: the number in FILE (0 if none) is this run's
  * number, written back plus one; it becomes FAKECUDA_NONDET_SEED, so that
  * every run of a `ktrace check` sums in its own order.
+ *
+ * GRAPH_APP_LOADS=1: before "OK", a line "module loads N": the process's
+ * cuModuleLoadData calls as the fake driver counted them (the program's
+ * own, one, and ktrace's).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -80,6 +84,8 @@
 		} \
 	} while (0)
 #define OK(call) CHECK((call) == CUDA_SUCCESS, #call)
+
+unsigned long fake_count(const char *fn); /* the fake driver's count of calls to fn */
 
 static CUmodule mod;
 
@@ -731,6 +737,8 @@ int main(int argc, char **argv)
 		ok = run_if_set();
 	else
 		ok = 0;
+	if (getenv("GRAPH_APP_LOADS"))
+		printf("module loads %lu\n", fake_count("cuModuleLoadData"));
 	puts(ok ? "OK" : "FAILED");
 	return ok ? 0 : 1;
 }
