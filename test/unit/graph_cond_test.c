@@ -396,6 +396,31 @@ static void replay_body(const char *mode, const char *spec, struct ktrace_replay
 		rep->outcome = 0xff;
 }
 
+/* Conditional graphs made and destroyed one after the other, their
+ * addresses reused by the next ones: each described from what the program
+ * made it with (cuGraphDestroy forgot the last one's), hashed. */
+static void test_graphs_destroyed(void **state)
+{
+	struct ktrace_rec_graph g;
+	unsigned graphs = 0;
+	struct recs x;
+
+	(void)state;
+	gt_run_app("churn 300", "churn.ktrace", 1, 0);
+	gt_read_recs("churn.ktrace", &x);
+	for (size_t i = 0; i < x.n; i++) {
+		if (x.type[i] != KTRACE_REC_GRAPH)
+			continue;
+		assert_int_equal(ktrace_decode_graph(x.rec[i], x.len[i], &g), 0);
+		assert_int_equal(g.untraced, KTRACE_GRAPH_TRACED);
+		assert_true(g.flags & KTRACE_GRAPHF_HASHED);
+		graphs++;
+	}
+	assert_int_equal(graphs, 300);
+	assert_int_equal(iter_launches(&x), 300 * 2 * 2);
+	gt_free_recs(&x);
+}
+
 /* A replay run with hashing on or off loads ktrace's kernels once in the
  * one context of the fake driver (hash/hash_module.c): the program's own
  * load and ktrace's make two. */
@@ -697,6 +722,7 @@ int main(void)
 		cmocka_unit_test(test_check_loop_body),
 		cmocka_unit_test(test_replay_body_node),
 		cmocka_unit_test(test_replay_body_one_module),
+		cmocka_unit_test(test_graphs_destroyed),
 		cmocka_unit_test(test_replay_top_level_node),
 		cmocka_unit_test(test_replay_body_refused),
 		cmocka_unit_test(test_param_equal_to_handle),

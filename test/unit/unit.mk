@@ -358,6 +358,10 @@ $(BUILD)/gputime_app: test/unit/gputime_app.c $(FAKECUDA_REAL)
 TESTS += graph_test
 graph_test_SRCS = test/unit/graph_test.c test/unit/graph_trace.c test/unit/diff_sim.c $(DIFF_CORE_SRCS)
 graph_test_LIBS := -lcmocka
+# the tables of conditional handles and nodes, forgotten with their graphs (interpose/graph/graph_cond.c)
+TESTS += graph_cond_table_test
+graph_cond_table_test_SRCS := test/unit/graph_cond_table_test.c interpose/graph/graph_cond.c
+graph_cond_table_test_LIBS := -lcmocka
 # conditional nodes (IF, WHILE, SWITCH): bodies recorded per run, hashed, diffed
 TESTS += graph_cond_test
 graph_cond_test_SRCS = test/unit/graph_cond_test.c test/unit/graph_trace.c test/unit/diff_sim.c $(DIFF_CORE_SRCS)
