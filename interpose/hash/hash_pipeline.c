@@ -1197,7 +1197,11 @@ static void carry_apply(struct ktrace_carry_table *t, const struct carry_call *k
 }
 
 /* Apply k (what: 0 forget, 1 drop, 2 synced) to every usable context's carry
- * table, under its lock. */
+ * table, under its lock.  While pre-digests are carried at most one context
+ * is usable (a second one turns carrying off for good, carry_second_context),
+ * so this takes one context's lock: the hashing one, whatever context the
+ * caller's write was issued in (a kernel of another context can write its
+ * memory through peer access or a VMM mapping). */
 static void carry_each(const struct carry_call *k, int what)
 {
 	unsigned n = atomic_load_explicit(&P.nctxs, memory_order_acquire);
