@@ -21,9 +21,10 @@
  * parent: the locks are released in reverse order (8 to 1); the worker
  *   resumes.
  * child (only the forking thread exists):
- *   a. tracer          tracing off; the parent's writer, hash pipeline and
- *                      GPU times (their events, samples and locks) are
- *                      abandoned without touching their locks or threads
+ *   a. tracer          tracing off; the parent's writer, hash pipeline,
+ *                      modules of ktrace's kernels and GPU times (their
+ *                      events, samples and locks) are abandoned without
+ *                      touching their locks or threads
  *                      (with KTRACE_FOLLOW_FORK=1 the child starts its own
  *                      trace at its first driver call)
  *   b. driver loader   its lock re-initialised

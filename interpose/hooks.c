@@ -18,6 +18,7 @@
 #include "interpose/capture/memory_events.h"
 #include "interpose/driver/hooks.h"
 #include "interpose/graph/graph.h"
+#include "interpose/hash/hash_module.h"
 #include "interpose/hash/hash_pipeline.h"
 #include "interpose/lifecycle.h"
 #include "interpose/model/services.h"
@@ -38,13 +39,15 @@ static uint64_t operations_issued(void)
 /* A context about to be destroyed: the graphs first (their launches in
  * flight hold hash results of the context), then the GPU times and the
  * threads' context caches, the hash pipeline's work in it (when hashing),
- * and the registry (its modules are unloaded with it). */
+ * ktrace's own module there, and the registry (its modules are unloaded
+ * with it). */
 static void context_going(CUcontext ctx)
 {
 	ktrace_on_graph_context_destroy(ctx);
 	ktrace_on_context_destroy(ctx);
 	if (ktrace_tracer.cfg.hash)
 		ktrace_hash_context_destroyed(ctx);
+	ktrace_hash_module_context_destroyed(ctx);
 	ktrace_registry_context_destroyed((uint64_t)(uintptr_t)ctx);
 }
 
@@ -110,7 +113,7 @@ struct ktrace_services ktrace_services = {
 	.replay_begin = ktrace_replay_launch_begin,
 	.replay_real = ktrace_replay_launch_real,
 	.replay_end = ktrace_replay_launch_end,
-	.replay_body_kernels = ktrace_replay_body_kernels,
+	.replay_body_kernels = ktrace_hash_gate_kernels,
 	.replay_body_begin = ktrace_replay_body_begin,
 	.replay_body_end = ktrace_replay_body_end,
 	.fork_handler_install = ktrace_fork_handler_install,

@@ -72,6 +72,7 @@
 #include "interpose/driver/driver_real.h"
 #include "interpose/driver/hooks.h"
 #include "interpose/graph/graph.h"
+#include "interpose/hash/hash_module.h"
 #include "interpose/hash/hash_pipeline.h"
 #include "interpose/lifecycle.h"
 #include "interpose/model/config.h"
@@ -259,8 +260,8 @@ static void install_signal_handlers(void)
 /* ---- fork ------------------------------------------------------------------- */
 
 /* The tracer's part of the fork handler's child step (fork.c), before any
- * module's: stop tracing and forget the parent's writer, hash pipeline and
- * GPU times' pools. */
+ * module's: stop tracing and forget the parent's writer, hash pipeline,
+ * modules of ktrace's kernels and GPU times' pools. */
 void ktrace_tracer_fork_child(void)
 {
 	int was_tracing = atomic_load(&traced_pid) != 0 && ktrace_tracer.writer;
@@ -272,6 +273,7 @@ void ktrace_tracer_fork_child(void)
 	if (hash_started)
 		ktrace_hash_pipeline_abandon_after_fork();
 	hash_started = 0;
+	ktrace_hash_module_fork_child();
 	ktrace_gpu_times_fork_child();
 	atomic_store(&traced_pid, 0);
 	atomic_store(&ktrace_tracer.ending, 0);

@@ -187,9 +187,9 @@ struct ktrace_hooks {
 	/* A conditional handle was made (cuGraphConditionalHandleCreate) on
 	 * graph g with this default value and flags. */
 	void (*graph_cond_handle)(CUgraphConditionalHandle h, CUgraph g, unsigned int def, unsigned int flags);
-	/* A node was added from generic parameters (cuGraphAddNode, _v2): for a
-	 * conditional node p holds its handle, type and body graphs. */
-	void (*graph_node_params)(CUgraphNode n, const CUgraphNodeParams *p);
+	/* Node n was added to graph g from generic parameters (cuGraphAddNode,
+	 * _v2): for a conditional node p holds its handle, type and body graphs. */
+	void (*graph_node_params)(CUgraphNode n, CUgraph g, const CUgraphNodeParams *p);
 	/* A graph was created (from NULL) or cloned (from its source). */
 	void (*graph_new)(CUgraph g, CUgraph from);
 	/* cuGraphDestroy is about to destroy g. */

@@ -32,7 +32,7 @@
 #define PT(s) ktrace_ptsz_stream(s)
 #define MADE KT_IF_OK(ktrace_hooks.graph_node_added(*ph)) /* a node added: *ph */
 /* a node added from generic parameters p (a conditional node's bodies are in p) */
-#define MADE_FROM_PARAMS KT_IF_OK((ktrace_hooks.graph_node_added(*ph), ktrace_hooks.graph_node_params(*ph, p)))
+#define MADE_FROM_PARAMS KT_IF_OK((ktrace_hooks.graph_node_added(*ph), ktrace_hooks.graph_node_params(*ph, g, p)))
 
 /* ---- stream capture ------------------------------------------------------------ */
 

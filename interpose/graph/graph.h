@@ -26,7 +26,7 @@ void ktrace_on_capture_end(CUstream s, CUgraph g, CUresult res) KTRACE_HIDDEN;
 void ktrace_on_graph_new(CUgraph g, CUgraph from) KTRACE_HIDDEN;
 void ktrace_on_graph_cond_handle(CUgraphConditionalHandle h, CUgraph g, unsigned int def, unsigned int flags)
 	KTRACE_HIDDEN;
-void ktrace_on_graph_node_params(CUgraphNode n, const CUgraphNodeParams *p) KTRACE_HIDDEN;
+void ktrace_on_graph_node_params(CUgraphNode n, CUgraph g, const CUgraphNodeParams *p) KTRACE_HIDDEN;
 void ktrace_on_graph_destroy(CUgraph g) KTRACE_HIDDEN;
 void ktrace_on_graph_instantiated(CUgraphExec e, CUgraph g, uint64_t flags) KTRACE_HIDDEN;
 void ktrace_on_graph_exec_destroy(CUgraphExec e) KTRACE_HIDDEN;

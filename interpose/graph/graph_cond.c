@@ -9,10 +9,15 @@
  * nodes the table lacks).  Handle values are small indices per graph (1,
  * 2, ... in creation order, measured), so handles are kept per graph: a
  * handle whose value is not above all of its graph's known ones starts
- * that graph's list again (the graph was destroyed and its address
- * reused), and cuGraphDestroy forgets the graph's list.  Nodes are kept
- * for the life of the process (a node reused replaces its entry).  One
- * lock, never held across a driver call.
+ * that graph's list again (the graph was destroyed unseen and its address
+ * reused).  Each graph's entry also lists the conditional nodes added to
+ * it (a node reused replaces its entry, in the graph it is added to now).
+ * cuGraphDestroy forgets the graph's entry, its nodes and, since a
+ * conditional node owns its body graphs, the entries of those bodies, at
+ * every depth: the tables hold what the program's live graphs made.  (An
+ * executable graph holds no entry: a graph of conditional nodes is
+ * described from the program's graph, while it lives.)  One lock, never
+ * held across a driver call.
  * May call: the real driver's cuGraphNodeGetParams (ktrace_real).
  */
 #include <pthread.h>
@@ -25,24 +30,29 @@
 
 #define COND_BUCKETS 256
 
-/* The handles the program made on one graph, in creation order. */
-struct graph_handles {
+struct node_entry {
+	CUgraphNode node;
+	CUgraph graph;                  /* the graph it was added to */
+	struct kt_gcond c;
+	struct node_entry *next;        /* in its bucket */
+	struct node_entry *next_in_graph;
+};
+
+/* What the program made on one graph: its handles, in creation order, and
+ * its conditional nodes. */
+struct graph_entry {
 	CUgraph g;
 	uint32_t n, cap;
 	struct kt_ghandle *v;
-	struct graph_handles *next;
-};
-
-struct node_entry {
-	CUgraphNode node;
-	struct kt_gcond c;
-	struct node_entry *next;
+	struct node_entry *nodes;
+	struct graph_entry *next;       /* in its bucket; in a list being forgotten */
 };
 
 static struct {
 	pthread_mutex_t lock;
-	struct graph_handles *graphs[COND_BUCKETS];
+	struct graph_entry *graphs[COND_BUCKETS];
 	struct node_entry *nodes[COND_BUCKETS];
+	uint32_t ngraphs, nnodes;
 } C = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
 static unsigned cond_bucket(uint64_t x)
@@ -52,24 +62,55 @@ static unsigned cond_bucket(uint64_t x)
 	return (unsigned)(x >> 40) % COND_BUCKETS;
 }
 
-static struct graph_handles **graph_slot(CUgraph g)
+static struct graph_entry **graph_slot(CUgraph g)
 {
-	struct graph_handles **e = &C.graphs[cond_bucket((uint64_t)(uintptr_t)g)];
+	struct graph_entry **e = &C.graphs[cond_bucket((uint64_t)(uintptr_t)g)];
 
 	while (*e && (*e)->g != g)
 		e = &(*e)->next;
 	return e;
 }
 
+/* g's entry, made if there was none (lock held).  NULL out of memory. */
+static struct graph_entry *graph_get(CUgraph g)
+{
+	struct graph_entry **slot = graph_slot(g);
+
+	if (!*slot && (*slot = calloc(1, sizeof(**slot)))) {
+		(*slot)->g = g;
+		C.ngraphs++;
+	}
+	return *slot;
+}
+
+static struct node_entry **node_slot(CUgraphNode n)
+{
+	struct node_entry **e = &C.nodes[cond_bucket((uint64_t)(uintptr_t)n)];
+
+	while (*e && (*e)->node != n)
+		e = &(*e)->next;
+	return e;
+}
+
+/* Take e off its graph's list (lock held). */
+static void node_leave_graph(struct node_entry *e)
+{
+	struct graph_entry *ge = *graph_slot(e->graph);
+	struct node_entry **at = ge ? &ge->nodes : NULL;
+
+	while (at && *at && *at != e)
+		at = &(*at)->next_in_graph;
+	if (at && *at)
+		*at = e->next_in_graph;
+	e->next_in_graph = NULL;
+}
+
 void ktrace_on_graph_cond_handle(CUgraphConditionalHandle h, CUgraph g, unsigned int def, unsigned int flags)
 {
-	struct graph_handles **slot, *e;
+	struct graph_entry *e;
 
 	pthread_mutex_lock(&C.lock);
-	slot = graph_slot(g);
-	if (!*slot && (*slot = calloc(1, sizeof(**slot))))
-		(*slot)->g = g;
-	e = *slot;
+	e = graph_get(g);
 	if (e && e->n && e->v[e->n - 1].value >= h)
 		e->n = 0; /* a new graph at a destroyed one's address */
 	if (e && e->n == e->cap) {
@@ -86,24 +127,55 @@ void ktrace_on_graph_cond_handle(CUgraphConditionalHandle h, CUgraph g, unsigned
 	pthread_mutex_unlock(&C.lock);
 }
 
+/* Take g's entry out of its bucket and onto *list (lock held). */
+static void graph_unlink(CUgraph g, struct graph_entry **list)
+{
+	struct graph_entry **slot = graph_slot(g), *e = *slot;
+
+	if (!e)
+		return;
+	*slot = e->next;
+	e->next = *list;
+	*list = e;
+	C.ngraphs--;
+}
+
 void kt_gcond_graph_destroyed(CUgraph g)
 {
-	struct graph_handles **slot, *e;
+	struct graph_entry *dead = NULL, *e;
 
 	pthread_mutex_lock(&C.lock);
-	slot = graph_slot(g);
-	e = *slot;
-	if (e)
-		*slot = e->next;
-	pthread_mutex_unlock(&C.lock);
-	if (e)
+	graph_unlink(g, &dead);
+	while ((e = dead) != NULL) { /* g's entry, then its bodies' (they go with their node) */
+		dead = e->next;
+		while (e->nodes) {
+			struct node_entry *n = e->nodes, **slot = node_slot(n->node);
+
+			e->nodes = n->next_in_graph;
+			if (*slot == n)
+				*slot = n->next;
+			C.nnodes--;
+			for (uint32_t k = 0; k < n->c.size && k < KT_GCOND_MAX_BODIES; k++)
+				graph_unlink(n->c.bodies[k], &dead);
+			free(n);
+		}
 		free(e->v);
-	free(e);
+		free(e);
+	}
+	pthread_mutex_unlock(&C.lock);
+}
+
+void kt_gcond_counts(uint32_t *graphs, uint32_t *nodes)
+{
+	pthread_mutex_lock(&C.lock);
+	*graphs = C.ngraphs;
+	*nodes = C.nnodes;
+	pthread_mutex_unlock(&C.lock);
 }
 
 int kt_gcond_graph_handles(CUgraph g, struct kt_ghandle **v, uint32_t *n)
 {
-	const struct graph_handles *e;
+	const struct graph_entry *e;
 	int rc = 0;
 
 	*v = NULL;
@@ -123,21 +195,44 @@ int kt_gcond_graph_handles(CUgraph g, struct kt_ghandle **v, uint32_t *n)
 	return rc;
 }
 
-void ktrace_on_graph_node_params(CUgraphNode n, const CUgraphNodeParams *p)
+/* n's entry in graph g's list, made if there was none (lock held).  NULL
+ * out of memory (n then has no entry). */
+static struct node_entry *node_get(CUgraphNode n, CUgraph g)
 {
-	unsigned b = cond_bucket((uint64_t)(uintptr_t)n);
+	struct node_entry **slot = node_slot(n), *e = *slot;
+	struct graph_entry *ge = graph_get(g);
+
+	if (e && e->graph == g)
+		return e;
+	if (e) /* a node of a destroyed node's address, in another graph */
+		node_leave_graph(e);
+	else if (ge && (e = calloc(1, sizeof(*e)))) {
+		e->node = n;
+		*slot = e;
+		C.nnodes++;
+	}
+	if (e && !ge) {
+		*node_slot(n) = e->next;
+		C.nnodes--;
+		free(e);
+		return NULL;
+	}
+	if (e) {
+		e->graph = g;
+		e->next_in_graph = ge->nodes;
+		ge->nodes = e;
+	}
+	return e;
+}
+
+void ktrace_on_graph_node_params(CUgraphNode n, CUgraph g, const CUgraphNodeParams *p)
+{
 	struct node_entry *e;
 
 	if (!p || p->type != CU_GRAPH_NODE_TYPE_CONDITIONAL || !p->conditional.phGraph_out)
 		return;
 	pthread_mutex_lock(&C.lock);
-	for (e = C.nodes[b]; e && e->node != n; e = e->next)
-		;
-	if (!e && (e = calloc(1, sizeof(*e)))) {
-		e->node = n;
-		e->next = C.nodes[b];
-		C.nodes[b] = e;
-	}
+	e = node_get(n, g);
 	if (e) {
 		memset(&e->c, 0, sizeof(e->c));
 		e->c.handle = p->conditional.handle;

@@ -297,8 +297,11 @@ struct kt_ghandle {
  * order, into *v (malloc'd; NULL when none), *n of them.  0, or -1 when
  * out of memory. */
 int kt_gcond_graph_handles(CUgraph g, struct kt_ghandle **v, uint32_t *n) KTRACE_HIDDEN;
-/* cuGraphDestroy of g: its handles forgotten. */
+/* cuGraphDestroy of g: its handles and conditional nodes forgotten, and
+ * those of the nodes' body graphs, at every depth. */
 void kt_gcond_graph_destroyed(CUgraph g) KTRACE_HIDDEN;
+/* The graphs and conditional nodes the tables hold (tests). */
+void kt_gcond_counts(uint32_t *graphs, uint32_t *nodes) KTRACE_HIDDEN;
 /* The fork hooks' part: 0 prepare (lock), 1 parent (unlock), 2 child. */
 void kt_gcond_fork(int stage) KTRACE_HIDDEN;
 

@@ -67,7 +67,6 @@ struct job {
 struct hctx {
 	CUcontext ctx;
 	_Atomic int state;          /* 0 usable, -1 failed (hashing off here), 2 destroyed */
-	CUmodule mod;
 	CUfunction fn[KT_HASH_NVARIANTS];
 	uint32_t max_blocks[KT_HASH_NVARIANTS];
 	CUfunction advance;         /* ktrace_cond_advance (graphs' conditional bodies), NULL if absent */

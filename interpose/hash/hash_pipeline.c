@@ -1,8 +1,8 @@
 /* interpose/hash/hash_pipeline.c: pre/post hashing of a launch's buffers on the GPU.
  *
  * Owns the pipeline behind interpose/hash/hash_pipeline.h:
- *  - per context (created at its first hashed launch): ktrace's checksum
- *    module (the embedded fatbin, loaded with the real cuModuleLoadData),
+ *  - per context (created at its first hashed launch): the functions of
+ *    ktrace's checksum module (the context's one module, hash_module.c),
  *    a ring of result words in mapped pinned memory (the kernel's output)
  *    and a parallel ring of device scratch words (its accumulators), a FIFO
  *    of jobs;
@@ -56,11 +56,10 @@
 #include "interpose/driver/driver_real.h"
 #include "interpose/hash/hash_carry.h"
 #include "interpose/hash/hash_jobs.h"
+#include "interpose/hash/hash_module.h"
 #include "interpose/hash/hash_pipeline.h"
 #include "interpose/model/alloc_map.h"
 #include "interpose/model/tracer.h"
-
-extern const unsigned char ktrace_hashkern_fatbin[] __attribute__((visibility("hidden")));
 
 #define MAX_CONTEXTS 64
 #define WORDS_PER_SLOT 16       /* ring words per in-flight launch (pre + post, a few regions) */
@@ -99,7 +98,6 @@ static void job_free(struct job *j);
 static void carry_release(struct job *j);
 
 static const uint32_t variant_regions[KT_HASH_NVARIANTS] = KT_HASH_VARIANT_REGIONS;
-static const char *const variant_names[KT_HASH_NVARIANTS] = KT_HASH_VARIANT_NAMES;
 
 static uint64_t now_ns(void)
 {
@@ -140,11 +138,8 @@ static void ctx_release_gpu(struct hctx *c)
 		KT_REAL(cuMemFree_v2, c->scratch);
 	if (c->host)
 		KT_REAL(cuMemFreeHost, c->host);
-	if (c->mod)
-		KT_REAL(cuModuleUnload, c->mod);
 	c->scratch = 0;
 	c->host = NULL;
-	c->mod = NULL;
 }
 
 /* ctx_setup's checks, which jump to its cleanup: NEED, a function the setup
@@ -167,10 +162,12 @@ static void ctx_release_gpu(struct hctx *c)
 		} \
 	} while (0)
 
-/* Load the module and allocate the rings in c->ctx (current).  0 or -1. */
+/* Take the context's module (hash_module.c) and allocate the rings in
+ * c->ctx (current).  0 or -1. */
 static int ctx_setup(struct hctx *c)
 {
 	CUstreamCaptureMode mode = CU_STREAM_CAPTURE_MODE_RELAXED;
+	struct ktrace_hash_module fns;
 	const char *what = NULL;
 	CUresult res = CUDA_SUCCESS;
 	CUstream s = NULL;
@@ -188,11 +185,10 @@ static int ctx_setup(struct hctx *c)
 	NEED(cuStreamIsCapturing);
 	CHECK(KT_REAL(cuThreadExchangeStreamCaptureMode, &mode), "cuThreadExchangeStreamCaptureMode");
 	mode_set = 1;
-	CHECK(KT_REAL(cuModuleLoadData, &c->mod, ktrace_hashkern_fatbin), "loading the checksum kernel");
+	CHECK(ktrace_hash_module_get(c->ctx, &fns, &what), what);
 	for (int v = 0; v < KT_HASH_NVARIANTS; v++)
-		CHECK(KT_REAL(cuModuleGetFunction, &c->fn[v], c->mod, variant_names[v]), "cuModuleGetFunction");
-	if (KT_REAL(cuModuleGetFunction, &c->advance, c->mod, KT_COND_ADVANCE_NAME) != CUDA_SUCCESS)
-		c->advance = NULL;
+		c->fn[v] = fns.fn[v];
+	c->advance = fns.advance;
 	if (KT_REAL(cuCtxGetDevice, &dev) == CUDA_SUCCESS)
 		KT_REAL(cuDeviceGetAttribute, &sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev);
 	if (sms <= 0)
@@ -1201,7 +1197,11 @@ static void carry_apply(struct ktrace_carry_table *t, const struct carry_call *k
 }
 
 /* Apply k (what: 0 forget, 1 drop, 2 synced) to every usable context's carry
- * table, under its lock. */
+ * table, under its lock.  While pre-digests are carried at most one context
+ * is usable (a second one turns carrying off for good, carry_second_context),
+ * so this takes one context's lock: the hashing one, whatever context the
+ * caller's write was issued in (a kernel of another context can write its
+ * memory through peer access or a VMM mapping). */
 static void carry_each(const struct carry_call *k, int what)
 {
 	unsigned n = atomic_load_explicit(&P.nctxs, memory_order_acquire);

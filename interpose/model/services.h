@@ -117,8 +117,9 @@ struct ktrace_services {
 			    ktrace_real_launch_fn real, void *ctx, uint64_t seq, uint64_t kernel_id);
 	CUresult (*replay_real)(const struct ktrace_launch_args *a, void *call);
 	void (*replay_end)(struct ktrace_replay_call *c);
-	/* ktrace's gated copy and run counter kernels in context ctx (loaded
-	 * once, kept).  0, or -1. */
+	/* ktrace's gated copy and run counter kernels in context ctx, from
+	 * the context's one module of ktrace's kernels (hash/hash_module.h:
+	 * loaded at the first ask there, hashing on or off; kept).  0, or -1. */
 	int (*replay_body_kernels)(CUcontext ctx, CUfunction *copy, CUfunction *advance);
 	/* The graph launch that holds the spec's body kernel node a (its launch
 	 * alone through real, on a's stream; a and what it points to live until

@@ -225,10 +225,9 @@ void ktrace_replay_launch_end(struct ktrace_replay_call *c) KTRACE_REPLAY_HIDDEN
  * graph launch holding the node KTRACE_REPLAY names (graph_exec,
  * graph_launch, node, iteration, outer) runs ktrace's copy of the graph
  * with gated copies around the node (hashkern/hashkern_abi.h), built with
- * the kernels replay_body_kernels loads.  The REPLAY
+ * the kernels of the replay_body_kernels service.  The REPLAY
  * record of such a node carries the graph launch's first launch_seq and the
  * report's iteration (body set). */
-int ktrace_replay_body_kernels(CUcontext ctx, CUfunction *copy, CUfunction *advance) KTRACE_REPLAY_HIDDEN;
 struct ktrace_replay_body *ktrace_replay_body_begin(const struct ktrace_launch_args *a, ktrace_real_launch_fn real,
 						    CUcontext ctx, const struct ktrace_replay_gate *gate, int *ready)
 	KTRACE_REPLAY_HIDDEN;

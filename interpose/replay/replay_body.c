@@ -4,9 +4,9 @@
  * node and, for a body's node, iteration).
  *
  * Owns the replay's side of such a graph launch (the graph module builds
- * and launches ktrace's copy of the graph, interpose/graph/graph_body.c):
- * ktrace's kernels loaded in the graph's context (once, kept: the copy is
- * built when the exec gets a revision); before the launch, the buffers the
+ * and launches ktrace's copy of the graph, interpose/graph/graph_body.c,
+ * with the gated copy kernels of the context's one module of ktrace's
+ * kernels, interpose/hash/hash_module.c); before the launch, the buffers the
  * node can reach (the launch path's finding, replay_launch.c), device
  * scratch S and R0 for each within the spec's budget and the tables of the
  * two gated copies filled (hashkern/hashkern_abi.h: the buffers into S
@@ -18,19 +18,15 @@
  * NOT_REPLAYABLE with its reason; the program's graph launch runs once
  * either way (ktrace's copy of it, or its own exec).
  */
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "hashkern/hashkern_abi.h"
 #include "interpose/driver/driver_real.h"
 #include "interpose/model/kernels.h"
 #include "interpose/model/services.h"
 #include "interpose/model/tracer.h"
 #include "interpose/replay/replay_internal.h"
-
-extern const unsigned char ktrace_hashkern_fatbin[] __attribute__((visibility("hidden")));
 
 struct ktrace_replay_body {
 	const struct ktrace_launch_args *a;
@@ -65,36 +61,6 @@ static int body_fail(struct ktrace_replay_body *b, enum ktrace_replay_reason rea
 	snprintf(b->failed, sizeof(b->failed), "%s%s", what, eb);
 	b->reason = (uint8_t)reason;
 	return -1;
-}
-
-/* ktrace's kernels, loaded once into the one context a replay run's body
- * node needs them in. */
-static struct {
-	pthread_mutex_t lock;
-	CUcontext ctx;
-	CUmodule mod;
-} kern = { .lock = PTHREAD_MUTEX_INITIALIZER };
-
-int ktrace_replay_body_kernels(CUcontext ctx, CUfunction *copy, CUfunction *advance)
-{
-	int pushed = 0, rc = -1;
-
-	if (!KT_REAL_HAS(cuModuleLoadData) || !KT_REAL_HAS(cuModuleGetFunction))
-		return -1;
-	pthread_mutex_lock(&kern.lock);
-	if (kern.mod && kern.ctx != ctx)
-		goto out;       /* another context's: one named node lives in one */
-	pushed = ktrace_real_ctx_push(ctx);
-	if (!kern.mod && KT_REAL(cuModuleLoadData, &kern.mod, ktrace_hashkern_fatbin) != CUDA_SUCCESS)
-		kern.mod = NULL;
-	kern.ctx = kern.mod ? ctx : NULL;
-	if (kern.mod && KT_REAL(cuModuleGetFunction, copy, kern.mod, KT_GATED_COPY_NAME) == CUDA_SUCCESS &&
-	    KT_REAL(cuModuleGetFunction, advance, kern.mod, KT_COND_ADVANCE_NAME) == CUDA_SUCCESS)
-		rc = 0;
-	ktrace_real_ctx_pop(pushed);
-out:
-	pthread_mutex_unlock(&kern.lock);
-	return rc;
 }
 
 /* S and R0 on the device within the budget, and the gate's tables

@@ -21,6 +21,9 @@
  *   carry_app hidden  A, and S holding A's address: L0, L1 add_one(A);
  *                     L2 fake_hidden_add_one(S) (writes A through the pointer
  *                     in S: no region of the launch is A); L3 add_one(A)
+ *   carry_app paused  L0, L1 add_one(A); ktrace_pause(); add_one(A), not
+ *                     traced; ktrace_resume(); L2, L3 add_one(A);
+ *                     fake_kernel_a(A), filtered; L4, L5 add_one(A)
  *   carry_app nondet  A filled with floats whose sum depends on the order of
  *                     the additions, O one float set to 0: L0, L1 add_one(A);
  *                     L2 fake_nondet_sum(O, A) (A's pre-digest carried from
@@ -46,6 +49,7 @@
  * Prints "hash_launches=N" (ktrace's checksum kernels run) and "OK" when
  * every call succeeded and A and B hold what the kernels computed.
  */
+#include <dlfcn.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -241,6 +245,31 @@ static void hidden_writer(void)
 	expect(a, 4.0f);
 }
 
+/* Launches ktrace does not trace, paused and filtered, between hashed ones. */
+static void paused(void)
+{
+	void (*pause_fn)(void) = (void (*)(void))dlsym(RTLD_DEFAULT, "ktrace_pause");
+	void (*resume_fn)(void) = (void (*)(void))dlsym(RTLD_DEFAULT, "ktrace_resume");
+	CUdeviceptr a;
+
+	ok &= pause_fn && resume_fn;
+	if (!ok)
+		return;
+	OK(cuMemAlloc_v2(&a, N * sizeof(float)));
+	OK(cuMemsetD8_v2(a, 0, N * sizeof(float)));
+	launch(add_one, a, NULL);                       /* L0 */
+	launch(add_one, a, NULL);                       /* L1 */
+	pause_fn();
+	launch(add_one, a, NULL);                       /* paused */
+	resume_fn();
+	launch(add_one, a, NULL);                       /* L2 */
+	launch(add_one, a, NULL);                       /* L3 */
+	launch(kernel_a, a, NULL);                      /* filtered */
+	launch(add_one, a, NULL);                       /* L4 */
+	launch(add_one, a, NULL);                       /* L5 */
+	expect(a, 7.0f);
+}
+
 static void nondet(void)
 {
 	static float in[N];
@@ -285,6 +314,8 @@ int main(int argc, char **argv)
 		hidden_writer();
 	else if (argc > 1 && !strcmp(argv[1], "nondet"))
 		nondet();
+	else if (argc > 1 && !strcmp(argv[1], "paused"))
+		paused();
 	else
 		chain();
 	OK(cuCtxSynchronize());

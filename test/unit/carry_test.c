@@ -4,7 +4,8 @@
  * trace must carry exactly the pre-digests the rules allow
  * (docs/hashing.md, "Carried pre-digests"): along a stream's chain of
  * launches, not past a copy or memset into the buffer, a launch on another
- * stream not ordered by a host synchronisation, an untraced launch, a free
+ * stream not ordered by a host synchronisation, an untraced launch (filtered
+ * or while paused), a free
  * and new allocation, a graph launch; every digest equal to the one a run
  * with KTRACE_HASH_CARRY=0 measured, one hash launch fewer per carried
  * launch; KTRACE_HASH_VERIFY=1 finds no mismatch there, and finds (a
@@ -224,6 +225,27 @@ static void test_hidden_writer(void **state)
 	assert_non_null(strstr(verify.note, want));
 }
 
+/* A launch ktrace does not trace, while paused or filtered, between two
+ * hashed launches of the buffer: the second measures its pre-digest, equal
+ * to the one a run without carrying measures. */
+static void test_untraced_between(void **state)
+{
+	static const int from[6] = { -1, 0, -1, 2, -1, 4 };
+	static struct run on, off;
+
+	(void)state;
+	record_run("paused", NULL, &on);
+	record_run("paused", "KTRACE_HASH_CARRY=0", &off);
+	assert_int_equal(on.n, 6);
+	assert_int_equal(off.n, 6);
+	for (unsigned k = 0; k < 6; k++) {
+		assert_carry(&on, k, from[k]);
+		assert_true(on.g[k].pre_hash == off.g[k].pre_hash);
+		assert_true(on.g[k].post_hash == off.g[k].post_hash);
+	}
+	assert_int_equal(on.carried, 3);
+}
+
 static char *diff_runs(const char *na, const char *nb, int json);
 
 /* Region g of launch k is a read-only input: post-digest = pre-digest,
@@ -404,6 +426,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_chain),
 		cmocka_unit_test(test_hidden_writer),
+		cmocka_unit_test(test_untraced_between),
 		cmocka_unit_test(test_diff_carried),
 		cmocka_unit_test(test_read_only),
 		cmocka_unit_test(test_read_only_in_place),

@@ -56,6 +56,10 @@
  *   graph_app while_copy N  { WHILE (default N > 0) { memset z = 7 -> add_one(x)
  *                        -> memcpy x -> y -> loop_cond(counter) } }, launched
  *                        twice: y must be x, z all 7
+ *   graph_app churn N    N graphs { WHILE (default 1) { add_one(x) ->
+ *                        loop_cond(counter) } } one after the other, each
+ *                        launched once (2 runs) and destroyed with its exec:
+ *                        x must be 2N
  *
  * Prints the values it copied back, then "OK" when every call returned
  * CUDA_SUCCESS and the results are what the graph computes.
@@ -63,6 +67,10 @@
  * GRAPH_APP_COUNTER=FILE: the number in FILE (0 if none) is this run's
  * number, written back plus one; it becomes FAKECUDA_NONDET_SEED, so that
  * every run of a `ktrace check` sums in its own order.
+ *
+ * GRAPH_APP_LOADS=1: before "OK", a line "module loads N": the process's
+ * cuModuleLoadData calls as the fake driver counted them (the program's
+ * own, one, and ktrace's).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -80,6 +88,8 @@
 		} \
 	} while (0)
 #define OK(call) CHECK((call) == CUDA_SUCCESS, #call)
+
+unsigned long fake_count(const char *fn); /* the fake driver's count of calls to fn */
 
 static CUmodule mod;
 
@@ -418,6 +428,29 @@ static int run_while(int runs, int nondet, int top)
 	return nondet || top == 2 || first(x) == 2.0f * (float)(runs + (top == 1));
 }
 
+/* N while graphs made, launched and destroyed one after the other (the
+ * driver may give a later graph and node a destroyed one's address). */
+static int run_churn(int graphs)
+{
+	CUdeviceptr x = device_floats(0), c;
+	int n = N;
+	void *a1[2], *a2[2];
+	CUDA_KERNEL_NODE_PARAMS p = add_one_params(&x, &n, a1);
+	CUgraphConditionalHandle h;
+	CUgraph g, body;
+
+	OK(cuMemAlloc(&c, sizeof(int)));
+	for (int i = 0; i < graphs; i++) {
+		OK(cuGraphCreate(&g, 0));
+		OK(cuGraphConditionalHandleCreate(&h, g, NULL, 1, CU_GRAPH_COND_ASSIGN_DEFAULT));
+		add_cond(g, NULL, h, CU_GRAPH_COND_TYPE_WHILE, 1, &body);
+		add_cond_kernel(body, add_kernel(body, NULL, &p), "fake_loop_cond", &h, &c, a2);
+		launch_and_destroy(g, 1, c, 2);
+	}
+	printf("x %g\n", first(x));
+	return first(x) == 2.0f * (float)graphs;
+}
+
 /* set_cond(v) -> IF { add_one(x) } else { add_one(y) }, or SWITCH over x0, x1, x2. */
 static int run_if_switch(unsigned v, int is_switch)
 {
@@ -729,8 +762,12 @@ int main(int argc, char **argv)
 		ok = run_while_n(argc > 2 ? atoi(argv[2]) : 3);
 	else if (!strcmp(mode, "if_set"))
 		ok = run_if_set();
+	else if (!strcmp(mode, "churn"))
+		ok = run_churn(argc > 2 ? atoi(argv[2]) : 3);
 	else
 		ok = 0;
+	if (getenv("GRAPH_APP_LOADS"))
+		printf("module loads %lu\n", fake_count("cuModuleLoadData"));
 	puts(ok ? "OK" : "FAILED");
 	return ok ? 0 : 1;
 }

@@ -396,6 +396,58 @@ static void replay_body(const char *mode, const char *spec, struct ktrace_replay
 		rep->outcome = 0xff;
 }
 
+/* Conditional graphs made and destroyed one after the other, their
+ * addresses reused by the next ones: each described from what the program
+ * made it with (cuGraphDestroy forgot the last one's), hashed. */
+static void test_graphs_destroyed(void **state)
+{
+	struct ktrace_rec_graph g;
+	unsigned graphs = 0;
+	struct recs x;
+
+	(void)state;
+	gt_run_app("churn 300", "churn.ktrace", 1, 0);
+	gt_read_recs("churn.ktrace", &x);
+	for (size_t i = 0; i < x.n; i++) {
+		if (x.type[i] != KTRACE_REC_GRAPH)
+			continue;
+		assert_int_equal(ktrace_decode_graph(x.rec[i], x.len[i], &g), 0);
+		assert_int_equal(g.untraced, KTRACE_GRAPH_TRACED);
+		assert_true(g.flags & KTRACE_GRAPHF_HASHED);
+		graphs++;
+	}
+	assert_int_equal(graphs, 300);
+	assert_int_equal(iter_launches(&x), 300 * 2 * 2);
+	gt_free_recs(&x);
+}
+
+/* A replay run with hashing on or off loads ktrace's kernels once in the
+ * one context of the fake driver (hash/hash_module.c): the program's own
+ * load and ktrace's make two. */
+static void test_replay_body_one_module(void **state)
+{
+	static const char spec[] =
+		"KTRACE_REPLAY=kernel=fake_add_one,occurrence=6,graph_exec=1,graph_launch=1,node=1,iteration=2";
+	struct ktrace_replay_report rep;
+	char out[512];
+
+	(void)state;
+	for (int hash = 0; hash <= 1; hash++) {
+		gt_extra_env = spec;
+		gt_extra_env2 = "GRAPH_APP_LOADS=1";
+		gt_run_app("while 4", "replay.ktrace", hash, 0);
+		gt_extra_env = gt_extra_env2 = "KTRACE_QUIET=1";
+		app_output(out, sizeof out);
+		if (!strstr(out, "module loads 2\n"))
+			fail_msg("graph_app while 4 (hash %d) replaying a body node:\n%s", hash, out);
+		memset(&rep, 0, sizeof(rep));
+		assert_int_equal(replay_report("replay.ktrace", &rep), 0);
+		assert_int_equal(rep.outcome, KTRACE_REPLAY_NOT_REPRODUCED);
+		assert_int_equal(rep.runs_done, 8);
+		ktrace_replay_report_free(&rep);
+	}
+}
+
 static void test_replay_body_node(void **state)
 {
 	struct ktrace_replay_report rep;
@@ -677,6 +729,8 @@ int main(void)
 		cmocka_unit_test(test_diff_in_loop),
 		cmocka_unit_test(test_check_loop_body),
 		cmocka_unit_test(test_replay_body_node),
+		cmocka_unit_test(test_replay_body_one_module),
+		cmocka_unit_test(test_graphs_destroyed),
 		cmocka_unit_test(test_replay_top_level_node),
 		cmocka_unit_test(test_replay_body_refused),
 		cmocka_unit_test(test_param_equal_to_handle),

@@ -27,6 +27,7 @@
 #include "hashkern/hashkern_abi.h"
 #include "hashkern/ktrace_digest.h"
 #include "interpose/driver/driver_real.h"
+#include "interpose/hash/hash_module.h"
 #include "interpose/hash/hash_pipeline.h"
 #include "interpose/model/tracer.h"
 
@@ -277,6 +278,10 @@ static CUresult f_get_function(CUfunction *f, CUmodule m, const char *name)
 			*f = (CUfunction)(0x100 + i);
 			return CUDA_SUCCESS;
 		}
+	if (!strcmp(name, KT_COND_ADVANCE_NAME) || !strcmp(name, KT_GATED_COPY_NAME)) {
+		*f = (CUfunction)(uintptr_t)(name[7] == 'c' ? 0x200 : 0x201); /* ktrace_cond_... : ktrace_gated_... */
+		return CUDA_SUCCESS;
+	}
 	return CUDA_ERROR_NOT_FOUND;
 }
 
@@ -888,8 +893,11 @@ static void test_context_destroyed_in_flight(void **st)
 	struct ktrace_hash_job *mid = hash_pre(ctx, NULL, l);
 	assert_non_null(mid);
 	lrec_free(l);
-	int frees0 = atomic_load(&mem_frees), hfrees0 = atomic_load(&host_frees);
+	int frees0 = atomic_load(&mem_frees), hfrees0 = atomic_load(&host_frees), unloads0 = atomic_load(&unloads);
 	ktrace_hash_context_destroyed(ctx);
+	assert_int_equal(atomic_load(&unloads), unloads0); /* the module is the context's, not the pipeline's */
+	ktrace_hash_module_context_destroyed(ctx);        /* as interpose/hooks.c does next */
+	assert_int_equal(atomic_load(&unloads) - unloads0, 1);
 	/* both written at once, without hashes; resources released */
 	assert_int_equal(nrecs, 3);
 	assert_non_null(find_record(11, &r));
@@ -927,6 +935,45 @@ static void test_context_destroyed_in_flight(void **st)
 	assert_non_null(find_record(13, &r));
 	ktrace_launch_region(&r, 0, &g);
 	assert_int_equal(g.flags, KTRACE_REGIONF_PRE | KTRACE_REGIONF_POST);
+}
+
+/* One module of ktrace's kernels per context: the replay's gated copy
+ * kernels and the pipeline's checksum kernel come from the same load,
+ * whichever asks first, and with the pipeline stopped too. */
+static void test_one_module_per_context(void **st)
+{
+	CUcontext ctx = (CUcontext)(uintptr_t)0xc010, other = (CUcontext)(uintptr_t)0xc011;
+	static uint8_t a[64];
+	void *ptrs[1] = { a };
+	uint64_t lens[1] = { 64 };
+	CUfunction copy = NULL, advance = NULL, fn[KT_HASH_NVARIANTS];
+	uint32_t max_blocks[KT_HASH_NVARIANTS];
+	int loads0 = atomic_load(&module_loads), unloads0 = atomic_load(&unloads);
+
+	(void)st;
+	assert_int_equal(ktrace_hash_gate_kernels(other, &copy, &advance), 0); /* hashing off: loaded all the same */
+	assert_int_equal(atomic_load(&module_loads) - loads0, 1);
+	assert_ptr_equal(copy, (CUfunction)(uintptr_t)0x201);
+	assert_ptr_equal(advance, (CUfunction)(uintptr_t)0x200);
+	assert_int_equal(capture_mode, CU_STREAM_CAPTURE_MODE_GLOBAL);
+	ktrace_hash_pipeline_start(fake_writer, NULL);
+	assert_int_equal(ktrace_hash_gate_kernels(ctx, &copy, &advance), 0);
+	assert_int_equal(atomic_load(&module_loads) - loads0, 2);
+	struct lrec *l = make_record(20, ctx, 1, ptrs, lens);
+	struct ktrace_hash_job *j = hash_pre(ctx, NULL, l);
+	assert_non_null(j);
+	ktrace_hash_post(j, CUDA_SUCCESS);
+	lrec_free(l);
+	assert_int_equal(ktrace_hash_kernels(ctx, fn, max_blocks), 0);
+	assert_ptr_equal(fn[0], (CUfunction)(uintptr_t)0x100);
+	assert_int_equal(ktrace_hash_gate_kernels(ctx, &copy, &advance), 0);
+	assert_int_equal(atomic_load(&module_loads) - loads0, 2); /* no second load in ctx */
+	ktrace_hash_pipeline_drain(2000);
+	ktrace_hash_context_destroyed(ctx);
+	ktrace_hash_module_context_destroyed(ctx);
+	ktrace_hash_module_context_destroyed(other);
+	ktrace_hash_module_context_destroyed(other); /* forgotten: nothing more */
+	assert_int_equal(atomic_load(&unloads) - unloads0, 2);
 }
 
 static void test_drain_timeout_writes_missing(void **st)
@@ -1248,6 +1295,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_backpressure_bounded, test_setup, test_teardown),
 		cmocka_unit_test_setup_teardown(test_setup_failure_disables_context, test_setup, test_teardown),
 		cmocka_unit_test_setup_teardown(test_context_destroyed_in_flight, test_setup, test_teardown),
+		cmocka_unit_test_setup_teardown(test_one_module_per_context, test_setup, test_teardown),
 		cmocka_unit_test_setup_teardown(test_drain_timeout_writes_missing, test_setup, test_teardown),
 		cmocka_unit_test_setup_teardown(test_threads, test_setup, test_teardown),
 		cmocka_unit_test_setup_teardown(test_not_started_or_nothing_to_hash, test_setup, test_teardown),

@@ -1,12 +1,14 @@
 /* test/unit/read_only_test.c: which regions of a launch are read-only inputs
  * (interpose/model/read_only.c): a proven parameter's own region, unless a
  * region of a parameter not proven shares its allocation or bytes; never
- * without a proof, inside a struct, for an NCCL buffer or a region not hashed.
+ * without a proof, inside a struct, for an NCCL buffer or a region not hashed;
+ * launches of thousands of regions answered as the rule, pair by pair, does.
  */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -114,6 +116,88 @@ static void test_not_proven(void **state)
 		assert_false(flagged(&g[i]));
 }
 
+/* The rule as read_only.h states it, pair by pair: the reference the
+ * library's sorted lookup must agree with. */
+static int reference_flag(const struct ktrace_param_layout *l, const struct ktrace_region *g, uint32_t n, uint32_t i)
+{
+	const uint16_t not_proven = KTRACE_REGIONF_IN_STRUCT | KTRACE_REGIONF_COLL_BUFFER;
+
+	for (uint32_t k = 0; k <= n; k++) {
+		const struct ktrace_region *a = &g[i], *b = &g[k < n ? k : i];
+		int proven = b->ordinal < l->nparams && l->written[b->ordinal] == RO && !(b->flags & not_proven);
+		uint64_t alen = a->hash_len ? a->hash_len : 1, blen = b->hash_len ? b->hash_len : 1;
+
+		if (k == n) /* i itself: a candidate? */
+			return a->hash_len && proven;
+		if (k == i || proven)
+			continue;
+		if ((a->alloc_base && a->alloc_base == b->alloc_base) || (a->ptr < b->ptr + blen && b->ptr < a->ptr + alen))
+			return 0;
+	}
+	return 0;
+}
+
+static uint64_t next_random(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
+/* One synthetic launch of n regions over `allocs` allocations of 4 KiB and
+ * untracked memory, a tenth of the regions writers, some not hashed, some
+ * in structs, some ending past 2^64. */
+static void synthetic(struct ktrace_region *g, uint32_t n, uint32_t allocs, uint64_t *seed)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		uint64_t r = next_random(seed), a = r % (allocs + 1);
+		uint64_t base = a < allocs ? 0x100000000ull + a * 0x1000 : 0;
+		uint64_t ptr = base ? base + (r >> 20) % 0x1000 : 0x900000000ull + (r >> 20) % 0x40000;
+
+		if ((r >> 40) % 97 == 0)
+			ptr = UINT64_MAX - (r >> 48) % 64; /* its end wraps */
+		g[i] = region((uint16_t)(i % 600), base, ptr, (r >> 32) % 7 == 0 ? 0 : 1 + (r >> 36) % 256);
+		if ((r >> 50) % 31 == 0)
+			g[i].flags = KTRACE_REGIONF_IN_STRUCT;
+	}
+}
+
+/* Thousands of regions (parameters of a generated kernel: written[] of
+ * 600 ordinals, a tenth written or unknown), few or many allocations: the
+ * same regions flagged as the pair-by-pair rule flags. */
+static void test_many_regions(void **state)
+{
+	static uint8_t w[600];
+	static const uint32_t sizes[] = { 9, 33, 200, 1500, 4000 };
+	struct ktrace_param_layout l = layout(w);
+	uint64_t seed = 0x9e3779b97f4a7c15ull;
+
+	(void)state;
+	l.nparams = 580; /* ordinals 580..599: no layout */
+	for (uint32_t i = 0; i < 600; i++)
+		w[i] = i % 10 == 3 ? WR : i % 10 == 7 ? UN : RO;
+	for (uint32_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++)
+		for (uint32_t allocs = 1; allocs <= 4096; allocs *= 8) {
+			uint32_t n = sizes[s], want = 0, got;
+			struct ktrace_region *g = calloc(n, sizeof(*g));
+
+			assert_non_null(g);
+			synthetic(g, n, allocs, &seed);
+			got = ktrace_regions_read_only(&l, g, n);
+			for (uint32_t i = 0; i < n; i++) {
+				int ref = reference_flag(&l, g, n, i);
+
+				want += (uint32_t)ref;
+				if (ref != flagged(&g[i]))
+					fail_msg("%u regions, %u allocations: region %u flagged %d, the rule says %d", n,
+						 allocs, i, flagged(&g[i]), ref);
+			}
+			assert_int_equal(got, want);
+			free(g);
+		}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -121,6 +205,7 @@ int main(void)
 		cmocka_unit_test(test_shared),
 		cmocka_unit_test(test_two_readers),
 		cmocka_unit_test(test_not_proven),
+		cmocka_unit_test(test_many_regions),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

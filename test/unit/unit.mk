@@ -107,7 +107,7 @@ TESTS += hash_alloc_map_test
 hash_alloc_map_test_SRCS := test/unit/hash_alloc_map_test.c interpose/model/alloc_map.c
 hash_alloc_map_test_LIBS := -lcmocka
 TESTS += hash_pipeline_test
-hash_pipeline_test_SRCS := test/unit/hash_pipeline_test.c interpose/hash/hash_pipeline.c interpose/hash/hash_carry.c \
+hash_pipeline_test_SRCS := test/unit/hash_pipeline_test.c interpose/hash/hash_pipeline.c interpose/hash/hash_module.c interpose/hash/hash_carry.c \
 	interpose/hash/hash_carry_job.c interpose/hash/hash_hold.c interpose/model/alloc_map.c
 hash_pipeline_test_LIBS := $(HASHKERN_FATBIN_OBJ) -lcmocka
 TEST_DEPS += $(HASHKERN_FATBIN_OBJ)
@@ -358,6 +358,10 @@ $(BUILD)/gputime_app: test/unit/gputime_app.c $(FAKECUDA_REAL)
 TESTS += graph_test
 graph_test_SRCS = test/unit/graph_test.c test/unit/graph_trace.c test/unit/diff_sim.c $(DIFF_CORE_SRCS)
 graph_test_LIBS := -lcmocka
+# the tables of conditional handles and nodes, forgotten with their graphs (interpose/graph/graph_cond.c)
+TESTS += graph_cond_table_test
+graph_cond_table_test_SRCS := test/unit/graph_cond_table_test.c interpose/graph/graph_cond.c
+graph_cond_table_test_LIBS := -lcmocka
 # conditional nodes (IF, WHILE, SWITCH): bodies recorded per run, hashed, diffed
 TESTS += graph_cond_test
 graph_cond_test_SRCS = test/unit/graph_cond_test.c test/unit/graph_trace.c test/unit/diff_sim.c $(DIFF_CORE_SRCS)
