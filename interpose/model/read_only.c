@@ -4,8 +4,12 @@
  * Owns the rule that turns a parameter's write proof (param_scan.h,
  * written[]) into a region whose post-hash may be skipped: proven, and no
  * region the kernel may write through reaches its allocation or its bytes.
- * Calls nothing.
+ * Also the words of the NOTE that says such a proof did not hold.  Calls
+ * nothing.
  */
+#include <inttypes.h>
+#include <stdio.h>
+
 #include "interpose/model/read_only.h"
 
 /* a word inside a by-value struct, a collective's buffer: the proof is of whole parameters */
@@ -50,4 +54,13 @@ uint32_t ktrace_regions_read_only(const struct ktrace_param_layout *l, struct kt
 		flagged++;
 	}
 	return flagged;
+}
+
+void ktrace_read_only_mismatch_text(char *buf, size_t cap, uint64_t op_seq, const struct ktrace_region *g)
+{
+	snprintf(buf, cap,
+		 "read-only input written by the launch (its write proof does not hold): op_seq %" PRIu64
+		 " region %#" PRIx64 " (%" PRIu64 " bytes, parameter offset %u) pre-digest %016" PRIx64
+		 ", measured post-digest %016" PRIx64,
+		 op_seq, g->ptr, g->hash_len, g->param_offset, g->pre_hash, g->post_hash);
 }

@@ -91,7 +91,7 @@ void gt_read_recs(const char *name, struct recs *x)
 			for (uint32_t i = 0; i < c.ncounters; i++) {
 				struct ktrace_counter v;
 				ktrace_counters_get(&c, i, &v);
-				if (v.id < 32)
+				if (v.id < 64)
 					x->counters[v.id] = v.value;
 			}
 		}

@@ -29,7 +29,7 @@ struct recs {
 	size_t len[MAX_RECS];
 	uint16_t type[MAX_RECS];
 	size_t n;
-	uint64_t counters[32];
+	uint64_t counters[64];
 };
 
 /* Run graph_app MODE (words after the first: its arguments) into trace
