@@ -366,6 +366,14 @@ TEST_DEPS += $(BUILD)/graph_app $(BUILD)/ktrace-dump $(BUILD)/ktrace
 $(BUILD)/graph_app: test/unit/graph_app.c $(FAKECUDA_REAL)
 	@$(if $(Q),echo "  LINK    $@")
 	$(Q)$(CC) $(CFLAGS_ALL) -o $@ $< -L$(BUILD)/fakecuda-real -l:libcuda.so.1 $(LDFLAGS_ALL)
+# fewer checksum nodes in graphs: merged hash sets, read-only inputs (docs/hashing.md)
+TESTS += graph_merge_test
+graph_merge_test_SRCS = test/unit/graph_merge_test.c test/unit/graph_trace.c test/unit/diff_sim.c $(DIFF_CORE_SRCS)
+graph_merge_test_LIBS := -lcmocka
+TEST_DEPS += $(BUILD)/graph_merge_app
+$(BUILD)/graph_merge_app: test/unit/graph_merge_app.c test/unit/ro_ptx.h $(FAKECUDA_REAL)
+	@$(if $(Q),echo "  LINK    $@")
+	$(Q)$(CC) $(CFLAGS_ALL) -o $@ $< -L$(BUILD)/fakecuda-real -l:libcuda.so.1 $(LDFLAGS_ALL)
 
 # ---- carried pre-digests end to end (docs/hashing.md "Carried pre-digests"): a program under
 # libktrace.so with the real-memory fake driver, whose checksum kernels run on the host.
@@ -373,7 +381,7 @@ TESTS += carry_test
 carry_test_SRCS := test/unit/carry_test.c
 carry_test_LIBS := -lcmocka
 TEST_DEPS += $(BUILD)/carry_app $(BUILD)/ktrace-diff
-$(BUILD)/carry_app: test/unit/carry_app.c $(FAKECUDA_REAL)
+$(BUILD)/carry_app: test/unit/carry_app.c test/unit/ro_ptx.h $(FAKECUDA_REAL)
 	@$(if $(Q),echo "  LINK    $@")
 	$(Q)$(CC) $(CFLAGS_ALL) -o $@ $< -L$(BUILD)/fakecuda-real -l:libcuda.so.1 $(LDFLAGS_ALL)
 
