@@ -105,6 +105,22 @@ static void assert_nodes(const struct run *r, uint64_t hash_nodes, uint64_t kern
 	assert_int_equal(r->x.counters[KTRACE_CTR_HASH_INCOMPLETE], 0);
 }
 
+/* graph_merge_app MODE merged and not, each launching its graph twice:
+ * their checksum nodes (merged_nodes, plain_nodes) for `kernels` hashed
+ * kernel nodes. */
+static void record_pair(const char *mode, struct run *merged, struct run *plain, uint64_t merged_nodes,
+			uint64_t plain_nodes, uint64_t kernels)
+{
+	char name[64];
+
+	snprintf(name, sizeof name, "%.20s-merged.ktrace", mode);
+	record("graph_merge_app", mode, MERGE, name, merged);
+	snprintf(name, sizeof name, "%.20s-plain.ktrace", mode);
+	record("graph_merge_app", mode, NULL, name, plain);
+	assert_nodes(merged, merged_nodes, kernels, 2);
+	assert_nodes(plain, plain_nodes, kernels, 2);
+}
+
 /* K = 4 add_one(X) in a chain, launched twice: K + 1 sets merged, 2 K not;
  * node k of launch L sees X = i + 4 L + k. */
 static void test_chain(void **state)
@@ -112,10 +128,7 @@ static void test_chain(void **state)
 	static struct run merged, plain;
 
 	(void)state;
-	record("graph_merge_app", "chain 4", MERGE, "chain-merged.ktrace", &merged);
-	record("graph_merge_app", "chain 4", NULL, "chain-plain.ktrace", &plain);
-	assert_nodes(&merged, 5, 4, 2);
-	assert_nodes(&plain, 8, 4, 2);
+	record_pair("chain 4", &merged, &plain, 5, 8, 4);
 	for (uint64_t launch = 0; launch < 2; launch++)
 		for (uint32_t k = 0; k < 4; k++) {
 			struct ktrace_region g = region0(&merged, launch, k);
@@ -149,10 +162,7 @@ static void test_fork_join(void **state)
 	static struct run merged, plain;
 
 	(void)state;
-	record("graph_merge_app", "fork", MERGE, "fork-merged.ktrace", &merged);
-	record("graph_merge_app", "fork", NULL, "fork-plain.ktrace", &plain);
-	assert_nodes(&merged, 10, 6, 2);
-	assert_nodes(&plain, 12, 6, 2);
+	record_pair("fork", &merged, &plain, 10, 12, 6);
 	for (uint64_t launch = 0; launch < 2; launch++)
 		for (int k = 0; k < 6; k++) {
 			uint32_t node = kernel_nodes[k];
