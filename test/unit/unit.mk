@@ -108,7 +108,7 @@ hash_alloc_map_test_SRCS := test/unit/hash_alloc_map_test.c interpose/model/allo
 hash_alloc_map_test_LIBS := -lcmocka
 TESTS += hash_pipeline_test
 hash_pipeline_test_SRCS := test/unit/hash_pipeline_test.c interpose/hash/hash_pipeline.c interpose/hash/hash_carry.c \
-	interpose/hash/hash_carry_job.c interpose/hash/hash_hold.c interpose/model/alloc_map.c
+	interpose/hash/hash_carry_job.c interpose/hash/hash_hold.c interpose/model/alloc_map.c interpose/model/read_only.c
 hash_pipeline_test_LIBS := $(HASHKERN_FATBIN_OBJ) -lcmocka
 TEST_DEPS += $(HASHKERN_FATBIN_OBJ)
 $(BUILD)/hash_pipeline_test: $(HASHKERN_FATBIN_OBJ)
