@@ -366,6 +366,10 @@ TEST_DEPS += $(BUILD)/graph_app $(BUILD)/ktrace-dump $(BUILD)/ktrace
 $(BUILD)/graph_app: test/unit/graph_app.c $(FAKECUDA_REAL)
 	@$(if $(Q),echo "  LINK    $@")
 	$(Q)$(CC) $(CFLAGS_ALL) -o $@ $< -L$(BUILD)/fakecuda-real -l:libcuda.so.1 $(LDFLAGS_ALL)
+# where a revision's digests land (interpose/graph/graph_hash_plan.c), on revisions made by hand
+TESTS += graph_plan_test
+graph_plan_test_SRCS := test/unit/graph_plan_test.c interpose/graph/graph_hash_plan.c
+graph_plan_test_LIBS := -lcmocka
 # fewer checksum nodes in graphs: merged hash sets, read-only inputs (docs/hashing.md)
 TESTS += graph_merge_test
 graph_merge_test_SRCS = test/unit/graph_merge_test.c test/unit/graph_trace.c test/unit/diff_sim.c $(DIFF_CORE_SRCS)
