@@ -99,6 +99,8 @@ const char *ktrace_counter_name(uint32_t id)
 		[KTRACE_CTR_HASH_READONLY_MISMATCHES] = "hash_readonly_mismatches",
 		[KTRACE_CTR_HASH_MERGED] = "hash_merged",
 		[KTRACE_CTR_HASH_POST_FLUSHED] = "hash_post_flushed",
+		[KTRACE_CTR_GRAPH_HASH_NODES] = "graph_hash_nodes",
+		[KTRACE_CTR_GRAPH_KERNEL_NODES_HASHED] = "graph_kernel_nodes_hashed",
 	};
 	return pick(names, sizeof names / sizeof names[0], id);
 }

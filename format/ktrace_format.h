@@ -485,6 +485,10 @@ enum ktrace_counter_id {
 	                                  * launch (one checksum launch for both) */
 	KTRACE_CTR_HASH_POST_FLUSHED = 32, /* since 1.14: post-hashes held for a merge and launched alone
 	                                    * (an ordering call, another stream, the bound) */
+	KTRACE_CTR_GRAPH_HASH_NODES = 33, /* since 1.14: checksum nodes in ktrace's instrumented copies of
+	                                   * graphs, counted at each instantiation and update */
+	KTRACE_CTR_GRAPH_KERNEL_NODES_HASHED = 34, /* since 1.14: kernel nodes those copies hash, counted
+	                                            * at each instantiation and update */
 };
 struct ktrace_counter { uint32_t id; uint32_t reserved; uint64_t value; };
 struct ktrace_rec_counters {

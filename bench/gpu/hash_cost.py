@@ -9,7 +9,8 @@ for one or more libktrace.so builds, in one call.
 
 A --lib value may add settings after the path, comma-separated (LABEL=path,VAR=value,...):
 the hashed processes of that label run with them (e.g. KTRACE_HASH_MERGE=1, off by default, compares
-merged hash launches with separate ones, docs/hashing.md "Merged hash launches").
+merged hash launches with separate ones, docs/hashing.md "Merged hash launches", and merged checksum
+nodes in graphs with separate ones, "Hashing inside graphs").
 
 Each mode is test/gpu/workloads/ref_step.py (a copy of the reference step):
   eager    ref_step.py
@@ -23,9 +24,13 @@ order; the figure per library and mode is the median over rounds of (hashed ms/s
 the same round's plain ms/step).  From each hashed trace's last COUNTERS record: hash
 launches per traced launch and, when the library records them, carried pre-digests,
 read-only post-digests, post-hashes merged into the next launch's pre-hash launch
-(hash_merged) or launched alone after being held (hash_post_flushed) and
+(hash_merged) or launched alone after being held (hash_post_flushed),
 KTRACE_HASH_VERIFY mismatches (--verify runs the hashed processes with
-KTRACE_HASH_VERIFY=1; their times then include the measured pre-hashes).
+KTRACE_HASH_VERIFY=1; their times then include the measured pre-hashes) and, where
+the process instantiated CUDA graphs (mode graphs), the checksum nodes ktrace's copies
+of them hold per hashed kernel node (graph_hash_nodes / graph_kernel_nodes_hashed: 2
+without merging or read-only inputs; KTRACE_HASH_MERGE=1 merges them in graphs as well,
+docs/hashing.md "Hashing inside graphs").
 
 --long N runs one plain and one hashed process per library of N steps (eager) and
 reports the step-time ratio, the trace's bytes per launch and the hashed process's RSS
@@ -129,6 +134,11 @@ def launch_figures(c):
             parts.append((key, c[key]))
     if "hash_merged" in c and seen:
         parts.append(("hash_merged_per_launch", c["hash_merged"] / seen))
+    kernels = c.get("graph_kernel_nodes_hashed") or 0
+    if kernels:  # CUDA graphs (mode graphs): checksum nodes per hashed kernel node, at each build
+        parts.append(("graph_hash_nodes", c.get("graph_hash_nodes", 0)))
+        parts.append(("graph_kernel_nodes_hashed", kernels))
+        parts.append(("graph_hash_nodes_per_kernel_node", c.get("graph_hash_nodes", 0) / kernels))
     return parts
 
 

@@ -255,7 +255,7 @@ static void hash_revision(struct kt_gexec *x, struct kt_grev *r, const uint32_t 
 	if (x->unfollowed && !r->untraced)
 		r->untraced = KTRACE_GRAPH_UNTRACED_DRIVER;
 	/* no mirror and no conditional node: new_revision made it untraced */
-	if (x->unfollowed || !can_hash(r->untraced) || kt_ghash_plan(r)) {
+	if (x->unfollowed || !can_hash(r->untraced) || kt_ghash_plan(r, ktrace_tracer.cfg.hash_merge && !ktrace_tracer.cfg.replay)) {
 		kt_ghash_release(x->hash);
 		x->hash = NULL;
 		return;

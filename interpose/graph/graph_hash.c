@@ -3,7 +3,9 @@
  * Owns the hash state of an exec (struct kt_ghash): a clone of the exec's
  * mirror graph in which every hashed kernel node is preceded by nodes of
  * ktrace's checksum kernel over its regions (after the node's own
- * dependencies) and followed by others (before its dependents), the exec
+ * dependencies) and followed by others (before its dependents), as the
+ * revision's hash sets say (graph_hash_plan.c: a pre set merged into the
+ * dependency's post set, read-only inputs not post-hashed), the exec
  * instantiated from it, one device area (the kernels' scratch words, then
  * their result words) and result slots: pinned host copies of the result
  * words with an event each.  A launch of the program's exec runs ktrace's
@@ -60,62 +62,6 @@ struct kt_ghash {
 
 static const uint32_t variant_regions[KT_HASH_NVARIANTS] = KT_HASH_VARIANT_REGIONS;
 
-/* ---- planning -------------------------------------------------------------------- */
-
-static uint32_t groups_of(uint32_t nhashed)
-{
-	return (nhashed + KT_HASH_MAX_REGIONS - 1) / KT_HASH_MAX_REGIONS;
-}
-
-/* The k-th node of r that may be hashed: the recorded nodes, then the
- * kernel nodes of conditional bodies. */
-static struct kt_gnode *hash_candidate(const struct kt_grev *r, uint32_t k)
-{
-	return &r->nodes[k < r->nrec ? r->order[k] : r->body_order[k - r->nrec]];
-}
-
-/* Lay out node n's digests from *words on (within its body's ring slot,
- * for a body's node). */
-static void plan_node_words(struct kt_gnode *n, uint64_t *words)
-{
-	uint64_t w = (uint64_t)n->nhashed + groups_of(n->nhashed);
-
-	n->rec.flags &= (uint16_t)~KTRACE_GNODEF_HASHED;
-	if (n->rec.kind != KTRACE_GNODE_KERNEL || (n->rec.flags & KTRACE_GNODEF_FILTERED) || !n->nhashed)
-		return;
-	n->pre_off = *words;
-	n->post_off = *words + w;
-	*words += 2 * w;
-	n->rec.flags |= KTRACE_GNODEF_HASHED;
-}
-
-/* The result area: the recorded nodes' digests, then each body's ring
- * (ring slots of its nodes' digests), then the bodies' run counters and
- * rings of outer runs.  Scratch words match result words one for one. */
-int kt_ghash_plan(struct kt_grev *r)
-{
-	uint64_t words = 0;
-
-	for (uint32_t k = 0; k < r->nrec; k++)
-		plan_node_words(hash_candidate(r, k), &words);
-	for (uint32_t lv = 0; lv < r->nlevels; lv++) {
-		struct kt_glevel *L = &r->levels[lv];
-
-		if (L->run != lv)
-			continue;
-		L->stride = 0;
-		for (uint32_t j = 0; j < L->nrecs; j++)
-			plan_node_words(&r->nodes[r->body_order[L->first_rec + j]], &L->stride);
-		L->ring_off = words;
-		words += L->stride * r->ring;
-	}
-	r->counters_off = words;
-	if (r->ncond)
-		words += (uint64_t)r->nlevels * (1u + r->ring);
-	r->scratch_words = r->result_words = words;
-	return words ? 0 : -1;
-}
-
 /* ---- the instrumented copy ----------------------------------------------------------- */
 
 struct build {
@@ -127,6 +73,7 @@ struct build {
 	CUgraph g;           /* the copy being instrumented */
 	CUgraphNode *map;    /* per revision node: its node in the copy */
 	CUgraph *level_graph;/* per level: its graph in the copy */
+	uint32_t hash_nodes; /* checksum nodes added to the copy */
 };
 
 union hash_params {
@@ -135,13 +82,58 @@ union hash_params {
 	struct kt_hash_params_r160 r160;
 };
 
-/* The kernel node parameters of group grp (pre or post) of node n. */
-static void group_params(const struct build *b, const struct kt_gnode *n, uint32_t grp, int post,
-			 union hash_params *u, void **args, CUDA_KERNEL_NODE_PARAMS *kp)
+/* One hash set of a node (graph_hash_plan.c): its regions, in entry
+ * order, and where its results land. */
+struct hash_set {
+	const struct kt_gnode *n;
+	uint64_t off;
+	uint32_t count;
+	uint64_t *ptr, *len;            /* malloc'd, one block */
+};
+
+/* Node n's hashed regions from entry e of s on (post: only those post-hashed).
+ * Returns the next entry. */
+static uint32_t add_regions(const struct kt_gnode *n, int post, struct hash_set *s, uint32_t e)
 {
-	uint32_t first = grp * KT_HASH_MAX_REGIONS, cnt = n->nhashed - first, v = 0, h = 0;
-	uint32_t run = b->r->levels[n->level].run;
-	uint64_t off = (post ? n->post_off : n->pre_off) + (uint64_t)grp * GROUP_WORDS, total = 0, blocks;
+	for (uint32_t i = 0; i < n->nregions && e < s->count; i++) {
+		if (!n->regions[i].hash_len || (post && !kt_ghash_post_hashed(n, i)))
+			continue;
+		s->ptr[e] = n->regions[i].ptr;
+		s->len[e++] = n->regions[i].hash_len;
+	}
+	return e;
+}
+
+/* Node n's pre set, or its post set (its post-hashed regions, then the
+ * pre-hashed regions of the nodes merged into it).  0 or -1. */
+static int set_fill(const struct kt_grev *r, const struct kt_gnode *n, int post, struct hash_set *s)
+{
+	uint32_t e;
+
+	s->n = n;
+	s->off = post ? n->post_off : n->pre_off;
+	s->count = post ? n->post_entries : n->nhashed;
+	s->ptr = malloc(2 * (size_t)s->count * sizeof(uint64_t) + 1);
+	if (!s->ptr)
+		return -1;
+	s->len = s->ptr + s->count;
+	e = add_regions(n, post, s, 0);
+	for (uint32_t m = post ? n->fold_first : KT_GRAPH_NONE; m != KT_GRAPH_NONE; m = r->nodes[m].fold_next)
+		e = add_regions(&r->nodes[m], 0, s, e);
+	if (e == s->count)
+		return 0;
+	free(s->ptr);
+	kt_graph_failed_because("a hash set's regions do not match its plan");
+	return -1;
+}
+
+/* The kernel node parameters of checksum node grp of set s. */
+static void group_params(const struct build *b, const struct hash_set *s, uint32_t grp, union hash_params *u,
+			 void **args, CUDA_KERNEL_NODE_PARAMS *kp)
+{
+	uint32_t first = grp * KT_HASH_MAX_REGIONS, cnt = s->count - first, v = 0;
+	uint32_t run = b->r->levels[s->n->level].run;
+	uint64_t off = s->off + (uint64_t)grp * GROUP_WORDS, total = 0, blocks;
 	uint64_t *ptr, *len, *cend;
 
 	if (cnt > KT_HASH_MAX_REGIONS)
@@ -163,13 +155,11 @@ static void group_params(const struct build *b, const struct kt_gnode *n, uint32
 		u->r8.h.ring = b->r->ring;
 		u->r8.h.ring_stride = b->r->levels[run].stride * sizeof(uint64_t);
 	}
-	for (uint32_t i = 0, k = 0; i < n->nregions && k < cnt; i++) {
-		if (!n->regions[i].hash_len || h++ < first)
-			continue;
-		ptr[k] = n->regions[i].ptr;
-		len[k] = n->regions[i].hash_len;
+	for (uint32_t k = 0; k < cnt; k++) {
+		ptr[k] = s->ptr[first + k];
+		len[k] = s->len[first + k];
 		total += kt_hash_chunks(len[k]);
-		cend[k++] = total;
+		cend[k] = total;
 	}
 	blocks = (total + KT_HASH_WARPS_PER_BLOCK - 1) / KT_HASH_WARPS_PER_BLOCK;
 	blocks = blocks > b->max_blocks[v] ? b->max_blocks[v] : blocks ? blocks : 1;
@@ -224,38 +214,54 @@ struct around {
 	size_t nd, ns;
 };
 
-/* Add node i's hash nodes around it: each pre group after i's
- * dependencies and before i, each post group after i and before i's
- * dependents, the neighbours taken before any hash node was added (so the
- * post hash of a node and the pre hash of its dependent run side by side,
- * both before the dependent).  0 or -1. */
-static int add_hash_nodes(const struct build *b, uint32_t i, const struct around *a)
+/* Add the checksum nodes of node n's pre set (post: its post set) in
+ * graph lg, each after deps and before succ; *added counts them.  0 or -1. */
+static int add_set(const struct build *b, const struct kt_gnode *n, int post, CUgraph lg, const CUgraphNode *deps,
+		   size_t nd, const CUgraphNode *succ, size_t ns, uint32_t *added)
 {
-	const struct kt_gnode *n = &b->r->nodes[i];
-	CUgraph lg = b->level_graph[n->level];
-	CUgraphNode k = b->map[i], node;
-	int rc = 0;
+	struct hash_set s;
+	int rc;
 
-	for (uint32_t grp = 0; grp < groups_of(n->nhashed) && !rc; grp++) {
+	if (set_fill(b->r, n, post, &s))
+		return -1;
+	rc = 0;
+	for (uint32_t grp = 0; grp < kt_gset_groups(s.count) && !rc; grp++) {
 		union hash_params u;
 		void *args[1];
 		CUDA_KERNEL_NODE_PARAMS kp;
+		CUgraphNode node;
 
-		group_params(b, n, grp, 0, &u, args, &kp);
-		rc = KT_GCALL(cuGraphAddKernelNode_v2, &node, lg, a->nd ? a->deps : NULL, a->nd, &kp) ||
-		     KT_GCALL(cuGraphAddDependencies, lg, &node, &k, 1);
-		if (rc)
-			break;
-		group_params(b, n, grp, 1, &u, args, &kp);
-		rc = KT_GCALL(cuGraphAddKernelNode_v2, &node, lg, &k, 1, &kp);
-		for (size_t s = 0; s < a->ns && !rc; s++)
-			rc = KT_GCALL(cuGraphAddDependencies, lg, &node, &a->succ[s], 1);
+		group_params(b, &s, grp, &u, args, &kp);
+		rc = KT_GCALL(cuGraphAddKernelNode_v2, &node, lg, nd ? deps : NULL, nd, &kp);
+		for (size_t k = 0; k < ns && !rc; k++)
+			rc = KT_GCALL(cuGraphAddDependencies, lg, &node, &succ[k], 1);
+		*added += !rc;
 	}
+	free(s.ptr);
 	return rc ? -1 : 0;
 }
 
+/* Add node i's hash nodes around it: its pre set (unless merged into its
+ * dependency's post set) after i's dependencies and before i, its post set
+ * (when it has one) after i and before i's dependents, the neighbours
+ * taken before any hash node was added (so the post set of a node and the
+ * pre set of its dependent run side by side, both before the dependent).
+ * 0 or -1. */
+static int add_hash_nodes(const struct build *b, uint32_t i, const struct around *a, uint32_t *added)
+{
+	const struct kt_gnode *n = &b->r->nodes[i];
+	CUgraph lg = b->level_graph[n->level];
+	CUgraphNode k = b->map[i];
+
+	if (n->pre_host == KT_GRAPH_NONE && add_set(b, n, 0, lg, a->deps, a->nd, &k, 1, added))
+		return -1;
+	if (n->post_entries && add_set(b, n, 1, lg, &k, 1, a->succ, a->ns, added))
+		return -1;
+	return 0;
+}
+
 /* Add the hash nodes of every hashed node of the revision.  0 or -1. */
-static int add_all_hash_nodes(const struct build *b)
+static int add_all_hash_nodes(const struct build *b, uint32_t *added)
 {
 	const struct kt_grev *r = b->r;
 	uint32_t total = r->nrec + r->nbody_rec;
@@ -263,7 +269,7 @@ static int add_all_hash_nodes(const struct build *b)
 	int rc = a ? 0 : -1;
 
 	for (uint32_t k = 0; k < total && !rc; k++) {
-		const struct kt_gnode *n = hash_candidate(r, k);
+		const struct kt_gnode *n = kt_grev_hash_candidate(r, k);
 
 		if (!(n->rec.flags & KTRACE_GNODEF_HASHED))
 			continue;
@@ -272,8 +278,8 @@ static int add_all_hash_nodes(const struct build *b)
 		rc = a[k].deps && a[k].succ ? 0 : -1;
 	}
 	for (uint32_t k = 0; k < total && !rc; k++)
-		if (hash_candidate(r, k)->rec.flags & KTRACE_GNODEF_HASHED)
-			rc = add_hash_nodes(b, (uint32_t)(hash_candidate(r, k) - r->nodes), &a[k]);
+		if (kt_grev_hash_candidate(r, k)->rec.flags & KTRACE_GNODEF_HASHED)
+			rc = add_hash_nodes(b, (uint32_t)(kt_grev_hash_candidate(r, k) - r->nodes), &a[k], added);
 	for (uint32_t k = 0; a && k < total; k++) {
 		free(a[k].deps);
 		free(a[k].succ);
@@ -343,6 +349,7 @@ static int instrument(struct build *b, CUgraph mirror)
 	int rc = -1;
 
 	b->g = NULL;
+	b->hash_nodes = 0;
 	free(b->map);
 	b->map = calloc(r->nnodes + 1, sizeof(*b->map));
 	b->level_graph = calloc(r->nlevels + 1, sizeof(*b->level_graph));
@@ -361,7 +368,7 @@ static int instrument(struct build *b, CUgraph mirror)
 			rc = map_level(b, lv);
 	}
 	if (!rc)
-		rc = add_all_hash_nodes(b);
+		rc = add_all_hash_nodes(b, &b->hash_nodes);
 	if (rc && b->g) {
 		KT_REAL(cuGraphDestroy, b->g);
 		b->g = NULL;
@@ -495,6 +502,19 @@ static int make_exec(struct build *b, CUgraph mirror, uint64_t flags)
 	return 0;
 }
 
+/* The counters of a copy built: its checksum nodes, the kernel nodes they hash. */
+static void count_nodes(const struct kt_grev *r, uint32_t hash_nodes)
+{
+	uint64_t kernels = 0;
+
+	for (uint32_t k = 0; k < r->nrec + r->nbody_rec; k++)
+		kernels += (kt_grev_hash_candidate(r, k)->rec.flags & KTRACE_GNODEF_HASHED) != 0;
+	if (ktrace_tracer.writer) {
+		ktrace_writer_count(ktrace_tracer.writer, KTRACE_CTR_GRAPH_HASH_NODES, hash_nodes);
+		ktrace_writer_count(ktrace_tracer.writer, KTRACE_CTR_GRAPH_KERNEL_NODES_HASHED, kernels);
+	}
+}
+
 struct kt_ghash *kt_ghash_build(struct kt_ghash *h, CUgraph mirror, const struct kt_grev *r, uint64_t flags,
 				const uint32_t *disabled, uint32_t ndisabled, uint32_t *why)
 {
@@ -523,6 +543,7 @@ struct kt_ghash *kt_ghash_build(struct kt_ghash *h, CUgraph mirror, const struct
 		goto fail;
 	h = b.h;
 done:
+	count_nodes(r, b.hash_nodes);
 	h->scratch_words = r->scratch_words;
 	h->result_words = r->result_words;
 	apply_disabled(&b, disabled, ndisabled);

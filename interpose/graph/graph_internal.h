@@ -11,6 +11,7 @@
  *   graph_registry.c  graph ids, the exec table, stream capture, the hooks
  *   graph_model.c     describing a CUgraph from the driver: a revision
  *   graph_exec.c      an exec's life: instantiation, updates, launches
+ *   graph_hash_plan.c where a revision's digests land: hash sets, merged and read-only
  *   graph_hash.c      ktrace's instrumented copy of an exec, result slots
  *   graph_record.c    GRAPH records and the records of one graph launch
  *   graph_queue.c     graph launches whose digests are in flight
@@ -34,6 +35,7 @@
 #include <cuda.h>
 
 #include "format/ktrace_format.h"
+#include "hashkern/hashkern_abi.h"
 #include "interpose/model/param_scan.h"
 #include "interpose/driver/hooks.h"
 #include "interpose/model/tracer.h"
@@ -58,7 +60,18 @@ struct kt_gnode {
 	struct ktrace_region *regions;  /* kernel: planned (pointer, allocation, extent) */
 	uint32_t nhashed;               /* regions with hash_len > 0 */
 	uint32_t variant;               /* hashed: the checksum kernel variant (hashkern_abi.h) */
-	uint64_t pre_off, post_off;     /* hashed: result word offsets of the pre and post hash */
+	/* hashed: where its digests land (graph_hash_plan.c).  A hash set is one or more checksum
+	 * nodes side by side writing one run of result words (kt_gset_word): a node's pre set,
+	 * before it, and its post set, after it, which hashes its post-hashed regions and then
+	 * the pre-hashed regions of the dependents merged into it. */
+	uint32_t npost;                 /* its regions post-hashed (not read-only inputs, or verified) */
+	uint64_t pre_off, post_off;     /* the first result word of the set of its pre (post) hash */
+	uint32_t pre_first;             /* the set entry of its first pre-hashed region */
+	uint32_t pre_host;              /* merged: the node whose post set hashes its pre-hashed regions,
+	                                 * else NONE (a pre set of its own) */
+	uint32_t fold_first, fold_next; /* the nodes merged into its post set, through fold_next; NONE ends */
+	uint32_t post_entries;          /* entries of its post set (0: no post set) */
+	uint8_t dep_data;               /* an edge into it carries data (a programmatic launch edge, ports) */
 	uint8_t *params;                /* owned parameter bytes */
 	struct ktrace_range_ref made;   /* the ranges the node was made in (range 0: none known) */
 	uint32_t *body_levels;          /* conditional: the level of each body (rec.cond_size), owned */
@@ -108,6 +121,13 @@ struct kt_grev {
 	                                 * ring of outer runs (ring words per level) */
 };
 
+/* The k-th node of r that may be hashed: the recorded nodes, then the
+ * kernel nodes of conditional bodies (k < nrec + nbody_rec). */
+static inline struct kt_gnode *kt_grev_hash_candidate(const struct kt_grev *r, uint32_t k)
+{
+	return &r->nodes[k < r->nrec ? r->order[k] : r->body_order[k - r->nrec]];
+}
+
 /* ---- graph_model.c -------------------------------------------------------------- */
 
 /* Describe graph g (the exec's mirror) as a new revision with one reference;
@@ -125,14 +145,38 @@ void kt_grev_release(struct kt_grev *r) KTRACE_HIDDEN;
 /* The index of the top-level node whose mirror is m, or NONE. */
 uint32_t kt_grev_top_index(const struct kt_grev *r, CUgraphNode m) KTRACE_HIDDEN;
 
+/* ---- graph_hash_plan.c ----------------------------------------------------------- */
+
+/* Lay out the digests of r's kernel nodes (HASHED flags, the hash sets:
+ * which merge, where each node's digests land; scratch and result words).
+ * merge: a dependent's pre-hash may share its only dependency's post set
+ * (KTRACE_HASH_MERGE).  0, or -1 when nothing is hashed. */
+int kt_ghash_plan(struct kt_grev *r, int merge) KTRACE_HIDDEN;
+/* Is region i of node n post-hashed (not a read-only input whose
+ * post-digest is its pre-digest)? */
+int kt_ghash_post_hashed(const struct kt_gnode *n, uint32_t i) KTRACE_HIDDEN;
+/* The result word of entry e of the hash set whose first word is off: the
+ * set's checksum nodes take KT_HASH_MAX_REGIONS entries each, each writing
+ * its sums and then its completion word. */
+static inline uint64_t kt_gset_word(uint64_t off, uint64_t e)
+{
+	return off + e / KT_HASH_MAX_REGIONS * (KT_HASH_MAX_REGIONS + 1) + e % KT_HASH_MAX_REGIONS;
+}
+/* Checksum nodes of a set of e entries, and its result words. */
+static inline uint32_t kt_gset_groups(uint32_t e)
+{
+	return (e + KT_HASH_MAX_REGIONS - 1) / KT_HASH_MAX_REGIONS;
+}
+static inline uint64_t kt_gset_words(uint32_t e)
+{
+	return (uint64_t)e + kt_gset_groups(e);
+}
+
 /* ---- graph_hash.c ---------------------------------------------------------------- */
 
 struct kt_ghash;
 struct kt_gslot;
 
-/* Lay out the digests of r's kernel nodes (pre_off, post_off, variant,
- * HASHED flags, scratch and result words).  0, or -1 when nothing is hashed. */
-int kt_ghash_plan(struct kt_grev *r) KTRACE_HIDDEN;
 /* Build (or rebuild, h given) ktrace's instrumented copy of mirror for
  * revision r, instantiated with flags.  Returns the hash state (h or a new
  * one), or NULL with *why set (enum ktrace_graph_untraced); h is then

@@ -17,7 +17,8 @@
  * memset nodes not in a conditional body) gives each its place in the
  * launch's block of launch_seq numbers; the kernel, memcpy and memset
  * nodes of each body follow, one place per run of the body its ring keeps.  Regions are
- * planned as for a launch (pointer scan and, with hashing, extents).
+ * planned as for a launch (pointer scan and, with hashing, extents and
+ * read-only inputs); which nodes an edge with data enters is kept.
  * May call: the real driver's graph queries (ktrace_real), the registry
  * (the kernel_ready service), the parameter scan, the allocation map's
  * extents.
@@ -29,6 +30,7 @@
 #include "interpose/graph/graph_internal.h"
 #include "interpose/model/alloc_map.h"
 #include "interpose/model/kernels.h"
+#include "interpose/model/read_only.h"
 #include "interpose/model/services.h"
 
 struct walker {
@@ -79,14 +81,22 @@ static int graph_nodes(CUgraph g, CUgraphNode **v, size_t *n)
 	return -1;
 }
 
-/* The edges of g: from[i] -> to[i], *n of them (both malloc'd, one block).
- * -1 when the driver cannot say. */
-static int graph_edges(CUgraph g, CUgraphNode **from, CUgraphNode **to, size_t *n)
+/* Does an edge carry data (a programmatic launch edge, ports)? */
+static int edge_has_data(const CUgraphEdgeData *e)
 {
-	CUgraphEdgeData *data = NULL;
+	return e->type != CU_GRAPH_DEPENDENCY_TYPE_DEFAULT || e->from_port || e->to_port;
+}
+
+/* The edges of g: from[i] -> to[i], *n of them (both malloc'd, one block),
+ * data[i] whether edge i carries data (malloc'd; NULL when the driver has
+ * no edge-data query).  -1 when the driver cannot say. */
+static int graph_edges(CUgraph g, CUgraphNode **from, CUgraphNode **to, uint8_t **data, size_t *n)
+{
+	CUgraphEdgeData *e = NULL;
 	CUresult r;
 
 	*from = *to = NULL;
+	*data = NULL;
 	*n = 0;
 	if (KT_REAL_HAS(cuGraphGetEdges_v2))
 		r = KT_REAL(cuGraphGetEdges_v2, g, NULL, NULL, NULL, n);
@@ -99,19 +109,26 @@ static int graph_edges(CUgraph g, CUgraphNode **from, CUgraphNode **to, size_t *
 	if (!*n)
 		return 0;
 	*from = calloc(2 * *n, sizeof(CUgraphNode));
-	data = KT_REAL_HAS(cuGraphGetEdges_v2) ? calloc(*n, sizeof(*data)) : NULL;
-	if (!*from || (KT_REAL_HAS(cuGraphGetEdges_v2) && !data)) {
+	e = KT_REAL_HAS(cuGraphGetEdges_v2) ? calloc(*n, sizeof(*e)) : NULL;
+	*data = e ? calloc(*n, 1) : NULL;
+	if (!*from || (KT_REAL_HAS(cuGraphGetEdges_v2) && (!e || !*data))) {
 		free(*from);
-		free(data);
+		free(e);
+		free(*data);
+		*from = NULL;
+		*data = NULL;
 		return -1;
 	}
 	*to = *from + *n;
-	r = KT_REAL_HAS(cuGraphGetEdges_v2) ? KT_REAL(cuGraphGetEdges_v2, g, *from, *to, data, n)
-					   : KT_REAL(cuGraphGetEdges, g, *from, *to, n);
-	free(data);
+	r = e ? KT_REAL(cuGraphGetEdges_v2, g, *from, *to, e, n) : KT_REAL(cuGraphGetEdges, g, *from, *to, n);
+	for (size_t k = 0; e && r == CUDA_SUCCESS && k < *n; k++)
+		(*data)[k] = (uint8_t)edge_has_data(&e[k]);
+	free(e);
 	if (r != CUDA_SUCCESS) {
 		free(*from);
+		free(*data);
 		*from = *to = NULL;
+		*data = NULL;
 		return -1;
 	}
 	return 0;
@@ -389,10 +406,11 @@ static void level_edges(struct walker *w, CUgraph g, uint32_t lv)
 {
 	const struct kt_glevel *L = &w->r->levels[lv];
 	CUgraphNode *from, *to;
+	uint8_t *data;
 	struct member *m;
 	size_t ne, k;
 
-	if (graph_edges(g, &from, &to, &ne)) {
+	if (graph_edges(g, &from, &to, &data, &ne)) {
 		w->why = KTRACE_GRAPH_UNTRACED_QUERY;
 		return;
 	}
@@ -408,10 +426,13 @@ static void level_edges(struct walker *w, CUgraph g, uint32_t lv)
 			    grow((void **)&w->raw, &w->cap_raw, w->nraw + 1, sizeof(*w->raw)))
 				continue;
 			w->raw[w->nraw++] = (struct ktrace_graph_edge){ a, b };
+			if (data && data[k])
+				w->r->nodes[b].dep_data = 1;
 		}
 	}
 	free(m);
 	free(from);
+	free(data);
 }
 
 /* Walk graph g, held by child-graph node `parent` (NONE: the exec's graph):
@@ -781,6 +802,8 @@ static void plan_node(struct kt_gnode *n, int hash)
 		n->nregions = c;
 		if (hash && c)
 			plan_extents(n, allocs);
+		if (hash && c && ktrace_tracer.cfg.hash_readonly)
+			ktrace_regions_read_only(n->layout, n->regions, c);
 	}
 	free(allocs);
 }

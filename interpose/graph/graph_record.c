@@ -13,7 +13,8 @@
  * the recorded nodes, each with its iteration reference (which run, of
  * how many, how many not kept); a body that did not run has none.  They
  * need the launch's result words (the run counters are there): a launch
- * without them records no body nodes.  KTRACE_KERNELS and KTRACE_LAUNCHES
+ * without them records no body nodes.  A read-only input's post-digest is
+ * its pre-digest (flag POST_CARRIED), as a launch's.  KTRACE_KERNELS and KTRACE_LAUNCHES
  * apply per node.  Records are
  * encoded by format/ and appended to the trace writer.  May call: format/
  * (codec, writer), hashkern/ (the digest's finalisation), the tracer's
@@ -26,6 +27,7 @@
 #include "hashkern/hashkern_abi.h"
 #include "hashkern/ktrace_digest.h"
 #include "interpose/graph/graph_internal.h"
+#include "interpose/model/read_only.h"
 
 #define KT_GRAPH_RECORD_BYTES (256u << 10)
 
@@ -123,23 +125,53 @@ static void graph_ref(const struct kt_glaunch *l, uint32_t node, struct ktrace_g
 	ref->revision = l->rev->revision;
 }
 
-/* The digests of node n's hashed regions from the slot's words; regions
- * whose words did not land stay without (counted). */
-static void fill_digests(const struct kt_gnode *n, const uint64_t *words, struct ktrace_region *g)
+/* KTRACE_HASH_VERIFY measured read-only region g of the launch seq changed
+ * by it: the NOTE (code 262) the stream path writes too. */
+static void note_readonly_mismatch(uint64_t seq, const struct ktrace_region *g)
 {
-	uint32_t h = 0;
+	char text[320];
+
+	ktrace_read_only_mismatch_text(text, sizeof(text), seq, g);
+	ktrace_tracer_note(KTRACE_NOTE_WARN, KTRACE_NOTE_CODE_CARRY_MISMATCH, text);
+}
+
+/* Read-only region g (flag POST_CARRIED) of the launch seq: its post-digest
+ * is its pre-digest, or, measured (post), compared with it. */
+static void fill_read_only(uint64_t seq, struct ktrace_region *g, int post)
+{
+	count(KTRACE_CTR_HASH_POST_CARRIED, 1);
+	if (!post) {
+		g->post_hash = g->pre_hash;
+	} else if (g->post_hash != g->pre_hash) {
+		count(KTRACE_CTR_HASH_READONLY_MISMATCHES, 1);
+		note_readonly_mismatch(seq, g);
+	}
+}
+
+/* The digests of node n's hashed regions from the slot's words, where its
+ * hash sets put them (graph_hash_plan.c); regions whose words did not land
+ * stay without (counted), a read-only one without its flag too. */
+static void fill_digests(const struct kt_gnode *n, uint64_t seq, const uint64_t *words, struct ktrace_region *g)
+{
+	uint32_t pre = 0, post = 0;
 
 	for (uint32_t i = 0; i < n->nregions; i++) {
-		uint64_t w;
+		int measured = kt_ghash_post_hashed(n, i);
+		uint64_t wpre, wpost;
 
 		if (!g[i].hash_len)
 			continue;
-		w = (uint64_t)(h / KT_HASH_MAX_REGIONS) * (KT_HASH_MAX_REGIONS + 1) + h % KT_HASH_MAX_REGIONS;
-		h++;
-		if (!words)
+		wpre = kt_gset_word(n->pre_off, (uint64_t)n->pre_first + pre++);
+		wpost = measured ? kt_gset_word(n->post_off, post++) : 0;
+		if (!words) {
+			g[i].flags &= (uint16_t)~KTRACE_REGIONF_POST_CARRIED;
 			continue;
-		g[i].pre_hash = ktrace_digest_finalize(words[n->pre_off + w], g[i].hash_len);
-		g[i].post_hash = ktrace_digest_finalize(words[n->post_off + w], g[i].hash_len);
+		}
+		g[i].pre_hash = ktrace_digest_finalize(words[wpre], g[i].hash_len);
+		if (measured)
+			g[i].post_hash = ktrace_digest_finalize(words[wpost], g[i].hash_len);
+		if (g[i].flags & KTRACE_REGIONF_POST_CARRIED)
+			fill_read_only(seq, &g[i], measured);
 		g[i].flags |= KTRACE_REGIONF_PRE | KTRACE_REGIONF_POST;
 	}
 	if (!words)
@@ -154,7 +186,8 @@ static void mark_skipped(struct ktrace_rec_launch *r, struct ktrace_region *g, u
 	r->hash_skip = why ? why : KTRACE_HASH_SKIP_UNAVAILABLE;
 	for (uint32_t i = 0; i < r->nregions; i++) {
 		g[i].hash_len = 0;
-		g[i].flags = (uint16_t)((g[i].flags | KTRACE_REGIONF_UNHASHED) & ~(KTRACE_REGIONF_CAPPED | KTRACE_REGIONF_EXACT));
+		g[i].flags = (uint16_t)((g[i].flags | KTRACE_REGIONF_UNHASHED) &
+					~(KTRACE_REGIONF_CAPPED | KTRACE_REGIONF_EXACT | KTRACE_REGIONF_POST_CARRIED));
 	}
 }
 
@@ -199,7 +232,7 @@ static void write_kernel(const struct kt_glaunch *l, uint32_t node, uint64_t seq
 		r.flags |= KTRACE_LAUNCHF_FAILED;
 	if (l->hashed && (n->rec.flags & KTRACE_GNODEF_HASHED) && l->result == CUDA_SUCCESS) {
 		r.flags |= KTRACE_LAUNCHF_HASHED;
-		fill_digests(n, words, g);
+		fill_digests(n, seq, words, g);
 	} else if (n->nhashed) {
 		mark_skipped(&r, g, l->hash_skip);
 	}

@@ -19,6 +19,7 @@
 
 #include "format/trace_writer.h"
 #include "interpose/hash/hash_jobs.h"
+#include "interpose/model/read_only.h"
 
 int ktrace_hash_carry_shape(const struct ktrace_region *g, const struct ktrace_alloc_info *a)
 {
@@ -115,11 +116,7 @@ static void note_readonly_mismatch(struct ktrace_writer *w, const struct job *j,
 {
 	char text[320];
 
-	snprintf(text, sizeof(text),
-		 "read-only input written by the launch (its write proof does not hold): op_seq %" PRIu64
-		 " region %#" PRIx64 " (%" PRIu64 " bytes, parameter offset %u) pre-digest %016" PRIx64
-		 ", measured post-digest %016" PRIx64,
-		 j->launch.launch_seq, g->ptr, g->hash_len, g->param_offset, g->pre_hash, g->post_hash);
+	ktrace_read_only_mismatch_text(text, sizeof(text), j->launch.launch_seq, g);
 	note_text(w, text);
 }
 

@@ -11,8 +11,11 @@
  *   KTRACE_HASH_READONLY  0/1: a read-only input's post-digest is its pre-digest,
  *                         not measured (default 1; docs/hashing.md)
  *   KTRACE_HASH_MERGE     0/1: a launch's post-hash is held and hashed in the next
- *                         launch's pre-hash launch on its stream (default 1;
- *                         docs/hashing.md "Merged hash launches"; off under KTRACE_REPLAY)
+ *                         launch's pre-hash launch on its stream, and inside CUDA
+ *                         graphs a kernel node's pre-hash in its only dependency's
+ *                         post-hash checksum node (default 0; docs/hashing.md
+ *                         "Merged hash launches", "Hashing inside graphs"; off
+ *                         under KTRACE_REPLAY)
  *   KTRACE_HASH_MAX       bytes hashed per region: N, NK, NM, NG, NT (binary
  *                         units; "KiB"/"KB"/"B" spellings accepted), default 4G
  *   KTRACE_KERNELS        POSIX extended regex: trace only kernels whose name matches

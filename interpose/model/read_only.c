@@ -7,8 +7,11 @@
  * A launch of a few regions compares each proven one with each other; one
  * of many sorts the others (their starts, with the furthest end reached so
  * far, and their allocations) and looks each proven one up: n log n, not
- * n^2, with the same answers.  Calls nothing but libc.
+ * n^2, with the same answers.  Also the words of the NOTE that says such a
+ * proof did not hold.  Calls nothing but libc.
  */
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "interpose/model/read_only.h"
@@ -164,4 +167,13 @@ uint32_t ktrace_regions_read_only(const struct ktrace_param_layout *l, struct kt
 		free(w.base);
 	}
 	return flagged;
+}
+
+void ktrace_read_only_mismatch_text(char *buf, size_t cap, uint64_t op_seq, const struct ktrace_region *g)
+{
+	snprintf(buf, cap,
+		 "read-only input written by the launch (its write proof does not hold): op_seq %" PRIu64
+		 " region %#" PRIx64 " (%" PRIu64 " bytes, parameter offset %u) pre-digest %016" PRIx64
+		 ", measured post-digest %016" PRIx64,
+		 op_seq, g->ptr, g->hash_len, g->param_offset, g->pre_hash, g->post_hash);
 }

@@ -59,7 +59,7 @@ struct ktrace_config {
 	int hash_verify;         /* KTRACE_HASH_VERIFY: measure carried digests too, compare (default 0) */
 	int hash_readonly;       /* KTRACE_HASH_READONLY: skip read-only inputs' post-hash (default 1) */
 	int hash_merge;          /* KTRACE_HASH_MERGE: a post-hash shares the next launch's pre-hash
-	                          * launch (default 1) */
+	                          * launch, a graph's checksum nodes merge (default 0) */
 };
 #define KTRACE_GRAPH_ITERS_DEFAULT 64u
 #define KTRACE_GRAPH_ITERS_MAX 65536u

@@ -18,6 +18,8 @@
  * cuMemsetD32Async on the capturing stream into nodes chained one after the
  * other, and a graph launch into a child graph node.  cuGraphExecUpdate(_v2)
  * takes the new graph's parameters when the topology is the same.
+ * Edges keep the data they were added with (cuGraphAddDependencies_v2)
+ * and the queries return it; the fake orders every edge as a full one.
  * Every entry point counts its calls (fake_count).  Kernel parameters are
  * copied through the fake kernels' layouts (kernelParams only).
  *
@@ -77,6 +79,7 @@ struct fnode {
 	struct fgraph *owner;
 	struct fnode *src, *src2;  /* copies: the node copied from (src2: an update's) */
 	struct fnode **deps;
+	CUgraphEdgeData *edata;    /* per dependency: the edge's data (zero: a default edge) */
 	size_t ndeps;
 	int disabled;
 	CUfunction f;              /* kernel */
@@ -130,6 +133,7 @@ static void node_free(struct fnode *n)
 	for (unsigned b = 0; b < n->nbody; b++)
 		graph_free(n->body[b]);
 	free(n->deps);
+	free(n->edata);
 	free(n);
 }
 
@@ -151,15 +155,32 @@ static size_t index_of(const struct fgraph *g, const struct fnode *n)
 	return (size_t)-1;
 }
 
-static int add_dep(struct fnode *n, struct fnode *d)
+/* n depends on d by an edge of data e (NULL: a default edge). */
+static int add_dep(struct fnode *n, struct fnode *d, const CUgraphEdgeData *e)
 {
 	struct fnode **v = realloc(n->deps, (n->ndeps + 1) * sizeof(*v));
+	CUgraphEdgeData *ed;
 
 	if (!v)
 		return -1;
 	n->deps = v;
+	ed = realloc(n->edata, (n->ndeps + 1) * sizeof(*ed));
+	if (!ed)
+		return -1;
+	n->edata = ed;
+	memset(&ed[n->ndeps], 0, sizeof(*ed));
+	if (e)
+		ed[n->ndeps] = *e;
 	n->deps[n->ndeps++] = d;
 	return 0;
+}
+
+/* n no longer depends through its dependency d (the last takes its place). */
+static void drop_dep(struct fnode *n, size_t d)
+{
+	n->ndeps--;
+	n->deps[d] = n->deps[n->ndeps];
+	n->edata[d] = n->edata[n->ndeps];
 }
 
 /* A new node of g after deps (all of g).  NULL on a bad argument. */
@@ -187,7 +208,7 @@ static struct fnode *node_add(struct fgraph *g, CUgraphNodeType type, const CUgr
 	n->type = type;
 	n->owner = g;
 	for (size_t i = 0; i < nd; i++)
-		add_dep(n, (struct fnode *)deps[i]);
+		add_dep(n, (struct fnode *)deps[i], NULL);
 	g->nodes[g->n++] = n;
 	return n;
 }
@@ -277,7 +298,7 @@ static struct fgraph *graph_copy(const struct fgraph *g, int exec)
 	}
 	for (size_t i = 0; i < c->n; i++) /* a dependency may come later in the list */
 		for (size_t d = 0; d < g->nodes[i]->ndeps; d++)
-			add_dep(c->nodes[i], c->nodes[index_of(g, g->nodes[i]->deps[d])]);
+			add_dep(c->nodes[i], c->nodes[index_of(g, g->nodes[i]->deps[d])], &g->nodes[i]->edata[d]);
 	return c;
 }
 
@@ -863,7 +884,8 @@ API CUresult cuGraphAddNode_v2(CUgraphNode *ph, CUgraph g, const CUgraphNode *de
 	(void)e; NOTE(); return add_node(ph, g, deps, nd, p);
 }
 
-static CUresult dependencies(CUgraph g, const CUgraphNode *from, const CUgraphNode *to, size_t n, int add)
+static CUresult dependencies(CUgraph g, const CUgraphNode *from, const CUgraphNode *to, const CUgraphEdgeData *e,
+			     size_t n, int add)
 {
 	CUresult r = CUDA_SUCCESS;
 
@@ -879,9 +901,9 @@ static CUresult dependencies(CUgraph g, const CUgraphNode *from, const CUgraphNo
 		while (d < b->ndeps && b->deps[d] != a)
 			d++;
 		if (add && d == b->ndeps)
-			add_dep(b, a);
+			add_dep(b, a, e ? &e[i] : NULL);
 		else if (!add && d < b->ndeps)
-			b->deps[d] = b->deps[--b->ndeps];
+			drop_dep(b, d);
 	}
 	pthread_mutex_unlock(&fg_lock);
 	return r;
@@ -889,21 +911,21 @@ static CUresult dependencies(CUgraph g, const CUgraphNode *from, const CUgraphNo
 
 API CUresult cuGraphAddDependencies(CUgraph g, const CUgraphNode *a, const CUgraphNode *b, size_t n)
 {
-	NOTE(); return dependencies(g, a, b, n, 1);
+	NOTE(); return dependencies(g, a, b, NULL, n, 1);
 }
 API CUresult cuGraphAddDependencies_v2(CUgraph g, const CUgraphNode *a, const CUgraphNode *b, const CUgraphEdgeData *e,
 				       size_t n)
 {
-	(void)e; NOTE(); return dependencies(g, a, b, n, 1);
+	NOTE(); return dependencies(g, a, b, e, n, 1);
 }
 API CUresult cuGraphRemoveDependencies(CUgraph g, const CUgraphNode *a, const CUgraphNode *b, size_t n)
 {
-	NOTE(); return dependencies(g, a, b, n, 0);
+	NOTE(); return dependencies(g, a, b, NULL, n, 0);
 }
 API CUresult cuGraphRemoveDependencies_v2(CUgraph g, const CUgraphNode *a, const CUgraphNode *b,
 					  const CUgraphEdgeData *e, size_t n)
 {
-	(void)e; NOTE(); return dependencies(g, a, b, n, 0);
+	NOTE(); return dependencies(g, a, b, e, n, 0);
 }
 API CUresult cuGraphDestroyNode(CUgraphNode h)
 {
@@ -922,7 +944,7 @@ API CUresult cuGraphDestroyNode(CUgraphNode h)
 	for (size_t k = 0; k < g->n; k++)
 		for (size_t d = 0; d < g->nodes[k]->ndeps; d++)
 			if (g->nodes[k]->deps[d] == n)
-				g->nodes[k]->deps[d--] = g->nodes[k]->deps[--g->nodes[k]->ndeps];
+				drop_dep(g->nodes[k], d--);
 	node_free(n);
 	pthread_mutex_unlock(&fg_lock);
 	return CUDA_SUCCESS;
@@ -965,7 +987,7 @@ static CUresult edges(CUgraph g, CUgraphNode *from, CUgraphNode *to, CUgraphEdge
 				from[k] = (CUgraphNode)G(g)->nodes[i]->deps[d];
 				to[k] = (CUgraphNode)G(g)->nodes[i];
 				if (e)
-					memset(&e[k], 0, sizeof(e[k]));
+					e[k] = G(g)->nodes[i]->edata[d];
 			}
 	pthread_mutex_unlock(&fg_lock);
 	*n = k;
@@ -992,13 +1014,16 @@ API CUresult cuGraphNodeGetType(CUgraphNode h, CUgraphNodeType *t)
  * entries: CUDA_ERROR_INVALID_VALUE; so does the fake. */
 static CUresult node_dependencies(CUgraphNode h, CUgraphNode *v, CUgraphEdgeData *e, size_t *n)
 {
+	size_t cap;
+
 	if (!h || !n || (v && !*n))
 		return CUDA_ERROR_INVALID_VALUE;
+	cap = *n;
 	pthread_mutex_lock(&fg_lock);
 	LIST(v, n, N(h)->ndeps, (CUgraphNode)N(h)->deps[i_]);
+	for (size_t i = 0; e && v && i < *n && i < cap; i++)
+		e[i] = N(h)->edata[i];
 	pthread_mutex_unlock(&fg_lock);
-	if (e && v)
-		memset(e, 0, *n * sizeof(*e));
 	return CUDA_SUCCESS;
 }
 static CUresult node_dependents(CUgraphNode h, CUgraphNode *v, CUgraphEdgeData *e, size_t *n)
@@ -1016,12 +1041,12 @@ static CUresult node_dependents(CUgraphNode h, CUgraphNode *v, CUgraphEdgeData *
 			if (g->nodes[i]->deps[d] == N(h)) {
 				if (v && k < cap)
 					v[k] = (CUgraphNode)g->nodes[i];
+				if (e && v && k < cap)
+					e[k] = g->nodes[i]->edata[d];
 				k++;
 			}
 	pthread_mutex_unlock(&fg_lock);
 	*n = k;
-	if (e && v)
-		memset(e, 0, (k < cap ? k : cap) * sizeof(*e));
 	return CUDA_SUCCESS;
 }
 API CUresult cuGraphNodeGetDependencies(CUgraphNode h, CUgraphNode *v, size_t *n)

@@ -35,6 +35,10 @@
 #                            deterministic check then uses --keep-allocator
 #   graphs-memcheck          compute-sanitizer memcheck clean on the stream
 #                            capture program under ktrace with hashing on
+#   graphs-<s>-merged        (capture, explicit) KTRACE_HASH_MERGE=1 against =0:
+#                            the same OUTPUT, every digest equal (ktrace-diff
+#                            identical), fewer checksum nodes per hashed kernel
+#                            node (docs/hashing.md "Hashing inside graphs")
 # The settings run as parallel jobs (one Python process each at a time);
 # ref_step.py --graphs is compiled meanwhile for 70-graphs-2-cost.sh.
 # Environment: KT_GRAPHS_BUDGET_S (default KT_SCRIPT_TIMEOUT - 20): start
@@ -243,11 +247,61 @@ memcheck() {
 	rm -f "$o"-*.ktrace
 }
 
+# nodes_per_kernel TRACE: "graph_hash_nodes/graph_kernel_nodes_hashed" of its last COUNTERS record.
+nodes_per_kernel() {
+	"$dump" --json "$1" 2>/dev/null | python3 -c '
+import json, sys
+c = {}
+for line in sys.stdin:
+    if "\"counters\"" in line:
+        r = json.loads(line)
+        if r.get("type") == "counters" and isinstance(r.get("counters"), dict):
+            c = r["counters"]
+print("%s/%s" % (c.get("graph_hash_nodes", 0), c.get("graph_kernel_nodes_hashed", 0)))'
+}
+
+# merged NAME: a CUDA C setting traced with KTRACE_HASH_MERGE=0 and =1 (merged checksum
+# nodes in ktrace's copies of its graphs, docs/hashing.md "Hashing inside graphs"):
+#   graphs-NAME-merged  the program's OUTPUT the same, ktrace-diff finds the two traces
+#                       identical (every digest equal), and the merged copies hold
+#                       fewer checksum nodes (counters graph_hash_nodes /
+#                       graph_kernel_nodes_hashed, in the detail)
+merged() {
+	local name=$1 o=$T/merge-$1 m rc tag=graphs-$1-merged n0 n1 cmd=()
+	mapfile -t cmd < <(setting_cmd "$name")
+	[ -x "${cmd[0]}" ] || { say "$tag" SKIP "${cmd[0]} not built (make gpu)"; return; }
+	rm -f "$o"-*.ktrace
+	for m in 0 1; do
+		KTRACE_OUTPUT="$o-$m.ktrace" KTRACE_HASH=1 KTRACE_HASH_MERGE=$m LD_PRELOAD="$lib" \
+			bounded "$(setting_timeout "$name")" "${cmd[@]}" >"$o.$m.out" 2>"$o.$m.err" </dev/null
+		rc=$?
+		[ $rc = 125 ] && { say "$tag" SKIP "time budget (KT_GRAPHS_BUDGET_S=$budget)"; return; }
+		cp "$o.$m.out" "$o.$m.err" "$L/" 2>/dev/null
+		[ $rc = 0 ] || { say "$tag" FAIL "KTRACE_HASH_MERGE=$m: exit $rc: $(tail -n 2 "$o.$m.err" | tr '\n' ' ' | cut -c1-200)"; return; }
+	done
+	n0=$(nodes_per_kernel "$o-0.ktrace")
+	n1=$(nodes_per_kernel "$o-1.ktrace")
+	"$B/ktrace-diff" "$o-0.ktrace" "$o-1.ktrace" >"$L/$name.merged.diff.txt" 2>&1
+	rc=$?
+	if [ "$(grep '^OUTPUT' "$o.0.out")" != "$(grep '^OUTPUT' "$o.1.out")" ]; then
+		say "$tag" FAIL "the program's OUTPUT differs with KTRACE_HASH_MERGE=1"
+	elif [ $rc != 0 ] || ! grep -q "result: identical" "$L/$name.merged.diff.txt"; then
+		say "$tag" FAIL "ktrace-diff of the unmerged and merged traces (exit $rc): $(grep -m1 'result:' "$L/$name.merged.diff.txt" | cut -c1-200)"
+	elif [ "${n1%/*}" -ge "${n0%/*}" ] || [ "${n0#*/}" = 0 ]; then
+		say "$tag" FAIL "checksum nodes / hashed kernel nodes: $n0 unmerged, $n1 merged (fewer expected)"
+	else
+		say "$tag" PASS "same OUTPUT, ktrace-diff identical; checksum nodes / hashed kernel nodes $n0 unmerged, $n1 merged"
+	fi
+	[ "${KT_GRAPHS_KEEP:-0}" = 1 ] || rm -f "$o"-*.ktrace
+}
+
 job_c() {
 	cover capture --whole-run
 	cover capture_to_graph --whole-run
 	cover explicit --whole-run --params
 	cover conditional --whole-run --stated-limit 'kt_ge_loop_(body|cond)'
+	merged capture
+	merged explicit
 	local s
 	for s in capture explicit; do
 		verdict "$s" det

@@ -15,6 +15,10 @@
 #                                          (target <= 3 %)
 #   BENCH  graphs-refstep-hash-ratio       full hashing against plain, x
 #                                          (target <= 2x)
+#   BENCH  graphs-refstep-hash-nodes-per-kernel-node  checksum nodes per hashed
+#                                          kernel node in ktrace's copies of the
+#                                          graphs (KTRACE_HASH_MERGE=1 in the
+#                                          environment: merged, docs/hashing.md)
 #   RESULT graphs-refstep  every run finished, the final parameters are bitwise
 #          the same in the three modes, and the traced runs recorded the kernel
 #          nodes of graph launches (COUNTERS graph_launches, records from
@@ -134,6 +138,13 @@ echo "BENCH|graphs-refstep-plain|$mp|ms|median ms/step of ref_step.py --graphs w
 echo "BENCH|graphs-refstep-meta-overhead|$ovh|%|KTRACE_HASH=0: $mm ms/step (per process: $M) against $mp; target <= 3 %: $(met "$ovh" 3)"
 echo "BENCH|graphs-refstep-hash-ratio|$ratio|x|KTRACE_HASH=1: $mh ms/step (per process: $H) against $mp; target <= 2x: $(met "$ratio" 2)"
 echo "BENCH|graphs-refstep-wall|$(elapsed "$t0")|s|$((3 * ROUNDS)) processes"
+# checksum nodes per hashed kernel node in ktrace's copies of the graphs (the hashed trace's
+# counters; KTRACE_HASH_MERGE=1 in the environment merges them, docs/hashing.md "Hashing inside graphs")
+hn=$(grep -m1 'counters:' "$L/refstep-hash.summary.txt" 2>/dev/null | grep -o 'graph_hash_nodes=[0-9]*' | cut -d= -f2)
+hk=$(grep -m1 'counters:' "$L/refstep-hash.summary.txt" 2>/dev/null | grep -o 'graph_kernel_nodes_hashed=[0-9]*' | cut -d= -f2)
+if [ -n "$hn" ] && [ -n "$hk" ] && [ "$hk" -gt 0 ]; then
+	echo "BENCH|graphs-refstep-hash-nodes-per-kernel-node|$(awk -v a="$hn" -v b="$hk" 'BEGIN { printf "%.3f", a / b }')|ratio|graph_hash_nodes $hn / graph_kernel_nodes_hashed $hk (KTRACE_HASH_MERGE=${KTRACE_HASH_MERGE:-0}, KTRACE_HASH_READONLY=${KTRACE_HASH_READONLY:-1})"
+fi
 
 ref=$(sum "$O/plain.1")
 diff=""

@@ -7,7 +7,7 @@ intercept_driver_NVFLAGS := -lcuda -ldl
 # The proof of ktrace's checksum kernel and hash pipeline (30-hash-digest.sh): the program links
 # the pipeline and the embedded fatbin objects, and libktcore.a for the CPU reference.
 GPU_PROGS += hash_digest
-HASH_DIGEST_OBJS := $(addprefix $(BUILD)/obj/interpose/,hash/hash_pipeline.o hash/hash_module.o hash/hash_carry.o hash/hash_carry_job.o hash/hash_hold.o \
+HASH_DIGEST_OBJS := $(addprefix $(BUILD)/obj/interpose/,hash/hash_pipeline.o hash/hash_module.o hash/hash_carry.o hash/hash_carry_job.o hash/hash_hold.o model/read_only.o \
 	model/alloc_map.o)
 hash_digest_NVFLAGS := -I. $(HASH_DIGEST_OBJS) $(HASHKERN_FATBIN_OBJ) $(BUILD)/libktcore.a -ldl -lpthread
 $(BUILD)/gpu/hash_digest: $(HASH_DIGEST_OBJS) $(HASHKERN_FATBIN_OBJ) $(BUILD)/libktcore.a

@@ -37,6 +37,8 @@
  *   graph_app while_top N  the while graph after a top-level add_one(x)
  *   graph_app while_top_nondet N  the while graph after a top-level
  *                        nondet_sum(out, x)
+ *   graph_app while_chain N  { add_one(x) -> add_one(x) -> WHILE { add_one(x)
+ *                        -> add_one(x) -> loop_cond(counter) } }
  *   graph_app if V       { set_cond(V) -> IF { add_one(x) } else { add_one(y) } }
  *   graph_app switch V   { set_cond(V) -> SWITCH { add_one(x0) | add_one(x1) |
  *                        add_one(x2) } }
@@ -398,7 +400,8 @@ static void launch_and_destroy(CUgraph g, int launches, CUdeviceptr counter, int
 }
 
 /* [top(x) ->] WHILE { add_one(x) [-> nondet_sum(out, x)] -> loop_cond(counter) },
- * launched twice; top: 0 none, 1 add_one(x), 2 nondet_sum(out, x). */
+ * launched twice; top: 0 none, 1 add_one(x), 2 nondet_sum(out, x), 3 two
+ * add_one(x) one after the other, and two in the body. */
 static int run_while(int runs, int nondet, int top)
 {
 	CUdeviceptr x = nondet || top == 2 ? device_mixed() : device_floats(0), out = device_floats(0), c;
@@ -416,16 +419,20 @@ static int run_while(int runs, int nondet, int top)
 	s.func = kernel("fake_nondet_sum");
 	s.kernelParams = a3;
 	if (top)
-		first_node = add_kernel(g, NULL, top == 1 ? &p : &s);
+		first_node = add_kernel(g, NULL, top == 2 ? &s : &p);
+	if (top == 3)
+		first_node = add_kernel(g, first_node, &p);
 	OK(cuGraphConditionalHandleCreate(&h, g, NULL, runs > 0, CU_GRAPH_COND_ASSIGN_DEFAULT));
 	add_cond(g, first_node, h, CU_GRAPH_COND_TYPE_WHILE, 1, &body);
 	k = add_kernel(body, NULL, &p);
+	if (top == 3)
+		k = add_kernel(body, k, &p);
 	if (nondet)
 		k = add_kernel(body, k, &s);
 	add_cond_kernel(body, k, "fake_loop_cond", &h, &c, a2);
 	launch_and_destroy(g, 2, c, runs);
 	printf("x %g out %g\n", first(x), first(out));
-	return nondet || top == 2 || first(x) == 2.0f * (float)(runs + (top == 1));
+	return nondet || top == 2 || first(x) == 2.0f * (float)(top == 3 ? 2 * runs + 2 : runs + (top == 1));
 }
 
 /* N while graphs made, launched and destroyed one after the other (the
@@ -752,6 +759,8 @@ int main(int argc, char **argv)
 		ok = run_while(argc > 2 ? atoi(argv[2]) : 3, !strcmp(mode, "while_nondet"), 0);
 	else if (!strcmp(mode, "while_top") || !strcmp(mode, "while_top_nondet"))
 		ok = run_while(argc > 2 ? atoi(argv[2]) : 3, 0, !strcmp(mode, "while_top") ? 1 : 2);
+	else if (!strcmp(mode, "while_chain"))
+		ok = run_while(argc > 2 ? atoi(argv[2]) : 3, 0, 3);
 	else if (!strcmp(mode, "if") || !strcmp(mode, "switch"))
 		ok = run_if_switch(argc > 2 ? (unsigned)atoi(argv[2]) : 0, !strcmp(mode, "switch"));
 	else if (!strcmp(mode, "nested"))

@@ -27,8 +27,9 @@ static void mode_words(const char *mode, char *buf, size_t cap, char **argv, int
 
 char gt_build_dir[PATH_MAX], gt_tmp_dir[PATH_MAX];
 const char *gt_extra_env = "KTRACE_QUIET=1", *gt_extra_env2 = "KTRACE_QUIET=1";
+const char *gt_app = "graph_app";
 
-/* Run graph_app MODE into trace NAME (hash: KTRACE_HASH; seed: the fake's
+/* Run gt_app MODE into trace NAME (hash: KTRACE_HASH; seed: the fake's
  * FAKECUDA_NONDET_SEED); its stdout must end with "OK". */
 void gt_run_app(const char *mode, const char *name, int hash, int seed)
 {
@@ -37,7 +38,7 @@ void gt_run_app(const char *mode, const char *name, int hash, int seed)
 	int status = 0;
 	pid_t pid;
 
-	snprintf(app, sizeof app, "%s/graph_app", gt_build_dir);
+	snprintf(app, sizeof app, "%s/%s", gt_build_dir, gt_app);
 	snprintf(preload, sizeof preload, "LD_PRELOAD=%s/libktrace.so", gt_build_dir);
 	snprintf(libpath, sizeof libpath, "LD_LIBRARY_PATH=%s/fakecuda-real", gt_build_dir);
 	snprintf(output, sizeof output, "KTRACE_OUTPUT=%s/%s", gt_tmp_dir, name);
@@ -65,7 +66,7 @@ void gt_run_app(const char *mode, const char *name, int hash, int seed)
 	out[n] = '\0';
 	fclose(f);
 	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || !strstr(out, "OK\n"))
-		fail_msg("graph_app %s (hash %d): status %d, output:\n%s", mode, hash, status, out);
+		fail_msg("%s %s (hash %d): status %d, output:\n%s", gt_app, mode, hash, status, out);
 }
 
 /* ---- the records of a trace ------------------------------------------------------------------ */
@@ -91,7 +92,7 @@ void gt_read_recs(const char *name, struct recs *x)
 			for (uint32_t i = 0; i < c.ncounters; i++) {
 				struct ktrace_counter v;
 				ktrace_counters_get(&c, i, &v);
-				if (v.id < 32)
+				if (v.id < 64)
 					x->counters[v.id] = v.value;
 			}
 		}
@@ -222,7 +223,7 @@ static int check_run(const char *mode, const char *opt, const char *outp, const 
 
 	snprintf(k, sizeof k, "%s/ktrace", gt_build_dir);
 	snprintf(tmpdir, sizeof tmpdir, "TMPDIR=%s", gt_tmp_dir); /* the traces check keeps */
-	snprintf(app, sizeof app, "%s/graph_app", gt_build_dir);
+	snprintf(app, sizeof app, "%s/%s", gt_build_dir, gt_app);
 	snprintf(libpath, sizeof libpath, "LD_LIBRARY_PATH=%s/fakecuda-real", gt_build_dir);
 	snprintf(counter, sizeof counter, "GRAPH_APP_COUNTER=%s/counter", gt_tmp_dir);
 	unlink(counter + strlen("GRAPH_APP_COUNTER="));

@@ -21,6 +21,8 @@
 extern char gt_build_dir[PATH_MAX], gt_tmp_dir[PATH_MAX];
 /* one more setting for gt_run_app's program (default KTRACE_QUIET=1) */
 extern const char *gt_extra_env, *gt_extra_env2;
+/* the program gt_run_app runs, in the build folder (default graph_app) */
+extern const char *gt_app;
 
 /* The records of a trace. */
 struct recs {
@@ -29,10 +31,10 @@ struct recs {
 	size_t len[MAX_RECS];
 	uint16_t type[MAX_RECS];
 	size_t n;
-	uint64_t counters[32];
+	uint64_t counters[64];
 };
 
-/* Run graph_app MODE (words after the first: its arguments) into trace
+/* Run gt_app MODE (words after the first: its arguments) into trace
  * NAME (hash: KTRACE_HASH; seed: FAKECUDA_NONDET_SEED); its stdout must end
  * with "OK". */
 void gt_run_app(const char *mode, const char *name, int hash, int seed);

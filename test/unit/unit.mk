@@ -107,8 +107,9 @@ TESTS += hash_alloc_map_test
 hash_alloc_map_test_SRCS := test/unit/hash_alloc_map_test.c interpose/model/alloc_map.c
 hash_alloc_map_test_LIBS := -lcmocka
 TESTS += hash_pipeline_test
-hash_pipeline_test_SRCS := test/unit/hash_pipeline_test.c interpose/hash/hash_pipeline.c interpose/hash/hash_module.c interpose/hash/hash_carry.c \
-	interpose/hash/hash_carry_job.c interpose/hash/hash_hold.c interpose/model/alloc_map.c
+hash_pipeline_test_SRCS := test/unit/hash_pipeline_test.c interpose/hash/hash_pipeline.c interpose/hash/hash_module.c \
+	interpose/hash/hash_carry.c interpose/hash/hash_carry_job.c interpose/hash/hash_hold.c interpose/model/alloc_map.c \
+	interpose/model/read_only.c
 hash_pipeline_test_LIBS := $(HASHKERN_FATBIN_OBJ) -lcmocka
 TEST_DEPS += $(HASHKERN_FATBIN_OBJ)
 $(BUILD)/hash_pipeline_test: $(HASHKERN_FATBIN_OBJ)
@@ -370,6 +371,18 @@ TEST_DEPS += $(BUILD)/graph_app $(BUILD)/ktrace-dump $(BUILD)/ktrace
 $(BUILD)/graph_app: test/unit/graph_app.c $(FAKECUDA_REAL)
 	@$(if $(Q),echo "  LINK    $@")
 	$(Q)$(CC) $(CFLAGS_ALL) -o $@ $< -L$(BUILD)/fakecuda-real -l:libcuda.so.1 $(LDFLAGS_ALL)
+# where a revision's digests land (interpose/graph/graph_hash_plan.c), on revisions made by hand
+TESTS += graph_plan_test
+graph_plan_test_SRCS := test/unit/graph_plan_test.c interpose/graph/graph_hash_plan.c
+graph_plan_test_LIBS := -lcmocka
+# fewer checksum nodes in graphs: merged hash sets, read-only inputs (docs/hashing.md)
+TESTS += graph_merge_test
+graph_merge_test_SRCS = test/unit/graph_merge_test.c test/unit/graph_trace.c test/unit/diff_sim.c $(DIFF_CORE_SRCS)
+graph_merge_test_LIBS := -lcmocka
+TEST_DEPS += $(BUILD)/graph_merge_app
+$(BUILD)/graph_merge_app: test/unit/graph_merge_app.c test/unit/ro_ptx.h $(FAKECUDA_REAL)
+	@$(if $(Q),echo "  LINK    $@")
+	$(Q)$(CC) $(CFLAGS_ALL) -o $@ $< -L$(BUILD)/fakecuda-real -l:libcuda.so.1 $(LDFLAGS_ALL)
 
 # ---- carried pre-digests end to end (docs/hashing.md "Carried pre-digests"): a program under
 # libktrace.so with the real-memory fake driver, whose checksum kernels run on the host.
@@ -377,7 +390,7 @@ TESTS += carry_test
 carry_test_SRCS := test/unit/carry_test.c
 carry_test_LIBS := -lcmocka
 TEST_DEPS += $(BUILD)/carry_app $(BUILD)/ktrace-diff
-$(BUILD)/carry_app: test/unit/carry_app.c $(FAKECUDA_REAL)
+$(BUILD)/carry_app: test/unit/carry_app.c test/unit/ro_ptx.h $(FAKECUDA_REAL)
 	@$(if $(Q),echo "  LINK    $@")
 	$(Q)$(CC) $(CFLAGS_ALL) -o $@ $< -L$(BUILD)/fakecuda-real -l:libcuda.so.1 $(LDFLAGS_ALL)
 
