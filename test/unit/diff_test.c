@@ -332,7 +332,7 @@ static void assert_model_launches(const struct tm_trace *t)
 			if (l->regions[g].flags & KTRACE_REGIONF_COLL_BUFFER || l->regions[g].param_offset + 8 > l->param_bytes_len)
 				continue;
 			memcpy(&v, pb + l->regions[g].param_offset, 8);
-			assert_int_equal(v, l->regions[g].ptr);
+			assert_int_equal(v, ktrace_tm_region_ptr(t, &l->regions[g]));
 			pointers++;
 		}
 	}
@@ -1442,12 +1442,12 @@ static void load_beside(const struct sim_opts *oa, const struct sim_opts *ob, si
 		assert_memory_equal(ktrace_tm_param_bytes(x), ktrace_tm_param_bytes(y), x->param_bytes_len);
 		for (uint32_t g = 0; g < x->nregions; g++) {
 			const struct tm_region *rx = &x->regions[g], *ry = &y->regions[g];
-			struct tm_alloc ax = ktrace_tm_region_alloc(&b, rx), ay = ktrace_tm_region_alloc(&alone, ry);
+			const struct tm_extent *ex = ktrace_tm_region_extent(&b, rx), *ey = ktrace_tm_region_extent(&alone, ry);
 
-			assert_true(rx->ptr == ry->ptr && rx->hash_len == ry->hash_len && rx->pre_hash == ry->pre_hash &&
+			assert_true(ex->ptr == ey->ptr && ex->hash_len == ey->hash_len && rx->pre_hash == ry->pre_hash &&
 				    rx->post_hash == ry->post_hash && rx->flags == ry->flags &&
 				    rx->param_offset == ry->param_offset);
-			assert_true(ax.base == ay.base && ax.size == ay.size);
+			assert_true(ex->alloc.base == ey->alloc.base && ex->alloc.size == ey->alloc.size);
 		}
 		for (size_t k = 0; k < a.nlaunches; k++)
 			if (x->regions == a.launches[k].regions) {

@@ -536,10 +536,10 @@ static void refine(const struct tm_trace *a, const struct tm_trace *b, const uin
 				cj[ncj++] = q;
 		if (nci > 1 || ncj > 1) {
 			long bi = (long)i, bj = j;
-			int best = ktrace_diff_launch_affinity(&a->launches[ia[i]], &b->launches[ib[j]]);
+			int best = ktrace_diff_launch_affinity(a, &a->launches[ia[i]], b, &b->launches[ib[j]]);
 			for (size_t x = 0; x < nci; x++)
 				for (size_t y = 0; y < ncj; y++) {
-					int s = ktrace_diff_launch_affinity(&a->launches[ia[ci[x]]],
+					int s = ktrace_diff_launch_affinity(a, &a->launches[ia[ci[x]]], b,
 									    &b->launches[ib[cj[y]]]);
 					if (s > best) {
 						best = s;

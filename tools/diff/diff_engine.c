@@ -26,7 +26,10 @@ enum { H_EQ = 0, H_DIFF = 1, H_UNV = 2 };
 
 /* ---- small helpers --------------------------------------------------------- */
 
-static int hash_cmp(const struct tm_region *x, const struct tm_region *y, int post, const char **why)
+/* How region x of a launch of ta and region y of a launch of tb compare:
+ * their post-hashes (post) or pre-hashes. */
+static int hash_cmp(const struct tm_trace *ta, const struct tm_region *x, const struct tm_trace *tb,
+		    const struct tm_region *y, int post, const char **why)
 {
 	uint16_t f = post ? KTRACE_REGIONF_POST : KTRACE_REGIONF_PRE;
 	if (!x || !y) {
@@ -41,7 +44,7 @@ static int hash_cmp(const struct tm_region *x, const struct tm_region *y, int po
 		*why = "not hashed in run B";
 		return H_UNV;
 	}
-	if (x->hash_len != y->hash_len) {
+	if (ktrace_tm_region_hash_len(ta, x) != ktrace_tm_region_hash_len(tb, y)) {
 		*why = "hashed extents differ between the runs";
 		return H_UNV;
 	}
@@ -64,9 +67,10 @@ static int region_written(const struct tm_region *r)
 /* An output divergence: the post-hashes differ and the launch wrote the
  * region in at least one run (a read-only input that already differed before
  * the launch differs after it too, but that is not this launch's doing). */
-static int output_differs(const struct tm_region *x, const struct tm_region *y, const char **why)
+static int output_differs(const struct diff_result *res, const struct tm_region *x, const struct tm_region *y,
+			  const char **why)
 {
-	int c = hash_cmp(x, y, 1, why);
+	int c = hash_cmp(res->a, x, res->b, y, 1, why);
 	if (c == H_DIFF && !region_written(x) && !region_written(y))
 		return H_EQ;
 	return c;
@@ -251,7 +255,8 @@ static int compare_scalars(const struct tm_launch *la, const struct tm_launch *l
 	return res;
 }
 
-int ktrace_diff_launch_affinity(const struct tm_launch *la, const struct tm_launch *lb)
+int ktrace_diff_launch_affinity(const struct tm_trace *a, const struct tm_launch *la, const struct tm_trace *b,
+				const struct tm_launch *lb)
 {
 	int s = 0;
 	if (compare_scalars(la, lb, NULL, NULL, NULL) == 1)
@@ -265,7 +270,7 @@ int ktrace_diff_launch_affinity(const struct tm_launch *la, const struct tm_laun
 			j++;
 		} else {
 			const char *why;
-			int c = hash_cmp(x, y, 0, &why);
+			int c = hash_cmp(a, x, b, y, 0, &why);
 			s += c == H_EQ ? 10 : c == H_DIFF ? -10 : 0;
 			i++;
 			j++;
@@ -349,12 +354,14 @@ static int set_aside(const struct diff_result *r, const struct tm_launch *la, co
 	if (!ktrace_diff_region_hashed(x) && !ktrace_diff_region_hashed(y))
 		return 0; /* no digest to set aside: not evidence anyway */
 	if (r->order[0] && x &&
-	    ktrace_diff_order_concurrent_writer(r->order[0], (size_t)(la - r->a->launches), x->ptr, x->hash_len, &w)) {
+	    ktrace_diff_order_concurrent_writer(r->order[0], (size_t)(la - r->a->launches), ktrace_tm_region_ptr(r->a, x),
+						ktrace_tm_region_hash_len(r->a, x), &w)) {
 		ktrace_diff_concurrent_fill(c, 'A', &w);
 		return 1;
 	}
 	if (r->order[1] && y &&
-	    ktrace_diff_order_concurrent_writer(r->order[1], (size_t)(lb - r->b->launches), y->ptr, y->hash_len, &w)) {
+	    ktrace_diff_order_concurrent_writer(r->order[1], (size_t)(lb - r->b->launches), ktrace_tm_region_ptr(r->b, y),
+						ktrace_tm_region_hash_len(r->b, y), &w)) {
 		ktrace_diff_concurrent_fill(c, 'B', &w);
 		return 1;
 	}
@@ -450,27 +457,30 @@ static int pair_guessed(const struct tm_region *x, const struct tm_region *y)
 
 /* Why the typed pair x, y of la, lb could not be compared (enum ktrace_unv),
  * and the run it comes from ('A', 'B', 0 both). */
-static int pair_reason(const struct tm_launch *la, const struct tm_launch *lb, const struct tm_region *x,
-		       const struct tm_region *y, char *run)
+static int pair_reason(const struct diff_result *res, const struct tm_launch *la, const struct tm_launch *lb,
+		       const struct tm_region *x, const struct tm_region *y, char *run)
 {
 	uint32_t ma, mb;
+	uint64_t len_x, len_y;
 
 	*run = 0;
 	if (!x || !y) {
 		*run = x ? 'A' : 'B';
 		return KTRACE_UNV_REGIONS_DIFFER;
 	}
+	len_x = ktrace_tm_region_hash_len(res->a, x);
+	len_y = ktrace_tm_region_hash_len(res->b, y);
 	ma = ktrace_unv_launch_mask(la->flags, la->look->hash_skip, la->nregions) |
-	     ktrace_unv_region_mask(la->flags, x->flags, x->hash_len);
+	     ktrace_unv_region_mask(la->flags, x->flags, len_x);
 	mb = ktrace_unv_launch_mask(lb->flags, lb->look->hash_skip, lb->nregions) |
-	     ktrace_unv_region_mask(lb->flags, y->flags, y->hash_len);
+	     ktrace_unv_region_mask(lb->flags, y->flags, len_y);
 	if (ma | mb) {
 		int r = ktrace_unv_first(ma | mb);
 
 		*run = (ma & mb & (1u << r)) ? 0 : (ma & (1u << r)) ? 'A' : 'B';
 		return r;
 	}
-	return x->hash_len != y->hash_len ? KTRACE_UNV_EXTENTS_DIFFER : KTRACE_UNV_HASH_MISSING;
+	return len_x != len_y ? KTRACE_UNV_EXTENTS_DIFFER : KTRACE_UNV_HASH_MISSING;
 }
 
 /* Note reason r (from run `run`, the region at `off`) for the launch. */
@@ -551,7 +561,7 @@ static int launch_status(struct diff_result *res, const struct tm_launch *la, co
 				unv_note(u, KTRACE_UNV_CONCURRENT, cw.run, 1, r->param_offset);
 			continue;
 		}
-		int c = output_differs(x, y, &why);
+		int c = output_differs(res, x, y, &why);
 		if (c == H_DIFF) {
 			diverged = 1;
 		} else if (c == H_UNV && guessed) {
@@ -559,7 +569,7 @@ static int launch_status(struct diff_result *res, const struct tm_launch *la, co
 		} else if (c == H_UNV && !(ktrace_diff_region_is_const(k, r) && x && y)) {
 			/* a read-only argument cannot change: its missing post-hash hides nothing */
 			char run;
-			int why_code = pair_reason(la, lb, x, y, &run);
+			int why_code = pair_reason(res, la, lb, x, y, &run);
 			unv_note(u, why_code, run, 1, r->param_offset);
 		}
 	});
@@ -615,7 +625,8 @@ void ktrace_diff_last_writer(const struct tm_trace *t, const int32_t *match, siz
 			continue;
 		for (uint32_t r = 0; r < l->nregions; r++) {
 			const struct tm_region *g = &l->regions[r];
-			if (!overlaps(g->ptr, g->hash_len, addr, len))
+			const struct tm_extent *e = ktrace_tm_region_extent(t, g);
+			if (!overlaps(e->ptr, e->hash_len, addr, len))
 				continue;
 			int hashed = (g->flags & KTRACE_REGIONF_PRE) && (g->flags & KTRACE_REGIONF_POST) &&
 				     !(g->flags & KTRACE_REGIONF_UNHASHED);
@@ -637,8 +648,8 @@ void ktrace_diff_last_writer(const struct tm_trace *t, const int32_t *match, siz
 /* ---- classification ---------------------------------------------------------------- */
 
 /* Append a pointer argument (regions x in A, y in B; r is whichever exists). */
-static struct diff_arg *push_pointer_arg(struct arg_list *l, const char *name, int ord, const struct tm_region *r,
-					 const struct tm_region *x, const struct tm_region *y)
+static struct diff_arg *push_pointer_arg(const struct diff_result *res, struct arg_list *l, const char *name, int ord,
+					 const struct tm_region *r, const struct tm_region *x, const struct tm_region *y)
 {
 	struct diff_arg *a = arg_push(l);
 	if (!a)
@@ -649,6 +660,8 @@ static struct diff_arg *push_pointer_arg(struct arg_list *l, const char *name, i
 	a->param_offset = r->param_offset;
 	a->ra = x;
 	a->rb = y;
+	a->hash_len_a = x ? ktrace_tm_region_hash_len(res->a, x) : 0;
+	a->hash_len_b = y ? ktrace_tm_region_hash_len(res->b, y) : 0;
 	return a;
 }
 
@@ -702,7 +715,7 @@ static int cut_input(const struct diff_result *res, const struct diff_align *al,
 		     const char *name, int ord, const struct tm_region *r, const struct tm_region *x,
 		     const struct tm_region *y, size_t ia, size_t ib)
 {
-	struct diff_arg *a = push_pointer_arg(unv, name, ord, r, x, y);
+	struct diff_arg *a = push_pointer_arg(res, unv, name, ord, r, x, y);
 	enum diff_cut_tail ex, ey;
 	uint64_t tx = ktrace_diff_cut_tail(res->a, &res->a->launches[ia], x, &ex);
 	uint64_t ty = ktrace_diff_cut_tail(res->b, &res->b->launches[ib], y, &ey);
@@ -714,8 +727,8 @@ static int cut_input(const struct diff_result *res, const struct diff_align *al,
 	/* the larger tail of the two runs; unknown when either run's is
 	 * (a run with only one of the regions cut has the other's UNKNOWN
 	 * only when that one is cut) */
-	if ((x && ktrace_diff_region_cut(x) && ex == DIFF_CUT_TAIL_UNKNOWN) ||
-	    (y && ktrace_diff_region_cut(y) && ey == DIFF_CUT_TAIL_UNKNOWN)) {
+	if ((x && ktrace_diff_region_cut(res->a, x) && ex == DIFF_CUT_TAIL_UNKNOWN) ||
+	    (y && ktrace_diff_region_cut(res->b, y) && ey == DIFF_CUT_TAIL_UNKNOWN)) {
 		a->cut_tail_kind = DIFF_CUT_TAIL_UNKNOWN;
 		a->cut_tail = 0;
 	} else {
@@ -744,18 +757,18 @@ static int classify(struct diff_result *res, const struct diff_align *al, struct
 		struct diff_concurrent cw;
 		ktrace_diff_region_name(k, r, name, sizeof name, &ord);
 		if ((res->order[0] || res->order[1]) && set_aside(res, la, lb, x, y, &cw)) {
-			struct diff_arg *sa = push_pointer_arg(&unv, name, ord, r, x, y);
+			struct diff_arg *sa = push_pointer_arg(res, &unv, name, ord, r, x, y);
 			if (!sa)
 				goto out;
 			sa->why = "unverified: concurrent writer";
 			sa->concurrent = cw;
 			continue;
 		}
-		int post = output_differs(x, y, &why);
-		if (post == H_DIFF && !push_pointer_arg(&outs, name, ord, r, x, y))
+		int post = output_differs(res, x, y, &why);
+		if (post == H_DIFF && !push_pointer_arg(res, &outs, name, ord, r, x, y))
 			goto out;
-		int pre = hash_cmp(x, y, 0, &why);
-		if (pre == H_EQ && (ktrace_diff_region_cut(x) || ktrace_diff_region_cut(y))) {
+		int pre = hash_cmp(res->a, x, res->b, y, 0, &why);
+		if (pre == H_EQ && (ktrace_diff_region_cut(res->a, x) || ktrace_diff_region_cut(res->b, y))) {
 			/* equal up to the cut: the bytes after it are unknown (diff_cut.c) */
 			if (cut_input(res, al, &unv, name, ord, r, x, y, ia, ib))
 				goto out;
@@ -770,13 +783,16 @@ static int classify(struct diff_result *res, const struct diff_align *al, struct
 			d->guessed_inputs++; /* a word that only looked like a pointer, maybe */
 			continue;
 		}
-		struct diff_arg *a = push_pointer_arg(pre == H_DIFF ? &ins : &unv, name, ord, r, x, y);
+		struct diff_arg *a = push_pointer_arg(res, pre == H_DIFF ? &ins : &unv, name, ord, r, x, y);
 		if (!a)
 			goto out;
 		a->why = why;
 		if (pre == H_DIFF) {
-			ktrace_diff_last_writer(res->a, al->match_a, ia, x->ptr, x->hash_len, &a->wa);
-			ktrace_diff_last_writer(res->b, al->match_b, ib, y->ptr, y->hash_len, &a->wb);
+			const struct tm_extent *ex = ktrace_tm_region_extent(res->a, x);
+			const struct tm_extent *ey = ktrace_tm_region_extent(res->b, y);
+
+			ktrace_diff_last_writer(res->a, al->match_a, ia, ex->ptr, ex->hash_len, &a->wa);
+			ktrace_diff_last_writer(res->b, al->match_b, ib, ey->ptr, ey->hash_len, &a->wb);
 		}
 	});
 	if (separate_host_noise(&ins, &noise) < 0)

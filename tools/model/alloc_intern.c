@@ -9,6 +9,8 @@
 
 #include "tools/model/array.h"
 
+const struct tm_extent ktrace_tm_no_extent;
+
 static const unsigned char *items_of(const struct tm_intern *in)
 {
 	const unsigned char *p;

@@ -1,8 +1,9 @@
 /* tools/model/alloc_intern.h: values a trace's records repeat, each kept
- * once per trace (alloc_intern.c): a region holds the number of its
- * allocation (base, size), a launch the number of its look (its kernel, where
- * it ran and its shape: context, stream, thread, device, result, grid,
- * block, shared memory), not the fields themselves.
+ * once per trace (alloc_intern.c): a region holds the number of its extent
+ * (its pointer, the bytes hashed from it and its allocation's base and
+ * size), a launch the number of its look (its kernel, where it ran and its
+ * shape: context, stream, thread, device, result, grid, block, shared
+ * memory), not the fields themselves.
  */
 #ifndef KTRACE_TOOLS_MODEL_ALLOC_INTERN_H
 #define KTRACE_TOOLS_MODEL_ALLOC_INTERN_H
@@ -14,6 +15,18 @@
 struct tm_alloc {
 	uint64_t base, size;
 };
+
+/* Where a region lies: its pointer, the bytes hashed from it (hash_len) and
+ * its allocation.  The buffers of a program's launches repeat (the same
+ * tensors launch after launch), so a trace holds few.  No padding: kept and
+ * compared as bytes. */
+struct tm_extent {
+	uint64_t ptr, hash_len;
+	struct tm_alloc alloc;
+};
+
+/* A region's extent when none was recorded (number 0): all zeros. */
+extern const struct tm_extent ktrace_tm_no_extent;
 
 /* A launch's shape: all zeros when none was recorded.  No padding: kept
  * and compared as bytes. */

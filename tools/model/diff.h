@@ -105,6 +105,7 @@ struct diff_arg {
 	int ordinal;              /* -1 when unknown */
 	uint32_t param_offset;
 	const struct tm_region *ra, *rb; /* pointers: the regions in A and B (NULL when absent) */
+	uint64_t hash_len_a, hash_len_b; /* pointers: the bytes hashed of ra, rb (0 when absent) */
 	uint32_t size;            /* scalars: bytes compared */
 	const char *type;         /* scalars: declared type ("" unknown) */
 	const uint8_t *va, *vb;   /* scalars: values (param bytes) */

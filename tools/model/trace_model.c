@@ -90,7 +90,7 @@ struct load_state {
 	uint64_t time_ns; /* of the record being taken */
 	struct tm_range *ranges; /* ALLOC records: to infer unknown copy directions */
 	size_t nranges;
-	struct tm_intern allocs; /* the regions' allocations, each once (t->allocs) */
+	struct tm_intern extents; /* the regions' extents, each once (t->extents) */
 	struct tm_intern looks;  /* the launches' looks, each once (t->looks) */
 	const struct tm_trace *like; /* loaded beside it (ktrace_tm_load_beside), or NULL */
 	size_t like_hint;            /* where like's next launch is looked for first */
@@ -285,14 +285,12 @@ static int fill_piece(struct load_state *s, const struct ktrace_rec_launch *l, u
 		int no_mem = 0;
 
 		ktrace_launch_region(l, i, &r);
-		struct tm_alloc a = { r.alloc_base, r.alloc_size };
-		uint32_t alloc = ktrace_intern(&s->allocs, &a, &no_mem);
+		struct tm_extent e = { .ptr = r.ptr, .hash_len = r.hash_len, .alloc = { r.alloc_base, r.alloc_size } };
+		uint32_t extent = ktrace_intern(&s->extents, &e, &no_mem);
 		if (no_mem)
 			return -1;
-		g[i] = (struct tm_region){
-			.param_offset = r.param_offset, .ordinal = r.ordinal, .flags = r.flags, .alloc = alloc,
-			.ptr = r.ptr, .hash_len = r.hash_len, .pre_hash = r.pre_hash, .post_hash = r.post_hash,
-		};
+		g[i] = (struct tm_region){ .param_offset = r.param_offset, .ordinal = r.ordinal, .flags = r.flags,
+					   .extent = extent, .pre_hash = r.pre_hash, .post_hash = r.post_hash };
 	}
 	if (l->nregions)
 		ktrace_sort(g, l->nregions, sizeof *g, cmp_region);
@@ -880,14 +878,14 @@ static int finish(struct load_state *s)
 	return 0;
 }
 
-/* Beside like: its allocations numbered first, in its order, so that a
- * region equal to one of like's holds the same number.  0, or -1 (out of memory). */
+/* Beside like: its extents numbered first, in its order, so that a region
+ * equal to one of like's holds the same number.  0, or -1 (out of memory). */
 static int number_like(struct load_state *s)
 {
 	int no_mem = 0;
 
-	for (size_t i = 0; s->like && i < s->like->nallocs && !no_mem; i++)
-		ktrace_intern(&s->allocs, &s->like->allocs[i], &no_mem);
+	for (size_t i = 0; s->like && i < s->like->nextents && !no_mem; i++)
+		ktrace_intern(&s->extents, &s->like->extents[i], &no_mem);
 	return no_mem ? oom(s) : 0;
 }
 
@@ -899,7 +897,7 @@ static int load_reader(struct tm_trace *t, struct ktrace_reader *r, const char *
 	struct load_state s;
 	memset(&s, 0, sizeof s);
 	s.t = t;
-	s.allocs = (struct tm_intern){ .items = &t->allocs, .nitems = &t->nallocs, .size = sizeof *t->allocs };
+	s.extents = (struct tm_intern){ .items = &t->extents, .nitems = &t->nextents, .size = sizeof *t->extents };
 	s.looks = (struct tm_intern){ .items = &t->looks, .nitems = &t->nlooks, .size = sizeof *t->looks };
 	s.like = like;
 	s.err = err;
@@ -944,7 +942,7 @@ static int load_reader(struct tm_trace *t, struct ktrace_reader *r, const char *
 	free(s.mods);
 	free(s.ranges);
 	free(s.scratch);
-	ktrace_intern_free(&s.allocs);
+	ktrace_intern_free(&s.extents);
 	ktrace_intern_free(&s.looks);
 	if (rc != 0)
 		ktrace_tm_free(t);
@@ -990,7 +988,7 @@ void ktrace_tm_free(struct tm_trace *t)
 		b = n;
 	}
 	free(t->kernels);
-	free(t->allocs);
+	free(t->extents);
 	free(t->looks);
 	free(t->launches);
 	free(t->ops);

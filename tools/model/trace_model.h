@@ -47,12 +47,13 @@ struct tm_kernel {
 	int known;              /* a KERNEL record was seen */
 };
 
+/* A launch's region: its pointer, hash_len and allocation are its extent's,
+ * kept once per trace (ktrace_tm_region_ptr, _hash_len, _alloc). */
 struct tm_region {
 	uint32_t param_offset;
 	uint16_t ordinal, flags;
-	uint32_t alloc; /* its allocation: 1 + its index in the trace's allocs; 0: not known
-	                 * (ktrace_tm_region_alloc) */
-	uint64_t ptr, hash_len, pre_hash, post_hash;
+	uint32_t extent; /* 1 + its index in the trace's extents; 0: all zero (ktrace_tm_region_extent) */
+	uint64_t pre_hash, post_hash;
 };
 
 /* The order of a launch's regions, and what pairs a region of one run with
@@ -253,7 +254,7 @@ struct tm_trace {
 	int32_t end_status;
 
 	struct tm_kernel *kernels; size_t nkernels;   /* sorted by id */
-	struct tm_alloc *allocs; size_t nallocs;      /* the regions' allocations, each once */
+	struct tm_extent *extents; size_t nextents;   /* the regions' extents, each once */
 	struct tm_launch_look *looks; size_t nlooks;  /* the launches' looks, each once */
 	struct tm_launch *launches; size_t nlaunches; /* sorted by seq */
 	struct tm_op *ops; size_t nops;               /* sorted by seq */
@@ -328,10 +329,24 @@ const struct tm_gputime *ktrace_tm_gputime(const struct tm_trace *t, uint64_t op
 /* The CUT record of launch op_seq's region at param_offset (format 1.14), or NULL. */
 const struct ktrace_rec_cut *ktrace_tm_cut(const struct tm_trace *t, uint64_t op_seq, uint32_t param_offset);
 
-/* The allocation of region g of a launch of t: base 0 and size 0 when it is not known. */
+/* The extent of region g of a launch of t (all zeros when none was recorded),
+ * and its parts: its pointer, the bytes hashed from it, its allocation (base
+ * 0 and size 0 when it is not known). */
+static inline const struct tm_extent *ktrace_tm_region_extent(const struct tm_trace *t, const struct tm_region *g)
+{
+	return g->extent && g->extent <= t->nextents ? &t->extents[g->extent - 1] : &ktrace_tm_no_extent;
+}
+static inline uint64_t ktrace_tm_region_ptr(const struct tm_trace *t, const struct tm_region *g)
+{
+	return ktrace_tm_region_extent(t, g)->ptr;
+}
+static inline uint64_t ktrace_tm_region_hash_len(const struct tm_trace *t, const struct tm_region *g)
+{
+	return ktrace_tm_region_extent(t, g)->hash_len;
+}
 static inline struct tm_alloc ktrace_tm_region_alloc(const struct tm_trace *t, const struct tm_region *g)
 {
-	return g->alloc && g->alloc <= t->nallocs ? t->allocs[g->alloc - 1] : (struct tm_alloc){ 0, 0 };
+	return ktrace_tm_region_extent(t, g)->alloc;
 }
 
 /* Index of the first copy or memset with seq >= `seq` (binary search). */

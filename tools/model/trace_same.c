@@ -77,13 +77,12 @@ int ktrace_tm_load_second(struct tm_trace *b, const char *path_b, const struct t
 	return ktrace_tm_load_beside(b, path_b, a, allow_truncated, err, errlen);
 }
 
-/* Regions x and y hold the same fields (allocations by number: the second
- * trace numbers the first's allocations as it does, ktrace_tm_load_beside). */
+/* Regions x and y hold the same fields (extents by number: the second
+ * trace numbers the first's extents as it does, ktrace_tm_load_beside). */
 static int same_region(const struct tm_region *x, const struct tm_region *y)
 {
 	return x->param_offset == y->param_offset && x->ordinal == y->ordinal && x->flags == y->flags &&
-	       x->alloc == y->alloc && x->ptr == y->ptr && x->hash_len == y->hash_len && x->pre_hash == y->pre_hash &&
-	       x->post_hash == y->post_hash;
+	       x->extent == y->extent && x->pre_hash == y->pre_hash && x->post_hash == y->post_hash;
 }
 
 const struct tm_region *ktrace_tm_same_piece(const struct tm_trace *like, size_t *hint, uint64_t seq,

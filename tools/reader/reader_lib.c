@@ -244,9 +244,9 @@ static void fill_launch(const struct ktpy_trace *p, size_t i, struct ktpy_launch
 
 static void fill_region(const struct tm_trace *t, const struct tm_region *g, size_t l, struct ktpy_region *o)
 {
-	struct tm_alloc a = ktrace_tm_region_alloc(t, g);
-	*o = (struct ktpy_region){ .launch_index = l, .ptr = g->ptr, .alloc_base = a.base,
-				   .alloc_size = a.size, .hash_len = g->hash_len, .pre_hash = g->pre_hash,
+	const struct tm_extent *e = ktrace_tm_region_extent(t, g);
+	*o = (struct ktpy_region){ .launch_index = l, .ptr = e->ptr, .alloc_base = e->alloc.base,
+				   .alloc_size = e->alloc.size, .hash_len = e->hash_len, .pre_hash = g->pre_hash,
 				   .post_hash = g->post_hash, .param_offset = g->param_offset,
 				   .ordinal = g->ordinal, .flags = g->flags };
 }
