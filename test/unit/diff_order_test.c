@@ -588,7 +588,7 @@ static void hand_launch(struct hand *h, uint64_t stream, uint32_t tid, uint64_t 
 	h->look[i] = (struct tm_launch_look){ .kernel = &h->k, .context = 0xc0, .stream = stream, .tid = tid };
 	l->look = &h->look[i];
 	l->flags = KTRACE_LAUNCHF_HASHED;
-	l->nregions = 1;
+	h->look[i].nregions = 1;
 	l->regions = &h->g[i];
 	h->e[i] = (struct tm_extent){ .ptr = at, .hash_len = 256 };
 	h->t.nextents = h->t.nlaunches;

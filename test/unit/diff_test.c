@@ -326,10 +326,10 @@ static void assert_model_launches(const struct tm_trace *t)
 		assert_true(cluster[0] == 1 && cluster[1] == 1 && cluster[2] == 1);
 		assert_non_null(l->refs);
 		assert_true(l->look->kernel >= t->kernels && l->look->kernel < t->kernels + t->nkernels && l->look->kernel->id >= 100);
-		assert_ptr_equal(pb, (const uint8_t *)(l->regions + l->nregions));
-		for (uint32_t g = 0; g < l->nregions; g++) {
+		assert_ptr_equal(pb, (const uint8_t *)(l->regions + l->look->nregions));
+		for (uint32_t g = 0; g < l->look->nregions; g++) {
 			uint64_t v;
-			if (l->regions[g].flags & KTRACE_REGIONF_COLL_BUFFER || l->regions[g].param_offset + 8 > l->param_bytes_len)
+			if (l->regions[g].flags & KTRACE_REGIONF_COLL_BUFFER || l->regions[g].param_offset + 8 > l->look->param_bytes_len)
 				continue;
 			memcpy(&v, pb + l->regions[g].param_offset, 8);
 			assert_int_equal(v, ktrace_tm_region_ptr(t, &l->regions[g]));
@@ -1434,13 +1434,13 @@ static void load_beside(const struct sim_opts *oa, const struct sim_opts *ob, si
 		const struct tm_launch *x = &b.launches[i], *y = &alone.launches[i];
 
 		assert_int_equal(x->seq, y->seq);
-		assert_int_equal(x->nregions, y->nregions);
-		assert_int_equal(x->param_bytes_len, y->param_bytes_len);
+		assert_int_equal(x->look->nregions, y->look->nregions);
+		assert_int_equal(x->look->param_bytes_len, y->look->param_bytes_len);
 		assert_int_equal(x->look->kernel->id, y->look->kernel->id);
 		assert_memory_equal(&x->look->context, &y->look->context,
 				    sizeof *x->look - offsetof(struct tm_launch_look, context));
-		assert_memory_equal(ktrace_tm_param_bytes(x), ktrace_tm_param_bytes(y), x->param_bytes_len);
-		for (uint32_t g = 0; g < x->nregions; g++) {
+		assert_memory_equal(ktrace_tm_param_bytes(x), ktrace_tm_param_bytes(y), x->look->param_bytes_len);
+		for (uint32_t g = 0; g < x->look->nregions; g++) {
 			const struct tm_region *rx = &x->regions[g], *ry = &y->regions[g];
 			const struct tm_extent *ex = ktrace_tm_region_extent(&b, rx), *ey = ktrace_tm_region_extent(&alone, ry);
 

@@ -90,7 +90,7 @@ void ktrace_diff_cut_writer(const struct tm_trace *t, const int32_t *match, size
 
 		if (l->flags & KTRACE_LAUNCHF_FAILED)
 			continue;
-		for (uint32_t k = 0; k < l->nregions; k++) {
+		for (uint32_t k = 0; k < l->look->nregions; k++) {
 			const struct tm_region *h = &l->regions[k];
 			uint64_t hlo, hhi;
 			int ord;
@@ -169,7 +169,7 @@ static int mark_writer(struct diff_result *r, const int32_t *match_a, const stru
 	if (u->reasons & (1u << KTRACE_UNV_HASH_CUT))
 		return 0;
 	u->reasons |= 1u << KTRACE_UNV_HASH_CUT;
-	for (uint32_t k = 0; k < w->launch->nregions && u->reason == KTRACE_UNV_HASH_CUT; k++) {
+	for (uint32_t k = 0; k < w->launch->look->nregions && u->reason == KTRACE_UNV_HASH_CUT; k++) {
 		const struct tm_region *h = &w->launch->regions[k];
 		char name[96];
 		int ord;

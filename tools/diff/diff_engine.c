@@ -130,11 +130,11 @@ int ktrace_diff_region_is_const(const struct tm_kernel *k, const struct tm_regio
 /* Is byte `off` of the parameter buffer part of a pointer word of either run? */
 static int masked(const struct tm_launch *la, const struct tm_launch *lb, uint32_t off)
 {
-	for (uint32_t i = 0; i < la->nregions; i++)
+	for (uint32_t i = 0; i < la->look->nregions; i++)
 		if (!is_coll_buffer(&la->regions[i]) && off >= la->regions[i].param_offset &&
 		    off - la->regions[i].param_offset < 8)
 			return 1;
-	for (uint32_t i = 0; i < lb->nregions; i++)
+	for (uint32_t i = 0; i < lb->look->nregions; i++)
 		if (!is_coll_buffer(&lb->regions[i]) && off >= lb->regions[i].param_offset &&
 		    off - lb->regions[i].param_offset < 8)
 			return 1;
@@ -147,8 +147,8 @@ static long bytes_differ(const struct tm_launch *la, const struct tm_launch *lb,
 {
 	for (uint32_t q = 0; q < size; q++) {
 		uint32_t o = off + q;
-		if (o >= la->param_bytes_len || o >= lb->param_bytes_len)
-			return la->param_bytes_len == lb->param_bytes_len ? -1 : (long)q;
+		if (o >= la->look->param_bytes_len || o >= lb->look->param_bytes_len)
+			return la->look->param_bytes_len == lb->look->param_bytes_len ? -1 : (long)q;
 		if (ktrace_tm_param_bytes(la)[o] != ktrace_tm_param_bytes(lb)[o] && !masked(la, lb, o))
 			return (long)q;
 	}
@@ -201,9 +201,9 @@ static int compare_scalars(const struct tm_launch *la, const struct tm_launch *l
 		return -1;
 	}
 	if (k->nparams == 0) {
-		uint32_t n = la->param_bytes_len > lb->param_bytes_len ? la->param_bytes_len : lb->param_bytes_len;
+		uint32_t n = la->look->param_bytes_len > lb->look->param_bytes_len ? la->look->param_bytes_len : lb->look->param_bytes_len;
 		long d = bytes_differ(la, lb, 0, n);
-		if (d < 0 && la->param_bytes_len == lb->param_bytes_len) {
+		if (d < 0 && la->look->param_bytes_len == lb->look->param_bytes_len) {
 			if (nequal && n)
 				(*nequal)++;
 			return 1;
@@ -212,8 +212,8 @@ static int compare_scalars(const struct tm_launch *la, const struct tm_launch *l
 			struct diff_arg *a = params_arg(diff);
 			if (!a)
 				return -2;
-			a->size = la->param_bytes_len;
-			a->size_b = lb->param_bytes_len;
+			a->size = la->look->param_bytes_len;
+			a->size_b = lb->look->param_bytes_len;
 			a->va = ktrace_tm_param_bytes(la);
 			a->vb = ktrace_tm_param_bytes(lb);
 			a->diff_at = d < 0 ? 0 : (uint32_t)d;
@@ -224,8 +224,8 @@ static int compare_scalars(const struct tm_launch *la, const struct tm_launch *l
 		const struct tm_param *p = &k->params[i];
 		if (p->kind == KTRACE_PARAM_POINTER)
 			continue; /* compared through its region */
-		int out_of_range = (uint64_t)p->offset + p->size > la->param_bytes_len ||
-				   (uint64_t)p->offset + p->size > lb->param_bytes_len;
+		int out_of_range = (uint64_t)p->offset + p->size > la->look->param_bytes_len ||
+				   (uint64_t)p->offset + p->size > lb->look->param_bytes_len;
 		long d = out_of_range ? 0 : bytes_differ(la, lb, p->offset, p->size);
 		if (d < 0) {
 			if (nequal)
@@ -262,7 +262,7 @@ int ktrace_diff_launch_affinity(const struct tm_trace *a, const struct tm_launch
 	if (compare_scalars(la, lb, NULL, NULL, NULL) == 1)
 		s += 1000;
 	uint32_t i = 0, j = 0;
-	while (i < la->nregions && j < lb->nregions) {
+	while (i < la->look->nregions && j < lb->look->nregions) {
 		const struct tm_region *x = &la->regions[i], *y = &lb->regions[j];
 		if (ktrace_tm_region_key(x) < ktrace_tm_region_key(y)) {
 			i++;
@@ -296,9 +296,9 @@ static uint64_t region_key(const void *g)
 
 const struct tm_region *ktrace_diff_region_at_key(const struct tm_launch *l, uint64_t key)
 {
-	size_t i = ktrace_lower_bound(l->regions, l->nregions, sizeof *l->regions, key, region_key);
+	size_t i = ktrace_lower_bound(l->regions, l->look->nregions, sizeof *l->regions, key, region_key);
 
-	return i < l->nregions && ktrace_tm_region_key(&l->regions[i]) == key ? &l->regions[i] : NULL;
+	return i < l->look->nregions && ktrace_tm_region_key(&l->regions[i]) == key ? &l->regions[i] : NULL;
 }
 
 struct writes_ctx {
@@ -428,14 +428,14 @@ static int collect_races(struct diff_result *r, const struct diff_align *al)
 #define FOR_REGION_PAIRS(la, lb, x, y, body)                                                   \
 	do {                                                                                   \
 		uint32_t i_ = 0, j_ = 0;                                                       \
-		while (i_ < (la)->nregions || j_ < (lb)->nregions) {                           \
+		while (i_ < (la)->look->nregions || j_ < (lb)->look->nregions) {                           \
 			const struct tm_region *x = NULL, *y = NULL;                           \
-			if (j_ >= (lb)->nregions ||                                            \
-			    (i_ < (la)->nregions &&                                            \
+			if (j_ >= (lb)->look->nregions ||                                            \
+			    (i_ < (la)->look->nregions &&                                            \
 			     ktrace_tm_region_key(&(la)->regions[i_]) <                        \
 				     ktrace_tm_region_key(&(lb)->regions[j_])))                \
 				x = &(la)->regions[i_++];                                      \
-			else if (i_ >= (la)->nregions ||                                       \
+			else if (i_ >= (la)->look->nregions ||                                       \
 				 ktrace_tm_region_key(&(lb)->regions[j_]) <                    \
 					 ktrace_tm_region_key(&(la)->regions[i_]))             \
 				y = &(lb)->regions[j_++];                                      \
@@ -470,9 +470,9 @@ static int pair_reason(const struct diff_result *res, const struct tm_launch *la
 	}
 	len_x = ktrace_tm_region_hash_len(res->a, x);
 	len_y = ktrace_tm_region_hash_len(res->b, y);
-	ma = ktrace_unv_launch_mask(la->flags, la->look->hash_skip, la->nregions) |
+	ma = ktrace_unv_launch_mask(la->flags, la->look->hash_skip, la->look->nregions) |
 	     ktrace_unv_region_mask(la->flags, x->flags, len_x);
-	mb = ktrace_unv_launch_mask(lb->flags, lb->look->hash_skip, lb->nregions) |
+	mb = ktrace_unv_launch_mask(lb->flags, lb->look->hash_skip, lb->look->nregions) |
 	     ktrace_unv_region_mask(lb->flags, y->flags, len_y);
 	if (ma | mb) {
 		int r = ktrace_unv_first(ma | mb);
@@ -509,8 +509,8 @@ static void launch_reasons(const struct tm_launch *la, const struct tm_launch *l
 {
 	uint32_t keep = (1u << KTRACE_UNV_PARAMS_TRUNCATED) | (1u << KTRACE_UNV_HASH_CAPTURE) |
 			(1u << KTRACE_UNV_HASH_NOSLOT) | (1u << KTRACE_UNV_HASH_SKIPPED);
-	uint32_t ma = ktrace_unv_launch_mask(la->flags, la->look->hash_skip, la->nregions) & keep;
-	uint32_t mb = ktrace_unv_launch_mask(lb->flags, lb->look->hash_skip, lb->nregions) & keep;
+	uint32_t ma = ktrace_unv_launch_mask(la->flags, la->look->hash_skip, la->look->nregions) & keep;
+	uint32_t mb = ktrace_unv_launch_mask(lb->flags, lb->look->hash_skip, lb->look->nregions) & keep;
 
 	for (int r = 1; r < KTRACE_UNV_COUNT; r++)
 		if ((ma | mb) & (1u << r))
@@ -623,7 +623,7 @@ void ktrace_diff_last_writer(const struct tm_trace *t, const int32_t *match, siz
 		long idx = i--;
 		if (l->flags & KTRACE_LAUNCHF_FAILED)
 			continue;
-		for (uint32_t r = 0; r < l->nregions; r++) {
+		for (uint32_t r = 0; r < l->look->nregions; r++) {
 			const struct tm_region *g = &l->regions[r];
 			const struct tm_extent *e = ktrace_tm_region_extent(t, g);
 			if (!overlaps(e->ptr, e->hash_len, addr, len))

@@ -449,7 +449,7 @@ static int add_writers(struct diff_order *o, const struct item *it, uint32_t pos
 		return add_writer(s, (struct writer){ pos, it->idx, NONE, 0, DIFF_ORDER_WRITES_YES, p->dst, hi });
 	}
 	const struct tm_launch *l = &o->t->launches[it->idx];
-	for (uint32_t r = 0; r < l->nregions; r++) {
+	for (uint32_t r = 0; r < l->look->nregions; r++) {
 		int wr = o->writes(o->t, it->idx, r, o->ctx);
 		if (wr == DIFF_ORDER_WRITES_NO)
 			continue;

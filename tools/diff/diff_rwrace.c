@@ -135,7 +135,7 @@ static int touches(const struct diff_result *r, const int32_t *match_a, size_t l
 {
 	const struct tm_launch *la = &r->a->launches[li];
 
-	for (uint32_t g = 0; g < la->nregions; g++) {
+	for (uint32_t g = 0; g < la->look->nregions; g++) {
 		const struct tm_region *x = &la->regions[g];
 		const struct tm_extent *e = ktrace_tm_region_extent(r->a, x);
 		uint64_t lo = e->ptr > w->lo ? e->ptr : w->lo, end = e->ptr + (e->hash_len ? e->hash_len : 1);
@@ -178,7 +178,7 @@ int ktrace_diff_rw_races(struct diff_result *r, const int32_t *match_a)
 
 		if (match_a[i] < 0)
 			continue;
-		for (uint32_t g = 0; g < la->nregions; g++) {
+		for (uint32_t g = 0; g < la->look->nregions; g++) {
 			struct diff_rw_race x;
 
 			if (!race_of(r, i, &r->b->launches[match_a[i]], &la->regions[g], la == first, &x))

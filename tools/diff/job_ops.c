@@ -182,7 +182,7 @@ static int read_digests(const struct tm_trace *t, struct job_side *s)
 	if (!alt)
 		return -1;
 	for (size_t i = 0; i < t->nlaunches; i++)
-		for (uint32_t k = 0; k < t->launches[i].nregions; k++) {
+		for (uint32_t k = 0; k < t->launches[i].look->nregions; k++) {
 			const struct tm_region *g = &t->launches[i].regions[k];
 			long op = g->flags & KTRACE_REGIONF_COLL_BUFFER ? op_of_region(s, g) : -1;
 			if (op >= 0)
@@ -272,7 +272,7 @@ void ktrace_job_side_free(struct job_side *s)
 
 long ktrace_job_op_of_launch(const struct job_side *s, const struct tm_launch *l)
 {
-	for (uint32_t k = 0; k < l->nregions; k++)
+	for (uint32_t k = 0; k < l->look->nregions; k++)
 		if (l->regions[k].flags & KTRACE_REGIONF_COLL_BUFFER) {
 			long op = op_of_region(s, &l->regions[k]);
 			if (op >= 0)

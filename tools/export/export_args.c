@@ -67,7 +67,7 @@ static void put_region(struct json_writer *w, const struct tm_trace *t, const st
 static void put_inner_regions(struct json_writer *w, const struct tm_trace *t, const struct tm_launch *l,
 			      const struct tm_param *p, const char *name)
 {
-	for (uint32_t i = 0; i < l->nregions; i++) {
+	for (uint32_t i = 0; i < l->look->nregions; i++) {
 		const struct tm_region *g = &l->regions[i];
 		char key[160];
 		if (g->ordinal != p->ordinal || g->param_offset == p->offset)
@@ -83,7 +83,7 @@ static void put_inner_regions(struct json_writer *w, const struct tm_trace *t, c
 /* Regions in no known parameter (the kernel's layout is unknown): "@offset". */
 static void put_loose_regions(struct json_writer *w, const struct tm_trace *t, const struct tm_launch *l)
 {
-	for (uint32_t i = 0; i < l->nregions; i++) {
+	for (uint32_t i = 0; i < l->look->nregions; i++) {
 		const struct tm_region *g = &l->regions[i];
 		char key[32];
 		if (ktrace_tm_param_at(l->look->kernel, g->param_offset))
@@ -112,12 +112,12 @@ static void put_params(struct json_writer *w, const struct tm_trace *t, const st
 			snprintf(name, sizeof name, "%s", p->name);
 		else
 			snprintf(name, sizeof name, "arg%u", p->ordinal);
-		for (uint32_t r = 0; r < l->nregions && !own; r++)
+		for (uint32_t r = 0; r < l->look->nregions && !own; r++)
 			if (l->regions[r].ordinal == p->ordinal && l->regions[r].param_offset == p->offset)
 				own = &l->regions[r];
 		ktrace_json_object(w, name);
 		ktrace_json_str(w, "type", p->type);
-		ktrace_json_raw(w, "value", ktrace_param_value(&d, ktrace_tm_param_bytes(l), l->param_bytes_len, 1, value, sizeof value));
+		ktrace_json_raw(w, "value", ktrace_param_value(&d, ktrace_tm_param_bytes(l), l->look->param_bytes_len, 1, value, sizeof value));
 		if (own)
 			put_region(w, t, own);
 		ktrace_json_end(w);
@@ -132,7 +132,7 @@ static void written_names(const struct tm_launch *l, char *buf, size_t cap)
 {
 	size_t o = 0;
 	buf[0] = '\0';
-	for (uint32_t i = 0; i < l->nregions && o + 1 < cap; i++) {
+	for (uint32_t i = 0; i < l->look->nregions && o + 1 < cap; i++) {
 		const struct tm_region *g = &l->regions[i];
 		const struct tm_param *p = ktrace_tm_param_at(l->look->kernel, g->param_offset);
 		if (!(g->flags & KTRACE_REGIONF_PRE) || !(g->flags & KTRACE_REGIONF_POST) || g->pre_hash == g->post_hash)

@@ -39,9 +39,10 @@ struct tm_kernel;
 
 /* What a launch's record shares with many others: its kernel, where it ran,
  * what the launch call returned, the API that made it, why it was not
- * hashed and its shape (a few kernels on a few
- * streams of a few threads make most of a trace's launches).  No padding:
- * kept and compared as bytes. */
+ * hashed, its shape and how many regions and parameter bytes it has (a few
+ * kernels on a few streams of a few threads make most of a trace's
+ * launches, and a kernel's launches mostly have the same parameter buffer
+ * and pointers).  No padding: kept and compared as bytes. */
 struct tm_launch_look {
 	union {
 		const struct tm_kernel *kernel; /* never NULL after loading; its id is the record's kernel_id */
@@ -54,6 +55,8 @@ struct tm_launch_look {
 	uint32_t api;       /* enum ktrace_api */
 	uint32_t hash_skip; /* enum ktrace_hash_skip (format 1.3; 0 before) */
 	struct tm_shape shape;
+	uint32_t nregions;        /* the launch's regions (tm_launch.regions) */
+	uint32_t param_bytes_len; /* its parameter bytes (ktrace_tm_param_bytes) */
 };
 
 /* The table being filled while a trace loads: values of `size` bytes

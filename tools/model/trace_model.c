@@ -341,10 +341,11 @@ static int take_launch(struct load_state *s, const void *rec, size_t len, uint64
 	int64_t delta = (int64_t)(seq - l.launch_seq);
 	int far = delta <= TM_REC_SEQ_IN_REFS || delta > INT32_MAX;
 	*o = (struct tm_launch){ .seq = l.launch_seq, .rec_seq_delta = far ? TM_REC_SEQ_IN_REFS : (int32_t)delta,
-				 .time_ns = s->time_ns, .flags = l.flags, .param_bytes_len = l.param_bytes_len };
+				 .time_ns = s->time_ns, .flags = l.flags };
 	struct tm_launch_look look = { .loading_kernel_id = l.kernel_id, .context = l.context, .stream = l.stream,
 				       .tid = l.tid, .device = l.device, .result = l.result, .api = l.api,
-				       .hash_skip = l.hash_skip, .shape = { .shared_mem = l.shared_mem } };
+				       .hash_skip = l.hash_skip, .shape = { .shared_mem = l.shared_mem },
+				       .nregions = l.nregions, .param_bytes_len = l.param_bytes_len };
 	int no_look_mem = 0;
 	memcpy(look.shape.grid, l.grid, sizeof look.shape.grid);
 	memcpy(look.shape.block, l.block, sizeof look.shape.block);
@@ -362,7 +363,6 @@ static int take_launch(struct load_state *s, const void *rec, size_t len, uint64
 		memcpy(refs->cluster, l.cluster, sizeof refs->cluster);
 		o->refs = refs;
 	}
-	o->nregions = l.nregions;
 	return take_piece(s, &l, o);
 }
 

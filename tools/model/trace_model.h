@@ -85,17 +85,18 @@ struct tm_launch {
 	uint64_t seq;            /* launch_seq */
 	int32_t rec_seq_delta;   /* its record sequence number minus seq (ktrace_tm_rec_seq) */
 	uint32_t flags;
-	uint32_t param_bytes_len, nregions;
-	struct tm_region *regions; /* sorted by ktrace_tm_region_key, then the parameter bytes
-	                            * (ktrace_tm_param_bytes): one piece, never NULL after loading */
+	struct tm_region *regions; /* look->nregions of them, sorted by ktrace_tm_region_key, then the
+	                            * parameter bytes (ktrace_tm_param_bytes): one piece, never NULL
+	                            * after loading */
 	uint64_t time_ns;        /* the record's time (CLOCK_MONOTONIC; the call's, docs/format.md) */
 	const struct tm_refs *refs; /* its graph node, ranges and cluster shape; NULL: none of them
 	                             * (ktrace_tm_graph_ref, _range_ref, _cluster) */
 	union {
 		const struct tm_launch_look *look; /* never NULL after loading: its kernel, context,
-		                                    * stream, thread, device, result, API, hash skip
-		                                    * and shape (grid, block, shared memory), each look
-		                                    * kept once per trace (t->looks) */
+		                                    * stream, thread, device, result, API, hash skip,
+		                                    * shape (grid, block, shared memory) and its counts
+		                                    * of regions and parameter bytes, each look kept
+		                                    * once per trace (t->looks) */
 		uint32_t loading_look;             /* while loading only: 1 + its index in t->looks, 0 none */
 	};
 };
@@ -117,10 +118,10 @@ static inline uint64_t ktrace_tm_rec_seq(const struct tm_launch *l)
 		return l->refs->rec_seq;
 	return l->seq + (uint64_t)(int64_t)l->rec_seq_delta;
 }
-/* A launch's parameter bytes (param_bytes_len of them): they follow its regions. */
+/* A launch's parameter bytes (look->param_bytes_len of them): they follow its regions. */
 static inline const uint8_t *ktrace_tm_param_bytes(const struct tm_launch *l)
 {
-	return (const uint8_t *)(l->regions + l->nregions);
+	return (const uint8_t *)(l->regions + l->look->nregions);
 }
 /* A launch's cluster shape (uint32_t[3]; 0x0x0 when none was given). */
 static inline const uint32_t *ktrace_tm_cluster(const struct tm_launch *l)

@@ -108,7 +108,7 @@ const struct tm_region *ktrace_tm_same_piece(const struct tm_trace *like, size_t
 	}
 	*hint = lo + 1; /* records come mostly in launch order */
 	l = &like->launches[lo];
-	if (l->nregions != nregions || l->param_bytes_len != nparams ||
+	if (l->look->nregions != nregions || l->look->param_bytes_len != nparams ||
 	    (nparams && memcmp(ktrace_tm_param_bytes(l), params, nparams)))
 		return NULL;
 	for (uint32_t i = 0; i < nregions; i++)
