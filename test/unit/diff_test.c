@@ -329,7 +329,8 @@ static void assert_model_launches(const struct tm_trace *t)
 		assert_ptr_equal(pb, (const uint8_t *)(l->regions + l->look->nregions));
 		for (uint32_t g = 0; g < l->look->nregions; g++) {
 			uint64_t v;
-			if (l->regions[g].flags & KTRACE_REGIONF_COLL_BUFFER || l->regions[g].param_offset + 8 > l->look->param_bytes_len)
+			if (l->regions[g].flags & KTRACE_REGIONF_COLL_BUFFER ||
+			    l->regions[g].param_offset + 8 > l->look->param_bytes_len)
 				continue;
 			memcpy(&v, pb + l->regions[g].param_offset, 8);
 			assert_int_equal(v, ktrace_tm_region_ptr(t, &l->regions[g]));

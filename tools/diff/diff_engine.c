@@ -201,9 +201,10 @@ static int compare_scalars(const struct tm_launch *la, const struct tm_launch *l
 		return -1;
 	}
 	if (k->nparams == 0) {
-		uint32_t n = la->look->param_bytes_len > lb->look->param_bytes_len ? la->look->param_bytes_len : lb->look->param_bytes_len;
+		uint32_t len_a = la->look->param_bytes_len, len_b = lb->look->param_bytes_len;
+		uint32_t n = len_a > len_b ? len_a : len_b;
 		long d = bytes_differ(la, lb, 0, n);
-		if (d < 0 && la->look->param_bytes_len == lb->look->param_bytes_len) {
+		if (d < 0 && len_a == len_b) {
 			if (nequal && n)
 				(*nequal)++;
 			return 1;

@@ -117,7 +117,8 @@ static void put_params(struct json_writer *w, const struct tm_trace *t, const st
 				own = &l->regions[r];
 		ktrace_json_object(w, name);
 		ktrace_json_str(w, "type", p->type);
-		ktrace_json_raw(w, "value", ktrace_param_value(&d, ktrace_tm_param_bytes(l), l->look->param_bytes_len, 1, value, sizeof value));
+		ktrace_json_raw(w, "value", ktrace_param_value(&d, ktrace_tm_param_bytes(l), l->look->param_bytes_len, 1,
+							       value, sizeof value));
 		if (own)
 			put_region(w, t, own);
 		ktrace_json_end(w);
