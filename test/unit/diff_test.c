@@ -1415,12 +1415,14 @@ static void test_body_runs_missing_records(void **state)
 /* ---- a trace loaded beside another ---------------------------------------------------- */
 
 /* Load run b beside run a (ktrace_tm_load_beside) and on its own: the same
- * model, launch by launch (regions, their allocations, parameter bytes,
- * shapes); the launches sharing a's memory counted in *shared. */
-static void load_beside(const struct sim_opts *oa, const struct sim_opts *ob, size_t *shared)
+ * model, launch by launch (regions, their extents, parameter bytes,
+ * shapes); the launches sharing a's memory counted in *shared, those of
+ * them whose parameter bytes are a's with b's pointers in *patched. */
+static void load_beside(const struct sim_opts *oa, const struct sim_opts *ob, size_t *shared, size_t *patched)
 {
 	char pa[512], pb[512], err[512];
 	struct tm_trace a, b, alone;
+	uint8_t own[4096];
 
 	write_run("a.ktrace", oa);
 	write_run("b.ktrace", ob);
@@ -1430,7 +1432,7 @@ static void load_beside(const struct sim_opts *oa, const struct sim_opts *ob, si
 	assert_int_equal(ktrace_tm_load_beside(&b, pb, &a, 0, err, sizeof err), 0);
 	assert_int_equal(ktrace_tm_load(&alone, pb, 0, err, sizeof err), 0);
 	assert_int_equal(b.nlaunches, alone.nlaunches);
-	*shared = 0;
+	*shared = *patched = 0;
 	for (size_t i = 0; i < b.nlaunches; i++) {
 		const struct tm_launch *x = &b.launches[i], *y = &alone.launches[i];
 
@@ -1439,8 +1441,15 @@ static void load_beside(const struct sim_opts *oa, const struct sim_opts *ob, si
 		assert_int_equal(x->look->param_bytes_len, y->look->param_bytes_len);
 		assert_int_equal(x->look->kernel->id, y->look->kernel->id);
 		assert_memory_equal(&x->look->context, &y->look->context,
-				    sizeof *x->look - offsetof(struct tm_launch_look, context));
-		assert_memory_equal(ktrace_tm_param_bytes(x), ktrace_tm_param_bytes(y), x->look->param_bytes_len);
+				    offsetof(struct tm_launch_look, params_patched) -
+					    offsetof(struct tm_launch_look, context));
+		assert_false(y->look->params_patched);
+		assert_true(x->look->param_bytes_len <= sizeof own);
+		assert_memory_equal(ktrace_tm_params(&b, x, own), ktrace_tm_param_bytes(y), x->look->param_bytes_len);
+		*patched += x->look->params_patched;
+		if (x->look->params_patched)
+			assert_memory_not_equal(ktrace_tm_param_bytes(x), ktrace_tm_param_bytes(y),
+						x->look->param_bytes_len);
 		for (uint32_t g = 0; g < x->look->nregions; g++) {
 			const struct tm_region *rx = &x->regions[g], *ry = &y->regions[g];
 			const struct tm_extent *ex = ktrace_tm_region_extent(&b, rx), *ey = ktrace_tm_region_extent(&alone, ry);
@@ -1455,6 +1464,7 @@ static void load_beside(const struct sim_opts *oa, const struct sim_opts *ob, si
 				assert_int_equal(a.launches[k].seq, x->seq);
 				++*shared;
 			}
+		assert_true(!x->look->params_patched || x->regions == a.launches[i].regions);
 	}
 	ktrace_tm_free(&alone);
 	ktrace_tm_free(&b);
@@ -1504,19 +1514,28 @@ static void test_rec_seq_far_from_launch_seq(void **state)
 static void test_load_beside(void **state)
 {
 	struct sim_opts oa, ob;
-	size_t shared;
+	size_t shared, patched;
 
 	(void)state;
 	sim_defaults(&oa, 0);
 	ob = oa;
 	ob.nondet_iter = 1; /* step 1's reduction differs, and what it flows into */
-	load_beside(&oa, &ob, &shared);
+	load_beside(&oa, &ob, &shared, &patched);
 	assert_true(shared > 0);
 	assert_true(shared < (size_t)(LAUNCHES_PER_STEP * STEPS));
-	/* another run's addresses and handles: nothing the same, nothing shared */
+	assert_int_equal(patched, 0);
+	/* another run's addresses and handles: the same buffers elsewhere, each
+	 * launch's regions as a's but for their extents, its parameter bytes
+	 * a's with its own pointers */
 	sim_defaults(&ob, 1);
-	load_beside(&oa, &ob, &shared);
-	assert_int_equal(shared, 0);
+	load_beside(&oa, &ob, &shared, &patched);
+	assert_true(shared > 0);
+	assert_true(patched > 0);
+	/* and a divergence there too */
+	ob.nondet_iter = 1;
+	load_beside(&oa, &ob, &shared, &patched);
+	assert_true(shared > 0 && shared < (size_t)(LAUNCHES_PER_STEP * STEPS));
+	assert_true(patched > 0);
 }
 
 int main(void)

@@ -141,15 +141,23 @@ static int masked(const struct tm_launch *la, const struct tm_launch *lb, uint32
 	return 0;
 }
 
+/* The parameter bytes of a pair of launches (ktrace_tm_params), or their
+ * pieces' (ktrace_tm_param_bytes): a launch's own but for its pointer
+ * words, which the comparison skips. */
+struct param_pair {
+	const uint8_t *a, *b;
+};
+
 /* Compare bytes [off, off+size) outside pointer words.  Returns the first
  * differing offset relative to off, or -1 when equal. */
-static long bytes_differ(const struct tm_launch *la, const struct tm_launch *lb, uint32_t off, uint32_t size)
+static long bytes_differ(const struct tm_launch *la, const struct tm_launch *lb, const struct param_pair *pp,
+			 uint32_t off, uint32_t size)
 {
 	for (uint32_t q = 0; q < size; q++) {
 		uint32_t o = off + q;
 		if (o >= la->look->param_bytes_len || o >= lb->look->param_bytes_len)
 			return la->look->param_bytes_len == lb->look->param_bytes_len ? -1 : (long)q;
-		if (ktrace_tm_param_bytes(la)[o] != ktrace_tm_param_bytes(lb)[o] && !masked(la, lb, o))
+		if (pp->a[o] != pp->b[o] && !masked(la, lb, o))
 			return (long)q;
 	}
 	return -1;
@@ -186,8 +194,8 @@ static struct diff_arg *params_arg(struct arg_list *l)
 /* Scalar (non-pointer) arguments.  Differences are appended to diff (when
  * not NULL) and unverifiable ones to unv.  Returns 1 all equal, 0 some
  * differ, -1 could not be checked (truncated parameters); -2 out of memory. */
-static int compare_scalars(const struct tm_launch *la, const struct tm_launch *lb, struct arg_list *diff,
-			   struct arg_list *unv, size_t *nequal)
+static int compare_scalars(const struct tm_launch *la, const struct tm_launch *lb, const struct param_pair *pp,
+			   struct arg_list *diff, struct arg_list *unv, size_t *nequal)
 {
 	const struct tm_kernel *k = la->look->kernel;
 	int res = 1;
@@ -203,7 +211,7 @@ static int compare_scalars(const struct tm_launch *la, const struct tm_launch *l
 	if (k->nparams == 0) {
 		uint32_t len_a = la->look->param_bytes_len, len_b = lb->look->param_bytes_len;
 		uint32_t n = len_a > len_b ? len_a : len_b;
-		long d = bytes_differ(la, lb, 0, n);
+		long d = bytes_differ(la, lb, pp, 0, n);
 		if (d < 0 && len_a == len_b) {
 			if (nequal && n)
 				(*nequal)++;
@@ -215,8 +223,8 @@ static int compare_scalars(const struct tm_launch *la, const struct tm_launch *l
 				return -2;
 			a->size = la->look->param_bytes_len;
 			a->size_b = lb->look->param_bytes_len;
-			a->va = ktrace_tm_param_bytes(la);
-			a->vb = ktrace_tm_param_bytes(lb);
+			a->va = pp->a;
+			a->vb = pp->b;
 			a->diff_at = d < 0 ? 0 : (uint32_t)d;
 		}
 		return 0;
@@ -227,7 +235,7 @@ static int compare_scalars(const struct tm_launch *la, const struct tm_launch *l
 			continue; /* compared through its region */
 		int out_of_range = (uint64_t)p->offset + p->size > la->look->param_bytes_len ||
 				   (uint64_t)p->offset + p->size > lb->look->param_bytes_len;
-		long d = out_of_range ? 0 : bytes_differ(la, lb, p->offset, p->size);
+		long d = out_of_range ? 0 : bytes_differ(la, lb, pp, p->offset, p->size);
 		if (d < 0) {
 			if (nequal)
 				(*nequal)++;
@@ -249,8 +257,8 @@ static int compare_scalars(const struct tm_launch *la, const struct tm_launch *l
 		a->size = p->size;
 		a->size_b = out_of_range ? 0 : p->size;
 		a->type = p->type;
-		a->va = out_of_range ? NULL : ktrace_tm_param_bytes(la) + p->offset;
-		a->vb = out_of_range ? NULL : ktrace_tm_param_bytes(lb) + p->offset;
+		a->va = out_of_range ? NULL : pp->a + p->offset;
+		a->vb = out_of_range ? NULL : pp->b + p->offset;
 		a->diff_at = (uint32_t)d;
 	}
 	return res;
@@ -259,8 +267,9 @@ static int compare_scalars(const struct tm_launch *la, const struct tm_launch *l
 int ktrace_diff_launch_affinity(const struct tm_trace *a, const struct tm_launch *la, const struct tm_trace *b,
 				const struct tm_launch *lb)
 {
+	struct param_pair pieces = { ktrace_tm_param_bytes(la), ktrace_tm_param_bytes(lb) };
 	int s = 0;
-	if (compare_scalars(la, lb, NULL, NULL, NULL) == 1)
+	if (compare_scalars(la, lb, &pieces, NULL, NULL, NULL) == 1)
 		s += 1000;
 	uint32_t i = 0, j = 0;
 	while (i < la->look->nregions && j < lb->look->nregions) {
@@ -741,13 +750,25 @@ static int cut_input(const struct diff_result *res, const struct diff_align *al,
 	return 0;
 }
 
+/* Launch l's own parameter bytes (of trace t): its piece's, or a copy
+ * kept in *keep (freed with the result); NULL when memory runs out. */
+static const uint8_t *own_params(const struct tm_trace *t, const struct tm_launch *l, uint8_t **keep)
+{
+	if (!l->look->params_patched)
+		return ktrace_tm_param_bytes(l);
+	free(*keep);
+	*keep = malloc(l->look->param_bytes_len ? l->look->param_bytes_len : 1);
+	return *keep ? ktrace_tm_params(t, l, *keep) : NULL;
+}
+
 static int classify(struct diff_result *res, const struct diff_align *al, struct diff_divergence *d)
 {
 	const struct tm_launch *la = d->la, *lb = d->lb;
 	struct arg_list outs = { 0 }, ins = { 0 }, unv = { 0 }, noise = { 0 };
 	size_t ia = (size_t)(la - res->a->launches), ib = (size_t)(lb - res->b->launches);
 	int rc = -1;
-	if (compare_scalars(la, lb, &ins, &unv, &d->equal_scalars) == -2)
+	struct param_pair pp = { own_params(res->a, la, &d->params_a), own_params(res->b, lb, &d->params_b) };
+	if (!pp.a || !pp.b || compare_scalars(la, lb, &pp, &ins, &unv, &d->equal_scalars) == -2)
 		goto out;
 	FOR_REGION_PAIRS(la, lb, x, y, {
 		const char *why = NULL;
@@ -1144,6 +1165,8 @@ void ktrace_diff_result_free(struct diff_result *r)
 		free(r->divs[i].inputs);
 		free(r->divs[i].host_noise);
 		free(r->divs[i].unverified);
+		free(r->divs[i].params_a);
+		free(r->divs[i].params_b);
 	}
 	free(r->divs);
 	free(r->unv);

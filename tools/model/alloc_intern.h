@@ -57,22 +57,34 @@ struct tm_launch_look {
 	struct tm_shape shape;
 	uint32_t nregions;        /* the launch's regions (tm_launch.regions) */
 	uint32_t param_bytes_len; /* its parameter bytes (ktrace_tm_param_bytes) */
+	uint32_t params_patched;  /* 1: its piece is another trace's, whose parameter bytes are
+	                           * its own but for its pointers (ktrace_tm_params) */
+	uint32_t unused;          /* 0 */
 };
 
 /* The table being filled while a trace loads: values of `size` bytes
  * (*items, *nitems of them, the trace's array: pass its address) and an
  * open-addressing index over them. */
 struct tm_intern {
-	void *items;     /* the address of the trace's array pointer (struct tm_alloc **, ...) */
+	void *items;     /* the address of the trace's array pointer (struct tm_extent **, ...) */
 	size_t *nitems, cap_items, size;
 	uint32_t *slots; /* 1 + the value's index; 0: empty */
 	size_t nslots;   /* a power of two, or 0 */
+	size_t nfilled;  /* slots not empty: one per value, and one per value replaced since the
+	                  * index was last made (ktrace_intern_replace) */
 };
 
 /* The number of value v (`in->size` bytes: 1 + its index in the array; 0
  * for all zero bytes), adding it when it is new; 0 with *oom set when
  * memory runs out. */
 uint32_t ktrace_intern(struct tm_intern *in, const void *v, int *oom);
+
+/* The number of value v (not all zero bytes), or 0 when it is not in the table. */
+uint32_t ktrace_intern_find(const struct tm_intern *in, const void *v);
+
+/* Value `number` becomes v (not all zero bytes, not in the table): 0, or
+ * -1 when memory runs out (the table unchanged). */
+int ktrace_intern_replace(struct tm_intern *in, uint32_t number, const void *v);
 
 /* Free the index (the values are the trace's). */
 void ktrace_intern_free(struct tm_intern *in);

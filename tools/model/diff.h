@@ -141,6 +141,8 @@ struct diff_divergence {
 	                           * writer, not measured before the launch (format 1.14) */
 	uint64_t unverified_before, only_a_before; /* earlier launches of A: not compared, in A only */
 	size_t guessed_inputs;    /* guessed pointer words that could not be compared: not counted */
+	uint8_t *params_a, *params_b; /* the launches' parameter bytes when their pieces do not hold
+	                               * them as they are (ktrace_tm_params), else NULL */
 };
 
 /* A matched launch that could not be verified, and why (tools/unverified.h). */

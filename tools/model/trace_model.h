@@ -118,7 +118,10 @@ static inline uint64_t ktrace_tm_rec_seq(const struct tm_launch *l)
 		return l->refs->rec_seq;
 	return l->seq + (uint64_t)(int64_t)l->rec_seq_delta;
 }
-/* A launch's parameter bytes (look->param_bytes_len of them): they follow its regions. */
+/* The parameter bytes of a launch's piece (look->param_bytes_len of them,
+ * after its regions): the launch's own, but for a launch of a trace loaded
+ * beside another whose look->params_patched is set, whose own are those
+ * with its pointers written over their words (ktrace_tm_params). */
 static inline const uint8_t *ktrace_tm_param_bytes(const struct tm_launch *l)
 {
 	return (const uint8_t *)(l->regions + l->look->nregions);
@@ -308,12 +311,37 @@ int ktrace_tm_load_beside(struct tm_trace *t, const char *path, const struct tm_
  * (ktrace_tm_load_beside).  a must outlive b.  0, or -1 with err set. */
 int ktrace_tm_load_second(struct tm_trace *b, const char *path_b, const struct tm_trace *a, int allow_truncated,
 			  char *err, size_t errlen);
-/* For the loader: like's launch of launch_seq seq (*hint: where to look
- * first, then after it), when its regions (sorted) and parameter bytes equal
- * these: its regions, whose parameter bytes follow; NULL otherwise. */
-const struct tm_region *ktrace_tm_same_piece(const struct tm_trace *like, size_t *hint, uint64_t seq,
-					     const struct tm_region *regions, uint32_t nregions, const uint8_t *params,
-					     uint32_t nparams);
+/* For the loader: a trace being loaded beside like.  Its extents are
+ * numbered as like's extents where its launches have theirs: like's are
+ * numbered first, and each number's value stays like's until the trace
+ * hands the number out (claimed), as like's (its region there holds the
+ * same) or as the value its launch of the same launch_seq has where like's
+ * has that extent (the same buffer at another address, in a run that
+ * allocated elsewhere). */
+struct tm_beside {
+	const struct tm_trace *like;
+	size_t hint;                /* where like's next launch is looked for first */
+	const struct tm_trace *t;   /* the trace being loaded */
+	struct tm_intern *extents;  /* its extents (t->extents) */
+	unsigned char *claimed;     /* per extent of like (number - 1): handed out, its value fixed */
+	uint8_t *params;            /* scratch: like's parameter bytes with a launch's pointers */
+	size_t cap_params;
+};
+/* Launch seq of the trace loaded beside b->like, its regions sorted, each
+ * region's extent number 1 + the index of its value in values: its regions
+ * numbered (each as like's launch of the same launch_seq numbers its region
+ * of the same key, where that number can be this value: the number is then
+ * claimed), and like's piece when that launch has the same regions and the
+ * same parameter bytes, or (*patched set) the same once this launch's
+ * pointers are written over their words (ktrace_tm_params); NULL
+ * otherwise, or with *oom set when memory ran out. */
+const struct tm_region *ktrace_tm_share_piece(struct tm_beside *b, uint64_t seq, struct tm_region *regions,
+					      const struct tm_extent *values, uint32_t nregions, const uint8_t *params,
+					      uint32_t nparams, int *patched, int *oom);
+/* Write each of the regions' pointer (ptr(ctx, region)) over its word in
+ * params (nparams bytes, little-endian; a collective's buffer has none). */
+void ktrace_tm_put_pointers(uint8_t *params, uint32_t nparams, const struct tm_region *regions, uint32_t nregions,
+			    uint64_t (*ptr)(const void *ctx, const struct tm_region *g), const void *ctx);
 
 /* Name for reports: the demangled name when there is one, else the mangled
  * one, else "kernel#<id>". */
@@ -349,6 +377,11 @@ static inline struct tm_alloc ktrace_tm_region_alloc(const struct tm_trace *t, c
 {
 	return ktrace_tm_region_extent(t, g)->alloc;
 }
+
+/* Launch l's own parameter bytes (l of trace t): ktrace_tm_param_bytes(l),
+ * or, when its look->params_patched, those written into buf
+ * (look->param_bytes_len bytes) with its pointers over their words. */
+const uint8_t *ktrace_tm_params(const struct tm_trace *t, const struct tm_launch *l, uint8_t *buf);
 
 /* Index of the first copy or memset with seq >= `seq` (binary search). */
 size_t ktrace_tm_op_lower_bound(const struct tm_trace *t, uint64_t seq);
