@@ -300,10 +300,11 @@ void ktrace_tm_free(struct tm_trace *t);
 int ktrace_tm_share_same(struct tm_trace *b, const struct tm_trace *a, const char *path_b);
 
 /* Load the trace at path as ktrace_tm_load() does, beside `like` (a trace
- * of the same program, loaded): each launch whose regions and parameter
- * bytes equal those of like's launch of the same launch_seq shares like's
- * memory for them (trace_same.c), allocations numbered as in like.  like
- * must outlive t, and neither may change. */
+ * of the same program, loaded): each launch whose regions and
+ * parameter bytes equal those of like's launch of the same launch_seq, up to
+ * where their buffers lie, shares like's memory for them (trace_same.c,
+ * ktrace_tm_share_piece; ktrace_tm_params gives its own parameter bytes).
+ * like must outlive t, and neither may change. */
 int ktrace_tm_load_beside(struct tm_trace *t, const char *path, const struct tm_trace *like, int allow_truncated,
 			  char *err, size_t errlen);
 /* The second trace of a pair whose first, a, is loaded: a's model when
