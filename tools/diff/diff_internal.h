@@ -47,9 +47,8 @@ const struct diff_confirm *ktrace_diff_confirm_of(const struct diff_confirmation
 
 struct diff_align {
 	int32_t *match_a;         /* per launch of A: index of its match in B, or -1 */
-	int32_t *match_b;
-	uint32_t *stream_a;       /* per launch: index into the result's streams */
-	uint32_t *stream_b;
+	int32_t *match_b;         /* match_a itself when B shares A's model (each launch its own match) */
+	uint32_t *stream_a;       /* per launch of A: index into the result's streams */
 	struct diff_stream *streams;
 	size_t nstreams;
 };
