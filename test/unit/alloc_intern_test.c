@@ -1,8 +1,10 @@
 /* test/unit/alloc_intern_test.c: the trace model's table of region extents
  * (tools/model/alloc_intern.c): each (pointer, hash_len, allocation) kept
  * once, its number found again after the index grows, all zeros as number
- * 0, and the model's accessors reading a region's pointer, hash_len and
- * allocation back.
+ * 0, a number's value replaced (a trace loaded beside another claiming its
+ * numbers) and found under its number while the old value is not, and the
+ * model's accessors reading a region's pointer, hash_len and allocation
+ * back.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -70,10 +72,54 @@ static void test_each_extent_once(void **state)
 	free(t.extents);
 }
 
+/* Each value replaced by one 4 GiB higher, as a run that allocated
+ * elsewhere claims the numbers: every new value found under its number,
+ * no old one found, an old one interned again a new number; the index made
+ * again as replaced values' slots pile up. */
+static void test_replace(void **state)
+{
+	(void)state;
+	struct tm_trace t = { 0 };
+	struct tm_intern in = { .items = &t.extents, .nitems = &t.nextents, .size = sizeof(struct tm_extent) };
+	int oom = 0;
+	enum { N = 3000 };
+	const uint64_t shift = 1ull << 32;
+
+	for (int k = 0; k < N; k++) {
+		struct tm_extent e = extent_of(k);
+		assert_int_equal(ktrace_intern(&in, &e, &oom), k + 1);
+	}
+	for (int k = 0; k < N; k++) {
+		struct tm_extent e = extent_of(k);
+		e.ptr += shift;
+		e.alloc.base += shift;
+		assert_int_equal(ktrace_intern_find(&in, &e), 0);
+		assert_int_equal(ktrace_intern_replace(&in, (uint32_t)k + 1, &e), 0);
+		assert_int_equal(ktrace_intern_find(&in, &e), k + 1);
+		assert_true(in.nfilled * 2 <= in.nslots);
+	}
+	assert_int_equal(t.nextents, N);
+	for (int k = 0; k < N; k++) {
+		struct tm_extent e = extent_of(k);
+		struct tm_region g = { .extent = (uint32_t)k + 1 };
+		assert_int_equal(ktrace_intern_find(&in, &e), 0);
+		assert_int_equal(ktrace_tm_region_ptr(&t, &g), e.ptr + shift);
+		e.ptr += shift;
+		e.alloc.base += shift;
+		assert_int_equal(ktrace_intern(&in, &e, &oom), k + 1);
+	}
+	struct tm_extent old = extent_of(7);
+	assert_int_equal(ktrace_intern(&in, &old, &oom), N + 1);
+	assert_false(oom);
+	ktrace_intern_free(&in);
+	free(t.extents);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_each_extent_once),
+		cmocka_unit_test(test_replace),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1414,20 +1414,17 @@ static void test_body_runs_missing_records(void **state)
 
 /* ---- a trace loaded beside another ---------------------------------------------------- */
 
-/* Load run b beside run a (ktrace_tm_load_beside) and on its own: the same
- * model, launch by launch (regions, their extents, parameter bytes,
- * shapes); the launches sharing a's memory counted in *shared, those of
- * them whose parameter bytes are a's with b's pointers in *patched. */
-static void load_beside(const struct sim_opts *oa, const struct sim_opts *ob, size_t *shared, size_t *patched)
+/* Load the trace at pb beside the one at pa (ktrace_tm_load_beside) and on
+ * its own: the same model, launch by launch (regions, their extents,
+ * parameter bytes, shapes); the launches sharing a's memory counted in
+ * *shared, those of them whose parameter bytes are a's with b's pointers in
+ * *patched. */
+static void compare_beside(const char *pa, const char *pb, size_t *shared, size_t *patched)
 {
-	char pa[512], pb[512], err[512];
+	char err[512];
 	struct tm_trace a, b, alone;
 	uint8_t own[4096];
 
-	write_run("a.ktrace", oa);
-	write_run("b.ktrace", ob);
-	path_of(pa, sizeof pa, "a.ktrace");
-	path_of(pb, sizeof pb, "b.ktrace");
 	assert_int_equal(ktrace_tm_load(&a, pa, 0, err, sizeof err), 0);
 	assert_int_equal(ktrace_tm_load_beside(&b, pb, &a, 0, err, sizeof err), 0);
 	assert_int_equal(ktrace_tm_load(&alone, pb, 0, err, sizeof err), 0);
@@ -1469,6 +1466,85 @@ static void load_beside(const struct sim_opts *oa, const struct sim_opts *ob, si
 	ktrace_tm_free(&alone);
 	ktrace_tm_free(&b);
 	ktrace_tm_free(&a);
+}
+
+/* compare_beside of two simulated runs. */
+static void load_beside(const struct sim_opts *oa, const struct sim_opts *ob, size_t *shared, size_t *patched)
+{
+	char pa[512], pb[512];
+
+	write_run("a.ktrace", oa);
+	write_run("b.ktrace", ob);
+	path_of(pa, sizeof pa, "a.ktrace");
+	path_of(pb, sizeof pb, "b.ktrace");
+	compare_beside(pa, pb, shared, patched);
+}
+
+/* A run of n launches of one kernel, launch i with buffer buf[i] (its
+ * pointer word at offset 0, a scalar at 8: scalar[i]), the same digests in
+ * every run. */
+static void write_buffers_run(const char *name, const uint64_t *buf, const uint64_t *scalar, size_t n)
+{
+	struct ktrace_rec_header h = { .pid = 1, .digest_alg = 1 };
+	char path[512], err[512];
+	struct ktrace_writer_opts wo = { .path = path, .overwrite = 1, .header = &h };
+	unsigned char rec[512];
+	struct ktrace_writer *w;
+
+	path_of(path, sizeof path, name);
+	w = ktrace_writer_open(&wo, err, sizeof err);
+	if (!w)
+		fail_msg("%s", err);
+	for (size_t i = 0; i < n; i++) {
+		uint8_t params[16];
+		struct ktrace_region g = { .flags = KTRACE_REGIONF_PRE | KTRACE_REGIONF_POST, .ptr = buf[i],
+					   .alloc_base = buf[i], .alloc_size = 4096, .hash_len = 256,
+					   .pre_hash = 100 + i, .post_hash = 200 + i };
+		struct ktrace_rec_launch l = { .launch_seq = i, .kernel_id = 1, .grid = { 1, 1, 1 },
+					       .flags = KTRACE_LAUNCHF_HASHED, .nregions = 1,
+					       .param_bytes = params, .param_bytes_len = sizeof params };
+
+		memcpy(params, &buf[i], 8);
+		memcpy(params + 8, &scalar[i], 8);
+		size_t len = ktrace_encode_launch(rec, sizeof rec, &l, &g);
+		assert_true(len > 0 && len <= sizeof rec);
+		assert_int_equal(ktrace_writer_append(w, rec, len), 0);
+	}
+	ktrace_writer_close(w, NULL);
+}
+
+/* A run whose buffers lie elsewhere shares the first run's pieces (its
+ * parameter bytes a's with its own pointers) where each buffer moved as a
+ * whole; where two buffers swapped places, or a scalar differs, the launch
+ * keeps its own: always the model it has loaded alone. */
+static void test_load_beside_moved(void **state)
+{
+	enum { P = 0x7f0000000000ull, Q = 0x7f0000100000ull, M = 1ull << 32 };
+	const uint64_t a[] = { P, Q, P, Q, P, Q }, moved[] = { P + M, Q + M, P + M, Q + M, P + M, Q + M };
+	const uint64_t swapped[] = { Q, P, Q, P, P + M, Q };
+	const uint64_t scalar[] = { 1, 2, 3, 4, 5, 6 }, other[] = { 1, 2, 3, 9, 5, 6 };
+	char pa[512], pb[512];
+	size_t shared, patched;
+
+	(void)state;
+	path_of(pa, sizeof pa, "buf_a.ktrace");
+	path_of(pb, sizeof pb, "buf_b.ktrace");
+	write_buffers_run("buf_a.ktrace", a, scalar, 6);
+	write_buffers_run("buf_b.ktrace", moved, scalar, 6);
+	compare_beside(pa, pb, &shared, &patched);
+	assert_int_equal(shared, 6);
+	assert_int_equal(patched, 6);
+	write_buffers_run("buf_b.ktrace", moved, other, 6);
+	compare_beside(pa, pb, &shared, &patched);
+	assert_int_equal(shared, 5);
+	assert_int_equal(patched, 5);
+	/* P and Q swapped: each number keeps its value; then P moved, Q back */
+	write_buffers_run("buf_b.ktrace", swapped, scalar, 6);
+	compare_beside(pa, pb, &shared, &patched);
+	assert_int_equal(shared, 1);
+	assert_int_equal(patched, 0);
+	unlink(pa);
+	unlink(pb);
 }
 
 /* A launch's record sequence number is kept as its difference from its
@@ -1569,6 +1645,7 @@ int main(void)
 		cmocka_unit_test(test_random_traces),
 		cmocka_unit_test(test_body_runs_missing_records),
 		cmocka_unit_test(test_load_beside),
+		cmocka_unit_test(test_load_beside_moved),
 		cmocka_unit_test(test_rec_seq_far_from_launch_seq),
 	};
 	return cmocka_run_group_tests_name("diff", tests, setup, teardown);
