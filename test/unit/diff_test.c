@@ -1513,6 +1513,71 @@ static void write_buffers_run(const char *name, const uint64_t *buf, const uint6
 	ktrace_writer_close(w, NULL);
 }
 
+/* The text and JSON reports (every divergence) of a against b, into buf. */
+static char *reports(const struct tm_trace *a, const struct tm_trace *b)
+{
+	char path[512], err[512];
+	struct diff_opts o = { .all = 1, .label_a = "a.ktrace", .label_b = "b.ktrace" };
+	struct diff_result r;
+	FILE *f;
+
+	path_of(path, sizeof path, "reports.txt");
+	f = fopen(path, "w");
+	assert_non_null(f);
+	if (ktrace_diff_compare(a, b, &o, &r, err, sizeof err))
+		fail_msg("compare: %s", err);
+	ktrace_diff_report_text(f, &r, &o);
+	ktrace_diff_report_json(f, &r, &o);
+	fclose(f);
+	ktrace_diff_result_free(&r);
+	char *text = slurp(path, NULL);
+	assert_non_null(text);
+	unlink(path);
+	return text;
+}
+
+/* Run b loaded beside run a (what ktrace-diff does) gives the reports it
+ * gives loaded alone: run b at other addresses, with a divergence, with
+ * extra launches, copies read back, a struct argument's noise. */
+static void test_beside_reports_as_alone(void **state)
+{
+	char pa[512], pb[512], err[512];
+	struct sim_opts oa, ob;
+
+	(void)state;
+	sim_defaults(&oa, 0);
+	path_of(pa, sizeof pa, "a.ktrace");
+	path_of(pb, sizeof pb, "b.ktrace");
+	for (int k = 0; k < 6; k++) {
+		struct tm_trace a, b, alone;
+
+		sim_defaults(&ob, k % 2);
+		ob.nondet_iter = k < 2 ? 1 : -1;
+		ob.mta_nondet_iter = k == 2 ? 2 : -1;
+		ob.autotune = k == 3 ? 2 : 0;
+		ob.readback = k == 4 ? 1 : 0;
+		ob.readback_noise = k == 4 ? 0x10 : 0;
+		ob.pad_noise = k == 5 ? 0x77 : 0;
+		oa.readback = ob.readback;
+		write_run("a.ktrace", &oa);
+		write_run("b.ktrace", &ob);
+		assert_int_equal(ktrace_tm_load(&a, pa, 0, err, sizeof err), 0);
+		assert_int_equal(ktrace_tm_load_beside(&b, pb, &a, 0, err, sizeof err), 0);
+		assert_int_equal(ktrace_tm_load(&alone, pb, 0, err, sizeof err), 0);
+		size_t patched = 0;
+		for (size_t i = 0; i < b.nlaunches; i++)
+			patched += b.launches[i].look->params_patched;
+		assert_true(k % 2 ? patched > 0 : patched == 0); /* at other addresses: patched */
+		char *beside = reports(&a, &b), *own = reports(&a, &alone);
+		assert_string_equal(beside, own);
+		free(beside);
+		free(own);
+		ktrace_tm_free(&alone);
+		ktrace_tm_free(&b);
+		ktrace_tm_free(&a);
+	}
+}
+
 /* A run whose buffers lie elsewhere shares the first run's pieces (its
  * parameter bytes a's with its own pointers) where each buffer moved as a
  * whole; where two buffers swapped places, or a scalar differs, the launch
@@ -1646,6 +1711,7 @@ int main(void)
 		cmocka_unit_test(test_body_runs_missing_records),
 		cmocka_unit_test(test_load_beside),
 		cmocka_unit_test(test_load_beside_moved),
+		cmocka_unit_test(test_beside_reports_as_alone),
 		cmocka_unit_test(test_rec_seq_far_from_launch_seq),
 	};
 	return cmocka_run_group_tests_name("diff", tests, setup, teardown);
