@@ -82,9 +82,11 @@ static void test_occurrence_and_spec(void **state)
 	{
 		struct tm_region coll = { .flags = KTRACE_REGIONF_COLL_BUFFER };
 		struct tm_launch nccl = launches[6];
+		struct tm_launch_look nccl_look = *nccl.look;
 
+		nccl_look.nregions = 1;
+		nccl.look = &nccl_look;
 		nccl.regions = &coll;
-		nccl.nregions = 1;
 		assert_int_equal(ktrace_check_replay_spec(NULL, &nccl, 3, 8, 1, spec, sizeof spec, why, sizeof why), -1);
 		assert_non_null(strstr(why, "NCCL operation's kernel"));
 	}

@@ -573,6 +573,7 @@ struct hand {
 	struct tm_launch l[16];
 	struct tm_launch_look look[16];
 	struct tm_region g[16];
+	struct tm_extent e[16];  /* launch i's region's: extent i + 1 */
 	struct tm_order o[16];
 	struct tm_op op[16];
 	uint64_t next_seq;       /* launches, copies and memsets share the numbering */
@@ -587,9 +588,12 @@ static void hand_launch(struct hand *h, uint64_t stream, uint32_t tid, uint64_t 
 	h->look[i] = (struct tm_launch_look){ .kernel = &h->k, .context = 0xc0, .stream = stream, .tid = tid };
 	l->look = &h->look[i];
 	l->flags = KTRACE_LAUNCHF_HASHED;
-	l->nregions = 1;
+	h->look[i].nregions = 1;
 	l->regions = &h->g[i];
-	h->g[i] = (struct tm_region){ 0, 0, KTRACE_REGIONF_PRE | KTRACE_REGIONF_POST, 0, at, 256, 1, 2 };
+	h->e[i] = (struct tm_extent){ .ptr = at, .hash_len = 256 };
+	h->t.nextents = h->t.nlaunches;
+	h->g[i] = (struct tm_region){ .flags = KTRACE_REGIONF_PRE | KTRACE_REGIONF_POST, .extent = (uint32_t)i + 1,
+				      .pre_hash = 1, .post_hash = 2 };
 }
 
 static void hand_order(struct hand *h, uint32_t op, uint64_t stream, uint64_t event, uint32_t tid)
@@ -624,6 +628,7 @@ static void hand_init(struct hand *h)
 	h->k.name = h->k.demangled = "k";
 	h->t.path = "hand";
 	h->t.launches = h->l;
+	h->t.extents = h->e;
 	h->t.orders = h->o;
 	h->t.ops = h->op;
 	h->t.format_minor = 2;
@@ -642,7 +647,7 @@ static int concurrent(const struct hand *h, size_t a)
 	struct diff_order_writer w;
 	struct diff_order *o = ktrace_diff_order_build(&h->t, writes_all, NULL, &oom);
 	assert_non_null(o);
-	int c = ktrace_diff_order_concurrent_writer(o, a, h->g[a].ptr, 256, &w);
+	int c = ktrace_diff_order_concurrent_writer(o, a, h->e[a].ptr, 256, &w);
 	ktrace_diff_order_free(o);
 	return c;
 }

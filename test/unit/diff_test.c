@@ -326,13 +326,14 @@ static void assert_model_launches(const struct tm_trace *t)
 		assert_true(cluster[0] == 1 && cluster[1] == 1 && cluster[2] == 1);
 		assert_non_null(l->refs);
 		assert_true(l->look->kernel >= t->kernels && l->look->kernel < t->kernels + t->nkernels && l->look->kernel->id >= 100);
-		assert_ptr_equal(pb, (const uint8_t *)(l->regions + l->nregions));
-		for (uint32_t g = 0; g < l->nregions; g++) {
+		assert_ptr_equal(pb, (const uint8_t *)(l->regions + l->look->nregions));
+		for (uint32_t g = 0; g < l->look->nregions; g++) {
 			uint64_t v;
-			if (l->regions[g].flags & KTRACE_REGIONF_COLL_BUFFER || l->regions[g].param_offset + 8 > l->param_bytes_len)
+			if (l->regions[g].flags & KTRACE_REGIONF_COLL_BUFFER ||
+			    l->regions[g].param_offset + 8 > l->look->param_bytes_len)
 				continue;
 			memcpy(&v, pb + l->regions[g].param_offset, 8);
-			assert_int_equal(v, l->regions[g].ptr);
+			assert_int_equal(v, ktrace_tm_region_ptr(t, &l->regions[g]));
 			pointers++;
 		}
 	}
@@ -1413,51 +1414,202 @@ static void test_body_runs_missing_records(void **state)
 
 /* ---- a trace loaded beside another ---------------------------------------------------- */
 
-/* Load run b beside run a (ktrace_tm_load_beside) and on its own: the same
- * model, launch by launch (regions, their allocations, parameter bytes,
- * shapes); the launches sharing a's memory counted in *shared. */
-static void load_beside(const struct sim_opts *oa, const struct sim_opts *ob, size_t *shared)
+/* Load the trace at pb beside the one at pa (ktrace_tm_load_beside) and on
+ * its own: the same model, launch by launch (regions, their extents,
+ * parameter bytes, shapes); the launches sharing a's memory counted in
+ * *shared, those of them whose parameter bytes are a's with b's pointers in
+ * *patched. */
+static void compare_beside(const char *pa, const char *pb, size_t *shared, size_t *patched)
 {
-	char pa[512], pb[512], err[512];
+	char err[512];
 	struct tm_trace a, b, alone;
+	uint8_t own[4096];
 
-	write_run("a.ktrace", oa);
-	write_run("b.ktrace", ob);
-	path_of(pa, sizeof pa, "a.ktrace");
-	path_of(pb, sizeof pb, "b.ktrace");
 	assert_int_equal(ktrace_tm_load(&a, pa, 0, err, sizeof err), 0);
 	assert_int_equal(ktrace_tm_load_beside(&b, pb, &a, 0, err, sizeof err), 0);
 	assert_int_equal(ktrace_tm_load(&alone, pb, 0, err, sizeof err), 0);
 	assert_int_equal(b.nlaunches, alone.nlaunches);
-	*shared = 0;
+	*shared = *patched = 0;
 	for (size_t i = 0; i < b.nlaunches; i++) {
 		const struct tm_launch *x = &b.launches[i], *y = &alone.launches[i];
 
 		assert_int_equal(x->seq, y->seq);
-		assert_int_equal(x->nregions, y->nregions);
-		assert_int_equal(x->param_bytes_len, y->param_bytes_len);
+		assert_int_equal(x->look->nregions, y->look->nregions);
+		assert_int_equal(x->look->param_bytes_len, y->look->param_bytes_len);
 		assert_int_equal(x->look->kernel->id, y->look->kernel->id);
 		assert_memory_equal(&x->look->context, &y->look->context,
-				    sizeof *x->look - offsetof(struct tm_launch_look, context));
-		assert_memory_equal(ktrace_tm_param_bytes(x), ktrace_tm_param_bytes(y), x->param_bytes_len);
-		for (uint32_t g = 0; g < x->nregions; g++) {
+				    offsetof(struct tm_launch_look, params_patched) -
+					    offsetof(struct tm_launch_look, context));
+		assert_false(y->look->params_patched);
+		assert_true(x->look->param_bytes_len <= sizeof own);
+		assert_memory_equal(ktrace_tm_params(&b, x, own), ktrace_tm_param_bytes(y), x->look->param_bytes_len);
+		*patched += x->look->params_patched;
+		if (x->look->params_patched)
+			assert_memory_not_equal(ktrace_tm_param_bytes(x), ktrace_tm_param_bytes(y),
+						x->look->param_bytes_len);
+		for (uint32_t g = 0; g < x->look->nregions; g++) {
 			const struct tm_region *rx = &x->regions[g], *ry = &y->regions[g];
-			struct tm_alloc ax = ktrace_tm_region_alloc(&b, rx), ay = ktrace_tm_region_alloc(&alone, ry);
+			const struct tm_extent *ex = ktrace_tm_region_extent(&b, rx), *ey = ktrace_tm_region_extent(&alone, ry);
 
-			assert_true(rx->ptr == ry->ptr && rx->hash_len == ry->hash_len && rx->pre_hash == ry->pre_hash &&
+			assert_true(ex->ptr == ey->ptr && ex->hash_len == ey->hash_len && rx->pre_hash == ry->pre_hash &&
 				    rx->post_hash == ry->post_hash && rx->flags == ry->flags &&
 				    rx->param_offset == ry->param_offset);
-			assert_true(ax.base == ay.base && ax.size == ay.size);
+			assert_true(ex->alloc.base == ey->alloc.base && ex->alloc.size == ey->alloc.size);
 		}
 		for (size_t k = 0; k < a.nlaunches; k++)
 			if (x->regions == a.launches[k].regions) {
 				assert_int_equal(a.launches[k].seq, x->seq);
 				++*shared;
 			}
+		assert_true(!x->look->params_patched || x->regions == a.launches[i].regions);
 	}
 	ktrace_tm_free(&alone);
 	ktrace_tm_free(&b);
 	ktrace_tm_free(&a);
+}
+
+/* compare_beside of two simulated runs. */
+static void load_beside(const struct sim_opts *oa, const struct sim_opts *ob, size_t *shared, size_t *patched)
+{
+	char pa[512], pb[512];
+
+	write_run("a.ktrace", oa);
+	write_run("b.ktrace", ob);
+	path_of(pa, sizeof pa, "a.ktrace");
+	path_of(pb, sizeof pb, "b.ktrace");
+	compare_beside(pa, pb, shared, patched);
+}
+
+/* A run of n launches of one kernel, launch i with buffer buf[i] (its
+ * pointer word at offset 0, a scalar at 8: scalar[i]), the same digests in
+ * every run. */
+static void write_buffers_run(const char *name, const uint64_t *buf, const uint64_t *scalar, size_t n)
+{
+	struct ktrace_rec_header h = { .pid = 1, .digest_alg = 1 };
+	char path[512], err[512];
+	struct ktrace_writer_opts wo = { .path = path, .overwrite = 1, .header = &h };
+	unsigned char rec[512];
+	struct ktrace_writer *w;
+
+	path_of(path, sizeof path, name);
+	w = ktrace_writer_open(&wo, err, sizeof err);
+	if (!w)
+		fail_msg("%s", err);
+	for (size_t i = 0; i < n; i++) {
+		uint8_t params[16];
+		struct ktrace_region g = { .flags = KTRACE_REGIONF_PRE | KTRACE_REGIONF_POST, .ptr = buf[i],
+					   .alloc_base = buf[i], .alloc_size = 4096, .hash_len = 256,
+					   .pre_hash = 100 + i, .post_hash = 200 + i };
+		struct ktrace_rec_launch l = { .launch_seq = i, .kernel_id = 1, .grid = { 1, 1, 1 },
+					       .flags = KTRACE_LAUNCHF_HASHED, .nregions = 1,
+					       .param_bytes = params, .param_bytes_len = sizeof params };
+
+		memcpy(params, &buf[i], 8);
+		memcpy(params + 8, &scalar[i], 8);
+		size_t len = ktrace_encode_launch(rec, sizeof rec, &l, &g);
+		assert_true(len > 0 && len <= sizeof rec);
+		assert_int_equal(ktrace_writer_append(w, rec, len), 0);
+	}
+	ktrace_writer_close(w, NULL);
+}
+
+/* The text and JSON reports (every divergence) of a against b, into buf. */
+static char *reports(const struct tm_trace *a, const struct tm_trace *b)
+{
+	char path[512], err[512];
+	struct diff_opts o = { .all = 1, .label_a = "a.ktrace", .label_b = "b.ktrace" };
+	struct diff_result r;
+	FILE *f;
+
+	path_of(path, sizeof path, "reports.txt");
+	f = fopen(path, "w");
+	assert_non_null(f);
+	if (ktrace_diff_compare(a, b, &o, &r, err, sizeof err))
+		fail_msg("compare: %s", err);
+	ktrace_diff_report_text(f, &r, &o);
+	ktrace_diff_report_json(f, &r, &o);
+	fclose(f);
+	ktrace_diff_result_free(&r);
+	char *text = slurp(path, NULL);
+	assert_non_null(text);
+	unlink(path);
+	return text;
+}
+
+/* Run b loaded beside run a (what ktrace-diff does) gives the reports it
+ * gives loaded alone: run b at other addresses, with a divergence, with
+ * extra launches, copies read back, a struct argument's noise. */
+static void test_beside_reports_as_alone(void **state)
+{
+	char pa[512], pb[512], err[512];
+	struct sim_opts oa, ob;
+
+	(void)state;
+	sim_defaults(&oa, 0);
+	path_of(pa, sizeof pa, "a.ktrace");
+	path_of(pb, sizeof pb, "b.ktrace");
+	for (int k = 0; k < 6; k++) {
+		struct tm_trace a, b, alone;
+
+		sim_defaults(&ob, k % 2);
+		ob.nondet_iter = k < 2 ? 1 : -1;
+		ob.mta_nondet_iter = k == 2 ? 2 : -1;
+		ob.autotune = k == 3 ? 2 : 0;
+		ob.readback = k == 4 ? 1 : 0;
+		ob.readback_noise = k == 4 ? 0x10 : 0;
+		ob.pad_noise = k == 5 ? 0x77 : 0;
+		oa.readback = ob.readback;
+		write_run("a.ktrace", &oa);
+		write_run("b.ktrace", &ob);
+		assert_int_equal(ktrace_tm_load(&a, pa, 0, err, sizeof err), 0);
+		assert_int_equal(ktrace_tm_load_beside(&b, pb, &a, 0, err, sizeof err), 0);
+		assert_int_equal(ktrace_tm_load(&alone, pb, 0, err, sizeof err), 0);
+		size_t patched = 0;
+		for (size_t i = 0; i < b.nlaunches; i++)
+			patched += b.launches[i].look->params_patched;
+		assert_true(k % 2 ? patched > 0 : patched == 0); /* at other addresses: patched */
+		char *beside = reports(&a, &b), *own = reports(&a, &alone);
+		assert_string_equal(beside, own);
+		free(beside);
+		free(own);
+		ktrace_tm_free(&alone);
+		ktrace_tm_free(&b);
+		ktrace_tm_free(&a);
+	}
+}
+
+/* A run whose buffers lie elsewhere shares the first run's pieces (its
+ * parameter bytes a's with its own pointers) where each buffer moved as a
+ * whole; where two buffers swapped places, or a scalar differs, the launch
+ * keeps its own: always the model it has loaded alone. */
+static void test_load_beside_moved(void **state)
+{
+	enum { P = 0x7f0000000000ull, Q = 0x7f0000100000ull, M = 1ull << 32 };
+	const uint64_t a[] = { P, Q, P, Q, P, Q }, moved[] = { P + M, Q + M, P + M, Q + M, P + M, Q + M };
+	const uint64_t swapped[] = { Q, P, Q, P, P + M, Q };
+	const uint64_t scalar[] = { 1, 2, 3, 4, 5, 6 }, other[] = { 1, 2, 3, 9, 5, 6 };
+	char pa[512], pb[512];
+	size_t shared, patched;
+
+	(void)state;
+	path_of(pa, sizeof pa, "buf_a.ktrace");
+	path_of(pb, sizeof pb, "buf_b.ktrace");
+	write_buffers_run("buf_a.ktrace", a, scalar, 6);
+	write_buffers_run("buf_b.ktrace", moved, scalar, 6);
+	compare_beside(pa, pb, &shared, &patched);
+	assert_int_equal(shared, 6);
+	assert_int_equal(patched, 6);
+	write_buffers_run("buf_b.ktrace", moved, other, 6);
+	compare_beside(pa, pb, &shared, &patched);
+	assert_int_equal(shared, 5);
+	assert_int_equal(patched, 5);
+	/* P and Q swapped: each number keeps its value; then P moved, Q back */
+	write_buffers_run("buf_b.ktrace", swapped, scalar, 6);
+	compare_beside(pa, pb, &shared, &patched);
+	assert_int_equal(shared, 1);
+	assert_int_equal(patched, 0);
+	unlink(pa);
+	unlink(pb);
 }
 
 /* A launch's record sequence number is kept as its difference from its
@@ -1503,19 +1655,28 @@ static void test_rec_seq_far_from_launch_seq(void **state)
 static void test_load_beside(void **state)
 {
 	struct sim_opts oa, ob;
-	size_t shared;
+	size_t shared, patched;
 
 	(void)state;
 	sim_defaults(&oa, 0);
 	ob = oa;
 	ob.nondet_iter = 1; /* step 1's reduction differs, and what it flows into */
-	load_beside(&oa, &ob, &shared);
+	load_beside(&oa, &ob, &shared, &patched);
 	assert_true(shared > 0);
 	assert_true(shared < (size_t)(LAUNCHES_PER_STEP * STEPS));
-	/* another run's addresses and handles: nothing the same, nothing shared */
+	assert_int_equal(patched, 0);
+	/* another run's addresses and handles: the same buffers elsewhere, each
+	 * launch's regions as a's but for their extents, its parameter bytes
+	 * a's with its own pointers */
 	sim_defaults(&ob, 1);
-	load_beside(&oa, &ob, &shared);
-	assert_int_equal(shared, 0);
+	load_beside(&oa, &ob, &shared, &patched);
+	assert_true(shared > 0);
+	assert_true(patched > 0);
+	/* and a divergence there too */
+	ob.nondet_iter = 1;
+	load_beside(&oa, &ob, &shared, &patched);
+	assert_true(shared > 0 && shared < (size_t)(LAUNCHES_PER_STEP * STEPS));
+	assert_true(patched > 0);
 }
 
 int main(void)
@@ -1549,6 +1710,8 @@ int main(void)
 		cmocka_unit_test(test_random_traces),
 		cmocka_unit_test(test_body_runs_missing_records),
 		cmocka_unit_test(test_load_beside),
+		cmocka_unit_test(test_load_beside_moved),
+		cmocka_unit_test(test_beside_reports_as_alone),
 		cmocka_unit_test(test_rec_seq_far_from_launch_seq),
 	};
 	return cmocka_run_group_tests_name("diff", tests, setup, teardown);

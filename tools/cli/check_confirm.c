@@ -92,7 +92,7 @@ size_t ktrace_check_candidates(const struct diff_result *const *rs, size_t n, st
 /* Did an NCCL call make l (its regions hold a collective's buffers)? */
 static int launch_is_collective(const struct tm_launch *l)
 {
-	for (uint32_t i = 0; i < l->nregions; i++)
+	for (uint32_t i = 0; i < l->look->nregions; i++)
 		if (l->regions[i].flags & KTRACE_REGIONF_COLL_BUFFER)
 			return 1;
 	return 0;

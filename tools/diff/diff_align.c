@@ -536,10 +536,10 @@ static void refine(const struct tm_trace *a, const struct tm_trace *b, const uin
 				cj[ncj++] = q;
 		if (nci > 1 || ncj > 1) {
 			long bi = (long)i, bj = j;
-			int best = ktrace_diff_launch_affinity(&a->launches[ia[i]], &b->launches[ib[j]]);
+			int best = ktrace_diff_launch_affinity(a, &a->launches[ia[i]], b, &b->launches[ib[j]]);
 			for (size_t x = 0; x < nci; x++)
 				for (size_t y = 0; y < ncj; y++) {
-					int s = ktrace_diff_launch_affinity(&a->launches[ia[ci[x]]],
+					int s = ktrace_diff_launch_affinity(a, &a->launches[ia[ci[x]]], b,
 									    &b->launches[ib[cj[y]]]);
 					if (s > best) {
 						best = s;
@@ -594,15 +594,12 @@ static int match_streams(struct stream_list *sa, const struct launch_keys *ka, s
 }
 
 /* The result's streams: A's in first-use order (with their partners), then
- * B's alone; and each launch's stream index (al->stream_a, al->stream_b). */
+ * B's alone; and each launch of A's stream index (al->stream_a). */
 static int list_streams(struct diff_align *al, const struct stream_list *sa, const struct stream_list *sb)
 {
 	al->streams = calloc(sa->n + sb->n + 1, sizeof *al->streams);
-	uint32_t *bmap = malloc((sb->n + 1) * sizeof *bmap);
-	if (!al->streams || !bmap) {
-		free(bmap);
+	if (!al->streams)
 		return -1;
-	}
 	for (size_t s = 0; s < sa->n; s++) {
 		struct diff_stream *d = &al->streams[al->nstreams];
 		d->device = sa->s[s].key.device;
@@ -614,7 +611,6 @@ static int list_streams(struct diff_align *al, const struct stream_list *sa, con
 			d->in_b = 1;
 			d->stream_b = o->key.stream;
 			d->launches_b = o->n;
-			bmap[sa->s[s].match] = (uint32_t)al->nstreams;
 		}
 		for (size_t q = 0; q < sa->s[s].n; q++)
 			al->stream_a[sa->s[s].idx[q]] = (uint32_t)al->nstreams;
@@ -627,12 +623,9 @@ static int list_streams(struct diff_align *al, const struct stream_list *sa, con
 			d->in_b = 1;
 			d->stream_b = sb->s[s].key.stream;
 			d->launches_b = sb->s[s].n;
-			bmap[s] = (uint32_t)al->nstreams++;
+			al->nstreams++;
 		}
-		for (size_t q = 0; q < sb->s[s].n; q++)
-			al->stream_b[sb->s[s].idx[q]] = bmap[s];
 	}
-	free(bmap);
 	return 0;
 }
 
@@ -663,12 +656,14 @@ out:
 	return rc;
 }
 
-/* Every launch's match (none yet) and stream: 1, or 0 when memory runs out. */
+/* Every launch's match (none yet) and, when stream is not NULL, its stream:
+ * 1, or 0 when memory runs out. */
 static int launch_match_of(const struct tm_trace *t, int32_t **match, uint32_t **stream)
 {
 	*match = malloc((t->nlaunches + 1) * sizeof **match);
-	*stream = malloc((t->nlaunches + 1) * sizeof **stream);
-	if (!*match || !*stream)
+	if (stream)
+		*stream = malloc((t->nlaunches + 1) * sizeof **stream);
+	if (!*match || (stream && !*stream))
 		return 0;
 	for (size_t i = 0; i < t->nlaunches; i++)
 		(*match)[i] = -1;
@@ -688,11 +683,11 @@ static int align_same(const struct tm_trace *a, struct diff_align *al)
 		return -1;
 	for (size_t s = 0; s < sl.n; s++)
 		sl.s[s].match = (long)s;
-	if (!launch_match_of(a, &al->match_a, &al->stream_a) || !launch_match_of(a, &al->match_b, &al->stream_b) ||
-	    list_streams(al, &sl, &sl))
+	if (!launch_match_of(a, &al->match_a, &al->stream_a) || list_streams(al, &sl, &sl))
 		goto out;
+	al->match_b = al->match_a;
 	for (size_t i = 0; i < a->nlaunches; i++)
-		al->match_a[i] = al->match_b[i] = (long)i;
+		al->match_a[i] = (long)i;
 	for (size_t s = 0; s < sl.n; s++)
 		al->streams[al->stream_a[sl.s[s].idx[0]]].matched = sl.s[s].n;
 	rc = 0;
@@ -712,7 +707,7 @@ int ktrace_diff_align(const struct tm_trace *a, const struct tm_trace *b, struct
 	int rc = -1;
 	int sa_ok = stream_list_build(a, &sa) == 0, sb_ok = stream_list_build(b, &sb) == 0;
 	struct launch_keys ka = { a }, kb = { b };
-	if (!launch_match_of(a, &al->match_a, &al->stream_a) || !launch_match_of(b, &al->match_b, &al->stream_b) ||
+	if (!launch_match_of(a, &al->match_a, &al->stream_a) || !launch_match_of(b, &al->match_b, NULL) ||
 	    !sa_ok || !sb_ok || match_streams(&sa, &ka, &sb, &kb) || list_streams(al, &sa, &sb))
 		goto out;
 	for (size_t s = 0; s < sa.n; s++)
@@ -732,10 +727,10 @@ out:
 
 void ktrace_diff_align_free(struct diff_align *al)
 {
+	if (al->match_b != al->match_a)
+		free(al->match_b);
 	free(al->match_a);
-	free(al->match_b);
 	free(al->stream_a);
-	free(al->stream_b);
 	free(al->streams);
 	memset(al, 0, sizeof *al);
 }

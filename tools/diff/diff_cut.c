@@ -19,9 +19,10 @@
 #include "format/ktrace_format.h"
 #include "tools/model/array.h"
 
-int ktrace_diff_region_cut(const struct tm_region *g)
+int ktrace_diff_region_cut(const struct tm_trace *t, const struct tm_region *g)
 {
-	return g && (g->flags & KTRACE_REGIONF_CAPPED) && !(g->flags & KTRACE_REGIONF_UNHASHED) && g->hash_len;
+	return g && (g->flags & KTRACE_REGIONF_CAPPED) && !(g->flags & KTRACE_REGIONF_UNHASHED) &&
+	       ktrace_tm_region_hash_len(t, g);
 }
 
 /* The unhashed bytes [*lo, *hi) after the cut of region g of launch l of
@@ -34,21 +35,20 @@ static int cut_range(const struct tm_trace *t, const struct tm_launch *l, const 
 		     uint64_t *hi, enum diff_cut_tail *tail)
 {
 	const struct ktrace_rec_cut *c;
+	const struct tm_extent *e = ktrace_tm_region_extent(t, g);
 
-	if (!ktrace_diff_region_cut(g))
+	if (!ktrace_diff_region_cut(t, g))
 		return 0;
 	c = ktrace_tm_cut(t, l->seq, g->param_offset);
-	*lo = g->ptr + g->hash_len;
-	if (*lo < g->ptr)
+	*lo = e->ptr + e->hash_len;
+	if (*lo < e->ptr)
 		*lo = UINT64_MAX - 1;
-	if (c && c->ptr == g->ptr && c->extent > g->hash_len) {
+	if (c && c->ptr == e->ptr && c->extent > e->hash_len) {
 		*tail = DIFF_CUT_TAIL_EXACT;
-		*hi = g->ptr + c->extent;
+		*hi = e->ptr + c->extent;
 	} else {
-		struct tm_alloc a = ktrace_tm_region_alloc(t, g);
-
 		*tail = DIFF_CUT_TAIL_BOUNDED;
-		*hi = a.base + a.size;
+		*hi = e->alloc.base + e->alloc.size;
 	}
 	if (*hi <= *lo) {
 		*tail = DIFF_CUT_TAIL_UNKNOWN;
@@ -90,7 +90,7 @@ void ktrace_diff_cut_writer(const struct tm_trace *t, const int32_t *match, size
 
 		if (l->flags & KTRACE_LAUNCHF_FAILED)
 			continue;
-		for (uint32_t k = 0; k < l->nregions; k++) {
+		for (uint32_t k = 0; k < l->look->nregions; k++) {
 			const struct tm_region *h = &l->regions[k];
 			uint64_t hlo, hhi;
 			int ord;
@@ -169,7 +169,7 @@ static int mark_writer(struct diff_result *r, const int32_t *match_a, const stru
 	if (u->reasons & (1u << KTRACE_UNV_HASH_CUT))
 		return 0;
 	u->reasons |= 1u << KTRACE_UNV_HASH_CUT;
-	for (uint32_t k = 0; k < w->launch->nregions && u->reason == KTRACE_UNV_HASH_CUT; k++) {
+	for (uint32_t k = 0; k < w->launch->look->nregions && u->reason == KTRACE_UNV_HASH_CUT; k++) {
 		const struct tm_region *h = &w->launch->regions[k];
 		char name[96];
 		int ord;

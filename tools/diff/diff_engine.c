@@ -26,7 +26,10 @@ enum { H_EQ = 0, H_DIFF = 1, H_UNV = 2 };
 
 /* ---- small helpers --------------------------------------------------------- */
 
-static int hash_cmp(const struct tm_region *x, const struct tm_region *y, int post, const char **why)
+/* How region x of a launch of ta and region y of a launch of tb compare:
+ * their post-hashes (post) or pre-hashes. */
+static int hash_cmp(const struct tm_trace *ta, const struct tm_region *x, const struct tm_trace *tb,
+		    const struct tm_region *y, int post, const char **why)
 {
 	uint16_t f = post ? KTRACE_REGIONF_POST : KTRACE_REGIONF_PRE;
 	if (!x || !y) {
@@ -41,7 +44,7 @@ static int hash_cmp(const struct tm_region *x, const struct tm_region *y, int po
 		*why = "not hashed in run B";
 		return H_UNV;
 	}
-	if (x->hash_len != y->hash_len) {
+	if (ktrace_tm_region_hash_len(ta, x) != ktrace_tm_region_hash_len(tb, y)) {
 		*why = "hashed extents differ between the runs";
 		return H_UNV;
 	}
@@ -64,9 +67,10 @@ static int region_written(const struct tm_region *r)
 /* An output divergence: the post-hashes differ and the launch wrote the
  * region in at least one run (a read-only input that already differed before
  * the launch differs after it too, but that is not this launch's doing). */
-static int output_differs(const struct tm_region *x, const struct tm_region *y, const char **why)
+static int output_differs(const struct diff_result *res, const struct tm_region *x, const struct tm_region *y,
+			  const char **why)
 {
-	int c = hash_cmp(x, y, 1, why);
+	int c = hash_cmp(res->a, x, res->b, y, 1, why);
 	if (c == H_DIFF && !region_written(x) && !region_written(y))
 		return H_EQ;
 	return c;
@@ -126,26 +130,34 @@ int ktrace_diff_region_is_const(const struct tm_kernel *k, const struct tm_regio
 /* Is byte `off` of the parameter buffer part of a pointer word of either run? */
 static int masked(const struct tm_launch *la, const struct tm_launch *lb, uint32_t off)
 {
-	for (uint32_t i = 0; i < la->nregions; i++)
+	for (uint32_t i = 0; i < la->look->nregions; i++)
 		if (!is_coll_buffer(&la->regions[i]) && off >= la->regions[i].param_offset &&
 		    off - la->regions[i].param_offset < 8)
 			return 1;
-	for (uint32_t i = 0; i < lb->nregions; i++)
+	for (uint32_t i = 0; i < lb->look->nregions; i++)
 		if (!is_coll_buffer(&lb->regions[i]) && off >= lb->regions[i].param_offset &&
 		    off - lb->regions[i].param_offset < 8)
 			return 1;
 	return 0;
 }
 
+/* The parameter bytes of a pair of launches (ktrace_tm_params), or their
+ * pieces' (ktrace_tm_param_bytes): a launch's own but for its pointer
+ * words, which the comparison skips. */
+struct param_pair {
+	const uint8_t *a, *b;
+};
+
 /* Compare bytes [off, off+size) outside pointer words.  Returns the first
  * differing offset relative to off, or -1 when equal. */
-static long bytes_differ(const struct tm_launch *la, const struct tm_launch *lb, uint32_t off, uint32_t size)
+static long bytes_differ(const struct tm_launch *la, const struct tm_launch *lb, const struct param_pair *pp,
+			 uint32_t off, uint32_t size)
 {
 	for (uint32_t q = 0; q < size; q++) {
 		uint32_t o = off + q;
-		if (o >= la->param_bytes_len || o >= lb->param_bytes_len)
-			return la->param_bytes_len == lb->param_bytes_len ? -1 : (long)q;
-		if (ktrace_tm_param_bytes(la)[o] != ktrace_tm_param_bytes(lb)[o] && !masked(la, lb, o))
+		if (o >= la->look->param_bytes_len || o >= lb->look->param_bytes_len)
+			return la->look->param_bytes_len == lb->look->param_bytes_len ? -1 : (long)q;
+		if (pp->a[o] != pp->b[o] && !masked(la, lb, o))
 			return (long)q;
 	}
 	return -1;
@@ -182,8 +194,8 @@ static struct diff_arg *params_arg(struct arg_list *l)
 /* Scalar (non-pointer) arguments.  Differences are appended to diff (when
  * not NULL) and unverifiable ones to unv.  Returns 1 all equal, 0 some
  * differ, -1 could not be checked (truncated parameters); -2 out of memory. */
-static int compare_scalars(const struct tm_launch *la, const struct tm_launch *lb, struct arg_list *diff,
-			   struct arg_list *unv, size_t *nequal)
+static int compare_scalars(const struct tm_launch *la, const struct tm_launch *lb, const struct param_pair *pp,
+			   struct arg_list *diff, struct arg_list *unv, size_t *nequal)
 {
 	const struct tm_kernel *k = la->look->kernel;
 	int res = 1;
@@ -197,9 +209,10 @@ static int compare_scalars(const struct tm_launch *la, const struct tm_launch *l
 		return -1;
 	}
 	if (k->nparams == 0) {
-		uint32_t n = la->param_bytes_len > lb->param_bytes_len ? la->param_bytes_len : lb->param_bytes_len;
-		long d = bytes_differ(la, lb, 0, n);
-		if (d < 0 && la->param_bytes_len == lb->param_bytes_len) {
+		uint32_t len_a = la->look->param_bytes_len, len_b = lb->look->param_bytes_len;
+		uint32_t n = len_a > len_b ? len_a : len_b;
+		long d = bytes_differ(la, lb, pp, 0, n);
+		if (d < 0 && len_a == len_b) {
 			if (nequal && n)
 				(*nequal)++;
 			return 1;
@@ -208,10 +221,10 @@ static int compare_scalars(const struct tm_launch *la, const struct tm_launch *l
 			struct diff_arg *a = params_arg(diff);
 			if (!a)
 				return -2;
-			a->size = la->param_bytes_len;
-			a->size_b = lb->param_bytes_len;
-			a->va = ktrace_tm_param_bytes(la);
-			a->vb = ktrace_tm_param_bytes(lb);
+			a->size = la->look->param_bytes_len;
+			a->size_b = lb->look->param_bytes_len;
+			a->va = pp->a;
+			a->vb = pp->b;
 			a->diff_at = d < 0 ? 0 : (uint32_t)d;
 		}
 		return 0;
@@ -220,9 +233,9 @@ static int compare_scalars(const struct tm_launch *la, const struct tm_launch *l
 		const struct tm_param *p = &k->params[i];
 		if (p->kind == KTRACE_PARAM_POINTER)
 			continue; /* compared through its region */
-		int out_of_range = (uint64_t)p->offset + p->size > la->param_bytes_len ||
-				   (uint64_t)p->offset + p->size > lb->param_bytes_len;
-		long d = out_of_range ? 0 : bytes_differ(la, lb, p->offset, p->size);
+		int out_of_range = (uint64_t)p->offset + p->size > la->look->param_bytes_len ||
+				   (uint64_t)p->offset + p->size > lb->look->param_bytes_len;
+		long d = out_of_range ? 0 : bytes_differ(la, lb, pp, p->offset, p->size);
 		if (d < 0) {
 			if (nequal)
 				(*nequal)++;
@@ -244,20 +257,22 @@ static int compare_scalars(const struct tm_launch *la, const struct tm_launch *l
 		a->size = p->size;
 		a->size_b = out_of_range ? 0 : p->size;
 		a->type = p->type;
-		a->va = out_of_range ? NULL : ktrace_tm_param_bytes(la) + p->offset;
-		a->vb = out_of_range ? NULL : ktrace_tm_param_bytes(lb) + p->offset;
+		a->va = out_of_range ? NULL : pp->a + p->offset;
+		a->vb = out_of_range ? NULL : pp->b + p->offset;
 		a->diff_at = (uint32_t)d;
 	}
 	return res;
 }
 
-int ktrace_diff_launch_affinity(const struct tm_launch *la, const struct tm_launch *lb)
+int ktrace_diff_launch_affinity(const struct tm_trace *a, const struct tm_launch *la, const struct tm_trace *b,
+				const struct tm_launch *lb)
 {
+	struct param_pair pieces = { ktrace_tm_param_bytes(la), ktrace_tm_param_bytes(lb) };
 	int s = 0;
-	if (compare_scalars(la, lb, NULL, NULL, NULL) == 1)
+	if (compare_scalars(la, lb, &pieces, NULL, NULL, NULL) == 1)
 		s += 1000;
 	uint32_t i = 0, j = 0;
-	while (i < la->nregions && j < lb->nregions) {
+	while (i < la->look->nregions && j < lb->look->nregions) {
 		const struct tm_region *x = &la->regions[i], *y = &lb->regions[j];
 		if (ktrace_tm_region_key(x) < ktrace_tm_region_key(y)) {
 			i++;
@@ -265,7 +280,7 @@ int ktrace_diff_launch_affinity(const struct tm_launch *la, const struct tm_laun
 			j++;
 		} else {
 			const char *why;
-			int c = hash_cmp(x, y, 0, &why);
+			int c = hash_cmp(a, x, b, y, 0, &why);
 			s += c == H_EQ ? 10 : c == H_DIFF ? -10 : 0;
 			i++;
 			j++;
@@ -291,9 +306,9 @@ static uint64_t region_key(const void *g)
 
 const struct tm_region *ktrace_diff_region_at_key(const struct tm_launch *l, uint64_t key)
 {
-	size_t i = ktrace_lower_bound(l->regions, l->nregions, sizeof *l->regions, key, region_key);
+	size_t i = ktrace_lower_bound(l->regions, l->look->nregions, sizeof *l->regions, key, region_key);
 
-	return i < l->nregions && ktrace_tm_region_key(&l->regions[i]) == key ? &l->regions[i] : NULL;
+	return i < l->look->nregions && ktrace_tm_region_key(&l->regions[i]) == key ? &l->regions[i] : NULL;
 }
 
 struct writes_ctx {
@@ -349,12 +364,14 @@ static int set_aside(const struct diff_result *r, const struct tm_launch *la, co
 	if (!ktrace_diff_region_hashed(x) && !ktrace_diff_region_hashed(y))
 		return 0; /* no digest to set aside: not evidence anyway */
 	if (r->order[0] && x &&
-	    ktrace_diff_order_concurrent_writer(r->order[0], (size_t)(la - r->a->launches), x->ptr, x->hash_len, &w)) {
+	    ktrace_diff_order_concurrent_writer(r->order[0], (size_t)(la - r->a->launches), ktrace_tm_region_ptr(r->a, x),
+						ktrace_tm_region_hash_len(r->a, x), &w)) {
 		ktrace_diff_concurrent_fill(c, 'A', &w);
 		return 1;
 	}
 	if (r->order[1] && y &&
-	    ktrace_diff_order_concurrent_writer(r->order[1], (size_t)(lb - r->b->launches), y->ptr, y->hash_len, &w)) {
+	    ktrace_diff_order_concurrent_writer(r->order[1], (size_t)(lb - r->b->launches), ktrace_tm_region_ptr(r->b, y),
+						ktrace_tm_region_hash_len(r->b, y), &w)) {
 		ktrace_diff_concurrent_fill(c, 'B', &w);
 		return 1;
 	}
@@ -421,14 +438,14 @@ static int collect_races(struct diff_result *r, const struct diff_align *al)
 #define FOR_REGION_PAIRS(la, lb, x, y, body)                                                   \
 	do {                                                                                   \
 		uint32_t i_ = 0, j_ = 0;                                                       \
-		while (i_ < (la)->nregions || j_ < (lb)->nregions) {                           \
+		while (i_ < (la)->look->nregions || j_ < (lb)->look->nregions) {                           \
 			const struct tm_region *x = NULL, *y = NULL;                           \
-			if (j_ >= (lb)->nregions ||                                            \
-			    (i_ < (la)->nregions &&                                            \
+			if (j_ >= (lb)->look->nregions ||                                            \
+			    (i_ < (la)->look->nregions &&                                            \
 			     ktrace_tm_region_key(&(la)->regions[i_]) <                        \
 				     ktrace_tm_region_key(&(lb)->regions[j_])))                \
 				x = &(la)->regions[i_++];                                      \
-			else if (i_ >= (la)->nregions ||                                       \
+			else if (i_ >= (la)->look->nregions ||                                       \
 				 ktrace_tm_region_key(&(lb)->regions[j_]) <                    \
 					 ktrace_tm_region_key(&(la)->regions[i_]))             \
 				y = &(lb)->regions[j_++];                                      \
@@ -450,27 +467,30 @@ static int pair_guessed(const struct tm_region *x, const struct tm_region *y)
 
 /* Why the typed pair x, y of la, lb could not be compared (enum ktrace_unv),
  * and the run it comes from ('A', 'B', 0 both). */
-static int pair_reason(const struct tm_launch *la, const struct tm_launch *lb, const struct tm_region *x,
-		       const struct tm_region *y, char *run)
+static int pair_reason(const struct diff_result *res, const struct tm_launch *la, const struct tm_launch *lb,
+		       const struct tm_region *x, const struct tm_region *y, char *run)
 {
 	uint32_t ma, mb;
+	uint64_t len_x, len_y;
 
 	*run = 0;
 	if (!x || !y) {
 		*run = x ? 'A' : 'B';
 		return KTRACE_UNV_REGIONS_DIFFER;
 	}
-	ma = ktrace_unv_launch_mask(la->flags, la->look->hash_skip, la->nregions) |
-	     ktrace_unv_region_mask(la->flags, x->flags, x->hash_len);
-	mb = ktrace_unv_launch_mask(lb->flags, lb->look->hash_skip, lb->nregions) |
-	     ktrace_unv_region_mask(lb->flags, y->flags, y->hash_len);
+	len_x = ktrace_tm_region_hash_len(res->a, x);
+	len_y = ktrace_tm_region_hash_len(res->b, y);
+	ma = ktrace_unv_launch_mask(la->flags, la->look->hash_skip, la->look->nregions) |
+	     ktrace_unv_region_mask(la->flags, x->flags, len_x);
+	mb = ktrace_unv_launch_mask(lb->flags, lb->look->hash_skip, lb->look->nregions) |
+	     ktrace_unv_region_mask(lb->flags, y->flags, len_y);
 	if (ma | mb) {
 		int r = ktrace_unv_first(ma | mb);
 
 		*run = (ma & mb & (1u << r)) ? 0 : (ma & (1u << r)) ? 'A' : 'B';
 		return r;
 	}
-	return x->hash_len != y->hash_len ? KTRACE_UNV_EXTENTS_DIFFER : KTRACE_UNV_HASH_MISSING;
+	return len_x != len_y ? KTRACE_UNV_EXTENTS_DIFFER : KTRACE_UNV_HASH_MISSING;
 }
 
 /* Note reason r (from run `run`, the region at `off`) for the launch. */
@@ -499,8 +519,8 @@ static void launch_reasons(const struct tm_launch *la, const struct tm_launch *l
 {
 	uint32_t keep = (1u << KTRACE_UNV_PARAMS_TRUNCATED) | (1u << KTRACE_UNV_HASH_CAPTURE) |
 			(1u << KTRACE_UNV_HASH_NOSLOT) | (1u << KTRACE_UNV_HASH_SKIPPED);
-	uint32_t ma = ktrace_unv_launch_mask(la->flags, la->look->hash_skip, la->nregions) & keep;
-	uint32_t mb = ktrace_unv_launch_mask(lb->flags, lb->look->hash_skip, lb->nregions) & keep;
+	uint32_t ma = ktrace_unv_launch_mask(la->flags, la->look->hash_skip, la->look->nregions) & keep;
+	uint32_t mb = ktrace_unv_launch_mask(lb->flags, lb->look->hash_skip, lb->look->nregions) & keep;
 
 	for (int r = 1; r < KTRACE_UNV_COUNT; r++)
 		if ((ma | mb) & (1u << r))
@@ -551,7 +571,7 @@ static int launch_status(struct diff_result *res, const struct tm_launch *la, co
 				unv_note(u, KTRACE_UNV_CONCURRENT, cw.run, 1, r->param_offset);
 			continue;
 		}
-		int c = output_differs(x, y, &why);
+		int c = output_differs(res, x, y, &why);
 		if (c == H_DIFF) {
 			diverged = 1;
 		} else if (c == H_UNV && guessed) {
@@ -559,7 +579,7 @@ static int launch_status(struct diff_result *res, const struct tm_launch *la, co
 		} else if (c == H_UNV && !(ktrace_diff_region_is_const(k, r) && x && y)) {
 			/* a read-only argument cannot change: its missing post-hash hides nothing */
 			char run;
-			int why_code = pair_reason(la, lb, x, y, &run);
+			int why_code = pair_reason(res, la, lb, x, y, &run);
 			unv_note(u, why_code, run, 1, r->param_offset);
 		}
 	});
@@ -613,9 +633,10 @@ void ktrace_diff_last_writer(const struct tm_trace *t, const int32_t *match, siz
 		long idx = i--;
 		if (l->flags & KTRACE_LAUNCHF_FAILED)
 			continue;
-		for (uint32_t r = 0; r < l->nregions; r++) {
+		for (uint32_t r = 0; r < l->look->nregions; r++) {
 			const struct tm_region *g = &l->regions[r];
-			if (!overlaps(g->ptr, g->hash_len, addr, len))
+			const struct tm_extent *e = ktrace_tm_region_extent(t, g);
+			if (!overlaps(e->ptr, e->hash_len, addr, len))
 				continue;
 			int hashed = (g->flags & KTRACE_REGIONF_PRE) && (g->flags & KTRACE_REGIONF_POST) &&
 				     !(g->flags & KTRACE_REGIONF_UNHASHED);
@@ -637,8 +658,8 @@ void ktrace_diff_last_writer(const struct tm_trace *t, const int32_t *match, siz
 /* ---- classification ---------------------------------------------------------------- */
 
 /* Append a pointer argument (regions x in A, y in B; r is whichever exists). */
-static struct diff_arg *push_pointer_arg(struct arg_list *l, const char *name, int ord, const struct tm_region *r,
-					 const struct tm_region *x, const struct tm_region *y)
+static struct diff_arg *push_pointer_arg(const struct diff_result *res, struct arg_list *l, const char *name, int ord,
+					 const struct tm_region *r, const struct tm_region *x, const struct tm_region *y)
 {
 	struct diff_arg *a = arg_push(l);
 	if (!a)
@@ -649,6 +670,8 @@ static struct diff_arg *push_pointer_arg(struct arg_list *l, const char *name, i
 	a->param_offset = r->param_offset;
 	a->ra = x;
 	a->rb = y;
+	a->hash_len_a = x ? ktrace_tm_region_hash_len(res->a, x) : 0;
+	a->hash_len_b = y ? ktrace_tm_region_hash_len(res->b, y) : 0;
 	return a;
 }
 
@@ -702,7 +725,7 @@ static int cut_input(const struct diff_result *res, const struct diff_align *al,
 		     const char *name, int ord, const struct tm_region *r, const struct tm_region *x,
 		     const struct tm_region *y, size_t ia, size_t ib)
 {
-	struct diff_arg *a = push_pointer_arg(unv, name, ord, r, x, y);
+	struct diff_arg *a = push_pointer_arg(res, unv, name, ord, r, x, y);
 	enum diff_cut_tail ex, ey;
 	uint64_t tx = ktrace_diff_cut_tail(res->a, &res->a->launches[ia], x, &ex);
 	uint64_t ty = ktrace_diff_cut_tail(res->b, &res->b->launches[ib], y, &ey);
@@ -714,8 +737,8 @@ static int cut_input(const struct diff_result *res, const struct diff_align *al,
 	/* the larger tail of the two runs; unknown when either run's is
 	 * (a run with only one of the regions cut has the other's UNKNOWN
 	 * only when that one is cut) */
-	if ((x && ktrace_diff_region_cut(x) && ex == DIFF_CUT_TAIL_UNKNOWN) ||
-	    (y && ktrace_diff_region_cut(y) && ey == DIFF_CUT_TAIL_UNKNOWN)) {
+	if ((x && ktrace_diff_region_cut(res->a, x) && ex == DIFF_CUT_TAIL_UNKNOWN) ||
+	    (y && ktrace_diff_region_cut(res->b, y) && ey == DIFF_CUT_TAIL_UNKNOWN)) {
 		a->cut_tail_kind = DIFF_CUT_TAIL_UNKNOWN;
 		a->cut_tail = 0;
 	} else {
@@ -727,13 +750,25 @@ static int cut_input(const struct diff_result *res, const struct diff_align *al,
 	return 0;
 }
 
+/* Launch l's own parameter bytes (of trace t): its piece's, or a copy
+ * kept in *keep (freed with the result); NULL when memory runs out. */
+static const uint8_t *own_params(const struct tm_trace *t, const struct tm_launch *l, uint8_t **keep)
+{
+	if (!l->look->params_patched)
+		return ktrace_tm_param_bytes(l);
+	free(*keep);
+	*keep = malloc(l->look->param_bytes_len ? l->look->param_bytes_len : 1);
+	return *keep ? ktrace_tm_params(t, l, *keep) : NULL;
+}
+
 static int classify(struct diff_result *res, const struct diff_align *al, struct diff_divergence *d)
 {
 	const struct tm_launch *la = d->la, *lb = d->lb;
 	struct arg_list outs = { 0 }, ins = { 0 }, unv = { 0 }, noise = { 0 };
 	size_t ia = (size_t)(la - res->a->launches), ib = (size_t)(lb - res->b->launches);
 	int rc = -1;
-	if (compare_scalars(la, lb, &ins, &unv, &d->equal_scalars) == -2)
+	struct param_pair pp = { own_params(res->a, la, &d->params_a), own_params(res->b, lb, &d->params_b) };
+	if (!pp.a || !pp.b || compare_scalars(la, lb, &pp, &ins, &unv, &d->equal_scalars) == -2)
 		goto out;
 	FOR_REGION_PAIRS(la, lb, x, y, {
 		const char *why = NULL;
@@ -744,18 +779,18 @@ static int classify(struct diff_result *res, const struct diff_align *al, struct
 		struct diff_concurrent cw;
 		ktrace_diff_region_name(k, r, name, sizeof name, &ord);
 		if ((res->order[0] || res->order[1]) && set_aside(res, la, lb, x, y, &cw)) {
-			struct diff_arg *sa = push_pointer_arg(&unv, name, ord, r, x, y);
+			struct diff_arg *sa = push_pointer_arg(res, &unv, name, ord, r, x, y);
 			if (!sa)
 				goto out;
 			sa->why = "unverified: concurrent writer";
 			sa->concurrent = cw;
 			continue;
 		}
-		int post = output_differs(x, y, &why);
-		if (post == H_DIFF && !push_pointer_arg(&outs, name, ord, r, x, y))
+		int post = output_differs(res, x, y, &why);
+		if (post == H_DIFF && !push_pointer_arg(res, &outs, name, ord, r, x, y))
 			goto out;
-		int pre = hash_cmp(x, y, 0, &why);
-		if (pre == H_EQ && (ktrace_diff_region_cut(x) || ktrace_diff_region_cut(y))) {
+		int pre = hash_cmp(res->a, x, res->b, y, 0, &why);
+		if (pre == H_EQ && (ktrace_diff_region_cut(res->a, x) || ktrace_diff_region_cut(res->b, y))) {
 			/* equal up to the cut: the bytes after it are unknown (diff_cut.c) */
 			if (cut_input(res, al, &unv, name, ord, r, x, y, ia, ib))
 				goto out;
@@ -770,13 +805,16 @@ static int classify(struct diff_result *res, const struct diff_align *al, struct
 			d->guessed_inputs++; /* a word that only looked like a pointer, maybe */
 			continue;
 		}
-		struct diff_arg *a = push_pointer_arg(pre == H_DIFF ? &ins : &unv, name, ord, r, x, y);
+		struct diff_arg *a = push_pointer_arg(res, pre == H_DIFF ? &ins : &unv, name, ord, r, x, y);
 		if (!a)
 			goto out;
 		a->why = why;
 		if (pre == H_DIFF) {
-			ktrace_diff_last_writer(res->a, al->match_a, ia, x->ptr, x->hash_len, &a->wa);
-			ktrace_diff_last_writer(res->b, al->match_b, ib, y->ptr, y->hash_len, &a->wb);
+			const struct tm_extent *ex = ktrace_tm_region_extent(res->a, x);
+			const struct tm_extent *ey = ktrace_tm_region_extent(res->b, y);
+
+			ktrace_diff_last_writer(res->a, al->match_a, ia, ex->ptr, ex->hash_len, &a->wa);
+			ktrace_diff_last_writer(res->b, al->match_b, ib, ey->ptr, ey->hash_len, &a->wb);
 		}
 	});
 	if (separate_host_noise(&ins, &noise) < 0)
@@ -1127,6 +1165,8 @@ void ktrace_diff_result_free(struct diff_result *r)
 		free(r->divs[i].inputs);
 		free(r->divs[i].host_noise);
 		free(r->divs[i].unverified);
+		free(r->divs[i].params_a);
+		free(r->divs[i].params_b);
 	}
 	free(r->divs);
 	free(r->unv);

@@ -47,9 +47,8 @@ const struct diff_confirm *ktrace_diff_confirm_of(const struct diff_confirmation
 
 struct diff_align {
 	int32_t *match_a;         /* per launch of A: index of its match in B, or -1 */
-	int32_t *match_b;
-	uint32_t *stream_a;       /* per launch: index into the result's streams */
-	uint32_t *stream_b;
+	int32_t *match_b;         /* match_a itself when B shares A's model (each launch its own match) */
+	uint32_t *stream_a;       /* per launch of A: index into the result's streams */
 	struct diff_stream *streams;
 	size_t nstreams;
 };
@@ -68,7 +67,8 @@ int ktrace_diff_lcs(size_t na, size_t nb, int (*eq)(size_t i, size_t j, void *ct
 
 /* How well two launches of the same key agree (scalars, pre-hashes, module):
  * higher is better; used to refine the alignment. */
-int ktrace_diff_launch_affinity(const struct tm_launch *la, const struct tm_launch *lb);
+int ktrace_diff_launch_affinity(const struct tm_trace *a, const struct tm_launch *la, const struct tm_trace *b,
+				const struct tm_launch *lb);
 
 /* Whether l's kernel declares region g read-only (a const pointer, not in a
  * struct), and g's name as the reports give it ("out", "tensors+16"). */
@@ -102,7 +102,7 @@ void ktrace_diff_rw_race_missing(const struct diff_rw_race *x, char *buf, size_t
 /* ---- extents cut at KTRACE_HASH_MAX (diff_cut.c) ------------------------- */
 
 /* Whether g was hashed only up to the cut (flag CAPPED). */
-int ktrace_diff_region_cut(const struct tm_region *g);
+int ktrace_diff_region_cut(const struct tm_trace *t, const struct tm_region *g);
 /* The bytes a cut left unhashed of region g of launch l of t: exactly
  * (*tail EXACT) from its CUT record (format 1.14), else at most its
  * allocation's bytes after the hashed extent (*tail BOUNDED); 0 when g is

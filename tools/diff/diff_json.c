@@ -210,7 +210,7 @@ static void j_arg(struct json_writer *j, const struct diff_arg *a, int output)
 			j_concurrent(j, "concurrent_writer", &a->concurrent);
 		if (a->cut) {
 			ktrace_json_object(j, "hash_cut");
-			ktrace_json_u64(j, "hashed_bytes", (a->ra ? a->ra : a->rb)->hash_len);
+			ktrace_json_u64(j, "hashed_bytes", a->ra ? a->hash_len_a : a->hash_len_b);
 			if (a->cut_tail_kind == DIFF_CUT_TAIL_UNKNOWN)
 				ktrace_json_null(j, "unhashed_bytes_max");
 			else
@@ -221,7 +221,7 @@ static void j_arg(struct json_writer *j, const struct diff_arg *a, int output)
 			ktrace_json_end(j);
 		}
 		if (a->ra && a->rb)
-			ktrace_json_u64(j, "bytes", a->ra->hash_len);
+			ktrace_json_u64(j, "bytes", a->hash_len_a);
 		if (!output && !a->why) {
 			j_writer(j, "writer_a", &a->wa);
 			j_writer(j, "writer_b", &a->wb);

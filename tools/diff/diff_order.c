@@ -414,17 +414,17 @@ static int add_writer(struct stream *s, struct writer w)
  * hashed) up to the end of its allocation, else its first byte. */
 static void region_span(const struct tm_trace *t, const struct tm_region *g, uint64_t *lo, uint64_t *hi)
 {
+	const struct tm_extent *e = ktrace_tm_region_extent(t, g);
 	int hashed = (g->flags & KTRACE_REGIONF_PRE) && (g->flags & KTRACE_REGIONF_POST) &&
-		     !(g->flags & KTRACE_REGIONF_UNHASHED) && g->hash_len;
-	struct tm_alloc a = ktrace_tm_region_alloc(t, g);
-	uint64_t end = a.base + a.size;
-	*lo = g->ptr;
+		     !(g->flags & KTRACE_REGIONF_UNHASHED) && e->hash_len;
+	uint64_t end = e->alloc.base + e->alloc.size;
+	*lo = e->ptr;
 	if (hashed)
-		*hi = g->ptr + g->hash_len;
-	else if (a.base && g->ptr >= a.base && g->ptr < end)
+		*hi = e->ptr + e->hash_len;
+	else if (e->alloc.base && e->ptr >= e->alloc.base && e->ptr < end)
 		*hi = end;
 	else
-		*hi = g->ptr + 1;
+		*hi = e->ptr + 1;
 	if (*hi < *lo)
 		*hi = UINT64_MAX;
 }
@@ -449,7 +449,7 @@ static int add_writers(struct diff_order *o, const struct item *it, uint32_t pos
 		return add_writer(s, (struct writer){ pos, it->idx, NONE, 0, DIFF_ORDER_WRITES_YES, p->dst, hi });
 	}
 	const struct tm_launch *l = &o->t->launches[it->idx];
-	for (uint32_t r = 0; r < l->nregions; r++) {
+	for (uint32_t r = 0; r < l->look->nregions; r++) {
 		int wr = o->writes(o->t, it->idx, r, o->ctx);
 		if (wr == DIFF_ORDER_WRITES_NO)
 			continue;

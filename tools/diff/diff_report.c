@@ -250,7 +250,7 @@ void ktrace_diff_text_divergence(FILE *f, const struct diff_result *r, const str
 	for (size_t i = 0; i < d->noutputs; i++) {
 		const struct diff_arg *a = &d->outputs[i];
 		fprintf(f, "  output differs: %s  (post-hash A %016" PRIx64 ", B %016" PRIx64 "; %" PRIu64 " bytes)\n",
-			a->name, a->ra->post_hash, a->rb->post_hash, a->ra->hash_len);
+			a->name, a->ra->post_hash, a->rb->post_hash, a->hash_len_a);
 	}
 	for (size_t i = 0; i < d->ninputs; i++) {
 		const struct diff_arg *a = &d->inputs[i];
@@ -274,12 +274,11 @@ void ktrace_diff_text_divergence(FILE *f, const struct diff_result *r, const str
 		const struct diff_arg *u = &d->unverified[i];
 		char cw[320];
 		if (u->cut) {
-			const struct tm_region *g = u->ra ? u->ra : u->rb;
 			char tail[64];
 
 			ktrace_diff_cut_tail_str(u, tail, sizeof tail);
 			fprintf(f, "  input cut: %s  (hashed %" PRIu64 " bytes, cut at KTRACE_HASH_MAX; %s after the cut "
-				   "not compared)\n", u->name, g->hash_len, tail);
+				   "not compared)\n", u->name, u->ra ? u->hash_len_a : u->hash_len_b, tail);
 			cut_writer_str(&u->wa, cw, sizeof cw);
 			fprintf(f, "    wrote past the cut in A: %s\n", cw);
 			cut_writer_str(&u->wb, cw, sizeof cw);

@@ -26,10 +26,10 @@ void ktrace_diff_count_extents(const struct tm_trace *t, struct diff_extents *e)
 	for (size_t i = 0; i < t->nlaunches; i++) {
 		const struct tm_launch *l = &t->launches[i];
 
-		for (uint32_t k = 0; k < l->nregions; k++) {
+		for (uint32_t k = 0; k < l->look->nregions; k++) {
 			const struct tm_region *g = &l->regions[k];
 
-			if (!g->hash_len || (g->flags & KTRACE_REGIONF_UNHASHED))
+			if (!ktrace_tm_region_hash_len(t, g) || (g->flags & KTRACE_REGIONF_UNHASHED))
 				continue;
 			e->cut += (g->flags & KTRACE_REGIONF_CAPPED) != 0;
 			if (!known)

@@ -31,12 +31,13 @@ static int certain(const struct tm_region *g)
 	return g && (g->flags & (KTRACE_REGIONF_EXACT | KTRACE_REGIONF_SIGNATURE));
 }
 
-/* Region x of launch l (y its counterpart) can be judged: in both runs,
+/* Region x of a launch of A (y its counterpart) can be judged: in both runs,
  * hashed or at least located, its extent certain in both.  A word found by
  * its value alone counts only when both runs have it with such an extent. */
-static int judged(const struct tm_region *x, const struct tm_region *y)
+static int judged(const struct diff_result *r, const struct tm_region *x, const struct tm_region *y)
 {
-	return y && x->hash_len && y->hash_len && certain(x) && certain(y);
+	return y && ktrace_tm_region_hash_len(r->a, x) && ktrace_tm_region_hash_len(r->b, y) && certain(x) &&
+	       certain(y);
 }
 
 /* l reads x without writing it: unchanged in both runs, or read-only by its
@@ -49,13 +50,13 @@ static int reads_only(const struct tm_launch *l, const struct tm_region *x, cons
 	return ktrace_diff_region_hashed(x) && ktrace_diff_region_hashed(y) && x->pre_hash == x->post_hash && y->pre_hash == y->post_hash;
 }
 
-/* The bytes the writer w may write: its region, or the copy's or memset's destination. */
-static void writer_range(const struct diff_order_writer *w, uint64_t *lo, uint64_t *hi)
+/* The bytes the writer w (of run t) may write: its region, or the copy's or memset's destination. */
+static void writer_range(const struct tm_trace *t, const struct diff_order_writer *w, uint64_t *lo, uint64_t *hi)
 {
 	if (w->launch) {
-		const struct tm_region *g = &w->launch->regions[w->region];
-		*lo = g->ptr;
-		*hi = g->ptr + (g->hash_len ? g->hash_len : 1);
+		const struct tm_extent *e = ktrace_tm_region_extent(t, &w->launch->regions[w->region]);
+		*lo = e->ptr;
+		*hi = e->ptr + (e->hash_len ? e->hash_len : 1);
 	} else {
 		*lo = w->op->dst;
 		*hi = w->op->dst + (w->op->bytes ? w->op->bytes : 1);
@@ -97,8 +98,11 @@ static int race_of(struct diff_result *r, size_t i, const struct tm_launch *lb, 
 	uint64_t lo, hi;
 	int ord;
 
-	if (!judged(x, y) || !ktrace_diff_order_concurrent_writer(r->order[0], i, x->ptr, x->hash_len, &wa) ||
-	    !ktrace_diff_order_concurrent_writer(r->order[1], (size_t)(lb - r->b->launches), y->ptr, y->hash_len, &wb))
+	if (!judged(r, x, y))
+		return 0;
+	const struct tm_extent *ex = ktrace_tm_region_extent(r->a, x), *ey = ktrace_tm_region_extent(r->b, y);
+	if (!ktrace_diff_order_concurrent_writer(r->order[0], i, ex->ptr, ex->hash_len, &wa) ||
+	    !ktrace_diff_order_concurrent_writer(r->order[1], (size_t)(lb - r->b->launches), ey->ptr, ey->hash_len, &wb))
 		return 0;
 	if ((wa.launch && !certain(&wa.launch->regions[wa.region])) ||
 	    (wb.launch && !certain(&wb.launch->regions[wb.region])))
@@ -115,9 +119,9 @@ static int race_of(struct diff_result *r, size_t i, const struct tm_launch *lb, 
 	ktrace_diff_region_name(la->look->kernel, x, out->arg, sizeof out->arg, &ord);
 	ktrace_diff_concurrent_fill(&out->writer_a, 'A', &wa);
 	ktrace_diff_concurrent_fill(&out->writer_b, 'B', &wb);
-	writer_range(&wa, &lo, &hi);
-	out->lo = lo > x->ptr ? lo : x->ptr;
-	out->hi = hi < x->ptr + x->hash_len ? hi : x->ptr + x->hash_len;
+	writer_range(r->a, &wa, &lo, &hi);
+	out->lo = lo > ex->ptr ? lo : ex->ptr;
+	out->hi = hi < ex->ptr + ex->hash_len ? hi : ex->ptr + ex->hash_len;
 	out->same_graph = same_graph_launch(la, wa.launch);
 	return 1;
 }
@@ -131,9 +135,10 @@ static int touches(const struct diff_result *r, const int32_t *match_a, size_t l
 {
 	const struct tm_launch *la = &r->a->launches[li];
 
-	for (uint32_t g = 0; g < la->nregions; g++) {
+	for (uint32_t g = 0; g < la->look->nregions; g++) {
 		const struct tm_region *x = &la->regions[g];
-		uint64_t lo = x->ptr > w->lo ? x->ptr : w->lo, end = x->ptr + (x->hash_len ? x->hash_len : 1);
+		const struct tm_extent *e = ktrace_tm_region_extent(r->a, x);
+		uint64_t lo = e->ptr > w->lo ? e->ptr : w->lo, end = e->ptr + (e->hash_len ? e->hash_len : 1);
 		uint64_t hi = end < w->hi ? end : w->hi;
 		struct diff_writer last;
 
@@ -173,7 +178,7 @@ int ktrace_diff_rw_races(struct diff_result *r, const int32_t *match_a)
 
 		if (match_a[i] < 0)
 			continue;
-		for (uint32_t g = 0; g < la->nregions; g++) {
+		for (uint32_t g = 0; g < la->look->nregions; g++) {
 			struct diff_rw_race x;
 
 			if (!race_of(r, i, &r->b->launches[match_a[i]], &la->regions[g], la == first, &x))

@@ -132,9 +132,9 @@ static int next_number(struct counter **v, size_t *n, size_t *cap, const struct 
 
 /* ---- digests ---------------------------------------------------------------- */
 
-static int region_digest_valid(const struct tm_region *g, uint16_t which)
+static int region_digest_valid(const struct tm_region *g, uint64_t hash_len, uint16_t which)
 {
-	return (g->flags & which) && !(g->flags & KTRACE_REGIONF_UNHASHED) && g->hash_len;
+	return (g->flags & which) && !(g->flags & KTRACE_REGIONF_UNHASHED) && hash_len;
 }
 
 static uint64_t op_coll_index(const void *o)
@@ -158,18 +158,21 @@ struct alt_digests {
 	uint8_t has_in, has_out;
 };
 
-static void take_region(struct job_op *o, struct alt_digests *alt, const struct tm_region *g)
+/* Region g of a launch of t: its digests for operation o (alt: the other
+ * buffer's, for an operation in place). */
+static void take_region(const struct tm_trace *t, struct job_op *o, struct alt_digests *alt, const struct tm_region *g)
 {
 	int recv = g->param_offset & 1;
+	uint64_t len = ktrace_tm_region_hash_len(t, g);
 
-	if (!recv && region_digest_valid(g, KTRACE_REGIONF_PRE) && !o->has_in)
-		o->in = g->pre_hash, o->in_len = g->hash_len, o->has_in = 1;
-	if (recv && region_digest_valid(g, KTRACE_REGIONF_POST))
-		o->out = g->post_hash, o->out_len = g->hash_len, o->has_out = 1;
-	if (!recv && region_digest_valid(g, KTRACE_REGIONF_POST))
-		alt->out = g->post_hash, alt->out_len = g->hash_len, alt->has_out = 1;
-	if (recv && region_digest_valid(g, KTRACE_REGIONF_PRE) && !alt->has_in)
-		alt->in = g->pre_hash, alt->in_len = g->hash_len, alt->has_in = 1;
+	if (!recv && region_digest_valid(g, len, KTRACE_REGIONF_PRE) && !o->has_in)
+		o->in = g->pre_hash, o->in_len = len, o->has_in = 1;
+	if (recv && region_digest_valid(g, len, KTRACE_REGIONF_POST))
+		o->out = g->post_hash, o->out_len = len, o->has_out = 1;
+	if (!recv && region_digest_valid(g, len, KTRACE_REGIONF_POST))
+		alt->out = g->post_hash, alt->out_len = len, alt->has_out = 1;
+	if (recv && region_digest_valid(g, len, KTRACE_REGIONF_PRE) && !alt->has_in)
+		alt->in = g->pre_hash, alt->in_len = len, alt->has_in = 1;
 }
 
 static int read_digests(const struct tm_trace *t, struct job_side *s)
@@ -179,11 +182,11 @@ static int read_digests(const struct tm_trace *t, struct job_side *s)
 	if (!alt)
 		return -1;
 	for (size_t i = 0; i < t->nlaunches; i++)
-		for (uint32_t k = 0; k < t->launches[i].nregions; k++) {
+		for (uint32_t k = 0; k < t->launches[i].look->nregions; k++) {
 			const struct tm_region *g = &t->launches[i].regions[k];
 			long op = g->flags & KTRACE_REGIONF_COLL_BUFFER ? op_of_region(s, g) : -1;
 			if (op >= 0)
-				take_region(&s->ops[op], &alt[op], g);
+				take_region(t, &s->ops[op], &alt[op], g);
 		}
 	for (size_t i = 0; i < s->nops; i++) {
 		struct job_op *o = &s->ops[i];
@@ -269,7 +272,7 @@ void ktrace_job_side_free(struct job_side *s)
 
 long ktrace_job_op_of_launch(const struct job_side *s, const struct tm_launch *l)
 {
-	for (uint32_t k = 0; k < l->nregions; k++)
+	for (uint32_t k = 0; k < l->look->nregions; k++)
 		if (l->regions[k].flags & KTRACE_REGIONF_COLL_BUFFER) {
 			long op = op_of_region(s, &l->regions[k]);
 			if (op >= 0)

@@ -49,11 +49,11 @@ static void put_refs(struct json_writer *w, const struct ktrace_ranges *ranges, 
 	put_range(w, ranges, r);
 }
 
-/* The digests of one region, as members of the current object, named as
- * ktrace-dump names a region's. */
-static void put_region(struct json_writer *w, const struct tm_region *g)
+/* The digests of one region of a launch of t, as members of the current
+ * object, named as ktrace-dump names a region's. */
+static void put_region(struct json_writer *w, const struct tm_trace *t, const struct tm_region *g)
 {
-	ktrace_json_u64(w, "hash_len", g->hash_len);
+	ktrace_json_u64(w, "hash_len", ktrace_tm_region_hash_len(t, g));
 	if (g->flags & KTRACE_REGIONF_PRE)
 		ktrace_json_digest(w, "pre_hash", g->pre_hash);
 	if (g->flags & KTRACE_REGIONF_POST)
@@ -64,39 +64,40 @@ static void put_region(struct json_writer *w, const struct tm_region *g)
 
 /* Regions of parameter p (ordinal) that do not start at its first byte
  * (pointers inside a by-value struct): "name+offset" members. */
-static void put_inner_regions(struct json_writer *w, const struct tm_launch *l, const struct tm_param *p, const char *name)
+static void put_inner_regions(struct json_writer *w, const struct tm_trace *t, const struct tm_launch *l,
+			      const struct tm_param *p, const char *name)
 {
-	for (uint32_t i = 0; i < l->nregions; i++) {
+	for (uint32_t i = 0; i < l->look->nregions; i++) {
 		const struct tm_region *g = &l->regions[i];
 		char key[160];
 		if (g->ordinal != p->ordinal || g->param_offset == p->offset)
 			continue;
 		snprintf(key, sizeof key, "%s+%u", name, g->param_offset - p->offset);
 		ktrace_json_object(w, key);
-		ktrace_json_hex(w, "value", g->ptr);
-		put_region(w, g);
+		ktrace_json_hex(w, "value", ktrace_tm_region_ptr(t, g));
+		put_region(w, t, g);
 		ktrace_json_end(w);
 	}
 }
 
 /* Regions in no known parameter (the kernel's layout is unknown): "@offset". */
-static void put_loose_regions(struct json_writer *w, const struct tm_launch *l)
+static void put_loose_regions(struct json_writer *w, const struct tm_trace *t, const struct tm_launch *l)
 {
-	for (uint32_t i = 0; i < l->nregions; i++) {
+	for (uint32_t i = 0; i < l->look->nregions; i++) {
 		const struct tm_region *g = &l->regions[i];
 		char key[32];
 		if (ktrace_tm_param_at(l->look->kernel, g->param_offset))
 			continue;
 		snprintf(key, sizeof key, "@%u", g->param_offset);
 		ktrace_json_object(w, key);
-		ktrace_json_hex(w, "value", g->ptr);
-		put_region(w, g);
+		ktrace_json_hex(w, "value", ktrace_tm_region_ptr(t, g));
+		put_region(w, t, g);
 		ktrace_json_end(w);
 	}
 }
 
 /* Each parameter: {"type", "value", and for a pointer its digests}. */
-static void put_params(struct json_writer *w, const struct tm_launch *l)
+static void put_params(struct json_writer *w, const struct tm_trace *t, const struct tm_launch *l)
 {
 	const struct tm_kernel *k = l->look->kernel;
 	char value[640], name[128];
@@ -111,18 +112,19 @@ static void put_params(struct json_writer *w, const struct tm_launch *l)
 			snprintf(name, sizeof name, "%s", p->name);
 		else
 			snprintf(name, sizeof name, "arg%u", p->ordinal);
-		for (uint32_t r = 0; r < l->nregions && !own; r++)
+		for (uint32_t r = 0; r < l->look->nregions && !own; r++)
 			if (l->regions[r].ordinal == p->ordinal && l->regions[r].param_offset == p->offset)
 				own = &l->regions[r];
 		ktrace_json_object(w, name);
 		ktrace_json_str(w, "type", p->type);
-		ktrace_json_raw(w, "value", ktrace_param_value(&d, ktrace_tm_param_bytes(l), l->param_bytes_len, 1, value, sizeof value));
+		ktrace_json_raw(w, "value", ktrace_param_value(&d, ktrace_tm_param_bytes(l), l->look->param_bytes_len, 1,
+							       value, sizeof value));
 		if (own)
-			put_region(w, own);
+			put_region(w, t, own);
 		ktrace_json_end(w);
-		put_inner_regions(w, l, p, name);
+		put_inner_regions(w, t, l, p, name);
 	}
-	put_loose_regions(w, l);
+	put_loose_regions(w, t, l);
 	ktrace_json_end(w);
 }
 
@@ -131,7 +133,7 @@ static void written_names(const struct tm_launch *l, char *buf, size_t cap)
 {
 	size_t o = 0;
 	buf[0] = '\0';
-	for (uint32_t i = 0; i < l->nregions && o + 1 < cap; i++) {
+	for (uint32_t i = 0; i < l->look->nregions && o + 1 < cap; i++) {
 		const struct tm_region *g = &l->regions[i];
 		const struct tm_param *p = ktrace_tm_param_at(l->look->kernel, g->param_offset);
 		if (!(g->flags & KTRACE_REGIONF_PRE) || !(g->flags & KTRACE_REGIONF_POST) || g->pre_hash == g->post_hash)
@@ -143,7 +145,7 @@ static void written_names(const struct tm_launch *l, char *buf, size_t cap)
 	}
 }
 
-void ktrace_export_launch_args(struct json_writer *w, const struct ktrace_ranges *ranges, const struct tm_launch *l,
+void ktrace_export_launch_args(struct json_writer *w, const struct tm_trace *t, const struct tm_launch *l,
 			       const struct export_mark *m, const struct export_measure *gpu)
 {
 	const struct tm_kernel *k = l->look->kernel;
@@ -168,13 +170,13 @@ void ktrace_export_launch_args(struct json_writer *w, const struct ktrace_ranges
 			    JSON_HEX("context", l->look->context), JSON_I64("device", l->look->device),
 			    JSON_U64("tid", l->look->tid));
 	ktrace_json_names(w, "launch_flags", ktrace_flag_names(l->flags, ktrace_launch_flag_name, flags, sizeof flags, ","));
-	put_refs(w, ranges, l->look->result, (l->flags & KTRACE_LAUNCHF_GRAPH) != 0, ktrace_tm_graph_ref(l),
+	put_refs(w, &t->ranges, l->look->result, (l->flags & KTRACE_LAUNCHF_GRAPH) != 0, ktrace_tm_graph_ref(l),
 		 ktrace_tm_range_ref(l));
 	written_names(l, out, sizeof out);
 	if (*out)
 		ktrace_json_names(w, "out", out);
 	if (gpu) {
-		put_params(w, l);
+		put_params(w, t, l);
 		ktrace_export_gpu_time(w, gpu);
 	}
 	ktrace_json_end(w);

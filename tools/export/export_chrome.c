@@ -399,7 +399,7 @@ static void emit_launch(struct exporter *x, const struct tm_launch *l)
 	host_call_ranges(x, h, ktrace_tm_range_ref(l), hs);
 	if (x->pass == 2) {
 		begin_slice(x, api_name(l->look->api), "cuda_api", h, hs, EXPORT_HOST_SLICE_NS);
-		ktrace_export_launch_args(&x->w, &x->t->ranges, l, NULL, NULL);
+		ktrace_export_launch_args(&x->w, x->t, l, NULL, NULL);
 		ktrace_json_end(&x->w);
 	}
 	host_call_done(x);
@@ -414,7 +414,7 @@ static void emit_launch(struct exporter *x, const struct tm_launch *l)
 	begin_slice(x, ktrace_tm_kernel_name(l->look->kernel), "kernel", g, s->ts, s->dur);
 	if (m)
 		ktrace_json_str(&x->w, "cname", m->first ? "terrible" : "bad");
-	ktrace_export_launch_args(&x->w, &x->t->ranges, l, m, &s->m);
+	ktrace_export_launch_args(&x->w, x->t, l, m, &s->m);
 	ktrace_json_end(&x->w);
 	call_flow(x, l->seq + 1, h, hs, g, s);
 	if (m)

@@ -80,11 +80,10 @@ void ktrace_export_ranges_item_done(struct export_ranges *R);
 void ktrace_export_ranges_rewind(struct export_ranges *R);
 void ktrace_export_ranges_free(struct export_ranges *R);
 
-/* The "args" member of a launch's slice; gpu: its GPU slice's measure (the
- * arguments with their values and digests, and what its time is), NULL for
- * the host call's.  m: the launch's mark, or NULL.  ranges: the trace's
- * RANGE records (the launch's range path). */
-void ktrace_export_launch_args(struct json_writer *w, const struct ktrace_ranges *ranges, const struct tm_launch *l,
+/* The "args" member of launch l of trace t's slice; gpu: its GPU slice's
+ * measure (the arguments with their values and digests, and what its time
+ * is), NULL for the host call's.  m: the launch's mark, or NULL. */
+void ktrace_export_launch_args(struct json_writer *w, const struct tm_trace *t, const struct tm_launch *l,
 			       const struct export_mark *m, const struct export_measure *gpu);
 /* The "args" member of a copy's or memset's slice. */
 void ktrace_export_op_args(struct json_writer *w, const struct ktrace_ranges *ranges, const struct tm_op *o,

@@ -1,5 +1,5 @@
 /* tools/model/alloc_intern.c: each value a trace's records repeat (a
- * region's allocation, a launch's look) kept once (alloc_intern.h), found
+ * region's extent, a launch's look) kept once (alloc_intern.h), found
  * again through an open-addressing hash index over its bytes.
  */
 #include "tools/model/alloc_intern.h"
@@ -8,6 +8,8 @@
 #include <string.h>
 
 #include "tools/model/array.h"
+
+const struct tm_extent ktrace_tm_no_extent;
 
 static const unsigned char *items_of(const struct tm_intern *in)
 {
@@ -39,10 +41,13 @@ static void place(uint32_t *slots, size_t nslots, const struct tm_intern *in, ui
 	slots[i] = number;
 }
 
-/* Double the index (at least 64 slots), keeping it under half full. */
+/* Make the index again, large enough (at least 64 slots) to stay under half
+ * full with one more value: the slots of replaced values are dropped. */
 static int grow_index(struct tm_intern *in)
 {
-	size_t n = in->nslots ? in->nslots * 2 : 64;
+	size_t n = in->nslots ? in->nslots : 64;
+	while ((*in->nitems + 1) * 2 > n)
+		n *= 2;
 	uint32_t *slots = calloc(n, sizeof *slots);
 	if (!slots)
 		return -1;
@@ -51,6 +56,7 @@ static int grow_index(struct tm_intern *in)
 	free(in->slots);
 	in->slots = slots;
 	in->nslots = n;
+	in->nfilled = *in->nitems;
 	return 0;
 }
 
@@ -62,16 +68,24 @@ static int all_zero(const unsigned char *v, size_t size)
 	return 1;
 }
 
+uint32_t ktrace_intern_find(const struct tm_intern *in, const void *v)
+{
+	if (!in->nslots)
+		return 0;
+	for (size_t i = slot_of(v, in->size, in->nslots); in->slots[i]; i = (i + 1) & (in->nslots - 1))
+		if (!memcmp(items_of(in) + (in->slots[i] - 1) * in->size, v, in->size))
+			return in->slots[i];
+	return 0;
+}
+
 uint32_t ktrace_intern(struct tm_intern *in, const void *v, int *oom)
 {
 	if (all_zero(v, in->size))
 		return 0;
-	if (in->nslots) {
-		for (size_t i = slot_of(v, in->size, in->nslots); in->slots[i]; i = (i + 1) & (in->nslots - 1))
-			if (!memcmp(items_of(in) + (in->slots[i] - 1) * in->size, v, in->size))
-				return in->slots[i];
-	}
-	if (*in->nitems >= UINT32_MAX - 1 || ((*in->nitems + 1) * 2 > in->nslots && grow_index(in)) ||
+	uint32_t found = ktrace_intern_find(in, v);
+	if (found)
+		return found;
+	if (*in->nitems >= UINT32_MAX - 1 || ((in->nfilled + 1) * 2 > in->nslots && grow_index(in)) ||
 	    ktrace_grow(in->items, &in->cap_items, *in->nitems + 1, in->size)) {
 		*oom = 1;
 		return 0;
@@ -81,12 +95,25 @@ uint32_t ktrace_intern(struct tm_intern *in, const void *v, int *oom)
 	memcpy(items + *in->nitems * in->size, v, in->size);
 	uint32_t number = (uint32_t)++*in->nitems;
 	place(in->slots, in->nslots, in, number);
+	in->nfilled++;
 	return number;
+}
+
+/* The old value's slot stays in the index until it is made again, finding
+ * nothing (its value is gone). */
+int ktrace_intern_replace(struct tm_intern *in, uint32_t number, const void *v)
+{
+	if ((in->nfilled + 1) * 2 > in->nslots && grow_index(in))
+		return -1;
+	memcpy((unsigned char *)items_of(in) + (number - 1) * in->size, v, in->size);
+	place(in->slots, in->nslots, in, number);
+	in->nfilled++;
+	return 0;
 }
 
 void ktrace_intern_free(struct tm_intern *in)
 {
 	free(in->slots);
 	in->slots = NULL;
-	in->nslots = 0;
+	in->nslots = in->nfilled = 0;
 }

@@ -105,6 +105,7 @@ struct diff_arg {
 	int ordinal;              /* -1 when unknown */
 	uint32_t param_offset;
 	const struct tm_region *ra, *rb; /* pointers: the regions in A and B (NULL when absent) */
+	uint64_t hash_len_a, hash_len_b; /* pointers: the bytes hashed of ra, rb (0 when absent) */
 	uint32_t size;            /* scalars: bytes compared */
 	const char *type;         /* scalars: declared type ("" unknown) */
 	const uint8_t *va, *vb;   /* scalars: values (param bytes) */
@@ -140,6 +141,8 @@ struct diff_divergence {
 	                           * writer, not measured before the launch (format 1.14) */
 	uint64_t unverified_before, only_a_before; /* earlier launches of A: not compared, in A only */
 	size_t guessed_inputs;    /* guessed pointer words that could not be compared: not counted */
+	uint8_t *params_a, *params_b; /* the launches' parameter bytes when their pieces do not hold
+	                               * them as they are (ktrace_tm_params), else NULL */
 };
 
 /* A matched launch that could not be verified, and why (tools/unverified.h). */

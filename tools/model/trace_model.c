@@ -90,12 +90,13 @@ struct load_state {
 	uint64_t time_ns; /* of the record being taken */
 	struct tm_range *ranges; /* ALLOC records: to infer unknown copy directions */
 	size_t nranges;
-	struct tm_intern allocs; /* the regions' allocations, each once (t->allocs) */
+	struct tm_intern extents; /* the regions' extents, each once (t->extents) */
 	struct tm_intern looks;  /* the launches' looks, each once (t->looks) */
-	const struct tm_trace *like; /* loaded beside it (ktrace_tm_load_beside), or NULL */
-	size_t like_hint;            /* where like's next launch is looked for first */
+	struct tm_beside beside;     /* beside.like: loaded beside it (ktrace_tm_load_beside), or NULL */
 	unsigned char *scratch;      /* beside like: a launch's piece, before it is compared */
 	size_t cap_scratch;
+	struct tm_extent *values;    /* the extents of a launch's regions, before they are numbered */
+	size_t cap_values;
 	char *err;
 	size_t errlen;
 };
@@ -273,52 +274,69 @@ static int take_kernel(struct load_state *s, const void *rec, size_t len, uint64
 }
 
 /* Launch l's regions, sorted, and its parameter bytes after them into the
- * piece at dst; 0, or -1 when memory runs out. */
+ * piece at dst, each region's extent number 1 + the index of its value in
+ * s->values (number_piece numbers them); 0, or -1 when memory runs out. */
 static int fill_piece(struct load_state *s, const struct ktrace_rec_launch *l, unsigned char *dst)
 {
 	struct tm_region *g = (struct tm_region *)dst;
 
+	if (ktrace_grow(&s->values, &s->cap_values, l->nregions, sizeof *s->values))
+		return -1;
 	if (l->param_bytes_len)
 		memcpy(dst + (size_t)l->nregions * sizeof *g, l->param_bytes, l->param_bytes_len);
 	for (uint32_t i = 0; i < l->nregions; i++) {
 		struct ktrace_region r;
-		int no_mem = 0;
 
 		ktrace_launch_region(l, i, &r);
-		struct tm_alloc a = { r.alloc_base, r.alloc_size };
-		uint32_t alloc = ktrace_intern(&s->allocs, &a, &no_mem);
-		if (no_mem)
-			return -1;
-		g[i] = (struct tm_region){
-			.param_offset = r.param_offset, .ordinal = r.ordinal, .flags = r.flags, .alloc = alloc,
-			.ptr = r.ptr, .hash_len = r.hash_len, .pre_hash = r.pre_hash, .post_hash = r.post_hash,
-		};
+		s->values[i] = (struct tm_extent){ .ptr = r.ptr, .hash_len = r.hash_len,
+						   .alloc = { r.alloc_base, r.alloc_size } };
+		g[i] = (struct tm_region){ .param_offset = r.param_offset, .ordinal = r.ordinal, .flags = r.flags,
+					   .extent = i + 1, .pre_hash = r.pre_hash, .post_hash = r.post_hash };
 	}
 	if (l->nregions)
 		ktrace_sort(g, l->nregions, sizeof *g, cmp_region);
 	return 0;
 }
 
+/* The n regions of a piece filled by fill_piece numbered by their extents'
+ * values; 0, or -1 when memory runs out. */
+static int number_piece(struct load_state *s, struct tm_region *g, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		int no_mem = 0;
+
+		g[i].extent = ktrace_intern(&s->extents, &s->values[g[i].extent - 1], &no_mem);
+		if (no_mem)
+			return -1;
+	}
+	return 0;
+}
+
 /* Launch o's regions and parameter bytes (from its record l) in one piece:
  * one rounding, not two; beside another trace, that trace's piece when it
- * holds the same (ktrace_tm_same_piece), else a piece of its own. */
-static int take_piece(struct load_state *s, const struct ktrace_rec_launch *l, struct tm_launch *o)
+ * holds the same up to where the buffers lie (ktrace_tm_share_piece;
+ * *patched: with other pointers), else a piece of its own. */
+static int take_piece(struct load_state *s, const struct ktrace_rec_launch *l, struct tm_launch *o, int *patched)
 {
 	size_t n = (size_t)l->nregions * sizeof *o->regions + l->param_bytes_len;
 	unsigned char *piece;
+	int no_mem = 0;
 
-	if (!s->like) {
+	*patched = 0;
+	if (!s->beside.like) {
 		piece = arena_alloc(s->t, n);
-		if (!piece || fill_piece(s, l, piece))
+		if (!piece || fill_piece(s, l, piece) || number_piece(s, (struct tm_region *)piece, l->nregions))
 			return oom(s);
 		o->regions = (struct tm_region *)piece;
 		return 0;
 	}
 	if (ktrace_grow(&s->scratch, &s->cap_scratch, n + 1, 1) || fill_piece(s, l, s->scratch))
 		return oom(s);
-	const struct tm_region *shared = ktrace_tm_same_piece(s->like, &s->like_hint, o->seq,
-							       (const struct tm_region *)s->scratch, l->nregions,
-							       s->scratch + n - l->param_bytes_len, l->param_bytes_len);
+	const struct tm_region *shared = ktrace_tm_share_piece(&s->beside, o->seq, (struct tm_region *)s->scratch,
+							       s->values, l->nregions, s->scratch + n - l->param_bytes_len,
+							       l->param_bytes_len, patched, &no_mem);
+	if (no_mem)
+		return oom(s);
 	if (shared) {
 		o->regions = (struct tm_region *)shared;
 		return 0;
@@ -343,10 +361,15 @@ static int take_launch(struct load_state *s, const void *rec, size_t len, uint64
 	int64_t delta = (int64_t)(seq - l.launch_seq);
 	int far = delta <= TM_REC_SEQ_IN_REFS || delta > INT32_MAX;
 	*o = (struct tm_launch){ .seq = l.launch_seq, .rec_seq_delta = far ? TM_REC_SEQ_IN_REFS : (int32_t)delta,
-				 .time_ns = s->time_ns, .flags = l.flags, .param_bytes_len = l.param_bytes_len };
+				 .time_ns = s->time_ns, .flags = l.flags };
+	int patched;
+	if (take_piece(s, &l, o, &patched))
+		return -1;
 	struct tm_launch_look look = { .loading_kernel_id = l.kernel_id, .context = l.context, .stream = l.stream,
 				       .tid = l.tid, .device = l.device, .result = l.result, .api = l.api,
-				       .hash_skip = l.hash_skip, .shape = { .shared_mem = l.shared_mem } };
+				       .hash_skip = l.hash_skip, .shape = { .shared_mem = l.shared_mem },
+				       .nregions = l.nregions, .param_bytes_len = l.param_bytes_len,
+				       .params_patched = (uint32_t)patched };
 	int no_look_mem = 0;
 	memcpy(look.shape.grid, l.grid, sizeof look.shape.grid);
 	memcpy(look.shape.block, l.block, sizeof look.shape.block);
@@ -364,8 +387,7 @@ static int take_launch(struct load_state *s, const void *rec, size_t len, uint64
 		memcpy(refs->cluster, l.cluster, sizeof refs->cluster);
 		o->refs = refs;
 	}
-	o->nregions = l.nregions;
-	return take_piece(s, &l, o);
+	return 0;
 }
 
 /* A copy or memset from its record m: the members both records have, then
@@ -880,14 +902,23 @@ static int finish(struct load_state *s)
 	return 0;
 }
 
-/* Beside like: its allocations numbered first, in its order, so that a
- * region equal to one of like's holds the same number.  0, or -1 (out of memory). */
+/* Beside like: its extents numbered first, in its order, so that a region
+ * equal to one of like's holds the same number, and its numbers can be
+ * claimed (ktrace_tm_share_piece).  0, or -1 (out of memory). */
 static int number_like(struct load_state *s)
 {
+	const struct tm_trace *like = s->beside.like;
 	int no_mem = 0;
 
-	for (size_t i = 0; s->like && i < s->like->nallocs && !no_mem; i++)
-		ktrace_intern(&s->allocs, &s->like->allocs[i], &no_mem);
+	if (!like)
+		return 0;
+	s->beside.t = s->t;
+	s->beside.extents = &s->extents;
+	s->beside.claimed = calloc(like->nextents + 1, 1);
+	if (!s->beside.claimed)
+		return oom(s);
+	for (size_t i = 0; i < like->nextents && !no_mem; i++)
+		ktrace_intern(&s->extents, &like->extents[i], &no_mem);
 	return no_mem ? oom(s) : 0;
 }
 
@@ -899,9 +930,9 @@ static int load_reader(struct tm_trace *t, struct ktrace_reader *r, const char *
 	struct load_state s;
 	memset(&s, 0, sizeof s);
 	s.t = t;
-	s.allocs = (struct tm_intern){ .items = &t->allocs, .nitems = &t->nallocs, .size = sizeof *t->allocs };
+	s.extents = (struct tm_intern){ .items = &t->extents, .nitems = &t->nextents, .size = sizeof *t->extents };
 	s.looks = (struct tm_intern){ .items = &t->looks, .nitems = &t->nlooks, .size = sizeof *t->looks };
-	s.like = like;
+	s.beside.like = like;
 	s.err = err;
 	s.errlen = errlen;
 	int rc = number_like(&s);
@@ -944,7 +975,10 @@ static int load_reader(struct tm_trace *t, struct ktrace_reader *r, const char *
 	free(s.mods);
 	free(s.ranges);
 	free(s.scratch);
-	ktrace_intern_free(&s.allocs);
+	free(s.values);
+	free(s.beside.claimed);
+	free(s.beside.params);
+	ktrace_intern_free(&s.extents);
 	ktrace_intern_free(&s.looks);
 	if (rc != 0)
 		ktrace_tm_free(t);
@@ -990,7 +1024,7 @@ void ktrace_tm_free(struct tm_trace *t)
 		b = n;
 	}
 	free(t->kernels);
-	free(t->allocs);
+	free(t->extents);
 	free(t->looks);
 	free(t->launches);
 	free(t->ops);

@@ -47,12 +47,13 @@ struct tm_kernel {
 	int known;              /* a KERNEL record was seen */
 };
 
+/* A launch's region: its pointer, hash_len and allocation are its extent's,
+ * kept once per trace (ktrace_tm_region_ptr, _hash_len, _alloc). */
 struct tm_region {
 	uint32_t param_offset;
 	uint16_t ordinal, flags;
-	uint32_t alloc; /* its allocation: 1 + its index in the trace's allocs; 0: not known
-	                 * (ktrace_tm_region_alloc) */
-	uint64_t ptr, hash_len, pre_hash, post_hash;
+	uint32_t extent; /* 1 + its index in the trace's extents; 0: all zero (ktrace_tm_region_extent) */
+	uint64_t pre_hash, post_hash;
 };
 
 /* The order of a launch's regions, and what pairs a region of one run with
@@ -84,17 +85,18 @@ struct tm_launch {
 	uint64_t seq;            /* launch_seq */
 	int32_t rec_seq_delta;   /* its record sequence number minus seq (ktrace_tm_rec_seq) */
 	uint32_t flags;
-	uint32_t param_bytes_len, nregions;
-	struct tm_region *regions; /* sorted by ktrace_tm_region_key, then the parameter bytes
-	                            * (ktrace_tm_param_bytes): one piece, never NULL after loading */
+	struct tm_region *regions; /* look->nregions of them, sorted by ktrace_tm_region_key, then the
+	                            * parameter bytes (ktrace_tm_param_bytes): one piece, never NULL
+	                            * after loading */
 	uint64_t time_ns;        /* the record's time (CLOCK_MONOTONIC; the call's, docs/format.md) */
 	const struct tm_refs *refs; /* its graph node, ranges and cluster shape; NULL: none of them
 	                             * (ktrace_tm_graph_ref, _range_ref, _cluster) */
 	union {
 		const struct tm_launch_look *look; /* never NULL after loading: its kernel, context,
-		                                    * stream, thread, device, result, API, hash skip
-		                                    * and shape (grid, block, shared memory), each look
-		                                    * kept once per trace (t->looks) */
+		                                    * stream, thread, device, result, API, hash skip,
+		                                    * shape (grid, block, shared memory) and its counts
+		                                    * of regions and parameter bytes, each look kept
+		                                    * once per trace (t->looks) */
 		uint32_t loading_look;             /* while loading only: 1 + its index in t->looks, 0 none */
 	};
 };
@@ -116,10 +118,13 @@ static inline uint64_t ktrace_tm_rec_seq(const struct tm_launch *l)
 		return l->refs->rec_seq;
 	return l->seq + (uint64_t)(int64_t)l->rec_seq_delta;
 }
-/* A launch's parameter bytes (param_bytes_len of them): they follow its regions. */
+/* The parameter bytes of a launch's piece (look->param_bytes_len of them,
+ * after its regions): the launch's own, but for a launch of a trace loaded
+ * beside another whose look->params_patched is set, whose own are those
+ * with its pointers written over their words (ktrace_tm_params). */
 static inline const uint8_t *ktrace_tm_param_bytes(const struct tm_launch *l)
 {
-	return (const uint8_t *)(l->regions + l->nregions);
+	return (const uint8_t *)(l->regions + l->look->nregions);
 }
 /* A launch's cluster shape (uint32_t[3]; 0x0x0 when none was given). */
 static inline const uint32_t *ktrace_tm_cluster(const struct tm_launch *l)
@@ -253,7 +258,7 @@ struct tm_trace {
 	int32_t end_status;
 
 	struct tm_kernel *kernels; size_t nkernels;   /* sorted by id */
-	struct tm_alloc *allocs; size_t nallocs;      /* the regions' allocations, each once */
+	struct tm_extent *extents; size_t nextents;   /* the regions' extents, each once */
 	struct tm_launch_look *looks; size_t nlooks;  /* the launches' looks, each once */
 	struct tm_launch *launches; size_t nlaunches; /* sorted by seq */
 	struct tm_op *ops; size_t nops;               /* sorted by seq */
@@ -295,10 +300,11 @@ void ktrace_tm_free(struct tm_trace *t);
 int ktrace_tm_share_same(struct tm_trace *b, const struct tm_trace *a, const char *path_b);
 
 /* Load the trace at path as ktrace_tm_load() does, beside `like` (a trace
- * of the same program, loaded): each launch whose regions and parameter
- * bytes equal those of like's launch of the same launch_seq shares like's
- * memory for them (trace_same.c), allocations numbered as in like.  like
- * must outlive t, and neither may change. */
+ * of the same program, loaded): each launch whose regions and
+ * parameter bytes equal those of like's launch of the same launch_seq, up to
+ * where their buffers lie, shares like's memory for them (trace_same.c,
+ * ktrace_tm_share_piece; ktrace_tm_params gives its own parameter bytes).
+ * like must outlive t, and neither may change. */
 int ktrace_tm_load_beside(struct tm_trace *t, const char *path, const struct tm_trace *like, int allow_truncated,
 			  char *err, size_t errlen);
 /* The second trace of a pair whose first, a, is loaded: a's model when
@@ -306,12 +312,37 @@ int ktrace_tm_load_beside(struct tm_trace *t, const char *path, const struct tm_
  * (ktrace_tm_load_beside).  a must outlive b.  0, or -1 with err set. */
 int ktrace_tm_load_second(struct tm_trace *b, const char *path_b, const struct tm_trace *a, int allow_truncated,
 			  char *err, size_t errlen);
-/* For the loader: like's launch of launch_seq seq (*hint: where to look
- * first, then after it), when its regions (sorted) and parameter bytes equal
- * these: its regions, whose parameter bytes follow; NULL otherwise. */
-const struct tm_region *ktrace_tm_same_piece(const struct tm_trace *like, size_t *hint, uint64_t seq,
-					     const struct tm_region *regions, uint32_t nregions, const uint8_t *params,
-					     uint32_t nparams);
+/* For the loader: a trace being loaded beside like.  Its extents are
+ * numbered as like's extents where its launches have theirs: like's are
+ * numbered first, and each number's value stays like's until the trace
+ * hands the number out (claimed), as like's (its region there holds the
+ * same) or as the value its launch of the same launch_seq has where like's
+ * has that extent (the same buffer at another address, in a run that
+ * allocated elsewhere). */
+struct tm_beside {
+	const struct tm_trace *like;
+	size_t hint;                /* where like's next launch is looked for first */
+	const struct tm_trace *t;   /* the trace being loaded */
+	struct tm_intern *extents;  /* its extents (t->extents) */
+	unsigned char *claimed;     /* per extent of like (number - 1): handed out, its value fixed */
+	uint8_t *params;            /* scratch: like's parameter bytes with a launch's pointers */
+	size_t cap_params;
+};
+/* Launch seq of the trace loaded beside b->like, its regions sorted, each
+ * region's extent number 1 + the index of its value in values: its regions
+ * numbered (each as like's launch of the same launch_seq numbers its region
+ * of the same key, where that number can be this value: the number is then
+ * claimed), and like's piece when that launch has the same regions and the
+ * same parameter bytes, or (*patched set) the same once this launch's
+ * pointers are written over their words (ktrace_tm_params); NULL
+ * otherwise, or with *oom set when memory ran out. */
+const struct tm_region *ktrace_tm_share_piece(struct tm_beside *b, uint64_t seq, struct tm_region *regions,
+					      const struct tm_extent *values, uint32_t nregions, const uint8_t *params,
+					      uint32_t nparams, int *patched, int *oom);
+/* Write each of the regions' pointer (ptr(ctx, region)) over its word in
+ * params (nparams bytes, little-endian; a collective's buffer has none). */
+void ktrace_tm_put_pointers(uint8_t *params, uint32_t nparams, const struct tm_region *regions, uint32_t nregions,
+			    uint64_t (*ptr)(const void *ctx, const struct tm_region *g), const void *ctx);
 
 /* Name for reports: the demangled name when there is one, else the mangled
  * one, else "kernel#<id>". */
@@ -328,11 +359,30 @@ const struct tm_gputime *ktrace_tm_gputime(const struct tm_trace *t, uint64_t op
 /* The CUT record of launch op_seq's region at param_offset (format 1.14), or NULL. */
 const struct ktrace_rec_cut *ktrace_tm_cut(const struct tm_trace *t, uint64_t op_seq, uint32_t param_offset);
 
-/* The allocation of region g of a launch of t: base 0 and size 0 when it is not known. */
+/* The extent of region g of a launch of t (all zeros when none was recorded),
+ * and its parts: its pointer, the bytes hashed from it, its allocation (base
+ * 0 and size 0 when it is not known). */
+static inline const struct tm_extent *ktrace_tm_region_extent(const struct tm_trace *t, const struct tm_region *g)
+{
+	return g->extent && g->extent <= t->nextents ? &t->extents[g->extent - 1] : &ktrace_tm_no_extent;
+}
+static inline uint64_t ktrace_tm_region_ptr(const struct tm_trace *t, const struct tm_region *g)
+{
+	return ktrace_tm_region_extent(t, g)->ptr;
+}
+static inline uint64_t ktrace_tm_region_hash_len(const struct tm_trace *t, const struct tm_region *g)
+{
+	return ktrace_tm_region_extent(t, g)->hash_len;
+}
 static inline struct tm_alloc ktrace_tm_region_alloc(const struct tm_trace *t, const struct tm_region *g)
 {
-	return g->alloc && g->alloc <= t->nallocs ? t->allocs[g->alloc - 1] : (struct tm_alloc){ 0, 0 };
+	return ktrace_tm_region_extent(t, g)->alloc;
 }
+
+/* Launch l's own parameter bytes (l of trace t): ktrace_tm_param_bytes(l),
+ * or, when its look->params_patched, those written into buf
+ * (look->param_bytes_len bytes) with its pointers over their words. */
+const uint8_t *ktrace_tm_params(const struct tm_trace *t, const struct tm_launch *l, uint8_t *buf);
 
 /* Index of the first copy or memset with seq >= `seq` (binary search). */
 size_t ktrace_tm_op_lower_bound(const struct tm_trace *t, uint64_t seq);

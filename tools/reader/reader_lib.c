@@ -133,7 +133,7 @@ static int index_tables(struct ktpy_trace *p)
 		return -1;
 	for (size_t i = 0; i < t->nlaunches; i++) {
 		p->first_region[i] = p->nregions;
-		p->nregions += t->launches[i].nregions;
+		p->nregions += t->launches[i].look->nregions;
 	}
 	for (size_t i = 0; i < t->nkernels; i++) {
 		p->first_param[i] = p->nparams;
@@ -235,8 +235,8 @@ static void fill_launch(const struct ktpy_trace *p, size_t i, struct ktpy_launch
 				   .kernel_id = l->look->kernel->id, .kernel_index = (uint64_t)(l->look->kernel - p->t.kernels),
 				   .context = l->look->context, .stream = l->look->stream,
 				   .first_region = p->first_region[i], .tid = l->look->tid, .api = l->look->api, .flags = l->flags,
-				   .shared_mem = l->look->shape.shared_mem, .nregions = l->nregions,
-				   .param_bytes_len = l->param_bytes_len, .device = l->look->device, .result = l->look->result };
+				   .shared_mem = l->look->shape.shared_mem, .nregions = l->look->nregions,
+				   .param_bytes_len = l->look->param_bytes_len, .device = l->look->device, .result = l->look->result };
 	memcpy(o->grid, l->look->shape.grid, sizeof o->grid);
 	memcpy(o->block, l->look->shape.block, sizeof o->block);
 	memcpy(o->cluster, ktrace_tm_cluster(l), sizeof o->cluster);
@@ -244,9 +244,9 @@ static void fill_launch(const struct ktpy_trace *p, size_t i, struct ktpy_launch
 
 static void fill_region(const struct tm_trace *t, const struct tm_region *g, size_t l, struct ktpy_region *o)
 {
-	struct tm_alloc a = ktrace_tm_region_alloc(t, g);
-	*o = (struct ktpy_region){ .launch_index = l, .ptr = g->ptr, .alloc_base = a.base,
-				   .alloc_size = a.size, .hash_len = g->hash_len, .pre_hash = g->pre_hash,
+	const struct tm_extent *e = ktrace_tm_region_extent(t, g);
+	*o = (struct ktpy_region){ .launch_index = l, .ptr = e->ptr, .alloc_base = e->alloc.base,
+				   .alloc_size = e->alloc.size, .hash_len = e->hash_len, .pre_hash = g->pre_hash,
 				   .post_hash = g->post_hash, .param_offset = g->param_offset,
 				   .ordinal = g->ordinal, .flags = g->flags };
 }
@@ -364,7 +364,7 @@ KTPY_API const char *ktpy_arg_value(const struct ktpy_trace *p, size_t i, uint32
 	const struct tm_param *q = &l->look->kernel->params[j];
 	struct ktrace_param_desc d = { .ordinal = q->ordinal, .kind = q->kind, .offset = q->offset, .size = q->size,
 				       .flags = q->flags, .type = { q->type, (uint16_t)strnlen(q->type, 65535) } };
-	return ktrace_param_value(&d, ktrace_tm_param_bytes(l), l->param_bytes_len, 1, buf, cap);
+	return ktrace_param_value(&d, ktrace_tm_param_bytes(l), l->look->param_bytes_len, 1, buf, cap);
 }
 
 /* Names as ktrace-dump --json writes them: what 1 launch api, 2 copy
