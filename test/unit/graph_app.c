@@ -10,6 +10,9 @@
  *                        and one launch; then cuGraphExecUpdate with a graph
  *                        of the same shape on x2 and one launch; then the
  *                        memset node disabled and one launch
+ *   graph_app reenable   { add_one(x) -> memset z = 7 } launched once; the
+ *                        memset disabled, z cleared, launched (z stays 0);
+ *                        the memset enabled again and launched: z must be 7
  *   graph_app capture    on stream s: begin capture, add_one(x), add_one(x),
  *                        memset z (cuMemsetD32Async), end; instantiated and
  *                        launched twice
@@ -217,6 +220,49 @@ static int run_explicit(void)
 	OK(cuGraphDestroy(g2));
 	/* x[0]: +1 per launch of A (4 launches ran on x); x2 +1 twice */
 	return first(x) == 4.0f && first(x2) == 1002.0f;
+}
+
+/* The word z[0] (a memset's value). */
+static unsigned first_word(CUdeviceptr z)
+{
+	unsigned v;
+
+	OK(cuMemcpyDtoH(&v, z, sizeof(v)));
+	return v;
+}
+
+/* A node disabled on the exec and enabled again runs again. */
+static int run_reenable(void)
+{
+	CUdeviceptr x = device_floats(0), z = device_floats(0);
+	int n = N;
+	void *args[2];
+	CUDA_KERNEL_NODE_PARAMS p = add_one_params(&x, &n, args);
+	CUDA_MEMSET_NODE_PARAMS ms = { .dst = z, .value = 7, .elementSize = 4, .width = N, .height = 1 };
+	CUgraph g;
+	CUgraphNode k, s;
+	CUgraphExec e;
+	unsigned off, on;
+
+	OK(cuGraphCreate(&g, 0));
+	OK(cuGraphAddKernelNode(&k, g, NULL, 0, &p));
+	OK(cuGraphAddMemsetNode(&s, g, &k, 1, &ms, NULL));
+	OK(cuGraphInstantiateWithFlags(&e, g, 0));
+	OK(cuGraphLaunch(e, NULL));
+	OK(cuGraphNodeSetEnabled(e, s, 0));
+	OK(cuStreamSynchronize(NULL));
+	OK(cuMemsetD8(z, 0, N * sizeof(float)));
+	OK(cuGraphLaunch(e, NULL));
+	OK(cuStreamSynchronize(NULL));
+	off = first_word(z);
+	OK(cuGraphNodeSetEnabled(e, s, 1));
+	OK(cuGraphLaunch(e, NULL));
+	OK(cuStreamSynchronize(NULL));
+	on = first_word(z);
+	printf("x %g z disabled %#x enabled again %#x\n", first(x), off, on);
+	OK(cuGraphExecDestroy(e));
+	OK(cuGraphDestroy(g));
+	return first(x) == 3.0f && off == 0u && on == 7u;
 }
 
 static int run_capture(void)
@@ -745,6 +791,8 @@ int main(int argc, char **argv)
 		ok = run_explicit();
 	else if (!strcmp(mode, "capture"))
 		ok = run_capture();
+	else if (!strcmp(mode, "reenable"))
+		ok = run_reenable();
 	else if (!strcmp(mode, "nondet") || !strcmp(mode, "same"))
 		ok = run_sum(!strcmp(mode, "nondet"), 0);
 	else if (!strcmp(mode, "nondet_host"))

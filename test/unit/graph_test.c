@@ -403,6 +403,22 @@ static void test_nested_node_set_followed(void **state)
 	gt_free_recs(&x);
 }
 
+/* A node the program disables on its exec and enables again runs again in
+ * ktrace's instrumented copy (graph_app checks z), and is recorded in the
+ * launch after it is enabled. */
+static void test_reenabled_node_runs(void **state)
+{
+	struct recs x;
+
+	(void)state;
+	gt_run_app("reenable", "reenable.ktrace", 1, 0);
+	gt_read_recs("reenable.ktrace", &x);
+	assert_int_equal(x.counters[KTRACE_CTR_GRAPH_LAUNCHES], 3);
+	assert_int_equal(gt_count_type(&x, KTRACE_REC_MEMSET, 1), 2);
+	assert_int_equal(gt_count_graph_notes(&x, NULL), 0);
+	gt_free_recs(&x);
+}
+
 /* A replay run of graphs that cannot run node by node (a conditional, memory
  * nodes) says so in a NOTE per graph: memory nodes' kernel nodes are not
  * replayed, a conditional graph's only from their graph launch. */
@@ -498,6 +514,7 @@ int main(void)
 		cmocka_unit_test(test_untraced),
 		cmocka_unit_test(test_instrument_failure_named),
 		cmocka_unit_test(test_nested_node_set_followed),
+		cmocka_unit_test(test_reenabled_node_runs),
 		cmocka_unit_test(test_replay_run_says_graph_runs_whole),
 		cmocka_unit_test(test_dump_json),
 		cmocka_unit_test(test_check_confirms_graph_node),
