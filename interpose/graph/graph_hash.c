@@ -460,11 +460,28 @@ void kt_ghash_context_gone(struct kt_ghash *h)
 	atomic_store(&h->dead, 1);
 }
 
-/* Disable in h's exec the nodes disabled in the program's (model indexes). */
-static void apply_disabled(const struct build *b, const uint32_t *disabled, uint32_t nd)
+/* A top-level node the program may disable on its exec (cuGraphNodeSetEnabled
+ * takes kernel, memcpy and memset nodes). */
+static int can_disable(const struct kt_gnode *n)
 {
-	for (uint32_t k = 0; k < nd && KT_REAL_HAS(cuGraphNodeSetEnabled); k++)
-		if (disabled[k] < b->r->nnodes && b->map[disabled[k]])
+	return n->rec.parent == KT_GRAPH_NONE && (n->rec.kind == KTRACE_GNODE_KERNEL ||
+						 n->rec.kind == KTRACE_GNODE_MEMCPY || n->rec.kind == KTRACE_GNODE_MEMSET);
+}
+
+/* Disable in h's exec the nodes disabled in the program's (model indexes).
+ * updated: h's exec was updated in place, which keeps each node's enabled
+ * state, so a node the program enabled again is enabled again first. */
+static void apply_disabled(const struct build *b, const uint32_t *disabled, uint32_t nd, int updated)
+{
+	const struct kt_grev *r = b->r;
+
+	if (!KT_REAL_HAS(cuGraphNodeSetEnabled))
+		return;
+	for (uint32_t i = 0; updated && i < r->nnodes; i++)
+		if (can_disable(&r->nodes[i]) && !(r->nodes[i].rec.flags & KTRACE_GNODEF_DISABLED) && b->map[i])
+			KT_REAL(cuGraphNodeSetEnabled, b->h->exec, b->map[i], 1);
+	for (uint32_t k = 0; k < nd; k++)
+		if (disabled[k] < r->nnodes && b->map[disabled[k]])
 			KT_REAL(cuGraphNodeSetEnabled, b->h->exec, b->map[disabled[k]], 0);
 }
 
@@ -520,7 +537,7 @@ struct kt_ghash *kt_ghash_build(struct kt_ghash *h, CUgraph mirror, const struct
 {
 	struct build b = { .r = r };
 	uint64_t need = r->scratch_words + r->result_words;
-	int pushed = ktrace_real_ctx_push(r->ctx);
+	int pushed = ktrace_real_ctx_push(r->ctx), updated = 0;
 
 	*why = KTRACE_GRAPH_UNTRACED_DRIVER;
 	if (ktrace_services.hash_kernels(r->ctx, b.fn, b.max_blocks)) {
@@ -533,7 +550,8 @@ struct kt_ghash *kt_ghash_build(struct kt_ghash *h, CUgraph mirror, const struct
 	}
 	if (h && h->exec && !atomic_load(&h->dead) && h->area_words >= need) {
 		b.h = h;
-		if (update_in_place(&b, mirror) == 0)
+		updated = update_in_place(&b, mirror) == 0;
+		if (updated)
 			goto done;
 	}
 	kt_ghash_release(h);
@@ -546,7 +564,7 @@ done:
 	count_nodes(r, b.hash_nodes);
 	h->scratch_words = r->scratch_words;
 	h->result_words = r->result_words;
-	apply_disabled(&b, disabled, ndisabled);
+	apply_disabled(&b, disabled, ndisabled, updated);
 	free(b.map);
 	ktrace_real_ctx_pop(pushed);
 	*why = KTRACE_GRAPH_TRACED;
