@@ -76,7 +76,9 @@
  *     its run counter (ktrace_cond_advance) and its gated copy (ktrace_gated_copy)
  *     run as the real ones do, with the CPU reference digest (built with
  *     hashkern/ktrace_digest.c): a preloaded libktrace.so records real
- *     digests of the launches' buffers;
+ *     digests of the launches' buffers; a checksum kernel whose scratch
+ *     words are not zero fails with CUDA_ERROR_ASSERT (the GPU's would
+ *     give wrong sums, or none);
  *   - FAKECUDA_MEM_LIMIT=N: live device bytes at most N (OUT_OF_MEMORY beyond),
  *     the total cuMemGetInfo_v2 reports (default 16 GiB, not enforced);
  *   - FAKECUDA_HOST_OOM_MIN=N: host allocations of N bytes or more fail with
@@ -453,6 +455,13 @@ static CUresult run_hash(const struct fake_func *ff, void **params)
 		const struct kt_hash_params_r160 *p = params[0];
 		ptr = p->ptr, len = p->len;
 	}
+	/* the ABI's scratch must be zero: the GPU's blocks add into it and take a
+	 * ticket from word n, so left-over words give wrong sums or no results */
+	if (!real_device_range((uintptr_t)h->scratch, ((size_t)h->n + 1) * sizeof(uint64_t)))
+		return CUDA_ERROR_ILLEGAL_ADDRESS;
+	for (uint32_t i = 0; i <= h->n; i++)
+		if (((const uint64_t *)(uintptr_t)h->scratch)[i])
+			return CUDA_ERROR_ASSERT;
 	for (uint32_t i = 0; i < h->n; i++) {
 		if (!real_device_range((uintptr_t)ptr[i], len[i]))
 			return CUDA_ERROR_ILLEGAL_ADDRESS;

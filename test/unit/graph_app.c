@@ -13,6 +13,9 @@
  *   graph_app reenable   { add_one(x) -> memset z = 7 } launched once; the
  *                        memset disabled, z cleared, launched (z stays 0);
  *                        the memset enabled again and launched: z must be 7
+ *   graph_app regions    { fake_kernel_b(y, w) } launched; w set to NULL on
+ *                        the exec (one region fewer) and launched; w set
+ *                        back and launched: every launch must succeed
  *   graph_app capture    on stream s: begin capture, add_one(x), add_one(x),
  *                        memset z (cuMemsetD32Async), end; instantiated and
  *                        launched twice
@@ -263,6 +266,41 @@ static int run_reenable(void)
 	OK(cuGraphExecDestroy(e));
 	OK(cuGraphDestroy(g));
 	return first(x) == 3.0f && off == 0u && on == 7u;
+}
+
+/* A kernel node whose hashed regions shrink and grow again through
+ * parameters set on the exec; every launch must succeed. */
+static int run_regions(void)
+{
+	CUdeviceptr y = device_floats(0), w = device_floats(0), none = 0;
+	int n = N;
+	void *args[] = { &y, &w, &n }, *none_args[] = { &y, &none, &n };
+	CUDA_KERNEL_NODE_PARAMS p;
+	CUgraph g;
+	CUgraphNode k;
+	CUgraphExec e;
+	CUresult r[3];
+
+	memset(&p, 0, sizeof(p));
+	p.func = kernel("_Z13fake_kernel_bPfS_i");
+	p.gridDimX = p.gridDimY = p.gridDimZ = 1;
+	p.blockDimX = 64, p.blockDimY = p.blockDimZ = 1;
+	p.kernelParams = args;
+	OK(cuGraphCreate(&g, 0));
+	OK(cuGraphAddKernelNode(&k, g, NULL, 0, &p));
+	OK(cuGraphInstantiateWithFlags(&e, g, 0));
+	r[0] = cuGraphLaunch(e, NULL);
+	p.kernelParams = none_args;
+	OK(cuGraphExecKernelNodeSetParams(e, k, &p));
+	r[1] = cuGraphLaunch(e, NULL);
+	p.kernelParams = args;
+	OK(cuGraphExecKernelNodeSetParams(e, k, &p));
+	r[2] = cuGraphLaunch(e, NULL);
+	OK(cuStreamSynchronize(NULL));
+	printf("launches %d %d %d\n", (int)r[0], (int)r[1], (int)r[2]);
+	OK(cuGraphExecDestroy(e));
+	OK(cuGraphDestroy(g));
+	return r[0] == CUDA_SUCCESS && r[1] == CUDA_SUCCESS && r[2] == CUDA_SUCCESS;
 }
 
 static int run_capture(void)
@@ -793,6 +831,8 @@ int main(int argc, char **argv)
 		ok = run_capture();
 	else if (!strcmp(mode, "reenable"))
 		ok = run_reenable();
+	else if (!strcmp(mode, "regions"))
+		ok = run_regions();
 	else if (!strcmp(mode, "nondet") || !strcmp(mode, "same"))
 		ok = run_sum(!strcmp(mode, "nondet"), 0);
 	else if (!strcmp(mode, "nondet_host"))

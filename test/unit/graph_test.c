@@ -419,6 +419,29 @@ static void test_reenabled_node_runs(void **state)
 	gt_free_recs(&x);
 }
 
+/* A kernel node with one hashed region fewer, then as many again, through
+ * parameters set on the exec: ktrace's copy updated in place keeps its
+ * device area, whose scratch words must be zero again where the smaller
+ * revision's results lay (the fake's checksum kernel fails on others), and
+ * the three launches are hashed, the last with both regions. */
+static void test_regions_shrink_and_grow(void **state)
+{
+	struct recs x;
+	struct ktrace_rec_launch l;
+
+	(void)state;
+	gt_run_app("regions", "regions.ktrace", 1, 0);
+	gt_read_recs("regions.ktrace", &x);
+	for (uint64_t k = 0; k < 3; k++) {
+		assert_true(gt_graph_launch(&x, k, 0, &l));
+		assert_true(l.flags & KTRACE_LAUNCHF_HASHED);
+		assert_int_equal(l.result, 0);
+	}
+	assert_int_equal(l.graph.revision, 2);
+	assert_int_equal(gt_count_graph_notes(&x, NULL), 0);
+	gt_free_recs(&x);
+}
+
 /* A replay run of graphs that cannot run node by node (a conditional, memory
  * nodes) says so in a NOTE per graph: memory nodes' kernel nodes are not
  * replayed, a conditional graph's only from their graph launch. */
@@ -515,6 +538,7 @@ int main(void)
 		cmocka_unit_test(test_instrument_failure_named),
 		cmocka_unit_test(test_nested_node_set_followed),
 		cmocka_unit_test(test_reenabled_node_runs),
+		cmocka_unit_test(test_regions_shrink_and_grow),
 		cmocka_unit_test(test_replay_run_says_graph_runs_whole),
 		cmocka_unit_test(test_dump_json),
 		cmocka_unit_test(test_check_confirms_graph_node),
