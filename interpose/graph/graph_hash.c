@@ -18,7 +18,9 @@
  * the previous launch's copy (cuStreamWaitEvent on the slot's event, which
  * follows the previous launch, itself ordered before this one), so the
  * area is not overwritten before it was read.  Updates rebuild the copy and
- * apply it with cuGraphExecUpdate, or instantiate a new one with a new area.
+ * apply it with cuGraphExecUpdate, or instantiate a new one with a new area
+ * (also when the new scratch words would reach where an earlier revision's
+ * results lie: the checksum kernel needs zeroed scratch).
  * Reference counted: launches in flight hold the state they ran with.
  * May call: the real driver (ktrace_real), the hash pipeline's kernels
  * (the hash_kernels service), hashkern/'s ABI, the queue's poll.
@@ -53,6 +55,8 @@ struct kt_ghash {
 	CUgraphExec exec;
 	CUdeviceptr area;
 	uint64_t area_words, scratch_words, result_words;
+	uint64_t zero_words; /* the area's first words, zero between launches: scratch of a revision
+			      * only there (the results of earlier revisions lie after theirs) */
 	struct kt_gslot slots[KT_GSLOTS];
 	uint32_t next;
 	CUstream last_stream;
@@ -405,7 +409,7 @@ static struct kt_ghash *state_new(CUcontext ctx, uint64_t words)
 		return NULL;
 	atomic_init(&h->refs, 1);
 	h->ctx = ctx;
-	h->area_words = words;
+	h->area_words = h->zero_words = words;
 	if (KT_GCALL(cuMemAlloc_v2, &h->area, words * sizeof(uint64_t)) ||
 	    zero_area(h->area, words * sizeof(uint64_t))) {
 		if (h->area)
@@ -548,7 +552,7 @@ struct kt_ghash *kt_ghash_build(struct kt_ghash *h, CUgraph mirror, const struct
 		kt_graph_failed_because("ktrace's run counter kernel is not loaded in the graph's context");
 		goto fail;
 	}
-	if (h && h->exec && !atomic_load(&h->dead) && h->area_words >= need) {
+	if (h && h->exec && !atomic_load(&h->dead) && h->area_words >= need && r->scratch_words <= h->zero_words) {
 		b.h = h;
 		updated = update_in_place(&b, mirror) == 0;
 		if (updated)
@@ -564,6 +568,8 @@ done:
 	count_nodes(r, b.hash_nodes);
 	h->scratch_words = r->scratch_words;
 	h->result_words = r->result_words;
+	if (h->zero_words > r->scratch_words)
+		h->zero_words = r->scratch_words;
 	apply_disabled(&b, disabled, ndisabled, updated);
 	free(b.map);
 	ktrace_real_ctx_pop(pushed);
