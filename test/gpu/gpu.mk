@@ -23,6 +23,10 @@ GPU_PROGS += graph_conditional
 graph_conditional_NVFLAGS := -I.
 $(BUILD)/gpu/graph_conditional: test/gpu/graph_common.cuh
 
+# An exec changed between launches: regions one fewer and back, a node disabled and enabled
+# again (70-graphs-5-update.sh).
+GPU_PROGS += graph_update
+
 # Measured GPU times (11-capture-5-gputimes.sh): kernels of known run time.
 GPU_PROGS += gputime_spin
 
