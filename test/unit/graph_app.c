@@ -16,6 +16,11 @@
  *   graph_app regions    { fake_kernel_b(y, w) } launched; w set to NULL on
  *                        the exec (one region fewer) and launched; w set
  *                        back and launched: every launch must succeed
+ *   graph_app stale      { fake_kernel_b(y, w) ; child graph { add_one(x) } }
+ *                        launched; the kernel's pointers set to NULL on the
+ *                        exec (no region left: ktrace's copy changes shape)
+ *                        and launched; the child graph's kernel node disabled
+ *                        on the exec (ktrace cannot follow it) and launched
  *   graph_app capture    on stream s: begin capture, add_one(x), add_one(x),
  *                        memset z (cuMemsetD32Async), end; instantiated and
  *                        launched twice
@@ -301,6 +306,45 @@ static int run_regions(void)
 	OK(cuGraphExecDestroy(e));
 	OK(cuGraphDestroy(g));
 	return r[0] == CUDA_SUCCESS && r[1] == CUDA_SUCCESS && r[2] == CUDA_SUCCESS;
+}
+
+/* Node parameters that change the shape of ktrace's copy, then a set
+ * ktrace cannot follow. */
+static int run_stale(void)
+{
+	CUdeviceptr y = device_floats(0), w = device_floats(0), x = device_floats(0), none = 0;
+	int n = N, nx = N;
+	void *args[] = { &y, &w, &n }, *none_args[] = { &none, &none, &n }, *xargs[2];
+	CUDA_KERNEL_NODE_PARAMS p, xp = add_one_params(&x, &nx, xargs);
+	CUgraph g, child;
+	CUgraphNode k, ch, kn;
+	CUgraphExec e;
+
+	memset(&p, 0, sizeof(p));
+	p.func = kernel("_Z13fake_kernel_bPfS_i");
+	p.gridDimX = p.gridDimY = p.gridDimZ = 1;
+	p.blockDimX = 64, p.blockDimY = p.blockDimZ = 1;
+	p.kernelParams = args;
+	OK(cuGraphCreate(&g, 0));
+	OK(cuGraphCreate(&child, 0));
+	OK(cuGraphAddKernelNode(&kn, child, NULL, 0, &xp));
+	OK(cuGraphAddKernelNode(&k, g, NULL, 0, &p));
+	OK(cuGraphAddChildGraphNode(&ch, g, NULL, 0, child));
+	OK(cuGraphDestroy(child));
+	OK(cuGraphChildGraphNodeGetGraph(ch, &child));
+	OK(cuGraphGetNodes(child, &kn, &(size_t){ 1 }));
+	OK(cuGraphInstantiateWithFlags(&e, g, 0));
+	OK(cuGraphLaunch(e, NULL));
+	p.kernelParams = none_args;
+	OK(cuGraphExecKernelNodeSetParams(e, k, &p));
+	OK(cuGraphLaunch(e, NULL));
+	OK(cuGraphNodeSetEnabled(e, kn, 0));
+	OK(cuGraphLaunch(e, NULL));
+	OK(cuStreamSynchronize(NULL));
+	printf("x %g\n", first(x));
+	OK(cuGraphExecDestroy(e));
+	OK(cuGraphDestroy(g));
+	return first(x) == 2.0f;
 }
 
 static int run_capture(void)
@@ -833,6 +877,8 @@ int main(int argc, char **argv)
 		ok = run_reenable();
 	else if (!strcmp(mode, "regions"))
 		ok = run_regions();
+	else if (!strcmp(mode, "stale"))
+		ok = run_stale();
 	else if (!strcmp(mode, "nondet") || !strcmp(mode, "same"))
 		ok = run_sum(!strcmp(mode, "nondet"), 0);
 	else if (!strcmp(mode, "nondet_host"))

@@ -442,6 +442,22 @@ static void test_regions_shrink_and_grow(void **state)
 	gt_free_recs(&x);
 }
 
+/* ktrace's copy changing shape is updated by a new instantiation, not a
+ * failure: the NOTE of a later set ktrace cannot follow (a child graph's
+ * node disabled on the exec) names no driver call, where it named the
+ * refused cuGraphExecUpdate of the copy. */
+static void test_copy_reshaped_no_stale_failure(void **state)
+{
+	struct recs x;
+
+	(void)state;
+	gt_run_app("stale", "stale.ktrace", 1, 0);
+	gt_read_recs("stale.ktrace", &x);
+	assert_int_equal(gt_count_graph_notes(&x, "could not be followed"), 1);
+	assert_int_equal(gt_count_graph_notes(&x, "returned"), 0);
+	gt_free_recs(&x);
+}
+
 /* A replay run of graphs that cannot run node by node (a conditional, memory
  * nodes) says so in a NOTE per graph: memory nodes' kernel nodes are not
  * replayed, a conditional graph's only from their graph launch. */
@@ -539,6 +555,7 @@ int main(void)
 		cmocka_unit_test(test_nested_node_set_followed),
 		cmocka_unit_test(test_reenabled_node_runs),
 		cmocka_unit_test(test_regions_shrink_and_grow),
+		cmocka_unit_test(test_copy_reshaped_no_stale_failure),
 		cmocka_unit_test(test_replay_run_says_graph_runs_whole),
 		cmocka_unit_test(test_dump_json),
 		cmocka_unit_test(test_check_confirms_graph_node),
