@@ -489,7 +489,10 @@ static void apply_disabled(const struct build *b, const uint32_t *disabled, uint
 			KT_REAL(cuGraphNodeSetEnabled, b->h->exec, b->map[disabled[k]], 0);
 }
 
-/* Instrument a new copy into h's existing exec with cuGraphExecUpdate.  0 or -1. */
+/* Instrument a new copy into h's existing exec with cuGraphExecUpdate.  0 or
+ * -1.  The driver refuses a copy of another shape (a set that came or went,
+ * one checksum node more or fewer): expected, the caller then instantiates
+ * one, so the refusal is not remembered as a failure for a later NOTE. */
 static int update_in_place(struct build *b, CUgraph mirror)
 {
 	CUgraphExecUpdateResultInfo info;
@@ -497,7 +500,7 @@ static int update_in_place(struct build *b, CUgraph mirror)
 	if (instrument(b, mirror))
 		return -1;
 	memset(&info, 0, sizeof(info));
-	if (KT_GCALL(cuGraphExecUpdate_v2, b->h->exec, b->g, &info)) {
+	if (KT_REAL(cuGraphExecUpdate_v2, b->h->exec, b->g, &info) != CUDA_SUCCESS) {
 		KT_REAL(cuGraphDestroy, b->g);
 		return -1;
 	}
