@@ -11,6 +11,10 @@
  *    graph reference; node parameter updates and exec updates reflected;
  *    with hashing, the digests the GPU would give (the CPU reference of the
  *    buffers before and after each node);
+ *  - changes between launches that ktrace's copy follows by updating itself
+ *    in place: a node disabled and enabled again runs again, a kernel node
+ *    whose regions shrink and grow again is hashed with zeroed scratch, and
+ *    a copy that changes shape leaves no driver failure for a later NOTE;
  *  - stream capture: no LAUNCH record for the launches captured (counted),
  *    the graph's nodes and launches recorded as above;
  *  - the diff on graph traces: a non-deterministic node inside a graph is
