@@ -257,11 +257,10 @@ static int capturing(CUstream s)
 static CUresult record(CUevent e, CUstream s)
 {
 	CUstreamCaptureMode mode = CU_STREAM_CAPTURE_MODE_RELAXED;
-	int relaxed = ktrace_graph_captures_any() && KT_REAL(cuThreadExchangeStreamCaptureMode, &mode) == CUDA_SUCCESS;
+	int relaxed = ktrace_graph_captures_any() && ktrace_real_capture_relax(&mode);
 	CUresult r = KT_REAL(cuEventRecord, e, s);
 
-	if (relaxed)
-		KT_REAL(cuThreadExchangeStreamCaptureMode, &mode);
+	ktrace_real_capture_restore(mode, relaxed);
 	return r;
 }
 
@@ -622,15 +621,14 @@ static int ctx_poll(struct gctx *c, int force)
 	}
 	if (KT_REAL(cuCtxPushCurrent_v2, c->ctx) != CUDA_SUCCESS)
 		return 0;
-	relaxed = KT_REAL(cuThreadExchangeStreamCaptureMode, &mode) == CUDA_SUCCESS;
+	relaxed = ktrace_real_capture_relax(&mode);
 	if (state == GCTX_NEW) {
 		ctx_setup(c);
 	} else if (state == GCTX_READY) {
 		written = samples_poll(c, force);
 		ctx_upkeep(c, force || atomic_load(&G.draining));
 	}
-	if (relaxed)
-		KT_REAL(cuThreadExchangeStreamCaptureMode, &mode);
+	ktrace_real_capture_restore(mode, relaxed);
 	KT_REAL(cuCtxPopCurrent_v2, &popped);
 	return written;
 }

@@ -439,6 +439,24 @@ static inline void ktrace_real_ctx_pop(int pushed)
 		KT_REAL(cuCtxPopCurrent_v2, &popped);
 }
 
+/* Relax this thread's stream capture mode for ktrace's own driver calls, so
+ * that they cannot invalidate a capture another thread has under way.
+ * *saved gets the mode to give back.  1 when relaxed (give it to
+ * ktrace_real_capture_restore afterwards), 0 when the driver cannot. */
+static inline int ktrace_real_capture_relax(CUstreamCaptureMode *saved)
+{
+	*saved = CU_STREAM_CAPTURE_MODE_RELAXED;
+	return KT_REAL_HAS(cuThreadExchangeStreamCaptureMode) &&
+	       KT_REAL(cuThreadExchangeStreamCaptureMode, saved) == CUDA_SUCCESS;
+}
+
+/* Undo ktrace_real_capture_relax (nothing when relaxed is 0). */
+static inline void ktrace_real_capture_restore(CUstreamCaptureMode saved, int relaxed)
+{
+	if (relaxed)
+		KT_REAL(cuThreadExchangeStreamCaptureMode, &saved);
+}
+
 /* dlopen libcuda.so.1 and fill the table (idempotent, thread-safe).
  * Returns 0, or -1 when no driver can be opened. */
 int ktrace_real_driver_load(void) __attribute__((visibility("hidden")));

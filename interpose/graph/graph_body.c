@@ -134,14 +134,14 @@ void kt_gbody_free(struct kt_gbody *b)
 
 	if (!b)
 		return;
-	began = kt_graph_calls_begin(&mode);
+	began = ktrace_real_capture_relax(&mode);
 	if (b->exec)
 		KT_REAL(cuGraphExecDestroy, b->exec);
 	if (b->g)
 		KT_REAL(cuGraphDestroy, b->g);
 	if (b->area)
 		KT_REAL(cuMemFree_v2, b->area);
-	kt_graph_calls_end(&mode, began);
+	ktrace_real_capture_restore(mode, began);
 	free(b);
 }
 

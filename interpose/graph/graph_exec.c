@@ -366,13 +366,13 @@ struct kt_gexec *kt_gexec_new(CUgraphExec e, CUgraph g, uint64_t flags)
 	x->ctx = ktrace_capture_context(&x->device);
 	if (flags & CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH)
 		x->untraced = KTRACE_GRAPH_UNTRACED_DEVICE_LAUNCH;
-	began = kt_graph_calls_begin(&mode);
+	began = ktrace_real_capture_relax(&mode);
 	if (mirror_from(x, g, 0)) {
 		new_revision(x, g, KTRACE_GRAPH_INSTANTIATE); /* described once, from the program's graph */
 	} else {
 		new_revision(x, x->mirror, KTRACE_GRAPH_INSTANTIATE);
 	}
-	kt_graph_calls_end(&mode, began);
+	ktrace_real_capture_restore(mode, began);
 	return x;
 }
 
@@ -383,12 +383,12 @@ void kt_gexec_free(struct kt_gexec *x)
 
 	if (!x)
 		return;
-	began = kt_graph_calls_begin(&mode);
+	began = ktrace_real_capture_relax(&mode);
 	kt_ghash_release(x->hash);
 	kt_gbody_free(x->body);
 	if (x->mirror)
 		KT_REAL(cuGraphDestroy, x->mirror);
-	kt_graph_calls_end(&mode, began);
+	ktrace_real_capture_restore(mode, began);
 	kt_grev_release(x->rev);
 	free(x->user_top[0]);
 	free(x->user_top[1]);
@@ -407,7 +407,7 @@ void kt_gexec_updated(struct kt_gexec *x, CUgraph g)
 	int began;
 
 	pthread_mutex_lock(&x->lock);
-	began = kt_graph_calls_begin(&mode);
+	began = ktrace_real_capture_relax(&mode);
 	x->graph_id = kt_graph_id(g);
 	x->unfollowed = 0; /* described from the program's graph again, mirror or not */
 	if (x->mirror && mirror_from(x, g, 1) == 0) {
@@ -422,7 +422,7 @@ void kt_gexec_updated(struct kt_gexec *x, CUgraph g)
 		x->mirror_top = NULL;
 		new_revision(x, g, KTRACE_GRAPH_EXEC_UPDATE);
 	}
-	kt_graph_calls_end(&mode, began);
+	ktrace_real_capture_restore(mode, began);
 	pthread_mutex_unlock(&x->lock);
 }
 
@@ -485,7 +485,7 @@ void kt_gexec_node_set(struct kt_gexec *x, const void *set)
 	pthread_mutex_lock(&x->lock);
 	i = top_place(x, s->node);
 	nested = i == KT_GRAPH_NONE && x->mirror ? nested_place(x, s->node) : NULL;
-	began = kt_graph_calls_begin(&mode);
+	began = ktrace_real_capture_relax(&mode);
 	if (nested && s->what != KTRACE_GSET_ENABLED)
 		rc = set_on_mirror(nested, s);
 	else if (!x->mirror || i == KT_GRAPH_NONE || !x->mirror_top[i])
@@ -494,7 +494,7 @@ void kt_gexec_node_set(struct kt_gexec *x, const void *set)
 		x->disabled[i] = !s->enabled;
 	else
 		rc = set_on_mirror(x->mirror_top[i], s);
-	kt_graph_calls_end(&mode, began);
+	ktrace_real_capture_restore(mode, began);
 	if (rc)
 		not_followed(x);
 	x->dirty = 1;
@@ -532,20 +532,20 @@ static int launch_hashed(struct kt_gexec *x, struct kt_glaunch *l, CUstream s, k
 	struct kt_gslot *slot;
 	CUgraphExec ie;
 	CUstreamCaptureMode mode;
-	int began = kt_graph_calls_begin(&mode);
+	int began = ktrace_real_capture_relax(&mode);
 
 	l->hash_skip = KTRACE_HASH_SKIP_UNAVAILABLE; /* the graph could not be instrumented */
 	slot = x->hash ? kt_ghash_slot(x->hash, l->rev->result_words, s, &ie, &l->hash_skip) : NULL;
-	kt_graph_calls_end(&mode, began);
+	ktrace_real_capture_restore(mode, began);
 	if (!slot) {
 		*res = real(x->handle, ctx);
 		return 0;
 	}
 	*res = real(ie, ctx);
-	began = kt_graph_calls_begin(&mode);
+	began = ktrace_real_capture_relax(&mode);
 	l->result = *res;
 	l->hashed = kt_ghash_after_launch(x->hash, slot, s, l->rev->result_words, *res) == 0;
-	kt_graph_calls_end(&mode, began);
+	ktrace_real_capture_restore(mode, began);
 	if (!l->hashed)
 		return 0;
 	kt_gthread_queue(l, x->hash, slot);
@@ -603,10 +603,10 @@ CUresult kt_gexec_launch(struct kt_gexec *x, CUstream s, void *realp, void *ctx)
 	pthread_mutex_lock(&x->lock);
 	if (x->dirty && x->mirror) {
 		CUstreamCaptureMode mode;
-		int began = kt_graph_calls_begin(&mode);
+		int began = ktrace_real_capture_relax(&mode);
 
 		new_revision(x, x->mirror, KTRACE_GRAPH_NODE_UPDATE);
-		kt_graph_calls_end(&mode, began);
+		ktrace_real_capture_restore(mode, began);
 	}
 	if (!x->rev || ktrace_stream_capturing(s)) { /* a capture makes it a child graph node */
 		res = real(x->handle, ctx);

@@ -423,7 +423,7 @@ static struct kt_ghash *state_new(CUcontext ctx, uint64_t words)
 static void state_free(struct kt_ghash *h)
 {
 	CUstreamCaptureMode mode;
-	int began = kt_graph_calls_begin(&mode);
+	int began = ktrace_real_capture_relax(&mode);
 
 	if (!atomic_load(&h->dead)) {
 		if (h->exec)
@@ -439,7 +439,7 @@ static void state_free(struct kt_ghash *h)
 				KT_REAL(cuMemFreeHost, h->slots[i].host);
 		}
 	}
-	kt_graph_calls_end(&mode, began);
+	ktrace_real_capture_restore(mode, began);
 	free(h);
 }
 

@@ -383,9 +383,8 @@ void kt_graph_failed_because(const char *what) KTRACE_HIDDEN;
  * the call failed. */
 #define KT_GCALL(fn, ...) kt_graph_failed(#fn, KT_REAL(fn, __VA_ARGS__))
 
-/* Every driver call ktrace makes for graphs runs between these, in the
- * relaxed capture mode (never disturbing another thread's capture). */
-int kt_graph_calls_begin(CUstreamCaptureMode *saved) KTRACE_HIDDEN;
-void kt_graph_calls_end(const CUstreamCaptureMode *saved, int began) KTRACE_HIDDEN;
+/* Every driver call ktrace makes for graphs runs in the relaxed capture
+ * mode (ktrace_real_capture_relax / _restore, driver_real.h), never
+ * disturbing another thread's capture. */
 
 #endif

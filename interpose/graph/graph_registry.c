@@ -350,20 +350,6 @@ void kt_graph_note(uint64_t exec_id, uint64_t graph_id, uint32_t why, const char
 	ktrace_tracer_note(KTRACE_NOTE_WARN, KTRACE_NOTE_CODE_GRAPH, text);
 }
 
-int kt_graph_calls_begin(CUstreamCaptureMode *saved)
-{
-	*saved = CU_STREAM_CAPTURE_MODE_RELAXED;
-	return KT_REAL(cuThreadExchangeStreamCaptureMode, saved) == CUDA_SUCCESS;
-}
-
-void kt_graph_calls_end(const CUstreamCaptureMode *saved, int began)
-{
-	CUstreamCaptureMode m = *saved;
-
-	if (began)
-		KT_REAL(cuThreadExchangeStreamCaptureMode, &m);
-}
-
 void ktrace_graph_fork_prepare(void)
 {
 	pthread_mutex_lock(&R.lock);

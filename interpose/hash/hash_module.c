@@ -4,7 +4,7 @@
  * Owns the list of loaded modules, one entry per context, under one lock
  * that is held across a load (so two threads asking in a new context load
  * once) and calls nothing but the real driver.  Every driver call goes
- * through ktrace_real, inside cuThreadExchangeStreamCaptureMode(RELAXED)
+ * through ktrace_real in the relaxed capture mode (ktrace_real_capture_relax)
  * so that another thread's stream capture is not disturbed.
  */
 #include <pthread.h>
@@ -54,9 +54,9 @@ static CUresult load(struct loaded *m, const char **what)
 /* ctx's module, loaded if it was not (lock held).  NULL with *res, *what. */
 static struct loaded *find_or_load(CUcontext ctx, CUresult *res, const char **what)
 {
-	CUstreamCaptureMode mode = CU_STREAM_CAPTURE_MODE_RELAXED;
+	CUstreamCaptureMode mode;
 	struct loaded *m;
-	int pushed;
+	int pushed, relaxed;
 
 	for (m = modules; m; m = m->next)
 		if (m->ctx == ctx)
@@ -72,13 +72,11 @@ static struct loaded *find_or_load(CUcontext ctx, CUresult *res, const char **wh
 		return NULL;
 	}
 	m->ctx = ctx;
-	if (KT_REAL_HAS(cuThreadExchangeStreamCaptureMode))
-		KT_REAL(cuThreadExchangeStreamCaptureMode, &mode);
+	relaxed = ktrace_real_capture_relax(&mode);
 	pushed = ktrace_real_ctx_push(ctx);
 	*res = load(m, what);
 	ktrace_real_ctx_pop(pushed);
-	if (KT_REAL_HAS(cuThreadExchangeStreamCaptureMode))
-		KT_REAL(cuThreadExchangeStreamCaptureMode, &mode);
+	ktrace_real_capture_restore(mode, relaxed);
 	if (*res != CUDA_SUCCESS) {
 		free(m);
 		return NULL;
@@ -103,7 +101,7 @@ CUresult ktrace_hash_module_get(CUcontext ctx, struct ktrace_hash_module *out, c
 
 int ktrace_hash_gate_kernels(CUcontext ctx, CUfunction *copy, CUfunction *advance)
 {
-	struct ktrace_hash_module fns;
+	struct ktrace_hash_module fns = { 0 };
 	const char *what;
 
 	if (ktrace_hash_module_get(ctx, &fns, &what) != CUDA_SUCCESS || !fns.copy || !fns.advance)
@@ -115,7 +113,7 @@ int ktrace_hash_gate_kernels(CUcontext ctx, CUfunction *copy, CUfunction *advanc
 
 void ktrace_hash_module_context_destroyed(CUcontext ctx)
 {
-	CUstreamCaptureMode mode = CU_STREAM_CAPTURE_MODE_RELAXED;
+	CUstreamCaptureMode mode;
 	struct loaded **at, *m = NULL;
 
 	pthread_mutex_lock(&lock);
@@ -128,10 +126,9 @@ void ktrace_hash_module_context_destroyed(CUcontext ctx)
 	pthread_mutex_unlock(&lock);
 	if (!m)
 		return;
-	if (KT_REAL_HAS(cuThreadExchangeStreamCaptureMode) &&
-	    KT_REAL(cuThreadExchangeStreamCaptureMode, &mode) == CUDA_SUCCESS) {
+	if (ktrace_real_capture_relax(&mode)) {
 		KT_REAL(cuModuleUnload, m->mod);
-		KT_REAL(cuThreadExchangeStreamCaptureMode, &mode);
+		ktrace_real_capture_restore(mode, 1);
 	}
 	free(m);
 }

@@ -1300,7 +1300,7 @@ void ktrace_hash_context_destroyed(CUcontext ctx)
 
 	for (unsigned i = 0; i < n; i++) {
 		struct hctx *c = atomic_load(&P.ctxs[i]);
-		CUstreamCaptureMode mode = CU_STREAM_CAPTURE_MODE_RELAXED;
+		CUstreamCaptureMode mode;
 		int was;
 
 		if (!c || c->ctx != ctx || c->state == 2)
@@ -1314,9 +1314,9 @@ void ktrace_hash_context_destroyed(CUcontext ctx)
 		pthread_mutex_lock(&c->lock);
 		ktrace_carry_free(&c->carry);
 		pthread_mutex_unlock(&c->lock);
-		if (was == 0 && KT_REAL(cuThreadExchangeStreamCaptureMode, &mode) == CUDA_SUCCESS) {
+		if (was == 0 && ktrace_real_capture_relax(&mode)) {
 			ctx_release_gpu(c);
-			KT_REAL(cuThreadExchangeStreamCaptureMode, &mode);
+			ktrace_real_capture_restore(mode, 1);
 		}
 	}
 }

@@ -298,17 +298,13 @@ static CUresult run(struct rp_state *s)
  * governs calls made while a capture is under way. */
 static void enter(struct rp_state *s, int *pushed, CUstreamCaptureMode *mode, int *mode_set)
 {
-
-	*pushed = *mode_set = 0;
 	*pushed = ktrace_real_ctx_push(s->launch->ctx);
-	*mode = CU_STREAM_CAPTURE_MODE_RELAXED;
-	*mode_set = KT_REAL(cuThreadExchangeStreamCaptureMode, mode) == CUDA_SUCCESS;
+	*mode_set = ktrace_real_capture_relax(mode);
 }
 
 static void leave(int pushed, CUstreamCaptureMode mode, int mode_set)
 {
-	if (mode_set)
-		KT_REAL(cuThreadExchangeStreamCaptureMode, &mode);
+	ktrace_real_capture_restore(mode, mode_set);
 	ktrace_real_ctx_pop(pushed);
 }
 
