@@ -58,6 +58,7 @@ struct ktrace_hooks ktrace_hooks = {
 	.graph_launch = ktrace_on_graph_launch,
 	.held = 0,
 	.flush_held = ktrace_hash_flush_held,
+	.flush_held_touching = ktrace_hash_flush_held_touching,
 	.module_loaded = ktrace_on_module_loaded,
 	.module_unloaded = ktrace_on_module_unloaded,
 	.function = ktrace_on_function,

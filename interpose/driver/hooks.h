@@ -115,6 +115,9 @@ struct ktrace_hooks {
 	atomic_uint held;
 	/* Launch the held post-hash now (nothing when none is held). */
 	void (*flush_held)(void);
+	/* The same before a free of the device allocation at base: nothing
+	 * when the held post-hash reads no byte of it. */
+	void (*flush_held_touching)(uint64_t base);
 
 	/* ---- modules and kernels ---- */
 	/* A module (is_library=0, handle is CUmodule) or library (is_library=1,

@@ -61,6 +61,13 @@ void *ktrace_wrapper_for_real(const void *p) KTRACE_HIDDEN;
 			ktrace_hooks.flush_held(); \
 	} while (0)
 
+/* KT_FLUSH_HELD before freeing the device allocation at base. */
+#define KT_FLUSH_HELD_TOUCHING(base) \
+	do { \
+		if (kt_unlikely(atomic_load_explicit(&ktrace_hooks.held, memory_order_relaxed))) \
+			ktrace_hooks.flush_held_touching(base); \
+	} while (0)
+
 /* The bodies of the wrappers that report an event, each a pass-through
  * while tracing is off:
  *   KT_WRAP_AROUND(name, args, before, after...): `before` (statements, which

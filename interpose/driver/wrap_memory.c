@@ -39,6 +39,12 @@
 	KT_FLUSH_HELD(); /* a held post-hash reads the memory: launched while it is there */ \
 	KT_WRAP_REPORT_BEFORE(name, args, base, ktrace_hooks.release((base), (kind), (stream)))
 
+/* A device allocation's release: a held post-hash that reads none of it
+ * stays held (the next launch may still merge it). */
+#define REPORT_DEVICE_FREE_BEFORE(name, args, base, kind, stream) \
+	KT_FLUSH_HELD_TOUCHING(base); \
+	KT_WRAP_REPORT_BEFORE(name, args, base, ktrace_hooks.release((base), (kind), (stream)))
+
 KTRACE_EXPORT CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t n)
 {
 	REPORT_ALLOC_AFTER(cuMemAlloc_v2, (p, n), *p, n, KTRACE_ALLOC_DEVICE, NULL)
@@ -134,17 +140,17 @@ KTRACE_EXPORT CUresult cuIpcCloseMemHandle(CUdeviceptr p)
 
 KTRACE_EXPORT CUresult cuMemFree_v2(CUdeviceptr p)
 {
-	REPORT_FREE_BEFORE(cuMemFree_v2, (p), p, KTRACE_ALLOC_DEVICE, NULL)
+	REPORT_DEVICE_FREE_BEFORE(cuMemFree_v2, (p), p, KTRACE_ALLOC_DEVICE, NULL)
 }
 
 KTRACE_EXPORT CUresult cuMemFreeAsync(CUdeviceptr p, CUstream s)
 {
-	REPORT_FREE_BEFORE(cuMemFreeAsync, (p, s), p, KTRACE_ALLOC_ASYNC, s)
+	REPORT_DEVICE_FREE_BEFORE(cuMemFreeAsync, (p, s), p, KTRACE_ALLOC_ASYNC, s)
 }
 
 KTRACE_EXPORT CUresult cuMemFreeAsync_ptsz(CUdeviceptr p, CUstream s)
 {
-	REPORT_FREE_BEFORE(cuMemFreeAsync_ptsz, (p, s), p, KTRACE_ALLOC_ASYNC, ktrace_ptsz_stream(s))
+	REPORT_DEVICE_FREE_BEFORE(cuMemFreeAsync_ptsz, (p, s), p, KTRACE_ALLOC_ASYNC, ktrace_ptsz_stream(s))
 }
 
 KTRACE_EXPORT CUresult cuMemHostUnregister(void *p)

@@ -115,6 +115,24 @@ void ktrace_hash_flush_held(void)
 	pthread_mutex_unlock(&H.lock);
 }
 
+void ktrace_hash_flush_held_touching(uint64_t base)
+{
+	struct job *held;
+
+	if (!atomic_load_explicit(H.flag, memory_order_relaxed))
+		return;
+	pthread_mutex_lock(&H.lock);
+	if (H.job && !ktrace_hash_job_touches(H.job, base)) {
+		pthread_mutex_unlock(&H.lock); /* still held: the next launch may merge it */
+		return;
+	}
+	held = take_held();
+	if (held)
+		ktrace_hash_job_flush(held);
+	atomic_store_explicit(H.flag, 0, memory_order_release);
+	pthread_mutex_unlock(&H.lock);
+}
+
 void ktrace_hash_hold_flush_bounded(unsigned timeout_ms)
 {
 	uint64_t deadline = hold_now_ns() + (uint64_t)timeout_ms * 1000000ull;

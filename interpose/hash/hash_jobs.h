@@ -137,6 +137,10 @@ int ktrace_hash_job_merge(struct job *held, struct job *next);
  * succeeded and that has post-hashes to launch, on a stream every thread
  * can name (not the per-thread default stream). */
 int ktrace_hash_job_holdable(const struct job *j);
+/* j's hashed regions may lie in the allocation at base (or in memory
+ * ktrace does not track): its post-hash must be launched before a free of
+ * base.  A copy's job: always. */
+int ktrace_hash_job_touches(const struct job *j, uint64_t base);
 
 /* Hold j's post-hashes back (merging is on): any other held job is flushed
  * first.  1 held; 0 (merging off, j not holdable): the caller launches them. */

@@ -972,6 +972,19 @@ static int post_due(const struct group *gr)
 	return (gr->pre_launched || !gr->pre_n) && gr->post_n;
 }
 
+int ktrace_hash_job_touches(const struct job *j, uint64_t base)
+{
+	if (j->is_copy)
+		return 1;
+	for (uint32_t k = 0; k < j->nhashed; k++) {
+		const struct ktrace_region *g = &j->regions[j->ridx[k]];
+
+		if (!g->alloc_base || g->alloc_base == base || (base >= g->ptr && base - g->ptr < g->hash_len))
+			return 1; /* memory ktrace does not track may be anything */
+	}
+	return 0;
+}
+
 int ktrace_hash_job_holdable(const struct job *j)
 {
 	return !j->is_copy && j->ngroups == 1 && j->launch_result == CUDA_SUCCESS && post_due(&j->groups[0]) &&

@@ -104,6 +104,9 @@ void ktrace_hash_post(struct ktrace_hash_job *job, CUresult launch_result);
  * could order work after a launch, or let the host or another stream touch
  * its buffers, calls this first (while the held flag is set). */
 void ktrace_hash_flush_held(void);
+/* The same before a free of the allocation at base: a held post-hash whose
+ * regions do not lie in it stays held (a free changes no other bytes). */
+void ktrace_hash_flush_held_touching(uint64_t base);
 
 /* An asynchronous copy r (its MEMCPY fields filled, r->dst_digest_state
  * unset) delivered [r->src, r->src + r->bytes) of device memory, one range,

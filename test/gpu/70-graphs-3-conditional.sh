@@ -131,7 +131,11 @@ for v in plant top det; do
 	out=$(python3 "$W/graph_check.py" verdict "$mode" "$d.json" "$rc" "$d.log" kt_g_atomic_sum \
 		--trace-dir "$d" --dump "$dump" --require-graph "${req[@]}" 2>&1 | tail -n 1)
 	if [ $v = plant ] && [ "${out%% *}" = PASS ] &&
-		! python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); it=(d.get("divergences") or [{}])[0].get("iteration"); sys.exit(0 if it and "iteration" in it else 1)' "$d.json"; then
+		! python3 -c 'import json,sys
+d=json.load(open(sys.argv[1]))
+divs=[x for c in (d.get("comparisons") or [d]) for x in (c.get("divergences") or [])]
+it=(divs or [{}])[0].get("iteration")
+sys.exit(0 if isinstance(it, dict) and it.get("iteration") is not None else 1)' "$d.json"; then
 		out="FAIL the first divergence carries no iteration: ${out#* }"
 	fi
 	case "$out" in

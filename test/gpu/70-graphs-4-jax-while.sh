@@ -140,7 +140,8 @@ if rc != 1 or not re.search("scatter", k) or (it.get("iteration") is None and no
 elif not hit:
     print(f"FAIL exit {rc}: {desc}; not confirmed by replay at its iteration: {said or 'no replay'}")
 else:
-    print(f"PASS exit 1: {desc}; confirmed by replay at iteration {hit['iteration']}")
+    at = f"iteration {hit['iteration']}" if hit.get("iteration") is not None else "its launch (a host loop)"
+    print(f"PASS exit 1: {desc}; confirmed by replay at {at}")
 EOF
 }
 

@@ -18,9 +18,11 @@
 //   }
 // launched LAUNCHES times on one stream.  Options: --plant, --iters N (default
 // 12), --launches N (default 10), --plant-top: before the WHILE node, at the
-// top level of the graph, memset topsums = 0 and kt_g_atomic_sum of x into
-// topsums (a non-deterministic kernel node outside the loop's body, as XLA
-// puts kernels beside a loop in one command buffer).
+// top level of the graph, memset topsums = 0 and kt_g_atomic_sum of topx
+// into topsums (a non-deterministic kernel node outside the loop's body, as
+// XLA puts kernels beside a loop in one command buffer; topx holds random
+// values no node changes: x converges to one value in every element, whose
+// sums no order changes).
 //
 // Prints the lines of graph_common.cuh (COUNT, EXPECT, EAGER, OUTPUT), and
 //   ITERS <n>             the runs of the loop body per graph launch
@@ -62,7 +64,7 @@ extern "C" __global__ void kt_gc_loop_cond(int *iter, cudaGraphConditionalHandle
 }
 
 struct cond_bufs {
-	float *x, *partial, *sums, *out, *topsums;
+	float *x, *partial, *sums, *out, *topx, *topsums;
 	int *iter, *tally;
 };
 
@@ -136,7 +138,7 @@ static void set_args(cond_args &a, int iters)
 	a.block_sum[0] = &a.b.x, a.block_sum[1] = &a.b.partial, a.block_sum[2] = &a.n;
 	a.final_sum[0] = &a.b.partial, a.final_sum[1] = &a.b.sums, a.final_sum[2] = &a.blocks;
 	a.atomic[0] = &a.b.x, a.atomic[1] = &a.b.sums, a.atomic[2] = &a.n;
-	a.top_atomic[0] = &a.b.x, a.top_atomic[1] = &a.b.topsums, a.top_atomic[2] = &a.n;
+	a.top_atomic[0] = &a.b.topx, a.top_atomic[1] = &a.b.topsums, a.top_atomic[2] = &a.n;
 	a.record[0] = &a.b.sums, a.record[1] = &a.b.out, a.record[2] = &a.b.iter;
 	a.cond[0] = &a.b.iter, a.cond[1] = &a.h, a.cond[2] = &a.limit;
 }
@@ -175,6 +177,7 @@ int main(int argc, char **argv)
 	CK(cudaMalloc(&a.b.out, (size_t)KT_MAX_ITERS * KT_BINS * sizeof(float)));
 	CK(cudaMalloc(&a.b.iter, sizeof(int)));
 	CK(cudaMalloc(&a.b.topsums, KT_BINS * sizeof(float)));
+	CK(cudaMalloc(&a.b.topx, KT_N * sizeof(float)));
 	CK(cudaMemset(a.b.topsums, 0, KT_BINS * sizeof(float)));
 	CK(cudaMalloc(&a.b.tally, 2 * sizeof(int)));
 	CK(cudaMemset(a.b.tally, 0, 2 * sizeof(int)));
@@ -182,6 +185,11 @@ int main(int argc, char **argv)
 	kt_g_init<<<KT_BLOCKS, KT_THREADS, 0, s>>>(a.b.x, KT_N, 7ull);
 	CK(cudaGetLastError());
 	counts.add_launched("kt_g_init", 1);
+	if (plant_top) {
+		kt_g_init<<<KT_BLOCKS, KT_THREADS, 0, s>>>(a.b.topx, KT_N, 11ull);
+		CK(cudaGetLastError());
+		counts.add_launched("kt_g_init", 1);
+	}
 	set_args(a, iters);
 	cudaGraph_t g = build_graph(a, plant, plant_top);
 	cudaGraphExec_t exec;
@@ -222,6 +230,7 @@ int main(int argc, char **argv)
 	       plant ? (plant_top ? "plant+top" : "plant") : plant_top ? "plant-top" : "det", iters,
 	       launches, (unsigned long long)all);
 	CK(cudaFree(a.b.topsums));
+	CK(cudaFree(a.b.topx));
 	CK(cudaGraphExecDestroy(exec));
 	CK(cudaGraphDestroy(g));
 	free(hx);

@@ -28,6 +28,11 @@
  *                     sets A=50; context synchronised
  *   merge_app fork    L0 (A=2); fork, the child exits at once; the host
  *                     sets A=60 in the parent; L1 (A=61); context synchronised
+ *   merge_app free    D: another allocation of 1024 floats set to 1.0.
+ *                     L0 (A=2); B allocated and freed; L1 (A=3); L2 on D
+ *                     (D=2); D freed; L3 (A=4); context synchronised: the
+ *                     free of B leaves L0's post-hash held (L1 merges it),
+ *                     the free of D launches L2's first
  *
  * Prints "hash_launches=N" (ktrace's checksum kernels run) and "OK" when
  * every call succeeded.
@@ -56,12 +61,17 @@ static unsigned long hash_kernels(void)
 	return fake_count("ktrace_hash_r8") + fake_count("ktrace_hash_r32") + fake_count("ktrace_hash_r160");
 }
 
-static void launch(CUstream st)
+static void launch_on(CUdeviceptr *buf, CUstream st)
 {
 	int n = N;
-	void *params[] = { &a, &n };
+	void *params[] = { buf, &n };
 
 	OK(cuLaunchKernel(add_one, 1, 1, 1, 64, 1, 1, 0, st, params, NULL));
+}
+
+static void launch(CUstream st)
+{
+	launch_on(&a, st);
 }
 
 /* The host writes A directly (device memory is host memory in this driver):
@@ -144,6 +154,23 @@ static void forked(void)
 	launch(s);                                        /* L1 */
 }
 
+/* Frees between launches: one of memory the held post-hash does not read,
+ * one of memory it reads. */
+static void frees(const float *ones)
+{
+	CUdeviceptr b, d;
+
+	OK(cuMemAlloc_v2(&d, N * sizeof(float)));
+	OK(cuMemcpyHtoD_v2(d, ones, N * sizeof(float)));
+	launch(s);                                        /* L0 */
+	OK(cuMemAlloc_v2(&b, N * sizeof(float)));
+	OK(cuMemFree_v2(b));
+	launch(s);                                        /* L1 */
+	launch_on(&d, s);                                 /* L2 */
+	OK(cuMemFree_v2(d));
+	launch(s);                                        /* L3 */
+}
+
 int main(int argc, char **argv)
 {
 	static float ones[N];
@@ -168,6 +195,8 @@ int main(int argc, char **argv)
 		poller();
 	else if (!strcmp(mode, "fork"))
 		forked();
+	else if (!strcmp(mode, "free"))
+		frees(ones);
 	else
 		for (int i = 0; i < 16; i++)
 			launch(s);                        /* L0..L15 */

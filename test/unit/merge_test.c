@@ -229,6 +229,31 @@ static void test_fork(void **state)
 	assert_digests(&on, 1, 60.0f, 61.0f);
 }
 
+/* A free of memory the held post-hash does not read leaves it held; a free
+ * of memory it reads launches it first. */
+static void test_frees(void **state)
+{
+	static struct run on, off;
+
+	(void)state;
+	/* a busy machine may keep the program from its next launch past the
+	 * hold's bound (the post-hash then goes alone): up to three tries */
+	for (int tries = 0; tries < 3 && (tries == 0 || on.flushed > 2); tries++)
+		record_run("free", NULL, &on);
+	record_run("free", "KTRACE_HASH_MERGE=0", &off);
+	assert_int_equal(on.n, 4);
+	assert_digests(&on, 0, 1.0f, 2.0f);
+	assert_digests(&on, 1, 2.0f, 3.0f);
+	assert_digests(&on, 2, 1.0f, 2.0f); /* D, hashed before its free */
+	assert_digests(&on, 3, 3.0f, 4.0f);
+	assert_same_digests(&on, &off);
+	/* L0 into L1's pre-hash (B's free kept it held), L1 into L2's; L2
+	 * launched alone by D's free, L3 at the end */
+	assert_int_equal(on.merged + on.flushed, 4);
+	assert_int_equal(on.flushed, 2);
+	assert_int_equal(on.merged, 2);
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -248,6 +273,7 @@ int main(void)
 		cmocka_unit_test(test_flush_before_ordering_calls),
 		cmocka_unit_test(test_poller_flush),
 		cmocka_unit_test(test_fork),
+		cmocka_unit_test(test_frees),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
