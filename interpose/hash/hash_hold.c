@@ -101,24 +101,27 @@ int ktrace_hash_hold_next(struct job *j)
 	return merged;
 }
 
-void ktrace_hash_flush_held(void)
+/* Launch the held post-hash, if any, and clear the flag (H.lock held). */
+static void flush_locked(void)
 {
-	struct job *held;
+	struct job *held = take_held();
 
-	if (!atomic_load_explicit(H.flag, memory_order_relaxed))
-		return;
-	pthread_mutex_lock(&H.lock);
-	held = take_held();
 	if (held)
 		ktrace_hash_job_flush(held);
 	atomic_store_explicit(H.flag, 0, memory_order_release);
+}
+
+void ktrace_hash_flush_held(void)
+{
+	if (!atomic_load_explicit(H.flag, memory_order_relaxed))
+		return;
+	pthread_mutex_lock(&H.lock);
+	flush_locked();
 	pthread_mutex_unlock(&H.lock);
 }
 
 void ktrace_hash_flush_held_touching(uint64_t base)
 {
-	struct job *held;
-
 	if (!atomic_load_explicit(H.flag, memory_order_relaxed))
 		return;
 	pthread_mutex_lock(&H.lock);
@@ -126,10 +129,7 @@ void ktrace_hash_flush_held_touching(uint64_t base)
 		pthread_mutex_unlock(&H.lock); /* still held: the next launch may merge it */
 		return;
 	}
-	held = take_held();
-	if (held)
-		ktrace_hash_job_flush(held);
-	atomic_store_explicit(H.flag, 0, memory_order_release);
+	flush_locked();
 	pthread_mutex_unlock(&H.lock);
 }
 
@@ -137,7 +137,6 @@ void ktrace_hash_hold_flush_bounded(unsigned timeout_ms)
 {
 	uint64_t deadline = hold_now_ns() + (uint64_t)timeout_ms * 1000000ull;
 	struct timespec nap = { 0, 100000 };
-	struct job *held;
 
 	if (!atomic_load_explicit(H.flag, memory_order_relaxed))
 		return;
@@ -148,25 +147,16 @@ void ktrace_hash_hold_flush_bounded(unsigned timeout_ms)
 			return;
 		nanosleep(&nap, NULL);
 	}
-	held = take_held();
-	if (held)
-		ktrace_hash_job_flush(held);
-	atomic_store_explicit(H.flag, 0, memory_order_release);
+	flush_locked();
 	pthread_mutex_unlock(&H.lock);
 }
 
 void ktrace_hash_hold_poll(void)
 {
-	struct job *held = NULL;
-
 	if (!atomic_load_explicit(H.flag, memory_order_relaxed) || pthread_mutex_trylock(&H.lock) != 0)
 		return; /* nothing held, or a launching thread is at it now */
 	if (H.job && hold_now_ns() - H.since_ns >= H.bound_ns)
-		held = take_held();
-	if (held) {
-		ktrace_hash_job_flush(held);
-		atomic_store_explicit(H.flag, 0, memory_order_release);
-	}
+		flush_locked();
 	pthread_mutex_unlock(&H.lock);
 }
 
