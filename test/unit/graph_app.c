@@ -148,18 +148,24 @@ static float first(CUdeviceptr d)
 }
 
 /* A kernel node of fake_add_one(*x, *n) (params point at the caller's). */
-static CUDA_KERNEL_NODE_PARAMS add_one_params(CUdeviceptr *x, int *n, void **args)
+/* A one-block, 64-thread node of kernel `name` with parameters args. */
+static CUDA_KERNEL_NODE_PARAMS kernel_params(const char *name, void **args)
 {
 	CUDA_KERNEL_NODE_PARAMS p;
 
 	memset(&p, 0, sizeof(p));
-	args[0] = x;
-	args[1] = n;
-	p.func = kernel("fake_add_one");
+	p.func = kernel(name);
 	p.gridDimX = p.gridDimY = p.gridDimZ = 1;
 	p.blockDimX = 64, p.blockDimY = p.blockDimZ = 1;
 	p.kernelParams = args;
 	return p;
+}
+
+static CUDA_KERNEL_NODE_PARAMS add_one_params(CUdeviceptr *x, int *n, void **args)
+{
+	args[0] = x;
+	args[1] = n;
+	return kernel_params("fake_add_one", args);
 }
 
 static CUDA_MEMCPY3D dtod(CUdeviceptr dst, CUdeviceptr src, size_t bytes)
@@ -280,17 +286,12 @@ static int run_regions(void)
 	CUdeviceptr y = device_floats(0), w = device_floats(0), none = 0;
 	int n = N;
 	void *args[] = { &y, &w, &n }, *none_args[] = { &y, &none, &n };
-	CUDA_KERNEL_NODE_PARAMS p;
+	CUDA_KERNEL_NODE_PARAMS p = kernel_params("_Z13fake_kernel_bPfS_i", args);
 	CUgraph g;
 	CUgraphNode k;
 	CUgraphExec e;
 	CUresult r[3];
 
-	memset(&p, 0, sizeof(p));
-	p.func = kernel("_Z13fake_kernel_bPfS_i");
-	p.gridDimX = p.gridDimY = p.gridDimZ = 1;
-	p.blockDimX = 64, p.blockDimY = p.blockDimZ = 1;
-	p.kernelParams = args;
 	OK(cuGraphCreate(&g, 0));
 	OK(cuGraphAddKernelNode(&k, g, NULL, 0, &p));
 	OK(cuGraphInstantiateWithFlags(&e, g, 0));
@@ -315,16 +316,11 @@ static int run_stale(void)
 	CUdeviceptr y = device_floats(0), w = device_floats(0), x = device_floats(0), none = 0;
 	int n = N, nx = N;
 	void *args[] = { &y, &w, &n }, *none_args[] = { &none, &none, &n }, *xargs[2];
-	CUDA_KERNEL_NODE_PARAMS p, xp = add_one_params(&x, &nx, xargs);
+	CUDA_KERNEL_NODE_PARAMS p = kernel_params("_Z13fake_kernel_bPfS_i", args), xp = add_one_params(&x, &nx, xargs);
 	CUgraph g, child;
 	CUgraphNode k, ch, kn;
 	CUgraphExec e;
 
-	memset(&p, 0, sizeof(p));
-	p.func = kernel("_Z13fake_kernel_bPfS_i");
-	p.gridDimX = p.gridDimY = p.gridDimZ = 1;
-	p.blockDimX = 64, p.blockDimY = p.blockDimZ = 1;
-	p.kernelParams = args;
 	OK(cuGraphCreate(&g, 0));
 	OK(cuGraphCreate(&child, 0));
 	OK(cuGraphAddKernelNode(&kn, child, NULL, 0, &xp));
