@@ -26,6 +26,8 @@ $(BUILD)/gpu/graph_conditional: test/gpu/graph_common.cuh
 # An exec changed between launches: regions one fewer and back, a node disabled and enabled
 # again (70-graphs-5-update.sh).
 GPU_PROGS += graph_update
+graph_update_NVFLAGS := -I.
+$(BUILD)/gpu/graph_update: test/gpu/graph_common.cuh
 
 # Measured GPU times (11-capture-5-gputimes.sh): kernels of known run time.
 GPU_PROGS += gputime_spin

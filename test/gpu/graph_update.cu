@@ -13,21 +13,9 @@
 //   graph_update y=<ok|bad> z_disabled=<hex> z_enabled=<hex>
 // exiting 1 when a value is wrong.  Under ktrace the script compares the
 // digests of launch 2's node K with launch 0's (same buffers, same bytes).
-#include <cstdio>
-#include <cstdlib>
 #include <vector>
 
-#include <cuda_runtime.h>
-
-#define CK(x)                                                                                      \
-	do {                                                                                       \
-		cudaError_t e_ = (x);                                                              \
-		if (e_ != cudaSuccess) {                                                           \
-			fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x,                 \
-				cudaGetErrorString(e_));                                           \
-			exit(1);                                                                   \
-		}                                                                                  \
-	} while (0)
+#include "test/gpu/graph_common.cuh"
 
 extern "C" __global__ void twice(float *y, const float *w, int n)
 {
