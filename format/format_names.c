@@ -101,6 +101,15 @@ const char *ktrace_counter_name(uint32_t id)
 		[KTRACE_CTR_HASH_POST_FLUSHED] = "hash_post_flushed",
 		[KTRACE_CTR_GRAPH_HASH_NODES] = "graph_hash_nodes",
 		[KTRACE_CTR_GRAPH_KERNEL_NODES_HASHED] = "graph_kernel_nodes_hashed",
+		[KTRACE_CTR_HASH_FLUSH_STREAM] = "hash_flush_stream",
+		[KTRACE_CTR_HASH_FLUSH_CARRIED] = "hash_flush_carried",
+		[KTRACE_CTR_HASH_FLUSH_UNMERGEABLE] = "hash_flush_unmergeable",
+		[KTRACE_CTR_HASH_FLUSH_UNHASHED] = "hash_flush_unhashed",
+		[KTRACE_CTR_HASH_FLUSH_COPY] = "hash_flush_copy",
+		[KTRACE_CTR_HASH_FLUSH_ORDER] = "hash_flush_order",
+		[KTRACE_CTR_HASH_FLUSH_MEMORY] = "hash_flush_memory",
+		[KTRACE_CTR_HASH_FLUSH_BOUND] = "hash_flush_bound",
+		[KTRACE_CTR_HASH_FLUSH_OTHER] = "hash_flush_other",
 	};
 	return pick(names, sizeof names / sizeof names[0], id);
 }

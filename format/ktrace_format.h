@@ -489,6 +489,19 @@ enum ktrace_counter_id {
 	                                   * graphs, counted at each instantiation and update */
 	KTRACE_CTR_GRAPH_KERNEL_NODES_HASHED = 34, /* since 1.14: kernel nodes those copies hash, counted
 	                                            * at each instantiation and update */
+	/* since 1.14: hash_post_flushed by the call that made the held post-hash go alone */
+	KTRACE_CTR_HASH_FLUSH_STREAM = 35,     /* the next hashed launch was on another stream or context */
+	KTRACE_CTR_HASH_FLUSH_CARRIED = 36,    /* the next launch on the stream measured no pre-digest */
+	KTRACE_CTR_HASH_FLUSH_UNMERGEABLE = 37, /* the next launch's pre-hash could not take it (over 160
+	                                         * regions in all, several groups, result words apart) */
+	KTRACE_CTR_HASH_FLUSH_UNHASHED = 38,   /* a launch that was not hashed */
+	KTRACE_CTR_HASH_FLUSH_COPY = 39,       /* a copy or memset */
+	KTRACE_CTR_HASH_FLUSH_ORDER = 40,      /* event record or wait, synchronise, query, stream creation
+	                                        * or destruction, host function, memory operation, prefetch */
+	KTRACE_CTR_HASH_FLUSH_MEMORY = 41,     /* a free of memory it reads, an unmap, IPC, a pool import */
+	KTRACE_CTR_HASH_FLUSH_BOUND = 42,      /* held longer than the bound (the background thread) */
+	KTRACE_CTR_HASH_FLUSH_OTHER = 43,      /* graph launch, capture start, context destruction, fork,
+	                                        * pause or resume, the end of the trace */
 };
 struct ktrace_counter { uint32_t id; uint32_t reserved; uint64_t value; };
 struct ktrace_rec_counters {

@@ -21,7 +21,7 @@ static void set_paused(int on)
 {
 	char text[96];
 
-	ktrace_hash_flush_held(); /* a held post-hash belongs to the tracing before the change */
+	ktrace_hash_flush_held(KTRACE_CTR_HASH_FLUSH_OTHER); /* a held post-hash belongs to the tracing before the change */
 	if (atomic_exchange(&ktrace_tracer.paused, on) == on)
 		return;
 	snprintf(text, sizeof(text), "tracing %s at launch_seq %llu", on ? "paused" : "resumed",

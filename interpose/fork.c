@@ -80,7 +80,7 @@ static pthread_once_t install_once = PTHREAD_ONCE_INIT;
 
 static void fork_prepare(void)
 {
-	ktrace_hash_flush_held(); /* the parent's held post-hash is launched before the child exists */
+	ktrace_hash_flush_held(KTRACE_CTR_HASH_FLUSH_OTHER); /* the parent's held post-hash is launched before the child exists */
 	ktrace_registry_fork_prepare();
 	ktrace_triton_cache_fork_prepare();
 	ktrace_inductor_cache_fork_prepare();

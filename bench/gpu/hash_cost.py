@@ -134,6 +134,10 @@ def launch_figures(c):
             parts.append((key, c[key]))
     if "hash_merged" in c and seen:
         parts.append(("hash_merged_per_launch", c["hash_merged"] / seen))
+    # what sent each lone post-hash alone (hash_post_flushed by cause), per traced launch
+    for key in sorted(k for k in c if k.startswith("hash_flush_")):
+        if c[key] and seen:
+            parts.append((key + "_per_launch", c[key] / seen))
     kernels = c.get("graph_kernel_nodes_hashed") or 0
     if kernels:  # CUDA graphs (mode graphs): checksum nodes per hashed kernel node, at each build
         parts.append(("graph_hash_nodes", c.get("graph_hash_nodes", 0)))

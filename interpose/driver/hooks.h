@@ -113,8 +113,10 @@ struct ktrace_hooks {
 	 * load) and calls flush_held before the real call, whether tracing is
 	 * on or not, as the real launch callback of every launch does. */
 	atomic_uint held;
-	/* Launch the held post-hash now (nothing when none is held). */
-	void (*flush_held)(void);
+	/* Launch the held post-hash now (nothing when none is held); cause:
+	 * the KTRACE_CTR_HASH_FLUSH_ counter of the kind of call (counted when
+	 * a post-hash goes alone). */
+	void (*flush_held)(uint32_t cause);
 	/* The same before a free of the device allocation at base: nothing
 	 * when the held post-hash reads no byte of it. */
 	void (*flush_held_touching)(uint64_t base);

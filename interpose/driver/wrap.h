@@ -13,6 +13,7 @@
 
 #include <cuda.h>
 
+#include "format/ktrace_format.h"
 #include "interpose/driver/driver_real.h"
 #include "interpose/driver/hooks.h"
 #include "interpose/driver/symbols.h"
@@ -53,12 +54,13 @@ void *ktrace_wrapper_for_real(const void *p) KTRACE_HIDDEN;
 
 /* Before a call that could order GPU work after a traced launch, or let
  * the host or another stream touch its buffers: the post-hash ktrace holds
- * back for a merge, if any, is launched first (hooks.h, `held`).  One
- * relaxed atomic load when nothing is held. */
-#define KT_FLUSH_HELD() \
+ * back for a merge, if any, is launched first (hooks.h, `held`); cause:
+ * the KTRACE_CTR_HASH_FLUSH_ counter of the kind of call.  One relaxed
+ * atomic load when nothing is held. */
+#define KT_FLUSH_HELD(cause) \
 	do { \
 		if (kt_unlikely(atomic_load_explicit(&ktrace_hooks.held, memory_order_relaxed))) \
-			ktrace_hooks.flush_held(); \
+			ktrace_hooks.flush_held(cause); \
 	} while (0)
 
 /* KT_FLUSH_HELD before freeing the device allocation at base. */
@@ -90,9 +92,9 @@ void *ktrace_wrapper_for_real(const void *p) KTRACE_HIDDEN;
 	__VA_ARGS__; \
 	return res;
 #define KT_WRAP_REPORT_AFTER(name, args, ...) KT_WRAP_AROUND(name, args, , __VA_ARGS__)
-/* KT_WRAP_AROUND of a call that orders work (KT_FLUSH_HELD first). */
-#define KT_WRAP_ORDERED(name, args, before, ...) \
-	KT_FLUSH_HELD(); \
+/* KT_WRAP_AROUND of a call that orders work (KT_FLUSH_HELD(cause) first). */
+#define KT_WRAP_ORDERED(cause, name, args, before, ...) \
+	KT_FLUSH_HELD(cause); \
 	KT_WRAP_AROUND(name, args, before, __VA_ARGS__)
 #define KT_WRAP_REPORT_BEFORE(name, args, when, ...) \
 	KT_REAL_OR_NOT_SUPPORTED(name); \
@@ -104,11 +106,12 @@ void *ktrace_wrapper_for_real(const void *p) KTRACE_HIDDEN;
 	{ \
 		KT_WRAP_REPORT_AFTER(name, args, __VA_ARGS__) \
 	}
-/* KT_WRAPPER_REPORT_AFTER of a call that orders work (KT_FLUSH_HELD first). */
-#define KT_WRAPPER_ORDERED(name, params, args, ...) \
+/* KT_WRAPPER_REPORT_AFTER of a call that orders work (KT_FLUSH_HELD(cause)
+ * first). */
+#define KT_WRAPPER_ORDERED(cause, name, params, args, ...) \
 	KTRACE_EXPORT CUresult name params \
 	{ \
-		KT_WRAP_ORDERED(name, args, , __VA_ARGS__) \
+		KT_WRAP_ORDERED(cause, name, args, , __VA_ARGS__) \
 	}
 /* In `after`: call only when the real call succeeded. */
 #define KT_IF_OK(call) \

@@ -128,7 +128,7 @@ static CUresult primary_reset(dev_fn fn, CUdevice d)
 #define CONTEXT_WRAPPER(name, type, arg, body) \
 	KTRACE_EXPORT CUresult name(type arg) \
 	{ \
-		KT_FLUSH_HELD(); \
+		KT_FLUSH_HELD(KTRACE_CTR_HASH_FLUSH_OTHER); \
 		KT_REAL_OR_NOT_SUPPORTED(name); \
 		return body(fn, arg); \
 	}

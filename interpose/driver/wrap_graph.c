@@ -169,7 +169,8 @@
 	WRAPPER(cuGraphNodeSetEnabled, (CUgraphExec e, CUgraphNode node, unsigned int on), (e, node, on), \
 	  NODE_SET(ENABLED, .enabled = on))
 
-BEGIN_CAPTURE_WRAPPERS(KT_WRAPPER_ORDERED)
+#define BEGIN_CAPTURE_WRAPPER(...) KT_WRAPPER_ORDERED(KTRACE_CTR_HASH_FLUSH_OTHER, __VA_ARGS__)
+BEGIN_CAPTURE_WRAPPERS(BEGIN_CAPTURE_WRAPPER)
 CAPTURE_WRAPPERS(KT_WRAPPER_REPORT_AFTER)
 GRAPH_BUILD_WRAPPERS(KT_WRAPPER_REPORT_AFTER)
 GRAPH_EXEC_WRAPPERS(KT_WRAPPER_REPORT_AFTER)
@@ -204,7 +205,7 @@ static CUresult call_graph_launch(CUgraphExec e, void *ctx)
 #define DEFINE_GRAPH_LAUNCH_WRAPPER(name, hook_stream) \
 	KTRACE_EXPORT CUresult name(CUgraphExec e, CUstream s) \
 	{ \
-		KT_FLUSH_HELD(); \
+		KT_FLUSH_HELD(KTRACE_CTR_HASH_FLUSH_OTHER); \
 		KT_REAL_OR_NOT_SUPPORTED(name); \
 		if (!ktrace_tracing_on()) \
 			return fn(e, s); \

@@ -41,7 +41,7 @@ KT_HOT static CUresult call_launch_kernel(const struct ktrace_launch_args *a, vo
 {
 	launch_kernel_fn fn = *(launch_kernel_fn *)ctx;
 
-	KT_FLUSH_HELD();
+	KT_FLUSH_HELD(KTRACE_CTR_HASH_FLUSH_UNHASHED);
 	return fn(a->f, a->grid[0], a->grid[1], a->grid[2], a->block[0], a->block[1], a->block[2],
 		  a->shared_mem, a->stream, a->kernel_params, a->extra);
 }
@@ -50,7 +50,7 @@ KT_HOT static CUresult call_launch_kernel_ex(const struct ktrace_launch_args *a,
 {
 	launch_kernel_ex_fn fn = *(launch_kernel_ex_fn *)ctx;
 
-	KT_FLUSH_HELD();
+	KT_FLUSH_HELD(KTRACE_CTR_HASH_FLUSH_UNHASHED);
 	return fn(a->config, a->f, a->kernel_params, a->extra);
 }
 
@@ -58,7 +58,7 @@ KT_HOT static CUresult call_launch_cooperative(const struct ktrace_launch_args *
 {
 	launch_cooperative_fn fn = *(launch_cooperative_fn *)ctx;
 
-	KT_FLUSH_HELD();
+	KT_FLUSH_HELD(KTRACE_CTR_HASH_FLUSH_UNHASHED);
 	return fn(a->f, a->grid[0], a->grid[1], a->grid[2], a->block[0], a->block[1], a->block[2],
 		  a->shared_mem, a->stream, a->kernel_params);
 }

@@ -36,7 +36,7 @@
 
 /* Release: report first (see the top of the file), then the real call. */
 #define REPORT_FREE_BEFORE(name, args, base, kind, stream) \
-	KT_FLUSH_HELD(); /* a held post-hash reads the memory: launched while it is there */ \
+	KT_FLUSH_HELD(KTRACE_CTR_HASH_FLUSH_MEMORY); /* a held post-hash reads the memory: launched while it is there */ \
 	KT_WRAP_REPORT_BEFORE(name, args, base, ktrace_hooks.release((base), (kind), (stream)))
 
 /* A device allocation's release: a held post-hash that reads none of it
@@ -110,7 +110,8 @@ KTRACE_EXPORT CUresult cuMemMap(CUdeviceptr p, size_t n, size_t off, CUmemGeneri
 }
 
 /* Imported: real call, then the hook (which finds the extent) on success. */
-#define REPORT_IMPORT_AFTER(name, args, ptr) KT_WRAP_ORDERED(name, args, , KT_IF_OK(ktrace_hooks.import(ptr)))
+#define REPORT_IMPORT_AFTER(name, args, ptr) \
+	KT_WRAP_ORDERED(KTRACE_CTR_HASH_FLUSH_MEMORY, name, args, , KT_IF_OK(ktrace_hooks.import(ptr)))
 
 KTRACE_EXPORT CUresult cuIpcOpenMemHandle_v2(CUdeviceptr *p, CUipcMemHandle h, unsigned flags)
 {
@@ -170,6 +171,6 @@ KTRACE_EXPORT CUresult cuMemAddressFree(CUdeviceptr p, size_t n)
 
 KTRACE_EXPORT CUresult cuMemUnmap(CUdeviceptr p, size_t n)
 {
-	KT_FLUSH_HELD();
+	KT_FLUSH_HELD(KTRACE_CTR_HASH_FLUSH_MEMORY);
 	KT_WRAP_REPORT_BEFORE(cuMemUnmap, (p, n), n, ktrace_hooks.unmap(p, n))
 }

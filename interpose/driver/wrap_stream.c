@@ -35,7 +35,7 @@
 #define DEFINE_ORDER_WRAPPER(name, params, args, ...) \
 	KTRACE_EXPORT CUresult name params \
 	{ \
-		KT_WRAP_ORDERED(name, args, uint64_t issued_ = ktrace_hooks.issued(), __VA_ARGS__) \
+		KT_WRAP_ORDERED(KTRACE_CTR_HASH_FLUSH_ORDER, name, args, uint64_t issued_ = ktrace_hooks.issued(), __VA_ARGS__) \
 	}
 
 /* Report one call of operation `op` (KTRACE_ORDER_ without the prefix);
@@ -117,7 +117,7 @@
 #define DEFINE_FLUSH_WRAPPER(name, params, args) \
 	KTRACE_EXPORT CUresult name params \
 	{ \
-		KT_FLUSH_HELD(); \
+		KT_FLUSH_HELD(KTRACE_CTR_HASH_FLUSH_ORDER); \
 		KT_REAL_OR_NOT_SUPPORTED(name); \
 		return fn args; \
 	}

@@ -22,6 +22,7 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "format/ktrace_format.h"
 #include "interpose/hash/hash_jobs.h"
 #include "interpose/hash/hash_pipeline.h"
 
@@ -73,8 +74,8 @@ int ktrace_hash_hold(struct job *j)
 		return 0;
 	pthread_mutex_lock(&H.lock);
 	old = take_held();
-	if (old)
-		ktrace_hash_job_flush(old); /* another thread's launch held one meanwhile */
+	if (old) /* another thread's launch held one meanwhile */
+		ktrace_hash_job_flush(old, ktrace_hash_job_unmerged_cause(old, j));
 	H.job = j;
 	H.since_ns = hold_now_ns();
 	atomic_store_explicit(H.flag, 1, memory_order_release);
@@ -94,29 +95,30 @@ int ktrace_hash_hold_next(struct job *j)
 	if (held) {
 		merged = ktrace_hash_job_merge(held, j);
 		if (!merged)
-			ktrace_hash_job_flush(held);
+			ktrace_hash_job_flush(held, ktrace_hash_job_unmerged_cause(held, j));
 	}
 	atomic_store_explicit(H.flag, 0, memory_order_release);
 	pthread_mutex_unlock(&H.lock);
 	return merged;
 }
 
-/* Launch the held post-hash, if any, and clear the flag (H.lock held). */
-static void flush_locked(void)
+/* Launch the held post-hash, if any, counted as `cause`, and clear the
+ * flag (H.lock held). */
+static void flush_locked(uint32_t cause)
 {
 	struct job *held = take_held();
 
 	if (held)
-		ktrace_hash_job_flush(held);
+		ktrace_hash_job_flush(held, cause);
 	atomic_store_explicit(H.flag, 0, memory_order_release);
 }
 
-void ktrace_hash_flush_held(void)
+void ktrace_hash_flush_held(uint32_t cause)
 {
 	if (!atomic_load_explicit(H.flag, memory_order_relaxed))
 		return;
 	pthread_mutex_lock(&H.lock);
-	flush_locked();
+	flush_locked(cause);
 	pthread_mutex_unlock(&H.lock);
 }
 
@@ -129,7 +131,7 @@ void ktrace_hash_flush_held_touching(uint64_t base)
 		pthread_mutex_unlock(&H.lock); /* still held: the next launch may merge it */
 		return;
 	}
-	flush_locked();
+	flush_locked(KTRACE_CTR_HASH_FLUSH_MEMORY);
 	pthread_mutex_unlock(&H.lock);
 }
 
@@ -147,7 +149,7 @@ void ktrace_hash_hold_flush_bounded(unsigned timeout_ms)
 			return;
 		nanosleep(&nap, NULL);
 	}
-	flush_locked();
+	flush_locked(KTRACE_CTR_HASH_FLUSH_OTHER);
 	pthread_mutex_unlock(&H.lock);
 }
 
@@ -156,7 +158,7 @@ void ktrace_hash_hold_poll(void)
 	if (!atomic_load_explicit(H.flag, memory_order_relaxed) || pthread_mutex_trylock(&H.lock) != 0)
 		return; /* nothing held, or a launching thread is at it now */
 	if (H.job && hold_now_ns() - H.since_ns >= H.bound_ns)
-		flush_locked();
+		flush_locked(KTRACE_CTR_HASH_FLUSH_BOUND);
 	pthread_mutex_unlock(&H.lock);
 }
 

@@ -126,13 +126,19 @@ void ktrace_hash_carry_retire(struct job *j);
 /* Launch j's post-hashes (when its launch succeeded and it was not
  * abandoned), in its context (made current for the call when it is not),
  * then hand j to the background thread as ktrace_hash_post does.  j's
- * post-hashes were held back (ktrace_hash_hold). */
-void ktrace_hash_job_flush(struct job *j);
+ * post-hashes were held back (ktrace_hash_hold).  A launch counts in
+ * hash_post_flushed and in `cause` (a KTRACE_CTR_HASH_FLUSH_ counter id:
+ * what made it go alone). */
+void ktrace_hash_job_flush(struct job *j, uint32_t cause);
 /* One checksum launch hashes held's post-digests and next's pre-digests
  * (next queued right after held on the same stream, its pre-hash not yet
  * launched), then held is handed on as by ktrace_hash_job_flush.  1 done;
  * 0 when the two cannot share a launch (nothing was launched). */
 int ktrace_hash_job_merge(struct job *held, struct job *next);
+/* Why held and next could not share a launch: the KTRACE_CTR_HASH_FLUSH_
+ * counter id (another stream or context, nothing of next's to measure,
+ * anything else). */
+uint32_t ktrace_hash_job_unmerged_cause(const struct job *held, const struct job *next);
 /* j may be held: a launch's job (not a copy's) of one group whose launch
  * succeeded and that has post-hashes to launch, on a stream every thread
  * can name (not the per-thread default stream). */
@@ -150,7 +156,7 @@ int ktrace_hash_hold(struct job *j);
  * any other held job is flushed.  1 when j's pre-hash was launched so. */
 int ktrace_hash_hold_next(struct job *j);
 /* The end of the trace (drain, stop): flush a held job, waiting at most
- * timeout_ms for the lock. */
+ * timeout_ms for the lock (counted as KTRACE_CTR_HASH_FLUSH_OTHER). */
 void ktrace_hash_hold_flush_bounded(unsigned timeout_ms);
 /* The background thread: flush a job held longer than the bound. */
 void ktrace_hash_hold_poll(void);

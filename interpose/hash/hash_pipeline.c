@@ -1048,7 +1048,7 @@ static int ctx_enter(const struct hctx *c)
 	return ktrace_real_ctx_push(c->ctx);
 }
 
-void ktrace_hash_job_flush(struct job *j)
+void ktrace_hash_job_flush(struct job *j, uint32_t cause)
 {
 	int pushed = 0;
 
@@ -1057,6 +1057,7 @@ void ktrace_hash_job_flush(struct job *j)
 		job_launch_post(j);
 		ktrace_real_ctx_pop(pushed);
 		count(KTRACE_CTR_HASH_POST_FLUSHED, 1);
+		count(cause, 1);
 	}
 	job_post_done(j);
 }
@@ -1072,6 +1073,15 @@ static int mergeable(const struct job *held, const struct job *next)
 	return held->c == next->c && held->stream == next->stream && next->ngroups == 1 && !next->is_copy &&
 	       b->pre_n && a->post_n + b->pre_n <= KT_HASH_MAX_REGIONS && b->pre_off == a->post_off + a->n + 1 &&
 	       held->c->state == 0 && atomic_load(&held->state) == JOB_PRE;
+}
+
+uint32_t ktrace_hash_job_unmerged_cause(const struct job *held, const struct job *next)
+{
+	if (held->c != next->c || held->stream != next->stream)
+		return KTRACE_CTR_HASH_FLUSH_STREAM;
+	if (next->ngroups == 1 && !next->is_copy && !next->groups[0].pre_n)
+		return KTRACE_CTR_HASH_FLUSH_CARRIED;
+	return KTRACE_CTR_HASH_FLUSH_UNMERGEABLE;
 }
 
 int ktrace_hash_job_merge(struct job *held, struct job *next)
@@ -1318,7 +1328,7 @@ void ktrace_hash_context_destroyed(CUcontext ctx)
 
 		if (!c || c->ctx != ctx || c->state == 2)
 			continue;
-		ktrace_hash_flush_held(); /* a post-hash held in it is launched while it lives */
+		ktrace_hash_flush_held(KTRACE_CTR_HASH_FLUSH_OTHER); /* a post-hash held in it is launched while it lives */
 		pthread_mutex_lock(&c->lock);
 		was = c->state;
 		c->state = 2; /* no new jobs; the background thread skips it */

@@ -102,10 +102,13 @@ void ktrace_hash_post(struct ktrace_hash_job *job, CUresult launch_result);
 
 /* Launch a held post-hash now, if there is one.  Every driver call that
  * could order work after a launch, or let the host or another stream touch
- * its buffers, calls this first (while the held flag is set). */
-void ktrace_hash_flush_held(void);
+ * its buffers, calls this first (while the held flag is set), saying by
+ * `cause` what kind of call it is (a KTRACE_CTR_HASH_FLUSH_ counter id,
+ * counted when a post-hash goes alone). */
+void ktrace_hash_flush_held(uint32_t cause);
 /* The same before a free of the allocation at base: a held post-hash whose
- * regions do not lie in it stays held (a free changes no other bytes). */
+ * regions do not lie in it stays held (a free changes no other bytes);
+ * counted as KTRACE_CTR_HASH_FLUSH_MEMORY. */
 void ktrace_hash_flush_held_touching(uint64_t base);
 
 /* An asynchronous copy r (its MEMCPY fields filled, r->dst_digest_state

@@ -83,9 +83,10 @@ static void no_carry_synced(CUstream stream, uint32_t tid, int all)
 
 /* The pause and resume (interpose/control.c) launch a held post-hash
  * first: the hash pipeline is not linked here, nothing is ever held. */
-void ktrace_hash_flush_held(void);
-void ktrace_hash_flush_held(void)
+void ktrace_hash_flush_held(uint32_t cause);
+void ktrace_hash_flush_held(uint32_t cause)
 {
+	(void)cause;
 }
 
 /* The services of the folders linked here (the lifecycle's table,

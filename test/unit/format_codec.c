@@ -1082,6 +1082,8 @@ static void test_names(void **state)
 	assert_string_equal(ktrace_counter_name(KTRACE_CTR_RANGES_UNRECORDED), "ranges_unrecorded");
 	assert_string_equal(ktrace_counter_name(KTRACE_CTR_GRAPH_HASH_NODES), "graph_hash_nodes");
 	assert_string_equal(ktrace_counter_name(KTRACE_CTR_GRAPH_KERNEL_NODES_HASHED), "graph_kernel_nodes_hashed");
+	assert_string_equal(ktrace_counter_name(KTRACE_CTR_HASH_FLUSH_STREAM), "hash_flush_stream");
+	assert_string_equal(ktrace_counter_name(KTRACE_CTR_HASH_FLUSH_OTHER), "hash_flush_other");
 	assert_string_equal(ktrace_range_kind_name(KTRACE_RANGE_START), "start");
 	assert_string_equal(ktrace_fw_seq_kind_name(KTRACE_FWSEQ_FORWARD), "forward");
 	assert_string_equal(ktrace_pystack_kind_name(KTRACE_PYSTACK_AFTER_LAUNCH), "after_launch");

@@ -776,12 +776,16 @@ static void test_merge_rules(void **st)
 	merge_launch(ctx, 0x50, 12, many, 200, 16, 0);      /* 2 groups: L11's post alone, 2 + 2 */
 	merge_launch(ctx, 0x50, 13, a, 1, sizeof a, 3);     /* pre; post held */
 	merge_launch(ctx, 0x51, 14, a, 1, sizeof a, 4);     /* another stream: L13's post alone */
-	ktrace_hash_flush_held();                            /* L14's post */
+	ktrace_hash_flush_held(KTRACE_CTR_HASH_FLUSH_ORDER); /* L14's post */
 	ktrace_hash_pipeline_drain(2000);
 	assert_int_equal(atomic_load(&hash_launches) - launches0, 11);
 	assert_int_equal(atomic_load(&counters[KTRACE_CTR_HASH_LAUNCHES]), 11);
 	assert_int_equal(atomic_load(&counters[KTRACE_CTR_HASH_MERGED]), 1);
 	assert_int_equal(atomic_load(&counters[KTRACE_CTR_HASH_POST_FLUSHED]), 3);
+	/* what sent each alone: L12's two groups, L14's stream, the call */
+	assert_int_equal(atomic_load(&counters[KTRACE_CTR_HASH_FLUSH_UNMERGEABLE]), 1);
+	assert_int_equal(atomic_load(&counters[KTRACE_CTR_HASH_FLUSH_STREAM]), 1);
+	assert_int_equal(atomic_load(&counters[KTRACE_CTR_HASH_FLUSH_ORDER]), 1);
 	assert_int_equal(atomic_load(&counters[KTRACE_CTR_HASH_INCOMPLETE]), 0);
 	assert_fill_digests(10, sizeof a, 0, 1);
 	assert_fill_digests(11, sizeof a, 1, 2);

@@ -42,6 +42,7 @@ struct run {
 	struct ktrace_rec_launch l[MAX_L];
 	struct ktrace_region g[MAX_L], g1[MAX_L];
 	uint64_t hash_launches, merged, flushed, incomplete;
+	uint64_t ctr[64];     /* every counter, by id */
 	unsigned long app_hash_launches;
 	int poller_flush;
 };
@@ -81,6 +82,7 @@ static void take_counters(struct run *r, const void *rec, size_t len)
 	uint64_t v[64] = { 0 };
 
 	kt_counter_values(rec, len, v);
+	memcpy(r->ctr, v, sizeof r->ctr);
 	r->hash_launches = v[KTRACE_CTR_HASH_LAUNCHES];
 	r->merged = v[KTRACE_CTR_HASH_MERGED];
 	r->flushed = v[KTRACE_CTR_HASH_POST_FLUSHED];
@@ -199,6 +201,13 @@ static void test_flush_before_ordering_calls(void **state)
 	assert_same_digests(&on, &off);
 	assert_int_equal(on.merged, 0); /* something came between every two launches */
 	assert_int_equal(on.flushed, 9);
+	/* what sent each alone: the memset and the copy; the event record, the
+	 * host function, the synchronisations and the query; L3 on s2 before
+	 * L4 on s; the launch not traced */
+	assert_int_equal(on.ctr[KTRACE_CTR_HASH_FLUSH_COPY], 2);
+	assert_int_equal(on.ctr[KTRACE_CTR_HASH_FLUSH_ORDER], 5);
+	assert_int_equal(on.ctr[KTRACE_CTR_HASH_FLUSH_STREAM], 1);
+	assert_int_equal(on.ctr[KTRACE_CTR_HASH_FLUSH_UNHASHED], 1);
 	assert_int_equal(on.hash_launches, off.hash_launches);
 }
 
@@ -214,6 +223,7 @@ static void test_poller_flush(void **state)
 	assert_int_equal(on.n, 1);
 	assert_digests(&on, 0, 1.0f, 2.0f);
 	assert_int_equal(on.flushed, 1);
+	assert_int_equal(on.ctr[KTRACE_CTR_HASH_FLUSH_BOUND], 1);
 }
 
 /* fork() launches the held post-hash first; the child goes, the parent
@@ -227,6 +237,7 @@ static void test_fork(void **state)
 	assert_int_equal(on.n, 2);
 	assert_digests(&on, 0, 1.0f, 2.0f);
 	assert_digests(&on, 1, 60.0f, 61.0f);
+	assert_int_equal(on.ctr[KTRACE_CTR_HASH_FLUSH_OTHER], 1); /* the fork */
 }
 
 /* A free of memory the held post-hash does not read leaves it held; a free
@@ -252,6 +263,8 @@ static void test_frees(void **state)
 	assert_int_equal(on.merged + on.flushed, 4);
 	assert_int_equal(on.flushed, 2);
 	assert_int_equal(on.merged, 2);
+	assert_int_equal(on.ctr[KTRACE_CTR_HASH_FLUSH_MEMORY], 1); /* D's free */
+	assert_int_equal(on.ctr[KTRACE_CTR_HASH_FLUSH_ORDER], 1);  /* the context synchronised */
 }
 
 static int setup(void **state)

@@ -275,7 +275,7 @@ struct tm_trace {
 	int have_job;            /* a JOB record was read (the first is kept) */
 	struct tm_job job;
 	uint16_t format_minor;   /* the file's format version 1.<minor> (ORDER records since 1.2) */
-	uint64_t counters[32];   /* latest value per enum ktrace_counter_id (< 32) */
+	uint64_t counters[64];   /* latest value per enum ktrace_counter_id (< 64) */
 	size_t nrecords;
 	int truncated;           /* the file ended inside a frame or record */
 	char truncated_msg[256];
