@@ -934,7 +934,7 @@ static void test_merge(CUcontext ctx)
 		add_one_kernel<<<64, 256, 0, s>>>(x, n);
 		ktrace_hash_post(j, cudaPeekAtLastError() == cudaSuccess ? CUDA_SUCCESS : CUDA_ERROR_UNKNOWN);
 	}
-	ktrace_hash_flush_held(); /* what the wrappers of the waits below would do */
+	ktrace_hash_flush_held(KTRACE_CTR_HASH_FLUSH_ORDER); /* what the wrappers of the waits below would do */
 	cudaStreamSynchronize(s);
 	cudaMemcpy(host.data(), x, n * sizeof(float), cudaMemcpyDeviceToHost);
 	ktrace_hash_pipeline_drain(5000);
