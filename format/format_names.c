@@ -110,6 +110,7 @@ const char *ktrace_counter_name(uint32_t id)
 		[KTRACE_CTR_HASH_FLUSH_MEMORY] = "hash_flush_memory",
 		[KTRACE_CTR_HASH_FLUSH_BOUND] = "hash_flush_bound",
 		[KTRACE_CTR_HASH_FLUSH_OTHER] = "hash_flush_other",
+		[KTRACE_CTR_HASH_PRE_SHARED] = "hash_pre_shared",
 	};
 	return pick(names, sizeof names / sizeof names[0], id);
 }

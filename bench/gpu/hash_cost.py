@@ -128,12 +128,15 @@ def launch_figures(c):
     parts = []
     if hl is not None and seen:
         parts.append(("hash_launches_per_launch", hl / seen))
-    for key in ("hash_pre_carried", "hash_post_carried", "hash_merged", "hash_post_flushed",
+    for key in ("hash_pre_carried", "hash_post_carried", "hash_merged", "hash_post_flushed", "hash_pre_shared",
+                "hash_bytes",
                 "hash_carry_mismatches", "hash_readonly_mismatches"):
         if key in c:
             parts.append((key, c[key]))
     if "hash_merged" in c and seen:
         parts.append(("hash_merged_per_launch", c["hash_merged"] / seen))
+    if c.get("hash_bytes") and seen:
+        parts.append(("hash_mib_per_launch", c["hash_bytes"] / seen / 2**20))
     # what sent each lone post-hash alone (hash_post_flushed by cause), per traced launch
     for key in sorted(k for k in c if k.startswith("hash_flush_")):
         if c[key] and seen:

@@ -36,6 +36,8 @@ struct group {
 	uint32_t post_n;            /* its regions measured after the launch (the others are read-only
 	                             * inputs: post-digest = pre-digest), their results first in the
 	                             * post area, in order */
+	uint64_t shared_off;        /* a merged pre-hash: ring offset of the held job's post results,
+	                             * where its shared regions' results lie (job.shared) */
 };
 
 struct hctx;
@@ -56,6 +58,9 @@ struct job {
 	struct ktrace_region *regions;   /* launch.nregions; digests filled in by job_emit */
 	struct ktrace_carry_src *carry;  /* per hashed region (as ridx): where its pre-digest comes from */
 	uint8_t *eligible;               /* per hashed region: its shape may carry (exact, device memory) */
+	uint8_t *shared;                 /* per hashed region: 0, or (a merged pre-hash) 1 + the index
+	                                  * among the held job's post results of the region of the same
+	                                  * start and length, read once for both */
 	uint32_t ncarried;               /* hashed regions whose pre-digest is carried */
 	_Atomic uint32_t refs;           /* the owner's and each carrying job's */
 	_Atomic int emitted;             /* its digests are final (carrying jobs read them then) */

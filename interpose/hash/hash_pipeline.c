@@ -99,6 +99,10 @@ static void carry_release(struct job *j);
 
 static const uint32_t variant_regions[KT_HASH_NVARIANTS] = KT_HASH_VARIANT_REGIONS;
 
+/* A merged launch looks for regions it can read once (share_reads) only
+ * while the two lists make at most this many comparisons. */
+#define SHARE_MAX_PAIRS 4096u
+
 static uint64_t now_ns(void)
 {
 	struct timespec ts;
@@ -368,7 +372,10 @@ static uint64_t group_digests(struct job *j, const struct group *gr, int ring_va
 		struct ktrace_region *g = &j->regions[j->ridx[gr->first + k]];
 
 		if (pre_ok && !carried_unmeasured(j, gr->first + k)) {
-			g->pre_hash = ktrace_digest_finalize(c->host[gr->pre_off + m++], g->hash_len);
+			uint8_t s = j->shared[gr->first + k];
+			uint64_t word = s ? gr->shared_off + s - 1u : gr->pre_off + m++;
+
+			g->pre_hash = ktrace_digest_finalize(c->host[word], g->hash_len);
 			g->flags |= KTRACE_REGIONF_PRE;
 		}
 		if (post_ok && !post_unmeasured(j, gr->first + k)) {
@@ -650,6 +657,8 @@ static void part_regions(const struct hash_part *p, uint64_t *ptr, uint64_t *len
 
 		if (!p->post && carried_unmeasured(j, p->gr->first + k))
 			continue; /* its pre-digest is carried, not measured */
+		if (!p->post && j->shared[p->gr->first + k])
+			continue; /* read once, as a region of the held job's post-hash */
 		if (p->post && post_unmeasured(j, p->gr->first + k))
 			continue; /* a read-only input: its post-digest is its pre-digest */
 		ptr[*m] = g->ptr;
@@ -775,7 +784,8 @@ static struct job *job_alloc(struct hctx *c, CUstream stream, uint64_t time_ns, 
 	size_t reg_off = (ridx_off + nh * sizeof(uint32_t) + 7) & ~(size_t)7;
 	size_t carry_off = reg_off + (size_t)nregions * sizeof(struct ktrace_region);
 	size_t elig_off = carry_off + (size_t)nh * sizeof(struct ktrace_carry_src);
-	size_t end = elig_off + nh;
+	size_t shared_off = elig_off + nh;
+	size_t end = shared_off + nh;
 	struct job *j = malloc(end + extra);
 
 	if (!j)
@@ -789,6 +799,7 @@ static struct job *job_alloc(struct hctx *c, CUstream stream, uint64_t time_ns, 
 	j->regions = (struct ktrace_region *)((char *)j + reg_off);
 	j->carry = (struct ktrace_carry_src *)((char *)j + carry_off);
 	j->eligible = (uint8_t *)j + elig_off;
+	j->shared = (uint8_t *)j + shared_off;
 	memset(j->carry, 0, end - carry_off);
 	atomic_init(&j->refs, 1);
 	atomic_init(&j->emitted, 0);
@@ -1084,14 +1095,59 @@ uint32_t ktrace_hash_job_unmerged_cause(const struct job *held, const struct job
 	return KTRACE_CTR_HASH_FLUSH_UNMERGEABLE;
 }
 
+/* The post-hash region of held (group a) measured as result mp that has
+ * g's start and length: 1 + mp, or 0 when none has. */
+static uint8_t held_result_of(const struct job *held, const struct group *a, const struct ktrace_region *g)
+{
+	for (uint32_t i = 0, mp = 0; i < a->n; i++) {
+		const struct ktrace_region *ga = &held->regions[held->ridx[a->first + i]];
+
+		if (post_unmeasured(held, a->first + i))
+			continue;
+		if (ga->ptr == g->ptr && ga->hash_len == g->hash_len)
+			return (uint8_t)(mp + 1u);
+		mp++;
+	}
+	return 0;
+}
+
+/* Which of next's measured pre-hash regions (group b) the merged launch
+ * reads only once, as a region of held's post-hash (group a) with the same
+ * start and length: the same bytes at the same point of the stream, so the
+ * same digest (next->shared).  Returns how many. */
+static uint32_t share_reads(const struct job *held, const struct group *a, struct job *next, const struct group *b)
+{
+	uint32_t nshared = 0;
+
+	if (a->post_n * b->pre_n > SHARE_MAX_PAIRS)
+		return 0; /* two long lists: not worth the comparisons on the launch path */
+	for (uint32_t k = 0; k < b->n; k++) {
+		uint32_t h = b->first + k;
+
+		if (carried_unmeasured(next, h))
+			continue;
+		next->shared[h] = held_result_of(held, a, &next->regions[next->ridx[h]]);
+		nshared += next->shared[h] != 0;
+	}
+	return nshared;
+}
+
 int ktrace_hash_job_merge(struct job *held, struct job *next)
 {
 	struct group *a = &held->groups[0], *b = &next->groups[0];
 	struct hash_part parts[2] = { { held, a, 1 }, { next, b, 0 } };
-	uint32_t n = a->post_n + b->pre_n;
+	uint32_t nshared, n;
 
-	if (!mergeable(held, next) || !launch_parts(parts, 2, n, a->post_off, a->post_ticket))
+	if (!mergeable(held, next))
 		return 0;
+	nshared = share_reads(held, a, next, b);
+	n = a->post_n + b->pre_n - nshared;
+	if (!launch_parts(parts, 2, n, a->post_off, a->post_ticket)) {
+		memset(next->shared + b->first, 0, b->n);
+		return 0;
+	}
+	b->shared_off = a->post_off;
+	count(KTRACE_CTR_HASH_PRE_SHARED, nshared);
 	a->post_launched = b->pre_launched = 1;
 	a->post_done = b->pre_done = a->post_off + n;
 	b->pre_off = a->post_off + a->post_n;

@@ -773,22 +773,29 @@ static void test_merge_rules(void **st)
 	launches0 = atomic_load(&hash_launches);
 	merge_launch(ctx, 0x50, 10, a, 1, sizeof a, 1);     /* pre; post held */
 	merge_launch(ctx, 0x50, 11, a, 1, sizeof a, 2);     /* L10's post and its pre: one launch */
-	merge_launch(ctx, 0x50, 12, many, 200, 16, 0);      /* 2 groups: L11's post alone, 2 + 2 */
+	merge_launch(ctx, 0x50, 20, a, 1, sizeof a / 2, 2); /* L11's post and its pre (another length) */
+	merge_launch(ctx, 0x50, 12, many, 200, 16, 0);      /* 2 groups: L20's post alone, 2 + 2 */
 	merge_launch(ctx, 0x50, 13, a, 1, sizeof a, 3);     /* pre; post held */
 	merge_launch(ctx, 0x51, 14, a, 1, sizeof a, 4);     /* another stream: L13's post alone */
 	ktrace_hash_flush_held(KTRACE_CTR_HASH_FLUSH_ORDER); /* L14's post */
 	ktrace_hash_pipeline_drain(2000);
-	assert_int_equal(atomic_load(&hash_launches) - launches0, 11);
-	assert_int_equal(atomic_load(&counters[KTRACE_CTR_HASH_LAUNCHES]), 11);
-	assert_int_equal(atomic_load(&counters[KTRACE_CTR_HASH_MERGED]), 1);
+	assert_int_equal(atomic_load(&hash_launches) - launches0, 12);
+	assert_int_equal(atomic_load(&counters[KTRACE_CTR_HASH_LAUNCHES]), 12);
+	assert_int_equal(atomic_load(&counters[KTRACE_CTR_HASH_MERGED]), 2);
 	assert_int_equal(atomic_load(&counters[KTRACE_CTR_HASH_POST_FLUSHED]), 3);
 	/* what sent each alone: L12's two groups, L14's stream, the call */
 	assert_int_equal(atomic_load(&counters[KTRACE_CTR_HASH_FLUSH_UNMERGEABLE]), 1);
 	assert_int_equal(atomic_load(&counters[KTRACE_CTR_HASH_FLUSH_STREAM]), 1);
 	assert_int_equal(atomic_load(&counters[KTRACE_CTR_HASH_FLUSH_ORDER]), 1);
+	/* L11's pre-hash region is L10's post-hash region: read once; L20's
+	 * starts where L11's does but is shorter: read for itself */
+	assert_int_equal(atomic_load(&counters[KTRACE_CTR_HASH_PRE_SHARED]), 1);
+	assert_int_equal(atomic_load(&counters[KTRACE_CTR_HASH_BYTES]),
+			 sizeof a + sizeof a + (sizeof a + sizeof a / 2) + sizeof a / 2 + 2 * 200 * 16 + 4 * sizeof a);
 	assert_int_equal(atomic_load(&counters[KTRACE_CTR_HASH_INCOMPLETE]), 0);
 	assert_fill_digests(10, sizeof a, 0, 1);
 	assert_fill_digests(11, sizeof a, 1, 2);
+	assert_fill_digests(20, sizeof a / 2, 2, 2);
 	assert_fill_digests(13, sizeof a, 2, 3);
 	assert_fill_digests(14, sizeof a, 3, 4);
 	assert_fill_digests(12, 16, 0, 0);

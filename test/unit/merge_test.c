@@ -165,6 +165,9 @@ static void test_chain(void **state)
 	assert_same_digests(&on, &off);
 	assert_same_digests(&on, &carried);
 	assert_int_equal(on.merged + on.flushed, 16);  /* each post-hash once */
+	/* each merged launch read A once, for the post- and the pre-digest */
+	assert_int_equal(on.ctr[KTRACE_CTR_HASH_PRE_SHARED], on.merged);
+	assert_int_equal(on.ctr[KTRACE_CTR_HASH_BYTES], (16 + on.flushed) * N * sizeof(float));
 	assert_true(on.flushed >= 1);                   /* the last one, at the latest by the exit drain */
 	assert_true(on.merged >= 8);
 	assert_int_equal(on.hash_launches, 16 + on.flushed); /* a pre-hash each, the lone post-hashes */
