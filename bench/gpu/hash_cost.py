@@ -214,10 +214,13 @@ def main():
     p.add_argument("--steps", type=int, default=20)
     p.add_argument("--verify", action="store_true", help="KTRACE_HASH_VERIFY=1 in hashed processes")
     p.add_argument("--long", type=int, default=0, help="one long run of N steps instead")
+    p.add_argument("--keep", metavar="DIR", help="write the traces to DIR (kept) instead of a temporary folder")
     a = p.parse_args()
     libs = [x.split("=", 1) for x in a.lib]
     dump = os.path.join(os.path.dirname(os.path.abspath(lib_settings(libs[0][1])[0])), "ktrace-dump")
-    out = tempfile.mkdtemp(prefix="kt-hash-cost-")
+    if a.keep:
+        os.makedirs(a.keep, exist_ok=True)
+    out = a.keep or tempfile.mkdtemp(prefix="kt-hash-cost-")
     ok = long_run(a, libs, dump, out) if a.long else compare(a, libs, dump, out)
     print(f"RESULT|hash-cost-transparent|{'PASS' if ok else 'FAIL'}|final parameters' checksum equal "
           f"in every process of a mode")
