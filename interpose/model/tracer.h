@@ -82,7 +82,8 @@ struct ktrace_tracer {
 	_Alignas(64) atomic_ullong launch_seq; /* next launch / copy operation number */
 	_Atomic uint64_t record_seq; /* the writer's record numbers (ktrace_writer_opts.seq):
 	                              * a launch takes both, from one line */
-	atomic_int ending;           /* the END record is being / was written */
+	atomic_int ending;           /* the trace is being ended (its drains, then the END
+	                              * record) or was */
 	uint64_t gpu_times_below;    /* ktrace_gpu_times_sampled(): a launch whose sampling hash is below
 	                              * it records GPU times (0: none); beside launch_seq, which
 	                              * every launch writes */
@@ -143,7 +144,8 @@ void ktrace_tracer_disable_feature(uint32_t code, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3), visibility("hidden")));
 
 /* Append a NOTE record (enum ktrace_note_level, code, text) to the trace, if
- * one is open and not being ended. */
+ * one is open: also while the trace ends (the drains of the end write records
+ * with their NOTEs), until the END record is being written. */
 void ktrace_tracer_note(uint32_t level, uint32_t code, const char *text) __attribute__((visibility("hidden")));
 
 #endif

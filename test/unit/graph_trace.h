@@ -64,7 +64,9 @@ void gt_compare(const char *a, const char *b, struct tm_trace *ta, struct tm_tra
 int gt_check_app(const char *mode, char *out, size_t cap);
 /* The same with --json, its stdout (the JSON report) into json_path. */
 int gt_check_app_json(const char *mode, const char *json_path);
-/* cmocka group setup (the build and scratch folders) and teardown. */
+/* cmocka group setup (the build and scratch folders) and teardown (the
+ * scratch folder removed, unless KT_GRAPH_KEEP is set: then kept, its path
+ * on stderr). */
 int gt_setup(void **state);
 int gt_teardown(void **state);
 
