@@ -136,6 +136,26 @@ static void record_pair(const char *mode, struct run *merged, struct run *plain,
 	assert_nodes(plain, plain_nodes, kernels, 2);
 }
 
+/* The hashed LAUNCH records of two runs, in trace order, have the same
+ * regions and digests; returns how many. */
+static unsigned assert_same_launches(const struct recs *a, const struct recs *b);
+
+/* What read-once does to graph_merge_app MODE (record_pair's runs, sets
+ * and kernels): `shared` regions read once merged (hash_pre_shared, none
+ * unmerged), the checksum kernels reading entries[0] regions of N floats
+ * per launch merged and entries[1] not, and every hashed LAUNCH of both
+ * runs alike. */
+static void record_shared(const char *mode, struct run *merged, struct run *plain, const uint64_t sets[2],
+			  uint64_t kernels, uint64_t shared, const uint64_t entries[2])
+{
+	record_pair(mode, merged, plain, sets[0], sets[1], kernels);
+	assert_int_equal(merged->x.counters[KTRACE_CTR_HASH_PRE_SHARED], shared);
+	assert_int_equal(plain->x.counters[KTRACE_CTR_HASH_PRE_SHARED], 0);
+	assert_int_equal(merged->hash_bytes, 2 * entries[0] * N * sizeof(float));
+	assert_int_equal(plain->hash_bytes, 2 * entries[1] * N * sizeof(float));
+	assert_int_equal(assert_same_launches(&merged->x, &plain->x), 2 * kernels);
+}
+
 /* K = 4 add_one(X) in a chain, launched twice: K + 1 sets merged, 2 K not;
  * node k of launch L sees X = i + 4 L + k.  Merged, each node's pre-digest
  * of X is its predecessor's post-digest entry (3 shared regions, counted
@@ -145,11 +165,7 @@ static void test_chain(void **state)
 	static struct run merged, plain;
 
 	(void)state;
-	record_pair("chain 4", &merged, &plain, 5, 8, 4);
-	assert_int_equal(merged.x.counters[KTRACE_CTR_HASH_PRE_SHARED], 3);
-	assert_int_equal(plain.x.counters[KTRACE_CTR_HASH_PRE_SHARED], 0);
-	assert_int_equal(merged.hash_bytes, 2 * 5 * N * sizeof(float));
-	assert_int_equal(plain.hash_bytes, 2 * 8 * N * sizeof(float));
+	record_shared("chain 4", &merged, &plain, (const uint64_t[2]){ 5, 8 }, 4, 3, (const uint64_t[2]){ 5, 8 });
 	for (uint64_t launch = 0; launch < 2; launch++)
 		for (uint32_t k = 0; k < 4; k++) {
 			struct ktrace_region g = region0(&merged, launch, k);
@@ -208,10 +224,6 @@ static uint64_t floats_digest(const float *h, int from, int n)
 	return ktrace_digest(h + from, (size_t)n * sizeof(float));
 }
 
-/* The hashed LAUNCH records of two runs, in trace order, have the same
- * regions and digests; returns how many. */
-static unsigned assert_same_launches(const struct recs *a, const struct recs *b);
-
 /* P add_one(A) with two dependents summing all of A (nondet_sum(B, A),
  * nondet_sum(C, A)): both merge into P's post set and both take their
  * pre-digest of A from P's entry (2 shared), so that set hashes A, B and C
@@ -224,12 +236,7 @@ static void test_fanout(void **state)
 	float b[N];
 
 	(void)state;
-	record_pair("fanout", &merged, &plain, 4, 6, 3);
-	assert_int_equal(merged.x.counters[KTRACE_CTR_HASH_PRE_SHARED], 2);
-	assert_int_equal(plain.x.counters[KTRACE_CTR_HASH_PRE_SHARED], 0);
-	assert_int_equal(merged.hash_bytes, 2 * 6 * N * sizeof(float));
-	assert_int_equal(plain.hash_bytes, 2 * 8 * N * sizeof(float));
-	assert_int_equal(assert_same_launches(&merged.x, &plain.x), 2 * 3);
+	record_shared("fanout", &merged, &plain, (const uint64_t[2]){ 4, 6 }, 3, 2, (const uint64_t[2]){ 6, 8 });
 	for (uint64_t launch = 0; launch < 2; launch++) {
 		struct ktrace_region p = region0(&merged, launch, 0);
 
@@ -265,11 +272,7 @@ static void test_short(void **state)
 	float a[N];
 
 	(void)state;
-	record_pair("short", &merged, &plain, 3, 4, 2);
-	assert_int_equal(merged.x.counters[KTRACE_CTR_HASH_PRE_SHARED], 0);
-	assert_int_equal(merged.hash_bytes, 2 * 4 * N * sizeof(float));
-	assert_int_equal(plain.hash_bytes, merged.hash_bytes);
-	assert_int_equal(assert_same_launches(&merged.x, &plain.x), 2 * 2);
+	record_shared("short", &merged, &plain, (const uint64_t[2]){ 3, 4 }, 2, 0, (const uint64_t[2]){ 4, 4 });
 	for (int i = 0; i < N; i++)
 		a[i] = (float)i;
 	for (uint64_t launch = 0; launch < 2; launch++) {
