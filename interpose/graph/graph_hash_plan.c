@@ -4,8 +4,8 @@
  * Owns the hash sets (graph_internal.h) of a revision: a hashed kernel node
  * has a pre set (checksum nodes after its dependencies and before it) and
  * a post set (after it and before its dependents), each writing one run of
- * result words.  Two rules make fewer checksum nodes with the same digests
- * (docs/hashing.md, "Hashing inside graphs"):
+ * result words.  Three rules make fewer checksum nodes, or fewer regions
+ * read, with the same digests (docs/hashing.md, "Hashing inside graphs"):
  *
  *  - read-only inputs: a region flagged POST_CARRIED (its parameter proven
  *    read-only, interpose/model/read_only.c) is not post-hashed, unless
