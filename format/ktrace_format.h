@@ -504,7 +504,9 @@ enum ktrace_counter_id {
 	                                        * pause or resume, the end of the trace */
 	KTRACE_CTR_HASH_PRE_SHARED = 44, /* since 1.14: measured pre-digests that a merged hash launch
 	                                  * read once, as the held post-hash's region of the same start
-	                                  * and length (the same bytes at the same point of the stream) */
+	                                  * and length (the same bytes at the same point of the stream);
+	                                  * graphs: those a merged checksum node reads once, counted
+	                                  * at each build of the copy */
 };
 struct ktrace_counter { uint32_t id; uint32_t reserved; uint64_t value; };
 struct ktrace_rec_counters {

@@ -5,7 +5,8 @@
  * ktrace's checksum kernel over its regions (after the node's own
  * dependencies) and followed by others (before its dependents), as the
  * revision's hash sets say (graph_hash_plan.c: a pre set merged into the
- * dependency's post set, read-only inputs not post-hashed), the exec
+ * dependency's post set, a region read there once for both, read-only
+ * inputs not post-hashed), the exec
  * instantiated from it, one device area (the kernels' scratch words, then
  * their result words) and result slots: pinned host copies of the result
  * words with an event each.  A launch of the program's exec runs ktrace's
@@ -95,25 +96,11 @@ struct hash_set {
 	uint64_t *ptr, *len;            /* malloc'd, one block */
 };
 
-/* Node n's hashed regions from entry e of s on (post: only those post-hashed).
- * Returns the next entry. */
-static uint32_t add_regions(const struct kt_gnode *n, int post, struct hash_set *s, uint32_t e)
-{
-	for (uint32_t i = 0; i < n->nregions && e < s->count; i++) {
-		if (!n->regions[i].hash_len || (post && !kt_ghash_post_hashed(n, i)))
-			continue;
-		s->ptr[e] = n->regions[i].ptr;
-		s->len[e++] = n->regions[i].hash_len;
-	}
-	return e;
-}
-
 /* Node n's pre set, or its post set (its post-hashed regions, then the
- * pre-hashed regions of the nodes merged into it).  0 or -1. */
+ * pre-hashed regions of the nodes merged into it that share none of its
+ * entries).  0 or -1. */
 static int set_fill(const struct kt_grev *r, const struct kt_gnode *n, int post, struct hash_set *s)
 {
-	uint32_t e;
-
 	s->n = n;
 	s->off = post ? n->post_off : n->pre_off;
 	s->count = post ? n->post_entries : n->nhashed;
@@ -121,10 +108,7 @@ static int set_fill(const struct kt_grev *r, const struct kt_gnode *n, int post,
 	if (!s->ptr)
 		return -1;
 	s->len = s->ptr + s->count;
-	e = add_regions(n, post, s, 0);
-	for (uint32_t m = post ? n->fold_first : KT_GRAPH_NONE; m != KT_GRAPH_NONE; m = r->nodes[m].fold_next)
-		e = add_regions(&r->nodes[m], 0, s, e);
-	if (e == s->count)
+	if (kt_ghash_set_regions(r, n, post, s->ptr, s->len, s->count) == s->count)
 		return 0;
 	free(s->ptr);
 	kt_graph_failed_because("a hash set's regions do not match its plan");
@@ -526,16 +510,23 @@ static int make_exec(struct build *b, CUgraph mirror, uint64_t flags)
 	return 0;
 }
 
-/* The counters of a copy built: its checksum nodes, the kernel nodes they hash. */
+/* The counters of a copy built: its checksum nodes, the kernel nodes they
+ * hash, the regions whose pre-digest is read once in a merged set. */
 static void count_nodes(const struct kt_grev *r, uint32_t hash_nodes)
 {
-	uint64_t kernels = 0;
+	uint64_t kernels = 0, shared = 0;
 
-	for (uint32_t k = 0; k < r->nrec + r->nbody_rec; k++)
-		kernels += (kt_grev_hash_candidate(r, k)->rec.flags & KTRACE_GNODEF_HASHED) != 0;
+	for (uint32_t k = 0; k < r->nrec + r->nbody_rec; k++) {
+		const struct kt_gnode *n = kt_grev_hash_candidate(r, k);
+
+		kernels += (n->rec.flags & KTRACE_GNODEF_HASHED) != 0;
+		shared += n->nshared;
+	}
 	if (ktrace_tracer.writer) {
 		ktrace_writer_count(ktrace_tracer.writer, KTRACE_CTR_GRAPH_HASH_NODES, hash_nodes);
 		ktrace_writer_count(ktrace_tracer.writer, KTRACE_CTR_GRAPH_KERNEL_NODES_HASHED, kernels);
+		if (shared)
+			ktrace_writer_count(ktrace_tracer.writer, KTRACE_CTR_HASH_PRE_SHARED, shared);
 	}
 }
 

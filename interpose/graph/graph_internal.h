@@ -63,14 +63,20 @@ struct kt_gnode {
 	/* hashed: where its digests land (graph_hash_plan.c).  A hash set is one or more checksum
 	 * nodes side by side writing one run of result words (kt_gset_word): a node's pre set,
 	 * before it, and its post set, after it, which hashes its post-hashed regions and then
-	 * the pre-hashed regions of the dependents merged into it. */
+	 * the pre-hashed regions of the dependents merged into it (but those that share one of
+	 * its own entries). */
 	uint32_t npost;                 /* its regions post-hashed (not read-only inputs, or verified) */
 	uint64_t pre_off, post_off;     /* the first result word of the set of its pre (post) hash */
-	uint32_t pre_first;             /* the set entry of its first pre-hashed region */
+	uint32_t pre_first;             /* the set entry of its first pre-hashed region (not shared) */
 	uint32_t pre_host;              /* merged: the node whose post set hashes its pre-hashed regions,
 	                                 * else NONE (a pre set of its own) */
 	uint32_t fold_first, fold_next; /* the nodes merged into its post set, through fold_next; NONE ends */
 	uint32_t post_entries;          /* entries of its post set (0: no post set) */
+	uint16_t *pre_shared;           /* merged, some regions shared: per region, 0 (an entry of its own)
+	                                 * or 1 + the entry of its host's post set, one of the host's own
+	                                 * post-hashed regions of the same ptr and hash_len, that holds its
+	                                 * pre-digest; NULL: none shared.  Owned (graph_hash_plan.c) */
+	uint32_t nshared;               /* its regions whose pre-digest is such a host's entry */
 	uint8_t dep_data;               /* an edge into it carries data (a programmatic launch edge, ports) */
 	uint8_t *params;                /* owned parameter bytes */
 	struct ktrace_range_ref made;   /* the ranges the node was made in (range 0: none known) */
@@ -149,12 +155,26 @@ uint32_t kt_grev_top_index(const struct kt_grev *r, CUgraphNode m) KTRACE_HIDDEN
 
 /* Lay out the digests of r's kernel nodes (HASHED flags, the hash sets:
  * which merge, where each node's digests land; scratch and result words).
- * merge: a dependent's pre-hash may share its only dependency's post set
+ * merge: a dependent's pre-hash may share its only dependency's post set,
+ * and there a region of the dependency's own of the same ptr and hash_len
  * (KTRACE_HASH_MERGE).  0, or -1 when nothing is hashed. */
 int kt_ghash_plan(struct kt_grev *r, int merge) KTRACE_HIDDEN;
 /* Is region i of node n post-hashed (not a read-only input whose
  * post-digest is its pre-digest)? */
 int kt_ghash_post_hashed(const struct kt_gnode *n, uint32_t i) KTRACE_HIDDEN;
+/* The regions node n's pre set (post: its post set) hashes, in entry
+ * order, into ptr[] and len[] (room for count entries).  Returns how many. */
+uint32_t kt_ghash_set_regions(const struct kt_grev *r, const struct kt_gnode *n, int post, uint64_t *ptr,
+			      uint64_t *len, uint32_t count) KTRACE_HIDDEN;
+/* A walk over a node's hashed regions in order, zeroed before the first. */
+struct kt_gwalk {
+	uint32_t own, post;             /* its own pre entries and its post entries so far */
+};
+/* The result words of node n's hashed region i: *pre its pre-digest's,
+ * *post its post-digest's when it is post-hashed (else untouched).
+ * Returns whether it is post-hashed. */
+int kt_ghash_words(const struct kt_gnode *n, uint32_t i, struct kt_gwalk *w, uint64_t *pre, uint64_t *post)
+	KTRACE_HIDDEN;
 /* The result word of entry e of the hash set whose first word is off: the
  * set's checksum nodes take KT_HASH_MAX_REGIONS entries each, each writing
  * its sums and then its completion word. */

@@ -739,6 +739,7 @@ void kt_grev_release(struct kt_grev *r)
 		free(r->nodes[i].params);
 		free(r->nodes[i].regions);
 		free(r->nodes[i].body_levels);
+		free(r->nodes[i].pre_shared);
 	}
 	for (uint32_t i = 0; i < r->nlevels; i++) {
 		free(r->levels[i].members);

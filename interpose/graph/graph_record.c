@@ -153,16 +153,15 @@ static void fill_read_only(uint64_t seq, struct ktrace_region *g, int post)
  * stay without (counted), a read-only one without its flag too. */
 static void fill_digests(const struct kt_gnode *n, uint64_t seq, const uint64_t *words, struct ktrace_region *g)
 {
-	uint32_t pre = 0, post = 0;
+	struct kt_gwalk walk = { 0, 0 };
 
 	for (uint32_t i = 0; i < n->nregions; i++) {
-		int measured = kt_ghash_post_hashed(n, i);
-		uint64_t wpre, wpost;
+		uint64_t wpre, wpost = 0;
+		int measured;
 
 		if (!g[i].hash_len)
 			continue;
-		wpre = kt_gset_word(n->pre_off, (uint64_t)n->pre_first + pre++);
-		wpost = measured ? kt_gset_word(n->post_off, post++) : 0;
+		measured = kt_ghash_words(n, i, &walk, &wpre, &wpost);
 		if (!words) {
 			g[i].flags &= (uint16_t)~KTRACE_REGIONF_POST_CARRIED;
 			continue;

@@ -85,7 +85,8 @@
  *     OUT_OF_MEMORY;
  *   - FAKECUDA_GRAPH_REFUSE_HASH_NODES=1: cuGraphAddKernelNode_v2 refuses nodes
  *     of the checksum kernels (INVALID_VALUE): ktrace cannot instrument a graph;
- *   - fake_live_device_bytes() and fake_live_allocations() tell what is live.
+ *   - fake_live_device_bytes() and fake_live_allocations() tell what is live,
+ *     fake_hashed_bytes() how many bytes the checksum kernels read.
  * fake_fail (no parameters) fails every launch with LAUNCH_OUT_OF_RESOURCES,
  * with or without real memory.  ncclDevKernel_Generic(int (*fn)(void *), void
  * *arg), the kernel of the fake NCCL (test/fakenccl/fakenccl.c), calls fn(arg)
@@ -399,6 +400,14 @@ API unsigned long long fake_live_device_bytes(void)
 	return n;
 }
 
+/* Bytes ktrace's checksum kernels read (the real-memory build; 0 in the other). */
+static unsigned long long hashed_bytes;
+
+API unsigned long long fake_hashed_bytes(void)
+{
+	return __atomic_load_n(&hashed_bytes, __ATOMIC_RELAXED);
+}
+
 API unsigned long fake_live_allocations(void)
 {
 	unsigned long n;
@@ -466,6 +475,7 @@ static CUresult run_hash(const struct fake_func *ff, void **params)
 		if (!real_device_range((uintptr_t)ptr[i], len[i]))
 			return CUDA_ERROR_ILLEGAL_ADDRESS;
 		res[i] = ktrace_digest_acc((const void *)(uintptr_t)ptr[i], len[i]);
+		__atomic_fetch_add(&hashed_bytes, len[i], __ATOMIC_RELAXED);
 	}
 	__atomic_store_n(&res[h->n], h->done_value, __ATOMIC_RELEASE);
 	return CUDA_SUCCESS;

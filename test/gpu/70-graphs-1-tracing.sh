@@ -247,9 +247,11 @@ memcheck() {
 	rm -f "$o"-*.ktrace
 }
 
-# nodes_per_kernel TRACE: "graph_hash_nodes/graph_kernel_nodes_hashed" of its last COUNTERS record.
-nodes_per_kernel() {
-	"$dump" --json "$1" 2>/dev/null | python3 -c '
+# counters_of TRACE NAME...: the named counters of its last COUNTERS record, joined by "/".
+counters_of() {
+	local trace=$1
+	shift
+	"$dump" --json "$trace" 2>/dev/null | python3 -c '
 import json, sys
 c = {}
 for line in sys.stdin:
@@ -257,7 +259,12 @@ for line in sys.stdin:
         r = json.loads(line)
         if r.get("type") == "counters" and isinstance(r.get("counters"), dict):
             c = r["counters"]
-print("%s/%s" % (c.get("graph_hash_nodes", 0), c.get("graph_kernel_nodes_hashed", 0)))'
+print("/".join(str(c.get(k, 0)) for k in sys.argv[1:]))' "$@"
+}
+
+# nodes_per_kernel TRACE: "graph_hash_nodes/graph_kernel_nodes_hashed" of its last COUNTERS record.
+nodes_per_kernel() {
+	counters_of "$1" graph_hash_nodes graph_kernel_nodes_hashed
 }
 
 # merged NAME: a CUDA C setting traced with KTRACE_HASH_MERGE=0 and =1 (merged checksum
@@ -265,9 +272,10 @@ print("%s/%s" % (c.get("graph_hash_nodes", 0), c.get("graph_kernel_nodes_hashed"
 #   graphs-NAME-merged  the program's OUTPUT the same, ktrace-diff finds the two traces
 #                       identical (every digest equal), and the merged copies hold
 #                       fewer checksum nodes (counters graph_hash_nodes /
-#                       graph_kernel_nodes_hashed, in the detail)
+#                       graph_kernel_nodes_hashed, in the detail; with the regions
+#                       merged checksum nodes read once, hash_pre_shared)
 merged() {
-	local name=$1 o=$T/merge-$1 m rc tag=graphs-$1-merged n0 n1 cmd=()
+	local name=$1 o=$T/merge-$1 m rc tag=graphs-$1-merged n0 n1 shared cmd=()
 	mapfile -t cmd < <(setting_cmd "$name")
 	[ -x "${cmd[0]}" ] || { say "$tag" SKIP "${cmd[0]} not built (make gpu)"; return; }
 	rm -f "$o"-*.ktrace
@@ -281,6 +289,7 @@ merged() {
 	done
 	n0=$(nodes_per_kernel "$o-0.ktrace")
 	n1=$(nodes_per_kernel "$o-1.ktrace")
+	shared=$(counters_of "$o-1.ktrace" hash_pre_shared)
 	"$B/ktrace-diff" "$o-0.ktrace" "$o-1.ktrace" >"$L/$name.merged.diff.txt" 2>&1
 	rc=$?
 	if [ "$(grep '^OUTPUT' "$o.0.out")" != "$(grep '^OUTPUT' "$o.1.out")" ]; then
@@ -290,7 +299,7 @@ merged() {
 	elif [ "${n1%/*}" -ge "${n0%/*}" ] || [ "${n0#*/}" = 0 ]; then
 		say "$tag" FAIL "checksum nodes / hashed kernel nodes: $n0 unmerged, $n1 merged (fewer expected)"
 	else
-		say "$tag" PASS "same OUTPUT, ktrace-diff identical; checksum nodes / hashed kernel nodes $n0 unmerged, $n1 merged"
+		say "$tag" PASS "same OUTPUT, ktrace-diff identical; checksum nodes / hashed kernel nodes $n0 unmerged, $n1 merged; regions read once $shared"
 	fi
 	[ "${KT_GRAPHS_KEEP:-0}" = 1 ] || rm -f "$o"-*.ktrace
 }

@@ -22,9 +22,18 @@
  *                            captured, launched twice
  *   graph_merge_app ro_lie   the same with a module whose fake_add_one only
  *                            reads x (a proof that does not hold)
+ *   graph_merge_app fanout   built node by node, launched twice: 0 P
+ *                            add_one(A); 1 M1 nondet_sum(B, A, N) after P;
+ *                            2 M2 nondet_sum(C, A, N) after P (both read
+ *                            what P wrote, A whole)
+ *   graph_merge_app short    built node by node, launched twice: 0 P
+ *                            add_one(A); 1 M nondet_sum(A + N / 2, A, N / 2)
+ *                            after P (M's input starts at A, its extent
+ *                            bounded by its output: half of A)
  *
- * Prints "hash_kernels=N" (checksum kernels run) and "OK" when every call
- * succeeded and the buffers hold what the graph computes.
+ * Prints "hash_kernels=N" (checksum kernels run), "hash_bytes=N" (bytes
+ * they read) and "OK" when every call succeeded and the buffers hold what
+ * the graph computes.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,9 +46,10 @@
 #define N 64
 
 unsigned long fake_count(const char *fn);
+unsigned long long fake_hashed_bytes(void);
 
 static int ok = 1;
-static CUfunction add_one, kernel_a;
+static CUfunction add_one, kernel_a, nondet_sum;
 
 #define OK(call) ok &= (call) == CUDA_SUCCESS
 
@@ -129,21 +139,95 @@ static void chain(int k)
 	expect(x, 0, 2.0f * (float)k);
 }
 
-/* A kernel node of add_one(*x) after deps. */
-static CUgraphNode add_node(CUgraph g, CUdeviceptr *x, const CUgraphNode *deps, size_t nd)
+/* A kernel node of f(args) after deps. */
+static CUgraphNode kernel_node(CUgraph g, CUfunction f, void **args, const CUgraphNode *deps, size_t nd)
 {
-	static int n = N;
-	void *args[] = { x, &n };
 	CUDA_KERNEL_NODE_PARAMS p;
 	CUgraphNode node = NULL;
 
 	memset(&p, 0, sizeof(p));
-	p.func = add_one;
+	p.func = f;
 	p.gridDimX = p.gridDimY = p.gridDimZ = 1;
 	p.blockDimX = 64, p.blockDimY = p.blockDimZ = 1;
 	p.kernelParams = args;
 	OK(cuGraphAddKernelNode_v2(&node, g, deps, nd, &p));
 	return node;
+}
+
+/* A kernel node of add_one(*x) after deps. */
+static CUgraphNode add_node(CUgraph g, CUdeviceptr *x, const CUgraphNode *deps, size_t nd)
+{
+	static int n = N;
+	void *args[] = { x, &n };
+
+	return kernel_node(g, add_one, args, deps, nd);
+}
+
+/* A kernel node of nondet_sum(*out, *in, *n) after deps. */
+static CUgraphNode sum_node(CUgraph g, CUdeviceptr *out, CUdeviceptr *in, int *n, const CUgraphNode *deps, size_t nd)
+{
+	void *args[] = { out, in, n };
+
+	return kernel_node(g, nondet_sum, args, deps, nd);
+}
+
+/* A new graph of graph_merge_app's nodes, and a stream to launch it on. */
+static CUgraph new_graph(CUstream *s)
+{
+	CUgraph g = NULL;
+
+	OK(cuStreamCreate(s, CU_STREAM_NON_BLOCKING));
+	OK(cuGraphCreate(&g, 0));
+	return g;
+}
+
+/* The first float of d must be v. */
+static void expect_first(CUdeviceptr d, float v)
+{
+	float h;
+
+	OK(cuMemcpyDtoH_v2(&h, d, sizeof h));
+	ok &= h == v;
+}
+
+/* P add_one(A), then M1 and M2 summing all of A into B[0] and C[0]; after
+ * launch L, A holds i + L + 1, which sums to 2016 + 64 (L + 1). */
+static void fanout(void)
+{
+	static CUdeviceptr a, b, c;
+	static int n = N;
+	CUgraphNode p;
+	CUstream s;
+	CUgraph g = new_graph(&s);
+
+	a = buffer(0), b = buffer(1), c = buffer(2);
+	p = add_node(g, &a, NULL, 0);
+	sum_node(g, &b, &a, &n, &p, 1);
+	sum_node(g, &c, &a, &n, &p, 1);
+	run(g, s, 2);
+	OK(cuStreamDestroy_v2(s));
+	expect(a, 0, 2);
+	expect_first(b, 2016 + 128);
+	expect_first(c, 2016 + 128);
+}
+
+/* P add_one(A), then M summing A's first half into A[N / 2]. */
+static void short_read(void)
+{
+	static CUdeviceptr a, half;
+	static int n = N / 2;
+	CUgraphNode p;
+	CUstream s;
+	CUgraph g = new_graph(&s);
+
+	a = buffer(0);
+	half = a + N / 2 * sizeof(float);
+	p = add_node(g, &a, NULL, 0);
+	sum_node(g, &half, &a, &n, &p, 1);
+	run(g, s, 2);
+	OK(cuStreamDestroy_v2(s));
+	expect_first(a, 2);
+	expect_first(half, 496 + 64); /* the sum of i + 2, i < 32 */
 }
 
 static void fork_join(void)
@@ -159,8 +243,7 @@ static void fork_join(void)
 	for (int k = 0; k < 6; k++)
 		b[k] = buffer(k);
 	OK(cuCtxGetCurrent(&ctx));
-	OK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
-	OK(cuGraphCreate(&g, 0));
+	g = new_graph(&s);
 	v[0] = add_node(g, &b[0], NULL, 0);
 	v[1] = add_node(g, &b[1], &v[0], 1);
 	v[2] = add_node(g, &b[2], &v[0], 1);
@@ -206,16 +289,22 @@ int main(int argc, char **argv)
 	OK(cuModuleLoadData(&m, !strcmp(mode, "ro_lie") ? ro_lie_ptx : ro_ptx));
 	OK(cuModuleGetFunction(&add_one, m, "fake_add_one"));
 	OK(cuModuleGetFunction(&kernel_a, m, "fake_kernel_a"));
+	OK(cuModuleGetFunction(&nondet_sum, m, "fake_nondet_sum"));
 	if (!strcmp(mode, "chain"))
 		chain(argc > 2 ? atoi(argv[2]) : 4);
 	else if (!strcmp(mode, "fork"))
 		fork_join();
 	else if (!strncmp(mode, "ro", 2))
 		read_only();
+	else if (!strcmp(mode, "fanout"))
+		fanout();
+	else if (!strcmp(mode, "short"))
+		short_read();
 	else
 		ok = 0;
 	OK(cuCtxSynchronize());
 	printf("hash_kernels=%lu\n", hash_kernels());
+	printf("hash_bytes=%llu\n", fake_hashed_bytes());
 	puts(ok ? "OK" : "FAILED");
 	return ok ? 0 : 1;
 }

@@ -9,6 +9,10 @@
  *    KTRACE_HASH_MERGE=1 (2 K without), counted in graph_hash_nodes and
  *    graph_kernel_nodes_hashed, and every digest is the CPU reference's of
  *    the buffer and the unmerged run's;
+ *  - a merged node's region of the start and length of one its dependency
+ *    post-hashes is read once (hash_pre_shared, fewer bytes hashed), for
+ *    each dependent of a fan-out; one of the same start and another length
+ *    is read for itself;
  *  - in a fork/join graph only a dependent whose one dependency is a hashed
  *    kernel node by a plain edge merges: not one after a memset, not one of
  *    two dependencies, not one after a programmatic launch edge;
@@ -37,15 +41,17 @@
 
 #define MERGE "KTRACE_HASH_MERGE=1"
 
-/* One traced run: its records and the checksum kernels the fake ran. */
+/* One traced run: its records, the checksum kernels the fake ran and the
+ * bytes they read. */
 struct run {
 	struct recs x;
 	unsigned long hash_kernels;
+	unsigned long long hash_bytes;
 };
 
-/* The app's "hash_kernels=N" line (gt_run_app keeps its stdout); 0 when
- * it prints none (graph_app). */
-static unsigned long app_hash_kernels(void)
+/* The app's "KEY=N" line (key: "hash_kernels=", ...; gt_run_app keeps its
+ * stdout); 0 when it prints none (graph_app). */
+static unsigned long long app_value(const char *key)
 {
 	char path[PATH_MAX + 16], buf[4096];
 	const char *at;
@@ -58,8 +64,8 @@ static unsigned long app_hash_kernels(void)
 	n = fread(buf, 1, sizeof buf - 1, f);
 	buf[n] = '\0';
 	fclose(f);
-	at = strstr(buf, "hash_kernels=");
-	return at ? strtoul(at + 13, NULL, 10) : 0;
+	at = strstr(buf, key);
+	return at ? strtoull(at + strlen(key), NULL, 10) : 0;
 }
 
 /* Run app MODE, hashed, with one more setting (NULL: none), into trace NAME. */
@@ -70,22 +76,31 @@ static void record(const char *app, const char *mode, const char *env, const cha
 	gt_run_app(mode, name, 1, 0);
 	gt_extra_env = "KTRACE_QUIET=1";
 	gt_app = "graph_app";
-	r->hash_kernels = app_hash_kernels();
+	r->hash_kernels = (unsigned long)app_value("hash_kernels=");
+	r->hash_bytes = app_value("hash_bytes=");
 	gt_read_recs(name, &r->x);
 }
 
-/* Region 0 of (graph launch, node)'s LAUNCH, which must be hashed. */
-static struct ktrace_region region0(const struct run *r, uint64_t launch, uint32_t node)
+/* Region k of (graph launch, node)'s LAUNCH of nregions regions, which
+ * must be hashed. */
+static struct ktrace_region region_at(const struct run *r, uint64_t launch, uint32_t node, uint32_t k,
+				      uint32_t nregions)
 {
 	struct ktrace_rec_launch l;
 	struct ktrace_region g;
 
 	assert_true(gt_graph_launch(&r->x, launch, node, &l));
 	assert_true(l.flags & KTRACE_LAUNCHF_HASHED);
-	assert_int_equal(l.nregions, 1);
-	ktrace_launch_region(&l, 0, &g);
+	assert_int_equal(l.nregions, nregions);
+	ktrace_launch_region(&l, k, &g);
 	assert_true((g.flags & KTRACE_REGIONF_PRE) && (g.flags & KTRACE_REGIONF_POST));
 	return g;
+}
+
+/* Region 0 of (graph launch, node)'s LAUNCH of one region. */
+static struct ktrace_region region0(const struct run *r, uint64_t launch, uint32_t node)
+{
+	return region_at(r, launch, node, 0, 1);
 }
 
 /* Region 0 of (launch, node) has the same digests and flags in a and b. */
@@ -122,14 +137,36 @@ static void record_pair(const char *mode, struct run *merged, struct run *plain,
 	assert_nodes(plain, plain_nodes, kernels, 2);
 }
 
+/* The hashed LAUNCH records of two runs, in trace order, have the same
+ * regions and digests; returns how many. */
+static unsigned assert_same_launches(const struct recs *a, const struct recs *b);
+
+/* What read-once does to graph_merge_app MODE (record_pair's runs, sets
+ * and kernels): `shared` regions read once merged (hash_pre_shared, none
+ * unmerged), the checksum kernels reading entries[0] regions of N floats
+ * per launch merged and entries[1] not, and every hashed LAUNCH of both
+ * runs alike. */
+static void record_shared(const char *mode, struct run *merged, struct run *plain, const uint64_t sets[2],
+			  uint64_t kernels, uint64_t shared, const uint64_t entries[2])
+{
+	record_pair(mode, merged, plain, sets[0], sets[1], kernels);
+	assert_int_equal(merged->x.counters[KTRACE_CTR_HASH_PRE_SHARED], shared);
+	assert_int_equal(plain->x.counters[KTRACE_CTR_HASH_PRE_SHARED], 0);
+	assert_int_equal(merged->hash_bytes, 2 * entries[0] * N * sizeof(float));
+	assert_int_equal(plain->hash_bytes, 2 * entries[1] * N * sizeof(float));
+	assert_int_equal(assert_same_launches(&merged->x, &plain->x), 2 * kernels);
+}
+
 /* K = 4 add_one(X) in a chain, launched twice: K + 1 sets merged, 2 K not;
- * node k of launch L sees X = i + 4 L + k. */
+ * node k of launch L sees X = i + 4 L + k.  Merged, each node's pre-digest
+ * of X is its predecessor's post-digest entry (3 shared regions, counted
+ * once at instantiation): 5 entries of 256 bytes per launch instead of 8. */
 static void test_chain(void **state)
 {
 	static struct run merged, plain;
 
 	(void)state;
-	record_pair("chain 4", &merged, &plain, 5, 8, 4);
+	record_shared("chain 4", &merged, &plain, (const uint64_t[2]){ 5, 8 }, 4, 3, (const uint64_t[2]){ 5, 8 });
 	for (uint64_t launch = 0; launch < 2; launch++)
 		for (uint32_t k = 0; k < 4; k++) {
 			struct ktrace_region g = region0(&merged, launch, k);
@@ -182,6 +219,86 @@ static void test_fork_join(void **state)
 	gt_free_recs(&plain.x);
 }
 
+/* The digest of n floats of h from index from. */
+static uint64_t floats_digest(const float *h, int from, int n)
+{
+	return ktrace_digest(h + from, (size_t)n * sizeof(float));
+}
+
+/* P add_one(A) with two dependents summing all of A (nondet_sum(B, A),
+ * nondet_sum(C, A)): both merge into P's post set and both take their
+ * pre-digest of A from P's entry (2 shared), so that set hashes A, B and C
+ * once each: 4 sets of 1536 bytes per launch, against 6 sets of 2048
+ * bytes.  A is a read-only input of both (its post-digest the shared
+ * pre-digest).  Every digest is the CPU's and the unmerged run's. */
+static void test_fanout(void **state)
+{
+	static struct run merged, plain;
+	float b[N];
+
+	(void)state;
+	record_shared("fanout", &merged, &plain, (const uint64_t[2]){ 4, 6 }, 3, 2, (const uint64_t[2]){ 6, 8 });
+	for (uint64_t launch = 0; launch < 2; launch++) {
+		struct ktrace_region p = region0(&merged, launch, 0);
+
+		assert_true(p.pre_hash == gt_floats_digest(0, (float)launch, N, 0));
+		assert_true(p.post_hash == gt_floats_digest(0, (float)launch + 1, N, 0));
+		for (uint32_t node = 1; node < 3; node++) {
+			struct ktrace_region out = region_at(&merged, launch, node, 0, 2);
+			struct ktrace_region in = region_at(&merged, launch, node, 1, 2);
+
+			assert_true(in.pre_hash == p.post_hash);
+			assert_true(in.post_hash == in.pre_hash);
+			assert_true(in.flags & KTRACE_REGIONF_POST_CARRIED);
+			for (int i = 0; i < N; i++)
+				b[i] = 100.0f * (float)node + (float)i;
+			b[0] = launch ? 2016 + 64 : b[0];
+			assert_true(out.pre_hash == floats_digest(b, 0, N));
+			b[0] = 2016.0f + 64.0f * (float)(launch + 1);
+			assert_true(out.post_hash == floats_digest(b, 0, N));
+		}
+	}
+	gt_free_recs(&merged.x);
+	gt_free_recs(&plain.x);
+}
+
+/* P add_one(A) -> M nondet_sum(A + 32, A, 32): M's input starts where P's
+ * region does but is half as long (bounded by M's output), and its output
+ * starts elsewhere: both keep their own entries in P's post set (no region
+ * shared, the same bytes hashed merged or not: 3 sets, 4 unmerged).  Every
+ * digest is the CPU's and the unmerged run's. */
+static void test_short(void **state)
+{
+	static struct run merged, plain;
+	float a[N];
+
+	(void)state;
+	record_shared("short", &merged, &plain, (const uint64_t[2]){ 3, 4 }, 2, 0, (const uint64_t[2]){ 4, 4 });
+	for (int i = 0; i < N; i++)
+		a[i] = (float)i;
+	for (uint64_t launch = 0; launch < 2; launch++) {
+		struct ktrace_region p = region0(&merged, launch, 0);
+		struct ktrace_region out = region_at(&merged, launch, 1, 0, 2);
+		struct ktrace_region in = region_at(&merged, launch, 1, 1, 2);
+
+		assert_true(p.pre_hash == floats_digest(a, 0, N));
+		for (int i = 0; i < N; i++)
+			a[i] += 1.0f;
+		assert_true(p.post_hash == floats_digest(a, 0, N));
+		assert_int_equal(p.hash_len, N * sizeof(float));
+		assert_true(in.ptr == p.ptr);
+		assert_int_equal(in.hash_len, N / 2 * sizeof(float));
+		assert_true(in.pre_hash == floats_digest(a, 0, N / 2));
+		assert_true(out.pre_hash == floats_digest(a, N / 2, N / 2));
+		a[N / 2] = 0;
+		for (int i = 0; i < N / 2; i++)
+			a[N / 2] += a[i];
+		assert_true(out.post_hash == floats_digest(a, N / 2, N / 2));
+	}
+	gt_free_recs(&merged.x);
+	gt_free_recs(&plain.x);
+}
+
 /* add_one(A) -> kernel_a(A) -> add_one(A): kernel_a only reads A, so no
  * post-hash after it (5 sets; merged 4: kernel_a's post set hashes only
  * the next node's pre-hash; 6 with KTRACE_HASH_READONLY=0). */
@@ -198,6 +315,10 @@ static void test_read_only(void **state)
 	assert_nodes(&merged, 4, 3, 2);
 	assert_nodes(&off, 6, 3, 2);
 	assert_nodes(&verify, 6, 3, 2);
+	/* merged, kernel_a's pre-digest of A is add_one's post entry; add_one
+	 * after kernel_a has its own (kernel_a post-hashes nothing) */
+	assert_int_equal(merged.x.counters[KTRACE_CTR_HASH_PRE_SHARED], 1);
+	assert_int_equal(on.x.counters[KTRACE_CTR_HASH_PRE_SHARED], 0);
 	for (uint64_t launch = 0; launch < 2; launch++) {
 		struct ktrace_region g = region0(&on, launch, 1), m = region0(&off, launch, 1);
 
@@ -334,6 +455,10 @@ static void test_conditional(void **state)
 	assert_int_equal(merged.x.counters[KTRACE_CTR_GRAPH_KERNEL_NODES_HASHED], 5);
 	assert_int_equal(merged.x.counters[KTRACE_CTR_GRAPH_HASH_NODES] + 1,
 			 plain.x.counters[KTRACE_CTR_GRAPH_HASH_NODES]);
+	/* the second top-level add_one(x) reads x once with the first's post
+	 * entry; the body's add_one(x) -> add_one(x) keeps its own sets */
+	assert_int_equal(merged.x.counters[KTRACE_CTR_HASH_PRE_SHARED], 1);
+	assert_int_equal(plain.x.counters[KTRACE_CTR_HASH_PRE_SHARED], 0);
 	/* 2 launches of 2 top-level kernels and 3 runs of 3 body kernels */
 	assert_int_equal(assert_same_launches(&merged.x, &plain.x), 2 * (2 + 3 * 3));
 	/* x = i + 8 L + 1 before the second top-level node of launch L */
@@ -351,6 +476,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_chain),
 		cmocka_unit_test(test_fork_join),
+		cmocka_unit_test(test_fanout),
+		cmocka_unit_test(test_short),
 		cmocka_unit_test(test_read_only),
 		cmocka_unit_test(test_read_only_lie),
 		cmocka_unit_test(test_read_only_lie_at_exit),

@@ -7,9 +7,13 @@
  * post-hashed regions and then each merged node's pre-hashed regions, that
  * sets of more than 160 entries span several checksum nodes, that
  * read-only inputs (POST_CARRIED) are not post-hashed unless
- * KTRACE_HASH_VERIFY, and that no two result words of the layout collide
- * (every region's pre and post word, every checksum node's completion
- * word, inside the area).
+ * KTRACE_HASH_VERIFY, that a merged node's region of the ptr and hash_len
+ * of one its host post-hashes has no entry of its own but reads the
+ * host's (not another dependent's, not in a body, not unmerged), and that
+ * the layout holds: every word inside the area, none written twice (each
+ * set's entries as graph_hash.c lists them, each checksum node's
+ * completion word), every region's pre and post word written with that
+ * region.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -68,50 +72,122 @@ static void edge(struct fixture *f, uint32_t from, uint32_t to)
 	f->edges[f->r.nedges++] = (struct ktrace_graph_edge){ from, to };
 }
 
-/* Mark word w (once only, inside the area). */
-static void mark(uint8_t *seen, uint64_t words, uint64_t w)
+/* What the layout writes: per result word, the region hashed there (or a
+ * completion word). */
+struct written {
+	uint64_t ptr, len;
+	uint8_t set, done;
+};
+
+/* Mark word w written (once only, inside the area). */
+static struct written *mark(struct written *w, uint64_t words, uint64_t word)
 {
-	assert_true(w < words);
-	assert_int_equal(seen[w], 0);
-	seen[w] = 1;
+	assert_true(word < words);
+	assert_false(w[word].set || w[word].done);
+	return &w[word];
 }
 
-/* The completion words of a set of e entries at off. */
-static void mark_done_words(uint8_t *seen, uint64_t words, uint64_t off, uint32_t e)
+/* The words set n's pre set (post: its post set) of e entries at off
+ * writes: each entry's region, as graph_hash.c lists them, then each
+ * checksum node's completion word. */
+static void write_set(const struct kt_grev *r, const struct kt_gnode *n, int post, uint64_t off, uint32_t e,
+		      struct written *w)
 {
+	uint64_t *ptr = calloc(2 * (size_t)e + 1, sizeof(*ptr)), *len = ptr + e;
+
+	assert_non_null(ptr);
+	assert_int_equal(kt_ghash_set_regions(r, n, post, ptr, len, e), e);
+	for (uint32_t k = 0; k < e; k++) {
+		struct written *x = mark(w, r->result_words, kt_gset_word(off, k));
+
+		x->set = 1;
+		x->ptr = ptr[k];
+		x->len = len[k];
+	}
 	for (uint32_t g = 0; g < kt_gset_groups(e); g++) {
 		uint32_t in = e - g * KT_HASH_MAX_REGIONS;
 
 		if (in > KT_HASH_MAX_REGIONS)
 			in = KT_HASH_MAX_REGIONS;
-		mark(seen, words, off + (uint64_t)g * (KT_HASH_MAX_REGIONS + 1) + in);
+		mark(w, r->result_words, off + (uint64_t)g * (KT_HASH_MAX_REGIONS + 1) + in)->done = 1;
 	}
+	free(ptr);
 }
 
-/* Every word of the layout lies in the area and no two coincide. */
+/* Word `word`, read for region g, lies in [off, off + kt_gset_words(e))
+ * and was written with g's ptr and hash_len. */
+static void assert_read(const struct written *w, uint64_t word, const struct ktrace_region *g, uint64_t off,
+			uint32_t e)
+{
+	assert_true(word >= off && word < off + kt_gset_words(e));
+	assert_true(w[word].set);
+	assert_true(w[word].ptr == g->ptr);
+	assert_true(w[word].len == g->hash_len);
+}
+
+/* Does host h post-hash a region of g's ptr and hash_len? */
+static int host_has(const struct kt_gnode *h, const struct ktrace_region *g)
+{
+	for (uint32_t i = 0; i < h->nregions; i++)
+		if (kt_ghash_post_hashed(h, i) && h->regions[i].ptr == g->ptr && h->regions[i].hash_len == g->hash_len)
+			return 1;
+	return 0;
+}
+
+/* Node n's digests are read where they were written: each region's pre
+ * word in its pre set (merged: its host's post set, a word of the host's
+ * own when the host post-hashes the region, else one of n's), its post
+ * word in its post set, each of the same region. */
+static void assert_reads(const struct kt_grev *r, const struct kt_gnode *n, const struct written *w)
+{
+	const struct kt_gnode *host = n->pre_host == KT_GRAPH_NONE ? NULL : &r->nodes[n->pre_host];
+	struct kt_gwalk walk = { 0, 0 };
+	uint32_t shared = 0;
+
+	for (uint32_t k = 0; k < n->nregions; k++) {
+		const struct ktrace_region *g = &n->regions[k];
+		uint64_t pre, post = UINT64_MAX;
+
+		if (!g->hash_len)
+			continue;
+		assert_int_equal(kt_ghash_words(n, k, &walk, &pre, &post), kt_ghash_post_hashed(n, k));
+		if (host) {
+			assert_true(n->pre_off == host->post_off);
+			assert_read(w, pre, g, host->post_off, host->post_entries);
+			assert_int_equal(pre < kt_gset_word(host->post_off, n->pre_first), host_has(host, g));
+			shared += pre < kt_gset_word(host->post_off, n->pre_first);
+		} else {
+			assert_read(w, pre, g, n->pre_off, n->nhashed);
+		}
+		if (post != UINT64_MAX)
+			assert_read(w, post, g, n->post_off, n->post_entries);
+	}
+	assert_int_equal(walk.post, n->npost);
+	assert_int_equal(walk.own + shared, n->nhashed);
+	assert_int_equal(shared, n->nshared);
+}
+
+/* Every word of the layout lies in the area, none is written twice, and
+ * every region's digests are read from words written with that region. */
 static void assert_layout(const struct kt_grev *r)
 {
-	uint8_t *seen = calloc(r->result_words + 1, 1);
+	struct written *w = calloc(r->result_words + 1, sizeof(*w));
 
-	assert_non_null(seen);
+	assert_non_null(w);
 	for (uint32_t i = 0; i < r->nnodes; i++) {
 		const struct kt_gnode *n = &r->nodes[i];
-		uint32_t pre = 0, post = 0;
 
 		if (!(n->rec.flags & KTRACE_GNODEF_HASHED))
 			continue;
 		if (n->pre_host == KT_GRAPH_NONE)
-			mark_done_words(seen, r->result_words, n->pre_off, n->nhashed);
+			write_set(r, n, 0, n->pre_off, n->nhashed, w);
 		if (n->post_entries)
-			mark_done_words(seen, r->result_words, n->post_off, n->post_entries);
-		for (uint32_t k = 0; k < n->nregions; k++) {
-			mark(seen, r->result_words, kt_gset_word(n->pre_off, (uint64_t)n->pre_first + pre++));
-			if (kt_ghash_post_hashed(n, k))
-				mark(seen, r->result_words, kt_gset_word(n->post_off, post++));
-		}
-		assert_int_equal(post, n->npost);
+			write_set(r, n, 1, n->post_off, n->post_entries, w);
 	}
-	free(seen);
+	for (uint32_t i = 0; i < r->nnodes; i++)
+		if (r->nodes[i].rec.flags & KTRACE_GNODEF_HASHED)
+			assert_reads(r, &r->nodes[i], w);
+	free(w);
 }
 
 /* A chain 0 -> 1 -> 2 of 100, 120 and 50 regions: merged, 1's pre-hash is
@@ -221,6 +297,130 @@ static void test_read_only(void **state)
 	ktrace_tracer.cfg.hash_verify = 0;
 }
 
+/* Region k of node i is region k2 of node i2 (len: its hash_len). */
+static void same_as(struct fixture *f, uint32_t i, uint32_t k, uint32_t i2, uint32_t k2, uint64_t len)
+{
+	f->regions[i][k].ptr = f->regions[i2][k2].ptr;
+	f->regions[i][k].hash_len = len;
+}
+
+/* Entries of every set of the layout (pre sets not merged, post sets). */
+static uint64_t entries(const struct kt_grev *r)
+{
+	uint64_t e = 0;
+
+	for (uint32_t i = 0; i < r->nnodes; i++)
+		e += (r->nodes[i].pre_host == KT_GRAPH_NONE ? r->nodes[i].nhashed : 0) + r->nodes[i].post_entries;
+	return e;
+}
+
+/* A chain 0 -> 1 -> 2 of 3 regions each: 1 reads 0's region 0 (shared),
+ * 0's region 1 with half its length and a region of its own; 2 reads 1's
+ * region 0 (shared, though 0 wrote it first), 0's region 2 (not its
+ * host's: its own entry) and 1's region 1 of half a length (shared). */
+static void test_shared(void **state)
+{
+	static struct fixture f;
+	static const uint32_t nr[3] = { 3, 3, 3 };
+
+	(void)state;
+	make(&f, 3, nr);
+	edge(&f, 0, 1);
+	edge(&f, 1, 2);
+	same_as(&f, 1, 0, 0, 0, 64);
+	same_as(&f, 1, 1, 0, 1, 32);
+	same_as(&f, 2, 0, 1, 0, 64);
+	same_as(&f, 2, 1, 0, 2, 64);
+	same_as(&f, 2, 2, 1, 1, 32);
+	assert_int_equal(kt_ghash_plan(&f.r, 1), 0);
+	assert_int_equal(f.nodes[1].nshared, 1);
+	assert_int_equal(f.nodes[2].nshared, 2);
+	assert_int_equal(f.nodes[0].post_entries, 3 + 2);
+	assert_int_equal(f.nodes[1].post_entries, 3 + 1);
+	assert_int_equal(f.nodes[2].post_entries, 3);
+	assert_int_equal(f.nodes[1].pre_first, 3);
+	assert_int_equal(f.nodes[2].pre_first, 3);
+	assert_int_equal(entries(&f.r), 3 + 5 + 4 + 3);
+	assert_int_equal(f.r.result_words, kt_gset_words(3) + kt_gset_words(5) + kt_gset_words(4) + kt_gset_words(3));
+	assert_layout(&f.r);
+	/* not merged: nothing shared, two sets of 3 per node */
+	assert_int_equal(kt_ghash_plan(&f.r, 0), 0);
+	for (uint32_t i = 0; i < 3; i++) {
+		assert_null(f.nodes[i].pre_shared);
+		assert_int_equal(f.nodes[i].nshared, 0);
+	}
+	assert_int_equal(entries(&f.r), 6 * 3);
+	assert_layout(&f.r);
+}
+
+/* 0 -> {1, 2}: both dependents share 0's entries (1: region A; 2: B, and A
+ * twice, so no entry of its own); a region of 1 is not shared with 2. */
+static void test_shared_fanout(void **state)
+{
+	static struct fixture f;
+	static const uint32_t nr[3] = { 2, 2, 4 };
+
+	(void)state;
+	make(&f, 3, nr);
+	edge(&f, 0, 1);
+	edge(&f, 0, 2);
+	same_as(&f, 1, 0, 0, 0, 64);
+	same_as(&f, 2, 0, 0, 1, 64);
+	same_as(&f, 2, 1, 0, 0, 64);
+	same_as(&f, 2, 2, 0, 0, 64);
+	same_as(&f, 2, 3, 1, 1, 64);
+	assert_int_equal(kt_ghash_plan(&f.r, 1), 0);
+	assert_int_equal(f.nodes[1].pre_host, 0);
+	assert_int_equal(f.nodes[2].pre_host, 0);
+	assert_int_equal(f.nodes[1].nshared, 1);
+	assert_int_equal(f.nodes[2].nshared, 3);
+	assert_int_equal(f.nodes[0].post_entries, 2 + 1 + 1);
+	assert_int_equal(f.nodes[2].pre_first, 3);
+	assert_layout(&f.r);
+	/* 2's regions 1 and 2 read the one word of 0's region 0 */
+	{
+		struct kt_gwalk w = { 0, 0 };
+		uint64_t pre[4], post;
+
+		for (uint32_t k = 0; k < 4; k++)
+			kt_ghash_words(&f.nodes[2], k, &w, &pre[k], &post);
+		assert_true(pre[1] == kt_gset_word(f.nodes[0].post_off, 0));
+		assert_true(pre[2] == pre[1]);
+		assert_true(pre[0] == kt_gset_word(f.nodes[0].post_off, 1));
+		assert_true(pre[3] == kt_gset_word(f.nodes[0].post_off, 3));
+	}
+}
+
+/* Shared only with what the host post-hashes: a read-only input of 0 (no
+ * post word) is not shared, unless KTRACE_HASH_VERIFY measures it; an
+ * entry of 0 past the first checksum node is shared. */
+static void test_shared_read_only(void **state)
+{
+	static struct fixture f;
+	static const uint32_t nr[2] = { 200, 2 };
+
+	(void)state;
+	make(&f, 2, nr);
+	edge(&f, 0, 1);
+	f.regions[0][0].flags |= KTRACE_REGIONF_POST_CARRIED;
+	same_as(&f, 1, 0, 0, 0, 64);
+	same_as(&f, 1, 1, 0, 170, 64);
+	assert_int_equal(kt_ghash_plan(&f.r, 1), 0);
+	assert_int_equal(f.nodes[0].npost, 199);
+	assert_int_equal(f.nodes[1].nshared, 1);
+	assert_int_equal(f.nodes[0].post_entries, 199 + 1);
+	assert_layout(&f.r);
+	ktrace_tracer.cfg.hash_verify = 1;
+	assert_int_equal(kt_ghash_plan(&f.r, 1), 0);
+	assert_int_equal(f.nodes[1].nshared, 2);
+	assert_int_equal(f.nodes[0].post_entries, 200);
+	assert_int_equal(f.nodes[1].pre_first, 200);
+	assert_layout(&f.r);
+	ktrace_tracer.cfg.hash_verify = 0;
+	assert_int_equal(kt_ghash_plan(&f.r, 0), 0);
+	assert_null(f.nodes[1].pre_shared);
+}
+
 /* Nodes of a conditional body keep their own sets (the body's ring). */
 static void test_body(void **state)
 {
@@ -239,8 +439,10 @@ static void test_body(void **state)
 	f.r.nlevels = 2;
 	f.levels[1] = (struct kt_glevel){ .parent = KT_GRAPH_NONE, .run = 1, .nrecs = 2, .first_rec = 0 };
 	f.nodes[0].level = f.nodes[1].level = 1;
+	same_as(&f, 1, 0, 0, 0, 64);
 	assert_int_equal(kt_ghash_plan(&f.r, 1), 0);
 	assert_int_equal(f.nodes[1].pre_host, KT_GRAPH_NONE);
+	assert_null(f.nodes[1].pre_shared);
 	assert_int_equal(f.levels[1].stride, 4 * kt_gset_words(1));
 	assert_int_equal(f.r.counters_off, 4 * f.levels[1].stride);
 }
@@ -251,6 +453,9 @@ int main(void)
 		cmocka_unit_test(test_chain),
 		cmocka_unit_test(test_where),
 		cmocka_unit_test(test_read_only),
+		cmocka_unit_test(test_shared),
+		cmocka_unit_test(test_shared_fanout),
+		cmocka_unit_test(test_shared_read_only),
 		cmocka_unit_test(test_body),
 	};
 
