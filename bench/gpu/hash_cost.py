@@ -135,6 +135,8 @@ def launch_figures(c):
             parts.append((key, c[key]))
     if "hash_merged" in c and seen:
         parts.append(("hash_merged_per_launch", c["hash_merged"] / seen))
+    if c.get("self_samples"):  # host time ktrace added to a sampled launch (driver calls excluded)
+        parts.append(("self_us_per_launch", c.get("self_ns", 0) / c["self_samples"] / 1000))
     if c.get("hash_bytes") and seen:
         parts.append(("hash_mib_per_launch", c["hash_bytes"] / seen / 2**20))
     # what sent each lone post-hash alone (hash_post_flushed by cause), per traced launch
