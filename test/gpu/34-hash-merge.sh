@@ -88,6 +88,15 @@ echo "BENCH|hash_launches_per_launch_merged|$m_ratio|ratio|ref_step eager, 5 ste
 echo "BENCH|hash_launches_per_launch_unmerged|$(per "$u_hl" "$u_seen")|ratio|KTRACE_HASH_MERGE=0: $u_hl hash launches, $u_seen launches"
 echo "BENCH|hash_merged_per_launch|$(per "$m_merged" "$m_seen")|ratio|post-hashes merged into the next pre-hash launch ($m_merged)"
 echo "BENCH|hash_post_flushed_per_launch|$(per "$m_flushed" "$m_seen")|ratio|post-hashes held and launched alone ($m_flushed)"
+# what sent the lone post-hashes alone, and the regions the merged launches read once
+for k in hash_flush_stream hash_flush_carried hash_flush_unmergeable hash_flush_unhashed hash_flush_copy \
+	hash_flush_order hash_flush_memory hash_flush_bound hash_flush_other hash_pre_shared; do
+	v=$(counter merged $k)
+	echo "BENCH|${k}_per_launch|$(per "$v" "$m_seen")|ratio|merged run: $v"
+done
+m_bytes=$(counter merged hash_bytes)
+u_bytes=$(counter unmerged1 hash_bytes)
+echo "BENCH|hash_bytes_merged_over_unmerged|$(per "$m_bytes" "$u_bytes")|ratio|bytes the checksum kernels read: $m_bytes merged, $u_bytes unmerged"
 if awk -v r="$m_ratio" 'BEGIN { exit !(r != "nan" && r + 0 <= 1.0) }'; then
 	result hash-merge-target PASS "$m_ratio hash launches per traced launch (target <= 1.0)"
 else
