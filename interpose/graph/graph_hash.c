@@ -52,7 +52,12 @@ struct kt_ghash {
 	atomic_uint refs;
 	CUcontext ctx;
 	atomic_int dead;     /* the context is gone: its GPU objects are not touched */
-	CUgraph instr;       /* the instrumented copy the exec was made (or last updated) from */
+	CUgraph instr;       /* the instrumented copy the exec was instantiated from, kept while the
+			      * exec lives: the driver names the exec's nodes by this graph's nodes
+			      * (an update's graph is destroyed once the exec took its parameters) */
+	CUgraphNode *inst_nodes; /* per node of the revision instantiated: its node in instr (an update
+				  * keeps the shape, and the driver pairs nodes in creation order) */
+	uint32_t inst_n;     /* entries of inst_nodes */
 	CUgraphExec exec;
 	CUdeviceptr area;
 	uint64_t area_words, scratch_words, result_words;
@@ -424,6 +429,7 @@ static void state_free(struct kt_ghash *h)
 		}
 	}
 	ktrace_real_capture_restore(mode, began);
+	free(h->inst_nodes);
 	free(h);
 }
 
@@ -456,21 +462,31 @@ static int can_disable(const struct kt_gnode *n)
 						 n->rec.kind == KTRACE_GNODE_MEMCPY || n->rec.kind == KTRACE_GNODE_MEMSET);
 }
 
+/* The node of h's exec that stands for revision node i, named as the driver
+ * wants it: by the node of the graph the exec was instantiated from.  NULL
+ * when none. */
+static CUgraphNode exec_node(const struct kt_ghash *h, uint32_t i)
+{
+	return h->inst_nodes && i < h->inst_n ? h->inst_nodes[i] : NULL;
+}
+
 /* Disable in h's exec the nodes disabled in the program's (model indexes).
  * updated: h's exec was updated in place, which keeps each node's enabled
  * state, so a node the program enabled again is enabled again first. */
 static void apply_disabled(const struct build *b, const uint32_t *disabled, uint32_t nd, int updated)
 {
 	const struct kt_grev *r = b->r;
+	CUgraphNode node;
 
 	if (!KT_REAL_HAS(cuGraphNodeSetEnabled))
 		return;
 	for (uint32_t i = 0; updated && i < r->nnodes; i++)
-		if (can_disable(&r->nodes[i]) && !(r->nodes[i].rec.flags & KTRACE_GNODEF_DISABLED) && b->map[i])
-			KT_REAL(cuGraphNodeSetEnabled, b->h->exec, b->map[i], 1);
+		if (can_disable(&r->nodes[i]) && !(r->nodes[i].rec.flags & KTRACE_GNODEF_DISABLED) &&
+		    (node = exec_node(b->h, i)))
+			KT_REAL(cuGraphNodeSetEnabled, b->h->exec, node, 1);
 	for (uint32_t k = 0; k < nd; k++)
-		if (disabled[k] < r->nnodes && b->map[disabled[k]])
-			KT_REAL(cuGraphNodeSetEnabled, b->h->exec, b->map[disabled[k]], 0);
+		if (disabled[k] < r->nnodes && (node = exec_node(b->h, disabled[k])))
+			KT_REAL(cuGraphNodeSetEnabled, b->h->exec, node, 0);
 }
 
 /* Instrument a new copy into h's existing exec with cuGraphExecUpdate.  0 or
@@ -488,8 +504,10 @@ static int update_in_place(struct build *b, CUgraph mirror)
 		KT_REAL(cuGraphDestroy, b->g);
 		return -1;
 	}
-	KT_REAL(cuGraphDestroy, b->h->instr);
-	b->h->instr = b->g;
+	/* the exec took the copy's parameters; its nodes are still named by
+	 * the graph it was instantiated from (h->instr, h->inst_nodes) */
+	KT_REAL(cuGraphDestroy, b->g);
+	b->g = NULL;
 	return 0;
 }
 
@@ -507,6 +525,10 @@ static int make_exec(struct build *b, CUgraph mirror, uint64_t flags)
 		return -1;
 	}
 	b->h->instr = b->g;
+	free(b->h->inst_nodes);
+	b->h->inst_nodes = b->map;
+	b->h->inst_n = b->r->nnodes;
+	b->map = NULL;
 	return 0;
 }
 

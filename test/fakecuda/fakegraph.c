@@ -77,7 +77,7 @@ struct fgraph;
 struct fnode {
 	CUgraphNodeType type;
 	struct fgraph *owner;
-	struct fnode *src, *src2;  /* copies: the node copied from (src2: an update's) */
+	struct fnode *src;         /* copies: the node copied from */
 	struct fnode **deps;
 	CUgraphEdgeData *edata;    /* per dependency: the edge's data (zero: a default edge) */
 	size_t ndeps;
@@ -1248,7 +1248,6 @@ API CUresult cuGraphExecUpdate_v2(CUgraphExec e, CUgraph g, CUgraphExecUpdateRes
 
 			params_copy(G(e)->nodes[i], G(g)->nodes[i]);
 			G(e)->nodes[i]->disabled = off;
-			G(e)->nodes[i]->src2 = G(g)->nodes[i];
 		}
 		r = CUDA_SUCCESS;
 	}
@@ -1261,20 +1260,22 @@ API CUresult cuGraphExecUpdate_v2(CUgraphExec e, CUgraph g, CUgraphExecUpdateRes
 }
 
 /* The node of g made from node h, looking inside child graphs too (the
- * driver lets a program set a node of a child graph on the exec). */
+ * driver lets a program set a node of a child graph on the exec).  As the
+ * driver, only a node of the graph the exec was instantiated from names one
+ * of its nodes (not a node of a graph it was updated from). */
 static struct fnode *node_made_from(const struct fgraph *g, const struct fnode *h, int depth)
 {
 	struct fnode *x = NULL;
 
 	for (size_t i = 0; g && i < g->n && !x; i++)
-		if (g->nodes[i]->src == h || g->nodes[i]->src2 == h)
+		if (g->nodes[i]->src == h)
 			x = g->nodes[i];
 	for (size_t i = 0; g && i < g->n && !x && depth < 16; i++)
 		x = node_made_from(g->nodes[i]->child, h, depth + 1);
 	return x;
 }
 
-/* The node of exec e made from node h of its graph (or of its last update's). */
+/* The node of exec e made from node h of the graph it was instantiated from. */
 static struct fnode *exec_node(CUgraphExec e, CUgraphNode h)
 {
 	return e && h ? node_made_from(G(e), N(h), 0) : NULL;

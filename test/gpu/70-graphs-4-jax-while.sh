@@ -16,7 +16,8 @@
 # fori_loop bound traced) under
 #   XLA_FLAGS=--xla_gpu_enable_command_buffer=+WHILE,+CONDITIONAL
 # (and, when XLA makes no conditional node with it, again with
-# --xla_gpu_graph_min_graph_size=1 added; the flags used are printed).
+# --xla_gpu_graph_min_graph_size=1 added; the flags used are printed), with
+# --xla_gpu_autotune_level=0 in every run (the autotuner chooses by timing).
 #
 #   graphs-jaxwhile-FLAGS         which XLA_FLAGS made XLA emit WHILE nodes
 #   graphs-jaxwhile-truth-P       two runs without ktrace: outputs differ
@@ -145,10 +146,16 @@ else:
 EOF
 }
 
-# which flags make XLA emit WHILE nodes: a metadata run of jax_fori_det
+# which flags make XLA emit WHILE nodes: a metadata run of jax_fori_det.
+# XLA's autotuner picks among kernels by their measured times, so two
+# processes may run different kernels and get different bits (jax_fori_det
+# gave two outputs across bare processes on an H100, 2026-12-07, and one with
+# the autotuner off): every run here has it off, so that the programs'
+# ground truth is their own.
+pin="--xla_gpu_autotune_level=0"
 flags=""
-for f in "--xla_gpu_enable_command_buffer=+WHILE,+CONDITIONAL" \
-	"--xla_gpu_enable_command_buffer=+WHILE,+CONDITIONAL --xla_gpu_graph_min_graph_size=1"; do
+for f in "--xla_gpu_enable_command_buffer=+WHILE,+CONDITIONAL $pin" \
+	"--xla_gpu_enable_command_buffer=+WHILE,+CONDITIONAL --xla_gpu_graph_min_graph_size=1 $pin"; do
 	rm -f "$o"-probe-*.ktrace
 	run_prog "$f" jax_fori_det "$o.probe.out" KTRACE_OUTPUT="$o-probe-%p.ktrace" KTRACE_HASH=0 LD_PRELOAD="$lib"
 	if grep -q "^UNAVAILABLE\|ModuleNotFoundError" "$o.probe.out" "$o.probe.out.err" 2>/dev/null; then

@@ -190,6 +190,11 @@ int main(int argc, char **argv)
 		CK(cudaGetLastError());
 		counts.add_launched("kt_g_init", 1);
 	}
+	// the memsets above ran on the legacy stream, which does not order the
+	// non-blocking stream s: wait for them, or the graphs' first reads of
+	// topsums, tally and out race with them (ktrace-diff then sets those
+	// regions aside)
+	CK(cudaDeviceSynchronize());
 	set_args(a, iters);
 	cudaGraph_t g = build_graph(a, plant, plant_top);
 	cudaGraphExec_t exec;
