@@ -495,7 +495,7 @@ enum ktrace_counter_id {
 	KTRACE_CTR_HASH_FLUSH_UNMERGEABLE = 37, /* the next launch's pre-hash could not take it (over 160
 	                                         * regions in all, several groups, result words apart) */
 	KTRACE_CTR_HASH_FLUSH_UNHASHED = 38,   /* a launch that was not hashed */
-	KTRACE_CTR_HASH_FLUSH_COPY = 39,       /* a copy or memset */
+	KTRACE_CTR_HASH_FLUSH_COPY = 39,       /* a copy or memset that may write what it reads */
 	KTRACE_CTR_HASH_FLUSH_ORDER = 40,      /* event record or wait, synchronise, query, stream creation
 	                                        * or destruction, host function, memory operation, prefetch */
 	KTRACE_CTR_HASH_FLUSH_MEMORY = 41,     /* a free of memory it reads, an unmap, IPC, a pool import */

@@ -59,6 +59,7 @@ struct ktrace_hooks ktrace_hooks = {
 	.held = 0,
 	.flush_held = ktrace_hash_flush_held,
 	.flush_held_touching = ktrace_hash_flush_held_touching,
+	.flush_held_writing = ktrace_hash_flush_held_writing,
 	.module_loaded = ktrace_on_module_loaded,
 	.module_unloaded = ktrace_on_module_unloaded,
 	.function = ktrace_on_function,

@@ -120,6 +120,10 @@ struct ktrace_hooks {
 	/* The same before a free of the device allocation at base: nothing
 	 * when the held post-hash reads no byte of it. */
 	void (*flush_held_touching)(uint64_t base);
+	/* The same before an asynchronous copy or memset writing [dst, dst +
+	 * bytes): nothing when the held post-hash reads none of it (in memory
+	 * only the GPU writes). */
+	void (*flush_held_writing)(uint64_t dst, uint64_t bytes);
 
 	/* ---- modules and kernels ---- */
 	/* A module (is_library=0, handle is CUmodule) or library (is_library=1,

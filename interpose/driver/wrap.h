@@ -63,6 +63,13 @@ void *ktrace_wrapper_for_real(const void *p) KTRACE_HIDDEN;
 			ktrace_hooks.flush_held(cause); \
 	} while (0)
 
+/* KT_FLUSH_HELD before an asynchronous copy or memset writing [dst, dst + bytes). */
+#define KT_FLUSH_HELD_WRITING(dst, bytes) \
+	do { \
+		if (kt_unlikely(atomic_load_explicit(&ktrace_hooks.held, memory_order_relaxed))) \
+			ktrace_hooks.flush_held_writing((dst), (bytes)); \
+	} while (0)
+
 /* KT_FLUSH_HELD before freeing the device allocation at base. */
 #define KT_FLUSH_HELD_TOUCHING(base) \
 	do { \

@@ -40,31 +40,37 @@
 /* One linear copy in its four forms: name<v> and name<v>_ptds, nameAsync<v>
  * and nameAsync<v>_ptsz (v: the version suffix, _v2 or none), taking a
  * destination d of d_type, a source s of s_type and n bytes; dst and src are
- * the addresses reported, host the host side (or NULL). */
-#define COPY_WRAPPERS_OF(WRAPPER, name, v, d_type, s_type, dir, dst, src, host) \
+ * the addresses reported, host the host side (or NULL).  The asynchronous
+ * forms are ASYNC_WRAPPER(name, params, args, dst, bytes written, report). */
+#define COPY_WRAPPERS_OF(WRAPPER, ASYNC_WRAPPER, name, v, d_type, s_type, dir, dst, src, host) \
 	WRAPPER(name##v, (d_type d, s_type s, size_t n), (d, s, n), \
 	  REPORT_COPY(dst, src, n, dir, 0, NULL, host)) \
 	WRAPPER(name##v##_ptds, (d_type d, s_type s, size_t n), (d, s, n), \
 	  REPORT_COPY(dst, src, n, dir, 0, PER_THREAD, host)) \
-	WRAPPER(name##Async##v, (d_type d, s_type s, size_t n, CUstream st), (d, s, n, st), \
+	ASYNC_WRAPPER(name##Async##v, (d_type d, s_type s, size_t n, CUstream st), (d, s, n, st), dst, n, \
 	  REPORT_COPY(dst, src, n, dir, ASYNC, st, host)) \
-	WRAPPER(name##Async##v##_ptsz, (d_type d, s_type s, size_t n, CUstream st), (d, s, n, st), \
+	ASYNC_WRAPPER(name##Async##v##_ptsz, (d_type d, s_type s, size_t n, CUstream st), (d, s, n, st), dst, n, \
 	  REPORT_COPY(dst, src, n, dir, ASYNC, ktrace_ptsz_stream(st), host))
 
-#define LINEAR_COPY_WRAPPERS(WRAPPER) \
-	COPY_WRAPPERS_OF(WRAPPER, cuMemcpy, , CUdeviceptr, CUdeviceptr, KTRACE_COPY_UNKNOWN, d, s, NULL) \
+#define LINEAR_COPY_WRAPPERS(WRAPPER, ASYNC_WRAPPER) \
+	COPY_WRAPPERS_OF(WRAPPER, ASYNC_WRAPPER, cuMemcpy, , CUdeviceptr, CUdeviceptr, KTRACE_COPY_UNKNOWN, d, s, \
+			 NULL) \
 	WRAPPER(cuMemcpyPeer, (CUdeviceptr d, CUcontext dc, CUdeviceptr s, CUcontext sc, size_t n), \
 	  (d, dc, s, sc, n), REPORT_COPY(d, s, n, KTRACE_COPY_PEER, 0, NULL, NULL)) \
 	WRAPPER(cuMemcpyPeer_ptds, (CUdeviceptr d, CUcontext dc, CUdeviceptr s, CUcontext sc, size_t n), \
 	  (d, dc, s, sc, n), REPORT_COPY(d, s, n, KTRACE_COPY_PEER, 0, PER_THREAD, NULL)) \
-	WRAPPER(cuMemcpyPeerAsync, (CUdeviceptr d, CUcontext dc, CUdeviceptr s, CUcontext sc, size_t n, CUstream st), \
-	  (d, dc, s, sc, n, st), REPORT_COPY(d, s, n, KTRACE_COPY_PEER, ASYNC, st, NULL)) \
-	WRAPPER(cuMemcpyPeerAsync_ptsz, \
+	ASYNC_WRAPPER(cuMemcpyPeerAsync, \
 	  (CUdeviceptr d, CUcontext dc, CUdeviceptr s, CUcontext sc, size_t n, CUstream st), \
-	  (d, dc, s, sc, n, st), REPORT_COPY(d, s, n, KTRACE_COPY_PEER, ASYNC, ktrace_ptsz_stream(st), NULL)) \
-	COPY_WRAPPERS_OF(WRAPPER, cuMemcpyHtoD, _v2, CUdeviceptr, const void *, KTRACE_COPY_HTOD, d, HOST_ADDR(s), s) \
-	COPY_WRAPPERS_OF(WRAPPER, cuMemcpyDtoH, _v2, void *, CUdeviceptr, KTRACE_COPY_DTOH, HOST_ADDR(d), s, d) \
-	COPY_WRAPPERS_OF(WRAPPER, cuMemcpyDtoD, _v2, CUdeviceptr, CUdeviceptr, KTRACE_COPY_DTOD, d, s, NULL)
+	  (d, dc, s, sc, n, st), d, n, REPORT_COPY(d, s, n, KTRACE_COPY_PEER, ASYNC, st, NULL)) \
+	ASYNC_WRAPPER(cuMemcpyPeerAsync_ptsz, \
+	  (CUdeviceptr d, CUcontext dc, CUdeviceptr s, CUcontext sc, size_t n, CUstream st), \
+	  (d, dc, s, sc, n, st), d, n, REPORT_COPY(d, s, n, KTRACE_COPY_PEER, ASYNC, ktrace_ptsz_stream(st), NULL)) \
+	COPY_WRAPPERS_OF(WRAPPER, ASYNC_WRAPPER, cuMemcpyHtoD, _v2, CUdeviceptr, const void *, KTRACE_COPY_HTOD, d, \
+			 HOST_ADDR(s), s) \
+	COPY_WRAPPERS_OF(WRAPPER, ASYNC_WRAPPER, cuMemcpyDtoH, _v2, void *, CUdeviceptr, KTRACE_COPY_DTOH, \
+			 HOST_ADDR(d), s, d) \
+	COPY_WRAPPERS_OF(WRAPPER, ASYNC_WRAPPER, cuMemcpyDtoD, _v2, CUdeviceptr, CUdeviceptr, KTRACE_COPY_DTOD, d, s, \
+			 NULL)
 
 /* ---- 2D and 3D copies -------------------------------------------------------- */
 
@@ -182,16 +188,17 @@ static void copy3d(const CUDA_MEMCPY3D *c, uint32_t flags, CUstream st, CUresult
 #define REPORT_SET_2D(dst, value, elem_size, w, h, flags, stream) \
 	REPORT_SET(dst, value, elem_size, (uint64_t)(w) * (h), (flags) | KTRACE_COPYF_2D, stream)
 
-/* The eight memsets of one element size (bits: 8, 16 or 32). */
-#define MEMSET_WRAPPERS_OF(WRAPPER, bits, elem_type, elem_size) \
+/* The eight memsets of one element size (bits: 8, 16 or 32); the linear
+ * asynchronous ones through ASYNC_WRAPPER (as for copies). */
+#define MEMSET_WRAPPERS_OF(WRAPPER, ASYNC_WRAPPER, bits, elem_type, elem_size) \
 	WRAPPER(cuMemsetD##bits##_v2, (CUdeviceptr d, elem_type v, size_t n), (d, v, n), \
 	  REPORT_SET(d, v, elem_size, n, 0, NULL)) \
 	WRAPPER(cuMemsetD##bits##_v2_ptds, (CUdeviceptr d, elem_type v, size_t n), (d, v, n), \
 	  REPORT_SET(d, v, elem_size, n, 0, PER_THREAD)) \
-	WRAPPER(cuMemsetD##bits##Async, (CUdeviceptr d, elem_type v, size_t n, CUstream st), (d, v, n, st), \
-	  REPORT_SET(d, v, elem_size, n, ASYNC, st)) \
-	WRAPPER(cuMemsetD##bits##Async_ptsz, (CUdeviceptr d, elem_type v, size_t n, CUstream st), (d, v, n, st), \
-	  REPORT_SET(d, v, elem_size, n, ASYNC, ktrace_ptsz_stream(st))) \
+	ASYNC_WRAPPER(cuMemsetD##bits##Async, (CUdeviceptr d, elem_type v, size_t n, CUstream st), (d, v, n, st), \
+	  d, (uint64_t)n * (elem_size), REPORT_SET(d, v, elem_size, n, ASYNC, st)) \
+	ASYNC_WRAPPER(cuMemsetD##bits##Async_ptsz, (CUdeviceptr d, elem_type v, size_t n, CUstream st), \
+	  (d, v, n, st), d, (uint64_t)n * (elem_size), REPORT_SET(d, v, elem_size, n, ASYNC, ktrace_ptsz_stream(st))) \
 	WRAPPER(cuMemsetD2D##bits##_v2, (CUdeviceptr d, size_t p, elem_type v, size_t w, size_t h), (d, p, v, w, h), \
 	  REPORT_SET_2D(d, v, elem_size, w, h, 0, NULL)) \
 	WRAPPER(cuMemsetD2D##bits##_v2_ptds, (CUdeviceptr d, size_t p, elem_type v, size_t w, size_t h), \
@@ -202,14 +209,23 @@ static void copy3d(const CUDA_MEMCPY3D *c, uint32_t flags, CUstream st, CUresult
 	  (CUdeviceptr d, size_t p, elem_type v, size_t w, size_t h, CUstream st), \
 	  (d, p, v, w, h, st), REPORT_SET_2D(d, v, elem_size, w, h, ASYNC, ktrace_ptsz_stream(st)))
 
-#define MEMSET_WRAPPERS(WRAPPER) \
-	MEMSET_WRAPPERS_OF(WRAPPER, 8, unsigned char, 1) \
-	MEMSET_WRAPPERS_OF(WRAPPER, 16, unsigned short, 2) \
-	MEMSET_WRAPPERS_OF(WRAPPER, 32, unsigned int, 4)
+#define MEMSET_WRAPPERS(WRAPPER, ASYNC_WRAPPER) \
+	MEMSET_WRAPPERS_OF(WRAPPER, ASYNC_WRAPPER, 8, unsigned char, 1) \
+	MEMSET_WRAPPERS_OF(WRAPPER, ASYNC_WRAPPER, 16, unsigned short, 2) \
+	MEMSET_WRAPPERS_OF(WRAPPER, ASYNC_WRAPPER, 32, unsigned int, 4)
 
-/* a copy or memset launches a held post-hash first (KT_FLUSH_HELD, wrap.h) */
+/* A copy or memset launches a held post-hash first (KT_FLUSH_HELD, wrap.h):
+ * a synchronous one or a 2D/3D one always (the host may write memory the
+ * post-hash reads once it returns), an asynchronous linear one only when it
+ * writes bytes the held post-hash reads (KT_FLUSH_HELD_WRITING). */
 #define COPY_WRAPPER(...) KT_WRAPPER_ORDERED(KTRACE_CTR_HASH_FLUSH_COPY, __VA_ARGS__)
+#define ASYNC_WRITE_WRAPPER(name, params, args, dst, bytes, ...) \
+	KTRACE_EXPORT CUresult name params \
+	{ \
+		KT_FLUSH_HELD_WRITING((uint64_t)(dst), (uint64_t)(bytes)); \
+		KT_WRAP_AROUND(name, args, , __VA_ARGS__) \
+	}
 
-LINEAR_COPY_WRAPPERS(COPY_WRAPPER)
+LINEAR_COPY_WRAPPERS(COPY_WRAPPER, ASYNC_WRITE_WRAPPER)
 COPY_2D_3D_WRAPPERS(COPY_WRAPPER)
-MEMSET_WRAPPERS(COPY_WRAPPER)
+MEMSET_WRAPPERS(COPY_WRAPPER, ASYNC_WRITE_WRAPPER)

@@ -29,9 +29,14 @@ int ktrace_hash_carry_shape(const struct ktrace_region *g, const struct ktrace_a
 		return 0;
 	if (a->base != g->alloc_base || g->ptr < a->base || g->ptr + g->hash_len > a->base + a->size)
 		return 0;
+	return ktrace_hash_gpu_only_memory(a->kind);
+}
+
+int ktrace_hash_gpu_only_memory(uint32_t kind)
+{
 	/* managed and host memory: the host writes it unseen; imported memory:
 	 * another process does */
-	return a->kind == KTRACE_ALLOC_DEVICE || a->kind == KTRACE_ALLOC_ASYNC || a->kind == KTRACE_ALLOC_VMM;
+	return kind == KTRACE_ALLOC_DEVICE || kind == KTRACE_ALLOC_ASYNC || kind == KTRACE_ALLOC_VMM;
 }
 
 void ktrace_hash_carry_plan(struct hctx *c, struct job *j)

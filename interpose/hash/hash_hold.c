@@ -10,7 +10,9 @@
  * ktrace_hash_job_merge); any other driver call that could order work after
  * the held launch, or let the host or another stream touch its buffers,
  * launches the held post-hash first (ktrace_hash_flush_held, through the
- * wrappers' one relaxed load of the flag), and so does the background
+ * wrappers' one relaxed load of the flag; a free or an asynchronous write
+ * of memory it does not read leaves it held: ktrace_hash_flush_held_touching,
+ * ktrace_hash_flush_held_writing), and so does the background
  * thread once it was held longer than the bound.  Holding, merging and
  * flushing are serialised by the one lock, so a flush never lands after
  * work the program issued later through a wrapped call.  At most one job
@@ -132,6 +134,19 @@ void ktrace_hash_flush_held_touching(uint64_t base)
 		return;
 	}
 	flush_locked(KTRACE_CTR_HASH_FLUSH_MEMORY);
+	pthread_mutex_unlock(&H.lock);
+}
+
+void ktrace_hash_flush_held_writing(uint64_t dst, uint64_t bytes)
+{
+	if (!atomic_load_explicit(H.flag, memory_order_relaxed))
+		return;
+	pthread_mutex_lock(&H.lock);
+	if (H.job && !ktrace_hash_job_overlaps(H.job, dst, bytes)) {
+		pthread_mutex_unlock(&H.lock); /* still held: the next launch may merge it */
+		return;
+	}
+	flush_locked(KTRACE_CTR_HASH_FLUSH_COPY);
 	pthread_mutex_unlock(&H.lock);
 }
 

@@ -66,6 +66,8 @@ struct job {
 	_Atomic int emitted;             /* its digests are final (carrying jobs read them then) */
 	uint8_t planned;                 /* ktrace_hash_carry_plan ran: in the carry table, inflight */
 	int is_copy;                /* a copy's job: one region, post-hash only, a MEMCPY record */
+	uint8_t host_visible;       /* a hashed region may lie in memory the host or another process
+	                             * writes without a driver call (managed, host, imported, unknown) */
 	struct ktrace_rec_memcpy copy;   /* is_copy: the record's fields; dst_digest by copy_emit */
 };
 
@@ -91,6 +93,10 @@ struct hctx {
 /* 1 when region g, in allocation a, has a shape whose pre-digest may carry:
  * exact, hashed, in device memory no host or other process writes. */
 int ktrace_hash_carry_shape(const struct ktrace_region *g, const struct ktrace_alloc_info *a);
+/* Memory of this kind (enum ktrace_alloc_kind) is written only by GPU work
+ * the program issues through the driver: not by the host or another
+ * process unseen. */
+int ktrace_hash_gpu_only_memory(uint32_t kind);
 
 /* At j's reservation (c->lock held): which of its regions carry their
  * pre-digest (a reference taken on each pending source job), then j as the
@@ -152,6 +158,11 @@ int ktrace_hash_job_holdable(const struct job *j);
  * ktrace does not track): its post-hash must be launched before a free of
  * base.  A copy's job: always. */
 int ktrace_hash_job_touches(const struct job *j, uint64_t base);
+/* A write of [lo, lo + bytes) may change what j's post-hash reads: a
+ * hashed region overlaps it, or lies in memory ktrace does not track, or
+ * the host may write j's memory unseen (host_visible).  A copy's job:
+ * always. */
+int ktrace_hash_job_overlaps(const struct job *j, uint64_t lo, uint64_t bytes);
 
 /* Hold j's post-hashes back (merging is on): any other held job is flushed
  * first.  1 held; 0 (merging off, j not holdable): the caller launches them. */

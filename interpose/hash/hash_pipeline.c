@@ -832,6 +832,7 @@ static struct job *job_new(struct hctx *c, CUstream stream, const struct ktrace_
 	for (uint32_t i = 0; i < r->nregions; i++)
 		if (regions[i].hash_len) {
 			j->eligible[h] = allocs && ktrace_hash_carry_shape(&regions[i], &allocs[i]);
+			j->host_visible |= !allocs || !ktrace_hash_gpu_only_memory(allocs[i].kind);
 			j->ridx[h++] = i;
 		}
 	memset(j->groups, 0, ng * sizeof(*j->groups));
@@ -991,6 +992,19 @@ int ktrace_hash_job_touches(const struct job *j, uint64_t base)
 		const struct ktrace_region *g = &j->regions[j->ridx[k]];
 
 		if (!g->alloc_base || g->alloc_base == base || (base >= g->ptr && base - g->ptr < g->hash_len))
+			return 1; /* memory ktrace does not track may be anything */
+	}
+	return 0;
+}
+
+int ktrace_hash_job_overlaps(const struct job *j, uint64_t lo, uint64_t bytes)
+{
+	if (j->is_copy || j->host_visible)
+		return 1;
+	for (uint32_t k = 0; k < j->nhashed; k++) {
+		const struct ktrace_region *g = &j->regions[j->ridx[k]];
+
+		if (!g->alloc_base || (g->ptr < lo + bytes && lo < g->ptr + g->hash_len))
 			return 1; /* memory ktrace does not track may be anything */
 	}
 	return 0;

@@ -110,6 +110,12 @@ void ktrace_hash_flush_held(uint32_t cause);
  * regions do not lie in it stays held (a free changes no other bytes);
  * counted as KTRACE_CTR_HASH_FLUSH_MEMORY. */
 void ktrace_hash_flush_held_touching(uint64_t base);
+/* The same before an asynchronous copy or memset that writes [dst, dst +
+ * bytes): a held post-hash that reads none of it, in device memory only the
+ * GPU writes, stays held (the write changes none of its bytes, and the next
+ * launch's pre-hash, merged with it, still comes after the write); counted
+ * as KTRACE_CTR_HASH_FLUSH_COPY. */
+void ktrace_hash_flush_held_writing(uint64_t dst, uint64_t bytes);
 
 /* An asynchronous copy r (its MEMCPY fields filled, r->dst_digest_state
  * unset) delivered [r->src, r->src + r->bytes) of device memory, one range,

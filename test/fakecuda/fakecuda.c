@@ -955,6 +955,12 @@ API CUresult cuMemsetD32Async(CUdeviceptr d, unsigned v, size_t n, CUstream s)
 	NOTE();
 	if (fg_capture_memset(s, d, v, 4, n, &r))
 		return r;
+	if (!real_memory() || n == 0)
+		return CUDA_SUCCESS;
+	if (!real_device_range((uintptr_t)d, n * 4))
+		return CUDA_ERROR_INVALID_VALUE;
+	for (size_t i = 0; i < n; i++) /* at its call, as the kernels run */
+		((unsigned *)(uintptr_t)d)[i] = v;
 	return CUDA_SUCCESS;
 }
 API CUresult cuMemsetD32Async_ptsz(CUdeviceptr d, unsigned v, size_t n, CUstream s)

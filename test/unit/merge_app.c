@@ -33,6 +33,12 @@
  *                     (D=2); D freed; L3 (A=4); context synchronised: the
  *                     free of B leaves L0's post-hash held (L1 merges it),
  *                     the free of D launches L2's first
+ *   merge_app writes  B: another allocation.  L0 (A=2); an asynchronous
+ *                     memset of B and copy into B (L0's post-hash stays
+ *                     held); L1 (A=3); an asynchronous memset of A to 0
+ *                     (L1's post-hash first); L2 (A=1); an asynchronous copy
+ *                     of B (2.0) into A (L2's first); L3 (A=3); context
+ *                     synchronised
  *
  * Prints "hash_launches=N" (ktrace's checksum kernels run) and "OK" when
  * every call succeeded.
@@ -171,6 +177,25 @@ static void frees(const float *ones)
 	launch(s);                                        /* L3 */
 }
 
+static void async_writes(void)
+{
+	static float twos[N];
+	CUdeviceptr b;
+
+	for (int i = 0; i < N; i++)
+		twos[i] = 2.0f;
+	OK(cuMemAlloc_v2(&b, N * sizeof(float)));
+	launch(s);                                        /* L0 */
+	OK(cuMemsetD32Async(b, 0, N, s));
+	OK(cuMemcpyHtoDAsync_v2(b, twos, N * sizeof(float), s));
+	launch(s);                                        /* L1 */
+	OK(cuMemsetD32Async(a, 0, N, s));
+	launch(s);                                        /* L2 */
+	OK(cuMemcpyDtoDAsync_v2(a, b, N * sizeof(float), s));
+	launch(s);                                        /* L3 */
+	OK(cuMemFree_v2(b));
+}
+
 int main(int argc, char **argv)
 {
 	static float ones[N];
@@ -197,6 +222,8 @@ int main(int argc, char **argv)
 		forked();
 	else if (!strcmp(mode, "free"))
 		frees(ones);
+	else if (!strcmp(mode, "writes"))
+		async_writes();
 	else
 		for (int i = 0; i < 16; i++)
 			launch(s);                        /* L0..L15 */

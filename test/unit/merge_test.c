@@ -296,6 +296,29 @@ static void test_frees(void **state)
 	assert_flush_causes(&on, want);
 }
 
+/* An asynchronous memset or copy launches the held post-hash first only
+ * when it writes bytes the post-hash reads. */
+static void test_async_writes(void **state)
+{
+	static struct run on, off;
+	/* the memset of A, the copy into A; the context synchronised */
+	uint64_t want[64] = { [KTRACE_CTR_HASH_FLUSH_COPY] = 2, [KTRACE_CTR_HASH_FLUSH_ORDER] = 1 };
+
+	(void)state;
+	record_run_unhurried("writes", &on);
+	record_run("writes", "KTRACE_HASH_MERGE=0", &off);
+	assert_int_equal(on.n, 4);
+	assert_digests(&on, 0, 1.0f, 2.0f);
+	assert_digests(&on, 1, 2.0f, 3.0f);
+	assert_digests(&on, 2, 0.0f, 1.0f);
+	assert_digests(&on, 3, 2.0f, 3.0f);
+	assert_same_digests(&on, &off);
+	/* L0 into L1's pre-hash (the writes of B kept it held) */
+	assert_int_equal(on.merged, 1);
+	assert_int_equal(on.flushed, 3);
+	assert_flush_causes(&on, want);
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -316,6 +339,7 @@ int main(void)
 		cmocka_unit_test(test_poller_flush),
 		cmocka_unit_test(test_fork),
 		cmocka_unit_test(test_frees),
+		cmocka_unit_test(test_async_writes),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
