@@ -538,6 +538,7 @@ static void initialise(void)
 		ho.carry_off = !c->hash_carry;
 		ho.verify = c->hash_verify;
 		ho.merge_off = !c->hash_merge || c->replay; /* a replay run keeps its launches apart */
+		ho.hold_ns = (uint64_t)c->hash_hold_us * 1000u;
 		ho.held_flag = &ktrace_hooks.held;
 
 		if (ktrace_hash_pipeline_start(ktrace_tracer.writer, &ho) == 0)

@@ -126,19 +126,23 @@ static void get_allocator(struct ktrace_config *c, ktrace_env_fn env, void *ctx)
 }
 
 /* KTRACE_GRAPH_ITERS: a whole number from 2 to KTRACE_GRAPH_ITERS_MAX. */
-static int get_graph_iters(struct ktrace_config *c, ktrace_env_fn env, void *ctx, char *err, size_t errlen)
+/* Setting `name`, a whole number from lo to hi, into *out (dflt when unset). */
+static int get_whole(ktrace_env_fn env, void *ctx, const char *name, unsigned long lo, unsigned long hi,
+		     uint32_t dflt, uint32_t *out, char *err, size_t errlen)
 {
-	const char *v = get(env, ctx, "KTRACE_GRAPH_ITERS");
-	char *end = NULL;
+	const char *v = get(env, ctx, name);
+	char *end = NULL, why[96];
 	unsigned long n;
 
-	c->graph_iters = KTRACE_GRAPH_ITERS_DEFAULT;
+	*out = dflt;
 	if (!v)
 		return 0;
 	n = strtoul(v, &end, 10);
-	if (!*v || *end || n < 2 || n > KTRACE_GRAPH_ITERS_MAX || *v == '-')
-		return bad(err, errlen, "KTRACE_GRAPH_ITERS", v, "must be a whole number from 2 to 65536");
-	c->graph_iters = (uint32_t)n;
+	if (!*v || *end || n < lo || n > hi || *v == '-') {
+		snprintf(why, sizeof why, "must be a whole number from %lu to %lu", lo, hi);
+		return bad(err, errlen, name, v, why);
+	}
+	*out = (uint32_t)n;
 	return 0;
 }
 
@@ -173,7 +177,10 @@ int ktrace_config_load(struct ktrace_config *c, ktrace_env_fn env, void *ctx, ch
 				   "must be at least 1 byte (KTRACE_HASH=0 turns hashing off)");
 	}
 
-	if (get_graph_iters(c, env, ctx, err, errlen))
+	if (get_whole(env, ctx, "KTRACE_GRAPH_ITERS", 2, KTRACE_GRAPH_ITERS_MAX, KTRACE_GRAPH_ITERS_DEFAULT,
+		      &c->graph_iters, err, errlen) ||
+	    get_whole(env, ctx, "KTRACE_HASH_HOLD_US", 10, KTRACE_HASH_HOLD_US_MAX, KTRACE_HASH_HOLD_US_DEFAULT,
+		      &c->hash_hold_us, err, errlen))
 		return -1;
 
 	c->gpu_times = KTRACE_GPU_TIMES_DEFAULT;
@@ -267,7 +274,7 @@ void ktrace_config_describe(const struct ktrace_config *c, char *buf, size_t len
 	if (c->hash_merge) {
 		size_t used = strlen(buf);
 
-		snprintf(buf + used, len - used, " KTRACE_HASH_MERGE=1");
+		snprintf(buf + used, len - used, " KTRACE_HASH_MERGE=1 KTRACE_HASH_HOLD_US=%u", c->hash_hold_us);
 	}
 	if (c->replay_spec) {
 		size_t used = strlen(buf);

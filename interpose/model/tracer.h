@@ -60,9 +60,13 @@ struct ktrace_config {
 	int hash_readonly;       /* KTRACE_HASH_READONLY: skip read-only inputs' post-hash (default 1) */
 	int hash_merge;          /* KTRACE_HASH_MERGE: a post-hash shares the next launch's pre-hash
 	                          * launch, a graph's checksum nodes merge (default 0) */
+	uint32_t hash_hold_us;   /* KTRACE_HASH_HOLD_US (default 100, 10..100000): how long a held
+	                          * post-hash waits for the next launch before it goes alone */
 };
 #define KTRACE_GRAPH_ITERS_DEFAULT 64u
 #define KTRACE_GRAPH_ITERS_MAX 65536u
+#define KTRACE_HASH_HOLD_US_DEFAULT 100u
+#define KTRACE_HASH_HOLD_US_MAX 100000u
 
 struct ktrace_tracer {
 	/* The launch path reads paused, writer and cfg's first fields: one

@@ -63,6 +63,7 @@ static void test_defaults(void **state)
 	assert_int_equal(c.store_modules, 1);
 	assert_int_equal(c.follow_fork, 0);
 	assert_int_equal(c.graph_iters, KTRACE_GRAPH_ITERS_DEFAULT);
+	assert_int_equal(c.hash_hold_us, KTRACE_HASH_HOLD_US_DEFAULT);
 	assert_string_equal(c.output_pattern, "ktrace-%p.ktrace");
 	snprintf(want, sizeof(want), "ktrace-%d.ktrace", (int)getpid());
 	assert_string_equal(c.output, want);
@@ -83,6 +84,8 @@ static void test_values(void **state)
 		"KTRACE_DEBUG", "0",
 		"KTRACE_FOLLOW_FORK", "1",
 		"KTRACE_GRAPH_ITERS", "2",
+		"KTRACE_HASH_MERGE", "1",
+		"KTRACE_HASH_HOLD_US", "750",
 		NULL,
 	};
 	struct ktrace_config c;
@@ -96,6 +99,7 @@ static void test_values(void **state)
 	assert_int_equal(c.hash, 0);
 	assert_true(c.hash_max == (16ull << 20));
 	assert_int_equal(c.graph_iters, 2);
+	assert_int_equal(c.hash_hold_us, 750);
 	assert_int_equal(c.have_kernel_filter, 1);
 	assert_int_equal(regexec(&c.kernel_filter, "fake_kernel_b", 0, NULL, 0), 0);
 	assert_int_equal(regexec(&c.kernel_filter, "gemm", 0, NULL, 0), 0);
@@ -108,6 +112,7 @@ static void test_values(void **state)
 	assert_non_null(strstr(desc, "KTRACE_OUTPUT=/tmp/x-%p-%%.kt "));
 	assert_non_null(strstr(desc, "KTRACE_HASH=0 "));
 	assert_non_null(strstr(desc, "KTRACE_HASH_MAX=16777216 "));
+	assert_non_null(strstr(desc, " KTRACE_HASH_MERGE=1 KTRACE_HASH_HOLD_US=750"));
 	assert_non_null(strstr(desc, "KTRACE_LAUNCHES=100:200 "));
 	assert_non_null(strstr(desc, "KTRACE_KERNELS=^(gemm|fake_kernel_[ab])$"));
 	ktrace_config_free(&c);
@@ -168,6 +173,9 @@ static void test_bad_values(void **state)
 	expect_bad("KTRACE_GRAPH_ITERS", "65537", NULL);
 	expect_bad("KTRACE_GRAPH_ITERS", "-4", NULL);
 	expect_bad("KTRACE_GRAPH_ITERS", "8k", NULL);
+	expect_bad("KTRACE_HASH_HOLD_US", "9", NULL);
+	expect_bad("KTRACE_HASH_HOLD_US", "100001", NULL);
+	expect_bad("KTRACE_HASH_HOLD_US", "1ms", NULL);
 	/* Control bytes are escaped, long values cut. */
 	expect_bad("KTRACE_HASH", "\x1b[31mred", "\\x1b[31mred");
 	memset(long_value, 'z', sizeof(long_value) - 1);
