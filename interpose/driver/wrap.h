@@ -56,26 +56,17 @@ void *ktrace_wrapper_for_real(const void *p) KTRACE_HIDDEN;
  * the host or another stream touch its buffers: the post-hash ktrace holds
  * back for a merge, if any, is launched first (hooks.h, `held`); cause:
  * the KTRACE_CTR_HASH_FLUSH_ counter of the kind of call.  One relaxed
- * atomic load when nothing is held. */
-#define KT_FLUSH_HELD(cause) \
+ * atomic load when nothing is held (KT_IF_HELD). */
+#define KT_IF_HELD(call) \
 	do { \
 		if (kt_unlikely(atomic_load_explicit(&ktrace_hooks.held, memory_order_relaxed))) \
-			ktrace_hooks.flush_held(cause); \
+			call; \
 	} while (0)
-
+#define KT_FLUSH_HELD(cause) KT_IF_HELD(ktrace_hooks.flush_held(cause))
 /* KT_FLUSH_HELD before an asynchronous copy or memset writing [dst, dst + bytes). */
-#define KT_FLUSH_HELD_WRITING(dst, bytes) \
-	do { \
-		if (kt_unlikely(atomic_load_explicit(&ktrace_hooks.held, memory_order_relaxed))) \
-			ktrace_hooks.flush_held_writing((dst), (bytes)); \
-	} while (0)
-
+#define KT_FLUSH_HELD_WRITING(dst, bytes) KT_IF_HELD(ktrace_hooks.flush_held_writing((dst), (bytes)))
 /* KT_FLUSH_HELD before freeing the device allocation at base. */
-#define KT_FLUSH_HELD_TOUCHING(base) \
-	do { \
-		if (kt_unlikely(atomic_load_explicit(&ktrace_hooks.held, memory_order_relaxed))) \
-			ktrace_hooks.flush_held_touching(base); \
-	} while (0)
+#define KT_FLUSH_HELD_TOUCHING(base) KT_IF_HELD(ktrace_hooks.flush_held_touching(base))
 
 /* The bodies of the wrappers that report an event, each a pass-through
  * while tracing is off:

@@ -124,30 +124,35 @@ void ktrace_hash_flush_held(uint32_t cause)
 	pthread_mutex_unlock(&H.lock);
 }
 
-void ktrace_hash_flush_held_touching(uint64_t base)
+/* Before a call that changes memory (a, b: what reads says of it): the held
+ * post-hash is launched first, counted as cause, unless reads says it
+ * reads none of that memory; then it stays held (the next launch may merge
+ * it). */
+static void flush_held_reading(int (*reads)(const struct job *, uint64_t, uint64_t), uint64_t a, uint64_t b,
+			       uint32_t cause)
 {
 	if (!atomic_load_explicit(H.flag, memory_order_relaxed))
 		return;
 	pthread_mutex_lock(&H.lock);
-	if (H.job && !ktrace_hash_job_touches(H.job, base)) {
-		pthread_mutex_unlock(&H.lock); /* still held: the next launch may merge it */
-		return;
-	}
-	flush_locked(KTRACE_CTR_HASH_FLUSH_MEMORY);
+	if (!H.job || reads(H.job, a, b))
+		flush_locked(cause);
 	pthread_mutex_unlock(&H.lock);
+}
+
+static int reads_allocation(const struct job *j, uint64_t base, uint64_t unused)
+{
+	(void)unused;
+	return ktrace_hash_job_touches(j, base);
+}
+
+void ktrace_hash_flush_held_touching(uint64_t base)
+{
+	flush_held_reading(reads_allocation, base, 0, KTRACE_CTR_HASH_FLUSH_MEMORY);
 }
 
 void ktrace_hash_flush_held_writing(uint64_t dst, uint64_t bytes)
 {
-	if (!atomic_load_explicit(H.flag, memory_order_relaxed))
-		return;
-	pthread_mutex_lock(&H.lock);
-	if (H.job && !ktrace_hash_job_overlaps(H.job, dst, bytes)) {
-		pthread_mutex_unlock(&H.lock); /* still held: the next launch may merge it */
-		return;
-	}
-	flush_locked(KTRACE_CTR_HASH_FLUSH_COPY);
-	pthread_mutex_unlock(&H.lock);
+	flush_held_reading(ktrace_hash_job_overlaps, dst, bytes, KTRACE_CTR_HASH_FLUSH_COPY);
 }
 
 void ktrace_hash_hold_flush_bounded(unsigned timeout_ms)

@@ -125,7 +125,6 @@ static void get_allocator(struct ktrace_config *c, ktrace_env_fn env, void *ctx)
 				 sizeof(c->allocator_startup));
 }
 
-/* KTRACE_GRAPH_ITERS: a whole number from 2 to KTRACE_GRAPH_ITERS_MAX. */
 /* Setting `name`, a whole number from lo to hi, into *out (dflt when unset). */
 static int get_whole(ktrace_env_fn env, void *ctx, const char *name, unsigned long lo, unsigned long hi,
 		     uint32_t dflt, uint32_t *out, char *err, size_t errlen)
