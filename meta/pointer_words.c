@@ -510,6 +510,22 @@ static int typed(struct span t, uint32_t size, struct ktrace_ptr_words *o)
 	return 0;
 }
 
+/* A lambda's closure type ("...::{lambda(int)#1}") declared in a function of
+ * namespace at::: ATen's elementwise closures, which may hold
+ * OffsetCalculators. */
+static int aten_closure(struct span t)
+{
+	static const char lambda[] = "::{lambda(";
+	const size_t n = sizeof lambda - 1;
+
+	if (t.n < 4 || memcmp(t.s, "at::", 4) || t.s[t.n - 1] != '}')
+		return 0;
+	for (size_t i = 0; i + n <= t.n; i++)
+		if (!memcmp(t.s + i, lambda, n))
+			return 1;
+	return 0;
+}
+
 int ktrace_meta_pointer_words(const char *type, uint32_t size, uint8_t space, struct ktrace_ptr_words *out)
 {
 	struct span t;
@@ -520,8 +536,12 @@ int ktrace_meta_pointer_words(const char *type, uint32_t size, uint8_t space, st
 	if (t.n > TYPE_MAX)
 		return 0;
 	t = strip_qualifiers(t);
-	if (t.n)
-		return typed(t, size, out);
+	if (t.n && typed(t, size, out))
+		return 1;
+	if (t.n) {
+		out->aten_closure = aten_closure(t);
+		return 0;
+	}
 	/* no type: a pointer state space in the cubin or PTX still tells */
 	if (size == 8 && (space == 4 || space == 5)) {
 		add_run(out, 0, 1);

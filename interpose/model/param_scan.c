@@ -12,6 +12,7 @@
 
 #include <cuda.h>
 #include "format/hot.h"
+#include "interpose/model/offset_calc.h"
 
 struct ktrace_param_layout *ktrace_param_layout_new(uint32_t nparams, const uint32_t *offsets,
 						    const uint32_t *sizes, const uint8_t *kinds,
@@ -143,6 +144,15 @@ int ktrace_param_layout_type(struct ktrace_param_layout *l, uint32_t i, const ui
 	if (l->slot_rule.slots && l->slot_rule.map_offset - lo < l->size[i])
 		memset(&l->slot_rule, 0, sizeof l->slot_rule); /* parameter i typed again */
 	mark_runs(l, i, runs, nruns, used);
+	return 0;
+}
+
+int ktrace_param_layout_calc(struct ktrace_param_layout *l, uint32_t i)
+{
+	if (i >= l->nparams || l->size[i] < KTRACE_CALC_BYTES(1) || l->calc_rule.size)
+		return -1;
+	l->calc_rule.offset = l->offset[i];
+	l->calc_rule.size = l->size[i];
 	return 0;
 }
 
@@ -412,6 +422,46 @@ last_used_slot(const struct ktrace_param_layout *l, const uint8_t *buf, uint32_t
 	return v16 < r->slots ? v16 : UINT32_MAX;
 }
 
+/* Drop the regions of out[0, n) (and allocs, when given) that lie in an
+ * OffsetCalculator of l's calc rule (offset_calc.h); returns the count left. */
+static uint32_t drop_calculator_words(const struct ktrace_param_layout *l, const uint8_t *buf, uint32_t len,
+				      struct ktrace_region *out, struct ktrace_alloc_info *allocs, uint32_t n)
+{
+	const struct ktrace_calc_rule *r = &l->calc_rule;
+	uint32_t starts[KTRACE_CALC_MAX_FOUND], ptr_off[KTRACE_PARAM_MAX_WORDS / 8], nptr = 0, ncalc, kept = 0;
+	uint32_t lo[KTRACE_CALC_MAX_FOUND], hi[KTRACE_CALC_MAX_FOUND], nspan = 0;
+
+	if (r->offset + r->size > len)
+		return n;
+	ncalc = ktrace_calc_starts(buf + r->offset, r->size, starts, KTRACE_CALC_MAX_FOUND);
+	if (!ncalc)
+		return n;
+	for (uint32_t k = 0; k < n && nptr < sizeof ptr_off / sizeof ptr_off[0]; k++)
+		if (out[k].param_offset - r->offset < r->size)
+			ptr_off[nptr++] = out[k].param_offset - r->offset;
+	for (uint32_t c = 0; c < ncalc; c++) {
+		uint32_t s = r->offset + starts[c];
+
+		if (nspan && s < hi[nspan - 1])
+			continue; /* inside the span of the one before: old bytes */
+		lo[nspan] = s;
+		hi[nspan] = s + KTRACE_CALC_BYTES(ktrace_calc_nargs(starts[c], r->size, ptr_off, nptr));
+		nspan++;
+	}
+	for (uint32_t k = 0; k < n; k++) {
+		uint32_t o = out[k].param_offset, c = 0;
+
+		while (c < nspan && !(o + 8 > lo[c] && o < hi[c]))
+			c++;
+		if (c < nspan)
+			continue;
+		if (allocs)
+			allocs[kept] = allocs[k];
+		out[kept++] = out[k];
+	}
+	return kept;
+}
+
 /* The scan of one launch's assembled words (len bytes, at most the layout's
  * words) against the current map or (use_snap) a held snapshot; allocs may
  * be NULL.  Inlined into both entry points below. */
@@ -472,6 +522,8 @@ scan_words(const struct ktrace_param_layout *l, const uint8_t *buf, uint32_t len
 		region_set(&out[n], 8 * w, ord, wf, v, &hit, !l);
 		n++;
 	}
+	if (l && l->calc_rule.size)
+		n = drop_calculator_words(l, buf, len, out, allocs, n);
 	return n;
 }
 

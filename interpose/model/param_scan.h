@@ -49,6 +49,13 @@ struct ktrace_slot_rule {
 	uint32_t map_elem;   /* bytes per entry */
 };
 
+/* A parameter that is an ATen closure (interpose/model/offset_calc.h): in each
+ * launch, the words of the OffsetCalculators found in its bytes are no
+ * pointers, whatever their values. */
+struct ktrace_calc_rule {
+	uint32_t offset, size; /* the parameter's bytes in the buffer; size 0: no rule */
+};
+
 struct ktrace_param_layout {
 	uint32_t nparams;
 	uint32_t param_bytes;   /* end of the last parameter */
@@ -69,6 +76,7 @@ struct ktrace_param_layout {
 	                         * nothing known */
 	const uint16_t *word_slot;    /* [nwords]: tensor slot of a KTRACE_WORDF_SLOT word */
 	struct ktrace_slot_rule slot_rule; /* of the one parameter that has one */
+	struct ktrace_calc_rule calc_rule; /* of the one parameter that has one */
 };
 
 /* Build a layout (one allocation, free with free()).  kinds may be NULL
@@ -90,6 +98,12 @@ struct ktrace_param_layout *ktrace_param_layout_new(uint32_t nparams, const uint
  * parameter, another parameter has one). */
 int ktrace_param_layout_type(struct ktrace_param_layout *l, uint32_t i, const uint32_t (*runs)[2], uint32_t nruns,
 			     const struct ktrace_slot_rule *used) __attribute__((visibility("hidden")));
+
+/* Parameter i is an ATen closure whose OffsetCalculators the scan skips
+ * (struct ktrace_calc_rule), before the layout is used.  0, or -1 (nothing
+ * set) when i is out of range, too small to hold a calculator, or another
+ * parameter has the rule. */
+int ktrace_param_layout_calc(struct ktrace_param_layout *l, uint32_t i) __attribute__((visibility("hidden")));
 
 /* Parameter i, a pointer, is one from which the kernel reaches `bytes` bytes
  * (its source says so), before the layout is used.  0, or -1 (nothing set)
@@ -143,7 +157,8 @@ void ktrace_alloc_cache_invalidate(void) __attribute__((visibility("hidden")));
  * words only those of the slots the launch uses: a typed word that is not
  * null is a region, unhashed (alloc 0, flag UNHASHED) when it lands in no
  * tracked allocation; any other candidate is a region, flagged GUESSED,
- * when it lands in a tracked allocation.  Without a layout, every aligned
+ * when it lands in a tracked allocation, unless it lies in an OffsetCalculator
+ * of the layout's calc rule.  Without a layout, every aligned
  * word (ordinal 0xffff) is judged so.  Fills out[i] (param_offset, ordinal,
  * flags IN_STRUCT / GUESSED / UNHASHED, ptr, alloc_base, alloc_size; hash
  * fields 0) and allocs[i]; returns the count (at most max).  cache may be

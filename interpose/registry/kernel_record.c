@@ -114,15 +114,20 @@ struct ktrace_param_layout *ktrace_kernel_driver_layout(const struct ktrace_kern
 }
 
 /* Type parameter i of l as ktrace_meta_pointer_words() reads type/space,
- * with the launch-dependent slots it names (multi_tensor_apply's metadata). */
+ * with the launch-dependent slots it names (multi_tensor_apply's metadata);
+ * an ATen closure it does not know gets the calc rule (its OffsetCalculators
+ * skipped at each launch) and counts as untyped. */
 static int type_param(struct ktrace_param_layout *l, uint32_t i, const char *type, uint8_t space)
 {
 	struct ktrace_ptr_words w;
 	uint32_t runs[KTRACE_PTR_RUNS_MAX][2];
 	struct ktrace_slot_rule used;
 
-	if (!ktrace_meta_pointer_words(type, l->size[i], space, &w))
+	if (!ktrace_meta_pointer_words(type, l->size[i], space, &w)) {
+		if (w.aten_closure)
+			ktrace_param_layout_calc(l, i);
 		return 0;
+	}
 	for (uint32_t r = 0; r < w.nruns; r++) {
 		runs[r][0] = w.run[r].offset;
 		runs[r][1] = w.run[r].count;

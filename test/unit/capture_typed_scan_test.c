@@ -338,6 +338,66 @@ static void test_closure_is_guessed(void **state)
 		assert_int_equal(g.flags[j], KTRACE_REGIONF_IN_STRUCT | KTRACE_REGIONF_GUESSED);
 }
 
+/* An IntDivider<uint32_t>(d) as ATen's constructor fills it, at buf + off. */
+static void put_divider(uint8_t *buf, uint32_t off, uint32_t d)
+{
+	uint32_t shift = 0, v[3];
+
+	while ((1u << shift) < d)
+		shift++;
+	v[0] = d;
+	v[1] = (uint32_t)(((1ull << 32) * ((1ull << shift) - d)) / d + 1);
+	v[2] = shift;
+	memcpy(buf + off, v, sizeof v);
+}
+
+/* An OffsetCalculator<nargs> of dims dimensions (sizes 7, 12, 5, ...) at
+ * buf + off, the entries past dims left as they were. */
+static void put_calculator(uint8_t *buf, uint32_t off, uint32_t dims, uint32_t nargs)
+{
+	static const uint32_t size[] = { 7, 12, 5, 3 };
+
+	memcpy(buf + off, &dims, 4);
+	for (uint32_t i = 0; i < dims; i++) {
+		put_divider(buf, off + 4 + 12 * i, size[i % 4]);
+		for (uint32_t j = 0; j < nargs; j++) {
+			uint32_t stride = 4 * (i + 1) * (j + 1);
+
+			memcpy(buf + off + 304 + 4 * (i * nargs + j), &stride, 4);
+		}
+	}
+}
+
+/* The same closure holding a real OffsetCalculator<3> of 2 dimensions: the
+ * calculator's unset entries (decoys: old pointers) are no pointers, and
+ * neither is a stale copy of another calculator among them; the data
+ * array's words still are, guessed.  nvcc lays the closure out as its
+ * captures are first used: data (24 bytes), the calculator (604), the
+ * functor (4). */
+static void test_closure_calculator(void **state)
+{
+	const struct ktrace_meta_kernel *mk = kernel_meta(K_CLOSURE);
+	uint8_t buf[1024];
+	struct got g;
+	uint32_t base = mk->params[1].offset, calc = base + 24;
+
+	(void)state;
+	assert_int_equal(mk->params[1].size, 632); /* else the compiler laid the closure out otherwise */
+	declare(K_CLOSURE);
+	memset(buf, 0, sizeof buf);
+	decoys(buf, base, 632);
+	put_calculator(buf, calc, 2, 3);
+	put_calculator(buf, calc + 404, 1, 1); /* a stale copy in the unset strides */
+	launch(K_CLOSURE, buf);
+	trace_end();
+	regions_of(0, &g);
+	assert_int_equal(g.n, 3);
+	for (uint32_t j = 0; j < 3; j++) {
+		assert_int_equal(g.off[j], base + 8 * j);
+		assert_int_equal(g.flags[j], KTRACE_REGIONF_IN_STRUCT | KTRACE_REGIONF_GUESSED);
+	}
+}
+
 /* ---- multi_tensor_apply_kernel ---------------------------------------------------- */
 
 /* A multi-tensor-apply metadata parameter as PyTorch fills it for one
@@ -541,7 +601,7 @@ static void test_accessor(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		BOTH(test_elementwise), BOTH(test_closure_is_guessed), BOTH(test_tensor_list),
+		BOTH(test_elementwise), BOTH(test_closure_is_guessed), BOTH(test_closure_calculator), BOTH(test_tensor_list),
 		BOTH(test_tensor_list_large), BOTH(test_scalar_list), BOTH(test_tensor_list_unmapped),
 		BOTH(test_tensor_info), BOTH(test_accessor),
 	};

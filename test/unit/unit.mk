@@ -109,7 +109,7 @@ hash_alloc_map_test_LIBS := -lcmocka
 TESTS += hash_pipeline_test
 hash_pipeline_test_SRCS := test/unit/hash_pipeline_test.c interpose/hash/hash_pipeline.c interpose/hash/hash_module.c \
 	interpose/hash/hash_carry.c interpose/hash/hash_carry_job.c interpose/hash/hash_hold.c interpose/model/alloc_map.c \
-	interpose/model/read_only.c
+	interpose/model/read_only.c interpose/model/offset_calc.c
 hash_pipeline_test_LIBS := $(HASHKERN_FATBIN_OBJ) -lcmocka
 TEST_DEPS += $(HASHKERN_FATBIN_OBJ)
 $(BUILD)/hash_pipeline_test: $(HASHKERN_FATBIN_OBJ)
@@ -118,9 +118,14 @@ $(BUILD)/hash_pipeline_test: $(HASHKERN_FATBIN_OBJ)
 # parameter assembly and pointer scan, handle map, registry + metadata worker
 # against a scripted fake driver, launch capture and memory events.
 TESTS += capture_scan_test
-capture_scan_test_SRCS := test/unit/capture_scan_test.c interpose/model/param_scan.c interpose/registry/handle_map.c \
+capture_scan_test_SRCS := test/unit/capture_scan_test.c interpose/model/param_scan.c interpose/model/offset_calc.c \
+	interpose/registry/handle_map.c \
 	interpose/model/alloc_map.c
 capture_scan_test_LIBS := -lcmocka
+
+TESTS += offset_calc_test
+offset_calc_test_SRCS := test/unit/offset_calc_test.c interpose/model/offset_calc.c
+offset_calc_test_LIBS := -lcmocka
 
 # Kernels the registry tests load as module images.
 CAPTURE_CUBIN := $(BUILD)/test/capture/kernels.cubin
@@ -147,7 +152,7 @@ CAPTURE_TEST_OBJS_SRCS := test/unit/capture_support.c interpose/registry/registr
 	interpose/registry/handle_map.c interpose/model/param_scan.c interpose/model/capture_thread.c interpose/model/thread_slot.c interpose/model/alloc_map.c \
 	interpose/capture/launch_expand.c interpose/model/launch_clock.c interpose/graph/graph_capture.c \
 	interpose/model/nvtx_now.c interpose/capture/gpu_times.c interpose/model/tracer.c interpose/model/nccl_now.c \
-	interpose/model/read_only.c
+	interpose/model/read_only.c interpose/model/offset_calc.c
 TESTS += capture_registry_test
 capture_registry_test_SRCS := test/unit/capture_registry_test.c $(CAPTURE_TEST_OBJS_SRCS)
 capture_registry_test_LIBS := -lcmocka

@@ -1,0 +1,73 @@
+/* interpose/model/offset_calc.c: find ATen OffsetCalculators in a closure's
+ * bytes by their IntDivider entries, and how many tensors they serve (see
+ * offset_calc.h). */
+#include "interpose/model/offset_calc.h"
+
+#include <string.h>
+
+static uint32_t u32_at(const uint8_t *p, uint32_t off)
+{
+	uint32_t v;
+
+	memcpy(&v, p + off, 4);
+	return v;
+}
+
+int ktrace_calc_divider_valid(uint32_t divisor, uint32_t m1, uint32_t shift)
+{
+	uint32_t s = 0;
+	uint64_t magic;
+
+	if (divisor < 2 || divisor > INT32_MAX)
+		return 0;
+	while ((1ull << s) < divisor)
+		s++;
+	magic = ((1ull << 32) * ((1ull << s) - divisor)) / divisor + 1;
+	return shift == s && magic <= UINT32_MAX && m1 == (uint32_t)magic;
+}
+
+/* Does a calculator start at byte o of p: dims in range, each used divider valid? */
+static int calc_at(const uint8_t *p, uint32_t o)
+{
+	uint32_t dims = u32_at(p, o);
+
+	if (dims < 1 || dims > KTRACE_CALC_MAX_DIMS)
+		return 0;
+	for (uint32_t i = 0; i < dims; i++) {
+		uint32_t at = o + 4 + 12 * i;
+
+		if (!ktrace_calc_divider_valid(u32_at(p, at), u32_at(p, at + 4), u32_at(p, at + 8)))
+			return 0;
+	}
+	return 1;
+}
+
+uint32_t ktrace_calc_starts(const uint8_t *p, uint32_t size, uint32_t *starts, uint32_t max)
+{
+	const uint32_t least = KTRACE_CALC_BYTES(1);
+	uint32_t n = 0;
+
+	for (uint32_t o = 0; n < max && size >= least && o <= size - least; o += 4)
+		if (calc_at(p, o)) {
+			starts[n++] = o;
+			o += least - 4;
+		}
+	return n;
+}
+
+uint32_t ktrace_calc_nargs(uint32_t start, uint32_t size, const uint32_t *ptr_off, uint32_t nptr)
+{
+	uint32_t most = KTRACE_CALC_MAX_ARGS;
+
+	while (most > 1 && KTRACE_CALC_BYTES(most) > size - start)
+		most--;
+	for (uint32_t n = most; n > 1; n--) {
+		uint32_t end = start + KTRACE_CALC_BYTES(n), outside = 0;
+
+		for (uint32_t k = 0; k < nptr; k++)
+			outside += ptr_off[k] + 8 <= start || ptr_off[k] >= end;
+		if (outside >= n)
+			return n;
+	}
+	return 1;
+}
