@@ -157,10 +157,10 @@ struct ktrace_ptr_words {
 	struct { uint32_t slots, map_offset, map_count, map_elem; } used;
 	const char *rule;   /* what decided ("pointer", "scalar", "array of pointers", ...); NULL unknown */
 	/* 1: not known, but a closure of an at:: function (ATen's elementwise
-	 * kernels): its words are judged by their values except those of the
-	 * OffsetCalculators found in it at each launch, which hold no pointer
-	 * (interpose/model/offset_calc.h). */
-	int aten_closure;
+	 * and indexing kernels) or a reduction's ReduceOp: its words are judged
+	 * by their values except those of the OffsetCalculators found in it at
+	 * each launch, which hold no pointer (interpose/model/offset_calc.h). */
+	int aten_calculators;
 };
 /* type: the parameter's recovered type (demangled C++, DWARF, Triton
  * signature, PTX declaration; "" or NULL unknown); size: its bytes; space:

@@ -4,7 +4,8 @@
  * PyTorch's generic elementwise kernel (`elementwise_kernel(int N, func_t f)`,
  * ATen/native/cuda/CUDALoops.cuh) receives one closure that captured an
  * `OffsetCalculator<NARGS, uint32_t>` (ATen/cuda/detail/OffsetCalculator.cuh),
- * the tensors' data pointers and the functor:
+ * the tensors' data pointers and the functor (a reduction's ReduceOp holds
+ * two calculators):
  *
  *     int dims;                                    4 bytes
  *     IntDivider<uint32_t> sizes_[MAX_DIMS];       12 bytes each: divisor, m1, shift

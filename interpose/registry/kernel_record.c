@@ -124,7 +124,7 @@ static int type_param(struct ktrace_param_layout *l, uint32_t i, const char *typ
 	struct ktrace_slot_rule used;
 
 	if (!ktrace_meta_pointer_words(type, l->size[i], space, &w)) {
-		if (w.aten_closure)
+		if (w.aten_calculators)
 			ktrace_param_layout_calc(l, i);
 		return 0;
 	}

@@ -238,16 +238,16 @@ static void test_unknown(void **state)
 	(void)state;
 	for (size_t i = 0; i < sizeof types / sizeof types[0]; i++)
 		expect(types[i], 24, 0, 0, 0, NULL);
-	/* only the closure of an at:: function may hold OffsetCalculators */
+	/* only the closure of an at:: function and ReduceOp may hold OffsetCalculators */
 	for (size_t i = 0; i < sizeof types / sizeof types[0]; i++) {
 		assert_int_equal(ktrace_meta_pointer_words(types[i], 640, 0, &w), 0);
-		assert_int_equal(w.aten_closure, i == 0);
+		assert_int_equal(w.aten_calculators, i == 0 || i == 2);
 	}
 	assert_int_equal(ktrace_meta_pointer_words("at::native::(anonymous namespace)::launch<float>(at::Half)::"
 						   "{lambda(at::Half)#2}", 640, 0, &w), 0);
-	assert_int_equal(w.aten_closure, 1);
+	assert_int_equal(w.aten_calculators, 1);
 	assert_int_equal(ktrace_meta_pointer_words("mylib::run<float>()::{lambda(int)#1}", 640, 0, &w), 0);
-	assert_int_equal(w.aten_closure, 0);
+	assert_int_equal(w.aten_calculators, 0);
 }
 
 /* A Triton 3.6 kernel Inductor generated (test/fixtures/cuobjdump/triton-3.6),
