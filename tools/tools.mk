@@ -40,7 +40,7 @@ ktrace-diff_SRCS := tools/diff/diff_main.c $(DIFF_CORE_SRCS) $(CLI_SRCS)
 # ktrace-dump: trace files as text or JSON Lines.
 TOOLS += ktrace-dump
 ktrace-dump_SRCS := tools/dump/dump.c tools/dump/dump_reorder.c tools/dump/dump_order.c tools/dump/dump_text.c \
-	tools/dump/dump_graph.c tools/dump/dump_range.c tools/dump/dump_written.c $(RECORD_JSON_SRCS) \
+	tools/dump/dump_graph.c tools/dump/dump_range.c tools/dump/dump_written.c tools/dump/dump_sources.c $(RECORD_JSON_SRCS) \
 	$(MODEL_SRCS) $(CLI_SRCS)
 
 # ktrace-export: a trace as a timeline for Perfetto / chrome://tracing (docs/export.md).

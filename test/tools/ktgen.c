@@ -6,7 +6,7 @@
  * writer's own COUNTERS and END records carry real timestamps (normalise
  * time_ns of those in JSON).  Not a substitute for traces of real programs.
  *
- *   ktgen [--scenario basic|many|order|order-filter|graph|threads|graph-threads|ranges|gputimes]
+ *   ktgen [--scenario basic|many|order|order-filter|graph|threads|graph-threads|ranges|gputimes|sources]
  *         [--launches N] [--diverge-at K] [--shift-addresses N]
  *         [--frame-bytes N] [--cut-at-flush K] [--major N] OUT
  *   ktgen --job SCENARIO DIR
@@ -371,6 +371,36 @@ static void scenario_many(void)
 			die("flush failed"); /* let the writer keep up: put() refuses to drop */
 	}
 	ktrace_writer_count(w, KTRACE_CTR_LAUNCHES_SEEN, many_launches);
+}
+
+/* One launch of a kernel taking a pointer and a closure, with a region of
+ * each source --summary tells apart: the pointer parameter, a typed word of
+ * the closure (IN_STRUCT) and a guessed one (IN_STRUCT | GUESSED) whose
+ * post-digest was not measured (POST_CARRIED: a read-only input). */
+static void scenario_sources(void)
+{
+	static const struct ktrace_param_desc params[] = {
+		{ 0, KTRACE_PARAM_POINTER, KTRACE_NAME_DEMANGLED, 0, 8, 0, S(""), S("float*"), 0, 0 },
+		{ 1, KTRACE_PARAM_STRUCT, KTRACE_NAME_DEMANGLED, 8, 32, 0, S(""), S("at::native::f()::{lambda(int)#1}"),
+		  0, 0 },
+	};
+	uint8_t p[40];
+
+	module(1, "/tmp/sources.cubin");
+	kernel(1, "_Z6sourcesPfN2at6native1fEv", "sources(float*, at::native::f()::{lambda(int)#1})",
+	       KTRACE_LAYOUT_NVINFO, params, 2, 40);
+	memset(p, 0, sizeof p);
+	le64(p, 0x7f0000000000ull);
+	le64(p + 8, 0x7f0000010000ull);
+	le64(p + 24, 0x7f0000020000ull);
+	struct ktrace_region r[3] = {
+		region(0, 0, 0x7f0000000000ull, 0x7f0000000000ull, 4096, 1, 2),
+		region(8, 1, 0x7f0000010000ull, 0x7f0000000000ull, 8192, 3, 4),
+		region(24, 1, 0x7f0000020000ull, 0x7f0000000000ull, 16384, 5, 5),
+	};
+	r[1].flags |= KTRACE_REGIONF_IN_STRUCT;
+	r[2].flags |= KTRACE_REGIONF_IN_STRUCT | KTRACE_REGIONF_GUESSED | KTRACE_REGIONF_POST_CARRIED;
+	launch(1, p, 40, r, 3, KTRACE_LAUNCHF_HASHED);
 }
 
 static void order(uint32_t op, uint64_t stream, uint64_t event, uint32_t flags, int32_t prio)
@@ -753,6 +783,8 @@ int main(int argc, char **argv)
 		scenario_ranges();
 	else if (!strcmp(scenario, "gputimes"))
 		scenario_gputimes();
+	else if (!strcmp(scenario, "sources"))
+		scenario_sources();
 	else
 		die("unknown scenario");
 	struct ktrace_rec_end e = { .reason = KTRACE_END_EXIT, .status = 0, .launches = launch_no };

@@ -28,6 +28,7 @@ cd "$T" || exit 1
 "$B/ktgen" --scenario threads threads.ktrace || exit 1
 "$B/ktgen" --scenario ranges ranges.ktrace || exit 1
 "$B/ktgen" --scenario gputimes gputimes.ktrace || exit 1
+"$B/ktgen" --scenario sources sources.ktrace || exit 1
 "$B/ktgen" --cut-at-flush 2 cut.ktrace || exit 1
 "$B/ktgen" --major 2 v2.ktrace || exit 1
 "$B/ktgen" --major 1 v1.ktrace || exit 1  # 1.0: regions without exactness
@@ -105,6 +106,8 @@ case_ ranges-filter 0 --nvtx 'aten::mm$|loading' ranges.ktrace
 case_ ranges-filter-none 0 --nvtx 'no such range' ranges.ktrace
 case_ many-summary 0 --summary many.ktrace
 case_ many-summary-json 0 --json --summary many.ktrace
+case_ sources-summary 0 --summary sources.ktrace
+case_ sources-summary-json 0 --json --summary sources.ktrace
 case_ many-filtered-summary 0 --summary --kernel reduce --range 100:200 many.ktrace
 case_ truncated 2 cut.ktrace
 case_ truncated-json 2 --json cut.ktrace
@@ -139,7 +142,7 @@ fi
 # every JSON line parses (when python3 is there)
 if command -v python3 >/dev/null 2>&1; then
 	ncase=$((ncase + 1))
-	if cat basic-json.out many-summary-json.out truncated-json.out range-json.out order-json.out threads-json.out |
+	if cat basic-json.out many-summary-json.out sources-summary-json.out truncated-json.out range-json.out order-json.out threads-json.out |
 		python3 -c 'import json, sys; [json.loads(l) for l in sys.stdin]'; then
 		echo "ok   json-parses"
 	else

@@ -107,6 +107,7 @@ struct file_state {
 	struct dump_orders orders; /* --kernel, --nvtx: ORDER records held to the end of the file */
 	struct dump_orders pending; /* --range alone: ORDER records held until an operation is selected */
 	struct ktrace_ranges ranges; /* RANGE records, taken as they are read (ctx.ranges) */
+	struct dump_sources sources; /* --summary: hashed bytes by pointer source */
 };
 
 static void usage(FILE *f)
@@ -345,10 +346,11 @@ static void emit_launch(struct file_state *s, const void *rec, size_t len, struc
 			ktrace_launch_region(&l, i, &g);
 			/* bytes the checksum kernel read: each digest counts (as the hash_bytes counter),
 			 * not a carried digest (KTRACE_HASH_VERIFY's measuring of it is only counted there) */
-			slot->k.hashed_bytes += g.hash_len * (uint64_t)(digest_measured(g.flags, KTRACE_REGIONF_PRE,
-											   KTRACE_REGIONF_PRE_CARRIED) +
-									 digest_measured(g.flags, KTRACE_REGIONF_POST,
-											   KTRACE_REGIONF_POST_CARRIED));
+			unsigned measured = digest_measured(g.flags, KTRACE_REGIONF_PRE, KTRACE_REGIONF_PRE_CARRIED) +
+					    digest_measured(g.flags, KTRACE_REGIONF_POST, KTRACE_REGIONF_POST_CARRIED);
+
+			slot->k.hashed_bytes += g.hash_len * (uint64_t)measured;
+			ktrace_dump_sources_add(&s->sources, &g, measured);
 			slot->k.out_regions += (uint64_t)ktrace_region_out(&g);
 		}
 	}
@@ -890,6 +892,7 @@ static void summary(struct file_state *s, const char *file)
 				ktrace_dump_written_count(&v[i]->k, &w);
 		ktrace_dump_written_print(f, s->ctx.file, &w, json);
 	}
+	ktrace_dump_sources_print(f, s->ctx.file, &s->sources, json);
 	free(v);
 	summary_counters(f, s, json);
 	summary_notes(f, s, json);

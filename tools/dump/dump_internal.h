@@ -1,6 +1,6 @@
 /* tools/dump/dump_internal.h: what the files of ktrace-dump share (dump.c,
  * dump_text.c, dump_reorder.c, dump_order.c, dump_graph.c, dump_range.c,
- * dump_written.c).
+ * dump_written.c, dump_sources.c).
  * Its JSON is tools/model/record_json.h's.
  */
 #ifndef KTRACE_TOOLS_DUMP_INTERNAL_H
@@ -32,6 +32,18 @@ struct dump_written {
 void ktrace_dump_written_count(const struct dump_kernel *k, struct dump_written *w);
 /* The summary's line (text) or {"summary":"read_only",...} line (JSON). */
 void ktrace_dump_written_print(FILE *f, const char *file, const struct dump_written *w, int json);
+
+/* ---- hashed bytes by pointer source (dump_sources.c, --summary) ------------------------------ */
+
+#define DUMP_SOURCES 3 /* pointer parameters, struct words of known layouts, guessed words */
+struct dump_sources {
+	uint64_t bytes[DUMP_SOURCES], regions[DUMP_SOURCES];
+	uint64_t pre_carried, post_carried; /* digests recorded but not measured */
+};
+/* Add a launch's region whose digests the checksum kernel measured `measured` times (0-2). */
+void ktrace_dump_sources_add(struct dump_sources *d, const struct ktrace_region *g, unsigned measured);
+/* The summary's line (text) or {"summary":"sources",...} line (JSON). */
+void ktrace_dump_sources_print(FILE *f, const char *file, const struct dump_sources *d, int json);
 
 /* ktrace-dump has no use going on without memory: these say "ktrace-dump: out
  * of memory" and exit with status 2 when there is none (dump.c). */
