@@ -1,6 +1,6 @@
 /* bench/launch_overhead.c: host time per kernel launch through the driver API.
  *
- *   launch_overhead [-n N] [-m empty|args] [-k KERNEL] [-K KERNELS] [-e KIB]
+ *   launch_overhead [-n N] [-m empty|args] [-k KERNEL] [-K KERNELS] [-e KIB] [-b BYTES]
  *
  * Loads a PTX module with an empty kernel `kt_empty()` and `kt_args(float *p,
  * int n)` (or uses -k NAME from an already-known module of the fake driver),
@@ -15,6 +15,9 @@
  * launches, outside the timed part: together they stand for a real program,
  * which runs enough of its own code between launches to push ktrace's data
  * out of the CPU caches (a PyTorch step: about 50 kernels, 30 us apart).
+ * -b BYTES sizes the buffer the args kernel's pointer names (default 1 MiB):
+ * with hashing on, the bytes each digest reads (on the fake driver, the
+ * host's checksum loop; a small buffer leaves ktrace's own host work).
  *
  * Run it with and without LD_PRELOAD=build/libktrace.so (KTRACE_HASH=0): the
  * difference of the medians is ktrace's added host time per launch
@@ -132,24 +135,27 @@ int main(int argc, char **argv)
 	CUfunction f;
 	CUdeviceptr buf = 0;
 	int nval = 1024;
+	size_t buf_bytes = 1 << 20;
 	void *params[2];
 	uint64_t *dt, total = 0, t0, t1;
 
-	while ((opt = getopt(argc, argv, "n:m:k:K:e:")) != -1) {
+	while ((opt = getopt(argc, argv, "n:m:k:K:e:b:")) != -1) {
 		switch (opt) {
 		case 'n': n = atol(optarg); break;
 		case 'm': mode = optarg; break;
 		case 'k': kname = optarg; break;
 		case 'K': nk = atoi(optarg); break;
 		case 'e': evict_words = (size_t)atol(optarg) * 1024 / sizeof(uint64_t); break;
+		case 'b': buf_bytes = (size_t)atol(optarg); break;
 		default:
-			fprintf(stderr, "usage: launch_overhead [-n N] [-m empty|args] [-k KERNEL] [-K KERNELS] [-e KIB]\n");
+			fprintf(stderr, "usage: launch_overhead [-n N] [-m empty|args] [-k KERNEL] [-K KERNELS] [-e KIB] "
+					"[-b BYTES]\n");
 			return 2;
 		}
 	}
 	args = strcmp(mode, "args") == 0;
-	if (n < 1 || (!args && strcmp(mode, "empty") != 0)) {
-		fprintf(stderr, "launch_overhead: bad -n or -m (empty|args)\n");
+	if (n < 1 || (!args && strcmp(mode, "empty") != 0) || buf_bytes < 8) {
+		fprintf(stderr, "launch_overhead: bad -n, -m (empty|args) or -b (at least 8)\n");
 		return 2;
 	}
 	if (nk < 1 || nk > MAX_KERNELS || (kname && nk != 1)) {
@@ -189,7 +195,9 @@ int main(int argc, char **argv)
 		snprintf(name, sizeof name, "%s_%ld", args ? "kt_args" : "kt_empty", i);
 		CHECK(p_cuModuleGetFunction(&fs[i], mod, name));
 	}
-	CHECK(p_cuMemAlloc(&buf, 1 << 20));
+	CHECK(p_cuMemAlloc(&buf, buf_bytes));
+	if ((size_t)nval > buf_bytes / sizeof(float))
+		nval = (int)(buf_bytes / sizeof(float)); /* the kernel's n: the floats the buffer holds */
 	params[0] = &buf;
 	params[1] = &nval;
 

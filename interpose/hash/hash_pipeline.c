@@ -526,16 +526,32 @@ static int ctx_harvest(struct hctx *c)
 	}
 }
 
+/* The background thread sleeps on P.cond (and a launch must wake it, a
+ * futex call on the application's thread) only after this long without a
+ * job; until then it naps as it polls, so that a program launching steadily
+ * never pays for waking it. */
+#define IDLE_GRACE_NS 20000000ull
+
 static void *bg_main(void *arg)
 {
-	uint64_t nap = POLL_MIN_NS;
+	uint64_t nap = POLL_MIN_NS, idle_since = 0;
 
 	(void)arg;
 	while (!atomic_load(&P.stop)) {
 		unsigned n;
 		int done = 0;
 
-		if (atomic_load(&P.pending) == 0) {
+		if (atomic_load(&P.pending) != 0) {
+			idle_since = 0;
+		} else if (!idle_since) {
+			idle_since = now_ns();
+		} else if (now_ns() - idle_since < IDLE_GRACE_NS) {
+			ktrace_hash_hold_poll();
+			sleep_ns(nap);
+			nap = nap * 2 > POLL_MAX_NS ? POLL_MAX_NS : nap * 2;
+			continue;
+		} else {
+			idle_since = 0;
 			pthread_mutex_lock(&P.lock);
 			atomic_store(&P.bg_idle, 1);
 			while (atomic_load(&P.pending) == 0 && !atomic_load(&P.stop)) {
