@@ -11,7 +11,9 @@
 #   RESULT hash-merge-transparent  the final parameters' checksum equal in all three;
 #   RESULT hash-merge-target    hash launches per traced launch <= 1.0 with merging;
 #   BENCH hash_launches_per_launch_{merged,unmerged}, hash_merged_per_launch,
-#   hash_post_flushed_per_launch (COUNTERS of the traces).
+#   hash_post_flushed_per_launch (COUNTERS of the traces), the lone post-hashes by
+#   cause, hash_mib_{pointer,struct,guessed}_per_launch (the merged run's hashed
+#   bytes by where their pointers came from: ktrace-dump --summary).
 # Needs build/libktrace.so, build/ktrace-dump, build/ktrace-diff and python3 with CUDA torch.
 set -u
 B=${KT_BUILD:-$PWD/build}
@@ -97,6 +99,22 @@ done
 m_bytes=$(counter merged hash_bytes)
 u_bytes=$(counter unmerged1 hash_bytes)
 echo "BENCH|hash_bytes_merged_over_unmerged|$(per "$m_bytes" "$u_bytes")|ratio|bytes the checksum kernels read: $m_bytes merged, $u_bytes unmerged"
+# where the merged run's hashed bytes went: pointer parameters, struct words of known
+# layouts, words guessed by value (ktrace-dump --summary's "sources")
+"$B/ktrace-dump" --summary --json "$W/merged.ktrace" 2>/dev/null | python3 -c '
+import json, sys
+seen = max(1, int(sys.argv[1] or 0))
+for line in sys.stdin:
+    try:
+        r = json.loads(line)
+    except ValueError:
+        continue
+    if r.get("summary") != "sources":
+        continue
+    total = sum(r[k]["hashed_bytes"] for k in ("pointer", "struct", "guessed")) or 1
+    for k in ("pointer", "struct", "guessed"):
+        b, n = r[k]["hashed_bytes"], r[k]["regions"]
+        print(f"BENCH|hash_mib_{k}_per_launch|{b / seen / 2**20:.2f}|MiB|merged run: {100 * b / total:.1f}% of the bytes hashed, {n} regions")' "$m_seen"
 if awk -v r="$m_ratio" 'BEGIN { exit !(r != "nan" && r + 0 <= 1.0) }'; then
 	result hash-merge-target PASS "$m_ratio hash launches per traced launch (target <= 1.0)"
 else
