@@ -143,6 +143,7 @@ int ktrace_demangle_param_types(const char *mangled, char **types, int max);
  * (docs/hashing.md, "Pointer words"): runs of `count` consecutive words from
  * byte `offset` of the parameter. */
 #define KTRACE_PTR_RUNS_MAX 4
+#define KTRACE_ATEN_CALC_HINTS 4 /* calculators per parameter whose NARGS a name can tell */
 struct ktrace_ptr_words {
 	int known;          /* 1: the type tells; the runs are all its pointer words (maybe none) */
 	uint32_t nruns;
@@ -159,8 +160,11 @@ struct ktrace_ptr_words {
 	/* 1: not known, but a closure of an at:: function (ATen's elementwise
 	 * and indexing kernels) or a reduction's ReduceOp: its words are judged
 	 * by their values except those of the OffsetCalculators found in it at
-	 * each launch, which hold no pointer (interpose/model/offset_calc.h). */
-	int aten_calculators;
+	 * each launch, which hold no pointer (interpose/model/offset_calc.h);
+	 * calc_nargs[k], when not 0, is the NARGS of its k-th calculator, as
+	 * the type's name says (meta/aten_closure.c). */
+	uint8_t aten_calculators;
+	uint8_t calc_nargs[KTRACE_ATEN_CALC_HINTS];
 };
 /* type: the parameter's recovered type (demangled C++, DWARF, Triton
  * signature, PTX declaration; "" or NULL unknown); size: its bytes; space:

@@ -208,4 +208,9 @@ int kt_inductor_roots(const struct ktrace_meta_opts *opts, char roots[][4096], i
 /* Read a whole (small) file; NULL on error or if larger than max. */
 char *kt_read_file(const char *path, size_t max, size_t *len);
 
+/* Does the type t[0, n) (qualifiers stripped) hold ATen OffsetCalculators
+ * among words of no known layout (meta/aten_closure.c)?  1 or 0; nargs[k]
+ * gets the NARGS of its k-th calculator where the name tells, else 0. */
+int ktrace_meta_aten_calculators(const char *t, size_t n, uint8_t nargs[KTRACE_ATEN_CALC_HINTS]);
+
 #endif

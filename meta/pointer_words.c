@@ -510,28 +510,6 @@ static int typed(struct span t, uint32_t size, struct ktrace_ptr_words *o)
 	return 0;
 }
 
-/* A type that may hold ATen OffsetCalculators among words of no known
- * layout: a lambda's closure ("...::{lambda(int)#1}") declared in a function
- * of namespace at:: (the elementwise and indexing kernels' closures), and a
- * reduction's state (at::native::ReduceOp<...>: its input and output
- * calculators). */
-static int aten_calculators(struct span t)
-{
-	static const char lambda[] = "::{lambda(", reduce[] = "at::native::ReduceOp<";
-	const size_t n = sizeof lambda - 1;
-
-	if (t.n < 4 || memcmp(t.s, "at::", 4))
-		return 0;
-	if (t.n > sizeof reduce - 1 && !memcmp(t.s, reduce, sizeof reduce - 1))
-		return 1;
-	if (t.s[t.n - 1] != '}')
-		return 0;
-	for (size_t i = 0; i + n <= t.n; i++)
-		if (!memcmp(t.s + i, lambda, n))
-			return 1;
-	return 0;
-}
-
 int ktrace_meta_pointer_words(const char *type, uint32_t size, uint8_t space, struct ktrace_ptr_words *out)
 {
 	struct span t;
@@ -545,7 +523,7 @@ int ktrace_meta_pointer_words(const char *type, uint32_t size, uint8_t space, st
 	if (t.n && typed(t, size, out))
 		return 1;
 	if (t.n) {
-		out->aten_calculators = aten_calculators(t);
+		out->aten_calculators = (uint8_t)ktrace_meta_aten_calculators(t.s, t.n, out->calc_nargs);
 		return 0;
 	}
 	/* no type: a pointer state space in the cubin or PTX still tells */

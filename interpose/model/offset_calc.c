@@ -55,6 +55,20 @@ uint32_t ktrace_calc_starts(const uint8_t *p, uint32_t size, uint32_t *starts, u
 	return n;
 }
 
+/* Do the pointer words at ptr_off (sorted) hold n in a row from byte at? */
+static int run_at(const uint32_t *ptr_off, uint32_t nptr, uint32_t at, uint32_t n)
+{
+	uint32_t k = 0, got = 0;
+
+	while (k < nptr && ptr_off[k] < at)
+		k++;
+	while (k < nptr && got < n && ptr_off[k] == at + 8 * got) {
+		k++;
+		got++;
+	}
+	return got == n;
+}
+
 uint32_t ktrace_calc_nargs(uint32_t start, uint32_t size, const uint32_t *ptr_off, uint32_t nptr)
 {
 	uint32_t most = KTRACE_CALC_MAX_ARGS;
@@ -62,11 +76,13 @@ uint32_t ktrace_calc_nargs(uint32_t start, uint32_t size, const uint32_t *ptr_of
 	while (most > 1 && KTRACE_CALC_BYTES(most) > size - start)
 		most--;
 	for (uint32_t n = most; n > 1; n--) {
-		uint32_t end = start + KTRACE_CALC_BYTES(n), outside = 0;
+		uint32_t end = start + KTRACE_CALC_BYTES(n), outside = 0, before = start & ~7u;
 
 		for (uint32_t k = 0; k < nptr; k++)
 			outside += ptr_off[k] + 8 <= start || ptr_off[k] >= end;
-		if (outside >= n)
+		if (outside < n)
+			continue;
+		if (run_at(ptr_off, nptr, (end + 7) & ~7u, n) || (before >= 8 * n && run_at(ptr_off, nptr, before - 8 * n, n)))
 			return n;
 	}
 	return 1;

@@ -19,10 +19,14 @@
  * the first `dims` dividers the IntDivider of a divisor of at least 2 (once
  * TensorIterator coalesced the dimensions none has size 1), its magic number
  * and shift exactly what IntDivider's constructor computes from it.  NARGS
- * is the largest count that leaves at least that many of the closure's
- * pointer words outside the calculator (the data array holds NARGS of them;
- * a larger count would swallow them); 1 when none does.  A calculator holds
- * no pointer, so its whole span is skipped.  Pure functions; no allocation. */
+ * comes from the type's name where it tells (meta/aten_closure.c); else it
+ * is the largest count n for which the closure's data array can be seen
+ * beside the calculator: n pointer words in a row right after its end (nvcc
+ * lays out captures in the order the body first uses them, and ATen's
+ * closures use the calculator, then `data`) or right before its start, and
+ * at least n pointer words outside it; 1 when no count > 1 fits, which
+ * skips what every calculator spans.  A calculator holds no pointer, so
+ * its whole span is skipped.  Pure functions; no allocation. */
 #ifndef KTRACE_OFFSET_CALC_H
 #define KTRACE_OFFSET_CALC_H
 

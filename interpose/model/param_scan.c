@@ -147,12 +147,14 @@ int ktrace_param_layout_type(struct ktrace_param_layout *l, uint32_t i, const ui
 	return 0;
 }
 
-int ktrace_param_layout_calc(struct ktrace_param_layout *l, uint32_t i)
+int ktrace_param_layout_calc(struct ktrace_param_layout *l, uint32_t i, const uint8_t *nargs)
 {
 	if (i >= l->nparams || l->size[i] < KTRACE_CALC_BYTES(1) || l->calc_rule.size)
 		return -1;
 	l->calc_rule.offset = l->offset[i];
 	l->calc_rule.size = l->size[i];
+	for (uint32_t k = 0; nargs && k < KTRACE_CALC_RULE_HINTS; k++)
+		l->calc_rule.nargs[k] = nargs[k] <= KTRACE_CALC_MAX_ARGS ? nargs[k] : 0;
 	return 0;
 }
 
@@ -440,12 +442,14 @@ static uint32_t drop_calculator_words(const struct ktrace_param_layout *l, const
 		if (out[k].param_offset - r->offset < r->size)
 			ptr_off[nptr++] = out[k].param_offset - r->offset;
 	for (uint32_t c = 0; c < ncalc; c++) {
-		uint32_t s = r->offset + starts[c];
+		uint32_t s = r->offset + starts[c], hint = nspan < KTRACE_CALC_RULE_HINTS ? r->nargs[nspan] : 0;
 
 		if (nspan && s < hi[nspan - 1])
 			continue; /* inside the span of the one before: old bytes */
+		if (hint && KTRACE_CALC_BYTES(hint) > r->size - starts[c])
+			break; /* not the calculator the name says: leave the rest as it is */
 		lo[nspan] = s;
-		hi[nspan] = s + KTRACE_CALC_BYTES(ktrace_calc_nargs(starts[c], r->size, ptr_off, nptr));
+		hi[nspan] = s + KTRACE_CALC_BYTES(hint ? hint : ktrace_calc_nargs(starts[c], r->size, ptr_off, nptr));
 		nspan++;
 	}
 	for (uint32_t k = 0; k < n; k++) {

@@ -52,8 +52,10 @@ struct ktrace_slot_rule {
 /* A parameter that is an ATen closure (interpose/model/offset_calc.h): in each
  * launch, the words of the OffsetCalculators found in its bytes are no
  * pointers, whatever their values. */
+#define KTRACE_CALC_RULE_HINTS 4
 struct ktrace_calc_rule {
 	uint32_t offset, size; /* the parameter's bytes in the buffer; size 0: no rule */
+	uint8_t nargs[KTRACE_CALC_RULE_HINTS]; /* NARGS of its k-th calculator, by the type's name; 0 unknown */
 };
 
 struct ktrace_param_layout {
@@ -100,10 +102,12 @@ int ktrace_param_layout_type(struct ktrace_param_layout *l, uint32_t i, const ui
 			     const struct ktrace_slot_rule *used) __attribute__((visibility("hidden")));
 
 /* Parameter i is an ATen closure whose OffsetCalculators the scan skips
- * (struct ktrace_calc_rule), before the layout is used.  0, or -1 (nothing
- * set) when i is out of range, too small to hold a calculator, or another
- * parameter has the rule. */
-int ktrace_param_layout_calc(struct ktrace_param_layout *l, uint32_t i) __attribute__((visibility("hidden")));
+ * (struct ktrace_calc_rule), before the layout is used; nargs (NULL: none
+ * known) gives KTRACE_CALC_RULE_HINTS calculators' NARGS, 0 where unknown.
+ * 0, or -1 (nothing set) when i is out of range, too small to hold a
+ * calculator, or another parameter has the rule. */
+int ktrace_param_layout_calc(struct ktrace_param_layout *l, uint32_t i, const uint8_t *nargs)
+	__attribute__((visibility("hidden")));
 
 /* Parameter i, a pointer, is one from which the kernel reaches `bytes` bytes
  * (its source says so), before the layout is used.  0, or -1 (nothing set)

@@ -117,6 +117,8 @@ struct ktrace_param_layout *ktrace_kernel_driver_layout(const struct ktrace_kern
  * with the launch-dependent slots it names (multi_tensor_apply's metadata);
  * an ATen closure it does not know gets the calc rule (its OffsetCalculators
  * skipped at each launch) and counts as untyped. */
+_Static_assert(KTRACE_ATEN_CALC_HINTS == KTRACE_CALC_RULE_HINTS, "one count of calculator hints");
+
 static int type_param(struct ktrace_param_layout *l, uint32_t i, const char *type, uint8_t space)
 {
 	struct ktrace_ptr_words w;
@@ -125,7 +127,7 @@ static int type_param(struct ktrace_param_layout *l, uint32_t i, const char *typ
 
 	if (!ktrace_meta_pointer_words(type, l->size[i], space, &w)) {
 		if (w.aten_calculators)
-			ktrace_param_layout_calc(l, i);
+			ktrace_param_layout_calc(l, i, w.calc_nargs);
 		return 0;
 	}
 	for (uint32_t r = 0; r < w.nruns; r++) {

@@ -250,6 +250,57 @@ static void test_unknown(void **state)
 	assert_int_equal(w.aten_calculators, 0);
 }
 
+/* The NARGS of the calculators in ATen's closures and ReduceOp, where the
+ * name tells: gpu_kernel_impl[_nocast]<F>'s is F's arity plus one. */
+static void test_aten_calculator_nargs(void **state)
+{
+	static const struct {
+		const char *type;
+		uint8_t flag, n0, n1;
+	} c[] = {
+		{ "at::native::gpu_kernel_impl_nocast<at::native::direct_copy_kernel_cuda(at::TensorIteratorBase&)::"
+		  "{lambda()#3}::operator()() const::{lambda()#7}::operator()() const::{lambda(float)#1}>"
+		  "(at::TensorIteratorBase&, at::native::direct_copy_kernel_cuda(at::TensorIteratorBase&)::{lambda()#3}::"
+		  "operator()() const::{lambda()#7}::operator()() const::{lambda(float)#1} const&)::{lambda(int)#1}",
+		  1, 2, 0 },
+		{ "at::native::gpu_kernel_impl_nocast<at::native::BinaryFunctor<float, float, float, "
+		  "at::native::binary_internal::MulFunctor<float> > >(at::TensorIteratorBase&, "
+		  "at::native::BinaryFunctor<float, float, float, at::native::binary_internal::MulFunctor<float> > "
+		  "const&)::{lambda(int)#1}",
+		  1, 3, 0 },
+		{ "at::native::gpu_kernel_impl_nocast<at::native::CUDAFunctor_add<float> >(at::TensorIteratorBase&, "
+		  "at::native::CUDAFunctor_add<float> const&)::{lambda(int)#1}",
+		  1, 3, 0 },
+		{ "at::native::gpu_kernel_impl<at::native::where_kernel_impl(at::TensorIterator&)::{lambda()#1}::operator()"
+		  "() const::{lambda()#1}::operator()() const::{lambda(bool, float, float)#1}>(at::TensorIteratorBase&, "
+		  "... const&)::{lambda(int)#1}",
+		  1, 4, 0 },
+		{ "at::native::gpu_kernel_impl_nocast<at::native::fill_kernel_cuda(at::TensorIterator&, c10::Scalar const&)"
+		  "::{lambda()#1}::operator()() const::{lambda()#4}::operator()() const::{lambda()#1}>(at::TensorIteratorBase&,"
+		  " ... const&)::{lambda(int)#1}",
+		  1, 1, 0 },
+		{ "at::native::gpu_kernel_impl<at::native::AddFunctor>(at::native::AddFunctor const&, "
+		  "std::array<char*, 3ul>, OffsetCalculator<3, unsigned int, false>)::{lambda(int)#1}",
+		  1, 0, 0 },
+		{ "at::native::index_kernel_impl<at::native::OpaqueType<4> >(at::TensorIteratorBase&, "
+		  "c10::ArrayRef<long>, c10::ArrayRef<long>)::{lambda(char*, char const*, long)#1}",
+		  1, 0, 0 },
+		{ "at::native::ReduceOp<float, at::native::MeanOps<float, float, float, float>, unsigned int, float, 4, 4>",
+		  1, 1, 2 },
+		{ "at::native::ReduceOp<float, at::native::MeanOps<float, float, float, float>, unsigned long, float, 4, 4>",
+		  0, 0, 0 },
+	};
+	struct ktrace_ptr_words w;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+		assert_int_equal(ktrace_meta_pointer_words(c[i].type, 1024, 0, &w), 0);
+		assert_int_equal(w.aten_calculators, c[i].flag);
+		assert_int_equal(w.calc_nargs[0], c[i].n0);
+		assert_int_equal(w.calc_nargs[1], c[i].n1);
+	}
+}
+
 /* A Triton 3.6 kernel Inductor generated (test/fixtures/cuobjdump/triton-3.6),
  * parsed as the library parses it: with the Triton cache its signature types
  * ("*fp32", "i32", the scratch pointers' "*i8") tell; without (bytes no cache
@@ -306,7 +357,7 @@ int main(void)
 		cmocka_unit_test(test_pointer_free_structs),
 		cmocka_unit_test(test_multi_tensor_metadata),
 		cmocka_unit_test(test_multi_tensor_used_slots),
-		cmocka_unit_test(test_unknown),
+		cmocka_unit_test(test_unknown), cmocka_unit_test(test_aten_calculator_nargs),
 		cmocka_unit_test(test_triton_kernel),
 	};
 

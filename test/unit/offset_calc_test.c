@@ -117,6 +117,14 @@ static void test_nargs(void **state)
 	assert_int_equal(ktrace_calc_nargs(0, 536, copy_ptrs, 4), 2);
 	assert_int_equal(ktrace_calc_nargs(0, 640, big_ptrs, 2), 2);
 	assert_int_equal(ktrace_calc_nargs(24, 632, first_ptrs, 4), 3);
+	/* an indexing closure: calculator<3>, its output and input pointers, an int, then
+	 * arrays among whose unused slots old pointers lie: no data array of 3 beside it,
+	 * so only what every calculator spans (the type's name tells the 3 instead) */
+	const uint32_t index_ptrs[] = { 608, 616, 1032, 1048, 1064, 1080, 1096 };
+	assert_int_equal(ktrace_calc_nargs(0, 1228, index_ptrs, 7), 1);
+	/* pointers outside but not beside: 1 */
+	const uint32_t apart[] = { 520, 528, 1000 };
+	assert_int_equal(ktrace_calc_nargs(0, 1100, apart, 3), 1);
 	/* no pointer outside: one tensor, the span every calculator has */
 	assert_int_equal(ktrace_calc_nargs(0, 1000, NULL, 0), 1);
 	assert_int_equal(ktrace_calc_nargs(0, KTRACE_CALC_BYTES(1), NULL, 0), 1);
