@@ -424,24 +424,20 @@ last_used_slot(const struct ktrace_param_layout *l, const uint8_t *buf, uint32_t
 	return v16 < r->slots ? v16 : UINT32_MAX;
 }
 
-/* Drop the regions of out[0, n) (and allocs, when given) that lie in an
- * OffsetCalculator of l's calc rule (offset_calc.h); returns the count left. */
-static uint32_t drop_calculator_words(const struct ktrace_param_layout *l, const uint8_t *buf, uint32_t len,
-				      struct ktrace_region *out, struct ktrace_alloc_info *allocs, uint32_t n)
+/* The byte spans [lo, hi) of the buffer that the OffsetCalculators of calc
+ * rule r hold in this launch's bytes, given the launch's regions out[0, n)
+ * (their pointer words tell NARGS where the name does not); returns their
+ * count. */
+static uint32_t calculator_spans(const struct ktrace_calc_rule *r, const uint8_t *buf, const struct ktrace_region *out,
+				 uint32_t n, uint32_t lo[KTRACE_CALC_MAX_FOUND], uint32_t hi[KTRACE_CALC_MAX_FOUND])
 {
-	const struct ktrace_calc_rule *r = &l->calc_rule;
-	uint32_t starts[KTRACE_CALC_MAX_FOUND], ptr_off[KTRACE_PARAM_MAX_WORDS / 8], nptr = 0, ncalc, kept = 0;
-	uint32_t lo[KTRACE_CALC_MAX_FOUND], hi[KTRACE_CALC_MAX_FOUND], nspan = 0;
+	uint32_t starts[KTRACE_CALC_MAX_FOUND], ptr_off[KTRACE_PARAM_MAX_WORDS / 8], nptr = 0, nspan = 0;
+	uint32_t ncalc = ktrace_calc_starts(buf + r->offset, r->size, starts, KTRACE_CALC_MAX_FOUND);
 
-	if (r->offset + r->size > len)
-		return n;
-	ncalc = ktrace_calc_starts(buf + r->offset, r->size, starts, KTRACE_CALC_MAX_FOUND);
-	if (!ncalc)
-		return n;
-	for (uint32_t k = 0; k < n && nptr < sizeof ptr_off / sizeof ptr_off[0]; k++)
+	for (uint32_t k = 0; ncalc && k < n && nptr < sizeof ptr_off / sizeof ptr_off[0]; k++)
 		if (out[k].param_offset - r->offset < r->size)
 			ptr_off[nptr++] = out[k].param_offset - r->offset;
-	for (uint32_t c = 0; c < ncalc; c++) {
+	for (uint32_t c = 0; c < ncalc && nspan < KTRACE_CALC_MAX_FOUND; c++) {
 		uint32_t s = r->offset + starts[c], hint = nspan < KTRACE_CALC_RULE_HINTS ? r->nargs[nspan] : 0;
 
 		if (nspan && s < hi[nspan - 1])
@@ -452,6 +448,21 @@ static uint32_t drop_calculator_words(const struct ktrace_param_layout *l, const
 		hi[nspan] = s + KTRACE_CALC_BYTES(hint ? hint : ktrace_calc_nargs(starts[c], r->size, ptr_off, nptr));
 		nspan++;
 	}
+	return nspan;
+}
+
+/* Drop the regions of out[0, n) (and allocs, when given) that lie in an
+ * OffsetCalculator of l's calc rule (offset_calc.h); returns the count left. */
+static uint32_t drop_calculator_words(const struct ktrace_param_layout *l, const uint8_t *buf, uint32_t len,
+				      struct ktrace_region *out, struct ktrace_alloc_info *allocs, uint32_t n)
+{
+	uint32_t lo[KTRACE_CALC_MAX_FOUND], hi[KTRACE_CALC_MAX_FOUND], nspan, kept = 0;
+
+	if (l->calc_rule.offset + l->calc_rule.size > len)
+		return n;
+	nspan = calculator_spans(&l->calc_rule, buf, out, n, lo, hi);
+	if (!nspan)
+		return n;
 	for (uint32_t k = 0; k < n; k++) {
 		uint32_t o = out[k].param_offset, c = 0;
 
