@@ -362,7 +362,7 @@ static CUresult capture_hashed(const struct ktrace_launch_args *a, ktrace_real_l
 	r.param_bytes_len = len;
 	r.nregions = n;
 	r.param_bytes = t->params;
-	if (hashed && l && l->written && ktrace_tracer.cfg.hash_readonly)
+	if (hashed && l && (l->written || l->read_only_words) && ktrace_tracer.cfg.hash_readonly)
 		ktrace_regions_read_only(l, t->regions, n);
 	if (cctx && hashed) {
 		r.flags |= KTRACE_LAUNCHF_HASHED;

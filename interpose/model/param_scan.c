@@ -139,7 +139,9 @@ int ktrace_param_layout_type(struct ktrace_param_layout *l, uint32_t i, const ui
 		if (wo[w] != KTRACE_WORD_NONE)
 			l->ncand--;
 		wo[w] = KTRACE_WORD_NONE;
-		wf[w] &= (uint8_t)~(KTRACE_WORDF_TYPED | KTRACE_WORDF_SLOT);
+		if (wf[w] & KTRACE_WORDF_READ_ONLY)
+			l->read_only_words--;
+		wf[w] &= (uint8_t)~(KTRACE_WORDF_TYPED | KTRACE_WORDF_SLOT | KTRACE_WORDF_READ_ONLY);
 	}
 	if (l->slot_rule.slots && l->slot_rule.map_offset - lo < l->size[i])
 		memset(&l->slot_rule, 0, sizeof l->slot_rule); /* parameter i typed again */
@@ -156,6 +158,24 @@ int ktrace_param_layout_calc(struct ktrace_param_layout *l, uint32_t i, const ui
 	for (uint32_t k = 0; nargs && k < KTRACE_CALC_RULE_HINTS; k++)
 		l->calc_rule.nargs[k] = nargs[k] <= KTRACE_CALC_MAX_ARGS ? nargs[k] : 0;
 	return 0;
+}
+
+int ktrace_param_layout_read_only_words(struct ktrace_param_layout *l, uint32_t i, uint32_t first)
+{
+	uint8_t *wf = (uint8_t *)l->word_flags;
+	uint32_t lo, hi, w, k = 0, flagged = 0;
+
+	if (i >= l->nparams)
+		return -1;
+	lo = l->offset[i];
+	hi = lo + l->size[i];
+	for (w = (lo + 7) / 8; 8 * w + 8 <= hi; w++, k++)
+		if (k >= first && (wf[w] & KTRACE_WORDF_TYPED) && !(wf[w] & KTRACE_WORDF_READ_ONLY)) {
+			wf[w] |= KTRACE_WORDF_READ_ONLY;
+			flagged++;
+		}
+	l->read_only_words += flagged;
+	return flagged ? (int)flagged : -1;
 }
 
 int ktrace_param_layout_extent(struct ktrace_param_layout *l, uint32_t i, uint64_t bytes)

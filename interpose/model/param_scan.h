@@ -35,6 +35,9 @@
 #define KTRACE_WORDF_STRUCT 0x1u  /* word_flags: inside a by-value aggregate */
 #define KTRACE_WORDF_TYPED  0x2u  /* word_flags: the parameter's type says it is a pointer */
 #define KTRACE_WORDF_SLOT   0x4u  /* word_flags: a pointer only in a launch that uses its slot */
+#define KTRACE_WORDF_READ_ONLY 0x8u /* word_flags: a typed pointer the kernel only reads through
+                                     * (an input slot of ATen's elementwise data array;
+                                     * interpose/model/read_only.h) */
 
 /* Which tensor slots of a parameter a launch uses (multi_tensor_apply's
  * metadata, docs/hashing.md "Pointer words"): a launch of gridDim.x = g
@@ -79,6 +82,7 @@ struct ktrace_param_layout {
 	const uint16_t *word_slot;    /* [nwords]: tensor slot of a KTRACE_WORDF_SLOT word */
 	struct ktrace_slot_rule slot_rule; /* of the one parameter that has one */
 	struct ktrace_calc_rule calc_rule; /* of the one parameter that has one */
+	uint32_t read_only_words; /* words flagged KTRACE_WORDF_READ_ONLY */
 };
 
 /* Build a layout (one allocation, free with free()).  kinds may be NULL
@@ -107,6 +111,13 @@ int ktrace_param_layout_type(struct ktrace_param_layout *l, uint32_t i, const ui
  * 0, or -1 (nothing set) when i is out of range, too small to hold a
  * calculator, or another parameter has the rule. */
 int ktrace_param_layout_calc(struct ktrace_param_layout *l, uint32_t i, const uint8_t *nargs)
+	__attribute__((visibility("hidden")));
+
+/* The typed pointer words of parameter i from its word `first` on are
+ * pointers the kernel only reads through (KTRACE_WORDF_READ_ONLY), before
+ * the layout is used.  Returns the words flagged, or -1 (nothing set) when
+ * i is out of range or holds no typed word from there. */
+int ktrace_param_layout_read_only_words(struct ktrace_param_layout *l, uint32_t i, uint32_t first)
 	__attribute__((visibility("hidden")));
 
 /* Parameter i, a pointer, is one from which the kernel reaches `bytes` bytes

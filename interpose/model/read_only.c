@@ -1,9 +1,12 @@
 /* interpose/model/read_only.c: the read-only inputs of a launch
  * (interpose/model/read_only.h).
  *
- * Owns the rule that turns a parameter's write proof (param_scan.h,
- * written[]) into a region whose post-hash may be skipped: proven, and no
- * region the kernel may write through reaches its allocation or its bytes.
+ * Owns the rule that turns a write proof into a region whose post-hash may
+ * be skipped: a parameter's (param_scan.h, written[]: proven from the
+ * kernel's code), when no region the kernel may write through reaches its
+ * allocation or its bytes; a word's (KTRACE_WORDF_READ_ONLY: an input slot
+ * of ATen's elementwise data array, which its kernels only read), when no
+ * such region overlaps its bytes.
  * A launch of a few regions compares each proven one with each other; one
  * of many sorts the others (their starts, with the furthest end reached so
  * far, and their allocations) and looks each proven one up: n log n, not
@@ -23,11 +26,26 @@
 /* Writers sorted on the stack up to this many (more: on the heap). */
 #define WRITERS_ON_STACK 64
 
-/* Region g's parameter is proven never written through by the kernel. */
+enum proof { NOT_PROVEN, PARAM_PROVEN, WORD_PROVEN };
+
+/* How region g is proven never written through by the kernel: by its
+ * parameter's proof, by its word's, or not. */
+static enum proof proof_of(const struct ktrace_param_layout *l, const struct ktrace_region *g)
+{
+	uint32_t w = g->param_offset / 8;
+
+	if (l->written && g->ordinal < l->nparams && l->written[g->ordinal] == KTRACE_WRITTEN_READ_ONLY &&
+	    !(g->flags & NOT_PROVEN_FLAGS))
+		return PARAM_PROVEN;
+	if (g->param_offset % 8 == 0 && w < l->nwords && (l->word_flags[w] & KTRACE_WORDF_READ_ONLY) &&
+	    !(g->flags & (KTRACE_REGIONF_GUESSED | KTRACE_REGIONF_COLL_BUFFER)))
+		return WORD_PROVEN;
+	return NOT_PROVEN;
+}
+
 static int proven_read_only(const struct ktrace_param_layout *l, const struct ktrace_region *g)
 {
-	return g->ordinal < l->nparams && l->written[g->ordinal] == KTRACE_WRITTEN_READ_ONLY &&
-	       !(g->flags & NOT_PROVEN_FLAGS);
+	return proof_of(l, g) != NOT_PROVEN;
 }
 
 /* The bytes region g may name start at g->ptr and end before this (a
@@ -37,12 +55,15 @@ static uint64_t span_end(const struct ktrace_region *g)
 	return g->ptr + (g->hash_len ? g->hash_len : 1);
 }
 
-/* Regions a and b may name the same bytes: one allocation, or (outside
- * tracked allocations) overlapping ranges.  A written pointer's reach is
- * not bounded by its hashed extent, so a whole allocation counts. */
-static int may_share(const struct ktrace_region *a, const struct ktrace_region *b)
+/* Regions a and b may name the same bytes: one allocation (by_alloc), or
+ * overlapping ranges.  A pointer whose writes a parameter's proof leaves
+ * unbounded may reach past its hashed extent, so for such a proof a whole
+ * allocation counts; an ATen input slot's writer is the output slot, which
+ * PyTorch keeps from overlapping an input in part (TensorIterator's
+ * overlap checks): there its bytes are what count. */
+static int may_share(const struct ktrace_region *a, const struct ktrace_region *b, int by_alloc)
 {
-	if (a->alloc_base && a->alloc_base == b->alloc_base)
+	if (by_alloc && a->alloc_base && a->alloc_base == b->alloc_base)
 		return 1;
 	return a->ptr < span_end(b) && b->ptr < span_end(a);
 }
@@ -62,8 +83,9 @@ static uint32_t flag_pairwise(const struct ktrace_param_layout *l, struct ktrace
 
 		if (!is_candidate(l, &g[i]))
 			continue;
+		int by_alloc = proof_of(l, &g[i]) == PARAM_PROVEN;
 		for (k = 0; k < n; k++)
-			if (k != i && !proven_read_only(l, &g[k]) && may_share(&g[i], &g[k]))
+			if (k != i && !proven_read_only(l, &g[k]) && may_share(&g[i], &g[k], by_alloc))
 				break;
 		if (k < n)
 			continue;
@@ -116,12 +138,12 @@ static void writers_sort(struct writers *w, const struct ktrace_param_layout *l,
 }
 
 /* Some writer may share with region a (may_share with a first). */
-static int writers_reach(const struct writers *w, const struct ktrace_region *a)
+static int writers_reach(const struct writers *w, const struct ktrace_region *a, int by_alloc)
 {
 	uint64_t end = span_end(a);
 	uint32_t lo = 0, hi = w->n;
 
-	if (a->alloc_base && bsearch(&a->alloc_base, w->base, w->nbase, sizeof(*w->base), cmp_u64))
+	if (by_alloc && a->alloc_base && bsearch(&a->alloc_base, w->base, w->nbase, sizeof(*w->base), cmp_u64))
 		return 1;
 	while (lo < hi) { /* lo: how many writers start before end */
 		uint32_t mid = lo + (hi - lo) / 2;
@@ -141,7 +163,7 @@ uint32_t ktrace_regions_read_only(const struct ktrace_param_layout *l, struct kt
 	struct writers w = { span_stack, base_stack, 0, 0 };
 	uint32_t candidates = 0, flagged = 0;
 
-	if (!l || !l->written)
+	if (!l || (!l->written && !l->read_only_words))
 		return 0;
 	for (uint32_t i = 0; i < n; i++)
 		candidates += (uint32_t)is_candidate(l, &g[i]);
@@ -158,7 +180,7 @@ uint32_t ktrace_regions_read_only(const struct ktrace_param_layout *l, struct kt
 	}
 	writers_sort(&w, l, g, n);
 	for (uint32_t i = 0; i < n; i++)
-		if (is_candidate(l, &g[i]) && !writers_reach(&w, &g[i])) {
+		if (is_candidate(l, &g[i]) && !writers_reach(&w, &g[i], proof_of(l, &g[i]) == PARAM_PROVEN)) {
 			g[i].flags |= KTRACE_REGIONF_POST_CARRIED;
 			flagged++;
 		}

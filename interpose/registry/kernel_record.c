@@ -145,6 +145,26 @@ static int type_param(struct ktrace_param_layout *l, uint32_t i, const char *typ
 	return ktrace_param_layout_type(l, i, (const uint32_t (*)[2])runs, w.nruns, NULL) == 0;
 }
 
+/* ATen's elementwise kernels (ATen/native/cuda/CUDALoops.cuh):
+ * vectorized_elementwise_kernel(int N, func_t f, array_t data) and
+ * unrolled_elementwise_kernel(int N, func_t f, array_t data, ...) store to
+ * data[0] only (the one output; the multi-output kernels have other names)
+ * and read data[1..]: those words of parameter 2, when its type made them
+ * pointers, are read-only (interpose/model/read_only.h). */
+static void aten_input_slots(struct ktrace_param_layout *l, const char *mangled)
+{
+	static const char *const families[] = {
+		"_ZN2at6native29vectorized_elementwise_kernel",
+		"_ZN2at6native27unrolled_elementwise_kernel",
+	};
+
+	for (size_t i = 0; mangled && i < sizeof families / sizeof families[0]; i++)
+		if (!strncmp(mangled, families[i], strlen(families[i])) && l->nparams >= 3) {
+			ktrace_param_layout_read_only_words(l, 2, 1);
+			return;
+		}
+}
+
 uint32_t ktrace_kernel_type_layout(struct ktrace_param_layout *l, const struct ktrace_kernel_entry *k,
 				   const struct ktrace_meta_kernel *mk)
 {
@@ -162,6 +182,7 @@ uint32_t ktrace_kernel_type_layout(struct ktrace_param_layout *l, const struct k
 			if (mk->params[i].written)
 				ktrace_param_layout_written(l, i, mk->params[i].written);
 		}
+		aten_input_slots(l, k->name ? k->name : mk->name);
 		return typed;
 	}
 	if (!k->name || !(types = calloc(n, sizeof(char *))))
@@ -169,6 +190,8 @@ uint32_t ktrace_kernel_type_layout(struct ktrace_param_layout *l, const struct k
 	ntypes = ktrace_demangle_param_types(k->name, types, (int)n);
 	for (uint32_t i = 0; ntypes == (int)n && i < n; i++)
 		typed += (uint32_t)type_param(l, i, types[i], 0);
+	if (typed)
+		aten_input_slots(l, k->name);
 	for (int i = 0; i < ntypes && (uint32_t)i < n; i++)
 		free(types[i]);
 	free(types);

@@ -100,15 +100,16 @@ static uint8_t *cubin;
 static size_t cubin_len;
 static struct ktrace_meta_image *meta;
 
-enum { K_VECTORIZED, K_UNROLLED, K_CLOSURE, K_MTA, K_MTA_LARGE, K_MTA_SCALARS, K_APPLY2, K_ACCESSOR, NKERNELS };
+enum { K_VECTORIZED, K_UNROLLED, K_CLOSURE, K_NOCAST, K_MTA, K_MTA_LARGE, K_MTA_SCALARS, K_APPLY2, K_ACCESSOR, NKERNELS };
 static const char *const kernel_prefix[NKERNELS] = {
 	"_ZN2at6native29vectorized_elementwise_kernel", "_ZN2at6native27unrolled_elementwise_kernel",
-	"_ZN2at6native18elementwise_kernel", "_ZN2at6native25multi_tensor_apply_kernel",
+	"_ZN2at6native18elementwise_kernel", "_ZN2at6native18elementwise_kernel", "_ZN2at6native25multi_tensor_apply_kernel",
 	"_ZN2at6native25multi_tensor_apply_kernel", "_ZN2at6native25multi_tensor_apply_kernel", "_Z6apply2",
 	"_Z14accessor_scale",
 };
 /* and what else the mangled name holds, where the prefix is not enough */
 static const char *const kernel_infix[NKERNELS] = {
+	[K_CLOSURE] = "ILi128ELi2E", [K_NOCAST] = "ILi128ELi4E",
 	[K_MTA] = "18TensorListMetadataILi2ELb0E", [K_MTA_LARGE] = "18TensorListMetadataILi2ELb1E",
 	[K_MTA_SCALARS] = "28TensorListScalarListMetadataIfLi2ELb0E",
 };
@@ -314,6 +315,63 @@ static void test_elementwise(void **state)
 	expect_typed(&g, 2, unr);
 }
 
+/* The POST_CARRIED flags of the i-th LAUNCH record's regions, by region. */
+static uint32_t read_only_flags(size_t i, uint16_t *flags, uint32_t max)
+{
+	const struct loaded_rec *l = trace_nth(KTRACE_REC_LAUNCH, i);
+	struct ktrace_rec_launch r;
+
+	assert_non_null(l);
+	assert_int_equal(ktrace_decode_launch(l->data, l->len, &r), 0);
+	assert_true(r.nregions <= max);
+	for (uint32_t j = 0; j < r.nregions; j++) {
+		struct ktrace_region reg;
+
+		ktrace_launch_region(&r, j, &reg);
+		flags[j] = reg.flags & KTRACE_REGIONF_POST_CARRIED;
+	}
+	return r.nregions;
+}
+
+/* ATen's vectorized and unrolled kernels write data[0] only: data[1] and
+ * data[2] are read-only inputs, also in the allocation of the output (a
+ * caching allocator's segment) as long as their bytes are not the
+ * output's; an in-place launch (data[1] == data[0]) writes its input. */
+static void test_elementwise_inputs_read_only(void **state)
+{
+	uint8_t buf[1024];
+	uint16_t fl[8];
+
+	(void)state;
+	ktrace_tracer.cfg.hash_readonly = 1;
+	declare(K_VECTORIZED);
+	declare(K_UNROLLED);
+	memset(buf, 0, sizeof buf);
+	put64(buf, 8, A_BASE);
+	put64(buf, 16, A_BASE + 4096);
+	put64(buf, 24, B_BASE);
+	launch(K_VECTORIZED, buf);
+	put64(buf, 16, A_BASE); /* in place */
+	launch(K_VECTORIZED, buf);
+	memset(buf, 0, sizeof buf);
+	put64(buf, 8, B_BASE + 512);
+	put64(buf, 16, A_BASE);
+	launch(K_UNROLLED, buf);
+	trace_end();
+	assert_int_equal(read_only_flags(0, fl, 8), 3);
+	assert_int_equal(fl[0], 0);
+	assert_int_equal(fl[1], KTRACE_REGIONF_POST_CARRIED);
+	assert_int_equal(fl[2], KTRACE_REGIONF_POST_CARRIED);
+	assert_int_equal(read_only_flags(1, fl, 8), 3);
+	assert_int_equal(fl[0], 0);
+	assert_int_equal(fl[1], 0);
+	assert_int_equal(fl[2], KTRACE_REGIONF_POST_CARRIED);
+	assert_int_equal(read_only_flags(2, fl, 8), 2);
+	assert_int_equal(fl[0], 0);
+	assert_int_equal(fl[1], KTRACE_REGIONF_POST_CARRIED);
+	ktrace_tracer.cfg.hash_readonly = 0;
+}
+
 /* elementwise_kernel(int, gpu_kernel_impl's closure): the closure's type
  * says nothing, so every word that looks like a pointer is one, guessed
  * (the real ones and the decoys alike). */
@@ -396,6 +454,34 @@ static void test_closure_calculator(void **state)
 		assert_int_equal(g.off[j], base + 8 * j);
 		assert_int_equal(g.flags[j], KTRACE_REGIONF_IN_STRUCT | KTRACE_REGIONF_GUESSED);
 	}
+}
+
+/* gpu_kernel_impl_nocast's closure as PyTorch lays it out (the calculator
+ * first, then data[3], then the functor, a lambda of two arguments): the
+ * name says NARGS 3, and with decoys in the calculator's unset entries only
+ * the data words are regions. */
+static void test_nocast_closure(void **state)
+{
+	const struct ktrace_meta_kernel *mk = kernel_meta(K_NOCAST);
+	uint8_t buf[1024];
+	struct got g;
+	uint32_t base = mk->params[1].offset, data = base + 608;
+
+	(void)state;
+	assert_true(mk->params[1].size >= 632 && mk->params[1].size <= 640); /* else laid out otherwise */
+	declare(K_NOCAST);
+	memset(buf, 0, sizeof buf);
+	decoys(buf, base, 604);
+	put_calculator(buf, base, 3, 3);
+	put64(buf, data, A_BASE);
+	put64(buf, data + 8, A_BASE + 4096);
+	put64(buf, data + 16, B_BASE);
+	launch(K_NOCAST, buf);
+	trace_end();
+	regions_of(0, &g);
+	assert_int_equal(g.n, 3);
+	for (uint32_t j = 0; j < 3; j++)
+		assert_int_equal(g.off[j], data + 8 * j);
 }
 
 /* ---- multi_tensor_apply_kernel ---------------------------------------------------- */
@@ -601,7 +687,7 @@ static void test_accessor(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		BOTH(test_elementwise), BOTH(test_closure_is_guessed), BOTH(test_closure_calculator), BOTH(test_tensor_list),
+		BOTH(test_elementwise), BOTH(test_elementwise_inputs_read_only), BOTH(test_closure_is_guessed), BOTH(test_closure_calculator), BOTH(test_nocast_closure), BOTH(test_tensor_list),
 		BOTH(test_tensor_list_large), BOTH(test_scalar_list), BOTH(test_tensor_list_unmapped),
 		BOTH(test_tensor_info), BOTH(test_accessor),
 	};

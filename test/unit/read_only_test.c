@@ -1,6 +1,7 @@
 /* test/unit/read_only_test.c: which regions of a launch are read-only inputs
  * (interpose/model/read_only.c): a proven parameter's own region, unless a
- * region of a parameter not proven shares its allocation or bytes; never
+ * region of a parameter not proven shares its allocation or bytes; an ATen
+ * input slot, unless such a region shares its bytes; never
  * without a proof, inside a struct, for an NCCL buffer or a region not hashed;
  * launches of thousands of regions answered as the rule, pair by pair, does.
  */
@@ -80,6 +81,40 @@ static void test_shared(void **state)
 	assert_int_equal(ktrace_regions_read_only(&l, bytes, 2), 0);
 	assert_int_equal(ktrace_regions_read_only(&l, apart, 2), 1);
 	assert_true(flagged(&apart[0]));
+}
+
+/* ATen's elementwise data array (param_scan.h KTRACE_WORDF_READ_ONLY): words
+ * 2 and 3 (slots 1 and 2) proven, word 1 (slot 0, the output) not.  An input
+ * slot stays read-only in the output's allocation when their bytes do not
+ * meet; not when they do (in place, or an extent that runs over the
+ * output), nor when guessed. */
+static void test_word_proofs(void **state)
+{
+	static const uint8_t wf[4] = { 0, KTRACE_WORDF_TYPED | KTRACE_WORDF_STRUCT,
+				       KTRACE_WORDF_TYPED | KTRACE_WORDF_STRUCT | KTRACE_WORDF_READ_ONLY,
+				       KTRACE_WORDF_TYPED | KTRACE_WORDF_STRUCT | KTRACE_WORDF_READ_ONLY };
+	struct ktrace_param_layout l = layout(NULL);
+	struct ktrace_region apart[3] = { region(1, 0x10000, 0x10000, 0x1000), region(2, 0x10000, 0x11000, 0x1000),
+					  region(3, 0x20000, 0x20000, 64) };
+	struct ktrace_region in_place[3] = { region(1, 0x10000, 0x10000, 0x1000), region(2, 0x10000, 0x10000, 0x1000),
+					     region(3, 0x10000, 0x10800, 0x1000) };
+	struct ktrace_region guessed[2] = { region(1, 0x10000, 0x10000, 0x1000), region(2, 0x10000, 0x11000, 0x1000) };
+
+	(void)state;
+	l.nwords = 4;
+	l.word_flags = wf;
+	l.read_only_words = 2;
+	for (int i = 0; i < 3; i++) {
+		apart[i].flags = in_place[i].flags = KTRACE_REGIONF_IN_STRUCT;
+		apart[i].ordinal = in_place[i].ordinal = 2; /* one parameter: the array */
+	}
+	assert_int_equal(ktrace_regions_read_only(&l, apart, 3), 2);
+	assert_false(flagged(&apart[0]));
+	assert_true(flagged(&apart[1]));
+	assert_true(flagged(&apart[2]));
+	assert_int_equal(ktrace_regions_read_only(&l, in_place, 3), 0);
+	guessed[1].flags = KTRACE_REGIONF_IN_STRUCT | KTRACE_REGIONF_GUESSED;
+	assert_int_equal(ktrace_regions_read_only(&l, guessed, 2), 0);
 }
 
 /* Two read-only parameters sharing a buffer stay read-only inputs. */
@@ -204,6 +239,7 @@ int main(void)
 		cmocka_unit_test(test_inputs),
 		cmocka_unit_test(test_shared),
 		cmocka_unit_test(test_two_readers),
+		cmocka_unit_test(test_word_proofs),
 		cmocka_unit_test(test_not_proven),
 		cmocka_unit_test(test_many_regions),
 	};
