@@ -69,21 +69,26 @@ static int run_at(const uint32_t *ptr_off, uint32_t nptr, uint32_t at, uint32_t 
 	return got == n;
 }
 
+int ktrace_calc_nargs_fits(uint32_t start, uint32_t size, const uint32_t *ptr_off, uint32_t nptr, uint32_t n)
+{
+	uint32_t end, outside = 0, before = start & ~7u;
+
+	if (n < 1 || n > KTRACE_CALC_MAX_ARGS || KTRACE_CALC_BYTES(n) > size - start)
+		return 0;
+	if (n == 1)
+		return 1; /* what every calculator spans */
+	end = start + KTRACE_CALC_BYTES(n);
+	for (uint32_t k = 0; k < nptr; k++)
+		outside += ptr_off[k] + 8 <= start || ptr_off[k] >= end;
+	if (outside < n)
+		return 0;
+	return run_at(ptr_off, nptr, (end + 7) & ~7u, n) || (before >= 8 * n && run_at(ptr_off, nptr, before - 8 * n, n));
+}
+
 uint32_t ktrace_calc_nargs(uint32_t start, uint32_t size, const uint32_t *ptr_off, uint32_t nptr)
 {
-	uint32_t most = KTRACE_CALC_MAX_ARGS;
-
-	while (most > 1 && KTRACE_CALC_BYTES(most) > size - start)
-		most--;
-	for (uint32_t n = most; n > 1; n--) {
-		uint32_t end = start + KTRACE_CALC_BYTES(n), outside = 0, before = start & ~7u;
-
-		for (uint32_t k = 0; k < nptr; k++)
-			outside += ptr_off[k] + 8 <= start || ptr_off[k] >= end;
-		if (outside < n)
-			continue;
-		if (run_at(ptr_off, nptr, (end + 7) & ~7u, n) || (before >= 8 * n && run_at(ptr_off, nptr, before - 8 * n, n)))
+	for (uint32_t n = KTRACE_CALC_MAX_ARGS; n > 1; n--)
+		if (ktrace_calc_nargs_fits(start, size, ptr_off, nptr, n))
 			return n;
-	}
 	return 1;
 }

@@ -19,8 +19,9 @@
  * the first `dims` dividers the IntDivider of a divisor of at least 2 (once
  * TensorIterator coalesced the dimensions none has size 1), its magic number
  * and shift exactly what IntDivider's constructor computes from it.  NARGS
- * comes from the type's name where it tells (meta/aten_closure.c); else it
- * is the largest count n for which the closure's data array can be seen
+ * comes from the type's name where it tells (meta/aten_closure.c) and the
+ * bytes agree (below); else it is the largest count n for which the
+ * closure's data array can be seen
  * beside the calculator: n pointer words in a row right after its end (nvcc
  * lays out captures in the order the body first uses them, and ATen's
  * closures use the calculator, then `data`) or right before its start, and
@@ -49,8 +50,15 @@ int ktrace_calc_divider_valid(uint32_t divisor, uint32_t m1, uint32_t shift) __a
 uint32_t ktrace_calc_starts(const uint8_t *p, uint32_t size, uint32_t *starts, uint32_t max)
 	__attribute__((visibility("hidden")));
 
-/* NARGS of the calculator at byte start of a closure of size bytes whose
- * pointer words lie at the nptr byte offsets ptr_off (closure-relative). */
+/* Could the calculator at byte start of a closure of size bytes, whose
+ * pointer words lie at the nptr byte offsets ptr_off (closure-relative,
+ * sorted), be an OffsetCalculator<n>: it fits, and (n > 1) its data array
+ * of n pointers shows beside it, with n pointer words outside it?  1 or 0. */
+int ktrace_calc_nargs_fits(uint32_t start, uint32_t size, const uint32_t *ptr_off, uint32_t nptr, uint32_t n)
+	__attribute__((visibility("hidden")));
+
+/* NARGS of that calculator by its bytes alone: the largest n that fits, 1
+ * when none larger does. */
 uint32_t ktrace_calc_nargs(uint32_t start, uint32_t size, const uint32_t *ptr_off, uint32_t nptr)
 	__attribute__((visibility("hidden")));
 

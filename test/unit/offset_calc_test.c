@@ -125,6 +125,14 @@ static void test_nargs(void **state)
 	/* pointers outside but not beside: 1 */
 	const uint32_t apart[] = { 520, 528, 1000 };
 	assert_int_equal(ktrace_calc_nargs(0, 1100, apart, 3), 1);
+	/* what a name says is taken only where the bytes show it: the copy's 2 (its data
+	 * right after), not 3 (too big); the indexing closure's 3 not (its data is 2
+	 * pointers and an int); 1 always */
+	assert_true(ktrace_calc_nargs_fits(0, 536, copy_ptrs, 4, 2));
+	assert_false(ktrace_calc_nargs_fits(0, 536, copy_ptrs, 4, 3));
+	assert_false(ktrace_calc_nargs_fits(0, 1228, index_ptrs, 7, 3));
+	assert_true(ktrace_calc_nargs_fits(0, 1228, index_ptrs, 7, 1));
+	assert_false(ktrace_calc_nargs_fits(0, 1228, index_ptrs, 7, 0));
 	/* no pointer outside: one tensor, the span every calculator has */
 	assert_int_equal(ktrace_calc_nargs(0, 1000, NULL, 0), 1);
 	assert_int_equal(ktrace_calc_nargs(0, KTRACE_CALC_BYTES(1), NULL, 0), 1);
