@@ -37,6 +37,8 @@ reports the step-time ratio, the trace's bytes per launch and the hashed process
 growth (VmRSS sampled every 0.2 s: the last sample less the one at a quarter of the run).
 
 Prints BENCH|hash_cost_<label>_<mode>|<ratio>|x|..., BENCH|hash_launches_per_launch_...,
+BENCH|hash_mib_{pointer,struct,guessed}_per_launch_... (the hashed bytes by where their
+pointers came from, ktrace-dump --summary),
 and RESULT|hash-cost-transparent|PASS/FAIL: the final parameters' checksum equal in
 every process of a mode (plain and hashed).
 """
@@ -122,6 +124,25 @@ def counters(dump, trace):
     return last, n
 
 
+def byte_sources(dump, trace, seen):
+    """MiB hashed per traced launch by where the regions' pointers came from
+    (ktrace-dump --summary's "sources": pointer parameters, struct words of known
+    layouts, words guessed by value), and the digests recorded but not measured."""
+    r = subprocess.run([dump, "--summary", "--json", trace], capture_output=True, text=True)
+    for line in r.stdout.splitlines():
+        try:
+            rec = json.loads(line)
+        except ValueError:
+            continue
+        if rec.get("summary") != "sources":
+            continue
+        parts = [(f"hash_mib_{k}_per_launch", rec[k]["hashed_bytes"] / max(seen, 1) / 2**20)
+                 for k in ("pointer", "struct", "guessed")]
+        return parts + [("hash_pre_carried_digests", rec["pre_carried"]),
+                        ("hash_post_read_only_digests", rec["post_carried"])]
+    return []
+
+
 def launch_figures(c):
     seen = c.get("launches_seen") or 0
     hl = c.get("hash_launches")
@@ -175,8 +196,9 @@ def compare(a, libs, dump, out):
             rs = ", ".join(f"{r:.2f}" for r in ratios[label])
             print(f"BENCH|hash_cost_{label}_{mode}|{med:.2f}|x|median of hashed / same-round plain ms/step "
                   f"over {a.rounds} rounds ({rs}), {a.steps} steps")
-            c, _ = counters(dump, os.path.join(out, f"{mode}-{label}-0.ktrace"))
-            for key, v in launch_figures(c):
+            trace0 = os.path.join(out, f"{mode}-{label}-0.ktrace")
+            c, _ = counters(dump, trace0)
+            for key, v in launch_figures(c) + byte_sources(dump, trace0, c.get("launches_seen") or 0):
                 fmt = f"{v:.2f}" if isinstance(v, float) else str(v)
                 print(f"BENCH|{key}_{label}_{mode}|{fmt}|count|round 0's trace, COUNTERS record")
         if len(sums) != 1:
