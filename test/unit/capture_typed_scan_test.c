@@ -426,6 +426,20 @@ static void put_calculator(uint8_t *buf, uint32_t off, uint32_t dims, uint32_t n
 	}
 }
 
+/* The first LAUNCH record's regions are the closure's three data words from
+ * byte `first` of the buffer, guessed (the closure's type names none). */
+static void expect_data_words(uint32_t first)
+{
+	struct got g;
+
+	regions_of(0, &g);
+	assert_int_equal(g.n, 3);
+	for (uint32_t j = 0; j < 3; j++) {
+		assert_int_equal(g.off[j], first + 8 * j);
+		assert_int_equal(g.flags[j], KTRACE_REGIONF_IN_STRUCT | KTRACE_REGIONF_GUESSED);
+	}
+}
+
 /* The same closure holding a real OffsetCalculator<3> of 2 dimensions: the
  * calculator's unset entries (decoys: old pointers) are no pointers, and
  * neither is a stale copy of another calculator among them; the data
@@ -436,7 +450,6 @@ static void test_closure_calculator(void **state)
 {
 	const struct ktrace_meta_kernel *mk = kernel_meta(K_CLOSURE);
 	uint8_t buf[1024];
-	struct got g;
 	uint32_t base = mk->params[1].offset, calc = base + 24;
 
 	(void)state;
@@ -448,12 +461,7 @@ static void test_closure_calculator(void **state)
 	put_calculator(buf, calc + 404, 1, 1); /* a stale copy in the unset strides */
 	launch(K_CLOSURE, buf);
 	trace_end();
-	regions_of(0, &g);
-	assert_int_equal(g.n, 3);
-	for (uint32_t j = 0; j < 3; j++) {
-		assert_int_equal(g.off[j], base + 8 * j);
-		assert_int_equal(g.flags[j], KTRACE_REGIONF_IN_STRUCT | KTRACE_REGIONF_GUESSED);
-	}
+	expect_data_words(base);
 }
 
 /* gpu_kernel_impl_nocast's closure as PyTorch lays it out (the calculator
@@ -464,7 +472,6 @@ static void test_nocast_closure(void **state)
 {
 	const struct ktrace_meta_kernel *mk = kernel_meta(K_NOCAST);
 	uint8_t buf[1024];
-	struct got g;
 	uint32_t base = mk->params[1].offset, data = base + 608;
 
 	(void)state;
@@ -478,10 +485,7 @@ static void test_nocast_closure(void **state)
 	put64(buf, data + 16, B_BASE);
 	launch(K_NOCAST, buf);
 	trace_end();
-	regions_of(0, &g);
-	assert_int_equal(g.n, 3);
-	for (uint32_t j = 0; j < 3; j++)
-		assert_int_equal(g.off[j], data + 8 * j);
+	expect_data_words(data);
 }
 
 /* ---- multi_tensor_apply_kernel ---------------------------------------------------- */
