@@ -15,15 +15,16 @@ static uint32_t u32_at(const uint8_t *p, uint32_t off)
 
 int ktrace_calc_divider_valid(uint32_t divisor, uint32_t m1, uint32_t shift)
 {
-	uint32_t s = 0;
 	uint64_t magic;
 
 	if (divisor < 2 || divisor > INT32_MAX)
 		return 0;
-	while ((1ull << s) < divisor)
-		s++;
-	magic = ((1ull << 32) * ((1ull << s) - divisor)) / divisor + 1;
-	return shift == s && magic <= UINT32_MAX && m1 == (uint32_t)magic;
+	/* the least s with 2^s >= divisor; compared before the division, which
+	 * most words that are no divider never reach (this runs on the launch path) */
+	if (shift != 32u - (uint32_t)__builtin_clz(divisor - 1))
+		return 0;
+	magic = ((1ull << 32) * ((1ull << shift) - divisor)) / divisor + 1;
+	return magic <= UINT32_MAX && m1 == (uint32_t)magic;
 }
 
 /* Does a calculator start at byte o of p: dims in range, each used divider valid? */
