@@ -6,7 +6,8 @@
  * and no followed pointers (a PTX image's entries' bodies are read for
  * what they write through their parameters, ptx_writes.c).  The same bytes
  * are also read as Triton TTIR of a kernel `k` (ttir_writes.c), whose
- * classification of any argument must be one of the three values.  DWARF
+ * classification of any argument must be one of the three values, and as a
+ * parameter's type (pointer_words.c, aten_closure.c).  DWARF
  * (libdw, not ours) is read only when KTRACE_FUZZ_DWARF is set.  Build and run: `make fuzz-meta`, then
  *   build/fuzz/fuzz_meta -max_total_time=600 build/fuzz/meta-corpus test/fuzz/corpus/meta
  */
@@ -22,6 +23,30 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 /* The checked-in corpus, for test/fuzz/corpus_replay.c (fuzz_meta_replay). */
 extern const char *const fuzz_corpus[];
 const char *const fuzz_corpus[] = { "test/fuzz/corpus/meta", "test/fuzz/corpus/meta-min", NULL };
+
+/* The bytes as a parameter's type (demangled C++ and the rest,
+ * pointer_words.c; ATen's closures and ReduceOp, aten_closure.c): the runs
+ * it names lie inside a parameter of the size taken from the input, and
+ * each calculator's tensor count is at most 16. */
+static void pointer_words_check(const uint8_t *data, size_t size)
+{
+	char *type = malloc(size + 1);
+	struct ktrace_ptr_words w;
+	uint32_t psize = 8 + 8 * (uint32_t)(size % 200);
+
+	if (!type)
+		return;
+	memcpy(type, data, size);
+	type[size] = 0;
+	if (ktrace_meta_pointer_words(type, psize, (uint8_t)(size % 6), &w))
+		for (uint32_t r = 0; r < w.nruns; r++)
+			if ((uint64_t)w.run[r].offset + 8ull * w.run[r].count > psize)
+				abort();
+	for (uint32_t k = 0; k < KTRACE_ATEN_CALC_HINTS; k++)
+		if (w.calc_nargs[k] > 16 || (w.calc_nargs[k] && !w.aten_calculators))
+			abort();
+	free(type);
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -64,5 +89,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (written[i] > KTRACE_WRITTEN_WRITTEN)
 			abort();
 	free(copy);
+	pointer_words_check(data, size);
 	return 0;
 }
