@@ -462,8 +462,8 @@ static uint32_t calculator_spans(const struct ktrace_calc_rule *r, const uint8_t
 
 		if (nspan && s < hi[nspan - 1])
 			continue; /* inside the span of the one before: old bytes */
-		if (hint && KTRACE_CALC_BYTES(hint) > r->size - starts[c])
-			break; /* not the calculator the name says: leave the rest as it is */
+		if (hint && !ktrace_calc_nargs_fits(starts[c], r->size, ptr_off, nptr, hint))
+			hint = 0; /* the bytes do not show what the name says: by the bytes alone */
 		lo[nspan] = s;
 		hi[nspan] = s + KTRACE_CALC_BYTES(hint ? hint : ktrace_calc_nargs(starts[c], r->size, ptr_off, nptr));
 		nspan++;
