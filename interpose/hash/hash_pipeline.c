@@ -545,12 +545,7 @@ static void *bg_main(void *arg)
 			idle_since = 0;
 		} else if (!idle_since) {
 			idle_since = now_ns();
-		} else if (now_ns() - idle_since < IDLE_GRACE_NS) {
-			ktrace_hash_hold_poll();
-			sleep_ns(nap);
-			nap = nap * 2 > POLL_MAX_NS ? POLL_MAX_NS : nap * 2;
-			continue;
-		} else {
+		} else if (now_ns() - idle_since >= IDLE_GRACE_NS) {
 			idle_since = 0;
 			pthread_mutex_lock(&P.lock);
 			atomic_store(&P.bg_idle, 1);
