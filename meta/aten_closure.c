@@ -119,7 +119,6 @@ static uint8_t loops_nargs(const char *t, size_t n)
 int ktrace_meta_aten_calculators(const char *t, size_t n, uint8_t nargs[KTRACE_ATEN_CALC_HINTS])
 {
 	static const char lambda[] = "::{lambda(", reduce[] = "at::native::ReduceOp<";
-	const size_t k = sizeof lambda - 1;
 
 	memset(nargs, 0, KTRACE_ATEN_CALC_HINTS);
 	if (!starts_with(t, n, "at::"))
@@ -133,12 +132,8 @@ int ktrace_meta_aten_calculators(const char *t, size_t n, uint8_t nargs[KTRACE_A
 		nargs[1] = 2;
 		return 1;
 	}
-	if (t[n - 1] != '}')
+	if (t[n - 1] != '}' || !memmem(t, n, lambda, sizeof lambda - 1))
 		return 0;
-	for (size_t i = 0; i + k <= n; i++)
-		if (!memcmp(t + i, lambda, k)) {
-			nargs[0] = loops_nargs(t, n);
-			return 1;
-		}
-	return 0;
+	nargs[0] = loops_nargs(t, n);
+	return 1;
 }
