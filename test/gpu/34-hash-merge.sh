@@ -101,20 +101,14 @@ u_bytes=$(counter unmerged1 hash_bytes)
 echo "BENCH|hash_bytes_merged_over_unmerged|$(per "$m_bytes" "$u_bytes")|ratio|bytes the checksum kernels read: $m_bytes merged, $u_bytes unmerged"
 # where the merged run's hashed bytes went: pointer parameters, struct words of known
 # layouts, words guessed by value (ktrace-dump --summary's "sources")
-"$B/ktrace-dump" --summary --json "$W/merged.ktrace" 2>/dev/null | python3 -c '
-import json, sys
-seen = max(1, int(sys.argv[1] or 0))
-for line in sys.stdin:
-    try:
-        r = json.loads(line)
-    except ValueError:
-        continue
-    if r.get("summary") != "sources":
-        continue
-    total = sum(r[k]["hashed_bytes"] for k in ("pointer", "struct", "guessed")) or 1
-    for k in ("pointer", "struct", "guessed"):
-        b, n = r[k]["hashed_bytes"], r[k]["regions"]
-        print(f"BENCH|hash_mib_{k}_per_launch|{b / seen / 2**20:.2f}|MiB|merged run: {100 * b / total:.1f}% of the bytes hashed, {n} regions")' "$m_seen"
+python3 - "$B/ktrace-dump" "$W/merged.ktrace" "$m_seen" "$(dirname "$0")/../../bench/gpu" <<'PY'
+import sys
+sys.path.insert(0, sys.argv[4])
+from hash_cost import byte_sources
+for key, v in byte_sources(sys.argv[1], sys.argv[2], int(sys.argv[3] or 0)):
+    mib = isinstance(v, float)
+    print(f"BENCH|{key}|{v:.2f}|MiB|merged run" if mib else f"BENCH|{key}|{v}|count|merged run")
+PY
 if awk -v r="$m_ratio" 'BEGIN { exit !(r != "nan" && r + 0 <= 1.0) }'; then
 	result hash-merge-target PASS "$m_ratio hash launches per traced launch (target <= 1.0)"
 else
